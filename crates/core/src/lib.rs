@@ -1,0 +1,12 @@
+//! Patchbay's core: everything the desktop app and the CLI share.
+//!
+//! The core never depends on Tauri. It takes paths, stores and cancellation
+//! tokens as arguments and hands back values and streams; the front ends
+//! (`src-tauri`, `crates/cli`) only adapt them. See `ARCHITECTURE.md`.
+
+pub mod info;
+pub mod paths;
+pub mod secrets;
+pub mod store;
+
+pub use info::AppInfo;

@@ -1,0 +1,112 @@
+//! Where Patchbay keeps its data.
+//!
+//! The data directory is chosen once per process, in this order: an explicit
+//! path (`--data-dir`), the `PATCHBAY_DATA_DIR` environment variable, then the
+//! platform's data directory (`~/.local/share/patchbay` on Linux). Nothing else
+//! in the core reads the environment for paths; callers pass a [`DataDir`].
+
+use std::path::{Path, PathBuf};
+
+/// Environment variable that overrides the data directory.
+pub const DATA_DIR_ENV: &str = "PATCHBAY_DATA_DIR";
+
+/// Errors from resolving or preparing the data directory.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PathsError {
+    /// The platform reports no data directory and none was given.
+    #[error("no data directory: the platform reports none; pass --data-dir or set {DATA_DIR_ENV}")]
+    NoPlatformDir,
+    /// The path exists but is not a directory.
+    #[error("data directory {path} is not usable: it exists and is not a directory")]
+    NotADirectory { path: PathBuf },
+    /// The directory could not be created or written.
+    #[error("data directory {path} is not usable: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A resolved, absolute data directory. It may not exist yet; [`DataDir::prepare`] creates it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataDir(PathBuf);
+
+impl DataDir {
+    /// Resolves the data directory from an explicit choice, the environment, or the platform default.
+    pub fn resolve(explicit: Option<PathBuf>) -> Result<Self, PathsError> {
+        let chosen = explicit
+            .or_else(|| std::env::var_os(DATA_DIR_ENV).filter(|v| !v.is_empty()).map(PathBuf::from))
+            .or_else(|| dirs::data_dir().map(|d| d.join("patchbay")))
+            .ok_or(PathsError::NoPlatformDir)?;
+        Ok(Self::new(chosen))
+    }
+
+    /// Wraps a path, made absolute against the current directory when relative.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        let path = if path.is_relative() {
+            std::env::current_dir().map(|cwd| cwd.join(&path)).unwrap_or(path)
+        } else {
+            path
+        };
+        Self(path)
+    }
+
+    /// The directory itself.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// The SQLite database inside it.
+    pub fn database(&self) -> PathBuf {
+        self.0.join("patchbay.db")
+    }
+
+    /// Creates the directory if needed and checks that it is a writable directory.
+    pub fn prepare(&self) -> Result<(), PathsError> {
+        let path = &self.0;
+        if path.exists() && !path.is_dir() {
+            return Err(PathsError::NotADirectory { path: path.clone() });
+        }
+        std::fs::create_dir_all(path).map_err(|source| PathsError::Io { path: path.clone(), source })?;
+        // A probe write catches read-only mounts, which `metadata` cannot tell us about.
+        let probe = path.join(".write-probe");
+        std::fs::write(&probe, b"ok")
+            .and_then(|()| std::fs::remove_file(&probe))
+            .map_err(|source| PathsError::Io { path: path.clone(), source })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_path_wins_and_is_made_absolute() {
+        let dir = DataDir::resolve(Some(PathBuf::from("relative/dir"))).unwrap();
+        assert!(dir.path().is_absolute());
+        assert!(dir.path().ends_with("relative/dir"));
+        assert_eq!(dir.database(), dir.path().join("patchbay.db"));
+    }
+
+    #[test]
+    fn prepare_creates_missing_directories() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::new(tmp.path().join("a/b/c"));
+        dir.prepare().unwrap();
+        assert!(dir.path().is_dir());
+    }
+
+    #[test]
+    fn a_file_in_the_way_is_reported_not_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("taken");
+        std::fs::write(&file, b"precious").unwrap();
+        let err = DataDir::new(&file).prepare().unwrap_err();
+        assert!(matches!(err, PathsError::NotADirectory { .. }), "{err}");
+        assert!(err.to_string().contains("taken"));
+        assert_eq!(std::fs::read(&file).unwrap(), b"precious");
+    }
+}

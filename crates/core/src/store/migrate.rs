@@ -1,0 +1,126 @@
+//! Versioned schema migrations, tracked in SQLite's `user_version`.
+//!
+//! Each migration is an SQL file under `migrations/`, applied once, in order,
+//! in its own transaction. Versions only grow; a database whose version is
+//! above [`latest_version`] was written by a newer build and is refused.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+/// One schema step.
+#[derive(Debug, Clone, Copy)]
+pub struct Migration {
+    /// The `user_version` after this step.
+    pub version: i64,
+    /// Short name, for error messages.
+    pub name: &'static str,
+    /// The SQL to run.
+    pub sql: &'static str,
+}
+
+/// Every migration, oldest first. Append only: never edit a released step.
+pub const MIGRATIONS: &[Migration] =
+    &[Migration { version: 1, name: "foundation", sql: include_str!("migrations/0001_foundation.sql") }];
+
+/// The schema version this build writes.
+pub fn latest_version() -> i64 {
+    MIGRATIONS.last().map_or(0, |m| m.version)
+}
+
+pub(super) fn current_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
+/// Applies every step of `steps` above the database's current version.
+pub(super) fn run(conn: &mut Connection, path: &Path, steps: &[Migration]) -> Result<(), StoreError> {
+    let current = current_version(conn).map_err(|e| super::classify(path, e))?;
+    for step in steps.iter().filter(|m| m.version > current) {
+        let fail = |source| StoreError::Migration { path: path.to_path_buf(), version: step.version, name: step.name, source };
+        let tx = conn.transaction().map_err(fail)?;
+        tx.execute_batch(step.sql).map_err(fail)?;
+        tx.pragma_update(None, "user_version", step.version).map_err(fail)?;
+        tx.commit().map_err(fail)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::DataDir;
+    use crate::store::Store;
+
+    #[test]
+    fn versions_strictly_increase() {
+        for pair in MIGRATIONS.windows(2) {
+            assert!(pair[0].version < pair[1].version, "{} then {}", pair[0].name, pair[1].name);
+        }
+        assert!(latest_version() >= 1);
+    }
+
+    #[test]
+    fn fresh_database_reaches_latest_version() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&DataDir::new(tmp.path())).unwrap();
+        assert_eq!(store.schema_version().unwrap(), latest_version());
+        let fk: i64 = store.read(|c| c.query_row("PRAGMA foreign_keys", [], |r| r.get(0))).unwrap();
+        assert_eq!(fk, 1);
+        let mode: String = store.read(|c| c.query_row("PRAGMA journal_mode", [], |r| r.get(0))).unwrap();
+        assert_eq!(mode, "wal");
+    }
+
+    #[test]
+    fn upgrades_from_every_earlier_version() {
+        for (i, step) in MIGRATIONS.iter().enumerate() {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = DataDir::new(tmp.path());
+            {
+                let mut conn = Connection::open(dir.database()).unwrap();
+                run(&mut conn, &dir.database(), &MIGRATIONS[..=i]).unwrap();
+                assert_eq!(current_version(&conn).unwrap(), step.version);
+            }
+            let store = Store::open(&dir).unwrap();
+            assert_eq!(store.schema_version().unwrap(), latest_version(), "upgrading from {}", step.name);
+        }
+    }
+
+    #[test]
+    fn newer_database_is_refused_and_left_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::new(tmp.path());
+        {
+            let conn = Connection::open(dir.database()).unwrap();
+            conn.execute_batch("CREATE TABLE future(x); PRAGMA user_version = 9999;").unwrap();
+        }
+        let before = std::fs::read(dir.database()).unwrap();
+        let err = Store::open(&dir).unwrap_err();
+        assert!(matches!(err, StoreError::NewerSchema { found: 9999, .. }), "{err}");
+        assert!(err.to_string().contains("newer Patchbay"), "{err}");
+        assert_eq!(std::fs::read(dir.database()).unwrap(), before);
+    }
+
+    #[test]
+    fn garbage_file_is_refused_and_left_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::new(tmp.path());
+        let garbage = vec![0x5au8; 8192];
+        std::fs::write(dir.database(), &garbage).unwrap();
+        let err = Store::open(&dir).unwrap_err();
+        assert!(matches!(err, StoreError::NotADatabase { .. }), "{err}");
+        assert_eq!(std::fs::read(dir.database()).unwrap(), garbage);
+    }
+
+    #[test]
+    fn failing_migration_leaves_previous_version() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::new(tmp.path());
+        let mut conn = Connection::open(dir.database()).unwrap();
+        let bad = [MIGRATIONS[0], Migration { version: 10_000, name: "broken", sql: "CREATE TABLE x(; " }];
+        let err = run(&mut conn, &dir.database(), &bad).unwrap_err();
+        assert!(matches!(err, StoreError::Migration { version: 10_000, name: "broken", .. }), "{err}");
+        assert_eq!(current_version(&conn).unwrap(), 1);
+    }
+}

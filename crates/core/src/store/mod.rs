@@ -1,0 +1,180 @@
+//! SQLite storage: one database file per data directory.
+//!
+//! [`Store`] owns the connection, turns on WAL and foreign keys, and runs the
+//! versioned migrations in [`migrate`] when it opens. It is cheap to clone and
+//! safe to share between tasks; every call holds the connection only briefly.
+//! Other modules keep their own tables (added as migrations here) and reach
+//! them through [`Store::read`] and [`Store::write`], which runs in one
+//! transaction.
+
+mod migrate;
+mod settings;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction};
+
+use crate::paths::{DataDir, PathsError};
+
+pub use migrate::{MIGRATIONS, Migration, latest_version};
+
+/// Errors from opening or using the database.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The data directory could not be prepared.
+    #[error(transparent)]
+    DataDir(#[from] PathsError),
+    /// The file is not an SQLite database, or it is damaged. It is left untouched.
+    #[error("{path} is not a usable Patchbay database ({detail}); it was left untouched, move it away to start fresh")]
+    NotADatabase { path: PathBuf, detail: String },
+    /// The database was written by a newer Patchbay.
+    #[error(
+        "{path} was written by a newer Patchbay (schema version {found}, this build knows up to {supported}); \
+         it was left untouched, upgrade Patchbay to open it"
+    )]
+    NewerSchema { path: PathBuf, found: i64, supported: i64 },
+    /// A migration failed; the database stays at its previous version.
+    #[error("migrating {path} to schema version {version} ({name}) failed: {source}")]
+    Migration {
+        path: PathBuf,
+        version: i64,
+        name: &'static str,
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The disk is full: the write was rolled back, and nothing earlier was lost.
+    #[error("the disk holding {path} is full: the last change was not saved")]
+    DiskFull { path: PathBuf },
+    /// Another process holds a lock for too long.
+    #[error("{path} is locked by another process")]
+    Busy { path: PathBuf },
+    /// A stored value could not be decoded.
+    #[error("stored value {what} is invalid: {source}")]
+    Decode {
+        what: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Any other SQLite failure.
+    #[error("database error in {path}: {source}")]
+    Sqlite {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+}
+
+/// Shared handle to the database.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.inner.path).finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) the database in `dir` and migrates it to the latest schema.
+    ///
+    /// A file that is not a database, or one from a newer Patchbay, is reported and never modified.
+    pub fn open(dir: &DataDir) -> Result<Self, StoreError> {
+        dir.prepare()?;
+        let path = dir.database();
+        let conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| classify(&path, e))?;
+        Self::init(conn, path)
+    }
+
+    /// An in-memory database with the full schema, for tests.
+    pub fn open_in_memory() -> Result<Self, StoreError> {
+        let path = PathBuf::from(":memory:");
+        let conn = Connection::open_in_memory().map_err(|e| classify(&path, e))?;
+        Self::init(conn, path)
+    }
+
+    fn init(mut conn: Connection, path: PathBuf) -> Result<Self, StoreError> {
+        // Reading the schema first surfaces "file is not a database" before anything is written.
+        let version = migrate::current_version(&conn).map_err(|e| classify(&path, e))?;
+        if version > latest_version() {
+            return Err(StoreError::NewerSchema { path, found: version, supported: latest_version() });
+        }
+        conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(|e| classify(&path, e))?;
+        conn.pragma_update(None, "foreign_keys", true).map_err(|e| classify(&path, e))?;
+        if path != Path::new(":memory:") {
+            let mode: String =
+                conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(|e| classify(&path, e))?;
+            debug_assert_eq!(mode.to_ascii_lowercase(), "wal");
+            conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| classify(&path, e))?;
+        }
+        migrate::run(&mut conn, &path, MIGRATIONS)?;
+        Ok(Self { inner: Arc::new(Inner { path, conn: Mutex::new(conn) }) })
+    }
+
+    /// Path of the database file (`:memory:` for in-memory stores).
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The schema version the database is at.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        self.read(|c| migrate::current_version(c))
+    }
+
+    /// Runs read-only work on the connection.
+    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
+        let conn = self.lock();
+        f(&conn).map_err(|e| classify(&self.inner.path, e))
+    }
+
+    /// Runs `f` in one transaction, committed only if it returns `Ok`.
+    ///
+    /// `f` returns its own error type so that modules can fail with their own
+    /// variants; SQLite errors convert into it through `From<StoreError>`.
+    pub fn write<T, E>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let mut conn = self.lock();
+        let tx = conn.transaction().map_err(|e| E::from(classify(&self.inner.path, e)))?;
+        let value = f(&tx)?;
+        tx.commit().map_err(|e| E::from(classify(&self.inner.path, e)))?;
+        Ok(value)
+    }
+
+    /// Maps an SQLite error met by a caller of [`Store::read`] or [`Store::write`].
+    pub fn error(&self, e: rusqlite::Error) -> StoreError {
+        classify(&self.inner.path, e)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite half-written (the
+        // transaction rolls back on drop), so a poisoned lock is safe to reuse.
+        self.inner.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Turns an SQLite error into the variant a caller can act on, by error code.
+fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
+    let path = path.to_path_buf();
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+            StoreError::NotADatabase { path, detail: e.to_string() }
+        }
+        Some(ErrorCode::DiskFull) => StoreError::DiskFull { path },
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy { path },
+        _ => StoreError::Sqlite { path, source: e },
+    }
+}

@@ -1,0 +1,61 @@
+# Shared set-up for scripts/run.sh and scripts/test.sh. Sourced, not run.
+# Installs only what is missing; every step says what it does.
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${PATCHBAY_CACHE:-$HOME/.cache/patchbay}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/target}"
+export npm_config_cache="${npm_config_cache:-$CACHE/npm}"
+export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+
+# What building and running the desktop app needs (Debian 12 / Ubuntu 24.04 names).
+APP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev
+  libayatana-appindicator3-dev libssl-dev pkg-config build-essential dbus-x11 gnome-keyring)
+# What the tests add: a virtual display, the WebKit WebDriver, a venv for Python peers.
+TEST_PACKAGES=(xvfb webkit2gtk-driver python3-venv)
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+require_toolchains() {
+  command -v cargo >/dev/null || die "Rust is missing: install it with rustup (https://rustup.rs), stable 1.90 or newer"
+  command -v node >/dev/null || die "Node.js is missing: install Node 20 or newer"
+  local major; major="$(node -p 'process.versions.node.split(".")[0]')"
+  [ "$major" -ge 20 ] || die "Node $major is too old: Patchbay's UI needs Node 20 or newer"
+}
+
+ensure_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  say "Installing system packages: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+ensure_ui_deps() {
+  if [ ! -d "$ROOT/ui/node_modules" ] || [ "$ROOT/ui/package-lock.json" -nt "$ROOT/ui/node_modules/.package-lock.json" ]; then
+    say "Installing UI dependencies (npm ci)"
+    (cd "$ROOT/ui" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+build_ui() {
+  say "Building the UI (vite build)"
+  (cd "$ROOT/ui" && npx --no-install vite build --logLevel warn)
+}
+
+build_app() {
+  say "Building the desktop app (cargo build -p patchbay-desktop; the first build takes several minutes)"
+  (cd "$ROOT" && cargo build -p patchbay-desktop)
+}
+
+# Runs "$@" inside a private D-Bus session with an unlocked keyring.
+with_session_bus() {
+  dbus-run-session -- bash -c 'echo | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1; exec "$@"' bash "$@"
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs whatever is missing and runs every test: formatting, lints, Rust unit and
+# integration tests (core, CLI, desktop), the UI's type check, lint and Vitest, and
+# the end-to-end tests of the real window under Xvfb.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+start=$(date +%s)
+require_toolchains
+ensure_packages "${APP_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+ensure_ui_deps
+if ! command -v tauri-driver >/dev/null; then
+  say "Installing tauri-driver (cargo install, about 90 s)"
+  cargo install tauri-driver --locked --quiet
+fi
+say "Installing pinned MCP test peers (cached in $CACHE/peers)"
+bash "$ROOT/tests/peers/install.sh"
+export PATCHBAY_PEERS="$CACHE/peers"
+
+cd "$ROOT"
+say "cargo fmt --check"
+cargo fmt --all -- --check
+build_ui
+say "UI: tsc --noEmit, eslint, vitest"
+(cd ui && npx --no-install tsc --noEmit && npx --no-install eslint . && npx --no-install vitest run)
+say "cargo clippy --workspace --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+say "cargo build --workspace --bins (the app binary the window tests start)"
+cargo build --workspace --bins --quiet
+say "cargo test --workspace (under Xvfb and a private D-Bus session with an unlocked keyring)"
+rm -rf tests/artifacts
+xvfb-run -a -s "-screen 0 1280x800x24" \
+  bash -c "$(declare -f with_session_bus); with_session_bus cargo test --workspace --no-fail-fast"
+say "All tests passed in $(( $(date +%s) - start )) s"

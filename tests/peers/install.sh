@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the pinned real MCP servers the tests talk to, outside the source tree:
+#   $PATCHBAY_CACHE/peers/node_modules  npm peers (and Node 22 for the conformance suite)
+#   $PATCHBAY_CACHE/peers/venv          PyPI peers
+# Re-running is cheap: nothing is reinstalled while the pins are unchanged.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+DEST="${PATCHBAY_CACHE:-$HOME/.cache/patchbay}/peers"
+mkdir -p "$DEST"
+
+# npm: package.json and its lock live here; installed into $DEST.
+if ! cmp -s "$HERE/package-lock.json" "$DEST/package-lock.json" 2>/dev/null || [ ! -d "$DEST/node_modules" ]; then
+  echo "peers: installing npm peers into $DEST" >&2
+  cp "$HERE/package.json" "$HERE/package-lock.json" "$DEST/"
+  (cd "$DEST" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+# PyPI: a venv with pinned versions.
+if ! cmp -s "$HERE/requirements.txt" "$DEST/requirements.txt" 2>/dev/null || [ ! -x "$DEST/venv/bin/python" ]; then
+  echo "peers: installing PyPI peers into $DEST/venv" >&2
+  rm -rf "$DEST/venv"
+  python3 -m venv "$DEST/venv"
+  "$DEST/venv/bin/pip" install --quiet --disable-pip-version-check -r "$HERE/requirements.txt"
+  cp "$HERE/requirements.txt" "$DEST/requirements.txt"
+fi

@@ -1,0 +1,136 @@
+//! Starting the built app under tauri-driver for one test.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+
+use crate::webdriver::Session;
+
+/// How to start the app.
+#[derive(Debug, Default, Clone)]
+pub struct AppOptions {
+    /// Data directory; a fresh temporary one when `None`.
+    pub data_dir: Option<PathBuf>,
+    /// Extra environment for the app.
+    pub env: Vec<(String, String)>,
+}
+
+/// A running app with its WebDriver session. Dropping it closes the session,
+/// stops tauri-driver and removes the temporary data directory.
+pub struct App {
+    pub session: Session,
+    pub data_dir: PathBuf,
+    driver: Child,
+    _tmp: Option<tempfile::TempDir>,
+    name: String,
+}
+
+/// The built desktop binary, next to this test executable's target directory.
+pub fn app_binary() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("PATCHBAY_APP") {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe()?;
+    // target/<profile>/deps/<test-binary>
+    let profile_dir = exe.parent().and_then(Path::parent).context("test binary has no target dir")?;
+    let app = profile_dir.join("patchbay-desktop");
+    if !app.is_file() {
+        bail!(
+            "{} is missing: build it first with `cargo build -p patchbay-desktop` (scripts/test.sh does)",
+            app.display()
+        );
+    }
+    Ok(app)
+}
+
+fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn artifacts_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts")
+}
+
+impl App {
+    /// Starts the app for the test called `name`.
+    pub fn start(name: &str, opts: AppOptions) -> Result<Self> {
+        if std::env::var_os("DISPLAY").is_none() {
+            bail!("no DISPLAY: run the end-to-end tests under Xvfb (scripts/test.sh does)");
+        }
+        let app = app_binary()?;
+        let (tmp, data_dir) = match opts.data_dir {
+            Some(d) => (None, d),
+            None => {
+                let t = tempfile::tempdir()?;
+                let d = t.path().join("data");
+                (Some(t), d)
+            }
+        };
+        let port = free_port()?;
+        let native_port = free_port()?;
+        let driver_bin = std::env::var("TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".to_owned());
+        let mut cmd = Command::new(&driver_bin);
+        cmd.args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .env("PATCHBAY_DATA_DIR", &data_dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        for (k, v) in &opts.env {
+            cmd.env(k, v);
+        }
+        let mut driver = cmd.spawn().with_context(|| format!("starting {driver_bin} (install it with `cargo install tauri-driver --locked`)"))?;
+        let base = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() > deadline {
+                let _ = driver.kill();
+                bail!("tauri-driver did not listen on port {port} within 20 s");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let caps = json!({
+            "browserName": "wry",
+            "tauri:options": { "application": app, "args": ["--data-dir", data_dir] }
+        });
+        let session = match Session::new(&base, caps) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = driver.kill();
+                return Err(e);
+            }
+        };
+        Ok(Self { session, data_dir, driver, _tmp: tmp, name: name.to_owned() })
+    }
+
+    /// Saves a screenshot under `tests/artifacts/<test>-<label>.png` and returns its path.
+    pub fn screenshot(&self, label: &str) -> Result<PathBuf> {
+        let dir = artifacts_dir();
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join(format!("{}-{label}.png", self.name));
+        std::fs::write(&path, self.session.screenshot()?)?;
+        Ok(path)
+    }
+
+    /// Runs `body`; on failure saves a screenshot before returning the error.
+    pub fn check(&self, body: impl FnOnce(&Session) -> Result<()>) -> Result<()> {
+        let result = body(&self.session);
+        if let Err(e) = &result {
+            match self.screenshot("failure") {
+                Ok(p) => eprintln!("test failed ({e:#}); screenshot saved to {}", p.display()),
+                Err(s) => eprintln!("test failed ({e:#}); the screenshot failed too: {s:#}"),
+            }
+        }
+        result
+    }
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        let _ = self.session.close();
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}

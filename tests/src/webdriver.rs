@@ -1,0 +1,117 @@
+//! A minimal W3C WebDriver client over blocking HTTP: just what the tests use.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use base64::Engine;
+use serde_json::{Value, json};
+
+/// The W3C key for element references.
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecc";
+
+/// One WebDriver session.
+pub struct Session {
+    http: reqwest::blocking::Client,
+    base: String,
+    id: String,
+}
+
+/// A found element.
+#[derive(Debug, Clone)]
+pub struct Element(String);
+
+impl Session {
+    /// Opens a session with the given capabilities on `base` (e.g. `http://127.0.0.1:4444`).
+    pub fn new(base: &str, capabilities: Value) -> Result<Self> {
+        let http = reqwest::blocking::Client::builder().timeout(Duration::from_secs(120)).build()?;
+        let body = json!({ "capabilities": { "alwaysMatch": capabilities } });
+        let resp: Value = http.post(format!("{base}/session")).json(&body).send()?.json()?;
+        let id = resp["value"]["sessionId"]
+            .as_str()
+            .with_context(|| format!("WebDriver refused the session: {resp}"))?
+            .to_owned();
+        Ok(Self { http, base: base.to_owned(), id })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/session/{}{}", self.base, self.id, path)
+    }
+
+    fn check(resp: Value) -> Result<Value> {
+        let value = resp.get("value").cloned().unwrap_or(Value::Null);
+        if let Some(err) = value.get("error").and_then(Value::as_str) {
+            bail!("WebDriver error {err}: {}", value.get("message").and_then(Value::as_str).unwrap_or(""));
+        }
+        Ok(value)
+    }
+
+    fn post(&self, path: &str, body: Value) -> Result<Value> {
+        Self::check(self.http.post(self.url(path)).json(&body).send()?.json()?)
+    }
+
+    fn get(&self, path: &str) -> Result<Value> {
+        Self::check(self.http.get(self.url(path)).send()?.json()?)
+    }
+
+    /// Finds the first element matching a CSS selector, now.
+    pub fn find(&self, css: &str) -> Result<Element> {
+        let v = self.post("/element", json!({ "using": "css selector", "value": css }))?;
+        let id = v[ELEMENT_KEY].as_str().with_context(|| format!("no element id for {css}: {v}"))?;
+        Ok(Element(id.to_owned()))
+    }
+
+    /// Waits up to `timeout` for an element matching `css` to exist.
+    pub fn wait_for(&self, css: &str, timeout: Duration) -> Result<Element> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.find(css) {
+                Ok(el) => return Ok(el),
+                Err(e) if Instant::now() > deadline => return Err(e.context(format!("waiting for {css}"))),
+                Err(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+    }
+
+    /// Waits until the text of `css` satisfies `pred`, returning that text.
+    pub fn wait_for_text(&self, css: &str, timeout: Duration, pred: impl Fn(&str) -> bool) -> Result<String> {
+        let deadline = Instant::now() + timeout;
+        let mut last = String::new();
+        while Instant::now() < deadline {
+            if let Ok(el) = self.find(css) {
+                last = self.text(&el)?;
+                if pred(&last) {
+                    return Ok(last);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        bail!("timed out waiting for the text of {css}; last seen: {last:?}")
+    }
+
+    /// Clicks an element.
+    pub fn click(&self, el: &Element) -> Result<()> {
+        self.post(&format!("/element/{}/click", el.0), json!({})).map(drop)
+    }
+
+    /// The rendered text of an element.
+    pub fn text(&self, el: &Element) -> Result<String> {
+        Ok(self.get(&format!("/element/{}/text", el.0))?.as_str().unwrap_or_default().to_owned())
+    }
+
+    /// Runs a script in the page and returns its value.
+    pub fn execute(&self, script: &str, args: Value) -> Result<Value> {
+        self.post("/execute/sync", json!({ "script": script, "args": args }))
+    }
+
+    /// A PNG screenshot of the window.
+    pub fn screenshot(&self) -> Result<Vec<u8>> {
+        let b64 = self.get("/screenshot")?;
+        Ok(base64::engine::general_purpose::STANDARD.decode(b64.as_str().unwrap_or_default())?)
+    }
+
+    /// Ends the session (the driver closes the app).
+    pub fn close(&self) -> Result<()> {
+        self.http.delete(format!("{}/session/{}", self.base, self.id)).send()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,69 @@
+//! The real window: navigation and the app_info IPC round trip, and start-up errors shown in the UI.
+
+use std::time::Duration;
+
+use anyhow::{Result, ensure};
+use patchbay_e2e::{App, AppOptions};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+#[test]
+fn navigates_and_reads_app_info_over_ipc() -> Result<()> {
+    let app = App::start("navigates_and_reads_app_info_over_ipc", AppOptions::default())?;
+    let data_dir = app.data_dir.display().to_string();
+    app.check(|s| {
+        s.wait_for("#page-chat", WAIT)?;
+        s.click(&s.find("#nav-settings")?)?;
+        let version = s.wait_for_text("#app-version", WAIT, |t| !t.is_empty())?;
+        ensure!(version == env!("CARGO_PKG_VERSION"), "version over IPC: {version}");
+        let shown = s.text(&s.find("#app-data-dir")?)?;
+        ensure!(shown == data_dir, "data dir over IPC: {shown} (expected {data_dir})");
+        s.click(&s.find("#nav-chat")?)?;
+        s.wait_for("#page-chat", WAIT)?;
+        s.click(&s.find("#nav-settings")?)?;
+        s.wait_for_text("#app-version", WAIT, |t| t == version)?;
+        Ok(())
+    })?;
+    ensure!(app.data_dir.join("patchbay.db").is_file(), "the app created no database");
+    app.screenshot("settings")?;
+    Ok(())
+}
+
+#[test]
+fn an_unusable_data_dir_is_shown_not_fatal() -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let file = tmp.path().join("occupied");
+    std::fs::write(&file, b"not a folder")?;
+    let app = App::start(
+        "an_unusable_data_dir_is_shown_not_fatal",
+        AppOptions { data_dir: Some(file.clone()), ..Default::default() },
+    )?;
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        let alert = s.wait_for_text("[role=alert]", WAIT, |t| !t.is_empty())?;
+        ensure!(alert.contains("data folder cannot be used"), "alert: {alert}");
+        ensure!(alert.contains("occupied"), "alert names no path: {alert}");
+        Ok(())
+    })?;
+    ensure!(std::fs::read(&file)? == b"not a folder", "the file in the way was changed");
+    Ok(())
+}
+
+#[test]
+fn a_damaged_database_is_shown_and_kept() -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let db = tmp.path().join("patchbay.db");
+    std::fs::write(&db, vec![0xA5u8; 4096])?;
+    let app = App::start(
+        "a_damaged_database_is_shown_and_kept",
+        AppOptions { data_dir: Some(tmp.path().to_path_buf()), ..Default::default() },
+    )?;
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        let alert = s.wait_for_text("[role=alert]", WAIT, |t| !t.is_empty())?;
+        ensure!(alert.contains("database cannot be opened"), "alert: {alert}");
+        Ok(())
+    })?;
+    ensure!(std::fs::read(&db)? == vec![0xA5u8; 4096], "the damaged database was modified");
+    Ok(())
+}

@@ -1,0 +1,59 @@
+import { cleanup, fireEvent, render, screen } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { I18nProvider } from "./lib/i18n";
+import { SettingsPage } from "./pages/SettingsPage";
+import type { AppInfo } from "./lib/ipc";
+
+vi.mock("@tauri-apps/api/core", () => ({ invoke: vi.fn(() => new Promise(() => {})) }));
+
+const { App } = await import("./App");
+
+afterEach(cleanup);
+
+const info: AppInfo = {
+  version: "9.9.9",
+  data_dir: "/tmp/pb",
+  database: "/tmp/pb/patchbay.db",
+  schema_version: 3,
+  keyring: { available: false, detail: "no session bus" },
+};
+
+describe("App shell", () => {
+  it("navigates between chat and settings", () => {
+    render(
+      <I18nProvider lang="en">
+        <App />
+      </I18nProvider>,
+    );
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Chat");
+    fireEvent.click(screen.getByRole("button", { name: "Settings" }));
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Settings");
+    expect(screen.getByRole("button", { name: "Settings" }).getAttribute("aria-current")).toBe("page");
+    fireEvent.click(screen.getByRole("button", { name: "Chat" }));
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Chat");
+  });
+});
+
+describe("SettingsPage", () => {
+  it("shows app info from the backend", async () => {
+    render(
+      <I18nProvider lang="en">
+        <SettingsPage ipc={{ appInfo: () => Promise.resolve(info) }} />
+      </I18nProvider>,
+    );
+    expect((await screen.findByText("9.9.9")).id).toBe("app-version");
+    expect(screen.getByText("unavailable: no session bus")).toBeTruthy();
+  });
+
+  it("shows a backend error as a readable sentence", async () => {
+    const appInfo = () => Promise.reject({ kind: "database", message: "patchbay.db is damaged" });
+    render(
+      <I18nProvider lang="en">
+        <SettingsPage ipc={{ appInfo }} />
+      </I18nProvider>,
+    );
+    const alert = await screen.findByRole("alert");
+    expect(alert.textContent).toContain("The database cannot be opened. patchbay.db is damaged");
+    expect(alert.textContent).not.toContain("{");
+  });
+});

@@ -1,0 +1,35 @@
+import { useState } from "react";
+import { useI18n, type MessageKey } from "./lib/i18n";
+import { ChatPage } from "./pages/ChatPage";
+import { SettingsPage } from "./pages/SettingsPage";
+
+type Page = "chat" | "settings";
+
+const PAGES: { id: Page; label: MessageKey }[] = [
+  { id: "chat", label: "nav.chat" },
+  { id: "settings", label: "nav.settings" },
+];
+
+export function App() {
+  const { t } = useI18n();
+  const [page, setPage] = useState<Page>("chat");
+  return (
+    <div className="app">
+      <nav className="app-nav" aria-label={t("nav.label")}>
+        <div className="app-brand">{t("app.name")}</div>
+        {PAGES.map((p) => (
+          <button
+            key={p.id}
+            id={`nav-${p.id}`}
+            className={page === p.id ? "nav-item active" : "nav-item"}
+            aria-current={page === p.id ? "page" : undefined}
+            onClick={() => setPage(p.id)}
+          >
+            {t(p.label)}
+          </button>
+        ))}
+      </nav>
+      <main className="app-main">{page === "chat" ? <ChatPage /> : <SettingsPage />}</main>
+    </div>
+  );
+}
