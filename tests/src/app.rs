@@ -81,7 +81,9 @@ impl App {
         for (k, v) in &opts.env {
             cmd.env(k, v);
         }
-        let mut driver = cmd.spawn().with_context(|| format!("starting {driver_bin} (install it with `cargo install tauri-driver --locked`)"))?;
+        let mut driver = cmd.spawn().with_context(|| {
+            format!("starting {driver_bin} (install it with `cargo install tauri-driver --locked`)")
+        })?;
         let base = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {

@@ -66,7 +66,9 @@ impl Session {
         loop {
             match self.find(css) {
                 Ok(el) => return Ok(el),
-                Err(e) if Instant::now() > deadline => return Err(e.context(format!("waiting for {css}"))),
+                Err(e) if Instant::now() > deadline => {
+                    return Err(e.context(format!("waiting for {css}")));
+                }
                 Err(_) => std::thread::sleep(Duration::from_millis(100)),
             }
         }

@@ -4,7 +4,9 @@
 //! tokens as arguments and hands back values and streams; the front ends
 //! (`src-tauri`, `crates/cli`) only adapt them. See `ARCHITECTURE.md`.
 
+pub mod config;
 pub mod info;
+pub mod llm;
 pub mod paths;
 pub mod secrets;
 pub mod store;

@@ -46,11 +46,8 @@ impl DataDir {
     /// Wraps a path, made absolute against the current directory when relative.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
-        let path = if path.is_relative() {
-            std::env::current_dir().map(|cwd| cwd.join(&path)).unwrap_or(path)
-        } else {
-            path
-        };
+        let path =
+            if path.is_relative() { std::env::current_dir().map(|cwd| cwd.join(&path)).unwrap_or(path) } else { path };
         Self(path)
     }
 

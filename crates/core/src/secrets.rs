@@ -100,7 +100,9 @@ impl KeyringStore {
 fn map_error(name: &str, e: keyring::Error) -> SecretError {
     match e {
         keyring::Error::PlatformFailure(inner) => SecretError::Unavailable { detail: inner.to_string() },
-        keyring::Error::NoStorageAccess(inner) => SecretError::Denied { name: name.to_owned(), detail: inner.to_string() },
+        keyring::Error::NoStorageAccess(inner) => {
+            SecretError::Denied { name: name.to_owned(), detail: inner.to_string() }
+        }
         keyring::Error::BadEncoding(_) => SecretError::NotText { name: name.to_owned() },
         other => SecretError::Unavailable { detail: other.to_string() },
     }

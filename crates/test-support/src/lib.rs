@@ -1,1 +1,5 @@
-//! Test helpers.
+//! Helpers shared by Patchbay's tests: where the real MCP peers are installed,
+//! and (added by the areas that need them) scripted model servers and hostile
+//! MCP servers.
+
+pub mod peers;

@@ -22,8 +22,10 @@ pub struct Migration {
 }
 
 /// Every migration, oldest first. Append only: never edit a released step.
-pub const MIGRATIONS: &[Migration] =
-    &[Migration { version: 1, name: "foundation", sql: include_str!("migrations/0001_foundation.sql") }];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration { version: 1, name: "foundation", sql: include_str!("migrations/0001_foundation.sql") },
+    Migration { version: 2, name: "config", sql: include_str!("migrations/0002_config.sql") },
+];
 
 /// The schema version this build writes.
 pub fn latest_version() -> i64 {
@@ -38,7 +40,8 @@ pub(super) fn current_version(conn: &Connection) -> rusqlite::Result<i64> {
 pub(super) fn run(conn: &mut Connection, path: &Path, steps: &[Migration]) -> Result<(), StoreError> {
     let current = current_version(conn).map_err(|e| super::classify(path, e))?;
     for step in steps.iter().filter(|m| m.version > current) {
-        let fail = |source| StoreError::Migration { path: path.to_path_buf(), version: step.version, name: step.name, source };
+        let fail =
+            |source| StoreError::Migration { path: path.to_path_buf(), version: step.version, name: step.name, source };
         let tx = conn.transaction().map_err(fail)?;
         tx.execute_batch(step.sql).map_err(fail)?;
         tx.pragma_update(None, "user_version", step.version).map_err(fail)?;

@@ -130,7 +130,7 @@ impl Store {
 
     /// The schema version the database is at.
     pub fn schema_version(&self) -> Result<i64, StoreError> {
-        self.read(|c| migrate::current_version(c))
+        self.read(migrate::current_version)
     }
 
     /// Runs read-only work on the connection.

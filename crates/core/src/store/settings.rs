@@ -8,16 +8,18 @@ use super::{Store, StoreError};
 impl Store {
     /// Reads a setting, `None` when it was never set.
     pub fn setting<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StoreError> {
-        let raw: Option<String> = self.read(|c| {
-            c.query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| r.get(0)).optional()
-        })?;
-        raw.map(|text| serde_json::from_str(&text).map_err(|source| StoreError::Decode { what: format!("setting {key}"), source }))
-            .transpose()
+        let raw: Option<String> =
+            self.read(|c| c.query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| r.get(0)).optional())?;
+        raw.map(|text| {
+            serde_json::from_str(&text).map_err(|source| StoreError::Decode { what: format!("setting {key}"), source })
+        })
+        .transpose()
     }
 
     /// Writes a setting.
     pub fn set_setting<T: Serialize>(&self, key: &str, value: &T) -> Result<(), StoreError> {
-        let text = serde_json::to_string(value).map_err(|source| StoreError::Decode { what: format!("setting {key}"), source })?;
+        let text = serde_json::to_string(value)
+            .map_err(|source| StoreError::Decode { what: format!("setting {key}"), source })?;
         self.write(|tx| {
             tx.execute(
                 "INSERT INTO settings(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",

@@ -1,0 +1,42 @@
+//! Configuration: provider profiles and MCP server entries.
+//!
+//! [`model`] holds the types every other module consumes (the MCP registry
+//! reads [`McpServerConfig`], the chat engine reads [`ProviderProfile`]).
+//! [`storage`] keeps them in SQLite, one JSON document per entry, every
+//! change in one transaction. Secret values never appear here: a field that
+//! holds a secret is a [`ValueSource::Secret`] naming an entry of the
+//! [`crate::secrets::SecretStore`].
+
+pub mod model;
+pub mod storage;
+
+pub use model::{ApprovalMode, McpServerConfig, ProviderKind, ProviderProfile, Timeouts, TransportConfig, ValueSource};
+pub use storage::ConfigStore;
+
+use crate::secrets::SecretError;
+use crate::store::StoreError;
+
+/// Errors from reading, writing or validating configuration.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A stored entry could not be decoded.
+    #[error("stored {what} is invalid: {source}")]
+    Decode {
+        what: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// No entry by that name.
+    #[error("no {kind} named {name:?}")]
+    NotFound { kind: &'static str, name: String },
+    /// An entry is invalid; `path` locates the field (`mcpServers.github.args[2]`).
+    #[error("{path}: {reason}")]
+    Invalid { path: String, reason: String },
+    /// A secret could not be read or written.
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+}

@@ -1,0 +1,192 @@
+//! The configuration types: provider profiles and MCP server entries.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// A configured value that is either plain text or the name of a secret.
+///
+/// Serialised as `{"plain": "text"}` or `{"secret": "mcp/github/GITHUB_TOKEN"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueSource {
+    /// Stored as is (not a secret).
+    Plain(String),
+    /// The name of an entry in the secret store.
+    Secret(String),
+}
+
+/// Which API a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    /// Any OpenAI-compatible API: OpenAI, DeepSeek, Doubao/Ark, Ollama, vLLM, llama.cpp server.
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// Anthropic Messages API.
+    Anthropic,
+    /// Google Gemini API.
+    Gemini,
+}
+
+/// A model provider the user has configured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderProfile {
+    /// Unique name, e.g. `openai` or `local-ollama`.
+    pub name: String,
+    /// The API it speaks.
+    pub kind: ProviderKind,
+    /// Base URL, e.g. `https://api.openai.com/v1`.
+    pub base_url: String,
+    /// Model used when none is chosen.
+    pub default_model: String,
+    /// Models the user picks from.
+    #[serde(default)]
+    pub models: Vec<String>,
+    /// Extra HTTP headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, ValueSource>,
+    /// Name of the secret holding the API key, if the provider needs one.
+    #[serde(default)]
+    pub api_key: Option<String>,
+    /// Whether the model calls tools natively; otherwise prompt-based tool calling is used.
+    #[serde(default = "yes")]
+    pub native_tools: bool,
+    /// Context window in tokens, when known.
+    #[serde(default)]
+    pub context_window: Option<u32>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Approval mode for tool calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalMode {
+    /// Ask the user before each call.
+    #[default]
+    Ask,
+    /// Run without asking.
+    Allow,
+    /// Never run.
+    Deny,
+}
+
+/// Time limits for one server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timeouts {
+    /// Seconds to start and initialise.
+    #[serde(default = "default_startup")]
+    pub startup_secs: u64,
+    /// Seconds a tool call may go without a response or progress.
+    #[serde(default = "default_call")]
+    pub call_secs: u64,
+}
+
+fn default_startup() -> u64 {
+    30
+}
+
+fn default_call() -> u64 {
+    60
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self { startup_secs: default_startup(), call_secs: default_call() }
+    }
+}
+
+/// How to reach an MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TransportConfig {
+    /// A child process speaking JSON-RPC on stdin/stdout.
+    Stdio {
+        command: String,
+        #[serde(default)]
+        args: Vec<String>,
+        /// Added to the user's login environment (never replacing it).
+        #[serde(default)]
+        env: BTreeMap<String, ValueSource>,
+        #[serde(default)]
+        cwd: Option<PathBuf>,
+    },
+    /// Streamable HTTP (MCP 2025-03-26 and later).
+    StreamableHttp {
+        url: String,
+        #[serde(default)]
+        headers: BTreeMap<String, ValueSource>,
+    },
+    /// Legacy HTTP+SSE (MCP 2024-11-05).
+    Sse {
+        url: String,
+        #[serde(default)]
+        headers: BTreeMap<String, ValueSource>,
+    },
+    /// Only a URL was given: try streamable HTTP, fall back to SSE.
+    Auto {
+        url: String,
+        #[serde(default)]
+        headers: BTreeMap<String, ValueSource>,
+    },
+}
+
+/// One configured MCP server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerConfig {
+    /// Unique name; also the prefix of its tools' model-facing names.
+    pub name: String,
+    /// How to reach it.
+    pub transport: TransportConfig,
+    /// Whether it starts with the app.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Start and call time limits.
+    #[serde(default)]
+    pub timeouts: Timeouts,
+    /// Approval mode for tools without an override.
+    #[serde(default)]
+    pub approval: ApprovalMode,
+    /// Per-tool approval overrides, by the server's own tool name.
+    #[serde(default)]
+    pub tool_approval: BTreeMap<String, ApprovalMode>,
+    /// Tools hidden from the model.
+    #[serde(default)]
+    pub disabled_tools: BTreeSet<String>,
+    /// Fields from an imported config that Patchbay does not interpret, kept for export.
+    #[serde(default)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl McpServerConfig {
+    /// A stdio server with defaults for everything else.
+    pub fn stdio(name: impl Into<String>, command: impl Into<String>, args: &[&str]) -> Self {
+        Self::with_transport(
+            name,
+            TransportConfig::Stdio {
+                command: command.into(),
+                args: args.iter().map(|a| (*a).to_owned()).collect(),
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+        )
+    }
+
+    /// A server reached over `transport`, with defaults for everything else.
+    pub fn with_transport(name: impl Into<String>, transport: TransportConfig) -> Self {
+        Self {
+            name: name.into(),
+            transport,
+            enabled: true,
+            timeouts: Timeouts::default(),
+            approval: ApprovalMode::default(),
+            tool_approval: BTreeMap::new(),
+            disabled_tools: BTreeSet::new(),
+            extra: serde_json::Map::new(),
+        }
+    }
+}

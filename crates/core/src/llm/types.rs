@@ -1,0 +1,150 @@
+//! Provider-neutral chat types and the [`Provider`] trait.
+
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use super::LlmError;
+
+/// A piece of message content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentPart {
+    /// Plain or markdown text.
+    Text { text: String },
+    /// An image, base64-encoded.
+    Image { mime_type: String, data: String },
+    /// Audio, base64-encoded.
+    Audio { mime_type: String, data: String },
+    /// A link to a resource the model may ask for.
+    ResourceLink { uri: String, name: Option<String>, mime_type: Option<String> },
+}
+
+impl ContentPart {
+    /// A text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into() }
+    }
+}
+
+/// A tool call the model made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's call id (generated when the format has none, as in Gemini).
+    pub id: String,
+    /// The model-facing tool name.
+    pub name: String,
+    /// The arguments as the model wrote them (JSON text, possibly invalid).
+    pub arguments: String,
+}
+
+/// One message of the conversation as sent to a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum ChatMessage {
+    /// Instructions.
+    System { text: String },
+    /// The user's turn.
+    User { parts: Vec<ContentPart> },
+    /// The model's turn: text, optional reasoning, and tool calls.
+    Assistant {
+        text: String,
+        #[serde(default)]
+        reasoning: Option<String>,
+        #[serde(default)]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call.
+    Tool { call_id: String, name: String, parts: Vec<ContentPart>, is_error: bool },
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Model-facing name, `^[a-zA-Z0-9_-]{1,64}$`.
+    pub name: String,
+    /// What the tool does.
+    pub description: String,
+    /// JSON Schema of the arguments (an object schema).
+    pub input_schema: serde_json::Value,
+}
+
+/// Everything one model request needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// Model id.
+    pub model: String,
+    /// The conversation, system message first when there is one.
+    pub messages: Vec<ChatMessage>,
+    /// Tools the model may call (empty: none).
+    #[serde(default)]
+    pub tools: Vec<ToolSpec>,
+    /// Sampling temperature.
+    #[serde(default)]
+    pub temperature: Option<f32>,
+    /// Nucleus sampling.
+    #[serde(default)]
+    pub top_p: Option<f32>,
+    /// Output token limit.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+}
+
+/// Token counts reported by the provider.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// It finished its answer.
+    Stop,
+    /// It wants tool results.
+    ToolCalls,
+    /// It hit the output token limit.
+    Length,
+    /// The provider filtered the output.
+    ContentFilter,
+    /// Anything else, as the provider named it.
+    Other(String),
+}
+
+/// One event of a streamed model response, in arrival order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamEvent {
+    /// More answer text.
+    TextDelta { text: String },
+    /// More reasoning ("thinking") text.
+    ReasoningDelta { text: String },
+    /// A tool call begins; `index` orders parallel calls.
+    ToolCallStart { index: usize, id: String, name: String },
+    /// More argument text for the call at `index`.
+    ToolCallDelta { index: usize, arguments: String },
+    /// Token usage.
+    Usage { usage: Usage },
+    /// The response is complete.
+    Finish { reason: FinishReason },
+}
+
+/// A model provider: turns a request into a stream of events.
+///
+/// Implementations must stop network work promptly when `cancel` fires or the
+/// stream is dropped, and must report every failure as an [`LlmError`] item
+/// or return value, never by ending the stream early without a `Finish`.
+#[async_trait::async_trait]
+pub trait Provider: Send + Sync {
+    /// A short name for messages ("openai", the profile name).
+    fn name(&self) -> &str;
+
+    /// Starts a streamed completion.
+    async fn stream(
+        &self,
+        request: ChatRequest,
+        cancel: CancellationToken,
+    ) -> Result<BoxStream<'static, Result<StreamEvent, LlmError>>, LlmError>;
+}
