@@ -3,12 +3,17 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
 use crate::webdriver::Session;
+
+/// One window at a time: WebKitWebDriver and the app's single data dir are not
+/// meant to be shared, and parallel windows on 2 cores only make each slower.
+static ONE_WINDOW: Mutex<()> = Mutex::new(());
 
 /// How to start the app.
 #[derive(Debug, Default, Clone)]
@@ -27,6 +32,7 @@ pub struct App {
     driver: Child,
     _tmp: Option<tempfile::TempDir>,
     name: String,
+    _turn: MutexGuard<'static, ()>,
 }
 
 /// The built desktop binary, next to this test executable's target directory.
@@ -62,6 +68,8 @@ impl App {
             bail!("no DISPLAY: run the end-to-end tests under Xvfb (scripts/test.sh does)");
         }
         let app = app_binary()?;
+        // A test that failed while holding the lock has already reported its failure.
+        let turn = ONE_WINDOW.lock().unwrap_or_else(|p| p.into_inner());
         let (tmp, data_dir) = match opts.data_dir {
             Some(d) => (None, d),
             None => {
@@ -78,6 +86,8 @@ impl App {
             .env("PATCHBAY_DATA_DIR", &data_dir)
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
+        // Its own process group, so that Drop can stop WebKitWebDriver and the app with it.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         for (k, v) in &opts.env {
             cmd.env(k, v);
         }
@@ -88,7 +98,7 @@ impl App {
         let deadline = Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             if Instant::now() > deadline {
-                let _ = driver.kill();
+                kill_group(&mut driver);
                 bail!("tauri-driver did not listen on port {port} within 20 s");
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -97,14 +107,19 @@ impl App {
             "browserName": "wry",
             "tauri:options": { "application": app, "args": ["--data-dir", data_dir] }
         });
-        let session = match Session::new(&base, caps) {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = driver.kill();
-                return Err(e);
+        // tauri-driver listens before its WebKitWebDriver does: retry until both answer.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let session = loop {
+            match Session::new(&base, caps.clone()) {
+                Ok(s) => break s,
+                Err(e) if Instant::now() > deadline => {
+                    kill_group(&mut driver);
+                    return Err(e.context("creating the WebDriver session"));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(250)),
             }
         };
-        Ok(Self { session, data_dir, driver, _tmp: tmp, name: name.to_owned() })
+        Ok(Self { session, data_dir, driver, _tmp: tmp, name: name.to_owned(), _turn: turn })
     }
 
     /// Saves a screenshot under `tests/artifacts/<test>-<label>.png` and returns its path.
@@ -132,7 +147,21 @@ impl App {
 impl Drop for App {
     fn drop(&mut self) {
         let _ = self.session.close();
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
+        kill_group(&mut self.driver);
     }
+}
+
+/// Stops tauri-driver and everything it started (WebKitWebDriver, the app).
+fn kill_group(driver: &mut Child) {
+    let group = format!("-{}", driver.id());
+    let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = driver.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+    let _ = driver.wait();
 }

@@ -7,7 +7,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 /// The W3C key for element references.
-const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecc";
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 /// One WebDriver session.
 pub struct Session {
