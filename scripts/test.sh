@@ -17,6 +17,10 @@ bash "$ROOT/tests/peers/install.sh"
 export PATCHBAY_PEERS="$CACHE/peers"
 
 cd "$ROOT"
+say "The core builds without Tauri or WebKit"
+if cargo tree -p patchbay-core -e normal,build --prefix none | grep -qiE '^(tauri|wry|webkit2gtk|gtk) '; then
+  die "patchbay-core depends on Tauri/WebKit: $(cargo tree -p patchbay-core -e normal,build -i tauri 2>&1 | head -3)"
+fi
 say "cargo fmt --check"
 cargo fmt --all -- --check
 build_ui

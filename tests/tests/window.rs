@@ -67,3 +67,42 @@ fn a_damaged_database_is_shown_and_kept() -> Result<()> {
     ensure!(std::fs::read(&db)? == vec![0xA5u8; 4096], "the damaged database was modified");
     Ok(())
 }
+
+#[test]
+fn a_database_from_a_newer_version_is_shown_and_kept() -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let db = tmp.path().join("patchbay.db");
+    // A valid SQLite file whose schema version is from the future.
+    rusqlite::Connection::open(&db)?.execute_batch("CREATE TABLE future(x); PRAGMA user_version = 9999;")?;
+    let before = std::fs::read(&db)?;
+    let app = App::start(
+        "a_database_from_a_newer_version_is_shown_and_kept",
+        AppOptions { data_dir: Some(tmp.path().to_path_buf()), ..Default::default() },
+    )?;
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        let alert = s.wait_for_text("[role=alert]", WAIT, |t| !t.is_empty())?;
+        ensure!(alert.contains("newer Patchbay"), "alert: {alert}");
+        Ok(())
+    })?;
+    ensure!(std::fs::read(&db)? == before, "the newer database was modified");
+    Ok(())
+}
+
+#[test]
+fn a_missing_keyring_is_reported_in_settings() -> Result<()> {
+    let app = App::start(
+        "a_missing_keyring_is_reported_in_settings",
+        AppOptions {
+            env: vec![("DBUS_SESSION_BUS_ADDRESS".into(), "unix:path=/nonexistent/patchbay-e2e-bus".into())],
+            ..Default::default()
+        },
+    )?;
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        let keyring = s.wait_for_text("#app-keyring", WAIT, |t| !t.is_empty())?;
+        ensure!(keyring.starts_with("unavailable"), "keyring row: {keyring}");
+        ensure!(keyring.contains("keyring is unavailable"), "keyring row gives no reason: {keyring}");
+        Ok(())
+    })
+}
