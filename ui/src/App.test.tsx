@@ -4,7 +4,8 @@ import { I18nProvider } from "./lib/i18n";
 import { SettingsPage } from "./pages/SettingsPage";
 import type { AppInfo } from "./lib/ipc";
 
-vi.mock("@tauri-apps/api/core", () => ({ invoke: vi.fn(() => new Promise(() => {})) }));
+vi.mock("@tauri-apps/api/core", () => ({ invoke: vi.fn(() => new Promise(() => {})), Channel: class {} }));
+vi.mock("@tauri-apps/api/event", () => ({ listen: vi.fn(() => Promise.resolve(() => {})) }));
 
 const { App } = await import("./App");
 

@@ -2,10 +2,13 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
 import { I18nProvider } from "./lib/i18n";
+import { applyTheme, storedTheme } from "./lib/theme";
 import "./styles.css";
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");
+
+applyTheme(storedTheme());
 
 createRoot(root).render(
   <StrictMode>

@@ -1,0 +1,70 @@
+// The message list, virtualised so a 10k-message conversation stays smooth.
+// Rows are measured as they render; the view follows the bottom while a reply
+// streams unless the user has scrolled up.
+import { useEffect, useRef } from "react";
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useI18n } from "../../lib/i18n";
+import type { Message } from "../../lib/ipc";
+import { MessageView, type MessageActions } from "./MessageView";
+
+export interface MessageListProps {
+  messages: Message[];
+  streamingId: string | null;
+  actions: MessageActions;
+  /** Viewport size before the first measurement (tests have no layout). */
+  initialRect?: { width: number; height: number };
+}
+
+export function MessageList({ messages, streamingId, actions, initialRect }: MessageListProps) {
+  const { t } = useI18n();
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const atBottom = useRef(true);
+  // The virtualizer is meant to be re-read on every render; it is not memoised.
+  // eslint-disable-next-line react-hooks/incompatible-library
+  const virtualizer = useVirtualizer({
+    count: messages.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => 120,
+    overscan: 4,
+    getItemKey: (i) => messages[i]?.id ?? i,
+    initialRect: initialRect ?? { width: 800, height: 800 },
+  });
+
+  const last = messages[messages.length - 1];
+  const lastSize = last ? last.text.length + last.tool_calls.length : 0;
+  useEffect(() => {
+    if (atBottom.current && messages.length > 0) virtualizer.scrollToIndex(messages.length - 1, { align: "end" });
+  }, [messages.length, lastSize, virtualizer]);
+
+  return (
+    <div
+      className="message-list"
+      ref={scrollRef}
+      data-testid="message-list"
+      role="log"
+      aria-live="polite"
+      aria-label={t("chat.messages")}
+      onScroll={(e) => {
+        const el = e.currentTarget;
+        atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+      }}
+    >
+      <div style={{ height: virtualizer.getTotalSize(), position: "relative", width: "100%" }}>
+        {virtualizer.getVirtualItems().map((row) => {
+          const m = messages[row.index];
+          if (!m) return null;
+          return (
+            <div
+              key={row.key}
+              data-index={row.index}
+              ref={virtualizer.measureElement}
+              style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${row.start}px)` }}
+            >
+              <MessageView message={m} streaming={m.id === streamingId} actions={actions} />
+            </div>
+          );
+        })}
+      </div>
+    </div>
+  );
+}
