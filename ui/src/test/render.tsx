@@ -5,7 +5,8 @@ import { I18nProvider, type Lang } from "../lib/i18n";
 import type { Message, ToolTrace } from "../lib/ipc";
 
 export function renderIn(ui: ReactElement, lang: Lang = "en") {
-  return render(<I18nProvider lang={lang}>{ui}</I18nProvider>);
+  // A wrapper (not an enclosing element) so that `rerender` keeps the provider mounted.
+  return render(ui, { wrapper: ({ children }) => <I18nProvider lang={lang}>{children}</I18nProvider> });
 }
 
 export function message(id: string, role: "user" | "assistant", text: string, extra: Partial<Message> = {}): Message {

@@ -2,10 +2,13 @@
 // Rows are measured as they render; the view follows the bottom while a reply
 // streams unless the user has scrolled up.
 import { useEffect, useRef } from "react";
-import { useVirtualizer } from "@tanstack/react-virtual";
+import { measureElement, observeElementRect, useVirtualizer } from "@tanstack/react-virtual";
 import { useI18n } from "../../lib/i18n";
 import type { Message } from "../../lib/ipc";
 import { MessageView, type MessageActions } from "./MessageView";
+
+const ESTIMATE = 120;
+const FALLBACK_RECT = { width: 800, height: 800 };
 
 export interface MessageListProps {
   messages: Message[];
@@ -19,15 +22,22 @@ export function MessageList({ messages, streamingId, actions, initialRect }: Mes
   const { t } = useI18n();
   const scrollRef = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
+  const fallback = initialRect ?? FALLBACK_RECT;
   // The virtualizer is meant to be re-read on every render; it is not memoised.
   // eslint-disable-next-line react-hooks/incompatible-library
   const virtualizer = useVirtualizer({
     count: messages.length,
     getScrollElement: () => scrollRef.current,
-    estimateSize: () => 120,
+    estimateSize: () => ESTIMATE,
     overscan: 4,
     getItemKey: (i) => messages[i]?.id ?? i,
-    initialRect: initialRect ?? { width: 800, height: 800 },
+    initialRect: fallback,
+    // Until the list has been laid out (or where there is no layout, as in
+    // tests) it reports 0×0; assume the fallback size so rows still render.
+    observeElementRect: (instance, cb) =>
+      observeElementRect(instance, (rect) => cb(rect.width === 0 && rect.height === 0 ? fallback : rect)),
+    // A row not laid out yet measures 0: keep the estimate rather than collapse it.
+    measureElement: (el, entry, instance) => measureElement(el, entry, instance) || ESTIMATE,
   });
 
   const last = messages[messages.length - 1];
