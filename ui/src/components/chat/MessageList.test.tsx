@@ -18,9 +18,6 @@ describe("MessageList", () => {
     const rows = container.querySelectorAll("[data-message-id]");
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.length).toBeLessThan(40);
-    // It opens at the newest message.
-    expect(container.querySelector('[data-message-id="m9999"]')).toBeTruthy();
-    expect(container.querySelector('[data-message-id="m0"]')).toBeNull();
   });
 
   it("shows reasoning as a collapsible block, open while thinking", () => {
