@@ -1,0 +1,122 @@
+import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { AgentEvent, ConversationSummary, ServerRequest } from "../lib/ipc";
+import { message, renderIn } from "../test/render";
+import { ChatPage, type ChatIpc } from "./ChatPage";
+
+afterEach(cleanup);
+
+function fakeIpc() {
+  let emit: (e: AgentEvent) => void = () => undefined;
+  let finish: () => void = () => undefined;
+  let serverRequest: (r: ServerRequest) => void = () => undefined;
+  const conv: ConversationSummary = { id: "c1", title: "First", created_at: 1, updated_at: 1, snippet: null };
+  const ipc: ChatIpc = {
+    listConversations: vi.fn(() => Promise.resolve([conv])),
+    createConversation: vi.fn(() => Promise.resolve({ ...conv, id: "c2", title: "" })),
+    renameConversation: vi.fn(() => Promise.resolve()),
+    deleteConversation: vi.fn(() => Promise.resolve()),
+    getConversation: vi.fn((id: string) =>
+      Promise.resolve({
+        conversation: { ...conv, id },
+        messages: id === "c1" ? [message("u0", "user", "earlier question"), message("a0", "assistant", "earlier answer")] : [],
+        settings: { provider: null, model: null, servers: null, disabled_tools: [], assistant_id: null },
+      }),
+    ),
+    updateConversationSettings: vi.fn(() => Promise.resolve()),
+    exportConversation: vi.fn(() => Promise.resolve("/tmp/x.md")),
+    sendMessage: vi.fn((_id: string, _text: string, _a: unknown, onEvent: (e: AgentEvent) => void) => {
+      emit = onEvent;
+      return new Promise<{ assistant_message_id: string }>((resolve) => {
+        finish = () => resolve({ assistant_message_id: "a1" });
+      });
+    }),
+    regenerate: vi.fn(() => Promise.resolve({ assistant_message_id: "a2" })),
+    editMessage: vi.fn(() => Promise.resolve({ assistant_message_id: "a3" })),
+    cancelTurn: vi.fn(() => Promise.resolve()),
+    switchBranch: vi.fn(() => Promise.resolve([])),
+    respondApproval: vi.fn(() => Promise.resolve()),
+    getTrace: vi.fn(() => Promise.resolve({ call_id: "t1", server: "fs", tool: "read", request: {}, response: {} })),
+    callTool: vi.fn(() => Promise.resolve({ content: [], structured_content: null, is_error: false })),
+    listPrompts: vi.fn(() => Promise.resolve([])),
+    getPrompt: vi.fn(() => Promise.resolve("")),
+    listResources: vi.fn(() => Promise.resolve([])),
+    respondServerRequest: vi.fn(() => Promise.resolve()),
+    listProviders: vi.fn(() => Promise.resolve([])),
+    listTools: vi.fn(() => Promise.resolve([])),
+    onServerRequest: vi.fn((h: (r: ServerRequest) => void) => {
+      serverRequest = h;
+      return Promise.resolve(() => undefined);
+    }),
+  };
+  return { ipc, emit: (e: AgentEvent) => act(() => emit(e)), finish: () => act(finish), serverRequest: (r: ServerRequest) => act(() => serverRequest(r)) };
+}
+
+describe("ChatPage", () => {
+  it("opens a conversation, streams a turn with an approved tool call, and stops it", async () => {
+    const f = fakeIpc();
+    renderIn(<ChatPage ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "First" }));
+    expect(await screen.findByText("earlier answer")).toBeTruthy();
+
+    const box = screen.getByLabelText("Message (Enter to send, Shift+Enter for a new line)");
+    fireEvent.change(box, { target: { value: "read the file" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    expect(f.ipc.sendMessage).toHaveBeenCalledWith("c1", "read the file", [], expect.any(Function));
+
+    f.emit({ type: "turn_started", user_message: message("u1", "user", "read the file"), assistant_message_id: "a1", model: "gpt-test" });
+    f.emit({ type: "text_delta", text: "Let me look." });
+    f.emit({ type: "tool_call_started", call_id: "t1", server: "fs", tool: "read", arguments: { path: "/a" } });
+    f.emit({ type: "approval_needed", call_id: "t1" });
+    expect(screen.getByText("Let me look.")).toBeTruthy();
+    fireEvent.click(screen.getByTestId("approve-once"));
+    expect(f.ipc.respondApproval).toHaveBeenCalledWith("t1", "allow_once");
+
+    f.emit({ type: "tool_running", call_id: "t1" });
+    f.emit({ type: "tool_result", call_id: "t1", result: { content: [{ type: "text", text: "file body" }], structured_content: null, is_error: false }, duration_ms: 250 });
+    const card = screen.getByTestId("trace-card");
+    expect(within(card).getByTestId("trace-status").textContent).toBe("Done");
+    expect(within(card).getByTestId("trace-duration").textContent).toBe("250 ms");
+    expect(within(card).getByText("file body")).toBeTruthy();
+
+    fireEvent.click(screen.getByRole("button", { name: "Stop" }));
+    expect(f.ipc.cancelTurn).toHaveBeenCalledWith("c1");
+    f.emit({ type: "done", reason: "cancelled" });
+    f.finish();
+    await waitFor(() => expect(screen.getByRole("button", { name: "Send" })).toBeTruthy());
+  });
+
+  it("creates a conversation with Ctrl+N", async () => {
+    const f = fakeIpc();
+    renderIn(<ChatPage ipc={f.ipc} />);
+    await screen.findByRole("button", { name: "First" });
+    fireEvent.keyDown(window, { key: "n", ctrlKey: true });
+    await waitFor(() => expect(f.ipc.createConversation).toHaveBeenCalledWith(null));
+    expect(await screen.findByText("Ask anything. Type / for MCP prompts.")).toBeTruthy();
+  });
+
+  it("shows a failed turn as a readable error with the action to take", async () => {
+    const f = fakeIpc();
+    f.ipc.sendMessage = vi.fn(() => Promise.reject({ kind: "provider", message: "401 Unauthorized: invalid API key" }));
+    renderIn(<ChatPage ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "First" }));
+    await screen.findByText("earlier answer");
+    const box = screen.getByLabelText("Message (Enter to send, Shift+Enter for a new line)");
+    fireEvent.change(box, { target: { value: "hi" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    const alert = await screen.findByRole("alert");
+    expect(alert.textContent).toContain("The model provider failed: 401 Unauthorized: invalid API key");
+    expect(alert.textContent).toContain("Settings → Providers");
+  });
+
+  it("answers an elicitation request from a server", async () => {
+    const f = fakeIpc();
+    renderIn(<ChatPage ipc={f.ipc} />);
+    await screen.findByRole("button", { name: "First" });
+    f.serverRequest({ kind: "elicitation", id: "e1", server: "gh", message: "Token scope?", requested_schema: { type: "object", properties: { scope: { type: "string" } } } });
+    fireEvent.change(screen.getByLabelText("scope"), { target: { value: "repo" } });
+    fireEvent.click(screen.getByRole("button", { name: "Submit" }));
+    expect(f.ipc.respondServerRequest).toHaveBeenCalledWith("e1", { action: "accept", content: { scope: "repo" } });
+    expect(screen.queryByRole("dialog")).toBeNull();
+  });
+});
