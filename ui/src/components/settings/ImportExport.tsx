@@ -15,6 +15,15 @@ const STATUS: Record<ImportStatus, MessageKey> = {
   conflict: "import.conflict",
 };
 
+function readText(file: Blob): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result));
+    reader.onerror = () => reject(reader.error);
+    reader.readAsText(file);
+  });
+}
+
 export function ImportExport({ ipc }: { ipc: ImportIpc }) {
   const { t } = useI18n();
   const [text, setText] = useState("");
@@ -69,10 +78,12 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
             onChange={(e) => {
               const f = e.target.files?.[0];
               if (f)
-                void f.text().then((s) => {
-                  setText(s);
-                  runPreview(s);
-                });
+                readText(f)
+                  .then((s) => {
+                    setText(s);
+                    runPreview(s);
+                  })
+                  .catch((err: unknown) => setError({ kind: "invalid_input", message: String(err) }));
             }}
           />
         </label>
