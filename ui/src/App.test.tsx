@@ -58,3 +58,18 @@ describe("SettingsPage", () => {
     expect(alert.textContent).not.toContain("{");
   });
 });
+
+describe("Chinese UI", () => {
+  it("shows navigation and settings sections in Chinese", () => {
+    render(
+      <I18nProvider lang="zh">
+        <App />
+      </I18nProvider>,
+    );
+    fireEvent.click(screen.getByRole("button", { name: "设置" }));
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("设置");
+    const tabs = screen.getAllByRole("tab").map((t) => t.textContent);
+    expect(tabs).toEqual(["通用", "模型服务商", "MCP 服务器", "导入与导出", "知识库", "助手"]);
+    expect(document.getElementById("language")).toBeTruthy();
+  });
+});

@@ -44,6 +44,11 @@ function fakeIpc() {
     respondServerRequest: vi.fn(() => Promise.resolve()),
     listProviders: vi.fn(() => Promise.resolve([])),
     listTools: vi.fn(() => Promise.resolve([])),
+    listAssistants: vi.fn(() =>
+      Promise.resolve([
+        { id: "as1", name: "Coder", system_prompt: "", provider: null, model: null, temperature: null, top_p: null, max_tokens: null, servers: null, disabled_tools: [], kb_mode: "off" as const },
+      ]),
+    ),
     onServerRequest: vi.fn((h: (r: ServerRequest) => void) => {
       serverRequest = h;
       return Promise.resolve(() => undefined);
@@ -84,14 +89,19 @@ describe("ChatPage", () => {
     f.emit({ type: "done", reason: "cancelled" });
     f.finish();
     await waitFor(() => expect(screen.getByRole("button", { name: "Send" })).toBeTruthy());
+    // Once the turn is over the stored branch is reloaded.
+    await waitFor(() => expect(f.ipc.getConversation).toHaveBeenCalledTimes(2));
   });
 
-  it("creates a conversation with Ctrl+N", async () => {
+  it("creates a conversation with Ctrl+N, from the chosen assistant", async () => {
     const f = fakeIpc();
     renderIn(<ChatPage ipc={f.ipc} />);
     await screen.findByRole("button", { name: "First" });
     fireEvent.keyDown(window, { key: "n", ctrlKey: true });
     await waitFor(() => expect(f.ipc.createConversation).toHaveBeenCalledWith(null));
+    fireEvent.change(await screen.findByLabelText("Assistant for new chats"), { target: { value: "as1" } });
+    fireEvent.click(screen.getByRole("button", { name: "New chat" }));
+    await waitFor(() => expect(f.ipc.createConversation).toHaveBeenLastCalledWith("as1"));
     expect(await screen.findByText("Ask anything. Type / for MCP prompts.")).toBeTruthy();
   });
 

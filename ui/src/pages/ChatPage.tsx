@@ -16,6 +16,7 @@ import {
   type Ipc,
   type IpcError,
   type PromptInfo,
+  type Assistant,
   type ResourceInfo,
   type ServerRequest,
   type ToolInfo,
@@ -45,6 +46,7 @@ export type ChatIpc = Pick<
   | "respondServerRequest"
   | "listProviders"
   | "listTools"
+  | "listAssistants"
   | "onServerRequest"
 >;
 
@@ -101,10 +103,13 @@ function ConversationView({
   const run = useCallback(
     (start: (onEvent: Parameters<ChatIpc["sendMessage"]>[3]) => Promise<unknown>) => {
       start((e) => store.apply(e))
+        // The stored branch is the truth once the turn is over (ids, siblings for the switcher).
+        .then(() => ipc.getConversation(id))
+        .then((d) => store.load(d.messages))
         .catch((e: unknown) => store.fail(toIpcError(e)))
         .finally(onTurnEnd);
     },
-    [store, onTurnEnd],
+    [store, onTurnEnd, ipc, id],
   );
 
   const actions = useMemo<MessageActions>(
@@ -188,6 +193,8 @@ export function ChatPage({ ipc = defaultIpc }: { ipc?: ChatIpc }) {
   const [prompts, setPrompts] = useState<PromptInfo[]>([]);
   const [resources, setResources] = useState<ResourceInfo[]>([]);
   const [requests, setRequests] = useState<ServerRequest[]>([]);
+  const [assistants, setAssistants] = useState<Assistant[]>([]);
+  const [assistantId, setAssistantId] = useState<string | null>(null);
 
   const refresh = useCallback(() => {
     ipc
@@ -207,6 +214,7 @@ export function ChatPage({ ipc = defaultIpc }: { ipc?: ChatIpc }) {
     ipc.listTools(null).then(setTools).catch(fail);
     ipc.listPrompts().then(setPrompts).catch(fail);
     ipc.listResources().then(setResources).catch(fail);
+    ipc.listAssistants().then(setAssistants).catch(fail);
     const un = ipc.onServerRequest((r) => setRequests((rs) => [...rs, r]));
     return () => {
       void un.then((f) => f());
@@ -215,13 +223,13 @@ export function ChatPage({ ipc = defaultIpc }: { ipc?: ChatIpc }) {
 
   const newConversation = useCallback(() => {
     ipc
-      .createConversation(null)
+      .createConversation(assistantId)
       .then((c) => {
         setConversations((cs) => [c, ...cs]);
         setActiveId(c.id);
       })
       .catch((e: unknown) => setError(toIpcError(e)));
-  }, [ipc]);
+  }, [ipc, assistantId]);
 
   const onError = useCallback((e: IpcError) => setError(e), []);
   const request = requests[0];
@@ -236,6 +244,9 @@ export function ChatPage({ ipc = defaultIpc }: { ipc?: ChatIpc }) {
         onQuery={setQuery}
         onSelect={setActiveId}
         onNew={newConversation}
+        assistants={assistants}
+        assistantId={assistantId}
+        onAssistant={setAssistantId}
         onRename={(id, title) =>
           ipc
             .renameConversation(id, title)

@@ -2,7 +2,7 @@
 // Ctrl/Cmd+N starts a conversation, Ctrl/Cmd+K focuses the search box.
 import { useEffect, useRef, useState } from "react";
 import { useI18n } from "../../lib/i18n";
-import type { ConversationSummary } from "../../lib/ipc";
+import type { Assistant, ConversationSummary } from "../../lib/ipc";
 
 export interface SidebarProps {
   conversations: ConversationSummary[];
@@ -13,9 +13,15 @@ export interface SidebarProps {
   onNew: () => void;
   onRename: (id: string, title: string) => void;
   onDelete: (id: string) => void;
+  /** Presets a new conversation may start from. */
+  assistants?: Assistant[];
+  assistantId?: string | null;
+  onAssistant?: (id: string | null) => void;
 }
 
-export function Sidebar({ conversations, activeId, query, onQuery, onSelect, onNew, onRename, onDelete }: SidebarProps) {
+export function Sidebar(props: SidebarProps) {
+  const { conversations, activeId, query, onQuery, onSelect, onNew, onRename, onDelete } = props;
+  const { assistants = [], assistantId = null, onAssistant } = props;
   const { t } = useI18n();
   const search = useRef<HTMLInputElement>(null);
   const [renaming, setRenaming] = useState<{ id: string; title: string } | null>(null);
@@ -43,6 +49,21 @@ export function Sidebar({ conversations, activeId, query, onQuery, onSelect, onN
       <button type="button" id="new-conversation" className="primary" onClick={onNew} title="Ctrl/Cmd+N">
         {t("sidebar.new")}
       </button>
+      {assistants.length > 0 && onAssistant && (
+        <select
+          id="new-conversation-assistant"
+          aria-label={t("sidebar.assistant")}
+          value={assistantId ?? ""}
+          onChange={(e) => onAssistant(e.target.value || null)}
+        >
+          <option value="">{t("sidebar.noAssistant")}</option>
+          {assistants.map((a) => (
+            <option key={a.id} value={a.id}>
+              {a.name}
+            </option>
+          ))}
+        </select>
+      )}
       <input
         ref={search}
         id="conversation-search"

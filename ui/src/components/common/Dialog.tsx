@@ -7,7 +7,10 @@ export function Dialog({ title, onClose, children, testId }: { title: string; on
   const id = useId();
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
+    // Focus moves into the dialog and back to where it was when it closes.
+    const before = document.activeElement as HTMLElement | null;
     ref.current?.focus();
+    return () => before?.focus?.();
   }, []);
   return (
     <div className="dialog-backdrop">
