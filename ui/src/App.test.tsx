@@ -73,3 +73,24 @@ describe("Chinese UI", () => {
     expect(document.getElementById("language")).toBeTruthy();
   });
 });
+
+describe("Settings tabs", () => {
+  it("move with the arrow keys, Home and End", () => {
+    render(
+      <I18nProvider lang="en">
+        <App />
+      </I18nProvider>,
+    );
+    fireEvent.click(screen.getByRole("button", { name: "Settings" }));
+    const general = screen.getByRole("tab", { name: "General" });
+    expect(general.getAttribute("tabindex")).toBe("0");
+    fireEvent.keyDown(general, { key: "ArrowRight" });
+    const providers = screen.getByRole("tab", { name: "Providers" });
+    expect(providers.getAttribute("aria-selected")).toBe("true");
+    expect(document.activeElement).toBe(providers);
+    fireEvent.keyDown(providers, { key: "End" });
+    expect(screen.getByRole("tab", { name: "Assistants" }).getAttribute("aria-selected")).toBe("true");
+    fireEvent.keyDown(document.activeElement as Element, { key: "ArrowRight" });
+    expect(screen.getByRole("tab", { name: "General" }).getAttribute("aria-selected")).toBe("true");
+  });
+});

@@ -105,6 +105,16 @@ describe("ChatPage", () => {
     expect(await screen.findByText("Ask anything. Type / for MCP prompts.")).toBeTruthy();
   });
 
+  it("searches conversations in full text once typing pauses", async () => {
+    const f = fakeIpc();
+    renderIn(<ChatPage ipc={f.ipc} />);
+    await screen.findByRole("button", { name: "First" });
+    fireEvent.change(screen.getByLabelText("Search conversations"), { target: { value: "r" } });
+    fireEvent.change(screen.getByLabelText("Search conversations"), { target: { value: "rust " } });
+    await waitFor(() => expect(f.ipc.listConversations).toHaveBeenLastCalledWith("rust"));
+    expect(f.ipc.listConversations).not.toHaveBeenCalledWith("r");
+  });
+
   it("shows a failed turn as a readable error with the action to take", async () => {
     const f = fakeIpc();
     f.ipc.sendMessage = vi.fn(() => Promise.reject({ kind: "provider", message: "401 Unauthorized: invalid API key" }));

@@ -196,12 +196,19 @@ export function ChatPage({ ipc = defaultIpc }: { ipc?: ChatIpc }) {
   const [assistants, setAssistants] = useState<Assistant[]>([]);
   const [assistantId, setAssistantId] = useState<string | null>(null);
 
+  // Search as the user types, but not on every keystroke.
+  const [search, setSearch] = useState("");
+  useEffect(() => {
+    const timer = setTimeout(() => setSearch(query.trim()), 200);
+    return () => clearTimeout(timer);
+  }, [query]);
+
   const refresh = useCallback(() => {
     ipc
-      .listConversations(query.trim() === "" ? null : query.trim())
+      .listConversations(search === "" ? null : search)
       .then(setConversations)
       .catch((e: unknown) => setError(toIpcError(e)));
-  }, [ipc, query]);
+  }, [ipc, search]);
 
   useEffect(refresh, [refresh]);
 

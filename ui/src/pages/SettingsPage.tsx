@@ -1,4 +1,5 @@
 import { useMemo, useState } from "react";
+import { Tabs } from "../components/common/Tabs";
 import { Assistants } from "../components/settings/Assistants";
 import { General } from "../components/settings/General";
 import { ImportExport } from "../components/settings/ImportExport";
@@ -26,21 +27,13 @@ export function SettingsPage({ ipc = defaultIpc }: { ipc?: Partial<Ipc> }) {
   return (
     <section className="page settings-page" id="page-settings">
       <h1>{t("settings.title")}</h1>
-      <div role="tablist" aria-label={t("settings.sections")} className="tabs">
-        {SECTIONS.map(([id, label]) => (
-          <button
-            key={id}
-            type="button"
-            role="tab"
-            id={`settings-tab-${id}`}
-            aria-selected={section === id}
-            aria-controls={`settings-panel-${id}`}
-            onClick={() => setSection(id)}
-          >
-            {t(label)}
-          </button>
-        ))}
-      </div>
+      <Tabs
+        tabs={SECTIONS.map(([id, label]) => ({ id, label: t(label) }))}
+        selected={section}
+        onSelect={setSection}
+        label={t("settings.sections")}
+        idPrefix="settings"
+      />
       <div role="tabpanel" id={`settings-panel-${section}`} aria-labelledby={`settings-tab-${section}`}>
         {section === "general" && <General ipc={full} />}
         {section === "providers" && <ProvidersSettings ipc={full} />}

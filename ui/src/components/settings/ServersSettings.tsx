@@ -19,6 +19,7 @@ import { ErrorBanner } from "../ErrorBanner";
 import { formatDuration } from "../chat/ToolTraceCard";
 import { ToolResultView } from "../chat/ToolResultView";
 import { SchemaForm } from "../common/SchemaForm";
+import { Tabs } from "../common/Tabs";
 import { ServerEditor } from "./ServerEditor";
 import { useLoad } from "./useLoad";
 
@@ -237,13 +238,7 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
         </button>
       </div>
       {view.status.error && <p className="error-text">{view.status.error}</p>}
-      <div role="tablist" className="tabs">
-        {tabs.map(([id, label]) => (
-          <button key={id} type="button" role="tab" aria-selected={tab === id} onClick={() => setTab(id)}>
-            {t(label)}
-          </button>
-        ))}
-      </div>
+      <Tabs tabs={tabs.map(([id, label]) => ({ id, label: t(label) }))} selected={tab} onSelect={setTab} label={view.config.name} />
       {tab === "tools" && <Tools ipc={ipc} server={view.config.name} />}
       {tab === "logs" && <Logs ipc={ipc} server={view.config.name} />}
       {tab === "doctor" && (doctorError ? <ErrorBanner error={doctorError} /> : doctor ? <Doctor report={doctor} /> : <p>{t("common.loading")}</p>)}
