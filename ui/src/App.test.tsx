@@ -71,6 +71,7 @@ describe("Chinese UI", () => {
     const tabs = screen.getAllByRole("tab").map((t) => t.textContent);
     expect(tabs).toEqual(["通用", "模型服务商", "MCP 服务器", "导入与导出", "知识库", "助手"]);
     expect(document.getElementById("language")).toBeTruthy();
+    expect(document.documentElement.lang).toBe("zh-CN");
   });
 });
 

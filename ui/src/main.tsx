@@ -9,6 +9,8 @@ const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");
 
 applyTheme(storedTheme());
+// "Follow the system" keeps following it while the app runs.
+matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => applyTheme(storedTheme()));
 
 createRoot(root).render(
   <StrictMode>
