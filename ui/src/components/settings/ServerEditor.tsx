@@ -3,7 +3,7 @@
 // headers. Secret values go to the keyring through `secrets`, never into the config.
 import { useState } from "react";
 import { useI18n } from "../../lib/i18n";
-import type { McpServerConfig, TransportType, ValueSource } from "../../lib/ipc";
+import type { ApprovalMode, McpServerConfig, TransportType, ValueSource } from "../../lib/ipc";
 
 interface Pair {
   key: string;
@@ -95,18 +95,28 @@ export function ServerEditor({
   const [env, setEnv] = useState<Pair[]>(tr.type === "stdio" ? toPairs(tr.env) : []);
   const [url, setUrl] = useState(tr.type !== "stdio" ? tr.url : "");
   const [headers, setHeaders] = useState<Pair[]>(tr.type !== "stdio" ? toPairs(tr.headers) : []);
+  const [approval, setApproval] = useState<ApprovalMode>(initial.approval);
+  const [startup, setStartup] = useState(String(initial.timeouts.startup_secs));
+  const [callSecs, setCallSecs] = useState(String(initial.timeouts.call_secs));
 
   const submit = () => {
     const n = name.trim();
+    const secs = (v: string, fallback: number) => (Number(v) > 0 ? Math.round(Number(v)) : fallback);
+    const base: McpServerConfig = {
+      ...initial,
+      name: n,
+      approval,
+      timeouts: { startup_secs: secs(startup, initial.timeouts.startup_secs), call_secs: secs(callSecs, initial.timeouts.call_secs) },
+    };
     if (type === "stdio") {
       const e = fromPairs(n, "env", env);
       onSave(
-        { ...initial, name: n, transport: { type, command: command.trim(), args: args.filter((a) => a !== ""), env: e.map, cwd: cwd.trim() || null } },
+        { ...base, transport: { type, command: command.trim(), args: args.filter((a) => a !== ""), env: e.map, cwd: cwd.trim() || null } },
         e.secrets,
       );
     } else {
       const h = fromPairs(n, "header", headers);
-      onSave({ ...initial, name: n, transport: { type, url: url.trim(), headers: h.map } }, h.secrets);
+      onSave({ ...base, transport: { type, url: url.trim(), headers: h.map } }, h.secrets);
     }
   };
 
@@ -171,6 +181,24 @@ export function ServerEditor({
           <PairsEditor label={t("servers.headers")} pairs={headers} onChange={setHeaders} testId="server-headers" />
         </>
       )}
+      <label className="field">
+        <span>{t("servers.approval")}</span>
+        <select id="server-approval" value={approval} onChange={(e) => setApproval(e.target.value as ApprovalMode)}>
+          <option value="ask">{t("tools.ask")}</option>
+          <option value="allow">{t("tools.allow")}</option>
+          <option value="deny">{t("tools.deny")}</option>
+        </select>
+      </label>
+      <div className="row">
+        <label className="field">
+          <span>{t("servers.startupSecs")}</span>
+          <input id="server-startup-secs" type="number" min="1" value={startup} onChange={(e) => setStartup(e.target.value)} />
+        </label>
+        <label className="field">
+          <span>{t("servers.callSecs")}</span>
+          <input id="server-call-secs" type="number" min="1" value={callSecs} onChange={(e) => setCallSecs(e.target.value)} />
+        </label>
+      </div>
       <div className="row">
         <button type="submit" id="server-save" className="primary">
           {t("common.save")}

@@ -89,8 +89,9 @@ describe("ServersSettings", () => {
   });
 
   it("opens a failed server on its doctor report and streams its logs", async () => {
-    const f = fake([view("failed")]);
+    const f = fake([{ ...view("failed"), status: { server: "files", state: "failed", tool_count: 0, error: "exited with code 127" } }]);
     renderIn(<ServersSettings ipc={f.ipc} />);
+    expect((await screen.findByTestId("server-error")).textContent).toBe("exited with code 127");
     fireEvent.click(await screen.findByRole("button", { name: "files" }));
     const report = await screen.findByTestId("doctor-report");
     expect(report.textContent).toContain("npx not found");
@@ -139,10 +140,17 @@ describe("ServersSettings", () => {
     fireEvent.change(screen.getByLabelText("Name"), { target: { value: "remote" } });
     fireEvent.change(screen.getByLabelText("Transport"), { target: { value: "streamable_http" } });
     fireEvent.change(screen.getByLabelText("URL"), { target: { value: "http://127.0.0.1:3001/mcp" } });
+    fireEvent.change(screen.getByLabelText("Approval for tools without their own setting"), { target: { value: "allow" } });
+    fireEvent.change(screen.getByLabelText("Tool call time limit (seconds)"), { target: { value: "120" } });
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() =>
       expect(f.ipc.saveServer).toHaveBeenCalledWith(
-        expect.objectContaining({ name: "remote", transport: { type: "streamable_http", url: "http://127.0.0.1:3001/mcp", headers: {} } }),
+        expect.objectContaining({
+          name: "remote",
+          approval: "allow",
+          timeouts: { startup_secs: 30, call_secs: 120 },
+          transport: { type: "streamable_http", url: "http://127.0.0.1:3001/mcp", headers: {} },
+        }),
         {},
       ),
     );

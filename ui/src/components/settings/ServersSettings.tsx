@@ -296,6 +296,11 @@ export function ServersSettings({ ipc }: { ipc: ServersIpc }) {
                 />
               </label>
             </div>
+            {v.status.state === "failed" && v.status.error && (
+              <p className="error-text" data-testid="server-error">
+                {v.status.error}
+              </p>
+            )}
           </li>
         ))}
       </ul>
