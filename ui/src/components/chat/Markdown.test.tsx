@@ -29,6 +29,17 @@ describe("Markdown", () => {
     expect(container.querySelector("del")?.textContent).toBe("old");
   });
 
+  it("leaves [n] as text unless citations are wired, and never inside code", () => {
+    const { container, rerender } = renderIn(<Markdown text={"See [2] and `a[1]`."} />);
+    expect(container.querySelector("[data-testid=cite-marker]")).toBeNull();
+    const onCite = vi.fn();
+    rerender(<Markdown text={"See [2] and `a[1]`."} onCite={onCite} />);
+    const markers = screen.getAllByTestId("cite-marker");
+    expect(markers.map((m) => m.textContent)).toEqual(["[2]"]);
+    fireEvent.click(markers[0] as HTMLElement);
+    expect(onCite).toHaveBeenCalledWith(2);
+  });
+
   it("highlights fenced code and copies it", async () => {
     const writeText = vi.fn(() => Promise.resolve());
     Object.assign(navigator, { clipboard: { writeText } });

@@ -66,37 +66,85 @@ function textOf(node: ReactNode): string {
   return "";
 }
 
-const components: Components = {
-  // Fenced code is rendered by CodeBlock; `pre` only wraps it.
-  pre: ({ children }) => <>{children}</>,
-  code: ({ className, children }) => {
-    const lang = /language-([\w+#-]+)/.exec(className ?? "")?.[1] ?? null;
-    const text = textOf(children);
-    if (lang === null && !text.includes("\n")) return <code>{children}</code>;
-    return <CodeBlock code={text.replace(/\n$/, "")} language={lang} />;
-  },
-  a: ({ href, children }) => (
-    <a href={href} target="_blank" rel="noreferrer noopener">
-      {children}
-    </a>
-  ),
-};
+interface MdNode {
+  type: string;
+  value?: string;
+  url?: string;
+  children?: MdNode[];
+}
 
-const Block = memo(function Block({ text }: { text: string }) {
+/** A remark plugin: `[n]` in text becomes a link to `#cite-n` (rendered as a citation chip). */
+function remarkCitations() {
+  const walk = (node: MdNode) => {
+    if (!node.children || node.type === "link" || node.type === "linkReference") return;
+    node.children = node.children.flatMap((child) => {
+      if (child.type !== "text" || !child.value) {
+        walk(child);
+        return [child];
+      }
+      const out: MdNode[] = [];
+      let last = 0;
+      for (const m of child.value.matchAll(/\[(\d{1,3})\]/g)) {
+        const at = m.index ?? 0;
+        if (at > last) out.push({ type: "text", value: child.value.slice(last, at) });
+        out.push({ type: "link", url: `#cite-${m[1]}`, children: [{ type: "text", value: m[0] }] });
+        last = at + m[0].length;
+      }
+      if (out.length === 0) return [child];
+      if (last < child.value.length) out.push({ type: "text", value: child.value.slice(last) });
+      return out;
+    });
+  };
+  return (tree: MdNode) => walk(tree);
+}
+
+function makeComponents(onCite?: (n: number) => void): Components {
+  return {
+    // Fenced code is rendered by CodeBlock; `pre` only wraps it.
+    pre: ({ children }) => <>{children}</>,
+    code: ({ className, children }) => {
+      const lang = /language-([\w+#-]+)/.exec(className ?? "")?.[1] ?? null;
+      const text = textOf(children);
+      if (lang === null && !text.includes("\n")) return <code>{children}</code>;
+      return <CodeBlock code={text.replace(/\n$/, "")} language={lang} />;
+    },
+    a: ({ href, children }) => {
+      const cite = onCite && href?.startsWith("#cite-") ? Number(href.slice(6)) : null;
+      if (cite !== null && onCite) {
+        return (
+          <button type="button" className="cite-marker" data-testid="cite-marker" onClick={() => onCite(cite)}>
+            {children}
+          </button>
+        );
+      }
+      return (
+        <a href={href} target="_blank" rel="noreferrer noopener">
+          {children}
+        </a>
+      );
+    },
+  };
+}
+
+const PLAIN = makeComponents();
+
+const Block = memo(function Block({ text, components }: { text: string; components: Components }) {
   return (
-    <ReactMarkdown remarkPlugins={[remarkGfm]} components={components}>
+    <ReactMarkdown remarkPlugins={components === PLAIN ? [remarkGfm] : [remarkGfm, remarkCitations]} components={components}>
       {text}
     </ReactMarkdown>
   );
 });
 
-export function Markdown({ text }: { text: string }) {
+/** Renders `text`; with `onCite`, `[n]` markers become buttons that call it. */
+export function Markdown({ text, onCite }: { text: string; onCite?: (n: number) => void }) {
   const blocks = useMemo(() => splitBlocks(text), [text]);
+  const components = useMemo(() => (onCite ? makeComponents(onCite) : PLAIN), [onCite]);
   return (
     <div className="markdown">
       {blocks.map((b, i) => (
         <div className="md-block" key={i}>
-          <Block text={b} />
+          <Block text={b} components={components} />
         </div>
       ))}
     </div>

@@ -68,5 +68,12 @@ describe("MessageList", () => {
     fireEvent.click(chip);
     expect(screen.getByTestId("citation-passage").textContent).toContain("The passage text.");
     expect(chip.getAttribute("aria-expanded")).toBe("true");
+    fireEvent.click(chip);
+    expect(screen.queryByTestId("citation-passage")).toBeNull();
+    // The [1] marker in the answer opens the same passage.
+    const marker = screen.getByTestId("cite-marker");
+    expect(marker.textContent).toBe("[1]");
+    fireEvent.click(marker);
+    expect(screen.getByTestId("citation-passage").textContent).toContain("The passage text.");
   });
 });

@@ -15,9 +15,16 @@ export interface MessageActions {
   onSwitchBranch: (messageId: string) => void;
 }
 
-export function CitationChips({ citations }: { citations: Citation[] }) {
+export function CitationChips({
+  citations,
+  open,
+  setOpen,
+}: {
+  citations: Citation[];
+  open: number | null;
+  setOpen: (n: number | null) => void;
+}) {
   const { t } = useI18n();
-  const [open, setOpen] = useState<number | null>(null);
   if (citations.length === 0) return null;
   const shown = citations.find((c) => c.index === open);
   return (
@@ -90,6 +97,8 @@ export const MessageView = memo(function MessageView({
 }) {
   const { t } = useI18n();
   const [editing, setEditing] = useState<string | null>(null);
+  const [citation, setCitation] = useState<number | null>(null);
+  const hasCitations = message.citations.length > 0;
   const isUser = message.role === "user";
   return (
     <div className={`message ${message.role}`} data-testid={`message-${message.role}`} data-message-id={message.id}>
@@ -118,13 +127,13 @@ export const MessageView = memo(function MessageView({
           </div>
         </form>
       ) : (
-        <Markdown text={message.text} />
+        <Markdown text={message.text} onCite={hasCitations ? setCitation : undefined} />
       )}
       {message.parts.map((p, i) => (
         <PartView key={i} part={p} />
       ))}
       <ToolTraceGroup traces={message.tool_calls} onDecide={actions.onDecide} onInspect={actions.onInspect} />
-      <CitationChips citations={message.citations} />
+      <CitationChips citations={message.citations} open={citation} setOpen={setCitation} />
       {streaming && message.text === "" && message.tool_calls.length === 0 && !message.reasoning && (
         <span className="typing" aria-label={t("chat.generating")} />
       )}
