@@ -11,6 +11,14 @@ describe("splitBlocks", () => {
     expect(splitBlocks(text)).toEqual(["# Title", "para one\nstill one", "```py\nx = 1\n\ny = 2\n```", "- a\n- b"]);
   });
 
+  it("keeps a list item's indented continuation in the list's block", () => {
+    expect(splitBlocks("1. Step\n\n   More about it.\n\n2. Next\n\nAfter")).toEqual([
+      "1. Step\n\n   More about it.",
+      "2. Next",
+      "After",
+    ]);
+  });
+
   it("keeps an unterminated fence (still streaming) as one block", () => {
     expect(splitBlocks("intro\n\n```js\nlet a;\n\nlet b")).toEqual(["intro", "```js\nlet a;\n\nlet b"]);
   });

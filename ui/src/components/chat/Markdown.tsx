@@ -8,26 +8,39 @@ import remarkGfm from "remark-gfm";
 import hljs from "highlight.js/lib/common";
 import { useI18n } from "../../lib/i18n";
 
-/** Splits markdown at blank lines that are outside fenced code blocks. */
+/**
+ * Splits markdown at blank lines that are outside fenced code blocks. A blank
+ * line followed by an indented line does not split: that is a list item's
+ * continuation (a second paragraph, a nested code block).
+ */
 export function splitBlocks(text: string): string[] {
   const blocks: string[] = [];
   let current: string[] = [];
   let fence: string | null = null;
+  let blank = false;
+  const flush = () => {
+    if (current.length > 0) blocks.push(current.join("\n"));
+    current = [];
+  };
   for (const line of text.split("\n")) {
+    if (fence === null && line.trim() === "") {
+      if (current.length > 0) blank = true;
+      continue;
+    }
+    if (blank) {
+      if (/^\s/.test(line)) current.push("");
+      else flush();
+      blank = false;
+    }
+    current.push(line);
     const m = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
     if (m?.[1]) {
       const marker = m[1];
       if (fence === null) fence = marker;
       else if (marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = null;
     }
-    if (fence === null && line.trim() === "" && current.length > 0) {
-      blocks.push(current.join("\n"));
-      current = [];
-    } else if (!(fence === null && line.trim() === "")) {
-      current.push(line);
-    }
   }
-  if (current.length > 0) blocks.push(current.join("\n"));
+  flush();
   return blocks;
 }
 
