@@ -170,6 +170,16 @@ export class ConversationStore {
 /** Keeps one store per conversation id, so a turn keeps streaming while the user looks elsewhere. */
 export class ChatStores {
   private stores = new Map<string, ConversationStore>();
+  private active: string | null = null;
+
+  /** The conversation last open, so the chat page reopens it after a visit to Settings. */
+  activeId(): string | null {
+    return this.active;
+  }
+
+  setActive(id: string | null) {
+    this.active = id;
+  }
 
   get(id: string): ConversationStore {
     let s = this.stores.get(id);
@@ -182,6 +192,7 @@ export class ChatStores {
 
   drop(id: string) {
     this.stores.delete(id);
+    if (this.active === id) this.active = null;
   }
 }
 

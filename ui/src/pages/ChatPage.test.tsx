@@ -2,6 +2,7 @@ import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-libra
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentEvent, ConversationSummary, ServerRequest } from "../lib/ipc";
 import { message, renderIn } from "../test/render";
+import { ChatStores } from "../lib/chatStore";
 import { ChatPage, type ChatIpc } from "./ChatPage";
 
 afterEach(cleanup);
@@ -103,6 +104,23 @@ describe("ChatPage", () => {
     fireEvent.click(screen.getByRole("button", { name: "New chat" }));
     await waitFor(() => expect(f.ipc.createConversation).toHaveBeenLastCalledWith("as1"));
     expect(await screen.findByText("Ask anything. Type / for MCP prompts.")).toBeTruthy();
+  });
+
+  it("keeps a turn streaming and the open conversation while the page is away", async () => {
+    const f = fakeIpc();
+    const stores = new ChatStores();
+    const first = renderIn(<ChatPage ipc={f.ipc} stores={stores} />);
+    fireEvent.click(await screen.findByRole("button", { name: "First" }));
+    await screen.findByText("earlier answer");
+    const box = screen.getByLabelText("Message (Enter to send, Shift+Enter for a new line)");
+    fireEvent.change(box, { target: { value: "long task" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    f.emit({ type: "turn_started", user_message: message("u1", "user", "long task"), assistant_message_id: "a1", model: "m" });
+    first.unmount();
+    f.emit({ type: "text_delta", text: "written while away" });
+    renderIn(<ChatPage ipc={f.ipc} stores={stores} />);
+    expect(await screen.findByText("written while away")).toBeTruthy();
+    expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
   });
 
   it("searches conversations in full text once typing pauses", async () => {

@@ -181,11 +181,22 @@ function ConversationView({
   );
 }
 
-export function ChatPage({ ipc = defaultIpc }: { ipc?: ChatIpc }) {
+/**
+ * `stores` outlives the page (the App owns it), so a turn keeps streaming into
+ * its store while the user is in Settings, and the open conversation is kept.
+ */
+export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; stores?: ChatStores }) {
   const { t } = useI18n();
-  const [stores] = useState(() => new ChatStores());
+  const [stores] = useState(() => given ?? new ChatStores());
   const [conversations, setConversations] = useState<ConversationSummary[]>([]);
-  const [activeId, setActiveId] = useState<string | null>(null);
+  const [activeId, setActive] = useState<string | null>(() => stores.activeId());
+  const setActiveId = useCallback(
+    (id: string | null) => {
+      stores.setActive(id);
+      setActive(id);
+    },
+    [stores],
+  );
   const [query, setQuery] = useState("");
   const [error, setError] = useState<IpcError | null>(null);
   const [models, setModels] = useState<ModelChoice[]>([]);
@@ -236,7 +247,7 @@ export function ChatPage({ ipc = defaultIpc }: { ipc?: ChatIpc }) {
         setActiveId(c.id);
       })
       .catch((e: unknown) => setError(toIpcError(e)));
-  }, [ipc, assistantId]);
+  }, [ipc, assistantId, setActiveId]);
 
   const onError = useCallback((e: IpcError) => setError(e), []);
   const request = requests[0];
