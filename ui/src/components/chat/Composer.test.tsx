@@ -56,8 +56,10 @@ describe("Composer", () => {
     fireEvent.keyDown(input(), { key: "Enter" });
     expect(props.onSend).not.toHaveBeenCalled();
     fireEvent.keyDown(input(), { key: "Escape" });
+    expect(props.onCancel).toHaveBeenCalledTimes(1);
+    fireEvent.keyDown(document.body, { key: "Escape" });
     fireEvent.click(screen.getByRole("button", { name: "Stop" }));
-    expect(props.onCancel).toHaveBeenCalledTimes(2);
+    expect(props.onCancel).toHaveBeenCalledTimes(3);
   });
 
   it("shows the tool count and schema tokens, and toggles servers and tools", () => {

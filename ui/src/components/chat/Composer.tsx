@@ -2,7 +2,7 @@
 // turn. Model picker, per-conversation server/tool toggles with the tool count
 // and estimated schema tokens, MCP resources as attachments, and MCP prompts
 // as `/` commands with an argument form.
-import { useMemo, useState, type KeyboardEvent } from "react";
+import { useEffect, useMemo, useState, type KeyboardEvent } from "react";
 import { useI18n } from "../../lib/i18n";
 import type { ContentPart, ConversationSettings, PromptInfo, ResourceInfo, ToolInfo } from "../../lib/ipc";
 import { Dialog } from "../common/Dialog";
@@ -101,11 +101,21 @@ export function Composer(props: ComposerProps) {
       e.preventDefault();
       if (matches.length > 0 && matches[0]) setPrompt(matches[0]);
       else send();
-    } else if (e.key === "Escape" && streaming) {
-      e.preventDefault();
-      onCancel();
     }
   };
+
+  // Esc stops the turn from anywhere on the page (dialogs keep their own Esc).
+  useEffect(() => {
+    if (!streaming) return;
+    const onEsc = (e: globalThis.KeyboardEvent) => {
+      if (e.key === "Escape" && !e.defaultPrevented) {
+        e.preventDefault();
+        onCancel();
+      }
+    };
+    window.addEventListener("keydown", onEsc);
+    return () => window.removeEventListener("keydown", onEsc);
+  }, [streaming, onCancel]);
   const modelValue = settings.provider && settings.model ? `${settings.provider}\u0000${settings.model}` : "";
 
   return (

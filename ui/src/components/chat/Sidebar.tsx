@@ -89,7 +89,12 @@ export function Sidebar(props: SidebarProps) {
                   aria-label={t("sidebar.renameLabel")}
                   value={renaming.title}
                   onChange={(e) => setRenaming({ id: c.id, title: e.target.value })}
-                  onKeyDown={(e) => e.key === "Escape" && setRenaming(null)}
+                  onKeyDown={(e) => {
+                    if (e.key === "Escape") {
+                      e.preventDefault();
+                      setRenaming(null);
+                    }
+                  }}
                   onBlur={() => setRenaming(null)}
                 />
               </form>
