@@ -86,12 +86,12 @@ function ConversationView({
 
   useEffect(() => {
     let live = true;
-    if (store.getState().streamingId) return;
     ipc
       .getConversation(id)
       .then((d) => {
         if (!live) return;
-        store.load(d.messages);
+        // A turn still streaming into the store is newer than what is stored.
+        if (!store.getState().streamingId) store.load(d.messages);
         setSettings(d.settings);
       })
       .catch((e: unknown) => live && onError(toIpcError(e)));
