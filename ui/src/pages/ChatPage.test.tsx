@@ -69,6 +69,8 @@ describe("ChatPage", () => {
     fireEvent.change(box, { target: { value: "read the file" } });
     fireEvent.keyDown(box, { key: "Enter" });
     expect(f.ipc.sendMessage).toHaveBeenCalledWith("c1", "read the file", [], expect.any(Function));
+    // Until the turn settles, the composer offers Stop, not a second Send.
+    expect(screen.queryByRole("button", { name: "Send" })).toBeNull();
 
     f.emit({ type: "turn_started", user_message: message("u1", "user", "read the file"), assistant_message_id: "a1", model: "gpt-test" });
     f.emit({ type: "text_delta", text: "Let me look." });

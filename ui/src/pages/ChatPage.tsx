@@ -83,6 +83,8 @@ function ConversationView({
   const state = useConversation(store);
   const [settings, setSettings] = useState<ConversationSettings>(DEFAULT_SETTINGS);
   const [inspected, setInspected] = useState<ToolTrace | null>(null);
+  // From the moment a turn is asked for until it settles: no second send meanwhile.
+  const [pending, setPending] = useState(false);
 
   useEffect(() => {
     let live = true;
@@ -102,12 +104,16 @@ function ConversationView({
 
   const run = useCallback(
     (start: (onEvent: Parameters<ChatIpc["sendMessage"]>[3]) => Promise<unknown>) => {
+      setPending(true);
       start((e) => store.apply(e))
         // The stored branch is the truth once the turn is over (ids, siblings for the switcher).
         .then(() => ipc.getConversation(id))
         .then((d) => store.load(d.messages))
         .catch((e: unknown) => store.fail(toIpcError(e)))
-        .finally(onTurnEnd);
+        .finally(() => {
+          setPending(false);
+          onTurnEnd();
+        });
     },
     [store, onTurnEnd, ipc, id],
   );
@@ -163,7 +169,7 @@ function ConversationView({
       )}
       {state.error && <ErrorBanner error={state.error} />}
       <Composer
-        streaming={state.streamingId !== null}
+        streaming={pending || state.streamingId !== null}
         onSend={(text, attachments) => run((cb) => ipc.sendMessage(id, text, attachments, cb))}
         onCancel={() => ipc.cancelTurn(id).catch((e: unknown) => onError(toIpcError(e)))}
         models={models}
