@@ -4,7 +4,8 @@ import { I18nProvider } from "./lib/i18n";
 import { SettingsPage } from "./pages/SettingsPage";
 import type { AppInfo } from "./lib/ipc";
 
-vi.mock("@tauri-apps/api/core", () => ({ invoke: vi.fn(() => new Promise(() => {})) }));
+vi.mock("@tauri-apps/api/core", () => ({ invoke: vi.fn(() => new Promise(() => {})), Channel: class {} }));
+vi.mock("@tauri-apps/api/event", () => ({ listen: vi.fn(() => Promise.resolve(() => {})) }));
 
 const { App } = await import("./App");
 
@@ -55,5 +56,42 @@ describe("SettingsPage", () => {
     const alert = await screen.findByRole("alert");
     expect(alert.textContent).toContain("The database cannot be opened. patchbay.db is damaged");
     expect(alert.textContent).not.toContain("{");
+  });
+});
+
+describe("Chinese UI", () => {
+  it("shows navigation and settings sections in Chinese", () => {
+    render(
+      <I18nProvider lang="zh">
+        <App />
+      </I18nProvider>,
+    );
+    fireEvent.click(screen.getByRole("button", { name: "设置" }));
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("设置");
+    const tabs = screen.getAllByRole("tab").map((t) => t.textContent);
+    expect(tabs).toEqual(["通用", "模型服务商", "MCP 服务器", "导入与导出", "知识库", "助手"]);
+    expect(document.getElementById("language")).toBeTruthy();
+    expect(document.documentElement.lang).toBe("zh-CN");
+  });
+});
+
+describe("Settings tabs", () => {
+  it("move with the arrow keys, Home and End", () => {
+    render(
+      <I18nProvider lang="en">
+        <App />
+      </I18nProvider>,
+    );
+    fireEvent.click(screen.getByRole("button", { name: "Settings" }));
+    const general = screen.getByRole("tab", { name: "General" });
+    expect(general.getAttribute("tabindex")).toBe("0");
+    fireEvent.keyDown(general, { key: "ArrowRight" });
+    const providers = screen.getByRole("tab", { name: "Providers" });
+    expect(providers.getAttribute("aria-selected")).toBe("true");
+    expect(document.activeElement).toBe(providers);
+    fireEvent.keyDown(providers, { key: "End" });
+    expect(screen.getByRole("tab", { name: "Assistants" }).getAttribute("aria-selected")).toBe("true");
+    fireEvent.keyDown(document.activeElement as Element, { key: "ArrowRight" });
+    expect(screen.getByRole("tab", { name: "General" }).getAttribute("aria-selected")).toBe("true");
   });
 });

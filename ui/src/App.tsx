@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { ChatStores } from "./lib/chatStore";
 import { useI18n, type MessageKey } from "./lib/i18n";
 import { ChatPage } from "./pages/ChatPage";
 import { SettingsPage } from "./pages/SettingsPage";
@@ -13,6 +14,8 @@ const PAGES: { id: Page; label: MessageKey }[] = [
 export function App() {
   const { t } = useI18n();
   const [page, setPage] = useState<Page>("chat");
+  // Conversation stores live as long as the app, not the chat page.
+  const [stores] = useState(() => new ChatStores());
   return (
     <div className="app">
       <nav className="app-nav" aria-label={t("nav.label")}>
@@ -29,7 +32,7 @@ export function App() {
           </button>
         ))}
       </nav>
-      <main className="app-main">{page === "chat" ? <ChatPage /> : <SettingsPage />}</main>
+      <main className="app-main">{page === "chat" ? <ChatPage stores={stores} /> : <SettingsPage />}</main>
     </div>
   );
 }

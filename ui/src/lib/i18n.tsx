@@ -1,7 +1,7 @@
 // Minimal i18n: flat JSON catalogues under src/locales, one per language, and
 // a hook that looks keys up with {name} interpolation. A Vitest test keeps the
 // catalogues complete.
-import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from "react";
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import en from "../locales/en.json";
 import zh from "../locales/zh.json";
 
@@ -37,6 +37,10 @@ export function I18nProvider({ children, lang: fixed }: { children: ReactNode; l
     localStorage.setItem(STORAGE_KEY, next);
     setLangState(next);
   }, []);
+  useEffect(() => {
+    // Screen readers and CJK font selection follow the document language.
+    document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  }, [lang]);
   const value = useMemo<I18n>(
     () => ({ lang, setLang, t: (key, vars) => translate(lang, key, vars) }),
     [lang, setLang],

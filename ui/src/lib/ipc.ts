@@ -1,7 +1,11 @@
 // The one typed client for the Tauri backend. Every command the UI calls is
 // declared here with its argument and result types; components never call
-// `invoke` with a string of their own.
-import { invoke } from "@tauri-apps/api/core";
+// `invoke` with a string of their own. The contract is documented for the
+// backend in ui/IPC.md: field names are snake_case, as serde emits them.
+import { Channel, invoke } from "@tauri-apps/api/core";
+import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+
+// ---------------------------------------------------------------- foundation
 
 /** Mirrors `patchbay_core::secrets::KeyringStatus`. */
 export interface KeyringStatus {
@@ -24,7 +28,30 @@ export interface IpcError {
   message: string;
 }
 
-export type IpcErrorKind = "data_dir" | "database" | "keyring" | "invalid_input" | "not_found" | "internal";
+export type IpcErrorKind =
+  | "data_dir"
+  | "database"
+  | "keyring"
+  | "invalid_input"
+  | "not_found"
+  | "internal"
+  | "provider"
+  | "mcp"
+  | "cancelled"
+  | "timeout";
+
+const KINDS: readonly IpcErrorKind[] = [
+  "data_dir",
+  "database",
+  "keyring",
+  "invalid_input",
+  "not_found",
+  "internal",
+  "provider",
+  "mcp",
+  "cancelled",
+  "timeout",
+];
 
 export function isIpcError(value: unknown): value is IpcError {
   return (
@@ -35,11 +62,405 @@ export function isIpcError(value: unknown): value is IpcError {
   );
 }
 
-/** Turns anything a command rejected with into an IpcError. */
+/** Turns anything a command rejected with into an IpcError of a known kind. */
 export function toIpcError(value: unknown): IpcError {
-  if (isIpcError(value)) return value;
+  if (isIpcError(value)) {
+    return KINDS.includes(value.kind) ? value : { kind: "internal", message: value.message };
+  }
   return { kind: "internal", message: value instanceof Error ? value.message : String(value) };
 }
+
+// ---------------------------------------------------------------- core mirrors
+
+/** Mirrors `patchbay_core::llm::ContentPart` (tag `type`). */
+export type ContentPart =
+  | { type: "text"; text: string }
+  | { type: "image"; mime_type: string; data: string }
+  | { type: "audio"; mime_type: string; data: string }
+  | { type: "resource_link"; uri: string; name: string | null; mime_type: string | null };
+
+/** Mirrors `patchbay_core::llm::Usage`. */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+/** Mirrors `patchbay_core::config::ValueSource`: `{"plain": "..."}` or `{"secret": "name"}`. */
+export type ValueSource = { plain: string } | { secret: string };
+
+/** Mirrors `patchbay_core::config::ProviderKind`. */
+export type ProviderKind = "openai" | "anthropic" | "gemini";
+
+/** Mirrors `patchbay_core::config::ProviderProfile`. */
+export interface ProviderProfile {
+  name: string;
+  kind: ProviderKind;
+  base_url: string;
+  default_model: string;
+  models: string[];
+  headers: Record<string, ValueSource>;
+  /** Name of the secret holding the key, never the key. */
+  api_key: string | null;
+  native_tools: boolean;
+  context_window: number | null;
+}
+
+/** Mirrors `patchbay_core::config::ApprovalMode`. */
+export type ApprovalMode = "ask" | "allow" | "deny";
+
+/** Mirrors `patchbay_core::config::Timeouts`. */
+export interface Timeouts {
+  startup_secs: number;
+  call_secs: number;
+}
+
+/** Mirrors `patchbay_core::config::TransportConfig` (tag `type`). */
+export type TransportConfig =
+  | {
+      type: "stdio";
+      command: string;
+      args: string[];
+      env: Record<string, ValueSource>;
+      cwd: string | null;
+    }
+  | { type: "streamable_http" | "sse" | "auto"; url: string; headers: Record<string, ValueSource> };
+
+export type TransportType = TransportConfig["type"];
+
+/** Mirrors `patchbay_core::config::McpServerConfig`. */
+export interface McpServerConfig {
+  name: string;
+  transport: TransportConfig;
+  enabled: boolean;
+  timeouts: Timeouts;
+  approval: ApprovalMode;
+  tool_approval: Record<string, ApprovalMode>;
+  disabled_tools: string[];
+  extra: Record<string, unknown>;
+}
+
+// ---------------------------------------------------------------- chat
+
+export interface ConversationSummary {
+  id: string;
+  title: string;
+  /** Milliseconds since the epoch. */
+  created_at: number;
+  updated_at: number;
+  /** A matching passage when the list was searched. */
+  snippet: string | null;
+}
+
+export type ToolStatus = "pending_approval" | "running" | "done" | "error" | "cancelled" | "denied";
+
+export interface ToolProgress {
+  progress: number;
+  total: number | null;
+  message: string | null;
+}
+
+export interface ToolLog {
+  level: string;
+  message: string;
+}
+
+/** The result of an MCP `tools/call`. */
+export interface ToolResult {
+  content: ContentPart[];
+  structured_content: unknown;
+  is_error: boolean;
+}
+
+/** One tool call of an assistant message, as stored and as streamed. */
+export interface ToolTrace {
+  call_id: string;
+  server: string;
+  tool: string;
+  arguments: unknown;
+  status: ToolStatus;
+  duration_ms: number | null;
+  progress: ToolProgress | null;
+  result: ToolResult | null;
+  error: string | null;
+  stderr_tail: string | null;
+  logs: ToolLog[];
+}
+
+/** A knowledge-base passage the answer cites as `[n]`. */
+export interface Citation {
+  index: number;
+  document: string;
+  path: string;
+  score: number;
+  text: string;
+}
+
+export interface Message {
+  id: string;
+  parent_id: string | null;
+  role: "user" | "assistant";
+  created_at: number;
+  text: string;
+  reasoning: string | null;
+  /** Attachments of a user message (resource links, images). */
+  parts: ContentPart[];
+  tool_calls: ToolTrace[];
+  citations: Citation[];
+  model: string | null;
+  /** Ids of this message and its siblings (branches), in creation order. */
+  siblings: string[];
+  error: IpcError | null;
+}
+
+/** Per-conversation choices: model, servers and tools. */
+export interface ConversationSettings {
+  provider: string | null;
+  model: string | null;
+  /** Servers the model may use; `null` means every enabled server. */
+  servers: string[] | null;
+  /** `server/tool` names hidden in this conversation. */
+  disabled_tools: string[];
+  assistant_id: string | null;
+}
+
+export interface ConversationDetail {
+  conversation: ConversationSummary;
+  /** The active branch, root first. */
+  messages: Message[];
+  settings: ConversationSettings;
+}
+
+/** One event of a turn, streamed through the `on_event` channel of send/regenerate/edit. */
+export type AgentEvent =
+  | { type: "turn_started"; user_message: Message | null; assistant_message_id: string; model: string }
+  | { type: "text_delta"; text: string }
+  | { type: "reasoning_delta"; text: string }
+  | { type: "tool_call_started"; call_id: string; server: string; tool: string; arguments: unknown }
+  | { type: "approval_needed"; call_id: string }
+  | { type: "tool_running"; call_id: string }
+  | { type: "tool_progress"; call_id: string; progress: ToolProgress }
+  | { type: "tool_log"; call_id: string; log: ToolLog }
+  | { type: "tool_result"; call_id: string; result: ToolResult; duration_ms: number }
+  | { type: "tool_failed"; call_id: string; error: string; stderr_tail: string | null; duration_ms: number }
+  | { type: "tool_cancelled"; call_id: string }
+  | { type: "tool_denied"; call_id: string }
+  | { type: "citations"; citations: Citation[] }
+  | { type: "usage"; usage: Usage }
+  | { type: "error"; error: IpcError }
+  | { type: "done"; reason: "stop" | "cancelled" | "error" | "length" };
+
+export type ApprovalDecision = "allow_once" | "allow_conversation" | "allow_always" | "deny";
+
+/** Raw JSON-RPC of one stored tool call. */
+export interface TraceRecord {
+  call_id: string;
+  server: string;
+  tool: string;
+  request: unknown;
+  response: unknown;
+}
+
+export interface PromptArgument {
+  name: string;
+  description: string | null;
+  required: boolean;
+}
+
+export interface PromptInfo {
+  server: string;
+  name: string;
+  description: string | null;
+  arguments: PromptArgument[];
+}
+
+export interface ResourceInfo {
+  server: string;
+  uri: string;
+  name: string;
+  mime_type: string | null;
+}
+
+// ---------------------------------------------------------------- servers
+
+export type ServerState = "stopped" | "starting" | "ready" | "failed" | "restarting";
+
+export interface ServerStatus {
+  server: string;
+  state: ServerState;
+  tool_count: number;
+  error: string | null;
+}
+
+export interface ServerView {
+  config: McpServerConfig;
+  status: ServerStatus;
+}
+
+export interface ToolStats {
+  calls: number;
+  /** 0..1 */
+  success_rate: number;
+  median_ms: number;
+}
+
+export interface ToolInfo {
+  server: string;
+  name: string;
+  description: string;
+  input_schema: JsonSchema;
+  enabled: boolean;
+  approval: ApprovalMode;
+  /** Estimated tokens the tool's name, description and schema cost per request. */
+  schema_tokens: number;
+  stats: ToolStats | null;
+}
+
+export interface DoctorCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+  hint: string | null;
+}
+
+export interface DoctorReport {
+  server: string;
+  checks: DoctorCheck[];
+}
+
+export interface ServerLogLine {
+  server: string;
+  line: string;
+}
+
+/** A JSON Schema, as much of it as the generated forms understand. */
+export interface JsonSchema {
+  type?: string | string[];
+  title?: string;
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  enum?: unknown[];
+  items?: JsonSchema;
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  format?: string;
+}
+
+/** Requests a server makes of the client. Answer with `respond_server_request`. */
+export type ServerRequest =
+  | {
+      kind: "sampling";
+      id: string;
+      server: string;
+      messages: { role: "user" | "assistant"; text: string }[];
+      system_prompt: string | null;
+      max_tokens: number;
+    }
+  | { kind: "elicitation"; id: string; server: string; message: string; requested_schema: JsonSchema };
+
+export type ServerRequestResponse =
+  | { action: "approve_sampling"; messages: { role: "user" | "assistant"; text: string }[]; system_prompt: string | null }
+  | { action: "accept"; content: Record<string, unknown> }
+  | { action: "decline" }
+  | { action: "cancel" };
+
+// ---------------------------------------------------------------- import/export
+
+export type ImportStatus = "new" | "changed" | "unchanged" | "conflict";
+
+export interface DiffLine {
+  op: "same" | "add" | "remove";
+  text: string;
+}
+
+export interface ImportEntry {
+  name: string;
+  status: ImportStatus;
+  incoming: McpServerConfig;
+  /** Pretty JSON diff of current → incoming, for `changed` and `conflict`. */
+  diff: DiffLine[];
+  /** Why it conflicts, e.g. a different transport under the same name. */
+  detail: string | null;
+}
+
+export interface ImportPreview {
+  /** Which format was recognised, e.g. `claude_desktop`, `vscode`. */
+  format: string;
+  entries: ImportEntry[];
+  warnings: string[];
+}
+
+export interface ImportReport {
+  added: string[];
+  updated: string[];
+  skipped: string[];
+}
+
+export type ExportFormat = "claude_desktop" | "vscode" | "cursor" | "patchbay";
+
+// ---------------------------------------------------------------- knowledge base
+
+export interface KbFolder {
+  path: string;
+  documents: number;
+  chunks: number;
+  state: "idle" | "indexing" | "error";
+  progress: { done: number; total: number } | null;
+  error: string | null;
+}
+
+export interface KbDocument {
+  path: string;
+  title: string;
+  chunks: number;
+}
+
+export interface KbHit {
+  document: string;
+  path: string;
+  score: number;
+  text: string;
+}
+
+export interface KbProgress {
+  folder: string;
+  done: number;
+  total: number;
+}
+
+// ---------------------------------------------------------------- assistants & general
+
+export type KbMode = "off" | "auto" | "always";
+
+export interface Assistant {
+  id: string;
+  name: string;
+  system_prompt: string;
+  provider: string | null;
+  model: string | null;
+  temperature: number | null;
+  top_p: number | null;
+  max_tokens: number | null;
+  servers: string[] | null;
+  disabled_tools: string[];
+  kb_mode: KbMode;
+}
+
+export type Theme = "light" | "dark" | "system";
+
+export interface GeneralSettings {
+  theme: Theme;
+  language: "en" | "zh";
+  data_dir: string;
+}
+
+export interface ProviderView {
+  profile: ProviderProfile;
+  api_key_set: boolean;
+}
+
+// ---------------------------------------------------------------- client
 
 async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
   try {
@@ -49,9 +470,115 @@ async function call<T>(command: string, args?: Record<string, unknown>): Promise
   }
 }
 
+function channel(onEvent: (e: AgentEvent) => void): Channel<AgentEvent> {
+  return new Channel<AgentEvent>(onEvent);
+}
+
+async function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {
+  return listen<T>(event, (e) => handler(e.payload));
+}
+
+export interface TurnOutcome {
+  assistant_message_id: string;
+}
+
 export const ipc = {
   ping: () => call<string>("ping"),
   appInfo: () => call<AppInfo>("app_info"),
+
+  // conversations
+  listConversations: (query: string | null) => call<ConversationSummary[]>("list_conversations", { query }),
+  createConversation: (assistantId: string | null) =>
+    call<ConversationSummary>("create_conversation", { assistant_id: assistantId }),
+  renameConversation: (id: string, title: string) => call<void>("rename_conversation", { id, title }),
+  deleteConversation: (id: string) => call<void>("delete_conversation", { id }),
+  getConversation: (id: string) => call<ConversationDetail>("get_conversation", { id }),
+  updateConversationSettings: (id: string, settings: ConversationSettings) =>
+    call<void>("update_conversation_settings", { id, settings }),
+  exportConversation: (id: string, format: "markdown" | "json") =>
+    call<string | null>("export_conversation", { id, format }),
+
+  // turns
+  sendMessage: (conversationId: string, text: string, attachments: ContentPart[], onEvent: (e: AgentEvent) => void) =>
+    call<TurnOutcome>("send_message", {
+      conversation_id: conversationId,
+      text,
+      attachments,
+      on_event: channel(onEvent),
+    }),
+  regenerate: (conversationId: string, messageId: string, onEvent: (e: AgentEvent) => void) =>
+    call<TurnOutcome>("regenerate", { conversation_id: conversationId, message_id: messageId, on_event: channel(onEvent) }),
+  editMessage: (conversationId: string, messageId: string, text: string, onEvent: (e: AgentEvent) => void) =>
+    call<TurnOutcome>("edit_message", {
+      conversation_id: conversationId,
+      message_id: messageId,
+      text,
+      on_event: channel(onEvent),
+    }),
+  cancelTurn: (conversationId: string) => call<void>("cancel_turn", { conversation_id: conversationId }),
+  switchBranch: (conversationId: string, messageId: string) =>
+    call<Message[]>("switch_branch", { conversation_id: conversationId, message_id: messageId }),
+  respondApproval: (callId: string, decision: ApprovalDecision) =>
+    call<void>("respond_approval", { call_id: callId, decision }),
+  getTrace: (callId: string) => call<TraceRecord>("get_trace", { call_id: callId }),
+  listPrompts: () => call<PromptInfo[]>("list_prompts"),
+  getPrompt: (server: string, name: string, args: Record<string, string>) =>
+    call<string>("get_prompt", { server, name, arguments: args }),
+  listResources: () => call<ResourceInfo[]>("list_resources"),
+  respondServerRequest: (id: string, response: ServerRequestResponse) =>
+    call<void>("respond_server_request", { id, response }),
+
+  // providers
+  listProviders: () => call<ProviderView[]>("list_providers"),
+  saveProvider: (profile: ProviderProfile, apiKey: string | null) =>
+    call<void>("save_provider", { profile, api_key: apiKey }),
+  deleteProvider: (name: string) => call<void>("delete_provider", { name }),
+  testProvider: (name: string) => call<string[]>("test_provider", { name }),
+
+  // servers
+  listServers: () => call<ServerView[]>("list_servers"),
+  saveServer: (config: McpServerConfig, secrets: Record<string, string>) =>
+    call<void>("save_server", { config, secrets }),
+  deleteServer: (name: string) => call<void>("delete_server", { name }),
+  setServerEnabled: (name: string, enabled: boolean) => call<void>("set_server_enabled", { name, enabled }),
+  restartServer: (name: string) => call<void>("restart_server", { name }),
+  serverLogs: (name: string) => call<string[]>("server_logs", { name }),
+  serverDoctor: (name: string) => call<DoctorReport>("server_doctor", { name }),
+  listTools: (server: string | null) => call<ToolInfo[]>("list_tools", { server }),
+  setToolEnabled: (server: string, tool: string, enabled: boolean) =>
+    call<void>("set_tool_enabled", { server, tool, enabled }),
+  setToolApproval: (server: string, tool: string, approval: ApprovalMode) =>
+    call<void>("set_tool_approval", { server, tool, approval }),
+  callTool: (server: string, tool: string, args: unknown) =>
+    call<ToolResult>("call_tool", { server, tool, arguments: args }),
+
+  // import / export
+  importPreview: (text: string) => call<ImportPreview>("import_preview", { text }),
+  importApply: (text: string, accept: string[]) => call<ImportReport>("import_apply", { text, accept }),
+  exportConfig: (format: ExportFormat) => call<string | null>("export_config", { format }),
+
+  // knowledge base
+  kbStatus: () => call<KbFolder[]>("kb_status"),
+  kbPickFolder: () => call<string | null>("kb_pick_folder"),
+  kbAddFolder: (path: string) => call<void>("kb_add_folder", { path }),
+  kbRemoveFolder: (path: string) => call<void>("kb_remove_folder", { path }),
+  kbReindex: (path: string | null) => call<void>("kb_reindex", { path }),
+  kbDocuments: (folder: string) => call<KbDocument[]>("kb_documents", { folder }),
+  kbSearch: (query: string, limit: number) => call<KbHit[]>("kb_search", { query, limit }),
+
+  // assistants & general
+  listAssistants: () => call<Assistant[]>("list_assistants"),
+  saveAssistant: (assistant: Assistant) => call<Assistant>("save_assistant", { assistant }),
+  deleteAssistant: (id: string) => call<void>("delete_assistant", { id }),
+  getSettings: () => call<GeneralSettings>("get_settings"),
+  saveSettings: (settings: GeneralSettings) => call<void>("save_settings", { settings }),
+  pickDataDir: () => call<string | null>("pick_data_dir"),
+
+  // events
+  onServerStatus: (h: (s: ServerStatus) => void) => on<ServerStatus>("server_status", h),
+  onServerLog: (h: (l: ServerLogLine) => void) => on<ServerLogLine>("server_log", h),
+  onServerRequest: (h: (r: ServerRequest) => void) => on<ServerRequest>("server_request", h),
+  onKbProgress: (h: (p: KbProgress) => void) => on<KbProgress>("kb_progress", h),
 };
 
 export type Ipc = typeof ipc;

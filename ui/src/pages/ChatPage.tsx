@@ -1,11 +1,321 @@
+import { useCallback, useEffect, useMemo, useState } from "react";
+import { ErrorBanner } from "../components/ErrorBanner";
+import { Composer, type ModelChoice } from "../components/chat/Composer";
+import { MessageList } from "../components/chat/MessageList";
+import type { MessageActions } from "../components/chat/MessageView";
+import { ServerRequestDialog } from "../components/chat/ServerRequestDialog";
+import { Sidebar } from "../components/chat/Sidebar";
+import { TraceInspector } from "../components/chat/TraceInspector";
+import { ChatStores, useConversation, type ConversationStore } from "../lib/chatStore";
 import { useI18n } from "../lib/i18n";
+import {
+  ipc as defaultIpc,
+  toIpcError,
+  type ConversationSettings,
+  type ConversationSummary,
+  type Ipc,
+  type IpcError,
+  type PromptInfo,
+  type Assistant,
+  type ResourceInfo,
+  type ServerRequest,
+  type ToolInfo,
+  type ToolTrace,
+} from "../lib/ipc";
 
-export function ChatPage() {
+export type ChatIpc = Pick<
+  Ipc,
+  | "listConversations"
+  | "createConversation"
+  | "renameConversation"
+  | "deleteConversation"
+  | "getConversation"
+  | "updateConversationSettings"
+  | "exportConversation"
+  | "sendMessage"
+  | "regenerate"
+  | "editMessage"
+  | "cancelTurn"
+  | "switchBranch"
+  | "respondApproval"
+  | "getTrace"
+  | "callTool"
+  | "listPrompts"
+  | "getPrompt"
+  | "listResources"
+  | "respondServerRequest"
+  | "listProviders"
+  | "listTools"
+  | "listAssistants"
+  | "onServerRequest"
+>;
+
+const DEFAULT_SETTINGS: ConversationSettings = {
+  provider: null,
+  model: null,
+  servers: null,
+  disabled_tools: [],
+  assistant_id: null,
+};
+
+function ConversationView({
+  id,
+  store,
+  ipc,
+  models,
+  tools,
+  prompts,
+  resources,
+  onError,
+  onTurnEnd,
+}: {
+  id: string;
+  store: ConversationStore;
+  ipc: ChatIpc;
+  models: ModelChoice[];
+  tools: ToolInfo[];
+  prompts: PromptInfo[];
+  resources: ResourceInfo[];
+  onError: (e: IpcError) => void;
+  onTurnEnd: () => void;
+}) {
   const { t } = useI18n();
+  const state = useConversation(store);
+  const [settings, setSettings] = useState<ConversationSettings>(DEFAULT_SETTINGS);
+  const [inspected, setInspected] = useState<ToolTrace | null>(null);
+  // From the moment a turn is asked for until it settles: no second send meanwhile.
+  const [pending, setPending] = useState(false);
+
+  useEffect(() => {
+    let live = true;
+    ipc
+      .getConversation(id)
+      .then((d) => {
+        if (!live) return;
+        // A turn still streaming into the store is newer than what is stored.
+        if (!store.getState().streamingId) store.load(d.messages);
+        setSettings(d.settings);
+      })
+      .catch((e: unknown) => live && onError(toIpcError(e)));
+    return () => {
+      live = false;
+    };
+  }, [id, ipc, store, onError]);
+
+  const run = useCallback(
+    (start: (onEvent: Parameters<ChatIpc["sendMessage"]>[3]) => Promise<unknown>) => {
+      setPending(true);
+      start((e) => store.apply(e))
+        // The stored branch is the truth once the turn is over (ids, siblings for the switcher).
+        .then(() => ipc.getConversation(id))
+        .then((d) => store.load(d.messages))
+        .catch((e: unknown) => store.fail(toIpcError(e)))
+        .finally(() => {
+          setPending(false);
+          onTurnEnd();
+        });
+    },
+    [store, onTurnEnd, ipc, id],
+  );
+
+  const actions = useMemo<MessageActions>(
+    () => ({
+      onDecide: (callId, d) => {
+        ipc.respondApproval(callId, d).catch((e: unknown) => onError(toIpcError(e)));
+      },
+      onInspect: setInspected,
+      onRegenerate: (m) => {
+        store.truncateAfter(m.parent_id);
+        run((cb) => ipc.regenerate(id, m.id, cb));
+      },
+      onEdit: (m, text) => {
+        store.truncateAfter(m.parent_id);
+        run((cb) => ipc.editMessage(id, m.id, text, cb));
+      },
+      onSwitchBranch: (messageId) => {
+        ipc
+          .switchBranch(id, messageId)
+          .then((ms) => store.load(ms))
+          .catch((e: unknown) => onError(toIpcError(e)));
+      },
+    }),
+    [id, ipc, store, run, onError],
+  );
+
+  const updateSettings = (s: ConversationSettings) => {
+    setSettings(s);
+    ipc.updateConversationSettings(id, s).catch((e: unknown) => onError(toIpcError(e)));
+  };
+
   return (
-    <section className="page" id="page-chat">
-      <h1>{t("chat.title")}</h1>
-      <p className="muted">{t("chat.empty")}</p>
+    <div className="conversation-view">
+      <div className="conversation-toolbar">
+        <button
+          type="button"
+          className="link"
+          id="export-conversation"
+          onClick={() => ipc.exportConversation(id, "markdown").catch((e: unknown) => onError(toIpcError(e)))}
+        >
+          {t("chat.export")}
+        </button>
+        {state.usage && (
+          <small className="muted">{t("chat.usage", { input: state.usage.input_tokens, output: state.usage.output_tokens })}</small>
+        )}
+      </div>
+      {state.messages.length === 0 ? (
+        <p className="muted empty-chat">{t("chat.startHint")}</p>
+      ) : (
+        <MessageList messages={state.messages} streamingId={state.streamingId} actions={actions} />
+      )}
+      {state.error && <ErrorBanner error={state.error} />}
+      <Composer
+        streaming={pending || state.streamingId !== null}
+        onSend={(text, attachments) => run((cb) => ipc.sendMessage(id, text, attachments, cb))}
+        onCancel={() => ipc.cancelTurn(id).catch((e: unknown) => onError(toIpcError(e)))}
+        models={models}
+        settings={settings}
+        onSettings={updateSettings}
+        tools={tools}
+        prompts={prompts}
+        resources={resources}
+        getPrompt={(p, args) => ipc.getPrompt(p.server, p.name, args)}
+      />
+      {inspected && (
+        <TraceInspector trace={inspected} getTrace={ipc.getTrace} callTool={ipc.callTool} onClose={() => setInspected(null)} />
+      )}
+    </div>
+  );
+}
+
+/**
+ * `stores` outlives the page (the App owns it), so a turn keeps streaming into
+ * its store while the user is in Settings, and the open conversation is kept.
+ */
+export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; stores?: ChatStores }) {
+  const { t } = useI18n();
+  const [stores] = useState(() => given ?? new ChatStores());
+  const [conversations, setConversations] = useState<ConversationSummary[]>([]);
+  const [activeId, setActive] = useState<string | null>(() => stores.activeId());
+  const setActiveId = useCallback(
+    (id: string | null) => {
+      stores.setActive(id);
+      setActive(id);
+    },
+    [stores],
+  );
+  const [query, setQuery] = useState("");
+  const [error, setError] = useState<IpcError | null>(null);
+  const [models, setModels] = useState<ModelChoice[]>([]);
+  const [tools, setTools] = useState<ToolInfo[]>([]);
+  const [prompts, setPrompts] = useState<PromptInfo[]>([]);
+  const [resources, setResources] = useState<ResourceInfo[]>([]);
+  const [requests, setRequests] = useState<ServerRequest[]>([]);
+  const [assistants, setAssistants] = useState<Assistant[]>([]);
+  const [assistantId, setAssistantId] = useState<string | null>(null);
+
+  // Search as the user types, but not on every keystroke.
+  const [search, setSearch] = useState("");
+  useEffect(() => {
+    const timer = setTimeout(() => setSearch(query.trim()), 200);
+    return () => clearTimeout(timer);
+  }, [query]);
+
+  const refresh = useCallback(() => {
+    ipc
+      .listConversations(search === "" ? null : search)
+      .then(setConversations)
+      .catch((e: unknown) => setError(toIpcError(e)));
+  }, [ipc, search]);
+
+  useEffect(refresh, [refresh]);
+
+  useEffect(() => {
+    const fail = (e: unknown) => setError(toIpcError(e));
+    ipc
+      .listProviders()
+      .then((ps) => setModels(ps.flatMap((p) => [...new Set([p.profile.default_model, ...p.profile.models])].map((model) => ({ provider: p.profile.name, model })))))
+      .catch(fail);
+    ipc.listTools(null).then(setTools).catch(fail);
+    ipc.listPrompts().then(setPrompts).catch(fail);
+    ipc.listResources().then(setResources).catch(fail);
+    ipc.listAssistants().then(setAssistants).catch(fail);
+    const un = ipc.onServerRequest((r) => setRequests((rs) => [...rs, r]));
+    return () => {
+      void un.then((f) => f());
+    };
+  }, [ipc]);
+
+  const newConversation = useCallback(() => {
+    ipc
+      .createConversation(assistantId)
+      .then((c) => {
+        setConversations((cs) => [c, ...cs]);
+        setActiveId(c.id);
+      })
+      .catch((e: unknown) => setError(toIpcError(e)));
+  }, [ipc, assistantId, setActiveId]);
+
+  const onError = useCallback((e: IpcError) => setError(e), []);
+  const request = requests[0];
+
+  return (
+    <section className="page chat-page" id="page-chat">
+      <h1 className="sr-only">{t("chat.title")}</h1>
+      <Sidebar
+        conversations={conversations}
+        activeId={activeId}
+        query={query}
+        onQuery={setQuery}
+        onSelect={setActiveId}
+        onNew={newConversation}
+        assistants={assistants}
+        assistantId={assistantId}
+        onAssistant={setAssistantId}
+        onRename={(id, title) =>
+          ipc
+            .renameConversation(id, title)
+            .then(refresh)
+            .catch((e: unknown) => setError(toIpcError(e)))
+        }
+        onDelete={(id) =>
+          ipc
+            .deleteConversation(id)
+            .then(() => {
+              stores.drop(id);
+              if (activeId === id) setActiveId(null);
+              refresh();
+            })
+            .catch((e: unknown) => setError(toIpcError(e)))
+        }
+      />
+      <div className="chat-main">
+        {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+        {activeId ? (
+          <ConversationView
+            key={activeId}
+            id={activeId}
+            store={stores.get(activeId)}
+            ipc={ipc}
+            models={models}
+            tools={tools}
+            prompts={prompts}
+            resources={resources}
+            onError={onError}
+            onTurnEnd={refresh}
+          />
+        ) : (
+          <p className="muted empty-chat">{t("chat.empty")}</p>
+        )}
+      </div>
+      {request && (
+        <ServerRequestDialog
+          request={request}
+          onRespond={(id, r) => {
+            setRequests((rs) => rs.filter((x) => x.id !== id));
+            ipc.respondServerRequest(id, r).catch((e: unknown) => setError(toIpcError(e)));
+          }}
+        />
+      )}
     </section>
   );
 }

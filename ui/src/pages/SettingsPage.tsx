@@ -1,55 +1,47 @@
-import { useEffect, useState } from "react";
-import { ErrorBanner } from "../components/ErrorBanner";
-import { useI18n, type Lang } from "../lib/i18n";
-import { ipc as defaultIpc, toIpcError, type AppInfo, type IpcError, type Ipc } from "../lib/ipc";
+import { useMemo, useState } from "react";
+import { Tabs } from "../components/common/Tabs";
+import { Assistants } from "../components/settings/Assistants";
+import { General } from "../components/settings/General";
+import { ImportExport } from "../components/settings/ImportExport";
+import { KnowledgeBase } from "../components/settings/KnowledgeBase";
+import { ProvidersSettings } from "../components/settings/ProvidersSettings";
+import { ServersSettings } from "../components/settings/ServersSettings";
+import { useI18n, type MessageKey } from "../lib/i18n";
+import { ipc as defaultIpc, type Ipc } from "../lib/ipc";
 
-export function SettingsPage({ ipc = defaultIpc }: { ipc?: Pick<Ipc, "appInfo"> }) {
-  const { t, lang, setLang } = useI18n();
-  const [info, setInfo] = useState<AppInfo | null>(null);
-  const [error, setError] = useState<IpcError | null>(null);
+type Section = "general" | "providers" | "servers" | "import" | "kb" | "assistants";
 
-  useEffect(() => {
-    let live = true;
-    ipc
-      .appInfo()
-      .then((i) => live && setInfo(i))
-      .catch((e: unknown) => live && setError(toIpcError(e)));
-    return () => {
-      live = false;
-    };
-  }, [ipc]);
+const SECTIONS: [Section, MessageKey][] = [
+  ["general", "settings.general"],
+  ["providers", "settings.providers"],
+  ["servers", "settings.servers"],
+  ["import", "settings.import"],
+  ["kb", "settings.kb"],
+  ["assistants", "settings.assistants"],
+];
 
+export function SettingsPage({ ipc = defaultIpc }: { ipc?: Partial<Ipc> }) {
+  const { t } = useI18n();
+  const [section, setSection] = useState<Section>("general");
+  const full = useMemo(() => ({ ...defaultIpc, ...ipc }), [ipc]);
   return (
-    <section className="page" id="page-settings">
+    <section className="page settings-page" id="page-settings">
       <h1>{t("settings.title")}</h1>
-      <h2>{t("settings.about")}</h2>
-      {error && <ErrorBanner error={error} />}
-      {!error && !info && <p className="muted">{t("common.loading")}</p>}
-      {info && (
-        <dl className="facts">
-          <dt>{t("settings.version")}</dt>
-          <dd id="app-version">{info.version}</dd>
-          <dt>{t("settings.dataDir")}</dt>
-          <dd id="app-data-dir">{info.data_dir}</dd>
-          <dt>{t("settings.database")}</dt>
-          <dd>{info.database}</dd>
-          <dt>{t("settings.schema")}</dt>
-          <dd>{info.schema_version}</dd>
-          <dt>{t("settings.keyring")}</dt>
-          <dd id="app-keyring">
-            {info.keyring.available
-              ? t("settings.keyringAvailable", { detail: info.keyring.detail })
-              : t("settings.keyringUnavailable", { detail: info.keyring.detail })}
-          </dd>
-        </dl>
-      )}
-      <label className="field">
-        <span>{t("settings.language")}</span>
-        <select id="language" value={lang} onChange={(e) => setLang(e.target.value as Lang)}>
-          <option value="en">English</option>
-          <option value="zh">中文</option>
-        </select>
-      </label>
+      <Tabs
+        tabs={SECTIONS.map(([id, label]) => ({ id, label: t(label) }))}
+        selected={section}
+        onSelect={setSection}
+        label={t("settings.sections")}
+        idPrefix="settings"
+      />
+      <div role="tabpanel" id={`settings-panel-${section}`} aria-labelledby={`settings-tab-${section}`}>
+        {section === "general" && <General ipc={full} />}
+        {section === "providers" && <ProvidersSettings ipc={full} />}
+        {section === "servers" && <ServersSettings ipc={full} />}
+        {section === "import" && <ImportExport ipc={full} />}
+        {section === "kb" && <KnowledgeBase ipc={full} />}
+        {section === "assistants" && <Assistants ipc={full} />}
+      </div>
     </section>
   );
 }

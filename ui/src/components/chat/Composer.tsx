@@ -1,0 +1,236 @@
+// The composer: Enter sends, Shift+Enter adds a line, Esc or Stop cancels the
+// turn. Model picker, per-conversation server/tool toggles with the tool count
+// and estimated schema tokens, MCP resources as attachments, and MCP prompts
+// as `/` commands with an argument form.
+import { useEffect, useMemo, useState, type KeyboardEvent } from "react";
+import { useI18n } from "../../lib/i18n";
+import type { ContentPart, ConversationSettings, PromptInfo, ResourceInfo, ToolInfo } from "../../lib/ipc";
+import { Dialog } from "../common/Dialog";
+import { SchemaForm } from "../common/SchemaForm";
+
+export interface ModelChoice {
+  provider: string;
+  model: string;
+}
+
+export interface ComposerProps {
+  streaming: boolean;
+  onSend: (text: string, attachments: ContentPart[]) => void;
+  onCancel: () => void;
+  models: ModelChoice[];
+  settings: ConversationSettings;
+  onSettings: (s: ConversationSettings) => void;
+  tools: ToolInfo[];
+  prompts: PromptInfo[];
+  resources: ResourceInfo[];
+  getPrompt: (p: PromptInfo, args: Record<string, string>) => Promise<string>;
+}
+
+/** Tools the model will see with these settings. */
+export function activeTools(tools: ToolInfo[], s: ConversationSettings): ToolInfo[] {
+  return tools.filter(
+    (t) => t.enabled && (s.servers === null || s.servers.includes(t.server)) && !s.disabled_tools.includes(`${t.server}/${t.name}`),
+  );
+}
+
+function ToolPicker({ tools, settings, onSettings }: Pick<ComposerProps, "tools" | "settings" | "onSettings">) {
+  const { t } = useI18n();
+  const servers = useMemo(() => [...new Set(tools.map((x) => x.server))], [tools]);
+  const enabledServers = settings.servers ?? servers;
+  const toggleServer = (s: string, on: boolean) =>
+    onSettings({ ...settings, servers: on ? [...enabledServers, s] : enabledServers.filter((x) => x !== s) });
+  const toggleTool = (key: string, on: boolean) =>
+    onSettings({
+      ...settings,
+      disabled_tools: on ? settings.disabled_tools.filter((x) => x !== key) : [...settings.disabled_tools, key],
+    });
+  return (
+    <div className="tool-picker" data-testid="tool-picker">
+      {servers.map((s) => (
+        <fieldset key={s}>
+          <legend>
+            <label>
+              <input type="checkbox" checked={enabledServers.includes(s)} onChange={(e) => toggleServer(s, e.target.checked)} /> {s}
+            </label>
+          </legend>
+          {tools
+            .filter((x) => x.server === s && x.enabled)
+            .map((x) => {
+              const key = `${s}/${x.name}`;
+              return (
+                <label key={key} className="tool-toggle">
+                  <input
+                    type="checkbox"
+                    disabled={!enabledServers.includes(s)}
+                    checked={!settings.disabled_tools.includes(key)}
+                    onChange={(e) => toggleTool(key, e.target.checked)}
+                  />{" "}
+                  {x.name} <small className="muted">{t("composer.tokens", { tokens: x.schema_tokens })}</small>
+                </label>
+              );
+            })}
+        </fieldset>
+      ))}
+      {servers.length === 0 && <p className="muted">{t("composer.noTools")}</p>}
+    </div>
+  );
+}
+
+export function Composer(props: ComposerProps) {
+  const { t } = useI18n();
+  const { streaming, onSend, onCancel, models, settings, onSettings, tools, prompts, resources, getPrompt } = props;
+  const [text, setText] = useState("");
+  const [attachments, setAttachments] = useState<ContentPart[]>([]);
+  const [showTools, setShowTools] = useState(false);
+  const [prompt, setPrompt] = useState<PromptInfo | null>(null);
+  const [promptError, setPromptError] = useState<string | null>(null);
+
+  const active = activeTools(tools, settings);
+  const tokens = active.reduce((n, x) => n + x.schema_tokens, 0);
+  const slash = text.startsWith("/") && !text.includes(" ") && !text.includes("\n") ? text.slice(1).toLowerCase() : null;
+  const matches = slash === null ? [] : prompts.filter((p) => p.name.toLowerCase().includes(slash));
+
+  const send = () => {
+    if (streaming || (text.trim() === "" && attachments.length === 0)) return;
+    onSend(text, attachments);
+    setText("");
+    setAttachments([]);
+  };
+  const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+      e.preventDefault();
+      if (matches.length > 0 && matches[0]) setPrompt(matches[0]);
+      else send();
+    }
+  };
+
+  // Esc stops the turn from anywhere on the page (dialogs keep their own Esc).
+  useEffect(() => {
+    if (!streaming) return;
+    const onEsc = (e: globalThis.KeyboardEvent) => {
+      if (e.key === "Escape" && !e.defaultPrevented) {
+        e.preventDefault();
+        onCancel();
+      }
+    };
+    window.addEventListener("keydown", onEsc);
+    return () => window.removeEventListener("keydown", onEsc);
+  }, [streaming, onCancel]);
+  const modelValue = settings.provider && settings.model ? `${settings.provider}\u0000${settings.model}` : "";
+
+  return (
+    <div className="composer" data-testid="composer">
+      {matches.length > 0 && (
+        <ul className="slash-menu" role="listbox" aria-label={t("composer.prompts")}>
+          {matches.map((p) => (
+            <li key={`${p.server}/${p.name}`} role="option" aria-selected={false}>
+              <button type="button" className="link" onClick={() => setPrompt(p)}>
+                /{p.name} <small className="muted">{p.server} · {p.description}</small>
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {attachments.length > 0 && (
+        <div className="attachments">
+          {attachments.map((a, i) => (
+            <span className="chip" key={i}>
+              {a.type === "resource_link" ? (a.name ?? a.uri) : a.type}
+              <button type="button" className="icon" aria-label={t("common.remove")} onClick={() => setAttachments(attachments.filter((_, j) => j !== i))}>
+                ×
+              </button>
+            </span>
+          ))}
+        </div>
+      )}
+      <textarea
+        id="composer-input"
+        aria-label={t("composer.placeholder")}
+        placeholder={t("composer.placeholder")}
+        rows={3}
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={onKey}
+      />
+      <div className="composer-bar">
+        <label className="inline">
+          <span className="sr-only">{t("composer.model")}</span>
+          <select
+            id="model-picker"
+            aria-label={t("composer.model")}
+            value={modelValue}
+            onChange={(e) => {
+              const [provider, model] = e.target.value.split("\u0000");
+              onSettings({ ...settings, provider: provider || null, model: model || null });
+            }}
+          >
+            <option value="">{t("composer.defaultModel")}</option>
+            {models.map((m) => (
+              <option key={`${m.provider}/${m.model}`} value={`${m.provider}\u0000${m.model}`}>
+                {m.provider} / {m.model}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" id="tools-button" aria-expanded={showTools} onClick={() => setShowTools(!showTools)}>
+          {t("composer.tools", { count: active.length, tokens })}
+        </button>
+        {resources.length > 0 && (
+          <select
+            aria-label={t("composer.attach")}
+            value=""
+            onChange={(e) => {
+              const r = resources.find((x) => `${x.server}\u0000${x.uri}` === e.target.value);
+              if (r) setAttachments([...attachments, { type: "resource_link", uri: r.uri, name: r.name, mime_type: r.mime_type }]);
+            }}
+          >
+            <option value="">{t("composer.attach")}</option>
+            {resources.map((r) => (
+              <option key={`${r.server}/${r.uri}`} value={`${r.server}\u0000${r.uri}`}>
+                {r.server}: {r.name}
+              </option>
+            ))}
+          </select>
+        )}
+        <span className="spacer" />
+        {streaming ? (
+          <button type="button" id="stop-button" className="danger" onClick={onCancel}>
+            {t("composer.stop")}
+          </button>
+        ) : (
+          <button type="button" id="send-button" className="primary" onClick={send} disabled={text.trim() === "" && attachments.length === 0}>
+            {t("composer.send")}
+          </button>
+        )}
+      </div>
+      {showTools && <ToolPicker tools={tools} settings={settings} onSettings={onSettings} />}
+      {prompt && (
+        <Dialog title={`/${prompt.name}`} onClose={() => setPrompt(null)} testId="prompt-dialog">
+          {prompt.description && <p className="muted">{prompt.description}</p>}
+          {promptError && (
+            <p role="alert" className="error-text">
+              {promptError}
+            </p>
+          )}
+          <SchemaForm
+            schema={{
+              type: "object",
+              properties: Object.fromEntries(prompt.arguments.map((a) => [a.name, { type: "string", description: a.description ?? undefined }])),
+              required: prompt.arguments.filter((a) => a.required).map((a) => a.name),
+            }}
+            submitLabel={t("composer.usePrompt")}
+            onSubmit={(v) => {
+              getPrompt(prompt, v as Record<string, string>)
+                .then((filled) => {
+                  setText(filled);
+                  setPrompt(null);
+                  setPromptError(null);
+                })
+                .catch((e: unknown) => setPromptError(e && typeof e === "object" && "message" in e ? String(e.message) : String(e)));
+            }}
+          />
+        </Dialog>
+      )}
+    </div>
+  );
+}

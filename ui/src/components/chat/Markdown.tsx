@@ -1,0 +1,165 @@
+// Markdown for messages: GFM through react-markdown, highlighted code blocks
+// with a copy button. Text is split into top-level blocks and each block is
+// memoised, so while a reply streams only its last block re-renders: earlier
+// blocks keep their DOM nodes (no flicker, no layout jumps, no re-highlighting).
+import { memo, useMemo, useState, type ReactNode } from "react";
+import ReactMarkdown, { type Components } from "react-markdown";
+import remarkGfm from "remark-gfm";
+import hljs from "highlight.js/lib/common";
+import { useI18n } from "../../lib/i18n";
+
+/**
+ * Splits markdown at blank lines that are outside fenced code blocks. A blank
+ * line followed by an indented line does not split: that is a list item's
+ * continuation (a second paragraph, a nested code block).
+ */
+export function splitBlocks(text: string): string[] {
+  const blocks: string[] = [];
+  let current: string[] = [];
+  let fence: string | null = null;
+  let blank = false;
+  const flush = () => {
+    if (current.length > 0) blocks.push(current.join("\n"));
+    current = [];
+  };
+  for (const line of text.split("\n")) {
+    if (fence === null && line.trim() === "") {
+      if (current.length > 0) blank = true;
+      continue;
+    }
+    if (blank) {
+      if (/^\s/.test(line)) current.push("");
+      else flush();
+      blank = false;
+    }
+    current.push(line);
+    const m = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+    if (m?.[1]) {
+      const marker = m[1];
+      if (fence === null) fence = marker;
+      else if (marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = null;
+    }
+  }
+  flush();
+  return blocks;
+}
+
+export function CodeBlock({ code, language }: { code: string; language: string | null }) {
+  const { t } = useI18n();
+  const [copied, setCopied] = useState(false);
+  const html = useMemo(() => {
+    const lang = language && hljs.getLanguage(language) ? language : null;
+    return lang ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value : null;
+  }, [code, language]);
+  const copy = () => {
+    void navigator.clipboard?.writeText(code).then(() => setCopied(true));
+  };
+  return (
+    <div className="code-block">
+      <div className="code-head">
+        <span className="code-lang">{language ?? t("chat.code")}</span>
+        <button type="button" className="code-copy" data-testid="code-copy" onClick={copy}>
+          {copied ? t("chat.copied") : t("chat.copy")}
+        </button>
+      </div>
+      <pre>
+        {html !== null ? (
+          <code className={`hljs language-${language}`} dangerouslySetInnerHTML={{ __html: html }} />
+        ) : (
+          <code className="hljs">{code}</code>
+        )}
+      </pre>
+    </div>
+  );
+}
+
+function textOf(node: ReactNode): string {
+  if (typeof node === "string" || typeof node === "number") return String(node);
+  if (Array.isArray(node)) return node.map(textOf).join("");
+  return "";
+}
+
+interface MdNode {
+  type: string;
+  value?: string;
+  url?: string;
+  children?: MdNode[];
+}
+
+/** A remark plugin: `[n]` in text becomes a link to `#cite-n` (rendered as a citation chip). */
+function remarkCitations() {
+  const walk = (node: MdNode) => {
+    if (!node.children || node.type === "link" || node.type === "linkReference") return;
+    node.children = node.children.flatMap((child) => {
+      if (child.type !== "text" || !child.value) {
+        walk(child);
+        return [child];
+      }
+      const out: MdNode[] = [];
+      let last = 0;
+      for (const m of child.value.matchAll(/\[(\d{1,3})\]/g)) {
+        const at = m.index ?? 0;
+        if (at > last) out.push({ type: "text", value: child.value.slice(last, at) });
+        out.push({ type: "link", url: `#cite-${m[1]}`, children: [{ type: "text", value: m[0] }] });
+        last = at + m[0].length;
+      }
+      if (out.length === 0) return [child];
+      if (last < child.value.length) out.push({ type: "text", value: child.value.slice(last) });
+      return out;
+    });
+  };
+  return (tree: MdNode) => walk(tree);
+}
+
+function makeComponents(onCite?: (n: number) => void): Components {
+  return {
+    // Fenced code is rendered by CodeBlock; `pre` only wraps it.
+    pre: ({ children }) => <>{children}</>,
+    code: ({ className, children }) => {
+      const lang = /language-([\w+#-]+)/.exec(className ?? "")?.[1] ?? null;
+      const text = textOf(children);
+      if (lang === null && !text.includes("\n")) return <code>{children}</code>;
+      return <CodeBlock code={text.replace(/\n$/, "")} language={lang} />;
+    },
+    a: ({ href, children }) => {
+      const cite = onCite && href?.startsWith("#cite-") ? Number(href.slice(6)) : null;
+      if (cite !== null && onCite) {
+        return (
+          <button type="button" className="cite-marker" data-testid="cite-marker" onClick={() => onCite(cite)}>
+            {children}
+          </button>
+        );
+      }
+      return (
+        <a href={href} target="_blank" rel="noreferrer noopener">
+          {children}
+        </a>
+      );
+    },
+  };
+}
+
+const PLAIN = makeComponents();
+
+const Block = memo(function Block({ text, components }: { text: string; components: Components }) {
+  return (
+    <ReactMarkdown remarkPlugins={components === PLAIN ? [remarkGfm] : [remarkGfm, remarkCitations]} components={components}>
+      {text}
+    </ReactMarkdown>
+  );
+});
+
+/** Renders `text`; with `onCite`, `[n]` markers become buttons that call it. */
+export function Markdown({ text, onCite }: { text: string; onCite?: (n: number) => void }) {
+  const blocks = useMemo(() => splitBlocks(text), [text]);
+  const components = useMemo(() => (onCite ? makeComponents(onCite) : PLAIN), [onCite]);
+  return (
+    <div className="markdown">
+      {blocks.map((b, i) => (
+        <div className="md-block" key={i}>
+          <Block text={b} components={components} />
+        </div>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,79 @@
+import { cleanup, fireEvent, screen } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Message } from "../../lib/ipc";
+import { message, renderIn } from "../../test/render";
+import { MessageList } from "./MessageList";
+import type { MessageActions } from "./MessageView";
+
+afterEach(cleanup);
+
+function actions(): MessageActions {
+  return { onDecide: vi.fn(), onInspect: vi.fn(), onRegenerate: vi.fn(), onEdit: vi.fn(), onSwitchBranch: vi.fn() };
+}
+
+describe("MessageList", () => {
+  it("renders only a window of a 10,000-message conversation", () => {
+    const messages: Message[] = Array.from({ length: 10_000 }, (_, i) => message(`m${i}`, i % 2 ? "assistant" : "user", `message ${i}`));
+    const { container } = renderIn(<MessageList messages={messages} streamingId={null} actions={actions()} initialRect={{ width: 800, height: 600 }} />);
+    const rows = container.querySelectorAll("[data-message-id]");
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.length).toBeLessThan(40);
+  });
+
+  it("shows reasoning as a collapsible block, open while thinking", () => {
+    const a = actions();
+    const thinking = message("a1", "assistant", "", { reasoning: "step 1" });
+    const { rerender } = renderIn(<MessageList messages={[thinking]} streamingId="a1" actions={a} />);
+    const details = screen.getByTestId("reasoning") as HTMLDetailsElement;
+    expect(details.open).toBe(true);
+    expect(screen.getByText("Thinking…")).toBeTruthy();
+    rerender(<MessageList messages={[{ ...thinking, text: "answer" }]} streamingId={null} actions={a} />);
+    expect((screen.getByTestId("reasoning") as HTMLDetailsElement).open).toBe(false);
+    expect(screen.getByText("Reasoning")).toBeTruthy();
+  });
+
+  it("switches between sibling branches and offers regenerate and edit", () => {
+    const a = actions();
+    const msgs = [
+      message("u1", "user", "question", { siblings: ["u0", "u1", "u2"] }),
+      message("a1", "assistant", "answer", { parent_id: "u1" }),
+    ];
+    renderIn(<MessageList messages={msgs} streamingId={null} actions={a} />);
+    expect(screen.getByTestId("branch-switcher").textContent).toContain("2/3");
+    fireEvent.click(screen.getByRole("button", { name: "Next version" }));
+    fireEvent.click(screen.getByRole("button", { name: "Previous version" }));
+    expect(a.onSwitchBranch).toHaveBeenNthCalledWith(1, "u2");
+    expect(a.onSwitchBranch).toHaveBeenNthCalledWith(2, "u0");
+    fireEvent.click(screen.getByTestId("regenerate"));
+    expect(a.onRegenerate).toHaveBeenCalledWith(msgs[1]);
+    fireEvent.click(screen.getByTestId("edit-message"));
+    fireEvent.change(screen.getByLabelText("Edit message"), { target: { value: "better question" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save and resend" }));
+    expect(a.onEdit).toHaveBeenCalledWith(msgs[0], "better question");
+  });
+
+  it("hides message actions while a reply streams", () => {
+    renderIn(<MessageList messages={[message("a1", "assistant", "partial")]} streamingId="a1" actions={actions()} />);
+    expect(screen.queryByTestId("regenerate")).toBeNull();
+  });
+
+  it("shows citations as numbered chips that open the passage", () => {
+    const m = message("a1", "assistant", "See [1].", {
+      citations: [{ index: 1, document: "guide.md", path: "/kb/guide.md", score: 0.82, text: "The passage text." }],
+    });
+    renderIn(<MessageList messages={[m]} streamingId={null} actions={actions()} />);
+    const chip = screen.getByTestId("citation-chip");
+    expect(chip.textContent).toBe("[1] guide.md");
+    expect(screen.queryByTestId("citation-passage")).toBeNull();
+    fireEvent.click(chip);
+    expect(screen.getByTestId("citation-passage").textContent).toContain("The passage text.");
+    expect(chip.getAttribute("aria-expanded")).toBe("true");
+    fireEvent.click(chip);
+    expect(screen.queryByTestId("citation-passage")).toBeNull();
+    // The [1] marker in the answer opens the same passage.
+    const marker = screen.getByTestId("cite-marker");
+    expect(marker.textContent).toBe("[1]");
+    fireEvent.click(marker);
+    expect(screen.getByTestId("citation-passage").textContent).toContain("The passage text.");
+  });
+});

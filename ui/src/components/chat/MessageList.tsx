@@ -1,0 +1,80 @@
+// The message list, virtualised so a 10k-message conversation stays smooth.
+// Rows are measured as they render; the view follows the bottom while a reply
+// streams unless the user has scrolled up.
+import { useEffect, useRef } from "react";
+import { measureElement, observeElementRect, useVirtualizer } from "@tanstack/react-virtual";
+import { useI18n } from "../../lib/i18n";
+import type { Message } from "../../lib/ipc";
+import { MessageView, type MessageActions } from "./MessageView";
+
+const ESTIMATE = 120;
+const FALLBACK_RECT = { width: 800, height: 800 };
+
+export interface MessageListProps {
+  messages: Message[];
+  streamingId: string | null;
+  actions: MessageActions;
+  /** Viewport size before the first measurement (tests have no layout). */
+  initialRect?: { width: number; height: number };
+}
+
+export function MessageList({ messages, streamingId, actions, initialRect }: MessageListProps) {
+  const { t } = useI18n();
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const atBottom = useRef(true);
+  const fallback = initialRect ?? FALLBACK_RECT;
+  // The virtualizer is meant to be re-read on every render; it is not memoised.
+  // eslint-disable-next-line react-hooks/incompatible-library
+  const virtualizer = useVirtualizer({
+    count: messages.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ESTIMATE,
+    overscan: 4,
+    getItemKey: (i) => messages[i]?.id ?? i,
+    initialRect: fallback,
+    // Until the list has been laid out (or where there is no layout, as in
+    // tests) it reports 0×0; assume the fallback size so rows still render.
+    observeElementRect: (instance, cb) =>
+      observeElementRect(instance, (rect) => cb(rect.width === 0 && rect.height === 0 ? fallback : rect)),
+    // A row not laid out yet measures 0: keep the estimate rather than collapse it.
+    measureElement: (el, entry, instance) => measureElement(el, entry, instance) || ESTIMATE,
+  });
+
+  const last = messages[messages.length - 1];
+  const lastSize = last ? last.text.length + last.tool_calls.length : 0;
+  useEffect(() => {
+    if (atBottom.current && messages.length > 0) virtualizer.scrollToIndex(messages.length - 1, { align: "end" });
+  }, [messages.length, lastSize, virtualizer]);
+
+  return (
+    <div
+      className="message-list"
+      ref={scrollRef}
+      data-testid="message-list"
+      role="log"
+      aria-live="polite"
+      aria-label={t("chat.messages")}
+      onScroll={(e) => {
+        const el = e.currentTarget;
+        atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+      }}
+    >
+      <div style={{ height: virtualizer.getTotalSize(), position: "relative", width: "100%" }}>
+        {virtualizer.getVirtualItems().map((row) => {
+          const m = messages[row.index];
+          if (!m) return null;
+          return (
+            <div
+              key={row.key}
+              data-index={row.index}
+              ref={virtualizer.measureElement}
+              style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${row.start}px)` }}
+            >
+              <MessageView message={m} streaming={m.id === streamingId} actions={actions} />
+            </div>
+          );
+        })}
+      </div>
+    </div>
+  );
+}

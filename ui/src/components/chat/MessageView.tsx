@@ -1,0 +1,163 @@
+// One message: markdown text, collapsible reasoning, tool traces, citation
+// chips, and the actions (copy, edit & resend, regenerate, branch switcher).
+import { memo, useState } from "react";
+import { useI18n } from "../../lib/i18n";
+import type { ApprovalDecision, Citation, Message, ToolTrace } from "../../lib/ipc";
+import { Markdown } from "./Markdown";
+import { PartView } from "./ToolResultView";
+import { ToolTraceGroup } from "./ToolTraceCard";
+
+export interface MessageActions {
+  onDecide: (callId: string, d: ApprovalDecision) => void;
+  onInspect: (trace: ToolTrace) => void;
+  onRegenerate: (message: Message) => void;
+  onEdit: (message: Message, text: string) => void;
+  onSwitchBranch: (messageId: string) => void;
+}
+
+export function CitationChips({
+  citations,
+  open,
+  setOpen,
+}: {
+  citations: Citation[];
+  open: number | null;
+  setOpen: (n: number | null) => void;
+}) {
+  const { t } = useI18n();
+  if (citations.length === 0) return null;
+  const shown = citations.find((c) => c.index === open);
+  return (
+    <div className="citations" aria-label={t("chat.citations")}>
+      {citations.map((c) => (
+        <button
+          key={c.index}
+          type="button"
+          className={open === c.index ? "chip active" : "chip"}
+          aria-expanded={open === c.index}
+          data-testid="citation-chip"
+          title={c.document}
+          onClick={() => setOpen(open === c.index ? null : c.index)}
+        >
+          [{c.index}] {c.document}
+        </button>
+      ))}
+      {shown && (
+        <blockquote className="citation-passage" data-testid="citation-passage">
+          <p>{shown.text}</p>
+          <footer className="muted">
+            {shown.path} · {t("kb.score", { score: shown.score.toFixed(3) })}
+          </footer>
+        </blockquote>
+      )}
+    </div>
+  );
+}
+
+function Reasoning({ text, streaming }: { text: string; streaming: boolean }) {
+  const { t } = useI18n();
+  return (
+    <details className="reasoning" open={streaming} data-testid="reasoning">
+      <summary>{streaming ? t("chat.thinking") : t("chat.reasoning")}</summary>
+      <Markdown text={text} />
+    </details>
+  );
+}
+
+function BranchSwitcher({ message, onSwitch }: { message: Message; onSwitch: (id: string) => void }) {
+  const { t } = useI18n();
+  const at = message.siblings.indexOf(message.id);
+  const n = message.siblings.length;
+  if (n < 2) return null;
+  const prev = message.siblings[at - 1];
+  const next = message.siblings[at + 1];
+  return (
+    <span className="branch-switcher" data-testid="branch-switcher">
+      <button type="button" className="icon" aria-label={t("chat.prevBranch")} disabled={!prev} onClick={() => prev && onSwitch(prev)}>
+        ‹
+      </button>
+      <span>
+        {at + 1}/{n}
+      </span>
+      <button type="button" className="icon" aria-label={t("chat.nextBranch")} disabled={!next} onClick={() => next && onSwitch(next)}>
+        ›
+      </button>
+    </span>
+  );
+}
+
+export const MessageView = memo(function MessageView({
+  message,
+  streaming,
+  actions,
+}: {
+  message: Message;
+  streaming: boolean;
+  actions: MessageActions;
+}) {
+  const { t } = useI18n();
+  const [editing, setEditing] = useState<string | null>(null);
+  const [citation, setCitation] = useState<number | null>(null);
+  const hasCitations = message.citations.length > 0;
+  const isUser = message.role === "user";
+  return (
+    <div className={`message ${message.role}`} data-testid={`message-${message.role}`} data-message-id={message.id}>
+      <div className="message-meta muted">
+        {isUser ? t("chat.you") : (message.model ?? t("chat.assistant"))}
+        <BranchSwitcher message={message} onSwitch={actions.onSwitchBranch} />
+      </div>
+      {message.reasoning && <Reasoning text={message.reasoning} streaming={streaming && message.text === ""} />}
+      {editing !== null ? (
+        <form
+          className="edit-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            actions.onEdit(message, editing);
+            setEditing(null);
+          }}
+        >
+          <textarea aria-label={t("chat.editMessage")} value={editing} rows={4} onChange={(e) => setEditing(e.target.value)} />
+          <div className="row">
+            <button type="submit" className="primary">
+              {t("chat.resend")}
+            </button>
+            <button type="button" onClick={() => setEditing(null)}>
+              {t("common.cancel")}
+            </button>
+          </div>
+        </form>
+      ) : (
+        <Markdown text={message.text} onCite={hasCitations ? setCitation : undefined} />
+      )}
+      {message.parts.map((p, i) => (
+        <PartView key={i} part={p} />
+      ))}
+      <ToolTraceGroup traces={message.tool_calls} onDecide={actions.onDecide} onInspect={actions.onInspect} />
+      <CitationChips citations={message.citations} open={citation} setOpen={setCitation} />
+      {streaming && message.text === "" && message.tool_calls.length === 0 && !message.reasoning && (
+        <span className="typing" aria-label={t("chat.generating")} />
+      )}
+      {message.error && (
+        <p className="error-text" role="alert">
+          {message.error.message}
+        </p>
+      )}
+      {!streaming && (
+        <div className="message-actions">
+          <button type="button" className="link" onClick={() => void navigator.clipboard?.writeText(message.text)}>
+            {t("chat.copy")}
+          </button>
+          {isUser ? (
+            <button type="button" className="link" data-testid="edit-message" onClick={() => setEditing(message.text)}>
+              {t("chat.edit")}
+            </button>
+          ) : (
+            <button type="button" className="link" data-testid="regenerate" onClick={() => actions.onRegenerate(message)}>
+              {t("chat.regenerate")}
+            </button>
+          )}
+        </div>
+      )}
+    </div>
+  );
+});

@@ -1,0 +1,63 @@
+import { cleanup, fireEvent, screen, within } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ConversationSummary } from "../../lib/ipc";
+import { renderIn } from "../../test/render";
+import { Sidebar, type SidebarProps } from "./Sidebar";
+
+afterEach(cleanup);
+
+const conv = (id: string, title: string, updated_at: number): ConversationSummary => ({ id, title, created_at: 0, updated_at, snippet: null });
+
+function setup(extra: Partial<SidebarProps> = {}) {
+  const props: SidebarProps = {
+    conversations: [conv("a", "Old", 1), conv("b", "Newest", 3), conv("c", "Middle", 2)],
+    activeId: "c",
+    query: "",
+    onQuery: vi.fn(),
+    onSelect: vi.fn(),
+    onNew: vi.fn(),
+    onRename: vi.fn(),
+    onDelete: vi.fn(),
+    ...extra,
+  };
+  renderIn(<Sidebar {...props} />);
+  return props;
+}
+
+describe("Sidebar", () => {
+  it("lists conversations newest first and marks the active one", () => {
+    setup();
+    const titles = within(screen.getByTestId("conversation-list")).getAllByRole("button", { name: /^(Old|Newest|Middle)$/ });
+    expect(titles.map((b) => b.textContent)).toEqual(["Newest", "Middle", "Old"]);
+    expect(screen.getByRole("button", { name: "Middle" }).getAttribute("aria-current")).toBe("true");
+  });
+
+  it("starts a conversation with Ctrl+N or Cmd+N and focuses search with Ctrl+K", () => {
+    const p = setup();
+    fireEvent.keyDown(window, { key: "n", ctrlKey: true });
+    fireEvent.keyDown(window, { key: "N", metaKey: true });
+    fireEvent.keyDown(window, { key: "n" });
+    expect(p.onNew).toHaveBeenCalledTimes(2);
+    fireEvent.keyDown(window, { key: "k", ctrlKey: true });
+    expect(document.activeElement?.id).toBe("conversation-search");
+  });
+
+  it("searches, renames and deletes after confirmation", () => {
+    const p = setup();
+    fireEvent.change(screen.getByLabelText("Search conversations"), { target: { value: "rust" } });
+    expect(p.onQuery).toHaveBeenCalledWith("rust");
+    fireEvent.click(screen.getByRole("button", { name: "Rename Old" }));
+    fireEvent.change(screen.getByLabelText("New title"), { target: { value: "Renamed" } });
+    fireEvent.submit(screen.getByLabelText("New title"));
+    expect(p.onRename).toHaveBeenCalledWith("a", "Renamed");
+    fireEvent.click(screen.getByRole("button", { name: "Delete Newest" }));
+    expect(p.onDelete).not.toHaveBeenCalled();
+    fireEvent.click(screen.getByRole("button", { name: "Really delete" }));
+    expect(p.onDelete).toHaveBeenCalledWith("b");
+  });
+
+  it("says when a search matches nothing", () => {
+    setup({ conversations: [], query: "zzz" });
+    expect(screen.getByText("No conversation matches.")).toBeTruthy();
+  });
+});

@@ -1,0 +1,100 @@
+import { cleanup, fireEvent, screen, within } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { renderIn, trace } from "../../test/render";
+import { ToolTraceCard, ToolTraceGroup, formatDuration } from "./ToolTraceCard";
+
+afterEach(cleanup);
+
+describe("ToolTraceCard", () => {
+  it("shows a running call with a spinner and a progress bar", () => {
+    const { container } = renderIn(
+      <ToolTraceCard trace={trace({ status: "running", progress: { progress: 3, total: 4, message: "indexing" } })} />,
+    );
+    expect(screen.getByTestId("trace-status").textContent).toBe("Running");
+    expect(container.querySelector(".spinner")).toBeTruthy();
+    const bar = screen.getByTestId("trace-progress") as HTMLProgressElement;
+    expect(bar.value).toBe(3);
+    expect(bar.max).toBe(4);
+    expect(screen.getByText("75% · indexing")).toBeTruthy();
+    expect(screen.queryByTestId("trace-duration")).toBeNull();
+  });
+
+  it("shows a finished call: duration, arguments, markdown, image, resource link, structured JSON, logs", () => {
+    renderIn(
+      <ToolTraceCard
+        trace={trace({
+          status: "done",
+          duration_ms: 1532,
+          logs: [{ level: "info", message: "opened file" }],
+          result: {
+            content: [
+              { type: "text", text: "**bold** result" },
+              { type: "image", mime_type: "image/png", data: "AAAA" },
+              { type: "resource_link", uri: "file:///tmp/a.txt", name: "a.txt", mime_type: null },
+            ],
+            structured_content: { lines: 3 },
+            is_error: false,
+          },
+        })}
+      />,
+    );
+    expect(screen.getByTestId("trace-status").textContent).toBe("Done");
+    expect(screen.getByTestId("trace-duration").textContent).toBe("1.53 s");
+    expect(screen.getByTestId("trace-args").textContent).toBe('{\n  "path": "/tmp/a.txt"\n}');
+    expect(screen.getByText("bold").tagName).toBe("STRONG");
+    expect((screen.getByRole("img", { name: "Image returned by the tool" }) as HTMLImageElement).src).toBe("data:image/png;base64,AAAA");
+    expect(screen.getByRole("link", { name: "a.txt" }).getAttribute("href")).toBe("file:///tmp/a.txt");
+    expect(screen.getByText(/"lines": 3/)).toBeTruthy();
+    expect(screen.getByText("Log messages (1)")).toBeTruthy();
+  });
+
+  it("shows a failed call with the server's stderr tail", () => {
+    renderIn(<ToolTraceCard trace={trace({ status: "error", error: "server exited with code 1", stderr_tail: "Error: ENOENT", duration_ms: 12 })} />);
+    const alert = screen.getByRole("alert");
+    expect(alert.textContent).toContain("server exited with code 1");
+    expect(screen.getByTestId("trace-stderr").textContent).toBe("Error: ENOENT");
+    expect(screen.getByTestId("trace-duration").textContent).toBe("12 ms");
+  });
+
+  it("marks an isError result", () => {
+    renderIn(
+      <ToolTraceCard trace={trace({ status: "error", result: { content: [{ type: "text", text: "no such file" }], structured_content: null, is_error: true } })} />,
+    );
+    expect(screen.getByText("The tool reported an error.")).toBeTruthy();
+    expect(screen.getByTestId("tool-result").className).toContain("is-error");
+  });
+
+  it("asks for approval with the full arguments and reports the decision", () => {
+    const onDecide = vi.fn();
+    renderIn(<ToolTraceCard trace={trace({ status: "pending_approval", arguments: { path: "/etc/hosts", lines: [1, 2] } })} onDecide={onDecide} />);
+    const card = screen.getByTestId("approval-card");
+    expect(within(card).getByTestId("approval-args").textContent).toContain('"/etc/hosts"');
+    fireEvent.click(within(card).getByRole("button", { name: "Allow for this conversation" }));
+    fireEvent.click(within(card).getByRole("button", { name: "Always allow this tool" }));
+    fireEvent.click(within(card).getByRole("button", { name: "Deny" }));
+    fireEvent.click(within(card).getByRole("button", { name: "Allow once" }));
+    expect(onDecide.mock.calls).toEqual([
+      ["c1", "allow_conversation"],
+      ["c1", "allow_always"],
+      ["c1", "deny"],
+      ["c1", "allow_once"],
+    ]);
+  });
+
+  it("shows cancelled and denied states", () => {
+    renderIn(<ToolTraceGroup traces={[trace({ call_id: "a", status: "cancelled" }), trace({ call_id: "b", status: "denied" })]} />);
+    expect(screen.getAllByTestId("trace-status").map((e) => e.textContent)).toEqual(["Cancelled", "Denied"]);
+  });
+
+  it("lays parallel calls side by side in call order", () => {
+    renderIn(<ToolTraceGroup traces={[trace({ call_id: "1", tool: "first" }), trace({ call_id: "2", tool: "second" })]} />);
+    const group = screen.getByTestId("trace-group");
+    expect(group.className).toContain("parallel");
+    expect(within(group).getAllByTestId("trace-card").map((c) => c.querySelector("strong")?.textContent)).toEqual(["first", "second"]);
+  });
+
+  it("formats durations", () => {
+    expect(formatDuration(999)).toBe("999 ms");
+    expect(formatDuration(12_345)).toBe("12.3 s");
+  });
+});

@@ -1,0 +1,121 @@
+// One tool call in the message flow: server/tool, status, duration, collapsible
+// arguments, the result, error and stderr tail, and the call's log messages.
+import { useI18n, type MessageKey } from "../../lib/i18n";
+import type { ApprovalDecision, ToolTrace } from "../../lib/ipc";
+import { ApprovalCard } from "./ApprovalCard";
+import { pretty, ToolResultView } from "./ToolResultView";
+
+const STATUS: Record<ToolTrace["status"], MessageKey> = {
+  pending_approval: "trace.pending",
+  running: "trace.running",
+  done: "trace.done",
+  error: "trace.error",
+  cancelled: "trace.cancelled",
+  denied: "trace.denied",
+};
+
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
+
+export interface ToolTraceCardProps {
+  trace: ToolTrace;
+  onDecide?: (callId: string, d: ApprovalDecision) => void;
+  onInspect?: (trace: ToolTrace) => void;
+}
+
+export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps) {
+  const { t } = useI18n();
+  const p = trace.progress;
+  const pct = p && p.total ? Math.min(100, Math.round((p.progress / p.total) * 100)) : null;
+  return (
+    <article
+      className={`trace-card status-${trace.status}`}
+      data-testid="trace-card"
+      data-status={trace.status}
+      aria-label={t("trace.label", { server: trace.server, tool: trace.tool })}
+    >
+      <header className="trace-head">
+        <span className="trace-name">
+          <span className="muted">{trace.server}</span> · <strong>{trace.tool}</strong>
+        </span>
+        <span className="trace-status" data-testid="trace-status">
+          {trace.status === "running" && <span className="spinner" aria-hidden="true" />}
+          {t(STATUS[trace.status])}
+        </span>
+        {trace.duration_ms !== null && (
+          <span className="trace-duration" data-testid="trace-duration">
+            {formatDuration(trace.duration_ms)}
+          </span>
+        )}
+        {onInspect && (
+          <button type="button" className="link" data-testid="trace-inspect" onClick={() => onInspect(trace)}>
+            {t("trace.inspect")}
+          </button>
+        )}
+      </header>
+      {trace.status === "running" && p && (
+        <div className="trace-progress">
+          <progress
+            max={p.total ?? undefined}
+            value={p.total ? p.progress : undefined}
+            aria-label={t("trace.progress")}
+            data-testid="trace-progress"
+          />
+          <small className="muted">
+            {pct !== null ? `${pct}%` : String(p.progress)}
+            {p.message ? ` · ${p.message}` : ""}
+          </small>
+        </div>
+      )}
+      {trace.status === "pending_approval" && onDecide ? (
+        <ApprovalCard trace={trace} onDecide={(d) => onDecide(trace.call_id, d)} />
+      ) : (
+        <details className="trace-args">
+          <summary>{t("trace.arguments")}</summary>
+          <pre className="json" data-testid="trace-args">
+            {pretty(trace.arguments)}
+          </pre>
+        </details>
+      )}
+      {trace.result && <ToolResultView result={trace.result} />}
+      {trace.error && (
+        <div className="trace-error" role="alert">
+          <p>{trace.error}</p>
+          {trace.stderr_tail && (
+            <details open>
+              <summary>{t("trace.stderr")}</summary>
+              <pre className="stderr" data-testid="trace-stderr">
+                {trace.stderr_tail}
+              </pre>
+            </details>
+          )}
+        </div>
+      )}
+      {trace.logs.length > 0 && (
+        <details className="trace-logs">
+          <summary>{t("trace.logs", { count: trace.logs.length })}</summary>
+          <ul>
+            {trace.logs.map((l, i) => (
+              <li key={i}>
+                <code>{l.level}</code> {l.message}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </article>
+  );
+}
+
+/** Parallel calls of one assistant step, side by side in call order. */
+export function ToolTraceGroup({ traces, onDecide, onInspect }: { traces: ToolTrace[] } & Omit<ToolTraceCardProps, "trace">) {
+  if (traces.length === 0) return null;
+  return (
+    <div className={traces.length > 1 ? "trace-group parallel" : "trace-group"} data-testid="trace-group">
+      {traces.map((tr) => (
+        <ToolTraceCard key={tr.call_id} trace={tr} onDecide={onDecide} onInspect={onInspect} />
+      ))}
+    </div>
+  );
+}

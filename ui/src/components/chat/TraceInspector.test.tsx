@@ -1,0 +1,46 @@
+import { cleanup, fireEvent, screen } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { renderIn, trace } from "../../test/render";
+import { TraceInspector } from "./TraceInspector";
+
+afterEach(cleanup);
+
+describe("TraceInspector", () => {
+  it("shows the raw JSON-RPC and re-runs the call with edited arguments", async () => {
+    const getTrace = vi.fn(() =>
+      Promise.resolve({
+        call_id: "c1",
+        server: "files",
+        tool: "read_file",
+        request: { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "read_file" } },
+        response: { jsonrpc: "2.0", id: 7, result: { content: [] } },
+      }),
+    );
+    const callTool = vi.fn(() => Promise.resolve({ content: [{ type: "text" as const, text: "second run" }], structured_content: null, is_error: false }));
+    renderIn(<TraceInspector trace={trace({ status: "done" })} getTrace={getTrace} callTool={callTool} onClose={() => undefined} />);
+    expect((await screen.findByText(/"method": "tools\/call"/)).getAttribute("data-testid")).toBe("inspector-request");
+    expect(screen.getByTestId("inspector-response").textContent).toContain('"id": 7');
+    fireEvent.change(screen.getByTestId("inspector-args"), { target: { value: '{"path": "/tmp/b.txt"}' } });
+    fireEvent.click(screen.getByTestId("inspector-run"));
+    expect(callTool).toHaveBeenCalledWith("files", "read_file", { path: "/tmp/b.txt" });
+    expect(await screen.findByText("second run")).toBeTruthy();
+  });
+
+  it("refuses invalid JSON arguments with a readable message", async () => {
+    const callTool = vi.fn();
+    renderIn(
+      <TraceInspector trace={trace()} getTrace={() => new Promise(() => undefined)} callTool={callTool} onClose={() => undefined} />,
+    );
+    fireEvent.change(screen.getByTestId("inspector-args"), { target: { value: "{path:" } });
+    fireEvent.click(screen.getByTestId("inspector-run"));
+    expect(callTool).not.toHaveBeenCalled();
+    expect((await screen.findByRole("alert")).textContent).toContain("The arguments are not valid JSON");
+  });
+
+  it("closes on Escape", () => {
+    const onClose = vi.fn();
+    renderIn(<TraceInspector trace={trace()} getTrace={() => new Promise(() => undefined)} callTool={vi.fn()} onClose={onClose} />);
+    fireEvent.keyDown(screen.getByRole("dialog"), { key: "Escape" });
+    expect(onClose).toHaveBeenCalled();
+  });
+});

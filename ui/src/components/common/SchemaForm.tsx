@@ -1,0 +1,211 @@
+// A form generated from a JSON Schema object: used for elicitation requests,
+// "test a tool", re-running a traced call and prompt arguments. Supports
+// string (with enum → select), number/integer, boolean, arrays of scalars
+// (one item per line) and nested objects; anything else is edited as JSON.
+import { useId, useState, type FormEvent } from "react";
+import { useI18n } from "../../lib/i18n";
+import type { JsonSchema } from "../../lib/ipc";
+
+type Values = Record<string, unknown>;
+
+function typeOf(s: JsonSchema): string {
+  const t = Array.isArray(s.type) ? s.type.find((x) => x !== "null") : s.type;
+  if (t) return t;
+  if (s.enum) return "string";
+  if (s.properties) return "object";
+  return "json";
+}
+
+/** Default values for a schema's properties. */
+export function initialValues(schema: JsonSchema, given?: unknown): Values {
+  const out: Values = {};
+  const src = given && typeof given === "object" && !Array.isArray(given) ? (given as Values) : {};
+  for (const [name, p] of Object.entries(schema.properties ?? {})) {
+    if (name in src) out[name] = src[name];
+    else if (p.default !== undefined) out[name] = p.default;
+    else if (typeOf(p) === "boolean") out[name] = false;
+    else if (typeOf(p) === "object") out[name] = initialValues(p);
+  }
+  return out;
+}
+
+/** Checks required fields and number/JSON syntax; returns field → message key. */
+function validate(schema: JsonSchema, values: Values, prefix = ""): Record<string, "form.required" | "form.number" | "form.json"> {
+  const errors: Record<string, "form.required" | "form.number" | "form.json"> = {};
+  for (const [name, p] of Object.entries(schema.properties ?? {})) {
+    const v = values[name];
+    const key = prefix + name;
+    const t = typeOf(p);
+    if (t === "object") Object.assign(errors, validate(p, (v as Values) ?? {}, key + "."));
+    else if ((schema.required ?? []).includes(name) && (v === undefined || v === "")) errors[key] = "form.required";
+    else if ((t === "number" || t === "integer") && v !== undefined && v !== "" && Number.isNaN(Number(v)))
+      errors[key] = "form.number";
+    else if (t === "json" && typeof v === "string" && v.trim() !== "") {
+      try {
+        JSON.parse(v);
+      } catch {
+        errors[key] = "form.json";
+      }
+    }
+  }
+  return errors;
+}
+
+/** Turns the edited strings into typed values, dropping empty optional fields. */
+export function toValue(schema: JsonSchema, values: Values): Values {
+  const out: Values = {};
+  for (const [name, p] of Object.entries(schema.properties ?? {})) {
+    const v = values[name];
+    const t = typeOf(p);
+    if (t === "object") out[name] = toValue(p, (v as Values) ?? {});
+    else if (v === undefined || v === "") continue;
+    else if (t === "number" || t === "integer") out[name] = Number(v);
+    else if (t === "array" && typeof v === "string") {
+      const items = v.split("\n").filter((x) => x.trim() !== "");
+      const it = p.items ? typeOf(p.items) : "string";
+      out[name] = it === "number" || it === "integer" ? items.map(Number) : items;
+    } else if (t === "json" && typeof v === "string") out[name] = JSON.parse(v);
+    else out[name] = v;
+  }
+  return out;
+}
+
+interface FieldsProps {
+  schema: JsonSchema;
+  values: Values;
+  errors: Record<string, string>;
+  prefix: string;
+  onChange: (v: Values) => void;
+}
+
+function Fields({ schema, values, errors, prefix, onChange }: FieldsProps) {
+  const { t } = useI18n();
+  const base = useId();
+  const set = (name: string, v: unknown) => onChange({ ...values, [name]: v });
+  return (
+    <>
+      {Object.entries(schema.properties ?? {}).map(([name, p]) => {
+        const id = `${base}-${prefix}${name}`;
+        const required = (schema.required ?? []).includes(name);
+        const label = (p.title ?? name) + (required ? " *" : "");
+        const err = errors[prefix + name];
+        const v = values[name];
+        const t0 = typeOf(p);
+        const described = p.description ? `${id}-desc` : undefined;
+        let input;
+        if (t0 === "object") {
+          return (
+            <fieldset key={name} className="schema-object">
+              <legend>{label}</legend>
+              <Fields
+                schema={p}
+                values={(v as Values) ?? {}}
+                errors={errors}
+                prefix={`${prefix}${name}.`}
+                onChange={(nv) => set(name, nv)}
+              />
+            </fieldset>
+          );
+        } else if (t0 === "boolean") {
+          input = (
+            <input id={id} name={name} type="checkbox" checked={v === true} onChange={(e) => set(name, e.target.checked)} />
+          );
+        } else if (p.enum) {
+          input = (
+            <select id={id} name={name} value={v === undefined ? "" : String(v)} onChange={(e) => set(name, e.target.value)}>
+              <option value="">{t("form.choose")}</option>
+              {p.enum.map((o) => (
+                <option key={String(o)} value={String(o)}>
+                  {String(o)}
+                </option>
+              ))}
+            </select>
+          );
+        } else if (t0 === "number" || t0 === "integer") {
+          input = (
+            <input
+              id={id}
+              name={name}
+              type="number"
+              step={t0 === "integer" ? 1 : "any"}
+              min={p.minimum}
+              max={p.maximum}
+              value={v === undefined ? "" : String(v)}
+              onChange={(e) => set(name, e.target.value)}
+            />
+          );
+        } else if (t0 === "array" || t0 === "json") {
+          const text = Array.isArray(v) ? v.join("\n") : typeof v === "string" ? v : v === undefined ? "" : JSON.stringify(v, null, 2);
+          input = (
+            <textarea id={id} name={name} rows={3} value={text} placeholder={t0 === "array" ? t("form.onePerLine") : "{}"} onChange={(e) => set(name, e.target.value)} />
+          );
+        } else {
+          input = (
+            <input
+              id={id}
+              name={name}
+              type={p.format === "email" ? "email" : p.format === "uri" ? "url" : "text"}
+              value={v === undefined ? "" : String(v)}
+              onChange={(e) => set(name, e.target.value)}
+            />
+          );
+        }
+        return (
+          <div className="field" key={name}>
+            <label htmlFor={id}>{label}</label>
+            {input}
+            {p.description && (
+              <small id={described} className="muted">
+                {p.description}
+              </small>
+            )}
+            {err && (
+              <small className="field-error" role="alert">
+                {err}
+              </small>
+            )}
+          </div>
+        );
+      })}
+    </>
+  );
+}
+
+export interface SchemaFormProps {
+  schema: JsonSchema;
+  initial?: unknown;
+  submitLabel: string;
+  busy?: boolean;
+  onSubmit: (value: Values) => void;
+  onCancel?: () => void;
+  cancelLabel?: string;
+  testId?: string;
+}
+
+export function SchemaForm({ schema, initial, submitLabel, busy, onSubmit, onCancel, cancelLabel, testId }: SchemaFormProps) {
+  const { t } = useI18n();
+  const [values, setValues] = useState<Values>(() => initialValues(schema, initial));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const found = validate(schema, values);
+    setErrors(Object.fromEntries(Object.entries(found).map(([k, v]) => [k, t(v)])));
+    if (Object.keys(found).length === 0) onSubmit(toValue(schema, values));
+  };
+  return (
+    <form className="schema-form" onSubmit={submit} data-testid={testId} noValidate>
+      {Object.keys(schema.properties ?? {}).length === 0 && <p className="muted">{t("form.noFields")}</p>}
+      <Fields schema={schema} values={values} errors={errors} prefix="" onChange={setValues} />
+      <div className="row">
+        <button type="submit" className="primary" disabled={busy}>
+          {submitLabel}
+        </button>
+        {onCancel && (
+          <button type="button" onClick={onCancel}>
+            {cancelLabel ?? t("common.cancel")}
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,138 @@
+// Assistant presets: system prompt, provider and model, sampling settings,
+// enabled servers, knowledge-base mode.
+import { useCallback, useState } from "react";
+import { useI18n } from "../../lib/i18n";
+import type { Assistant, Ipc, KbMode } from "../../lib/ipc";
+import { ErrorBanner } from "../ErrorBanner";
+import { useLoad } from "./useLoad";
+
+export type AssistantsIpc = Pick<Ipc, "listAssistants" | "saveAssistant" | "deleteAssistant">;
+
+function blank(): Assistant {
+  return {
+    id: "",
+    name: "",
+    system_prompt: "",
+    provider: null,
+    model: null,
+    temperature: null,
+    top_p: null,
+    max_tokens: null,
+    servers: null,
+    disabled_tools: [],
+    kb_mode: "off",
+  };
+}
+
+const num = (s: string): number | null => (s.trim() === "" || Number.isNaN(Number(s)) ? null : Number(s));
+const str = (s: string): string | null => (s.trim() === "" ? null : s.trim());
+
+function AssistantForm({ initial, onSave, onCancel }: { initial: Assistant; onSave: (a: Assistant) => void; onCancel: () => void }) {
+  const { t } = useI18n();
+  const [a, setA] = useState(initial);
+  const [servers, setServers] = useState(initial.servers?.join(", ") ?? "");
+  return (
+    <form
+      className="card form"
+      data-testid="assistant-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const list = servers.split(",").map((s) => s.trim()).filter(Boolean);
+        onSave({ ...a, servers: list.length ? list : null });
+      }}
+    >
+      <label className="field">
+        <span>{t("assistants.name")}</span>
+        <input id="assistant-name" required value={a.name} onChange={(e) => setA({ ...a, name: e.target.value })} />
+      </label>
+      <label className="field">
+        <span>{t("assistants.systemPrompt")}</span>
+        <textarea id="assistant-prompt" rows={5} value={a.system_prompt} onChange={(e) => setA({ ...a, system_prompt: e.target.value })} />
+      </label>
+      <div className="row">
+        <label className="field">
+          <span>{t("assistants.provider")}</span>
+          <input value={a.provider ?? ""} onChange={(e) => setA({ ...a, provider: str(e.target.value) })} />
+        </label>
+        <label className="field">
+          <span>{t("assistants.model")}</span>
+          <input value={a.model ?? ""} onChange={(e) => setA({ ...a, model: str(e.target.value) })} />
+        </label>
+      </div>
+      <div className="row">
+        <label className="field">
+          <span>{t("assistants.temperature")}</span>
+          <input type="number" step="0.1" min="0" max="2" value={a.temperature ?? ""} onChange={(e) => setA({ ...a, temperature: num(e.target.value) })} />
+        </label>
+        <label className="field">
+          <span>{t("assistants.topP")}</span>
+          <input type="number" step="0.05" min="0" max="1" value={a.top_p ?? ""} onChange={(e) => setA({ ...a, top_p: num(e.target.value) })} />
+        </label>
+        <label className="field">
+          <span>{t("assistants.maxTokens")}</span>
+          <input type="number" min="1" value={a.max_tokens ?? ""} onChange={(e) => setA({ ...a, max_tokens: num(e.target.value) })} />
+        </label>
+      </div>
+      <label className="field">
+        <span>{t("assistants.servers")}</span>
+        <input value={servers} placeholder={t("assistants.allServers")} onChange={(e) => setServers(e.target.value)} />
+      </label>
+      <label className="field">
+        <span>{t("assistants.kbMode")}</span>
+        <select value={a.kb_mode} onChange={(e) => setA({ ...a, kb_mode: e.target.value as KbMode })}>
+          <option value="off">{t("assistants.kbOff")}</option>
+          <option value="auto">{t("assistants.kbAuto")}</option>
+          <option value="always">{t("assistants.kbAlways")}</option>
+        </select>
+      </label>
+      <div className="row">
+        <button type="submit" className="primary" id="assistant-save">
+          {t("common.save")}
+        </button>
+        <button type="button" onClick={onCancel}>
+          {t("common.cancel")}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function Assistants({ ipc }: { ipc: AssistantsIpc }) {
+  const { t } = useI18n();
+  const load = useCallback(() => ipc.listAssistants(), [ipc]);
+  const { data, error, setError, act } = useLoad<Assistant[]>(load);
+  const [editing, setEditing] = useState<Assistant | null>(null);
+  return (
+    <div data-testid="assistants-settings">
+      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+      <ul className="list">
+        {(data ?? []).map((a) => (
+          <li key={a.id} className="card row">
+            <strong>{a.name}</strong>
+            <span className="muted">{a.model ?? t("composer.defaultModel")}</span>
+            <span className="spacer" />
+            <button type="button" onClick={() => setEditing(a)}>
+              {t("common.edit")}
+            </button>
+            <button type="button" className="danger" onClick={() => void act(() => ipc.deleteAssistant(a.id))}>
+              {t("common.delete")}
+            </button>
+          </li>
+        ))}
+      </ul>
+      {data && data.length === 0 && <p className="muted">{t("assistants.empty")}</p>}
+      {editing ? (
+        <AssistantForm
+          key={editing.id || "new"}
+          initial={editing}
+          onCancel={() => setEditing(null)}
+          onSave={(a) => void act(() => ipc.saveAssistant(a)).then((ok) => ok && setEditing(null))}
+        />
+      ) : (
+        <button type="button" className="primary" id="assistant-add" onClick={() => setEditing(blank())}>
+          {t("assistants.add")}
+        </button>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,97 @@
+// General: theme, language, data folder, and the About facts.
+import { useEffect, useState } from "react";
+import { useI18n, type Lang } from "../../lib/i18n";
+import { applyTheme, storedTheme, storeTheme } from "../../lib/theme";
+import { toIpcError, type AppInfo, type Ipc, type IpcError, type Theme } from "../../lib/ipc";
+import { ErrorBanner } from "../ErrorBanner";
+
+export type GeneralIpc = Pick<Ipc, "appInfo" | "pickDataDir" | "getSettings" | "saveSettings">;
+
+export function General({ ipc }: { ipc: GeneralIpc }) {
+  const { t, lang, setLang } = useI18n();
+  const [info, setInfo] = useState<AppInfo | null>(null);
+  const [error, setError] = useState<IpcError | null>(null);
+  const [theme, setTheme] = useState<Theme>(storedTheme);
+  const [movedTo, setMovedTo] = useState<string | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    ipc
+      .appInfo()
+      .then((i) => live && setInfo(i))
+      .catch((e: unknown) => live && setError(toIpcError(e)));
+    return () => {
+      live = false;
+    };
+  }, [ipc]);
+
+  const chooseDataDir = async () => {
+    try {
+      const dir = await ipc.pickDataDir();
+      if (!dir) return;
+      const s = await ipc.getSettings();
+      await ipc.saveSettings({ ...s, data_dir: dir });
+      setMovedTo(dir);
+    } catch (e) {
+      setError(toIpcError(e));
+    }
+  };
+
+  return (
+    <div data-testid="general-settings">
+      <h2>{t("settings.about")}</h2>
+      {error && <ErrorBanner error={error} />}
+      {!error && !info && <p className="muted">{t("common.loading")}</p>}
+      {info && (
+        <dl className="facts">
+          <dt>{t("settings.version")}</dt>
+          <dd id="app-version">{info.version}</dd>
+          <dt>{t("settings.dataDir")}</dt>
+          <dd id="app-data-dir">{info.data_dir}</dd>
+          <dt>{t("settings.database")}</dt>
+          <dd>{info.database}</dd>
+          <dt>{t("settings.schema")}</dt>
+          <dd>{info.schema_version}</dd>
+          <dt>{t("settings.keyring")}</dt>
+          <dd id="app-keyring">
+            {info.keyring.available
+              ? t("settings.keyringAvailable", { detail: info.keyring.detail })
+              : t("settings.keyringUnavailable", { detail: info.keyring.detail })}
+          </dd>
+        </dl>
+      )}
+      <button type="button" id="data-dir-change" onClick={() => void chooseDataDir()}>
+        {t("settings.changeDataDir")}
+      </button>
+      {movedTo && (
+        <p role="status" className="muted">
+          {t("settings.dataDirRestart", { path: movedTo })}
+        </p>
+      )}
+      <label className="field">
+        <span>{t("settings.language")}</span>
+        <select id="language" value={lang} onChange={(e) => setLang(e.target.value as Lang)}>
+          <option value="en">English</option>
+          <option value="zh">中文</option>
+        </select>
+      </label>
+      <label className="field">
+        <span>{t("settings.theme")}</span>
+        <select
+          id="theme"
+          value={theme}
+          onChange={(e) => {
+            const next = e.target.value as Theme;
+            setTheme(next);
+            storeTheme(next);
+            applyTheme(next);
+          }}
+        >
+          <option value="system">{t("settings.themeSystem")}</option>
+          <option value="light">{t("settings.themeLight")}</option>
+          <option value="dark">{t("settings.themeDark")}</option>
+        </select>
+      </label>
+    </div>
+  );
+}

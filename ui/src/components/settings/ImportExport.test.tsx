@@ -1,0 +1,102 @@
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ImportPreview, McpServerConfig } from "../../lib/ipc";
+import { renderIn } from "../../test/render";
+import { ImportExport, type ImportIpc } from "./ImportExport";
+
+afterEach(cleanup);
+
+const cfg = (name: string): McpServerConfig => ({
+  name,
+  transport: { type: "stdio", command: "npx", args: [], env: {}, cwd: null },
+  enabled: true,
+  timeouts: { startup_secs: 30, call_secs: 60 },
+  approval: "ask",
+  tool_approval: {},
+  disabled_tools: [],
+  extra: {},
+});
+
+const preview: ImportPreview = {
+  format: "claude_desktop",
+  warnings: ["\"weird\" has no command and was skipped"],
+  entries: [
+    { name: "fresh", status: "new", incoming: cfg("fresh"), diff: [], detail: null },
+    {
+      name: "files",
+      status: "changed",
+      incoming: cfg("files"),
+      diff: [
+        { op: "same", text: '"command": "npx",' },
+        { op: "remove", text: '"args": ["a"]' },
+        { op: "add", text: '"args": ["b"]' },
+      ],
+      detail: null,
+    },
+    { name: "same", status: "unchanged", incoming: cfg("same"), diff: [], detail: null },
+    { name: "clash", status: "conflict", incoming: cfg("clash"), diff: [], detail: "A server named clash uses a different transport." },
+  ],
+};
+
+function fake(): ImportIpc {
+  return {
+    importPreview: vi.fn(() => Promise.resolve(preview)),
+    importApply: vi.fn(() => Promise.resolve({ added: ["fresh"], updated: ["files", "clash"], skipped: ["same"] })),
+    exportConfig: vi.fn(() => Promise.resolve("/home/me/claude_desktop_config.json")),
+  };
+}
+
+describe("ImportExport", () => {
+  it("previews new, changed with diff, unchanged and conflict entries, then applies the chosen ones", async () => {
+    const ipc = fake();
+    renderIn(<ImportExport ipc={ipc} />);
+    const text = '{"mcpServers": {}}';
+    fireEvent.change(screen.getByLabelText("Paste a config (Claude Desktop, VS Code, Cursor…)"), { target: { value: text } });
+    fireEvent.click(screen.getByRole("button", { name: "Preview" }));
+    const entries = await screen.findAllByTestId("import-entry");
+    expect(entries.map((e) => e.getAttribute("data-status"))).toEqual(["new", "changed", "unchanged", "conflict"]);
+    expect(screen.getByText("Recognised format: claude_desktop")).toBeTruthy();
+    expect(screen.getByText('"weird" has no command and was skipped')).toBeTruthy();
+    const diff = within(entries[1] as HTMLElement).getByTestId("import-diff");
+    expect(diff.querySelector(".diff-remove")?.textContent).toBe('- "args": ["a"]');
+    expect(diff.querySelector(".diff-add")?.textContent).toBe('+ "args": ["b"]');
+    expect(within(entries[3] as HTMLElement).getByText("A server named clash uses a different transport.")).toBeTruthy();
+    // New and changed are preselected; unchanged cannot be picked; a conflict needs an explicit choice.
+    expect((screen.getByLabelText("Import fresh") as HTMLInputElement).checked).toBe(true);
+    expect((screen.getByLabelText("Import files") as HTMLInputElement).checked).toBe(true);
+    expect((screen.getByLabelText("Import same") as HTMLInputElement).disabled).toBe(true);
+    expect((screen.getByLabelText("Import clash") as HTMLInputElement).checked).toBe(false);
+    fireEvent.click(screen.getByLabelText("Import clash"));
+    fireEvent.click(screen.getByRole("button", { name: "Apply 3 changes" }));
+    expect(ipc.importApply).toHaveBeenCalledWith(text, ["fresh", "files", "clash"]);
+    expect((await screen.findByTestId("import-report")).textContent).toBe("Imported: 1 added, 2 updated, 1 skipped.");
+  });
+
+  it("shows a parse error as a readable message", async () => {
+    const ipc = fake();
+    ipc.importPreview = vi.fn(() => Promise.reject({ kind: "invalid_input", message: "line 3, column 5: expected `}`" }));
+    renderIn(<ImportExport ipc={ipc} />);
+    fireEvent.change(screen.getByLabelText("Paste a config (Claude Desktop, VS Code, Cursor…)"), { target: { value: "{" } });
+    fireEvent.click(screen.getByRole("button", { name: "Preview" }));
+    const alert = await screen.findByRole("alert");
+    expect(alert.textContent).toContain("line 3, column 5: expected `}`");
+    expect(alert.textContent).toContain("Correct the highlighted value");
+  });
+
+  it("reads a picked file and previews it", async () => {
+    const ipc = fake();
+    renderIn(<ImportExport ipc={ipc} />);
+    const file = new File(['{"mcpServers": {"x": {"command": "y"}}}'], "claude.json", { type: "application/json" });
+    fireEvent.change(screen.getByLabelText("Choose a file…"), { target: { files: [file] } });
+    await waitFor(() => expect(ipc.importPreview).toHaveBeenCalledWith('{"mcpServers": {"x": {"command": "y"}}}'));
+  });
+
+  it("exports in the chosen format", async () => {
+    const ipc = fake();
+    renderIn(<ImportExport ipc={ipc} />);
+    fireEvent.change(screen.getByLabelText("Format"), { target: { value: "vscode" } });
+    fireEvent.click(screen.getByRole("button", { name: "Export to a file…" }));
+    expect(ipc.exportConfig).toHaveBeenCalledWith("vscode");
+    expect(await screen.findByText("Saved to /home/me/claude_desktop_config.json.")).toBeTruthy();
+  });
+});

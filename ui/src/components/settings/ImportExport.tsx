@@ -1,0 +1,178 @@
+// Import: paste or pick a config file, see the preview (new / changed with
+// diff / unchanged / conflict), choose what to apply. Export in a chosen format
+// (the backend opens the save dialog and writes secrets as placeholders).
+import { useState } from "react";
+import { useI18n, type MessageKey } from "../../lib/i18n";
+import { toIpcError, type ExportFormat, type ImportPreview, type ImportReport, type ImportStatus, type Ipc, type IpcError } from "../../lib/ipc";
+import { ErrorBanner } from "../ErrorBanner";
+
+export type ImportIpc = Pick<Ipc, "importPreview" | "importApply" | "exportConfig">;
+
+const STATUS: Record<ImportStatus, MessageKey> = {
+  new: "import.new",
+  changed: "import.changed",
+  unchanged: "import.unchanged",
+  conflict: "import.conflict",
+};
+
+function readText(file: Blob): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result));
+    reader.onerror = () => reject(reader.error);
+    reader.readAsText(file);
+  });
+}
+
+export function ImportExport({ ipc }: { ipc: ImportIpc }) {
+  const { t } = useI18n();
+  const [text, setText] = useState("");
+  const [preview, setPreview] = useState<ImportPreview | null>(null);
+  const [accept, setAccept] = useState<Set<string>>(new Set());
+  const [report, setReport] = useState<ImportReport | null>(null);
+  const [error, setError] = useState<IpcError | null>(null);
+  const [format, setFormat] = useState<ExportFormat>("claude_desktop");
+  const [exported, setExported] = useState<string | null>(null);
+
+  const runPreview = (source: string) => {
+    setReport(null);
+    setError(null);
+    ipc
+      .importPreview(source)
+      .then((p) => {
+        setPreview(p);
+        // New and changed entries are taken by default; conflicts need a decision.
+        setAccept(new Set(p.entries.filter((e) => e.status === "new" || e.status === "changed").map((e) => e.name)));
+      })
+      .catch((e: unknown) => {
+        setPreview(null);
+        setError(toIpcError(e));
+      });
+  };
+
+  const apply = () => {
+    ipc
+      .importApply(text, [...accept])
+      .then((r) => {
+        setReport(r);
+        setPreview(null);
+      })
+      .catch((e: unknown) => setError(toIpcError(e)));
+  };
+
+  return (
+    <div data-testid="import-export">
+      <h2>{t("import.title")}</h2>
+      <label className="field">
+        <span>{t("import.paste")}</span>
+        <textarea id="import-text" rows={8} value={text} onChange={(e) => setText(e.target.value)} placeholder='{"mcpServers": {…}}' />
+      </label>
+      <div className="row">
+        <label className="file-button">
+          {t("import.pickFile")}
+          <input
+            type="file"
+            id="import-file"
+            accept=".json,.jsonc,.yaml,.yml,.toml,application/json"
+            className="sr-only"
+            onChange={(e) => {
+              const f = e.target.files?.[0];
+              if (f)
+                readText(f)
+                  .then((s) => {
+                    setText(s);
+                    runPreview(s);
+                  })
+                  .catch((err: unknown) => setError({ kind: "invalid_input", message: String(err) }));
+            }}
+          />
+        </label>
+        <button type="button" id="import-preview" className="primary" disabled={text.trim() === ""} onClick={() => runPreview(text)}>
+          {t("import.preview")}
+        </button>
+      </div>
+      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+      {preview && (
+        <div className="import-preview" data-testid="import-preview">
+          <p className="muted">{t("import.format", { format: preview.format })}</p>
+          {preview.warnings.map((w, i) => (
+            <p key={i} className="warning-text">
+              {w}
+            </p>
+          ))}
+          <ul className="list">
+            {preview.entries.map((e) => (
+              <li key={e.name} className={`card import-${e.status}`} data-testid="import-entry" data-status={e.status}>
+                <label className="row">
+                  <input
+                    type="checkbox"
+                    disabled={e.status === "unchanged"}
+                    checked={accept.has(e.name)}
+                    aria-label={t("import.take", { name: e.name })}
+                    onChange={(ev) => {
+                      const next = new Set(accept);
+                      if (ev.target.checked) next.add(e.name);
+                      else next.delete(e.name);
+                      setAccept(next);
+                    }}
+                  />
+                  <strong>{e.name}</strong>
+                  <span className={`badge ${e.status}`}>{t(STATUS[e.status])}</span>
+                </label>
+                {e.detail && <p className="muted">{e.detail}</p>}
+                {e.diff.length > 0 && (
+                  <pre className="diff" data-testid="import-diff">
+                    {e.diff.map((d, i) => (
+                      <div key={i} className={`diff-${d.op}`}>
+                        {d.op === "add" ? "+ " : d.op === "remove" ? "- " : "  "}
+                        {d.text}
+                      </div>
+                    ))}
+                  </pre>
+                )}
+              </li>
+            ))}
+          </ul>
+          <button type="button" id="import-apply" className="primary" disabled={accept.size === 0} onClick={apply}>
+            {t("import.apply", { count: accept.size })}
+          </button>
+        </div>
+      )}
+      {report && (
+        <p role="status" className="ok-text" data-testid="import-report">
+          {t("import.done", { added: report.added.length, updated: report.updated.length, skipped: report.skipped.length })}
+        </p>
+      )}
+      <h2>{t("export.title")}</h2>
+      <div className="row">
+        <label className="field inline">
+          <span>{t("export.format")}</span>
+          <select id="export-format" value={format} onChange={(e) => setFormat(e.target.value as ExportFormat)}>
+            <option value="claude_desktop">Claude Desktop</option>
+            <option value="vscode">VS Code</option>
+            <option value="cursor">Cursor</option>
+            <option value="patchbay">Patchbay</option>
+          </select>
+        </label>
+        <button
+          type="button"
+          id="export-button"
+          onClick={() =>
+            ipc
+              .exportConfig(format)
+              .then(setExported)
+              .catch((e: unknown) => setError(toIpcError(e)))
+          }
+        >
+          {t("export.button")}
+        </button>
+      </div>
+      <p className="muted">{t("export.secrets")}</p>
+      {exported && (
+        <p role="status" className="ok-text">
+          {t("export.done", { path: exported })}
+        </p>
+      )}
+    </div>
+  );
+}

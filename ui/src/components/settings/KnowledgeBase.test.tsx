@@ -1,0 +1,65 @@
+import { act, cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { KbProgress } from "../../lib/ipc";
+import { renderIn } from "../../test/render";
+import { KnowledgeBase, type KbIpc } from "./KnowledgeBase";
+
+afterEach(cleanup);
+
+function fake() {
+  let progress: (p: KbProgress) => void = () => undefined;
+  const ipc: KbIpc = {
+    kbStatus: vi.fn(() => Promise.resolve([{ path: "/docs", documents: 4, chunks: 40, state: "idle" as const, progress: null, error: null }])),
+    kbPickFolder: vi.fn(() => Promise.resolve("/picked")),
+    kbAddFolder: vi.fn(() => Promise.resolve()),
+    kbRemoveFolder: vi.fn(() => Promise.resolve()),
+    kbReindex: vi.fn(() => Promise.resolve()),
+    kbDocuments: vi.fn(() => Promise.resolve([{ path: "/docs/a.md", title: "a.md", chunks: 7 }])),
+    kbSearch: vi.fn(() => Promise.resolve([{ document: "a.md", path: "/docs/a.md", score: 0.9123, text: "Patchbay hosts MCP servers." }])),
+    onKbProgress: vi.fn((h: (p: KbProgress) => void) => {
+      progress = h;
+      return Promise.resolve(() => undefined);
+    }),
+  };
+  return { ipc, progress: (p: KbProgress) => act(() => progress(p)) };
+}
+
+describe("KnowledgeBase", () => {
+  it("shows folders with counts and a progress bar while indexing", async () => {
+    const f = fake();
+    renderIn(<KnowledgeBase ipc={f.ipc} />);
+    expect(await screen.findByText("4 documents · 40 chunks")).toBeTruthy();
+    expect(screen.queryByTestId("kb-progress")).toBeNull();
+    f.progress({ folder: "/docs", done: 3, total: 10 });
+    const bar = screen.getByTestId("kb-progress") as HTMLProgressElement;
+    expect(bar.value).toBe(3);
+    expect(bar.max).toBe(10);
+    expect(screen.getByRole("button", { name: "Re-index" })).toHaveProperty("disabled", true);
+    f.progress({ folder: "/docs", done: 10, total: 10 });
+    expect(screen.queryByTestId("kb-progress")).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "Documents" }));
+    expect(await screen.findByText("a.md")).toBeTruthy();
+    expect(screen.getByText("7 chunks")).toBeTruthy();
+  });
+
+  it("adds a picked folder and re-indexes", async () => {
+    const f = fake();
+    renderIn(<KnowledgeBase ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Browse…" }));
+    await waitFor(() => expect((screen.getByLabelText("Folder path") as HTMLInputElement).value).toBe("/picked"));
+    fireEvent.click(screen.getByRole("button", { name: "Add folder" }));
+    await waitFor(() => expect(f.ipc.kbAddFolder).toHaveBeenCalledWith("/picked"));
+    fireEvent.click(screen.getByRole("button", { name: "Re-index" }));
+    await waitFor(() => expect(f.ipc.kbReindex).toHaveBeenCalledWith("/docs"));
+  });
+
+  it("searches and shows scored passages", async () => {
+    const f = fake();
+    renderIn(<KnowledgeBase ipc={f.ipc} />);
+    fireEvent.change(screen.getByLabelText("Try a search"), { target: { value: "what is patchbay" } });
+    fireEvent.click(screen.getByRole("button", { name: "Search" }));
+    expect(await screen.findByText("Patchbay hosts MCP servers.")).toBeTruthy();
+    expect(f.ipc.kbSearch).toHaveBeenCalledWith("what is patchbay", 10);
+    expect(screen.getByText("score 0.912")).toBeTruthy();
+  });
+});

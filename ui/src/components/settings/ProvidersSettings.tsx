@@ -1,0 +1,192 @@
+// Provider profiles: add/edit/delete, an API key field that writes to the
+// keyring and afterwards only says "set" or "not set", and a connection test
+// that shows the real error.
+import { useCallback, useState } from "react";
+import { useI18n } from "../../lib/i18n";
+import { toIpcError, type Ipc, type IpcError, type ProviderKind, type ProviderProfile, type ProviderView } from "../../lib/ipc";
+import { ErrorBanner } from "../ErrorBanner";
+import { useLoad } from "./useLoad";
+
+export type ProvidersIpc = Pick<Ipc, "listProviders" | "saveProvider" | "deleteProvider" | "testProvider">;
+
+const BASE_URLS: Record<ProviderKind, string> = {
+  openai: "https://api.openai.com/v1",
+  anthropic: "https://api.anthropic.com",
+  gemini: "https://generativelanguage.googleapis.com/v1beta",
+};
+
+function blank(): ProviderProfile {
+  return {
+    name: "",
+    kind: "openai",
+    base_url: BASE_URLS.openai,
+    default_model: "",
+    models: [],
+    headers: {},
+    api_key: null,
+    native_tools: true,
+    context_window: null,
+  };
+}
+
+function ProviderForm({
+  initial,
+  keySet,
+  isNew,
+  onSave,
+  onCancel,
+}: {
+  initial: ProviderProfile;
+  keySet: boolean;
+  isNew: boolean;
+  onSave: (p: ProviderProfile, key: string | null) => void;
+  onCancel: () => void;
+}) {
+  const { t } = useI18n();
+  const [p, setP] = useState(initial);
+  const [key, setKey] = useState("");
+  const [models, setModels] = useState(initial.models.join(", "));
+  return (
+    <form
+      className="card form"
+      data-testid="provider-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const list = models.split(",").map((m) => m.trim()).filter(Boolean);
+        const apiKey = key.trim() === "" ? null : key.trim();
+        onSave({ ...p, models: list, api_key: apiKey || p.api_key ? (p.api_key ?? `provider/${p.name}/api_key`) : null }, apiKey);
+      }}
+    >
+      <label className="field">
+        <span>{t("providers.name")}</span>
+        <input id="provider-name" required readOnly={!isNew} value={p.name} onChange={(e) => setP({ ...p, name: e.target.value })} />
+      </label>
+      <label className="field">
+        <span>{t("providers.kind")}</span>
+        <select
+          id="provider-kind"
+          value={p.kind}
+          onChange={(e) => {
+            const kind = e.target.value as ProviderKind;
+            setP({ ...p, kind, base_url: p.base_url === BASE_URLS[p.kind] ? BASE_URLS[kind] : p.base_url });
+          }}
+        >
+          <option value="openai">{t("providers.kindOpenai")}</option>
+          <option value="anthropic">Anthropic</option>
+          <option value="gemini">Google Gemini</option>
+        </select>
+      </label>
+      <label className="field">
+        <span>{t("providers.baseUrl")}</span>
+        <input id="provider-base-url" type="url" required value={p.base_url} onChange={(e) => setP({ ...p, base_url: e.target.value })} />
+      </label>
+      <label className="field">
+        <span>{t("providers.defaultModel")}</span>
+        <input id="provider-model" required value={p.default_model} onChange={(e) => setP({ ...p, default_model: e.target.value })} />
+      </label>
+      <label className="field">
+        <span>{t("providers.models")}</span>
+        <input id="provider-models" value={models} onChange={(e) => setModels(e.target.value)} placeholder="gpt-4o, gpt-4o-mini" />
+      </label>
+      <label className="field">
+        <span>
+          {t("providers.apiKey")}{" "}
+          <small className="muted" data-testid="api-key-state">
+            {keySet ? t("providers.keySet") : t("providers.keyNotSet")}
+          </small>
+        </span>
+        <input
+          id="provider-api-key"
+          type="password"
+          autoComplete="off"
+          value={key}
+          placeholder={keySet ? t("providers.keyReplace") : ""}
+          onChange={(e) => setKey(e.target.value)}
+        />
+      </label>
+      <label className="check">
+        <input type="checkbox" checked={p.native_tools} onChange={(e) => setP({ ...p, native_tools: e.target.checked })} />{" "}
+        {t("providers.nativeTools")}
+      </label>
+      <div className="row">
+        <button type="submit" id="provider-save" className="primary">
+          {t("common.save")}
+        </button>
+        <button type="button" onClick={onCancel}>
+          {t("common.cancel")}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function ProvidersSettings({ ipc }: { ipc: ProvidersIpc }) {
+  const { t } = useI18n();
+  const load = useCallback(() => ipc.listProviders(), [ipc]);
+  const { data, error, setError, act } = useLoad<ProviderView[]>(load);
+  const [editing, setEditing] = useState<{ view: ProviderView; isNew: boolean } | null>(null);
+  const [tests, setTests] = useState<Record<string, { ok: true; models: string[] } | { ok: false; error: IpcError } | "busy">>({});
+
+  const test = (name: string) => {
+    setTests((x) => ({ ...x, [name]: "busy" }));
+    ipc
+      .testProvider(name)
+      .then((models) => setTests((x) => ({ ...x, [name]: { ok: true, models } })))
+      .catch((e: unknown) => setTests((x) => ({ ...x, [name]: { ok: false, error: toIpcError(e) } })));
+  };
+
+  return (
+    <div data-testid="providers-settings">
+      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+      <ul className="list">
+        {(data ?? []).map((v) => {
+          const r = tests[v.profile.name];
+          return (
+            <li key={v.profile.name} className="card" data-testid="provider-row">
+              <div className="row">
+                <strong>{v.profile.name}</strong>
+                <span className="muted">
+                  {v.profile.kind} · {v.profile.default_model}
+                </span>
+                <span className={v.api_key_set ? "badge ok" : "badge"}>{v.api_key_set ? t("providers.keySet") : t("providers.keyNotSet")}</span>
+                <span className="spacer" />
+                <button type="button" onClick={() => test(v.profile.name)} disabled={r === "busy"} data-testid="provider-test">
+                  {r === "busy" ? t("common.running") : t("providers.test")}
+                </button>
+                <button type="button" onClick={() => setEditing({ view: v, isNew: false })}>
+                  {t("common.edit")}
+                </button>
+                <button type="button" className="danger" onClick={() => void act(() => ipc.deleteProvider(v.profile.name))}>
+                  {t("common.delete")}
+                </button>
+              </div>
+              {r && r !== "busy" && r.ok && (
+                <p className="ok-text" role="status">
+                  {t("providers.testOk", { count: r.models.length })}
+                </p>
+              )}
+              {r && r !== "busy" && !r.ok && <ErrorBanner error={r.error} />}
+            </li>
+          );
+        })}
+      </ul>
+      {data && data.length === 0 && <p className="muted">{t("providers.empty")}</p>}
+      {editing ? (
+        <ProviderForm
+          key={editing.view.profile.name}
+          initial={editing.view.profile}
+          keySet={editing.view.api_key_set}
+          isNew={editing.isNew}
+          onCancel={() => setEditing(null)}
+          onSave={(p, key) => {
+            void act(() => ipc.saveProvider(p, key)).then((ok) => ok && setEditing(null));
+          }}
+        />
+      ) : (
+        <button type="button" id="provider-add" className="primary" onClick={() => setEditing({ view: { profile: blank(), api_key_set: false }, isNew: true })}>
+          {t("providers.add")}
+        </button>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,212 @@
+// Edit form for one MCP server, with the fields of its transport: command,
+// args as a list, env as key/value with a "secret" toggle, cwd; or url and
+// headers. Secret values go to the keyring through `secrets`, never into the config.
+import { useState } from "react";
+import { useI18n } from "../../lib/i18n";
+import type { ApprovalMode, McpServerConfig, TransportType, ValueSource } from "../../lib/ipc";
+
+interface Pair {
+  key: string;
+  value: string;
+  secret: boolean;
+  /** A secret already stored: left empty, it keeps its value. */
+  stored: string | null;
+}
+
+function toPairs(map: Record<string, ValueSource>): Pair[] {
+  return Object.entries(map).map(([key, v]) =>
+    "secret" in v ? { key, value: "", secret: true, stored: v.secret } : { key, value: v.plain, secret: false, stored: null },
+  );
+}
+
+export function secretName(server: string, area: "env" | "header", key: string): string {
+  return `mcp/${server}/${area}/${key}`;
+}
+
+/** Builds the value map and the secrets to write from the edited pairs. */
+export function fromPairs(
+  server: string,
+  area: "env" | "header",
+  pairs: Pair[],
+): { map: Record<string, ValueSource>; secrets: Record<string, string> } {
+  const map: Record<string, ValueSource> = {};
+  const secrets: Record<string, string> = {};
+  for (const p of pairs) {
+    const key = p.key.trim();
+    if (!key) continue;
+    if (p.secret) {
+      const name = p.stored ?? secretName(server, area, key);
+      map[key] = { secret: name };
+      if (p.value !== "") secrets[name] = p.value;
+    } else map[key] = { plain: p.value };
+  }
+  return { map, secrets };
+}
+
+function PairsEditor({ label, pairs, onChange, testId }: { label: string; pairs: Pair[]; onChange: (p: Pair[]) => void; testId: string }) {
+  const { t } = useI18n();
+  const set = (i: number, p: Partial<Pair>) => onChange(pairs.map((x, j) => (j === i ? { ...x, ...p } : x)));
+  return (
+    <fieldset data-testid={testId}>
+      <legend>{label}</legend>
+      {pairs.map((p, i) => (
+        <div className="row" key={i}>
+          <input aria-label={t("servers.key")} placeholder={t("servers.key")} value={p.key} onChange={(e) => set(i, { key: e.target.value })} />
+          <input
+            aria-label={t("servers.value")}
+            type={p.secret ? "password" : "text"}
+            placeholder={p.stored ? t("servers.secretStored") : t("servers.value")}
+            value={p.value}
+            onChange={(e) => set(i, { value: e.target.value })}
+          />
+          <label className="check">
+            <input type="checkbox" checked={p.secret} onChange={(e) => set(i, { secret: e.target.checked })} /> {t("servers.secret")}
+          </label>
+          <button type="button" className="icon" aria-label={t("common.remove")} onClick={() => onChange(pairs.filter((_, j) => j !== i))}>
+            ×
+          </button>
+        </div>
+      ))}
+      <button type="button" onClick={() => onChange([...pairs, { key: "", value: "", secret: false, stored: null }])}>
+        {t("servers.addPair")}
+      </button>
+    </fieldset>
+  );
+}
+
+export function ServerEditor({
+  initial,
+  isNew,
+  onSave,
+  onCancel,
+}: {
+  initial: McpServerConfig;
+  isNew: boolean;
+  onSave: (c: McpServerConfig, secrets: Record<string, string>) => void;
+  onCancel: () => void;
+}) {
+  const { t } = useI18n();
+  const tr = initial.transport;
+  const [name, setName] = useState(initial.name);
+  const [type, setType] = useState<TransportType>(tr.type);
+  const [command, setCommand] = useState(tr.type === "stdio" ? tr.command : "");
+  const [args, setArgs] = useState<string[]>(tr.type === "stdio" ? tr.args : []);
+  const [cwd, setCwd] = useState(tr.type === "stdio" ? (tr.cwd ?? "") : "");
+  const [env, setEnv] = useState<Pair[]>(tr.type === "stdio" ? toPairs(tr.env) : []);
+  const [url, setUrl] = useState(tr.type !== "stdio" ? tr.url : "");
+  const [headers, setHeaders] = useState<Pair[]>(tr.type !== "stdio" ? toPairs(tr.headers) : []);
+  const [approval, setApproval] = useState<ApprovalMode>(initial.approval);
+  const [startup, setStartup] = useState(String(initial.timeouts.startup_secs));
+  const [callSecs, setCallSecs] = useState(String(initial.timeouts.call_secs));
+
+  const submit = () => {
+    const n = name.trim();
+    const secs = (v: string, fallback: number) => (Number(v) > 0 ? Math.round(Number(v)) : fallback);
+    const base: McpServerConfig = {
+      ...initial,
+      name: n,
+      approval,
+      timeouts: { startup_secs: secs(startup, initial.timeouts.startup_secs), call_secs: secs(callSecs, initial.timeouts.call_secs) },
+    };
+    if (type === "stdio") {
+      const e = fromPairs(n, "env", env);
+      onSave(
+        { ...base, transport: { type, command: command.trim(), args: args.filter((a) => a !== ""), env: e.map, cwd: cwd.trim() || null } },
+        e.secrets,
+      );
+    } else {
+      const h = fromPairs(n, "header", headers);
+      onSave({ ...base, transport: { type, url: url.trim(), headers: h.map } }, h.secrets);
+    }
+  };
+
+  return (
+    <form
+      className="card form"
+      data-testid="server-editor"
+      onSubmit={(e) => {
+        e.preventDefault();
+        submit();
+      }}
+    >
+      <label className="field">
+        <span>{t("servers.name")}</span>
+        <input id="server-name" required readOnly={!isNew} pattern="[A-Za-z0-9_-]+" value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <label className="field">
+        <span>{t("servers.transport")}</span>
+        <select id="server-transport" value={type} onChange={(e) => setType(e.target.value as TransportType)}>
+          <option value="stdio">{t("servers.stdio")}</option>
+          <option value="streamable_http">{t("servers.http")}</option>
+          <option value="sse">{t("servers.sse")}</option>
+          <option value="auto">{t("servers.auto")}</option>
+        </select>
+      </label>
+      {type === "stdio" ? (
+        <>
+          <label className="field">
+            <span>{t("servers.command")}</span>
+            <input id="server-command" required value={command} onChange={(e) => setCommand(e.target.value)} placeholder="npx" />
+          </label>
+          <fieldset data-testid="server-args">
+            <legend>{t("servers.args")}</legend>
+            {args.map((a, i) => (
+              <div className="row" key={i}>
+                <input
+                  aria-label={t("servers.arg", { n: i + 1 })}
+                  value={a}
+                  onChange={(e) => setArgs(args.map((x, j) => (j === i ? e.target.value : x)))}
+                />
+                <button type="button" className="icon" aria-label={t("common.remove")} onClick={() => setArgs(args.filter((_, j) => j !== i))}>
+                  ×
+                </button>
+              </div>
+            ))}
+            <button type="button" onClick={() => setArgs([...args, ""])}>
+              {t("servers.addArg")}
+            </button>
+          </fieldset>
+          <PairsEditor label={t("servers.env")} pairs={env} onChange={setEnv} testId="server-env" />
+          <label className="field">
+            <span>{t("servers.cwd")}</span>
+            <input id="server-cwd" value={cwd} onChange={(e) => setCwd(e.target.value)} />
+          </label>
+        </>
+      ) : (
+        <>
+          <label className="field">
+            <span>{t("servers.url")}</span>
+            <input id="server-url" type="url" required value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/mcp" />
+          </label>
+          <PairsEditor label={t("servers.headers")} pairs={headers} onChange={setHeaders} testId="server-headers" />
+        </>
+      )}
+      <label className="field">
+        <span>{t("servers.approval")}</span>
+        <select id="server-approval" value={approval} onChange={(e) => setApproval(e.target.value as ApprovalMode)}>
+          <option value="ask">{t("tools.ask")}</option>
+          <option value="allow">{t("tools.allow")}</option>
+          <option value="deny">{t("tools.deny")}</option>
+        </select>
+      </label>
+      <div className="row">
+        <label className="field">
+          <span>{t("servers.startupSecs")}</span>
+          <input id="server-startup-secs" type="number" min="1" value={startup} onChange={(e) => setStartup(e.target.value)} />
+        </label>
+        <label className="field">
+          <span>{t("servers.callSecs")}</span>
+          <input id="server-call-secs" type="number" min="1" value={callSecs} onChange={(e) => setCallSecs(e.target.value)} />
+        </label>
+      </div>
+      <div className="row">
+        <button type="submit" id="server-save" className="primary">
+          {t("common.save")}
+        </button>
+        <button type="button" onClick={onCancel}>
+          {t("common.cancel")}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,158 @@
+import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { McpServerConfig, ServerLogLine, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
+import { renderIn } from "../../test/render";
+import { ServersSettings, type ServersIpc } from "./ServersSettings";
+
+afterEach(cleanup);
+
+const config: McpServerConfig = {
+  name: "files",
+  transport: { type: "stdio", command: "npx", args: ["-y", "server-fs"], env: { TOKEN: { secret: "mcp/files/env/TOKEN" }, MODE: { plain: "ro" } }, cwd: null },
+  enabled: true,
+  timeouts: { startup_secs: 30, call_secs: 60 },
+  approval: "ask",
+  tool_approval: {},
+  disabled_tools: [],
+  extra: {},
+};
+
+const tool: ToolInfo = {
+  server: "files",
+  name: "read_file",
+  description: "Read a file",
+  input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  enabled: true,
+  approval: "ask",
+  schema_tokens: 64,
+  stats: { calls: 12, success_rate: 0.75, median_ms: 40 },
+};
+
+function fake(views: ServerView[]) {
+  let status: (s: ServerStatus) => void = () => undefined;
+  let log: (l: ServerLogLine) => void = () => undefined;
+  const ipc: ServersIpc = {
+    listServers: vi.fn(() => Promise.resolve(views)),
+    saveServer: vi.fn(() => Promise.resolve()),
+    deleteServer: vi.fn(() => Promise.resolve()),
+    setServerEnabled: vi.fn(() => Promise.resolve()),
+    restartServer: vi.fn(() => Promise.resolve()),
+    serverLogs: vi.fn(() => Promise.resolve(["booting"])),
+    serverDoctor: vi.fn(() =>
+      Promise.resolve({ server: "files", checks: [{ name: "command on PATH", ok: false, detail: "npx not found", hint: "Install Node.js" }] }),
+    ),
+    listTools: vi.fn(() => Promise.resolve([tool])),
+    setToolEnabled: vi.fn(() => Promise.resolve()),
+    setToolApproval: vi.fn(() => Promise.resolve()),
+    callTool: vi.fn(() => Promise.resolve({ content: [{ type: "text" as const, text: "hello from file" }], structured_content: null, is_error: false })),
+    onServerStatus: vi.fn((h: (s: ServerStatus) => void) => {
+      status = h;
+      return Promise.resolve(() => undefined);
+    }),
+    onServerLog: vi.fn((h: (l: ServerLogLine) => void) => {
+      log = h;
+      return Promise.resolve(() => undefined);
+    }),
+  };
+  return { ipc, status: (s: ServerStatus) => act(() => status(s)), log: (l: ServerLogLine) => act(() => log(l)) };
+}
+
+const view = (state: ServerStatus["state"]): ServerView => ({ config, status: { server: "files", state, tool_count: 3, error: null } });
+
+describe("ServersSettings", () => {
+  it("lists servers with live status dots, tool count and an enable switch", async () => {
+    const f = fake([view("starting")]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    const row = await screen.findByTestId("server-row");
+    expect(within(row).getByTestId("status-dot").getAttribute("data-state")).toBe("starting");
+    expect(within(row).getByTestId("tool-count").textContent).toBe("3 tools");
+    f.status({ server: "files", state: "ready", tool_count: 5, error: null });
+    expect(within(row).getByTestId("status-dot").getAttribute("data-state")).toBe("ready");
+    expect(within(row).getByTestId("tool-count").textContent).toBe("5 tools");
+    fireEvent.click(within(row).getByRole("switch", { name: "Enable files" }));
+    await waitFor(() => expect(f.ipc.setServerEnabled).toHaveBeenCalledWith("files", false));
+  });
+
+  it("shows tools with stats, sets approval, and tests a tool through a generated form", async () => {
+    const f = fake([view("ready")]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    expect((await screen.findByTestId("tool-stats")).textContent).toBe("12 calls · 75% ok · median 40 ms");
+    fireEvent.change(screen.getByLabelText("Approval for read_file"), { target: { value: "allow" } });
+    await waitFor(() => expect(f.ipc.setToolApproval).toHaveBeenCalledWith("files", "read_file", "allow"));
+    fireEvent.click(screen.getByRole("button", { name: "Test" }));
+    const form = screen.getByTestId("test-tool");
+    fireEvent.change(within(form).getByLabelText("path *"), { target: { value: "/tmp/a" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Run" }));
+    expect(f.ipc.callTool).toHaveBeenCalledWith("files", "read_file", { path: "/tmp/a" });
+    expect(await screen.findByText("hello from file")).toBeTruthy();
+  });
+
+  it("opens a failed server on its doctor report and streams its logs", async () => {
+    const f = fake([{ ...view("failed"), status: { server: "files", state: "failed", tool_count: 0, error: "exited with code 127" } }]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    expect((await screen.findByTestId("server-error")).textContent).toBe("exited with code 127");
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    const report = await screen.findByTestId("doctor-report");
+    expect(report.textContent).toContain("npx not found");
+    expect(report.textContent).toContain("Install Node.js");
+    fireEvent.click(screen.getByRole("tab", { name: "Logs" }));
+    await waitFor(() => expect(screen.getByTestId("server-logs").textContent).toBe("booting"));
+    f.log({ server: "files", line: "listening" });
+    f.log({ server: "other", line: "not mine" });
+    expect(screen.getByTestId("server-logs").textContent).toBe("booting\nlistening");
+    fireEvent.click(screen.getByRole("button", { name: "Restart" }));
+    expect(f.ipc.restartServer).toHaveBeenCalledWith("files");
+  });
+
+  it("edits a stdio server: args list, env with secrets kept out of the config", async () => {
+    const f = fake([view("ready")]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    fireEvent.click(screen.getByRole("tab", { name: "Edit" }));
+    const editor = screen.getByTestId("server-editor");
+    fireEvent.change(within(editor).getByLabelText("Argument 2"), { target: { value: "@mcp/server-fs" } });
+    fireEvent.click(within(editor).getByRole("button", { name: "Add variable" }));
+    const env = within(editor).getByTestId("server-env");
+    const keys = within(env).getAllByLabelText("Name");
+    const values = within(env).getAllByLabelText("Value");
+    fireEvent.change(keys[2] as HTMLElement, { target: { value: "API_KEY" } });
+    fireEvent.change(values[2] as HTMLElement, { target: { value: "s3cret" } });
+    fireEvent.click(within(env).getAllByLabelText("Secret")[2] as HTMLElement);
+    fireEvent.click(within(editor).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(f.ipc.saveServer).toHaveBeenCalled());
+    const [saved, secrets] = (f.ipc.saveServer as ReturnType<typeof vi.fn>).mock.calls[0] as [McpServerConfig, Record<string, string>];
+    expect(saved.transport).toEqual({
+      type: "stdio",
+      command: "npx",
+      args: ["-y", "@mcp/server-fs"],
+      env: { TOKEN: { secret: "mcp/files/env/TOKEN" }, MODE: { plain: "ro" }, API_KEY: { secret: "mcp/files/env/API_KEY" } },
+      cwd: null,
+    });
+    expect(secrets).toEqual({ "mcp/files/env/API_KEY": "s3cret" });
+    expect(JSON.stringify(saved)).not.toContain("s3cret");
+  });
+
+  it("adds an HTTP server with url and headers", async () => {
+    const f = fake([]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Add server" }));
+    fireEvent.change(screen.getByLabelText("Name"), { target: { value: "remote" } });
+    fireEvent.change(screen.getByLabelText("Transport"), { target: { value: "streamable_http" } });
+    fireEvent.change(screen.getByLabelText("URL"), { target: { value: "http://127.0.0.1:3001/mcp" } });
+    fireEvent.change(screen.getByLabelText("Approval for tools without their own setting"), { target: { value: "allow" } });
+    fireEvent.change(screen.getByLabelText("Tool call time limit (seconds)"), { target: { value: "120" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() =>
+      expect(f.ipc.saveServer).toHaveBeenCalledWith(
+        expect.objectContaining({
+          name: "remote",
+          approval: "allow",
+          timeouts: { startup_secs: 30, call_secs: 120 },
+          transport: { type: "streamable_http", url: "http://127.0.0.1:3001/mcp", headers: {} },
+        }),
+        {},
+      ),
+    );
+  });
+});

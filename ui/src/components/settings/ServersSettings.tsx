@@ -1,0 +1,323 @@
+// MCP servers: list with live status dots, tool count and enable switch; per
+// server the edit form, restart, live logs, the doctor report, and its tools
+// with enable, approval policy, stats and "test a tool".
+import { useCallback, useEffect, useState } from "react";
+import { useI18n, type MessageKey } from "../../lib/i18n";
+import {
+  toIpcError,
+  type ApprovalMode,
+  type DoctorReport,
+  type Ipc,
+  type IpcError,
+  type McpServerConfig,
+  type ServerState,
+  type ServerView,
+  type ToolInfo,
+  type ToolResult,
+} from "../../lib/ipc";
+import { ErrorBanner } from "../ErrorBanner";
+import { formatDuration } from "../chat/ToolTraceCard";
+import { ToolResultView } from "../chat/ToolResultView";
+import { SchemaForm } from "../common/SchemaForm";
+import { Tabs } from "../common/Tabs";
+import { ServerEditor } from "./ServerEditor";
+import { useLoad } from "./useLoad";
+
+export type ServersIpc = Pick<
+  Ipc,
+  | "listServers"
+  | "saveServer"
+  | "deleteServer"
+  | "setServerEnabled"
+  | "restartServer"
+  | "serverLogs"
+  | "serverDoctor"
+  | "listTools"
+  | "setToolEnabled"
+  | "setToolApproval"
+  | "callTool"
+  | "onServerStatus"
+  | "onServerLog"
+>;
+
+const STATE: Record<ServerState, MessageKey> = {
+  stopped: "servers.stopped",
+  starting: "servers.starting",
+  ready: "servers.ready",
+  failed: "servers.failed",
+  restarting: "servers.restarting",
+};
+
+export function StatusDot({ state }: { state: ServerState }) {
+  const { t } = useI18n();
+  return (
+    <span className={`status-dot ${state}`} data-testid="status-dot" data-state={state} role="img" aria-label={t(STATE[state])}>
+      <span className="status-text">{t(STATE[state])}</span>
+    </span>
+  );
+}
+
+function blankServer(): McpServerConfig {
+  return {
+    name: "",
+    transport: { type: "stdio", command: "", args: [], env: {}, cwd: null },
+    enabled: true,
+    timeouts: { startup_secs: 30, call_secs: 60 },
+    approval: "ask",
+    tool_approval: {},
+    disabled_tools: [],
+    extra: {},
+  };
+}
+
+function Logs({ ipc, server }: { ipc: ServersIpc; server: string }) {
+  const { t } = useI18n();
+  const [lines, setLines] = useState<string[]>([]);
+  useEffect(() => {
+    let live = true;
+    ipc.serverLogs(server).then((l) => live && setLines(l), () => undefined);
+    const un = ipc.onServerLog((l) => {
+      if (live && l.server === server) setLines((x) => [...x.slice(-499), l.line]);
+    });
+    return () => {
+      live = false;
+      void un.then((f) => f());
+    };
+  }, [ipc, server]);
+  return (
+    <pre className="logs" data-testid="server-logs" aria-label={t("servers.logs")} tabIndex={0}>
+      {lines.length ? lines.join("\n") : t("servers.noLogs")}
+    </pre>
+  );
+}
+
+function Doctor({ report }: { report: DoctorReport }) {
+  return (
+    <ul className="doctor" data-testid="doctor-report">
+      {report.checks.map((c) => (
+        <li key={c.name} className={c.ok ? "ok-text" : "error-text"}>
+          {c.ok ? "✓" : "✗"} <strong>{c.name}</strong>: {c.detail}
+          {c.hint && <div className="muted">{c.hint}</div>}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function TestTool({ ipc, tool }: { ipc: ServersIpc; tool: ToolInfo }) {
+  const { t } = useI18n();
+  const [result, setResult] = useState<ToolResult | null>(null);
+  const [error, setError] = useState<IpcError | null>(null);
+  const [busy, setBusy] = useState(false);
+  return (
+    <div className="test-tool" data-testid="test-tool">
+      <SchemaForm
+        schema={tool.input_schema}
+        submitLabel={busy ? t("common.running") : t("tools.run")}
+        busy={busy}
+        onSubmit={(args) => {
+          setBusy(true);
+          setError(null);
+          ipc
+            .callTool(tool.server, tool.name, args)
+            .then(setResult)
+            .catch((e: unknown) => setError(toIpcError(e)))
+            .finally(() => setBusy(false));
+        }}
+      />
+      {error && <ErrorBanner error={error} />}
+      {result && <ToolResultView result={result} />}
+    </div>
+  );
+}
+
+function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
+  const { t } = useI18n();
+  const load = useCallback(() => ipc.listTools(server), [ipc, server]);
+  const { data, error, act } = useLoad<ToolInfo[]>(load);
+  const [testing, setTesting] = useState<string | null>(null);
+  return (
+    <div>
+      {error && <ErrorBanner error={error} />}
+      <table className="tools-table" data-testid="tools-table">
+        <thead>
+          <tr>
+            <th>{t("tools.enabled")}</th>
+            <th>{t("tools.name")}</th>
+            <th>{t("tools.approval")}</th>
+            <th>{t("tools.stats")}</th>
+            <th>{t("tools.tokens")}</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {(data ?? []).map((tool) => (
+            <tr key={tool.name}>
+              <td>
+                <input
+                  type="checkbox"
+                  aria-label={t("tools.enableTool", { tool: tool.name })}
+                  checked={tool.enabled}
+                  onChange={(e) => void act(() => ipc.setToolEnabled(server, tool.name, e.target.checked))}
+                />
+              </td>
+              <td>
+                <strong>{tool.name}</strong>
+                <div className="muted small">{tool.description}</div>
+              </td>
+              <td>
+                <select
+                  aria-label={t("tools.approvalFor", { tool: tool.name })}
+                  value={tool.approval}
+                  onChange={(e) => void act(() => ipc.setToolApproval(server, tool.name, e.target.value as ApprovalMode))}
+                >
+                  <option value="ask">{t("tools.ask")}</option>
+                  <option value="allow">{t("tools.allow")}</option>
+                  <option value="deny">{t("tools.deny")}</option>
+                </select>
+              </td>
+              <td data-testid="tool-stats">
+                {tool.stats
+                  ? t("tools.statsValue", {
+                      calls: tool.stats.calls,
+                      rate: Math.round(tool.stats.success_rate * 100),
+                      median: formatDuration(tool.stats.median_ms),
+                    })
+                  : t("tools.noCalls")}
+              </td>
+              <td>{tool.schema_tokens}</td>
+              <td>
+                <button type="button" aria-expanded={testing === tool.name} onClick={() => setTesting(testing === tool.name ? null : tool.name)}>
+                  {t("tools.test")}
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {testing && data?.find((x) => x.name === testing) && <TestTool ipc={ipc} tool={data.find((x) => x.name === testing) as ToolInfo} />}
+    </div>
+  );
+}
+
+type Tab = "tools" | "logs" | "doctor" | "edit";
+
+function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: ServerView; onSaved: () => void; act: (f: () => Promise<unknown>) => Promise<boolean> }) {
+  const { t } = useI18n();
+  const [tab, setTab] = useState<Tab>(view.status.state === "failed" ? "doctor" : "tools");
+  const [doctor, setDoctor] = useState<DoctorReport | null>(null);
+  const [doctorError, setDoctorError] = useState<IpcError | null>(null);
+  useEffect(() => {
+    if (tab !== "doctor") return;
+    let live = true;
+    ipc
+      .serverDoctor(view.config.name)
+      .then((r) => live && setDoctor(r))
+      .catch((e: unknown) => live && setDoctorError(toIpcError(e)));
+    return () => {
+      live = false;
+    };
+  }, [tab, ipc, view.config.name]);
+  const tabs: [Tab, MessageKey][] = [
+    ["tools", "servers.tools"],
+    ["logs", "servers.logs"],
+    ["doctor", "servers.doctor"],
+    ["edit", "common.edit"],
+  ];
+  return (
+    <div className="server-detail card" data-testid="server-detail">
+      <div className="row">
+        <h3>{view.config.name}</h3>
+        <StatusDot state={view.status.state} />
+        <span className="spacer" />
+        <button type="button" data-testid="server-restart" onClick={() => void act(() => ipc.restartServer(view.config.name))}>
+          {t("servers.restart")}
+        </button>
+        <button type="button" className="danger" onClick={() => void act(() => ipc.deleteServer(view.config.name))}>
+          {t("common.delete")}
+        </button>
+      </div>
+      {view.status.error && <p className="error-text">{view.status.error}</p>}
+      <Tabs tabs={tabs.map(([id, label]) => ({ id, label: t(label) }))} selected={tab} onSelect={setTab} label={view.config.name} />
+      {tab === "tools" && <Tools ipc={ipc} server={view.config.name} />}
+      {tab === "logs" && <Logs ipc={ipc} server={view.config.name} />}
+      {tab === "doctor" && (doctorError ? <ErrorBanner error={doctorError} /> : doctor ? <Doctor report={doctor} /> : <p>{t("common.loading")}</p>)}
+      {tab === "edit" && (
+        <ServerEditor
+          initial={view.config}
+          isNew={false}
+          onCancel={() => setTab("tools")}
+          onSave={(c, s) => void act(() => ipc.saveServer(c, s)).then((ok) => ok && onSaved())}
+        />
+      )}
+    </div>
+  );
+}
+
+export function ServersSettings({ ipc }: { ipc: ServersIpc }) {
+  const { t } = useI18n();
+  const load = useCallback(() => ipc.listServers(), [ipc]);
+  const { data, setData, error, setError, act } = useLoad<ServerView[]>(load);
+  const [selected, setSelected] = useState<string | null>(null);
+  const [adding, setAdding] = useState(false);
+
+  useEffect(() => {
+    const un = ipc.onServerStatus((s) =>
+      setData((views) => views?.map((v) => (v.config.name === s.server ? { ...v, status: s } : v)) ?? views),
+    );
+    return () => {
+      void un.then((f) => f());
+    };
+  }, [ipc, setData]);
+
+  const view = data?.find((v) => v.config.name === selected);
+  return (
+    <div className="servers-settings" data-testid="servers-settings">
+      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+      <ul className="list server-list">
+        {(data ?? []).map((v) => (
+          <li key={v.config.name} className={v.config.name === selected ? "card active" : "card"} data-testid="server-row" data-server={v.config.name}>
+            <div className="row">
+              <StatusDot state={v.status.state} />
+              <button type="button" className="link" onClick={() => setSelected(v.config.name === selected ? null : v.config.name)} aria-expanded={v.config.name === selected}>
+                <strong>{v.config.name}</strong>
+              </button>
+              <span className="muted" data-testid="tool-count">
+                {t("servers.toolCount", { count: v.status.tool_count })}
+              </span>
+              <span className="spacer" />
+              <label className="switch">
+                <input
+                  type="checkbox"
+                  role="switch"
+                  aria-label={t("servers.enable", { name: v.config.name })}
+                  checked={v.config.enabled}
+                  onChange={(e) => void act(() => ipc.setServerEnabled(v.config.name, e.target.checked))}
+                />
+              </label>
+            </div>
+            {v.status.state === "failed" && v.status.error && (
+              <p className="error-text" data-testid="server-error">
+                {v.status.error}
+              </p>
+            )}
+          </li>
+        ))}
+      </ul>
+      {data && data.length === 0 && <p className="muted">{t("servers.empty")}</p>}
+      {view && <ServerDetail key={view.config.name} ipc={ipc} view={view} act={act} onSaved={() => undefined} />}
+      {adding ? (
+        <ServerEditor
+          initial={blankServer()}
+          isNew
+          onCancel={() => setAdding(false)}
+          onSave={(c, s) => void act(() => ipc.saveServer(c, s)).then((ok) => ok && setAdding(false))}
+        />
+      ) : (
+        <button type="button" id="server-add" className="primary" onClick={() => setAdding(true)}>
+          {t("servers.add")}
+        </button>
+      )}
+    </div>
+  );
+}

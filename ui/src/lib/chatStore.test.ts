@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { ConversationStore } from "./chatStore";
+import type { AgentEvent } from "./ipc";
+import { message } from "../test/render";
+
+function run(store: ConversationStore, events: AgentEvent[]) {
+  for (const e of events) store.apply(e);
+}
+
+describe("ConversationStore", () => {
+  it("streams text and reasoning into a new assistant message", () => {
+    const s = new ConversationStore([message("u0", "user", "earlier")]);
+    let notified = 0;
+    s.subscribe(() => notified++);
+    run(s, [
+      { type: "turn_started", user_message: message("u1", "user", "hi"), assistant_message_id: "a1", model: "m" },
+      { type: "reasoning_delta", text: "let me " },
+      { type: "reasoning_delta", text: "think" },
+      { type: "text_delta", text: "Hel" },
+      { type: "text_delta", text: "lo" },
+    ]);
+    const st = s.getState();
+    expect(st.messages.map((m) => m.id)).toEqual(["u0", "u1", "a1"]);
+    expect(st.messages[2]?.text).toBe("Hello");
+    expect(st.messages[2]?.reasoning).toBe("let me think");
+    expect(st.messages[2]?.parent_id).toBe("u1");
+    expect(st.streamingId).toBe("a1");
+    expect(notified).toBe(5);
+    s.apply({ type: "done", reason: "stop" });
+    expect(s.getState().streamingId).toBeNull();
+  });
+
+  it("follows a tool call through approval, progress, logs and result", () => {
+    const s = new ConversationStore();
+    run(s, [
+      { type: "turn_started", user_message: null, assistant_message_id: "a1", model: "m" },
+      { type: "tool_call_started", call_id: "c1", server: "fs", tool: "read", arguments: { path: "x" } },
+      { type: "tool_call_started", call_id: "c2", server: "fs", tool: "list", arguments: {} },
+      { type: "approval_needed", call_id: "c1" },
+    ]);
+    const calls = () => s.getState().messages[0]?.tool_calls ?? [];
+    expect(calls().map((c) => [c.call_id, c.status])).toEqual([
+      ["c1", "pending_approval"],
+      ["c2", "running"],
+    ]);
+    run(s, [
+      { type: "tool_running", call_id: "c1" },
+      { type: "tool_progress", call_id: "c1", progress: { progress: 5, total: 10, message: "half" } },
+      { type: "tool_log", call_id: "c1", log: { level: "info", message: "reading" } },
+      { type: "tool_result", call_id: "c1", result: { content: [{ type: "text", text: "ok" }], structured_content: null, is_error: false }, duration_ms: 42 },
+      { type: "tool_failed", call_id: "c2", error: "server exited", stderr_tail: "boom", duration_ms: 7 },
+    ]);
+    const [c1, c2] = calls();
+    expect(c1?.status).toBe("done");
+    expect(c1?.duration_ms).toBe(42);
+    expect(c1?.progress?.progress).toBe(5);
+    expect(c1?.logs).toEqual([{ level: "info", message: "reading" }]);
+    expect(c2?.status).toBe("error");
+    expect(c2?.stderr_tail).toBe("boom");
+  });
+
+  it("marks calls still open at the end of a cancelled turn as cancelled", () => {
+    const s = new ConversationStore();
+    run(s, [
+      { type: "turn_started", user_message: null, assistant_message_id: "a1", model: "m" },
+      { type: "tool_call_started", call_id: "c1", server: "fs", tool: "read", arguments: {} },
+      { type: "done", reason: "cancelled" },
+    ]);
+    expect(s.getState().messages[0]?.tool_calls[0]?.status).toBe("cancelled");
+  });
+
+  it("keeps an isError result as an error and records turn errors", () => {
+    const s = new ConversationStore();
+    run(s, [
+      { type: "turn_started", user_message: null, assistant_message_id: "a1", model: "m" },
+      { type: "tool_call_started", call_id: "c1", server: "fs", tool: "read", arguments: {} },
+      { type: "tool_result", call_id: "c1", result: { content: [], structured_content: null, is_error: true }, duration_ms: 1 },
+      { type: "error", error: { kind: "provider", message: "401 Unauthorized" } },
+    ]);
+    const m = s.getState().messages[0];
+    expect(m?.tool_calls[0]?.status).toBe("error");
+    expect(m?.error?.message).toBe("401 Unauthorized");
+    expect(s.getState().error?.kind).toBe("provider");
+  });
+
+  it("truncates after a message for regenerate and edit", () => {
+    const s = new ConversationStore([message("u1", "user", "a"), message("a1", "assistant", "b"), message("u2", "user", "c")]);
+    s.truncateAfter("a1");
+    expect(s.getState().messages.map((m) => m.id)).toEqual(["u1", "a1"]);
+    s.truncateAfter(null);
+    expect(s.getState().messages).toEqual([]);
+  });
+});

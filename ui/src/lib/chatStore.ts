@@ -1,0 +1,201 @@
+// One streaming store per conversation: holds the active branch's messages and
+// folds the AgentEvents of a running turn into them. Components subscribe with
+// `useConversation`; nothing here knows about Tauri.
+import { useSyncExternalStore } from "react";
+import type { AgentEvent, IpcError, Message, ToolTrace, Usage } from "./ipc";
+
+export interface ConversationState {
+  messages: Message[];
+  /** Id of the assistant message being streamed, if a turn is running. */
+  streamingId: string | null;
+  usage: Usage | null;
+  error: IpcError | null;
+}
+
+type Listener = () => void;
+
+function emptyAssistant(id: string, parentId: string | null, model: string): Message {
+  return {
+    id,
+    parent_id: parentId,
+    role: "assistant",
+    created_at: Date.now(),
+    text: "",
+    reasoning: null,
+    parts: [],
+    tool_calls: [],
+    citations: [],
+    model,
+    siblings: [id],
+    error: null,
+  };
+}
+
+export class ConversationStore {
+  private state: ConversationState;
+  private listeners = new Set<Listener>();
+
+  constructor(messages: Message[] = []) {
+    this.state = { messages, streamingId: null, usage: null, error: null };
+  }
+
+  getState = (): ConversationState => this.state;
+
+  subscribe = (l: Listener): (() => void) => {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  };
+
+  private set(next: Partial<ConversationState>) {
+    this.state = { ...this.state, ...next };
+    for (const l of this.listeners) l();
+  }
+
+  /** Replaces the messages (after loading or switching a branch). */
+  load(messages: Message[]) {
+    this.set({ messages, streamingId: null, error: null });
+  }
+
+  /** Drops messages after `id` (for regenerate/edit, which start a new branch there). */
+  truncateAfter(id: string | null) {
+    if (id === null) return this.set({ messages: [] });
+    const at = this.state.messages.findIndex((m) => m.id === id);
+    if (at >= 0) this.set({ messages: this.state.messages.slice(0, at + 1) });
+  }
+
+  fail(error: IpcError) {
+    this.set({ streamingId: null, error });
+  }
+
+  private updateStreaming(f: (m: Message) => Message) {
+    const id = this.state.streamingId;
+    if (!id) return;
+    const messages = this.state.messages.slice();
+    const i = messages.findIndex((m) => m.id === id);
+    const current = messages[i];
+    if (!current) return;
+    messages[i] = f(current);
+    this.set({ messages });
+  }
+
+  private updateCall(callId: string, f: (t: ToolTrace) => ToolTrace) {
+    this.updateStreaming((m) => ({
+      ...m,
+      tool_calls: m.tool_calls.map((t) => (t.call_id === callId ? f(t) : t)),
+    }));
+  }
+
+  /** Folds one event of the running turn into the state. */
+  apply(event: AgentEvent) {
+    switch (event.type) {
+      case "turn_started": {
+        const messages = this.state.messages.slice();
+        if (event.user_message) messages.push(event.user_message);
+        const parent = messages[messages.length - 1]?.id ?? null;
+        messages.push(emptyAssistant(event.assistant_message_id, parent, event.model));
+        this.set({ messages, streamingId: event.assistant_message_id, error: null });
+        return;
+      }
+      case "text_delta":
+        return this.updateStreaming((m) => ({ ...m, text: m.text + event.text }));
+      case "reasoning_delta":
+        return this.updateStreaming((m) => ({ ...m, reasoning: (m.reasoning ?? "") + event.text }));
+      case "tool_call_started":
+        return this.updateStreaming((m) => ({
+          ...m,
+          tool_calls: [
+            ...m.tool_calls,
+            {
+              call_id: event.call_id,
+              server: event.server,
+              tool: event.tool,
+              arguments: event.arguments,
+              status: "running",
+              duration_ms: null,
+              progress: null,
+              result: null,
+              error: null,
+              stderr_tail: null,
+              logs: [],
+            },
+          ],
+        }));
+      case "approval_needed":
+        return this.updateCall(event.call_id, (t) => ({ ...t, status: "pending_approval" }));
+      case "tool_running":
+        return this.updateCall(event.call_id, (t) => ({ ...t, status: "running" }));
+      case "tool_progress":
+        return this.updateCall(event.call_id, (t) => ({ ...t, progress: event.progress }));
+      case "tool_log":
+        return this.updateCall(event.call_id, (t) => ({ ...t, logs: [...t.logs, event.log] }));
+      case "tool_result":
+        return this.updateCall(event.call_id, (t) => ({
+          ...t,
+          status: event.result.is_error ? "error" : "done",
+          result: event.result,
+          duration_ms: event.duration_ms,
+        }));
+      case "tool_failed":
+        return this.updateCall(event.call_id, (t) => ({
+          ...t,
+          status: "error",
+          error: event.error,
+          stderr_tail: event.stderr_tail,
+          duration_ms: event.duration_ms,
+        }));
+      case "tool_cancelled":
+        return this.updateCall(event.call_id, (t) => ({ ...t, status: "cancelled" }));
+      case "tool_denied":
+        return this.updateCall(event.call_id, (t) => ({ ...t, status: "denied" }));
+      case "citations":
+        return this.updateStreaming((m) => ({ ...m, citations: event.citations }));
+      case "usage":
+        return this.set({ usage: event.usage });
+      case "error":
+        this.updateStreaming((m) => ({ ...m, error: event.error }));
+        return this.set({ error: event.error });
+      case "done":
+        // Calls still open when the turn ends were cut off by it.
+        this.updateStreaming((m) => ({
+          ...m,
+          tool_calls: m.tool_calls.map((t) =>
+            t.status === "running" || t.status === "pending_approval" ? { ...t, status: "cancelled" } : t,
+          ),
+        }));
+        return this.set({ streamingId: null });
+    }
+  }
+}
+
+/** Keeps one store per conversation id, so a turn keeps streaming while the user looks elsewhere. */
+export class ChatStores {
+  private stores = new Map<string, ConversationStore>();
+  private active: string | null = null;
+
+  /** The conversation last open, so the chat page reopens it after a visit to Settings. */
+  activeId(): string | null {
+    return this.active;
+  }
+
+  setActive(id: string | null) {
+    this.active = id;
+  }
+
+  get(id: string): ConversationStore {
+    let s = this.stores.get(id);
+    if (!s) {
+      s = new ConversationStore();
+      this.stores.set(id, s);
+    }
+    return s;
+  }
+
+  drop(id: string) {
+    this.stores.delete(id);
+    if (this.active === id) this.active = null;
+  }
+}
+
+export function useConversation(store: ConversationStore): ConversationState {
+  return useSyncExternalStore(store.subscribe, store.getState, store.getState);
+}

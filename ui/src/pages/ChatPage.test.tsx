@@ -1,0 +1,162 @@
+import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { AgentEvent, ConversationSummary, ServerRequest } from "../lib/ipc";
+import { message, renderIn } from "../test/render";
+import { ChatStores } from "../lib/chatStore";
+import { ChatPage, type ChatIpc } from "./ChatPage";
+
+afterEach(cleanup);
+
+function fakeIpc() {
+  let emit: (e: AgentEvent) => void = () => undefined;
+  let finish: () => void = () => undefined;
+  let serverRequest: (r: ServerRequest) => void = () => undefined;
+  const conv: ConversationSummary = { id: "c1", title: "First", created_at: 1, updated_at: 1, snippet: null };
+  const ipc: ChatIpc = {
+    listConversations: vi.fn(() => Promise.resolve([conv])),
+    createConversation: vi.fn(() => Promise.resolve({ ...conv, id: "c2", title: "" })),
+    renameConversation: vi.fn(() => Promise.resolve()),
+    deleteConversation: vi.fn(() => Promise.resolve()),
+    getConversation: vi.fn((id: string) =>
+      Promise.resolve({
+        conversation: { ...conv, id },
+        messages: id === "c1" ? [message("u0", "user", "earlier question"), message("a0", "assistant", "earlier answer")] : [],
+        settings: { provider: null, model: null, servers: null, disabled_tools: [], assistant_id: null },
+      }),
+    ),
+    updateConversationSettings: vi.fn(() => Promise.resolve()),
+    exportConversation: vi.fn(() => Promise.resolve("/tmp/x.md")),
+    sendMessage: vi.fn((_id: string, _text: string, _a: unknown, onEvent: (e: AgentEvent) => void) => {
+      emit = onEvent;
+      return new Promise<{ assistant_message_id: string }>((resolve) => {
+        finish = () => resolve({ assistant_message_id: "a1" });
+      });
+    }),
+    regenerate: vi.fn(() => Promise.resolve({ assistant_message_id: "a2" })),
+    editMessage: vi.fn(() => Promise.resolve({ assistant_message_id: "a3" })),
+    cancelTurn: vi.fn(() => Promise.resolve()),
+    switchBranch: vi.fn(() => Promise.resolve([])),
+    respondApproval: vi.fn(() => Promise.resolve()),
+    getTrace: vi.fn(() => Promise.resolve({ call_id: "t1", server: "fs", tool: "read", request: {}, response: {} })),
+    callTool: vi.fn(() => Promise.resolve({ content: [], structured_content: null, is_error: false })),
+    listPrompts: vi.fn(() => Promise.resolve([])),
+    getPrompt: vi.fn(() => Promise.resolve("")),
+    listResources: vi.fn(() => Promise.resolve([])),
+    respondServerRequest: vi.fn(() => Promise.resolve()),
+    listProviders: vi.fn(() => Promise.resolve([])),
+    listTools: vi.fn(() => Promise.resolve([])),
+    listAssistants: vi.fn(() =>
+      Promise.resolve([
+        { id: "as1", name: "Coder", system_prompt: "", provider: null, model: null, temperature: null, top_p: null, max_tokens: null, servers: null, disabled_tools: [], kb_mode: "off" as const },
+      ]),
+    ),
+    onServerRequest: vi.fn((h: (r: ServerRequest) => void) => {
+      serverRequest = h;
+      return Promise.resolve(() => undefined);
+    }),
+  };
+  return { ipc, emit: (e: AgentEvent) => act(() => emit(e)), finish: () => act(finish), serverRequest: (r: ServerRequest) => act(() => serverRequest(r)) };
+}
+
+describe("ChatPage", () => {
+  it("opens a conversation, streams a turn with an approved tool call, and stops it", async () => {
+    const f = fakeIpc();
+    renderIn(<ChatPage ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "First" }));
+    expect(await screen.findByText("earlier answer")).toBeTruthy();
+
+    const box = screen.getByLabelText("Message (Enter to send, Shift+Enter for a new line)");
+    fireEvent.change(box, { target: { value: "read the file" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    expect(f.ipc.sendMessage).toHaveBeenCalledWith("c1", "read the file", [], expect.any(Function));
+    // Until the turn settles, the composer offers Stop, not a second Send.
+    expect(screen.queryByRole("button", { name: "Send" })).toBeNull();
+
+    f.emit({ type: "turn_started", user_message: message("u1", "user", "read the file"), assistant_message_id: "a1", model: "gpt-test" });
+    f.emit({ type: "text_delta", text: "Let me look." });
+    f.emit({ type: "tool_call_started", call_id: "t1", server: "fs", tool: "read", arguments: { path: "/a" } });
+    f.emit({ type: "approval_needed", call_id: "t1" });
+    expect(screen.getByText("Let me look.")).toBeTruthy();
+    fireEvent.click(screen.getByTestId("approve-once"));
+    expect(f.ipc.respondApproval).toHaveBeenCalledWith("t1", "allow_once");
+
+    f.emit({ type: "tool_running", call_id: "t1" });
+    f.emit({ type: "tool_result", call_id: "t1", result: { content: [{ type: "text", text: "file body" }], structured_content: null, is_error: false }, duration_ms: 250 });
+    const card = screen.getByTestId("trace-card");
+    expect(within(card).getByTestId("trace-status").textContent).toBe("Done");
+    expect(within(card).getByTestId("trace-duration").textContent).toBe("250 ms");
+    expect(within(card).getByText("file body")).toBeTruthy();
+
+    fireEvent.click(screen.getByRole("button", { name: "Stop" }));
+    expect(f.ipc.cancelTurn).toHaveBeenCalledWith("c1");
+    f.emit({ type: "done", reason: "cancelled" });
+    f.finish();
+    await waitFor(() => expect(screen.getByRole("button", { name: "Send" })).toBeTruthy());
+    // Once the turn is over the stored branch is reloaded.
+    await waitFor(() => expect(f.ipc.getConversation).toHaveBeenCalledTimes(2));
+  });
+
+  it("creates a conversation with Ctrl+N, from the chosen assistant", async () => {
+    const f = fakeIpc();
+    renderIn(<ChatPage ipc={f.ipc} />);
+    await screen.findByRole("button", { name: "First" });
+    fireEvent.keyDown(window, { key: "n", ctrlKey: true });
+    await waitFor(() => expect(f.ipc.createConversation).toHaveBeenCalledWith(null));
+    fireEvent.change(await screen.findByLabelText("Assistant for new chats"), { target: { value: "as1" } });
+    fireEvent.click(screen.getByRole("button", { name: "New chat" }));
+    await waitFor(() => expect(f.ipc.createConversation).toHaveBeenLastCalledWith("as1"));
+    expect(await screen.findByText("Ask anything. Type / for MCP prompts.")).toBeTruthy();
+  });
+
+  it("keeps a turn streaming and the open conversation while the page is away", async () => {
+    const f = fakeIpc();
+    const stores = new ChatStores();
+    const first = renderIn(<ChatPage ipc={f.ipc} stores={stores} />);
+    fireEvent.click(await screen.findByRole("button", { name: "First" }));
+    await screen.findByText("earlier answer");
+    const box = screen.getByLabelText("Message (Enter to send, Shift+Enter for a new line)");
+    fireEvent.change(box, { target: { value: "long task" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    f.emit({ type: "turn_started", user_message: message("u1", "user", "long task"), assistant_message_id: "a1", model: "m" });
+    first.unmount();
+    f.emit({ type: "text_delta", text: "written while away" });
+    renderIn(<ChatPage ipc={f.ipc} stores={stores} />);
+    expect(await screen.findByText("written while away")).toBeTruthy();
+    expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
+  });
+
+  it("searches conversations in full text once typing pauses", async () => {
+    const f = fakeIpc();
+    renderIn(<ChatPage ipc={f.ipc} />);
+    await screen.findByRole("button", { name: "First" });
+    fireEvent.change(screen.getByLabelText("Search conversations"), { target: { value: "r" } });
+    fireEvent.change(screen.getByLabelText("Search conversations"), { target: { value: "rust " } });
+    await waitFor(() => expect(f.ipc.listConversations).toHaveBeenLastCalledWith("rust"));
+    expect(f.ipc.listConversations).not.toHaveBeenCalledWith("r");
+  });
+
+  it("shows a failed turn as a readable error with the action to take", async () => {
+    const f = fakeIpc();
+    f.ipc.sendMessage = vi.fn(() => Promise.reject({ kind: "provider", message: "401 Unauthorized: invalid API key" }));
+    renderIn(<ChatPage ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "First" }));
+    await screen.findByText("earlier answer");
+    const box = screen.getByLabelText("Message (Enter to send, Shift+Enter for a new line)");
+    fireEvent.change(box, { target: { value: "hi" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    const alert = await screen.findByRole("alert");
+    expect(alert.textContent).toContain("The model provider failed: 401 Unauthorized: invalid API key");
+    expect(alert.textContent).toContain("Settings → Providers");
+  });
+
+  it("answers an elicitation request from a server", async () => {
+    const f = fakeIpc();
+    renderIn(<ChatPage ipc={f.ipc} />);
+    await screen.findByRole("button", { name: "First" });
+    f.serverRequest({ kind: "elicitation", id: "e1", server: "gh", message: "Token scope?", requested_schema: { type: "object", properties: { scope: { type: "string" } } } });
+    fireEvent.change(screen.getByLabelText("scope"), { target: { value: "repo" } });
+    fireEvent.click(screen.getByRole("button", { name: "Submit" }));
+    expect(f.ipc.respondServerRequest).toHaveBeenCalledWith("e1", { action: "accept", content: { scope: "repo" } });
+    expect(screen.queryByRole("dialog")).toBeNull();
+  });
+});

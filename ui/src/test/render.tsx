@@ -1,0 +1,45 @@
+// Test helpers: render inside the English catalogue, and fixtures.
+import { render } from "@testing-library/react";
+import type { ReactElement } from "react";
+import { I18nProvider, type Lang } from "../lib/i18n";
+import type { Message, ToolTrace } from "../lib/ipc";
+
+export function renderIn(ui: ReactElement, lang: Lang = "en") {
+  // A wrapper (not an enclosing element) so that `rerender` keeps the provider mounted.
+  return render(ui, { wrapper: ({ children }) => <I18nProvider lang={lang}>{children}</I18nProvider> });
+}
+
+export function message(id: string, role: "user" | "assistant", text: string, extra: Partial<Message> = {}): Message {
+  return {
+    id,
+    parent_id: null,
+    role,
+    created_at: 0,
+    text,
+    reasoning: null,
+    parts: [],
+    tool_calls: [],
+    citations: [],
+    model: role === "assistant" ? "gpt-test" : null,
+    siblings: [id],
+    error: null,
+    ...extra,
+  };
+}
+
+export function trace(extra: Partial<ToolTrace> = {}): ToolTrace {
+  return {
+    call_id: "c1",
+    server: "files",
+    tool: "read_file",
+    arguments: { path: "/tmp/a.txt" },
+    status: "running",
+    duration_ms: null,
+    progress: null,
+    result: null,
+    error: null,
+    stderr_tail: null,
+    logs: [],
+    ...extra,
+  };
+}
