@@ -470,7 +470,7 @@ fn probe_body() -> serde_json::Value {
         "id": 0,
         "method": "initialize",
         "params": {
-            "protocolVersion": rmcp::model::ProtocolVersion::LATEST,
+            "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
             "capabilities": {},
             "clientInfo": {"name": "patchbay-probe", "version": env!("CARGO_PKG_VERSION")},
         },
