@@ -2,4 +2,5 @@
 //! and (added by the areas that need them) scripted model servers and hostile
 //! MCP servers.
 
+pub mod hostile;
 pub mod peers;

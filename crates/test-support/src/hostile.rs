@@ -1,0 +1,35 @@
+//! The `hostile-mcp` binary: MCP servers that misbehave on purpose.
+//!
+//! Tests of other crates cannot name this crate's binaries with
+//! `CARGO_BIN_EXE_*`, so [`hostile_mcp`] finds it next to the running test's
+//! target directory and builds it there with cargo when it is missing.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Path of the built `hostile-mcp` binary (see its module docs for the modes).
+pub fn hostile_mcp() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        // A test executable lives in `<target>/<profile>/deps/`.
+        let exe = std::env::current_exe().expect("the test knows its own path");
+        let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("test binary in <target>/<profile>/deps");
+        let bin = profile_dir.join(format!("hostile-mcp{}", std::env::consts::EXE_SUFFIX));
+        if !bin.exists() {
+            let target_dir = profile_dir.parent().expect("profile directory inside the target directory");
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut build = Command::new(cargo);
+            build.args(["build", "--quiet", "-p", "patchbay-test-support", "--bin", "hostile-mcp", "--target-dir"]);
+            build.arg(target_dir);
+            if profile_dir.file_name().is_some_and(|p| p == "release") {
+                build.arg("--release");
+            }
+            let status = build.status().expect("cargo runs");
+            assert!(status.success(), "building hostile-mcp failed: {status}");
+        }
+        assert!(bin.exists(), "hostile-mcp is not at {}", bin.display());
+        bin
+    })
+    .clone()
+}
