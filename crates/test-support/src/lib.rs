@@ -3,3 +3,4 @@
 //! MCP servers.
 
 pub mod peers;
+pub mod scripted;
