@@ -77,7 +77,8 @@ async fn invalid_json_arguments_are_passed_through_for_the_loop_to_report() {
 async fn http_errors_map_to_variants() {
     let err_body = |m: &str| json!({"error": {"message": m, "type": "x", "code": null, "param": null}});
     // async-openai retries some statuses itself (429): each case repeats its answer.
-    let cases: Vec<(Reply, fn(&LlmError) -> bool)> = vec![
+    type Check = fn(&LlmError) -> bool;
+    let cases: Vec<(Reply, Check)> = vec![
         (
             Reply::status(401, err_body("bad key")),
             |e| matches!(e, LlmError::Auth { status: 401, message, .. } if message == "bad key"),
