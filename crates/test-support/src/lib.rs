@@ -4,3 +4,4 @@
 
 pub mod hostile;
 pub mod peers;
+pub mod scripted;

@@ -6,13 +6,27 @@
 //! through async-openai, Anthropic Messages, Gemini, and prompt-based tool
 //! calling for models without native tools).
 
+pub mod anthropic;
+pub mod gemini;
+mod http;
+pub mod openai;
+pub mod prompt_tools;
 pub mod types;
 
+pub use anthropic::AnthropicProvider;
+pub use gemini::GeminiProvider;
+pub use http::{DEFAULT_IDLE_TIMEOUT, HttpSettings};
+pub use openai::OpenAiProvider;
+pub use prompt_tools::PromptTools;
 pub use types::{
     ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, StreamEvent, ToolCall, ToolSpec, Usage,
 };
 
+use std::collections::BTreeMap;
 use std::time::Duration;
+
+use crate::config::{ProviderKind, ProviderProfile, ValueSource};
+use crate::secrets::SecretStore;
 
 /// Errors from a provider, by what the caller can do about them.
 #[derive(Debug, thiserror::Error)]
@@ -45,4 +59,71 @@ pub enum LlmError {
     /// The call was cancelled.
     #[error("cancelled")]
     Cancelled,
+}
+
+/// Builds the provider a profile describes: resolves its API key and header
+/// secrets from `secrets`, picks the wire format by [`ProviderKind`], and
+/// wraps it in [`PromptTools`] when the profile's model has no native tools.
+pub fn from_profile(profile: &ProviderProfile, secrets: &dyn SecretStore) -> Result<Box<dyn Provider>, LlmError> {
+    let settings = settings_from_profile(profile, secrets)?;
+    let provider: Box<dyn Provider> = match profile.kind {
+        ProviderKind::OpenAi => Box::new(OpenAiProvider::new(settings)?),
+        ProviderKind::Anthropic => Box::new(AnthropicProvider::new(settings)?),
+        ProviderKind::Gemini => Box::new(GeminiProvider::new(settings)?),
+    };
+    Ok(if profile.native_tools { provider } else { Box::new(PromptTools::new(provider)) })
+}
+
+/// The connection settings of a profile, secrets resolved.
+pub fn settings_from_profile(profile: &ProviderProfile, secrets: &dyn SecretStore) -> Result<HttpSettings, LlmError> {
+    let secret = |name: &str, what: &str| -> Result<String, LlmError> {
+        let request = |message: String| LlmError::Request { provider: profile.name.clone(), message };
+        match secrets.get(name) {
+            Ok(Some(value)) => Ok(value),
+            Ok(None) => Err(request(format!("{what} is the secret {name:?}, which is not set"))),
+            Err(e) => Err(request(format!("{what}: {e}"))),
+        }
+    };
+    let api_key = profile.api_key.as_deref().map(|name| secret(name, "the API key")).transpose()?;
+    let mut headers = BTreeMap::new();
+    for (name, value) in &profile.headers {
+        let value = match value {
+            ValueSource::Plain(v) => v.clone(),
+            ValueSource::Secret(s) => secret(s, &format!("header {name}"))?,
+        };
+        headers.insert(name.clone(), value);
+    }
+    let mut settings = HttpSettings::new(profile.name.clone(), profile.base_url.clone());
+    settings.api_key = api_key;
+    settings.headers = headers;
+    Ok(settings)
+}
+
+/// A text stand-in for content a format cannot carry.
+pub(crate) fn describe_part(part: &ContentPart) -> String {
+    match part {
+        ContentPart::Text { text } => text.clone(),
+        ContentPart::Image { mime_type, .. } | ContentPart::Audio { mime_type, .. } => {
+            format!("[{mime_type} content omitted: this model cannot receive it here]")
+        }
+        ContentPart::ResourceLink { uri, name, mime_type } => {
+            let name = name.as_deref().unwrap_or(uri);
+            match mime_type {
+                Some(m) => format!("[resource {name} ({m}): {uri}]"),
+                None => format!("[resource {name}: {uri}]"),
+            }
+        }
+    }
+}
+
+/// Tool-call arguments as a JSON object, for formats that need structured
+/// input: `{}` when empty, the raw text under `_raw` when it is not an object.
+pub(crate) fn arguments_object(arguments: &str) -> serde_json::Value {
+    if arguments.trim().is_empty() {
+        return serde_json::json!({});
+    }
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(v @ serde_json::Value::Object(_)) => v,
+        _ => serde_json::json!({ "_raw": arguments }),
+    }
 }

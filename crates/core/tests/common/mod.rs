@@ -1,0 +1,134 @@
+//! Helpers shared by the `llm_*` tests: a rich sample request, settings for a
+//! scripted server, and folding a provider's events into a summary.
+
+#![allow(dead_code)]
+
+use futures::StreamExt;
+use patchbay_core::llm::{
+    ChatMessage, ChatRequest, ContentPart, FinishReason, HttpSettings, LlmError, Provider, StreamEvent, ToolCall,
+    ToolSpec, Usage,
+};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// A 1×1 PNG, base64.
+pub const PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+/// Settings pointing at a scripted server, with a key and an extra header.
+pub fn settings(base_url: String) -> HttpSettings {
+    let mut s = HttpSettings::new("scripted", base_url);
+    s.api_key = Some("sk-test-123".into());
+    s.headers.insert("x-extra".into(), "extra-value".into());
+    s
+}
+
+/// A tool whose schema uses what Gemini rejects.
+pub fn fetch_tool() -> ToolSpec {
+    ToolSpec {
+        name: "fetch__fetch".into(),
+        description: "Fetches a URL.".into(),
+        input_schema: json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "url": {"type": "string", "format": "uri", "description": "The URL."},
+                "max_length": {"anyOf": [{"type": "integer", "exclusiveMinimum": 0}, {"type": "null"}], "default": 5000},
+                "mode": {"type": ["string", "null"], "enum": ["raw", "markdown", null]},
+                "headers": {"$ref": "#/$defs/Headers"}
+            },
+            "required": ["url", "missing"],
+            "$defs": {"Headers": {"type": "object", "properties": {"accept": {"type": "string"}}, "additionalProperties": {"type": "string"}}}
+        }),
+    }
+}
+
+/// A conversation with every message kind, an image from the user and an
+/// image in a tool result.
+pub fn sample_request(model: &str) -> ChatRequest {
+    ChatRequest {
+        model: model.into(),
+        messages: vec![
+            ChatMessage::System { text: "You are helpful.".into() },
+            ChatMessage::User {
+                parts: vec![
+                    ContentPart::text("What is on this page?"),
+                    ContentPart::Image { mime_type: "image/png".into(), data: PNG.into() },
+                ],
+            },
+            ChatMessage::Assistant {
+                text: "Let me fetch it.".into(),
+                reasoning: Some("need the page".into()),
+                tool_calls: vec![ToolCall {
+                    id: "call_1".into(),
+                    name: "fetch__fetch".into(),
+                    arguments: r#"{"url":"http://127.0.0.1/page"}"#.into(),
+                }],
+            },
+            ChatMessage::Tool {
+                call_id: "call_1".into(),
+                name: "fetch__fetch".into(),
+                parts: vec![
+                    ContentPart::text("A page about cats."),
+                    ContentPart::Image { mime_type: "image/png".into(), data: PNG.into() },
+                ],
+                is_error: false,
+            },
+            ChatMessage::User { parts: vec![ContentPart::text("Summarise it.")] },
+        ],
+        tools: vec![fetch_tool()],
+        temperature: Some(0.5),
+        top_p: None,
+        max_tokens: Some(1000),
+    }
+}
+
+/// A one-message request.
+pub fn hello(model: &str) -> ChatRequest {
+    ChatRequest {
+        model: model.into(),
+        messages: vec![ChatMessage::User { parts: vec![ContentPart::text("hello")] }],
+        tools: Vec::new(),
+        temperature: None,
+        top_p: None,
+        max_tokens: None,
+    }
+}
+
+/// What a response amounted to.
+#[derive(Debug, Default, PartialEq)]
+pub struct Summary {
+    pub text: String,
+    pub reasoning: String,
+    /// (id, name, arguments) by index.
+    pub calls: Vec<(String, String, String)>,
+    pub usage: Option<Usage>,
+    pub finish: Option<FinishReason>,
+    pub events: usize,
+}
+
+/// Streams `request` and folds the events; the error, if any, ends it.
+pub async fn run(provider: &dyn Provider, request: ChatRequest) -> (Summary, Option<LlmError>) {
+    let mut stream = match provider.stream(request, CancellationToken::new()).await {
+        Ok(s) => s,
+        Err(e) => return (Summary::default(), Some(e)),
+    };
+    let mut s = Summary::default();
+    while let Some(item) = stream.next().await {
+        s.events += 1;
+        match item {
+            Err(e) => return (s, Some(e)),
+            Ok(StreamEvent::TextDelta { text }) => s.text.push_str(&text),
+            Ok(StreamEvent::ReasoningDelta { text }) => s.reasoning.push_str(&text),
+            Ok(StreamEvent::ToolCallStart { index, id, name }) => {
+                assert_eq!(index, s.calls.len(), "tool calls start in index order");
+                s.calls.push((id, name, String::new()));
+            }
+            Ok(StreamEvent::ToolCallDelta { index, arguments }) => s.calls[index].2.push_str(&arguments),
+            Ok(StreamEvent::Usage { usage }) => s.usage = Some(usage),
+            Ok(StreamEvent::Finish { reason }) => s.finish = Some(reason),
+        }
+    }
+    (s, None)
+}
