@@ -9,17 +9,20 @@
 
 pub mod budget;
 mod events;
+mod profile;
 mod retrieve;
 mod tools;
 mod turn;
 
 pub use events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy};
+pub use profile::{ProviderSource, ResolvedProvider, resolve_provider};
 pub use retrieve::{RetrievalError, Retriever};
 pub use tools::{
     BUILTIN_SERVER, BuiltinTools, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection,
 };
 pub use turn::{Agent, ModelChoice, Sampling, Turn, TurnAction, TurnControl, TurnLimits, TurnRequest};
 
+use crate::config::ConfigError;
 use crate::conversations::{ConversationError, MessageId};
 use crate::llm::LlmError;
 
@@ -42,6 +45,18 @@ pub enum AgentError {
     /// Regenerating needs an assistant message that answers something.
     #[error("message {message} has no question to answer")]
     NothingToAnswer { message: MessageId },
+    /// Reading the provider configuration failed (or the named profile does not exist).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// No provider is configured and the environment has no API key either.
+    #[error(
+        "no model provider is configured: add one in Settings, or set OPENAI_API_KEY (and OPENAI_BASE_URL) \
+         or ARK_API_KEY (and ARK_BASE_URL)"
+    )]
+    NoProvider,
+    /// The profile names a secret that is not in the keyring.
+    #[error("provider {provider} needs its API key, but the keyring has no secret {secret:?}")]
+    MissingApiKey { provider: String, secret: String },
     /// No approval with that id is waiting (already answered, or the turn ended).
     #[error("no approval {id} is waiting")]
     NoSuchApproval { id: u64 },
