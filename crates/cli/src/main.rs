@@ -4,7 +4,11 @@
 //! result. Errors reach the user through `anyhow` with the core's message,
 //! which says where and why.
 
+mod ask;
+mod chat;
+mod conversation;
 mod info;
+mod provider;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,6 +32,12 @@ struct Cli {
 enum Command {
     /// Show the version, data directory, database schema and keyring status.
     Info(info::InfoArgs),
+    /// Send one message and stream the answer (tools run as the model asks).
+    Ask(ask::AskArgs),
+    /// Chat interactively, keeping one conversation.
+    Chat(chat::ChatArgs),
+    /// List, show, search, export, rename or delete conversations.
+    Conversation(conversation::ConversationArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,5 +59,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let dir = DataDir::resolve(cli.data_dir)?;
     match cli.command {
         Command::Info(args) => info::run(&dir, &args),
+        Command::Ask(args) => ask::run(&dir, &args),
+        Command::Chat(args) => chat::run(&dir, &args),
+        Command::Conversation(args) => conversation::run(&dir, &args),
     }
 }

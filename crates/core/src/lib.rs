@@ -4,7 +4,10 @@
 //! tokens as arguments and hands back values and streams; the front ends
 //! (`src-tauri`, `crates/cli`) only adapt them. See `ARCHITECTURE.md`.
 
+pub mod agent;
+pub mod assistants;
 pub mod config;
+pub mod conversations;
 pub mod info;
 pub mod llm;
 pub mod mcp;

@@ -65,7 +65,12 @@ pub enum LlmError {
 /// secrets from `secrets`, picks the wire format by [`ProviderKind`], and
 /// wraps it in [`PromptTools`] when the profile's model has no native tools.
 pub fn from_profile(profile: &ProviderProfile, secrets: &dyn SecretStore) -> Result<Box<dyn Provider>, LlmError> {
-    let settings = settings_from_profile(profile, secrets)?;
+    build(profile, settings_from_profile(profile, secrets)?)
+}
+
+/// Builds the provider for `profile` from settings whose secrets are already
+/// resolved (for example a key taken from the environment).
+pub fn build(profile: &ProviderProfile, settings: HttpSettings) -> Result<Box<dyn Provider>, LlmError> {
     let provider: Box<dyn Provider> = match profile.kind {
         ProviderKind::OpenAi => Box::new(OpenAiProvider::new(settings)?),
         ProviderKind::Anthropic => Box::new(AnthropicProvider::new(settings)?),

@@ -1,0 +1,247 @@
+//! `patchbay ask "message"`: one turn, streamed to the terminal.
+//!
+//! The answer goes to stdout as it arrives; tool calls, results, approvals
+//! and notes go to stderr, so `patchbay ask … > answer.md` keeps only the
+//! answer. Without `--auto-approve`, calls that need approval are asked on
+//! the terminal; with no terminal they are denied and the model is told.
+//! Ctrl-C stops the turn and keeps the partial answer. `chat` reuses
+//! [`Session`] and [`Session::turn`].
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+use futures::StreamExt;
+use patchbay_core::agent::{
+    Agent, AgentEvent, ApprovalDecision, ApprovalPolicy, BuiltinTools, ModelChoice, ProviderSource, ToolSelection,
+    TurnAction, TurnControl, TurnLimits, TurnRequest, resolve_provider,
+};
+use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT};
+use patchbay_core::config::ConfigStore;
+use patchbay_core::conversations::{ConversationId, ConversationStore, MessageStatus};
+use patchbay_core::llm::ContentPart;
+use patchbay_core::paths::DataDir;
+use patchbay_core::secrets::KeyringStore;
+use patchbay_core::store::Store;
+
+use crate::provider::provider_for;
+
+/// Options shared by `ask` and `chat`.
+#[derive(Debug, Args)]
+pub struct TurnArgs {
+    /// Provider profile name (default: the assistant's, else the first configured).
+    #[arg(long)]
+    provider: Option<String>,
+    /// Model id (default: the assistant's, else the provider's default model).
+    #[arg(long)]
+    model: Option<String>,
+    /// Assistant preset.
+    #[arg(long, default_value = DEFAULT_ASSISTANT)]
+    assistant: String,
+    /// Continue this conversation instead of starting a new one.
+    #[arg(long, value_name = "ID")]
+    conversation: Option<ConversationId>,
+    /// Offer no tools to the model.
+    #[arg(long)]
+    no_tools: bool,
+    /// Run tool calls without asking.
+    #[arg(long)]
+    auto_approve: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    #[command(flatten)]
+    turn: TurnArgs,
+    /// The message.
+    message: String,
+}
+
+/// Everything needed to run turns from the terminal.
+pub struct Session {
+    agent: Agent,
+    assistant: Assistant,
+    model: ModelChoice,
+    selection: ToolSelection,
+    approval: ApprovalPolicy,
+    pub conversation: Option<ConversationId>,
+}
+
+impl Session {
+    /// Opens the data directory and resolves assistant, provider and model.
+    pub fn open(dir: &DataDir, args: &TurnArgs) -> anyhow::Result<Self> {
+        let store = Store::open(dir)?;
+        let assistant = AssistantStore::new(store.clone()).get(&args.assistant)?;
+        let requested = args.provider.as_deref().or(assistant.provider.as_deref());
+        let secrets = KeyringStore::for_data_dir(dir);
+        let resolved =
+            resolve_provider(&ConfigStore::new(store.clone()), &secrets, requested, &|k| std::env::var(k).ok())?;
+        if let ProviderSource::Environment { variable } = resolved.source {
+            eprintln!(
+                "note: no provider is configured; using {variable} from the environment ({})",
+                resolved.profile.base_url
+            );
+        }
+        let model = args
+            .model
+            .clone()
+            .or_else(|| assistant.model.clone())
+            .filter(|m| !m.is_empty())
+            .or_else(|| Some(resolved.profile.default_model.clone()).filter(|m| !m.is_empty()))
+            .with_context(|| format!("provider {} has no default model: pass --model", resolved.profile.name))?;
+        let provider = provider_for(&resolved, &secrets)?;
+        let conversations = ConversationStore::new(store);
+        if let Some(id) = args.conversation {
+            conversations.get(id)?;
+        }
+        let approval = if args.auto_approve {
+            ApprovalPolicy::AutoApprove
+        } else if std::io::stdin().is_terminal() {
+            ApprovalPolicy::Ask
+        } else {
+            ApprovalPolicy::Deny { reason: "there is no terminal to ask the user (use --auto-approve)".into() }
+        };
+        Ok(Self {
+            selection: if args.no_tools { ToolSelection::None } else { assistant.tools.clone() },
+            model: ModelChoice {
+                provider,
+                provider_name: resolved.profile.name.clone(),
+                model,
+                sampling: assistant.sampling,
+                context_window: resolved.profile.context_window,
+            },
+            agent: Agent::new(conversations),
+            assistant,
+            approval,
+            conversation: args.conversation,
+        })
+    }
+
+    /// Sends one message and prints the turn; returns how it ended.
+    pub async fn turn(&mut self, message: &str) -> anyhow::Result<MessageStatus> {
+        let conversations = self.agent.conversations();
+        let conversation = match self.conversation {
+            Some(id) => id,
+            None => conversations.create(message, Some(&self.assistant.name), None)?.id,
+        };
+        self.conversation = Some(conversation);
+        let turn = self.agent.start(TurnRequest {
+            conversation,
+            action: TurnAction::Send { text: message.to_owned(), attachments: Vec::new() },
+            model: self.model.clone(),
+            system_prompt: Some(self.assistant.system_prompt.clone()),
+            tools: Arc::new(BuiltinTools),
+            selection: self.selection.clone(),
+            approval: self.approval.clone(),
+            retriever: None,
+            limits: TurnLimits::default(),
+        })?;
+        Ok(print_turn(turn).await)
+    }
+}
+
+/// Prints a turn's events until it is done; Ctrl-C stops it.
+async fn print_turn(mut turn: patchbay_core::agent::Turn) -> MessageStatus {
+    let control = turn.control();
+    let stopper = control.clone();
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stopper.stop();
+        }
+    });
+    let mut status = MessageStatus::Error;
+    let mut out = std::io::stdout();
+    while let Some(event) = turn.next().await {
+        match event {
+            AgentEvent::TextDelta { text } => {
+                print!("{text}");
+                let _ = out.flush();
+            }
+            AgentEvent::ReasoningDelta { text } => eprint!("\x1b[2m{text}\x1b[0m"),
+            AgentEvent::ToolCallStarted { name, server, tool, .. } => match (server, tool) {
+                (Some(s), Some(t)) => eprintln!("\n[tool] {name} ({s}/{t})"),
+                _ => eprintln!("\n[tool] {name}"),
+            },
+            AgentEvent::ToolProgress { progress, total, message, .. } => {
+                let total = total.map(|t| format!("/{t}")).unwrap_or_default();
+                eprintln!("  … {progress}{total} {}", message.unwrap_or_default());
+            }
+            AgentEvent::ToolLog { level, message, .. } => eprintln!("  [{level}] {message}"),
+            AgentEvent::ToolResult { content, is_error, duration_ms, .. } => {
+                let text: String = content
+                    .iter()
+                    .map(|p| match p {
+                        ContentPart::Text { text } => text.clone(),
+                        other => format!("{other:?}").chars().take(60).collect(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let short: String = text.chars().take(200).collect();
+                let what = if is_error { "error" } else { "result" };
+                eprintln!("  → {what} in {duration_ms} ms: {short}");
+            }
+            AgentEvent::ApprovalNeeded { approval_id, server, tool, arguments, .. } => {
+                let decision = ask_terminal(&server, &tool, &arguments).await;
+                answer(&control, approval_id, decision);
+            }
+            AgentEvent::Citations { passages } => {
+                for (i, p) in passages.iter().enumerate() {
+                    eprintln!("[{}] {}", i + 1, p.source);
+                }
+            }
+            AgentEvent::ContextTrimmed { elided_tool_results, dropped_messages, context_window, .. } => eprintln!(
+                "note: to fit the {context_window}-token context window, {elided_tool_results} older tool \
+                 results and {dropped_messages} older messages were left out of this request"
+            ),
+            AgentEvent::Error { message, .. } => eprintln!("\nerror: {message}"),
+            AgentEvent::Done { status: s, .. } => {
+                status = s;
+                println!();
+                if s == MessageStatus::Stopped {
+                    eprintln!("(stopped; the partial answer is saved)");
+                }
+            }
+            _ => {}
+        }
+    }
+    ctrl_c.abort();
+    status
+}
+
+fn answer(control: &TurnControl, id: u64, decision: ApprovalDecision) {
+    if let Err(e) = control.answer(id, decision) {
+        eprintln!("note: {e}");
+    }
+}
+
+async fn ask_terminal(server: &str, tool: &str, arguments: &serde_json::Value) -> ApprovalDecision {
+    eprint!("Allow {server}/{tool} with {arguments}? [y]es once / [a]lways in this conversation / [N]o: ");
+    let _ = std::io::stderr().flush();
+    let line = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map(|_| line)
+    })
+    .await;
+    match line.ok().and_then(Result::ok).as_deref().map(str::trim) {
+        Some("y" | "Y" | "yes") => ApprovalDecision::AllowOnce,
+        Some("a" | "A" | "always") => ApprovalDecision::AllowForConversation,
+        _ => ApprovalDecision::Deny,
+    }
+}
+
+pub fn run(dir: &DataDir, args: &AskArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let mut session = Session::open(dir, &args.turn)?;
+        let status = session.turn(&args.message).await?;
+        if let Some(id) = session.conversation {
+            eprintln!("conversation {id}");
+        }
+        Ok(match status {
+            MessageStatus::Complete | MessageStatus::Stopped => ExitCode::SUCCESS,
+            _ => ExitCode::FAILURE,
+        })
+    })
+}

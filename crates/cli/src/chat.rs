@@ -1,0 +1,50 @@
+//! `patchbay chat`: the same turns as `ask`, in a loop keeping one conversation.
+//!
+//! Each line is a message. `/new` starts a new conversation, `/quit` (or
+//! end of input) leaves.
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+
+use clap::Args;
+use patchbay_core::paths::DataDir;
+
+use crate::ask::{Session, TurnArgs};
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    #[command(flatten)]
+    turn: TurnArgs,
+}
+
+pub fn run(dir: &DataDir, args: &ChatArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let mut session = Session::open(dir, &args.turn)?;
+        eprintln!("Type a message; /new starts a new conversation, /quit leaves.");
+        let stdin = std::io::stdin();
+        loop {
+            eprint!("> ");
+            let _ = std::io::stderr().flush();
+            let mut line = String::new();
+            if stdin.lock().read_line(&mut line)? == 0 {
+                break;
+            }
+            match line.trim() {
+                "" => continue,
+                "/quit" | "/exit" => break,
+                "/new" => {
+                    session.conversation = None;
+                    eprintln!("(new conversation)");
+                }
+                message => {
+                    session.turn(message).await?;
+                }
+            }
+        }
+        if let Some(id) = session.conversation {
+            eprintln!("conversation {id}");
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}

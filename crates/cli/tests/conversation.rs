@@ -1,0 +1,77 @@
+//! `patchbay conversation …` and `patchbay ask` without a provider, against a real data directory.
+
+use std::process::{Command, Output};
+
+use patchbay_core::conversations::{AssistantWriter, ConversationStore, MessageStatus};
+use patchbay_core::paths::DataDir;
+use patchbay_core::store::Store;
+
+fn patchbay(data_dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_patchbay"))
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ARK_API_KEY")
+        .output()
+        .expect("run patchbay")
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Writes one conversation the way a turn does.
+fn seed(dir: &std::path::Path, question: &str, answer: &str) -> i64 {
+    let conv = ConversationStore::new(Store::open(&DataDir::new(dir)).unwrap());
+    let c = conv.create(question, None, None).unwrap();
+    let user = conv.add_user_message(c.id, None, question, &[]).unwrap();
+    let mut w = AssistantWriter::start(&conv, c.id, user, "openai", "gpt-test").unwrap();
+    w.push_text(0, answer);
+    w.finish(MessageStatus::Complete, None).unwrap();
+    c.id
+}
+
+#[test]
+fn list_search_show_export_rename_delete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let en = seed(tmp.path(), "How do I bake bread?", "Flour, water, salt and time.");
+    let zh = seed(tmp.path(), "上海明天会下雨吗？", "上海明天多云转小雨。");
+
+    let list = stdout(&patchbay(tmp.path(), &["conversation", "list"]));
+    assert!(list.contains("How do I bake bread?") && list.contains("上海明天会下雨吗？"), "{list}");
+
+    let found = stdout(&patchbay(tmp.path(), &["conversation", "search", "明天多云"]));
+    assert!(found.contains(&zh.to_string()) && found.contains("[明天多云]"), "{found}");
+    assert!(!found.contains("bread"), "{found}");
+
+    let shown = stdout(&patchbay(tmp.path(), &["conversation", "show", &en.to_string()]));
+    assert!(shown.starts_with("# How do I bake bread?") && shown.contains("Flour, water, salt and time."), "{shown}");
+
+    let file = tmp.path().join("export.json");
+    stdout(&patchbay(
+        tmp.path(),
+        &["conversation", "export", &zh.to_string(), "--format", "json", "--output", file.to_str().unwrap()],
+    ));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(json["messages"][1]["text"], "上海明天多云转小雨。");
+
+    stdout(&patchbay(tmp.path(), &["conversation", "rename", &en.to_string(), "Bread"]));
+    stdout(&patchbay(tmp.path(), &["conversation", "delete", &zh.to_string()]));
+    let list = stdout(&patchbay(tmp.path(), &["conversation", "list"]));
+    assert!(list.contains("Bread") && !list.contains("上海"), "{list}");
+
+    let missing = patchbay(tmp.path(), &["conversation", "show", "999"]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no conversation with id 999"));
+}
+
+#[test]
+fn ask_without_any_provider_says_how_to_add_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = patchbay(tmp.path(), &["ask", "hello"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no model provider is configured") && err.contains("OPENAI_API_KEY"), "{err}");
+}

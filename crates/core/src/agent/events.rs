@@ -1,0 +1,92 @@
+//! [`AgentEvent`]: the one closed enum a turn yields, and the approval types.
+//!
+//! Front ends only adapt this stream: the desktop forwards it through a Tauri
+//! channel, the CLI prints it. Everything in it is already persisted by the
+//! time it is yielded (text up to the last flush).
+
+use serde::{Deserialize, Serialize};
+
+use crate::conversations::{ConversationId, MessageId, MessageStatus, Passage};
+use crate::llm::{ContentPart, Usage};
+
+/// Identifies one pending approval within a turn.
+pub type ApprovalId = u64;
+
+/// What happened in a turn, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// The turn began: the user message and the (empty) assistant message exist.
+    Started { conversation_id: ConversationId, user_message_id: MessageId, assistant_message_id: MessageId },
+    /// Knowledge-base passages given to the model as context, numbered from 1 in order.
+    Citations { passages: Vec<Passage> },
+    /// Older history was shortened to fit the model's context window.
+    ContextTrimmed {
+        /// Tool results replaced by a short note.
+        elided_tool_results: usize,
+        /// Whole older messages left out.
+        dropped_messages: usize,
+        /// Estimated tokens of the request after trimming.
+        estimated_tokens: u32,
+        /// The context window it had to fit.
+        context_window: u32,
+    },
+    /// A new tool round begins (0-based); rounds after the first follow tool results.
+    Round { round: u32 },
+    /// More answer text.
+    TextDelta { text: String },
+    /// More reasoning ("thinking") text.
+    ReasoningDelta { text: String },
+    /// The model started a tool call. `server`/`tool` name the real MCP tool
+    /// when `name` matches one.
+    ToolCallStarted { call_id: String, name: String, server: Option<String>, tool: Option<String> },
+    /// More argument text for a call.
+    ToolArgumentsDelta { call_id: String, delta: String },
+    /// A call waits for the user; answer with `TurnControl::answer`.
+    ApprovalNeeded {
+        approval_id: ApprovalId,
+        call_id: String,
+        name: String,
+        server: String,
+        tool: String,
+        /// The arguments as parsed JSON.
+        arguments: serde_json::Value,
+    },
+    /// A running call reported progress.
+    ToolProgress { call_id: String, progress: f64, total: Option<f64>, message: Option<String> },
+    /// A running call logged something.
+    ToolLog { call_id: String, level: String, message: String },
+    /// A call finished (or failed: `is_error`, and the model sees the text).
+    ToolResult { call_id: String, content: Vec<ContentPart>, is_error: bool, duration_ms: u64 },
+    /// Token usage of the turn so far.
+    Usage { usage: Usage },
+    /// Something went wrong. `fatal` errors end the turn (a `Done` follows).
+    Error { message: String, fatal: bool },
+    /// The turn is over; nothing follows.
+    Done { status: MessageStatus, message_id: MessageId },
+}
+
+/// The user's answer to an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run this call.
+    AllowOnce,
+    /// Run this call and later calls of the same tool in this conversation.
+    AllowForConversation,
+    /// Do not run it; the model is told.
+    Deny,
+}
+
+/// How a turn handles tools that need approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum ApprovalPolicy {
+    /// Emit [`AgentEvent::ApprovalNeeded`] and wait for the answer.
+    Ask,
+    /// Run everything that is not denied by configuration.
+    AutoApprove,
+    /// Nobody can answer (no terminal): deny, telling the model `reason`.
+    Deny { reason: String },
+}

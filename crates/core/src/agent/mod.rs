@@ -1,0 +1,66 @@
+//! The turn loop: a user message in, a stream of [`AgentEvent`]s out.
+//!
+//! [`Agent::start`] runs one turn (see [`turn`]): it streams the model's
+//! answer, runs the tools it calls through a [`ToolHost`] (the MCP registry,
+//! or [`BuiltinTools`]), asks for approval through the returned
+//! [`TurnControl`], keeps the request inside the context window ([`budget`]),
+//! adds knowledge-base context from an optional [`Retriever`], and writes
+//! everything to the conversation store as it happens.
+
+pub mod budget;
+mod events;
+mod profile;
+mod retrieve;
+mod tools;
+mod turn;
+
+pub use events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy};
+pub use profile::{ProviderSource, ResolvedProvider, resolve_provider};
+pub use retrieve::{RetrievalError, Retriever};
+pub use tools::{
+    BUILTIN_SERVER, BuiltinTools, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection,
+};
+pub use turn::{Agent, ModelChoice, Sampling, Turn, TurnAction, TurnControl, TurnLimits, TurnRequest};
+
+use crate::config::ConfigError;
+use crate::conversations::{ConversationError, MessageId};
+use crate::llm::LlmError;
+
+/// Errors that end a turn (or keep it from starting).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// Reading or writing the conversation failed.
+    #[error(transparent)]
+    Conversation(#[from] ConversationError),
+    /// The provider failed.
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    /// The provider's stream ended without saying the answer was finished.
+    #[error("{provider} ended its answer without finishing it (the stream stopped early)")]
+    StreamEnded { provider: String },
+    /// The provider sent arguments for a tool call it never started.
+    #[error("{provider} sent arguments for tool call #{index}, which it never started")]
+    UnknownToolCall { provider: String, index: usize },
+    /// Regenerating needs an assistant message that answers something.
+    #[error("message {message} has no question to answer")]
+    NothingToAnswer { message: MessageId },
+    /// Reading the provider configuration failed (or the named profile does not exist).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// No provider is configured and the environment has no API key either.
+    #[error(
+        "no model provider is configured: add one in Settings, or set OPENAI_API_KEY (and OPENAI_BASE_URL) \
+         or ARK_API_KEY (and ARK_BASE_URL)"
+    )]
+    NoProvider,
+    /// The profile names a secret that is not in the keyring.
+    #[error("provider {provider} needs its API key, but the keyring has no secret {secret:?}")]
+    MissingApiKey { provider: String, secret: String },
+    /// No approval with that id is waiting (already answered, or the turn ended).
+    #[error("no approval {id} is waiting")]
+    NoSuchApproval { id: u64 },
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,729 @@
+//! The turn loop: one user message in, a stream of [`AgentEvent`]s out.
+//!
+//! [`Agent::start`] writes the user message and an empty assistant message,
+//! then spawns the loop. Each round sends the history to the provider and
+//! streams its answer; when the model calls tools, they run concurrently
+//! (under a cap, each through approval and a time limit) and their results
+//! start the next round. It ends when the model answers without tool calls,
+//! at the round limit, on a fatal error, or when stopped.
+//!
+//! Everything is written as it happens: text is flushed on a timer, tool calls
+//! and results when they occur. Stopping drops the provider stream, cancels
+//! the token of every running tool call (the MCP host sends
+//! `notifications/cancelled`) and keeps the partial message, marked stopped.
+
+use std::collections::{BTreeMap, HashMap};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use futures::stream::{FuturesUnordered, Stream, StreamExt};
+use serde::{Deserialize, Serialize};
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::AgentError;
+use super::budget;
+use super::events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy};
+use super::retrieve::{Retriever, context_block};
+use super::tools::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
+use crate::config::ApprovalMode;
+use crate::conversations::{
+    AssistantWriter, Attachment, ConversationId, ConversationStore, MessageId, MessageStatus, Role, ToolCallStatus,
+};
+use crate::llm::{ChatMessage, ChatRequest, FinishReason, Provider, StreamEvent, ToolCall};
+
+/// Sampling settings sent with every request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sampling {
+    #[serde(default)]
+    pub temperature: Option<f32>,
+    #[serde(default)]
+    pub top_p: Option<f32>,
+    /// Output token limit.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+}
+
+/// The model a turn talks to.
+#[derive(Clone)]
+pub struct ModelChoice {
+    pub provider: Arc<dyn Provider>,
+    /// The provider profile's name, recorded with the message.
+    pub provider_name: String,
+    pub model: String,
+    pub sampling: Sampling,
+    /// The model's context window in tokens, when known (no trimming otherwise).
+    pub context_window: Option<u32>,
+}
+
+impl std::fmt::Debug for ModelChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelChoice")
+            .field("provider", &self.provider_name)
+            .field("model", &self.model)
+            .field("sampling", &self.sampling)
+            .field("context_window", &self.context_window)
+            .finish()
+    }
+}
+
+/// Limits of one turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnLimits {
+    /// Model requests per turn (default 25).
+    pub max_rounds: u32,
+    /// Tool calls running at once (default 4).
+    pub max_parallel_tools: usize,
+    /// Time limit of a tool call whose host sets none (default 120 s).
+    pub tool_timeout: Duration,
+    /// How often streamed text is written to the database (default 250 ms).
+    pub flush_interval: Duration,
+    /// How long stopped tool calls get to wind down (default 2 s).
+    pub cancel_grace: Duration,
+}
+
+impl Default for TurnLimits {
+    fn default() -> Self {
+        Self {
+            max_rounds: 25,
+            max_parallel_tools: 4,
+            tool_timeout: Duration::from_secs(120),
+            flush_interval: Duration::from_millis(250),
+            cancel_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+/// What the user did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnAction {
+    /// A new message at the end of the active branch.
+    Send { text: String, attachments: Vec<Attachment> },
+    /// Answer the question of this assistant message again (a sibling answer).
+    Regenerate { message: MessageId },
+    /// Replace this user message by a new version (a sibling) and answer it.
+    Edit { message: MessageId, text: String, attachments: Vec<Attachment> },
+}
+
+/// Everything a turn needs.
+pub struct TurnRequest {
+    pub conversation: ConversationId,
+    pub action: TurnAction,
+    pub model: ModelChoice,
+    /// The assistant's system prompt; the conversation's own prompt wins.
+    pub system_prompt: Option<String>,
+    pub tools: Arc<dyn ToolHost>,
+    pub selection: ToolSelection,
+    pub approval: ApprovalPolicy,
+    /// Adds knowledge-base context before the first round.
+    pub retriever: Option<Arc<dyn Retriever>>,
+    pub limits: TurnLimits,
+}
+
+/// Starts turns and records them in the conversation store.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    conversations: ConversationStore,
+}
+
+type Pending = Arc<Mutex<HashMap<ApprovalId, oneshot::Sender<ApprovalDecision>>>>;
+
+/// Stops a turn and answers its approvals; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct TurnControl {
+    cancel: CancellationToken,
+    approvals: Pending,
+}
+
+impl TurnControl {
+    /// Stops the turn; the partial answer is kept, marked stopped.
+    pub fn stop(&self) {
+        self.cancel.cancel();
+    }
+
+    /// Answers an [`AgentEvent::ApprovalNeeded`].
+    pub fn answer(&self, approval: ApprovalId, decision: ApprovalDecision) -> Result<(), AgentError> {
+        let sender = lock(&self.approvals).remove(&approval).ok_or(AgentError::NoSuchApproval { id: approval })?;
+        sender.send(decision).map_err(|_| AgentError::NoSuchApproval { id: approval })
+    }
+}
+
+fn lock(p: &Pending) -> std::sync::MutexGuard<'_, HashMap<ApprovalId, oneshot::Sender<ApprovalDecision>>> {
+    p.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A running turn: a stream of its events. Dropping it stops the turn.
+#[derive(Debug)]
+pub struct Turn {
+    events: mpsc::UnboundedReceiver<AgentEvent>,
+    control: TurnControl,
+    user_message: MessageId,
+    assistant_message: MessageId,
+}
+
+impl Turn {
+    /// Stops the turn and answers approvals, from anywhere.
+    pub fn control(&self) -> TurnControl {
+        self.control.clone()
+    }
+
+    /// The user message this turn answers.
+    pub fn user_message_id(&self) -> MessageId {
+        self.user_message
+    }
+
+    /// The assistant message being written.
+    pub fn assistant_message_id(&self) -> MessageId {
+        self.assistant_message
+    }
+}
+
+impl Stream for Turn {
+    type Item = AgentEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        self.events.poll_recv(cx)
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        // The loop notices, keeps what it has, marks it stopped and ends.
+        self.control.cancel.cancel();
+    }
+}
+
+impl Agent {
+    /// An agent writing to `conversations`.
+    pub fn new(conversations: ConversationStore) -> Self {
+        Self { conversations }
+    }
+
+    /// The conversations it writes.
+    pub fn conversations(&self) -> &ConversationStore {
+        &self.conversations
+    }
+
+    /// Writes the user's message and starts the turn on the current tokio runtime.
+    pub fn start(&self, request: TurnRequest) -> Result<Turn, AgentError> {
+        let conv = &self.conversations;
+        let conversation = conv.get(request.conversation)?;
+        let (user_message, query) = match &request.action {
+            TurnAction::Send { text, attachments } => {
+                (conv.add_user_message(conversation.id, conversation.active_leaf, text, attachments)?, text.clone())
+            }
+            TurnAction::Regenerate { message } => {
+                let m = conv.message(*message)?;
+                expect_role(&m, conversation.id, Role::Assistant)?;
+                let parent = m.parent_id.ok_or(AgentError::NothingToAnswer { message: *message })?;
+                (parent, conv.message(parent)?.text)
+            }
+            TurnAction::Edit { message, text, attachments } => {
+                let m = conv.message(*message)?;
+                expect_role(&m, conversation.id, Role::User)?;
+                (conv.add_user_message(conversation.id, m.parent_id, text, attachments)?, text.clone())
+            }
+        };
+        let writer = AssistantWriter::start(
+            conv,
+            conversation.id,
+            user_message,
+            &request.model.provider_name,
+            &request.model.model,
+        )?;
+        let (tx, events) = mpsc::unbounded_channel();
+        let control = TurnControl { cancel: CancellationToken::new(), approvals: Pending::default() };
+        let assistant_message = writer.message_id();
+        // The receiver is alive: this cannot fail.
+        let _ = tx.send(AgentEvent::Started {
+            conversation_id: conversation.id,
+            user_message_id: user_message,
+            assistant_message_id: assistant_message,
+        });
+        let runner = Runner {
+            conversations: conv.clone(),
+            conversation: conversation.id,
+            user_message,
+            query,
+            writer,
+            tx,
+            cancel: control.cancel.clone(),
+            approvals: control.approvals.clone(),
+            next_approval: AtomicU64::new(1),
+            system_prompt: conversation.system_prompt.or(request.system_prompt),
+            request_model: request.model,
+            tools: request.tools,
+            selection: request.selection,
+            policy: request.approval,
+            retriever: request.retriever,
+            limits: request.limits,
+        };
+        tokio::spawn(runner.run());
+        Ok(Turn { events, control, user_message, assistant_message })
+    }
+}
+
+fn expect_role(m: &crate::conversations::Message, conversation: ConversationId, role: Role) -> Result<(), AgentError> {
+    if m.conversation_id != conversation {
+        return Err(crate::conversations::ConversationError::MessageNotFound { conversation, id: m.id }.into());
+    }
+    if m.role != role {
+        return Err(
+            crate::conversations::ConversationError::WrongRole { id: m.id, expected: role, actual: m.role }.into()
+        );
+    }
+    Ok(())
+}
+
+/// How a turn ended.
+enum Outcome {
+    Complete,
+    Stopped,
+    RoundLimit(String),
+}
+
+/// The result of streaming one model response.
+enum RoundEnd {
+    Stopped,
+    Finished { text: String, reasoning: String, calls: Vec<PendingCall> },
+}
+
+struct PendingCall {
+    id: String,
+    name: String,
+    arguments: String,
+    row: i64,
+}
+
+struct Runner {
+    conversations: ConversationStore,
+    conversation: ConversationId,
+    user_message: MessageId,
+    query: String,
+    writer: AssistantWriter,
+    tx: mpsc::UnboundedSender<AgentEvent>,
+    cancel: CancellationToken,
+    approvals: Pending,
+    next_approval: AtomicU64,
+    system_prompt: Option<String>,
+    request_model: ModelChoice,
+    tools: Arc<dyn ToolHost>,
+    selection: ToolSelection,
+    policy: ApprovalPolicy,
+    retriever: Option<Arc<dyn Retriever>>,
+    limits: TurnLimits,
+}
+
+impl Runner {
+    fn emit(&self, event: AgentEvent) {
+        // Nobody listening (the front end went away) does not stop the turn's recording.
+        let _ = self.tx.send(event);
+    }
+
+    async fn run(mut self) {
+        let (status, error) = match self.rounds().await {
+            Ok(Outcome::Complete) => (MessageStatus::Complete, None),
+            Ok(Outcome::Stopped) => (MessageStatus::Stopped, None),
+            Ok(Outcome::RoundLimit(message)) => {
+                self.emit(AgentEvent::Error { message: message.clone(), fatal: true });
+                (MessageStatus::RoundLimit, Some(message))
+            }
+            Err(e) => {
+                let message = e.to_string();
+                self.emit(AgentEvent::Error { message: message.clone(), fatal: true });
+                (MessageStatus::Error, Some(message))
+            }
+        };
+        if let Err(e) = self.writer.finish(status, error.as_deref()) {
+            self.emit(AgentEvent::Error { message: e.to_string(), fatal: true });
+        }
+        self.emit(AgentEvent::Done { status, message_id: self.writer.message_id() });
+    }
+
+    async fn rounds(&mut self) -> Result<Outcome, AgentError> {
+        let history = self.conversations.history(self.conversation, Some(self.user_message))?;
+        let mut system = self.system_prompt.clone().unwrap_or_default();
+        if let Some(retriever) = self.retriever.clone() {
+            let found = tokio::select! {
+                () = self.cancel.cancelled() => return Ok(Outcome::Stopped),
+                found = retriever.retrieve(&self.query, self.cancel.child_token()) => found,
+            };
+            match found {
+                Ok(passages) if !passages.is_empty() => {
+                    self.writer.set_citations(&passages)?;
+                    system.push_str(&context_block(&passages));
+                    self.emit(AgentEvent::Citations { passages });
+                }
+                Ok(_) => {}
+                Err(e) => self.emit(AgentEvent::Error { message: e.to_string(), fatal: false }),
+            }
+        }
+        let tools: Vec<HostedTool> = if self.selection == ToolSelection::None {
+            Vec::new()
+        } else {
+            let listed = tokio::select! {
+                () = self.cancel.cancelled() => return Ok(Outcome::Stopped),
+                listed = self.tools.list_tools(self.cancel.child_token()) => listed,
+            };
+            listed.into_iter().filter(|t| self.selection.allows(t)).collect()
+        };
+        let specs: Vec<_> = tools.iter().map(|t| t.spec.clone()).collect();
+
+        let mut this_turn: Vec<ChatMessage> = Vec::new();
+        for round in 0..self.limits.max_rounds {
+            if self.cancel.is_cancelled() {
+                return Ok(Outcome::Stopped);
+            }
+            self.emit(AgentEvent::Round { round });
+            let mut messages = Vec::with_capacity(history.len() + this_turn.len() + 1);
+            if !system.trim().is_empty() {
+                messages.push(ChatMessage::System { text: system.clone() });
+            }
+            messages.extend(history.iter().cloned());
+            messages.extend(this_turn.iter().cloned());
+            let sampling = self.request_model.sampling;
+            if let Some(window) = self.request_model.context_window {
+                let reserve = sampling.max_tokens.unwrap_or((window / 4).min(4_096));
+                if let Some(trim) = budget::fit(&mut messages, &specs, window.saturating_sub(reserve)) {
+                    self.emit(AgentEvent::ContextTrimmed {
+                        elided_tool_results: trim.elided_tool_results,
+                        dropped_messages: trim.dropped_messages,
+                        estimated_tokens: trim.estimated_tokens,
+                        context_window: window,
+                    });
+                }
+            }
+            let request = ChatRequest {
+                model: self.request_model.model.clone(),
+                messages,
+                tools: specs.clone(),
+                temperature: sampling.temperature,
+                top_p: sampling.top_p,
+                max_tokens: sampling.max_tokens,
+            };
+            let (text, reasoning, calls) = match self.stream_round(round, request, &tools).await? {
+                RoundEnd::Stopped => return Ok(Outcome::Stopped),
+                RoundEnd::Finished { text, reasoning, calls } => (text, reasoning, calls),
+            };
+            this_turn.push(ChatMessage::Assistant {
+                text,
+                reasoning: (!reasoning.is_empty()).then_some(reasoning),
+                tool_calls: calls
+                    .iter()
+                    .map(|c| ToolCall { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
+                    .collect(),
+            });
+            if calls.is_empty() {
+                return Ok(Outcome::Complete);
+            }
+            let (results, stopped) = self.run_tools(&calls, &tools).await?;
+            for (call, output) in calls.iter().zip(results) {
+                let output = output.unwrap_or_else(|| ToolOutput::error("The call was stopped before it finished."));
+                this_turn.push(ChatMessage::Tool {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    parts: output.content,
+                    is_error: output.is_error,
+                });
+            }
+            if stopped {
+                return Ok(Outcome::Stopped);
+            }
+        }
+        Ok(Outcome::RoundLimit(format!(
+            "Stopped after {} model requests: the model kept calling tools without giving a final answer. \
+             Send another message to let it continue.",
+            self.limits.max_rounds
+        )))
+    }
+
+    async fn stream_round(
+        &mut self,
+        round: u32,
+        request: ChatRequest,
+        tools: &[HostedTool],
+    ) -> Result<RoundEnd, AgentError> {
+        let provider = self.request_model.provider.clone();
+        let mut stream = tokio::select! {
+            () = self.cancel.cancelled() => return Ok(RoundEnd::Stopped),
+            stream = provider.stream(request, self.cancel.child_token()) => stream?,
+        };
+        let mut ticker = tokio::time::interval(self.limits.flush_interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let (mut text, mut reasoning) = (String::new(), String::new());
+        let mut calls: BTreeMap<usize, PendingCall> = BTreeMap::new();
+        loop {
+            let item = tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => {
+                    drop(stream);
+                    for call in calls.values() {
+                        self.writer.set_arguments(call.row, &call.arguments)?;
+                    }
+                    return Ok(RoundEnd::Stopped);
+                }
+                _ = ticker.tick() => {
+                    self.writer.flush()?;
+                    continue;
+                }
+                item = stream.next() => item,
+            };
+            let event = match item {
+                None => return Err(AgentError::StreamEnded { provider: provider.name().to_owned() }),
+                Some(event) => event?,
+            };
+            match event {
+                StreamEvent::TextDelta { text: delta } => {
+                    self.writer.push_text(round, &delta);
+                    text.push_str(&delta);
+                    self.emit(AgentEvent::TextDelta { text: delta });
+                }
+                StreamEvent::ReasoningDelta { text: delta } => {
+                    self.writer.push_reasoning(round, &delta);
+                    reasoning.push_str(&delta);
+                    self.emit(AgentEvent::ReasoningDelta { text: delta });
+                }
+                StreamEvent::ToolCallStart { index, id, name } => {
+                    if calls.contains_key(&index) {
+                        continue;
+                    }
+                    let real = tools.iter().find(|t| t.spec.name == name);
+                    let row = self.writer.start_tool_call(round, &id, &name, real.map(|t| (&*t.server, &*t.tool)))?;
+                    self.emit(AgentEvent::ToolCallStarted {
+                        call_id: id.clone(),
+                        name: name.clone(),
+                        server: real.map(|t| t.server.clone()),
+                        tool: real.map(|t| t.tool.clone()),
+                    });
+                    calls.insert(index, PendingCall { id, name, arguments: String::new(), row });
+                }
+                StreamEvent::ToolCallDelta { index, arguments } => {
+                    let Some(call) = calls.get_mut(&index) else {
+                        return Err(AgentError::UnknownToolCall { provider: provider.name().to_owned(), index });
+                    };
+                    call.arguments.push_str(&arguments);
+                    let call_id = call.id.clone();
+                    self.emit(AgentEvent::ToolArgumentsDelta { call_id, delta: arguments });
+                }
+                StreamEvent::Usage { usage } => {
+                    let total = self.writer.add_usage(usage)?;
+                    self.emit(AgentEvent::Usage { usage: total });
+                }
+                StreamEvent::Finish { reason } => {
+                    let note = match reason {
+                        FinishReason::Length => Some("The answer was cut off at the output token limit."),
+                        FinishReason::ContentFilter => Some("The provider's content filter stopped the answer."),
+                        _ => None,
+                    };
+                    if let Some(message) = note {
+                        self.emit(AgentEvent::Error { message: message.into(), fatal: false });
+                    }
+                    break;
+                }
+            }
+        }
+        for call in calls.values() {
+            self.writer.set_arguments(call.row, &call.arguments)?;
+        }
+        self.writer.flush()?;
+        Ok(RoundEnd::Finished { text, reasoning, calls: calls.into_values().collect() })
+    }
+
+    /// Runs the round's calls concurrently; results in call order (`None`
+    /// for calls stopped before they finished) and whether the turn was stopped.
+    async fn run_tools(
+        &self,
+        calls: &[PendingCall],
+        tools: &[HostedTool],
+    ) -> Result<(Vec<Option<ToolOutput>>, bool), AgentError> {
+        let permits = Arc::new(Semaphore::new(self.limits.max_parallel_tools.max(1)));
+        let mut running: FuturesUnordered<_> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, call)| {
+                let permits = permits.clone();
+                async move { (i, self.run_call(call, tools, permits).await) }
+            })
+            .collect();
+        let mut results: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+        let mut stopped = false;
+        loop {
+            tokio::select! {
+                biased;
+                () = self.cancel.cancelled(), if !stopped => {
+                    // Every call's token is a child of ours: they are cancelled now.
+                    stopped = true;
+                    let grace = self.limits.cancel_grace;
+                    let drain = async {
+                        while let Some((i, out)) = running.next().await {
+                            results[i] = Some(out?);
+                        }
+                        Ok::<_, AgentError>(())
+                    };
+                    // Calls that ignore cancellation are dropped after the grace period.
+                    if let Ok(done) = tokio::time::timeout(grace, drain).await {
+                        done?;
+                    }
+                    break;
+                }
+                next = running.next() => match next {
+                    Some((i, out)) => results[i] = Some(out?),
+                    None => break,
+                },
+            }
+        }
+        Ok((results, stopped))
+    }
+
+    async fn run_call(
+        &self,
+        call: &PendingCall,
+        tools: &[HostedTool],
+        permits: Arc<Semaphore>,
+    ) -> Result<ToolOutput, AgentError> {
+        let started = Instant::now();
+        let output = match self.prepare(call, tools).await? {
+            Err(refused) => refused,
+            Ok((tool, invocation)) => {
+                let _permit = tokio::select! {
+                    () = self.cancel.cancelled() => return self.record(call, ToolCallStatus::Cancelled, ToolOutput::error("The call was stopped before it started."), started),
+                    permit = permits.acquire_owned() => permit,
+                };
+                self.writer.tool_running(call.row)?;
+                let started = Instant::now();
+                let token = self.cancel.child_token();
+                let events = ToolEvents::new(call.id.clone(), self.tx.clone());
+                let limit = tool.timeout.unwrap_or(self.limits.tool_timeout);
+                let output =
+                    match tokio::time::timeout(limit, self.tools.call_tool(invocation, events, token.clone())).await {
+                        Ok(output) => output,
+                        Err(_) => {
+                            token.cancel();
+                            ToolOutput::error(format!("The tool did not answer within {} seconds.", limit.as_secs()))
+                        }
+                    };
+                let status = if self.cancel.is_cancelled() { ToolCallStatus::Cancelled } else { ToolCallStatus::Done };
+                return self.record(call, status, output, started);
+            }
+        };
+        self.record(call, ToolCallStatus::Done, output, started)
+    }
+
+    /// Finds the tool, parses the arguments and asks for approval. `Ok(Err(_))`
+    /// is a refusal the model reads as the call's result.
+    async fn prepare<'t>(
+        &self,
+        call: &PendingCall,
+        tools: &'t [HostedTool],
+    ) -> Result<Result<(&'t HostedTool, ToolInvocation), ToolOutput>, AgentError> {
+        let Some(tool) = tools.iter().find(|t| t.spec.name == call.name) else {
+            let names: Vec<&str> = tools.iter().map(|t| t.spec.name.as_str()).collect();
+            let known = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+            return Ok(Err(ToolOutput::error(format!(
+                "There is no tool named {:?}. Available tools: {known}.",
+                call.name
+            ))));
+        };
+        let arguments = match parse_arguments(&call.arguments) {
+            Ok(arguments) => arguments,
+            Err(reason) => return Ok(Err(ToolOutput::error(reason))),
+        };
+        let allowed = match (tool.approval, &self.policy) {
+            (ApprovalMode::Deny, _) => {
+                return Ok(Err(ToolOutput::error(format!(
+                    "The user's settings do not allow {}/{} to run.",
+                    tool.server, tool.tool
+                ))));
+            }
+            (ApprovalMode::Allow, _) | (ApprovalMode::Ask, ApprovalPolicy::AutoApprove) => true,
+            (ApprovalMode::Ask, ApprovalPolicy::Deny { reason }) => {
+                return Ok(Err(ToolOutput::error(format!("The call was not approved: {reason}"))));
+            }
+            (ApprovalMode::Ask, ApprovalPolicy::Ask) => {
+                self.conversations.has_grant(self.conversation, &tool.spec.name)?
+                    || self.ask(call, tool, &arguments).await?
+            }
+        };
+        if !allowed {
+            return Ok(Err(ToolOutput::error("The user declined this call.")));
+        }
+        let invocation =
+            ToolInvocation { name: call.name.clone(), server: tool.server.clone(), tool: tool.tool.clone(), arguments };
+        Ok(Ok((tool, invocation)))
+    }
+
+    async fn ask(
+        &self,
+        call: &PendingCall,
+        tool: &HostedTool,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<bool, AgentError> {
+        let id = self.next_approval.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.approvals).insert(id, tx);
+        self.emit(AgentEvent::ApprovalNeeded {
+            approval_id: id,
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            server: tool.server.clone(),
+            tool: tool.tool.clone(),
+            arguments: serde_json::Value::Object(arguments.clone()),
+        });
+        let decision = tokio::select! {
+            () = self.cancel.cancelled() => ApprovalDecision::Deny,
+            answer = rx => answer.unwrap_or(ApprovalDecision::Deny),
+        };
+        lock(&self.approvals).remove(&id);
+        match decision {
+            ApprovalDecision::AllowOnce => Ok(true),
+            ApprovalDecision::AllowForConversation => {
+                self.conversations.grant(self.conversation, &tool.spec.name)?;
+                Ok(true)
+            }
+            ApprovalDecision::Deny => Ok(false),
+        }
+    }
+
+    fn record(
+        &self,
+        call: &PendingCall,
+        status: ToolCallStatus,
+        output: ToolOutput,
+        started: Instant,
+    ) -> Result<ToolOutput, AgentError> {
+        let duration = started.elapsed();
+        let ms = i64::try_from(duration.as_millis()).unwrap_or(i64::MAX);
+        self.writer.finish_tool_call(call.row, status, &output.content, output.is_error, ms)?;
+        self.emit(AgentEvent::ToolResult {
+            call_id: call.id.clone(),
+            content: output.content.clone(),
+            is_error: output.is_error,
+            duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+        });
+        Ok(output)
+    }
+}
+
+/// Parses a call's arguments: a JSON object, or nothing (no arguments).
+fn parse_arguments(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    if text.trim().is_empty() {
+        return Ok(serde_json::Map::new());
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!(
+            "The arguments must be a JSON object, not {}. Call the tool again with an object.",
+            match other {
+                serde_json::Value::Array(_) => "an array",
+                serde_json::Value::String(_) => "a string",
+                serde_json::Value::Number(_) => "a number",
+                serde_json::Value::Bool(_) => "a boolean",
+                _ => "null",
+            }
+        )),
+        Err(e) => Err(format!("The arguments are not valid JSON ({e}). Call the tool again with a valid JSON object.")),
+    }
+}

@@ -1,0 +1,118 @@
+//! Exporting one conversation as Markdown (the active branch, as read) or
+//! JSON (every message of every branch, with parts, tool calls and usage).
+
+use serde::Serialize;
+
+use super::{Conversation, ConversationError, ConversationId, ConversationStore, Message, MessageId, Part, Role};
+use crate::llm::ContentPart;
+
+/// An export format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// The active branch as a readable document.
+    Markdown,
+    /// The whole tree, machine-readable.
+    Json,
+}
+
+#[derive(Serialize)]
+struct JsonExport<'a> {
+    format: &'static str,
+    conversation: &'a Conversation,
+    active_branch: Vec<MessageId>,
+    messages: &'a [Message],
+}
+
+impl ConversationStore {
+    /// Exports one conversation.
+    pub fn export(&self, id: ConversationId, format: ExportFormat) -> Result<String, ConversationError> {
+        let conversation = self.get(id)?;
+        let branch = self.branch(id)?;
+        match format {
+            ExportFormat::Markdown => {
+                let messages: Vec<&Message> = branch.iter().map(|b| &b.message).collect();
+                Ok(markdown(&conversation, &messages))
+            }
+            ExportFormat::Json => {
+                let messages = self.messages(id)?;
+                let doc = JsonExport {
+                    format: "patchbay.conversation.v1",
+                    conversation: &conversation,
+                    active_branch: branch.iter().map(|b| b.message.id).collect(),
+                    messages: &messages,
+                };
+                serde_json::to_string_pretty(&doc)
+                    .map_err(|source| ConversationError::Decode { what: format!("conversation {id}"), source })
+            }
+        }
+    }
+}
+
+fn markdown(conversation: &Conversation, messages: &[&Message]) -> String {
+    let mut out = format!("# {}\n", conversation.title);
+    for m in messages {
+        match m.role {
+            Role::User => {
+                out.push_str("\n## User\n\n");
+                out.push_str(m.text.trim_end());
+                out.push('\n');
+                for a in &m.attachments {
+                    out.push_str(&format!("\n> Attached: {}\n", a.title));
+                }
+            }
+            Role::Assistant => {
+                let by = match (&m.provider, &m.model) {
+                    (Some(p), Some(model)) => format!(" ({p} · {model})"),
+                    _ => String::new(),
+                };
+                out.push_str(&format!("\n## Assistant{by}\n"));
+                for part in &m.parts {
+                    match part {
+                        Part::Text { text, .. } if !text.trim().is_empty() => {
+                            out.push('\n');
+                            out.push_str(text.trim_end());
+                            out.push('\n');
+                        }
+                        Part::Reasoning { text, .. } if !text.trim().is_empty() => {
+                            out.push_str("\n<details><summary>Thinking</summary>\n\n");
+                            out.push_str(text.trim_end());
+                            out.push_str("\n\n</details>\n");
+                        }
+                        Part::ToolCall { call, .. } => {
+                            let real = match (&call.server, &call.tool) {
+                                (Some(s), Some(t)) => format!(" ({s}/{t})"),
+                                _ => String::new(),
+                            };
+                            let outcome = if call.is_error { "error" } else { "result" };
+                            out.push_str(&format!(
+                                "\n**Tool call** `{}`{real}\n\n```json\n{}\n```\n",
+                                call.name, call.arguments
+                            ));
+                            if let Some(result) = &call.result {
+                                out.push_str(&format!("\n**Tool {outcome}**\n\n```\n{}\n```\n", result_text(result)));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(error) = &m.error {
+                    out.push_str(&format!("\n> {error}\n"));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn result_text(parts: &[ContentPart]) -> String {
+    parts
+        .iter()
+        .map(|p| match p {
+            ContentPart::Text { text } => text.clone(),
+            ContentPart::Image { mime_type, .. } => format!("[image {mime_type}]"),
+            ContentPart::Audio { mime_type, .. } => format!("[audio {mime_type}]"),
+            ContentPart::ResourceLink { uri, .. } => format!("[resource {uri}]"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,848 @@
+//! Conversations in SQLite: a tree of messages, written as a turn happens.
+//!
+//! A conversation holds messages linked by `parent_id`. Regenerating an answer
+//! or editing a question adds a *sibling* (same parent) instead of replacing
+//! anything; `active_leaf` marks the branch the user sees, and
+//! [`ConversationStore::branch`] walks it from the root. An assistant message
+//! is an ordered list of [`Part`]s (text and reasoning per tool round, tool
+//! calls with their results and timings), plus the provider, model and token
+//! usage that produced it.
+//!
+//! [`AssistantWriter`] is how the turn loop writes while it streams: the text
+//! so far is flushed into the message row on a timer, so a crash loses at most
+//! the last flush interval. Search runs on an FTS5 trigram index (any
+//! substring of three or more characters, so CJK text is found without word
+//! segmentation; shorter queries fall back to a substring scan).
+
+mod export;
+mod writer;
+
+use std::collections::HashMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, Row};
+use serde::{Deserialize, Serialize};
+
+use crate::llm::{ChatMessage, ContentPart, ToolCall, Usage};
+use crate::store::{Store, StoreError};
+
+pub use export::ExportFormat;
+pub use writer::AssistantWriter;
+
+/// A conversation's id.
+pub type ConversationId = i64;
+/// A message's id.
+pub type MessageId = i64;
+
+/// Errors from the conversation store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConversationError {
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// No conversation with that id.
+    #[error("no conversation with id {id}")]
+    NotFound { id: ConversationId },
+    /// No message with that id (in that conversation).
+    #[error("no message with id {id} in conversation {conversation}")]
+    MessageNotFound { conversation: ConversationId, id: MessageId },
+    /// The operation does not apply to a message of this role.
+    #[error("message {id} is a {actual} message; this needs a {expected} message")]
+    WrongRole { id: MessageId, expected: Role, actual: Role },
+    /// A stored JSON value could not be decoded.
+    #[error("stored {what} is invalid: {source}")]
+    Decode {
+        what: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The input is not acceptable (empty title, empty search).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+impl Role {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+        }
+    }
+
+    fn parse(s: &str) -> Self {
+        if s == "user" { Self::User } else { Self::Assistant }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a message stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageStatus {
+    /// Being written; a message left in this state was interrupted by a crash.
+    Streaming,
+    /// Finished normally.
+    Complete,
+    /// Stopped by the user; the text so far is kept.
+    Stopped,
+    /// Ended by an error (see the message's `error`).
+    Error,
+    /// Ended because the tool-round limit was reached.
+    RoundLimit,
+}
+
+impl MessageStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Streaming => "streaming",
+            Self::Complete => "complete",
+            Self::Stopped => "stopped",
+            Self::Error => "error",
+            Self::RoundLimit => "round_limit",
+        }
+    }
+
+    fn parse(s: &str) -> Self {
+        match s {
+            "complete" => Self::Complete,
+            "stopped" => Self::Stopped,
+            "error" => Self::Error,
+            "round_limit" => Self::RoundLimit,
+            _ => Self::Streaming,
+        }
+    }
+}
+
+/// Something attached to a user message: an MCP resource or a prompt's text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    /// What the user sees ("README.md", "prompt: review").
+    pub title: String,
+    /// The resource's URI, when it is one.
+    #[serde(default)]
+    pub uri: Option<String>,
+    /// The text given to the model.
+    pub text: String,
+}
+
+/// A knowledge-base passage given to the model as context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Passage {
+    /// The passage text.
+    pub text: String,
+    /// The document it comes from (path or URI).
+    pub source: String,
+    /// The heading it sits under, when the document has headings.
+    #[serde(default)]
+    pub heading: Option<String>,
+    /// First and last line in the source, 1-based.
+    #[serde(default)]
+    pub lines: Option<(u32, u32)>,
+    /// Relevance score (higher is better).
+    pub score: f32,
+}
+
+/// One conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conversation {
+    pub id: ConversationId,
+    pub title: String,
+    /// The assistant preset it started from.
+    pub assistant: Option<String>,
+    /// Overrides the assistant's system prompt when set.
+    pub system_prompt: Option<String>,
+    /// The last message of the branch the user sees.
+    pub active_leaf: Option<MessageId>,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// Status of a recorded tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallStatus {
+    /// The model is still writing its arguments, or it waits for approval.
+    Pending,
+    /// Running.
+    Running,
+    /// Finished (successfully or with `is_error`).
+    Done,
+    /// Cancelled before it finished.
+    Cancelled,
+}
+
+impl ToolCallStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    fn parse(s: &str) -> Self {
+        match s {
+            "running" => Self::Running,
+            "done" => Self::Done,
+            "cancelled" => Self::Cancelled,
+            _ => Self::Pending,
+        }
+    }
+}
+
+/// A tool call as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    pub id: i64,
+    /// The tool round it belongs to (0-based).
+    pub round: u32,
+    /// The provider's call id.
+    pub call_id: String,
+    /// Model-facing tool name.
+    pub name: String,
+    /// The real MCP server and tool, when the name matched a tool.
+    pub server: Option<String>,
+    pub tool: Option<String>,
+    /// Arguments as the model wrote them.
+    pub arguments: String,
+    pub status: ToolCallStatus,
+    /// The result content, once finished.
+    pub result: Option<Vec<ContentPart>>,
+    pub is_error: bool,
+    /// Milliseconds since the Unix epoch.
+    pub started_at: i64,
+    pub duration_ms: Option<i64>,
+}
+
+/// A piece of an assistant message, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Part {
+    Text { round: u32, text: String },
+    Reasoning { round: u32, text: String },
+    ToolCall { round: u32, call: ToolCallRecord },
+}
+
+/// One message with its parts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: MessageId,
+    pub conversation_id: ConversationId,
+    pub parent_id: Option<MessageId>,
+    pub role: Role,
+    pub status: MessageStatus,
+    /// The visible text (for an assistant message, every round's text).
+    pub text: String,
+    pub attachments: Vec<Attachment>,
+    pub citations: Vec<Passage>,
+    /// Assistant messages: text, reasoning and tool calls in order.
+    pub parts: Vec<Part>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub usage: Option<Usage>,
+    pub error: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A message on the active branch, with its siblings for "2 / 3" navigation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BranchMessage {
+    pub message: Message,
+    /// Every message with the same parent, oldest first (including this one).
+    pub siblings: Vec<MessageId>,
+}
+
+/// A search match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub conversation_id: ConversationId,
+    pub title: String,
+    pub message_id: MessageId,
+    pub role: Role,
+    /// A piece of the text around the match, the match between `[` and `]`.
+    pub snippet: String,
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Conversations kept in the shared [`Store`].
+#[derive(Debug, Clone)]
+pub struct ConversationStore {
+    store: Store,
+}
+
+const CONVERSATION_COLUMNS: &str = "id, title, assistant, system_prompt, active_leaf, created_at, updated_at";
+const MESSAGE_COLUMNS: &str = "id, conversation_id, parent_id, role, status, text, attachments, citations, provider, \
+                               model, input_tokens, output_tokens, error, created_at, updated_at";
+
+impl ConversationStore {
+    /// Conversations kept in `store`.
+    pub fn new(store: Store) -> Self {
+        Self { store }
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Starts an empty conversation.
+    pub fn create(
+        &self,
+        title: &str,
+        assistant: Option<&str>,
+        system_prompt: Option<&str>,
+    ) -> Result<Conversation, ConversationError> {
+        let title = clean_title(title);
+        let now = now_ms();
+        let id = self.store.write(|tx| {
+            tx.execute(
+                "INSERT INTO conversations(title, assistant, system_prompt, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?4)",
+                (&title, assistant, system_prompt, now),
+            )
+            .map_err(|e| ConversationError::from(self.store.error(e)))?;
+            Ok::<_, ConversationError>(tx.last_insert_rowid())
+        })?;
+        self.get(id)
+    }
+
+    /// One conversation.
+    pub fn get(&self, id: ConversationId) -> Result<Conversation, ConversationError> {
+        self.store
+            .read(|c| {
+                c.query_row(
+                    &format!("SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE id = ?1"),
+                    [id],
+                    conversation_row,
+                )
+                .optional()
+            })?
+            .ok_or(ConversationError::NotFound { id })
+    }
+
+    /// Every conversation, most recently updated first.
+    pub fn list(&self) -> Result<Vec<Conversation>, ConversationError> {
+        Ok(self.store.read(|c| {
+            let mut stmt = c.prepare(&format!(
+                "SELECT {CONVERSATION_COLUMNS} FROM conversations ORDER BY updated_at DESC, id DESC"
+            ))?;
+            let rows = stmt.query_map([], conversation_row)?;
+            rows.collect()
+        })?)
+    }
+
+    /// Renames a conversation.
+    pub fn rename(&self, id: ConversationId, title: &str) -> Result<(), ConversationError> {
+        if title.trim().is_empty() {
+            return Err(ConversationError::Invalid("a conversation title cannot be empty".into()));
+        }
+        self.update_one(id, "UPDATE conversations SET title = ?2, updated_at = ?3 WHERE id = ?1", clean_title(title))
+    }
+
+    /// Sets or clears the conversation's own system prompt.
+    pub fn set_system_prompt(&self, id: ConversationId, prompt: Option<&str>) -> Result<(), ConversationError> {
+        self.update_one(id, "UPDATE conversations SET system_prompt = ?2, updated_at = ?3 WHERE id = ?1", prompt)
+    }
+
+    fn update_one(&self, id: ConversationId, sql: &str, value: impl rusqlite::ToSql) -> Result<(), ConversationError> {
+        let n = self.store.write(|tx| {
+            tx.execute(sql, (id, value, now_ms())).map_err(|e| ConversationError::from(self.store.error(e)))
+        })?;
+        if n == 0 {
+            return Err(ConversationError::NotFound { id });
+        }
+        Ok(())
+    }
+
+    /// Deletes a conversation with all its messages.
+    pub fn delete(&self, id: ConversationId) -> Result<(), ConversationError> {
+        let n = self.store.write(|tx| {
+            tx.execute("DELETE FROM conversations WHERE id = ?1", [id])
+                .map_err(|e| ConversationError::from(self.store.error(e)))
+        })?;
+        if n == 0 {
+            return Err(ConversationError::NotFound { id });
+        }
+        Ok(())
+    }
+
+    /// One message with its parts.
+    pub fn message(&self, id: MessageId) -> Result<Message, ConversationError> {
+        let conversation = self.store.read(|c| {
+            c.query_row("SELECT conversation_id FROM messages WHERE id = ?1", [id], |r| r.get::<_, i64>(0)).optional()
+        })?;
+        let conversation = conversation.ok_or(ConversationError::MessageNotFound { conversation: 0, id })?;
+        let mut all = self.load_messages(conversation, Some(id))?;
+        all.pop().ok_or(ConversationError::MessageNotFound { conversation, id })
+    }
+
+    /// Every message of a conversation (all branches), oldest first.
+    pub fn messages(&self, id: ConversationId) -> Result<Vec<Message>, ConversationError> {
+        self.get(id)?;
+        self.load_messages(id, None)
+    }
+
+    /// The active branch, root first, each message with its siblings.
+    pub fn branch(&self, id: ConversationId) -> Result<Vec<BranchMessage>, ConversationError> {
+        let conversation = self.get(id)?;
+        let all = self.load_messages(id, None)?;
+        let Some(leaf) = conversation.active_leaf else { return Ok(Vec::new()) };
+        let path = path_to(&all, leaf);
+        let mut siblings: HashMap<Option<MessageId>, Vec<MessageId>> = HashMap::new();
+        for m in &all {
+            siblings.entry(m.parent_id).or_default().push(m.id);
+        }
+        let by_id: HashMap<MessageId, &Message> = all.iter().map(|m| (m.id, m)).collect();
+        Ok(path
+            .into_iter()
+            .filter_map(|mid| by_id.get(&mid).copied())
+            .map(|m| BranchMessage {
+                siblings: siblings.get(&m.parent_id).cloned().unwrap_or_default(),
+                message: m.clone(),
+            })
+            .collect())
+    }
+
+    /// Makes the branch through `message` active, following its newest
+    /// descendants down to a leaf. Returns the new leaf.
+    pub fn switch_branch(&self, id: ConversationId, message: MessageId) -> Result<MessageId, ConversationError> {
+        self.store.write(|tx| {
+            let leaf = newest_leaf_under(&self.store, tx, id, message)?;
+            tx.execute("UPDATE conversations SET active_leaf = ?2 WHERE id = ?1", (id, leaf))
+                .map_err(|e| ConversationError::from(self.store.error(e)))?;
+            Ok(leaf)
+        })
+    }
+
+    /// The messages from the root to `leaf` (inclusive) as the model sees them.
+    pub fn history(&self, id: ConversationId, leaf: Option<MessageId>) -> Result<Vec<ChatMessage>, ConversationError> {
+        let Some(leaf) = leaf else { return Ok(Vec::new()) };
+        let all = self.load_messages(id, None)?;
+        if !all.iter().any(|m| m.id == leaf) {
+            return Err(ConversationError::MessageNotFound { conversation: id, id: leaf });
+        }
+        let by_id: HashMap<MessageId, &Message> = all.iter().map(|m| (m.id, m)).collect();
+        let mut out = Vec::new();
+        for mid in path_to(&all, leaf) {
+            if let Some(m) = by_id.get(&mid) {
+                to_chat_messages(m, &mut out);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Full-text search across every message, best matches first.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, ConversationError> {
+        let query = query.trim();
+        if query.is_empty() {
+            return Err(ConversationError::Invalid("the search text is empty".into()));
+        }
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // The trigram index needs three characters; shorter queries (two Chinese
+        // characters are a common word) scan with instr(), which is exact too.
+        let rows = if query.chars().count() >= 3 {
+            let phrase = format!("\"{}\"", query.replace('"', "\"\""));
+            self.store.read(|c| {
+                let mut stmt = c.prepare(
+                    "SELECT m.conversation_id, c.title, m.id, m.role, m.text
+                     FROM messages_fts f JOIN messages m ON m.id = f.rowid JOIN conversations c ON c.id = m.conversation_id
+                     WHERE messages_fts MATCH ?1 ORDER BY f.rank LIMIT ?2",
+                )?;
+                let rows = stmt.query_map((&phrase, limit), hit_row)?;
+                rows.collect::<rusqlite::Result<Vec<_>>>()
+            })?
+        } else {
+            self.store.read(|c| {
+                let mut stmt = c.prepare(
+                    "SELECT m.conversation_id, c.title, m.id, m.role, m.text
+                     FROM messages m JOIN conversations c ON c.id = m.conversation_id
+                     WHERE instr(lower(m.text), lower(?1)) > 0 ORDER BY m.updated_at DESC LIMIT ?2",
+                )?;
+                let rows = stmt.query_map((query, limit), hit_row)?;
+                rows.collect::<rusqlite::Result<Vec<_>>>()
+            })?
+        };
+        Ok(rows
+            .into_iter()
+            .map(|(conversation_id, title, message_id, role, text)| SearchHit {
+                conversation_id,
+                title,
+                message_id,
+                role,
+                snippet: snippet(&text, query),
+            })
+            .collect())
+    }
+
+    /// Whether the user allowed `tool` for the whole conversation.
+    pub fn has_grant(&self, id: ConversationId, tool: &str) -> Result<bool, ConversationError> {
+        Ok(self.store.read(|c| {
+            c.query_row(
+                "SELECT 1 FROM conversation_tool_grants WHERE conversation_id = ?1 AND tool = ?2",
+                (id, tool),
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|r| r.is_some())
+        })?)
+    }
+
+    /// Allows `tool` for the rest of the conversation.
+    pub fn grant(&self, id: ConversationId, tool: &str) -> Result<(), ConversationError> {
+        self.store.write(|tx| {
+            tx.execute(
+                "INSERT OR IGNORE INTO conversation_tool_grants(conversation_id, tool) VALUES (?1, ?2)",
+                (id, tool),
+            )
+            .map_err(|e| ConversationError::from(self.store.error(e)))
+            .map(drop)
+        })
+    }
+
+    /// Adds a user message under `parent` and makes it the active leaf.
+    pub fn add_user_message(
+        &self,
+        id: ConversationId,
+        parent: Option<MessageId>,
+        text: &str,
+        attachments: &[Attachment],
+    ) -> Result<MessageId, ConversationError> {
+        let attachments = encode("attachments", attachments)?;
+        self.insert_message(id, parent, Role::User, MessageStatus::Complete, text, &attachments, None)
+    }
+
+    /// Inserts a message row and makes it the active leaf.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn insert_message(
+        &self,
+        id: ConversationId,
+        parent: Option<MessageId>,
+        role: Role,
+        status: MessageStatus,
+        text: &str,
+        attachments: &str,
+        model: Option<(&str, &str)>,
+    ) -> Result<MessageId, ConversationError> {
+        let now = now_ms();
+        self.store.write(|tx| {
+            let exists: Option<i64> = tx
+                .query_row("SELECT id FROM conversations WHERE id = ?1", [id], |r| r.get(0))
+                .optional()
+                .map_err(|e| self.store.error(e))?;
+            exists.ok_or(ConversationError::NotFound { id })?;
+            if let Some(p) = parent {
+                let found: Option<i64> = tx
+                    .query_row("SELECT id FROM messages WHERE id = ?1 AND conversation_id = ?2", (p, id), |r| r.get(0))
+                    .optional()
+                    .map_err(|e| self.store.error(e))?;
+                found.ok_or(ConversationError::MessageNotFound { conversation: id, id: p })?;
+            }
+            tx.execute(
+                "INSERT INTO messages(conversation_id, parent_id, role, status, text, attachments, provider, model,
+                                      created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
+                (
+                    id,
+                    parent,
+                    role.as_str(),
+                    status.as_str(),
+                    text,
+                    attachments,
+                    model.map(|m| m.0),
+                    model.map(|m| m.1),
+                    now,
+                ),
+            )
+            .map_err(|e| self.store.error(e))?;
+            let mid = tx.last_insert_rowid();
+            tx.execute("UPDATE conversations SET active_leaf = ?2, updated_at = ?3 WHERE id = ?1", (id, mid, now))
+                .map_err(|e| self.store.error(e))?;
+            Ok(mid)
+        })
+    }
+
+    fn load_messages(&self, id: ConversationId, only: Option<MessageId>) -> Result<Vec<Message>, ConversationError> {
+        self.store.read(|c| load_messages(c, id, only)).map_err(ConversationError::from)?.into_iter().collect()
+    }
+}
+
+type RawHit = (ConversationId, String, MessageId, Role, String);
+
+fn hit_row(r: &Row<'_>) -> rusqlite::Result<RawHit> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, Role::parse(&r.get::<_, String>(3)?), r.get(4)?))
+}
+
+fn conversation_row(r: &Row<'_>) -> rusqlite::Result<Conversation> {
+    Ok(Conversation {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        assistant: r.get(2)?,
+        system_prompt: r.get(3)?,
+        active_leaf: r.get(4)?,
+        created_at: r.get(5)?,
+        updated_at: r.get(6)?,
+    })
+}
+
+fn clean_title(title: &str) -> String {
+    let line = title.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("New conversation");
+    let mut out: String = line.chars().take(80).collect();
+    if line.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}
+
+pub(crate) fn encode<T: Serialize + ?Sized>(what: &str, value: &T) -> Result<String, ConversationError> {
+    serde_json::to_string(value).map_err(|source| ConversationError::Decode { what: what.into(), source })
+}
+
+fn decode<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, ConversationError> {
+    serde_json::from_str(text).map_err(|source| ConversationError::Decode { what: what.into(), source })
+}
+
+/// Reads messages (one or all of a conversation) with parts and tool calls.
+/// The outer result is SQLite's; each message may still fail to decode.
+fn load_messages(
+    c: &Connection,
+    id: ConversationId,
+    only: Option<MessageId>,
+) -> rusqlite::Result<Vec<Result<Message, ConversationError>>> {
+    let mut stmt = c.prepare(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?1 AND (?2 IS NULL OR id = ?2) ORDER BY id"
+    ))?;
+    type RawMessage = (Message, String, String);
+    let raw: Vec<RawMessage> = stmt
+        .query_map((id, only), |r| {
+            let input: Option<u32> = r.get(10)?;
+            let output: Option<u32> = r.get(11)?;
+            let message = Message {
+                id: r.get(0)?,
+                conversation_id: r.get(1)?,
+                parent_id: r.get(2)?,
+                role: Role::parse(&r.get::<_, String>(3)?),
+                status: MessageStatus::parse(&r.get::<_, String>(4)?),
+                text: r.get(5)?,
+                attachments: Vec::new(),
+                citations: Vec::new(),
+                parts: Vec::new(),
+                provider: r.get(8)?,
+                model: r.get(9)?,
+                usage: input.zip(output).map(|(input_tokens, output_tokens)| Usage { input_tokens, output_tokens }),
+                error: r.get(12)?,
+                created_at: r.get(13)?,
+                updated_at: r.get(14)?,
+            };
+            Ok((message, r.get(6)?, r.get(7)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+
+    let mut calls: HashMap<i64, Result<ToolCallRecord, ConversationError>> = HashMap::new();
+    let mut stmt = c.prepare(
+        "SELECT t.id, t.round, t.call_id, t.name, t.server, t.tool, t.arguments, t.status, t.result, t.is_error,
+                t.started_at, t.duration_ms
+         FROM tool_calls t JOIN messages m ON m.id = t.message_id
+         WHERE m.conversation_id = ?1 AND (?2 IS NULL OR m.id = ?2)",
+    )?;
+    let rows = stmt.query_map((id, only), |r| {
+        let result: Option<String> = r.get(8)?;
+        let tid: i64 = r.get(0)?;
+        let record = ToolCallRecord {
+            id: tid,
+            round: r.get(1)?,
+            call_id: r.get(2)?,
+            name: r.get(3)?,
+            server: r.get(4)?,
+            tool: r.get(5)?,
+            arguments: r.get(6)?,
+            status: ToolCallStatus::parse(&r.get::<_, String>(7)?),
+            result: None,
+            is_error: r.get(9)?,
+            started_at: r.get(10)?,
+            duration_ms: r.get(11)?,
+        };
+        Ok((tid, record, result))
+    })?;
+    for row in rows {
+        let (tid, mut record, result) = row?;
+        let decoded = match result.as_deref().map(|t| decode(&format!("result of tool call {tid}"), t)).transpose() {
+            Ok(parts) => {
+                record.result = parts;
+                Ok(record)
+            }
+            Err(e) => Err(e),
+        };
+        calls.insert(tid, decoded);
+    }
+
+    let mut parts: HashMap<MessageId, Vec<Result<Part, ConversationError>>> = HashMap::new();
+    let mut stmt = c.prepare(
+        "SELECT p.message_id, p.round, p.kind, p.text, p.tool_call_id
+         FROM message_parts p JOIN messages m ON m.id = p.message_id
+         WHERE m.conversation_id = ?1 AND (?2 IS NULL OR m.id = ?2) ORDER BY p.message_id, p.position",
+    )?;
+    let rows = stmt.query_map((id, only), |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, u32>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+            r.get::<_, Option<i64>>(4)?,
+        ))
+    })?;
+    for row in rows {
+        let (mid, round, kind, text, tool_call) = row?;
+        let part = match (kind.as_str(), tool_call) {
+            ("tool_call", Some(tid)) => match calls.remove(&tid) {
+                Some(call) => call.map(|call| Part::ToolCall { round, call }),
+                None => continue,
+            },
+            ("reasoning", _) => Ok(Part::Reasoning { round, text }),
+            _ => Ok(Part::Text { round, text }),
+        };
+        parts.entry(mid).or_default().push(part);
+    }
+
+    Ok(raw
+        .into_iter()
+        .map(|(mut m, attachments, citations)| {
+            m.attachments = decode(&format!("attachments of message {}", m.id), &attachments)?;
+            m.citations = decode(&format!("citations of message {}", m.id), &citations)?;
+            m.parts = parts.remove(&m.id).unwrap_or_default().into_iter().collect::<Result<_, _>>()?;
+            Ok(m)
+        })
+        .collect())
+}
+
+/// Message ids from the root down to `leaf`.
+fn path_to(all: &[Message], leaf: MessageId) -> Vec<MessageId> {
+    let parents: HashMap<MessageId, Option<MessageId>> = all.iter().map(|m| (m.id, m.parent_id)).collect();
+    let mut path = Vec::new();
+    let mut cursor = Some(leaf);
+    while let Some(id) = cursor {
+        if path.contains(&id) || !parents.contains_key(&id) {
+            break;
+        }
+        path.push(id);
+        cursor = parents.get(&id).copied().flatten();
+    }
+    path.reverse();
+    path
+}
+
+fn newest_leaf_under(
+    store: &Store,
+    tx: &rusqlite::Transaction<'_>,
+    id: ConversationId,
+    message: MessageId,
+) -> Result<MessageId, ConversationError> {
+    let found: Option<i64> = tx
+        .query_row("SELECT id FROM messages WHERE id = ?1 AND conversation_id = ?2", (message, id), |r| r.get(0))
+        .optional()
+        .map_err(|e| store.error(e))?;
+    let mut leaf = found.ok_or(ConversationError::MessageNotFound { conversation: id, id: message })?;
+    loop {
+        let child: Option<i64> = tx
+            .query_row("SELECT MAX(id) FROM messages WHERE parent_id = ?1", [leaf], |r| r.get(0))
+            .map_err(|e| store.error(e))?;
+        match child {
+            Some(c) => leaf = c,
+            None => return Ok(leaf),
+        }
+    }
+}
+
+/// Appends the model-facing form of one stored message.
+fn to_chat_messages(m: &Message, out: &mut Vec<ChatMessage>) {
+    match m.role {
+        Role::User => {
+            let mut parts = vec![ContentPart::text(m.text.clone())];
+            parts.extend(m.attachments.iter().map(|a| ContentPart::text(attachment_text(a))));
+            out.push(ChatMessage::User { parts });
+        }
+        Role::Assistant => {
+            let rounds = m.parts.iter().map(part_round).max().map_or(0, |r| r + 1);
+            for round in 0..rounds {
+                let mut text = String::new();
+                let mut reasoning = String::new();
+                let mut calls = Vec::new();
+                for part in m.parts.iter().filter(|p| part_round(p) == round) {
+                    match part {
+                        Part::Text { text: t, .. } => text.push_str(t),
+                        Part::Reasoning { text: t, .. } => reasoning.push_str(t),
+                        Part::ToolCall { call, .. } => calls.push(call),
+                    }
+                }
+                let tool_calls = calls
+                    .iter()
+                    .map(|c| ToolCall { id: c.call_id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
+                    .collect();
+                out.push(ChatMessage::Assistant {
+                    text,
+                    reasoning: (!reasoning.is_empty()).then_some(reasoning),
+                    tool_calls,
+                });
+                for c in calls {
+                    let (parts, is_error) = match (&c.result, c.status) {
+                        (Some(parts), _) => (parts.clone(), c.is_error),
+                        (None, _) => (vec![ContentPart::text("The call did not finish (the turn was stopped).")], true),
+                    };
+                    out.push(ChatMessage::Tool { call_id: c.call_id.clone(), name: c.name.clone(), parts, is_error });
+                }
+            }
+            if rounds == 0 && !m.text.is_empty() {
+                out.push(ChatMessage::Assistant { text: m.text.clone(), reasoning: None, tool_calls: Vec::new() });
+            }
+        }
+    }
+}
+
+fn part_round(p: &Part) -> u32 {
+    match p {
+        Part::Text { round, .. } | Part::Reasoning { round, .. } | Part::ToolCall { round, .. } => *round,
+    }
+}
+
+/// How an attachment reads to the model.
+pub(crate) fn attachment_text(a: &Attachment) -> String {
+    match &a.uri {
+        Some(uri) => format!("<attachment title=\"{}\" uri=\"{uri}\">\n{}\n</attachment>", a.title, a.text),
+        None => format!("<attachment title=\"{}\">\n{}\n</attachment>", a.title, a.text),
+    }
+}
+
+/// Up to ~40 characters either side of the first match, the match in brackets.
+fn snippet(text: &str, query: &str) -> String {
+    let lower = text.to_lowercase();
+    let q = query.to_lowercase();
+    // Lowercasing can change byte lengths; fall back to the start when it does.
+    let Some(start) = lower.find(&q).filter(|_| lower.len() == text.len()) else {
+        return text.chars().take(80).collect();
+    };
+    let end = start + q.len();
+    let before: String = text[..start].chars().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect();
+    let after: String = text[end..].chars().take(40).collect();
+    format!("{before}[{}]{after}", &text[start..end]).replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,158 @@
+use super::*;
+use crate::store::Store;
+
+fn store() -> ConversationStore {
+    ConversationStore::new(Store::open_in_memory().unwrap())
+}
+
+/// A conversation with one question and a streamed answer using one tool.
+fn with_answer(conv: &ConversationStore, question: &str, answer: &str) -> (Conversation, MessageId, MessageId) {
+    let c = conv.create(question, Some("Default"), None).unwrap();
+    let user = conv.add_user_message(c.id, None, question, &[]).unwrap();
+    let mut w = AssistantWriter::start(conv, c.id, user, "openai", "gpt-test").unwrap();
+    w.push_text(0, "Let me check.");
+    let row = w.start_tool_call(0, "call_1", "time__now", Some(("time", "now"))).unwrap();
+    w.set_arguments(row, "{}").unwrap();
+    w.tool_running(row).unwrap();
+    w.finish_tool_call(row, ToolCallStatus::Done, &[ContentPart::text("12:00")], false, 7).unwrap();
+    w.push_text(1, answer);
+    w.add_usage(Usage { input_tokens: 10, output_tokens: 5 }).unwrap();
+    w.add_usage(Usage { input_tokens: 20, output_tokens: 6 }).unwrap();
+    w.finish(MessageStatus::Complete, None).unwrap();
+    (conv.get(c.id).unwrap(), user, w.message_id())
+}
+
+#[test]
+fn a_turn_is_stored_with_parts_tool_calls_and_usage() {
+    let conv = store();
+    let (c, user, answer) = with_answer(&conv, "What time is it?", "It is noon.");
+    let branch = conv.branch(c.id).unwrap();
+    assert_eq!(branch.iter().map(|b| b.message.id).collect::<Vec<_>>(), [user, answer]);
+    let m = &branch[1].message;
+    assert_eq!(m.status, MessageStatus::Complete);
+    assert_eq!(m.text, "Let me check.\n\nIt is noon.");
+    assert_eq!(m.usage, Some(Usage { input_tokens: 30, output_tokens: 11 }));
+    assert_eq!((m.provider.as_deref(), m.model.as_deref()), (Some("openai"), Some("gpt-test")));
+    let Part::ToolCall { call, .. } = &m.parts[1] else { panic!("{:?}", m.parts) };
+    assert_eq!((call.server.as_deref(), call.tool.as_deref()), (Some("time"), Some("now")));
+    assert_eq!(call.duration_ms, Some(7));
+    assert_eq!(call.result.as_deref(), Some(&[ContentPart::text("12:00")][..]));
+    assert_eq!(c.title, "What time is it?");
+}
+
+#[test]
+fn history_replays_rounds_as_model_messages() {
+    let conv = store();
+    let (c, _, answer) = with_answer(&conv, "What time is it?", "It is noon.");
+    let history = conv.history(c.id, Some(answer)).unwrap();
+    assert_eq!(history.len(), 4, "{history:#?}");
+    assert!(matches!(&history[0], ChatMessage::User { .. }));
+    let ChatMessage::Assistant { text, tool_calls, .. } = &history[1] else { panic!() };
+    assert_eq!(text, "Let me check.");
+    assert_eq!(tool_calls[0].id, "call_1");
+    assert!(matches!(&history[2], ChatMessage::Tool { call_id, is_error: false, .. } if call_id == "call_1"));
+    assert!(matches!(&history[3], ChatMessage::Assistant { text, .. } if text == "It is noon."));
+}
+
+#[test]
+fn regenerate_makes_a_sibling_and_switching_branches_follows_it() {
+    let conv = store();
+    let (c, user, first) = with_answer(&conv, "Hello", "Hi!");
+    let mut again = AssistantWriter::start(&conv, c.id, user, "openai", "gpt-test").unwrap();
+    again.push_text(0, "Hello there.");
+    again.finish(MessageStatus::Complete, None).unwrap();
+    let branch = conv.branch(c.id).unwrap();
+    assert_eq!(branch[1].message.id, again.message_id());
+    assert_eq!(branch[1].siblings, [first, again.message_id()]);
+
+    // Edit the question: a sibling of the user message, with its own answer.
+    let edited = conv.add_user_message(c.id, None, "Hello again", &[]).unwrap();
+    assert_eq!(conv.branch(c.id).unwrap().len(), 1);
+    assert_eq!(conv.branch(c.id).unwrap()[0].siblings, [user, edited]);
+
+    assert_eq!(conv.switch_branch(c.id, user).unwrap(), again.message_id());
+    assert_eq!(conv.switch_branch(c.id, first).unwrap(), first);
+    let texts: Vec<String> = conv.branch(c.id).unwrap().into_iter().map(|b| b.message.text).collect();
+    assert_eq!(texts, ["Hello", "Let me check.\n\nHi!"]);
+    assert!(matches!(conv.switch_branch(c.id, 999), Err(ConversationError::MessageNotFound { id: 999, .. })));
+}
+
+#[test]
+fn streamed_text_is_in_the_row_after_each_flush() {
+    let conv = store();
+    let c = conv.create("x", None, None).unwrap();
+    let user = conv.add_user_message(c.id, None, "go", &[]).unwrap();
+    let mut w = AssistantWriter::start(&conv, c.id, user, "p", "m").unwrap();
+    w.push_text(0, "Hello, ");
+    w.flush().unwrap();
+    assert_eq!(conv.message(w.message_id()).unwrap().text, "Hello, ");
+    w.push_text(0, "world");
+    assert_eq!(conv.message(w.message_id()).unwrap().text, "Hello, ", "not flushed yet");
+    w.flush().unwrap();
+    let m = conv.message(w.message_id()).unwrap();
+    assert_eq!((m.text.as_str(), m.status), ("Hello, world", MessageStatus::Streaming));
+}
+
+#[test]
+fn list_rename_delete() {
+    let conv = store();
+    let (a, ..) = with_answer(&conv, "first", "one");
+    let (b, ..) = with_answer(&conv, "second", "two");
+    let ids: Vec<_> = conv.list().unwrap().into_iter().map(|c| c.id).collect();
+    assert_eq!(ids, [b.id, a.id]);
+    conv.rename(a.id, "Renamed").unwrap();
+    assert_eq!(conv.get(a.id).unwrap().title, "Renamed");
+    assert!(matches!(conv.rename(a.id, "  "), Err(ConversationError::Invalid(_))));
+    conv.delete(a.id).unwrap();
+    assert!(matches!(conv.get(a.id), Err(ConversationError::NotFound { .. })));
+    assert!(matches!(conv.delete(a.id), Err(ConversationError::NotFound { .. })));
+    assert!(conv.search("one", 10).unwrap().is_empty(), "deleted messages leave the index");
+}
+
+#[test]
+fn search_finds_english_and_chinese() {
+    let conv = store();
+    let (en, ..) = with_answer(&conv, "Tell me about tokio runtimes", "Tokio is an async runtime.");
+    let (zh, ..) = with_answer(&conv, "今天北京的天气怎么样？", "北京今天晴，气温二十度。");
+    let hits = conv.search("async runtime", 10).unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].conversation_id, en.id);
+    assert!(hits[0].snippet.contains("[async runtime]"), "{}", hits[0].snippet);
+
+    let hits = conv.search("北京的天气", 10).unwrap();
+    assert_eq!(hits.iter().map(|h| h.conversation_id).collect::<Vec<_>>(), [zh.id]);
+    assert_eq!(hits[0].role, Role::User);
+    // Two characters: shorter than a trigram, still found.
+    let hits = conv.search("气温", 10).unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].role, Role::Assistant);
+    assert!(conv.search("上海", 10).unwrap().is_empty());
+    assert!(matches!(conv.search("  ", 10), Err(ConversationError::Invalid(_))));
+}
+
+#[test]
+fn export_markdown_and_json() {
+    let conv = store();
+    let (c, ..) = with_answer(&conv, "What time is it?", "It is noon.");
+    let md = conv.export(c.id, ExportFormat::Markdown).unwrap();
+    assert!(md.starts_with("# What time is it?\n"), "{md}");
+    assert!(md.contains("## Assistant (openai · gpt-test)"), "{md}");
+    assert!(md.contains("**Tool call** `time__now` (time/now)"), "{md}");
+    assert!(md.contains("It is noon."), "{md}");
+    let json: serde_json::Value = serde_json::from_str(&conv.export(c.id, ExportFormat::Json).unwrap()).unwrap();
+    assert_eq!(json["format"], "patchbay.conversation.v1");
+    assert_eq!(json["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(json["messages"][1]["parts"][1]["call"]["result"][0]["text"], "12:00");
+    assert_eq!(json["active_branch"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn grants_are_per_conversation() {
+    let conv = store();
+    let a = conv.create("a", None, None).unwrap();
+    let b = conv.create("b", None, None).unwrap();
+    conv.grant(a.id, "fs__write").unwrap();
+    conv.grant(a.id, "fs__write").unwrap();
+    assert!(conv.has_grant(a.id, "fs__write").unwrap());
+    assert!(!conv.has_grant(b.id, "fs__write").unwrap());
+}
