@@ -4,7 +4,10 @@
 //! result. Errors reach the user through `anyhow` with the core's message,
 //! which says where and why.
 
+mod config;
 mod info;
+mod provider;
+mod secret;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,6 +31,15 @@ struct Cli {
 enum Command {
     /// Show the version, data directory, database schema and keyring status.
     Info(info::InfoArgs),
+    /// Import and export MCP server configuration.
+    #[command(subcommand)]
+    Config(config::ConfigCommand),
+    /// Manage model providers.
+    #[command(subcommand)]
+    Provider(provider::ProviderCommand),
+    /// Manage secrets in the OS keyring (values from stdin, never argv).
+    #[command(subcommand)]
+    Secret(secret::SecretCommand),
 }
 
 fn main() -> ExitCode {
@@ -49,5 +61,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let dir = DataDir::resolve(cli.data_dir)?;
     match cli.command {
         Command::Info(args) => info::run(&dir, &args),
+        Command::Config(command) => config::run(&dir, &command),
+        Command::Provider(command) => provider::run(&dir, &command),
+        Command::Secret(command) => secret::run(&dir, &command),
     }
 }
