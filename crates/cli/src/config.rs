@@ -81,7 +81,6 @@ fn import(config: &ConfigStore, secrets: &KeyringStore, args: &ImportArgs) -> an
                 EntryStatus::Unchanged => "unchanged".to_owned(),
                 EntryStatus::Conflict { existing } => format!("replaces {existing}"),
                 EntryStatus::Invalid => "invalid".to_owned(),
-                _ => "other".to_owned(),
             };
             println!("{}: {what}", entry.name);
         }
