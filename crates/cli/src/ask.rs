@@ -26,7 +26,7 @@ use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
 use patchbay_core::store::Store;
 
-use crate::provider::provider_for;
+use crate::model::provider_for;
 
 /// Options shared by `ask` and `chat`.
 #[derive(Debug, Args)]

@@ -6,9 +6,12 @@
 
 mod ask;
 mod chat;
+mod config;
 mod conversation;
 mod info;
+mod model;
 mod provider;
+mod secret;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,6 +41,15 @@ enum Command {
     Chat(chat::ChatArgs),
     /// List, show, search, export, rename or delete conversations.
     Conversation(conversation::ConversationArgs),
+    /// Import and export MCP server configuration.
+    #[command(subcommand)]
+    Config(config::ConfigCommand),
+    /// Manage model providers.
+    #[command(subcommand)]
+    Provider(provider::ProviderCommand),
+    /// Manage secrets in the OS keyring (values from stdin, never argv).
+    #[command(subcommand)]
+    Secret(secret::SecretCommand),
 }
 
 fn main() -> ExitCode {
@@ -62,5 +74,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ask(args) => ask::run(&dir, &args),
         Command::Chat(args) => chat::run(&dir, &args),
         Command::Conversation(args) => conversation::run(&dir, &args),
+        Command::Config(command) => config::run(&dir, &command),
+        Command::Provider(command) => provider::run(&dir, &command),
+        Command::Secret(command) => secret::run(&dir, &command),
     }
 }

@@ -7,10 +7,20 @@
 //! holds a secret is a [`ValueSource::Secret`] naming an entry of the
 //! [`crate::secrets::SecretStore`].
 
+pub mod export;
+pub mod import;
+pub mod jsonc;
 pub mod model;
+pub mod providers;
 pub mod storage;
 
+pub use export::{ExportFormat, ExportOptions};
+pub use import::{
+    EntryStatus, FieldChange, ImportChoice, ImportIssue, ImportMode, ImportOptions, ImportOutcome, ImportPreview,
+    PreviewEntry, SecretNote, SecretState, SecretValue, SourceFormat,
+};
 pub use model::{ApprovalMode, McpServerConfig, ProviderKind, ProviderProfile, Timeouts, TransportConfig, ValueSource};
+pub use providers::{ProbeReport, SecretRef};
 pub use storage::ConfigStore;
 
 use crate::secrets::SecretError;
@@ -36,6 +46,9 @@ pub enum ConfigError {
     /// An entry is invalid; `path` locates the field (`mcpServers.github.args[2]`).
     #[error("{path}: {reason}")]
     Invalid { path: String, reason: String },
+    /// An import has problems; nothing was written. Each issue names a JSON path and a reason.
+    #[error("the import was not applied, nothing was written:{}", issues.iter().map(|i| format!("\n  {i}")).collect::<String>())]
+    Import { issues: Vec<ImportIssue> },
     /// A secret could not be read or written.
     #[error(transparent)]
     Secret(#[from] SecretError),

@@ -87,6 +87,16 @@ impl ConfigStore {
         })
     }
 
+    /// Deletes the servers named in `deletes`, then creates or replaces `upserts`, in one transaction.
+    pub fn merge_servers(&self, deletes: &[String], upserts: &[McpServerConfig]) -> Result<(), ConfigError> {
+        self.store.write(|tx| {
+            for name in deletes {
+                tx.execute("DELETE FROM mcp_servers WHERE name = ?1", [name]).map_err(|e| self.store.error(e))?;
+            }
+            upserts.iter().try_for_each(|s| self.upsert(tx, SERVERS, &s.name, s))
+        })
+    }
+
     /// Deletes an MCP server.
     pub fn delete_server(&self, name: &str) -> Result<(), ConfigError> {
         self.delete(SERVERS, name)

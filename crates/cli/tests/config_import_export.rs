@@ -1,0 +1,115 @@
+//! `patchbay config import|export` and `secret set` on the real binary with the real OS keyring.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const KEY: &str = "ghp_KnownTestKey_5f1c2e";
+
+fn patchbay(dir: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_patchbay"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .env("PATCHBAY_LOG", "trace")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn grep_dir(dir: &Path, needle: &[u8]) -> usize {
+    let mut hits = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            hits += grep_dir(&path, needle);
+        } else {
+            let bytes = std::fs::read(&path).unwrap();
+            hits += bytes.windows(needle.len()).filter(|w| *w == needle).count();
+        }
+    }
+    hits
+}
+
+#[test]
+fn imported_secrets_never_reach_the_data_dir_logs_or_exports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let config = format!(
+        r#"{{"mcpServers": {{"github": {{"command": "gh-mcp", "args": ["stdio"], "env": {{"GITHUB_TOKEN": "{KEY}"}}}}}}}}"#
+    );
+    let mut logs = String::new();
+    let out = patchbay(&dir, &["config", "import", "-"], &config);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("1 added"), "{}", text(&out.stdout));
+    logs.push_str(&text(&out.stderr));
+    logs.push_str(&text(&out.stdout));
+    let mut exports = Vec::new();
+    for format in ["claude", "vscode", "patchbay"] {
+        let out = patchbay(&dir, &["config", "export", "--format", format], "");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        logs.push_str(&text(&out.stderr));
+        exports.push(text(&out.stdout));
+    }
+    assert!(exports[0].contains("${keyring:mcp/github/GITHUB_TOKEN}"), "{}", exports[0]);
+    assert!(exports[1].contains("${input:mcp/github/GITHUB_TOKEN}"), "{}", exports[1]);
+    for e in &exports {
+        assert_eq!(e.matches(KEY).count(), 0, "{e}");
+    }
+    assert_eq!(logs.matches(KEY).count(), 0, "{logs}");
+    assert_eq!(grep_dir(&dir, KEY.as_bytes()), 0);
+    // Only with --include-secrets does the value come out, after a warning.
+    let out = patchbay(&dir, &["config", "export", "--include-secrets"], "");
+    assert!(text(&out.stdout).contains(KEY));
+    assert!(text(&out.stderr).contains("warning"));
+    // Re-importing the export changes nothing.
+    let out = patchbay(&dir, &["config", "import", "-"], &exports[0]);
+    assert!(text(&out.stdout).contains("0 added, 0 updated, 1 unchanged"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn a_bad_import_exits_non_zero_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = r#"{"mcpServers": {"keep": {"command": "echo"}}}"#;
+    assert!(patchbay(tmp.path(), &["config", "import", "-"], good).status.success());
+    let before = patchbay(tmp.path(), &["config", "export", "--format", "patchbay"], "").stdout;
+    let bad = r#"{"mcpServers": {"new": {"command": "x"}, "github": {"command": "x", "args": ["a", "b", 3]}}}"#;
+    let out = patchbay(tmp.path(), &["config", "import", "--replace", "-"], bad);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("mcpServers.github.args[2]: expected a string, found a number"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(patchbay(tmp.path(), &["config", "export", "--format", "patchbay"], "").stdout, before);
+    let out =
+        patchbay(tmp.path(), &["config", "import", "--dry-run", "-"], r#"{"mcpServers": {"fresh": {"command": "y"}}}"#);
+    assert!(out.status.success());
+    assert!(text(&out.stdout).contains("fresh: new"));
+    assert_eq!(patchbay(tmp.path(), &["config", "export", "--format", "patchbay"], "").stdout, before);
+}
+
+#[test]
+fn vscode_inputs_are_imported_as_not_set_until_secret_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vscode = r#"{"inputs": [{"type": "promptString", "id": "tok", "password": true}],
+        "servers": {"api": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "${input:tok}"}}}}"#;
+    let out = patchbay(tmp.path(), &["config", "import", "-"], vscode);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("not set: mcp/api/Authorization"), "{}", text(&out.stdout));
+    let out = patchbay(tmp.path(), &["secret", "set", "mcp/api/Authorization"], "Bearer abc\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = patchbay(tmp.path(), &["secret", "list"], "");
+    assert!(text(&out.stdout).contains("mcp/api/Authorization\tset"), "{}", text(&out.stdout));
+    assert!(patchbay(tmp.path(), &["secret", "delete", "mcp/api/Authorization"], "").status.success());
+    let out = patchbay(tmp.path(), &["secret", "list"], "");
+    assert!(text(&out.stdout).contains("mcp/api/Authorization\tnot set"), "{}", text(&out.stdout));
+}

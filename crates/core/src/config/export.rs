@@ -1,0 +1,193 @@
+//! Exporting MCP servers as Claude Desktop `mcpServers`, VS Code `servers`, or Patchbay's full form.
+//!
+//! Secrets are written as placeholders that Patchbay's importer turns back
+//! into references: `${keyring:mcp/github/GITHUB_TOKEN}` in the Claude
+//! Desktop form, `${input:mcp/github/GITHUB_TOKEN}` plus a password input in
+//! the VS Code form, `{"secret": "…"}` in Patchbay's form. Values are written
+//! only when the caller asks for them explicitly.
+//!
+//! The Claude Desktop and VS Code forms have no place for Patchbay's own
+//! settings (timeouts, approvals, hidden tools); importing them back into the
+//! same Patchbay keeps the stored settings. A disabled server is written with
+//! `"disabled": true` (the Cline and Cursor convention).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::jsonc::Node;
+use super::model::{McpServerConfig, ProviderProfile, TransportConfig, ValueSource};
+use super::{ConfigError, ConfigStore};
+use crate::secrets::SecretStore;
+
+/// The shape of an export.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportFormat {
+    /// `{"mcpServers": {...}}` for Claude Desktop, Cursor, Windsurf.
+    #[default]
+    Claude,
+    /// `{"inputs": [...], "servers": {...}}` for VS Code's `mcp.json`.
+    Vscode,
+    /// Patchbay's own form: every server setting and the providers.
+    Patchbay,
+}
+
+/// What to export and how.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportOptions {
+    #[serde(default)]
+    pub format: ExportFormat,
+    /// Write secret values instead of placeholders. The caller must warn the user.
+    #[serde(default)]
+    pub include_secrets: bool,
+}
+
+/// The version written in Patchbay's form.
+pub const PATCHBAY_FORMAT_VERSION: u64 = 1;
+
+fn s(text: impl Into<String>) -> Node {
+    Node::String(text.into())
+}
+
+/// Renders `servers` (and, in Patchbay's form, `providers`) as pretty JSON.
+///
+/// `secret` looks a secret's value up; it is called only with `include_secrets`.
+pub fn render(
+    servers: &[McpServerConfig],
+    providers: &[ProviderProfile],
+    options: ExportOptions,
+    secret: &dyn Fn(&str) -> Result<Option<String>, ConfigError>,
+) -> Result<String, ConfigError> {
+    let mut inputs: Vec<(String, String)> = Vec::new();
+    let mut value = |server: &str, key: &str, v: &ValueSource, vscode: bool| -> Result<Node, ConfigError> {
+        Ok(match v {
+            ValueSource::Plain(text) => s(text.clone()),
+            ValueSource::Secret(name) => match options.include_secrets.then(|| secret(name)).transpose()?.flatten() {
+                Some(text) => s(text),
+                None if vscode => {
+                    if !inputs.iter().any(|(id, _)| id == name) {
+                        inputs.push((name.clone(), format!("{key} for the {server} MCP server")));
+                    }
+                    s(format!("${{input:{name}}}"))
+                }
+                None => s(format!("${{keyring:{name}}}")),
+            },
+        })
+    };
+    let root = match options.format {
+        ExportFormat::Claude | ExportFormat::Vscode => {
+            let vscode = options.format == ExportFormat::Vscode;
+            let mut entries = Vec::new();
+            for server in servers {
+                let mut fields = Vec::new();
+                let mut map = |values: &BTreeMap<String, ValueSource>| -> Result<Node, ConfigError> {
+                    let items = values
+                        .iter()
+                        .map(|(k, v)| Ok((k.clone(), value(&server.name, k, v, vscode)?)))
+                        .collect::<Result<Vec<_>, ConfigError>>()?;
+                    Ok(Node::Object(items))
+                };
+                match &server.transport {
+                    TransportConfig::Stdio { command, args, env, cwd } => {
+                        if vscode {
+                            fields.push(("type".to_owned(), s("stdio")));
+                        }
+                        fields.push(("command".to_owned(), s(command.clone())));
+                        fields.push(("args".to_owned(), Node::Array(args.iter().map(|a| s(a.clone())).collect())));
+                        if !env.is_empty() {
+                            fields.push(("env".to_owned(), map(env)?));
+                        }
+                        if let Some(cwd) = cwd {
+                            fields.push(("cwd".to_owned(), s(cwd.to_string_lossy())));
+                        }
+                    }
+                    TransportConfig::StreamableHttp { url, headers }
+                    | TransportConfig::Sse { url, headers }
+                    | TransportConfig::Auto { url, headers } => {
+                        match &server.transport {
+                            TransportConfig::StreamableHttp { .. } => fields.push(("type".to_owned(), s("http"))),
+                            TransportConfig::Sse { .. } => fields.push(("type".to_owned(), s("sse"))),
+                            _ => {}
+                        }
+                        fields.push(("url".to_owned(), s(url.clone())));
+                        if !headers.is_empty() {
+                            fields.push(("headers".to_owned(), map(headers)?));
+                        }
+                    }
+                }
+                if !server.enabled {
+                    fields.push(("disabled".to_owned(), Node::Bool(true)));
+                }
+                fields.extend(server.extra.iter().map(|(k, v)| (k.clone(), Node::from(v))));
+                entries.push((server.name.clone(), Node::Object(fields)));
+            }
+            if vscode {
+                let inputs = inputs
+                    .iter()
+                    .map(|(id, description)| {
+                        Node::Object(vec![
+                            ("type".to_owned(), s("promptString")),
+                            ("id".to_owned(), s(id.clone())),
+                            ("description".to_owned(), s(description.clone())),
+                            ("password".to_owned(), Node::Bool(true)),
+                        ])
+                    })
+                    .collect();
+                Node::Object(vec![
+                    ("inputs".to_owned(), Node::Array(inputs)),
+                    ("servers".to_owned(), Node::Object(entries)),
+                ])
+            } else {
+                Node::Object(vec![("mcpServers".to_owned(), Node::Object(entries))])
+            }
+        }
+        ExportFormat::Patchbay => {
+            let mut list = Vec::new();
+            for server in servers {
+                let mut server = server.clone();
+                if options.include_secrets {
+                    let values = match &mut server.transport {
+                        TransportConfig::Stdio { env, .. } => env,
+                        TransportConfig::StreamableHttp { headers, .. }
+                        | TransportConfig::Sse { headers, .. }
+                        | TransportConfig::Auto { headers, .. } => headers,
+                    };
+                    for v in values.values_mut() {
+                        if let ValueSource::Secret(name) = v
+                            && let Some(text) = secret(name)?
+                        {
+                            *v = ValueSource::Plain(text);
+                        }
+                    }
+                }
+                list.push(ordered(&server)?);
+            }
+            let providers = providers.iter().map(ordered).collect::<Result<Vec<_>, _>>()?;
+            Node::Object(vec![
+                ("patchbay".to_owned(), Node::Number(PATCHBAY_FORMAT_VERSION.into())),
+                ("servers".to_owned(), Node::Array(list)),
+                ("providers".to_owned(), Node::Array(providers)),
+            ])
+        }
+    };
+    let mut text =
+        serde_json::to_string_pretty(&root).map_err(|source| ConfigError::Decode { what: "export".into(), source })?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// A value as a [`Node`], keys in the order its `Serialize` writes them.
+fn ordered<T: Serialize>(value: &T) -> Result<Node, ConfigError> {
+    let text = serde_json::to_string(value).map_err(|source| ConfigError::Decode { what: "export".into(), source })?;
+    serde_json::from_str(&text).map_err(|source| ConfigError::Decode { what: "export".into(), source })
+}
+
+impl ConfigStore {
+    /// Exports the stored servers (and, in Patchbay's form, providers) as pretty JSON.
+    pub fn export(&self, options: ExportOptions, secrets: &dyn SecretStore) -> Result<String, ConfigError> {
+        let servers = self.servers()?;
+        let providers = if options.format == ExportFormat::Patchbay { self.providers()? } else { Vec::new() };
+        render(&servers, &providers, options, &|name| Ok(secrets.get(name)?))
+    }
+}

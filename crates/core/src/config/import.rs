@@ -1,0 +1,1073 @@
+//! Importing MCP servers from pasted text or a file, in every common shape.
+//!
+//! Accepted: Claude Desktop / Cursor `{"mcpServers": {...}}` (with the remote
+//! variants `url`, `serverUrl`, `type`/`transport`, `headers`), VS Code
+//! `{"servers": {...}, "inputs": [...]}` (also nested under `"mcp"`), RAGFlow's
+//! fields (`authorization_token`, `tool_configuration`, `name`), Patchbay's own
+//! export, a bare map of servers and a single server object. The text may have
+//! comments and trailing commas.
+//!
+//! [`ConfigStore::preview_import`] reads the text and compares it with what is
+//! stored, writing nothing; [`ConfigStore::apply_import`] reads it again and
+//! applies the user's choice in one transaction, or writes nothing at all.
+//! Values that hold secrets go to the [`SecretStore`] and are replaced by
+//! [`ValueSource::Secret`] references.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::jsonc::{self, Node};
+use super::model::{McpServerConfig, TransportConfig, ValueSource};
+use super::{ConfigError, ConfigStore};
+use crate::secrets::SecretStore;
+
+/// A secret value in memory: never printed, never serialised.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct SecretValue(String);
+
+impl SecretValue {
+    /// Wraps a value.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The value itself, for the secret store.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SecretValue(<redacted>)")
+    }
+}
+
+/// One problem in the imported text: where (a JSON path such as
+/// `mcpServers.github.args[2]`, or `line 3, column 7`) and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImportIssue {
+    pub path: String,
+    pub reason: String,
+}
+
+impl fmt::Display for ImportIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.reason)
+    }
+}
+
+/// Choices made before reading the text.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ImportOptions {
+    /// Extra fields to treat as secrets, by server name (as written in the text) and env/header name.
+    pub secret_fields: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// The shape the text was recognised as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceFormat {
+    /// `{"mcpServers": {...}}`: Claude Desktop, Cursor, Windsurf, Cline, RAGFlow.
+    McpServers,
+    /// `{"servers": {...}, "inputs": [...]}`: VS Code.
+    VsCode,
+    /// Patchbay's full export.
+    Patchbay,
+    /// A map of server name to server.
+    BareMap,
+    /// One server object.
+    SingleServer,
+}
+
+/// How one secret-holding field of an imported server is handled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum SecretState {
+    /// The text holds the value; it goes to the keyring.
+    FromImport,
+    /// A `${keyring:…}` reference to a secret that is set (or not) already.
+    Reference { set: bool },
+    /// A VS Code `${input:…}` placeholder: the user is asked for the value.
+    Prompt { input: String, description: Option<String>, set: bool },
+}
+
+/// A secret an imported server uses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SecretNote {
+    /// The field, e.g. `env.GITHUB_TOKEN` or `headers.Authorization`.
+    pub field: String,
+    /// The secret's name in the secret store.
+    pub secret: String,
+    #[serde(flatten)]
+    pub state: SecretState,
+}
+
+/// One changed field between the stored and the imported server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FieldChange {
+    /// Dotted path inside the server, e.g. `transport.args`.
+    pub field: String,
+    pub before: Option<serde_json::Value>,
+    pub after: Option<serde_json::Value>,
+}
+
+/// What importing one server would do.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EntryStatus {
+    /// No server by that name yet.
+    New,
+    /// A server by that name exists and differs.
+    Changed { changes: Vec<FieldChange> },
+    /// Identical to the stored server.
+    Unchanged,
+    /// A stored server's name differs only in case or punctuation; importing replaces it.
+    Conflict { existing: String },
+    /// The entry has errors (see its issues) and cannot be imported.
+    Invalid,
+}
+
+/// One server of the preview.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PreviewEntry {
+    /// The name it will be stored under (normalised).
+    pub name: String,
+    /// Where it is in the text, e.g. `mcpServers.github`.
+    pub source: String,
+    pub status: EntryStatus,
+    /// The server as it would be stored; `None` when invalid.
+    pub server: Option<McpServerConfig>,
+    pub secrets: Vec<SecretNote>,
+    pub issues: Vec<ImportIssue>,
+}
+
+/// What an import would do, for the user to confirm. Holds no secret values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImportPreview {
+    /// The recognised shape; `None` when the text could not be read at all.
+    pub format: Option<SourceFormat>,
+    pub entries: Vec<PreviewEntry>,
+    /// Problems not tied to one server (syntax, shape, inputs).
+    pub issues: Vec<ImportIssue>,
+    /// Stored servers that "replace all" would delete.
+    pub removed_on_replace: Vec<String>,
+}
+
+impl ImportPreview {
+    /// Every issue, global and per server.
+    pub fn all_issues(&self) -> Vec<ImportIssue> {
+        self.issues.iter().chain(self.entries.iter().flat_map(|e| e.issues.iter())).cloned().collect()
+    }
+}
+
+/// How to apply an import.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImportMode {
+    /// Add new servers and update changed ones; keep the others.
+    #[default]
+    Merge,
+    /// The imported servers become the whole list.
+    ReplaceAll,
+}
+
+/// The user's decision on a preview.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ImportChoice {
+    pub mode: ImportMode,
+    /// Servers (by stored name) not to import.
+    pub skip: BTreeSet<String>,
+    /// Answers to VS Code input prompts, by input id.
+    pub answers: BTreeMap<String, SecretValue>,
+}
+
+/// What an applied import did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ImportOutcome {
+    pub added: Vec<String>,
+    pub updated: Vec<String>,
+    pub unchanged: Vec<String>,
+    pub removed: Vec<String>,
+    /// Secrets written to the keyring, by name.
+    pub secrets_stored: Vec<String>,
+    /// Secrets the imported servers need that are still not set.
+    pub secrets_not_set: Vec<String>,
+}
+
+/// Where a secret-holding field's value comes from.
+#[derive(Debug, Clone)]
+enum SecretSource {
+    Value(SecretValue),
+    Reference,
+    Prompt { input: String, template: String },
+}
+
+#[derive(Debug, Clone)]
+struct SecretUse {
+    field: String,
+    secret: String,
+    source: SecretSource,
+}
+
+/// A server read from the text, before comparing with the store.
+#[derive(Debug)]
+struct Parsed {
+    name: String,
+    source: String,
+    server: Option<McpServerConfig>,
+    secrets: Vec<SecretUse>,
+    issues: Vec<ImportIssue>,
+}
+
+#[derive(Debug)]
+struct Document {
+    format: Option<SourceFormat>,
+    servers: Vec<Parsed>,
+    issues: Vec<ImportIssue>,
+    /// Whether the shape holds Patchbay's own settings (timeouts, approvals);
+    /// when not, a merge keeps the stored ones.
+    carries_settings: bool,
+    /// VS Code input descriptions, by id.
+    inputs: BTreeMap<String, Option<String>>,
+}
+
+fn issue(path: &str, reason: impl Into<String>) -> ImportIssue {
+    ImportIssue { path: path.to_owned(), reason: reason.into() }
+}
+
+fn join(path: &str, key: &str) -> String {
+    let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    match (path.is_empty(), plain) {
+        (true, true) => key.to_owned(),
+        (true, false) => format!("[{key:?}]"),
+        (false, true) => format!("{path}.{key}"),
+        (false, false) => format!("{path}[{key:?}]"),
+    }
+}
+
+/// The stored form of a server name: trimmed, runs of characters other than
+/// letters, digits, `-` and `_` turned into one `-`.
+pub fn normalize_name(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    for c in raw.trim().chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_owned()
+}
+
+/// Two names that differ only in case name the same server.
+fn fold(name: &str) -> String {
+    normalize_name(name).to_ascii_lowercase()
+}
+
+const MAX_NAME_LEN: usize = 48;
+
+/// Whether an env or header name holds a secret.
+pub fn is_secret_name(key: &str) -> bool {
+    let k = key.to_ascii_uppercase().replace('-', "_");
+    ["_KEY", "_TOKEN", "_SECRET"].iter().any(|s| k.ends_with(s))
+        || ["KEY", "TOKEN", "SECRET", "APIKEY", "AUTHORIZATION", "PROXY_AUTHORIZATION"].contains(&k.as_str())
+        || k.contains("PASSWORD")
+        || k.contains("PASSWD")
+}
+
+/// The secret-store name for a field of a server, e.g. `mcp/github/GITHUB_TOKEN`.
+pub fn secret_name(server: &str, key: &str) -> String {
+    format!("mcp/{server}/{key}")
+}
+
+const KEYRING_PREFIX: &str = "${keyring:";
+const INPUT_PREFIX: &str = "${input:";
+
+/// The reference inside an exact `${keyring:NAME}` placeholder.
+fn keyring_reference(value: &str) -> Option<&str> {
+    value.strip_prefix(KEYRING_PREFIX)?.strip_suffix('}').filter(|n| !n.is_empty() && !n.contains('}'))
+}
+
+/// Every `${input:ID}` id in `value`.
+fn input_ids(value: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut rest = value;
+    while let Some(at) = rest.find(INPUT_PREFIX) {
+        rest = &rest[at + INPUT_PREFIX.len()..];
+        if let Some(end) = rest.find('}') {
+            ids.push(rest[..end].to_owned());
+            rest = &rest[end + 1..];
+        } else {
+            break;
+        }
+    }
+    ids
+}
+
+/// Reads `text` into servers and issues. Pure: touches no store.
+fn read_document(text: &str, options: &ImportOptions) -> Document {
+    let mut doc = Document {
+        format: None,
+        servers: Vec::new(),
+        issues: Vec::new(),
+        carries_settings: false,
+        inputs: BTreeMap::new(),
+    };
+    let root = match jsonc::parse(text) {
+        Ok(root) => root,
+        Err(e) => {
+            doc.issues.push(issue(&e.location, e.reason));
+            return doc;
+        }
+    };
+    let Node::Object(fields) = &root else {
+        let hint = if matches!(root, Node::Array(_)) {
+            "; wrap the servers in {\"mcpServers\": {\"name\": {...}}}"
+        } else {
+            ""
+        };
+        doc.issues.push(issue(
+            "(root)",
+            format!(
+                "expected an object with \"mcpServers\", \"servers\" or one server, found {}{hint}",
+                root.describe()
+            ),
+        ));
+        return doc;
+    };
+    let vscode_nested = root.get("mcp").filter(|m| m.get("servers").is_some());
+    if root.get("patchbay").is_some() {
+        doc.format = Some(SourceFormat::Patchbay);
+        doc.carries_settings = true;
+        read_patchbay(&root, options, &mut doc);
+    } else if let Some(servers) = root.get("mcpServers") {
+        doc.format = Some(SourceFormat::McpServers);
+        read_map(servers, "mcpServers", options, &mut doc);
+    } else if let Some((servers, prefix, inputs)) = root
+        .get("servers")
+        .map(|s| (s, "servers", root.get("inputs")))
+        .or_else(|| vscode_nested.and_then(|m| Some((m.get("servers")?, "mcp.servers", m.get("inputs")))))
+    {
+        doc.format = Some(SourceFormat::VsCode);
+        if let Some(inputs) = inputs {
+            let path = if prefix == "servers" { "inputs" } else { "mcp.inputs" };
+            read_inputs(inputs, path, &mut doc);
+        }
+        read_map(servers, prefix, options, &mut doc);
+    } else if looks_like_server(&root) {
+        doc.format = Some(SourceFormat::SingleServer);
+        let name = match root.get("name") {
+            Some(Node::String(n)) if !normalize_name(n).is_empty() => n.clone(),
+            _ => derive_name(&root),
+        };
+        let parsed = read_server(&name, "", &root, options);
+        doc.servers.push(parsed);
+    } else if !fields.is_empty() && fields.iter().all(|(_, v)| matches!(v, Node::Object(_))) {
+        doc.format = Some(SourceFormat::BareMap);
+        read_map(&root, "", options, &mut doc);
+    } else {
+        doc.issues.push(issue(
+            "(root)",
+            "no servers found: expected \"mcpServers\", \"servers\", a map of servers, or one server with \"command\" or \"url\"",
+        ));
+    }
+    check_collisions(&mut doc.servers);
+    doc
+}
+
+fn looks_like_server(node: &Node) -> bool {
+    ["command", "url", "serverUrl"].iter().any(|k| node.get(k).is_some())
+}
+
+/// A name for a single pasted server without one: the package or program, or the URL's host.
+fn derive_name(node: &Node) -> String {
+    let from_command = || {
+        let Some(Node::String(command)) = node.get("command") else { return None };
+        let args: Vec<&str> = match node.get("args") {
+            Some(Node::Array(items)) => {
+                items.iter().filter_map(|a| if let Node::String(s) = a { Some(s.as_str()) } else { None }).collect()
+            }
+            _ => Vec::new(),
+        };
+        // `npx -y @scope/server-x@1.2` names the package; otherwise the program itself.
+        let package = args
+            .iter()
+            .find(|a| !a.starts_with('-'))
+            .filter(|_| matches!(command.rsplit('/').next(), Some("npx" | "uvx" | "bunx" | "pnpx" | "docker")));
+        let raw = package.copied().unwrap_or(command.as_str());
+        let last = raw.rsplit('/').next().unwrap_or(raw);
+        let last = last.split('@').find(|s| !s.is_empty()).unwrap_or(last);
+        Some(last.to_owned())
+    };
+    let from_url = || {
+        let url = match (node.get("url"), node.get("serverUrl")) {
+            (Some(Node::String(u)), _) | (None, Some(Node::String(u))) => u,
+            _ => return None,
+        };
+        reqwest::Url::parse(url).ok()?.host_str().map(str::to_owned)
+    };
+    from_command().or_else(from_url).filter(|n| !normalize_name(n).is_empty()).unwrap_or_else(|| "server".to_owned())
+}
+
+fn read_inputs(inputs: &Node, path: &str, doc: &mut Document) {
+    let Node::Array(items) = inputs else {
+        doc.issues.push(issue(path, format!("expected an array, found {}", inputs.describe())));
+        return;
+    };
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        match item.get("id") {
+            Some(Node::String(id)) => {
+                let description = match item.get("description") {
+                    Some(Node::String(d)) => Some(d.clone()),
+                    _ => None,
+                };
+                doc.inputs.insert(id.clone(), description);
+            }
+            Some(other) => {
+                doc.issues.push(issue(&format!("{at}.id"), format!("expected a string, found {}", other.describe())))
+            }
+            None => doc.issues.push(issue(&at, "an input needs an \"id\"")),
+        }
+    }
+}
+
+fn read_map(servers: &Node, prefix: &str, options: &ImportOptions, doc: &mut Document) {
+    let Node::Object(fields) = servers else {
+        doc.issues.push(issue(prefix, format!("expected an object of servers, found {}", servers.describe())));
+        return;
+    };
+    if fields.is_empty() {
+        doc.issues.push(issue(if prefix.is_empty() { "(root)" } else { prefix }, "there are no servers in it"));
+    }
+    for (key, node) in fields {
+        let path = join(prefix, key);
+        let parsed = read_server(key, &path, node, options);
+        doc.servers.push(parsed);
+    }
+}
+
+fn read_patchbay(root: &Node, options: &ImportOptions, doc: &mut Document) {
+    match root.get("patchbay") {
+        Some(Node::Number(n)) if n.as_u64() == Some(1) => {}
+        Some(other) => {
+            doc.issues.push(issue("patchbay", format!("unsupported export version {}", other.to_value())));
+            return;
+        }
+        None => {}
+    }
+    let servers = match root.get("servers") {
+        Some(Node::Array(items)) => items,
+        Some(other) => {
+            doc.issues.push(issue("servers", format!("expected an array, found {}", other.describe())));
+            return;
+        }
+        None => {
+            doc.issues.push(issue("servers", "missing"));
+            return;
+        }
+    };
+    for (i, node) in servers.iter().enumerate() {
+        let path = format!("servers[{i}]");
+        let raw_name = match node.get("name") {
+            Some(Node::String(n)) => n.clone(),
+            _ => String::new(),
+        };
+        let mut parsed = Parsed {
+            name: normalize_name(&raw_name),
+            source: path.clone(),
+            server: None,
+            secrets: Vec::new(),
+            issues: Vec::new(),
+        };
+        match serde_json::from_value::<McpServerConfig>(node.to_value()) {
+            Ok(mut server) => {
+                check_name(&raw_name, &path, &mut parsed.issues);
+                server.name = parsed.name.clone();
+                check_transport(&server.transport, &path, &mut parsed.issues);
+                let marked = options.secret_fields.get(&raw_name);
+                let server_name = parsed.name.clone();
+                let fields = match &mut server.transport {
+                    TransportConfig::Stdio { env, .. } => ("env", env),
+                    TransportConfig::StreamableHttp { headers, .. }
+                    | TransportConfig::Sse { headers, .. }
+                    | TransportConfig::Auto { headers, .. } => ("headers", headers),
+                };
+                for (key, value) in fields.1.iter_mut() {
+                    if let ValueSource::Plain(text) = value {
+                        let field_path = format!("{path}.transport.{}", join(fields.0, key));
+                        let ctx = FieldCtx { server: &server_name, key, field: format!("{}.{key}", fields.0), marked };
+                        *value = secret_field(&ctx, text, &field_path, &mut parsed);
+                    }
+                }
+                if parsed.issues.is_empty() {
+                    parsed.server = Some(server);
+                }
+            }
+            Err(e) => parsed.issues.push(issue(&path, e.to_string())),
+        }
+        doc.servers.push(parsed);
+    }
+}
+
+fn check_name(raw: &str, path: &str, issues: &mut Vec<ImportIssue>) {
+    let name = normalize_name(raw);
+    if name.is_empty() {
+        issues.push(issue(path, format!("the name {raw:?} has no letters or digits")));
+    } else if name.len() > MAX_NAME_LEN {
+        issues.push(issue(path, format!("the name is longer than {MAX_NAME_LEN} characters")));
+    }
+}
+
+fn check_url(url: &str, path: &str, issues: &mut Vec<ImportIssue>) {
+    match reqwest::Url::parse(url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+        Ok(u) => issues.push(issue(path, format!("{url:?} is not an http(s) URL (scheme {:?})", u.scheme()))),
+        Err(e) => issues.push(issue(path, format!("{url:?} is not a valid URL ({e})"))),
+    }
+}
+
+fn check_transport(transport: &TransportConfig, path: &str, issues: &mut Vec<ImportIssue>) {
+    match transport {
+        TransportConfig::Stdio { command, .. } if command.trim().is_empty() => {
+            issues.push(issue(&format!("{path}.transport.command"), "the command is empty"));
+        }
+        TransportConfig::Stdio { .. } => {}
+        TransportConfig::StreamableHttp { url, .. }
+        | TransportConfig::Sse { url, .. }
+        | TransportConfig::Auto { url, .. } => {
+            check_url(url, &format!("{path}.transport.url"), issues);
+        }
+    }
+}
+
+/// Context for turning one env/header value into a [`ValueSource`].
+struct FieldCtx<'a> {
+    server: &'a str,
+    key: &'a str,
+    /// `env.KEY` or `headers.Name`, as shown in the preview.
+    field: String,
+    marked: Option<&'a BTreeSet<String>>,
+}
+
+/// Decides whether a value is a reference, a prompt, a secret to store or plain text.
+fn secret_field(ctx: &FieldCtx<'_>, value: &str, path: &str, parsed: &mut Parsed) -> ValueSource {
+    let mut note = |secret: String, source: SecretSource| {
+        parsed.secrets.push(SecretUse { field: ctx.field.clone(), secret: secret.clone(), source });
+        ValueSource::Secret(secret)
+    };
+    if let Some(reference) = keyring_reference(value) {
+        return note(reference.to_owned(), SecretSource::Reference);
+    }
+    if value.contains(KEYRING_PREFIX) {
+        parsed.issues.push(issue(path, "a ${keyring:…} placeholder must be the whole value"));
+        return ValueSource::Plain(String::new());
+    }
+    let ids = input_ids(value);
+    if let Some(first) = ids.first() {
+        // Our own VS Code export names inputs after the secret (`mcp/github/TOKEN`).
+        let secret = if ids.len() == 1 && first.contains('/') && value == format!("{INPUT_PREFIX}{first}}}") {
+            first.clone()
+        } else {
+            secret_name(ctx.server, ctx.key)
+        };
+        if ids.len() > 1 {
+            parsed.issues.push(issue(path, "only one ${input:…} placeholder per value is supported"));
+        }
+        return note(secret, SecretSource::Prompt { input: first.clone(), template: value.to_owned() });
+    }
+    let marked = ctx.marked.is_some_and(|m| m.contains(ctx.key));
+    if (marked || is_secret_name(ctx.key)) && !value.is_empty() {
+        return note(secret_name(ctx.server, ctx.key), SecretSource::Value(SecretValue::new(value)));
+    }
+    ValueSource::Plain(value.to_owned())
+}
+
+/// Reads one server object of the Claude Desktop / VS Code / RAGFlow family.
+fn read_server(raw_name: &str, path: &str, node: &Node, options: &ImportOptions) -> Parsed {
+    let name = normalize_name(raw_name);
+    let mut p = Parsed {
+        name: name.clone(),
+        source: if path.is_empty() { "(root)".to_owned() } else { path.to_owned() },
+        server: None,
+        secrets: Vec::new(),
+        issues: Vec::new(),
+    };
+    let here = |key: &str| join(path, key);
+    check_name(raw_name, &p.source, &mut p.issues);
+    let Node::Object(fields) = node else {
+        p.issues.push(issue(&p.source, format!("expected a server object, found {}", node.describe())));
+        return p;
+    };
+    let marked = options.secret_fields.get(raw_name);
+    let mut command = None;
+    let mut args = Vec::new();
+    let mut env = BTreeMap::new();
+    let mut cwd = None;
+    let mut url: Option<(String, String)> = None;
+    let mut kind: Option<(String, String)> = None;
+    let mut headers = BTreeMap::new();
+    let mut enabled = true;
+    let mut extra = serde_json::Map::new();
+    let mut issues = Vec::new();
+    let string = |key: &str, v: &Node, issues: &mut Vec<ImportIssue>| match v {
+        Node::String(s) => Some(s.clone()),
+        other => {
+            issues.push(issue(&here(key), format!("expected a string, found {}", other.describe())));
+            None
+        }
+    };
+    for (key, value) in fields {
+        match key.as_str() {
+            "command" => command = string(key, value, &mut issues),
+            "args" => {
+                match value {
+                    Node::Array(items) => {
+                        for (i, item) in items.iter().enumerate() {
+                            match item {
+                                Node::String(s) if s.contains(INPUT_PREFIX) || s.contains(KEYRING_PREFIX) => issues
+                                    .push(issue(
+                                        &format!("{}[{i}]", here(key)),
+                                        "placeholders for secrets are supported in env and headers, not in args",
+                                    )),
+                                Node::String(s) => args.push(s.clone()),
+                                other => issues.push(issue(
+                                    &format!("{}[{i}]", here(key)),
+                                    format!("expected a string, found {}", other.describe()),
+                                )),
+                            }
+                        }
+                    }
+                    other => issues
+                        .push(issue(&here(key), format!("expected an array of strings, found {}", other.describe()))),
+                }
+            }
+            "env" | "headers" => match value {
+                Node::Object(entries) => {
+                    let target = if key == "env" { &mut env } else { &mut headers };
+                    for (k, v) in entries {
+                        let field_path = join(&here(key), k);
+                        match v {
+                            Node::String(s) => {
+                                target.insert(k.clone(), (s.clone(), field_path));
+                            }
+                            other => issues
+                                .push(issue(&field_path, format!("expected a string, found {}", other.describe()))),
+                        }
+                    }
+                }
+                other => {
+                    issues.push(issue(&here(key), format!("expected an object of strings, found {}", other.describe())))
+                }
+            },
+            "cwd" => cwd = string(key, value, &mut issues).map(PathBuf::from),
+            "url" | "serverUrl" => {
+                if let Some(u) = string(key, value, &mut issues) {
+                    match &url {
+                        Some((prev, prev_key)) if *prev != u => {
+                            issues.push(issue(&here(key), format!("differs from {}; give one URL", here(prev_key))))
+                        }
+                        _ => url = Some((u, key.clone())),
+                    }
+                }
+            }
+            "type" | "transport" => {
+                if let Some(t) = string(key, value, &mut issues) {
+                    match &kind {
+                        Some((prev, prev_key)) if !prev.eq_ignore_ascii_case(&t) => {
+                            issues.push(issue(&here(key), format!("{t:?} contradicts {} ({prev:?})", here(prev_key))))
+                        }
+                        _ => kind = Some((t, key.clone())),
+                    }
+                }
+            }
+            "disabled" => match value {
+                Node::Bool(b) => enabled = !b,
+                other => issues.push(issue(&here(key), format!("expected true or false, found {}", other.describe()))),
+            },
+            "authorization_token" => {
+                if let Some(token) = string(key, value, &mut issues).filter(|t| !t.is_empty()) {
+                    let value = if keyring_reference(&token).is_some() || token.starts_with("Bearer ") {
+                        token
+                    } else {
+                        format!("Bearer {token}")
+                    };
+                    headers.insert("Authorization".to_owned(), (value, here(key)));
+                }
+            }
+            "name" if matches!(value, Node::String(n) if normalize_name(n) == name) => {}
+            _ => {
+                extra.insert(key.clone(), value.to_value());
+            }
+        }
+    }
+    let transport_kind = kind.as_ref().map(|(t, _)| t.to_ascii_lowercase());
+    let kind_path = kind.as_ref().map(|(_, k)| here(k)).unwrap_or_default();
+    let transport = match (transport_kind.as_deref(), command, url) {
+        (_, Some(_), Some((_, url_key))) => {
+            issues.push(issue(
+                &p.source,
+                format!("has both \"command\" and \"{url_key}\"; a server is either local or remote"),
+            ));
+            None
+        }
+        (None | Some("stdio"), Some(command), None) => {
+            if command.trim().is_empty() {
+                issues.push(issue(&here("command"), "the command is empty"));
+            }
+            Some(TransportConfig::Stdio { command, args, env: BTreeMap::new(), cwd })
+        }
+        (Some("stdio"), None, Some(_)) => {
+            issues.push(issue(&kind_path, "\"stdio\" needs a \"command\", not a URL"));
+            None
+        }
+        (t, None, Some((u, url_key))) => {
+            check_url(&u, &here(&url_key), &mut issues);
+            if !args.is_empty() || cwd.is_some() {
+                issues.push(issue(&p.source, "\"args\" and \"cwd\" apply only to local servers with a \"command\""));
+            }
+            let headers = BTreeMap::new();
+            match t {
+                None => Some(TransportConfig::Auto { url: u, headers }),
+                Some("sse") => Some(TransportConfig::Sse { url: u, headers }),
+                Some("http" | "streamable-http" | "streamablehttp" | "streamable_http") => {
+                    Some(TransportConfig::StreamableHttp { url: u, headers })
+                }
+                Some(_) => {
+                    let (t, _) = kind.clone().unwrap_or_default();
+                    issues.push(issue(
+                        &kind_path,
+                        format!("unknown transport {t:?}; expected \"stdio\", \"sse\", \"http\", \"streamable-http\" or \"streamableHttp\""),
+                    ));
+                    None
+                }
+            }
+        }
+        (Some(t), Some(_), None) => {
+            let (orig, _) = kind.clone().unwrap_or_default();
+            let reason = if matches!(t, "sse" | "http" | "streamable-http" | "streamablehttp" | "streamable_http") {
+                format!("{orig:?} needs a \"url\", not a \"command\"")
+            } else {
+                format!(
+                    "unknown transport {orig:?}; expected \"stdio\", \"sse\", \"http\", \"streamable-http\" or \"streamableHttp\""
+                )
+            };
+            issues.push(issue(&kind_path, reason));
+            None
+        }
+        // A `command` or `url` of the wrong type was reported already.
+        (_, None, None) if looks_like_server(node) => None,
+        (_, None, None) => {
+            issues.push(issue(&p.source, "needs either \"command\" (a local program) or \"url\" (a remote server)"));
+            None
+        }
+    };
+    p.issues.append(&mut issues);
+    let Some(mut transport) = transport else { return p };
+    let values = |entries: BTreeMap<String, (String, String)>, group: &str, p: &mut Parsed| {
+        entries
+            .into_iter()
+            .map(|(k, (v, field_path))| {
+                let ctx = FieldCtx { server: &name, key: &k, field: format!("{group}.{k}"), marked };
+                let source = secret_field(&ctx, &v, &field_path, p);
+                (k, source)
+            })
+            .collect::<BTreeMap<_, _>>()
+    };
+    match &mut transport {
+        TransportConfig::Stdio { env: target, .. } => {
+            if !headers.is_empty() {
+                p.issues.push(issue(&here("headers"), "headers apply only to remote servers with a \"url\""));
+            }
+            *target = values(env, "env", &mut p);
+        }
+        TransportConfig::StreamableHttp { headers: target, .. }
+        | TransportConfig::Sse { headers: target, .. }
+        | TransportConfig::Auto { headers: target, .. } => {
+            if !env.is_empty() {
+                p.issues.push(issue(&here("env"), "env applies only to local servers with a \"command\""));
+            }
+            *target = values(headers, "headers", &mut p);
+        }
+    }
+    if p.issues.is_empty() {
+        let mut server = McpServerConfig::with_transport(name, transport);
+        server.enabled = enabled;
+        server.extra = extra;
+        p.server = Some(server);
+    }
+    p
+}
+
+/// Marks servers whose names collide after normalisation with an earlier one.
+fn check_collisions(servers: &mut [Parsed]) {
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    for p in servers.iter_mut() {
+        if p.name.is_empty() {
+            continue;
+        }
+        let key = fold(&p.name);
+        if let Some(first) = seen.get(&key) {
+            p.issues.push(issue(
+                &p.source,
+                format!(
+                    "the name collides with {first} after normalisation (both become {:?})",
+                    p.name.to_ascii_lowercase()
+                ),
+            ));
+            p.server = None;
+        } else {
+            seen.insert(key, p.source.clone());
+        }
+    }
+}
+
+/// Flattens a JSON value into `path -> leaf` (arrays are leaves).
+fn flatten(prefix: &str, value: &serde_json::Value, out: &mut BTreeMap<String, serde_json::Value>) {
+    match value {
+        serde_json::Value::Object(map) if !map.is_empty() => {
+            for (k, v) in map {
+                let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(&path, v, out);
+            }
+        }
+        _ => {
+            out.insert(prefix.to_owned(), value.clone());
+        }
+    }
+}
+
+fn diff(before: &McpServerConfig, after: &McpServerConfig) -> Vec<FieldChange> {
+    let flat = |s: &McpServerConfig| {
+        let mut out = BTreeMap::new();
+        flatten("", &serde_json::to_value(s).unwrap_or_default(), &mut out);
+        out
+    };
+    let (a, b) = (flat(before), flat(after));
+    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| FieldChange { field: k.clone(), before: a.get(k).cloned(), after: b.get(k).cloned() })
+        .collect()
+}
+
+/// A preview plus what applying needs (secret values never leave the core).
+struct Plan {
+    preview: ImportPreview,
+    secrets: BTreeMap<String, Vec<SecretUse>>,
+}
+
+impl ConfigStore {
+    /// Reads `text` and compares it with the stored servers. Writes nothing.
+    ///
+    /// Problems in the text are reported in the preview, never as an error;
+    /// the error is for a failing database or keyring.
+    pub fn preview_import(
+        &self,
+        secrets: &dyn SecretStore,
+        text: &str,
+        options: &ImportOptions,
+    ) -> Result<ImportPreview, ConfigError> {
+        Ok(self.plan(secrets, text, options)?.preview)
+    }
+
+    fn plan(&self, secrets: &dyn SecretStore, text: &str, options: &ImportOptions) -> Result<Plan, ConfigError> {
+        let doc = read_document(text, options);
+        let existing = self.servers()?;
+        let by_fold: BTreeMap<String, &McpServerConfig> = existing.iter().map(|s| (fold(&s.name), s)).collect();
+        let mut entries = Vec::new();
+        let mut secret_uses = BTreeMap::new();
+        let mut matched = BTreeSet::new();
+        for parsed in doc.servers {
+            let mut notes = Vec::new();
+            let mut secret_changed = Vec::new();
+            for u in &parsed.secrets {
+                let current = secrets.get(&u.secret)?;
+                let state = match &u.source {
+                    SecretSource::Value(v) => {
+                        if current.as_deref() != Some(v.expose()) {
+                            secret_changed.push(u.secret.clone());
+                        }
+                        SecretState::FromImport
+                    }
+                    SecretSource::Reference => SecretState::Reference { set: current.is_some() },
+                    SecretSource::Prompt { input, .. } => SecretState::Prompt {
+                        input: input.clone(),
+                        description: doc.inputs.get(input).cloned().flatten(),
+                        set: current.is_some(),
+                    },
+                };
+                notes.push(SecretNote { field: u.field.clone(), secret: u.secret.clone(), state });
+            }
+            let stored = by_fold.get(&fold(&parsed.name)).copied();
+            if let Some(s) = stored {
+                matched.insert(s.name.clone());
+            }
+            let mut server = parsed.server;
+            if let (Some(server), Some(stored), false) = (server.as_mut(), stored, doc.carries_settings) {
+                keep_settings(server, stored);
+            }
+            let status = match (&server, stored) {
+                (None, _) => EntryStatus::Invalid,
+                (Some(_), None) => EntryStatus::New,
+                (Some(s), Some(old)) if old.name != s.name => EntryStatus::Conflict { existing: old.name.clone() },
+                (Some(s), Some(old)) => {
+                    let mut changes = diff(old, s);
+                    changes.extend(secret_changed.into_iter().map(|name| FieldChange {
+                        field: format!("secret {name}"),
+                        before: None,
+                        after: Some(serde_json::Value::String("(new value)".into())),
+                    }));
+                    if changes.is_empty() { EntryStatus::Unchanged } else { EntryStatus::Changed { changes } }
+                }
+            };
+            secret_uses.insert(parsed.name.clone(), parsed.secrets);
+            entries.push(PreviewEntry {
+                name: parsed.name,
+                source: parsed.source,
+                status,
+                server,
+                secrets: notes,
+                issues: parsed.issues,
+            });
+        }
+        let removed_on_replace =
+            existing.iter().filter(|s| !matched.contains(&s.name)).map(|s| s.name.clone()).collect();
+        let preview = ImportPreview { format: doc.format, entries, issues: doc.issues, removed_on_replace };
+        Ok(Plan { preview, secrets: secret_uses })
+    }
+
+    /// Applies `text` as `choice` says: all of it in one transaction, or nothing.
+    ///
+    /// Fails with [`ConfigError::Import`] (writing nothing) when the text has
+    /// errors outside any server or in a server that is not skipped. Secret
+    /// values go to `secrets` first; if the database write then fails, the
+    /// keyring is put back as it was.
+    pub fn apply_import(
+        &self,
+        secrets: &dyn SecretStore,
+        text: &str,
+        options: &ImportOptions,
+        choice: &ImportChoice,
+    ) -> Result<ImportOutcome, ConfigError> {
+        let plan = self.plan(secrets, text, options)?;
+        let selected: Vec<&PreviewEntry> =
+            plan.preview.entries.iter().filter(|e| !choice.skip.contains(&e.name)).collect();
+        let issues: Vec<ImportIssue> =
+            plan.preview.issues.iter().chain(selected.iter().flat_map(|e| e.issues.iter())).cloned().collect();
+        if !issues.is_empty() {
+            return Err(ConfigError::Import { issues });
+        }
+        if selected.is_empty() && choice.mode == ImportMode::ReplaceAll {
+            return Err(ConfigError::Import {
+                issues: vec![issue("(root)", "every server is skipped; replacing all would delete every server")],
+            });
+        }
+        let mut outcome = ImportOutcome::default();
+        let mut writes: Vec<(String, SecretValue)> = Vec::new();
+        for entry in &selected {
+            for u in plan.secrets.get(&entry.name).into_iter().flatten() {
+                let value = match &u.source {
+                    SecretSource::Value(v) => Some(v.clone()),
+                    SecretSource::Reference => None,
+                    SecretSource::Prompt { input, template } => choice
+                        .answers
+                        .get(input)
+                        .map(|a| SecretValue::new(template.replace(&format!("{INPUT_PREFIX}{input}}}"), a.expose()))),
+                };
+                match value {
+                    Some(v) => writes.push((u.secret.clone(), v)),
+                    None if secrets.get(&u.secret)?.is_none() => outcome.secrets_not_set.push(u.secret.clone()),
+                    None => {}
+                }
+            }
+        }
+        let mut upserts = Vec::new();
+        let mut deletes = Vec::new();
+        for entry in &selected {
+            let Some(server) = entry.server.clone() else { continue };
+            match &entry.status {
+                EntryStatus::New => outcome.added.push(entry.name.clone()),
+                EntryStatus::Changed { .. } => outcome.updated.push(entry.name.clone()),
+                EntryStatus::Conflict { existing } => {
+                    deletes.push(existing.clone());
+                    outcome.updated.push(entry.name.clone());
+                }
+                EntryStatus::Unchanged => {
+                    outcome.unchanged.push(entry.name.clone());
+                    if choice.mode == ImportMode::Merge {
+                        continue;
+                    }
+                }
+                EntryStatus::Invalid => continue,
+            }
+            upserts.push(server);
+        }
+        if choice.mode == ImportMode::ReplaceAll {
+            let kept: BTreeSet<String> = selected.iter().map(|e| fold(&e.name)).collect();
+            outcome.removed =
+                self.servers()?.into_iter().filter(|s| !kept.contains(&fold(&s.name))).map(|s| s.name).collect();
+        }
+        let previous = write_secrets(secrets, &writes)?;
+        outcome.secrets_stored = writes.iter().map(|(n, _)| n.clone()).collect();
+        outcome.secrets_stored.dedup();
+        let result = match choice.mode {
+            ImportMode::Merge => self.merge_servers(&deletes, &upserts),
+            ImportMode::ReplaceAll => self.replace_servers(&upserts),
+        };
+        if let Err(e) = result {
+            restore_secrets(secrets, previous);
+            return Err(e);
+        }
+        Ok(outcome)
+    }
+}
+
+/// Keeps Patchbay's own settings of a stored server when the imported shape cannot hold them.
+fn keep_settings(server: &mut McpServerConfig, stored: &McpServerConfig) {
+    server.timeouts = stored.timeouts;
+    server.approval = stored.approval;
+    server.tool_approval = stored.tool_approval.clone();
+    server.disabled_tools = stored.disabled_tools.clone();
+}
+
+/// Writes secrets, returning the previous values; on failure, restores those already written.
+fn write_secrets(
+    secrets: &dyn SecretStore,
+    writes: &[(String, SecretValue)],
+) -> Result<Vec<(String, Option<String>)>, ConfigError> {
+    let mut previous = Vec::new();
+    for (name, value) in writes {
+        let step = secrets.get(name).and_then(|old| {
+            secrets.set(name, value.expose())?;
+            Ok(old)
+        });
+        match step {
+            Ok(old) => previous.push((name.clone(), old)),
+            Err(e) => {
+                restore_secrets(secrets, previous);
+                return Err(e.into());
+            }
+        }
+    }
+    Ok(previous)
+}
+
+fn restore_secrets(secrets: &dyn SecretStore, previous: Vec<(String, Option<String>)>) {
+    for (name, old) in previous.into_iter().rev() {
+        let restored = match old {
+            Some(v) => secrets.set(&name, &v),
+            None => secrets.delete(&name).map(|_| ()),
+        };
+        if let Err(e) = restored {
+            tracing::warn!(secret = %name, error = %e, "could not restore a secret after a failed import");
+        }
+    }
+}

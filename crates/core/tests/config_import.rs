@@ -1,0 +1,350 @@
+//! Importing MCP server configs: every accepted shape, every bad input, preview, apply, secrets.
+
+use patchbay_core::config::model::{McpServerConfig, TransportConfig, ValueSource};
+use patchbay_core::config::{
+    ConfigError, ConfigStore, EntryStatus, ImportChoice, ImportMode, ImportOptions, ImportPreview, SecretState,
+    SecretValue, SourceFormat,
+};
+use patchbay_core::secrets::{MemoryStore, SecretStore};
+use patchbay_core::store::Store;
+
+fn setup() -> (ConfigStore, MemoryStore) {
+    (ConfigStore::new(Store::open_in_memory().unwrap()), MemoryStore::new())
+}
+
+fn preview(text: &str) -> ImportPreview {
+    let (cfg, secrets) = setup();
+    cfg.preview_import(&secrets, text, &ImportOptions::default()).unwrap()
+}
+
+fn apply(
+    cfg: &ConfigStore,
+    secrets: &MemoryStore,
+    text: &str,
+) -> Result<patchbay_core::config::ImportOutcome, ConfigError> {
+    cfg.apply_import(secrets, text, &ImportOptions::default(), &ImportChoice::default())
+}
+
+fn issues(text: &str) -> Vec<String> {
+    preview(text).all_issues().iter().map(ToString::to_string).collect()
+}
+
+/// Applying bad input fails and leaves the stored servers exactly as they were.
+fn assert_rejected(text: &str) -> Vec<String> {
+    let (cfg, secrets) = setup();
+    cfg.save_server(&McpServerConfig::stdio("keep", "echo", &["hi"])).unwrap();
+    let before = cfg.servers().unwrap();
+    let err = apply(&cfg, &secrets, text).unwrap_err();
+    let ConfigError::Import { issues } = err else { panic!("expected import issues, got {err}") };
+    assert!(!issues.is_empty());
+    assert_eq!(cfg.servers().unwrap(), before);
+    issues.iter().map(ToString::to_string).collect()
+}
+
+fn server<'a>(p: &'a ImportPreview, name: &str) -> &'a McpServerConfig {
+    p.entries
+        .iter()
+        .find(|e| e.name == name)
+        .and_then(|e| e.server.as_ref())
+        .unwrap_or_else(|| panic!("{name}: {p:#?}"))
+}
+
+#[test]
+fn claude_desktop_config_with_many_servers() {
+    let p = preview(
+        r#"{"mcpServers": {
+            "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+            "github": {"command": "docker", "args": ["run", "-i", "ghcr.io/github/github-mcp-server"],
+                       "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_x", "LOG_LEVEL": "debug"}},
+            "remote": {"url": "https://example.com/mcp"}
+        }}"#,
+    );
+    assert_eq!(p.format, Some(SourceFormat::McpServers));
+    assert!(p.all_issues().is_empty(), "{p:#?}");
+    let names: Vec<_> = p.entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["filesystem", "github", "remote"]);
+    let TransportConfig::Stdio { env, .. } = &server(&p, "github").transport else { panic!() };
+    assert_eq!(
+        env["GITHUB_PERSONAL_ACCESS_TOKEN"],
+        ValueSource::Secret("mcp/github/GITHUB_PERSONAL_ACCESS_TOKEN".into())
+    );
+    assert_eq!(env["LOG_LEVEL"], ValueSource::Plain("debug".into()));
+    assert!(matches!(server(&p, "remote").transport, TransportConfig::Auto { .. }));
+}
+
+#[test]
+fn remote_variants_map_to_transports() {
+    let p = preview(
+        r#"{"mcpServers": {
+            "a": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
+            "b": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"X-Team": "blue"}},
+            "c": {"transport": "streamable-http", "url": "http://127.0.0.1:1/mcp"},
+            "d": {"type": "streamableHttp", "url": "http://127.0.0.1:1/mcp"},
+            "e": {"serverUrl": "https://windsurf.example/mcp"}
+        }}"#,
+    );
+    assert!(p.all_issues().is_empty(), "{p:#?}");
+    assert!(matches!(server(&p, "a").transport, TransportConfig::Sse { .. }));
+    assert!(
+        matches!(&server(&p, "b").transport, TransportConfig::StreamableHttp { headers, .. } if headers["X-Team"] == ValueSource::Plain("blue".into()))
+    );
+    assert!(matches!(server(&p, "c").transport, TransportConfig::StreamableHttp { .. }));
+    assert!(matches!(server(&p, "d").transport, TransportConfig::StreamableHttp { .. }));
+    assert!(
+        matches!(&server(&p, "e").transport, TransportConfig::Auto { url, .. } if url == "https://windsurf.example/mcp")
+    );
+}
+
+#[test]
+fn vscode_inputs_become_secret_prompts_and_comments_are_fine() {
+    let text = r#"{
+        // VS Code writes comments
+        "inputs": [{"type": "promptString", "id": "gh-token", "description": "GitHub token", "password": true},],
+        "servers": {
+            "github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/",
+                       "headers": {"Authorization": "Bearer ${input:gh-token}"}},
+            "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"],},
+        },
+    }"#;
+    let p = preview(text);
+    assert_eq!(p.format, Some(SourceFormat::VsCode));
+    assert!(p.all_issues().is_empty(), "{p:#?}");
+    let entry = p.entries.iter().find(|e| e.name == "github").unwrap();
+    assert_eq!(entry.secrets[0].secret, "mcp/github/Authorization");
+    assert_eq!(
+        entry.secrets[0].state,
+        SecretState::Prompt { input: "gh-token".into(), description: Some("GitHub token".into()), set: false }
+    );
+    // Answering the prompt stores the value with the template around it.
+    let (cfg, secrets) = setup();
+    let mut choice = ImportChoice::default();
+    choice.answers.insert("gh-token".into(), SecretValue::new("ghp_answer"));
+    let outcome = cfg.apply_import(&secrets, text, &ImportOptions::default(), &choice).unwrap();
+    assert_eq!(outcome.added, ["github", "fetch"]);
+    assert_eq!(secrets.get("mcp/github/Authorization").unwrap().as_deref(), Some("Bearer ghp_answer"));
+    // Without an answer (the CLI) the secret is reported as not set.
+    let (cfg, secrets) = setup();
+    let outcome = apply(&cfg, &secrets, text).unwrap();
+    assert_eq!(outcome.secrets_not_set, ["mcp/github/Authorization"]);
+    assert_eq!(secrets.get("mcp/github/Authorization").unwrap(), None);
+}
+
+#[test]
+fn vscode_settings_nesting_is_read() {
+    let p = preview(r#"{"mcp": {"servers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}}"#);
+    assert_eq!(p.format, Some(SourceFormat::VsCode));
+    assert_eq!(p.entries[0].name, "time");
+}
+
+#[test]
+fn ragflow_shape_moves_the_token_into_the_keyring() {
+    let text = r#"{"name": "ragflow", "type": "sse", "url": "http://127.0.0.1:9382/sse",
+                   "authorization_token": "ragflow-secret-1", "tool_configuration": {"top_n": 8}}"#;
+    let (cfg, secrets) = setup();
+    let p = cfg.preview_import(&secrets, text, &ImportOptions::default()).unwrap();
+    assert_eq!(p.format, Some(SourceFormat::SingleServer));
+    let s = server(&p, "ragflow");
+    let TransportConfig::Sse { headers, .. } = &s.transport else { panic!("{s:?}") };
+    assert_eq!(headers["Authorization"], ValueSource::Secret("mcp/ragflow/Authorization".into()));
+    assert_eq!(s.extra["tool_configuration"], serde_json::json!({"top_n": 8}));
+    apply(&cfg, &secrets, text).unwrap();
+    assert_eq!(secrets.get("mcp/ragflow/Authorization").unwrap().as_deref(), Some("Bearer ragflow-secret-1"));
+    let stored = serde_json::to_string(&cfg.servers().unwrap()).unwrap();
+    assert!(!stored.contains("ragflow-secret-1"));
+}
+
+#[test]
+fn bare_map_and_single_server_are_accepted() {
+    let p = preview(r#"{"one": {"command": "a"}, "two": {"url": "http://127.0.0.1:1/"}}"#);
+    assert_eq!(p.format, Some(SourceFormat::BareMap));
+    assert_eq!(p.entries.len(), 2);
+    let p = preview(r#"{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}"#);
+    assert_eq!(p.format, Some(SourceFormat::SingleServer));
+    assert_eq!(p.entries[0].name, "server-memory");
+}
+
+#[test]
+fn keyring_placeholders_are_references_not_values() {
+    let (cfg, secrets) = setup();
+    secrets.set("mcp/github/GITHUB_TOKEN", "already-there").unwrap();
+    let text = r#"{"mcpServers": {"github": {"command": "gh", "env": {"GITHUB_TOKEN": "${keyring:mcp/github/GITHUB_TOKEN}"}}}}"#;
+    let p = cfg.preview_import(&secrets, text, &ImportOptions::default()).unwrap();
+    assert_eq!(p.entries[0].secrets[0].state, SecretState::Reference { set: true });
+    let outcome = apply(&cfg, &secrets, text).unwrap();
+    assert!(outcome.secrets_stored.is_empty());
+    assert_eq!(secrets.get("mcp/github/GITHUB_TOKEN").unwrap().as_deref(), Some("already-there"));
+    let err = issues(r#"{"mcpServers": {"a": {"command": "x", "env": {"T": "Bearer ${keyring:x}"}}}}"#);
+    assert!(err[0].contains("mcpServers.a.env.T: a ${keyring:…} placeholder must be the whole value"), "{err:?}");
+}
+
+#[test]
+fn user_marked_fields_become_secrets() {
+    let (cfg, secrets) = setup();
+    let mut options = ImportOptions::default();
+    options.secret_fields.entry("db".into()).or_default().insert("DSN".into());
+    let text = r#"{"mcpServers": {"db": {"command": "pg", "env": {"DSN": "postgres://u:p@h/db"}}}}"#;
+    cfg.apply_import(&secrets, text, &options, &ImportChoice::default()).unwrap();
+    assert_eq!(secrets.get("mcp/db/DSN").unwrap().as_deref(), Some("postgres://u:p@h/db"));
+}
+
+#[test]
+fn preview_marks_new_changed_unchanged_and_conflicting() {
+    let (cfg, secrets) = setup();
+    apply(
+        &cfg,
+        &secrets,
+        r#"{"mcpServers": {"same": {"command": "a"}, "diff": {"command": "b"}, "GitHub": {"command": "c"}}}"#,
+    )
+    .unwrap();
+    let p = cfg
+        .preview_import(
+            &secrets,
+            r#"{"mcpServers": {"same": {"command": "a"}, "diff": {"command": "b", "args": ["--x"]}, "github": {"command": "c"}, "fresh": {"command": "d"}}}"#,
+            &ImportOptions::default(),
+        )
+        .unwrap();
+    let status = |n: &str| p.entries.iter().find(|e| e.name == n).unwrap().status.clone();
+    assert_eq!(status("same"), EntryStatus::Unchanged);
+    let EntryStatus::Changed { changes } = status("diff") else { panic!() };
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].field, "transport.args");
+    assert_eq!(changes[0].after, Some(serde_json::json!(["--x"])));
+    assert_eq!(status("github"), EntryStatus::Conflict { existing: "GitHub".into() });
+    assert_eq!(status("fresh"), EntryStatus::New);
+    assert!(p.removed_on_replace.is_empty());
+}
+
+#[test]
+fn merge_replace_all_and_skip() {
+    let (cfg, secrets) = setup();
+    apply(&cfg, &secrets, r#"{"mcpServers": {"old": {"command": "o"}, "GitHub": {"command": "c"}}}"#).unwrap();
+    let text = r#"{"mcpServers": {"github": {"command": "c2"}, "new": {"command": "n"}, "skipme": {"command": "s"}}}"#;
+    let mut choice = ImportChoice::default();
+    choice.skip.insert("skipme".into());
+    let outcome = cfg.apply_import(&secrets, text, &ImportOptions::default(), &choice).unwrap();
+    assert_eq!(outcome.added, ["new"]);
+    assert_eq!(outcome.updated, ["github"]);
+    let names: Vec<_> = cfg.servers().unwrap().into_iter().map(|s| s.name).collect();
+    assert_eq!(names, ["old", "github", "new"]);
+    choice.mode = ImportMode::ReplaceAll;
+    let outcome = cfg.apply_import(&secrets, text, &ImportOptions::default(), &choice).unwrap();
+    assert_eq!(outcome.removed, ["old"]);
+    let names: Vec<_> = cfg.servers().unwrap().into_iter().map(|s| s.name).collect();
+    assert_eq!(names, ["github", "new"]);
+}
+
+#[test]
+fn errors_in_skipped_servers_do_not_block_the_rest() {
+    let (cfg, secrets) = setup();
+    let text = r#"{"mcpServers": {"good": {"command": "g"}, "bad": {"command": "b", "args": [1]}}}"#;
+    assert!(apply(&cfg, &secrets, text).is_err());
+    assert!(cfg.servers().unwrap().is_empty());
+    let mut choice = ImportChoice::default();
+    choice.skip.insert("bad".into());
+    cfg.apply_import(&secrets, text, &ImportOptions::default(), &choice).unwrap();
+    assert_eq!(cfg.servers().unwrap().len(), 1);
+}
+
+#[test]
+fn merge_keeps_patchbay_settings_the_shape_cannot_carry() {
+    let (cfg, secrets) = setup();
+    let mut s = McpServerConfig::stdio("files", "npx", &["fs"]);
+    s.timeouts.call_secs = 5;
+    s.disabled_tools.insert("delete".into());
+    cfg.save_server(&s).unwrap();
+    let p = cfg
+        .preview_import(
+            &secrets,
+            r#"{"mcpServers": {"files": {"command": "npx", "args": ["fs"]}}}"#,
+            &ImportOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(p.entries[0].status, EntryStatus::Unchanged);
+}
+
+// ---- bad input, each a test ----
+
+#[test]
+fn empty_input() {
+    let err = assert_rejected("   \n ");
+    assert_eq!(err, ["input: it is empty"]);
+}
+
+#[test]
+fn not_json() {
+    let err = assert_rejected("mcpServers: github");
+    assert!(err[0].starts_with("line 1, column 1: expected value"), "{err:?}");
+}
+
+#[test]
+fn a_json_array() {
+    let err = assert_rejected(r#"[{"command": "x"}]"#);
+    assert!(err[0].starts_with("(root): expected an object") && err[0].contains("found an array"), "{err:?}");
+}
+
+#[test]
+fn ten_megabytes_of_json() {
+    let big = format!(r#"{{"mcpServers": {{"a": {{"command": "x", "args": ["{}"]}}}}}}"#, "a".repeat(10 * 1024 * 1024));
+    let err = assert_rejected(&big);
+    assert!(err[0].starts_with("input: it is 10485") && err[0].contains("more than"), "{err:?}");
+}
+
+#[test]
+fn deep_nesting() {
+    let deep = format!(
+        r#"{{"mcpServers": {{"a": {{"command": "x", "extra": {}1{}}}}}}}"#,
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    let err = assert_rejected(&deep);
+    assert!(err[0].contains("nested too deeply"), "{err:?}");
+}
+
+#[test]
+fn duplicate_keys() {
+    let err = assert_rejected("{\"mcpServers\": {\n\"a\": {\"command\": \"x\"},\n\"a\": {\"command\": \"y\"}}}");
+    assert!(err[0].starts_with("line 3") && err[0].contains("duplicate key \"a\""), "{err:?}");
+}
+
+#[test]
+fn neither_command_nor_url() {
+    let err = assert_rejected(r#"{"mcpServers": {"x": {"args": []}}}"#);
+    assert_eq!(err, [r#"mcpServers.x: needs either "command" (a local program) or "url" (a remote server)"#]);
+}
+
+#[test]
+fn unknown_transport_type() {
+    let err = assert_rejected(r#"{"mcpServers": {"x": {"type": "websocket", "url": "https://a.example/"}}}"#);
+    assert!(err[0].starts_with(r#"mcpServers.x.type: unknown transport "websocket""#), "{err:?}");
+}
+
+#[test]
+fn non_string_arg() {
+    let err = assert_rejected(r#"{"mcpServers": {"github": {"command": "x", "args": ["a", "b", 3]}}}"#);
+    assert_eq!(err, ["mcpServers.github.args[2]: expected a string, found a number"]);
+}
+
+#[test]
+fn url_that_is_not_http() {
+    let err = assert_rejected(r#"{"mcpServers": {"x": {"url": "ftp://files.example/mcp"}}}"#);
+    assert!(err[0].starts_with(r#"mcpServers.x.url: "ftp://files.example/mcp" is not an http(s) URL"#), "{err:?}");
+    let err = assert_rejected(r#"{"mcpServers": {"x": {"url": "not a url"}}}"#);
+    assert!(err[0].contains("is not a valid URL"), "{err:?}");
+}
+
+#[test]
+fn names_that_collide_after_normalisation() {
+    let err = assert_rejected(r#"{"mcpServers": {"My Server": {"command": "a"}, "my-server": {"command": "b"}}}"#);
+    assert_eq!(err.len(), 1);
+    assert!(err[0].starts_with("mcpServers.my-server: the name collides with mcpServers[\"My Server\"]"), "{err:?}");
+}
+
+#[test]
+fn several_errors_are_reported_together() {
+    let err = assert_rejected(
+        r#"{"mcpServers": {"a": {"command": 1}, "b": {"url": "ftp://x"}, "c": {"command": "x", "env": {"K": true}}}}"#,
+    );
+    assert_eq!(err.len(), 3, "{err:?}");
+    assert!(err.iter().any(|e| e.starts_with("mcpServers.a.command: expected a string, found a number")));
+    assert!(err.iter().any(|e| e.starts_with("mcpServers.c.env.K: expected a string, found a boolean")));
+}

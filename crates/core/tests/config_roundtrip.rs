@@ -1,0 +1,115 @@
+//! Round trip (import of an export gives the same servers) and a fuzz of the importer.
+
+use std::collections::BTreeMap;
+
+use patchbay_core::config::export::render;
+use patchbay_core::config::model::{McpServerConfig, TransportConfig, ValueSource};
+use patchbay_core::config::{ConfigStore, ExportFormat, ExportOptions, ImportChoice, ImportOptions};
+use patchbay_core::secrets::MemoryStore;
+use patchbay_core::store::Store;
+use proptest::prelude::*;
+
+fn value() -> impl Strategy<Value = (String, ValueSource)> {
+    prop_oneof![
+        ("[A-Z]{1,6}_(LEVEL|MODE|DIR)", "[a-z0-9 ./:-]{0,12}").prop_map(|(k, v)| (k, ValueSource::Plain(v))),
+        "[A-Z]{1,6}_TOKEN".prop_map(|k| (k.clone(), ValueSource::Secret(format!("mcp/x/{k}")))),
+    ]
+}
+
+fn server(name: String) -> impl Strategy<Value = McpServerConfig> {
+    let stdio = ("[a-z/.-]{1,12}", prop::collection::vec("[ -~]{0,10}", 0..4), prop::collection::vec(value(), 0..3))
+        .prop_map(|(command, args, env)| TransportConfig::Stdio {
+            command,
+            args: args.into_iter().filter(|a| !a.contains("${")).collect(),
+            env: env.into_iter().collect::<BTreeMap<_, _>>(),
+            cwd: None,
+        });
+    let remote = (0..3u8, "[a-z]{1,8}", prop::collection::vec(value(), 0..3)).prop_map(|(kind, host, headers)| {
+        let url = format!("https://{host}.example/mcp");
+        let headers = headers.into_iter().collect::<BTreeMap<_, _>>();
+        match kind {
+            0 => TransportConfig::Auto { url, headers },
+            1 => TransportConfig::Sse { url, headers },
+            _ => TransportConfig::StreamableHttp { url, headers },
+        }
+    });
+    (prop_oneof![stdio, remote], any::<bool>(), prop::option::of("[a-z]{0,8}")).prop_map(move |(t, enabled, extra)| {
+        let mut s = McpServerConfig::with_transport(name.clone(), t);
+        s.enabled = enabled;
+        if let Some(x) = extra {
+            s.extra.insert("xNote".into(), serde_json::Value::String(x));
+        }
+        s
+    })
+}
+
+fn servers() -> impl Strategy<Value = Vec<McpServerConfig>> {
+    prop::collection::btree_set("[a-z][a-z0-9_-]{0,9}[a-z0-9]", 1..5)
+        .prop_flat_map(|names| names.into_iter().map(server).collect::<Vec<_>>())
+}
+
+fn import_fresh(text: &str) -> Vec<McpServerConfig> {
+    let cfg = ConfigStore::new(Store::open_in_memory().unwrap());
+    cfg.apply_import(&MemoryStore::new(), text, &ImportOptions::default(), &ImportChoice::default()).unwrap();
+    cfg.servers().unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    #[test]
+    fn import_of_export_gives_the_same_servers(servers in servers()) {
+        for format in [ExportFormat::Claude, ExportFormat::Vscode, ExportFormat::Patchbay] {
+            let text = render(&servers, &[], ExportOptions { format, include_secrets: false }, &|_| Ok(None)).unwrap();
+            prop_assert_eq!(&import_fresh(&text), &servers, "{:?}\n{}", format, text);
+        }
+    }
+}
+
+fn dump(cfg: &ConfigStore) -> String {
+    serde_json::to_string(&cfg.servers().unwrap()).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(10_000))]
+    #[test]
+    fn importer_never_panics_and_failures_change_nothing(
+        text in prop_oneof![
+            ".{0,200}",
+            r#"\{"mcpServers": \{"[a-z ]{0,4}": \{"(command|url|type|args|env)": ("x"|1|\[1\]|\{\}|"http://a"|"ftp://b"|null)(, "args": \[("a"|2)\])?\}\}\}"#,
+            r#"[\[\{ ,:"a1\}\]/*]{0,60}"#,
+        ]
+    ) {
+        let cfg = ConfigStore::new(Store::open_in_memory().unwrap());
+        cfg.save_server(&McpServerConfig::stdio("keep", "echo", &["a"])).unwrap();
+        let before = dump(&cfg);
+        let secrets = MemoryStore::new();
+        let _ = cfg.preview_import(&secrets, &text, &ImportOptions::default()).unwrap();
+        if cfg.apply_import(&secrets, &text, &ImportOptions::default(), &ImportChoice::default()).is_err() {
+            prop_assert_eq!(dump(&cfg), before);
+        }
+    }
+}
+
+#[test]
+fn export_shapes() {
+    let mut github = McpServerConfig::stdio("github", "docker", &["run", "-i", "ghcr.io/github/github-mcp-server"]);
+    if let TransportConfig::Stdio { env, .. } = &mut github.transport {
+        env.insert("GITHUB_TOKEN".into(), ValueSource::Secret("mcp/github/GITHUB_TOKEN".into()));
+        env.insert("LOG_LEVEL".into(), ValueSource::Plain("info".into()));
+    }
+    let mut remote = McpServerConfig::with_transport(
+        "remote",
+        TransportConfig::StreamableHttp {
+            url: "https://mcp.example/mcp".into(),
+            headers: [("Authorization".to_owned(), ValueSource::Secret("mcp/remote/Authorization".into()))].into(),
+        },
+    );
+    remote.enabled = false;
+    let servers = [github, remote];
+    for (format, name) in
+        [(ExportFormat::Claude, "claude"), (ExportFormat::Vscode, "vscode"), (ExportFormat::Patchbay, "patchbay")]
+    {
+        let text = render(&servers, &[], ExportOptions { format, include_secrets: false }, &|_| Ok(None)).unwrap();
+        insta::assert_snapshot!(format!("export_{name}"), text);
+    }
+}

@@ -1,0 +1,141 @@
+//! `provider test`: a real request against small HTTP servers on 127.0.0.1, and a host that cannot resolve.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::get;
+use patchbay_core::config::model::{ProviderKind, ProviderProfile};
+use patchbay_core::config::providers::{api_key_name, probe};
+use patchbay_core::llm::LlmError;
+use patchbay_core::secrets::{MemoryStore, SecretStore};
+use tokio_util::sync::CancellationToken;
+
+async fn serve(app: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+fn profile(kind: ProviderKind, base_url: String) -> ProviderProfile {
+    ProviderProfile {
+        name: "p".into(),
+        kind,
+        base_url,
+        default_model: "m1".into(),
+        models: vec![],
+        headers: Default::default(),
+        api_key: Some(api_key_name("p")),
+        native_tools: true,
+        context_window: None,
+    }
+}
+
+fn secrets(key: &str) -> MemoryStore {
+    let s = MemoryStore::new();
+    s.set(&api_key_name("p"), key).unwrap();
+    s
+}
+
+fn openai_app() -> Router {
+    Router::new().route(
+        "/v1/models",
+        get(|headers: HeaderMap| async move {
+            if headers.get("authorization").and_then(|v| v.to_str().ok()) == Some("Bearer good") {
+                (StatusCode::OK, r#"{"object":"list","data":[{"id":"m1","object":"model","created":0,"owned_by":"x"}]}"#)
+            } else {
+                (StatusCode::UNAUTHORIZED, r#"{"error":{"message":"bad key","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#)
+            }
+        }),
+    )
+}
+
+#[tokio::test]
+async fn openai_compatible_lists_models_and_reports_401_and_404() {
+    let base = serve(openai_app()).await;
+    let cancel = CancellationToken::new();
+    let ok =
+        probe(&profile(ProviderKind::OpenAi, format!("{base}/v1")), &secrets("good"), Duration::from_secs(5), &cancel)
+            .await
+            .unwrap();
+    assert_eq!(ok.models, ["m1"]);
+    assert!(ok.default_model_listed);
+    let err =
+        probe(&profile(ProviderKind::OpenAi, format!("{base}/v1")), &secrets("bad"), Duration::from_secs(5), &cancel)
+            .await
+            .unwrap_err();
+    assert!(matches!(err, LlmError::Auth { status: 401, .. }), "{err}");
+    let err = probe(
+        &profile(ProviderKind::OpenAi, format!("{base}/nope")),
+        &secrets("good"),
+        Duration::from_secs(5),
+        &cancel,
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, LlmError::NotFound { .. } | LlmError::InvalidStream { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn anthropic_and_gemini_send_their_key_headers() {
+    let app = Router::new()
+        .route(
+            "/v1/models",
+            get(|h: HeaderMap| async move {
+                let ok = h.get("x-api-key").is_some_and(|v| v == "k") && h.get("anthropic-version").is_some();
+                if ok {
+                    (StatusCode::OK, r#"{"data":[{"id":"m1"}]}"#)
+                } else {
+                    (StatusCode::UNAUTHORIZED, r#"{"error":{"message":"no"}}"#)
+                }
+            }),
+        )
+        .route(
+            "/v1beta/models",
+            get(|h: HeaderMap| async move {
+                if h.get("x-goog-api-key").is_some_and(|v| v == "k") {
+                    (StatusCode::OK, r#"{"models":[{"name":"models/m1"}]}"#)
+                } else {
+                    (StatusCode::FORBIDDEN, r#"{"error":{"message":"no"}}"#)
+                }
+            }),
+        );
+    let base = serve(app).await;
+    let cancel = CancellationToken::new();
+    for kind in [ProviderKind::Anthropic, ProviderKind::Gemini] {
+        let ok = probe(&profile(kind, base.clone()), &secrets("k"), Duration::from_secs(5), &cancel).await.unwrap();
+        assert_eq!(ok.models, ["m1"], "{kind:?}");
+        let err =
+            probe(&profile(kind, base.clone()), &secrets("wrong"), Duration::from_secs(5), &cancel).await.unwrap_err();
+        assert!(matches!(err, LlmError::Auth { .. }), "{kind:?}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn a_silent_server_times_out_and_an_unknown_host_is_a_connect_error() {
+    let app = Router::new().route(
+        "/v1/models",
+        get(|| async {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            ""
+        }),
+    );
+    let base = serve(app).await;
+    let cancel = CancellationToken::new();
+    let err =
+        probe(&profile(ProviderKind::OpenAi, format!("{base}/v1")), &secrets("k"), Duration::from_millis(300), &cancel)
+            .await
+            .unwrap_err();
+    assert!(matches!(err, LlmError::Timeout { .. }), "{err}");
+    let err = probe(
+        &profile(ProviderKind::Anthropic, "http://no-such-host.invalid".into()),
+        &secrets("k"),
+        Duration::from_secs(5),
+        &cancel,
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, LlmError::Connect { .. }), "{err}");
+    assert!(err.to_string().contains("no-such-host.invalid"), "{err}");
+}
