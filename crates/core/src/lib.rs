@@ -7,6 +7,7 @@
 pub mod config;
 pub mod info;
 pub mod llm;
+pub mod mcp;
 pub mod paths;
 pub mod secrets;
 pub mod store;
