@@ -9,6 +9,7 @@ mod chat;
 mod config;
 mod conversation;
 mod info;
+mod mcp;
 mod model;
 mod provider;
 mod secret;
@@ -50,6 +51,8 @@ enum Command {
     /// Manage secrets in the OS keyring (values from stdin, never argv).
     #[command(subcommand)]
     Secret(secret::SecretCommand),
+    /// List, check, inspect and call the configured MCP servers.
+    Mcp(mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -77,5 +80,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Config(command) => config::run(&dir, &command),
         Command::Provider(command) => provider::run(&dir, &command),
         Command::Secret(command) => secret::run(&dir, &command),
+        Command::Mcp(args) => mcp::run(&dir, args),
     }
 }

@@ -1,6 +1,111 @@
-//! The MCP host: transports, tool naming, approval policy and result handling.
+//! The MCP host: a registry of MCP servers shared by every conversation, the
+//! settings page and the CLI, built on rmcp's client.
+//!
+//! - [`McpRegistry`] starts servers in parallel, tracks their [`ServerStatus`]
+//!   (snapshot and [`McpEvent`] stream), restarts crashed ones with backoff,
+//!   keeps their [`catalogue::Catalogue`] fresh and runs tool calls, resource
+//!   reads and prompt gets with timeouts and cancellation.
+//! - [`launch`] finds a stdio server's command the way the user's shell would and
+//!   builds its environment; a failed start leaves a [`LaunchReport`] (the
+//!   launch doctor).
+//! - [`stdio`] owns server processes: own process group, parent-death signal on
+//!   Linux, stderr in a bounded ring buffer, no orphans on shutdown.
+//! - [`client`] routes progress and log notifications to the call that caused them.
+//! - [`connect`] opens stdio, streamable HTTP and legacy SSE connections.
+//! - [`sse`] is the legacy HTTP+SSE client transport and the auto-detection probe.
+//! - [`naming`] maps (server, tool) to model-facing tool names and back.
+//! - [`approval`] decides whether a call may run, pinned to the tool's definition.
+//! - [`content`] converts and caps tool results for the model and the UI.
 
 pub mod approval;
+pub mod catalogue;
+pub mod client;
+pub mod connect;
 pub mod content;
+pub mod launch;
 pub mod naming;
+pub mod registry;
 pub mod sse;
+pub mod stdio;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use client::{CallEvent, LogMessage};
+pub use connect::TransportKind;
+pub use launch::{LaunchReport, LoginEnv};
+pub use registry::{CallOptions, McpEvent, McpRegistry, RegistryOptions, ServerSnapshot, ServerStatus};
+
+use crate::secrets::SecretError;
+
+/// Errors from starting MCP servers and talking to them.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// No server by that name is configured.
+    #[error("no MCP server named {name:?}")]
+    UnknownServer { name: String },
+    /// The server is not ready (stopped, starting, failed).
+    #[error("MCP server {server:?} is not ready ({status})")]
+    NotReady { server: String, status: ServerStatus },
+    /// The command was not found.
+    #[error("command {command:?} not found on PATH; looked in {}", join(searched))]
+    CommandNotFound { command: String, searched: Vec<PathBuf> },
+    /// The process could not be started.
+    #[error("could not start {command}: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A configured secret is missing from the secret store.
+    #[error("MCP server {server:?}: {field} names secret {secret:?}, which is not in the keyring")]
+    MissingSecret { server: String, field: String, secret: String },
+    /// The secret store failed.
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    /// A configured HTTP header is not valid.
+    #[error("MCP server {server:?}: header {header:?} is invalid: {reason}")]
+    InvalidHeader { server: String, header: String, reason: String },
+    /// The configuration is not for a stdio server.
+    #[error("MCP server {server:?} is not a stdio server")]
+    NotStdio { server: String },
+    /// The configured URL is not a valid URL.
+    #[error("MCP server {server:?}: {url:?} is not a valid URL: {reason}")]
+    InvalidUrl { server: String, url: String, reason: String },
+    /// Detecting the transport or opening a legacy SSE stream failed.
+    #[error("MCP server {server:?}: {source}")]
+    Sse {
+        server: String,
+        #[source]
+        source: sse::SseError,
+    },
+    /// The server did not finish starting in time.
+    #[error("MCP server {server:?} did not start within {}s", after.as_secs())]
+    StartTimeout { server: String, after: Duration },
+    /// The MCP handshake failed.
+    #[error("MCP server {server:?} failed to initialise: {reason}")]
+    Initialize { server: String, reason: String },
+    /// The server process exited while starting.
+    #[error("MCP server {server:?} exited{} during start-up: {stderr_tail}", code.map(|c| format!(" with code {c}")).unwrap_or_default())]
+    ServerExited { server: String, reason: String, code: Option<i32>, stderr_tail: String },
+    /// A request got no answer (nor progress) in time.
+    #[error("MCP server {server:?} did not answer within {}s", after.as_secs())]
+    Timeout { server: String, after: Duration },
+    /// The caller cancelled the request.
+    #[error("request to MCP server {server:?} was cancelled")]
+    Cancelled { server: String },
+    /// The connection closed before the answer arrived.
+    #[error("connection to MCP server {server:?} closed")]
+    ConnectionClosed { server: String },
+    /// The server answered with a JSON-RPC error.
+    #[error("MCP server {server:?} returned error {code}: {message}")]
+    Server { server: String, code: i32, message: String, data: Option<serde_json::Value> },
+    /// The server broke the protocol.
+    #[error("MCP server {server:?}: {reason}")]
+    Protocol { server: String, reason: String },
+}
+
+fn join(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(":")
+}

@@ -1,0 +1,161 @@
+//! `patchbay mcp`: list, start and call the configured MCP servers.
+//!
+//! `status`, `tools`, `call` and `doctor` start the servers they need through the
+//! same registry the app uses, and stop them before exiting.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use patchbay_core::config::{ConfigStore, McpServerConfig, TransportConfig};
+use patchbay_core::mcp::{CallOptions, McpRegistry, RegistryOptions, ServerStatus};
+use patchbay_core::paths::DataDir;
+use patchbay_core::secrets::KeyringStore;
+use patchbay_core::store::Store;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    command: McpCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum McpCommand {
+    /// Every configured server, one line each.
+    List,
+    /// Start every enabled server, print whether it became ready, stop them.
+    Status,
+    /// The tools a server offers.
+    Tools { server: String },
+    /// Call a tool and print the text of its result.
+    Call {
+        server: String,
+        tool: String,
+        /// Arguments as a JSON object.
+        #[arg(long, value_name = "JSON")]
+        args: Option<String>,
+    },
+    /// Start a server and show what its launch found: command path, exit code, env keys, stderr.
+    Doctor { server: String },
+}
+
+pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
+    let store = Store::open(dir)?;
+    let config = ConfigStore::new(store);
+    let servers = config.servers()?;
+    if let McpCommand::List = args.command {
+        servers.iter().for_each(|s| println!("{}", list_line(s)));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let registry = McpRegistry::new(Arc::new(KeyringStore::for_data_dir(dir)), RegistryOptions::default());
+    let slowest = servers.iter().map(|s| s.timeouts.startup_secs).max().unwrap_or(0);
+    let settle = Duration::from_secs(slowest + 5);
+    registry.configure(servers);
+    runtime.block_on(async {
+        let result = command(&registry, args.command, settle).await;
+        registry.shutdown().await;
+        result
+    })
+}
+
+async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) -> anyhow::Result<ExitCode> {
+    match command {
+        McpCommand::List => unreachable!("handled without starting servers"),
+        McpCommand::Status => {
+            registry.start_all().await;
+            registry.wait_settled(settle).await;
+            for server in registry.snapshot() {
+                match server.status {
+                    ServerStatus::Ready => println!("{}  ready  {} tools", server.name, server.tools),
+                    _ if !server.enabled => println!("{}  disabled", server.name),
+                    status => println!("{}  {status}", server.name),
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::Tools { server } => {
+            ready(registry, &server, settle).await?;
+            for tool in registry.tools(&server)? {
+                let about = tool.description.as_deref().and_then(|d| d.lines().next()).unwrap_or("");
+                println!("{}  {about}", tool.name);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::Call { server, tool, args } => {
+            let arguments = match args {
+                None => None,
+                Some(json) => {
+                    match serde_json::from_str::<serde_json::Value>(&json).context("--args is not valid JSON")? {
+                        serde_json::Value::Object(map) => Some(map),
+                        _ => bail!("--args must be a JSON object, like '{{\"message\": \"hi\"}}'"),
+                    }
+                }
+            };
+            ready(registry, &server, settle).await?;
+            let result =
+                registry.call_tool(&server, &tool, arguments, CallOptions::default(), CancellationToken::new()).await?;
+            let text = result_text(&result);
+            if result.is_error == Some(true) {
+                eprintln!("{text}");
+                return Ok(ExitCode::FAILURE);
+            }
+            println!("{text}");
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::Doctor { server } => {
+            registry.start(&server).await?;
+            registry.wait_settled(settle).await;
+            println!("status:    {}", registry.status(&server)?);
+            match registry.doctor(&server).await? {
+                Some(report) => print!("{report}"),
+                None => println!("(not a stdio server: no launch to report)"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Starts `server` and waits until it is ready; its failure reason otherwise.
+async fn ready(registry: &McpRegistry, server: &str, settle: Duration) -> anyhow::Result<()> {
+    registry.start(server).await?;
+    registry.wait_settled(settle).await;
+    match registry.status(server)? {
+        ServerStatus::Ready => Ok(()),
+        status => bail!("MCP server {server:?} is not ready: {status} (see `patchbay mcp doctor {server}`)"),
+    }
+}
+
+fn list_line(server: &McpServerConfig) -> String {
+    let (kind, target) = match &server.transport {
+        TransportConfig::Stdio { command, args, .. } => {
+            ("stdio", std::iter::once(command).chain(args).cloned().collect::<Vec<_>>().join(" "))
+        }
+        TransportConfig::StreamableHttp { url, .. } => ("http", url.clone()),
+        TransportConfig::Sse { url, .. } => ("sse", url.clone()),
+        TransportConfig::Auto { url, .. } => ("auto", url.clone()),
+    };
+    let enabled = if server.enabled { "enabled" } else { "disabled" };
+    format!("{}  {kind}  {enabled}  {target}", server.name)
+}
+
+/// The result's text blocks; other blocks and structured content as JSON.
+fn result_text(result: &rmcp::model::CallToolResult) -> String {
+    let mut parts: Vec<String> = result
+        .content
+        .iter()
+        .map(|c| match c.as_text() {
+            Some(t) => t.text.clone(),
+            None => serde_json::to_string(c).unwrap_or_default(),
+        })
+        .collect();
+    if parts.is_empty()
+        && let Some(structured) = &result.structured_content
+    {
+        parts.push(structured.to_string());
+    }
+    parts.join("\n")
+}

@@ -1,0 +1,104 @@
+//! `patchbay mcp list | status | tools | call | doctor` against real servers seeded
+//! into a temporary data directory.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use patchbay_core::config::{ConfigStore, McpServerConfig};
+use patchbay_core::paths::DataDir;
+use patchbay_core::store::Store;
+use patchbay_test_support::peers;
+
+fn seed(dir: &Path, servers: &[McpServerConfig]) {
+    let store = Store::open(&DataDir::resolve(Some(dir.to_path_buf())).unwrap()).unwrap();
+    ConfigStore::new(store).replace_servers(servers).unwrap();
+}
+
+fn patchbay(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_patchbay")).arg("--data-dir").arg(dir).args(args).output().expect("run patchbay")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn everything(name: &str) -> McpServerConfig {
+    McpServerConfig::stdio(name, peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"])
+}
+
+fn seeded() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut off = McpServerConfig::stdio("off", "true", &[]);
+    off.enabled = false;
+    seed(
+        tmp.path(),
+        &[everything("everything"), McpServerConfig::stdio("broken", "surely-not-a-command-xyz", &["--flag"]), off],
+    );
+    tmp
+}
+
+#[test]
+fn list_prints_every_configured_server() {
+    let tmp = seeded();
+    let out = patchbay(tmp.path(), &["mcp", "list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].starts_with("everything  stdio  enabled  ") && lines[0].ends_with("mcp-server-everything stdio"));
+    assert_eq!(lines[1], "broken  stdio  enabled  surely-not-a-command-xyz --flag");
+    assert_eq!(lines[2], "off  stdio  disabled  true");
+}
+
+#[test]
+fn status_starts_enabled_servers_and_reports_each() {
+    let tmp = seeded();
+    let out = patchbay(tmp.path(), &["mcp", "status"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let everything = text.lines().find(|l| l.starts_with("everything  ")).unwrap_or_else(|| panic!("{text}"));
+    let tools: usize =
+        everything.strip_prefix("everything  ready  ").and_then(|r| r.strip_suffix(" tools")).unwrap().parse().unwrap();
+    assert!(tools > 5, "{everything}");
+    assert!(text.lines().any(|l| l.starts_with("broken  failed: ") && l.contains("not found on PATH")), "{text}");
+    assert!(text.lines().any(|l| l == "off  disabled"), "{text}");
+}
+
+#[test]
+fn tools_and_call_use_the_server() {
+    let tmp = seeded();
+    let out = patchbay(tmp.path(), &["mcp", "tools", "everything"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).lines().any(|l| l.starts_with("echo  ")), "{}", stdout(&out));
+
+    let out = patchbay(tmp.path(), &["mcp", "call", "everything", "get-sum", "--args", r#"{"a": 20, "b": 22}"#]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("42"), "{}", stdout(&out));
+
+    // An isError result: the error text, non-zero exit.
+    let out = patchbay(tmp.path(), &["mcp", "call", "everything", "get-sum", "--args", r#"{"a": "x"}"#]);
+    assert!(!out.status.success());
+    assert!(!stderr(&out).trim().is_empty());
+
+    let out = patchbay(tmp.path(), &["mcp", "call", "everything", "echo", "--args", "[1]"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("must be a JSON object"), "{}", stderr(&out));
+}
+
+#[test]
+fn doctor_explains_a_server_that_does_not_start() {
+    let tmp = seeded();
+    let out = patchbay(tmp.path(), &["mcp", "doctor", "broken"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("status:    failed"), "{text}");
+    assert!(text.contains("surely-not-a-command-xyz not found on PATH; looked in /"), "{text}");
+
+    let out = patchbay(tmp.path(), &["mcp", "tools", "broken"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("patchbay mcp doctor broken"), "{}", stderr(&out));
+}

@@ -1,0 +1,114 @@
+//! What a server offers: tools, resources, resource templates and prompts.
+//!
+//! Fetched page by page (`cursor`) after the handshake and again when the server
+//! sends a `list_changed` notification. Lists a server does not declare in its
+//! capabilities stay empty. A page limit and a timeout bound a server that
+//! never stops paginating.
+
+use std::time::Duration;
+
+use rmcp::model::{PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Tool};
+use rmcp::service::{Peer, RoleClient, ServiceError};
+
+use super::McpError;
+use super::client::ListChanged;
+
+/// Pages fetched per list before giving up.
+const MAX_PAGES: usize = 1000;
+
+/// One server's catalogue.
+#[derive(Debug, Clone, Default)]
+pub struct Catalogue {
+    pub tools: Vec<Tool>,
+    pub resources: Vec<Resource>,
+    pub resource_templates: Vec<ResourceTemplate>,
+    pub prompts: Vec<Prompt>,
+}
+
+macro_rules! paginate {
+    ($server:expr, $peer:expr, $method:ident, $field:ident) => {{
+        let mut items = Vec::new();
+        let mut cursor = None;
+        for _ in 0..MAX_PAGES {
+            let page = $peer
+                .$method(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+                .await
+                .map_err(|e| McpError::from_service($server, e))?;
+            items.extend(page.$field);
+            cursor = page.next_cursor;
+            if cursor.is_none() {
+                return Ok(items);
+            }
+        }
+        Err(McpError::Protocol { server: $server.to_owned(), reason: format!("more than {MAX_PAGES} pages") })
+    }};
+}
+
+async fn tools(server: &str, peer: &Peer<RoleClient>) -> Result<Vec<Tool>, McpError> {
+    paginate!(server, peer, list_tools, tools)
+}
+
+async fn resources(server: &str, peer: &Peer<RoleClient>) -> Result<Vec<Resource>, McpError> {
+    paginate!(server, peer, list_resources, resources)
+}
+
+async fn templates(server: &str, peer: &Peer<RoleClient>) -> Result<Vec<ResourceTemplate>, McpError> {
+    paginate!(server, peer, list_resource_templates, resource_templates)
+}
+
+async fn prompts(server: &str, peer: &Peer<RoleClient>) -> Result<Vec<Prompt>, McpError> {
+    paginate!(server, peer, list_prompts, prompts)
+}
+
+impl Catalogue {
+    /// Fetches everything the server declares, within `timeout`.
+    pub(crate) async fn fetch(server: &str, peer: &Peer<RoleClient>, timeout: Duration) -> Result<Self, McpError> {
+        let mut catalogue = Self::default();
+        for list in [ListChanged::Tools, ListChanged::Resources, ListChanged::Prompts] {
+            catalogue.refresh(server, peer, list, timeout).await?;
+        }
+        Ok(catalogue)
+    }
+
+    /// Fetches one list again, within `timeout`.
+    pub(crate) async fn refresh(
+        &mut self,
+        server: &str,
+        peer: &Peer<RoleClient>,
+        list: ListChanged,
+        timeout: Duration,
+    ) -> Result<(), McpError> {
+        let caps = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
+        let work = async {
+            match list {
+                ListChanged::Tools if caps.tools.is_some() => self.tools = tools(server, peer).await?,
+                ListChanged::Resources if caps.resources.is_some() => {
+                    self.resources = resources(server, peer).await?;
+                    self.resource_templates = templates(server, peer).await?;
+                }
+                ListChanged::Prompts if caps.prompts.is_some() => self.prompts = prompts(server, peer).await?,
+                _ => {}
+            }
+            Ok::<_, McpError>(())
+        };
+        tokio::time::timeout(timeout, work)
+            .await
+            .map_err(|_| McpError::Timeout { server: server.to_owned(), after: timeout })?
+    }
+}
+
+impl McpError {
+    /// Classifies an rmcp error for `server`.
+    pub(crate) fn from_service(server: &str, error: ServiceError) -> Self {
+        let server = server.to_owned();
+        match error {
+            ServiceError::McpError(data) => {
+                McpError::Server { server, code: data.code.0, message: data.message.into_owned(), data: data.data }
+            }
+            ServiceError::Timeout { timeout } => McpError::Timeout { server, after: timeout },
+            ServiceError::TransportClosed => McpError::ConnectionClosed { server },
+            ServiceError::Cancelled { .. } => McpError::Cancelled { server },
+            other => McpError::Protocol { server, reason: other.to_string() },
+        }
+    }
+}

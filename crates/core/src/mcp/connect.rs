@@ -1,0 +1,297 @@
+//! Opening one connection: the transport for a server's configuration, the MCP
+//! handshake within the start timeout, and the first catalogue.
+//!
+//! A stdio start that fails leaves a [`LaunchReport`] (resolved command, exit
+//! code, env keys added, stderr tail) instead of an opaque "connection closed".
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rmcp::ServiceExt;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use super::McpError;
+use super::catalogue::Catalogue;
+use super::client::HostHandler;
+use super::launch::{LaunchReport, LoginEnv, resolve_values};
+use super::sse::{self, DetectedTransport, SseClientTransport, SseConfig};
+use super::stdio::{self, ChildGuard, Launch, StderrLog};
+use crate::config::{McpServerConfig, TransportConfig, ValueSource};
+use crate::secrets::SecretStore;
+
+/// Lines of stderr put into a launch report.
+const REPORT_LINES: usize = 40;
+/// How long a failed child gets to report its exit code.
+const EXIT_WAIT: Duration = Duration::from_millis(500);
+
+/// Which transport a connection uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TransportKind {
+    Stdio,
+    StreamableHttp,
+    /// Legacy HTTP+SSE (2024-11-05).
+    Sse,
+}
+
+/// A live, initialised connection.
+pub(crate) struct Connection {
+    pub(crate) service: RunningService<RoleClient, HostHandler>,
+    /// Cancelling it ends the service, which closes the transport.
+    pub(crate) ct: CancellationToken,
+    pub(crate) child: Option<ChildGuard>,
+    pub(crate) kind: TransportKind,
+    pub(crate) catalogue: Catalogue,
+}
+
+/// A start that did not reach ready.
+pub(crate) struct StartFailure {
+    pub(crate) error: McpError,
+    pub(crate) report: Option<Box<LaunchReport>>,
+}
+
+impl From<McpError> for StartFailure {
+    fn from(error: McpError) -> Self {
+        Self { error, report: None }
+    }
+}
+
+/// Everything a start needs besides the configuration.
+pub(crate) struct Context<'a> {
+    pub(crate) env: &'a LoginEnv,
+    pub(crate) secrets: &'a dyn SecretStore,
+    pub(crate) stderr: &'a StderrLog,
+    pub(crate) handler: HostHandler,
+    pub(crate) ct: CancellationToken,
+}
+
+/// Plans a stdio launch: the resolved program and its environment.
+pub(crate) fn plan_stdio(
+    config: &McpServerConfig,
+    env: &LoginEnv,
+    secrets: &dyn SecretStore,
+) -> Result<(Launch, LaunchReport), StartFailure> {
+    let TransportConfig::Stdio { command, args, env: configured, cwd } = &config.transport else {
+        return Err(McpError::NotStdio { server: config.name.clone() }.into());
+    };
+    let mut report = LaunchReport {
+        server: config.name.clone(),
+        command: command.clone(),
+        env_added: configured.keys().cloned().collect(),
+        ..LaunchReport::default()
+    };
+    let program = match env.resolve(command, cwd.as_deref()) {
+        Ok(p) => p,
+        Err(error) => {
+            if let McpError::CommandNotFound { searched, .. } = &error {
+                report.searched = searched.clone();
+            }
+            report.error = Some(error.to_string());
+            return Err(StartFailure { error, report: Some(Box::new(report)) });
+        }
+    };
+    report.resolved = Some(program.clone());
+    let added = resolve_values(&config.name, "env", configured, secrets)
+        .map_err(|error| StartFailure { report: Some(Box::new(failed(report.clone(), &error))), error })?;
+    let launch = Launch { program, args: args.clone(), env: env.with(&added), cwd: cwd.clone() };
+    Ok((launch, report))
+}
+
+fn failed(mut report: LaunchReport, error: &McpError) -> LaunchReport {
+    report.error = Some(error.to_string());
+    report
+}
+
+/// Connects to `config`'s server and lists what it offers, within its start timeout.
+pub(crate) async fn connect(
+    config: &McpServerConfig,
+    cx: Context<'_>,
+) -> Result<(Connection, Option<LaunchReport>), StartFailure> {
+    let startup = Duration::from_secs(config.timeouts.startup_secs);
+    let call = Duration::from_secs(config.timeouts.call_secs);
+    match &config.transport {
+        TransportConfig::Stdio { .. } => {
+            let (launch, mut report) = plan_stdio(config, cx.env, cx.secrets)?;
+            let (mut child, stdout, stdin) = stdio::spawn(&launch, cx.stderr)
+                .map_err(|error| StartFailure { report: Some(Box::new(failed(report.clone(), &error))), error })?;
+            match handshake(config, cx.handler, &cx.ct, (stdout, stdin), startup, call).await {
+                Ok((service, catalogue)) => {
+                    let conn =
+                        Connection { service, ct: cx.ct, child: Some(child), kind: TransportKind::Stdio, catalogue };
+                    Ok((conn, Some(report)))
+                }
+                Err(error) => {
+                    let status = child.wait_exit(EXIT_WAIT).await;
+                    (report.exit_code, report.signal) = stdio::describe(status);
+                    child.shutdown(Duration::ZERO).await;
+                    // The stderr reader may still hold the last lines: give it a moment.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    report.stderr_tail = cx.stderr.tail(REPORT_LINES);
+                    report.error = Some(error.to_string());
+                    let error = match error {
+                        McpError::Initialize { server, reason }
+                            if report.exit_code.is_some() || report.signal.is_some() =>
+                        {
+                            McpError::ServerExited {
+                                server,
+                                reason,
+                                code: report.exit_code,
+                                stderr_tail: report.stderr_tail.last().cloned().unwrap_or_default(),
+                            }
+                        }
+                        other => other,
+                    };
+                    Err(StartFailure { error, report: Some(Box::new(report)) })
+                }
+            }
+        }
+        TransportConfig::StreamableHttp { url, headers } => {
+            let transport = http_transport(&config.name, url, headers, cx.secrets)?;
+            let (service, catalogue) = handshake(config, cx.handler, &cx.ct, transport, startup, call).await?;
+            let conn = Connection { service, ct: cx.ct, child: None, kind: TransportKind::StreamableHttp, catalogue };
+            Ok((conn, None))
+        }
+        TransportConfig::Sse { url, headers } => {
+            let (service, catalogue) =
+                connect_sse(config, cx.handler, &cx.ct, url, headers, cx.secrets, startup, call).await?;
+            Ok((Connection { service, ct: cx.ct, child: None, kind: TransportKind::Sse, catalogue }, None))
+        }
+        TransportConfig::Auto { url, headers } => {
+            // The spec's backwards-compatibility rule: streamable HTTP first, SSE on
+            // 400/404/405; a 401/403 is an auth problem and never falls back.
+            let parsed = parse_url(&config.name, url)?;
+            let header_map = header_map(&config.name, headers, cx.secrets)?;
+            let detected = sse::detect(&reqwest::Client::new(), &parsed, &header_map, startup, &cx.ct)
+                .await
+                .map_err(|source| McpError::Sse { server: config.name.clone(), source })?;
+            let (service, catalogue, kind) = match detected {
+                DetectedTransport::StreamableHttp => {
+                    let transport = http_transport(&config.name, url, headers, cx.secrets)?;
+                    let (service, catalogue) = handshake(config, cx.handler, &cx.ct, transport, startup, call).await?;
+                    (service, catalogue, TransportKind::StreamableHttp)
+                }
+                DetectedTransport::Sse => {
+                    let (service, catalogue) =
+                        connect_sse(config, cx.handler, &cx.ct, url, headers, cx.secrets, startup, call).await?;
+                    (service, catalogue, TransportKind::Sse)
+                }
+            };
+            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue }, None))
+        }
+    }
+}
+
+/// The MCP handshake and first catalogue over `transport`, within `startup`.
+/// On failure the connection's token is cancelled, which closes the transport.
+async fn handshake<T, E, A>(
+    config: &McpServerConfig,
+    handler: HostHandler,
+    ct: &CancellationToken,
+    transport: T,
+    startup: Duration,
+    call: Duration,
+) -> Result<(RunningService<RoleClient, HostHandler>, Catalogue), McpError>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let started = tokio::time::timeout(startup, async {
+        let service = handler
+            .serve_with_ct(transport, ct.clone())
+            .await
+            .map_err(|e| McpError::Initialize { server: config.name.clone(), reason: e.to_string() })?;
+        let catalogue = Catalogue::fetch(&config.name, service.peer(), call).await?;
+        Ok::<_, McpError>((service, catalogue))
+    })
+    .await
+    .unwrap_or_else(|_| Err(McpError::StartTimeout { server: config.name.clone(), after: startup }));
+    started.inspect_err(|_| ct.cancel())
+}
+
+/// Opens the legacy SSE stream (waiting for its `endpoint` event) and shakes hands.
+#[allow(clippy::too_many_arguments)]
+async fn connect_sse(
+    config: &McpServerConfig,
+    handler: HostHandler,
+    ct: &CancellationToken,
+    url: &str,
+    headers: &BTreeMap<String, ValueSource>,
+    secrets: &dyn SecretStore,
+    startup: Duration,
+    call: Duration,
+) -> Result<(RunningService<RoleClient, HostHandler>, Catalogue), McpError> {
+    let mut sse_config = SseConfig::new(parse_url(&config.name, url)?);
+    sse_config.headers = header_map(&config.name, headers, secrets)?;
+    sse_config.endpoint_timeout = startup;
+    sse_config.post_timeout = call;
+    let transport = SseClientTransport::connect(reqwest::Client::new(), sse_config, ct.child_token())
+        .await
+        .map_err(|source| McpError::Sse { server: config.name.clone(), source })?;
+    handshake(config, handler, ct, transport, startup, call).await
+}
+
+fn parse_url(server: &str, url: &str) -> Result<reqwest::Url, McpError> {
+    reqwest::Url::parse(url).map_err(|e| McpError::InvalidUrl {
+        server: server.to_owned(),
+        url: url.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+/// The configured headers, secrets resolved, as sent on every SSE request.
+/// An `Authorization` value that is a bare token is sent as `Bearer <token>`.
+fn header_map(
+    server: &str,
+    headers: &BTreeMap<String, ValueSource>,
+    secrets: &dyn SecretStore,
+) -> Result<HeaderMap, McpError> {
+    let mut map = HeaderMap::new();
+    for (key, value) in resolve_values(server, "headers", headers, secrets)? {
+        let invalid =
+            |reason: String| McpError::InvalidHeader { server: server.to_owned(), header: key.clone(), reason };
+        let value = if key.eq_ignore_ascii_case("authorization") && !value.trim().contains(' ') {
+            format!("Bearer {}", value.trim())
+        } else {
+            value
+        };
+        let name = HeaderName::from_bytes(key.as_bytes()).map_err(|e| invalid(e.to_string()))?;
+        map.insert(name, HeaderValue::from_str(&value).map_err(|e| invalid(e.to_string()))?);
+    }
+    Ok(map)
+}
+
+/// A streamable HTTP client transport with the configured headers on every request.
+/// An `Authorization` header whose value is a bare token is sent as `Bearer <token>`.
+fn http_transport(
+    server: &str,
+    url: &str,
+    headers: &BTreeMap<String, ValueSource>,
+    secrets: &dyn SecretStore,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, McpError> {
+    let mut custom = HashMap::new();
+    let mut bearer = None;
+    for (key, value) in resolve_values(server, "headers", headers, secrets)? {
+        let invalid =
+            |reason: String| McpError::InvalidHeader { server: server.to_owned(), header: key.clone(), reason };
+        if key.eq_ignore_ascii_case("authorization") && !value.trim().contains(' ') {
+            bearer = Some(value.trim().to_owned());
+            continue;
+        }
+        let name = HeaderName::from_bytes(key.as_bytes()).map_err(|e| invalid(e.to_string()))?;
+        let value = HeaderValue::from_str(&value).map_err(|e| invalid(e.to_string()))?;
+        custom.insert(name, value);
+    }
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
+        .custom_headers(custom)
+        .reinit_on_expired_session(true);
+    if let Some(token) = bearer {
+        config = config.auth_header(token);
+    }
+    Ok(StreamableHttpClientTransport::with_client(reqwest::Client::new(), config))
+}

@@ -1,0 +1,707 @@
+//! [`McpRegistry`]: every configured MCP server, its status, catalogue and calls.
+//!
+//! Each started server has a supervisor task that owns its connection: it
+//! connects (within the start timeout), publishes [`ServerStatus::Ready`], then
+//! watches for the connection closing, failed health pings and `list_changed`
+//! notifications. A server that crashes after it was ready is restarted with
+//! exponential backoff ([`ServerStatus::Restarting`]); one that fails to start
+//! is [`ServerStatus::Failed`] until started again. Stopping (or dropping the
+//! last registry handle) closes stdin, waits, then kills the process group.
+//!
+//! The registry is cheap to clone; calls from several conversations run
+//! concurrently over the same connections.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification, CancelledNotificationParam,
+    ClientNotification, ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject, Prompt,
+    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, RequestId, Resource, ResourceTemplate,
+    ServerResult, Tool,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+use serde::Serialize;
+use tokio::sync::{OnceCell, broadcast, mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::McpError;
+use super::catalogue::Catalogue;
+use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage};
+use super::connect::{self, Connection, Context, StartFailure, TransportKind};
+use super::launch::{LaunchReport, LoginEnv};
+use super::stdio::StderrLog;
+use crate::config::McpServerConfig;
+use crate::secrets::SecretStore;
+
+/// A server's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ServerStatus {
+    Stopped,
+    Starting,
+    Ready,
+    Failed { reason: String },
+    Restarting { attempt: u32 },
+}
+
+impl ServerStatus {
+    /// Ready, failed or stopped: not on its way somewhere.
+    pub fn is_settled(&self) -> bool {
+        matches!(self, Self::Ready | Self::Failed { .. } | Self::Stopped)
+    }
+}
+
+impl std::fmt::Display for ServerStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stopped => f.write_str("stopped"),
+            Self::Starting => f.write_str("starting"),
+            Self::Ready => f.write_str("ready"),
+            Self::Failed { reason } => write!(f, "failed: {reason}"),
+            Self::Restarting { attempt } => write!(f, "restarting (attempt {attempt})"),
+        }
+    }
+}
+
+/// What the registry reports as it happens.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum McpEvent {
+    /// A server's status changed.
+    Status { server: String, status: ServerStatus },
+    /// A server's tools, resources or prompts changed.
+    CatalogueChanged { server: String },
+    /// A server sent `notifications/message`.
+    Log { server: String, message: LogMessage },
+}
+
+/// One server as the settings page shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerSnapshot {
+    pub name: String,
+    pub enabled: bool,
+    pub status: ServerStatus,
+    /// The transport of the live connection.
+    pub transport: Option<TransportKind>,
+    /// The stdio server's process id (its process group on Unix).
+    pub pid: Option<u32>,
+    /// Where its command was found, for stdio servers that were launched.
+    pub command: Option<std::path::PathBuf>,
+    pub tools: usize,
+}
+
+/// Registry-wide timing.
+#[derive(Debug, Clone)]
+pub struct RegistryOptions {
+    /// Wait before the first restart; doubles each attempt.
+    pub backoff_initial: Duration,
+    /// Longest wait between restarts.
+    pub backoff_max: Duration,
+    /// Restarts after a crash before the server is marked failed.
+    pub max_restarts: u32,
+    /// How often a ready server is pinged.
+    pub health_interval: Duration,
+    /// How long a ping may take.
+    pub ping_timeout: Duration,
+    /// How long a server gets to exit after stdin closes before it is killed.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for RegistryOptions {
+    fn default() -> Self {
+        Self {
+            backoff_initial: Duration::from_secs(1),
+            backoff_max: Duration::from_secs(60),
+            max_restarts: 5,
+            health_interval: Duration::from_secs(30),
+            ping_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Per-call choices.
+#[derive(Debug, Default)]
+pub struct CallOptions {
+    /// Overrides the server's `call_secs`; reset by each progress notification.
+    pub timeout: Option<Duration>,
+    /// Receives this call's progress and log messages (dropped when full).
+    pub events: Option<mpsc::Sender<CallEvent>>,
+}
+
+/// The live side of a ready server.
+#[derive(Clone)]
+struct Live {
+    peer: Peer<RoleClient>,
+    routes: CallRoutes,
+    kind: TransportKind,
+    pid: Option<u32>,
+}
+
+struct Supervisor {
+    stop: CancellationToken,
+    handle: JoinHandle<()>,
+}
+
+struct Slot {
+    name: String,
+    config: Mutex<McpServerConfig>,
+    status: watch::Sender<ServerStatus>,
+    stderr: StderrLog,
+    live: RwLock<Option<Live>>,
+    catalogue: RwLock<Catalogue>,
+    report: Mutex<Option<LaunchReport>>,
+    supervisor: tokio::sync::Mutex<Option<Supervisor>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn read<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn write<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+struct Shared {
+    secrets: Arc<dyn SecretStore>,
+    options: RegistryOptions,
+    events: broadcast::Sender<McpEvent>,
+    env: OnceCell<LoginEnv>,
+    servers: RwLock<BTreeMap<String, Arc<Slot>>>,
+}
+
+impl Shared {
+    fn set_status(&self, slot: &Slot, status: ServerStatus) {
+        let changed = slot.status.send_if_modified(|current| {
+            let changed = *current != status;
+            *current = status.clone();
+            changed
+        });
+        if changed {
+            let _ = self.events.send(McpEvent::Status { server: slot.name.clone(), status });
+        }
+    }
+
+    async fn env(&self) -> &LoginEnv {
+        self.env.get_or_init(LoginEnv::detect).await
+    }
+}
+
+struct Inner {
+    shared: Arc<Shared>,
+    root: CancellationToken,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Supervisors close their connections and kill their process groups; if the
+        // runtime is gone too, dropping their tasks drops the process guards, which kill.
+        self.root.cancel();
+    }
+}
+
+/// Every configured MCP server. Cheap to clone; the last clone dropped stops them all.
+#[derive(Clone)]
+pub struct McpRegistry {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for McpRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpRegistry").field("servers", &self.names()).finish()
+    }
+}
+
+/// Events buffered for a slow subscriber before it starts missing some.
+const EVENT_BUFFER: usize = 1024;
+
+impl McpRegistry {
+    /// An empty registry; secrets named by server configs are read from `secrets`.
+    pub fn new(secrets: Arc<dyn SecretStore>, options: RegistryOptions) -> Self {
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let shared = Shared { secrets, options, events, env: OnceCell::new(), servers: RwLock::default() };
+        Self { inner: Arc::new(Inner { shared: Arc::new(shared), root: CancellationToken::new() }) }
+    }
+
+    /// Uses `env` for stdio servers instead of asking the login shell.
+    pub fn with_login_env(self, env: LoginEnv) -> Self {
+        let _ = self.inner.shared.env.set(env);
+        self
+    }
+
+    fn shared(&self) -> &Arc<Shared> {
+        &self.inner.shared
+    }
+
+    /// Adds servers, or replaces their configuration (used from their next start).
+    pub fn configure(&self, configs: impl IntoIterator<Item = McpServerConfig>) {
+        let mut servers = write(&self.shared().servers);
+        for config in configs {
+            match servers.get(&config.name) {
+                Some(slot) => *lock(&slot.config) = config,
+                None => {
+                    let slot = Slot {
+                        name: config.name.clone(),
+                        config: Mutex::new(config.clone()),
+                        status: watch::channel(ServerStatus::Stopped).0,
+                        stderr: StderrLog::default(),
+                        live: RwLock::default(),
+                        catalogue: RwLock::default(),
+                        report: Mutex::default(),
+                        supervisor: tokio::sync::Mutex::default(),
+                    };
+                    servers.insert(config.name, Arc::new(slot));
+                }
+            }
+        }
+    }
+
+    /// Stops and forgets a server.
+    pub async fn remove(&self, name: &str) -> Result<(), McpError> {
+        self.stop(name).await?;
+        write(&self.shared().servers).remove(name);
+        Ok(())
+    }
+
+    /// The configured servers' names.
+    pub fn names(&self) -> Vec<String> {
+        read(&self.shared().servers).keys().cloned().collect()
+    }
+
+    fn slot(&self, name: &str) -> Result<Arc<Slot>, McpError> {
+        read(&self.shared().servers).get(name).cloned().ok_or_else(|| McpError::UnknownServer { name: name.to_owned() })
+    }
+
+    /// Starts every enabled server that is not running, in parallel; returns at once.
+    /// Follow progress with [`Self::subscribe`] or [`Self::wait_settled`].
+    pub async fn start_all(&self) {
+        let slots: Vec<Arc<Slot>> = read(&self.shared().servers).values().cloned().collect();
+        for slot in slots {
+            if lock(&slot.config).enabled {
+                self.start_slot(&slot).await;
+            }
+        }
+    }
+
+    /// Starts one server (enabled or not) unless it is already running.
+    pub async fn start(&self, name: &str) -> Result<(), McpError> {
+        let slot = self.slot(name)?;
+        self.start_slot(&slot).await;
+        Ok(())
+    }
+
+    async fn start_slot(&self, slot: &Arc<Slot>) {
+        let mut supervisor = slot.supervisor.lock().await;
+        if supervisor.as_ref().is_some_and(|s| !s.handle.is_finished()) {
+            return;
+        }
+        let stop = self.inner.root.child_token();
+        self.shared().set_status(slot, ServerStatus::Starting);
+        let handle = tokio::spawn(supervise(self.shared().clone(), slot.clone(), stop.clone()));
+        *supervisor = Some(Supervisor { stop, handle });
+    }
+
+    /// Stops a server and waits until its process is gone.
+    pub async fn stop(&self, name: &str) -> Result<(), McpError> {
+        let slot = self.slot(name)?;
+        let running = slot.supervisor.lock().await.take();
+        if let Some(Supervisor { stop, handle }) = running {
+            stop.cancel();
+            let _ = handle.await;
+        }
+        self.shared().set_status(&slot, ServerStatus::Stopped);
+        Ok(())
+    }
+
+    /// Stops then starts a server.
+    pub async fn restart(&self, name: &str) -> Result<(), McpError> {
+        self.stop(name).await?;
+        self.start(name).await
+    }
+
+    /// Stops every server and waits until their processes are gone.
+    pub async fn shutdown(&self) {
+        for name in self.names() {
+            let _ = self.stop(&name).await;
+        }
+    }
+
+    /// Status events from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<McpEvent> {
+        self.shared().events.subscribe()
+    }
+
+    /// A server's current status.
+    pub fn status(&self, name: &str) -> Result<ServerStatus, McpError> {
+        Ok(self.slot(name)?.status.borrow().clone())
+    }
+
+    /// Every server, in name order.
+    pub fn snapshot(&self) -> Vec<ServerSnapshot> {
+        let slots: Vec<Arc<Slot>> = read(&self.shared().servers).values().cloned().collect();
+        slots
+            .iter()
+            .map(|slot| {
+                let live = read(&slot.live).clone();
+                ServerSnapshot {
+                    name: slot.name.clone(),
+                    enabled: lock(&slot.config).enabled,
+                    status: slot.status.borrow().clone(),
+                    transport: live.as_ref().map(|l| l.kind),
+                    pid: live.as_ref().and_then(|l| l.pid),
+                    command: lock(&slot.report).as_ref().and_then(|r| r.resolved.clone()),
+                    tools: read(&slot.catalogue).tools.len(),
+                }
+            })
+            .collect()
+    }
+
+    /// Waits until every started server is ready, failed or stopped, or `timeout` passes.
+    pub async fn wait_settled(&self, timeout: Duration) {
+        let slots: Vec<Arc<Slot>> = read(&self.shared().servers).values().cloned().collect();
+        let all = futures::future::join_all(slots.iter().map(|slot| async move {
+            let mut rx = slot.status.subscribe();
+            let _ = rx.wait_for(ServerStatus::is_settled).await;
+        }));
+        let _ = tokio::time::timeout(timeout, all).await;
+    }
+
+    /// The server's tools (empty until it is ready).
+    pub fn tools(&self, name: &str) -> Result<Vec<Tool>, McpError> {
+        Ok(read(&self.slot(name)?.catalogue).tools.clone())
+    }
+
+    /// The tools of every ready server, by server name.
+    pub fn all_tools(&self) -> Vec<(String, Vec<Tool>)> {
+        let slots: Vec<Arc<Slot>> = read(&self.shared().servers).values().cloned().collect();
+        slots
+            .iter()
+            .filter(|s| *s.status.borrow() == ServerStatus::Ready)
+            .map(|s| (s.name.clone(), read(&s.catalogue).tools.clone()))
+            .collect()
+    }
+
+    /// The server's resources.
+    pub fn resources(&self, name: &str) -> Result<Vec<Resource>, McpError> {
+        Ok(read(&self.slot(name)?.catalogue).resources.clone())
+    }
+
+    /// The server's resource templates.
+    pub fn resource_templates(&self, name: &str) -> Result<Vec<ResourceTemplate>, McpError> {
+        Ok(read(&self.slot(name)?.catalogue).resource_templates.clone())
+    }
+
+    /// The server's prompts.
+    pub fn prompts(&self, name: &str) -> Result<Vec<Prompt>, McpError> {
+        Ok(read(&self.slot(name)?.catalogue).prompts.clone())
+    }
+
+    /// The last `lines` lines the server wrote to stderr.
+    pub fn stderr_tail(&self, name: &str, lines: usize) -> Result<Vec<String>, McpError> {
+        Ok(self.slot(name)?.stderr.tail(lines))
+    }
+
+    /// The launch doctor: what the last start of a stdio server found (resolved
+    /// command, env keys added, exit code, stderr tail). A server never started is
+    /// planned without starting it. `None` for servers that are not stdio.
+    pub async fn doctor(&self, name: &str) -> Result<Option<LaunchReport>, McpError> {
+        let slot = self.slot(name)?;
+        if let Some(report) = lock(&slot.report).clone() {
+            return Ok(Some(report));
+        }
+        let config = lock(&slot.config).clone();
+        let env = self.shared().env().await;
+        match connect::plan_stdio(&config, env, self.shared().secrets.as_ref()) {
+            Ok((_, report)) => Ok(Some(report)),
+            Err(StartFailure { error: McpError::NotStdio { .. }, .. }) => Ok(None),
+            Err(StartFailure { report: Some(report), .. }) => Ok(Some(*report)),
+            Err(StartFailure { error, report: None }) => Err(error),
+        }
+    }
+
+    fn live(&self, name: &str) -> Result<(Live, McpServerConfig), McpError> {
+        let slot = self.slot(name)?;
+        let live = read(&slot.live).clone();
+        let status = slot.status.borrow().clone();
+        match live {
+            Some(live) if status == ServerStatus::Ready => Ok((live, lock(&slot.config).clone())),
+            _ => Err(McpError::NotReady { server: name.to_owned(), status }),
+        }
+    }
+
+    /// Calls `tool` on `server`. The timeout (per call, else the server's
+    /// `call_secs`) restarts with each progress notification; cancelling `ct`
+    /// sends `notifications/cancelled`. An `isError` result is a result, not an error.
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        options: CallOptions,
+        ct: CancellationToken,
+    ) -> Result<CallToolResult, McpError> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Some(args) = arguments {
+            params = params.with_arguments(args);
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        match self.request(server, request, options, ct).await? {
+            ServerResult::CallToolResult(result) => Ok(result),
+            other => Err(unexpected(server, &other)),
+        }
+    }
+
+    /// Reads a resource.
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+        ct: CancellationToken,
+    ) -> Result<ReadResourceResult, McpError> {
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(ReadResourceRequestParams::new(uri)));
+        match self.request(server, request, CallOptions::default(), ct).await? {
+            ServerResult::ReadResourceResult(result) => Ok(result),
+            other => Err(unexpected(server, &other)),
+        }
+    }
+
+    /// Gets a prompt with its arguments.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        prompt: &str,
+        arguments: Option<JsonObject>,
+        ct: CancellationToken,
+    ) -> Result<GetPromptResult, McpError> {
+        let mut params = GetPromptRequestParams::new(prompt);
+        if let Some(args) = arguments {
+            params = params.with_arguments(args);
+        }
+        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
+        match self.request(server, request, CallOptions::default(), ct).await? {
+            ServerResult::GetPromptResult(result) => Ok(result),
+            other => Err(unexpected(server, &other)),
+        }
+    }
+
+    /// Pings a ready server.
+    pub async fn ping(&self, server: &str) -> Result<(), McpError> {
+        let (live, _) = self.live(server)?;
+        ping(server, &live.peer, self.shared().options.ping_timeout).await
+    }
+
+    async fn request(
+        &self,
+        server: &str,
+        request: ClientRequest,
+        options: CallOptions,
+        ct: CancellationToken,
+    ) -> Result<ServerResult, McpError> {
+        let (live, config) = self.live(server)?;
+        let timeout = options.timeout.unwrap_or(Duration::from_secs(config.timeouts.call_secs));
+        let handle = live
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress())
+            .await
+            .map_err(|e| McpError::from_service(server, e))?;
+        let _route =
+            options.events.map(|tx| live.routes.register(handle.progress_token.clone(), handle.id.clone(), tx));
+        let mut cancel = CancelOnDrop { peer: Some(live.peer.clone()), id: handle.id.clone() };
+        let outcome = tokio::select! {
+            response = handle.await_response() => response.map_err(|e| McpError::from_service(server, e)),
+            () = ct.cancelled() => return Err(McpError::Cancelled { server: server.to_owned() }),
+        };
+        // Answered (or timed out, which rmcp already reported to the server).
+        cancel.peer = None;
+        outcome
+    }
+}
+
+fn unexpected(server: &str, result: &ServerResult) -> McpError {
+    McpError::Protocol { server: server.to_owned(), reason: format!("unexpected response {result:?}") }
+}
+
+/// Sends `notifications/cancelled` for a request abandoned before its answer.
+struct CancelOnDrop {
+    peer: Option<Peer<RoleClient>>,
+    id: RequestId,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(peer) = self.peer.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let params = CancelledNotificationParam::new(Some(self.id.clone()), Some("cancelled by the user".into()));
+            let notification = ClientNotification::CancelledNotification(CancelledNotification::new(params));
+            runtime.spawn(async move {
+                let _ = peer.send_notification(notification).await;
+            });
+        }
+    }
+}
+
+async fn ping(server: &str, peer: &Peer<RoleClient>, timeout: Duration) -> Result<(), McpError> {
+    let request = ClientRequest::PingRequest(Default::default());
+    match tokio::time::timeout(timeout, peer.send_request(request)).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(McpError::from_service(server, e)),
+        Err(_) => Err(McpError::Timeout { server: server.to_owned(), after: timeout }),
+    }
+}
+
+fn backoff(options: &RegistryOptions, attempt: u32) -> Duration {
+    let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+    options.backoff_initial.saturating_mul(factor).min(options.backoff_max)
+}
+
+/// Owns one server's connections from start to stop.
+async fn supervise(shared: Arc<Shared>, slot: Arc<Slot>, stop: CancellationToken) {
+    let mut attempt = 0u32;
+    loop {
+        let status = if attempt == 0 { ServerStatus::Starting } else { ServerStatus::Restarting { attempt } };
+        shared.set_status(&slot, status);
+        let reason = tokio::select! {
+            () = stop.cancelled() => break,
+            outcome = start_once(&shared, &slot, &stop) => match outcome {
+                Ok(Ended::Stopped) => break,
+                Ok(Ended::Crashed(reason)) => {
+                    attempt = 0;
+                    reason
+                }
+                Err(reason) if attempt == 0 => {
+                    shared.set_status(&slot, ServerStatus::Failed { reason });
+                    return;
+                }
+                Err(reason) => reason,
+            },
+        };
+        if attempt >= shared.options.max_restarts {
+            shared.set_status(&slot, ServerStatus::Failed { reason });
+            return;
+        }
+        attempt += 1;
+        shared.set_status(&slot, ServerStatus::Restarting { attempt });
+        tracing::warn!(server = %slot.name, attempt, %reason, "MCP server stopped; restarting");
+        tokio::select! {
+            () = stop.cancelled() => break,
+            () = tokio::time::sleep(backoff(&shared.options, attempt)) => {}
+        }
+    }
+    shared.set_status(&slot, ServerStatus::Stopped);
+}
+
+enum Ended {
+    Stopped,
+    Crashed(String),
+}
+
+/// One connection's life: connect, serve until stopped or closed, clean up.
+/// `Err` is a failed start.
+async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> Result<Ended, String> {
+    let config = lock(&slot.config).clone();
+    let (changed_tx, mut changed_rx) = mpsc::unbounded_channel();
+    let routes = CallRoutes::default();
+    let handler = HostHandler {
+        server: slot.name.clone(),
+        routes: routes.clone(),
+        events: shared.events.clone(),
+        changed: changed_tx,
+    };
+    let env = shared.env().await;
+    let cx = Context { env, secrets: shared.secrets.as_ref(), stderr: &slot.stderr, handler, ct: stop.child_token() };
+    let (conn, report) = match connect::connect(&config, cx).await {
+        Ok(ok) => ok,
+        Err(StartFailure { error, report }) => {
+            *lock(&slot.report) = report.map(|r| *r);
+            return Err(error.to_string());
+        }
+    };
+    *lock(&slot.report) = report;
+    let Connection { service, ct, mut child, kind, catalogue } = conn;
+    let peer = service.peer().clone();
+    let pid = child.as_ref().and_then(|c| c.pid());
+    *write(&slot.catalogue) = catalogue;
+    *write(&slot.live) = Some(Live { peer: peer.clone(), routes, kind, pid });
+    let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });
+    shared.set_status(slot, ServerStatus::Ready);
+
+    let call_timeout = Duration::from_secs(config.timeouts.call_secs);
+    let mut health = tokio::time::interval(shared.options.health_interval);
+    health.tick().await;
+    let waiting = service.waiting();
+    tokio::pin!(waiting);
+    let mut closed = false;
+    let ended = loop {
+        tokio::select! {
+            _ = &mut waiting => {
+                closed = true;
+                break Ended::Crashed("the connection closed".to_owned());
+            }
+            () = stop.cancelled() => break Ended::Stopped,
+            Some(list) = changed_rx.recv() => {
+                let mut fresh = read(&slot.catalogue).clone();
+                match fresh.refresh(&slot.name, &peer, list, call_timeout).await {
+                    Ok(()) => {
+                        *write(&slot.catalogue) = fresh;
+                        let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });
+                    }
+                    Err(e) => tracing::warn!(server = %slot.name, error = %e, "refreshing the catalogue failed"),
+                }
+            }
+            _ = health.tick() => {
+                if let Err(e) = ping(&slot.name, &peer, shared.options.ping_timeout).await {
+                    break Ended::Crashed(format!("health check failed: {e}"));
+                }
+            }
+        }
+    };
+    *write(&slot.live) = None;
+    ct.cancel();
+    if !closed {
+        let _ = tokio::time::timeout(shared.options.shutdown_grace, &mut waiting).await;
+    }
+    if let Some(child) = child.as_mut() {
+        let status = child.shutdown(shared.options.shutdown_grace).await;
+        if let (Ended::Crashed(_), Some(report)) = (&ended, lock(&slot.report).as_mut()) {
+            (report.exit_code, report.signal) = super::stdio::describe(status);
+            report.stderr_tail = slot.stderr.tail(40);
+        }
+    }
+    Ok(ended)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_limit() {
+        let options = RegistryOptions {
+            backoff_initial: Duration::from_millis(100),
+            backoff_max: Duration::from_millis(500),
+            ..RegistryOptions::default()
+        };
+        let waits: Vec<u128> = (1..=5).map(|a| backoff(&options, a).as_millis()).collect();
+        assert_eq!(waits, vec![100, 200, 400, 500, 500]);
+    }
+
+    #[tokio::test]
+    async fn an_unknown_server_is_an_error_and_a_stopped_one_is_not_ready() {
+        let registry = McpRegistry::new(Arc::new(crate::secrets::MemoryStore::new()), RegistryOptions::default());
+        assert!(matches!(registry.status("nope"), Err(McpError::UnknownServer { .. })));
+        registry.configure([McpServerConfig::stdio("s", "true", &[])]);
+        let err =
+            registry.call_tool("s", "t", None, CallOptions::default(), CancellationToken::new()).await.unwrap_err();
+        assert!(matches!(err, McpError::NotReady { status: ServerStatus::Stopped, .. }), "{err:?}");
+    }
+}

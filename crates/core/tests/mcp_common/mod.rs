@@ -1,0 +1,115 @@
+//! Helpers for the MCP integration tests: registries over real peers.
+
+#![allow(dead_code, reason = "each test file uses a different part")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use patchbay_core::config::McpServerConfig;
+use patchbay_core::mcp::{McpEvent, McpRegistry, RegistryOptions, ServerStatus};
+use patchbay_core::secrets::{MemoryStore, SecretStore};
+use patchbay_test_support::peers;
+
+/// Fast timings so restarts and shutdowns happen within a test.
+pub fn options() -> RegistryOptions {
+    RegistryOptions {
+        backoff_initial: Duration::from_millis(200),
+        backoff_max: Duration::from_secs(2),
+        shutdown_grace: Duration::from_millis(500),
+        ..RegistryOptions::default()
+    }
+}
+
+pub fn registry_with(secrets: Arc<dyn SecretStore>) -> McpRegistry {
+    McpRegistry::new(secrets, options())
+}
+
+pub fn registry() -> McpRegistry {
+    registry_with(Arc::new(MemoryStore::new()))
+}
+
+/// server-everything over stdio.
+pub fn everything_stdio(name: &str) -> McpServerConfig {
+    McpServerConfig::stdio(name, peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"])
+}
+
+/// Starts `name` and waits until it is ready; panics with its status and stderr otherwise.
+pub async fn start_ready(registry: &McpRegistry, name: &str) {
+    registry.start(name).await.unwrap();
+    wait_for(registry, name, |s| *s == ServerStatus::Ready).await;
+}
+
+/// Waits up to 60 s for `name`'s status to satisfy `pred`.
+pub async fn wait_for(registry: &McpRegistry, name: &str, pred: impl Fn(&ServerStatus) -> bool) {
+    for _ in 0..600 {
+        let status = registry.status(name).unwrap();
+        if pred(&status) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "{name} is {}; stderr:\n{}",
+        registry.status(name).unwrap(),
+        registry.stderr_tail(name, 50).unwrap().join("\n")
+    );
+}
+
+/// Statuses of `name` from `events` until one satisfies `last`.
+pub async fn statuses_until(
+    events: &mut tokio::sync::broadcast::Receiver<McpEvent>,
+    name: &str,
+    last: impl Fn(&ServerStatus) -> bool,
+) -> Vec<ServerStatus> {
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(60), events.recv()).await.expect("status event").unwrap();
+        if let McpEvent::Status { server, status } = event
+            && server == name
+        {
+            let done = last(&status);
+            seen.push(status);
+            if done {
+                return seen;
+            }
+        }
+    }
+}
+
+/// The text of a tool result's content blocks, joined.
+pub fn text(result: &rmcp::model::CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+}
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Processes in process group `pgid` (Linux `/proc`).
+pub fn group_members(pgid: u32) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // Fields after the command (which may contain spaces) start after the last ')'.
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // rest: state ppid pgrp ...; zombies are already dead.
+        if fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<u32>() == Ok(pgid) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Waits up to 5 s for process group `pgid` to be empty.
+pub async fn assert_group_gone(pgid: u32) {
+    for _ in 0..50 {
+        if group_members(pgid).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("process group {pgid} still has {:?}", group_members(pgid));
+}

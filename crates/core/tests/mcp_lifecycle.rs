@@ -1,0 +1,124 @@
+//! Server lifecycle against real processes: status order, restart after a crash,
+//! no orphans after shutdown, and the launch doctor.
+
+#[path = "mcp_common/mod.rs"]
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use patchbay_core::config::{McpServerConfig, TransportConfig, ValueSource};
+use patchbay_core::mcp::{McpEvent, ServerStatus};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_events_come_in_order_and_a_killed_server_is_restarted() {
+    let registry = registry();
+    registry.configure([everything_stdio("everything")]);
+    let mut events = registry.subscribe();
+    registry.start_all().await;
+    let seen = statuses_until(&mut events, "everything", |s| s.is_settled()).await;
+    assert_eq!(seen, vec![ServerStatus::Starting, ServerStatus::Ready]);
+
+    let pid = registry.snapshot()[0].pid.expect("a pid");
+    std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap();
+    let seen = statuses_until(&mut events, "everything", |s| *s == ServerStatus::Ready).await;
+    assert_eq!(seen, vec![ServerStatus::Restarting { attempt: 1 }, ServerStatus::Ready]);
+    let new_pid = registry.snapshot()[0].pid.expect("a new pid");
+    assert_ne!(pid, new_pid);
+    assert!(!registry.tools("everything").unwrap().is_empty());
+
+    registry.stop("everything").await.unwrap();
+    let seen = statuses_until(&mut events, "everything", |s| *s == ServerStatus::Stopped).await;
+    assert_eq!(seen, vec![ServerStatus::Stopped]);
+    assert_group_gone(new_pid).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_leaves_no_process_of_the_group_even_when_stdin_is_ignored() {
+    // A wrapper that keeps a grandchild and ignores SIGTERM and stdin closing:
+    // only killing the whole group ends it.
+    let everything = patchbay_test_support::peers::npm_bin("mcp-server-everything");
+    let script = format!("trap '' TERM; sleep 300 & {} stdio; wait", everything.display());
+    let registry = registry();
+    registry.configure([McpServerConfig::stdio("wrapped", "sh", &["-c", &script])]);
+    start_ready(&registry, "wrapped").await;
+    let pid = registry.snapshot()[0].pid.unwrap();
+    assert!(group_members(pid).len() >= 3, "{:?}", group_members(pid));
+    registry.shutdown().await;
+    assert_eq!(registry.status("wrapped").unwrap(), ServerStatus::Stopped);
+    assert_group_gone(pid).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_last_registry_handle_stops_its_servers() {
+    let registry = registry();
+    registry.configure([everything_stdio("everything")]);
+    start_ready(&registry, "everything").await;
+    let pid = registry.snapshot()[0].pid.unwrap();
+    let clone = registry.clone();
+    drop(registry);
+    assert!(!group_members(pid).is_empty(), "a clone still holds the registry");
+    drop(clone);
+    assert_group_gone(pid).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_start_in_parallel_and_a_failing_one_blocks_no_other() {
+    let registry = registry();
+    let mut slow = McpServerConfig::stdio("hangs", "sleep", &["300"]);
+    slow.timeouts.startup_secs = 2;
+    registry.configure([
+        everything_stdio("a"),
+        everything_stdio("b"),
+        slow,
+        McpServerConfig::stdio("missing", "surely-not-a-command-xyz", &[]),
+    ]);
+    let mut events = registry.subscribe();
+    registry.start_all().await;
+    // "a" and "b" become ready while "hangs" is still starting.
+    let mut ready = 0;
+    while ready < 2 {
+        if let McpEvent::Status { server, status: ServerStatus::Ready } =
+            tokio::time::timeout(Duration::from_secs(60), events.recv()).await.unwrap().unwrap()
+        {
+            assert!(server == "a" || server == "b");
+            ready += 1;
+        }
+    }
+    registry.wait_settled(Duration::from_secs(30)).await;
+    match registry.status("hangs").unwrap() {
+        ServerStatus::Failed { reason } => assert!(reason.contains("did not start within 2s"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    match registry.status("missing").unwrap() {
+        ServerStatus::Failed { reason } => assert!(reason.contains("not found on PATH"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_doctor_reports_exit_code_env_keys_and_stderr() {
+    let registry = registry();
+    let mut config = McpServerConfig::stdio("broken", "sh", &["-c", "echo 'cannot find module foo' >&2; exit 3"]);
+    if let TransportConfig::Stdio { env, .. } = &mut config.transport {
+        env.insert("API_TOKEN".into(), ValueSource::Plain("value-not-shown".into()));
+    }
+    registry.configure([config, McpServerConfig::stdio("missing", "surely-not-a-command-xyz", &[])]);
+    registry.start_all().await;
+    registry.wait_settled(Duration::from_secs(30)).await;
+    assert!(matches!(registry.status("broken").unwrap(), ServerStatus::Failed { .. }));
+
+    let report = registry.doctor("broken").await.unwrap().unwrap();
+    assert_eq!(report.exit_code, Some(3));
+    assert_eq!(report.env_added, vec!["API_TOKEN".to_owned()]);
+    assert!(report.resolved.as_ref().unwrap().is_absolute());
+    assert_eq!(report.stderr_tail, vec!["cannot find module foo".to_owned()]);
+    let text = report.to_string();
+    assert!(text.contains("exit code: 3") && !text.contains("value-not-shown"), "{text}");
+
+    let missing = registry.doctor("missing").await.unwrap().unwrap();
+    assert_eq!(missing.resolved, None);
+    assert!(!missing.searched.is_empty());
+    assert!(missing.to_string().contains("not found on PATH; looked in"), "{missing}");
+}
