@@ -5,6 +5,7 @@
 //! which says where and why.
 
 mod info;
+mod kb;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,6 +29,8 @@ struct Cli {
 enum Command {
     /// Show the version, data directory, database schema and keyring status.
     Info(info::InfoArgs),
+    /// The knowledge base: folders, indexing, search, MCP server.
+    Kb(kb::KbArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,5 +52,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let dir = DataDir::resolve(cli.data_dir)?;
     match cli.command {
         Command::Info(args) => info::run(&dir, &args),
+        Command::Kb(args) => kb::run(&dir, args),
     }
 }

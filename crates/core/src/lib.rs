@@ -8,6 +8,7 @@ pub mod config;
 pub mod info;
 pub mod llm;
 pub mod paths;
+pub mod rag;
 pub mod secrets;
 pub mod store;
 

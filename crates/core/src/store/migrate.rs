@@ -25,6 +25,7 @@ pub struct Migration {
 pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 1, name: "foundation", sql: include_str!("migrations/0001_foundation.sql") },
     Migration { version: 2, name: "config", sql: include_str!("migrations/0002_config.sql") },
+    Migration { version: 5, name: "rag", sql: include_str!("migrations/0005_rag.sql") },
 ];
 
 /// The schema version this build writes.
