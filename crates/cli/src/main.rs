@@ -9,6 +9,7 @@ mod chat;
 mod config;
 mod conversation;
 mod info;
+mod kb;
 mod mcp;
 mod model;
 mod provider;
@@ -53,6 +54,8 @@ enum Command {
     Secret(secret::SecretCommand),
     /// List, check, inspect and call the configured MCP servers.
     Mcp(mcp::McpArgs),
+    /// The knowledge base: folders, indexing, search, MCP server.
+    Kb(kb::KbArgs),
 }
 
 fn main() -> ExitCode {
@@ -81,5 +84,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Provider(command) => provider::run(&dir, &command),
         Command::Secret(command) => secret::run(&dir, &command),
         Command::Mcp(args) => mcp::run(&dir, args),
+        Command::Kb(args) => kb::run(&dir, args),
     }
 }

@@ -12,6 +12,7 @@ pub mod info;
 pub mod llm;
 pub mod mcp;
 pub mod paths;
+pub mod rag;
 pub mod secrets;
 pub mod store;
 

@@ -26,6 +26,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 1, name: "foundation", sql: include_str!("migrations/0001_foundation.sql") },
     Migration { version: 2, name: "config", sql: include_str!("migrations/0002_config.sql") },
     Migration { version: 3, name: "conversations", sql: include_str!("migrations/0003_conversations.sql") },
+    Migration { version: 4, name: "rag", sql: include_str!("migrations/0004_rag.sql") },
 ];
 
 /// The schema version this build writes.

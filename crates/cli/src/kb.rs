@@ -1,0 +1,249 @@
+//! `patchbay kb`: the knowledge base from the terminal.
+//!
+//! `add | list | index | status | remove | search | embeddings | serve`. Each
+//! subcommand makes one core call on [`KnowledgeBase`] and prints the result;
+//! `index` draws a progress bar when stderr is a terminal.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use patchbay_core::paths::DataDir;
+use patchbay_core::rag::serve::{self, Hit};
+use patchbay_core::rag::{EmbeddingConfig, IndexProgress, KnowledgeBase, Retriever, SearchMode};
+use patchbay_core::secrets::{KeyringStore, SecretStore};
+use patchbay_core::store::Store;
+use tokio_util::sync::CancellationToken;
+
+/// Name of the keyring entry holding the HTTP server's bearer token.
+const SERVE_TOKEN: &str = "kb/serve-token";
+
+#[derive(Debug, Args)]
+pub struct KbArgs {
+    #[command(subcommand)]
+    command: KbCommand,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Mode {
+    Bm25,
+    Vector,
+    Hybrid,
+}
+
+impl From<Mode> for SearchMode {
+    fn from(m: Mode) -> Self {
+        match m {
+            Mode::Bm25 => Self::Bm25,
+            Mode::Vector => Self::Vector,
+            Mode::Hybrid => Self::Hybrid,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+enum KbCommand {
+    /// Register a folder.
+    Add { folder: PathBuf },
+    /// Print the registered folders, one per line.
+    List,
+    /// Bring the index up to date.
+    Index {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show folders, counts, embeddings and skipped files.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Unregister a folder (its files stay on disk).
+    Remove { folder: PathBuf },
+    /// Search the knowledge base.
+    Search {
+        query: String,
+        /// Default: hybrid when embeddings are configured, otherwise bm25.
+        #[arg(long, value_enum)]
+        mode: Option<Mode>,
+        #[arg(long, default_value_t = 5)]
+        top_k: usize,
+        /// Print a JSON list of {path, score, text, heading, lines}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Configure embeddings (re-run `kb index` afterwards).
+    Embeddings {
+        /// An OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1.
+        #[arg(long, requires = "model", conflicts_with = "off")]
+        endpoint: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+        /// Name of the keyring secret holding the endpoint's API key.
+        #[arg(long)]
+        api_key_secret: Option<String>,
+        /// Turn embeddings off.
+        #[arg(long)]
+        off: bool,
+    },
+    /// Serve the knowledge base as an MCP server.
+    Serve {
+        /// Over stdin/stdout.
+        #[arg(long, conflicts_with = "http", required_unless_present = "http")]
+        stdio: bool,
+        /// Over Streamable HTTP at this address (e.g. 127.0.0.1:8765), path /mcp, bearer token required.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<SocketAddr>,
+    },
+}
+
+pub fn run(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(run_async(dir, args))
+}
+
+async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
+    let store = Store::open(dir)?;
+    let secrets = KeyringStore::for_data_dir(dir);
+    match args.command {
+        KbCommand::Add { folder } => {
+            let added = KnowledgeBase::open(dir, store)?.add_folder(&folder)?;
+            println!("added {}; run `patchbay kb index` to index it", added.display());
+        }
+        KbCommand::List => {
+            for folder in KnowledgeBase::open(dir, store)?.folders()? {
+                println!("{}", folder.display());
+            }
+        }
+        KbCommand::Remove { folder } => {
+            KnowledgeBase::open(dir, store)?.remove_folder(&folder)?;
+            println!("removed {}", folder.display());
+        }
+        KbCommand::Index { json } => {
+            let kb = KnowledgeBase::open_configured(dir, store, &secrets)?;
+            let bar = ProgressBar::new(0);
+            bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {wide_msg}")?);
+            let shown = bar.clone();
+            let progress = Arc::new(move |p: &IndexProgress| {
+                shown.set_length(p.files_total as u64);
+                shown.set_position(p.files_done as u64);
+                shown.set_message(p.current.as_ref().map(|c| c.display().to_string()).unwrap_or_default());
+            });
+            let cancel = CancellationToken::new();
+            let on_ctrl_c = cancel.clone();
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    on_ctrl_c.cancel();
+                }
+            });
+            let report = kb.index(progress, &cancel).await;
+            bar.finish_and_clear();
+            let report = report?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                println!(
+                    "indexed {} files ({} chunks), {} unchanged, {} removed, {} skipped",
+                    report.indexed,
+                    report.chunks,
+                    report.unchanged,
+                    report.removed,
+                    report.skipped.len()
+                );
+                for s in &report.skipped {
+                    println!("  skipped {}: {}", s.path.display(), s.reason);
+                }
+                for m in &report.missing_folders {
+                    println!("  missing folder {} (its index is kept)", m.display());
+                }
+            }
+        }
+        KbCommand::Status { json } => {
+            let status = KnowledgeBase::open(dir, store)?.status()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&status)?);
+            } else {
+                for f in &status.folders {
+                    let state = if f.exists { "" } else { " (missing)" };
+                    println!("{}{state}: {} documents, {} skipped", f.path.display(), f.documents, f.skipped);
+                }
+                let t = &status.totals;
+                println!("{} documents, {} chunks, {} vectors", t.documents, t.chunks, t.vectors);
+                match &status.embeddings {
+                    Some(e) => println!("embeddings: {}", serde_json::to_string(e)?),
+                    None => println!("embeddings: off (search uses BM25)"),
+                }
+                if let Some(note) = &status.embeddings_note {
+                    println!("note: {note}");
+                }
+            }
+        }
+        KbCommand::Search { query, mode, top_k, json } => {
+            let kb = KnowledgeBase::open_configured(dir, store, &secrets)?;
+            let mode = mode.map_or_else(|| kb.default_mode(), SearchMode::from);
+            let hits: Vec<Hit> = kb.search(&query, mode, top_k).await?.into_iter().map(Hit::from).collect();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&hits)?);
+            } else {
+                for (i, h) in hits.iter().enumerate() {
+                    println!(
+                        "[{}] {}:{}-{}  {:.3}  {}",
+                        i + 1,
+                        h.path.display(),
+                        h.lines[0],
+                        h.lines[1],
+                        h.score,
+                        h.heading
+                    );
+                    for line in h.text.lines().take(4) {
+                        println!("    {line}");
+                    }
+                }
+            }
+        }
+        KbCommand::Embeddings { endpoint, model, api_key_secret, off } => {
+            let kb = KnowledgeBase::open(dir, store)?;
+            let mut settings = kb.settings()?;
+            settings.embeddings = match (endpoint, model) {
+                _ if off => None,
+                (Some(base_url), Some(model)) => Some(EmbeddingConfig::Endpoint { base_url, model, api_key_secret }),
+                _ => anyhow::bail!("pass --endpoint URL --model NAME, or --off"),
+            };
+            kb.save_settings(&settings)?;
+            println!("embeddings saved; run `patchbay kb index` to embed the documents");
+        }
+        KbCommand::Serve { stdio, http } => {
+            let kb = KnowledgeBase::open_configured(dir, store, &secrets)?;
+            let cancel = CancellationToken::new();
+            let on_ctrl_c = cancel.clone();
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    on_ctrl_c.cancel();
+                }
+            });
+            if stdio {
+                serve::serve_stdio(kb, cancel).await?;
+            } else if let Some(addr) = http {
+                let token = match secrets.get(SERVE_TOKEN)? {
+                    Some(token) => {
+                        eprintln!("using the bearer token stored in the keyring as {SERVE_TOKEN}");
+                        token
+                    }
+                    None => {
+                        let token = serve::generate_token();
+                        secrets.set(SERVE_TOKEN, &token)?;
+                        eprintln!("new bearer token (shown once, kept in the keyring as {SERVE_TOKEN}): {token}");
+                        token
+                    }
+                };
+                let server = serve::HttpServer::bind(kb, addr, &token).await?;
+                eprintln!("serving the knowledge base at http://{}/mcp", server.local_addr()?);
+                server.run(cancel).await?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,68 @@
+//! `patchbay kb` against real data directories and folders.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn patchbay(data_dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_patchbay"))
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args)
+        .output()
+        .expect("run patchbay")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn add_index_search_and_remove_a_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let docs = tmp.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("animals.md"), "# Animals\n\n## Birds\n\nThe kakapo is a flightless parrot.\n").unwrap();
+
+    // A fresh data dir lists the shipped samples.
+    let samples = data.join("knowledge_base");
+    assert_eq!(ok(&patchbay(&data, &["kb", "list"])), format!("{}\n", samples.display()));
+
+    ok(&patchbay(&data, &["kb", "add", docs.to_str().unwrap()]));
+    let canonical = std::fs::canonicalize(&docs).unwrap();
+    assert_eq!(ok(&patchbay(&data, &["kb", "list"])), format!("{}\n{}\n", samples.display(), canonical.display()));
+    let again = patchbay(&data, &["kb", "add", docs.to_str().unwrap()]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already in the knowledge base"));
+
+    let report: serde_json::Value = serde_json::from_str(&ok(&patchbay(&data, &["kb", "index", "--json"]))).unwrap();
+    assert_eq!(report["indexed"], 5);
+
+    let hits: serde_json::Value =
+        serde_json::from_str(&ok(&patchbay(&data, &["kb", "search", "flightless parrots", "--json", "--top-k", "3"])))
+            .unwrap();
+    let top = &hits[0];
+    assert_eq!(top["path"], canonical.join("animals.md").to_str().unwrap());
+    assert_eq!(top["heading"], "Animals > Birds");
+    assert_eq!(top["lines"], serde_json::json!([3, 5]));
+    assert!(top["text"].as_str().unwrap().contains("kakapo"));
+    assert!(top["score"].as_f64().unwrap() > 0.0);
+
+    let chinese: serde_json::Value =
+        serde_json::from_str(&ok(&patchbay(&data, &["kb", "search", "扫描版PDF", "--json"]))).unwrap();
+    assert!(chinese[0]["path"].as_str().unwrap().ends_with("patchbay-faq.zh.md"), "{chinese}");
+
+    let vector = patchbay(&data, &["kb", "search", "parrot", "--mode", "vector"]);
+    assert!(!vector.status.success());
+    assert!(String::from_utf8_lossy(&vector.stderr).contains("no embeddings are configured"));
+
+    let status: serde_json::Value = serde_json::from_str(&ok(&patchbay(&data, &["kb", "status", "--json"]))).unwrap();
+    assert_eq!(status["totals"]["documents"], 5);
+    assert_eq!(status["default_mode"], "bm25");
+
+    ok(&patchbay(&data, &["kb", "remove", docs.to_str().unwrap()]));
+    let hits: serde_json::Value =
+        serde_json::from_str(&ok(&patchbay(&data, &["kb", "search", "kakapo", "--json"]))).unwrap();
+    assert_eq!(hits, serde_json::json!([]));
+}

@@ -1,0 +1,158 @@
+//! Embeddings: the [`Embedder`] trait and its implementations.
+//!
+//! - [`EndpointEmbedder`]: any OpenAI-compatible `/v1/embeddings` endpoint
+//!   (OpenAI, Ollama, vLLM, llama.cpp server).
+//!
+//! A local in-process model (candle) is not part of this build yet; see
+//! `ARCHITECTURE.md`. Pick a multilingual endpoint model (e.g. Ollama's
+//! bge-m3) for Chinese: all-MiniLM-L6-v2 is English-only.
+//!
+//! Every call has a timeout and honours a cancellation token. Vectors are
+//! returned as produced; the index normalises them for cosine similarity.
+
+use std::time::Duration;
+
+use async_openai::Client;
+use async_openai::config::OpenAIConfig;
+use async_openai::types::embeddings::{CreateEmbeddingRequest, EmbeddingInput};
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use super::RagError;
+
+/// How long one embeddings request may take.
+pub const EMBED_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Texts per request to an endpoint or per batch of the local model.
+pub const EMBED_BATCH: usize = 32;
+
+/// Turns texts into vectors.
+#[async_trait::async_trait]
+pub trait Embedder: Send + Sync {
+    /// Identifies the model; vectors of different models are never compared.
+    fn model_id(&self) -> &str;
+    /// One vector per text, in order.
+    async fn embed(&self, texts: &[String], cancel: &CancellationToken) -> Result<Vec<Vec<f32>>, RagError>;
+}
+
+/// Where a knowledge base gets its embeddings from (stored in its settings).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EmbeddingConfig {
+    /// An OpenAI-compatible endpoint. `api_key_secret` names a secret in the keyring.
+    Endpoint { base_url: String, model: String, api_key_secret: Option<String> },
+}
+
+impl EmbeddingConfig {
+    /// A note for the UI about the languages the model handles, when known.
+    pub fn language_note(&self) -> Option<&'static str> {
+        let Self::Endpoint { model, .. } = self;
+        let name = model.to_ascii_lowercase();
+        name.contains("minilm")
+            .then_some("all-MiniLM-L6-v2 understands English only; for Chinese pick a multilingual model (e.g. bge-m3)")
+    }
+}
+
+/// Runs `work` with the embeddings timeout and the caller's cancellation.
+pub(super) async fn bounded<T>(
+    cancel: &CancellationToken,
+    work: impl std::future::Future<Output = Result<T, RagError>>,
+) -> Result<T, RagError> {
+    tokio::select! {
+        () = cancel.cancelled() => Err(RagError::Cancelled),
+        result = tokio::time::timeout(EMBED_TIMEOUT, work) => {
+            result.unwrap_or(Err(RagError::Timeout { what: "embeddings request", after: EMBED_TIMEOUT }))
+        }
+    }
+}
+
+/// Embeddings from an OpenAI-compatible endpoint.
+pub struct EndpointEmbedder {
+    client: Client<OpenAIConfig>,
+    model: String,
+    id: String,
+}
+
+impl std::fmt::Debug for EndpointEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EndpointEmbedder").field("id", &self.id).finish_non_exhaustive()
+    }
+}
+
+impl EndpointEmbedder {
+    /// An embedder for `model` at `base_url` (e.g. `http://127.0.0.1:11434/v1`).
+    pub fn new(base_url: &str, model: &str, api_key: Option<String>) -> Self {
+        let config =
+            OpenAIConfig::new().with_api_base(base_url.trim_end_matches('/')).with_api_key(api_key.unwrap_or_default());
+        Self {
+            client: Client::with_config(config),
+            model: model.to_owned(),
+            id: format!("endpoint:{base_url}#{model}"),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Embedder for EndpointEmbedder {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    async fn embed(&self, texts: &[String], cancel: &CancellationToken) -> Result<Vec<Vec<f32>>, RagError> {
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(EMBED_BATCH) {
+            let request = CreateEmbeddingRequest {
+                model: self.model.clone(),
+                input: EmbeddingInput::StringArray(batch.to_vec()),
+                encoding_format: None,
+                user: None,
+                dimensions: None,
+            };
+            let response = bounded(cancel, async {
+                self.client
+                    .embeddings()
+                    .create(request)
+                    .await
+                    .map_err(|e| RagError::Embedding { detail: format!("{}: {e}", self.id) })
+            })
+            .await?;
+            let mut data = response.data;
+            if data.len() != batch.len() {
+                return Err(RagError::Embedding {
+                    detail: format!("{} returned {} vectors for {} texts", self.id, data.len(), batch.len()),
+                });
+            }
+            data.sort_by_key(|e| e.index);
+            out.extend(data.into_iter().map(|e| e.embedding));
+        }
+        Ok(out)
+    }
+}
+
+/// A deterministic embedder for unit tests: hashed bag of analysed terms.
+#[cfg(test)]
+pub(crate) struct HashEmbedder;
+
+#[cfg(test)]
+#[async_trait::async_trait]
+impl Embedder for HashEmbedder {
+    fn model_id(&self) -> &str {
+        "test:hash"
+    }
+
+    async fn embed(&self, texts: &[String], _cancel: &CancellationToken) -> Result<Vec<Vec<f32>>, RagError> {
+        use std::hash::{Hash, Hasher};
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0.0f32; 64];
+                for term in super::analyze::terms(t, super::analyze::Purpose::Query) {
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    term.hash(&mut h);
+                    v[(h.finish() % 64) as usize] += 1.0;
+                }
+                v
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,311 @@
+//! Incremental indexing of registered folders, and the watcher that keeps it current.
+//!
+//! A run walks each folder (following symlinks, with loops detected), reports
+//! progress per file, and for each file: reads it (refusing FIFOs and files
+//! above the size limit), hashes it, and only when the fingerprint (content
+//! hash + chunking settings + embeddings model) changed extracts, chunks,
+//! analyses, embeds and writes it in one transaction. Files that vanished are
+//! dropped from the index. Every problem with one file becomes a
+//! [`SkippedFile`] and the run goes on; only database and embeddings failures
+//! stop it. Cancellation is checked between files.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use notify::{RecursiveMode, Watcher};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+
+use super::chunk::chunk;
+use super::embed::Embedder;
+use super::kb::{KbSettings, KnowledgeBase, folder_of, record_skips};
+use super::loader::{self, DocKind, Skip};
+use super::store::{ChunkIndex, ChunkRecord, DocumentRecord};
+use super::{RagError, analyze};
+use crate::store::Store;
+
+/// Progress of a run, sent before each file and once at the end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IndexProgress {
+    pub files_done: usize,
+    pub files_total: usize,
+    /// The file being indexed now; `None` in the final event.
+    pub current: Option<PathBuf>,
+}
+
+/// A file that was not indexed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedFile {
+    pub path: PathBuf,
+    pub reason: Skip,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct IndexReport {
+    /// Files (re)chunked and written.
+    pub indexed: usize,
+    /// Files whose fingerprint had not changed.
+    pub unchanged: usize,
+    /// Documents dropped because their file is gone.
+    pub removed: usize,
+    /// Chunks written.
+    pub chunks: usize,
+    pub skipped: Vec<SkippedFile>,
+    /// Registered folders that do not exist now; their index is kept.
+    pub missing_folders: Vec<PathBuf>,
+}
+
+/// Directories never descended into.
+fn ignored_dir(name: &str) -> bool {
+    name.starts_with('.') || matches!(name, "node_modules" | "target" | "__pycache__" | "venv")
+}
+
+/// One index run, executed on a blocking thread.
+pub(super) struct Job {
+    pub store: Store,
+    pub index: Arc<dyn ChunkIndex>,
+    pub settings: KbSettings,
+    pub embedder: Option<Arc<dyn Embedder>>,
+    pub runtime: tokio::runtime::Handle,
+    pub cancel: CancellationToken,
+}
+
+enum Outcome {
+    Indexed(usize),
+    Unchanged,
+}
+
+impl Job {
+    fn settings_fingerprint(&self) -> String {
+        let c = self.settings.chunking;
+        let model = self.embedder.as_ref().map_or("-", |e| e.model_id());
+        format!("v1/{}/{}/{model}", c.chunk_tokens, c.overlap_tokens)
+    }
+
+    pub(super) fn run(&self, folders: &[PathBuf], progress: &dyn Fn(&IndexProgress)) -> Result<IndexReport, RagError> {
+        let mut report = IndexReport::default();
+        let mut plan = Vec::new();
+        for folder in folders {
+            if !folder.is_dir() {
+                report.missing_folders.push(folder.clone());
+                continue;
+            }
+            let (files, skipped) = walk(folder);
+            plan.push((folder.clone(), files, skipped));
+        }
+        let total: usize = plan.iter().map(|(_, files, _)| files.len()).sum();
+        let mut done = 0;
+        let settings_fp = self.settings_fingerprint();
+        for (folder, files, mut skipped) in plan {
+            let mut seen = HashSet::new();
+            for path in files {
+                if self.cancel.is_cancelled() {
+                    return Err(RagError::Cancelled);
+                }
+                progress(&IndexProgress { files_done: done, files_total: total, current: Some(path.clone()) });
+                match self.file(&folder, &path, &settings_fp) {
+                    Ok(Outcome::Indexed(chunks)) => {
+                        report.indexed += 1;
+                        report.chunks += chunks;
+                        seen.insert(path);
+                    }
+                    Ok(Outcome::Unchanged) => {
+                        report.unchanged += 1;
+                        seen.insert(path);
+                    }
+                    Err(FileError::Skip(reason)) => {
+                        tracing::info!(path = %path.display(), %reason, "knowledge base: skipped");
+                        skipped.push(SkippedFile { path, reason });
+                    }
+                    Err(FileError::Fatal(e)) => return Err(e),
+                }
+                done += 1;
+            }
+            for doc in self.index.documents(&folder)? {
+                if !seen.contains(&doc) && self.index.remove_document(&doc)? {
+                    report.removed += 1;
+                }
+            }
+            record_skips(&self.store, &folder, &skipped)?;
+            report.skipped.extend(skipped);
+        }
+        progress(&IndexProgress { files_done: done, files_total: total, current: None });
+        Ok(report)
+    }
+
+    fn file(&self, folder: &Path, path: &Path, settings_fp: &str) -> Result<Outcome, FileError> {
+        let kind = DocKind::for_path(path).ok_or(FileError::Skip(Skip::Unsupported))?;
+        let bytes = loader::read_bytes(path, self.settings.max_file_bytes)?;
+        let fingerprint = format!("{}:{settings_fp}", hex::encode(Sha256::digest(&bytes)));
+        if self.index.fingerprint(path)?.as_deref() == Some(fingerprint.as_str()) {
+            return Ok(Outcome::Unchanged);
+        }
+        let loaded = loader::extract(kind, &bytes)?;
+        let chunks = chunk(&loaded.text, kind.is_markdown_like(), self.settings.chunking);
+        let vectors = match &self.embedder {
+            Some(embedder) if !chunks.is_empty() => {
+                let texts: Vec<String> = chunks.iter().map(embedding_text).collect();
+                let vectors = self.runtime.block_on(embedder.embed(&texts, &self.cancel))?;
+                if vectors.len() != texts.len() {
+                    return Err(FileError::Fatal(RagError::Embedding {
+                        detail: format!("{} vectors for {} chunks", vectors.len(), texts.len()),
+                    }));
+                }
+                vectors.into_iter().map(Some).collect()
+            }
+            _ => vec![None; chunks.len()],
+        };
+        let count = chunks.len();
+        let records: Vec<ChunkRecord> = chunks
+            .into_iter()
+            .zip(vectors)
+            .map(|(chunk, vector)| {
+                let mut terms = analyze::terms(&chunk.heading, analyze::Purpose::Document);
+                terms.extend(analyze::terms(&chunk.text, analyze::Purpose::Document));
+                ChunkRecord { chunk, terms, vector }
+            })
+            .collect();
+        let doc = DocumentRecord {
+            folder: folder.to_path_buf(),
+            path: path.to_path_buf(),
+            fingerprint,
+            kind: kind.as_str(),
+            bytes: bytes.len() as u64,
+        };
+        self.index.put_document(&doc, &records, self.embedder.as_ref().map(|e| e.model_id()))?;
+        Ok(Outcome::Indexed(count))
+    }
+}
+
+/// The text embedded for a chunk: its heading path gives the model context.
+fn embedding_text(chunk: &super::Chunk) -> String {
+    if chunk.heading.is_empty() { chunk.text.clone() } else { format!("{}\n\n{}", chunk.heading, chunk.text) }
+}
+
+enum FileError {
+    Skip(Skip),
+    Fatal(RagError),
+}
+
+impl From<Skip> for FileError {
+    fn from(s: Skip) -> Self {
+        Self::Skip(s)
+    }
+}
+
+impl From<RagError> for FileError {
+    fn from(e: RagError) -> Self {
+        Self::Fatal(e)
+    }
+}
+
+/// Candidate files of `folder`, and the entries that could not be walked.
+fn walk(folder: &Path) -> (Vec<PathBuf>, Vec<SkippedFile>) {
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    let entries =
+        walkdir::WalkDir::new(folder).follow_links(true).sort_by_file_name().into_iter().filter_entry(|e| {
+            e.depth() == 0 || !e.file_type().is_dir() || !ignored_dir(&e.file_name().to_string_lossy())
+        });
+    for entry in entries {
+        match entry {
+            Ok(e) if e.file_type().is_dir() => {}
+            Ok(e) if loader::is_supported(e.path()) => files.push(e.into_path()),
+            Ok(e) => skipped.push(SkippedFile { path: e.into_path(), reason: Skip::Unsupported }),
+            Err(e) => {
+                let path = e.path().map_or_else(|| folder.to_path_buf(), Path::to_path_buf);
+                let detail = match e.loop_ancestor() {
+                    Some(ancestor) => format!("symlink loop back to {}", ancestor.display()),
+                    None => e.io_error().map_or_else(|| e.to_string(), ToString::to_string),
+                };
+                skipped.push(SkippedFile { path, reason: Skip::Unreadable { detail } });
+            }
+        }
+    }
+    (files, skipped)
+}
+
+/// Keeps the index current while it lives: file changes in registered folders
+/// trigger a re-index of their folder after a quiet period. Dropping it stops
+/// the watcher and its task.
+pub struct KbWatcher {
+    _watcher: notify::RecommendedWatcher,
+    cancel: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for KbWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KbWatcher").finish_non_exhaustive()
+    }
+}
+
+impl Drop for KbWatcher {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+        self.task.abort();
+    }
+}
+
+impl KnowledgeBase {
+    /// Watches every registered folder; after changes settle for `quiet`, the
+    /// affected folders are re-indexed and `on_run` receives the result.
+    pub fn watch(
+        &self,
+        quiet: Duration,
+        on_run: Arc<dyn Fn(Result<IndexReport, RagError>) + Send + Sync>,
+    ) -> Result<KbWatcher, RagError> {
+        let folders = self.folders()?;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<PathBuf>();
+        let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            if let Ok(event) = event {
+                for path in event.paths {
+                    // The receiver only goes away when the watcher is dropped.
+                    let _ = tx.send(path);
+                }
+            }
+        })
+        .map_err(|e| RagError::Watch { path: PathBuf::new(), detail: e.to_string() })?;
+        for folder in folders.iter().filter(|f| f.is_dir()) {
+            watcher
+                .watch(folder, RecursiveMode::Recursive)
+                .map_err(|e| RagError::Watch { path: folder.clone(), detail: e.to_string() })?;
+        }
+        let cancel = CancellationToken::new();
+        let kb = self.clone();
+        let stop = cancel.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let first = tokio::select! {
+                    () = stop.cancelled() => return,
+                    path = rx.recv() => match path { Some(p) => p, None => return },
+                };
+                let mut dirty: HashSet<PathBuf> = folder_of(&folders, &first).cloned().into_iter().collect();
+                loop {
+                    tokio::select! {
+                        () = stop.cancelled() => return,
+                        () = tokio::time::sleep(quiet) => break,
+                        path = rx.recv() => match path {
+                            Some(p) => dirty.extend(folder_of(&folders, &p).cloned()),
+                            None => return,
+                        },
+                    }
+                }
+                let dirty: Vec<PathBuf> = folders.iter().filter(|f| dirty.contains(*f)).cloned().collect();
+                if dirty.is_empty() {
+                    continue;
+                }
+                let result = kb.index_folders(&dirty, Arc::new(|_: &IndexProgress| {}), &stop).await;
+                if matches!(result, Err(RagError::Cancelled)) {
+                    return;
+                }
+                on_run(result);
+            }
+        });
+        Ok(KbWatcher { _watcher: watcher, cancel, task })
+    }
+}

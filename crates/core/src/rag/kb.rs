@@ -1,0 +1,403 @@
+//! [`KnowledgeBase`]: registered folders, settings, indexing, status and search.
+//!
+//! A fresh data directory gets the sample documents shipped in the repository's
+//! `knowledge_base/` copied to `<data dir>/knowledge_base` and registered; the
+//! user can remove that folder like any other, and it is never seeded again.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use super::embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
+use super::index::{self, IndexProgress, IndexReport, SkippedFile};
+use super::search::{Passage, Retriever, SearchMode, reciprocal_rank_fusion};
+use super::store::{ChunkIndex, IndexTotals, SqliteIndex, delete_folder_documents};
+use super::{ChunkParams, RagError, analyze};
+use crate::paths::DataDir;
+use crate::secrets::SecretStore;
+use crate::store::Store;
+
+/// The sample documents shipped with Patchbay (`knowledge_base/` in the repository).
+pub const SAMPLES: &[(&str, &str)] = &[
+    ("patchbay-faq.md", include_str!("../../../../knowledge_base/patchbay-faq.md")),
+    ("patchbay-faq.zh.md", include_str!("../../../../knowledge_base/patchbay-faq.zh.md")),
+    ("notes/retrieval.md", include_str!("../../../../knowledge_base/notes/retrieval.md")),
+    ("notes/检索说明.md", include_str!("../../../../knowledge_base/notes/检索说明.md")),
+];
+
+/// Name of the samples folder inside the data directory.
+pub const SAMPLES_DIR: &str = "knowledge_base";
+
+/// Knowledge-base settings, stored as JSON in `kb_meta`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KbSettings {
+    #[serde(default)]
+    pub chunking: ChunkParams,
+    /// Files above this size are skipped and reported.
+    #[serde(default = "default_max_file_bytes")]
+    pub max_file_bytes: u64,
+    /// Embeddings, when the user turned them on.
+    #[serde(default)]
+    pub embeddings: Option<EmbeddingConfig>,
+}
+
+fn default_max_file_bytes() -> u64 {
+    64 << 20
+}
+
+impl Default for KbSettings {
+    fn default() -> Self {
+        Self { chunking: ChunkParams::default(), max_file_bytes: default_max_file_bytes(), embeddings: None }
+    }
+}
+
+/// One registered folder in the status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FolderStatus {
+    pub path: PathBuf,
+    /// False when the folder is gone (unmounted, deleted); its index is kept.
+    pub exists: bool,
+    pub documents: u64,
+    pub skipped: u64,
+}
+
+/// What the knowledge-base page shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct KbStatus {
+    pub folders: Vec<FolderStatus>,
+    pub totals: IndexTotals,
+    pub embeddings: Option<EmbeddingConfig>,
+    /// For example "MiniLM understands English only".
+    pub embeddings_note: Option<String>,
+    pub default_mode: SearchMode,
+    /// Files the last runs skipped, with the reason.
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// The knowledge base of one data directory.
+#[derive(Clone)]
+pub struct KnowledgeBase {
+    store: Store,
+    index: Arc<dyn ChunkIndex>,
+    embedder: Option<Arc<dyn Embedder>>,
+    run_lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl std::fmt::Debug for KnowledgeBase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KnowledgeBase")
+            .field("store", &self.store)
+            .field("embedder", &self.embedder.as_ref().map(|e| e.model_id().to_owned()))
+            .finish_non_exhaustive()
+    }
+}
+
+fn path_str(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+impl KnowledgeBase {
+    /// Opens the knowledge base of `dir`, seeding the samples on first use. No embedder.
+    pub fn open(dir: &DataDir, store: Store) -> Result<Self, RagError> {
+        let kb = Self::with_index(store.clone(), Arc::new(SqliteIndex::new(store)));
+        kb.seed_samples(&dir.path().join(SAMPLES_DIR))?;
+        Ok(kb)
+    }
+
+    /// Opens the knowledge base and the embedder its settings name (API keys from `secrets`).
+    pub fn open_configured(dir: &DataDir, store: Store, secrets: &dyn SecretStore) -> Result<Self, RagError> {
+        let kb = Self::open(dir, store)?;
+        let embedder = kb.configured_embedder(secrets)?;
+        Ok(kb.with_embedder(embedder))
+    }
+
+    /// A knowledge base over any [`ChunkIndex`] (folders and settings stay in `store`).
+    pub fn with_index(store: Store, index: Arc<dyn ChunkIndex>) -> Self {
+        Self { store, index, embedder: None, run_lock: Arc::new(tokio::sync::Mutex::new(())) }
+    }
+
+    /// Uses `embedder` for indexing and vector search.
+    #[must_use]
+    pub fn with_embedder(mut self, embedder: Option<Arc<dyn Embedder>>) -> Self {
+        self.embedder = embedder;
+        self
+    }
+
+    /// The embedder in use, if any.
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
+    }
+
+    /// The chunk index behind this knowledge base.
+    pub fn chunk_index(&self) -> &Arc<dyn ChunkIndex> {
+        &self.index
+    }
+
+    fn seed_samples(&self, target: &Path) -> Result<(), RagError> {
+        let seeded = self.meta("samples_seeded")?.is_some();
+        if seeded {
+            return Ok(());
+        }
+        for (rel, text) in SAMPLES {
+            let path = target.join(rel);
+            if path.exists() {
+                continue;
+            }
+            let io = |source| RagError::Io { path: path.clone(), source };
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(io)?;
+            }
+            std::fs::write(&path, text).map_err(io)?;
+        }
+        let folder = path_str(target);
+        self.store.write(|tx| -> Result<(), RagError> {
+            let map = |e| RagError::from(self.store.error(e));
+            tx.execute("INSERT OR IGNORE INTO kb_folders (path, added_at) VALUES (?1, unixepoch())", [&folder])
+                .map_err(map)?;
+            tx.execute("INSERT INTO kb_meta (key, value) VALUES ('samples_seeded', '1')", []).map_err(map)?;
+            Ok(())
+        })
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<String>, RagError> {
+        Ok(self
+            .store
+            .read(|c| c.query_row("SELECT value FROM kb_meta WHERE key = ?1", [key], |r| r.get(0)).optional())?)
+    }
+
+    /// The settings (defaults when never saved).
+    pub fn settings(&self) -> Result<KbSettings, RagError> {
+        match self.meta("settings")? {
+            Some(json) => serde_json::from_str(&json).map_err(|source| RagError::Settings { source }),
+            None => Ok(KbSettings::default()),
+        }
+    }
+
+    /// Saves the settings; the next index run re-chunks or re-embeds what they affect.
+    pub fn save_settings(&self, settings: &KbSettings) -> Result<(), RagError> {
+        let json = serde_json::to_string(settings).map_err(|source| RagError::Settings { source })?;
+        self.store.write(|tx| -> Result<(), RagError> {
+            tx.execute("INSERT OR REPLACE INTO kb_meta (key, value) VALUES ('settings', ?1)", [json])
+                .map_err(|e| RagError::from(self.store.error(e)))?;
+            Ok(())
+        })
+    }
+
+    /// Builds the embedder the settings name, if any.
+    pub fn configured_embedder(&self, secrets: &dyn SecretStore) -> Result<Option<Arc<dyn Embedder>>, RagError> {
+        match self.settings()?.embeddings {
+            None => Ok(None),
+            Some(EmbeddingConfig::Endpoint { base_url, model, api_key_secret }) => {
+                let key = match api_key_secret {
+                    Some(name) => secrets.get(&name)?,
+                    None => None,
+                };
+                Ok(Some(Arc::new(EndpointEmbedder::new(&base_url, &model, key))))
+            }
+        }
+    }
+
+    /// Registered folders, in the order they were added.
+    pub fn folders(&self) -> Result<Vec<PathBuf>, RagError> {
+        Ok(self.store.read(|c| {
+            let mut stmt = c.prepare("SELECT path FROM kb_folders ORDER BY added_at, rowid")?;
+            stmt.query_map([], |r| r.get::<_, String>(0).map(PathBuf::from))?.collect()
+        })?)
+    }
+
+    /// Registers a folder (stored as its canonical path, which is returned).
+    pub fn add_folder(&self, path: &Path) -> Result<PathBuf, RagError> {
+        let canonical = std::fs::canonicalize(path).map_err(|source| {
+            if source.kind() == std::io::ErrorKind::NotFound {
+                RagError::FolderNotFound { path: path.to_path_buf() }
+            } else {
+                RagError::Io { path: path.to_path_buf(), source }
+            }
+        })?;
+        if !canonical.is_dir() {
+            return Err(RagError::NotAFolder { path: canonical });
+        }
+        let key = path_str(&canonical);
+        self.store.write(|tx| -> Result<(), RagError> {
+            let inserted = tx
+                .execute("INSERT OR IGNORE INTO kb_folders (path, added_at) VALUES (?1, unixepoch())", [&key])
+                .map_err(|e| RagError::from(self.store.error(e)))?;
+            if inserted == 0 {
+                return Err(RagError::AlreadyRegistered { path: canonical.clone() });
+            }
+            Ok(())
+        })?;
+        Ok(canonical)
+    }
+
+    /// Unregisters a folder and drops its documents from the index (the files stay).
+    pub fn remove_folder(&self, path: &Path) -> Result<(), RagError> {
+        let registered = self.folders()?;
+        let found = registered
+            .iter()
+            .find(|f| f.as_path() == path)
+            .or_else(|| {
+                let canonical = std::fs::canonicalize(path).ok()?;
+                registered.iter().find(|f| **f == canonical)
+            })
+            .cloned()
+            .ok_or_else(|| RagError::NotRegistered { path: path.to_path_buf() })?;
+        let key = path_str(&found);
+        self.store.write(|tx| -> Result<(), RagError> {
+            let map = |e| RagError::from(self.store.error(e));
+            delete_folder_documents(tx, &key).map_err(map)?;
+            tx.execute("DELETE FROM kb_folders WHERE path = ?1", [&key]).map_err(map)?;
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// Indexes every registered folder. See [`KnowledgeBase::index_folders`].
+    pub async fn index(
+        &self,
+        progress: Arc<dyn Fn(&IndexProgress) + Send + Sync>,
+        cancel: &CancellationToken,
+    ) -> Result<IndexReport, RagError> {
+        let folders = self.folders()?;
+        self.index_folders(&folders, progress, cancel).await
+    }
+
+    /// Brings the index of `folders` up to date: new and changed files are
+    /// (re)indexed, each in one transaction; unchanged files cost one hash;
+    /// deleted files leave the index. Runs one at a time per knowledge base.
+    pub async fn index_folders(
+        &self,
+        folders: &[PathBuf],
+        progress: Arc<dyn Fn(&IndexProgress) + Send + Sync>,
+        cancel: &CancellationToken,
+    ) -> Result<IndexReport, RagError> {
+        let _running = tokio::select! {
+            guard = self.run_lock.lock() => guard,
+            () = cancel.cancelled() => return Err(RagError::Cancelled),
+        };
+        let job = index::Job {
+            store: self.store.clone(),
+            index: Arc::clone(&self.index),
+            settings: self.settings()?,
+            embedder: self.embedder.clone(),
+            runtime: tokio::runtime::Handle::current(),
+            cancel: cancel.clone(),
+        };
+        let folders = folders.to_vec();
+        tokio::task::spawn_blocking(move || job.run(&folders, progress.as_ref()))
+            .await
+            .map_err(|e| RagError::Io { path: PathBuf::new(), source: std::io::Error::other(e.to_string()) })?
+    }
+
+    /// Mode used when the caller does not choose: hybrid with embeddings, else BM25.
+    pub fn default_mode(&self) -> SearchMode {
+        if self.embedder.is_some() { SearchMode::Hybrid } else { SearchMode::Bm25 }
+    }
+
+    /// Status for the knowledge-base page and `patchbay kb status`.
+    pub fn status(&self) -> Result<KbStatus, RagError> {
+        let settings = self.settings()?;
+        let (counts, skipped) = self.store.read(|c| {
+            let mut stmt = c.prepare(
+                "SELECT f.path, (SELECT count(*) FROM kb_documents d WHERE d.folder = f.path), \
+                 (SELECT count(*) FROM kb_skipped s WHERE s.folder = f.path) FROM kb_folders f ORDER BY f.added_at, f.rowid",
+            )?;
+            let counts = stmt
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut stmt = c.prepare("SELECT path, reason FROM kb_skipped ORDER BY path")?;
+            let skipped = stmt
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok((counts, skipped))
+        })?;
+        let folders = counts
+            .into_iter()
+            .map(|(path, documents, skipped)| {
+                let path = PathBuf::from(path);
+                FolderStatus { exists: path.is_dir(), path, documents: documents as u64, skipped: skipped as u64 }
+            })
+            .collect();
+        let skipped = skipped
+            .into_iter()
+            .filter_map(|(path, reason)| {
+                Some(SkippedFile { path: PathBuf::from(path), reason: serde_json::from_str(&reason).ok()? })
+            })
+            .collect();
+        Ok(KbStatus {
+            folders,
+            totals: self.index.totals()?,
+            embeddings_note: settings.embeddings.as_ref().and_then(|e| e.language_note()).map(str::to_owned),
+            embeddings: settings.embeddings,
+            default_mode: self.default_mode(),
+            skipped,
+        })
+    }
+
+    /// Chunks of an indexed document, in order (for citations and MCP resources).
+    pub fn document(&self, path: &Path) -> Result<Vec<Passage>, RagError> {
+        self.index.document_passages(path)
+    }
+
+    /// Every indexed document, grouped by folder order.
+    pub fn documents(&self) -> Result<Vec<PathBuf>, RagError> {
+        let mut out = Vec::new();
+        for folder in self.folders()? {
+            out.extend(self.index.documents(&folder)?);
+        }
+        Ok(out)
+    }
+
+    async fn vector_search(&self, query: &str, top_k: usize) -> Result<Vec<Passage>, RagError> {
+        let embedder = self.embedder.as_ref().ok_or(RagError::NoEmbeddings)?;
+        let vectors = embedder.embed(&[query.to_owned()], &CancellationToken::new()).await?;
+        let vector = vectors.first().ok_or_else(|| RagError::Embedding { detail: "no vector for the query".into() })?;
+        self.index.nearest(vector, embedder.model_id(), top_k)
+    }
+}
+
+/// How many candidates each ranking contributes to hybrid fusion.
+fn fusion_depth(top_k: usize) -> usize {
+    (top_k * 4).max(50)
+}
+
+#[async_trait::async_trait]
+impl Retriever for KnowledgeBase {
+    async fn search(&self, query: &str, mode: SearchMode, top_k: usize) -> Result<Vec<Passage>, RagError> {
+        let bm25 = || self.index.bm25(&analyze::terms(query, analyze::Purpose::Query), top_k);
+        match mode {
+            SearchMode::Bm25 => bm25(),
+            SearchMode::Vector => self.vector_search(query, top_k).await,
+            SearchMode::Hybrid => {
+                let depth = fusion_depth(top_k);
+                let vector = self.vector_search(query, depth).await?;
+                let keyword = self.index.bm25(&analyze::terms(query, analyze::Purpose::Query), depth)?;
+                Ok(reciprocal_rank_fusion(&[keyword, vector], top_k))
+            }
+        }
+    }
+}
+
+/// Folder a path belongs to, among `folders`.
+pub(super) fn folder_of<'a>(folders: &'a [PathBuf], path: &Path) -> Option<&'a PathBuf> {
+    folders.iter().filter(|f| path.starts_with(f)).max_by_key(|f| f.as_os_str().len())
+}
+
+pub(super) fn record_skips(store: &Store, folder: &Path, skipped: &[SkippedFile]) -> Result<(), RagError> {
+    let folder = path_str(folder);
+    store.write(|tx| -> Result<(), RagError> {
+        let map = |e| RagError::from(store.error(e));
+        tx.execute("DELETE FROM kb_skipped WHERE folder = ?1", [&folder]).map_err(map)?;
+        let mut stmt = tx
+            .prepare_cached("INSERT OR REPLACE INTO kb_skipped (path, folder, reason) VALUES (?1, ?2, ?3)")
+            .map_err(map)?;
+        for s in skipped {
+            let reason = serde_json::to_string(&s.reason).map_err(|source| RagError::Settings { source })?;
+            stmt.execute(params![path_str(&s.path), folder, reason]).map_err(map)?;
+        }
+        Ok(())
+    })
+}

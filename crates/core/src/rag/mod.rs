@@ -1,0 +1,97 @@
+//! The knowledge base: folders of documents, indexed for BM25 and vector
+//! search, served to the chat engine through [`Retriever`] and to other MCP
+//! clients by [`serve`].
+//!
+//! - [`loader`] turns files into text (or a [`Skip`] that says why not),
+//! - [`chunk`] cuts text along headings and code blocks,
+//! - [`analyze`] makes BM25 terms (English stemming, Chinese segmentation),
+//! - [`store`] keeps chunks behind the [`ChunkIndex`] trait (SQLite by default),
+//! - [`embed`] makes vectors (OpenAI-compatible endpoint),
+//! - [`index`] walks folders incrementally, with progress, cancellation and a watcher,
+//! - [`search`] fuses BM25 and vector rankings,
+//! - [`kb`] ties them together as [`KnowledgeBase`].
+
+pub mod analyze;
+pub mod chunk;
+pub mod embed;
+pub mod index;
+pub mod kb;
+pub mod loader;
+pub mod search;
+pub mod serve;
+pub mod store;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use chunk::{Chunk, ChunkParams};
+pub use embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
+pub use index::{IndexProgress, IndexReport, KbWatcher, SkippedFile};
+pub use kb::{FolderStatus, KbSettings, KbStatus, KnowledgeBase};
+pub use loader::{DocKind, Skip};
+pub use search::{Passage, Retriever, SearchMode};
+pub use store::{ChunkIndex, SqliteIndex};
+
+use crate::secrets::SecretError;
+use crate::store::StoreError;
+
+/// Errors from the knowledge base.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RagError {
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A secret (an embeddings API key) could not be read.
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    /// The folder to add does not exist.
+    #[error("folder {path} does not exist")]
+    FolderNotFound { path: PathBuf },
+    /// The path to add is not a folder.
+    #[error("{path} is not a folder")]
+    NotAFolder { path: PathBuf },
+    /// The folder is already in the knowledge base.
+    #[error("folder {path} is already in the knowledge base")]
+    AlreadyRegistered { path: PathBuf },
+    /// The folder is not in the knowledge base.
+    #[error("folder {path} is not in the knowledge base")]
+    NotRegistered { path: PathBuf },
+    /// A file or folder of Patchbay's own could not be written or read.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The stored knowledge-base settings are unreadable.
+    #[error("knowledge-base settings are invalid: {source}")]
+    Settings {
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The run was cancelled; files finished before are indexed.
+    #[error("cancelled")]
+    Cancelled,
+    /// A bounded operation took too long.
+    #[error("{what} timed out after {after:?}")]
+    Timeout { what: &'static str, after: Duration },
+    /// Vector or hybrid search was asked for, but no embeddings are configured.
+    #[error("no embeddings are configured for the knowledge base; use --mode bm25 or configure embeddings")]
+    NoEmbeddings,
+    /// The embeddings endpoint or model failed.
+    #[error("embeddings failed: {detail}")]
+    Embedding { detail: String },
+    /// Not a search mode.
+    #[error("unknown search mode {mode:?}: use bm25, vector or hybrid")]
+    InvalidMode { mode: String },
+    /// The file watcher could not be started.
+    #[error("watching {path} failed: {detail}")]
+    Watch { path: PathBuf, detail: String },
+    /// The MCP server failed.
+    #[error("knowledge-base server: {detail}")]
+    Serve { detail: String },
+}
+
+#[cfg(test)]
+mod tests;

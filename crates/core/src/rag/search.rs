@@ -1,0 +1,113 @@
+//! Retrieval: passages, search modes, reciprocal rank fusion and the
+//! [`Retriever`] trait the chat engine and the MCP server consume.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::RagError;
+
+/// A retrieved piece of a document, with what a citation needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Passage {
+    /// Stable id of the chunk inside this index.
+    pub chunk_id: i64,
+    pub text: String,
+    /// BM25 score, cosine similarity, or fused RRF score, depending on the mode.
+    pub score: f64,
+    pub path: PathBuf,
+    /// Heading path, outermost first, joined with " > "; empty when the document has none.
+    pub heading: String,
+    /// First line (1-based, inclusive).
+    pub line_start: usize,
+    /// Last line (1-based, inclusive).
+    pub line_end: usize,
+}
+
+/// How to search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    /// Keyword search (BM25) only.
+    Bm25,
+    /// Embedding similarity only.
+    Vector,
+    /// Both, fused by reciprocal rank.
+    Hybrid,
+}
+
+impl std::str::FromStr for SearchMode {
+    type Err = RagError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "bm25" => Ok(Self::Bm25),
+            "vector" => Ok(Self::Vector),
+            "hybrid" => Ok(Self::Hybrid),
+            other => Err(RagError::InvalidMode { mode: other.to_owned() }),
+        }
+    }
+}
+
+/// Anything that answers a query with passages: the local knowledge base, or
+/// later a remote one. The chat engine holds an `Arc<dyn Retriever>`.
+#[async_trait::async_trait]
+pub trait Retriever: Send + Sync {
+    /// The best `top_k` passages for `query`, best first.
+    async fn search(&self, query: &str, mode: SearchMode, top_k: usize) -> Result<Vec<Passage>, RagError>;
+}
+
+/// The constant of reciprocal rank fusion (Cormack et al. use 60).
+pub const RRF_K: f64 = 60.0;
+
+/// Fuses ranked lists: each passage scores the sum of `1 / (RRF_K + rank)`.
+pub fn reciprocal_rank_fusion(lists: &[Vec<Passage>], top_k: usize) -> Vec<Passage> {
+    let mut fused: HashMap<i64, Passage> = HashMap::new();
+    for list in lists {
+        for (rank, passage) in list.iter().enumerate() {
+            let add = 1.0 / (RRF_K + rank as f64 + 1.0);
+            fused
+                .entry(passage.chunk_id)
+                .and_modify(|p| p.score += add)
+                .or_insert_with(|| Passage { score: add, ..passage.clone() });
+        }
+    }
+    let mut out: Vec<Passage> = fused.into_values().collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk_id.cmp(&b.chunk_id)));
+    out.truncate(top_k);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(id: i64) -> Passage {
+        Passage {
+            chunk_id: id,
+            text: String::new(),
+            score: 0.0,
+            path: PathBuf::from("x"),
+            heading: String::new(),
+            line_start: 1,
+            line_end: 1,
+        }
+    }
+
+    #[test]
+    fn rrf_rewards_agreement() {
+        let fused = reciprocal_rank_fusion(&[vec![p(1), p(2), p(3)], vec![p(3), p(2), p(4)]], 10);
+        let ids: Vec<_> = fused.iter().map(|p| p.chunk_id).collect();
+        // 3 is first and third (1/61 + 1/63), 2 second twice (2/62): both beat 1 and 4.
+        assert_eq!(ids[..2], [3, 2]);
+        assert_eq!(ids.len(), 4);
+        assert!((fused[1].score - (2.0 / 62.0)).abs() < 1e-12);
+        assert!((fused[0].score - (1.0 / 61.0 + 1.0 / 63.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!("hybrid".parse::<SearchMode>().unwrap(), SearchMode::Hybrid);
+        assert!(matches!("fuzzy".parse::<SearchMode>(), Err(RagError::InvalidMode { .. })));
+    }
+}

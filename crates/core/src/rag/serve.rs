@@ -1,0 +1,251 @@
+//! The knowledge base as an MCP server, for Claude Desktop or any MCP client.
+//!
+//! It exposes one tool, `knowledge_search` (query, top_k, mode), and every
+//! indexed document as a `file://` resource (read back as extracted text; only
+//! indexed documents can be read). Two transports:
+//!
+//! - stdio ([`serve_stdio`]), for clients that start `patchbay kb serve --stdio`;
+//! - Streamable HTTP ([`HttpServer`]), bound to 127.0.0.1 unless told
+//!   otherwise, requiring `Authorization: Bearer <token>` on every request
+//!   and rejecting any request with an `Origin` header, so a web page in the
+//!   user's browser cannot read local documents.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock, ErrorData, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use super::kb::KnowledgeBase;
+use super::search::{Passage, Retriever, SearchMode};
+use super::{RagError, loader};
+
+/// Largest `top_k` a client may ask for.
+pub const MAX_TOP_K: usize = 50;
+
+/// Arguments of `knowledge_search`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct SearchArgs {
+    /// What to look for, in any language.
+    pub query: String,
+    /// How many passages to return (default 5, at most 50).
+    #[serde(default)]
+    pub top_k: Option<usize>,
+    /// bm25, vector or hybrid; defaults to hybrid when embeddings are configured, else bm25.
+    #[serde(default)]
+    pub mode: Option<SearchMode>,
+}
+
+/// One passage as the tool returns it (also the CLI's `--json` shape).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hit {
+    pub path: PathBuf,
+    pub score: f64,
+    pub text: String,
+    pub heading: String,
+    /// `[first, last]` line, 1-based.
+    pub lines: [usize; 2],
+}
+
+impl From<Passage> for Hit {
+    fn from(p: Passage) -> Self {
+        Self { path: p.path, score: p.score, text: p.text, heading: p.heading, lines: [p.line_start, p.line_end] }
+    }
+}
+
+/// The MCP server over one knowledge base.
+#[derive(Clone)]
+pub struct KbServer {
+    kb: KnowledgeBase,
+    tool_router: ToolRouter<Self>,
+}
+
+impl std::fmt::Debug for KbServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KbServer").field("kb", &self.kb).finish_non_exhaustive()
+    }
+}
+
+fn internal(e: &RagError) -> ErrorData {
+    ErrorData::internal_error(e.to_string(), None)
+}
+
+#[tool_router]
+impl KbServer {
+    /// A server answering from `kb`.
+    pub fn new(kb: KnowledgeBase) -> Self {
+        Self { kb, tool_router: Self::tool_router() }
+    }
+
+    #[tool(description = "Search the user's local knowledge base (documents in registered folders). Returns passages \
+                       with their file path, heading, line range and score; cite them as path:lines.")]
+    async fn knowledge_search(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
+        let top_k = args.top_k.unwrap_or(5).clamp(1, MAX_TOP_K);
+        let mode = args.mode.unwrap_or_else(|| self.kb.default_mode());
+        match self.kb.search(&args.query, mode, top_k).await {
+            Ok(passages) => {
+                let hits: Vec<Hit> = passages.into_iter().map(Hit::from).collect();
+                let json =
+                    serde_json::to_string_pretty(&hits).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                Ok(CallToolResult::success(vec![ContentBlock::text(json)]))
+            }
+            // A mode the knowledge base cannot serve is the caller's to fix: report it as a tool error.
+            Err(e @ (RagError::NoEmbeddings | RagError::Embedding { .. })) => {
+                Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]))
+            }
+            Err(e) => Err(internal(&e)),
+        }
+    }
+}
+
+fn file_uri(path: &std::path::Path) -> String {
+    format!("file://{}", path.display())
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for KbServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_instructions("Patchbay knowledge base: call knowledge_search, read documents as resources.")
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let docs = self.kb.documents().map_err(|e| internal(&e))?;
+        let resources: Vec<Resource> = docs
+            .iter()
+            .map(|path| {
+                let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+                let mut resource = Resource::new(file_uri(path), name);
+                resource.mime_type = Some("text/plain".into());
+                resource
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let not_found = || ErrorData::resource_not_found(format!("{} is not in the knowledge base", request.uri), None);
+        let path = request.uri.strip_prefix("file://").map(PathBuf::from).ok_or_else(not_found)?;
+        // Only indexed documents are readable: the server never becomes a general file reader.
+        if !self.kb.documents().map_err(|e| internal(&e))?.contains(&path) {
+            return Err(not_found());
+        }
+        let kind = loader::DocKind::for_path(&path).ok_or_else(not_found)?;
+        let text = loader::read_bytes(&path, u64::MAX)
+            .and_then(|bytes| loader::extract(kind, &bytes))
+            .map_err(|skip| ErrorData::internal_error(format!("{}: {skip}", path.display()), None))?
+            .text;
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri.clone())]).into())
+    }
+}
+
+/// Serves `kb` over stdin/stdout until the client disconnects or `cancel` fires.
+pub async fn serve_stdio(kb: KnowledgeBase, cancel: CancellationToken) -> Result<(), RagError> {
+    let running = KbServer::new(kb)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| RagError::Serve { detail: e.to_string() })?;
+    tokio::select! {
+        result = running.waiting() => result.map(|_| ()).map_err(|e| RagError::Serve { detail: e.to_string() }),
+        () = cancel.cancelled() => Ok(()),
+    }
+}
+
+/// A bound Streamable HTTP server; [`HttpServer::run`] serves until cancelled.
+pub struct HttpServer {
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer").field("addr", &self.listener.local_addr().ok()).finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone)]
+struct Guard {
+    expected: String,
+}
+
+/// Rejects requests from browsers (any `Origin`) and requests without the bearer token.
+async fn guard(State(guard): State<Guard>, headers: HeaderMap, request: Request, next: Next) -> Response {
+    if headers.contains_key(header::ORIGIN) {
+        return (StatusCode::FORBIDDEN, "cross-origin requests are not allowed").into_response();
+    }
+    let presented = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if !constant_time_eq(presented.as_bytes(), guard.expected.as_bytes()) {
+        return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], "missing or wrong bearer token")
+            .into_response();
+    }
+    next.run(request).await
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl HttpServer {
+    /// Binds `addr` and prepares the `/mcp` endpoint guarded by `token`.
+    pub async fn bind(kb: KnowledgeBase, addr: SocketAddr, token: &str) -> Result<Self, RagError> {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| RagError::Io { path: PathBuf::from(addr.to_string()), source })?;
+        let cancel = CancellationToken::new();
+        let config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(cancel.child_token())
+            .enforce_origin_validation();
+        let service: StreamableHttpService<KbServer, LocalSessionManager> =
+            StreamableHttpService::new(move || Ok(KbServer::new(kb.clone())), Default::default(), config);
+        let router = axum::Router::new()
+            .nest_service("/mcp", service)
+            .layer(axum::middleware::from_fn_with_state(Guard { expected: format!("Bearer {token}") }, guard));
+        Ok(Self { listener, router, cancel })
+    }
+
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> Result<SocketAddr, RagError> {
+        self.listener.local_addr().map_err(|source| RagError::Io { path: PathBuf::from("listener"), source })
+    }
+
+    /// Serves until `cancel` fires, then closes every session.
+    pub async fn run(self, cancel: CancellationToken) -> Result<(), RagError> {
+        let sessions = self.cancel.clone();
+        let result = axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(async move {
+                cancel.cancelled().await;
+                sessions.cancel();
+            })
+            .await;
+        self.cancel.cancel();
+        result.map_err(|source| RagError::Io { path: PathBuf::from("http server"), source })
+    }
+}
+
+/// A fresh random bearer token: two v4 UUIDs from the OS random source (244 random bits), hex.
+pub fn generate_token() -> String {
+    format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
+}

@@ -1,0 +1,343 @@
+//! Where chunks live: the [`ChunkIndex`] trait and its SQLite implementation.
+//!
+//! [`SqliteIndex`] keeps documents and chunks in the app's database, BM25 in
+//! an FTS5 table fed with Patchbay's own analysis ([`super::analyze`]), and
+//! embeddings as little-endian `f32` blobs searched exactly (cosine) over an
+//! in-memory copy that is rebuilt after writes. Each document is written in one
+//! transaction, so a crash never leaves half a file in the index. A server-side
+//! engine (Qdrant, a RAGFlow knowledge base over MCP) would be another
+//! implementation of the trait; see `ARCHITECTURE.md`.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use rusqlite::{OptionalExtension, params};
+
+use super::RagError;
+use super::chunk::Chunk;
+use super::search::Passage;
+use crate::store::Store;
+
+/// A document as the index records it.
+#[derive(Debug, Clone)]
+pub struct DocumentRecord {
+    /// The registered folder it belongs to.
+    pub folder: PathBuf,
+    pub path: PathBuf,
+    /// Content hash plus the settings that shaped its chunks; equal means "nothing to do".
+    pub fingerprint: String,
+    pub kind: &'static str,
+    pub bytes: u64,
+}
+
+/// One chunk with its analysed terms and, when embeddings are on, its vector.
+#[derive(Debug, Clone)]
+pub struct ChunkRecord {
+    pub chunk: Chunk,
+    pub terms: Vec<String>,
+    pub vector: Option<Vec<f32>>,
+}
+
+/// Totals for the status page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct IndexTotals {
+    pub documents: u64,
+    pub chunks: u64,
+    pub vectors: u64,
+}
+
+/// Storage and search of chunks. The SQLite implementation is the default;
+/// a remote engine can implement the same contract.
+pub trait ChunkIndex: Send + Sync {
+    /// The stored fingerprint of `path`, if it is indexed.
+    fn fingerprint(&self, path: &Path) -> Result<Option<String>, RagError>;
+    /// Replaces everything stored for `doc` with `chunks`, atomically.
+    fn put_document(&self, doc: &DocumentRecord, chunks: &[ChunkRecord], model: Option<&str>) -> Result<(), RagError>;
+    /// Removes a document; `false` if it was not indexed.
+    fn remove_document(&self, path: &Path) -> Result<bool, RagError>;
+    /// Indexed documents under a registered folder.
+    fn documents(&self, folder: &Path) -> Result<Vec<PathBuf>, RagError>;
+    /// Best chunks for analysed query terms, by BM25.
+    fn bm25(&self, terms: &[String], top_k: usize) -> Result<Vec<Passage>, RagError>;
+    /// Nearest chunks to `vector` among those embedded with `model` (cosine similarity).
+    fn nearest(&self, vector: &[f32], model: &str, top_k: usize) -> Result<Vec<Passage>, RagError>;
+    /// The chunks of one document, in order.
+    fn document_passages(&self, path: &Path) -> Result<Vec<Passage>, RagError>;
+    /// Counts for the status page.
+    fn totals(&self) -> Result<IndexTotals, RagError>;
+}
+
+/// Embeddings of one model held in memory for exact search.
+struct VectorCache {
+    model: String,
+    dim: usize,
+    ids: Vec<i64>,
+    /// Unit-length vectors, `dim` floats each.
+    data: Vec<f32>,
+}
+
+/// The default index, in the app's SQLite database.
+#[derive(Clone)]
+pub struct SqliteIndex {
+    store: Store,
+    vectors: Arc<RwLock<Option<VectorCache>>>,
+}
+
+impl std::fmt::Debug for SqliteIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteIndex").field("store", &self.store).finish_non_exhaustive()
+    }
+}
+
+fn path_str(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+const PASSAGE_SELECT: &str = "SELECT c.id, d.path, c.heading, c.line_start, c.line_end, c.text \
+     FROM kb_chunks c JOIN kb_documents d ON d.id = c.doc_id";
+
+fn passage_from_row(row: &rusqlite::Row<'_>, score: f64) -> rusqlite::Result<Passage> {
+    Ok(Passage {
+        chunk_id: row.get(0)?,
+        path: PathBuf::from(row.get::<_, String>(1)?),
+        heading: row.get(2)?,
+        line_start: row.get(3)?,
+        line_end: row.get(4)?,
+        text: row.get(5)?,
+        score,
+    })
+}
+
+/// Quotes a term for an FTS5 MATCH expression.
+fn fts_quote(term: &str) -> String {
+    format!("\"{}\"", term.replace('"', "\"\""))
+}
+
+fn unit(v: &[f32]) -> Vec<f32> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 { v.iter().map(|x| x / norm).collect() } else { v.to_vec() }
+}
+
+impl SqliteIndex {
+    /// The index in `store` (its tables come with the schema).
+    pub fn new(store: Store) -> Self {
+        Self { store, vectors: Arc::new(RwLock::new(None)) }
+    }
+
+    fn invalidate_vectors(&self) {
+        *self.vectors.write().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    fn load_vectors(&self, model: &str) -> Result<(), RagError> {
+        if self.vectors.read().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|c| c.model == model) {
+            return Ok(());
+        }
+        let (ids, blobs) = self.store.read(|c| {
+            let mut stmt = c.prepare("SELECT chunk_id, vector FROM kb_vectors WHERE model = ?1")?;
+            let rows = stmt.query_map([model], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+            let mut ids = Vec::new();
+            let mut blobs = Vec::new();
+            for row in rows {
+                let (id, blob) = row?;
+                ids.push(id);
+                blobs.push(blob);
+            }
+            Ok((ids, blobs))
+        })?;
+        let dim = blobs.first().map_or(0, |b| b.len() / 4);
+        let mut data = Vec::with_capacity(dim * ids.len());
+        for blob in &blobs {
+            if blob.len() != dim * 4 {
+                return Err(RagError::Embedding { detail: format!("stored vectors of {model} differ in length") });
+            }
+            data.extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+        }
+        *self.vectors.write().unwrap_or_else(|p| p.into_inner()) =
+            Some(VectorCache { model: model.to_owned(), dim, ids, data });
+        Ok(())
+    }
+
+    fn passages_by_id(&self, scored: &[(i64, f64)]) -> Result<Vec<Passage>, RagError> {
+        let passages = self.store.read(|c| {
+            let mut stmt = c.prepare_cached(&format!("{PASSAGE_SELECT} WHERE c.id = ?1"))?;
+            let mut out = Vec::with_capacity(scored.len());
+            for &(id, score) in scored {
+                if let Some(p) = stmt.query_row([id], |r| passage_from_row(r, score)).optional()? {
+                    out.push(p);
+                }
+            }
+            Ok(out)
+        })?;
+        Ok(passages)
+    }
+}
+
+impl ChunkIndex for SqliteIndex {
+    fn fingerprint(&self, path: &Path) -> Result<Option<String>, RagError> {
+        Ok(self.store.read(|c| {
+            c.query_row("SELECT fingerprint FROM kb_documents WHERE path = ?1", [path_str(path)], |r| r.get(0))
+                .optional()
+        })?)
+    }
+
+    fn put_document(&self, doc: &DocumentRecord, chunks: &[ChunkRecord], model: Option<&str>) -> Result<(), RagError> {
+        let path = path_str(&doc.path);
+        self.store.write(|tx| -> Result<(), RagError> {
+            let map = |e| RagError::from(self.store.error(e));
+            delete_document(tx, &path).map_err(map)?;
+            tx.execute(
+                "INSERT INTO kb_documents (folder, path, fingerprint, kind, bytes, indexed_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, unixepoch())",
+                params![path_str(&doc.folder), path, doc.fingerprint, doc.kind, doc.bytes as i64],
+            )
+            .map_err(map)?;
+            let doc_id = tx.last_insert_rowid();
+            let mut chunk_stmt = tx
+                .prepare_cached(
+                    "INSERT INTO kb_chunks (doc_id, ord, text, heading, line_start, line_end) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(map)?;
+            let mut fts_stmt = tx.prepare_cached("INSERT INTO kb_fts (rowid, terms) VALUES (?1, ?2)").map_err(map)?;
+            let mut vec_stmt =
+                tx.prepare_cached("INSERT INTO kb_vectors (chunk_id, model, vector) VALUES (?1, ?2, ?3)").map_err(map)?;
+            for (ord, record) in chunks.iter().enumerate() {
+                let c = &record.chunk;
+                chunk_stmt
+                    .execute(params![doc_id, ord as i64, c.text, c.heading, c.line_start as i64, c.line_end as i64])
+                    .map_err(map)?;
+                let chunk_id = tx.last_insert_rowid();
+                fts_stmt.execute(params![chunk_id, record.terms.join(" ")]).map_err(map)?;
+                if let (Some(vector), Some(model)) = (&record.vector, model) {
+                    let blob: Vec<u8> = unit(vector).iter().flat_map(|x| x.to_le_bytes()).collect();
+                    vec_stmt.execute(params![chunk_id, model, blob]).map_err(map)?;
+                }
+            }
+            Ok(())
+        })?;
+        if model.is_some() {
+            self.invalidate_vectors();
+        }
+        Ok(())
+    }
+
+    fn remove_document(&self, path: &Path) -> Result<bool, RagError> {
+        let removed = self.store.write(|tx| -> Result<bool, RagError> {
+            delete_document(tx, &path_str(path)).map_err(|e| RagError::from(self.store.error(e)))
+        })?;
+        if removed {
+            self.invalidate_vectors();
+        }
+        Ok(removed)
+    }
+
+    fn documents(&self, folder: &Path) -> Result<Vec<PathBuf>, RagError> {
+        Ok(self.store.read(|c| {
+            let mut stmt = c.prepare("SELECT path FROM kb_documents WHERE folder = ?1 ORDER BY path")?;
+            stmt.query_map([path_str(folder)], |r| r.get::<_, String>(0).map(PathBuf::from))?.collect()
+        })?)
+    }
+
+    fn bm25(&self, terms: &[String], top_k: usize) -> Result<Vec<Passage>, RagError> {
+        if terms.is_empty() || top_k == 0 {
+            return Ok(Vec::new());
+        }
+        let mut unique: Vec<&String> = Vec::new();
+        for t in terms {
+            if !unique.contains(&t) {
+                unique.push(t);
+            }
+        }
+        let query = unique.iter().map(|t| fts_quote(t)).collect::<Vec<_>>().join(" OR ");
+        Ok(self.store.read(|c| {
+            let mut stmt = c.prepare_cached(
+                "WITH hits AS (SELECT rowid AS id, bm25(kb_fts) AS rank FROM kb_fts WHERE kb_fts MATCH ?1 \
+                 ORDER BY rank LIMIT ?2) \
+                 SELECT c.id, d.path, c.heading, c.line_start, c.line_end, c.text, -h.rank \
+                 FROM hits h JOIN kb_chunks c ON c.id = h.id JOIN kb_documents d ON d.id = c.doc_id \
+                 ORDER BY h.rank, c.id",
+            )?;
+            stmt.query_map(params![query, top_k as i64], |r| {
+                let score = r.get(6)?;
+                passage_from_row(r, score)
+            })?
+            .collect()
+        })?)
+    }
+
+    fn nearest(&self, vector: &[f32], model: &str, top_k: usize) -> Result<Vec<Passage>, RagError> {
+        self.load_vectors(model)?;
+        let query = unit(vector);
+        let scored: Vec<(i64, f64)> = {
+            let guard = self.vectors.read().unwrap_or_else(|p| p.into_inner());
+            let Some(cache) = guard.as_ref().filter(|c| c.model == model && !c.ids.is_empty()) else {
+                return Ok(Vec::new());
+            };
+            if cache.dim != query.len() {
+                return Err(RagError::Embedding {
+                    detail: format!(
+                        "the query vector has {} dimensions, the index {} ({model}); re-index after changing models",
+                        query.len(),
+                        cache.dim
+                    ),
+                });
+            }
+            let mut scored: Vec<(i64, f64)> = cache
+                .data
+                .chunks_exact(cache.dim)
+                .zip(&cache.ids)
+                .map(|(v, &id)| (id, f64::from(v.iter().zip(&query).map(|(a, b)| a * b).sum::<f32>())))
+                .collect();
+            let k = top_k.min(scored.len());
+            if k == 0 {
+                return Ok(Vec::new());
+            }
+            scored.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1));
+            scored.truncate(k);
+            scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+            scored
+        };
+        self.passages_by_id(&scored)
+    }
+
+    fn document_passages(&self, path: &Path) -> Result<Vec<Passage>, RagError> {
+        Ok(self.store.read(|c| {
+            let mut stmt = c.prepare(&format!("{PASSAGE_SELECT} WHERE d.path = ?1 ORDER BY c.ord"))?;
+            stmt.query_map([path_str(path)], |r| passage_from_row(r, 0.0))?.collect()
+        })?)
+    }
+
+    fn totals(&self) -> Result<IndexTotals, RagError> {
+        Ok(self.store.read(|c| {
+            let count = |sql: &str| c.query_row(sql, [], |r| r.get::<_, i64>(0)).map(|n| n as u64);
+            Ok(IndexTotals {
+                documents: count("SELECT count(*) FROM kb_documents")?,
+                chunks: count("SELECT count(*) FROM kb_chunks")?,
+                vectors: count("SELECT count(*) FROM kb_vectors")?,
+            })
+        })?)
+    }
+}
+
+/// Deletes a document with its chunks, FTS rows and vectors; `true` if it existed.
+fn delete_document(tx: &rusqlite::Transaction<'_>, path: &str) -> rusqlite::Result<bool> {
+    let Some(doc_id) =
+        tx.query_row("SELECT id FROM kb_documents WHERE path = ?1", [path], |r| r.get::<_, i64>(0)).optional()?
+    else {
+        return Ok(false);
+    };
+    // FTS5 tables take no part in foreign keys: clear them first.
+    tx.execute("DELETE FROM kb_fts WHERE rowid IN (SELECT id FROM kb_chunks WHERE doc_id = ?1)", [doc_id])?;
+    tx.execute("DELETE FROM kb_documents WHERE id = ?1", [doc_id])?;
+    Ok(true)
+}
+
+/// Removes every document of `folder` inside an open transaction (used when a folder is unregistered).
+pub(super) fn delete_folder_documents(tx: &rusqlite::Transaction<'_>, folder: &str) -> rusqlite::Result<()> {
+    tx.execute(
+        "DELETE FROM kb_fts WHERE rowid IN (SELECT c.id FROM kb_chunks c JOIN kb_documents d ON d.id = c.doc_id \
+         WHERE d.folder = ?1)",
+        [folder],
+    )?;
+    tx.execute("DELETE FROM kb_documents WHERE folder = ?1", [folder])?;
+    Ok(())
+}

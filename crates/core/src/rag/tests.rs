@@ -1,0 +1,381 @@
+//! Knowledge-base behaviour end to end on real folders: registration, samples,
+//! incremental indexing, Chinese retrieval, hybrid search, bad input, the watcher.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::embed::HashEmbedder;
+use super::kb::SAMPLES;
+use super::*;
+use crate::paths::DataDir;
+use crate::store::Store;
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    data: DataDir,
+    docs: PathBuf,
+    kb: KnowledgeBase,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = DataDir::new(tmp.path().join("data"));
+    let store = Store::open(&data).unwrap();
+    let kb = KnowledgeBase::open(&data, store).unwrap();
+    let docs = tmp.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    Fixture { _tmp: tmp, data, docs, kb }
+}
+
+fn quiet() -> Arc<dyn Fn(&IndexProgress) + Send + Sync> {
+    Arc::new(|_: &IndexProgress| {})
+}
+
+async fn index(kb: &KnowledgeBase) -> IndexReport {
+    kb.index(quiet(), &CancellationToken::new()).await.unwrap()
+}
+
+async fn bm25(kb: &KnowledgeBase, query: &str) -> Vec<Passage> {
+    kb.search(query, SearchMode::Bm25, 5).await.unwrap()
+}
+
+fn skip_of<'a>(report: &'a IndexReport, name: &str) -> Option<&'a Skip> {
+    report.skipped.iter().find(|s| s.path.file_name().is_some_and(|n| n == name)).map(|s| &s.reason)
+}
+
+#[tokio::test]
+async fn fresh_data_dir_has_the_samples_registered_and_removable() {
+    let f = fixture();
+    let samples = f.data.path().join("knowledge_base");
+    assert_eq!(f.kb.folders().unwrap(), std::slice::from_ref(&samples));
+    assert!(samples.join("patchbay-faq.md").is_file());
+    f.kb.remove_folder(&samples).unwrap();
+    assert!(f.kb.folders().unwrap().is_empty());
+    // Re-opening does not seed again: removal sticks.
+    let kb = KnowledgeBase::open(&f.data, Store::open(&f.data).unwrap()).unwrap();
+    assert!(kb.folders().unwrap().is_empty());
+    assert!(samples.join("patchbay-faq.md").is_file(), "the user's files stay");
+}
+
+#[tokio::test]
+async fn folders_are_registered_once_and_checked() {
+    let f = fixture();
+    let added = f.kb.add_folder(&f.docs).unwrap();
+    assert_eq!(added, std::fs::canonicalize(&f.docs).unwrap());
+    assert!(matches!(f.kb.add_folder(&f.docs), Err(RagError::AlreadyRegistered { .. })));
+    assert!(matches!(f.kb.add_folder(&f.docs.join("nope")), Err(RagError::FolderNotFound { .. })));
+    std::fs::write(f.docs.join("file.md"), "x").unwrap();
+    assert!(matches!(f.kb.add_folder(&f.docs.join("file.md")), Err(RagError::NotAFolder { .. })));
+    assert!(matches!(f.kb.remove_folder(Path::new("/not/registered")), Err(RagError::NotRegistered { .. })));
+}
+
+#[tokio::test]
+async fn chinese_queries_find_the_chinese_samples() {
+    let f = fixture();
+    let report = index(&f.kb).await;
+    assert_eq!(report.indexed, SAMPLES.len());
+    let cases = [
+        ("扫描版PDF为什么搜不到", "patchbay-faq.zh.md", "没有文字层"),
+        ("API密钥保存在哪里", "patchbay-faq.zh.md", "钥匙串"),
+        ("倒数排名融合", "检索说明.md", "RRF"),
+        ("中断索引会不会留下一半的文件", "检索说明.md", "事务"),
+    ];
+    for (query, file, needle) in cases {
+        let hits = bm25(&f.kb, query).await;
+        let top = hits.first().unwrap_or_else(|| panic!("no hit for {query}"));
+        assert!(top.path.ends_with(file), "{query}: top hit {:?}", top.path);
+        assert!(top.text.contains(needle), "{query}: {}", top.text);
+    }
+    // Mixed Chinese/English query.
+    let hits = bm25(&f.kb, "SQLite FTS5 全文索引").await;
+    assert!(hits[0].path.ends_with("检索说明.md") || hits[0].path.ends_with("retrieval.md"), "{hits:?}");
+}
+
+#[tokio::test]
+async fn english_queries_are_stemmed_and_cite_heading_and_lines() {
+    let f = fixture();
+    index(&f.kb).await;
+    let hits = bm25(&f.kb, "scanned PDFs without text").await;
+    let top = &hits[0];
+    assert!(top.path.ends_with("patchbay-faq.md"), "{top:?}");
+    assert_eq!(top.heading, "Patchbay FAQ > Troubleshooting > A scanned PDF is not found");
+    let source = std::fs::read_to_string(&top.path).unwrap();
+    let lines: Vec<&str> = source.lines().collect();
+    assert_eq!(lines[top.line_start - 1], "### A scanned PDF is not found");
+    assert_eq!(lines[top.line_start - 1..top.line_end].join("\n"), top.text);
+    assert!(top.score > 0.0);
+}
+
+#[tokio::test]
+async fn reindexing_is_incremental_and_deleted_files_leave() {
+    let f = fixture();
+    f.kb.add_folder(&f.docs).unwrap();
+    std::fs::write(f.docs.join("a.md"), "# Alpha\n\nzebra crossing rules\n").unwrap();
+    std::fs::write(f.docs.join("b.txt"), "giraffe necks are long\n").unwrap();
+    let first = index(&f.kb).await;
+    assert_eq!(first.indexed, SAMPLES.len() + 2);
+    let again = index(&f.kb).await;
+    assert_eq!((again.indexed, again.unchanged), (0, SAMPLES.len() + 2));
+
+    std::fs::write(f.docs.join("a.md"), "# Alpha\n\nokapi stripes\n").unwrap();
+    std::fs::remove_file(f.docs.join("b.txt")).unwrap();
+    let third = index(&f.kb).await;
+    assert_eq!((third.indexed, third.removed), (1, 1));
+    assert!(bm25(&f.kb, "zebra").await.is_empty());
+    assert!(bm25(&f.kb, "giraffe").await.is_empty());
+    assert_eq!(bm25(&f.kb, "okapi").await.len(), 1);
+
+    // Changing the chunking settings re-chunks everything.
+    let mut settings = f.kb.settings().unwrap();
+    settings.chunking.chunk_tokens = 64;
+    f.kb.save_settings(&settings).unwrap();
+    assert_eq!(index(&f.kb).await.indexed, SAMPLES.len() + 1);
+}
+
+#[tokio::test]
+async fn removing_a_folder_drops_its_documents() {
+    let f = fixture();
+    f.kb.add_folder(&f.docs).unwrap();
+    std::fs::write(f.docs.join("a.md"), "walrus tusks\n").unwrap();
+    index(&f.kb).await;
+    assert_eq!(bm25(&f.kb, "walrus").await.len(), 1);
+    f.kb.remove_folder(&f.docs).unwrap();
+    assert!(bm25(&f.kb, "walrus").await.is_empty());
+    let totals = f.kb.status().unwrap().totals;
+    assert_eq!(totals.documents as usize, SAMPLES.len());
+}
+
+#[tokio::test]
+async fn progress_counts_files_and_cancellation_stops_between_files() {
+    let f = fixture();
+    f.kb.add_folder(&f.docs).unwrap();
+    for i in 0..6 {
+        std::fs::write(f.docs.join(format!("f{i}.txt")), format!("document number {i}\n")).unwrap();
+    }
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    index(&f.kb).await;
+    let report =
+        f.kb.index(Arc::new(move |p: &IndexProgress| log.lock().unwrap().push(p.clone())), &CancellationToken::new())
+            .await
+            .unwrap();
+    assert_eq!(report.unchanged, SAMPLES.len() + 6);
+    let events = seen.lock().unwrap().clone();
+    let total = SAMPLES.len() + 6;
+    assert_eq!(events.len(), total + 1);
+    assert!(events.iter().all(|e| e.files_total == total));
+    assert_eq!(events[3].files_done, 3);
+    assert!(events[3].current.is_some());
+    assert_eq!(events.last().unwrap(), &IndexProgress { files_done: total, files_total: total, current: None });
+
+    std::fs::write(f.docs.join("f0.txt"), "changed\n").unwrap();
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let err =
+        f.kb.index(
+            Arc::new(move |p: &IndexProgress| {
+                if p.files_done == 1 {
+                    stop.cancel()
+                }
+            }),
+            &cancel,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RagError::Cancelled), "{err}");
+}
+
+#[tokio::test]
+async fn bad_input_is_reported_and_the_run_goes_on() {
+    let f = fixture();
+    f.kb.add_folder(&f.docs).unwrap();
+    let d = &f.docs;
+    std::fs::write(d.join("good.md"), "# Good\n\nnarwhal horn facts\n").unwrap();
+    // A 2 GB sparse file.
+    std::fs::File::create(d.join("huge.txt")).unwrap().set_len(2 << 30).unwrap();
+    // Binary content named .txt.
+    std::fs::write(d.join("binary.txt"), (0..8192u32).map(|i| (i * 31 % 251) as u8).collect::<Vec<u8>>()).unwrap();
+    // A PDF without a text layer: a valid one-page PDF that draws nothing.
+    std::fs::write(d.join("scan.pdf"), blank_pdf()).unwrap();
+    // A symlink loop, a dangling symlink and a FIFO.
+    std::fs::create_dir(d.join("sub")).unwrap();
+    std::os::unix::fs::symlink(d, d.join("sub/loop")).unwrap();
+    std::os::unix::fs::symlink(d.join("missing.md"), d.join("dangling.md")).unwrap();
+    let fifo = d.join("pipe.txt");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    // Unknown type and a non-UTF-8 file in an unrecognisable encoding.
+    std::fs::write(d.join("photo.png"), b"\x89PNG\r\n\x1a\n").unwrap();
+
+    let report = index(&f.kb).await;
+    assert!(
+        matches!(skip_of(&report, "huge.txt"), Some(Skip::TooLarge { size, .. }) if *size == 2 << 30),
+        "{report:#?}"
+    );
+    assert_eq!(skip_of(&report, "binary.txt"), Some(&Skip::Binary));
+    assert_eq!(skip_of(&report, "scan.pdf"), Some(&Skip::NoText));
+    assert_eq!(skip_of(&report, "pipe.txt"), Some(&Skip::NotRegular));
+    assert_eq!(skip_of(&report, "photo.png"), Some(&Skip::Unsupported));
+    assert!(matches!(skip_of(&report, "dangling.md"), Some(Skip::Unreadable { .. })), "{report:#?}");
+    assert!(
+        matches!(skip_of(&report, "loop"), Some(Skip::Unreadable { detail }) if detail.contains("loop")),
+        "{report:#?}"
+    );
+    assert_eq!(bm25(&f.kb, "narwhal").await.len(), 1);
+    // The status keeps the reasons for the UI.
+    let status = f.kb.status().unwrap();
+    assert!(status.skipped.iter().any(|s| s.path.ends_with("scan.pdf") && s.reason == Skip::NoText));
+    let folder = status.folders.iter().find(|s| s.path == std::fs::canonicalize(d).unwrap()).unwrap();
+    assert_eq!(folder.documents, 1);
+    assert!(folder.skipped >= 7);
+}
+
+#[tokio::test]
+async fn a_folder_deleted_while_indexing_is_reported_and_its_files_leave() {
+    let f = fixture();
+    let folder = f.kb.add_folder(&f.docs).unwrap();
+    for i in 0..5 {
+        std::fs::write(f.docs.join(format!("n{i}.md")), format!("quokka note {i}\n")).unwrap();
+    }
+    index(&f.kb).await;
+    for i in 0..5 {
+        std::fs::write(f.docs.join(format!("n{i}.md")), format!("quokka changed {i}\n")).unwrap();
+    }
+    let docs = f.docs.clone();
+    let gone = Arc::new(Mutex::new(false));
+    let flag = Arc::clone(&gone);
+    let report =
+        f.kb.index(
+            Arc::new(move |p: &IndexProgress| {
+                let mut gone = flag.lock().unwrap();
+                if p.current.as_ref().is_some_and(|c| c.starts_with(&docs)) && !*gone {
+                    std::fs::remove_dir_all(&docs).unwrap();
+                    *gone = true;
+                }
+            }),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(*gone.lock().unwrap());
+    assert_eq!(report.skipped.iter().filter(|s| matches!(s.reason, Skip::Unreadable { .. })).count(), 5);
+    assert_eq!(report.removed, 5);
+    assert!(bm25(&f.kb, "quokka").await.is_empty());
+    // The next run reports the folder as missing and keeps going.
+    let next = index(&f.kb).await;
+    assert_eq!(next.missing_folders, [folder]);
+    assert_eq!(next.unchanged, SAMPLES.len());
+}
+
+#[tokio::test]
+async fn hybrid_and_vector_search_use_the_embedder() {
+    let f = fixture();
+    let kb = f.kb.clone().with_embedder(Some(Arc::new(HashEmbedder)));
+    assert_eq!(kb.default_mode(), SearchMode::Hybrid);
+    let report = index(&kb).await;
+    assert_eq!(report.indexed, SAMPLES.len());
+    assert_eq!(kb.status().unwrap().totals.vectors, kb.status().unwrap().totals.chunks);
+    let vector = kb.search("scanned PDF text layer OCR", SearchMode::Vector, 3).await.unwrap();
+    assert!(vector[0].path.ends_with("patchbay-faq.md"), "{vector:?}");
+    let hybrid = kb.search("scanned PDF text layer OCR", SearchMode::Hybrid, 3).await.unwrap();
+    assert_eq!(hybrid.len(), 3);
+    assert!(hybrid[0].text.contains("OCR"), "{hybrid:?}");
+    // Without an embedder, vector search is refused plainly.
+    assert!(matches!(f.kb.search("x", SearchMode::Vector, 3).await, Err(RagError::NoEmbeddings)));
+    assert_eq!(f.kb.default_mode(), SearchMode::Bm25);
+}
+
+#[tokio::test]
+async fn html_docx_and_code_files_are_indexed_as_text() {
+    let f = fixture();
+    f.kb.add_folder(&f.docs).unwrap();
+    std::fs::write(
+        f.docs.join("page.html"),
+        "<h1>Pangolin</h1><script>var armadillo=1</script><p>scales &amp; claws</p>",
+    )
+    .unwrap();
+    std::fs::write(f.docs.join("lib.rs"), "/// Computes the capybara score.\nfn capybara() {}\n").unwrap();
+    std::fs::write(f.docs.join("memo.docx"), docx_with("Axolotl regeneration")).unwrap();
+    let report = index(&f.kb).await;
+    assert_eq!(report.indexed, SAMPLES.len() + 3, "{report:#?}");
+    let html = bm25(&f.kb, "pangolin claws").await;
+    assert_eq!(html[0].heading, "Pangolin");
+    assert!(bm25(&f.kb, "armadillo").await.is_empty());
+    assert!(bm25(&f.kb, "capybara").await[0].path.ends_with("lib.rs"));
+    assert!(bm25(&f.kb, "axolotl").await[0].path.ends_with("memo.docx"));
+}
+
+#[tokio::test]
+async fn the_watcher_indexes_new_and_deleted_files() {
+    let f = fixture();
+    f.kb.add_folder(&f.docs).unwrap();
+    index(&f.kb).await;
+    let runs = Arc::new(Mutex::new(0));
+    let counter = Arc::clone(&runs);
+    let watcher =
+        f.kb.watch(
+            Duration::from_millis(200),
+            Arc::new(move |r: Result<IndexReport, RagError>| {
+                r.unwrap();
+                *counter.lock().unwrap() += 1;
+            }),
+        )
+        .unwrap();
+    std::fs::write(f.docs.join("new.md"), "meerkat sentinel\n").unwrap();
+    wait_for(|| async { bm25(&f.kb, "meerkat").await.len() == 1 }).await;
+    std::fs::remove_file(f.docs.join("new.md")).unwrap();
+    wait_for(|| async { bm25(&f.kb, "meerkat").await.is_empty() }).await;
+    wait_for(|| async { *runs.lock().unwrap() >= 2 }).await;
+    drop(watcher);
+}
+
+async fn wait_for<F, Fut>(mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..100 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("condition not met within 10 s");
+}
+
+/// A minimal valid PDF with one empty page (no text layer).
+pub(crate) fn blank_pdf() -> Vec<u8> {
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << >> >>",
+        "<< /Length 0 >>\nstream\n\nendstream",
+    ];
+    let mut pdf = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend(format!("{} 0 obj\n{body}\nendobj\n", i + 1).bytes());
+    }
+    let xref = pdf.len();
+    pdf.extend(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).bytes());
+    for o in offsets {
+        pdf.extend(format!("{o:010} 00000 n \n").bytes());
+    }
+    pdf.extend(format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1).bytes());
+    pdf
+}
+
+/// A minimal DOCX holding one paragraph.
+fn docx_with(text: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let mut zip = zip::ZipWriter::new(&mut buf);
+    let opts = zip::write::SimpleFileOptions::default();
+    zip.start_file("word/document.xml", opts).unwrap();
+    write!(zip, "<w:document><w:body><w:p><w:r><w:t>{text}</w:t></w:r></w:p></w:body></w:document>").unwrap();
+    zip.finish().unwrap();
+    buf.into_inner()
+}
