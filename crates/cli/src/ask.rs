@@ -10,18 +10,20 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
 use futures::StreamExt;
 use patchbay_core::agent::{
-    Agent, AgentEvent, ApprovalDecision, ApprovalPolicy, BuiltinTools, ModelChoice, ProviderSource, ToolSelection,
-    TurnAction, TurnControl, TurnLimits, TurnRequest, resolve_provider,
+    Agent, AgentEvent, ApprovalDecision, ApprovalPolicy, BuiltinTools, CombinedTools, ModelChoice, ProviderSource,
+    ToolHost, ToolSelection, TurnAction, TurnControl, TurnLimits, TurnRequest, resolve_provider,
 };
 use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT};
 use patchbay_core::config::ConfigStore;
 use patchbay_core::conversations::{ConversationId, ConversationStore, MessageStatus};
 use patchbay_core::llm::ContentPart;
+use patchbay_core::mcp::{McpRegistry, RegistryOptions, RegistryTools, ServerStatus};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
 use patchbay_core::store::Store;
@@ -66,12 +68,35 @@ pub struct Session {
     model: ModelChoice,
     selection: ToolSelection,
     approval: ApprovalPolicy,
+    tools: Arc<dyn ToolHost>,
     pub conversation: Option<ConversationId>,
+}
+
+/// Starts every enabled MCP server (in parallel, each within its start
+/// timeout) and offers their tools next to the built-in ones. Servers that
+/// fail are reported on stderr and left out; they never block the turn.
+async fn start_tools(store: &Store, secrets: &KeyringStore) -> anyhow::Result<Arc<dyn ToolHost>> {
+    let servers: Vec<_> = ConfigStore::new(store.clone()).servers()?.into_iter().filter(|s| s.enabled).collect();
+    if servers.is_empty() {
+        return Ok(Arc::new(BuiltinTools));
+    }
+    let registry = McpRegistry::new(Arc::new(secrets.clone()), RegistryOptions::default());
+    registry.configure(servers.clone());
+    registry.start_all().await;
+    let longest = servers.iter().map(|s| s.timeouts.startup_secs).max().unwrap_or(30);
+    registry.wait_settled(Duration::from_secs(longest + 5)).await;
+    for server in registry.snapshot() {
+        if let ServerStatus::Failed { reason } = &server.status {
+            eprintln!("note: MCP server {} is not available: {reason}", server.name);
+        }
+    }
+    let mcp: Arc<dyn ToolHost> = Arc::new(RegistryTools::new(registry, servers));
+    Ok(Arc::new(CombinedTools::new(vec![Arc::new(BuiltinTools), mcp])))
 }
 
 impl Session {
     /// Opens the data directory and resolves assistant, provider and model.
-    pub fn open(dir: &DataDir, args: &TurnArgs) -> anyhow::Result<Self> {
+    pub async fn open(dir: &DataDir, args: &TurnArgs) -> anyhow::Result<Self> {
         let store = Store::open(dir)?;
         let assistant = AssistantStore::new(store.clone()).get(&args.assistant)?;
         let requested = args.provider.as_deref().or(assistant.provider.as_deref());
@@ -92,6 +117,7 @@ impl Session {
             .or_else(|| Some(resolved.profile.default_model.clone()).filter(|m| !m.is_empty()))
             .with_context(|| format!("provider {} has no default model: pass --model", resolved.profile.name))?;
         let provider = provider_for(&resolved, &secrets)?;
+        let tools = if args.no_tools { Arc::new(BuiltinTools) } else { start_tools(&store, &secrets).await? };
         let conversations = ConversationStore::new(store);
         if let Some(id) = args.conversation {
             conversations.get(id)?;
@@ -115,6 +141,7 @@ impl Session {
             agent: Agent::new(conversations),
             assistant,
             approval,
+            tools,
             conversation: args.conversation,
         })
     }
@@ -132,7 +159,7 @@ impl Session {
             action: TurnAction::Send { text: message.to_owned(), attachments: Vec::new() },
             model: self.model.clone(),
             system_prompt: Some(self.assistant.system_prompt.clone()),
-            tools: Arc::new(BuiltinTools),
+            tools: self.tools.clone(),
             selection: self.selection.clone(),
             approval: self.approval.clone(),
             retriever: None,
@@ -234,7 +261,7 @@ async fn ask_terminal(server: &str, tool: &str, arguments: &serde_json::Value) -
 pub fn run(dir: &DataDir, args: &AskArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let mut session = Session::open(dir, &args.turn)?;
+        let mut session = Session::open(dir, &args.turn).await?;
         let status = session.turn(&args.message).await?;
         if let Some(id) = session.conversation {
             eprintln!("conversation {id}");

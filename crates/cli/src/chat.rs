@@ -20,7 +20,7 @@ pub struct ChatArgs {
 pub fn run(dir: &DataDir, args: &ChatArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let mut session = Session::open(dir, &args.turn)?;
+        let mut session = Session::open(dir, &args.turn).await?;
         eprintln!("Type a message; /new starts a new conversation, /quit leaves.");
         let stdin = std::io::stdin();
         loop {

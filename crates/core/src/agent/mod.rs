@@ -18,7 +18,8 @@ pub use events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy};
 pub use profile::{ProviderSource, ResolvedProvider, resolve_provider};
 pub use retrieve::{RetrievalError, Retriever};
 pub use tools::{
-    BUILTIN_SERVER, BuiltinTools, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection,
+    BUILTIN_SERVER, BuiltinTools, CombinedTools, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput,
+    ToolSelection,
 };
 pub use turn::{Agent, ModelChoice, Sampling, Turn, TurnAction, TurnControl, TurnLimits, TurnRequest};
 

@@ -132,6 +132,42 @@ impl ToolSelection {
     }
 }
 
+/// Several hosts offered as one. Each call goes to the host that lists its
+/// server and tool; model-facing names must not collide across hosts (MCP
+/// tools carry a server prefix, built-in ones do not).
+#[derive(Clone, Default)]
+pub struct CombinedTools {
+    hosts: Vec<std::sync::Arc<dyn ToolHost>>,
+}
+
+impl CombinedTools {
+    /// Offers the tools of every host in `hosts`, in that order.
+    pub fn new(hosts: Vec<std::sync::Arc<dyn ToolHost>>) -> Self {
+        Self { hosts }
+    }
+}
+
+#[async_trait::async_trait]
+impl ToolHost for CombinedTools {
+    async fn list_tools(&self, cancel: CancellationToken) -> Vec<HostedTool> {
+        let mut all = Vec::new();
+        for host in &self.hosts {
+            all.extend(host.list_tools(cancel.clone()).await);
+        }
+        all
+    }
+
+    async fn call_tool(&self, call: ToolInvocation, events: ToolEvents, cancel: CancellationToken) -> ToolOutput {
+        for host in &self.hosts {
+            let tools = host.list_tools(cancel.clone()).await;
+            if tools.iter().any(|t| t.server == call.server && t.tool == call.tool) {
+                return host.call_tool(call, events, cancel).await;
+            }
+        }
+        ToolOutput::error(format!("no connected server offers {}/{} any more", call.server, call.tool))
+    }
+}
+
 /// Patchbay's own tools, served in process: `current_time`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BuiltinTools;

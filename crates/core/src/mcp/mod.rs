@@ -16,12 +16,14 @@
 //! - [`naming`] maps (server, tool) to model-facing tool names and back.
 //! - [`approval`] decides whether a call may run, pinned to the tool's definition.
 //! - [`content`] converts and caps tool results for the model and the UI.
+//! - [`host`] serves the registry's tools to the chat engine ([`RegistryTools`]).
 
 pub mod approval;
 pub mod catalogue;
 pub mod client;
 pub mod connect;
 pub mod content;
+pub mod host;
 pub mod launch;
 pub mod naming;
 pub mod registry;
@@ -33,6 +35,7 @@ use std::time::Duration;
 
 pub use client::{CallEvent, LogMessage};
 pub use connect::TransportKind;
+pub use host::RegistryTools;
 pub use launch::{LaunchReport, LoginEnv};
 pub use registry::{CallOptions, McpEvent, McpRegistry, RegistryOptions, ServerSnapshot, ServerStatus};
 

@@ -1,0 +1,104 @@
+//! The registry as the turn loop's [`ToolHost`]: every ready server's enabled
+//! tools under collision-free model-facing names, the approval mode from the
+//! server's policy, results converted and capped for the model, and progress
+//! and log notifications forwarded to the call's events.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::approval::{ApprovalPolicy, ConversationGrants, Decision};
+use super::content::{ResultLimits, for_model};
+use super::naming::ToolNames;
+use super::{CallEvent, CallOptions, McpRegistry};
+use crate::agent::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput};
+use crate::config::{ApprovalMode, McpServerConfig};
+use crate::llm::ToolSpec;
+
+/// Serves the tools of a registry's ready servers to the chat engine.
+#[derive(Clone)]
+pub struct RegistryTools {
+    registry: McpRegistry,
+    configs: Arc<BTreeMap<String, McpServerConfig>>,
+    limits: ResultLimits,
+}
+
+impl RegistryTools {
+    /// Tools of `registry`, with each server's approval policy, hidden tools
+    /// and time limits taken from `configs`.
+    pub fn new(registry: McpRegistry, configs: impl IntoIterator<Item = McpServerConfig>) -> Self {
+        let configs = configs.into_iter().map(|c| (c.name.clone(), c)).collect();
+        Self { registry, configs: Arc::new(configs), limits: ResultLimits::default() }
+    }
+}
+
+fn mode(decision: Decision) -> ApprovalMode {
+    match decision {
+        Decision::Allow(_) => ApprovalMode::Allow,
+        Decision::Ask(_) => ApprovalMode::Ask,
+        Decision::Deny(_) => ApprovalMode::Deny,
+    }
+}
+
+#[async_trait::async_trait]
+impl ToolHost for RegistryTools {
+    async fn list_tools(&self, _cancel: CancellationToken) -> Vec<HostedTool> {
+        let catalogue: Vec<_> = self
+            .registry
+            .all_tools()
+            .into_iter()
+            .filter_map(|(server, tools)| self.configs.get(&server).map(|config| (config, tools)))
+            .flat_map(|(config, tools)| {
+                tools.into_iter().filter(|t| !config.disabled_tools.contains(t.name.as_ref())).map(move |t| (config, t))
+            })
+            .collect();
+        let names = ToolNames::build(catalogue.iter().map(|(c, t)| (c.name.as_str(), t.name.as_ref())));
+        let grants = ConversationGrants::default();
+        catalogue
+            .iter()
+            .filter_map(|(config, tool)| {
+                let name = names.model_name(&config.name, &tool.name)?.to_owned();
+                let policy = ApprovalPolicy::from_config(config, true);
+                Some(HostedTool {
+                    spec: ToolSpec {
+                        name,
+                        description: tool.description.as_deref().unwrap_or_default().to_owned(),
+                        input_schema: serde_json::Value::Object((*tool.input_schema).clone()),
+                    },
+                    server: config.name.clone(),
+                    tool: tool.name.to_string(),
+                    approval: mode(policy.decide(&config.name, tool, &grants)),
+                    timeout: Some(Duration::from_secs(config.timeouts.call_secs)),
+                })
+            })
+            .collect()
+    }
+
+    async fn call_tool(&self, call: ToolInvocation, events: ToolEvents, cancel: CancellationToken) -> ToolOutput {
+        let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+        let forward = tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                match event {
+                    CallEvent::Progress { progress, total, message } => events.progress(progress, total, message),
+                    CallEvent::Log(log) => {
+                        let text = log.data.as_str().map_or_else(|| log.data.to_string(), str::to_owned);
+                        events.log(log.level, text);
+                    }
+                }
+            }
+        });
+        let options = CallOptions { timeout: None, events: Some(tx) };
+        let result = self.registry.call_tool(&call.server, &call.tool, Some(call.arguments), options, cancel).await;
+        // The sender went with the call: the forwarder drains what is left and ends.
+        let _ = forward.await;
+        match result {
+            Ok(result) => {
+                let converted = for_model(&result, &self.limits);
+                ToolOutput { content: converted.parts, is_error: converted.is_error }
+            }
+            Err(e) => ToolOutput::error(e.to_string()),
+        }
+    }
+}
