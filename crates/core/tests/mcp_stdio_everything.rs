@@ -67,11 +67,17 @@ async fn everything_over_stdio_serves_tools_resources_and_prompts() {
         .await
         .unwrap();
     assert!(text(&long).contains("completed"), "{}", text(&long));
+    // The last notification is routed on another task than the result and may
+    // land just after it: wait (bounded) for all three.
     let mut progress = Vec::new();
-    while let Ok(event) = rx.try_recv() {
-        if let CallEvent::Progress { progress: p, total, .. } = event {
-            assert_eq!(total, Some(3.0));
-            progress.push(p);
+    while progress.len() < 3 {
+        match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+            Ok(Some(CallEvent::Progress { progress: p, total, .. })) => {
+                assert_eq!(total, Some(3.0));
+                progress.push(p);
+            }
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => break,
         }
     }
     assert_eq!(progress, vec![1.0, 2.0, 3.0]);

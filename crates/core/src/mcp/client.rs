@@ -103,9 +103,25 @@ pub(crate) struct RouteGuard {
     token: ProgressToken,
 }
 
+/// A notification the server sent just before its answer can be handled just
+/// after it (rmcp dispatches them on different tasks): a finished call's route
+/// stays open this long so its last progress or log line still arrives.
+const LATE_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+
 impl Drop for RouteGuard {
     fn drop(&mut self) {
-        self.routes.lock().by_token.remove(&self.token);
+        let (routes, token) = (self.routes.clone(), self.token.clone());
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(LATE_GRACE).await;
+                    routes.lock().by_token.remove(&token);
+                });
+            }
+            Err(_) => {
+                routes.lock().by_token.remove(&token);
+            }
+        }
     }
 }
 

@@ -78,7 +78,9 @@ impl ToolHost for RegistryTools {
 
     async fn call_tool(&self, call: ToolInvocation, events: ToolEvents, cancel: CancellationToken) -> ToolOutput {
         let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-        let forward = tokio::spawn(async move {
+        // Ends when the registry drops the call's route (shortly after the
+        // answer, so late notifications still arrive).
+        tokio::spawn(async move {
             while let Some(event) = rx.recv().await {
                 match event {
                     CallEvent::Progress { progress, total, message } => events.progress(progress, total, message),
@@ -91,8 +93,6 @@ impl ToolHost for RegistryTools {
         });
         let options = CallOptions { timeout: None, events: Some(tx) };
         let result = self.registry.call_tool(&call.server, &call.tool, Some(call.arguments), options, cancel).await;
-        // The sender went with the call: the forwarder drains what is left and ends.
-        let _ = forward.await;
         match result {
             Ok(result) => {
                 let converted = for_model(&result, &self.limits);
