@@ -51,8 +51,10 @@ build_ui() {
 }
 
 build_app() {
-  say "Building the desktop app (cargo build -p patchbay-desktop; the first build takes several minutes)"
-  (cd "$ROOT" && cargo build -p patchbay-desktop)
+  # --workspace --bins builds with the same features as the test command, so the two
+  # share every compiled dependency (a -p build would unify features differently).
+  say "Building the desktop app and the CLI (cargo build --workspace --bins; the first build takes several minutes)"
+  (cd "$ROOT" && cargo build --workspace --bins)
 }
 
 # Runs "$@" inside a private D-Bus session with an unlocked keyring.

@@ -28,8 +28,7 @@ say "UI: tsc --noEmit, eslint, vitest"
 (cd ui && npx --no-install tsc --noEmit && npx --no-install eslint . && npx --no-install vitest run)
 say "cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-say "cargo build --workspace --bins (the app binary the window tests start)"
-cargo build --workspace --bins --quiet
+build_app
 say "cargo test --workspace (under Xvfb and a private D-Bus session with an unlocked keyring)"
 rm -rf tests/artifacts
 xvfb-run -a -s "-screen 0 1280x800x24" \
