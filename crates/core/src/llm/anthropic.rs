@@ -96,20 +96,6 @@ fn content_block(part: &ContentPart) -> Value {
     }
 }
 
-/// Appends `blocks` to the last message when it has `role`, else starts one.
-fn push(out: &mut Vec<Value>, role: &str, mut blocks: Vec<Value>) {
-    if blocks.is_empty() {
-        return;
-    }
-    if let Some(last) = out.last_mut().filter(|m| m["role"] == role)
-        && let Some(content) = last["content"].as_array_mut()
-    {
-        content.append(&mut blocks);
-        return;
-    }
-    out.push(json!({"role": role, "content": blocks}));
-}
-
 fn convert_messages(messages: &[ChatMessage]) -> Vec<Value> {
     let mut out = Vec::new();
     for message in messages {
@@ -121,7 +107,7 @@ fn convert_messages(messages: &[ChatMessage]) -> Vec<Value> {
                     .filter(|p| !matches!(p, ContentPart::Text { text } if text.is_empty()))
                     .map(content_block)
                     .collect();
-                push(&mut out, "user", blocks);
+                super::push_merged(&mut out, "content", "user", blocks);
             }
             ChatMessage::Assistant { text, tool_calls, .. } => {
                 let mut blocks = Vec::new();
@@ -136,7 +122,7 @@ fn convert_messages(messages: &[ChatMessage]) -> Vec<Value> {
                         "input": super::arguments_object(&call.arguments),
                     }));
                 }
-                push(&mut out, "assistant", blocks);
+                super::push_merged(&mut out, "content", "assistant", blocks);
             }
             ChatMessage::Tool { call_id, parts, is_error, .. } => {
                 let content: Vec<Value> = parts.iter().map(content_block).collect();
@@ -144,7 +130,7 @@ fn convert_messages(messages: &[ChatMessage]) -> Vec<Value> {
                 if *is_error {
                     block["is_error"] = json!(true);
                 }
-                push(&mut out, "user", vec![block]);
+                super::push_merged(&mut out, "content", "user", vec![block]);
             }
         }
     }

@@ -100,25 +100,14 @@ fn part(part: &ContentPart) -> Value {
     }
 }
 
-fn push(out: &mut Vec<Value>, role: &str, mut parts: Vec<Value>) {
-    if parts.is_empty() {
-        return;
-    }
-    if let Some(last) = out.last_mut().filter(|m| m["role"] == role)
-        && let Some(existing) = last["parts"].as_array_mut()
-    {
-        existing.append(&mut parts);
-        return;
-    }
-    out.push(json!({"role": role, "parts": parts}));
-}
-
 fn convert_messages(messages: &[ChatMessage]) -> Vec<Value> {
     let mut out = Vec::new();
     for message in messages {
         match message {
             ChatMessage::System { .. } => {}
-            ChatMessage::User { parts } => push(&mut out, "user", parts.iter().map(part).collect()),
+            ChatMessage::User { parts } => {
+                super::push_merged(&mut out, "parts", "user", parts.iter().map(part).collect())
+            }
             ChatMessage::Assistant { text, tool_calls, .. } => {
                 let mut parts = Vec::new();
                 if !text.is_empty() {
@@ -129,7 +118,7 @@ fn convert_messages(messages: &[ChatMessage]) -> Vec<Value> {
                         json!({"functionCall": {"name": call.name, "args": super::arguments_object(&call.arguments)}}),
                     );
                 }
-                push(&mut out, "model", parts);
+                super::push_merged(&mut out, "parts", "model", parts);
             }
             ChatMessage::Tool { name, parts, is_error, .. } => {
                 let text: Vec<&str> = parts
@@ -140,7 +129,7 @@ fn convert_messages(messages: &[ChatMessage]) -> Vec<Value> {
                 let mut out_parts =
                     vec![json!({"functionResponse": {"name": name, "response": {key: text.join("\n")}}})];
                 out_parts.extend(parts.iter().filter(|p| !matches!(p, ContentPart::Text { .. })).map(part));
-                push(&mut out, "user", out_parts);
+                super::push_merged(&mut out, "parts", "user", out_parts);
             }
         }
     }

@@ -132,3 +132,19 @@ pub(crate) fn arguments_object(arguments: &str) -> serde_json::Value {
         _ => serde_json::json!({ "_raw": arguments }),
     }
 }
+
+/// Appends `items` to the `field` array of the last message in `out` when that
+/// message has `role`, else starts a new message: Anthropic and Gemini both
+/// require consecutive turns of one role to be merged.
+fn push_merged(out: &mut Vec<serde_json::Value>, field: &str, role: &str, mut items: Vec<serde_json::Value>) {
+    if items.is_empty() {
+        return;
+    }
+    if let Some(last) = out.last_mut().filter(|m| m["role"] == role)
+        && let Some(existing) = last[field].as_array_mut()
+    {
+        existing.append(&mut items);
+        return;
+    }
+    out.push(serde_json::json!({ "role": role, field: items }));
+}
