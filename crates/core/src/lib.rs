@@ -5,6 +5,7 @@
 //! (`src-tauri`, `crates/cli`) only adapt them. See `ARCHITECTURE.md`.
 
 pub mod agent;
+pub mod app;
 pub mod assistants;
 pub mod config;
 pub mod conversations;

@@ -1,14 +1,19 @@
 //! Where Patchbay keeps its data.
 //!
 //! The data directory is chosen once per process, in this order: an explicit
-//! path (`--data-dir`), the `PATCHBAY_DATA_DIR` environment variable, then the
-//! platform's data directory (`~/.local/share/patchbay` on Linux). Nothing else
-//! in the core reads the environment for paths; callers pass a [`DataDir`].
+//! path (`--data-dir`), the `PATCHBAY_DATA_DIR` environment variable, a folder
+//! the user chose in Settings (named by [`LOCATION_FILE`] in the platform's
+//! data directory), then the platform's data directory itself
+//! (`~/.local/share/patchbay` on Linux). Nothing else in the core reads the
+//! environment for paths; callers pass a [`DataDir`].
 
 use std::path::{Path, PathBuf};
 
 /// Environment variable that overrides the data directory.
 pub const DATA_DIR_ENV: &str = "PATCHBAY_DATA_DIR";
+
+/// The file in the platform's data directory that names the folder chosen in Settings.
+pub const LOCATION_FILE: &str = "data-dir-location";
 
 /// Errors from resolving or preparing the data directory.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +34,32 @@ pub enum PathsError {
     },
 }
 
+fn platform_dir() -> Option<PathBuf> {
+    dirs::data_dir().map(|d| d.join("patchbay"))
+}
+
+/// The folder chosen in Settings, as recorded under `root`.
+fn chosen_location(root: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(root.join(LOCATION_FILE)).ok()?;
+    Some(PathBuf::from(text.trim())).filter(|p| p.is_absolute())
+}
+
+/// Records `path` under `root` (or clears the record when `path` is `root`).
+fn choose_location(root: &Path, path: &Path) -> Result<(), PathsError> {
+    let io = |source| PathsError::Io { path: root.to_owned(), source };
+    let file = root.join(LOCATION_FILE);
+    let path = DataDir::new(path);
+    if path.path() == root {
+        return match std::fs::remove_file(&file) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(e)),
+            _ => Ok(()),
+        };
+    }
+    path.prepare()?;
+    std::fs::create_dir_all(root).map_err(io)?;
+    std::fs::write(&file, path.path().to_string_lossy().as_bytes()).map_err(io)
+}
+
 /// A resolved, absolute data directory. It may not exist yet; [`DataDir::prepare`] creates it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataDir(PathBuf);
@@ -38,9 +69,17 @@ impl DataDir {
     pub fn resolve(explicit: Option<PathBuf>) -> Result<Self, PathsError> {
         let chosen = explicit
             .or_else(|| std::env::var_os(DATA_DIR_ENV).filter(|v| !v.is_empty()).map(PathBuf::from))
-            .or_else(|| dirs::data_dir().map(|d| d.join("patchbay")))
+            .or_else(|| platform_dir().map(|d| chosen_location(&d).unwrap_or(d)))
             .ok_or(PathsError::NoPlatformDir)?;
         Ok(Self::new(chosen))
+    }
+
+    /// Makes `path` the data directory of the next start (unless `--data-dir`
+    /// or the environment choose another). Choosing the platform default
+    /// removes the choice.
+    pub fn choose_for_next_start(path: &Path) -> Result<(), PathsError> {
+        let root = platform_dir().ok_or(PathsError::NoPlatformDir)?;
+        choose_location(&root, path)
     }
 
     /// Wraps a path, made absolute against the current directory when relative.
@@ -79,6 +118,30 @@ impl DataDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_chosen_in_settings_is_used_until_the_default_is_chosen_again() {
+        let root = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let chosen = elsewhere.path().join("patchbay-data");
+        assert_eq!(chosen_location(root.path()), None);
+        choose_location(root.path(), &chosen).unwrap();
+        assert_eq!(chosen_location(root.path()), Some(chosen.clone()));
+        assert!(chosen.is_dir(), "the chosen folder is created and checked when chosen");
+        choose_location(root.path(), root.path()).unwrap();
+        assert_eq!(chosen_location(root.path()), None);
+        assert!(!root.path().join(LOCATION_FILE).exists());
+    }
+
+    #[test]
+    fn an_unusable_chosen_folder_is_refused_and_not_recorded() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("a-file");
+        std::fs::write(&file, "x").unwrap();
+        let err = choose_location(root.path(), &file).unwrap_err();
+        assert!(matches!(err, PathsError::NotADirectory { .. }), "{err}");
+        assert_eq!(chosen_location(root.path()), None);
+    }
 
     #[test]
     fn explicit_path_wins_and_is_made_absolute() {

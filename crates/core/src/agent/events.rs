@@ -57,14 +57,33 @@ pub enum AgentEvent {
     ToolProgress { call_id: String, progress: f64, total: Option<f64>, message: Option<String> },
     /// A running call logged something.
     ToolLog { call_id: String, level: String, message: String },
+    /// A call passed approval and is running now.
+    ToolRunning { call_id: String },
     /// A call finished (or failed: `is_error`, and the model sees the text).
-    ToolResult { call_id: String, content: Vec<ContentPart>, is_error: bool, duration_ms: u64 },
+    /// `outcome` says whether the tool ran at all.
+    ToolResult { call_id: String, content: Vec<ContentPart>, is_error: bool, duration_ms: u64, outcome: ToolOutcome },
     /// Token usage of the turn so far.
     Usage { usage: Usage },
     /// Something went wrong. `fatal` errors end the turn (a `Done` follows).
     Error { message: String, fatal: bool },
     /// The turn is over; nothing follows.
     Done { status: MessageStatus, message_id: MessageId },
+}
+
+/// How a tool call ended, beyond its result's `is_error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolOutcome {
+    /// The tool ran (its result may still be an error).
+    Ran,
+    /// It never ran: unknown tool, invalid arguments, or the settings deny it.
+    Refused,
+    /// The user declined it.
+    Declined,
+    /// The turn was stopped before the call finished.
+    Cancelled,
+    /// It did not answer within its time limit.
+    TimedOut,
 }
 
 /// The user's answer to an approval request.

@@ -14,7 +14,7 @@ mod retrieve;
 mod tools;
 mod turn;
 
-pub use events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy};
+pub use events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy, ToolOutcome};
 pub use profile::{ProviderSource, ResolvedProvider, resolve_provider};
 pub use retrieve::{RetrievalError, Retriever};
 pub use tools::{

@@ -8,6 +8,7 @@
 
 use super::AgentError;
 use crate::config::{ConfigError, ConfigStore, ProviderKind, ProviderProfile};
+use crate::llm::{self, LlmError, Provider};
 use crate::secrets::SecretStore;
 
 /// Where the profile came from.
@@ -26,6 +27,18 @@ pub struct ResolvedProvider {
     /// The key's value (never stored, never logged).
     pub api_key: Option<String>,
     pub source: ProviderSource,
+}
+
+impl ResolvedProvider {
+    /// Builds the provider: the API key was already resolved (from the
+    /// keyring or the environment); header secrets are read from `secrets`.
+    pub fn build(&self, secrets: &dyn SecretStore) -> Result<std::sync::Arc<dyn Provider>, LlmError> {
+        let mut keyless = self.profile.clone();
+        keyless.api_key = None;
+        let mut settings = llm::settings_from_profile(&keyless, secrets)?;
+        settings.api_key = self.api_key.clone();
+        Ok(std::sync::Arc::from(llm::build(&self.profile, settings)?))
+    }
 }
 
 struct EnvProvider {

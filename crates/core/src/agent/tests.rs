@@ -212,6 +212,16 @@ fn done(events: &[AgentEvent]) -> MessageStatus {
     }
 }
 
+fn outcomes(events: &[AgentEvent]) -> Vec<(String, ToolOutcome)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolResult { call_id, outcome, .. } => Some((call_id.clone(), *outcome)),
+            _ => None,
+        })
+        .collect()
+}
+
 fn tool_results(events: &[AgentEvent]) -> Vec<(String, String, bool)> {
     events
         .iter()
@@ -325,6 +335,16 @@ async fn failing_missing_and_malformed_calls_become_error_results() {
     assert!(text_of("d").contains("not an array"), "{}", text_of("d"));
     assert!(text_of("e").contains("do not allow test/forbidden"), "{}", text_of("e"));
     assert_eq!(tools.calls.load(Ordering::SeqCst), 1, "only the failing tool ran");
+    let outcome_of = |id: &str| outcomes(&events).into_iter().find(|o| o.0 == id).unwrap().1;
+    assert_eq!(outcome_of("a"), ToolOutcome::Ran);
+    for refused in ["b", "c", "d", "e"] {
+        assert_eq!(outcome_of(refused), ToolOutcome::Refused, "{refused}");
+    }
+    let running: Vec<&str> = events
+        .iter()
+        .filter_map(|e| if let AgentEvent::ToolRunning { call_id } = e { Some(call_id.as_str()) } else { None })
+        .collect();
+    assert_eq!(running, ["a"], "only a call that runs is reported running");
     let second = &provider.requests()[1];
     let errors = second.messages.iter().filter(|m| matches!(m, ChatMessage::Tool { is_error: true, .. })).count();
     assert_eq!(errors, 5, "the model sees every failure");
@@ -360,6 +380,7 @@ async fn a_tool_past_its_time_limit_is_an_error_result() {
     let results = tool_results(&events);
     assert_eq!(results.len(), 1);
     assert!(results[0].2 && results[0].1.contains("within 1 seconds"), "{results:?}");
+    assert_eq!(outcomes(&events), [("s".to_owned(), ToolOutcome::TimedOut)]);
     assert_eq!(done(&events), MessageStatus::Complete);
 }
 
@@ -439,6 +460,7 @@ async fn approval_for_the_conversation_is_remembered_and_deny_tells_the_model() 
         events.push(e);
     }
     assert_eq!(tool_results(&events), [("x".into(), "The user declined this call.".into(), true)]);
+    assert_eq!(outcomes(&events), [("x".to_owned(), ToolOutcome::Declined)]);
     assert_eq!(tools.calls.load(Ordering::SeqCst), 2, "a denied call does not run");
     assert!(provider.requests()[1].messages.iter().any(|m| matches!(m, ChatMessage::Tool { is_error: true, .. })));
 }

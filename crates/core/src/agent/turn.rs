@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::AgentError;
 use super::budget;
-use super::events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy};
+use super::events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy, ToolOutcome};
 use super::retrieve::{Retriever, context_block};
 use super::tools::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
 use crate::config::ApprovalMode;
@@ -585,31 +585,36 @@ impl Runner {
         permits: Arc<Semaphore>,
     ) -> Result<ToolOutput, AgentError> {
         let started = Instant::now();
-        let output = match self.prepare(call, tools).await? {
-            Err(refused) => refused,
-            Ok((tool, invocation)) => {
-                let _permit = tokio::select! {
-                    () = self.cancel.cancelled() => return self.record(call, ToolCallStatus::Cancelled, ToolOutput::error("The call was stopped before it started."), started),
-                    permit = permits.acquire_owned() => permit,
-                };
-                self.writer.tool_running(call.row)?;
-                let started = Instant::now();
-                let token = self.cancel.child_token();
-                let events = ToolEvents::new(call.id.clone(), self.tx.clone());
-                let limit = tool.timeout.unwrap_or(self.limits.tool_timeout);
-                let output =
-                    match tokio::time::timeout(limit, self.tools.call_tool(invocation, events, token.clone())).await {
-                        Ok(output) => output,
-                        Err(_) => {
-                            token.cancel();
-                            ToolOutput::error(format!("The tool did not answer within {} seconds.", limit.as_secs()))
-                        }
-                    };
-                let status = if self.cancel.is_cancelled() { ToolCallStatus::Cancelled } else { ToolCallStatus::Done };
-                return self.record(call, status, output, started);
-            }
+        let (tool, invocation) = match self.prepare(call, tools).await? {
+            Err((outcome, refused)) => return self.record(call, ToolCallStatus::Done, refused, outcome, started),
+            Ok(ready) => ready,
         };
-        self.record(call, ToolCallStatus::Done, output, started)
+        let _permit = tokio::select! {
+            () = self.cancel.cancelled() => {
+                let output = ToolOutput::error("The call was stopped before it started.");
+                return self.record(call, ToolCallStatus::Cancelled, output, ToolOutcome::Cancelled, started);
+            }
+            permit = permits.acquire_owned() => permit,
+        };
+        self.writer.tool_running(call.row)?;
+        self.emit(AgentEvent::ToolRunning { call_id: call.id.clone() });
+        let started = Instant::now();
+        let token = self.cancel.child_token();
+        let events = ToolEvents::new(call.id.clone(), self.tx.clone());
+        let limit = tool.timeout.unwrap_or(self.limits.tool_timeout);
+        let (output, outcome) =
+            match tokio::time::timeout(limit, self.tools.call_tool(invocation, events, token.clone())).await {
+                Ok(output) => (output, ToolOutcome::Ran),
+                Err(_) => {
+                    token.cancel();
+                    let text = format!("The tool did not answer within {} seconds.", limit.as_secs());
+                    (ToolOutput::error(text), ToolOutcome::TimedOut)
+                }
+            };
+        if self.cancel.is_cancelled() {
+            return self.record(call, ToolCallStatus::Cancelled, output, ToolOutcome::Cancelled, started);
+        }
+        self.record(call, ToolCallStatus::Done, output, outcome, started)
     }
 
     /// Finds the tool, parses the arguments and asks for approval. `Ok(Err(_))`
@@ -618,29 +623,26 @@ impl Runner {
         &self,
         call: &PendingCall,
         tools: &'t [HostedTool],
-    ) -> Result<Result<(&'t HostedTool, ToolInvocation), ToolOutput>, AgentError> {
+    ) -> Result<Result<(&'t HostedTool, ToolInvocation), (ToolOutcome, ToolOutput)>, AgentError> {
         let Some(tool) = tools.iter().find(|t| t.spec.name == call.name) else {
             let names: Vec<&str> = tools.iter().map(|t| t.spec.name.as_str()).collect();
             let known = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
-            return Ok(Err(ToolOutput::error(format!(
-                "There is no tool named {:?}. Available tools: {known}.",
-                call.name
-            ))));
+            let text = format!("There is no tool named {:?}. Available tools: {known}.", call.name);
+            return Ok(Err((ToolOutcome::Refused, ToolOutput::error(text))));
         };
         let arguments = match parse_arguments(&call.arguments) {
             Ok(arguments) => arguments,
-            Err(reason) => return Ok(Err(ToolOutput::error(reason))),
+            Err(reason) => return Ok(Err((ToolOutcome::Refused, ToolOutput::error(reason)))),
         };
         let allowed = match (tool.approval, &self.policy) {
             (ApprovalMode::Deny, _) => {
-                return Ok(Err(ToolOutput::error(format!(
-                    "The user's settings do not allow {}/{} to run.",
-                    tool.server, tool.tool
-                ))));
+                let text = format!("The user's settings do not allow {}/{} to run.", tool.server, tool.tool);
+                return Ok(Err((ToolOutcome::Refused, ToolOutput::error(text))));
             }
             (ApprovalMode::Allow, _) | (ApprovalMode::Ask, ApprovalPolicy::AutoApprove) => true,
             (ApprovalMode::Ask, ApprovalPolicy::Deny { reason }) => {
-                return Ok(Err(ToolOutput::error(format!("The call was not approved: {reason}"))));
+                let text = format!("The call was not approved: {reason}");
+                return Ok(Err((ToolOutcome::Declined, ToolOutput::error(text))));
             }
             (ApprovalMode::Ask, ApprovalPolicy::Ask) => {
                 self.conversations.has_grant(self.conversation, &tool.spec.name)?
@@ -648,7 +650,7 @@ impl Runner {
             }
         };
         if !allowed {
-            return Ok(Err(ToolOutput::error("The user declined this call.")));
+            return Ok(Err((ToolOutcome::Declined, ToolOutput::error("The user declined this call."))));
         }
         let invocation =
             ToolInvocation { name: call.name.clone(), server: tool.server.clone(), tool: tool.tool.clone(), arguments };
@@ -692,6 +694,7 @@ impl Runner {
         call: &PendingCall,
         status: ToolCallStatus,
         output: ToolOutput,
+        outcome: ToolOutcome,
         started: Instant,
     ) -> Result<ToolOutput, AgentError> {
         let duration = started.elapsed();
@@ -702,6 +705,7 @@ impl Runner {
             content: output.content.clone(),
             is_error: output.is_error,
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            outcome,
         });
         Ok(output)
     }

@@ -129,6 +129,17 @@ pub enum Decision {
     Deny(DenyReason),
 }
 
+impl Decision {
+    /// The approval mode this decision amounts to.
+    pub fn mode(&self) -> crate::config::ApprovalMode {
+        match self {
+            Self::Allow(_) => crate::config::ApprovalMode::Allow,
+            Self::Ask(_) => crate::config::ApprovalMode::Ask,
+            Self::Deny(_) => crate::config::ApprovalMode::Deny,
+        }
+    }
+}
+
 /// Why a call may run without asking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

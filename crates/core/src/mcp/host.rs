@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{ApprovalPolicy, ConversationGrants, Decision};
+use super::approval::{ApprovalPolicy, ConversationGrants};
 use super::content::{ResultLimits, for_model};
 use super::naming::ToolNames;
 use super::{CallEvent, CallOptions, McpRegistry};
 use crate::agent::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput};
-use crate::config::{ApprovalMode, McpServerConfig};
+use crate::config::McpServerConfig;
 use crate::llm::ToolSpec;
 
 /// Serves the tools of a registry's ready servers to the chat engine.
@@ -31,14 +31,6 @@ impl RegistryTools {
     pub fn new(registry: McpRegistry, configs: impl IntoIterator<Item = McpServerConfig>) -> Self {
         let configs = configs.into_iter().map(|c| (c.name.clone(), c)).collect();
         Self { registry, configs: Arc::new(configs), limits: ResultLimits::default() }
-    }
-}
-
-fn mode(decision: Decision) -> ApprovalMode {
-    match decision {
-        Decision::Allow(_) => ApprovalMode::Allow,
-        Decision::Ask(_) => ApprovalMode::Ask,
-        Decision::Deny(_) => ApprovalMode::Deny,
     }
 }
 
@@ -69,7 +61,7 @@ impl ToolHost for RegistryTools {
                     },
                     server: config.name.clone(),
                     tool: tool.name.to_string(),
-                    approval: mode(policy.decide(&config.name, tool, &grants)),
+                    approval: policy.decide(&config.name, tool, &grants).mode(),
                     timeout: Some(Duration::from_secs(config.timeouts.call_secs)),
                 })
             })

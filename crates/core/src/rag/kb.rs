@@ -61,6 +61,7 @@ pub struct FolderStatus {
     /// False when the folder is gone (unmounted, deleted); its index is kept.
     pub exists: bool,
     pub documents: u64,
+    pub chunks: u64,
     pub skipped: u64,
 }
 
@@ -303,10 +304,14 @@ impl KnowledgeBase {
         let (counts, skipped) = self.store.read(|c| {
             let mut stmt = c.prepare(
                 "SELECT f.path, (SELECT count(*) FROM kb_documents d WHERE d.folder = f.path), \
-                 (SELECT count(*) FROM kb_skipped s WHERE s.folder = f.path) FROM kb_folders f ORDER BY f.added_at, f.rowid",
+                 (SELECT count(*) FROM kb_skipped s WHERE s.folder = f.path), \
+                 (SELECT count(*) FROM kb_chunks c JOIN kb_documents d ON d.id = c.doc_id WHERE d.folder = f.path) \
+                 FROM kb_folders f ORDER BY f.added_at, f.rowid",
             )?;
             let counts = stmt
-                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))?
+                .query_map([], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?))
+                })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             let mut stmt = c.prepare("SELECT path, reason FROM kb_skipped ORDER BY path")?;
             let skipped = stmt
@@ -316,9 +321,15 @@ impl KnowledgeBase {
         })?;
         let folders = counts
             .into_iter()
-            .map(|(path, documents, skipped)| {
+            .map(|(path, documents, skipped, chunks)| {
                 let path = PathBuf::from(path);
-                FolderStatus { exists: path.is_dir(), path, documents: documents as u64, skipped: skipped as u64 }
+                FolderStatus {
+                    exists: path.is_dir(),
+                    path,
+                    documents: documents as u64,
+                    chunks: chunks as u64,
+                    skipped: skipped as u64,
+                }
             })
             .collect();
         let skipped = skipped

@@ -1,0 +1,464 @@
+//! Conversations and turns: the chat view's operations.
+//!
+//! A turn resolves its model from the conversation's settings, then its
+//! assistant, then the first provider; offers the tools of the enabled
+//! servers the conversation allows; and translates the core's
+//! [`AgentEvent`]s into [`TurnEvent`]s for the view. Approvals wait in
+//! [`App`]'s table under the call's id until [`App::respond_approval`].
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use futures::StreamExt;
+
+use super::views::{
+    ConversationDetail, ConversationSettings, ConversationSummary, DoneReason, ErrorKind, ErrorView, LogView,
+    MessageView, ProgressView, ToolResultView, TurnEvent, arguments_json, citations,
+};
+use super::{App, AppError, Waiting, lock};
+use crate::agent::{
+    AgentEvent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, BuiltinTools, CombinedTools, ModelChoice, ToolHost,
+    ToolOutcome, ToolSelection, TurnAction, TurnLimits, TurnRequest, resolve_provider,
+};
+use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
+use crate::config::ApprovalMode;
+use crate::conversations::{Attachment, ConversationId, ExportFormat, MessageId};
+use crate::llm::ContentPart;
+use crate::mcp::{RegistryTools, ServerStatus};
+
+/// The user's answer to an approval card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalAnswer {
+    AllowOnce,
+    AllowConversation,
+    /// Allow this call and store "allow" for the tool.
+    AllowAlways,
+    Deny,
+}
+
+/// What a turn does: send, regenerate or edit.
+#[derive(Debug, Clone)]
+pub enum TurnInput {
+    Send { text: String, attachments: Vec<ContentPart> },
+    Regenerate { message: String },
+    Edit { message: String, text: String },
+}
+
+/// Parses an id the UI sent.
+pub(crate) fn parse_id(what: &str, id: &str) -> Result<i64, AppError> {
+    id.trim().parse().map_err(|_| AppError::Invalid(format!("{what} id {id:?} is not a number")))
+}
+
+fn settings_key(id: ConversationId) -> String {
+    format!("conversation.{id}.settings")
+}
+
+impl App {
+    /// Conversations, newest first; with a query, the ones whose messages
+    /// match it, best first, each with the matching passage.
+    pub fn list_conversations(&self, query: Option<&str>) -> Result<Vec<ConversationSummary>, AppError> {
+        let conversations = &self.inner.conversations;
+        let Some(query) = query.map(str::trim).filter(|q| !q.is_empty()) else {
+            return Ok(conversations.list()?.iter().map(ConversationSummary::from).collect());
+        };
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for hit in conversations.search(query, 200)? {
+            if seen.insert(hit.conversation_id) {
+                let mut summary = ConversationSummary::from(&conversations.get(hit.conversation_id)?);
+                summary.snippet = Some(hit.snippet);
+                out.push(summary);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Starts an empty conversation from an assistant preset (the default when `None`).
+    pub fn create_conversation(&self, assistant: Option<&str>) -> Result<ConversationSummary, AppError> {
+        let name = assistant.filter(|a| !a.is_empty()).unwrap_or(DEFAULT_ASSISTANT);
+        self.inner.assistants.get(name)?;
+        let conversation = self.inner.conversations.create("New conversation", Some(name), None)?;
+        let settings = ConversationSettings { assistant_id: Some(name.to_owned()), ..ConversationSettings::default() };
+        self.inner.store.set_setting(&settings_key(conversation.id), &settings)?;
+        Ok(ConversationSummary::from(&conversation))
+    }
+
+    /// Renames a conversation.
+    pub fn rename_conversation(&self, id: &str, title: &str) -> Result<(), AppError> {
+        Ok(self.inner.conversations.rename(parse_id("conversation", id)?, title)?)
+    }
+
+    /// Deletes a conversation and everything in it.
+    pub fn delete_conversation(&self, id: &str) -> Result<(), AppError> {
+        let id = parse_id("conversation", id)?;
+        if let Some(control) = lock(&self.inner.turns).remove(&id) {
+            control.stop();
+        }
+        Ok(self.inner.conversations.delete(id)?)
+    }
+
+    /// A conversation's active branch and settings.
+    pub fn get_conversation(&self, id: &str) -> Result<ConversationDetail, AppError> {
+        let id = parse_id("conversation", id)?;
+        let conversation = self.inner.conversations.get(id)?;
+        Ok(ConversationDetail {
+            conversation: ConversationSummary::from(&conversation),
+            messages: self.branch_views(id)?,
+            settings: self.conversation_settings(id)?,
+        })
+    }
+
+    fn branch_views(&self, id: ConversationId) -> Result<Vec<MessageView>, AppError> {
+        Ok(self.inner.conversations.branch(id)?.iter().map(|b| MessageView::new(&b.message, &b.siblings)).collect())
+    }
+
+    fn conversation_settings(&self, id: ConversationId) -> Result<ConversationSettings, AppError> {
+        let stored = self.inner.store.setting::<ConversationSettings>(&settings_key(id))?;
+        Ok(stored.unwrap_or_else(|| ConversationSettings {
+            assistant_id: self.inner.conversations.get(id).ok().and_then(|c| c.assistant),
+            ..ConversationSettings::default()
+        }))
+    }
+
+    /// Stores the conversation's model, server and tool choices.
+    pub fn update_conversation_settings(&self, id: &str, settings: &ConversationSettings) -> Result<(), AppError> {
+        let id = parse_id("conversation", id)?;
+        self.inner.conversations.get(id)?;
+        if let Some(name) = &settings.assistant_id {
+            self.inner.assistants.get(name)?;
+        }
+        if let Some(name) = &settings.provider {
+            self.inner.config.provider(name)?;
+        }
+        Ok(self.inner.store.set_setting(&settings_key(id), settings)?)
+    }
+
+    /// The conversation as Markdown or JSON text.
+    pub fn export_conversation(&self, id: &str, format: ExportFormat) -> Result<String, AppError> {
+        Ok(self.inner.conversations.export(parse_id("conversation", id)?, format)?)
+    }
+
+    /// Shows the branch through `message`; returns it, root first.
+    pub fn switch_branch(&self, conversation: &str, message: &str) -> Result<Vec<MessageView>, AppError> {
+        let id = parse_id("conversation", conversation)?;
+        self.inner.conversations.switch_branch(id, parse_id("message", message)?)?;
+        self.branch_views(id)
+    }
+
+    /// Stops the conversation's running turn; its events end with `done { cancelled }`.
+    pub fn cancel_turn(&self, conversation: &str) -> Result<(), AppError> {
+        let id = parse_id("conversation", conversation)?;
+        let control = lock(&self.inner.turns).get(&id).cloned();
+        let control = control.ok_or_else(|| AppError::NotWaiting(format!("conversation {id} has no running turn")))?;
+        control.stop();
+        Ok(())
+    }
+
+    /// Answers a waiting approval card.
+    pub fn respond_approval(&self, call_id: &str, answer: ApprovalAnswer) -> Result<(), AppError> {
+        let waiting = lock(&self.inner.approvals).remove(call_id);
+        let waiting =
+            waiting.ok_or_else(|| AppError::NotWaiting(format!("no approval is waiting for call {call_id}")))?;
+        let decision = match answer {
+            ApprovalAnswer::AllowOnce => ApprovalDecision::AllowOnce,
+            ApprovalAnswer::AllowConversation => ApprovalDecision::AllowForConversation,
+            ApprovalAnswer::Deny => ApprovalDecision::Deny,
+            ApprovalAnswer::AllowAlways => {
+                self.set_tool_approval(&waiting.server, &waiting.tool, ApprovalMode::Allow)?;
+                ApprovalDecision::AllowOnce
+            }
+        };
+        tracing::debug!(conversation = waiting.conversation, call_id, ?decision, "approval answered");
+        Ok(waiting.control.answer(waiting.approval, decision)?)
+    }
+
+    /// Runs one turn to its end, passing each event to `on_event`. Returns
+    /// the assistant message's id. Errors before the turn starts are
+    /// returned; errors during it arrive as events (and `done { error }`).
+    pub async fn run_turn(
+        &self,
+        conversation: &str,
+        input: TurnInput,
+        mut on_event: impl FnMut(TurnEvent) + Send,
+    ) -> Result<String, AppError> {
+        let id = parse_id("conversation", conversation)?;
+        let stored = self.inner.conversations.get(id)?;
+        let settings = self.conversation_settings(id)?;
+        let assistant_name = settings.assistant_id.clone().or(stored.assistant).unwrap_or(DEFAULT_ASSISTANT.into());
+        let assistant = self.inner.assistants.get(&assistant_name)?;
+        let action = match input {
+            TurnInput::Send { text, attachments } => {
+                TurnAction::Send { text, attachments: self.attachments(attachments).await? }
+            }
+            TurnInput::Regenerate { message } => TurnAction::Regenerate { message: parse_id("message", &message)? },
+            TurnInput::Edit { message, text } => {
+                let message = parse_id("message", &message)?;
+                let attachments = self.inner.conversations.message(message)?.attachments;
+                TurnAction::Edit { message, text, attachments }
+            }
+        };
+        let regenerate = matches!(action, TurnAction::Regenerate { .. });
+        let model = self.model_choice(&settings, &assistant)?;
+        let model_name = model.model.clone();
+        let tools = self.tool_host()?;
+        let selection = self.selection(&settings, &assistant, tools.as_ref()).await;
+        let request = TurnRequest {
+            conversation: id,
+            action,
+            model,
+            system_prompt: Some(assistant.system_prompt.clone()),
+            tools,
+            selection,
+            approval: ApprovalPolicy::Ask,
+            retriever: None,
+            limits: TurnLimits::default(),
+        };
+        if lock(&self.inner.turns).contains_key(&id) {
+            return Err(AppError::Invalid(format!("conversation {id} already has a turn running; stop it first")));
+        }
+        let mut turn = self.inner.agent.start(request)?;
+        let control = turn.control();
+        lock(&self.inner.turns).insert(id, control.clone());
+        let assistant_message = turn.assistant_message_id();
+        let user_message = (!regenerate).then(|| turn.user_message_id());
+        let mut mapper = EventMapper { app: self, pending: HashMap::new() };
+        on_event(TurnEvent::TurnStarted {
+            user_message: match user_message {
+                Some(mid) => Some(Box::new(self.message_view(id, mid)?)),
+                None => None,
+            },
+            assistant_message_id: assistant_message.to_string(),
+            model: model_name,
+        });
+        while let Some(event) = turn.next().await {
+            if let AgentEvent::ApprovalNeeded { approval_id, call_id, server, tool, .. } = &event {
+                let waiting = Waiting {
+                    conversation: id,
+                    control: control.clone(),
+                    approval: *approval_id,
+                    server: server.clone(),
+                    tool: tool.clone(),
+                };
+                lock(&self.inner.approvals).insert(call_id.clone(), waiting);
+            }
+            for out in mapper.map(event) {
+                on_event(out);
+            }
+        }
+        lock(&self.inner.turns).remove(&id);
+        lock(&self.inner.approvals).retain(|_, w| w.conversation != id);
+        Ok(assistant_message.to_string())
+    }
+
+    fn message_view(&self, conversation: ConversationId, id: MessageId) -> Result<MessageView, AppError> {
+        let message = self.inner.conversations.message(id)?;
+        let siblings: Vec<MessageId> = self
+            .inner
+            .conversations
+            .messages(conversation)?
+            .iter()
+            .filter(|m| m.parent_id == message.parent_id)
+            .map(|m| m.id)
+            .collect();
+        Ok(MessageView::new(&message, &siblings))
+    }
+
+    /// Reads attached resources from the server that lists them.
+    async fn attachments(&self, parts: Vec<ContentPart>) -> Result<Vec<Attachment>, AppError> {
+        let mut out = Vec::new();
+        for part in parts {
+            match part {
+                ContentPart::Text { text } => out.push(Attachment { title: "text".into(), uri: None, text }),
+                ContentPart::ResourceLink { uri, name, .. } => {
+                    let text = self.read_resource_text(&uri).await?;
+                    out.push(Attachment { title: name.unwrap_or_else(|| uri.clone()), uri: Some(uri), text });
+                }
+                ContentPart::Image { .. } | ContentPart::Audio { .. } => {
+                    return Err(AppError::Invalid(
+                        "images and audio cannot be attached to a message yet; attach text or an MCP resource".into(),
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The model for a turn: the conversation's choice, else the assistant's,
+    /// else the first provider's default (or the environment's).
+    fn model_choice(&self, settings: &ConversationSettings, assistant: &Assistant) -> Result<ModelChoice, AppError> {
+        let requested = settings.provider.as_deref().or(assistant.provider.as_deref());
+        let env = &self.inner.env;
+        let resolved = resolve_provider(&self.inner.config, self.inner.secrets.as_ref(), requested, &|k| env(k))?;
+        let model = settings
+            .model
+            .clone()
+            .or_else(|| assistant.model.clone())
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| resolved.profile.default_model.clone());
+        if model.is_empty() {
+            return Err(AppError::Invalid(format!(
+                "provider {} has no default model: choose a model in the composer or in Settings → Providers",
+                resolved.profile.name
+            )));
+        }
+        Ok(ModelChoice {
+            provider: resolved.build(self.inner.secrets.as_ref())?,
+            provider_name: resolved.profile.name.clone(),
+            model,
+            sampling: assistant.sampling,
+            context_window: resolved.profile.context_window,
+        })
+    }
+
+    /// The built-in tools and every ready server's tools.
+    pub(crate) fn tool_host(&self) -> Result<Arc<dyn ToolHost>, AppError> {
+        let servers = self.inner.config.servers()?;
+        let mcp: Arc<dyn ToolHost> = Arc::new(RegistryTools::new(self.inner.registry.clone(), servers));
+        Ok(Arc::new(CombinedTools::new(vec![Arc::new(BuiltinTools), mcp])))
+    }
+
+    /// The tools a turn offers: the assistant's choice narrowed by the
+    /// conversation's servers and hidden tools.
+    async fn selection(
+        &self,
+        settings: &ConversationSettings,
+        assistant: &Assistant,
+        tools: &dyn ToolHost,
+    ) -> ToolSelection {
+        if settings.servers.is_none() && settings.disabled_tools.is_empty() {
+            return assistant.tools.clone();
+        }
+        let offered = tools.list_tools(tokio_util::sync::CancellationToken::new()).await;
+        let servers: Option<BTreeSet<&str>> = settings.servers.as_ref().map(|s| s.iter().map(String::as_str).collect());
+        let chosen = offered
+            .iter()
+            .filter(|t| assistant.tools.allows(t))
+            .filter(|t| t.server == BUILTIN_SERVER || servers.as_ref().is_none_or(|s| s.contains(t.server.as_str())))
+            .map(|t| format!("{}/{}", t.server, t.tool))
+            .filter(|name| !settings.disabled_tools.contains(name))
+            .collect();
+        ToolSelection::Only { servers: BTreeSet::new(), tools: chosen }
+    }
+}
+
+/// Turns the core's events into the view's: a call's card appears once its
+/// arguments are complete (at approval, start or result), failures carry the
+/// server's stderr tail when the server went down.
+struct EventMapper<'a> {
+    app: &'a App,
+    /// The turn's calls by id.
+    pending: HashMap<String, PendingCard>,
+}
+
+/// A call as the model wrote it, and whether its card was shown.
+struct PendingCard {
+    server: String,
+    tool: String,
+    arguments: String,
+    shown: bool,
+}
+
+impl EventMapper<'_> {
+    fn map(&mut self, event: AgentEvent) -> Vec<TurnEvent> {
+        match event {
+            AgentEvent::TextDelta { text } => vec![TurnEvent::TextDelta { text }],
+            AgentEvent::ReasoningDelta { text } => vec![TurnEvent::ReasoningDelta { text }],
+            AgentEvent::ToolCallStarted { call_id, name, server, tool } => {
+                let card = PendingCard {
+                    server: server.unwrap_or_default(),
+                    tool: tool.unwrap_or(name),
+                    arguments: String::new(),
+                    shown: false,
+                };
+                self.pending.insert(call_id, card);
+                Vec::new()
+            }
+            AgentEvent::ToolArgumentsDelta { call_id, delta } => {
+                if let Some(card) = self.pending.get_mut(&call_id) {
+                    card.arguments.push_str(&delta);
+                }
+                Vec::new()
+            }
+            AgentEvent::ApprovalNeeded { call_id, .. } => {
+                let mut out = self.card(&call_id);
+                out.push(TurnEvent::ApprovalNeeded { call_id });
+                out
+            }
+            AgentEvent::ToolRunning { call_id } => {
+                let mut out = self.card(&call_id);
+                out.push(TurnEvent::ToolRunning { call_id });
+                out
+            }
+            AgentEvent::ToolProgress { call_id, progress, total, message } => {
+                vec![TurnEvent::ToolProgress { call_id, progress: ProgressView { progress, total, message } }]
+            }
+            AgentEvent::ToolLog { call_id, level, message } => {
+                vec![TurnEvent::ToolLog { call_id, log: LogView { level, message } }]
+            }
+            AgentEvent::ToolResult { call_id, content, is_error, duration_ms, outcome } => {
+                let server = self.pending.get(&call_id).map(|card| card.server.clone());
+                let mut out = self.card(&call_id);
+                let error = || {
+                    content
+                        .iter()
+                        .filter_map(|p| if let ContentPart::Text { text } = p { Some(text.as_str()) } else { None })
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                };
+                out.push(match outcome {
+                    ToolOutcome::Declined => TurnEvent::ToolDenied { call_id },
+                    ToolOutcome::Cancelled => TurnEvent::ToolCancelled { call_id },
+                    ToolOutcome::Refused | ToolOutcome::TimedOut => {
+                        TurnEvent::ToolFailed { call_id, error: error(), stderr_tail: None, duration_ms }
+                    }
+                    ToolOutcome::Ran if is_error && self.server_down(server.as_deref()) => {
+                        let stderr_tail = server.as_deref().and_then(|s| self.stderr_tail(s));
+                        TurnEvent::ToolFailed { call_id, error: error(), stderr_tail, duration_ms }
+                    }
+                    _ => TurnEvent::ToolResult {
+                        call_id,
+                        result: ToolResultView { content, structured_content: None, is_error },
+                        duration_ms,
+                    },
+                });
+                out
+            }
+            AgentEvent::Citations { passages } => vec![TurnEvent::Citations { citations: citations(&passages) }],
+            AgentEvent::Usage { usage } => vec![TurnEvent::Usage { usage }],
+            AgentEvent::Error { message, fatal } => {
+                let kind = if fatal { ErrorKind::Provider } else { ErrorKind::Internal };
+                vec![TurnEvent::Error { error: ErrorView { kind, message } }]
+            }
+            AgentEvent::Done { status, .. } => vec![TurnEvent::Done { reason: DoneReason::from(status) }],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The card of a call, the first time it is needed.
+    fn card(&mut self, call_id: &str) -> Vec<TurnEvent> {
+        match self.pending.get_mut(call_id) {
+            Some(card) if !card.shown => {
+                card.shown = true;
+                vec![TurnEvent::ToolCallStarted {
+                    call_id: call_id.to_owned(),
+                    server: card.server.clone(),
+                    tool: card.tool.clone(),
+                    arguments: arguments_json(&card.arguments),
+                }]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn server_down(&self, server: Option<&str>) -> bool {
+        server.filter(|s| !s.is_empty()).is_some_and(|s| {
+            self.app.inner.registry.status(s).is_ok_and(|status| !matches!(status, ServerStatus::Ready))
+        })
+    }
+
+    fn stderr_tail(&self, server: &str) -> Option<String> {
+        let lines = self.app.inner.registry.stderr_tail(server, 20).ok()?;
+        Some(lines.join("\n")).filter(|t| !t.is_empty())
+    }
+}

@@ -1,0 +1,154 @@
+//! The knowledge-base page: folders, indexing in the background, documents, search.
+//!
+//! Indexing runs on a spawned task per request; its progress goes to
+//! [`AppEvents::kb_progress`](super::AppEvents::kb_progress) and into the
+//! folder's state, so `kb_status` shows a bar even for a page opened later.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::views::{KbDocument, KbFolder, KbHit, KbProgress, KbProgressCount, document_title};
+use super::{App, AppError, lock};
+use crate::rag::{IndexProgress, Retriever};
+
+/// A folder's indexing state between status requests.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Indexing {
+    pub(crate) progress: Option<KbProgressCount>,
+    pub(crate) error: Option<String>,
+}
+
+impl App {
+    /// Folders with their counts and indexing state.
+    pub fn kb_status(&self) -> Result<Vec<KbFolder>, AppError> {
+        let status = self.inner.kb.status()?;
+        let indexing = lock(&self.inner.indexing);
+        Ok(status
+            .folders
+            .into_iter()
+            .map(|f| {
+                let state = indexing.get(&f.path).cloned().unwrap_or_default();
+                let (label, error) = match (&state.progress, &state.error) {
+                    (Some(_), _) => ("indexing", None),
+                    (None, Some(e)) => ("error", Some(e.clone())),
+                    (None, None) if !f.exists => {
+                        ("error", Some(format!("{} is missing; its index is kept", f.path.display())))
+                    }
+                    (None, None) => ("idle", None),
+                };
+                KbFolder {
+                    path: f.path.display().to_string(),
+                    documents: f.documents,
+                    chunks: f.chunks,
+                    state: label,
+                    progress: state.progress,
+                    error,
+                }
+            })
+            .collect())
+    }
+
+    /// Adds a folder and starts indexing it.
+    pub fn kb_add_folder(&self, path: &str) -> Result<(), AppError> {
+        let folder = self.inner.kb.add_folder(Path::new(path.trim()))?;
+        self.spawn_index(vec![folder]);
+        Ok(())
+    }
+
+    /// Removes a folder and its documents from the index.
+    pub fn kb_remove_folder(&self, path: &str) -> Result<(), AppError> {
+        let path = Path::new(path.trim());
+        self.inner.kb.remove_folder(path)?;
+        lock(&self.inner.indexing).remove(path);
+        Ok(())
+    }
+
+    /// Re-indexes one folder, or all of them.
+    pub fn kb_reindex(&self, path: Option<&str>) -> Result<(), AppError> {
+        let folders = self.inner.kb.folders()?;
+        let chosen = match path {
+            None => folders,
+            Some(p) => {
+                let p = PathBuf::from(p.trim());
+                if !folders.contains(&p) {
+                    return Err(AppError::NotFound(format!("{} is not a knowledge-base folder", p.display())));
+                }
+                vec![p]
+            }
+        };
+        self.spawn_index(chosen);
+        Ok(())
+    }
+
+    /// Indexes `folders` one after another in the background.
+    fn spawn_index(&self, folders: Vec<PathBuf>) {
+        let app = self.clone();
+        tokio::spawn(async move {
+            for folder in folders {
+                app.index_folder(folder).await;
+            }
+        });
+    }
+
+    async fn index_folder(&self, folder: PathBuf) {
+        let start = KbProgressCount { done: 0, total: 0 };
+        lock(&self.inner.indexing).insert(folder.clone(), Indexing { progress: Some(start), error: None });
+        let weak = Arc::downgrade(&self.inner);
+        let key = folder.clone();
+        let progress = Arc::new(move |p: &IndexProgress| {
+            let Some(inner) = weak.upgrade() else { return };
+            let count = KbProgressCount { done: p.files_done, total: p.files_total };
+            if let Some(state) = lock(&inner.indexing).get_mut(&key) {
+                state.progress = Some(count);
+            }
+            let folder = key.display().to_string();
+            inner.events.kb_progress(KbProgress { folder, done: count.done, total: count.total });
+        });
+        let result =
+            self.inner.kb.index_folders(std::slice::from_ref(&folder), progress, &CancellationToken::new()).await;
+        let error = result.err().map(|e| e.to_string());
+        if let Some(e) = &error {
+            tracing::warn!(folder = %folder.display(), "indexing failed: {e}");
+        }
+        lock(&self.inner.indexing).insert(folder.clone(), Indexing { progress: None, error });
+        let folder = folder.display().to_string();
+        let total =
+            self.kb_status().ok().and_then(|s| s.into_iter().find(|f| f.path == folder)).map_or(0, |f| f.documents);
+        let total = usize::try_from(total).unwrap_or(usize::MAX);
+        self.inner.events.kb_progress(KbProgress { folder, done: total, total });
+    }
+
+    /// The indexed documents of a folder with their chunk counts.
+    pub fn kb_documents(&self, folder: &str) -> Result<Vec<KbDocument>, AppError> {
+        let folder = Path::new(folder.trim());
+        self.inner
+            .kb
+            .chunk_index()
+            .documents(folder)?
+            .into_iter()
+            .map(|path| {
+                let chunks = self.inner.kb.document(&path)?.len() as u64;
+                let path = path.display().to_string();
+                Ok(KbDocument { title: document_title(&path), path, chunks })
+            })
+            .collect()
+    }
+
+    /// Searches the knowledge base in its default mode, best first.
+    pub async fn kb_search(&self, query: &str, limit: usize) -> Result<Vec<KbHit>, AppError> {
+        if query.trim().is_empty() {
+            return Err(AppError::Invalid("the search text is empty".into()));
+        }
+        let kb = &self.inner.kb;
+        let passages = kb.search(query, kb.default_mode(), limit.clamp(1, 100)).await?;
+        Ok(passages
+            .into_iter()
+            .map(|p| {
+                let path = p.path.display().to_string();
+                KbHit { document: document_title(&path), path, score: p.score, text: p.text }
+            })
+            .collect())
+    }
+}

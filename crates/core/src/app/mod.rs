@@ -1,0 +1,284 @@
+//! The services a windowed front end needs, over the rest of the core.
+//!
+//! [`App`] owns one data directory's stores, the shared MCP registry and the
+//! knowledge base, and offers the operations the desktop's commands map to
+//! one by one (`ui/IPC.md` is that contract). Results are the serialisable
+//! views of [`views`]: ids as strings, timestamps in milliseconds, every
+//! error an [`ErrorView`] with an [`ErrorKind`] the UI branches on. Things
+//! that happen on their own (server status, indexing progress) go to the
+//! front end's [`AppEvents`]; a turn's events go to the callback of the call
+//! that started it.
+//!
+//! Nothing here knows Tauri: the desktop crate only deserialises arguments,
+//! calls one method and maps the error; the tests drive `App` directly.
+
+mod chat;
+mod diff;
+mod knowledge;
+mod presets;
+mod servers;
+pub mod views;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::agent::{Agent, AgentError, ApprovalId, TurnControl};
+use crate::assistants::{AssistantError, AssistantStore};
+use crate::config::{ConfigError, ConfigStore};
+use crate::conversations::{ConversationError, ConversationId, ConversationStore};
+use crate::llm::LlmError;
+use crate::mcp::{McpError, McpEvent, McpRegistry, RegistryOptions};
+use crate::paths::{DataDir, PathsError};
+use crate::rag::{KnowledgeBase, RagError};
+use crate::secrets::{SecretError, SecretStore};
+use crate::store::{Store, StoreError};
+
+pub use chat::{ApprovalAnswer, TurnInput};
+pub use views::{ErrorKind, ErrorView};
+
+/// Errors of the app services, each with the [`ErrorKind`] the UI shows.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AppError {
+    #[error(transparent)]
+    Paths(#[from] PathsError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    #[error(transparent)]
+    Conversation(#[from] ConversationError),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Assistant(#[from] AssistantError),
+    #[error(transparent)]
+    Mcp(#[from] McpError),
+    #[error(transparent)]
+    Rag(#[from] RagError),
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    /// An id or name that does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// An argument the operation cannot use.
+    #[error("{0}")]
+    Invalid(String),
+    /// No turn or approval is waiting under that id.
+    #[error("{0}")]
+    NotWaiting(String),
+}
+
+impl AppError {
+    /// What kind of failure this is, for the UI to choose its action.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Paths(_) | Self::Store(StoreError::DataDir(_)) => ErrorKind::DataDir,
+            Self::Store(_) => ErrorKind::Database,
+            Self::Secret(SecretError::InvalidName { .. }) => ErrorKind::InvalidInput,
+            Self::Secret(_) => ErrorKind::Keyring,
+            Self::Conversation(e) => conversation_kind(e),
+            Self::Agent(e) => match e {
+                AgentError::Conversation(e) => conversation_kind(e),
+                AgentError::Llm(e) => llm_kind(e),
+                AgentError::Config(e) => config_kind(e),
+                AgentError::NoSuchApproval { .. } => ErrorKind::NotFound,
+                AgentError::NothingToAnswer { .. } => ErrorKind::InvalidInput,
+                _ => ErrorKind::Provider,
+            },
+            Self::Config(e) => config_kind(e),
+            Self::Assistant(AssistantError::NotFound { .. }) => ErrorKind::NotFound,
+            Self::Assistant(AssistantError::Invalid { .. }) => ErrorKind::InvalidInput,
+            Self::Assistant(_) => ErrorKind::Database,
+            Self::Mcp(McpError::Timeout { .. } | McpError::StartTimeout { .. }) => ErrorKind::Timeout,
+            Self::Mcp(McpError::Cancelled { .. }) => ErrorKind::Cancelled,
+            Self::Mcp(McpError::UnknownServer { .. }) => ErrorKind::NotFound,
+            Self::Mcp(_) => ErrorKind::Mcp,
+            Self::Rag(e) => match e {
+                RagError::Store(_) => ErrorKind::Database,
+                RagError::Secret(_) => ErrorKind::Keyring,
+                RagError::Cancelled => ErrorKind::Cancelled,
+                RagError::Timeout { .. } => ErrorKind::Timeout,
+                RagError::FolderNotFound { .. } | RagError::NotRegistered { .. } => ErrorKind::NotFound,
+                _ => ErrorKind::InvalidInput,
+            },
+            Self::Llm(e) => llm_kind(e),
+            Self::NotFound(_) | Self::NotWaiting(_) => ErrorKind::NotFound,
+            Self::Invalid(_) => ErrorKind::InvalidInput,
+        }
+    }
+
+    /// The error as the UI receives it.
+    pub fn view(&self) -> ErrorView {
+        ErrorView { kind: self.kind(), message: self.to_string() }
+    }
+}
+
+fn conversation_kind(e: &ConversationError) -> ErrorKind {
+    match e {
+        ConversationError::Store(_) | ConversationError::Decode { .. } => ErrorKind::Database,
+        ConversationError::NotFound { .. } | ConversationError::MessageNotFound { .. } => ErrorKind::NotFound,
+        _ => ErrorKind::InvalidInput,
+    }
+}
+
+fn config_kind(e: &ConfigError) -> ErrorKind {
+    match e {
+        ConfigError::Store(_) | ConfigError::Decode { .. } => ErrorKind::Database,
+        ConfigError::NotFound { .. } => ErrorKind::NotFound,
+        ConfigError::Secret(_) => ErrorKind::Keyring,
+        _ => ErrorKind::InvalidInput,
+    }
+}
+
+fn llm_kind(e: &LlmError) -> ErrorKind {
+    match e {
+        LlmError::Cancelled => ErrorKind::Cancelled,
+        LlmError::Timeout { .. } => ErrorKind::Timeout,
+        _ => ErrorKind::Provider,
+    }
+}
+
+/// Where the app reports what happens on its own. The desktop emits these
+/// as window events; tests record them.
+pub trait AppEvents: Send + Sync {
+    /// A server's state or tool count changed.
+    fn server_status(&self, status: views::ServerStatusView);
+    /// An MCP server logged a message (`notifications/message`).
+    fn server_log(&self, line: views::ServerLogLine);
+    /// Indexing made progress (`done == total` when finished).
+    fn kb_progress(&self, progress: views::KbProgress);
+}
+
+/// Reads an environment variable.
+type EnvLookup = dyn Fn(&str) -> Option<String> + Send + Sync;
+
+/// An approval a running turn waits for, by the call's id.
+struct Waiting {
+    conversation: ConversationId,
+    control: TurnControl,
+    approval: ApprovalId,
+    server: String,
+    tool: String,
+}
+
+struct Inner {
+    dir: DataDir,
+    store: Store,
+    secrets: Arc<dyn SecretStore>,
+    config: ConfigStore,
+    conversations: ConversationStore,
+    assistants: AssistantStore,
+    agent: Agent,
+    registry: McpRegistry,
+    kb: KnowledgeBase,
+    events: Arc<dyn AppEvents>,
+    turns: Mutex<HashMap<ConversationId, TurnControl>>,
+    approvals: Mutex<HashMap<String, Waiting>>,
+    indexing: Mutex<HashMap<std::path::PathBuf, knowledge::Indexing>>,
+    /// Environment lookup for the provider fallback (`OPENAI_API_KEY`, …).
+    env: Box<EnvLookup>,
+}
+
+/// The app's services for one data directory. Cheap to clone.
+#[derive(Clone)]
+pub struct App {
+    inner: Arc<Inner>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl App {
+    /// Opens the services over an opened store. Call [`App::start`] on a
+    /// tokio runtime afterwards to start the MCP servers.
+    pub fn open(
+        dir: DataDir,
+        store: Store,
+        secrets: Arc<dyn SecretStore>,
+        events: Arc<dyn AppEvents>,
+    ) -> Result<Self, AppError> {
+        let kb = KnowledgeBase::open_configured(&dir, store.clone(), secrets.as_ref())?;
+        let registry = McpRegistry::new(secrets.clone(), RegistryOptions::default());
+        let conversations = ConversationStore::new(store.clone());
+        let inner = Inner {
+            config: ConfigStore::new(store.clone()),
+            assistants: AssistantStore::new(store.clone()),
+            agent: Agent::new(conversations.clone()),
+            conversations,
+            registry,
+            kb,
+            dir,
+            store,
+            secrets,
+            events,
+            turns: Mutex::default(),
+            approvals: Mutex::default(),
+            indexing: Mutex::default(),
+            env: Box::new(|k| std::env::var(k).ok()),
+        };
+        Ok(Self { inner: Arc::new(inner) })
+    }
+
+    /// Replaces how the environment is read (tests use an empty one).
+    pub fn with_env(self, env: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Self {
+        let mut inner = Arc::try_unwrap(self.inner).unwrap_or_else(|_| panic!("with_env before the app is shared"));
+        inner.env = Box::new(env);
+        Self { inner: Arc::new(inner) }
+    }
+
+    /// Starts every enabled MCP server in the background and forwards the
+    /// registry's events. Returns at once.
+    pub fn start(&self) -> Result<(), AppError> {
+        let registry = &self.inner.registry;
+        registry.configure(self.inner.config.servers()?);
+        let mut rx = registry.subscribe();
+        let weak = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            loop {
+                let event = match rx.recv().await {
+                    Ok(event) => event,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                };
+                let Some(inner) = weak.upgrade() else { break };
+                let app = App { inner };
+                match event {
+                    McpEvent::Status { server, .. } | McpEvent::CatalogueChanged { server } => {
+                        if let Some(status) = app.server_status(&server) {
+                            app.inner.events.server_status(status);
+                        }
+                    }
+                    McpEvent::Log { server, message } => {
+                        let line = views::log_line(&message);
+                        app.inner.events.server_log(views::ServerLogLine { server, line });
+                    }
+                }
+            }
+        });
+        let registry = registry.clone();
+        tokio::spawn(async move { registry.start_all().await });
+        Ok(())
+    }
+
+    /// Stops every turn and server (on exit).
+    pub async fn shutdown(&self) {
+        for control in lock(&self.inner.turns).values() {
+            control.stop();
+        }
+        self.inner.registry.shutdown().await;
+    }
+
+    /// The shared MCP registry.
+    pub fn registry(&self) -> &McpRegistry {
+        &self.inner.registry
+    }
+
+    /// The data directory.
+    pub fn dir(&self) -> &DataDir {
+        &self.inner.dir
+    }
+}

@@ -1,0 +1,113 @@
+//! Assistant presets and the general settings, as the settings page edits them.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::views::{AssistantView, GeneralSettings, KbMode};
+use super::{App, AppError};
+use crate::agent::{Sampling, ToolSelection};
+use crate::assistants::{Assistant, KnowledgeMode};
+use crate::paths::DataDir;
+
+const THEME_KEY: &str = "ui.theme";
+const LANGUAGE_KEY: &str = "ui.language";
+
+impl From<&Assistant> for AssistantView {
+    fn from(a: &Assistant) -> Self {
+        let (servers, disabled_tools) = match &a.tools {
+            ToolSelection::All => (None, Vec::new()),
+            ToolSelection::None => (Some(Vec::new()), Vec::new()),
+            ToolSelection::Only { servers, .. } => (Some(servers.iter().cloned().collect()), Vec::new()),
+        };
+        Self {
+            id: a.name.clone(),
+            name: a.name.clone(),
+            system_prompt: a.system_prompt.clone(),
+            provider: a.provider.clone(),
+            model: a.model.clone(),
+            temperature: a.sampling.temperature,
+            top_p: a.sampling.top_p,
+            max_tokens: a.sampling.max_tokens,
+            servers,
+            disabled_tools,
+            kb_mode: match a.knowledge {
+                KnowledgeMode::Off => KbMode::Off,
+                KnowledgeMode::Tool => KbMode::Auto,
+                KnowledgeMode::Context | KnowledgeMode::Both => KbMode::Always,
+            },
+        }
+    }
+}
+
+impl AssistantView {
+    fn to_assistant(&self) -> Assistant {
+        let tools = match &self.servers {
+            None => ToolSelection::All,
+            Some(servers) if servers.is_empty() => ToolSelection::None,
+            Some(servers) => ToolSelection::Only { servers: servers.iter().cloned().collect(), tools: BTreeSet::new() },
+        };
+        Assistant {
+            name: self.name.trim().to_owned(),
+            system_prompt: self.system_prompt.clone(),
+            provider: self.provider.clone().filter(|p| !p.is_empty()),
+            model: self.model.clone().filter(|m| !m.is_empty()),
+            sampling: Sampling { temperature: self.temperature, top_p: self.top_p, max_tokens: self.max_tokens },
+            tools,
+            knowledge: match self.kb_mode {
+                KbMode::Off => KnowledgeMode::Off,
+                KbMode::Auto => KnowledgeMode::Tool,
+                KbMode::Always => KnowledgeMode::Context,
+            },
+        }
+    }
+}
+
+impl App {
+    /// Every assistant preset, the built-in default first.
+    pub fn list_assistants(&self) -> Result<Vec<AssistantView>, AppError> {
+        Ok(self.inner.assistants.list()?.iter().map(AssistantView::from).collect())
+    }
+
+    /// Saves a preset (`id` empty for a new one; a changed name renames it).
+    pub fn save_assistant(&self, view: &AssistantView) -> Result<AssistantView, AppError> {
+        let assistant = view.to_assistant();
+        self.inner.assistants.save(&assistant)?;
+        if !view.id.is_empty() && view.id != assistant.name {
+            self.inner.assistants.delete(&view.id)?;
+        }
+        Ok(AssistantView::from(&assistant))
+    }
+
+    /// Deletes a preset.
+    pub fn delete_assistant(&self, id: &str) -> Result<(), AppError> {
+        Ok(self.inner.assistants.delete(id)?)
+    }
+
+    /// Theme, language and the data folder.
+    pub fn get_settings(&self) -> Result<GeneralSettings, AppError> {
+        let store = &self.inner.store;
+        Ok(GeneralSettings {
+            theme: store.setting::<String>(THEME_KEY)?.unwrap_or_else(|| "system".into()),
+            language: store.setting::<String>(LANGUAGE_KEY)?.unwrap_or_else(|| "en".into()),
+            data_dir: self.inner.dir.path().display().to_string(),
+        })
+    }
+
+    /// Stores theme and language; a different data folder is used from the next start.
+    pub fn save_settings(&self, settings: &GeneralSettings) -> Result<(), AppError> {
+        if !["light", "dark", "system"].contains(&settings.theme.as_str()) {
+            return Err(AppError::Invalid(format!("theme {:?} is not light, dark or system", settings.theme)));
+        }
+        if !["en", "zh"].contains(&settings.language.as_str()) {
+            return Err(AppError::Invalid(format!("language {:?} is not en or zh", settings.language)));
+        }
+        let store = &self.inner.store;
+        store.set_setting(THEME_KEY, &settings.theme)?;
+        store.set_setting(LANGUAGE_KEY, &settings.language)?;
+        let wanted = DataDir::new(Path::new(settings.data_dir.trim()));
+        if !settings.data_dir.trim().is_empty() && wanted != self.inner.dir {
+            DataDir::choose_for_next_start(wanted.path())?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,461 @@
+//! MCP servers, their tools, prompts and resources; providers; import and export.
+//!
+//! Every change is written to the [`ConfigStore`](crate::config::ConfigStore)
+//! first and then applied to the running registry, so what the settings page
+//! shows after a restart is what it showed before.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::diff::line_diff;
+use super::views::{
+    DoctorCheck, DoctorReport, ImportEntry, ImportPreviewView, ImportReport, PromptArgument, PromptInfo, ProviderView,
+    ResourceInfo, SecretValues, ServerStatusView, ServerView, ToolInfo, ToolResultView,
+};
+use super::{App, AppError};
+use crate::agent::budget;
+use crate::config::import::{EntryStatus, ImportChoice, ImportOptions, SourceFormat};
+use crate::config::providers::{PROBE_TIMEOUT, api_key_name, probe, validate_provider};
+use crate::config::{ApprovalMode, ExportFormat, ExportOptions, McpServerConfig, ProviderProfile};
+use crate::llm::ToolSpec;
+use crate::mcp::approval::{ApprovalPolicy, ConversationGrants};
+use crate::mcp::content::{ResultLimits, for_model, for_ui};
+use crate::mcp::{CallOptions, LaunchReport};
+
+/// How long a server may take to stop before it is restarted or removed.
+const STOP_WAIT: Duration = Duration::from_secs(10);
+
+impl App {
+    /// A server's live status, or `None` when the registry does not know it.
+    pub(crate) fn server_status(&self, name: &str) -> Option<ServerStatusView> {
+        let status = self.inner.registry.status(name).ok()?;
+        let tools = self.inner.registry.tools(name).map(|t| t.len()).unwrap_or(0);
+        Some(ServerStatusView::new(name, &status, tools))
+    }
+
+    /// Every configured server with its status.
+    pub fn list_servers(&self) -> Result<Vec<ServerView>, AppError> {
+        Ok(self
+            .inner
+            .config
+            .servers()?
+            .into_iter()
+            .map(|config| {
+                let status = self
+                    .server_status(&config.name)
+                    .unwrap_or_else(|| ServerStatusView::new(&config.name, &crate::mcp::ServerStatus::Stopped, 0));
+                ServerView { config, status }
+            })
+            .collect())
+    }
+
+    /// Saves a server: its secrets go to the secret store first, then the
+    /// configuration (holding only their names); an enabled server restarts.
+    pub async fn save_server(&self, config: McpServerConfig, secrets: &SecretValues) -> Result<(), AppError> {
+        if config.name.trim().is_empty() {
+            return Err(AppError::Invalid("a server needs a name".into()));
+        }
+        for (name, value) in secrets {
+            self.inner.secrets.set(name, value)?;
+        }
+        self.inner.config.save_server(&config)?;
+        self.apply_server(config).await
+    }
+
+    async fn apply_server(&self, config: McpServerConfig) -> Result<(), AppError> {
+        let registry = &self.inner.registry;
+        let (name, enabled) = (config.name.clone(), config.enabled);
+        registry.configure([config]);
+        if enabled {
+            registry.restart(&name).await?;
+        } else {
+            tokio::time::timeout(STOP_WAIT, registry.stop(&name)).await.ok().transpose()?;
+        }
+        Ok(())
+    }
+
+    /// Deletes a server (stopping it first).
+    pub async fn delete_server(&self, name: &str) -> Result<(), AppError> {
+        self.inner.config.delete_server(name)?;
+        match self.inner.registry.remove(name).await {
+            Ok(()) | Err(crate::mcp::McpError::UnknownServer { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Enables (and starts) or disables (and stops) a server.
+    pub async fn set_server_enabled(&self, name: &str, enabled: bool) -> Result<(), AppError> {
+        let mut config = self.inner.config.server(name)?;
+        config.enabled = enabled;
+        self.inner.config.save_server(&config)?;
+        self.apply_server(config).await
+    }
+
+    /// Restarts a server now.
+    pub async fn restart_server(&self, name: &str) -> Result<(), AppError> {
+        self.inner.config.server(name)?;
+        Ok(self.inner.registry.restart(name).await?)
+    }
+
+    /// The last lines the server wrote to stderr, oldest first.
+    pub fn server_logs(&self, name: &str) -> Result<Vec<String>, AppError> {
+        self.inner.config.server(name)?;
+        Ok(self.inner.registry.stderr_tail(name, 500).unwrap_or_default())
+    }
+
+    /// The launch doctor's findings for a server.
+    pub async fn server_doctor(&self, name: &str) -> Result<DoctorReport, AppError> {
+        self.inner.config.server(name)?;
+        let report = self.inner.registry.doctor(name).await?;
+        let status = self.server_status(name);
+        Ok(doctor_view(name, report.as_ref(), status.as_ref()))
+    }
+
+    /// Tools of one server (or all), with enable, approval, cost and statistics.
+    pub fn list_tools(&self, server: Option<&str>) -> Result<Vec<ToolInfo>, AppError> {
+        let configs = match server {
+            Some(name) => vec![self.inner.config.server(name)?],
+            None => self.inner.config.servers()?,
+        };
+        let mut out = Vec::new();
+        for config in configs {
+            let Ok(tools) = self.inner.registry.tools(&config.name) else { continue };
+            let policy = ApprovalPolicy::from_config(&config, true);
+            for tool in tools {
+                let name = tool.name.to_string();
+                let description = tool.description.as_deref().unwrap_or_default().to_owned();
+                let input_schema = serde_json::Value::Object((*tool.input_schema).clone());
+                let spec = ToolSpec {
+                    name: format!("{}__{name}", config.name),
+                    description: description.clone(),
+                    input_schema: input_schema.clone(),
+                };
+                out.push(ToolInfo {
+                    server: config.name.clone(),
+                    enabled: !config.disabled_tools.contains(&name),
+                    approval: policy.decide(&config.name, &tool, &ConversationGrants::default()).mode(),
+                    schema_tokens: budget::estimate_tools(std::slice::from_ref(&spec)),
+                    stats: None,
+                    name,
+                    description,
+                    input_schema,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Shows or hides a tool from the model.
+    pub fn set_tool_enabled(&self, server: &str, tool: &str, enabled: bool) -> Result<(), AppError> {
+        let mut config = self.inner.config.server(server)?;
+        if enabled {
+            config.disabled_tools.remove(tool);
+        } else {
+            config.disabled_tools.insert(tool.to_owned());
+        }
+        self.inner.config.save_server(&config)?;
+        self.inner.registry.configure([config]);
+        Ok(())
+    }
+
+    /// Sets a tool's approval policy.
+    pub fn set_tool_approval(&self, server: &str, tool: &str, approval: ApprovalMode) -> Result<(), AppError> {
+        let mut config = self.inner.config.server(server)?;
+        config.tool_approval.insert(tool.to_owned(), approval);
+        self.inner.config.save_server(&config)?;
+        self.inner.registry.configure([config]);
+        Ok(())
+    }
+
+    /// Calls a tool directly ("test a tool", the inspector's re-run).
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: serde_json::Value,
+        cancel: CancellationToken,
+    ) -> Result<ToolResultView, AppError> {
+        let arguments = match arguments {
+            serde_json::Value::Object(map) => Some(map),
+            serde_json::Value::Null => None,
+            other => return Err(AppError::Invalid(format!("tool arguments must be a JSON object, not {other}"))),
+        };
+        let result = self.inner.registry.call_tool(server, tool, arguments, CallOptions::default(), cancel).await?;
+        let defaults = ResultLimits::default();
+        let limits = ResultLimits { model_chars: defaults.ui_bytes, model_media_bytes: defaults.ui_bytes, ..defaults };
+        let content = for_model(&result, &limits);
+        Ok(ToolResultView {
+            content: content.parts,
+            structured_content: for_ui(&result, &limits).structured_content,
+            is_error: content.is_error,
+        })
+    }
+
+    /// Prompts of every ready server.
+    pub fn list_prompts(&self) -> Result<Vec<PromptInfo>, AppError> {
+        let mut out = Vec::new();
+        for name in self.ready_servers()? {
+            for prompt in self.inner.registry.prompts(&name).unwrap_or_default() {
+                out.push(PromptInfo {
+                    server: name.clone(),
+                    name: prompt.name.clone(),
+                    description: prompt.description.clone(),
+                    arguments: prompt
+                        .arguments
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|a| PromptArgument {
+                            name: a.name,
+                            description: a.description,
+                            required: a.required.unwrap_or(false),
+                        })
+                        .collect(),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// A prompt's messages as text for the composer.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        cancel: CancellationToken,
+    ) -> Result<String, AppError> {
+        let result = self.inner.registry.get_prompt(server, name, Some(arguments), cancel).await?;
+        let texts: Vec<String> = result
+            .messages
+            .iter()
+            .filter_map(|m| match serde_json::to_value(&m.content).ok()? {
+                serde_json::Value::Object(o) => o.get("text").and_then(|t| t.as_str()).map(str::to_owned),
+                _ => None,
+            })
+            .collect();
+        Ok(texts.join("\n\n"))
+    }
+
+    /// Resources of every ready server.
+    pub fn list_resources(&self) -> Result<Vec<ResourceInfo>, AppError> {
+        let mut out = Vec::new();
+        for name in self.ready_servers()? {
+            for r in self.inner.registry.resources(&name).unwrap_or_default() {
+                out.push(ResourceInfo {
+                    server: name.clone(),
+                    uri: r.uri.clone(),
+                    name: r.name.clone(),
+                    mime_type: r.mime_type.clone(),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The text of a resource, read from the first ready server that lists it.
+    pub(crate) async fn read_resource_text(&self, uri: &str) -> Result<String, AppError> {
+        let server = self
+            .list_resources()?
+            .into_iter()
+            .find(|r| r.uri == uri)
+            .map(|r| r.server)
+            .ok_or_else(|| AppError::NotFound(format!("no ready MCP server offers the resource {uri}")))?;
+        let result = self.inner.registry.read_resource(&server, uri, CancellationToken::new()).await?;
+        let texts: Vec<String> = result
+            .contents
+            .iter()
+            .filter_map(|c| match c {
+                rmcp::model::ResourceContents::TextResourceContents { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        if texts.is_empty() {
+            return Err(AppError::Invalid(format!("resource {uri} has no text to attach")));
+        }
+        Ok(texts.join("\n\n"))
+    }
+
+    fn ready_servers(&self) -> Result<Vec<String>, AppError> {
+        Ok(self
+            .inner
+            .config
+            .servers()?
+            .into_iter()
+            .filter(|s| self.server_status(&s.name).is_some_and(|st| st.state == "ready"))
+            .map(|s| s.name)
+            .collect())
+    }
+
+    /// Provider profiles, each with whether its API key is set.
+    pub fn list_providers(&self) -> Result<Vec<ProviderView>, AppError> {
+        self.inner
+            .config
+            .providers()?
+            .into_iter()
+            .map(|profile| {
+                let api_key_set = match &profile.api_key {
+                    Some(name) => self.inner.secrets.get(name)?.is_some(),
+                    None => false,
+                };
+                Ok(ProviderView { profile, api_key_set })
+            })
+            .collect()
+    }
+
+    /// Saves a provider; a given key goes to the secret store, `None` keeps the stored one.
+    pub fn save_provider(&self, mut profile: ProviderProfile, api_key: Option<&str>) -> Result<(), AppError> {
+        validate_provider(&profile)?;
+        if let Some(key) = api_key.filter(|k| !k.is_empty()) {
+            let name = profile.api_key.clone().unwrap_or_else(|| api_key_name(&profile.name));
+            self.inner.secrets.set(&name, key)?;
+            profile.api_key = Some(name);
+        } else if profile.api_key.is_none() {
+            // Keep a key stored earlier under the conventional name.
+            let name = api_key_name(&profile.name);
+            if self.inner.secrets.get(&name)?.is_some() {
+                profile.api_key = Some(name);
+            }
+        }
+        Ok(self.inner.config.save_provider(&profile)?)
+    }
+
+    /// Deletes a provider and its stored key.
+    pub fn delete_provider(&self, name: &str) -> Result<(), AppError> {
+        Ok(self.inner.config.remove_provider(name, self.inner.secrets.as_ref())?)
+    }
+
+    /// Lists the provider's models with one real request; fails with its error.
+    pub async fn test_provider(&self, name: &str, cancel: CancellationToken) -> Result<Vec<String>, AppError> {
+        let profile = self.inner.config.provider(name)?;
+        Ok(probe(&profile, self.inner.secrets.as_ref(), PROBE_TIMEOUT, &cancel).await?.models)
+    }
+
+    /// What importing `text` would do.
+    pub fn import_preview(&self, text: &str) -> Result<ImportPreviewView, AppError> {
+        let preview = self.inner.config.preview_import(self.inner.secrets.as_ref(), text, &ImportOptions::default())?;
+        let current = self.inner.config.servers()?;
+        let warnings = preview.all_issues().iter().map(ToString::to_string).collect();
+        let entries = preview
+            .entries
+            .into_iter()
+            .filter_map(|e| {
+                let incoming = e.server?;
+                let (status, detail, existing) = match &e.status {
+                    EntryStatus::New => ("new", None, None),
+                    EntryStatus::Unchanged => ("unchanged", None, Some(e.name.as_str())),
+                    EntryStatus::Changed { .. } => ("changed", None, Some(e.name.as_str())),
+                    EntryStatus::Conflict { existing } => (
+                        "conflict",
+                        Some(format!("a server named {existing:?} exists; importing replaces it")),
+                        Some(existing.as_str()),
+                    ),
+                    _ => return None,
+                };
+                let before = existing.and_then(|n| current.iter().find(|c| c.name == n));
+                let diff = match (status, before) {
+                    ("changed" | "conflict", Some(before)) => line_diff(&pretty(before), &pretty(&incoming)),
+                    _ => Vec::new(),
+                };
+                Some(ImportEntry { name: e.name, status, incoming, diff, detail })
+            })
+            .collect();
+        let format = match preview.format {
+            Some(SourceFormat::McpServers) => "claude_desktop",
+            Some(SourceFormat::VsCode) => "vscode",
+            Some(SourceFormat::Patchbay) => "patchbay",
+            Some(SourceFormat::BareMap) => "server_map",
+            Some(SourceFormat::SingleServer) => "single_server",
+            None => "unknown",
+        };
+        Ok(ImportPreviewView { format: format.into(), entries, warnings })
+    }
+
+    /// Imports the accepted servers in one transaction and starts the enabled ones.
+    pub async fn import_apply(&self, text: &str, accept: &[String]) -> Result<ImportReport, AppError> {
+        let options = ImportOptions::default();
+        let preview = self.inner.config.preview_import(self.inner.secrets.as_ref(), text, &options)?;
+        let skipped: Vec<String> =
+            preview.entries.iter().filter(|e| !accept.contains(&e.name)).map(|e| e.name.clone()).collect();
+        let choice = ImportChoice { skip: skipped.iter().cloned().collect(), ..ImportChoice::default() };
+        let outcome = self.inner.config.apply_import(self.inner.secrets.as_ref(), text, &options, &choice)?;
+        for name in outcome.added.iter().chain(&outcome.updated) {
+            self.apply_server(self.inner.config.server(name)?).await?;
+        }
+        Ok(ImportReport { added: outcome.added, updated: outcome.updated, skipped })
+    }
+
+    /// The servers (and in Patchbay's form, providers) as JSON text, secrets as placeholders.
+    pub fn export_config(&self, format: ExportFormat) -> Result<String, AppError> {
+        let options = ExportOptions { format, include_secrets: false };
+        Ok(self.inner.config.export(options, self.inner.secrets.as_ref())?)
+    }
+}
+
+fn pretty(config: &McpServerConfig) -> String {
+    serde_json::to_string_pretty(config).unwrap_or_default()
+}
+
+fn doctor_view(name: &str, report: Option<&LaunchReport>, status: Option<&ServerStatusView>) -> DoctorReport {
+    let mut checks = Vec::new();
+    if let Some(status) = status {
+        checks.push(DoctorCheck {
+            name: "status".into(),
+            ok: status.state == "ready",
+            detail: match &status.error {
+                Some(e) => format!("{}: {e}", status.state),
+                None => status.state.to_owned(),
+            },
+            hint: (status.state == "failed").then(|| "fix the cause below, then restart the server".to_owned()),
+        });
+    }
+    let Some(r) = report else {
+        return DoctorReport { server: name.to_owned(), checks };
+    };
+    checks.push(match &r.resolved {
+        Some(path) => DoctorCheck {
+            name: "command".into(),
+            ok: true,
+            detail: format!("{} → {}", r.command, path.display()),
+            hint: None,
+        },
+        None => DoctorCheck {
+            name: "command".into(),
+            ok: false,
+            detail: format!(
+                "{} not found on PATH; looked in {}",
+                r.command,
+                r.searched.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(":")
+            ),
+            hint: Some("install it, or give its absolute path as the command".into()),
+        },
+    });
+    if !r.env_added.is_empty() {
+        checks.push(DoctorCheck {
+            name: "environment".into(),
+            ok: true,
+            detail: format!("added to the login environment: {}", r.env_added.join(", ")),
+            hint: None,
+        });
+    }
+    let exit = match (r.exit_code, r.signal) {
+        (Some(code), _) => Some(format!("exited with code {code}")),
+        (None, Some(signal)) => Some(format!("killed by signal {signal}")),
+        (None, None) => None,
+    };
+    if let Some(detail) = exit {
+        checks.push(DoctorCheck { name: "exit".into(), ok: false, detail, hint: None });
+    }
+    if let Some(error) = &r.error {
+        checks.push(DoctorCheck { name: "start".into(), ok: false, detail: error.clone(), hint: None });
+    }
+    if !r.stderr_tail.is_empty() {
+        checks.push(DoctorCheck {
+            name: "stderr".into(),
+            ok: r.error.is_none(),
+            detail: r.stderr_tail.join("\n"),
+            hint: Some("the server's own words: read the last lines first".into()),
+        });
+    }
+    DoctorReport { server: name.to_owned(), checks }
+}

@@ -1,0 +1,643 @@
+//! What the front end receives: serialisable views of core records.
+//!
+//! Field names and shapes follow `ui/IPC.md`: ids are strings (JavaScript
+//! numbers are not 64-bit), timestamps milliseconds since the epoch, and
+//! every enum snake_case. Conversions from core types live next to the views.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ApprovalMode, McpServerConfig, ProviderProfile};
+use crate::conversations::{
+    Conversation, Message, MessageId, MessageStatus, Part, Passage, Role, ToolCallRecord, ToolCallStatus,
+};
+use crate::llm::{ContentPart, Usage};
+use crate::mcp::{LogMessage, ServerStatus};
+
+/// What kind of failure an error is, for the UI to choose its action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The data directory cannot be used.
+    DataDir,
+    /// The database cannot be opened or written.
+    Database,
+    /// The OS keyring is unavailable or refused access.
+    Keyring,
+    /// The request itself was wrong.
+    InvalidInput,
+    /// The thing asked for does not exist.
+    NotFound,
+    /// Anything else.
+    Internal,
+    /// The model provider failed.
+    Provider,
+    /// An MCP server failed.
+    Mcp,
+    /// Stopped by the user.
+    Cancelled,
+    /// A time limit passed.
+    Timeout,
+}
+
+/// An error as the UI shows it: `{kind, message}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorView {
+    pub kind: ErrorKind,
+    /// A sentence that says where and why.
+    pub message: String,
+}
+
+/// One conversation in the sidebar.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConversationSummary {
+    pub id: String,
+    pub title: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// The matching passage when the list was searched.
+    pub snippet: Option<String>,
+}
+
+impl From<&Conversation> for ConversationSummary {
+    fn from(c: &Conversation) -> Self {
+        Self {
+            id: c.id.to_string(),
+            title: c.title.clone(),
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+            snippet: None,
+        }
+    }
+}
+
+/// Per-conversation choices: model, servers and tools.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConversationSettings {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// Servers the model may use; `None` means every enabled server.
+    pub servers: Option<Vec<String>>,
+    /// `server/tool` names hidden in this conversation.
+    pub disabled_tools: Vec<String>,
+    pub assistant_id: Option<String>,
+}
+
+/// A conversation opened in the chat view.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConversationDetail {
+    pub conversation: ConversationSummary,
+    /// The active branch, root first.
+    pub messages: Vec<MessageView>,
+    pub settings: ConversationSettings,
+}
+
+/// Progress of a running tool call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProgressView {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// A log message a call produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LogView {
+    pub level: String,
+    pub message: String,
+}
+
+/// The result of a tool call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolResultView {
+    pub content: Vec<ContentPart>,
+    pub structured_content: Option<serde_json::Value>,
+    pub is_error: bool,
+}
+
+/// Where a tool call stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceStatus {
+    PendingApproval,
+    Running,
+    Done,
+    Error,
+    Cancelled,
+    Denied,
+}
+
+/// One tool call of an assistant message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolTrace {
+    pub call_id: String,
+    pub server: String,
+    pub tool: String,
+    pub arguments: serde_json::Value,
+    pub status: TraceStatus,
+    pub duration_ms: Option<i64>,
+    pub progress: Option<ProgressView>,
+    pub result: Option<ToolResultView>,
+    pub error: Option<String>,
+    pub stderr_tail: Option<String>,
+    pub logs: Vec<LogView>,
+}
+
+/// Arguments as JSON: the parsed object, or the model's text when it is not JSON.
+pub(crate) fn arguments_json(text: &str) -> serde_json::Value {
+    if text.trim().is_empty() {
+        return serde_json::Value::Object(serde_json::Map::new());
+    }
+    serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_owned()))
+}
+
+fn first_text(content: &[ContentPart]) -> String {
+    content
+        .iter()
+        .filter_map(|p| if let ContentPart::Text { text } = p { Some(text.as_str()) } else { None })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl From<&ToolCallRecord> for ToolTrace {
+    fn from(call: &ToolCallRecord) -> Self {
+        let content = call.result.clone().unwrap_or_default();
+        let status = match call.status {
+            ToolCallStatus::Done if call.is_error => TraceStatus::Error,
+            ToolCallStatus::Done => TraceStatus::Done,
+            ToolCallStatus::Cancelled => TraceStatus::Cancelled,
+            // A stored call still pending or running was interrupted.
+            ToolCallStatus::Pending | ToolCallStatus::Running => TraceStatus::Error,
+        };
+        let error = match call.status {
+            ToolCallStatus::Done if call.is_error => Some(first_text(&content)),
+            ToolCallStatus::Pending | ToolCallStatus::Running => {
+                Some("The call was interrupted before it finished (the app stopped).".to_owned())
+            }
+            _ => None,
+        };
+        Self {
+            call_id: call.call_id.clone(),
+            server: call.server.clone().unwrap_or_default(),
+            tool: call.tool.clone().unwrap_or_else(|| call.name.clone()),
+            arguments: arguments_json(&call.arguments),
+            status,
+            duration_ms: call.duration_ms,
+            progress: None,
+            result: call.result.as_ref().map(|content| ToolResultView {
+                content: content.clone(),
+                structured_content: None,
+                is_error: call.is_error,
+            }),
+            error,
+            stderr_tail: None,
+            logs: Vec::new(),
+        }
+    }
+}
+
+/// A knowledge-base passage the answer cites as `[index]`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Citation {
+    pub index: usize,
+    pub document: String,
+    pub path: String,
+    pub score: f64,
+    pub text: String,
+}
+
+/// Numbers passages from 1, in order.
+pub(crate) fn citations(passages: &[Passage]) -> Vec<Citation> {
+    passages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Citation {
+            index: i + 1,
+            document: document_title(&p.source),
+            path: p.source.clone(),
+            score: f64::from(p.score),
+            text: p.text.clone(),
+        })
+        .collect()
+}
+
+/// The file name of a path or URI, for display.
+pub(crate) fn document_title(source: &str) -> String {
+    source.rsplit(['/', '\\']).find(|s| !s.is_empty()).unwrap_or(source).to_owned()
+}
+
+/// A message on the active branch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MessageView {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub role: Role,
+    pub created_at: i64,
+    pub text: String,
+    pub reasoning: Option<String>,
+    /// Attachments of a user message.
+    pub parts: Vec<ContentPart>,
+    pub tool_calls: Vec<ToolTrace>,
+    pub citations: Vec<Citation>,
+    pub model: Option<String>,
+    /// Ids of this message and its siblings, oldest first.
+    pub siblings: Vec<String>,
+    pub error: Option<ErrorView>,
+}
+
+impl MessageView {
+    /// The view of a stored message with its siblings.
+    pub fn new(m: &Message, siblings: &[MessageId]) -> Self {
+        let reasoning: String = m
+            .parts
+            .iter()
+            .filter_map(|p| if let Part::Reasoning { text, .. } = p { Some(text.as_str()) } else { None })
+            .collect();
+        let tool_calls =
+            m.parts.iter().filter_map(|p| if let Part::ToolCall { call, .. } = p { Some(call.into()) } else { None });
+        let parts = m
+            .attachments
+            .iter()
+            .map(|a| match &a.uri {
+                Some(uri) => {
+                    ContentPart::ResourceLink { uri: uri.clone(), name: Some(a.title.clone()), mime_type: None }
+                }
+                None => ContentPart::text(format!("{}\n\n{}", a.title, a.text)),
+            })
+            .collect();
+        let error = match m.status {
+            MessageStatus::Error => Some(ErrorView {
+                kind: ErrorKind::Provider,
+                message: m.error.clone().unwrap_or_else(|| "The answer ended with an error.".into()),
+            }),
+            MessageStatus::Streaming => Some(ErrorView {
+                kind: ErrorKind::Internal,
+                message: "This answer was interrupted when the app stopped; the text up to then is kept.".into(),
+            }),
+            MessageStatus::RoundLimit => {
+                m.error.clone().map(|message| ErrorView { kind: ErrorKind::Provider, message })
+            }
+            _ => None,
+        };
+        Self {
+            id: m.id.to_string(),
+            parent_id: m.parent_id.map(|p| p.to_string()),
+            role: m.role,
+            created_at: m.created_at,
+            text: m.text.clone(),
+            reasoning: Some(reasoning).filter(|r| !r.is_empty()),
+            parts,
+            tool_calls: tool_calls.collect(),
+            citations: citations(&m.citations),
+            model: m.model.clone(),
+            siblings: siblings.iter().map(ToString::to_string).collect(),
+            error,
+        }
+    }
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DoneReason {
+    Stop,
+    Cancelled,
+    Error,
+    Length,
+}
+
+impl From<MessageStatus> for DoneReason {
+    fn from(s: MessageStatus) -> Self {
+        match s {
+            MessageStatus::Complete | MessageStatus::Streaming => Self::Stop,
+            MessageStatus::Stopped => Self::Cancelled,
+            MessageStatus::Error => Self::Error,
+            MessageStatus::RoundLimit => Self::Length,
+        }
+    }
+}
+
+/// One event of a turn as the chat view receives it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TurnEvent {
+    /// First: the stored user message (`None` when regenerating).
+    TurnStarted {
+        user_message: Option<Box<MessageView>>,
+        assistant_message_id: String,
+        model: String,
+    },
+    TextDelta {
+        text: String,
+    },
+    ReasoningDelta {
+        text: String,
+    },
+    ToolCallStarted {
+        call_id: String,
+        server: String,
+        tool: String,
+        arguments: serde_json::Value,
+    },
+    ApprovalNeeded {
+        call_id: String,
+    },
+    ToolRunning {
+        call_id: String,
+    },
+    ToolProgress {
+        call_id: String,
+        progress: ProgressView,
+    },
+    ToolLog {
+        call_id: String,
+        log: LogView,
+    },
+    ToolResult {
+        call_id: String,
+        result: ToolResultView,
+        duration_ms: u64,
+    },
+    ToolFailed {
+        call_id: String,
+        error: String,
+        stderr_tail: Option<String>,
+        duration_ms: u64,
+    },
+    ToolCancelled {
+        call_id: String,
+    },
+    ToolDenied {
+        call_id: String,
+    },
+    Citations {
+        citations: Vec<Citation>,
+    },
+    Usage {
+        usage: Usage,
+    },
+    Error {
+        error: ErrorView,
+    },
+    /// Always last.
+    Done {
+        reason: DoneReason,
+    },
+}
+
+/// A server's status for the settings page and the `server_status` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServerStatusView {
+    pub server: String,
+    /// `stopped`, `starting`, `ready`, `failed` or `restarting`.
+    pub state: &'static str,
+    pub tool_count: usize,
+    pub error: Option<String>,
+}
+
+impl ServerStatusView {
+    /// The view of a registry status.
+    pub fn new(server: &str, status: &ServerStatus, tool_count: usize) -> Self {
+        let (state, error) = match status {
+            ServerStatus::Stopped => ("stopped", None),
+            ServerStatus::Starting => ("starting", None),
+            ServerStatus::Ready => ("ready", None),
+            ServerStatus::Failed { reason } => ("failed", Some(reason.clone())),
+            ServerStatus::Restarting { attempt } => ("restarting", Some(format!("restart attempt {attempt}"))),
+        };
+        Self { server: server.to_owned(), state, tool_count, error }
+    }
+}
+
+/// A configured server with its live status.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerView {
+    pub config: McpServerConfig,
+    pub status: ServerStatusView,
+}
+
+/// A server's log line (`server_log` event).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServerLogLine {
+    pub server: String,
+    pub line: String,
+}
+
+/// `[level] text` of a server's log message.
+pub(crate) fn log_line(m: &LogMessage) -> String {
+    let text = match &m.data {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    match &m.logger {
+        Some(logger) => format!("[{}] {logger}: {text}", m.level),
+        None => format!("[{}] {text}", m.level),
+    }
+}
+
+/// Call statistics of one tool, from the stored traces.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolStats {
+    pub calls: u64,
+    /// 0 to 1.
+    pub success_rate: f64,
+    pub median_ms: f64,
+}
+
+/// One tool of a server for the settings page and the composer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolInfo {
+    pub server: String,
+    pub name: String,
+    pub description: String,
+    pub input_schema: serde_json::Value,
+    pub enabled: bool,
+    pub approval: ApprovalMode,
+    /// Estimated tokens the name, description and schema cost per request.
+    pub schema_tokens: u32,
+    pub stats: Option<ToolStats>,
+}
+
+/// One check of the launch doctor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DoctorCheck {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+    pub hint: Option<String>,
+}
+
+/// The launch doctor's report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DoctorReport {
+    pub server: String,
+    pub checks: Vec<DoctorCheck>,
+}
+
+/// A prompt argument.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromptArgument {
+    pub name: String,
+    pub description: Option<String>,
+    pub required: bool,
+}
+
+/// A prompt a server offers, shown as a `/` command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromptInfo {
+    pub server: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub arguments: Vec<PromptArgument>,
+}
+
+/// A resource a server offers, for attaching to a message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResourceInfo {
+    pub server: String,
+    pub uri: String,
+    pub name: String,
+    pub mime_type: Option<String>,
+}
+
+/// A provider profile without its key.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProviderView {
+    pub profile: ProviderProfile,
+    pub api_key_set: bool,
+}
+
+/// One line of a diff between the stored and the imported server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiffLine {
+    /// `same`, `add` or `remove`.
+    pub op: &'static str,
+    pub text: String,
+}
+
+/// One server of an import preview.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImportEntry {
+    pub name: String,
+    /// `new`, `changed`, `unchanged` or `conflict`.
+    pub status: &'static str,
+    pub incoming: McpServerConfig,
+    pub diff: Vec<DiffLine>,
+    pub detail: Option<String>,
+}
+
+/// What an import would do.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImportPreviewView {
+    pub format: String,
+    pub entries: Vec<ImportEntry>,
+    /// Problems, each saying where and why.
+    pub warnings: Vec<String>,
+}
+
+/// What an applied import did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImportReport {
+    pub added: Vec<String>,
+    pub updated: Vec<String>,
+    pub skipped: Vec<String>,
+}
+
+/// Indexing progress of a folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KbProgress {
+    pub folder: String,
+    pub done: usize,
+    pub total: usize,
+}
+
+/// A knowledge-base folder with its counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KbFolder {
+    pub path: String,
+    pub documents: u64,
+    pub chunks: u64,
+    /// `idle`, `indexing` or `error`.
+    pub state: &'static str,
+    pub progress: Option<KbProgressCount>,
+    pub error: Option<String>,
+}
+
+/// Files done of files to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct KbProgressCount {
+    pub done: usize,
+    pub total: usize,
+}
+
+/// A document of a folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KbDocument {
+    pub path: String,
+    pub title: String,
+    pub chunks: u64,
+}
+
+/// A search hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KbHit {
+    pub document: String,
+    pub path: String,
+    pub score: f64,
+    pub text: String,
+}
+
+/// How an assistant uses the knowledge base, as the UI names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KbMode {
+    /// Not at all.
+    Off,
+    /// The model searches when it wants to (a tool).
+    Auto,
+    /// Passages are retrieved for every message.
+    Always,
+}
+
+/// An assistant preset as the UI edits it. `id` is the preset's name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AssistantView {
+    pub id: String,
+    pub name: String,
+    pub system_prompt: String,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    pub max_tokens: Option<u32>,
+    pub servers: Option<Vec<String>>,
+    pub disabled_tools: Vec<String>,
+    pub kb_mode: KbMode,
+}
+
+/// App-wide preferences.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GeneralSettings {
+    /// `light`, `dark` or `system`.
+    pub theme: String,
+    /// `en` or `zh`.
+    pub language: String,
+    /// The data folder; a change applies after a restart.
+    pub data_dir: String,
+}
+
+/// Raw JSON-RPC of one tool call, for the trace inspector.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceRecord {
+    pub call_id: String,
+    pub server: String,
+    pub tool: String,
+    pub request: serde_json::Value,
+    pub response: Option<serde_json::Value>,
+}
+
+/// A map of secret names to values the UI sends with a server or provider.
+pub type SecretValues = BTreeMap<String, String>;

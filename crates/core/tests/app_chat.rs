@@ -1,0 +1,349 @@
+//! The desktop's services end to end, without a window: a turn through the
+//! real async-openai client against a scripted model, with a tool of the real
+//! server-everything that needs approval; stopping mid-stream; the
+//! conversation as the chat view reloads it; branches and search.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use patchbay_core::app::views::{
+    ConversationSettings, KbProgress, ServerLogLine, ServerStatusView, TraceStatus, TurnEvent,
+};
+use patchbay_core::app::{App, AppEvents, ApprovalAnswer, ErrorKind, TurnInput};
+use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderKind, ProviderProfile};
+use patchbay_core::llm::ContentPart;
+use patchbay_core::mcp::naming::ToolNames;
+use patchbay_core::paths::DataDir;
+use patchbay_core::secrets::MemoryStore;
+use patchbay_core::store::Store;
+use patchbay_test_support::peers;
+use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
+use serde_json::json;
+
+/// Records what the app reports on its own.
+#[derive(Default)]
+pub struct Recorder {
+    pub statuses: Mutex<Vec<ServerStatusView>>,
+    pub progress: Mutex<Vec<KbProgress>>,
+}
+
+impl AppEvents for Recorder {
+    fn server_status(&self, status: ServerStatusView) {
+        self.statuses.lock().unwrap().push(status);
+    }
+    fn server_log(&self, _line: ServerLogLine) {}
+    fn kb_progress(&self, progress: KbProgress) {
+        self.progress.lock().unwrap().push(progress);
+    }
+}
+
+struct Fixture {
+    app: App,
+    events: Arc<Recorder>,
+    _dir: tempfile::TempDir,
+}
+
+fn provider(url: &str) -> ProviderProfile {
+    ProviderProfile {
+        name: "scripted".into(),
+        kind: ProviderKind::OpenAi,
+        base_url: format!("{url}/v1"),
+        default_model: "scripted-model".into(),
+        models: vec![],
+        headers: Default::default(),
+        api_key: None,
+        native_tools: true,
+        context_window: None,
+    }
+}
+
+fn open(url: &str, servers: &[McpServerConfig]) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let data = DataDir::new(dir.path());
+    let store = Store::open(&data).unwrap();
+    let config = ConfigStore::new(store.clone());
+    config.save_provider(&provider(url)).unwrap();
+    config.replace_servers(servers).unwrap();
+    let events = Arc::new(Recorder::default());
+    let app = App::open(data, store, Arc::new(MemoryStore::default()), events.clone()).unwrap().with_env(|_| None);
+    app.start().unwrap();
+    Fixture { app, events, _dir: dir }
+}
+
+async fn wait_ready(app: &App, name: &str) {
+    for _ in 0..600 {
+        let servers = app.list_servers().unwrap();
+        let server = servers.iter().find(|s| s.config.name == name).expect("configured");
+        match server.status.state {
+            "ready" => return,
+            "failed" => panic!("{name} failed: {:?}", server.status.error),
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    panic!("{name} did not become ready");
+}
+
+fn everything(approval: ApprovalMode) -> McpServerConfig {
+    let mut config =
+        McpServerConfig::stdio("everything", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
+    config.approval = approval;
+    // echo says it only reads, which would allow it by default: ask explicitly.
+    config.tool_approval.insert("echo".into(), approval);
+    config
+}
+
+fn kinds(events: &[TurnEvent]) -> Vec<&'static str> {
+    events
+        .iter()
+        .map(|e| match e {
+            TurnEvent::TurnStarted { .. } => "turn_started",
+            TurnEvent::TextDelta { .. } => "text",
+            TurnEvent::ReasoningDelta { .. } => "reasoning",
+            TurnEvent::ToolCallStarted { .. } => "tool_call_started",
+            TurnEvent::ApprovalNeeded { .. } => "approval_needed",
+            TurnEvent::ToolRunning { .. } => "tool_running",
+            TurnEvent::ToolProgress { .. } => "tool_progress",
+            TurnEvent::ToolLog { .. } => "tool_log",
+            TurnEvent::ToolResult { .. } => "tool_result",
+            TurnEvent::ToolFailed { .. } => "tool_failed",
+            TurnEvent::ToolCancelled { .. } => "tool_cancelled",
+            TurnEvent::ToolDenied { .. } => "tool_denied",
+            TurnEvent::Citations { .. } => "citations",
+            TurnEvent::Usage { .. } => "usage",
+            TurnEvent::Error { .. } => "error",
+            TurnEvent::Done { .. } => "done",
+        })
+        .filter(|k| !matches!(*k, "text" | "usage"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_waits_for_approval_runs_and_is_kept_with_its_trace() {
+    let echo = ToolNames::build([("everything", "echo")]).model_name("everything", "echo").unwrap().to_owned();
+    let model = ScriptedServer::start(
+        Format::OpenAi,
+        vec![
+            openai::tool_calls_reply(&[("call_1", &echo, &["{\"message\":", " \"hi there\"}"])]),
+            openai::text_reply(&["The server ", "said hi there."]),
+        ],
+    )
+    .await
+    .unwrap();
+    let f = open(&model.url(), &[everything(ApprovalMode::Ask)]);
+    wait_ready(&f.app, "everything").await;
+    assert!(f.events.statuses.lock().unwrap().iter().any(|s| s.server == "everything" && s.state == "ready"));
+    let conversation = f.app.create_conversation(None).unwrap();
+
+    let app = f.app.clone();
+    let mut events = Vec::new();
+    let answer = f
+        .app
+        .run_turn(
+            &conversation.id,
+            TurnInput::Send { text: "Ask the server to echo".into(), attachments: vec![] },
+            |e| {
+                if let TurnEvent::ApprovalNeeded { call_id } = &e {
+                    app.respond_approval(call_id, ApprovalAnswer::AllowAlways).unwrap();
+                }
+                events.push(e);
+            },
+        )
+        .await
+        .unwrap();
+
+    assert_eq!(
+        kinds(&events),
+        ["turn_started", "tool_call_started", "approval_needed", "tool_running", "tool_result", "done"]
+    );
+    let TurnEvent::TurnStarted { user_message: Some(user), assistant_message_id, model: used } = &events[0] else {
+        panic!("{:?}", events[0]);
+    };
+    assert_eq!((user.text.as_str(), used.as_str()), ("Ask the server to echo", "scripted-model"));
+    assert_eq!(assistant_message_id, &answer);
+    let started = events.iter().find(|e| matches!(e, TurnEvent::ToolCallStarted { .. })).unwrap();
+    assert_eq!(
+        started,
+        &TurnEvent::ToolCallStarted {
+            call_id: "call_1".into(),
+            server: "everything".into(),
+            tool: "echo".into(),
+            arguments: json!({"message": "hi there"}),
+        }
+    );
+    let Some(TurnEvent::ToolResult { result, .. }) = events.iter().find(|e| matches!(e, TurnEvent::ToolResult { .. }))
+    else {
+        unreachable!()
+    };
+    assert!(!result.is_error);
+    assert!(matches!(&result.content[0], ContentPart::Text { text } if text.contains("hi there")), "{result:?}");
+    assert!(matches!(events.last(), Some(TurnEvent::Done { .. })));
+    // The model read the tool's answer.
+    let second = &model.requests()[1].body;
+    assert!(second.to_string().contains("hi there"), "{second}");
+    // "Always allow" is stored for the tool.
+    let tools = f.app.list_tools(Some("everything")).unwrap();
+    let echo_info = tools.iter().find(|t| t.name == "echo").unwrap();
+    assert_eq!(echo_info.approval, ApprovalMode::Allow);
+    assert!(echo_info.schema_tokens > 0);
+
+    // Reloaded as the chat view does after the turn (and after a restart).
+    let detail = f.app.get_conversation(&conversation.id).unwrap();
+    assert_eq!(detail.messages.len(), 2);
+    let reply = &detail.messages[1];
+    assert_eq!(reply.id, answer);
+    assert_eq!(reply.text, "The server said hi there.");
+    assert_eq!(reply.tool_calls.len(), 1);
+    let trace = &reply.tool_calls[0];
+    assert_eq!((trace.server.as_str(), trace.tool.as_str(), trace.status), ("everything", "echo", TraceStatus::Done));
+    assert_eq!(trace.arguments, json!({"message": "hi there"}));
+    assert!(trace.duration_ms.is_some());
+    f.app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denied_call_is_reported_denied_and_the_model_told() {
+    let echo = ToolNames::build([("everything", "echo")]).model_name("everything", "echo").unwrap().to_owned();
+    let model = ScriptedServer::start(
+        Format::OpenAi,
+        vec![
+            openai::tool_calls_reply(&[("call_9", &echo, &["{\"message\": \"no\"}"])]),
+            openai::text_reply(&["Understood."]),
+        ],
+    )
+    .await
+    .unwrap();
+    let f = open(&model.url(), &[everything(ApprovalMode::Ask)]);
+    wait_ready(&f.app, "everything").await;
+    let conversation = f.app.create_conversation(None).unwrap();
+    let app = f.app.clone();
+    let mut events = Vec::new();
+    let input = TurnInput::Send { text: "echo no".into(), attachments: vec![] };
+    f.app
+        .run_turn(&conversation.id, input, |e| {
+            if let TurnEvent::ApprovalNeeded { call_id } = &e {
+                app.respond_approval(call_id, ApprovalAnswer::Deny).unwrap();
+            }
+            events.push(e);
+        })
+        .await
+        .unwrap();
+    assert_eq!(kinds(&events), ["turn_started", "tool_call_started", "approval_needed", "tool_denied", "done"]);
+    assert!(model.requests()[1].body.to_string().contains("declined"));
+    // Nothing is waiting any more.
+    let err = f.app.respond_approval("call_9", ApprovalAnswer::AllowOnce).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    f.app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_mid_stream_keeps_the_text_and_ends_cancelled() {
+    let model = ScriptedServer::start(
+        Format::OpenAi,
+        vec![Reply::hanging(vec![
+            openai::delta(json!({"role": "assistant", "content": ""})),
+            openai::delta(json!({"content": "The first half"})),
+        ])],
+    )
+    .await
+    .unwrap();
+    let f = open(&model.url(), &[]);
+    let conversation = f.app.create_conversation(None).unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let app = f.app.clone();
+    let id = conversation.id.clone();
+    let turn = tokio::spawn(async move {
+        let input = TurnInput::Send { text: "go".into(), attachments: vec![] };
+        app.run_turn(&id, input, move |e| tx.send(e).unwrap()).await
+    });
+    let mut events = Vec::new();
+    while let Some(e) = rx.recv().await {
+        let text = matches!(e, TurnEvent::TextDelta { .. });
+        events.push(e);
+        if text {
+            f.app.cancel_turn(&conversation.id).unwrap();
+        }
+    }
+    turn.await.unwrap().unwrap();
+    assert_eq!(events.last(), Some(&TurnEvent::Done { reason: patchbay_core::app::views::DoneReason::Cancelled }));
+    let detail = f.app.get_conversation(&conversation.id).unwrap();
+    assert_eq!(detail.messages[1].text, "The first half");
+    assert!(detail.messages[1].error.is_none());
+    // No turn runs any more.
+    assert_eq!(f.app.cancel_turn(&conversation.id).unwrap_err().kind(), ErrorKind::NotFound);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conversations_branch_search_rename_and_keep_their_settings() {
+    let model = ScriptedServer::start(
+        Format::OpenAi,
+        vec![openai::text_reply(&["Paris."]), openai::text_reply(&["It is Paris."]), openai::text_reply(&["巴黎。"])],
+    )
+    .await
+    .unwrap();
+    let f = open(&model.url(), &[]);
+    let c = f.app.create_conversation(None).unwrap();
+    let send = |text: &str| TurnInput::Send { text: text.into(), attachments: vec![] };
+    let first = f.app.run_turn(&c.id, send("Capital of France?"), |_| {}).await.unwrap();
+    let second = f.app.run_turn(&c.id, TurnInput::Regenerate { message: first.clone() }, |_| {}).await.unwrap();
+    let detail = f.app.get_conversation(&c.id).unwrap();
+    assert_eq!(detail.messages[1].text, "It is Paris.");
+    assert_eq!(detail.messages[1].siblings, [first.clone(), second.clone()]);
+    let branch = f.app.switch_branch(&c.id, &first).unwrap();
+    assert_eq!(branch[1].text, "Paris.");
+
+    let user = detail.messages[0].id.clone();
+    let edited = TurnInput::Edit { message: user, text: "法国的首都？".into() };
+    f.app.run_turn(&c.id, edited, |_| {}).await.unwrap();
+    let detail = f.app.get_conversation(&c.id).unwrap();
+    assert_eq!((detail.messages[0].text.as_str(), detail.messages[1].text.as_str()), ("法国的首都？", "巴黎。"));
+    assert_eq!(detail.messages[0].siblings.len(), 2);
+
+    f.app.rename_conversation(&c.id, "Geography").unwrap();
+    let other = f.app.create_conversation(None).unwrap();
+    let listed = f.app.list_conversations(None).unwrap();
+    assert_eq!(listed.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), [other.id.as_str(), c.id.as_str()]);
+    let found = f.app.list_conversations(Some("首都")).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].title, "Geography");
+    assert!(found[0].snippet.as_deref().unwrap().contains("首都"));
+
+    let settings = ConversationSettings {
+        provider: Some("scripted".into()),
+        model: Some("other-model".into()),
+        servers: Some(vec![]),
+        disabled_tools: vec!["builtin/current_time".into()],
+        assistant_id: Some("Default".into()),
+    };
+    f.app.update_conversation_settings(&c.id, &settings).unwrap();
+    assert_eq!(f.app.get_conversation(&c.id).unwrap().settings, settings);
+    let bad = ConversationSettings { provider: Some("nope".into()), ..settings.clone() };
+    assert_eq!(f.app.update_conversation_settings(&c.id, &bad).unwrap_err().kind(), ErrorKind::NotFound);
+
+    let markdown = f.app.export_conversation(&c.id, patchbay_core::conversations::ExportFormat::Markdown).unwrap();
+    assert!(markdown.contains("巴黎"));
+    f.app.delete_conversation(&c.id).unwrap();
+    assert_eq!(f.app.get_conversation(&c.id).unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(f.app.get_conversation("abc").unwrap_err().kind(), ErrorKind::InvalidInput);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_error_arrives_as_an_error_event_and_is_kept_on_the_message() {
+    let model = ScriptedServer::start(
+        Format::OpenAi,
+        vec![Reply::status(400, json!({"error": {"message": "upstream exploded"}}))],
+    )
+    .await
+    .unwrap();
+    let f = open(&model.url(), &[]);
+    let c = f.app.create_conversation(None).unwrap();
+    let mut events = Vec::new();
+    let input = TurnInput::Send { text: "hello".into(), attachments: vec![] };
+    f.app.run_turn(&c.id, input, |e| events.push(e)).await.unwrap();
+    let error = events.iter().find_map(|e| if let TurnEvent::Error { error } = e { Some(error) } else { None });
+    let error = error.expect("an error event");
+    assert_eq!(error.kind, ErrorKind::Provider);
+    assert!(error.message.contains("upstream exploded"), "{}", error.message);
+    let detail = f.app.get_conversation(&c.id).unwrap();
+    assert_eq!(detail.messages[0].text, "hello", "the question is kept");
+    assert!(detail.messages[1].error.as_ref().unwrap().message.contains("upstream exploded"));
+}
