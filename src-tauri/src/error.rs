@@ -1,30 +1,14 @@
 //! The one error type every command returns to the UI.
 //!
-//! Core errors are mapped here, once, by variant (never by message text),
-//! into a kind the UI can branch on and the core's own message.
+//! Core errors are classified once, in the core ([`AppError::kind`]), by
+//! variant (never by message text); here they only become `{kind, message}`.
 
+use patchbay_core::app::AppError;
 use patchbay_core::paths::PathsError;
-use patchbay_core::secrets::SecretError;
 use patchbay_core::store::StoreError;
 use serde::Serialize;
 
-/// What went wrong, for the UI to choose its action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IpcErrorKind {
-    /// The data directory cannot be used.
-    DataDir,
-    /// The database cannot be opened or written.
-    Database,
-    /// The OS keyring is unavailable or refused access.
-    Keyring,
-    /// The request itself was wrong.
-    InvalidInput,
-    /// The thing asked for does not exist.
-    NotFound,
-    /// Anything else.
-    Internal,
-}
+pub use patchbay_core::app::ErrorKind as IpcErrorKind;
 
 /// A serialisable error: `{ "kind": "...", "message": "..." }`.
 #[derive(Debug, Clone, Serialize, thiserror::Error)]
@@ -43,45 +27,33 @@ impl IpcError {
     }
 }
 
-impl From<&StoreError> for IpcError {
-    fn from(e: &StoreError) -> Self {
-        let kind = match e {
-            StoreError::DataDir(_) => IpcErrorKind::DataDir,
-            _ => IpcErrorKind::Database,
-        };
-        Self::new(kind, e)
+impl From<AppError> for IpcError {
+    fn from(e: AppError) -> Self {
+        Self::new(e.kind(), e)
     }
 }
 
 impl From<StoreError> for IpcError {
     fn from(e: StoreError) -> Self {
-        Self::from(&e)
+        AppError::from(e).into()
     }
 }
 
 impl From<PathsError> for IpcError {
     fn from(e: PathsError) -> Self {
-        Self::new(IpcErrorKind::DataDir, e)
-    }
-}
-
-impl From<SecretError> for IpcError {
-    fn from(e: SecretError) -> Self {
-        let kind = match e {
-            SecretError::InvalidName { .. } => IpcErrorKind::InvalidInput,
-            _ => IpcErrorKind::Keyring,
-        };
-        Self::new(kind, e)
+        AppError::from(e).into()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use patchbay_core::secrets::SecretError;
+
     use super::*;
 
     #[test]
     fn serialises_with_kind_and_message() {
-        let e = IpcError::from(SecretError::Unavailable { detail: "no bus".into() });
+        let e = IpcError::from(AppError::from(SecretError::Unavailable { detail: "no bus".into() }));
         let json = serde_json::to_value(&e).unwrap();
         assert_eq!(json["kind"], "keyring");
         assert!(json["message"].as_str().unwrap().contains("no bus"));

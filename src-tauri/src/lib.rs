@@ -14,6 +14,8 @@ pub use error::{IpcError, IpcErrorKind};
 
 use std::path::PathBuf;
 
+use tauri::Manager;
+
 /// Reads `--data-dir DIR` (or `--data-dir=DIR`) from the command line.
 fn data_dir_arg(args: impl IntoIterator<Item = String>) -> Option<PathBuf> {
     let mut args = args.into_iter();
@@ -38,14 +40,88 @@ pub fn run() {
     if let Err(e) = &state.core {
         tracing::error!("Patchbay started without its core: {e}");
     }
+    let handle = state.handle.clone();
+    let services = state.app().ok();
     let result = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
         .manage(state)
-        .invoke_handler(tauri::generate_handler![commands::ping, commands::app_info])
-        .run(tauri::generate_context!());
-    if let Err(e) = result {
-        eprintln!("error: Patchbay could not start its window: {e}");
-        std::process::exit(1);
-    }
+        .setup(move |app| {
+            // Events reach the window from now on; start the MCP servers.
+            let _ = handle.set(app.handle().clone());
+            if let Some(services) = &services
+                && let Err(e) = tauri::async_runtime::block_on(async { services.start() })
+            {
+                tracing::error!("MCP servers were not started: {e}");
+            }
+            Ok(())
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::ping,
+            commands::app_info,
+            commands::chat::list_conversations,
+            commands::chat::create_conversation,
+            commands::chat::rename_conversation,
+            commands::chat::delete_conversation,
+            commands::chat::get_conversation,
+            commands::chat::update_conversation_settings,
+            commands::chat::export_conversation,
+            commands::chat::switch_branch,
+            commands::chat::send_message,
+            commands::chat::regenerate,
+            commands::chat::edit_message,
+            commands::chat::cancel_turn,
+            commands::chat::respond_approval,
+            commands::servers::list_servers,
+            commands::servers::save_server,
+            commands::servers::delete_server,
+            commands::servers::set_server_enabled,
+            commands::servers::restart_server,
+            commands::servers::server_logs,
+            commands::servers::server_doctor,
+            commands::servers::list_tools,
+            commands::servers::set_tool_enabled,
+            commands::servers::set_tool_approval,
+            commands::servers::call_tool,
+            commands::servers::list_prompts,
+            commands::servers::get_prompt,
+            commands::servers::list_resources,
+            commands::settings::list_providers,
+            commands::settings::save_provider,
+            commands::settings::delete_provider,
+            commands::settings::test_provider,
+            commands::settings::import_preview,
+            commands::settings::import_apply,
+            commands::settings::export_config,
+            commands::settings::list_assistants,
+            commands::settings::save_assistant,
+            commands::settings::delete_assistant,
+            commands::settings::get_settings,
+            commands::settings::save_settings,
+            commands::settings::pick_data_dir,
+            commands::knowledge::kb_status,
+            commands::knowledge::kb_pick_folder,
+            commands::knowledge::kb_add_folder,
+            commands::knowledge::kb_remove_folder,
+            commands::knowledge::kb_reindex,
+            commands::knowledge::kb_documents,
+            commands::knowledge::kb_search,
+        ])
+        .build(tauri::generate_context!());
+    let app = match result {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("error: Patchbay could not start its window: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|handle, event| {
+        if let tauri::RunEvent::Exit = event
+            && let Ok(services) = handle.state::<state::AppState>().app()
+        {
+            // Stop every server (and its process group) before the process ends.
+            tauri::async_runtime::block_on(services.shutdown());
+        }
+    });
 }
 
 #[cfg(test)]

@@ -1,11 +1,14 @@
 //! What the app holds between commands: the data directory and the opened core.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use patchbay_core::app::views::{KbProgress, ServerLogLine, ServerStatusView};
+use patchbay_core::app::{App, AppEvents};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{KeyringStore, SecretStore};
 use patchbay_core::store::Store;
+use tauri::{AppHandle, Emitter};
 
 use crate::error::IpcError;
 
@@ -14,26 +17,66 @@ pub struct Core {
     pub dir: DataDir,
     pub store: Store,
     pub secrets: Arc<dyn SecretStore>,
+    pub app: App,
 }
 
 /// Managed Tauri state. `core` is an error when start-up failed; commands report it.
 pub struct AppState {
     pub core: Result<Core, IpcError>,
+    /// Where [`WindowEvents`] emits, once the window exists.
+    pub handle: Arc<OnceLock<AppHandle>>,
+}
+
+/// Emits the core's own events (`server_status`, `server_log`, `kb_progress`) to the window.
+struct WindowEvents {
+    handle: Arc<OnceLock<AppHandle>>,
+}
+
+impl WindowEvents {
+    fn emit<T: serde::Serialize + Clone>(&self, event: &str, payload: T) {
+        if let Some(handle) = self.handle.get()
+            && let Err(e) = handle.emit(event, payload)
+        {
+            tracing::warn!("could not emit {event}: {e}");
+        }
+    }
+}
+
+impl AppEvents for WindowEvents {
+    fn server_status(&self, status: ServerStatusView) {
+        self.emit("server_status", status);
+    }
+
+    fn server_log(&self, line: ServerLogLine) {
+        self.emit("server_log", line);
+    }
+
+    fn kb_progress(&self, progress: KbProgress) {
+        self.emit("kb_progress", progress);
+    }
 }
 
 impl AppState {
     /// Opens the core in the chosen (or default) data directory.
     pub fn open(data_dir: Option<PathBuf>) -> Self {
+        let handle = Arc::new(OnceLock::new());
+        let events = Arc::new(WindowEvents { handle: handle.clone() });
         let core = DataDir::resolve(data_dir).map_err(IpcError::from).and_then(|dir| {
             let store = Store::open(&dir)?;
             let secrets: Arc<dyn SecretStore> = Arc::new(KeyringStore::for_data_dir(&dir));
-            Ok(Core { dir, store, secrets })
+            let app = App::open(dir.clone(), store.clone(), secrets.clone(), events)?;
+            Ok(Core { dir, store, secrets, app })
         });
-        Self { core }
+        Self { core, handle }
     }
 
     /// The opened core, or the start-up error.
     pub fn core(&self) -> Result<&Core, IpcError> {
         self.core.as_ref().map_err(Clone::clone)
+    }
+
+    /// The app services, or the start-up error.
+    pub fn app(&self) -> Result<App, IpcError> {
+        Ok(self.core()?.app.clone())
     }
 }

@@ -25,12 +25,12 @@ pub struct AppOptions {
 }
 
 /// A running app with its WebDriver session. Dropping it closes the session,
-/// stops tauri-driver and removes the temporary data directory.
+/// stops tauri-driver and removes its temporary directories (the data directory too, unless given).
 pub struct App {
     pub session: Session,
     pub data_dir: PathBuf,
     driver: Child,
-    _tmp: Option<tempfile::TempDir>,
+    _tmp: tempfile::TempDir,
     name: String,
     _turn: MutexGuard<'static, ()>,
 }
@@ -70,20 +70,19 @@ impl App {
         let app = app_binary()?;
         // A test that failed while holding the lock has already reported its failure.
         let turn = ONE_WINDOW.lock().unwrap_or_else(|p| p.into_inner());
-        let (tmp, data_dir) = match opts.data_dir {
-            Some(d) => (None, d),
-            None => {
-                let t = tempfile::tempdir()?;
-                let d = t.path().join("data");
-                (Some(t), d)
-            }
-        };
+        let tmp = tempfile::tempdir()?;
+        let data_dir = opts.data_dir.unwrap_or_else(|| tmp.path().join("data"));
         let port = free_port()?;
         let native_port = free_port()?;
         let driver_bin = std::env::var("TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".to_owned());
         let mut cmd = Command::new(&driver_bin);
         cmd.args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
             .env("PATCHBAY_DATA_DIR", &data_dir)
+            // The webview keeps its own storage (the UI's language, theme) per user:
+            // give every window a fresh one, so no test sees another's choices.
+            .env("XDG_DATA_HOME", tmp.path().join("xdg-data"))
+            .env("XDG_CONFIG_HOME", tmp.path().join("xdg-config"))
+            .env("XDG_CACHE_HOME", tmp.path().join("xdg-cache"))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
         // Its own process group, so that Drop can stop WebKitWebDriver and the app with it.

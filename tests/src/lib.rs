@@ -8,3 +8,4 @@ pub mod app;
 pub mod webdriver;
 
 pub use app::{App, AppOptions};
+pub use webdriver::Session;

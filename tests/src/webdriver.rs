@@ -100,6 +100,39 @@ impl Session {
         Ok(self.get(&format!("/element/{}/text", el.0))?.as_str().unwrap_or_default().to_owned())
     }
 
+    /// Sets the value of an input, textarea or select the way a user's typing
+    /// would (React sees an `input` or `change` event).
+    pub fn set_value(&self, css: &str, value: &str) -> Result<()> {
+        let script = "const el = document.querySelector(arguments[0]);
+            if (!el) { throw new Error('no element ' + arguments[0]); }
+            const proto = el instanceof HTMLSelectElement ? HTMLSelectElement.prototype
+                : el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+            Object.getOwnPropertyDescriptor(proto, 'value').set.call(el, arguments[1]);
+            el.dispatchEvent(new Event(el instanceof HTMLSelectElement ? 'change' : 'input', { bubbles: true }));";
+        self.execute(script, json!([css, value])).map(drop)
+    }
+
+    /// How many elements match a CSS selector now.
+    pub fn count(&self, css: &str) -> Result<usize> {
+        let v = self.execute("return document.querySelectorAll(arguments[0]).length;", json!([css]))?;
+        Ok(usize::try_from(v.as_u64().unwrap_or(0)).unwrap_or(usize::MAX))
+    }
+
+    /// Waits until at least `n` elements match `css`.
+    pub fn wait_for_count(&self, css: &str, n: usize, timeout: Duration) -> Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let seen = self.count(css)?;
+            if seen >= n {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("timed out waiting for {n} of {css}; saw {seen}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Runs a script in the page and returns its value.
     pub fn execute(&self, script: &str, args: Value) -> Result<Value> {
         self.post("/execute/sync", json!({ "script": script, "args": args }))

@@ -50,6 +50,9 @@ pub(crate) fn parse_id(what: &str, id: &str) -> Result<i64, AppError> {
     id.trim().parse().map_err(|_| AppError::Invalid(format!("{what} id {id:?} is not a number")))
 }
 
+/// The title of a conversation before its first message names it.
+const NEW_TITLE: &str = "New conversation";
+
 fn settings_key(id: ConversationId) -> String {
     format!("conversation.{id}.settings")
 }
@@ -78,7 +81,7 @@ impl App {
     pub fn create_conversation(&self, assistant: Option<&str>) -> Result<ConversationSummary, AppError> {
         let name = assistant.filter(|a| !a.is_empty()).unwrap_or(DEFAULT_ASSISTANT);
         self.inner.assistants.get(name)?;
-        let conversation = self.inner.conversations.create("New conversation", Some(name), None)?;
+        let conversation = self.inner.conversations.create(NEW_TITLE, Some(name), None)?;
         let settings = ConversationSettings { assistant_id: Some(name.to_owned()), ..ConversationSettings::default() };
         self.inner.store.set_setting(&settings_key(conversation.id), &settings)?;
         Ok(ConversationSummary::from(&conversation))
@@ -198,6 +201,13 @@ impl App {
                 TurnAction::Edit { message, text, attachments }
             }
         };
+        if let TurnAction::Send { text, .. } = &action
+            && stored.title == NEW_TITLE
+            && !text.trim().is_empty()
+        {
+            // The first question names the conversation, as in every chat app.
+            self.inner.conversations.rename(id, text)?;
+        }
         let regenerate = matches!(action, TurnAction::Regenerate { .. });
         let model = self.model_choice(&settings, &assistant)?;
         let model_name = model.model.clone();

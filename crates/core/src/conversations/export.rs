@@ -7,7 +7,8 @@ use super::{Conversation, ConversationError, ConversationId, ConversationStore, 
 use crate::llm::ContentPart;
 
 /// An export format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ExportFormat {
     /// The active branch as a readable document.
     Markdown,

@@ -1,0 +1,55 @@
+//! The knowledge-base page.
+
+use patchbay_core::app::views::{KbDocument, KbFolder, KbHit};
+use tauri::{AppHandle, State};
+use tauri_plugin_dialog::DialogExt;
+
+use super::blocking;
+use crate::error::IpcError;
+use crate::state::AppState;
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_status(state: State<'_, AppState>) -> Result<Vec<KbFolder>, IpcError> {
+    Ok(state.app()?.kb_status()?)
+}
+
+/// The folder dialog; `None` when cancelled.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn kb_pick_folder(handle: AppHandle) -> Result<Option<String>, IpcError> {
+    pick_folder(handle).await
+}
+
+/// Shows a folder dialog.
+pub(crate) async fn pick_folder(handle: AppHandle) -> Result<Option<String>, IpcError> {
+    blocking(move || {
+        let Some(path) = handle.dialog().file().blocking_pick_folder() else { return Ok(None) };
+        let path = path.into_path().map_err(|e| IpcError::new(crate::IpcErrorKind::InvalidInput, e))?;
+        Ok(Some(path.display().to_string()))
+    })
+    .await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_add_folder(state: State<'_, AppState>, path: String) -> Result<(), IpcError> {
+    Ok(state.app()?.kb_add_folder(&path)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_remove_folder(state: State<'_, AppState>, path: String) -> Result<(), IpcError> {
+    Ok(state.app()?.kb_remove_folder(&path)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_reindex(state: State<'_, AppState>, path: Option<String>) -> Result<(), IpcError> {
+    Ok(state.app()?.kb_reindex(path.as_deref())?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_documents(state: State<'_, AppState>, folder: String) -> Result<Vec<KbDocument>, IpcError> {
+    Ok(state.app()?.kb_documents(&folder)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn kb_search(state: State<'_, AppState>, query: String, limit: usize) -> Result<Vec<KbHit>, IpcError> {
+    Ok(state.app()?.kb_search(&query, limit).await?)
+}

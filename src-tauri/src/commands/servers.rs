@@ -1,0 +1,105 @@
+//! MCP servers, their tools, prompts and resources, and the trace inspector.
+
+use std::collections::BTreeMap;
+
+use patchbay_core::app::views::{DoctorReport, PromptInfo, ResourceInfo, ServerView, ToolInfo, ToolResultView};
+use patchbay_core::config::{ApprovalMode, McpServerConfig};
+use tauri::State;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::IpcError;
+use crate::state::AppState;
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn list_servers(state: State<'_, AppState>) -> Result<Vec<ServerView>, IpcError> {
+    Ok(state.app()?.list_servers()?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn save_server(
+    state: State<'_, AppState>,
+    config: McpServerConfig,
+    secrets: BTreeMap<String, String>,
+) -> Result<(), IpcError> {
+    Ok(state.app()?.save_server(config, &secrets).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn delete_server(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
+    Ok(state.app()?.delete_server(&name).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn set_server_enabled(state: State<'_, AppState>, name: String, enabled: bool) -> Result<(), IpcError> {
+    Ok(state.app()?.set_server_enabled(&name, enabled).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn restart_server(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
+    Ok(state.app()?.restart_server(&name).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn server_logs(state: State<'_, AppState>, name: String) -> Result<Vec<String>, IpcError> {
+    Ok(state.app()?.server_logs(&name)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn server_doctor(state: State<'_, AppState>, name: String) -> Result<DoctorReport, IpcError> {
+    Ok(state.app()?.server_doctor(&name).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn list_tools(state: State<'_, AppState>, server: Option<String>) -> Result<Vec<ToolInfo>, IpcError> {
+    Ok(state.app()?.list_tools(server.as_deref())?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn set_tool_enabled(
+    state: State<'_, AppState>,
+    server: String,
+    tool: String,
+    enabled: bool,
+) -> Result<(), IpcError> {
+    Ok(state.app()?.set_tool_enabled(&server, &tool, enabled)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn set_tool_approval(
+    state: State<'_, AppState>,
+    server: String,
+    tool: String,
+    approval: ApprovalMode,
+) -> Result<(), IpcError> {
+    Ok(state.app()?.set_tool_approval(&server, &tool, approval)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn call_tool(
+    state: State<'_, AppState>,
+    server: String,
+    tool: String,
+    arguments: serde_json::Value,
+) -> Result<ToolResultView, IpcError> {
+    Ok(state.app()?.call_tool(&server, &tool, arguments, CancellationToken::new()).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn list_prompts(state: State<'_, AppState>) -> Result<Vec<PromptInfo>, IpcError> {
+    Ok(state.app()?.list_prompts()?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn get_prompt(
+    state: State<'_, AppState>,
+    server: String,
+    name: String,
+    arguments: serde_json::Map<String, serde_json::Value>,
+) -> Result<String, IpcError> {
+    Ok(state.app()?.get_prompt(&server, &name, arguments, CancellationToken::new()).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn list_resources(state: State<'_, AppState>) -> Result<Vec<ResourceInfo>, IpcError> {
+    Ok(state.app()?.list_resources()?)
+}

@@ -1,0 +1,107 @@
+//! Providers, import/export, assistants and the general settings.
+
+use patchbay_core::app::views::{AssistantView, GeneralSettings, ImportPreviewView, ImportReport, ProviderView};
+use patchbay_core::config::{ExportFormat, ProviderProfile};
+use tauri::{AppHandle, State};
+use tokio_util::sync::CancellationToken;
+
+use super::blocking;
+use super::chat::save_with_dialog;
+use super::knowledge::pick_folder;
+use crate::error::IpcError;
+use crate::state::AppState;
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn list_providers(state: State<'_, AppState>) -> Result<Vec<ProviderView>, IpcError> {
+    let app = state.app()?;
+    blocking(move || Ok(app.list_providers()?)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn save_provider(
+    state: State<'_, AppState>,
+    profile: ProviderProfile,
+    api_key: Option<String>,
+) -> Result<(), IpcError> {
+    let app = state.app()?;
+    blocking(move || Ok(app.save_provider(profile, api_key.as_deref())?)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn delete_provider(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
+    let app = state.app()?;
+    blocking(move || Ok(app.delete_provider(&name)?)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn test_provider(state: State<'_, AppState>, name: String) -> Result<Vec<String>, IpcError> {
+    Ok(state.app()?.test_provider(&name, CancellationToken::new()).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn import_preview(state: State<'_, AppState>, text: String) -> Result<ImportPreviewView, IpcError> {
+    let app = state.app()?;
+    blocking(move || Ok(app.import_preview(&text)?)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn import_apply(
+    state: State<'_, AppState>,
+    text: String,
+    accept: Vec<String>,
+) -> Result<ImportReport, IpcError> {
+    Ok(state.app()?.import_apply(&text, &accept).await?)
+}
+
+/// Asks where to save and writes the configuration, secrets as placeholders.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn export_config(
+    handle: AppHandle,
+    state: State<'_, AppState>,
+    format: String,
+) -> Result<Option<String>, IpcError> {
+    let (format, name) = match format.as_str() {
+        "claude_desktop" => (ExportFormat::Claude, "claude_desktop_config.json"),
+        "cursor" => (ExportFormat::Claude, "mcp.json"),
+        "vscode" => (ExportFormat::Vscode, "mcp.json"),
+        "patchbay" => (ExportFormat::Patchbay, "patchbay.json"),
+        other => {
+            let message = format!("export format {other:?} is not claude_desktop, vscode, cursor or patchbay");
+            return Err(IpcError::new(crate::IpcErrorKind::InvalidInput, message));
+        }
+    };
+    let app = state.app()?;
+    let text = blocking(move || Ok(app.export_config(format)?)).await?;
+    save_with_dialog(handle, name.to_owned(), "json", text).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn list_assistants(state: State<'_, AppState>) -> Result<Vec<AssistantView>, IpcError> {
+    Ok(state.app()?.list_assistants()?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn save_assistant(state: State<'_, AppState>, assistant: AssistantView) -> Result<AssistantView, IpcError> {
+    Ok(state.app()?.save_assistant(&assistant)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn delete_assistant(state: State<'_, AppState>, id: String) -> Result<(), IpcError> {
+    Ok(state.app()?.delete_assistant(&id)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn get_settings(state: State<'_, AppState>) -> Result<GeneralSettings, IpcError> {
+    Ok(state.app()?.get_settings()?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn save_settings(state: State<'_, AppState>, settings: GeneralSettings) -> Result<(), IpcError> {
+    Ok(state.app()?.save_settings(&settings)?)
+}
+
+/// The folder dialog for the data folder; `None` when cancelled.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn pick_data_dir(handle: AppHandle) -> Result<Option<String>, IpcError> {
+    pick_folder(handle).await
+}

@@ -1,0 +1,184 @@
+//! The everyday flows in the real window: add a provider (key into the real
+//! keyring), import a Claude Desktop config and see both servers ready, switch
+//! the UI to Chinese; chat with a scripted OpenAI-compatible model that calls
+//! a real server-everything tool needing approval, see the trace card, stop a
+//! streaming answer, restart the app and find the conversation intact.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Result, ensure};
+use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderKind, ProviderProfile};
+use patchbay_core::mcp::naming::ToolNames;
+use patchbay_core::paths::DataDir;
+use patchbay_core::secrets::{KeyringStore, SecretStore};
+use patchbay_core::store::Store;
+use patchbay_e2e::{App, AppOptions, Session};
+use patchbay_test_support::peers;
+use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
+use serde_json::json;
+
+const WAIT: Duration = Duration::from_secs(20);
+/// Servers start with npx-free absolute paths, but node still needs a moment on 2 busy cores.
+const SERVER_WAIT: Duration = Duration::from_secs(90);
+
+fn ready_dot(server: &str) -> String {
+    format!("[data-testid=server-row][data-server={server}] [data-testid=status-dot][data-state=ready]")
+}
+
+#[test]
+fn add_a_provider_import_two_servers_and_switch_to_chinese() -> Result<()> {
+    // Our own data dir: it must outlive the app to be checked afterwards.
+    let tmp = tempfile::tempdir()?;
+    let options = AppOptions { data_dir: Some(tmp.path().join("data")), ..Default::default() };
+    let app = App::start("add_a_provider_import_two_servers_and_switch_to_chinese", options)?;
+    let key = "sk-e2e-not-a-real-key-4711";
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        s.click(&s.wait_for("#settings-tab-providers", WAIT)?)?;
+        s.click(&s.wait_for("#provider-add", WAIT)?)?;
+        s.wait_for("#provider-name", WAIT)?;
+        s.set_value("#provider-name", "deepseek")?;
+        s.set_value("#provider-kind", "openai")?;
+        s.set_value("#provider-base-url", "https://api.deepseek.com/v1")?;
+        s.set_value("#provider-model", "deepseek-chat")?;
+        s.set_value("#provider-api-key", key)?;
+        s.click(&s.find("#provider-save")?)?;
+        let row = s.wait_for_text("[data-testid=provider-row]", WAIT, |t| t.contains("deepseek"))?;
+        ensure!(!row.contains(key), "the key is shown: {row}");
+
+        s.click(&s.find("#settings-tab-import")?)?;
+        let config = json!({"mcpServers": {
+            "everything": {"command": peers::npm_bin("mcp-server-everything"), "args": ["stdio"]},
+            "time": {"command": peers::venv_bin("mcp-server-time"), "args": ["--local-timezone", "UTC"]},
+        }});
+        s.set_value("#import-text", &config.to_string())?;
+        s.click(&s.find("#import-preview")?)?;
+        s.wait_for_count("[data-testid=import-entry][data-status=new]", 2, WAIT)?;
+        s.click(&s.find("#import-apply")?)?;
+        s.wait_for("[data-testid=import-report]", WAIT)?;
+        s.click(&s.find("#settings-tab-servers")?)?;
+        s.wait_for(&ready_dot("everything"), SERVER_WAIT)?;
+        s.wait_for(&ready_dot("time"), SERVER_WAIT)?;
+        let tools = s.text(&s.find("[data-testid=server-row][data-server=time] [data-testid=tool-count]")?)?;
+        ensure!(tools.chars().any(|c| c.is_ascii_digit() && c != '0'), "time shows no tools: {tools}");
+
+        s.click(&s.find("#settings-tab-general")?)?;
+        s.set_value("#language", "zh")?;
+        s.wait_for_text("#nav-chat", WAIT, |t| t.contains("对话"))?;
+        s.wait_for_text("#nav-settings", WAIT, |t| t.contains("设置"))?;
+        Ok(())
+    })?;
+    let data_dir = app.data_dir.clone();
+    drop(app);
+    // The key is in the keyring, scoped to this data dir, and nowhere in the database.
+    let secrets = KeyringStore::for_data_dir(&DataDir::new(&data_dir));
+    let stored = ConfigStore::new(Store::open(&DataDir::new(&data_dir))?).provider("deepseek")?;
+    let secret = stored.api_key.clone().expect("the profile names its key");
+    ensure!(secrets.get(&secret)?.as_deref() == Some(key), "the keyring does not hold the key");
+    secrets.delete(&secret)?;
+    for entry in std::fs::read_dir(&data_dir)? {
+        let bytes = std::fs::read(entry?.path()).unwrap_or_default();
+        ensure!(!bytes.windows(key.len()).any(|w| w == key.as_bytes()), "the key was written to the data dir");
+    }
+    Ok(())
+}
+
+fn seed(dir: &Path, model_url: &str) -> Result<()> {
+    let store = Store::open(&DataDir::new(dir))?;
+    let config = ConfigStore::new(store);
+    config.save_provider(&ProviderProfile {
+        name: "scripted".into(),
+        kind: ProviderKind::OpenAi,
+        base_url: format!("{model_url}/v1"),
+        default_model: "scripted-model".into(),
+        models: vec![],
+        headers: Default::default(),
+        api_key: None,
+        native_tools: true,
+        context_window: None,
+    })?;
+    let mut everything =
+        McpServerConfig::stdio("everything", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
+    everything.tool_approval.insert("echo".into(), ApprovalMode::Ask);
+    config.replace_servers(&[everything])?;
+    Ok(())
+}
+
+fn open_chat(s: &Session) -> Result<()> {
+    // The tool must exist before the model calls it.
+    s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+    s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
+    s.wait_for(&ready_dot("everything"), SERVER_WAIT)?;
+    s.click(&s.find("#nav-chat")?)?;
+    s.wait_for("#page-chat", WAIT)?;
+    Ok(())
+}
+
+fn send(s: &Session, text: &str) -> Result<()> {
+    s.set_value("#composer-input", text)?;
+    s.click(&s.wait_for("#send-button", WAIT)?)
+}
+
+#[test]
+fn a_tool_call_with_approval_a_stopped_answer_and_a_restart() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let echo = ToolNames::build([("everything", "echo")]).model_name("everything", "echo").unwrap().to_owned();
+    let model = runtime.block_on(ScriptedServer::start(
+        Format::OpenAi,
+        vec![
+            openai::tool_calls_reply(&[("call_e2e", &echo, &["{\"message\": ", "\"hello from e2e\"}"])]),
+            openai::text_reply(&["The echo ", "came back."]),
+            Reply::hanging(vec![
+                openai::delta(json!({"role": "assistant", "content": ""})),
+                openai::delta(json!({"content": "A partial answer"})),
+            ]),
+        ],
+    ))?;
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    seed(&data_dir, &model.url())?;
+    let options = AppOptions { data_dir: Some(data_dir.clone()), ..Default::default() };
+
+    let app = App::start("a_tool_call_with_approval_a_stopped_answer_and_a_restart", options.clone())?;
+    app.check(|s| {
+        open_chat(s)?;
+        s.click(&s.wait_for("#new-conversation", WAIT)?)?;
+        s.wait_for("#composer-input", WAIT)?;
+        send(s, "Please echo a greeting")?;
+        s.wait_for("[data-testid=approval-card]", WAIT)?;
+        let card = s.text(&s.find("[data-testid=approval-card]")?)?;
+        ensure!(card.contains("hello from e2e"), "the approval card hides the arguments: {card}");
+        s.click(&s.find("[data-testid=approve-once]")?)?;
+        s.wait_for("[data-testid=trace-card][data-status=done]", WAIT)?;
+        let duration = s.text(&s.find("[data-testid=trace-card] [data-testid=trace-duration]")?)?;
+        ensure!(duration.chars().any(|c| c.is_ascii_digit()), "no duration on the trace card: {duration:?}");
+        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("The echo came back."))?;
+        Ok(())
+    })?;
+    app.screenshot("chat-trace")?;
+    app.check(|s| {
+        send(s, "Now write something long")?;
+        s.wait_for_text("#page-chat", WAIT, |t| t.contains("A partial answer"))?;
+        s.click(&s.wait_for("#stop-button", WAIT)?)?;
+        s.wait_for("#send-button", WAIT)?;
+        ensure!(s.count("#stop-button")? == 0, "the stop button stays after stopping");
+        Ok(())
+    })?;
+    drop(app);
+
+    let app = App::start("a_tool_call_with_approval_a_stopped_answer_and_a_restart-2", options)?;
+    app.check(|s| {
+        s.click(&s.wait_for("[data-testid=conversation-list] button.conversation", WAIT)?)?;
+        s.wait_for("[data-testid=trace-card][data-status=done]", WAIT)?;
+        let all = s.text(&s.find("#page-chat")?)?;
+        for expected in
+            ["Please echo a greeting", "The echo came back.", "Now write something long", "A partial answer"]
+        {
+            ensure!(all.contains(expected), "after the restart {expected:?} is missing");
+        }
+        Ok(())
+    })?;
+    ensure!(model.remaining() == 0, "the model was not asked three times");
+    Ok(())
+}
