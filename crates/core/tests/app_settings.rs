@@ -1,0 +1,271 @@
+//! The settings page's services without a window: providers with keys in the
+//! secret store, import preview and apply with real servers starting, tool
+//! policies, the doctor, export with placeholders, assistants, general
+//! settings and the knowledge base indexing in the background.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use patchbay_core::app::views::{AssistantView, GeneralSettings, KbMode, KbProgress, ServerLogLine, ServerStatusView};
+use patchbay_core::app::{App, AppEvents, ErrorKind};
+use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ProviderKind, ProviderProfile};
+use patchbay_core::paths::DataDir;
+use patchbay_core::secrets::{MemoryStore, SecretStore};
+use patchbay_core::store::Store;
+use patchbay_test_support::peers;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Default)]
+struct Recorder {
+    statuses: Mutex<Vec<ServerStatusView>>,
+    progress: Mutex<Vec<KbProgress>>,
+}
+
+impl AppEvents for Recorder {
+    fn server_status(&self, status: ServerStatusView) {
+        self.statuses.lock().unwrap().push(status);
+    }
+    fn server_log(&self, _line: ServerLogLine) {}
+    fn kb_progress(&self, progress: KbProgress) {
+        self.progress.lock().unwrap().push(progress);
+    }
+}
+
+struct Fixture {
+    app: App,
+    secrets: Arc<MemoryStore>,
+    events: Arc<Recorder>,
+    dir: tempfile::TempDir,
+}
+
+fn open() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let data = DataDir::new(dir.path().join("data"));
+    let store = Store::open(&data).unwrap();
+    let secrets = Arc::new(MemoryStore::default());
+    let events = Arc::new(Recorder::default());
+    let app = App::open(data, store, secrets.clone(), events.clone()).unwrap().with_env(|_| None);
+    app.start().unwrap();
+    Fixture { app, secrets, events, dir }
+}
+
+async fn wait_state(app: &App, name: &str, state: &str) {
+    for _ in 0..600 {
+        let servers = app.list_servers().unwrap();
+        if servers.iter().any(|s| s.config.name == name && s.status.state == state) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{name} did not become {state}: {:?}", app.list_servers().unwrap());
+}
+
+fn profile(name: &str) -> ProviderProfile {
+    ProviderProfile {
+        name: name.into(),
+        kind: ProviderKind::OpenAi,
+        base_url: "https://api.deepseek.com/v1".into(),
+        default_model: "deepseek-chat".into(),
+        models: vec![],
+        headers: Default::default(),
+        api_key: None,
+        native_tools: true,
+        context_window: None,
+    }
+}
+
+#[tokio::test]
+async fn provider_keys_go_to_the_secret_store_and_are_never_listed() {
+    let f = open();
+    f.app.save_provider(profile("deepseek"), Some("sk-secret-1")).unwrap();
+    let listed = f.app.list_providers().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert!(listed[0].api_key_set);
+    let secret = listed[0].profile.api_key.clone().unwrap();
+    assert_eq!(f.secrets.get(&secret).unwrap().as_deref(), Some("sk-secret-1"));
+    assert!(!serde_json::to_string(&listed).unwrap().contains("sk-secret-1"));
+
+    // Saving without a key keeps the stored one; with a key replaces it.
+    f.app.save_provider(profile("deepseek"), None).unwrap();
+    assert!(f.app.list_providers().unwrap()[0].api_key_set);
+    f.app.save_provider(profile("deepseek"), Some("sk-secret-2")).unwrap();
+    assert_eq!(f.secrets.get(&secret).unwrap().as_deref(), Some("sk-secret-2"));
+
+    let mut bad = profile("broken");
+    bad.base_url = "not a url".into();
+    assert_eq!(f.app.save_provider(bad, None).unwrap_err().kind(), ErrorKind::InvalidInput);
+
+    f.app.delete_provider("deepseek").unwrap();
+    assert!(f.app.list_providers().unwrap().is_empty());
+    assert_eq!(f.secrets.get(&secret).unwrap(), None, "the key is deleted with its provider");
+    // A provider that answers nothing is a provider error with the reason.
+    let mut offline = profile("offline");
+    offline.base_url = "http://127.0.0.1:9/v1".into();
+    f.app.save_provider(offline, None).unwrap();
+    let err = f.app.test_provider("offline", CancellationToken::new()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Provider, "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
+    let f = open();
+    let text = json!({"mcpServers": {
+        "everything": {"command": peers::npm_bin("mcp-server-everything"), "args": ["stdio"],
+                       "env": {"API_TOKEN": "tok-123"}},
+        "missing": {"command": "/nonexistent/patchbay-no-such-server"},
+    }})
+    .to_string();
+    let preview = f.app.import_preview(&text).unwrap();
+    assert_eq!(preview.format, "claude_desktop");
+    let statuses: Vec<(&str, &str)> = preview.entries.iter().map(|e| (e.name.as_str(), e.status)).collect();
+    assert_eq!(statuses, [("everything", "new"), ("missing", "new")]);
+
+    let report = f.app.import_apply(&text, &["everything".into(), "missing".into()]).await.unwrap();
+    assert_eq!(report.added, ["everything", "missing"]);
+    wait_state(&f.app, "everything", "ready").await;
+    wait_state(&f.app, "missing", "failed").await;
+    assert!(f.events.statuses.lock().unwrap().iter().any(|s| s.server == "everything" && s.state == "ready"));
+    // The token went to the secret store; the config holds its name.
+    let stored = f.app.list_servers().unwrap().into_iter().find(|s| s.config.name == "everything").unwrap();
+    assert!(!serde_json::to_string(&stored.config).unwrap().contains("tok-123"));
+
+    // A changed entry is previewed with a line diff.
+    let changed = json!({"mcpServers": {"everything": {
+        "command": peers::npm_bin("mcp-server-everything"), "args": ["stdio", "--extra"]}}})
+    .to_string();
+    let preview = f.app.import_preview(&changed).unwrap();
+    assert_eq!(preview.entries[0].status, "changed");
+    assert!(preview.entries[0].diff.iter().any(|d| d.op == "add" && d.text.contains("--extra")));
+    assert!(preview.entries[0].diff.iter().any(|d| d.op == "same"));
+
+    // The doctor says why "missing" failed.
+    let doctor = f.app.server_doctor("missing").await.unwrap();
+    let command = doctor.checks.iter().find(|c| c.name == "command").expect("a command check");
+    assert!(!command.ok && command.detail.contains("patchbay-no-such-server"), "{doctor:?}");
+
+    // Tools: enable switch, approval policy, a direct call.
+    let tools = f.app.list_tools(Some("everything")).unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo" && t.enabled && t.schema_tokens > 0));
+    f.app.set_tool_enabled("everything", "echo", false).unwrap();
+    f.app.set_tool_approval("everything", "get-sum", ApprovalMode::Deny).unwrap();
+    let tools = f.app.list_tools(Some("everything")).unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo" && !t.enabled));
+    assert!(tools.iter().any(|t| t.name == "get-sum" && t.approval == ApprovalMode::Deny));
+    let result =
+        f.app.call_tool("everything", "echo", json!({"message": "direct"}), CancellationToken::new()).await.unwrap();
+    assert!(!result.is_error);
+    assert!(serde_json::to_string(&result.content).unwrap().contains("direct"));
+    let err = f.app.call_tool("everything", "echo", json!([1]), CancellationToken::new()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(!f.app.list_prompts().unwrap().is_empty());
+    assert!(!f.app.list_resources().unwrap().is_empty());
+
+    // Export: placeholders, never the value.
+    let exported = f.app.export_config(ExportFormat::Claude).unwrap();
+    assert!(exported.contains("mcpServers") && exported.contains("${keyring:"), "{exported}");
+    assert!(!exported.contains("tok-123"));
+
+    // Disable stops it; delete forgets it.
+    f.app.set_server_enabled("everything", false).await.unwrap();
+    wait_state(&f.app, "everything", "stopped").await;
+    f.app.delete_server("missing").await.unwrap();
+    let names: Vec<String> = f.app.list_servers().unwrap().into_iter().map(|s| s.config.name).collect();
+    assert_eq!(names, ["everything"]);
+    f.app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_saved_server_keeps_only_secret_names() {
+    let f = open();
+    let mut config = McpServerConfig::stdio("off", "/bin/true", &[]);
+    config.enabled = false;
+    let secrets = [("mcp/off/env/TOKEN".to_owned(), "v-42".to_owned())].into_iter().collect();
+    f.app.save_server(config, &secrets).await.unwrap();
+    assert_eq!(f.secrets.get("mcp/off/env/TOKEN").unwrap().as_deref(), Some("v-42"));
+    let listed = f.app.list_servers().unwrap();
+    assert_eq!(listed[0].status.state, "stopped");
+    let err = f.app.save_server(McpServerConfig::stdio(" ", "x", &[]), &Default::default()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+}
+
+#[tokio::test]
+async fn assistants_and_general_settings_round_trip() {
+    let f = open();
+    let assistants = f.app.list_assistants().unwrap();
+    assert!(assistants.iter().any(|a| a.name == "Default"));
+    let mut view = AssistantView {
+        id: String::new(),
+        name: "Researcher".into(),
+        system_prompt: "Cite sources.".into(),
+        provider: None,
+        model: Some("deepseek-chat".into()),
+        temperature: Some(0.3),
+        top_p: None,
+        max_tokens: Some(2000),
+        servers: Some(vec!["fetch".into()]),
+        disabled_tools: vec![],
+        kb_mode: KbMode::Always,
+    };
+    let saved = f.app.save_assistant(&view).unwrap();
+    assert_eq!(saved.id, "Researcher");
+    assert_eq!((saved.kb_mode, saved.servers.clone()), (KbMode::Always, Some(vec!["fetch".to_owned()])));
+    view.id = saved.id.clone();
+    view.name = "Scholar".into();
+    f.app.save_assistant(&view).unwrap();
+    let names: Vec<String> = f.app.list_assistants().unwrap().into_iter().map(|a| a.name).collect();
+    assert!(names.contains(&"Scholar".to_owned()) && !names.contains(&"Researcher".to_owned()), "{names:?}");
+    view.temperature = Some(9.0);
+    assert_eq!(f.app.save_assistant(&view).unwrap_err().kind(), ErrorKind::InvalidInput);
+    let c = f.app.create_conversation(Some("Scholar")).unwrap();
+    assert_eq!(f.app.get_conversation(&c.id).unwrap().settings.assistant_id.as_deref(), Some("Scholar"));
+    f.app.delete_assistant("Scholar").unwrap();
+
+    let settings = f.app.get_settings().unwrap();
+    assert_eq!((settings.theme.as_str(), settings.language.as_str()), ("system", "en"));
+    assert_eq!(settings.data_dir, f.dir.path().join("data").display().to_string());
+    let chosen = GeneralSettings { theme: "dark".into(), language: "zh".into(), ..settings.clone() };
+    f.app.save_settings(&chosen).unwrap();
+    assert_eq!(f.app.get_settings().unwrap(), chosen);
+    let bad = GeneralSettings { language: "fr".into(), ..settings };
+    assert_eq!(f.app.save_settings(&bad).unwrap_err().kind(), ErrorKind::InvalidInput);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_is_indexed_in_the_background_and_searchable() {
+    let f = open();
+    let folder = f.dir.path().join("notes");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("tides.md"), "# Tides\n\nThe moon's gravity raises two tidal bulges.\n").unwrap();
+    std::fs::write(folder.join("潮汐.md"), "# 潮汐\n\n月球引力形成潮汐，大多数海岸每天有两次涨潮。\n").unwrap();
+    f.app.kb_add_folder(folder.to_str().unwrap()).unwrap();
+    let folder_name = folder.display().to_string();
+    for _ in 0..300 {
+        let finished = f
+            .events
+            .progress
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|p| p.folder == folder_name && p.done == p.total && p.total > 0);
+        if finished {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let status = f.app.kb_status().unwrap();
+    let ours = status.iter().find(|s| s.path == folder_name).expect("the folder is listed");
+    assert_eq!((ours.documents, ours.state), (2, "idle"), "{ours:?}");
+    assert!(ours.chunks >= 2);
+    let documents = f.app.kb_documents(&folder_name).unwrap();
+    assert_eq!(documents.len(), 2);
+    assert!(documents.iter().all(|d| d.chunks >= 1));
+    let hits = f.app.kb_search("tidal bulges", 5).await.unwrap();
+    assert_eq!(hits[0].document, "tides.md");
+    let hits = f.app.kb_search("涨潮", 5).await.unwrap();
+    assert_eq!(hits[0].document, "潮汐.md");
+    assert_eq!(f.app.kb_search("  ", 5).await.unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert_eq!(f.app.kb_reindex(Some("/nowhere")).unwrap_err().kind(), ErrorKind::NotFound);
+    f.app.kb_remove_folder(&folder_name).unwrap();
+    assert!(!f.app.kb_status().unwrap().iter().any(|s| s.path == folder_name));
+}
