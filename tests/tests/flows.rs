@@ -156,7 +156,6 @@ fn a_tool_call_with_approval_a_stopped_answer_and_a_restart() -> Result<()> {
         s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("The echo came back."))?;
         Ok(())
     })?;
-    app.screenshot("chat-trace")?;
     app.check(|s| {
         send(s, "Now write something long")?;
         s.wait_for_text("#page-chat", WAIT, |t| t.contains("A partial answer"))?;
@@ -179,6 +178,63 @@ fn a_tool_call_with_approval_a_stopped_answer_and_a_restart() -> Result<()> {
         }
         Ok(())
     })?;
+    std::thread::sleep(Duration::from_millis(500));
+    app.screenshot("chat")?;
     ensure!(model.remaining() == 0, "the model was not asked three times");
+    Ok(())
+}
+
+#[test]
+fn every_settings_page_loads_from_the_backend_without_an_error() -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    seed(&data_dir, "http://127.0.0.1:9")?;
+    let kb = tmp.path().join("notes");
+    std::fs::create_dir_all(&kb)?;
+    std::fs::write(kb.join("tides.md"), "# Tides\n\nThe moon raises two tidal bulges.\n")?;
+    let options = AppOptions { data_dir: Some(data_dir), ..Default::default() };
+    let app = App::start("every_settings_page_loads_from_the_backend_without_an_error", options)?;
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        for tab in ["general", "providers", "servers", "import", "kb", "assistants"] {
+            s.click(&s.wait_for(&format!("#settings-tab-{tab}"), WAIT)?)?;
+            s.wait_for(&format!("#settings-panel-{tab}"), WAIT)?;
+            // Give the page's first requests time to answer (or fail).
+            std::thread::sleep(Duration::from_millis(500));
+            ensure!(
+                s.count("[role=alert]")? == 0,
+                "the {tab} page shows an error: {}",
+                s.text(&s.find("[role=alert]")?)?
+            );
+        }
+        s.wait_for_text("[data-testid=provider-row]", WAIT, |t| t.contains("scripted")).or_else(|_| {
+            s.click(&s.find("#settings-tab-providers")?)?;
+            s.wait_for_text("[data-testid=provider-row]", WAIT, |t| t.contains("scripted"))
+        })?;
+        s.click(&s.find("#settings-tab-kb")?)?;
+        s.set_value("#kb-folder-path", kb.to_str().unwrap())?;
+        s.click(&s.find("#kb-add")?)?;
+        s.wait_for_text("[data-testid=kb-settings]", WAIT, |t| t.contains("notes"))?;
+        s.set_value("#kb-search", "tidal bulges")?;
+        // Indexing runs in the background: search until the new document is found.
+        let deadline = std::time::Instant::now() + WAIT;
+        loop {
+            s.click(&s.find("#kb-search ~ button[type=submit]")?)?;
+            std::thread::sleep(Duration::from_millis(300));
+            let hits = s.text(&s.find("[data-testid=kb-hits]")?)?;
+            if hits.contains("tides.md") {
+                break;
+            }
+            ensure!(std::time::Instant::now() < deadline, "the new document was never found: {hits:?}");
+        }
+
+        s.click(&s.find("#settings-tab-servers")?)?;
+        s.wait_for(&ready_dot("everything"), SERVER_WAIT)?;
+        s.click(&s.find("[data-testid=server-row][data-server=everything] button.link")?)?;
+        s.wait_for("[data-testid=tools-table]", WAIT)?;
+        Ok(())
+    })?;
+    std::thread::sleep(Duration::from_millis(500));
+    app.screenshot("servers")?;
     Ok(())
 }

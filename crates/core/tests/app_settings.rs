@@ -238,7 +238,9 @@ async fn a_folder_is_indexed_in_the_background_and_searchable() {
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("tides.md"), "# Tides\n\nThe moon's gravity raises two tidal bulges.\n").unwrap();
     std::fs::write(folder.join("潮汐.md"), "# 潮汐\n\n月球引力形成潮汐，大多数海岸每天有两次涨潮。\n").unwrap();
-    f.app.kb_add_folder(folder.to_str().unwrap()).unwrap();
+    // From a plain thread, as the desktop's synchronous commands call it.
+    let (app, path) = (f.app.clone(), folder.to_str().unwrap().to_owned());
+    std::thread::spawn(move || app.kb_add_folder(&path)).join().unwrap().unwrap();
     let folder_name = folder.display().to_string();
     for _ in 0..300 {
         let finished = f

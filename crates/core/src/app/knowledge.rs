@@ -53,8 +53,7 @@ impl App {
     /// Adds a folder and starts indexing it.
     pub fn kb_add_folder(&self, path: &str) -> Result<(), AppError> {
         let folder = self.inner.kb.add_folder(Path::new(path.trim()))?;
-        self.spawn_index(vec![folder]);
-        Ok(())
+        self.spawn_index(vec![folder])
     }
 
     /// Removes a folder and its documents from the index.
@@ -78,18 +77,17 @@ impl App {
                 vec![p]
             }
         };
-        self.spawn_index(chosen);
-        Ok(())
+        self.spawn_index(chosen)
     }
 
     /// Indexes `folders` one after another in the background.
-    fn spawn_index(&self, folders: Vec<PathBuf>) {
+    fn spawn_index(&self, folders: Vec<PathBuf>) -> Result<(), AppError> {
         let app = self.clone();
-        tokio::spawn(async move {
+        self.spawn(async move {
             for folder in folders {
                 app.index_folder(folder).await;
             }
-        });
+        })
     }
 
     async fn index_folder(&self, folder: PathBuf) {

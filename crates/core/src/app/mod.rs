@@ -178,6 +178,9 @@ struct Inner {
     turns: Mutex<HashMap<ConversationId, TurnControl>>,
     approvals: Mutex<HashMap<String, Waiting>>,
     indexing: Mutex<HashMap<std::path::PathBuf, knowledge::Indexing>>,
+    /// The runtime [`App::start`] ran on: background work (indexing) is
+    /// spawned there, also when a front end calls from a plain thread.
+    runtime: std::sync::OnceLock<tokio::runtime::Handle>,
     /// Environment lookup for the provider fallback (`OPENAI_API_KEY`, …).
     env: Box<EnvLookup>,
 }
@@ -218,6 +221,7 @@ impl App {
             turns: Mutex::default(),
             approvals: Mutex::default(),
             indexing: Mutex::default(),
+            runtime: std::sync::OnceLock::new(),
             env: Box::new(|k| std::env::var(k).ok()),
         };
         Ok(Self { inner: Arc::new(inner) })
@@ -233,6 +237,7 @@ impl App {
     /// Starts every enabled MCP server in the background and forwards the
     /// registry's events. Returns at once.
     pub fn start(&self) -> Result<(), AppError> {
+        let _ = self.inner.runtime.set(tokio::runtime::Handle::current());
         let registry = &self.inner.registry;
         registry.configure(self.inner.config.servers()?);
         let mut rx = registry.subscribe();
@@ -261,6 +266,14 @@ impl App {
         });
         let registry = registry.clone();
         tokio::spawn(async move { registry.start_all().await });
+        Ok(())
+    }
+
+    /// Runs `task` in the background on the app's runtime.
+    fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) -> Result<(), AppError> {
+        let runtime = self.inner.runtime.get().cloned().or_else(|| tokio::runtime::Handle::try_current().ok());
+        let runtime = runtime.ok_or_else(|| AppError::Invalid("the app was not started on a runtime".into()))?;
+        runtime.spawn(task);
         Ok(())
     }
 
