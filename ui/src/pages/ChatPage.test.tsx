@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { AgentEvent, ConversationSummary, ServerRequest } from "../lib/ipc";
+import type { AgentEvent, ConversationSummary, ServerRequest, ServerStatus } from "../lib/ipc";
 import { message, renderIn } from "../test/render";
 import { ChatStores } from "../lib/chatStore";
 import { ChatPage, type ChatIpc } from "./ChatPage";
@@ -11,6 +11,7 @@ function fakeIpc() {
   let emit: (e: AgentEvent) => void = () => undefined;
   let finish: () => void = () => undefined;
   let serverRequest: (r: ServerRequest) => void = () => undefined;
+  let serverStatus: (s: ServerStatus) => void = () => undefined;
   const conv: ConversationSummary = { id: "c1", title: "First", created_at: 1, updated_at: 1, snippet: null };
   const ipc: ChatIpc = {
     listConversations: vi.fn(() => Promise.resolve([conv])),
@@ -54,8 +55,12 @@ function fakeIpc() {
       serverRequest = h;
       return Promise.resolve(() => undefined);
     }),
+    onServerStatus: vi.fn((h: (s: ServerStatus) => void) => {
+      serverStatus = h;
+      return Promise.resolve(() => undefined);
+    }),
   };
-  return { ipc, emit: (e: AgentEvent) => act(() => emit(e)), finish: () => act(finish), serverRequest: (r: ServerRequest) => act(() => serverRequest(r)) };
+  return { ipc, emit: (e: AgentEvent) => act(() => emit(e)), finish: () => act(finish), serverRequest: (r: ServerRequest) => act(() => serverRequest(r)), serverStatus: (st: ServerStatus) => act(() => serverStatus(st)) };
 }
 
 describe("ChatPage", () => {
@@ -94,6 +99,15 @@ describe("ChatPage", () => {
     await waitFor(() => expect(screen.getByRole("button", { name: "Send" })).toBeTruthy());
     // Once the turn is over the stored branch is reloaded.
     await waitFor(() => expect(f.ipc.getConversation).toHaveBeenCalledTimes(2));
+  });
+
+  it("reloads the tools the composer offers when a server's status changes", async () => {
+    const f = fakeIpc();
+    renderIn(<ChatPage ipc={f.ipc} />);
+    await waitFor(() => expect(f.ipc.listTools).toHaveBeenCalledTimes(1));
+    f.serverStatus({ server: "fs", state: "ready", tool_count: 3, error: null });
+    await waitFor(() => expect(f.ipc.listTools).toHaveBeenCalledTimes(2));
+    expect(f.ipc.listPrompts).toHaveBeenCalledTimes(2);
   });
 
   it("creates a conversation with Ctrl+N, from the chosen assistant", async () => {

@@ -48,6 +48,7 @@ export type ChatIpc = Pick<
   | "listTools"
   | "listAssistants"
   | "onServerRequest"
+  | "onServerStatus"
 >;
 
 const DEFAULT_SETTINGS: ConversationSettings = {
@@ -235,13 +236,19 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
       .listProviders()
       .then((ps) => setModels(ps.flatMap((p) => [...new Set([p.profile.default_model, ...p.profile.models])].map((model) => ({ provider: p.profile.name, model })))))
       .catch(fail);
-    ipc.listTools(null).then(setTools).catch(fail);
-    ipc.listPrompts().then(setPrompts).catch(fail);
-    ipc.listResources().then(setResources).catch(fail);
+    // Tools, prompts and resources change as servers start, stop and restart.
+    const loadCatalogue = () => {
+      ipc.listTools(null).then(setTools).catch(fail);
+      ipc.listPrompts().then(setPrompts).catch(fail);
+      ipc.listResources().then(setResources).catch(fail);
+    };
+    loadCatalogue();
     ipc.listAssistants().then(setAssistants).catch(fail);
     const un = ipc.onServerRequest((r) => setRequests((rs) => [...rs, r]));
+    const unStatus = ipc.onServerStatus(loadCatalogue);
     return () => {
       void un.then((f) => f());
+      void unStatus.then((f) => f());
     };
   }, [ipc]);
 

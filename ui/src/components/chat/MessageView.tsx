@@ -127,12 +127,15 @@ export const MessageView = memo(function MessageView({
           </div>
         </form>
       ) : (
-        <Markdown text={message.text} onCite={hasCitations ? setCitation : undefined} />
+        <>
+          {/* Tools run before the answer that uses their results. */}
+          <ToolTraceGroup traces={message.tool_calls} onDecide={actions.onDecide} onInspect={actions.onInspect} />
+          <Markdown text={message.text} onCite={hasCitations ? setCitation : undefined} />
+        </>
       )}
       {message.parts.map((p, i) => (
         <PartView key={i} part={p} />
       ))}
-      <ToolTraceGroup traces={message.tool_calls} onDecide={actions.onDecide} onInspect={actions.onInspect} />
       <CitationChips citations={message.citations} open={citation} setOpen={setCitation} />
       {streaming && message.text === "" && message.tool_calls.length === 0 && !message.reasoning && (
         <span className="typing" aria-label={t("chat.generating")} />

@@ -124,7 +124,7 @@ export function Sidebar(props: SidebarProps) {
                   ✎
                 </button>
                 <button type="button" className="icon" aria-label={t("sidebar.delete", { title: c.title })} onClick={() => setConfirming(c.id)}>
-                  🗑
+                  ✕
                 </button>
               </span>
             )}
