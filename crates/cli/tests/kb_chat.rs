@@ -5,9 +5,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use patchbay_core::config::{ConfigStore, ProviderKind, ProviderProfile};
-use patchbay_core::paths::DataDir;
-use patchbay_core::store::Store;
 use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
 use serde_json::{Value, json};
 
@@ -29,19 +26,8 @@ fn setup(model_url: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let docs = tmp.path().join("docs");
     std::fs::create_dir_all(&docs).unwrap();
     std::fs::write(docs.join("birds.md"), format!("# Birds\n\n## Parrots\n\n{FACT}\n")).unwrap();
-    ConfigStore::new(Store::open(&DataDir::new(&data)).unwrap())
-        .save_provider(&ProviderProfile {
-            name: "scripted".into(),
-            kind: ProviderKind::OpenAi,
-            base_url: format!("{model_url}/v1"),
-            default_model: "scripted-model".into(),
-            models: vec![],
-            headers: Default::default(),
-            api_key: None,
-            native_tools: true,
-            context_window: None,
-        })
-        .unwrap();
+    let base_url = format!("{model_url}/v1");
+    ok(&patchbay(&data, &["provider", "add", "scripted", "--kind", "openai", "--base-url", &base_url, "--model", "m"]));
     ok(&patchbay(&data, &["kb", "add", docs.to_str().unwrap()]));
     ok(&patchbay(&data, &["kb", "index"]));
     let birds = std::fs::canonicalize(docs.join("birds.md")).unwrap();
