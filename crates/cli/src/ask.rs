@@ -13,18 +13,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use futures::StreamExt;
 use patchbay_core::agent::{
     Agent, AgentEvent, ApprovalDecision, ApprovalPolicy, BuiltinTools, CombinedTools, ModelChoice, ProviderSource,
-    ToolHost, ToolSelection, TurnAction, TurnControl, TurnLimits, TurnRequest, resolve_provider,
+    Retriever, ToolHost, ToolSelection, TurnAction, TurnControl, TurnLimits, TurnRequest, resolve_provider,
 };
-use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT};
+use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeMode};
 use patchbay_core::config::ConfigStore;
 use patchbay_core::conversations::{ConversationId, ConversationStore, MessageStatus};
 use patchbay_core::llm::ContentPart;
 use patchbay_core::mcp::{McpRegistry, RegistryOptions, RegistryTools, ServerStatus};
 use patchbay_core::paths::DataDir;
+use patchbay_core::rag::{ChatKnowledge, KnowledgeBase, chat};
 use patchbay_core::secrets::KeyringStore;
 use patchbay_core::store::Store;
 
@@ -51,6 +52,30 @@ pub struct TurnArgs {
     /// Run tool calls without asking.
     #[arg(long)]
     auto_approve: bool,
+    /// Knowledge base: `auto` adds cited passages before the model answers, `tool` offers the
+    /// `knowledge_search` tool, `both` does both (default: the assistant's setting).
+    #[arg(long, value_enum, value_name = "MODE")]
+    kb: Option<KbChoice>,
+}
+
+/// `--kb`: the names the issue and the CLI use for [`KnowledgeMode`].
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum KbChoice {
+    Off,
+    Auto,
+    Tool,
+    Both,
+}
+
+impl From<KbChoice> for KnowledgeMode {
+    fn from(c: KbChoice) -> Self {
+        match c {
+            KbChoice::Off => Self::Off,
+            KbChoice::Auto => Self::Context,
+            KbChoice::Tool => Self::Tool,
+            KbChoice::Both => Self::Both,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -69,7 +94,22 @@ pub struct Session {
     selection: ToolSelection,
     approval: ApprovalPolicy,
     tools: Arc<dyn ToolHost>,
+    retriever: Option<Arc<dyn Retriever>>,
     pub conversation: Option<ConversationId>,
+}
+
+/// The knowledge base for `mode`; one that cannot be opened is reported and left out.
+fn open_knowledge(dir: &DataDir, store: &Store, secrets: &KeyringStore, mode: KnowledgeMode) -> ChatKnowledge {
+    if mode == KnowledgeMode::Off {
+        return ChatKnowledge::default();
+    }
+    match KnowledgeBase::open_configured(dir, store.clone(), secrets) {
+        Ok(kb) => kb.for_chat(mode),
+        Err(e) => {
+            eprintln!("note: the knowledge base is not available: {e}");
+            ChatKnowledge::default()
+        }
+    }
 }
 
 /// Starts every enabled MCP server (in parallel, each within its start
@@ -117,7 +157,15 @@ impl Session {
             .or_else(|| Some(resolved.profile.default_model.clone()).filter(|m| !m.is_empty()))
             .with_context(|| format!("provider {} has no default model: pass --model", resolved.profile.name))?;
         let provider = provider_for(&resolved, &secrets)?;
-        let tools = if args.no_tools { Arc::new(BuiltinTools) } else { start_tools(&store, &secrets).await? };
+        let knowledge = args.kb.map_or(assistant.knowledge, KnowledgeMode::from);
+        let ChatKnowledge { retriever, tool: kb_tool } = open_knowledge(dir, &store, &secrets, knowledge);
+        let mut tools: Arc<dyn ToolHost> =
+            if args.no_tools { Arc::new(BuiltinTools) } else { start_tools(&store, &secrets).await? };
+        let mut selection = if args.no_tools { ToolSelection::None } else { assistant.tools.clone() };
+        if let Some(kb_tool) = kb_tool {
+            tools = Arc::new(CombinedTools::new(vec![kb_tool, tools]));
+            selection = chat::offer_tool(selection);
+        }
         let conversations = ConversationStore::new(store);
         if let Some(id) = args.conversation {
             conversations.get(id)?;
@@ -130,7 +178,7 @@ impl Session {
             ApprovalPolicy::Deny { reason: "there is no terminal to ask the user (use --auto-approve)".into() }
         };
         Ok(Self {
-            selection: if args.no_tools { ToolSelection::None } else { assistant.tools.clone() },
+            selection,
             model: ModelChoice {
                 provider,
                 provider_name: resolved.profile.name.clone(),
@@ -142,6 +190,7 @@ impl Session {
             assistant,
             approval,
             tools,
+            retriever,
             conversation: args.conversation,
         })
     }
@@ -162,7 +211,7 @@ impl Session {
             tools: self.tools.clone(),
             selection: self.selection.clone(),
             approval: self.approval.clone(),
-            retriever: None,
+            retriever: self.retriever.clone(),
             limits: TurnLimits::default(),
         })?;
         Ok(print_turn(turn).await)
@@ -215,7 +264,9 @@ async fn print_turn(mut turn: patchbay_core::agent::Turn) -> MessageStatus {
             }
             AgentEvent::Citations { passages } => {
                 for (i, p) in passages.iter().enumerate() {
-                    eprintln!("[{}] {}", i + 1, p.source);
+                    let lines = p.lines.map(|(a, b)| format!(":{a}-{b}")).unwrap_or_default();
+                    let heading = p.heading.as_deref().map(|h| format!(" › {h}")).unwrap_or_default();
+                    eprintln!("[{}] {}{lines}{heading}", i + 1, p.source);
                 }
             }
             AgentEvent::ContextTrimmed { elided_tool_results, dropped_messages, context_window, .. } => eprintln!(

@@ -189,15 +189,7 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&hits)?);
             } else {
                 for (i, h) in hits.iter().enumerate() {
-                    println!(
-                        "[{}] {}:{}-{}  {:.3}  {}",
-                        i + 1,
-                        h.path.display(),
-                        h.lines[0],
-                        h.lines[1],
-                        h.score,
-                        h.heading
-                    );
+                    println!("[{}] {}:{}-{}  {:.3}  {}", i + 1, h.path, h.lines[0], h.lines[1], h.score, h.heading);
                     for line in h.text.lines().take(4) {
                         println!("    {line}");
                     }

@@ -38,14 +38,21 @@ pub enum AssistantError {
     Invalid { field: &'static str, reason: String },
 }
 
-/// How an assistant uses the knowledge base.
+/// How an assistant uses the knowledge base (see `rag::chat`).
+///
+/// Names by front end: the issue and `patchbay ask/chat --kb` say `off`,
+/// `auto` (= [`Context`](Self::Context)), `tool` and `both`. The UI's
+/// assistant editor (`kb_mode` in `ui/IPC.md`) labels `"auto"` "As a tool the
+/// model may call" (= [`Tool`](Self::Tool)) and `"always"` "Always search and
+/// cite" (= [`Context`](Self::Context)); the desktop maps those two by label.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KnowledgeMode {
     /// Not at all.
     #[default]
     Off,
-    /// Passages are retrieved for every message and given as context.
+    /// Passages are retrieved for every message and given as numbered context ("auto").
+    /// The built-in default: with an empty knowledge base it adds nothing.
     Context,
     /// The model may call the `knowledge_search` tool.
     Tool,
@@ -101,7 +108,7 @@ impl Assistant {
             model: None,
             sampling: Sampling::default(),
             tools: ToolSelection::All,
-            knowledge: KnowledgeMode::Off,
+            knowledge: KnowledgeMode::Context,
         }
     }
 

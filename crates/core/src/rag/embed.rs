@@ -10,6 +10,7 @@
 //! Every call has a timeout and honours a cancellation token. Vectors are
 //! returned as produced; the index normalises them for cosine similarity.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_openai::Client;
@@ -71,6 +72,8 @@ pub struct EndpointEmbedder {
     client: Client<OpenAIConfig>,
     model: String,
     id: String,
+    /// Dimensions of the first answer (0 until then); every later vector must match.
+    dim: AtomicUsize,
 }
 
 impl std::fmt::Debug for EndpointEmbedder {
@@ -88,6 +91,27 @@ impl EndpointEmbedder {
             client: Client::with_config(config),
             model: model.to_owned(),
             id: format!("endpoint:{base_url}#{model}"),
+            dim: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl EndpointEmbedder {
+    /// Refuses empty vectors and vectors whose length differs from the first answer's.
+    fn check_dimensions(&self, len: usize) -> Result<(), RagError> {
+        if len == 0 {
+            return Err(RagError::Embedding { detail: format!("{} returned an empty vector", self.id) });
+        }
+        match self.dim.compare_exchange(0, len, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => Ok(()),
+            Err(expected) if expected == len => Ok(()),
+            Err(expected) => Err(RagError::Embedding {
+                detail: format!(
+                    "{} returned a {len}-dimensional vector, but its earlier vectors have {expected} dimensions; \
+                     the endpoint changed models? Re-index after changing models",
+                    self.id
+                ),
+            }),
         }
     }
 }
@@ -123,6 +147,9 @@ impl Embedder for EndpointEmbedder {
                 });
             }
             data.sort_by_key(|e| e.index);
+            for e in &data {
+                self.check_dimensions(e.embedding.len())?;
+            }
             out.extend(data.into_iter().map(|e| e.embedding));
         }
         Ok(out)

@@ -114,7 +114,7 @@ pub fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, Skip> {
         return Err(Skip::TooLarge { size: meta.len(), limit: max_bytes });
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    File::open(path).and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes)).map_err(unreadable)?;
+    File::open(path).and_then(|f| f.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes)).map_err(unreadable)?;
     if bytes.len() as u64 > max_bytes {
         return Err(Skip::TooLarge { size: bytes.len() as u64, limit: max_bytes });
     }

@@ -9,9 +9,12 @@
 //! - [`embed`] makes vectors (OpenAI-compatible endpoint),
 //! - [`index`] walks folders incrementally, with progress, cancellation and a watcher,
 //! - [`search`] fuses BM25 and vector rankings,
-//! - [`kb`] ties them together as [`KnowledgeBase`].
+//! - [`kb`] ties them together as [`KnowledgeBase`],
+//! - [`chat`] brings it into chat (cited context, or a `knowledge_search` tool),
+//! - [`serve`] serves it to other MCP clients.
 
 pub mod analyze;
+pub mod chat;
 pub mod chunk;
 pub mod embed;
 pub mod index;
@@ -24,6 +27,7 @@ pub mod store;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use chat::{ChatKnowledge, ContextOptions, ContextRetriever, KnowledgeTool};
 pub use chunk::{Chunk, ChunkParams};
 pub use embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
 pub use index::{IndexProgress, IndexReport, KbWatcher, SkippedFile};

@@ -53,7 +53,8 @@ pub struct SearchArgs {
 /// One passage as the tool returns it (also the CLI's `--json` shape).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hit {
-    pub path: PathBuf,
+    /// The document's path (lossy for paths that are not UTF-8).
+    pub path: String,
     pub score: f64,
     pub text: String,
     pub heading: String,
@@ -63,7 +64,13 @@ pub struct Hit {
 
 impl From<Passage> for Hit {
     fn from(p: Passage) -> Self {
-        Self { path: p.path, score: p.score, text: p.text, heading: p.heading, lines: [p.line_start, p.line_end] }
+        Self {
+            path: p.path.to_string_lossy().into_owned(),
+            score: p.score,
+            text: p.text,
+            heading: p.heading,
+            lines: [p.line_start, p.line_end],
+        }
     }
 }
 
@@ -91,18 +98,10 @@ impl KbServer {
         Self { kb, tool_router: Self::tool_router() }
     }
 
-    #[tool(description = "Search the user's local knowledge base (documents in registered folders). Returns passages \
-                       with their file path, heading, line range and score; cite them as path:lines.")]
+    #[tool(description = TOOL_DESCRIPTION)]
     async fn knowledge_search(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
-        let top_k = args.top_k.unwrap_or(5).clamp(1, MAX_TOP_K);
-        let mode = args.mode.unwrap_or_else(|| self.kb.default_mode());
-        match self.kb.search(&args.query, mode, top_k).await {
-            Ok(passages) => {
-                let hits: Vec<Hit> = passages.into_iter().map(Hit::from).collect();
-                let json =
-                    serde_json::to_string_pretty(&hits).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-                Ok(CallToolResult::success(vec![ContentBlock::text(json)]))
-            }
+        match search_json(&self.kb, args).await {
+            Ok(json) => Ok(CallToolResult::success(vec![ContentBlock::text(json)])),
             // A mode the knowledge base cannot serve is the caller's to fix: report it as a tool error.
             Err(e @ (RagError::NoEmbeddings | RagError::Embedding { .. })) => {
                 Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]))
@@ -112,8 +111,27 @@ impl KbServer {
     }
 }
 
-fn file_uri(path: &std::path::Path) -> String {
-    format!("file://{}", path.display())
+/// What the model and MCP clients read about `knowledge_search`.
+pub const TOOL_DESCRIPTION: &str = "Search the user's local knowledge base (documents in registered folders). \
+                                    Returns passages with their file path, heading, line range and score; cite \
+                                    them as path:lines.";
+
+/// Runs `knowledge_search` and returns its answer: a JSON list of [`Hit`]s.
+pub async fn search_json(kb: &KnowledgeBase, args: SearchArgs) -> Result<String, RagError> {
+    let top_k = args.top_k.unwrap_or(5).clamp(1, MAX_TOP_K);
+    let mode = args.mode.unwrap_or_else(|| kb.default_mode());
+    let hits: Vec<Hit> = kb.search(&args.query, mode, top_k).await?.into_iter().map(Hit::from).collect();
+    serde_json::to_string_pretty(&hits).map_err(|e| RagError::Serve { detail: e.to_string() })
+}
+
+/// The `file://` URI of a document (percent-encoded, as clients expect).
+pub fn file_uri(path: &std::path::Path) -> String {
+    url::Url::from_file_path(path).map_or_else(|()| format!("file://{}", path.display()), String::from)
+}
+
+/// The path a `file://` URI names (percent-encoded or not).
+fn uri_path(uri: &str) -> Option<PathBuf> {
+    url::Url::parse(uri).ok().filter(|u| u.scheme() == "file").and_then(|u| u.to_file_path().ok())
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -147,16 +165,21 @@ impl ServerHandler for KbServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let not_found = || ErrorData::resource_not_found(format!("{} is not in the knowledge base", request.uri), None);
-        let path = request.uri.strip_prefix("file://").map(PathBuf::from).ok_or_else(not_found)?;
+        let path = uri_path(&request.uri).ok_or_else(not_found)?;
         // Only indexed documents are readable: the server never becomes a general file reader.
         if !self.kb.documents().map_err(|e| internal(&e))?.contains(&path) {
             return Err(not_found());
         }
         let kind = loader::DocKind::for_path(&path).ok_or_else(not_found)?;
-        let text = loader::read_bytes(&path, u64::MAX)
-            .and_then(|bytes| loader::extract(kind, &bytes))
-            .map_err(|skip| ErrorData::internal_error(format!("{}: {skip}", path.display()), None))?
-            .text;
+        let max_bytes = self.kb.settings().map_err(|e| internal(&e))?.max_file_bytes;
+        let read = path.clone();
+        let text = tokio::task::spawn_blocking(move || {
+            loader::read_bytes(&read, max_bytes).and_then(|bytes| loader::extract(kind, &bytes))
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+        .map_err(|skip| ErrorData::internal_error(format!("{}: {skip}", path.display()), None))?
+        .text;
         Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri.clone())]).into())
     }
 }

@@ -379,3 +379,44 @@ fn docx_with(text: &str) -> Vec<u8> {
     zip.finish().unwrap();
     buf.into_inner()
 }
+
+#[tokio::test]
+async fn auto_context_keeps_matching_passages_within_the_token_budget() {
+    use crate::agent::Retriever as _;
+    let f = fixture();
+    f.kb.remove_folder(&f.data.path().join("knowledge_base")).unwrap();
+    let long = "kakapo ".repeat(3_000);
+    std::fs::write(f.docs.join("long.md"), format!("# Long\n\n{long}\n")).unwrap();
+    std::fs::write(f.docs.join("short.md"), "# Short\n\nA kakapo is a parrot.\n").unwrap();
+    std::fs::write(f.docs.join("other.md"), "# Other\n\nNothing about birds here.\n").unwrap();
+    f.kb.add_folder(&f.docs).unwrap();
+    index(&f.kb).await;
+
+    let options = ContextOptions { max_tokens: 300, ..ContextOptions::default() };
+    let passages = f.kb.chat_retriever(options).retrieve("kakapo", CancellationToken::new()).await.unwrap();
+    // Only matching passages; the budget holds (the first passage is cut to fit, never dropped).
+    assert!(!passages.is_empty());
+    assert!(passages.iter().all(|p| p.text.contains("kakapo")), "{passages:?}");
+    let tokens: u32 = passages.iter().map(|p| crate::agent::budget::estimate_text(&p.text)).sum();
+    assert!(tokens <= 300, "{tokens} tokens");
+    assert!(passages.iter().all(|p| p.lines.is_some() && p.heading.is_some()));
+
+    // A query nothing matches gives no context at all.
+    let none = f.kb.chat_retriever(ContextOptions::default()).retrieve("zebra", CancellationToken::new()).await;
+    assert_eq!(none.unwrap(), Vec::new());
+}
+
+#[test]
+fn tool_mode_widens_any_tool_selection_to_the_knowledge_tool() {
+    use crate::agent::ToolSelection;
+    let only = |tools: &[&str]| ToolSelection::Only {
+        servers: ["files".to_owned()].into(),
+        tools: tools.iter().map(|t| (*t).to_owned()).collect(),
+    };
+    assert_eq!(chat::offer_tool(ToolSelection::All), ToolSelection::All);
+    assert_eq!(
+        chat::offer_tool(ToolSelection::None),
+        ToolSelection::Only { servers: Default::default(), tools: ["builtin/knowledge_search".to_owned()].into() }
+    );
+    assert_eq!(chat::offer_tool(only(&["git/log"])), only(&["git/log", "builtin/knowledge_search"]));
+}

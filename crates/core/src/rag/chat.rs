@@ -1,0 +1,243 @@
+//! The knowledge base in chat, in the two ways an assistant can use it.
+//!
+//! - [`ContextRetriever`] ("auto": `KnowledgeMode::Context`): before the first
+//!   round, the user's message is searched and the best passages (top 5, above
+//!   a minimum score, about 2,000 tokens at most) go to the model as numbered
+//!   context it cites as `[1]`, `[2]` (the agent's [`Retriever`] seam).
+//! - [`KnowledgeTool`] ("tool": `KnowledgeMode::Tool`): a built-in
+//!   `knowledge_search` tool the model may call (the agent's [`ToolHost`] seam);
+//!   it answers with the same JSON passages as the MCP server's tool.
+//!
+//! [`KnowledgeMode::Both`] uses both. Front ends build them with
+//! [`KnowledgeBase::chat_retriever`] and [`KnowledgeBase::chat_tool`].
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::kb::KnowledgeBase;
+use super::search::{Passage, Retriever as _, SearchMode};
+use super::serve::{self, SearchArgs};
+use crate::agent::budget::estimate_text;
+use crate::agent::{
+    BUILTIN_SERVER, HostedTool, RetrievalError, Retriever, ToolEvents, ToolHost, ToolInvocation, ToolOutput,
+    ToolSelection,
+};
+use crate::assistants::KnowledgeMode;
+use crate::config::ApprovalMode;
+use crate::conversations;
+use crate::llm::ToolSpec;
+
+/// The name of the built-in tool (also the MCP server's tool).
+pub const TOOL_NAME: &str = "knowledge_search";
+
+/// How much context "auto" adds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContextOptions {
+    /// Passages at most.
+    pub top_k: usize,
+    /// Estimated tokens of passage text at most (the first passage is always kept, cut to fit).
+    pub max_tokens: u32,
+    /// Lowest BM25 score kept (BM25 and hybrid modes; BM25 scores are positive when a term matches).
+    pub min_bm25: f64,
+    /// Lowest cosine similarity kept (vector mode).
+    pub min_cosine: f64,
+    /// How long the search may take before the turn goes on without context.
+    pub timeout: Duration,
+}
+
+impl Default for ContextOptions {
+    fn default() -> Self {
+        Self { top_k: 5, max_tokens: 2_000, min_bm25: 0.0, min_cosine: 0.3, timeout: Duration::from_secs(20) }
+    }
+}
+
+impl KnowledgeMode {
+    /// Whether passages are retrieved before the first round.
+    pub fn retrieves(self) -> bool {
+        matches!(self, Self::Context | Self::Both)
+    }
+
+    /// Whether the model is offered the `knowledge_search` tool.
+    pub fn offers_tool(self) -> bool {
+        matches!(self, Self::Tool | Self::Both)
+    }
+}
+
+/// What a turn gets from the knowledge base in one [`KnowledgeMode`].
+#[derive(Clone, Default)]
+pub struct ChatKnowledge {
+    /// For `TurnRequest::retriever` ("auto").
+    pub retriever: Option<Arc<dyn Retriever>>,
+    /// To add to the turn's tools ("tool"); widen the selection with [`offer_tool`].
+    pub tool: Option<Arc<dyn ToolHost>>,
+}
+
+impl std::fmt::Debug for ChatKnowledge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatKnowledge")
+            .field("retriever", &self.retriever.is_some())
+            .field("tool", &self.tool.is_some())
+            .finish()
+    }
+}
+
+impl KnowledgeBase {
+    /// The retriever and tool for `mode`, with the default context options.
+    pub fn for_chat(&self, mode: KnowledgeMode) -> ChatKnowledge {
+        ChatKnowledge {
+            retriever: mode.retrieves().then(|| Arc::new(self.chat_retriever(ContextOptions::default())) as _),
+            tool: mode.offers_tool().then(|| Arc::new(self.chat_tool()) as _),
+        }
+    }
+
+    /// The "auto" retriever over this knowledge base, in its default search mode.
+    pub fn chat_retriever(&self, options: ContextOptions) -> ContextRetriever {
+        ContextRetriever { kb: self.clone(), options }
+    }
+
+    /// The built-in `knowledge_search` tool over this knowledge base.
+    pub fn chat_tool(&self) -> KnowledgeTool {
+        KnowledgeTool { kb: self.clone() }
+    }
+}
+
+/// Retrieves cited context for the user's message ("auto").
+#[derive(Debug, Clone)]
+pub struct ContextRetriever {
+    kb: KnowledgeBase,
+    options: ContextOptions,
+}
+
+impl ContextRetriever {
+    /// Keeps passages above the mode's minimum score, within the token budget.
+    fn select(&self, mode: SearchMode, found: Vec<Passage>) -> Vec<conversations::Passage> {
+        let o = &self.options;
+        let mut out = Vec::new();
+        let mut used = 0u32;
+        for p in found {
+            let keep = match mode {
+                // Fused scores are ranks, not relevance: both rankings already matched the query.
+                SearchMode::Hybrid => true,
+                SearchMode::Bm25 => p.score > o.min_bm25,
+                SearchMode::Vector => p.score >= o.min_cosine,
+            };
+            if !keep || out.len() == o.top_k {
+                continue;
+            }
+            let cost = estimate_text(&p.text);
+            let text = if used + cost <= o.max_tokens {
+                p.text
+            } else if out.is_empty() {
+                // One long passage: keep its beginning rather than nothing.
+                cut_to_tokens(&p.text, o.max_tokens)
+            } else {
+                break;
+            };
+            used += estimate_text(&text);
+            out.push(conversations::Passage {
+                text,
+                source: p.path.display().to_string(),
+                heading: Some(p.heading).filter(|h| !h.is_empty()),
+                lines: Some((to_u32(p.line_start), to_u32(p.line_end))),
+                score: p.score as f32,
+            });
+        }
+        out
+    }
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The longest prefix of `text` (on a character boundary) within `max_tokens`.
+fn cut_to_tokens(text: &str, max_tokens: u32) -> String {
+    let mut end = text.len();
+    while end > 0 && estimate_text(&text[..end]) > max_tokens {
+        end = end * 9 / 10;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+    }
+    text[..end].to_owned()
+}
+
+#[async_trait::async_trait]
+impl Retriever for ContextRetriever {
+    async fn retrieve(
+        &self,
+        query: &str,
+        cancel: CancellationToken,
+    ) -> Result<Vec<conversations::Passage>, RetrievalError> {
+        let mode = self.kb.default_mode();
+        // Over-fetch so that dropping weak passages can still fill `top_k`.
+        let search = self.kb.search(query, mode, self.options.top_k * 2);
+        let found = tokio::select! {
+            () = cancel.cancelled() => return Ok(Vec::new()),
+            found = tokio::time::timeout(self.options.timeout, search) => found,
+        };
+        let found = found
+            .map_err(|_| RetrievalError { message: format!("no answer within {:?}", self.options.timeout) })?
+            .map_err(|e| RetrievalError { message: e.to_string() })?;
+        Ok(self.select(mode, found))
+    }
+}
+
+/// The built-in `knowledge_search` tool ("tool").
+#[derive(Debug, Clone)]
+pub struct KnowledgeTool {
+    kb: KnowledgeBase,
+}
+
+#[async_trait::async_trait]
+impl ToolHost for KnowledgeTool {
+    async fn list_tools(&self, _cancel: CancellationToken) -> Vec<HostedTool> {
+        let schema = schemars::schema_for!(SearchArgs);
+        vec![HostedTool {
+            spec: ToolSpec {
+                name: TOOL_NAME.into(),
+                description: serve::TOOL_DESCRIPTION.into(),
+                input_schema: serde_json::to_value(schema).unwrap_or_default(),
+            },
+            server: BUILTIN_SERVER.into(),
+            tool: TOOL_NAME.into(),
+            // Reading the user's own index, nothing leaves the machine but to the model in use.
+            approval: ApprovalMode::Allow,
+            timeout: Some(Duration::from_secs(30)),
+        }]
+    }
+
+    async fn call_tool(&self, call: ToolInvocation, _events: ToolEvents, cancel: CancellationToken) -> ToolOutput {
+        if call.tool != TOOL_NAME {
+            return ToolOutput::error(format!("the knowledge base has no tool named {:?}", call.tool));
+        }
+        let args: SearchArgs = match serde_json::from_value(serde_json::Value::Object(call.arguments)) {
+            Ok(args) => args,
+            Err(e) => return ToolOutput::error(format!("invalid arguments for {TOOL_NAME}: {e}")),
+        };
+        tokio::select! {
+            () = cancel.cancelled() => ToolOutput::error("cancelled"),
+            result = serve::search_json(&self.kb, args) => match result {
+                Ok(json) => ToolOutput::text(json),
+                Err(e) => ToolOutput::error(e.to_string()),
+            },
+        }
+    }
+}
+
+/// `selection` widened so that it offers the built-in `knowledge_search` tool
+/// (an assistant in tool mode gets it even when it limits or turns off other tools).
+pub fn offer_tool(selection: ToolSelection) -> ToolSelection {
+    let name = format!("{BUILTIN_SERVER}/{TOOL_NAME}");
+    match selection {
+        ToolSelection::All => ToolSelection::All,
+        ToolSelection::None => ToolSelection::Only { servers: BTreeSet::new(), tools: BTreeSet::from([name]) },
+        ToolSelection::Only { servers, mut tools } => {
+            tools.insert(name);
+            ToolSelection::Only { servers, tools }
+        }
+    }
+}
