@@ -113,7 +113,8 @@ fn kinds(events: &[TurnEvent]) -> Vec<&'static str> {
             TurnEvent::Error { .. } => "error",
             TurnEvent::Done { .. } => "done",
         })
-        .filter(|k| !matches!(*k, "text" | "usage"))
+        // The default assistant cites the sample knowledge base when a word matches.
+        .filter(|k| !matches!(*k, "text" | "usage" | "citations"))
         .collect()
 }
 
@@ -346,4 +347,32 @@ async fn a_provider_error_arrives_as_an_error_event_and_is_kept_on_the_message()
     let detail = f.app.get_conversation(&c.id).unwrap();
     assert_eq!(detail.messages[0].text, "hello", "the question is kept");
     assert!(detail.messages[1].error.as_ref().unwrap().message.contains("upstream exploded"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_assistant_cites_the_knowledge_base() {
+    let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Two bulges [1]."])]).await.unwrap();
+    let f = open(&model.url(), &[]);
+    let notes = f._dir.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(notes.join("tides.md"), "# Tides\n\nThe moon's gravity raises two tidal bulges.\n").unwrap();
+    f.app.kb_add_folder(notes.to_str().unwrap()).unwrap();
+    let folder = notes.display().to_string();
+    for _ in 0..300 {
+        if f.app.kb_status().unwrap().iter().any(|s| s.path == folder && s.documents == 1 && s.state == "idle") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let c = f.app.create_conversation(None).unwrap();
+    let mut events = Vec::new();
+    let input = TurnInput::Send { text: "What do tidal bulges come from?".into(), attachments: vec![] };
+    f.app.run_turn(&c.id, input, |e| events.push(e)).await.unwrap();
+    let cited =
+        events.iter().find_map(|e| if let TurnEvent::Citations { citations } = e { Some(citations) } else { None });
+    let cited = cited.expect("a citations event");
+    assert_eq!((cited[0].index, cited[0].document.as_str()), (1, "tides.md"));
+    assert!(model.requests()[0].body.to_string().contains("two tidal bulges"), "the passage reached the model");
+    let detail = f.app.get_conversation(&c.id).unwrap();
+    assert_eq!(detail.messages[1].citations[0].document, "tides.md");
 }

@@ -431,7 +431,7 @@ export interface KbProgress {
 
 // ---------------------------------------------------------------- assistants & general
 
-export type KbMode = "off" | "auto" | "always";
+export type KbMode = "off" | "auto" | "always" | "both";
 
 export interface Assistant {
   id: string;

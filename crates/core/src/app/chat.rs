@@ -25,6 +25,7 @@ use crate::config::ApprovalMode;
 use crate::conversations::{Attachment, ConversationId, ExportFormat, MessageId};
 use crate::llm::ContentPart;
 use crate::mcp::{RegistryTools, ServerStatus};
+use crate::rag::{ChatKnowledge, chat as rag_chat};
 
 /// The user's answer to an approval card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -211,8 +212,13 @@ impl App {
         let regenerate = matches!(action, TurnAction::Regenerate { .. });
         let model = self.model_choice(&settings, &assistant)?;
         let model_name = model.model.clone();
-        let tools = self.tool_host()?;
-        let selection = self.selection(&settings, &assistant, tools.as_ref()).await;
+        let mut tools = self.tool_host()?;
+        let mut selection = self.selection(&settings, &assistant, tools.as_ref()).await;
+        let ChatKnowledge { retriever, tool: kb_tool } = self.inner.kb.for_chat(assistant.knowledge);
+        if let Some(kb_tool) = kb_tool {
+            tools = Arc::new(CombinedTools::new(vec![kb_tool, tools]));
+            selection = rag_chat::offer_tool(selection);
+        }
         let request = TurnRequest {
             conversation: id,
             action,
@@ -221,7 +227,7 @@ impl App {
             tools,
             selection,
             approval: ApprovalPolicy::Ask,
-            retriever: None,
+            retriever,
             limits: TurnLimits::default(),
         };
         if lock(&self.inner.turns).contains_key(&id) {

@@ -13,6 +13,9 @@ use super::views::{KbDocument, KbFolder, KbHit, KbProgress, KbProgressCount, doc
 use super::{App, AppError, lock};
 use crate::rag::{IndexProgress, Retriever};
 
+/// How long files must be quiet before a changed folder is re-indexed.
+const WATCH_QUIET: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A folder's indexing state between status requests.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Indexing {
@@ -53,7 +56,31 @@ impl App {
     /// Adds a folder and starts indexing it.
     pub fn kb_add_folder(&self, path: &str) -> Result<(), AppError> {
         let folder = self.inner.kb.add_folder(Path::new(path.trim()))?;
+        self.watch_folders();
         self.spawn_index(vec![folder])
+    }
+
+    /// Brings every folder's index up to date, then keeps it current while
+    /// files change (called at start and whenever the folder list changes).
+    pub(crate) fn catch_up_and_watch(&self) -> Result<(), AppError> {
+        self.watch_folders();
+        self.spawn_index(self.inner.kb.folders()?)
+    }
+
+    /// (Re)starts the watcher over the current folders. A folder that cannot
+    /// be watched is still searchable; the failure is logged.
+    fn watch_folders(&self) {
+        let Some(runtime) = self.inner.runtime.get() else { return };
+        let _entered = runtime.enter();
+        let on_run = Arc::new(|run: Result<crate::rag::IndexReport, crate::rag::RagError>| {
+            if let Err(e) = run {
+                tracing::warn!("re-indexing after a change failed: {e}");
+            }
+        });
+        match self.inner.kb.watch(WATCH_QUIET, on_run) {
+            Ok(watcher) => *lock(&self.inner.watcher) = Some(watcher),
+            Err(e) => tracing::warn!("the knowledge-base folders are not watched: {e}"),
+        }
     }
 
     /// Removes a folder and its documents from the index.
@@ -61,6 +88,7 @@ impl App {
         let path = Path::new(path.trim());
         self.inner.kb.remove_folder(path)?;
         lock(&self.inner.indexing).remove(path);
+        self.watch_folders();
         Ok(())
     }
 

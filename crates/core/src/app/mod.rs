@@ -181,6 +181,8 @@ struct Inner {
     /// The runtime [`App::start`] ran on: background work (indexing) is
     /// spawned there, also when a front end calls from a plain thread.
     runtime: std::sync::OnceLock<tokio::runtime::Handle>,
+    /// Re-indexes knowledge-base folders when their files change.
+    watcher: Mutex<Option<crate::rag::KbWatcher>>,
     /// Environment lookup for the provider fallback (`OPENAI_API_KEY`, …).
     env: Box<EnvLookup>,
 }
@@ -222,6 +224,7 @@ impl App {
             approvals: Mutex::default(),
             indexing: Mutex::default(),
             runtime: std::sync::OnceLock::new(),
+            watcher: Mutex::default(),
             env: Box::new(|k| std::env::var(k).ok()),
         };
         Ok(Self { inner: Arc::new(inner) })
@@ -234,8 +237,9 @@ impl App {
         Self { inner: Arc::new(inner) }
     }
 
-    /// Starts every enabled MCP server in the background and forwards the
-    /// registry's events. Returns at once.
+    /// Starts every enabled MCP server in the background, forwards the
+    /// registry's events, and brings the knowledge base up to date (then
+    /// watches its folders). Returns at once.
     pub fn start(&self) -> Result<(), AppError> {
         let _ = self.inner.runtime.set(tokio::runtime::Handle::current());
         let registry = &self.inner.registry;
@@ -266,7 +270,7 @@ impl App {
         });
         let registry = registry.clone();
         tokio::spawn(async move { registry.start_all().await });
-        Ok(())
+        self.catch_up_and_watch()
     }
 
     /// Runs `task` in the background on the app's runtime.

@@ -33,7 +33,8 @@ impl From<&Assistant> for AssistantView {
             kb_mode: match a.knowledge {
                 KnowledgeMode::Off => KbMode::Off,
                 KnowledgeMode::Tool => KbMode::Auto,
-                KnowledgeMode::Context | KnowledgeMode::Both => KbMode::Always,
+                KnowledgeMode::Context => KbMode::Always,
+                KnowledgeMode::Both => KbMode::Both,
             },
         }
     }
@@ -57,6 +58,7 @@ impl AssistantView {
                 KbMode::Off => KnowledgeMode::Off,
                 KbMode::Auto => KnowledgeMode::Tool,
                 KbMode::Always => KnowledgeMode::Context,
+                KbMode::Both => KnowledgeMode::Both,
             },
         }
     }

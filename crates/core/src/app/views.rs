@@ -600,6 +600,8 @@ pub enum KbMode {
     Auto,
     /// Passages are retrieved for every message.
     Always,
+    /// Both: cited passages and the tool.
+    Both,
 }
 
 /// An assistant preset as the UI edits it. `id` is the preset's name.

@@ -83,6 +83,7 @@ function AssistantForm({ initial, onSave, onCancel }: { initial: Assistant; onSa
           <option value="off">{t("assistants.kbOff")}</option>
           <option value="auto">{t("assistants.kbAuto")}</option>
           <option value="always">{t("assistants.kbAlways")}</option>
+          <option value="both">{t("assistants.kbBoth")}</option>
         </select>
       </label>
       <div className="row">
