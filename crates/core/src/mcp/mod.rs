@@ -26,6 +26,7 @@ pub mod content;
 pub mod host;
 pub mod launch;
 pub mod naming;
+pub mod oauth;
 pub mod registry;
 pub mod sse;
 pub mod stdio;

@@ -1,0 +1,304 @@
+//! MCP client speed against the official SDKs and a raw floor, in one run.
+//!
+//! Sequential `tools/call echo` round trips against server-everything over
+//! stdio and streamable HTTP, by: Patchbay's registry (rmcp), the official
+//! TypeScript SDK client, the official Python SDK client, and a raw floor (a
+//! minimal hand-written JSON-RPC client over the same pipe or HTTP
+//! connection). Then the time to start 10 stdio servers in parallel against
+//! the slowest single start.
+//!
+//! `cargo bench -p patchbay-core --bench mcp_roundtrip -- [CALLS]` (needs the
+//! peers: `bash tests/peers/install.sh`). Prints a Markdown table for
+//! docs/BENCHMARKS.md.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use patchbay_core::config::{McpServerConfig, TransportConfig};
+use patchbay_core::mcp::{CallOptions, McpRegistry, RegistryOptions, ServerStatus};
+use patchbay_core::secrets::MemoryStore;
+use patchbay_test_support::peers;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio_util::sync::CancellationToken;
+
+const WARMUP: usize = 50;
+
+fn everything() -> String {
+    peers::npm_bin("mcp-server-everything").display().to_string()
+}
+
+fn registry() -> McpRegistry {
+    McpRegistry::new(Arc::new(MemoryStore::new()), RegistryOptions::default())
+}
+
+async fn wait_ready(registry: &McpRegistry, names: &[String]) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let statuses: Vec<ServerStatus> = names.iter().map(|n| registry.status(n)).collect::<Result<_, _>>()?;
+        if statuses.iter().all(|s| *s == ServerStatus::Ready) {
+            return Ok(());
+        }
+        if let Some(failed) = statuses.iter().find(|s| matches!(s, ServerStatus::Failed { .. })) {
+            bail!("a server failed: {failed}");
+        }
+        if Instant::now() > deadline {
+            bail!("servers not ready: {statuses:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Patchbay: the registry's `call_tool`, as the chat loop uses it.
+async fn patchbay(config: McpServerConfig, calls: usize) -> Result<Duration> {
+    let registry = registry();
+    let name = config.name.clone();
+    registry.configure([config]);
+    registry.start(&name).await?;
+    wait_ready(&registry, std::slice::from_ref(&name)).await?;
+    let args = json!({"message": "hello"}).as_object().cloned();
+    let call = || registry.call_tool(&name, "echo", args.clone(), CallOptions::default(), CancellationToken::new());
+    for _ in 0..WARMUP {
+        call().await?;
+    }
+    let start = Instant::now();
+    for _ in 0..calls {
+        call().await?;
+    }
+    let elapsed = start.elapsed();
+    registry.shutdown().await;
+    Ok(elapsed)
+}
+
+fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+fn initialize(id: u64) -> Value {
+    request(
+        id,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}),
+    )
+}
+
+fn echo(id: u64) -> Value {
+    request(id, "tools/call", json!({"name": "echo", "arguments": {"message": "hello"}}))
+}
+
+/// The raw floor over stdio: one line out, read lines until the answer's id.
+async fn raw_stdio(calls: usize) -> Result<Duration> {
+    let mut child = tokio::process::Command::new(everything())
+        .arg("stdio")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
+    let mut send = async |message: Value| -> Result<()> {
+        stdin.write_all(format!("{message}\n").as_bytes()).await?;
+        Ok(stdin.flush().await?)
+    };
+    let mut id = 0u64;
+    send(initialize(id)).await?;
+    wait_line(&mut lines, id).await?;
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
+    let mut start = Instant::now();
+    for i in 0..WARMUP + calls {
+        if i == WARMUP {
+            start = Instant::now();
+        }
+        id += 1;
+        send(echo(id)).await?;
+        wait_line(&mut lines, id).await?;
+    }
+    Ok(start.elapsed())
+}
+
+async fn wait_line(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>, id: u64) -> Result<()> {
+    while let Some(line) = lines.next_line().await? {
+        let message: Value = serde_json::from_str(&line)?;
+        if message["id"] == json!(id) {
+            if message.get("error").is_some() {
+                bail!("error answer: {message}");
+            }
+            return Ok(());
+        }
+    }
+    bail!("the server closed its output")
+}
+
+/// The raw floor over streamable HTTP: one keep-alive connection, a POST per
+/// call, the answer read from the JSON or SSE body.
+async fn raw_http(url: &str, calls: usize) -> Result<Duration> {
+    let http = reqwest::Client::new();
+    let post = async |session: Option<&str>, body: Value| -> Result<(Option<String>, String)> {
+        let mut request = http
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .json(&body);
+        if let Some(s) = session {
+            request = request.header("mcp-session-id", s);
+        }
+        let response = request.send().await?.error_for_status()?;
+        let session = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        Ok((session, response.text().await?))
+    };
+    let (session, _) = post(None, initialize(0)).await?;
+    let session = session.context("no mcp-session-id")?;
+    post(Some(&session), json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
+    let mut start = Instant::now();
+    for i in 0..WARMUP + calls {
+        if i == WARMUP {
+            start = Instant::now();
+        }
+        let (_, body) = post(Some(&session), echo(i as u64 + 1)).await?;
+        if !body.contains("hello") {
+            bail!("unexpected answer: {body}");
+        }
+    }
+    Ok(start.elapsed())
+}
+
+/// Runs an SDK client script that prints `{"calls", "total_ms"}`.
+async fn sdk(program: &Path, args: &[String]) -> Result<Duration> {
+    let output = tokio::process::Command::new(program).args(args).stderr(Stdio::inherit()).output().await?;
+    if !output.status.success() {
+        bail!("{} failed: {}", program.display(), String::from_utf8_lossy(&output.stdout));
+    }
+    let text = String::from_utf8(output.stdout)?;
+    let result: Value = serde_json::from_str(text.lines().last().unwrap_or_default())?;
+    Ok(Duration::from_secs_f64(result["total_ms"].as_f64().context("total_ms")? / 1000.0))
+}
+
+fn script(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/mcp").join(name).display().to_string()
+}
+
+async fn ts(mode: &str, target: &str, calls: usize) -> Result<Duration> {
+    let sdk_dir = peers::node_module("@modelcontextprotocol/sdk").display().to_string();
+    let args = [script("ts_client.mjs"), sdk_dir, mode.into(), target.into(), calls.to_string(), WARMUP.to_string()];
+    sdk(&peers::node22(), &args).await
+}
+
+async fn py(mode: &str, target: &str, calls: usize) -> Result<Duration> {
+    let args = [script("py_client.py"), mode.into(), target.into(), calls.to_string(), WARMUP.to_string()];
+    sdk(&peers::python(), &args).await
+}
+
+fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// Median of `runs` measurements.
+async fn median<F, Fut>(runs: usize, mut f: F) -> Result<Duration>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Duration>>,
+{
+    let mut all = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        all.push(f().await?);
+    }
+    all.sort();
+    Ok(all[all.len() / 2])
+}
+
+/// Starts `n` stdio servers at once; the time until all are ready.
+async fn start_servers(n: usize) -> Result<Duration> {
+    let registry = registry();
+    let names: Vec<String> = (0..n).map(|i| format!("s{i}")).collect();
+    registry.configure(names.iter().map(|n| McpServerConfig::stdio(n, everything(), &["stdio"])));
+    let start = Instant::now();
+    registry.start_all().await;
+    wait_ready(&registry, &names).await?;
+    let elapsed = start.elapsed();
+    registry.shutdown().await;
+    Ok(elapsed)
+}
+
+fn per_call(total: Duration, calls: usize) -> f64 {
+    total.as_secs_f64() * 1e6 / calls as f64
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<()> {
+    let calls: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(1000);
+    let runs = 3;
+    let command = everything();
+    let stdio_config = McpServerConfig::stdio("everything", &command, &["stdio"]);
+    let mut rows: BTreeMap<&str, Vec<(String, f64)>> = BTreeMap::new();
+
+    eprintln!("stdio: {calls} calls per client, median of {runs} runs");
+    let stdio = vec![
+        ("Patchbay (rmcp)".to_owned(), median(runs, || patchbay(stdio_config.clone(), calls)).await?),
+        ("TypeScript SDK".to_owned(), median(runs, || ts("stdio", &command, calls)).await?),
+        ("Python SDK".to_owned(), median(runs, || py("stdio", &command, calls)).await?),
+        ("raw JSON-RPC floor".to_owned(), median(runs, || raw_stdio(calls)).await?),
+    ];
+    rows.insert("stdio", stdio.into_iter().map(|(n, d)| (n, per_call(d, calls))).collect());
+
+    let port = free_port()?;
+    let mut server = tokio::process::Command::new(everything())
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        if Instant::now() > deadline {
+            bail!("the HTTP server did not listen");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    eprintln!("streamable HTTP: {calls} calls per client, median of {runs} runs");
+    let http_config = McpServerConfig::with_transport(
+        "remote",
+        TransportConfig::StreamableHttp { url: url.clone(), headers: BTreeMap::new() },
+    );
+    let http = vec![
+        ("Patchbay (rmcp)".to_owned(), median(runs, || patchbay(http_config.clone(), calls)).await?),
+        ("TypeScript SDK".to_owned(), median(runs, || ts("http", &url, calls)).await?),
+        ("Python SDK".to_owned(), median(runs, || py("http", &url, calls)).await?),
+        ("raw JSON-RPC floor".to_owned(), median(runs, || raw_http(&url, calls)).await?),
+    ];
+    rows.insert("streamable HTTP", http.into_iter().map(|(n, d)| (n, per_call(d, calls))).collect());
+    server.kill().await?;
+
+    println!("| transport | client | µs per call | calls per second | Patchbay speed vs this client |");
+    println!("|---|---|---:|---:|---:|");
+    for (transport, clients) in &rows {
+        let ours = clients[0].1;
+        for (client, us) in clients {
+            println!("| {transport} | {client} | {us:.0} | {:.0} | {:.2}× |", 1e6 / us, us / ours);
+        }
+    }
+
+    eprintln!("starting 10 stdio servers vs one at a time");
+    let singles: Vec<Duration> = {
+        let mut all = Vec::new();
+        for _ in 0..10 {
+            all.push(start_servers(1).await?);
+        }
+        all
+    };
+    let slowest = singles.iter().max().copied().unwrap_or_default();
+    let together = median(runs, || start_servers(10)).await?;
+    println!();
+    println!("| start | time |");
+    println!("|---|---:|");
+    println!("| slowest of 10 single starts | {:.0} ms |", slowest.as_secs_f64() * 1e3);
+    println!("| 10 servers in parallel (median of {runs}) | {:.0} ms |", together.as_secs_f64() * 1e3);
+    println!("| ratio (goal ≤ 1.2) | {:.2} |", together.as_secs_f64() / slowest.as_secs_f64());
+    Ok(())
+}

@@ -1,0 +1,151 @@
+//! `conformance-client URL`: the client side of `@modelcontextprotocol/conformance`
+//! client mode (`conformance client --command conformance-client --scenario NAME`).
+//!
+//! The suite starts a scenario server, runs this binary with the server's URL
+//! as the last argument and the scenario name in `MCP_CONFORMANCE_SCENARIO`,
+//! and grades what the server saw. This client connects over streamable HTTP
+//! with rmcp, lists the tools and calls each one with arguments built from its
+//! schema; elicitation requests are accepted with the schema's defaults.
+//! When the server answers 401, it authorizes with the core's OAuth flow
+//! (`patchbay_core::mcp::oauth`: discovery, registration, PKCE, loopback
+//! redirect) and connects again with the token; its "browser" follows the
+//! authorization server's redirect to the loopback listener. See
+//! `docs/CONFORMANCE.md`.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use patchbay_core::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions};
+use patchbay_core::secrets::MemoryStore;
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, ErrorData, Implementation, JsonObject, ProtocolVersion,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{AuthClient, StreamableHttpClientTransport};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+/// Accepts every form elicitation with the defaults its schema declares.
+struct Client;
+
+impl ClientHandler for Client {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams { requested_schema, .. } = request else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+        let defaults: JsonObject = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|props| {
+                props.iter().filter_map(|(name, prop)| prop.get("default").map(|d| (name.clone(), d.clone()))).collect()
+            })
+            .unwrap_or_default();
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(defaults)))
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(ElicitationCapability::new());
+        // The newest released version that still has `initialize` (rmcp's LATEST is a draft).
+        ClientConfig::new(capabilities, Implementation::new("patchbay-conformance-client", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+}
+
+/// Arguments for a tool: a plausible value for every declared property.
+fn arguments_for(schema: &JsonObject) -> JsonObject {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else { return JsonObject::new() };
+    props
+        .iter()
+        .map(|(name, prop)| {
+            let value =
+                prop.get("default").cloned().unwrap_or_else(|| match prop.get("type").and_then(Value::as_str) {
+                    Some("number" | "integer") => json!(1),
+                    Some("boolean") => json!(true),
+                    Some("array") => json!([]),
+                    Some("object") => json!({}),
+                    _ => json!("test"),
+                });
+            (name.clone(), value)
+        })
+        .collect()
+}
+
+/// A "browser" for the suite's authorization server: it approves at once, so
+/// following its redirect (to our loopback listener) completes the flow.
+struct FollowRedirect;
+
+#[async_trait::async_trait]
+impl AuthorizationUi for FollowRedirect {
+    async fn open(&self, _server: &str, url: &str) -> Result<(), String> {
+        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::limited(5)).build();
+        let response = http.map_err(|e| e.to_string())?.get(url).send().await.map_err(|e| e.to_string())?;
+        if !response.status().is_success() {
+            return Err(format!("the authorization page answered {}", response.status()));
+        }
+        Ok(())
+    }
+}
+
+/// The 401 challenge of `url`, if it asks for authorization.
+async fn challenge(url: &str) -> Result<Option<String>> {
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "patchbay-conformance-client", "version": env!("CARGO_PKG_VERSION")}}});
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&initialize)
+        .send()
+        .await?;
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return Ok(None);
+    }
+    let header = response.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    Ok(Some(header.to_owned()))
+}
+
+/// A client registered beforehand, from the suite's context (pre-registration scenarios).
+fn preregistered() -> Option<(String, Option<String>)> {
+    let context: Value = serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?).ok()?;
+    let id = context.get("client_id")?.as_str()?.to_owned();
+    Some((id, context.get("client_secret").and_then(Value::as_str).map(str::to_owned)))
+}
+
+async fn run<T, E, A>(transport: T) -> Result<()>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let client = Client.serve(transport).await?;
+    for tool in client.list_all_tools().await? {
+        let params = CallToolRequestParams::new(tool.name.clone()).with_arguments(arguments_for(&tool.input_schema));
+        let result = client.call_tool(params).await?;
+        eprintln!("called {}: error={:?}", tool.name, result.is_error);
+    }
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let url = std::env::args().next_back().context("usage: conformance-client URL")?;
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    eprintln!("conformance-client: scenario {scenario:?} against {url}");
+    let Some(challenge) = challenge(&url).await? else {
+        return run(StreamableHttpClientTransport::from_uri(url)).await;
+    };
+    let secrets = Arc::new(MemoryStore::new());
+    let options = AuthorizeOptions { challenge: Some(challenge), client: preregistered(), wait: None };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let manager = oauth::authorize("conformance", &url, secrets, &FollowRedirect, options, &cancel).await?;
+    let client = AuthClient::new(reqwest::Client::new(), manager);
+    run(StreamableHttpClientTransport::with_client(client, StreamableHttpClientTransportConfig::with_uri(url))).await
+}
