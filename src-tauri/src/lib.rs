@@ -44,6 +44,7 @@ pub fn run() {
     let services = state.app().ok();
     let result = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_opener::init())
         .manage(state)
         .setup(move |app| {
             // Events reach the window from now on; start the MCP servers.
@@ -71,6 +72,7 @@ pub fn run() {
             commands::chat::edit_message,
             commands::chat::cancel_turn,
             commands::chat::respond_approval,
+            commands::servers::authorize_server,
             commands::servers::list_servers,
             commands::servers::save_server,
             commands::servers::delete_server,

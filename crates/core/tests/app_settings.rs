@@ -187,6 +187,19 @@ async fn a_saved_server_keeps_only_secret_names() {
     assert_eq!(listed[0].status.state, "stopped");
     let err = f.app.save_server(McpServerConfig::stdio(" ", "x", &[]), &Default::default()).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    // Only remote servers sign in with OAuth.
+    let err = f.app.authorize_server("off", &NeverOpens, CancellationToken::new()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+}
+
+/// An authorization page that must not be needed.
+struct NeverOpens;
+
+#[async_trait::async_trait]
+impl patchbay_core::mcp::oauth::AuthorizationUi for NeverOpens {
+    async fn open(&self, _server: &str, url: &str) -> Result<(), String> {
+        panic!("the authorization page {url} was opened")
+    }
 }
 
 #[tokio::test]

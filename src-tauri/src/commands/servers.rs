@@ -4,11 +4,30 @@ use std::collections::BTreeMap;
 
 use patchbay_core::app::views::{DoctorReport, PromptInfo, ResourceInfo, ServerView, ToolInfo, ToolResultView};
 use patchbay_core::config::{ApprovalMode, McpServerConfig};
-use tauri::State;
+use patchbay_core::mcp::oauth::AuthorizationUi;
+use tauri::{AppHandle, State};
+use tauri_plugin_opener::OpenerExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::IpcError;
 use crate::state::AppState;
+
+/// Opens the authorization page in the user's browser.
+struct Browser(AppHandle);
+
+#[async_trait::async_trait]
+impl AuthorizationUi for Browser {
+    async fn open(&self, _server: &str, url: &str) -> Result<(), String> {
+        self.0.opener().open_url(url, None::<&str>).map_err(|e| e.to_string())
+    }
+}
+
+/// Signs in to a remote server with OAuth in the browser; answers once the
+/// tokens are stored and the server restarted.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn authorize_server(handle: AppHandle, state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
+    Ok(state.app()?.authorize_server(&name, &Browser(handle), CancellationToken::new()).await?)
+}
 
 #[tauri::command(rename_all = "snake_case")]
 pub fn list_servers(state: State<'_, AppState>) -> Result<Vec<ServerView>, IpcError> {

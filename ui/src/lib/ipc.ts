@@ -542,6 +542,7 @@ export const ipc = {
   deleteServer: (name: string) => call<void>("delete_server", { name }),
   setServerEnabled: (name: string, enabled: boolean) => call<void>("set_server_enabled", { name, enabled }),
   restartServer: (name: string) => call<void>("restart_server", { name }),
+  authorizeServer: (name: string) => call<void>("authorize_server", { name }),
   serverLogs: (name: string) => call<string[]>("server_logs", { name }),
   serverDoctor: (name: string) => call<DoctorReport>("server_doctor", { name }),
   listTools: (server: string | null) => call<ToolInfo[]>("list_tools", { server }),

@@ -27,6 +27,7 @@ use crate::assistants::{AssistantError, AssistantStore};
 use crate::config::{ConfigError, ConfigStore};
 use crate::conversations::{ConversationError, ConversationId, ConversationStore};
 use crate::llm::LlmError;
+use crate::mcp::oauth::OAuthError;
 use crate::mcp::{McpError, McpEvent, McpRegistry, RegistryOptions};
 use crate::paths::{DataDir, PathsError};
 use crate::rag::{KnowledgeBase, RagError};
@@ -58,6 +59,9 @@ pub enum AppError {
     Mcp(#[from] McpError),
     #[error(transparent)]
     Rag(#[from] RagError),
+    /// Boxed: rmcp's OAuth errors are large, and every result carries this enum.
+    #[error(transparent)]
+    OAuth(Box<OAuthError>),
     #[error(transparent)]
     Llm(#[from] LlmError),
     /// An id or name that does not exist.
@@ -105,6 +109,11 @@ impl AppError {
                 _ => ErrorKind::InvalidInput,
             },
             Self::Llm(e) => llm_kind(e),
+            Self::OAuth(e) => match **e {
+                OAuthError::Cancelled { .. } => ErrorKind::Cancelled,
+                OAuthError::Timeout { .. } => ErrorKind::Timeout,
+                _ => ErrorKind::Mcp,
+            },
             Self::NotFound(_) | Self::NotWaiting(_) => ErrorKind::NotFound,
             Self::Invalid(_) => ErrorKind::InvalidInput,
         }
@@ -113,6 +122,12 @@ impl AppError {
     /// The error as the UI receives it.
     pub fn view(&self) -> ErrorView {
         ErrorView { kind: self.kind(), message: self.to_string() }
+    }
+}
+
+impl From<OAuthError> for AppError {
+    fn from(e: OAuthError) -> Self {
+        Self::OAuth(Box::new(e))
     }
 }
 

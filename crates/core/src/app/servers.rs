@@ -17,10 +17,11 @@ use super::{App, AppError};
 use crate::agent::budget;
 use crate::config::import::{EntryStatus, ImportChoice, ImportOptions, SourceFormat};
 use crate::config::providers::{PROBE_TIMEOUT, api_key_name, probe, validate_provider};
-use crate::config::{ApprovalMode, ExportFormat, ExportOptions, McpServerConfig, ProviderProfile};
+use crate::config::{ApprovalMode, ExportFormat, ExportOptions, McpServerConfig, ProviderProfile, TransportConfig};
 use crate::llm::ToolSpec;
 use crate::mcp::approval::{ApprovalPolicy, ConversationGrants};
 use crate::mcp::content::{ResultLimits, for_model, for_ui};
+use crate::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions};
 use crate::mcp::{CallOptions, LaunchReport};
 
 /// How long a server may take to stop before it is restarted or removed.
@@ -110,6 +111,31 @@ impl App {
         let report = self.inner.registry.doctor(name).await?;
         let status = self.server_status(name);
         Ok(doctor_view(name, report.as_ref(), status.as_ref()))
+    }
+
+    /// Signs in to a remote server with OAuth (the page opens through `ui`),
+    /// keeps the tokens in the secret store and restarts the server with them.
+    pub async fn authorize_server(
+        &self,
+        name: &str,
+        ui: &dyn AuthorizationUi,
+        cancel: CancellationToken,
+    ) -> Result<(), AppError> {
+        let config = self.inner.config.server(name)?;
+        let url = match &config.transport {
+            TransportConfig::StreamableHttp { url, .. }
+            | TransportConfig::Sse { url, .. }
+            | TransportConfig::Auto { url, .. } => url,
+            TransportConfig::Stdio { .. } => {
+                return Err(AppError::Invalid(format!("{name} runs on this computer; only remote servers sign in")));
+            }
+        };
+        let secrets = self.inner.secrets.clone();
+        oauth::authorize(name, url, secrets, ui, AuthorizeOptions::default(), &cancel).await?;
+        if config.enabled {
+            self.inner.registry.restart(name).await?;
+        }
+        Ok(())
     }
 
     /// Tools of one server (or all), with enable, approval, cost and statistics.

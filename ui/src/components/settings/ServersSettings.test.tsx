@@ -37,6 +37,7 @@ function fake(views: ServerView[]) {
     deleteServer: vi.fn(() => Promise.resolve()),
     setServerEnabled: vi.fn(() => Promise.resolve()),
     restartServer: vi.fn(() => Promise.resolve()),
+    authorizeServer: vi.fn(() => Promise.resolve()),
     serverLogs: vi.fn(() => Promise.resolve(["booting"])),
     serverDoctor: vi.fn(() =>
       Promise.resolve({ server: "files", checks: [{ name: "command on PATH", ok: false, detail: "npx not found", hint: "Install Node.js" }] }),
@@ -60,6 +61,20 @@ function fake(views: ServerView[]) {
 const view = (state: ServerStatus["state"]): ServerView => ({ config, status: { server: "files", state, tool_count: 3, error: null } });
 
 describe("ServersSettings", () => {
+  it("offers OAuth sign-in for a remote server that failed, never for a local one", async () => {
+    const remote: ServerView = {
+      config: { ...config, name: "remote", transport: { type: "streamable_http", url: "https://mcp.example.com/mcp", headers: {} } },
+      status: { server: "remote", state: "failed", tool_count: 0, error: "HTTP 401: authorization required" },
+    };
+    const local: ServerView = { config, status: { server: "files", state: "failed", tool_count: 0, error: "exited" } };
+    const f = fake([remote, local]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    const [remoteRow, localRow] = await screen.findAllByTestId("server-row");
+    expect(within(localRow!).queryByTestId("server-sign-in")).toBeNull();
+    fireEvent.click(within(remoteRow!).getByTestId("server-sign-in"));
+    await waitFor(() => expect(f.ipc.authorizeServer).toHaveBeenCalledWith("remote"));
+  });
+
   it("lists servers with live status dots, tool count and an enable switch", async () => {
     const f = fake([view("starting")]);
     renderIn(<ServersSettings ipc={f.ipc} />);

@@ -30,6 +30,7 @@ export type ServersIpc = Pick<
   | "deleteServer"
   | "setServerEnabled"
   | "restartServer"
+  | "authorizeServer"
   | "serverLogs"
   | "serverDoctor"
   | "listTools"
@@ -300,6 +301,11 @@ export function ServersSettings({ ipc }: { ipc: ServersIpc }) {
               <p className="error-text" data-testid="server-error">
                 {v.status.error}
               </p>
+            )}
+            {v.status.state === "failed" && v.config.transport.type !== "stdio" && (
+              <button type="button" data-testid="server-sign-in" onClick={() => void act(() => ipc.authorizeServer(v.config.name))}>
+                {t("servers.signIn")}
+              </button>
             )}
           </li>
         ))}
