@@ -5,13 +5,14 @@
 //! code, env keys added, stderr tail) instead of an opaque "connection closed".
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
+use rmcp::transport::{AuthClient, IntoTransport, StreamableHttpClientTransport};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
@@ -19,6 +20,7 @@ use super::McpError;
 use super::catalogue::Catalogue;
 use super::client::HostHandler;
 use super::launch::{LaunchReport, LoginEnv, resolve_values};
+use super::oauth;
 use super::sse::{self, DetectedTransport, SseClientTransport, SseConfig};
 use super::stdio::{self, ChildGuard, Launch, StderrLog};
 use crate::config::{McpServerConfig, TransportConfig, ValueSource};
@@ -65,7 +67,7 @@ impl From<McpError> for StartFailure {
 /// Everything a start needs besides the configuration.
 pub(crate) struct Context<'a> {
     pub(crate) env: &'a LoginEnv,
-    pub(crate) secrets: &'a dyn SecretStore,
+    pub(crate) secrets: &'a Arc<dyn SecretStore>,
     pub(crate) stderr: &'a StderrLog,
     pub(crate) handler: HostHandler,
     pub(crate) ct: CancellationToken,
@@ -117,7 +119,7 @@ pub(crate) async fn connect(
     let call = Duration::from_secs(config.timeouts.call_secs);
     match &config.transport {
         TransportConfig::Stdio { .. } => {
-            let (launch, mut report) = plan_stdio(config, cx.env, cx.secrets)?;
+            let (launch, mut report) = plan_stdio(config, cx.env, cx.secrets.as_ref())?;
             let (mut child, stdout, stdin) = stdio::spawn(&launch, cx.stderr)
                 .map_err(|error| StartFailure { report: Some(Box::new(failed(report.clone(), &error))), error })?;
             match handshake(config, cx.handler, &cx.ct, (stdout, stdin), startup, call).await {
@@ -152,33 +154,33 @@ pub(crate) async fn connect(
             }
         }
         TransportConfig::StreamableHttp { url, headers } => {
-            let transport = http_transport(&config.name, url, headers, cx.secrets)?;
-            let (service, catalogue) = handshake(config, cx.handler, &cx.ct, transport, startup, call).await?;
+            let (service, catalogue) = connect_http(config, cx.handler, &cx.ct, url, headers, cx.secrets).await?;
             let conn = Connection { service, ct: cx.ct, child: None, kind: TransportKind::StreamableHttp, catalogue };
             Ok((conn, None))
         }
         TransportConfig::Sse { url, headers } => {
             let (service, catalogue) =
-                connect_sse(config, cx.handler, &cx.ct, url, headers, cx.secrets, startup, call).await?;
+                connect_sse(config, cx.handler, &cx.ct, url, headers, cx.secrets.as_ref(), startup, call).await?;
             Ok((Connection { service, ct: cx.ct, child: None, kind: TransportKind::Sse, catalogue }, None))
         }
         TransportConfig::Auto { url, headers } => {
             // The spec's backwards-compatibility rule: streamable HTTP first, SSE on
             // 400/404/405; a 401/403 is an auth problem and never falls back.
             let parsed = parse_url(&config.name, url)?;
-            let header_map = header_map(&config.name, headers, cx.secrets)?;
+            let header_map = header_map(&config.name, headers, cx.secrets.as_ref())?;
             let detected = sse::detect(&reqwest::Client::new(), &parsed, &header_map, startup, &cx.ct)
                 .await
                 .map_err(|source| McpError::Sse { server: config.name.clone(), source })?;
             let (service, catalogue, kind) = match detected {
                 DetectedTransport::StreamableHttp => {
-                    let transport = http_transport(&config.name, url, headers, cx.secrets)?;
-                    let (service, catalogue) = handshake(config, cx.handler, &cx.ct, transport, startup, call).await?;
+                    let (service, catalogue) =
+                        connect_http(config, cx.handler, &cx.ct, url, headers, cx.secrets).await?;
                     (service, catalogue, TransportKind::StreamableHttp)
                 }
                 DetectedTransport::Sse => {
                     let (service, catalogue) =
-                        connect_sse(config, cx.handler, &cx.ct, url, headers, cx.secrets, startup, call).await?;
+                        connect_sse(config, cx.handler, &cx.ct, url, headers, cx.secrets.as_ref(), startup, call)
+                            .await?;
                     (service, catalogue, TransportKind::Sse)
                 }
             };
@@ -212,6 +214,35 @@ where
     .await
     .unwrap_or_else(|_| Err(McpError::StartTimeout { server: config.name.clone(), after: startup }));
     started.inspect_err(|_| ct.cancel())
+}
+
+/// Streamable HTTP, with the OAuth tokens stored for this server when it has
+/// signed in ([`oauth::stored`]; rmcp refreshes them), else the configured headers only.
+async fn connect_http(
+    config: &McpServerConfig,
+    handler: HostHandler,
+    ct: &CancellationToken,
+    url: &str,
+    headers: &BTreeMap<String, ValueSource>,
+    secrets: &Arc<dyn SecretStore>,
+) -> Result<(RunningService<RoleClient, HostHandler>, Catalogue), McpError> {
+    let startup = Duration::from_secs(config.timeouts.startup_secs);
+    let call = Duration::from_secs(config.timeouts.call_secs);
+    let transport_config = http_config(&config.name, url, headers, secrets.as_ref())?;
+    let signed_in = oauth::stored(&config.name, url, secrets.clone())
+        .await
+        .map_err(|e| McpError::Initialize { server: config.name.clone(), reason: e.to_string() })?;
+    match signed_in {
+        Some(manager) => {
+            let client = AuthClient::new(reqwest::Client::new(), manager);
+            let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+            handshake(config, handler, ct, transport, startup, call).await
+        }
+        None => {
+            let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), transport_config);
+            handshake(config, handler, ct, transport, startup, call).await
+        }
+    }
 }
 
 /// Opens the legacy SSE stream (waiting for its `endpoint` event) and shakes hands.
@@ -266,14 +297,14 @@ fn header_map(
     Ok(map)
 }
 
-/// A streamable HTTP client transport with the configured headers on every request.
+/// A streamable HTTP client configuration with the configured headers on every request.
 /// An `Authorization` header whose value is a bare token is sent as `Bearer <token>`.
-fn http_transport(
+fn http_config(
     server: &str,
     url: &str,
     headers: &BTreeMap<String, ValueSource>,
     secrets: &dyn SecretStore,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, McpError> {
+) -> Result<StreamableHttpClientTransportConfig, McpError> {
     let mut custom = HashMap::new();
     let mut bearer = None;
     for (key, value) in resolve_values(server, "headers", headers, secrets)? {
@@ -293,5 +324,5 @@ fn http_transport(
     if let Some(token) = bearer {
         config = config.auth_header(token);
     }
-    Ok(StreamableHttpClientTransport::with_client(reqwest::Client::new(), config))
+    Ok(config)
 }

@@ -618,7 +618,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
         changed: changed_tx,
     };
     let env = shared.env().await;
-    let cx = Context { env, secrets: shared.secrets.as_ref(), stderr: &slot.stderr, handler, ct: stop.child_token() };
+    let cx = Context { env, secrets: &shared.secrets, stderr: &slot.stderr, handler, ct: stop.child_token() };
     let (conn, report) = match connect::connect(&config, cx).await {
         Ok(ok) => ok,
         Err(StartFailure { error, report }) => {
