@@ -173,6 +173,11 @@ fn keyring_placeholders_are_references_not_values() {
     let outcome = apply(&cfg, &secrets, text).unwrap();
     assert!(outcome.secrets_stored.is_empty());
     assert_eq!(secrets.get("mcp/github/GITHUB_TOKEN").unwrap().as_deref(), Some("already-there"));
+    // The exported form names the same secret.
+    let exported = text.replace("keyring:mcp/", "keyring:patchbay/");
+    let p = cfg.preview_import(&secrets, &exported, &ImportOptions::default()).unwrap();
+    assert_eq!(p.entries[0].secrets[0].secret, "mcp/github/GITHUB_TOKEN");
+    assert_eq!(p.entries[0].secrets[0].state, SecretState::Reference { set: true });
     let err = issues(r#"{"mcpServers": {"a": {"command": "x", "env": {"T": "Bearer ${keyring:x}"}}}}"#);
     assert!(err[0].contains("mcpServers.a.env.T: a ${keyring:…} placeholder must be the whole value"), "{err:?}");
 }

@@ -287,6 +287,25 @@ pub fn secret_name(server: &str, key: &str) -> String {
     format!("mcp/{server}/{key}")
 }
 
+/// How an MCP server's secret is named in an exported `${keyring:…}`
+/// placeholder: `mcp/github/TOKEN` is written `patchbay/github/TOKEN`, so a
+/// reader sees which app's keyring holds it. Other names are written as they are.
+pub(crate) fn placeholder_name(secret: &str) -> String {
+    match secret.strip_prefix("mcp/") {
+        Some(rest) => format!("patchbay/{rest}"),
+        None => secret.to_owned(),
+    }
+}
+
+/// The secret a `${keyring:…}` placeholder refers to: the exported form
+/// (`patchbay/github/TOKEN`) and the stored name (`mcp/github/TOKEN`) are both accepted.
+fn secret_from_placeholder(reference: &str) -> String {
+    match reference.strip_prefix("patchbay/") {
+        Some(rest) => format!("mcp/{rest}"),
+        None => reference.to_owned(),
+    }
+}
+
 const KEYRING_PREFIX: &str = "${keyring:";
 const INPUT_PREFIX: &str = "${input:";
 
@@ -564,7 +583,7 @@ fn secret_field(ctx: &FieldCtx<'_>, value: &str, path: &str, parsed: &mut Parsed
         ValueSource::Secret(secret)
     };
     if let Some(reference) = keyring_reference(value) {
-        return note(reference.to_owned(), SecretSource::Reference);
+        return note(secret_from_placeholder(reference), SecretSource::Reference);
     }
     if value.contains(KEYRING_PREFIX) {
         parsed.issues.push(issue(path, "a ${keyring:…} placeholder must be the whole value"));
