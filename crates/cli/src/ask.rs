@@ -16,8 +16,9 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use futures::StreamExt;
 use patchbay_core::agent::{
-    Agent, AgentEvent, ApprovalDecision, ApprovalPolicy, BuiltinTools, CombinedTools, ModelChoice, ProviderSource,
-    Retriever, ToolHost, ToolSelection, TurnAction, TurnControl, TurnLimits, TurnRequest, resolve_provider,
+    Agent, AgentEvent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, BuiltinTools, CombinedTools, ModelChoice,
+    ProviderSource, Retriever, ToolHost, ToolSelection, TurnAction, TurnControl, TurnLimits, TurnRequest,
+    resolve_provider,
 };
 use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeMode};
 use patchbay_core::config::ConfigStore;
@@ -46,7 +47,11 @@ pub struct TurnArgs {
     /// Continue this conversation instead of starting a new one.
     #[arg(long, value_name = "ID")]
     conversation: Option<ConversationId>,
-    /// Offer no tools to the model.
+    /// Use only these MCP servers (comma-separated names; disabled ones included).
+    /// Built-in tools stay offered.
+    #[arg(long, value_delimiter = ',', value_name = "NAMES", conflicts_with = "no_tools")]
+    servers: Option<Vec<String>>,
+    /// Offer no tools to the model (and start no MCP server).
     #[arg(long)]
     no_tools: bool,
     /// Run tool calls without asking.
@@ -112,11 +117,32 @@ fn open_knowledge(dir: &DataDir, store: &Store, secrets: &KeyringStore, mode: Kn
     }
 }
 
-/// Starts every enabled MCP server (in parallel, each within its start
-/// timeout) and offers their tools next to the built-in ones. Servers that
-/// fail are reported on stderr and left out; they never block the turn.
-async fn start_tools(store: &Store, secrets: &KeyringStore) -> anyhow::Result<Arc<dyn ToolHost>> {
-    let servers: Vec<_> = ConfigStore::new(store.clone()).servers()?.into_iter().filter(|s| s.enabled).collect();
+/// Starts the MCP servers to use (`only` those named, else every enabled one;
+/// in parallel, each within its start timeout) and offers their tools next to
+/// the built-in ones. Servers that fail are reported on stderr and left out;
+/// they never block the turn. A name in `only` that is not configured is an error.
+async fn start_tools(
+    store: &Store,
+    secrets: &KeyringStore,
+    only: Option<&[String]>,
+) -> anyhow::Result<Arc<dyn ToolHost>> {
+    let configured = ConfigStore::new(store.clone()).servers()?;
+    let servers: Vec<_> = match only {
+        None => configured.into_iter().filter(|s| s.enabled).collect(),
+        Some(names) => {
+            let unknown: Vec<&str> =
+                names.iter().filter(|n| !configured.iter().any(|s| &s.name == *n)).map(String::as_str).collect();
+            if !unknown.is_empty() {
+                let known: Vec<&str> = configured.iter().map(|s| s.name.as_str()).collect();
+                anyhow::bail!(
+                    "--servers: no MCP server named {} (configured: {})",
+                    unknown.join(", "),
+                    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                );
+            }
+            configured.into_iter().filter(|s| names.contains(&s.name)).collect()
+        }
+    };
     if servers.is_empty() {
         return Ok(Arc::new(BuiltinTools));
     }
@@ -138,6 +164,13 @@ impl Session {
     /// Opens the data directory and resolves assistant, provider and model.
     pub async fn open(dir: &DataDir, args: &TurnArgs) -> anyhow::Result<Self> {
         let store = Store::open(dir)?;
+        let interrupted = ConversationStore::new(store.clone()).recover_interrupted()?;
+        if !interrupted.is_empty() {
+            eprintln!(
+                "note: {} earlier answer(s) were cut off when Patchbay stopped; marked interrupted",
+                interrupted.len()
+            );
+        }
         let assistant = AssistantStore::new(store.clone()).get(&args.assistant)?;
         let requested = args.provider.as_deref().or(assistant.provider.as_deref());
         let secrets = KeyringStore::for_data_dir(dir);
@@ -159,9 +192,19 @@ impl Session {
         let provider = provider_for(&resolved, &secrets)?;
         let knowledge = args.kb.map_or(assistant.knowledge, KnowledgeMode::from);
         let ChatKnowledge { retriever, tool: kb_tool } = open_knowledge(dir, &store, &secrets, knowledge);
-        let mut tools: Arc<dyn ToolHost> =
-            if args.no_tools { Arc::new(BuiltinTools) } else { start_tools(&store, &secrets).await? };
-        let mut selection = if args.no_tools { ToolSelection::None } else { assistant.tools.clone() };
+        let mut tools: Arc<dyn ToolHost> = if args.no_tools {
+            Arc::new(BuiltinTools)
+        } else {
+            start_tools(&store, &secrets, args.servers.as_deref()).await?
+        };
+        let mut selection = match &args.servers {
+            _ if args.no_tools => ToolSelection::None,
+            Some(names) => ToolSelection::Only {
+                servers: names.iter().cloned().chain([BUILTIN_SERVER.to_owned()]).collect(),
+                tools: Default::default(),
+            },
+            None => assistant.tools.clone(),
+        };
         if let Some(kb_tool) = kb_tool {
             tools = Arc::new(CombinedTools::new(vec![kb_tool, tools]));
             selection = chat::offer_tool(selection);

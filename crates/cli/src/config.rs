@@ -84,6 +84,9 @@ fn import(config: &ConfigStore, secrets: &KeyringStore, args: &ImportArgs) -> an
             };
             println!("{}: {what}", entry.name);
         }
+        for name in &preview.providers {
+            println!("provider {name}: new or replaced");
+        }
         if args.replace {
             for name in &preview.removed_on_replace {
                 println!("{name}: removed");
@@ -104,6 +107,9 @@ fn import(config: &ConfigStore, secrets: &KeyringStore, args: &ImportArgs) -> an
         outcome.unchanged.len(),
         outcome.removed.len()
     );
+    for name in &outcome.providers {
+        println!("provider {name}: imported");
+    }
     for name in &outcome.secrets_not_set {
         println!("not set: {name} (run `patchbay secret set {name}`)");
     }

@@ -49,6 +49,7 @@ enum Format {
 
 pub fn run(dir: &DataDir, args: &ConversationArgs) -> anyhow::Result<ExitCode> {
     let conversations = ConversationStore::new(Store::open(dir)?);
+    conversations.recover_interrupted()?;
     match &args.command {
         ConversationCommand::List => {
             for c in conversations.list()? {

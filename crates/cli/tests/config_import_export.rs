@@ -59,7 +59,7 @@ fn imported_secrets_never_reach_the_data_dir_logs_or_exports() {
         logs.push_str(&text(&out.stderr));
         exports.push(text(&out.stdout));
     }
-    assert!(exports[0].contains("${keyring:mcp/github/GITHUB_TOKEN}"), "{}", exports[0]);
+    assert!(exports[0].contains("${keyring:patchbay/github/GITHUB_TOKEN}"), "{}", exports[0]);
     assert!(exports[1].contains("${input:mcp/github/GITHUB_TOKEN}"), "{}", exports[1]);
     for e in &exports {
         assert_eq!(e.matches(KEY).count(), 0, "{e}");

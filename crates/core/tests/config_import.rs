@@ -173,6 +173,11 @@ fn keyring_placeholders_are_references_not_values() {
     let outcome = apply(&cfg, &secrets, text).unwrap();
     assert!(outcome.secrets_stored.is_empty());
     assert_eq!(secrets.get("mcp/github/GITHUB_TOKEN").unwrap().as_deref(), Some("already-there"));
+    // The exported form names the same secret.
+    let exported = text.replace("keyring:mcp/", "keyring:patchbay/");
+    let p = cfg.preview_import(&secrets, &exported, &ImportOptions::default()).unwrap();
+    assert_eq!(p.entries[0].secrets[0].secret, "mcp/github/GITHUB_TOKEN");
+    assert_eq!(p.entries[0].secrets[0].state, SecretState::Reference { set: true });
     let err = issues(r#"{"mcpServers": {"a": {"command": "x", "env": {"T": "Bearer ${keyring:x}"}}}}"#);
     assert!(err[0].contains("mcpServers.a.env.T: a ${keyring:…} placeholder must be the whole value"), "{err:?}");
 }
@@ -347,4 +352,45 @@ fn several_errors_are_reported_together() {
     assert_eq!(err.len(), 3, "{err:?}");
     assert!(err.iter().any(|e| e.starts_with("mcpServers.a.command: expected a string, found a number")));
     assert!(err.iter().any(|e| e.starts_with("mcpServers.c.env.K: expected a string, found a boolean")));
+}
+
+#[test]
+fn patchbay_form_round_trips_providers_with_key_references_only() {
+    use patchbay_core::config::{ExportFormat, ExportOptions, ProviderKind, ProviderProfile};
+    let (from, secrets) = setup();
+    from.save_server(&McpServerConfig::stdio("memory", "mcp-server-memory", &[])).unwrap();
+    from.save_provider(&ProviderProfile {
+        name: "ark".into(),
+        kind: ProviderKind::OpenAi,
+        base_url: "https://ark.example.com/api/v3".into(),
+        default_model: "doubao-pro".into(),
+        models: vec!["doubao-pro".into(), "doubao-lite".into()],
+        headers: Default::default(),
+        api_key: Some("provider/ark/api_key".into()),
+        native_tools: true,
+        context_window: Some(128_000),
+    })
+    .unwrap();
+    secrets.set("provider/ark/api_key", "sk-live-do-not-export").unwrap();
+    let text = from.export(ExportOptions { format: ExportFormat::Patchbay, include_secrets: false }, &secrets).unwrap();
+    assert!(!text.contains("sk-live-do-not-export"), "{text}");
+
+    let (to, _) = setup();
+    let p = to.preview_import(&secrets, &text, &ImportOptions::default()).unwrap();
+    assert_eq!(p.providers, ["ark"]);
+    let outcome = apply(&to, &secrets, &text).unwrap();
+    assert_eq!(outcome.providers, ["ark"]);
+    assert_eq!(to.providers().unwrap(), from.providers().unwrap());
+    assert_eq!(to.servers().unwrap(), from.servers().unwrap());
+
+    // A key value where a reference belongs is refused, and nothing is written.
+    let leaked = text.replace("\"provider/ark/api_key\"", "\"sk-live-do-not-export\"");
+    let (fresh, _) = setup();
+    let err = apply(&fresh, &secrets, &leaked).unwrap_err().to_string();
+    assert!(err.contains("providers[0].api_key") && !err.contains("sk-live"), "{err}");
+    assert!(fresh.providers().unwrap().is_empty() && fresh.servers().unwrap().is_empty());
+    // A ${keyring:…} placeholder is a reference too.
+    let placeholder = text.replace("\"provider/ark/api_key\"", "\"${keyring:provider/ark/api_key}\"");
+    apply(&fresh, &secrets, &placeholder).unwrap();
+    assert_eq!(fresh.providers().unwrap()[0].api_key.as_deref(), Some("provider/ark/api_key"));
 }

@@ -221,9 +221,14 @@ impl App {
         secrets: Arc<dyn SecretStore>,
         events: Arc<dyn AppEvents>,
     ) -> Result<Self, AppError> {
+        let conversations = ConversationStore::new(store.clone());
+        // Answers a crash cut off are marked interrupted (their text is kept).
+        let interrupted = conversations.recover_interrupted()?;
+        if !interrupted.is_empty() {
+            tracing::info!("{} answers were interrupted when Patchbay last stopped", interrupted.len());
+        }
         let kb = KnowledgeBase::open_configured(&dir, store.clone(), secrets.as_ref())?;
         let registry = McpRegistry::new(secrets.clone(), RegistryOptions::default());
-        let conversations = ConversationStore::new(store.clone());
         let inner = Inner {
             config: ConfigStore::new(store.clone()),
             assistants: AssistantStore::new(store.clone()),

@@ -273,9 +273,13 @@ impl MessageView {
                 kind: ErrorKind::Provider,
                 message: m.error.clone().unwrap_or_else(|| "The answer ended with an error.".into()),
             }),
-            MessageStatus::Streaming => Some(ErrorView {
+            // Answers a crash cut off were marked interrupted when the store was opened;
+            // one still streaming is being written now.
+            MessageStatus::Interrupted => Some(ErrorView {
                 kind: ErrorKind::Internal,
-                message: "This answer was interrupted when the app stopped; the text up to then is kept.".into(),
+                message: m.error.clone().unwrap_or_else(|| {
+                    "This answer was interrupted when the app stopped; the text up to then is kept.".into()
+                }),
             }),
             MessageStatus::RoundLimit => {
                 m.error.clone().map(|message| ErrorView { kind: ErrorKind::Provider, message })
@@ -314,7 +318,7 @@ impl From<MessageStatus> for DoneReason {
         match s {
             MessageStatus::Complete | MessageStatus::Streaming => Self::Stop,
             MessageStatus::Stopped => Self::Cancelled,
-            MessageStatus::Error => Self::Error,
+            MessageStatus::Error | MessageStatus::Interrupted => Self::Error,
             MessageStatus::RoundLimit => Self::Length,
         }
     }

@@ -1,7 +1,7 @@
 //! Exporting MCP servers as Claude Desktop `mcpServers`, VS Code `servers`, or Patchbay's full form.
 //!
 //! Secrets are written as placeholders that Patchbay's importer turns back
-//! into references: `${keyring:mcp/github/GITHUB_TOKEN}` in the Claude
+//! into references: `${keyring:patchbay/github/GITHUB_TOKEN}` in the Claude
 //! Desktop form, `${input:mcp/github/GITHUB_TOKEN}` plus a password input in
 //! the VS Code form, `{"secret": "…"}` in Patchbay's form. Values are written
 //! only when the caller asks for them explicitly.
@@ -71,7 +71,7 @@ pub fn render(
                     }
                     s(format!("${{input:{name}}}"))
                 }
-                None => s(format!("${{keyring:{name}}}")),
+                None => s(format!("${{keyring:{}}}", super::import::placeholder_name(name))),
             },
         })
     };

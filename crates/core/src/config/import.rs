@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::jsonc::{self, Node};
-use super::model::{McpServerConfig, TransportConfig, ValueSource};
+use super::model::{McpServerConfig, ProviderProfile, TransportConfig, ValueSource};
 use super::{ConfigError, ConfigStore};
 use crate::secrets::SecretStore;
 
@@ -157,6 +157,8 @@ pub struct ImportPreview {
     pub issues: Vec<ImportIssue>,
     /// Stored servers that "replace all" would delete.
     pub removed_on_replace: Vec<String>,
+    /// Provider profiles the import creates or replaces (Patchbay's form), by name.
+    pub providers: Vec<String>,
 }
 
 impl ImportPreview {
@@ -199,6 +201,8 @@ pub struct ImportOutcome {
     pub secrets_stored: Vec<String>,
     /// Secrets the imported servers need that are still not set.
     pub secrets_not_set: Vec<String>,
+    /// Provider profiles created or replaced, by name.
+    pub providers: Vec<String>,
 }
 
 /// Where a secret-holding field's value comes from.
@@ -236,6 +240,8 @@ struct Document {
     carries_settings: bool,
     /// VS Code input descriptions, by id.
     inputs: BTreeMap<String, Option<String>>,
+    /// Provider profiles (Patchbay's form only); API keys as secret names.
+    providers: Vec<ProviderProfile>,
 }
 
 fn issue(path: &str, reason: impl Into<String>) -> ImportIssue {
@@ -287,6 +293,25 @@ pub fn secret_name(server: &str, key: &str) -> String {
     format!("mcp/{server}/{key}")
 }
 
+/// How an MCP server's secret is named in an exported `${keyring:…}`
+/// placeholder: `mcp/github/TOKEN` is written `patchbay/github/TOKEN`, so a
+/// reader sees which app's keyring holds it. Other names are written as they are.
+pub(crate) fn placeholder_name(secret: &str) -> String {
+    match secret.strip_prefix("mcp/") {
+        Some(rest) => format!("patchbay/{rest}"),
+        None => secret.to_owned(),
+    }
+}
+
+/// The secret a `${keyring:…}` placeholder refers to: the exported form
+/// (`patchbay/github/TOKEN`) and the stored name (`mcp/github/TOKEN`) are both accepted.
+fn secret_from_placeholder(reference: &str) -> String {
+    match reference.strip_prefix("patchbay/") {
+        Some(rest) => format!("mcp/{rest}"),
+        None => reference.to_owned(),
+    }
+}
+
 const KEYRING_PREFIX: &str = "${keyring:";
 const INPUT_PREFIX: &str = "${input:";
 
@@ -319,6 +344,7 @@ fn read_document(text: &str, options: &ImportOptions) -> Document {
         issues: Vec::new(),
         carries_settings: false,
         inputs: BTreeMap::new(),
+        providers: Vec::new(),
     };
     let root = match jsonc::parse(text) {
         Ok(root) => root,
@@ -463,6 +489,7 @@ fn read_patchbay(root: &Node, options: &ImportOptions, doc: &mut Document) {
         }
         None => {}
     }
+    read_providers(root, doc);
     let servers = match root.get("servers") {
         Some(Node::Array(items)) => items,
         Some(other) => {
@@ -517,6 +544,51 @@ fn read_patchbay(root: &Node, options: &ImportOptions, doc: &mut Document) {
     }
 }
 
+/// The `providers` of Patchbay's form. An API key is a reference to the
+/// secret store (`provider/<name>/api_key` or a `${keyring:…}` placeholder),
+/// never a value: a value there is refused, so it cannot land in SQLite.
+fn read_providers(root: &Node, doc: &mut Document) {
+    let items = match root.get("providers") {
+        None => return,
+        Some(Node::Array(items)) => items,
+        Some(other) => {
+            doc.issues.push(issue("providers", format!("expected an array, found {}", other.describe())));
+            return;
+        }
+    };
+    for (i, node) in items.iter().enumerate() {
+        let path = format!("providers[{i}]");
+        let mut profile = match serde_json::from_value::<ProviderProfile>(node.to_value()) {
+            Ok(p) => p,
+            Err(e) => {
+                doc.issues.push(issue(&path, e.to_string()));
+                continue;
+            }
+        };
+        let before = doc.issues.len();
+        if profile.name.trim().is_empty() {
+            doc.issues.push(issue(&format!("{path}.name"), "a provider needs a name"));
+        }
+        check_url(&profile.base_url, &format!("{path}.base_url"), &mut doc.issues);
+        if let Some(key) = profile.api_key.take() {
+            let reference = keyring_reference(&key)
+                .map(secret_from_placeholder)
+                .or_else(|| (key.starts_with("provider/") && !key.contains(char::is_whitespace)).then(|| key.clone()));
+            match reference {
+                Some(name) => profile.api_key = Some(name),
+                None => doc.issues.push(issue(
+                    &format!("{path}.api_key"),
+                    "expected a secret reference (provider/<name>/api_key or ${keyring:…}), not a key; \
+                     set the key with `patchbay secret set`",
+                )),
+            }
+        }
+        if doc.issues.len() == before {
+            doc.providers.push(profile);
+        }
+    }
+}
+
 fn check_name(raw: &str, path: &str, issues: &mut Vec<ImportIssue>) {
     let name = normalize_name(raw);
     if name.is_empty() {
@@ -564,7 +636,7 @@ fn secret_field(ctx: &FieldCtx<'_>, value: &str, path: &str, parsed: &mut Parsed
         ValueSource::Secret(secret)
     };
     if let Some(reference) = keyring_reference(value) {
-        return note(reference.to_owned(), SecretSource::Reference);
+        return note(secret_from_placeholder(reference), SecretSource::Reference);
     }
     if value.contains(KEYRING_PREFIX) {
         parsed.issues.push(issue(path, "a ${keyring:…} placeholder must be the whole value"));
@@ -862,6 +934,7 @@ fn diff(before: &McpServerConfig, after: &McpServerConfig) -> Vec<FieldChange> {
 struct Plan {
     preview: ImportPreview,
     secrets: BTreeMap<String, Vec<SecretUse>>,
+    providers: Vec<ProviderProfile>,
 }
 
 impl ConfigStore {
@@ -940,8 +1013,14 @@ impl ConfigStore {
         }
         let removed_on_replace =
             existing.iter().filter(|s| !matched.contains(&s.name)).map(|s| s.name.clone()).collect();
-        let preview = ImportPreview { format: doc.format, entries, issues: doc.issues, removed_on_replace };
-        Ok(Plan { preview, secrets: secret_uses })
+        let preview = ImportPreview {
+            format: doc.format,
+            entries,
+            issues: doc.issues,
+            removed_on_replace,
+            providers: doc.providers.iter().map(|p| p.name.clone()).collect(),
+        };
+        Ok(Plan { preview, secrets: secret_uses, providers: doc.providers })
     }
 
     /// Applies `text` as `choice` says: all of it in one transaction, or nothing.
@@ -1018,10 +1097,8 @@ impl ConfigStore {
         let previous = write_secrets(secrets, &writes)?;
         outcome.secrets_stored = writes.iter().map(|(n, _)| n.clone()).collect();
         outcome.secrets_stored.dedup();
-        let result = match choice.mode {
-            ImportMode::Merge => self.merge_servers(&deletes, &upserts),
-            ImportMode::ReplaceAll => self.replace_servers(&upserts),
-        };
+        outcome.providers = plan.providers.iter().map(|p| p.name.clone()).collect();
+        let result = self.write_import(choice.mode == ImportMode::ReplaceAll, &deletes, &upserts, &plan.providers);
         if let Err(e) = result {
             restore_secrets(secrets, previous);
             return Err(e);

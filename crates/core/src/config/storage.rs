@@ -81,19 +81,32 @@ impl ConfigStore {
 
     /// Replaces the whole server list in one transaction.
     pub fn replace_servers(&self, servers: &[McpServerConfig]) -> Result<(), ConfigError> {
-        self.store.write(|tx| {
-            tx.execute("DELETE FROM mcp_servers", []).map_err(|e| self.store.error(e))?;
-            servers.iter().try_for_each(|s| self.upsert(tx, SERVERS, &s.name, s))
-        })
+        self.write_import(true, &[], servers, &[])
     }
 
     /// Deletes the servers named in `deletes`, then creates or replaces `upserts`, in one transaction.
     pub fn merge_servers(&self, deletes: &[String], upserts: &[McpServerConfig]) -> Result<(), ConfigError> {
+        self.write_import(false, deletes, upserts, &[])
+    }
+
+    /// One transaction: clears every server (`replace`) or deletes those in
+    /// `deletes`, creates or replaces `upserts`, and creates or replaces `providers`.
+    pub(crate) fn write_import(
+        &self,
+        replace: bool,
+        deletes: &[String],
+        upserts: &[McpServerConfig],
+        providers: &[ProviderProfile],
+    ) -> Result<(), ConfigError> {
         self.store.write(|tx| {
+            if replace {
+                tx.execute("DELETE FROM mcp_servers", []).map_err(|e| self.store.error(e))?;
+            }
             for name in deletes {
                 tx.execute("DELETE FROM mcp_servers WHERE name = ?1", [name]).map_err(|e| self.store.error(e))?;
             }
-            upserts.iter().try_for_each(|s| self.upsert(tx, SERVERS, &s.name, s))
+            upserts.iter().try_for_each(|s| self.upsert(tx, SERVERS, &s.name, s))?;
+            providers.iter().try_for_each(|p| self.upsert(tx, PROVIDERS, &p.name, p))
         })
     }
 

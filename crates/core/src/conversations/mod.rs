@@ -93,7 +93,7 @@ impl std::fmt::Display for Role {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MessageStatus {
-    /// Being written; a message left in this state was interrupted by a crash.
+    /// Being written by a running Patchbay process.
     Streaming,
     /// Finished normally.
     Complete,
@@ -103,6 +103,10 @@ pub enum MessageStatus {
     Error,
     /// Ended because the tool-round limit was reached.
     RoundLimit,
+    /// Patchbay stopped (crashed, was killed, lost power) while this answer
+    /// streamed; the text written so far is kept, the message's `error` says
+    /// what happened. Set by [`ConversationStore::recover_interrupted`].
+    Interrupted,
 }
 
 impl MessageStatus {
@@ -113,6 +117,7 @@ impl MessageStatus {
             Self::Stopped => "stopped",
             Self::Error => "error",
             Self::RoundLimit => "round_limit",
+            Self::Interrupted => "interrupted",
         }
     }
 
@@ -122,6 +127,7 @@ impl MessageStatus {
             "stopped" => Self::Stopped,
             "error" => Self::Error,
             "round_limit" => Self::RoundLimit,
+            "interrupted" => Self::Interrupted,
             _ => Self::Streaming,
         }
     }
@@ -279,6 +285,10 @@ pub struct SearchHit {
     /// A piece of the text around the match, the match between `[` and `]`.
     pub snippet: String,
 }
+
+/// The note an interrupted message carries in its `error`.
+pub const INTERRUPTED_NOTE: &str =
+    "Interrupted: Patchbay stopped before this answer was finished. The text written until then is kept.";
 
 pub(crate) fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -518,6 +528,50 @@ impl ConversationStore {
         })
     }
 
+    /// Marks every message a dead process left `streaming` as
+    /// [`MessageStatus::Interrupted`], keeping its text, with a note in its
+    /// `error`; its unfinished tool calls become cancelled. Messages that a
+    /// live process (this one, the desktop app, another `patchbay`) is still
+    /// writing are left alone. The app and the CLI call this when they open
+    /// the data directory. Returns the messages marked, oldest first.
+    pub fn recover_interrupted(&self) -> Result<Vec<MessageId>, ConversationError> {
+        let streaming: Vec<(MessageId, Option<String>)> = self.store.read(|c| {
+            let mut stmt = c.prepare("SELECT id, writer FROM messages WHERE status = 'streaming' ORDER BY id")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect()
+        })?;
+        let mut alive: HashMap<String, bool> = HashMap::new();
+        let dead: Vec<MessageId> = streaming
+            .into_iter()
+            .filter(|(_, writer)| match writer {
+                Some(w) => !*alive.entry(w.clone()).or_insert_with(|| self.store.session_alive(w)),
+                None => true,
+            })
+            .map(|(id, _)| id)
+            .collect();
+        if dead.is_empty() {
+            return Ok(dead);
+        }
+        let now = now_ms();
+        self.store.write(|tx| {
+            for id in &dead {
+                tx.execute(
+                    "UPDATE messages SET status = 'interrupted', error = ?2, writer = NULL, updated_at = ?3
+                     WHERE id = ?1 AND status = 'streaming'",
+                    (id, INTERRUPTED_NOTE, now),
+                )
+                .map_err(|e| self.store.error(e))?;
+                tx.execute(
+                    "UPDATE tool_calls SET status = 'cancelled' WHERE message_id = ?1 AND status IN ('pending', 'running')",
+                    [id],
+                )
+                .map_err(|e| self.store.error(e))?;
+            }
+            Ok::<_, ConversationError>(())
+        })?;
+        Ok(dead)
+    }
+
     /// Adds a user message under `parent` and makes it the active leaf.
     pub fn add_user_message(
         &self,
@@ -558,8 +612,8 @@ impl ConversationStore {
             }
             tx.execute(
                 "INSERT INTO messages(conversation_id, parent_id, role, status, text, attachments, provider, model,
-                                      created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
+                                      created_at, updated_at, writer)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, ?10)",
                 (
                     id,
                     parent,
@@ -570,6 +624,7 @@ impl ConversationStore {
                     model.map(|m| m.0),
                     model.map(|m| m.1),
                     now,
+                    (status == MessageStatus::Streaming).then(|| self.store.session_id()),
                 ),
             )
             .map_err(|e| self.store.error(e))?;

@@ -156,3 +156,50 @@ fn grants_are_per_conversation() {
     assert!(conv.has_grant(a.id, "fs__write").unwrap());
     assert!(!conv.has_grant(b.id, "fs__write").unwrap());
 }
+
+/// A streaming answer with some text and a running tool call, left unfinished.
+fn half_written(conv: &ConversationStore, text: &str) -> MessageId {
+    let c = conv.create("x", None, None).unwrap();
+    let user = conv.add_user_message(c.id, None, "go", &[]).unwrap();
+    let mut w = AssistantWriter::start(conv, c.id, user, "p", "m").unwrap();
+    w.push_text(0, text);
+    let row = w.start_tool_call(0, "call_1", "slow", None).unwrap();
+    w.tool_running(row).unwrap();
+    w.flush().unwrap();
+    w.message_id()
+}
+
+#[test]
+fn recovery_marks_only_messages_whose_writer_is_gone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = crate::paths::DataDir::new(tmp.path());
+    let open = || ConversationStore::new(Store::open(&dir).unwrap());
+    let live_writer = open();
+    let live = half_written(&live_writer, "still streaming");
+    let dead_writer = open();
+    let dead = half_written(&dead_writer, "cut off mid");
+    drop(dead_writer);
+
+    let app = open();
+    assert_eq!(app.recover_interrupted().unwrap(), [dead]);
+    let m = app.message(dead).unwrap();
+    assert_eq!(
+        (m.status, m.text.as_str(), m.error.as_deref()),
+        (MessageStatus::Interrupted, "cut off mid", Some(INTERRUPTED_NOTE))
+    );
+    let Part::ToolCall { call, .. } = &m.parts[1] else { panic!("{:?}", m.parts) };
+    assert_eq!(call.status, ToolCallStatus::Cancelled);
+    assert_eq!(app.message(live).unwrap().status, MessageStatus::Streaming, "a live turn is left alone");
+    assert!(app.recover_interrupted().unwrap().is_empty(), "recovery runs once per message");
+
+    drop(live_writer);
+    assert_eq!(app.recover_interrupted().unwrap(), [live]);
+}
+
+#[test]
+fn recovery_leaves_this_stores_own_turns_alone() {
+    let conv = store();
+    let id = half_written(&conv, "mine");
+    assert!(conv.recover_interrupted().unwrap().is_empty());
+    assert_eq!(conv.message(id).unwrap().status, MessageStatus::Streaming);
+}

@@ -225,7 +225,7 @@ impl AssistantWriter {
         let db = self.store.store();
         db.write(|tx| {
             tx.execute(
-                "UPDATE messages SET status = ?2, error = ?3, updated_at = ?4 WHERE id = ?1",
+                "UPDATE messages SET status = ?2, error = ?3, updated_at = ?4, writer = NULL WHERE id = ?1",
                 (self.message, status.as_str(), error, now_ms()),
             )
             .map_err(|e| db.error(e))?;

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::StoreError;
 
@@ -27,6 +27,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 2, name: "config", sql: include_str!("migrations/0002_config.sql") },
     Migration { version: 3, name: "conversations", sql: include_str!("migrations/0003_conversations.sql") },
     Migration { version: 4, name: "rag", sql: include_str!("migrations/0004_rag.sql") },
+    Migration { version: 6, name: "chat", sql: include_str!("migrations/0006_chat.sql") },
 ];
 
 /// The schema version this build writes.
@@ -41,15 +42,30 @@ pub(super) fn current_version(conn: &Connection) -> rusqlite::Result<i64> {
 /// Applies every step of `steps` above the database's current version.
 pub(super) fn run(conn: &mut Connection, path: &Path, steps: &[Migration]) -> Result<(), StoreError> {
     let current = current_version(conn).map_err(|e| super::classify(path, e))?;
-    for step in steps.iter().filter(|m| m.version > current) {
-        let fail =
-            |source| StoreError::Migration { path: path.to_path_buf(), version: step.version, name: step.name, source };
-        let tx = conn.transaction().map_err(fail)?;
-        tx.execute_batch(step.sql).map_err(fail)?;
-        tx.pragma_update(None, "user_version", step.version).map_err(fail)?;
-        tx.commit().map_err(fail)?;
+    // Foreign keys are off while steps run (SQLite's procedure for rebuilding a
+    // table: dropping the old one must not cascade), and checked before each commit.
+    let enforced: bool =
+        conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0)).map_err(|e| super::classify(path, e))?;
+    conn.pragma_update(None, "foreign_keys", false).map_err(|e| super::classify(path, e))?;
+    let result = steps.iter().filter(|m| m.version > current).try_for_each(|step| apply(conn, path, step));
+    conn.pragma_update(None, "foreign_keys", enforced).map_err(|e| super::classify(path, e))?;
+    result
+}
+
+fn apply(conn: &mut Connection, path: &Path, step: &Migration) -> Result<(), StoreError> {
+    let fail =
+        |source| StoreError::Migration { path: path.to_path_buf(), version: step.version, name: step.name, source };
+    let tx = conn.transaction().map_err(fail)?;
+    tx.execute_batch(step.sql).map_err(fail)?;
+    let broken: Option<String> = tx.query_row("PRAGMA foreign_key_check", [], |r| r.get(0)).optional().map_err(fail)?;
+    if let Some(table) = broken {
+        return Err(fail(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY),
+            Some(format!("a row of {table} points to a missing row")),
+        )));
     }
-    Ok(())
+    tx.pragma_update(None, "user_version", step.version).map_err(fail)?;
+    tx.commit().map_err(fail)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! transaction.
 
 mod migrate;
+mod session;
 mod settings;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +17,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction};
 
 use crate::paths::{DataDir, PathsError};
+
+use session::Session;
 
 pub use migrate::{MIGRATIONS, Migration, latest_version};
 
@@ -57,6 +60,13 @@ pub enum StoreError {
         #[source]
         source: serde_json::Error,
     },
+    /// The session lease (see [`Store::session_id`]) could not be taken.
+    #[error("cannot create the session lock in {dir}: {source}")]
+    Session {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// Any other SQLite failure.
     #[error("database error in {path}: {source}")]
     Sqlite {
@@ -75,6 +85,7 @@ pub struct Store {
 struct Inner {
     path: PathBuf,
     conn: Mutex<Connection>,
+    session: Session,
 }
 
 impl std::fmt::Debug for Store {
@@ -95,17 +106,19 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| classify(&path, e))?;
-        Self::init(conn, path)
+        let session = Session::acquire(&dir.path().join("sessions"))
+            .map_err(|source| StoreError::Session { dir: dir.path().join("sessions"), source })?;
+        Self::init(conn, path, session)
     }
 
     /// An in-memory database with the full schema, for tests.
     pub fn open_in_memory() -> Result<Self, StoreError> {
         let path = PathBuf::from(":memory:");
         let conn = Connection::open_in_memory().map_err(|e| classify(&path, e))?;
-        Self::init(conn, path)
+        Self::init(conn, path, Session::in_memory())
     }
 
-    fn init(mut conn: Connection, path: PathBuf) -> Result<Self, StoreError> {
+    fn init(mut conn: Connection, path: PathBuf, session: Session) -> Result<Self, StoreError> {
         // Reading the schema first surfaces "file is not a database" before anything is written.
         let version = migrate::current_version(&conn).map_err(|e| classify(&path, e))?;
         if version > latest_version() {
@@ -120,12 +133,24 @@ impl Store {
             conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| classify(&path, e))?;
         }
         migrate::run(&mut conn, &path, MIGRATIONS)?;
-        Ok(Self { inner: Arc::new(Inner { path, conn: Mutex::new(conn) }) })
+        Ok(Self { inner: Arc::new(Inner { path, conn: Mutex::new(conn), session }) })
     }
 
     /// Path of the database file (`:memory:` for in-memory stores).
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// This open store's session id: recorded on rows it is still writing
+    /// (a streaming message), so other processes leave them alone.
+    pub fn session_id(&self) -> &str {
+        self.inner.session.id()
+    }
+
+    /// Whether the store that recorded `session` is still open in a running
+    /// process (this one included). A process that died, however it died, is not.
+    pub fn session_alive(&self, session: &str) -> bool {
+        self.inner.session.is_alive(session)
     }
 
     /// The schema version the database is at.

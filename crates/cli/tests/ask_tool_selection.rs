@@ -1,0 +1,75 @@
+//! `patchbay ask --servers a,b` and `--no-tools`: which MCP servers start and
+//! which tools reach the model, seen in the request the scripted
+//! OpenAI-compatible server records. Two servers are configured: `time`
+//! (mcp-server-time) and `broken` (a command that does not exist, so starting
+//! it prints a note on stderr).
+
+use std::path::Path;
+use std::process::Output;
+
+use patchbay_core::config::{ConfigStore, McpServerConfig};
+use patchbay_core::paths::DataDir;
+use patchbay_core::store::Store;
+use patchbay_test_support::peers;
+use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
+
+fn seed(dir: &Path) {
+    let config = ConfigStore::new(Store::open(&DataDir::new(dir)).unwrap());
+    let time = McpServerConfig::stdio("time", peers::venv_bin("mcp-server-time").to_str().unwrap(), &[]);
+    let broken = McpServerConfig::stdio("broken", "/nonexistent/patchbay-test-server", &[]);
+    config.replace_servers(&[time, broken]).unwrap();
+}
+
+async fn ask(dir: &Path, model: &ScriptedServer, flags: &[&str]) -> Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_patchbay"))
+        .arg("--data-dir")
+        .arg(dir)
+        .arg("ask")
+        .args(flags)
+        .args(["--model", "scripted", "What time is it?"])
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", format!("{}/v1", model.url()))
+        .env_remove("ARK_API_KEY")
+        .output()
+        .await
+        .unwrap()
+}
+
+fn offered(body: &serde_json::Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| tools.iter().filter_map(|t| t["function"]["name"].as_str().map(str::to_owned)).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_flag_starts_only_the_named_servers_and_no_tools_offers_none() {
+    let data = tempfile::tempdir().unwrap();
+    seed(data.path());
+    let model = ScriptedServer::start(
+        Format::OpenAi,
+        vec![openai::text_reply(&["Noon."]), openai::text_reply(&["I cannot check."])],
+    )
+    .await
+    .unwrap();
+
+    let out = ask(data.path(), &model, &["--servers", "time"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("broken"), "a server not named was started: {stderr}");
+    let tools = offered(&model.requests()[0].body);
+    assert!(tools.iter().any(|t| t.starts_with("time") && t.contains("get_current_time")), "{tools:?}");
+    assert!(tools.iter().any(|t| t == "current_time"), "built-in tools stay offered: {tools:?}");
+
+    let out = ask(data.path(), &model, &["--no-tools"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("broken"), "--no-tools starts no server: {stderr}");
+    assert_eq!(offered(&model.requests()[1].body), Vec::<String>::new(), "--no-tools offers no tool");
+
+    let out = ask(data.path(), &model, &["--servers", "time,nope"]).await;
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no MCP server named nope") && stderr.contains("time, broken"), "{stderr}");
+    assert_eq!(model.requests().len(), 2, "nothing was sent for the bad flag");
+}

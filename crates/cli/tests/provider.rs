@@ -1,0 +1,95 @@
+//! `patchbay provider add|list|remove|test` through the real binary, against a
+//! scripted OpenAI-compatible server: the key comes from stdin and lives in
+//! the keyring only, `test` makes a real model-list request (with the key)
+//! and reports the server's own 401 message, and `remove` deletes the key.
+//! Needs a Secret Service (the test command runs under a private unlocked keyring).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use patchbay_core::paths::DataDir;
+use patchbay_core::secrets::{KeyringStore, SecretStore};
+use patchbay_test_support::scripted::{Format, Reply, ScriptedServer};
+use serde_json::json;
+
+const KEY: &str = "sk-provider-test-7f3a9c";
+
+fn patchbay(data: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_patchbay"))
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_list_test_and_remove_a_provider() {
+    let models = json!({"object": "list", "data": [
+        {"id": "scripted-1", "object": "model", "created": 0, "owned_by": "test"},
+        {"id": "scripted-2", "object": "model", "created": 0, "owned_by": "test"}
+    ]});
+    let rejected = json!({"error": {
+        "message": "Incorrect API key provided: sk-prov***9c.", "type": "invalid_request_error", "code": "invalid_api_key"
+    }});
+    let server = ScriptedServer::start(Format::OpenAi, vec![Reply::status(200, models), Reply::status(401, rejected)])
+        .await
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", server.url());
+
+    let added = patchbay(
+        data.path(),
+        &[
+            "provider",
+            "add",
+            "local",
+            "--kind",
+            "openai",
+            "--base-url",
+            &base,
+            "--model",
+            "scripted-1",
+            "--api-key-stdin",
+        ],
+        &format!("{KEY}\n"),
+    );
+    assert!(ok(&added).contains("saved provider local"));
+
+    let listed = ok(&patchbay(data.path(), &["provider", "list"], ""));
+    assert!(listed.contains("local") && listed.contains(&base) && listed.contains("key in keyring"), "{listed}");
+    let json = ok(&patchbay(data.path(), &["provider", "list", "--json"], ""));
+    assert!(!json.contains(KEY), "the key is never printed: {json}");
+
+    let tested = ok(&patchbay(data.path(), &["provider", "test", "local"], ""));
+    assert!(tested.contains("local: OK, 2 models"), "{tested}");
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/v1/models");
+    assert_eq!(requests[0].headers.get("authorization").map(String::as_str), Some(&*format!("Bearer {KEY}")));
+
+    let failed = patchbay(data.path(), &["provider", "test", "local"], "");
+    assert!(!failed.status.success());
+    let err = String::from_utf8_lossy(&failed.stderr);
+    assert!(err.contains("401") && err.contains("Incorrect API key provided"), "the server's own message: {err}");
+
+    let keyring = KeyringStore::for_data_dir(&DataDir::new(data.path()));
+    assert_eq!(keyring.get("provider/local/api_key").unwrap().as_deref(), Some(KEY), "the key is in the keyring");
+    ok(&patchbay(data.path(), &["provider", "remove", "local"], ""));
+    assert_eq!(keyring.get("provider/local/api_key").unwrap(), None, "remove deletes the key");
+    let listed = ok(&patchbay(data.path(), &["provider", "list"], ""));
+    assert!(!listed.contains("local"), "{listed}");
+    let missing = patchbay(data.path(), &["provider", "test", "local"], "");
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no provider named \"local\""));
+}
