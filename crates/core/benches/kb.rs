@@ -34,7 +34,12 @@ struct Options {
 fn options() -> Result<Options> {
     let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
     let mut o = Options {
-        cranfield: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/cranfield"),
+        // `../shared/data/cranfield` next to the checkout (or next to the folder of worktrees).
+        cranfield: ["../../../shared/data/cranfield", "../../../../shared/data/cranfield"]
+            .iter()
+            .map(|rel| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel))
+            .find(|p| p.is_dir())
+            .unwrap_or_else(|| PathBuf::from("../shared/data/cranfield")),
         python: home.join(".cache/patchbay/bench-venv/bin/python"),
         chunks: 100_000,
         hybrid: true,
