@@ -76,19 +76,8 @@ enum KbCommand {
         json: bool,
     },
     /// Configure embeddings (re-run `kb index` afterwards).
-    Embeddings {
-        /// An OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1.
-        #[arg(long, requires = "model", conflicts_with = "off")]
-        endpoint: Option<String>,
-        #[arg(long)]
-        model: Option<String>,
-        /// Name of the keyring secret holding the endpoint's API key.
-        #[arg(long)]
-        api_key_secret: Option<String>,
-        /// Turn embeddings off.
-        #[arg(long)]
-        off: bool,
-    },
+    #[command(subcommand)]
+    Embeddings(EmbeddingsCommand),
     /// Serve the knowledge base as an MCP server.
     Serve {
         /// Over stdin/stdout.
@@ -98,6 +87,28 @@ enum KbCommand {
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum EmbeddingsCommand {
+    /// An OpenAI-compatible endpoint (Ollama, OpenAI, vLLM, llama.cpp server).
+    Endpoint {
+        /// Base URL, e.g. http://127.0.0.1:11434/v1.
+        #[arg(long)]
+        url: String,
+        #[arg(long)]
+        model: String,
+        /// Name of the keyring secret holding the endpoint's API key.
+        #[arg(long)]
+        api_key_secret: Option<String>,
+    },
+    /// A local BERT-family model folder (config.json, tokenizer.json, model.safetensors), run in-process.
+    Local {
+        #[arg(long, value_name = "DIR")]
+        model_dir: PathBuf,
+    },
+    /// Turn embeddings off (search uses BM25).
+    Off,
 }
 
 pub fn run(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
@@ -196,16 +207,23 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        KbCommand::Embeddings { endpoint, model, api_key_secret, off } => {
+        KbCommand::Embeddings(command) => {
             let kb = KnowledgeBase::open(dir, store)?;
-            let mut settings = kb.settings()?;
-            settings.embeddings = match (endpoint, model) {
-                _ if off => None,
-                (Some(base_url), Some(model)) => Some(EmbeddingConfig::Endpoint { base_url, model, api_key_secret }),
-                _ => anyhow::bail!("pass --endpoint URL --model NAME, or --off"),
+            let config = match command {
+                EmbeddingsCommand::Endpoint { url, model, api_key_secret } => {
+                    Some(EmbeddingConfig::Endpoint { base_url: url, model, api_key_secret })
+                }
+                EmbeddingsCommand::Local { model_dir } => Some(EmbeddingConfig::Local { model_dir }),
+                EmbeddingsCommand::Off => None,
             };
-            kb.save_settings(&settings)?;
-            println!("embeddings saved; run `patchbay kb index` to embed the documents");
+            let config = kb.set_embeddings(config)?;
+            match &config {
+                Some(_) => println!("embeddings saved; run `patchbay kb index` to embed the documents"),
+                None => println!("embeddings off; search uses BM25"),
+            }
+            if let Some(note) = config.as_ref().and_then(EmbeddingConfig::language_note) {
+                println!("note: {note}");
+            }
         }
         KbCommand::Serve { stdio, http } => {
             let kb = KnowledgeBase::open_configured(dir, store, &secrets)?;

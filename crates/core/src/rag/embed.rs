@@ -2,10 +2,11 @@
 //!
 //! - [`EndpointEmbedder`]: any OpenAI-compatible `/v1/embeddings` endpoint
 //!   (OpenAI, Ollama, vLLM, llama.cpp server).
+//! - [`LocalEmbedder`](super::local::LocalEmbedder): a BERT-family model
+//!   folder run in-process with candle.
 //!
-//! A local in-process model (candle) is not part of this build yet; see
-//! `ARCHITECTURE.md`. Pick a multilingual endpoint model (e.g. Ollama's
-//! bge-m3) for Chinese: all-MiniLM-L6-v2 is English-only.
+//! all-MiniLM-L6-v2 is English-only: for Chinese pick a multilingual model
+//! (a local folder, or an endpoint model such as Ollama's bge-m3).
 //!
 //! Every call has a timeout and honours a cancellation token. Vectors are
 //! returned as produced; the index normalises them for cosine similarity.
@@ -42,13 +43,17 @@ pub trait Embedder: Send + Sync {
 pub enum EmbeddingConfig {
     /// An OpenAI-compatible endpoint. `api_key_secret` names a secret in the keyring.
     Endpoint { base_url: String, model: String, api_key_secret: Option<String> },
+    /// A local model folder (config.json, tokenizer.json, model.safetensors).
+    Local { model_dir: std::path::PathBuf },
 }
 
 impl EmbeddingConfig {
     /// A note for the UI about the languages the model handles, when known.
     pub fn language_note(&self) -> Option<&'static str> {
-        let Self::Endpoint { model, .. } = self;
-        let name = model.to_ascii_lowercase();
+        let name = match self {
+            Self::Endpoint { model, .. } => model.to_ascii_lowercase(),
+            Self::Local { model_dir } => model_dir.to_string_lossy().to_ascii_lowercase(),
+        };
         name.contains("minilm")
             .then_some("all-MiniLM-L6-v2 understands English only; for Chinese pick a multilingual model (e.g. bge-m3)")
     }

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
 use super::index::{self, IndexProgress, IndexReport, SkippedFile};
+use super::local::LocalEmbedder;
 use super::search::{Passage, Retriever, SearchMode, reciprocal_rank_fusion};
 use super::store::{ChunkIndex, IndexTotals, SqliteIndex, delete_folder_documents};
 use super::{ChunkParams, RagError, analyze};
@@ -187,6 +188,24 @@ impl KnowledgeBase {
         })
     }
 
+    /// Chooses where embeddings come from (`None`: off) and saves it. A local
+    /// model folder is loaded once to check it, and stored as its canonical
+    /// path; a folder that is not a usable model is refused and nothing changes.
+    /// The next index run embeds every document again.
+    pub fn set_embeddings(&self, config: Option<EmbeddingConfig>) -> Result<Option<EmbeddingConfig>, RagError> {
+        let config = match config {
+            Some(EmbeddingConfig::Local { model_dir }) => {
+                let model = LocalEmbedder::load(&model_dir)?;
+                Some(EmbeddingConfig::Local { model_dir: model.dir().to_path_buf() })
+            }
+            other => other,
+        };
+        let mut settings = self.settings()?;
+        settings.embeddings.clone_from(&config);
+        self.save_settings(&settings)?;
+        Ok(config)
+    }
+
     /// Builds the embedder the settings name, if any.
     pub fn configured_embedder(&self, secrets: &dyn SecretStore) -> Result<Option<Arc<dyn Embedder>>, RagError> {
         match self.settings()?.embeddings {
@@ -198,6 +217,7 @@ impl KnowledgeBase {
                 };
                 Ok(Some(Arc::new(EndpointEmbedder::new(&base_url, &model, key))))
             }
+            Some(EmbeddingConfig::Local { model_dir }) => Ok(Some(Arc::new(LocalEmbedder::load(&model_dir)?))),
         }
     }
 
@@ -342,8 +362,9 @@ impl KnowledgeBase {
             folders,
             totals: self.index.totals()?,
             embeddings_note: settings.embeddings.as_ref().and_then(|e| e.language_note()).map(str::to_owned),
+            // From the settings: the status is also read without loading the embedder.
+            default_mode: if settings.embeddings.is_some() { SearchMode::Hybrid } else { SearchMode::Bm25 },
             embeddings: settings.embeddings,
-            default_mode: self.default_mode(),
             skipped,
         })
     }

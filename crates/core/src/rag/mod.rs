@@ -6,7 +6,8 @@
 //! - [`chunk`] cuts text along headings and code blocks,
 //! - [`analyze`] makes BM25 terms (English stemming, Chinese segmentation),
 //! - [`store`] keeps chunks behind the [`ChunkIndex`] trait (SQLite by default),
-//! - [`embed`] makes vectors (OpenAI-compatible endpoint),
+//! - [`embed`] makes vectors (OpenAI-compatible endpoint), [`local`] with a
+//!   local BERT-family model (candle),
 //! - [`index`] walks folders incrementally, with progress, cancellation and a watcher,
 //! - [`search`] fuses BM25 and vector rankings,
 //! - [`kb`] ties them together as [`KnowledgeBase`],
@@ -20,6 +21,7 @@ pub mod embed;
 pub mod index;
 pub mod kb;
 pub mod loader;
+pub mod local;
 pub mod search;
 pub mod serve;
 pub mod store;
@@ -33,6 +35,7 @@ pub use embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
 pub use index::{IndexProgress, IndexReport, KbWatcher, SkippedFile};
 pub use kb::{FolderStatus, KbSettings, KbStatus, KnowledgeBase};
 pub use loader::{DocKind, Skip};
+pub use local::LocalEmbedder;
 pub use search::{Passage, Retriever, SearchMode};
 pub use store::{ChunkIndex, SqliteIndex};
 

