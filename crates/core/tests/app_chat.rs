@@ -186,6 +186,14 @@ async fn a_tool_call_waits_for_approval_runs_and_is_kept_with_its_trace() {
     let echo_info = tools.iter().find(|t| t.name == "echo").unwrap();
     assert_eq!(echo_info.approval, ApprovalMode::Allow);
     assert!(echo_info.schema_tokens > 0);
+    let stats = echo_info.stats.as_ref().expect("the call is counted");
+    assert_eq!((stats.calls, stats.success_rate), (1, 1.0));
+    // The inspector's raw JSON-RPC of the call.
+    let trace = f.app.get_trace("call_1").unwrap();
+    assert_eq!(trace.request["method"], "tools/call");
+    assert_eq!(trace.request["params"]["arguments"], json!({"message": "hi there"}));
+    assert!(trace.response.unwrap()["result"]["content"].to_string().contains("hi there"));
+    assert_eq!(f.app.get_trace("nope").unwrap_err().kind(), ErrorKind::NotFound);
 
     // Reloaded as the chat view does after the turn (and after a restart).
     let detail = f.app.get_conversation(&conversation.id).unwrap();

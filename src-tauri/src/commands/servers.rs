@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use patchbay_core::app::views::{DoctorReport, PromptInfo, ResourceInfo, ServerView, ToolInfo, ToolResultView};
+use patchbay_core::app::views::{
+    DoctorReport, PromptInfo, ResourceInfo, ServerView, ToolInfo, ToolResultView, TraceRecord,
+};
 use patchbay_core::config::{ApprovalMode, McpServerConfig};
 use patchbay_core::mcp::oauth::AuthorizationUi;
 use tauri::{AppHandle, State};
@@ -101,6 +103,11 @@ pub async fn call_tool(
     arguments: serde_json::Value,
 ) -> Result<ToolResultView, IpcError> {
     Ok(state.app()?.call_tool(&server, &tool, arguments, CancellationToken::new()).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn get_trace(state: State<'_, AppState>, call_id: String) -> Result<TraceRecord, IpcError> {
+    Ok(state.app()?.get_trace(&call_id)?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::AgentEvent;
 use crate::config::ApprovalMode;
+use crate::conversations::ConversationId;
 use crate::llm::{ContentPart, ToolSpec};
 
 /// A tool as a host offers it.
@@ -35,6 +36,10 @@ pub struct HostedTool {
 /// One call to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolInvocation {
+    /// The provider's id of this call (also the trace's id).
+    pub call_id: String,
+    /// The conversation the call belongs to.
+    pub conversation: ConversationId,
     /// The model-facing name.
     pub name: String,
     pub server: String,

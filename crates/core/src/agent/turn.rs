@@ -652,8 +652,14 @@ impl Runner {
         if !allowed {
             return Ok(Err((ToolOutcome::Declined, ToolOutput::error("The user declined this call."))));
         }
-        let invocation =
-            ToolInvocation { name: call.name.clone(), server: tool.server.clone(), tool: tool.tool.clone(), arguments };
+        let invocation = ToolInvocation {
+            call_id: call.id.clone(),
+            conversation: self.conversation,
+            name: call.name.clone(),
+            server: tool.server.clone(),
+            tool: tool.tool.clone(),
+            arguments,
+        };
         Ok(Ok((tool, invocation)))
     }
 

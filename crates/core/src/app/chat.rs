@@ -24,6 +24,7 @@ use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
 use crate::config::ApprovalMode;
 use crate::conversations::{Attachment, ConversationId, ExportFormat, MessageId};
 use crate::llm::ContentPart;
+use crate::mcp::traces::TraceStore;
 use crate::mcp::{RegistryTools, ServerStatus};
 use crate::rag::{ChatKnowledge, chat as rag_chat};
 
@@ -330,7 +331,9 @@ impl App {
     /// The built-in tools and every ready server's tools.
     pub(crate) fn tool_host(&self) -> Result<Arc<dyn ToolHost>, AppError> {
         let servers = self.inner.config.servers()?;
-        let mcp: Arc<dyn ToolHost> = Arc::new(RegistryTools::new(self.inner.registry.clone(), servers));
+        let traces = TraceStore::new(self.inner.store.clone());
+        let mcp: Arc<dyn ToolHost> =
+            Arc::new(RegistryTools::new(self.inner.registry.clone(), servers).with_traces(traces));
         Ok(Arc::new(CombinedTools::new(vec![Arc::new(BuiltinTools), mcp])))
     }
 

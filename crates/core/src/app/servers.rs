@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::diff::line_diff;
 use super::views::{
     DoctorCheck, DoctorReport, ImportEntry, ImportPreviewView, ImportReport, PromptArgument, PromptInfo, ProviderView,
-    ResourceInfo, SecretValues, ServerStatusView, ServerView, ToolInfo, ToolResultView,
+    ResourceInfo, SecretValues, ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord,
 };
 use super::{App, AppError};
 use crate::agent::budget;
@@ -22,6 +22,7 @@ use crate::llm::ToolSpec;
 use crate::mcp::approval::{ApprovalPolicy, ConversationGrants};
 use crate::mcp::content::{ResultLimits, for_model, for_ui};
 use crate::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions};
+use crate::mcp::traces::{TraceStore, traced_call};
 use crate::mcp::{CallOptions, LaunchReport};
 
 /// How long a server may take to stop before it is restarted or removed.
@@ -148,6 +149,7 @@ impl App {
         for config in configs {
             let Ok(tools) = self.inner.registry.tools(&config.name) else { continue };
             let policy = ApprovalPolicy::from_config(&config, true);
+            let stats = self.traces().stats(&config.name)?;
             for tool in tools {
                 let name = tool.name.to_string();
                 let description = tool.description.as_deref().unwrap_or_default().to_owned();
@@ -162,7 +164,7 @@ impl App {
                     enabled: !config.disabled_tools.contains(&name),
                     approval: policy.decide(&config.name, &tool, &ConversationGrants::default()).mode(),
                     schema_tokens: budget::estimate_tools(std::slice::from_ref(&spec)),
-                    stats: None,
+                    stats: stats.get(&name).cloned(),
                     name,
                     description,
                     input_schema,
@@ -207,7 +209,12 @@ impl App {
             serde_json::Value::Null => None,
             other => return Err(AppError::Invalid(format!("tool arguments must be a JSON object, not {other}"))),
         };
-        let result = self.inner.registry.call_tool(server, tool, arguments, CallOptions::default(), cancel).await?;
+        let call_id = format!("test-{}", uuid::Uuid::new_v4());
+        let registry = &self.inner.registry;
+        let traced =
+            traced_call(registry, &call_id, None, server, tool, arguments, CallOptions::default(), cancel).await;
+        self.traces().record(&traced.trace)?;
+        let result = traced.result?;
         let defaults = ResultLimits::default();
         let limits = ResultLimits { model_chars: defaults.ui_bytes, model_media_bytes: defaults.ui_bytes, ..defaults };
         let content = for_model(&result, &limits);
@@ -216,6 +223,26 @@ impl App {
             structured_content: for_ui(&result, &limits).structured_content,
             is_error: content.is_error,
         })
+    }
+
+    /// The raw JSON-RPC of a recorded call, for the trace inspector.
+    pub fn get_trace(&self, call_id: &str) -> Result<TraceRecord, AppError> {
+        let trace = self.traces().get(call_id)?;
+        let trace = trace.ok_or_else(|| AppError::NotFound(format!("no trace was recorded for call {call_id}")))?;
+        // A trace cut at its size limit is no longer JSON: it is shown as text.
+        let json =
+            |text: &str| serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_owned()));
+        Ok(TraceRecord {
+            call_id: trace.call_id,
+            server: trace.server,
+            tool: trace.tool,
+            request: json(&trace.request.text),
+            response: trace.response.map(|r| json(&r.text)),
+        })
+    }
+
+    fn traces(&self) -> TraceStore {
+        TraceStore::new(self.inner.store.clone())
     }
 
     /// Prompts of every ready server.

@@ -13,6 +13,7 @@ use crate::conversations::{
     Conversation, Message, MessageId, MessageStatus, Part, Passage, Role, ToolCallRecord, ToolCallStatus,
 };
 use crate::llm::{ContentPart, Usage};
+use crate::mcp::traces::CallStats;
 use crate::mcp::{LogMessage, ServerStatus};
 
 /// What kind of failure an error is, for the UI to choose its action.
@@ -442,15 +443,6 @@ pub(crate) fn log_line(m: &LogMessage) -> String {
     }
 }
 
-/// Call statistics of one tool, from the stored traces.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolStats {
-    pub calls: u64,
-    /// 0 to 1.
-    pub success_rate: f64,
-    pub median_ms: f64,
-}
-
 /// One tool of a server for the settings page and the composer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolInfo {
@@ -462,7 +454,7 @@ pub struct ToolInfo {
     pub approval: ApprovalMode,
     /// Estimated tokens the name, description and schema cost per request.
     pub schema_tokens: u32,
-    pub stats: Option<ToolStats>,
+    pub stats: Option<CallStats>,
 }
 
 /// One check of the launch doctor.

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::approval::{ApprovalPolicy, ConversationGrants};
 use super::content::{ResultLimits, for_model};
 use super::naming::ToolNames;
+use super::traces::{TraceStore, TracedCall, traced_call};
 use super::{CallEvent, CallOptions, McpRegistry};
 use crate::agent::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput};
 use crate::config::McpServerConfig;
@@ -23,6 +24,7 @@ pub struct RegistryTools {
     registry: McpRegistry,
     configs: Arc<BTreeMap<String, McpServerConfig>>,
     limits: ResultLimits,
+    traces: Option<TraceStore>,
 }
 
 impl RegistryTools {
@@ -30,7 +32,13 @@ impl RegistryTools {
     /// and time limits taken from `configs`.
     pub fn new(registry: McpRegistry, configs: impl IntoIterator<Item = McpServerConfig>) -> Self {
         let configs = configs.into_iter().map(|c| (c.name.clone(), c)).collect();
-        Self { registry, configs: Arc::new(configs), limits: ResultLimits::default() }
+        Self { registry, configs: Arc::new(configs), limits: ResultLimits::default(), traces: None }
+    }
+
+    /// Records every call's JSON-RPC exchange in `traces` (a failure to record is logged).
+    pub fn with_traces(mut self, traces: TraceStore) -> Self {
+        self.traces = Some(traces);
+        self
     }
 }
 
@@ -84,7 +92,22 @@ impl ToolHost for RegistryTools {
             }
         });
         let options = CallOptions { timeout: None, events: Some(tx) };
-        let result = self.registry.call_tool(&call.server, &call.tool, Some(call.arguments), options, cancel).await;
+        let TracedCall { result, trace } = traced_call(
+            &self.registry,
+            &call.call_id,
+            Some(call.conversation),
+            &call.server,
+            &call.tool,
+            Some(call.arguments),
+            options,
+            cancel,
+        )
+        .await;
+        if let Some(traces) = &self.traces
+            && let Err(e) = traces.record(&trace)
+        {
+            tracing::warn!(server = %call.server, tool = %call.tool, "the call's trace was not stored: {e}");
+        }
         match result {
             Ok(result) => {
                 let converted = for_model(&result, &self.limits);

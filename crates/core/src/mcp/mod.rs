@@ -30,6 +30,7 @@ pub mod oauth;
 pub mod registry;
 pub mod sse;
 pub mod stdio;
+pub mod traces;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -28,6 +28,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 3, name: "conversations", sql: include_str!("migrations/0003_conversations.sql") },
     Migration { version: 4, name: "rag", sql: include_str!("migrations/0004_rag.sql") },
     Migration { version: 6, name: "chat", sql: include_str!("migrations/0006_chat.sql") },
+    Migration { version: 7, name: "mcp traces", sql: include_str!("migrations/0007_mcp_traces.sql") },
 ];
 
 /// The schema version this build writes.
