@@ -85,6 +85,7 @@ pub fn run() {
             commands::servers::set_tool_approval,
             commands::servers::call_tool,
             commands::servers::get_trace,
+            commands::servers::respond_server_request,
             commands::servers::list_prompts,
             commands::servers::get_prompt,
             commands::servers::list_resources,

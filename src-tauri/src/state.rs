@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use patchbay_core::app::views::{KbProgress, ServerLogLine, ServerStatusView};
-use patchbay_core::app::{App, AppEvents};
+use patchbay_core::app::{App, AppEvents, ServerRequestView};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{KeyringStore, SecretStore};
 use patchbay_core::store::Store;
@@ -53,6 +53,10 @@ impl AppEvents for WindowEvents {
 
     fn kb_progress(&self, progress: KbProgress) {
         self.emit("kb_progress", progress);
+    }
+
+    fn server_request(&self, request: ServerRequestView) {
+        self.emit("server_request", request);
     }
 }
 

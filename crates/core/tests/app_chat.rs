@@ -9,7 +9,9 @@ use std::time::Duration;
 use patchbay_core::app::views::{
     ConversationSettings, KbProgress, ServerLogLine, ServerStatusView, TraceStatus, TurnEvent,
 };
-use patchbay_core::app::{App, AppEvents, ApprovalAnswer, ErrorKind, TurnInput};
+use patchbay_core::app::{
+    App, AppEvents, ApprovalAnswer, ErrorKind, ServerRequestResponse, ServerRequestView, TextMessage, TurnInput,
+};
 use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderKind, ProviderProfile};
 use patchbay_core::llm::ContentPart;
 use patchbay_core::mcp::naming::ToolNames;
@@ -19,12 +21,14 @@ use patchbay_core::store::Store;
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 /// Records what the app reports on its own.
 #[derive(Default)]
 pub struct Recorder {
     pub statuses: Mutex<Vec<ServerStatusView>>,
     pub progress: Mutex<Vec<KbProgress>>,
+    pub requests: Mutex<Vec<ServerRequestView>>,
 }
 
 impl AppEvents for Recorder {
@@ -32,6 +36,9 @@ impl AppEvents for Recorder {
         self.statuses.lock().unwrap().push(status);
     }
     fn server_log(&self, _line: ServerLogLine) {}
+    fn server_request(&self, request: ServerRequestView) {
+        self.requests.lock().unwrap().push(request);
+    }
     fn kb_progress(&self, progress: KbProgress) {
         self.progress.lock().unwrap().push(progress);
     }
@@ -383,4 +390,71 @@ async fn the_default_assistant_cites_the_knowledge_base() {
     assert!(model.requests()[0].body.to_string().contains("two tidal bulges"), "the passage reached the model");
     let detail = f.app.get_conversation(&c.id).unwrap();
     assert_eq!(detail.messages[1].citations[0].document, "tides.md");
+}
+
+async fn wait_for_tool(app: &App, tool: &str) {
+    for _ in 0..300 {
+        if app.list_tools(Some("everything")).unwrap().iter().any(|t| t.name == tool) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("server-everything never offered {tool}");
+}
+
+/// Waits for the next dialog the app asks the window to show.
+async fn next_request(events: &Recorder) -> ServerRequestView {
+    for _ in 0..300 {
+        if let Some(r) = events.requests.lock().unwrap().pop() {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no server request reached the window");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampling_and_elicitation_requests_wait_for_the_users_answer() {
+    let model =
+        ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Sampled ", "answer."])]).await.unwrap();
+    let f = open(&model.url(), &[everything(ApprovalMode::Ask)]);
+    wait_ready(&f.app, "everything").await;
+    wait_for_tool(&f.app, "trigger-sampling-request").await;
+
+    let app = f.app.clone();
+    let call = tokio::spawn(async move {
+        let args = json!({"prompt": "tell me a story", "maxTokens": 50});
+        app.call_tool("everything", "trigger-sampling-request", args, CancellationToken::new()).await
+    });
+    let ServerRequestView::Sampling { id, server, messages, .. } = next_request(&f.events).await else {
+        panic!("not a sampling request")
+    };
+    assert_eq!(server, "everything");
+    assert!(messages[0].text.contains("tell me a story"), "{messages:?}");
+    let edited = vec![TextMessage { role: "user".into(), text: "an edited prompt".into() }];
+    f.app
+        .respond_server_request(&id, ServerRequestResponse::ApproveSampling { messages: edited, system_prompt: None })
+        .unwrap();
+    let result = call.await.unwrap().unwrap();
+    assert!(serde_json::to_string(&result.content).unwrap().contains("Sampled answer."), "{result:?}");
+    assert!(model.requests()[0].body.to_string().contains("an edited prompt"), "the model got the edited prompt");
+    assert_eq!(
+        f.app.respond_server_request(&id, ServerRequestResponse::Decline).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
+
+    wait_for_tool(&f.app, "trigger-elicitation-request").await;
+    let app = f.app.clone();
+    let call = tokio::spawn(async move {
+        app.call_tool("everything", "trigger-elicitation-request", json!({}), CancellationToken::new()).await
+    });
+    let ServerRequestView::Elicitation { id, requested_schema, .. } = next_request(&f.events).await else {
+        panic!("not an elicitation request")
+    };
+    assert!(requested_schema["properties"].get("name").is_some(), "{requested_schema}");
+    let content = json!({"name": "Ada Lovelace", "check": true, "integer": 7}).as_object().cloned().unwrap();
+    f.app.respond_server_request(&id, ServerRequestResponse::Accept { content }).unwrap();
+    let result = call.await.unwrap().unwrap();
+    assert!(serde_json::to_string(&result.content).unwrap().contains("Ada Lovelace"), "{result:?}");
+    f.app.shutdown().await;
 }

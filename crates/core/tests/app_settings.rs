@@ -27,6 +27,7 @@ impl AppEvents for Recorder {
         self.statuses.lock().unwrap().push(status);
     }
     fn server_log(&self, _line: ServerLogLine) {}
+    fn server_request(&self, _request: patchbay_core::app::ServerRequestView) {}
     fn kb_progress(&self, progress: KbProgress) {
         self.progress.lock().unwrap().push(progress);
     }

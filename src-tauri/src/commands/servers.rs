@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use patchbay_core::app::ServerRequestResponse;
 use patchbay_core::app::views::{
     DoctorReport, PromptInfo, ResourceInfo, ServerView, ToolInfo, ToolResultView, TraceRecord,
 };
@@ -103,6 +104,15 @@ pub async fn call_tool(
     arguments: serde_json::Value,
 ) -> Result<ToolResultView, IpcError> {
     Ok(state.app()?.call_tool(&server, &tool, arguments, CancellationToken::new()).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn respond_server_request(
+    state: State<'_, AppState>,
+    id: String,
+    response: ServerRequestResponse,
+) -> Result<(), IpcError> {
+    Ok(state.app()?.respond_server_request(&id, response)?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

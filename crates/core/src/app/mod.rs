@@ -16,6 +16,7 @@ mod chat;
 mod diff;
 mod knowledge;
 mod presets;
+mod requests;
 mod servers;
 pub mod views;
 
@@ -35,6 +36,7 @@ use crate::secrets::{SecretError, SecretStore};
 use crate::store::{Store, StoreError};
 
 pub use chat::{ApprovalAnswer, TurnInput};
+pub use requests::{ServerRequestResponse, ServerRequestView, TextMessage};
 pub use views::{ErrorKind, ErrorView};
 
 /// Errors of the app services, each with the [`ErrorKind`] the UI shows.
@@ -165,6 +167,9 @@ pub trait AppEvents: Send + Sync {
     fn server_log(&self, line: views::ServerLogLine);
     /// Indexing made progress (`done == total` when finished).
     fn kb_progress(&self, progress: views::KbProgress);
+    /// A server asks for sampling or elicitation: show the dialog, answer
+    /// with [`App::respond_server_request`].
+    fn server_request(&self, request: ServerRequestView);
 }
 
 /// Reads an environment variable.
@@ -198,6 +203,8 @@ struct Inner {
     runtime: std::sync::OnceLock<tokio::runtime::Handle>,
     /// Re-indexes knowledge-base folders when their files change.
     watcher: Mutex<Option<crate::rag::KbWatcher>>,
+    /// Sampling and elicitation requests waiting for the user, by id.
+    server_requests: Mutex<HashMap<String, tokio::sync::oneshot::Sender<ServerRequestResponse>>>,
     /// Environment lookup for the provider fallback (`OPENAI_API_KEY`, …).
     env: Box<EnvLookup>,
 }
@@ -245,6 +252,7 @@ impl App {
             indexing: Mutex::default(),
             runtime: std::sync::OnceLock::new(),
             watcher: Mutex::default(),
+            server_requests: Mutex::default(),
             env: Box::new(|k| std::env::var(k).ok()),
         };
         Ok(Self { inner: Arc::new(inner) })
@@ -263,6 +271,8 @@ impl App {
     pub fn start(&self) -> Result<(), AppError> {
         let _ = self.inner.runtime.set(tokio::runtime::Handle::current());
         let registry = &self.inner.registry;
+        // Servers learn what the host answers when they start: install the hook first.
+        registry.set_server_requests(requests::hook(&self.inner));
         registry.configure(self.inner.config.servers()?);
         let mut rx = registry.subscribe();
         let weak = Arc::downgrade(&self.inner);
@@ -285,6 +295,8 @@ impl App {
                         let line = views::log_line(&message);
                         app.inner.events.server_log(views::ServerLogLine { server, line });
                     }
+                    // Attached resources are read when a message is sent; nothing to refresh.
+                    McpEvent::ResourceUpdated { .. } => {}
                 }
             }
         });

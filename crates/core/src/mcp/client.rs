@@ -1,6 +1,8 @@
 //! The MCP client side of one connection: the rmcp [`ClientHandler`] that routes
-//! what a server sends (progress, log messages, list changes) to whoever is
-//! waiting for it.
+//! what a server sends (progress, log messages, list changes, resource updates)
+//! to whoever is waiting for it, and answers the server's requests: sampling
+//! and elicitation through the registry's [`ServerRequests`] hook (bounded by
+//! its timeout), roots from the registry's root list.
 //!
 //! Progress notifications carry the progress token of the call that caused them,
 //! so they always reach that call. `notifications/message` has no such field:
@@ -11,18 +13,27 @@
 #![expect(deprecated, reason = "rmcp marks logging deprecated (SEP-2577); servers still send it")]
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientInfo, Implementation, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ProgressToken, RequestId,
+    ClientCapabilities, ClientInfo, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, ErrorCode, ErrorData, FormElicitationCapability, Implementation,
+    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, RequestId,
+    ResourceUpdatedNotificationParam, Role, Root, RootsCapabilities, SamplingCapability, SamplingMessageContentBlock,
+    UrlElicitationCapability,
 };
-use rmcp::service::{InboundStreamOrigin, NotificationContext, RoleClient};
+use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use serde::Serialize;
 use tokio::sync::{broadcast, mpsc};
 
 use super::registry::McpEvent;
+use super::requests::{
+    ElicitationAnswer, ElicitationKind, ElicitationRequest, McpRoot, SamplingMessage, SamplingRequest, SamplingRole,
+    ServerRequests,
+};
+use crate::llm::ContentPart;
 
 /// Something a server reported while a tool call ran.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -125,13 +136,78 @@ impl Drop for RouteGuard {
     }
 }
 
+/// The roots every connection of a registry shares.
+pub(crate) type SharedRoots = Arc<RwLock<Vec<McpRoot>>>;
+
 /// The client handler of one server connection.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct HostHandler {
     pub(crate) server: String,
     pub(crate) routes: CallRoutes,
     pub(crate) events: broadcast::Sender<McpEvent>,
     pub(crate) changed: mpsc::UnboundedSender<ListChanged>,
+    pub(crate) hooks: Arc<dyn ServerRequests>,
+    pub(crate) hook_timeout: Duration,
+    pub(crate) roots: SharedRoots,
+}
+
+impl std::fmt::Debug for HostHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostHandler").field("server", &self.server).finish_non_exhaustive()
+    }
+}
+
+/// The JSON-RPC error code for a request the user (or the host) turned down.
+const USER_REJECTED: ErrorCode = ErrorCode(-1);
+
+fn sampling_parts(block: SamplingMessageContentBlock) -> ContentPart {
+    match block {
+        SamplingMessageContentBlock::Text(t) => ContentPart::Text { text: t.text },
+        SamplingMessageContentBlock::Image(i) => ContentPart::Image { mime_type: i.mime_type, data: i.data },
+        SamplingMessageContentBlock::Audio(a) => ContentPart::Audio { mime_type: a.mime_type, data: a.data },
+        other => ContentPart::text(serde_json::to_string(&other).unwrap_or_default()),
+    }
+}
+
+fn sampling_request(server: &str, params: CreateMessageRequestParams) -> SamplingRequest {
+    let messages = params
+        .messages
+        .into_iter()
+        .map(|m| SamplingMessage {
+            role: match m.role {
+                Role::User => SamplingRole::User,
+                Role::Assistant => SamplingRole::Assistant,
+            },
+            parts: m.content.into_vec().into_iter().map(sampling_parts).collect(),
+        })
+        .collect();
+    let model_hints =
+        params.model_preferences.and_then(|p| p.hints).unwrap_or_default().into_iter().filter_map(|h| h.name).collect();
+    SamplingRequest {
+        server: server.to_owned(),
+        messages,
+        system_prompt: params.system_prompt,
+        max_tokens: params.max_tokens,
+        temperature: params.temperature,
+        stop_sequences: params.stop_sequences.unwrap_or_default(),
+        model_hints,
+    }
+}
+
+fn elicitation_request(server: &str, params: ElicitRequestParams) -> Result<ElicitationRequest, ErrorData> {
+    match params {
+        ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } => {
+            let schema = serde_json::to_value(requested_schema)
+                .map_err(|e| ErrorData::invalid_params(format!("unusable requestedSchema: {e}"), None))?;
+            Ok(ElicitationRequest { server: server.to_owned(), message, kind: ElicitationKind::Form { schema } })
+        }
+        ElicitRequestParams::UrlElicitationParams { message, url, elicitation_id, .. } => Ok(ElicitationRequest {
+            server: server.to_owned(),
+            message,
+            kind: ElicitationKind::Url { url, elicitation_id },
+        }),
+        other => Err(ErrorData::invalid_params(format!("unsupported elicitation mode: {other:?}"), None)),
+    }
 }
 
 fn deliver(tx: Option<mpsc::Sender<CallEvent>>, event: CallEvent) {
@@ -142,6 +218,86 @@ fn deliver(tx: Option<mpsc::Sender<CallEvent>>, event: CallEvent) {
 }
 
 impl ClientHandler for HostHandler {
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        if !self.hooks.supports().sampling {
+            return Err(ErrorData::new(USER_REJECTED, "this host does not answer sampling requests", None));
+        }
+        let request = sampling_request(&self.server, params);
+        let answer = tokio::time::timeout(self.hook_timeout, self.hooks.sample(request, context.ct.clone())).await;
+        match answer {
+            Ok(Ok(reply)) => {
+                let message = rmcp::model::SamplingMessage::assistant_text(reply.text);
+                let mut result = CreateMessageResult::new(message, reply.model);
+                if let Some(reason) = reply.stop_reason {
+                    result = result.with_stop_reason(reason);
+                }
+                Ok(result)
+            }
+            Ok(Err(refusal)) => {
+                Err(ErrorData::new(USER_REJECTED, format!("sampling request refused: {}", refusal.reason), None))
+            }
+            Err(_) => Err(ErrorData::new(
+                USER_REJECTED,
+                format!("sampling request not answered within {}s", self.hook_timeout.as_secs()),
+                None,
+            )),
+        }
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let request = elicitation_request(&self.server, params)?;
+        let support = self.hooks.supports();
+        let supported = match request.kind {
+            ElicitationKind::Form { .. } => support.elicitation_form,
+            ElicitationKind::Url { .. } => support.elicitation_url,
+        };
+        if !supported {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        }
+        let answer = tokio::time::timeout(self.hook_timeout, self.hooks.elicit(request, context.ct.clone()))
+            .await
+            .unwrap_or(ElicitationAnswer::Cancel);
+        Ok(match answer {
+            ElicitationAnswer::Accept { content } => {
+                let result = ElicitResult::new(ElicitationAction::Accept);
+                match content {
+                    Some(content) => result.with_content(serde_json::Value::Object(content)),
+                    None => result,
+                }
+            }
+            ElicitationAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        let roots = self.roots.read().unwrap_or_else(PoisonError::into_inner).clone();
+        let roots = roots
+            .into_iter()
+            .map(|r| match r.name {
+                Some(name) => Root::new(r.uri).with_name(name),
+                None => Root::new(r.uri),
+            })
+            .collect();
+        Ok(ListRootsResult::new(roots))
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.events.send(McpEvent::ResourceUpdated { server: self.server.clone(), uri: params.uri });
+    }
+
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
         let event = CallEvent::Progress { progress: params.progress, total: params.total, message: params.message };
         deliver(self.routes.by_token(&params.progress_token), event);
@@ -171,6 +327,46 @@ impl ClientHandler for HostHandler {
     }
 
     fn get_info(&self) -> ClientInfo {
-        ClientInfo::new(ClientCapabilities::default(), Implementation::new("patchbay", env!("CARGO_PKG_VERSION")))
+        ClientInfo::new(capabilities(self.hooks.supports()), Implementation::new("patchbay", env!("CARGO_PKG_VERSION")))
+    }
+}
+
+/// Roots always (an empty list is a valid answer); sampling and elicitation
+/// only as far as the hook answers them.
+fn capabilities(support: super::requests::HookSupport) -> ClientCapabilities {
+    let mut caps = ClientCapabilities::default();
+    let mut roots = RootsCapabilities::default();
+    roots.list_changed = Some(true);
+    caps.roots = Some(roots);
+    if support.sampling {
+        caps.sampling = Some(SamplingCapability::default());
+    }
+    if support.elicitation_form || support.elicitation_url {
+        let mut elicitation = ElicitationCapability::new();
+        if support.elicitation_form {
+            elicitation = elicitation.with_form(FormElicitationCapability::new());
+        }
+        if support.elicitation_url {
+            elicitation = elicitation.with_url(UrlElicitationCapability::new());
+        }
+        caps.elicitation = Some(elicitation);
+    }
+    caps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::requests::HookSupport;
+
+    #[test]
+    fn only_what_the_hook_answers_is_advertised() {
+        let none = serde_json::to_value(capabilities(HookSupport::default())).unwrap();
+        assert_eq!(none, serde_json::json!({"roots": {"listChanged": true}}));
+        let all = serde_json::to_value(capabilities(HookSupport::ALL)).unwrap();
+        assert_eq!(
+            all,
+            serde_json::json!({"roots": {"listChanged": true}, "sampling": {}, "elicitation": {"form": {}, "url": {}}})
+        );
     }
 }

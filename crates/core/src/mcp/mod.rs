@@ -10,7 +10,10 @@
 //!   launch doctor).
 //! - [`stdio`] owns server processes: own process group, parent-death signal on
 //!   Linux, stderr in a bounded ring buffer, no orphans on shutdown.
-//! - [`client`] routes progress and log notifications to the call that caused them.
+//! - [`client`] routes progress and log notifications to the call that caused them,
+//!   and answers the server's requests.
+//! - [`requests`] defines the [`ServerRequests`] hook for sampling and
+//!   elicitation, and the roots shared with servers.
 //! - [`connect`] opens stdio, streamable HTTP and legacy SSE connections.
 //! - [`sse`] is the legacy HTTP+SSE client transport and the auto-detection probe.
 //! - [`naming`] maps (server, tool) to model-facing tool names and back.
@@ -28,6 +31,7 @@ pub mod launch;
 pub mod naming;
 pub mod oauth;
 pub mod registry;
+pub mod requests;
 pub mod sse;
 pub mod stdio;
 pub mod traces;
@@ -39,7 +43,11 @@ pub use client::{CallEvent, LogMessage};
 pub use connect::TransportKind;
 pub use host::RegistryTools;
 pub use launch::{LaunchReport, LoginEnv};
-pub use registry::{CallOptions, McpEvent, McpRegistry, RegistryOptions, ServerSnapshot, ServerStatus};
+pub use registry::{CallOptions, LogLevel, McpEvent, McpRegistry, RegistryOptions, ServerSnapshot, ServerStatus};
+pub use requests::{
+    DenyAll, ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, McpRoot, Refusal, SamplingMessage,
+    SamplingReply, SamplingRequest, SamplingRole, ServerRequests, sample_with,
+};
 
 use crate::secrets::SecretError;
 

@@ -10,8 +10,15 @@
 //!
 //! The registry is cheap to clone; calls from several conversations run
 //! concurrently over the same connections.
+//!
+//! Per server the registry also remembers a log level (`logging/setLevel`,
+//! sent at every start when the server offers logging) and the resources
+//! subscribed to (`resources/subscribe`, renewed after a restart); updates
+//! arrive as [`McpEvent::ResourceUpdated`]. Requests servers send to the host
+//! go to the [`ServerRequests`] hook; `roots/list` is answered from
+//! [`McpRegistry::set_roots`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -19,7 +26,7 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification, CancelledNotificationParam,
     ClientNotification, ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject, Prompt,
     ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, RequestId, Resource, ResourceTemplate,
-    ServerResult, Tool,
+    RootsListChangedNotification, ServerResult, Tool,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde::Serialize;
@@ -29,9 +36,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::McpError;
 use super::catalogue::Catalogue;
-use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage};
+use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, SharedRoots};
 use super::connect::{self, Connection, Context, StartFailure, TransportKind};
 use super::launch::{LaunchReport, LoginEnv};
+use super::requests::{DenyAll, McpRoot, ServerRequests};
 use super::stdio::StderrLog;
 use crate::config::McpServerConfig;
 use crate::secrets::SecretStore;
@@ -78,6 +86,22 @@ pub enum McpEvent {
     CatalogueChanged { server: String },
     /// A server sent `notifications/message`.
     Log { server: String, message: LogMessage },
+    /// A subscribed resource changed (`notifications/resources/updated`).
+    ResourceUpdated { server: String, uri: String },
+}
+
+/// A `logging/setLevel` level: the server sends messages at this level and above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
 }
 
 /// One server as the settings page shows it.
@@ -110,6 +134,11 @@ pub struct RegistryOptions {
     pub ping_timeout: Duration,
     /// How long a server gets to exit after stdin closes before it is killed.
     pub shutdown_grace: Duration,
+    /// The log level asked of every server that offers logging, at each start
+    /// (`None`: leave the server's default). [`McpRegistry::set_log_level`] overrides it per server.
+    pub log_level: Option<LogLevel>,
+    /// How long a sampling or elicitation request may wait for the user.
+    pub hook_timeout: Duration,
 }
 
 impl Default for RegistryOptions {
@@ -121,6 +150,8 @@ impl Default for RegistryOptions {
             health_interval: Duration::from_secs(30),
             ping_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(2),
+            log_level: Some(LogLevel::Info),
+            hook_timeout: Duration::from_secs(600),
         }
     }
 }
@@ -157,6 +188,10 @@ struct Slot {
     catalogue: RwLock<Catalogue>,
     report: Mutex<Option<LaunchReport>>,
     supervisor: tokio::sync::Mutex<Option<Supervisor>>,
+    /// Set by [`McpRegistry::set_log_level`]; else the registry's default.
+    log_level: Mutex<Option<LogLevel>>,
+    /// Resource URIs subscribed to, renewed at each start.
+    subscriptions: Mutex<BTreeSet<String>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -177,6 +212,8 @@ struct Shared {
     events: broadcast::Sender<McpEvent>,
     env: OnceCell<LoginEnv>,
     servers: RwLock<BTreeMap<String, Arc<Slot>>>,
+    hooks: RwLock<Arc<dyn ServerRequests>>,
+    roots: SharedRoots,
 }
 
 impl Shared {
@@ -228,7 +265,15 @@ impl McpRegistry {
     /// An empty registry; secrets named by server configs are read from `secrets`.
     pub fn new(secrets: Arc<dyn SecretStore>, options: RegistryOptions) -> Self {
         let (events, _) = broadcast::channel(EVENT_BUFFER);
-        let shared = Shared { secrets, options, events, env: OnceCell::new(), servers: RwLock::default() };
+        let shared = Shared {
+            secrets,
+            options,
+            events,
+            env: OnceCell::new(),
+            servers: RwLock::default(),
+            hooks: RwLock::new(Arc::new(DenyAll)),
+            roots: SharedRoots::default(),
+        };
         Self { inner: Arc::new(Inner { shared: Arc::new(shared), root: CancellationToken::new() }) }
     }
 
@@ -240,6 +285,43 @@ impl McpRegistry {
 
     fn shared(&self) -> &Arc<Shared> {
         &self.inner.shared
+    }
+
+    /// Answers servers' sampling and elicitation requests with `hooks` (the
+    /// default, [`DenyAll`], refuses them). Servers learn what the host answers
+    /// when they start: set this before starting them.
+    pub fn set_server_requests(&self, hooks: Arc<dyn ServerRequests>) {
+        *write(&self.shared().hooks) = hooks;
+    }
+
+    /// The roots shared with servers through `roots/list`.
+    pub fn roots(&self) -> Vec<McpRoot> {
+        read(&self.shared().roots).clone()
+    }
+
+    /// Replaces the shared roots and, when they changed, tells every ready
+    /// server (`notifications/roots/list_changed`).
+    pub async fn set_roots(&self, roots: Vec<McpRoot>) {
+        {
+            let mut current = write(&self.shared().roots);
+            if *current == roots {
+                return;
+            }
+            *current = roots;
+        }
+        let peers: Vec<(String, Peer<RoleClient>)> = self.ready_peers();
+        for (name, peer) in peers {
+            let notification =
+                ClientNotification::RootsListChangedNotification(RootsListChangedNotification::default());
+            if let Err(e) = peer.send_notification(notification).await {
+                tracing::warn!(server = %name, error = %e, "could not announce changed roots");
+            }
+        }
+    }
+
+    fn ready_peers(&self) -> Vec<(String, Peer<RoleClient>)> {
+        let slots: Vec<Arc<Slot>> = read(&self.shared().servers).values().cloned().collect();
+        slots.iter().filter_map(|s| read(&s.live).as_ref().map(|l| (s.name.clone(), l.peer.clone()))).collect()
     }
 
     /// Adds servers, or replaces their configuration (used from their next start).
@@ -258,6 +340,8 @@ impl McpRegistry {
                         catalogue: RwLock::default(),
                         report: Mutex::default(),
                         supervisor: tokio::sync::Mutex::default(),
+                        log_level: Mutex::default(),
+                        subscriptions: Mutex::default(),
                     };
                     servers.insert(config.name, Arc::new(slot));
                 }
@@ -493,6 +577,43 @@ impl McpRegistry {
         }
     }
 
+    /// Asks a server to send log messages at `level` and above
+    /// (`logging/setLevel`), now if it is ready and at each later start.
+    pub async fn set_log_level(&self, server: &str, level: LogLevel, ct: CancellationToken) -> Result<(), McpError> {
+        *lock(&self.slot(server)?.log_level) = Some(level);
+        match self.request(server, set_level_request(level), CallOptions::default(), ct).await? {
+            ServerResult::EmptyResult(_) => Ok(()),
+            other => Err(unexpected(server, &other)),
+        }
+    }
+
+    /// Subscribes to changes of the resource `uri` (`resources/subscribe`);
+    /// they arrive as [`McpEvent::ResourceUpdated`]. Renewed after a restart.
+    pub async fn subscribe_resource(&self, server: &str, uri: &str, ct: CancellationToken) -> Result<(), McpError> {
+        let request = subscription_request(uri, true);
+        match self.request(server, request, CallOptions::default(), ct).await? {
+            ServerResult::EmptyResult(_) => {
+                lock(&self.slot(server)?.subscriptions).insert(uri.to_owned());
+                Ok(())
+            }
+            other => Err(unexpected(server, &other)),
+        }
+    }
+
+    /// Ends a subscription (`resources/unsubscribe`).
+    pub async fn unsubscribe_resource(&self, server: &str, uri: &str, ct: CancellationToken) -> Result<(), McpError> {
+        lock(&self.slot(server)?.subscriptions).remove(uri);
+        match self.request(server, subscription_request(uri, false), CallOptions::default(), ct).await? {
+            ServerResult::EmptyResult(_) => Ok(()),
+            other => Err(unexpected(server, &other)),
+        }
+    }
+
+    /// Resource URIs subscribed to on `server`.
+    pub fn subscriptions(&self, server: &str) -> Result<Vec<String>, McpError> {
+        Ok(lock(&self.slot(server)?.subscriptions).iter().cloned().collect())
+    }
+
     /// Pings a ready server.
     pub async fn ping(&self, server: &str) -> Result<(), McpError> {
         let (live, _) = self.live(server)?;
@@ -523,6 +644,56 @@ impl McpRegistry {
         // Answered (or timed out, which rmcp already reported to the server).
         cancel.peer = None;
         outcome
+    }
+}
+
+#[expect(deprecated, reason = "rmcp marks logging deprecated (SEP-2577); servers still offer it")]
+fn set_level_request(level: LogLevel) -> ClientRequest {
+    use rmcp::model::{LoggingLevel, SetLevelRequest, SetLevelRequestParams};
+    let level = match level {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Notice => LoggingLevel::Notice,
+        LogLevel::Warning => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+        LogLevel::Critical => LoggingLevel::Critical,
+        LogLevel::Alert => LoggingLevel::Alert,
+        LogLevel::Emergency => LoggingLevel::Emergency,
+    };
+    ClientRequest::SetLevelRequest(SetLevelRequest::new(SetLevelRequestParams::new(level)))
+}
+
+#[expect(deprecated, reason = "resources/subscribe is what servers before 2026-07-28 speak")]
+fn subscription_request(uri: &str, subscribe: bool) -> ClientRequest {
+    use rmcp::model::{SubscribeRequest, SubscribeRequestParams, UnsubscribeRequest, UnsubscribeRequestParams};
+    if subscribe {
+        ClientRequest::SubscribeRequest(SubscribeRequest::new(SubscribeRequestParams::new(uri)))
+    } else {
+        ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(UnsubscribeRequestParams::new(uri)))
+    }
+}
+
+/// After a (re)start: the log level and the subscriptions the server had.
+/// Failures are logged, not fatal: the server still works without them.
+async fn restore(shared: &Shared, slot: &Slot, peer: &Peer<RoleClient>, timeout: Duration) {
+    let info = peer.peer_info();
+    let caps = info.as_ref().map(|i| &i.capabilities);
+    let level = lock(&slot.log_level).or(shared.options.log_level);
+    let mut requests = Vec::new();
+    if let Some(level) = level.filter(|_| caps.is_some_and(|c| c.logging.is_some())) {
+        requests.push(set_level_request(level));
+    }
+    let subscriptions: Vec<String> = lock(&slot.subscriptions).iter().cloned().collect();
+    requests.extend(subscriptions.iter().map(|uri| subscription_request(uri, true)));
+    for request in requests {
+        let options = PeerRequestOptions::with_timeout(timeout);
+        let outcome = match peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle.await_response().await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = outcome {
+            tracing::warn!(server = %slot.name, error = %e, "restoring the log level or a subscription failed");
+        }
     }
 }
 
@@ -616,6 +787,9 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
         routes: routes.clone(),
         events: shared.events.clone(),
         changed: changed_tx,
+        hooks: read(&shared.hooks).clone(),
+        hook_timeout: shared.options.hook_timeout,
+        roots: shared.roots.clone(),
     };
     let env = shared.env().await;
     let cx = Context { env, secrets: &shared.secrets, stderr: &slot.stderr, handler, ct: stop.child_token() };
@@ -631,11 +805,12 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
     let peer = service.peer().clone();
     let pid = child.as_ref().and_then(|c| c.pid());
     *write(&slot.catalogue) = catalogue;
+    let call_timeout = Duration::from_secs(config.timeouts.call_secs);
+    restore(shared, slot, &peer, call_timeout).await;
     *write(&slot.live) = Some(Live { peer: peer.clone(), routes, kind, pid });
     let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });
     shared.set_status(slot, ServerStatus::Ready);
 
-    let call_timeout = Duration::from_secs(config.timeouts.call_secs);
     let mut health = tokio::time::interval(shared.options.health_interval);
     health.tick().await;
     let waiting = service.waiting();

@@ -1,0 +1,176 @@
+//! Sampling and elicitation requests from servers, answered by the user.
+//!
+//! [`WindowRequests`] is the registry's [`ServerRequests`] hook in the app:
+//! each request becomes a [`ServerRequestView`] sent through
+//! [`AppEvents::server_request`](super::AppEvents::server_request) (the
+//! window shows a dialog) and waits, keyed by a fresh id, until
+//! [`App::respond_server_request`] answers it or the server cancels it. An
+//! approved sampling request (possibly edited by the user) runs on the first
+//! configured provider's default model.
+
+use std::sync::{Arc, Weak};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::{App, AppError, Inner, lock};
+use crate::agent::resolve_provider;
+use crate::llm::ContentPart;
+use crate::mcp::{
+    ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, Refusal, SamplingMessage, SamplingReply,
+    SamplingRequest, SamplingRole, ServerRequests, sample_with,
+};
+
+/// A message of a sampling request as the dialog shows (and edits) it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextMessage {
+    /// `user` or `assistant`.
+    pub role: String,
+    pub text: String,
+}
+
+/// What the window is asked to show.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ServerRequestView {
+    Sampling { id: String, server: String, messages: Vec<TextMessage>, system_prompt: Option<String>, max_tokens: u32 },
+    Elicitation { id: String, server: String, message: String, requested_schema: serde_json::Value },
+}
+
+/// The user's answer.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ServerRequestResponse {
+    /// Run the sampling request with these (possibly edited) messages.
+    ApproveSampling {
+        messages: Vec<TextMessage>,
+        system_prompt: Option<String>,
+    },
+    /// Submit the elicitation form (or confirm a URL was visited).
+    Accept {
+        content: serde_json::Map<String, serde_json::Value>,
+    },
+    Decline,
+    Cancel,
+}
+
+/// The registry's hook: asks the window, waits for the answer.
+struct WindowRequests {
+    inner: Weak<Inner>,
+}
+
+impl WindowRequests {
+    /// Shows `view` (made with the request's id) and waits for the user or `ct`.
+    async fn ask(
+        &self,
+        view: impl FnOnce(String) -> ServerRequestView,
+        ct: &CancellationToken,
+    ) -> Option<ServerRequestResponse> {
+        let inner = self.inner.upgrade()?;
+        let id = uuid::Uuid::new_v4().to_string();
+        let (tx, rx) = oneshot::channel();
+        lock(&inner.server_requests).insert(id.clone(), tx);
+        inner.events.server_request(view(id.clone()));
+        drop(inner);
+        let answer = tokio::select! {
+            () = ct.cancelled() => None,
+            answer = rx => answer.ok(),
+        };
+        if let Some(inner) = self.inner.upgrade() {
+            lock(&inner.server_requests).remove(&id);
+        }
+        answer
+    }
+}
+
+fn text_of(parts: &[ContentPart]) -> String {
+    parts
+        .iter()
+        .map(|p| match p {
+            ContentPart::Text { text } => text.clone(),
+            ContentPart::Image { mime_type, .. } | ContentPart::Audio { mime_type, .. } => format!("[{mime_type}]"),
+            ContentPart::ResourceLink { uri, .. } => format!("[{uri}]"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[async_trait::async_trait]
+impl ServerRequests for WindowRequests {
+    fn supports(&self) -> HookSupport {
+        HookSupport::ALL
+    }
+
+    async fn sample(&self, request: SamplingRequest, ct: CancellationToken) -> Result<SamplingReply, Refusal> {
+        let messages = request
+            .messages
+            .iter()
+            .map(|m| TextMessage {
+                role: if m.role == SamplingRole::User { "user" } else { "assistant" }.into(),
+                text: text_of(&m.parts),
+            })
+            .collect();
+        let server = request.server.clone();
+        let (system_prompt, max_tokens) = (request.system_prompt.clone(), request.max_tokens);
+        let answer =
+            self.ask(|id| ServerRequestView::Sampling { id, server, messages, system_prompt, max_tokens }, &ct).await;
+        let Some(ServerRequestResponse::ApproveSampling { messages, system_prompt }) = answer else {
+            return Err(Refusal::new("the user declined the sampling request"));
+        };
+        let edited = SamplingRequest {
+            messages: messages
+                .into_iter()
+                .map(|m| SamplingMessage {
+                    role: if m.role == "assistant" { SamplingRole::Assistant } else { SamplingRole::User },
+                    parts: vec![ContentPart::text(m.text)],
+                })
+                .collect(),
+            system_prompt,
+            ..request
+        };
+        let inner = self.inner.upgrade().ok_or_else(|| Refusal::new("Patchbay is closing"))?;
+        let env = &inner.env;
+        let resolved = resolve_provider(&inner.config, inner.secrets.as_ref(), None, &|k| env(k))
+            .map_err(|e| Refusal::new(format!("no model to answer with: {e}")))?;
+        let provider = resolved.build(inner.secrets.as_ref()).map_err(|e| Refusal::new(e.to_string()))?;
+        let model = resolved.profile.default_model.clone();
+        drop(inner);
+        sample_with(provider.as_ref(), &model, &edited, ct).await.map_err(|e| Refusal::new(e.to_string()))
+    }
+
+    async fn elicit(&self, request: ElicitationRequest, ct: CancellationToken) -> ElicitationAnswer {
+        let (message, schema) = match &request.kind {
+            ElicitationKind::Form { schema } => (request.message.clone(), schema.clone()),
+            ElicitationKind::Url { url, .. } => {
+                (format!("{}\n\nOpen {url} in your browser, then continue.", request.message), serde_json::json!({}))
+            }
+        };
+        let server = request.server.clone();
+        let view = |id| ServerRequestView::Elicitation { id, server, message, requested_schema: schema };
+        match self.ask(view, &ct).await {
+            Some(ServerRequestResponse::Accept { content }) => match request.kind {
+                ElicitationKind::Url { .. } => ElicitationAnswer::Accept { content: None },
+                _ => ElicitationAnswer::Accept { content: Some(content) },
+            },
+            Some(ServerRequestResponse::Decline) => ElicitationAnswer::Decline,
+            _ => ElicitationAnswer::Cancel,
+        }
+    }
+}
+
+impl App {
+    /// Answers a sampling or elicitation dialog.
+    pub fn respond_server_request(&self, id: &str, response: ServerRequestResponse) -> Result<(), AppError> {
+        let waiting = lock(&self.inner.server_requests).remove(id);
+        let waiting = waiting.ok_or_else(|| AppError::NotWaiting(format!("no server request {id} is waiting")))?;
+        // The server may have given up meanwhile; then nobody listens and that is fine.
+        let _ = waiting.send(response);
+        Ok(())
+    }
+}
+
+/// The hook the app installs in its registry.
+pub(super) fn hook(inner: &Arc<Inner>) -> Arc<dyn ServerRequests> {
+    Arc::new(WindowRequests { inner: Arc::downgrade(inner) })
+}
