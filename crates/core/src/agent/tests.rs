@@ -119,7 +119,7 @@ fn spec(name: &str) -> ToolSpec {
 impl ToolHost for TestTools {
     async fn list_tools(&self, cancel: CancellationToken) -> Vec<HostedTool> {
         let approval = if self.ask { ApprovalMode::Ask } else { ApprovalMode::Allow };
-        let mut tools: Vec<HostedTool> = ["echo", "fail", "slow", "wait_cancel", "forbidden"]
+        let mut tools: Vec<HostedTool> = ["echo", "fail", "slow", "wait_cancel", "forbidden", "late_log"]
             .iter()
             .map(|name| HostedTool {
                 spec: spec(&format!("test__{name}")),
@@ -142,6 +142,14 @@ impl ToolHost for TestTools {
                 ToolOutput::text(serde_json::Value::Object(call.arguments).to_string())
             }
             "fail" => ToolOutput::error("disk on fire"),
+            "late_log" => {
+                // A server's notification that arrives after the answer (and the turn's end).
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    events.log("info", "too late");
+                });
+                ToolOutput::text("done")
+            }
             "slow" => {
                 let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
                 self.max_running.fetch_max(now, Ordering::SeqCst);
@@ -348,6 +356,18 @@ async fn failing_missing_and_malformed_calls_become_error_results() {
     let second = &provider.requests()[1];
     let errors = second.messages.iter().filter(|m| matches!(m, ChatMessage::Tool { is_error: true, .. })).count();
     assert_eq!(errors, 5, "the model sees every failure");
+}
+
+#[tokio::test]
+async fn done_is_always_the_last_event_even_when_a_tool_reports_late() {
+    let f = fixture();
+    let mut round1 = call(0, "l", "test__late_log", "{}");
+    round1.push(finish(FinishReason::ToolCalls));
+    let provider = Scripted::new(vec![round1, vec![text("ok"), finish(FinishReason::Stop)]]);
+    let turn = f.agent.start(f.send(provider, Arc::default(), "go")).unwrap();
+    let events = collect(turn).await;
+    assert_eq!(done(&events), MessageStatus::Complete);
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::ToolLog { .. })), "{events:?}");
 }
 
 #[tokio::test]

@@ -159,6 +159,8 @@ fn lock(p: &Pending) -> std::sync::MutexGuard<'_, HashMap<ApprovalId, oneshot::S
 #[derive(Debug)]
 pub struct Turn {
     events: mpsc::UnboundedReceiver<AgentEvent>,
+    /// `Done` was yielded: the stream is over, whatever a tool still reports.
+    finished: bool,
     control: TurnControl,
     user_message: MessageId,
     assistant_message: MessageId,
@@ -185,7 +187,14 @@ impl Stream for Turn {
     type Item = AgentEvent;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
-        self.events.poll_recv(cx)
+        if self.finished {
+            return Poll::Ready(None);
+        }
+        let next = self.events.poll_recv(cx);
+        if let Poll::Ready(Some(AgentEvent::Done { .. })) = &next {
+            self.finished = true;
+        }
+        next
     }
 }
 
@@ -262,7 +271,7 @@ impl Agent {
             limits: request.limits,
         };
         tokio::spawn(runner.run());
-        Ok(Turn { events, control, user_message, assistant_message })
+        Ok(Turn { events, finished: false, control, user_message, assistant_message })
     }
 }
 
