@@ -20,13 +20,16 @@ use tokio_util::sync::CancellationToken;
 struct Recorder {
     statuses: Mutex<Vec<ServerStatusView>>,
     progress: Mutex<Vec<KbProgress>>,
+    logs: Mutex<Vec<ServerLogLine>>,
 }
 
 impl AppEvents for Recorder {
     fn server_status(&self, status: ServerStatusView) {
         self.statuses.lock().unwrap().push(status);
     }
-    fn server_log(&self, _line: ServerLogLine) {}
+    fn server_log(&self, line: ServerLogLine) {
+        self.logs.lock().unwrap().push(line);
+    }
     fn server_request(&self, _request: patchbay_core::app::ServerRequestView) {}
     fn kb_progress(&self, progress: KbProgress) {
         self.progress.lock().unwrap().push(progress);
@@ -127,6 +130,10 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     wait_state(&f.app, "everything", "ready").await;
     wait_state(&f.app, "missing", "failed").await;
     assert!(f.events.statuses.lock().unwrap().iter().any(|s| s.server == "everything" && s.state == "ready"));
+    // Its stderr reaches the window live, and the tail is kept.
+    let live = f.events.logs.lock().unwrap().iter().any(|l| l.server == "everything" && l.line.contains("Starting"));
+    assert!(live, "{:?}", f.events.logs.lock().unwrap());
+    assert!(f.app.server_logs("everything").unwrap().iter().any(|l| l.contains("Starting")));
     // The token went to the secret store; the config holds its name.
     let stored = f.app.list_servers().unwrap().into_iter().find(|s| s.config.name == "everything").unwrap();
     assert!(!serde_json::to_string(&stored.config).unwrap().contains("tok-123"));

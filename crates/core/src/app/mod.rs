@@ -163,7 +163,7 @@ fn llm_kind(e: &LlmError) -> ErrorKind {
 pub trait AppEvents: Send + Sync {
     /// A server's state or tool count changed.
     fn server_status(&self, status: views::ServerStatusView);
-    /// An MCP server logged a message (`notifications/message`).
+    /// A server wrote a line to stderr, or logged a message (`notifications/message`).
     fn server_log(&self, line: views::ServerLogLine);
     /// Indexing made progress (`done == total` when finished).
     fn kb_progress(&self, progress: views::KbProgress);
@@ -293,6 +293,9 @@ impl App {
                     }
                     McpEvent::Log { server, message } => {
                         let line = views::log_line(&message);
+                        app.inner.events.server_log(views::ServerLogLine { server, line });
+                    }
+                    McpEvent::Stderr { server, line } => {
                         app.inner.events.server_log(views::ServerLogLine { server, line });
                     }
                     // Attached resources are read when a message is sent; nothing to refresh.

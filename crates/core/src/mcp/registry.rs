@@ -88,6 +88,8 @@ pub enum McpEvent {
     Log { server: String, message: LogMessage },
     /// A subscribed resource changed (`notifications/resources/updated`).
     ResourceUpdated { server: String, uri: String },
+    /// A stdio server wrote a line to stderr.
+    Stderr { server: String, line: String },
 }
 
 /// A `logging/setLevel` level: the server sends messages at this level and above.
@@ -331,11 +333,16 @@ impl McpRegistry {
             match servers.get(&config.name) {
                 Some(slot) => *lock(&slot.config) = config,
                 None => {
+                    let (events, server) = (self.shared().events.clone(), config.name.clone());
+                    let live_lines = move |line: &str| {
+                        // Nobody subscribed is fine: the tail is kept anyway.
+                        let _ = events.send(McpEvent::Stderr { server: server.clone(), line: line.to_owned() });
+                    };
                     let slot = Slot {
                         name: config.name.clone(),
                         config: Mutex::new(config.clone()),
                         status: watch::channel(ServerStatus::Stopped).0,
-                        stderr: StderrLog::default(),
+                        stderr: StderrLog::with_listener(Arc::new(live_lines)),
                         live: RwLock::default(),
                         catalogue: RwLock::default(),
                         report: Mutex::default(),

@@ -24,13 +24,28 @@ pub const STDERR_LINES: usize = 500;
 /// Longest stderr line kept; the rest of a longer line is dropped.
 const MAX_LINE: usize = 4096;
 
+/// Called with each new stderr line, as it arrives.
+pub type LineListener = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// The last [`STDERR_LINES`] lines a server wrote to stderr. Cheap to clone.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct StderrLog {
     lines: Arc<Mutex<VecDeque<String>>>,
+    listener: Option<LineListener>,
+}
+
+impl std::fmt::Debug for StderrLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StderrLog").field("lines", &self.lines).finish_non_exhaustive()
+    }
 }
 
 impl StderrLog {
+    /// A log that also passes every new line to `listener` (live logs in the UI).
+    pub fn with_listener(listener: LineListener) -> Self {
+        Self { lines: Arc::default(), listener: Some(listener) }
+    }
+
     /// The last `n` lines, oldest first.
     pub fn tail(&self, n: usize) -> Vec<String> {
         let lines = self.lines.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -39,6 +54,9 @@ impl StderrLog {
 
     /// Appends a line, dropping the oldest beyond the limit.
     pub fn push(&self, line: String) {
+        if let Some(listener) = &self.listener {
+            listener(&line);
+        }
         let mut lines = self.lines.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if lines.len() == STDERR_LINES {
             lines.pop_front();
