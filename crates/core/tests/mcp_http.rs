@@ -82,9 +82,8 @@ async fn everything_over_streamable_http_with_progress_and_recovery_after_a_serv
     assert!(text(&long).contains("completed"));
     // The last notification may race the result over HTTP; the first cannot. (Log messages,
     // such as the server noting the host's roots, may come along too.)
-    let progress: Vec<CallEvent> = std::iter::from_fn(|| rx.try_recv().ok())
-        .filter(|e| matches!(e, CallEvent::Progress { .. }))
-        .collect();
+    let progress: Vec<CallEvent> =
+        std::iter::from_fn(|| rx.try_recv().ok()).filter(|e| matches!(e, CallEvent::Progress { .. })).collect();
     assert!(!progress.is_empty() && progress.len() <= 2, "{progress:?}");
     assert_eq!(progress[0], CallEvent::Progress { progress: 1.0, total: Some(2.0), message: None });
 
