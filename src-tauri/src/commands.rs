@@ -18,8 +18,10 @@ pub async fn app_info(state: State<'_, AppState>) -> Result<AppInfo, IpcError> {
     let core = state.core()?;
     // The keyring probe talks D-Bus: keep it off the async runtime's threads.
     let (dir, store, secrets) = (core.dir.clone(), core.store.clone(), core.secrets.clone());
-    tauri::async_runtime::spawn_blocking(move || AppInfo::gather(&dir, &store, secrets.as_ref()))
+    let info = tauri::async_runtime::spawn_blocking(move || AppInfo::gather(&dir, &store, secrets.as_ref()))
         .await
         .map_err(|e| IpcError::new(crate::IpcErrorKind::Internal, e))?
-        .map_err(IpcError::from)
+        .map_err(IpcError::from)?;
+    crate::startup::answered();
+    Ok(info)
 }

@@ -8,6 +8,8 @@
 
 mod commands;
 mod error;
+mod instance;
+mod startup;
 mod state;
 
 pub use error::{IpcError, IpcErrorKind};
@@ -34,14 +36,21 @@ pub fn run() {
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("PATCHBAY_LOG"))
         .with_writer(std::io::stderr)
         .init();
-    let state = state::AppState::open(data_dir_arg(std::env::args().skip(1)));
+    let requested_dir = data_dir_arg(std::env::args().skip(1));
+    let data_dir = patchbay_core::paths::DataDir::resolve(requested_dir.clone()).ok();
+    let state = state::AppState::open(requested_dir);
     if let Err(e) = &state.core {
         tracing::error!("Patchbay started without its core: {e}");
     }
+    let context = tauri::generate_context!();
     let result = tauri::Builder::default()
+        // Single instance first: a second launch must exit before anything else starts.
+        .plugin(instance::single_instance(&context.config().identifier, data_dir.as_ref()))
+        .plugin(instance::window_state(data_dir.as_ref()))
+        .on_page_load(startup::on_page_load)
         .manage(state)
         .invoke_handler(tauri::generate_handler![commands::ping, commands::app_info])
-        .run(tauri::generate_context!());
+        .run(context);
     if let Err(e) = result {
         eprintln!("error: Patchbay could not start its window: {e}");
         std::process::exit(1);

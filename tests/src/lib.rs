@@ -7,4 +7,4 @@
 pub mod app;
 pub mod webdriver;
 
-pub use app::{App, AppOptions};
+pub use app::{App, AppOptions, Spawned};
