@@ -45,6 +45,13 @@ ensure_ui_deps() {
   fi
 }
 
+ensure_tauri_driver() {
+  if ! command -v tauri-driver >/dev/null; then
+    say "Installing tauri-driver (cargo install, about 90 s)"
+    cargo install tauri-driver --locked --quiet
+  fi
+}
+
 build_ui() {
   say "Building the UI (vite build)"
   (cd "$ROOT/ui" && npx --no-install vite build --logLevel warn)

@@ -8,10 +8,7 @@ start=$(date +%s)
 require_toolchains
 ensure_packages "${APP_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
 ensure_ui_deps
-if ! command -v tauri-driver >/dev/null; then
-  say "Installing tauri-driver (cargo install, about 90 s)"
-  cargo install tauri-driver --locked --quiet
-fi
+ensure_tauri_driver
 say "Installing pinned MCP test peers (cached in $CACHE/peers)"
 bash "$ROOT/tests/peers/install.sh"
 export PATCHBAY_PEERS="$CACHE/peers"

@@ -8,6 +8,8 @@
 
 mod commands;
 mod error;
+mod instance;
+mod startup;
 mod state;
 
 pub use error::{IpcError, IpcErrorKind};
@@ -37,14 +39,22 @@ pub fn run() {
         .with_writer(std::io::stderr)
         .init();
     let state = state::AppState::open(data_dir_arg(std::env::args().skip(1)));
+    // The instance lock and the window geometry belong to the data dir that opened.
+    let data_dir = state.core().ok().map(|core| core.dir.clone());
     if let Err(e) = &state.core {
         tracing::error!("Patchbay started without its core: {e}");
     }
     let handle = state.handle.clone();
     let services = state.app().ok();
+    let context = tauri::generate_context!();
     let result = tauri::Builder::default()
+        // Single instance first: a second launch must exit before anything else starts.
+        .plugin(instance::single_instance(&context.config().identifier, data_dir.as_ref()))
+        .plugin(instance::window_state(data_dir.as_ref()))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())
+        .on_window_event(instance::save_geometry_when_settled)
+        .on_page_load(startup::on_page_load)
         .manage(state)
         .setup(move |app| {
             // Events reach the window from now on; start the MCP servers.
@@ -110,7 +120,7 @@ pub fn run() {
             commands::knowledge::kb_documents,
             commands::knowledge::kb_search,
         ])
-        .build(tauri::generate_context!());
+        .build(context);
     let app = match result {
         Ok(app) => app,
         Err(e) => {

@@ -86,6 +86,7 @@ impl App {
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
         // Its own process group, so that Drop can stop WebKitWebDriver and the app with it.
+        #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         for (k, v) in &opts.env {
             cmd.env(k, v);
@@ -121,6 +122,21 @@ impl App {
         Ok(Self { session, data_dir, driver, _tmp: tmp, name: name.to_owned(), _turn: turn })
     }
 
+    /// Ends the session and waits up to 10 s for the app to exit by itself, so that its
+    /// exit handlers run (the window state is saved on exit), before the driver is stopped.
+    pub fn close(self) -> Result<()> {
+        self.session.close()?;
+        let app = app_binary()?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while app_running(self.driver.id(), &app)? {
+            if Instant::now() > deadline {
+                bail!("the app did not exit within 10 s of the session's end");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok(())
+    }
+
     /// Saves a screenshot under `tests/artifacts/<test>-<label>.png` and returns its path.
     pub fn screenshot(&self, label: &str) -> Result<PathBuf> {
         let dir = artifacts_dir();
@@ -150,7 +166,70 @@ impl Drop for App {
     }
 }
 
+/// A process started directly, not through tauri-driver (e.g. a second app instance),
+/// in its own process group. Dropping it stops the process and everything it started.
+pub struct Spawned {
+    pub child: Child,
+}
+
+impl Spawned {
+    /// Spawns `cmd` in a new process group.
+    pub fn spawn(cmd: &mut Command) -> Result<Self> {
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(cmd, 0);
+        let child = cmd.spawn().with_context(|| format!("starting {:?}", cmd.get_program()))?;
+        Ok(Self { child })
+    }
+
+    /// Waits up to `timeout` for the process to exit and returns its status.
+    pub fn wait_timeout(&mut self, timeout: Duration) -> Result<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                return Ok(status);
+            }
+            if Instant::now() > deadline {
+                bail!("process {} still running after {timeout:?}", self.child.id());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        kill_group(&mut self.child);
+    }
+}
+
+/// Whether `app` runs in the process group of `driver` (the group a test's driver and app share).
+#[cfg(unix)]
+fn app_running(driver: u32, app: &Path) -> Result<bool> {
+    let status = Command::new("pgrep")
+        .args(["-g", &driver.to_string(), "-f", "--"])
+        .arg(app)
+        .stdout(Stdio::null())
+        .status()
+        .context("running pgrep")?;
+    Ok(status.success())
+}
+
+/// Without process groups the app cannot be told apart: it is taken as gone.
+#[cfg(not(unix))]
+fn app_running(_driver: u32, _app: &Path) -> Result<bool> {
+    Ok(false)
+}
+
 /// Stops tauri-driver and everything it started (WebKitWebDriver, the app).
+#[cfg(not(unix))]
+fn kill_group(driver: &mut Child) {
+    // No process groups: tauri-driver closes its native driver when it ends.
+    let _ = driver.kill();
+    let _ = driver.wait();
+}
+
+/// Stops tauri-driver and everything it started (WebKitWebDriver, the app).
+#[cfg(unix)]
 fn kill_group(driver: &mut Child) {
     let group = format!("-{}", driver.id());
     let _ = Command::new("kill").args(["-TERM", "--", &group]).status();

@@ -7,5 +7,5 @@
 pub mod app;
 pub mod webdriver;
 
-pub use app::{App, AppOptions};
+pub use app::{App, AppOptions, Spawned};
 pub use webdriver::Session;

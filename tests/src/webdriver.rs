@@ -138,6 +138,18 @@ impl Session {
         self.post("/execute/sync", json!({ "script": script, "args": args }))
     }
 
+    /// The window's outer size: `(width, height)`.
+    pub fn window_size(&self) -> Result<(u64, u64)> {
+        let rect = self.get("/window/rect")?;
+        let dim = |k: &str| rect[k].as_f64().map(|v| v.round() as u64).with_context(|| format!("no {k} in {rect}"));
+        Ok((dim("width")?, dim("height")?))
+    }
+
+    /// Resizes the window.
+    pub fn set_window_size(&self, width: u64, height: u64) -> Result<()> {
+        self.post("/window/rect", json!({ "width": width, "height": height })).map(drop)
+    }
+
     /// A PNG screenshot of the window.
     pub fn screenshot(&self) -> Result<Vec<u8>> {
         let b64 = self.get("/screenshot")?;

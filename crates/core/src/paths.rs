@@ -95,6 +95,15 @@ impl DataDir {
         &self.0
     }
 
+    /// A short, stable fingerprint of the path (12 hex digits of its SHA-256): what keys
+    /// per-data-dir resources outside it, such as keyring entries and the desktop app's
+    /// single-instance lock.
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(self.0.as_os_str().as_encoded_bytes());
+        hex::encode(digest)[..12].to_owned()
+    }
+
     /// The SQLite database inside it.
     pub fn database(&self) -> PathBuf {
         self.0.join("patchbay.db")
@@ -149,6 +158,15 @@ mod tests {
         assert!(dir.path().is_absolute());
         assert!(dir.path().ends_with("relative/dir"));
         assert_eq!(dir.database(), dir.path().join("patchbay.db"));
+    }
+
+    #[test]
+    fn fingerprints_differ_by_path_and_are_stable() {
+        let a = DataDir::new("/data/a");
+        assert_eq!(a.fingerprint(), DataDir::new("/data/a").fingerprint());
+        assert_ne!(a.fingerprint(), DataDir::new("/data/b").fingerprint());
+        assert_eq!(a.fingerprint().len(), 12);
+        assert!(a.fingerprint().chars().all(|c| c.is_ascii_hexdigit()));
     }
 
     #[test]

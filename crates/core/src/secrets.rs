@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::paths::DataDir;
 
@@ -82,8 +81,7 @@ pub struct KeyringStore {
 impl KeyringStore {
     /// A store whose entries belong to `dir` only.
     pub fn for_data_dir(dir: &DataDir) -> Self {
-        let digest = Sha256::digest(dir.path().as_os_str().as_encoded_bytes());
-        Self { service: format!("patchbay/{}", &hex::encode(digest)[..12]) }
+        Self { service: format!("patchbay/{}", dir.fingerprint()) }
     }
 
     /// The keyring service name the entries are filed under.

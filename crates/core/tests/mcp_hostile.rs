@@ -2,6 +2,9 @@
 //! child-process transport: each misbehaviour gives a clear error within a
 //! time limit, results stay bounded once capped, and the process is gone
 //! afterwards.
+//!
+//! Linux only: process liveness and groups are read from `/proc`.
+#![cfg(target_os = "linux")]
 
 use std::process::Stdio;
 use std::sync::Arc;

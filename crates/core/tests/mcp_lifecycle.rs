@@ -1,5 +1,8 @@
 //! Server lifecycle against real processes: status order, restart after a crash,
 //! no orphans after shutdown, and the launch doctor.
+//!
+//! Linux only: process liveness and groups are read from `/proc`.
+#![cfg(target_os = "linux")]
 
 #[path = "mcp_common/mod.rs"]
 mod common;

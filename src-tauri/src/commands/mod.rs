@@ -26,7 +26,9 @@ pub async fn app_info(state: State<'_, AppState>) -> Result<AppInfo, IpcError> {
     let core = state.core()?;
     // The keyring probe talks D-Bus: keep it off the async runtime's threads.
     let (dir, store, secrets) = (core.dir.clone(), core.store.clone(), core.secrets.clone());
-    blocking(move || AppInfo::gather(&dir, &store, secrets.as_ref()).map_err(IpcError::from)).await
+    let info = blocking(move || AppInfo::gather(&dir, &store, secrets.as_ref()).map_err(IpcError::from)).await?;
+    crate::startup::answered();
+    Ok(info)
 }
 
 /// Runs blocking work (keyring, dialogs, SQLite-heavy calls) off the async threads.

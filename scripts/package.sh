@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds Patchbay's .deb package, checks it, and tests it installed on this machine:
+#   1. builds the UI and the release app with the Tauri CLI (prebuilt, from npm);
+#   2. checks the .deb: size, version, desktop entry, icon, declared dependencies;
+#   3. install test: dpkg -i, start the installed binary under Xvfb with a temporary
+#      HOME, check the window and the app_info round trip over IPC, then dpkg -r.
+# The package lands in $CARGO_TARGET_DIR/release/bundle/deb/ (default target dir:
+# ~/.cache/patchbay/target, see common.sh). Not part of the test command.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# The Tauri CLI, pinned; npm ships it as a prebuilt binary (no 10-minute cargo install).
+TAURI_CLI="@tauri-apps/cli@2.12.5"
+MAX_DEB_BYTES=$((20 * 1024 * 1024))
+PACKAGE=patchbay-desktop
+
+require_toolchains
+ensure_packages "${APP_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+ensure_ui_deps
+ensure_tauri_driver
+build_ui
+
+version="$(cd "$ROOT" && cargo metadata --no-deps --format-version 1 |
+  node -e 'const m = JSON.parse(require("fs").readFileSync(0, "utf8"));
+           process.stdout.write(m.packages.find((p) => p.name === "patchbay-desktop").version)')"
+arch="$(dpkg --print-architecture)"
+deb_dir="$CARGO_TARGET_DIR/release/bundle/deb"
+deb="$deb_dir/Patchbay_${version}_${arch}.deb"
+
+say "Building the release app and the .deb with $TAURI_CLI (the first release build takes 15+ minutes)"
+rm -f "$deb"
+# Run from src-tauri: the CLI takes the package (name, version) from the Cargo.toml next to
+# the tauri.conf.json it finds first, and the top-level Cargo.toml is a virtual workspace.
+(cd "$ROOT/src-tauri" && npx --yes "$TAURI_CLI" build --ci --bundles deb)
+[ -f "$deb" ] || die "the Tauri CLI produced no $deb"
+
+say "Checking $deb"
+size=$(stat -c %s "$deb")
+[ "$size" -le "$MAX_DEB_BYTES" ] || die "the .deb weighs $size bytes, over the $MAX_DEB_BYTES-byte limit"
+field() { dpkg-deb --field "$deb" "$1"; }
+[ "$(field Package)" = "$PACKAGE" ] || die "package name is $(field Package), expected $PACKAGE"
+[ "$(field Version)" = "$version" ] || die "package version is $(field Version), the workspace says $version"
+depends="$(field Depends)"
+for dep in libwebkit2gtk-4.1-0 libgtk-3-0; do
+  grep -q "\b$dep\b" <<<"$depends" || die "the .deb does not declare $dep (Depends: $depends)"
+done
+contents="$(dpkg-deb --contents "$deb")"
+for f in ./usr/bin/patchbay-desktop ./usr/share/applications/Patchbay.desktop \
+  ./usr/share/icons/hicolor/128x128/apps/patchbay-desktop.png; do
+  grep -q " $f\$" <<<"$contents" || die "the .deb has no $f"
+done
+unpacked="$(mktemp -d)"
+trap 'rm -rf "$unpacked"' EXIT
+dpkg-deb --extract "$deb" "$unpacked"
+entry="$unpacked/usr/share/applications/Patchbay.desktop"
+for line in "Name=Patchbay" "Exec=patchbay-desktop" "Icon=patchbay-desktop" "Type=Application" "Categories=Office;"; do
+  grep -qx "$line" "$entry" || die "the desktop entry lacks '$line':"$'\n'"$(cat "$entry")"
+done
+if command -v desktop-file-validate >/dev/null; then desktop-file-validate "$entry"; fi
+# The real icon set (generated from docs/icon.svg), not Tauri's default.
+cmp -s "$unpacked/usr/share/icons/hicolor/128x128/apps/patchbay-desktop.png" "$ROOT/src-tauri/icons/128x128.png" ||
+  die "the packaged 128x128 icon is not src-tauri/icons/128x128.png"
+say "The .deb is good: $(numfmt --to=iec-i --suffix=B "$size") ($size bytes), version $version, Depends: $depends"
+
+if dpkg-query -W -f='${Status}' "$PACKAGE" 2>/dev/null | grep -q "install ok installed"; then
+  die "$PACKAGE is already installed on this machine; the install test would replace and then remove it. Remove it first (dpkg -r $PACKAGE) or install $deb yourself."
+fi
+say "Building the install check (tests/src/bin/install-check.rs)"
+(cd "$ROOT" && cargo build --quiet -p patchbay-e2e --bin install-check)
+check="$CARGO_TARGET_DIR/debug/install-check"
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+home="$(mktemp -d)"
+trap 'rm -rf "$unpacked" "$home"; $sudo dpkg -r "$PACKAGE" >/dev/null 2>&1 || true' EXIT
+say "Install test: dpkg -i, start /usr/bin/patchbay-desktop under Xvfb with HOME=$home"
+$sudo dpkg -i "$deb" >/dev/null
+installed=/usr/bin/patchbay-desktop
+[ -x "$installed" ] || die "dpkg -i installed no $installed"
+HOME="$home" PATCHBAY_APP="$installed" xvfb-run -a -s "-screen 0 1280x800x24" \
+  bash -c "$(declare -f with_session_bus); with_session_bus \"\$@\"" bash "$check"
+say "Removing the package (dpkg -r)"
+$sudo dpkg -r "$PACKAGE" >/dev/null
+[ ! -e "$installed" ] || die "dpkg -r left $installed behind"
+say "Packaged and tested: $deb ($size bytes)"

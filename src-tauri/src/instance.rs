@@ -1,0 +1,106 @@
+//! One app per data directory, and the window where the user left it.
+//!
+//! The single-instance lock is keyed on the data directory: a second launch
+//! on the same data dir hands its arguments to the first and exits, and the
+//! first brings its window to the front; a launch on another data dir (a
+//! second profile, an end-to-end test) runs on its own. Keying works on Linux,
+//! where the lock is a D-Bus name; on macOS and Windows the plugin keys on the
+//! bundle identifier only, so there every launch after the first focuses it.
+//!
+//! Window size, position and maximised state are saved in the data directory
+//! (`window-state.json`) shortly after the window is moved or resized, and when
+//! the app exits, and restored when the window opens. Saving on change, not only
+//! at exit, keeps the geometry when the app is killed or the session ends.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use patchbay_core::paths::DataDir;
+use tauri::{AppHandle, Manager, Runtime, Window, WindowEvent, plugin::TauriPlugin};
+use tauri_plugin_window_state::{AppHandleExt, StateFlags};
+
+/// The file, inside the data directory, that keeps the window's geometry.
+const WINDOW_STATE_FILE: &str = "window-state.json";
+
+/// What is remembered of the window.
+const FLAGS: StateFlags = StateFlags::SIZE.union(StateFlags::POSITION).union(StateFlags::MAXIMIZED);
+
+/// How long the window must stay put before its geometry is written.
+const SAVE_DELAY: Duration = Duration::from_millis(400);
+
+/// Counts moves and resizes; a delayed save runs only if no newer change came after it.
+static CHANGES: AtomicU64 = AtomicU64::new(0);
+
+/// The D-Bus base name of the instance that owns `dir` (the plugin appends `.SingleInstance`).
+pub fn instance_id(identifier: &str, dir: Option<&DataDir>) -> String {
+    match dir {
+        // A D-Bus name element may not start with a digit: prefix the hex fingerprint.
+        Some(dir) => format!("{identifier}.d{}", dir.fingerprint()),
+        None => identifier.to_owned(),
+    }
+}
+
+/// The single-instance plugin: a second launch on the same data dir focuses the first window.
+pub fn single_instance<R: Runtime>(identifier: &str, dir: Option<&DataDir>) -> TauriPlugin<R> {
+    tauri_plugin_single_instance::Builder::new()
+        .dbus_id(instance_id(identifier, dir))
+        .callback(|app, _args, _cwd| focus_main_window(app))
+        .build()
+}
+
+/// Brings the main window back from minimised or hidden, to the front.
+fn focus_main_window<R: Runtime>(app: &AppHandle<R>) {
+    let Some(window) = app.get_webview_window("main") else { return };
+    for step in [window.unminimize(), window.show(), window.set_focus()] {
+        if let Err(e) = step {
+            tracing::warn!("could not bring the window to the front: {e}");
+        }
+    }
+}
+
+/// The window-state plugin, storing the geometry in the data directory when there is one.
+pub fn window_state<R: Runtime>(dir: Option<&DataDir>) -> TauriPlugin<R> {
+    let builder = tauri_plugin_window_state::Builder::new().with_state_flags(FLAGS);
+    match dir {
+        // An absolute file name replaces the plugin's default folder (the app config dir).
+        Some(dir) => builder.with_filename(dir.path().join(WINDOW_STATE_FILE).to_string_lossy()),
+        None => builder,
+    }
+    .build()
+}
+
+/// Writes the geometry once the window has stopped moving or resizing for [`SAVE_DELAY`].
+pub fn save_geometry_when_settled<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
+    if !matches!(event, WindowEvent::Moved(_) | WindowEvent::Resized(_)) {
+        return;
+    }
+    let change = CHANGES.fetch_add(1, Ordering::Relaxed) + 1;
+    let app = window.app_handle().clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(SAVE_DELAY).await;
+        if CHANGES.load(Ordering::Relaxed) == change
+            && let Err(e) = app.save_window_state(FLAGS)
+        {
+            tracing::warn!("could not save the window's size and position: {e}");
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::instance_id;
+    use patchbay_core::paths::DataDir;
+
+    #[test]
+    fn each_data_dir_gets_its_own_valid_dbus_name() {
+        let a = instance_id("dev.patchbay.desktop", Some(&DataDir::new("/home/u/.local/share/patchbay")));
+        let b = instance_id("dev.patchbay.desktop", Some(&DataDir::new("/tmp/other")));
+        assert_ne!(a, b);
+        assert_eq!(a, instance_id("dev.patchbay.desktop", Some(&DataDir::new("/home/u/.local/share/patchbay"))));
+        for name in [&a, &b] {
+            let last = name.rsplit('.').next().unwrap();
+            assert!(last.starts_with('d') && last[1..].chars().all(|c| c.is_ascii_hexdigit()), "{name}");
+        }
+        assert_eq!(instance_id("dev.patchbay.desktop", None), "dev.patchbay.desktop");
+    }
+}

@@ -1,0 +1,45 @@
+//! The install test of the .deb, run by `scripts/package.sh` (not by the test command).
+//!
+//! Starts the installed binary (`PATCHBAY_APP`, e.g. `/usr/bin/patchbay-desktop`) through
+//! tauri-driver, with its data in the default place under `$HOME` (the script gives a
+//! temporary HOME), and checks the window and the `app_info` round trip over IPC.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, ensure};
+use patchbay_e2e::{App, AppOptions};
+use serde_json::json;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn main() -> Result<()> {
+    let installed = std::env::var_os("PATCHBAY_APP").context("set PATCHBAY_APP to the installed binary")?;
+    let home = PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?);
+    // Where the app puts its data by default on Linux.
+    let data_dir = home.join(".local/share/patchbay");
+    let app = App::start("install-check", AppOptions { data_dir: Some(data_dir.clone()), ..Default::default() })?;
+    app.check(|s| {
+        s.wait_for("#page-chat", WAIT)?;
+        let size = s.execute("return [window.innerWidth, window.innerHeight, document.title]", json!([]))?;
+        let (w, h) = (size[0].as_u64().unwrap_or(0), size[1].as_u64().unwrap_or(0));
+        ensure!(w >= 720 && h >= 480, "the window is {w}x{h}, under its minimum size 720x480");
+        ensure!(size[2] == "Patchbay", "page title: {}", size[2]);
+        s.click(&s.find("#nav-settings")?)?;
+        let version = s.wait_for_text("#app-version", WAIT, |t| !t.is_empty())?;
+        ensure!(version == env!("CARGO_PKG_VERSION"), "version over IPC: {version}");
+        let shown = s.text(&s.find("#app-data-dir")?)?;
+        ensure!(shown == data_dir.display().to_string(), "data dir over IPC: {shown}");
+        Ok(())
+    })?;
+    let shot = app.screenshot("window")?;
+    drop(app);
+    ensure!(data_dir.join("patchbay.db").is_file(), "the installed app created no database in {}", data_dir.display());
+    println!(
+        "install check passed: {} opened its window, answered app_info (version {}); screenshot {}",
+        PathBuf::from(installed).display(),
+        env!("CARGO_PKG_VERSION"),
+        shot.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,94 @@
+//! One app per data directory, and the window geometry remembered across launches.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, ensure};
+use patchbay_e2e::app::app_binary;
+use patchbay_e2e::{App, AppOptions, Spawned};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+#[test]
+fn a_second_launch_on_the_same_data_dir_hands_over_and_exits() -> Result<()> {
+    let app = App::start("a_second_launch_on_the_same_data_dir_hands_over_and_exits", AppOptions::default())?;
+    app.check(|s| s.wait_for("#page-chat", WAIT).map(drop))?;
+    let bin = app_binary()?;
+
+    let mut second = Spawned::spawn(Command::new(&bin).arg("--data-dir").arg(&app.data_dir).stdout(Stdio::null()))?;
+    let status = second.wait_timeout(WAIT).context("the second launch on the same data dir did not exit")?;
+    ensure!(status.success(), "the second launch exited with {status}");
+
+    // The first window goes on answering.
+    app.check(|s| {
+        s.click(&s.find("#nav-settings")?)?;
+        s.wait_for_text("#app-version", WAIT, |t| t == env!("CARGO_PKG_VERSION")).map(drop)
+    })?;
+
+    // A launch on another data dir is another instance: it opens its window and answers IPC.
+    let other = tempfile::tempdir()?;
+    let mut third = Spawned::spawn(
+        Command::new(&bin)
+            .arg("--data-dir")
+            .arg(other.path())
+            .env("PATCHBAY_STARTUP_PROBE", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    )?;
+    let stderr = third.child.stderr.take().context("stderr is piped")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.starts_with("patchbay-startup-probe answered") {
+                let _ = tx.send(line);
+            }
+        }
+    });
+    rx.recv_timeout(WAIT).context("the launch on another data dir never answered app_info")?;
+    ensure!(third.child.try_wait()?.is_none(), "the launch on another data dir exited");
+    Ok(())
+}
+
+#[test]
+fn the_window_size_is_remembered_in_the_data_dir() -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    let opts = AppOptions { data_dir: Some(data_dir.clone()), ..Default::default() };
+    {
+        let app = App::start("the_window_size_is_remembered_in_the_data_dir-1", opts.clone())?;
+        app.check(|s| {
+            s.wait_for("#page-chat", WAIT)?;
+            s.set_window_size(900, 640)?;
+            let size = s.window_size()?;
+            ensure!(size == (900, 640), "the window did not take the new size: {size:?}");
+            Ok(())
+        })?;
+        // The geometry is written once the window has settled, before any exit.
+        wait_for_saved_width(&data_dir.join("window-state.json"), 900)?;
+        app.close()?;
+    }
+    let saved = std::fs::read_to_string(data_dir.join("window-state.json")).context("no window-state.json")?;
+    let app = App::start("the_window_size_is_remembered_in_the_data_dir-2", opts)?;
+    app.check(|s| {
+        s.wait_for("#page-chat", WAIT)?;
+        let size = s.window_size()?;
+        ensure!(size == (900, 640), "the window opened at {size:?}, not at the saved 900x640: {saved}");
+        Ok(())
+    })
+}
+
+/// Waits until the saved window state says the main window is `width` wide.
+fn wait_for_saved_width(file: &std::path::Path, width: u64) -> Result<()> {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let saved = std::fs::read_to_string(file).unwrap_or_default();
+        let json: serde_json::Value = serde_json::from_str(&saved).unwrap_or_default();
+        if json["main"]["width"].as_u64() == Some(width) {
+            return Ok(());
+        }
+        ensure!(std::time::Instant::now() < deadline, "{} never said width {width}: {saved:?}", file.display());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
