@@ -1,5 +1,6 @@
 //! The everyday flows in the real window: add a provider (key into the real
-//! keyring), import a Claude Desktop config and see both servers ready, switch
+//! keyring), import a Claude Desktop config and see both servers ready, replace them
+//! with a VS Code config whose secret is typed in the window, switch
 //! the UI to Chinese; chat with a scripted OpenAI-compatible model that calls
 //! a real server-everything tool needing approval, see the trace card, stop a
 //! streaming answer, restart the app and find the conversation intact.
@@ -27,12 +28,13 @@ fn ready_dot(server: &str) -> String {
 }
 
 #[test]
-fn add_a_provider_import_two_servers_and_switch_to_chinese() -> Result<()> {
+fn add_a_provider_import_two_servers_replace_them_and_switch_to_chinese() -> Result<()> {
     // Our own data dir: it must outlive the app to be checked afterwards.
     let tmp = tempfile::tempdir()?;
     let options = AppOptions { data_dir: Some(tmp.path().join("data")), ..Default::default() };
-    let app = App::start("add_a_provider_import_two_servers_and_switch_to_chinese", options)?;
+    let app = App::start("add_a_provider_import_two_servers_replace_them_and_switch_to_chinese", options)?;
     let key = "sk-e2e-not-a-real-key-4711";
+    let typed = "memory-e2e-typed-secret-0815";
     app.check(|s| {
         s.click(&s.wait_for("#nav-settings", WAIT)?)?;
         s.click(&s.wait_for("#settings-tab-providers", WAIT)?)?;
@@ -63,6 +65,26 @@ fn add_a_provider_import_two_servers_and_switch_to_chinese() -> Result<()> {
         let tools = s.text(&s.find("[data-testid=server-row][data-server=time] [data-testid=tool-count]")?)?;
         ensure!(tools.chars().any(|c| c.is_ascii_digit() && c != '0'), "time shows no tools: {tools}");
 
+        // A VS Code config asks for its secret in the window, and replaces both servers.
+        s.click(&s.find("#settings-tab-import")?)?;
+        let vscode = json!({
+            "inputs": [{"type": "promptString", "id": "memory-token", "description": "Memory token", "password": true}],
+            "servers": {"memory": {"command": peers::npm_bin("mcp-server-memory"),
+                                   "env": {"MEMORY_TOKEN": "${input:memory-token}"}}},
+        });
+        s.set_value("#import-text", &vscode.to_string())?;
+        s.click(&s.find("#import-preview")?)?;
+        s.wait_for_count("[data-testid=import-entry][data-status=new]", 1, WAIT)?;
+        s.set_value("#import-input-memory-token", typed)?;
+        s.click(&s.find("#import-replace")?)?;
+        let removes = s.wait_for_text("[data-testid=import-removes]", WAIT, |t| !t.is_empty())?;
+        ensure!(removes.contains("everything") && removes.contains("time"), "replace all would delete: {removes}");
+        s.click(&s.find("#import-apply")?)?;
+        s.wait_for_text("[data-testid=import-report]", WAIT, |t| t.contains("everything"))?;
+        s.click(&s.find("#settings-tab-servers")?)?;
+        s.wait_for(&ready_dot("memory"), SERVER_WAIT)?;
+        s.wait_for_count("[data-testid=server-row]", 1, WAIT)?;
+
         s.click(&s.find("#settings-tab-general")?)?;
         s.set_value("#language", "zh")?;
         s.wait_for_text("#nav-chat", WAIT, |t| t.contains("对话"))?;
@@ -77,9 +99,14 @@ fn add_a_provider_import_two_servers_and_switch_to_chinese() -> Result<()> {
     let secret = stored.api_key.clone().expect("the profile names its key");
     ensure!(secrets.get(&secret)?.as_deref() == Some(key), "the keyring does not hold the key");
     secrets.delete(&secret)?;
+    let token = "mcp/memory/MEMORY_TOKEN";
+    ensure!(secrets.get(token)?.as_deref() == Some(typed), "the keyring does not hold the typed token");
+    secrets.delete(token)?;
     for entry in std::fs::read_dir(&data_dir)? {
         let bytes = std::fs::read(entry?.path()).unwrap_or_default();
-        ensure!(!bytes.windows(key.len()).any(|w| w == key.as_bytes()), "the key was written to the data dir");
+        for value in [key, typed] {
+            ensure!(!bytes.windows(value.len()).any(|w| w == value.as_bytes()), "{value} was written to the data dir");
+        }
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! policies, the doctor, export with placeholders, assistants, general
 //! settings and the knowledge base indexing in the background.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -112,6 +113,54 @@ async fn provider_keys_go_to_the_secret_store_and_are_never_listed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vscode_import_takes_typed_inputs_and_replace_all_removes_the_rest() {
+    let f = open();
+    let first = json!({"mcpServers": {"old": {"command": "/nonexistent/patchbay-old"}}}).to_string();
+    f.app.import_apply(&first, &["old".into()], false, BTreeMap::new()).await.unwrap();
+    // VS Code's shape, with a comment and a trailing comma, and two input prompts.
+    let text = r#"{
+      // typed in by the user, never written in the file
+      "inputs": [
+        {"type": "promptString", "id": "gh-token", "description": "GitHub token", "password": true},
+        {"type": "promptString", "id": "lint-key", "description": "Lint key", "password": true},
+      ],
+      "servers": {
+        "github": {"command": "/nonexistent/patchbay-github", "env": {"GITHUB_TOKEN": "${input:gh-token}"}},
+        "lint": {"command": "/nonexistent/patchbay-lint", "env": {"LINT_KEY": "${input:lint-key}"}},
+      },
+    }"#;
+    let preview = f.app.import_preview(text).unwrap();
+    assert_eq!(preview.format, "vscode");
+    assert_eq!(preview.removed_on_replace, ["old"], "replace all would delete the server the text does not name");
+    let ids: Vec<(&str, Option<&str>, &[String], bool)> =
+        preview.inputs.iter().map(|i| (i.id.as_str(), i.description.as_deref(), i.servers.as_slice(), i.set)).collect();
+    assert_eq!(
+        ids,
+        [
+            ("gh-token", Some("GitHub token"), &["github".to_owned()][..], false),
+            ("lint-key", Some("Lint key"), &["lint".to_owned()][..], false)
+        ]
+    );
+
+    // The user types the GitHub token, leaves the lint key empty, and replaces all.
+    let answers =
+        BTreeMap::from([("gh-token".to_owned(), "ghp-typed".to_owned()), ("lint-key".to_owned(), String::new())]);
+    let report = f.app.import_apply(text, &["github".into(), "lint".into()], true, answers).await.unwrap();
+    assert_eq!(report.added, ["github", "lint"]);
+    assert_eq!(report.removed, ["old"]);
+    assert_eq!(report.secrets_not_set, ["mcp/lint/LINT_KEY"]);
+    let names: Vec<String> = f.app.list_servers().unwrap().into_iter().map(|s| s.config.name).collect();
+    assert_eq!(names, ["github", "lint"]);
+    assert_eq!(f.secrets.get("mcp/github/GITHUB_TOKEN").unwrap().as_deref(), Some("ghp-typed"));
+    assert_eq!(f.secrets.get("mcp/lint/LINT_KEY").unwrap(), None);
+    let stored = serde_json::to_string(&f.app.list_servers().unwrap()).unwrap();
+    assert!(!stored.contains("ghp-typed"), "the typed value stays out of the config: {stored}");
+    // A second preview knows the token is set now.
+    let again = f.app.import_preview(text).unwrap();
+    assert!(again.inputs.iter().any(|i| i.id == "gh-token" && i.set), "{:?}", again.inputs);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     let f = open();
     let text = json!({"mcpServers": {
@@ -125,7 +174,8 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     let statuses: Vec<(&str, &str)> = preview.entries.iter().map(|e| (e.name.as_str(), e.status)).collect();
     assert_eq!(statuses, [("everything", "new"), ("missing", "new")]);
 
-    let report = f.app.import_apply(&text, &["everything".into(), "missing".into()]).await.unwrap();
+    let accept = ["everything".into(), "missing".into()];
+    let report = f.app.import_apply(&text, &accept, false, BTreeMap::new()).await.unwrap();
     assert_eq!(report.added, ["everything", "missing"]);
     wait_state(&f.app, "everything", "ready").await;
     wait_state(&f.app, "missing", "failed").await;

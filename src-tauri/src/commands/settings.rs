@@ -1,5 +1,7 @@
 //! Providers, import/export, assistants and the general settings.
 
+use std::collections::BTreeMap;
+
 use patchbay_core::app::views::{AssistantView, GeneralSettings, ImportPreviewView, ImportReport, ProviderView};
 use patchbay_core::config::{ExportFormat, ProviderProfile};
 use tauri::{AppHandle, State};
@@ -49,8 +51,10 @@ pub async fn import_apply(
     state: State<'_, AppState>,
     text: String,
     accept: Vec<String>,
+    replace: bool,
+    answers: BTreeMap<String, String>,
 ) -> Result<ImportReport, IpcError> {
-    Ok(state.app()?.import_apply(&text, &accept).await?)
+    Ok(state.app()?.import_apply(&text, &accept, replace, answers).await?)
 }
 
 /// Asks where to save and writes the configuration, secrets as placeholders.

@@ -389,12 +389,29 @@ export interface ImportPreview {
   format: string;
   entries: ImportEntry[];
   warnings: string[];
+  /** VS Code `${input:…}` prompts: secrets the user can type in before applying. */
+  inputs: ImportInput[];
+  /** Stored servers that "replace all" would delete. */
+  removed_on_replace: string[];
+}
+
+export interface ImportInput {
+  id: string;
+  description: string | null;
+  /** The servers that use it. */
+  servers: string[];
+  /** Whether the keyring already holds a value. */
+  set: boolean;
 }
 
 export interface ImportReport {
   added: string[];
   updated: string[];
   skipped: string[];
+  /** Deleted by "replace all". */
+  removed: string[];
+  /** Secrets the imported servers need that are still not set. */
+  secrets_not_set: string[];
 }
 
 export type ExportFormat = "claude_desktop" | "vscode" | "cursor" | "patchbay";
@@ -555,7 +572,8 @@ export const ipc = {
 
   // import / export
   importPreview: (text: string) => call<ImportPreview>("import_preview", { text }),
-  importApply: (text: string, accept: string[]) => call<ImportReport>("import_apply", { text, accept }),
+  importApply: (text: string, accept: string[], replace: boolean, answers: Record<string, string>) =>
+    call<ImportReport>("import_apply", { text, accept, replace, answers }),
   exportConfig: (format: ExportFormat) => call<string | null>("export_config", { format }),
 
   // knowledge base

@@ -4,18 +4,21 @@
 //! first and then applied to the running registry, so what the settings page
 //! shows after a restart is what it showed before.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
 use super::diff::line_diff;
 use super::views::{
-    DoctorCheck, DoctorReport, ImportEntry, ImportPreviewView, ImportReport, PromptArgument, PromptInfo, ProviderView,
-    ResourceInfo, SecretValues, ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord,
+    DoctorCheck, DoctorReport, ImportEntry, ImportInput, ImportPreviewView, ImportReport, PromptArgument, PromptInfo,
+    ProviderView, ResourceInfo, SecretValues, ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord,
 };
 use super::{App, AppError};
 use crate::agent::budget;
-use crate::config::import::{EntryStatus, ImportChoice, ImportOptions, SourceFormat};
+use crate::config::import::{
+    EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SecretValue, SourceFormat,
+};
 use crate::config::providers::{PROBE_TIMEOUT, api_key_name, probe, validate_provider};
 use crate::config::{ApprovalMode, ExportFormat, ExportOptions, McpServerConfig, ProviderProfile, TransportConfig};
 use crate::llm::ToolSpec;
@@ -80,6 +83,11 @@ impl App {
     /// Deletes a server (stopping it first).
     pub async fn delete_server(&self, name: &str) -> Result<(), AppError> {
         self.inner.config.delete_server(name)?;
+        self.forget_server(name).await
+    }
+
+    /// Stops a server and takes it out of the registry; one that never started is fine.
+    async fn forget_server(&self, name: &str) -> Result<(), AppError> {
         match self.inner.registry.remove(name).await {
             Ok(()) | Err(crate::mcp::McpError::UnknownServer { .. }) => Ok(()),
             Err(e) => Err(e.into()),
@@ -389,6 +397,22 @@ impl App {
         let preview = self.inner.config.preview_import(self.inner.secrets.as_ref(), text, &ImportOptions::default())?;
         let current = self.inner.config.servers()?;
         let warnings = preview.all_issues().iter().map(ToString::to_string).collect();
+        let mut inputs: Vec<ImportInput> = Vec::new();
+        for entry in &preview.entries {
+            for note in &entry.secrets {
+                if let SecretState::Prompt { input, description, set } = &note.state {
+                    match inputs.iter_mut().find(|i| &i.id == input) {
+                        Some(known) => known.servers.push(entry.name.clone()),
+                        None => inputs.push(ImportInput {
+                            id: input.clone(),
+                            description: description.clone(),
+                            servers: vec![entry.name.clone()],
+                            set: *set,
+                        }),
+                    }
+                }
+            }
+        }
         let entries = preview
             .entries
             .into_iter()
@@ -421,21 +445,53 @@ impl App {
             Some(SourceFormat::SingleServer) => "single_server",
             None => "unknown",
         };
-        Ok(ImportPreviewView { format: format.into(), entries, warnings })
+        Ok(ImportPreviewView {
+            format: format.into(),
+            entries,
+            warnings,
+            inputs,
+            removed_on_replace: preview.removed_on_replace,
+        })
     }
 
-    /// Imports the accepted servers in one transaction and starts the enabled ones.
-    pub async fn import_apply(&self, text: &str, accept: &[String]) -> Result<ImportReport, AppError> {
+    /// Imports the accepted servers in one transaction and starts the enabled ones. With
+    /// `replace`, the stored servers the text does not name are deleted (and stopped).
+    /// `answers` holds the values typed for VS Code `${input:…}` prompts, by input id; the
+    /// values go to the secret store, inputs left unanswered stay "not set".
+    pub async fn import_apply(
+        &self,
+        text: &str,
+        accept: &[String],
+        replace: bool,
+        answers: BTreeMap<String, String>,
+    ) -> Result<ImportReport, AppError> {
         let options = ImportOptions::default();
         let preview = self.inner.config.preview_import(self.inner.secrets.as_ref(), text, &options)?;
         let skipped: Vec<String> =
             preview.entries.iter().filter(|e| !accept.contains(&e.name)).map(|e| e.name.clone()).collect();
-        let choice = ImportChoice { skip: skipped.iter().cloned().collect(), ..ImportChoice::default() };
+        let choice = ImportChoice {
+            mode: if replace { ImportMode::ReplaceAll } else { ImportMode::Merge },
+            skip: skipped.iter().cloned().collect(),
+            answers: answers
+                .into_iter()
+                .filter(|(_, value)| !value.is_empty())
+                .map(|(id, value)| (id, SecretValue::new(value)))
+                .collect(),
+        };
         let outcome = self.inner.config.apply_import(self.inner.secrets.as_ref(), text, &options, &choice)?;
+        for name in &outcome.removed {
+            self.forget_server(name).await?;
+        }
         for name in outcome.added.iter().chain(&outcome.updated) {
             self.apply_server(self.inner.config.server(name)?).await?;
         }
-        Ok(ImportReport { added: outcome.added, updated: outcome.updated, skipped })
+        Ok(ImportReport {
+            added: outcome.added,
+            updated: outcome.updated,
+            skipped,
+            removed: outcome.removed,
+            secrets_not_set: outcome.secrets_not_set,
+        })
     }
 
     /// The servers (and in Patchbay's form, providers) as JSON text, secrets as placeholders.

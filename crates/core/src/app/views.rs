@@ -532,6 +532,21 @@ pub struct ImportPreviewView {
     pub entries: Vec<ImportEntry>,
     /// Problems, each saying where and why.
     pub warnings: Vec<String>,
+    /// VS Code `${input:…}` prompts the user may answer before applying.
+    pub inputs: Vec<ImportInput>,
+    /// Stored servers that "replace all" would delete.
+    pub removed_on_replace: Vec<String>,
+}
+
+/// A VS Code `${input:…}` prompt of an import: a secret the user types in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImportInput {
+    pub id: String,
+    pub description: Option<String>,
+    /// The servers that use it.
+    pub servers: Vec<String>,
+    /// Whether the secret store already holds a value for it.
+    pub set: bool,
 }
 
 /// What an applied import did.
@@ -540,6 +555,10 @@ pub struct ImportReport {
     pub added: Vec<String>,
     pub updated: Vec<String>,
     pub skipped: Vec<String>,
+    /// Servers deleted by "replace all".
+    pub removed: Vec<String>,
+    /// Secrets the imported servers need that are still not set.
+    pub secrets_not_set: Vec<String>,
 }
 
 /// Indexing progress of a folder.

@@ -36,12 +36,16 @@ const preview: ImportPreview = {
     { name: "same", status: "unchanged", incoming: cfg("same"), diff: [], detail: null },
     { name: "clash", status: "conflict", incoming: cfg("clash"), diff: [], detail: "A server named clash uses a different transport." },
   ],
+  inputs: [],
+  removed_on_replace: [],
 };
 
 function fake(): ImportIpc {
   return {
     importPreview: vi.fn(() => Promise.resolve(preview)),
-    importApply: vi.fn(() => Promise.resolve({ added: ["fresh"], updated: ["files", "clash"], skipped: ["same"] })),
+    importApply: vi.fn(() =>
+      Promise.resolve({ added: ["fresh"], updated: ["files", "clash"], skipped: ["same"], removed: [], secrets_not_set: [] }),
+    ),
     exportConfig: vi.fn(() => Promise.resolve("/home/me/claude_desktop_config.json")),
   };
 }
@@ -68,8 +72,46 @@ describe("ImportExport", () => {
     expect((screen.getByLabelText("Import clash") as HTMLInputElement).checked).toBe(false);
     fireEvent.click(screen.getByLabelText("Import clash"));
     fireEvent.click(screen.getByRole("button", { name: "Apply 3 changes" }));
-    expect(ipc.importApply).toHaveBeenCalledWith(text, ["fresh", "files", "clash"]);
+    expect(ipc.importApply).toHaveBeenCalledWith(text, ["fresh", "files", "clash"], false, {});
     expect((await screen.findByTestId("import-report")).textContent).toBe("Imported: 1 added, 2 updated, 1 skipped.");
+  });
+
+  it("asks for a VS Code config's secrets and can replace all servers", async () => {
+    const ipc = fake();
+    const vscode: ImportPreview = {
+      format: "vscode",
+      warnings: [],
+      entries: [{ name: "github", status: "new", incoming: cfg("github"), diff: [], detail: null }],
+      inputs: [
+        { id: "gh-token", description: "GitHub token", servers: ["github"], set: false },
+        { id: "lint-key", description: null, servers: ["github"], set: true },
+      ],
+      removed_on_replace: ["old", "older"],
+    };
+    ipc.importPreview = vi.fn(() => Promise.resolve(vscode));
+    ipc.importApply = vi.fn(() =>
+      Promise.resolve({ added: ["github"], updated: [], skipped: [], removed: ["old", "older"], secrets_not_set: ["mcp/github/LINT"] }),
+    );
+    renderIn(<ImportExport ipc={ipc} />);
+    fireEvent.change(screen.getByLabelText("Paste a config (Claude Desktop, VS Code, Cursor…)"), { target: { value: "{}" } });
+    fireEvent.click(screen.getByRole("button", { name: "Preview" }));
+    const token = (await screen.findByLabelText("GitHub token")) as HTMLInputElement;
+    expect(token.type).toBe("password");
+    expect(screen.getAllByText("Used by github. Stored in the OS keyring; leave empty to set it later.")).toHaveLength(2);
+    // An input without a description is labelled by its id; one already set says so.
+    expect((screen.getByLabelText("lint-key") as HTMLInputElement).placeholder).toBe("already set; type to replace");
+    fireEvent.change(token, { target: { value: "ghp-typed" } });
+    expect(screen.queryByTestId("import-removes")).toBeNull();
+    fireEvent.click(screen.getByLabelText("Replace all: delete the servers this config does not name"));
+    expect(screen.getByTestId("import-removes").textContent).toBe("Deletes: old, older");
+    fireEvent.click(screen.getByRole("button", { name: "Apply 1 changes" }));
+    expect(ipc.importApply).toHaveBeenCalledWith("{}", ["github"], true, { "gh-token": "ghp-typed" });
+    expect((await screen.findByTestId("import-report")).textContent).toBe(
+      "Imported: 1 added, 0 updated, 0 skipped. Deleted: old, older.",
+    );
+    expect(screen.getByTestId("import-not-set").textContent).toBe(
+      "Not set yet (the servers report it until you set them): mcp/github/LINT.",
+    );
   });
 
   it("shows a parse error as a readable message", async () => {

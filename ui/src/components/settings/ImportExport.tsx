@@ -1,5 +1,6 @@
 // Import: paste or pick a config file, see the preview (new / changed with
-// diff / unchanged / conflict), choose what to apply. Export in a chosen format
+// diff / unchanged / conflict), choose what to apply, merge or replace all, and
+// type the secrets a VS Code config asks for with `${input:…}`. Export in a chosen format
 // (the backend opens the save dialog and writes secrets as placeholders).
 import { useState } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
@@ -29,6 +30,8 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
   const [text, setText] = useState("");
   const [preview, setPreview] = useState<ImportPreview | null>(null);
   const [accept, setAccept] = useState<Set<string>>(new Set());
+  const [replace, setReplace] = useState(false);
+  const [answers, setAnswers] = useState<Record<string, string>>({});
   const [report, setReport] = useState<ImportReport | null>(null);
   const [error, setError] = useState<IpcError | null>(null);
   const [format, setFormat] = useState<ExportFormat>("claude_desktop");
@@ -41,6 +44,8 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
       .importPreview(source)
       .then((p) => {
         setPreview(p);
+        setReplace(false);
+        setAnswers({});
         // New and changed entries are taken by default; conflicts need a decision.
         setAccept(new Set(p.entries.filter((e) => e.status === "new" || e.status === "changed").map((e) => e.name)));
       })
@@ -52,7 +57,7 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
 
   const apply = () => {
     ipc
-      .importApply(text, [...accept])
+      .importApply(text, [...accept], replace, answers)
       .then((r) => {
         setReport(r);
         setPreview(null);
@@ -133,6 +138,36 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
               </li>
             ))}
           </ul>
+          {preview.inputs.length > 0 && (
+            <fieldset className="import-inputs" data-testid="import-inputs">
+              <legend>{t("import.inputs")}</legend>
+              {preview.inputs.map((input) => (
+                <div key={input.id} className="field">
+                  <label htmlFor={`import-input-${input.id}`}>{input.description ?? input.id}</label>
+                  <input
+                    id={`import-input-${input.id}`}
+                    type="password"
+                    autoComplete="off"
+                    value={answers[input.id] ?? ""}
+                    placeholder={input.set ? t("import.inputSet") : ""}
+                    onChange={(ev) => setAnswers({ ...answers, [input.id]: ev.target.value })}
+                  />
+                  <small className="muted">{t("import.inputHint", { servers: input.servers.join(", ") })}</small>
+                </div>
+              ))}
+            </fieldset>
+          )}
+          {preview.removed_on_replace.length > 0 && (
+            <label className="row">
+              <input type="checkbox" id="import-replace" checked={replace} onChange={(ev) => setReplace(ev.target.checked)} />
+              <span>{t("import.replace")}</span>
+            </label>
+          )}
+          {replace && (
+            <p className="warning-text" data-testid="import-removes">
+              {t("import.replaceRemoves", { names: preview.removed_on_replace.join(", ") })}
+            </p>
+          )}
           <button type="button" id="import-apply" className="primary" disabled={accept.size === 0} onClick={apply}>
             {t("import.apply", { count: accept.size })}
           </button>
@@ -141,6 +176,12 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
       {report && (
         <p role="status" className="ok-text" data-testid="import-report">
           {t("import.done", { added: report.added.length, updated: report.updated.length, skipped: report.skipped.length })}
+          {report.removed.length > 0 && <> {t("import.removed", { names: report.removed.join(", ") })}</>}
+        </p>
+      )}
+      {report && report.secrets_not_set.length > 0 && (
+        <p className="warning-text" data-testid="import-not-set">
+          {t("import.notSet", { names: report.secrets_not_set.join(", ") })}
         </p>
       )}
       <h2>{t("export.title")}</h2>
