@@ -12,6 +12,9 @@
 #   - idle memory SETTLE seconds after that answer: PSS and RSS summed over the app's
 #     process and its WebKit processes (WebKitWebProcess, WebKitNetworkProcess). Any other
 #     child (an MCP server) is reported on its own line and not counted.
+# Then `bench-window` (tests/src/bin/bench-window.rs) drives both apps through tauri-driver:
+# memory with a 200-message conversation holding 50 tool traces on screen, against the empty
+# window, and the time to open a 10,000-message conversation.
 # Everything runs under Xvfb in a private D-Bus session with an unlocked keyring, with a
 # temporary HOME, so the user's own data, caches and keyring are not touched.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -23,11 +26,13 @@ FLOOR="$CARGO_TARGET_DIR/release/empty-window"
 
 if [ "${BENCH_INNER:-}" != 1 ]; then
   require_toolchains
-  ensure_packages "${APP_PACKAGES[@]}" xvfb
+  ensure_packages "${APP_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
   ensure_ui_deps
+  ensure_tauri_driver
   build_ui
   say "Building Patchbay and the empty window in release (the first release build takes 15+ minutes)"
   (cd "$ROOT" && cargo build --release -p patchbay-desktop -p patchbay-bench-empty-window)
+  (cd "$ROOT" && cargo build -p patchbay-e2e --bin bench-window)
   home="$(mktemp -d)"
   trap 'rm -rf "$home"' EXIT
   say "Measuring under Xvfb: $RUNS runs per app, memory $SETTLE s after the first IPC answer"
@@ -116,3 +121,7 @@ printf '%-28s %12s %12s %8s %s\n' "idle PSS, all app processes" "$(mb "$med_floo
   "$(ratio "$med_patchbay_pss" "$med_floor_pss")" "<= 1.25"
 printf '%-28s %12s %12s %8s %s\n' "idle RSS (reference)" "$(mb "$med_floor_rss")" "$(mb "$med_patchbay_rss")" \
   "$(ratio "$med_patchbay_rss" "$med_floor_rss")" ""
+
+echo
+echo "Window benchmarks (through tauri-driver):"
+"$CARGO_TARGET_DIR/debug/bench-window" --patchbay "$PATCHBAY" --floor "$FLOOR" --runs "${WINDOW_RUNS:-3}" --settle "$SETTLE"

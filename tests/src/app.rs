@@ -22,6 +22,8 @@ pub struct AppOptions {
     pub data_dir: Option<PathBuf>,
     /// Extra environment for the app.
     pub env: Vec<(String, String)>,
+    /// The binary to start; [`app_binary`] when `None`.
+    pub binary: Option<PathBuf>,
 }
 
 /// A running app with its WebDriver session. Dropping it closes the session,
@@ -30,6 +32,7 @@ pub struct App {
     pub session: Session,
     pub data_dir: PathBuf,
     driver: Child,
+    binary: PathBuf,
     _tmp: tempfile::TempDir,
     name: String,
     _turn: MutexGuard<'static, ()>,
@@ -67,7 +70,10 @@ impl App {
         if std::env::var_os("DISPLAY").is_none() {
             bail!("no DISPLAY: run the end-to-end tests under Xvfb (scripts/test.sh does)");
         }
-        let app = app_binary()?;
+        let app = match opts.binary {
+            Some(binary) => binary,
+            None => app_binary()?,
+        };
         // A test that failed while holding the lock has already reported its failure.
         let turn = ONE_WINDOW.lock().unwrap_or_else(|p| p.into_inner());
         let tmp = tempfile::tempdir()?;
@@ -119,22 +125,26 @@ impl App {
                 Err(_) => std::thread::sleep(Duration::from_millis(250)),
             }
         };
-        Ok(Self { session, data_dir, driver, _tmp: tmp, name: name.to_owned(), _turn: turn })
+        Ok(Self { session, data_dir, driver, binary: app, _tmp: tmp, name: name.to_owned(), _turn: turn })
     }
 
     /// Ends the session and waits up to 10 s for the app to exit by itself, so that its
     /// exit handlers run (the window state is saved on exit), before the driver is stopped.
     pub fn close(self) -> Result<()> {
         self.session.close()?;
-        let app = app_binary()?;
         let deadline = Instant::now() + Duration::from_secs(10);
-        while app_running(self.driver.id(), &app)? {
+        while app_running(self.driver.id(), &self.binary)? {
             if Instant::now() > deadline {
                 bail!("the app did not exit within 10 s of the session's end");
             }
             std::thread::sleep(Duration::from_millis(100));
         }
         Ok(())
+    }
+
+    /// The process group of tauri-driver and everything it started (the app among them).
+    pub fn driver_pid(&self) -> u32 {
+        self.driver.id()
     }
 
     /// Saves a screenshot under `tests/artifacts/<test>-<label>.png` and returns its path.

@@ -138,6 +138,11 @@ impl Session {
         self.post("/execute/sync", json!({ "script": script, "args": args }))
     }
 
+    /// Runs an asynchronous script in the page: it ends by calling its last argument with the value.
+    pub fn execute_async(&self, script: &str, args: Value) -> Result<Value> {
+        self.post("/execute/async", json!({ "script": script, "args": args }))
+    }
+
     /// The window's outer size: `(width, height)`.
     pub fn window_size(&self) -> Result<(u64, u64)> {
         let rect = self.get("/window/rect")?;
