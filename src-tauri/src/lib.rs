@@ -74,6 +74,7 @@ pub fn run() {
             commands::chat::rename_conversation,
             commands::chat::delete_conversation,
             commands::chat::get_conversation,
+            commands::chat::earlier_messages,
             commands::chat::update_conversation_settings,
             commands::chat::export_conversation,
             commands::chat::switch_branch,

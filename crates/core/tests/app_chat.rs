@@ -203,7 +203,7 @@ async fn a_tool_call_waits_for_approval_runs_and_is_kept_with_its_trace() {
     assert_eq!(f.app.get_trace("nope").unwrap_err().kind(), ErrorKind::NotFound);
 
     // Reloaded as the chat view does after the turn (and after a restart).
-    let detail = f.app.get_conversation(&conversation.id).unwrap();
+    let detail = f.app.get_conversation(&conversation.id, None).unwrap();
     assert_eq!(detail.messages.len(), 2);
     let reply = &detail.messages[1];
     assert_eq!(reply.id, answer);
@@ -281,7 +281,7 @@ async fn stopping_mid_stream_keeps_the_text_and_ends_cancelled() {
     }
     turn.await.unwrap().unwrap();
     assert_eq!(events.last(), Some(&TurnEvent::Done { reason: patchbay_core::app::views::DoneReason::Cancelled }));
-    let detail = f.app.get_conversation(&conversation.id).unwrap();
+    let detail = f.app.get_conversation(&conversation.id, None).unwrap();
     assert_eq!(detail.messages[1].text, "The first half");
     assert!(detail.messages[1].error.is_none());
     // No turn runs any more.
@@ -301,7 +301,7 @@ async fn conversations_branch_search_rename_and_keep_their_settings() {
     let send = |text: &str| TurnInput::Send { text: text.into(), attachments: vec![] };
     let first = f.app.run_turn(&c.id, send("Capital of France?"), |_| {}).await.unwrap();
     let second = f.app.run_turn(&c.id, TurnInput::Regenerate { message: first.clone() }, |_| {}).await.unwrap();
-    let detail = f.app.get_conversation(&c.id).unwrap();
+    let detail = f.app.get_conversation(&c.id, None).unwrap();
     assert_eq!(detail.messages[1].text, "It is Paris.");
     assert_eq!(detail.messages[1].siblings, [first.clone(), second.clone()]);
     let branch = f.app.switch_branch(&c.id, &first).unwrap();
@@ -310,9 +310,16 @@ async fn conversations_branch_search_rename_and_keep_their_settings() {
     let user = detail.messages[0].id.clone();
     let edited = TurnInput::Edit { message: user, text: "法国的首都？".into() };
     f.app.run_turn(&c.id, edited, |_| {}).await.unwrap();
-    let detail = f.app.get_conversation(&c.id).unwrap();
+    let detail = f.app.get_conversation(&c.id, None).unwrap();
     assert_eq!((detail.messages[0].text.as_str(), detail.messages[1].text.as_str()), ("法国的首都？", "巴黎。"));
     assert_eq!(detail.messages[0].siblings.len(), 2);
+    assert_eq!(detail.earlier, 0);
+    // A tail of the branch, then the message before it, for scrolling back.
+    let tail = f.app.get_conversation(&c.id, Some(1)).unwrap();
+    assert_eq!((tail.earlier, tail.messages.len(), tail.messages[0].text.as_str()), (1, 1, "巴黎。"));
+    let page = f.app.earlier_messages(&c.id, &tail.messages[0].id, 10).unwrap();
+    assert_eq!((page.earlier, page.messages), (0, detail.messages[..1].to_vec()));
+    assert_eq!(f.app.earlier_messages(&c.id, "x", 10).unwrap_err().kind(), ErrorKind::InvalidInput);
 
     f.app.rename_conversation(&c.id, "Geography").unwrap();
     let other = f.app.create_conversation(None).unwrap();
@@ -331,15 +338,15 @@ async fn conversations_branch_search_rename_and_keep_their_settings() {
         assistant_id: Some("Default".into()),
     };
     f.app.update_conversation_settings(&c.id, &settings).unwrap();
-    assert_eq!(f.app.get_conversation(&c.id).unwrap().settings, settings);
+    assert_eq!(f.app.get_conversation(&c.id, None).unwrap().settings, settings);
     let bad = ConversationSettings { provider: Some("nope".into()), ..settings.clone() };
     assert_eq!(f.app.update_conversation_settings(&c.id, &bad).unwrap_err().kind(), ErrorKind::NotFound);
 
     let markdown = f.app.export_conversation(&c.id, patchbay_core::conversations::ExportFormat::Markdown).unwrap();
     assert!(markdown.contains("巴黎"));
     f.app.delete_conversation(&c.id).unwrap();
-    assert_eq!(f.app.get_conversation(&c.id).unwrap_err().kind(), ErrorKind::NotFound);
-    assert_eq!(f.app.get_conversation("abc").unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert_eq!(f.app.get_conversation(&c.id, None).unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(f.app.get_conversation("abc", None).unwrap_err().kind(), ErrorKind::InvalidInput);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -359,7 +366,7 @@ async fn a_provider_error_arrives_as_an_error_event_and_is_kept_on_the_message()
     let error = error.expect("an error event");
     assert_eq!(error.kind, ErrorKind::Provider);
     assert!(error.message.contains("upstream exploded"), "{}", error.message);
-    let detail = f.app.get_conversation(&c.id).unwrap();
+    let detail = f.app.get_conversation(&c.id, None).unwrap();
     assert_eq!(detail.messages[0].text, "hello", "the question is kept");
     assert!(detail.messages[1].error.as_ref().unwrap().message.contains("upstream exploded"));
 }
@@ -388,7 +395,7 @@ async fn the_default_assistant_cites_the_knowledge_base() {
     let cited = cited.expect("a citations event");
     assert_eq!((cited[0].index, cited[0].document.as_str()), (1, "tides.md"));
     assert!(model.requests()[0].body.to_string().contains("two tidal bulges"), "the passage reached the model");
-    let detail = f.app.get_conversation(&c.id).unwrap();
+    let detail = f.app.get_conversation(&c.id, None).unwrap();
     assert_eq!(detail.messages[1].citations[0].document, "tides.md");
 }
 

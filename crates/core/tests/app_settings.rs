@@ -289,7 +289,7 @@ async fn assistants_and_general_settings_round_trip() {
     view.temperature = Some(9.0);
     assert_eq!(f.app.save_assistant(&view).unwrap_err().kind(), ErrorKind::InvalidInput);
     let c = f.app.create_conversation(Some("Scholar")).unwrap();
-    assert_eq!(f.app.get_conversation(&c.id).unwrap().settings.assistant_id.as_deref(), Some("Scholar"));
+    assert_eq!(f.app.get_conversation(&c.id, None).unwrap().settings.assistant_id.as_deref(), Some("Scholar"));
     f.app.delete_assistant("Scholar").unwrap();
 
     let settings = f.app.get_settings().unwrap();

@@ -2,7 +2,7 @@
 //! channel; the command answers when the turn has ended.
 
 use patchbay_core::app::views::{
-    ConversationDetail, ConversationSettings, ConversationSummary, MessageView, TurnEvent,
+    ConversationDetail, ConversationSettings, ConversationSummary, MessagePage, MessageView, TurnEvent,
 };
 use patchbay_core::app::{ApprovalAnswer, TurnInput};
 use patchbay_core::conversations::ExportFormat;
@@ -49,8 +49,23 @@ pub fn delete_conversation(state: State<'_, AppState>, id: String) -> Result<(),
 }
 
 #[tauri::command(rename_all = "snake_case")]
-pub fn get_conversation(state: State<'_, AppState>, id: String) -> Result<ConversationDetail, IpcError> {
-    Ok(state.app()?.get_conversation(&id)?)
+pub fn get_conversation(
+    state: State<'_, AppState>,
+    id: String,
+    tail: Option<usize>,
+) -> Result<ConversationDetail, IpcError> {
+    Ok(state.app()?.get_conversation(&id, tail)?)
+}
+
+/// Older messages of the active branch, for scrolling back through a long conversation.
+#[tauri::command(rename_all = "snake_case")]
+pub fn earlier_messages(
+    state: State<'_, AppState>,
+    conversation_id: String,
+    before: String,
+    limit: usize,
+) -> Result<MessagePage, IpcError> {
+    Ok(state.app()?.earlier_messages(&conversation_id, &before, limit)?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

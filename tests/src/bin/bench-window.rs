@@ -43,7 +43,9 @@ fn args() -> Result<Args> {
             "--floor" => floor = Some(PathBuf::from(value()?)),
             "--runs" => runs = value()?.parse().context("--runs")?,
             "--settle" => settle = Duration::from_secs(value()?.parse().context("--settle")?),
-            other => bail!("unknown argument {other}; usage: bench-window --patchbay BIN --floor BIN [--runs N] [--settle SECS]"),
+            other => bail!(
+                "unknown argument {other}; usage: bench-window --patchbay BIN --floor BIN [--runs N] [--settle SECS]"
+            ),
         }
     }
     Ok(Args {
@@ -65,12 +67,14 @@ fn seed(dir: &Path, title: &str, messages: usize, traces: usize) -> Result<(i64,
     let mut traced = 0;
     let every = (messages / 2).checked_div(traces).unwrap_or(usize::MAX);
     for i in 0..messages / 2 {
-        let question = format!("Question {i}: what does step {i} of the **deployment** do, and which files does it touch?");
+        let question =
+            format!("Question {i}: what does step {i} of the **deployment** do, and which files does it touch?");
         let user = store.add_user_message(conversation, parent, &question, &[])?;
         let mut answer = AssistantWriter::start(&store, conversation, user, "bench", "bench-model")?;
         if i % every == every - 1 && traced < traces {
             traced += 1;
-            let row = answer.start_tool_call(0, &format!("call_{i}"), "files__read_file", Some(("files", "read_file")))?;
+            let row =
+                answer.start_tool_call(0, &format!("call_{i}"), "files__read_file", Some(("files", "read_file")))?;
             answer.set_arguments(row, &json!({ "path": format!("/srv/app/step-{i}.yaml") }).to_string())?;
             let listing: String = (0..40).map(|l| format!("line {l}: key_{l}: value {i}-{l}\n")).collect();
             answer.finish_tool_call(row, ToolCallStatus::Done, &[ContentPart::Text { text: listing }], false, 12)?;
@@ -91,9 +95,8 @@ fn seed(dir: &Path, title: &str, messages: usize, traces: usize) -> Result<(i64,
 /// Summed PSS and RSS (kB) of the process running `binary` in `group` and its WebKit children.
 fn memory(group: u32, binary: &Path) -> Result<(u64, u64)> {
     let binary = binary.canonicalize()?;
-    let procs: Vec<u32> = std::fs::read_dir("/proc")?
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
+    let procs: Vec<u32> =
+        std::fs::read_dir("/proc")?.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect();
     let field = |pid: u32, n: usize| -> Option<u32> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         // Fields after the command name, which is in parentheses and may hold spaces.
@@ -102,7 +105,9 @@ fn memory(group: u32, binary: &Path) -> Result<(u64, u64)> {
     let app = procs
         .iter()
         .copied()
-        .find(|&p| field(p, 2) == Some(group) && std::fs::read_link(format!("/proc/{p}/exe")).ok().as_ref() == Some(&binary))
+        .find(|&p| {
+            field(p, 2) == Some(group) && std::fs::read_link(format!("/proc/{p}/exe")).ok().as_ref() == Some(&binary)
+        })
         .with_context(|| format!("no process of {} in group {group}", binary.display()))?;
     let mut counted = vec![app];
     for &p in &procs {
@@ -195,28 +200,37 @@ fn main() -> Result<()> {
             if i == 2 {
                 open(&app.session, "Long conversation")?;
                 app.session.wait_for(&format!("[data-message-id='{}']", long.1), WAIT)?;
-                // Scroll through every row once, then back to the end, as a reader would.
-                app.session.execute_async(
+                // Scroll back through every row once (older pages load on the way), then to the end,
+                // as a reader would.
+                let scrolled = app.session.execute_async(
                     "const done = arguments[0]; const list = document.querySelector('[data-testid=message-list]');\
-                     let y = 0; const step = () => { list.scrollTop = y; y += list.clientHeight;\
-                       if (y < list.scrollHeight) requestAnimationFrame(step);\
-                       else { list.scrollTop = list.scrollHeight; requestAnimationFrame(() => done(true)); } };\
-                     list.scrollTop = 0; requestAnimationFrame(step);",
+                     const deadline = performance.now() + 25000;\
+                     const step = () => {\
+                       if (list.scrollTop <= 0 && !document.querySelector('[data-testid=load-earlier]')) {\
+                         list.scrollTop = list.scrollHeight; requestAnimationFrame(() => done(true)); return; }\
+                       if (performance.now() > deadline) { done(false); return; }\
+                       list.scrollTop = Math.max(0, list.scrollTop - list.clientHeight); setTimeout(step, 50); };\
+                     step();",
                     json!([]),
                 )?;
+                ensure!(scrolled == json!(true), "scrolling back through the long conversation did not reach its start");
                 let traces = app.session.count("[data-testid=message-list] [data-testid=trace-card]")?;
                 ensure!(traces > 0, "the long conversation shows no tool trace after scrolling");
             }
             std::thread::sleep(args.settle);
             let (pss, rss) = memory(app.driver_pid(), binary)?;
-            eprintln!("run {run}: {:<40} PSS {pss} kB, RSS {rss} kB", ["empty window", "Patchbay, started", "Patchbay, long conversation"][i]);
+            eprintln!(
+                "run {run}: {:<40} PSS {pss} kB, RSS {rss} kB",
+                ["empty window", "Patchbay, started", "Patchbay, long conversation"][i]
+            );
             samples[i].0.push(pss);
             samples[i].1.push(rss);
         }
     }
 
     // Opening 10,000 messages: alternate with a short conversation so each open is a real switch.
-    let opts = AppOptions { data_dir: Some(huge_dir.clone()), binary: Some(args.patchbay.clone()), ..Default::default() };
+    let opts =
+        AppOptions { data_dir: Some(huge_dir.clone()), binary: Some(args.patchbay.clone()), ..Default::default() };
     let app = App::start("bench-window-10k", opts)?;
     app.session.wait_for("button.conversation", WAIT)?;
     let mut opens = Vec::new();

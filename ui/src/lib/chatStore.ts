@@ -6,6 +6,8 @@ import type { AgentEvent, IpcError, Message, ToolTrace, Usage } from "./ipc";
 
 export interface ConversationState {
   messages: Message[];
+  /** How many messages of the branch come before `messages` (not loaded yet). */
+  earlier: number;
   /** Id of the assistant message being streamed, if a turn is running. */
   streamingId: string | null;
   usage: Usage | null;
@@ -36,7 +38,7 @@ export class ConversationStore {
   private listeners = new Set<Listener>();
 
   constructor(messages: Message[] = []) {
-    this.state = { messages, streamingId: null, usage: null, error: null };
+    this.state = { messages, earlier: 0, streamingId: null, usage: null, error: null };
   }
 
   getState = (): ConversationState => this.state;
@@ -51,14 +53,19 @@ export class ConversationStore {
     for (const l of this.listeners) l();
   }
 
-  /** Replaces the messages (after loading or switching a branch). */
-  load(messages: Message[]) {
-    this.set({ messages, streamingId: null, error: null });
+  /** Replaces the messages (after loading or switching a branch); `earlier` are not loaded. */
+  load(messages: Message[], earlier = 0) {
+    this.set({ messages, earlier, streamingId: null, error: null });
+  }
+
+  /** Puts older messages of the branch in front of the loaded ones. */
+  prepend(messages: Message[], earlier: number) {
+    this.set({ messages: [...messages, ...this.state.messages], earlier });
   }
 
   /** Drops messages after `id` (for regenerate/edit, which start a new branch there). */
   truncateAfter(id: string | null) {
-    if (id === null) return this.set({ messages: [] });
+    if (id === null) return this.set({ messages: [], earlier: 0 });
     const at = this.state.messages.findIndex((m) => m.id === id);
     if (at >= 0) this.set({ messages: this.state.messages.slice(0, at + 1) });
   }

@@ -225,9 +225,17 @@ export interface ConversationSettings {
 
 export interface ConversationDetail {
   conversation: ConversationSummary;
-  /** The active branch, root first. */
+  /** The active branch (its last `tail` messages when asked), root first. */
   messages: Message[];
+  /** How many branch messages come before `messages`. */
+  earlier: number;
   settings: ConversationSettings;
+}
+
+/** A stretch of the active branch, and how many branch messages come before it. */
+export interface MessagePage {
+  messages: Message[];
+  earlier: number;
 }
 
 /** One event of a turn, streamed through the `on_event` channel of send/regenerate/edit. */
@@ -509,7 +517,9 @@ export const ipc = {
     call<ConversationSummary>("create_conversation", { assistant_id: assistantId }),
   renameConversation: (id: string, title: string) => call<void>("rename_conversation", { id, title }),
   deleteConversation: (id: string) => call<void>("delete_conversation", { id }),
-  getConversation: (id: string) => call<ConversationDetail>("get_conversation", { id }),
+  getConversation: (id: string, tail: number | null = null) => call<ConversationDetail>("get_conversation", { id, tail }),
+  earlierMessages: (conversationId: string, before: string, limit: number) =>
+    call<MessagePage>("earlier_messages", { conversation_id: conversationId, before, limit }),
   updateConversationSettings: (id: string, settings: ConversationSettings) =>
     call<void>("update_conversation_settings", { id, settings }),
   exportConversation: (id: string, format: "markdown" | "json") =>

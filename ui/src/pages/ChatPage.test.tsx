@@ -22,8 +22,12 @@ function fakeIpc() {
       Promise.resolve({
         conversation: { ...conv, id },
         messages: id === "c1" ? [message("u0", "user", "earlier question"), message("a0", "assistant", "earlier answer")] : [],
+        earlier: id === "c1" ? 2 : 0,
         settings: { provider: null, model: null, servers: null, disabled_tools: [], assistant_id: null },
       }),
+    ),
+    earlierMessages: vi.fn(() =>
+      Promise.resolve({ messages: [message("u-1", "user", "first question"), message("a-1", "assistant", "first answer")], earlier: 0 }),
     ),
     updateConversationSettings: vi.fn(() => Promise.resolve()),
     exportConversation: vi.fn(() => Promise.resolve("/tmp/x.md")),
@@ -99,6 +103,21 @@ describe("ChatPage", () => {
     await waitFor(() => expect(screen.getByRole("button", { name: "Send" })).toBeTruthy());
     // Once the turn is over the stored branch is reloaded.
     await waitFor(() => expect(f.ipc.getConversation).toHaveBeenCalledTimes(2));
+  });
+
+  it("opens a long conversation at its end and loads older messages on demand", async () => {
+    const { ipc } = fakeIpc();
+    renderIn(<ChatPage ipc={ipc} />);
+    fireEvent.click(await screen.findByText("First"));
+    await screen.findByText("earlier answer");
+    expect(ipc.getConversation).toHaveBeenCalledWith("c1", 100);
+    expect(screen.queryByText("first question")).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "Show 2 earlier messages" }));
+    await screen.findByText("first question");
+    expect(ipc.earlierMessages).toHaveBeenCalledWith("c1", "u0", 200);
+    const rows = [...document.querySelectorAll("[data-message-id]")].map((e) => e.getAttribute("data-message-id"));
+    expect(rows).toEqual(["u-1", "a-1", "u0", "a0"]);
+    expect(screen.queryByTestId("load-earlier")).toBeNull();
   });
 
   it("reloads the tools the composer offers when a server's status changes", async () => {

@@ -30,6 +30,7 @@ export type ChatIpc = Pick<
   | "renameConversation"
   | "deleteConversation"
   | "getConversation"
+  | "earlierMessages"
   | "updateConversationSettings"
   | "exportConversation"
   | "sendMessage"
@@ -58,6 +59,10 @@ const DEFAULT_SETTINGS: ConversationSettings = {
   disabled_tools: [],
   assistant_id: null,
 };
+
+/** Messages shown when a conversation opens (its end), and fetched per step back. */
+const TAIL = 100;
+const PAGE = 200;
 
 function ConversationView({
   id,
@@ -90,11 +95,11 @@ function ConversationView({
   useEffect(() => {
     let live = true;
     ipc
-      .getConversation(id)
+      .getConversation(id, TAIL)
       .then((d) => {
         if (!live) return;
         // A turn still streaming into the store is newer than what is stored.
-        if (!store.getState().streamingId) store.load(d.messages);
+        if (!store.getState().streamingId) store.load(d.messages, d.earlier);
         setSettings(d.settings);
       })
       .catch((e: unknown) => live && onError(toIpcError(e)));
@@ -107,9 +112,10 @@ function ConversationView({
     (start: (onEvent: Parameters<ChatIpc["sendMessage"]>[3]) => Promise<unknown>) => {
       setPending(true);
       start((e) => store.apply(e))
-        // The stored branch is the truth once the turn is over (ids, siblings for the switcher).
-        .then(() => ipc.getConversation(id))
-        .then((d) => store.load(d.messages))
+        // The stored branch is the truth once the turn is over (ids, siblings for the switcher);
+        // as much of it as was shown, and at least a tail.
+        .then(() => ipc.getConversation(id, Math.max(TAIL, store.getState().messages.length + 2)))
+        .then((d) => store.load(d.messages, d.earlier))
         .catch((e: unknown) => store.fail(toIpcError(e)))
         .finally(() => {
           setPending(false);
@@ -143,6 +149,16 @@ function ConversationView({
     [id, ipc, store, run, onError],
   );
 
+  // Older messages arrive a page at a time as the user scrolls back.
+  const loadEarlier = useCallback(() => {
+    const first = store.getState().messages[0];
+    if (!first) return Promise.resolve();
+    return ipc
+      .earlierMessages(id, first.id, PAGE)
+      .then((p) => store.prepend(p.messages, p.earlier))
+      .catch((e: unknown) => onError(toIpcError(e)));
+  }, [id, ipc, store, onError]);
+
   const updateSettings = (s: ConversationSettings) => {
     setSettings(s);
     ipc.updateConversationSettings(id, s).catch((e: unknown) => onError(toIpcError(e)));
@@ -166,7 +182,13 @@ function ConversationView({
       {state.messages.length === 0 ? (
         <p className="muted empty-chat">{t("chat.startHint")}</p>
       ) : (
-        <MessageList messages={state.messages} streamingId={state.streamingId} actions={actions} />
+        <MessageList
+          messages={state.messages}
+          earlier={state.earlier}
+          onLoadEarlier={loadEarlier}
+          streamingId={state.streamingId}
+          actions={actions}
+        />
       )}
       {state.error && <ErrorBanner error={state.error} />}
       <Composer

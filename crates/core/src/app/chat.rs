@@ -13,7 +13,7 @@ use futures::StreamExt;
 
 use super::views::{
     ConversationDetail, ConversationSettings, ConversationSummary, DoneReason, ErrorKind, ErrorView, LogView,
-    MessageView, ProgressView, ToolResultView, TurnEvent, arguments_json, citations,
+    MessagePage, MessageView, ProgressView, ToolResultView, TurnEvent, arguments_json, citations,
 };
 use super::{App, AppError, Waiting, lock};
 use crate::agent::{
@@ -104,18 +104,34 @@ impl App {
     }
 
     /// A conversation's active branch and settings.
-    pub fn get_conversation(&self, id: &str) -> Result<ConversationDetail, AppError> {
+    pub fn get_conversation(&self, id: &str, tail: Option<usize>) -> Result<ConversationDetail, AppError> {
         let id = parse_id("conversation", id)?;
         let conversation = self.inner.conversations.get(id)?;
+        let page = self.page_views(id, tail, None)?;
         Ok(ConversationDetail {
             conversation: ConversationSummary::from(&conversation),
-            messages: self.branch_views(id)?,
+            messages: page.messages,
+            earlier: page.earlier,
             settings: self.conversation_settings(id)?,
         })
     }
 
-    fn branch_views(&self, id: ConversationId) -> Result<Vec<MessageView>, AppError> {
-        Ok(self.inner.conversations.branch(id)?.iter().map(|b| MessageView::new(&b.message, &b.siblings)).collect())
+    /// Up to `limit` branch messages before the message `before`, for scrolling back.
+    pub fn earlier_messages(&self, id: &str, before: &str, limit: usize) -> Result<MessagePage, AppError> {
+        let id = parse_id("conversation", id)?;
+        let before = parse_id("message", before)?;
+        self.page_views(id, Some(limit), Some(before))
+    }
+
+    fn page_views(
+        &self,
+        id: ConversationId,
+        limit: Option<usize>,
+        before: Option<MessageId>,
+    ) -> Result<MessagePage, AppError> {
+        let page = self.inner.conversations.branch_page(id, limit, before)?;
+        let messages = page.messages.iter().map(|b| MessageView::new(&b.message, &b.siblings)).collect();
+        Ok(MessagePage { messages, earlier: page.earlier })
     }
 
     fn conversation_settings(&self, id: ConversationId) -> Result<ConversationSettings, AppError> {
@@ -148,7 +164,7 @@ impl App {
     pub fn switch_branch(&self, conversation: &str, message: &str) -> Result<Vec<MessageView>, AppError> {
         let id = parse_id("conversation", conversation)?;
         self.inner.conversations.switch_branch(id, parse_id("message", message)?)?;
-        self.branch_views(id)
+        Ok(self.page_views(id, None, None)?.messages)
     }
 
     /// Stops the conversation's running turn; its events end with `done { cancelled }`.

@@ -91,9 +91,18 @@ pub struct ConversationSettings {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConversationDetail {
     pub conversation: ConversationSummary,
-    /// The active branch, root first.
+    /// The active branch (its last messages when a tail was asked for), root first.
     pub messages: Vec<MessageView>,
+    /// How many branch messages come before `messages`.
+    pub earlier: usize,
     pub settings: ConversationSettings,
+}
+
+/// A stretch of the active branch, root first, and how many branch messages precede it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MessagePage {
+    pub messages: Vec<MessageView>,
+    pub earlier: usize,
 }
 
 /// Progress of a running tool call.

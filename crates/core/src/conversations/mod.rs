@@ -17,7 +17,7 @@
 mod export;
 mod writer;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, Row};
@@ -275,6 +275,13 @@ pub struct BranchMessage {
     pub siblings: Vec<MessageId>,
 }
 
+/// A stretch of the active branch, and how many branch messages come before it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BranchPage {
+    pub messages: Vec<BranchMessage>,
+    pub earlier: usize,
+}
+
 /// A search match.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SearchHit {
@@ -401,7 +408,7 @@ impl ConversationStore {
             c.query_row("SELECT conversation_id FROM messages WHERE id = ?1", [id], |r| r.get::<_, i64>(0)).optional()
         })?;
         let conversation = conversation.ok_or(ConversationError::MessageNotFound { conversation: 0, id })?;
-        let mut all = self.load_messages(conversation, Some(id))?;
+        let mut all = self.load_messages(conversation, Some((id, id)))?;
         all.pop().ok_or(ConversationError::MessageNotFound { conversation, id })
     }
 
@@ -413,23 +420,50 @@ impl ConversationStore {
 
     /// The active branch, root first, each message with its siblings.
     pub fn branch(&self, id: ConversationId) -> Result<Vec<BranchMessage>, ConversationError> {
+        Ok(self.branch_page(id, None, None)?.messages)
+    }
+
+    /// Up to `limit` messages of the active branch that come before `before` (or end it, when
+    /// `None`), root first, and how many branch messages precede them. Only those messages are
+    /// read in full, so the end of a long conversation opens as fast as a short one.
+    pub fn branch_page(
+        &self,
+        id: ConversationId,
+        limit: Option<usize>,
+        before: Option<MessageId>,
+    ) -> Result<BranchPage, ConversationError> {
         let conversation = self.get(id)?;
-        let all = self.load_messages(id, None)?;
-        let Some(leaf) = conversation.active_leaf else { return Ok(Vec::new()) };
-        let path = path_to(&all, leaf);
+        let Some(leaf) = conversation.active_leaf else { return Ok(BranchPage::default()) };
+        let skeleton = self.skeleton(id)?;
+        let parents: HashMap<MessageId, Option<MessageId>> = skeleton.iter().copied().collect();
+        let path = path_to(&parents, leaf);
+        let end = match before {
+            Some(b) => path
+                .iter()
+                .position(|&m| m == b)
+                .ok_or(ConversationError::MessageNotFound { conversation: id, id: b })?,
+            None => path.len(),
+        };
+        let start = limit.map_or(0, |l| end.saturating_sub(l));
+        let window = &path[start..end];
+        let (Some(&first), Some(&last)) = (window.iter().min(), window.iter().max()) else {
+            return Ok(BranchPage { messages: Vec::new(), earlier: start });
+        };
         let mut siblings: HashMap<Option<MessageId>, Vec<MessageId>> = HashMap::new();
-        for m in &all {
-            siblings.entry(m.parent_id).or_default().push(m.id);
+        for &(m, parent) in &skeleton {
+            siblings.entry(parent).or_default().push(m);
         }
-        let by_id: HashMap<MessageId, &Message> = all.iter().map(|m| (m.id, m)).collect();
-        Ok(path
-            .into_iter()
-            .filter_map(|mid| by_id.get(&mid).copied())
-            .map(|m| BranchMessage {
-                siblings: siblings.get(&m.parent_id).cloned().unwrap_or_default(),
-                message: m.clone(),
+        let mut loaded: HashMap<MessageId, Message> =
+            self.load_messages(id, Some((first, last)))?.into_iter().map(|m| (m.id, m)).collect();
+        let messages = window
+            .iter()
+            .filter_map(|mid| loaded.remove(mid))
+            .map(|message| BranchMessage {
+                siblings: siblings.get(&message.parent_id).cloned().unwrap_or_default(),
+                message,
             })
-            .collect())
+            .collect();
+        Ok(BranchPage { messages, earlier: start })
     }
 
     /// Makes the branch through `message` active, following its newest
@@ -451,8 +485,9 @@ impl ConversationStore {
             return Err(ConversationError::MessageNotFound { conversation: id, id: leaf });
         }
         let by_id: HashMap<MessageId, &Message> = all.iter().map(|m| (m.id, m)).collect();
+        let parents: HashMap<MessageId, Option<MessageId>> = all.iter().map(|m| (m.id, m.parent_id)).collect();
         let mut out = Vec::new();
-        for mid in path_to(&all, leaf) {
+        for mid in path_to(&parents, leaf) {
             if let Some(m) = by_id.get(&mid) {
                 to_chat_messages(m, &mut out);
             }
@@ -635,8 +670,22 @@ impl ConversationStore {
         })
     }
 
-    fn load_messages(&self, id: ConversationId, only: Option<MessageId>) -> Result<Vec<Message>, ConversationError> {
-        self.store.read(|c| load_messages(c, id, only)).map_err(ConversationError::from)?.into_iter().collect()
+    fn load_messages(
+        &self,
+        id: ConversationId,
+        range: Option<(MessageId, MessageId)>,
+    ) -> Result<Vec<Message>, ConversationError> {
+        self.store.read(|c| load_messages(c, id, range)).map_err(ConversationError::from)?.into_iter().collect()
+    }
+
+    /// Every message's id and parent, oldest first: the tree without its contents.
+    fn skeleton(&self, id: ConversationId) -> Result<Vec<(MessageId, Option<MessageId>)>, ConversationError> {
+        let rows = self.store.read(|c| {
+            let mut stmt =
+                c.prepare_cached("SELECT id, parent_id FROM messages WHERE conversation_id = ?1 ORDER BY id")?;
+            stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<Vec<_>>>()
+        });
+        Ok(rows?)
     }
 }
 
@@ -680,14 +729,16 @@ fn decode<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, C
 fn load_messages(
     c: &Connection,
     id: ConversationId,
-    only: Option<MessageId>,
+    range: Option<(MessageId, MessageId)>,
 ) -> rusqlite::Result<Vec<Result<Message, ConversationError>>> {
+    let (lo, hi) = range.unzip();
     let mut stmt = c.prepare(&format!(
-        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?1 AND (?2 IS NULL OR id = ?2) ORDER BY id"
+        "SELECT {MESSAGE_COLUMNS} FROM messages
+         WHERE conversation_id = ?1 AND (?2 IS NULL OR id BETWEEN ?2 AND ?3) ORDER BY id"
     ))?;
     type RawMessage = (Message, String, String);
     let raw: Vec<RawMessage> = stmt
-        .query_map((id, only), |r| {
+        .query_map((id, lo, hi), |r| {
             let input: Option<u32> = r.get(10)?;
             let output: Option<u32> = r.get(11)?;
             let message = Message {
@@ -716,9 +767,9 @@ fn load_messages(
         "SELECT t.id, t.round, t.call_id, t.name, t.server, t.tool, t.arguments, t.status, t.result, t.is_error,
                 t.started_at, t.duration_ms
          FROM tool_calls t JOIN messages m ON m.id = t.message_id
-         WHERE m.conversation_id = ?1 AND (?2 IS NULL OR m.id = ?2)",
+         WHERE m.conversation_id = ?1 AND (?2 IS NULL OR m.id BETWEEN ?2 AND ?3)",
     )?;
-    let rows = stmt.query_map((id, only), |r| {
+    let rows = stmt.query_map((id, lo, hi), |r| {
         let result: Option<String> = r.get(8)?;
         let tid: i64 = r.get(0)?;
         let record = ToolCallRecord {
@@ -753,9 +804,10 @@ fn load_messages(
     let mut stmt = c.prepare(
         "SELECT p.message_id, p.round, p.kind, p.text, p.tool_call_id
          FROM message_parts p JOIN messages m ON m.id = p.message_id
-         WHERE m.conversation_id = ?1 AND (?2 IS NULL OR m.id = ?2) ORDER BY p.message_id, p.position",
+         WHERE m.conversation_id = ?1 AND (?2 IS NULL OR m.id BETWEEN ?2 AND ?3)
+         ORDER BY p.message_id, p.position",
     )?;
-    let rows = stmt.query_map((id, only), |r| {
+    let rows = stmt.query_map((id, lo, hi), |r| {
         Ok((
             r.get::<_, i64>(0)?,
             r.get::<_, u32>(1)?,
@@ -789,12 +841,12 @@ fn load_messages(
 }
 
 /// Message ids from the root down to `leaf`.
-fn path_to(all: &[Message], leaf: MessageId) -> Vec<MessageId> {
-    let parents: HashMap<MessageId, Option<MessageId>> = all.iter().map(|m| (m.id, m.parent_id)).collect();
+fn path_to(parents: &HashMap<MessageId, Option<MessageId>>, leaf: MessageId) -> Vec<MessageId> {
     let mut path = Vec::new();
+    let mut seen = HashSet::new();
     let mut cursor = Some(leaf);
     while let Some(id) = cursor {
-        if path.contains(&id) || !parents.contains_key(&id) {
+        if !seen.insert(id) || !parents.contains_key(&id) {
             break;
         }
         path.push(id);

@@ -78,6 +78,44 @@ fn regenerate_makes_a_sibling_and_switching_branches_follows_it() {
 }
 
 #[test]
+fn a_long_branch_is_read_a_page_at_a_time() {
+    let conv = store();
+    let (c, user, first) = with_answer(&conv, "Q0", "A0");
+    // A regenerated answer leaves `first` off the branch; its id lies inside the pages read.
+    let mut again = AssistantWriter::start(&conv, c.id, user, "openai", "gpt-test").unwrap();
+    again.push_text(0, "A0 again");
+    again.finish(MessageStatus::Complete, None).unwrap();
+    let mut parent = again.message_id();
+    for i in 1..10 {
+        let q = conv.add_user_message(c.id, Some(parent), &format!("Q{i}"), &[]).unwrap();
+        let mut w = AssistantWriter::start(&conv, c.id, q, "openai", "gpt-test").unwrap();
+        w.push_text(0, &format!("A{i}"));
+        w.finish(MessageStatus::Complete, None).unwrap();
+        parent = w.message_id();
+    }
+    let full = conv.branch(c.id).unwrap();
+    assert_eq!(full.len(), 20);
+    assert!(full.iter().all(|b| b.message.id != first));
+
+    let tail = conv.branch_page(c.id, Some(5), None).unwrap();
+    assert_eq!(tail.earlier, 15);
+    assert_eq!(tail.messages, full[15..]);
+    let before = conv.branch_page(c.id, Some(8), Some(tail.messages[0].message.id)).unwrap();
+    assert_eq!(before.earlier, 7);
+    assert_eq!(before.messages, full[7..15]);
+    // The first page holds the regenerated answer with both siblings, and ends at the root.
+    let start = conv.branch_page(c.id, Some(100), Some(before.messages[0].message.id)).unwrap();
+    assert_eq!((start.earlier, &start.messages[..]), (0, &full[..7]));
+    assert_eq!(start.messages[1].siblings, [first, again.message_id()]);
+    assert_eq!(start.messages[1].message.parts.len(), 1, "the page's messages are read in full");
+    assert_eq!(conv.branch_page(c.id, None, None).unwrap().messages, full);
+    assert!(matches!(
+        conv.branch_page(c.id, Some(3), Some(first)),
+        Err(ConversationError::MessageNotFound { id, .. }) if id == first
+    ));
+}
+
+#[test]
 fn streamed_text_is_in_the_row_after_each_flush() {
     let conv = store();
     let c = conv.create("x", None, None).unwrap();

@@ -1,7 +1,9 @@
 // The message list, virtualised so a 10k-message conversation stays smooth.
 // Rows are measured as they render; the view follows the bottom while a reply
-// streams unless the user has scrolled up.
-import { useEffect, useRef } from "react";
+// streams unless the user has scrolled up. A long conversation opens with its
+// end loaded; older messages are fetched when the user scrolls to the top (or
+// presses the button there), keeping the rows on screen in place.
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { measureElement, observeElementRect, useVirtualizer } from "@tanstack/react-virtual";
 import { useI18n } from "../../lib/i18n";
 import type { Message } from "../../lib/ipc";
@@ -12,16 +14,22 @@ const FALLBACK_RECT = { width: 800, height: 800 };
 
 export interface MessageListProps {
   messages: Message[];
+  /** Branch messages before `messages` that are not loaded yet. */
+  earlier?: number;
+  /** Loads a page of older messages in front of `messages`. */
+  onLoadEarlier?: () => Promise<unknown>;
   streamingId: string | null;
   actions: MessageActions;
   /** Viewport size before the first measurement (tests have no layout). */
   initialRect?: { width: number; height: number };
 }
 
-export function MessageList({ messages, streamingId, actions, initialRect }: MessageListProps) {
+export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId, actions, initialRect }: MessageListProps) {
   const { t } = useI18n();
   const scrollRef = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
+  const [loading, setLoading] = useState(false);
+  const firstId = useRef<string | null>(null);
   const fallback = initialRect ?? FALLBACK_RECT;
   // The virtualizer is meant to be re-read on every render; it is not memoised.
   // eslint-disable-next-line react-hooks/incompatible-library
@@ -40,6 +48,21 @@ export function MessageList({ messages, streamingId, actions, initialRect }: Mes
     measureElement: (el, entry, instance) => measureElement(el, entry, instance) || ESTIMATE,
   });
 
+  // After older messages were put in front, keep the previously first row where it was.
+  useLayoutEffect(() => {
+    const previous = firstId.current;
+    firstId.current = messages[0]?.id ?? null;
+    if (previous === null || previous === firstId.current) return;
+    const at = messages.findIndex((m) => m.id === previous);
+    if (at > 0) virtualizer.scrollToIndex(at, { align: "start" });
+  }, [messages, virtualizer]);
+
+  const loadEarlier = () => {
+    if (loading || earlier === 0 || !onLoadEarlier) return;
+    setLoading(true);
+    void onLoadEarlier().finally(() => setLoading(false));
+  };
+
   const last = messages[messages.length - 1];
   const lastSize = last ? last.text.length + last.tool_calls.length : 0;
   useEffect(() => {
@@ -57,8 +80,14 @@ export function MessageList({ messages, streamingId, actions, initialRect }: Mes
       onScroll={(e) => {
         const el = e.currentTarget;
         atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        if (el.scrollTop < 200) loadEarlier();
       }}
     >
+      {earlier > 0 && (
+        <button type="button" className="link load-earlier" data-testid="load-earlier" disabled={loading} onClick={loadEarlier}>
+          {t("chat.earlier", { count: earlier })}
+        </button>
+      )}
       <div style={{ height: virtualizer.getTotalSize(), position: "relative", width: "100%" }}>
         {virtualizer.getVirtualItems().map((row) => {
           const m = messages[row.index];
