@@ -731,10 +731,10 @@ fn load_messages(
     id: ConversationId,
     range: Option<(MessageId, MessageId)>,
 ) -> rusqlite::Result<Vec<Result<Message, ConversationError>>> {
-    let (lo, hi) = range.unzip();
+    // A plain range (no "IS NULL OR"), so that SQLite reads only that stretch of the index.
+    let (lo, hi) = range.unwrap_or((MessageId::MIN, MessageId::MAX));
     let mut stmt = c.prepare(&format!(
-        "SELECT {MESSAGE_COLUMNS} FROM messages
-         WHERE conversation_id = ?1 AND (?2 IS NULL OR id BETWEEN ?2 AND ?3) ORDER BY id"
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id"
     ))?;
     type RawMessage = (Message, String, String);
     let raw: Vec<RawMessage> = stmt
@@ -767,7 +767,7 @@ fn load_messages(
         "SELECT t.id, t.round, t.call_id, t.name, t.server, t.tool, t.arguments, t.status, t.result, t.is_error,
                 t.started_at, t.duration_ms
          FROM tool_calls t JOIN messages m ON m.id = t.message_id
-         WHERE m.conversation_id = ?1 AND (?2 IS NULL OR m.id BETWEEN ?2 AND ?3)",
+         WHERE m.conversation_id = ?1 AND m.id BETWEEN ?2 AND ?3",
     )?;
     let rows = stmt.query_map((id, lo, hi), |r| {
         let result: Option<String> = r.get(8)?;
@@ -804,7 +804,7 @@ fn load_messages(
     let mut stmt = c.prepare(
         "SELECT p.message_id, p.round, p.kind, p.text, p.tool_call_id
          FROM message_parts p JOIN messages m ON m.id = p.message_id
-         WHERE m.conversation_id = ?1 AND (?2 IS NULL OR m.id BETWEEN ?2 AND ?3)
+         WHERE m.conversation_id = ?1 AND m.id BETWEEN ?2 AND ?3
          ORDER BY p.message_id, p.position",
     )?;
     let rows = stmt.query_map((id, lo, hi), |r| {
