@@ -20,7 +20,7 @@ const info: AppInfo = {
 };
 
 describe("App shell", () => {
-  it("navigates between chat and settings", () => {
+  it("navigates between chat and settings", async () => {
     render(
       <I18nProvider lang="en">
         <App />
@@ -28,7 +28,8 @@ describe("App shell", () => {
     );
     expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Chat");
     fireEvent.click(screen.getByRole("button", { name: "Settings" }));
-    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Settings");
+    // The settings page is loaded on first use.
+    expect((await screen.findByRole("heading", { level: 1, name: "Settings" })).textContent).toBe("Settings");
     expect(screen.getByRole("button", { name: "Settings" }).getAttribute("aria-current")).toBe("page");
     fireEvent.click(screen.getByRole("button", { name: "Chat" }));
     expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Chat");

@@ -1,8 +1,11 @@
-import { useState } from "react";
+import { lazy, Suspense, useState } from "react";
 import { ChatStores } from "./lib/chatStore";
 import { useI18n, type MessageKey } from "./lib/i18n";
 import { ChatPage } from "./pages/ChatPage";
-import { SettingsPage } from "./pages/SettingsPage";
+
+// Settings are loaded when first opened: the window starts on the chat page, with less code
+// parsed and held in memory.
+const SettingsPage = lazy(() => import("./pages/SettingsPage").then((m) => ({ default: m.SettingsPage })));
 
 type Page = "chat" | "settings";
 
@@ -32,7 +35,15 @@ export function App() {
           </button>
         ))}
       </nav>
-      <main className="app-main">{page === "chat" ? <ChatPage stores={stores} /> : <SettingsPage />}</main>
+      <main className="app-main">
+        {page === "chat" ? (
+          <ChatPage stores={stores} />
+        ) : (
+          <Suspense fallback={<p className="muted">{t("common.loading")}</p>}>
+            <SettingsPage />
+          </Suspense>
+        )}
+      </main>
     </div>
   );
 }

@@ -57,7 +57,7 @@ describe("MessageList", () => {
     expect(screen.queryByTestId("regenerate")).toBeNull();
   });
 
-  it("shows citations as numbered chips that open the passage", () => {
+  it("shows citations as numbered chips that open the passage", async () => {
     const m = message("a1", "assistant", "See [1].", {
       citations: [{ index: 1, document: "guide.md", path: "/kb/guide.md", score: 0.82, text: "The passage text." }],
     });
@@ -70,8 +70,8 @@ describe("MessageList", () => {
     expect(chip.getAttribute("aria-expanded")).toBe("true");
     fireEvent.click(chip);
     expect(screen.queryByTestId("citation-passage")).toBeNull();
-    // The [1] marker in the answer opens the same passage.
-    const marker = screen.getByTestId("cite-marker");
+    // The [1] marker in the answer (once the markdown renderer is loaded) opens the same passage.
+    const marker = await screen.findByTestId("cite-marker", {}, { timeout: 15_000 });
     expect(marker.textContent).toBe("[1]");
     fireEvent.click(marker);
     expect(screen.getByTestId("citation-passage").textContent).toContain("The passage text.");

@@ -3,7 +3,7 @@
 import { memo, useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import type { ApprovalDecision, Citation, Message, ToolTrace } from "../../lib/ipc";
-import { Markdown } from "./Markdown";
+import { Markdown } from "./LazyMarkdown";
 import { PartView } from "./ToolResultView";
 import { ToolTraceGroup } from "./ToolTraceCard";
 

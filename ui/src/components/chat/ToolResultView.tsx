@@ -2,7 +2,7 @@
 // links as links, structured content as pretty JSON.
 import { useI18n } from "../../lib/i18n";
 import type { ContentPart, ToolResult } from "../../lib/ipc";
-import { Markdown } from "./Markdown";
+import { Markdown } from "./LazyMarkdown";
 
 export function pretty(value: unknown): string {
   if (typeof value === "string") {

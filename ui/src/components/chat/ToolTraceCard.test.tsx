@@ -19,7 +19,7 @@ describe("ToolTraceCard", () => {
     expect(screen.queryByTestId("trace-duration")).toBeNull();
   });
 
-  it("shows a finished call: duration, arguments, markdown, image, resource link, structured JSON, logs", () => {
+  it("shows a finished call: duration, arguments, markdown, image, resource link, structured JSON, logs", async () => {
     renderIn(
       <ToolTraceCard
         trace={trace({
@@ -41,7 +41,7 @@ describe("ToolTraceCard", () => {
     expect(screen.getByTestId("trace-status").textContent).toBe("Done");
     expect(screen.getByTestId("trace-duration").textContent).toBe("1.53 s");
     expect(screen.getByTestId("trace-args").textContent).toBe('{\n  "path": "/tmp/a.txt"\n}');
-    expect(screen.getByText("bold").tagName).toBe("STRONG");
+    expect((await screen.findByText("bold", {}, { timeout: 15_000 })).tagName).toBe("STRONG");
     expect((screen.getByRole("img", { name: "Image returned by the tool" }) as HTMLImageElement).src).toBe("data:image/png;base64,AAAA");
     expect(screen.getByRole("link", { name: "a.txt" }).getAttribute("href")).toBe("file:///tmp/a.txt");
     expect(screen.getByText(/"lines": 3/)).toBeTruthy();
