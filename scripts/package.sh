@@ -11,7 +11,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # The Tauri CLI, pinned; npm ships it as a prebuilt binary (no 10-minute cargo install).
 TAURI_CLI="@tauri-apps/cli@2.12.5"
 MAX_DEB_BYTES=$((20 * 1024 * 1024))
-PACKAGE=patchbay-desktop
+# The package is named after productName; the binary after mainBinaryName.
+PACKAGE=patchbay
 
 require_toolchains
 ensure_packages "${APP_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
