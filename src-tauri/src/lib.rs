@@ -120,6 +120,8 @@ pub fn run() {
             commands::knowledge::kb_reindex,
             commands::knowledge::kb_documents,
             commands::knowledge::kb_search,
+            commands::knowledge::kb_embeddings,
+            commands::knowledge::kb_set_embeddings,
         ])
         .build(context);
     let app = match result {

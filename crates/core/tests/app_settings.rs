@@ -1,13 +1,16 @@
 //! The settings page's services without a window: providers with keys in the
 //! secret store, import preview and apply with real servers starting, tool
 //! policies, the doctor, export with placeholders, assistants, general
-//! settings and the knowledge base indexing in the background.
+//! settings, the knowledge base indexing in the background, and choosing
+//! its embeddings (a provider's endpoint or a local model folder).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use patchbay_core::app::views::{AssistantView, GeneralSettings, KbMode, KbProgress, ServerLogLine, ServerStatusView};
+use patchbay_core::app::views::{
+    AssistantView, GeneralSettings, KbEmbeddingsChoice, KbMode, KbProgress, ServerLogLine, ServerStatusView,
+};
 use patchbay_core::app::{App, AppEvents, ErrorKind};
 use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ProviderKind, ProviderProfile};
 use patchbay_core::paths::DataDir;
@@ -341,4 +344,107 @@ async fn a_folder_is_indexed_in_the_background_and_searchable() {
     assert_eq!(f.app.kb_reindex(Some("/nowhere")).unwrap_err().kind(), ErrorKind::NotFound);
     f.app.kb_remove_folder(&folder_name).unwrap();
     assert!(!f.app.kb_status().unwrap().iter().any(|s| s.path == folder_name));
+}
+
+/// A scripted OpenAI-compatible `/v1/embeddings` on 127.0.0.1: each text gets a
+/// vector of letter counts. Records (authorization header, model, inputs) per request.
+type Requests = Arc<Mutex<Vec<(String, String, Vec<String>)>>>;
+
+async fn letter_count_endpoint() -> (String, Requests) {
+    use axum::extract::State;
+    use axum::http::HeaderMap;
+    async fn embed(
+        State(seen): State<Requests>,
+        headers: HeaderMap,
+        axum::Json(body): axum::Json<serde_json::Value>,
+    ) -> axum::Json<serde_json::Value> {
+        let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+        let inputs: Vec<String> = serde_json::from_value(body["input"].clone()).unwrap();
+        let data: Vec<_> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let mut v = vec![0.0f32; 26];
+                for b in text.to_ascii_lowercase().bytes().filter(u8::is_ascii_lowercase) {
+                    v[usize::from(b - b'a')] += 1.0;
+                }
+                v[0] += 0.5; // never all zero (Chinese text)
+                json!({"object": "embedding", "index": i, "embedding": v})
+            })
+            .collect();
+        seen.lock().unwrap().push((auth, body["model"].as_str().unwrap_or_default().to_owned(), inputs));
+        axum::Json(
+            json!({"object": "list", "model": body["model"], "data": data, "usage": {"prompt_tokens": 1, "total_tokens": 1}}),
+        )
+    }
+    let seen = Requests::default();
+    let router = axum::Router::new().route("/v1/embeddings", axum::routing::post(embed)).with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (url, seen)
+}
+
+/// Waits until no folder is indexing (after `started` says a run began).
+async fn wait_indexed(app: &App, started: impl Fn() -> bool) {
+    for _ in 0..600 {
+        if started() && app.kb_status().unwrap().iter().all(|f| f.state != "indexing") {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("indexing did not finish: {:?}", app.kb_status().unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embeddings_come_from_a_provider_endpoint_or_a_local_model_folder() {
+    let f = open();
+    let off = f.app.kb_embeddings().unwrap();
+    assert_eq!((off.kind, off.english_only), ("off", false));
+    let (url, seen) = letter_count_endpoint().await;
+    f.app.save_provider(ProviderProfile { base_url: url.clone(), ..profile("ollama") }, Some("sk-embed")).unwrap();
+    f.app
+        .save_provider(ProviderProfile { kind: ProviderKind::Anthropic, ..profile("claude") }, Some("sk-ant"))
+        .unwrap();
+
+    // Refused choices say why and change nothing.
+    let provider = |p: &str, m: &str| KbEmbeddingsChoice::Provider { provider: p.into(), model: m.into() };
+    let err = f.app.kb_set_embeddings(provider("nobody", "bge-m3")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound, "{err}");
+    let err = f.app.kb_set_embeddings(provider("claude", "bge-m3")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("OpenAI"), "{err}");
+    assert_eq!(f.app.kb_set_embeddings(provider("ollama", "  ")).unwrap_err().kind(), ErrorKind::InvalidInput);
+    let empty = f.dir.path().join("not-a-model");
+    std::fs::create_dir_all(&empty).unwrap();
+    let err =
+        f.app.kb_set_embeddings(KbEmbeddingsChoice::Local { model_dir: empty.display().to_string() }).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("config.json"), "{err}");
+    assert_eq!(f.app.kb_embeddings().unwrap(), off);
+
+    // A provider's endpoint: saved, in use at once, the documents embedded with the provider's key.
+    let view = f.app.kb_set_embeddings(provider("ollama", "bge-m3")).unwrap();
+    assert_eq!(
+        (view.kind, view.provider.as_deref(), view.base_url.as_deref(), view.model.as_deref(), view.english_only),
+        ("endpoint", Some("ollama"), Some(url.as_str()), Some("bge-m3"), false)
+    );
+    assert_eq!(f.app.kb_embeddings().unwrap(), view);
+    wait_indexed(&f.app, || !seen.lock().unwrap().is_empty()).await;
+    let hits = f.app.kb_search("zebra quokka", 5).await.unwrap();
+    assert!(!hits.is_empty(), "hybrid search finds passages by vector even without a keyword match");
+    let requests = seen.lock().unwrap().clone();
+    assert!(requests.iter().all(|(auth, model, _)| auth == "Bearer sk-embed" && model == "bge-m3"), "{requests:?}");
+    assert!(requests.iter().any(|(_, _, inputs)| inputs == &["zebra quokka".to_owned()]), "the query was embedded");
+    assert!(requests.iter().any(|(_, _, inputs)| inputs.len() > 1 || inputs[0] != "zebra quokka"), "documents were");
+
+    // A local model folder: all-MiniLM is English-only, and the view says so.
+    let minilm = peers::minilm_dir();
+    let view = f.app.kb_set_embeddings(KbEmbeddingsChoice::Local { model_dir: minilm.display().to_string() }).unwrap();
+    assert_eq!((view.kind, view.english_only), ("local", true));
+    assert_eq!(view.model_dir, Some(std::fs::canonicalize(&minilm).unwrap().display().to_string()));
+    assert_eq!(f.app.kb_embeddings().unwrap(), view);
+
+    assert_eq!(f.app.kb_set_embeddings(KbEmbeddingsChoice::Off).unwrap(), off);
+    assert_eq!(f.app.kb_embeddings().unwrap(), off);
 }

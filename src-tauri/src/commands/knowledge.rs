@@ -1,6 +1,6 @@
 //! The knowledge-base page.
 
-use patchbay_core::app::views::{KbDocument, KbFolder, KbHit};
+use patchbay_core::app::views::{KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit};
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 
@@ -52,4 +52,19 @@ pub fn kb_documents(state: State<'_, AppState>, folder: String) -> Result<Vec<Kb
 #[tauri::command(rename_all = "snake_case")]
 pub async fn kb_search(state: State<'_, AppState>, query: String, limit: usize) -> Result<Vec<KbHit>, IpcError> {
     Ok(state.app()?.kb_search(&query, limit).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_embeddings(state: State<'_, AppState>) -> Result<KbEmbeddings, IpcError> {
+    Ok(state.app()?.kb_embeddings()?)
+}
+
+/// Loading a local model takes a moment: off the IPC thread.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn kb_set_embeddings(
+    state: State<'_, AppState>,
+    choice: KbEmbeddingsChoice,
+) -> Result<KbEmbeddings, IpcError> {
+    let app = state.app()?;
+    blocking(move || Ok(app.kb_set_embeddings(choice)?)).await
 }

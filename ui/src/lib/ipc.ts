@@ -454,6 +454,24 @@ export interface KbProgress {
   total: number;
 }
 
+/** Where the knowledge base's embeddings come from now (`kb_embeddings`). */
+export interface KbEmbeddings {
+  kind: "off" | "endpoint" | "local";
+  /** The provider whose endpoint is used, when one matches the stored base URL. */
+  provider: string | null;
+  base_url: string | null;
+  model: string | null;
+  model_dir: string | null;
+  /** The model understands English only (all-MiniLM). */
+  english_only: boolean;
+}
+
+/** What `kb_set_embeddings` accepts. */
+export type KbEmbeddingsChoice =
+  | { kind: "off" }
+  | { kind: "provider"; provider: string; model: string }
+  | { kind: "local"; model_dir: string };
+
 // ---------------------------------------------------------------- assistants & general
 
 export type KbMode = "off" | "auto" | "always" | "both";
@@ -594,6 +612,8 @@ export const ipc = {
   kbReindex: (path: string | null) => call<void>("kb_reindex", { path }),
   kbDocuments: (folder: string) => call<KbDocument[]>("kb_documents", { folder }),
   kbSearch: (query: string, limit: number) => call<KbHit[]>("kb_search", { query, limit }),
+  kbEmbeddings: () => call<KbEmbeddings>("kb_embeddings"),
+  kbSetEmbeddings: (choice: KbEmbeddingsChoice) => call<KbEmbeddings>("kb_set_embeddings", { choice }),
 
   // assistants & general
   listAssistants: () => call<Assistant[]>("list_assistants"),

@@ -231,7 +231,7 @@ impl App {
         let model_name = model.model.clone();
         let mut tools = self.tool_host()?;
         let mut selection = self.selection(&settings, &assistant, tools.as_ref()).await;
-        let ChatKnowledge { retriever, tool: kb_tool } = self.inner.kb.for_chat(assistant.knowledge);
+        let ChatKnowledge { retriever, tool: kb_tool } = self.kb().for_chat(assistant.knowledge);
         if let Some(kb_tool) = kb_tool {
             tools = Arc::new(CombinedTools::new(vec![kb_tool, tools]));
             selection = rag_chat::offer_tool(selection);

@@ -9,9 +9,12 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::views::{KbDocument, KbFolder, KbHit, KbProgress, KbProgressCount, document_title};
+use super::views::{
+    KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbProgress, KbProgressCount, document_title,
+};
 use super::{App, AppError, lock};
-use crate::rag::{IndexProgress, Retriever};
+use crate::config::ProviderKind;
+use crate::rag::{EmbeddingConfig, IndexProgress, KnowledgeBase, Retriever};
 
 /// How long files must be quiet before a changed folder is re-indexed.
 const WATCH_QUIET: std::time::Duration = std::time::Duration::from_secs(2);
@@ -24,9 +27,97 @@ pub(crate) struct Indexing {
 }
 
 impl App {
+    /// The knowledge base as it is configured now.
+    pub(crate) fn kb(&self) -> KnowledgeBase {
+        self.inner.kb.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Where embeddings come from now.
+    pub fn kb_embeddings(&self) -> Result<KbEmbeddings, AppError> {
+        let config = self.kb().settings()?.embeddings;
+        self.embeddings_view(config.as_ref())
+    }
+
+    fn embeddings_view(&self, config: Option<&EmbeddingConfig>) -> Result<KbEmbeddings, AppError> {
+        let off = KbEmbeddings {
+            kind: "off",
+            provider: None,
+            base_url: None,
+            model: None,
+            model_dir: None,
+            english_only: false,
+        };
+        let english_only = config.is_some_and(EmbeddingConfig::english_only);
+        Ok(match config {
+            None => off,
+            Some(EmbeddingConfig::Endpoint { base_url, model, .. }) => {
+                let same = |url: &str| url.trim_end_matches('/') == base_url.trim_end_matches('/');
+                let provider = self
+                    .inner
+                    .config
+                    .providers()?
+                    .into_iter()
+                    .find(|p| p.kind == ProviderKind::OpenAi && same(&p.base_url))
+                    .map(|p| p.name);
+                KbEmbeddings {
+                    kind: "endpoint",
+                    provider,
+                    base_url: Some(base_url.clone()),
+                    model: Some(model.clone()),
+                    english_only,
+                    ..off
+                }
+            }
+            Some(EmbeddingConfig::Local { model_dir }) => {
+                KbEmbeddings { kind: "local", model_dir: Some(model_dir.display().to_string()), english_only, ..off }
+            }
+        })
+    }
+
+    /// Chooses where embeddings come from, saves it, puts it to use at once
+    /// and re-indexes every folder (documents are embedded with the new
+    /// model; until then search falls back to what the index has). A provider
+    /// must speak the OpenAI API; a model folder must load. When the choice is
+    /// refused, nothing changes.
+    pub fn kb_set_embeddings(&self, choice: KbEmbeddingsChoice) -> Result<KbEmbeddings, AppError> {
+        let config = match choice {
+            KbEmbeddingsChoice::Off => None,
+            KbEmbeddingsChoice::Provider { provider, model } => {
+                let model = model.trim();
+                if model.is_empty() {
+                    return Err(AppError::Invalid("name the embeddings model (for example bge-m3)".into()));
+                }
+                let profile = self.inner.config.provider(provider.trim())?;
+                if profile.kind != ProviderKind::OpenAi {
+                    return Err(AppError::Invalid(format!(
+                        "provider {} does not speak the OpenAI API, which has the /embeddings endpoint; \
+                         pick an OpenAI-compatible provider (OpenAI, Ollama, vLLM…)",
+                        profile.name
+                    )));
+                }
+                Some(EmbeddingConfig::Endpoint {
+                    base_url: profile.base_url,
+                    model: model.to_owned(),
+                    api_key_secret: profile.api_key,
+                })
+            }
+            KbEmbeddingsChoice::Local { model_dir } => {
+                if model_dir.trim().is_empty() {
+                    return Err(AppError::Invalid("choose the model folder".into()));
+                }
+                Some(EmbeddingConfig::Local { model_dir: PathBuf::from(model_dir.trim()) })
+            }
+        };
+        let kb = self.kb();
+        let (saved, embedder) = kb.switch_embeddings(config, self.inner.secrets.as_ref())?;
+        *self.inner.kb.write().unwrap_or_else(std::sync::PoisonError::into_inner) = kb.with_embedder(embedder);
+        self.catch_up_and_watch()?;
+        self.embeddings_view(saved.as_ref())
+    }
+
     /// Folders with their counts and indexing state.
     pub fn kb_status(&self) -> Result<Vec<KbFolder>, AppError> {
-        let status = self.inner.kb.status()?;
+        let status = self.kb().status()?;
         let indexing = lock(&self.inner.indexing);
         Ok(status
             .folders
@@ -55,7 +146,7 @@ impl App {
 
     /// Adds a folder and starts indexing it.
     pub fn kb_add_folder(&self, path: &str) -> Result<(), AppError> {
-        let folder = self.inner.kb.add_folder(Path::new(path.trim()))?;
+        let folder = self.kb().add_folder(Path::new(path.trim()))?;
         self.watch_folders();
         self.spawn_index(vec![folder])
     }
@@ -64,7 +155,7 @@ impl App {
     /// files change (called at start and whenever the folder list changes).
     pub(crate) fn catch_up_and_watch(&self) -> Result<(), AppError> {
         self.watch_folders();
-        self.spawn_index(self.inner.kb.folders()?)
+        self.spawn_index(self.kb().folders()?)
     }
 
     /// (Re)starts the watcher over the current folders. A folder that cannot
@@ -77,7 +168,7 @@ impl App {
                 tracing::warn!("re-indexing after a change failed: {e}");
             }
         });
-        match self.inner.kb.watch(WATCH_QUIET, on_run) {
+        match self.kb().watch(WATCH_QUIET, on_run) {
             Ok(watcher) => *lock(&self.inner.watcher) = Some(watcher),
             Err(e) => tracing::warn!("the knowledge-base folders are not watched: {e}"),
         }
@@ -86,7 +177,7 @@ impl App {
     /// Removes a folder and its documents from the index.
     pub fn kb_remove_folder(&self, path: &str) -> Result<(), AppError> {
         let path = Path::new(path.trim());
-        self.inner.kb.remove_folder(path)?;
+        self.kb().remove_folder(path)?;
         lock(&self.inner.indexing).remove(path);
         self.watch_folders();
         Ok(())
@@ -94,7 +185,7 @@ impl App {
 
     /// Re-indexes one folder, or all of them.
     pub fn kb_reindex(&self, path: Option<&str>) -> Result<(), AppError> {
-        let folders = self.inner.kb.folders()?;
+        let folders = self.kb().folders()?;
         let chosen = match path {
             None => folders,
             Some(p) => {
@@ -132,8 +223,7 @@ impl App {
             let folder = key.display().to_string();
             inner.events.kb_progress(KbProgress { folder, done: count.done, total: count.total });
         });
-        let result =
-            self.inner.kb.index_folders(std::slice::from_ref(&folder), progress, &CancellationToken::new()).await;
+        let result = self.kb().index_folders(std::slice::from_ref(&folder), progress, &CancellationToken::new()).await;
         let error = result.err().map(|e| e.to_string());
         if let Some(e) = &error {
             tracing::warn!(folder = %folder.display(), "indexing failed: {e}");
@@ -149,13 +239,12 @@ impl App {
     /// The indexed documents of a folder with their chunk counts.
     pub fn kb_documents(&self, folder: &str) -> Result<Vec<KbDocument>, AppError> {
         let folder = Path::new(folder.trim());
-        self.inner
-            .kb
-            .chunk_index()
+        let kb = self.kb();
+        kb.chunk_index()
             .documents(folder)?
             .into_iter()
             .map(|path| {
-                let chunks = self.inner.kb.document(&path)?.len() as u64;
+                let chunks = kb.document(&path)?.len() as u64;
                 let path = path.display().to_string();
                 Ok(KbDocument { title: document_title(&path), path, chunks })
             })
@@ -167,7 +256,7 @@ impl App {
         if query.trim().is_empty() {
             return Err(AppError::Invalid("the search text is empty".into()));
         }
-        let kb = &self.inner.kb;
+        let kb = self.kb();
         let passages = kb.search(query, kb.default_mode(), limit.clamp(1, 100)).await?;
         Ok(passages
             .into_iter()

@@ -193,7 +193,8 @@ struct Inner {
     assistants: AssistantStore,
     agent: Agent,
     registry: McpRegistry,
-    kb: KnowledgeBase,
+    /// Replaced as a whole when the embeddings change (see [`App::kb_set_embeddings`]).
+    kb: std::sync::RwLock<KnowledgeBase>,
     events: Arc<dyn AppEvents>,
     turns: Mutex<HashMap<ConversationId, TurnControl>>,
     approvals: Mutex<HashMap<String, Waiting>>,
@@ -242,7 +243,7 @@ impl App {
             agent: Agent::new(conversations.clone()),
             conversations,
             registry,
-            kb,
+            kb: std::sync::RwLock::new(kb),
             dir,
             store,
             secrets,

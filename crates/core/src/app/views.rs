@@ -614,6 +614,33 @@ pub struct KbHit {
     pub text: String,
 }
 
+/// Where the knowledge base's embeddings come from, as the settings page chooses it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum KbEmbeddingsChoice {
+    /// No embeddings: search uses BM25 only.
+    Off,
+    /// The OpenAI-compatible `/embeddings` endpoint of a configured provider
+    /// (its base URL and API key), with an embeddings model such as `bge-m3`.
+    Provider { provider: String, model: String },
+    /// A local BERT-family model folder (config.json, tokenizer.json, model.safetensors).
+    Local { model_dir: String },
+}
+
+/// The knowledge base's embeddings as the settings page shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KbEmbeddings {
+    /// `off`, `endpoint` or `local`.
+    pub kind: &'static str,
+    /// The provider whose endpoint is used, when one matches the stored base URL.
+    pub provider: Option<String>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub model_dir: Option<String>,
+    /// The model understands English only (all-MiniLM): the page says so.
+    pub english_only: bool,
+}
+
 /// How an assistant uses the knowledge base, as the UI names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -48,13 +48,19 @@ pub enum EmbeddingConfig {
 }
 
 impl EmbeddingConfig {
-    /// A note for the UI about the languages the model handles, when known.
-    pub fn language_note(&self) -> Option<&'static str> {
+    /// Whether the model is known to understand English only (the all-MiniLM
+    /// family, judged by its name; multilingual MiniLM variants are not).
+    pub fn english_only(&self) -> bool {
         let name = match self {
             Self::Endpoint { model, .. } => model.to_ascii_lowercase(),
             Self::Local { model_dir } => model_dir.to_string_lossy().to_ascii_lowercase(),
         };
-        name.contains("minilm")
+        name.contains("minilm") && !name.contains("multilingual")
+    }
+
+    /// A note for the UI about the languages the model handles, when known.
+    pub fn language_note(&self) -> Option<&'static str> {
+        self.english_only()
             .then_some("all-MiniLM-L6-v2 understands English only; for Chinese pick a multilingual model (e.g. bge-m3)")
     }
 }

@@ -1,7 +1,8 @@
 //! Incremental indexing of registered folders, and the watcher that keeps it current.
 //!
 //! A run walks each folder (following symlinks, with loops detected), reports
-//! progress per file, and for each file: reads it (refusing FIFOs and files
+//! progress per file, and for each file (on a helper thread, a few files
+//! ahead of the writer): reads it (refusing FIFOs and files
 //! above the size limit), hashes it, and only when the fingerprint (content
 //! hash + chunking settings + embeddings model) changed extracts, chunks,
 //! analyses, embeds and writes it in one transaction. Files that vanished are
@@ -79,6 +80,16 @@ enum Outcome {
     Unchanged,
 }
 
+/// A file ready to be written.
+enum Prepared {
+    Unchanged,
+    Write(DocumentRecord, Vec<ChunkRecord>),
+}
+
+/// Files prepared ahead of the writer: enough to keep both threads busy,
+/// few enough that memory stays small.
+const PIPELINE_DEPTH: usize = 8;
+
 impl Job {
     fn settings_fingerprint(&self) -> String {
         let c = self.settings.chunking;
@@ -102,29 +113,50 @@ impl Job {
         let settings_fp = self.settings_fingerprint();
         for (folder, files, mut skipped) in plan {
             let mut seen = HashSet::new();
-            for path in files {
-                if self.cancel.is_cancelled() {
-                    return Err(RagError::Cancelled);
+            // Two stages on two threads: this one writes each file in its own
+            // transaction while a helper reads, hashes, chunks, analyses and
+            // embeds the next ones. Dropping the receiver (an error, a
+            // cancellation) stops the helper at its next send.
+            std::thread::scope(|scope| -> Result<(), RagError> {
+                let (tx, rx) = std::sync::mpsc::sync_channel(PIPELINE_DEPTH);
+                let (folder, settings_fp) = (&folder, &settings_fp);
+                scope.spawn(move || {
+                    for path in files {
+                        if self.cancel.is_cancelled() {
+                            return;
+                        }
+                        let prepared = self.prepare(folder, &path, settings_fp);
+                        if tx.send((path, prepared)).is_err() {
+                            return;
+                        }
+                    }
+                });
+                for (path, prepared) in rx {
+                    if self.cancel.is_cancelled() {
+                        return Err(RagError::Cancelled);
+                    }
+                    progress(&IndexProgress { files_done: done, files_total: total, current: Some(path.clone()) });
+                    match prepared.and_then(|p| self.write(&path, p)) {
+                        Ok(Outcome::Indexed(chunks)) => {
+                            report.indexed += 1;
+                            report.chunks += chunks;
+                            seen.insert(path);
+                        }
+                        Ok(Outcome::Unchanged) => {
+                            report.unchanged += 1;
+                            seen.insert(path);
+                        }
+                        Err(FileError::Skip(reason)) => {
+                            tracing::info!(path = %path.display(), %reason, "knowledge base: skipped");
+                            skipped.push(SkippedFile { path, reason });
+                        }
+                        Err(FileError::Fatal(e)) => return Err(e),
+                    }
+                    done += 1;
                 }
-                progress(&IndexProgress { files_done: done, files_total: total, current: Some(path.clone()) });
-                match self.file(&folder, &path, &settings_fp) {
-                    Ok(Outcome::Indexed(chunks)) => {
-                        report.indexed += 1;
-                        report.chunks += chunks;
-                        seen.insert(path);
-                    }
-                    Ok(Outcome::Unchanged) => {
-                        report.unchanged += 1;
-                        seen.insert(path);
-                    }
-                    Err(FileError::Skip(reason)) => {
-                        tracing::info!(path = %path.display(), %reason, "knowledge base: skipped");
-                        skipped.push(SkippedFile { path, reason });
-                    }
-                    Err(FileError::Fatal(e)) => return Err(e),
-                }
-                done += 1;
-            }
+                // The helper stops early only when cancelled.
+                if self.cancel.is_cancelled() { Err(RagError::Cancelled) } else { Ok(()) }
+            })?;
             for doc in self.index.documents(&folder)? {
                 if !seen.contains(&doc) && self.index.remove_document(&doc)? {
                     report.removed += 1;
@@ -137,12 +169,14 @@ impl Job {
         Ok(report)
     }
 
-    fn file(&self, folder: &Path, path: &Path, settings_fp: &str) -> Result<Outcome, FileError> {
+    /// Everything for one file but the write: read, hash and, when the
+    /// fingerprint changed, extract, chunk, analyse and embed.
+    fn prepare(&self, folder: &Path, path: &Path, settings_fp: &str) -> Result<Prepared, FileError> {
         let kind = DocKind::for_path(path).ok_or(FileError::Skip(Skip::Unsupported))?;
         let bytes = loader::read_bytes(path, self.settings.max_file_bytes)?;
         let fingerprint = format!("{}:{settings_fp}", hex::encode(Sha256::digest(&bytes)));
         if self.index.fingerprint(path)?.as_deref() == Some(fingerprint.as_str()) {
-            return Ok(Outcome::Unchanged);
+            return Ok(Prepared::Unchanged);
         }
         let loaded = loader::extract(kind, &bytes)?;
         let chunks = chunk(&loaded.text, kind.is_markdown_like(), self.settings.chunking);
@@ -159,13 +193,13 @@ impl Job {
             }
             _ => vec![None; chunks.len()],
         };
-        let count = chunks.len();
         let records: Vec<ChunkRecord> = chunks
             .into_iter()
             .zip(vectors)
             .map(|(chunk, vector)| {
-                let mut terms = analyze::terms(&chunk.heading, analyze::Purpose::Document);
-                terms.extend(analyze::terms(&chunk.text, analyze::Purpose::Document));
+                let mut terms = String::with_capacity(chunk.text.len());
+                analyze::push_terms(&chunk.heading, analyze::Purpose::Document, &mut terms);
+                analyze::push_terms(&chunk.text, analyze::Purpose::Document, &mut terms);
                 ChunkRecord { chunk, terms, vector }
             })
             .collect();
@@ -176,8 +210,22 @@ impl Job {
             kind: kind.as_str(),
             bytes: bytes.len() as u64,
         };
-        self.index.put_document(&doc, &records, self.embedder.as_ref().map(|e| e.model_id()))?;
-        Ok(Outcome::Indexed(count))
+        Ok(Prepared::Write(doc, records))
+    }
+
+    /// Writes a prepared file in one transaction, unless it was deleted since
+    /// it was read (the helper reads a few files ahead).
+    fn write(&self, path: &Path, prepared: Prepared) -> Result<Outcome, FileError> {
+        match prepared {
+            Prepared::Unchanged => Ok(Outcome::Unchanged),
+            Prepared::Write(doc, records) => {
+                if let Err(e) = std::fs::symlink_metadata(path) {
+                    return Err(FileError::Skip(Skip::Unreadable { detail: e.to_string() }));
+                }
+                self.index.put_document(&doc, &records, self.embedder.as_ref().map(|e| e.model_id()))?;
+                Ok(Outcome::Indexed(records.len()))
+            }
+        }
     }
 }
 

@@ -193,32 +193,38 @@ impl KnowledgeBase {
     /// path; a folder that is not a usable model is refused and nothing changes.
     /// The next index run embeds every document again.
     pub fn set_embeddings(&self, config: Option<EmbeddingConfig>) -> Result<Option<EmbeddingConfig>, RagError> {
-        let config = match config {
-            Some(EmbeddingConfig::Local { model_dir }) => {
-                let model = LocalEmbedder::load(&model_dir)?;
-                Some(EmbeddingConfig::Local { model_dir: model.dir().to_path_buf() })
-            }
-            other => other,
-        };
-        let mut settings = self.settings()?;
-        settings.embeddings.clone_from(&config);
-        self.save_settings(&settings)?;
+        let (config, _) = checked_embeddings(config)?;
+        self.save_embeddings(&config)?;
         Ok(config)
+    }
+
+    /// Like [`KnowledgeBase::set_embeddings`], and also returns the embedder
+    /// for the new settings (a local model is loaded only once), to be put to
+    /// use with [`KnowledgeBase::with_embedder`].
+    pub fn switch_embeddings(
+        &self,
+        config: Option<EmbeddingConfig>,
+        secrets: &dyn SecretStore,
+    ) -> Result<EmbeddingsSwitch, RagError> {
+        let (config, local) = checked_embeddings(config)?;
+        let embedder = match (local, &config) {
+            (Some(model), _) => Some(Arc::new(model) as Arc<dyn Embedder>),
+            (None, Some(config)) => Some(embedder_for(config, secrets)?),
+            (None, None) => None,
+        };
+        self.save_embeddings(&config)?;
+        Ok((config, embedder))
+    }
+
+    fn save_embeddings(&self, config: &Option<EmbeddingConfig>) -> Result<(), RagError> {
+        let mut settings = self.settings()?;
+        settings.embeddings.clone_from(config);
+        self.save_settings(&settings)
     }
 
     /// Builds the embedder the settings name, if any.
     pub fn configured_embedder(&self, secrets: &dyn SecretStore) -> Result<Option<Arc<dyn Embedder>>, RagError> {
-        match self.settings()?.embeddings {
-            None => Ok(None),
-            Some(EmbeddingConfig::Endpoint { base_url, model, api_key_secret }) => {
-                let key = match api_key_secret {
-                    Some(name) => secrets.get(&name)?,
-                    None => None,
-                };
-                Ok(Some(Arc::new(EndpointEmbedder::new(&base_url, &model, key))))
-            }
-            Some(EmbeddingConfig::Local { model_dir }) => Ok(Some(Arc::new(LocalEmbedder::load(&model_dir)?))),
-        }
+        self.settings()?.embeddings.map(|config| embedder_for(&config, secrets)).transpose()
     }
 
     /// Registered folders, in the order they were added.
@@ -389,6 +395,37 @@ impl KnowledgeBase {
         let vector = vectors.first().ok_or_else(|| RagError::Embedding { detail: "no vector for the query".into() })?;
         self.index.nearest(vector, embedder.model_id(), top_k)
     }
+}
+
+/// What [`KnowledgeBase::switch_embeddings`] saved, and the embedder for it.
+pub type EmbeddingsSwitch = (Option<EmbeddingConfig>, Option<Arc<dyn Embedder>>);
+
+/// The settings as they are stored (a local folder canonical), with the local
+/// model loaded when there is one, which checks that it is usable.
+fn checked_embeddings(
+    config: Option<EmbeddingConfig>,
+) -> Result<(Option<EmbeddingConfig>, Option<LocalEmbedder>), RagError> {
+    Ok(match config {
+        Some(EmbeddingConfig::Local { model_dir }) => {
+            let model = LocalEmbedder::load(&model_dir)?;
+            (Some(EmbeddingConfig::Local { model_dir: model.dir().to_path_buf() }), Some(model))
+        }
+        other => (other, None),
+    })
+}
+
+/// The embedder `config` names; an endpoint's API key comes from `secrets`.
+fn embedder_for(config: &EmbeddingConfig, secrets: &dyn SecretStore) -> Result<Arc<dyn Embedder>, RagError> {
+    Ok(match config {
+        EmbeddingConfig::Endpoint { base_url, model, api_key_secret } => {
+            let key = match api_key_secret {
+                Some(name) => secrets.get(name)?,
+                None => None,
+            };
+            Arc::new(EndpointEmbedder::new(base_url, model, key))
+        }
+        EmbeddingConfig::Local { model_dir } => Arc::new(LocalEmbedder::load(model_dir)?),
+    })
 }
 
 /// How many candidates each ranking contributes to hybrid fusion.

@@ -34,7 +34,8 @@ pub struct DocumentRecord {
 #[derive(Debug, Clone)]
 pub struct ChunkRecord {
     pub chunk: Chunk,
-    pub terms: Vec<String>,
+    /// Analysed terms ([`super::analyze::push_terms`]), space-separated.
+    pub terms: String,
     pub vector: Option<Vec<f32>>,
 }
 
@@ -175,7 +176,8 @@ impl SqliteIndex {
 impl ChunkIndex for SqliteIndex {
     fn fingerprint(&self, path: &Path) -> Result<Option<String>, RagError> {
         Ok(self.store.read(|c| {
-            c.query_row("SELECT fingerprint FROM kb_documents WHERE path = ?1", [path_str(path)], |r| r.get(0))
+            c.prepare_cached("SELECT fingerprint FROM kb_documents WHERE path = ?1")?
+                .query_row([path_str(path)], |r| r.get(0))
                 .optional()
         })?)
     }
@@ -185,11 +187,13 @@ impl ChunkIndex for SqliteIndex {
         self.store.write(|tx| -> Result<(), RagError> {
             let map = |e| RagError::from(self.store.error(e));
             delete_document(tx, &path).map_err(map)?;
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO kb_documents (folder, path, fingerprint, kind, bytes, indexed_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5, unixepoch())",
-                params![path_str(&doc.folder), path, doc.fingerprint, doc.kind, doc.bytes as i64],
             )
+            .and_then(|mut stmt| {
+                stmt.execute(params![path_str(&doc.folder), path, doc.fingerprint, doc.kind, doc.bytes as i64])
+            })
             .map_err(map)?;
             let doc_id = tx.last_insert_rowid();
             let mut chunk_stmt = tx
@@ -206,7 +210,7 @@ impl ChunkIndex for SqliteIndex {
                     .execute(params![doc_id, ord as i64, c.text, c.heading, c.line_start as i64, c.line_end as i64])
                     .map_err(map)?;
                 let chunk_id = tx.last_insert_rowid();
-                fts_stmt.execute(params![chunk_id, record.terms.join(" ")]).map_err(map)?;
+                fts_stmt.execute(params![chunk_id, record.terms]).map_err(map)?;
                 if let (Some(vector), Some(model)) = (&record.vector, model) {
                     let blob: Vec<u8> = unit(vector).iter().flat_map(|x| x.to_le_bytes()).collect();
                     vec_stmt.execute(params![chunk_id, model, blob]).map_err(map)?;
@@ -320,14 +324,17 @@ impl ChunkIndex for SqliteIndex {
 
 /// Deletes a document with its chunks, FTS rows and vectors; `true` if it existed.
 fn delete_document(tx: &rusqlite::Transaction<'_>, path: &str) -> rusqlite::Result<bool> {
-    let Some(doc_id) =
-        tx.query_row("SELECT id FROM kb_documents WHERE path = ?1", [path], |r| r.get::<_, i64>(0)).optional()?
+    let Some(doc_id) = tx
+        .prepare_cached("SELECT id FROM kb_documents WHERE path = ?1")?
+        .query_row([path], |r| r.get::<_, i64>(0))
+        .optional()?
     else {
         return Ok(false);
     };
     // FTS5 tables take no part in foreign keys: clear them first.
-    tx.execute("DELETE FROM kb_fts WHERE rowid IN (SELECT id FROM kb_chunks WHERE doc_id = ?1)", [doc_id])?;
-    tx.execute("DELETE FROM kb_documents WHERE id = ?1", [doc_id])?;
+    tx.prepare_cached("DELETE FROM kb_fts WHERE rowid IN (SELECT id FROM kb_chunks WHERE doc_id = ?1)")?
+        .execute([doc_id])?;
+    tx.prepare_cached("DELETE FROM kb_documents WHERE id = ?1")?.execute([doc_id])?;
     Ok(true)
 }
 

@@ -1,10 +1,12 @@
 import { act, cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { KbProgress } from "../../lib/ipc";
+import type { KbEmbeddings, KbProgress } from "../../lib/ipc";
 import { renderIn } from "../../test/render";
 import { KnowledgeBase, type KbIpc } from "./KnowledgeBase";
 
 afterEach(cleanup);
+
+const OFF: KbEmbeddings = { kind: "off", provider: null, base_url: null, model: null, model_dir: null, english_only: false };
 
 function fake() {
   let progress: (p: KbProgress) => void = () => undefined;
@@ -16,6 +18,9 @@ function fake() {
     kbReindex: vi.fn(() => Promise.resolve()),
     kbDocuments: vi.fn(() => Promise.resolve([{ path: "/docs/a.md", title: "a.md", chunks: 7 }])),
     kbSearch: vi.fn(() => Promise.resolve([{ document: "a.md", path: "/docs/a.md", score: 0.9123, text: "Patchbay hosts MCP servers." }])),
+    kbEmbeddings: vi.fn(() => Promise.resolve(OFF)),
+    kbSetEmbeddings: vi.fn(() => Promise.resolve(OFF)),
+    listProviders: vi.fn(() => Promise.resolve([])),
     onKbProgress: vi.fn((h: (p: KbProgress) => void) => {
       progress = h;
       return Promise.resolve(() => undefined);

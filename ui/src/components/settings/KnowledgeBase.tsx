@@ -1,15 +1,17 @@
 // Knowledge base: folders, index progress, documents and chunk counts,
-// re-index, and a search box that shows scored passages.
+// re-index, embeddings (KbEmbeddings) and a search box that shows scored passages.
 import { useCallback, useEffect, useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import { toIpcError, type Ipc, type IpcError, type KbDocument, type KbFolder, type KbHit } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
+import { KbEmbeddings, type KbEmbeddingsIpc } from "./KbEmbeddings";
 import { useLoad } from "./useLoad";
 
 export type KbIpc = Pick<
   Ipc,
   "kbStatus" | "kbPickFolder" | "kbAddFolder" | "kbRemoveFolder" | "kbReindex" | "kbDocuments" | "kbSearch" | "onKbProgress"
->;
+> &
+  KbEmbeddingsIpc;
 
 function Documents({ ipc, folder }: { ipc: KbIpc; folder: string }) {
   const { t } = useI18n();
@@ -34,7 +36,7 @@ function Documents({ ipc, folder }: { ipc: KbIpc; folder: string }) {
 export function KnowledgeBase({ ipc }: { ipc: KbIpc }) {
   const { t } = useI18n();
   const load = useCallback(() => ipc.kbStatus(), [ipc]);
-  const { data, setData, error, setError, act } = useLoad<KbFolder[]>(load);
+  const { data, setData, error, setError, act, reload } = useLoad<KbFolder[]>(load);
   const [path, setPath] = useState("");
   const [open, setOpen] = useState<string | null>(null);
   const [query, setQuery] = useState("");
@@ -112,6 +114,7 @@ export function KnowledgeBase({ ipc }: { ipc: KbIpc }) {
           {t("kb.add")}
         </button>
       </form>
+      <KbEmbeddings ipc={ipc} onSaved={reload} />
       <h2>{t("kb.search")}</h2>
       <form
         className="row"
