@@ -49,6 +49,7 @@ async fn a_100_mb_answer_fails_the_call_clearly_with_bounded_memory_and_the_serv
     assert!(message.contains("\"huge\"") && message.contains(&MAX_MESSAGE_BYTES.to_string()), "{message}");
     assert!(started.elapsed() < Duration::from_secs(25), "failed by timeout after {:?}", started.elapsed());
     let growth = peak_rss().saturating_sub(before);
+    eprintln!("peak memory growth during the 100 MB answer: {} MB", growth >> 20);
     // Buffering the answer whole would take 100 MB for the line and as much again parsed.
     assert!(growth < 48 << 20, "peak memory grew by {} MB", growth >> 20);
 
