@@ -135,7 +135,8 @@ async fn a_call_that_is_never_answered_times_out_and_the_client_stays_usable() -
 #[tokio::test]
 async fn a_100_mb_result_is_dropped_by_the_line_limit_and_the_client_stays_usable() -> Result<()> {
     let (client, pid) = connect((), "huge-result:100").await?;
-    // rmcp refuses lines over 16 MB without buffering them, so the call gets no answer.
+    // Bare rmcp refuses lines over 16 MB without buffering them, so the call gets no answer;
+    // through the registry the call fails at once instead (mcp_oversized_result.rs).
     let call = tokio::time::timeout(Duration::from_secs(20), client.call_tool(poke())).await;
     assert!(!matches!(call, Ok(Ok(_))), "a 100 MB line must not be accepted");
     assert_eq!(client.list_all_tools().await?.len(), 1);

@@ -4,4 +4,5 @@
 
 pub mod hostile;
 pub mod peers;
+pub mod processes;
 pub mod scripted;

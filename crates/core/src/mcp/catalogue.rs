@@ -102,9 +102,12 @@ impl McpError {
     pub(crate) fn from_service(server: &str, error: ServiceError) -> Self {
         let server = server.to_owned();
         match error {
-            ServiceError::McpError(data) => {
-                McpError::Server { server, code: data.code.0, message: data.message.into_owned(), data: data.data }
-            }
+            ServiceError::McpError(data) => match super::frame::too_large(&data) {
+                Some((limit, size)) => McpError::MessageTooLarge { server, limit, size },
+                None => {
+                    McpError::Server { server, code: data.code.0, message: data.message.into_owned(), data: data.data }
+                }
+            },
             ServiceError::Timeout { timeout } => McpError::Timeout { server, after: timeout },
             ServiceError::TransportClosed => McpError::ConnectionClosed { server },
             ServiceError::Cancelled { .. } => McpError::Cancelled { server },

@@ -11,6 +11,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{AuthClient, IntoTransport, StreamableHttpClientTransport};
 use serde::Serialize;
@@ -19,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::McpError;
 use super::catalogue::Catalogue;
 use super::client::HostHandler;
+use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
 use super::launch::{LaunchReport, LoginEnv, resolve_values};
 use super::oauth;
 use super::sse::{self, DetectedTransport, SseClientTransport, SseConfig};
@@ -122,7 +124,10 @@ pub(crate) async fn connect(
             let (launch, mut report) = plan_stdio(config, cx.env, cx.secrets.as_ref())?;
             let (mut child, stdout, stdin) = stdio::spawn(&launch, cx.stderr)
                 .map_err(|error| StartFailure { report: Some(Box::new(failed(report.clone(), &error))), error })?;
-            match handshake(config, cx.handler, &cx.ct, (stdout, stdin), startup, call).await {
+            let transport = AsyncRwTransport::new_client(BoundedLines::new(stdout, MAX_MESSAGE_BYTES), stdin)
+                // BoundedLines enforces the limit (and answers the call); rmcp's own would drop silently.
+                .with_max_line_length(MAX_MESSAGE_BYTES + 1);
+            match handshake(config, cx.handler, &cx.ct, transport, startup, call).await {
                 Ok((service, catalogue)) => {
                     let conn =
                         Connection { service, ct: cx.ct, child: Some(child), kind: TransportKind::Stdio, catalogue };

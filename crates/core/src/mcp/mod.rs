@@ -10,6 +10,8 @@
 //!   launch doctor).
 //! - [`stdio`] owns server processes: own process group, parent-death signal on
 //!   Linux, stderr in a bounded ring buffer, no orphans on shutdown.
+//! - [`frame`] bounds the size of a stdio server's messages and fails the call an
+//!   oversized answer belonged to ([`McpError::MessageTooLarge`]).
 //! - [`client`] routes progress and log notifications to the call that caused them,
 //!   and answers the server's requests.
 //! - [`requests`] defines the [`ServerRequests`] hook for sampling and
@@ -26,6 +28,7 @@ pub mod catalogue;
 pub mod client;
 pub mod connect;
 pub mod content;
+pub mod frame;
 pub mod host;
 pub mod launch;
 pub mod naming;
@@ -114,6 +117,12 @@ pub enum McpError {
     /// The server answered with a JSON-RPC error.
     #[error("MCP server {server:?} returned error {code}: {message}")]
     Server { server: String, code: i32, message: String, data: Option<serde_json::Value> },
+    /// The server answered with a message larger than the limit; it was dropped
+    /// unread (the connection stays usable).
+    #[error(
+        "MCP server {server:?} sent an answer of {size} bytes, more than the limit of {limit} bytes; it was dropped"
+    )]
+    MessageTooLarge { server: String, limit: usize, size: usize },
     /// The server broke the protocol.
     #[error("MCP server {server:?}: {reason}")]
     Protocol { server: String, reason: String },

@@ -6,7 +6,15 @@
 //! ignore stdin closing, so shutdown is: close stdin (done by the MCP service),
 //! wait [`ChildGuard::shutdown`]'s grace period, then signal the whole process
 //! group. Dropping a [`ChildGuard`] without shutting down kills the group at
-//! once. On Linux the direct child also gets `SIGKILL` if Patchbay dies.
+//! once.
+//!
+//! If Patchbay itself is killed (`SIGKILL`, a crash) no cleanup code runs, so
+//! two mechanisms act without it: on Linux the direct child gets `SIGKILL`
+//! through `PR_SET_PDEATHSIG`, and on Unix a tiny watchdog (`sh`) joins the
+//! server's process group with the read end of a pipe whose only write end
+//! Patchbay holds. When Patchbay dies the kernel closes that end, the watchdog
+//! reads end-of-file and signals the whole group (`SIGTERM`, a second later
+//! `SIGKILL`, which ends the watchdog too), grandchildren included.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -103,6 +111,8 @@ pub struct ChildGuard {
     child: Child,
     pid: Option<u32>,
     exited: Option<ExitStatus>,
+    #[cfg(unix)]
+    watchdog: Option<Watchdog>,
 }
 
 /// Starts `launch` with piped stdio; stderr goes into `log`.
@@ -133,7 +143,53 @@ pub fn spawn(launch: &Launch, log: &StderrLog) -> Result<(ChildGuard, ChildStdou
     };
     tokio::spawn(log.clone().collect(stderr));
     let pid = child.id();
-    Ok((ChildGuard { child, pid, exited: None }, stdout, stdin))
+    #[cfg(unix)]
+    let watchdog = pid.and_then(|pid| {
+        Watchdog::spawn(pid)
+            .inspect_err(|e| tracing::warn!(pid, "no watchdog for the server's process group: {e}"))
+            .ok()
+    });
+    Ok((
+        ChildGuard {
+            child,
+            pid,
+            exited: None,
+            #[cfg(unix)]
+            watchdog,
+        },
+        stdout,
+        stdin,
+    ))
+}
+
+/// Signals a process group when Patchbay dies: see the module docs.
+#[cfg(unix)]
+#[derive(Debug)]
+struct Watchdog {
+    process: Child,
+    /// Patchbay's end of the pipe (close-on-exec, so no other child inherits it).
+    _alive: std::io::PipeWriter,
+}
+
+#[cfg(unix)]
+impl Watchdog {
+    /// Ignores `SIGTERM` (it is in the group it signals), waits for end-of-file
+    /// on stdin, then terminates and kills the group.
+    const SCRIPT: &'static str =
+        "trap '' TERM HUP INT; while read -r _; do :; done; kill -TERM 0; sleep 1; kill -KILL 0";
+
+    fn spawn(pgid: u32) -> std::io::Result<Self> {
+        let (read, write) = std::io::pipe()?;
+        let pgid = i32::try_from(pgid).map_err(std::io::Error::other)?;
+        let process = Command::new("/bin/sh")
+            .args(["-c", Self::SCRIPT])
+            .stdin(Stdio::from(std::os::fd::OwnedFd::from(read)))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(pgid)
+            .spawn()?;
+        Ok(Self { process, _alive: write })
+    }
 }
 
 /// Asks Linux to `SIGKILL` the child when the thread that spawned it ends. Children
@@ -187,6 +243,11 @@ impl ChildGuard {
         if self.exited.is_none() {
             let _ = self.child.start_kill();
             self.wait_exit(Duration::from_secs(1)).await;
+        }
+        // The group kill ended the watchdog too: reap it.
+        #[cfg(unix)]
+        if let Some(mut watchdog) = self.watchdog.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(1), watchdog.process.wait()).await;
         }
         self.exited
     }

@@ -86,22 +86,7 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// Processes in process group `pgid` (Linux `/proc`).
-pub fn group_members(pgid: u32) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        // Fields after the command (which may contain spaces) start after the last ')'.
-        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        // rest: state ppid pgrp ...; zombies are already dead.
-        if fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<u32>() == Ok(pgid) {
-            pids.push(pid);
-        }
-    }
-    pids
-}
+pub use patchbay_test_support::processes::group_members;
 
 /// Waits up to 5 s for process group `pgid` to be empty.
 pub async fn assert_group_gone(pgid: u32) {

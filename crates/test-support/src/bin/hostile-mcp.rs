@@ -5,7 +5,8 @@
 //! - `exit-during-init`: reads `initialize`, writes to stderr and exits with code 3.
 //! - `crash-mid-call`: initialises normally, then dies (code 101) on `tools/call`.
 //! - `never-answer`: initialises normally, never answers `tools/call`.
-//! - `huge-result[:MB]`: answers `tools/call` with a text result of MB megabytes (default 100).
+//! - `huge-result[:MB]`: answers `tools/call` with a text result of MB megabytes (default 100),
+//!   or with `poked` when the call's arguments say `{"small": true}`.
 //! - `slow-start[:SECONDS]`: waits (default 5 s) before answering `initialize`.
 //! - `flood[:COUNT]`: sends COUNT (default 100 000) log notifications before each call's result.
 //! - `ignore-stdin-close`: behaves, but keeps running after stdin closes, until
@@ -113,6 +114,9 @@ fn main() {
                     std::process::exit(101);
                 }
                 Mode::NeverAnswer => {}
+                Mode::HugeResult(_) if message.pointer("/params/arguments/small") == Some(&json!(true)) => {
+                    reply(&mut out, &id, json!({"content": [{"type": "text", "text": "poked"}]}));
+                }
                 Mode::HugeResult(megabytes) => {
                     let text = "x".repeat(megabytes << 20);
                     reply(&mut out, &id, json!({"content": [{"type": "text", "text": text}]}));
