@@ -304,6 +304,7 @@ struct PendingCall {
     id: String,
     name: String,
     arguments: String,
+    signature: Option<String>,
     row: i64,
 }
 
@@ -396,7 +397,8 @@ impl Runner {
             let sampling = self.request_model.sampling;
             if let Some(window) = self.request_model.context_window {
                 let reserve = sampling.max_tokens.unwrap_or((window / 4).min(4_096));
-                if let Some(trim) = budget::fit(&mut messages, &specs, window.saturating_sub(reserve)) {
+                let counter = budget::counter_for(&self.request_model.model);
+                if let Some(trim) = budget::fit(&mut messages, &specs, window.saturating_sub(reserve), counter) {
                     self.emit(AgentEvent::ContextTrimmed {
                         elided_tool_results: trim.elided_tool_results,
                         dropped_messages: trim.dropped_messages,
@@ -422,7 +424,12 @@ impl Runner {
                 reasoning: (!reasoning.is_empty()).then_some(reasoning),
                 tool_calls: calls
                     .iter()
-                    .map(|c| ToolCall { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
+                    .map(|c| ToolCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                        signature: c.signature.clone(),
+                    })
                     .collect(),
             });
             if calls.is_empty() {
@@ -507,7 +514,7 @@ impl Runner {
                         server: real.map(|t| t.server.clone()),
                         tool: real.map(|t| t.tool.clone()),
                     });
-                    calls.insert(index, PendingCall { id, name, arguments: String::new(), row });
+                    calls.insert(index, PendingCall { id, name, arguments: String::new(), signature: None, row });
                 }
                 StreamEvent::ToolCallDelta { index, arguments } => {
                     let Some(call) = calls.get_mut(&index) else {
@@ -516,6 +523,13 @@ impl Runner {
                     call.arguments.push_str(&arguments);
                     let call_id = call.id.clone();
                     self.emit(AgentEvent::ToolArgumentsDelta { call_id, delta: arguments });
+                }
+                StreamEvent::ToolCallSignature { index, signature } => {
+                    let Some(call) = calls.get_mut(&index) else {
+                        return Err(AgentError::UnknownToolCall { provider: provider.name().to_owned(), index });
+                    };
+                    self.writer.set_signature(call.row, &signature)?;
+                    call.signature = Some(signature);
                 }
                 StreamEvent::Usage { usage } => {
                     let total = self.writer.add_usage(usage)?;

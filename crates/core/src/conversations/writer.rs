@@ -185,6 +185,12 @@ impl AssistantWriter {
         self.exec("UPDATE tool_calls SET arguments = ?2 WHERE id = ?1", (row, arguments))
     }
 
+    /// Records the opaque state the provider attached to a tool call
+    /// ([`crate::llm::ToolCall::signature`]).
+    pub fn set_signature(&self, row: i64, signature: &str) -> Result<(), ConversationError> {
+        self.exec("UPDATE tool_calls SET signature = ?2 WHERE id = ?1", (row, signature))
+    }
+
     /// Marks a tool call as running from now.
     pub fn tool_running(&self, row: i64) -> Result<(), ConversationError> {
         self.exec("UPDATE tool_calls SET status = 'running', started_at = ?2 WHERE id = ?1", (row, now_ms()))
