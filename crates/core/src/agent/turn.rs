@@ -31,7 +31,8 @@ use super::retrieve::{Retriever, context_block};
 use super::tools::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
 use crate::config::ApprovalMode;
 use crate::conversations::{
-    AssistantWriter, Attachment, ConversationId, ConversationStore, MessageId, MessageStatus, Role, ToolCallStatus,
+    AssistantWriter, Attachment, ConversationError, ConversationId, ConversationStore, MessageId, MessageStatus, Role,
+    ToolCallStatus,
 };
 use crate::llm::{ChatMessage, ChatRequest, FinishReason, Provider, StreamEvent, ToolCall};
 
@@ -471,18 +472,26 @@ impl Runner {
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let (mut text, mut reasoning) = (String::new(), String::new());
         let mut calls: BTreeMap<usize, PendingCall> = BTreeMap::new();
+        // The timer's text flush runs on a blocking thread (a long answer's
+        // text and its search index take milliseconds to write), one at a
+        // time; every other write of this message waits for it first.
+        let mut flushing: Option<tokio::task::JoinHandle<Result<(), ConversationError>>> = None;
         loop {
             let item = tokio::select! {
                 biased;
                 () = self.cancel.cancelled() => {
                     drop(stream);
+                    settle(&mut flushing).await?;
                     for call in calls.values() {
                         self.writer.set_arguments(call.row, &call.arguments)?;
                     }
                     return Ok(RoundEnd::Stopped);
                 }
                 _ = ticker.tick() => {
-                    self.writer.flush()?;
+                    if flushing.as_ref().is_none_or(tokio::task::JoinHandle::is_finished) {
+                        settle(&mut flushing).await?;
+                        flushing = self.writer.take_flush().map(|f| tokio::task::spawn_blocking(move || f.write()));
+                    }
                     continue;
                 }
                 item = stream.next() => item,
@@ -507,6 +516,7 @@ impl Runner {
                         continue;
                     }
                     let real = tools.iter().find(|t| t.spec.name == name);
+                    settle(&mut flushing).await?;
                     let row = self.writer.start_tool_call(round, &id, &name, real.map(|t| (&*t.server, &*t.tool)))?;
                     self.emit(AgentEvent::ToolCallStarted {
                         call_id: id.clone(),
@@ -528,10 +538,12 @@ impl Runner {
                     let Some(call) = calls.get_mut(&index) else {
                         return Err(AgentError::UnknownToolCall { provider: provider.name().to_owned(), index });
                     };
+                    settle(&mut flushing).await?;
                     self.writer.set_signature(call.row, &signature)?;
                     call.signature = Some(signature);
                 }
                 StreamEvent::Usage { usage } => {
+                    settle(&mut flushing).await?;
                     let total = self.writer.add_usage(usage)?;
                     self.emit(AgentEvent::Usage { usage: total });
                 }
@@ -548,6 +560,7 @@ impl Runner {
                 }
             }
         }
+        settle(&mut flushing).await?;
         for call in calls.values() {
             self.writer.set_arguments(call.row, &call.arguments)?;
         }
@@ -758,5 +771,18 @@ fn parse_arguments(text: &str) -> Result<serde_json::Map<String, serde_json::Val
             }
         )),
         Err(e) => Err(format!("The arguments are not valid JSON ({e}). Call the tool again with a valid JSON object.")),
+    }
+}
+
+/// Waits for the text flush in flight, if any, and returns its result.
+async fn settle(
+    flushing: &mut Option<tokio::task::JoinHandle<Result<(), ConversationError>>>,
+) -> Result<(), AgentError> {
+    let Some(handle) = flushing.take() else { return Ok(()) };
+    match handle.await {
+        Ok(result) => Ok(result?),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // Cancelled: only when the runtime shuts down, and nothing is left to write to then.
+        Err(_) => Ok(()),
     }
 }

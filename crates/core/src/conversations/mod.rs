@@ -27,7 +27,7 @@ use crate::llm::{ChatMessage, ContentPart, ToolCall, Usage};
 use crate::store::{Store, StoreError};
 
 pub use export::ExportFormat;
-pub use writer::AssistantWriter;
+pub use writer::{AssistantWriter, PendingFlush};
 
 /// A conversation's id.
 pub type ConversationId = i64;
