@@ -4,11 +4,21 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use common::{fetch_tool, hello, run, sample_request, settings};
+use futures::StreamExt;
+use patchbay_core::agent::{
+    Agent, AgentEvent, ApprovalPolicy, BuiltinTools, ModelChoice, Sampling, ToolSelection, TurnAction, TurnLimits,
+    TurnRequest,
+};
+use patchbay_core::conversations::{ConversationStore, Part};
 use patchbay_core::llm::gemini::gemini_schema;
 use patchbay_core::llm::{FinishReason, GeminiProvider, LlmError, Usage};
+use patchbay_core::paths::DataDir;
+use patchbay_core::store::Store;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, gemini};
-use serde_json::json;
+use serde_json::{Value, json};
 
 async fn server(script: Vec<Reply>) -> (ScriptedServer, GeminiProvider) {
     let server = ScriptedServer::start(Format::Gemini, script).await.unwrap();
@@ -45,6 +55,95 @@ async fn function_calls_and_thoughts_become_events() {
     assert_eq!(s.calls[0].2, r#"{"url":"http://a"}"#);
     assert_ne!(s.calls[0].0, s.calls[1].0, "generated ids are distinct");
     assert_eq!(s.finish, Some(FinishReason::ToolCalls));
+}
+
+#[tokio::test]
+async fn a_thought_signature_arrives_with_its_call() {
+    let reply = gemini::signed_function_call_reply("current_time", json!({}), "c2lnbmF0dXJlLTE=");
+    let (_server, provider) = server(vec![reply]).await;
+    let (s, e) = run(&provider, hello("gemini-test")).await;
+    assert!(e.is_none(), "{e:?}");
+    assert_eq!(s.calls.len(), 1);
+    assert_eq!(s.signatures, vec![(0, "c2lnbmF0dXJlLTE=".to_owned())]);
+}
+
+/// A turn through the agent with the real Gemini client over `store`.
+fn gemini_turn(url: String, conversation: i64, text: &str) -> TurnRequest {
+    TurnRequest {
+        conversation,
+        action: TurnAction::Send { text: text.into(), attachments: Vec::new() },
+        model: ModelChoice {
+            provider: Arc::new(GeminiProvider::new(settings(url)).unwrap()),
+            provider_name: "gemini".into(),
+            model: "gemini-3-test".into(),
+            sampling: Sampling::default(),
+            context_window: None,
+        },
+        system_prompt: None,
+        tools: Arc::new(BuiltinTools),
+        selection: ToolSelection::All,
+        approval: ApprovalPolicy::AutoApprove,
+        retriever: None,
+        limits: TurnLimits::default(),
+    }
+}
+
+/// The `functionCall` parts of a recorded request body, in order.
+fn function_call_parts(body: &Value) -> Vec<Value> {
+    body["contents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["parts"].as_array().unwrap().iter())
+        .filter(|p| p.get("functionCall").is_some())
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn thought_signatures_go_back_on_their_call_also_after_reloading() {
+    const SIGNATURE: &str = "c2lnbmF0dXJlLTE=";
+    let (server, _) = server(vec![
+        gemini::signed_function_call_reply("current_time", json!({}), SIGNATURE),
+        gemini::text_reply(&["It is noon."]),
+        gemini::text_reply(&["Still noon."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = DataDir::new(dir.path());
+    let store = Store::open(&data).unwrap();
+    let conversations = ConversationStore::new(store.clone());
+    let conversation = conversations.create("signatures", None, None).unwrap().id;
+    let turn = Agent::new(conversations).start(gemini_turn(server.url(), conversation, "time?")).unwrap();
+    let answer = turn.assistant_message_id();
+    let events: Vec<AgentEvent> = turn.collect().await;
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::ToolResult { is_error: false, .. })), "{events:?}");
+
+    // Round 2 of the same turn: the call goes back with its signature.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].invalid, None);
+    let calls = function_call_parts(&requests[1].body);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["functionCall"]["name"], "current_time");
+    assert_eq!(calls[0]["thoughtSignature"], SIGNATURE);
+
+    // Reopened from SQLite: the stored call keeps it, and the next turn sends it.
+    drop(store);
+    let store = Store::open(&data).unwrap();
+    let conversations = ConversationStore::new(store);
+    let m = conversations.message(answer).unwrap();
+    let stored: Vec<_> =
+        m.parts.iter().filter_map(|p| if let Part::ToolCall { call, .. } = p { Some(call) } else { None }).collect();
+    assert_eq!(stored[0].signature.as_deref(), Some(SIGNATURE));
+    let turn = Agent::new(conversations).start(gemini_turn(server.url(), conversation, "and now?")).unwrap();
+    let _: Vec<AgentEvent> = turn.collect().await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[2].invalid, None);
+    let calls = function_call_parts(&requests[2].body);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["thoughtSignature"], SIGNATURE);
 }
 
 #[tokio::test]

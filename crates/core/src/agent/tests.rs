@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::config::ApprovalMode;
-use crate::conversations::{ConversationStore, MessageStatus, Part, Passage, ToolCallStatus};
+use crate::conversations::{ConversationStore, MessageId, MessageStatus, Part, Passage, ToolCallStatus};
 use crate::llm::{ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, StreamEvent, ToolSpec, Usage};
 use crate::store::Store;
 
@@ -206,6 +206,18 @@ impl Fixture {
 
     fn conversations(&self) -> &ConversationStore {
         self.agent.conversations()
+    }
+
+    /// Records an earlier turn whose tool call returned `result`; its answer's id.
+    fn earlier_turn_with_tool_result(&self, result: &str) -> MessageId {
+        let conv = self.conversations();
+        let user = conv.add_user_message(self.conversation, None, "read the file", &[]).unwrap();
+        let mut w = crate::conversations::AssistantWriter::start(conv, self.conversation, user, "p", "m").unwrap();
+        let row = w.start_tool_call(0, "old", "test__echo", Some(("test", "echo"))).unwrap();
+        w.finish_tool_call(row, ToolCallStatus::Done, &[ContentPart::text(result)], false, 1).unwrap();
+        w.push_text(1, "It is long.");
+        w.finish(MessageStatus::Complete, None).unwrap();
+        w.message_id()
     }
 }
 
@@ -707,13 +719,7 @@ async fn retrieved_passages_become_cited_context() {
 async fn an_overflowing_history_is_trimmed_and_the_user_told() {
     let f = fixture();
     let conv = f.conversations();
-    // An earlier turn with a huge tool result.
-    let user = conv.add_user_message(f.conversation, None, "read the file", &[]).unwrap();
-    let mut w = crate::conversations::AssistantWriter::start(conv, f.conversation, user, "p", "m").unwrap();
-    let row = w.start_tool_call(0, "old", "test__echo", Some(("test", "echo"))).unwrap();
-    w.finish_tool_call(row, ToolCallStatus::Done, &[ContentPart::text("x".repeat(30_000))], false, 1).unwrap();
-    w.push_text(1, "It is long.");
-    w.finish(MessageStatus::Complete, None).unwrap();
+    let earlier = f.earlier_turn_with_tool_result(&"x".repeat(30_000));
 
     let provider = Scripted::new(vec![vec![text("ok"), finish(FinishReason::Stop)]]);
     let mut request = f.send(provider.clone(), Arc::default(), "and now?");
@@ -730,8 +736,28 @@ async fn an_overflowing_history_is_trimmed_and_the_user_told() {
     );
     assert!(matches!(sent.last(), Some(ChatMessage::User { .. })));
     // The stored result is untouched: only the request was shortened.
-    let stored = conv.history(f.conversation, Some(w.message_id())).unwrap();
+    let stored = conv.history(f.conversation, Some(earlier)).unwrap();
     assert!(matches!(&stored[2], ChatMessage::Tool { parts, .. } if parts != &[ContentPart::text(budget::ELIDED)]));
+}
+
+#[tokio::test]
+async fn openai_models_are_trimmed_by_their_real_token_count() {
+    // 36,000 ASCII bytes: 12,000 tokens by the estimate, 6,001 by gpt-4o's o200k_base.
+    let f = fixture();
+    f.earlier_turn_with_tool_result(&"hello world ".repeat(3_000));
+
+    // A 12,000-token window leaves 9,000 for the request after the answer's reserve.
+    let f = &f;
+    let trimmed = |model: &'static str| async move {
+        let provider = Scripted::new(vec![vec![text("ok"), finish(FinishReason::Stop)]]);
+        let mut request = f.send(provider, Arc::default(), "and now?");
+        request.model.model = model.into();
+        request.model.context_window = Some(12_000);
+        let events = collect(f.agent.start(request).unwrap()).await;
+        events.iter().any(|e| matches!(e, AgentEvent::ContextTrimmed { .. }))
+    };
+    assert!(!trimmed("gpt-4o").await, "fits by the real count");
+    assert!(trimmed("some-local-model").await, "over by the estimate");
 }
 
 #[tokio::test]

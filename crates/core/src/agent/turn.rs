@@ -31,7 +31,8 @@ use super::retrieve::{Retriever, context_block};
 use super::tools::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
 use crate::config::ApprovalMode;
 use crate::conversations::{
-    AssistantWriter, Attachment, ConversationId, ConversationStore, MessageId, MessageStatus, Role, ToolCallStatus,
+    AssistantWriter, Attachment, ConversationError, ConversationId, ConversationStore, MessageId, MessageStatus, Role,
+    ToolCallStatus,
 };
 use crate::llm::{ChatMessage, ChatRequest, FinishReason, Provider, StreamEvent, ToolCall};
 
@@ -304,6 +305,7 @@ struct PendingCall {
     id: String,
     name: String,
     arguments: String,
+    signature: Option<String>,
     row: i64,
 }
 
@@ -396,7 +398,8 @@ impl Runner {
             let sampling = self.request_model.sampling;
             if let Some(window) = self.request_model.context_window {
                 let reserve = sampling.max_tokens.unwrap_or((window / 4).min(4_096));
-                if let Some(trim) = budget::fit(&mut messages, &specs, window.saturating_sub(reserve)) {
+                let counter = budget::counter_for(&self.request_model.model);
+                if let Some(trim) = budget::fit(&mut messages, &specs, window.saturating_sub(reserve), counter) {
                     self.emit(AgentEvent::ContextTrimmed {
                         elided_tool_results: trim.elided_tool_results,
                         dropped_messages: trim.dropped_messages,
@@ -422,7 +425,12 @@ impl Runner {
                 reasoning: (!reasoning.is_empty()).then_some(reasoning),
                 tool_calls: calls
                     .iter()
-                    .map(|c| ToolCall { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
+                    .map(|c| ToolCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                        signature: c.signature.clone(),
+                    })
                     .collect(),
             });
             if calls.is_empty() {
@@ -464,18 +472,26 @@ impl Runner {
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let (mut text, mut reasoning) = (String::new(), String::new());
         let mut calls: BTreeMap<usize, PendingCall> = BTreeMap::new();
+        // The timer's text flush runs on a blocking thread (a long answer's
+        // text and its search index take milliseconds to write), one at a
+        // time; every other write of this message waits for it first.
+        let mut flushing: Option<tokio::task::JoinHandle<Result<(), ConversationError>>> = None;
         loop {
             let item = tokio::select! {
                 biased;
                 () = self.cancel.cancelled() => {
                     drop(stream);
+                    settle(&mut flushing).await?;
                     for call in calls.values() {
                         self.writer.set_arguments(call.row, &call.arguments)?;
                     }
                     return Ok(RoundEnd::Stopped);
                 }
                 _ = ticker.tick() => {
-                    self.writer.flush()?;
+                    if flushing.as_ref().is_none_or(tokio::task::JoinHandle::is_finished) {
+                        settle(&mut flushing).await?;
+                        flushing = self.writer.take_flush().map(|f| tokio::task::spawn_blocking(move || f.write()));
+                    }
                     continue;
                 }
                 item = stream.next() => item,
@@ -500,6 +516,7 @@ impl Runner {
                         continue;
                     }
                     let real = tools.iter().find(|t| t.spec.name == name);
+                    settle(&mut flushing).await?;
                     let row = self.writer.start_tool_call(round, &id, &name, real.map(|t| (&*t.server, &*t.tool)))?;
                     self.emit(AgentEvent::ToolCallStarted {
                         call_id: id.clone(),
@@ -507,7 +524,7 @@ impl Runner {
                         server: real.map(|t| t.server.clone()),
                         tool: real.map(|t| t.tool.clone()),
                     });
-                    calls.insert(index, PendingCall { id, name, arguments: String::new(), row });
+                    calls.insert(index, PendingCall { id, name, arguments: String::new(), signature: None, row });
                 }
                 StreamEvent::ToolCallDelta { index, arguments } => {
                     let Some(call) = calls.get_mut(&index) else {
@@ -517,7 +534,16 @@ impl Runner {
                     let call_id = call.id.clone();
                     self.emit(AgentEvent::ToolArgumentsDelta { call_id, delta: arguments });
                 }
+                StreamEvent::ToolCallSignature { index, signature } => {
+                    let Some(call) = calls.get_mut(&index) else {
+                        return Err(AgentError::UnknownToolCall { provider: provider.name().to_owned(), index });
+                    };
+                    settle(&mut flushing).await?;
+                    self.writer.set_signature(call.row, &signature)?;
+                    call.signature = Some(signature);
+                }
                 StreamEvent::Usage { usage } => {
+                    settle(&mut flushing).await?;
                     let total = self.writer.add_usage(usage)?;
                     self.emit(AgentEvent::Usage { usage: total });
                 }
@@ -534,6 +560,7 @@ impl Runner {
                 }
             }
         }
+        settle(&mut flushing).await?;
         for call in calls.values() {
             self.writer.set_arguments(call.row, &call.arguments)?;
         }
@@ -744,5 +771,18 @@ fn parse_arguments(text: &str) -> Result<serde_json::Map<String, serde_json::Val
             }
         )),
         Err(e) => Err(format!("The arguments are not valid JSON ({e}). Call the tool again with a valid JSON object.")),
+    }
+}
+
+/// Waits for the text flush in flight, if any, and returns its result.
+async fn settle(
+    flushing: &mut Option<tokio::task::JoinHandle<Result<(), ConversationError>>>,
+) -> Result<(), AgentError> {
+    let Some(handle) = flushing.take() else { return Ok(()) };
+    match handle.await {
+        Ok(result) => Ok(result?),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // Cancelled: only when the runtime shuts down, and nothing is left to write to then.
+        Err(_) => Ok(()),
     }
 }

@@ -153,6 +153,13 @@ impl App {
             Some(name) => vec![self.inner.config.server(name)?],
             None => self.inner.config.servers()?,
         };
+        // Costs as the default model counts them (the first profile's, as a new chat uses).
+        let counter = self
+            .inner
+            .config
+            .providers()?
+            .first()
+            .map_or(&budget::Estimate as &dyn budget::TokenCounter, |p| budget::counter_for(&p.default_model));
         let mut out = Vec::new();
         for config in configs {
             let Ok(tools) = self.inner.registry.tools(&config.name) else { continue };
@@ -171,7 +178,7 @@ impl App {
                     server: config.name.clone(),
                     enabled: !config.disabled_tools.contains(&name),
                     approval: policy.decide(&config.name, &tool, &ConversationGrants::default()).mode(),
-                    schema_tokens: budget::estimate_tools(std::slice::from_ref(&spec)),
+                    schema_tokens: budget::count_tools(std::slice::from_ref(&spec), counter),
                     stats: stats.get(&name).cloned(),
                     name,
                     description,

@@ -27,7 +27,7 @@ use crate::llm::{ChatMessage, ContentPart, ToolCall, Usage};
 use crate::store::{Store, StoreError};
 
 pub use export::ExportFormat;
-pub use writer::AssistantWriter;
+pub use writer::{AssistantWriter, PendingFlush};
 
 /// A conversation's id.
 pub type ConversationId = i64;
@@ -234,6 +234,9 @@ pub struct ToolCallRecord {
     /// Milliseconds since the Unix epoch.
     pub started_at: i64,
     pub duration_ms: Option<i64>,
+    /// Opaque provider state sent back with the call (Gemini's `thoughtSignature`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 /// A piece of an assistant message, in order.
@@ -765,7 +768,7 @@ fn load_messages(
     let mut calls: HashMap<i64, Result<ToolCallRecord, ConversationError>> = HashMap::new();
     let mut stmt = c.prepare(
         "SELECT t.id, t.round, t.call_id, t.name, t.server, t.tool, t.arguments, t.status, t.result, t.is_error,
-                t.started_at, t.duration_ms
+                t.started_at, t.duration_ms, t.signature
          FROM tool_calls t JOIN messages m ON m.id = t.message_id
          WHERE m.conversation_id = ?1 AND m.id BETWEEN ?2 AND ?3",
     )?;
@@ -785,6 +788,7 @@ fn load_messages(
             is_error: r.get(9)?,
             started_at: r.get(10)?,
             duration_ms: r.get(11)?,
+            signature: r.get(12)?,
         };
         Ok((tid, record, result))
     })?;
@@ -901,7 +905,12 @@ fn to_chat_messages(m: &Message, out: &mut Vec<ChatMessage>) {
                 }
                 let tool_calls = calls
                     .iter()
-                    .map(|c| ToolCall { id: c.call_id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
+                    .map(|c| ToolCall {
+                        id: c.call_id.clone(),
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                        signature: c.signature.clone(),
+                    })
                     .collect();
                 out.push(ChatMessage::Assistant {
                     text,

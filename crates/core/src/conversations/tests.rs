@@ -5,6 +5,13 @@ fn store() -> ConversationStore {
     ConversationStore::new(Store::open_in_memory().unwrap())
 }
 
+/// A new conversation with `question` and the writer of its answer.
+fn streaming(conv: &ConversationStore, question: &str) -> (ConversationId, AssistantWriter) {
+    let c = conv.create(question, None, None).unwrap();
+    let user = conv.add_user_message(c.id, None, question, &[]).unwrap();
+    (c.id, AssistantWriter::start(conv, c.id, user, "p", "m").unwrap())
+}
+
 /// A conversation with one question and a streamed answer using one tool.
 fn with_answer(conv: &ConversationStore, question: &str, answer: &str) -> (Conversation, MessageId, MessageId) {
     let c = conv.create(question, Some("Default"), None).unwrap();
@@ -118,9 +125,7 @@ fn a_long_branch_is_read_a_page_at_a_time() {
 #[test]
 fn streamed_text_is_in_the_row_after_each_flush() {
     let conv = store();
-    let c = conv.create("x", None, None).unwrap();
-    let user = conv.add_user_message(c.id, None, "go", &[]).unwrap();
-    let mut w = AssistantWriter::start(&conv, c.id, user, "p", "m").unwrap();
+    let (_, mut w) = streaming(&conv, "go");
     w.push_text(0, "Hello, ");
     w.flush().unwrap();
     assert_eq!(conv.message(w.message_id()).unwrap().text, "Hello, ");
@@ -240,4 +245,27 @@ fn recovery_leaves_this_stores_own_turns_alone() {
     let id = half_written(&conv, "mine");
     assert!(conv.recover_interrupted().unwrap().is_empty());
     assert_eq!(conv.message(id).unwrap().status, MessageStatus::Streaming);
+}
+
+#[test]
+fn a_streaming_answer_is_indexed_once_it_ends() {
+    let conv = store();
+    let (_, mut w) = streaming(&conv, "animals?");
+    w.push_text(0, "A zebra crossing.");
+    w.flush().unwrap();
+    // The row has the text (see above), the index not yet.
+    assert!(conv.search("zebra", 10).unwrap().is_empty(), "not indexed while streaming");
+    w.push_text(0, " Then a giraffe.");
+    w.finish(MessageStatus::Stopped, None).unwrap();
+    let hits = conv.search("zebra", 10).unwrap();
+    assert_eq!(hits.iter().map(|h| h.message_id).collect::<Vec<_>>(), [w.message_id()]);
+    assert_eq!(conv.search("giraffe", 10).unwrap().len(), 1);
+
+    // Deleting a conversation whose answer is still streaming keeps the index whole.
+    let (other, mut w) = streaming(&conv, "cows?");
+    w.push_text(0, "A cow.");
+    w.flush().unwrap();
+    conv.delete(other).unwrap();
+    assert!(conv.search("cows", 10).unwrap().is_empty());
+    assert_eq!(conv.search("zebra", 10).unwrap().len(), 1);
 }

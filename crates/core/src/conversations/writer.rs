@@ -4,6 +4,9 @@
 //! changed and the message's visible text in one transaction. The turn loop
 //! flushes on a timer (every 250 ms by default) and before every tool call, so
 //! the row always holds the text up to the last flush, even after `kill -9`.
+//! The timer's flush is taken with [`AssistantWriter::take_flush`] and
+//! written on a blocking thread, so that rewriting a long answer's text (and
+//! its full-text index) never holds up the tokens streaming in.
 //! Tool calls, their arguments and results are written as they happen.
 
 use super::{
@@ -36,6 +39,40 @@ struct PartBuf {
     text: String,
     tool_call: Option<i64>,
     dirty: bool,
+}
+
+/// Changed parts and text of a message, taken by [`AssistantWriter::take_flush`].
+#[derive(Debug)]
+pub struct PendingFlush {
+    store: ConversationStore,
+    message: MessageId,
+    /// (position, round, kind, text, tool call row)
+    parts: Vec<(usize, u32, Kind, String, Option<i64>)>,
+    text: String,
+}
+
+impl PendingFlush {
+    /// Writes the parts and the message text in one transaction.
+    pub fn write(self) -> Result<(), ConversationError> {
+        let db = self.store.store();
+        db.write(|tx| {
+            for (position, round, kind, text, tool_call) in &self.parts {
+                tx.execute(
+                    "INSERT INTO message_parts(message_id, position, round, kind, text, tool_call_id)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT(message_id, position) DO UPDATE SET text = excluded.text",
+                    (self.message, position, round, kind.as_str(), text, tool_call),
+                )
+                .map_err(|e| db.error(e))?;
+            }
+            tx.execute(
+                "UPDATE messages SET text = ?2, updated_at = ?3 WHERE id = ?1",
+                (self.message, &self.text, now_ms()),
+            )
+            .map_err(|e| db.error(e))?;
+            Ok::<_, ConversationError>(())
+        })
+    }
 }
 
 /// Writes one assistant message as its events arrive.
@@ -114,27 +151,32 @@ impl AssistantWriter {
 
     /// Writes the parts that changed and the message text.
     pub fn flush(&mut self) -> Result<(), ConversationError> {
+        match self.take_flush() {
+            Some(flush) => flush.write(),
+            None => Ok(()),
+        }
+    }
+
+    /// Takes what [`flush`](Self::flush) would write, to be written elsewhere
+    /// (the turn loop writes it on a blocking thread so that a long answer's
+    /// growing text never holds up the stream). The parts count as written
+    /// from now on; write the result before any other change to this message.
+    pub fn take_flush(&mut self) -> Option<PendingFlush> {
         if !self.is_dirty() {
-            return Ok(());
+            return None;
         }
         let text = self.text();
-        let db = self.store.store();
-        db.write(|tx| {
-            for (position, part) in self.parts.iter().enumerate().filter(|(_, p)| p.dirty) {
-                tx.execute(
-                    "INSERT INTO message_parts(message_id, position, round, kind, text, tool_call_id)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT(message_id, position) DO UPDATE SET text = excluded.text",
-                    (self.message, position, part.round, part.kind.as_str(), &part.text, part.tool_call),
-                )
-                .map_err(|e| db.error(e))?;
-            }
-            tx.execute("UPDATE messages SET text = ?2, updated_at = ?3 WHERE id = ?1", (self.message, &text, now_ms()))
-                .map_err(|e| db.error(e))?;
-            Ok::<_, ConversationError>(())
-        })?;
-        self.parts.iter_mut().for_each(|p| p.dirty = false);
-        Ok(())
+        let parts = self
+            .parts
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, p)| p.dirty)
+            .map(|(position, p)| {
+                p.dirty = false;
+                (position, p.round, p.kind, p.text.clone(), p.tool_call)
+            })
+            .collect();
+        Some(PendingFlush { store: self.store.clone(), message: self.message, parts, text })
     }
 
     /// Records the knowledge-base passages the answer was given.
@@ -183,6 +225,12 @@ impl AssistantWriter {
     /// Records the complete arguments of a tool call.
     pub fn set_arguments(&self, row: i64, arguments: &str) -> Result<(), ConversationError> {
         self.exec("UPDATE tool_calls SET arguments = ?2 WHERE id = ?1", (row, arguments))
+    }
+
+    /// Records the opaque state the provider attached to a tool call
+    /// ([`crate::llm::ToolCall::signature`]).
+    pub fn set_signature(&self, row: i64, signature: &str) -> Result<(), ConversationError> {
+        self.exec("UPDATE tool_calls SET signature = ?2 WHERE id = ?1", (row, signature))
     }
 
     /// Marks a tool call as running from now.

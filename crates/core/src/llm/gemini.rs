@@ -5,6 +5,12 @@
 //! from the model and `functionResponse` parts back, images as `inlineData`.
 //! Gemini accepts only an OpenAPI subset of JSON Schema, so tool schemas go
 //! through [`gemini_schema`] first.
+//!
+//! Thinking models (2.5, 3) put a `thoughtSignature` on `functionCall`
+//! parts; it travels as [`super::ToolCall::signature`] (and is stored with
+//! the call) and goes back on the same part in every later request, which
+//! Gemini 3 requires. Signatures on text parts are optional to return and
+//! are not kept.
 
 use futures::stream::BoxStream;
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -114,9 +120,12 @@ fn convert_messages(messages: &[ChatMessage]) -> Vec<Value> {
                     parts.push(json!({"text": text}));
                 }
                 for call in tool_calls {
-                    parts.push(
-                        json!({"functionCall": {"name": call.name, "args": super::arguments_object(&call.arguments)}}),
-                    );
+                    let mut function_call =
+                        json!({"functionCall": {"name": call.name, "args": super::arguments_object(&call.arguments)}});
+                    if let Some(signature) = &call.signature {
+                        function_call["thoughtSignature"] = json!(signature);
+                    }
+                    parts.push(function_call);
                 }
                 super::push_merged(&mut out, "parts", "model", parts);
             }
@@ -435,6 +444,8 @@ struct Part {
     thought: bool,
     #[serde(default)]
     function_call: Option<FunctionCall>,
+    #[serde(default)]
+    thought_signature: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -511,6 +522,9 @@ impl Decode for GeminiDecoder {
                 out.push(StreamEvent::ToolCallStart { index, id, name: call.name });
                 let args = call.args.unwrap_or_else(|| json!({}));
                 out.push(StreamEvent::ToolCallDelta { index, arguments: args.to_string() });
+                if let Some(signature) = part.thought_signature.filter(|s| !s.is_empty()) {
+                    out.push(StreamEvent::ToolCallSignature { index, signature });
+                }
             } else if let Some(text) = part.text.filter(|t| !t.is_empty()) {
                 out.push(if part.thought {
                     StreamEvent::ReasoningDelta { text }

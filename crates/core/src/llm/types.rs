@@ -36,6 +36,11 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments as the model wrote them (JSON text, possibly invalid).
     pub arguments: String,
+    /// Opaque provider state attached to the call, sent back unchanged with
+    /// it in later requests (Gemini's `thoughtSignature`; Gemini 3 answers
+    /// 400 to a conversation whose function calls lost theirs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 /// One message of the conversation as sent to a model.
@@ -125,6 +130,9 @@ pub enum StreamEvent {
     ToolCallStart { index: usize, id: String, name: String },
     /// More argument text for the call at `index`.
     ToolCallDelta { index: usize, arguments: String },
+    /// Opaque state the provider attached to the call at `index`, to be
+    /// sent back with it (see [`ToolCall::signature`]).
+    ToolCallSignature { index: usize, signature: String },
     /// Token usage.
     Usage { usage: Usage },
     /// The response is complete.

@@ -29,7 +29,8 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 4, name: "rag", sql: include_str!("migrations/0004_rag.sql") },
     Migration { version: 6, name: "chat", sql: include_str!("migrations/0006_chat.sql") },
     Migration { version: 7, name: "mcp traces", sql: include_str!("migrations/0007_mcp_traces.sql") },
-    Migration { version: 12, name: "conversation tree", sql: include_str!("migrations/0012_conversation_tree.sql") },
+    Migration { version: 8, name: "chat streaming", sql: include_str!("migrations/0008_chat_streaming.sql") },
+    Migration { version: 9, name: "conversation tree", sql: include_str!("migrations/0009_conversation_tree.sql") },
 ];
 
 /// The schema version this build writes.

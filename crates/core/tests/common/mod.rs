@@ -64,6 +64,8 @@ pub fn sample_request(model: &str) -> ChatRequest {
                     id: "call_1".into(),
                     name: "fetch__fetch".into(),
                     arguments: r#"{"url":"http://127.0.0.1/page"}"#.into(),
+                    // Gemini's thoughtSignature; the other formats have no place for it.
+                    signature: Some("c2lnbmF0dXJlLTE=".into()),
                 }],
             },
             ChatMessage::Tool {
@@ -103,6 +105,8 @@ pub struct Summary {
     pub reasoning: String,
     /// (id, name, arguments) by index.
     pub calls: Vec<(String, String, String)>,
+    /// (index, signature) of the calls that carried one.
+    pub signatures: Vec<(usize, String)>,
     pub usage: Option<Usage>,
     pub finish: Option<FinishReason>,
     pub events: usize,
@@ -126,6 +130,7 @@ pub async fn run(provider: &dyn Provider, request: ChatRequest) -> (Summary, Opt
                 s.calls.push((id, name, String::new()));
             }
             Ok(StreamEvent::ToolCallDelta { index, arguments }) => s.calls[index].2.push_str(&arguments),
+            Ok(StreamEvent::ToolCallSignature { index, signature }) => s.signatures.push((index, signature)),
             Ok(StreamEvent::Usage { usage }) => s.usage = Some(usage),
             Ok(StreamEvent::Finish { reason }) => s.finish = Some(reason),
         }

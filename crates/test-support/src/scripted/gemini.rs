@@ -37,3 +37,12 @@ pub fn function_calls_reply(thought: &str, calls: &[(&str, Value)]) -> Reply {
         chunk(Value::Array(parts), Some("STOP")),
     ])
 }
+
+/// One function call whose part carries a `thoughtSignature`, as Gemini's
+/// thinking models send it (the signature must come back on that part).
+pub fn signed_function_call_reply(name: &str, args: Value, signature: &str) -> Reply {
+    Reply::stream(vec![chunk(
+        json!([{"functionCall": {"name": name, "args": args}, "thoughtSignature": signature}]),
+        Some("STOP"),
+    )])
+}
