@@ -213,7 +213,10 @@ fn main() -> Result<()> {
                      step();",
                     json!([]),
                 )?;
-                ensure!(scrolled == json!(true), "scrolling back through the long conversation did not reach its start");
+                ensure!(
+                    scrolled == json!(true),
+                    "scrolling back through the long conversation did not reach its start"
+                );
                 let traces = app.session.count("[data-testid=message-list] [data-testid=trace-card]")?;
                 ensure!(traces > 0, "the long conversation shows no tool trace after scrolling");
             }
