@@ -114,6 +114,13 @@ pub enum McpError {
     /// The server answered with a JSON-RPC error.
     #[error("MCP server {server:?} returned error {code}: {message}")]
     Server { server: String, code: i32, message: String, data: Option<serde_json::Value> },
+    /// A remote server refused a request for want of authorization: its token
+    /// expired or was revoked, or it lacks a scope the request needs. The
+    /// server is marked failed so the window offers its Sign in button.
+    #[error(
+        "MCP server {server:?} refused the request for want of authorization: sign in again (the sign-in expired or lacks a permission this request needs; a configured token may be wrong)"
+    )]
+    SignInRequired { server: String },
     /// The server broke the protocol.
     #[error("MCP server {server:?}: {reason}")]
     Protocol { server: String, reason: String },
