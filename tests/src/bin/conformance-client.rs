@@ -9,23 +9,26 @@
 //! When the server answers 401, it authorizes with the core's OAuth flow
 //! (`patchbay_core::mcp::oauth`: discovery, registration, PKCE, loopback
 //! redirect) and connects again with the token; its "browser" follows the
-//! authorization server's redirect to the loopback listener. See
-//! `docs/CONFORMANCE.md`.
+//! authorization server's redirect to the loopback listener. A later request
+//! that is refused (401, or 403 `insufficient_scope`) is authorized again for
+//! the union of the scopes and retried by the core's `StepUpClient`, at most
+//! `MAX_AUTHORIZATIONS` times. See `docs/CONFORMANCE.md`.
 
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use patchbay_core::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions};
-use patchbay_core::secrets::MemoryStore;
+use patchbay_core::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions, Interactive, StepUpClient};
+use patchbay_core::secrets::{MemoryStore, SecretStore};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, ErrorData, Implementation, JsonObject, ProtocolVersion,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{AuthClient, StreamableHttpClientTransport};
+use rmcp::transport::{AuthorizationManager, StreamableHttpClientTransport};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 /// Accepts every form elicitation with the defaults its schema declares.
 struct Client;
@@ -139,13 +142,26 @@ async fn main() -> Result<()> {
     let url = std::env::args().next_back().context("usage: conformance-client URL")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     eprintln!("conformance-client: scenario {scenario:?} against {url}");
-    let Some(challenge) = challenge(&url).await? else {
-        return run(StreamableHttpClientTransport::from_uri(url)).await;
+    let secrets: Arc<dyn SecretStore> = Arc::new(MemoryStore::new());
+    let cancel = CancellationToken::new();
+    let reauthorize = Interactive {
+        server: "conformance".into(),
+        url: url.clone(),
+        secrets: secrets.clone(),
+        ui: Arc::new(FollowRedirect),
+        client: preregistered(),
+        cancel: cancel.clone(),
     };
-    let secrets = Arc::new(MemoryStore::new());
-    let options = AuthorizeOptions { challenge: Some(challenge), client: preregistered(), wait: None };
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let manager = oauth::authorize("conformance", &url, secrets, &FollowRedirect, options, &cancel).await?;
-    let client = AuthClient::new(reqwest::Client::new(), manager);
+    // Authorize up front when the server refuses `initialize`; otherwise start
+    // unauthorized and let a later 401/403 drive the (step-up) authorization.
+    let manager = match challenge(&url).await? {
+        Some(challenge) => {
+            let options =
+                AuthorizeOptions { challenge: Some(challenge), client: preregistered(), ..AuthorizeOptions::default() };
+            oauth::authorize("conformance", &url, secrets, &FollowRedirect, options, &cancel).await?
+        }
+        None => AuthorizationManager::new_allowing_private_addresses(url.as_str()).await?,
+    };
+    let client = StepUpClient::new(manager, Some(Arc::new(reauthorize)));
     run(StreamableHttpClientTransport::with_client(client, StreamableHttpClientTransportConfig::with_uri(url))).await
 }

@@ -111,6 +111,7 @@ impl McpError {
             ServiceError::Timeout { timeout } => McpError::Timeout { server, after: timeout },
             ServiceError::TransportClosed => McpError::ConnectionClosed { server },
             ServiceError::Cancelled { .. } => McpError::Cancelled { server },
+            ServiceError::TransportSend(e) if super::oauth::needs_sign_in(&e) => McpError::SignInRequired { server },
             other => McpError::Protocol { server, reason: other.to_string() },
         }
     }

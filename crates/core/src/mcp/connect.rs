@@ -13,7 +13,7 @@ use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{AuthClient, IntoTransport, StreamableHttpClientTransport};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
@@ -209,10 +209,13 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let started = tokio::time::timeout(startup, async {
-        let service = handler
-            .serve_with_ct(transport, ct.clone())
-            .await
-            .map_err(|e| McpError::Initialize { server: config.name.clone(), reason: e.to_string() })?;
+        let service = handler.serve_with_ct(transport, ct.clone()).await.map_err(|e| {
+            if e.is_authorization_required() || e.auth_challenge().is_some() {
+                McpError::SignInRequired { server: config.name.clone() }
+            } else {
+                McpError::Initialize { server: config.name.clone(), reason: e.to_string() }
+            }
+        })?;
         let catalogue = Catalogue::fetch(&config.name, service.peer(), call).await?;
         Ok::<_, McpError>((service, catalogue))
     })
@@ -223,6 +226,7 @@ where
 
 /// Streamable HTTP, with the OAuth tokens stored for this server when it has
 /// signed in ([`oauth::stored`]; rmcp refreshes them), else the configured headers only.
+/// A 401/403 challenge (at start or later) becomes [`McpError::SignInRequired`].
 async fn connect_http(
     config: &McpServerConfig,
     handler: HostHandler,
@@ -239,7 +243,9 @@ async fn connect_http(
         .map_err(|e| McpError::Initialize { server: config.name.clone(), reason: e.to_string() })?;
     match signed_in {
         Some(manager) => {
-            let client = AuthClient::new(reqwest::Client::new(), manager);
+            // No interactive step-up in a running session: a refusal marks the
+            // server as needing sign-in (`McpError::SignInRequired`).
+            let client = oauth::StepUpClient::new(manager, None);
             let transport = StreamableHttpClientTransport::with_client(client, transport_config);
             handshake(config, handler, ct, transport, startup, call).await
         }

@@ -123,6 +123,13 @@ pub enum McpError {
         "MCP server {server:?} sent an answer of {size} bytes, more than the limit of {limit} bytes; it was dropped"
     )]
     MessageTooLarge { server: String, limit: usize, size: usize },
+    /// A remote server refused a request for want of authorization: its token
+    /// expired or was revoked, or it lacks a scope the request needs. The
+    /// server is marked failed so the window offers its Sign in button.
+    #[error(
+        "MCP server {server:?} refused the request for want of authorization: sign in again (the sign-in expired or lacks a permission this request needs; a configured token may be wrong)"
+    )]
+    SignInRequired { server: String },
     /// The server broke the protocol.
     #[error("MCP server {server:?}: {reason}")]
     Protocol { server: String, reason: String },

@@ -9,12 +9,35 @@
 //! registered client id) are kept in the [`SecretStore`] under
 //! `mcp/<server>/oauth`, never in SQLite; [`stored`] reloads them so a
 //! restart does not ask again, and rmcp refreshes expired tokens.
+//!
+//! Discovery is rmcp's, with the 2025-03-26 fallback added: a server without
+//! protected-resource metadata whose authorization-server metadata sits at its
+//! origin under an issuer with a path is still accepted.
+//!
+//! [`StepUpClient`] is the HTTP client of a remote server's session: when a
+//! later request is refused (401, or 403 `insufficient_scope`), it authorizes
+//! again for the union of the scopes ([`scope_union`]) through [`Reauthorize`]
+//! and retries, at most [`MAX_AUTHORIZATIONS`] times. Without a
+//! [`Reauthorize`] the refusal becomes [`super::McpError::SignInRequired`].
 
+use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::transport::auth::OAuthState;
-use rmcp::transport::{AuthError, AuthorizationManager, AuthorizationRequest, CredentialStore, StoredCredentials};
+use futures::stream::BoxStream;
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::auth::{AuthorizationMetadata, OAuthState};
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, InsufficientScopeError, SseError, StreamableHttpClient, StreamableHttpError,
+    StreamableHttpPostResponse,
+};
+use rmcp::transport::{
+    AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore,
+    StoredCredentials, WWWAuthenticateParams,
+};
+use sse_stream::Sse;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -24,6 +47,9 @@ use crate::secrets::SecretStore;
 
 /// The path the loopback listener answers.
 pub const CALLBACK_PATH: &str = "/callback";
+
+/// How long one metadata request may take.
+const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long the user has to finish in the browser.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(300);
@@ -132,6 +158,10 @@ pub struct AuthorizeOptions {
     pub client: Option<(String, Option<String>)>,
     /// How long to wait for the browser ([`DEFAULT_WAIT`] when `None`).
     pub wait: Option<Duration>,
+    /// The scopes to ask for; empty lets rmcp choose (the challenge's scope,
+    /// else the server's `scopes_supported`). A step-up sets the union
+    /// ([`scope_union`]).
+    pub scopes: Vec<String>,
 }
 
 /// Runs the authorization-code flow with PKCE and a loopback redirect; the
@@ -157,13 +187,30 @@ pub async fn authorize(
     if let Some(challenge) = options.challenge {
         request = request.with_challenge(challenge);
     }
+    if !options.scopes.is_empty() {
+        request = request.with_scopes(options.scopes);
+    }
     if let Some((id, secret)) = options.client {
         request = request.with_preregistered_client(id);
         if let Some(secret) = secret {
             request = request.with_client_secret(secret);
         }
     }
-    state.start_authorization(request).await.map_err(flow)?;
+    match state.start_authorization(request.clone()).await {
+        Ok(()) => {}
+        // A 2025-03-26 server: no protected-resource metadata, and the
+        // authorization server's metadata at the MCP server's origin names an
+        // issuer with a path. Accepted only when no resource metadata exists.
+        Err(AuthError::AuthorizationServerMismatch { .. }) if !has_resource_metadata(url).await => {
+            let OAuthState::Unauthorized(mut manager) = state else {
+                return Err(flow(AuthError::InternalError("the authorization did not stay unstarted".into())));
+            };
+            manager.set_metadata(origin_metadata(url).await.map_err(flow)?);
+            let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| flow(e))?;
+            state = OAuthState::Session(session);
+        }
+        Err(e) => return Err(flow(e)),
+    }
     let auth_url = state.get_authorization_url().await.map_err(flow)?;
     // Listen before the page opens: the browser may come back at once.
     let mut receiver = AbortOnDropHandle::new(tokio::spawn(async move { receive_callback(&socket).await }));
@@ -182,6 +229,56 @@ pub async fn authorize(
     state
         .into_authorization_manager()
         .ok_or_else(|| flow(AuthError::InternalError("the authorization did not complete after the callback".into())))
+}
+
+/// Where a server publishes protected-resource metadata (RFC 9728): with its
+/// path inserted first, then at the root.
+fn resource_metadata_urls(url: &reqwest::Url) -> Vec<reqwest::Url> {
+    let path = url.path().trim_matches('/');
+    let mut paths = Vec::new();
+    if !path.is_empty() {
+        paths.push(format!("/.well-known/oauth-protected-resource/{path}"));
+    }
+    paths.push("/.well-known/oauth-protected-resource".to_owned());
+    paths.into_iter().map(|p| at_path(url, &p)).collect()
+}
+
+/// The 2025-03-26 place of authorization-server metadata: the MCP server's origin.
+fn origin_metadata_url(url: &reqwest::Url) -> reqwest::Url {
+    at_path(url, "/.well-known/oauth-authorization-server")
+}
+
+fn at_path(url: &reqwest::Url, path: &str) -> reqwest::Url {
+    let mut out = url.clone();
+    out.set_path(path);
+    out.set_query(None);
+    out.set_fragment(None);
+    out
+}
+
+/// Whether the server at `url` publishes protected-resource metadata.
+async fn has_resource_metadata(url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(url) else { return false };
+    let http = reqwest::Client::new();
+    for candidate in resource_metadata_urls(&url) {
+        let answer = http.get(candidate).timeout(DISCOVERY_TIMEOUT).send().await;
+        if answer.is_ok_and(|r| r.status().is_success()) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The authorization-server metadata at the MCP server's origin.
+async fn origin_metadata(url: &str) -> Result<AuthorizationMetadata, AuthError> {
+    let url = reqwest::Url::parse(url)?;
+    let response = reqwest::Client::new()
+        .get(origin_metadata_url(&url))
+        .timeout(DISCOVERY_TIMEOUT)
+        .send()
+        .await?
+        .error_for_status()?;
+    Ok(response.json().await?)
 }
 
 /// Waits for the browser's request to the callback path; answers it with a
@@ -209,5 +306,318 @@ async fn receive_callback(socket: &TcpListener) -> std::io::Result<String> {
         if ours {
             return Ok(target);
         }
+    }
+}
+
+/// How many times one request may be authorized again before it fails: the
+/// spec asks clients to bound step-up retries so a server that never accepts
+/// does not loop the user through the browser.
+pub const MAX_AUTHORIZATIONS: u32 = 3;
+
+/// Authorizes again when a server asks for it in the middle of a session (a
+/// later request answers 401, or 403 `insufficient_scope`). The desktop app
+/// passes none: the error then reaches the registry, which marks the server as
+/// needing sign-in ([`super::McpError::SignInRequired`]).
+#[async_trait::async_trait]
+pub trait Reauthorize: Send + Sync {
+    /// Runs a new authorization for `scopes` after the server's `challenge`.
+    async fn reauthorize(&self, challenge: &str, scopes: Vec<String>) -> Result<AuthorizationManager, OAuthError>;
+}
+
+/// [`Reauthorize`] through [`authorize`]: the page opens through `ui` again.
+pub struct Interactive {
+    pub server: String,
+    pub url: String,
+    pub secrets: Arc<dyn SecretStore>,
+    pub ui: Arc<dyn AuthorizationUi>,
+    /// A client registered beforehand (id, optional secret).
+    pub client: Option<(String, Option<String>)>,
+    pub cancel: CancellationToken,
+}
+
+#[async_trait::async_trait]
+impl Reauthorize for Interactive {
+    async fn reauthorize(&self, challenge: &str, scopes: Vec<String>) -> Result<AuthorizationManager, OAuthError> {
+        let options =
+            AuthorizeOptions { challenge: Some(challenge.to_owned()), client: self.client.clone(), wait: None, scopes };
+        authorize(&self.server, &self.url, self.secrets.clone(), self.ui.as_ref(), options, &self.cancel).await
+    }
+}
+
+/// The scopes already granted plus those `required` (a challenge's
+/// space-separated `scope`) adds, in order and without repeats: a step-up
+/// keeps what the session could already do.
+pub fn scope_union(granted: &[String], required: Option<&str>) -> Vec<String> {
+    let mut scopes = granted.to_vec();
+    for scope in required.unwrap_or_default().split_whitespace() {
+        if !scopes.iter().any(|s| s == scope) {
+            scopes.push(scope.to_owned());
+        }
+    }
+    scopes
+}
+
+/// The streamable HTTP client of a remote server: rmcp's [`AuthClient`] (token
+/// on every request, one silent refresh when it is rejected) plus step-up: a
+/// request the server refuses with a challenge is authorized again through
+/// [`Reauthorize`] for the union of the granted and the asked-for scopes, then
+/// sent again, at most [`MAX_AUTHORIZATIONS`] times. Without a [`Reauthorize`]
+/// (or past the limit) the request fails with the challenge.
+#[derive(Clone)]
+pub struct StepUpClient {
+    inner: AuthClient<reqwest::Client>,
+    reauthorize: Option<Arc<dyn Reauthorize>>,
+    limit: u32,
+}
+
+impl StepUpClient {
+    /// A client on `manager` (signed in or not: without a token requests go
+    /// out bare and a 401 drives the authorization).
+    pub fn new(manager: AuthorizationManager, reauthorize: Option<Arc<dyn Reauthorize>>) -> Self {
+        Self { inner: AuthClient::new(reqwest::Client::new(), manager), reauthorize, limit: MAX_AUTHORIZATIONS }
+    }
+
+    /// Runs `call`, authorizing again on a challenge, within the limit.
+    async fn stepping_up<T, F, Fut>(&self, uri: &str, call: F) -> Result<T, StreamableHttpError<reqwest::Error>>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, StreamableHttpError<reqwest::Error>>>,
+    {
+        let mut authorized = 0;
+        loop {
+            let result = call().await;
+            let challenge = match &result {
+                Err(error) => error.auth_challenge().map(str::to_owned),
+                Ok(_) => None,
+            };
+            let (Some(challenge), Some(reauthorize)) = (challenge, &self.reauthorize) else { return result };
+            if authorized >= self.limit {
+                return Err(StreamableHttpError::Auth(AuthError::AuthorizationFailed(format!(
+                    "the server still refuses after {authorized} authorizations ({challenge})"
+                ))));
+            }
+            authorized += 1;
+            let base = reqwest::Url::parse(uri).map_err(AuthError::from)?;
+            let required = WWWAuthenticateParams::parse(&challenge, &base).scope;
+            let granted = self.inner.auth_manager.lock().await.get_current_scopes().await;
+            let scopes = scope_union(&granted, required.as_deref());
+            tracing::info!(%uri, attempt = authorized, ?scopes, "the server asks for authorization again");
+            let manager = reauthorize
+                .reauthorize(&challenge, scopes)
+                .await
+                .map_err(|e| StreamableHttpError::Auth(AuthError::AuthorizationFailed(e.to_string())))?;
+            *self.inner.auth_manager.lock().await = manager;
+        }
+    }
+}
+
+impl StreamableHttpClient for StepUpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.stepping_up(&uri, || {
+            let (uri, message, session_id) = (uri.clone(), message.clone(), session_id.clone());
+            self.inner.post_message(uri, message, session_id, auth_header.clone(), custom_headers.clone())
+        })
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.stepping_up(&uri, || {
+            let (uri, message, session_id) = (uri.clone(), message.clone(), session_id.clone());
+            self.inner.post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header.clone(),
+                custom_headers.clone(),
+                max_sse_event_size,
+            )
+        })
+        .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.inner.delete_session(uri, session_id, auth_header, custom_headers).await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        self.inner.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        self.inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
+/// Whether `error` (or what it wraps) says the server wants the user to
+/// (re)authorize: a 401/403 challenge, or an authorization that is missing,
+/// expired or was refused.
+pub fn needs_sign_in(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if error.is::<AuthRequiredError>() || error.is::<InsufficientScopeError>() {
+            return true;
+        }
+        if let Some(auth) = error.downcast_ref::<AuthError>() {
+            return matches!(
+                auth,
+                AuthError::AuthorizationRequired
+                    | AuthError::AuthorizationFailed(_)
+                    | AuthError::TokenExpired
+                    | AuthError::TokenRefreshRejected(_)
+            );
+        }
+        current = error.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    const URL: &str = "http://127.0.0.1:9/mcp";
+
+    #[test]
+    fn metadata_is_looked_for_path_first_then_at_the_root_then_at_the_origin() {
+        let url = reqwest::Url::parse("http://127.0.0.1:9/api/mcp?x=1").unwrap();
+        let prm: Vec<String> = resource_metadata_urls(&url).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            prm,
+            [
+                "http://127.0.0.1:9/.well-known/oauth-protected-resource/api/mcp",
+                "http://127.0.0.1:9/.well-known/oauth-protected-resource",
+            ]
+        );
+        assert_eq!(origin_metadata_url(&url).as_str(), "http://127.0.0.1:9/.well-known/oauth-authorization-server");
+    }
+
+    #[test]
+    fn a_step_up_asks_for_the_granted_scopes_plus_the_new_ones() {
+        let granted = vec!["mcp:basic".to_owned()];
+        assert_eq!(scope_union(&granted, Some("mcp:basic mcp:write")), ["mcp:basic", "mcp:write"]);
+        assert_eq!(scope_union(&[], Some(" mcp:read  mcp:read ")), ["mcp:read"]);
+        assert_eq!(scope_union(&granted, None), ["mcp:basic"]);
+    }
+
+    /// Counts authorizations and records the scopes each asked for.
+    #[derive(Default)]
+    struct Counting {
+        calls: AtomicU32,
+        scopes: std::sync::Mutex<Vec<Vec<String>>>,
+    }
+
+    #[async_trait::async_trait]
+    impl Reauthorize for Counting {
+        async fn reauthorize(&self, _: &str, scopes: Vec<String>) -> Result<AuthorizationManager, OAuthError> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            self.scopes.lock().unwrap().push(scopes);
+            AuthorizationManager::new(URL).await.map_err(|source| OAuthError::Flow { server: "s".into(), source })
+        }
+    }
+
+    fn refused() -> StreamableHttpError<reqwest::Error> {
+        let header = r#"Bearer error="insufficient_scope", scope="mcp:admin""#;
+        StreamableHttpError::InsufficientScope(InsufficientScopeError::new(header.into(), Some("mcp:admin".into())))
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_accepts_is_authorized_at_most_the_limit_then_fails() {
+        let counting = Arc::new(Counting::default());
+        let client = StepUpClient::new(AuthorizationManager::new(URL).await.unwrap(), Some(counting.clone()));
+        let sent = AtomicU32::new(0);
+        let result: Result<(), _> = client
+            .stepping_up(URL, || {
+                sent.fetch_add(1, Ordering::SeqCst);
+                async { Err(refused()) }
+            })
+            .await;
+        assert_eq!(counting.calls.load(Ordering::SeqCst), MAX_AUTHORIZATIONS);
+        assert_eq!(sent.load(Ordering::SeqCst), MAX_AUTHORIZATIONS + 1, "sent once, then once per authorization");
+        let error = result.unwrap_err();
+        assert!(error.to_string().contains("still refuses after 3 authorizations"), "{error}");
+        assert!(needs_sign_in(&error));
+        assert_eq!(counting.scopes.lock().unwrap()[0], ["mcp:admin"]);
+    }
+
+    #[tokio::test]
+    async fn a_request_refused_once_is_authorized_once_and_sent_again() {
+        let counting = Arc::new(Counting::default());
+        let client = StepUpClient::new(AuthorizationManager::new(URL).await.unwrap(), Some(counting.clone()));
+        let sent = AtomicU32::new(0);
+        let result = client
+            .stepping_up(URL, || {
+                let first = sent.fetch_add(1, Ordering::SeqCst) == 0;
+                async move { if first { Err(refused()) } else { Ok(7) } }
+            })
+            .await;
+        assert_eq!(result.unwrap(), 7);
+        assert_eq!(counting.calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn without_a_reauthorizer_the_refusal_is_returned_and_means_sign_in() {
+        let client = StepUpClient::new(AuthorizationManager::new(URL).await.unwrap(), None);
+        let sent = AtomicU32::new(0);
+        let error = client
+            .stepping_up(URL, || {
+                sent.fetch_add(1, Ordering::SeqCst);
+                async { Err::<(), _>(refused()) }
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(sent.load(Ordering::SeqCst), 1);
+        assert!(matches!(error, StreamableHttpError::InsufficientScope(_)));
+        assert!(needs_sign_in(&error));
+        let other: StreamableHttpError<reqwest::Error> = StreamableHttpError::TransportChannelClosed;
+        assert!(!needs_sign_in(&other));
     }
 }

@@ -650,7 +650,22 @@ impl McpRegistry {
         };
         // Answered (or timed out, which rmcp already reported to the server).
         cancel.peer = None;
+        if let Err(error @ McpError::SignInRequired { .. }) = &outcome {
+            self.sign_in_needed(server, error.to_string()).await;
+        }
         outcome
+    }
+
+    /// A remote server that refused a request for want of authorization stops
+    /// and shows as failed with the reason, where the window offers Sign in
+    /// (which restarts it with the new tokens).
+    async fn sign_in_needed(&self, server: &str, reason: String) {
+        tracing::warn!(%server, "the server asks for a new sign-in; stopping it");
+        if self.stop(server).await.is_ok()
+            && let Ok(slot) = self.slot(server)
+        {
+            self.shared().set_status(&slot, ServerStatus::Failed { reason });
+        }
     }
 }
 
