@@ -47,7 +47,8 @@ done
 contents="$(dpkg-deb --contents "$deb")"
 for f in ./usr/bin/patchbay-desktop ./usr/share/applications/Patchbay.desktop \
   ./usr/share/icons/hicolor/128x128/apps/patchbay-desktop.png; do
-  grep -q " $f\$" <<<"$contents" || die "the .deb has no $f"
+  # dpkg-deb lists paths with or without a leading "./", depending on how the archive was made.
+  grep -qE " (\./)?${f#./}\$" <<<"$contents" || die "the .deb has no $f"
 done
 unpacked="$(mktemp -d)"
 trap 'rm -rf "$unpacked"' EXIT
