@@ -29,6 +29,14 @@ fn with_answer(conv: &ConversationStore, question: &str, answer: &str) -> (Conve
     (conv.get(c.id).unwrap(), user, w.message_id())
 }
 
+/// A finished plain-text assistant answer under `parent`.
+fn answer(conv: &ConversationStore, c: ConversationId, parent: MessageId, text: &str) -> MessageId {
+    let mut w = AssistantWriter::start(conv, c, parent, "openai", "gpt-test").unwrap();
+    w.push_text(0, text);
+    w.finish(MessageStatus::Complete, None).unwrap();
+    w.message_id()
+}
+
 #[test]
 fn a_turn_is_stored_with_parts_tool_calls_and_usage() {
     let conv = store();
@@ -65,19 +73,17 @@ fn history_replays_rounds_as_model_messages() {
 fn regenerate_makes_a_sibling_and_switching_branches_follows_it() {
     let conv = store();
     let (c, user, first) = with_answer(&conv, "Hello", "Hi!");
-    let mut again = AssistantWriter::start(&conv, c.id, user, "openai", "gpt-test").unwrap();
-    again.push_text(0, "Hello there.");
-    again.finish(MessageStatus::Complete, None).unwrap();
+    let again = answer(&conv, c.id, user, "Hello there.");
     let branch = conv.branch(c.id).unwrap();
-    assert_eq!(branch[1].message.id, again.message_id());
-    assert_eq!(branch[1].siblings, [first, again.message_id()]);
+    assert_eq!(branch[1].message.id, again);
+    assert_eq!(branch[1].siblings, [first, again]);
 
     // Edit the question: a sibling of the user message, with its own answer.
     let edited = conv.add_user_message(c.id, None, "Hello again", &[]).unwrap();
     assert_eq!(conv.branch(c.id).unwrap().len(), 1);
     assert_eq!(conv.branch(c.id).unwrap()[0].siblings, [user, edited]);
 
-    assert_eq!(conv.switch_branch(c.id, user).unwrap(), again.message_id());
+    assert_eq!(conv.switch_branch(c.id, user).unwrap(), again);
     assert_eq!(conv.switch_branch(c.id, first).unwrap(), first);
     let texts: Vec<String> = conv.branch(c.id).unwrap().into_iter().map(|b| b.message.text).collect();
     assert_eq!(texts, ["Hello", "Let me check.\n\nHi!"]);
@@ -89,16 +95,11 @@ fn a_long_branch_is_read_a_page_at_a_time() {
     let conv = store();
     let (c, user, first) = with_answer(&conv, "Q0", "A0");
     // A regenerated answer leaves `first` off the branch; its id lies inside the pages read.
-    let mut again = AssistantWriter::start(&conv, c.id, user, "openai", "gpt-test").unwrap();
-    again.push_text(0, "A0 again");
-    again.finish(MessageStatus::Complete, None).unwrap();
-    let mut parent = again.message_id();
+    let again = answer(&conv, c.id, user, "A0 again");
+    let mut parent = again;
     for i in 1..10 {
         let q = conv.add_user_message(c.id, Some(parent), &format!("Q{i}"), &[]).unwrap();
-        let mut w = AssistantWriter::start(&conv, c.id, q, "openai", "gpt-test").unwrap();
-        w.push_text(0, &format!("A{i}"));
-        w.finish(MessageStatus::Complete, None).unwrap();
-        parent = w.message_id();
+        parent = answer(&conv, c.id, q, &format!("A{i}"));
     }
     let full = conv.branch(c.id).unwrap();
     assert_eq!(full.len(), 20);
@@ -113,7 +114,7 @@ fn a_long_branch_is_read_a_page_at_a_time() {
     // The first page holds the regenerated answer with both siblings, and ends at the root.
     let start = conv.branch_page(c.id, Some(100), Some(before.messages[0].message.id)).unwrap();
     assert_eq!((start.earlier, &start.messages[..]), (0, &full[..7]));
-    assert_eq!(start.messages[1].siblings, [first, again.message_id()]);
+    assert_eq!(start.messages[1].siblings, [first, again]);
     assert_eq!(start.messages[1].message.parts.len(), 1, "the page's messages are read in full");
     assert_eq!(conv.branch_page(c.id, None, None).unwrap().messages, full);
     assert!(matches!(

@@ -57,10 +57,16 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
     if (at > 0) virtualizer.scrollToIndex(at, { align: "start" });
   }, [messages, virtualizer]);
 
+  // A ref, not only state: scroll events come faster than re-renders, and one page at a time is asked for.
+  const inFlight = useRef(false);
   const loadEarlier = () => {
-    if (loading || earlier === 0 || !onLoadEarlier) return;
+    if (inFlight.current || earlier === 0 || !onLoadEarlier) return;
+    inFlight.current = true;
     setLoading(true);
-    void onLoadEarlier().finally(() => setLoading(false));
+    void onLoadEarlier().finally(() => {
+      inFlight.current = false;
+      setLoading(false);
+    });
   };
 
   const last = messages[messages.length - 1];
