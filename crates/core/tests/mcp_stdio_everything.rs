@@ -118,8 +118,20 @@ async fn logs_reach_the_call_and_the_event_stream_and_cancel_is_sent() {
         .call_tool("everything", "toggle-simulated-logging", None, options, CancellationToken::new())
         .await
         .unwrap();
-    let call_logs: Vec<CallEvent> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
-    assert!(call_logs.iter().any(|e| matches!(e, CallEvent::Log(_))), "{call_logs:?}");
+    // Like progress, a log is routed on another task than the result and may
+    // land just after it: wait (bounded) for the first one.
+    let mut call_events = Vec::new();
+    let call_log = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(event) = rx.recv().await {
+            if matches!(event, CallEvent::Log(_)) {
+                return true;
+            }
+            call_events.push(event);
+        }
+        false
+    })
+    .await;
+    assert_eq!(call_log, Ok(true), "no log reached the call; other events: {call_events:?}");
     let log = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             if let Ok(patchbay_core::mcp::McpEvent::Log { server, message }) = events.recv().await {
