@@ -16,14 +16,15 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use futures::StreamExt;
 use patchbay_core::agent::{
-    Agent, AgentEvent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, BuiltinTools, CombinedTools, ModelChoice,
-    ProviderSource, Retriever, ToolHost, ToolSelection, TurnAction, TurnControl, TurnLimits, TurnRequest,
-    resolve_provider,
+    Agent, AgentEvent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, ProviderSource, Retriever,
+    ToolHost, ToolSelection, TurnAction, TurnControl, TurnLimits, TurnRequest, resolve_provider,
 };
 use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeMode};
+use patchbay_core::builtin::{self, KnowledgeSource};
 use patchbay_core::config::ConfigStore;
 use patchbay_core::conversations::{ConversationId, ConversationStore, MessageStatus};
 use patchbay_core::llm::ContentPart;
+use patchbay_core::mcp::traces::TraceStore;
 use patchbay_core::mcp::{McpRegistry, RegistryOptions, RegistryTools, ServerStatus};
 use patchbay_core::paths::DataDir;
 use patchbay_core::rag::{ChatKnowledge, KnowledgeBase, chat};
@@ -118,16 +119,18 @@ fn open_knowledge(dir: &DataDir, store: &Store, secrets: &KeyringStore, mode: Kn
 }
 
 /// Starts the MCP servers to use (`only` those named, else every enabled one;
-/// in parallel, each within its start timeout) and offers their tools next to
-/// the built-in ones. Servers that fail are reported on stderr and left out;
-/// they never block the turn. A name in `only` that is not configured is an error.
+/// in parallel, each within its start timeout) next to Patchbay's built-in
+/// server (`knowledge_search` over `knowledge` when given). Servers that fail
+/// are reported on stderr and left out; they never block the turn. A name in
+/// `only` that is not configured is an error.
 async fn start_tools(
     store: &Store,
     secrets: &KeyringStore,
     only: Option<&[String]>,
+    knowledge: Option<KnowledgeBase>,
 ) -> anyhow::Result<Arc<dyn ToolHost>> {
     let configured = ConfigStore::new(store.clone()).servers()?;
-    let servers: Vec<_> = match only {
+    let mut servers: Vec<_> = match only {
         None => configured.into_iter().filter(|s| s.enabled).collect(),
         Some(names) => {
             let unknown: Vec<&str> =
@@ -143,21 +146,21 @@ async fn start_tools(
             configured.into_iter().filter(|s| names.contains(&s.name)).collect()
         }
     };
-    if servers.is_empty() {
-        return Ok(Arc::new(BuiltinTools));
-    }
     let registry = McpRegistry::new(Arc::new(secrets.clone()), RegistryOptions::default());
     registry.configure(servers.clone());
+    let knowledge_tool = knowledge.is_some();
+    builtin::attach(&registry, knowledge.map(|kb| Arc::new(kb) as Arc<dyn KnowledgeSource>));
     registry.start_all().await;
-    let longest = servers.iter().map(|s| s.timeouts.startup_secs).max().unwrap_or(30);
+    let longest = servers.iter().map(|s| s.timeouts.startup_secs).max().unwrap_or(10);
     registry.wait_settled(Duration::from_secs(longest + 5)).await;
     for server in registry.snapshot() {
         if let ServerStatus::Failed { reason } = &server.status {
             eprintln!("note: MCP server {} is not available: {reason}", server.name);
         }
     }
-    let mcp: Arc<dyn ToolHost> = Arc::new(RegistryTools::new(registry, servers));
-    Ok(Arc::new(CombinedTools::new(vec![Arc::new(BuiltinTools), mcp])))
+    servers.push(builtin::config(knowledge_tool));
+    let traces = TraceStore::new(store.clone());
+    Ok(Arc::new(RegistryTools::new(registry, servers).with_traces(traces)))
 }
 
 impl Session {
@@ -192,11 +195,10 @@ impl Session {
         let provider = provider_for(&resolved, &secrets)?;
         let knowledge = args.kb.map_or(assistant.knowledge, KnowledgeMode::from);
         let ChatKnowledge { retriever, tool: kb_tool } = open_knowledge(dir, &store, &secrets, knowledge);
-        let mut tools: Arc<dyn ToolHost> = if args.no_tools {
-            Arc::new(BuiltinTools)
-        } else {
-            start_tools(&store, &secrets, args.servers.as_deref()).await?
-        };
+        let offer_kb = kb_tool.is_some();
+        // `--no-tools` starts no configured server; the built-in one is in process and cheap.
+        let only = if args.no_tools { Some(&[][..]) } else { args.servers.as_deref() };
+        let tools = start_tools(&store, &secrets, only, kb_tool).await?;
         let mut selection = match &args.servers {
             _ if args.no_tools => ToolSelection::None,
             Some(names) => ToolSelection::Only {
@@ -205,8 +207,7 @@ impl Session {
             },
             None => assistant.tools.clone(),
         };
-        if let Some(kb_tool) = kb_tool {
-            tools = Arc::new(CombinedTools::new(vec![kb_tool, tools]));
+        if offer_kb {
             selection = chat::offer_tool(selection);
         }
         let conversations = ConversationStore::new(store);

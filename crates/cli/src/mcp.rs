@@ -137,6 +137,7 @@ fn list_line(server: &McpServerConfig) -> String {
         TransportConfig::StreamableHttp { url, .. } => ("http", url.clone()),
         TransportConfig::Sse { url, .. } => ("sse", url.clone()),
         TransportConfig::Auto { url, .. } => ("auto", url.clone()),
+        TransportConfig::InProcess => ("in-process", String::new()),
     };
     let enabled = if server.enabled { "enabled" } else { "disabled" };
     format!("{}  {kind}  {enabled}  {target}", server.name)

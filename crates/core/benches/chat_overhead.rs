@@ -8,8 +8,8 @@
 //! (OpenAI provider, SQLite conversation store with its 250 ms flush), or a
 //! chunk of async-openai's `create_stream` (the floor). Per tool round, it is
 //! the time from the server's last frame of a tool-calling answer to the
-//! arrival of the next request (tool run through the built-in `current_time`,
-//! every step written to SQLite), against async-openai sending the next
+//! arrival of the next request (`current_time` run on the built-in in-process
+//! MCP server through the registry, every step written to SQLite), against async-openai sending the next
 //! request as soon as its stream ends.
 //!
 //! `cargo bench -p patchbay-core --bench chat_overhead -- [TOKENS] [ROUNDS]`
@@ -29,12 +29,13 @@ use async_openai::types::chat::{
 };
 use futures::StreamExt;
 use patchbay_core::agent::{
-    Agent, AgentEvent, ApprovalPolicy, BuiltinTools, ModelChoice, Sampling, ToolSelection, TurnAction, TurnLimits,
-    TurnRequest,
+    Agent, AgentEvent, ApprovalPolicy, ModelChoice, Sampling, ToolSelection, TurnAction, TurnLimits, TurnRequest,
 };
+use patchbay_core::builtin;
 use patchbay_core::conversations::{AssistantWriter, ConversationStore};
 use patchbay_core::llm::{HttpSettings, OpenAiProvider};
 use patchbay_core::paths::DataDir;
+use patchbay_core::secrets::MemoryStore;
 use patchbay_core::store::Store;
 use patchbay_test_support::scripted::openai;
 use serde_json::json;
@@ -202,7 +203,8 @@ fn open_agent(dir: &tempfile::TempDir) -> Result<(Agent, i64)> {
     Ok((Agent::new(conversations), conversation))
 }
 
-fn turn(base: String, conversation: i64, max_rounds: u32, tools: bool) -> Result<TurnRequest> {
+async fn turn(base: String, conversation: i64, max_rounds: u32, tools: bool) -> Result<TurnRequest> {
+    let host = builtin::standalone_tools(Arc::new(MemoryStore::new()), None).await?;
     Ok(TurnRequest {
         conversation,
         action: TurnAction::Send { text: "go".into(), attachments: Vec::new() },
@@ -214,7 +216,7 @@ fn turn(base: String, conversation: i64, max_rounds: u32, tools: bool) -> Result
             context_window: None,
         },
         system_prompt: None,
-        tools: Arc::new(BuiltinTools),
+        tools: Arc::new(host),
         selection: if tools { ToolSelection::All } else { ToolSelection::None },
         approval: ApprovalPolicy::AutoApprove,
         retriever: None,
@@ -227,7 +229,7 @@ async fn agent_tokens(n: usize) -> Result<Vec<Duration>> {
     let server = Server::start(vec![text_answer(n)])?;
     let dir = tempfile::tempdir()?;
     let (agent, conversation) = open_agent(&dir)?;
-    let mut events = agent.start(turn(server.base(), conversation, 1, false)?)?;
+    let mut events = agent.start(turn(server.base(), conversation, 1, false).await?)?;
     let mut received = Vec::with_capacity(n);
     while let Some(event) = events.next().await {
         match event {
@@ -279,7 +281,7 @@ async fn agent_rounds(rounds: usize) -> Result<Vec<Duration>> {
     let dir = tempfile::tempdir()?;
     let (agent, conversation) = open_agent(&dir)?;
     let max_rounds = u32::try_from(rounds + 1)?;
-    let mut events = agent.start(turn(server.base(), conversation, max_rounds, true)?)?;
+    let mut events = agent.start(turn(server.base(), conversation, max_rounds, true).await?)?;
     let mut results = 0;
     while let Some(event) = events.next().await {
         match event {

@@ -349,6 +349,40 @@ async fn conversations_branch_search_rename_and_keep_their_settings() {
     assert_eq!(f.app.get_conversation("abc", None).unwrap_err().kind(), ErrorKind::InvalidInput);
 }
 
+/// Built-in tools are an in-process MCP server: a turn right after start-up
+/// offers `current_time` under its bare name, runs it without asking, and the
+/// call keeps its JSON-RPC trace like any other MCP call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_built_in_tool_runs_through_the_registry_and_keeps_its_trace() {
+    let model = ScriptedServer::start(
+        Format::OpenAi,
+        vec![openai::tool_calls_reply(&[("call_now", "current_time", &["{}"])]), openai::text_reply(&["Noted."])],
+    )
+    .await
+    .unwrap();
+    let f = open(&model.url(), &[]);
+    let c = f.app.create_conversation(None).unwrap();
+    let mut events = Vec::new();
+    let input = TurnInput::Send { text: "What time is it?".into(), attachments: vec![] };
+    f.app.run_turn(&c.id, input, |e| events.push(e)).await.unwrap();
+
+    let offered = &model.requests()[0].body["tools"];
+    assert!(offered.as_array().unwrap().iter().any(|t| t["function"]["name"] == "current_time"), "{offered}");
+    assert_eq!(kinds(&events), ["turn_started", "tool_call_started", "tool_running", "tool_result", "done"]);
+    let Some(TurnEvent::ToolResult { result, .. }) = events.iter().find(|e| matches!(e, TurnEvent::ToolResult { .. }))
+    else {
+        unreachable!()
+    };
+    assert!(!result.is_error, "{result:?}");
+    assert!(matches!(&result.content[0], ContentPart::Text { text } if text.contains("(unix ")), "{result:?}");
+    let trace = f.app.get_trace("call_now").unwrap();
+    assert_eq!((trace.server.as_str(), trace.tool.as_str()), ("builtin", "current_time"));
+    assert_eq!(trace.request["method"], "tools/call");
+    assert!(trace.response.unwrap()["result"]["content"].to_string().contains("unix"));
+    // The built-in server is not a configured server: the settings page lists none.
+    assert!(f.app.list_servers().unwrap().is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_provider_error_arrives_as_an_error_event_and_is_kept_on_the_message() {
     let model = ScriptedServer::start(

@@ -394,3 +394,13 @@ fn patchbay_form_round_trips_providers_with_key_references_only() {
     apply(&fresh, &secrets, &placeholder).unwrap();
     assert_eq!(fresh.providers().unwrap()[0].api_key.as_deref(), Some("provider/ark/api_key"));
 }
+
+#[test]
+fn the_built_in_tools_server_name_is_reserved() {
+    let issues = assert_rejected(r#"{"mcpServers": {"Builtin": {"command": "npx", "args": ["x"]}}}"#);
+    assert!(issues.iter().any(|i| i.contains("mcpServers.Builtin") && i.contains("built-in tools")), "{issues:?}");
+    let issues = assert_rejected(
+        r#"{"patchbay": 1, "servers": [{"name": "builtin", "transport": {"type": "stdio", "command": "x"}}]}"#,
+    );
+    assert!(issues.iter().any(|i| i.contains("servers[0]") && i.contains("built-in tools")), "{issues:?}");
+}

@@ -9,13 +9,14 @@ use std::sync::Arc;
 use common::{fetch_tool, hello, run, sample_request, settings};
 use futures::StreamExt;
 use patchbay_core::agent::{
-    Agent, AgentEvent, ApprovalPolicy, BuiltinTools, ModelChoice, Sampling, ToolSelection, TurnAction, TurnLimits,
-    TurnRequest,
+    Agent, AgentEvent, ApprovalPolicy, ModelChoice, Sampling, ToolSelection, TurnAction, TurnLimits, TurnRequest,
 };
+use patchbay_core::builtin;
 use patchbay_core::conversations::{ConversationStore, Part};
 use patchbay_core::llm::gemini::gemini_schema;
 use patchbay_core::llm::{FinishReason, GeminiProvider, LlmError, Usage};
 use patchbay_core::paths::DataDir;
+use patchbay_core::secrets::MemoryStore;
 use patchbay_core::store::Store;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, gemini};
 use serde_json::{Value, json};
@@ -67,8 +68,10 @@ async fn a_thought_signature_arrives_with_its_call() {
     assert_eq!(s.signatures, vec![(0, "c2lnbmF0dXJlLTE=".to_owned())]);
 }
 
-/// A turn through the agent with the real Gemini client over `store`.
-fn gemini_turn(url: String, conversation: i64, text: &str) -> TurnRequest {
+/// A turn through the agent with the real Gemini client over `store`, the
+/// built-in tools (`current_time`) served in process.
+async fn gemini_turn(url: String, conversation: i64, text: &str) -> TurnRequest {
+    let tools = builtin::standalone_tools(Arc::new(MemoryStore::new()), None).await.unwrap();
     TurnRequest {
         conversation,
         action: TurnAction::Send { text: text.into(), attachments: Vec::new() },
@@ -80,7 +83,7 @@ fn gemini_turn(url: String, conversation: i64, text: &str) -> TurnRequest {
             context_window: None,
         },
         system_prompt: None,
-        tools: Arc::new(BuiltinTools),
+        tools: Arc::new(tools),
         selection: ToolSelection::All,
         approval: ApprovalPolicy::AutoApprove,
         retriever: None,
@@ -114,7 +117,7 @@ async fn thought_signatures_go_back_on_their_call_also_after_reloading() {
     let store = Store::open(&data).unwrap();
     let conversations = ConversationStore::new(store.clone());
     let conversation = conversations.create("signatures", None, None).unwrap().id;
-    let turn = Agent::new(conversations).start(gemini_turn(server.url(), conversation, "time?")).unwrap();
+    let turn = Agent::new(conversations).start(gemini_turn(server.url(), conversation, "time?").await).unwrap();
     let answer = turn.assistant_message_id();
     let events: Vec<AgentEvent> = turn.collect().await;
     assert!(events.iter().any(|e| matches!(e, AgentEvent::ToolResult { is_error: false, .. })), "{events:?}");
@@ -136,7 +139,7 @@ async fn thought_signatures_go_back_on_their_call_also_after_reloading() {
     let stored: Vec<_> =
         m.parts.iter().filter_map(|p| if let Part::ToolCall { call, .. } = p { Some(call) } else { None }).collect();
     assert_eq!(stored[0].signature.as_deref(), Some(SIGNATURE));
-    let turn = Agent::new(conversations).start(gemini_turn(server.url(), conversation, "and now?")).unwrap();
+    let turn = Agent::new(conversations).start(gemini_turn(server.url(), conversation, "and now?").await).unwrap();
     let _: Vec<AgentEvent> = turn.collect().await;
     let requests = server.requests();
     assert_eq!(requests.len(), 3);

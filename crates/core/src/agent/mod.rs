@@ -2,7 +2,7 @@
 //!
 //! [`Agent::start`] runs one turn (see [`turn`]): it streams the model's
 //! answer, runs the tools it calls through a [`ToolHost`] (the MCP registry,
-//! or [`BuiltinTools`]), asks for approval through the returned
+//! Patchbay's built-in tools included), asks for approval through the returned
 //! [`TurnControl`], keeps the request inside the context window ([`budget`]),
 //! adds knowledge-base context from an optional [`Retriever`], and writes
 //! everything to the conversation store as it happens.
@@ -17,10 +17,7 @@ mod turn;
 pub use events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy, ToolOutcome};
 pub use profile::{ProviderSource, ResolvedProvider, resolve_provider};
 pub use retrieve::{RetrievalError, Retriever};
-pub use tools::{
-    BUILTIN_SERVER, BuiltinTools, CombinedTools, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput,
-    ToolSelection,
-};
+pub use tools::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
 pub use turn::{Agent, ModelChoice, Sampling, Turn, TurnAction, TurnControl, TurnLimits, TurnRequest};
 
 use crate::config::ConfigError;

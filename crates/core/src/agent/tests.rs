@@ -97,7 +97,8 @@ impl Provider for Scripted {
 }
 
 /// Tools for the tests: `echo`, `fail`, `slow` (counts concurrency),
-/// `wait_cancel` (waits for its token), plus the built-in `current_time`.
+/// `wait_cancel` (waits for its token), plus `current_time` on the built-in
+/// server (a fixed instant; the real one is served in process, see `crate::builtin`).
 #[derive(Default)]
 struct TestTools {
     ask: bool,
@@ -117,7 +118,7 @@ fn spec(name: &str) -> ToolSpec {
 
 #[async_trait::async_trait]
 impl ToolHost for TestTools {
-    async fn list_tools(&self, cancel: CancellationToken) -> Vec<HostedTool> {
+    async fn list_tools(&self, _cancel: CancellationToken) -> Vec<HostedTool> {
         let approval = if self.ask { ApprovalMode::Ask } else { ApprovalMode::Allow };
         let mut tools: Vec<HostedTool> = ["echo", "fail", "slow", "wait_cancel", "forbidden", "late_log"]
             .iter()
@@ -129,7 +130,13 @@ impl ToolHost for TestTools {
                 timeout: (*name == "slow").then(|| Duration::from_secs(1)),
             })
             .collect();
-        tools.extend(BuiltinTools.list_tools(cancel).await);
+        tools.push(HostedTool {
+            spec: spec("current_time"),
+            server: BUILTIN_SERVER.into(),
+            tool: "current_time".into(),
+            approval: ApprovalMode::Allow,
+            timeout: None,
+        });
         tools
     }
 
@@ -163,7 +170,8 @@ impl ToolHost for TestTools {
                 self.saw_cancel.store(true, Ordering::SeqCst);
                 ToolOutput::error("cancelled by the host")
             }
-            _ => BuiltinTools.call_tool(call, events, cancel).await,
+            "current_time" => ToolOutput::text("2026-01-01T00:00:00Z (unix 1767225600)"),
+            other => ToolOutput::error(format!("no tool {other}")),
         }
     }
 }

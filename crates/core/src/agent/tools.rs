@@ -2,12 +2,12 @@
 //!
 //! [`ToolHost`] lists tools (as the model sees them, with the real server and
 //! tool behind each, its approval mode and time limit) and calls them. The MCP
-//! registry implements it for every connected server; [`BuiltinTools`] serves
-//! Patchbay's own in-process tools (`current_time`). Failures are results with
+//! registry implements it for every connected server, Patchbay's own
+//! in-process server of built-in tools included. Failures are results with
 //! `is_error`, never errors of the loop: the model reads them and carries on.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::UnboundedSender;
@@ -137,104 +137,13 @@ impl ToolSelection {
     }
 }
 
-/// Several hosts offered as one. Each call goes to the host that lists its
-/// server and tool; model-facing names must not collide across hosts (MCP
-/// tools carry a server prefix, built-in ones do not).
-#[derive(Clone, Default)]
-pub struct CombinedTools {
-    hosts: Vec<std::sync::Arc<dyn ToolHost>>,
-}
-
-impl CombinedTools {
-    /// Offers the tools of every host in `hosts`, in that order.
-    pub fn new(hosts: Vec<std::sync::Arc<dyn ToolHost>>) -> Self {
-        Self { hosts }
-    }
-}
-
-#[async_trait::async_trait]
-impl ToolHost for CombinedTools {
-    async fn list_tools(&self, cancel: CancellationToken) -> Vec<HostedTool> {
-        let mut all = Vec::new();
-        for host in &self.hosts {
-            all.extend(host.list_tools(cancel.clone()).await);
-        }
-        all
-    }
-
-    async fn call_tool(&self, call: ToolInvocation, events: ToolEvents, cancel: CancellationToken) -> ToolOutput {
-        for host in &self.hosts {
-            let tools = host.list_tools(cancel.clone()).await;
-            if tools.iter().any(|t| t.server == call.server && t.tool == call.tool) {
-                return host.call_tool(call, events, cancel).await;
-            }
-        }
-        ToolOutput::error(format!("no connected server offers {}/{} any more", call.server, call.tool))
-    }
-}
-
-/// Patchbay's own tools, served in process: `current_time`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct BuiltinTools;
-
-/// The server name of built-in tools.
+/// The server name of Patchbay's built-in tools (served in process, see
+/// `crate::builtin`); reserved, no configured server may take it.
 pub const BUILTIN_SERVER: &str = "builtin";
-
-#[async_trait::async_trait]
-impl ToolHost for BuiltinTools {
-    async fn list_tools(&self, _cancel: CancellationToken) -> Vec<HostedTool> {
-        vec![HostedTool {
-            spec: ToolSpec {
-                name: "current_time".into(),
-                description: "The current date and time in UTC (RFC 3339) and as Unix seconds.".into(),
-                input_schema: serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}),
-            },
-            server: BUILTIN_SERVER.into(),
-            tool: "current_time".into(),
-            approval: ApprovalMode::Allow,
-            timeout: Some(Duration::from_secs(5)),
-        }]
-    }
-
-    async fn call_tool(&self, call: ToolInvocation, _events: ToolEvents, _cancel: CancellationToken) -> ToolOutput {
-        match call.tool.as_str() {
-            "current_time" => {
-                let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-                ToolOutput::text(format!("{} (unix {secs})", rfc3339_utc(secs)))
-            }
-            other => ToolOutput::error(format!("the built-in server has no tool named {other:?}")),
-        }
-    }
-}
-
-/// Formats Unix seconds as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian calendar).
-pub(crate) fn rfc3339_utc(unix_secs: u64) -> String {
-    let days = unix_secs / 86_400;
-    let rem = unix_secs % 86_400;
-    // Howard Hinnant's civil_from_days, for days since 1970-01-01.
-    let z = i64::try_from(days).unwrap_or(0) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formats_known_instants() {
-        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339_utc(1_700_000_000), "2023-11-14T22:13:20Z");
-        assert_eq!(rfc3339_utc(4_102_444_799), "2099-12-31T23:59:59Z");
-    }
 
     #[test]
     fn selection_by_server_and_tool() {

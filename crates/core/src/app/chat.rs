@@ -17,16 +17,20 @@ use super::views::{
 };
 use super::{App, AppError, Waiting, lock};
 use crate::agent::{
-    AgentEvent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, BuiltinTools, CombinedTools, ModelChoice, ToolHost,
-    ToolOutcome, ToolSelection, TurnAction, TurnLimits, TurnRequest, resolve_provider,
+    AgentEvent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, ToolHost, ToolOutcome, ToolSelection,
+    TurnAction, TurnLimits, TurnRequest, resolve_provider,
 };
 use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
+use crate::builtin;
 use crate::config::ApprovalMode;
 use crate::conversations::{Attachment, ConversationId, ExportFormat, MessageId};
 use crate::llm::ContentPart;
 use crate::mcp::traces::TraceStore;
 use crate::mcp::{RegistryTools, ServerStatus};
 use crate::rag::{ChatKnowledge, chat as rag_chat};
+
+/// How long a turn waits for the built-in tools' server to start.
+const BUILTIN_START: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The user's answer to an approval card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -229,11 +233,13 @@ impl App {
         let regenerate = matches!(action, TurnAction::Regenerate { .. });
         let model = self.model_choice(&settings, &assistant)?;
         let model_name = model.model.clone();
-        let mut tools = self.tool_host()?;
-        let mut selection = self.selection(&settings, &assistant, tools.as_ref()).await;
         let ChatKnowledge { retriever, tool: kb_tool } = self.kb().for_chat(assistant.knowledge);
-        if let Some(kb_tool) = kb_tool {
-            tools = Arc::new(CombinedTools::new(vec![kb_tool, tools]));
+        // A turn right after start-up still gets the built-in tools (they start in
+        // milliseconds); an app that was never started has none to wait for.
+        let _ = self.inner.registry.wait_server_settled(BUILTIN_SERVER, BUILTIN_START).await;
+        let tools = self.tool_host(kb_tool.is_some())?;
+        let mut selection = self.selection(&settings, &assistant, tools.as_ref()).await;
+        if kb_tool.is_some() {
             selection = rag_chat::offer_tool(selection);
         }
         let request = TurnRequest {
@@ -344,13 +350,13 @@ impl App {
         })
     }
 
-    /// The built-in tools and every ready server's tools.
-    pub(crate) fn tool_host(&self) -> Result<Arc<dyn ToolHost>, AppError> {
-        let servers = self.inner.config.servers()?;
+    /// Every ready server's tools, the built-in ones included
+    /// (`knowledge_search` only when `knowledge_tool`).
+    pub(crate) fn tool_host(&self, knowledge_tool: bool) -> Result<Arc<dyn ToolHost>, AppError> {
+        let mut servers = self.inner.config.servers()?;
+        servers.push(builtin::config(knowledge_tool));
         let traces = TraceStore::new(self.inner.store.clone());
-        let mcp: Arc<dyn ToolHost> =
-            Arc::new(RegistryTools::new(self.inner.registry.clone(), servers).with_traces(traces));
-        Ok(Arc::new(CombinedTools::new(vec![Arc::new(BuiltinTools), mcp])))
+        Ok(Arc::new(RegistryTools::new(self.inner.registry.clone(), servers).with_traces(traces)))
     }
 
     /// The tools a turn offers: the assistant's choice narrowed by the

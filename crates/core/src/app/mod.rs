@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::agent::{Agent, AgentError, ApprovalId, TurnControl};
 use crate::assistants::{AssistantError, AssistantStore};
+use crate::builtin;
 use crate::config::{ConfigError, ConfigStore};
 use crate::conversations::{ConversationError, ConversationId, ConversationStore};
 use crate::llm::LlmError;
@@ -275,6 +276,7 @@ impl App {
         // Servers learn what the host answers when they start: install the hook first.
         registry.set_server_requests(requests::hook(&self.inner));
         registry.configure(self.inner.config.servers()?);
+        builtin::attach(registry, Some(Arc::new(AppKnowledge(Arc::downgrade(&self.inner)))));
         let mut rx = registry.subscribe();
         let weak = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
@@ -333,5 +335,16 @@ impl App {
     /// The data directory.
     pub fn dir(&self) -> &DataDir {
         &self.inner.dir
+    }
+}
+
+/// The app's knowledge base as the built-in `knowledge_search` finds it: the
+/// current one (swapped when the embedding settings change). Weak, so the
+/// registry holding the built-in server does not keep the app alive.
+struct AppKnowledge(std::sync::Weak<Inner>);
+
+impl builtin::KnowledgeSource for AppKnowledge {
+    fn knowledge(&self) -> Option<KnowledgeBase> {
+        self.0.upgrade().map(|inner| App { inner }.kb())
     }
 }

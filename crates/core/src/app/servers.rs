@@ -17,7 +17,7 @@ use super::views::{
 use super::{App, AppError};
 use crate::agent::budget;
 use crate::config::import::{
-    EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SecretValue, SourceFormat,
+    EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SecretValue, SourceFormat, is_reserved_name,
 };
 use crate::config::providers::{PROBE_TIMEOUT, api_key_name, probe, validate_provider};
 use crate::config::{ApprovalMode, ExportFormat, ExportOptions, McpServerConfig, ProviderProfile, TransportConfig};
@@ -60,6 +60,12 @@ impl App {
     pub async fn save_server(&self, config: McpServerConfig, secrets: &SecretValues) -> Result<(), AppError> {
         if config.name.trim().is_empty() {
             return Err(AppError::Invalid("a server needs a name".into()));
+        }
+        if is_reserved_name(config.name.trim()) {
+            return Err(AppError::Invalid(format!(
+                "the name {:?} is taken by Patchbay's built-in tools; choose another",
+                config.name.trim()
+            )));
         }
         for (name, value) in secrets {
             self.inner.secrets.set(name, value)?;
@@ -135,7 +141,7 @@ impl App {
             TransportConfig::StreamableHttp { url, .. }
             | TransportConfig::Sse { url, .. }
             | TransportConfig::Auto { url, .. } => url,
-            TransportConfig::Stdio { .. } => {
+            TransportConfig::Stdio { .. } | TransportConfig::InProcess => {
                 return Err(AppError::Invalid(format!("{name} runs on this computer; only remote servers sign in")));
             }
         };

@@ -115,6 +115,8 @@ pub fn render(
                             fields.push(("headers".to_owned(), map(headers)?));
                         }
                     }
+                    // Patchbay's own tools: nothing another app could start.
+                    TransportConfig::InProcess => continue,
                 }
                 if !server.enabled {
                     fields.push(("disabled".to_owned(), Node::Bool(true)));
@@ -146,13 +148,9 @@ pub fn render(
             let mut list = Vec::new();
             for server in servers {
                 let mut server = server.clone();
-                if options.include_secrets {
-                    let values = match &mut server.transport {
-                        TransportConfig::Stdio { env, .. } => env,
-                        TransportConfig::StreamableHttp { headers, .. }
-                        | TransportConfig::Sse { headers, .. }
-                        | TransportConfig::Auto { headers, .. } => headers,
-                    };
+                if options.include_secrets
+                    && let Some((_, values)) = server.transport.values_mut()
+                {
                     for v in values.values_mut() {
                         if let ValueSource::Secret(name) = v
                             && let Some(text) = secret(name)?

@@ -521,17 +521,14 @@ fn read_patchbay(root: &Node, options: &ImportOptions, doc: &mut Document) {
                 check_transport(&server.transport, &path, &mut parsed.issues);
                 let marked = options.secret_fields.get(&raw_name);
                 let server_name = parsed.name.clone();
-                let fields = match &mut server.transport {
-                    TransportConfig::Stdio { env, .. } => ("env", env),
-                    TransportConfig::StreamableHttp { headers, .. }
-                    | TransportConfig::Sse { headers, .. }
-                    | TransportConfig::Auto { headers, .. } => ("headers", headers),
-                };
-                for (key, value) in fields.1.iter_mut() {
-                    if let ValueSource::Plain(text) = value {
-                        let field_path = format!("{path}.transport.{}", join(fields.0, key));
-                        let ctx = FieldCtx { server: &server_name, key, field: format!("{}.{key}", fields.0), marked };
-                        *value = secret_field(&ctx, text, &field_path, &mut parsed);
+                let fields = server.transport.values_mut().into_iter();
+                for (group, values) in fields {
+                    for (key, value) in values.iter_mut() {
+                        if let ValueSource::Plain(text) = value {
+                            let field_path = format!("{path}.transport.{}", join(group, key));
+                            let ctx = FieldCtx { server: &server_name, key, field: format!("{group}.{key}"), marked };
+                            *value = secret_field(&ctx, text, &field_path, &mut parsed);
+                        }
                     }
                 }
                 if parsed.issues.is_empty() {
@@ -595,7 +592,14 @@ fn check_name(raw: &str, path: &str, issues: &mut Vec<ImportIssue>) {
         issues.push(issue(path, format!("the name {raw:?} has no letters or digits")));
     } else if name.len() > MAX_NAME_LEN {
         issues.push(issue(path, format!("the name is longer than {MAX_NAME_LEN} characters")));
+    } else if is_reserved_name(&name) {
+        issues.push(issue(path, format!("the name {name:?} is taken by Patchbay's built-in tools; rename the server")));
     }
+}
+
+/// Whether `name` is the built-in tools' server name, which no configured server may take.
+pub fn is_reserved_name(name: &str) -> bool {
+    name.eq_ignore_ascii_case(crate::agent::BUILTIN_SERVER)
 }
 
 fn check_url(url: &str, path: &str, issues: &mut Vec<ImportIssue>) {
@@ -617,6 +621,8 @@ fn check_transport(transport: &TransportConfig, path: &str, issues: &mut Vec<Imp
         | TransportConfig::Auto { url, .. } => {
             check_url(url, &format!("{path}.transport.url"), issues);
         }
+        // Never read from a file (the variant is not deserialised).
+        TransportConfig::InProcess => {}
     }
 }
 
@@ -868,6 +874,8 @@ fn read_server(raw_name: &str, path: &str, node: &Node, options: &ImportOptions)
             }
             *target = values(headers, "headers", &mut p);
         }
+        // The reader above builds only file transports.
+        TransportConfig::InProcess => {}
     }
     if p.issues.is_empty() {
         let mut server = McpServerConfig::with_transport(name, transport);

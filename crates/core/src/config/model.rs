@@ -133,6 +133,11 @@ pub enum TransportConfig {
         #[serde(default)]
         headers: BTreeMap<String, ValueSource>,
     },
+    /// Served inside Patchbay (its built-in tools, attached with
+    /// `McpRegistry::attach_in_process`); never read from or written to a
+    /// configuration file.
+    #[serde(skip)]
+    InProcess,
 }
 
 /// One configured MCP server.
@@ -160,6 +165,31 @@ pub struct McpServerConfig {
     /// Fields from an imported config that Patchbay does not interpret, kept for export.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TransportConfig {
+    /// The configured values that may name secrets, with their group: a stdio
+    /// server's `env`, a remote server's `headers`; none for in-process servers.
+    pub fn values(&self) -> Option<(&'static str, &BTreeMap<String, ValueSource>)> {
+        match self {
+            Self::Stdio { env, .. } => Some(("env", env)),
+            Self::StreamableHttp { headers, .. } | Self::Sse { headers, .. } | Self::Auto { headers, .. } => {
+                Some(("headers", headers))
+            }
+            Self::InProcess => None,
+        }
+    }
+
+    /// [`Self::values`], to change them.
+    pub fn values_mut(&mut self) -> Option<(&'static str, &mut BTreeMap<String, ValueSource>)> {
+        match self {
+            Self::Stdio { env, .. } => Some(("env", env)),
+            Self::StreamableHttp { headers, .. } | Self::Sse { headers, .. } | Self::Auto { headers, .. } => {
+                Some(("headers", headers))
+            }
+            Self::InProcess => None,
+        }
+    }
 }
 
 impl McpServerConfig {

@@ -14,7 +14,7 @@ use async_openai::error::OpenAIError;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::model::{McpServerConfig, ProviderKind, ProviderProfile, TransportConfig, ValueSource};
+use super::model::{McpServerConfig, ProviderKind, ProviderProfile, ValueSource};
 use super::{ConfigError, ConfigStore, SecretValue};
 use crate::llm::LlmError;
 use crate::secrets::SecretStore;
@@ -120,15 +120,11 @@ impl ConfigStore {
 
 /// `(field, secret name)` for every secret a server refers to.
 fn server_secrets(server: &McpServerConfig) -> impl Iterator<Item = (String, &str)> {
-    let (group, values) = match &server.transport {
-        TransportConfig::Stdio { env, .. } => ("env", env),
-        TransportConfig::StreamableHttp { headers, .. }
-        | TransportConfig::Sse { headers, .. }
-        | TransportConfig::Auto { headers, .. } => ("headers", headers),
-    };
-    values.iter().filter_map(move |(k, v)| match v {
-        ValueSource::Secret(n) => Some((format!("{group}.{k}"), n.as_str())),
-        ValueSource::Plain(_) => None,
+    server.transport.values().into_iter().flat_map(|(group, values)| {
+        values.iter().filter_map(move |(k, v)| match v {
+            ValueSource::Secret(n) => Some((format!("{group}.{k}"), n.as_str())),
+            ValueSource::Plain(_) => None,
+        })
     })
 }
 

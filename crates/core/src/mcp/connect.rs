@@ -21,6 +21,7 @@ use super::McpError;
 use super::catalogue::Catalogue;
 use super::client::HostHandler;
 use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
+use super::in_process::{self, InProcessServer};
 use super::launch::{LaunchReport, LoginEnv, resolve_values};
 use super::oauth;
 use super::sse::{self, DetectedTransport, SseClientTransport, SseConfig};
@@ -42,6 +43,8 @@ pub enum TransportKind {
     StreamableHttp,
     /// Legacy HTTP+SSE (2024-11-05).
     Sse,
+    /// Inside Patchbay, over an in-memory pipe.
+    InProcess,
 }
 
 /// A live, initialised connection.
@@ -73,6 +76,8 @@ pub(crate) struct Context<'a> {
     pub(crate) stderr: &'a StderrLog,
     pub(crate) handler: HostHandler,
     pub(crate) ct: CancellationToken,
+    /// The server attached for this name, when it runs in process.
+    pub(crate) in_process: Option<Arc<dyn InProcessServer>>,
 }
 
 /// Plans a stdio launch: the resolved program and its environment.
@@ -190,6 +195,12 @@ pub(crate) async fn connect(
                 }
             };
             Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue }, None))
+        }
+        TransportConfig::InProcess => {
+            let server = cx.in_process.ok_or_else(|| McpError::NotAttached { server: config.name.clone() })?;
+            let transport = in_process::open(server.as_ref(), cx.ct.child_token());
+            let (service, catalogue) = handshake(config, cx.handler, &cx.ct, transport, startup, call).await?;
+            Ok((Connection { service, ct: cx.ct, child: None, kind: TransportKind::InProcess, catalogue }, None))
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The registry as the turn loop's [`ToolHost`]: every ready server's enabled
-//! tools under collision-free model-facing names, the approval mode from the
+//! tools under collision-free model-facing names (bare names for Patchbay's
+//! built-in server), the approval mode from the
 //! server's policy, results converted and capped for the model, and progress
 //! and log notifications forwarded to the call's events.
 
@@ -14,7 +15,7 @@ use super::content::{ResultLimits, for_model};
 use super::naming::ToolNames;
 use super::traces::{TraceStore, TracedCall, traced_call};
 use super::{CallEvent, CallOptions, McpRegistry};
-use crate::agent::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput};
+use crate::agent::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput};
 use crate::config::McpServerConfig;
 use crate::llm::ToolSpec;
 
@@ -54,12 +55,19 @@ impl ToolHost for RegistryTools {
                 tools.into_iter().filter(|t| !config.disabled_tools.contains(t.name.as_ref())).map(move |t| (config, t))
             })
             .collect();
-        let names = ToolNames::build(catalogue.iter().map(|(c, t)| (c.name.as_str(), t.name.as_ref())));
+        // Built-in tools keep their bare names (`current_time`); those never
+        // clash with the others, which always hold the `__` separator.
+        let prefixed = catalogue.iter().filter(|(c, _)| c.name != BUILTIN_SERVER);
+        let names = ToolNames::build(prefixed.map(|(c, t)| (c.name.as_str(), t.name.as_ref())));
         let grants = ConversationGrants::default();
         catalogue
             .iter()
             .filter_map(|(config, tool)| {
-                let name = names.model_name(&config.name, &tool.name)?.to_owned();
+                let name = if config.name == BUILTIN_SERVER {
+                    tool.name.to_string()
+                } else {
+                    names.model_name(&config.name, &tool.name)?.to_owned()
+                };
                 let policy = ApprovalPolicy::from_config(config, true);
                 Some(HostedTool {
                     spec: ToolSpec {

@@ -16,7 +16,8 @@
 //!   and answers the server's requests.
 //! - [`requests`] defines the [`ServerRequests`] hook for sampling and
 //!   elicitation, and the roots shared with servers.
-//! - [`connect`] opens stdio, streamable HTTP and legacy SSE connections.
+//! - [`connect`] opens stdio, streamable HTTP, legacy SSE and in-process connections.
+//! - [`in_process`] runs servers inside Patchbay (its built-in tools) over an in-memory pipe.
 //! - [`sse`] is the legacy HTTP+SSE client transport and the auto-detection probe.
 //! - [`naming`] maps (server, tool) to model-facing tool names and back.
 //! - [`approval`] decides whether a call may run, pinned to the tool's definition.
@@ -30,6 +31,7 @@ pub mod connect;
 pub mod content;
 pub mod frame;
 pub mod host;
+pub mod in_process;
 pub mod launch;
 pub mod naming;
 pub mod oauth;
@@ -45,6 +47,7 @@ use std::time::Duration;
 pub use client::{CallEvent, LogMessage};
 pub use connect::TransportKind;
 pub use host::RegistryTools;
+pub use in_process::{InProcessServer, serve_on};
 pub use launch::{LaunchReport, LoginEnv};
 pub use registry::{CallOptions, LogLevel, McpEvent, McpRegistry, RegistryOptions, ServerSnapshot, ServerStatus};
 pub use requests::{
@@ -130,6 +133,9 @@ pub enum McpError {
         "MCP server {server:?} refused the request for want of authorization: sign in again (the sign-in expired or lacks a permission this request needs; a configured token may be wrong)"
     )]
     SignInRequired { server: String },
+    /// A server configured as in-process has no server attached to the registry.
+    #[error("MCP server {server:?} is served inside Patchbay, but this registry has no such server attached")]
+    NotAttached { server: String },
     /// The server broke the protocol.
     #[error("MCP server {server:?}: {reason}")]
     Protocol { server: String, reason: String },

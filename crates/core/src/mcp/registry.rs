@@ -38,10 +38,11 @@ use super::McpError;
 use super::catalogue::Catalogue;
 use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, SharedRoots};
 use super::connect::{self, Connection, Context, StartFailure, TransportKind};
+use super::in_process::InProcessServer;
 use super::launch::{LaunchReport, LoginEnv};
 use super::requests::{DenyAll, McpRoot, ServerRequests};
 use super::stdio::StderrLog;
-use crate::config::McpServerConfig;
+use crate::config::{McpServerConfig, TransportConfig};
 use crate::secrets::SecretStore;
 
 /// A server's state.
@@ -216,6 +217,8 @@ struct Shared {
     servers: RwLock<BTreeMap<String, Arc<Slot>>>,
     hooks: RwLock<Arc<dyn ServerRequests>>,
     roots: SharedRoots,
+    /// Servers that run in this process, by name.
+    in_process: RwLock<BTreeMap<String, Arc<dyn InProcessServer>>>,
 }
 
 impl Shared {
@@ -275,6 +278,7 @@ impl McpRegistry {
             servers: RwLock::default(),
             hooks: RwLock::new(Arc::new(DenyAll)),
             roots: SharedRoots::default(),
+            in_process: RwLock::default(),
         };
         Self { inner: Arc::new(Inner { shared: Arc::new(shared), root: CancellationToken::new() }) }
     }
@@ -354,6 +358,16 @@ impl McpRegistry {
                 }
             }
         }
+    }
+
+    /// Adds a server that runs inside this process (Patchbay's built-in tools):
+    /// started, listed, called, approved and traced like any other. `config`
+    /// gives its name, time limits and approval policy; its transport becomes
+    /// [`TransportConfig::InProcess`].
+    pub fn attach_in_process(&self, mut config: McpServerConfig, server: Arc<dyn InProcessServer>) {
+        config.transport = TransportConfig::InProcess;
+        write(&self.shared().in_process).insert(config.name.clone(), server);
+        self.configure([config]);
     }
 
     /// Stops and forgets a server.
@@ -464,6 +478,14 @@ impl McpRegistry {
             let _ = rx.wait_for(ServerStatus::is_settled).await;
         }));
         let _ = tokio::time::timeout(timeout, all).await;
+    }
+
+    /// Waits until one server is ready, failed or stopped, or `timeout` passes; its status then.
+    pub async fn wait_server_settled(&self, name: &str, timeout: Duration) -> Result<ServerStatus, McpError> {
+        let mut rx = self.slot(name)?.status.subscribe();
+        let _ = tokio::time::timeout(timeout, rx.wait_for(ServerStatus::is_settled)).await;
+        let status = rx.borrow().clone();
+        Ok(status)
     }
 
     /// The server's tools (empty until it is ready).
@@ -814,7 +836,9 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
         roots: shared.roots.clone(),
     };
     let env = shared.env().await;
-    let cx = Context { env, secrets: &shared.secrets, stderr: &slot.stderr, handler, ct: stop.child_token() };
+    let in_process = read(&shared.in_process).get(&slot.name).cloned();
+    let cx =
+        Context { env, secrets: &shared.secrets, stderr: &slot.stderr, handler, ct: stop.child_token(), in_process };
     let (conn, report) = match connect::connect(&config, cx).await {
         Ok(ok) => ok,
         Err(StartFailure { error, report }) => {

@@ -4,12 +4,13 @@
 //!   round, the user's message is searched and the best passages (top 5, above
 //!   a minimum score, about 2,000 tokens at most) go to the model as numbered
 //!   context it cites as `[1]`, `[2]` (the agent's [`Retriever`] seam).
-//! - [`KnowledgeTool`] ("tool": `KnowledgeMode::Tool`): a built-in
-//!   `knowledge_search` tool the model may call (the agent's [`ToolHost`] seam);
-//!   it answers with the same JSON passages as the MCP server's tool.
+//! - the built-in `knowledge_search` tool ("tool": `KnowledgeMode::Tool`) the
+//!   model may call; Patchbay's in-process MCP server ([`crate::builtin`])
+//!   serves it with the same JSON passages as `patchbay kb serve`, and
+//!   [`offer_tool`] widens a turn's tool selection to include it.
 //!
-//! [`KnowledgeMode::Both`] uses both. Front ends build them with
-//! [`KnowledgeBase::chat_retriever`] and [`KnowledgeBase::chat_tool`].
+//! [`KnowledgeMode::Both`] uses both. Front ends get them from
+//! [`KnowledgeBase::for_chat`].
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -19,16 +20,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::kb::KnowledgeBase;
 use super::search::{Passage, Retriever as _, SearchMode};
-use super::serve::{self, SearchArgs};
 use crate::agent::budget::estimate_text;
-use crate::agent::{
-    BUILTIN_SERVER, HostedTool, RetrievalError, Retriever, ToolEvents, ToolHost, ToolInvocation, ToolOutput,
-    ToolSelection,
-};
+use crate::agent::{BUILTIN_SERVER, RetrievalError, Retriever, ToolSelection};
 use crate::assistants::KnowledgeMode;
-use crate::config::ApprovalMode;
 use crate::conversations;
-use crate::llm::ToolSpec;
 
 /// The name of the built-in tool (also the MCP server's tool).
 pub const TOOL_NAME: &str = "knowledge_search";
@@ -71,8 +66,9 @@ impl KnowledgeMode {
 pub struct ChatKnowledge {
     /// For `TurnRequest::retriever` ("auto").
     pub retriever: Option<Arc<dyn Retriever>>,
-    /// To add to the turn's tools ("tool"); widen the selection with [`offer_tool`].
-    pub tool: Option<Arc<dyn ToolHost>>,
+    /// The knowledge base `knowledge_search` searches ("tool"); widen the
+    /// turn's selection with [`offer_tool`].
+    pub tool: Option<KnowledgeBase>,
 }
 
 impl std::fmt::Debug for ChatKnowledge {
@@ -89,18 +85,13 @@ impl KnowledgeBase {
     pub fn for_chat(&self, mode: KnowledgeMode) -> ChatKnowledge {
         ChatKnowledge {
             retriever: mode.retrieves().then(|| Arc::new(self.chat_retriever(ContextOptions::default())) as _),
-            tool: mode.offers_tool().then(|| Arc::new(self.chat_tool()) as _),
+            tool: mode.offers_tool().then(|| self.clone()),
         }
     }
 
     /// The "auto" retriever over this knowledge base, in its default search mode.
     pub fn chat_retriever(&self, options: ContextOptions) -> ContextRetriever {
         ContextRetriever { kb: self.clone(), options }
-    }
-
-    /// The built-in `knowledge_search` tool over this knowledge base.
-    pub fn chat_tool(&self) -> KnowledgeTool {
-        KnowledgeTool { kb: self.clone() }
     }
 }
 
@@ -183,48 +174,6 @@ impl Retriever for ContextRetriever {
             .map_err(|_| RetrievalError { message: format!("no answer within {:?}", self.options.timeout) })?
             .map_err(|e| RetrievalError { message: e.to_string() })?;
         Ok(self.select(mode, found))
-    }
-}
-
-/// The built-in `knowledge_search` tool ("tool").
-#[derive(Debug, Clone)]
-pub struct KnowledgeTool {
-    kb: KnowledgeBase,
-}
-
-#[async_trait::async_trait]
-impl ToolHost for KnowledgeTool {
-    async fn list_tools(&self, _cancel: CancellationToken) -> Vec<HostedTool> {
-        let schema = schemars::schema_for!(SearchArgs);
-        vec![HostedTool {
-            spec: ToolSpec {
-                name: TOOL_NAME.into(),
-                description: serve::TOOL_DESCRIPTION.into(),
-                input_schema: serde_json::to_value(schema).unwrap_or_default(),
-            },
-            server: BUILTIN_SERVER.into(),
-            tool: TOOL_NAME.into(),
-            // Reading the user's own index, nothing leaves the machine but to the model in use.
-            approval: ApprovalMode::Allow,
-            timeout: Some(Duration::from_secs(30)),
-        }]
-    }
-
-    async fn call_tool(&self, call: ToolInvocation, _events: ToolEvents, cancel: CancellationToken) -> ToolOutput {
-        if call.tool != TOOL_NAME {
-            return ToolOutput::error(format!("the knowledge base has no tool named {:?}", call.tool));
-        }
-        let args: SearchArgs = match serde_json::from_value(serde_json::Value::Object(call.arguments)) {
-            Ok(args) => args,
-            Err(e) => return ToolOutput::error(format!("invalid arguments for {TOOL_NAME}: {e}")),
-        };
-        tokio::select! {
-            () = cancel.cancelled() => ToolOutput::error("cancelled"),
-            result = serve::search_json(&self.kb, args) => match result {
-                Ok(json) => ToolOutput::text(json),
-                Err(e) => ToolOutput::error(e.to_string()),
-            },
-        }
     }
 }
 

@@ -29,7 +29,7 @@ pub mod store;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use chat::{ChatKnowledge, ContextOptions, ContextRetriever, KnowledgeTool};
+pub use chat::{ChatKnowledge, ContextOptions, ContextRetriever};
 pub use chunk::{Chunk, ChunkParams};
 pub use embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
 pub use index::{IndexProgress, IndexReport, KbWatcher, SkippedFile};

@@ -100,14 +100,20 @@ impl KbServer {
 
     #[tool(description = TOOL_DESCRIPTION)]
     async fn knowledge_search(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
-        match search_json(&self.kb, args).await {
-            Ok(json) => Ok(CallToolResult::success(vec![ContentBlock::text(json)])),
-            // A mode the knowledge base cannot serve is the caller's to fix: report it as a tool error.
-            Err(e @ (RagError::NoEmbeddings | RagError::Embedding { .. })) => {
-                Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]))
-            }
-            Err(e) => Err(internal(&e)),
+        search_result(&self.kb, args).await
+    }
+}
+
+/// `knowledge_search` as an MCP tool answers: the passages, a tool error for
+/// a mode the knowledge base cannot serve (the caller's to fix), else an
+/// internal error.
+pub async fn search_result(kb: &KnowledgeBase, args: SearchArgs) -> Result<CallToolResult, ErrorData> {
+    match search_json(kb, args).await {
+        Ok(json) => Ok(CallToolResult::success(vec![ContentBlock::text(json)])),
+        Err(e @ (RagError::NoEmbeddings | RagError::Embedding { .. })) => {
+            Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]))
         }
+        Err(e) => Err(internal(&e)),
     }
 }
 

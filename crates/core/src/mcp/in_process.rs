@@ -1,0 +1,62 @@
+//! Servers that run inside Patchbay: an rmcp server on one end of an
+//! in-memory pipe, the registry's client on the other.
+//!
+//! Patchbay's own tools (`current_time`, `knowledge_search`) are such a
+//! server, so their calls take the same path as every other MCP tool: the
+//! registry's catalogue, the approval policy, time limits, cancellation and
+//! the stored JSON-RPC trace. Messages cross the pipe as the same
+//! newline-delimited JSON as stdio, bounded by [`BoundedLines`] like stdio.
+
+use rmcp::ServiceExt;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{RoleClient, RoleServer, Service};
+use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
+use tokio_util::sync::CancellationToken;
+
+use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
+
+/// Bytes buffered in each direction of the pipe.
+const PIPE_BYTES: usize = 1 << 20;
+
+/// A server the registry starts in this process.
+pub trait InProcessServer: Send + Sync {
+    /// Serves MCP on `io` until the client closes it or `cancel` fires.
+    /// Called at every (re)start; must return at once (spawn the work).
+    fn spawn(&self, io: DuplexStream, cancel: CancellationToken);
+}
+
+/// Serves `service` on `io` on a new task, until the client closes the pipe or
+/// `cancel` fires: the usual body of [`InProcessServer::spawn`].
+pub fn serve_on<S>(service: S, io: DuplexStream, cancel: CancellationToken)
+where
+    S: Service<RoleServer> + Send + 'static,
+{
+    tokio::spawn(async move {
+        let running = tokio::select! {
+            () = cancel.cancelled() => return,
+            running = service.serve_with_ct(io, cancel.child_token()) => match running {
+                Ok(running) => running,
+                Err(e) => {
+                    tracing::warn!(error = %e, "an in-process MCP server could not start");
+                    return;
+                }
+            },
+        };
+        tokio::select! {
+            () = cancel.cancelled() => {}
+            _ = running.waiting() => {}
+        }
+    });
+}
+
+/// The registry's end of the pipe.
+pub(crate) type ClientEnd = AsyncRwTransport<RoleClient, BoundedLines<ReadHalf<DuplexStream>>, WriteHalf<DuplexStream>>;
+
+/// Starts `server` and returns the client's end of the pipe as a transport.
+pub(crate) fn open(server: &dyn InProcessServer, cancel: CancellationToken) -> ClientEnd {
+    let (client, served) = tokio::io::duplex(PIPE_BYTES);
+    server.spawn(served, cancel);
+    let (read, write) = tokio::io::split(client);
+    AsyncRwTransport::new_client(BoundedLines::new(read, MAX_MESSAGE_BYTES), write)
+        .with_max_line_length(MAX_MESSAGE_BYTES + 1)
+}
