@@ -4,7 +4,9 @@
 //! and notes go to stderr, so `patchbay ask … > answer.md` keeps only the
 //! answer. Without `--auto-approve`, calls that need approval are asked on
 //! the terminal; with no terminal they are denied and the model is told.
-//! Ctrl-C stops the turn and keeps the partial answer. `chat` reuses
+//! Ctrl-C stops the turn and keeps the partial answer. Servers' sampling and
+//! elicitation requests are asked on the terminal too (see `host.rs`);
+//! sampling runs on the turn's provider and model. `chat` reuses
 //! [`Session`] and [`Session::turn`].
 
 use std::io::{IsTerminal, Write};
@@ -24,12 +26,13 @@ use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, Kn
 use patchbay_core::config::ConfigStore;
 use patchbay_core::conversations::{ConversationId, ConversationStore, MessageStatus};
 use patchbay_core::llm::ContentPart;
-use patchbay_core::mcp::{McpRegistry, RegistryOptions, RegistryTools, ServerStatus};
+use patchbay_core::mcp::{RegistryTools, ServerStatus};
 use patchbay_core::paths::DataDir;
 use patchbay_core::rag::{ChatKnowledge, KnowledgeBase, chat};
 use patchbay_core::secrets::KeyringStore;
 use patchbay_core::store::Store;
 
+use crate::host::{self, SamplingModel, TerminalRequests};
 use crate::model::provider_for;
 
 /// Options shared by `ask` and `chat`.
@@ -122,9 +125,10 @@ fn open_knowledge(dir: &DataDir, store: &Store, secrets: &KeyringStore, mode: Kn
 /// the built-in ones. Servers that fail are reported on stderr and left out;
 /// they never block the turn. A name in `only` that is not configured is an error.
 async fn start_tools(
+    dir: &DataDir,
     store: &Store,
-    secrets: &KeyringStore,
     only: Option<&[String]>,
+    sampling: SamplingModel,
 ) -> anyhow::Result<Arc<dyn ToolHost>> {
     let configured = ConfigStore::new(store.clone()).servers()?;
     let servers: Vec<_> = match only {
@@ -146,7 +150,7 @@ async fn start_tools(
     if servers.is_empty() {
         return Ok(Arc::new(BuiltinTools));
     }
-    let registry = McpRegistry::new(Arc::new(secrets.clone()), RegistryOptions::default());
+    let registry = host::registry(dir, store, TerminalRequests::new(Ok(sampling))).await?;
     registry.configure(servers.clone());
     registry.start_all().await;
     let longest = servers.iter().map(|s| s.timeouts.startup_secs).max().unwrap_or(30);
@@ -195,7 +199,12 @@ impl Session {
         let mut tools: Arc<dyn ToolHost> = if args.no_tools {
             Arc::new(BuiltinTools)
         } else {
-            start_tools(&store, &secrets, args.servers.as_deref()).await?
+            let sampling = SamplingModel {
+                provider: provider.clone(),
+                provider_name: resolved.profile.name.clone(),
+                model: model.clone(),
+            };
+            start_tools(dir, &store, args.servers.as_deref(), sampling).await?
         };
         let mut selection = match &args.servers {
             _ if args.no_tools => ToolSelection::None,

@@ -157,6 +157,9 @@ pub struct McpServerConfig {
     /// Tools hidden from the model.
     #[serde(default)]
     pub disabled_tools: BTreeSet<String>,
+    /// Whether the server sees the shared roots (`roots/list`); off, it gets an empty list.
+    #[serde(default = "yes")]
+    pub share_roots: bool,
     /// Fields from an imported config that Patchbay does not interpret, kept for export.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -186,6 +189,7 @@ impl McpServerConfig {
             approval: ApprovalMode::default(),
             tool_approval: BTreeMap::new(),
             disabled_tools: BTreeSet::new(),
+            share_roots: true,
             extra: serde_json::Map::new(),
         }
     }
