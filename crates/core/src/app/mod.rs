@@ -68,8 +68,9 @@ pub enum AppError {
     OAuth(Box<OAuthError>),
     #[error(transparent)]
     Llm(#[from] LlmError),
+    /// Boxed: it may carry a knowledge-base error, and every result carries this enum.
     #[error(transparent)]
-    Roots(#[from] RootsError),
+    Roots(Box<RootsError>),
     /// An id or name that does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -115,7 +116,7 @@ impl AppError {
                 _ => ErrorKind::InvalidInput,
             },
             Self::Llm(e) => llm_kind(e),
-            Self::Roots(e) => match e {
+            Self::Roots(e) => match **e {
                 RootsError::Store(_) => ErrorKind::Database,
                 RootsError::Rag(RagError::Store(_)) => ErrorKind::Database,
                 RootsError::FolderNotFound { .. } | RootsError::NotShared { .. } => ErrorKind::NotFound,
@@ -134,6 +135,12 @@ impl AppError {
     /// The error as the UI receives it.
     pub fn view(&self) -> ErrorView {
         ErrorView { kind: self.kind(), message: self.to_string() }
+    }
+}
+
+impl From<RootsError> for AppError {
+    fn from(e: RootsError) -> Self {
+        Self::Roots(Box::new(e))
     }
 }
 
