@@ -47,11 +47,14 @@ fn seed(dir: &Path, model_url: &str, files_root: &Path) {
         peers::venv_bin("mcp-server-fetch").to_str().unwrap(),
         &["--allow-private-ips", "--ignore-robots-txt"],
     );
-    let files = McpServerConfig::stdio(
+    let mut files = McpServerConfig::stdio(
         "files",
         peers::npm_bin("mcp-server-filesystem").to_str().unwrap(),
         &[files_root.to_str().unwrap()],
     );
+    // server-filesystem replaces its command-line folders with the client's
+    // roots when it gets any: this one works in `files_root` only.
+    files.share_roots = false;
     config.replace_servers(&[fetch, files]).unwrap();
 }
 
