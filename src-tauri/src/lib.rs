@@ -122,6 +122,9 @@ pub fn run() {
             commands::knowledge::kb_search,
             commands::knowledge::kb_embeddings,
             commands::knowledge::kb_set_embeddings,
+            commands::knowledge::list_roots,
+            commands::knowledge::add_shared_folder,
+            commands::knowledge::remove_shared_folder,
         ])
         .build(context);
     let app = match result {

@@ -223,7 +223,7 @@ fn every_settings_page_loads_from_the_backend_without_an_error() -> Result<()> {
     let app = App::start("every_settings_page_loads_from_the_backend_without_an_error", options)?;
     app.check(|s| {
         s.click(&s.wait_for("#nav-settings", WAIT)?)?;
-        for tab in ["general", "providers", "servers", "import", "kb", "assistants"] {
+        for tab in ["general", "providers", "servers", "roots", "import", "kb", "assistants"] {
             s.click(&s.wait_for(&format!("#settings-tab-{tab}"), WAIT)?)?;
             s.wait_for(&format!("#settings-panel-{tab}"), WAIT)?;
             // Give the page's first requests time to answer (or fail).

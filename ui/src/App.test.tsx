@@ -70,7 +70,7 @@ describe("Chinese UI", () => {
     fireEvent.click(screen.getByRole("button", { name: "设置" }));
     expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("设置");
     const tabs = screen.getAllByRole("tab").map((t) => t.textContent);
-    expect(tabs).toEqual(["通用", "模型服务商", "MCP 服务器", "导入与导出", "知识库", "助手"]);
+    expect(tabs).toEqual(["通用", "模型服务商", "MCP 服务器", "共享文件夹", "导入与导出", "知识库", "助手"]);
     expect(document.getElementById("language")).toBeTruthy();
     expect(document.documentElement.lang).toBe("zh-CN");
   });

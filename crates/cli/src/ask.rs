@@ -4,7 +4,9 @@
 //! and notes go to stderr, so `patchbay ask … > answer.md` keeps only the
 //! answer. Without `--auto-approve`, calls that need approval are asked on
 //! the terminal; with no terminal they are denied and the model is told.
-//! Ctrl-C stops the turn and keeps the partial answer. `chat` reuses
+//! Ctrl-C stops the turn and keeps the partial answer. Servers' sampling and
+//! elicitation requests are asked on the terminal too (see `host.rs`);
+//! sampling runs on the turn's provider and model. `chat` reuses
 //! [`Session`] and [`Session::turn`].
 
 use std::io::{IsTerminal, Write};
@@ -25,12 +27,13 @@ use patchbay_core::config::ConfigStore;
 use patchbay_core::conversations::{ConversationId, ConversationStore, MessageStatus};
 use patchbay_core::llm::ContentPart;
 use patchbay_core::mcp::traces::TraceStore;
-use patchbay_core::mcp::{McpRegistry, RegistryOptions, RegistryTools, ServerStatus};
+use patchbay_core::mcp::{RegistryTools, ServerStatus};
 use patchbay_core::paths::DataDir;
 use patchbay_core::rag::{ChatKnowledge, KnowledgeBase, chat};
 use patchbay_core::secrets::KeyringStore;
 use patchbay_core::store::Store;
 
+use crate::host::{self, SamplingModel, TerminalRequests};
 use crate::model::provider_for;
 
 /// Options shared by `ask` and `chat`.
@@ -124,10 +127,11 @@ fn open_knowledge(dir: &DataDir, store: &Store, secrets: &KeyringStore, mode: Kn
 /// are reported on stderr and left out; they never block the turn. A name in
 /// `only` that is not configured is an error.
 async fn start_tools(
+    dir: &DataDir,
     store: &Store,
-    secrets: &KeyringStore,
     only: Option<&[String]>,
     knowledge: Option<KnowledgeBase>,
+    sampling: SamplingModel,
 ) -> anyhow::Result<Arc<dyn ToolHost>> {
     let configured = ConfigStore::new(store.clone()).servers()?;
     let mut servers: Vec<_> = match only {
@@ -146,7 +150,7 @@ async fn start_tools(
             configured.into_iter().filter(|s| names.contains(&s.name)).collect()
         }
     };
-    let registry = McpRegistry::new(Arc::new(secrets.clone()), RegistryOptions::default());
+    let registry = host::registry(dir, store, TerminalRequests::new(Ok(sampling))).await?;
     registry.configure(servers.clone());
     let knowledge_tool = knowledge.is_some();
     builtin::attach(&registry, knowledge.map(|kb| Arc::new(kb) as Arc<dyn KnowledgeSource>));
@@ -198,7 +202,12 @@ impl Session {
         let offer_kb = kb_tool.is_some();
         // `--no-tools` starts no configured server; the built-in one is in process and cheap.
         let only = if args.no_tools { Some(&[][..]) } else { args.servers.as_deref() };
-        let tools = start_tools(&store, &secrets, only, kb_tool).await?;
+        let sampling = SamplingModel {
+            provider: provider.clone(),
+            provider_name: resolved.profile.name.clone(),
+            model: model.clone(),
+        };
+        let tools = start_tools(dir, &store, only, kb_tool, sampling).await?;
         let mut selection = match &args.servers {
             _ if args.no_tools => ToolSelection::None,
             Some(names) => ToolSelection::Only {

@@ -8,11 +8,13 @@ mod ask;
 mod chat;
 mod config;
 mod conversation;
+mod host;
 mod info;
 mod kb;
 mod mcp;
 mod model;
 mod provider;
+mod roots;
 mod secret;
 
 use std::path::PathBuf;
@@ -56,6 +58,9 @@ enum Command {
     Mcp(mcp::McpArgs),
     /// The knowledge base: folders, indexing, search, MCP server.
     Kb(kb::KbArgs),
+    /// The folders shared with MCP servers as roots.
+    #[command(subcommand)]
+    Roots(roots::RootsCommand),
 }
 
 fn main() -> ExitCode {
@@ -85,5 +90,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Secret(command) => secret::run(&dir, &command),
         Command::Mcp(args) => mcp::run(&dir, args),
         Command::Kb(args) => kb::run(&dir, args),
+        Command::Roots(command) => roots::run(&dir, &command),
     }
 }

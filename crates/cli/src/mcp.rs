@@ -1,20 +1,23 @@
 //! `patchbay mcp`: list, start and call the configured MCP servers.
 //!
 //! `status`, `tools`, `call` and `doctor` start the servers they need through the
-//! same registry the app uses, and stop them before exiting.
+//! same registry the app uses, and stop them before exiting. The servers see
+//! the shared roots; their sampling and elicitation requests are asked on the
+//! terminal, sampling on the first provider's default model (see `host.rs`).
 
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use patchbay_core::config::{ConfigStore, McpServerConfig, TransportConfig};
-use patchbay_core::mcp::{CallOptions, McpRegistry, RegistryOptions, ServerStatus};
+use patchbay_core::mcp::{CallOptions, McpRegistry, ServerStatus};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
 use patchbay_core::store::Store;
 use tokio_util::sync::CancellationToken;
+
+use crate::host::{self, SamplingModel, TerminalRequests};
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -44,18 +47,19 @@ enum McpCommand {
 
 pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(dir)?;
-    let config = ConfigStore::new(store);
+    let config = ConfigStore::new(store.clone());
     let servers = config.servers()?;
     if let McpCommand::List = args.command {
         servers.iter().for_each(|s| println!("{}", list_line(s)));
         return Ok(ExitCode::SUCCESS);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let registry = McpRegistry::new(Arc::new(KeyringStore::for_data_dir(dir)), RegistryOptions::default());
     let slowest = servers.iter().map(|s| s.timeouts.startup_secs).max().unwrap_or(0);
     let settle = Duration::from_secs(slowest + 5);
-    registry.configure(servers);
+    let sampling = SamplingModel::default_for(&store, &KeyringStore::for_data_dir(dir));
     runtime.block_on(async {
+        let registry = host::registry(dir, &store, TerminalRequests::new(sampling)).await?;
+        registry.configure(servers);
         let result = command(&registry, args.command, settle).await;
         registry.shutdown().await;
         result

@@ -15,6 +15,7 @@ pub mod llm;
 pub mod mcp;
 pub mod paths;
 pub mod rag;
+pub mod roots;
 pub mod secrets;
 pub mod store;
 

@@ -256,6 +256,7 @@ fn merge_keeps_patchbay_settings_the_shape_cannot_carry() {
     let mut s = McpServerConfig::stdio("files", "npx", &["fs"]);
     s.timeouts.call_secs = 5;
     s.disabled_tools.insert("delete".into());
+    s.share_roots = true;
     cfg.save_server(&s).unwrap();
     let p = cfg
         .preview_import(

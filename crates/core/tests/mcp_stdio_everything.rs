@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::*;
 use patchbay_core::config::{TransportConfig, ValueSource};
-use patchbay_core::mcp::{CallEvent, CallOptions, McpError};
+use patchbay_core::mcp::{CallEvent, CallOptions, LogLevel, McpError};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -112,6 +112,9 @@ async fn logs_reach_the_call_and_the_event_stream_and_cancel_is_sent() {
     start_ready(&registry, "everything").await;
     let mut events = registry.subscribe();
 
+    // The server logs at a random level each time; the registry asks for info
+    // and above by default, which would filter out a debug line: ask for all.
+    registry.set_log_level("everything", LogLevel::Debug, CancellationToken::new()).await.unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
     let options = CallOptions { timeout: None, events: Some(tx) };
     registry

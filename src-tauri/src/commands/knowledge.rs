@@ -1,6 +1,6 @@
-//! The knowledge-base page.
+//! The knowledge-base page, and the folders shared with MCP servers as roots.
 
-use patchbay_core::app::views::{KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit};
+use patchbay_core::app::views::{KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, RootsView};
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 
@@ -67,4 +67,19 @@ pub async fn kb_set_embeddings(
 ) -> Result<KbEmbeddings, IpcError> {
     let app = state.app()?;
     blocking(move || Ok(app.kb_set_embeddings(choice)?)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn list_roots(state: State<'_, AppState>) -> Result<RootsView, IpcError> {
+    Ok(state.app()?.list_roots()?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn add_shared_folder(state: State<'_, AppState>, path: String) -> Result<RootsView, IpcError> {
+    Ok(state.app()?.add_shared_folder(&path).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn remove_shared_folder(state: State<'_, AppState>, path: String) -> Result<RootsView, IpcError> {
+    Ok(state.app()?.remove_shared_folder(&path).await?)
 }

@@ -136,6 +136,8 @@ export interface McpServerConfig {
   approval: ApprovalMode;
   tool_approval: Record<string, ApprovalMode>;
   disabled_tools: string[];
+  /** Whether the server sees the shared roots (knowledge-base and shared folders). */
+  share_roots: boolean;
   extra: Record<string, unknown>;
 }
 
@@ -426,6 +428,14 @@ export type ExportFormat = "claude_desktop" | "vscode" | "cursor" | "patchbay";
 
 // ---------------------------------------------------------------- knowledge base
 
+/** The folders shared with MCP servers as roots. */
+export interface RootsView {
+  /** Chosen by the user, in the order added. */
+  shared: string[];
+  /** Knowledge-base folders, shared as well. */
+  knowledge: string[];
+}
+
 export interface KbFolder {
   path: string;
   documents: number;
@@ -614,6 +624,11 @@ export const ipc = {
   kbSearch: (query: string, limit: number) => call<KbHit[]>("kb_search", { query, limit }),
   kbEmbeddings: () => call<KbEmbeddings>("kb_embeddings"),
   kbSetEmbeddings: (choice: KbEmbeddingsChoice) => call<KbEmbeddings>("kb_set_embeddings", { choice }),
+
+  // shared folders (roots)
+  listRoots: () => call<RootsView>("list_roots"),
+  addSharedFolder: (path: string) => call<RootsView>("add_shared_folder", { path }),
+  removeSharedFolder: (path: string) => call<RootsView>("remove_shared_folder", { path }),
 
   // assistants & general
   listAssistants: () => call<Assistant[]>("list_assistants"),

@@ -6,15 +6,17 @@ import { ImportExport } from "../components/settings/ImportExport";
 import { KnowledgeBase } from "../components/settings/KnowledgeBase";
 import { ProvidersSettings } from "../components/settings/ProvidersSettings";
 import { ServersSettings } from "../components/settings/ServersSettings";
+import { SharedFolders } from "../components/settings/SharedFolders";
 import { useI18n, type MessageKey } from "../lib/i18n";
 import { ipc as defaultIpc, type Ipc } from "../lib/ipc";
 
-type Section = "general" | "providers" | "servers" | "import" | "kb" | "assistants";
+type Section = "general" | "providers" | "servers" | "roots" | "import" | "kb" | "assistants";
 
 const SECTIONS: [Section, MessageKey][] = [
   ["general", "settings.general"],
   ["providers", "settings.providers"],
   ["servers", "settings.servers"],
+  ["roots", "settings.roots"],
   ["import", "settings.import"],
   ["kb", "settings.kb"],
   ["assistants", "settings.assistants"],
@@ -38,6 +40,7 @@ export function SettingsPage({ ipc = defaultIpc }: { ipc?: Partial<Ipc> }) {
         {section === "general" && <General ipc={full} />}
         {section === "providers" && <ProvidersSettings ipc={full} />}
         {section === "servers" && <ServersSettings ipc={full} />}
+        {section === "roots" && <SharedFolders ipc={full} />}
         {section === "import" && <ImportExport ipc={full} />}
         {section === "kb" && <KnowledgeBase ipc={full} />}
         {section === "assistants" && <Assistants ipc={full} />}

@@ -1,4 +1,5 @@
 //! The knowledge-base page: folders, indexing in the background, documents, search.
+//! Its folders are also shared with MCP servers as roots (see `roots.rs`).
 //!
 //! Indexing runs on a spawned task per request; its progress goes to
 //! [`AppEvents::kb_progress`](super::AppEvents::kb_progress) and into the
@@ -148,6 +149,7 @@ impl App {
     pub fn kb_add_folder(&self, path: &str) -> Result<(), AppError> {
         let folder = self.kb().add_folder(Path::new(path.trim()))?;
         self.watch_folders();
+        self.spawn_sync_roots()?;
         self.spawn_index(vec![folder])
     }
 
@@ -180,7 +182,7 @@ impl App {
         self.kb().remove_folder(path)?;
         lock(&self.inner.indexing).remove(path);
         self.watch_folders();
-        Ok(())
+        self.spawn_sync_roots()
     }
 
     /// Re-indexes one folder, or all of them.

@@ -17,6 +17,7 @@ mod diff;
 mod knowledge;
 mod presets;
 mod requests;
+mod roots;
 mod servers;
 pub mod views;
 
@@ -33,6 +34,7 @@ use crate::mcp::oauth::OAuthError;
 use crate::mcp::{McpError, McpEvent, McpRegistry, RegistryOptions};
 use crate::paths::{DataDir, PathsError};
 use crate::rag::{KnowledgeBase, RagError};
+use crate::roots::RootsError;
 use crate::secrets::{SecretError, SecretStore};
 use crate::store::{Store, StoreError};
 
@@ -67,6 +69,9 @@ pub enum AppError {
     OAuth(Box<OAuthError>),
     #[error(transparent)]
     Llm(#[from] LlmError),
+    /// Boxed: it may carry a knowledge-base error, and every result carries this enum.
+    #[error(transparent)]
+    Roots(Box<RootsError>),
     /// An id or name that does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -112,6 +117,12 @@ impl AppError {
                 _ => ErrorKind::InvalidInput,
             },
             Self::Llm(e) => llm_kind(e),
+            Self::Roots(e) => match **e {
+                RootsError::Store(_) => ErrorKind::Database,
+                RootsError::Rag(RagError::Store(_)) => ErrorKind::Database,
+                RootsError::FolderNotFound { .. } | RootsError::NotShared { .. } => ErrorKind::NotFound,
+                _ => ErrorKind::InvalidInput,
+            },
             Self::OAuth(e) => match **e {
                 OAuthError::Cancelled { .. } => ErrorKind::Cancelled,
                 OAuthError::Timeout { .. } => ErrorKind::Timeout,
@@ -125,6 +136,12 @@ impl AppError {
     /// The error as the UI receives it.
     pub fn view(&self) -> ErrorView {
         ErrorView { kind: self.kind(), message: self.to_string() }
+    }
+}
+
+impl From<RootsError> for AppError {
+    fn from(e: RootsError) -> Self {
+        Self::Roots(Box::new(e))
     }
 }
 
@@ -207,6 +224,8 @@ struct Inner {
     watcher: Mutex<Option<crate::rag::KbWatcher>>,
     /// Sampling and elicitation requests waiting for the user, by id.
     server_requests: Mutex<HashMap<String, tokio::sync::oneshot::Sender<ServerRequestResponse>>>,
+    /// Serialises updates of the registry's roots.
+    roots_sync: tokio::sync::Mutex<()>,
     /// Environment lookup for the provider fallback (`OPENAI_API_KEY`, …).
     env: Box<EnvLookup>,
 }
@@ -255,6 +274,7 @@ impl App {
             runtime: std::sync::OnceLock::new(),
             watcher: Mutex::default(),
             server_requests: Mutex::default(),
+            roots_sync: tokio::sync::Mutex::default(),
             env: Box::new(|k| std::env::var(k).ok()),
         };
         Ok(Self { inner: Arc::new(inner) })
@@ -306,8 +326,14 @@ impl App {
                 }
             }
         });
-        let registry = registry.clone();
-        tokio::spawn(async move { registry.start_all().await });
+        // Servers may ask for the roots as soon as they start: set them first.
+        let app = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = app.sync_roots().await {
+                tracing::warn!("no roots are shared with MCP servers: {e}");
+            }
+            app.inner.registry.start_all().await;
+        });
         self.catch_up_and_watch()
     }
 

@@ -578,6 +578,15 @@ pub struct KbProgress {
     pub total: usize,
 }
 
+/// The folders shared with MCP servers as roots (`roots/list`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RootsView {
+    /// Folders the user chose to share, in the order added.
+    pub shared: Vec<String>,
+    /// Knowledge-base folders, shared as well.
+    pub knowledge: Vec<String>,
+}
+
 /// A knowledge-base folder with its counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KbFolder {

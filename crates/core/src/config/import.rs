@@ -1121,6 +1121,7 @@ fn keep_settings(server: &mut McpServerConfig, stored: &McpServerConfig) {
     server.approval = stored.approval;
     server.tool_approval = stored.tool_approval.clone();
     server.disabled_tools = stored.disabled_tools.clone();
+    server.share_roots = stored.share_roots;
 }
 
 /// Writes secrets, returning the previous values; on failure, restores those already written.

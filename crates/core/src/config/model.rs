@@ -162,6 +162,12 @@ pub struct McpServerConfig {
     /// Tools hidden from the model.
     #[serde(default)]
     pub disabled_tools: BTreeSet<String>,
+    /// Whether the server sees the shared roots (`roots/list`); off (the
+    /// default), it gets an empty list. Off by default because some servers
+    /// (server-filesystem) work in the roots *instead of* the folders their
+    /// arguments name: an imported config keeps working as it did elsewhere.
+    #[serde(default)]
+    pub share_roots: bool,
     /// Fields from an imported config that Patchbay does not interpret, kept for export.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -216,6 +222,7 @@ impl McpServerConfig {
             approval: ApprovalMode::default(),
             tool_approval: BTreeMap::new(),
             disabled_tools: BTreeSet::new(),
+            share_roots: false,
             extra: serde_json::Map::new(),
         }
     }

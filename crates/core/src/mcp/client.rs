@@ -5,7 +5,9 @@
 //! its timeout), roots from the registry's root list.
 //!
 //! Progress notifications carry the progress token of the call that caused them,
-//! so they always reach that call. `notifications/message` has no such field:
+//! so they always reach that call (and push its deadline back). While a
+//! sampling or elicitation request waits for the user it is counted
+//! ([`CallRoutes::hooks_pending`]), and the connection's calls stop their clocks. `notifications/message` has no such field:
 //! over streamable HTTP a log that arrives on a call's response stream goes to
 //! that call; otherwise it goes to the only call in flight, if there is exactly
 //! one. Every log also reaches the registry's event stream.
@@ -26,7 +28,7 @@ use rmcp::model::{
 };
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use serde::Serialize;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{Notify, broadcast, mpsc, watch};
 
 use super::registry::McpEvent;
 use super::requests::{
@@ -70,40 +72,93 @@ pub(crate) enum ListChanged {
     Prompts,
 }
 
-#[derive(Debug, Default)]
-struct Routes {
-    by_token: HashMap<ProgressToken, (RequestId, mpsc::Sender<CallEvent>)>,
+/// One call in flight: where its events go and whom its progress wakes.
+#[derive(Debug)]
+struct Route {
+    id: RequestId,
+    events: Option<mpsc::Sender<CallEvent>>,
+    progress: Arc<Notify>,
 }
 
-/// Calls in flight on one connection, by progress token.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct CallRoutes(Arc<Mutex<Routes>>);
+#[derive(Debug, Default)]
+struct Routes {
+    by_token: HashMap<ProgressToken, Route>,
+}
+
+/// Calls in flight on one connection, by progress token, and how many of the
+/// server's sampling or elicitation requests wait for the user (a call's
+/// deadline stands still while one does).
+#[derive(Debug, Clone)]
+pub(crate) struct CallRoutes {
+    routes: Arc<Mutex<Routes>>,
+    hooks: Arc<watch::Sender<usize>>,
+}
+
+impl Default for CallRoutes {
+    fn default() -> Self {
+        Self { routes: Arc::default(), hooks: Arc::new(watch::channel(0).0) }
+    }
+}
 
 impl CallRoutes {
     fn lock(&self) -> std::sync::MutexGuard<'_, Routes> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Routes events for the call (`token`, `id`) to `tx` until the guard drops.
-    pub(crate) fn register(&self, token: ProgressToken, id: RequestId, tx: mpsc::Sender<CallEvent>) -> RouteGuard {
-        self.lock().by_token.insert(token.clone(), (id, tx));
-        RouteGuard { routes: self.clone(), token }
+    /// Routes the call (`token`, `id`): its progress wakes
+    /// [`RouteGuard::progress`] and its events go to `events`, until the guard drops.
+    pub(crate) fn register(
+        &self,
+        token: ProgressToken,
+        id: RequestId,
+        events: Option<mpsc::Sender<CallEvent>>,
+    ) -> RouteGuard {
+        let progress = Arc::new(Notify::new());
+        self.lock().by_token.insert(token.clone(), Route { id, events, progress: progress.clone() });
+        RouteGuard { routes: self.clone(), token, progress }
     }
 
-    fn by_token(&self, token: &ProgressToken) -> Option<mpsc::Sender<CallEvent>> {
-        self.lock().by_token.get(token).map(|(_, tx)| tx.clone())
+    /// Progress for the call `token`: wakes its deadline, returns where its events go.
+    fn progressed(&self, token: &ProgressToken) -> Option<mpsc::Sender<CallEvent>> {
+        let routes = self.lock();
+        let route = routes.by_token.get(token)?;
+        route.progress.notify_one();
+        route.events.clone()
     }
 
     fn for_log(&self, origin: Option<&InboundStreamOrigin>) -> Option<mpsc::Sender<CallEvent>> {
         let routes = self.lock();
+        let mut listening = routes.by_token.values().filter(|r| r.events.is_some());
         match origin {
-            Some(InboundStreamOrigin::OutboundRequest(id)) => {
-                routes.by_token.values().find(|(rid, _)| rid == id).map(|(_, tx)| tx.clone())
-            }
+            Some(InboundStreamOrigin::OutboundRequest(id)) => listening.find(|r| r.id == *id)?.events.clone(),
             Some(InboundStreamOrigin::Unassociated) => None,
-            None if routes.by_token.len() == 1 => routes.by_token.values().next().map(|(_, tx)| tx.clone()),
-            None => None,
+            None => match (listening.next(), listening.next()) {
+                (Some(only), None) => only.events.clone(),
+                _ => None,
+            },
         }
+    }
+
+    /// How many sampling or elicitation requests wait for the user now, and later.
+    pub(crate) fn hooks_pending(&self) -> watch::Receiver<usize> {
+        self.hooks.subscribe()
+    }
+
+    /// Counts a sampling or elicitation request as pending until the guard drops.
+    fn hook_started(&self) -> HookGuard {
+        self.hooks.send_modify(|n| *n += 1);
+        HookGuard { hooks: self.hooks.clone() }
+    }
+}
+
+/// A sampling or elicitation request waiting for the user.
+struct HookGuard {
+    hooks: Arc<watch::Sender<usize>>,
+}
+
+impl Drop for HookGuard {
+    fn drop(&mut self) {
+        self.hooks.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 
@@ -112,6 +167,8 @@ impl CallRoutes {
 pub(crate) struct RouteGuard {
     routes: CallRoutes,
     token: ProgressToken,
+    /// Notified at each progress notification of the call.
+    pub(crate) progress: Arc<Notify>,
 }
 
 /// A notification the server sent just before its answer can be handled just
@@ -149,6 +206,8 @@ pub(crate) struct HostHandler {
     pub(crate) hooks: Arc<dyn ServerRequests>,
     pub(crate) hook_timeout: Duration,
     pub(crate) roots: SharedRoots,
+    /// The server's `share_roots`: without it, `roots/list` is empty.
+    pub(crate) share_roots: bool,
 }
 
 impl std::fmt::Debug for HostHandler {
@@ -227,6 +286,7 @@ impl ClientHandler for HostHandler {
             return Err(ErrorData::new(USER_REJECTED, "this host does not answer sampling requests", None));
         }
         let request = sampling_request(&self.server, params);
+        let _pending = self.routes.hook_started();
         let answer = tokio::time::timeout(self.hook_timeout, self.hooks.sample(request, context.ct.clone())).await;
         match answer {
             Ok(Ok(reply)) => {
@@ -262,6 +322,7 @@ impl ClientHandler for HostHandler {
         if !supported {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         }
+        let _pending = self.routes.hook_started();
         let answer = tokio::time::timeout(self.hook_timeout, self.hooks.elicit(request, context.ct.clone()))
             .await
             .unwrap_or(ElicitationAnswer::Cancel);
@@ -279,6 +340,9 @@ impl ClientHandler for HostHandler {
     }
 
     async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        if !self.share_roots {
+            return Ok(ListRootsResult::new(Vec::new()));
+        }
         let roots = self.roots.read().unwrap_or_else(PoisonError::into_inner).clone();
         let roots = roots
             .into_iter()
@@ -300,7 +364,7 @@ impl ClientHandler for HostHandler {
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
         let event = CallEvent::Progress { progress: params.progress, total: params.total, message: params.message };
-        deliver(self.routes.by_token(&params.progress_token), event);
+        deliver(self.routes.progressed(&params.progress_token), event);
     }
 
     async fn on_logging_message(

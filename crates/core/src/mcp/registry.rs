@@ -16,7 +16,12 @@
 //! subscribed to (`resources/subscribe`, renewed after a restart); updates
 //! arrive as [`McpEvent::ResourceUpdated`]. Requests servers send to the host
 //! go to the [`ServerRequests`] hook; `roots/list` is answered from
-//! [`McpRegistry::set_roots`].
+//! [`McpRegistry::set_roots`] (empty for a server whose `share_roots` is off).
+//!
+//! A request's time limit is kept here rather than by rmcp: it restarts with
+//! each progress notification and stands still while one of the server's
+//! sampling or elicitation requests waits for the user, so a dialog left open
+//! does not time out the call that caused it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -162,7 +167,8 @@ impl Default for RegistryOptions {
 /// Per-call choices.
 #[derive(Debug, Default)]
 pub struct CallOptions {
-    /// Overrides the server's `call_secs`; reset by each progress notification.
+    /// Overrides the server's `call_secs`; reset by each progress notification,
+    /// paused while a sampling or elicitation request of the server is pending.
     pub timeout: Option<Duration>,
     /// Receives this call's progress and log messages (dropped when full).
     pub events: Option<mpsc::Sender<CallEvent>>,
@@ -175,6 +181,8 @@ struct Live {
     routes: CallRoutes,
     kind: TransportKind,
     pid: Option<u32>,
+    /// The connection's `share_roots` (a changed config applies from the next start).
+    share_roots: bool,
 }
 
 struct Supervisor {
@@ -306,7 +314,8 @@ impl McpRegistry {
     }
 
     /// Replaces the shared roots and, when they changed, tells every ready
-    /// server (`notifications/roots/list_changed`).
+    /// server that sees them (`notifications/roots/list_changed`; a server
+    /// whose `share_roots` is off always gets an empty list).
     pub async fn set_roots(&self, roots: Vec<McpRoot>) {
         {
             let mut current = write(&self.shared().roots);
@@ -327,7 +336,10 @@ impl McpRegistry {
 
     fn ready_peers(&self) -> Vec<(String, Peer<RoleClient>)> {
         let slots: Vec<Arc<Slot>> = read(&self.shared().servers).values().cloned().collect();
-        slots.iter().filter_map(|s| read(&s.live).as_ref().map(|l| (s.name.clone(), l.peer.clone()))).collect()
+        slots
+            .iter()
+            .filter_map(|s| read(&s.live).as_ref().filter(|l| l.share_roots).map(|l| (s.name.clone(), l.peer.clone())))
+            .collect()
     }
 
     /// Adds servers, or replaces their configuration (used from their next start).
@@ -552,8 +564,9 @@ impl McpRegistry {
     }
 
     /// Calls `tool` on `server`. The timeout (per call, else the server's
-    /// `call_secs`) restarts with each progress notification; cancelling `ct`
-    /// sends `notifications/cancelled`. An `isError` result is a result, not an error.
+    /// `call_secs`) restarts with each progress notification and stands still
+    /// while the server's sampling or elicitation requests wait for the user;
+    /// cancelling `ct` or running out of time sends `notifications/cancelled`. An `isError` result is a result, not an error.
     pub async fn call_tool(
         &self,
         server: &str,
@@ -658,19 +671,24 @@ impl McpRegistry {
     ) -> Result<ServerResult, McpError> {
         let (live, config) = self.live(server)?;
         let timeout = options.timeout.unwrap_or(Duration::from_secs(config.timeouts.call_secs));
+        // The deadline is kept here, not by rmcp: it must stand still while the user answers.
         let handle = live
             .peer
-            .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress())
+            .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|e| McpError::from_service(server, e))?;
-        let _route =
-            options.events.map(|tx| live.routes.register(handle.progress_token.clone(), handle.id.clone(), tx));
-        let mut cancel = CancelOnDrop { peer: Some(live.peer.clone()), id: handle.id.clone() };
+        let route = live.routes.register(handle.progress_token.clone(), handle.id.clone(), options.events);
+        let mut cancel = CancelOnDrop { peer: Some(live.peer.clone()), id: handle.id.clone(), reason: CANCELLED };
+        let deadline = Deadline { timeout, progress: route.progress.clone(), hooks: live.routes.hooks_pending() };
         let outcome = tokio::select! {
             response = handle.await_response() => response.map_err(|e| McpError::from_service(server, e)),
+            () = deadline.expired() => {
+                cancel.reason = TIMED_OUT;
+                return Err(McpError::Timeout { server: server.to_owned(), after: timeout });
+            }
             () = ct.cancelled() => return Err(McpError::Cancelled { server: server.to_owned() }),
         };
-        // Answered (or timed out, which rmcp already reported to the server).
+        // Answered: nothing to cancel.
         cancel.peer = None;
         if let Err(error @ McpError::SignInRequired { .. }) = &outcome {
             self.sign_in_needed(server, error.to_string()).await;
@@ -745,10 +763,15 @@ fn unexpected(server: &str, result: &ServerResult) -> McpError {
     McpError::Protocol { server: server.to_owned(), reason: format!("unexpected response {result:?}") }
 }
 
+/// Why a request was abandoned, as `notifications/cancelled` tells the server.
+const CANCELLED: &str = "cancelled by the user";
+const TIMED_OUT: &str = "timed out";
+
 /// Sends `notifications/cancelled` for a request abandoned before its answer.
 struct CancelOnDrop {
     peer: Option<Peer<RoleClient>>,
     id: RequestId,
+    reason: &'static str,
 }
 
 impl Drop for CancelOnDrop {
@@ -756,11 +779,49 @@ impl Drop for CancelOnDrop {
         if let Some(peer) = self.peer.take()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
-            let params = CancelledNotificationParam::new(Some(self.id.clone()), Some("cancelled by the user".into()));
+            let params = CancelledNotificationParam::new(Some(self.id.clone()), Some(self.reason.into()));
             let notification = ClientNotification::CancelledNotification(CancelledNotification::new(params));
             runtime.spawn(async move {
                 let _ = peer.send_notification(notification).await;
             });
+        }
+    }
+}
+
+/// A request's time limit: `timeout` without news, restarted by each progress
+/// notification of the request and standing still while a sampling or
+/// elicitation request of the same server waits for the user (the time left
+/// is kept and runs on once every such request is answered).
+struct Deadline {
+    timeout: Duration,
+    progress: Arc<tokio::sync::Notify>,
+    hooks: watch::Receiver<usize>,
+}
+
+impl Deadline {
+    /// Resolves when the time is up.
+    async fn expired(mut self) {
+        let mut left = self.timeout;
+        loop {
+            if *self.hooks.borrow_and_update() > 0 {
+                // The registry holds the sender as long as the connection's routes live.
+                if self.hooks.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+                continue;
+            }
+            let started = tokio::time::Instant::now();
+            tokio::select! {
+                () = tokio::time::sleep(left) => return,
+                () = self.progress.notified() => left = self.timeout,
+                changed = self.hooks.changed() => {
+                    left = left.saturating_sub(started.elapsed());
+                    if changed.is_err() {
+                        tokio::time::sleep(left).await;
+                        return;
+                    }
+                }
+            }
         }
     }
 }
@@ -834,6 +895,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
         hooks: read(&shared.hooks).clone(),
         hook_timeout: shared.options.hook_timeout,
         roots: shared.roots.clone(),
+        share_roots: config.share_roots,
     };
     let env = shared.env().await;
     let in_process = read(&shared.in_process).get(&slot.name).cloned();
@@ -853,7 +915,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
     *write(&slot.catalogue) = catalogue;
     let call_timeout = Duration::from_secs(config.timeouts.call_secs);
     restore(shared, slot, &peer, call_timeout).await;
-    *write(&slot.live) = Some(Live { peer: peer.clone(), routes, kind, pid });
+    *write(&slot.live) = Some(Live { peer: peer.clone(), routes, kind, pid, share_roots: config.share_roots });
     let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });
     shared.set_status(slot, ServerStatus::Ready);
 
@@ -914,6 +976,33 @@ mod tests {
         };
         let waits: Vec<u128> = (1..=5).map(|a| backoff(&options, a).as_millis()).collect();
         assert_eq!(waits, vec![100, 200, 400, 500, 500]);
+    }
+
+    /// Runs a [`Deadline`] of `timeout`; the task ends when it expires.
+    fn deadline(timeout: Duration) -> (Arc<tokio::sync::Notify>, watch::Sender<usize>, JoinHandle<()>) {
+        let progress = Arc::new(tokio::sync::Notify::new());
+        let (hooks, rx) = watch::channel(0);
+        let deadline = Deadline { timeout, progress: progress.clone(), hooks: rx };
+        (progress, hooks, tokio::spawn(deadline.expired()))
+    }
+
+    #[tokio::test]
+    async fn a_deadline_restarts_with_progress_and_stands_still_while_the_user_answers() {
+        let limit = Duration::from_millis(300);
+        let (progress, _hooks, expired) = deadline(limit);
+        for _ in 0..4 {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            progress.notify_one();
+        }
+        assert!(!expired.is_finished(), "progress every 150 ms keeps a 300 ms limit from firing");
+        tokio::time::timeout(Duration::from_secs(5), expired).await.unwrap().unwrap();
+
+        let (_, hooks, expired) = deadline(limit);
+        hooks.send_modify(|n| *n += 1);
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        assert!(!expired.is_finished(), "a pending request stops the clock");
+        hooks.send_modify(|n| *n -= 1);
+        tokio::time::timeout(Duration::from_secs(5), expired).await.unwrap().unwrap();
     }
 
     #[tokio::test]

@@ -14,6 +14,7 @@ const cfg = (name: string): McpServerConfig => ({
   approval: "ask",
   tool_approval: {},
   disabled_tools: [],
+  share_roots: true,
   extra: {},
 });
 

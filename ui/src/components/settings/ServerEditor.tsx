@@ -98,6 +98,7 @@ export function ServerEditor({
   const [approval, setApproval] = useState<ApprovalMode>(initial.approval);
   const [startup, setStartup] = useState(String(initial.timeouts.startup_secs));
   const [callSecs, setCallSecs] = useState(String(initial.timeouts.call_secs));
+  const [shareRoots, setShareRoots] = useState(initial.share_roots);
 
   const submit = () => {
     const n = name.trim();
@@ -106,6 +107,7 @@ export function ServerEditor({
       ...initial,
       name: n,
       approval,
+      share_roots: shareRoots,
       timeouts: { startup_secs: secs(startup, initial.timeouts.startup_secs), call_secs: secs(callSecs, initial.timeouts.call_secs) },
     };
     if (type === "stdio") {
@@ -199,6 +201,10 @@ export function ServerEditor({
           <input id="server-call-secs" type="number" min="1" value={callSecs} onChange={(e) => setCallSecs(e.target.value)} />
         </label>
       </div>
+      <label className="check">
+        <input id="server-share-roots" type="checkbox" checked={shareRoots} onChange={(e) => setShareRoots(e.target.checked)} />{" "}
+        {t("servers.shareRoots")}
+      </label>
       <div className="row">
         <button type="submit" id="server-save" className="primary">
           {t("common.save")}

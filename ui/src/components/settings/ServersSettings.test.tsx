@@ -14,6 +14,7 @@ const config: McpServerConfig = {
   approval: "ask",
   tool_approval: {},
   disabled_tools: [],
+  share_roots: true,
   extra: {},
 };
 
@@ -134,9 +135,13 @@ describe("ServersSettings", () => {
     fireEvent.change(keys[2] as HTMLElement, { target: { value: "API_KEY" } });
     fireEvent.change(values[2] as HTMLElement, { target: { value: "s3cret" } });
     fireEvent.click(within(env).getAllByLabelText("Secret")[2] as HTMLElement);
+    const share = within(editor).getByLabelText("Share folders (knowledge-base and shared folders) with this server") as HTMLInputElement;
+    expect(share.checked).toBe(true);
+    fireEvent.click(share);
     fireEvent.click(within(editor).getByRole("button", { name: "Save" }));
     await waitFor(() => expect(f.ipc.saveServer).toHaveBeenCalled());
     const [saved, secrets] = (f.ipc.saveServer as ReturnType<typeof vi.fn>).mock.calls[0] as [McpServerConfig, Record<string, string>];
+    expect(saved.share_roots).toBe(false);
     expect(saved.transport).toEqual({
       type: "stdio",
       command: "npx",

@@ -67,6 +67,7 @@ function blankServer(): McpServerConfig {
     approval: "ask",
     tool_approval: {},
     disabled_tools: [],
+    share_roots: false,
     extra: {},
   };
 }
