@@ -186,7 +186,9 @@ async fn roots_are_listed_and_a_change_is_announced() {
     let one = tempfile::tempdir().unwrap();
     let two = tempfile::tempdir().unwrap();
     registry.set_roots(vec![McpRoot::from_path(one.path())]).await;
-    registry.configure([everything_stdio("everything")]);
+    let mut everything = everything_stdio("everything");
+    everything.share_roots = true;
+    registry.configure([everything]);
     start_ready(&registry, "everything").await;
     wait_for_tool(&registry, "everything", "get-roots-list").await;
 
@@ -219,7 +221,8 @@ async fn server_filesystem_without_directories_works_in_the_clients_roots() {
 
     let registry = registry();
     registry.set_roots(vec![McpRoot::from_path(&one_path)]).await;
-    let fs = McpServerConfig::stdio("fs", peers::npm_bin("mcp-server-filesystem").to_str().unwrap(), &[]);
+    let mut fs = McpServerConfig::stdio("fs", peers::npm_bin("mcp-server-filesystem").to_str().unwrap(), &[]);
+    fs.share_roots = true;
     registry.configure([fs]);
     start_ready(&registry, "fs").await;
 
