@@ -239,6 +239,8 @@ fn every_settings_page_loads_from_the_backend_without_an_error() -> Result<()> {
             s.wait_for_text("[data-testid=provider-row]", WAIT, |t| t.contains("scripted"))
         })?;
         s.click(&s.find("#settings-tab-kb")?)?;
+        // The page renders its form again once its folders arrive: type after that.
+        s.wait_for_text("[data-testid=kb-settings]", WAIT, |t| t.contains("knowledge_base"))?;
         s.set_value("#kb-folder-path", kb.to_str().unwrap())?;
         s.click(&s.find("#kb-add")?)?;
         s.wait_for_text("[data-testid=kb-settings]", WAIT, |t| t.contains("notes"))?;
