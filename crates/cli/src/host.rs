@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use patchbay_core::agent::resolve_provider;
 use patchbay_core::config::ConfigStore;
-use patchbay_core::llm::{ContentPart, Provider};
+use patchbay_core::llm::Provider;
 use patchbay_core::mcp::{
     ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, McpRegistry, Refusal, RegistryOptions,
     SamplingReply, SamplingRequest, SamplingRole, ServerRequests, sample_with,
@@ -118,7 +118,7 @@ impl TerminalRequests {
         }
         for message in &request.messages {
             let role = if message.role == SamplingRole::User { "user" } else { "assistant" };
-            eprintln!("  {role}: {}", text_of(&message.parts));
+            eprintln!("  {role}: {}", message.text());
         }
         let prompt = format!("Run it on {}/{}? [y/N]: ", model.provider_name, model.model);
         if !yes(ask(&prompt).await.as_deref()) {
@@ -192,18 +192,6 @@ impl ServerRequests for TerminalRequests {
             answer = self.answer_elicitation(&request) => answer,
         }
     }
-}
-
-fn text_of(parts: &[ContentPart]) -> String {
-    parts
-        .iter()
-        .map(|p| match p {
-            ContentPart::Text { text } => text.clone(),
-            ContentPart::Image { mime_type, .. } | ContentPart::Audio { mime_type, .. } => format!("[{mime_type}]"),
-            ContentPart::ResourceLink { uri, .. } => format!("[{uri}]"),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// What a form field holds.

@@ -84,18 +84,6 @@ impl WindowRequests {
     }
 }
 
-fn text_of(parts: &[ContentPart]) -> String {
-    parts
-        .iter()
-        .map(|p| match p {
-            ContentPart::Text { text } => text.clone(),
-            ContentPart::Image { mime_type, .. } | ContentPart::Audio { mime_type, .. } => format!("[{mime_type}]"),
-            ContentPart::ResourceLink { uri, .. } => format!("[{uri}]"),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[async_trait::async_trait]
 impl ServerRequests for WindowRequests {
     fn supports(&self) -> HookSupport {
@@ -108,7 +96,7 @@ impl ServerRequests for WindowRequests {
             .iter()
             .map(|m| TextMessage {
                 role: if m.role == SamplingRole::User { "user" } else { "assistant" }.into(),
-                text: text_of(&m.parts),
+                text: m.text(),
             })
             .collect();
         let server = request.server.clone();

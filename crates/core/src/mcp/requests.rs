@@ -37,6 +37,22 @@ pub struct SamplingMessage {
     pub parts: Vec<ContentPart>,
 }
 
+impl SamplingMessage {
+    /// The message as text for a person to review: text as is, media and
+    /// links as `[mime type]` / `[uri]`, one part per line.
+    pub fn text(&self) -> String {
+        self.parts
+            .iter()
+            .map(|p| match p {
+                ContentPart::Text { text } => text.clone(),
+                ContentPart::Image { mime_type, .. } | ContentPart::Audio { mime_type, .. } => format!("[{mime_type}]"),
+                ContentPart::ResourceLink { uri, .. } => format!("[{uri}]"),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
 /// A server asks for a model completion (`sampling/createMessage`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplingRequest {
