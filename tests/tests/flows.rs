@@ -38,8 +38,13 @@ fn add_a_provider_import_two_servers_replace_them_and_switch_to_chinese() -> Res
     app.check(|s| {
         s.click(&s.wait_for("#nav-settings", WAIT)?)?;
         s.click(&s.wait_for("#settings-tab-providers", WAIT)?)?;
-        s.click(&s.wait_for("#provider-add", WAIT)?)?;
-        s.wait_for("#provider-name", WAIT)?;
+        // The page renders again when its providers arrive, which closes a form opened
+        // before that: open it until it stays open.
+        let deadline = std::time::Instant::now() + WAIT;
+        while s.wait_for("#provider-name", Duration::from_secs(2)).is_err() {
+            ensure!(std::time::Instant::now() < deadline, "the provider form never opened");
+            s.click(&s.wait_for("#provider-add", WAIT)?)?;
+        }
         s.set_value("#provider-name", "deepseek")?;
         s.set_value("#provider-kind", "openai")?;
         s.set_value("#provider-base-url", "https://api.deepseek.com/v1")?;

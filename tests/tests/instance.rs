@@ -69,6 +69,10 @@ fn the_window_size_is_remembered_in_the_data_dir() -> Result<()> {
         wait_for_saved_width(&data_dir.join("window-state.json"), 900)?;
         app.close()?;
     }
+    // The bus frees the first instance's single-instance name when its connection
+    // closes, a moment after the process is gone; a launch before that would hand
+    // over to the leaving instance.
+    std::thread::sleep(Duration::from_secs(1));
     let saved = std::fs::read_to_string(data_dir.join("window-state.json")).context("no window-state.json")?;
     let app = App::start("the_window_size_is_remembered_in_the_data_dir-2", opts)?;
     app.check(|s| {
