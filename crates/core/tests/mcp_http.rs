@@ -5,7 +5,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,26 +15,6 @@ use patchbay_core::secrets::{MemoryStore, SecretStore};
 use patchbay_test_support::peers;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-
-/// A peer process killed when the test ends.
-struct Peer(tokio::process::Child);
-
-async fn wait_listening(port: u16) {
-    for _ in 0..900 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("nothing listens on port {port}");
-}
-
-async fn spawn(cmd: &mut tokio::process::Command, port: u16) -> Peer {
-    let child =
-        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).kill_on_drop(true).spawn().unwrap();
-    wait_listening(port).await;
-    Peer(child)
-}
 
 fn http(name: &str, url: String, headers: BTreeMap<String, ValueSource>) -> McpServerConfig {
     McpServerConfig::with_transport(name, TransportConfig::StreamableHttp { url, headers })

@@ -21,6 +21,7 @@ use super::McpError;
 use super::catalogue::Catalogue;
 use super::client::HostHandler;
 use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
+use super::http::BoundedHttp;
 use super::in_process::{self, InProcessServer};
 use super::launch::{LaunchReport, LoginEnv, resolve_values};
 use super::oauth;
@@ -237,7 +238,8 @@ where
 
 /// Streamable HTTP, with the OAuth tokens stored for this server when it has
 /// signed in ([`oauth::stored`]; rmcp refreshes them), else the configured headers only.
-/// A 401/403 challenge (at start or later) becomes [`McpError::SignInRequired`].
+/// A 401/403 challenge (at start or later) becomes [`McpError::SignInRequired`];
+/// an answer over the size limit fails its own call ([`BoundedHttp`]).
 async fn connect_http(
     config: &McpServerConfig,
     handler: HostHandler,
@@ -257,11 +259,12 @@ async fn connect_http(
             // No interactive step-up in a running session: a refusal marks the
             // server as needing sign-in (`McpError::SignInRequired`).
             let client = oauth::StepUpClient::new(manager, None);
-            let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+            let transport = StreamableHttpClientTransport::with_client(BoundedHttp(client), transport_config);
             handshake(config, handler, ct, transport, startup, call).await
         }
         None => {
-            let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), transport_config);
+            let transport =
+                StreamableHttpClientTransport::with_client(BoundedHttp(reqwest::Client::new()), transport_config);
             handshake(config, handler, ct, transport, startup, call).await
         }
     }

@@ -91,15 +91,7 @@ impl<R> BoundedLines<R> {
         if !(id.is_string() || id.is_number()) {
             return;
         }
-        let error = json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {
-                "code": TOO_LARGE_CODE,
-                "message": format!("the answer was {size} bytes, more than the {} byte limit", self.limit),
-                "data": { LIMIT_KEY: self.limit, SIZE_KEY: size },
-            },
-        });
+        let error = too_large_answer(id, self.limit, Some(size));
         self.pending.extend(error.to_string().bytes());
         self.pending.push_back(b'\n');
     }
@@ -164,15 +156,29 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
     }
 }
 
-/// The limit and size carried by an error [`BoundedLines`] put in place of an
-/// oversized answer; `None` for any other error.
-pub(crate) fn too_large(error: &rmcp::model::ErrorData) -> Option<(usize, usize)> {
+/// The JSON-RPC error put in place of an oversized answer to request `id`:
+/// [`TOO_LARGE_CODE`], with the limit and, when the transport knows it, the
+/// answer's size in `data`.
+pub(crate) fn too_large_answer(id: Value, limit: usize, size: Option<usize>) -> Value {
+    let (message, data) = match size {
+        Some(size) => (
+            format!("the answer was {size} bytes, more than the {limit} byte limit"),
+            json!({ LIMIT_KEY: limit, SIZE_KEY: size }),
+        ),
+        None => (format!("the answer was larger than the {limit} byte limit"), json!({ LIMIT_KEY: limit })),
+    };
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": TOO_LARGE_CODE, "message": message, "data": data } })
+}
+
+/// The limit and size (when known) carried by an error put in place of an
+/// oversized answer ([`too_large_answer`]); `None` for any other error.
+pub(crate) fn too_large(error: &rmcp::model::ErrorData) -> Option<(usize, Option<usize>)> {
     if error.code.0 != TOO_LARGE_CODE {
         return None;
     }
     let data = error.data.as_ref()?;
     let number = |key: &str| data.get(key)?.as_u64().and_then(|n| usize::try_from(n).ok());
-    Some((number(LIMIT_KEY)?, number(SIZE_KEY)?))
+    Some((number(LIMIT_KEY)?, number(SIZE_KEY)))
 }
 
 /// A streaming scan of one JSON object for its top-level `id` and `method`,

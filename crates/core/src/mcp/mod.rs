@@ -17,6 +17,7 @@
 //! - [`requests`] defines the [`ServerRequests`] hook for sampling and
 //!   elicitation, and the roots shared with servers.
 //! - [`connect`] opens stdio, streamable HTTP, legacy SSE and in-process connections.
+//! - [`http`] makes an oversized streamable HTTP answer fail its own call, as [`frame`] does for stdio.
 //! - [`in_process`] runs servers inside Patchbay (its built-in tools) over an in-memory pipe.
 //! - [`sse`] is the legacy HTTP+SSE client transport and the auto-detection probe.
 //! - [`naming`] maps (server, tool) to model-facing tool names and back.
@@ -31,6 +32,7 @@ pub mod connect;
 pub mod content;
 pub mod frame;
 pub mod host;
+pub mod http;
 pub mod in_process;
 pub mod launch;
 pub mod naming;
@@ -122,10 +124,10 @@ pub enum McpError {
     Server { server: String, code: i32, message: String, data: Option<serde_json::Value> },
     /// The server answered with a message larger than the limit; it was dropped
     /// unread (the connection stays usable).
-    #[error(
-        "MCP server {server:?} sent an answer of {size} bytes, more than the limit of {limit} bytes; it was dropped"
-    )]
-    MessageTooLarge { server: String, limit: usize, size: usize },
+    /// `size` is known over stdio; over HTTP the answer is refused as soon as it
+    /// crosses the limit, so only "larger" is known.
+    #[error("MCP server {server:?} sent an answer {}the limit of {limit} bytes; it was dropped", size_words(*.size))]
+    MessageTooLarge { server: String, limit: usize, size: Option<usize> },
     /// A remote server refused a request for want of authorization: its token
     /// expired or was revoked, or it lacks a scope the request needs. The
     /// server is marked failed so the window offers its Sign in button.
@@ -139,6 +141,14 @@ pub enum McpError {
     /// The server broke the protocol.
     #[error("MCP server {server:?}: {reason}")]
     Protocol { server: String, reason: String },
+}
+
+/// "of 12 bytes, more than " or "larger than ", for [`McpError::MessageTooLarge`].
+fn size_words(size: Option<usize>) -> String {
+    match size {
+        Some(size) => format!("of {size} bytes, more than "),
+        None => "larger than ".to_owned(),
+    }
 }
 
 fn join(paths: &[PathBuf]) -> String {
