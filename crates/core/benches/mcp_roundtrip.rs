@@ -22,6 +22,7 @@ use patchbay_core::config::{McpServerConfig, TransportConfig};
 use patchbay_core::mcp::{CallOptions, McpRegistry, RegistryOptions, ServerStatus};
 use patchbay_core::secrets::MemoryStore;
 use patchbay_test_support::peers;
+use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
@@ -78,11 +79,17 @@ fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
+/// The protocol version the floor speaks: the newest one with an `initialize`
+/// handshake, which is what rmcp (and the TypeScript SDK) agree on with the server.
+/// The server's work differs by version (from 2025-11-25 it primes each SSE answer
+/// with an event id), so the floor must not pick an older, cheaper one.
+const PROTOCOL: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
+
 fn initialize(id: u64) -> Value {
     request(
         id,
         "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}),
+        json!({"protocolVersion": PROTOCOL.as_str(), "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}),
     )
 }
 
@@ -142,7 +149,7 @@ async fn raw_http(url: &str, calls: usize) -> Result<Duration> {
         let mut request = http
             .post(url)
             .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-06-18")
+            .header("mcp-protocol-version", PROTOCOL.as_str())
             .json(&body);
         if let Some(s) = session {
             request = request.header("mcp-session-id", s);
