@@ -1,14 +1,16 @@
 //! Servers' sampling and elicitation requests during `patchbay mcp call`,
 //! answered on the terminal (a pseudo-terminal driven like a user) or refused
-//! with the reason when there is none; against the real server-everything.
+//! with the reason when there is none; against the real server-everything, with
+//! sampling run on a scripted OpenAI-compatible model through the real client.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use patchbay_core::config::{ConfigStore, McpServerConfig};
+use patchbay_core::config::{ConfigStore, McpServerConfig, ProviderKind, ProviderProfile};
 use patchbay_core::paths::DataDir;
 use patchbay_core::store::Store;
 use patchbay_test_support::peers;
+use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
 
 fn seeded() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
@@ -53,9 +55,10 @@ fn without_a_terminal_elicitation_is_declined() {
     assert!(text(&out.stderr).contains("there is no terminal"), "{}", text(&out.stderr));
 }
 
-/// Runs `patchbay mcp call everything TOOL` on a pseudo-terminal, answering
-/// prompts by `rules` ([text in the prompt line, answer]); the terminal's output.
-fn call_on_terminal(dir: &Path, tool: &str, rules: serde_json::Value) -> (bool, String) {
+/// Runs `patchbay mcp call everything TOOL --args ARGS` on a pseudo-terminal,
+/// answering prompts by `rules` ([text in the prompt line, answer]); the
+/// terminal's output.
+fn call_on_terminal(dir: &Path, tool: &str, args: &str, rules: serde_json::Value) -> (bool, String) {
     let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_answer.py");
     let out = Command::new(peers::python())
         .arg(driver)
@@ -64,7 +67,7 @@ fn call_on_terminal(dir: &Path, tool: &str, rules: serde_json::Value) -> (bool, 
         .arg(env!("CARGO_BIN_EXE_patchbay"))
         .arg("--data-dir")
         .arg(dir)
-        .args(["mcp", "call", "everything", tool])
+        .args(["mcp", "call", "everything", tool, "--args", args])
         .output()
         .expect("run the terminal driver");
     assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
@@ -75,7 +78,7 @@ fn call_on_terminal(dir: &Path, tool: &str, rules: serde_json::Value) -> (bool, 
 fn on_a_terminal_a_form_is_asked_field_by_field_and_sent() {
     let tmp = seeded();
     let rules = serde_json::json!([["Answer?", "y"], ["legal name", "Ada Lovelace"], ["Agree to the terms", "y"]]);
-    let (ok, screen) = call_on_terminal(tmp.path(), "trigger-elicitation-request", rules);
+    let (ok, screen) = call_on_terminal(tmp.path(), "trigger-elicitation-request", "{}", rules);
     assert!(ok, "{screen}");
     assert!(screen.contains("[everything] asks: Please provide inputs for the following fields:"), "{screen}");
     // Typed answers, and defaults taken with Enter.
@@ -88,8 +91,73 @@ fn on_a_terminal_a_form_is_asked_field_by_field_and_sent() {
 fn on_a_terminal_a_form_can_be_declined() {
     let tmp = seeded();
     let (ok, screen) =
-        call_on_terminal(tmp.path(), "trigger-elicitation-request", serde_json::json!([["Answer?", "n"]]));
+        call_on_terminal(tmp.path(), "trigger-elicitation-request", "{}", serde_json::json!([["Answer?", "n"]]));
     assert!(ok, "{screen}");
     assert!(screen.contains("User declined"), "{screen}");
     assert!(!screen.contains("legal name"), "no field was asked: {screen}");
+}
+
+/// Saves a provider whose model is the scripted server at `url`: the model
+/// sampling requests run on.
+fn add_model(dir: &Path, url: &str) {
+    let store = Store::open(&DataDir::resolve(Some(dir.to_path_buf())).unwrap()).unwrap();
+    ConfigStore::new(store)
+        .save_provider(&ProviderProfile {
+            name: "scripted".into(),
+            kind: ProviderKind::OpenAi,
+            base_url: format!("{url}/v1"),
+            default_model: "scripted-model".into(),
+            models: vec![],
+            headers: Default::default(),
+            api_key: None,
+            native_tools: true,
+            context_window: None,
+        })
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_terminal_sampling_is_shown_run_on_the_model_and_sent_after_two_yeses() {
+    let tmp = seeded();
+    let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Tides ", "come twice a day."])])
+        .await
+        .unwrap();
+    add_model(tmp.path(), &model.url());
+    let rules = serde_json::json!([["Run it on scripted/scripted-model", "y"], ["Send this reply", "y"]]);
+    let dir = tmp.path().to_path_buf();
+    let (ok, screen) = tokio::task::spawn_blocking(move || {
+        call_on_terminal(&dir, "trigger-sampling-request", r#"{"prompt": "why tides?"}"#, rules)
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{screen}");
+    // The review shows the server's request before anything runs.
+    assert!(screen.contains("[everything] asks for a model completion"), "{screen}");
+    assert!(screen.contains("system: You are a helpful test server."), "{screen}");
+    assert!(screen.contains("user: Resource trigger-sampling-request context: why tides?"), "{screen}");
+    assert!(screen.contains("reply (scripted-model): Tides come twice a day."), "{screen}");
+    // The model got the server's messages; the server got the model's reply.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(requests[0].body.to_string().contains("why tides?"), "{}", requests[0].body);
+    assert!(screen.contains("LLM sampling result"), "{screen}");
+    assert!(screen.contains("Tides come twice a day."), "{screen}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_terminal_a_declined_sampling_request_never_reaches_the_model() {
+    let tmp = seeded();
+    let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["unused"])]).await.unwrap();
+    add_model(tmp.path(), &model.url());
+    let rules = serde_json::json!([["Run it on", "n"]]);
+    let dir = tmp.path().to_path_buf();
+    let (ok, screen) = tokio::task::spawn_blocking(move || {
+        call_on_terminal(&dir, "trigger-sampling-request", r#"{"prompt": "secret plans"}"#, rules)
+    })
+    .await
+    .unwrap();
+    // The tool fails with the refusal the server received.
+    assert!(!ok, "{screen}");
+    assert!(screen.contains("the user declined the sampling request"), "{screen}");
+    assert!(model.requests().is_empty(), "the model was asked: {:?}", model.requests().len());
 }
