@@ -10,6 +10,7 @@ pub mod assistants;
 pub mod builtin;
 pub mod config;
 pub mod conversations;
+pub mod folder;
 pub mod info;
 pub mod llm;
 pub mod mcp;

@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::folder::{self, FolderError};
 use crate::mcp::McpRoot;
 use crate::rag::{KnowledgeBase, RagError};
 use crate::store::{Store, StoreError};
@@ -24,19 +25,9 @@ pub enum RootsError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Rag(#[from] RagError),
-    /// The folder to share does not exist.
-    #[error("{} does not exist", path.display())]
-    FolderNotFound { path: PathBuf },
-    /// The path to share is a file, not a folder.
-    #[error("{} is not a folder", path.display())]
-    NotAFolder { path: PathBuf },
-    /// The folder could not be read.
-    #[error("cannot read {}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The folder to share does not exist or is not a folder.
+    #[error(transparent)]
+    Folder(#[from] FolderError),
     /// The folder is shared already.
     #[error("{} is shared already", path.display())]
     AlreadyShared { path: PathBuf },
@@ -63,16 +54,7 @@ impl SharedFolders {
 
     /// Shares a folder (stored as its canonical path, which is returned).
     pub fn add(&self, path: &Path) -> Result<PathBuf, RootsError> {
-        let canonical = std::fs::canonicalize(path).map_err(|source| {
-            if source.kind() == std::io::ErrorKind::NotFound {
-                RootsError::FolderNotFound { path: path.to_path_buf() }
-            } else {
-                RootsError::Io { path: path.to_path_buf(), source }
-            }
-        })?;
-        if !canonical.is_dir() {
-            return Err(RootsError::NotAFolder { path: canonical });
-        }
+        let canonical = folder::canonical(path)?;
         self.store.update_setting(SHARED_FOLDERS_KEY, |folders: &mut Option<Vec<PathBuf>>| {
             let folders = folders.get_or_insert_with(Vec::new);
             if folders.contains(&canonical) {
@@ -145,8 +127,8 @@ mod tests {
         let file = dir.path().join("a.txt");
         std::fs::write(&file, "x").unwrap();
         let shared = shared();
-        assert!(matches!(shared.add(&dir.path().join("nope")), Err(RootsError::FolderNotFound { .. })));
-        assert!(matches!(shared.add(&file), Err(RootsError::NotAFolder { .. })));
+        assert!(matches!(shared.add(&dir.path().join("nope")), Err(RootsError::Folder(FolderError::NotFound { .. }))));
+        assert!(matches!(shared.add(&file), Err(RootsError::Folder(FolderError::NotAFolder { .. }))));
         assert!(shared.list().unwrap().is_empty());
     }
 }

@@ -29,6 +29,7 @@ use crate::assistants::{AssistantError, AssistantStore};
 use crate::builtin;
 use crate::config::{ConfigError, ConfigStore};
 use crate::conversations::{ConversationError, ConversationId, ConversationStore};
+use crate::folder::FolderError;
 use crate::llm::LlmError;
 use crate::mcp::oauth::OAuthError;
 use crate::mcp::{McpError, McpEvent, McpRegistry, RegistryOptions};
@@ -113,14 +114,14 @@ impl AppError {
                 RagError::Secret(_) => ErrorKind::Keyring,
                 RagError::Cancelled => ErrorKind::Cancelled,
                 RagError::Timeout { .. } => ErrorKind::Timeout,
-                RagError::FolderNotFound { .. } | RagError::NotRegistered { .. } => ErrorKind::NotFound,
+                RagError::Folder(FolderError::NotFound { .. }) | RagError::NotRegistered { .. } => ErrorKind::NotFound,
                 _ => ErrorKind::InvalidInput,
             },
             Self::Llm(e) => llm_kind(e),
             Self::Roots(e) => match **e {
                 RootsError::Store(_) => ErrorKind::Database,
                 RootsError::Rag(RagError::Store(_)) => ErrorKind::Database,
-                RootsError::FolderNotFound { .. } | RootsError::NotShared { .. } => ErrorKind::NotFound,
+                RootsError::Folder(FolderError::NotFound { .. }) | RootsError::NotShared { .. } => ErrorKind::NotFound,
                 _ => ErrorKind::InvalidInput,
             },
             Self::OAuth(e) => match **e {

@@ -237,16 +237,7 @@ impl KnowledgeBase {
 
     /// Registers a folder (stored as its canonical path, which is returned).
     pub fn add_folder(&self, path: &Path) -> Result<PathBuf, RagError> {
-        let canonical = std::fs::canonicalize(path).map_err(|source| {
-            if source.kind() == std::io::ErrorKind::NotFound {
-                RagError::FolderNotFound { path: path.to_path_buf() }
-            } else {
-                RagError::Io { path: path.to_path_buf(), source }
-            }
-        })?;
-        if !canonical.is_dir() {
-            return Err(RagError::NotAFolder { path: canonical });
-        }
+        let canonical = crate::folder::canonical(path)?;
         let key = path_str(&canonical);
         self.store.write(|tx| -> Result<(), RagError> {
             let inserted = tx

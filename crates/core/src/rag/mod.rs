@@ -39,6 +39,7 @@ pub use local::LocalEmbedder;
 pub use search::{Passage, Retriever, SearchMode};
 pub use store::{ChunkIndex, SqliteIndex};
 
+use crate::folder::FolderError;
 use crate::secrets::SecretError;
 use crate::store::StoreError;
 
@@ -52,12 +53,9 @@ pub enum RagError {
     /// A secret (an embeddings API key) could not be read.
     #[error(transparent)]
     Secret(#[from] SecretError),
-    /// The folder to add does not exist.
-    #[error("folder {path} does not exist")]
-    FolderNotFound { path: PathBuf },
-    /// The path to add is not a folder.
-    #[error("{path} is not a folder")]
-    NotAFolder { path: PathBuf },
+    /// The folder to add does not exist or is not a folder.
+    #[error(transparent)]
+    Folder(#[from] FolderError),
     /// The folder is already in the knowledge base.
     #[error("folder {path} is already in the knowledge base")]
     AlreadyRegistered { path: PathBuf },

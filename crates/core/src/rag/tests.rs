@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::embed::HashEmbedder;
 use super::kb::SAMPLES;
 use super::*;
+use crate::folder::FolderError;
 use crate::paths::DataDir;
 use crate::store::Store;
 
@@ -66,9 +67,9 @@ async fn folders_are_registered_once_and_checked() {
     let added = f.kb.add_folder(&f.docs).unwrap();
     assert_eq!(added, std::fs::canonicalize(&f.docs).unwrap());
     assert!(matches!(f.kb.add_folder(&f.docs), Err(RagError::AlreadyRegistered { .. })));
-    assert!(matches!(f.kb.add_folder(&f.docs.join("nope")), Err(RagError::FolderNotFound { .. })));
+    assert!(matches!(f.kb.add_folder(&f.docs.join("nope")), Err(RagError::Folder(FolderError::NotFound { .. }))));
     std::fs::write(f.docs.join("file.md"), "x").unwrap();
-    assert!(matches!(f.kb.add_folder(&f.docs.join("file.md")), Err(RagError::NotAFolder { .. })));
+    assert!(matches!(f.kb.add_folder(&f.docs.join("file.md")), Err(RagError::Folder(FolderError::NotAFolder { .. }))));
     assert!(matches!(f.kb.remove_folder(Path::new("/not/registered")), Err(RagError::NotRegistered { .. })));
 }
 
