@@ -2,8 +2,9 @@
 //!
 //! Chunks are stored with their analysed terms (`kb_chunks.terms`, see
 //! [`super::analyze`]); this index holds their postings in memory: per term
-//! the chunk slots it occurs in with the term frequency, per slot the chunk's
-//! id and length in terms. A query accumulates term by term into a dense score
+//! the chunk slots it occurs in with the term frequency (slot deltas and
+//! frequencies as LEB128 varints, about two bytes a posting), per slot the
+//! chunk's id and length in terms. A query accumulates term by term into a dense score
 //! array and keeps the best `k`, so it costs the length of its terms' posting
 //! lists, not a B-tree lookup per matching row as FTS5's `bm25()` did.
 //!
@@ -18,7 +19,7 @@
 //! frequencies of its terms; dead slots are skipped when scoring and squeezed
 //! out by [`Bm25Index::compact`] once they are a quarter of the live ones.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
@@ -26,24 +27,67 @@ const B: f64 = 0.75;
 /// The chunks a term occurs in, in slot order.
 #[derive(Default)]
 struct Postings {
-    slots: Vec<u32>,
-    /// Occurrences in the chunk at the same position of `slots` (saturating:
-    /// a chunk is a few hundred terms long).
-    tfs: Vec<u16>,
-    /// Live chunks among `slots` (the document frequency n).
+    /// (slot − previous slot, term frequency) pairs as varints.
+    data: Vec<u8>,
+    /// The last slot in `data` (0 when empty).
+    last: u32,
+    /// Live chunks among the slots (the document frequency n).
     live: u32,
+}
+
+fn push_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn read_varint(data: &[u8], at: &mut usize) -> u32 {
+    let mut v = 0u32;
+    let mut shift = 0;
+    loop {
+        let byte = data[*at];
+        *at += 1;
+        v |= u32::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+impl Postings {
+    fn push(&mut self, slot: u32, tf: u32) {
+        push_varint(&mut self.data, slot - self.last);
+        push_varint(&mut self.data, tf);
+        self.last = slot;
+    }
+
+    /// Calls `f(slot, tf)` for every posting, dead slots included.
+    fn for_each(&self, mut f: impl FnMut(u32, u32)) {
+        let mut at = 0;
+        let mut slot = 0;
+        while at < self.data.len() {
+            slot += read_varint(&self.data, &mut at);
+            let tf = read_varint(&self.data, &mut at);
+            f(slot, tf);
+        }
+    }
 }
 
 /// BM25 postings of every chunk of the index.
 #[derive(Default)]
 pub(super) struct Bm25Index {
-    postings: HashMap<Box<str>, Postings>,
+    /// Term → its number, the index of its postings.
+    term_ids: FxHashMap<Box<str>, u32>,
+    postings: Vec<Postings>,
     /// Chunk id per slot; 0 marks a removed chunk (chunk ids start at 1).
     ids: Vec<i64>,
     /// Terms per slot.
     lens: Vec<u32>,
     /// Slot of each live chunk id.
-    slot_of: HashMap<i64, u32>,
+    slot_of: FxHashMap<i64, u32>,
     /// Sum of the live chunks' lengths.
     total_len: u64,
 }
@@ -59,28 +103,31 @@ impl Bm25Index {
         self.slot_of.len()
     }
 
+    fn term_id(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.term_ids.get(term) {
+            return id;
+        }
+        let id = u32::try_from(self.postings.len()).unwrap_or(u32::MAX);
+        self.term_ids.insert(term.into(), id);
+        self.postings.push(Postings::default());
+        id
+    }
+
     /// Adds chunk `id` with its stored `terms`; ids must grow from call to
     /// call (SQLite's rowids do), so that posting lists stay in slot order.
     pub(super) fn add(&mut self, id: i64, terms: &str) {
         let slot = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
-        let mut all: Vec<&str> = split(terms).collect();
-        let len = u32::try_from(all.len()).unwrap_or(u32::MAX);
-        all.sort_unstable();
-        let mut counts: Vec<(&str, u16)> = Vec::new();
-        for term in all {
-            match counts.last_mut() {
-                Some((t, n)) if *t == term => *n = n.saturating_add(1),
-                _ => counts.push((term, 1)),
-            }
-        }
-        for (term, tf) in counts {
-            let p = match self.postings.get_mut(term) {
-                Some(p) => p,
-                None => self.postings.entry(term.into()).or_default(),
-            };
-            p.slots.push(slot);
-            p.tfs.push(tf);
+        let mut tids: Vec<u32> = split(terms).map(|t| self.term_id(t)).collect();
+        let len = u32::try_from(tids.len()).unwrap_or(u32::MAX);
+        tids.sort_unstable();
+        let mut i = 0;
+        while i < tids.len() {
+            let tid = tids[i];
+            let run = tids[i..].iter().take_while(|&&t| t == tid).count();
+            let p = &mut self.postings[tid as usize];
+            p.push(slot, u32::try_from(run).unwrap_or(u32::MAX));
             p.live += 1;
+            i += run;
         }
         self.ids.push(id);
         self.lens.push(len);
@@ -91,15 +138,14 @@ impl Bm25Index {
     /// Removes chunk `id`, whose stored terms were `terms`; unknown ids are ignored.
     pub(super) fn remove(&mut self, id: i64, terms: &str) {
         let Some(slot) = self.slot_of.remove(&id) else { return };
-        let mut unique: Vec<&str> = split(terms).collect();
-        unique.sort_unstable();
-        unique.dedup();
-        for term in unique {
-            if let Some(p) = self.postings.get_mut(term) {
-                p.live -= 1;
-                if p.live == 0 {
-                    self.postings.remove(term);
-                }
+        let mut tids: Vec<u32> = split(terms).filter_map(|t| self.term_ids.get(t).copied()).collect();
+        tids.sort_unstable();
+        tids.dedup();
+        for tid in tids {
+            let p = &mut self.postings[tid as usize];
+            p.live -= 1;
+            if p.live == 0 {
+                *p = Postings::default();
             }
         }
         let s = slot as usize;
@@ -112,6 +158,15 @@ impl Bm25Index {
         }
     }
 
+    /// Frees the spare capacity of growing lists (after a bulk build).
+    pub(super) fn shrink_to_fit(&mut self) {
+        for p in &mut self.postings {
+            p.data.shrink_to_fit();
+        }
+        self.ids.shrink_to_fit();
+        self.lens.shrink_to_fit();
+    }
+
     /// Drops dead slots and renumbers the live ones (order kept).
     fn compact(&mut self) {
         let mut remap = vec![u32::MAX; self.ids.len()];
@@ -122,20 +177,16 @@ impl Bm25Index {
                 next += 1;
             }
         }
-        for p in self.postings.values_mut() {
-            let mut w = 0;
-            for r in 0..p.slots.len() {
-                let to = remap[p.slots[r] as usize];
+        for p in &mut self.postings {
+            let mut fresh = Postings { live: p.live, ..Postings::default() };
+            p.for_each(|slot, tf| {
+                let to = remap[slot as usize];
                 if to != u32::MAX {
-                    p.slots[w] = to;
-                    p.tfs[w] = p.tfs[r];
-                    w += 1;
+                    fresh.push(to, tf);
                 }
-            }
-            p.slots.truncate(w);
-            p.tfs.truncate(w);
-            p.slots.shrink_to_fit();
-            p.tfs.shrink_to_fit();
+            });
+            fresh.data.shrink_to_fit();
+            *p = fresh;
         }
         let live: Vec<usize> = (0..self.ids.len()).filter(|&s| self.ids[s] != 0).collect();
         self.ids = live.iter().map(|&s| self.ids[s]).collect();
@@ -161,21 +212,20 @@ impl Bm25Index {
             }
         }
         for term in unique {
-            let Some(p) = self.postings.get(term) else { continue };
+            let Some(p) = self.term_ids.get(term).map(|&tid| &self.postings[tid as usize]) else { continue };
             let hits = i64::from(p.live);
             let mut idf = (((n as i64 - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
             if idf <= 0.0 {
                 idf = 1e-6;
             }
-            for (&slot, &tf) in p.slots.iter().zip(&p.tfs) {
+            p.for_each(|slot, tf| {
                 let s = slot as usize;
-                if self.ids[s] == 0 {
-                    continue;
+                if self.ids[s] != 0 {
+                    let f = f64::from(tf);
+                    let d = f64::from(self.lens[s]);
+                    scores[s] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
                 }
-                let f = f64::from(tf);
-                let d = f64::from(self.lens[s]);
-                scores[s] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
-            }
+            });
         }
         // Every match scores above 0 (idf ≥ 1e-6, tf ≥ 1).
         let mut hits: Vec<(i64, f64)> =

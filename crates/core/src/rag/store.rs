@@ -142,6 +142,7 @@ impl SqliteIndex {
             while let Some(row) = rows.next()? {
                 index.add(row.get(0)?, row.get_ref(1)?.as_str()?);
             }
+            index.shrink_to_fit();
             Ok(index)
         })?;
         *guard = Some(index);
