@@ -113,8 +113,8 @@ impl Bm25Index {
         id
     }
 
-    /// Adds chunk `id` with its stored `terms`; ids must grow from call to
-    /// call (SQLite's rowids do), so that posting lists stay in slot order.
+    /// Adds chunk `id` (not live in the index) with its stored `terms`, in a
+    /// new slot after all others, so that posting lists stay in slot order.
     pub(super) fn add(&mut self, id: i64, terms: &str) {
         let slot = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
         let mut tids: Vec<u32> = split(terms).map(|t| self.term_id(t)).collect();
