@@ -236,8 +236,8 @@ pub fn terms(text: &str, purpose: Purpose) -> Vec<String> {
     out
 }
 
-/// Appends the terms of `text` to `out`, space-separated: the form the FTS5
-/// table indexes. Same terms as [`terms`], without a string per term.
+/// Appends the terms of `text` to `out`, space-separated: the form stored
+/// with each chunk and split by the BM25 index ([`super::bm25`]). Same terms as [`terms`], without a string per term.
 pub fn push_terms(text: &str, purpose: Purpose, out: &mut String) {
     each_term(text, purpose, &mut |t| {
         if !out.is_empty() {

@@ -15,7 +15,7 @@ use super::embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
 use super::index::{self, IndexProgress, IndexReport, SkippedFile};
 use super::local::LocalEmbedder;
 use super::search::{Passage, Retriever, SearchMode, reciprocal_rank_fusion};
-use super::store::{ChunkIndex, IndexTotals, SqliteIndex, delete_folder_documents};
+use super::store::{ChunkIndex, IndexTotals, SqliteIndex};
 use super::{ChunkParams, RagError, analyze};
 use crate::paths::DataDir;
 use crate::secrets::SecretStore;
@@ -263,11 +263,16 @@ impl KnowledgeBase {
             })
             .cloned()
             .ok_or_else(|| RagError::NotRegistered { path: path.to_path_buf() })?;
+        // Through the index, one document at a time, so that its in-memory
+        // search structures follow; a run cut short leaves documents of a
+        // still-registered folder, which the next run removes or keeps.
+        for doc in self.index.documents(&found)? {
+            self.index.remove_document(&doc)?;
+        }
         let key = path_str(&found);
         self.store.write(|tx| -> Result<(), RagError> {
-            let map = |e| RagError::from(self.store.error(e));
-            delete_folder_documents(tx, &key).map_err(map)?;
-            tx.execute("DELETE FROM kb_folders WHERE path = ?1", [&key]).map_err(map)?;
+            tx.execute("DELETE FROM kb_folders WHERE path = ?1", [&key])
+                .map_err(|e| RagError::from(self.store.error(e)))?;
             Ok(())
         })?;
         Ok(())

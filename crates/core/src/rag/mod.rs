@@ -5,7 +5,8 @@
 //! - [`loader`] turns files into text (or a [`Skip`] that says why not),
 //! - [`chunk`] cuts text along headings and code blocks,
 //! - [`analyze`] makes BM25 terms (English stemming, Chinese segmentation),
-//! - [`store`] keeps chunks behind the [`ChunkIndex`] trait (SQLite by default),
+//! - [`store`] keeps chunks behind the [`ChunkIndex`] trait (SQLite by default,
+//!   BM25 over in-memory postings, `bm25`),
 //! - [`embed`] makes vectors (OpenAI-compatible endpoint), [`local`] with a
 //!   local BERT-family model (candle),
 //! - [`index`] walks folders incrementally, with progress, cancellation and a watcher,
@@ -15,6 +16,7 @@
 //! - [`serve`] serves it to other MCP clients.
 
 pub mod analyze;
+mod bm25;
 pub mod chat;
 pub mod chunk;
 pub mod embed;

@@ -1,10 +1,12 @@
 //! Where chunks live: the [`ChunkIndex`] trait and its SQLite implementation.
 //!
-//! [`SqliteIndex`] keeps documents and chunks in the app's database, BM25 in
-//! an FTS5 table fed with Patchbay's own analysis ([`super::analyze`]), and
-//! embeddings as little-endian `f32` blobs searched exactly (cosine) over an
-//! in-memory copy that is rebuilt after writes. Each document is written in one
-//! transaction, so a crash never leaves half a file in the index. A server-side
+//! [`SqliteIndex`] keeps documents and chunks in the app's database, each
+//! chunk with its analysed terms ([`super::analyze`]), and embeddings as
+//! little-endian `f32` blobs. Both are searched in memory: BM25 over postings
+//! ([`super::bm25`]) built from the stored terms on the first query and then
+//! updated by every write, vectors exactly (cosine) over a copy that is
+//! reloaded after writes. Each document is written in one transaction, so a
+//! crash never leaves half a file in the index. A server-side
 //! engine (Qdrant, a RAGFlow knowledge base over MCP) would be another
 //! implementation of the trait; see `ARCHITECTURE.md`.
 
@@ -14,6 +16,7 @@ use std::sync::{Arc, RwLock};
 use rusqlite::{OptionalExtension, params};
 
 use super::RagError;
+use super::bm25::Bm25Index;
 use super::chunk::Chunk;
 use super::search::Passage;
 use crate::store::Store;
@@ -82,6 +85,9 @@ struct VectorCache {
 pub struct SqliteIndex {
     store: Store,
     vectors: Arc<RwLock<Option<VectorCache>>>,
+    /// BM25 postings, `None` until the first query. Writers hold the write
+    /// lock across their transaction, so the postings never miss a commit.
+    postings: Arc<RwLock<Option<Bm25Index>>>,
 }
 
 impl std::fmt::Debug for SqliteIndex {
@@ -109,11 +115,6 @@ fn passage_from_row(row: &rusqlite::Row<'_>, score: f64) -> rusqlite::Result<Pas
     })
 }
 
-/// Quotes a term for an FTS5 MATCH expression.
-fn fts_quote(term: &str) -> String {
-    format!("\"{}\"", term.replace('"', "\"\""))
-}
-
 fn unit(v: &[f32]) -> Vec<f32> {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > 0.0 { v.iter().map(|x| x / norm).collect() } else { v.to_vec() }
@@ -122,7 +123,30 @@ fn unit(v: &[f32]) -> Vec<f32> {
 impl SqliteIndex {
     /// The index in `store` (its tables come with the schema).
     pub fn new(store: Store) -> Self {
-        Self { store, vectors: Arc::new(RwLock::new(None)) }
+        Self { store, vectors: Arc::new(RwLock::new(None)), postings: Arc::new(RwLock::new(None)) }
+    }
+
+    /// Builds the BM25 postings from the stored terms unless they are built.
+    fn load_postings(&self) -> Result<(), RagError> {
+        if self.postings.read().unwrap_or_else(|p| p.into_inner()).is_some() {
+            return Ok(());
+        }
+        let mut guard = self.postings.write().unwrap_or_else(|p| p.into_inner());
+        if guard.is_some() {
+            return Ok(());
+        }
+        let index = self.store.read(|c| {
+            let mut stmt = c.prepare("SELECT id, terms FROM kb_chunks ORDER BY id")?;
+            let mut rows = stmt.query([])?;
+            let mut index = Bm25Index::default();
+            while let Some(row) = rows.next()? {
+                index.add(row.get(0)?, row.get_ref(1)?.as_str()?);
+            }
+            index.shrink_to_fit();
+            Ok(index)
+        })?;
+        *guard = Some(index);
+        Ok(())
     }
 
     fn invalidate_vectors(&self) {
@@ -184,9 +208,10 @@ impl ChunkIndex for SqliteIndex {
 
     fn put_document(&self, doc: &DocumentRecord, chunks: &[ChunkRecord], model: Option<&str>) -> Result<(), RagError> {
         let path = path_str(&doc.path);
-        self.store.write(|tx| -> Result<(), RagError> {
+        let mut postings = self.postings.write().unwrap_or_else(|p| p.into_inner());
+        let (removed, added) = self.store.write(|tx| -> Result<_, RagError> {
             let map = |e| RagError::from(self.store.error(e));
-            delete_document(tx, &path).map_err(map)?;
+            let removed = delete_document(tx, &path).map_err(map)?.unwrap_or_default();
             tx.prepare_cached(
                 "INSERT INTO kb_documents (folder, path, fingerprint, kind, bytes, indexed_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5, unixepoch())",
@@ -198,40 +223,65 @@ impl ChunkIndex for SqliteIndex {
             let doc_id = tx.last_insert_rowid();
             let mut chunk_stmt = tx
                 .prepare_cached(
-                    "INSERT INTO kb_chunks (doc_id, ord, text, heading, line_start, line_end) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    "INSERT INTO kb_chunks (doc_id, ord, text, heading, line_start, line_end, terms) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )
                 .map_err(map)?;
-            let mut fts_stmt = tx.prepare_cached("INSERT INTO kb_fts (rowid, terms) VALUES (?1, ?2)").map_err(map)?;
-            let mut vec_stmt =
-                tx.prepare_cached("INSERT INTO kb_vectors (chunk_id, model, vector) VALUES (?1, ?2, ?3)").map_err(map)?;
+            let mut vec_stmt = tx
+                .prepare_cached("INSERT INTO kb_vectors (chunk_id, model, vector) VALUES (?1, ?2, ?3)")
+                .map_err(map)?;
+            let mut added = Vec::with_capacity(chunks.len());
             for (ord, record) in chunks.iter().enumerate() {
                 let c = &record.chunk;
                 chunk_stmt
-                    .execute(params![doc_id, ord as i64, c.text, c.heading, c.line_start as i64, c.line_end as i64])
+                    .execute(params![
+                        doc_id,
+                        ord as i64,
+                        c.text,
+                        c.heading,
+                        c.line_start as i64,
+                        c.line_end as i64,
+                        record.terms
+                    ])
                     .map_err(map)?;
                 let chunk_id = tx.last_insert_rowid();
-                fts_stmt.execute(params![chunk_id, record.terms]).map_err(map)?;
+                added.push(chunk_id);
                 if let (Some(vector), Some(model)) = (&record.vector, model) {
                     let blob: Vec<u8> = unit(vector).iter().flat_map(|x| x.to_le_bytes()).collect();
                     vec_stmt.execute(params![chunk_id, model, blob]).map_err(map)?;
                 }
             }
-            Ok(())
+            Ok((removed, added))
         })?;
-        if model.is_some() {
+        if let Some(index) = postings.as_mut() {
+            for (id, terms) in &removed {
+                index.remove(*id, terms);
+            }
+            for (id, record) in added.iter().zip(chunks) {
+                index.add(*id, &record.terms);
+            }
+        }
+        drop(postings);
+        if model.is_some() || !removed.is_empty() {
             self.invalidate_vectors();
         }
         Ok(())
     }
 
     fn remove_document(&self, path: &Path) -> Result<bool, RagError> {
-        let removed = self.store.write(|tx| -> Result<bool, RagError> {
+        let mut postings = self.postings.write().unwrap_or_else(|p| p.into_inner());
+        let removed = self.store.write(|tx| -> Result<_, RagError> {
             delete_document(tx, &path_str(path)).map_err(|e| RagError::from(self.store.error(e)))
         })?;
-        if removed {
-            self.invalidate_vectors();
+        let Some(removed) = removed else { return Ok(false) };
+        if let Some(index) = postings.as_mut() {
+            for (id, terms) in &removed {
+                index.remove(*id, terms);
+            }
         }
-        Ok(removed)
+        drop(postings);
+        self.invalidate_vectors();
+        Ok(true)
     }
 
     fn documents(&self, folder: &Path) -> Result<Vec<PathBuf>, RagError> {
@@ -245,27 +295,10 @@ impl ChunkIndex for SqliteIndex {
         if terms.is_empty() || top_k == 0 {
             return Ok(Vec::new());
         }
-        let mut unique: Vec<&String> = Vec::new();
-        for t in terms {
-            if !unique.contains(&t) {
-                unique.push(t);
-            }
-        }
-        let query = unique.iter().map(|t| fts_quote(t)).collect::<Vec<_>>().join(" OR ");
-        Ok(self.store.read(|c| {
-            let mut stmt = c.prepare_cached(
-                "WITH hits AS (SELECT rowid AS id, bm25(kb_fts) AS rank FROM kb_fts WHERE kb_fts MATCH ?1 \
-                 ORDER BY rank LIMIT ?2) \
-                 SELECT c.id, d.path, c.heading, c.line_start, c.line_end, c.text, -h.rank \
-                 FROM hits h JOIN kb_chunks c ON c.id = h.id JOIN kb_documents d ON d.id = c.doc_id \
-                 ORDER BY h.rank, c.id",
-            )?;
-            stmt.query_map(params![query, top_k as i64], |r| {
-                let score = r.get(6)?;
-                passage_from_row(r, score)
-            })?
-            .collect()
-        })?)
+        self.load_postings()?;
+        let scored =
+            self.postings.read().unwrap_or_else(|p| p.into_inner()).as_ref().map(|index| index.search(terms, top_k));
+        self.passages_by_id(&scored.unwrap_or_default())
     }
 
     fn nearest(&self, vector: &[f32], model: &str, top_k: usize) -> Result<Vec<Passage>, RagError> {
@@ -322,29 +355,20 @@ impl ChunkIndex for SqliteIndex {
     }
 }
 
-/// Deletes a document with its chunks, FTS rows and vectors; `true` if it existed.
-fn delete_document(tx: &rusqlite::Transaction<'_>, path: &str) -> rusqlite::Result<bool> {
+/// Deletes a document with its chunks and vectors; the deleted chunks' ids
+/// and terms, or `None` if there was no such document.
+fn delete_document(tx: &rusqlite::Transaction<'_>, path: &str) -> rusqlite::Result<Option<Vec<(i64, String)>>> {
     let Some(doc_id) = tx
         .prepare_cached("SELECT id FROM kb_documents WHERE path = ?1")?
         .query_row([path], |r| r.get::<_, i64>(0))
         .optional()?
     else {
-        return Ok(false);
+        return Ok(None);
     };
-    // FTS5 tables take no part in foreign keys: clear them first.
-    tx.prepare_cached("DELETE FROM kb_fts WHERE rowid IN (SELECT id FROM kb_chunks WHERE doc_id = ?1)")?
-        .execute([doc_id])?;
+    let chunks = tx
+        .prepare_cached("SELECT id, terms FROM kb_chunks WHERE doc_id = ?1")?
+        .query_map([doc_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
     tx.prepare_cached("DELETE FROM kb_documents WHERE id = ?1")?.execute([doc_id])?;
-    Ok(true)
-}
-
-/// Removes every document of `folder` inside an open transaction (used when a folder is unregistered).
-pub(super) fn delete_folder_documents(tx: &rusqlite::Transaction<'_>, folder: &str) -> rusqlite::Result<()> {
-    tx.execute(
-        "DELETE FROM kb_fts WHERE rowid IN (SELECT c.id FROM kb_chunks c JOIN kb_documents d ON d.id = c.doc_id \
-         WHERE d.folder = ?1)",
-        [folder],
-    )?;
-    tx.execute("DELETE FROM kb_documents WHERE folder = ?1", [folder])?;
-    Ok(())
+    Ok(Some(chunks))
 }

@@ -423,3 +423,206 @@ fn tool_mode_widens_any_tool_selection_to_the_knowledge_tool() {
     );
     assert_eq!(chat::offer_tool(only(&["git/log"])), only(&["git/log", "builtin/knowledge_search"]));
 }
+
+/// `SqliteIndex` over a fresh store with one registered folder, `/kb`.
+fn bare_index() -> (tempfile::TempDir, Store, SqliteIndex) {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::open(&DataDir::new(tmp.path().join("data"))).unwrap();
+    store
+        .write(|tx| -> Result<(), crate::store::StoreError> {
+            tx.execute("INSERT INTO kb_folders (path, added_at) VALUES ('/kb', 0)", []).map_err(|e| store.error(e))?;
+            Ok(())
+        })
+        .unwrap();
+    let index = SqliteIndex::new(store.clone());
+    (tmp, store, index)
+}
+
+/// Puts `/kb/<name>` with one chunk per text, analysed as documents.
+fn put(index: &SqliteIndex, name: &str, texts: &[&str]) {
+    let doc = store::DocumentRecord {
+        folder: PathBuf::from("/kb"),
+        path: PathBuf::from("/kb").join(name),
+        fingerprint: format!("{name}:{}", texts.join("|")),
+        kind: "text",
+        bytes: 0,
+    };
+    let chunks: Vec<store::ChunkRecord> = texts
+        .iter()
+        .map(|t| {
+            let mut terms = String::new();
+            analyze::push_terms(t, analyze::Purpose::Document, &mut terms);
+            store::ChunkRecord {
+                chunk: Chunk { text: (*t).to_owned(), heading: String::new(), line_start: 1, line_end: 1 },
+                terms,
+                vector: None,
+            }
+        })
+        .collect();
+    index.put_document(&doc, &chunks, None).unwrap();
+}
+
+fn query(index: &SqliteIndex, q: &str, k: usize) -> Vec<(i64, f64)> {
+    let terms = analyze::terms(q, analyze::Purpose::Query);
+    index.bm25(&terms, k).unwrap().iter().map(|p| (p.chunk_id, p.score)).collect()
+}
+
+const CORPUS: &[(&str, &[&str])] = &[
+    (
+        "wings.md",
+        &[
+            "Boundary layer flow over swept wings at supersonic speeds.",
+            "Heat transfer in the laminar boundary layer; heat flux measured on the wing.",
+            "",
+            "Wing wing wing: a chunk that repeats one word, and is short.",
+        ],
+    ),
+    (
+        "shells.md",
+        &[
+            "Buckling of thin cylindrical shells under axial compression and external pressure.",
+            "Shells, plates and beams: vibration of thin plates, buckling of plates.",
+            "知识库 支持 中文 检索, and English heat too.",
+        ],
+    ),
+    (
+        "flow.md",
+        &[
+            "Supersonic flow past a cone; shock waves and the pressure on the cone surface.",
+            "Pressure distribution, pressure gradient and pressure drag of slender bodies in supersonic flow.",
+            "The the the of and: stop words only.",
+            "Laminar flow, turbulent flow, transition of the boundary layer in flow over a flat plate.",
+        ],
+    ),
+];
+
+const QUERIES: &[&str] = &[
+    "boundary layer",
+    "pressure pressure supersonic",
+    "heat transfer wing",
+    "buckling shells plates",
+    "flow",
+    "中文 检索 heat",
+    "cone shock drag slender",
+    "nothing matches zyzzyva",
+];
+
+/// FTS5's own `bm25()` over the same stored terms, as the previous index ranked:
+/// (chunk id, score) best first, ties by id.
+fn fts5_ranking(store: &Store, q: &str, k: usize) -> Vec<(i64, f64)> {
+    let mut unique: Vec<String> = Vec::new();
+    for t in analyze::terms(q, analyze::Purpose::Query) {
+        if !unique.contains(&t) {
+            unique.push(t);
+        }
+    }
+    if unique.is_empty() {
+        return Vec::new();
+    }
+    let expr = unique.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(" OR ");
+    store
+        .read(|c| {
+            let mut stmt = c.prepare(
+                "SELECT rowid, -bm25(fts) AS score FROM fts WHERE fts MATCH ?1 ORDER BY bm25(fts), rowid LIMIT ?2",
+            )?;
+            stmt.query_map(rusqlite::params![expr, k as i64], |r| Ok((r.get(0)?, r.get(1)?)))?.collect()
+        })
+        .unwrap()
+}
+
+fn fill_fts5(store: &Store) {
+    store
+        .write(|tx| -> Result<(), crate::store::StoreError> {
+            tx.execute_batch(
+                "DROP TABLE IF EXISTS temp.fts; \
+                 CREATE VIRTUAL TABLE temp.fts USING fts5(terms, content='', tokenize='unicode61 remove_diacritics 0'); \
+                 INSERT INTO temp.fts (rowid, terms) SELECT id, terms FROM kb_chunks;",
+            )
+            .map_err(|e| store.error(e))
+        })
+        .unwrap();
+}
+
+fn assert_same_ranking(ours: &[(i64, f64)], fts: &[(i64, f64)], q: &str) {
+    assert_eq!(ours.iter().map(|r| r.0).collect::<Vec<_>>(), fts.iter().map(|r| r.0).collect::<Vec<_>>(), "{q}");
+    for (a, b) in ours.iter().zip(fts) {
+        assert!((a.1 - b.1).abs() <= 1e-9, "{q}: chunk {} scores {} here, {} in FTS5", a.0, a.1, b.1);
+    }
+}
+
+#[test]
+fn bm25_matches_fts5() {
+    let (_tmp, store, index) = bare_index();
+    for (name, texts) in CORPUS {
+        put(&index, name, texts);
+    }
+    fill_fts5(&store);
+    let mut matched = 0;
+    for q in QUERIES {
+        for k in [1, 3, 100] {
+            let ours = query(&index, q, k);
+            assert_same_ranking(&ours, &fts5_ranking(&store, q, k), q);
+            matched += ours.len();
+        }
+    }
+    assert!(matched > 40, "the queries match: {matched}");
+
+    // After writes that went through the in-memory postings (built by the
+    // queries above): a re-put document, a removed one, a new one.
+    put(&index, "wings.md", &["Wing flutter at transonic speeds.", "Boundary layer suction on a wing."]);
+    assert!(index.remove_document(Path::new("/kb/shells.md")).unwrap());
+    put(&index, "cones.md", &["Cone in supersonic flow; pressure on a cone."]);
+    fill_fts5(&store);
+    for q in QUERIES.iter().chain(&["flutter transonic", "buckling"]) {
+        assert_same_ranking(&query(&index, q, 100), &fts5_ranking(&store, q, 100), q);
+    }
+}
+
+#[test]
+fn bm25_postings_follow_puts_and_removals() {
+    let (_tmp, _store, index) = bare_index();
+    put(&index, "a.md", &["The capybara grazes by the river."]);
+    put(&index, "b.md", &["A heron waits by the river."]);
+    put(&index, "c.md", &["Pond weed."]);
+    // The first query builds the postings from the stored terms.
+    assert_eq!(query(&index, "capybara", 5).len(), 1);
+    assert_eq!(query(&index, "river", 5).len(), 2);
+
+    // Re-put with new text: the old words stop matching, the new ones match.
+    put(&index, "a.md", &["An axolotl sleeps in the lake."]);
+    assert!(query(&index, "capybara", 5).is_empty());
+    let hits = index.bm25(&analyze::terms("axolotl", analyze::Purpose::Query), 5).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].path, Path::new("/kb/a.md"));
+    assert!(hits[0].text.contains("axolotl"));
+    assert_eq!(query(&index, "river", 5).len(), 1);
+
+    // A removed document stops matching; N shrinks (idf of what is left changes).
+    let before = query(&index, "heron", 5);
+    assert!(index.remove_document(Path::new("/kb/a.md")).unwrap());
+    assert!(!index.remove_document(Path::new("/kb/a.md")).unwrap());
+    assert!(query(&index, "axolotl", 5).is_empty());
+    let after = query(&index, "heron", 5);
+    assert_eq!(after.len(), 1);
+    assert_ne!(before[0].1, after[0].1, "N went from 3 to 2");
+
+    // Many writes: dead slots are compacted away and rankings stay exact.
+    for round in 0..40 {
+        let texts: Vec<String> = (0..20).map(|i| format!("round{round} item {i} heron lake")).collect();
+        put(&index, "many.md", &texts.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+    assert_eq!(query(&index, "heron", 100).len(), 21, "20 chunks of many.md and b.md");
+    assert!(query(&index, "round38", 100).is_empty());
+    assert_eq!(query(&index, "round39", 100).len(), 20);
+}
+
+#[tokio::test]
+async fn removing_a_folder_drops_its_passages_from_search() {
+    let f = fixture();
+    std::fs::write(f.docs.join("okapi.md"), "# Okapi\n\nThe okapi lives in the rainforest.\n").unwrap();
+    f.kb.add_folder(&f.docs).unwrap();
+    index(&f.kb).await;
+    assert_eq!(bm25(&f.kb, "okapi").await.len(), 1);
+    f.kb.remove_folder(&f.docs).unwrap();
+    assert!(bm25(&f.kb, "okapi").await.is_empty());
+}

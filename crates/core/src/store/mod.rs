@@ -133,7 +133,7 @@ impl Store {
             conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| classify(&path, e))?;
         }
         // Up to 32 MiB of page cache (the default is 2 MiB): knowledge-base
-        // queries read large FTS5 doclists and one docsize row per match.
+        // indexing writes many chunk rows per transaction.
         conn.pragma_update(None, "cache_size", -32_768).map_err(|e| classify(&path, e))?;
         migrate::run(&mut conn, &path, MIGRATIONS)?;
         Ok(Self { inner: Arc::new(Inner { path, conn: Mutex::new(conn), session }) })

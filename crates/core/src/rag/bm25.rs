@@ -1,0 +1,245 @@
+//! The in-memory BM25 index behind [`super::store::SqliteIndex::bm25`].
+//!
+//! Chunks are stored with their analysed terms (`kb_chunks.terms`, see
+//! [`super::analyze`]); this index holds their postings in memory: per term
+//! the chunk slots it occurs in with the term frequency (slot deltas and
+//! frequencies as LEB128 varints, about two bytes a posting), per slot the
+//! chunk's id and length in terms. A query accumulates term by term into a dense score
+//! array and keeps the best `k`, so it costs the length of its terms' posting
+//! lists, not a B-tree lookup per matching row as FTS5's `bm25()` did.
+//!
+//! Scores are FTS5's `bm25()` to the last bit (same formula, same order of
+//! floating-point operations; `bm25_matches_fts5` in the tests checks it):
+//! k1 = 1.2, b = 0.75, idf = ln((N − n + 0.5) / (n + 0.5)) clamped to 1e-6
+//! when ≤ 0, a chunk's length is its number of terms and avgdl is averaged over
+//! all chunks, including those without terms.
+//!
+//! Writes update the index in place: [`Bm25Index::add`] appends a chunk,
+//! [`Bm25Index::remove`] marks its slot dead and decrements the document
+//! frequencies of its terms; dead slots are skipped when scoring and squeezed
+//! out by [`Bm25Index::compact`] once they are a quarter of the live ones.
+
+use rustc_hash::FxHashMap;
+
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// The chunks a term occurs in, in slot order.
+#[derive(Default)]
+struct Postings {
+    /// (slot − previous slot, term frequency) pairs as varints.
+    data: Vec<u8>,
+    /// The last slot in `data` (0 when empty).
+    last: u32,
+    /// Live chunks among the slots (the document frequency n).
+    live: u32,
+}
+
+fn push_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn read_varint(data: &[u8], at: &mut usize) -> u32 {
+    let mut v = 0u32;
+    let mut shift = 0;
+    loop {
+        let byte = data[*at];
+        *at += 1;
+        v |= u32::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+impl Postings {
+    fn push(&mut self, slot: u32, tf: u32) {
+        push_varint(&mut self.data, slot - self.last);
+        push_varint(&mut self.data, tf);
+        self.last = slot;
+    }
+
+    /// Calls `f(slot, tf)` for every posting, dead slots included.
+    fn for_each(&self, mut f: impl FnMut(u32, u32)) {
+        let mut at = 0;
+        let mut slot = 0;
+        while at < self.data.len() {
+            slot += read_varint(&self.data, &mut at);
+            let tf = read_varint(&self.data, &mut at);
+            f(slot, tf);
+        }
+    }
+}
+
+/// BM25 postings of every chunk of the index.
+#[derive(Default)]
+pub(super) struct Bm25Index {
+    /// Term → its number, the index of its postings.
+    term_ids: FxHashMap<Box<str>, u32>,
+    postings: Vec<Postings>,
+    /// Chunk id per slot; 0 marks a removed chunk (chunk ids start at 1).
+    ids: Vec<i64>,
+    /// Terms per slot.
+    lens: Vec<u32>,
+    /// Slot of each live chunk id.
+    slot_of: FxHashMap<i64, u32>,
+    /// Sum of the live chunks' lengths.
+    total_len: u64,
+}
+
+/// The analysed terms of a chunk, as stored (space-separated).
+fn split(terms: &str) -> impl Iterator<Item = &str> {
+    terms.split(' ').filter(|t| !t.is_empty())
+}
+
+impl Bm25Index {
+    /// Live chunks (N).
+    pub(super) fn len(&self) -> usize {
+        self.slot_of.len()
+    }
+
+    fn term_id(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.term_ids.get(term) {
+            return id;
+        }
+        let id = u32::try_from(self.postings.len()).unwrap_or(u32::MAX);
+        self.term_ids.insert(term.into(), id);
+        self.postings.push(Postings::default());
+        id
+    }
+
+    /// Adds chunk `id` (not live in the index) with its stored `terms`, in a
+    /// new slot after all others, so that posting lists stay in slot order.
+    pub(super) fn add(&mut self, id: i64, terms: &str) {
+        let slot = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+        let mut tids: Vec<u32> = split(terms).map(|t| self.term_id(t)).collect();
+        let len = u32::try_from(tids.len()).unwrap_or(u32::MAX);
+        tids.sort_unstable();
+        let mut i = 0;
+        while i < tids.len() {
+            let tid = tids[i];
+            let run = tids[i..].iter().take_while(|&&t| t == tid).count();
+            let p = &mut self.postings[tid as usize];
+            p.push(slot, u32::try_from(run).unwrap_or(u32::MAX));
+            p.live += 1;
+            i += run;
+        }
+        self.ids.push(id);
+        self.lens.push(len);
+        self.slot_of.insert(id, slot);
+        self.total_len += u64::from(len);
+    }
+
+    /// Removes chunk `id`, whose stored terms were `terms`; unknown ids are ignored.
+    pub(super) fn remove(&mut self, id: i64, terms: &str) {
+        let Some(slot) = self.slot_of.remove(&id) else { return };
+        let mut tids: Vec<u32> = split(terms).filter_map(|t| self.term_ids.get(t).copied()).collect();
+        tids.sort_unstable();
+        tids.dedup();
+        for tid in tids {
+            let p = &mut self.postings[tid as usize];
+            p.live -= 1;
+            if p.live == 0 {
+                *p = Postings::default();
+            }
+        }
+        let s = slot as usize;
+        self.total_len -= u64::from(self.lens[s]);
+        self.ids[s] = 0;
+        self.lens[s] = 0;
+        let dead = self.ids.len() - self.slot_of.len();
+        if dead > 256 + self.slot_of.len() / 4 {
+            self.compact();
+        }
+    }
+
+    /// Frees the spare capacity of growing lists (after a bulk build).
+    pub(super) fn shrink_to_fit(&mut self) {
+        for p in &mut self.postings {
+            p.data.shrink_to_fit();
+        }
+        self.ids.shrink_to_fit();
+        self.lens.shrink_to_fit();
+    }
+
+    /// Drops dead slots and renumbers the live ones (order kept).
+    fn compact(&mut self) {
+        let mut remap = vec![u32::MAX; self.ids.len()];
+        let mut next = 0u32;
+        for (slot, &id) in self.ids.iter().enumerate() {
+            if id != 0 {
+                remap[slot] = next;
+                next += 1;
+            }
+        }
+        for p in &mut self.postings {
+            let mut fresh = Postings { live: p.live, ..Postings::default() };
+            p.for_each(|slot, tf| {
+                let to = remap[slot as usize];
+                if to != u32::MAX {
+                    fresh.push(to, tf);
+                }
+            });
+            fresh.data.shrink_to_fit();
+            *p = fresh;
+        }
+        let live: Vec<usize> = (0..self.ids.len()).filter(|&s| self.ids[s] != 0).collect();
+        self.ids = live.iter().map(|&s| self.ids[s]).collect();
+        self.lens = live.iter().map(|&s| self.lens[s]).collect();
+        for (slot, &id) in self.ids.iter().enumerate() {
+            self.slot_of.insert(id, slot as u32);
+        }
+    }
+
+    /// The best `top_k` chunks for `terms` (duplicates count once), best
+    /// first, as (chunk id, score); equal scores by chunk id.
+    pub(super) fn search(&self, terms: &[String], top_k: usize) -> Vec<(i64, f64)> {
+        let n = self.len();
+        if n == 0 || top_k == 0 {
+            return Vec::new();
+        }
+        let avgdl = self.total_len as f64 / n as f64;
+        let mut scores = vec![0.0f64; self.ids.len()];
+        let mut unique: Vec<&str> = Vec::new();
+        for t in terms {
+            if !unique.contains(&t.as_str()) {
+                unique.push(t);
+            }
+        }
+        for term in unique {
+            let Some(p) = self.term_ids.get(term).map(|&tid| &self.postings[tid as usize]) else { continue };
+            let hits = i64::from(p.live);
+            let mut idf = (((n as i64 - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
+            if idf <= 0.0 {
+                idf = 1e-6;
+            }
+            p.for_each(|slot, tf| {
+                let s = slot as usize;
+                if self.ids[s] != 0 {
+                    let f = f64::from(tf);
+                    let d = f64::from(self.lens[s]);
+                    scores[s] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
+                }
+            });
+        }
+        // Every match scores above 0 (idf ≥ 1e-6, tf ≥ 1).
+        let mut hits: Vec<(i64, f64)> =
+            scores.iter().enumerate().filter(|(_, s)| **s > 0.0).map(|(slot, &s)| (self.ids[slot], s)).collect();
+        let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        let k = top_k.min(hits.len());
+        if k == 0 {
+            return Vec::new();
+        }
+        if k < hits.len() {
+            hits.select_nth_unstable_by(k - 1, order);
+            hits.truncate(k);
+        }
+        hits.sort_by(order);
+        hits
+    }
+}
