@@ -11,6 +11,7 @@ mod error;
 mod instance;
 mod startup;
 mod state;
+mod webview;
 
 pub use error::{IpcError, IpcErrorKind};
 
@@ -57,6 +58,9 @@ pub fn run() {
         .on_page_load(startup::on_page_load)
         .manage(state)
         .setup(move |app| {
+            for window in app.webview_windows().values() {
+                webview::configure(window)?;
+            }
             // Events reach the window from now on; start the MCP servers.
             let _ = handle.set(app.handle().clone());
             if let Some(services) = &services

@@ -89,6 +89,9 @@ impl App {
             .env("XDG_DATA_HOME", tmp.path().join("xdg-data"))
             .env("XDG_CONFIG_HOME", tmp.path().join("xdg-config"))
             .env("XDG_CACHE_HOME", tmp.path().join("xdg-cache"))
+            // WebKitWebDriver's screenshots never answer when the app turns compositing off
+            // (src-tauri/src/webview.rs); `opts.env` may set it back to "off" (the benchmarks do).
+            .env("PATCHBAY_WEBKIT_COMPOSITING", "on")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
         // Its own process group, so that Drop can stop WebKitWebDriver and the app with it.

@@ -48,24 +48,29 @@ pub fn delete_conversation(state: State<'_, AppState>, id: String) -> Result<(),
     Ok(state.app()?.delete_conversation(&id)?)
 }
 
+/// The end of a conversation's active branch. Async and on a blocking thread, like every
+/// command that reads messages: a sync command runs on the main thread, which also presents
+/// the window's frames, so a long read there would hold up the page's next paint.
 #[tauri::command(rename_all = "snake_case")]
-pub fn get_conversation(
+pub async fn get_conversation(
     state: State<'_, AppState>,
     id: String,
     tail: Option<usize>,
 ) -> Result<ConversationDetail, IpcError> {
-    Ok(state.app()?.get_conversation(&id, tail)?)
+    let app = state.app()?;
+    blocking(move || Ok(app.get_conversation(&id, tail)?)).await
 }
 
 /// Older messages of the active branch, for scrolling back through a long conversation.
 #[tauri::command(rename_all = "snake_case")]
-pub fn earlier_messages(
+pub async fn earlier_messages(
     state: State<'_, AppState>,
     conversation_id: String,
     before: String,
     limit: usize,
 ) -> Result<MessagePage, IpcError> {
-    Ok(state.app()?.earlier_messages(&conversation_id, &before, limit)?)
+    let app = state.app()?;
+    blocking(move || Ok(app.earlier_messages(&conversation_id, &before, limit)?)).await
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -115,12 +120,13 @@ pub(crate) async fn save_with_dialog(
 }
 
 #[tauri::command(rename_all = "snake_case")]
-pub fn switch_branch(
+pub async fn switch_branch(
     state: State<'_, AppState>,
     conversation_id: String,
     message_id: String,
 ) -> Result<Vec<MessageView>, IpcError> {
-    Ok(state.app()?.switch_branch(&conversation_id, &message_id)?)
+    let app = state.app()?;
+    blocking(move || Ok(app.switch_branch(&conversation_id, &message_id)?)).await
 }
 
 async fn turn(

@@ -24,6 +24,16 @@ use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(60);
 
+/// Patchbay as shipped: the test harness keeps WebKit's compositing on for its screenshots
+/// (src-tauri/src/webview.rs); the benchmarks measure the app with it off, as users get it.
+fn shipped(data_dir: Option<PathBuf>, binary: &Path) -> AppOptions {
+    AppOptions {
+        data_dir,
+        binary: Some(binary.to_owned()),
+        env: vec![("PATCHBAY_WEBKIT_COMPOSITING".into(), "off".into())],
+    }
+}
+
 struct Args {
     patchbay: PathBuf,
     floor: PathBuf,
@@ -189,8 +199,7 @@ fn main() -> Result<()> {
     // data dir indexes the shipped knowledge-base samples, a cost paid once, not at every start.
     let start_dir = work.path().join("start");
     for dir in [&start_dir, &long_dir] {
-        let opts =
-            AppOptions { data_dir: Some(dir.clone()), binary: Some(args.patchbay.clone()), ..Default::default() };
+        let opts = shipped(Some(dir.clone()), &args.patchbay);
         let app = App::start("bench-window-warm-up", opts)?;
         app.session.wait_for("#page-chat", WAIT)?;
         std::thread::sleep(args.settle);
@@ -204,7 +213,7 @@ fn main() -> Result<()> {
                 .into_iter()
                 .enumerate()
         {
-            let opts = AppOptions { data_dir: data.cloned(), binary: Some(binary.clone()), ..Default::default() };
+            let opts = shipped(data.cloned(), binary);
             let app = App::start(&format!("bench-window-{run}-{i}"), opts)?;
             if i > 0 {
                 app.session.wait_for("#page-chat", WAIT)?;
@@ -246,8 +255,7 @@ fn main() -> Result<()> {
     }
 
     // Opening 10,000 messages: alternate with a short conversation so each open is a real switch.
-    let opts =
-        AppOptions { data_dir: Some(huge_dir.clone()), binary: Some(args.patchbay.clone()), ..Default::default() };
+    let opts = shipped(Some(huge_dir.clone()), &args.patchbay);
     let app = App::start("bench-window-10k", opts)?;
     app.session.wait_for("button.conversation", WAIT)?;
     let mut opens = Vec::new();

@@ -90,4 +90,15 @@ describe("ConversationStore", () => {
     s.truncateAfter(null);
     expect(s.getState().messages).toEqual([]);
   });
+
+  it("keeps the objects of messages a reload did not change", () => {
+    const s = new ConversationStore();
+    s.load([message("u1", "user", "hi"), message("a1", "assistant", "old")]);
+    const [u1] = s.getState().messages;
+    s.load([message("u1", "user", "hi"), message("a1", "assistant", "new"), message("u2", "user", "next")], 3);
+    const st = s.getState();
+    expect(st.messages[0]).toBe(u1);
+    expect(st.messages.map((m) => m.text)).toEqual(["hi", "new", "next"]);
+    expect(st.earlier).toBe(3);
+  });
 });

@@ -53,9 +53,18 @@ export class ConversationStore {
     for (const l of this.listeners) l();
   }
 
-  /** Replaces the messages (after loading or switching a branch); `earlier` are not loaded. */
+  /**
+   * Replaces the messages (after loading or switching a branch); `earlier` are not loaded.
+   * A message that did not change keeps its object, so its row is not rendered again
+   * and the page does not hold two copies of it.
+   */
   load(messages: Message[], earlier = 0) {
-    this.set({ messages, earlier, streamingId: null, error: null });
+    const known = new Map(this.state.messages.map((m) => [m.id, m]));
+    const kept = messages.map((m) => {
+      const old = known.get(m.id);
+      return old && JSON.stringify(old) === JSON.stringify(m) ? old : m;
+    });
+    this.set({ messages: kept, earlier, streamingId: null, error: null });
   }
 
   /** Puts older messages of the branch in front of the loaded ones. */

@@ -5,10 +5,10 @@ import { lazy, Suspense } from "react";
 
 const Loaded = lazy(() => import("./Markdown").then((m) => ({ default: m.Markdown })));
 
-export function Markdown({ text, onCite }: { text: string; onCite?: (n: number) => void }) {
+export function Markdown({ text, onCite, streaming }: { text: string; onCite?: (n: number) => void; streaming?: boolean }) {
   return (
     <Suspense fallback={<div className="markdown markdown-plain">{text}</div>}>
-      <Loaded text={text} onCite={onCite} />
+      <Loaded text={text} onCite={onCite} streaming={streaming} />
     </Suspense>
   );
 }

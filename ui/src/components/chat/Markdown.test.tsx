@@ -62,16 +62,22 @@ describe("Markdown", () => {
   it("streams without replacing blocks that are already complete", () => {
     const chunks = ["# Plan", "\n\nFirst para", "graph ends.\n\n", "| x |\n|---|\n| 1", " |\n\n```ts\nconst a", " = 1;\n```"];
     let text = "";
-    const { container, rerender } = renderIn(<Markdown text={text} />);
+    const { container, rerender } = renderIn(<Markdown text={text} streaming />);
     const seen: Element[] = [];
     for (const c of chunks) {
       text += c;
-      act(() => rerender(<Markdown text={text} />));
+      act(() => rerender(<Markdown text={text} streaming />));
       const heading = container.querySelector("h1");
       if (heading) seen.push(heading);
     }
     // The heading node rendered by the first chunk is the very same node at the end.
     expect(new Set(seen).size).toBe(1);
+    expect(container.querySelector("h1")?.textContent).toBe("Plan");
+    expect(container.querySelector("table")).toBeTruthy();
+    expect(container.querySelector(".code-lang")?.textContent).toBe("ts");
+    // Settled, the same text is one block, rendered alike.
+    act(() => rerender(<Markdown text={text} />));
+    expect(container.querySelectorAll(".md-block")).toHaveLength(1);
     expect(container.querySelector("h1")?.textContent).toBe("Plan");
     expect(container.querySelector("table")).toBeTruthy();
     expect(container.querySelector(".code-lang")?.textContent).toBe("ts");

@@ -2,7 +2,7 @@ import { cleanup, fireEvent, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Message } from "../../lib/ipc";
 import { message, renderIn } from "../../test/render";
-import { MessageList } from "./MessageList";
+import { estimateHeight, MessageList } from "./MessageList";
 import type { MessageActions } from "./MessageView";
 
 afterEach(cleanup);
@@ -18,6 +18,16 @@ describe("MessageList", () => {
     const rows = container.querySelectorAll("[data-message-id]");
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.length).toBeLessThan(40);
+  });
+
+  it("opens at the end: the first render holds the last messages, not the first", () => {
+    const messages: Message[] = Array.from({ length: 100 }, (_, i) => message(`m${i}`, i % 2 ? "assistant" : "user", `message ${i}`));
+    const { container } = renderIn(<MessageList messages={messages} streamingId={null} actions={actions()} initialRect={{ width: 800, height: 600 }} />);
+    const ids = [...container.querySelectorAll<HTMLElement>("[data-message-id]")].map((e) => e.dataset.messageId);
+    expect(ids).toContain("m99");
+    expect(ids).not.toContain("m0");
+    // The rows that fit in 600 px, plus the overscan above them.
+    expect(ids.length).toBeLessThanOrEqual(Math.ceil(600 / estimateHeight(messages[0] as Message)) + 2);
   });
 
   it("shows reasoning as a collapsible block, open while thinking", () => {

@@ -3,14 +3,27 @@
 // streams unless the user has scrolled up. A long conversation opens with its
 // end loaded; older messages are fetched when the user scrolls to the top (or
 // presses the button there), keeping the rows on screen in place.
+// The first render is already scrolled to the end, so opening a conversation
+// renders (and parses the markdown of) only the rows at its end, not first the
+// rows at its top; rows are estimated from their content until measured.
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { measureElement, observeElementRect, useVirtualizer } from "@tanstack/react-virtual";
 import { useI18n } from "../../lib/i18n";
 import type { Message } from "../../lib/ipc";
 import { MessageView, type MessageActions } from "./MessageView";
 
+/** A row's height when it cannot be measured (not laid out yet). */
 const ESTIMATE = 120;
 const FALLBACK_RECT = { width: 800, height: 800 };
+
+/**
+ * A row's height before it is measured, from its text and tool calls, so the first render
+ * holds about as many rows as fit on screen (each row rendered costs a markdown parse).
+ */
+export function estimateHeight(m: Message): number {
+  const lines = m.text.split("\n").length + Math.floor(m.text.length / 100);
+  return 56 + 22 * lines + 120 * m.tool_calls.length;
+}
 
 export interface MessageListProps {
   messages: Message[];
@@ -36,8 +49,9 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
   const virtualizer = useVirtualizer({
     count: messages.length,
     getScrollElement: () => scrollRef.current,
-    estimateSize: () => ESTIMATE,
-    overscan: 4,
+    estimateSize: (i) => (messages[i] ? estimateHeight(messages[i]) : ESTIMATE),
+    overscan: 2,
+    initialOffset: () => Math.max(0, messages.reduce((sum, m) => sum + estimateHeight(m), 0) - fallback.height),
     getItemKey: (i) => messages[i]?.id ?? i,
     initialRect: fallback,
     // Until the list has been laid out (or where there is no layout, as in

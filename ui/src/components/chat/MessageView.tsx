@@ -59,7 +59,7 @@ function Reasoning({ text, streaming }: { text: string; streaming: boolean }) {
   return (
     <details className="reasoning" open={streaming} data-testid="reasoning">
       <summary>{streaming ? t("chat.thinking") : t("chat.reasoning")}</summary>
-      <Markdown text={text} />
+      <Markdown text={text} streaming={streaming} />
     </details>
   );
 }
@@ -130,7 +130,7 @@ export const MessageView = memo(function MessageView({
         <>
           {/* Tools run before the answer that uses their results. */}
           <ToolTraceGroup traces={message.tool_calls} onDecide={actions.onDecide} onInspect={actions.onInspect} />
-          <Markdown text={message.text} onCite={hasCitations ? setCitation : undefined} />
+          <Markdown text={message.text} onCite={hasCitations ? setCitation : undefined} streaming={streaming} />
         </>
       )}
       {message.parts.map((p, i) => (
