@@ -42,14 +42,6 @@ app = mcp.streamable_http_app(json_response=sys.argv[2] == "json")
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 "#;
 
-/// This process's peak resident set size in bytes (Linux `/proc`).
-fn peak_rss() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM in /proc/self/status");
-    let kb: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kb * 1024
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_100_mb_answer_over_http_fails_its_call_and_the_session_stays_usable() {
     let tmp = tempfile::tempdir().unwrap();

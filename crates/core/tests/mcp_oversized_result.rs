@@ -17,14 +17,6 @@ use patchbay_core::mcp::frame::MAX_MESSAGE_BYTES;
 use patchbay_core::mcp::{CallOptions, McpError};
 use tokio_util::sync::CancellationToken;
 
-/// This process's peak resident set size in bytes (Linux `/proc`).
-fn peak_rss() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM in /proc/self/status");
-    let kb: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kb * 1024
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_100_mb_answer_fails_the_call_clearly_with_bounded_memory_and_the_server_stays_usable() {
     let hostile = patchbay_test_support::hostile::hostile_mcp();

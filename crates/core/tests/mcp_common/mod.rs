@@ -125,3 +125,11 @@ pub async fn spawn(cmd: &mut tokio::process::Command, port: u16) -> Peer {
     wait_listening(port).await;
     Peer(child)
 }
+
+/// This process's peak resident set size in bytes (Linux `/proc`).
+pub fn peak_rss() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM in /proc/self/status");
+    let kb: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb * 1024
+}
