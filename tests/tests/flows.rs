@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Result, ensure};
-use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderKind, ProviderProfile};
+use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderProfile};
 use patchbay_core::mcp::naming::ToolNames;
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{KeyringStore, SecretStore};
@@ -119,17 +119,11 @@ fn add_a_provider_import_two_servers_replace_them_and_switch_to_chinese() -> Res
 fn seed(dir: &Path, model_url: &str) -> Result<()> {
     let store = Store::open(&DataDir::new(dir))?;
     let config = ConfigStore::new(store);
-    config.save_provider(&ProviderProfile {
-        name: "scripted".into(),
-        kind: ProviderKind::OpenAi,
-        base_url: format!("{model_url}/v1"),
-        default_model: "scripted-model".into(),
-        models: vec![],
-        headers: Default::default(),
-        api_key: None,
-        native_tools: true,
-        context_window: None,
-    })?;
+    config.save_provider(&ProviderProfile::openai_compatible(
+        "scripted",
+        format!("{model_url}/v1"),
+        "scripted-model",
+    ))?;
     let mut everything =
         McpServerConfig::stdio("everything", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
     everything.tool_approval.insert("echo".into(), ApprovalMode::Ask);

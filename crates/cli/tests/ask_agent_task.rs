@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use patchbay_core::config::{ConfigStore, McpServerConfig, ProviderKind, ProviderProfile};
+use patchbay_core::config::{ConfigStore, McpServerConfig, ProviderProfile};
 use patchbay_core::mcp::naming::ToolNames;
 use patchbay_core::paths::DataDir;
 use patchbay_core::store::Store;
@@ -30,17 +30,7 @@ fn seed(dir: &Path, model_url: &str, files_root: &Path) {
     let store = Store::open(&DataDir::new(dir)).unwrap();
     let config = ConfigStore::new(store);
     config
-        .save_provider(&ProviderProfile {
-            name: "scripted".into(),
-            kind: ProviderKind::OpenAi,
-            base_url: format!("{model_url}/v1"),
-            default_model: "scripted-model".into(),
-            models: vec![],
-            headers: Default::default(),
-            api_key: None,
-            native_tools: true,
-            context_window: None,
-        })
+        .save_provider(&ProviderProfile::openai_compatible("scripted", format!("{model_url}/v1"), "scripted-model"))
         .unwrap();
     let fetch = McpServerConfig::stdio(
         "fetch",

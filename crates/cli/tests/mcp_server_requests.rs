@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use patchbay_core::config::{ConfigStore, McpServerConfig, ProviderKind, ProviderProfile};
+use patchbay_core::config::{ConfigStore, McpServerConfig, ProviderProfile};
 use patchbay_core::paths::DataDir;
 use patchbay_core::store::Store;
 use patchbay_test_support::peers;
@@ -102,17 +102,7 @@ fn on_a_terminal_a_form_can_be_declined() {
 fn add_model(dir: &Path, url: &str) {
     let store = Store::open(&DataDir::resolve(Some(dir.to_path_buf())).unwrap()).unwrap();
     ConfigStore::new(store)
-        .save_provider(&ProviderProfile {
-            name: "scripted".into(),
-            kind: ProviderKind::OpenAi,
-            base_url: format!("{url}/v1"),
-            default_model: "scripted-model".into(),
-            models: vec![],
-            headers: Default::default(),
-            api_key: None,
-            native_tools: true,
-            context_window: None,
-        })
+        .save_provider(&ProviderProfile::openai_compatible("scripted", format!("{url}/v1"), "scripted-model"))
         .unwrap();
 }
 

@@ -12,7 +12,7 @@ use patchbay_core::app::views::{
 use patchbay_core::app::{
     App, AppEvents, ApprovalAnswer, ErrorKind, ServerRequestResponse, ServerRequestView, TextMessage, TurnInput,
 };
-use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderKind, ProviderProfile};
+use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderProfile};
 use patchbay_core::llm::ContentPart;
 use patchbay_core::mcp::naming::ToolNames;
 use patchbay_core::paths::DataDir;
@@ -51,17 +51,7 @@ struct Fixture {
 }
 
 fn provider(url: &str) -> ProviderProfile {
-    ProviderProfile {
-        name: "scripted".into(),
-        kind: ProviderKind::OpenAi,
-        base_url: format!("{url}/v1"),
-        default_model: "scripted-model".into(),
-        models: vec![],
-        headers: Default::default(),
-        api_key: None,
-        native_tools: true,
-        context_window: None,
-    }
+    ProviderProfile::openai_compatible("scripted", format!("{url}/v1"), "scripted-model")
 }
 
 fn open(url: &str, servers: &[McpServerConfig]) -> Fixture {

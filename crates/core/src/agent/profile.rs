@@ -7,7 +7,7 @@
 //! front end can tell the user. The environment is passed in as a function.
 
 use super::AgentError;
-use crate::config::{ConfigError, ConfigStore, ProviderKind, ProviderProfile};
+use crate::config::{ConfigError, ConfigStore, ProviderProfile};
 use crate::llm::{self, LlmError, Provider};
 use crate::secrets::SecretStore;
 
@@ -90,17 +90,7 @@ pub fn resolve_provider(
     for e in &ENV_PROVIDERS {
         let Some(key) = env(e.key).filter(|k| !k.trim().is_empty()) else { continue };
         let base_url = env(e.base).filter(|b| !b.trim().is_empty()).unwrap_or_else(|| e.default_base.to_owned());
-        let profile = ProviderProfile {
-            name: e.name.into(),
-            kind: ProviderKind::OpenAi,
-            base_url,
-            default_model: e.default_model.into(),
-            models: Vec::new(),
-            headers: Default::default(),
-            api_key: None,
-            native_tools: true,
-            context_window: None,
-        };
+        let profile = ProviderProfile::openai_compatible(e.name, base_url, e.default_model);
         return Ok(ResolvedProvider {
             profile,
             api_key: Some(key),
@@ -113,6 +103,7 @@ pub fn resolve_provider(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::ProviderKind;
     use crate::secrets::MemoryStore;
     use crate::store::Store;
 

@@ -58,6 +58,24 @@ pub struct ProviderProfile {
     pub context_window: Option<u32>,
 }
 
+impl ProviderProfile {
+    /// An OpenAI-compatible provider at `base_url` with native tool calling and
+    /// nothing else set (no key, headers or model list).
+    pub fn openai_compatible(name: &str, base_url: String, default_model: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            kind: ProviderKind::OpenAi,
+            base_url,
+            default_model: default_model.to_owned(),
+            models: Vec::new(),
+            headers: BTreeMap::new(),
+            api_key: None,
+            native_tools: true,
+            context_window: None,
+        }
+    }
+}
+
 fn yes() -> bool {
     true
 }
