@@ -30,6 +30,17 @@ pub struct ImportArgs {
     /// Make the imported servers the whole list (others are removed).
     #[arg(long)]
     replace: bool,
+    /// Also move this env or header value into the keyring, as SERVER/FIELD (the server's
+    /// name as imported, e.g. `db/DSN`). Repeatable.
+    #[arg(long = "secret", value_name = "SERVER/FIELD", value_parser = parse_marked_field)]
+    secrets: Vec<(String, String)>,
+}
+
+fn parse_marked_field(text: &str) -> Result<(String, String), String> {
+    match text.rsplit_once('/') {
+        Some((server, field)) if !server.is_empty() && !field.is_empty() => Ok((server.to_owned(), field.to_owned())),
+        _ => Err(format!("{text:?} is not SERVER/FIELD (e.g. db/DSN)")),
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -68,7 +79,10 @@ fn import(config: &ConfigStore, secrets: &KeyringStore, args: &ImportArgs) -> an
     } else {
         std::fs::read_to_string(&args.file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", args.file.display()))?
     };
-    let options = ImportOptions::default();
+    let mut options = ImportOptions::default();
+    for (server, field) in &args.secrets {
+        options.secret_fields.entry(server.clone()).or_default().insert(field.clone());
+    }
     if args.dry_run {
         let preview = config.preview_import(secrets, &text, &options)?;
         for entry in &preview.entries {

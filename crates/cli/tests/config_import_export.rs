@@ -43,13 +43,18 @@ fn grep_dir(dir: &Path, needle: &[u8]) -> usize {
 fn imported_secrets_never_reach_the_data_dir_logs_or_exports() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
+    // GITHUB_TOKEN is a secret by its name; DSN only because the user marks it.
     let config = format!(
-        r#"{{"mcpServers": {{"github": {{"command": "gh-mcp", "args": ["stdio"], "env": {{"GITHUB_TOKEN": "{KEY}"}}}}}}}}"#
+        r#"{{"mcpServers": {{"github": {{"command": "gh-mcp", "args": ["stdio"], "env": {{"GITHUB_TOKEN": "{KEY}"}}}},
+                            "db": {{"command": "pg-mcp", "env": {{"DSN": "postgres://u:{KEY}@h/db"}}}}}}}}"#
     );
     let mut logs = String::new();
-    let out = patchbay(&dir, &["config", "import", "-"], &config);
+    let out = patchbay(&dir, &["config", "import", "--secret", "nope", "-"], &config);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("is not SERVER/FIELD"), "{}", text(&out.stderr));
+    let out = patchbay(&dir, &["config", "import", "--secret", "db/DSN", "-"], &config);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("1 added"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("2 added"), "{}", text(&out.stdout));
     logs.push_str(&text(&out.stderr));
     logs.push_str(&text(&out.stdout));
     let mut exports = Vec::new();
@@ -60,6 +65,7 @@ fn imported_secrets_never_reach_the_data_dir_logs_or_exports() {
         exports.push(text(&out.stdout));
     }
     assert!(exports[0].contains("${keyring:patchbay/github/GITHUB_TOKEN}"), "{}", exports[0]);
+    assert!(exports[0].contains("${keyring:patchbay/db/DSN}"), "{}", exports[0]);
     assert!(exports[1].contains("${input:mcp/github/GITHUB_TOKEN}"), "{}", exports[1]);
     for e in &exports {
         assert_eq!(e.matches(KEY).count(), 0, "{e}");
@@ -72,7 +78,7 @@ fn imported_secrets_never_reach_the_data_dir_logs_or_exports() {
     assert!(text(&out.stderr).contains("warning"));
     // Re-importing the export changes nothing.
     let out = patchbay(&dir, &["config", "import", "-"], &exports[0]);
-    assert!(text(&out.stdout).contains("0 added, 0 updated, 1 unchanged"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("0 added, 0 updated, 2 unchanged"), "{}", text(&out.stdout));
 }
 
 #[test]

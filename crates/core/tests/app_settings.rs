@@ -4,7 +4,7 @@
 //! settings, the knowledge base indexing in the background, and choosing
 //! its embeddings (a provider's endpoint or a local model folder).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -118,8 +118,16 @@ async fn provider_keys_go_to_the_secret_store_and_are_never_listed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_vscode_import_takes_typed_inputs_and_replace_all_removes_the_rest() {
     let f = open();
-    let first = json!({"mcpServers": {"old": {"command": "/nonexistent/patchbay-old"}}}).to_string();
-    f.app.import_apply(&first, &["old".into()], false, BTreeMap::new()).await.unwrap();
+    // A value the importer cannot tell is a secret, marked by the user under the name the
+    // preview shows ("Old DB" is stored as "Old-DB").
+    let first = json!({"mcpServers": {"Old DB": {"command": "/nonexistent/patchbay-old",
+                                                 "env": {"DSN": "postgres://u:pw@h/db", "MODE": "fast"}}}})
+    .to_string();
+    let marked = BTreeMap::from([("Old-DB".to_owned(), BTreeSet::from(["DSN".to_owned()]))]);
+    f.app.import_apply(&first, &["Old-DB".into()], false, BTreeMap::new(), marked).await.unwrap();
+    assert_eq!(f.secrets.get("mcp/Old-DB/DSN").unwrap().as_deref(), Some("postgres://u:pw@h/db"));
+    let stored = serde_json::to_string(&f.app.list_servers().unwrap()).unwrap();
+    assert!(!stored.contains("u:pw@h") && stored.contains("fast"), "only the marked field moved: {stored}");
     // VS Code's shape, with a comment and a trailing comma, and two input prompts.
     let text = r#"{
       // typed in by the user, never written in the file
@@ -134,7 +142,7 @@ async fn a_vscode_import_takes_typed_inputs_and_replace_all_removes_the_rest() {
     }"#;
     let preview = f.app.import_preview(text).unwrap();
     assert_eq!(preview.format, "vscode");
-    assert_eq!(preview.removed_on_replace, ["old"], "replace all would delete the server the text does not name");
+    assert_eq!(preview.removed_on_replace, ["Old-DB"], "replace all would delete the server the text does not name");
     let ids: Vec<(&str, Option<&str>, &[String], bool)> =
         preview.inputs.iter().map(|i| (i.id.as_str(), i.description.as_deref(), i.servers.as_slice(), i.set)).collect();
     assert_eq!(
@@ -148,9 +156,10 @@ async fn a_vscode_import_takes_typed_inputs_and_replace_all_removes_the_rest() {
     // The user types the GitHub token, leaves the lint key empty, and replaces all.
     let answers =
         BTreeMap::from([("gh-token".to_owned(), "ghp-typed".to_owned()), ("lint-key".to_owned(), String::new())]);
-    let report = f.app.import_apply(text, &["github".into(), "lint".into()], true, answers).await.unwrap();
+    let report =
+        f.app.import_apply(text, &["github".into(), "lint".into()], true, answers, BTreeMap::new()).await.unwrap();
     assert_eq!(report.added, ["github", "lint"]);
-    assert_eq!(report.removed, ["old"]);
+    assert_eq!(report.removed, ["Old-DB"]);
     assert_eq!(report.secrets_not_set, ["mcp/lint/LINT_KEY"]);
     let names: Vec<String> = f.app.list_servers().unwrap().into_iter().map(|s| s.config.name).collect();
     assert_eq!(names, ["github", "lint"]);
@@ -178,7 +187,7 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     assert_eq!(statuses, [("everything", "new"), ("missing", "new")]);
 
     let accept = ["everything".into(), "missing".into()];
-    let report = f.app.import_apply(&text, &accept, false, BTreeMap::new()).await.unwrap();
+    let report = f.app.import_apply(&text, &accept, false, BTreeMap::new(), BTreeMap::new()).await.unwrap();
     assert_eq!(report.added, ["everything", "missing"]);
     wait_state(&f.app, "everything", "ready").await;
     wait_state(&f.app, "missing", "failed").await;
@@ -223,9 +232,12 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     assert!(!f.app.list_resources().unwrap().is_empty());
 
     // Export: placeholders, never the value.
-    let exported = f.app.export_config(ExportFormat::Claude).unwrap();
+    let exported = f.app.export_config(ExportFormat::Claude, false).unwrap();
     assert!(exported.contains("mcpServers") && exported.contains("${keyring:"), "{exported}");
     assert!(!exported.contains("tok-123"));
+    // Only when the user asks for them (the window warns first) are the values written.
+    let with_values = f.app.export_config(ExportFormat::Claude, true).unwrap();
+    assert!(with_values.contains("tok-123") && !with_values.contains("${keyring:"), "{with_values}");
 
     // Disable stops it; delete forgets it.
     f.app.set_server_enabled("everything", false).await.unwrap();

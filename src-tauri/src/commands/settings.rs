@@ -1,6 +1,6 @@
 //! Providers, import/export, assistants and the general settings.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use patchbay_core::app::views::{AssistantView, GeneralSettings, ImportPreviewView, ImportReport, ProviderView};
 use patchbay_core::config::{ExportFormat, ProviderProfile};
@@ -53,16 +53,19 @@ pub async fn import_apply(
     accept: Vec<String>,
     replace: bool,
     answers: BTreeMap<String, String>,
+    secret_fields: BTreeMap<String, BTreeSet<String>>,
 ) -> Result<ImportReport, IpcError> {
-    Ok(state.app()?.import_apply(&text, &accept, replace, answers).await?)
+    Ok(state.app()?.import_apply(&text, &accept, replace, answers, secret_fields).await?)
 }
 
-/// Asks where to save and writes the configuration, secrets as placeholders.
+/// Asks where to save and writes the configuration, secrets as placeholders unless
+/// `include_secrets` (the window warns first).
 #[tauri::command(rename_all = "snake_case")]
 pub async fn export_config(
     handle: AppHandle,
     state: State<'_, AppState>,
     format: String,
+    include_secrets: bool,
 ) -> Result<Option<String>, IpcError> {
     let (format, name) = match format.as_str() {
         "claude_desktop" => (ExportFormat::Claude, "claude_desktop_config.json"),
@@ -75,7 +78,7 @@ pub async fn export_config(
         }
     };
     let app = state.app()?;
-    let text = blocking(move || Ok(app.export_config(format)?)).await?;
+    let text = blocking(move || Ok(app.export_config(format, include_secrets)?)).await?;
     save_with_dialog(handle, name.to_owned(), "json", text).await
 }
 

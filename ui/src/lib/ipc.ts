@@ -610,9 +610,15 @@ export const ipc = {
 
   // import / export
   importPreview: (text: string) => call<ImportPreview>("import_preview", { text }),
-  importApply: (text: string, accept: string[], replace: boolean, answers: Record<string, string>) =>
-    call<ImportReport>("import_apply", { text, accept, replace, answers }),
-  exportConfig: (format: ExportFormat) => call<string | null>("export_config", { format }),
+  importApply: (
+    text: string,
+    accept: string[],
+    replace: boolean,
+    answers: Record<string, string>,
+    secretFields: Record<string, string[]>,
+  ) => call<ImportReport>("import_apply", { text, accept, replace, answers, secret_fields: secretFields }),
+  exportConfig: (format: ExportFormat, includeSecrets: boolean) =>
+    call<string | null>("export_config", { format, include_secrets: includeSecrets }),
 
   // knowledge base
   kbStatus: () => call<KbFolder[]>("kb_status"),

@@ -4,7 +4,7 @@
 //! first and then applied to the running registry, so what the settings page
 //! shows after a restart is what it showed before.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -470,15 +470,17 @@ impl App {
     /// Imports the accepted servers in one transaction and starts the enabled ones. With
     /// `replace`, the stored servers the text does not name are deleted (and stopped).
     /// `answers` holds the values typed for VS Code `${input:…}` prompts, by input id; the
-    /// values go to the secret store, inputs left unanswered stay "not set".
+    /// values go to the secret store, inputs left unanswered stay "not set". `secret_fields`
+    /// marks more env/header fields as secrets, by server name (as previewed) and field name.
     pub async fn import_apply(
         &self,
         text: &str,
         accept: &[String],
         replace: bool,
         answers: BTreeMap<String, String>,
+        secret_fields: BTreeMap<String, BTreeSet<String>>,
     ) -> Result<ImportReport, AppError> {
-        let options = ImportOptions::default();
+        let options = ImportOptions { secret_fields };
         let preview = self.inner.config.preview_import(self.inner.secrets.as_ref(), text, &options)?;
         let skipped: Vec<String> =
             preview.entries.iter().filter(|e| !accept.contains(&e.name)).map(|e| e.name.clone()).collect();
@@ -507,9 +509,10 @@ impl App {
         })
     }
 
-    /// The servers (and in Patchbay's form, providers) as JSON text, secrets as placeholders.
-    pub fn export_config(&self, format: ExportFormat) -> Result<String, AppError> {
-        let options = ExportOptions { format, include_secrets: false };
+    /// The servers (and in Patchbay's form, providers) as JSON text, secrets as placeholders
+    /// unless `include_secrets` (the user asked for the values, after a warning).
+    pub fn export_config(&self, format: ExportFormat, include_secrets: bool) -> Result<String, AppError> {
+        let options = ExportOptions { format, include_secrets };
         Ok(self.inner.config.export(options, self.inner.secrets.as_ref())?)
     }
 }

@@ -65,7 +65,8 @@ impl fmt::Display for ImportIssue {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct ImportOptions {
-    /// Extra fields to treat as secrets, by server name (as written in the text) and env/header name.
+    /// Extra fields to treat as secrets, by server name (as stored, after normalisation) and
+    /// env/header name.
     pub secret_fields: BTreeMap<String, BTreeSet<String>>,
 }
 
@@ -519,7 +520,7 @@ fn read_patchbay(root: &Node, options: &ImportOptions, doc: &mut Document) {
                 check_name(&raw_name, &path, &mut parsed.issues);
                 server.name = parsed.name.clone();
                 check_transport(&server.transport, &path, &mut parsed.issues);
-                let marked = options.secret_fields.get(&raw_name);
+                let marked = options.secret_fields.get(&parsed.name);
                 let server_name = parsed.name.clone();
                 let fields = server.transport.values_mut().into_iter();
                 for (group, values) in fields {
@@ -684,7 +685,7 @@ fn read_server(raw_name: &str, path: &str, node: &Node, options: &ImportOptions)
         p.issues.push(issue(&p.source, format!("expected a server object, found {}", node.describe())));
         return p;
     };
-    let marked = options.secret_fields.get(raw_name);
+    let marked = options.secret_fields.get(&name);
     let mut command = None;
     let mut args = Vec::new();
     let mut env = BTreeMap::new();

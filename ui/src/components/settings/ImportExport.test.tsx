@@ -73,7 +73,7 @@ describe("ImportExport", () => {
     expect((screen.getByLabelText("Import clash") as HTMLInputElement).checked).toBe(false);
     fireEvent.click(screen.getByLabelText("Import clash"));
     fireEvent.click(screen.getByRole("button", { name: "Apply 3 changes" }));
-    expect(ipc.importApply).toHaveBeenCalledWith(text, ["fresh", "files", "clash"], false, {});
+    expect(ipc.importApply).toHaveBeenCalledWith(text, ["fresh", "files", "clash"], false, {}, {});
     expect((await screen.findByTestId("import-report")).textContent).toBe("Imported: 1 added, 2 updated, 1 skipped.");
   });
 
@@ -106,7 +106,7 @@ describe("ImportExport", () => {
     fireEvent.click(screen.getByLabelText("Replace all: delete the servers this config does not name"));
     expect(screen.getByTestId("import-removes").textContent).toBe("Deletes: old, older");
     fireEvent.click(screen.getByRole("button", { name: "Apply 1 changes" }));
-    expect(ipc.importApply).toHaveBeenCalledWith("{}", ["github"], true, { "gh-token": "ghp-typed" });
+    expect(ipc.importApply).toHaveBeenCalledWith("{}", ["github"], true, { "gh-token": "ghp-typed" }, {});
     expect((await screen.findByTestId("import-report")).textContent).toBe(
       "Imported: 1 added, 0 updated, 0 skipped. Deleted: old, older.",
     );
@@ -134,12 +134,47 @@ describe("ImportExport", () => {
     await waitFor(() => expect(ipc.importPreview).toHaveBeenCalledWith('{"mcpServers": {"x": {"command": "y"}}}'));
   });
 
-  it("exports in the chosen format", async () => {
+  it("moves the plain values the user marks into the keyring", async () => {
+    const ipc = fake();
+    const db = cfg("db");
+    db.transport = { type: "stdio", command: "pg", args: [], env: { DSN: { plain: "postgres://u:p@h/db" }, MODE: { plain: "fast" }, KEY: { secret: "mcp/db/KEY" } }, cwd: null };
+    const remote = cfg("remote");
+    remote.transport = { type: "streamable_http", url: "https://x.test/mcp", headers: { "X-Team": { plain: "t1" } } };
+    ipc.importPreview = vi.fn(() =>
+      Promise.resolve({
+        ...preview,
+        entries: [
+          { name: "db", status: "new", incoming: db, diff: [], detail: null },
+          { name: "remote", status: "new", incoming: remote, diff: [], detail: null },
+          { name: "same", status: "unchanged", incoming: db, diff: [], detail: null },
+        ],
+      } satisfies ImportPreview),
+    );
+    renderIn(<ImportExport ipc={ipc} />);
+    fireEvent.change(screen.getByLabelText("Paste a config (Claude Desktop, VS Code, Cursor…)"), { target: { value: "{}" } });
+    fireEvent.click(screen.getByRole("button", { name: "Preview" }));
+    // Only plain values are offered (KEY is a secret already); an unchanged entry offers none.
+    const rows = await screen.findAllByTestId("import-plain-fields");
+    expect(rows.map((r) => r.textContent)).toEqual(["Store in the keyring:DSNMODE", "Store in the keyring:X-Team"]);
+    fireEvent.click(screen.getByLabelText("Store DSN of db in the keyring"));
+    fireEvent.click(screen.getByLabelText("Store X-Team of remote in the keyring"));
+    fireEvent.click(screen.getByLabelText("Store MODE of db in the keyring"));
+    fireEvent.click(screen.getByLabelText("Store MODE of db in the keyring"));
+    fireEvent.click(screen.getByRole("button", { name: "Apply 2 changes" }));
+    expect(ipc.importApply).toHaveBeenCalledWith("{}", ["db", "remote"], false, {}, { db: ["DSN"], remote: ["X-Team"] });
+  });
+
+  it("exports in the chosen format, with secret values only after a warning", async () => {
     const ipc = fake();
     renderIn(<ImportExport ipc={ipc} />);
     fireEvent.change(screen.getByLabelText("Format"), { target: { value: "vscode" } });
     fireEvent.click(screen.getByRole("button", { name: "Export to a file…" }));
-    expect(ipc.exportConfig).toHaveBeenCalledWith("vscode");
+    expect(ipc.exportConfig).toHaveBeenCalledWith("vscode", false);
     expect(await screen.findByText("Saved to /home/me/claude_desktop_config.json.")).toBeTruthy();
+    expect(screen.queryByTestId("export-secrets-warning")).toBeNull();
+    fireEvent.click(screen.getByLabelText("Include secret values"));
+    expect(screen.getByTestId("export-secrets-warning").textContent).toContain("plain text");
+    fireEvent.click(screen.getByRole("button", { name: "Export to a file…" }));
+    expect(ipc.exportConfig).toHaveBeenLastCalledWith("vscode", true);
   });
 });

@@ -1,10 +1,20 @@
 // Import: paste or pick a config file, see the preview (new / changed with
-// diff / unchanged / conflict), choose what to apply, merge or replace all, and
-// type the secrets a VS Code config asks for with `${input:…}`. Export in a chosen format
-// (the backend opens the save dialog and writes secrets as placeholders).
+// diff / unchanged / conflict), choose what to apply, merge or replace all,
+// type the secrets a VS Code config asks for with `${input:…}`, and mark plain
+// env/header values as secrets. Export in a chosen format (the backend opens the
+// save dialog and writes secrets as placeholders unless the user asks for values).
 import { useState } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
-import { toIpcError, type ExportFormat, type ImportPreview, type ImportReport, type ImportStatus, type Ipc, type IpcError } from "../../lib/ipc";
+import {
+  toIpcError,
+  type ExportFormat,
+  type ImportPreview,
+  type ImportReport,
+  type ImportStatus,
+  type Ipc,
+  type IpcError,
+  type McpServerConfig,
+} from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 
 export type ImportIpc = Pick<Ipc, "importPreview" | "importApply" | "exportConfig">;
@@ -15,6 +25,14 @@ const STATUS: Record<ImportStatus, MessageKey> = {
   unchanged: "import.unchanged",
   conflict: "import.conflict",
 };
+
+/** The env or header names whose values the import would store as plain text. */
+export function plainFields(config: McpServerConfig): string[] {
+  const values = config.transport.type === "stdio" ? config.transport.env : config.transport.headers;
+  return Object.entries(values)
+    .filter(([, v]) => "plain" in v)
+    .map(([k]) => k);
+}
 
 function readText(file: Blob): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -32,10 +50,12 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
   const [accept, setAccept] = useState<Set<string>>(new Set());
   const [replace, setReplace] = useState(false);
   const [answers, setAnswers] = useState<Record<string, string>>({});
+  const [marked, setMarked] = useState<Record<string, string[]>>({});
   const [report, setReport] = useState<ImportReport | null>(null);
   const [error, setError] = useState<IpcError | null>(null);
   const [format, setFormat] = useState<ExportFormat>("claude_desktop");
   const [exported, setExported] = useState<string | null>(null);
+  const [includeSecrets, setIncludeSecrets] = useState(false);
 
   const runPreview = (source: string) => {
     setReport(null);
@@ -46,6 +66,7 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
         setPreview(p);
         setReplace(false);
         setAnswers({});
+        setMarked({});
         // New and changed entries are taken by default; conflicts need a decision.
         setAccept(new Set(p.entries.filter((e) => e.status === "new" || e.status === "changed").map((e) => e.name)));
       })
@@ -57,7 +78,7 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
 
   const apply = () => {
     ipc
-      .importApply(text, [...accept], replace, answers)
+      .importApply(text, [...accept], replace, answers, marked)
       .then((r) => {
         setReport(r);
         setPreview(null);
@@ -125,6 +146,25 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
                   <span className={`badge ${e.status}`}>{t(STATUS[e.status])}</span>
                 </label>
                 {e.detail && <p className="muted">{e.detail}</p>}
+                {e.status !== "unchanged" && plainFields(e.incoming).length > 0 && (
+                  <div className="row" data-testid="import-plain-fields">
+                    <span className="muted">{t("import.markSecret")}</span>
+                    {plainFields(e.incoming).map((field) => (
+                      <label key={field} className="row">
+                        <input
+                          type="checkbox"
+                          aria-label={t("import.markSecretField", { name: e.name, field })}
+                          checked={marked[e.name]?.includes(field) ?? false}
+                          onChange={(ev) => {
+                            const rest = (marked[e.name] ?? []).filter((f) => f !== field);
+                            setMarked({ ...marked, [e.name]: ev.target.checked ? [...rest, field] : rest });
+                          }}
+                        />
+                        <code>{field}</code>
+                      </label>
+                    ))}
+                  </div>
+                )}
                 {e.diff.length > 0 && (
                   <pre className="diff" data-testid="import-diff">
                     {e.diff.map((d, i) => (
@@ -200,7 +240,7 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
           id="export-button"
           onClick={() =>
             ipc
-              .exportConfig(format)
+              .exportConfig(format, includeSecrets)
               .then(setExported)
               .catch((e: unknown) => setError(toIpcError(e)))
           }
@@ -208,7 +248,17 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
           {t("export.button")}
         </button>
       </div>
-      <p className="muted">{t("export.secrets")}</p>
+      <label className="row">
+        <input type="checkbox" id="export-include-secrets" checked={includeSecrets} onChange={(ev) => setIncludeSecrets(ev.target.checked)} />
+        <span>{t("export.includeSecrets")}</span>
+      </label>
+      {includeSecrets ? (
+        <p className="warning-text" data-testid="export-secrets-warning">
+          {t("export.includeSecretsWarning")}
+        </p>
+      ) : (
+        <p className="muted">{t("export.secrets")}</p>
+      )}
       {exported && (
         <p role="status" className="ok-text">
           {t("export.done", { path: exported })}
