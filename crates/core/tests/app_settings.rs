@@ -104,6 +104,11 @@ async fn provider_keys_go_to_the_secret_store_and_are_never_listed() {
     bad.base_url = "not a url".into();
     assert_eq!(f.app.save_provider(bad, None).unwrap_err().kind(), ErrorKind::InvalidInput);
 
+    // Patchbay's form carries providers with key references; the preview names them.
+    let exported = f.app.export_config(ExportFormat::Patchbay, false).unwrap();
+    assert!(!exported.contains("sk-secret-2"), "{exported}");
+    assert_eq!(f.app.import_preview(&exported).unwrap().providers, ["deepseek"]);
+
     f.app.delete_provider("deepseek").unwrap();
     assert!(f.app.list_providers().unwrap().is_empty());
     assert_eq!(f.secrets.get(&secret).unwrap(), None, "the key is deleted with its provider");

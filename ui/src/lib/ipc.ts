@@ -403,6 +403,8 @@ export interface ImportPreview {
   inputs: ImportInput[];
   /** Stored servers that "replace all" would delete. */
   removed_on_replace: string[];
+  /** Provider profiles (Patchbay's form) that applying creates or replaces. */
+  providers: string[];
 }
 
 export interface ImportInput {

@@ -464,6 +464,7 @@ impl App {
             warnings,
             inputs,
             removed_on_replace: preview.removed_on_replace,
+            providers: preview.providers,
         })
     }
 

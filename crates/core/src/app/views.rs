@@ -545,6 +545,8 @@ pub struct ImportPreviewView {
     pub inputs: Vec<ImportInput>,
     /// Stored servers that "replace all" would delete.
     pub removed_on_replace: Vec<String>,
+    /// Provider profiles (Patchbay's form) that applying creates or replaces, by name.
+    pub providers: Vec<String>,
 }
 
 /// A VS Code `${input:…}` prompt of an import: a secret the user types in.

@@ -39,6 +39,7 @@ const preview: ImportPreview = {
   ],
   inputs: [],
   removed_on_replace: [],
+  providers: [],
 };
 
 function fake(): ImportIpc {
@@ -88,6 +89,7 @@ describe("ImportExport", () => {
         { id: "lint-key", description: null, servers: ["github"], set: true },
       ],
       removed_on_replace: ["old", "older"],
+      providers: ["ark"],
     };
     ipc.importPreview = vi.fn(() => Promise.resolve(vscode));
     ipc.importApply = vi.fn(() =>
@@ -97,6 +99,7 @@ describe("ImportExport", () => {
     fireEvent.change(screen.getByLabelText("Paste a config (Claude Desktop, VS Code, Cursor…)"), { target: { value: "{}" } });
     fireEvent.click(screen.getByRole("button", { name: "Preview" }));
     const token = (await screen.findByLabelText("GitHub token")) as HTMLInputElement;
+    expect(screen.getByTestId("import-providers").textContent).toBe("Providers created or replaced: ark (keys stay in the keyring).");
     expect(token.type).toBe("password");
     expect(screen.getAllByText("Used by github. Stored in the OS keyring; leave empty to set it later.")).toHaveLength(2);
     // An input without a description is labelled by its id; one already set says so.
@@ -156,6 +159,7 @@ describe("ImportExport", () => {
     // Only plain values are offered (KEY is a secret already); an unchanged entry offers none.
     const rows = await screen.findAllByTestId("import-plain-fields");
     expect(rows.map((r) => r.textContent)).toEqual(["Store in the keyring:DSNMODE", "Store in the keyring:X-Team"]);
+    expect(screen.queryByTestId("import-providers")).toBeNull();
     fireEvent.click(screen.getByLabelText("Store DSN of db in the keyring"));
     fireEvent.click(screen.getByLabelText("Store X-Team of remote in the keyring"));
     fireEvent.click(screen.getByLabelText("Store MODE of db in the keyring"));

@@ -178,6 +178,11 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
               </li>
             ))}
           </ul>
+          {preview.providers.length > 0 && (
+            <p className="muted" data-testid="import-providers">
+              {t("import.providers", { names: preview.providers.join(", ") })}
+            </p>
+          )}
           {preview.inputs.length > 0 && (
             <fieldset className="import-inputs" data-testid="import-inputs">
               <legend>{t("import.inputs")}</legend>
