@@ -1,0 +1,153 @@
+//! One tiny Python `MCPServer` (the official SDK, mcp 2.x) served over every
+//! transport a user meets: stdio, legacy SSE, stateful streamable HTTP and
+//! stateless streamable HTTP (no session id: each POST stands alone). Through
+//! the registry, each one lists and calls tools, routes a call's progress and
+//! log messages to that call, and serves a prompt and a resource.
+
+#[path = "mcp_common/mod.rs"]
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+use patchbay_core::config::{McpServerConfig, TransportConfig};
+use patchbay_core::mcp::{CallEvent, CallOptions};
+use patchbay_test_support::peers;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// `python server.py MODE [PORT]`; MODE is stdio, sse, stateful or stateless.
+const SERVER: &str = r#"
+import sys
+from mcp.server.mcpserver import MCPServer, Context
+import uvicorn
+
+mcp = MCPServer("tiny")
+
+@mcp.tool()
+def add(a: int, b: int) -> int:
+    """Adds two numbers."""
+    return a + b
+
+@mcp.tool()
+async def count(n: int, ctx: Context) -> str:
+    """Counts to n, reporting progress and logging each step."""
+    for i in range(1, n + 1):
+        await ctx.info(f"step {i}")
+        await ctx.report_progress(i, n, f"counted {i}")
+    return f"counted to {n}"
+
+@mcp.prompt()
+def greet(name: str) -> str:
+    """Greets someone."""
+    return f"Please greet {name} warmly."
+
+@mcp.resource("note://readme")
+def readme() -> str:
+    """A short note."""
+    return "tiny server notes"
+
+mode = sys.argv[1]
+if mode == "stdio":
+    mcp.run("stdio")
+else:
+    if mode == "sse":
+        app = mcp.sse_app()
+    else:
+        app = mcp.streamable_http_app(stateless_http=mode == "stateless")
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+"#;
+
+const MODES: [&str; 4] = ["stdio", "sse", "stateful", "stateless"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_server_works_over_stdio_sse_and_stateful_and_stateless_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = tmp.path().join("tiny_server.py");
+    std::fs::write(&script, SERVER).unwrap();
+    let script = script.to_str().unwrap().to_owned();
+    let python = peers::python().to_str().unwrap().to_owned();
+
+    let mut running = Vec::new();
+    let mut configs = vec![McpServerConfig::stdio("stdio", python.clone(), &[&script, "stdio"])];
+    for mode in &MODES[1..] {
+        let port = free_port();
+        let mut cmd = tokio::process::Command::new(&python);
+        cmd.arg(&script).arg(mode).arg(port.to_string());
+        running.push(spawn(&mut cmd, port).await);
+        let transport = match *mode {
+            "sse" => TransportConfig::Sse { url: format!("http://127.0.0.1:{port}/sse"), headers: BTreeMap::new() },
+            _ => TransportConfig::StreamableHttp {
+                url: format!("http://127.0.0.1:{port}/mcp"),
+                headers: BTreeMap::new(),
+            },
+        };
+        configs.push(McpServerConfig::with_transport(*mode, transport));
+    }
+    let registry = registry();
+    registry.configure(configs);
+    registry.start_all().await;
+
+    for mode in MODES {
+        start_ready(&registry, mode).await;
+        let mut tools: Vec<String> = registry.tools(mode).unwrap().into_iter().map(|t| t.name.to_string()).collect();
+        tools.sort();
+        assert_eq!(tools, ["add", "count"], "{mode}");
+
+        let sum = registry
+            .call_tool(mode, "add", json!({"a": 2, "b": 3}).as_object().cloned(), CallOptions::default(), ct())
+            .await
+            .unwrap();
+        assert_eq!(text(&sum), "5", "{mode}");
+
+        let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+        let options = CallOptions { timeout: None, events: Some(tx) };
+        let counted =
+            registry.call_tool(mode, "count", json!({"n": 3}).as_object().cloned(), options, ct()).await.unwrap();
+        assert_eq!(text(&counted), "counted to 3", "{mode}");
+        // Over HTTP the last notifications may race the result: wait briefly for them.
+        let mut events = Vec::new();
+        while events.len() < 6 {
+            match tokio::time::timeout(std::time::Duration::from_secs(2), rx.recv()).await {
+                Ok(Some(event)) => events.push(event),
+                _ => break,
+            }
+        }
+        let progress: Vec<(f64, Option<f64>, Option<String>)> = events
+            .iter()
+            .filter_map(|e| match e {
+                CallEvent::Progress { progress, total, message } => Some((*progress, *total, message.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(progress.first(), Some(&(1.0, Some(3.0), Some("counted 1".to_owned()))), "{mode}: {events:?}");
+        let logs: Vec<String> = events
+            .iter()
+            .filter_map(|e| match e {
+                CallEvent::Log(log) => Some(log.data.to_string()),
+                _ => None,
+            })
+            .collect();
+        assert!(logs.first().is_some_and(|l| l.contains("step 1")), "{mode}: {events:?}");
+
+        let prompts: Vec<String> = registry.prompts(mode).unwrap().into_iter().map(|p| p.name).collect();
+        assert_eq!(prompts, ["greet"], "{mode}");
+        let greeting =
+            registry.get_prompt(mode, "greet", json!({"name": "Ada"}).as_object().cloned(), ct()).await.unwrap();
+        let said = serde_json::to_string(&greeting.messages).unwrap();
+        assert!(said.contains("Please greet Ada warmly."), "{mode}: {said}");
+
+        let uris: Vec<String> = registry.resources(mode).unwrap().into_iter().map(|r| r.uri.clone()).collect();
+        assert_eq!(uris, ["note://readme"], "{mode}");
+        let note = registry.read_resource(mode, "note://readme", ct()).await.unwrap();
+        assert_eq!(note.contents.len(), 1, "{mode}: {note:?}");
+        let body = serde_json::to_value(&note.contents[0]).unwrap();
+        assert_eq!(body["text"], "tiny server notes", "{mode}: {body}");
+    }
+    registry.shutdown().await;
+    drop(running);
+}
+
+fn ct() -> CancellationToken {
+    CancellationToken::new()
+}
