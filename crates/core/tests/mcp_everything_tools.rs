@@ -1,5 +1,5 @@
 //! Every tool server-everything offers, called through the registry over
-//! stdio, and each result turned into the model's and the UI's copies: text,
+//! stdio, legacy SSE and streamable HTTP, and each result turned into the model's and the UI's copies: text,
 //! images, annotated content, resource links, embedded text and blob
 //! resources, `structuredContent`, and the server's own toggles. The tools
 //! that need a hook or a long wait (sampling, elicitation, roots, progress) have
@@ -8,10 +8,14 @@
 #[path = "mcp_common/mod.rs"]
 mod common;
 
+use std::collections::BTreeMap;
+
 use common::*;
+use patchbay_core::config::{McpServerConfig, TransportConfig};
 use patchbay_core::llm::ContentPart;
-use patchbay_core::mcp::CallOptions;
 use patchbay_core::mcp::content::{ResultLimits, for_model, for_ui};
+use patchbay_core::mcp::{CallOptions, McpRegistry};
+use patchbay_test_support::peers;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -43,17 +47,40 @@ const CALLED_HERE: [&str; 9] = [
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_tool_of_server_everything_answers_and_its_result_reaches_model_and_ui() {
+async fn every_tool_of_server_everything_answers_over_every_transport_and_reaches_model_and_ui() {
+    let mut running = Vec::new();
+    let mut configs = vec![everything_stdio("stdio")];
+    for (name, mode) in [("sse", "sse"), ("http", "streamableHttp")] {
+        let port = free_port();
+        let mut cmd = tokio::process::Command::new(peers::npm_bin("mcp-server-everything"));
+        cmd.arg(mode).env("PORT", port.to_string());
+        running.push(spawn(&mut cmd, port).await);
+        let transport = match name {
+            "sse" => TransportConfig::Sse { url: format!("http://127.0.0.1:{port}/sse"), headers: BTreeMap::new() },
+            _ => TransportConfig::StreamableHttp {
+                url: format!("http://127.0.0.1:{port}/mcp"),
+                headers: BTreeMap::new(),
+            },
+        };
+        configs.push(McpServerConfig::with_transport(name, transport));
+    }
     let registry = registry();
-    registry.configure([everything_stdio("everything")]);
-    start_ready(&registry, "everything").await;
+    registry.configure(configs);
+    registry.start_all().await;
+    for server in ["stdio", "sse", "http"] {
+        start_ready(&registry, server).await;
+        every_tool(&registry, server).await;
+    }
+    registry.shutdown().await;
+    drop(running);
+}
 
-    let mut offered: Vec<String> =
-        registry.tools("everything").unwrap().into_iter().map(|t| t.name.to_string()).collect();
+async fn every_tool(registry: &McpRegistry, server: &'static str) {
+    let mut offered: Vec<String> = registry.tools(server).unwrap().into_iter().map(|t| t.name.to_string()).collect();
     offered.sort();
     let mut known: Vec<String> = COVERED_ELSEWHERE.iter().chain(&CALLED_HERE).map(|s| (*s).to_owned()).collect();
     known.sort();
-    assert_eq!(offered, known, "a tool is offered that no test calls, or a tested one is gone");
+    assert_eq!(offered, known, "{server}: a tool is offered that no test calls, or a tested one is gone");
     assert!(NEED_HOOKS.iter().all(|t| !offered.iter().any(|o| o == t)), "{offered:?}");
 
     let limits = ResultLimits::default();
@@ -61,15 +88,9 @@ async fn every_tool_of_server_everything_answers_and_its_result_reaches_model_an
         let registry = registry.clone();
         async move {
             registry
-                .call_tool(
-                    "everything",
-                    tool,
-                    args.as_object().cloned(),
-                    CallOptions::default(),
-                    CancellationToken::new(),
-                )
+                .call_tool(server, tool, args.as_object().cloned(), CallOptions::default(), CancellationToken::new())
                 .await
-                .unwrap_or_else(|e| panic!("{tool}: {e}"))
+                .unwrap_or_else(|e| panic!("{server} {tool}: {e}"))
         }
     };
 
@@ -107,7 +128,7 @@ async fn every_tool_of_server_everything_answers_and_its_result_reaches_model_an
     assert_eq!(uris.len(), 3, "{uris:?}");
     assert!(uris.iter().all(|u| u.starts_with("demo://resource/")), "{uris:?}");
     // A link can be followed with resources/read.
-    let read = registry.read_resource("everything", &uris[1], CancellationToken::new()).await.unwrap();
+    let read = registry.read_resource(server, &uris[1], CancellationToken::new()).await.unwrap();
     assert!(!read.contents.is_empty());
 
     // An embedded text resource becomes text for the model, with its URI.
@@ -143,7 +164,7 @@ async fn every_tool_of_server_everything_answers_and_its_result_reaches_model_an
     )
     .await;
     let ContentPart::ResourceLink { uri, .. } = &for_model(&link, &limits).parts[0] else { panic!("{link:?}") };
-    let read = registry.read_resource("everything", uri, CancellationToken::new()).await.unwrap();
+    let read = registry.read_resource(server, uri, CancellationToken::new()).await.unwrap();
     assert!(serde_json::to_string(&read).unwrap().contains("H4sI"));
 
     // The server's toggles answer on and off.
@@ -161,7 +182,6 @@ async fn every_tool_of_server_everything_answers_and_its_result_reaches_model_an
     assert!(text_of(&model.parts).contains("requires task augmentation"), "{:?}", model.parts);
     // The session is still usable.
     assert_eq!(text(&call("get-sum", json!({"a": 1, "b": 2})).await), "The sum of 1 and 2 is 3.");
-    registry.shutdown().await;
 }
 
 fn kind(part: &ContentPart) -> &'static str {
