@@ -1,0 +1,145 @@
+//! `notifications/{tools,resources,prompts}/list_changed` from a real server
+//! refresh the registry's catalogue (and say so with
+//! `McpEvent::CatalogueChanged`), over stdio and streamable HTTP: a Python
+//! `MCPServer` whose `grow` tool adds a tool, a resource and a prompt,
+//! removes a tool, and announces each list change.
+
+#[path = "mcp_common/mod.rs"]
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use common::*;
+use patchbay_core::config::{McpServerConfig, TransportConfig};
+use patchbay_core::mcp::{CallOptions, McpEvent, McpRegistry};
+use patchbay_test_support::peers;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// `python server.py stdio` or `python server.py http PORT`.
+const SERVER: &str = r#"
+import sys
+from mcp.server.mcpserver import MCPServer, Context
+import uvicorn
+
+mcp = MCPServer("growing")
+
+@mcp.tool()
+def shrinking() -> str:
+    """Removed by grow."""
+    return "still here"
+
+@mcp.tool()
+async def grow(ctx: Context) -> str:
+    """Adds a tool, a resource and a prompt, removes `shrinking`, and announces it."""
+    def added(word: str) -> str:
+        """Added at run time."""
+        return f"added says {word}"
+    mcp.add_tool(added)
+    mcp.remove_tool("shrinking")
+    def grown_note() -> str:
+        """Added at run time."""
+        return "grown note"
+    mcp.resource("note://grown")(grown_note)
+    def welcome(name: str) -> str:
+        """Added at run time."""
+        return f"Welcome {name}."
+    mcp.prompt()(welcome)
+    await ctx.session.send_tool_list_changed()
+    await ctx.session.send_resource_list_changed()
+    await ctx.session.send_prompt_list_changed()
+    return "grown"
+
+if sys.argv[1] == "stdio":
+    mcp.run("stdio")
+else:
+    uvicorn.run(mcp.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changed_notifications_refresh_tools_resources_and_prompts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = tmp.path().join("growing_server.py");
+    std::fs::write(&script, SERVER).unwrap();
+    let script = script.to_str().unwrap().to_owned();
+    let python = peers::python().to_str().unwrap().to_owned();
+    let port = free_port();
+    let mut cmd = tokio::process::Command::new(&python);
+    cmd.arg(&script).arg("http").arg(port.to_string());
+    let _http_server = spawn(&mut cmd, port).await;
+
+    let registry = registry();
+    registry.configure([
+        McpServerConfig::stdio("stdio", python, &[&script, "stdio"]),
+        McpServerConfig::with_transport(
+            "http",
+            TransportConfig::StreamableHttp { url: format!("http://127.0.0.1:{port}/mcp"), headers: BTreeMap::new() },
+        ),
+    ]);
+    registry.start_all().await;
+    for server in ["stdio", "http"] {
+        start_ready(&registry, server).await;
+        grows(&registry, server).await;
+    }
+    registry.shutdown().await;
+}
+
+async fn grows(registry: &McpRegistry, server: &str) {
+    assert_eq!(tools(registry, server), ["grow", "shrinking"]);
+    assert!(registry.resources(server).unwrap().is_empty());
+    assert!(registry.prompts(server).unwrap().is_empty());
+
+    let mut events = registry.subscribe();
+    let grown =
+        registry.call_tool(server, "grow", None, CallOptions::default(), CancellationToken::new()).await.unwrap();
+    assert_eq!(text(&grown), "grown");
+
+    // Each notification refreshes its list; wait until all three have landed.
+    let refreshed = async {
+        loop {
+            match events.recv().await {
+                Ok(McpEvent::CatalogueChanged { server: s }) if s == server => {
+                    let resources = registry.resources(server).unwrap();
+                    let prompts = registry.prompts(server).unwrap();
+                    if tools(registry, server) == ["added", "grow"] && resources.len() == 1 && prompts.len() == 1 {
+                        return (resources, prompts);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => panic!("{server}: event stream ended: {e}"),
+            }
+        }
+    };
+    let (resources, prompts) = tokio::time::timeout(Duration::from_secs(20), refreshed)
+        .await
+        .unwrap_or_else(|_| panic!("{server}: catalogue not refreshed: tools {:?}", tools(registry, server)));
+    assert_eq!(resources[0].uri, "note://grown");
+    assert_eq!(prompts[0].name, "welcome");
+
+    // The new entries work; the removed tool is gone for the server too.
+    let added = registry
+        .call_tool(
+            server,
+            "added",
+            json!({"word": "hi"}).as_object().cloned(),
+            CallOptions::default(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&added), "added says hi");
+    let note = registry.read_resource(server, "note://grown", CancellationToken::new()).await.unwrap();
+    assert!(serde_json::to_string(&note).unwrap().contains("grown note"));
+    let prompt = registry
+        .get_prompt(server, "welcome", json!({"name": "Ada"}).as_object().cloned(), CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(serde_json::to_string(&prompt).unwrap().contains("Welcome Ada."));
+}
+
+fn tools(registry: &McpRegistry, server: &str) -> Vec<String> {
+    let mut names: Vec<String> = registry.tools(server).unwrap().into_iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    names
+}
