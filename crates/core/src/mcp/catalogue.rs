@@ -2,8 +2,10 @@
 //!
 //! Fetched page by page (`cursor`) after the handshake and again when the server
 //! sends a `list_changed` notification. Lists a server does not declare in its
-//! capabilities stay empty. A page limit and a timeout bound a server that
-//! never stops paginating.
+//! capabilities stay empty, and so does a declared list whose method the server
+//! answers with "method not found" (many servers declare `resources` without
+//! implementing `resources/templates/list`): that is logged, not fatal. A page
+//! limit and a timeout bound a server that never stops paginating.
 
 use std::time::Duration;
 
@@ -15,6 +17,20 @@ use super::client::ListChanged;
 
 /// Pages fetched per list before giving up.
 const MAX_PAGES: usize = 1000;
+
+/// JSON-RPC "method not found".
+const METHOD_NOT_FOUND: i32 = -32601;
+
+/// A list the server declared but does not implement is empty.
+fn or_empty<T>(server: &str, list: &str, fetched: Result<Vec<T>, McpError>) -> Result<Vec<T>, McpError> {
+    match fetched {
+        Err(McpError::Server { code: METHOD_NOT_FOUND, message, .. }) => {
+            tracing::warn!(server, list, %message, "the server declares this list but does not implement it");
+            Ok(Vec::new())
+        }
+        other => other,
+    }
+}
 
 /// One server's catalogue.
 #[derive(Debug, Clone, Default)]
@@ -81,12 +97,16 @@ impl Catalogue {
         let caps = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
         let work = async {
             match list {
-                ListChanged::Tools if caps.tools.is_some() => self.tools = tools(server, peer).await?,
-                ListChanged::Resources if caps.resources.is_some() => {
-                    self.resources = resources(server, peer).await?;
-                    self.resource_templates = templates(server, peer).await?;
+                ListChanged::Tools if caps.tools.is_some() => {
+                    self.tools = or_empty(server, "tools", tools(server, peer).await)?
                 }
-                ListChanged::Prompts if caps.prompts.is_some() => self.prompts = prompts(server, peer).await?,
+                ListChanged::Resources if caps.resources.is_some() => {
+                    self.resources = or_empty(server, "resources", resources(server, peer).await)?;
+                    self.resource_templates = or_empty(server, "resource templates", templates(server, peer).await)?;
+                }
+                ListChanged::Prompts if caps.prompts.is_some() => {
+                    self.prompts = or_empty(server, "prompts", prompts(server, peer).await)?
+                }
                 _ => {}
             }
             Ok::<_, McpError>(())
