@@ -125,13 +125,8 @@ uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_requiring_an_auth_header_gets_it_from_the_secret_store() {
-    let port = free_port();
-    let tmp = tempfile::tempdir().unwrap();
-    let script = tmp.path().join("auth_server.py");
-    std::fs::write(&script, AUTH_SERVER).unwrap();
-    let mut cmd = tokio::process::Command::new(peers::python());
-    cmd.arg(&script).arg(port.to_string());
-    let _server = spawn(&mut cmd, port).await;
+    let server = PyServer::new(AUTH_SERVER);
+    let (_server, port) = server.serve(&[]).await;
 
     let secrets = Arc::new(MemoryStore::new());
     secrets.set("mcp/auth/token", "sekrit").unwrap();

@@ -13,7 +13,6 @@ use std::time::Duration;
 use common::*;
 use patchbay_core::config::{McpServerConfig, TransportConfig};
 use patchbay_core::mcp::{CallOptions, McpEvent, McpRegistry};
-use patchbay_test_support::peers;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -59,19 +58,12 @@ else:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changed_notifications_refresh_tools_resources_and_prompts() {
-    let tmp = tempfile::tempdir().unwrap();
-    let script = tmp.path().join("growing_server.py");
-    std::fs::write(&script, SERVER).unwrap();
-    let script = script.to_str().unwrap().to_owned();
-    let python = peers::python().to_str().unwrap().to_owned();
-    let port = free_port();
-    let mut cmd = tokio::process::Command::new(&python);
-    cmd.arg(&script).arg("http").arg(port.to_string());
-    let _http_server = spawn(&mut cmd, port).await;
+    let server = PyServer::new(SERVER);
+    let (_http_server, port) = server.serve(&["http"]).await;
 
     let registry = registry();
     registry.configure([
-        McpServerConfig::stdio("stdio", python, &[&script, "stdio"]),
+        server.stdio("stdio", &["stdio"]),
         McpServerConfig::with_transport(
             "http",
             TransportConfig::StreamableHttp { url: format!("http://127.0.0.1:{port}/mcp"), headers: BTreeMap::new() },

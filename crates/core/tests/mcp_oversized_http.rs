@@ -17,7 +17,6 @@ use common::*;
 use patchbay_core::config::{McpServerConfig, TransportConfig};
 use patchbay_core::mcp::frame::MAX_MESSAGE_BYTES;
 use patchbay_core::mcp::{CallOptions, McpError};
-use patchbay_test_support::peers;
 use tokio_util::sync::CancellationToken;
 
 /// A Python `MCPServer` on streamable HTTP; `json` answers POSTs with JSON bodies.
@@ -38,23 +37,19 @@ def small() -> str:
     """Answers briefly."""
     return "still here"
 
-app = mcp.streamable_http_app(json_response=sys.argv[2] == "json")
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+app = mcp.streamable_http_app(json_response=sys.argv[1] == "json")
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_100_mb_answer_over_http_fails_its_call_and_the_session_stays_usable() {
-    let tmp = tempfile::tempdir().unwrap();
-    let script = tmp.path().join("huge_server.py");
-    std::fs::write(&script, SERVER).unwrap();
+    let server = PyServer::new(SERVER);
     let registry = registry();
     let mut peers_running = Vec::new();
     let mut configs = Vec::new();
     for mode in ["sse", "json"] {
-        let port = free_port();
-        let mut cmd = tokio::process::Command::new(peers::python());
-        cmd.arg(&script).arg(port.to_string()).arg(mode);
-        peers_running.push(spawn(&mut cmd, port).await);
+        let (peer, port) = server.serve(&[mode]).await;
+        peers_running.push(peer);
         let url = format!("http://127.0.0.1:{port}/mcp");
         configs.push(McpServerConfig::with_transport(
             mode,

@@ -9,8 +9,6 @@
 mod common;
 
 use common::*;
-use patchbay_core::config::McpServerConfig;
-use patchbay_test_support::peers;
 
 const SERVER: &str = r#"
 import anyio
@@ -50,15 +48,9 @@ anyio.run(main)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_registry_follows_every_cursor_of_a_paged_catalogue() {
-    let tmp = tempfile::tempdir().unwrap();
-    let script = tmp.path().join("paged_server.py");
-    std::fs::write(&script, SERVER).unwrap();
+    let server = PyServer::new(SERVER);
     let registry = registry();
-    registry.configure([McpServerConfig::stdio(
-        "paged",
-        peers::python().to_str().unwrap(),
-        &[script.to_str().unwrap()],
-    )]);
+    registry.configure([server.stdio("paged", &[])]);
     start_ready(&registry, "paged").await;
 
     let tools: Vec<String> = registry.tools("paged").unwrap().into_iter().map(|t| t.name.to_string()).collect();

@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use common::*;
 use patchbay_core::config::{McpServerConfig, TransportConfig};
 use patchbay_core::mcp::{CallEvent, CallOptions};
-use patchbay_test_support::peers;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -62,19 +61,12 @@ const MODES: [&str; 4] = ["stdio", "sse", "stateful", "stateless"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_server_works_over_stdio_sse_and_stateful_and_stateless_http() {
-    let tmp = tempfile::tempdir().unwrap();
-    let script = tmp.path().join("tiny_server.py");
-    std::fs::write(&script, SERVER).unwrap();
-    let script = script.to_str().unwrap().to_owned();
-    let python = peers::python().to_str().unwrap().to_owned();
-
+    let server = PyServer::new(SERVER);
     let mut running = Vec::new();
-    let mut configs = vec![McpServerConfig::stdio("stdio", python.clone(), &[&script, "stdio"])];
+    let mut configs = vec![server.stdio("stdio", &["stdio"])];
     for mode in &MODES[1..] {
-        let port = free_port();
-        let mut cmd = tokio::process::Command::new(&python);
-        cmd.arg(&script).arg(mode).arg(port.to_string());
-        running.push(spawn(&mut cmd, port).await);
+        let (peer, port) = server.serve(&[mode]).await;
+        running.push(peer);
         let transport = match *mode {
             "sse" => TransportConfig::Sse { url: format!("http://127.0.0.1:{port}/sse"), headers: BTreeMap::new() },
             _ => TransportConfig::StreamableHttp {

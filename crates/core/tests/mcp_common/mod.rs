@@ -133,3 +133,35 @@ pub fn peak_rss() -> usize {
     let kb: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
     kb * 1024
 }
+
+/// A Python MCP server (official SDK) written to a temporary folder and run
+/// with the peers' Python.
+pub struct PyServer {
+    _dir: tempfile::TempDir,
+    pub python: String,
+    pub script: String,
+}
+
+impl PyServer {
+    pub fn new(source: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("server.py");
+        std::fs::write(&script, source).unwrap();
+        let python = peers::python().to_str().unwrap().to_owned();
+        Self { script: script.to_str().unwrap().to_owned(), python, _dir: dir }
+    }
+
+    /// A stdio server config: `python server.py ARGS…`.
+    pub fn stdio(&self, name: &str, args: &[&str]) -> McpServerConfig {
+        let args: Vec<&str> = std::iter::once(self.script.as_str()).chain(args.iter().copied()).collect();
+        McpServerConfig::stdio(name, self.python.as_str(), &args)
+    }
+
+    /// Starts `python server.py ARGS… PORT` on a free port and waits until it listens.
+    pub async fn serve(&self, args: &[&str]) -> (Peer, u16) {
+        let port = free_port();
+        let mut cmd = tokio::process::Command::new(&self.python);
+        cmd.arg(&self.script).args(args).arg(port.to_string());
+        (spawn(&mut cmd, port).await, port)
+    }
+}
