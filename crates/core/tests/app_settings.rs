@@ -323,6 +323,27 @@ async fn assistants_and_general_settings_round_trip() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_up_loads_the_search_index_before_the_first_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = DataDir::new(dir.path().join("data"));
+    let store = Store::open(&data).unwrap();
+    let events = Arc::new(Recorder::default());
+    let app = App::open(data, store, Arc::new(MemoryStore::default()), events).unwrap().with_env(|_| None);
+    assert!(!app.kb_search_ready(), "nothing is loaded before start");
+    app.start().unwrap();
+    // The shipped samples are indexed, then the index is loaded: no search is made.
+    for _ in 0..600 {
+        if app.kb_search_ready() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(app.kb_search_ready(), "the search index was not loaded after start-up");
+    assert!(app.kb_status().unwrap().iter().any(|f| f.documents > 0), "the samples were indexed first");
+    app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_folder_is_indexed_in_the_background_and_searchable() {
     let f = open();
     let folder = f.dir.path().join("notes");

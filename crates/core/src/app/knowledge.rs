@@ -8,8 +8,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
 use super::views::{
     KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbProgress, KbProgressCount, document_title,
 };
@@ -155,9 +153,19 @@ impl App {
 
     /// Brings every folder's index up to date, then keeps it current while
     /// files change (called at start and whenever the folder list changes).
+    /// Once caught up, the search structures are loaded in the background.
     pub(crate) fn catch_up_and_watch(&self) -> Result<(), AppError> {
         self.watch_folders();
-        self.spawn_index(self.kb().folders()?)
+        let folders = self.kb().folders()?;
+        let app = self.clone();
+        self.spawn(async move {
+            for folder in folders {
+                app.index_folder(folder).await;
+            }
+            if let Err(e) = app.kb().warm_up(&app.inner.shutdown).await {
+                tracing::warn!("loading the knowledge-base search index failed: {e}");
+            }
+        })
     }
 
     /// (Re)starts the watcher over the current folders. A folder that cannot
@@ -225,7 +233,7 @@ impl App {
             let folder = key.display().to_string();
             inner.events.kb_progress(KbProgress { folder, done: count.done, total: count.total });
         });
-        let result = self.kb().index_folders(std::slice::from_ref(&folder), progress, &CancellationToken::new()).await;
+        let result = self.kb().index_folders(std::slice::from_ref(&folder), progress, &self.inner.shutdown).await;
         let error = result.err().map(|e| e.to_string());
         if let Some(e) = &error {
             tracing::warn!(folder = %folder.display(), "indexing failed: {e}");
@@ -251,6 +259,12 @@ impl App {
                 Ok(KbDocument { title: document_title(&path), path, chunks })
             })
             .collect()
+    }
+
+    /// Whether knowledge-base searches are served from memory: true once the
+    /// start-up catch-up has loaded the search index (or a search did).
+    pub fn kb_search_ready(&self) -> bool {
+        self.kb().chunk_index().is_warm()
     }
 
     /// Searches the knowledge base in its default mode, best first.

@@ -229,6 +229,8 @@ struct Inner {
     roots_sync: tokio::sync::Mutex<()>,
     /// Environment lookup for the provider fallback (`OPENAI_API_KEY`, …).
     env: Box<EnvLookup>,
+    /// Fired by [`App::shutdown`]: background indexing and loading stop.
+    shutdown: tokio_util::sync::CancellationToken,
 }
 
 /// The app's services for one data directory. Cheap to clone.
@@ -277,6 +279,7 @@ impl App {
             server_requests: Mutex::default(),
             roots_sync: tokio::sync::Mutex::default(),
             env: Box::new(|k| std::env::var(k).ok()),
+            shutdown: tokio_util::sync::CancellationToken::new(),
         };
         Ok(Self { inner: Arc::new(inner) })
     }
@@ -346,8 +349,9 @@ impl App {
         Ok(())
     }
 
-    /// Stops every turn and server (on exit).
+    /// Stops every turn, background indexing and every server (on exit).
     pub async fn shutdown(&self) {
+        self.inner.shutdown.cancel();
         for control in lock(&self.inner.turns).values() {
             control.stop();
         }

@@ -315,6 +315,17 @@ impl KnowledgeBase {
             .map_err(|e| RagError::Io { path: PathBuf::new(), source: std::io::Error::other(e.to_string()) })?
     }
 
+    /// Loads the BM25 search structures in the background thread pool, so the
+    /// first search after start-up does not build them; returns when they are
+    /// loaded or `cancel` fired.
+    pub async fn warm_up(&self, cancel: &CancellationToken) -> Result<(), RagError> {
+        let index = Arc::clone(&self.index);
+        let cancel = cancel.clone();
+        tokio::task::spawn_blocking(move || index.warm_up(&cancel))
+            .await
+            .map_err(|e| RagError::Io { path: PathBuf::new(), source: std::io::Error::other(e.to_string()) })?
+    }
+
     /// Mode used when the caller does not choose: hybrid with embeddings, else BM25.
     pub fn default_mode(&self) -> SearchMode {
         if self.embedder.is_some() { SearchMode::Hybrid } else { SearchMode::Bm25 }

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use rusqlite::{OptionalExtension, params};
+use tokio_util::sync::CancellationToken;
 
 use super::RagError;
 use super::bm25::Bm25Index;
@@ -63,6 +64,11 @@ pub trait ChunkIndex: Send + Sync {
     fn documents(&self, folder: &Path) -> Result<Vec<PathBuf>, RagError>;
     /// Best chunks for analysed query terms, by BM25.
     fn bm25(&self, terms: &[String], top_k: usize) -> Result<Vec<Passage>, RagError>;
+    /// Loads what BM25 searches need into memory now, so that the first query
+    /// does not wait for it; stops early (loading nothing) when `cancel` fires.
+    fn warm_up(&self, cancel: &CancellationToken) -> Result<(), RagError>;
+    /// Whether the BM25 search structures are in memory.
+    fn is_warm(&self) -> bool;
     /// Nearest chunks to `vector` among those embedded with `model` (cosine similarity).
     fn nearest(&self, vector: &[f32], model: &str, top_k: usize) -> Result<Vec<Passage>, RagError>;
     /// The chunks of one document, in order.
@@ -70,6 +76,9 @@ pub trait ChunkIndex: Send + Sync {
     /// Counts for the status page.
     fn totals(&self) -> Result<IndexTotals, RagError>;
 }
+
+/// Chunks read per database access while the postings are built.
+const POSTINGS_BATCH: i64 = 4096;
 
 /// Embeddings of one model held in memory for exact search.
 struct VectorCache {
@@ -127,24 +136,42 @@ impl SqliteIndex {
     }
 
     /// Builds the BM25 postings from the stored terms unless they are built.
-    fn load_postings(&self) -> Result<(), RagError> {
-        if self.postings.read().unwrap_or_else(|p| p.into_inner()).is_some() {
+    /// Builds the postings from the stored terms unless they are built;
+    /// leaves them unbuilt when `cancel` fires first. The rows are read in
+    /// batches, so other users of the database wait for one batch at most;
+    /// writes to the index wait for the whole build (they need the postings).
+    fn load_postings(&self, cancel: &CancellationToken) -> Result<(), RagError> {
+        if self.is_warm() {
             return Ok(());
         }
         let mut guard = self.postings.write().unwrap_or_else(|p| p.into_inner());
         if guard.is_some() {
             return Ok(());
         }
-        let index = self.store.read(|c| {
-            let mut stmt = c.prepare("SELECT id, terms FROM kb_chunks ORDER BY id")?;
-            let mut rows = stmt.query([])?;
-            let mut index = Bm25Index::default();
-            while let Some(row) = rows.next()? {
-                index.add(row.get(0)?, row.get_ref(1)?.as_str()?);
+        let mut index = Bm25Index::default();
+        let mut after = i64::MIN;
+        loop {
+            if cancel.is_cancelled() {
+                return Ok(());
             }
-            index.shrink_to_fit();
-            Ok(index)
-        })?;
+            let last = self.store.read(|c| {
+                let mut stmt =
+                    c.prepare_cached("SELECT id, terms FROM kb_chunks WHERE id > ?1 ORDER BY id LIMIT ?2")?;
+                let mut rows = stmt.query(params![after, POSTINGS_BATCH])?;
+                let mut last = None;
+                while let Some(row) = rows.next()? {
+                    let id = row.get(0)?;
+                    index.add(id, row.get_ref(1)?.as_str()?);
+                    last = Some(id);
+                }
+                Ok(last)
+            })?;
+            match last {
+                Some(id) => after = id,
+                None => break,
+            }
+        }
+        index.shrink_to_fit();
         *guard = Some(index);
         Ok(())
     }
@@ -295,10 +322,18 @@ impl ChunkIndex for SqliteIndex {
         if terms.is_empty() || top_k == 0 {
             return Ok(Vec::new());
         }
-        self.load_postings()?;
+        self.load_postings(&CancellationToken::new())?;
         let scored =
             self.postings.read().unwrap_or_else(|p| p.into_inner()).as_ref().map(|index| index.search(terms, top_k));
         self.passages_by_id(&scored.unwrap_or_default())
+    }
+
+    fn warm_up(&self, cancel: &CancellationToken) -> Result<(), RagError> {
+        self.load_postings(cancel)
+    }
+
+    fn is_warm(&self) -> bool {
+        self.postings.read().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
     fn nearest(&self, vector: &[f32], model: &str, top_k: usize) -> Result<Vec<Passage>, RagError> {
