@@ -1,10 +1,11 @@
 //! Incremental indexing of registered folders, and the watcher that keeps it current.
 //!
-//! A run walks each folder (following symlinks, with loops detected), reports
-//! progress per file, and for each file (on a helper thread, a few files
-//! ahead of the writer): reads it (refusing FIFOs and files
-//! above the size limit), hashes it, and only when the fingerprint (content
-//! hash + chunking settings + embeddings model) changed extracts, chunks,
+//! A run walks each folder (following symlinks, with loops detected), reads
+//! the folder's stored fingerprints once, reports progress per file, and for
+//! each file (on a helper thread, a few files ahead of the writer): reads it
+//! (refusing FIFOs and files above the size limit), hashes it, and only when
+//! the fingerprint (content hash + chunking settings + embeddings model)
+//! changed extracts, chunks,
 //! analyses, embeds and writes it in one transaction. Files that vanished are
 //! dropped from the index. Every problem with one file becomes a
 //! [`SkippedFile`] and the run goes on; only database and embeddings failures
@@ -111,21 +112,25 @@ impl Job {
         let total: usize = plan.iter().map(|(_, files, _)| files.len()).sum();
         let mut done = 0;
         let settings_fp = self.settings_fingerprint();
+        // Checkpoints once at the end: with one small transaction per file,
+        // the periodic checkpoints' fsyncs would cost more than the writes.
+        let _bulk = self.store.bulk_writes()?;
         for (folder, files, mut skipped) in plan {
             let mut seen = HashSet::new();
+            let known = self.index.fingerprints(&folder)?;
             // Two stages on two threads: this one writes each file in its own
             // transaction while a helper reads, hashes, chunks, analyses and
             // embeds the next ones. Dropping the receiver (an error, a
             // cancellation) stops the helper at its next send.
             std::thread::scope(|scope| -> Result<(), RagError> {
                 let (tx, rx) = std::sync::mpsc::sync_channel(PIPELINE_DEPTH);
-                let (folder, settings_fp) = (&folder, &settings_fp);
+                let (folder, settings_fp, known) = (&folder, &settings_fp, &known);
                 scope.spawn(move || {
                     for path in files {
                         if self.cancel.is_cancelled() {
                             return;
                         }
-                        let prepared = self.prepare(folder, &path, settings_fp);
+                        let prepared = self.prepare(folder, &path, settings_fp, known.get(&path));
                         if tx.send((path, prepared)).is_err() {
                             return;
                         }
@@ -170,12 +175,18 @@ impl Job {
     }
 
     /// Everything for one file but the write: read, hash and, when the
-    /// fingerprint changed, extract, chunk, analyse and embed.
-    fn prepare(&self, folder: &Path, path: &Path, settings_fp: &str) -> Result<Prepared, FileError> {
+    /// fingerprint differs from the `stored` one, extract, chunk, analyse and embed.
+    fn prepare(
+        &self,
+        folder: &Path,
+        path: &Path,
+        settings_fp: &str,
+        stored: Option<&String>,
+    ) -> Result<Prepared, FileError> {
         let kind = DocKind::for_path(path).ok_or(FileError::Skip(Skip::Unsupported))?;
         let bytes = loader::read_bytes(path, self.settings.max_file_bytes)?;
         let fingerprint = format!("{}:{settings_fp}", hex::encode(Sha256::digest(&bytes)));
-        if self.index.fingerprint(path)?.as_deref() == Some(fingerprint.as_str()) {
+        if stored == Some(&fingerprint) {
             return Ok(Prepared::Unchanged);
         }
         let loaded = loader::extract(kind, &bytes)?;

@@ -10,6 +10,7 @@
 //! engine (Qdrant, a RAGFlow knowledge base over MCP) would be another
 //! implementation of the trait; see `ARCHITECTURE.md`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -54,8 +55,8 @@ pub struct IndexTotals {
 /// Storage and search of chunks. The SQLite implementation is the default;
 /// a remote engine can implement the same contract.
 pub trait ChunkIndex: Send + Sync {
-    /// The stored fingerprint of `path`, if it is indexed.
-    fn fingerprint(&self, path: &Path) -> Result<Option<String>, RagError>;
+    /// The stored fingerprint of every indexed document under a registered folder.
+    fn fingerprints(&self, folder: &Path) -> Result<HashMap<PathBuf, String>, RagError>;
     /// Replaces everything stored for `doc` with `chunks`, atomically.
     fn put_document(&self, doc: &DocumentRecord, chunks: &[ChunkRecord], model: Option<&str>) -> Result<(), RagError>;
     /// Removes a document; `false` if it was not indexed.
@@ -225,11 +226,11 @@ impl SqliteIndex {
 }
 
 impl ChunkIndex for SqliteIndex {
-    fn fingerprint(&self, path: &Path) -> Result<Option<String>, RagError> {
+    fn fingerprints(&self, folder: &Path) -> Result<HashMap<PathBuf, String>, RagError> {
         Ok(self.store.read(|c| {
-            c.prepare_cached("SELECT fingerprint FROM kb_documents WHERE path = ?1")?
-                .query_row([path_str(path)], |r| r.get(0))
-                .optional()
+            c.prepare_cached("SELECT path, fingerprint FROM kb_documents WHERE folder = ?1")?
+                .query_map([path_str(folder)], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), r.get(1)?)))?
+                .collect()
         })?)
     }
 

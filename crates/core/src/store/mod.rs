@@ -5,13 +5,17 @@
 //! safe to share between tasks; every call holds the connection only briefly.
 //! Other modules keep their own tables (added as migrations here) and reach
 //! them through [`Store::read`] and [`Store::write`], which runs in one
-//! transaction.
+//! transaction. A run of many small transactions (knowledge-base indexing)
+//! holds a [`BulkWrites`] guard: WAL checkpoints, each with its `fsync`s, then
+//! happen once, on a background thread after the run, instead of every
+//! thousand pages inside it.
 
 mod migrate;
 mod session;
 mod settings;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction};
@@ -86,6 +90,43 @@ struct Inner {
     path: PathBuf,
     conn: Mutex<Connection>,
     session: Session,
+    /// Live [`BulkWrites`] guards.
+    bulk: AtomicUsize,
+}
+
+/// SQLite's default: a checkpoint once the WAL holds this many pages.
+const CHECKPOINT_PAGES: i64 = 1000;
+
+/// During bulk writes: about 40 MB of WAL (4 KiB pages) between checkpoints.
+const BULK_CHECKPOINT_PAGES: i64 = 10_000;
+
+/// Defers WAL checkpoints while it lives (see [`Store::bulk_writes`]).
+pub struct BulkWrites {
+    store: Store,
+}
+
+impl Drop for BulkWrites {
+    fn drop(&mut self) {
+        if self.store.inner.bulk.fetch_sub(1, Ordering::SeqCst) != 1 {
+            return;
+        }
+        // Committed data is safe in the WAL already (synchronous = NORMAL):
+        // moving it into the database file is housekeeping, done off the
+        // writer's path. TRUNCATE also shrinks the WAL file back; with a reader
+        // in another process it checkpoints what it can, and the WAL is reused.
+        let store = self.store.clone();
+        std::thread::spawn(move || {
+            let conn = store.lock();
+            if store.inner.bulk.load(Ordering::SeqCst) > 0 {
+                return; // a new run began meanwhile; its last guard checkpoints
+            }
+            let restored = conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES);
+            let checkpoint = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+            if let Err(e) = restored.and(checkpoint) {
+                tracing::warn!(path = %store.inner.path.display(), "checkpoint after bulk writes: {e}");
+            }
+        });
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -136,7 +177,7 @@ impl Store {
         // indexing writes many chunk rows per transaction.
         conn.pragma_update(None, "cache_size", -32_768).map_err(|e| classify(&path, e))?;
         migrate::run(&mut conn, &path, MIGRATIONS)?;
-        Ok(Self { inner: Arc::new(Inner { path, conn: Mutex::new(conn), session }) })
+        Ok(Self { inner: Arc::new(Inner { path, conn: Mutex::new(conn), session, bulk: AtomicUsize::new(0) }) })
     }
 
     /// Path of the database file (`:memory:` for in-memory stores).
@@ -182,6 +223,22 @@ impl Store {
         Ok(value)
     }
 
+    /// Defers WAL checkpoints until the returned guard (and every other live
+    /// one) is dropped, then checkpoints once. Each [`Store::write`] still
+    /// commits on its own: only when the committed pages reach the database
+    /// file changes. For runs of many small transactions, where the periodic
+    /// checkpoints' `fsync`s would cost more than the writes.
+    pub fn bulk_writes(&self) -> Result<BulkWrites, StoreError> {
+        let conn = self.lock();
+        if self.inner.bulk.fetch_add(1, Ordering::SeqCst) == 0 {
+            if let Err(e) = conn.pragma_update(None, "wal_autocheckpoint", BULK_CHECKPOINT_PAGES) {
+                self.inner.bulk.fetch_sub(1, Ordering::SeqCst);
+                return Err(classify(&self.inner.path, e));
+            }
+        }
+        Ok(BulkWrites { store: self.clone() })
+    }
+
     /// Maps an SQLite error met by a caller of [`Store::read`] or [`Store::write`].
     pub fn error(&self, e: rusqlite::Error) -> StoreError {
         classify(&self.inner.path, e)
@@ -204,5 +261,49 @@ fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
         Some(ErrorCode::DiskFull) => StoreError::DiskFull { path },
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy { path },
         _ => StoreError::Sqlite { path, source: e },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn autocheckpoint(store: &Store) -> i64 {
+        store.read(|c| c.query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))).unwrap()
+    }
+
+    #[test]
+    fn bulk_writes_defer_checkpoints_until_the_last_guard_then_truncate_the_wal() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::new(tmp.path());
+        let store = Store::open(&dir).unwrap();
+        let wal = PathBuf::from(format!("{}-wal", store.path().display()));
+        assert_eq!(autocheckpoint(&store), CHECKPOINT_PAGES);
+        let outer = store.bulk_writes().unwrap();
+        let inner = store.bulk_writes().unwrap();
+        assert_eq!(autocheckpoint(&store), BULK_CHECKPOINT_PAGES);
+        // Each write still commits on its own; the pages stay in the WAL.
+        for i in 0..2000 {
+            store
+                .write(|tx| {
+                    tx.execute(r#"INSERT INTO settings (key, value) VALUES (?1, '"x"')"#, [format!("k{i}")])
+                        .map_err(|e| store.error(e))
+                })
+                .unwrap();
+        }
+        let pages = std::fs::metadata(&wal).unwrap().len() / 4096;
+        assert!(pages > CHECKPOINT_PAGES as u64, "{pages} pages: a checkpoint ran during the bulk writes");
+        drop(inner);
+        assert_eq!(autocheckpoint(&store), BULK_CHECKPOINT_PAGES, "another guard still lives");
+        drop(outer);
+        // The checkpoint runs on its own thread: wait for it, bounded.
+        let truncated = (0..500).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            std::fs::metadata(&wal).unwrap().len() == 0
+        });
+        assert!(truncated, "the WAL was not checkpointed and truncated");
+        assert_eq!(autocheckpoint(&store), CHECKPOINT_PAGES);
+        let count: i64 = store.read(|c| c.query_row("SELECT count(*) FROM settings", [], |r| r.get(0))).unwrap();
+        assert!(count >= 2000);
     }
 }
