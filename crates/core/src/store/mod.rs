@@ -230,11 +230,11 @@ impl Store {
     /// checkpoints' `fsync`s would cost more than the writes.
     pub fn bulk_writes(&self) -> Result<BulkWrites, StoreError> {
         let conn = self.lock();
-        if self.inner.bulk.fetch_add(1, Ordering::SeqCst) == 0 {
-            if let Err(e) = conn.pragma_update(None, "wal_autocheckpoint", BULK_CHECKPOINT_PAGES) {
-                self.inner.bulk.fetch_sub(1, Ordering::SeqCst);
-                return Err(classify(&self.inner.path, e));
-            }
+        if self.inner.bulk.fetch_add(1, Ordering::SeqCst) == 0
+            && let Err(e) = conn.pragma_update(None, "wal_autocheckpoint", BULK_CHECKPOINT_PAGES)
+        {
+            self.inner.bulk.fetch_sub(1, Ordering::SeqCst);
+            return Err(classify(&self.inner.path, e));
         }
         Ok(BulkWrites { store: self.clone() })
     }
