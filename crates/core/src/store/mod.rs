@@ -110,9 +110,9 @@ impl Drop for BulkWrites {
         if self.store.inner.bulk.fetch_sub(1, Ordering::SeqCst) != 1 {
             return;
         }
-        // Committed data is safe in the WAL already (synchronous = NORMAL):
-        // moving it into the database file is housekeeping, done off the
-        // writer's path. TRUNCATE also shrinks the WAL file back; with a reader
+        // Every transaction is committed to the WAL already, as after any
+        // commit (synchronous = NORMAL): moving the pages into the database
+        // file is housekeeping, done off the writer's path. TRUNCATE also shrinks the WAL file back; with a reader
         // in another process it checkpoints what it can, and the WAL is reused.
         let store = self.store.clone();
         std::thread::spawn(move || {
