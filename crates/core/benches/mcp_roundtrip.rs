@@ -5,7 +5,8 @@
 //! TypeScript SDK client, the official Python SDK client, and a raw floor (a
 //! minimal hand-written JSON-RPC client over the same pipe or HTTP
 //! connection). Then the time to start 10 stdio servers in parallel against
-//! the slowest single start.
+//! the slowest single start, for server-everything (CPU-bound start) and for a
+//! server whose start is a 1 s wait.
 //!
 //! `cargo bench -p patchbay-core --bench mcp_roundtrip -- [CALLS]` (needs the
 //! peers: `bash tests/peers/install.sh`). Prints a Markdown table for
@@ -21,6 +22,7 @@ use anyhow::{Context, Result, bail};
 use patchbay_core::config::{McpServerConfig, TransportConfig};
 use patchbay_core::mcp::{CallOptions, McpRegistry, RegistryOptions, ServerStatus};
 use patchbay_core::secrets::MemoryStore;
+use patchbay_test_support::hostile::hostile_mcp;
 use patchbay_test_support::peers;
 use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
@@ -218,11 +220,11 @@ where
     Ok(all[all.len() / 2])
 }
 
-/// Starts `n` stdio servers at once; the time until all are ready.
-async fn start_servers(n: usize) -> Result<Duration> {
+/// Starts `n` stdio servers (made by `server`) at once; the time until all are ready.
+async fn start_servers(n: usize, server: fn(&str) -> McpServerConfig) -> Result<Duration> {
     let registry = registry();
     let names: Vec<String> = (0..n).map(|i| format!("s{i}")).collect();
-    registry.configure(names.iter().map(|n| McpServerConfig::stdio(n, everything(), &["stdio"])));
+    registry.configure(names.iter().map(|n| server(n)));
     let start = Instant::now();
     registry.start_all().await;
     wait_ready(&registry, &names).await?;
@@ -291,21 +293,31 @@ async fn main() -> Result<()> {
         }
     }
 
-    eprintln!("starting 10 stdio servers vs one at a time");
-    let singles: Vec<Duration> = {
-        let mut all = Vec::new();
-        for _ in 0..10 {
-            all.push(start_servers(1).await?);
-        }
-        all
-    };
-    let slowest = singles.iter().max().copied().unwrap_or_default();
-    let together = median(runs, || start_servers(10)).await?;
+    // server-everything (a Node process that spends its start loading code:
+    // CPU-bound), then a server whose start is a wait (`hostile-mcp
+    // slow-start:1` sleeps 1 s before answering `initialize`), which shows what
+    // the host itself adds when ten start at once.
+    let kinds: [(&str, fn(&str) -> McpServerConfig); 2] = [
+        ("server-everything", |n| McpServerConfig::stdio(n, everything(), &["stdio"])),
+        ("hostile-mcp slow-start:1", |n| McpServerConfig::stdio(n, hostile_mcp().to_string_lossy(), &["slow-start:1"])),
+    ];
     println!();
-    println!("| start | time |");
-    println!("|---|---:|");
-    println!("| slowest of 10 single starts | {:.0} ms |", slowest.as_secs_f64() * 1e3);
-    println!("| 10 servers in parallel (median of {runs}) | {:.0} ms |", together.as_secs_f64() * 1e3);
-    println!("| ratio (goal ≤ 1.2) | {:.2} |", together.as_secs_f64() / slowest.as_secs_f64());
+    println!("| server | slowest of 10 single starts | 10 in parallel (median of {runs}) | ratio (goal ≤ 1.2) |");
+    println!("|---|---:|---:|---:|");
+    for (kind, server) in kinds {
+        eprintln!("starting 10 {kind} servers vs one at a time");
+        let mut singles = Vec::new();
+        for _ in 0..10 {
+            singles.push(start_servers(1, server).await?);
+        }
+        let slowest = singles.iter().max().copied().unwrap_or_default();
+        let together = median(runs, || start_servers(10, server)).await?;
+        println!(
+            "| {kind} | {:.0} ms | {:.0} ms | {:.2} |",
+            slowest.as_secs_f64() * 1e3,
+            together.as_secs_f64() * 1e3,
+            together.as_secs_f64() / slowest.as_secs_f64()
+        );
+    }
     Ok(())
 }
