@@ -220,8 +220,11 @@ where
     Ok(all[all.len() / 2])
 }
 
+/// Makes the config of a stdio server named by its argument.
+type ServerFactory = fn(&str) -> McpServerConfig;
+
 /// Starts `n` stdio servers (made by `server`) at once; the time until all are ready.
-async fn start_servers(n: usize, server: fn(&str) -> McpServerConfig) -> Result<Duration> {
+async fn start_servers(n: usize, server: ServerFactory) -> Result<Duration> {
     let registry = registry();
     let names: Vec<String> = (0..n).map(|i| format!("s{i}")).collect();
     registry.configure(names.iter().map(|n| server(n)));
@@ -297,7 +300,7 @@ async fn main() -> Result<()> {
     // CPU-bound), then a server whose start is a wait (`hostile-mcp
     // slow-start:1` sleeps 1 s before answering `initialize`), which shows what
     // the host itself adds when ten start at once.
-    let kinds: [(&str, fn(&str) -> McpServerConfig); 2] = [
+    let kinds: [(&str, ServerFactory); 2] = [
         ("server-everything", |n| McpServerConfig::stdio(n, everything(), &["stdio"])),
         ("hostile-mcp slow-start:1", |n| McpServerConfig::stdio(n, hostile_mcp().to_string_lossy(), &["slow-start:1"])),
     ];
