@@ -33,6 +33,9 @@ const PASSING: &[&str] = &[
     "auth/resource-mismatch",
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+    "auth/cross-app-access-complete-flow",
 ];
 
 #[test]

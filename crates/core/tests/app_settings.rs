@@ -280,6 +280,81 @@ impl patchbay_core::mcp::oauth::AuthorizationUi for NeverOpens {
     }
 }
 
+/// An authorization server (with the MCP server's protected-resource
+/// metadata) that refuses every client at its token endpoint; returns its
+/// base URL and the `Authorization` headers its token endpoint received.
+async fn refusing_authorization_server() -> (String, Arc<Mutex<Vec<String>>>) {
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::routing::{get, post};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (prm, asm) = (
+        json!({"resource": format!("{base}/mcp"), "authorization_servers": [base.clone()]}),
+        json!({"issuer": base.clone(), "authorization_endpoint": format!("{base}/authorize"),
+               "token_endpoint": format!("{base}/token"), "response_types_supported": ["code"],
+               "grant_types_supported": ["client_credentials"],
+               "token_endpoint_auth_methods_supported": ["client_secret_basic"]}),
+    );
+    let record = seen.clone();
+    let router = axum::Router::new()
+        .route("/.well-known/oauth-protected-resource/mcp", get(move || async move { axum::Json(prm) }))
+        .route("/.well-known/oauth-authorization-server", get(move || async move { axum::Json(asm) }))
+        .route(
+            "/token",
+            post(move |headers: HeaderMap| async move {
+                let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default();
+                record.lock().unwrap().push(auth.to_owned());
+                (
+                    StatusCode::UNAUTHORIZED,
+                    axum::Json(json!({"error": "invalid_client", "error_description": "unknown client"})),
+                )
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (base, seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_credentials_are_checked_on_save_and_a_refused_client_fails_with_the_reason() {
+    use base64::Engine;
+    use patchbay_core::config::{ClientCredentials, ClientKey, TransportConfig, ValueSource};
+    let f = open();
+    let (base, seen) = refusing_authorization_server().await;
+    let transport = TransportConfig::StreamableHttp { url: format!("{base}/mcp"), headers: BTreeMap::new() };
+    let mut remote = McpServerConfig::with_transport("remote", transport);
+    let credentials = |secret| ClientCredentials {
+        client_id: "ci-bot".into(),
+        key: ClientKey::Secret { secret },
+        scopes: Vec::new(),
+    };
+    // Key material as plain text would land in SQLite: refused, nothing saved.
+    remote.client_credentials = Some(credentials(ValueSource::Plain("cc-s3cret".into())));
+    let err = f.app.save_server(remote.clone(), &Default::default()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("client_credentials.secret must name a keyring entry"), "{err}");
+    // A stdio server has no sign-in.
+    let mut local = McpServerConfig::stdio("local", "/bin/true", &[]);
+    local.client_credentials = remote.client_credentials.clone();
+    assert_eq!(f.app.save_server(local, &Default::default()).await.unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert!(f.app.list_servers().unwrap().is_empty());
+
+    // Saved properly, the grant runs at start with the secret from the keyring,
+    // and the authorization server's refusal is the server's failure reason.
+    remote.client_credentials = Some(credentials(ValueSource::Secret("mcp/remote/oauth_client_secret".into())));
+    let secrets = [("mcp/remote/oauth_client_secret".to_owned(), "cc-s3cret".to_owned())].into_iter().collect();
+    f.app.save_server(remote, &secrets).await.unwrap();
+    wait_state(&f.app, "remote", "failed").await;
+    let status = f.app.list_servers().unwrap().remove(0).status;
+    let error = status.error.unwrap_or_default();
+    assert!(error.contains("remote") && error.contains("invalid_client"), "{error}");
+    assert!(!error.contains("cc-s3cret"), "{error}");
+    // client_secret_basic: form-encoded id and secret, then Base64.
+    let basic = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("ci-bot:cc-s3cret"));
+    assert!(seen.lock().unwrap().contains(&basic), "{:?}", seen.lock().unwrap());
+    f.app.shutdown().await;
+}
+
 #[tokio::test]
 async fn assistants_and_general_settings_round_trip() {
     let f = open();

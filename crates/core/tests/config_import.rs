@@ -405,3 +405,56 @@ fn the_built_in_tools_server_name_is_reserved() {
     );
     assert!(issues.iter().any(|i| i.contains("servers[0]") && i.contains("built-in tools")), "{issues:?}");
 }
+
+#[test]
+fn client_credentials_travel_in_patchbay_form_and_their_key_always_lands_in_the_keyring() {
+    use patchbay_core::config::{ClientCredentials, ClientKey, ExportFormat, ExportOptions, JwtAlgorithm};
+    let (from, secrets) = setup();
+    let mut remote = McpServerConfig::with_transport(
+        "remote",
+        TransportConfig::StreamableHttp { url: "https://mcp.example/mcp".into(), headers: Default::default() },
+    );
+    remote.client_credentials = Some(ClientCredentials {
+        client_id: "ci-bot".into(),
+        key: ClientKey::PrivateKey {
+            pem: ValueSource::Secret("mcp/remote/oauth_private_key".into()),
+            algorithm: JwtAlgorithm::RS256,
+        },
+        scopes: vec!["mcp:read".into()],
+    });
+    from.save_server(&remote).unwrap();
+    secrets.set("mcp/remote/oauth_private_key", "-----BEGIN PRIVATE KEY-----\nAAAA\n").unwrap();
+    // Without secrets: the reference travels; with them: the PEM itself.
+    let refs = from.export(ExportOptions { format: ExportFormat::Patchbay, include_secrets: false }, &secrets).unwrap();
+    assert!(refs.contains("\"client_id\": \"ci-bot\"") && !refs.contains("BEGIN PRIVATE KEY"), "{refs}");
+    let (to, _) = setup();
+    apply(&to, &secrets, &refs).unwrap();
+    assert_eq!(to.servers().unwrap(), [remote.clone()]);
+
+    let full = from.export(ExportOptions { format: ExportFormat::Patchbay, include_secrets: true }, &secrets).unwrap();
+    assert!(full.contains("BEGIN PRIVATE KEY"), "{full}");
+    let (to, fresh) = setup();
+    let p = to.preview_import(&fresh, &full, &ImportOptions::default()).unwrap();
+    assert!(p.entries[0].secrets.iter().any(|s| s.field == "client_credentials.pem"), "{p:#?}");
+    apply(&to, &fresh, &full).unwrap();
+    assert_eq!(to.servers().unwrap(), [remote], "the PEM was put back in the keyring, not in the config");
+    assert_eq!(
+        fresh.get("mcp/remote/oauth_private_key").unwrap().as_deref(),
+        Some("-----BEGIN PRIVATE KEY-----\nAAAA\n")
+    );
+}
+
+#[test]
+fn client_credentials_on_a_stdio_server_or_without_a_client_id_are_refused_with_their_place() {
+    let issues = assert_rejected(
+        r#"{"patchbay": 1, "servers": [
+            {"name": "local", "transport": {"type": "stdio", "command": "x"},
+             "client_credentials": {"client_id": "a", "key": {"method": "secret", "secret": {"secret": "mcp/local/s"}}}},
+            {"name": "remote", "transport": {"type": "streamable_http", "url": "https://mcp.example/mcp"},
+             "client_credentials": {"client_id": " ", "key": {"method": "secret", "secret": {"plain": ""}}}}
+        ]}"#,
+    );
+    assert!(issues.iter().any(|i| i.starts_with("servers[0].client_credentials: client credentials are for remote")));
+    assert!(issues.iter().any(|i| i.starts_with("servers[1].client_credentials.client_id: the client id is empty")));
+    assert!(issues.iter().any(|i| i.starts_with("servers[1].client_credentials.key.secret: empty")), "{issues:?}");
+}

@@ -12,12 +12,23 @@
 //! authorization server's redirect to the loopback listener. A later request
 //! that is refused (401, or 403 `insufficient_scope`) is authorized again for
 //! the union of the scopes and retried by the core's `StepUpClient`, at most
-//! `MAX_AUTHORIZATIONS` times. See `docs/CONFORMANCE.md`.
+//! `MAX_AUTHORIZATIONS` times.
+//!
+//! The suite's context (`MCP_CONFORMANCE_CONTEXT`) stands for what a user
+//! configures. The client-credentials scenarios become a server entry with
+//! `client_credentials` (secret or private key in the secret store), started
+//! and called through the app's `McpRegistry`; the cross-app-access scenario
+//! hands the identity provider's ID token to `oauth::enterprise_token`. See
+//! `docs/CONFORMANCE.md`.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
-use anyhow::{Context, Result};
-use patchbay_core::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions, Interactive, StepUpClient};
+use anyhow::{Context, Result, bail};
+use patchbay_core::config::{ClientCredentials, ClientKey, McpServerConfig, TransportConfig, ValueSource};
+use patchbay_core::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions, EnterpriseGrant, Interactive, StepUpClient};
+use patchbay_core::mcp::{CallOptions, McpRegistry, RegistryOptions, ServerStatus};
 use patchbay_core::secrets::{MemoryStore, SecretStore};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
@@ -115,11 +126,78 @@ async fn challenge(url: &str) -> Result<Option<String>> {
     Ok(Some(header.to_owned()))
 }
 
+/// The suite's context for the scenario (empty when it gives none).
+fn context() -> Value {
+    std::env::var("MCP_CONFORMANCE_CONTEXT").ok().and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default()
+}
+
+/// A string field of the context.
+fn field(context: &Value, name: &str) -> Result<String> {
+    context.get(name).and_then(Value::as_str).map(str::to_owned).with_context(|| format!("the context has no {name}"))
+}
+
 /// A client registered beforehand, from the suite's context (pre-registration scenarios).
 fn preregistered() -> Option<(String, Option<String>)> {
-    let context: Value = serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?).ok()?;
+    let context = context();
     let id = context.get("client_id")?.as_str()?.to_owned();
     Some((id, context.get("client_secret").and_then(Value::as_str).map(str::to_owned)))
+}
+
+/// The client-credentials scenarios, the way the app runs them: a server entry
+/// with `client_credentials` whose key material is in the secret store,
+/// started by the registry (which gets the token), then every tool called.
+async fn with_client_credentials(url: &str) -> Result<()> {
+    const NAME: &str = "conformance";
+    let context = context();
+    let secrets = Arc::new(MemoryStore::new());
+    let (mut key, material) = match field(&context, "private_key_pem") {
+        Ok(pem) => {
+            let algorithm = serde_json::from_value(context["signing_algorithm"].clone()).unwrap_or_default();
+            (ClientKey::PrivateKey { pem: ValueSource::Secret(String::new()), algorithm }, pem)
+        }
+        Err(_) => (ClientKey::Secret { secret: ValueSource::Secret(String::new()) }, field(&context, "client_secret")?),
+    };
+    let secret_name = format!("mcp/{NAME}/{}", key.secret_key());
+    *key.material_mut().1 = ValueSource::Secret(secret_name.clone());
+    secrets.set(&secret_name, &material)?;
+    let transport = TransportConfig::StreamableHttp { url: url.to_owned(), headers: BTreeMap::new() };
+    let mut config = McpServerConfig::with_transport(NAME, transport);
+    config.client_credentials =
+        Some(ClientCredentials { client_id: field(&context, "client_id")?, key, scopes: Vec::new() });
+
+    let registry = McpRegistry::new(secrets, RegistryOptions::default());
+    registry.configure([config]);
+    registry.start(NAME).await?;
+    let status = registry.wait_server_settled(NAME, Duration::from_secs(20)).await?;
+    if status != ServerStatus::Ready {
+        bail!("the server did not become ready: {status}");
+    }
+    for tool in registry.tools(NAME)? {
+        let arguments = arguments_for(&tool.input_schema);
+        let result = registry
+            .call_tool(NAME, &tool.name, Some(arguments), CallOptions::default(), CancellationToken::new())
+            .await?;
+        eprintln!("called {}: error={:?}", tool.name, result.is_error);
+    }
+    registry.shutdown().await;
+    Ok(())
+}
+
+/// The cross-app-access scenario: the identity provider's ID token becomes an
+/// access token for the server through `oauth::enterprise_token`.
+async fn with_enterprise_token(url: &str) -> Result<()> {
+    let context = context();
+    let grant = EnterpriseGrant {
+        idp_issuer: field(&context, "idp_issuer")?,
+        idp_token_endpoint: field(&context, "idp_token_endpoint")?,
+        idp_client_id: field(&context, "idp_client_id")?,
+        id_token: field(&context, "idp_id_token")?,
+        client_id: field(&context, "client_id")?,
+        client_secret: field(&context, "client_secret")?,
+    };
+    let token = oauth::enterprise_token("conformance", url, &grant, &CancellationToken::new()).await?;
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token);
+    run(StreamableHttpClientTransport::with_client(reqwest::Client::new(), config)).await
 }
 
 async fn run<T, E, A>(transport: T) -> Result<()>
@@ -142,6 +220,11 @@ async fn main() -> Result<()> {
     let url = std::env::args().next_back().context("usage: conformance-client URL")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     eprintln!("conformance-client: scenario {scenario:?} against {url}");
+    match scenario.as_str() {
+        "auth/client-credentials-basic" | "auth/client-credentials-jwt" => return with_client_credentials(&url).await,
+        "auth/cross-app-access-complete-flow" => return with_enterprise_token(&url).await,
+        _ => {}
+    }
     let secrets: Arc<dyn SecretStore> = Arc::new(MemoryStore::new());
     let cancel = CancellationToken::new();
     let reauthorize = Interactive {

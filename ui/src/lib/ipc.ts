@@ -127,6 +127,21 @@ export type TransportConfig =
 
 export type TransportType = TransportConfig["type"];
 
+/** Mirrors `patchbay_core::config::JwtAlgorithm`. */
+export type JwtAlgorithm = "ES256" | "ES384" | "RS256" | "RS384" | "RS512";
+
+/** Mirrors `patchbay_core::config::ClientKey` (tag `method`); the material is a keyring reference. */
+export type ClientKey =
+  | { method: "secret"; secret: ValueSource }
+  | { method: "private_key"; pem: ValueSource; algorithm: JwtAlgorithm };
+
+/** Mirrors `patchbay_core::config::ClientCredentials`: the OAuth client-credentials grant of a remote server. */
+export interface ClientCredentials {
+  client_id: string;
+  key: ClientKey;
+  scopes: string[];
+}
+
 /** Mirrors `patchbay_core::config::McpServerConfig`. */
 export interface McpServerConfig {
   name: string;
@@ -138,6 +153,8 @@ export interface McpServerConfig {
   disabled_tools: string[];
   /** Whether the server sees the shared roots (knowledge-base and shared folders). */
   share_roots: boolean;
+  /** Sign-in without a browser (remote servers); absent: the server's own OAuth sign-in when it asks. */
+  client_credentials?: ClientCredentials | null;
   extra: Record<string, unknown>;
 }
 

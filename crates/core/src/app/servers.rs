@@ -20,7 +20,9 @@ use crate::config::import::{
     EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SecretValue, SourceFormat, is_reserved_name,
 };
 use crate::config::providers::{PROBE_TIMEOUT, api_key_name, probe, validate_provider};
-use crate::config::{ApprovalMode, ExportFormat, ExportOptions, McpServerConfig, ProviderProfile, TransportConfig};
+use crate::config::{
+    ApprovalMode, ExportFormat, ExportOptions, McpServerConfig, ProviderProfile, TransportConfig, ValueSource,
+};
 use crate::llm::ToolSpec;
 use crate::mcp::approval::{ApprovalPolicy, ConversationGrants};
 use crate::mcp::content::{ResultLimits, for_model, for_ui};
@@ -66,6 +68,23 @@ impl App {
                 "the name {:?} is taken by Patchbay's built-in tools; choose another",
                 config.name.trim()
             )));
+        }
+        if let Some(credentials) = &config.client_credentials {
+            if matches!(config.transport, TransportConfig::Stdio { .. }) {
+                return Err(AppError::Invalid(format!(
+                    "{}: client credentials are for remote servers; a stdio server has no sign-in",
+                    config.name
+                )));
+            }
+            if credentials.client_id.trim().is_empty() {
+                return Err(AppError::Invalid(format!("{}: the client credentials need a client id", config.name)));
+            }
+            if let (field, ValueSource::Plain(_)) = credentials.key.material() {
+                return Err(AppError::Invalid(format!(
+                    "{}: client_credentials.{field} must name a keyring entry, not hold the value",
+                    config.name
+                )));
+            }
         }
         for (name, value) in secrets {
             self.inner.secrets.set(name, value)?;

@@ -148,10 +148,8 @@ pub fn render(
             let mut list = Vec::new();
             for server in servers {
                 let mut server = server.clone();
-                if options.include_secrets
-                    && let Some((_, values)) = server.transport.values_mut()
-                {
-                    for v in values.values_mut() {
+                if options.include_secrets {
+                    for (_, v) in server.secret_fields_mut() {
                         if let ValueSource::Secret(name) = v
                             && let Some(text) = secret(name)?
                         {

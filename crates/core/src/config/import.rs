@@ -532,6 +532,22 @@ fn read_patchbay(root: &Node, options: &ImportOptions, doc: &mut Document) {
                         }
                     }
                 }
+                check_client_credentials(&server, &path, &mut parsed.issues);
+                if let Some(credentials) = &mut server.client_credentials {
+                    // Key material is a secret whatever the checkboxes say.
+                    let key = credentials.key.secret_key();
+                    let (field, value) = credentials.key.material_mut();
+                    if let ValueSource::Plain(text) = value {
+                        let field_path = format!("{path}.client_credentials.key.{field}");
+                        let ctx = FieldCtx {
+                            server: &server_name,
+                            key,
+                            field: format!("client_credentials.{field}"),
+                            marked: None,
+                        };
+                        *value = secret_field(&ctx, text, &field_path, &mut parsed);
+                    }
+                }
                 if parsed.issues.is_empty() {
                     parsed.server = Some(server);
                 }
@@ -624,6 +640,23 @@ fn check_transport(transport: &TransportConfig, path: &str, issues: &mut Vec<Imp
         }
         // Never read from a file (the variant is not deserialised).
         TransportConfig::InProcess => {}
+    }
+}
+
+/// Client credentials belong to a remote server, with a client id and key material.
+fn check_client_credentials(server: &McpServerConfig, path: &str, issues: &mut Vec<ImportIssue>) {
+    let Some(credentials) = &server.client_credentials else { return };
+    let path = format!("{path}.client_credentials");
+    if matches!(server.transport, TransportConfig::Stdio { .. }) {
+        issues.push(issue(&path, "client credentials are for remote servers; a stdio server has no sign-in"));
+    }
+    if credentials.client_id.trim().is_empty() {
+        issues.push(issue(&format!("{path}.client_id"), "the client id is empty"));
+    }
+    if let (field, ValueSource::Plain(text)) = credentials.key.material()
+        && text.is_empty()
+    {
+        issues.push(issue(&format!("{path}.key.{field}"), "empty"));
     }
 }
 

@@ -19,7 +19,10 @@ pub use import::{
     EntryStatus, FieldChange, ImportChoice, ImportIssue, ImportMode, ImportOptions, ImportOutcome, ImportPreview,
     PreviewEntry, SecretNote, SecretState, SecretValue, SourceFormat,
 };
-pub use model::{ApprovalMode, McpServerConfig, ProviderKind, ProviderProfile, Timeouts, TransportConfig, ValueSource};
+pub use model::{
+    ApprovalMode, ClientCredentials, ClientKey, JwtAlgorithm, McpServerConfig, ProviderKind, ProviderProfile, Timeouts,
+    TransportConfig, ValueSource,
+};
 pub use providers::{ProbeReport, SecretRef};
 pub use storage::ConfigStore;
 

@@ -158,6 +158,79 @@ pub enum TransportConfig {
     InProcess,
 }
 
+/// The algorithm that signs a `private_key_jwt` client assertion (RFC 7523).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JwtAlgorithm {
+    /// ECDSA with P-256 and SHA-256.
+    #[default]
+    ES256,
+    /// ECDSA with P-384 and SHA-384.
+    ES384,
+    /// RSASSA-PKCS1-v1_5 with SHA-256.
+    RS256,
+    /// RSASSA-PKCS1-v1_5 with SHA-384.
+    RS384,
+    /// RSASSA-PKCS1-v1_5 with SHA-512.
+    RS512,
+}
+
+/// How an OAuth client proves itself at the token endpoint. The material is
+/// always a secret-store reference once saved (never plain text in SQLite).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "snake_case")]
+pub enum ClientKey {
+    /// A client secret, sent as HTTP Basic (`client_secret_basic`) or in the
+    /// form (`client_secret_post`), whichever the authorization server offers.
+    Secret { secret: ValueSource },
+    /// A private key in PEM (PKCS#8 EC, or RSA) signing a JWT assertion (`private_key_jwt`).
+    PrivateKey {
+        pem: ValueSource,
+        #[serde(default)]
+        algorithm: JwtAlgorithm,
+    },
+}
+
+impl ClientKey {
+    /// The field that holds the key material (`secret` or `pem`) and its value.
+    pub fn material(&self) -> (&'static str, &ValueSource) {
+        match self {
+            Self::Secret { secret } => ("secret", secret),
+            Self::PrivateKey { pem, .. } => ("pem", pem),
+        }
+    }
+
+    /// [`Self::material`], to change it.
+    pub fn material_mut(&mut self) -> (&'static str, &mut ValueSource) {
+        match self {
+            Self::Secret { secret } => ("secret", secret),
+            Self::PrivateKey { pem, .. } => ("pem", pem),
+        }
+    }
+
+    /// The key of its secret-store entry under the server (`mcp/<server>/<key>`).
+    pub fn secret_key(&self) -> &'static str {
+        match self {
+            Self::Secret { .. } => "oauth_client_secret",
+            Self::PrivateKey { .. } => "oauth_private_key",
+        }
+    }
+}
+
+/// OAuth client credentials for a remote server (the `client_credentials`
+/// grant of MCP's SEP-1046): Patchbay gets its tokens from the server's
+/// authorization server without a browser, at every start and again when the
+/// server refuses a token, for a client registered there beforehand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientCredentials {
+    /// The client id the authorization server issued.
+    pub client_id: String,
+    /// How the client authenticates.
+    pub key: ClientKey,
+    /// Scopes to ask for; empty asks for none (the server's default).
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
 /// One configured MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerConfig {
@@ -186,6 +259,10 @@ pub struct McpServerConfig {
     /// arguments name: an imported config keeps working as it did elsewhere.
     #[serde(default)]
     pub share_roots: bool,
+    /// Authorization without a browser, for a remote server: the OAuth
+    /// client-credentials grant. `None`: the server's own sign-in, when it asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_credentials: Option<ClientCredentials>,
     /// Fields from an imported config that Patchbay does not interpret, kept for export.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -217,6 +294,33 @@ impl TransportConfig {
 }
 
 impl McpServerConfig {
+    /// Every configured value that may name a secret, with its field
+    /// (`env.TOKEN`, `headers.Authorization`, `client_credentials.secret`).
+    pub fn secret_fields(&self) -> Vec<(String, &ValueSource)> {
+        let mut fields: Vec<(String, &ValueSource)> = match self.transport.values() {
+            Some((group, values)) => values.iter().map(|(k, v)| (format!("{group}.{k}"), v)).collect(),
+            None => Vec::new(),
+        };
+        if let Some(credentials) = &self.client_credentials {
+            let (field, value) = credentials.key.material();
+            fields.push((format!("client_credentials.{field}"), value));
+        }
+        fields
+    }
+
+    /// [`Self::secret_fields`], to change them.
+    pub fn secret_fields_mut(&mut self) -> Vec<(String, &mut ValueSource)> {
+        let mut fields: Vec<(String, &mut ValueSource)> = match self.transport.values_mut() {
+            Some((group, values)) => values.iter_mut().map(|(k, v)| (format!("{group}.{k}"), v)).collect(),
+            None => Vec::new(),
+        };
+        if let Some(credentials) = &mut self.client_credentials {
+            let (field, value) = credentials.key.material_mut();
+            fields.push((format!("client_credentials.{field}"), value));
+        }
+        fields
+    }
+
     /// A stdio server with defaults for everything else.
     pub fn stdio(name: impl Into<String>, command: impl Into<String>, args: &[&str]) -> Self {
         Self::with_transport(
@@ -241,6 +345,7 @@ impl McpServerConfig {
             tool_approval: BTreeMap::new(),
             disabled_tools: BTreeSet::new(),
             share_roots: false,
+            client_credentials: None,
             extra: serde_json::Map::new(),
         }
     }

@@ -120,11 +120,9 @@ impl ConfigStore {
 
 /// `(field, secret name)` for every secret a server refers to.
 fn server_secrets(server: &McpServerConfig) -> impl Iterator<Item = (String, &str)> {
-    server.transport.values().into_iter().flat_map(|(group, values)| {
-        values.iter().filter_map(move |(k, v)| match v {
-            ValueSource::Secret(n) => Some((format!("{group}.{k}"), n.as_str())),
-            ValueSource::Plain(_) => None,
-        })
+    server.secret_fields().into_iter().filter_map(|(field, v)| match v {
+        ValueSource::Secret(n) => Some((field, n.as_str())),
+        ValueSource::Plain(_) => None,
     })
 }
 

@@ -236,10 +236,13 @@ where
     started.inspect_err(|_| ct.cancel())
 }
 
-/// Streamable HTTP, with the OAuth tokens stored for this server when it has
-/// signed in ([`oauth::stored`]; rmcp refreshes them), else the configured headers only.
-/// A 401/403 challenge (at start or later) becomes [`McpError::SignInRequired`];
-/// an answer over the size limit fails its own call ([`BoundedHttp`]).
+/// Streamable HTTP, authorized by the server's client credentials when it has
+/// them ([`oauth::ClientGrant`]: a fresh token now, another when the server
+/// refuses it), else by the OAuth tokens stored when it signed in
+/// ([`oauth::stored`]; rmcp refreshes them), else by the configured headers only.
+/// A 401/403 challenge (at start or later) that no grant answers becomes
+/// [`McpError::SignInRequired`]; an answer over the size limit fails its own
+/// call ([`BoundedHttp`]).
 async fn connect_http(
     config: &McpServerConfig,
     handler: HostHandler,
@@ -251,14 +254,36 @@ async fn connect_http(
     let startup = Duration::from_secs(config.timeouts.startup_secs);
     let call = Duration::from_secs(config.timeouts.call_secs);
     let transport_config = http_config(&config.name, url, headers, secrets.as_ref())?;
-    let signed_in = oauth::stored(&config.name, url, secrets.clone())
-        .await
-        .map_err(|e| McpError::Initialize { server: config.name.clone(), reason: e.to_string() })?;
-    match signed_in {
-        Some(manager) => {
-            // No interactive step-up in a running session: a refusal marks the
-            // server as needing sign-in (`McpError::SignInRequired`).
-            let client = oauth::StepUpClient::new(manager, None);
+    let authorize =
+        |e: oauth::OAuthError| McpError::Authorization { server: config.name.clone(), reason: e.to_string() };
+    let authorized = match &config.client_credentials {
+        Some(credentials) => {
+            let (field, source) = credentials.key.material();
+            let values = BTreeMap::from([(field.to_owned(), source.clone())]);
+            let material = resolve_values(&config.name, "client_credentials", &values, secrets.as_ref())?
+                .pop()
+                .map(|(_, v)| v)
+                .unwrap_or_default();
+            let grant = oauth::ClientGrant {
+                server: config.name.clone(),
+                url: url.to_owned(),
+                credentials: credentials.clone(),
+                material,
+                cancel: ct.child_token(),
+            };
+            let manager = tokio::time::timeout(startup, grant.grant(&[]))
+                .await
+                .map_err(|_| McpError::StartTimeout { server: config.name.clone(), after: startup })?
+                .map_err(authorize)?;
+            Some((manager, Some(Arc::new(grant) as Arc<dyn oauth::Reauthorize>)))
+        }
+        // No interactive step-up in a running session: a refusal marks the
+        // server as needing sign-in (`McpError::SignInRequired`).
+        None => oauth::stored(&config.name, url, secrets.clone()).await.map_err(authorize)?.map(|m| (m, None)),
+    };
+    match authorized {
+        Some((manager, reauthorize)) => {
+            let client = oauth::StepUpClient::new(manager, reauthorize);
             let transport = StreamableHttpClientTransport::with_client(BoundedHttp(client), transport_config);
             handshake(config, handler, ct, transport, startup, call).await
         }

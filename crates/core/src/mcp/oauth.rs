@@ -14,6 +14,17 @@
 //! protected-resource metadata whose authorization-server metadata sits at its
 //! origin under an issuer with a path is still accepted.
 //!
+//! [`ClientGrant`] is the `client_credentials` grant (SEP-1046) for a client
+//! registered with the server's authorization server beforehand: discovery
+//! as above, then a token with no browser, the client proving itself with a
+//! secret (`client_secret_basic`/`_post`) or a signed JWT (`private_key_jwt`).
+//! Its tokens stay in memory: the grant runs again at the next start, or when
+//! the server refuses the token. [`enterprise_token`] is enterprise-managed
+//! authorization (SEP-990, "cross-app access"): an ID token from the
+//! organisation's identity provider is exchanged there for an ID-JAG
+//! (RFC 8693), which the server's authorization server exchanges for an
+//! access token (RFC 7523 JWT bearer grant).
+//!
 //! [`StepUpClient`] is the HTTP client of a remote server's session: when a
 //! later request is refused (401, or 403 `insufficient_scope`), it authorizes
 //! again for the union of the scopes ([`scope_union`]) through [`Reauthorize`]
@@ -28,7 +39,12 @@ use std::time::Duration;
 use futures::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
-use rmcp::transport::auth::{AuthorizationMetadata, OAuthState};
+use rmcp::transport::auth::enterprise::{
+    EmaAuthorizationServer, EmaClientAuthentication, EmaError, EmaExchangeRequest,
+};
+use rmcp::transport::auth::{
+    AuthorizationMetadata, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthState, default_oauth_http_client,
+};
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, InsufficientScopeError, SseError, StreamableHttpClient, StreamableHttpError,
     StreamableHttpPostResponse,
@@ -43,6 +59,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
+use crate::config::{ClientCredentials, ClientKey, JwtAlgorithm};
 use crate::secrets::SecretStore;
 
 /// The path the loopback listener answers.
@@ -81,6 +98,14 @@ pub enum OAuthError {
     /// Cancelled.
     #[error("OAuth for {server} was cancelled")]
     Cancelled { server: String },
+    /// An enterprise-managed exchange (identity provider, then the server's
+    /// authorization server) was refused or answered something unusable.
+    #[error("enterprise sign-in for {server} failed: {source}")]
+    Enterprise {
+        server: String,
+        #[source]
+        source: EmaError,
+    },
 }
 
 /// Shows the authorization page to the user: the desktop opens the browser,
@@ -306,6 +331,146 @@ async fn receive_callback(socket: &TcpListener) -> std::io::Result<String> {
         if ours {
             return Ok(target);
         }
+    }
+}
+
+/// The `client_credentials` grant for one server: `credentials` from its
+/// configuration with their key material read from the secret store.
+/// [`Self::grant`] gets a token; as a [`Reauthorize`] it gets a new one when
+/// the server refuses the current one (expired, or short of a scope).
+pub struct ClientGrant {
+    pub server: String,
+    pub url: String,
+    pub credentials: ClientCredentials,
+    /// The client secret or the PEM private key (never logged).
+    pub material: String,
+    pub cancel: CancellationToken,
+}
+
+impl ClientGrant {
+    /// Discovers the authorization server and asks it for a token for the
+    /// configured scopes plus `more` (a step-up's); tokens stay in memory.
+    pub async fn grant(&self, more: &[String]) -> Result<AuthorizationManager, OAuthError> {
+        let server = &self.server;
+        let flow = |source| OAuthError::Flow { server: server.clone(), source };
+        let mut scopes = self.credentials.scopes.clone();
+        for scope in more {
+            if !scopes.contains(scope) {
+                scopes.push(scope.clone());
+            }
+        }
+        let (client_id, resource) = (self.credentials.client_id.clone(), Some(self.url.clone()));
+        let config = match &self.credentials.key {
+            ClientKey::Secret { .. } => ClientCredentialsConfig::ClientSecret {
+                client_id,
+                client_secret: self.material.clone(),
+                scopes,
+                resource,
+            },
+            ClientKey::PrivateKey { algorithm, .. } => ClientCredentialsConfig::PrivateKeyJwt {
+                client_id,
+                signing_key: self.material.clone().into_bytes(),
+                signing_algorithm: signing_algorithm(*algorithm),
+                token_endpoint_audience: None,
+                scopes,
+                resource,
+            },
+        };
+        // rmcp's grant future is not `Send` (oauth2 holds a `&dyn Fn` across
+        // an await), so it runs on a blocking thread, driven by this runtime.
+        let (url, cancel, handle) = (self.url.clone(), self.cancel.clone(), tokio::runtime::Handle::current());
+        let run = move || {
+            handle.block_on(async move {
+                let run = async {
+                    let manager = AuthorizationManager::new_allowing_private_addresses(url.as_str()).await?;
+                    let mut state = OAuthState::Unauthorized(manager);
+                    state.authenticate_client_credentials(config).await?;
+                    state.into_authorization_manager().ok_or_else(|| {
+                        AuthError::InternalError("the client-credentials grant did not authorize".into())
+                    })
+                };
+                tokio::select! {
+                    () = cancel.cancelled() => None,
+                    result = run => Some(result),
+                }
+            })
+        };
+        match tokio::task::spawn_blocking(run).await {
+            Ok(Some(result)) => result.map_err(flow),
+            Ok(None) => Err(OAuthError::Cancelled { server: server.clone() }),
+            Err(join) => Err(flow(AuthError::InternalError(join.to_string()))),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Reauthorize for ClientGrant {
+    async fn reauthorize(&self, _challenge: &str, scopes: Vec<String>) -> Result<AuthorizationManager, OAuthError> {
+        self.grant(&scopes).await
+    }
+}
+
+fn signing_algorithm(algorithm: JwtAlgorithm) -> JwtSigningAlgorithm {
+    match algorithm {
+        JwtAlgorithm::ES256 => JwtSigningAlgorithm::ES256,
+        JwtAlgorithm::ES384 => JwtSigningAlgorithm::ES384,
+        JwtAlgorithm::RS256 => JwtSigningAlgorithm::RS256,
+        JwtAlgorithm::RS384 => JwtSigningAlgorithm::RS384,
+        JwtAlgorithm::RS512 => JwtSigningAlgorithm::RS512,
+    }
+}
+
+/// An organisation's identity provider (IdP) and the user's ID token from it,
+/// with the client Patchbay is registered as at the server's authorization
+/// server: the inputs of [`enterprise_token`].
+pub struct EnterpriseGrant {
+    /// The IdP's issuer, as in its metadata.
+    pub idp_issuer: String,
+    /// The IdP's token endpoint.
+    pub idp_token_endpoint: String,
+    /// Patchbay's client id at the IdP.
+    pub idp_client_id: String,
+    /// The user's ID token from the IdP (never logged).
+    pub id_token: String,
+    /// Patchbay's client id at the server's authorization server.
+    pub client_id: String,
+    /// Its client secret there (`client_secret_basic`).
+    pub client_secret: String,
+}
+
+/// Enterprise-managed authorization (SEP-990) for the server at `url`: finds
+/// its authorization server (as [`authorize`] does), exchanges the ID token at
+/// the IdP for an ID-JAG bound to that server (RFC 8693), and the ID-JAG at the
+/// authorization server for an access token (RFC 7523). Returns the token.
+pub async fn enterprise_token(
+    server: &str,
+    url: &str,
+    grant: &EnterpriseGrant,
+    cancel: &CancellationToken,
+) -> Result<String, OAuthError> {
+    let flow = |source| OAuthError::Flow { server: server.to_owned(), source };
+    let enterprise = |source| OAuthError::Enterprise { server: server.to_owned(), source };
+    let run = async {
+        let manager = AuthorizationManager::new_allowing_private_addresses(url).await.map_err(flow)?;
+        let metadata = manager.resolve_metadata().await.map_err(flow)?.metadata;
+        let issuer = metadata.issuer.clone().ok_or_else(|| {
+            flow(AuthError::InternalError("the authorization server's metadata names no issuer".into()))
+        })?;
+        let idp = EmaAuthorizationServer::new(&grant.idp_issuer, &grant.idp_token_endpoint, &grant.idp_client_id);
+        let resource_as = EmaAuthorizationServer::new(issuer, metadata.token_endpoint, &grant.client_id)
+            .with_client_authentication(EmaClientAuthentication::ClientSecretBasic(oauth2::ClientSecret::new(
+                grant.client_secret.clone(),
+            )));
+        let http = default_oauth_http_client().map_err(flow)?;
+        let token = EmaExchangeRequest::new_with_id_token(idp, resource_as, url, &grant.id_token)
+            .exchange(&http, &http)
+            .await
+            .map_err(enterprise)?;
+        Ok(token.access_token.secret().clone())
+    };
+    tokio::select! {
+        () = cancel.cancelled() => Err(OAuthError::Cancelled { server: server.to_owned() }),
+        result = run => result,
     }
 }
 

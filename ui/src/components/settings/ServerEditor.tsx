@@ -1,9 +1,49 @@
 // Edit form for one MCP server, with the fields of its transport: command,
 // args as a list, env as key/value with a "secret" toggle, cwd; or url and
-// headers. Secret values go to the keyring through `secrets`, never into the config.
+// headers, and how Patchbay signs in to a remote server (the server's own OAuth
+// in the browser, or client credentials: a client secret or a private key).
+// Secret values go to the keyring through `secrets`, never into the config.
 import { useState } from "react";
 import { useI18n } from "../../lib/i18n";
-import type { ApprovalMode, McpServerConfig, TransportType, ValueSource } from "../../lib/ipc";
+import type { ApprovalMode, ClientCredentials, JwtAlgorithm, McpServerConfig, TransportType, ValueSource } from "../../lib/ipc";
+
+type AuthMethod = "browser" | "secret" | "private_key";
+
+const ALGORITHMS: JwtAlgorithm[] = ["ES256", "ES384", "RS256", "RS384", "RS512"];
+
+/** The keyring entry of a server's client-credentials material (as the core names it on import). */
+export function clientSecretName(server: string, method: "secret" | "private_key"): string {
+  return `mcp/${server}/${method === "secret" ? "oauth_client_secret" : "oauth_private_key"}`;
+}
+
+/** The configured keyring reference of the credentials' material, if any. */
+function storedMaterial(c: ClientCredentials | null | undefined): string | null {
+  if (!c) return null;
+  const v = c.key.method === "secret" ? c.key.secret : c.key.pem;
+  return "secret" in v ? v.secret : null;
+}
+
+/**
+ * Builds the client credentials and the secret to write. Typed material goes to
+ * the keyring; left empty with the same method, the stored entry stays.
+ */
+export function buildCredentials(
+  server: string,
+  method: AuthMethod,
+  fields: { clientId: string; material: string; algorithm: JwtAlgorithm; scopes: string },
+  initial: ClientCredentials | null | undefined,
+): { credentials: ClientCredentials | null; secrets: Record<string, string> } {
+  if (method === "browser") return { credentials: null, secrets: {} };
+  const same = initial?.key.method === method ? storedMaterial(initial) : null;
+  const name = same ?? clientSecretName(server, method);
+  const ref: ValueSource = { secret: name };
+  const key = method === "secret" ? { method, secret: ref } : { method, pem: ref, algorithm: fields.algorithm };
+  const scopes = fields.scopes.split(/\s+/).filter((x) => x !== "");
+  return {
+    credentials: { client_id: fields.clientId.trim(), key, scopes },
+    secrets: fields.material !== "" ? { [name]: fields.material } : {},
+  };
+}
 
 interface Pair {
   key: string;
@@ -99,6 +139,13 @@ export function ServerEditor({
   const [startup, setStartup] = useState(String(initial.timeouts.startup_secs));
   const [callSecs, setCallSecs] = useState(String(initial.timeouts.call_secs));
   const [shareRoots, setShareRoots] = useState(initial.share_roots);
+  const cc = initial.client_credentials ?? null;
+  const [auth, setAuth] = useState<AuthMethod>(cc ? cc.key.method : "browser");
+  const [clientId, setClientId] = useState(cc?.client_id ?? "");
+  const [material, setMaterial] = useState("");
+  const [algorithm, setAlgorithm] = useState<JwtAlgorithm>(cc?.key.method === "private_key" ? cc.key.algorithm : "ES256");
+  const [scopes, setScopes] = useState((cc?.scopes ?? []).join(" "));
+  const materialStored = cc?.key.method === auth && storedMaterial(cc) !== null;
 
   const submit = () => {
     const n = name.trim();
@@ -118,7 +165,11 @@ export function ServerEditor({
       );
     } else {
       const h = fromPairs(n, "header", headers);
-      onSave({ ...base, transport: { type, url: url.trim(), headers: h.map } }, h.secrets);
+      const c = buildCredentials(n, auth, { clientId, material, algorithm, scopes }, cc);
+      onSave(
+        { ...base, transport: { type, url: url.trim(), headers: h.map }, client_credentials: c.credentials },
+        { ...h.secrets, ...c.secrets },
+      );
     }
   };
 
@@ -181,6 +232,63 @@ export function ServerEditor({
             <input id="server-url" type="url" required value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/mcp" />
           </label>
           <PairsEditor label={t("servers.headers")} pairs={headers} onChange={setHeaders} testId="server-headers" />
+          <fieldset data-testid="server-auth">
+            <legend>{t("servers.auth")}</legend>
+            <select id="server-auth-method" aria-label={t("servers.auth")} value={auth} onChange={(e) => setAuth(e.target.value as AuthMethod)}>
+              <option value="browser">{t("servers.authBrowser")}</option>
+              <option value="secret">{t("servers.authSecret")}</option>
+              <option value="private_key">{t("servers.authPrivateKey")}</option>
+            </select>
+            {auth !== "browser" && (
+              <>
+                <label className="field">
+                  <span>{t("servers.clientId")}</span>
+                  <input id="server-client-id" required value={clientId} onChange={(e) => setClientId(e.target.value)} />
+                </label>
+                {auth === "secret" ? (
+                  <label className="field">
+                    <span>{t("servers.clientSecret")}</span>
+                    <input
+                      id="server-client-secret"
+                      type="password"
+                      required={!materialStored}
+                      placeholder={materialStored ? t("servers.secretStored") : ""}
+                      value={material}
+                      onChange={(e) => setMaterial(e.target.value)}
+                    />
+                  </label>
+                ) : (
+                  <>
+                    <label className="field">
+                      <span>{t("servers.privateKey")}</span>
+                      <textarea
+                        id="server-private-key"
+                        rows={4}
+                        required={!materialStored}
+                        placeholder={materialStored ? t("servers.secretStored") : "-----BEGIN PRIVATE KEY-----"}
+                        value={material}
+                        onChange={(e) => setMaterial(e.target.value)}
+                      />
+                    </label>
+                    <label className="field">
+                      <span>{t("servers.jwtAlgorithm")}</span>
+                      <select id="server-jwt-algorithm" value={algorithm} onChange={(e) => setAlgorithm(e.target.value as JwtAlgorithm)}>
+                        {ALGORITHMS.map((a) => (
+                          <option key={a} value={a}>
+                            {a}
+                          </option>
+                        ))}
+                      </select>
+                    </label>
+                  </>
+                )}
+                <label className="field">
+                  <span>{t("servers.scopes")}</span>
+                  <input id="server-scopes" value={scopes} onChange={(e) => setScopes(e.target.value)} placeholder="mcp:read mcp:write" />
+                </label>
+              </>
+            )}
+          </fieldset>
         </>
       )}
       <label className="field">

@@ -175,4 +175,56 @@ describe("ServersSettings", () => {
       ),
     );
   });
+
+  it("sets client credentials for a remote server: the secret goes to the keyring, only its name into the config", async () => {
+    const f = fake([]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Add server" }));
+    fireEvent.change(screen.getByLabelText("Name"), { target: { value: "remote" } });
+    fireEvent.change(screen.getByLabelText("Transport"), { target: { value: "streamable_http" } });
+    fireEvent.change(screen.getByLabelText("URL"), { target: { value: "https://mcp.example.com/mcp" } });
+    expect(screen.queryByLabelText("Client ID")).toBeNull();
+    fireEvent.change(screen.getByLabelText("Sign-in"), { target: { value: "secret" } });
+    fireEvent.change(screen.getByLabelText("Client ID"), { target: { value: " ci-bot " } });
+    fireEvent.change(screen.getByLabelText("Client secret"), { target: { value: "cc-s3cret" } });
+    fireEvent.change(screen.getByLabelText("Scopes (separated by spaces)"), { target: { value: "mcp:read  mcp:write" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(f.ipc.saveServer).toHaveBeenCalled());
+    const [saved, secrets] = (f.ipc.saveServer as ReturnType<typeof vi.fn>).mock.calls[0] as [McpServerConfig, Record<string, string>];
+    expect(saved.client_credentials).toEqual({
+      client_id: "ci-bot",
+      key: { method: "secret", secret: { secret: "mcp/remote/oauth_client_secret" } },
+      scopes: ["mcp:read", "mcp:write"],
+    });
+    expect(secrets).toEqual({ "mcp/remote/oauth_client_secret": "cc-s3cret" });
+    expect(JSON.stringify(saved)).not.toContain("cc-s3cret");
+  });
+
+  it("keeps a stored private key when its field is left empty, and offers no browser sign-in for it", async () => {
+    const remote: ServerView = {
+      config: {
+        ...config,
+        name: "remote",
+        transport: { type: "streamable_http", url: "https://mcp.example.com/mcp", headers: {} },
+        client_credentials: { client_id: "bot", key: { method: "private_key", pem: { secret: "mcp/remote/oauth_private_key" }, algorithm: "ES256" }, scopes: [] },
+      },
+      status: { server: "remote", state: "failed", tool_count: 0, error: "authorization failed: invalid_client" },
+    };
+    const f = fake([remote]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    const row = await screen.findByTestId("server-row");
+    expect(within(row).queryByTestId("server-sign-in")).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "remote" }));
+    fireEvent.click(screen.getByRole("tab", { name: "Edit" }));
+    const editor = screen.getByTestId("server-editor");
+    const pem = within(editor).getByLabelText("Private key (PEM)") as HTMLTextAreaElement;
+    expect(pem.required).toBe(false);
+    expect(pem.placeholder).toBe("stored in keyring");
+    fireEvent.change(within(editor).getByLabelText("Signing algorithm"), { target: { value: "RS256" } });
+    fireEvent.click(within(editor).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(f.ipc.saveServer).toHaveBeenCalled());
+    const [saved, secrets] = (f.ipc.saveServer as ReturnType<typeof vi.fn>).mock.calls[0] as [McpServerConfig, Record<string, string>];
+    expect(saved.client_credentials?.key).toEqual({ method: "private_key", pem: { secret: "mcp/remote/oauth_private_key" }, algorithm: "RS256" });
+    expect(secrets).toEqual({});
+  });
 });

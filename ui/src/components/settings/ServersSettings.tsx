@@ -303,7 +303,7 @@ export function ServersSettings({ ipc }: { ipc: ServersIpc }) {
                 {v.status.error}
               </p>
             )}
-            {v.status.state === "failed" && v.config.transport.type !== "stdio" && (
+            {v.status.state === "failed" && v.config.transport.type !== "stdio" && !v.config.client_credentials && (
               <button type="button" data-testid="server-sign-in" onClick={() => void act(() => ipc.authorizeServer(v.config.name))}>
                 {t("servers.signIn")}
               </button>
