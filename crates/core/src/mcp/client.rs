@@ -14,7 +14,7 @@
 
 #![expect(deprecated, reason = "rmcp marks logging deprecated (SEP-2577); servers still send it")]
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -29,6 +29,7 @@ use rmcp::model::{
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use serde::Serialize;
 use tokio::sync::{Notify, broadcast, mpsc, watch};
+use tokio::time::Instant;
 
 use super::registry::McpEvent;
 use super::requests::{
@@ -83,6 +84,42 @@ struct Route {
 #[derive(Debug, Default)]
 struct Routes {
     by_token: HashMap<ProgressToken, Route>,
+    /// Finished calls whose routes stay open until the instant given
+    /// ([`LATE_GRACE`] after the end), oldest first.
+    retired: VecDeque<(Instant, ProgressToken)>,
+    /// Whether a task is closing the retired routes ([`CallRoutes::close_retired`]).
+    closing: bool,
+    /// Notifications handled before their call's route existed, oldest first
+    /// (at most [`EARLY_LIMIT`]).
+    early: VecDeque<(Early, CallEvent)>,
+}
+
+/// What an early notification names: a progress token, or (a log on the
+/// request's own HTTP stream) the request's id.
+#[derive(Debug, PartialEq)]
+enum Early {
+    Token(ProgressToken),
+    Id(RequestId),
+}
+
+/// How many early notifications are kept for routes still to come. rmcp hands
+/// a request to the transport before its caller can register the route, and
+/// handles notifications on their own tasks, so a fast server's first progress
+/// can be handled first; a server may also send progress for requests that
+/// have no route (the catalogue's), and those must not grow memory.
+const EARLY_LIMIT: usize = 64;
+
+impl Routes {
+    /// Closes the routes of calls that finished more than [`LATE_GRACE`] ago.
+    fn prune(&mut self, now: Instant) {
+        while let Some((until, token)) = self.retired.front() {
+            if *until > now {
+                break;
+            }
+            self.by_token.remove(token);
+            self.retired.pop_front();
+        }
+    }
 }
 
 /// Calls in flight on one connection, by progress token, and how many of the
@@ -114,29 +151,77 @@ impl CallRoutes {
         events: Option<mpsc::Sender<CallEvent>>,
     ) -> RouteGuard {
         let progress = Arc::new(Notify::new());
-        self.lock().by_token.insert(token.clone(), Route { id, events, progress: progress.clone() });
+        let mut routes = self.lock();
+        routes.prune(Instant::now());
+        let (mine, others) = std::mem::take(&mut routes.early)
+            .into_iter()
+            .partition(|(key, _)| *key == Early::Token(token.clone()) || *key == Early::Id(id.clone()));
+        routes.early = others;
+        for (key, event) in mine {
+            if matches!(key, Early::Token(_)) {
+                progress.notify_one();
+            }
+            deliver(events.clone(), event);
+        }
+        routes.by_token.insert(token.clone(), Route { id, events, progress: progress.clone() });
+        drop(routes);
         RouteGuard { routes: self.clone(), token, progress }
     }
 
-    /// Progress for the call `token`: wakes its deadline, returns where its events go.
-    fn progressed(&self, token: &ProgressToken) -> Option<mpsc::Sender<CallEvent>> {
-        let routes = self.lock();
-        let route = routes.by_token.get(token)?;
-        route.progress.notify_one();
-        route.events.clone()
+    /// Keeps a notification for a route still to come.
+    fn keep_early(routes: &mut Routes, key: Early, event: CallEvent) {
+        if routes.early.len() == EARLY_LIMIT {
+            routes.early.pop_front();
+        }
+        routes.early.push_back((key, event));
     }
 
-    fn for_log(&self, origin: Option<&InboundStreamOrigin>) -> Option<mpsc::Sender<CallEvent>> {
-        let routes = self.lock();
-        let mut listening = routes.by_token.values().filter(|r| r.events.is_some());
-        match origin {
-            Some(InboundStreamOrigin::OutboundRequest(id)) => listening.find(|r| r.id == *id)?.events.clone(),
-            Some(InboundStreamOrigin::Unassociated) => None,
-            None => match (listening.next(), listening.next()) {
-                (Some(only), None) => only.events.clone(),
-                _ => None,
-            },
+    /// Closes retired routes once their grace is over, waking once per
+    /// [`LATE_GRACE`] however many calls end meanwhile; ends when none is left.
+    async fn close_retired(self) {
+        loop {
+            tokio::time::sleep(LATE_GRACE).await;
+            let mut routes = self.lock();
+            routes.prune(Instant::now());
+            if routes.retired.is_empty() {
+                routes.closing = false;
+                return;
+            }
         }
+    }
+
+    /// Progress for the call `token`: wakes its deadline and goes to its
+    /// events, or waits for the route ([`EARLY_LIMIT`]).
+    fn progressed(&self, token: &ProgressToken, event: CallEvent) {
+        let mut routes = self.lock();
+        match routes.by_token.get(token) {
+            Some(route) => {
+                route.progress.notify_one();
+                deliver(route.events.clone(), event);
+            }
+            None => Self::keep_early(&mut routes, Early::Token(token.clone()), event),
+        }
+    }
+
+    /// A log message, to the call it came with: the request whose HTTP stream
+    /// carried it, else (stdio) the only call that listens.
+    fn logged(&self, origin: Option<&InboundStreamOrigin>, event: CallEvent) {
+        let mut routes = self.lock();
+        let tx = match origin {
+            Some(InboundStreamOrigin::OutboundRequest(id)) => match routes.by_token.values().find(|r| r.id == *id) {
+                Some(route) => route.events.clone(),
+                None => return Self::keep_early(&mut routes, Early::Id(id.clone()), event),
+            },
+            Some(InboundStreamOrigin::Unassociated) => None,
+            None => {
+                let mut listening = routes.by_token.values().filter(|r| r.events.is_some());
+                match (listening.next(), listening.next()) {
+                    (Some(only), None) => only.events.clone(),
+                    _ => None,
+                }
+            }
+        };
+        deliver(tx, event);
     }
 
     /// How many sampling or elicitation requests wait for the user now, and later.
@@ -177,17 +262,22 @@ pub(crate) struct RouteGuard {
 const LATE_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 
 impl Drop for RouteGuard {
+    /// The route is retired, not removed: [`CallRoutes::close_retired`] closes
+    /// it after [`LATE_GRACE`]. One such task serves every call that ends
+    /// while it runs: a task and a timer per call would each wake a runtime
+    /// thread on the path of every tool call.
     fn drop(&mut self) {
-        let (routes, token) = (self.routes.clone(), self.token.clone());
+        let mut routes = self.routes.lock();
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                runtime.spawn(async move {
-                    tokio::time::sleep(LATE_GRACE).await;
-                    routes.lock().by_token.remove(&token);
-                });
+                routes.retired.push_back((Instant::now() + LATE_GRACE, self.token.clone()));
+                if !routes.closing {
+                    routes.closing = true;
+                    runtime.spawn(self.routes.clone().close_retired());
+                }
             }
             Err(_) => {
-                routes.lock().by_token.remove(&token);
+                routes.by_token.remove(&self.token);
             }
         }
     }
@@ -364,7 +454,7 @@ impl ClientHandler for HostHandler {
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
         let event = CallEvent::Progress { progress: params.progress, total: params.total, message: params.message };
-        deliver(self.routes.progressed(&params.progress_token), event);
+        self.routes.progressed(&params.progress_token, event);
     }
 
     async fn on_logging_message(
@@ -374,7 +464,7 @@ impl ClientHandler for HostHandler {
     ) {
         let message = LogMessage::from(params);
         let origin = context.extensions.get::<InboundStreamOrigin>();
-        deliver(self.routes.for_log(origin), CallEvent::Log(message.clone()));
+        self.routes.logged(origin, CallEvent::Log(message.clone()));
         let _ = self.events.send(McpEvent::Log { server: self.server.clone(), message });
     }
 
@@ -432,5 +522,49 @@ mod tests {
             all,
             serde_json::json!({"roots": {"listChanged": true}, "sampling": {}, "elicitation": {"form": {}, "url": {}}})
         );
+    }
+
+    fn token(n: i64) -> ProgressToken {
+        ProgressToken(rmcp::model::NumberOrString::Number(n))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_finished_calls_route_takes_late_news_then_closes_and_many_calls_share_one_closer() {
+        let routes = CallRoutes::default();
+        let (tx, mut rx) = mpsc::channel(4);
+        drop(routes.register(token(1), RequestId::Number(1), Some(tx)));
+        let late = CallEvent::Progress { progress: 1.0, total: None, message: None };
+        routes.progressed(&token(1), late);
+        assert!(rx.recv().await.is_some(), "progress sent just before the answer still arrives");
+        for n in 2..50 {
+            drop(routes.register(token(n), RequestId::Number(n), None));
+        }
+        assert!(routes.lock().closing);
+        assert_eq!(routes.lock().retired.len(), 49);
+        tokio::time::sleep(LATE_GRACE * 2 + Duration::from_millis(1)).await;
+        assert!(rx.recv().await.is_none(), "the call's events end with its route");
+        let left = routes.lock();
+        assert!(left.by_token.is_empty() && left.retired.is_empty() && !left.closing);
+    }
+
+    #[tokio::test]
+    async fn news_handled_before_its_call_is_routed_reaches_it_and_strays_stay_bounded() {
+        let routes = CallRoutes::default();
+        let step = |n: f64| CallEvent::Progress { progress: n, total: None, message: None };
+        for n in 100..300 {
+            routes.progressed(&token(n), step(0.0));
+        }
+        assert_eq!(routes.lock().early.len(), EARLY_LIMIT);
+        routes.progressed(&token(7), step(1.0));
+        let log = LogMessage { level: "info".into(), logger: None, data: serde_json::json!("first") };
+        routes.logged(Some(&InboundStreamOrigin::OutboundRequest(RequestId::Number(7))), CallEvent::Log(log));
+        let (tx, mut rx) = mpsc::channel(8);
+        let guard = routes.register(token(7), RequestId::Number(7), Some(tx));
+        assert_eq!(routes.lock().early.len(), EARLY_LIMIT - 2, "the call took its own");
+        drop(guard.routes.lock().by_token.remove(&token(7)));
+        let got: Vec<CallEvent> = [rx.recv().await, rx.recv().await].into_iter().flatten().collect();
+        assert!(matches!(got.as_slice(), [CallEvent::Progress { .. }, CallEvent::Log(_)]), "{got:?}");
+        // The deadline saw the early progress.
+        tokio::time::timeout(Duration::from_secs(1), guard.progress.notified()).await.unwrap();
     }
 }
