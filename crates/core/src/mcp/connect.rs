@@ -23,7 +23,7 @@ use super::client::HostHandler;
 use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
 use super::http::BoundedHttp;
 use super::in_process::{self, InProcessServer};
-use super::launch::{LaunchReport, LoginEnv, resolve_values};
+use super::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
 use super::oauth;
 use super::sse::{self, DetectedTransport, SseClientTransport, SseConfig};
 use super::stdio::{self, ChildGuard, Launch, StderrLog};
@@ -259,11 +259,8 @@ async fn connect_http(
     let authorized = match &config.client_credentials {
         Some(credentials) => {
             let (field, source) = credentials.key.material();
-            let values = BTreeMap::from([(field.to_owned(), source.clone())]);
-            let material = resolve_values(&config.name, "client_credentials", &values, secrets.as_ref())?
-                .pop()
-                .map(|(_, v)| v)
-                .unwrap_or_default();
+            let field = format!("client_credentials.{field}");
+            let material = resolve_value(&config.name, &field, source, secrets.as_ref())?;
             let grant = oauth::ClientGrant {
                 server: config.name.clone(),
                 url: url.to_owned(),

@@ -177,18 +177,25 @@ pub(crate) fn resolve_values(
 ) -> Result<Vec<(String, String)>, McpError> {
     values
         .iter()
-        .map(|(key, source)| {
-            let value = match source {
-                ValueSource::Plain(v) => v.clone(),
-                ValueSource::Secret(name) => secrets.get(name)?.ok_or_else(|| McpError::MissingSecret {
-                    server: server.to_owned(),
-                    field: format!("{place}.{key}"),
-                    secret: name.clone(),
-                })?,
-            };
-            Ok((key.clone(), value))
-        })
+        .map(|(key, source)| Ok((key.clone(), resolve_value(server, &format!("{place}.{key}"), source, secrets)?)))
         .collect()
+}
+
+/// Resolves one configured value; `field` names it in errors (`env.TOKEN`).
+pub(crate) fn resolve_value(
+    server: &str,
+    field: &str,
+    source: &ValueSource,
+    secrets: &dyn SecretStore,
+) -> Result<String, McpError> {
+    match source {
+        ValueSource::Plain(v) => Ok(v.clone()),
+        ValueSource::Secret(name) => secrets.get(name)?.ok_or_else(|| McpError::MissingSecret {
+            server: server.to_owned(),
+            field: field.to_owned(),
+            secret: name.clone(),
+        }),
+    }
 }
 
 /// What a user needs to see when a server does not start.
