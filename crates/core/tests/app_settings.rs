@@ -332,11 +332,13 @@ async fn client_credentials_are_checked_on_save_and_a_refused_client_fails_with_
     remote.client_credentials = Some(credentials(ValueSource::Plain("cc-s3cret".into())));
     let err = f.app.save_server(remote.clone(), &Default::default()).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
-    assert!(err.to_string().contains("client_credentials.secret must name a keyring entry"), "{err}");
+    assert!(err.to_string().contains("remote.client_credentials.key.secret must name a keyring entry"), "{err}");
     // A stdio server has no sign-in.
     let mut local = McpServerConfig::stdio("local", "/bin/true", &[]);
     local.client_credentials = remote.client_credentials.clone();
-    assert_eq!(f.app.save_server(local, &Default::default()).await.unwrap_err().kind(), ErrorKind::InvalidInput);
+    let err = f.app.save_server(local, &Default::default()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("local.client_credentials: client credentials are for remote servers"), "{err}");
     assert!(f.app.list_servers().unwrap().is_empty());
 
     // Saved properly, the grant runs at start with the secret from the keyring,

@@ -69,22 +69,14 @@ impl App {
                 config.name.trim()
             )));
         }
-        if let Some(credentials) = &config.client_credentials {
-            if matches!(config.transport, TransportConfig::Stdio { .. }) {
-                return Err(AppError::Invalid(format!(
-                    "{}: client credentials are for remote servers; a stdio server has no sign-in",
-                    config.name
-                )));
-            }
-            if credentials.client_id.trim().is_empty() {
-                return Err(AppError::Invalid(format!("{}: the client credentials need a client id", config.name)));
-            }
-            if let (field, ValueSource::Plain(_)) = credentials.key.material() {
-                return Err(AppError::Invalid(format!(
-                    "{}: client_credentials.{field} must name a keyring entry, not hold the value",
-                    config.name
-                )));
-            }
+        if let Some((field, reason)) = config.client_credential_problems().into_iter().next() {
+            return Err(AppError::Invalid(format!("{}.{field}: {reason}", config.name)));
+        }
+        if let Some((field, ValueSource::Plain(_))) = config.client_credentials.as_ref().map(|c| c.key.material()) {
+            return Err(AppError::Invalid(format!(
+                "{}.client_credentials.key.{field} must name a keyring entry, not hold the value",
+                config.name
+            )));
         }
         for (name, value) in secrets {
             self.inner.secrets.set(name, value)?;

@@ -532,7 +532,9 @@ fn read_patchbay(root: &Node, options: &ImportOptions, doc: &mut Document) {
                         }
                     }
                 }
-                check_client_credentials(&server, &path, &mut parsed.issues);
+                for (field, reason) in server.client_credential_problems() {
+                    parsed.issues.push(issue(&format!("{path}.{field}"), reason));
+                }
                 if let Some(credentials) = &mut server.client_credentials {
                     // Key material is a secret whatever the checkboxes say.
                     let key = credentials.key.secret_key();
@@ -640,23 +642,6 @@ fn check_transport(transport: &TransportConfig, path: &str, issues: &mut Vec<Imp
         }
         // Never read from a file (the variant is not deserialised).
         TransportConfig::InProcess => {}
-    }
-}
-
-/// Client credentials belong to a remote server, with a client id and key material.
-fn check_client_credentials(server: &McpServerConfig, path: &str, issues: &mut Vec<ImportIssue>) {
-    let Some(credentials) = &server.client_credentials else { return };
-    let path = format!("{path}.client_credentials");
-    if matches!(server.transport, TransportConfig::Stdio { .. }) {
-        issues.push(issue(&path, "client credentials are for remote servers; a stdio server has no sign-in"));
-    }
-    if credentials.client_id.trim().is_empty() {
-        issues.push(issue(&format!("{path}.client_id"), "the client id is empty"));
-    }
-    if let (field, ValueSource::Plain(text)) = credentials.key.material()
-        && text.is_empty()
-    {
-        issues.push(issue(&format!("{path}.key.{field}"), "empty"));
     }
 }
 

@@ -321,6 +321,28 @@ impl McpServerConfig {
         fields
     }
 
+    /// What is wrong with its client credentials, as (field, reason): they
+    /// belong to a remote server and need a client id and key material.
+    pub fn client_credential_problems(&self) -> Vec<(String, &'static str)> {
+        let Some(credentials) = &self.client_credentials else { return Vec::new() };
+        let mut problems = Vec::new();
+        if matches!(self.transport, TransportConfig::Stdio { .. }) {
+            problems.push((
+                "client_credentials".to_owned(),
+                "client credentials are for remote servers; a stdio server has no sign-in",
+            ));
+        }
+        if credentials.client_id.trim().is_empty() {
+            problems.push(("client_credentials.client_id".to_owned(), "the client id is empty"));
+        }
+        if let (field, ValueSource::Plain(text)) = credentials.key.material()
+            && text.is_empty()
+        {
+            problems.push((format!("client_credentials.key.{field}"), "empty"));
+        }
+        problems
+    }
+
     /// A stdio server with defaults for everything else.
     pub fn stdio(name: impl Into<String>, command: impl Into<String>, args: &[&str]) -> Self {
         Self::with_transport(

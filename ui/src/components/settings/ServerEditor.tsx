@@ -160,7 +160,12 @@ export function ServerEditor({
     if (type === "stdio") {
       const e = fromPairs(n, "env", env);
       onSave(
-        { ...base, transport: { type, command: command.trim(), args: args.filter((a) => a !== ""), env: e.map, cwd: cwd.trim() || null } },
+        {
+          ...base,
+          transport: { type, command: command.trim(), args: args.filter((a) => a !== ""), env: e.map, cwd: cwd.trim() || null },
+          // A local server has no sign-in (the editor hides it, so drop what a remote one had).
+          client_credentials: null,
+        },
         e.secrets,
       );
     } else {

@@ -226,5 +226,14 @@ describe("ServersSettings", () => {
     const [saved, secrets] = (f.ipc.saveServer as ReturnType<typeof vi.fn>).mock.calls[0] as [McpServerConfig, Record<string, string>];
     expect(saved.client_credentials?.key).toEqual({ method: "private_key", pem: { secret: "mcp/remote/oauth_private_key" }, algorithm: "RS256" });
     expect(secrets).toEqual({});
+
+    // Made a local server, it keeps no sign-in (the core would refuse it).
+    fireEvent.change(within(editor).getByLabelText("Transport"), { target: { value: "stdio" } });
+    fireEvent.change(within(editor).getByLabelText("Command"), { target: { value: "mcp-remote" } });
+    fireEvent.click(within(editor).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(f.ipc.saveServer).toHaveBeenCalledTimes(2));
+    const [local] = (f.ipc.saveServer as ReturnType<typeof vi.fn>).mock.calls[1] as [McpServerConfig];
+    expect(local.transport.type).toBe("stdio");
+    expect(local.client_credentials).toBeNull();
   });
 });
