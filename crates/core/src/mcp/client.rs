@@ -96,7 +96,7 @@ struct Routes {
 
 /// What an early notification names: a progress token, or (a log on the
 /// request's own HTTP stream) the request's id.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 enum Early {
     Token(ProgressToken),
     Id(RequestId),
@@ -110,6 +110,14 @@ enum Early {
 const EARLY_LIMIT: usize = 64;
 
 impl Routes {
+    /// Keeps a notification for a route still to come.
+    fn keep_early(&mut self, key: Early, event: CallEvent) {
+        if self.early.len() == EARLY_LIMIT {
+            self.early.pop_front();
+        }
+        self.early.push_back((key, event));
+    }
+
     /// Closes the routes of calls that finished more than [`LATE_GRACE`] ago.
     fn prune(&mut self, now: Instant) {
         while let Some((until, token)) = self.retired.front() {
@@ -153,9 +161,10 @@ impl CallRoutes {
         let progress = Arc::new(Notify::new());
         let mut routes = self.lock();
         routes.prune(Instant::now());
-        let (mine, others) = std::mem::take(&mut routes.early)
-            .into_iter()
-            .partition(|(key, _)| *key == Early::Token(token.clone()) || *key == Early::Id(id.clone()));
+        let (mine, others) = std::mem::take(&mut routes.early).into_iter().partition(|(key, _)| match key {
+            Early::Token(t) => *t == token,
+            Early::Id(i) => *i == id,
+        });
         routes.early = others;
         for (key, event) in mine {
             if matches!(key, Early::Token(_)) {
@@ -166,14 +175,6 @@ impl CallRoutes {
         routes.by_token.insert(token.clone(), Route { id, events, progress: progress.clone() });
         drop(routes);
         RouteGuard { routes: self.clone(), token, progress }
-    }
-
-    /// Keeps a notification for a route still to come.
-    fn keep_early(routes: &mut Routes, key: Early, event: CallEvent) {
-        if routes.early.len() == EARLY_LIMIT {
-            routes.early.pop_front();
-        }
-        routes.early.push_back((key, event));
     }
 
     /// Closes retired routes once their grace is over, waking once per
@@ -199,7 +200,7 @@ impl CallRoutes {
                 route.progress.notify_one();
                 deliver(route.events.clone(), event);
             }
-            None => Self::keep_early(&mut routes, Early::Token(token.clone()), event),
+            None => routes.keep_early(Early::Token(token.clone()), event),
         }
     }
 
@@ -210,7 +211,7 @@ impl CallRoutes {
         let tx = match origin {
             Some(InboundStreamOrigin::OutboundRequest(id)) => match routes.by_token.values().find(|r| r.id == *id) {
                 Some(route) => route.events.clone(),
-                None => return Self::keep_early(&mut routes, Early::Id(id.clone()), event),
+                None => return routes.keep_early(Early::Id(id.clone()), event),
             },
             Some(InboundStreamOrigin::Unassociated) => None,
             None => {
