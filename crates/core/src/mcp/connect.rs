@@ -23,6 +23,7 @@ use super::client::HostHandler;
 use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
 use super::http::BoundedHttp;
 use super::in_process::{self, InProcessServer};
+use super::lane::{self, Lane};
 use super::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
 use super::oauth;
 use super::sse::{self, DetectedTransport, SseClientTransport, SseConfig};
@@ -56,6 +57,8 @@ pub(crate) struct Connection {
     pub(crate) child: Option<ChildGuard>,
     pub(crate) kind: TransportKind,
     pub(crate) catalogue: Catalogue,
+    /// The direct lane for the registry's requests (pipe-connected servers).
+    pub(crate) lane: Option<Lane>,
 }
 
 /// A start that did not reach ready.
@@ -130,13 +133,16 @@ pub(crate) async fn connect(
             let (launch, mut report) = plan_stdio(config, cx.env, cx.secrets.as_ref())?;
             let (mut child, stdout, stdin) = stdio::spawn(&launch, cx.stderr)
                 .map_err(|error| StartFailure { report: Some(Box::new(failed(report.clone(), &error))), error })?;
-            let transport = AsyncRwTransport::new_client(BoundedLines::new(stdout, MAX_MESSAGE_BYTES), stdin)
-                // BoundedLines enforces the limit (and answers the call); rmcp's own would drop silently.
-                .with_max_line_length(MAX_MESSAGE_BYTES + 1);
+            let (transport, lane) = lane::open(stdin, |writer| {
+                AsyncRwTransport::new_client(BoundedLines::new(stdout, MAX_MESSAGE_BYTES), writer)
+                    // BoundedLines enforces the limit (and answers the call); rmcp's own would drop silently.
+                    .with_max_line_length(MAX_MESSAGE_BYTES + 1)
+            });
             match handshake(config, cx.handler, &cx.ct, transport, startup, call).await {
                 Ok((service, catalogue)) => {
-                    let conn =
-                        Connection { service, ct: cx.ct, child: Some(child), kind: TransportKind::Stdio, catalogue };
+                    let lane = lane.usable(service.peer());
+                    let kind = TransportKind::Stdio;
+                    let conn = Connection { service, ct: cx.ct, child: Some(child), kind, catalogue, lane };
                     Ok((conn, Some(report)))
                 }
                 Err(error) => {
@@ -166,13 +172,15 @@ pub(crate) async fn connect(
         }
         TransportConfig::StreamableHttp { url, headers } => {
             let (service, catalogue) = connect_http(config, cx.handler, &cx.ct, url, headers, cx.secrets).await?;
-            let conn = Connection { service, ct: cx.ct, child: None, kind: TransportKind::StreamableHttp, catalogue };
+            let kind = TransportKind::StreamableHttp;
+            let conn = Connection { service, ct: cx.ct, child: None, kind, catalogue, lane: None };
             Ok((conn, None))
         }
         TransportConfig::Sse { url, headers } => {
             let (service, catalogue) =
                 connect_sse(config, cx.handler, &cx.ct, url, headers, cx.secrets.as_ref(), startup, call).await?;
-            Ok((Connection { service, ct: cx.ct, child: None, kind: TransportKind::Sse, catalogue }, None))
+            let kind = TransportKind::Sse;
+            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane: None }, None))
         }
         TransportConfig::Auto { url, headers } => {
             // The spec's backwards-compatibility rule: streamable HTTP first, SSE on
@@ -195,13 +203,14 @@ pub(crate) async fn connect(
                     (service, catalogue, TransportKind::Sse)
                 }
             };
-            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue }, None))
+            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane: None }, None))
         }
         TransportConfig::InProcess => {
             let server = cx.in_process.ok_or_else(|| McpError::NotAttached { server: config.name.clone() })?;
-            let transport = in_process::open(server.as_ref(), cx.ct.child_token());
+            let (transport, lane) = in_process::open(server.as_ref(), cx.ct.child_token());
             let (service, catalogue) = handshake(config, cx.handler, &cx.ct, transport, startup, call).await?;
-            Ok((Connection { service, ct: cx.ct, child: None, kind: TransportKind::InProcess, catalogue }, None))
+            let (kind, lane) = (TransportKind::InProcess, lane.usable(service.peer()));
+            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane }, None))
         }
     }
 }

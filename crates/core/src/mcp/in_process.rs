@@ -10,10 +10,11 @@
 use rmcp::ServiceExt;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{RoleClient, RoleServer, Service};
-use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{DuplexStream, ReadHalf};
 use tokio_util::sync::CancellationToken;
 
 use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
+use super::lane::{self, Lane, Laned, OutboxWriter};
 
 /// Bytes buffered in each direction of the pipe.
 const PIPE_BYTES: usize = 1 << 20;
@@ -50,13 +51,16 @@ where
 }
 
 /// The registry's end of the pipe.
-pub(crate) type ClientEnd = AsyncRwTransport<RoleClient, BoundedLines<ReadHalf<DuplexStream>>, WriteHalf<DuplexStream>>;
+pub(crate) type ClientEnd = Laned<AsyncRwTransport<RoleClient, BoundedLines<ReadHalf<DuplexStream>>, OutboxWriter>>;
 
-/// Starts `server` and returns the client's end of the pipe as a transport.
-pub(crate) fn open(server: &dyn InProcessServer, cancel: CancellationToken) -> ClientEnd {
+/// Starts `server` and returns the client's end of the pipe as a transport,
+/// with the [`Lane`] that writes to the same pipe.
+pub(crate) fn open(server: &dyn InProcessServer, cancel: CancellationToken) -> (ClientEnd, Lane) {
     let (client, served) = tokio::io::duplex(PIPE_BYTES);
     server.spawn(served, cancel);
     let (read, write) = tokio::io::split(client);
-    AsyncRwTransport::new_client(BoundedLines::new(read, MAX_MESSAGE_BYTES), write)
-        .with_max_line_length(MAX_MESSAGE_BYTES + 1)
+    lane::open(write, |writer| {
+        AsyncRwTransport::new_client(BoundedLines::new(read, MAX_MESSAGE_BYTES), writer)
+            .with_max_line_length(MAX_MESSAGE_BYTES + 1)
+    })
 }

@@ -29,11 +29,11 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification, CancelledNotificationParam,
-    ClientNotification, ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject, Prompt,
-    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, RequestId, Resource, ResourceTemplate,
-    RootsListChangedNotification, ServerResult, Tool,
+    ClientNotification, ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject,
+    ProgressToken, Prompt, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, RequestId, Resource,
+    ResourceTemplate, RootsListChangedNotification, ServerResult, Tool,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
 use serde::Serialize;
 use tokio::sync::{OnceCell, broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -44,6 +44,7 @@ use super::catalogue::Catalogue;
 use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, SharedRoots};
 use super::connect::{self, Connection, Context, StartFailure, TransportKind};
 use super::in_process::InProcessServer;
+use super::lane::{Lane, LaneRequest};
 use super::launch::{LaunchReport, LoginEnv};
 use super::requests::{DenyAll, McpRoot, ServerRequests};
 use super::stdio::StderrLog;
@@ -178,6 +179,8 @@ pub struct CallOptions {
 #[derive(Clone)]
 struct Live {
     peer: Peer<RoleClient>,
+    /// Where the registry's requests go when the connection has one ([`Lane`]).
+    lane: Option<Lane>,
     routes: CallRoutes,
     kind: TransportKind,
     pid: Option<u32>,
@@ -672,16 +675,17 @@ impl McpRegistry {
         let (live, config) = self.live(server)?;
         let timeout = options.timeout.unwrap_or(Duration::from_secs(config.timeouts.call_secs));
         // The deadline is kept here, not by rmcp: it must stand still while the user answers.
-        let handle = live
-            .peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-            .map_err(|e| McpError::from_service(server, e))?;
-        let route = live.routes.register(handle.progress_token.clone(), handle.id.clone(), options.events);
-        let mut cancel = CancelOnDrop { peer: Some(live.peer.clone()), id: handle.id.clone(), reason: CANCELLED };
+        let sent = match &live.lane {
+            Some(lane) => lane.request(request).map(Sent::Lane),
+            None => live.peer.send_request_with_option(request, PeerRequestOptions::no_options()).await.map(Sent::Rmcp),
+        }
+        .map_err(|e| McpError::from_service(server, e))?;
+        let (token, id) = sent.ids();
+        let route = live.routes.register(token, id.clone(), options.events);
+        let mut cancel = CancelOnDrop { peer: Some(live.peer.clone()), id, reason: CANCELLED };
         let deadline = Deadline { timeout, progress: route.progress.clone(), hooks: live.routes.hooks_pending() };
         let outcome = tokio::select! {
-            response = handle.await_response() => response.map_err(|e| McpError::from_service(server, e)),
+            response = sent.answer() => response.map_err(|e| McpError::from_service(server, e)),
             () = deadline.expired() => {
                 cancel.reason = TIMED_OUT;
                 return Err(McpError::Timeout { server: server.to_owned(), after: timeout });
@@ -766,6 +770,29 @@ fn unexpected(server: &str, result: &ServerResult) -> McpError {
 /// Why a request was abandoned, as `notifications/cancelled` tells the server.
 const CANCELLED: &str = "cancelled by the user";
 const TIMED_OUT: &str = "timed out";
+
+/// A request on its way, by rmcp's service loop or by the connection's [`Lane`].
+enum Sent {
+    Rmcp(RequestHandle<RoleClient>),
+    Lane(LaneRequest),
+}
+
+impl Sent {
+    /// The request's progress token and id.
+    fn ids(&self) -> (ProgressToken, RequestId) {
+        match self {
+            Sent::Rmcp(handle) => (handle.progress_token.clone(), handle.id.clone()),
+            Sent::Lane(request) => (request.progress_token.clone(), request.id.clone()),
+        }
+    }
+
+    async fn answer(self) -> Result<ServerResult, ServiceError> {
+        match self {
+            Sent::Rmcp(handle) => handle.await_response().await,
+            Sent::Lane(request) => request.answer().await,
+        }
+    }
+}
 
 /// Sends `notifications/cancelled` for a request abandoned before its answer.
 struct CancelOnDrop {
@@ -909,13 +936,13 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
         }
     };
     *lock(&slot.report) = report;
-    let Connection { service, ct, mut child, kind, catalogue } = conn;
+    let Connection { service, ct, mut child, kind, catalogue, lane } = conn;
     let peer = service.peer().clone();
     let pid = child.as_ref().and_then(|c| c.pid());
     *write(&slot.catalogue) = catalogue;
     let call_timeout = Duration::from_secs(config.timeouts.call_secs);
     restore(shared, slot, &peer, call_timeout).await;
-    *write(&slot.live) = Some(Live { peer: peer.clone(), routes, kind, pid, share_roots: config.share_roots });
+    *write(&slot.live) = Some(Live { peer: peer.clone(), lane, routes, kind, pid, share_roots: config.share_roots });
     let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });
     shared.set_status(slot, ServerStatus::Ready);
 
