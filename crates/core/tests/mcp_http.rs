@@ -87,6 +87,12 @@ async fn everything_over_streamable_http_with_progress_and_recovery_after_a_serv
                 echo = Some(result);
                 break;
             }
+            // Until the registry has a session with the new server, a call is refused
+            // (server-everything answers an unknown session with HTTP 400) or finds
+            // the connection closed.
+            Err(McpError::Server { message, .. }) if message.contains("session") => {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
             Err(McpError::ConnectionClosed { .. } | McpError::NotReady { .. }) => {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }

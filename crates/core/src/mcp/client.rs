@@ -24,13 +24,14 @@ use rmcp::model::{
     ElicitationAction, ElicitationCapability, ErrorCode, ErrorData, FormElicitationCapability, Implementation,
     ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, RequestId,
     ResourceUpdatedNotificationParam, Role, Root, RootsCapabilities, SamplingCapability, SamplingMessageContentBlock,
-    UrlElicitationCapability,
+    ServerNotification, UrlElicitationCapability,
 };
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use serde::Serialize;
 use tokio::sync::{Notify, broadcast, mpsc, watch};
 use tokio::time::Instant;
 
+use super::lane::InOrder;
 use super::registry::McpEvent;
 use super::requests::{
     ElicitationAnswer, ElicitationKind, ElicitationRequest, McpRoot, SamplingMessage, SamplingRequest, SamplingRole,
@@ -367,6 +368,32 @@ fn deliver(tx: Option<mpsc::Sender<CallEvent>>, event: CallEvent) {
     }
 }
 
+impl HostHandler {
+    fn progressed(&self, params: ProgressNotificationParam) {
+        let event = CallEvent::Progress { progress: params.progress, total: params.total, message: params.message };
+        self.routes.progressed(&params.progress_token, event);
+    }
+
+    fn logged(&self, params: LoggingMessageNotificationParam, origin: Option<&InboundStreamOrigin>) {
+        let message = LogMessage::from(params);
+        self.routes.logged(origin, CallEvent::Log(message.clone()));
+        let _ = self.events.send(McpEvent::Log { server: self.server.clone(), message });
+    }
+}
+
+/// Where a connection has a [`Lane`](super::lane::Lane), progress and logs are
+/// handled as they are read, in the order the server sent them.
+impl InOrder for HostHandler {
+    fn handle(&self, notification: &ServerNotification, origin: Option<&InboundStreamOrigin>) -> bool {
+        match notification {
+            ServerNotification::ProgressNotification(progress) => self.progressed(progress.params.clone()),
+            ServerNotification::LoggingMessageNotification(log) => self.logged(log.params.clone(), origin),
+            _ => return false,
+        }
+        true
+    }
+}
+
 impl ClientHandler for HostHandler {
     async fn create_message(
         &self,
@@ -454,8 +481,7 @@ impl ClientHandler for HostHandler {
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        let event = CallEvent::Progress { progress: params.progress, total: params.total, message: params.message };
-        self.routes.progressed(&params.progress_token, event);
+        self.progressed(params);
     }
 
     async fn on_logging_message(
@@ -463,10 +489,7 @@ impl ClientHandler for HostHandler {
         params: LoggingMessageNotificationParam,
         context: NotificationContext<RoleClient>,
     ) {
-        let message = LogMessage::from(params);
-        let origin = context.extensions.get::<InboundStreamOrigin>();
-        self.routes.logged(origin, CallEvent::Log(message.clone()));
-        let _ = self.events.send(McpEvent::Log { server: self.server.clone(), message });
+        self.logged(params, context.extensions.get::<InboundStreamOrigin>());
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

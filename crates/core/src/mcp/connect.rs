@@ -12,7 +12,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHttpClientTransportConfig};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
@@ -133,7 +133,7 @@ pub(crate) async fn connect(
             let (launch, mut report) = plan_stdio(config, cx.env, cx.secrets.as_ref())?;
             let (mut child, stdout, stdin) = stdio::spawn(&launch, cx.stderr)
                 .map_err(|error| StartFailure { report: Some(Box::new(failed(report.clone(), &error))), error })?;
-            let (transport, lane) = lane::open(stdin, |writer| {
+            let (transport, lane) = lane::open(stdin, Arc::new(cx.handler.clone()), |writer| {
                 AsyncRwTransport::new_client(BoundedLines::new(stdout, MAX_MESSAGE_BYTES), writer)
                     // BoundedLines enforces the limit (and answers the call); rmcp's own would drop silently.
                     .with_max_line_length(MAX_MESSAGE_BYTES + 1)
@@ -171,9 +171,9 @@ pub(crate) async fn connect(
             }
         }
         TransportConfig::StreamableHttp { url, headers } => {
-            let (service, catalogue) = connect_http(config, cx.handler, &cx.ct, url, headers, cx.secrets).await?;
+            let (service, catalogue, lane) = connect_http(config, cx.handler, &cx.ct, url, headers, cx.secrets).await?;
             let kind = TransportKind::StreamableHttp;
-            let conn = Connection { service, ct: cx.ct, child: None, kind, catalogue, lane: None };
+            let conn = Connection { service, ct: cx.ct, child: None, kind, catalogue, lane };
             Ok((conn, None))
         }
         TransportConfig::Sse { url, headers } => {
@@ -190,24 +190,25 @@ pub(crate) async fn connect(
             let detected = sse::detect(&reqwest::Client::new(), &parsed, &header_map, startup, &cx.ct)
                 .await
                 .map_err(|source| McpError::Sse { server: config.name.clone(), source })?;
-            let (service, catalogue, kind) = match detected {
+            let (service, catalogue, kind, lane) = match detected {
                 DetectedTransport::StreamableHttp => {
-                    let (service, catalogue) =
+                    let (service, catalogue, lane) =
                         connect_http(config, cx.handler, &cx.ct, url, headers, cx.secrets).await?;
-                    (service, catalogue, TransportKind::StreamableHttp)
+                    (service, catalogue, TransportKind::StreamableHttp, lane)
                 }
                 DetectedTransport::Sse => {
                     let (service, catalogue) =
                         connect_sse(config, cx.handler, &cx.ct, url, headers, cx.secrets.as_ref(), startup, call)
                             .await?;
-                    (service, catalogue, TransportKind::Sse)
+                    (service, catalogue, TransportKind::Sse, None)
                 }
             };
-            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane: None }, None))
+            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane }, None))
         }
         TransportConfig::InProcess => {
             let server = cx.in_process.ok_or_else(|| McpError::NotAttached { server: config.name.clone() })?;
-            let (transport, lane) = in_process::open(server.as_ref(), cx.ct.child_token());
+            let in_order = Arc::new(cx.handler.clone());
+            let (transport, lane) = in_process::open(server.as_ref(), in_order, cx.ct.child_token());
             let (service, catalogue) = handshake(config, cx.handler, &cx.ct, transport, startup, call).await?;
             let (kind, lane) = (TransportKind::InProcess, lane.usable(service.peer()));
             Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane }, None))
@@ -259,7 +260,7 @@ async fn connect_http(
     url: &str,
     headers: &BTreeMap<String, ValueSource>,
     secrets: &Arc<dyn SecretStore>,
-) -> Result<(RunningService<RoleClient, HostHandler>, Catalogue), McpError> {
+) -> Result<(RunningService<RoleClient, HostHandler>, Catalogue, Option<Lane>), McpError> {
     let startup = Duration::from_secs(config.timeouts.startup_secs);
     let call = Duration::from_secs(config.timeouts.call_secs);
     let transport_config = http_config(&config.name, url, headers, secrets.as_ref())?;
@@ -287,17 +288,37 @@ async fn connect_http(
         // server as needing sign-in (`McpError::SignInRequired`).
         None => oauth::stored(&config.name, url, secrets.clone()).await.map_err(authorize)?.map(|m| (m, None)),
     };
+    let serve = HttpServe { config, handler, ct, transport_config, startup, call };
     match authorized {
-        Some((manager, reauthorize)) => {
-            let client = oauth::StepUpClient::new(manager, reauthorize);
-            let transport = StreamableHttpClientTransport::with_client(BoundedHttp(client), transport_config);
-            handshake(config, handler, ct, transport, startup, call).await
-        }
-        None => {
-            let transport =
-                StreamableHttpClientTransport::with_client(BoundedHttp(reqwest::Client::new()), transport_config);
-            handshake(config, handler, ct, transport, startup, call).await
-        }
+        Some((manager, reauthorize)) => serve.run(oauth::StepUpClient::new(manager, reauthorize)).await,
+        None => serve.run(reqwest::Client::new()).await,
+    }
+}
+
+/// The handshake over streamable HTTP, whichever client posts.
+struct HttpServe<'a> {
+    config: &'a McpServerConfig,
+    handler: HostHandler,
+    ct: &'a CancellationToken,
+    transport_config: StreamableHttpClientTransportConfig,
+    startup: Duration,
+    call: Duration,
+}
+
+impl HttpServe<'_> {
+    /// Shakes hands through `client` (bounded, [`BoundedHttp`]) and opens the lane beside rmcp.
+    async fn run<C: StreamableHttpClient + Sync>(
+        self,
+        client: C,
+    ) -> Result<(RunningService<RoleClient, HostHandler>, Catalogue, Option<Lane>), McpError> {
+        let client = BoundedHttp::new(client);
+        let transport = StreamableHttpClientTransport::with_client(client.clone(), self.transport_config);
+        let in_order = Arc::new(self.handler.clone());
+        let (transport, lane) = lane::open_http(transport, client, self.ct.clone(), in_order);
+        let (service, catalogue) =
+            handshake(self.config, self.handler, self.ct, transport, self.startup, self.call).await?;
+        let lane = lane.usable(service.peer());
+        Ok((service, catalogue, lane))
     }
 }
 

@@ -12,13 +12,17 @@
 //! [`McpError::MessageTooLarge`](super::McpError::MessageTooLarge). The session
 //! and the server's other calls are untouched.
 
+use std::any::TypeId;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use futures::StreamExt;
+use futures::future::BoxFuture;
 use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
+use rmcp::service::ServiceError;
+use rmcp::transport::DynamicTransportError;
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
 };
@@ -26,6 +30,7 @@ use serde_json::Value;
 use sse_stream::Sse;
 
 use super::frame::{MAX_MESSAGE_BYTES, too_large_answer};
+use super::lane::{HttpPost, PostFailure};
 
 /// The start of rmcp's message for an SSE event over its limit. Its error type
 /// is private, so the message is what can be matched; `tests/mcp_oversized_http.rs`
@@ -33,9 +38,33 @@ use super::frame::{MAX_MESSAGE_BYTES, too_large_answer};
 const EVENT_TOO_LARGE: &str = "SSE event exceeded the maximum size";
 
 /// A [`StreamableHttpClient`] whose oversized answers become errors for the
-/// requests they answered; everything else passes through unchanged.
+/// requests they answered; everything else passes through unchanged. It also
+/// notes how rmcp posts in its session, so that the [`Lane`](super::lane::Lane)
+/// can post the same way ([`HttpPost`]).
 #[derive(Clone)]
-pub struct BoundedHttp<C>(pub C);
+pub(crate) struct BoundedHttp<C> {
+    client: C,
+    posted: Arc<Mutex<Option<Posted>>>,
+}
+
+/// What rmcp's last POST in the session carried besides its message.
+#[derive(Clone)]
+struct Posted {
+    uri: Arc<str>,
+    session_id: Option<Arc<str>>,
+    auth_header: Option<String>,
+    headers: HashMap<HeaderName, HeaderValue>,
+}
+
+impl<C> BoundedHttp<C> {
+    pub(crate) fn new(client: C) -> Self {
+        Self { client, posted: Arc::default() }
+    }
+}
+
+fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
+    matches!(message, ClientJsonRpcMessage::Request(request) if matches!(request.request, ClientRequest::InitializeRequest(_)))
+}
 
 /// The id of `message` when it is a request (only requests get answers).
 fn request_id(message: &ClientJsonRpcMessage) -> Option<Value> {
@@ -74,6 +103,72 @@ fn answer_refusal(
         .boxed()
 }
 
+impl<C: StreamableHttpClient + Sync> BoundedHttp<C> {
+    /// Posts `message`, an oversized answer to it replaced by the too-large error.
+    async fn bounded_post(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
+        let id = request_id(&message);
+        let response = self
+            .client
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await;
+        let Some(id) = id else { return response };
+        match response {
+            Ok(StreamableHttpPostResponse::Sse(stream, session)) => {
+                Ok(StreamableHttpPostResponse::Sse(answer_refusal(stream, id, max_sse_event_size), session))
+            }
+            Err(StreamableHttpError::ResponseBodyTooLarge { max_size }) => {
+                tracing::warn!(limit = max_size, "dropped an oversized JSON answer from an MCP server over HTTP");
+                match too_large_message(id, max_size) {
+                    Some(answer) => Ok(StreamableHttpPostResponse::Json(answer, None)),
+                    None => Err(StreamableHttpError::ResponseBodyTooLarge { max_size }),
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+impl<C: StreamableHttpClient + Sync> HttpPost for BoundedHttp<C> {
+    fn post(
+        &self,
+        message: ClientJsonRpcMessage,
+    ) -> BoxFuture<'static, Result<StreamableHttpPostResponse, PostFailure>> {
+        let this = self.clone();
+        async move {
+            let posted = this.posted.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            // Lanes are opened after the handshake, whose posts are noted.
+            let Posted { uri, session_id, auth_header, headers } =
+                posted.ok_or(PostFailure::Failed(ServiceError::TransportClosed))?;
+            this.bounded_post(uri, message, session_id, auth_header, headers, MAX_MESSAGE_BYTES).await.map_err(
+                |error| match error {
+                    StreamableHttpError::SessionExpired => PostFailure::SessionExpired,
+                    error => PostFailure::Failed(ServiceError::TransportSend(DynamicTransportError::from_parts(
+                        "streamable HTTP",
+                        TypeId::of::<Self>(),
+                        Box::new(error),
+                    ))),
+                },
+            )
+        }
+        .boxed()
+    }
+}
+
 impl<C: StreamableHttpClient + Sync> StreamableHttpClient for BoundedHttp<C> {
     type Error = C::Error;
 
@@ -105,32 +200,16 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for BoundedHttp<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let id = request_id(&message);
-        let response = self
-            .0
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await;
-        let Some(id) = id else { return response };
-        match response {
-            Ok(StreamableHttpPostResponse::Sse(stream, session)) => {
-                Ok(StreamableHttpPostResponse::Sse(answer_refusal(stream, id, max_sse_event_size), session))
-            }
-            Err(StreamableHttpError::ResponseBodyTooLarge { max_size }) => {
-                tracing::warn!(limit = max_size, "dropped an oversized JSON answer from an MCP server over HTTP");
-                match too_large_message(id, max_size) {
-                    Some(answer) => Ok(StreamableHttpPostResponse::Json(answer, None)),
-                    None => Err(StreamableHttpError::ResponseBodyTooLarge { max_size }),
-                }
-            }
-            other => other,
+        if !is_initialize(&message) {
+            let posted = Posted {
+                uri: uri.clone(),
+                session_id: session_id.clone(),
+                auth_header: auth_header.clone(),
+                headers: custom_headers.clone(),
+            };
+            *self.posted.lock().unwrap_or_else(PoisonError::into_inner) = Some(posted);
         }
+        self.bounded_post(uri, message, session_id, auth_header, custom_headers, max_sse_event_size).await
     }
 
     async fn delete_session(
@@ -140,7 +219,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for BoundedHttp<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.0.delete_session(uri, session_id, auth_header, custom_headers).await
+        self.client.delete_session(uri, session_id, auth_header, custom_headers).await
     }
 
     async fn get_stream(
@@ -151,7 +230,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for BoundedHttp<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.0.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
+        self.client.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -163,7 +242,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for BoundedHttp<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.0
+        self.client
             .get_stream_with_max_sse_event_size(
                 uri,
                 session_id,

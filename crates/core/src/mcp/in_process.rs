@@ -7,6 +7,8 @@
 //! the stored JSON-RPC trace. Messages cross the pipe as the same
 //! newline-delimited JSON as stdio, bounded by [`BoundedLines`] like stdio.
 
+use std::sync::Arc;
+
 use rmcp::ServiceExt;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{RoleClient, RoleServer, Service};
@@ -14,7 +16,7 @@ use tokio::io::{DuplexStream, ReadHalf};
 use tokio_util::sync::CancellationToken;
 
 use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
-use super::lane::{self, Lane, Laned, OutboxWriter};
+use super::lane::{self, InOrder, Lane, Laned, OutboxWriter};
 
 /// Bytes buffered in each direction of the pipe.
 const PIPE_BYTES: usize = 1 << 20;
@@ -55,11 +57,15 @@ pub(crate) type ClientEnd = Laned<AsyncRwTransport<RoleClient, BoundedLines<Read
 
 /// Starts `server` and returns the client's end of the pipe as a transport,
 /// with the [`Lane`] that writes to the same pipe.
-pub(crate) fn open(server: &dyn InProcessServer, cancel: CancellationToken) -> (ClientEnd, Lane) {
+pub(crate) fn open(
+    server: &dyn InProcessServer,
+    in_order: Arc<dyn InOrder>,
+    cancel: CancellationToken,
+) -> (ClientEnd, Lane) {
     let (client, served) = tokio::io::duplex(PIPE_BYTES);
     server.spawn(served, cancel);
     let (read, write) = tokio::io::split(client);
-    lane::open(write, |writer| {
+    lane::open(write, in_order, |writer| {
         AsyncRwTransport::new_client(BoundedLines::new(read, MAX_MESSAGE_BYTES), writer)
             .with_max_line_length(MAX_MESSAGE_BYTES + 1)
     })

@@ -1,47 +1,63 @@
-//! The direct lane: a request to a pipe-connected server (stdio, in-process)
-//! written by the calling task and answered straight back to it.
+//! The direct lane: the registry's requests sent by the calling task and
+//! answered straight back to it, past rmcp's service loop.
 //!
 //! rmcp's service loop passes each request from the caller's task to its own
 //! task, spawns a task to write it, is woken again when that task ends, and
 //! passes the answer back: four hand-overs per call, and on a busy machine
-//! each can wait for a core. The lane keeps rmcp for everything else (the
-//! handshake, notifications, the server's own requests, rmcp's requests) and
-//! takes the registry's requests off that path:
+//! each can wait for a core. Over streamable HTTP its worker adds as many
+//! again (a channel to the worker, a task per response stream, a channel back).
+//! The lane keeps rmcp for everything else (the handshake, notifications, the
+//! server's own requests, rmcp's requests) and takes the registry's requests
+//! off that path:
 //!
-//! - [`Outbox`] is the pipe's one writer. Each message is appended whole, and
-//!   written at once by the task that appends it when the pipe has room, so
-//!   messages from rmcp and from the lane never interleave and the common case
-//!   costs no hand-over. What the pipe cannot take yet is written by the
-//!   outbox's own task, in order; writers that flush wait for it.
-//! - [`Lane::request`] gives a request its own id and progress token (strings,
-//!   `pb-N`, which rmcp's numbers never equal), writes it, and waits for the
-//!   answer on a oneshot.
-//! - [`Laned`] wraps the transport rmcp reads from and takes the answers to
-//!   lane requests out of the stream before rmcp sees them. When the stream
-//!   ends, every waiting lane request fails as rmcp's would
-//!   ([`ServiceError::TransportClosed`]).
+//! - Every lane request gets its own id and progress token (strings, `pb-N`,
+//!   which rmcp's numbers never equal) from [`Lane::request`].
+//! - **Pipes** (stdio, in-process). [`Outbox`] is the pipe's one writer. Each
+//!   message is appended whole, and written at once by the task that appends
+//!   it when the pipe has room, so messages from rmcp and from the lane never
+//!   interleave and the common case costs no hand-over. What the pipe cannot
+//!   take yet is written by the outbox's own task, in order; writers that
+//!   flush wait for it. [`Laned`] wraps the transport rmcp reads from and
+//!   takes the answers to lane requests out of the stream before rmcp sees
+//!   them; the caller waits on a oneshot.
+//! - **Streamable HTTP.** The caller POSTs the request itself, in the session
+//!   rmcp holds and with the headers rmcp last posted with ([`HttpPost`]), and
+//!   reads the answer from the POST's own response. Whatever else that
+//!   response carries (progress, logs, the server's requests) goes to rmcp
+//!   through [`Laned`]. A session the server no longer knows is renewed by
+//!   rmcp (a ping meets it, and rmcp initialises again), then the request is
+//!   posted once more.
+//! - When rmcp's stream ends, every waiting lane request fails as rmcp's would
+//!   ([`ServiceError::TransportClosed`]) and no more are taken.
 //!
 //! Used only with a protocol that has the `initialize` handshake: from
-//! 2026-07-28 rmcp adds per-request metadata and checks that a server's
-//! request belongs to one of its own, which the lane's requests are not.
+//! 2026-07-28 rmcp adds per-request metadata and headers, and checks that a
+//! server's request belongs to one of its own, which the lane's requests are not.
 
 use std::collections::HashMap;
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, ErrorData, GetMeta, JsonRpcMessage, NumberOrString, ProgressToken, RequestId,
-    ServerJsonRpcMessage, ServerResult,
+    ClientJsonRpcMessage, ClientRequest, ErrorData, GetExtensions, GetMeta, JsonRpcMessage, NumberOrString,
+    ProgressToken, RequestId, ServerJsonRpcMessage, ServerNotification, ServerResult,
 };
-use rmcp::service::Peer;
-use rmcp::service::ServiceError;
+use rmcp::service::{InboundStreamOrigin, Peer, ServiceError};
 use rmcp::transport::Transport;
+use rmcp::transport::streamable_http_client::{SseError, StreamableHttpPostResponse};
+use sse_stream::Sse;
 use tokio::io::AsyncWrite;
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::bytes::{Buf, BytesMut};
+use tokio_util::sync::CancellationToken;
 
 /// The writing end of a pipe, shared by rmcp (through [`OutboxWriter`]) and
 /// the [`Lane`]. Dropping the [`OutboxWriter`] (rmcp closing the transport)
@@ -176,6 +192,15 @@ impl AsyncWrite for OutboxWriter {
 /// An answer to a lane request, as rmcp's service loop would give it.
 type Answer = Result<ServerResult, ServiceError>;
 
+/// Handles a call's notifications (progress, logs) where they are read, in
+/// the order the server sent them: rmcp hands each notification to a task of
+/// its own, and the newest task often runs first.
+pub(crate) trait InOrder: Send + Sync + 'static {
+    /// Whether `notification` was handled (else rmcp gets it). `origin`: the
+    /// request whose HTTP response carried it.
+    fn handle(&self, notification: &ServerNotification, origin: Option<&InboundStreamOrigin>) -> bool;
+}
+
 #[derive(Default)]
 struct Calls {
     waiting: HashMap<RequestId, oneshot::Sender<Answer>>,
@@ -190,11 +215,19 @@ fn lock_calls(calls: &SharedCalls) -> std::sync::MutexGuard<'_, Calls> {
     calls.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Sends requests to one pipe-connected server without rmcp's service loop.
+/// Sends the registry's requests to one server without rmcp's service loop.
 #[derive(Clone)]
 pub(crate) struct Lane {
-    outbox: Weak<Outbox>,
+    route: Route,
     calls: SharedCalls,
+}
+
+#[derive(Clone)]
+enum Route {
+    /// Written to the pipe's [`Outbox`]; answered through [`Laned`]'s reader.
+    Pipe(Weak<Outbox>),
+    /// POSTed by the caller; answered on the POST's own response.
+    Http(Arc<HttpRoute>),
 }
 
 /// A lane request on its way: its id and progress token (for routing and
@@ -202,15 +235,25 @@ pub(crate) struct Lane {
 pub(crate) struct LaneRequest {
     pub(crate) id: RequestId,
     pub(crate) progress_token: ProgressToken,
-    answer: oneshot::Receiver<Answer>,
+    answer: Pending,
     calls: SharedCalls,
+}
+
+enum Pending {
+    /// Delivered by [`Laned`] when the answer comes down the pipe.
+    Pipe(oneshot::Receiver<Answer>),
+    /// The POST and the reading of its response, run by the caller.
+    Http(BoxFuture<'static, Answer>),
 }
 
 impl LaneRequest {
     /// The server's answer, or [`ServiceError::TransportClosed`] when the
     /// connection ended first.
     pub(crate) async fn answer(mut self) -> Answer {
-        (&mut self.answer).await.unwrap_or(Err(ServiceError::TransportClosed))
+        match &mut self.answer {
+            Pending::Pipe(answer) => answer.await.unwrap_or(Err(ServiceError::TransportClosed)),
+            Pending::Http(exchange) => exchange.await,
+        }
     }
 }
 
@@ -224,37 +267,205 @@ impl Drop for LaneRequest {
 impl Lane {
     /// The lane, if the connection's protocol allows it (see the module docs).
     pub(crate) fn usable(self, peer: &Peer<RoleClient>) -> Option<Self> {
-        peer.peer_info().is_some_and(|info| info.protocol_version.has_initialize()).then_some(self)
+        if !peer.peer_info().is_some_and(|info| info.protocol_version.has_initialize()) {
+            return None;
+        }
+        if let Route::Http(http) = &self.route {
+            let _ = http.peer.set(peer.clone());
+        }
+        Some(self)
     }
 
-    /// Writes `request` with a fresh id and progress token.
+    /// Sends `request` with a fresh id and progress token.
     pub(crate) fn request(&self, mut request: ClientRequest) -> Result<LaneRequest, ServiceError> {
-        let (tx, answer) = oneshot::channel();
         let id = {
             let mut calls = lock_calls(&self.calls);
             if calls.closed {
                 return Err(ServiceError::TransportClosed);
             }
             calls.next += 1;
-            let id = NumberOrString::String(format!("pb-{}", calls.next).into());
-            calls.waiting.insert(id.clone(), tx);
-            id
+            NumberOrString::String(format!("pb-{}", calls.next).into())
         };
         let progress_token = ProgressToken(id.clone());
         request.get_meta_mut().set_progress_token(progress_token.clone());
-        let mut line = serde_json::to_vec(&ClientJsonRpcMessage::request(request, id.clone()))
-            .map_err(|e| ServiceError::McpError(ErrorData::internal_error(e.to_string(), None)))?;
-        line.push(b'\n');
-        let written = match self.outbox.upgrade() {
-            Some(outbox) => outbox.push(&line).is_ok(),
-            None => false,
+        let message = ClientJsonRpcMessage::request(request, id.clone());
+        let answer = match &self.route {
+            Route::Pipe(outbox) => Pending::Pipe(self.write(outbox, &id, &message)?),
+            Route::Http(http) => Pending::Http(http.clone().exchange(id.clone(), message).boxed()),
         };
-        if !written {
-            lock_calls(&self.calls).waiting.remove(&id);
-            return Err(ServiceError::TransportClosed);
-        }
         Ok(LaneRequest { id, progress_token, answer, calls: self.calls.clone() })
     }
+
+    /// Writes `message` to the pipe, its answer awaited under `id`.
+    fn write(
+        &self,
+        outbox: &Weak<Outbox>,
+        id: &RequestId,
+        message: &ClientJsonRpcMessage,
+    ) -> Result<oneshot::Receiver<Answer>, ServiceError> {
+        let mut line = serde_json::to_vec(message)
+            .map_err(|e| ServiceError::McpError(ErrorData::internal_error(e.to_string(), None)))?;
+        line.push(b'\n');
+        let (tx, answer) = oneshot::channel();
+        // Waiting before the write: the answer can come before `push` returns.
+        lock_calls(&self.calls).waiting.insert(id.clone(), tx);
+        if outbox.upgrade().is_none_or(|outbox| outbox.push(&line).is_err()) {
+            lock_calls(&self.calls).waiting.remove(id);
+            return Err(ServiceError::TransportClosed);
+        }
+        Ok(answer)
+    }
+}
+
+/// How the HTTP lane posts: a message sent in the session rmcp holds, as rmcp
+/// would post it ([`super::http::BoundedHttp`] implements it).
+pub(crate) trait HttpPost: Send + Sync + 'static {
+    fn post(
+        &self,
+        message: ClientJsonRpcMessage,
+    ) -> BoxFuture<'static, Result<StreamableHttpPostResponse, PostFailure>>;
+}
+
+/// Why a lane POST got no response to read.
+pub(crate) enum PostFailure {
+    /// The server no longer knows the session (it restarted): rmcp renews it.
+    SessionExpired,
+    /// Anything else, as rmcp would report it.
+    Failed(ServiceError),
+}
+
+/// What rmcp's stream may still read after a POST was answered, before the
+/// connection is given up (rmcp's own worker waits as long).
+const DRAIN: Duration = Duration::from_millis(50);
+
+/// Messages a POST's stream carried besides its answer, queued for rmcp.
+const OTHERS: usize = 64;
+
+/// The HTTP side of a [`Lane`].
+struct HttpRoute {
+    post: Box<dyn HttpPost>,
+    /// Messages a POST's stream carried besides its answer (progress, logs,
+    /// the server's own requests), for rmcp's handler.
+    others: mpsc::Sender<ServerJsonRpcMessage>,
+    /// rmcp's side of the session, which re-initialises it when it expired.
+    peer: OnceLock<Peer<RoleClient>>,
+    /// The connection's token: cancelled when the session is lost for good.
+    connection: CancellationToken,
+    in_order: Arc<dyn InOrder>,
+}
+
+impl HttpRoute {
+    /// POSTs `message` and reads the answer to `id` from the response. A
+    /// session that expired is renewed through rmcp once, then posted again.
+    async fn exchange(self: Arc<Self>, id: RequestId, message: ClientJsonRpcMessage) -> Answer {
+        let response = match self.post.post(message.clone()).await {
+            Err(PostFailure::SessionExpired) => {
+                self.renew().await?;
+                self.post.post(message).await
+            }
+            response => response,
+        };
+        let response = response.map_err(|failure| match failure {
+            PostFailure::SessionExpired => ServiceError::TransportClosed,
+            PostFailure::Failed(error) => error,
+        })?;
+        match response {
+            // A refusal of the POST itself names no id (a 4xx with a JSON-RPC
+            // error: server-everything answers an unknown session so, where the
+            // spec says 404). The session is no use, and rmcp would not notice:
+            // the connection is closed, so that the registry connects again.
+            StreamableHttpPostResponse::Json(JsonRpcMessage::Error(error), _) if error.id.is_none() => {
+                tracing::warn!(reason = %error.error.message, "an MCP server refused a request outside its session; reconnecting");
+                self.connection.cancel();
+                Some(Err(ServiceError::McpError(error.error)))
+            }
+            StreamableHttpPostResponse::Json(message, _) => self.sort(&id, message).await,
+            StreamableHttpPostResponse::Sse(stream, _) => self.read(&id, stream).await,
+            _ => None,
+        }
+        .unwrap_or(Err(ServiceError::UnexpectedResponse))
+    }
+
+    /// Has rmcp renew the session: its ping meets the expired session too,
+    /// and rmcp initialises a new one before it retries.
+    async fn renew(&self) -> Result<(), ServiceError> {
+        let peer = self.peer.get().ok_or(ServiceError::TransportClosed)?;
+        peer.send_request(ClientRequest::PingRequest(Default::default())).await.map(drop)
+    }
+
+    /// The answer to `id` from an SSE response; `None` when the stream ended without it.
+    async fn read(&self, id: &RequestId, mut stream: BoxStream<'static, Result<Sse, SseError>>) -> Option<Answer> {
+        while let Some(event) = stream.next().await {
+            let data = match event {
+                Ok(event) => event.data.unwrap_or_default(),
+                Err(e) => return Some(Err(unreadable(format!("the answer's event stream failed: {e}")))),
+            };
+            if data.trim().is_empty() {
+                continue;
+            }
+            let message = match serde_json::from_str(&data) {
+                Ok(message) => message,
+                Err(e) => return Some(Err(unreadable(format!("the server sent an event that is not JSON-RPC: {e}")))),
+            };
+            if let Some(answer) = self.sort(id, message).await {
+                // The rest lets the connection be reused; it is rmcp's to wait for.
+                if !matches!(stream.next().now_or_never(), Some(None)) {
+                    tokio::spawn(async move {
+                        let _ = tokio::time::timeout(DRAIN, async { while stream.next().await.is_some() {} }).await;
+                    });
+                }
+                return Some(answer);
+            }
+        }
+        None
+    }
+
+    /// The answer, when `message` answers `id`. A call's notifications are
+    /// handled here, in order; anything else goes to rmcp, marked as carried
+    /// by the response to `id`.
+    async fn sort(&self, id: &RequestId, message: ServerJsonRpcMessage) -> Option<Answer> {
+        let origin = InboundStreamOrigin::OutboundRequest(id.clone());
+        let other = match message {
+            JsonRpcMessage::Response(response) if response.id == *id => return Some(Ok(response.result)),
+            JsonRpcMessage::Error(error) if error.id.as_ref() == Some(id) => {
+                return Some(Err(ServiceError::McpError(error.error)));
+            }
+            JsonRpcMessage::Notification(notification) => {
+                if self.in_order.handle(&notification.notification, Some(&origin)) {
+                    return None;
+                }
+                JsonRpcMessage::Notification(notification)
+            }
+            JsonRpcMessage::Request(mut request) => {
+                request.request.extensions_mut().insert(origin);
+                JsonRpcMessage::Request(request)
+            }
+            other => other,
+        };
+        let _ = self.others.send(other).await;
+        None
+    }
+}
+
+fn unreadable(reason: String) -> ServiceError {
+    ServiceError::McpError(ErrorData::internal_error(reason, None))
+}
+
+/// Wraps a streamable HTTP transport so that the messages the [`Lane`]'s
+/// POSTs carry besides their answers reach rmcp, and returns it with the lane.
+/// `connection` is cancelled when a POST finds the session lost.
+pub(crate) fn open_http<T: Transport<RoleClient>>(
+    transport: T,
+    post: impl HttpPost,
+    connection: CancellationToken,
+    in_order: Arc<dyn InOrder>,
+) -> (Laned<T>, Lane) {
+    let (others, from_lane) = mpsc::channel(OTHERS);
+    let route =
+        HttpRoute { post: Box::new(post), others, peer: OnceLock::new(), connection, in_order: in_order.clone() };
+    let calls = SharedCalls::default();
+    let lane = Lane { route: Route::Http(Arc::new(route)), calls: calls.clone() };
+    (Laned { inner: transport, calls, from_lane: Some(from_lane), in_order }, lane)
 }
 
 /// A transport whose writing end is an [`Outbox`] shared with a [`Lane`]:
@@ -262,12 +473,19 @@ impl Lane {
 pub(crate) struct Laned<T> {
     inner: T,
     calls: SharedCalls,
+    /// What the HTTP lane's POSTs carried for rmcp.
+    from_lane: Option<mpsc::Receiver<ServerJsonRpcMessage>>,
+    in_order: Arc<dyn InOrder>,
 }
 
 /// Wraps a pipe's writing end for a transport built by `transport`, and
 /// returns the transport (for rmcp) with the [`Lane`] that shares its pipe.
 /// Spawns the outbox's writer task: call it inside the runtime.
-pub(crate) fn open<W, T>(pipe: W, transport: impl FnOnce(OutboxWriter) -> T) -> (Laned<T>, Lane)
+pub(crate) fn open<W, T>(
+    pipe: W,
+    in_order: Arc<dyn InOrder>,
+    transport: impl FnOnce(OutboxWriter) -> T,
+) -> (Laned<T>, Lane)
 where
     W: AsyncWrite + Send + 'static,
     T: Transport<RoleClient>,
@@ -279,8 +497,8 @@ where
     });
     tokio::spawn(drain(Arc::downgrade(&outbox), wake));
     let calls = SharedCalls::default();
-    let lane = Lane { outbox: Arc::downgrade(&outbox), calls: calls.clone() };
-    (Laned { inner: transport(OutboxWriter { outbox }), calls }, lane)
+    let lane = Lane { route: Route::Pipe(Arc::downgrade(&outbox)), calls: calls.clone() };
+    (Laned { inner: transport(OutboxWriter { outbox }), calls, from_lane: None, in_order }, lane)
 }
 
 impl<T> Laned<T> {
@@ -291,7 +509,8 @@ impl<T> Laned<T> {
         calls.waiting.clear();
     }
 
-    /// The message, or `None` when it answered a lane request (now delivered).
+    /// The message, or `None` when it answered a lane request or was a call's
+    /// notification (now delivered).
     fn claim(&self, message: ServerJsonRpcMessage) -> Option<ServerJsonRpcMessage> {
         let waiting = |id: &RequestId| lock_calls(&self.calls).waiting.remove(id);
         match message {
@@ -309,6 +528,9 @@ impl<T> Laned<T> {
                 }
                 None => Some(JsonRpcMessage::Error(error)),
             },
+            JsonRpcMessage::Notification(notification) if self.in_order.handle(&notification.notification, None) => {
+                None
+            }
             other => Some(other),
         }
     }
@@ -329,7 +551,15 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Laned<T> {
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
         loop {
-            let Some(message) = self.inner.receive().await else {
+            let received = match &mut self.from_lane {
+                // Both are channels or framed reads: a receive that loses the race loses nothing.
+                Some(from_lane) => tokio::select! {
+                    Some(message) = from_lane.recv() => return Some(message),
+                    received = self.inner.receive() => received,
+                },
+                None => self.inner.receive().await,
+            };
+            let Some(message) = received else {
                 self.close_calls();
                 return None;
             };
@@ -347,7 +577,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Laned<T> {
 
 #[cfg(test)]
 mod tests {
-    use rmcp::model::{CallToolRequest, CallToolRequestParams, EmptyResult, PingRequest};
+    use rmcp::model::{CallToolRequest, CallToolRequestParams, EmptyResult, PingRequest, ServerRequest};
     use rmcp::transport::async_rw::AsyncRwTransport;
     use serde_json::{Value, json};
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
@@ -363,9 +593,48 @@ mod tests {
     ) -> (Client, Lane, tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>, WriteHalf<DuplexStream>) {
         let (client, server) = tokio::io::duplex(bytes);
         let (read, write) = tokio::io::split(client);
-        let (transport, lane) = open(write, |writer| AsyncRwTransport::new_client(read, writer));
+        let (transport, lane) =
+            open(write, Arc::new(Seen::default()), |writer| AsyncRwTransport::new_client(read, writer));
         let (server_read, server_write) = tokio::io::split(server);
         (transport, lane, BufReader::new(server_read).lines(), server_write)
+    }
+
+    /// Handles progress in order: each as its value and the request whose
+    /// response carried it.
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<(f64, Option<InboundStreamOrigin>)>>);
+
+    impl InOrder for Seen {
+        fn handle(&self, notification: &ServerNotification, origin: Option<&InboundStreamOrigin>) -> bool {
+            let ServerNotification::ProgressNotification(progress) = notification else { return false };
+            self.0.lock().unwrap().push((progress.params.progress, origin.cloned()));
+            true
+        }
+    }
+
+    fn progress(token: &str, value: u32) -> Value {
+        json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": value}})
+    }
+
+    #[tokio::test]
+    async fn a_calls_notifications_are_handled_in_the_order_they_are_read_and_the_rest_goes_to_rmcp() {
+        let (client, server) = tokio::io::duplex(4096);
+        let (read, write) = tokio::io::split(client);
+        let seen = Arc::new(Seen::default());
+        let (mut transport, _lane) = open(write, seen.clone(), |writer| AsyncRwTransport::new_client(read, writer));
+        let (_server_read, mut server) = tokio::io::split(server);
+        for value in 1..=20 {
+            reply(&mut server, progress("pb-1", value)).await;
+        }
+        reply(&mut server, json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})).await;
+        match transport.receive().await {
+            Some(JsonRpcMessage::Notification(notification)) => {
+                assert!(matches!(notification.notification, ServerNotification::ToolListChangedNotification(_)));
+            }
+            other => panic!("rmcp should get the list change, got {other:?}"),
+        }
+        let values: Vec<f64> = seen.0.lock().unwrap().iter().map(|(value, _)| *value).collect();
+        assert_eq!(values, (1..=20).map(f64::from).collect::<Vec<_>>());
     }
 
     fn ping() -> ClientRequest {
@@ -477,5 +746,99 @@ mod tests {
         let strings: Vec<_> = ids.iter().filter_map(Value::as_str).collect();
         assert_eq!(numbers, (0..EACH as i64).collect::<Vec<_>>(), "rmcp's messages arrive in order");
         assert_eq!(strings, (1..=EACH).map(|n| format!("pb-{n}")).collect::<Vec<_>>(), "and the lane's");
+    }
+
+    /// An [`HttpPost`] that answers every POST with the SSE events `events`
+    /// makes from the request's id.
+    struct Scripted<F>(F);
+
+    impl<F: Fn(&RequestId) -> Vec<String> + Send + Sync + 'static> HttpPost for Scripted<F> {
+        fn post(
+            &self,
+            message: ClientJsonRpcMessage,
+        ) -> BoxFuture<'static, Result<StreamableHttpPostResponse, PostFailure>> {
+            let JsonRpcMessage::Request(request) = message else { panic!("the lane posts requests") };
+            let events: Vec<Result<Sse, SseError>> =
+                (self.0)(&request.id).into_iter().map(|data| Ok(Sse::default().data(data))).collect();
+            futures::future::ready(Ok(StreamableHttpPostResponse::Sse(futures::stream::iter(events).boxed(), None)))
+                .boxed()
+        }
+    }
+
+    type HttpClient = Laned<AsyncRwTransport<RoleClient, ReadHalf<DuplexStream>, WriteHalf<DuplexStream>>>;
+
+    /// An HTTP lane posting through `post`, its transport for rmcp, the far end
+    /// of that transport's (idle) pipe, which keeps it open, the connection's
+    /// token and the progress handled in order.
+    fn http_lane(post: impl HttpPost) -> (HttpClient, Lane, DuplexStream, CancellationToken, Arc<Seen>) {
+        let (client, server) = tokio::io::duplex(64);
+        let (read, write) = tokio::io::split(client);
+        let connection = CancellationToken::new();
+        let seen = Arc::new(Seen::default());
+        let (transport, lane) =
+            open_http(AsyncRwTransport::new_client(read, write), post, connection.clone(), seen.clone());
+        (transport, lane, server, connection, seen)
+    }
+
+    /// An [`HttpPost`] whose POSTs are refused as server-everything refuses an
+    /// unknown session: HTTP 400 with a JSON-RPC error that names no id.
+    struct Refusing;
+
+    impl HttpPost for Refusing {
+        fn post(&self, _: ClientJsonRpcMessage) -> BoxFuture<'static, Result<StreamableHttpPostResponse, PostFailure>> {
+            let refusal = json!({"jsonrpc": "2.0", "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"}});
+            let refusal = serde_json::from_value(refusal).unwrap();
+            futures::future::ready(Ok(StreamableHttpPostResponse::Json(refusal, None))).boxed()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_post_refused_outside_the_session_fails_its_call_and_closes_the_connection() {
+        let (_transport, lane, _pipe, connection, _) = http_lane(Refusing);
+        match lane.request(ping()).unwrap().answer().await {
+            Err(ServiceError::McpError(error)) => assert!(error.message.contains("No valid session"), "{error:?}"),
+            other => panic!("expected the server's refusal, got {other:?}"),
+        }
+        assert!(connection.is_cancelled(), "the registry connects again");
+    }
+
+    #[tokio::test]
+    async fn an_http_answer_comes_from_its_post_with_the_calls_notifications_in_order() {
+        let (mut transport, lane, _pipe, connection, seen) = http_lane(Scripted(|id: &RequestId| {
+            let id = serde_json::to_string(id).unwrap();
+            let mut events = vec![String::new()]; // a priming event: no message
+            events.extend((1..=10).map(|n| progress("pb-1", n).to_string()));
+            events.push(r#"{"jsonrpc":"2.0","id":7,"method":"roots/list"}"#.to_owned());
+            events.push(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#));
+            events
+        }));
+        let request = lane.request(ping()).unwrap();
+        assert_eq!(request.id, NumberOrString::String("pb-1".into()));
+        assert!(matches!(request.answer().await, Ok(ServerResult::EmptyResult(EmptyResult {}))));
+        let origin = InboundStreamOrigin::OutboundRequest(NumberOrString::String("pb-1".into()));
+        let seen = seen.0.lock().unwrap().clone();
+        assert_eq!(seen, (1..=10).map(|n| (f64::from(n), Some(origin.clone()))).collect::<Vec<_>>());
+        // The server's own request goes to rmcp, marked with the call it came with.
+        match transport.receive().await {
+            Some(JsonRpcMessage::Request(request)) => {
+                assert!(matches!(request.request, ServerRequest::ListRootsRequest(_)));
+                assert_eq!(request.request.extensions().get::<InboundStreamOrigin>(), Some(&origin));
+            }
+            other => panic!("rmcp should get the server's request, got {other:?}"),
+        }
+        assert!(!connection.is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn an_http_stream_without_the_answer_or_with_garbage_fails_the_call() {
+        let someone_else = |_: &RequestId| vec![r#"{"jsonrpc":"2.0","id":"someone-else","result":{}}"#.to_owned()];
+        let (_transport, lane, _pipe, _, _) = http_lane(Scripted(someone_else));
+        assert!(matches!(lane.request(ping()).unwrap().answer().await, Err(ServiceError::UnexpectedResponse)));
+
+        let (_transport, lane, _pipe, _, _) = http_lane(Scripted(|_: &RequestId| vec!["this is not json".to_owned()]));
+        match lane.request(ping()).unwrap().answer().await {
+            Err(ServiceError::McpError(error)) => assert!(error.message.contains("not JSON-RPC"), "{error:?}"),
+            other => panic!("expected the reason, got {other:?}"),
+        }
     }
 }

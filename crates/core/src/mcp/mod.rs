@@ -12,8 +12,9 @@
 //!   Linux, stderr in a bounded ring buffer, no orphans on shutdown.
 //! - [`frame`] bounds the size of a stdio server's messages and fails the call an
 //!   oversized answer belonged to ([`McpError::MessageTooLarge`]).
-//! - [`lane`] writes the registry's requests to a pipe-connected server from the
-//!   caller's task and hands the answers straight back, past rmcp's service loop.
+//! - [`lane`] sends the registry's requests to a stdio, in-process or streamable
+//!   HTTP server from the caller's task and hands the answers straight back, past
+//!   rmcp's service loop.
 //! - [`client`] routes progress and log notifications to the call that caused them,
 //!   and answers the server's requests.
 //! - [`requests`] defines the [`ServerRequests`] hook for sampling and
