@@ -556,12 +556,15 @@ impl McpRegistry {
         }
     }
 
-    fn live(&self, name: &str) -> Result<(Live, McpServerConfig), McpError> {
+    /// The ready server's connection, and its configured call timeout.
+    fn live(&self, name: &str) -> Result<(Live, Duration), McpError> {
         let slot = self.slot(name)?;
         let live = read(&slot.live).clone();
         let status = slot.status.borrow().clone();
         match live {
-            Some(live) if status == ServerStatus::Ready => Ok((live, lock(&slot.config).clone())),
+            Some(live) if status == ServerStatus::Ready => {
+                Ok((live, Duration::from_secs(lock(&slot.config).timeouts.call_secs)))
+            }
             _ => Err(McpError::NotReady { server: name.to_owned(), status }),
         }
     }
@@ -672,8 +675,8 @@ impl McpRegistry {
         options: CallOptions,
         ct: CancellationToken,
     ) -> Result<ServerResult, McpError> {
-        let (live, config) = self.live(server)?;
-        let timeout = options.timeout.unwrap_or(Duration::from_secs(config.timeouts.call_secs));
+        let (live, call_timeout) = self.live(server)?;
+        let timeout = options.timeout.unwrap_or(call_timeout);
         // The deadline is kept here, not by rmcp: it must stand still while the user answers.
         let sent = match &live.lane {
             Some(lane) => lane.request(request).map(Sent::Lane),
