@@ -107,24 +107,15 @@ impl<C: StreamableHttpClient + Sync> BoundedHttp<C> {
     /// Posts `message`, an oversized answer to it replaced by the too-large error.
     async fn bounded_post(
         &self,
-        uri: Arc<str>,
+        posted: Posted,
         message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
         let id = request_id(&message);
+        let Posted { uri, session_id, auth_header, headers } = posted;
         let response = self
             .client
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
+            .post_message_with_max_sse_event_size(uri, message, session_id, auth_header, headers, max_sse_event_size)
             .await;
         let Some(id) = id else { return response };
         match response {
@@ -152,18 +143,15 @@ impl<C: StreamableHttpClient + Sync> HttpPost for BoundedHttp<C> {
         async move {
             let posted = this.posted.lock().unwrap_or_else(PoisonError::into_inner).clone();
             // Lanes are opened after the handshake, whose posts are noted.
-            let Posted { uri, session_id, auth_header, headers } =
-                posted.ok_or(PostFailure::Failed(ServiceError::TransportClosed))?;
-            this.bounded_post(uri, message, session_id, auth_header, headers, MAX_MESSAGE_BYTES).await.map_err(
-                |error| match error {
-                    StreamableHttpError::SessionExpired => PostFailure::SessionExpired,
-                    error => PostFailure::Failed(ServiceError::TransportSend(DynamicTransportError::from_parts(
-                        "streamable HTTP",
-                        TypeId::of::<Self>(),
-                        Box::new(error),
-                    ))),
-                },
-            )
+            let posted = posted.ok_or(PostFailure::Failed(ServiceError::TransportClosed))?;
+            this.bounded_post(posted, message, MAX_MESSAGE_BYTES).await.map_err(|error| match error {
+                StreamableHttpError::SessionExpired => PostFailure::SessionExpired,
+                error => PostFailure::Failed(ServiceError::TransportSend(DynamicTransportError::from_parts(
+                    "streamable HTTP",
+                    TypeId::of::<Self>(),
+                    Box::new(error),
+                ))),
+            })
         }
         .boxed()
     }
@@ -200,16 +188,11 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for BoundedHttp<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let posted = Posted { uri, session_id, auth_header, headers: custom_headers };
         if !is_initialize(&message) {
-            let posted = Posted {
-                uri: uri.clone(),
-                session_id: session_id.clone(),
-                auth_header: auth_header.clone(),
-                headers: custom_headers.clone(),
-            };
-            *self.posted.lock().unwrap_or_else(PoisonError::into_inner) = Some(posted);
+            *self.posted.lock().unwrap_or_else(PoisonError::into_inner) = Some(posted.clone());
         }
-        self.bounded_post(uri, message, session_id, auth_header, custom_headers, max_sse_event_size).await
+        self.bounded_post(posted, message, max_sse_event_size).await
     }
 
     async fn delete_session(
