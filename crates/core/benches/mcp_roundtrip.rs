@@ -256,7 +256,7 @@ async fn run() -> Result<()> {
 
     eprintln!("stdio: {calls} calls per client, median of {runs} runs");
     let stdio = vec![
-        ("Patchbay (rmcp)".to_owned(), median(runs, || patchbay(stdio_config.clone(), calls)).await?),
+        ("Patchbay (registry)".to_owned(), median(runs, || patchbay(stdio_config.clone(), calls)).await?),
         ("TypeScript SDK".to_owned(), median(runs, || ts("stdio", &command, calls)).await?),
         ("Python SDK".to_owned(), median(runs, || py("stdio", &command, calls)).await?),
         ("raw JSON-RPC floor".to_owned(), median(runs, || raw_stdio(calls)).await?),
@@ -285,7 +285,7 @@ async fn run() -> Result<()> {
         TransportConfig::StreamableHttp { url: url.clone(), headers: BTreeMap::new() },
     );
     let http = vec![
-        ("Patchbay (rmcp)".to_owned(), median(runs, || patchbay(http_config.clone(), calls)).await?),
+        ("Patchbay (registry)".to_owned(), median(runs, || patchbay(http_config.clone(), calls)).await?),
         ("TypeScript SDK".to_owned(), median(runs, || ts("http", &url, calls)).await?),
         ("Python SDK".to_owned(), median(runs, || py("http", &url, calls)).await?),
         ("raw JSON-RPC floor".to_owned(), median(runs, || raw_http(&url, calls)).await?),
