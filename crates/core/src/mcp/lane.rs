@@ -334,8 +334,8 @@ pub(crate) enum PostFailure {
     Failed(ServiceError),
 }
 
-/// What rmcp's stream may still read after a POST was answered, before the
-/// connection is given up (rmcp's own worker waits as long).
+/// How long the rest of an answered POST's response is read, so that its
+/// connection can be reused (rmcp's own worker waits as long).
 const DRAIN: Duration = Duration::from_millis(50);
 
 /// Messages a POST's stream carried besides its answer, queued for rmcp.
@@ -344,8 +344,9 @@ const OTHERS: usize = 64;
 /// The HTTP side of a [`Lane`].
 struct HttpRoute {
     post: Box<dyn HttpPost>,
-    /// Messages a POST's stream carried besides its answer (progress, logs,
-    /// the server's own requests), for rmcp's handler.
+    /// Messages a POST's stream carried besides its answer and the call's
+    /// progress and logs (the server's own requests, other notifications),
+    /// for rmcp's handler.
     others: mpsc::Sender<ServerJsonRpcMessage>,
     /// rmcp's side of the session, which re-initialises it when it expired.
     peer: OnceLock<Peer<RoleClient>>,
@@ -408,7 +409,7 @@ impl HttpRoute {
                 Err(e) => return Some(Err(unreadable(format!("the server sent an event that is not JSON-RPC: {e}")))),
             };
             if let Some(answer) = self.sort(id, message).await {
-                // The rest lets the connection be reused; it is rmcp's to wait for.
+                // Reading the rest lets the connection be reused; a task does it.
                 if !matches!(stream.next().now_or_never(), Some(None)) {
                     tokio::spawn(async move {
                         let _ = tokio::time::timeout(DRAIN, async { while stream.next().await.is_some() {} }).await;
