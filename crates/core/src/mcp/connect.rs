@@ -57,7 +57,8 @@ pub(crate) struct Connection {
     pub(crate) child: Option<ChildGuard>,
     pub(crate) kind: TransportKind,
     pub(crate) catalogue: Catalogue,
-    /// The direct lane for the registry's requests (pipe-connected servers).
+    /// The direct lane for the registry's requests (stdio, in-process and
+    /// streamable HTTP servers; see [`Lane::usable`]).
     pub(crate) lane: Option<Lane>,
 }
 

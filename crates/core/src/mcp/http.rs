@@ -62,6 +62,7 @@ impl<C> BoundedHttp<C> {
     }
 }
 
+/// Whether `message` is `initialize`, which is posted before the session exists.
 fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
     matches!(message, ClientJsonRpcMessage::Request(request) if matches!(request.request, ClientRequest::InitializeRequest(_)))
 }

@@ -51,6 +51,8 @@ use rmcp::model::{
     ProgressToken, RequestId, ServerJsonRpcMessage, ServerNotification, ServerResult,
 };
 use rmcp::service::{InboundStreamOrigin, Peer, ServiceError};
+
+use super::McpError;
 use rmcp::transport::Transport;
 use rmcp::transport::streamable_http_client::{SseError, StreamableHttpPostResponse};
 use sse_stream::Sse;
@@ -190,7 +192,29 @@ impl AsyncWrite for OutboxWriter {
 }
 
 /// An answer to a lane request, as rmcp's service loop would give it.
-type Answer = Result<ServerResult, ServiceError>;
+type Answer = Result<ServerResult, LaneError>;
+
+/// Why a lane request got no answer.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LaneError {
+    /// As rmcp's service loop would report it: the connection closed, the
+    /// server answered with an error, a POST failed.
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+    /// The server's response to a POST could not be read as the answer.
+    #[error("{0}")]
+    Unreadable(String),
+}
+
+impl LaneError {
+    /// The registry's error for `server`.
+    pub(crate) fn for_server(self, server: &str) -> McpError {
+        match self {
+            LaneError::Service(error) => McpError::from_service(server, error),
+            LaneError::Unreadable(reason) => McpError::Protocol { server: server.to_owned(), reason },
+        }
+    }
+}
 
 /// Handles a call's notifications (progress, logs) where they are read, in
 /// the order the server sent them: rmcp hands each notification to a task of
@@ -251,7 +275,7 @@ impl LaneRequest {
     /// connection ended first.
     pub(crate) async fn answer(mut self) -> Answer {
         match &mut self.answer {
-            Pending::Pipe(answer) => answer.await.unwrap_or(Err(ServiceError::TransportClosed)),
+            Pending::Pipe(answer) => answer.await.unwrap_or(Err(ServiceError::TransportClosed.into())),
             Pending::Http(exchange) => exchange.await,
         }
     }
@@ -367,8 +391,8 @@ impl HttpRoute {
             response => response,
         };
         let response = response.map_err(|failure| match failure {
-            PostFailure::SessionExpired => ServiceError::TransportClosed,
-            PostFailure::Failed(error) => error,
+            PostFailure::SessionExpired => LaneError::from(ServiceError::TransportClosed),
+            PostFailure::Failed(error) => error.into(),
         })?;
         match response {
             // A refusal of the POST itself names no id (a 4xx with a JSON-RPC
@@ -378,13 +402,13 @@ impl HttpRoute {
             StreamableHttpPostResponse::Json(JsonRpcMessage::Error(error), _) if error.id.is_none() => {
                 tracing::warn!(reason = %error.error.message, "an MCP server refused a request outside its session; reconnecting");
                 self.connection.cancel();
-                Some(Err(ServiceError::McpError(error.error)))
+                Some(Err(ServiceError::McpError(error.error).into()))
             }
             StreamableHttpPostResponse::Json(message, _) => self.sort(&id, message).await,
             StreamableHttpPostResponse::Sse(stream, _) => self.read(&id, stream).await,
             _ => None,
         }
-        .unwrap_or(Err(ServiceError::UnexpectedResponse))
+        .unwrap_or_else(|| Err(LaneError::Unreadable("the server's response ended without an answer to the request".into())))
     }
 
     /// Has rmcp renew the session: its ping meets the expired session too,
@@ -399,14 +423,18 @@ impl HttpRoute {
         while let Some(event) = stream.next().await {
             let data = match event {
                 Ok(event) => event.data.unwrap_or_default(),
-                Err(e) => return Some(Err(unreadable(format!("the answer's event stream failed: {e}")))),
+                Err(e) => return Some(Err(LaneError::Unreadable(format!("the answer's event stream failed: {e}")))),
             };
             if data.trim().is_empty() {
                 continue;
             }
             let message = match serde_json::from_str(&data) {
                 Ok(message) => message,
-                Err(e) => return Some(Err(unreadable(format!("the server sent an event that is not JSON-RPC: {e}")))),
+                Err(e) => {
+                    return Some(Err(LaneError::Unreadable(format!(
+                        "the server sent an event that is not JSON-RPC: {e}"
+                    ))));
+                }
             };
             if let Some(answer) = self.sort(id, message).await {
                 // Reading the rest lets the connection be reused; a task does it.
@@ -429,7 +457,7 @@ impl HttpRoute {
         let other = match message {
             JsonRpcMessage::Response(response) if response.id == *id => return Some(Ok(response.result)),
             JsonRpcMessage::Error(error) if error.id.as_ref() == Some(id) => {
-                return Some(Err(ServiceError::McpError(error.error)));
+                return Some(Err(ServiceError::McpError(error.error).into()));
             }
             JsonRpcMessage::Notification(notification) => {
                 if self.in_order.handle(&notification.notification, Some(&origin)) {
@@ -446,10 +474,6 @@ impl HttpRoute {
         let _ = self.others.send(other).await;
         None
     }
-}
-
-fn unreadable(reason: String) -> ServiceError {
-    ServiceError::McpError(ErrorData::internal_error(reason, None))
 }
 
 /// Wraps a streamable HTTP transport so that the messages the [`Lane`]'s
@@ -524,7 +548,7 @@ impl<T> Laned<T> {
             },
             JsonRpcMessage::Error(error) => match error.id.as_ref().and_then(waiting) {
                 Some(tx) => {
-                    let _ = tx.send(Err(ServiceError::McpError(error.error)));
+                    let _ = tx.send(Err(ServiceError::McpError(error.error).into()));
                     None
                 }
                 None => Some(JsonRpcMessage::Error(error)),
@@ -675,7 +699,7 @@ mod tests {
         }
         assert!(matches!(first.answer().await, Ok(ServerResult::EmptyResult(EmptyResult {}))));
         match second.answer().await {
-            Err(ServiceError::McpError(error)) => assert_eq!(error.message, "no"),
+            Err(LaneError::Service(ServiceError::McpError(error))) => assert_eq!(error.message, "no"),
             other => panic!("expected the server's error, got {other:?}"),
         }
     }
@@ -698,7 +722,7 @@ mod tests {
         let waiting = lane.request(ping()).unwrap();
         drop((lines, server));
         assert!(transport.receive().await.is_none());
-        assert!(matches!(waiting.answer().await, Err(ServiceError::TransportClosed)));
+        assert!(matches!(waiting.answer().await, Err(LaneError::Service(ServiceError::TransportClosed))));
         assert!(matches!(lane.request(ping()), Err(ServiceError::TransportClosed)));
     }
 
@@ -797,7 +821,9 @@ mod tests {
     async fn a_post_refused_outside_the_session_fails_its_call_and_closes_the_connection() {
         let (_transport, lane, _pipe, connection, _) = http_lane(Refusing);
         match lane.request(ping()).unwrap().answer().await {
-            Err(ServiceError::McpError(error)) => assert!(error.message.contains("No valid session"), "{error:?}"),
+            Err(LaneError::Service(ServiceError::McpError(error))) => {
+                assert!(error.message.contains("No valid session"), "{error:?}");
+            }
             other => panic!("expected the server's refusal, got {other:?}"),
         }
         assert!(connection.is_cancelled(), "the registry connects again");
@@ -834,11 +860,14 @@ mod tests {
     async fn an_http_stream_without_the_answer_or_with_garbage_fails_the_call() {
         let someone_else = |_: &RequestId| vec![r#"{"jsonrpc":"2.0","id":"someone-else","result":{}}"#.to_owned()];
         let (_transport, lane, _pipe, _, _) = http_lane(Scripted(someone_else));
-        assert!(matches!(lane.request(ping()).unwrap().answer().await, Err(ServiceError::UnexpectedResponse)));
+        match lane.request(ping()).unwrap().answer().await {
+            Err(LaneError::Unreadable(reason)) => assert!(reason.contains("without an answer"), "{reason}"),
+            other => panic!("expected the reason, got {other:?}"),
+        }
 
         let (_transport, lane, _pipe, _, _) = http_lane(Scripted(|_: &RequestId| vec!["this is not json".to_owned()]));
         match lane.request(ping()).unwrap().answer().await {
-            Err(ServiceError::McpError(error)) => assert!(error.message.contains("not JSON-RPC"), "{error:?}"),
+            Err(LaneError::Unreadable(reason)) => assert!(reason.contains("not JSON-RPC"), "{reason}"),
             other => panic!("expected the reason, got {other:?}"),
         }
     }

@@ -33,7 +33,7 @@ use rmcp::model::{
     ProgressToken, Prompt, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, RequestId, Resource,
     ResourceTemplate, RootsListChangedNotification, ServerResult, Tool,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
+use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient};
 use serde::Serialize;
 use tokio::sync::{OnceCell, broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -688,7 +688,7 @@ impl McpRegistry {
         let mut cancel = CancelOnDrop { peer: Some(live.peer.clone()), id, reason: CANCELLED };
         let deadline = Deadline { timeout, progress: route.progress.clone(), hooks: live.routes.hooks_pending() };
         let outcome = tokio::select! {
-            response = sent.answer() => response.map_err(|e| McpError::from_service(server, e)),
+            response = sent.answer(server) => response,
             () = deadline.expired() => {
                 cancel.reason = TIMED_OUT;
                 return Err(McpError::Timeout { server: server.to_owned(), after: timeout });
@@ -789,10 +789,10 @@ impl Sent {
         }
     }
 
-    async fn answer(self) -> Result<ServerResult, ServiceError> {
+    async fn answer(self, server: &str) -> Result<ServerResult, McpError> {
         match self {
-            Sent::Rmcp(handle) => handle.await_response().await,
-            Sent::Lane(request) => request.answer().await,
+            Sent::Rmcp(handle) => handle.await_response().await.map_err(|e| McpError::from_service(server, e)),
+            Sent::Lane(request) => request.answer().await.map_err(|e| e.for_server(server)),
         }
     }
 }
