@@ -418,8 +418,11 @@ impl HttpRoute {
         peer.send_request(ClientRequest::PingRequest(Default::default())).await.map(drop)
     }
 
-    /// The answer to `id` from an SSE response; `None` when the stream ended without it.
+    /// The answer to `id` from an SSE response; `None` when the stream ended
+    /// without it. An event that is not JSON-RPC is skipped, as rmcp does,
+    /// and named if the answer never comes.
     async fn read(&self, id: &RequestId, mut stream: BoxStream<'static, Result<Sse, SseError>>) -> Option<Answer> {
+        let mut skipped = None;
         while let Some(event) = stream.next().await {
             let data = match event {
                 Ok(event) => event.data.unwrap_or_default(),
@@ -431,9 +434,9 @@ impl HttpRoute {
             let message = match serde_json::from_str(&data) {
                 Ok(message) => message,
                 Err(e) => {
-                    return Some(Err(LaneError::Unreadable(format!(
-                        "the server sent an event that is not JSON-RPC: {e}"
-                    ))));
+                    tracing::warn!(error = %e, "skipped an event that is not JSON-RPC in an MCP server's answer");
+                    skipped = Some(e);
+                    continue;
                 }
             };
             if let Some(answer) = self.sort(id, message).await {
@@ -446,7 +449,11 @@ impl HttpRoute {
                 return Some(answer);
             }
         }
-        None
+        skipped.map(|e| {
+            Err(LaneError::Unreadable(format!(
+                "the server's response ended without an answer to the request; it sent an event that is not JSON-RPC: {e}"
+            )))
+        })
     }
 
     /// The answer, when `message` answers `id`. A call's notifications are
@@ -857,7 +864,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_http_stream_without_the_answer_or_with_garbage_fails_the_call() {
+    async fn an_http_stream_without_the_answer_fails_the_call_and_garbage_is_skipped() {
         let someone_else = |_: &RequestId| vec![r#"{"jsonrpc":"2.0","id":"someone-else","result":{}}"#.to_owned()];
         let (_transport, lane, _pipe, _, _) = http_lane(Scripted(someone_else));
         match lane.request(ping()).unwrap().answer().await {
@@ -870,5 +877,12 @@ mod tests {
             Err(LaneError::Unreadable(reason)) => assert!(reason.contains("not JSON-RPC"), "{reason}"),
             other => panic!("expected the reason, got {other:?}"),
         }
+
+        // Garbage before the answer is skipped, as rmcp skips it.
+        let (_transport, lane, _pipe, _, _) = http_lane(Scripted(|id: &RequestId| {
+            let id = serde_json::to_string(id).unwrap();
+            vec!["this is not json".to_owned(), format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)]
+        }));
+        assert!(matches!(lane.request(ping()).unwrap().answer().await, Ok(ServerResult::EmptyResult(_))));
     }
 }
