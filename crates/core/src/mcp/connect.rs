@@ -11,7 +11,6 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHttpClientTransportConfig};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use serde::Serialize;
@@ -26,6 +25,7 @@ use super::in_process::{self, InProcessServer};
 use super::lane::{self, Lane};
 use super::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
 use super::oauth;
+use super::pipe;
 use super::sse::{self, DetectedTransport, SseClientTransport, SseConfig};
 use super::stdio::{self, ChildGuard, Launch, StderrLog};
 use crate::config::{McpServerConfig, TransportConfig, ValueSource};
@@ -134,11 +134,10 @@ pub(crate) async fn connect(
             let (launch, mut report) = plan_stdio(config, cx.env, cx.secrets.as_ref())?;
             let (mut child, stdout, stdin) = stdio::spawn(&launch, cx.stderr)
                 .map_err(|error| StartFailure { report: Some(Box::new(failed(report.clone(), &error))), error })?;
-            let (transport, lane) = lane::open(stdin, Arc::new(cx.handler.clone()), |writer| {
-                AsyncRwTransport::new_client(BoundedLines::new(stdout, MAX_MESSAGE_BYTES), writer)
-                    // BoundedLines enforces the limit (and answers the call); rmcp's own would drop silently.
-                    .with_max_line_length(MAX_MESSAGE_BYTES + 1)
-            });
+            // BoundedLines enforces the limit (and answers the call); the codec's would drop silently.
+            let bounded = BoundedLines::new(stdout, MAX_MESSAGE_BYTES);
+            let (transport, end) = pipe::open(bounded, stdin, MAX_MESSAGE_BYTES + 1, Arc::new(cx.handler.clone()));
+            let lane = Lane::pipe(end);
             match handshake(config, cx.handler, &cx.ct, transport, startup, call).await {
                 Ok((service, catalogue)) => {
                     let lane = lane.usable(service.peer());

@@ -10,13 +10,13 @@
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::{RoleClient, RoleServer, Service};
-use tokio::io::{DuplexStream, ReadHalf};
+use rmcp::{RoleServer, Service};
+use tokio::io::DuplexStream;
 use tokio_util::sync::CancellationToken;
 
 use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
-use super::lane::{self, InOrder, Lane, Laned, OutboxWriter};
+use super::lane::{InOrder, Lane};
+use super::pipe::{self, PipeTransport};
 
 /// Bytes buffered in each direction of the pipe.
 const PIPE_BYTES: usize = 1 << 20;
@@ -52,21 +52,17 @@ where
     });
 }
 
-/// The registry's end of the pipe.
-pub(crate) type ClientEnd = Laned<AsyncRwTransport<RoleClient, BoundedLines<ReadHalf<DuplexStream>>, OutboxWriter>>;
-
 /// Starts `server` and returns the client's end of the pipe as a transport,
 /// with the [`Lane`] that writes to the same pipe.
 pub(crate) fn open(
     server: &dyn InProcessServer,
     in_order: Arc<dyn InOrder>,
     cancel: CancellationToken,
-) -> (ClientEnd, Lane) {
+) -> (PipeTransport, Lane) {
     let (client, served) = tokio::io::duplex(PIPE_BYTES);
     server.spawn(served, cancel);
     let (read, write) = tokio::io::split(client);
-    lane::open(write, in_order, |writer| {
-        AsyncRwTransport::new_client(BoundedLines::new(read, MAX_MESSAGE_BYTES), writer)
-            .with_max_line_length(MAX_MESSAGE_BYTES + 1)
-    })
+    let (transport, end) =
+        pipe::open(BoundedLines::new(read, MAX_MESSAGE_BYTES), write, MAX_MESSAGE_BYTES + 1, in_order);
+    (transport, Lane::pipe(end))
 }

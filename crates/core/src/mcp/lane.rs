@@ -12,14 +12,10 @@
 //!
 //! - Every lane request gets its own id and progress token (strings, `pb-N`,
 //!   which rmcp's numbers never equal) from [`Lane::request`].
-//! - **Pipes** (stdio, in-process). [`Outbox`] is the pipe's one writer. Each
-//!   message is appended whole, and written at once by the task that appends
-//!   it when the pipe has room, so messages from rmcp and from the lane never
-//!   interleave and the common case costs no hand-over. What the pipe cannot
-//!   take yet is written by the outbox's own task, in order; writers that
-//!   flush wait for it. [`Laned`] wraps the transport rmcp reads from and
-//!   takes the answers to lane requests out of the stream before rmcp sees
-//!   them; the caller waits on a oneshot.
+//! - **Pipes** (stdio, in-process). The request is written to the pipe's
+//!   outbox by the calling task, and the caller reads its answer from the
+//!   pipe itself ([`super::pipe`]: the pipe's reader is shared by rmcp and the
+//!   lane's callers).
 //! - **Streamable HTTP.** The caller POSTs the request itself, in the session
 //!   rmcp holds and with the headers rmcp last posted with ([`HttpPost`]), and
 //!   reads the answer from the POST's own response. Whatever else that
@@ -27,18 +23,15 @@
 //!   through [`Laned`]. A session the server no longer knows is renewed by
 //!   rmcp (a ping meets it, and rmcp initialises again), then the request is
 //!   posted once more.
-//! - When rmcp's stream ends, every waiting lane request fails as rmcp's would
+//! - When the connection ends, every waiting lane request fails as rmcp's would
 //!   ([`ServiceError::TransportClosed`]) and no more are taken.
 //!
 //! Used only with a protocol that has the `initialize` handshake: from
 //! 2026-07-28 rmcp adds per-request metadata and headers, and checks that a
 //! server's request belongs to one of its own, which the lane's requests are not.
 
-use std::collections::HashMap;
-use std::io;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
-use std::task::{Context, Poll, Waker};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -47,152 +40,66 @@ use futures::{FutureExt, StreamExt};
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, ErrorData, GetExtensions, GetMeta, JsonRpcMessage, NumberOrString,
+    ClientJsonRpcMessage, ClientRequest, GetExtensions, GetMeta, JsonRpcMessage, JsonRpcVersion2_0, NumberOrString,
     ProgressToken, RequestId, ServerJsonRpcMessage, ServerNotification, ServerResult,
 };
 use rmcp::service::{InboundStreamOrigin, Peer, ServiceError};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 
-use super::McpError;
 use rmcp::transport::Transport;
 use rmcp::transport::streamable_http_client::{SseError, StreamableHttpPostResponse};
 use sse_stream::Sse;
-use tokio::io::AsyncWrite;
-use tokio::sync::{Notify, mpsc, oneshot};
-use tokio_util::bytes::{Buf, BytesMut};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// The writing end of a pipe, shared by rmcp (through [`OutboxWriter`]) and
-/// the [`Lane`]. Dropping the [`OutboxWriter`] (rmcp closing the transport)
-/// closes the pipe.
-struct Outbox {
-    state: Mutex<State>,
-    /// Wakes [`drain`] when bytes are queued, and when the outbox is dropped.
-    wake: Arc<Notify>,
-}
-
-struct State {
-    pipe: Pin<Box<dyn AsyncWrite + Send>>,
-    /// Bytes appended but not yet written, whole messages in order.
-    queued: BytesMut,
-    /// Set when a write failed: the pipe is broken and nothing more is written.
-    failed: Option<io::ErrorKind>,
-    /// Writers waiting for the queue to empty (their flush).
-    flushing: Vec<Waker>,
-}
-
-impl State {
-    /// Writes queued bytes until the pipe would block (`Pending`), fails, or
-    /// the queue is empty. With a no-op waker this is a plain non-blocking
-    /// write; [`drain`] calls it with its own.
-    fn write_queued(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        while !self.queued.is_empty() {
-            match self.pipe.as_mut().poll_write(cx, &self.queued) {
-                Poll::Ready(Ok(0)) => return self.fail(io::ErrorKind::WriteZero),
-                Poll::Ready(Ok(n)) => self.queued.advance(n),
-                Poll::Ready(Err(e)) => return self.fail(e.kind()),
-                Poll::Pending => return Poll::Pending,
-            }
-        }
-        if let Poll::Ready(Err(e)) = self.pipe.as_mut().poll_flush(cx) {
-            return self.fail(e.kind());
-        }
-        self.flushing.drain(..).for_each(Waker::wake);
-        Poll::Ready(())
-    }
-
-    fn fail(&mut self, kind: io::ErrorKind) -> Poll<()> {
-        self.failed = Some(kind);
-        self.queued.clear();
-        self.flushing.drain(..).for_each(Waker::wake);
-        Poll::Ready(())
-    }
-}
-
-impl Outbox {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Appends one whole message and writes what the pipe takes now; the rest
-    /// goes to [`drain`]. Fails when the pipe is broken.
-    fn push(&self, message: &[u8]) -> io::Result<()> {
-        let mut state = self.lock();
-        if state.failed.is_none() {
-            let idle = state.queued.is_empty();
-            state.queued.extend_from_slice(message);
-            // Only when nothing waits for [`drain`]: it owns the pipe's wake-up then.
-            if idle && state.write_queued(&mut Context::from_waker(Waker::noop())).is_pending() {
-                self.wake.notify_one();
-            }
-        }
-        match state.failed {
-            Some(kind) => Err(closed(kind)),
-            None => Ok(()),
-        }
-    }
-
-    /// Ready once everything appended so far is written (or writing failed).
-    fn poll_flushed(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let mut state = self.lock();
-        if let Some(kind) = state.failed {
-            return Poll::Ready(Err(closed(kind)));
-        }
-        if state.queued.is_empty() {
-            return Poll::Ready(Ok(()));
-        }
-        if !state.flushing.iter().any(|w| w.will_wake(cx.waker())) {
-            state.flushing.push(cx.waker().clone());
-        }
-        Poll::Pending
-    }
-}
-
-fn closed(kind: io::ErrorKind) -> io::Error {
-    io::Error::new(kind, "the server's input is closed")
-}
-
-impl Drop for Outbox {
-    fn drop(&mut self) {
-        self.wake.notify_one();
-    }
-}
-
-/// Writes what the pipe could not take at once; ends when the outbox is gone.
-async fn drain(outbox: Weak<Outbox>, wake: Arc<Notify>) {
-    loop {
-        wake.notified().await;
-        let written = std::future::poll_fn(|cx| match outbox.upgrade() {
-            Some(outbox) => outbox.lock().write_queued(cx).map(|()| true),
-            None => Poll::Ready(false),
-        });
-        if !written.await {
-            return;
-        }
-    }
-}
-
-/// rmcp's writer: an [`AsyncWrite`] that appends each buffer whole to the
-/// [`Outbox`]. rmcp's framed writer hands over only whole encoded messages.
-pub(crate) struct OutboxWriter {
-    outbox: Arc<Outbox>,
-}
-
-impl AsyncWrite for OutboxWriter {
-    fn poll_write(self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Poll::Ready(self.outbox.push(buf).map(|()| buf.len()))
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.outbox.poll_flushed(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.outbox.poll_flushed(cx)
-    }
-}
+use super::McpError;
+use super::pipe::{PipeAnswer, PipeEnd};
 
 /// An answer to a lane request, as rmcp's service loop would give it.
-type Answer = Result<ServerResult, LaneError>;
+pub(crate) type Answer = Result<ServerResult, LaneError>;
+
+/// Reads a result of one known type: far cheaper than rmcp's reading of any
+/// message, which buffers it and tries each kind of result in turn.
+pub(crate) type TypedResult = fn(&str) -> serde_json::Result<ServerResult>;
+
+/// How the answer to `message` is read when its result type is known: a tool
+/// call's (the calls that matter for speed, and whose results can be large).
+/// Other answers, and one that does not read as that type, are read as rmcp
+/// reads any message.
+pub(crate) fn typed_result(message: &ClientJsonRpcMessage) -> Option<TypedResult> {
+    match message {
+        JsonRpcMessage::Request(request) => match request.request {
+            ClientRequest::CallToolRequest(_) => {
+                Some(|raw| serde_json::from_str(raw).map(ServerResult::CallToolResult))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The id and the unread result of `data`, when it is a JSON-RPC response.
+pub(crate) fn raw_response(data: &[u8]) -> Option<(RequestId, &RawValue)> {
+    #[derive(Deserialize)]
+    struct Response<'a> {
+        #[serde(rename = "jsonrpc")]
+        _jsonrpc: JsonRpcVersion2_0,
+        id: RequestId,
+        #[serde(borrow)]
+        result: &'a RawValue,
+    }
+    let response: Response = serde_json::from_slice(data).ok()?;
+    Some((response.id, response.result))
+}
+
+/// `data` as the answer to `id`, read as `typed`; `None` when it is not one,
+/// or not of that type.
+fn typed_answer(data: &str, id: &RequestId, typed: TypedResult) -> Option<ServerResult> {
+    raw_response(data.as_bytes())
+        .filter(|(answered, _)| answered == id)
+        .and_then(|(_, result)| typed(result.get()).ok())
+}
 
 /// Why a lane request got no answer.
 #[derive(Debug, thiserror::Error)]
@@ -225,47 +132,33 @@ pub(crate) trait InOrder: Send + Sync + 'static {
     fn handle(&self, notification: &ServerNotification, origin: Option<&InboundStreamOrigin>) -> bool;
 }
 
-#[derive(Default)]
-struct Calls {
-    waiting: HashMap<RequestId, oneshot::Sender<Answer>>,
-    next: u64,
-    /// False once the server's stream ended: no more requests are taken.
-    closed: bool,
-}
-
-type SharedCalls = Arc<Mutex<Calls>>;
-
-fn lock_calls(calls: &SharedCalls) -> std::sync::MutexGuard<'_, Calls> {
-    calls.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// Sends the registry's requests to one server without rmcp's service loop.
 #[derive(Clone)]
 pub(crate) struct Lane {
     route: Route,
-    calls: SharedCalls,
+    /// The number of the last request.
+    next: Arc<AtomicU64>,
 }
 
 #[derive(Clone)]
 enum Route {
-    /// Written to the pipe's [`Outbox`]; answered through [`Laned`]'s reader.
-    Pipe(Weak<Outbox>),
+    /// Written to the pipe; the answer is read by the caller.
+    Pipe(PipeEnd),
     /// POSTed by the caller; answered on the POST's own response.
     Http(Arc<HttpRoute>),
 }
 
 /// A lane request on its way: its id and progress token (for routing and
-/// cancellation), and its answer.
+/// cancellation), and its answer. Dropping it abandons the request.
 pub(crate) struct LaneRequest {
     pub(crate) id: RequestId,
     pub(crate) progress_token: ProgressToken,
     answer: Pending,
-    calls: SharedCalls,
 }
 
 enum Pending {
-    /// Delivered by [`Laned`] when the answer comes down the pipe.
-    Pipe(oneshot::Receiver<Answer>),
+    /// Read from the pipe by the caller.
+    Pipe(PipeAnswer),
     /// The POST and the reading of its response, run by the caller.
     Http(BoxFuture<'static, Answer>),
 }
@@ -273,22 +166,20 @@ enum Pending {
 impl LaneRequest {
     /// The server's answer, or [`ServiceError::TransportClosed`] when the
     /// connection ended first.
-    pub(crate) async fn answer(mut self) -> Answer {
-        match &mut self.answer {
-            Pending::Pipe(answer) => answer.await.unwrap_or(Err(ServiceError::TransportClosed.into())),
+    pub(crate) async fn answer(self) -> Answer {
+        match self.answer {
+            Pending::Pipe(answer) => answer.answer().await,
             Pending::Http(exchange) => exchange.await,
         }
     }
 }
 
-impl Drop for LaneRequest {
-    /// An abandoned request (cancelled, timed out) waits for no answer.
-    fn drop(&mut self) {
-        lock_calls(&self.calls).waiting.remove(&self.id);
-    }
-}
-
 impl Lane {
+    /// The lane of a pipe ([`super::pipe::open`]).
+    pub(crate) fn pipe(end: PipeEnd) -> Self {
+        Lane { route: Route::Pipe(end), next: Arc::default() }
+    }
+
     /// The lane, if the connection's protocol allows it (see the module docs).
     pub(crate) fn usable(self, peer: &Peer<RoleClient>) -> Option<Self> {
         if !peer.peer_info().is_some_and(|info| info.protocol_version.has_initialize()) {
@@ -302,42 +193,16 @@ impl Lane {
 
     /// Sends `request` with a fresh id and progress token.
     pub(crate) fn request(&self, mut request: ClientRequest) -> Result<LaneRequest, ServiceError> {
-        let id = {
-            let mut calls = lock_calls(&self.calls);
-            if calls.closed {
-                return Err(ServiceError::TransportClosed);
-            }
-            calls.next += 1;
-            NumberOrString::String(format!("pb-{}", calls.next).into())
-        };
+        let id = NumberOrString::String(format!("pb-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1).into());
         let progress_token = ProgressToken(id.clone());
         request.get_meta_mut().set_progress_token(progress_token.clone());
         let message = ClientJsonRpcMessage::request(request, id.clone());
         let answer = match &self.route {
-            Route::Pipe(outbox) => Pending::Pipe(self.write(outbox, &id, &message)?),
+            Route::Pipe(pipe) => Pending::Pipe(pipe.send(id.clone(), &message)?),
+            Route::Http(http) if http.closed.load(Ordering::Acquire) => return Err(ServiceError::TransportClosed),
             Route::Http(http) => Pending::Http(http.clone().exchange(id.clone(), message).boxed()),
         };
-        Ok(LaneRequest { id, progress_token, answer, calls: self.calls.clone() })
-    }
-
-    /// Writes `message` to the pipe, its answer awaited under `id`.
-    fn write(
-        &self,
-        outbox: &Weak<Outbox>,
-        id: &RequestId,
-        message: &ClientJsonRpcMessage,
-    ) -> Result<oneshot::Receiver<Answer>, ServiceError> {
-        let mut line = serde_json::to_vec(message)
-            .map_err(|e| ServiceError::McpError(ErrorData::internal_error(e.to_string(), None)))?;
-        line.push(b'\n');
-        let (tx, answer) = oneshot::channel();
-        // Waiting before the write: the answer can come before `push` returns.
-        lock_calls(&self.calls).waiting.insert(id.clone(), tx);
-        if outbox.upgrade().is_none_or(|outbox| outbox.push(&line).is_err()) {
-            lock_calls(&self.calls).waiting.remove(id);
-            return Err(ServiceError::TransportClosed);
-        }
-        Ok(answer)
+        Ok(LaneRequest { id, progress_token, answer })
     }
 }
 
@@ -377,12 +242,15 @@ struct HttpRoute {
     /// The connection's token: cancelled when the session is lost for good.
     connection: CancellationToken,
     in_order: Arc<dyn InOrder>,
+    /// Set by [`Laned`] when rmcp's stream ended.
+    closed: Arc<AtomicBool>,
 }
 
 impl HttpRoute {
     /// POSTs `message` and reads the answer to `id` from the response. A
     /// session that expired is renewed through rmcp once, then posted again.
     async fn exchange(self: Arc<Self>, id: RequestId, message: ClientJsonRpcMessage) -> Answer {
+        let typed = typed_result(&message);
         let response = match self.post.post(message.clone()).await {
             Err(PostFailure::SessionExpired) => {
                 self.renew().await?;
@@ -405,7 +273,7 @@ impl HttpRoute {
                 Some(Err(ServiceError::McpError(error.error).into()))
             }
             StreamableHttpPostResponse::Json(message, _) => self.sort(&id, message).await,
-            StreamableHttpPostResponse::Sse(stream, _) => self.read(&id, stream).await,
+            StreamableHttpPostResponse::Sse(stream, _) => self.read(&id, typed, stream).await,
             _ => None,
         }
         .unwrap_or_else(|| Err(LaneError::Unreadable("the server's response ended without an answer to the request".into())))
@@ -421,7 +289,12 @@ impl HttpRoute {
     /// The answer to `id` from an SSE response; `None` when the stream ended
     /// without it. An event that is not JSON-RPC is skipped, as rmcp does,
     /// and named if the answer never comes.
-    async fn read(&self, id: &RequestId, mut stream: BoxStream<'static, Result<Sse, SseError>>) -> Option<Answer> {
+    async fn read(
+        &self,
+        id: &RequestId,
+        typed: Option<TypedResult>,
+        mut stream: BoxStream<'static, Result<Sse, SseError>>,
+    ) -> Option<Answer> {
         let mut skipped = None;
         while let Some(event) = stream.next().await {
             let data = match event {
@@ -431,15 +304,18 @@ impl HttpRoute {
             if data.trim().is_empty() {
                 continue;
             }
-            let message = match serde_json::from_str(&data) {
-                Ok(message) => message,
-                Err(e) => {
-                    tracing::warn!(error = %e, "skipped an event that is not JSON-RPC in an MCP server's answer");
-                    skipped = Some(e);
-                    continue;
-                }
+            let answer = match typed.and_then(|typed| typed_answer(&data, id, typed)) {
+                Some(result) => Some(Ok(result)),
+                None => match serde_json::from_str(&data) {
+                    Ok(message) => self.sort(id, message).await,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "skipped an event that is not JSON-RPC in an MCP server's answer");
+                        skipped = Some(e);
+                        continue;
+                    }
+                },
             };
-            if let Some(answer) = self.sort(id, message).await {
+            if let Some(answer) = answer {
                 // Reading the rest lets the connection be reused; a task does it.
                 if !matches!(stream.next().now_or_never(), Some(None)) {
                     tokio::spawn(async move {
@@ -493,84 +369,40 @@ pub(crate) fn open_http<T: Transport<RoleClient>>(
     in_order: Arc<dyn InOrder>,
 ) -> (Laned<T>, Lane) {
     let (others, from_lane) = mpsc::channel(OTHERS);
-    let route =
-        HttpRoute { post: Box::new(post), others, peer: OnceLock::new(), connection, in_order: in_order.clone() };
-    let calls = SharedCalls::default();
-    let lane = Lane { route: Route::Http(Arc::new(route)), calls: calls.clone() };
-    (Laned { inner: transport, calls, from_lane: Some(from_lane), in_order }, lane)
+    let closed = Arc::new(AtomicBool::new(false));
+    let route = HttpRoute {
+        post: Box::new(post),
+        others,
+        peer: OnceLock::new(),
+        connection,
+        in_order: in_order.clone(),
+        closed: closed.clone(),
+    };
+    let lane = Lane { route: Route::Http(Arc::new(route)), next: Arc::default() };
+    (Laned { inner: transport, closed, from_lane, in_order }, lane)
 }
 
-/// A transport whose writing end is an [`Outbox`] shared with a [`Lane`]:
-/// answers to lane requests go to their callers, everything else to rmcp.
+/// rmcp's streamable HTTP transport with what the [`Lane`]'s POSTs carried
+/// for rmcp added to what it receives; a call's notifications are handled in
+/// the order they are read.
 pub(crate) struct Laned<T> {
     inner: T,
-    calls: SharedCalls,
-    /// What the HTTP lane's POSTs carried for rmcp.
-    from_lane: Option<mpsc::Receiver<ServerJsonRpcMessage>>,
+    /// Set when rmcp's stream ended: the lane takes no more requests.
+    closed: Arc<AtomicBool>,
+    /// What the lane's POSTs carried for rmcp.
+    from_lane: mpsc::Receiver<ServerJsonRpcMessage>,
     in_order: Arc<dyn InOrder>,
-}
-
-/// Wraps a pipe's writing end for a transport built by `transport`, and
-/// returns the transport (for rmcp) with the [`Lane`] that shares its pipe.
-/// Spawns the outbox's writer task: call it inside the runtime.
-pub(crate) fn open<W, T>(
-    pipe: W,
-    in_order: Arc<dyn InOrder>,
-    transport: impl FnOnce(OutboxWriter) -> T,
-) -> (Laned<T>, Lane)
-where
-    W: AsyncWrite + Send + 'static,
-    T: Transport<RoleClient>,
-{
-    let wake = Arc::new(Notify::new());
-    let outbox = Arc::new(Outbox {
-        state: Mutex::new(State { pipe: Box::pin(pipe), queued: BytesMut::new(), failed: None, flushing: Vec::new() }),
-        wake: wake.clone(),
-    });
-    tokio::spawn(drain(Arc::downgrade(&outbox), wake));
-    let calls = SharedCalls::default();
-    let lane = Lane { route: Route::Pipe(Arc::downgrade(&outbox)), calls: calls.clone() };
-    (Laned { inner: transport(OutboxWriter { outbox }), calls, from_lane: None, in_order }, lane)
 }
 
 impl<T> Laned<T> {
-    /// Fails every waiting lane request and takes no more.
-    fn close_calls(&self) {
-        let mut calls = lock_calls(&self.calls);
-        calls.closed = true;
-        calls.waiting.clear();
-    }
-
-    /// The message, or `None` when it answered a lane request or was a call's
-    /// notification (now delivered).
-    fn claim(&self, message: ServerJsonRpcMessage) -> Option<ServerJsonRpcMessage> {
-        let waiting = |id: &RequestId| lock_calls(&self.calls).waiting.remove(id);
-        match message {
-            JsonRpcMessage::Response(response) => match waiting(&response.id) {
-                Some(tx) => {
-                    let _ = tx.send(Ok(response.result));
-                    None
-                }
-                None => Some(JsonRpcMessage::Response(response)),
-            },
-            JsonRpcMessage::Error(error) => match error.id.as_ref().and_then(waiting) {
-                Some(tx) => {
-                    let _ = tx.send(Err(ServiceError::McpError(error.error).into()));
-                    None
-                }
-                None => Some(JsonRpcMessage::Error(error)),
-            },
-            JsonRpcMessage::Notification(notification) if self.in_order.handle(&notification.notification, None) => {
-                None
-            }
-            other => Some(other),
-        }
+    fn refuse_calls(&self) {
+        self.closed.store(true, Ordering::Release);
     }
 }
 
 impl<T> Drop for Laned<T> {
     fn drop(&mut self) {
-        self.close_calls();
+        self.refuse_calls();
     }
 }
 
@@ -583,58 +415,44 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Laned<T> {
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
         loop {
-            let received = match &mut self.from_lane {
-                // Both are channels or framed reads: a receive that loses the race loses nothing.
-                Some(from_lane) => tokio::select! {
-                    Some(message) = from_lane.recv() => return Some(message),
-                    received = self.inner.receive() => received,
-                },
-                None => self.inner.receive().await,
+            // Both are channels: a receive that loses the race loses nothing.
+            let received = tokio::select! {
+                Some(message) = self.from_lane.recv() => return Some(message),
+                received = self.inner.receive() => received,
             };
-            let Some(message) = received else {
-                self.close_calls();
-                return None;
-            };
-            if let Some(message) = self.claim(message) {
-                return Some(message);
+            match received {
+                None => {
+                    self.refuse_calls();
+                    return None;
+                }
+                Some(JsonRpcMessage::Notification(notification))
+                    if self.in_order.handle(&notification.notification, None) => {}
+                Some(message) => return Some(message),
             }
         }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.close_calls();
+        self.refuse_calls();
         self.inner.close().await
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use rmcp::model::{CallToolRequest, CallToolRequestParams, EmptyResult, PingRequest, ServerRequest};
     use rmcp::transport::async_rw::AsyncRwTransport;
     use serde_json::{Value, json};
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+    use std::sync::Mutex;
+
+    use tokio::io::{AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
 
     use super::*;
-
-    type Client = Laned<AsyncRwTransport<RoleClient, ReadHalf<DuplexStream>, OutboxWriter>>;
-
-    /// A client end (transport and lane) over a pipe of `bytes`, and the
-    /// server's end: its lines and its writer.
-    fn pipe(
-        bytes: usize,
-    ) -> (Client, Lane, tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>, WriteHalf<DuplexStream>) {
-        let (client, server) = tokio::io::duplex(bytes);
-        let (read, write) = tokio::io::split(client);
-        let (transport, lane) =
-            open(write, Arc::new(Seen::default()), |writer| AsyncRwTransport::new_client(read, writer));
-        let (server_read, server_write) = tokio::io::split(server);
-        (transport, lane, BufReader::new(server_read).lines(), server_write)
-    }
 
     /// Handles progress in order: each as its value and the request whose
     /// response carried it.
     #[derive(Default)]
-    struct Seen(Mutex<Vec<(f64, Option<InboundStreamOrigin>)>>);
+    pub(crate) struct Seen(pub(crate) Mutex<Vec<(f64, Option<InboundStreamOrigin>)>>);
 
     impl InOrder for Seen {
         fn handle(&self, notification: &ServerNotification, origin: Option<&InboundStreamOrigin>) -> bool {
@@ -644,140 +462,22 @@ mod tests {
         }
     }
 
-    fn progress(token: &str, value: u32) -> Value {
+    pub(crate) fn progress(token: &str, value: u32) -> Value {
         json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": value}})
     }
 
-    #[tokio::test]
-    async fn a_calls_notifications_are_handled_in_the_order_they_are_read_and_the_rest_goes_to_rmcp() {
-        let (client, server) = tokio::io::duplex(4096);
-        let (read, write) = tokio::io::split(client);
-        let seen = Arc::new(Seen::default());
-        let (mut transport, _lane) = open(write, seen.clone(), |writer| AsyncRwTransport::new_client(read, writer));
-        let (_server_read, mut server) = tokio::io::split(server);
-        for value in 1..=20 {
-            reply(&mut server, progress("pb-1", value)).await;
-        }
-        reply(&mut server, json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})).await;
-        match transport.receive().await {
-            Some(JsonRpcMessage::Notification(notification)) => {
-                assert!(matches!(notification.notification, ServerNotification::ToolListChangedNotification(_)));
-            }
-            other => panic!("rmcp should get the list change, got {other:?}"),
-        }
-        let values: Vec<f64> = seen.0.lock().unwrap().iter().map(|(value, _)| *value).collect();
-        assert_eq!(values, (1..=20).map(f64::from).collect::<Vec<_>>());
-    }
-
-    fn ping() -> ClientRequest {
+    pub(crate) fn ping() -> ClientRequest {
         ClientRequest::PingRequest(PingRequest::default())
     }
 
-    fn call(arguments: &str) -> ClientRequest {
+    pub(crate) fn call(arguments: &str) -> ClientRequest {
         let mut params = CallToolRequestParams::new("echo");
         params.arguments = Some(json!({ "message": arguments }).as_object().cloned().unwrap_or_default());
         ClientRequest::CallToolRequest(CallToolRequest::new(params))
     }
 
-    async fn reply(server: &mut WriteHalf<DuplexStream>, message: Value) {
+    pub(crate) async fn reply(server: &mut WriteHalf<DuplexStream>, message: Value) {
         server.write_all(format!("{message}\n").as_bytes()).await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn answers_go_to_their_lane_request_and_everything_else_to_rmcp() {
-        let (mut transport, lane, mut lines, mut server) = pipe(4096);
-        let first = lane.request(ping()).unwrap();
-        let sent: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
-        assert_eq!(sent["id"], "pb-1");
-        assert_eq!(sent["method"], "ping");
-        assert_eq!(sent["params"]["_meta"]["progressToken"], "pb-1");
-        assert_eq!(first.progress_token, ProgressToken(first.id.clone()));
-
-        let second = lane.request(ping()).unwrap();
-        assert_eq!(second.id, NumberOrString::String("pb-2".into()));
-        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {}})).await;
-        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-2", "error": {"code": -32601, "message": "no"}})).await;
-        reply(&mut server, json!({"jsonrpc": "2.0", "id": 7, "result": {}})).await;
-
-        // The two lane answers are claimed on the way; rmcp sees only its own.
-        match transport.receive().await {
-            Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::Number(7)),
-            other => panic!("rmcp should get the answer to id 7, got {other:?}"),
-        }
-        assert!(matches!(first.answer().await, Ok(ServerResult::EmptyResult(EmptyResult {}))));
-        match second.answer().await {
-            Err(LaneError::Service(ServiceError::McpError(error))) => assert_eq!(error.message, "no"),
-            other => panic!("expected the server's error, got {other:?}"),
-        }
-    }
-
-    #[tokio::test]
-    async fn an_abandoned_request_leaves_its_late_answer_to_rmcp() {
-        let (mut transport, lane, mut lines, mut server) = pipe(4096);
-        drop(lane.request(ping()).unwrap());
-        lines.next_line().await.unwrap().unwrap();
-        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {}})).await;
-        match transport.receive().await {
-            Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::String("pb-1".into())),
-            other => panic!("the late answer should pass through, got {other:?}"),
-        }
-    }
-
-    #[tokio::test]
-    async fn the_end_of_the_stream_fails_waiting_requests_and_refuses_new_ones() {
-        let (mut transport, lane, lines, server) = pipe(4096);
-        let waiting = lane.request(ping()).unwrap();
-        drop((lines, server));
-        assert!(transport.receive().await.is_none());
-        assert!(matches!(waiting.answer().await, Err(LaneError::Service(ServiceError::TransportClosed))));
-        assert!(matches!(lane.request(ping()), Err(ServiceError::TransportClosed)));
-    }
-
-    #[tokio::test]
-    async fn a_broken_pipe_fails_the_request_that_finds_it() {
-        let (transport, lane, lines, server) = pipe(4096);
-        drop((lines, server));
-        assert!(matches!(lane.request(ping()), Err(ServiceError::TransportClosed)));
-        // The failed request waits for nothing.
-        assert!(lock_calls(&transport.calls).waiting.is_empty());
-    }
-
-    #[tokio::test]
-    async fn messages_from_rmcp_and_the_lane_stay_whole_on_a_pipe_that_is_full() {
-        const EACH: usize = 20;
-        // A pipe far smaller than one message: almost every byte waits for the drain task.
-        let (mut transport, lane, mut lines, _server) = pipe(64);
-        let big = "x".repeat(20_000);
-        let rmcp_side = {
-            let big = big.clone();
-            tokio::spawn(async move {
-                for n in 0..EACH {
-                    let message = ClientJsonRpcMessage::request(call(&big), NumberOrString::Number(n as i64));
-                    transport.send(message).await.unwrap();
-                }
-                transport
-            })
-        };
-        let lane_side = tokio::spawn(async move {
-            let mut requests = Vec::new();
-            for _ in 0..EACH {
-                requests.push(lane.request(call(&big)).unwrap());
-                tokio::task::yield_now().await;
-            }
-            requests
-        });
-        let mut ids = Vec::new();
-        for _ in 0..2 * EACH {
-            let line = lines.next_line().await.unwrap().unwrap();
-            let message: Value = serde_json::from_str(&line).expect("each line is one whole message");
-            assert_eq!(message["params"]["arguments"]["message"].as_str().map(str::len), Some(20_000));
-            ids.push(message["id"].clone());
-        }
-        let (_transport, _requests) = (rmcp_side.await.unwrap(), lane_side.await.unwrap());
-        let numbers: Vec<_> = ids.iter().filter_map(Value::as_i64).collect();
-        let strings: Vec<_> = ids.iter().filter_map(Value::as_str).collect();
-        assert_eq!(numbers, (0..EACH as i64).collect::<Vec<_>>(), "rmcp's messages arrive in order");
-        assert_eq!(strings, (1..=EACH).map(|n| format!("pb-{n}")).collect::<Vec<_>>(), "and the lane's");
     }
 
     /// An [`HttpPost`] that answers every POST with the SSE events `events`
@@ -884,5 +584,23 @@ mod tests {
             vec!["this is not json".to_owned(), format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)]
         }));
         assert!(matches!(lane.request(ping()).unwrap().answer().await, Ok(ServerResult::EmptyResult(_))));
+    }
+
+    #[tokio::test]
+    async fn a_tool_calls_http_answer_is_read_as_its_result() {
+        let (_transport, lane, _pipe, _, seen) = http_lane(Scripted(|id: &RequestId| {
+            let id = serde_json::to_string(id).unwrap();
+            vec![
+                progress("pb-1", 1).to_string(),
+                format!(r#"{{"result":{{"content":[{{"type":"text","text":"Echo: a"}}]}},"jsonrpc":"2.0","id":{id}}}"#),
+            ]
+        }));
+        match lane.request(call("a")).unwrap().answer().await {
+            Ok(ServerResult::CallToolResult(result)) => {
+                assert_eq!(result.content[0].as_text().map(|t| t.text.as_str()), Some("Echo: a"));
+            }
+            other => panic!("expected the tool's result, got {other:?}"),
+        }
+        assert_eq!(seen.0.lock().unwrap().len(), 1, "the progress before it was handled");
     }
 }

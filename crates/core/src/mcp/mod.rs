@@ -15,6 +15,8 @@
 //! - [`lane`] sends the registry's requests to a stdio, in-process or streamable
 //!   HTTP server from the caller's task and hands the answers straight back, past
 //!   rmcp's service loop.
+//! - [`pipe`] is the transport of stdio and in-process servers: one writer and one
+//!   reader shared by rmcp and the lane, used by whichever task sends or waits.
 //! - [`client`] routes progress and log notifications to the call that caused them,
 //!   and answers the server's requests.
 //! - [`requests`] defines the [`ServerRequests`] hook for sampling and
@@ -41,6 +43,7 @@ pub mod lane;
 pub mod launch;
 pub mod naming;
 pub mod oauth;
+pub mod pipe;
 pub mod registry;
 pub mod requests;
 pub mod sse;

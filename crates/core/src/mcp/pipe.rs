@@ -1,0 +1,874 @@
+//! A pipe to an MCP server (stdio, in-process) shared by rmcp and the
+//! registry's [`Lane`](super::lane::Lane): one writer and one reader, each used
+//! by whichever task has something to send or waits for something.
+//!
+//! - **Writing.** [`Outbox`] is the pipe's one writer. Each message is appended
+//!   whole, and written at once by the task that appends it when the pipe has
+//!   room, so messages from rmcp and from the lane never interleave and the
+//!   common case costs no hand-over. What the pipe cannot take yet is written
+//!   by the outbox's own task, in order; senders that flush wait for it.
+//! - **Reading.** No task owns the reading end. Whoever waits reads: rmcp's
+//!   service loop for its next message ([`PipeTransport::receive`]), a lane call
+//!   for its answer ([`PipeAnswer`]). What is read is sorted at once: an answer
+//!   to a lane call goes to that call's slot, a call's progress and logs are
+//!   handled in order ([`InOrder`]), everything else is queued for rmcp. So a
+//!   call wakes up to its own answer, as a hand-written client reading its own
+//!   pipe does, with no hand-over through another task.
+//! - **Who the pipe wakes.** A pipe keeps the waker of the last task that found
+//!   it empty. A waiter that stops waiting while the pipe holds its waker hands
+//!   the pipe on: it reads once more with another waiter's waker (rmcp's when
+//!   rmcp waits), so that what comes next is never left unread and the other
+//!   waiter is woken only when there is something for it.
+//! - **Bounds.** Lines are cut and parsed by rmcp's own codec, under rmcp's
+//!   stdio rules: text that is not JSON is skipped, JSON that is not a message
+//!   gets an "Invalid request" error, a line over the limit is dropped. At most
+//!   [`QUEUED_FOR_RMCP`] messages wait for rmcp; a call that finds that many
+//!   stops reading until rmcp takes some.
+//! - When the server's output ends, or rmcp closes the transport, waiting calls
+//!   fail as rmcp's would ([`ServiceError::TransportClosed`]) and no more are
+//!   taken.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::task::{Context, Poll, Waker};
+
+use rmcp::RoleClient;
+use rmcp::model::{ClientJsonRpcMessage, ErrorData, JsonRpcMessage, RequestId, ServerJsonRpcMessage, ServerResult};
+use rmcp::service::ServiceError;
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::{JsonRpcMessageCodec, JsonRpcMessageCodecError};
+use serde_json::error::Category;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::Notify;
+use tokio_util::bytes::{Buf, BytesMut};
+use tokio_util::codec::Decoder;
+
+use super::lane::{Answer, InOrder, TypedResult, raw_response, typed_result};
+
+/// Messages read for rmcp and not yet taken, at most.
+const QUEUED_FOR_RMCP: usize = 256;
+
+/// Bytes of buffer room read into at a time.
+const READ_BYTES: usize = 64 << 10;
+
+/// Opens a pipe from its two ends: the transport rmcp serves (which owns the
+/// writing end: dropping it closes the server's input) and the [`PipeEnd`] the
+/// lane sends through. Spawns the outbox's writer task: call it inside the
+/// runtime. `max_line` bounds one incoming line.
+pub(crate) fn open(
+    read: impl AsyncRead + Send + 'static,
+    write: impl AsyncWrite + Send + 'static,
+    max_line: usize,
+    in_order: Arc<dyn InOrder>,
+) -> (PipeTransport, PipeEnd) {
+    let wake = Arc::new(Notify::new());
+    let outbox = Arc::new(Outbox {
+        state: Mutex::new(Writing {
+            pipe: Box::pin(write),
+            queued: BytesMut::new(),
+            failed: None,
+            flushing: Vec::new(),
+        }),
+        wake: wake.clone(),
+    });
+    tokio::spawn(drain(Arc::downgrade(&outbox), wake));
+    let reader = Arc::new(Reader(Mutex::new(Reading {
+        source: Box::pin(read),
+        buf: BytesMut::new(),
+        scanned: 0,
+        max_line,
+        discarding: false,
+        codec: JsonRpcMessageCodec::default(),
+        ended: false,
+        for_rmcp: VecDeque::new(),
+        rmcp: None,
+        calls: HashMap::new(),
+        holder: None,
+        in_order,
+        outbox: Arc::downgrade(&outbox),
+    })));
+    let end = PipeEnd { outbox: Arc::downgrade(&outbox), reader: reader.clone() };
+    (PipeTransport { outbox: Some(outbox), reader }, end)
+}
+
+/// The writing end of a pipe, shared by rmcp and the lane. Dropping it (rmcp
+/// closing the transport) closes the pipe.
+struct Outbox {
+    state: Mutex<Writing>,
+    /// Wakes [`drain`] when bytes are queued, and when the outbox is dropped.
+    wake: Arc<Notify>,
+}
+
+struct Writing {
+    pipe: Pin<Box<dyn AsyncWrite + Send>>,
+    /// Bytes appended but not yet written, whole messages in order.
+    queued: BytesMut,
+    /// Set when a write failed: the pipe is broken and nothing more is written.
+    failed: Option<io::ErrorKind>,
+    /// Senders waiting for the queue to empty (their flush).
+    flushing: Vec<Waker>,
+}
+
+impl Writing {
+    /// Writes queued bytes until the pipe would block (`Pending`), fails, or
+    /// the queue is empty. With a no-op waker this is a plain non-blocking
+    /// write; [`drain`] calls it with its own.
+    fn write_queued(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        while !self.queued.is_empty() {
+            match self.pipe.as_mut().poll_write(cx, &self.queued) {
+                Poll::Ready(Ok(0)) => return self.fail(io::ErrorKind::WriteZero),
+                Poll::Ready(Ok(n)) => self.queued.advance(n),
+                Poll::Ready(Err(e)) => return self.fail(e.kind()),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        if let Poll::Ready(Err(e)) = self.pipe.as_mut().poll_flush(cx) {
+            return self.fail(e.kind());
+        }
+        self.flushing.drain(..).for_each(Waker::wake);
+        Poll::Ready(())
+    }
+
+    fn fail(&mut self, kind: io::ErrorKind) -> Poll<()> {
+        self.failed = Some(kind);
+        self.queued.clear();
+        self.flushing.drain(..).for_each(Waker::wake);
+        Poll::Ready(())
+    }
+}
+
+impl Outbox {
+    fn lock(&self) -> MutexGuard<'_, Writing> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Appends one whole line and writes what the pipe takes now; the rest
+    /// goes to [`drain`]. Fails when the pipe is broken.
+    fn push(&self, line: &[u8]) -> io::Result<()> {
+        let mut state = self.lock();
+        if state.failed.is_none() {
+            let idle = state.queued.is_empty();
+            state.queued.extend_from_slice(line);
+            // Only when nothing waits for [`drain`]: it owns the pipe's wake-up then.
+            if idle && state.write_queued(&mut Context::from_waker(Waker::noop())).is_pending() {
+                self.wake.notify_one();
+            }
+        }
+        match state.failed {
+            Some(kind) => Err(closed(kind)),
+            None => Ok(()),
+        }
+    }
+
+    /// Ready once everything appended so far is written (or writing failed).
+    fn poll_flushed(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut state = self.lock();
+        if let Some(kind) = state.failed {
+            return Poll::Ready(Err(closed(kind)));
+        }
+        if state.queued.is_empty() {
+            return Poll::Ready(Ok(()));
+        }
+        if !state.flushing.iter().any(|w| w.will_wake(cx.waker())) {
+            state.flushing.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+/// `message` as a line of the pipe.
+fn line(message: &ClientJsonRpcMessage) -> serde_json::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(message)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+fn closed(kind: io::ErrorKind) -> io::Error {
+    io::Error::new(kind, "the server's input is closed")
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        self.wake.notify_one();
+    }
+}
+
+/// Writes what the pipe could not take at once; ends when the outbox is gone.
+async fn drain(outbox: Weak<Outbox>, wake: Arc<Notify>) {
+    loop {
+        wake.notified().await;
+        let written = std::future::poll_fn(|cx| match outbox.upgrade() {
+            Some(outbox) => outbox.lock().write_queued(cx).map(|()| true),
+            None => Poll::Ready(false),
+        });
+        if !written.await {
+            return;
+        }
+    }
+}
+
+/// The reading end of a pipe, read by whoever waits (see the module docs).
+struct Reader(Mutex<Reading>);
+
+impl Reader {
+    fn lock(&self) -> MutexGuard<'_, Reading> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+struct Reading {
+    source: Pin<Box<dyn AsyncRead + Send>>,
+    buf: BytesMut,
+    /// Bytes at the start of `buf` known to hold no newline.
+    scanned: usize,
+    /// The longest line taken; a longer one is dropped.
+    max_line: usize,
+    /// Dropping the rest of a line over `max_line`.
+    discarding: bool,
+    /// rmcp's codec, given one whole line at a time.
+    codec: JsonRpcMessageCodec<ServerJsonRpcMessage>,
+    /// The server's output ended, or rmcp closed the transport: nothing more is read.
+    ended: bool,
+    for_rmcp: VecDeque<ServerJsonRpcMessage>,
+    /// rmcp's waker while it waits for a message.
+    rmcp: Option<Waker>,
+    /// The lane's calls by request id.
+    calls: HashMap<RequestId, Slot>,
+    /// Whose waker the pipe holds: the last waiter that found it empty.
+    holder: Option<Waiter>,
+    in_order: Arc<dyn InOrder>,
+    /// For the "Invalid request" answers to messages that cannot be read.
+    outbox: Weak<Outbox>,
+}
+
+/// A task waiting on the reader.
+#[derive(Clone, PartialEq)]
+enum Waiter {
+    Rmcp,
+    Call(RequestId),
+}
+
+enum Slot {
+    Waiting {
+        /// The call's waker, taken when it is woken.
+        waker: Option<Waker>,
+        /// How its result is read, when its type is known.
+        typed: Option<TypedResult>,
+    },
+    Answered(Box<Answer>),
+}
+
+/// What the reader read.
+enum Read {
+    Message(ServerJsonRpcMessage),
+    /// An answer read directly as its call's result type.
+    Answer(RequestId, ServerResult),
+}
+
+impl Reading {
+    /// The next message in the pipe, read with `cx`'s waker.
+    fn read(&mut self, cx: &mut Context<'_>) -> Poll<Option<Read>> {
+        loop {
+            if let Some(newline) = self.buf[self.scanned..].iter().position(|b| *b == b'\n') {
+                let mut line = self.buf.split_to(self.scanned + newline + 1);
+                self.scanned = 0;
+                if std::mem::take(&mut self.discarding) {
+                    continue;
+                }
+                if let Some(answer) = self.typed_answer(&line) {
+                    return Poll::Ready(Some(answer));
+                }
+                match self.codec.decode(&mut line) {
+                    Ok(Some(message)) => return Poll::Ready(Some(Read::Message(message))),
+                    // A notification that is not MCP's, skipped as rmcp skips it.
+                    Ok(None) => {}
+                    Err(JsonRpcMessageCodecError::Serde(e)) => self.unreadable(&e),
+                    Err(e) => tracing::error!(error = %e, "dropped a message from an MCP server"),
+                }
+                continue;
+            }
+            self.scanned = self.buf.len();
+            if self.buf.len() > self.max_line {
+                tracing::error!(max_line = self.max_line, "dropped a line from an MCP server over the size limit");
+                self.buf.clear();
+                self.scanned = 0;
+                self.discarding = true;
+            }
+            if self.buf.capacity() - self.buf.len() < READ_BYTES / 4 {
+                self.buf.reserve(READ_BYTES);
+            }
+            match tokio_util::io::poll_read_buf(self.source.as_mut(), cx, &mut self.buf) {
+                // The end of the output; an unfinished last line is not a message.
+                Poll::Ready(Ok(0)) => return Poll::Ready(None),
+                Poll::Ready(Ok(_)) => {}
+                Poll::Ready(Err(e)) => {
+                    tracing::error!(error = %e, "reading an MCP server's output failed");
+                    return Poll::Ready(None);
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    /// `line` as the answer to a waiting call whose result type is known,
+    /// read as that type ([`TypedResult`]); `None` when it is not one, or not
+    /// of that type (rmcp's codec reads it then).
+    fn typed_answer(&self, line: &[u8]) -> Option<Read> {
+        if !self.calls.values().any(|slot| matches!(slot, Slot::Waiting { typed: Some(_), .. })) {
+            return None;
+        }
+        let (id, result) = raw_response(line)?;
+        let Some(Slot::Waiting { typed: Some(typed), .. }) = self.calls.get(&id) else { return None };
+        let result = typed(result.get()).ok()?;
+        Some(Read::Answer(id, result))
+    }
+
+    /// A line that is not a message, as rmcp's stdio transport treats it: text
+    /// that is not JSON is skipped (answering it could start an error storm),
+    /// JSON of the wrong shape gets an "Invalid request" error.
+    fn unreadable(&self, error: &serde_json::Error) {
+        match error.classify() {
+            Category::Syntax | Category::Eof => {
+                tracing::debug!(%error, "skipped a line from an MCP server that is not JSON")
+            }
+            Category::Data | Category::Io => {
+                tracing::debug!(%error, "a message from an MCP server has the wrong shape");
+                let reply = ClientJsonRpcMessage::error(ErrorData::invalid_request("Invalid request", None), None);
+                if let (Some(outbox), Ok(reply)) = (self.outbox.upgrade(), line(&reply)) {
+                    let _ = outbox.push(&reply);
+                }
+            }
+        }
+    }
+
+    /// Sorts what `by` read: an answer into its call's slot, a call's
+    /// notification to [`InOrder`], anything else to rmcp. Wakes the one it is
+    /// for, unless that is `by`.
+    fn sort(&mut self, read: Read, by: &Waiter) {
+        let message = match read {
+            Read::Answer(id, result) => return self.answer(id, Ok(result), by),
+            Read::Message(message) => message,
+        };
+        let answered = match &message {
+            JsonRpcMessage::Response(response) => Some(&response.id),
+            JsonRpcMessage::Error(error) => error.id.as_ref(),
+            _ => None,
+        }
+        .filter(|id| matches!(self.calls.get(*id), Some(Slot::Waiting { .. })))
+        .cloned();
+        match (answered, message) {
+            (Some(id), JsonRpcMessage::Response(response)) => self.answer(id, Ok(response.result), by),
+            (Some(id), JsonRpcMessage::Error(error)) => {
+                self.answer(id, Err(ServiceError::McpError(error.error).into()), by);
+            }
+            (_, JsonRpcMessage::Notification(notification))
+                if self.in_order.handle(&notification.notification, None) => {}
+            (_, other) => {
+                self.for_rmcp.push_back(other);
+                if *by != Waiter::Rmcp
+                    && let Some(rmcp) = self.rmcp.take()
+                {
+                    rmcp.wake();
+                }
+            }
+        }
+    }
+
+    /// Puts `answer` in the slot of the call `id`, and wakes it unless it is `by`.
+    fn answer(&mut self, id: RequestId, answer: Answer, by: &Waiter) {
+        let is_by = matches!(by, Waiter::Call(caller) if *caller == id);
+        if let Some(Slot::Waiting { waker: Some(waker), .. }) = self.calls.insert(id, Slot::Answered(Box::new(answer)))
+            && !is_by
+        {
+            waker.wake();
+        }
+    }
+
+    /// Reads, as `me` with `cx`'s waker, until `done` or the pipe is empty.
+    fn read_until(&mut self, me: &Waiter, cx: &mut Context<'_>, done: impl Fn(&Self) -> bool) -> Poll<()> {
+        while !done(self) {
+            match self.read(cx) {
+                Poll::Ready(Some(message)) => self.sort(message, me),
+                Poll::Ready(None) => self.end(),
+                Poll::Pending => {
+                    self.holder = Some(me.clone());
+                    return Poll::Pending;
+                }
+            }
+        }
+        Poll::Ready(())
+    }
+
+    /// rmcp's next message, or `None` once the pipe ended and rmcp has had everything.
+    fn poll_rmcp(&mut self, cx: &mut Context<'_>) -> Poll<Option<ServerJsonRpcMessage>> {
+        if self.read_until(&Waiter::Rmcp, cx, |r| r.ended || !r.for_rmcp.is_empty()).is_pending() {
+            self.rmcp = Some(cx.waker().clone());
+        }
+        let full = self.for_rmcp.len() >= QUEUED_FOR_RMCP;
+        match self.for_rmcp.pop_front() {
+            Some(message) => {
+                if full {
+                    // Calls that stopped reading can read again.
+                    self.wake_calls();
+                }
+                Poll::Ready(Some(message))
+            }
+            None if self.ended => Poll::Ready(None),
+            None => Poll::Pending,
+        }
+    }
+
+    /// The answer to the call `id`, read by the call itself.
+    fn poll_answer(&mut self, id: &RequestId, cx: &mut Context<'_>) -> Poll<Answer> {
+        let me = Waiter::Call(id.clone());
+        let waiting = |r: &Self| matches!(r.calls.get(id), Some(Slot::Waiting { .. }));
+        // Stops early when rmcp is behind: rmcp wakes the calls when it takes some.
+        let _ = self.read_until(&me, cx, |r| !waiting(r) || r.ended || r.for_rmcp.len() >= QUEUED_FOR_RMCP);
+        if let Some(Slot::Waiting { waker, .. }) = self.calls.get_mut(id)
+            && !self.ended
+        {
+            if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *waker = Some(cx.waker().clone());
+            }
+            return Poll::Pending;
+        }
+        let answer = match self.calls.remove(id) {
+            Some(Slot::Answered(answer)) => *answer,
+            _ => Err(ServiceError::TransportClosed.into()),
+        };
+        self.leave(&me);
+        Poll::Ready(answer)
+    }
+
+    /// `me` stops waiting. If the pipe holds its waker, another waiter gets it
+    /// (rmcp if it waits, else a call): the pipe is read with that waiter's
+    /// waker until it is empty, and whatever is read wakes the one it is for.
+    fn leave(&mut self, me: &Waiter) {
+        if self.holder.as_ref() != Some(me) {
+            return;
+        }
+        self.holder = None;
+        let next = match &self.rmcp {
+            Some(waker) => Some((Waiter::Rmcp, waker.clone())),
+            None => self.calls.iter().find_map(|(id, slot)| match slot {
+                Slot::Waiting { waker: Some(waker), .. } => Some((Waiter::Call(id.clone()), waker.clone())),
+                _ => None,
+            }),
+        };
+        let Some((next, waker)) = next else { return };
+        let stop = |r: &Self| r.ended || r.for_rmcp.len() >= QUEUED_FOR_RMCP;
+        if self.read_until(me, &mut Context::from_waker(&waker), stop).is_pending() {
+            self.holder = Some(next);
+        }
+    }
+
+    /// Nothing more is read: waiting calls fail, rmcp gets what is queued, then the end.
+    fn end(&mut self) {
+        self.ended = true;
+        self.holder = None;
+        self.wake_calls();
+        if let Some(rmcp) = self.rmcp.take() {
+            rmcp.wake();
+        }
+    }
+
+    fn wake_calls(&mut self) {
+        for slot in self.calls.values_mut() {
+            if let Slot::Waiting { waker, .. } = slot
+                && let Some(waker) = waker.take()
+            {
+                waker.wake();
+            }
+        }
+    }
+}
+
+/// The lane's side of a pipe.
+#[derive(Clone)]
+pub(crate) struct PipeEnd {
+    outbox: Weak<Outbox>,
+    reader: Arc<Reader>,
+}
+
+impl PipeEnd {
+    /// Writes `message`, a request whose answer is awaited under `id`.
+    pub(crate) fn send(&self, id: RequestId, message: &ClientJsonRpcMessage) -> Result<PipeAnswer, ServiceError> {
+        let line = line(message).map_err(|e| ServiceError::McpError(ErrorData::internal_error(e.to_string(), None)))?;
+        {
+            let mut reading = self.reader.lock();
+            if reading.ended {
+                return Err(ServiceError::TransportClosed);
+            }
+            // Waiting before the write: the answer can be read before `push` returns.
+            reading.calls.insert(id.clone(), Slot::Waiting { waker: None, typed: typed_result(message) });
+        }
+        // Dropped on failure, it waits for nothing.
+        let answer = PipeAnswer { reader: self.reader.clone(), id };
+        match self.outbox.upgrade().map(|outbox| outbox.push(&line)) {
+            Some(Ok(())) => Ok(answer),
+            _ => Err(ServiceError::TransportClosed),
+        }
+    }
+}
+
+/// The answer to a request sent through a [`PipeEnd`], read by its caller.
+/// Dropping it abandons the request: a late answer goes to rmcp.
+pub(crate) struct PipeAnswer {
+    reader: Arc<Reader>,
+    id: RequestId,
+}
+
+impl PipeAnswer {
+    /// The server's answer, or [`ServiceError::TransportClosed`] when the pipe ended first.
+    pub(crate) async fn answer(&self) -> Answer {
+        std::future::poll_fn(|cx| self.reader.lock().poll_answer(&self.id, cx)).await
+    }
+}
+
+impl Drop for PipeAnswer {
+    fn drop(&mut self) {
+        let mut reading = self.reader.lock();
+        if reading.calls.remove(&self.id).is_some() {
+            reading.leave(&Waiter::Call(self.id.clone()));
+        }
+    }
+}
+
+/// rmcp's side of a pipe. Dropping or closing it closes the server's input
+/// and ends the lane's calls.
+pub(crate) struct PipeTransport {
+    outbox: Option<Arc<Outbox>>,
+    reader: Arc<Reader>,
+}
+
+impl Transport<RoleClient> for PipeTransport {
+    type Error = io::Error;
+
+    fn send(&mut self, item: ClientJsonRpcMessage) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let outbox = self.outbox.clone();
+        let pushed = match &outbox {
+            Some(outbox) => line(&item).map_err(io::Error::from).and_then(|line| outbox.push(&line)),
+            None => Err(io::Error::new(io::ErrorKind::NotConnected, "Transport is closed")),
+        };
+        async move {
+            pushed?;
+            match outbox {
+                Some(outbox) => std::future::poll_fn(|cx| outbox.poll_flushed(cx)).await,
+                None => Ok(()),
+            }
+        }
+    }
+
+    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        std::future::poll_fn(|cx| self.reader.lock().poll_rmcp(cx)).await
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.reader.lock().end();
+        self.outbox = None;
+        Ok(())
+    }
+}
+
+impl Drop for PipeTransport {
+    fn drop(&mut self) {
+        self.reader.lock().end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use futures::task::ArcWake;
+    use rmcp::model::{EmptyResult, NumberOrString, ProgressToken, ServerNotification, ServerResult};
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+
+    use super::*;
+    use crate::mcp::lane::tests::{Seen, call, ping, progress, reply};
+    use crate::mcp::lane::{Lane, LaneError};
+
+    type Lines = tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>;
+
+    /// A client end (transport and lane) over a pipe of `bytes`, and the
+    /// server's end: its lines and its writer.
+    fn pipe_with(bytes: usize, in_order: Arc<dyn InOrder>) -> (PipeTransport, Lane, Lines, WriteHalf<DuplexStream>) {
+        let (client, server) = tokio::io::duplex(bytes);
+        let (read, write) = tokio::io::split(client);
+        let (transport, end) = open(read, write, 1 << 20, in_order);
+        let (server_read, server_write) = tokio::io::split(server);
+        (transport, Lane::pipe(end), BufReader::new(server_read).lines(), server_write)
+    }
+
+    fn pipe(bytes: usize) -> (PipeTransport, Lane, Lines, WriteHalf<DuplexStream>) {
+        pipe_with(bytes, Arc::new(Seen::default()))
+    }
+
+    /// A waker that counts its wakes.
+    #[derive(Default)]
+    struct Counted(AtomicUsize);
+
+    impl ArcWake for Counted {
+        fn wake_by_ref(counted: &Arc<Self>) {
+            counted.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    impl Counted {
+        fn wakes(&self) -> usize {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    /// Polls `future` once with `waker`.
+    fn poll_with<F: Future + Unpin>(future: &mut F, waker: &Arc<Counted>) -> Poll<F::Output> {
+        Pin::new(future).poll(&mut Context::from_waker(&futures::task::waker(waker.clone())))
+    }
+
+    /// Waits until `waker` was woken `n` times (wakes come from the writer's side).
+    async fn woken(waker: &Counted, n: usize) {
+        tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            while waker.wakes() < n {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the waiter is woken");
+    }
+    #[tokio::test]
+    async fn a_calls_notifications_are_handled_in_the_order_they_are_read_and_the_rest_goes_to_rmcp() {
+        let seen = Arc::new(Seen::default());
+        let (mut transport, _lane, _lines, mut server) = pipe_with(4096, seen.clone());
+        for value in 1..=20 {
+            reply(&mut server, progress("pb-1", value)).await;
+        }
+        reply(&mut server, json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})).await;
+        match transport.receive().await {
+            Some(JsonRpcMessage::Notification(notification)) => {
+                assert!(matches!(notification.notification, ServerNotification::ToolListChangedNotification(_)));
+            }
+            other => panic!("rmcp should get the list change, got {other:?}"),
+        }
+        let values: Vec<f64> = seen.0.lock().unwrap().iter().map(|(value, _)| *value).collect();
+        assert_eq!(values, (1..=20).map(f64::from).collect::<Vec<_>>());
+    }
+
+    #[tokio::test]
+    async fn answers_go_to_their_lane_request_and_everything_else_to_rmcp() {
+        let (mut transport, lane, mut lines, mut server) = pipe(4096);
+        let first = lane.request(ping()).unwrap();
+        let sent: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(sent["id"], "pb-1");
+        assert_eq!(sent["method"], "ping");
+        assert_eq!(sent["params"]["_meta"]["progressToken"], "pb-1");
+        assert_eq!(first.progress_token, ProgressToken(first.id.clone()));
+
+        let second = lane.request(ping()).unwrap();
+        assert_eq!(second.id, NumberOrString::String("pb-2".into()));
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {}})).await;
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-2", "error": {"code": -32601, "message": "no"}})).await;
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": 7, "result": {}})).await;
+
+        // The two lane answers are claimed on the way; rmcp sees only its own.
+        match transport.receive().await {
+            Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::Number(7)),
+            other => panic!("rmcp should get the answer to id 7, got {other:?}"),
+        }
+        assert!(matches!(first.answer().await, Ok(ServerResult::EmptyResult(EmptyResult {}))));
+        match second.answer().await {
+            Err(LaneError::Service(ServiceError::McpError(error))) => assert_eq!(error.message, "no"),
+            other => panic!("expected the server's error, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_abandoned_request_leaves_its_late_answer_to_rmcp() {
+        let (mut transport, lane, mut lines, mut server) = pipe(4096);
+        drop(lane.request(ping()).unwrap());
+        lines.next_line().await.unwrap().unwrap();
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {}})).await;
+        match transport.receive().await {
+            Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::String("pb-1".into())),
+            other => panic!("the late answer should pass through, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_end_of_the_stream_fails_waiting_requests_and_refuses_new_ones() {
+        let (mut transport, lane, lines, server) = pipe(4096);
+        let waiting = lane.request(ping()).unwrap();
+        drop((lines, server));
+        assert!(transport.receive().await.is_none());
+        assert!(matches!(waiting.answer().await, Err(LaneError::Service(ServiceError::TransportClosed))));
+        assert!(matches!(lane.request(ping()), Err(ServiceError::TransportClosed)));
+    }
+
+    #[tokio::test]
+    async fn a_broken_pipe_fails_the_request_that_finds_it() {
+        let (transport, lane, lines, server) = pipe(4096);
+        drop((lines, server));
+        assert!(matches!(lane.request(ping()), Err(ServiceError::TransportClosed)));
+        // The failed request waits for nothing.
+        assert!(transport.reader.lock().calls.is_empty());
+    }
+
+    #[tokio::test]
+    async fn messages_from_rmcp_and_the_lane_stay_whole_on_a_pipe_that_is_full() {
+        const EACH: usize = 20;
+        // A pipe far smaller than one message: almost every byte waits for the drain task.
+        let (mut transport, lane, mut lines, _server) = pipe(64);
+        let big = "x".repeat(20_000);
+        let rmcp_side = {
+            let big = big.clone();
+            tokio::spawn(async move {
+                for n in 0..EACH {
+                    let message = ClientJsonRpcMessage::request(call(&big), NumberOrString::Number(n as i64));
+                    transport.send(message).await.unwrap();
+                }
+                transport
+            })
+        };
+        let lane_side = tokio::spawn(async move {
+            let mut requests = Vec::new();
+            for _ in 0..EACH {
+                requests.push(lane.request(call(&big)).unwrap());
+                tokio::task::yield_now().await;
+            }
+            requests
+        });
+        let mut ids = Vec::new();
+        for _ in 0..2 * EACH {
+            let line = lines.next_line().await.unwrap().unwrap();
+            let message: Value = serde_json::from_str(&line).expect("each line is one whole message");
+            assert_eq!(message["params"]["arguments"]["message"].as_str().map(str::len), Some(20_000));
+            ids.push(message["id"].clone());
+        }
+        let (_transport, _requests) = (rmcp_side.await.unwrap(), lane_side.await.unwrap());
+        let numbers: Vec<_> = ids.iter().filter_map(Value::as_i64).collect();
+        let strings: Vec<_> = ids.iter().filter_map(Value::as_str).collect();
+        assert_eq!(numbers, (0..EACH as i64).collect::<Vec<_>>(), "rmcp's messages arrive in order");
+        assert_eq!(strings, (1..=EACH).map(|n| format!("pb-{n}")).collect::<Vec<_>>(), "and the lane's");
+    }
+
+    fn list_changed() -> Value {
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    }
+
+    fn is_list_changed(message: Option<ServerJsonRpcMessage>) -> bool {
+        matches!(message, Some(JsonRpcMessage::Notification(n)) if matches!(n.notification, ServerNotification::ToolListChangedNotification(_)))
+    }
+
+    #[tokio::test]
+    async fn a_call_reads_its_own_answer_and_rmcp_is_woken_only_for_its_own_messages() {
+        let (mut transport, lane, mut lines, mut server) = pipe(4096);
+        let rmcp = Arc::new(Counted::default());
+        let mut receive = Box::pin(transport.receive());
+        assert!(poll_with(&mut receive, &rmcp).is_pending());
+
+        let request = lane.request(ping()).unwrap();
+        lines.next_line().await.unwrap().unwrap();
+        let caller = Arc::new(Counted::default());
+        let mut answer = Box::pin(request.answer());
+        assert!(poll_with(&mut answer, &caller).is_pending());
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {}})).await;
+        woken(&caller, 1).await;
+        assert!(matches!(poll_with(&mut answer, &caller), Poll::Ready(Ok(ServerResult::EmptyResult(_)))));
+        assert_eq!(rmcp.wakes(), 0, "the call's answer does not wake rmcp");
+
+        // The call handed the pipe back to rmcp: what comes next wakes it.
+        reply(&mut server, list_changed()).await;
+        woken(&rmcp, 1).await;
+        match poll_with(&mut receive, &rmcp) {
+            Poll::Ready(message) => assert!(is_list_changed(message)),
+            Poll::Pending => panic!("rmcp should get the list change"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_that_stops_waiting_hands_the_pipe_to_a_call_that_still_waits() {
+        let (_transport, lane, _lines, mut server) = pipe(4096);
+        let (first, second) = (lane.request(ping()).unwrap(), lane.request(ping()).unwrap());
+        let (first_waker, second_waker) = (Arc::new(Counted::default()), Arc::new(Counted::default()));
+        let mut second = Box::pin(second.answer());
+        assert!(poll_with(&mut second, &second_waker).is_pending());
+        let mut first = Box::pin(first.answer());
+        // The pipe now holds the first call's waker, not the second's.
+        assert!(poll_with(&mut first, &first_waker).is_pending());
+        drop(first);
+
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-2", "result": {}})).await;
+        woken(&second_waker, 1).await;
+        assert!(matches!(poll_with(&mut second, &second_waker), Poll::Ready(Ok(ServerResult::EmptyResult(_)))));
+        assert_eq!(first_waker.wakes(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_call_stops_reading_while_rmcp_is_behind_and_nothing_is_lost() {
+        let (mut transport, lane, _lines, mut server) = pipe(1 << 20);
+        let request = lane.request(ping()).unwrap();
+        let flood = QUEUED_FOR_RMCP + 44;
+        for _ in 0..flood {
+            reply(&mut server, list_changed()).await;
+        }
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {}})).await;
+
+        let caller = Arc::new(Counted::default());
+        let mut answer = Box::pin(request.answer());
+        assert!(poll_with(&mut answer, &caller).is_pending());
+        assert_eq!(transport.reader.lock().for_rmcp.len(), QUEUED_FOR_RMCP, "the queue for rmcp is bounded");
+
+        assert!(is_list_changed(transport.receive().await));
+        assert_eq!(caller.wakes(), 1, "rmcp taking one lets the call read again");
+        for _ in 1..flood {
+            assert!(is_list_changed(transport.receive().await));
+        }
+        assert!(matches!(poll_with(&mut answer, &caller), Poll::Ready(Ok(ServerResult::EmptyResult(_)))));
+    }
+
+    #[tokio::test]
+    async fn lines_that_are_not_messages_are_skipped_and_wrong_shapes_get_an_invalid_request_error() {
+        let (mut transport, _lane, mut lines, mut server) = pipe(4096);
+        let garbage =
+            "this is not json\n\n{\"jsonrpc\":\"2.0\",\"id\":1}\n{\"jsonrpc\":\"1.0\",\"method\":\"custom/thing\"}\n";
+        server.write_all(format!("{garbage}{}\n", list_changed()).as_bytes()).await.unwrap();
+        assert!(is_list_changed(transport.receive().await));
+        let sent: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(sent["error"]["code"], -32600, "{sent}");
+        assert!(sent.get("id").is_none_or(Value::is_null), "{sent}");
+        // One answer only: an unknown notification rmcp cannot read is skipped quietly.
+        reply(&mut server, list_changed()).await;
+        assert!(is_list_changed(transport.receive().await));
+        let next = tokio::time::timeout(std::time::Duration::from_millis(100), lines.next_line()).await;
+        assert!(next.is_err(), "nothing more was sent: {next:?}");
+    }
+
+    #[tokio::test]
+    async fn a_tool_calls_answer_is_read_as_its_result_and_other_shapes_as_rmcp_reads_them() {
+        let (_transport, lane, _lines, mut server) = pipe(4096);
+        let (text, empty, failed) =
+            (lane.request(call("a")).unwrap(), lane.request(call("b")).unwrap(), lane.request(call("c")).unwrap());
+        let content = json!({"content": [{"type": "text", "text": "Echo: a"}], "isError": false});
+        // Node's JSON.stringify puts the result before the id.
+        server
+            .write_all(format!("{{\"result\":{content},\"jsonrpc\":\"2.0\",\"id\":\"pb-1\"}}\n").as_bytes())
+            .await
+            .unwrap();
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-2", "result": {}})).await;
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-3", "error": {"code": -32602, "message": "bad"}})).await;
+        match text.answer().await {
+            Ok(ServerResult::CallToolResult(result)) => {
+                assert_eq!(serde_json::to_value(&result.content).unwrap(), content["content"]);
+                assert_eq!(result.is_error, Some(false));
+            }
+            other => panic!("expected the tool's result, got {other:?}"),
+        }
+        // Not a tool result: read as rmcp reads it (an empty result).
+        assert!(matches!(empty.answer().await, Ok(ServerResult::EmptyResult(_))));
+        assert!(
+            matches!(failed.answer().await, Err(LaneError::Service(ServiceError::McpError(e))) if e.message == "bad")
+        );
+    }
+}
