@@ -4,7 +4,7 @@
 //! stdio and streamable HTTP, by: Patchbay's registry (rmcp), the official
 //! TypeScript SDK client, the official Python SDK client, and a raw floor (a
 //! minimal hand-written JSON-RPC client over the same pipe or HTTP
-//! connection). Then the time to start 10 stdio servers in parallel against
+//! connection), taking turns round by round. Then the time to start 10 stdio servers in parallel against
 //! the slowest single start, for server-everything (CPU-bound start) and for a
 //! server whose start is a 1 s wait.
 //!
@@ -19,6 +19,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use patchbay_core::config::{McpServerConfig, TransportConfig};
 use patchbay_core::mcp::{CallOptions, McpRegistry, RegistryOptions, ServerStatus};
 use patchbay_core::secrets::MemoryStore;
@@ -216,8 +218,29 @@ where
     for _ in 0..runs {
         all.push(f().await?);
     }
-    all.sort();
-    Ok(all[all.len() / 2])
+    Ok(median_of(all))
+}
+
+/// A client measured by [`take_turns`]: its name and one run.
+type Client<'a> = (&'static str, Box<dyn Fn() -> BoxFuture<'a, Result<Duration>> + Send + Sync + 'a>);
+
+/// Runs every client once per round, for `rounds` rounds, and gives each
+/// client's median. Taking turns keeps a drift over the run from favouring
+/// whoever runs last: the HTTP server is shared by every client and gets faster
+/// as Node's JIT warms up, and the machine's state changes.
+async fn take_turns(rounds: usize, clients: Vec<Client<'_>>) -> Result<Vec<(String, Duration)>> {
+    let mut times = vec![Vec::with_capacity(rounds); clients.len()];
+    for _ in 0..rounds {
+        for ((_, run), times) in clients.iter().zip(&mut times) {
+            times.push(run().await?);
+        }
+    }
+    Ok(clients.iter().zip(times).map(|((name, _), times)| ((*name).to_owned(), median_of(times))).collect())
+}
+
+fn median_of(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
 }
 
 /// Makes the config of a stdio server named by its argument.
@@ -254,13 +277,17 @@ async fn run() -> Result<()> {
     let stdio_config = McpServerConfig::stdio("everything", &command, &["stdio"]);
     let mut rows: BTreeMap<&str, Vec<(String, f64)>> = BTreeMap::new();
 
-    eprintln!("stdio: {calls} calls per client, median of {runs} runs");
-    let stdio = vec![
-        ("Patchbay (registry)".to_owned(), median(runs, || patchbay(stdio_config.clone(), calls)).await?),
-        ("TypeScript SDK".to_owned(), median(runs, || ts("stdio", &command, calls)).await?),
-        ("Python SDK".to_owned(), median(runs, || py("stdio", &command, calls)).await?),
-        ("raw JSON-RPC floor".to_owned(), median(runs, || raw_stdio(calls)).await?),
-    ];
+    eprintln!("stdio: {calls} calls per client, median of {runs} rounds");
+    let stdio = take_turns(
+        runs,
+        vec![
+            ("Patchbay (registry)", Box::new(|| patchbay(stdio_config.clone(), calls).boxed())),
+            ("TypeScript SDK", Box::new(|| ts("stdio", &command, calls).boxed())),
+            ("Python SDK", Box::new(|| py("stdio", &command, calls).boxed())),
+            ("raw JSON-RPC floor", Box::new(|| raw_stdio(calls).boxed())),
+        ],
+    )
+    .await?;
     rows.insert("stdio", stdio.into_iter().map(|(n, d)| (n, per_call(d, calls))).collect());
 
     let port = free_port()?;
@@ -279,17 +306,21 @@ async fn run() -> Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    eprintln!("streamable HTTP: {calls} calls per client, median of {runs} runs");
+    eprintln!("streamable HTTP: {calls} calls per client, median of {runs} rounds");
     let http_config = McpServerConfig::with_transport(
         "remote",
         TransportConfig::StreamableHttp { url: url.clone(), headers: BTreeMap::new() },
     );
-    let http = vec![
-        ("Patchbay (registry)".to_owned(), median(runs, || patchbay(http_config.clone(), calls)).await?),
-        ("TypeScript SDK".to_owned(), median(runs, || ts("http", &url, calls)).await?),
-        ("Python SDK".to_owned(), median(runs, || py("http", &url, calls)).await?),
-        ("raw JSON-RPC floor".to_owned(), median(runs, || raw_http(&url, calls)).await?),
-    ];
+    let http = take_turns(
+        runs,
+        vec![
+            ("Patchbay (registry)", Box::new(|| patchbay(http_config.clone(), calls).boxed())),
+            ("TypeScript SDK", Box::new(|| ts("http", &url, calls).boxed())),
+            ("Python SDK", Box::new(|| py("http", &url, calls).boxed())),
+            ("raw JSON-RPC floor", Box::new(|| raw_http(&url, calls).boxed())),
+        ],
+    )
+    .await?;
     rows.insert("streamable HTTP", http.into_iter().map(|(n, d)| (n, per_call(d, calls))).collect());
     server.kill().await?;
 
