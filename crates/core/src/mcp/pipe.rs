@@ -19,11 +19,12 @@
 //!   the pipe on: it reads once more with another waiter's waker (rmcp's when
 //!   rmcp waits), so that what comes next is never left unread and the other
 //!   waiter is woken only when there is something for it.
-//! - **Bounds.** Lines are cut and parsed by rmcp's own codec, under rmcp's
-//!   stdio rules: text that is not JSON is skipped, JSON that is not a message
-//!   gets an "Invalid request" error, a line over the limit is dropped. At most
-//!   [`QUEUED_FOR_RMCP`] messages wait for rmcp; a call that finds that many
-//!   stops reading until rmcp takes some.
+//! - **Parsing and bounds.** Lines are cut here (one over the limit is
+//!   dropped) and each is parsed by rmcp's codec under rmcp's stdio rules:
+//!   text that is not JSON is skipped, JSON that is not a message gets an
+//!   "Invalid request" error. The answer to a tool call is first read as its
+//!   result type ([`TypedResult`]). At most [`QUEUED_FOR_RMCP`] messages wait
+//!   for rmcp; a call that finds that many stops reading until rmcp takes some.
 //! - When the server's output ends, or rmcp closes the transport, waiting calls
 //!   fail as rmcp's would ([`ServiceError::TransportClosed`]) and no more are
 //!   taken.
@@ -275,6 +276,10 @@ impl Reading {
                 let mut line = self.buf.split_to(self.scanned + newline + 1);
                 self.scanned = 0;
                 if std::mem::take(&mut self.discarding) {
+                    continue;
+                }
+                if line.len() > self.max_line + 1 {
+                    tracing::error!(max_line = self.max_line, "dropped a line from an MCP server over the size limit");
                     continue;
                 }
                 if let Some(answer) = self.typed_answer(&line) {
@@ -870,5 +875,26 @@ mod tests {
         assert!(
             matches!(failed.answer().await, Err(LaneError::Service(ServiceError::McpError(e))) if e.message == "bad")
         );
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_is_dropped_and_the_next_one_read() {
+        let (client, server) = tokio::io::duplex(4096);
+        let (read, write) = tokio::io::split(client);
+        let (mut transport, _end) = open(read, write, 100, Arc::new(Seen::default()));
+        let (_server_read, mut server) = tokio::io::split(server);
+        let long = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x".repeat(500)}});
+        // Whole in one read, and cut across reads (the pipe holds 4096 bytes).
+        reply(&mut server, long.clone()).await;
+        reply(&mut server, list_changed()).await;
+        assert!(is_list_changed(transport.receive().await));
+        let longer = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x".repeat(20_000)}});
+        let writer = tokio::spawn(async move {
+            reply(&mut server, longer).await;
+            reply(&mut server, list_changed()).await;
+            server
+        });
+        assert!(is_list_changed(transport.receive().await));
+        let _server = writer.await.unwrap();
     }
 }
