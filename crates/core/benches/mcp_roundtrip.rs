@@ -224,6 +224,23 @@ where
 /// A client measured by [`take_turns`]: its name and one run.
 type Client<'a> = (&'static str, Box<dyn Fn() -> BoxFuture<'a, Result<Duration>> + Send + Sync + 'a>);
 
+/// The four clients of one transport: Patchbay's registry with `config`, the
+/// SDK scripts in `mode` against `target`, and the transport's `floor`.
+fn clients<'a>(
+    config: &'a McpServerConfig,
+    mode: &'a str,
+    target: &'a str,
+    calls: usize,
+    floor: Box<dyn Fn() -> BoxFuture<'a, Result<Duration>> + Send + Sync + 'a>,
+) -> Vec<Client<'a>> {
+    vec![
+        ("Patchbay (registry)", Box::new(move || patchbay(config.clone(), calls).boxed())),
+        ("TypeScript SDK", Box::new(move || ts(mode, target, calls).boxed())),
+        ("Python SDK", Box::new(move || py(mode, target, calls).boxed())),
+        ("raw JSON-RPC floor", floor),
+    ]
+}
+
 /// Runs every client once per round, for `rounds` rounds, and gives each
 /// client's median. Taking turns keeps a drift over the run from favouring
 /// whoever runs last: the HTTP server is shared by every client and gets faster
@@ -278,16 +295,8 @@ async fn run() -> Result<()> {
     let mut rows: BTreeMap<&str, Vec<(String, f64)>> = BTreeMap::new();
 
     eprintln!("stdio: {calls} calls per client, median of {runs} rounds");
-    let stdio = take_turns(
-        runs,
-        vec![
-            ("Patchbay (registry)", Box::new(|| patchbay(stdio_config.clone(), calls).boxed())),
-            ("TypeScript SDK", Box::new(|| ts("stdio", &command, calls).boxed())),
-            ("Python SDK", Box::new(|| py("stdio", &command, calls).boxed())),
-            ("raw JSON-RPC floor", Box::new(|| raw_stdio(calls).boxed())),
-        ],
-    )
-    .await?;
+    let floor = Box::new(|| raw_stdio(calls).boxed());
+    let stdio = take_turns(runs, clients(&stdio_config, "stdio", &command, calls, floor)).await?;
     rows.insert("stdio", stdio.into_iter().map(|(n, d)| (n, per_call(d, calls))).collect());
 
     let port = free_port()?;
@@ -311,16 +320,8 @@ async fn run() -> Result<()> {
         "remote",
         TransportConfig::StreamableHttp { url: url.clone(), headers: BTreeMap::new() },
     );
-    let http = take_turns(
-        runs,
-        vec![
-            ("Patchbay (registry)", Box::new(|| patchbay(http_config.clone(), calls).boxed())),
-            ("TypeScript SDK", Box::new(|| ts("http", &url, calls).boxed())),
-            ("Python SDK", Box::new(|| py("http", &url, calls).boxed())),
-            ("raw JSON-RPC floor", Box::new(|| raw_http(&url, calls).boxed())),
-        ],
-    )
-    .await?;
+    let floor = Box::new(|| raw_http(&url, calls).boxed());
+    let http = take_turns(runs, clients(&http_config, "http", &url, calls, floor)).await?;
     rows.insert("streamable HTTP", http.into_iter().map(|(n, d)| (n, per_call(d, calls))).collect());
     server.kill().await?;
 
