@@ -23,6 +23,8 @@
 //!   through [`Laned`]. A session the server no longer knows is renewed by
 //!   rmcp (a ping meets it, and rmcp initialises again), then the request is
 //!   posted once more.
+//! - A tool call's answer is read as a `CallToolResult` ([`TypedResult`]),
+//!   not through rmcp's parse of any message; other shapes fall back to it.
 //! - When the connection ends, every waiting lane request fails as rmcp's would
 //!   ([`ServiceError::TransportClosed`]) and no more are taken.
 //!
