@@ -23,7 +23,7 @@
 //!   through [`Laned`]. A session the server no longer knows is renewed by
 //!   rmcp (a ping meets it, and rmcp initialises again), then the request is
 //!   posted once more.
-//! - A tool call's answer is read as a `CallToolResult` ([`TypedResult`]),
+//! - A tool call's answer is read as a `CallToolResult` ([`tool_call_answer`]),
 //!   not through rmcp's parse of any message; other shapes fall back to it.
 //! - When the connection ends, every waiting lane request fails as rmcp's would
 //!   ([`ServiceError::TransportClosed`]) and no more are taken.
@@ -42,12 +42,11 @@ use futures::{FutureExt, StreamExt};
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, GetExtensions, GetMeta, JsonRpcMessage, JsonRpcVersion2_0, NumberOrString,
-    ProgressToken, RequestId, ServerJsonRpcMessage, ServerNotification, ServerResult,
+    CallToolResult, ClientJsonRpcMessage, ClientRequest, GetExtensions, GetMeta, JsonRpcMessage, JsonRpcVersion2_0,
+    NumberOrString, ProgressToken, RequestId, ServerJsonRpcMessage, ServerNotification, ServerResult,
 };
 use rmcp::service::{InboundStreamOrigin, Peer, ServiceError};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use rmcp::transport::Transport;
 use rmcp::transport::streamable_http_client::{SseError, StreamableHttpPostResponse};
@@ -61,46 +60,28 @@ use super::pipe::{PipeAnswer, PipeEnd};
 /// An answer to a lane request, as rmcp's service loop would give it.
 pub(crate) type Answer = Result<ServerResult, LaneError>;
 
-/// Reads a result of one known type: far cheaper than rmcp's reading of any
-/// message, which buffers it and tries each kind of result in turn.
-pub(crate) type TypedResult = fn(&str) -> serde_json::Result<ServerResult>;
-
-/// How the answer to `message` is read when its result type is known: a tool
-/// call's (the calls that matter for speed, and whose results can be large).
-/// Other answers, and one that does not read as that type, are read as rmcp
-/// reads any message.
-pub(crate) fn typed_result(message: &ClientJsonRpcMessage) -> Option<TypedResult> {
-    match message {
-        JsonRpcMessage::Request(request) => match request.request {
-            ClientRequest::CallToolRequest(_) => {
-                Some(|raw| serde_json::from_str(raw).map(ServerResult::CallToolResult))
-            }
-            _ => None,
-        },
-        _ => None,
-    }
+/// Whether `message` is a tool call, whose answer is read with
+/// [`tool_call_answer`]: the calls that matter for speed, and whose results can
+/// be large.
+pub(crate) fn is_tool_call(message: &ClientJsonRpcMessage) -> bool {
+    matches!(message, JsonRpcMessage::Request(request) if matches!(request.request, ClientRequest::CallToolRequest(_)))
 }
 
-/// The id and the unread result of `data`, when it is a JSON-RPC response.
-pub(crate) fn raw_response(data: &[u8]) -> Option<(RequestId, &RawValue)> {
+/// `data` as a response with a tool call's result, read in one pass as a
+/// `CallToolResult`: far cheaper than rmcp's reading of any message, which
+/// buffers it and tries each kind of result in turn. `None` when it is not
+/// one; the caller checks that the id is a tool call's, and otherwise reads
+/// `data` as rmcp does.
+pub(crate) fn tool_call_answer(data: &[u8]) -> Option<(RequestId, ServerResult)> {
     #[derive(Deserialize)]
-    struct Response<'a> {
+    struct Response {
         #[serde(rename = "jsonrpc")]
         _jsonrpc: JsonRpcVersion2_0,
         id: RequestId,
-        #[serde(borrow)]
-        result: &'a RawValue,
+        result: CallToolResult,
     }
     let response: Response = serde_json::from_slice(data).ok()?;
-    Some((response.id, response.result))
-}
-
-/// `data` as the answer to `id`, read as `typed`; `None` when it is not one,
-/// or not of that type.
-fn typed_answer(data: &str, id: &RequestId, typed: TypedResult) -> Option<ServerResult> {
-    raw_response(data.as_bytes())
-        .filter(|(answered, _)| answered == id)
-        .and_then(|(_, result)| typed(result.get()).ok())
+    Some((response.id, ServerResult::CallToolResult(response.result)))
 }
 
 /// Why a lane request got no answer.
@@ -252,7 +233,7 @@ impl HttpRoute {
     /// POSTs `message` and reads the answer to `id` from the response. A
     /// session that expired is renewed through rmcp once, then posted again.
     async fn exchange(self: Arc<Self>, id: RequestId, message: ClientJsonRpcMessage) -> Answer {
-        let typed = typed_result(&message);
+        let tool_call = is_tool_call(&message);
         let response = match self.post.post(message.clone()).await {
             Err(PostFailure::SessionExpired) => {
                 self.renew().await?;
@@ -275,7 +256,7 @@ impl HttpRoute {
                 Some(Err(ServiceError::McpError(error.error).into()))
             }
             StreamableHttpPostResponse::Json(message, _) => self.sort(&id, message).await,
-            StreamableHttpPostResponse::Sse(stream, _) => self.read(&id, typed, stream).await,
+            StreamableHttpPostResponse::Sse(stream, _) => self.read(&id, tool_call, stream).await,
             _ => None,
         }
         .unwrap_or_else(|| Err(LaneError::Unreadable("the server's response ended without an answer to the request".into())))
@@ -294,7 +275,7 @@ impl HttpRoute {
     async fn read(
         &self,
         id: &RequestId,
-        typed: Option<TypedResult>,
+        tool_call: bool,
         mut stream: BoxStream<'static, Result<Sse, SseError>>,
     ) -> Option<Answer> {
         let mut skipped = None;
@@ -306,8 +287,9 @@ impl HttpRoute {
             if data.trim().is_empty() {
                 continue;
             }
-            let answer = match typed.and_then(|typed| typed_answer(&data, id, typed)) {
-                Some(result) => Some(Ok(result)),
+            let typed = tool_call.then(|| tool_call_answer(data.as_bytes())).flatten();
+            let answer = match typed.filter(|(answered, _)| answered == id) {
+                Some((_, result)) => Some(Ok(result)),
                 None => match serde_json::from_str(&data) {
                     Ok(message) => self.sort(id, message).await,
                     Err(e) => {

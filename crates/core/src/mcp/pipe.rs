@@ -23,7 +23,7 @@
 //!   dropped) and each is parsed by rmcp's codec under rmcp's stdio rules:
 //!   text that is not JSON is skipped, JSON that is not a message gets an
 //!   "Invalid request" error. The answer to a tool call is first read as its
-//!   result type ([`TypedResult`]). At most [`QUEUED_FOR_RMCP`] messages wait
+//!   result type ([`tool_call_answer`]). At most [`QUEUED_FOR_RMCP`] messages wait
 //!   for rmcp; a call that finds that many stops reading until rmcp takes some.
 //! - When the server's output ends, or rmcp closes the transport, waiting calls
 //!   fail as rmcp's would ([`ServiceError::TransportClosed`]) and no more are
@@ -46,7 +46,7 @@ use tokio::sync::Notify;
 use tokio_util::bytes::{Buf, BytesMut};
 use tokio_util::codec::Decoder;
 
-use super::lane::{Answer, InOrder, TypedResult, raw_response, typed_result};
+use super::lane::{Answer, InOrder, is_tool_call, tool_call_answer};
 
 /// Messages read for rmcp and not yet taken, at most.
 const QUEUED_FOR_RMCP: usize = 256;
@@ -255,8 +255,8 @@ enum Slot {
     Waiting {
         /// The call's waker, taken when it is woken.
         waker: Option<Waker>,
-        /// How its result is read, when its type is known.
-        typed: Option<TypedResult>,
+        /// A tool call: its answer is read with [`tool_call_answer`].
+        tool_call: bool,
     },
     Answered(Box<Answer>),
 }
@@ -317,17 +317,15 @@ impl Reading {
         }
     }
 
-    /// `line` as the answer to a waiting call whose result type is known,
-    /// read as that type ([`TypedResult`]); `None` when it is not one, or not
-    /// of that type (rmcp's codec reads it then).
+    /// `line` as the answer to a waiting tool call, read as its result
+    /// ([`tool_call_answer`]); `None` when it is not one (rmcp's codec reads
+    /// it then).
     fn typed_answer(&self, line: &[u8]) -> Option<Read> {
-        if !self.calls.values().any(|slot| matches!(slot, Slot::Waiting { typed: Some(_), .. })) {
+        if !self.calls.values().any(|slot| matches!(slot, Slot::Waiting { tool_call: true, .. })) {
             return None;
         }
-        let (id, result) = raw_response(line)?;
-        let Some(Slot::Waiting { typed: Some(typed), .. }) = self.calls.get(&id) else { return None };
-        let result = typed(result.get()).ok()?;
-        Some(Read::Answer(id, result))
+        let (id, result) = tool_call_answer(line)?;
+        matches!(self.calls.get(&id), Some(Slot::Waiting { tool_call: true, .. })).then_some(Read::Answer(id, result))
     }
 
     /// A line that is not a message, as rmcp's stdio transport treats it: text
@@ -507,7 +505,7 @@ impl PipeEnd {
                 return Err(ServiceError::TransportClosed);
             }
             // Waiting before the write: the answer can be read before `push` returns.
-            reading.calls.insert(id.clone(), Slot::Waiting { waker: None, typed: typed_result(message) });
+            reading.calls.insert(id.clone(), Slot::Waiting { waker: None, tool_call: is_tool_call(message) });
         }
         // Dropped on failure, it waits for nothing.
         let answer = PipeAnswer { reader: self.reader.clone(), id };
