@@ -4,9 +4,12 @@
 //! stdio and streamable HTTP, by: Patchbay's registry (rmcp), the official
 //! TypeScript SDK client, the official Python SDK client, and a raw floor (a
 //! minimal hand-written JSON-RPC client over the same pipe or HTTP
-//! connection), taking turns round by round. Then the time to start 10 stdio servers in parallel against
-//! the slowest single start, for server-everything (CPU-bound start) and for a
-//! server whose start is a 1 s wait.
+//! connection), taking turns round by round. The floor runs twice: with the
+//! bare request, and with the request Patchbay sends (a string id and a
+//! progress token), which costs the server more. Then the time to start 10
+//! stdio servers in parallel against the slowest single start, for
+//! server-everything (CPU-bound start) and for a server whose start is a 1 s
+//! wait.
 //!
 //! `cargo bench -p patchbay-core --bench mcp_roundtrip -- [CALLS]` (needs the
 //! peers: `bash tests/peers/install.sh`). Prints a Markdown table for
@@ -79,7 +82,7 @@ async fn patchbay(config: McpServerConfig, calls: usize) -> Result<Duration> {
     Ok(elapsed)
 }
 
-fn request(id: u64, method: &str, params: Value) -> Value {
+fn request(id: Value, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
@@ -91,18 +94,40 @@ const PROTOCOL: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
 
 fn initialize(id: u64) -> Value {
     request(
-        id,
+        json!(id),
         "initialize",
         json!({"protocolVersion": PROTOCOL.as_str(), "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}),
     )
 }
 
-fn echo(id: u64) -> Value {
-    request(id, "tools/call", json!({"name": "echo", "arguments": {"message": "hello"}}))
+/// What a floor sends. The server's work per call can depend on it: with a
+/// progress token, server-everything's first calls after the warm-up were
+/// slower in runs of the floor alone (docs/BENCHMARKS.md).
+#[derive(Clone, Copy)]
+enum Request {
+    /// The least a call needs: a number id, the tool and its arguments.
+    Bare,
+    /// What the registry sends: a string id and a progress token (so that the
+    /// call's progress reaches it and keeps the call's deadline off).
+    LikePatchbay,
+}
+
+/// The `echo` call `n` as `shape` sends it, and its id.
+fn echo(n: u64, shape: Request) -> (Value, Value) {
+    let mut params = json!({"name": "echo", "arguments": {"message": "hello"}});
+    let id = match shape {
+        Request::Bare => json!(n),
+        Request::LikePatchbay => {
+            let id = json!(format!("pb-{n}"));
+            params["_meta"] = json!({"progressToken": id});
+            id
+        }
+    };
+    (request(id.clone(), "tools/call", params), id)
 }
 
 /// The raw floor over stdio: one line out, read lines until the answer's id.
-async fn raw_stdio(calls: usize) -> Result<Duration> {
+async fn raw_stdio(calls: usize, shape: Request) -> Result<Duration> {
     let mut child = tokio::process::Command::new(everything())
         .arg("stdio")
         .stdin(Stdio::piped())
@@ -116,26 +141,25 @@ async fn raw_stdio(calls: usize) -> Result<Duration> {
         stdin.write_all(format!("{message}\n").as_bytes()).await?;
         Ok(stdin.flush().await?)
     };
-    let mut id = 0u64;
-    send(initialize(id)).await?;
-    wait_line(&mut lines, id).await?;
+    send(initialize(0)).await?;
+    wait_line(&mut lines, &json!(0)).await?;
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
     let mut start = Instant::now();
     for i in 0..WARMUP + calls {
         if i == WARMUP {
             start = Instant::now();
         }
-        id += 1;
-        send(echo(id)).await?;
-        wait_line(&mut lines, id).await?;
+        let (call, id) = echo(i as u64 + 1, shape);
+        send(call).await?;
+        wait_line(&mut lines, &id).await?;
     }
     Ok(start.elapsed())
 }
 
-async fn wait_line(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>, id: u64) -> Result<()> {
+async fn wait_line(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>, id: &Value) -> Result<()> {
     while let Some(line) = lines.next_line().await? {
         let message: Value = serde_json::from_str(&line)?;
-        if message["id"] == json!(id) {
+        if message["id"] == *id {
             if message.get("error").is_some() {
                 bail!("error answer: {message}");
             }
@@ -147,7 +171,7 @@ async fn wait_line(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildS
 
 /// The raw floor over streamable HTTP: one keep-alive connection, a POST per
 /// call, the answer read from the JSON or SSE body.
-async fn raw_http(url: &str, calls: usize) -> Result<Duration> {
+async fn raw_http(url: &str, calls: usize, shape: Request) -> Result<Duration> {
     let http = reqwest::Client::new();
     let post = async |session: Option<&str>, body: Value| -> Result<(Option<String>, String)> {
         let mut request = http
@@ -170,7 +194,7 @@ async fn raw_http(url: &str, calls: usize) -> Result<Duration> {
         if i == WARMUP {
             start = Instant::now();
         }
-        let (_, body) = post(Some(&session), echo(i as u64 + 1)).await?;
+        let (_, body) = post(Some(&session), echo(i as u64 + 1, shape).0).await?;
         if !body.contains("hello") {
             bail!("unexpected answer: {body}");
         }
@@ -225,19 +249,21 @@ where
 type Client<'a> = (&'static str, Box<dyn Fn() -> BoxFuture<'a, Result<Duration>> + Send + Sync + 'a>);
 
 /// The four clients of one transport: Patchbay's registry with `config`, the
-/// SDK scripts in `mode` against `target`, and the transport's `floor`.
+/// SDK scripts in `mode` against `target`, and the transport's `floor`
+/// sending each [`Request`].
 fn clients<'a>(
     config: &'a McpServerConfig,
     mode: &'a str,
     target: &'a str,
     calls: usize,
-    floor: Box<dyn Fn() -> BoxFuture<'a, Result<Duration>> + Send + Sync + 'a>,
+    floor: impl Fn(Request) -> BoxFuture<'a, Result<Duration>> + Copy + Send + Sync + 'a,
 ) -> Vec<Client<'a>> {
     vec![
         ("Patchbay (registry)", Box::new(move || patchbay(config.clone(), calls).boxed())),
         ("TypeScript SDK", Box::new(move || ts(mode, target, calls).boxed())),
         ("Python SDK", Box::new(move || py(mode, target, calls).boxed())),
-        ("raw JSON-RPC floor", floor),
+        ("raw JSON-RPC floor, bare request", Box::new(move || floor(Request::Bare))),
+        ("raw JSON-RPC floor, Patchbay's request", Box::new(move || floor(Request::LikePatchbay))),
     ]
 }
 
@@ -295,7 +321,7 @@ async fn run() -> Result<()> {
     let mut rows: BTreeMap<&str, Vec<(String, f64)>> = BTreeMap::new();
 
     eprintln!("stdio: {calls} calls per client, median of {runs} rounds");
-    let floor = Box::new(|| raw_stdio(calls).boxed());
+    let floor = |shape| raw_stdio(calls, shape).boxed();
     let stdio = take_turns(runs, clients(&stdio_config, "stdio", &command, calls, floor)).await?;
     rows.insert("stdio", stdio.into_iter().map(|(n, d)| (n, per_call(d, calls))).collect());
 
@@ -320,8 +346,9 @@ async fn run() -> Result<()> {
         "remote",
         TransportConfig::StreamableHttp { url: url.clone(), headers: BTreeMap::new() },
     );
-    let floor = Box::new(|| raw_http(&url, calls).boxed());
-    let http = take_turns(runs, clients(&http_config, "http", &url, calls, floor)).await?;
+    let url = url.as_str();
+    let floor = move |shape| raw_http(url, calls, shape).boxed();
+    let http = take_turns(runs, clients(&http_config, "http", url, calls, floor)).await?;
     rows.insert("streamable HTTP", http.into_iter().map(|(n, d)| (n, per_call(d, calls))).collect());
     server.kill().await?;
 
