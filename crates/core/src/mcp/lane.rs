@@ -43,7 +43,8 @@ use futures::{FutureExt, StreamExt};
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolResult, ClientJsonRpcMessage, ClientRequest, GetExtensions, GetMeta, JsonRpcMessage, JsonRpcVersion2_0,
-    NumberOrString, ProgressToken, RequestId, ServerJsonRpcMessage, ServerNotification, ServerResult,
+    NumberOrString, ProgressToken, RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerNotification,
+    ServerResult,
 };
 use rmcp::service::{InboundStreamOrigin, Peer, ServiceError};
 use serde::Deserialize;
@@ -178,7 +179,13 @@ impl Lane {
     pub(crate) fn request(&self, mut request: ClientRequest) -> Result<LaneRequest, ServiceError> {
         let id = NumberOrString::String(format!("pb-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1).into());
         let progress_token = ProgressToken(id.clone());
-        request.get_meta_mut().set_progress_token(progress_token.clone());
+        match &mut request {
+            // In the params, where a pipe writes a tool call as it stands (see `pipe::line`).
+            ClientRequest::CallToolRequest(call) => {
+                call.params.meta.get_or_insert_with(RequestMetaObject::new).set_progress_token(progress_token.clone())
+            }
+            other => other.get_meta_mut().set_progress_token(progress_token.clone()),
+        }
         let message = ClientJsonRpcMessage::request(request, id.clone());
         let answer = match &self.route {
             Route::Pipe(pipe) => Pending::Pipe(pipe.send(id.clone(), &message)?),

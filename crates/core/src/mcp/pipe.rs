@@ -36,10 +36,14 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context, Poll, Waker};
 
 use rmcp::RoleClient;
-use rmcp::model::{ClientJsonRpcMessage, ErrorData, JsonRpcMessage, RequestId, ServerJsonRpcMessage, ServerResult};
+use rmcp::model::{
+    CallToolRequestMethod, CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ErrorData, JsonRpcMessage,
+    JsonRpcRequest, JsonRpcVersion2_0, MetaObject, RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerResult,
+};
 use rmcp::service::ServiceError;
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::{JsonRpcMessageCodec, JsonRpcMessageCodecError};
+use serde::Serialize;
 use serde_json::error::Category;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
@@ -179,9 +183,32 @@ impl Outbox {
     }
 }
 
-/// `message` as a line of the pipe.
+/// `message` as a line of the pipe. A tool call whose `_meta` is all in its
+/// params (as the lane sends it) is written as it stands: rmcp's writer first
+/// copies every request's params, arguments and all, into a `Value`, to merge
+/// in the `_meta` the request's extensions may hold.
 fn line(message: &ClientJsonRpcMessage) -> serde_json::Result<Vec<u8>> {
-    let mut line = serde_json::to_vec(message)?;
+    #[derive(Serialize)]
+    struct ToolCall<'a> {
+        jsonrpc: JsonRpcVersion2_0,
+        id: &'a RequestId,
+        method: &'a CallToolRequestMethod,
+        params: &'a CallToolRequestParams,
+    }
+    let mut line = match message {
+        JsonRpcMessage::Request(JsonRpcRequest { id, request: ClientRequest::CallToolRequest(call), .. })
+            if call.extensions.get::<RequestMetaObject>().is_none()
+                && call.extensions.get::<MetaObject>().is_none() =>
+        {
+            serde_json::to_vec(&ToolCall {
+                jsonrpc: JsonRpcVersion2_0,
+                id,
+                method: &call.method,
+                params: &call.params,
+            })?
+        }
+        _ => serde_json::to_vec(message)?,
+    };
     line.push(b'\n');
     Ok(line)
 }
@@ -586,7 +613,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use futures::task::ArcWake;
-    use rmcp::model::{EmptyResult, NumberOrString, ProgressToken, ServerNotification, ServerResult};
+    use rmcp::model::{EmptyResult, GetMeta, NumberOrString, ProgressToken, ServerNotification, ServerResult};
     use serde_json::{Value, json};
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
@@ -894,5 +921,39 @@ mod tests {
         });
         assert!(is_list_changed(transport.receive().await));
         let _server = writer.await.unwrap();
+    }
+
+    /// rmcp's line for `request` sent as `id`, with the progress token where
+    /// rmcp's own requests carry it (the request's extensions).
+    fn rmcp_line(mut request: ClientRequest, id: &str) -> Value {
+        let id = NumberOrString::String(id.into());
+        request.get_meta_mut().set_progress_token(ProgressToken(id.clone()));
+        serde_json::to_value(ClientJsonRpcMessage::request(request, id)).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_tool_call_is_written_as_rmcp_writes_it() {
+        let (_transport, lane, mut lines, _server) = pipe(4096);
+        let _sent = lane.request(call("hello")).unwrap();
+        let sent: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(sent, rmcp_line(call("hello"), "pb-1"));
+        assert_eq!(sent["params"]["_meta"]["progressToken"], "pb-1");
+        assert_eq!(sent["params"]["arguments"]["message"], "hello");
+
+        // `_meta` in the extensions too: rmcp's writer merges the two.
+        let mut both = call("hi");
+        if let ClientRequest::CallToolRequest(call) = &mut both {
+            call.params.meta = Some(RequestMetaObject::new());
+            call.params.meta.as_mut().unwrap().0.insert("from-params".into(), json!(1));
+        }
+        let written = line(&ClientJsonRpcMessage::request(both.clone(), NumberOrString::Number(7))).unwrap();
+        let written: Value = serde_json::from_slice(&written).unwrap();
+        assert_eq!(written["params"]["_meta"], json!({"from-params": 1}));
+        let mut message = ClientJsonRpcMessage::request(both, NumberOrString::Number(7));
+        if let JsonRpcMessage::Request(request) = &mut message {
+            request.request.get_meta_mut().set_progress_token(ProgressToken(NumberOrString::Number(7)));
+        }
+        let merged: Value = serde_json::from_slice(&line(&message).unwrap()).unwrap();
+        assert_eq!(merged["params"]["_meta"], json!({"from-params": 1, "progressToken": 7}));
     }
 }
