@@ -11,7 +11,8 @@
 //! off that path:
 //!
 //! - Every lane request gets its own id and progress token (strings, `pb-N`,
-//!   which rmcp's numbers never equal) from [`Lane::request`].
+//!   which rmcp's numbers never equal) from [`Lane::request`]; a tool call's
+//!   token goes in its params, where a pipe writes it without rmcp's copy.
 //! - **Pipes** (stdio, in-process). The request is written to the pipe's
 //!   outbox by the calling task, and the caller reads its answer from the
 //!   pipe itself ([`super::pipe`]: the pipe's reader is shared by rmcp and the

@@ -6,7 +6,8 @@
 //!   whole, and written at once by the task that appends it when the pipe has
 //!   room, so messages from rmcp and from the lane never interleave and the
 //!   common case costs no hand-over. What the pipe cannot take yet is written
-//!   by the outbox's own task, in order; senders that flush wait for it.
+//!   by the outbox's own task, in order; senders that flush wait for it. A
+//!   lane's tool call is written as it stands (see [`line`]).
 //! - **Reading.** No task owns the reading end. Whoever waits reads: rmcp's
 //!   service loop for its next message ([`PipeTransport::receive`]), a lane call
 //!   for its answer ([`PipeAnswer`]). What is read is sorted at once: an answer
