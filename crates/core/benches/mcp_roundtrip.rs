@@ -270,12 +270,13 @@ fn clients<'a>(
 /// Runs every client once per round, for `rounds` rounds, and gives each
 /// client's median. Taking turns keeps a drift over the run from favouring
 /// whoever runs last: the HTTP server is shared by every client and gets faster
-/// as Node's JIT warms up, and the machine's state changes.
+/// as Node's JIT warms up, and the machine's state changes. Each round starts
+/// one client further on, so that no client always meets the server first.
 async fn take_turns(rounds: usize, clients: Vec<Client<'_>>) -> Result<Vec<(String, Duration)>> {
     let mut times = vec![Vec::with_capacity(rounds); clients.len()];
-    for _ in 0..rounds {
-        for ((_, run), times) in clients.iter().zip(&mut times) {
-            times.push(run().await?);
+    for round in 0..rounds {
+        for i in (0..clients.len()).map(|i| (i + round) % clients.len()) {
+            times[i].push((clients[i].1)().await?);
         }
     }
     Ok(clients.iter().zip(times).map(|((name, _), times)| ((*name).to_owned(), median_of(times))).collect())
@@ -315,14 +316,17 @@ async fn main() -> Result<()> {
 
 async fn run() -> Result<()> {
     let calls: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(1000);
+    // Round trips vary by ±10% from one run of a client to the next (the
+    // server's JIT and GC, where the scheduler puts it): a median of 7.
+    let rounds = 7;
     let runs = 3;
     let command = everything();
     let stdio_config = McpServerConfig::stdio("everything", &command, &["stdio"]);
     let mut rows: BTreeMap<&str, Vec<(String, f64)>> = BTreeMap::new();
 
-    eprintln!("stdio: {calls} calls per client, median of {runs} rounds");
+    eprintln!("stdio: {calls} calls per client, median of {rounds} rounds");
     let floor = |shape| raw_stdio(calls, shape).boxed();
-    let stdio = take_turns(runs, clients(&stdio_config, "stdio", &command, calls, floor)).await?;
+    let stdio = take_turns(rounds, clients(&stdio_config, "stdio", &command, calls, floor)).await?;
     rows.insert("stdio", stdio.into_iter().map(|(n, d)| (n, per_call(d, calls))).collect());
 
     let port = free_port()?;
@@ -341,14 +345,14 @@ async fn run() -> Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    eprintln!("streamable HTTP: {calls} calls per client, median of {runs} rounds");
+    eprintln!("streamable HTTP: {calls} calls per client, median of {rounds} rounds");
     let http_config = McpServerConfig::with_transport(
         "remote",
         TransportConfig::StreamableHttp { url: url.clone(), headers: BTreeMap::new() },
     );
     let url = url.as_str();
     let floor = move |shape| raw_http(url, calls, shape).boxed();
-    let http = take_turns(runs, clients(&http_config, "http", url, calls, floor)).await?;
+    let http = take_turns(rounds, clients(&http_config, "http", url, calls, floor)).await?;
     rows.insert("streamable HTTP", http.into_iter().map(|(n, d)| (n, per_call(d, calls))).collect());
     server.kill().await?;
 
