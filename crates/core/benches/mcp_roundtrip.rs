@@ -6,7 +6,7 @@
 //! minimal hand-written JSON-RPC client over the same pipe or HTTP
 //! connection), taking turns round by round. The floor runs twice: with the
 //! bare request, and with the request Patchbay sends (a string id and a
-//! progress token), which costs the server more. Then the time to start 10
+//! progress token), which can cost the server more. Then the time to start 10
 //! stdio servers in parallel against the slowest single start, for
 //! server-everything (CPU-bound start) and for a server whose start is a 1 s
 //! wait.
@@ -248,7 +248,7 @@ where
 /// A client measured by [`take_turns`]: its name and one run.
 type Client<'a> = (&'static str, Box<dyn Fn() -> BoxFuture<'a, Result<Duration>> + Send + Sync + 'a>);
 
-/// The four clients of one transport: Patchbay's registry with `config`, the
+/// The clients of one transport: Patchbay's registry with `config`, the
 /// SDK scripts in `mode` against `target`, and the transport's `floor`
 /// sending each [`Request`].
 fn clients<'a>(
