@@ -30,6 +30,7 @@
 //!   fail as rmcp's would ([`ServiceError::TransportClosed`]) and no more are
 //!   taken.
 
+use std::any::TypeId;
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::pin::Pin;
@@ -42,8 +43,8 @@ use rmcp::model::{
     JsonRpcRequest, JsonRpcVersion2_0, MetaObject, RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::ServiceError;
-use rmcp::transport::Transport;
 use rmcp::transport::async_rw::{JsonRpcMessageCodec, JsonRpcMessageCodecError};
+use rmcp::transport::{DynamicTransportError, Transport};
 use serde::Serialize;
 use serde_json::error::Category;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -526,7 +527,15 @@ pub(crate) struct PipeEnd {
 impl PipeEnd {
     /// Writes `message`, a request whose answer is awaited under `id`.
     pub(crate) fn send(&self, id: RequestId, message: &ClientJsonRpcMessage) -> Result<PipeAnswer, ServiceError> {
-        let line = line(message).map_err(|e| ServiceError::McpError(ErrorData::internal_error(e.to_string(), None)))?;
+        let line = line(message).map_err(|e| {
+            let error =
+                io::Error::new(io::ErrorKind::InvalidData, format!("the request could not be written as JSON: {e}"));
+            ServiceError::TransportSend(DynamicTransportError::from_parts(
+                "stdio",
+                TypeId::of::<PipeTransport>(),
+                Box::new(error),
+            ))
+        })?;
         {
             let mut reading = self.reader.lock();
             if reading.ended {
