@@ -332,8 +332,9 @@ async fn conversations_branch_search_rename_and_keep_their_settings() {
     let bad = ConversationSettings { provider: Some("nope".into()), ..settings.clone() };
     assert_eq!(f.app.update_conversation_settings(&c.id, &bad).unwrap_err().kind(), ErrorKind::NotFound);
 
-    let markdown = f.app.export_conversation(&c.id, patchbay_core::conversations::ExportFormat::Markdown).unwrap();
-    assert!(markdown.contains("巴黎"));
+    let file = f.app.export_conversation(&c.id, patchbay_core::conversations::ExportFormat::Markdown).unwrap();
+    assert_eq!(file.name, "Geography.md");
+    assert!(file.text.contains("巴黎"));
     f.app.delete_conversation(&c.id).unwrap();
     assert_eq!(f.app.get_conversation(&c.id, None).unwrap_err().kind(), ErrorKind::NotFound);
     assert_eq!(f.app.get_conversation("abc", None).unwrap_err().kind(), ErrorKind::InvalidInput);

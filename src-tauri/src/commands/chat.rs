@@ -90,12 +90,8 @@ pub async fn export_conversation(
     id: String,
     format: ExportFormat,
 ) -> Result<Option<String>, IpcError> {
-    let text = state.app()?.export_conversation(&id, format)?;
-    let (name, ext) = match format {
-        ExportFormat::Markdown => (format!("conversation-{id}.md"), "md"),
-        _ => (format!("conversation-{id}.json"), "json"),
-    };
-    save_with_dialog(handle, name, ext, text).await
+    let file = state.app()?.export_conversation(&id, format)?;
+    save_with_dialog(handle, file.name, format.extension(), file.text).await
 }
 
 /// Shows the save dialog and writes `text` to the chosen file.

@@ -23,7 +23,7 @@ use crate::agent::{
 use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
 use crate::builtin;
 use crate::config::ApprovalMode;
-use crate::conversations::{Attachment, ConversationId, ExportFormat, MessageId};
+use crate::conversations::{Attachment, ConversationId, ExportFile, ExportFormat, MessageId};
 use crate::llm::ContentPart;
 use crate::mcp::traces::TraceStore;
 use crate::mcp::{RegistryTools, ServerStatus};
@@ -159,9 +159,9 @@ impl App {
         Ok(self.inner.store.set_setting(&settings_key(id), settings)?)
     }
 
-    /// The conversation as Markdown or JSON text.
-    pub fn export_conversation(&self, id: &str, format: ExportFormat) -> Result<String, AppError> {
-        Ok(self.inner.conversations.export(parse_id("conversation", id)?, format)?)
+    /// The conversation as a Markdown or JSON file named after its title.
+    pub fn export_conversation(&self, id: &str, format: ExportFormat) -> Result<ExportFile, AppError> {
+        Ok(self.inner.conversations.export_file(parse_id("conversation", id)?, format)?)
     }
 
     /// Shows the branch through `message`; returns it, root first.

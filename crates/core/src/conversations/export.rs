@@ -16,6 +16,23 @@ pub enum ExportFormat {
     Json,
 }
 
+impl ExportFormat {
+    /// The file extension of an export in this format.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Self::Markdown => "md",
+            Self::Json => "json",
+        }
+    }
+}
+
+/// One conversation's export as a file to save: a name made from its title, and the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportFile {
+    pub name: String,
+    pub text: String,
+}
+
 #[derive(Serialize)]
 struct JsonExport<'a> {
     format: &'static str,
@@ -25,6 +42,12 @@ struct JsonExport<'a> {
 }
 
 impl ConversationStore {
+    /// Exports one conversation as a file named after its title.
+    pub fn export_file(&self, id: ConversationId, format: ExportFormat) -> Result<ExportFile, ConversationError> {
+        let text = self.export(id, format)?;
+        Ok(ExportFile { name: file_name(&self.get(id)?.title, format), text })
+    }
+
     /// Exports one conversation.
     pub fn export(&self, id: ConversationId, format: ExportFormat) -> Result<String, ConversationError> {
         let conversation = self.get(id)?;
@@ -47,6 +70,26 @@ impl ConversationStore {
             }
         }
     }
+}
+
+/// Characters no file name may hold on Windows, macOS or Linux.
+const NOT_IN_FILE_NAMES: &str = "/\\:*?\"<>|";
+
+/// Characters of a title kept in a file name, at most.
+const FILE_NAME_CHARS: usize = 80;
+
+/// A file name for a conversation titled `title`: the title (in any script)
+/// with the characters a file system refuses replaced by `_`, shortened, and
+/// without leading or trailing dots and spaces; `conversation` when nothing is left.
+fn file_name(title: &str, format: ExportFormat) -> String {
+    let safe: String = title
+        .chars()
+        .map(|c| if c.is_control() || NOT_IN_FILE_NAMES.contains(c) { '_' } else { c })
+        .take(FILE_NAME_CHARS)
+        .collect();
+    let stem = safe.trim_matches(|c: char| c.is_whitespace() || c == '.');
+    let stem = if stem.is_empty() { "conversation" } else { stem };
+    format!("{stem}.{}", format.extension())
 }
 
 fn markdown(conversation: &Conversation, messages: &[&Message]) -> String {

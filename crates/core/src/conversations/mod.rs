@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::llm::{ChatMessage, ContentPart, ToolCall, Usage};
 use crate::store::{Store, StoreError};
 
-pub use export::ExportFormat;
+pub use export::{ExportFile, ExportFormat};
 pub use writer::{AssistantWriter, PendingFlush};
 
 /// A conversation's id.

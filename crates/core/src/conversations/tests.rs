@@ -191,6 +191,23 @@ fn export_markdown_and_json() {
 }
 
 #[test]
+fn an_export_file_is_named_after_the_title() {
+    let conv = store();
+    let named = |title: &str, format| {
+        let c = conv.create(title, None, None).unwrap();
+        conv.export_file(c.id, format).unwrap()
+    };
+    let file = named("Plans: Q3/Q4 \"draft\"?", ExportFormat::Markdown);
+    assert_eq!(file.name, "Plans_ Q3_Q4 _draft__.md");
+    assert!(file.text.starts_with("# Plans: Q3/Q4 \"draft\"?\n"), "{}", file.text);
+    assert_eq!(named("东京的天气", ExportFormat::Json).name, "东京的天气.json");
+    assert_eq!(named(" ..hidden. ", ExportFormat::Markdown).name, "hidden.md");
+    assert_eq!(named(" . ", ExportFormat::Json).name, "conversation.json");
+    assert_eq!(named("tab\there", ExportFormat::Markdown).name, "tab_here.md");
+    assert_eq!(named(&"长".repeat(200), ExportFormat::Markdown).name, format!("{}.md", "长".repeat(80)));
+}
+
+#[test]
 fn grants_are_per_conversation() {
     let conv = store();
     let a = conv.create("a", None, None).unwrap();
