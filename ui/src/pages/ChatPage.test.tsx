@@ -105,6 +105,23 @@ describe("ChatPage", () => {
     await waitFor(() => expect(f.ipc.getConversation).toHaveBeenCalledTimes(2));
   });
 
+  it("heads a conversation with its title and exports it in either format, saying where it went", async () => {
+    const { ipc } = fakeIpc();
+    renderIn(<ChatPage ipc={ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "First" }));
+    expect((await screen.findByRole("heading", { level: 2 })).textContent).toBe("First");
+    expect(screen.queryByRole("status")).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "JSON (every branch)" }));
+    expect(ipc.exportConversation).toHaveBeenCalledWith("c1", "json");
+    expect((await screen.findByRole("status")).textContent).toBe("Saved to /tmp/x.md");
+    // A cancelled save dialog saves nothing and says nothing new.
+    vi.mocked(ipc.exportConversation).mockResolvedValueOnce(null);
+    fireEvent.click(screen.getByRole("button", { name: "Markdown" }));
+    expect(ipc.exportConversation).toHaveBeenLastCalledWith("c1", "markdown");
+    await waitFor(() => expect(ipc.exportConversation).toHaveBeenCalledTimes(2));
+    expect(screen.getByRole("status").textContent).toBe("Saved to /tmp/x.md");
+  });
+
   it("opens a long conversation at its end and loads older messages on demand", async () => {
     const { ipc } = fakeIpc();
     renderIn(<ChatPage ipc={ipc} />);

@@ -66,6 +66,7 @@ const PAGE = 200;
 
 function ConversationView({
   id,
+  title,
   store,
   ipc,
   models,
@@ -76,6 +77,7 @@ function ConversationView({
   onTurnEnd,
 }: {
   id: string;
+  title: string;
   store: ConversationStore;
   ipc: ChatIpc;
   models: ModelChoice[];
@@ -91,6 +93,8 @@ function ConversationView({
   const [inspected, setInspected] = useState<ToolTrace | null>(null);
   // From the moment a turn is asked for until it settles: no second send meanwhile.
   const [pending, setPending] = useState(false);
+  // Where the last export was saved.
+  const [exported, setExported] = useState<string | null>(null);
 
   useEffect(() => {
     let live = true;
@@ -167,14 +171,31 @@ function ConversationView({
   return (
     <div className="conversation-view">
       <div className="conversation-toolbar">
-        <button
-          type="button"
-          className="link"
-          id="export-conversation"
-          onClick={() => ipc.exportConversation(id, "markdown").catch((e: unknown) => onError(toIpcError(e)))}
-        >
-          {t("chat.export")}
-        </button>
+        <h2 className="conversation-heading" title={title}>
+          {title}
+        </h2>
+        <span className="muted small">{t("chat.export")}</span>
+        {(["markdown", "json"] as const).map((format) => (
+          <button
+            key={format}
+            type="button"
+            className="link"
+            id={`export-conversation-${format}`}
+            onClick={() =>
+              ipc
+                .exportConversation(id, format)
+                .then((path) => path && setExported(path))
+                .catch((e: unknown) => onError(toIpcError(e)))
+            }
+          >
+            {t(format === "markdown" ? "chat.exportMarkdown" : "chat.exportJson")}
+          </button>
+        ))}
+        {exported && (
+          <small className="muted" role="status">
+            {t("chat.exported", { path: exported })}
+          </small>
+        )}
         {state.usage && (
           <small className="muted">{t("chat.usage", { input: state.usage.input_tokens, output: state.usage.output_tokens })}</small>
         )}
@@ -323,6 +344,7 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
           <ConversationView
             key={activeId}
             id={activeId}
+            title={conversations.find((c) => c.id === activeId)?.title ?? ""}
             store={stores.get(activeId)}
             ipc={ipc}
             models={models}

@@ -178,7 +178,7 @@ function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
                   <option value="deny">{t("tools.deny")}</option>
                 </select>
               </td>
-              <td data-testid="tool-stats">
+              <td className="tool-stats" data-testid="tool-stats">
                 {tool.stats
                   ? t("tools.statsValue", {
                       calls: tool.stats.calls,
