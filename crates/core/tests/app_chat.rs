@@ -396,6 +396,54 @@ async fn a_provider_error_arrives_as_an_error_event_and_is_kept_on_the_message()
     assert!(detail.messages[1].error.as_ref().unwrap().message.contains("upstream exploded"));
 }
 
+/// A picture and a text file from the user's disk reach the model as an image
+/// part and as text under the file's name, are kept with the question, and
+/// come back in the chat view; an attachment no model takes is refused before
+/// anything is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_and_files_attached_by_the_user_reach_the_model() {
+    use base64::Engine as _;
+    use patchbay_core::app::AttachmentInput;
+    let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["A red square."])]).await.unwrap();
+    let f = open(&model.url(), &[]);
+    let c = f.app.create_conversation(None).unwrap();
+    let png = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG\r\n\x1a\n not really a picture");
+    let attach = |title: &str, part: ContentPart| AttachmentInput { title: Some(title.into()), part };
+    let attachments = vec![
+        attach("square.png", ContentPart::Image { mime_type: "image/png".into(), data: png.clone() }),
+        attach("notes.md", ContentPart::text("# Notes\nsquares are red")),
+    ];
+    let input = TurnInput::Send { text: "What is in the picture?".into(), attachments };
+    f.app.run_turn(&c.id, input, |_| {}).await.unwrap();
+
+    let sent = &model.requests()[0].body;
+    let user = sent["messages"].as_array().unwrap().iter().find(|m| m["role"] == "user").expect("a user message");
+    let parts = user["content"].as_array().expect("content parts");
+    assert_eq!(parts[0]["text"], "What is in the picture?");
+    assert_eq!(parts[1]["type"], "image_url");
+    assert_eq!(parts[1]["image_url"]["url"], format!("data:image/png;base64,{png}"));
+    let file = parts[2]["text"].as_str().unwrap();
+    assert!(file.starts_with("<attachment title=\"notes.md\">") && file.contains("squares are red"), "{file}");
+
+    let question = &f.app.get_conversation(&c.id, None).unwrap().messages[0];
+    assert_eq!(question.parts[0], ContentPart::Image { mime_type: "image/png".into(), data: png.clone() });
+    assert_eq!(question.parts[1], ContentPart::text("notes.md\n\n# Notes\nsquares are red"));
+
+    let refused = [
+        (ContentPart::Image { mime_type: "image/heic".into(), data: png.clone() }, "image/heic cannot be attached"),
+        (ContentPart::Image { mime_type: "image/png".into(), data: "not base64!".into() }, "is not base64"),
+        (ContentPart::text("x".repeat(2 << 20)), "is 2.0 MB; an attachment can be at most 1 MB"),
+    ];
+    for (part, why) in refused {
+        let input = TurnInput::Send { text: "again".into(), attachments: vec![attach("photo", part)] };
+        let error = f.app.run_turn(&c.id, input, |_| {}).await.unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        assert!(error.to_string().starts_with("photo") && error.to_string().contains(why), "{error}");
+    }
+    assert_eq!(f.app.get_conversation(&c.id, None).unwrap().messages.len(), 2, "nothing refused was stored");
+    assert_eq!(model.requests().len(), 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_default_assistant_cites_the_knowledge_base() {
     let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Two bulges [1]."])]).await.unwrap();

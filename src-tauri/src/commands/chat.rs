@@ -4,9 +4,8 @@
 use patchbay_core::app::views::{
     ConversationDetail, ConversationSettings, ConversationSummary, MessagePage, MessageView, TurnEvent,
 };
-use patchbay_core::app::{ApprovalAnswer, TurnInput};
+use patchbay_core::app::{ApprovalAnswer, AttachmentInput, TurnInput};
 use patchbay_core::conversations::ExportFormat;
-use patchbay_core::llm::ContentPart;
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -146,7 +145,7 @@ pub async fn send_message(
     state: State<'_, AppState>,
     conversation_id: String,
     text: String,
-    attachments: Vec<ContentPart>,
+    attachments: Vec<AttachmentInput>,
     on_event: Channel<TurnEvent>,
 ) -> Result<TurnOutcome, IpcError> {
     turn(state, conversation_id, TurnInput::Send { text, attachments }, on_event).await

@@ -79,6 +79,9 @@ export type ContentPart =
   | { type: "audio"; mime_type: string; data: string }
   | { type: "resource_link"; uri: string; name: string | null; mime_type: string | null };
 
+/** Mirrors `patchbay_core::app::AttachmentInput`: a part, with the name of the file it came from. */
+export type AttachmentInput = ContentPart & { title?: string };
+
 /** Mirrors `patchbay_core::llm::Usage`. */
 export interface Usage {
   input_tokens: number;
@@ -573,7 +576,7 @@ export const ipc = {
     call<string | null>("export_conversation", { id, format }),
 
   // turns
-  sendMessage: (conversationId: string, text: string, attachments: ContentPart[], onEvent: (e: AgentEvent) => void) =>
+  sendMessage: (conversationId: string, text: string, attachments: AttachmentInput[], onEvent: (e: AgentEvent) => void) =>
     call<TurnOutcome>("send_message", {
       conversation_id: conversationId,
       text,

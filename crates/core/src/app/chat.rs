@@ -23,7 +23,7 @@ use crate::agent::{
 use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
 use crate::builtin;
 use crate::config::ApprovalMode;
-use crate::conversations::{Attachment, ConversationId, ExportFile, ExportFormat, MessageId};
+use crate::conversations::{Attachment, ConversationId, ExportFile, ExportFormat, Media, MessageId};
 use crate::llm::ContentPart;
 use crate::mcp::traces::TraceStore;
 use crate::mcp::{RegistryTools, ServerStatus};
@@ -46,9 +46,63 @@ pub enum ApprovalAnswer {
 /// What a turn does: send, regenerate or edit.
 #[derive(Debug, Clone)]
 pub enum TurnInput {
-    Send { text: String, attachments: Vec<ContentPart> },
+    Send { text: String, attachments: Vec<AttachmentInput> },
     Regenerate { message: String },
     Edit { message: String, text: String },
+}
+
+/// Something the user attaches to a message: text, an image, an audio clip or
+/// an MCP resource, with the name of the file it came from when it came from one.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct AttachmentInput {
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(flatten)]
+    pub part: ContentPart,
+}
+
+impl From<ContentPart> for AttachmentInput {
+    fn from(part: ContentPart) -> Self {
+        Self { title: None, part }
+    }
+}
+
+/// The largest attached text, in bytes (about 250,000 tokens: more than any
+/// model's context).
+const MAX_ATTACHED_TEXT: usize = 1 << 20;
+
+/// The largest attached image or audio clip, in bytes once decoded.
+const MAX_ATTACHED_MEDIA: usize = 10 << 20;
+
+/// The image types every provider takes.
+const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// Checks an attached image or audio clip: a type models take, base64 data, at most
+/// [`MAX_ATTACHED_MEDIA`] bytes.
+fn media(title: &str, mime_type: String, data: String) -> Result<Media, AppError> {
+    use base64::Engine as _;
+    let mime_type = mime_type.trim().to_ascii_lowercase();
+    if !(IMAGE_TYPES.contains(&mime_type.as_str()) || mime_type.starts_with("audio/")) {
+        return Err(AppError::Invalid(format!(
+            "{title}: {mime_type} cannot be attached; attach a PNG, JPEG, GIF or WebP image, audio, or text"
+        )));
+    }
+    // Base64 takes 4 characters for 3 bytes: a longer text is over the limit whatever it holds.
+    if data.len() / 4 * 3 > MAX_ATTACHED_MEDIA + 2 {
+        return Err(too_big(title, data.len() / 4 * 3, MAX_ATTACHED_MEDIA));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&data)
+        .map_err(|e| AppError::Invalid(format!("{title}: the attached {mime_type} data is not base64 ({e})")))?;
+    if bytes.len() > MAX_ATTACHED_MEDIA {
+        return Err(too_big(title, bytes.len(), MAX_ATTACHED_MEDIA));
+    }
+    Ok(Media { mime_type, data })
+}
+
+fn too_big(title: &str, size: usize, limit: usize) -> AppError {
+    let mb = |n: usize| n as f64 / f64::from(1 << 20);
+    AppError::Invalid(format!("{title} is {:.1} MB; an attachment can be at most {:.0} MB", mb(size), mb(limit)))
 }
 
 /// Parses an id the UI sent.
@@ -303,22 +357,32 @@ impl App {
         Ok(MessageView::new(&message, &siblings))
     }
 
-    /// Reads attached resources from the server that lists them.
-    async fn attachments(&self, parts: Vec<ContentPart>) -> Result<Vec<Attachment>, AppError> {
+    /// Checks what the user attached, and reads attached resources from the
+    /// server that lists them.
+    async fn attachments(&self, inputs: Vec<AttachmentInput>) -> Result<Vec<Attachment>, AppError> {
         let mut out = Vec::new();
-        for part in parts {
-            match part {
-                ContentPart::Text { text } => out.push(Attachment { title: "text".into(), uri: None, text }),
+        for AttachmentInput { title, part } in inputs {
+            let title = title.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
+            let attachment = match part {
+                ContentPart::Text { text } => {
+                    let title = title.unwrap_or_else(|| "text".into());
+                    if text.len() > MAX_ATTACHED_TEXT {
+                        return Err(too_big(&title, text.len(), MAX_ATTACHED_TEXT));
+                    }
+                    Attachment { title, uri: None, text, media: None }
+                }
                 ContentPart::ResourceLink { uri, name, .. } => {
                     let text = self.read_resource_text(&uri).await?;
-                    out.push(Attachment { title: name.unwrap_or_else(|| uri.clone()), uri: Some(uri), text });
+                    let title = title.or(name).unwrap_or_else(|| uri.clone());
+                    Attachment { title, uri: Some(uri), text, media: None }
                 }
-                ContentPart::Image { .. } | ContentPart::Audio { .. } => {
-                    return Err(AppError::Invalid(
-                        "images and audio cannot be attached to a message yet; attach text or an MCP resource".into(),
-                    ));
+                ContentPart::Image { mime_type, data } | ContentPart::Audio { mime_type, data } => {
+                    let title = title.unwrap_or_else(|| mime_type.split('/').next().unwrap_or("file").to_owned());
+                    let media = media(&title, mime_type, data)?;
+                    Attachment { title, uri: None, text: String::new(), media: Some(media) }
                 }
-            }
+            };
+            out.push(attachment);
         }
         Ok(out)
     }

@@ -39,7 +39,7 @@ use crate::roots::RootsError;
 use crate::secrets::{SecretError, SecretStore};
 use crate::store::{Store, StoreError};
 
-pub use chat::{ApprovalAnswer, TurnInput};
+pub use chat::{ApprovalAnswer, AttachmentInput, TurnInput};
 pub use requests::{ServerRequestResponse, ServerRequestView, TextMessage};
 pub use views::{ErrorKind, ErrorView};
 

@@ -271,11 +271,12 @@ impl MessageView {
         let parts = m
             .attachments
             .iter()
-            .map(|a| match &a.uri {
-                Some(uri) => {
+            .map(|a| match (&a.uri, &a.media) {
+                (Some(uri), _) => {
                     ContentPart::ResourceLink { uri: uri.clone(), name: Some(a.title.clone()), mime_type: None }
                 }
-                None => ContentPart::text(format!("{}\n\n{}", a.title, a.text)),
+                (None, Some(_)) => a.to_part(),
+                (None, None) => ContentPart::text(format!("{}\n\n{}", a.title, a.text)),
             })
             .collect();
         let error = match m.status {

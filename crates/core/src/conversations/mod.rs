@@ -133,16 +133,42 @@ impl MessageStatus {
     }
 }
 
-/// Something attached to a user message: an MCP resource or a prompt's text.
+/// Something attached to a user message: an MCP resource, a prompt's text, a
+/// text file, an image or an audio clip.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attachment {
-    /// What the user sees ("README.md", "prompt: review").
+    /// What the user sees ("README.md", "prompt: review", "photo.png").
     pub title: String,
     /// The resource's URI, when it is one.
     #[serde(default)]
     pub uri: Option<String>,
-    /// The text given to the model.
+    /// The text given to the model (empty for media).
     pub text: String,
+    /// An image or audio clip, given to the model as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<Media>,
+}
+
+/// An image or audio clip attached by the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Media {
+    /// `image/…` or `audio/…`.
+    pub mime_type: String,
+    /// The bytes, base64-encoded.
+    pub data: String,
+}
+
+impl Attachment {
+    /// The content the model is given for it.
+    pub(crate) fn to_part(&self) -> ContentPart {
+        match &self.media {
+            Some(Media { mime_type, data }) if mime_type.starts_with("audio/") => {
+                ContentPart::Audio { mime_type: mime_type.clone(), data: data.clone() }
+            }
+            Some(Media { mime_type, data }) => ContentPart::Image { mime_type: mime_type.clone(), data: data.clone() },
+            None => ContentPart::text(attachment_text(self)),
+        }
+    }
 }
 
 /// A knowledge-base passage given to the model as context.
@@ -887,7 +913,7 @@ fn to_chat_messages(m: &Message, out: &mut Vec<ChatMessage>) {
     match m.role {
         Role::User => {
             let mut parts = vec![ContentPart::text(m.text.clone())];
-            parts.extend(m.attachments.iter().map(|a| ContentPart::text(attachment_text(a))));
+            parts.extend(m.attachments.iter().map(Attachment::to_part));
             out.push(ChatMessage::User { parts });
         }
         Role::Assistant => {
@@ -939,7 +965,7 @@ fn part_round(p: &Part) -> u32 {
 }
 
 /// How an attachment reads to the model.
-pub(crate) fn attachment_text(a: &Attachment) -> String {
+fn attachment_text(a: &Attachment) -> String {
     match &a.uri {
         Some(uri) => format!("<attachment title=\"{}\" uri=\"{uri}\">\n{}\n</attachment>", a.title, a.text),
         None => format!("<attachment title=\"{}\">\n{}\n</attachment>", a.title, a.text),

@@ -1,10 +1,12 @@
 // The composer: Enter sends, Shift+Enter adds a line, Esc or Stop cancels the
 // turn. Model picker, per-conversation server/tool toggles with the tool count
-// and estimated schema tokens, MCP resources as attachments, and MCP prompts
-// as `/` commands with an argument form.
-import { useEffect, useMemo, useState, type KeyboardEvent } from "react";
+// and estimated schema tokens, attachments (files picked, pasted or dropped:
+// images, audio, text; and MCP resources), and MCP prompts as `/` commands
+// with an argument form.
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { isAttachError, readAttachment } from "../../lib/attachments";
 import { useI18n } from "../../lib/i18n";
-import type { ContentPart, ConversationSettings, PromptInfo, ResourceInfo, ToolInfo } from "../../lib/ipc";
+import type { AttachmentInput, ConversationSettings, PromptInfo, ResourceInfo, ToolInfo } from "../../lib/ipc";
 import { Dialog } from "../common/Dialog";
 import { SchemaForm } from "../common/SchemaForm";
 
@@ -15,7 +17,7 @@ export interface ModelChoice {
 
 export interface ComposerProps {
   streaming: boolean;
-  onSend: (text: string, attachments: ContentPart[]) => void;
+  onSend: (text: string, attachments: AttachmentInput[]) => void;
   onCancel: () => void;
   models: ModelChoice[];
   settings: ConversationSettings;
@@ -80,7 +82,10 @@ export function Composer(props: ComposerProps) {
   const { t } = useI18n();
   const { streaming, onSend, onCancel, models, settings, onSettings, tools, prompts, resources, getPrompt } = props;
   const [text, setText] = useState("");
-  const [attachments, setAttachments] = useState<ContentPart[]>([]);
+  const [attachments, setAttachments] = useState<AttachmentInput[]>([]);
+  // Why the last files could not be attached.
+  const [attachErrors, setAttachErrors] = useState<string[]>([]);
+  const filePicker = useRef<HTMLInputElement>(null);
   const [showTools, setShowTools] = useState(false);
   const [prompt, setPrompt] = useState<PromptInfo | null>(null);
   const [promptError, setPromptError] = useState<string | null>(null);
@@ -95,6 +100,15 @@ export function Composer(props: ComposerProps) {
     onSend(text, attachments);
     setText("");
     setAttachments([]);
+    setAttachErrors([]);
+  };
+  const attachFiles = (files: File[]) => {
+    if (files.length === 0) return;
+    void Promise.all(files.map(readAttachment)).then((read) => {
+      const ok = read.filter((r): r is AttachmentInput => !isAttachError(r));
+      setAttachErrors(read.filter(isAttachError).map((e) => t(e.key, e.params)));
+      setAttachments((as) => [...as, ...ok]);
+    });
   };
   const onKey = (e: KeyboardEvent<HTMLTextAreaElement>) => {
     if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
@@ -119,7 +133,18 @@ export function Composer(props: ComposerProps) {
   const modelValue = settings.provider && settings.model ? `${settings.provider}\u0000${settings.model}` : "";
 
   return (
-    <div className="composer" data-testid="composer">
+    <div
+      className="composer"
+      data-testid="composer"
+      onDragOver={(e) => {
+        if (e.dataTransfer.types.includes("Files")) e.preventDefault();
+      }}
+      onDrop={(e) => {
+        if (e.dataTransfer.files.length === 0) return;
+        e.preventDefault();
+        attachFiles([...e.dataTransfer.files]);
+      }}
+    >
       {matches.length > 0 && (
         <ul className="slash-menu" role="listbox" aria-label={t("composer.prompts")}>
           {matches.map((p) => (
@@ -134,8 +159,9 @@ export function Composer(props: ComposerProps) {
       {attachments.length > 0 && (
         <div className="attachments">
           {attachments.map((a, i) => (
-            <span className="chip" key={i}>
-              {a.type === "resource_link" ? (a.name ?? a.uri) : a.type}
+            <span className="chip" key={i} data-testid="attachment-chip">
+              {a.type === "image" && <img className="chip-thumb" src={`data:${a.mime_type};base64,${a.data}`} alt="" />}
+              {a.title ?? (a.type === "resource_link" ? (a.name ?? a.uri) : a.type)}
               <button type="button" className="icon" aria-label={t("common.remove")} onClick={() => setAttachments(attachments.filter((_, j) => j !== i))}>
                 ×
               </button>
@@ -143,6 +169,11 @@ export function Composer(props: ComposerProps) {
           ))}
         </div>
       )}
+      {attachErrors.map((e) => (
+        <p key={e} role="alert" className="error-text small">
+          {e}
+        </p>
+      ))}
       <textarea
         id="composer-input"
         aria-label={t("composer.placeholder")}
@@ -151,6 +182,13 @@ export function Composer(props: ComposerProps) {
         value={text}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={onKey}
+        onPaste={(e) => {
+          // A pasted picture or file is attached; pasted text goes in as text.
+          const files = [...e.clipboardData.files];
+          if (files.length === 0) return;
+          if (e.clipboardData.getData("text/plain") === "") e.preventDefault();
+          attachFiles(files);
+        }}
       />
       <div className="composer-bar">
         <label className="inline">
@@ -172,6 +210,20 @@ export function Composer(props: ComposerProps) {
             ))}
           </select>
         </label>
+        <button type="button" id="attach-file" onClick={() => filePicker.current?.click()}>
+          {t("composer.attachFile")}
+        </button>
+        <input
+          ref={filePicker}
+          type="file"
+          multiple
+          hidden
+          data-testid="file-picker"
+          onChange={(e) => {
+            attachFiles([...(e.target.files ?? [])]);
+            e.target.value = "";
+          }}
+        />
         <button type="button" id="tools-button" aria-expanded={showTools} onClick={() => setShowTools(!showTools)}>
           {t("composer.tools", { count: active.length, tokens })}
         </button>

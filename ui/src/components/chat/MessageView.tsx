@@ -134,7 +134,7 @@ export const MessageView = memo(function MessageView({
         </>
       )}
       {message.parts.map((p, i) => (
-        <PartView key={i} part={p} />
+        <PartView key={i} part={p} attached={message.role === "user"} />
       ))}
       <CitationChips citations={message.citations} open={citation} setOpen={setCitation} />
       {streaming && message.text === "" && message.tool_calls.length === 0 && !message.reasoning && (

@@ -15,13 +15,16 @@ export function pretty(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? "";
 }
 
-export function PartView({ part }: { part: ContentPart }) {
+/** One part of a tool's result, or of what the user attached (`attached`). */
+export function PartView({ part, attached = false }: { part: ContentPart; attached?: boolean }) {
   const { t } = useI18n();
   switch (part.type) {
     case "text":
       return <Markdown text={part.text} />;
     case "image":
-      return <img className="result-image" src={`data:${part.mime_type};base64,${part.data}`} alt={t("trace.image")} />;
+      return (
+        <img className="result-image" src={`data:${part.mime_type};base64,${part.data}`} alt={t(attached ? "chat.attachedImage" : "trace.image")} />
+      );
     case "audio":
       return <audio controls src={`data:${part.mime_type};base64,${part.data}`} aria-label={t("trace.audio")} />;
     case "resource_link":
