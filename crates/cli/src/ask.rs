@@ -10,6 +10,7 @@
 //! [`Session`] and [`Session::turn`].
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +25,7 @@ use patchbay_core::agent::{
 use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeMode};
 use patchbay_core::builtin::{self, KnowledgeSource};
 use patchbay_core::config::ConfigStore;
-use patchbay_core::conversations::{ConversationId, ConversationStore, MessageStatus};
+use patchbay_core::conversations::{Attachment, ConversationId, ConversationStore, MessageStatus};
 use patchbay_core::llm::ContentPart;
 use patchbay_core::mcp::traces::TraceStore;
 use patchbay_core::mcp::{RegistryTools, ServerStatus};
@@ -91,6 +92,10 @@ impl From<KbChoice> for KnowledgeMode {
 pub struct AskArgs {
     #[command(flatten)]
     turn: TurnArgs,
+    /// Attach a file (repeatable): PNG, JPEG, GIF or WebP images and audio (by extension, up to
+    /// 10 MB) go to the model as they are, anything else as UTF-8 text (up to 1 MB).
+    #[arg(long = "attach", value_name = "FILE")]
+    attach: Vec<PathBuf>,
     /// The message.
     message: String,
 }
@@ -248,8 +253,8 @@ impl Session {
         })
     }
 
-    /// Sends one message and prints the turn; returns how it ended.
-    pub async fn turn(&mut self, message: &str) -> anyhow::Result<MessageStatus> {
+    /// Sends one message with its attachments and prints the turn; returns how it ended.
+    pub async fn turn(&mut self, message: &str, attachments: Vec<Attachment>) -> anyhow::Result<MessageStatus> {
         let conversations = self.agent.conversations();
         let conversation = match self.conversation {
             Some(id) => id,
@@ -258,7 +263,7 @@ impl Session {
         self.conversation = Some(conversation);
         let turn = self.agent.start(TurnRequest {
             conversation,
-            action: TurnAction::Send { text: message.to_owned(), attachments: Vec::new() },
+            action: TurnAction::Send { text: message.to_owned(), attachments },
             model: self.model.clone(),
             system_prompt: Some(self.assistant.system_prompt.clone()),
             tools: self.tools.clone(),
@@ -365,8 +370,9 @@ async fn ask_terminal(server: &str, tool: &str, arguments: &serde_json::Value) -
 pub fn run(dir: &DataDir, args: &AskArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
+        let attachments = args.attach.iter().map(|p| Attachment::from_file(p)).collect::<Result<Vec<_>, _>>()?;
         let mut session = Session::open(dir, &args.turn).await?;
-        let status = session.turn(&args.message).await?;
+        let status = session.turn(&args.message, attachments).await?;
         if let Some(id) = session.conversation {
             eprintln!("conversation {id}");
         }

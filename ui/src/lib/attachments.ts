@@ -1,6 +1,6 @@
 // Files the user attaches to a message. Images and audio go to the model as
 // they are (base64); any other file must be text. The limits are the core's
-// (`app::chat`), checked here too so that the user hears at once, before
+// (`conversations::attach`), checked here too so that the user hears at once, before
 // sending.
 import type { AttachmentInput } from "./ipc";
 

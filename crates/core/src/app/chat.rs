@@ -23,7 +23,7 @@ use crate::agent::{
 use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
 use crate::builtin;
 use crate::config::ApprovalMode;
-use crate::conversations::{Attachment, ConversationId, ExportFile, ExportFormat, Media, MessageId};
+use crate::conversations::{Attachment, ConversationId, ExportFile, ExportFormat, MessageId};
 use crate::llm::ContentPart;
 use crate::mcp::traces::TraceStore;
 use crate::mcp::{RegistryTools, ServerStatus};
@@ -65,44 +65,6 @@ impl From<ContentPart> for AttachmentInput {
     fn from(part: ContentPart) -> Self {
         Self { title: None, part }
     }
-}
-
-/// The largest attached text, in bytes (about 250,000 tokens: more than any
-/// model's context).
-const MAX_ATTACHED_TEXT: usize = 1 << 20;
-
-/// The largest attached image or audio clip, in bytes once decoded.
-const MAX_ATTACHED_MEDIA: usize = 10 << 20;
-
-/// The image types every provider takes.
-const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
-
-/// Checks an attached image or audio clip: a type models take, base64 data, at most
-/// [`MAX_ATTACHED_MEDIA`] bytes.
-fn media(title: &str, mime_type: String, data: String) -> Result<Media, AppError> {
-    use base64::Engine as _;
-    let mime_type = mime_type.trim().to_ascii_lowercase();
-    if !(IMAGE_TYPES.contains(&mime_type.as_str()) || mime_type.starts_with("audio/")) {
-        return Err(AppError::Invalid(format!(
-            "{title}: {mime_type} cannot be attached; attach a PNG, JPEG, GIF or WebP image, audio, or text"
-        )));
-    }
-    // Base64 takes 4 characters for 3 bytes: a longer text is over the limit whatever it holds.
-    if data.len() / 4 * 3 > MAX_ATTACHED_MEDIA + 2 {
-        return Err(too_big(title, data.len() / 4 * 3, MAX_ATTACHED_MEDIA));
-    }
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(&data)
-        .map_err(|e| AppError::Invalid(format!("{title}: the attached {mime_type} data is not base64 ({e})")))?;
-    if bytes.len() > MAX_ATTACHED_MEDIA {
-        return Err(too_big(title, bytes.len(), MAX_ATTACHED_MEDIA));
-    }
-    Ok(Media { mime_type, data })
-}
-
-fn too_big(title: &str, size: usize, limit: usize) -> AppError {
-    let mb = |n: usize| n as f64 / f64::from(1 << 20);
-    AppError::Invalid(format!("{title} is {:.1} MB; an attachment can be at most {:.0} MB", mb(size), mb(limit)))
 }
 
 /// Parses an id the UI sent.
@@ -364,13 +326,7 @@ impl App {
         for AttachmentInput { title, part } in inputs {
             let title = title.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
             let attachment = match part {
-                ContentPart::Text { text } => {
-                    let title = title.unwrap_or_else(|| "text".into());
-                    if text.len() > MAX_ATTACHED_TEXT {
-                        return Err(too_big(&title, text.len(), MAX_ATTACHED_TEXT));
-                    }
-                    Attachment { title, uri: None, text, media: None }
-                }
+                ContentPart::Text { text } => Attachment::text(title.unwrap_or_else(|| "text".into()), text)?,
                 ContentPart::ResourceLink { uri, name, .. } => {
                     let text = self.read_resource_text(&uri).await?;
                     let title = title.or(name).unwrap_or_else(|| uri.clone());
@@ -378,8 +334,7 @@ impl App {
                 }
                 ContentPart::Image { mime_type, data } | ContentPart::Audio { mime_type, data } => {
                     let title = title.unwrap_or_else(|| mime_type.split('/').next().unwrap_or("file").to_owned());
-                    let media = media(&title, mime_type, data)?;
-                    Attachment { title, uri: None, text: String::new(), media: Some(media) }
+                    Attachment::media(title, &mime_type, data)?
                 }
             };
             out.push(attachment);
