@@ -3,7 +3,10 @@
 //! The single-instance lock is keyed on the data directory: a second launch
 //! on the same data dir hands its arguments to the first and exits, and the
 //! first brings its window to the front; a launch on another data dir (a
-//! second profile, an end-to-end test) runs on its own. Keying works on Linux,
+//! second profile, an end-to-end test) runs on its own. The key is the data
+//! dir asked for, also when the core could not open there (a damaged
+//! database, a file in its place): such windows, which show the error, must
+//! not take each other for the running instance. Keying works on Linux,
 //! where the lock is a D-Bus name; on macOS and Windows the plugin keys on the
 //! bundle identifier only, so there every launch after the first focuses it.
 //!

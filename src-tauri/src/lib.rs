@@ -40,7 +40,10 @@ pub fn run() {
         .with_writer(std::io::stderr)
         .init();
     let state = state::AppState::open(data_dir_arg(std::env::args().skip(1)));
-    // The instance lock and the window geometry belong to the data dir that opened.
+    // The instance lock belongs to the data dir asked for, so that windows on
+    // different data dirs never meet, even when the core could not open there;
+    // the window geometry is kept in the data dir that opened.
+    let requested_dir = state.requested_dir.clone();
     let data_dir = state.core().ok().map(|core| core.dir.clone());
     if let Err(e) = &state.core {
         tracing::error!("Patchbay started without its core: {e}");
@@ -50,7 +53,7 @@ pub fn run() {
     let context = tauri::generate_context!();
     let result = tauri::Builder::default()
         // Single instance first: a second launch must exit before anything else starts.
-        .plugin(instance::single_instance(&context.config().identifier, data_dir.as_ref()))
+        .plugin(instance::single_instance(&context.config().identifier, requested_dir.as_ref()))
         .plugin(instance::window_state(data_dir.as_ref()))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())

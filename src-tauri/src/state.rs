@@ -23,6 +23,9 @@ pub struct Core {
 /// Managed Tauri state. `core` is an error when start-up failed; commands report it.
 pub struct AppState {
     pub core: Result<Core, IpcError>,
+    /// The data directory asked for (the default one when none was), also when
+    /// the core could not open in it.
+    pub requested_dir: Option<DataDir>,
     /// Where [`WindowEvents`] emits, once the window exists.
     pub handle: Arc<OnceLock<AppHandle>>,
 }
@@ -65,13 +68,15 @@ impl AppState {
     pub fn open(data_dir: Option<PathBuf>) -> Self {
         let handle = Arc::new(OnceLock::new());
         let events = Arc::new(WindowEvents { handle: handle.clone() });
-        let core = DataDir::resolve(data_dir).map_err(IpcError::from).and_then(|dir| {
+        let resolved = DataDir::resolve(data_dir);
+        let requested_dir = resolved.as_ref().ok().cloned();
+        let core = resolved.map_err(IpcError::from).and_then(|dir| {
             let store = Store::open(&dir)?;
             let secrets: Arc<dyn SecretStore> = Arc::new(KeyringStore::for_data_dir(&dir));
             let app = App::open(dir.clone(), store.clone(), secrets.clone(), events)?;
             Ok(Core { dir, store, secrets, app })
         });
-        Self { core, handle }
+        Self { core, requested_dir, handle }
     }
 
     /// The opened core, or the start-up error.

@@ -51,6 +51,43 @@ fn a_second_launch_on_the_same_data_dir_hands_over_and_exits() -> Result<()> {
     Ok(())
 }
 
+/// A window whose core could not open (here: a damaged database) still owns
+/// its data dir: a launch on another such data dir is another instance (it
+/// once took the first for its own, both keyed on the bare identifier, and
+/// exited), and a launch on the same one hands over and exits.
+#[test]
+fn windows_without_a_core_are_keyed_on_their_data_dirs() -> Result<()> {
+    let damaged = || -> Result<tempfile::TempDir> {
+        let dir = tempfile::tempdir()?;
+        std::fs::write(dir.path().join("patchbay.db"), vec![0xA5u8; 4096])?;
+        Ok(dir)
+    };
+    let first = damaged()?;
+    let app = App::start(
+        "windows_without_a_core_are_keyed_on_their_data_dirs",
+        AppOptions { data_dir: Some(first.path().to_path_buf()), ..Default::default() },
+    )?;
+    app.check(|s| s.wait_for("#nav-settings", WAIT).map(drop))?;
+    let bin = app_binary()?;
+    let launch = |dir: &std::path::Path| {
+        Spawned::spawn(Command::new(&bin).arg("--data-dir").arg(dir).stdout(Stdio::null()).stderr(Stdio::null()))
+    };
+
+    let other = damaged()?;
+    let mut second = launch(other.path())?;
+    // A hand-over takes well under a second; this launch must still be running after five.
+    let ended = second.wait_timeout(Duration::from_secs(5));
+    ensure!(
+        ended.is_err(),
+        "the launch on another damaged data dir exited ({ended:?}): it took the first window for its own"
+    );
+
+    let mut third = launch(first.path())?;
+    let status = third.wait_timeout(WAIT).context("the second launch on the same damaged data dir did not exit")?;
+    ensure!(status.success(), "the second launch exited with {status}");
+    Ok(())
+}
+
 #[test]
 fn the_window_size_is_remembered_in_the_data_dir() -> Result<()> {
     let tmp = tempfile::tempdir()?;
