@@ -30,6 +30,21 @@ describe("MessageList", () => {
     expect(ids.length).toBeLessThanOrEqual(Math.ceil(600 / estimateHeight(messages[0] as Message)) + 2);
   });
 
+  it("shows what the user attached: a picture as it is, a text file folded under its name", () => {
+    const question = message("u1", "user", "what are these?", {
+      parts: [
+        { type: "image", mime_type: "image/png", data: "iVBORw==" },
+        { type: "text", text: "notes.md\n\n# Notes\nsquares are red" },
+      ],
+    });
+    renderIn(<MessageList messages={[question]} streamingId={null} actions={actions()} />);
+    expect((screen.getByRole("img", { name: "Attached image" }) as HTMLImageElement).src).toBe("data:image/png;base64,iVBORw==");
+    const file = screen.getByTestId("attached-text") as HTMLDetailsElement;
+    expect(file.open).toBe(false);
+    expect(file.querySelector("summary")?.textContent).toBe("notes.md");
+    expect(file.querySelector("pre")?.textContent).toBe("# Notes\nsquares are red");
+  });
+
   it("shows reasoning as a collapsible block, open while thinking", () => {
     const a = actions();
     const thinking = message("a1", "assistant", "", { reasoning: "step 1" });

@@ -2,7 +2,7 @@
 // chips, and the actions (copy, edit & resend, regenerate, branch switcher).
 import { memo, useState } from "react";
 import { useI18n } from "../../lib/i18n";
-import type { ApprovalDecision, Citation, Message, ToolTrace } from "../../lib/ipc";
+import type { ApprovalDecision, Citation, ContentPart, Message, ToolTrace } from "../../lib/ipc";
 import { Markdown } from "./LazyMarkdown";
 import { PartView } from "./ToolResultView";
 import { ToolTraceGroup } from "./ToolTraceCard";
@@ -51,6 +51,21 @@ export function CitationChips({
         </blockquote>
       )}
     </div>
+  );
+}
+
+/**
+ * What the user attached: a text file (its view is "name, blank line, text")
+ * folds away under its name, as it came; images, audio and resources show as they are.
+ */
+function AttachedPart({ part }: { part: ContentPart }) {
+  if (part.type !== "text") return <PartView part={part} attached />;
+  const cut = part.text.indexOf("\n\n");
+  return (
+    <details className="attached-text" data-testid="attached-text">
+      <summary>{cut < 0 ? part.text : part.text.slice(0, cut)}</summary>
+      {cut >= 0 && <pre>{part.text.slice(cut + 2)}</pre>}
+    </details>
   );
 }
 
@@ -134,7 +149,7 @@ export const MessageView = memo(function MessageView({
         </>
       )}
       {message.parts.map((p, i) => (
-        <PartView key={i} part={p} attached={message.role === "user"} />
+        <AttachedPart key={i} part={p} />
       ))}
       <CitationChips citations={message.citations} open={citation} setOpen={setCitation} />
       {streaming && message.text === "" && message.tool_calls.length === 0 && !message.reasoning && (
