@@ -122,6 +122,25 @@ describe("ChatPage", () => {
     expect(screen.getByRole("status").textContent).toBe("Saved to /tmp/x.md");
   });
 
+  it("gives a message refused before its turn began back to the composer, and shows why", async () => {
+    const { ipc } = fakeIpc();
+    vi.mocked(ipc.sendMessage).mockImplementationOnce(() =>
+      Promise.reject({ kind: "invalid_input", message: "provider openai has no API key: set one in Settings → Providers" }),
+    );
+    renderIn(<ChatPage ipc={ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "First" }));
+    await screen.findByText("earlier answer");
+    const box = screen.getByLabelText("Message (Enter to send, Shift+Enter for a new line)") as HTMLTextAreaElement;
+    fireEvent.change(box, { target: { value: "a long question I typed" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    await waitFor(() => expect(box.value).toBe("a long question I typed"));
+    expect(screen.getByText(/has no API key/)).toBeTruthy();
+    // Sent again and taken, it is not given back.
+    fireEvent.keyDown(box, { key: "Enter" });
+    expect(box.value).toBe("");
+    expect(ipc.sendMessage).toHaveBeenCalledTimes(2);
+  });
+
   it("opens a long conversation at its end and loads older messages on demand", async () => {
     const { ipc } = fakeIpc();
     renderIn(<ChatPage ipc={ipc} />);

@@ -112,19 +112,31 @@ function ConversationView({
     };
   }, [id, ipc, store, onError]);
 
+  // Resolves to whether the turn started: one refused before it began (no
+  // provider, an attachment the core will not take) stored nothing.
   const run = useCallback(
-    (start: (onEvent: Parameters<ChatIpc["sendMessage"]>[3]) => Promise<unknown>) => {
+    (start: (onEvent: Parameters<ChatIpc["sendMessage"]>[3]) => Promise<unknown>): Promise<boolean> => {
       setPending(true);
-      start((e) => store.apply(e))
-        // The stored branch is the truth once the turn is over (ids, siblings for the switcher);
-        // as much of it as was shown, and at least a tail.
-        .then(() => ipc.getConversation(id, Math.max(TAIL, store.getState().messages.length + 2)))
-        .then((d) => store.load(d.messages, d.earlier))
-        .catch((e: unknown) => store.fail(toIpcError(e)))
-        .finally(() => {
-          setPending(false);
-          onTurnEnd();
-        });
+      let started = false;
+      return (
+        start((e) => {
+          if (e.type === "turn_started") started = true;
+          store.apply(e);
+        })
+          // The stored branch is the truth once the turn is over (ids, siblings for the switcher);
+          // as much of it as was shown, and at least a tail.
+          .then(() => ipc.getConversation(id, Math.max(TAIL, store.getState().messages.length + 2)))
+          .then((d) => store.load(d.messages, d.earlier))
+          .then(() => true)
+          .catch((e: unknown) => {
+            store.fail(toIpcError(e));
+            return started;
+          })
+          .finally(() => {
+            setPending(false);
+            onTurnEnd();
+          })
+      );
     },
     [store, onTurnEnd, ipc, id],
   );
@@ -137,11 +149,11 @@ function ConversationView({
       onInspect: setInspected,
       onRegenerate: (m) => {
         store.truncateAfter(m.parent_id);
-        run((cb) => ipc.regenerate(id, m.id, cb));
+        void run((cb) => ipc.regenerate(id, m.id, cb));
       },
       onEdit: (m, text) => {
         store.truncateAfter(m.parent_id);
-        run((cb) => ipc.editMessage(id, m.id, text, cb));
+        void run((cb) => ipc.editMessage(id, m.id, text, cb));
       },
       onSwitchBranch: (messageId) => {
         ipc

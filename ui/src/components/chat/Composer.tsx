@@ -17,7 +17,8 @@ export interface ModelChoice {
 
 export interface ComposerProps {
   streaming: boolean;
-  onSend: (text: string, attachments: AttachmentInput[]) => void;
+  /** Sends; may resolve to whether the message was taken (when not, the composer gets it back). */
+  onSend: (text: string, attachments: AttachmentInput[]) => Promise<boolean> | void;
   onCancel: () => void;
   models: ModelChoice[];
   settings: ConversationSettings;
@@ -97,10 +98,16 @@ export function Composer(props: ComposerProps) {
 
   const send = () => {
     if (streaming || (text.trim() === "" && attachments.length === 0)) return;
-    onSend(text, attachments);
+    const sent = onSend(text, attachments);
     setText("");
     setAttachments([]);
     setAttachErrors([]);
+    // A message refused before its turn began comes back, unless the user has started another.
+    void sent?.then((taken) => {
+      if (taken) return;
+      setText((now) => (now === "" ? text : now));
+      setAttachments((now) => (now.length === 0 ? attachments : now));
+    });
   };
   const attachFiles = (files: File[]) => {
     if (files.length === 0) return;
