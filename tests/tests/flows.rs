@@ -3,7 +3,8 @@
 //! with a VS Code config whose secret is typed in the window, switch
 //! the UI to Chinese; chat with a scripted OpenAI-compatible model that calls
 //! a real server-everything tool needing approval, see the trace card, stop a
-//! streaming answer, restart the app and find the conversation intact.
+//! streaming answer, restart the app and find the conversation intact; drop a
+//! picture on the composer and find it in the model's request.
 
 use std::path::Path;
 use std::time::Duration;
@@ -207,6 +208,51 @@ fn a_tool_call_with_approval_a_stopped_answer_and_a_restart() -> Result<()> {
     std::thread::sleep(Duration::from_millis(500));
     app.screenshot("chat")?;
     ensure!(model.remaining() == 0, "the model was not asked three times");
+    Ok(())
+}
+
+/// Drops a four-byte PNG named `dot.png` on the composer, as the file manager would.
+const DROP_PICTURE: &str = r#"
+    const file = new File([new Uint8Array([0x89, 0x50, 0x4e, 0x47])], "dot.png", { type: "image/png" });
+    const data = new DataTransfer();
+    data.items.add(file);
+    const composer = document.querySelector("[data-testid=composer]");
+    composer.dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true }));
+"#;
+
+/// A picture dropped on the composer goes with the next message, through the
+/// window's drop handler, the `send_message` command's attachments and the
+/// real async-openai client, and shows in the question.
+#[test]
+fn a_picture_dropped_on_the_composer_reaches_the_model() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let model =
+        runtime.block_on(ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["A single dot."])]))?;
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    seed(&data_dir, &model.url())?;
+    let app = App::start(
+        "a_picture_dropped_on_the_composer_reaches_the_model",
+        AppOptions { data_dir: Some(data_dir), ..Default::default() },
+    )?;
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-chat", WAIT)?)?;
+        s.click(&s.wait_for("#new-conversation", WAIT)?)?;
+        s.wait_for("[data-testid=composer]", WAIT)?;
+        s.execute(DROP_PICTURE, json!([]))?;
+        s.wait_for_text("[data-testid=attachment-chip]", WAIT, |t| t.contains("dot.png"))?;
+        send(s, "What is in the picture?")?;
+        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("A single dot."))?;
+        ensure!(s.count("[data-testid=message-user] img")? == 1, "the question does not show the picture");
+        Ok(())
+    })?;
+    let requests = model.requests();
+    let user = requests[0].body["messages"].as_array().and_then(|m| m.iter().find(|m| m["role"] == "user")).cloned();
+    let parts = user.as_ref().and_then(|u| u["content"].as_array()).cloned().unwrap_or_default();
+    ensure!(
+        parts.iter().any(|p| p["image_url"]["url"] == "data:image/png;base64,iVBORw=="),
+        "the picture is not in the model's request: {user:?}"
+    );
     Ok(())
 }
 
