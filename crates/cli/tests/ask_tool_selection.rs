@@ -2,7 +2,7 @@
 //! which tools reach the model, seen in the request the scripted
 //! OpenAI-compatible server records. Two servers are configured: `time`
 //! (mcp-server-time) and `broken` (a command that does not exist, so starting
-//! it prints a note on stderr).
+//! it prints a note on stderr). And `--attach FILE`: what reaches the model.
 
 use std::path::Path;
 use std::process::Output;
@@ -72,4 +72,36 @@ async fn servers_flag_starts_only_the_named_servers_and_no_tools_offers_none() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no MCP server named nope") && stderr.contains("time, broken"), "{stderr}");
     assert_eq!(model.requests().len(), 2, "nothing was sent for the bad flag");
+}
+
+/// A picture and a text file reach the model as an image part and as text
+/// under the file's name; a file that is neither is refused before anything is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attached_files_reach_the_model_and_a_binary_file_is_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: &[u8]| {
+        let path = files.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let (png, notes, archive) =
+        (write("dot.png", b"\x89PNG"), write("notes.md", b"squares are red"), write("backup.zip", b"PK\x03\x04\0\xff"));
+    let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["A dot and a note."])]).await.unwrap();
+
+    let out = ask(data.path(), &model, &["--no-tools", "--attach", &png, "--attach", &notes]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("A dot and a note."));
+    let body = &model.requests()[0].body;
+    let user = body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "user").expect("a user message");
+    let parts = user["content"].as_array().expect("content parts");
+    assert_eq!(parts[0]["text"], "What time is it?");
+    assert_eq!(parts[1]["image_url"]["url"], "data:image/png;base64,iVBORw==");
+    assert_eq!(parts[2]["text"], "<attachment title=\"notes.md\">\nsquares are red\n</attachment>");
+
+    let out = ask(data.path(), &model, &["--no-tools", "--attach", &notes, "--attach", &archive]).await;
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("backup.zip is not a text file"), "{stderr}");
+    assert_eq!(model.requests().len(), 1, "nothing was sent with a refused file");
 }
