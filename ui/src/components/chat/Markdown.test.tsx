@@ -37,6 +37,19 @@ describe("Markdown", () => {
     expect(container.querySelector("del")?.textContent).toBe("old");
   });
 
+  it("typesets TeX inline and on its own lines, and shows a formula it cannot read as its source", () => {
+    const { container } = renderIn(<Markdown text={"Inline \\(a^2 + b^2\\), a price of $5, and\n\n$$\n\\frac{1}{2}\n$$\n\nbad $\\frac{1$ end"} />);
+    expect(container.querySelectorAll(".katex")).toHaveLength(2);
+    expect(container.querySelectorAll(".katex-display")).toHaveLength(1);
+    expect(container.querySelector(".katex-display annotation")?.textContent).toBe("\\frac{1}{2}");
+    expect(container.textContent).toContain("a price of $5");
+    expect(container.querySelector(".katex-error")?.textContent).toBe("\\frac{1");
+  });
+
+  it("keeps a display formula whole while it streams", () => {
+    expect(splitBlocks("a\n\n$$\nx\n\ny\n$$\n\nb")).toEqual(["a", "$$\nx\n\ny\n$$", "b"]);
+  });
+
   it("leaves [n] as text unless citations are wired, and never inside code", () => {
     const { container, rerender } = renderIn(<Markdown text={"See [2] and `a[1]`."} />);
     expect(container.querySelector("[data-testid=cite-marker]")).toBeNull();

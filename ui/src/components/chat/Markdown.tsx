@@ -3,10 +3,14 @@
 // blocks and each block is memoised, so only its last block re-renders: earlier
 // blocks keep their DOM nodes (no flicker, no layout jumps, no re-highlighting).
 import { memo, useMemo, useState, type ReactNode } from "react";
-import ReactMarkdown, { type Components } from "react-markdown";
+import ReactMarkdown, { type Components, type Options } from "react-markdown";
 import remarkGfm from "remark-gfm";
+import remarkMath from "remark-math";
+import rehypeKatex from "rehype-katex";
+import "katex/dist/katex.min.css";
 import hljs from "highlight.js/lib/common";
 import { useI18n } from "../../lib/i18n";
+import { normalizeMath } from "./math";
 
 /**
  * Splits markdown at blank lines that are outside fenced code blocks. A blank
@@ -33,7 +37,7 @@ export function splitBlocks(text: string): string[] {
       blank = false;
     }
     current.push(line);
-    const m = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+    const m = /^\s{0,3}(`{3,}|~{3,}|\$\$(?=\s*$))/.exec(line);
     if (m?.[1]) {
       const marker = m[1];
       if (fence === null) fence = marker;
@@ -141,9 +145,20 @@ function makeComponents(onCite?: (n: number) => void): Components {
 
 const PLAIN = makeComponents();
 
+/** TeX as `$$…$$` only (see `math.ts`); a formula KaTeX cannot read shows as its source, in red. */
+type PluggableList = NonNullable<Options["remarkPlugins"]>;
+const MATH: PluggableList[number] = [remarkMath, { singleDollarTextMath: false }];
+const REHYPE: PluggableList = [[rehypeKatex, { throwOnError: false, strict: "ignore" }]];
+const PLAIN_PLUGINS: PluggableList = [remarkGfm, MATH];
+const CITING_PLUGINS: PluggableList = [remarkGfm, MATH, remarkCitations];
+
 const Block = memo(function Block({ text, components }: { text: string; components: Components }) {
   return (
-    <ReactMarkdown remarkPlugins={components === PLAIN ? [remarkGfm] : [remarkGfm, remarkCitations]} components={components}>
+    <ReactMarkdown
+      remarkPlugins={components === PLAIN ? PLAIN_PLUGINS : CITING_PLUGINS}
+      rehypePlugins={REHYPE}
+      components={components}
+    >
       {text}
     </ReactMarkdown>
   );
@@ -156,7 +171,10 @@ const Block = memo(function Block({ text, components }: { text: string; componen
  * conversation renders only settled text).
  */
 export function Markdown({ text, onCite, streaming = false }: { text: string; onCite?: (n: number) => void; streaming?: boolean }) {
-  const blocks = useMemo(() => (streaming ? splitBlocks(text) : [text]), [text, streaming]);
+  const blocks = useMemo(() => {
+    const source = normalizeMath(text);
+    return streaming ? splitBlocks(source) : [source];
+  }, [text, streaming]);
   const components = useMemo(() => (onCite ? makeComponents(onCite) : PLAIN), [onCite]);
   return (
     <div className="markdown">
