@@ -23,6 +23,7 @@ use patchbay_core::agent::{
     ToolHost, ToolSelection, TurnAction, TurnControl, TurnLimits, TurnRequest, resolve_provider,
 };
 use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeMode};
+use patchbay_core::attach;
 use patchbay_core::builtin::{self, KnowledgeSource};
 use patchbay_core::config::ConfigStore;
 use patchbay_core::conversations::{Attachment, ConversationId, ConversationStore, MessageStatus};
@@ -93,7 +94,8 @@ pub struct AskArgs {
     #[command(flatten)]
     turn: TurnArgs,
     /// Attach a file (repeatable): PNG, JPEG, GIF or WebP images and audio (by extension, up to
-    /// 10 MB) go to the model as they are, anything else as UTF-8 text (up to 1 MB).
+    /// 10 MB) go to the model as they are; PDF, Word, HTML, Markdown, code and text files (up to
+    /// 20 MB) go as their text, read as the knowledge base reads them.
     #[arg(long = "attach", value_name = "FILE")]
     attach: Vec<PathBuf>,
     /// The message.
@@ -370,7 +372,7 @@ async fn ask_terminal(server: &str, tool: &str, arguments: &serde_json::Value) -
 pub fn run(dir: &DataDir, args: &AskArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let attachments = args.attach.iter().map(|p| Attachment::from_file(p)).collect::<Result<Vec<_>, _>>()?;
+        let attachments = args.attach.iter().map(|p| attach::file(p)).collect::<Result<Vec<_>, _>>()?;
         let mut session = Session::open(dir, &args.turn).await?;
         let status = session.turn(&args.message, attachments).await?;
         if let Some(id) = session.conversation {

@@ -7,7 +7,7 @@ use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
 use clap::Args;
-use patchbay_core::conversations::Attachment;
+use patchbay_core::attach;
 use patchbay_core::paths::DataDir;
 
 use crate::ask::{Session, TurnArgs};
@@ -41,7 +41,7 @@ pub fn run(dir: &DataDir, args: &ChatArgs) -> anyhow::Result<ExitCode> {
                 }
                 command if command.starts_with("/attach ") => {
                     let path = std::path::Path::new(command["/attach ".len()..].trim());
-                    match Attachment::from_file(path) {
+                    match attach::file(path) {
                         Ok(a) => {
                             eprintln!("(attached {})", a.title);
                             attachments.push(a);

@@ -75,7 +75,7 @@ async fn servers_flag_starts_only_the_named_servers_and_no_tools_offers_none() {
 }
 
 /// A picture and a text file reach the model as an image part and as text
-/// under the file's name; a file that is neither is refused before anything is sent.
+/// under the file's name; a binary file is refused before anything is sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attached_files_reach_the_model_and_a_binary_file_is_refused() {
     let data = tempfile::tempdir().unwrap();
@@ -102,6 +102,6 @@ async fn attached_files_reach_the_model_and_a_binary_file_is_refused() {
     let out = ask(data.path(), &model, &["--no-tools", "--attach", &notes, "--attach", &archive]).await;
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("backup.zip is not a text file"), "{stderr}");
+    assert!(stderr.contains("backup.zip: a binary file cannot be attached"), "{stderr}");
     assert_eq!(model.requests().len(), 1, "nothing was sent with a refused file");
 }

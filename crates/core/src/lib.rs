@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod app;
 pub mod assistants;
+pub mod attach;
 pub mod builtin;
 pub mod config;
 pub mod conversations;

@@ -396,22 +396,28 @@ async fn a_provider_error_arrives_as_an_error_event_and_is_kept_on_the_message()
     assert!(detail.messages[1].error.as_ref().unwrap().message.contains("upstream exploded"));
 }
 
-/// A picture and a text file from the user's disk reach the model as an image
-/// part and as text under the file's name, are kept with the question, and
-/// come back in the chat view; an attachment no model takes is refused before
-/// anything is stored.
+/// A picture, a text and a document (HTML, read as the knowledge base reads
+/// it) attached by the user reach the model as an image part and as text under
+/// their names, are kept with the question, and come back in the chat view; an
+/// attachment no model takes is refused before anything is stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn images_and_files_attached_by_the_user_reach_the_model() {
     use base64::Engine as _;
     use patchbay_core::app::AttachmentInput;
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
     let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["A red square."])]).await.unwrap();
     let f = open(&model.url(), &[]);
     let c = f.app.create_conversation(None).unwrap();
-    let png = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG\r\n\x1a\n not really a picture");
-    let attach = |title: &str, part: ContentPart| AttachmentInput { title: Some(title.into()), part };
+    let png = b64(b"\x89PNG\r\n\x1a\n not really a picture");
+    let image = |title: &str, mime_type: &str, data: &str| AttachmentInput::Image {
+        mime_type: mime_type.into(),
+        data: data.into(),
+        title: Some(title.into()),
+    };
     let attachments = vec![
-        attach("square.png", ContentPart::Image { mime_type: "image/png".into(), data: png.clone() }),
-        attach("notes.md", ContentPart::text("# Notes\nsquares are red")),
+        image("square.png", "image/png", &png),
+        AttachmentInput::Text { text: "# Notes\nsquares are red".into(), title: Some("notes.md".into()) },
+        AttachmentInput::File { title: "page.html".into(), data: b64(b"<h1>Shapes</h1><p>Red &amp; square</p>") },
     ];
     let input = TurnInput::Send { text: "What is in the picture?".into(), attachments };
     f.app.run_turn(&c.id, input, |_| {}).await.unwrap();
@@ -422,23 +428,33 @@ async fn images_and_files_attached_by_the_user_reach_the_model() {
     assert_eq!(parts[0]["text"], "What is in the picture?");
     assert_eq!(parts[1]["type"], "image_url");
     assert_eq!(parts[1]["image_url"]["url"], format!("data:image/png;base64,{png}"));
-    let file = parts[2]["text"].as_str().unwrap();
-    assert!(file.starts_with("<attachment title=\"notes.md\">") && file.contains("squares are red"), "{file}");
+    let notes = parts[2]["text"].as_str().unwrap();
+    assert!(notes.starts_with("<attachment title=\"notes.md\">") && notes.contains("squares are red"), "{notes}");
+    let page = parts[3]["text"].as_str().unwrap();
+    assert!(page.starts_with("<attachment title=\"page.html\">") && page.contains("# Shapes"), "{page}");
+    assert!(page.contains("Red & square") && !page.contains("<p>"), "{page}");
 
     let question = &f.app.get_conversation(&c.id, None).unwrap().messages[0];
     assert_eq!(question.parts[0], ContentPart::Image { mime_type: "image/png".into(), data: png.clone() });
     assert_eq!(question.parts[1], ContentPart::text("notes.md\n\n# Notes\nsquares are red"));
 
     let refused = [
-        (ContentPart::Image { mime_type: "image/heic".into(), data: png.clone() }, "image/heic cannot be attached"),
-        (ContentPart::Image { mime_type: "image/png".into(), data: "not base64!".into() }, "is not base64"),
-        (ContentPart::text("x".repeat(2 << 20)), "is 2.0 MB; an attachment can be at most 1 MB"),
+        (image("photo", "image/heic", &png), "photo: image/heic cannot be attached"),
+        (image("photo", "image/png", "not base64!"), "photo: the attached image/png data is not base64"),
+        (
+            AttachmentInput::Text { text: "x".repeat(2 << 20), title: Some("log".into()) },
+            "log is 2.0 MB; an attachment can be at most 1 MB",
+        ),
+        (
+            AttachmentInput::File { title: "backup.zip".into(), data: b64(b"PK\x03\x04\0\0\xff\xfe") },
+            "backup.zip: a binary file cannot be attached",
+        ),
     ];
-    for (part, why) in refused {
-        let input = TurnInput::Send { text: "again".into(), attachments: vec![attach("photo", part)] };
+    for (attachment, why) in refused {
+        let input = TurnInput::Send { text: "again".into(), attachments: vec![attachment] };
         let error = f.app.run_turn(&c.id, input, |_| {}).await.unwrap_err();
         assert_eq!(error.kind(), ErrorKind::InvalidInput);
-        assert!(error.to_string().starts_with("photo") && error.to_string().contains(why), "{error}");
+        assert!(error.to_string().starts_with(why), "{error}");
     }
     assert_eq!(f.app.get_conversation(&c.id, None).unwrap().messages.len(), 2, "nothing refused was stored");
     assert_eq!(model.requests().len(), 1);

@@ -79,8 +79,11 @@ export type ContentPart =
   | { type: "audio"; mime_type: string; data: string }
   | { type: "resource_link"; uri: string; name: string | null; mime_type: string | null };
 
-/** Mirrors `patchbay_core::app::AttachmentInput`: a part, with the name of the file it came from. */
-export type AttachmentInput = ContentPart & { title?: string };
+/**
+ * Mirrors `patchbay_core::app::AttachmentInput`: a part, with the name of the file it came
+ * from; or a document's bytes (base64) for the core to read to text (PDF, Word, HTML, text).
+ */
+export type AttachmentInput = (ContentPart & { title?: string }) | { type: "file"; title: string; data: string };
 
 /** Mirrors `patchbay_core::llm::Usage`. */
 export interface Usage {

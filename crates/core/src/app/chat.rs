@@ -21,6 +21,7 @@ use crate::agent::{
     TurnAction, TurnLimits, TurnRequest, resolve_provider,
 };
 use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
+use crate::attach;
 use crate::builtin;
 use crate::config::ApprovalMode;
 use crate::conversations::{Attachment, ConversationId, ExportFile, ExportFormat, MessageId};
@@ -51,20 +52,37 @@ pub enum TurnInput {
     Edit { message: String, text: String },
 }
 
-/// Something the user attaches to a message: text, an image, an audio clip or
-/// an MCP resource, with the name of the file it came from when it came from one.
+/// Something the user attaches to a message: the JSON of a [`ContentPart`]
+/// (with the name of the file it came from, when it came from one), or a
+/// document to read to text.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-pub struct AttachmentInput {
-    #[serde(default)]
-    pub title: Option<String>,
-    #[serde(flatten)]
-    pub part: ContentPart,
-}
-
-impl From<ContentPart> for AttachmentInput {
-    fn from(part: ContentPart) -> Self {
-        Self { title: None, part }
-    }
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AttachmentInput {
+    Text {
+        text: String,
+        #[serde(default)]
+        title: Option<String>,
+    },
+    Image {
+        mime_type: String,
+        data: String,
+        #[serde(default)]
+        title: Option<String>,
+    },
+    Audio {
+        mime_type: String,
+        data: String,
+        #[serde(default)]
+        title: Option<String>,
+    },
+    /// An MCP resource, read from the server that lists it.
+    ResourceLink {
+        uri: String,
+        #[serde(default)]
+        name: Option<String>,
+    },
+    /// A file's bytes, base64: PDF, Word, HTML, Markdown, code or text ([`attach::document`]).
+    File { title: String, data: String },
 }
 
 /// Parses an id the UI sent.
@@ -319,22 +337,33 @@ impl App {
         Ok(MessageView::new(&message, &siblings))
     }
 
-    /// Checks what the user attached, and reads attached resources from the
-    /// server that lists them.
+    /// Checks and reads what the user attached ([`attach`]); attached resources
+    /// are read from the server that lists them.
     async fn attachments(&self, inputs: Vec<AttachmentInput>) -> Result<Vec<Attachment>, AppError> {
+        let named = |title: Option<String>, otherwise: &str| {
+            title.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()).unwrap_or_else(|| otherwise.to_owned())
+        };
         let mut out = Vec::new();
-        for AttachmentInput { title, part } in inputs {
-            let title = title.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
-            let attachment = match part {
-                ContentPart::Text { text } => Attachment::text(title.unwrap_or_else(|| "text".into()), text)?,
-                ContentPart::ResourceLink { uri, name, .. } => {
-                    let text = self.read_resource_text(&uri).await?;
-                    let title = title.or(name).unwrap_or_else(|| uri.clone());
-                    Attachment { title, uri: Some(uri), text, media: None }
+        for input in inputs {
+            let attachment = match input {
+                AttachmentInput::Text { text, title } => attach::text(named(title, "text"), text)?,
+                AttachmentInput::Image { mime_type, data, title } => {
+                    attach::media(named(title, "image"), &mime_type, data)?
                 }
-                ContentPart::Image { mime_type, data } | ContentPart::Audio { mime_type, data } => {
-                    let title = title.unwrap_or_else(|| mime_type.split('/').next().unwrap_or("file").to_owned());
-                    Attachment::media(title, &mime_type, data)?
+                AttachmentInput::Audio { mime_type, data, title } => {
+                    attach::media(named(title, "audio"), &mime_type, data)?
+                }
+                AttachmentInput::ResourceLink { uri, name } => {
+                    let text = self.read_resource_text(&uri).await?;
+                    Attachment { title: named(name, &uri), uri: Some(uri), text, media: None }
+                }
+                AttachmentInput::File { title, data } => {
+                    use base64::Engine as _;
+                    let title = named(Some(title), "file");
+                    let bytes = base64::engine::general_purpose::STANDARD
+                        .decode(&data)
+                        .map_err(|e| AppError::Invalid(format!("{title}: the attached file is not base64 ({e})")))?;
+                    attach::document(title, &bytes)?
                 }
             };
             out.push(attachment);

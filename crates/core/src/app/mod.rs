@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::agent::{Agent, AgentError, ApprovalId, TurnControl};
 use crate::assistants::{AssistantError, AssistantStore};
+use crate::attach::AttachError;
 use crate::builtin;
 use crate::config::{ConfigError, ConfigStore};
 use crate::conversations::{ConversationError, ConversationId, ConversationStore};
@@ -55,6 +56,8 @@ pub enum AppError {
     Secret(#[from] SecretError),
     #[error(transparent)]
     Conversation(#[from] ConversationError),
+    #[error(transparent)]
+    Attach(#[from] AttachError),
     #[error(transparent)]
     Agent(#[from] AgentError),
     #[error(transparent)]
@@ -93,6 +96,7 @@ impl AppError {
             Self::Secret(SecretError::InvalidName { .. }) => ErrorKind::InvalidInput,
             Self::Secret(_) => ErrorKind::Keyring,
             Self::Conversation(e) => conversation_kind(e),
+            Self::Attach(_) => ErrorKind::InvalidInput,
             Self::Agent(e) => match e {
                 AgentError::Conversation(e) => conversation_kind(e),
                 AgentError::Llm(e) => llm_kind(e),

@@ -14,7 +14,6 @@
 //! substring of three or more characters, so CJK text is found without word
 //! segmentation; shorter queries fall back to a substring scan).
 
-mod attach;
 mod export;
 mod writer;
 

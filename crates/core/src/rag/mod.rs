@@ -101,4 +101,4 @@ pub enum RagError {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -350,11 +350,20 @@ where
 
 /// A minimal valid PDF with one empty page (no text layer).
 pub(crate) fn blank_pdf() -> Vec<u8> {
+    pdf_with("")
+}
+
+/// A minimal valid PDF with one page showing `text` (ASCII, no parentheses) in Helvetica.
+pub(crate) fn pdf_with(text: &str) -> Vec<u8> {
+    let content = if text.is_empty() { String::new() } else { format!("BT /F1 12 Tf 20 100 Td ({text}) Tj ET") };
+    let stream = format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len());
     let objects = [
         "<< /Type /Catalog /Pages 2 0 R >>",
         "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << >> >>",
-        "<< /Length 0 >>\nstream\n\nendstream",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R \
+         /Resources << /Font << /F1 5 0 R >> >> >>",
+        &stream,
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ];
     let mut pdf = b"%PDF-1.4\n".to_vec();
     let mut offsets = Vec::new();
@@ -372,7 +381,7 @@ pub(crate) fn blank_pdf() -> Vec<u8> {
 }
 
 /// A minimal DOCX holding one paragraph.
-fn docx_with(text: &str) -> Vec<u8> {
+pub(crate) fn docx_with(text: &str) -> Vec<u8> {
     use std::io::Write;
     let mut buf = std::io::Cursor::new(Vec::new());
     let mut zip = zip::ZipWriter::new(&mut buf);

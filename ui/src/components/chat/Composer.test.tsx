@@ -95,27 +95,27 @@ describe("Composer", () => {
     expect(screen.queryByTestId("prompt-dialog")).toBeNull();
   });
 
-  it("attaches picked images and text files, says which files it cannot take, and sends the rest", async () => {
+  it("attaches picked pictures and documents, says which files it cannot take, and sends the rest", async () => {
     const { props } = setup();
     const png = new File([new Uint8Array([0x89, 0x50, 0x4e, 0x47])], "dot.png", { type: "image/png" });
-    const notes = new File(["# Notes\nsquares are red"], "notes.md", { type: "text/markdown" });
-    const pdf = new File(["%PDF-1.7\u0000\u0001binary"], "paper.pdf", { type: "application/pdf" });
+    const notes = new File(["squares"], "notes.md", { type: "text/markdown" });
+    const pdf = new File(["%PDF"], "paper.pdf", { type: "application/pdf" });
     const heic = new File(["x"], "photo.heic", { type: "image/heic" });
-    const huge = new File(["x".repeat(1.5 * 1024 * 1024)], "huge.log", { type: "text/plain" });
+    const huge = new File([new Uint8Array(21 * 1024 * 1024)], "scan.pdf", { type: "application/pdf" });
     fireEvent.change(screen.getByTestId("file-picker"), { target: { files: [png, notes, pdf, heic, huge] } });
 
-    await waitFor(() => expect(screen.getAllByTestId("attachment-chip")).toHaveLength(2));
-    expect(screen.getAllByTestId("attachment-chip").map((c) => c.textContent)).toEqual(["dot.png×", "notes.md×"]);
+    await waitFor(() => expect(screen.getAllByTestId("attachment-chip")).toHaveLength(3));
+    expect(screen.getAllByTestId("attachment-chip").map((c) => c.textContent)).toEqual(["dot.png×", "notes.md×", "paper.pdf×"]);
     expect(screen.getAllByRole("alert").map((a) => a.textContent)).toEqual([
-      "paper.pdf is not a text file; attach text, an image or audio.",
-      "photo.heic: image/heic cannot be attached; attach a PNG, JPEG, GIF or WebP image, audio, or text.",
-      "huge.log is 1.5 MB; an attachment can be at most 1 MB.",
+      "photo.heic: image/heic cannot be attached; attach a PNG, JPEG, GIF or WebP image, audio, a PDF, a Word document or text.",
+      "scan.pdf is 21.0 MB; an attachment can be at most 20 MB.",
     ]);
     fireEvent.change(input(), { target: { value: "what is this?" } });
     fireEvent.click(screen.getByRole("button", { name: "Send" }));
     expect(props.onSend).toHaveBeenCalledWith("what is this?", [
       { type: "image", mime_type: "image/png", data: "iVBORw==", title: "dot.png" },
-      { type: "text", text: "# Notes\nsquares are red", title: "notes.md" },
+      { type: "file", title: "notes.md", data: btoa("squares") },
+      { type: "file", title: "paper.pdf", data: btoa("%PDF") },
     ]);
     expect(screen.queryAllByTestId("attachment-chip")).toHaveLength(0);
     expect(screen.queryAllByRole("alert")).toHaveLength(0);
