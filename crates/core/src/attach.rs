@@ -57,10 +57,10 @@ pub enum AttachError {
     Kind { title: String, what: String },
     #[error("{title} is {:.1} MB; an attachment can be at most {:.0} MB", *size as f64 / MIB, *limit as f64 / MIB)]
     TooBig { title: String, size: usize, limit: usize },
-    #[error("{title}: the attached {mime_type} data is not base64 ({source})")]
+    #[error("{title}: the attached {what} data is not base64 ({source})")]
     NotBase64 {
         title: String,
-        mime_type: String,
+        what: String,
         #[source]
         source: base64::DecodeError,
     },
@@ -77,24 +77,37 @@ pub fn text(title: String, text: String) -> Result<Attachment, AttachError> {
     Ok(Attachment { title, uri: None, text, media: None })
 }
 
+/// The bytes of base64 `data` that may hold at most `limit` of them.
+fn decode(title: &str, what: &str, data: &str, limit: usize) -> Result<Vec<u8>, AttachError> {
+    // Base64 takes 4 characters for 3 bytes: a longer text is over the limit whatever it holds.
+    if data.len() / 4 * 3 > limit + 2 {
+        return Err(AttachError::TooBig { title: title.to_owned(), size: data.len() / 4 * 3, limit });
+    }
+    let bytes = base64::engine::general_purpose::STANDARD.decode(data).map_err(|source| AttachError::NotBase64 {
+        title: title.to_owned(),
+        what: what.to_owned(),
+        source,
+    })?;
+    if bytes.len() > limit {
+        return Err(AttachError::TooBig { title: title.to_owned(), size: bytes.len(), limit });
+    }
+    Ok(bytes)
+}
+
 /// An image or audio clip: base64 `data` of type `mime_type`.
 pub fn media(title: String, mime_type: &str, data: String) -> Result<Attachment, AttachError> {
     let mime_type = mime_type.trim().to_ascii_lowercase();
     if !(IMAGE_TYPES.contains(&mime_type.as_str()) || mime_type.starts_with("audio/")) {
         return Err(AttachError::Kind { title, what: mime_type });
     }
-    // Base64 takes 4 characters for 3 bytes: a longer text is over the limit whatever it holds.
-    if data.len() / 4 * 3 > MAX_MEDIA + 2 {
-        return Err(AttachError::TooBig { title, size: data.len() / 4 * 3, limit: MAX_MEDIA });
-    }
-    let bytes = match base64::engine::general_purpose::STANDARD.decode(&data) {
-        Ok(bytes) => bytes,
-        Err(source) => return Err(AttachError::NotBase64 { title, mime_type, source }),
-    };
-    if bytes.len() > MAX_MEDIA {
-        return Err(AttachError::TooBig { title, size: bytes.len(), limit: MAX_MEDIA });
-    }
+    decode(&title, &mime_type, &data, MAX_MEDIA)?;
     Ok(Attachment { title, uri: None, text: String::new(), media: Some(Media { mime_type, data }) })
+}
+
+/// A document sent as base64 `data`, read as [`document`] reads it.
+pub fn encoded_document(title: String, data: &str) -> Result<Attachment, AttachError> {
+    let bytes = decode(&title, "file", data, MAX_DOCUMENT)?;
+    document(title, &bytes)
 }
 
 /// A document named `title` (its extension says how to read it; none reads as
@@ -197,6 +210,17 @@ mod tests {
         let over = "A".repeat((MAX_MEDIA + 3) / 3 * 4 + 4);
         assert_eq!(refused("image/png", over), "a is 10.0 MB; an attachment can be at most 10 MB");
         assert!(text("t".into(), "x".repeat(MAX_TEXT)).is_ok());
+        assert_eq!(
+            encoded_document("notes.md".into(), "IyBOb3Rlcw==").unwrap().text,
+            "# Notes",
+            "a document sent as base64"
+        );
+        assert!(
+            encoded_document("x.md".into(), "%%%")
+                .unwrap_err()
+                .to_string()
+                .starts_with("x.md: the attached file data is not base64")
+        );
         let huge = vec![b' '; MAX_DOCUMENT + 1];
         assert_eq!(
             document("scan.pdf".into(), &huge).unwrap_err().to_string(),

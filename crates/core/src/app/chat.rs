@@ -81,7 +81,7 @@ pub enum AttachmentInput {
         #[serde(default)]
         name: Option<String>,
     },
-    /// A file's bytes, base64: PDF, Word, HTML, Markdown, code or text ([`attach::document`]).
+    /// A file's bytes, base64: PDF, Word, HTML, Markdown, code or text ([`attach::encoded_document`]).
     File { title: String, data: String },
 }
 
@@ -357,14 +357,7 @@ impl App {
                     let text = self.read_resource_text(&uri).await?;
                     Attachment { title: named(name, &uri), uri: Some(uri), text, media: None }
                 }
-                AttachmentInput::File { title, data } => {
-                    use base64::Engine as _;
-                    let title = named(Some(title), "file");
-                    let bytes = base64::engine::general_purpose::STANDARD
-                        .decode(&data)
-                        .map_err(|e| AppError::Invalid(format!("{title}: the attached file is not base64 ({e})")))?;
-                    attach::document(title, &bytes)?
-                }
+                AttachmentInput::File { title, data } => attach::encoded_document(named(Some(title), "file"), &data)?,
             };
             out.push(attachment);
         }
