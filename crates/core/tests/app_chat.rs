@@ -458,6 +458,14 @@ async fn images_and_files_attached_by_the_user_reach_the_model() {
     }
     assert_eq!(f.app.get_conversation(&c.id, None).unwrap().messages.len(), 2, "nothing refused was stored");
     assert_eq!(model.requests().len(), 1);
+
+    // A turn that cannot start (its provider is gone) leaves a new conversation as it was, name included.
+    f.app.delete_provider("scripted").unwrap();
+    let fresh = f.app.create_conversation(None).unwrap();
+    let input = TurnInput::Send { text: "hello?".into(), attachments: vec![] };
+    f.app.run_turn(&fresh.id, input, |_| {}).await.unwrap_err();
+    let detail = f.app.get_conversation(&fresh.id, None).unwrap();
+    assert_eq!((detail.conversation.title.as_str(), detail.messages.len()), (fresh.title.as_str(), 0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

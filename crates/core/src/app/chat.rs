@@ -257,6 +257,8 @@ impl App {
                 TurnAction::Edit { message, text, attachments }
             }
         };
+        // Before the conversation is touched: a turn that cannot start changes nothing.
+        let model = self.model_choice(&settings, &assistant)?;
         if let TurnAction::Send { text, .. } = &action
             && stored.title == NEW_TITLE
             && !text.trim().is_empty()
@@ -265,7 +267,6 @@ impl App {
             self.inner.conversations.rename(id, text)?;
         }
         let regenerate = matches!(action, TurnAction::Regenerate { .. });
-        let model = self.model_choice(&settings, &assistant)?;
         let model_name = model.model.clone();
         let ChatKnowledge { retriever, tool: kb_tool } = self.kb().for_chat(assistant.knowledge);
         // A turn right after start-up still gets the built-in tools (they start in
