@@ -222,12 +222,12 @@ const DROP_PICTURE: &str = r#"
 
 /// A picture dropped on the composer goes with the next message, through the
 /// window's drop handler, the `send_message` command's attachments and the
-/// real async-openai client, and shows in the question.
+/// real async-openai client, and shows in the question; the answer's formula is typeset.
 #[test]
 fn a_picture_dropped_on_the_composer_reaches_the_model() -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
-    let model =
-        runtime.block_on(ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["A single dot."])]))?;
+    let answer = openai::text_reply(&["A single dot, of area \\(\\pi r^2\\)."]);
+    let model = runtime.block_on(ScriptedServer::start(Format::OpenAi, vec![answer]))?;
     let tmp = tempfile::tempdir()?;
     let data_dir = tmp.path().join("data");
     seed(&data_dir, &model.url())?;
@@ -242,8 +242,10 @@ fn a_picture_dropped_on_the_composer_reaches_the_model() -> Result<()> {
         s.execute(DROP_PICTURE, json!([]))?;
         s.wait_for_text("[data-testid=attachment-chip]", WAIT, |t| t.contains("dot.png"))?;
         send(s, "What is in the picture?")?;
-        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("A single dot."))?;
+        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("A single dot, of area"))?;
         ensure!(s.count("[data-testid=message-user] img")? == 1, "the question does not show the picture");
+        // The answer's TeX is typeset in the window (KaTeX's code, styles and fonts under the CSP).
+        s.wait_for("[data-testid=message-assistant] .katex .katex-html", WAIT)?;
         Ok(())
     })?;
     let requests = model.requests();
