@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use patchbay_core::agent::BUILTIN_SERVER;
 use patchbay_core::app::views::{
     ConversationSettings, KbProgress, ServerLogLine, ServerStatusView, TraceStatus, TurnEvent,
 };
@@ -372,6 +373,23 @@ async fn a_built_in_tool_runs_through_the_registry_and_keeps_its_trace() {
     assert!(trace.response.unwrap()["result"]["content"].to_string().contains("unix"));
     // The built-in server is not a configured server: the settings page lists none.
     assert!(f.app.list_servers().unwrap().is_empty());
+}
+
+/// A turn that comes before start-up has started the built-in server (it starts
+/// after the roots are read) starts it itself, and offers its tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_before_the_built_in_server_has_started_starts_it() {
+    let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Noon."])]).await.unwrap();
+    let f = open(&model.url(), &[]);
+    let registry = f.app.registry();
+    registry.wait_server_settled(BUILTIN_SERVER, Duration::from_secs(10)).await.unwrap();
+    // As it is between `App::start` and the start-up task reaching the built-in server.
+    registry.stop(BUILTIN_SERVER).await.unwrap();
+    let c = f.app.create_conversation(None).unwrap();
+    let input = TurnInput::Send { text: "What time is it?".into(), attachments: vec![] };
+    f.app.run_turn(&c.id, input, |_| {}).await.unwrap();
+    let offered = &model.requests()[0].body["tools"];
+    assert!(offered.as_array().is_some_and(|t| t.iter().any(|t| t["function"]["name"] == "current_time")), "{offered}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

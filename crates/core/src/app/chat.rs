@@ -270,8 +270,13 @@ impl App {
         let model_name = model.model.clone();
         let ChatKnowledge { retriever, tool: kb_tool } = self.kb().for_chat(assistant.knowledge);
         // A turn right after start-up still gets the built-in tools (they start in
-        // milliseconds); an app that was never started has none to wait for.
-        let _ = self.inner.registry.wait_server_settled(BUILTIN_SERVER, BUILTIN_START).await;
+        // milliseconds): start-up starts them after the roots are read, so a turn
+        // that comes first starts them itself. An app that was never started has none.
+        let registry = &self.inner.registry;
+        if matches!(registry.status(BUILTIN_SERVER), Ok(ServerStatus::Stopped)) {
+            let _ = registry.start(BUILTIN_SERVER).await;
+        }
+        let _ = registry.wait_server_settled(BUILTIN_SERVER, BUILTIN_START).await;
         let tools = self.tool_host(kb_tool.is_some())?;
         let mut selection = self.selection(&settings, &assistant, tools.as_ref()).await;
         if kb_tool.is_some() {
