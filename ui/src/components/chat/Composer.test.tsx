@@ -121,6 +121,17 @@ describe("Composer", () => {
     expect(screen.queryAllByRole("alert")).toHaveLength(0);
   });
 
+  it("shows where files can be dropped while they are dragged over it", () => {
+    setup();
+    const composer = screen.getByTestId("composer");
+    fireEvent.dragOver(composer, { dataTransfer: { types: ["Files"], files: [] } });
+    expect(composer.className).toBe("composer dropping");
+    fireEvent.dragLeave(composer, { relatedTarget: document.body });
+    expect(composer.className).toBe("composer");
+    fireEvent.dragOver(composer, { dataTransfer: { types: ["text/plain"], files: [] } });
+    expect(composer.className).toBe("composer");
+  });
+
   it("attaches a pasted picture and keeps pasted text as text", async () => {
     const { props } = setup();
     const shot = new File([new Uint8Array([1, 2, 3])], "image.png", { type: "image/png" });

@@ -87,6 +87,8 @@ export function Composer(props: ComposerProps) {
   // Why the last files could not be attached.
   const [attachErrors, setAttachErrors] = useState<string[]>([]);
   const filePicker = useRef<HTMLInputElement>(null);
+  // Files are being dragged over the composer.
+  const [dropping, setDropping] = useState(false);
   const [showTools, setShowTools] = useState(false);
   const [prompt, setPrompt] = useState<PromptInfo | null>(null);
   const [promptError, setPromptError] = useState<string | null>(null);
@@ -141,12 +143,18 @@ export function Composer(props: ComposerProps) {
 
   return (
     <div
-      className="composer"
+      className={dropping ? "composer dropping" : "composer"}
       data-testid="composer"
       onDragOver={(e) => {
-        if (e.dataTransfer.types.includes("Files")) e.preventDefault();
+        if (!e.dataTransfer.types.includes("Files")) return;
+        e.preventDefault();
+        setDropping(true);
+      }}
+      onDragLeave={(e) => {
+        if (!e.currentTarget.contains(e.relatedTarget as Node | null)) setDropping(false);
       }}
       onDrop={(e) => {
+        setDropping(false);
         if (e.dataTransfer.files.length === 0) return;
         e.preventDefault();
         attachFiles([...e.dataTransfer.files]);

@@ -39,6 +39,7 @@ describe("MessageList", () => {
     });
     renderIn(<MessageList messages={[question]} streamingId={null} actions={actions()} />);
     expect((screen.getByRole("img", { name: "Attached image" }) as HTMLImageElement).src).toBe("data:image/png;base64,iVBORw==");
+    expect(estimateHeight(question)).toBe(estimateHeight({ ...question, parts: [] }) + 240 + 32);
     const file = screen.getByTestId("attached-text") as HTMLDetailsElement;
     expect(file.open).toBe(false);
     expect(file.querySelector("summary")?.textContent).toBe("notes.md");

@@ -22,7 +22,9 @@ const FALLBACK_RECT = { width: 800, height: 800 };
  */
 export function estimateHeight(m: Message): number {
   const lines = m.text.split("\n").length + Math.floor(m.text.length / 100);
-  return 56 + 22 * lines + 120 * m.tool_calls.length;
+  // An attached picture shows at up to 480 px wide; a document is one folded line.
+  const attached = m.parts.reduce((h, p) => h + (p.type === "image" ? 240 : 32), 0);
+  return 56 + 22 * lines + 120 * m.tool_calls.length + attached;
 }
 
 export interface MessageListProps {
