@@ -363,7 +363,13 @@ impl App {
                     let text = self.read_resource_text(&uri).await?;
                     Attachment { title: named(name, &uri), uri: Some(uri), text, media: None }
                 }
-                AttachmentInput::File { title, data } => attach::encoded_document(named(Some(title), "file"), &data)?,
+                AttachmentInput::File { title, data } => {
+                    let title = named(Some(title), "file");
+                    // Reading a large PDF or Word file takes a while: not on the runtime's threads.
+                    tokio::task::spawn_blocking(move || attach::encoded_document(title, &data))
+                        .await
+                        .map_err(|e| AppError::Invalid(format!("the attachment could not be read: {e}")))??
+                }
             };
             out.push(attachment);
         }
