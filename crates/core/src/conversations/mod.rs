@@ -134,7 +134,7 @@ impl MessageStatus {
 }
 
 /// Something attached to a user message: an MCP resource, a prompt's text, a
-/// text file, an image or an audio clip.
+/// document read to text, an image or an audio clip (see [`crate::attach`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attachment {
     /// What the user sees ("README.md", "prompt: review", "photo.png").
