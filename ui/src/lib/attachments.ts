@@ -3,6 +3,7 @@
 // the knowledge base reads files (PDF, Word, HTML, text in any encoding) or
 // says why it cannot. The size limits are the core's (`attach`), checked here
 // too so that the user hears at once, before sending.
+import { readFile } from "./files";
 import type { AttachmentInput } from "./ipc";
 
 /** The image types every provider takes. */
@@ -19,16 +20,9 @@ export interface AttachError {
 }
 
 /** The file's bytes, base64. */
-function base64(file: File): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => {
-      const url = String(reader.result);
-      resolve(url.slice(url.indexOf(",") + 1));
-    };
-    reader.onerror = () => reject(reader.error ?? new Error("read failed"));
-    reader.readAsDataURL(file);
-  });
+async function base64(file: File): Promise<string> {
+  const url = await readFile(file, "dataUrl");
+  return url.slice(url.indexOf(",") + 1);
 }
 
 const megabytes = (n: number) => (n / (1024 * 1024)).toFixed(1);

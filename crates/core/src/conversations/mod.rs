@@ -964,11 +964,15 @@ fn part_round(p: &Part) -> u32 {
     }
 }
 
-/// How an attachment reads to the model.
+/// How an attachment reads to the model. Its name and URI are escaped: a file
+/// may be called `a" uri="x` or `</attachment>`.
 fn attachment_text(a: &Attachment) -> String {
+    let attr = |v: &str| v.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");
     match &a.uri {
-        Some(uri) => format!("<attachment title=\"{}\" uri=\"{uri}\">\n{}\n</attachment>", a.title, a.text),
-        None => format!("<attachment title=\"{}\">\n{}\n</attachment>", a.title, a.text),
+        Some(uri) => {
+            format!("<attachment title=\"{}\" uri=\"{}\">\n{}\n</attachment>", attr(&a.title), attr(uri), a.text)
+        }
+        None => format!("<attachment title=\"{}\">\n{}\n</attachment>", attr(&a.title), a.text),
     }
 }
 

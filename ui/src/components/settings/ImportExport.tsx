@@ -4,6 +4,7 @@
 // env/header values as secrets. Export in a chosen format (the backend opens the
 // save dialog and writes secrets as placeholders unless the user asks for values).
 import { useState } from "react";
+import { readFile } from "../../lib/files";
 import { useI18n, type MessageKey } from "../../lib/i18n";
 import {
   toIpcError,
@@ -32,15 +33,6 @@ export function plainFields(config: McpServerConfig): string[] {
   return Object.entries(values)
     .filter(([, v]) => "plain" in v)
     .map(([k]) => k);
-}
-
-function readText(file: Blob): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(String(reader.result));
-    reader.onerror = () => reject(reader.error);
-    reader.readAsText(file);
-  });
 }
 
 export function ImportExport({ ipc }: { ipc: ImportIpc }) {
@@ -104,7 +96,7 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
             onChange={(e) => {
               const f = e.target.files?.[0];
               if (f)
-                readText(f)
+                readFile(f, "text")
                   .then((s) => {
                     setText(s);
                     runPreview(s);
