@@ -111,6 +111,7 @@ pub fn run() {
             commands::settings::save_provider,
             commands::settings::delete_provider,
             commands::settings::test_provider,
+            commands::settings::provider_presets,
             commands::settings::import_preview,
             commands::settings::import_apply,
             commands::settings::export_config,

@@ -46,10 +46,18 @@ fn add_a_provider_import_two_servers_replace_them_and_switch_to_chinese() -> Res
             ensure!(std::time::Instant::now() < deadline, "the provider form never opened");
             s.click(&s.wait_for("#provider-add", WAIT)?)?;
         }
-        s.set_value("#provider-name", "deepseek")?;
-        s.set_value("#provider-kind", "openai")?;
-        s.set_value("#provider-base-url", "https://api.deepseek.com/v1")?;
-        s.set_value("#provider-model", "deepseek-chat")?;
+        // The DeepSeek preset fills in the form; only the key is typed.
+        s.wait_for("#provider-preset option[value=deepseek]", WAIT)?;
+        s.set_value("#provider-preset", "deepseek")?;
+        let filled = s.execute(
+            "return ['#provider-name', '#provider-kind', '#provider-base-url', '#provider-model']\
+             .map((id) => document.querySelector(id).value)",
+            json!([]),
+        )?;
+        ensure!(
+            filled == json!(["deepseek", "openai", "https://api.deepseek.com/v1", "deepseek-chat"]),
+            "the preset filled in {filled}"
+        );
         s.set_value("#provider-api-key", key)?;
         s.click(&s.find("#provider-save")?)?;
         let row = s.wait_for_text("[data-testid=provider-row]", WAIT, |t| t.contains("deepseek"))?;

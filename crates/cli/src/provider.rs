@@ -1,10 +1,11 @@
-//! `patchbay provider add|list|remove|test`: model providers; API keys only via stdin.
+//! `patchbay provider add|list|remove|test|presets`: model providers; API keys only via stdin.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 use patchbay_core::config::model::{ProviderKind, ProviderProfile};
+use patchbay_core::config::presets;
 use patchbay_core::config::providers::probe;
 use patchbay_core::config::{ConfigStore, SecretValue};
 use patchbay_core::paths::DataDir;
@@ -24,6 +25,8 @@ pub enum ProviderCommand {
     },
     /// Remove a provider and its stored API key.
     Remove { name: String },
+    /// List the presets `add --preset` takes.
+    Presets,
     /// Make a real request (list models) and report what went wrong, if anything.
     Test {
         name: String,
@@ -43,13 +46,16 @@ enum Kind {
 #[derive(Debug, Args)]
 pub struct AddArgs {
     name: String,
-    #[arg(long, value_enum)]
-    kind: Kind,
+    /// Start from a preset (`patchbay provider presets`); the options below override it.
     #[arg(long)]
-    base_url: String,
+    preset: Option<String>,
+    #[arg(long, value_enum, required_unless_present = "preset")]
+    kind: Option<Kind>,
+    #[arg(long, required_unless_present = "preset")]
+    base_url: Option<String>,
     /// The default model.
-    #[arg(long)]
-    model: String,
+    #[arg(long, required_unless_present = "preset")]
+    model: Option<String>,
     /// Read the API key from stdin (one line).
     #[arg(long)]
     api_key_stdin: bool,
@@ -73,21 +79,7 @@ pub fn run(dir: &DataDir, command: &ProviderCommand) -> anyhow::Result<ExitCode>
             } else {
                 None
             };
-            let profile = ProviderProfile {
-                name: args.name.clone(),
-                kind: match args.kind {
-                    Kind::Openai => ProviderKind::OpenAi,
-                    Kind::Anthropic => ProviderKind::Anthropic,
-                    Kind::Gemini => ProviderKind::Gemini,
-                },
-                base_url: args.base_url.clone(),
-                default_model: args.model.clone(),
-                models: vec![args.model.clone()],
-                headers: Default::default(),
-                api_key: None,
-                native_tools: !args.no_native_tools,
-                context_window: args.context_window,
-            };
+            let profile = profile(args)?;
             let saved = config.add_provider(profile, key.as_ref(), &secrets)?;
             println!("saved provider {}", saved.name);
         }
@@ -100,6 +92,13 @@ pub fn run(dir: &DataDir, command: &ProviderCommand) -> anyhow::Result<ExitCode>
                     let key = if p.api_key.is_some() { "key in keyring" } else { "no key" };
                     println!("{}\t{:?}\t{}\t{}\t{key}", p.name, p.kind, p.base_url, p.default_model);
                 }
+            }
+        }
+        ProviderCommand::Presets => {
+            for p in presets::presets() {
+                let model = if p.default_model.is_empty() { "(name one with --model)" } else { p.default_model };
+                let key = if p.needs_key { "API key" } else { "no key" };
+                println!("{}\t{}\t{}\t{model}\t{key}", p.id, p.label, p.base_url);
             }
         }
         ProviderCommand::Remove { name } => {
@@ -118,4 +117,40 @@ pub fn run(dir: &DataDir, command: &ProviderCommand) -> anyhow::Result<ExitCode>
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The profile `add` saves: the preset's, if one was named, with the options given on top.
+fn profile(args: &AddArgs) -> anyhow::Result<ProviderProfile> {
+    let mut profile = match &args.preset {
+        Some(id) => presets::preset(id)
+            .ok_or_else(|| anyhow::anyhow!("no preset named {id:?}; `patchbay provider presets` lists them"))?
+            .profile(&args.name),
+        None => ProviderProfile::openai_compatible(&args.name, String::new(), ""),
+    };
+    if let Some(kind) = args.kind {
+        profile.kind = match kind {
+            Kind::Openai => ProviderKind::OpenAi,
+            Kind::Anthropic => ProviderKind::Anthropic,
+            Kind::Gemini => ProviderKind::Gemini,
+        };
+    }
+    if let Some(url) = &args.base_url {
+        profile.base_url.clone_from(url);
+    }
+    if let Some(model) = &args.model {
+        profile.default_model.clone_from(model);
+    }
+    anyhow::ensure!(
+        !profile.default_model.is_empty(),
+        "the preset {} names no model: give one with --model",
+        args.preset.as_deref().unwrap_or_default()
+    );
+    if !profile.models.contains(&profile.default_model) {
+        profile.models.insert(0, profile.default_model.clone());
+    }
+    if args.no_native_tools {
+        profile.native_tools = false;
+    }
+    profile.context_window = args.context_window.or(profile.context_window);
+    Ok(profile)
 }

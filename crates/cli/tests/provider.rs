@@ -93,3 +93,41 @@ async fn add_list_test_and_remove_a_provider() {
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no provider named \"local\""));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preset_fills_in_a_provider_and_the_options_given_override_it() {
+    let data = tempfile::tempdir().unwrap();
+    let presets = ok(&patchbay(data.path(), &["provider", "presets"], ""));
+    assert!(presets.contains("deepseek\tDeepSeek\thttps://api.deepseek.com/v1\tdeepseek-chat\tAPI key"), "{presets}");
+    assert!(presets.contains("ollama\t") && presets.contains("no key"), "{presets}");
+
+    ok(&patchbay(data.path(), &["provider", "add", "ds", "--preset", "deepseek"], ""));
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&patchbay(data.path(), &["provider", "list", "--json"], ""))).unwrap();
+    assert_eq!(json[0]["base_url"], "https://api.deepseek.com/v1");
+    assert_eq!(json[0]["default_model"], "deepseek-chat");
+    assert_eq!(json[0]["models"], json!(["deepseek-chat", "deepseek-reasoner"]));
+
+    let unknown = patchbay(data.path(), &["provider", "add", "x", "--preset", "nope"], "");
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no preset named \"nope\""));
+    let no_model = patchbay(data.path(), &["provider", "add", "local", "--preset", "ollama"], "");
+    assert!(!no_model.status.success());
+    assert!(String::from_utf8_lossy(&no_model.stderr).contains("give one with --model"));
+    let neither = patchbay(data.path(), &["provider", "add", "bare", "--model", "m"], "");
+    assert!(!neither.status.success(), "without a preset, --kind and --base-url are required");
+
+    // A local server needs no key: the preset's profile reaches it without one.
+    let models =
+        json!({"object": "list", "data": [{"id": "qwen3", "object": "model", "created": 0, "owned_by": "me"}]});
+    let server = ScriptedServer::start(Format::OpenAi, vec![Reply::status(200, models)]).await.unwrap();
+    let base = format!("{}/v1", server.url());
+    ok(&patchbay(
+        data.path(),
+        &["provider", "add", "local", "--preset", "ollama", "--base-url", &base, "--model", "qwen3"],
+        "",
+    ));
+    let tested = ok(&patchbay(data.path(), &["provider", "test", "local"], ""));
+    assert!(tested.contains("local: OK, 1 models"), "{tested}");
+    assert_eq!(server.requests()[0].path, "/v1/models");
+}

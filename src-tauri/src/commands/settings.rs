@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use patchbay_core::app::views::{AssistantView, GeneralSettings, ImportPreviewView, ImportReport, ProviderView};
-use patchbay_core::config::{ExportFormat, ProviderProfile};
+use patchbay_core::config::{ExportFormat, ProviderPreset, ProviderProfile};
 use tauri::{AppHandle, State};
 use tokio_util::sync::CancellationToken;
 
@@ -33,6 +33,11 @@ pub async fn save_provider(
 pub async fn delete_provider(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
     let app = state.app()?;
     blocking(move || Ok(app.delete_provider(&name)?)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn provider_presets(state: State<'_, AppState>) -> Result<Vec<ProviderPreset>, IpcError> {
+    Ok(state.app()?.provider_presets().to_vec())
 }
 
 #[tauri::command(rename_all = "snake_case")]

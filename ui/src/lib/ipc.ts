@@ -538,6 +538,18 @@ export interface ProviderView {
   api_key_set: boolean;
 }
 
+/** A provider as it is usually set up; `default_model` is empty where the user must name one. */
+export interface ProviderPreset {
+  id: string;
+  label: string;
+  kind: ProviderKind;
+  base_url: string;
+  default_model: string;
+  models: string[];
+  needs_key: boolean;
+  native_tools: boolean;
+}
+
 // ---------------------------------------------------------------- client
 
 async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
@@ -614,6 +626,7 @@ export const ipc = {
     call<void>("save_provider", { profile, api_key: apiKey }),
   deleteProvider: (name: string) => call<void>("delete_provider", { name }),
   testProvider: (name: string) => call<string[]>("test_provider", { name }),
+  providerPresets: () => call<ProviderPreset[]>("provider_presets"),
 
   // servers
   listServers: () => call<ServerView[]>("list_servers"),

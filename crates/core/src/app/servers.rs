@@ -19,6 +19,7 @@ use crate::agent::budget;
 use crate::config::import::{
     EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SecretValue, SourceFormat, is_reserved_name,
 };
+use crate::config::presets::{self, ProviderPreset};
 use crate::config::providers::{PROBE_TIMEOUT, api_key_name, probe, validate_provider};
 use crate::config::{
     ApprovalMode, ExportFormat, ExportOptions, McpServerConfig, ProviderProfile, TransportConfig, ValueSource,
@@ -408,6 +409,11 @@ impl App {
     /// Deletes a provider and its stored key.
     pub fn delete_provider(&self, name: &str) -> Result<(), AppError> {
         Ok(self.inner.config.remove_provider(name, self.inner.secrets.as_ref())?)
+    }
+
+    /// The providers the settings page offers to set up in one pick.
+    pub fn provider_presets(&self) -> &'static [ProviderPreset] {
+        presets::presets()
     }
 
     /// Lists the provider's models with one real request; fails with its error.

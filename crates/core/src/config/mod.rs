@@ -11,6 +11,7 @@ pub mod export;
 pub mod import;
 pub mod jsonc;
 pub mod model;
+pub mod presets;
 pub mod providers;
 pub mod storage;
 
@@ -23,6 +24,7 @@ pub use model::{
     ApprovalMode, ClientCredentials, ClientKey, JwtAlgorithm, McpServerConfig, ProviderKind, ProviderProfile, Timeouts,
     TransportConfig, ValueSource,
 };
+pub use presets::ProviderPreset;
 pub use providers::{ProbeReport, SecretRef};
 pub use storage::ConfigStore;
 

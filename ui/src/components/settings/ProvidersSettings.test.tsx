@@ -1,6 +1,6 @@
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ProviderProfile, ProviderView } from "../../lib/ipc";
+import type { ProviderPreset, ProviderProfile, ProviderView } from "../../lib/ipc";
 import { renderIn } from "../../test/render";
 import { ProvidersSettings, type ProvidersIpc } from "./ProvidersSettings";
 
@@ -24,6 +24,7 @@ function fake(views: ProviderView[]): ProvidersIpc {
     saveProvider: vi.fn(() => Promise.resolve()),
     deleteProvider: vi.fn(() => Promise.resolve()),
     testProvider: vi.fn(() => Promise.reject({ kind: "provider", message: "401 Unauthorized: Incorrect API key provided" })),
+    providerPresets: vi.fn(() => Promise.resolve([])),
   };
 }
 
@@ -68,5 +69,79 @@ describe("ProvidersSettings", () => {
     const alert = await screen.findByRole("alert");
     expect(alert.textContent).toContain("401 Unauthorized: Incorrect API key provided");
     expect(alert.textContent).toContain("Check the provider's URL, model and API key");
+  });
+});
+
+const presets: ProviderPreset[] = [
+  {
+    id: "deepseek",
+    label: "DeepSeek",
+    kind: "openai",
+    base_url: "https://api.deepseek.com/v1",
+    default_model: "deepseek-chat",
+    models: ["deepseek-reasoner"],
+    needs_key: true,
+    native_tools: true,
+  },
+  {
+    id: "llamacpp",
+    label: "llama.cpp server (this computer)",
+    kind: "openai",
+    base_url: "http://127.0.0.1:8080/v1",
+    default_model: "",
+    models: [],
+    needs_key: false,
+    native_tools: false,
+  },
+];
+
+describe("ProvidersSettings presets and models", () => {
+  it("fills the form from a preset, keeps a name the user typed, and asks for the model a local server runs", async () => {
+    const ipc = { ...fake([]), providerPresets: vi.fn(() => Promise.resolve(presets)) };
+    renderIn(<ProvidersSettings ipc={ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Add provider" }));
+    const preset = await screen.findByLabelText("Start from");
+    await waitFor(() => expect(within(preset).getByRole("option", { name: "DeepSeek" })).toBeTruthy());
+    fireEvent.change(preset, { target: { value: "deepseek" } });
+    expect((screen.getByLabelText("Name") as HTMLInputElement).value).toBe("deepseek");
+    expect((screen.getByLabelText("Base URL") as HTMLInputElement).value).toBe("https://api.deepseek.com/v1");
+    expect((screen.getByLabelText("Default model") as HTMLInputElement).value).toBe("deepseek-chat");
+    expect((screen.getByLabelText("Other models (comma-separated)") as HTMLInputElement).value).toBe("deepseek-reasoner");
+    expect(screen.queryByTestId("no-key-needed")).toBeNull();
+
+    fireEvent.change(screen.getByLabelText("Name"), { target: { value: "home" } });
+    fireEvent.change(preset, { target: { value: "llamacpp" } });
+    expect((screen.getByLabelText("Name") as HTMLInputElement).value).toBe("home");
+    const model = screen.getByLabelText("Default model") as HTMLInputElement;
+    expect(model.value).toBe("");
+    expect(model.placeholder).toBe("The model's name as the provider lists it");
+    expect(screen.getByTestId("no-key-needed")).toBeTruthy();
+    expect((screen.getByRole("checkbox", { name: /calls tools natively/ }) as HTMLInputElement).checked).toBe(false);
+
+    fireEvent.change(model, { target: { value: "qwen3" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(ipc.saveProvider).toHaveBeenCalled());
+    const [saved, key] = (ipc.saveProvider as ReturnType<typeof vi.fn>).mock.calls[0] as [ProviderProfile, string | null];
+    expect(key).toBeNull();
+    expect(saved).toMatchObject({ name: "home", base_url: "http://127.0.0.1:8080/v1", default_model: "qwen3", native_tools: false, api_key: null });
+  });
+
+  it("offers the models a connection test found and saves the ones checked", async () => {
+    const ipc = {
+      ...fake([{ profile: { ...profile, models: ["gpt-4o-mini"] }, api_key_set: true }]),
+      testProvider: vi.fn(() => Promise.resolve(["gpt-4o", "o4-mini", "gpt-4o-mini", "gpt-4.1"])),
+    };
+    renderIn(<ProvidersSettings ipc={ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Test connection" }));
+    expect((await screen.findByRole("status")).textContent).toBe("Connected. 4 models available.");
+    const picker = screen.getByTestId("model-picker");
+    const boxes = within(picker).getAllByRole("checkbox") as HTMLInputElement[];
+    // The default model is always offered, so it is not in the list.
+    expect(boxes.map((b) => b.parentElement?.textContent?.trim())).toEqual(["gpt-4.1", "gpt-4o-mini", "o4-mini"]);
+    expect(boxes.map((b) => b.checked)).toEqual([false, true, false]);
+    fireEvent.click(within(picker).getByRole("checkbox", { name: "o4-mini" }));
+    fireEvent.click(within(picker).getByRole("checkbox", { name: "gpt-4o-mini" }));
+    fireEvent.click(within(picker).getByRole("button", { name: "Offer 1 models besides the default" }));
+    await waitFor(() => expect(ipc.saveProvider).toHaveBeenCalledWith({ ...profile, models: ["o4-mini"] }, null));
   });
 });

@@ -1,13 +1,22 @@
-// Provider profiles: add/edit/delete, an API key field that writes to the
-// keyring and afterwards only says "set" or "not set", and a connection test
-// that shows the real error.
-import { useCallback, useState } from "react";
+// Provider profiles: add (from a preset or by hand)/edit/delete, an API key
+// field that writes to the keyring and afterwards only says "set" or "not
+// set", and a connection test that shows the real error or the provider's
+// models to pick from.
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { useI18n } from "../../lib/i18n";
-import { toIpcError, type Ipc, type IpcError, type ProviderKind, type ProviderProfile, type ProviderView } from "../../lib/ipc";
+import {
+  toIpcError,
+  type Ipc,
+  type IpcError,
+  type ProviderKind,
+  type ProviderPreset,
+  type ProviderProfile,
+  type ProviderView,
+} from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 import { useLoad } from "./useLoad";
 
-export type ProvidersIpc = Pick<Ipc, "listProviders" | "saveProvider" | "deleteProvider" | "testProvider">;
+export type ProvidersIpc = Pick<Ipc, "listProviders" | "saveProvider" | "deleteProvider" | "testProvider" | "providerPresets">;
 
 const BASE_URLS: Record<ProviderKind, string> = {
   openai: "https://api.openai.com/v1",
@@ -33,12 +42,14 @@ function ProviderForm({
   initial,
   keySet,
   isNew,
+  presets,
   onSave,
   onCancel,
 }: {
   initial: ProviderProfile;
   keySet: boolean;
   isNew: boolean;
+  presets: ProviderPreset[];
   onSave: (p: ProviderProfile, key: string | null) => void;
   onCancel: () => void;
 }) {
@@ -46,6 +57,16 @@ function ProviderForm({
   const [p, setP] = useState(initial);
   const [key, setKey] = useState("");
   const [models, setModels] = useState(initial.models.join(", "));
+  const [preset, setPreset] = useState<ProviderPreset | null>(null);
+  const choose = (id: string) => {
+    const chosen = presets.find((x) => x.id === id) ?? null;
+    setPreset(chosen);
+    if (!chosen) return;
+    // The name follows the preset until the user types one of their own.
+    const name = p.name === "" || p.name === preset?.id ? chosen.id : p.name;
+    setP({ ...p, name, kind: chosen.kind, base_url: chosen.base_url, default_model: chosen.default_model, native_tools: chosen.native_tools });
+    setModels(chosen.models.join(", "));
+  };
   return (
     <form
       className="card form"
@@ -57,6 +78,19 @@ function ProviderForm({
         onSave({ ...p, models: list, api_key: apiKey || p.api_key ? (p.api_key ?? `provider/${p.name}/api_key`) : null }, apiKey);
       }}
     >
+      {isNew && presets.length > 0 && (
+        <label className="field">
+          <span>{t("providers.preset")}</span>
+          <select id="provider-preset" value={preset?.id ?? ""} onChange={(e) => choose(e.target.value)}>
+            <option value="">{t("providers.presetCustom")}</option>
+            {presets.map((x) => (
+              <option key={x.id} value={x.id}>
+                {x.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
       <label className="field">
         <span>{t("providers.name")}</span>
         <input id="provider-name" required readOnly={!isNew} value={p.name} onChange={(e) => setP({ ...p, name: e.target.value })} />
@@ -82,7 +116,13 @@ function ProviderForm({
       </label>
       <label className="field">
         <span>{t("providers.defaultModel")}</span>
-        <input id="provider-model" required value={p.default_model} onChange={(e) => setP({ ...p, default_model: e.target.value })} />
+        <input
+          id="provider-model"
+          required
+          value={p.default_model}
+          placeholder={preset ? t("providers.modelHint") : ""}
+          onChange={(e) => setP({ ...p, default_model: e.target.value })}
+        />
       </label>
       <label className="field">
         <span>{t("providers.models")}</span>
@@ -94,6 +134,12 @@ function ProviderForm({
           <small className="muted" data-testid="api-key-state">
             {keySet ? t("providers.keySet") : t("providers.keyNotSet")}
           </small>
+          {preset && !preset.needs_key && (
+            <small className="muted" data-testid="no-key-needed">
+              {" "}
+              {t("providers.noKeyNeeded")}
+            </small>
+          )}
         </span>
         <input
           id="provider-api-key"
@@ -120,10 +166,52 @@ function ProviderForm({
   );
 }
 
+/** The models a connection test found, to check the ones the model picker offers. */
+function ModelPicker({ profile, available, onSave }: { profile: ProviderProfile; available: string[]; onSave: (models: string[]) => void }) {
+  const { t } = useI18n();
+  const [checked, setChecked] = useState(() => new Set(profile.models));
+  const [filter, setFilter] = useState("");
+  const shown = useMemo(() => {
+    const needle = filter.trim().toLowerCase();
+    return [...available].sort().filter((m) => m !== profile.default_model && m.toLowerCase().includes(needle));
+  }, [available, filter, profile.default_model]);
+  const toggle = (model: string, on: boolean) =>
+    setChecked((x) => {
+      const next = new Set(x);
+      if (on) next.add(model);
+      else next.delete(model);
+      return next;
+    });
+  return (
+    <details data-testid="model-picker">
+      <summary>{t("providers.pickModels")}</summary>
+      {available.length > 12 && (
+        <input type="search" aria-label={t("providers.filterModels")} placeholder={t("providers.filterModels")} value={filter} onChange={(e) => setFilter(e.target.value)} />
+      )}
+      <ul className="model-list">
+        {shown.map((m) => (
+          <li key={m}>
+            <label className="check">
+              <input type="checkbox" checked={checked.has(m)} onChange={(e) => toggle(m, e.target.checked)} /> {m}
+            </label>
+          </li>
+        ))}
+      </ul>
+      <button type="button" onClick={() => onSave([...checked].filter((m) => m !== profile.default_model))}>
+        {t("providers.useModels", { count: [...checked].filter((m) => m !== profile.default_model).length })}
+      </button>
+    </details>
+  );
+}
+
 export function ProvidersSettings({ ipc }: { ipc: ProvidersIpc }) {
   const { t } = useI18n();
   const load = useCallback(() => ipc.listProviders(), [ipc]);
   const { data, error, setError, act } = useLoad<ProviderView[]>(load);
+  const [presets, setPresets] = useState<ProviderPreset[]>([]);
+  useEffect(() => {
+    ipc.providerPresets().then(setPresets, (e: unknown) => setError(toIpcError(e)));
+  }, [ipc, setError]);
   const [editing, setEditing] = useState<{ view: ProviderView; isNew: boolean } | null>(null);
   const [tests, setTests] = useState<Record<string, { ok: true; models: string[] } | { ok: false; error: IpcError } | "busy">>({});
 
@@ -161,9 +249,18 @@ export function ProvidersSettings({ ipc }: { ipc: ProvidersIpc }) {
                 </button>
               </div>
               {r && r !== "busy" && r.ok && (
-                <p className="ok-text" role="status">
-                  {t("providers.testOk", { count: r.models.length })}
-                </p>
+                <>
+                  <p className="ok-text" role="status">
+                    {t("providers.testOk", { count: r.models.length })}
+                  </p>
+                  {r.models.length > 0 && (
+                    <ModelPicker
+                      profile={v.profile}
+                      available={r.models}
+                      onSave={(models) => void act(() => ipc.saveProvider({ ...v.profile, models }, null))}
+                    />
+                  )}
+                </>
               )}
               {r && r !== "busy" && !r.ok && <ErrorBanner error={r.error} />}
             </li>
@@ -177,6 +274,7 @@ export function ProvidersSettings({ ipc }: { ipc: ProvidersIpc }) {
           initial={editing.view.profile}
           keySet={editing.view.api_key_set}
           isNew={editing.isNew}
+          presets={presets}
           onCancel={() => setEditing(null)}
           onSave={(p, key) => {
             void act(() => ipc.saveProvider(p, key)).then((ok) => ok && setEditing(null));
