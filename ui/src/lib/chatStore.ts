@@ -2,7 +2,7 @@
 // folds the AgentEvents of a running turn into them. Components subscribe with
 // `useConversation`; nothing here knows about Tauri.
 import { useSyncExternalStore } from "react";
-import type { AgentEvent, IpcError, Message, ToolTrace, Usage } from "./ipc";
+import type { AgentEvent, AttachmentInput, IpcError, Message, ToolTrace, Usage } from "./ipc";
 
 export interface ConversationState {
   messages: Message[];
@@ -33,15 +33,31 @@ function emptyAssistant(id: string, parentId: string | null, model: string): Mes
   };
 }
 
+/** What the user has typed and attached but not sent. */
+export interface Draft {
+  text: string;
+  attachments: AttachmentInput[];
+}
+
 export class ConversationStore {
   private state: ConversationState;
   private listeners = new Set<Listener>();
+  private unsent: Draft = { text: "", attachments: [] };
 
   constructor(messages: Message[] = []) {
     this.state = { messages, earlier: 0, streamingId: null, usage: null, error: null };
   }
 
   getState = (): ConversationState => this.state;
+
+  /** The composer's unsent message: kept while the user opens another conversation or Settings. */
+  get draft(): Draft {
+    return this.unsent;
+  }
+
+  setDraft(d: Draft) {
+    this.unsent = d;
+  }
 
   subscribe = (l: Listener): (() => void) => {
     this.listeners.add(l);

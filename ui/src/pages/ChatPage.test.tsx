@@ -194,6 +194,32 @@ describe("ChatPage", () => {
     expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
   });
 
+  it("keeps each conversation's unsent message while another conversation or the page is open", async () => {
+    const f = fakeIpc();
+    const stores = new ChatStores();
+    const label = "Message (Enter to send, Shift+Enter for a new line)";
+    const first = renderIn(<ChatPage ipc={f.ipc} stores={stores} />);
+    fireEvent.click(await screen.findByRole("button", { name: "First" }));
+    await screen.findByText("earlier answer");
+    fireEvent.change(screen.getByLabelText(label), { target: { value: "half a thought" } });
+    fireEvent.keyDown(window, { key: "n", ctrlKey: true });
+    await screen.findByText("Ask anything. Type / for MCP prompts.");
+    expect((screen.getByLabelText(label) as HTMLTextAreaElement).value).toBe("");
+    fireEvent.change(screen.getByLabelText(label), { target: { value: "the new chat's draft" } });
+    fireEvent.click(screen.getByRole("button", { name: "First" }));
+    await screen.findByText("earlier answer");
+    expect((screen.getByLabelText(label) as HTMLTextAreaElement).value).toBe("half a thought");
+    first.unmount();
+    renderIn(<ChatPage ipc={f.ipc} stores={stores} />);
+    await screen.findByText("earlier answer");
+    const box = screen.getByLabelText(label) as HTMLTextAreaElement;
+    expect(box.value).toBe("half a thought");
+    fireEvent.keyDown(box, { key: "Enter" });
+    await waitFor(() => expect(f.ipc.sendMessage).toHaveBeenCalled());
+    expect(stores.get("c1").draft.text).toBe("");
+    expect(stores.get("c2").draft.text).toBe("the new chat's draft");
+  });
+
   it("searches conversations in full text once typing pauses", async () => {
     const f = fakeIpc();
     renderIn(<ChatPage ipc={f.ipc} />);

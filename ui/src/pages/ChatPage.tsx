@@ -6,7 +6,7 @@ import type { MessageActions } from "../components/chat/MessageView";
 import { ServerRequestDialog } from "../components/chat/ServerRequestDialog";
 import { Sidebar } from "../components/chat/Sidebar";
 import { TraceInspector } from "../components/chat/TraceInspector";
-import { ChatStores, useConversation, type ConversationStore } from "../lib/chatStore";
+import { ChatStores, useConversation, type ConversationStore, type Draft } from "../lib/chatStore";
 import { useI18n } from "../lib/i18n";
 import {
   ipc as defaultIpc,
@@ -95,6 +95,7 @@ function ConversationView({
   const [pending, setPending] = useState(false);
   // Where the last export was saved.
   const [exported, setExported] = useState<string | null>(null);
+  const saveDraft = useCallback((d: Draft) => store.setDraft(d), [store]);
 
   useEffect(() => {
     let live = true;
@@ -235,6 +236,8 @@ function ConversationView({
         prompts={prompts}
         resources={resources}
         getPrompt={(p, args) => ipc.getPrompt(p.server, p.name, args)}
+        draft={store.draft}
+        onDraft={saveDraft}
       />
       {inspected && (
         <TraceInspector trace={inspected} getTrace={ipc.getTrace} callTool={ipc.callTool} onClose={() => setInspected(null)} />

@@ -5,6 +5,7 @@
 // with an argument form.
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { isAttachError, readAttachment } from "../../lib/attachments";
+import type { Draft } from "../../lib/chatStore";
 import { useI18n } from "../../lib/i18n";
 import type { AttachmentInput, ConversationSettings, PromptInfo, ResourceInfo, ToolInfo } from "../../lib/ipc";
 import { Dialog } from "../common/Dialog";
@@ -27,6 +28,9 @@ export interface ComposerProps {
   prompts: PromptInfo[];
   resources: ResourceInfo[];
   getPrompt: (p: PromptInfo, args: Record<string, string>) => Promise<string>;
+  /** The unsent message to start from, and where each change of it goes. */
+  draft?: Draft;
+  onDraft?: (d: Draft) => void;
 }
 
 /** Tools the model will see with these settings. */
@@ -81,9 +85,12 @@ function ToolPicker({ tools, settings, onSettings }: Pick<ComposerProps, "tools"
 
 export function Composer(props: ComposerProps) {
   const { t } = useI18n();
-  const { streaming, onSend, onCancel, models, settings, onSettings, tools, prompts, resources, getPrompt } = props;
-  const [text, setText] = useState("");
-  const [attachments, setAttachments] = useState<AttachmentInput[]>([]);
+  const { streaming, onSend, onCancel, models, settings, onSettings, tools, prompts, resources, getPrompt, draft, onDraft } = props;
+  const [text, setText] = useState(draft?.text ?? "");
+  const [attachments, setAttachments] = useState<AttachmentInput[]>(draft?.attachments ?? []);
+  useEffect(() => {
+    onDraft?.({ text, attachments });
+  }, [text, attachments, onDraft]);
   // Why the last files could not be attached.
   const [attachErrors, setAttachErrors] = useState<string[]>([]);
   const filePicker = useRef<HTMLInputElement>(null);
