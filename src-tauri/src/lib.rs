@@ -93,6 +93,7 @@ pub fn run() {
             commands::servers::authorize_server,
             commands::servers::list_servers,
             commands::servers::save_server,
+            commands::servers::server_presets,
             commands::servers::delete_server,
             commands::servers::set_server_enabled,
             commands::servers::restart_server,

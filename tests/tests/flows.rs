@@ -79,6 +79,19 @@ fn add_a_provider_import_two_servers_replace_them_and_switch_to_chinese() -> Res
         let tools = s.text(&s.find("[data-testid=server-row][data-server=time] [data-testid=tool-count]")?)?;
         ensure!(tools.chars().any(|c| c.is_ascii_digit() && c != '0'), "time shows no tools: {tools}");
 
+        // "Add server" offers the presets; one fills in the form and says what it needs.
+        s.click(&s.find("#server-add")?)?;
+        s.wait_for("#server-preset option[value=filesystem]", WAIT)?;
+        s.set_value("#server-preset", "filesystem")?;
+        let about = s.wait_for_text("[data-testid=server-preset-about]", WAIT, |t| !t.is_empty())?;
+        ensure!(about.contains("shares") && about.contains("Needs npx"), "{about}");
+        let filled = s.execute(
+            "return ['#server-name', '#server-command'].map((id) => document.querySelector(id).value)",
+            json!([]),
+        )?;
+        ensure!(filled == json!(["filesystem", "npx"]), "the preset filled in {filled}");
+        s.click(&s.find("#server-cancel")?)?;
+
         // A VS Code config asks for its secret in the window, and replaces both servers.
         s.click(&s.find("#settings-tab-import")?)?;
         let vscode = json!({

@@ -270,6 +270,31 @@ async fn a_saved_server_keeps_only_secret_names() {
     assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
 }
 
+#[tokio::test]
+async fn a_server_preset_is_saved_once_the_secret_it_needs_is_typed() {
+    let f = open();
+    let presets = f.app.server_presets();
+    let ids: Vec<&str> = presets.iter().map(|p| p.id).collect();
+    assert!(ids.contains(&"filesystem") && ids.contains(&"fetch") && ids.contains(&"github"), "{ids:?}");
+    let mut github = presets.into_iter().find(|p| p.id == "github").unwrap().config;
+    github.enabled = false;
+
+    let err = f.app.save_server(github.clone(), &Default::default()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(err.to_string(), "github.headers.Authorization: type the secret's value; it is not set");
+    assert!(f.app.list_servers().unwrap().is_empty(), "nothing was saved");
+
+    // The editor names the secret and sends its value, as for any header.
+    let name = "mcp/github/header/Authorization";
+    if let patchbay_core::config::TransportConfig::StreamableHttp { headers, .. } = &mut github.transport {
+        headers.insert("Authorization".into(), patchbay_core::config::ValueSource::Secret(name.into()));
+    }
+    let secrets = [(name.to_owned(), "Bearer ghp-test".to_owned())].into_iter().collect();
+    f.app.save_server(github, &secrets).await.unwrap();
+    assert_eq!(f.secrets.get(name).unwrap().as_deref(), Some("Bearer ghp-test"));
+    assert_eq!(f.app.list_servers().unwrap()[0].config.name, "github");
+}
+
 /// An authorization page that must not be needed.
 struct NeverOpens;
 

@@ -6,7 +6,7 @@ use patchbay_core::app::ServerRequestResponse;
 use patchbay_core::app::views::{
     DoctorReport, PromptInfo, ResourceInfo, ServerView, ToolInfo, ToolResultView, TraceRecord,
 };
-use patchbay_core::config::{ApprovalMode, McpServerConfig};
+use patchbay_core::config::{ApprovalMode, McpServerConfig, ServerPreset};
 use patchbay_core::mcp::oauth::AuthorizationUi;
 use tauri::{AppHandle, State};
 use tauri_plugin_opener::OpenerExt;
@@ -35,6 +35,11 @@ pub async fn authorize_server(handle: AppHandle, state: State<'_, AppState>, nam
 #[tauri::command(rename_all = "snake_case")]
 pub fn list_servers(state: State<'_, AppState>) -> Result<Vec<ServerView>, IpcError> {
     Ok(state.app()?.list_servers()?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn server_presets(state: State<'_, AppState>) -> Result<Vec<ServerPreset>, IpcError> {
+    Ok(state.app()?.server_presets())
 }
 
 #[tauri::command(rename_all = "snake_case")]

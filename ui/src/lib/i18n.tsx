@@ -17,6 +17,11 @@ function initialLang(): Lang {
   return typeof navigator !== "undefined" && navigator.language.startsWith("zh") ? "zh" : "en";
 }
 
+/** Whether a key built at run time (`serverPresets.${id}`) is in the catalogues. */
+export function isMessageKey(key: string): key is MessageKey {
+  return Object.prototype.hasOwnProperty.call(en, key);
+}
+
 export function translate(lang: Lang, key: MessageKey, vars?: Record<string, string | number>): string {
   const table: Record<string, string> = catalogues[lang];
   const text = table[key] ?? en[key];

@@ -538,6 +538,14 @@ export interface ProviderView {
   api_key_set: boolean;
 }
 
+/** An MCP server as its README sets it up; a secret it needs is `{secret: ""}`, to be typed. */
+export interface ServerPreset {
+  id: string;
+  label: string;
+  needs: "npx" | "uvx" | null;
+  config: McpServerConfig;
+}
+
 /** A provider as it is usually set up; `default_model` is empty where the user must name one. */
 export interface ProviderPreset {
   id: string;
@@ -630,6 +638,7 @@ export const ipc = {
 
   // servers
   listServers: () => call<ServerView[]>("list_servers"),
+  serverPresets: () => call<ServerPreset[]>("server_presets"),
   saveServer: (config: McpServerConfig, secrets: Record<string, string>) =>
     call<void>("save_server", { config, secrets }),
   deleteServer: (name: string) => call<void>("delete_server", { name }),

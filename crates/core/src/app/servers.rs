@@ -21,6 +21,7 @@ use crate::config::import::{
 };
 use crate::config::presets::{self, ProviderPreset};
 use crate::config::providers::{PROBE_TIMEOUT, api_key_name, probe, validate_provider};
+use crate::config::server_presets::{ServerPreset, server_presets};
 use crate::config::{
     ApprovalMode, ExportFormat, ExportOptions, McpServerConfig, ProviderProfile, TransportConfig, ValueSource,
 };
@@ -58,6 +59,11 @@ impl App {
             .collect())
     }
 
+    /// The servers the settings page offers to add in one pick.
+    pub fn server_presets(&self) -> Vec<ServerPreset> {
+        server_presets()
+    }
+
     /// Saves a server: its secrets go to the secret store first, then the
     /// configuration (holding only their names); an enabled server restarts.
     pub async fn save_server(&self, config: McpServerConfig, secrets: &SecretValues) -> Result<(), AppError> {
@@ -69,6 +75,11 @@ impl App {
                 "the name {:?} is taken by Patchbay's built-in tools; choose another",
                 config.name.trim()
             )));
+        }
+        if let Some((field, _)) =
+            config.secret_fields().into_iter().find(|(_, v)| **v == ValueSource::Secret(String::new()))
+        {
+            return Err(AppError::Invalid(format!("{}.{field}: type the secret's value; it is not set", config.name)));
         }
         if let Some((field, reason)) = config.client_credential_problems().into_iter().next() {
             return Err(AppError::Invalid(format!("{}.{field}: {reason}", config.name)));

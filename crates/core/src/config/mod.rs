@@ -13,6 +13,7 @@ pub mod jsonc;
 pub mod model;
 pub mod presets;
 pub mod providers;
+pub mod server_presets;
 pub mod storage;
 
 pub use export::{ExportFormat, ExportOptions};
@@ -26,6 +27,7 @@ pub use model::{
 };
 pub use presets::ProviderPreset;
 pub use providers::{ProbeReport, SecretRef};
+pub use server_presets::ServerPreset;
 pub use storage::ConfigStore;
 
 use crate::secrets::SecretError;

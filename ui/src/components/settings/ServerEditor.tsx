@@ -2,10 +2,11 @@
 // args as a list, env as key/value with a "secret" toggle, cwd; or url and
 // headers, and how Patchbay signs in to a remote server (the server's own OAuth
 // in the browser, or client credentials: a client secret or a private key).
+// A new server can start from a preset (the reference servers, GitHub, …).
 // Secret values go to the keyring through `secrets`, never into the config.
 import { useState } from "react";
-import { useI18n } from "../../lib/i18n";
-import type { ApprovalMode, ClientCredentials, JwtAlgorithm, McpServerConfig, TransportType, ValueSource } from "../../lib/ipc";
+import { isMessageKey, useI18n } from "../../lib/i18n";
+import type { ApprovalMode, ClientCredentials, JwtAlgorithm, McpServerConfig, ServerPreset, TransportType, ValueSource } from "../../lib/ipc";
 
 type AuthMethod = "browser" | "secret" | "private_key";
 
@@ -53,9 +54,10 @@ interface Pair {
   stored: string | null;
 }
 
+/** A secret named "" (a preset's) is one still to be typed. */
 function toPairs(map: Record<string, ValueSource>): Pair[] {
   return Object.entries(map).map(([key, v]) =>
-    "secret" in v ? { key, value: "", secret: true, stored: v.secret } : { key, value: v.plain, secret: false, stored: null },
+    "secret" in v ? { key, value: "", secret: true, stored: v.secret || null } : { key, value: v.plain, secret: false, stored: null },
   );
 }
 
@@ -115,17 +117,22 @@ function PairsEditor({ label, pairs, onChange, testId }: { label: string; pairs:
 }
 
 export function ServerEditor({
-  initial,
+  initial: given,
   isNew,
+  presets = [],
   onSave,
   onCancel,
 }: {
   initial: McpServerConfig;
   isNew: boolean;
+  /** Offered to a new server to start from. */
+  presets?: ServerPreset[];
   onSave: (c: McpServerConfig, secrets: Record<string, string>) => void;
   onCancel: () => void;
 }) {
   const { t } = useI18n();
+  const [preset, setPreset] = useState<ServerPreset | null>(null);
+  const initial = preset?.config ?? given;
   const tr = initial.transport;
   const [name, setName] = useState(initial.name);
   const [type, setType] = useState<TransportType>(tr.type);
@@ -139,6 +146,26 @@ export function ServerEditor({
   const [startup, setStartup] = useState(String(initial.timeouts.startup_secs));
   const [callSecs, setCallSecs] = useState(String(initial.timeouts.call_secs));
   const [shareRoots, setShareRoots] = useState(initial.share_roots);
+  const about = (id: string) => {
+    const key = `serverPresets.${id}`;
+    return isMessageKey(key) ? t(key) : "";
+  };
+  /** Fills the form from a preset; the name follows it until the user types one of their own. */
+  const choose = (id: string) => {
+    const chosen = presets.find((p) => p.id === id) ?? null;
+    const c = (chosen ?? { config: given }).config;
+    const x = c.transport;
+    if (name === "" || name === preset?.id) setName(chosen?.id ?? "");
+    setPreset(chosen);
+    setType(x.type);
+    setCommand(x.type === "stdio" ? x.command : "");
+    setArgs(x.type === "stdio" ? x.args : []);
+    setCwd(x.type === "stdio" ? (x.cwd ?? "") : "");
+    setEnv(x.type === "stdio" ? toPairs(x.env) : []);
+    setUrl(x.type !== "stdio" ? x.url : "");
+    setHeaders(x.type !== "stdio" ? toPairs(x.headers) : []);
+    setShareRoots(c.share_roots);
+  };
   const cc = initial.client_credentials ?? null;
   const [auth, setAuth] = useState<AuthMethod>(cc ? cc.key.method : "browser");
   const [clientId, setClientId] = useState(cc?.client_id ?? "");
@@ -187,6 +214,24 @@ export function ServerEditor({
         submit();
       }}
     >
+      {isNew && presets.length > 0 && (
+        <label className="field">
+          <span>{t("servers.preset")}</span>
+          <select id="server-preset" value={preset?.id ?? ""} onChange={(e) => choose(e.target.value)}>
+            <option value="">{t("servers.presetNone")}</option>
+            {presets.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      {preset && (
+        <p className="muted small" data-testid="server-preset-about">
+          {about(preset.id)} {preset.needs && t("servers.presetNeeds", { program: preset.needs })}
+        </p>
+      )}
       <label className="field">
         <span>{t("servers.name")}</span>
         <input id="server-name" required readOnly={!isNew} pattern="[A-Za-z0-9_-]+" value={name} onChange={(e) => setName(e.target.value)} />
@@ -322,7 +367,7 @@ export function ServerEditor({
         <button type="submit" id="server-save" className="primary">
           {t("common.save")}
         </button>
-        <button type="button" onClick={onCancel}>
+        <button type="button" id="server-cancel" onClick={onCancel}>
           {t("common.cancel")}
         </button>
       </div>

@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { McpServerConfig, ServerLogLine, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
+import type { McpServerConfig, ServerLogLine, ServerPreset, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
 import { renderIn } from "../../test/render";
 import { ServersSettings, type ServersIpc } from "./ServersSettings";
 
@@ -29,11 +29,37 @@ const tool: ToolInfo = {
   stats: { calls: 12, success_rate: 0.75, median_ms: 40 },
 };
 
+const presets: ServerPreset[] = [
+  {
+    id: "filesystem",
+    label: "Filesystem",
+    needs: "npx",
+    config: {
+      ...config,
+      name: "filesystem",
+      transport: { type: "stdio", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem"], env: {}, cwd: null },
+      share_roots: true,
+    },
+  },
+  {
+    id: "github",
+    label: "GitHub",
+    needs: null,
+    config: {
+      ...config,
+      name: "github",
+      transport: { type: "streamable_http", url: "https://api.githubcopilot.com/mcp/", headers: { Authorization: { secret: "" } } },
+      share_roots: false,
+    },
+  },
+];
+
 function fake(views: ServerView[]) {
   let status: (s: ServerStatus) => void = () => undefined;
   let log: (l: ServerLogLine) => void = () => undefined;
   const ipc: ServersIpc = {
     listServers: vi.fn(() => Promise.resolve(views)),
+    serverPresets: vi.fn(() => Promise.resolve(presets)),
     saveServer: vi.fn(() => Promise.resolve()),
     deleteServer: vi.fn(() => Promise.resolve()),
     setServerEnabled: vi.fn(() => Promise.resolve()),
@@ -151,6 +177,58 @@ describe("ServersSettings", () => {
     });
     expect(secrets).toEqual({ "mcp/files/env/API_KEY": "s3cret" });
     expect(JSON.stringify(saved)).not.toContain("s3cret");
+  });
+
+  it("adds a server from a preset, which fills in every field and says what it needs", async () => {
+    const f = fake([]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Add server" }));
+    const start = screen.getByLabelText("Start from");
+    await waitFor(() => expect(within(start).getByRole("option", { name: "Filesystem" })).toBeTruthy());
+    fireEvent.change(start, { target: { value: "filesystem" } });
+    expect((screen.getByLabelText("Name") as HTMLInputElement).value).toBe("filesystem");
+    expect((screen.getByLabelText("Command") as HTMLInputElement).value).toBe("npx");
+    expect((screen.getByLabelText("Argument 2") as HTMLInputElement).value).toBe("@modelcontextprotocol/server-filesystem");
+    expect((screen.getByLabelText(/Share folders/) as HTMLInputElement).checked).toBe(true);
+    expect(screen.getByTestId("server-preset-about").textContent).toContain("Needs npx on this computer.");
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() =>
+      expect(f.ipc.saveServer).toHaveBeenCalledWith(
+        expect.objectContaining({
+          name: "filesystem",
+          share_roots: true,
+          transport: { type: "stdio", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem"], env: {}, cwd: null },
+        }),
+        {},
+      ),
+    );
+  });
+
+  it("asks for the secret a preset needs and sends it to the keyring, never into the config", async () => {
+    const f = fake([]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Add server" }));
+    const start = screen.getByLabelText("Start from");
+    await waitFor(() => expect(within(start).getByRole("option", { name: "GitHub" })).toBeTruthy());
+    fireEvent.change(start, { target: { value: "github" } });
+    fireEvent.change(screen.getByDisplayValue("github"), { target: { value: "gh" } });
+    expect((screen.getByLabelText("URL") as HTMLInputElement).value).toBe("https://api.githubcopilot.com/mcp/");
+    const headers = screen.getByTestId("server-headers");
+    expect((within(headers).getByLabelText("Name") as HTMLInputElement).value).toBe("Authorization");
+    const value = within(headers).getByLabelText("Value") as HTMLInputElement;
+    expect(value.type).toBe("password");
+    expect(value.placeholder).toBe("Value");
+    fireEvent.change(value, { target: { value: "Bearer ghp-test" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(f.ipc.saveServer).toHaveBeenCalled());
+    const [saved, secrets] = (f.ipc.saveServer as ReturnType<typeof vi.fn>).mock.calls[0] as [McpServerConfig, Record<string, string>];
+    expect(saved.name).toBe("gh");
+    expect(saved.transport).toEqual({
+      type: "streamable_http",
+      url: "https://api.githubcopilot.com/mcp/",
+      headers: { Authorization: { secret: "mcp/gh/header/Authorization" } },
+    });
+    expect(secrets).toEqual({ "mcp/gh/header/Authorization": "Bearer ghp-test" });
   });
 
   it("adds an HTTP server with url and headers", async () => {

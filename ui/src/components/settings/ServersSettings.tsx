@@ -10,6 +10,7 @@ import {
   type Ipc,
   type IpcError,
   type McpServerConfig,
+  type ServerPreset,
   type ServerState,
   type ServerView,
   type ToolInfo,
@@ -26,6 +27,7 @@ import { useLoad } from "./useLoad";
 export type ServersIpc = Pick<
   Ipc,
   | "listServers"
+  | "serverPresets"
   | "saveServer"
   | "deleteServer"
   | "setServerEnabled"
@@ -262,6 +264,10 @@ export function ServersSettings({ ipc }: { ipc: ServersIpc }) {
   const { data, setData, error, setError, act } = useLoad<ServerView[]>(load);
   const [selected, setSelected] = useState<string | null>(null);
   const [adding, setAdding] = useState(false);
+  const [presets, setPresets] = useState<ServerPreset[]>([]);
+  useEffect(() => {
+    ipc.serverPresets().then(setPresets, (e: unknown) => setError(toIpcError(e)));
+  }, [ipc, setError]);
 
   useEffect(() => {
     const un = ipc.onServerStatus((s) =>
@@ -317,6 +323,7 @@ export function ServersSettings({ ipc }: { ipc: ServersIpc }) {
         <ServerEditor
           initial={blankServer()}
           isNew
+          presets={presets}
           onCancel={() => setAdding(false)}
           onSave={(c, s) => void act(() => ipc.saveServer(c, s)).then((ok) => ok && setAdding(false))}
         />
