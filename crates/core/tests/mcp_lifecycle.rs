@@ -52,6 +52,37 @@ async fn shutdown_leaves_no_process_of_the_group_even_when_stdin_is_ignored() {
     assert_group_gone(pid).await;
 }
 
+/// Stopping a running server closes its stdin and gives it the grace period
+/// before its group is killed. (A stop once dropped the running connection,
+/// which killed the group at once, before the server could read end-of-file.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_server_reads_end_of_file_and_gets_its_grace_period() {
+    let registry = registry();
+    let hostile = patchbay_test_support::hostile::hostile_mcp();
+    let stubborn = |name: &str| McpServerConfig::stdio(name, hostile.to_string_lossy(), &["ignore-stdin-close"]);
+    registry.configure([stubborn("stubborn")]);
+    start_ready(&registry, "stubborn").await;
+    let pid = registry.snapshot()[0].pid.unwrap();
+    let started = std::time::Instant::now();
+    registry.stop("stubborn").await.unwrap();
+    let took = started.elapsed();
+    assert!(took >= options().shutdown_grace, "stopped after {took:?}, before the grace period ended");
+    let stderr = registry.stderr_tail("stubborn", 10).unwrap();
+    assert!(stderr.iter().any(|l| l.contains("stdin closed, staying alive anyway")), "{stderr:?}");
+    assert_group_gone(pid).await;
+
+    // Shutdown gives every server its grace period at the same time, not one after another.
+    let names: Vec<String> = (0..4).map(|i| format!("stubborn-{i}")).collect();
+    registry.configure(names.iter().map(|n| stubborn(n)));
+    for name in &names {
+        start_ready(&registry, name).await;
+    }
+    let started = std::time::Instant::now();
+    registry.shutdown().await;
+    let took = started.elapsed();
+    assert!(took < options().shutdown_grace * 4, "four stubborn servers took {took:?} to stop");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_last_registry_handle_stops_its_servers() {
     let registry = registry();

@@ -448,11 +448,11 @@ impl McpRegistry {
         self.start(name).await
     }
 
-    /// Stops every server and waits until their processes are gone.
+    /// Stops every server, side by side (each may take its grace period), and
+    /// waits until their processes are gone.
     pub async fn shutdown(&self) {
-        for name in self.names() {
-            let _ = self.stop(&name).await;
-        }
+        let names = self.names();
+        futures::future::join_all(names.iter().map(|name| self.stop(name))).await;
     }
 
     /// Status events from now on.
@@ -876,20 +876,20 @@ async fn supervise(shared: Arc<Shared>, slot: Arc<Slot>, stop: CancellationToken
     loop {
         let status = if attempt == 0 { ServerStatus::Starting } else { ServerStatus::Restarting { attempt } };
         shared.set_status(&slot, status);
-        let reason = tokio::select! {
-            () = stop.cancelled() => break,
-            outcome = start_once(&shared, &slot, &stop) => match outcome {
-                Ok(Ended::Stopped) => break,
-                Ok(Ended::Crashed(reason)) => {
-                    attempt = 0;
-                    reason
-                }
-                Err(reason) if attempt == 0 => {
-                    shared.set_status(&slot, ServerStatus::Failed { reason });
-                    return;
-                }
-                Err(reason) => reason,
-            },
+        // `start_once` watches `stop` itself: a running server must get its
+        // graceful shutdown (stdin closed, the grace period, then the group
+        // killed), which dropping the future would skip.
+        let reason = match start_once(&shared, &slot, &stop).await {
+            Ok(Ended::Stopped) => break,
+            Ok(Ended::Crashed(reason)) => {
+                attempt = 0;
+                reason
+            }
+            Err(reason) if attempt == 0 => {
+                shared.set_status(&slot, ServerStatus::Failed { reason });
+                return;
+            }
+            Err(reason) => reason,
         };
         if attempt >= shared.options.max_restarts {
             shared.set_status(&slot, ServerStatus::Failed { reason });
@@ -931,7 +931,12 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
     let in_process = read(&shared.in_process).get(&slot.name).cloned();
     let cx =
         Context { env, secrets: &shared.secrets, stderr: &slot.stderr, handler, ct: stop.child_token(), in_process };
-    let (conn, report) = match connect::connect(&config, cx).await {
+    let connected = tokio::select! {
+        // Stopped while starting: dropping the attempt kills what it spawned.
+        () = stop.cancelled() => return Ok(Ended::Stopped),
+        connected = connect::connect(&config, cx) => connected,
+    };
+    let (conn, report) = match connected {
         Ok(ok) => ok,
         Err(StartFailure { error, report }) => {
             *lock(&slot.report) = report.map(|r| *r);
@@ -944,7 +949,12 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
     let pid = child.as_ref().and_then(|c| c.pid());
     *write(&slot.catalogue) = catalogue;
     let call_timeout = Duration::from_secs(config.timeouts.call_secs);
-    restore(shared, slot, &peer, call_timeout).await;
+    tokio::select! {
+        biased;
+        () = restore(shared, slot, &peer, call_timeout) => {}
+        // Stopped meanwhile: the loop below ends at once and shuts the server down.
+        () = stop.cancelled() => {}
+    }
     *write(&slot.live) = Some(Live { peer: peer.clone(), lane, routes, kind, pid, share_roots: config.share_roots });
     let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });
     shared.set_status(slot, ServerStatus::Ready);
