@@ -51,6 +51,14 @@ pub fn single_instance<R: Runtime>(identifier: &str, dir: Option<&DataDir>) -> T
         .build()
 }
 
+/// Gives up the data dir's single-instance lock. Called first on exit: stopping
+/// the MCP servers can take seconds, and a launch meanwhile must open its own
+/// window rather than hand over to an instance on its way out (which has no
+/// window left to show, so the launch would end with nothing on screen).
+pub fn release<R: Runtime>(app: &AppHandle<R>) {
+    tauri_plugin_single_instance::destroy(app);
+}
+
 /// Brings the main window back from minimised or hidden, to the front.
 fn focus_main_window<R: Runtime>(app: &AppHandle<R>) {
     let Some(window) = app.get_webview_window("main") else { return };

@@ -33,6 +33,25 @@ fn data_dir_arg(args: impl IntoIterator<Item = String>) -> Option<PathBuf> {
     None
 }
 
+/// SIGTERM (a session logging out, `kill`) and SIGINT (Ctrl+C in a terminal)
+/// end the app as closing its window does, so the exit handler stops every MCP
+/// server before the process ends.
+#[cfg(unix)]
+fn exit_on_terminate(handle: tauri::AppHandle) {
+    use tokio::signal::unix::{SignalKind, signal};
+    tauri::async_runtime::spawn(async move {
+        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+            tracing::warn!("SIGTERM and SIGINT will end Patchbay without stopping its servers first");
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        handle.exit(0);
+    });
+}
+
 /// Builds and runs the app until the last window closes.
 pub fn run() {
     tracing_subscriber::fmt()
@@ -66,6 +85,8 @@ pub fn run() {
             }
             // Events reach the window from now on; start the MCP servers.
             let _ = handle.set(app.handle().clone());
+            #[cfg(unix)]
+            exit_on_terminate(app.handle().clone());
             if let Some(services) = &services
                 && let Err(e) = tauri::async_runtime::block_on(async { services.start() })
             {
@@ -144,11 +165,12 @@ pub fn run() {
         }
     };
     app.run(|handle, event| {
-        if let tauri::RunEvent::Exit = event
-            && let Ok(services) = handle.state::<state::AppState>().app()
-        {
-            // Stop every server (and its process group) before the process ends.
-            tauri::async_runtime::block_on(services.shutdown());
+        if let tauri::RunEvent::Exit = event {
+            instance::release(handle);
+            if let Ok(services) = handle.state::<state::AppState>().app() {
+                // Stop every server (and its process group) before the process ends.
+                tauri::async_runtime::block_on(services.shutdown());
+            }
         }
     });
 }

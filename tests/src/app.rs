@@ -255,4 +255,16 @@ fn kill_group(driver: &mut Child) {
     }
     let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
     let _ = driver.wait();
+    // Killed is not yet gone: wait until the group is empty, so that a launch
+    // right after (a restart) never meets the old app's single-instance lock.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline
+        && Command::new("pgrep")
+            .args(["-g", &driver.id().to_string()])
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

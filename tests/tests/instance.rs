@@ -6,8 +6,12 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
+use patchbay_core::config::{ConfigStore, McpServerConfig};
+use patchbay_core::paths::DataDir;
+use patchbay_core::store::Store;
 use patchbay_e2e::app::app_binary;
 use patchbay_e2e::{App, AppOptions, Spawned};
+use patchbay_test_support::hostile::hostile_mcp;
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -29,15 +33,22 @@ fn a_second_launch_on_the_same_data_dir_hands_over_and_exits() -> Result<()> {
 
     // A launch on another data dir is another instance: it opens its window and answers IPC.
     let other = tempfile::tempdir()?;
-    let mut third = Spawned::spawn(
-        Command::new(&bin)
+    let _third = launch_and_wait_for_ipc(other.path())?;
+    Ok(())
+}
+
+/// Starts the app at `data_dir` and waits until it answers `app_info`; the app
+/// keeps running while the returned process lives.
+fn launch_and_wait_for_ipc(data_dir: &std::path::Path) -> Result<Spawned> {
+    let mut launched = Spawned::spawn(
+        Command::new(app_binary()?)
             .arg("--data-dir")
-            .arg(other.path())
+            .arg(data_dir)
             .env("PATCHBAY_STARTUP_PROBE", "1")
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
     )?;
-    let stderr = third.child.stderr.take().context("stderr is piped")?;
+    let stderr = launched.child.stderr.take().context("stderr is piped")?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -46,8 +57,38 @@ fn a_second_launch_on_the_same_data_dir_hands_over_and_exits() -> Result<()> {
             }
         }
     });
-    rx.recv_timeout(WAIT).context("the launch on another data dir never answered app_info")?;
-    ensure!(third.child.try_wait()?.is_none(), "the launch on another data dir exited");
+    rx.recv_timeout(WAIT).context("the launch never answered app_info")?;
+    ensure!(launched.child.try_wait()?.is_none(), "the launch exited");
+    Ok(launched)
+}
+
+/// Ending the app and launching it again at once opens a new window, also
+/// while the ending app still stops its MCP servers (here one that ignores its
+/// stdin closing, so stopping it takes the 2 s grace period): the ending app
+/// gives up the data dir first. It once kept it until its very end, and the new
+/// launch handed over to it and exited with nothing on screen. The app is
+/// ended with SIGTERM, which it takes as closing its window (a WebDriver
+/// session cannot close the last window without killing the app).
+#[test]
+fn a_launch_while_the_last_window_closes_opens_its_own() -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    let config = ConfigStore::new(Store::open(&DataDir::new(&data_dir))?);
+    config.save_server(&McpServerConfig::stdio(
+        "stubborn",
+        hostile_mcp().to_string_lossy(),
+        &["ignore-stdin-close"],
+    ))?;
+    let mut first = launch_and_wait_for_ipc(&data_dir)?;
+    // The server starts in milliseconds; give it time to be running when the app ends.
+    std::thread::sleep(Duration::from_secs(1));
+    let term = Command::new("kill").args(["-TERM", &first.child.id().to_string()]).status()?;
+    ensure!(term.success(), "kill -TERM failed");
+    std::thread::sleep(Duration::from_millis(500));
+    ensure!(first.child.try_wait()?.is_none(), "the app ended at once; it did not stop its server first");
+    let _second = launch_and_wait_for_ipc(&data_dir)?;
+    let status = first.wait_timeout(WAIT).context("the first app never finished stopping")?;
+    ensure!(status.success(), "the first app ended with {status} after SIGTERM");
     Ok(())
 }
 
