@@ -143,6 +143,7 @@ pub fn run() {
             commands::settings::get_settings,
             commands::settings::save_settings,
             commands::settings::pick_data_dir,
+            commands::settings::set_zoom,
             commands::knowledge::kb_status,
             commands::knowledge::kb_pick_folder,
             commands::knowledge::kb_add_folder,

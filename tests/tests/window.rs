@@ -2,10 +2,25 @@
 
 use std::time::Duration;
 
-use anyhow::{Result, ensure};
+use anyhow::{Context, Result, bail, ensure};
 use patchbay_e2e::{App, AppOptions};
+use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(20);
+
+/// Presses Ctrl with the key given as the script's argument, as the keyboard would.
+const ZOOM_KEY: &str = "window.dispatchEvent(new KeyboardEvent('keydown', { key: arguments[0], ctrlKey: true, bubbles: true, cancelable: true }))";
+
+fn wait_until(mut done: impl FnMut() -> Result<bool>, what: &str) -> Result<()> {
+    let deadline = std::time::Instant::now() + WAIT;
+    while !done()? {
+        if std::time::Instant::now() > deadline {
+            bail!("{what} within {WAIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
 
 #[test]
 fn navigates_and_reads_app_info_over_ipc() -> Result<()> {
@@ -22,6 +37,19 @@ fn navigates_and_reads_app_info_over_ipc() -> Result<()> {
         s.wait_for("#page-chat", WAIT)?;
         s.click(&s.find("#nav-settings")?)?;
         s.wait_for_text("#app-version", WAIT, |t| t == version)?;
+
+        // Ctrl+= zooms the page as a browser does (its CSS viewport narrows), the
+        // setting follows, and Ctrl+0 goes back.
+        let width =
+            || -> Result<f64> { s.execute("return window.innerWidth", json!([]))?.as_f64().context("innerWidth") };
+        let chosen = || -> Result<Value> { s.execute("return document.querySelector('#zoom').value", json!([])) };
+        let before = width()?;
+        s.execute(ZOOM_KEY, json!(["="]))?;
+        wait_until(|| Ok((width()? - before / 1.1).abs() < 2.0), "the page did not zoom to 110%")?;
+        ensure!(chosen()? == json!("1.1"), "the zoom setting shows {}", chosen()?);
+        s.execute(ZOOM_KEY, json!(["0"]))?;
+        wait_until(|| Ok(width()? == before), "Ctrl+0 did not restore the zoom")?;
+        ensure!(chosen()? == json!("1"), "the zoom setting shows {}", chosen()?);
         Ok(())
     })?;
     ensure!(app.data_dir.join("patchbay.db").is_file(), "the app created no database");

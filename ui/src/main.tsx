@@ -2,7 +2,9 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
 import { I18nProvider } from "./lib/i18n";
+import { ipc } from "./lib/ipc";
 import { applyTheme, storedTheme } from "./lib/theme";
+import { setZoom, stepZoom, storedZoom, zoomDirection } from "./lib/zoom";
 import "./styles.css";
 
 const root = document.getElementById("root");
@@ -11,6 +13,16 @@ if (!root) throw new Error("index.html has no #root element");
 applyTheme(storedTheme());
 // "Follow the system" keeps following it while the app runs.
 matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => applyTheme(storedTheme()));
+
+// The page zoom chosen last time, and Ctrl/Cmd with = - 0 to change it. A failure
+// leaves the page as it is; Settings → General shows the error when chosen there.
+if (storedZoom() !== 1) void ipc.setZoom(storedZoom()).catch(() => undefined);
+window.addEventListener("keydown", (e) => {
+  const direction = zoomDirection(e);
+  if (direction === null) return;
+  e.preventDefault();
+  void setZoom(stepZoom(storedZoom(), direction), ipc.setZoom).catch(() => undefined);
+});
 
 createRoot(root).render(
   <StrictMode>

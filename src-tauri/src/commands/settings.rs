@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::blocking;
 use super::chat::save_with_dialog;
 use super::knowledge::pick_folder;
-use crate::error::IpcError;
+use crate::error::{IpcError, IpcErrorKind};
 use crate::state::AppState;
 
 #[tauri::command(rename_all = "snake_case")]
@@ -110,6 +110,15 @@ pub fn get_settings(state: State<'_, AppState>) -> Result<GeneralSettings, IpcEr
 #[tauri::command(rename_all = "snake_case")]
 pub fn save_settings(state: State<'_, AppState>, settings: GeneralSettings) -> Result<(), IpcError> {
     Ok(state.app()?.save_settings(&settings)?)
+}
+
+/// Zooms the window's page as a browser does (Ctrl/Cmd with = - 0, Settings → General).
+#[tauri::command]
+pub fn set_zoom(webview: tauri::Webview, zoom: f64) -> Result<(), IpcError> {
+    if !(0.25..=5.0).contains(&zoom) {
+        return Err(IpcError::new(IpcErrorKind::InvalidInput, format!("zoom {zoom} is not between 0.25 and 5")));
+    }
+    webview.set_zoom(zoom).map_err(|e| IpcError::new(IpcErrorKind::Internal, e))
 }
 
 /// The folder dialog for the data folder; `None` when cancelled.

@@ -583,6 +583,7 @@ export interface TurnOutcome {
 export const ipc = {
   ping: () => call<string>("ping"),
   appInfo: () => call<AppInfo>("app_info"),
+  setZoom: (zoom: number) => call<void>("set_zoom", { zoom }),
 
   // conversations
   listConversations: (query: string | null) => call<ConversationSummary[]>("list_conversations", { query }),

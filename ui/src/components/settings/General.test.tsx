@@ -1,5 +1,6 @@
-import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import { act, cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { setZoom } from "../../lib/zoom";
 import { renderIn } from "../../test/render";
 import { Assistants, type AssistantsIpc } from "./Assistants";
 import { General, type GeneralIpc } from "./General";
@@ -15,6 +16,7 @@ describe("General", () => {
       pickDataDir: vi.fn(() => Promise.resolve(null)),
       getSettings: vi.fn(),
       saveSettings: vi.fn(),
+      setZoom: vi.fn(() => Promise.resolve()),
     };
     renderIn(<General ipc={ipc} />);
     expect(await screen.findByText("available (mock)")).toBeTruthy();
@@ -26,12 +28,46 @@ describe("General", () => {
     localStorage.clear();
   });
 
+  it("zooms the page from its select, which also follows a zoom made with the keyboard", async () => {
+    const ipc: GeneralIpc = {
+      appInfo: () => Promise.resolve(info),
+      pickDataDir: vi.fn(),
+      getSettings: vi.fn(),
+      saveSettings: vi.fn(),
+      setZoom: vi.fn(() => Promise.resolve()),
+    };
+    renderIn(<General ipc={ipc} />);
+    const select = (await screen.findByLabelText(/^Zoom/)) as HTMLSelectElement;
+    expect(select.value).toBe("1");
+    fireEvent.change(select, { target: { value: "1.25" } });
+    expect(ipc.setZoom).toHaveBeenCalledWith(1.25);
+    expect(localStorage.getItem("patchbay.zoom")).toBe("1.25");
+    await act(() => setZoom(0.9, () => Promise.resolve()));
+    expect(select.value).toBe("0.9");
+    localStorage.clear();
+  });
+
+  it("shows why the page could not be zoomed", async () => {
+    const ipc: GeneralIpc = {
+      appInfo: () => Promise.resolve(info),
+      pickDataDir: vi.fn(),
+      getSettings: vi.fn(),
+      saveSettings: vi.fn(),
+      setZoom: vi.fn(() => Promise.reject({ kind: "invalid_input", message: "zoom 9 is not between 0.25 and 5" })),
+    };
+    renderIn(<General ipc={ipc} />);
+    fireEvent.change(await screen.findByLabelText(/^Zoom/), { target: { value: "2" } });
+    expect((await screen.findByRole("alert")).textContent).toContain("zoom 9 is not between 0.25 and 5");
+    localStorage.clear();
+  });
+
   it("moves the data folder after a restart", async () => {
     const ipc: GeneralIpc = {
       appInfo: () => Promise.resolve(info),
       pickDataDir: vi.fn(() => Promise.resolve("/new")),
       getSettings: vi.fn(() => Promise.resolve({ theme: "system" as const, language: "en" as const, data_dir: "/d" })),
       saveSettings: vi.fn(() => Promise.resolve()),
+      setZoom: vi.fn(() => Promise.resolve()),
     };
     renderIn(<General ipc={ipc} />);
     fireEvent.click(screen.getByRole("button", { name: "Change data folder…" }));

@@ -1,11 +1,12 @@
-// General: theme, language, data folder, and the About facts.
-import { useEffect, useState } from "react";
+// General: theme, zoom, language, data folder, and the About facts.
+import { useEffect, useState, useSyncExternalStore } from "react";
 import { useI18n, type Lang } from "../../lib/i18n";
 import { applyTheme, storedTheme, storeTheme } from "../../lib/theme";
+import { setZoom, storedZoom, subscribeZoom, ZOOM_STEPS } from "../../lib/zoom";
 import { toIpcError, type AppInfo, type Ipc, type IpcError, type Theme } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 
-export type GeneralIpc = Pick<Ipc, "appInfo" | "pickDataDir" | "getSettings" | "saveSettings">;
+export type GeneralIpc = Pick<Ipc, "appInfo" | "pickDataDir" | "getSettings" | "saveSettings" | "setZoom">;
 
 export function General({ ipc }: { ipc: GeneralIpc }) {
   const { t, lang, setLang } = useI18n();
@@ -13,6 +14,8 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
   const [error, setError] = useState<IpcError | null>(null);
   const [theme, setTheme] = useState<Theme>(storedTheme);
   const [movedTo, setMovedTo] = useState<string | null>(null);
+  // Follows Ctrl/Cmd with = - 0 too.
+  const zoom = useSyncExternalStore(subscribeZoom, storedZoom);
 
   useEffect(() => {
     let live = true;
@@ -90,6 +93,20 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
           <option value="system">{t("settings.themeSystem")}</option>
           <option value="light">{t("settings.themeLight")}</option>
           <option value="dark">{t("settings.themeDark")}</option>
+        </select>
+      </label>
+      <label className="field">
+        <span>{t("settings.zoom")}</span>
+        <select
+          id="zoom"
+          value={zoom}
+          onChange={(e) => void setZoom(Number(e.target.value), ipc.setZoom).catch((err: unknown) => setError(toIpcError(err)))}
+        >
+          {ZOOM_STEPS.map((z) => (
+            <option key={z} value={z}>
+              {Math.round(z * 100)}%
+            </option>
+          ))}
         </select>
       </label>
     </div>
