@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use patchbay_core::app::views::{KbProgress, ServerLogLine, ServerStatusView};
+use patchbay_core::app::views::{ConversationRenamed, KbProgress, ServerLogLine, ServerStatusView};
 use patchbay_core::app::{App, AppEvents, ServerRequestView};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{KeyringStore, SecretStore};
@@ -60,6 +60,10 @@ impl AppEvents for WindowEvents {
 
     fn server_request(&self, request: ServerRequestView) {
         self.emit("server_request", request);
+    }
+
+    fn conversation_renamed(&self, renamed: ConversationRenamed) {
+        self.emit("conversation_renamed", renamed);
     }
 }
 

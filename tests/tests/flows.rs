@@ -177,6 +177,8 @@ fn a_tool_call_with_approval_a_stopped_answer_and_a_restart() -> Result<()> {
         vec![
             openai::tool_calls_reply(&[("call_e2e", &echo, &["{\"message\": ", "\"hello from e2e\"}"])]),
             openai::text_reply(&["The echo ", "came back."]),
+            // The title the model gives the conversation after its first answer.
+            openai::text_reply(&["Echoing a greeting"]),
             Reply::hanging(vec![
                 openai::delta(json!({"role": "assistant", "content": ""})),
                 openai::delta(json!({"content": "A partial answer"})),
@@ -202,6 +204,9 @@ fn a_tool_call_with_approval_a_stopped_answer_and_a_restart() -> Result<()> {
         let duration = s.text(&s.find("[data-testid=trace-card] [data-testid=trace-duration]")?)?;
         ensure!(duration.chars().any(|c| c.is_ascii_digit()), "no duration on the trace card: {duration:?}");
         s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("The echo came back."))?;
+        // Named after the question, then by the model.
+        s.wait_for_text("[data-testid=conversation-list] button.conversation", WAIT, |t| t == "Echoing a greeting")?;
+        s.wait_for_text(".conversation-heading", WAIT, |t| t == "Echoing a greeting")?;
         Ok(())
     })?;
     app.check(|s| {
@@ -228,7 +233,7 @@ fn a_tool_call_with_approval_a_stopped_answer_and_a_restart() -> Result<()> {
     })?;
     std::thread::sleep(Duration::from_millis(500));
     app.screenshot("chat")?;
-    ensure!(model.remaining() == 0, "the model was not asked three times");
+    ensure!(model.remaining() == 0, "the model was not asked four times (two rounds, a title, a stopped answer)");
     Ok(())
 }
 
@@ -248,7 +253,8 @@ const DROP_PICTURE: &str = r#"
 fn a_picture_dropped_on_the_composer_reaches_the_model() -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     let answer = openai::text_reply(&["A single dot, of area \\(\\pi r^2\\)."]);
-    let model = runtime.block_on(ScriptedServer::start(Format::OpenAi, vec![answer]))?;
+    let title = openai::text_reply(&["A dot"]);
+    let model = runtime.block_on(ScriptedServer::start(Format::OpenAi, vec![answer, title]))?;
     let tmp = tempfile::tempdir()?;
     let data_dir = tmp.path().join("data");
     seed(&data_dir, &model.url())?;

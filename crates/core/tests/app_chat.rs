@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use patchbay_core::agent::BUILTIN_SERVER;
 use patchbay_core::app::views::{
-    ConversationSettings, KbProgress, ServerLogLine, ServerStatusView, TraceStatus, TurnEvent,
+    ConversationRenamed, ConversationSettings, GeneralSettings, KbProgress, ServerLogLine, ServerStatusView,
+    TraceStatus, TurnEvent,
 };
 use patchbay_core::app::{
     App, AppEvents, ApprovalAnswer, ErrorKind, ServerRequestResponse, ServerRequestView, TextMessage, TurnInput,
@@ -30,6 +31,7 @@ pub struct Recorder {
     pub statuses: Mutex<Vec<ServerStatusView>>,
     pub progress: Mutex<Vec<KbProgress>>,
     pub requests: Mutex<Vec<ServerRequestView>>,
+    pub renamed: Mutex<Vec<ConversationRenamed>>,
 }
 
 impl AppEvents for Recorder {
@@ -43,6 +45,9 @@ impl AppEvents for Recorder {
     fn kb_progress(&self, progress: KbProgress) {
         self.progress.lock().unwrap().push(progress);
     }
+    fn conversation_renamed(&self, renamed: ConversationRenamed) {
+        self.renamed.lock().unwrap().push(renamed);
+    }
 }
 
 struct Fixture {
@@ -55,7 +60,17 @@ fn provider(url: &str) -> ProviderProfile {
     ProviderProfile::openai_compatible("scripted", format!("{url}/v1"), "scripted-model")
 }
 
+/// The app with the scripted provider and `servers`. The model does not name
+/// conversations here, so that every request it gets is a turn's; titles have
+/// their own test (`open_titled`).
 fn open(url: &str, servers: &[McpServerConfig]) -> Fixture {
+    let f = open_titled(url, servers);
+    let settings = f.app.get_settings().unwrap();
+    f.app.save_settings(&GeneralSettings { auto_title: false, ..settings }).unwrap();
+    f
+}
+
+fn open_titled(url: &str, servers: &[McpServerConfig]) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let data = DataDir::new(dir.path());
     let store = Store::open(&data).unwrap();
@@ -579,4 +594,103 @@ async fn sampling_and_elicitation_requests_wait_for_the_users_answer() {
     let result = call.await.unwrap().unwrap();
     assert!(serde_json::to_string(&result.content).unwrap().contains("Ada Lovelace"), "{result:?}");
     f.app.shutdown().await;
+}
+
+/// Waits until the model has been asked `n` times.
+async fn wait_requests(model: &ScriptedServer, n: usize) {
+    for _ in 0..200 {
+        if model.requests().len() >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the model was asked {} times, not {n}", model.requests().len());
+}
+
+async fn send(app: &App, conversation: &str, text: &str) {
+    let input = TurnInput::Send { text: text.into(), attachments: vec![] };
+    app.run_turn(conversation, input, |_| {}).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_names_a_new_conversation_after_its_first_answer() {
+    let model = ScriptedServer::start(
+        Format::OpenAi,
+        vec![
+            openai::text_reply(&["The Moon's pull ", "raises two bulges."]),
+            openai::text_reply(&["\"Why the Moon ", "Makes Two Tides.\""]),
+            openai::text_reply(&["Twice a day."]),
+        ],
+    )
+    .await
+    .unwrap();
+    let f = open_titled(&model.url(), &[]);
+    let conversation = f.app.create_conversation(None).unwrap();
+    send(&f.app, &conversation.id, "why are there two tides a day?").await;
+    // Named after the question at once, by the model once it has answered.
+    wait_requests(&model, 2).await;
+    for _ in 0..100 {
+        if !f.events.renamed.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let renamed = f.events.renamed.lock().unwrap().clone();
+    assert_eq!(
+        renamed,
+        [ConversationRenamed { id: conversation.id.clone(), title: "Why the Moon Makes Two Tides".into() }]
+    );
+    let listed = f.app.list_conversations(None).unwrap();
+    assert_eq!(listed[0].title, "Why the Moon Makes Two Tides");
+
+    let asked = &model.requests()[1].body;
+    let prompt = asked["messages"].to_string();
+    assert!(prompt.contains("Write a title") && prompt.contains("why are there two tides a day?"), "{prompt}");
+    assert!(prompt.contains("raises two bulges"), "the answer is part of what is named: {prompt}");
+    assert!(asked.get("tools").is_none_or(|t| t.as_array().is_some_and(Vec::is_empty)), "no tools: {asked}");
+
+    // Later turns leave the title alone.
+    send(&f.app, &conversation.id, "how often?").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(model.requests().len(), 3);
+    assert_eq!(f.events.renamed.lock().unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_title_the_user_gave_or_a_failed_title_request_leaves_the_name() {
+    // A 400 is not retried (a 5xx would be, and take the next reply).
+    let refused = json!({"error": {"message": "max_tokens is too large", "type": "invalid_request_error"}});
+    let model = ScriptedServer::start(
+        Format::OpenAi,
+        vec![openai::text_reply(&["Answer one."]), Reply::status(400, refused), openai::text_reply(&["Answer two."])],
+    )
+    .await
+    .unwrap();
+    let f = open_titled(&model.url(), &[]);
+
+    // The title request fails: the question stays the name.
+    let first = f.app.create_conversation(None).unwrap();
+    send(&f.app, &first.id, "first question").await;
+    wait_requests(&model, 2).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let title = |id: &str| f.app.list_conversations(None).unwrap().into_iter().find(|c| c.id == id).unwrap().title;
+    assert_eq!(title(&first.id), "first question");
+
+    // Renamed by the user while the answer streams: the model is not asked.
+    let second = f.app.create_conversation(None).unwrap();
+    let app = f.app.clone();
+    let id = second.id.clone();
+    let input = TurnInput::Send { text: "second question".into(), attachments: vec![] };
+    f.app
+        .run_turn(&second.id, input, move |e| {
+            if matches!(e, TurnEvent::TextDelta { .. }) {
+                app.rename_conversation(&id, "My own name").unwrap();
+            }
+        })
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(model.requests().len(), 3, "no title request for a conversation the user named");
+    assert_eq!(title(&second.id), "My own name");
+    assert!(f.events.renamed.lock().unwrap().is_empty());
 }

@@ -25,6 +25,7 @@ impl AppEvents for Quiet {
     fn server_log(&self, _line: ServerLogLine) {}
     fn kb_progress(&self, _progress: KbProgress) {}
     fn server_request(&self, _request: ServerRequestView) {}
+    fn conversation_renamed(&self, _renamed: patchbay_core::app::views::ConversationRenamed) {}
 }
 
 /// A folder holding one file `name` with `text`; its canonical path.

@@ -38,6 +38,7 @@ impl AppEvents for Recorder {
     fn kb_progress(&self, progress: KbProgress) {
         self.progress.lock().unwrap().push(progress);
     }
+    fn conversation_renamed(&self, _renamed: patchbay_core::app::views::ConversationRenamed) {}
 }
 
 struct Fixture {

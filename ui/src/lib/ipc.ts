@@ -531,6 +531,14 @@ export interface GeneralSettings {
   theme: Theme;
   language: "en" | "zh";
   data_dir: string;
+  /** The model names a new conversation after its first answer. */
+  auto_title: boolean;
+}
+
+/** The model named a conversation. */
+export interface ConversationRenamed {
+  id: string;
+  title: string;
 }
 
 export interface ProviderView {
@@ -697,6 +705,7 @@ export const ipc = {
   onServerLog: (h: (l: ServerLogLine) => void) => on<ServerLogLine>("server_log", h),
   onServerRequest: (h: (r: ServerRequest) => void) => on<ServerRequest>("server_request", h),
   onKbProgress: (h: (p: KbProgress) => void) => on<KbProgress>("kb_progress", h),
+  onConversationRenamed: (h: (r: ConversationRenamed) => void) => on<ConversationRenamed>("conversation_renamed", h),
 };
 
 export type Ipc = typeof ipc;

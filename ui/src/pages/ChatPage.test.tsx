@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { AgentEvent, ConversationSummary, ServerRequest, ServerStatus } from "../lib/ipc";
+import type { AgentEvent, ConversationRenamed, ConversationSummary, ServerRequest, ServerStatus } from "../lib/ipc";
 import { message, renderIn } from "../test/render";
 import { ChatStores } from "../lib/chatStore";
 import { ChatPage, type ChatIpc } from "./ChatPage";
@@ -12,6 +12,7 @@ function fakeIpc() {
   let finish: () => void = () => undefined;
   let serverRequest: (r: ServerRequest) => void = () => undefined;
   let serverStatus: (s: ServerStatus) => void = () => undefined;
+  let renamed: (r: ConversationRenamed) => void = () => undefined;
   const conv: ConversationSummary = { id: "c1", title: "First", created_at: 1, updated_at: 1, snippet: null };
   const ipc: ChatIpc = {
     listConversations: vi.fn(() => Promise.resolve([conv])),
@@ -63,8 +64,19 @@ function fakeIpc() {
       serverStatus = h;
       return Promise.resolve(() => undefined);
     }),
+    onConversationRenamed: vi.fn((h: (r: ConversationRenamed) => void) => {
+      renamed = h;
+      return Promise.resolve(() => undefined);
+    }),
   };
-  return { ipc, emit: (e: AgentEvent) => act(() => emit(e)), finish: () => act(finish), serverRequest: (r: ServerRequest) => act(() => serverRequest(r)), serverStatus: (st: ServerStatus) => act(() => serverStatus(st)) };
+  return {
+    ipc,
+    emit: (e: AgentEvent) => act(() => emit(e)),
+    finish: () => act(finish),
+    serverRequest: (r: ServerRequest) => act(() => serverRequest(r)),
+    serverStatus: (st: ServerStatus) => act(() => serverStatus(st)),
+    renamed: (r: ConversationRenamed) => act(() => renamed(r)),
+  };
 }
 
 describe("ChatPage", () => {
@@ -218,6 +230,17 @@ describe("ChatPage", () => {
     await waitFor(() => expect(f.ipc.sendMessage).toHaveBeenCalled());
     expect(stores.get("c1").draft.text).toBe("");
     expect(stores.get("c2").draft.text).toBe("the new chat's draft");
+  });
+
+  it("shows the title the model gave a conversation in the sidebar and the header", async () => {
+    const f = fakeIpc();
+    renderIn(<ChatPage ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "First" }));
+    await screen.findByText("earlier answer");
+    await f.renamed({ id: "c1", title: "Tides explained" });
+    expect(await screen.findByRole("button", { name: "Tides explained" })).toBeTruthy();
+    expect(screen.queryByRole("button", { name: "First" })).toBeNull();
+    expect(screen.getByRole("heading", { name: "Tides explained" })).toBeTruthy();
   });
 
   it("searches conversations in full text once typing pauses", async () => {

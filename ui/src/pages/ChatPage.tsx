@@ -50,6 +50,7 @@ export type ChatIpc = Pick<
   | "listAssistants"
   | "onServerRequest"
   | "onServerStatus"
+  | "onConversationRenamed"
 >;
 
 const DEFAULT_SETTINGS: ConversationSettings = {
@@ -304,9 +305,11 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
     ipc.listAssistants().then(setAssistants).catch(fail);
     const un = ipc.onServerRequest((r) => setRequests((rs) => [...rs, r]));
     const unStatus = ipc.onServerStatus(loadCatalogue);
+    const unRenamed = ipc.onConversationRenamed((r) => setConversations((cs) => cs.map((c) => (c.id === r.id ? { ...c, title: r.title } : c))));
     return () => {
       void un.then((f) => f());
       void unStatus.then((f) => f());
+      void unRenamed.then((f) => f());
     };
   }, [ipc]);
 

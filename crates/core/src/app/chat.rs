@@ -12,10 +12,10 @@ use std::sync::Arc;
 use futures::StreamExt;
 
 use super::views::{
-    ConversationDetail, ConversationSettings, ConversationSummary, DoneReason, ErrorKind, ErrorView, LogView,
-    MessagePage, MessageView, ProgressView, ToolResultView, TurnEvent, arguments_json, citations,
+    ConversationDetail, ConversationRenamed, ConversationSettings, ConversationSummary, DoneReason, ErrorKind,
+    ErrorView, LogView, MessagePage, MessageView, ProgressView, ToolResultView, TurnEvent, arguments_json, citations,
 };
-use super::{App, AppError, Waiting, lock};
+use super::{App, AppError, Waiting, lock, titles};
 use crate::agent::{
     AgentEvent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, ToolHost, ToolOutcome, ToolSelection,
     TurnAction, TurnLimits, TurnRequest, resolve_provider,
@@ -24,8 +24,8 @@ use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
 use crate::attach;
 use crate::builtin;
 use crate::config::ApprovalMode;
-use crate::conversations::{Attachment, ConversationId, ExportFile, ExportFormat, MessageId};
-use crate::llm::ContentPart;
+use crate::conversations::{Attachment, ConversationId, ExportFile, ExportFormat, MessageId, MessageStatus};
+use crate::llm::{ContentPart, Provider};
 use crate::mcp::traces::TraceStore;
 use crate::mcp::{RegistryTools, ServerStatus};
 use crate::rag::{ChatKnowledge, chat as rag_chat};
@@ -88,6 +88,12 @@ pub enum AttachmentInput {
 /// Parses an id the UI sent.
 pub(crate) fn parse_id(what: &str, id: &str) -> Result<i64, AppError> {
     id.trim().parse().map_err(|_| AppError::Invalid(format!("{what} id {id:?} is not a number")))
+}
+
+/// A new conversation's first question, and the title it gave the conversation.
+struct FirstQuestion {
+    text: String,
+    title: String,
 }
 
 /// The title of a conversation before its first message names it.
@@ -259,13 +265,18 @@ impl App {
         };
         // Before the conversation is touched: a turn that cannot start changes nothing.
         let model = self.model_choice(&settings, &assistant)?;
+        // The first question names the conversation, as in every chat app; once
+        // answered, the model may give it a better name (`titles`).
+        let mut first_question = None;
         if let TurnAction::Send { text, .. } = &action
             && stored.title == NEW_TITLE
             && !text.trim().is_empty()
         {
-            // The first question names the conversation, as in every chat app.
             self.inner.conversations.rename(id, text)?;
+            let named = self.inner.conversations.get(id)?.title;
+            first_question = Some(FirstQuestion { text: text.clone(), title: named });
         }
+        let titler = (model.provider.clone(), model.model.clone());
         let regenerate = matches!(action, TurnAction::Regenerate { .. });
         let model_name = model.model.clone();
         let ChatKnowledge { retriever, tool: kb_tool } = self.kb().for_chat(assistant.knowledge);
@@ -327,7 +338,50 @@ impl App {
         }
         lock(&self.inner.turns).remove(&id);
         lock(&self.inner.approvals).retain(|_, w| w.conversation != id);
+        if let Some(question) = first_question
+            && self.auto_title()?
+        {
+            let (provider, model) = titler;
+            self.title_in_background(id, question, assistant_message, provider, model);
+        }
         Ok(assistant_message.to_string())
+    }
+
+    /// Asks the model for the conversation's title once its first answer is
+    /// complete, without holding up the turn; the title replaces the question
+    /// only if the conversation is still named after it.
+    fn title_in_background(
+        &self,
+        id: ConversationId,
+        question: FirstQuestion,
+        answer: MessageId,
+        provider: Arc<dyn Provider>,
+        model: String,
+    ) {
+        let app = self.clone();
+        let ct = self.inner.shutdown.child_token();
+        tokio::spawn(async move {
+            let unchanged = || app.inner.conversations.get(id).is_ok_and(|c| c.title == question.title);
+            if !unchanged() {
+                return;
+            }
+            let answer = match app.inner.conversations.message(answer) {
+                Ok(m) if m.status == MessageStatus::Complete && !m.text.trim().is_empty() => m.text,
+                _ => return,
+            };
+            let asked = titles::ask(provider.as_ref(), &model, &question.text, &answer, &ct);
+            let title = match tokio::time::timeout(titles::TIMEOUT, asked).await {
+                Ok(Ok(Some(title))) => title,
+                Ok(Ok(None)) => return,
+                Ok(Err(e)) => return tracing::warn!(conversation = id, error = %e, "the model gave no title"),
+                Err(_) => return tracing::warn!(conversation = id, "the model gave no title in time"),
+            };
+            // The user may have named it meanwhile.
+            let renamed = unchanged() && app.inner.conversations.rename(id, &title).is_ok();
+            if renamed && let Ok(c) = app.inner.conversations.get(id) {
+                app.inner.events.conversation_renamed(ConversationRenamed { id: id.to_string(), title: c.title });
+            }
+        });
     }
 
     fn message_view(&self, conversation: ConversationId, id: MessageId) -> Result<MessageView, AppError> {

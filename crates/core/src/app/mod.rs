@@ -19,6 +19,7 @@ mod presets;
 mod requests;
 mod roots;
 mod servers;
+mod titles;
 pub mod views;
 
 use std::collections::HashMap;
@@ -193,6 +194,8 @@ pub trait AppEvents: Send + Sync {
     /// A server asks for sampling or elicitation: show the dialog, answer
     /// with [`App::respond_server_request`].
     fn server_request(&self, request: ServerRequestView);
+    /// The model named a conversation after its first answer.
+    fn conversation_renamed(&self, renamed: views::ConversationRenamed);
 }
 
 /// Reads an environment variable.

@@ -11,6 +11,8 @@ use crate::paths::DataDir;
 
 const THEME_KEY: &str = "ui.theme";
 const LANGUAGE_KEY: &str = "ui.language";
+/// Whether the model names new conversations (on unless turned off).
+const AUTO_TITLE_KEY: &str = "chat.auto_title";
 
 impl From<&Assistant> for AssistantView {
     fn from(a: &Assistant) -> Self {
@@ -85,17 +87,23 @@ impl App {
         Ok(self.inner.assistants.delete(id)?)
     }
 
-    /// Theme, language and the data folder.
+    /// Whether the model names new conversations.
+    pub(crate) fn auto_title(&self) -> Result<bool, AppError> {
+        Ok(self.inner.store.setting::<bool>(AUTO_TITLE_KEY)?.unwrap_or(true))
+    }
+
+    /// Theme, language, the data folder and whether the model names conversations.
     pub fn get_settings(&self) -> Result<GeneralSettings, AppError> {
         let store = &self.inner.store;
         Ok(GeneralSettings {
             theme: store.setting::<String>(THEME_KEY)?.unwrap_or_else(|| "system".into()),
             language: store.setting::<String>(LANGUAGE_KEY)?.unwrap_or_else(|| "en".into()),
             data_dir: self.inner.dir.path().display().to_string(),
+            auto_title: self.auto_title()?,
         })
     }
 
-    /// Stores theme and language; a different data folder is used from the next start.
+    /// Stores theme, language and titling; a different data folder is used from the next start.
     pub fn save_settings(&self, settings: &GeneralSettings) -> Result<(), AppError> {
         if !["light", "dark", "system"].contains(&settings.theme.as_str()) {
             return Err(AppError::Invalid(format!("theme {:?} is not light, dark or system", settings.theme)));
@@ -106,6 +114,7 @@ impl App {
         let store = &self.inner.store;
         store.set_setting(THEME_KEY, &settings.theme)?;
         store.set_setting(LANGUAGE_KEY, &settings.language)?;
+        store.set_setting(AUTO_TITLE_KEY, &settings.auto_title)?;
         let wanted = DataDir::new(Path::new(settings.data_dir.trim()));
         if !settings.data_dir.trim().is_empty() && wanted != self.inner.dir {
             DataDir::choose_for_next_start(wanted.path())?;

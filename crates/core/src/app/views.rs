@@ -51,6 +51,13 @@ pub struct ErrorView {
     pub message: String,
 }
 
+/// The model named a conversation (`AppEvents::conversation_renamed`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConversationRenamed {
+    pub id: String,
+    pub title: String,
+}
+
 /// One conversation in the sidebar.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConversationSummary {
@@ -692,6 +699,13 @@ pub struct GeneralSettings {
     pub language: String,
     /// The data folder; a change applies after a restart.
     pub data_dir: String,
+    /// Whether the model names a conversation after its first answer.
+    #[serde(default = "yes")]
+    pub auto_title: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Raw JSON-RPC of one tool call, for the trace inspector.

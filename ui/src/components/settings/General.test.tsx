@@ -14,7 +14,7 @@ describe("General", () => {
     const ipc: GeneralIpc = {
       appInfo: () => Promise.resolve(info),
       pickDataDir: vi.fn(() => Promise.resolve(null)),
-      getSettings: vi.fn(),
+      getSettings: vi.fn(() => Promise.resolve({ theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true })),
       saveSettings: vi.fn(),
       setZoom: vi.fn(() => Promise.resolve()),
     };
@@ -32,7 +32,7 @@ describe("General", () => {
     const ipc: GeneralIpc = {
       appInfo: () => Promise.resolve(info),
       pickDataDir: vi.fn(),
-      getSettings: vi.fn(),
+      getSettings: vi.fn(() => Promise.resolve({ theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true })),
       saveSettings: vi.fn(),
       setZoom: vi.fn(() => Promise.resolve()),
     };
@@ -51,7 +51,7 @@ describe("General", () => {
     const ipc: GeneralIpc = {
       appInfo: () => Promise.resolve(info),
       pickDataDir: vi.fn(),
-      getSettings: vi.fn(),
+      getSettings: vi.fn(() => Promise.resolve({ theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true })),
       saveSettings: vi.fn(),
       setZoom: vi.fn(() => Promise.reject({ kind: "invalid_input", message: "zoom 9 is not between 0.25 and 5" })),
     };
@@ -65,14 +65,31 @@ describe("General", () => {
     const ipc: GeneralIpc = {
       appInfo: () => Promise.resolve(info),
       pickDataDir: vi.fn(() => Promise.resolve("/new")),
-      getSettings: vi.fn(() => Promise.resolve({ theme: "system" as const, language: "en" as const, data_dir: "/d" })),
+      getSettings: vi.fn(() => Promise.resolve({ theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true })),
       saveSettings: vi.fn(() => Promise.resolve()),
       setZoom: vi.fn(() => Promise.resolve()),
     };
     renderIn(<General ipc={ipc} />);
     fireEvent.click(screen.getByRole("button", { name: "Change data folder…" }));
     expect(await screen.findByText("Patchbay will use /new after a restart.")).toBeTruthy();
-    expect(ipc.saveSettings).toHaveBeenCalledWith({ theme: "system", language: "en", data_dir: "/new" });
+    expect(ipc.saveSettings).toHaveBeenCalledWith({ theme: "system", language: "en", data_dir: "/new", auto_title: true });
+  });
+
+  it("turns off conversation titles written by the model", async () => {
+    const ipc: GeneralIpc = {
+      appInfo: () => Promise.resolve(info),
+      pickDataDir: vi.fn(),
+      getSettings: vi.fn(() => Promise.resolve({ theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true })),
+      saveSettings: vi.fn(() => Promise.resolve()),
+      setZoom: vi.fn(() => Promise.resolve()),
+    };
+    renderIn(<General ipc={ipc} />);
+    const box = screen.getByRole("checkbox", { name: /Let the model name new conversations/ }) as HTMLInputElement;
+    await waitFor(() => expect(box.disabled).toBe(false));
+    expect(box.checked).toBe(true);
+    fireEvent.click(box);
+    await waitFor(() => expect(box.checked).toBe(false));
+    expect(ipc.saveSettings).toHaveBeenCalledWith({ theme: "system", language: "en", data_dir: "/d", auto_title: false });
   });
 });
 

@@ -3,7 +3,7 @@ import { useEffect, useState, useSyncExternalStore } from "react";
 import { useI18n, type Lang } from "../../lib/i18n";
 import { applyTheme, storedTheme, storeTheme } from "../../lib/theme";
 import { setZoom, storedZoom, subscribeZoom, ZOOM_STEPS } from "../../lib/zoom";
-import { toIpcError, type AppInfo, type Ipc, type IpcError, type Theme } from "../../lib/ipc";
+import { toIpcError, type AppInfo, type GeneralSettings, type Ipc, type IpcError, type Theme } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 
 export type GeneralIpc = Pick<Ipc, "appInfo" | "pickDataDir" | "getSettings" | "saveSettings" | "setZoom">;
@@ -17,16 +17,32 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
   // Follows Ctrl/Cmd with = - 0 too.
   const zoom = useSyncExternalStore(subscribeZoom, storedZoom);
 
+  // Settings kept by the backend (the auto-title switch).
+  const [settings, setSettings] = useState<GeneralSettings | null>(null);
+
   useEffect(() => {
     let live = true;
     ipc
       .appInfo()
       .then((i) => live && setInfo(i))
       .catch((e: unknown) => live && setError(toIpcError(e)));
+    ipc
+      .getSettings()
+      .then((s) => live && setSettings(s))
+      .catch((e: unknown) => live && setError(toIpcError(e)));
     return () => {
       live = false;
     };
   }, [ipc]);
+
+  const setAutoTitle = (on: boolean) => {
+    if (!settings) return;
+    const next = { ...settings, auto_title: on };
+    ipc
+      .saveSettings(next)
+      .then(() => setSettings(next))
+      .catch((e: unknown) => setError(toIpcError(e)));
+  };
 
   const chooseDataDir = async () => {
     try {
@@ -94,6 +110,16 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
           <option value="light">{t("settings.themeLight")}</option>
           <option value="dark">{t("settings.themeDark")}</option>
         </select>
+      </label>
+      <label className="check">
+        <input
+          id="auto-title"
+          type="checkbox"
+          disabled={!settings}
+          checked={settings?.auto_title ?? true}
+          onChange={(e) => setAutoTitle(e.target.checked)}
+        />{" "}
+        {t("settings.autoTitle")}
       </label>
       <label className="field">
         <span>{t("settings.zoom")}</span>
