@@ -879,7 +879,12 @@ async fn supervise(shared: Arc<Shared>, slot: Arc<Slot>, stop: CancellationToken
         // `start_once` watches `stop` itself: a running server must get its
         // graceful shutdown (stdin closed, the grace period, then the group
         // killed), which dropping the future would skip.
-        let reason = match start_once(&shared, &slot, &stop).await {
+        let outcome = start_once(&shared, &slot, &stop).await;
+        if stop.is_cancelled() {
+            // However the connection ended, it ended because it was stopped.
+            break;
+        }
+        let reason = match outcome {
             Ok(Ended::Stopped) => break,
             Ok(Ended::Crashed(reason)) => {
                 attempt = 0;
@@ -966,11 +971,13 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
     let mut closed = false;
     let ended = loop {
         tokio::select! {
+            // A stop also closes the connection (its token is the stop's child): it wins.
+            biased;
+            () = stop.cancelled() => break Ended::Stopped,
             _ = &mut waiting => {
                 closed = true;
                 break Ended::Crashed("the connection closed".to_owned());
             }
-            () = stop.cancelled() => break Ended::Stopped,
             Some(list) = changed_rx.recv() => {
                 let mut fresh = read(&slot.catalogue).clone();
                 match fresh.refresh(&slot.name, &peer, list, call_timeout).await {
