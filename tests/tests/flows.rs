@@ -204,9 +204,19 @@ fn a_tool_call_with_approval_a_stopped_answer_and_a_restart() -> Result<()> {
         let duration = s.text(&s.find("[data-testid=trace-card] [data-testid=trace-duration]")?)?;
         ensure!(duration.chars().any(|c| c.is_ascii_digit()), "no duration on the trace card: {duration:?}");
         s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("The echo came back."))?;
-        // Named after the question, then by the model.
-        s.wait_for_text("[data-testid=conversation-list] button.conversation", WAIT, |t| t == "Echoing a greeting")?;
-        s.wait_for_text(".conversation-heading", WAIT, |t| t == "Echoing a greeting")?;
+        // Named after the question, then by the model: the header and the sidebar follow.
+        // (Read as textContent: WebDriver's element text of both comes back empty.)
+        let titles = "return [...document.querySelectorAll('.conversation-heading, \
+                      [data-testid=conversation-list] .conversation-title')].map((e) => e.textContent)";
+        let deadline = std::time::Instant::now() + WAIT;
+        loop {
+            let shown = s.execute(titles, json!([]))?;
+            if shown == json!(["Echoing a greeting", "Echoing a greeting"]) {
+                break;
+            }
+            ensure!(std::time::Instant::now() < deadline, "the header and the sidebar show {shown}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
         Ok(())
     })?;
     app.check(|s| {
