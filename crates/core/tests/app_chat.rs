@@ -342,6 +342,7 @@ async fn conversations_branch_search_rename_and_keep_their_settings() {
         servers: Some(vec![]),
         disabled_tools: vec!["builtin/current_time".into()],
         assistant_id: Some("Default".into()),
+        system_prompt: None,
     };
     f.app.update_conversation_settings(&c.id, &settings).unwrap();
     assert_eq!(f.app.get_conversation(&c.id, None).unwrap().settings, settings);
@@ -693,4 +694,36 @@ async fn a_title_the_user_gave_or_a_failed_title_request_leaves_the_name() {
     assert_eq!(model.requests().len(), 3, "no title request for a conversation the user named");
     assert_eq!(title(&second.id), "My own name");
     assert!(f.events.renamed.lock().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversations_own_instructions_replace_its_assistants_prompt() {
+    let model =
+        ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Bonjour."]), openai::text_reply(&["Hi."])])
+            .await
+            .unwrap();
+    let f = open(&model.url(), &[]);
+    let c = f.app.create_conversation(None).unwrap();
+    let settings = f.app.get_conversation(&c.id, None).unwrap().settings;
+    assert_eq!(settings.system_prompt, None);
+
+    let french = ConversationSettings { system_prompt: Some("  Answer in French.  ".into()), ..settings.clone() };
+    f.app.update_conversation_settings(&c.id, &french).unwrap();
+    assert_eq!(
+        f.app.get_conversation(&c.id, None).unwrap().settings.system_prompt.as_deref(),
+        Some("Answer in French.")
+    );
+    send(&f.app, &c.id, "hello").await;
+    let system = |i: usize| model.requests()[i].body["messages"][0].clone();
+    assert_eq!(system(0)["role"], "system");
+    let text = system(0)["content"].to_string();
+    assert!(text.contains("Answer in French.") && !text.contains("You are Patchbay"), "{text}");
+
+    // Emptied, the assistant's prompt is back.
+    let cleared = ConversationSettings { system_prompt: Some(" ".into()), ..settings };
+    f.app.update_conversation_settings(&c.id, &cleared).unwrap();
+    assert_eq!(f.app.get_conversation(&c.id, None).unwrap().settings.system_prompt, None);
+    send(&f.app, &c.id, "hello again").await;
+    let text = system(1)["content"].to_string();
+    assert!(text.contains("You are Patchbay") && !text.contains("French"), "{text}");
 }

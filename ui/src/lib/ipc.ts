@@ -246,6 +246,8 @@ export interface ConversationSettings {
   /** `server/tool` names hidden in this conversation. */
   disabled_tools: string[];
   assistant_id: string | null;
+  /** This conversation's own instructions, in place of its assistant's system prompt. */
+  system_prompt: string | null;
 }
 
 export interface ConversationDetail {

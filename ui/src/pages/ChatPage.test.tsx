@@ -24,7 +24,7 @@ function fakeIpc() {
         conversation: { ...conv, id },
         messages: id === "c1" ? [message("u0", "user", "earlier question"), message("a0", "assistant", "earlier answer")] : [],
         earlier: id === "c1" ? 2 : 0,
-        settings: { provider: null, model: null, servers: null, disabled_tools: [], assistant_id: null },
+        settings: { provider: null, model: null, servers: null, disabled_tools: [], assistant_id: null, system_prompt: null },
       }),
     ),
     earlierMessages: vi.fn(() =>
@@ -230,6 +230,33 @@ describe("ChatPage", () => {
     await waitFor(() => expect(f.ipc.sendMessage).toHaveBeenCalled());
     expect(stores.get("c1").draft.text).toBe("");
     expect(stores.get("c2").draft.text).toBe("the new chat's draft");
+  });
+
+  it("gives a conversation instructions of its own, and takes them away again", async () => {
+    const f = fakeIpc();
+    renderIn(<ChatPage ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "First" }));
+    await screen.findByText("earlier answer");
+    const button = screen.getByRole("button", { name: "Instructions" });
+    expect(button.getAttribute("aria-pressed")).toBe("false");
+    fireEvent.click(button);
+    const dialog = screen.getByRole("dialog", { name: "Instructions" });
+    fireEvent.change(within(dialog).getByLabelText("Instructions"), { target: { value: "Answer in French." } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() =>
+      expect(f.ipc.updateConversationSettings).toHaveBeenLastCalledWith("c1", expect.objectContaining({ system_prompt: "Answer in French." })),
+    );
+    expect(screen.queryByRole("dialog")).toBeNull();
+    expect(button.getAttribute("aria-pressed")).toBe("true");
+
+    fireEvent.click(button);
+    const again = screen.getByRole("dialog", { name: "Instructions" });
+    const box = within(again).getByLabelText("Instructions") as HTMLTextAreaElement;
+    expect(box.value).toBe("Answer in French.");
+    fireEvent.change(box, { target: { value: "  " } });
+    fireEvent.click(within(again).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(f.ipc.updateConversationSettings).toHaveBeenLastCalledWith("c1", expect.objectContaining({ system_prompt: null })));
+    expect(button.getAttribute("aria-pressed")).toBe("false");
   });
 
   it("shows the title the model gave a conversation in the sidebar and the header", async () => {

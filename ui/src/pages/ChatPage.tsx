@@ -6,6 +6,7 @@ import type { MessageActions } from "../components/chat/MessageView";
 import { ServerRequestDialog } from "../components/chat/ServerRequestDialog";
 import { Sidebar } from "../components/chat/Sidebar";
 import { TraceInspector } from "../components/chat/TraceInspector";
+import { Dialog } from "../components/common/Dialog";
 import { ChatStores, useConversation, type ConversationStore, type Draft } from "../lib/chatStore";
 import { useI18n } from "../lib/i18n";
 import {
@@ -59,7 +60,35 @@ const DEFAULT_SETTINGS: ConversationSettings = {
   servers: null,
   disabled_tools: [],
   assistant_id: null,
+  system_prompt: null,
 };
+
+/** Edits the instructions one conversation follows instead of its assistant's prompt. */
+function InstructionsDialog({ initial, onSave, onClose }: { initial: string; onSave: (text: string) => void; onClose: () => void }) {
+  const { t } = useI18n();
+  const [text, setText] = useState(initial);
+  return (
+    <Dialog title={t("chat.instructions")} onClose={onClose} testId="instructions-dialog">
+      <p className="muted small">{t("chat.instructionsHelp")}</p>
+      <textarea
+        id="conversation-instructions"
+        aria-label={t("chat.instructions")}
+        rows={8}
+        value={text}
+        placeholder={t("chat.instructionsPlaceholder")}
+        onChange={(e) => setText(e.target.value)}
+      />
+      <div className="row">
+        <button type="button" className="primary" onClick={() => onSave(text)}>
+          {t("common.save")}
+        </button>
+        <button type="button" onClick={onClose}>
+          {t("common.cancel")}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
 
 /** Messages shown when a conversation opens (its end), and fetched per step back. */
 const TAIL = 100;
@@ -97,6 +126,7 @@ function ConversationView({
   // Where the last export was saved.
   const [exported, setExported] = useState<string | null>(null);
   const saveDraft = useCallback((d: Draft) => store.setDraft(d), [store]);
+  const [editingInstructions, setEditingInstructions] = useState(false);
 
   useEffect(() => {
     let live = true;
@@ -188,6 +218,15 @@ function ConversationView({
         <h2 className="conversation-heading" title={title}>
           {title}
         </h2>
+        <button
+          type="button"
+          id="instructions-button"
+          className={settings.system_prompt ? "link set" : "link"}
+          aria-pressed={settings.system_prompt !== null}
+          onClick={() => setEditingInstructions(true)}
+        >
+          {t("chat.instructions")}
+        </button>
         <span className="muted small">{t("chat.export")}</span>
         {(["markdown", "json"] as const).map((format) => (
           <button
@@ -240,6 +279,16 @@ function ConversationView({
         draft={store.draft}
         onDraft={saveDraft}
       />
+      {editingInstructions && (
+        <InstructionsDialog
+          initial={settings.system_prompt ?? ""}
+          onClose={() => setEditingInstructions(false)}
+          onSave={(text) => {
+            updateSettings({ ...settings, system_prompt: text.trim() === "" ? null : text });
+            setEditingInstructions(false);
+          }}
+        />
+      )}
       {inspected && (
         <TraceInspector trace={inspected} getTrace={ipc.getTrace} callTool={ipc.callTool} onClose={() => setInspected(null)} />
       )}

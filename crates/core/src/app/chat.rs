@@ -179,14 +179,17 @@ impl App {
     }
 
     fn conversation_settings(&self, id: ConversationId) -> Result<ConversationSettings, AppError> {
+        let conversation = self.inner.conversations.get(id)?;
         let stored = self.inner.store.setting::<ConversationSettings>(&settings_key(id))?;
-        Ok(stored.unwrap_or_else(|| ConversationSettings {
-            assistant_id: self.inner.conversations.get(id).ok().and_then(|c| c.assistant),
+        let settings = stored.unwrap_or_else(|| ConversationSettings {
+            assistant_id: conversation.assistant,
             ..ConversationSettings::default()
-        }))
+        });
+        // The instructions live with the conversation, where the turn reads them.
+        Ok(ConversationSettings { system_prompt: conversation.system_prompt, ..settings })
     }
 
-    /// Stores the conversation's model, server and tool choices.
+    /// Stores the conversation's model, server and tool choices, and its own instructions.
     pub fn update_conversation_settings(&self, id: &str, settings: &ConversationSettings) -> Result<(), AppError> {
         let id = parse_id("conversation", id)?;
         self.inner.conversations.get(id)?;
@@ -196,7 +199,10 @@ impl App {
         if let Some(name) = &settings.provider {
             self.inner.config.provider(name)?;
         }
-        Ok(self.inner.store.set_setting(&settings_key(id), settings)?)
+        let instructions = settings.system_prompt.as_deref().map(str::trim).filter(|p| !p.is_empty());
+        self.inner.conversations.set_system_prompt(id, instructions)?;
+        let rest = ConversationSettings { system_prompt: None, ..settings.clone() };
+        Ok(self.inner.store.set_setting(&settings_key(id), &rest)?)
     }
 
     /// The conversation as a Markdown or JSON file named after its title.

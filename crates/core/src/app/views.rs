@@ -81,7 +81,7 @@ impl From<&Conversation> for ConversationSummary {
     }
 }
 
-/// Per-conversation choices: model, servers and tools.
+/// Per-conversation choices: model, servers, tools and instructions.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ConversationSettings {
@@ -92,6 +92,8 @@ pub struct ConversationSettings {
     /// `server/tool` names hidden in this conversation.
     pub disabled_tools: Vec<String>,
     pub assistant_id: Option<String>,
+    /// This conversation's own instructions, in place of its assistant's system prompt.
+    pub system_prompt: Option<String>,
 }
 
 /// A conversation opened in the chat view.

@@ -6,7 +6,7 @@ import { Composer, type ComposerProps } from "./Composer";
 
 afterEach(cleanup);
 
-const settings: ConversationSettings = { provider: null, model: null, servers: null, disabled_tools: [], assistant_id: null };
+const settings: ConversationSettings = { provider: null, model: null, servers: null, disabled_tools: [], assistant_id: null, system_prompt: null };
 
 const tool = (server: string, name: string, schema_tokens: number): ToolInfo => ({
   server,
