@@ -597,15 +597,20 @@ async fn sampling_and_elicitation_requests_wait_for_the_users_answer() {
     f.app.shutdown().await;
 }
 
-/// Waits until the model has been asked `n` times.
-async fn wait_requests(model: &ScriptedServer, n: usize) {
+/// Waits up to 10 s for `done`.
+async fn eventually(done: impl Fn() -> bool, what: &str) {
     for _ in 0..200 {
-        if model.requests().len() >= n {
+        if done() {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("the model was asked {} times, not {n}", model.requests().len());
+    panic!("{what}");
+}
+
+/// Waits until the model has been asked `n` times.
+async fn wait_requests(model: &ScriptedServer, n: usize) {
+    eventually(|| model.requests().len() >= n, &format!("the model was not asked {n} times")).await;
 }
 
 async fn send(app: &App, conversation: &str, text: &str) {
@@ -630,12 +635,7 @@ async fn the_model_names_a_new_conversation_after_its_first_answer() {
     send(&f.app, &conversation.id, "why are there two tides a day?").await;
     // Named after the question at once, by the model once it has answered.
     wait_requests(&model, 2).await;
-    for _ in 0..100 {
-        if !f.events.renamed.lock().unwrap().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(|| !f.events.renamed.lock().unwrap().is_empty(), "the conversation was not renamed").await;
     let renamed = f.events.renamed.lock().unwrap().clone();
     assert_eq!(
         renamed,

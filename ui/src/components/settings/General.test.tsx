@@ -9,15 +9,23 @@ afterEach(cleanup);
 
 const info = { version: "1.0.0", data_dir: "/d", database: "/d/p.db", schema_version: 2, keyring: { available: true, detail: "mock" } };
 
+const stored = { theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true };
+
+/** A backend for the General page; `over` replaces some of its calls. */
+function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
+  return {
+    appInfo: () => Promise.resolve(info),
+    pickDataDir: vi.fn(() => Promise.resolve(null)),
+    getSettings: vi.fn(() => Promise.resolve(stored)),
+    saveSettings: vi.fn(() => Promise.resolve()),
+    setZoom: vi.fn(() => Promise.resolve()),
+    ...over,
+  };
+}
+
 describe("General", () => {
   it("switches theme and language", async () => {
-    const ipc: GeneralIpc = {
-      appInfo: () => Promise.resolve(info),
-      pickDataDir: vi.fn(() => Promise.resolve(null)),
-      getSettings: vi.fn(() => Promise.resolve({ theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true })),
-      saveSettings: vi.fn(),
-      setZoom: vi.fn(() => Promise.resolve()),
-    };
+    const ipc = fake();
     renderIn(<General ipc={ipc} />);
     expect(await screen.findByText("available (mock)")).toBeTruthy();
     fireEvent.change(screen.getByLabelText("Theme"), { target: { value: "dark" } });
@@ -29,13 +37,7 @@ describe("General", () => {
   });
 
   it("zooms the page from its select, which also follows a zoom made with the keyboard", async () => {
-    const ipc: GeneralIpc = {
-      appInfo: () => Promise.resolve(info),
-      pickDataDir: vi.fn(),
-      getSettings: vi.fn(() => Promise.resolve({ theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true })),
-      saveSettings: vi.fn(),
-      setZoom: vi.fn(() => Promise.resolve()),
-    };
+    const ipc = fake();
     renderIn(<General ipc={ipc} />);
     const select = (await screen.findByLabelText(/^Zoom/)) as HTMLSelectElement;
     expect(select.value).toBe("1");
@@ -48,13 +50,7 @@ describe("General", () => {
   });
 
   it("shows why the page could not be zoomed", async () => {
-    const ipc: GeneralIpc = {
-      appInfo: () => Promise.resolve(info),
-      pickDataDir: vi.fn(),
-      getSettings: vi.fn(() => Promise.resolve({ theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true })),
-      saveSettings: vi.fn(),
-      setZoom: vi.fn(() => Promise.reject({ kind: "invalid_input", message: "zoom 9 is not between 0.25 and 5" })),
-    };
+    const ipc = fake({ setZoom: vi.fn(() => Promise.reject({ kind: "invalid_input", message: "zoom 9 is not between 0.25 and 5" })) });
     renderIn(<General ipc={ipc} />);
     fireEvent.change(await screen.findByLabelText(/^Zoom/), { target: { value: "2" } });
     expect((await screen.findByRole("alert")).textContent).toContain("zoom 9 is not between 0.25 and 5");
@@ -62,13 +58,7 @@ describe("General", () => {
   });
 
   it("moves the data folder after a restart", async () => {
-    const ipc: GeneralIpc = {
-      appInfo: () => Promise.resolve(info),
-      pickDataDir: vi.fn(() => Promise.resolve("/new")),
-      getSettings: vi.fn(() => Promise.resolve({ theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true })),
-      saveSettings: vi.fn(() => Promise.resolve()),
-      setZoom: vi.fn(() => Promise.resolve()),
-    };
+    const ipc = fake({ pickDataDir: vi.fn(() => Promise.resolve("/new")) });
     renderIn(<General ipc={ipc} />);
     fireEvent.click(screen.getByRole("button", { name: "Change data folder…" }));
     expect(await screen.findByText("Patchbay will use /new after a restart.")).toBeTruthy();
@@ -76,13 +66,7 @@ describe("General", () => {
   });
 
   it("turns off conversation titles written by the model", async () => {
-    const ipc: GeneralIpc = {
-      appInfo: () => Promise.resolve(info),
-      pickDataDir: vi.fn(),
-      getSettings: vi.fn(() => Promise.resolve({ theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true })),
-      saveSettings: vi.fn(() => Promise.resolve()),
-      setZoom: vi.fn(() => Promise.resolve()),
-    };
+    const ipc = fake();
     renderIn(<General ipc={ipc} />);
     const box = screen.getByRole("checkbox", { name: /Let the model name new conversations/ }) as HTMLInputElement;
     await waitFor(() => expect(box.disabled).toBe(false));

@@ -14,6 +14,7 @@ import {
   type ProviderView,
 } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
+import { PresetSelect } from "../common/PresetSelect";
 import { useLoad } from "./useLoad";
 
 export type ProvidersIpc = Pick<Ipc, "listProviders" | "saveProvider" | "deleteProvider" | "testProvider" | "providerPresets">;
@@ -79,17 +80,14 @@ function ProviderForm({
       }}
     >
       {isNew && presets.length > 0 && (
-        <label className="field">
-          <span>{t("providers.preset")}</span>
-          <select id="provider-preset" value={preset?.id ?? ""} onChange={(e) => choose(e.target.value)}>
-            <option value="">{t("providers.presetCustom")}</option>
-            {presets.map((x) => (
-              <option key={x.id} value={x.id}>
-                {x.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <PresetSelect
+          id="provider-preset"
+          label={t("providers.preset")}
+          none={t("providers.presetCustom")}
+          presets={presets}
+          value={preset?.id ?? ""}
+          onChange={choose}
+        />
       )}
       <label className="field">
         <span>{t("providers.name")}</span>

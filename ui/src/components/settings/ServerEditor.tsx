@@ -6,6 +6,7 @@
 // Secret values go to the keyring through `secrets`, never into the config.
 import { useState } from "react";
 import { isMessageKey, useI18n } from "../../lib/i18n";
+import { PresetSelect } from "../common/PresetSelect";
 import type { ApprovalMode, ClientCredentials, JwtAlgorithm, McpServerConfig, ServerPreset, TransportType, ValueSource } from "../../lib/ipc";
 
 type AuthMethod = "browser" | "secret" | "private_key";
@@ -215,17 +216,14 @@ export function ServerEditor({
       }}
     >
       {isNew && presets.length > 0 && (
-        <label className="field">
-          <span>{t("servers.preset")}</span>
-          <select id="server-preset" value={preset?.id ?? ""} onChange={(e) => choose(e.target.value)}>
-            <option value="">{t("servers.presetNone")}</option>
-            {presets.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <PresetSelect
+          id="server-preset"
+          label={t("servers.preset")}
+          none={t("servers.presetNone")}
+          presets={presets}
+          value={preset?.id ?? ""}
+          onChange={choose}
+        />
       )}
       {preset && (
         <p className="muted small" data-testid="server-preset-about">
