@@ -304,6 +304,8 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
   const { t } = useI18n();
   const [stores] = useState(() => given ?? new ChatStores());
   const [conversations, setConversations] = useState<ConversationSummary[]>([]);
+  // When the list was loaded: the sidebar groups it by day from then.
+  const [listedAt, setListedAt] = useState(Date.now);
   const [activeId, setActive] = useState<string | null>(() => stores.activeId());
   const setActiveId = useCallback(
     (id: string | null) => {
@@ -332,7 +334,10 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
   const refresh = useCallback(() => {
     ipc
       .listConversations(search === "" ? null : search)
-      .then(setConversations)
+      .then((cs) => {
+        setConversations(cs);
+        setListedAt(Date.now());
+      })
       .catch((e: unknown) => setError(toIpcError(e)));
   }, [ipc, search]);
 
@@ -380,6 +385,7 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
       <h1 className="sr-only">{t("chat.title")}</h1>
       <Sidebar
         conversations={conversations}
+        now={listedAt}
         activeId={activeId}
         query={query}
         onQuery={setQuery}

@@ -18,6 +18,7 @@ function setup(extra: Partial<SidebarProps> = {}) {
     onNew: vi.fn(),
     onRename: vi.fn(),
     onDelete: vi.fn(),
+    now: 10,
     ...extra,
   };
   renderIn(<Sidebar {...props} />);
@@ -25,6 +26,38 @@ function setup(extra: Partial<SidebarProps> = {}) {
 }
 
 describe("Sidebar", () => {
+  it("groups conversations by the local day they last changed", () => {
+    const now = new Date(2026, 10, 25, 15, 0).getTime();
+    const at = (days: number, hour: number) => new Date(2026, 10, 25 - days, hour).getTime();
+    setup({
+      now,
+      activeId: null,
+      conversations: [
+        conv("t", "This morning", at(0, 8)),
+        conv("y", "Last night", at(1, 23)),
+        conv("w", "Monday", at(3, 12)),
+        conv("m", "Earlier this month", at(20, 12)),
+        conv("o", "Last year", at(400, 12)),
+        conv("t2", "Just now", at(0, 14)),
+      ],
+    });
+    const list = screen.getByTestId("conversation-list");
+    const rows = [...list.querySelectorAll("li")].map((li) => (li.classList.contains("conversation-group") ? `# ${li.textContent}` : li.querySelector(".conversation-title")?.textContent));
+    expect(rows).toEqual([
+      "# Today",
+      "Just now",
+      "This morning",
+      "# Yesterday",
+      "Last night",
+      "# Previous 7 days",
+      "Monday",
+      "# Previous 30 days",
+      "Earlier this month",
+      "# Older",
+      "Last year",
+    ]);
+  });
+
   it("lists conversations newest first and marks the active one", () => {
     setup();
     const titles = within(screen.getByTestId("conversation-list")).getAllByRole("button", { name: /^(Old|Newest|Middle)$/ });

@@ -1,7 +1,8 @@
-// Conversation list: newest first, full-text search, new/rename/delete.
+// Conversation list: newest first under Today / Yesterday / Previous 7 days /
+// Previous 30 days / Older, full-text search, new/rename/delete.
 // Ctrl/Cmd+N starts a conversation, Ctrl/Cmd+K focuses the search box.
 import { useEffect, useRef, useState } from "react";
-import { useI18n } from "../../lib/i18n";
+import { useI18n, type MessageKey } from "../../lib/i18n";
 import type { Assistant, ConversationSummary } from "../../lib/ipc";
 
 export interface SidebarProps {
@@ -17,11 +18,24 @@ export interface SidebarProps {
   assistants?: Assistant[];
   assistantId?: string | null;
   onAssistant?: (id: string | null) => void;
+  /** The time the groups are counted from (ms), taken when the list was loaded. */
+  now: number;
+}
+
+const GROUPS: MessageKey[] = ["sidebar.today", "sidebar.yesterday", "sidebar.week", "sidebar.month", "sidebar.older"];
+
+/** Which of `GROUPS` a conversation last changed at `ms` falls in, counted in local days. */
+export function groupOf(ms: number, now: number): number {
+  const today = new Date(now);
+  const daysBack = (n: number) => new Date(today.getFullYear(), today.getMonth(), today.getDate() - n).getTime();
+  const starts = [daysBack(0), daysBack(1), daysBack(7), daysBack(30)];
+  const index = starts.findIndex((start) => ms >= start);
+  return index === -1 ? GROUPS.length - 1 : index;
 }
 
 export function Sidebar(props: SidebarProps) {
   const { conversations, activeId, query, onQuery, onSelect, onNew, onRename, onDelete } = props;
-  const { assistants = [], assistantId = null, onAssistant } = props;
+  const { assistants = [], assistantId = null, onAssistant, now } = props;
   const { t } = useI18n();
   const search = useRef<HTMLInputElement>(null);
   const [renaming, setRenaming] = useState<{ id: string; title: string } | null>(null);
@@ -74,7 +88,12 @@ export function Sidebar(props: SidebarProps) {
         onChange={(e) => onQuery(e.target.value)}
       />
       <ul className="conversation-list" data-testid="conversation-list">
-        {sorted.map((c) => (
+        {sorted.map((c, i) => [
+          (i === 0 || groupOf(sorted[i - 1]?.updated_at ?? 0, now) !== groupOf(c.updated_at, now)) && (
+            <li key={`group-${groupOf(c.updated_at, now)}`} role="presentation" className="conversation-group">
+              {t(GROUPS[groupOf(c.updated_at, now)] ?? "sidebar.older")}
+            </li>
+          ),
           <li key={c.id} className={c.id === activeId ? "active" : undefined}>
             {renaming?.id === c.id ? (
               <form
@@ -128,8 +147,8 @@ export function Sidebar(props: SidebarProps) {
                 </button>
               </span>
             )}
-          </li>
-        ))}
+          </li>,
+        ])}
       </ul>
       {sorted.length === 0 && <p className="muted">{query ? t("sidebar.noMatches") : t("sidebar.empty")}</p>}
     </aside>
