@@ -144,6 +144,8 @@ pub fn run() {
             commands::settings::save_settings,
             commands::settings::pick_data_dir,
             commands::settings::set_zoom,
+            commands::settings::backup_data,
+            commands::settings::restore_data,
             commands::knowledge::kb_status,
             commands::knowledge::kb_pick_folder,
             commands::knowledge::kb_add_folder,

@@ -5,6 +5,7 @@
 //! which says where and why.
 
 mod ask;
+mod backup;
 mod chat;
 mod config;
 mod conversation;
@@ -61,6 +62,10 @@ enum Command {
     /// The folders shared with MCP servers as roots.
     #[command(subcommand)]
     Roots(roots::RootsCommand),
+    /// Write a copy of the database (conversations, settings, servers, knowledge-base index).
+    Backup(backup::BackupArgs),
+    /// Restore a backup; the replaced database is kept.
+    Restore(backup::RestoreArgs),
 }
 
 fn main() -> ExitCode {
@@ -91,5 +96,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(args) => mcp::run(&dir, args),
         Command::Kb(args) => kb::run(&dir, args),
         Command::Roots(command) => roots::run(&dir, &command),
+        Command::Backup(args) => backup::backup(&dir, &args),
+        Command::Restore(args) => backup::restore(&dir, &args),
     }
 }

@@ -75,3 +75,39 @@ fn ask_without_any_provider_says_how_to_add_one() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no model provider is configured") && err.contains("OPENAI_API_KEY"), "{err}");
 }
+
+#[test]
+fn a_backup_restores_every_conversation_and_keeps_the_database_it_replaces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    seed(&data, "Kept in the backup", "Yes.");
+    let file = tmp.path().join("backup.db");
+    let out = stdout(&patchbay(&data, &["backup", file.to_str().unwrap()]));
+    assert!(out.contains("backed up to") && out.contains("keyring"), "{out}");
+    let again = patchbay(&data, &["backup", file.to_str().unwrap()]);
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("a file is already there"));
+
+    seed(&data, "Written after the backup", "Lost on restore, kept aside.");
+    let out = stdout(&patchbay(&data, &["restore", file.to_str().unwrap()]));
+    assert!(out.contains("restored") && out.contains("1 conversations"), "{out}");
+    let listed = stdout(&patchbay(&data, &["conversation", "list"]));
+    assert!(listed.contains("Kept in the backup") && !listed.contains("Written after"), "{listed}");
+    let kept = std::fs::read_dir(&data)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .find(|n| n.starts_with("patchbay.db.before-restore-") && !n.contains("-wal") && !n.contains("-shm"))
+        .expect("the replaced database is kept");
+    let old = ConversationStore::new(Store::open(&DataDir::new(tmp.path().join("old"))).unwrap());
+    drop(old);
+    std::fs::copy(data.join(&kept), tmp.path().join("old").join("patchbay.db")).unwrap();
+    let listed = stdout(&patchbay(&tmp.path().join("old"), &["conversation", "list"]));
+    assert!(listed.contains("Written after the backup"), "the replaced database still holds it: {listed}");
+
+    // Not a backup: refused, with the reason, and nothing changes.
+    let text = tmp.path().join("notes.txt");
+    std::fs::write(&text, "just some notes, not a database, long enough for a header").unwrap();
+    let refused = patchbay(&data, &["restore", text.to_str().unwrap()]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not a usable Patchbay database"), "{refused:?}");
+    assert!(stdout(&patchbay(&data, &["conversation", "list"])).contains("Kept in the backup"));
+}

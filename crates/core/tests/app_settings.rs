@@ -423,6 +423,19 @@ async fn assistants_and_general_settings_round_trip() {
     assert_eq!(f.app.get_settings().unwrap(), chosen);
     let bad = GeneralSettings { language: "fr".into(), ..settings };
     assert_eq!(f.app.save_settings(&bad).unwrap_err().kind(), ErrorKind::InvalidInput);
+
+    // A backup, and a restore staged for the next start; what cannot be restored is refused.
+    let backup = f.dir.path().join("backup.db");
+    assert!(f.app.backup(&backup).unwrap().bytes > 0);
+    assert_eq!(f.app.backup(&backup).unwrap_err().kind(), ErrorKind::InvalidInput, "never overwritten");
+    let notes = f.dir.path().join("notes.txt");
+    std::fs::write(&notes, "no database here, only words to fill the header of a file").unwrap();
+    let refused = f.app.restore(&notes).unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::InvalidInput);
+    assert!(refused.to_string().contains("not a usable Patchbay database"), "{refused}");
+    assert!(!f.app.get_settings().unwrap().restore_pending);
+    f.app.restore(&backup).unwrap();
+    assert!(f.app.get_settings().unwrap().restore_pending);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

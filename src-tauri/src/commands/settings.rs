@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use patchbay_core::app::views::{AssistantView, GeneralSettings, ImportPreviewView, ImportReport, ProviderView};
 use patchbay_core::config::{ExportFormat, ProviderPreset, ProviderProfile};
 use tauri::{AppHandle, State};
+use tauri_plugin_dialog::DialogExt;
 use tokio_util::sync::CancellationToken;
 
 use super::blocking;
@@ -119,6 +120,38 @@ pub fn set_zoom(webview: tauri::Webview, zoom: f64) -> Result<(), IpcError> {
         return Err(IpcError::new(IpcErrorKind::InvalidInput, format!("zoom {zoom} is not between 0.25 and 5")));
     }
     webview.set_zoom(zoom).map_err(|e| IpcError::new(IpcErrorKind::Internal, e))
+}
+
+/// Saves a backup of the database where the user chooses; its path, or `None` when cancelled.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn backup_data(state: State<'_, AppState>, handle: AppHandle) -> Result<Option<String>, IpcError> {
+    let app = state.app()?;
+    blocking(move || {
+        let dialog = handle.dialog().file().set_file_name("patchbay-backup.db").add_filter("Patchbay backup", &["db"]);
+        let Some(path) = dialog.blocking_save_file() else { return Ok(None) };
+        let path = path.into_path().map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, e))?;
+        // The save dialog has asked whether to replace a file of that name.
+        if path.is_file() {
+            std::fs::remove_file(&path).map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, e))?;
+        }
+        Ok(Some(app.backup(&path)?.path.display().to_string()))
+    })
+    .await
+}
+
+/// Stages a backup the user picks to be restored at the next start; its path, or `None` when cancelled.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn restore_data(state: State<'_, AppState>, handle: AppHandle) -> Result<Option<String>, IpcError> {
+    let app = state.app()?;
+    blocking(move || {
+        let Some(path) = handle.dialog().file().add_filter("Patchbay backup", &["db"]).blocking_pick_file() else {
+            return Ok(None);
+        };
+        let path = path.into_path().map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, e))?;
+        app.restore(&path)?;
+        Ok(Some(path.display().to_string()))
+    })
+    .await
 }
 
 /// The folder dialog for the data folder; `None` when cancelled.

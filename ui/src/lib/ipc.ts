@@ -535,6 +535,8 @@ export interface GeneralSettings {
   data_dir: string;
   /** The model names a new conversation after its first answer. */
   auto_title: boolean;
+  /** A backup waits to be restored at the next start (read only). */
+  restore_pending: boolean;
 }
 
 /** The model named a conversation. */
@@ -594,6 +596,8 @@ export const ipc = {
   ping: () => call<string>("ping"),
   appInfo: () => call<AppInfo>("app_info"),
   setZoom: (zoom: number) => call<void>("set_zoom", { zoom }),
+  backupData: () => call<string | null>("backup_data"),
+  restoreData: () => call<string | null>("restore_data"),
 
   // conversations
   listConversations: (query: string | null) => call<ConversationSummary[]>("list_conversations", { query }),

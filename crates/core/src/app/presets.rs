@@ -8,6 +8,7 @@ use super::{App, AppError};
 use crate::agent::{Sampling, ToolSelection};
 use crate::assistants::{Assistant, KnowledgeMode};
 use crate::paths::DataDir;
+use crate::store::{Backup, StoreError, restore_staged, stage_restore};
 
 const THEME_KEY: &str = "ui.theme";
 const LANGUAGE_KEY: &str = "ui.language";
@@ -87,6 +88,26 @@ impl App {
         Ok(self.inner.assistants.delete(id)?)
     }
 
+    /// Writes a consistent copy of the database to `to` (a new file). Secrets
+    /// stay in the keyring and are not in it.
+    pub fn backup(&self, to: &Path) -> Result<Backup, AppError> {
+        self.inner.store.backup(to).map_err(|e| match e {
+            StoreError::Backup { .. } => AppError::Invalid(e.to_string()),
+            other => AppError::Store(other),
+        })
+    }
+
+    /// Checks the backup `file` and stages it to replace the database at the
+    /// next start (the replaced one is kept beside it).
+    pub fn restore(&self, file: &Path) -> Result<(), AppError> {
+        stage_restore(&self.inner.dir, file).map(drop).map_err(|e| match e {
+            StoreError::Backup { .. } | StoreError::NotADatabase { .. } | StoreError::NewerSchema { .. } => {
+                AppError::Invalid(e.to_string())
+            }
+            other => AppError::Store(other),
+        })
+    }
+
     /// Whether the model names new conversations.
     pub(crate) fn auto_title(&self) -> Result<bool, AppError> {
         Ok(self.inner.store.setting::<bool>(AUTO_TITLE_KEY)?.unwrap_or(true))
@@ -100,6 +121,7 @@ impl App {
             language: store.setting::<String>(LANGUAGE_KEY)?.unwrap_or_else(|| "en".into()),
             data_dir: self.inner.dir.path().display().to_string(),
             auto_title: self.auto_title()?,
+            restore_pending: restore_staged(&self.inner.dir),
         })
     }
 

@@ -704,6 +704,9 @@ pub struct GeneralSettings {
     /// Whether the model names a conversation after its first answer.
     #[serde(default = "yes")]
     pub auto_title: bool,
+    /// A backup waits to be restored at the next start (read only).
+    #[serde(default)]
+    pub restore_pending: bool,
 }
 
 fn yes() -> bool {

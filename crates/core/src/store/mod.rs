@@ -10,6 +10,7 @@
 //! happen once, on a background thread after the run, instead of every
 //! thousand pages inside it.
 
+pub mod backup;
 mod migrate;
 mod session;
 mod settings;
@@ -24,6 +25,7 @@ use crate::paths::{DataDir, PathsError};
 
 use session::Session;
 
+pub use backup::{Backup, restore_staged, stage_restore};
 pub use migrate::{MIGRATIONS, Migration, latest_version};
 
 /// Errors from opening or using the database.
@@ -71,6 +73,9 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// A backup could not be written, or a file cannot be restored from.
+    #[error("{path}: {reason}")]
+    Backup { path: PathBuf, reason: String },
     /// Any other SQLite failure.
     #[error("database error in {path}: {source}")]
     Sqlite {
@@ -141,6 +146,9 @@ impl Store {
     /// A file that is not a database, or one from a newer Patchbay, is reported and never modified.
     pub fn open(dir: &DataDir) -> Result<Self, StoreError> {
         dir.prepare()?;
+        if let Some(kept) = backup::apply_staged(dir)? {
+            tracing::info!(kept = %kept.display(), "restored the staged backup; the database it replaced is kept");
+        }
         let path = dir.database();
         let conn = Connection::open_with_flags(
             &path,

@@ -76,6 +76,20 @@ impl Drop for Session {
     }
 }
 
+/// Whether any open store, in this process or another, holds a session in `dir`.
+pub(super) fn someone_holds(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else { return false };
+    entries.filter_map(Result::ok).any(|entry| {
+        let path = entry.path();
+        let is_lock = path.extension().is_some_and(|e| e == "lock");
+        is_lock
+            && File::options().write(true).open(&path).is_ok_and(|file| match file.try_lock() {
+                Ok(()) => false,
+                Err(TryLockError::WouldBlock | TryLockError::Error(_)) => true,
+            })
+    })
+}
+
 fn lock_path(dir: &Path, id: &str) -> PathBuf {
     dir.join(format!("{id}.lock"))
 }

@@ -9,7 +9,7 @@ afterEach(cleanup);
 
 const info = { version: "1.0.0", data_dir: "/d", database: "/d/p.db", schema_version: 2, keyring: { available: true, detail: "mock" } };
 
-const stored = { theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true };
+const stored = { theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true, restore_pending: false };
 
 /** A backend for the General page; `over` replaces some of its calls. */
 function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
@@ -19,6 +19,8 @@ function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
     getSettings: vi.fn(() => Promise.resolve(stored)),
     saveSettings: vi.fn(() => Promise.resolve()),
     setZoom: vi.fn(() => Promise.resolve()),
+    backupData: vi.fn(() => Promise.resolve("/backups/patchbay-backup.db")),
+    restoreData: vi.fn(() => Promise.resolve("/backups/old.db")),
     ...over,
   };
 }
@@ -62,7 +64,27 @@ describe("General", () => {
     renderIn(<General ipc={ipc} />);
     fireEvent.click(screen.getByRole("button", { name: "Change data folder…" }));
     expect(await screen.findByText("Patchbay will use /new after a restart.")).toBeTruthy();
-    expect(ipc.saveSettings).toHaveBeenCalledWith({ theme: "system", language: "en", data_dir: "/new", auto_title: true });
+    expect(ipc.saveSettings).toHaveBeenCalledWith({ theme: "system", language: "en", data_dir: "/new", auto_title: true, restore_pending: false });
+  });
+
+  it("backs up, stages a restore for the next start, and says so", async () => {
+    const ipc = fake();
+    renderIn(<General ipc={ipc} />);
+    fireEvent.click(screen.getByRole("button", { name: "Back up now…" }));
+    expect((await screen.findByTestId("backup-note")).textContent).toBe("Backed up to /backups/patchbay-backup.db.");
+    fireEvent.click(screen.getByRole("button", { name: "Restore from a backup…" }));
+    await waitFor(() => expect(screen.getByTestId("backup-note").textContent).toContain("/backups/old.db will be restored when Patchbay next starts"));
+  });
+
+  it("says a staged restore waits, and shows why a file cannot be restored from", async () => {
+    const ipc = fake({
+      getSettings: vi.fn(() => Promise.resolve({ ...stored, restore_pending: true })),
+      restoreData: vi.fn(() => Promise.reject({ kind: "invalid_input", message: "/x/notes.txt is not a usable Patchbay database" })),
+    });
+    renderIn(<General ipc={ipc} />);
+    expect((await screen.findByTestId("backup-note")).textContent).toBe("A backup will be restored when Patchbay next starts.");
+    fireEvent.click(screen.getByRole("button", { name: "Restore from a backup…" }));
+    expect((await screen.findByRole("alert")).textContent).toContain("is not a usable Patchbay database");
   });
 
   it("turns off conversation titles written by the model", async () => {
@@ -73,7 +95,7 @@ describe("General", () => {
     expect(box.checked).toBe(true);
     fireEvent.click(box);
     await waitFor(() => expect(box.checked).toBe(false));
-    expect(ipc.saveSettings).toHaveBeenCalledWith({ theme: "system", language: "en", data_dir: "/d", auto_title: false });
+    expect(ipc.saveSettings).toHaveBeenCalledWith({ theme: "system", language: "en", data_dir: "/d", auto_title: false, restore_pending: false });
   });
 });
 

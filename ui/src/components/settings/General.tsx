@@ -1,4 +1,4 @@
-// General: theme, zoom, language, data folder, and the About facts.
+// General: theme, zoom, language, titles, data folder, backups, and the About facts.
 import { useEffect, useState, useSyncExternalStore } from "react";
 import { useI18n, type Lang } from "../../lib/i18n";
 import { applyTheme, storedTheme, storeTheme } from "../../lib/theme";
@@ -6,7 +6,7 @@ import { setZoom, storedZoom, subscribeZoom, ZOOM_STEPS } from "../../lib/zoom";
 import { toIpcError, type AppInfo, type GeneralSettings, type Ipc, type IpcError, type Theme } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 
-export type GeneralIpc = Pick<Ipc, "appInfo" | "pickDataDir" | "getSettings" | "saveSettings" | "setZoom">;
+export type GeneralIpc = Pick<Ipc, "appInfo" | "pickDataDir" | "getSettings" | "saveSettings" | "setZoom" | "backupData" | "restoreData">;
 
 export function General({ ipc }: { ipc: GeneralIpc }) {
   const { t, lang, setLang } = useI18n();
@@ -34,6 +34,25 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
       live = false;
     };
   }, [ipc]);
+
+  // What the last backup or restore did.
+  const [backupNote, setBackupNote] = useState<string | null>(null);
+  const backup = () =>
+    ipc
+      .backupData()
+      .then((path) => path && setBackupNote(t("settings.backedUp", { path })))
+      .catch((e: unknown) => setError(toIpcError(e)));
+  const restore = () =>
+    ipc
+      .restoreData()
+      .then((path) => {
+        if (!path) return;
+        setBackupNote(t("settings.restoreStaged", { path }));
+        setSettings((s) => s && { ...s, restore_pending: true });
+      })
+      .catch((e: unknown) => setError(toIpcError(e)));
+
+  const note = backupNote ?? (settings?.restore_pending ? t("settings.restorePending") : null);
 
   const setAutoTitle = (on: boolean) => {
     if (!settings) return;
@@ -85,6 +104,21 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
       {movedTo && (
         <p role="status" className="muted">
           {t("settings.dataDirRestart", { path: movedTo })}
+        </p>
+      )}
+      <h2>{t("settings.backup")}</h2>
+      <p className="muted small">{t("settings.backupHelp")}</p>
+      <div className="row">
+        <button type="button" id="backup-data" onClick={() => void backup()}>
+          {t("settings.backupNow")}
+        </button>
+        <button type="button" id="restore-data" onClick={() => void restore()}>
+          {t("settings.restoreFrom")}
+        </button>
+      </div>
+      {note && (
+        <p role="status" className="muted" data-testid="backup-note">
+          {note}
         </p>
       )}
       <label className="field">

@@ -1,0 +1,217 @@
+//! Backups of the database, and restoring one.
+//!
+//! A backup is a consistent copy taken while Patchbay runs (`VACUUM INTO`):
+//! conversations, settings, servers, providers, the knowledge base's index.
+//! API keys and other secrets stay in the OS keyring and are not in it.
+//!
+//! A restore never replaces the database under a running store. It is staged:
+//! the backup is checked (an SQLite file that passes `quick_check`, with a
+//! Patchbay schema this build can open) and copied to `restore.db` in the data
+//! directory. The next [`Store::open`](super::Store::open) that finds no other
+//! process using the data directory moves the current database aside to
+//! `patchbay.db.before-restore-<ms>` (nothing is deleted) and puts the backup
+//! in its place.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::migrate::{current_version, latest_version};
+use super::session::someone_holds;
+use super::{Store, StoreError, classify};
+use crate::paths::DataDir;
+
+/// The staged restore, inside the data directory.
+const STAGED: &str = "restore.db";
+
+/// What a backup wrote.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Backup {
+    pub path: PathBuf,
+    pub bytes: u64,
+}
+
+impl Store {
+    /// Writes a consistent copy of the database to `to`, which must not exist yet.
+    pub fn backup(&self, to: &Path) -> Result<Backup, StoreError> {
+        if to.exists() {
+            return Err(StoreError::Backup { path: to.to_path_buf(), reason: "a file is already there".into() });
+        }
+        // Written under a temporary name and renamed, so `to` is never a half-written copy.
+        let part = with_suffix(to, ".part");
+        let _ = std::fs::remove_file(&part);
+        let written = self.read(|c| c.execute("VACUUM INTO ?1", [part.to_string_lossy()]));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&part);
+            return Err(e);
+        }
+        std::fs::rename(&part, to).map_err(|e| StoreError::Backup { path: to.to_path_buf(), reason: e.to_string() })?;
+        let bytes = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
+        Ok(Backup { path: to.to_path_buf(), bytes })
+    }
+}
+
+/// Checks that `file` is a Patchbay backup this build can open and stages it
+/// to replace the database at the next start; returns the schema version it has.
+pub fn stage_restore(dir: &DataDir, file: &Path) -> Result<i64, StoreError> {
+    let version = check_backup(file)?;
+    dir.prepare()?;
+    let staged = dir.path().join(STAGED);
+    let part = with_suffix(&staged, ".part");
+    std::fs::copy(file, &part)
+        .and_then(|_| std::fs::rename(&part, &staged))
+        .map_err(|e| StoreError::Backup { path: file.to_path_buf(), reason: format!("copying it failed: {e}") })?;
+    Ok(version)
+}
+
+/// Whether a restore waits for the next start.
+pub fn restore_staged(dir: &DataDir) -> bool {
+    dir.path().join(STAGED).is_file()
+}
+
+fn check_backup(file: &Path) -> Result<i64, StoreError> {
+    let refuse = |reason: String| StoreError::Backup { path: file.to_path_buf(), reason };
+    if !file.is_file() {
+        return Err(refuse("there is no such file".into()));
+    }
+    let conn = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(|e| classify(file, e))?;
+    let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(|e| classify(file, e))?;
+    if check != "ok" {
+        return Err(refuse(format!("it is damaged ({check})")));
+    }
+    let version = current_version(&conn).map_err(|e| classify(file, e))?;
+    let latest = latest_version();
+    if version > latest {
+        return Err(StoreError::NewerSchema { path: file.to_path_buf(), found: version, supported: latest });
+    }
+    let has_conversations: bool = conn
+        .query_row("SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'conversations'", [], |r| {
+            r.get(0)
+        })
+        .map_err(|e| classify(file, e))?;
+    if version < 1 || !has_conversations {
+        return Err(refuse("it is an SQLite database, but not one of Patchbay's".into()));
+    }
+    Ok(version)
+}
+
+/// Puts a staged restore in place, unless another process uses the data
+/// directory (then it waits for a later start). Returns where the replaced
+/// database was kept.
+pub(super) fn apply_staged(dir: &DataDir) -> Result<Option<PathBuf>, StoreError> {
+    let staged = dir.path().join(STAGED);
+    if !staged.is_file() {
+        return Ok(None);
+    }
+    if someone_holds(&dir.path().join("sessions")) {
+        tracing::warn!(path = %staged.display(), "a restore waits: another Patchbay process uses this data folder");
+        return Ok(None);
+    }
+    let database = dir.database();
+    let kept = with_suffix(&database, &format!(".before-restore-{}", crate::conversations::now_ms()));
+    let fail =
+        |e: std::io::Error| StoreError::Backup { path: staged.clone(), reason: format!("restoring it failed: {e}") };
+    if database.exists() {
+        std::fs::rename(&database, &kept).map_err(fail)?;
+        // The write-ahead log belongs to the database it was written for.
+        for suffix in ["-wal", "-shm"] {
+            let side = with_suffix(&database, suffix);
+            if side.exists() {
+                std::fs::rename(&side, with_suffix(&kept, suffix)).map_err(fail)?;
+            }
+        }
+    }
+    std::fs::rename(&staged, &database).map_err(fail)?;
+    Ok(database.exists().then_some(kept))
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conversations(store: &Store) -> i64 {
+        store.read(|c| c.query_row("SELECT count(*) FROM conversations", [], |r| r.get(0))).unwrap()
+    }
+
+    fn add_conversation(store: &Store, title: &str) {
+        store
+            .write(|tx| {
+                tx.execute("INSERT INTO conversations(title, created_at, updated_at) VALUES (?1, 0, 0)", [title])
+                    .map_err(|e| store.error(e))
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn a_backup_is_a_consistent_copy_and_never_overwrites() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&DataDir::new(tmp.path().join("data"))).unwrap();
+        add_conversation(&store, "kept");
+        let to = tmp.path().join("backup.db");
+        let backup = store.backup(&to).unwrap();
+        assert!(backup.bytes > 0 && !with_suffix(&to, ".part").exists());
+        let copy = Connection::open(&to).unwrap();
+        let title: String = copy.query_row("SELECT title FROM conversations", [], |r| r.get(0)).unwrap();
+        assert_eq!(title, "kept");
+        let again = store.backup(&to).unwrap_err();
+        assert!(again.to_string().contains("a file is already there"), "{again}");
+    }
+
+    #[test]
+    fn a_staged_restore_replaces_the_database_at_the_next_open_and_keeps_the_old_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::new(tmp.path().join("data"));
+        let backup = tmp.path().join("backup.db");
+        {
+            let store = Store::open(&dir).unwrap();
+            add_conversation(&store, "before the backup");
+            store.backup(&backup).unwrap();
+            add_conversation(&store, "after the backup");
+            assert_eq!(stage_restore(&dir, &backup).unwrap(), store.schema_version().unwrap());
+            assert!(restore_staged(&dir));
+            // Not while this store is open: the restore waits.
+            assert_eq!(apply_staged(&dir).unwrap(), None);
+        }
+        let store = Store::open(&dir).unwrap();
+        assert_eq!(conversations(&store), 1, "the backup's one conversation");
+        assert!(!restore_staged(&dir));
+        let kept: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with("patchbay.db.before-restore-") && !n.ends_with("-wal") && !n.ends_with("-shm"))
+            .collect();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        let old = Connection::open(dir.path().join(&kept[0])).unwrap();
+        let n: i64 = old.query_row("SELECT count(*) FROM conversations", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 2, "the replaced database is kept whole");
+    }
+
+    #[test]
+    fn what_is_not_a_usable_backup_is_refused_and_nothing_is_staged() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::new(tmp.path().join("data"));
+        let text = tmp.path().join("notes.txt");
+        std::fs::write(&text, "not a database at all, just some text long enough to fill a header").unwrap();
+        assert!(matches!(stage_restore(&dir, &text), Err(StoreError::NotADatabase { .. })));
+        let other = tmp.path().join("other.db");
+        Connection::open(&other).unwrap().execute_batch("CREATE TABLE t(x); PRAGMA user_version = 1;").unwrap();
+        let err = stage_restore(&dir, &other).unwrap_err();
+        assert!(err.to_string().contains("not one of Patchbay's"), "{err}");
+        let newer = tmp.path().join("newer.db");
+        Connection::open(&newer)
+            .unwrap()
+            .execute_batch("CREATE TABLE conversations(x); PRAGMA user_version = 9999;")
+            .unwrap();
+        assert!(matches!(stage_restore(&dir, &newer), Err(StoreError::NewerSchema { found: 9999, .. })));
+        let missing = stage_restore(&dir, &tmp.path().join("nope.db")).unwrap_err();
+        assert!(missing.to_string().contains("no such file"), "{missing}");
+        assert!(!restore_staged(&dir));
+    }
+}
