@@ -100,6 +100,7 @@ pub fn run() {
             commands::chat::list_conversations,
             commands::chat::create_conversation,
             commands::chat::rename_conversation,
+            commands::chat::pin_conversation,
             commands::chat::delete_conversation,
             commands::chat::get_conversation,
             commands::chat::earlier_messages,

@@ -16,7 +16,7 @@ pub struct ConversationArgs {
 
 #[derive(Debug, Subcommand)]
 enum ConversationCommand {
-    /// Every conversation, most recent first.
+    /// Every conversation, pinned ones first, then most recent first.
     List,
     /// The active branch of one conversation, as Markdown.
     Show { id: ConversationId },
@@ -39,6 +39,10 @@ enum ConversationCommand {
     Rename { id: ConversationId, title: String },
     /// Delete a conversation and all its messages.
     Delete { id: ConversationId },
+    /// Keep a conversation at the top of the list.
+    Pin { id: ConversationId },
+    /// Let a pinned conversation take its place by date again.
+    Unpin { id: ConversationId },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -53,7 +57,8 @@ pub fn run(dir: &DataDir, args: &ConversationArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
         ConversationCommand::List => {
             for c in conversations.list()? {
-                println!("{:>5}  {}", c.id, c.title);
+                let pin = if c.pinned { "📌 " } else { "" };
+                println!("{:>5}  {pin}{}", c.id, c.title);
             }
         }
         ConversationCommand::Show { id } => print!("{}", conversations.export(*id, ExportFormat::Markdown)?),
@@ -77,6 +82,8 @@ pub fn run(dir: &DataDir, args: &ConversationArgs) -> anyhow::Result<ExitCode> {
         }
         ConversationCommand::Rename { id, title } => conversations.rename(*id, title)?,
         ConversationCommand::Delete { id } => conversations.delete(*id)?,
+        ConversationCommand::Pin { id } => conversations.set_pinned(*id, true)?,
+        ConversationCommand::Unpin { id } => conversations.set_pinned(*id, false)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -41,6 +41,20 @@ fn list_search_show_export_rename_delete() {
 
     let list = stdout(&patchbay(tmp.path(), &["conversation", "list"]));
     assert!(list.contains("How do I bake bread?") && list.contains("上海明天会下雨吗？"), "{list}");
+    let titles =
+        |list: &str| list.lines().map(|l| l.trim_start().split_once("  ").unwrap().1.to_owned()).collect::<Vec<_>>();
+    assert_eq!(titles(&list), ["上海明天会下雨吗？", "How do I bake bread?"], "newest first");
+    // Pinned, the older one leads; unpinned, it takes its place by date again.
+    stdout(&patchbay(tmp.path(), &["conversation", "pin", &en.to_string()]));
+    let list = stdout(&patchbay(tmp.path(), &["conversation", "list"]));
+    assert_eq!(titles(&list), ["📌 How do I bake bread?", "上海明天会下雨吗？"]);
+    stdout(&patchbay(tmp.path(), &["conversation", "unpin", &en.to_string()]));
+    let list = stdout(&patchbay(tmp.path(), &["conversation", "list"]));
+    assert_eq!(titles(&list), ["上海明天会下雨吗？", "How do I bake bread?"], "pinning is not activity");
+    let missing = patchbay(tmp.path(), &["conversation", "pin", "999"]);
+    assert!(
+        !missing.status.success() && String::from_utf8_lossy(&missing.stderr).contains("no conversation with id 999")
+    );
 
     let found = stdout(&patchbay(tmp.path(), &["conversation", "search", "明天多云"]));
     assert!(found.contains(&zh.to_string()) && found.contains("[明天多云]"), "{found}");

@@ -727,3 +727,19 @@ async fn a_conversations_own_instructions_replace_its_assistants_prompt() {
     let text = system(1)["content"].to_string();
     assert!(text.contains("You are Patchbay") && !text.contains("French"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_conversation_leads_the_list_until_unpinned() {
+    let f = open("http://127.0.0.1:9", &[]);
+    let older = f.app.create_conversation(None).unwrap();
+    let newer = f.app.create_conversation(None).unwrap();
+    let order = |f: &Fixture| -> Vec<(String, bool)> {
+        f.app.list_conversations(None).unwrap().into_iter().map(|c| (c.id, c.pinned)).collect()
+    };
+    assert_eq!(order(&f), [(newer.id.clone(), false), (older.id.clone(), false)]);
+    f.app.pin_conversation(&older.id, true).unwrap();
+    assert_eq!(order(&f), [(older.id.clone(), true), (newer.id.clone(), false)]);
+    f.app.pin_conversation(&older.id, false).unwrap();
+    assert_eq!(order(&f), [(newer.id.clone(), false), (older.id.clone(), false)]);
+    assert_eq!(f.app.pin_conversation("999", true).unwrap_err().kind(), ErrorKind::NotFound);
+}

@@ -43,6 +43,11 @@ pub fn rename_conversation(state: State<'_, AppState>, id: String, title: String
 }
 
 #[tauri::command(rename_all = "snake_case")]
+pub fn pin_conversation(state: State<'_, AppState>, id: String, pinned: bool) -> Result<(), IpcError> {
+    Ok(state.app()?.pin_conversation(&id, pinned)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
 pub fn delete_conversation(state: State<'_, AppState>, id: String) -> Result<(), IpcError> {
     Ok(state.app()?.delete_conversation(&id)?)
 }

@@ -174,6 +174,8 @@ export interface ConversationSummary {
   updated_at: number;
   /** A matching passage when the list was searched. */
   snippet: string | null;
+  /** Kept at the top of the list. */
+  pinned: boolean;
 }
 
 export type ToolStatus = "pending_approval" | "running" | "done" | "error" | "cancelled" | "denied";
@@ -604,6 +606,7 @@ export const ipc = {
   createConversation: (assistantId: string | null) =>
     call<ConversationSummary>("create_conversation", { assistant_id: assistantId }),
   renameConversation: (id: string, title: string) => call<void>("rename_conversation", { id, title }),
+  pinConversation: (id: string, pinned: boolean) => call<void>("pin_conversation", { id, pinned }),
   deleteConversation: (id: string) => call<void>("delete_conversation", { id }),
   getConversation: (id: string, tail: number | null = null) => call<ConversationDetail>("get_conversation", { id, tail }),
   earlierMessages: (conversationId: string, before: string, limit: number) =>

@@ -13,11 +13,12 @@ function fakeIpc() {
   let serverRequest: (r: ServerRequest) => void = () => undefined;
   let serverStatus: (s: ServerStatus) => void = () => undefined;
   let renamed: (r: ConversationRenamed) => void = () => undefined;
-  const conv: ConversationSummary = { id: "c1", title: "First", created_at: 1, updated_at: 1, snippet: null };
+  const conv: ConversationSummary = { id: "c1", title: "First", created_at: 1, updated_at: 1, snippet: null, pinned: false };
   const ipc: ChatIpc = {
     listConversations: vi.fn(() => Promise.resolve([conv])),
     createConversation: vi.fn(() => Promise.resolve({ ...conv, id: "c2", title: "" })),
     renameConversation: vi.fn(() => Promise.resolve()),
+    pinConversation: vi.fn(() => Promise.resolve()),
     deleteConversation: vi.fn(() => Promise.resolve()),
     getConversation: vi.fn((id: string) =>
       Promise.resolve({

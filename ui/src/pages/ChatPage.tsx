@@ -29,6 +29,7 @@ export type ChatIpc = Pick<
   | "listConversations"
   | "createConversation"
   | "renameConversation"
+  | "pinConversation"
   | "deleteConversation"
   | "getConversation"
   | "earlierMessages"
@@ -394,6 +395,12 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
         assistants={assistants}
         assistantId={assistantId}
         onAssistant={setAssistantId}
+        onPin={(id, pinned) =>
+          ipc
+            .pinConversation(id, pinned)
+            .then(refresh)
+            .catch((e: unknown) => setError(toIpcError(e)))
+        }
         onRename={(id, title) =>
           ipc
             .renameConversation(id, title)

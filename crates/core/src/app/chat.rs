@@ -104,8 +104,8 @@ fn settings_key(id: ConversationId) -> String {
 }
 
 impl App {
-    /// Conversations, newest first; with a query, the ones whose messages
-    /// match it, best first, each with the matching passage.
+    /// Conversations, pinned ones first, then newest first; with a query, the
+    /// ones whose messages match it, best first, each with the matching passage.
     pub fn list_conversations(&self, query: Option<&str>) -> Result<Vec<ConversationSummary>, AppError> {
         let conversations = &self.inner.conversations;
         let Some(query) = query.map(str::trim).filter(|q| !q.is_empty()) else {
@@ -121,6 +121,11 @@ impl App {
             }
         }
         Ok(out)
+    }
+
+    /// Pins a conversation to the top of the list, or unpins it.
+    pub fn pin_conversation(&self, id: &str, pinned: bool) -> Result<(), AppError> {
+        Ok(self.inner.conversations.set_pinned(parse_id("conversation", id)?, pinned)?)
     }
 
     /// Starts an empty conversation from an assistant preset (the default when `None`).

@@ -67,6 +67,8 @@ pub struct ConversationSummary {
     pub updated_at: i64,
     /// The matching passage when the list was searched.
     pub snippet: Option<String>,
+    /// Kept at the top of the list.
+    pub pinned: bool,
 }
 
 impl From<&Conversation> for ConversationSummary {
@@ -77,6 +79,7 @@ impl From<&Conversation> for ConversationSummary {
             created_at: c.created_at,
             updated_at: c.updated_at,
             snippet: None,
+            pinned: c.pinned,
         }
     }
 }

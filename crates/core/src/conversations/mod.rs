@@ -202,6 +202,8 @@ pub struct Conversation {
     /// Milliseconds since the Unix epoch.
     pub created_at: i64,
     pub updated_at: i64,
+    /// Kept at the top of the list.
+    pub pinned: bool,
 }
 
 /// Status of a recorded tool call.
@@ -336,7 +338,7 @@ pub struct ConversationStore {
     store: Store,
 }
 
-const CONVERSATION_COLUMNS: &str = "id, title, assistant, system_prompt, active_leaf, created_at, updated_at";
+const CONVERSATION_COLUMNS: &str = "id, title, assistant, system_prompt, active_leaf, created_at, updated_at, pinned";
 const MESSAGE_COLUMNS: &str = "id, conversation_id, parent_id, role, status, text, attachments, citations, provider, \
                                model, input_tokens, output_tokens, error, created_at, updated_at";
 
@@ -389,7 +391,7 @@ impl ConversationStore {
     pub fn list(&self) -> Result<Vec<Conversation>, ConversationError> {
         Ok(self.store.read(|c| {
             let mut stmt = c.prepare(&format!(
-                "SELECT {CONVERSATION_COLUMNS} FROM conversations ORDER BY updated_at DESC, id DESC"
+                "SELECT {CONVERSATION_COLUMNS} FROM conversations ORDER BY pinned DESC, updated_at DESC, id DESC"
             ))?;
             let rows = stmt.query_map([], conversation_row)?;
             rows.collect()
@@ -402,6 +404,19 @@ impl ConversationStore {
             return Err(ConversationError::Invalid("a conversation title cannot be empty".into()));
         }
         self.update_one(id, "UPDATE conversations SET title = ?2, updated_at = ?3 WHERE id = ?1", clean_title(title))
+    }
+
+    /// Pins a conversation to the top of the list, or unpins it; not an activity, so
+    /// `updated_at` stays.
+    pub fn set_pinned(&self, id: ConversationId, pinned: bool) -> Result<(), ConversationError> {
+        let n = self.store.write(|tx| {
+            tx.execute("UPDATE conversations SET pinned = ?2 WHERE id = ?1", (id, pinned))
+                .map_err(|e| ConversationError::from(self.store.error(e)))
+        })?;
+        if n == 0 {
+            return Err(ConversationError::NotFound { id });
+        }
+        Ok(())
     }
 
     /// Sets or clears the conversation's own system prompt.
@@ -733,6 +748,7 @@ fn conversation_row(r: &Row<'_>) -> rusqlite::Result<Conversation> {
         active_leaf: r.get(4)?,
         created_at: r.get(5)?,
         updated_at: r.get(6)?,
+        pinned: r.get(7)?,
     })
 }
 

@@ -32,6 +32,11 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 8, name: "chat streaming", sql: include_str!("migrations/0008_chat_streaming.sql") },
     Migration { version: 9, name: "conversation tree", sql: include_str!("migrations/0009_conversation_tree.sql") },
     Migration { version: 10, name: "rag terms", sql: include_str!("migrations/0010_rag_terms.sql") },
+    Migration {
+        version: 11,
+        name: "pinned conversations",
+        sql: include_str!("migrations/0011_pinned_conversations.sql"),
+    },
 ];
 
 /// The schema version this build writes.

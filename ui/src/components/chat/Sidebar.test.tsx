@@ -6,7 +6,14 @@ import { Sidebar, type SidebarProps } from "./Sidebar";
 
 afterEach(cleanup);
 
-const conv = (id: string, title: string, updated_at: number): ConversationSummary => ({ id, title, created_at: 0, updated_at, snippet: null });
+const conv = (id: string, title: string, updated_at: number, pinned = false): ConversationSummary => ({
+  id,
+  title,
+  created_at: 0,
+  updated_at,
+  snippet: null,
+  pinned,
+});
 
 function setup(extra: Partial<SidebarProps> = {}) {
   const props: SidebarProps = {
@@ -18,6 +25,7 @@ function setup(extra: Partial<SidebarProps> = {}) {
     onNew: vi.fn(),
     onRename: vi.fn(),
     onDelete: vi.fn(),
+    onPin: vi.fn(),
     now: 10,
     ...extra,
   };
@@ -39,11 +47,14 @@ describe("Sidebar", () => {
         conv("m", "Earlier this month", at(20, 12)),
         conv("o", "Last year", at(400, 12)),
         conv("t2", "Just now", at(0, 14)),
+        conv("p", "Pinned long ago", at(90, 12), true),
       ],
     });
     const list = screen.getByTestId("conversation-list");
     const rows = [...list.querySelectorAll("li")].map((li) => (li.classList.contains("conversation-group") ? `# ${li.textContent}` : li.querySelector(".conversation-title")?.textContent));
     expect(rows).toEqual([
+      "# Pinned",
+      "Pinned long ago",
       "# Today",
       "Just now",
       "This morning",
@@ -63,6 +74,16 @@ describe("Sidebar", () => {
     const titles = within(screen.getByTestId("conversation-list")).getAllByRole("button", { name: /^(Old|Newest|Middle)$/ });
     expect(titles.map((b) => b.textContent)).toEqual(["Newest", "Middle", "Old"]);
     expect(screen.getByRole("button", { name: "Middle" }).getAttribute("aria-current")).toBe("true");
+  });
+
+  it("pins and unpins a conversation", () => {
+    const p = setup({ conversations: [conv("a", "Old", 1, true), conv("b", "Newest", 3)] });
+    const unpin = screen.getByRole("button", { name: "Unpin Old" });
+    expect(unpin.getAttribute("aria-pressed")).toBe("true");
+    fireEvent.click(unpin);
+    expect(p.onPin).toHaveBeenCalledWith("a", false);
+    fireEvent.click(screen.getByRole("button", { name: "Pin Newest" }));
+    expect(p.onPin).toHaveBeenCalledWith("b", true);
   });
 
   it("starts a conversation with Ctrl+N or Cmd+N and focuses search with Ctrl+K", () => {

@@ -1,5 +1,6 @@
-// Conversation list: newest first under Today / Yesterday / Previous 7 days /
-// Previous 30 days / Older, full-text search, new/rename/delete.
+// Conversation list: pinned ones first, then newest first under Today /
+// Yesterday / Previous 7 days / Previous 30 days / Older; full-text search,
+// new/rename/pin/delete.
 // Ctrl/Cmd+N starts a conversation, Ctrl/Cmd+K focuses the search box.
 import { useEffect, useRef, useState } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
@@ -14,6 +15,7 @@ export interface SidebarProps {
   onNew: () => void;
   onRename: (id: string, title: string) => void;
   onDelete: (id: string) => void;
+  onPin: (id: string, pinned: boolean) => void;
   /** Presets a new conversation may start from. */
   assistants?: Assistant[];
   assistantId?: string | null;
@@ -34,7 +36,7 @@ export function groupOf(ms: number, now: number): number {
 }
 
 export function Sidebar(props: SidebarProps) {
-  const { conversations, activeId, query, onQuery, onSelect, onNew, onRename, onDelete } = props;
+  const { conversations, activeId, query, onQuery, onSelect, onNew, onRename, onDelete, onPin } = props;
   const { assistants = [], assistantId = null, onAssistant, now } = props;
   const { t } = useI18n();
   const search = useRef<HTMLInputElement>(null);
@@ -57,7 +59,9 @@ export function Sidebar(props: SidebarProps) {
     return () => window.removeEventListener("keydown", onKey);
   }, [onNew]);
 
-  const sorted = [...conversations].sort((a, b) => b.updated_at - a.updated_at);
+  const sorted = [...conversations].sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updated_at - a.updated_at);
+  // The heading a conversation is listed under.
+  const heading = (c: ConversationSummary): MessageKey => (c.pinned ? "sidebar.pinned" : (GROUPS[groupOf(c.updated_at, now)] ?? "sidebar.older"));
   return (
     <aside className="chat-sidebar" aria-label={t("sidebar.label")}>
       <button type="button" id="new-conversation" className="primary" onClick={onNew} title="Ctrl/Cmd+N">
@@ -89,9 +93,9 @@ export function Sidebar(props: SidebarProps) {
       />
       <ul className="conversation-list" data-testid="conversation-list">
         {sorted.map((c, i) => [
-          (i === 0 || groupOf(sorted[i - 1]?.updated_at ?? 0, now) !== groupOf(c.updated_at, now)) && (
-            <li key={`group-${groupOf(c.updated_at, now)}`} role="presentation" className="conversation-group">
-              {t(GROUPS[groupOf(c.updated_at, now)] ?? "sidebar.older")}
+          (i === 0 || heading(sorted[i - 1] ?? c) !== heading(c)) && (
+            <li key={heading(c)} role="presentation" className="conversation-group">
+              {t(heading(c))}
             </li>
           ),
           <li key={c.id} className={c.id === activeId ? "active" : undefined}>
@@ -139,6 +143,15 @@ export function Sidebar(props: SidebarProps) {
               </span>
             ) : (
               <span className="conversation-actions">
+                <button
+                  type="button"
+                  className={c.pinned ? "icon pinned" : "icon"}
+                  aria-label={t(c.pinned ? "sidebar.unpin" : "sidebar.pin", { title: c.title })}
+                  aria-pressed={c.pinned}
+                  onClick={() => onPin(c.id, !c.pinned)}
+                >
+                  📌
+                </button>
                 <button type="button" className="icon" aria-label={t("sidebar.rename", { title: c.title })} onClick={() => setRenaming({ id: c.id, title: c.title })}>
                   ✎
                 </button>
