@@ -349,8 +349,9 @@ impl App {
         }
         lock(&self.inner.turns).remove(&id);
         lock(&self.inner.approvals).retain(|_, w| w.conversation != id);
+        // The turn is over: a setting that cannot be read means no title, never a failed turn.
         if let Some(question) = first_question
-            && self.auto_title()?
+            && matches!(self.auto_title(), Ok(true))
         {
             let (provider, model) = titler;
             self.title_in_background(id, question, assistant_message, provider, model);
