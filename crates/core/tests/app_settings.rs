@@ -430,11 +430,12 @@ async fn assistants_and_general_settings_round_trip() {
     assert_eq!(f.app.backup(&backup).unwrap_err().kind(), ErrorKind::InvalidInput, "never overwritten");
     let notes = f.dir.path().join("notes.txt");
     std::fs::write(&notes, "no database here, only words to fill the header of a file").unwrap();
-    let refused = f.app.restore(&notes).unwrap_err();
+    let data = patchbay_core::paths::DataDir::new(f.dir.path().join("data"));
+    let refused = patchbay_core::app::restore_backup(&data, &notes).unwrap_err();
     assert_eq!(refused.kind(), ErrorKind::InvalidInput);
     assert!(refused.to_string().contains("not a usable Patchbay database"), "{refused}");
     assert!(!f.app.get_settings().unwrap().restore_pending);
-    f.app.restore(&backup).unwrap();
+    patchbay_core::app::restore_backup(&data, &backup).unwrap();
     assert!(f.app.get_settings().unwrap().restore_pending);
 }
 

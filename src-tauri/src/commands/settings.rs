@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use patchbay_core::app::restore_backup;
 use patchbay_core::app::views::{AssistantView, GeneralSettings, ImportPreviewView, ImportReport, ProviderView};
 use patchbay_core::config::{ExportFormat, ProviderPreset, ProviderProfile};
 use tauri::{AppHandle, State};
@@ -140,15 +141,20 @@ pub async fn backup_data(state: State<'_, AppState>, handle: AppHandle) -> Resul
 }
 
 /// Stages a backup the user picks to be restored at the next start; its path, or `None` when cancelled.
+/// Works without the core, so a window whose database is damaged can restore.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn restore_data(state: State<'_, AppState>, handle: AppHandle) -> Result<Option<String>, IpcError> {
-    let app = state.app()?;
+    let dir = match (&state.requested_dir, state.core()) {
+        (Some(dir), _) => dir.clone(),
+        (None, Err(e)) => return Err(e),
+        (None, Ok(core)) => core.dir.clone(),
+    };
     blocking(move || {
         let Some(path) = handle.dialog().file().add_filter("Patchbay backup", &["db"]).blocking_pick_file() else {
             return Ok(None);
         };
         let path = path.into_path().map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, e))?;
-        app.restore(&path)?;
+        restore_backup(&dir, &path)?;
         Ok(Some(path.display().to_string()))
     })
     .await

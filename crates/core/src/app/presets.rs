@@ -97,17 +97,6 @@ impl App {
         })
     }
 
-    /// Checks the backup `file` and stages it to replace the database at the
-    /// next start (the replaced one is kept beside it).
-    pub fn restore(&self, file: &Path) -> Result<(), AppError> {
-        stage_restore(&self.inner.dir, file).map(drop).map_err(|e| match e {
-            StoreError::Backup { .. } | StoreError::NotADatabase { .. } | StoreError::NewerSchema { .. } => {
-                AppError::Invalid(e.to_string())
-            }
-            other => AppError::Store(other),
-        })
-    }
-
     /// Whether the model names new conversations.
     pub(crate) fn auto_title(&self) -> Result<bool, AppError> {
         Ok(self.inner.store.setting::<bool>(AUTO_TITLE_KEY)?.unwrap_or(true))
@@ -143,4 +132,16 @@ impl App {
         }
         Ok(())
     }
+}
+
+/// Checks the backup `file` and stages it to replace the database of `dir` at
+/// the next start (the replaced one is kept beside it). Needs no open [`App`]:
+/// a window whose database is damaged restores from here.
+pub fn restore_backup(dir: &DataDir, file: &Path) -> Result<(), AppError> {
+    stage_restore(dir, file).map(drop).map_err(|e| match e {
+        StoreError::Backup { .. } | StoreError::NotADatabase { .. } | StoreError::NewerSchema { .. } => {
+            AppError::Invalid(e.to_string())
+        }
+        other => AppError::Store(other),
+    })
 }

@@ -194,6 +194,32 @@ mod tests {
     }
 
     #[test]
+    fn a_damaged_database_is_replaced_by_a_staged_backup_and_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let backup = tmp.path().join("backup.db");
+        {
+            let elsewhere = Store::open(&DataDir::new(tmp.path().join("elsewhere"))).unwrap();
+            add_conversation(&elsewhere, "from the backup");
+            elsewhere.backup(&backup).unwrap();
+        }
+        let dir = DataDir::new(tmp.path().join("data"));
+        std::fs::create_dir_all(dir.path()).unwrap();
+        let garbage = b"this was a database until the disk went bad, now it is only these words";
+        std::fs::write(dir.database(), garbage).unwrap();
+        assert!(matches!(Store::open(&dir), Err(StoreError::NotADatabase { .. })));
+
+        stage_restore(&dir, &backup).unwrap();
+        let store = Store::open(&dir).unwrap();
+        assert_eq!(conversations(&store), 1);
+        let kept = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.to_string_lossy().contains("patchbay.db.before-restore-"))
+            .expect("the damaged file is kept");
+        assert_eq!(std::fs::read(kept).unwrap(), garbage);
+    }
+
+    #[test]
     fn what_is_not_a_usable_backup_is_refused_and_nothing_is_staged() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = DataDir::new(tmp.path().join("data"));
