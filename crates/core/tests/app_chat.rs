@@ -713,6 +713,14 @@ async fn a_conversations_own_instructions_replace_its_assistants_prompt() {
         f.app.get_conversation(&c.id, None).unwrap().settings.system_prompt.as_deref(),
         Some("Answer in French.")
     );
+    // Another choice in the composer leaves the instructions, and the conversation's date, alone.
+    let updated = |f: &Fixture| f.app.get_conversation(&c.id, None).unwrap().conversation.updated_at;
+    let before = updated(&f);
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let other_model = ConversationSettings { model: Some("other-model".into()), ..french.clone() };
+    f.app.update_conversation_settings(&c.id, &other_model).unwrap();
+    assert_eq!(updated(&f), before, "choosing a model is not activity");
+    f.app.update_conversation_settings(&c.id, &french).unwrap();
     send(&f.app, &c.id, "hello").await;
     let system = |i: usize| model.requests()[i].body["messages"][0].clone();
     assert_eq!(system(0)["role"], "system");

@@ -197,15 +197,18 @@ impl App {
     /// Stores the conversation's model, server and tool choices, and its own instructions.
     pub fn update_conversation_settings(&self, id: &str, settings: &ConversationSettings) -> Result<(), AppError> {
         let id = parse_id("conversation", id)?;
-        self.inner.conversations.get(id)?;
+        let conversation = self.inner.conversations.get(id)?;
         if let Some(name) = &settings.assistant_id {
             self.inner.assistants.get(name)?;
         }
         if let Some(name) = &settings.provider {
             self.inner.config.provider(name)?;
         }
+        // Written only when changed: a new model choice must not count as activity.
         let instructions = settings.system_prompt.as_deref().map(str::trim).filter(|p| !p.is_empty());
-        self.inner.conversations.set_system_prompt(id, instructions)?;
+        if instructions != conversation.system_prompt.as_deref() {
+            self.inner.conversations.set_system_prompt(id, instructions)?;
+        }
         let rest = ConversationSettings { system_prompt: None, ..settings.clone() };
         Ok(self.inner.store.set_setting(&settings_key(id), &rest)?)
     }
