@@ -21,7 +21,7 @@ pub struct RestoreArgs {
 }
 
 pub fn backup(dir: &DataDir, args: &BackupArgs) -> anyhow::Result<ExitCode> {
-    let written = Store::open(dir)?.backup(&args.file)?;
+    let written = Store::open(dir)?.backup(&args.file, false)?;
     println!(
         "backed up to {} ({} bytes); API keys and secrets stay in the OS keyring",
         written.path.display(),

@@ -426,8 +426,8 @@ async fn assistants_and_general_settings_round_trip() {
 
     // A backup, and a restore staged for the next start; what cannot be restored is refused.
     let backup = f.dir.path().join("backup.db");
-    assert!(f.app.backup(&backup).unwrap().bytes > 0);
-    assert_eq!(f.app.backup(&backup).unwrap_err().kind(), ErrorKind::InvalidInput, "never overwritten");
+    assert!(f.app.backup(&backup, false).unwrap().bytes > 0);
+    assert_eq!(f.app.backup(&backup, false).unwrap_err().kind(), ErrorKind::InvalidInput, "never overwritten");
     let notes = f.dir.path().join("notes.txt");
     std::fs::write(&notes, "no database here, only words to fill the header of a file").unwrap();
     let data = patchbay_core::paths::DataDir::new(f.dir.path().join("data"));

@@ -132,10 +132,7 @@ pub async fn backup_data(state: State<'_, AppState>, handle: AppHandle) -> Resul
         let Some(path) = dialog.blocking_save_file() else { return Ok(None) };
         let path = path.into_path().map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, e))?;
         // The save dialog has asked whether to replace a file of that name.
-        if path.is_file() {
-            std::fs::remove_file(&path).map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, e))?;
-        }
-        Ok(Some(app.backup(&path)?.path.display().to_string()))
+        Ok(Some(app.backup(&path, true)?.path.display().to_string()))
     })
     .await
 }

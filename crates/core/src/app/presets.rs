@@ -88,10 +88,10 @@ impl App {
         Ok(self.inner.assistants.delete(id)?)
     }
 
-    /// Writes a consistent copy of the database to `to` (a new file). Secrets
-    /// stay in the keyring and are not in it.
-    pub fn backup(&self, to: &Path) -> Result<Backup, AppError> {
-        self.inner.store.backup(to).map_err(|e| match e {
+    /// Writes a consistent copy of the database to `to`, replacing a file there
+    /// only with `replace`. Secrets stay in the keyring and are not in it.
+    pub fn backup(&self, to: &Path, replace: bool) -> Result<Backup, AppError> {
+        self.inner.store.backup(to, replace).map_err(|e| match e {
             StoreError::Backup { .. } => AppError::Invalid(e.to_string()),
             other => AppError::Store(other),
         })

@@ -32,18 +32,25 @@ pub struct Backup {
 }
 
 impl Store {
-    /// Writes a consistent copy of the database to `to`, which must not exist yet.
-    pub fn backup(&self, to: &Path) -> Result<Backup, StoreError> {
-        if to.exists() {
+    /// Writes a consistent copy of the database to `to`. An existing file there
+    /// is replaced only with `replace` (a save dialog asked), and only once the
+    /// copy is complete, so a failed backup never costs an earlier one.
+    pub fn backup(&self, to: &Path, replace: bool) -> Result<Backup, StoreError> {
+        if to.exists() && !replace {
             return Err(StoreError::Backup { path: to.to_path_buf(), reason: "a file is already there".into() });
         }
+        // A connection of its own: the copy reads a snapshot (WAL) and never holds
+        // up the app's connection, however large the database.
+        let path = &self.inner.path;
+        let source =
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+                .map_err(|e| classify(path, e))?;
         // Written under a temporary name and renamed, so `to` is never a half-written copy.
         let part = with_suffix(to, ".part");
         let _ = std::fs::remove_file(&part);
-        let written = self.read(|c| c.execute("VACUUM INTO ?1", [part.to_string_lossy()]));
-        if let Err(e) = written {
+        if let Err(e) = source.execute("VACUUM INTO ?1", [part.to_string_lossy()]) {
             let _ = std::fs::remove_file(&part);
-            return Err(e);
+            return Err(classify(to, e));
         }
         std::fs::rename(&part, to).map_err(|e| StoreError::Backup { path: to.to_path_buf(), reason: e.to_string() })?;
         let bytes = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
@@ -155,13 +162,18 @@ mod tests {
         let store = Store::open(&DataDir::new(tmp.path().join("data"))).unwrap();
         add_conversation(&store, "kept");
         let to = tmp.path().join("backup.db");
-        let backup = store.backup(&to).unwrap();
+        let backup = store.backup(&to, false).unwrap();
         assert!(backup.bytes > 0 && !with_suffix(&to, ".part").exists());
         let copy = Connection::open(&to).unwrap();
         let title: String = copy.query_row("SELECT title FROM conversations", [], |r| r.get(0)).unwrap();
         assert_eq!(title, "kept");
-        let again = store.backup(&to).unwrap_err();
+        let again = store.backup(&to, false).unwrap_err();
         assert!(again.to_string().contains("a file is already there"), "{again}");
+        add_conversation(&store, "added later");
+        store.backup(&to, true).unwrap();
+        let copy = Connection::open(&to).unwrap();
+        let n: i64 = copy.query_row("SELECT count(*) FROM conversations", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 2, "replaced, when asked to, by the newer copy");
     }
 
     #[test]
@@ -172,7 +184,7 @@ mod tests {
         {
             let store = Store::open(&dir).unwrap();
             add_conversation(&store, "before the backup");
-            store.backup(&backup).unwrap();
+            store.backup(&backup, false).unwrap();
             add_conversation(&store, "after the backup");
             assert_eq!(stage_restore(&dir, &backup).unwrap(), store.schema_version().unwrap());
             assert!(restore_staged(&dir));
@@ -200,7 +212,7 @@ mod tests {
         {
             let elsewhere = Store::open(&DataDir::new(tmp.path().join("elsewhere"))).unwrap();
             add_conversation(&elsewhere, "from the backup");
-            elsewhere.backup(&backup).unwrap();
+            elsewhere.backup(&backup, false).unwrap();
         }
         let dir = DataDir::new(tmp.path().join("data"));
         std::fs::create_dir_all(dir.path()).unwrap();
