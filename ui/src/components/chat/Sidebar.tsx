@@ -27,7 +27,7 @@ export interface SidebarProps {
 const GROUPS: MessageKey[] = ["sidebar.today", "sidebar.yesterday", "sidebar.week", "sidebar.month", "sidebar.older"];
 
 /** Which of `GROUPS` a conversation last changed at `ms` falls in, counted in local days. */
-export function groupOf(ms: number, now: number): number {
+function groupOf(ms: number, now: number): number {
   const today = new Date(now);
   const daysBack = (n: number) => new Date(today.getFullYear(), today.getMonth(), today.getDate() - n).getTime();
   const starts = [daysBack(0), daysBack(1), daysBack(7), daysBack(30)];
@@ -145,7 +145,7 @@ export function Sidebar(props: SidebarProps) {
               <span className="conversation-actions">
                 <button
                   type="button"
-                  className={c.pinned ? "icon pinned" : "icon"}
+                  className="icon"
                   aria-label={t(c.pinned ? "sidebar.unpin" : "sidebar.pin", { title: c.title })}
                   aria-pressed={c.pinned}
                   onClick={() => onPin(c.id, !c.pinned)}
