@@ -173,6 +173,8 @@ function ModelPicker({ profile, available, onSave }: { profile: ProviderProfile;
     const needle = filter.trim().toLowerCase();
     return [...available].sort().filter((m) => m !== profile.default_model && m.toLowerCase().includes(needle));
   }, [available, filter, profile.default_model]);
+  // The default model is always offered; these come besides it.
+  const offered = [...checked].filter((m) => m !== profile.default_model);
   const toggle = (model: string, on: boolean) =>
     setChecked((x) => {
       const next = new Set(x);
@@ -195,8 +197,8 @@ function ModelPicker({ profile, available, onSave }: { profile: ProviderProfile;
           </li>
         ))}
       </ul>
-      <button type="button" onClick={() => onSave([...checked].filter((m) => m !== profile.default_model))}>
-        {t("providers.useModels", { count: [...checked].filter((m) => m !== profile.default_model).length })}
+      <button type="button" onClick={() => onSave(offered)}>
+        {t("providers.useModels", { count: offered.length })}
       </button>
     </details>
   );
