@@ -11,6 +11,7 @@ mod config;
 mod conversation;
 mod host;
 mod info;
+mod install;
 mod kb;
 mod mcp;
 mod model;

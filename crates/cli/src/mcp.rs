@@ -1,4 +1,5 @@
-//! `patchbay mcp`: list, start and call the configured MCP servers.
+//! `patchbay mcp`: list, start and call the configured MCP servers, and
+//! install bundles (`install.rs`).
 //!
 //! `status`, `tools`, `call` and `doctor` start the servers they need through the
 //! same registry the app uses, and stop them before exiting. The servers see
@@ -18,6 +19,7 @@ use patchbay_core::store::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::host::{self, SamplingModel, TerminalRequests};
+use crate::install::InstallArgs;
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -43,9 +45,14 @@ enum McpCommand {
     },
     /// Start a server and show what its launch found: command path, exit code, env keys, stderr.
     Doctor { server: String },
+    /// Install an MCP bundle (.mcpb) as a server, or update the one it installed before.
+    Install(InstallArgs),
 }
 
 pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
+    if let McpCommand::Install(install) = &args.command {
+        return crate::install::run(dir, install);
+    }
     let store = Store::open(dir)?;
     let config = ConfigStore::new(store.clone());
     let servers = config.servers()?;
@@ -68,7 +75,7 @@ pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
 
 async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) -> anyhow::Result<ExitCode> {
     match command {
-        McpCommand::List => unreachable!("handled without starting servers"),
+        McpCommand::List | McpCommand::Install(_) => unreachable!("handled without the registry"),
         McpCommand::Status => {
             registry.start_all().await;
             registry.wait_settled(settle).await;

@@ -9,6 +9,7 @@ pub mod app;
 pub mod assistants;
 pub mod attach;
 pub mod builtin;
+pub mod bundle;
 pub mod config;
 pub mod conversations;
 pub mod folder;

@@ -12,6 +12,7 @@
 //! Nothing here knows Tauri: the desktop crate only deserialises arguments,
 //! calls one method and maps the error; the tests drive `App` directly.
 
+mod bundles;
 mod chat;
 mod diff;
 mod knowledge;
@@ -29,6 +30,7 @@ use crate::agent::{Agent, AgentError, ApprovalId, TurnControl};
 use crate::assistants::{AssistantError, AssistantStore};
 use crate::attach::AttachError;
 use crate::builtin;
+use crate::bundle::BundleError;
 use crate::config::{ConfigError, ConfigStore};
 use crate::conversations::{ConversationError, ConversationId, ConversationStore};
 use crate::folder::FolderError;
@@ -70,6 +72,8 @@ pub enum AppError {
     Mcp(#[from] McpError),
     #[error(transparent)]
     Rag(#[from] RagError),
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
     /// Boxed: rmcp's OAuth errors are large, and every result carries this enum.
     #[error(transparent)]
     OAuth(Box<OAuthError>),
@@ -124,6 +128,8 @@ impl AppError {
                 _ => ErrorKind::InvalidInput,
             },
             Self::Llm(e) => llm_kind(e),
+            Self::Bundle(BundleError::Write { .. }) => ErrorKind::DataDir,
+            Self::Bundle(_) => ErrorKind::InvalidInput,
             Self::Roots(e) => match **e {
                 RootsError::Store(_) => ErrorKind::Database,
                 RootsError::Rag(RagError::Store(_)) => ErrorKind::Database,
@@ -297,6 +303,13 @@ impl App {
         let mut inner = Arc::try_unwrap(self.inner).unwrap_or_else(|_| panic!("with_env before the app is shared"));
         inner.env = Box::new(env);
         Self { inner: Arc::new(inner) }
+    }
+
+    /// Starts stdio servers in `env` instead of the login shell's environment
+    /// (tests put their peers first on `PATH`).
+    pub fn with_login_env(self, env: crate::mcp::LoginEnv) -> Self {
+        let _ = self.inner.registry.clone().with_login_env(env);
+        self
     }
 
     /// Starts every enabled MCP server in the background, forwards the

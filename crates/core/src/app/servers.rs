@@ -110,9 +110,13 @@ impl App {
     }
 
     /// Deletes a server (stopping it first).
+    /// A server installed from a bundle loses its folder too.
     pub async fn delete_server(&self, name: &str) -> Result<(), AppError> {
+        let config = self.inner.config.server(name)?;
         self.inner.config.delete_server(name)?;
-        self.forget_server(name).await
+        self.forget_server(name).await?;
+        self.remove_bundle_files(&config);
+        Ok(())
     }
 
     /// Stops a server and takes it out of the registry; one that never started is fine.

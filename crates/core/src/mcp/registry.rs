@@ -294,6 +294,11 @@ impl McpRegistry {
         Self { inner: Arc::new(Inner { shared: Arc::new(shared), root: CancellationToken::new() }) }
     }
 
+    /// The environment stdio servers start in (asking the login shell the first time).
+    pub async fn login_env(&self) -> &LoginEnv {
+        self.inner.shared.env().await
+    }
+
     /// Uses `env` for stdio servers instead of asking the login shell.
     pub fn with_login_env(self, env: LoginEnv) -> Self {
         let _ = self.inner.shared.env.set(env);

@@ -1,0 +1,184 @@
+//! `patchbay mcp install FILE.mcpb`: installs an MCP bundle as a server, as
+//! the settings page does, then starts it once to show that it runs.
+//!
+//! Settings come from `--set KEY=VALUE` (repeat a key for a list of folders);
+//! sensitive ones are never taken from the command line, where the shell's
+//! history keeps them: each is read from stdin, or a prompt that does not
+//! echo. `--dry-run` shows what the bundle is and which settings it takes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use patchbay_core::app::views::{ConversationRenamed, KbProgress, ServerLogLine, ServerStatusView};
+use patchbay_core::app::{App, AppEvents, ServerRequestView};
+use patchbay_core::bundle::{BundleInfo, BundleSetting, BundleValues};
+use patchbay_core::paths::DataDir;
+use patchbay_core::secrets::KeyringStore;
+use patchbay_core::store::Store;
+use serde_json::Value;
+
+use crate::secret::read_value;
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The bundle (`.mcpb`, or `.dxt` from before the rename).
+    file: PathBuf,
+    /// A setting, `KEY=VALUE`; repeat a key to give several folders or files.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Show the bundle and its settings; install nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// The install shows nothing while it runs.
+struct Silent;
+
+impl AppEvents for Silent {
+    fn server_status(&self, _: ServerStatusView) {}
+    fn server_log(&self, _: ServerLogLine) {}
+    fn server_request(&self, _: ServerRequestView) {}
+    fn kb_progress(&self, _: KbProgress) {}
+    fn conversation_renamed(&self, _: ConversationRenamed) {}
+}
+
+pub fn run(dir: &DataDir, args: &InstallArgs) -> anyhow::Result<ExitCode> {
+    let store = Store::open(dir)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), Arc::new(Silent))?;
+    let info = app.bundle_preview(&args.file)?;
+    if args.dry_run {
+        print_info(&info);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let values = values(&info, &args.set)?;
+    runtime.block_on(async {
+        let installed = install(&app, args, &info, &values).await;
+        app.shutdown().await;
+        installed
+    })
+}
+
+async fn install(app: &App, args: &InstallArgs, info: &BundleInfo, values: &BundleValues) -> anyhow::Result<ExitCode> {
+    let name = app.install_bundle(&args.file, values).await?;
+    let replaced = info.installed_version.as_deref().map(|v| format!(" (was {v})")).unwrap_or_default();
+    println!("installed {} {}{replaced} as server {name}", info.title, info.version);
+    let server = wait_settled(app, &name).await?;
+    match server.state {
+        "ready" => {
+            println!("{name}  ready  {} tools", server.tool_count);
+            Ok(ExitCode::SUCCESS)
+        }
+        state => {
+            let reason = server.error.unwrap_or_default();
+            eprintln!("{name}  {state}: {reason}\n(see `patchbay mcp doctor {name}`)");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// Waits until the server is ready or has failed (or its start time is over).
+async fn wait_settled(app: &App, name: &str) -> anyhow::Result<ServerStatusView> {
+    let find = || -> anyhow::Result<(ServerStatusView, u64)> {
+        let server = app.list_servers()?.into_iter().find(|s| s.config.name == name).context("the server is gone")?;
+        Ok((server.status, server.config.timeouts.startup_secs))
+    };
+    let (_, startup) = find()?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(startup + 5);
+    loop {
+        let (status, _) = find()?;
+        if matches!(status.state, "ready" | "failed") || tokio::time::Instant::now() >= deadline {
+            return Ok(status);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The settings from `--set`, and the sensitive ones read from stdin.
+fn values(info: &BundleInfo, set: &[String]) -> anyhow::Result<BundleValues> {
+    let mut given: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for pair in set {
+        let (key, value) = pair.split_once('=').with_context(|| format!("--set {pair}: write KEY=VALUE"))?;
+        let Some(setting) = info.settings.iter().find(|s| s.key == key) else {
+            let keys: Vec<&str> = info.settings.iter().map(|s| s.key.as_str()).collect();
+            bail!("--set {key}: the bundle has no such setting; it has: {}", keys.join(", "));
+        };
+        if setting.sensitive {
+            bail!(
+                "--set {key}: {} is sensitive; leave it out and type it when asked (or pipe it to stdin)",
+                setting.title
+            );
+        }
+        given.entry(key.to_owned()).or_default().push(value.to_owned());
+    }
+    let mut values = BundleValues::new();
+    for setting in &info.settings {
+        let value = if setting.sensitive {
+            if setting.kept {
+                eprintln!("{}: kept from the installed version (type a new one to replace it)", setting.title);
+            }
+            let typed = read_value(&format!("{}: ", setting.title))?;
+            (!typed.is_empty()).then_some(Value::String(typed))
+        } else {
+            given.remove(&setting.key).map(|list| match (setting.multiple, list.as_slice()) {
+                (false, [one]) => Value::String(one.clone()),
+                _ => Value::Array(list.into_iter().map(Value::String).collect()),
+            })
+        };
+        if let Some(value) = value {
+            values.insert(setting.key.clone(), value);
+        }
+    }
+    Ok(values)
+}
+
+fn print_info(info: &BundleInfo) {
+    println!(
+        "{} {} by {} ({} server, installs as {})",
+        info.title,
+        info.version,
+        info.author,
+        kind(info),
+        info.server_name
+    );
+    if let Some(version) = &info.installed_version {
+        println!("replaces the installed version {version}");
+    }
+    if !info.description.is_empty() {
+        println!("{}", info.description);
+    }
+    if let Some(runtime) = &info.runtime {
+        println!("needs {runtime}");
+    }
+    for tool in &info.tools {
+        println!("tool  {}  {}", tool.name, tool.description.as_deref().unwrap_or(""));
+    }
+    for setting in &info.settings {
+        println!("setting  {}", setting_line(setting));
+    }
+}
+
+fn kind(info: &BundleInfo) -> String {
+    serde_json::to_value(info.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+fn setting_line(s: &BundleSetting) -> String {
+    let mut flags =
+        vec![serde_json::to_value(s.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()];
+    if s.multiple {
+        flags.push("several".into());
+    }
+    flags.push(if s.required { "required".into() } else { "optional".into() });
+    if s.sensitive {
+        flags.push("sensitive, asked for".into());
+    }
+    if let Some(default) = &s.default {
+        flags.push(format!("default {default}"));
+    }
+    format!("{}  {} ({})", s.key, s.title, flags.join(", "))
+}

@@ -1,0 +1,92 @@
+//! Installing MCP bundles (`.mcpb`) as servers, the way Claude Desktop
+//! installs its extensions: each bundle is unpacked into
+//! `<data dir>/extensions/<server name>/` and runs from there as a stdio
+//! server; its sensitive settings go to the keyring like any server secret.
+//!
+//! Installing a bundle whose server is already installed from a bundle is an
+//! update: the server keeps its approval policies, switched-off tools and
+//! secrets left empty. A server of the same name that was not installed from
+//! a bundle is never replaced. Deleting a bundle's server deletes its folder.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{App, AppError};
+use crate::bundle::{Bundle, BundleInfo, BundleValues, installed_in, installed_version};
+use crate::config::{ConfigError, McpServerConfig};
+
+/// Where bundles are unpacked, under the data directory.
+const EXTENSIONS: &str = "extensions";
+/// How long an updated server may take to stop before its files are replaced.
+const STOP_WAIT: Duration = Duration::from_secs(10);
+
+impl App {
+    /// The folder the bundle of server `name` is unpacked in.
+    fn bundle_dir(&self, name: &str) -> PathBuf {
+        self.inner.dir.path().join(EXTENSIONS).join(name)
+    }
+
+    /// The server entry a bundle would update, if it is installed; an error
+    /// when a server of that name exists that a bundle did not install.
+    fn installed_bundle(&self, bundle: &Bundle, dir: &Path) -> Result<Option<McpServerConfig>, AppError> {
+        let name = bundle.server_name();
+        match self.inner.config.server(&name) {
+            Ok(config) if installed_in(&config, dir) => Ok(Some(config)),
+            Ok(_) => Err(AppError::Invalid(format!(
+                "a server named {name:?} already exists and was not installed from a bundle; rename or delete it first"
+            ))),
+            Err(ConfigError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// What the install form shows for the bundle `file`, with the version it
+    /// would replace.
+    pub fn bundle_preview(&self, file: &Path) -> Result<BundleInfo, AppError> {
+        let bundle = Bundle::open(file)?;
+        let dir = self.bundle_dir(&bundle.server_name());
+        let previous = self.installed_bundle(&bundle, &dir)?;
+        let mut info = bundle.info(&dir, previous.as_ref());
+        info.installed_version = previous.and_then(|_| installed_version(&dir));
+        Ok(info)
+    }
+
+    /// Installs (or updates) the bundle `file` with the user's settings and
+    /// starts its server; returns the server's name. Nothing is unpacked when
+    /// a setting is wrong.
+    pub async fn install_bundle(&self, file: &Path, values: &BundleValues) -> Result<String, AppError> {
+        let bundle = Bundle::open(file)?;
+        let name = bundle.server_name();
+        let dir = self.bundle_dir(&name);
+        let previous = self.installed_bundle(&bundle, &dir)?;
+        let env = self.inner.registry.login_env().await;
+        let (config, secrets) =
+            bundle.server_config(&dir, values, previous.as_ref(), |command| env.resolve(command, None).is_ok())?;
+        if previous.is_some() {
+            // Its files are about to be replaced under it.
+            tokio::time::timeout(STOP_WAIT, self.inner.registry.stop(&name)).await.ok().transpose()?;
+        }
+        let target = dir.clone();
+        tokio::task::spawn_blocking(move || bundle.unpack(&target))
+            .await
+            .map_err(|e| AppError::Invalid(format!("unpacking stopped: {e}")))??;
+        if let Err(e) = self.save_server(config, &secrets).await {
+            if previous.is_none() {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            return Err(e);
+        }
+        Ok(name)
+    }
+
+    /// Deletes the folder of a bundle's server, after the server is deleted.
+    pub(super) fn remove_bundle_files(&self, config: &McpServerConfig) {
+        let dir = self.bundle_dir(&config.name);
+        if installed_in(config, &dir)
+            && let Err(e) = std::fs::remove_dir_all(&dir)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!("could not delete {}: {e}", dir.display());
+        }
+    }
+}

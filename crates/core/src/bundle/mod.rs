@@ -1,0 +1,600 @@
+//! MCP bundles (`.mcpb`, formerly `.dxt`): a zip archive holding an MCP
+//! server's code and a `manifest.json` that says how to run it and what the
+//! user sets up (an API key, the folders it may use). Claude Desktop installs
+//! one with a double-click; Patchbay installs it from Settings → MCP servers
+//! and with `patchbay mcp install`.
+//!
+//! [`Bundle::open`] reads and checks the manifest without unpacking anything,
+//! and [`Bundle::info`] is what the install form shows. [`Bundle::server_config`]
+//! turns the user's settings into a stdio server entry that runs in the
+//! bundle's folder: variables substituted, sensitive values as keyring
+//! references (their values returned separately, for the secret store).
+//! [`Bundle::unpack`] puts the files in place.
+//!
+//! Variables follow the MCPB manifest spec: `${__dirname}` (the bundle's
+//! folder), `${HOME}`, `${DESKTOP}`, `${DOCUMENTS}`, `${DOWNLOADS}`,
+//! `${pathSeparator}` or `${/}`, and `${user_config.KEY}`. A list setting
+//! (several folders) that makes up a whole argument becomes one argument per
+//! entry; inside a longer string its entries are joined with commas. An
+//! optional setting left empty drops an argument or variable that is only
+//! that setting. Other `${…}` text is left as it is. A sensitive setting is
+//! only ever passed in an environment variable: a manifest that puts one on
+//! the command line, where other programs can read it, is refused.
+
+mod extract;
+mod manifest;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{MAIN_SEPARATOR, Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config::import::secret_name;
+use crate::config::{McpServerConfig, TransportConfig, ValueSource};
+pub use manifest::{Declared, OptionKind, ServerKind};
+use manifest::{Manifest, McpConfig, UserOption};
+
+/// The user's settings for a bundle, by key: text, a number, a boolean, or a
+/// list of paths.
+pub type BundleValues = BTreeMap<String, Value>;
+
+/// The largest `manifest.json` read.
+const MAX_MANIFEST: u64 = 1 << 20;
+/// Why a required setting left empty is refused.
+const REQUIRED: &str = "required; the server cannot start without it";
+/// The longest server name made from a bundle's name.
+const MAX_NAME: usize = 48;
+
+/// Errors of reading and installing bundles; each names the file, entry or
+/// setting and says why.
+#[derive(Debug, thiserror::Error)]
+pub enum BundleError {
+    #[error("cannot read {file}: {source}")]
+    Read { file: PathBuf, source: io::Error },
+    #[error("{file} is not an MCP bundle (a .mcpb file is a zip archive with manifest.json): {reason}")]
+    NotABundle { file: PathBuf, reason: String },
+    #[error("{file}: manifest.json: {reason}")]
+    Manifest { file: PathBuf, reason: String },
+    #[error("{file} is made for {platforms}; this computer runs {current}")]
+    Platform { file: PathBuf, platforms: String, current: &'static str },
+    #[error("{file} is too large to install: {what}")]
+    TooLarge { file: PathBuf, what: String },
+    #[error("the bundle's entry {entry:?} is not unpacked: {reason}")]
+    UnsafeEntry { entry: String, reason: &'static str },
+    #[error("{title} (user_config.{key}): {reason}")]
+    Setting { key: String, title: String, reason: String },
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+}
+
+/// What the install form shows about a bundle.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BundleInfo {
+    /// The name in the manifest.
+    pub name: String,
+    /// The server it installs as.
+    pub server_name: String,
+    /// What the user reads (the display name, or the name).
+    pub title: String,
+    pub version: String,
+    pub description: String,
+    pub long_description: Option<String>,
+    pub author: String,
+    pub homepage: Option<String>,
+    pub kind: ServerKind,
+    /// What must be installed to run it, e.g. `node >=18`.
+    pub runtime: Option<String>,
+    pub tools: Vec<Declared>,
+    /// Whether the server offers more tools than it declares.
+    pub tools_generated: bool,
+    pub prompts: Vec<Declared>,
+    /// The settings to fill in, in the manifest's order.
+    pub settings: Vec<BundleSetting>,
+    /// The version installed now, when this replaces it.
+    pub installed_version: Option<String>,
+}
+
+/// One setting on the install form.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BundleSetting {
+    pub key: String,
+    pub kind: OptionKind,
+    pub title: String,
+    pub description: String,
+    pub required: bool,
+    /// Typed masked and kept in the keyring.
+    pub sensitive: bool,
+    /// Several folders or files.
+    pub multiple: bool,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// The default, its variables substituted.
+    pub default: Option<Value>,
+    /// A sensitive value the installed version already keeps in the keyring;
+    /// left empty, it is kept.
+    pub kept: bool,
+}
+
+/// A bundle file whose manifest has been read and checked.
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    file: PathBuf,
+    manifest: Manifest,
+}
+
+/// A setting's value, ready to substitute.
+#[derive(Debug, Clone)]
+enum Resolved {
+    Text(String),
+    List(Vec<String>),
+    /// Optional and not given.
+    Unset,
+    /// Sensitive, not given, and already in the keyring for the installed version.
+    Kept,
+}
+
+impl Bundle {
+    /// Reads `file`'s manifest and checks it: the fields Patchbay needs, this
+    /// platform, the entry point, and every `${user_config.…}` declared.
+    pub fn open(file: &Path) -> Result<Self, BundleError> {
+        let mut zip = open_zip(file)?;
+        let mut text = Vec::new();
+        match zip.by_name("manifest.json") {
+            Ok(entry) => entry.take(MAX_MANIFEST + 1).read_to_end(&mut text).map_err(|e| damaged(file, e))?,
+            Err(zip::result::ZipError::FileNotFound) => {
+                return Err(BundleError::NotABundle {
+                    file: file.to_owned(),
+                    reason: "it has no manifest.json".into(),
+                });
+            }
+            Err(e) => return Err(damaged(file, e)),
+        };
+        if text.len() as u64 > MAX_MANIFEST {
+            return Err(BundleError::TooLarge { file: file.to_owned(), what: "manifest.json is over 1 MiB".into() });
+        }
+        let manifest: Manifest = serde_json::from_slice(&text)
+            .map_err(|e| BundleError::Manifest { file: file.to_owned(), reason: e.to_string() })?;
+        let bundle = Self { file: file.to_owned(), manifest };
+        bundle.check(&mut zip)?;
+        Ok(bundle)
+    }
+
+    fn invalid(&self, reason: impl Into<String>) -> BundleError {
+        BundleError::Manifest { file: self.file.clone(), reason: reason.into() }
+    }
+
+    fn check(&self, zip: &mut Archive) -> Result<(), BundleError> {
+        let m = &self.manifest;
+        if m.name.trim().is_empty() {
+            return Err(self.invalid("name is empty"));
+        }
+        if let Some(platforms) = &m.compatibility.platforms
+            && !platforms.iter().any(|p| p == current_platform())
+        {
+            return Err(BundleError::Platform {
+                file: self.file.clone(),
+                platforms: platforms.join(", "),
+                current: current_platform(),
+            });
+        }
+        let needs_entry = m.server.mcp_config.is_none() || m.server.kind == ServerKind::Binary;
+        match (&m.server.entry_point, needs_entry) {
+            (None, true) => return Err(self.invalid("server.entry_point is missing")),
+            (Some(entry), true) if zip.by_name(entry).is_err() => {
+                return Err(self.invalid(format!("server.entry_point {entry:?} is not in the bundle")));
+            }
+            _ => {}
+        }
+        let config = self.launch_config();
+        let declared: BTreeMap<&str, &UserOption> = m.user_config.iter().map(|(k, o)| (k.as_str(), o)).collect();
+        let fields = std::iter::once(("command".to_owned(), &config.command))
+            .chain(config.args.iter().enumerate().map(|(i, a)| (format!("args[{i}]"), a)))
+            .chain(config.env.iter().map(|(k, v)| (format!("env.{k}"), v)));
+        for (field, template) in fields {
+            for key in user_keys(template) {
+                let Some(option) = declared.get(key) else {
+                    return Err(self.invalid(format!(
+                        "server.mcp_config.{field} uses ${{user_config.{key}}}, which user_config does not declare"
+                    )));
+                };
+                if option.sensitive && !field.starts_with("env.") {
+                    return Err(self.invalid(format!(
+                        "server.mcp_config.{field} passes the sensitive setting {key:?} on the command line, where \
+                         other programs can read it; Patchbay passes secrets only in environment variables"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The manifest's command line for this platform, or the one its server
+    /// type implies when it gives none; variables not yet substituted.
+    fn launch_config(&self) -> McpConfig {
+        let server = &self.manifest.server;
+        let entry = server.entry_point.clone().unwrap_or_default();
+        let in_bundle = format!("${{__dirname}}/{entry}");
+        let mut config = server.mcp_config.clone().unwrap_or_else(|| match server.kind {
+            ServerKind::Node => McpConfig { command: "node".into(), args: vec![in_bundle], ..McpConfig::default() },
+            ServerKind::Python => McpConfig {
+                command: "python".into(),
+                args: vec![in_bundle],
+                env: BTreeMap::from([("PYTHONPATH".into(), "${__dirname}/server/lib".into())]),
+                ..McpConfig::default()
+            },
+            ServerKind::Binary => McpConfig { command: in_bundle, ..McpConfig::default() },
+            ServerKind::Uv => McpConfig {
+                command: "uv".into(),
+                args: vec!["run".into(), "--directory".into(), "${__dirname}".into(), entry],
+                ..McpConfig::default()
+            },
+        });
+        if let Some(over) = config.platform_overrides.remove(current_platform()) {
+            config.command = over.command.unwrap_or(config.command);
+            config.args = over.args.unwrap_or(config.args);
+            config.env.extend(over.env);
+        }
+        config
+    }
+
+    /// The server name it installs as: the manifest's name with anything but
+    /// letters, digits, `-` and `_` replaced.
+    pub fn server_name(&self) -> String {
+        let cleaned: String = self
+            .manifest
+            .name
+            .trim()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+            .take(MAX_NAME)
+            .collect();
+        let trimmed = cleaned.trim_matches('-');
+        if trimmed.is_empty() { "bundle".to_owned() } else { trimmed.to_owned() }
+    }
+
+    /// The manifest's version.
+    pub fn version(&self) -> &str {
+        &self.manifest.version
+    }
+
+    /// What the install form shows; `previous` is the installed version's
+    /// server entry, whose secrets can be kept.
+    pub fn info(&self, dir: &Path, previous: Option<&McpServerConfig>) -> BundleInfo {
+        let m = &self.manifest;
+        let kept = self.kept_secrets(previous);
+        let runtime = m.compatibility.runtimes.iter().map(|(name, req)| format!("{name} {req}")).collect::<Vec<_>>();
+        BundleInfo {
+            name: m.name.clone(),
+            server_name: self.server_name(),
+            title: m.display_name.clone().filter(|d| !d.trim().is_empty()).unwrap_or_else(|| m.name.clone()),
+            version: m.version.clone(),
+            description: m.description.clone(),
+            long_description: m.long_description.clone(),
+            author: m.author.name.clone(),
+            homepage: m.homepage.clone(),
+            kind: m.server.kind,
+            runtime: (!runtime.is_empty()).then(|| runtime.join(", ")),
+            tools: m.tools.clone(),
+            tools_generated: m.tools_generated,
+            prompts: m.prompts.clone(),
+            settings: m
+                .user_config
+                .iter()
+                .map(|(key, o)| BundleSetting {
+                    key: key.clone(),
+                    kind: o.kind,
+                    title: title(key, o),
+                    description: o.description.clone(),
+                    required: o.required,
+                    sensitive: o.sensitive,
+                    multiple: o.multiple,
+                    min: o.min,
+                    max: o.max,
+                    default: o.default.as_ref().map(|d| substitute_default(d, dir)),
+                    kept: kept.contains(key),
+                })
+                .collect(),
+            installed_version: None,
+        }
+    }
+
+    /// Sensitive settings the installed version keeps in the keyring: every
+    /// variable that uses them is a keyring reference in `previous`.
+    fn kept_secrets(&self, previous: Option<&McpServerConfig>) -> BTreeSet<String> {
+        let Some(TransportConfig::Stdio { env: old, .. }) = previous.map(|p| &p.transport) else {
+            return BTreeSet::new();
+        };
+        let env = self.launch_config().env;
+        self.manifest
+            .user_config
+            .iter()
+            .filter(|(_, o)| o.sensitive)
+            .filter(|(key, _)| {
+                let mut using = env.iter().filter(|(_, t)| user_keys(t).any(|k| k == key)).peekable();
+                using.peek().is_some() && using.all(|(name, _)| matches!(old.get(name), Some(ValueSource::Secret(_))))
+            })
+            .map(|(key, _)| key.clone())
+            .collect()
+    }
+
+    /// The server entry for the bundle unpacked in `dir`, with the user's
+    /// `values`, and the secrets to store (by keyring name). `previous` (the
+    /// installed version's entry) keeps its policies and secrets left empty;
+    /// `resolves` says whether a command is found, for `python` → `python3`.
+    pub fn server_config(
+        &self,
+        dir: &Path,
+        values: &BundleValues,
+        previous: Option<&McpServerConfig>,
+        resolves: impl Fn(&str) -> bool,
+    ) -> Result<(McpServerConfig, BTreeMap<String, String>), BundleError> {
+        let kept = self.kept_secrets(previous);
+        let mut settings = BTreeMap::new();
+        for (key, option) in &self.manifest.user_config {
+            let value = if option.sensitive && kept.contains(key) && is_empty(values.get(key)) {
+                Resolved::Kept
+            } else {
+                resolve(key, option, values.get(key), dir)?
+            };
+            settings.insert(key.as_str(), value);
+        }
+        let vars = Vars { dir, settings: &settings };
+        let config = self.launch_config();
+        let name = self.server_name();
+
+        let mut command = vars.expand(&config.command);
+        if Path::new(&command).is_relative() && Path::new(&command).components().count() > 1 {
+            command = dir.join(&command).display().to_string();
+        }
+        if command == "python" && !resolves("python") && resolves("python3") {
+            command = "python3".into();
+        }
+        let mut args = Vec::new();
+        for arg in &config.args {
+            match whole_setting(arg).and_then(|key| settings.get(key)) {
+                Some(Resolved::List(items)) => args.extend(items.iter().cloned()),
+                Some(Resolved::Unset) => {}
+                _ => args.push(vars.expand(arg)),
+            }
+        }
+        let old_env = match previous.map(|p| &p.transport) {
+            Some(TransportConfig::Stdio { env, .. }) => Some(env),
+            _ => None,
+        };
+        let mut env = BTreeMap::new();
+        let mut secrets = BTreeMap::new();
+        for (var, template) in &config.env {
+            if let Some(Resolved::Unset) = whole_setting(template).and_then(|key| settings.get(key)) {
+                continue;
+            }
+            let used: Vec<&Resolved> = user_keys(template).filter_map(|k| settings.get(k)).collect();
+            let sensitive = user_keys(template).any(|k| self.is_sensitive(k));
+            let value = if used.iter().any(|r| matches!(r, Resolved::Kept)) {
+                old_env.and_then(|e| e.get(var)).cloned().expect("a kept secret is in the previous entry")
+            } else if sensitive {
+                let secret = secret_name(&name, var);
+                secrets.insert(secret.clone(), vars.expand(template));
+                ValueSource::Secret(secret)
+            } else {
+                ValueSource::Plain(vars.expand(template))
+            };
+            env.insert(var.clone(), value);
+        }
+        let transport = TransportConfig::Stdio { command, args, env, cwd: Some(dir.to_path_buf()) };
+        let mut server = McpServerConfig::with_transport(name, transport);
+        if let Some(previous) = previous {
+            server.enabled = previous.enabled;
+            server.timeouts = previous.timeouts;
+            server.approval = previous.approval;
+            server.tool_approval = previous.tool_approval.clone();
+            server.disabled_tools = previous.disabled_tools.clone();
+            server.share_roots = previous.share_roots;
+        }
+        Ok((server, secrets))
+    }
+
+    fn is_sensitive(&self, key: &str) -> bool {
+        self.manifest.user_config.iter().any(|(k, o)| k == key && o.sensitive)
+    }
+
+    /// Unpacks the bundle into `dir`, replacing what is there only once every
+    /// file is written.
+    pub fn unpack(&self, dir: &Path) -> Result<(), BundleError> {
+        let executable = match self.manifest.server.kind {
+            ServerKind::Binary => self.manifest.server.entry_point.as_deref(),
+            _ => None,
+        };
+        extract::unpack(&self.file, dir, executable)
+    }
+}
+
+/// Whether the server entry `config` runs from the bundle folder `dir`.
+pub fn installed_in(config: &McpServerConfig, dir: &Path) -> bool {
+    matches!(&config.transport, TransportConfig::Stdio { cwd: Some(cwd), .. } if cwd == dir)
+}
+
+/// The version of the bundle unpacked in `dir`, from its manifest.
+pub fn installed_version(dir: &Path) -> Option<String> {
+    let text = std::fs::read(dir.join("manifest.json")).ok()?;
+    let manifest: Value = serde_json::from_slice(&text).ok()?;
+    manifest.get("version")?.as_str().map(str::to_owned)
+}
+
+type Archive = zip::ZipArchive<BufReader<File>>;
+
+fn open_zip(file: &Path) -> Result<Archive, BundleError> {
+    let reader = File::open(file).map_err(|source| BundleError::Read { file: file.to_owned(), source })?;
+    zip::ZipArchive::new(BufReader::new(reader)).map_err(|e| damaged(file, e))
+}
+
+fn damaged(file: &Path, reason: impl std::fmt::Display) -> BundleError {
+    BundleError::NotABundle { file: file.to_owned(), reason: reason.to_string() }
+}
+
+/// The platform name the manifest spec uses (Node's `process.platform`).
+fn current_platform() -> &'static str {
+    match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win32",
+        other => other,
+    }
+}
+
+fn title(key: &str, option: &UserOption) -> String {
+    option.title.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| key.to_owned())
+}
+
+/// The `${…}` names in `template`, in order.
+fn placeholders(template: &str) -> impl Iterator<Item = (std::ops::Range<usize>, &str)> {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let start = from + template[from..].find("${")?;
+        let end = start + template[start..].find('}')?;
+        from = end + 1;
+        Some((start..end + 1, &template[start + 2..end]))
+    })
+}
+
+/// The settings `template` uses.
+fn user_keys(template: &str) -> impl Iterator<Item = &str> {
+    placeholders(template).filter_map(|(_, name)| name.strip_prefix("user_config."))
+}
+
+/// The setting `template` consists of, if it is exactly one `${user_config.…}`.
+fn whole_setting(template: &str) -> Option<&str> {
+    template.strip_prefix("${user_config.")?.strip_suffix('}').filter(|k| !k.contains('}'))
+}
+
+fn is_empty(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.trim().is_empty(),
+        Some(Value::Array(items)) => items.is_empty(),
+        Some(_) => false,
+    }
+}
+
+/// The spec's variables other than settings.
+fn builtin(name: &str, dir: &Path) -> Option<String> {
+    let home = dirs::home_dir().unwrap_or_default();
+    let path = match name {
+        "__dirname" => dir.to_path_buf(),
+        "HOME" => home,
+        "DESKTOP" => dirs::desktop_dir().unwrap_or_else(|| home.join("Desktop")),
+        "DOCUMENTS" => dirs::document_dir().unwrap_or_else(|| home.join("Documents")),
+        "DOWNLOADS" => dirs::download_dir().unwrap_or_else(|| home.join("Downloads")),
+        "pathSeparator" | "/" => return Some(MAIN_SEPARATOR.to_string()),
+        _ => return None,
+    };
+    Some(path.display().to_string())
+}
+
+/// A default with the spec's variables substituted (strings, and lists of them).
+fn substitute_default(value: &Value, dir: &Path) -> Value {
+    let no_settings = BTreeMap::new();
+    let vars = Vars { dir, settings: &no_settings };
+    match value {
+        Value::String(s) => Value::String(vars.expand(s)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| substitute_default(v, dir)).collect()),
+        other => other.clone(),
+    }
+}
+
+struct Vars<'a> {
+    dir: &'a Path,
+    settings: &'a BTreeMap<&'a str, Resolved>,
+}
+
+impl Vars<'_> {
+    fn expand(&self, template: &str) -> String {
+        let mut out = String::with_capacity(template.len());
+        let mut last = 0;
+        for (range, name) in placeholders(template) {
+            let value = match name.strip_prefix("user_config.") {
+                Some(key) => match self.settings.get(key) {
+                    Some(Resolved::Text(t)) => Some(t.clone()),
+                    Some(Resolved::List(items)) => Some(items.join(",")),
+                    Some(Resolved::Unset | Resolved::Kept) => Some(String::new()),
+                    None => None,
+                },
+                None => builtin(name, self.dir),
+            };
+            if let Some(value) = value {
+                out.push_str(&template[last..range.start]);
+                out.push_str(&value);
+                last = range.end;
+            }
+        }
+        out.push_str(&template[last..]);
+        out
+    }
+}
+
+/// Checks one setting's value against its declaration.
+fn resolve(key: &str, option: &UserOption, given: Option<&Value>, dir: &Path) -> Result<Resolved, BundleError> {
+    let fail = |reason: String| BundleError::Setting { key: key.to_owned(), title: title(key, option), reason };
+    let default = option.default.as_ref().map(|d| substitute_default(d, dir));
+    let value = match (is_empty(given), default) {
+        (false, _) => given.cloned().expect("not empty"),
+        (true, Some(default)) if !option.sensitive => default,
+        (true, _) if option.required => return Err(fail(REQUIRED.into())),
+        (true, _) => return Ok(Resolved::Unset),
+    };
+    match option.kind {
+        OptionKind::String => match value {
+            Value::String(s) => Ok(Resolved::Text(s)),
+            other => Err(fail(format!("expected text, got {other}"))),
+        },
+        OptionKind::Number => {
+            let number = match &value {
+                Value::Number(n) => n.as_f64(),
+                Value::String(s) => s.trim().parse::<f64>().ok(),
+                _ => None,
+            }
+            .filter(|n| n.is_finite())
+            .ok_or_else(|| fail(format!("expected a number, got {value}")))?;
+            if let Some(min) = option.min.filter(|min| number < *min) {
+                return Err(fail(format!("{number} is less than the minimum, {min}")));
+            }
+            if let Some(max) = option.max.filter(|max| number > *max) {
+                return Err(fail(format!("{number} is more than the maximum, {max}")));
+            }
+            Ok(Resolved::Text(if number.fract() == 0.0 && number.abs() < 1e15 {
+                format!("{}", number as i64)
+            } else {
+                number.to_string()
+            }))
+        }
+        OptionKind::Boolean => match value {
+            Value::Bool(b) => Ok(Resolved::Text(b.to_string())),
+            Value::String(s) if s == "true" || s == "false" => Ok(Resolved::Text(s)),
+            other => Err(fail(format!("expected true or false, got {other}"))),
+        },
+        OptionKind::Directory | OptionKind::File => {
+            let paths: Vec<String> = match value {
+                Value::String(s) => vec![s],
+                Value::Array(items) if option.multiple => items
+                    .into_iter()
+                    .map(|v| match v {
+                        Value::String(s) => Ok(s),
+                        other => Err(fail(format!("expected a path, got {other}"))),
+                    })
+                    .collect::<Result<_, _>>()?,
+                other => return Err(fail(format!("expected a path, got {other}"))),
+            };
+            let paths: Vec<String> = paths.into_iter().map(|p| p.trim().to_owned()).filter(|p| !p.is_empty()).collect();
+            if paths.is_empty() {
+                return if option.required { Err(fail(REQUIRED.into())) } else { Ok(Resolved::Unset) };
+            }
+            if let Some(relative) = paths.iter().find(|p| Path::new(p).is_relative()) {
+                return Err(fail(format!("{relative:?} is not an absolute path")));
+            }
+            Ok(if option.multiple { Resolved::List(paths) } else { Resolved::Text(paths.concat()) })
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! MCP bundles installed through the app services: a Python bundle (the
+//! manifest the MCPB spec describes, a server on the real `mcp` 2.x SDK) is
+//! unpacked, its settings reach the running server (the sensitive one through
+//! the secret store), an update keeps the secret and the policies, and
+//! deleting the server deletes its folder.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use patchbay_core::app::views::{ConversationRenamed, KbProgress, ServerLogLine, ServerStatusView};
+use patchbay_core::app::{App, AppEvents, ErrorKind, ServerRequestView};
+use patchbay_core::bundle::BundleValues;
+use patchbay_core::config::{ApprovalMode, TransportConfig, ValueSource};
+use patchbay_core::llm::ContentPart;
+use patchbay_core::mcp::LoginEnv;
+use patchbay_core::paths::DataDir;
+use patchbay_core::secrets::{MemoryStore, SecretStore};
+use patchbay_core::store::Store;
+use patchbay_test_support::peers;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+struct Quiet;
+
+impl AppEvents for Quiet {
+    fn server_status(&self, _: ServerStatusView) {}
+    fn server_log(&self, _: ServerLogLine) {}
+    fn server_request(&self, _: ServerRequestView) {}
+    fn kb_progress(&self, _: KbProgress) {}
+    fn conversation_renamed(&self, _: ConversationRenamed) {}
+}
+
+const SERVER: &str = r#"
+import json, os, sys
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("notes")
+
+@app.tool()
+def settings() -> str:
+    """What this server was started with."""
+    return json.dumps({
+        "args": sys.argv[1:],
+        "token": os.environ.get("NOTES_TOKEN"),
+        "greeting": os.environ.get("NOTES_GREETING"),
+        "cwd": os.getcwd(),
+    })
+
+app.run()
+"#;
+
+fn manifest(version: &str) -> String {
+    json!({
+        "manifest_version": "0.3",
+        "name": "notes",
+        "display_name": "Notes",
+        "version": version,
+        "description": "Reads notes from folders.",
+        "author": {"name": "Patchbay tests"},
+        "server": {
+            "type": "python",
+            "entry_point": "server/main.py",
+            "mcp_config": {
+                "command": "python",
+                "args": ["${__dirname}/server/main.py", "${user_config.folders}"],
+                "env": {"NOTES_TOKEN": "${user_config.token}", "NOTES_GREETING": "${user_config.greeting}"}
+            }
+        },
+        "tools": [{"name": "settings", "description": "What this server was started with."}],
+        "user_config": {
+            "token": {"type": "string", "title": "Token", "sensitive": true, "required": true},
+            "folders": {"type": "directory", "title": "Folders", "multiple": true, "required": true},
+            "greeting": {"type": "string", "title": "Greeting", "default": "hello from ${HOME}"}
+        }
+    })
+    .to_string()
+}
+
+fn write_bundle(path: &Path, version: &str) {
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let options = zip::write::SimpleFileOptions::default();
+    zip.start_file("manifest.json", options).unwrap();
+    zip.write_all(manifest(version).as_bytes()).unwrap();
+    zip.start_file("server/main.py", options).unwrap();
+    zip.write_all(SERVER.as_bytes()).unwrap();
+    zip.finish().unwrap();
+}
+
+struct Fixture {
+    app: App,
+    secrets: Arc<MemoryStore>,
+    data: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+fn open() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let store = Store::open(&DataDir::new(&data)).unwrap();
+    let secrets = Arc::new(MemoryStore::default());
+    // `python` is the peers' venv, which has the `mcp` SDK.
+    let venv_bin = peers::python().parent().unwrap().display().to_string();
+    let env =
+        LoginEnv::from_parts(std::env::vars_os().collect::<BTreeMap<OsString, OsString>>(), Some(&venv_bin), None);
+    let app = App::open(DataDir::new(&data), store, secrets.clone(), Arc::new(Quiet))
+        .unwrap()
+        .with_env(|_| None)
+        .with_login_env(env);
+    app.start().unwrap();
+    Fixture { app, secrets, data, dir }
+}
+
+async fn wait_ready(app: &App, name: &str) {
+    for _ in 0..600 {
+        let servers = app.list_servers().unwrap();
+        if servers.iter().any(|s| s.config.name == name && s.status.state == "ready") {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{name} did not become ready: {:?}", app.list_servers().unwrap());
+}
+
+async fn started_with(app: &App) -> Value {
+    let result = app.call_tool("notes", "settings", json!({}), CancellationToken::new()).await.unwrap();
+    let Some(ContentPart::Text { text }) = result.content.first() else { panic!("text: {result:?}") };
+    serde_json::from_str(text).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_installs_runs_with_its_settings_updates_and_is_deleted_with_its_server() {
+    let f = open();
+    let file = f.dir.path().join("notes-1.0.0.mcpb");
+    write_bundle(&file, "1.0.0");
+    let folders = [f.dir.path().join("a"), f.dir.path().join("b c")];
+
+    let info = f.app.bundle_preview(&file).unwrap();
+    assert_eq!((info.server_name.as_str(), info.title.as_str(), info.version.as_str()), ("notes", "Notes", "1.0.0"));
+    assert_eq!(info.installed_version, None);
+    let home = dirs::home_dir().unwrap().display().to_string();
+    let greeting = info.settings.iter().find(|s| s.key == "greeting").unwrap();
+    assert_eq!(greeting.default, Some(json!(format!("hello from {home}"))));
+
+    // A required setting left out: refused, and nothing is unpacked.
+    let missing: BundleValues = BTreeMap::from([("token".into(), json!("tok-1"))]);
+    let error = f.app.install_bundle(&file, &missing).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+    assert_eq!(error.to_string(), "Folders (user_config.folders): required; the server cannot start without it");
+    assert!(!f.data.join("extensions").exists());
+
+    let values: BundleValues = BTreeMap::from([
+        ("token".into(), json!("tok-1")),
+        ("folders".into(), json!(folders.iter().map(|p| p.display().to_string()).collect::<Vec<_>>())),
+    ]);
+    assert_eq!(f.app.install_bundle(&file, &values).await.unwrap(), "notes");
+    let folder = f.data.join("extensions/notes");
+    assert!(folder.join("server/main.py").is_file());
+    wait_ready(&f.app, "notes").await;
+    let started = started_with(&f.app).await;
+    assert_eq!(started["args"], json!([folders[0].display().to_string(), folders[1].display().to_string()]));
+    assert_eq!(started["token"], "tok-1");
+    assert_eq!(started["greeting"], json!(format!("hello from {home}")));
+    assert_eq!(Path::new(started["cwd"].as_str().unwrap()).canonicalize().unwrap(), folder.canonicalize().unwrap());
+
+    // The token is in the secret store, the entry names it.
+    let config = f.app.list_servers().unwrap().into_iter().find(|s| s.config.name == "notes").unwrap().config;
+    let TransportConfig::Stdio { env, .. } = &config.transport else { panic!("stdio: {config:?}") };
+    assert_eq!(env["NOTES_TOKEN"], ValueSource::Secret("mcp/notes/NOTES_TOKEN".into()));
+    assert_eq!(f.secrets.get("mcp/notes/NOTES_TOKEN").unwrap().as_deref(), Some("tok-1"));
+    f.app.set_tool_approval("notes", "settings", ApprovalMode::Allow).unwrap();
+
+    // Version 2: the token left empty is kept, the policy too.
+    let file2 = f.dir.path().join("notes-2.0.0.mcpb");
+    write_bundle(&file2, "2.0.0");
+    let info = f.app.bundle_preview(&file2).unwrap();
+    assert_eq!(info.installed_version.as_deref(), Some("1.0.0"));
+    assert!(info.settings.iter().find(|s| s.key == "token").unwrap().kept);
+    let update: BundleValues = BTreeMap::from([
+        ("folders".into(), json!([folders[1].display().to_string()])),
+        ("greeting".into(), json!("hi")),
+    ]);
+    f.app.install_bundle(&file2, &update).await.unwrap();
+    wait_ready(&f.app, "notes").await;
+    let started = started_with(&f.app).await;
+    assert_eq!(started["args"], json!([folders[1].display().to_string()]));
+    assert_eq!((started["token"].as_str(), started["greeting"].as_str()), (Some("tok-1"), Some("hi")));
+    let tool = f.app.list_tools(Some("notes")).unwrap().into_iter().find(|t| t.name == "settings").unwrap();
+    assert_eq!(tool.approval, ApprovalMode::Allow);
+    assert_eq!(patchbay_core::bundle::installed_version(&folder).as_deref(), Some("2.0.0"));
+
+    f.app.delete_server("notes").await.unwrap();
+    assert!(!folder.exists(), "the bundle's folder goes with its server");
+    f.app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_never_replaces_a_server_it_did_not_install() {
+    let f = open();
+    let server = patchbay_core::config::McpServerConfig::stdio("notes", "true", &[]);
+    let mut disabled = server.clone();
+    disabled.enabled = false;
+    f.app.save_server(disabled, &BTreeMap::new()).await.unwrap();
+    let file = f.dir.path().join("notes.mcpb");
+    write_bundle(&file, "1.0.0");
+    let error = f.app.bundle_preview(&file).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+    assert!(error.to_string().contains("a server named \"notes\" already exists and was not installed from a bundle"));
+    let values: BundleValues = BTreeMap::from([("token".into(), json!("t")), ("folders".into(), json!(["/tmp"]))]);
+    assert!(f.app.install_bundle(&file, &values).await.is_err());
+    assert!(!f.data.join("extensions").exists());
+    f.app.shutdown().await;
+}
