@@ -1,18 +1,22 @@
 //! MCP servers, their tools, prompts and resources, and the trace inspector.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use patchbay_core::app::ServerRequestResponse;
 use patchbay_core::app::views::{
     DoctorReport, PromptInfo, ResourceInfo, ServerView, ToolInfo, ToolResultView, TraceRecord,
 };
+use patchbay_core::bundle::{BundleInfo, BundleValues};
 use patchbay_core::config::{ApprovalMode, McpServerConfig, ServerPreset};
 use patchbay_core::mcp::oauth::AuthorizationUi;
 use tauri::{AppHandle, State};
+use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::IpcError;
+use super::blocking;
+use crate::error::{IpcError, IpcErrorKind};
 use crate::state::AppState;
 
 /// Opens the authorization page in the user's browser.
@@ -49,6 +53,50 @@ pub async fn save_server(
     secrets: BTreeMap<String, String>,
 ) -> Result<(), IpcError> {
     Ok(state.app()?.save_server(config, &secrets).await?)
+}
+
+/// The file dialog for an MCP bundle; its path, or `None` when cancelled.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn pick_bundle(handle: AppHandle) -> Result<Option<String>, IpcError> {
+    pick_file(handle, Some(("MCP bundle", &["mcpb", "dxt"]))).await
+}
+
+/// The file dialog for a bundle setting that names a file.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn pick_setting_file(handle: AppHandle) -> Result<Option<String>, IpcError> {
+    pick_file(handle, None).await
+}
+
+async fn pick_file(
+    handle: AppHandle,
+    filter: Option<(&'static str, &'static [&'static str])>,
+) -> Result<Option<String>, IpcError> {
+    blocking(move || {
+        let mut dialog = handle.dialog().file();
+        if let Some((name, extensions)) = filter {
+            dialog = dialog.add_filter(name, extensions);
+        }
+        let Some(path) = dialog.blocking_pick_file() else { return Ok(None) };
+        let path = path.into_path().map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, e))?;
+        Ok(Some(path.display().to_string()))
+    })
+    .await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn bundle_preview(state: State<'_, AppState>, path: String) -> Result<BundleInfo, IpcError> {
+    let app = state.app()?;
+    blocking(move || Ok(app.bundle_preview(&PathBuf::from(path))?)).await
+}
+
+/// Installs the bundle with the user's settings; the server's name.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn install_bundle(
+    state: State<'_, AppState>,
+    path: String,
+    values: BundleValues,
+) -> Result<String, IpcError> {
+    Ok(state.app()?.install_bundle(&PathBuf::from(path), &values).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

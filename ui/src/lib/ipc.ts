@@ -560,6 +560,48 @@ export interface ServerPreset {
   config: McpServerConfig;
 }
 
+/** A setting an MCP bundle's manifest declares (`user_config`). */
+export interface BundleSetting {
+  key: string;
+  kind: "string" | "number" | "boolean" | "directory" | "file";
+  title: string;
+  description: string;
+  required: boolean;
+  /** Typed masked; kept in the keyring. */
+  sensitive: boolean;
+  /** Several folders or files. */
+  multiple: boolean;
+  min: number | null;
+  max: number | null;
+  /** The default, its variables (`${HOME}`, …) substituted. */
+  default: string | number | boolean | string[] | null;
+  /** A secret the installed version keeps; left empty, it is kept. */
+  kept: boolean;
+}
+
+/** What the install form shows about an MCP bundle (`.mcpb`). */
+export interface BundleInfo {
+  name: string;
+  server_name: string;
+  title: string;
+  version: string;
+  description: string;
+  long_description: string | null;
+  author: string;
+  homepage: string | null;
+  kind: "node" | "python" | "binary" | "uv";
+  runtime: string | null;
+  tools: { name: string; description: string | null }[];
+  tools_generated: boolean;
+  prompts: { name: string; description: string | null }[];
+  settings: BundleSetting[];
+  /** The version installed now, when this replaces it. */
+  installed_version: string | null;
+}
+
+/** A bundle setting's value: text, a number, a boolean or a list of paths. */
+export type BundleValue = string | number | boolean | string[];
+
 /** A provider as it is usually set up; `default_model` is empty where the user must name one. */
 export interface ProviderPreset {
   id: string;
@@ -657,6 +699,10 @@ export const ipc = {
   // servers
   listServers: () => call<ServerView[]>("list_servers"),
   serverPresets: () => call<ServerPreset[]>("server_presets"),
+  pickBundle: () => call<string | null>("pick_bundle"),
+  pickSettingFile: () => call<string | null>("pick_setting_file"),
+  bundlePreview: (path: string) => call<BundleInfo>("bundle_preview", { path }),
+  installBundle: (path: string, values: Record<string, BundleValue>) => call<string>("install_bundle", { path, values }),
   saveServer: (config: McpServerConfig, secrets: Record<string, string>) =>
     call<void>("save_server", { config, secrets }),
   deleteServer: (name: string) => call<void>("delete_server", { name }),

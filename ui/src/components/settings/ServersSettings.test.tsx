@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { McpServerConfig, ServerLogLine, ServerPreset, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
+import type { BundleInfo, McpServerConfig, ServerLogLine, ServerPreset, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
 import { renderIn } from "../../test/render";
 import { ServersSettings, type ServersIpc } from "./ServersSettings";
 
@@ -54,6 +54,30 @@ const presets: ServerPreset[] = [
   },
 ];
 
+const bundle: BundleInfo = {
+  name: "notes",
+  server_name: "notes",
+  title: "Notes",
+  version: "2.0.0",
+  description: "Reads notes from folders.",
+  long_description: null,
+  author: "Ada",
+  homepage: null,
+  kind: "python",
+  runtime: "python >=3.10",
+  tools: [{ name: "search_notes", description: "Searches notes." }],
+  tools_generated: false,
+  prompts: [],
+  settings: [
+    { key: "token", kind: "string", title: "Token", description: "", required: true, sensitive: true, multiple: false, min: null, max: null, default: null, kept: true },
+    { key: "folders", kind: "directory", title: "Folders", description: "Where notes are", required: true, sensitive: false, multiple: true, min: null, max: null, default: ["/home/ada/Notes"], kept: false },
+    { key: "limit", kind: "number", title: "Limit", description: "", required: false, sensitive: false, multiple: false, min: 1, max: 100, default: 10, kept: false },
+    { key: "verbose", kind: "boolean", title: "Verbose", description: "", required: false, sensitive: false, multiple: false, min: null, max: null, default: false, kept: false },
+    { key: "region", kind: "string", title: "Region", description: "", required: false, sensitive: false, multiple: false, min: null, max: null, default: null, kept: false },
+  ],
+  installed_version: "1.0.0",
+};
+
 function fake(views: ServerView[]) {
   let status: (s: ServerStatus) => void = () => undefined;
   let log: (l: ServerLogLine) => void = () => undefined;
@@ -81,6 +105,11 @@ function fake(views: ServerView[]) {
       log = h;
       return Promise.resolve(() => undefined);
     }),
+    pickBundle: vi.fn(() => Promise.resolve("/tmp/notes-2.0.0.mcpb")),
+    bundlePreview: vi.fn(() => Promise.resolve(bundle)),
+    installBundle: vi.fn(() => Promise.resolve("notes")),
+    pickSettingFile: vi.fn(() => Promise.resolve(null)),
+    kbPickFolder: vi.fn(() => Promise.resolve("/srv/shared notes")),
   };
   return { ipc, status: (s: ServerStatus) => act(() => status(s)), log: (l: ServerLogLine) => act(() => log(l)) };
 }
@@ -313,5 +342,61 @@ describe("ServersSettings", () => {
     const [local] = (f.ipc.saveServer as ReturnType<typeof vi.fn>).mock.calls[1] as [McpServerConfig];
     expect(local.transport.type).toBe("stdio");
     expect(local.client_credentials).toBeNull();
+  });
+
+  it("installs a bundle: shows what it is, fills defaults, picks folders, keeps a stored secret left empty", async () => {
+    const f = fake([view("ready")]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Install bundle…" }));
+    const dialog = await screen.findByTestId("bundle-install");
+    expect(f.ipc.bundlePreview).toHaveBeenCalledWith("/tmp/notes-2.0.0.mcpb");
+    expect(within(dialog).getByTestId("bundle-about").textContent).toBe("Notes 2.0.0 · by Ada");
+    expect(within(dialog).getByTestId("bundle-update").textContent).toContain("Version 1.0.0 is installed");
+    const token = within(dialog).getByLabelText("Token") as HTMLInputElement;
+    expect(token.type).toBe("password");
+    expect(token.placeholder).toBe("stored in keyring");
+    expect(token.required).toBe(false);
+    const folders = within(dialog).getByLabelText(/^Folders/) as HTMLTextAreaElement;
+    expect(folders.value).toBe("/home/ada/Notes");
+    expect((within(dialog).getByLabelText("Limit") as HTMLInputElement).value).toBe("10");
+    fireEvent.click(within(dialog).getByRole("button", { name: "Choose Folders" }));
+    await waitFor(() => expect(folders.value).toBe("/home/ada/Notes\n/srv/shared notes"));
+    fireEvent.change(within(dialog).getByLabelText("Limit"), { target: { value: "25" } });
+    fireEvent.click(within(dialog).getByLabelText("Verbose"));
+    fireEvent.click(within(dialog).getByRole("button", { name: "Update" }));
+    await waitFor(() => expect(f.ipc.installBundle).toHaveBeenCalled());
+    const [path, values] = (f.ipc.installBundle as ReturnType<typeof vi.fn>).mock.calls[0] as [string, Record<string, unknown>];
+    expect(path).toBe("/tmp/notes-2.0.0.mcpb");
+    // The token left empty is not sent (the core keeps the stored one); nor is the empty region.
+    expect(values).toEqual({ folders: ["/home/ada/Notes", "/srv/shared notes"], limit: 25, verbose: true });
+    expect((await screen.findByTestId("bundle-installed")).textContent).toBe("Installed the server notes.");
+    expect(screen.queryByTestId("bundle-install")).toBeNull();
+  });
+
+  it("keeps the install form open with the core's reason when a setting is refused", async () => {
+    const f = fake([]);
+    f.ipc.installBundle = vi.fn(() =>
+      Promise.reject({ kind: "invalid_input", message: "Folders (user_config.folders): \"docs\" is not an absolute path" }),
+    );
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Install bundle…" }));
+    const dialog = await screen.findByTestId("bundle-install");
+    fireEvent.change(within(dialog).getByLabelText("Token"), { target: { value: "  tok with spaces " } });
+    fireEvent.change(within(dialog).getByLabelText(/^Folders/), { target: { value: "docs" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Update" }));
+    expect(await within(dialog).findByText(/is not an absolute path/)).toBeTruthy();
+    const [, values] = (f.ipc.installBundle as ReturnType<typeof vi.fn>).mock.calls[0] as [string, Record<string, unknown>];
+    expect(values.token).toBe("  tok with spaces ");
+    expect(screen.getByTestId("bundle-install")).toBeTruthy();
+  });
+
+  it("opens nothing when the file dialog is cancelled", async () => {
+    const f = fake([]);
+    f.ipc.pickBundle = vi.fn(() => Promise.resolve(null));
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Install bundle…" }));
+    await waitFor(() => expect(f.ipc.pickBundle).toHaveBeenCalled());
+    expect(f.ipc.bundlePreview).not.toHaveBeenCalled();
+    expect(screen.queryByTestId("bundle-install")).toBeNull();
   });
 });

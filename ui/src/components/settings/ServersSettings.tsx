@@ -1,11 +1,13 @@
 // MCP servers: list with live status dots, tool count and enable switch; per
 // server the edit form, restart, live logs, the doctor report, and its tools
-// with enable, approval policy, stats and "test a tool".
+// with enable, approval policy, stats and "test a tool"; adding a server from
+// scratch or a preset, or installing an MCP bundle (.mcpb).
 import { useCallback, useEffect, useState } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
 import {
   toIpcError,
   type ApprovalMode,
+  type BundleInfo,
   type DoctorReport,
   type Ipc,
   type IpcError,
@@ -21,6 +23,7 @@ import { formatDuration } from "../chat/ToolTraceCard";
 import { ToolResultView } from "../chat/ToolResultView";
 import { SchemaForm } from "../common/SchemaForm";
 import { Tabs } from "../common/Tabs";
+import { BundleInstall, type BundleIpc } from "./BundleInstall";
 import { ServerEditor } from "./ServerEditor";
 import { useLoad } from "./useLoad";
 
@@ -41,7 +44,10 @@ export type ServersIpc = Pick<
   | "callTool"
   | "onServerStatus"
   | "onServerLog"
->;
+  | "pickBundle"
+  | "bundlePreview"
+> &
+  BundleIpc;
 
 const STATE: Record<ServerState, MessageKey> = {
   stopped: "servers.stopped",
@@ -261,10 +267,17 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
 export function ServersSettings({ ipc }: { ipc: ServersIpc }) {
   const { t } = useI18n();
   const load = useCallback(() => ipc.listServers(), [ipc]);
-  const { data, setData, error, setError, act } = useLoad<ServerView[]>(load);
+  const { data, setData, error, setError, act, reload } = useLoad<ServerView[]>(load);
   const [selected, setSelected] = useState<string | null>(null);
   const [adding, setAdding] = useState(false);
   const [presets, setPresets] = useState<ServerPreset[]>([]);
+  const [bundle, setBundle] = useState<{ path: string; info: BundleInfo } | null>(null);
+  const [installed, setInstalled] = useState<string | null>(null);
+  const openBundle = () =>
+    void act(async () => {
+      const path = await ipc.pickBundle();
+      if (path) setBundle({ path, info: await ipc.bundlePreview(path) });
+    });
   useEffect(() => {
     ipc.serverPresets().then(setPresets, (e: unknown) => setError(toIpcError(e)));
   }, [ipc, setError]);
@@ -282,6 +295,11 @@ export function ServersSettings({ ipc }: { ipc: ServersIpc }) {
   return (
     <div className="servers-settings" data-testid="servers-settings">
       {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+      {installed && (
+        <p className="ok-text" role="status" data-testid="bundle-installed">
+          {t("servers.installed", { server: installed })}
+        </p>
+      )}
       <ul className="list server-list">
         {(data ?? []).map((v) => (
           <li key={v.config.name} className={v.config.name === selected ? "card active" : "card"} data-testid="server-row" data-server={v.config.name}>
@@ -328,9 +346,28 @@ export function ServersSettings({ ipc }: { ipc: ServersIpc }) {
           onSave={(c, s) => void act(() => ipc.saveServer(c, s)).then((ok) => ok && setAdding(false))}
         />
       ) : (
-        <button type="button" id="server-add" className="primary" onClick={() => setAdding(true)}>
-          {t("servers.add")}
-        </button>
+        <div className="row">
+          <button type="button" id="server-add" className="primary" onClick={() => setAdding(true)}>
+            {t("servers.add")}
+          </button>
+          <button type="button" id="bundle-open" onClick={openBundle}>
+            {t("servers.installBundle")}
+          </button>
+        </div>
+      )}
+      {bundle && (
+        <BundleInstall
+          ipc={ipc}
+          path={bundle.path}
+          info={bundle.info}
+          onClose={() => setBundle(null)}
+          onInstalled={(server) => {
+            setBundle(null);
+            setInstalled(server);
+            setSelected(server);
+            reload();
+          }}
+        />
       )}
     </div>
   );
