@@ -15,7 +15,7 @@ mod webview;
 
 pub use error::{IpcError, IpcErrorKind};
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use tauri::Manager;
 
@@ -28,6 +28,23 @@ fn data_dir_arg(args: impl IntoIterator<Item = String>) -> Option<PathBuf> {
         }
         if let Some(v) = arg.strip_prefix("--data-dir=") {
             return Some(PathBuf::from(v));
+        }
+    }
+    None
+}
+
+/// The first argument naming an MCP bundle (`.mcpb`, or `.dxt` from before
+/// the rename), as a file manager's "Open with" passes it; relative to `cwd`.
+fn bundle_arg(args: impl IntoIterator<Item = String>, cwd: &Path) -> Option<PathBuf> {
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "--data-dir" {
+            args.next();
+            continue;
+        }
+        let lower = arg.to_ascii_lowercase();
+        if !arg.starts_with('-') && (lower.ends_with(".mcpb") || lower.ends_with(".dxt")) {
+            return Some(cwd.join(arg));
         }
     }
     None
@@ -58,7 +75,9 @@ pub fn run() {
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("PATCHBAY_LOG"))
         .with_writer(std::io::stderr)
         .init();
-    let state = state::AppState::open(data_dir_arg(std::env::args().skip(1)));
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let state =
+        state::AppState::open(data_dir_arg(std::env::args().skip(1)), bundle_arg(std::env::args().skip(1), &cwd));
     // The instance lock belongs to the data dir asked for, so that windows on
     // different data dirs never meet, even when the core could not open there;
     // the window geometry is kept in the data dir that opened.
@@ -120,6 +139,7 @@ pub fn run() {
             commands::servers::pick_setting_file,
             commands::servers::bundle_preview,
             commands::servers::install_bundle,
+            commands::servers::take_opened_bundle,
             commands::servers::delete_server,
             commands::servers::set_server_enabled,
             commands::servers::restart_server,
@@ -185,7 +205,7 @@ pub fn run() {
 
 #[cfg(test)]
 mod tests {
-    use super::data_dir_arg;
+    use super::{bundle_arg, data_dir_arg};
     use std::path::PathBuf;
 
     fn args(list: &[&str]) -> Vec<String> {
@@ -197,5 +217,17 @@ mod tests {
         assert_eq!(data_dir_arg(args(&["--data-dir", "/x"])), Some(PathBuf::from("/x")));
         assert_eq!(data_dir_arg(args(&["-v", "--data-dir=/y"])), Some(PathBuf::from("/y")));
         assert_eq!(data_dir_arg(args(&["--other"])), None);
+    }
+
+    #[test]
+    fn a_bundle_argument_is_found_and_made_absolute() {
+        let cwd = std::path::Path::new("/home/ada/Downloads");
+        assert_eq!(bundle_arg(args(&["notes.mcpb"]), cwd), Some(PathBuf::from("/home/ada/Downloads/notes.mcpb")));
+        assert_eq!(
+            bundle_arg(args(&["--data-dir", "/d.mcpb", "/tmp/Old.DXT"]), cwd),
+            Some(PathBuf::from("/tmp/Old.DXT")),
+            "the data dir is not a bundle"
+        );
+        assert_eq!(bundle_arg(args(&["--data-dir=/x", "notes.zip"]), cwd), None);
     }
 }

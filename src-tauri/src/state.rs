@@ -1,7 +1,7 @@
 //! What the app holds between commands: the data directory and the opened core.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use patchbay_core::app::views::{ConversationRenamed, KbProgress, ServerLogLine, ServerStatusView};
 use patchbay_core::app::{App, AppEvents, ServerRequestView};
@@ -28,6 +28,9 @@ pub struct AppState {
     pub requested_dir: Option<DataDir>,
     /// Where [`WindowEvents`] emits, once the window exists.
     pub handle: Arc<OnceLock<AppHandle>>,
+    /// An MCP bundle the app was launched with (or a later launch handed
+    /// over), until the window takes it to show its installer.
+    pub opened_bundle: Mutex<Option<PathBuf>>,
 }
 
 /// Emits the core's own events (`server_status`, `server_log`, `kb_progress`) to the window.
@@ -68,8 +71,9 @@ impl AppEvents for WindowEvents {
 }
 
 impl AppState {
-    /// Opens the core in the chosen (or default) data directory.
-    pub fn open(data_dir: Option<PathBuf>) -> Self {
+    /// Opens the core in the chosen (or default) data directory; `bundle` is
+    /// a bundle file to offer to install.
+    pub fn open(data_dir: Option<PathBuf>, bundle: Option<PathBuf>) -> Self {
         let handle = Arc::new(OnceLock::new());
         let events = Arc::new(WindowEvents { handle: handle.clone() });
         let resolved = DataDir::resolve(data_dir);
@@ -80,12 +84,22 @@ impl AppState {
             let app = App::open(dir.clone(), store.clone(), secrets.clone(), events)?;
             Ok(Core { dir, store, secrets, app })
         });
-        Self { core, requested_dir, handle }
+        Self { core, requested_dir, handle, opened_bundle: Mutex::new(bundle) }
     }
 
     /// The opened core, or the start-up error.
     pub fn core(&self) -> Result<&Core, IpcError> {
         self.core.as_ref().map_err(Clone::clone)
+    }
+
+    /// Hands over the bundle to install, once.
+    pub fn take_opened_bundle(&self) -> Option<PathBuf> {
+        self.opened_bundle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+
+    /// Remembers a bundle a later launch was given, for the window to take.
+    pub fn open_bundle(&self, path: PathBuf) {
+        *self.opened_bundle.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(path);
     }
 
     /// The app services, or the start-up error.

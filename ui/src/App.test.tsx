@@ -2,9 +2,10 @@ import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { I18nProvider } from "./lib/i18n";
 import { SettingsPage } from "./pages/SettingsPage";
-import type { AppInfo } from "./lib/ipc";
+import type { AppInfo, BundleInfo } from "./lib/ipc";
 
-vi.mock("@tauri-apps/api/core", () => ({ invoke: vi.fn(() => new Promise(() => {})), Channel: class {} }));
+const invoke = vi.hoisted(() => vi.fn<(command: string, args?: unknown) => Promise<unknown>>(() => new Promise(() => {})));
+vi.mock("@tauri-apps/api/core", () => ({ invoke, Channel: class {} }));
 vi.mock("@tauri-apps/api/event", () => ({ listen: vi.fn(() => Promise.resolve(() => {})) }));
 
 const { App } = await import("./App");
@@ -33,6 +34,43 @@ describe("App shell", () => {
     expect(screen.getByRole("button", { name: "Settings" }).getAttribute("aria-current")).toBe("page");
     fireEvent.click(screen.getByRole("button", { name: "Chat" }));
     expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Chat");
+  });
+});
+
+describe("Opening a bundle file", () => {
+  it("shows its installer on the servers page when Patchbay was launched with it", async () => {
+    const info: BundleInfo = {
+      name: "notes",
+      server_name: "notes",
+      title: "Notes",
+      version: "1.0.0",
+      description: "",
+      long_description: null,
+      author: "Ada",
+      homepage: null,
+      kind: "node",
+      runtime: null,
+      tools: [],
+      tools_generated: false,
+      prompts: [],
+      settings: [],
+      installed_version: null,
+    };
+    const answers: Record<string, unknown> = { take_opened_bundle: "/home/ada/notes.mcpb", bundle_preview: info };
+    invoke.mockImplementation((command: string) =>
+      command in answers ? Promise.resolve(answers[command]) : new Promise(() => {}),
+    );
+    render(
+      <I18nProvider lang="en">
+        <App />
+      </I18nProvider>,
+    );
+    const dialog = await screen.findByTestId("bundle-install");
+    expect(screen.getByRole("heading", { level: 1, name: "Settings" })).toBeTruthy();
+    expect(screen.getByRole("tab", { name: "MCP servers" }).getAttribute("aria-selected")).toBe("true");
+    expect(dialog.textContent).toContain("Notes 1.0.0 · by Ada");
+    expect(invoke).toHaveBeenCalledWith("bundle_preview", { path: "/home/ada/notes.mcpb" });
+    invoke.mockImplementation(() => new Promise(() => {}));
   });
 });
 

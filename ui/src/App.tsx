@@ -1,6 +1,7 @@
-import { lazy, Suspense, useState } from "react";
+import { lazy, Suspense, useEffect, useState } from "react";
 import { ChatStores } from "./lib/chatStore";
 import { useI18n, type MessageKey } from "./lib/i18n";
+import { ipc } from "./lib/ipc";
 import { ChatPage } from "./pages/ChatPage";
 
 // Settings are loaded when first opened: the window starts on the chat page, with less code
@@ -19,6 +20,25 @@ export function App() {
   const [page, setPage] = useState<Page>("chat");
   // Conversation stores live as long as the app, not the chat page.
   const [stores] = useState(() => new ChatStores());
+  // A bundle file Patchbay was opened with goes to its installer on the servers page.
+  const [bundle, setBundle] = useState<string | null>(null);
+  useEffect(() => {
+    const take = () =>
+      void ipc.takeOpenedBundle().then(
+        (path) => {
+          if (path) {
+            setBundle(path);
+            setPage("settings");
+          }
+        },
+        () => undefined,
+      );
+    take();
+    const un = ipc.onBundleOpened(take);
+    return () => {
+      void un.then((f) => f());
+    };
+  }, []);
   return (
     <div className="app">
       <nav className="app-nav" aria-label={t("nav.label")}>
@@ -40,7 +60,7 @@ export function App() {
           <ChatPage stores={stores} />
         ) : (
           <Suspense fallback={<p className="muted">{t("common.loading")}</p>}>
-            <SettingsPage />
+            <SettingsPage openedBundle={bundle} onBundleShown={() => setBundle(null)} />
           </Suspense>
         )}
       </main>

@@ -99,6 +99,12 @@ pub async fn install_bundle(
     Ok(state.app()?.install_bundle(&PathBuf::from(path), &values).await?)
 }
 
+/// The bundle Patchbay was opened with, once (then `None`).
+#[tauri::command(rename_all = "snake_case")]
+pub fn take_opened_bundle(state: State<'_, AppState>) -> Option<String> {
+    state.take_opened_bundle().map(|p| p.display().to_string())
+}
+
 #[tauri::command(rename_all = "snake_case")]
 pub async fn delete_server(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
     Ok(state.app()?.delete_server(&name).await?)

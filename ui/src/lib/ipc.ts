@@ -703,6 +703,8 @@ export const ipc = {
   pickSettingFile: () => call<string | null>("pick_setting_file"),
   bundlePreview: (path: string) => call<BundleInfo>("bundle_preview", { path }),
   installBundle: (path: string, values: Record<string, BundleValue>) => call<string>("install_bundle", { path, values }),
+  /** The bundle file Patchbay was launched with (or a later launch handed over), once. */
+  takeOpenedBundle: () => call<string | null>("take_opened_bundle"),
   saveServer: (config: McpServerConfig, secrets: Record<string, string>) =>
     call<void>("save_server", { config, secrets }),
   deleteServer: (name: string) => call<void>("delete_server", { name }),
@@ -761,6 +763,8 @@ export const ipc = {
   onServerRequest: (h: (r: ServerRequest) => void) => on<ServerRequest>("server_request", h),
   onKbProgress: (h: (p: KbProgress) => void) => on<KbProgress>("kb_progress", h),
   onConversationRenamed: (h: (r: ConversationRenamed) => void) => on<ConversationRenamed>("conversation_renamed", h),
+  /** A launch handed over a bundle file: take it with `takeOpenedBundle`. */
+  onBundleOpened: (h: () => void) => on<null>("bundle_opened", () => h()),
 };
 
 export type Ipc = typeof ipc;

@@ -22,9 +22,24 @@ const SECTIONS: [Section, MessageKey][] = [
   ["assistants", "settings.assistants"],
 ];
 
-export function SettingsPage({ ipc = defaultIpc }: { ipc?: Partial<Ipc> }) {
+export function SettingsPage({
+  ipc = defaultIpc,
+  openedBundle = null,
+  onBundleShown,
+}: {
+  ipc?: Partial<Ipc>;
+  /** A bundle file to show the installer for, on the servers section. */
+  openedBundle?: string | null;
+  onBundleShown?: () => void;
+}) {
   const { t } = useI18n();
-  const [section, setSection] = useState<Section>("general");
+  const [section, setSection] = useState<Section>(openedBundle ? "servers" : "general");
+  const [shownFor, setShownFor] = useState(openedBundle);
+  if (openedBundle !== shownFor) {
+    // A bundle opened while settings are shown switches to the servers section.
+    setShownFor(openedBundle);
+    if (openedBundle) setSection("servers");
+  }
   const full = useMemo(() => ({ ...defaultIpc, ...ipc }), [ipc]);
   return (
     <section className="page settings-page" id="page-settings">
@@ -39,7 +54,7 @@ export function SettingsPage({ ipc = defaultIpc }: { ipc?: Partial<Ipc> }) {
       <div role="tabpanel" id={`settings-panel-${section}`} aria-labelledby={`settings-tab-${section}`}>
         {section === "general" && <General ipc={full} />}
         {section === "providers" && <ProvidersSettings ipc={full} />}
-        {section === "servers" && <ServersSettings ipc={full} />}
+        {section === "servers" && <ServersSettings ipc={full} opened={openedBundle} onOpened={onBundleShown} />}
         {section === "roots" && <SharedFolders ipc={full} />}
         {section === "import" && <ImportExport ipc={full} />}
         {section === "kb" && <KnowledgeBase ipc={full} />}

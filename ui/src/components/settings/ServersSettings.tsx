@@ -264,7 +264,16 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
   );
 }
 
-export function ServersSettings({ ipc }: { ipc: ServersIpc }) {
+export function ServersSettings({
+  ipc,
+  opened = null,
+  onOpened,
+}: {
+  ipc: ServersIpc;
+  /** A bundle file to show the installer for at once (Patchbay was opened with it). */
+  opened?: string | null;
+  onOpened?: () => void;
+}) {
   const { t } = useI18n();
   const load = useCallback(() => ipc.listServers(), [ipc]);
   const { data, setData, error, setError, act, reload } = useLoad<ServerView[]>(load);
@@ -273,11 +282,20 @@ export function ServersSettings({ ipc }: { ipc: ServersIpc }) {
   const [presets, setPresets] = useState<ServerPreset[]>([]);
   const [bundle, setBundle] = useState<{ path: string; info: BundleInfo } | null>(null);
   const [installed, setInstalled] = useState<string | null>(null);
-  const openBundle = () =>
-    void act(async () => {
-      const path = await ipc.pickBundle();
-      if (path) setBundle({ path, info: await ipc.bundlePreview(path) });
-    });
+  const preview = useCallback(
+    (path: string) =>
+      void act(async () => {
+        setBundle({ path, info: await ipc.bundlePreview(path) });
+      }),
+    [ipc, act],
+  );
+  const openBundle = () => void ipc.pickBundle().then((path) => path && preview(path), (e: unknown) => setError(toIpcError(e)));
+  useEffect(() => {
+    if (opened) {
+      preview(opened);
+      onOpened?.();
+    }
+  }, [opened, onOpened, preview]);
   useEffect(() => {
     ipc.serverPresets().then(setPresets, (e: unknown) => setError(toIpcError(e)));
   }, [ipc, setError]);
