@@ -24,6 +24,8 @@ pub struct AppOptions {
     pub env: Vec<(String, String)>,
     /// The binary to start; [`app_binary`] when `None`.
     pub binary: Option<PathBuf>,
+    /// Command-line arguments after `--data-dir DIR` (a bundle file to open).
+    pub args: Vec<String>,
 }
 
 /// A running app with its WebDriver session. Dropping it closes the session,
@@ -112,9 +114,11 @@ impl App {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        let mut args = vec!["--data-dir".to_owned(), data_dir.display().to_string()];
+        args.extend(opts.args);
         let caps = json!({
             "browserName": "wry",
-            "tauri:options": { "application": app, "args": ["--data-dir", data_dir] }
+            "tauri:options": { "application": app, "args": args }
         });
         // tauri-driver listens before its WebKitWebDriver does: retry until both answer.
         let deadline = Instant::now() + Duration::from_secs(30);

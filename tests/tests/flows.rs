@@ -4,18 +4,25 @@
 //! the UI to Chinese; chat with a scripted OpenAI-compatible model that calls
 //! a real server-everything tool needing approval, see the trace card, stop a
 //! streaming answer, restart the app and find the conversation intact; drop a
-//! picture on the composer and find it in the model's request.
+//! picture on the composer and find it in the model's request; install an MCP
+//! bundle the app was opened with, then update it from a second launch.
 
+use std::io::Write;
 use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use anyhow::{Result, ensure};
-use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderProfile};
+use anyhow::{Context, Result, ensure};
+use patchbay_core::config::{
+    ApprovalMode, ConfigStore, McpServerConfig, ProviderProfile, TransportConfig, ValueSource,
+};
 use patchbay_core::mcp::naming::ToolNames;
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{KeyringStore, SecretStore};
 use patchbay_core::store::Store;
-use patchbay_e2e::{App, AppOptions, Session};
+use patchbay_e2e::app::app_binary;
+use patchbay_e2e::{App, AppOptions, Session, Spawned};
+use patchbay_test_support::hostile::hostile_mcp;
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
 use serde_json::json;
@@ -349,5 +356,91 @@ fn every_settings_page_loads_from_the_backend_without_an_error() -> Result<()> {
     })?;
     std::thread::sleep(Duration::from_millis(500));
     app.screenshot("servers")?;
+    Ok(())
+}
+
+/// A bundle whose server is a copy of `hostile-mcp` (answers a small poke
+/// with "poked"), with a mode setting and a sensitive token.
+fn write_bundle(path: &Path, version: &str) -> Result<()> {
+    let manifest = json!({
+        "manifest_version": "0.3",
+        "name": "poker",
+        "display_name": "Poker",
+        "version": version,
+        "description": "Answers pokes.",
+        "author": {"name": "Patchbay tests"},
+        "server": {
+            "type": "binary",
+            "entry_point": "server/poker",
+            "mcp_config": {"command": "${__dirname}/server/poker", "args": ["${user_config.mode}"], "env": {"POKER_TOKEN": "${user_config.token}"}}
+        },
+        "tools": [{"name": "poke", "description": "Pokes."}],
+        "user_config": {
+            "mode": {"type": "string", "title": "Mode", "required": true, "default": "huge-result:1"},
+            "token": {"type": "string", "title": "Token", "sensitive": true, "required": true}
+        }
+    });
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path)?);
+    let options = zip::write::SimpleFileOptions::default().unix_permissions(0o755);
+    zip.start_file("manifest.json", options)?;
+    zip.write_all(manifest.to_string().as_bytes())?;
+    zip.start_file("server/poker", options)?;
+    zip.write_all(&std::fs::read(hostile_mcp())?)?;
+    zip.finish()?;
+    Ok(())
+}
+
+fn install_shown_bundle(s: &Session) -> Result<()> {
+    s.click(&s.wait_for("#bundle-install-confirm", WAIT)?)?;
+    s.wait_for("[data-testid=bundle-installed]", WAIT)?;
+    s.wait_for(&ready_dot("poker"), SERVER_WAIT)?;
+    s.wait_for_text("[data-testid=server-row][data-server=poker] [data-testid=tool-count]", WAIT, |t| t == "1 tools")?;
+    // The installed server is selected, its tools listed once it is ready.
+    s.wait_for_count("[data-testid=server-detail] [data-testid=tools-table] tbody tr", 1, WAIT)?;
+    Ok(())
+}
+
+#[test]
+fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    let (first, second) = (tmp.path().join("poker-1.0.0.mcpb"), tmp.path().join("poker-2.0.0.mcpb"));
+    write_bundle(&first, "1.0.0")?;
+    write_bundle(&second, "2.0.0")?;
+    let token = "poker-e2e-token-1234";
+    let options =
+        AppOptions { data_dir: Some(data_dir.clone()), args: vec![first.display().to_string()], ..Default::default() };
+    let app = App::start("a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it", options)?;
+    app.check(|s| {
+        // The window opens on the installer, on Settings → MCP servers.
+        let about = s.wait_for_text("[data-testid=bundle-about]", WAIT, |t| !t.is_empty())?;
+        ensure!(about == "Poker 1.0.0 · by Patchbay tests", "{about}");
+        let mode = s.execute("return document.querySelector('#bundle-setting-mode').value", json!([]))?;
+        ensure!(mode == json!("huge-result:1"), "the default fills the field: {mode}");
+        s.set_value("#bundle-setting-token", token)?;
+        install_shown_bundle(s)?;
+
+        // A second launch with the next version hands it to this window.
+        let mut launch = Spawned::spawn(
+            Command::new(app_binary()?).arg("--data-dir").arg(&data_dir).arg(&second).stdout(Stdio::null()),
+        )?;
+        let status = launch.wait_timeout(WAIT).context("the second launch did not hand over and exit")?;
+        ensure!(status.success(), "the second launch exited with {status}");
+        let update = s.wait_for_text("[data-testid=bundle-update]", WAIT, |t| !t.is_empty())?;
+        ensure!(update.starts_with("Version 1.0.0 is installed. Installing 2.0.0 replaces it"), "{update}");
+        let placeholder = s.execute("return document.querySelector('#bundle-setting-token').placeholder", json!([]))?;
+        ensure!(placeholder == json!("stored in keyring"), "{placeholder}");
+        install_shown_bundle(s)
+    })?;
+    app.close()?;
+
+    // The token is in the keyring only; the new version is in place.
+    let dir = DataDir::new(&data_dir);
+    let server = ConfigStore::new(Store::open(&dir)?).server("poker")?;
+    let TransportConfig::Stdio { env, .. } = &server.transport else { anyhow::bail!("not stdio: {server:?}") };
+    ensure!(env.get("POKER_TOKEN") == Some(&ValueSource::Secret("mcp/poker/POKER_TOKEN".into())), "{env:?}");
+    ensure!(KeyringStore::for_data_dir(&dir).get("mcp/poker/POKER_TOKEN")?.as_deref() == Some(token));
+    let manifest = std::fs::read_to_string(data_dir.join("extensions/poker/manifest.json"))?;
+    ensure!(manifest.contains("\"version\":\"2.0.0\""), "{manifest}");
     Ok(())
 }

@@ -31,6 +31,7 @@ fn shipped(data_dir: Option<PathBuf>, binary: &Path) -> AppOptions {
         data_dir,
         binary: Some(binary.to_owned()),
         env: vec![("PATCHBAY_WEBKIT_COMPOSITING".into(), "off".into())],
+        ..Default::default()
     }
 }
 

@@ -399,4 +399,29 @@ describe("ServersSettings", () => {
     expect(f.ipc.bundlePreview).not.toHaveBeenCalled();
     expect(screen.queryByTestId("bundle-install")).toBeNull();
   });
+
+  it("reloads the list when a server it does not list yet reports its status", async () => {
+    const f = fake([view("ready")]);
+    const added: ServerView = { config: { ...config, name: "poker" }, status: { server: "poker", state: "ready", tool_count: 1, error: null } };
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    await screen.findByTestId("server-row");
+    f.ipc.listServers = vi.fn(() => Promise.resolve([view("ready"), added]));
+    await f.status({ server: "poker", state: "ready", tool_count: 1, error: null });
+    await waitFor(() => expect(screen.getAllByTestId("server-row")).toHaveLength(2));
+    const row = screen.getAllByTestId("server-row")[1]!;
+    expect(row.getAttribute("data-server")).toBe("poker");
+    expect(within(row).getByTestId("status-dot").getAttribute("data-state")).toBe("ready");
+  });
+
+  it("lists a server's tools again once it is ready", async () => {
+    const f = fake([view("starting")]);
+    f.ipc.listTools = vi.fn(() => Promise.resolve([]));
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    await waitFor(() => expect(f.ipc.listTools).toHaveBeenCalledTimes(1));
+    expect(within(screen.getByTestId("tools-table")).queryByText("read_file")).toBeNull();
+    f.ipc.listTools = vi.fn(() => Promise.resolve([tool]));
+    await f.status({ server: "files", state: "ready", tool_count: 1, error: null });
+    expect(await within(screen.getByTestId("tools-table")).findByText("read_file")).toBeTruthy();
+  });
 });

@@ -2,7 +2,7 @@
 // server the edit form, restart, live logs, the doctor report, and its tools
 // with enable, approval policy, stats and "test a tool"; adding a server from
 // scratch or a preset, or installing an MCP bundle (.mcpb).
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
 import {
   toIpcError,
@@ -249,7 +249,11 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
       </div>
       {view.status.error && <p className="error-text">{view.status.error}</p>}
       <Tabs tabs={tabs.map(([id, label]) => ({ id, label: t(label) }))} selected={tab} onSelect={setTab} label={view.config.name} />
-      {tab === "tools" && <Tools ipc={ipc} server={view.config.name} />}
+      {tab === "tools" && (
+        // Listed again when the server becomes ready or its tools change (a server
+        // selected while it starts has none yet).
+        <Tools key={`${view.status.state}-${view.status.tool_count}`} ipc={ipc} server={view.config.name} />
+      )}
       {tab === "logs" && <Logs ipc={ipc} server={view.config.name} />}
       {tab === "doctor" && (doctorError ? <ErrorBanner error={doctorError} /> : doctor ? <Doctor report={doctor} /> : <p>{t("common.loading")}</p>)}
       {tab === "edit" && (
@@ -300,14 +304,24 @@ export function ServersSettings({
     ipc.serverPresets().then(setPresets, (e: unknown) => setError(toIpcError(e)));
   }, [ipc, setError]);
 
+  // The servers listed now, for the status handler: a status of a server not
+  // listed yet (one just added, whose first events can beat the list) reloads it.
+  const listed = useRef<ServerView[] | null>(null);
   useEffect(() => {
-    const un = ipc.onServerStatus((s) =>
-      setData((views) => views?.map((v) => (v.config.name === s.server ? { ...v, status: s } : v)) ?? views),
-    );
+    listed.current = data;
+  }, [data]);
+  useEffect(() => {
+    const un = ipc.onServerStatus((s) => {
+      if (listed.current && !listed.current.some((v) => v.config.name === s.server)) {
+        reload();
+        return;
+      }
+      setData((views) => views?.map((v) => (v.config.name === s.server ? { ...v, status: s } : v)) ?? views);
+    });
     return () => {
       void un.then((f) => f());
     };
-  }, [ipc, setData]);
+  }, [ipc, setData, reload]);
 
   const view = data?.find((v) => v.config.name === selected);
   return (
