@@ -81,12 +81,21 @@ fn manifest(version: &str) -> String {
 }
 
 fn write_bundle(path: &Path, version: &str) {
+    write_bundle_with(path, version, &[]);
+}
+
+/// A bundle with `extra` entries (name, contents) after its own.
+fn write_bundle_with(path: &Path, version: &str, extra: &[(&str, &str)]) {
     let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
     let options = zip::write::SimpleFileOptions::default();
     zip.start_file("manifest.json", options).unwrap();
     zip.write_all(manifest(version).as_bytes()).unwrap();
     zip.start_file("server/main.py", options).unwrap();
     zip.write_all(SERVER.as_bytes()).unwrap();
+    for (name, contents) in extra {
+        zip.start_file(*name, options).unwrap();
+        zip.write_all(contents.as_bytes()).unwrap();
+    }
     zip.finish().unwrap();
 }
 
@@ -212,5 +221,30 @@ async fn a_bundle_never_replaces_a_server_it_did_not_install() {
     let values: BundleValues = BTreeMap::from([("token".into(), json!("t")), ("folders".into(), json!(["/tmp"]))]);
     assert!(f.app.install_bundle(&file, &values).await.is_err());
     assert!(!f.data.join("extensions").exists());
+    f.app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_that_cannot_be_unpacked_leaves_the_installed_version_running() {
+    let f = open();
+    let file = f.dir.path().join("notes-1.0.0.mcpb");
+    write_bundle(&file, "1.0.0");
+    let folder = f.dir.path().join("notes-folder");
+    let values: BundleValues =
+        BTreeMap::from([("token".into(), json!("tok-1")), ("folders".into(), json!([folder.display().to_string()]))]);
+    f.app.install_bundle(&file, &values).await.unwrap();
+    wait_ready(&f.app, "notes").await;
+
+    let broken = f.dir.path().join("notes-2.0.0.mcpb");
+    write_bundle_with(&broken, "2.0.0", &[("../../escape.py", "print('out')")]);
+    let again: BundleValues = BTreeMap::from([("folders".into(), json!([folder.display().to_string()]))]);
+    let error = f.app.install_bundle(&broken, &again).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+    assert!(error.to_string().contains("\"../../escape.py\" is not unpacked"), "{error}");
+    let installed = f.data.join("extensions/notes");
+    assert_eq!(patchbay_core::bundle::installed_version(&installed).as_deref(), Some("1.0.0"));
+    assert!(!f.data.join("escape.py").exists() && !f.data.join("extensions/escape.py").exists());
+    wait_ready(&f.app, "notes").await;
+    assert_eq!(started_with(&f.app).await["token"], "tok-1");
     f.app.shutdown().await;
 }

@@ -67,9 +67,17 @@ impl App {
             tokio::time::timeout(STOP_WAIT, self.inner.registry.stop(&name)).await.ok().transpose()?;
         }
         let target = dir.clone();
-        tokio::task::spawn_blocking(move || bundle.unpack(&target))
+        let unpacked = tokio::task::spawn_blocking(move || bundle.unpack(&target))
             .await
-            .map_err(|e| AppError::Invalid(format!("unpacking stopped: {e}")))??;
+            .map_err(|e| AppError::Invalid(format!("unpacking stopped: {e}")))
+            .and_then(|r| r.map_err(AppError::from));
+        if let Err(e) = unpacked {
+            // The installed version's files are untouched: it runs on.
+            if let Some(previous) = previous.filter(|p| p.enabled) {
+                let _ = self.inner.registry.restart(&previous.name).await;
+            }
+            return Err(e);
+        }
         if let Err(e) = self.save_server(config, &secrets).await {
             if previous.is_none() {
                 let _ = std::fs::remove_dir_all(&dir);

@@ -112,10 +112,13 @@ impl App {
     /// Deletes a server (stopping it first).
     /// A server installed from a bundle loses its folder too.
     pub async fn delete_server(&self, name: &str) -> Result<(), AppError> {
-        let config = self.inner.config.server(name)?;
+        // An entry that no longer reads is still deleted; only a readable one can name a bundle.
+        let config = self.inner.config.server(name).ok();
         self.inner.config.delete_server(name)?;
         self.forget_server(name).await?;
-        self.remove_bundle_files(&config);
+        if let Some(config) = config {
+            self.remove_bundle_files(&config);
+        }
         Ok(())
     }
 
