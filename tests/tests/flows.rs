@@ -7,7 +7,6 @@
 //! picture on the composer and find it in the model's request; install an MCP
 //! bundle the app was opened with, then update it from a second launch.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -22,7 +21,7 @@ use patchbay_core::secrets::{KeyringStore, SecretStore};
 use patchbay_core::store::Store;
 use patchbay_e2e::app::app_binary;
 use patchbay_e2e::{App, AppOptions, Session, Spawned};
-use patchbay_test_support::hostile::hostile_mcp;
+use patchbay_test_support::hostile::poker_bundle;
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
 use serde_json::json;
@@ -359,37 +358,6 @@ fn every_settings_page_loads_from_the_backend_without_an_error() -> Result<()> {
     Ok(())
 }
 
-/// A bundle whose server is a copy of `hostile-mcp` (answers a small poke
-/// with "poked"), with a mode setting and a sensitive token.
-fn write_bundle(path: &Path, version: &str) -> Result<()> {
-    let manifest = json!({
-        "manifest_version": "0.3",
-        "name": "poker",
-        "display_name": "Poker",
-        "version": version,
-        "description": "Answers pokes.",
-        "author": {"name": "Patchbay tests"},
-        "server": {
-            "type": "binary",
-            "entry_point": "server/poker",
-            "mcp_config": {"command": "${__dirname}/server/poker", "args": ["${user_config.mode}"], "env": {"POKER_TOKEN": "${user_config.token}"}}
-        },
-        "tools": [{"name": "poke", "description": "Pokes."}],
-        "user_config": {
-            "mode": {"type": "string", "title": "Mode", "required": true, "default": "huge-result:1"},
-            "token": {"type": "string", "title": "Token", "sensitive": true, "required": true}
-        }
-    });
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(path)?);
-    let options = zip::write::SimpleFileOptions::default().unix_permissions(0o755);
-    zip.start_file("manifest.json", options)?;
-    zip.write_all(manifest.to_string().as_bytes())?;
-    zip.start_file("server/poker", options)?;
-    zip.write_all(&std::fs::read(hostile_mcp())?)?;
-    zip.finish()?;
-    Ok(())
-}
-
 fn install_shown_bundle(s: &Session) -> Result<()> {
     s.click(&s.wait_for("#bundle-install-confirm", WAIT)?)?;
     s.wait_for("[data-testid=bundle-installed]", WAIT)?;
@@ -405,8 +373,8 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
     let tmp = tempfile::tempdir()?;
     let data_dir = tmp.path().join("data");
     let (first, second) = (tmp.path().join("poker-1.0.0.mcpb"), tmp.path().join("poker-2.0.0.mcpb"));
-    write_bundle(&first, "1.0.0")?;
-    write_bundle(&second, "2.0.0")?;
+    poker_bundle(&first, "1.0.0");
+    poker_bundle(&second, "2.0.0");
     let token = "poker-e2e-token-1234";
     let options =
         AppOptions { data_dir: Some(data_dir.clone()), args: vec![first.display().to_string()], ..Default::default() };

@@ -1,5 +1,5 @@
-//! `patchbay mcp install`: a bundle whose server is an executable (a copy of
-//! test-support's `hostile-mcp`, packed without its mode bits) is shown by
+//! `patchbay mcp install`: a bundle whose server is an executable (test-support's
+//! `poker_bundle`: `hostile-mcp` packed without its mode bits) is shown by
 //! `--dry-run`, installed with a setting from `--set` and a sensitive one from
 //! stdin (into the real keyring), started once, and then called like any
 //! configured server.
@@ -8,8 +8,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use patchbay_test_support::hostile::hostile_mcp;
-use serde_json::json;
+use patchbay_test_support::hostile::poker_bundle;
 
 fn patchbay(dir: &Path, args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_patchbay"))
@@ -29,39 +28,11 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-fn write_bundle(path: &Path) {
-    let manifest = json!({
-        "manifest_version": "0.3",
-        "name": "poker",
-        "display_name": "Poker",
-        "version": "0.9.1",
-        "description": "Answers pokes.",
-        "author": {"name": "Patchbay tests"},
-        "server": {
-            "type": "binary",
-            "entry_point": "server/poker",
-            "mcp_config": {"command": "${__dirname}/server/poker", "args": ["${user_config.mode}"], "env": {"POKER_TOKEN": "${user_config.token}"}}
-        },
-        "tools": [{"name": "poke", "description": "Pokes."}],
-        "user_config": {
-            "mode": {"type": "string", "title": "Mode", "required": true},
-            "token": {"type": "string", "title": "Token", "sensitive": true, "required": true}
-        }
-    });
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
-    let options = zip::write::SimpleFileOptions::default().unix_permissions(0o644);
-    zip.start_file("manifest.json", options).unwrap();
-    zip.write_all(manifest.to_string().as_bytes()).unwrap();
-    zip.start_file("server/poker", options).unwrap();
-    zip.write_all(&std::fs::read(hostile_mcp()).unwrap()).unwrap();
-    zip.finish().unwrap();
-}
-
 #[test]
 fn install_shows_installs_starts_and_the_server_answers() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("poker.mcpb");
-    write_bundle(&file);
+    poker_bundle(&file, "0.9.1");
     let data = tmp.path().join("data");
     let bundle = file.to_str().unwrap();
 
@@ -70,6 +41,7 @@ fn install_shows_installs_starts_and_the_server_answers() {
     let shown = text(&out.stdout);
     assert!(shown.starts_with("Poker 0.9.1 by Patchbay tests (binary server, installs as poker)\n"), "{shown}");
     assert!(shown.contains("tool  poke  Pokes.\n"), "{shown}");
+    assert!(shown.contains("setting  mode  Mode (string, required, default \"huge-result:1\")\n"), "{shown}");
     assert!(shown.contains("setting  token  Token (string, required, sensitive, asked for)\n"), "{shown}");
     assert!(!data.join("extensions").exists(), "a dry run installs nothing");
 

@@ -33,3 +33,37 @@ pub fn hostile_mcp() -> PathBuf {
     })
     .clone()
 }
+
+/// Writes an MCP bundle (`.mcpb`) named `poker` at `version` to `path`, whose
+/// server is a copy of [`hostile_mcp`] packed without its mode bits (as
+/// archives made on Windows are). Its settings: `mode` (the hostile mode,
+/// default `huge-result:1`, which answers a small poke with "poked") and
+/// `token` (sensitive, passed as `POKER_TOKEN`).
+pub fn poker_bundle(path: &std::path::Path, version: &str) {
+    use std::io::Write;
+    let manifest = serde_json::json!({
+        "manifest_version": "0.3",
+        "name": "poker",
+        "display_name": "Poker",
+        "version": version,
+        "description": "Answers pokes.",
+        "author": {"name": "Patchbay tests"},
+        "server": {
+            "type": "binary",
+            "entry_point": "server/poker",
+            "mcp_config": {"command": "${__dirname}/server/poker", "args": ["${user_config.mode}"], "env": {"POKER_TOKEN": "${user_config.token}"}}
+        },
+        "tools": [{"name": "poke", "description": "Pokes."}],
+        "user_config": {
+            "mode": {"type": "string", "title": "Mode", "required": true, "default": "huge-result:1"},
+            "token": {"type": "string", "title": "Token", "sensitive": true, "required": true}
+        }
+    });
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).expect("create the bundle"));
+    let options = zip::write::SimpleFileOptions::default().unix_permissions(0o644);
+    zip.start_file("manifest.json", options).expect("zip");
+    zip.write_all(manifest.to_string().as_bytes()).expect("zip");
+    zip.start_file("server/poker", options).expect("zip");
+    zip.write_all(&std::fs::read(hostile_mcp()).expect("read hostile-mcp")).expect("zip");
+    zip.finish().expect("zip");
+}
