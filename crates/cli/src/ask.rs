@@ -177,7 +177,7 @@ async fn start_tools(
 impl Session {
     /// Opens the data directory and resolves assistant, provider and model.
     pub async fn open(dir: &DataDir, args: &TurnArgs) -> anyhow::Result<Self> {
-        let store = Store::open(dir)?;
+        let store = crate::open_store(dir)?;
         let interrupted = ConversationStore::new(store.clone()).recover_interrupted()?;
         if !interrupted.is_empty() {
             eprintln!(

@@ -15,7 +15,6 @@ use patchbay_core::paths::DataDir;
 use patchbay_core::rag::serve::{self, Hit};
 use patchbay_core::rag::{EmbeddingConfig, IndexProgress, KnowledgeBase, Retriever, SearchMode};
 use patchbay_core::secrets::{KeyringStore, SecretStore};
-use patchbay_core::store::Store;
 use tokio_util::sync::CancellationToken;
 
 /// Name of the keyring entry holding the HTTP server's bearer token.
@@ -117,7 +116,7 @@ pub fn run(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
-    let store = Store::open(dir)?;
+    let store = crate::open_store(dir)?;
     let secrets = KeyringStore::for_data_dir(dir);
     match args.command {
         KbCommand::Add { folder } => {

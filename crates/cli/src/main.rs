@@ -69,6 +69,14 @@ enum Command {
     Restore(backup::RestoreArgs),
 }
 
+/// Opens the data directory's database and uses its saved network proxy, for
+/// the commands that make requests (providers, remote servers, embeddings).
+pub(crate) fn open_store(dir: &DataDir) -> anyhow::Result<patchbay_core::store::Store> {
+    let store = patchbay_core::store::Store::open(dir)?;
+    patchbay_core::app::apply_saved_proxy(&store)?;
+    Ok(store)
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("PATCHBAY_LOG"))

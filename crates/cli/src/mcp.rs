@@ -15,7 +15,6 @@ use patchbay_core::config::{ConfigStore, McpServerConfig, TransportConfig};
 use patchbay_core::mcp::{CallOptions, McpRegistry, ServerStatus};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
-use patchbay_core::store::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::host::{self, SamplingModel, TerminalRequests};
@@ -53,7 +52,7 @@ pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
     if let McpCommand::Install(install) = &args.command {
         return crate::install::run(dir, install);
     }
-    let store = Store::open(dir)?;
+    let store = crate::open_store(dir)?;
     let config = ConfigStore::new(store.clone());
     let servers = config.servers()?;
     if let McpCommand::List = args.command {

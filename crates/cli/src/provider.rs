@@ -10,7 +10,6 @@ use patchbay_core::config::providers::probe;
 use patchbay_core::config::{ConfigStore, SecretValue};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
-use patchbay_core::store::Store;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Subcommand)]
@@ -68,7 +67,7 @@ pub struct AddArgs {
 }
 
 pub fn run(dir: &DataDir, command: &ProviderCommand) -> anyhow::Result<ExitCode> {
-    let config = ConfigStore::new(Store::open(dir)?);
+    let config = ConfigStore::new(crate::open_store(dir)?);
     let secrets = KeyringStore::for_data_dir(dir);
     match command {
         ProviderCommand::Add(args) => {

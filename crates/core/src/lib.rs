@@ -16,6 +16,7 @@ pub mod folder;
 pub mod info;
 pub mod llm;
 pub mod mcp;
+pub mod net;
 pub mod paths;
 pub mod rag;
 pub mod roots;

@@ -5,4 +5,5 @@
 pub mod hostile;
 pub mod peers;
 pub mod processes;
+pub mod proxy;
 pub mod scripted;

@@ -539,7 +539,12 @@ export interface GeneralSettings {
   auto_title: boolean;
   /** A backup waits to be restored at the next start (read only). */
   restore_pending: boolean;
+  /** The proxy for providers and remote MCP servers. */
+  proxy: ProxyChoice;
 }
+
+/** Which proxy outgoing requests use: the environment's (`HTTPS_PROXY`, …), none, or this URL. */
+export type ProxyChoice = { mode: "environment" } | { mode: "off" } | { mode: "custom"; url: string };
 
 /** The model named a conversation. */
 export interface ConversationRenamed {

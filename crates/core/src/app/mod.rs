@@ -44,7 +44,7 @@ use crate::secrets::{SecretError, SecretStore};
 use crate::store::{Store, StoreError};
 
 pub use chat::{ApprovalAnswer, AttachmentInput, TurnInput};
-pub use presets::restore_backup;
+pub use presets::{apply_saved_proxy, restore_backup};
 pub use requests::{ServerRequestResponse, ServerRequestView, TextMessage};
 pub use views::{ErrorKind, ErrorView};
 
@@ -271,6 +271,9 @@ impl App {
         let interrupted = conversations.recover_interrupted()?;
         if !interrupted.is_empty() {
             tracing::info!("{} answers were interrupted when Patchbay last stopped", interrupted.len());
+        }
+        if let Err(e) = presets::apply_saved_proxy(&store) {
+            tracing::warn!("the saved proxy is not used: {e}");
         }
         let kb = KnowledgeBase::open_configured(&dir, store.clone(), secrets.as_ref())?;
         let registry = McpRegistry::new(secrets.clone(), RegistryOptions::default());

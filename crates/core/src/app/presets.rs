@@ -1,4 +1,5 @@
-//! Assistant presets and the general settings, as the settings page edits them.
+//! Assistant presets and the general settings, as the settings page edits them
+//! (the network proxy among them).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -7,13 +8,17 @@ use super::views::{AssistantView, GeneralSettings, KbMode};
 use super::{App, AppError};
 use crate::agent::{Sampling, ToolSelection};
 use crate::assistants::{Assistant, KnowledgeMode};
+use crate::config::TransportConfig;
+use crate::net::{self, ProxyChoice};
 use crate::paths::DataDir;
-use crate::store::{Backup, StoreError, restore_staged, stage_restore};
+use crate::store::{Backup, Store, StoreError, restore_staged, stage_restore};
 
 const THEME_KEY: &str = "ui.theme";
 const LANGUAGE_KEY: &str = "ui.language";
 /// Whether the model names new conversations (on unless turned off).
 const AUTO_TITLE_KEY: &str = "chat.auto_title";
+/// The proxy outgoing requests use (`net::ProxyChoice`; the environment's when unset).
+const PROXY_KEY: &str = "net.proxy";
 
 impl From<&Assistant> for AssistantView {
     fn from(a: &Assistant) -> Self {
@@ -111,10 +116,13 @@ impl App {
             data_dir: self.inner.dir.path().display().to_string(),
             auto_title: self.auto_title()?,
             restore_pending: restore_staged(&self.inner.dir),
+            proxy: store.setting::<ProxyChoice>(PROXY_KEY)?.unwrap_or_default(),
         })
     }
 
-    /// Stores theme, language and titling; a different data folder is used from the next start.
+    /// Stores theme, language, titling and the proxy (used at once: remote
+    /// servers reconnect through it); a different data folder is used from the
+    /// next start.
     pub fn save_settings(&self, settings: &GeneralSettings) -> Result<(), AppError> {
         if !["light", "dark", "system"].contains(&settings.theme.as_str()) {
             return Err(AppError::Invalid(format!("theme {:?} is not light, dark or system", settings.theme)));
@@ -122,16 +130,54 @@ impl App {
         if !["en", "zh"].contains(&settings.language.as_str()) {
             return Err(AppError::Invalid(format!("language {:?} is not en or zh", settings.language)));
         }
+        settings.proxy.check().map_err(|e| AppError::Invalid(e.to_string()))?;
         let store = &self.inner.store;
         store.set_setting(THEME_KEY, &settings.theme)?;
         store.set_setting(LANGUAGE_KEY, &settings.language)?;
         store.set_setting(AUTO_TITLE_KEY, &settings.auto_title)?;
+        if settings.proxy != net::proxy() {
+            store.set_setting(PROXY_KEY, &settings.proxy)?;
+            net::set_proxy(settings.proxy.clone()).map_err(|e| AppError::Invalid(e.to_string()))?;
+            self.reconnect_remote_servers()?;
+        }
         let wanted = DataDir::new(Path::new(settings.data_dir.trim()));
         if !settings.data_dir.trim().is_empty() && wanted != self.inner.dir {
             DataDir::choose_for_next_start(wanted.path())?;
         }
         Ok(())
     }
+
+    /// Restarts the enabled remote servers in the background, so that they
+    /// connect through the proxy now chosen.
+    fn reconnect_remote_servers(&self) -> Result<(), AppError> {
+        let Some(runtime) = self.inner.runtime.get() else { return Ok(()) };
+        let remote: Vec<String> = self
+            .inner
+            .config
+            .servers()?
+            .into_iter()
+            .filter(|s| s.enabled && !matches!(s.transport, TransportConfig::Stdio { .. }))
+            .map(|s| s.name)
+            .collect();
+        let registry = self.inner.registry.clone();
+        runtime.spawn(async move {
+            for name in remote {
+                if let Err(e) = registry.restart(&name).await {
+                    tracing::warn!("{name} did not restart with the new proxy: {e}");
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+/// Installs the proxy saved in `store` for this process's outgoing requests
+/// (the app does at open; the CLI before its commands make requests).
+pub fn apply_saved_proxy(store: &Store) -> Result<(), AppError> {
+    if let Some(choice) = store.setting::<ProxyChoice>(PROXY_KEY)? {
+        net::set_proxy(choice).map_err(|e| AppError::Invalid(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// Checks the backup `file` and stages it to replace the database of `dir` at

@@ -710,6 +710,9 @@ pub struct GeneralSettings {
     /// A backup waits to be restored at the next start (read only).
     #[serde(default)]
     pub restore_pending: bool,
+    /// The proxy outgoing requests (providers, remote MCP servers) use.
+    #[serde(default)]
+    pub proxy: crate::net::ProxyChoice,
 }
 
 fn yes() -> bool {

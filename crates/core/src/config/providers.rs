@@ -149,7 +149,7 @@ pub async fn probe(
         ),
         None => None,
     };
-    let http = reqwest::Client::builder()
+    let http = crate::net::client_builder()
         .timeout(timeout)
         .connect_timeout(timeout)
         .build()

@@ -66,7 +66,7 @@ impl HttpSettings {
 
     /// A reqwest client with the connect timeout and the extra headers.
     pub(crate) fn client(&self) -> Result<reqwest::Client, LlmError> {
-        reqwest::Client::builder()
+        crate::net::client_builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .default_headers(self.header_map()?)
             .build()

@@ -53,7 +53,7 @@ impl OpenAiProvider {
                     .map_err(|e| settings.request_error(format!("header {name}: {e}")))?;
             }
         }
-        let http = reqwest::Client::builder()
+        let http = crate::net::client_builder()
             .connect_timeout(std::time::Duration::from_secs(20))
             .build()
             .map_err(|e| settings.request_error(format!("HTTP client: {e}")))?;

@@ -187,7 +187,7 @@ pub(crate) async fn connect(
             // 400/404/405; a 401/403 is an auth problem and never falls back.
             let parsed = parse_url(&config.name, url)?;
             let header_map = header_map(&config.name, headers, cx.secrets.as_ref())?;
-            let detected = sse::detect(&reqwest::Client::new(), &parsed, &header_map, startup, &cx.ct)
+            let detected = sse::detect(&crate::net::client(), &parsed, &header_map, startup, &cx.ct)
                 .await
                 .map_err(|source| McpError::Sse { server: config.name.clone(), source })?;
             let (service, catalogue, kind, lane) = match detected {
@@ -291,7 +291,7 @@ async fn connect_http(
     let serve = HttpServe { config, handler, ct, transport_config, startup, call };
     match authorized {
         Some((manager, reauthorize)) => serve.run(oauth::StepUpClient::new(manager, reauthorize)).await,
-        None => serve.run(reqwest::Client::new()).await,
+        None => serve.run(crate::net::client()).await,
     }
 }
 
@@ -338,7 +338,7 @@ async fn connect_sse(
     sse_config.headers = header_map(&config.name, headers, secrets)?;
     sse_config.endpoint_timeout = startup;
     sse_config.post_timeout = call;
-    let transport = SseClientTransport::connect(reqwest::Client::new(), sse_config, ct.child_token())
+    let transport = SseClientTransport::connect(crate::net::client(), sse_config, ct.child_token())
         .await
         .map_err(|source| McpError::Sse { server: config.name.clone(), source })?;
     handshake(config, handler, ct, transport, startup, call).await

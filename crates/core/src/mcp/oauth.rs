@@ -284,7 +284,7 @@ fn at_path(url: &reqwest::Url, path: &str) -> reqwest::Url {
 /// Whether the server at `url` publishes protected-resource metadata.
 async fn has_resource_metadata(url: &str) -> bool {
     let Ok(url) = reqwest::Url::parse(url) else { return false };
-    let http = reqwest::Client::new();
+    let http = crate::net::client();
     for candidate in resource_metadata_urls(&url) {
         let answer = http.get(candidate).timeout(DISCOVERY_TIMEOUT).send().await;
         if answer.is_ok_and(|r| r.status().is_success()) {
@@ -297,7 +297,7 @@ async fn has_resource_metadata(url: &str) -> bool {
 /// The authorization-server metadata at the MCP server's origin.
 async fn origin_metadata(url: &str) -> Result<AuthorizationMetadata, AuthError> {
     let url = reqwest::Url::parse(url)?;
-    let response = reqwest::Client::new()
+    let response = crate::net::client()
         .get(origin_metadata_url(&url))
         .timeout(DISCOVERY_TIMEOUT)
         .send()
@@ -539,7 +539,7 @@ impl StepUpClient {
     /// A client on `manager` (signed in or not: without a token requests go
     /// out bare and a 401 drives the authorization).
     pub fn new(manager: AuthorizationManager, reauthorize: Option<Arc<dyn Reauthorize>>) -> Self {
-        Self { inner: AuthClient::new(reqwest::Client::new(), manager), reauthorize, limit: MAX_AUTHORIZATIONS }
+        Self { inner: AuthClient::new(crate::net::client(), manager), reauthorize, limit: MAX_AUTHORIZATIONS }
     }
 
     /// Runs `call`, authorizing again on a challenge, within the limit.

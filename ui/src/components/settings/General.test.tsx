@@ -1,5 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { GeneralSettings } from "../../lib/ipc";
 import { setZoom } from "../../lib/zoom";
 import { renderIn } from "../../test/render";
 import { Assistants, type AssistantsIpc } from "./Assistants";
@@ -9,7 +10,7 @@ afterEach(cleanup);
 
 const info = { version: "1.0.0", data_dir: "/d", database: "/d/p.db", schema_version: 2, keyring: { available: true, detail: "mock" } };
 
-const stored = { theme: "system" as const, language: "en" as const, data_dir: "/d", auto_title: true, restore_pending: false };
+const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" } };
 
 /** A backend for the General page; `over` replaces some of its calls. */
 function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
@@ -64,7 +65,7 @@ describe("General", () => {
     renderIn(<General ipc={ipc} />);
     fireEvent.click(screen.getByRole("button", { name: "Change data folder…" }));
     expect(await screen.findByText("Patchbay will use /new after a restart.")).toBeTruthy();
-    expect(ipc.saveSettings).toHaveBeenCalledWith({ theme: "system", language: "en", data_dir: "/new", auto_title: true, restore_pending: false });
+    expect(ipc.saveSettings).toHaveBeenCalledWith({ ...stored, data_dir: "/new" });
   });
 
   it("backs up, stages a restore for the next start, and says so", async () => {
@@ -95,7 +96,26 @@ describe("General", () => {
     expect(box.checked).toBe(true);
     fireEvent.click(box);
     await waitFor(() => expect(box.checked).toBe(false));
-    expect(ipc.saveSettings).toHaveBeenCalledWith({ theme: "system", language: "en", data_dir: "/d", auto_title: false, restore_pending: false });
+    expect(ipc.saveSettings).toHaveBeenCalledWith({ ...stored, auto_title: false });
+  });
+
+  it("saves a custom proxy, and shows the core's reason when it refuses one", async () => {
+    const saveSettings = vi
+      .fn<GeneralIpc["saveSettings"]>()
+      .mockRejectedValueOnce({ kind: "invalid_input", message: 'proxy "proxy.example.com:3128": relative URL without a base' })
+      .mockResolvedValue(undefined);
+    const ipc = fake({ saveSettings });
+    renderIn(<General ipc={ipc} />);
+    fireEvent.change(await screen.findByLabelText(/^Proxy for model providers/), { target: { value: "custom" } });
+    fireEvent.change(screen.getByLabelText(/^Proxy URL/), { target: { value: "proxy.example.com:3128" } });
+    fireEvent.click(document.getElementById("proxy-save")!);
+    expect(await screen.findByText(/relative URL without a base/)).toBeTruthy();
+    expect(screen.queryByText("Saved.")).toBeNull();
+    fireEvent.change(screen.getByLabelText(/^Proxy URL/), { target: { value: " http://127.0.0.1:7890 " } });
+    fireEvent.click(document.getElementById("proxy-save")!);
+    expect(await screen.findByText("Saved.")).toBeTruthy();
+    expect(saveSettings).toHaveBeenLastCalledWith({ ...stored, proxy: { mode: "custom", url: "http://127.0.0.1:7890" } });
+    expect(screen.queryByText(/relative URL without a base/)).toBeNull();
   });
 });
 

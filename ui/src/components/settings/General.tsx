@@ -1,12 +1,58 @@
-// General: theme, zoom, language, titles, data folder, backups, and the About facts.
+// General: theme, zoom, language, titles, the network proxy, data folder,
+// backups, and the About facts.
 import { useEffect, useState, useSyncExternalStore } from "react";
 import { useI18n, type Lang } from "../../lib/i18n";
 import { applyTheme, storedTheme, storeTheme } from "../../lib/theme";
 import { setZoom, storedZoom, subscribeZoom, ZOOM_STEPS } from "../../lib/zoom";
-import { toIpcError, type AppInfo, type GeneralSettings, type Ipc, type IpcError, type Theme } from "../../lib/ipc";
+import { toIpcError, type AppInfo, type GeneralSettings, type Ipc, type IpcError, type ProxyChoice, type Theme } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 
 export type GeneralIpc = Pick<Ipc, "appInfo" | "pickDataDir" | "getSettings" | "saveSettings" | "setZoom" | "backupData" | "restoreData">;
+
+/** The proxy form: which kind, and the URL of a custom one; saved on demand. */
+function Proxy({ initial, onSave }: { initial: ProxyChoice; onSave: (p: ProxyChoice) => Promise<void> }) {
+  const { t } = useI18n();
+  const [mode, setMode] = useState<ProxyChoice["mode"]>(initial.mode);
+  const [url, setUrl] = useState(initial.mode === "custom" ? initial.url : "");
+  const [saved, setSaved] = useState(false);
+  const choice: ProxyChoice = mode === "custom" ? { mode, url: url.trim() } : { mode };
+  return (
+    <form
+      className="proxy-settings"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setSaved(false);
+        void onSave(choice).then(() => setSaved(true), () => undefined);
+      }}
+    >
+      <label className="field">
+        <span>{t("settings.proxy")}</span>
+        <select id="proxy-mode" value={mode} onChange={(e) => setMode(e.target.value as ProxyChoice["mode"])}>
+          <option value="environment">{t("settings.proxyEnvironment")}</option>
+          <option value="off">{t("settings.proxyOff")}</option>
+          <option value="custom">{t("settings.proxyCustom")}</option>
+        </select>
+      </label>
+      {mode === "custom" && (
+        <label className="field">
+          <span>{t("settings.proxyUrl")}</span>
+          <input id="proxy-url" required value={url} placeholder="http://127.0.0.1:7890" onChange={(e) => setUrl(e.target.value)} />
+        </label>
+      )}
+      <p className="muted small">{t("settings.proxyHelp")}</p>
+      <div className="row">
+        <button type="submit" id="proxy-save">
+          {t("common.save")}
+        </button>
+        {saved && (
+          <span role="status" className="ok-text">
+            {t("settings.proxySaved")}
+          </span>
+        )}
+      </div>
+    </form>
+  );
+}
 
 export function General({ ipc }: { ipc: GeneralIpc }) {
   const { t, lang, setLang } = useI18n();
@@ -61,6 +107,21 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
       .saveSettings(next)
       .then(() => setSettings(next))
       .catch((e: unknown) => setError(toIpcError(e)));
+  };
+
+  const saveProxy = (proxy: ProxyChoice) => {
+    if (!settings) return Promise.reject(new Error("settings are not loaded"));
+    const next = { ...settings, proxy };
+    return ipc.saveSettings(next).then(
+      () => {
+        setSettings(next);
+        setError(null);
+      },
+      (e: unknown) => {
+        setError(toIpcError(e));
+        throw e;
+      },
+    );
   };
 
   const chooseDataDir = async () => {
@@ -155,6 +216,8 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
         />{" "}
         {t("settings.autoTitle")}
       </label>
+      <h2>{t("settings.network")}</h2>
+      {settings && <Proxy initial={settings.proxy} onSave={saveProxy} />}
       <label className="field">
         <span>{t("settings.zoom")}</span>
         <select

@@ -1,0 +1,112 @@
+//! Outgoing HTTP: every client Patchbay builds (model providers, remote MCP
+//! servers, OAuth, embedding endpoints) starts from [`client_builder`], which
+//! applies the network proxy the user chose.
+//!
+//! The choice is process-wide, like the system's proxy it may stand in for: a
+//! process serves one data directory, whose setting [`set_proxy`] installs at
+//! start-up and whenever it changes. Clients built before a change keep the
+//! proxy they were built with.
+
+use std::sync::{PoisonError, RwLock};
+
+use serde::{Deserialize, Serialize};
+
+/// Which proxy outgoing requests use.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum ProxyChoice {
+    /// The environment's `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`.
+    #[default]
+    Environment,
+    /// None, whatever the environment says.
+    Off,
+    /// This proxy for every request (`http://` or `https://`, with
+    /// `user:password@` when it needs a login).
+    Custom { url: String },
+}
+
+/// Errors of the network settings.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    #[error("proxy {url:?}: {reason}")]
+    InvalidProxy { url: String, reason: String },
+}
+
+static CHOICE: RwLock<ProxyChoice> = RwLock::new(ProxyChoice::Environment);
+
+impl ProxyChoice {
+    /// Checks a custom proxy's URL: an `http` or `https` URL with a host.
+    pub fn check(&self) -> Result<(), NetError> {
+        let Self::Custom { url } = self else { return Ok(()) };
+        let invalid = |reason: &str| NetError::InvalidProxy { url: url.clone(), reason: reason.to_owned() };
+        let parsed = reqwest::Url::parse(url.trim()).map_err(|e| invalid(&e.to_string()))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(invalid("only http:// and https:// proxies are supported"));
+        }
+        if parsed.host_str().is_none_or(str::is_empty) {
+            return Err(invalid("it names no host"));
+        }
+        reqwest::Proxy::all(url.trim()).map(drop).map_err(|e| invalid(&e.to_string()))
+    }
+}
+
+/// Installs the proxy for clients built from now on.
+pub fn set_proxy(choice: ProxyChoice) -> Result<(), NetError> {
+    choice.check()?;
+    *CHOICE.write().unwrap_or_else(PoisonError::into_inner) = choice;
+    Ok(())
+}
+
+/// The proxy clients are built with now.
+pub fn proxy() -> ProxyChoice {
+    CHOICE.read().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+/// A client builder with the chosen proxy.
+pub fn client_builder() -> reqwest::ClientBuilder {
+    let builder = reqwest::Client::builder();
+    match proxy() {
+        ProxyChoice::Environment => builder,
+        ProxyChoice::Off => builder.no_proxy(),
+        // Checked by `set_proxy`.
+        ProxyChoice::Custom { url } => match reqwest::Proxy::all(url.trim()) {
+            Ok(proxy) => builder.proxy(proxy),
+            Err(_) => builder,
+        },
+    }
+}
+
+/// A client with the chosen proxy and nothing else set.
+pub fn client() -> reqwest::Client {
+    // Building fails only when the TLS backend cannot start, as `reqwest::Client::new` assumes too.
+    client_builder().build().expect("the TLS backend starts")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_custom_proxy_must_be_an_http_url_with_a_host() {
+        let custom = |url: &str| ProxyChoice::Custom { url: url.to_owned() };
+        assert!(custom("http://127.0.0.1:3128").check().is_ok());
+        assert!(custom("https://user:secret@proxy.example.com:8443").check().is_ok());
+        assert_eq!(
+            custom("socks5://127.0.0.1:1080").check().unwrap_err().to_string(),
+            "proxy \"socks5://127.0.0.1:1080\": only http:// and https:// proxies are supported"
+        );
+        assert!(custom("proxy.example.com:3128").check().is_err());
+        assert!(custom("").check().unwrap_err().to_string().starts_with("proxy \"\": "));
+        assert!(ProxyChoice::Off.check().is_ok() && ProxyChoice::Environment.check().is_ok());
+    }
+
+    #[test]
+    fn the_choice_is_written_as_a_tagged_object() {
+        let json = serde_json::to_value(ProxyChoice::Custom { url: "http://p:1".into() }).unwrap();
+        assert_eq!(json, serde_json::json!({"mode": "custom", "url": "http://p:1"}));
+        assert_eq!(
+            serde_json::from_value::<ProxyChoice>(serde_json::json!({"mode": "off"})).unwrap(),
+            ProxyChoice::Off
+        );
+    }
+}
