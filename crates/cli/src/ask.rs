@@ -20,14 +20,14 @@ use clap::{Args, ValueEnum};
 use futures::StreamExt;
 use patchbay_core::agent::{
     Agent, AgentEvent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, ProviderSource, Retriever,
-    ToolHost, ToolSelection, TurnAction, TurnControl, TurnLimits, TurnRequest, resolve_provider,
+    Sampling, ToolHost, ToolSelection, TurnAction, TurnControl, TurnLimits, TurnRequest, resolve_provider,
 };
 use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeMode};
 use patchbay_core::attach;
 use patchbay_core::builtin::{self, KnowledgeSource};
 use patchbay_core::config::ConfigStore;
 use patchbay_core::conversations::{Attachment, ConversationId, ConversationStore, MessageStatus};
-use patchbay_core::llm::ContentPart;
+use patchbay_core::llm::{ContentPart, ReasoningEffort};
 use patchbay_core::mcp::traces::TraceStore;
 use patchbay_core::mcp::{RegistryTools, ServerStatus};
 use patchbay_core::paths::DataDir;
@@ -67,6 +67,27 @@ pub struct TurnArgs {
     /// `knowledge_search` tool, `both` does both (default: the assistant's setting).
     #[arg(long, value_enum, value_name = "MODE")]
     kb: Option<KbChoice>,
+    /// How hard a reasoning model thinks (default: the assistant's setting, else the model's).
+    #[arg(long, value_enum, value_name = "EFFORT")]
+    reasoning: Option<EffortChoice>,
+}
+
+/// `--reasoning`: [`ReasoningEffort`].
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum EffortChoice {
+    Low,
+    Medium,
+    High,
+}
+
+impl From<EffortChoice> for ReasoningEffort {
+    fn from(c: EffortChoice) -> Self {
+        match c {
+            EffortChoice::Low => Self::Low,
+            EffortChoice::Medium => Self::Medium,
+            EffortChoice::High => Self::High,
+        }
+    }
 }
 
 /// `--kb`: the names the issue and the CLI use for [`KnowledgeMode`].
@@ -243,7 +264,10 @@ impl Session {
                 provider,
                 provider_name: resolved.profile.name.clone(),
                 model,
-                sampling: assistant.sampling,
+                sampling: Sampling {
+                    reasoning: args.reasoning.map(Into::into).or(assistant.sampling.reasoning),
+                    ..assistant.sampling
+                },
                 context_window: resolved.profile.context_window,
             },
             agent: Agent::new(conversations),

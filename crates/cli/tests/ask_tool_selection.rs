@@ -2,7 +2,8 @@
 //! which tools reach the model, seen in the request the scripted
 //! OpenAI-compatible server records. Two servers are configured: `time`
 //! (mcp-server-time) and `broken` (a command that does not exist, so starting
-//! it prints a note on stderr). And `--attach FILE`: what reaches the model.
+//! it prints a note on stderr). And `--attach FILE`: what reaches the model;
+//! `--reasoning`: the effort the model is asked for.
 
 use std::path::Path;
 use std::process::Output;
@@ -104,4 +105,19 @@ async fn attached_files_reach_the_model_and_a_binary_file_is_refused() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("backup.zip: a binary file cannot be attached"), "{stderr}");
     assert_eq!(model.requests().len(), 1, "nothing was sent with a refused file");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasoning_flag_asks_the_model_for_that_effort() {
+    let data = tempfile::tempdir().unwrap();
+    let model =
+        ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Noon."]), openai::text_reply(&["Noon."])])
+            .await
+            .unwrap();
+    let out = ask(data.path(), &model, &["--no-tools", "--reasoning", "medium"]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(model.requests()[0].body["reasoning_effort"], "medium");
+    let out = ask(data.path(), &model, &["--no-tools"]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(model.requests()[1].body.get("reasoning_effort").is_none(), "the assistant sets none");
 }

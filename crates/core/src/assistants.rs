@@ -231,7 +231,7 @@ mod tests {
             system_prompt: "You write Rust.".into(),
             provider: Some("deepseek".into()),
             model: Some("deepseek-chat".into()),
-            sampling: Sampling { temperature: Some(0.1), top_p: None, max_tokens: Some(2048) },
+            sampling: Sampling { temperature: Some(0.1), top_p: None, max_tokens: Some(2048), reasoning: None },
             tools: ToolSelection::Only { servers: ["filesystem".to_owned()].into(), tools: Default::default() },
             knowledge: KnowledgeMode::Context,
         };

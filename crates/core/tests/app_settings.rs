@@ -13,6 +13,7 @@ use patchbay_core::app::views::{
 };
 use patchbay_core::app::{App, AppEvents, ErrorKind};
 use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ProviderKind, ProviderProfile};
+use patchbay_core::llm::ReasoningEffort;
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{MemoryStore, SecretStore};
 use patchbay_core::store::Store;
@@ -397,6 +398,7 @@ async fn assistants_and_general_settings_round_trip() {
         temperature: Some(0.3),
         top_p: None,
         max_tokens: Some(2000),
+        reasoning: Some(ReasoningEffort::High),
         servers: Some(vec!["fetch".into()]),
         disabled_tools: vec![],
         kb_mode: KbMode::Always,
@@ -404,6 +406,9 @@ async fn assistants_and_general_settings_round_trip() {
     let saved = f.app.save_assistant(&view).unwrap();
     assert_eq!(saved.id, "Researcher");
     assert_eq!((saved.kb_mode, saved.servers.clone()), (KbMode::Always, Some(vec!["fetch".to_owned()])));
+    assert_eq!(saved.reasoning, Some(ReasoningEffort::High));
+    let listed = f.app.list_assistants().unwrap().into_iter().find(|a| a.name == "Researcher").unwrap();
+    assert_eq!(listed.reasoning, Some(ReasoningEffort::High), "the effort is stored with the assistant");
     view.id = saved.id.clone();
     view.name = "Scholar".into();
     f.app.save_assistant(&view).unwrap();

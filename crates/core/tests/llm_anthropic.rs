@@ -3,8 +3,15 @@
 
 mod common;
 
-use common::{hello, run, sample_request, settings};
-use patchbay_core::llm::{AnthropicProvider, FinishReason, LlmError, Usage};
+use std::sync::Arc;
+
+use common::{builtin_turn, hello, run, sample_request, settings};
+use futures::StreamExt;
+use patchbay_core::agent::{Agent, AgentEvent, Sampling};
+use patchbay_core::conversations::ConversationStore;
+use patchbay_core::llm::{AnthropicProvider, ChatMessage, FinishReason, LlmError, ReasoningEffort, Usage};
+use patchbay_core::paths::DataDir;
+use patchbay_core::store::Store;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, anthropic};
 use serde_json::json;
 
@@ -41,6 +48,7 @@ async fn thinking_and_tool_use_blocks_become_events() {
     let (s, e) = run(&provider, hello("claude-test")).await;
     assert!(e.is_none(), "{e:?}");
     assert_eq!(s.reasoning, "I should fetch");
+    assert_eq!(s.reasoning_signature.as_deref(), Some("sig"));
     assert_eq!(
         s.calls,
         vec![
@@ -49,6 +57,30 @@ async fn thinking_and_tool_use_blocks_become_events() {
         ]
     );
     assert_eq!(s.finish, Some(FinishReason::ToolCalls));
+}
+
+#[tokio::test]
+async fn a_reasoning_effort_turns_on_adaptive_thinking_and_signed_thinking_goes_back() {
+    let (server, provider) = server(vec![anthropic::text_reply(&["ok"])]).await;
+    let mut request = sample_request("claude-test");
+    request.reasoning = Some(ReasoningEffort::High);
+    // The turn's last round: its thinking, signed, goes back before the tool call.
+    let Some(ChatMessage::Assistant { reasoning_signature, .. }) = request.messages.get_mut(2) else {
+        panic!("the sample's third message is the assistant's")
+    };
+    *reasoning_signature = Some("c2lnbmVkLXRoaW5raW5n".into());
+    let (_, e) = run(&provider, request).await;
+    assert!(e.is_none(), "{e:?}");
+    let req = &server.requests()[0];
+    assert_eq!(req.invalid, None, "the SDK's request types accept it");
+    assert_eq!(req.body["thinking"], json!({"type": "adaptive"}));
+    assert_eq!(req.body["output_config"], json!({"effort": "high"}));
+    let assistant = req.body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "assistant").unwrap();
+    assert_eq!(
+        assistant["content"][0],
+        json!({"type": "thinking", "thinking": "need the page", "signature": "c2lnbmVkLXRoaW5raW5n"})
+    );
+    assert_eq!(assistant["content"][1]["type"], "text");
 }
 
 #[tokio::test]
@@ -87,4 +119,34 @@ async fn errors_and_broken_streams_map_to_variants() {
     assert!(matches!(e, Some(LlmError::Http { status: 529, .. })), "{e:?}");
     let (_, e) = run(&provider, hello("m")).await;
     assert!(matches!(e, Some(LlmError::InvalidStream { .. })), "{e:?}");
+}
+
+#[tokio::test]
+async fn thinking_goes_back_signed_while_the_turn_calls_tools() {
+    let (server, provider) = server(vec![
+        anthropic::tool_reply("I should check the time", &[("toolu_1", "current_time", &["{}"])]),
+        anthropic::text_reply(&["It is noon."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let conversations = ConversationStore::new(Store::open(&DataDir::new(dir.path())).unwrap());
+    let conversation = conversations.create("thinking", None, None).unwrap().id;
+    let sampling = Sampling { reasoning: Some(ReasoningEffort::Medium), ..Sampling::default() };
+    let request = builtin_turn(Arc::new(provider), "claude-test", conversation, "time?", sampling).await;
+    let events: Vec<AgentEvent> = Agent::new(conversations).start(request).unwrap().collect().await;
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::ToolResult { is_error: false, .. })), "{events:?}");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(request.invalid, None, "the SDK's request types accept it");
+        assert_eq!(request.body["output_config"], json!({"effort": "medium"}));
+    }
+    let assistant = &requests[1].body["messages"][1];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(
+        assistant["content"][0],
+        json!({"type": "thinking", "thinking": "I should check the time", "signature": "sig"})
+    );
+    assert_eq!(assistant["content"][1]["type"], "tool_use");
 }

@@ -6,17 +6,13 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{fetch_tool, hello, run, sample_request, settings};
+use common::{builtin_turn, fetch_tool, hello, run, sample_request, settings};
 use futures::StreamExt;
-use patchbay_core::agent::{
-    Agent, AgentEvent, ApprovalPolicy, ModelChoice, Sampling, ToolSelection, TurnAction, TurnLimits, TurnRequest,
-};
-use patchbay_core::builtin;
+use patchbay_core::agent::{Agent, AgentEvent, Sampling, TurnRequest};
 use patchbay_core::conversations::{ConversationStore, Part};
 use patchbay_core::llm::gemini::gemini_schema;
-use patchbay_core::llm::{FinishReason, GeminiProvider, LlmError, Usage};
+use patchbay_core::llm::{FinishReason, GeminiProvider, LlmError, ReasoningEffort, Usage};
 use patchbay_core::paths::DataDir;
-use patchbay_core::secrets::MemoryStore;
 use patchbay_core::store::Store;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, gemini};
 use serde_json::{Value, json};
@@ -68,27 +64,11 @@ async fn a_thought_signature_arrives_with_its_call() {
     assert_eq!(s.signatures, vec![(0, "c2lnbmF0dXJlLTE=".to_owned())]);
 }
 
-/// A turn through the agent with the real Gemini client over `store`, the
-/// built-in tools (`current_time`) served in process.
+/// A turn through the agent with the real Gemini client, the built-in tools
+/// (`current_time`) served in process.
 async fn gemini_turn(url: String, conversation: i64, text: &str) -> TurnRequest {
-    let tools = builtin::standalone_tools(Arc::new(MemoryStore::new()), None).await.unwrap();
-    TurnRequest {
-        conversation,
-        action: TurnAction::Send { text: text.into(), attachments: Vec::new() },
-        model: ModelChoice {
-            provider: Arc::new(GeminiProvider::new(settings(url)).unwrap()),
-            provider_name: "gemini".into(),
-            model: "gemini-3-test".into(),
-            sampling: Sampling::default(),
-            context_window: None,
-        },
-        system_prompt: None,
-        tools: Arc::new(tools),
-        selection: ToolSelection::All,
-        approval: ApprovalPolicy::AutoApprove,
-        retriever: None,
-        limits: TurnLimits::default(),
-    }
+    let provider = Arc::new(GeminiProvider::new(settings(url)).unwrap());
+    builtin_turn(provider, "gemini-3-test", conversation, text, Sampling::default()).await
 }
 
 /// The `functionCall` parts of a recorded request body, in order.
@@ -184,4 +164,19 @@ fn schema_conversion_strips_what_gemini_rejects() {
     assert_eq!(converted["properties"]["headers"]["properties"]["accept"]["type"], "STRING");
     assert_eq!(converted["required"], json!(["url"]));
     insta::assert_json_snapshot!("gemini_tool_schema", converted);
+}
+
+#[tokio::test]
+async fn a_reasoning_effort_sets_the_thinking_level_and_asks_for_the_thoughts() {
+    let (server, provider) = server(vec![gemini::text_reply(&["ok"])]).await;
+    let mut request = hello("gemini-test");
+    request.reasoning = Some(ReasoningEffort::High);
+    let (_, e) = run(&provider, request).await;
+    assert!(e.is_none(), "{e:?}");
+    let req = &server.requests()[0];
+    assert_eq!(req.invalid, None, "google-genai's types accept it");
+    assert_eq!(
+        req.body["generationConfig"]["thinkingConfig"],
+        json!({"thinkingLevel": "HIGH", "includeThoughts": true})
+    );
 }

@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::{hello, run, sample_request, settings};
-use patchbay_core::llm::{FinishReason, LlmError, OpenAiProvider, Usage};
+use patchbay_core::llm::{FinishReason, LlmError, OpenAiProvider, ReasoningEffort, Usage};
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
 use serde_json::json;
 
@@ -159,4 +159,18 @@ async fn request_body_carries_tools_and_tool_images_as_a_user_message() {
     assert_eq!(messages[4]["role"], "user", "the tool's image follows the tool messages");
     assert_eq!(messages[4]["content"][1]["type"], "image_url");
     insta::assert_json_snapshot!("openai_request_body", body);
+}
+
+#[tokio::test]
+async fn a_reasoning_effort_is_sent_as_reasoning_effort() {
+    let (server, provider) = server(vec![openai::text_reply(&["ok"]), openai::text_reply(&["ok"])]).await;
+    let mut request = hello("o-test");
+    request.reasoning = Some(ReasoningEffort::Low);
+    let (_, err) = run(&provider, request).await;
+    assert!(err.is_none(), "{err:?}");
+    let (_, err) = run(&provider, hello("o-test")).await;
+    assert!(err.is_none(), "{err:?}");
+    let requests = server.requests();
+    assert_eq!(requests[0].body["reasoning_effort"], "low");
+    assert!(requests[1].body.get("reasoning_effort").is_none(), "the model's default: nothing is sent");
 }

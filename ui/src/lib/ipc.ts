@@ -524,10 +524,14 @@ export interface Assistant {
   temperature: number | null;
   top_p: number | null;
   max_tokens: number | null;
+  /** How hard a reasoning model thinks; `null`: the model's default. */
+  reasoning: ReasoningEffort | null;
   servers: string[] | null;
   disabled_tools: string[];
   kb_mode: KbMode;
 }
+
+export type ReasoningEffort = "low" | "medium" | "high";
 
 export type Theme = "light" | "dark" | "system";
 

@@ -54,7 +54,7 @@ function fakeIpc() {
     listTools: vi.fn(() => Promise.resolve([])),
     listAssistants: vi.fn(() =>
       Promise.resolve([
-        { id: "as1", name: "Coder", system_prompt: "", provider: null, model: null, temperature: null, top_p: null, max_tokens: null, servers: null, disabled_tools: [], kb_mode: "off" as const },
+        { id: "as1", name: "Coder", system_prompt: "", provider: null, model: null, temperature: null, top_p: null, max_tokens: null, reasoning: null, servers: null, disabled_tools: [], kb_mode: "off" as const },
       ]),
     ),
     onServerRequest: vi.fn((h: (r: ServerRequest) => void) => {

@@ -102,7 +102,7 @@ pub fn count_message(m: &ChatMessage, counter: &dyn TokenCounter) -> u32 {
         + match m {
             ChatMessage::System { text } => counter.count(text),
             ChatMessage::User { parts } => count_parts(parts, counter),
-            ChatMessage::Assistant { text, reasoning, tool_calls } => {
+            ChatMessage::Assistant { text, reasoning, tool_calls, .. } => {
                 counter.count(text)
                     + reasoning.as_deref().map_or(0, |r| counter.count(r))
                     + tool_calls.iter().map(|c| counter.count(&c.name) + counter.count(&c.arguments)).sum::<u32>()
@@ -192,6 +192,7 @@ mod tests {
         ChatMessage::Assistant {
             text: String::new(),
             reasoning: None,
+            reasoning_signature: None,
             tool_calls: vec![ToolCall { id: id.into(), name: "t".into(), arguments: "{}".into(), signature: None }],
         }
     }
@@ -210,7 +211,7 @@ mod tests {
     }
 
     fn answer(text: &str) -> ChatMessage {
-        ChatMessage::Assistant { text: text.into(), reasoning: None, tool_calls: Vec::new() }
+        ChatMessage::Assistant { text: text.into(), reasoning: None, reasoning_signature: None, tool_calls: Vec::new() }
     }
 
     #[test]

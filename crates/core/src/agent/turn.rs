@@ -34,7 +34,7 @@ use crate::conversations::{
     AssistantWriter, Attachment, ConversationError, ConversationId, ConversationStore, MessageId, MessageStatus, Role,
     ToolCallStatus,
 };
-use crate::llm::{ChatMessage, ChatRequest, FinishReason, Provider, StreamEvent, ToolCall};
+use crate::llm::{ChatMessage, ChatRequest, FinishReason, Provider, ReasoningEffort, StreamEvent, ToolCall};
 
 /// Sampling settings sent with every request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -46,6 +46,9 @@ pub struct Sampling {
     /// Output token limit.
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    /// How hard a reasoning model thinks (`None`: the model's default).
+    #[serde(default)]
+    pub reasoning: Option<ReasoningEffort>,
 }
 
 /// The model a turn talks to.
@@ -298,7 +301,7 @@ enum Outcome {
 /// The result of streaming one model response.
 enum RoundEnd {
     Stopped,
-    Finished { text: String, reasoning: String, calls: Vec<PendingCall> },
+    Finished { text: String, reasoning: String, signature: Option<String>, calls: Vec<PendingCall> },
 }
 
 struct PendingCall {
@@ -415,14 +418,16 @@ impl Runner {
                 temperature: sampling.temperature,
                 top_p: sampling.top_p,
                 max_tokens: sampling.max_tokens,
+                reasoning: sampling.reasoning,
             };
-            let (text, reasoning, calls) = match self.stream_round(round, request, &tools).await? {
+            let (text, reasoning, signature, calls) = match self.stream_round(round, request, &tools).await? {
                 RoundEnd::Stopped => return Ok(Outcome::Stopped),
-                RoundEnd::Finished { text, reasoning, calls } => (text, reasoning, calls),
+                RoundEnd::Finished { text, reasoning, signature, calls } => (text, reasoning, signature, calls),
             };
             this_turn.push(ChatMessage::Assistant {
                 text,
                 reasoning: (!reasoning.is_empty()).then_some(reasoning),
+                reasoning_signature: signature,
                 tool_calls: calls
                     .iter()
                     .map(|c| ToolCall {
@@ -471,6 +476,7 @@ impl Runner {
         let mut ticker = tokio::time::interval(self.limits.flush_interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let (mut text, mut reasoning) = (String::new(), String::new());
+        let mut signature: Option<String> = None;
         let mut calls: BTreeMap<usize, PendingCall> = BTreeMap::new();
         // The timer's text flush runs on a blocking thread (a long answer's
         // text and its search index take milliseconds to write), one at a
@@ -542,6 +548,7 @@ impl Runner {
                     self.writer.set_signature(call.row, &signature)?;
                     call.signature = Some(signature);
                 }
+                StreamEvent::ReasoningSignature { signature: proof } => signature = Some(proof),
                 StreamEvent::Usage { usage } => {
                     settle(&mut flushing).await?;
                     let total = self.writer.add_usage(usage)?;
@@ -565,7 +572,7 @@ impl Runner {
             self.writer.set_arguments(call.row, &call.arguments)?;
         }
         self.writer.flush()?;
-        Ok(RoundEnd::Finished { text, reasoning, calls: calls.into_values().collect() })
+        Ok(RoundEnd::Finished { text, reasoning, signature, calls: calls.into_values().collect() })
     }
 
     /// Runs the round's calls concurrently; results in call order (`None`

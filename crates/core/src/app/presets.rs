@@ -36,6 +36,7 @@ impl From<&Assistant> for AssistantView {
             temperature: a.sampling.temperature,
             top_p: a.sampling.top_p,
             max_tokens: a.sampling.max_tokens,
+            reasoning: a.sampling.reasoning,
             servers,
             disabled_tools,
             kb_mode: match a.knowledge {
@@ -60,7 +61,12 @@ impl AssistantView {
             system_prompt: self.system_prompt.clone(),
             provider: self.provider.clone().filter(|p| !p.is_empty()),
             model: self.model.clone().filter(|m| !m.is_empty()),
-            sampling: Sampling { temperature: self.temperature, top_p: self.top_p, max_tokens: self.max_tokens },
+            sampling: Sampling {
+                temperature: self.temperature,
+                top_p: self.top_p,
+                max_tokens: self.max_tokens,
+                reasoning: self.reasoning,
+            },
             tools,
             knowledge: match self.kb_mode {
                 KbMode::Off => KnowledgeMode::Off,

@@ -46,6 +46,7 @@ pub(super) async fn ask(
         top_p: None,
         // Room for a reasoning model's preamble as well as the title.
         max_tokens: Some(400),
+        reasoning: None,
     };
     let mut stream = provider.stream(request, ct.clone()).await?;
     let mut text = String::new();

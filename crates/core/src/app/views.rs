@@ -690,6 +690,9 @@ pub struct AssistantView {
     pub temperature: Option<f32>,
     pub top_p: Option<f32>,
     pub max_tokens: Option<u32>,
+    /// How hard a reasoning model thinks (`None`: the model's default).
+    #[serde(default)]
+    pub reasoning: Option<crate::llm::ReasoningEffort>,
     pub servers: Option<Vec<String>>,
     pub disabled_tools: Vec<String>,
     pub kb_mode: KbMode,

@@ -957,6 +957,8 @@ fn to_chat_messages(m: &Message, out: &mut Vec<ChatMessage>) {
                 out.push(ChatMessage::Assistant {
                     text,
                     reasoning: (!reasoning.is_empty()).then_some(reasoning),
+                    // Only sent back within the turn that produced it (kept in memory there).
+                    reasoning_signature: None,
                     tool_calls,
                 });
                 for c in calls {
@@ -968,7 +970,12 @@ fn to_chat_messages(m: &Message, out: &mut Vec<ChatMessage>) {
                 }
             }
             if rounds == 0 && !m.text.is_empty() {
-                out.push(ChatMessage::Assistant { text: m.text.clone(), reasoning: None, tool_calls: Vec::new() });
+                out.push(ChatMessage::Assistant {
+                    text: m.text.clone(),
+                    reasoning: None,
+                    reasoning_signature: None,
+                    tool_calls: Vec::new(),
+                });
             }
         }
     }

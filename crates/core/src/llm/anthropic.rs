@@ -8,7 +8,10 @@
 //! `error`).
 //!
 //! Sampling settings are not sent: the current Messages API (SDK 2.x
-//! `MessageCreateParams`) has no `temperature` or `top_p`.
+//! `MessageCreateParams`) has no `temperature` or `top_p`. A reasoning effort
+//! turns on adaptive thinking at that `output_config.effort`; the thinking
+//! block's `signature` (a `signature_delta`) goes back with the thinking while
+//! the turn's tool calls go on, as the API requires.
 
 use std::collections::HashMap;
 
@@ -83,6 +86,10 @@ pub fn request_body(request: &ChatRequest) -> Value {
     }
     // The Messages API of SDK 2.x takes no sampling parameters
     // (`temperature`, `top_p`): sending them is rejected.
+    if let Some(effort) = request.reasoning {
+        body["thinking"] = json!({"type": "adaptive"});
+        body["output_config"] = json!({"effort": effort.as_str()});
+    }
     body
 }
 
@@ -109,8 +116,16 @@ fn convert_messages(messages: &[ChatMessage]) -> Vec<Value> {
                     .collect();
                 super::push_merged(&mut out, "content", "user", blocks);
             }
-            ChatMessage::Assistant { text, tool_calls, .. } => {
+            ChatMessage::Assistant { text, reasoning, reasoning_signature, tool_calls } => {
                 let mut blocks = Vec::new();
+                // Thinking goes back only with the proof the API gave for it.
+                if let Some(signature) = reasoning_signature {
+                    blocks.push(json!({
+                        "type": "thinking",
+                        "thinking": reasoning.as_deref().unwrap_or_default(),
+                        "signature": signature,
+                    }));
+                }
                 if !text.is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
@@ -219,6 +234,8 @@ enum Block {
     Thinking {
         #[serde(default)]
         thinking: String,
+        #[serde(default)]
+        signature: String,
     },
     ToolUse {
         id: String,
@@ -239,6 +256,9 @@ enum BlockDelta {
     },
     ThinkingDelta {
         thinking: String,
+    },
+    SignatureDelta {
+        signature: String,
     },
     #[serde(other)]
     Other,
@@ -293,8 +313,13 @@ impl Decode for AnthropicDecoder {
             Event::MessageStart { message } => self.add_usage(message.usage.unwrap_or_default()),
             Event::ContentBlockStart { index, content_block } => match content_block {
                 Block::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta { text }),
-                Block::Thinking { thinking } if !thinking.is_empty() => {
-                    out.push(StreamEvent::ReasoningDelta { text: thinking })
+                Block::Thinking { thinking, signature } => {
+                    if !thinking.is_empty() {
+                        out.push(StreamEvent::ReasoningDelta { text: thinking });
+                    }
+                    if !signature.is_empty() {
+                        out.push(StreamEvent::ReasoningSignature { signature });
+                    }
                 }
                 Block::ToolUse { id, name } => {
                     let ours = self.tools.len();
@@ -306,6 +331,7 @@ impl Decode for AnthropicDecoder {
             Event::ContentBlockDelta { index, delta } => match delta {
                 BlockDelta::TextDelta { text } => out.push(StreamEvent::TextDelta { text }),
                 BlockDelta::ThinkingDelta { thinking } => out.push(StreamEvent::ReasoningDelta { text: thinking }),
+                BlockDelta::SignatureDelta { signature } => out.push(StreamEvent::ReasoningSignature { signature }),
                 BlockDelta::InputJsonDelta { partial_json } => {
                     let Some(&ours) = self.tools.get(&index) else {
                         return Err(self

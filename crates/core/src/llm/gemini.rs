@@ -90,6 +90,13 @@ pub fn request_body(request: &ChatRequest) -> Value {
     if let Some(m) = request.max_tokens {
         config.insert("maxOutputTokens".into(), json!(m));
     }
+    if let Some(effort) = request.reasoning {
+        // The thoughts come back as parts marked `thought`, shown as reasoning.
+        config.insert(
+            "thinkingConfig".into(),
+            json!({"thinkingLevel": effort.as_str().to_ascii_uppercase(), "includeThoughts": true}),
+        );
+    }
     if !config.is_empty() {
         body["generationConfig"] = Value::Object(config);
     }

@@ -22,13 +22,16 @@ use async_openai::types::chat::{
     ChatCompletionRequestToolMessageContent, ChatCompletionRequestUserMessage, ChatCompletionRequestUserMessageContent,
     ChatCompletionRequestUserMessageContentPart, ChatCompletionStreamOptions, ChatCompletionTool, ChatCompletionTools,
     CreateChatCompletionRequest, FunctionCall, FunctionObject, ImageUrl, InputAudio, InputAudioFormat,
+    ReasoningEffort as OpenAiEffort,
 };
 use futures::stream::{BoxStream, StreamExt};
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::http::{Decode, HttpSettings, decode_stream};
-use super::{ChatMessage, ChatRequest, ContentPart, FinishReason, LlmError, Provider, StreamEvent, Usage};
+use super::{
+    ChatMessage, ChatRequest, ContentPart, FinishReason, LlmError, Provider, ReasoningEffort, StreamEvent, Usage,
+};
 
 /// A provider speaking the OpenAI chat-completions API.
 #[derive(Debug, Clone)]
@@ -85,6 +88,11 @@ impl OpenAiProvider {
             stream_options: Some(ChatCompletionStreamOptions { include_usage: Some(true), ..Default::default() }),
             temperature: request.temperature,
             top_p: request.top_p,
+            reasoning_effort: request.reasoning.map(|effort| match effort {
+                ReasoningEffort::Low => OpenAiEffort::Low,
+                ReasoningEffort::Medium => OpenAiEffort::Medium,
+                ReasoningEffort::High => OpenAiEffort::High,
+            }),
             ..Default::default()
         };
         // OpenAI's reasoning models refuse `max_tokens`; most other servers only know it.

@@ -71,7 +71,7 @@ pub fn rewrite_request(mut request: ChatRequest) -> ChatRequest {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     for message in request.messages {
         match message {
-            ChatMessage::Assistant { mut text, reasoning, tool_calls } => {
+            ChatMessage::Assistant { mut text, reasoning, reasoning_signature, tool_calls } => {
                 for call in tool_calls {
                     let arguments = serde_json::from_str::<Value>(&call.arguments)
                         .unwrap_or_else(|_| Value::String(call.arguments.clone()));
@@ -81,7 +81,7 @@ pub fn rewrite_request(mut request: ChatRequest) -> ChatRequest {
                     }
                     text.push_str(&format!("{OPEN_TAG}{block}{CLOSE_TAG}"));
                 }
-                messages.push(ChatMessage::Assistant { text, reasoning, tool_calls: Vec::new() });
+                messages.push(ChatMessage::Assistant { text, reasoning, reasoning_signature, tool_calls: Vec::new() });
             }
             ChatMessage::Tool { call_id, name, parts, is_error } => {
                 let status = if is_error { " is_error=\"true\"" } else { "" };

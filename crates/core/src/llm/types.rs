@@ -56,6 +56,11 @@ pub enum ChatMessage {
         text: String,
         #[serde(default)]
         reasoning: Option<String>,
+        /// Opaque proof the provider attached to the reasoning, to be sent
+        /// back with it while the turn's tool calls go on (Anthropic's thinking
+        /// block `signature`; without it the thinking is not sent back).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning_signature: Option<String>,
         #[serde(default)]
         tool_calls: Vec<ToolCall>,
     },
@@ -93,6 +98,31 @@ pub struct ChatRequest {
     /// Output token limit.
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    /// How hard a reasoning model thinks before answering (`None`: the model's default).
+    #[serde(default)]
+    pub reasoning: Option<ReasoningEffort>,
+}
+
+/// How much a reasoning model thinks: each API's own setting (OpenAI's
+/// `reasoning_effort`, Anthropic's adaptive thinking with `output_config.effort`,
+/// Gemini's `thinkingLevel`) at the same three steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    Low,
+    Medium,
+    High,
+}
+
+impl ReasoningEffort {
+    /// `low`, `medium` or `high`, as the APIs spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
 }
 
 /// Token counts reported by the provider.
@@ -133,6 +163,9 @@ pub enum StreamEvent {
     /// Opaque state the provider attached to the call at `index`, to be
     /// sent back with it (see [`ToolCall::signature`]).
     ToolCallSignature { index: usize, signature: String },
+    /// Opaque proof attached to the reasoning so far (see
+    /// `ChatMessage::Assistant::reasoning_signature`).
+    ReasoningSignature { signature: String },
     /// Token usage.
     Usage { usage: Usage },
     /// The response is complete.

@@ -216,6 +216,7 @@ pub async fn sample_with(
                     .collect::<Vec<_>>()
                     .join("\n"),
                 reasoning: None,
+                reasoning_signature: None,
                 tool_calls: Vec::new(),
             },
         });
@@ -227,6 +228,7 @@ pub async fn sample_with(
         temperature: request.temperature,
         top_p: None,
         max_tokens: Some(request.max_tokens),
+        reasoning: None,
     };
     let mut stream = provider.stream(chat, ct.clone()).await?;
     let mut text = String::new();

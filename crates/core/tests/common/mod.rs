@@ -60,6 +60,7 @@ pub fn sample_request(model: &str) -> ChatRequest {
             ChatMessage::Assistant {
                 text: "Let me fetch it.".into(),
                 reasoning: Some("need the page".into()),
+                reasoning_signature: None,
                 tool_calls: vec![ToolCall {
                     id: "call_1".into(),
                     name: "fetch__fetch".into(),
@@ -83,6 +84,7 @@ pub fn sample_request(model: &str) -> ChatRequest {
         temperature: Some(0.5),
         top_p: None,
         max_tokens: Some(1000),
+        reasoning: None,
     }
 }
 
@@ -95,6 +97,7 @@ pub fn hello(model: &str) -> ChatRequest {
         temperature: None,
         top_p: None,
         max_tokens: None,
+        reasoning: None,
     }
 }
 
@@ -107,6 +110,8 @@ pub struct Summary {
     pub calls: Vec<(String, String, String)>,
     /// (index, signature) of the calls that carried one.
     pub signatures: Vec<(usize, String)>,
+    /// The proof attached to the reasoning, if any.
+    pub reasoning_signature: Option<String>,
     pub usage: Option<Usage>,
     pub finish: Option<FinishReason>,
     pub events: usize,
@@ -131,9 +136,41 @@ pub async fn run(provider: &dyn Provider, request: ChatRequest) -> (Summary, Opt
             }
             Ok(StreamEvent::ToolCallDelta { index, arguments }) => s.calls[index].2.push_str(&arguments),
             Ok(StreamEvent::ToolCallSignature { index, signature }) => s.signatures.push((index, signature)),
+            Ok(StreamEvent::ReasoningSignature { signature }) => s.reasoning_signature = Some(signature),
             Ok(StreamEvent::Usage { usage }) => s.usage = Some(usage),
             Ok(StreamEvent::Finish { reason }) => s.finish = Some(reason),
         }
     }
     (s, None)
+}
+
+/// A turn through the agent on `provider` (named after its model), with the
+/// built-in tools (`current_time`) served in process and every call approved.
+pub async fn builtin_turn(
+    provider: std::sync::Arc<dyn Provider>,
+    model: &str,
+    conversation: i64,
+    text: &str,
+    sampling: patchbay_core::agent::Sampling,
+) -> patchbay_core::agent::TurnRequest {
+    use patchbay_core::agent::{ApprovalPolicy, ModelChoice, ToolSelection, TurnAction, TurnLimits, TurnRequest};
+    let secrets = std::sync::Arc::new(patchbay_core::secrets::MemoryStore::new());
+    let tools = patchbay_core::builtin::standalone_tools(secrets, None).await.unwrap();
+    TurnRequest {
+        conversation,
+        action: TurnAction::Send { text: text.into(), attachments: Vec::new() },
+        model: ModelChoice {
+            provider_name: provider.name().to_owned(),
+            provider,
+            model: model.into(),
+            sampling,
+            context_window: None,
+        },
+        system_prompt: None,
+        tools: std::sync::Arc::new(tools),
+        selection: ToolSelection::All,
+        approval: ApprovalPolicy::AutoApprove,
+        retriever: None,
+        limits: TurnLimits::default(),
+    }
 }

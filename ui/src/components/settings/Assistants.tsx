@@ -2,7 +2,7 @@
 // enabled servers, knowledge-base mode.
 import { useCallback, useState } from "react";
 import { useI18n } from "../../lib/i18n";
-import type { Assistant, Ipc, KbMode } from "../../lib/ipc";
+import type { Assistant, Ipc, KbMode, ReasoningEffort } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 import { useLoad } from "./useLoad";
 
@@ -18,6 +18,7 @@ function blank(): Assistant {
     temperature: null,
     top_p: null,
     max_tokens: null,
+    reasoning: null,
     servers: null,
     disabled_tools: [],
     kb_mode: "off",
@@ -71,6 +72,19 @@ function AssistantForm({ initial, onSave, onCancel }: { initial: Assistant; onSa
         <label className="field">
           <span>{t("assistants.maxTokens")}</span>
           <input type="number" min="1" value={a.max_tokens ?? ""} onChange={(e) => setA({ ...a, max_tokens: num(e.target.value) })} />
+        </label>
+        <label className="field">
+          <span>{t("assistants.reasoning")}</span>
+          <select
+            id="assistant-reasoning"
+            value={a.reasoning ?? ""}
+            onChange={(e) => setA({ ...a, reasoning: e.target.value === "" ? null : (e.target.value as ReasoningEffort) })}
+          >
+            <option value="">{t("assistants.reasoningDefault")}</option>
+            <option value="low">{t("assistants.reasoningLow")}</option>
+            <option value="medium">{t("assistants.reasoningMedium")}</option>
+            <option value="high">{t("assistants.reasoningHigh")}</option>
+          </select>
         </label>
       </div>
       <label className="field">

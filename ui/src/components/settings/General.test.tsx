@@ -120,7 +120,7 @@ describe("General", () => {
 });
 
 describe("Assistants", () => {
-  it("creates a preset with prompt, sampling settings, servers and knowledge-base mode", async () => {
+  it("creates a preset with prompt, sampling settings, reasoning effort, servers and knowledge-base mode", async () => {
     const ipc: AssistantsIpc = {
       listAssistants: vi.fn(() => Promise.resolve([])),
       saveAssistant: vi.fn((a) => Promise.resolve(a)),
@@ -133,10 +133,11 @@ describe("Assistants", () => {
     fireEvent.change(screen.getByLabelText("Temperature"), { target: { value: "0.2" } });
     fireEvent.change(screen.getByLabelText("MCP servers (comma-separated)"), { target: { value: "files, git" } });
     fireEvent.change(screen.getByLabelText("Knowledge base"), { target: { value: "always" } });
+    fireEvent.change(screen.getByLabelText("Reasoning effort (thinking models)"), { target: { value: "high" } });
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() =>
       expect(ipc.saveAssistant).toHaveBeenCalledWith(
-        expect.objectContaining({ name: "Coder", system_prompt: "You write Rust.", temperature: 0.2, servers: ["files", "git"], kb_mode: "always", top_p: null }),
+        expect.objectContaining({ name: "Coder", system_prompt: "You write Rust.", temperature: 0.2, servers: ["files", "git"], kb_mode: "always", top_p: null, reasoning: "high" }),
       ),
     );
   });
