@@ -78,7 +78,9 @@ const bundle: BundleInfo = {
   installed_version: "1.0.0",
 };
 
-function fake(views: ServerView[]) {
+function fake(initial: ServerView[]) {
+  // The backend's list follows the statuses it reports.
+  let views = initial;
   let status: (s: ServerStatus) => void = () => undefined;
   let log: (l: ServerLogLine) => void = () => undefined;
   const ipc: ServersIpc = {
@@ -111,7 +113,11 @@ function fake(views: ServerView[]) {
     pickSettingFile: vi.fn(() => Promise.resolve(null)),
     kbPickFolder: vi.fn(() => Promise.resolve("/srv/shared notes")),
   };
-  return { ipc, status: (s: ServerStatus) => act(() => status(s)), log: (l: ServerLogLine) => act(() => log(l)) };
+  const report = (s: ServerStatus) => {
+    views = views.map((v) => (v.config.name === s.server ? { ...v, status: s } : v));
+    return act(() => status(s));
+  };
+  return { ipc, status: report, log: (l: ServerLogLine) => act(() => log(l)) };
 }
 
 const view = (state: ServerStatus["state"]): ServerView => ({ config, status: { server: "files", state, tool_count: 3, error: null } });
@@ -400,7 +406,7 @@ describe("ServersSettings", () => {
     expect(screen.queryByTestId("bundle-install")).toBeNull();
   });
 
-  it("reloads the list when a server it does not list yet reports its status", async () => {
+  it("reads the list again on a status, so a server it does not list yet appears, and a list read before the status does not win", async () => {
     const f = fake([view("ready")]);
     const added: ServerView = { config: { ...config, name: "poker" }, status: { server: "poker", state: "ready", tool_count: 1, error: null } };
     renderIn(<ServersSettings ipc={f.ipc} />);
@@ -423,5 +429,22 @@ describe("ServersSettings", () => {
     f.ipc.listTools = vi.fn(() => Promise.resolve([tool]));
     await f.status({ server: "files", state: "ready", tool_count: 1, error: null });
     expect(await within(screen.getByTestId("tools-table")).findByText("read_file")).toBeTruthy();
+  });
+
+  it("keeps the status an event reported when a list read before it answers after it", async () => {
+    const f = fake([view("starting")]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    const row = await screen.findByTestId("server-row");
+    // A list read that begins while the server starts and answers late.
+    let answerLate: (views: ServerView[]) => void = () => undefined;
+    const late = new Promise<ServerView[]>((resolve) => (answerLate = resolve));
+    const current = f.ipc.listServers;
+    f.ipc.listServers = vi.fn<ServersIpc["listServers"]>().mockReturnValueOnce(late).mockImplementation(current);
+    fireEvent.click(within(row).getByRole("switch", { name: "Enable files" }));
+    await waitFor(() => expect(f.ipc.listServers).toHaveBeenCalledTimes(1));
+    await f.status({ server: "files", state: "ready", tool_count: 3, error: null });
+    await act(async () => answerLate([view("starting")]));
+    await waitFor(() => expect(f.ipc.listServers).toHaveBeenCalledTimes(2));
+    expect(within(row).getByTestId("status-dot").getAttribute("data-state")).toBe("ready");
   });
 });

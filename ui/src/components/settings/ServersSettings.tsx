@@ -2,7 +2,7 @@
 // server the edit form, restart, live logs, the doctor report, and its tools
 // with enable, approval policy, stats and "test a tool"; adding a server from
 // scratch or a preset, or installing an MCP bundle (.mcpb).
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
 import {
   toIpcError,
@@ -304,19 +304,13 @@ export function ServersSettings({
     ipc.serverPresets().then(setPresets, (e: unknown) => setError(toIpcError(e)));
   }, [ipc, setError]);
 
-  // The servers listed now, for the status handler: a status of a server not
-  // listed yet (one just added, whose first events can beat the list) reloads it.
-  const listed = useRef<ServerView[] | null>(null);
-  useEffect(() => {
-    listed.current = data;
-  }, [data]);
+  // A status is shown at once, and the list is read again: a list read before
+  // the event can answer after it (a server just added or installed starts
+  // while its list is on the way), and the latest read wins (`useLoad`).
   useEffect(() => {
     const un = ipc.onServerStatus((s) => {
-      if (listed.current && !listed.current.some((v) => v.config.name === s.server)) {
-        reload();
-        return;
-      }
       setData((views) => views?.map((v) => (v.config.name === s.server ? { ...v, status: s } : v)) ?? views);
+      reload();
     });
     return () => {
       void un.then((f) => f());
