@@ -61,6 +61,44 @@ pub fn single_instance<R: Runtime>(identifier: &str, dir: Option<&DataDir>) -> T
         .build()
 }
 
+/// Hands this launch over to the instance that owns the data dir, if one
+/// runs: the call the single-instance plugin would make once the app is
+/// built (`ExecuteCallback` with the arguments and working directory), made
+/// before Patchbay opens its database or starts GTK, so that a second launch
+/// exits having started nothing. Returns whether it handed over; when it did
+/// not (no instance, no session bus), the plugin decides as before.
+#[cfg(target_os = "linux")]
+pub fn hand_over(identifier: &str, dir: Option<&DataDir>) -> bool {
+    let name = format!("{}.SingleInstance", instance_id(identifier, dir));
+    let path = format!("/{}", name.replace('.', "/").replace('-', "_"));
+    let Ok(connection) = zbus::blocking::Connection::session() else { return false };
+    let owned = zbus::names::BusName::try_from(name.as_str())
+        .ok()
+        .and_then(|bus| zbus::blocking::fdo::DBusProxy::new(&connection).ok()?.name_has_owner(bus).ok());
+    if owned != Some(true) {
+        return false;
+    }
+    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    let cwd = std::env::current_dir().unwrap_or_default().to_string_lossy().into_owned();
+    let handed = connection.call_method(
+        Some(name.as_str()),
+        path.as_str(),
+        Some("org.SingleInstance.DBus"),
+        "ExecuteCallback",
+        &(argv, cwd),
+    );
+    if let Err(e) = &handed {
+        tracing::warn!("could not hand over to the running Patchbay, starting another: {e}");
+    }
+    handed.is_ok()
+}
+
+/// Other platforms leave it to the single-instance plugin.
+#[cfg(not(target_os = "linux"))]
+pub fn hand_over(_identifier: &str, _dir: Option<&DataDir>) -> bool {
+    false
+}
+
 /// Gives up the data dir's single-instance lock. Called first on exit: stopping
 /// the MCP servers can take seconds, and a launch meanwhile must open its own
 /// window rather than hand over to an instance on its way out (which has no

@@ -75,9 +75,16 @@ pub fn run() {
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("PATCHBAY_LOG"))
         .with_writer(std::io::stderr)
         .init();
+    let context = tauri::generate_context!();
+    let data_dir_asked = data_dir_arg(std::env::args().skip(1));
+    // A second launch on a data dir hands over and exits before anything opens.
+    if let Ok(dir) = patchbay_core::paths::DataDir::resolve(data_dir_asked.clone())
+        && instance::hand_over(&context.config().identifier, Some(&dir))
+    {
+        return;
+    }
     let cwd = std::env::current_dir().unwrap_or_default();
-    let state =
-        state::AppState::open(data_dir_arg(std::env::args().skip(1)), bundle_arg(std::env::args().skip(1), &cwd));
+    let state = state::AppState::open(data_dir_asked, bundle_arg(std::env::args().skip(1), &cwd));
     // The instance lock belongs to the data dir asked for, so that windows on
     // different data dirs never meet, even when the core could not open there;
     // the window geometry is kept in the data dir that opened.
@@ -88,7 +95,6 @@ pub fn run() {
     }
     let handle = state.handle.clone();
     let services = state.app().ok();
-    let context = tauri::generate_context!();
     let result = tauri::Builder::default()
         // Single instance first: a second launch must exit before anything else starts.
         .plugin(instance::single_instance(&context.config().identifier, requested_dir.as_ref()))

@@ -390,7 +390,12 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
 
         // A second launch with the next version hands it to this window.
         let mut launch = Spawned::spawn(
-            Command::new(app_binary()?).arg("--data-dir").arg(&data_dir).arg(&second).stdout(Stdio::null()),
+            Command::new(app_binary()?)
+                .arg("--data-dir")
+                .arg(&data_dir)
+                .arg(&second)
+                .env_remove("DISPLAY")
+                .stdout(Stdio::null()),
         )?;
         let status = launch.wait_timeout(WAIT).context("the second launch did not hand over and exit")?;
         ensure!(status.success(), "the second launch exited with {status}");

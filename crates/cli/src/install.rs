@@ -14,8 +14,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use patchbay_core::app::views::{ConversationRenamed, KbProgress, ServerLogLine, ServerStatusView};
-use patchbay_core::app::{App, AppEvents, ServerRequestView};
+use patchbay_core::app::{App, NoEvents};
 use patchbay_core::bundle::{BundleInfo, BundleSetting, BundleValues};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
@@ -36,21 +35,10 @@ pub struct InstallArgs {
     dry_run: bool,
 }
 
-/// The install shows nothing while it runs.
-struct Silent;
-
-impl AppEvents for Silent {
-    fn server_status(&self, _: ServerStatusView) {}
-    fn server_log(&self, _: ServerLogLine) {}
-    fn server_request(&self, _: ServerRequestView) {}
-    fn kb_progress(&self, _: KbProgress) {}
-    fn conversation_renamed(&self, _: ConversationRenamed) {}
-}
-
 pub fn run(dir: &DataDir, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), Arc::new(Silent))?;
+    let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), Arc::new(NoEvents))?;
     let info = app.bundle_preview(&args.file)?;
     if args.dry_run {
         print_info(&info);

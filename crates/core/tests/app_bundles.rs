@@ -11,8 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use patchbay_core::app::views::{ConversationRenamed, KbProgress, ServerLogLine, ServerStatusView};
-use patchbay_core::app::{App, AppEvents, ErrorKind, ServerRequestView};
+use patchbay_core::app::{App, ErrorKind, NoEvents};
 use patchbay_core::bundle::BundleValues;
 use patchbay_core::config::{ApprovalMode, TransportConfig, ValueSource};
 use patchbay_core::llm::ContentPart;
@@ -23,16 +22,6 @@ use patchbay_core::store::Store;
 use patchbay_test_support::peers;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-struct Quiet;
-
-impl AppEvents for Quiet {
-    fn server_status(&self, _: ServerStatusView) {}
-    fn server_log(&self, _: ServerLogLine) {}
-    fn server_request(&self, _: ServerRequestView) {}
-    fn kb_progress(&self, _: KbProgress) {}
-    fn conversation_renamed(&self, _: ConversationRenamed) {}
-}
 
 const SERVER: &str = r#"
 import json, os, sys
@@ -115,7 +104,7 @@ fn open() -> Fixture {
     let venv_bin = peers::python().parent().unwrap().display().to_string();
     let env =
         LoginEnv::from_parts(std::env::vars_os().collect::<BTreeMap<OsString, OsString>>(), Some(&venv_bin), None);
-    let app = App::open(DataDir::new(&data), store, secrets.clone(), Arc::new(Quiet))
+    let app = App::open(DataDir::new(&data), store, secrets.clone(), Arc::new(NoEvents))
         .unwrap()
         .with_env(|_| None)
         .with_login_env(env);

@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use patchbay_core::app::views::{KbProgress, ServerLogLine, ServerStatusView};
-use patchbay_core::app::{App, AppEvents, ErrorKind, ServerRequestView};
+use patchbay_core::app::{App, ErrorKind, NoEvents};
 use patchbay_core::config::McpServerConfig;
 use patchbay_core::mcp::CallOptions;
 use patchbay_core::paths::DataDir;
@@ -17,16 +16,6 @@ use patchbay_core::store::Store;
 use patchbay_test_support::peers;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-
-struct Quiet;
-
-impl AppEvents for Quiet {
-    fn server_status(&self, _status: ServerStatusView) {}
-    fn server_log(&self, _line: ServerLogLine) {}
-    fn kb_progress(&self, _progress: KbProgress) {}
-    fn server_request(&self, _request: ServerRequestView) {}
-    fn conversation_renamed(&self, _renamed: patchbay_core::app::views::ConversationRenamed) {}
-}
 
 /// A folder holding one file `name` with `text`; its canonical path.
 fn folder_with(parent: &Path, folder: &str, name: &str, text: &str) -> PathBuf {
@@ -98,7 +87,7 @@ async fn servers_work_in_the_knowledge_base_and_shared_folders_and_nowhere_else(
 
     let data = DataDir::new(tmp.path().join("data"));
     let store = Store::open(&data).unwrap();
-    let app = App::open(data, store, Arc::new(MemoryStore::default()), Arc::new(Quiet)).unwrap().with_env(|_| None);
+    let app = App::open(data, store, Arc::new(MemoryStore::default()), Arc::new(NoEvents)).unwrap().with_env(|_| None);
     app.start().unwrap();
     app.save_server(filesystem("fs", true), &Default::default()).await.unwrap();
     app.save_server(filesystem("fs-private", false), &Default::default()).await.unwrap();
@@ -156,7 +145,7 @@ async fn shared_folders_are_checked_and_kept_in_the_data_directory() {
     let data = DataDir::new(tmp.path().join("data"));
     let open = || {
         let store = Store::open(&data).unwrap();
-        App::open(data.clone(), store, Arc::new(MemoryStore::default()), Arc::new(Quiet)).unwrap().with_env(|_| None)
+        App::open(data.clone(), store, Arc::new(MemoryStore::default()), Arc::new(NoEvents)).unwrap().with_env(|_| None)
     };
     let app = open();
     app.add_shared_folder(shared.to_str().unwrap()).await.unwrap();

@@ -13,8 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::{run, sample_request};
-use patchbay_core::app::views::{ConversationRenamed, KbProgress, ServerLogLine, ServerStatusView};
-use patchbay_core::app::{App, AppEvents, ErrorKind, ServerRequestView};
+use patchbay_core::app::{App, ErrorKind, NoEvents};
 use patchbay_core::config::{McpServerConfig, ProviderProfile, TransportConfig};
 use patchbay_core::llm;
 use patchbay_core::net::{self, ProxyChoice};
@@ -39,19 +38,9 @@ def add(a: int, b: int) -> int:
 uvicorn.run(mcp.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 "#;
 
-struct Quiet;
-
-impl AppEvents for Quiet {
-    fn server_status(&self, _: ServerStatusView) {}
-    fn server_log(&self, _: ServerLogLine) {}
-    fn server_request(&self, _: ServerRequestView) {}
-    fn kb_progress(&self, _: KbProgress) {}
-    fn conversation_renamed(&self, _: ConversationRenamed) {}
-}
-
 fn open_app(data: &std::path::Path) -> App {
     let store = Store::open(&DataDir::new(data)).unwrap();
-    App::open(DataDir::new(data), store, Arc::new(MemoryStore::new()), Arc::new(Quiet)).unwrap()
+    App::open(DataDir::new(data), store, Arc::new(MemoryStore::new()), Arc::new(NoEvents)).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -205,6 +205,18 @@ pub trait AppEvents: Send + Sync {
     fn conversation_renamed(&self, renamed: views::ConversationRenamed);
 }
 
+/// Events nobody watches: for front ends with no window (the CLI's installs)
+/// and tests that look at results only.
+pub struct NoEvents;
+
+impl AppEvents for NoEvents {
+    fn server_status(&self, _: views::ServerStatusView) {}
+    fn server_log(&self, _: views::ServerLogLine) {}
+    fn kb_progress(&self, _: views::KbProgress) {}
+    fn server_request(&self, _: ServerRequestView) {}
+    fn conversation_renamed(&self, _: views::ConversationRenamed) {}
+}
+
 /// Reads an environment variable.
 type EnvLookup = dyn Fn(&str) -> Option<String> + Send + Sync;
 
