@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use patchbay_core::app::views::ServerStatusView;
 use patchbay_core::app::{App, NoEvents};
 use patchbay_core::bundle::{BundleInfo, BundleSetting, BundleValues};
 use patchbay_core::paths::DataDir;
