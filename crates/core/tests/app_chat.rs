@@ -15,7 +15,7 @@ use patchbay_core::app::{
     App, AppEvents, ApprovalAnswer, ErrorKind, ServerRequestResponse, ServerRequestView, TextMessage, TurnInput,
 };
 use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderProfile};
-use patchbay_core::llm::ContentPart;
+use patchbay_core::llm::{ContentPart, ReasoningEffort};
 use patchbay_core::mcp::naming::ToolNames;
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::MemoryStore;
@@ -343,6 +343,7 @@ async fn conversations_branch_search_rename_and_keep_their_settings() {
         disabled_tools: vec!["builtin/current_time".into()],
         assistant_id: Some("Default".into()),
         system_prompt: None,
+        reasoning: Some(ReasoningEffort::Low),
     };
     f.app.update_conversation_settings(&c.id, &settings).unwrap();
     assert_eq!(f.app.get_conversation(&c.id, None).unwrap().settings, settings);
@@ -694,6 +695,23 @@ async fn a_title_the_user_gave_or_a_failed_title_request_leaves_the_name() {
     assert_eq!(model.requests().len(), 3, "no title request for a conversation the user named");
     assert_eq!(title(&second.id), "My own name");
     assert!(f.events.renamed.lock().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversations_reasoning_effort_replaces_its_assistants() {
+    let model =
+        ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["One."]), openai::text_reply(&["Two."])])
+            .await
+            .unwrap();
+    let f = open(&model.url(), &[]);
+    let c = f.app.create_conversation(None).unwrap();
+    send(&f.app, &c.id, "quick").await;
+    assert!(model.requests()[0].body.get("reasoning_effort").is_none(), "the default assistant sets none");
+    let settings = f.app.get_conversation(&c.id, None).unwrap().settings;
+    let thorough = ConversationSettings { reasoning: Some(ReasoningEffort::High), ..settings };
+    f.app.update_conversation_settings(&c.id, &thorough).unwrap();
+    send(&f.app, &c.id, "think hard").await;
+    assert_eq!(model.requests()[1].body["reasoning_effort"], "high");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

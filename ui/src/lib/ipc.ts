@@ -250,6 +250,8 @@ export interface ConversationSettings {
   assistant_id: string | null;
   /** This conversation's own instructions, in place of its assistant's system prompt. */
   system_prompt: string | null;
+  /** This conversation's reasoning effort, in place of its assistant's. */
+  reasoning: ReasoningEffort | null;
 }
 
 export interface ConversationDetail {

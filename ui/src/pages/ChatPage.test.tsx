@@ -25,7 +25,7 @@ function fakeIpc() {
         conversation: { ...conv, id },
         messages: id === "c1" ? [message("u0", "user", "earlier question"), message("a0", "assistant", "earlier answer")] : [],
         earlier: id === "c1" ? 2 : 0,
-        settings: { provider: null, model: null, servers: null, disabled_tools: [], assistant_id: null, system_prompt: null },
+        settings: { provider: null, model: null, servers: null, disabled_tools: [], assistant_id: null, system_prompt: null, reasoning: null },
       }),
     ),
     earlierMessages: vi.fn(() =>

@@ -62,6 +62,7 @@ const DEFAULT_SETTINGS: ConversationSettings = {
   disabled_tools: [],
   assistant_id: null,
   system_prompt: null,
+  reasoning: null,
 };
 
 /** Edits the instructions one conversation follows instead of its assistant's prompt. */

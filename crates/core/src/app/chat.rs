@@ -17,8 +17,8 @@ use super::views::{
 };
 use super::{App, AppError, Waiting, lock, titles};
 use crate::agent::{
-    AgentEvent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, ToolHost, ToolOutcome, ToolSelection,
-    TurnAction, TurnLimits, TurnRequest, resolve_provider,
+    AgentEvent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, Sampling, ToolHost, ToolOutcome,
+    ToolSelection, TurnAction, TurnLimits, TurnRequest, resolve_provider,
 };
 use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
 use crate::attach;
@@ -467,7 +467,7 @@ impl App {
             provider: resolved.build(self.inner.secrets.as_ref())?,
             provider_name: resolved.profile.name.clone(),
             model,
-            sampling: assistant.sampling,
+            sampling: Sampling { reasoning: settings.reasoning.or(assistant.sampling.reasoning), ..assistant.sampling },
             context_window: resolved.profile.context_window,
         })
     }

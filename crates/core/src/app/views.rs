@@ -97,6 +97,8 @@ pub struct ConversationSettings {
     pub assistant_id: Option<String>,
     /// This conversation's own instructions, in place of its assistant's system prompt.
     pub system_prompt: Option<String>,
+    /// This conversation's reasoning effort, in place of its assistant's.
+    pub reasoning: Option<crate::llm::ReasoningEffort>,
 }
 
 /// A conversation opened in the chat view.

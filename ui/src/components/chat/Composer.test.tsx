@@ -6,7 +6,7 @@ import { Composer, type ComposerProps } from "./Composer";
 
 afterEach(cleanup);
 
-const settings: ConversationSettings = { provider: null, model: null, servers: null, disabled_tools: [], assistant_id: null, system_prompt: null };
+const settings: ConversationSettings = { provider: null, model: null, servers: null, disabled_tools: [], assistant_id: null, system_prompt: null, reasoning: null };
 
 const tool = (server: string, name: string, schema_tokens: number): ToolInfo => ({
   server,
@@ -78,6 +78,16 @@ describe("Composer", () => {
     const { props } = setup();
     fireEvent.change(screen.getByLabelText("Model"), { target: { value: "openai\u0000gpt-4o" } });
     expect(props.onSettings).toHaveBeenCalledWith({ ...settings, provider: "openai", model: "gpt-4o" });
+  });
+
+  it("picks this conversation's reasoning effort, and back to the assistant's", () => {
+    const { props, rerender } = setup();
+    fireEvent.change(screen.getByLabelText("Reasoning effort"), { target: { value: "high" } });
+    expect(props.onSettings).toHaveBeenLastCalledWith({ ...settings, reasoning: "high" });
+    rerender(<Composer {...props} settings={{ ...settings, reasoning: "high" }} />);
+    expect((screen.getByLabelText("Reasoning effort") as HTMLSelectElement).value).toBe("high");
+    fireEvent.change(screen.getByLabelText("Reasoning effort"), { target: { value: "" } });
+    expect(props.onSettings).toHaveBeenLastCalledWith({ ...settings, reasoning: null });
   });
 
   it("offers MCP prompts as / commands with an argument form", async () => {

@@ -7,7 +7,7 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react"
 import { isAttachError, readAttachment } from "../../lib/attachments";
 import type { Draft } from "../../lib/chatStore";
 import { useI18n } from "../../lib/i18n";
-import type { AttachmentInput, ConversationSettings, PromptInfo, ResourceInfo, ToolInfo } from "../../lib/ipc";
+import type { AttachmentInput, ConversationSettings, PromptInfo, ReasoningEffort, ResourceInfo, ToolInfo } from "../../lib/ipc";
 import { Dialog } from "../common/Dialog";
 import { SchemaForm } from "../common/SchemaForm";
 
@@ -230,6 +230,20 @@ export function Composer(props: ComposerProps) {
                 {m.provider} / {m.model}
               </option>
             ))}
+          </select>
+        </label>
+        <label className="inline">
+          <span className="sr-only">{t("composer.reasoning")}</span>
+          <select
+            id="reasoning-picker"
+            aria-label={t("composer.reasoning")}
+            value={settings.reasoning ?? ""}
+            onChange={(e) => onSettings({ ...settings, reasoning: e.target.value === "" ? null : (e.target.value as ReasoningEffort) })}
+          >
+            <option value="">{t("composer.reasoningDefault")}</option>
+            <option value="low">{t("composer.reasoningLow")}</option>
+            <option value="medium">{t("composer.reasoningMedium")}</option>
+            <option value="high">{t("composer.reasoningHigh")}</option>
           </select>
         </label>
         <button type="button" id="attach-file" onClick={() => filePicker.current?.click()}>
