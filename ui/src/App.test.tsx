@@ -48,6 +48,7 @@ describe("Opening a bundle file", () => {
       long_description: null,
       author: "Ada",
       homepage: null,
+      icon: null,
       kind: "node",
       runtime: null,
       tools: [],

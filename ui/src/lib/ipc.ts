@@ -600,6 +600,8 @@ export interface BundleInfo {
   long_description: string | null;
   author: string;
   homepage: string | null;
+  /** The bundle's PNG icon as a `data:` URL. */
+  icon: string | null;
   kind: "node" | "python" | "binary" | "uv";
   runtime: string | null;
   tools: { name: string; description: string | null }[];

@@ -27,6 +27,9 @@ pub(crate) struct Manifest {
     pub author: Author,
     #[serde(default)]
     pub homepage: Option<String>,
+    /// A PNG in the bundle (or an `https://` URL, which is not fetched).
+    #[serde(default)]
+    pub icon: Option<String>,
     pub server: Server,
     #[serde(default)]
     pub tools: Vec<Declared>,

@@ -47,6 +47,8 @@ pub type BundleValues = BTreeMap<String, Value>;
 const MAX_MANIFEST: u64 = 1 << 20;
 /// Why a required setting left empty is refused.
 const REQUIRED: &str = "required; the server cannot start without it";
+/// The largest icon shown.
+const MAX_ICON: u64 = 512 << 10;
 /// The longest server name made from a bundle's name.
 const MAX_NAME: usize = 48;
 
@@ -86,6 +88,8 @@ pub struct BundleInfo {
     pub long_description: Option<String>,
     pub author: String,
     pub homepage: Option<String>,
+    /// The bundle's PNG icon as a `data:` URL, when it has one of at most 512 KiB.
+    pub icon: Option<String>,
     pub kind: ServerKind,
     /// What must be installed to run it, e.g. `node >=18`.
     pub runtime: Option<String>,
@@ -277,6 +281,7 @@ impl Bundle {
             long_description: m.long_description.clone(),
             author: m.author.name.clone(),
             homepage: m.homepage.clone(),
+            icon: self.icon(),
             kind: m.server.kind,
             runtime: (!runtime.is_empty()).then(|| runtime.join(", ")),
             tools: m.tools.clone(),
@@ -396,6 +401,19 @@ impl Bundle {
             server.share_roots = previous.share_roots;
         }
         Ok((server, secrets))
+    }
+
+    /// The manifest's icon, read from the bundle: a PNG of at most
+    /// [`MAX_ICON`]; anything else (a URL, a missing or larger file) is none.
+    fn icon(&self) -> Option<String> {
+        use base64::Engine;
+        let path = self.manifest.icon.as_deref().filter(|p| p.to_ascii_lowercase().ends_with(".png"))?;
+        let mut zip = open_zip(&self.file).ok()?;
+        let entry = zip.by_name(path.trim_start_matches("./")).ok()?;
+        let mut png = Vec::new();
+        entry.take(MAX_ICON + 1).read_to_end(&mut png).ok()?;
+        let is_png = png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() as u64 <= MAX_ICON;
+        is_png.then(|| format!("data:image/png;base64,{}", base64::engine::general_purpose::STANDARD.encode(&png)))
     }
 
     fn is_sensitive(&self, key: &str) -> bool {

@@ -315,3 +315,20 @@ fn a_link_in_the_bundle_is_refused() {
     assert_eq!(error.to_string(), "the bundle's entry \"server/passwd\" is not unpacked: it is a symbolic link");
     assert!(!home.exists());
 }
+
+#[test]
+fn the_icon_is_shown_only_when_it_is_a_png_in_the_bundle() {
+    let png: &[u8] = b"\x89PNG\r\n\x1a\n-the-rest-of-a-png";
+    let mut with_icon = manifest(node_config(), settings());
+    with_icon["icon"] = json!("icon.png");
+    let (dir, bundle) = open(&with_icon, &[INDEX, ("icon.png", png, 0o644)]);
+    let icon = bundle.unwrap().info(dir.path(), None).icon.expect("an icon");
+    assert!(icon.starts_with("data:image/png;base64,iVBORw0KGgo"), "{icon}");
+
+    let (dir, bundle) = open(&with_icon, &[INDEX, ("icon.png", b"not a png", 0o644)]);
+    assert_eq!(bundle.unwrap().info(dir.path(), None).icon, None, "not a PNG");
+    let mut remote = with_icon.clone();
+    remote["icon"] = json!("https://example.com/icon.png");
+    let (dir, bundle) = open(&remote, &[INDEX]);
+    assert_eq!(bundle.unwrap().info(dir.path(), None).icon, None, "never fetched");
+}

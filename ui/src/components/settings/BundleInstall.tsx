@@ -138,9 +138,12 @@ export function BundleInstall({
           install();
         }}
       >
-        <p data-testid="bundle-about">
-          <strong>{info.title}</strong> {info.version} · {t("bundle.by", { author: info.author })}
-        </p>
+        <div className="row">
+          {info.icon && <img className="bundle-icon" src={info.icon} alt="" width={48} height={48} data-testid="bundle-icon" />}
+          <p data-testid="bundle-about">
+            <strong>{info.title}</strong> {info.version} · {t("bundle.by", { author: info.author })}
+          </p>
+        </div>
         {info.installed_version && (
           <p className="muted" data-testid="bundle-update">
             {t("bundle.update", { installed: info.installed_version, version: info.version })}

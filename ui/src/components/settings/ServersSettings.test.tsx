@@ -63,6 +63,7 @@ const bundle: BundleInfo = {
   long_description: null,
   author: "Ada",
   homepage: null,
+  icon: "data:image/png;base64,iVBORw0KGgo=",
   kind: "python",
   runtime: "python >=3.10",
   tools: [{ name: "search_notes", description: "Searches notes." }],
@@ -357,6 +358,7 @@ describe("ServersSettings", () => {
     const dialog = await screen.findByTestId("bundle-install");
     expect(f.ipc.bundlePreview).toHaveBeenCalledWith("/tmp/notes-2.0.0.mcpb");
     expect(within(dialog).getByTestId("bundle-about").textContent).toBe("Notes 2.0.0 · by Ada");
+    expect(within(dialog).getByTestId("bundle-icon").getAttribute("src")).toBe("data:image/png;base64,iVBORw0KGgo=");
     expect(within(dialog).getByTestId("bundle-update").textContent).toContain("Version 1.0.0 is installed");
     const token = within(dialog).getByLabelText("Token") as HTMLInputElement;
     expect(token.type).toBe("password");
