@@ -189,7 +189,7 @@ impl Bundle {
         let needs_entry = m.server.mcp_config.is_none() || m.server.kind == ServerKind::Binary;
         match (&m.server.entry_point, needs_entry) {
             (None, true) => return Err(self.invalid("server.entry_point is missing")),
-            (Some(entry), true) if zip.by_name(entry).is_err() => {
+            (Some(entry), true) if zip.by_name(entry.trim_start_matches("./")).is_err() => {
                 return Err(self.invalid(format!("server.entry_point {entry:?} is not in the bundle")));
             }
             _ => {}

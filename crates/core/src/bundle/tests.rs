@@ -332,3 +332,11 @@ fn the_icon_is_shown_only_when_it_is_a_png_in_the_bundle() {
     let (dir, bundle) = open(&remote, &[INDEX]);
     assert_eq!(bundle.unwrap().info(dir.path(), None).icon, None, "never fetched");
 }
+
+#[test]
+fn an_entry_point_written_with_a_leading_dot_slash_is_found() {
+    let mut m = manifest(json!(null), json!({}));
+    m["server"] = json!({"type": "node", "entry_point": "./server/index.js"});
+    let (_dir, bundle) = open(&m, &[INDEX]);
+    assert!(bundle.is_ok(), "{:?}", bundle.err());
+}
