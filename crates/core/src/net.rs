@@ -32,12 +32,33 @@ pub enum NetError {
     InvalidProxy { url: String, reason: String },
 }
 
-static CHOICE: RwLock<ProxyChoice> = RwLock::new(ProxyChoice::Environment);
+/// The installed choice with the proxy built from it (`None`: the environment's).
+struct Installed {
+    choice: ProxyChoice,
+    route: Route,
+}
+
+/// Where requests go.
+enum Route {
+    Environment,
+    Direct,
+    Through(Box<reqwest::Proxy>),
+}
+
+static INSTALLED: RwLock<Option<Installed>> = RwLock::new(None);
 
 impl ProxyChoice {
     /// Checks a custom proxy's URL: an `http` or `https` URL with a host.
     pub fn check(&self) -> Result<(), NetError> {
-        let Self::Custom { url } = self else { return Ok(()) };
+        self.route().map(drop)
+    }
+
+    fn route(&self) -> Result<Route, NetError> {
+        let url = match self {
+            Self::Environment => return Ok(Route::Environment),
+            Self::Off => return Ok(Route::Direct),
+            Self::Custom { url } => url,
+        };
         let invalid = |reason: &str| NetError::InvalidProxy { url: url.clone(), reason: reason.to_owned() };
         let parsed = reqwest::Url::parse(url.trim()).map_err(|e| invalid(&e.to_string()))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -46,33 +67,31 @@ impl ProxyChoice {
         if parsed.host_str().is_none_or(str::is_empty) {
             return Err(invalid("it names no host"));
         }
-        reqwest::Proxy::all(url.trim()).map(drop).map_err(|e| invalid(&e.to_string()))
+        reqwest::Proxy::all(url.trim()).map(|p| Route::Through(Box::new(p))).map_err(|e| invalid(&e.to_string()))
     }
 }
 
 /// Installs the proxy for clients built from now on.
 pub fn set_proxy(choice: ProxyChoice) -> Result<(), NetError> {
-    choice.check()?;
-    *CHOICE.write().unwrap_or_else(PoisonError::into_inner) = choice;
+    let route = choice.route()?;
+    *INSTALLED.write().unwrap_or_else(PoisonError::into_inner) = Some(Installed { choice, route });
     Ok(())
 }
 
 /// The proxy clients are built with now.
 pub fn proxy() -> ProxyChoice {
-    CHOICE.read().unwrap_or_else(PoisonError::into_inner).clone()
+    let installed = INSTALLED.read().unwrap_or_else(PoisonError::into_inner);
+    installed.as_ref().map_or(ProxyChoice::Environment, |i| i.choice.clone())
 }
 
 /// A client builder with the chosen proxy.
 pub fn client_builder() -> reqwest::ClientBuilder {
     let builder = reqwest::Client::builder();
-    match proxy() {
-        ProxyChoice::Environment => builder,
-        ProxyChoice::Off => builder.no_proxy(),
-        // Checked by `set_proxy`.
-        ProxyChoice::Custom { url } => match reqwest::Proxy::all(url.trim()) {
-            Ok(proxy) => builder.proxy(proxy),
-            Err(_) => builder,
-        },
+    let installed = INSTALLED.read().unwrap_or_else(PoisonError::into_inner);
+    match installed.as_ref().map(|i| &i.route) {
+        None | Some(Route::Environment) => builder,
+        Some(Route::Direct) => builder.no_proxy(),
+        Some(Route::Through(proxy)) => builder.proxy((**proxy).clone()),
     }
 }
 

@@ -309,7 +309,9 @@ impl Bundle {
     }
 
     /// Sensitive settings the installed version keeps in the keyring: every
-    /// variable that uses them is a keyring reference in `previous`.
+    /// variable that uses them is a keyring reference in `previous`, and uses
+    /// no other sensitive setting (that secret holds both values together, so
+    /// neither can be kept while the other changes: both are asked again).
     fn kept_secrets(&self, previous: Option<&McpServerConfig>) -> BTreeSet<String> {
         let Some(TransportConfig::Stdio { env: old, .. }) = previous.map(|p| &p.transport) else {
             return BTreeSet::new();
@@ -321,7 +323,11 @@ impl Bundle {
             .filter(|(_, o)| o.sensitive)
             .filter(|(key, _)| {
                 let mut using = env.iter().filter(|(_, t)| user_keys(t).any(|k| k == key)).peekable();
-                using.peek().is_some() && using.all(|(name, _)| matches!(old.get(name), Some(ValueSource::Secret(_))))
+                using.peek().is_some()
+                    && using.all(|(name, template)| {
+                        matches!(old.get(name), Some(ValueSource::Secret(_)))
+                            && user_keys(template).all(|k| k == key.as_str() || !self.is_sensitive(k))
+                    })
             })
             .map(|(key, _)| key.clone())
             .collect()

@@ -340,3 +340,23 @@ fn an_entry_point_written_with_a_leading_dot_slash_is_found() {
     let (_dir, bundle) = open(&m, &[INDEX]);
     assert!(bundle.is_ok(), "{:?}", bundle.err());
 }
+
+#[test]
+fn a_secret_made_of_two_sensitive_settings_is_asked_again_on_update() {
+    let config = json!({"command": "node", "args": ["${__dirname}/server/index.js"], "env": {"AUTH": "${user_config.user}:${user_config.password}"}});
+    let settings = json!({
+        "user": {"type": "string", "title": "User", "sensitive": true, "required": true},
+        "password": {"type": "string", "title": "Password", "sensitive": true, "required": true}
+    });
+    let (dir, bundle) = open(&manifest(config, settings), &[INDEX]);
+    let bundle = bundle.unwrap();
+    let home = dir.path().join("ext");
+    let first: BundleValues = BTreeMap::from([("user".into(), json!("ada")), ("password".into(), json!("pw1"))]);
+    let (installed, secrets) = bundle.server_config(&home, &first, None, |_| true).unwrap();
+    assert_eq!(secrets.values().collect::<Vec<_>>(), ["ada:pw1"]);
+    assert!(bundle.info(&home, Some(&installed)).settings.iter().all(|s| !s.kept));
+    // Only the password given: the stored "ada:pw1" cannot be half kept.
+    let only_password: BundleValues = BTreeMap::from([("password".into(), json!("pw2"))]);
+    let error = bundle.server_config(&home, &only_password, Some(&installed), |_| true).unwrap_err();
+    assert_eq!(error.to_string(), "User (user_config.user): required; the server cannot start without it");
+}

@@ -7,7 +7,8 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react"
 import { isAttachError, readAttachment } from "../../lib/attachments";
 import type { Draft } from "../../lib/chatStore";
 import { useI18n } from "../../lib/i18n";
-import type { AttachmentInput, ConversationSettings, PromptInfo, ReasoningEffort, ResourceInfo, ToolInfo } from "../../lib/ipc";
+import type { AttachmentInput, ConversationSettings, PromptInfo, ResourceInfo, ToolInfo } from "../../lib/ipc";
+import { ReasoningSelect } from "../common/ReasoningSelect";
 import { Dialog } from "../common/Dialog";
 import { SchemaForm } from "../common/SchemaForm";
 
@@ -234,17 +235,18 @@ export function Composer(props: ComposerProps) {
         </label>
         <label className="inline">
           <span className="sr-only">{t("composer.reasoning")}</span>
-          <select
+          <ReasoningSelect
             id="reasoning-picker"
-            aria-label={t("composer.reasoning")}
-            value={settings.reasoning ?? ""}
-            onChange={(e) => onSettings({ ...settings, reasoning: e.target.value === "" ? null : (e.target.value as ReasoningEffort) })}
-          >
-            <option value="">{t("composer.reasoningDefault")}</option>
-            <option value="low">{t("composer.reasoningLow")}</option>
-            <option value="medium">{t("composer.reasoningMedium")}</option>
-            <option value="high">{t("composer.reasoningHigh")}</option>
-          </select>
+            ariaLabel={t("composer.reasoning")}
+            value={settings.reasoning}
+            onChange={(reasoning) => onSettings({ ...settings, reasoning })}
+            labels={{
+              "": t("composer.reasoningDefault"),
+              low: t("composer.reasoningLow"),
+              medium: t("composer.reasoningMedium"),
+              high: t("composer.reasoningHigh"),
+            }}
+          />
         </label>
         <button type="button" id="attach-file" onClick={() => filePicker.current?.click()}>
           {t("composer.attachFile")}

@@ -2,7 +2,8 @@
 // enabled servers, knowledge-base mode.
 import { useCallback, useState } from "react";
 import { useI18n } from "../../lib/i18n";
-import type { Assistant, Ipc, KbMode, ReasoningEffort } from "../../lib/ipc";
+import type { Assistant, Ipc, KbMode } from "../../lib/ipc";
+import { ReasoningSelect } from "../common/ReasoningSelect";
 import { ErrorBanner } from "../ErrorBanner";
 import { useLoad } from "./useLoad";
 
@@ -75,16 +76,17 @@ function AssistantForm({ initial, onSave, onCancel }: { initial: Assistant; onSa
         </label>
         <label className="field">
           <span>{t("assistants.reasoning")}</span>
-          <select
+          <ReasoningSelect
             id="assistant-reasoning"
-            value={a.reasoning ?? ""}
-            onChange={(e) => setA({ ...a, reasoning: e.target.value === "" ? null : (e.target.value as ReasoningEffort) })}
-          >
-            <option value="">{t("assistants.reasoningDefault")}</option>
-            <option value="low">{t("assistants.reasoningLow")}</option>
-            <option value="medium">{t("assistants.reasoningMedium")}</option>
-            <option value="high">{t("assistants.reasoningHigh")}</option>
-          </select>
+            value={a.reasoning}
+            onChange={(reasoning) => setA({ ...a, reasoning })}
+            labels={{
+              "": t("assistants.reasoningDefault"),
+              low: t("assistants.reasoningLow"),
+              medium: t("assistants.reasoningMedium"),
+              high: t("assistants.reasoningHigh"),
+            }}
+          />
         </label>
       </div>
       <label className="field">
