@@ -24,6 +24,7 @@ use patchbay_e2e::{App, AppOptions, Session, Spawned};
 use patchbay_test_support::hostile::poker_bundle;
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
+use patchbay_test_support::signing::mcpb;
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -375,6 +376,7 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
     let (first, second) = (tmp.path().join("poker-1.0.0.mcpb"), tmp.path().join("poker-2.0.0.mcpb"));
     poker_bundle(&first, "1.0.0");
     poker_bundle(&second, "2.0.0");
+    mcpb(tmp.path(), &["sign", "poker-2.0.0.mcpb", "--self-signed"]);
     let token = "poker-e2e-token-1234";
     let options =
         AppOptions { data_dir: Some(data_dir.clone()), args: vec![first.display().to_string()], ..Default::default() };
@@ -383,6 +385,8 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
         // The window opens on the installer, on Settings → MCP servers.
         let about = s.wait_for_text("[data-testid=bundle-about]", WAIT, |t| !t.is_empty())?;
         ensure!(about == "Poker 1.0.0 · by Patchbay tests", "{about}");
+        let signature = s.wait_for_text("[data-testid=bundle-signature]", WAIT, |t| !t.is_empty())?;
+        ensure!(signature.starts_with("Unsigned: nothing says who made this bundle."), "{signature}");
         let mode = s.execute("return document.querySelector('#bundle-setting-mode').value", json!([]))?;
         ensure!(mode == json!("huge-result:1"), "the default fills the field: {mode}");
         s.set_value("#bundle-setting-token", token)?;
@@ -401,6 +405,8 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
         ensure!(status.success(), "the second launch exited with {status}");
         let update = s.wait_for_text("[data-testid=bundle-update]", WAIT, |t| !t.is_empty())?;
         ensure!(update.starts_with("Version 1.0.0 is installed. Installing 2.0.0 replaces it"), "{update}");
+        let signature = s.wait_for_text("[data-testid=bundle-signature]", WAIT, |t| t.contains("Self-signed"))?;
+        ensure!(signature.starts_with("⚠ Self-signed by MCPB Self-Signed Certificate:"), "{signature}");
         let placeholder = s.execute("return document.querySelector('#bundle-setting-token').placeholder", json!([]))?;
         ensure!(placeholder == json!("stored in keyring"), "{placeholder}");
         install_shown_bundle(s)

@@ -2,7 +2,8 @@ import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { I18nProvider } from "./lib/i18n";
 import { SettingsPage } from "./pages/SettingsPage";
-import type { AppInfo, BundleInfo } from "./lib/ipc";
+import type { AppInfo } from "./lib/ipc";
+import { bundleInfo } from "./test/render";
 
 const invoke = vi.hoisted(() => vi.fn<(command: string, args?: unknown) => Promise<unknown>>(() => new Promise(() => {})));
 vi.mock("@tauri-apps/api/core", () => ({ invoke, Channel: class {} }));
@@ -39,24 +40,7 @@ describe("App shell", () => {
 
 describe("Opening a bundle file", () => {
   it("shows its installer on the servers page when Patchbay was launched with it", async () => {
-    const info: BundleInfo = {
-      name: "notes",
-      server_name: "notes",
-      title: "Notes",
-      version: "1.0.0",
-      description: "",
-      long_description: null,
-      author: "Ada",
-      homepage: null,
-      icon: null,
-      kind: "node",
-      runtime: null,
-      tools: [],
-      tools_generated: false,
-      prompts: [],
-      settings: [],
-      installed_version: null,
-    };
+    const info = bundleInfo();
     const answers: Record<string, unknown> = { take_opened_bundle: "/home/ada/notes.mcpb", bundle_preview: info };
     invoke.mockImplementation((command: string) =>
       command in answers ? Promise.resolve(answers[command]) : new Promise(() => {}),

@@ -4,7 +4,9 @@
 //! Settings come from `--set KEY=VALUE` (repeat a key for a list of folders);
 //! sensitive ones are never taken from the command line, where the shell's
 //! history keeps them: each is read from stdin, or a prompt that does not
-//! echo. `--dry-run` shows what the bundle is and which settings it takes.
+//! echo. `--dry-run` shows what the bundle is, who signed it and which
+//! settings it takes; an install of a bundle that is not signed by a trusted
+//! publisher says so on stderr. A bundle changed after it was signed is refused.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -16,7 +18,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use patchbay_core::app::views::ServerStatusView;
 use patchbay_core::app::{App, NoEvents};
-use patchbay_core::bundle::{BundleInfo, BundleSetting, BundleValues};
+use patchbay_core::bundle::{BundleInfo, BundleSetting, BundleValues, Signature};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
 use patchbay_core::store::Store;
@@ -44,6 +46,9 @@ pub fn run(dir: &DataDir, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     if args.dry_run {
         print_info(&info);
         return Ok(ExitCode::SUCCESS);
+    }
+    if !matches!(info.signature, Signature::Signed { .. }) {
+        eprintln!("note: {}", info.signature);
     }
     let values = values(&info, &args.set)?;
     runtime.block_on(async {
@@ -135,6 +140,7 @@ fn print_info(info: &BundleInfo) {
         kind(info),
         info.server_name
     );
+    println!("{}", info.signature);
     if let Some(version) = &info.installed_version {
         println!("replaces the installed version {version}");
     }

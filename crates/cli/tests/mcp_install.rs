@@ -2,16 +2,23 @@
 //! `poker_bundle`: `hostile-mcp` packed without its mode bits) is shown by
 //! `--dry-run`, installed with a setting from `--set` and a sensitive one from
 //! stdin (into the real keyring), started once, and then called like any
-//! configured server.
+//! configured server. Bundles signed by the real `mcpb` CLI say who signed
+//! them, and one changed after signing is refused.
 
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use patchbay_test_support::hostile::poker_bundle;
+use patchbay_test_support::signing::{Key, authority, mcpb};
 
 fn patchbay(dir: &Path, args: &[&str], stdin: &str) -> Output {
+    patchbay_with(dir, args, stdin, &[])
+}
+
+fn patchbay_with(dir: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_patchbay"))
+        .envs(env.iter().copied())
         .arg("--data-dir")
         .arg(dir)
         .args(args)
@@ -63,4 +70,59 @@ fn install_shows_installs_starts_and_the_server_answers() {
     assert!(secrets.contains("mcp/poker/POKER_TOKEN\tset\tserver poker env.POKER_TOKEN"), "{secrets}");
     let out = patchbay(&data, &["config", "export", "--format", "patchbay"], "");
     assert!(!text(&out.stdout).contains("tok-42"), "the token is only in the keyring");
+}
+
+#[test]
+fn a_signed_bundle_says_who_signed_it_and_a_changed_one_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let data = dir.join("data");
+    authority(dir, Key::Rsa);
+    let dry_run = |file: &str, env: &[(&str, &Path)]| {
+        let out = patchbay_with(&data, &["mcp", "install", dir.join(file).to_str().unwrap(), "--dry-run"], "", env);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout).lines().nth(1).unwrap_or_default().to_owned()
+    };
+
+    poker_bundle(&dir.join("plain.mcpb"), "1.0.0");
+    assert_eq!(dry_run("plain.mcpb", &[]), "unsigned: nothing says who made it");
+
+    poker_bundle(&dir.join("ada.mcpb"), "1.0.0");
+    mcpb(dir, &["sign", "ada.mcpb", "--cert", "leaf.pem", "--key", "leaf.key", "--intermediate", "inter.pem"]);
+    let root = dir.join("root.pem");
+    let valid_to = dry_run("ada.mcpb", &[("SSL_CERT_FILE", &root)]);
+    assert!(
+        valid_to.starts_with("signed by Ada-Tools (certificate issued by Test-Intermediate, valid until 20"),
+        "{valid_to}"
+    );
+    assert_eq!(
+        dry_run("ada.mcpb", &[]),
+        "signed by Ada-Tools, not verified: its certificate was not issued by an authority this computer trusts"
+    );
+
+    poker_bundle(&dir.join("self.mcpb"), "1.0.0");
+    mcpb(dir, &["sign", "self.mcpb", "--self-signed"]);
+    let self_signed = "self-signed by MCPB Self-Signed Certificate: nobody vouches for that name";
+    assert_eq!(dry_run("self.mcpb", &[]), self_signed);
+    let self_file = dir.join("self.mcpb");
+    let out = patchbay(&data, &["mcp", "install", self_file.to_str().unwrap(), "--set", "mode=huge-result:1"], "t\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).starts_with(&format!("note: {self_signed}\n")), "{}", text(&out.stderr));
+
+    // One byte of the first entry's header changed: the zip still reads, the signature does not match.
+    let mut bytes = std::fs::read(dir.join("ada.mcpb")).unwrap();
+    bytes[10] ^= 1;
+    std::fs::write(dir.join("changed.mcpb"), bytes).unwrap();
+    let changed = dir.join("changed.mcpb");
+    let out = patchbay(&data, &["mcp", "install", changed.to_str().unwrap(), "--set", "mode=huge-result:1"], "t\n");
+    assert!(!out.status.success());
+    let error = text(&out.stderr);
+    assert!(
+        error.contains(
+            "changed.mcpb is refused: it was changed after it was signed (its contents do not match the signature)"
+        ),
+        "{error}"
+    );
+    let out = patchbay(&data, &["mcp", "list"], "");
+    assert_eq!(text(&out.stdout).lines().count(), 1, "only the self-signed install: {}", text(&out.stdout));
 }

@@ -7,3 +7,4 @@ pub mod peers;
 pub mod processes;
 pub mod proxy;
 pub mod scripted;
+pub mod signing;

@@ -610,7 +610,27 @@ export interface BundleInfo {
   settings: BundleSetting[];
   /** The version installed now, when this replaces it. */
   installed_version: string | null;
+  /** Who signed it (`mcpb sign`), and whether this computer trusts them. */
+  signature: BundleSignature;
 }
+
+/** A bundle's signing certificate; dates are `YYYY-MM-DD`, the fingerprint its SHA-256 in hex. */
+export interface BundleSigner {
+  publisher: string;
+  issuer: string;
+  valid_from: string;
+  valid_to: string;
+  fingerprint: string;
+}
+
+/** Why a bundle's signing certificate is not trusted. */
+export type BundleDistrust = "unknown_issuer" | "expired" | "not_yet_valid" | "not_for_code" | "revoked" | "bad_chain";
+
+export type BundleSignature =
+  | { status: "unsigned" }
+  | { status: "signed"; signer: BundleSigner }
+  | { status: "self_signed"; signer: BundleSigner }
+  | { status: "untrusted"; signer: BundleSigner; reason: BundleDistrust };
 
 /** A bundle setting's value: text, a number, a boolean or a list of paths. */
 export type BundleValue = string | number | boolean | string[];

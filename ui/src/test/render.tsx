@@ -2,7 +2,7 @@
 import { render } from "@testing-library/react";
 import type { ReactElement } from "react";
 import { I18nProvider, type Lang } from "../lib/i18n";
-import type { Message, ToolTrace } from "../lib/ipc";
+import type { BundleInfo, Message, ToolTrace } from "../lib/ipc";
 
 export function renderIn(ui: ReactElement, lang: Lang = "en") {
   // A wrapper (not an enclosing element) so that `rerender` keeps the provider mounted.
@@ -40,6 +40,30 @@ export function trace(extra: Partial<ToolTrace> = {}): ToolTrace {
     error: null,
     stderr_tail: null,
     logs: [],
+    ...extra,
+  };
+}
+
+/** A bundle as the installer shows it: unsigned, no settings; `extra` replaces fields. */
+export function bundleInfo(extra: Partial<BundleInfo> = {}): BundleInfo {
+  return {
+    name: "notes",
+    server_name: "notes",
+    title: "Notes",
+    version: "1.0.0",
+    description: "",
+    long_description: null,
+    author: "Ada",
+    homepage: null,
+    icon: null,
+    kind: "node",
+    runtime: null,
+    tools: [],
+    tools_generated: false,
+    prompts: [],
+    settings: [],
+    installed_version: null,
+    signature: { status: "unsigned" },
     ...extra,
   };
 }

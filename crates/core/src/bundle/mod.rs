@@ -20,9 +20,15 @@
 //! that setting. Other `${…}` text is left as it is. A sensitive setting is
 //! only ever passed in an environment variable: a manifest that puts one on
 //! the command line, where other programs can read it, is refused.
+//!
+//! A bundle signed with `mcpb sign` says who signed it ([`Signature`]); one
+//! changed after it was signed is refused.
 
 mod extract;
 mod manifest;
+mod signature;
+#[cfg(test)]
+mod signature_tests;
 #[cfg(test)]
 mod tests;
 
@@ -31,6 +37,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{MAIN_SEPARATOR, Path, PathBuf};
 
+use rustls_pki_types::TrustAnchor;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -38,6 +45,7 @@ use crate::config::import::secret_name;
 use crate::config::{McpServerConfig, TransportConfig, ValueSource};
 pub use manifest::{Declared, OptionKind, ServerKind};
 use manifest::{Manifest, McpConfig, UserOption};
+pub use signature::{Distrust, Signature, SignatureError, Signer};
 
 /// The user's settings for a bundle, by key: text, a number, a boolean, or a
 /// list of paths.
@@ -72,6 +80,8 @@ pub enum BundleError {
     Setting { key: String, title: String, reason: String },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
+    #[error("{file} is refused: {source}")]
+    Signature { file: PathBuf, source: SignatureError },
 }
 
 /// What the install form shows about a bundle.
@@ -101,6 +111,8 @@ pub struct BundleInfo {
     pub settings: Vec<BundleSetting>,
     /// The version installed now, when this replaces it.
     pub installed_version: Option<String>,
+    /// Who signed it.
+    pub signature: Signature,
 }
 
 /// One setting on the install form.
@@ -129,6 +141,7 @@ pub struct BundleSetting {
 pub struct Bundle {
     file: PathBuf,
     manifest: Manifest,
+    signature: Signature,
 }
 
 /// A setting's value, ready to substitute.
@@ -144,8 +157,14 @@ enum Resolved {
 
 impl Bundle {
     /// Reads `file`'s manifest and checks it: the fields Patchbay needs, this
-    /// platform, the entry point, and every `${user_config.…}` declared.
+    /// platform, the entry point, and every `${user_config.…}` declared; then
+    /// its signature, against the roots this computer trusts.
     pub fn open(file: &Path) -> Result<Self, BundleError> {
+        Self::open_trusting(file, signature::system_roots())
+    }
+
+    /// [`Bundle::open`], trusting `roots` for signatures.
+    pub fn open_trusting(file: &Path, roots: &[TrustAnchor<'_>]) -> Result<Self, BundleError> {
         let mut zip = open_zip(file)?;
         let mut text = Vec::new();
         match zip.by_name("manifest.json") {
@@ -163,8 +182,10 @@ impl Bundle {
         }
         let manifest: Manifest = serde_json::from_slice(&text)
             .map_err(|e| BundleError::Manifest { file: file.to_owned(), reason: e.to_string() })?;
-        let bundle = Self { file: file.to_owned(), manifest };
+        let mut bundle = Self { file: file.to_owned(), manifest, signature: Signature::Unsigned };
         bundle.check(&mut zip)?;
+        bundle.signature = signature::verify(file, roots)
+            .map_err(|source| BundleError::Signature { file: file.to_owned(), source })?;
         Ok(bundle)
     }
 
@@ -266,6 +287,11 @@ impl Bundle {
         &self.manifest.version
     }
 
+    /// Who signed the bundle.
+    pub fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
     /// What the install form shows; `previous` is the installed version's
     /// server entry, whose secrets can be kept.
     pub fn info(&self, dir: &Path, previous: Option<&McpServerConfig>) -> BundleInfo {
@@ -305,6 +331,7 @@ impl Bundle {
                 })
                 .collect(),
             installed_version: None,
+            signature: self.signature.clone(),
         }
     }
 

@@ -12,7 +12,7 @@ use super::*;
 
 /// Writes a bundle with `manifest` (its text) and `files` (path, contents,
 /// mode) to `dir/name`.
-fn bundle_file(dir: &Path, name: &str, manifest: &str, files: &[(&str, &[u8], u32)]) -> PathBuf {
+pub(super) fn bundle_file(dir: &Path, name: &str, manifest: &str, files: &[(&str, &[u8], u32)]) -> PathBuf {
     let path = dir.join(name);
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
     zip.start_file("manifest.json", SimpleFileOptions::default()).unwrap();
@@ -25,7 +25,7 @@ fn bundle_file(dir: &Path, name: &str, manifest: &str, files: &[(&str, &[u8], u3
     path
 }
 
-fn manifest(mcp_config: Value, user_config: Value) -> Value {
+pub(super) fn manifest(mcp_config: Value, user_config: Value) -> Value {
     json!({
         "manifest_version": "0.3",
         "name": "notes server",
@@ -40,7 +40,7 @@ fn manifest(mcp_config: Value, user_config: Value) -> Value {
     })
 }
 
-fn settings() -> Value {
+pub(super) fn settings() -> Value {
     json!({
         "folders": {"type": "directory", "title": "Folders", "multiple": true, "required": true},
         "api_key": {"type": "string", "title": "API key", "sensitive": true, "required": true},
@@ -50,7 +50,7 @@ fn settings() -> Value {
     })
 }
 
-fn node_config() -> Value {
+pub(super) fn node_config() -> Value {
     json!({
         "command": "node",
         "args": ["${__dirname}/server/index.js", "${user_config.folders}", "--region", "${user_config.region}", "--verbose=${user_config.verbose}"],
@@ -69,7 +69,7 @@ fn open_text(manifest: &str, files: &[(&str, &[u8], u32)]) -> (tempfile::TempDir
     (dir, bundle)
 }
 
-const INDEX: (&str, &[u8], u32) = ("server/index.js", b"console.log(1)", 0o644);
+pub(super) const INDEX: (&str, &[u8], u32) = ("server/index.js", b"console.log(1)", 0o644);
 
 #[test]
 fn info_lists_what_the_form_shows_in_the_manifest_order() {

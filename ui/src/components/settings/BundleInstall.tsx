@@ -3,9 +3,19 @@
 // a form for the settings its manifest declares: text (masked for sensitive
 // ones, which go to the keyring), numbers, switches, and folders or files
 // with a picker. The core checks the values and says which one is wrong.
+// Above the form, who signed the bundle: a trusted publisher, a self-signed
+// or unverified one (with the reason), or nobody.
 import { useState } from "react";
 import { useI18n } from "../../lib/i18n";
-import { toIpcError, type BundleInfo, type BundleSetting, type BundleValue, type Ipc, type IpcError } from "../../lib/ipc";
+import {
+  toIpcError,
+  type BundleInfo,
+  type BundleSetting,
+  type BundleSignature,
+  type BundleValue,
+  type Ipc,
+  type IpcError,
+} from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 import { Dialog } from "../common/Dialog";
 
@@ -99,6 +109,42 @@ function SettingField({
   );
 }
 
+/** Who signed the bundle; the certificate's details on hover. */
+export function SignatureLine({ signature }: { signature: BundleSignature }) {
+  const { t } = useI18n();
+  if (signature.status === "unsigned") {
+    return (
+      <p className="signature warn" data-testid="bundle-signature" data-status="unsigned">
+        {t("bundle.unsigned")}
+      </p>
+    );
+  }
+  const { signer } = signature;
+  const text =
+    signature.status === "signed"
+      ? t("bundle.signed", { publisher: signer.publisher })
+      : signature.status === "self_signed"
+        ? t("bundle.selfSigned", { publisher: signer.publisher })
+        : t("bundle.untrusted", { publisher: signer.publisher, reason: t(`bundle.distrust.${signature.reason}`) });
+  const certificate = t("bundle.certificate", {
+    issuer: signer.issuer,
+    from: signer.valid_from,
+    to: signer.valid_to,
+    fingerprint: signer.fingerprint,
+  });
+  return (
+    <p
+      className={`signature ${signature.status === "signed" ? "ok" : "warn"}`}
+      data-testid="bundle-signature"
+      data-status={signature.status}
+      title={certificate}
+    >
+      {signature.status === "signed" ? "✓ " : "⚠ "}
+      {text}
+    </p>
+  );
+}
+
 export function BundleInstall({
   ipc,
   path,
@@ -144,6 +190,7 @@ export function BundleInstall({
             <strong>{info.title}</strong> {info.version} · {t("bundle.by", { author: info.author })}
           </p>
         </div>
+        <SignatureLine signature={info.signature} />
         {info.installed_version && (
           <p className="muted" data-testid="bundle-update">
             {t("bundle.update", { installed: info.installed_version, version: info.version })}

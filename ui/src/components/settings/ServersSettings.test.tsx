@@ -1,7 +1,7 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { BundleInfo, McpServerConfig, ServerLogLine, ServerPreset, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
-import { renderIn } from "../../test/render";
+import type { McpServerConfig, ServerLogLine, ServerPreset, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
+import { bundleInfo, renderIn } from "../../test/render";
 import { ServersSettings, type ServersIpc } from "./ServersSettings";
 
 afterEach(cleanup);
@@ -54,21 +54,13 @@ const presets: ServerPreset[] = [
   },
 ];
 
-const bundle: BundleInfo = {
-  name: "notes",
-  server_name: "notes",
-  title: "Notes",
+const bundle = bundleInfo({
   version: "2.0.0",
   description: "Reads notes from folders.",
-  long_description: null,
-  author: "Ada",
-  homepage: null,
   icon: "data:image/png;base64,iVBORw0KGgo=",
   kind: "python",
   runtime: "python >=3.10",
   tools: [{ name: "search_notes", description: "Searches notes." }],
-  tools_generated: false,
-  prompts: [],
   settings: [
     { key: "token", kind: "string", title: "Token", description: "", required: true, sensitive: true, multiple: false, min: null, max: null, default: null, kept: true },
     { key: "folders", kind: "directory", title: "Folders", description: "Where notes are", required: true, sensitive: false, multiple: true, min: null, max: null, default: ["/home/ada/Notes"], kept: false },
@@ -77,7 +69,7 @@ const bundle: BundleInfo = {
     { key: "region", kind: "string", title: "Region", description: "", required: false, sensitive: false, multiple: false, min: null, max: null, default: null, kept: false },
   ],
   installed_version: "1.0.0",
-};
+});
 
 function fake(initial: ServerView[]) {
   // The backend's list follows the statuses it reports.
