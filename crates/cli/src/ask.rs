@@ -67,7 +67,7 @@ pub struct TurnArgs {
     /// `knowledge_search` tool, `both` does both (default: the assistant's setting).
     #[arg(long, value_enum, value_name = "MODE")]
     kb: Option<KbChoice>,
-    /// How hard a reasoning model thinks (default: the assistant's setting, else the model's).
+    /// How hard a reasoning model thinks, or `off` (default: the assistant's setting, else the model's).
     #[arg(long, value_enum, value_name = "EFFORT")]
     reasoning: Option<EffortChoice>,
 }
@@ -75,6 +75,7 @@ pub struct TurnArgs {
 /// `--reasoning`: [`ReasoningEffort`].
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum EffortChoice {
+    Off,
     Low,
     Medium,
     High,
@@ -83,6 +84,7 @@ enum EffortChoice {
 impl From<EffortChoice> for ReasoningEffort {
     fn from(c: EffortChoice) -> Self {
         match c {
+            EffortChoice::Off => Self::Off,
             EffortChoice::Low => Self::Low,
             EffortChoice::Medium => Self::Medium,
             EffortChoice::High => Self::High,

@@ -8,6 +8,7 @@ use patchbay_core::config::model::{ProviderKind, ProviderProfile};
 use patchbay_core::config::presets;
 use patchbay_core::config::providers::probe;
 use patchbay_core::config::{ConfigStore, SecretValue};
+use patchbay_core::llm::ThinkingParam;
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
 use tokio_util::sync::CancellationToken;
@@ -64,6 +65,25 @@ pub struct AddArgs {
     /// The model cannot call tools natively: use prompt-based tool calling.
     #[arg(long)]
     no_native_tools: bool,
+    /// The field an OpenAI-compatible server reads to think or not (default: the
+    /// preset's, else chosen from the base URL).
+    #[arg(long, value_enum)]
+    thinking: Option<ThinkingChoice>,
+}
+
+/// `--thinking`: [`ThinkingParam`].
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ThinkingChoice {
+    /// Chosen from the base URL.
+    Auto,
+    /// `reasoning_effort` (OpenAI, Ollama, OpenRouter, …).
+    ReasoningEffort,
+    /// `thinking.type` (DeepSeek, Doubao/Ark, GLM).
+    ThinkingType,
+    /// `enable_thinking` (Qwen on DashScope, SiliconFlow).
+    EnableThinking,
+    /// `chat_template_kwargs.enable_thinking` (vLLM, SGLang, llama.cpp server).
+    ChatTemplate,
 }
 
 pub fn run(dir: &DataDir, command: &ProviderCommand) -> anyhow::Result<ExitCode> {
@@ -151,5 +171,14 @@ fn profile(args: &AddArgs) -> anyhow::Result<ProviderProfile> {
         profile.native_tools = false;
     }
     profile.context_window = args.context_window.or(profile.context_window);
+    if let Some(thinking) = args.thinking {
+        profile.thinking = match thinking {
+            ThinkingChoice::Auto => ThinkingParam::Auto,
+            ThinkingChoice::ReasoningEffort => ThinkingParam::ReasoningEffort,
+            ThinkingChoice::ThinkingType => ThinkingParam::ThinkingType,
+            ThinkingChoice::EnableThinking => ThinkingParam::EnableThinking,
+            ThinkingChoice::ChatTemplate => ThinkingParam::ChatTemplate,
+        };
+    }
     Ok(profile)
 }

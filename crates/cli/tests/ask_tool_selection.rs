@@ -110,14 +110,15 @@ async fn attached_files_reach_the_model_and_a_binary_file_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reasoning_flag_asks_the_model_for_that_effort() {
     let data = tempfile::tempdir().unwrap();
-    let model =
-        ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Noon."]), openai::text_reply(&["Noon."])])
-            .await
-            .unwrap();
+    let replies = vec![openai::text_reply(&["Noon."]), openai::text_reply(&["Noon."]), openai::text_reply(&["Noon."])];
+    let model = ScriptedServer::start(Format::OpenAi, replies).await.unwrap();
     let out = ask(data.path(), &model, &["--no-tools", "--reasoning", "medium"]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(model.requests()[0].body["reasoning_effort"], "medium");
     let out = ask(data.path(), &model, &["--no-tools"]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(model.requests()[1].body.get("reasoning_effort").is_none(), "the assistant sets none");
+    let out = ask(data.path(), &model, &["--no-tools", "--reasoning", "off"]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(model.requests()[2].body["reasoning_effort"], "none");
 }

@@ -107,6 +107,19 @@ async fn a_preset_fills_in_a_provider_and_the_options_given_override_it() {
     assert_eq!(json[0]["base_url"], "https://api.deepseek.com/v1");
     assert_eq!(json[0]["default_model"], "deepseek-chat");
     assert_eq!(json[0]["models"], json!(["deepseek-chat", "deepseek-reasoner"]));
+    assert_eq!(json[0]["thinking"], "thinking_type", "DeepSeek reads `thinking.type`");
+
+    ok(&patchbay(data.path(), &["provider", "add", "qwen", "--preset", "dashscope"], ""));
+    ok(&patchbay(
+        data.path(),
+        &["provider", "add", "qwen-vllm", "--preset", "dashscope", "--thinking", "chat-template"],
+        "",
+    ));
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&patchbay(data.path(), &["provider", "list", "--json"], ""))).unwrap();
+    let thinking =
+        |name: &str| json.as_array().unwrap().iter().find(|p| p["name"] == name).unwrap()["thinking"].clone();
+    assert_eq!((thinking("qwen"), thinking("qwen-vllm")), (json!("enable_thinking"), json!("chat_template")));
 
     let unknown = patchbay(data.path(), &["provider", "add", "x", "--preset", "nope"], "");
     assert!(!unknown.status.success());

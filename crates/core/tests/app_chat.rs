@@ -15,7 +15,7 @@ use patchbay_core::app::{
     App, AppEvents, ApprovalAnswer, ErrorKind, ServerRequestResponse, ServerRequestView, TextMessage, TurnInput,
 };
 use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderProfile};
-use patchbay_core::llm::{ContentPart, ReasoningEffort};
+use patchbay_core::llm::{ContentPart, ReasoningEffort, ThinkingParam};
 use patchbay_core::mcp::naming::ToolNames;
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::MemoryStore;
@@ -698,11 +698,9 @@ async fn a_title_the_user_gave_or_a_failed_title_request_leaves_the_name() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_conversations_reasoning_effort_replaces_its_assistants() {
-    let model =
-        ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["One."]), openai::text_reply(&["Two."])])
-            .await
-            .unwrap();
+async fn a_conversations_reasoning_effort_replaces_its_assistants_in_the_providers_field() {
+    let replies = vec![openai::text_reply(&["One."]), openai::text_reply(&["Two."]), openai::text_reply(&["Three."])];
+    let model = ScriptedServer::start(Format::OpenAi, replies).await.unwrap();
     let f = open(&model.url(), &[]);
     let c = f.app.create_conversation(None).unwrap();
     send(&f.app, &c.id, "quick").await;
@@ -712,6 +710,16 @@ async fn a_conversations_reasoning_effort_replaces_its_assistants() {
     f.app.update_conversation_settings(&c.id, &thorough).unwrap();
     send(&f.app, &c.id, "think hard").await;
     assert_eq!(model.requests()[1].body["reasoning_effort"], "high");
+
+    // Off, to a provider set up for Qwen's field.
+    let qwen = ProviderProfile { thinking: ThinkingParam::EnableThinking, ..provider(&model.url()) };
+    f.app.save_provider(qwen, None).unwrap();
+    let off = ConversationSettings { reasoning: Some(ReasoningEffort::Off), ..thorough };
+    f.app.update_conversation_settings(&c.id, &off).unwrap();
+    send(&f.app, &c.id, "just answer").await;
+    let body = &model.requests()[2].body;
+    assert_eq!(body["enable_thinking"], false);
+    assert!(body.get("reasoning_effort").is_none(), "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -82,6 +82,7 @@ fn profile(name: &str) -> ProviderProfile {
         api_key: None,
         native_tools: true,
         context_window: None,
+        thinking: Default::default(),
     }
 }
 

@@ -370,6 +370,7 @@ fn patchbay_form_round_trips_providers_with_key_references_only() {
         api_key: Some("provider/ark/api_key".into()),
         native_tools: true,
         context_window: Some(128_000),
+        thinking: Default::default(),
     })
     .unwrap();
     secrets.set("provider/ark/api_key", "sk-live-do-not-export").unwrap();

@@ -84,6 +84,19 @@ async fn a_reasoning_effort_turns_on_adaptive_thinking_and_signed_thinking_goes_
 }
 
 #[tokio::test]
+async fn reasoning_off_disables_thinking() {
+    let (server, provider) = server(vec![anthropic::text_reply(&["ok"])]).await;
+    let mut request = hello("claude-test");
+    request.reasoning = Some(ReasoningEffort::Off);
+    let (_, e) = run(&provider, request).await;
+    assert!(e.is_none(), "{e:?}");
+    let req = &server.requests()[0];
+    assert_eq!(req.invalid, None, "the SDK's request types accept it");
+    assert_eq!(req.body["thinking"], json!({"type": "disabled"}));
+    assert!(req.body.get("output_config").is_none(), "{}", req.body);
+}
+
+#[tokio::test]
 async fn the_full_conversation_passes_sdk_validation() {
     let (server, provider) = server(vec![anthropic::text_reply(&["ok"])]).await;
     let (_, e) = run(&provider, sample_request("claude-test")).await;

@@ -7,9 +7,9 @@ mod common;
 use std::time::Duration;
 
 use common::{hello, run, sample_request, settings};
-use patchbay_core::llm::{FinishReason, LlmError, OpenAiProvider, ReasoningEffort, Usage};
+use patchbay_core::llm::{FinishReason, LlmError, OpenAiProvider, ReasoningEffort, ThinkingParam, Usage};
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
-use serde_json::json;
+use serde_json::{Value, json};
 
 async fn server(script: Vec<Reply>) -> (ScriptedServer, OpenAiProvider) {
     let server = ScriptedServer::start(Format::OpenAi, script).await.unwrap();
@@ -173,4 +173,56 @@ async fn a_reasoning_effort_is_sent_as_reasoning_effort() {
     let requests = server.requests();
     assert_eq!(requests[0].body["reasoning_effort"], "low");
     assert!(requests[1].body.get("reasoning_effort").is_none(), "the model's default: nothing is sent");
+}
+
+/// The reasoning fields of the body sent for `effort`, asked as `thinking` says.
+async fn reasoning_fields(thinking: ThinkingParam, effort: ReasoningEffort) -> Value {
+    let (server, provider) = server(vec![openai::text_reply(&["ok"])]).await;
+    let provider = provider.with_thinking(thinking);
+    let mut request = hello("m");
+    request.reasoning = Some(effort);
+    let (_, err) = run(&provider, request).await;
+    assert!(err.is_none(), "{err:?}");
+    let body = server.requests()[0].body.clone();
+    let fields = ["reasoning_effort", "thinking", "enable_thinking", "thinking_budget", "chat_template_kwargs"];
+    Value::Object(fields.iter().filter_map(|f| body.get(*f).map(|v| ((*f).to_owned(), v.clone()))).collect())
+}
+
+#[tokio::test]
+async fn each_server_family_is_asked_to_think_in_its_own_field() {
+    use ReasoningEffort::{High, Low, Medium, Off};
+    use ThinkingParam::{Auto, ChatTemplate, EnableThinking, ReasoningEffort as Effort, ThinkingType};
+    let cases = [
+        (Effort, Off, json!({"reasoning_effort": "none"})),
+        (Effort, Medium, json!({"reasoning_effort": "medium"})),
+        (ThinkingType, Off, json!({"thinking": {"type": "disabled"}})),
+        (ThinkingType, High, json!({"thinking": {"type": "enabled"}, "reasoning_effort": "high"})),
+        (EnableThinking, Off, json!({"enable_thinking": false})),
+        (EnableThinking, Low, json!({"enable_thinking": true, "thinking_budget": 2048})),
+        (EnableThinking, Medium, json!({"enable_thinking": true, "thinking_budget": 8192})),
+        (EnableThinking, High, json!({"enable_thinking": true})),
+        (ChatTemplate, Off, json!({"chat_template_kwargs": {"enable_thinking": false}})),
+        (ChatTemplate, Low, json!({"chat_template_kwargs": {"enable_thinking": true}, "reasoning_effort": "low"})),
+        // Auto, at 127.0.0.1 (no known server): `reasoning_effort`.
+        (Auto, Off, json!({"reasoning_effort": "none"})),
+    ];
+    for (thinking, effort, expected) in cases {
+        assert_eq!(reasoning_fields(thinking, effort).await, expected, "{thinking:?} {effort:?}");
+    }
+}
+
+#[test]
+fn auto_is_chosen_from_the_base_url() {
+    let auto = |url: &str| ThinkingParam::Auto.resolve(url);
+    assert_eq!(auto("https://api.deepseek.com/v1"), ThinkingParam::ThinkingType);
+    assert_eq!(auto("https://ark.cn-beijing.volces.com/api/v3"), ThinkingParam::ThinkingType);
+    assert_eq!(auto("https://open.bigmodel.cn/api/paas/v4"), ThinkingParam::ThinkingType);
+    assert_eq!(auto("https://dashscope.aliyuncs.com/compatible-mode/v1"), ThinkingParam::EnableThinking);
+    assert_eq!(auto("https://api.siliconflow.cn/v1"), ThinkingParam::EnableThinking);
+    assert_eq!(auto("https://api.openai.com/v1"), ThinkingParam::ReasoningEffort);
+    assert_eq!(auto("http://127.0.0.1:11434/v1"), ThinkingParam::ReasoningEffort);
+    // Only the host counts, not a path or a look-alike domain.
+    assert_eq!(auto("https://proxy.example/api.deepseek.com/v1"), ThinkingParam::ReasoningEffort);
+    assert_eq!(auto("https://notdeepseek.com/v1"), ThinkingParam::ReasoningEffort);
+    assert_eq!(ThinkingParam::ChatTemplate.resolve("https://api.deepseek.com"), ThinkingParam::ChatTemplate);
 }

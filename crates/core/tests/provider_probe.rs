@@ -29,6 +29,7 @@ fn profile(kind: ProviderKind, base_url: String) -> ProviderProfile {
         api_key: Some(api_key_name("p")),
         native_tools: true,
         context_window: None,
+        thinking: Default::default(),
     }
 }
 

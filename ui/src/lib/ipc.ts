@@ -109,6 +109,7 @@ export interface ProviderProfile {
   api_key: string | null;
   native_tools: boolean;
   context_window: number | null;
+  thinking: ThinkingParam;
 }
 
 /** Mirrors `patchbay_core::config::ApprovalMode`. */
@@ -533,7 +534,11 @@ export interface Assistant {
   kb_mode: KbMode;
 }
 
-export type ReasoningEffort = "low" | "medium" | "high";
+/** How hard a reasoning model thinks; `off` asks it not to, where it can answer without. */
+export type ReasoningEffort = "off" | "low" | "medium" | "high";
+
+/** The field an OpenAI-compatible server reads to think or not; `auto` is chosen from the base URL. */
+export type ThinkingParam = "auto" | "reasoning_effort" | "thinking_type" | "enable_thinking" | "chat_template";
 
 export type Theme = "light" | "dark" | "system";
 
@@ -645,6 +650,7 @@ export interface ProviderPreset {
   models: string[];
   needs_key: boolean;
   native_tools: boolean;
+  thinking: ThinkingParam;
 }
 
 // ---------------------------------------------------------------- client

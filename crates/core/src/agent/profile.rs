@@ -122,6 +122,7 @@ mod tests {
             api_key: secret.map(Into::into),
             native_tools: true,
             context_window: None,
+            thinking: Default::default(),
         }
     }
 

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::llm::ThinkingParam;
+
 /// A configured value that is either plain text or the name of a secret.
 ///
 /// Serialised as `{"plain": "text"}` or `{"secret": "mcp/github/GITHUB_TOKEN"}`.
@@ -56,6 +58,9 @@ pub struct ProviderProfile {
     /// Context window in tokens, when known.
     #[serde(default)]
     pub context_window: Option<u32>,
+    /// How an OpenAI-compatible server is asked to think, or not.
+    #[serde(default)]
+    pub thinking: ThinkingParam,
 }
 
 impl ProviderProfile {
@@ -72,6 +77,7 @@ impl ProviderProfile {
             api_key: None,
             native_tools: true,
             context_window: None,
+            thinking: ThinkingParam::Auto,
         }
     }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::model::ProviderKind::{self, Anthropic, Gemini, OpenAi};
 use super::model::ProviderProfile;
+use crate::llm::ThinkingParam::{self, ChatTemplate, EnableThinking, ThinkingType};
 
 /// A provider as it is usually set up.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -32,6 +33,8 @@ pub struct ProviderPreset {
     /// Whether tool calls go through the API's native tool calling; `false`
     /// uses the prompt-based fallback, which works with any model.
     pub native_tools: bool,
+    /// How its server is asked to think, or not.
+    pub thinking: ThinkingParam,
 }
 
 impl ProviderPreset {
@@ -47,6 +50,7 @@ impl ProviderPreset {
             api_key: None,
             native_tools: self.native_tools,
             context_window: None,
+            thinking: self.thinking,
         }
     }
 }
@@ -59,7 +63,22 @@ const fn remote(
     default_model: &'static str,
     models: &'static [&'static str],
 ) -> ProviderPreset {
-    ProviderPreset { id, label, kind, base_url, default_model, models, needs_key: true, native_tools: true }
+    ProviderPreset {
+        id,
+        label,
+        kind,
+        base_url,
+        default_model,
+        models,
+        needs_key: true,
+        native_tools: true,
+        thinking: ThinkingParam::Auto,
+    }
+}
+
+/// `preset` with its server's way of being asked to think.
+const fn thinking(preset: ProviderPreset, thinking: ThinkingParam) -> ProviderPreset {
+    ProviderPreset { thinking, ..preset }
 }
 
 const fn local(id: &'static str, label: &'static str, base_url: &'static str, native_tools: bool) -> ProviderPreset {
@@ -72,6 +91,7 @@ const fn local(id: &'static str, label: &'static str, base_url: &'static str, na
         models: &[],
         needs_key: false,
         native_tools,
+        thinking: ThinkingParam::Auto,
     }
 }
 
@@ -93,25 +113,47 @@ const PRESETS: &[ProviderPreset] = &[
         "gemini-2.5-flash",
         &["gemini-2.5-pro"],
     ),
-    remote("deepseek", "DeepSeek", OpenAi, "https://api.deepseek.com/v1", "deepseek-chat", &["deepseek-reasoner"]),
-    remote("ark", "Doubao (Volcengine Ark)", OpenAi, "https://ark.cn-beijing.volces.com/api/v3", "", &[]),
-    remote(
-        "dashscope",
-        "Qwen (Alibaba Cloud DashScope)",
-        OpenAi,
-        "https://dashscope.aliyuncs.com/compatible-mode/v1",
-        "qwen-plus",
-        &["qwen-max", "qwen-turbo"],
+    thinking(
+        remote("deepseek", "DeepSeek", OpenAi, "https://api.deepseek.com/v1", "deepseek-chat", &["deepseek-reasoner"]),
+        ThinkingType,
+    ),
+    thinking(
+        remote("ark", "Doubao (Volcengine Ark)", OpenAi, "https://ark.cn-beijing.volces.com/api/v3", "", &[]),
+        ThinkingType,
+    ),
+    thinking(
+        remote(
+            "dashscope",
+            "Qwen (Alibaba Cloud DashScope)",
+            OpenAi,
+            "https://dashscope.aliyuncs.com/compatible-mode/v1",
+            "qwen-plus",
+            &["qwen-max", "qwen-turbo"],
+        ),
+        EnableThinking,
     ),
     remote("moonshot", "Kimi (Moonshot AI)", OpenAi, "https://api.moonshot.cn/v1", "", &[]),
-    remote("zhipu", "GLM (Zhipu AI)", OpenAi, "https://open.bigmodel.cn/api/paas/v4", "glm-4-plus", &["glm-4-flash"]),
-    remote(
-        "siliconflow",
-        "SiliconFlow",
-        OpenAi,
-        "https://api.siliconflow.cn/v1",
-        "deepseek-ai/DeepSeek-V3",
-        &["Qwen/Qwen2.5-72B-Instruct"],
+    thinking(
+        remote(
+            "zhipu",
+            "GLM (Zhipu AI)",
+            OpenAi,
+            "https://open.bigmodel.cn/api/paas/v4",
+            "glm-4-plus",
+            &["glm-4-flash"],
+        ),
+        ThinkingType,
+    ),
+    thinking(
+        remote(
+            "siliconflow",
+            "SiliconFlow",
+            OpenAi,
+            "https://api.siliconflow.cn/v1",
+            "deepseek-ai/DeepSeek-V3",
+            &["Qwen/Qwen2.5-72B-Instruct"],
+        ),
+        EnableThinking,
     ),
     remote("openrouter", "OpenRouter", OpenAi, "https://openrouter.ai/api/v1", "openai/gpt-4o-mini", &[]),
     remote("groq", "Groq", OpenAi, "https://api.groq.com/openai/v1", "llama-3.3-70b-versatile", &[]),
@@ -125,10 +167,10 @@ const PRESETS: &[ProviderPreset] = &[
     ),
     local("ollama", "Ollama (this computer)", "http://127.0.0.1:11434/v1", true),
     local("lmstudio", "LM Studio (this computer)", "http://127.0.0.1:1234/v1", true),
-    local("vllm", "vLLM (this computer)", "http://127.0.0.1:8000/v1", true),
+    thinking(local("vllm", "vLLM (this computer)", "http://127.0.0.1:8000/v1", true), ChatTemplate),
     // llama-server calls tools natively only when started with `--jinja`; the
     // prompt-based fallback works either way.
-    local("llamacpp", "llama.cpp server (this computer)", "http://127.0.0.1:8080/v1", false),
+    thinking(local("llamacpp", "llama.cpp server (this computer)", "http://127.0.0.1:8080/v1", false), ChatTemplate),
 ];
 
 /// Every preset, in the order the settings page offers them.

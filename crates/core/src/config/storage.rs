@@ -190,6 +190,7 @@ mod tests {
             api_key: Some(format!("provider/{name}/api_key")),
             native_tools: true,
             context_window: Some(128_000),
+            thinking: Default::default(),
         }
     }
 

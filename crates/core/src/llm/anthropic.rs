@@ -22,7 +22,9 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::http::{Decode, HttpSettings, decode_stream, parse_json, sse_events};
-use super::{ChatMessage, ChatRequest, ContentPart, FinishReason, LlmError, Provider, StreamEvent, Usage};
+use super::{
+    ChatMessage, ChatRequest, ContentPart, FinishReason, LlmError, Provider, ReasoningEffort, StreamEvent, Usage,
+};
 
 /// The API version header value.
 const API_VERSION: &str = "2023-06-01";
@@ -86,9 +88,13 @@ pub fn request_body(request: &ChatRequest) -> Value {
     }
     // The Messages API of SDK 2.x takes no sampling parameters
     // (`temperature`, `top_p`): sending them is rejected.
-    if let Some(effort) = request.reasoning {
-        body["thinking"] = json!({"type": "adaptive"});
-        body["output_config"] = json!({"effort": effort.as_str()});
+    match request.reasoning {
+        None => {}
+        Some(ReasoningEffort::Off) => body["thinking"] = json!({"type": "disabled"}),
+        Some(effort) => {
+            body["thinking"] = json!({"type": "adaptive"});
+            body["output_config"] = json!({"effort": effort.as_str()});
+        }
     }
     body
 }

@@ -19,7 +19,9 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::http::{Decode, HttpSettings, decode_stream, parse_json, sse_events};
-use super::{ChatMessage, ChatRequest, ContentPart, FinishReason, LlmError, Provider, StreamEvent, Usage};
+use super::{
+    ChatMessage, ChatRequest, ContentPart, FinishReason, LlmError, Provider, ReasoningEffort, StreamEvent, Usage,
+};
 
 /// A provider speaking the Gemini API.
 #[derive(Debug, Clone)]
@@ -90,12 +92,19 @@ pub fn request_body(request: &ChatRequest) -> Value {
     if let Some(m) = request.max_tokens {
         config.insert("maxOutputTokens".into(), json!(m));
     }
-    if let Some(effort) = request.reasoning {
+    match request.reasoning {
+        None => {}
+        // Models that must think (the Pro ones) refuse a budget of 0, and say so.
+        Some(ReasoningEffort::Off) => {
+            config.insert("thinkingConfig".into(), json!({"thinkingBudget": 0}));
+        }
         // The thoughts come back as parts marked `thought`, shown as reasoning.
-        config.insert(
-            "thinkingConfig".into(),
-            json!({"thinkingLevel": effort.as_str().to_ascii_uppercase(), "includeThoughts": true}),
-        );
+        Some(effort) => {
+            config.insert(
+                "thinkingConfig".into(),
+                json!({"thinkingLevel": effort.as_str().to_ascii_uppercase(), "includeThoughts": true}),
+            );
+        }
     }
     if !config.is_empty() {
         body["generationConfig"] = Value::Object(config);

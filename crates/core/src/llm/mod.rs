@@ -19,8 +19,8 @@ pub use http::{DEFAULT_IDLE_TIMEOUT, HttpSettings};
 pub use openai::OpenAiProvider;
 pub use prompt_tools::PromptTools;
 pub use types::{
-    ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, ReasoningEffort, StreamEvent, ToolCall, ToolSpec,
-    Usage,
+    ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, ReasoningEffort, StreamEvent, ThinkingParam,
+    ToolCall, ToolSpec, Usage,
 };
 
 use std::collections::BTreeMap;
@@ -73,7 +73,7 @@ pub fn from_profile(profile: &ProviderProfile, secrets: &dyn SecretStore) -> Res
 /// resolved (for example a key taken from the environment).
 pub fn build(profile: &ProviderProfile, settings: HttpSettings) -> Result<Box<dyn Provider>, LlmError> {
     let provider: Box<dyn Provider> = match profile.kind {
-        ProviderKind::OpenAi => Box::new(OpenAiProvider::new(settings)?),
+        ProviderKind::OpenAi => Box::new(OpenAiProvider::new(settings)?.with_thinking(profile.thinking)),
         ProviderKind::Anthropic => Box::new(AnthropicProvider::new(settings)?),
         ProviderKind::Gemini => Box::new(GeminiProvider::new(settings)?),
     };

@@ -6,6 +6,12 @@
 //! types, because async-openai's chunk type has no `reasoning_content`
 //! (DeepSeek, vLLM, Ark) and requires fields some local servers omit.
 //!
+//! A reasoning effort goes in the field the server reads ([`ThinkingParam`]):
+//! `reasoning_effort`, DeepSeek's and Ark's `thinking.type`, Qwen's
+//! `enable_thinking`, or the chat template's `enable_thinking` on vLLM and
+//! llama.cpp server. Fields async-openai has no type for are flattened into
+//! the body ([`RequestBody`]).
+//!
 //! Tool messages carry text only in this format, so an image a tool returned
 //! becomes a text note in the tool message plus a user message with the
 //! image right after the tool results.
@@ -25,12 +31,14 @@ use async_openai::types::chat::{
     ReasoningEffort as OpenAiEffort,
 };
 use futures::stream::{BoxStream, StreamExt};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::http::{Decode, HttpSettings, decode_stream};
 use super::{
-    ChatMessage, ChatRequest, ContentPart, FinishReason, LlmError, Provider, ReasoningEffort, StreamEvent, Usage,
+    ChatMessage, ChatRequest, ContentPart, FinishReason, LlmError, Provider, ReasoningEffort, StreamEvent,
+    ThinkingParam, Usage,
 };
 
 /// A provider speaking the OpenAI chat-completions API.
@@ -38,6 +46,18 @@ use super::{
 pub struct OpenAiProvider {
     settings: HttpSettings,
     client: Client<OpenAIConfig>,
+    /// The field a reasoning effort goes in (resolved, never `Auto`).
+    thinking: ThinkingParam,
+}
+
+/// A chat-completions request: async-openai's type, plus the fields some
+/// servers read that it has no type for.
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestBody {
+    #[serde(flatten)]
+    pub base: CreateChatCompletionRequest,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 impl OpenAiProvider {
@@ -60,7 +80,15 @@ impl OpenAiProvider {
             .connect_timeout(std::time::Duration::from_secs(20))
             .build()
             .map_err(|e| settings.request_error(format!("HTTP client: {e}")))?;
-        Ok(Self { client: Client::build(http, config), settings })
+        let thinking = ThinkingParam::Auto.resolve(&settings.base_url);
+        Ok(Self { client: Client::build(http, config), settings, thinking })
+    }
+
+    /// The same provider with a reasoning effort sent as `thinking` says
+    /// (`Auto`: chosen from the base URL).
+    pub fn with_thinking(mut self, thinking: ThinkingParam) -> Self {
+        self.thinking = thinking.resolve(&self.settings.base_url);
+        self
     }
 
     fn map_error(&self, e: OpenAIError) -> LlmError {
@@ -80,7 +108,7 @@ impl OpenAiProvider {
     }
 
     /// The request body this provider sends for `request`.
-    pub fn request_body(&self, request: &ChatRequest) -> Result<CreateChatCompletionRequest, LlmError> {
+    pub fn request_body(&self, request: &ChatRequest) -> Result<RequestBody, LlmError> {
         let mut body = CreateChatCompletionRequest {
             model: request.model.clone(),
             messages: convert_messages(&request.messages),
@@ -88,13 +116,12 @@ impl OpenAiProvider {
             stream_options: Some(ChatCompletionStreamOptions { include_usage: Some(true), ..Default::default() }),
             temperature: request.temperature,
             top_p: request.top_p,
-            reasoning_effort: request.reasoning.map(|effort| match effort {
-                ReasoningEffort::Low => OpenAiEffort::Low,
-                ReasoningEffort::Medium => OpenAiEffort::Medium,
-                ReasoningEffort::High => OpenAiEffort::High,
-            }),
             ..Default::default()
         };
+        let mut extra = Map::new();
+        if let Some(effort) = request.reasoning {
+            self.set_reasoning(effort, &mut body, &mut extra);
+        }
         // OpenAI's reasoning models refuse `max_tokens`; most other servers only know it.
         if self.settings.base_url.contains("api.openai.com") {
             body.max_completion_tokens = request.max_tokens;
@@ -122,7 +149,45 @@ impl OpenAiProvider {
                     .collect(),
             );
         }
-        Ok(body)
+        Ok(RequestBody { base: body, extra })
+    }
+
+    /// Puts `effort` in the fields this server reads.
+    fn set_reasoning(
+        &self,
+        effort: ReasoningEffort,
+        body: &mut CreateChatCompletionRequest,
+        extra: &mut Map<String, Value>,
+    ) {
+        let on = effort != ReasoningEffort::Off;
+        let step = match effort {
+            ReasoningEffort::Off => OpenAiEffort::None,
+            ReasoningEffort::Low => OpenAiEffort::Low,
+            ReasoningEffort::Medium => OpenAiEffort::Medium,
+            ReasoningEffort::High => OpenAiEffort::High,
+        };
+        match self.thinking {
+            ThinkingParam::Auto | ThinkingParam::ReasoningEffort => body.reasoning_effort = Some(step),
+            ThinkingParam::ThinkingType => {
+                extra.insert("thinking".into(), json!({"type": if on { "enabled" } else { "disabled" }}));
+                body.reasoning_effort = on.then_some(step);
+            }
+            ThinkingParam::EnableThinking => {
+                extra.insert("enable_thinking".into(), json!(on));
+                let budget = match effort {
+                    ReasoningEffort::Low => Some(2048),
+                    ReasoningEffort::Medium => Some(8192),
+                    ReasoningEffort::Off | ReasoningEffort::High => None,
+                };
+                if let Some(budget) = budget {
+                    extra.insert("thinking_budget".into(), json!(budget));
+                }
+            }
+            ThinkingParam::ChatTemplate => {
+                extra.insert("chat_template_kwargs".into(), json!({"enable_thinking": on}));
+                body.reasoning_effort = on.then_some(step);
+            }
+        }
     }
 }
 

@@ -80,8 +80,12 @@ describe("Composer", () => {
     expect(props.onSettings).toHaveBeenCalledWith({ ...settings, provider: "openai", model: "gpt-4o" });
   });
 
-  it("picks this conversation's reasoning effort, and back to the assistant's", () => {
+  it("picks this conversation's reasoning effort, off, and back to the assistant's", () => {
     const { props, rerender } = setup();
+    const options = [...(screen.getByLabelText("Reasoning effort") as HTMLSelectElement).options].map((o) => o.textContent);
+    expect(options).toEqual(["Thinking: assistant's", "Thinking: off", "Thinking: low", "Thinking: medium", "Thinking: high"]);
+    fireEvent.change(screen.getByLabelText("Reasoning effort"), { target: { value: "off" } });
+    expect(props.onSettings).toHaveBeenLastCalledWith({ ...settings, reasoning: "off" });
     fireEvent.change(screen.getByLabelText("Reasoning effort"), { target: { value: "high" } });
     expect(props.onSettings).toHaveBeenLastCalledWith({ ...settings, reasoning: "high" });
     rerender(<Composer {...props} settings={{ ...settings, reasoning: "high" }} />);

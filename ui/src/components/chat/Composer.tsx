@@ -242,6 +242,7 @@ export function Composer(props: ComposerProps) {
             onChange={(reasoning) => onSettings({ ...settings, reasoning })}
             labels={{
               "": t("composer.reasoningDefault"),
+              off: t("composer.reasoningOff"),
               low: t("composer.reasoningLow"),
               medium: t("composer.reasoningMedium"),
               high: t("composer.reasoningHigh"),

@@ -1,8 +1,8 @@
 // The reasoning-effort menu of the composer and the assistant editor: the
-// model's (or assistant's) default, or low / medium / high.
+// model's (or assistant's) default, off, or low / medium / high.
 import type { ReasoningEffort } from "../../lib/ipc";
 
-const EFFORTS: ReasoningEffort[] = ["low", "medium", "high"];
+const EFFORTS: ReasoningEffort[] = ["off", "low", "medium", "high"];
 
 export function ReasoningSelect({
   id,

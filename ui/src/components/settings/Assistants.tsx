@@ -82,6 +82,7 @@ function AssistantForm({ initial, onSave, onCancel }: { initial: Assistant; onSa
             onChange={(reasoning) => setA({ ...a, reasoning })}
             labels={{
               "": t("assistants.reasoningDefault"),
+              off: t("assistants.reasoningOff"),
               low: t("assistants.reasoningLow"),
               medium: t("assistants.reasoningMedium"),
               high: t("assistants.reasoningHigh"),

@@ -16,6 +16,7 @@ const profile: ProviderProfile = {
   api_key: "provider/openai/api_key",
   native_tools: true,
   context_window: null,
+  thinking: "auto",
 };
 
 function fake(views: ProviderView[]): ProvidersIpc {
@@ -82,6 +83,7 @@ const presets: ProviderPreset[] = [
     models: ["deepseek-reasoner"],
     needs_key: true,
     native_tools: true,
+    thinking: "thinking_type",
   },
   {
     id: "llamacpp",
@@ -92,6 +94,7 @@ const presets: ProviderPreset[] = [
     models: [],
     needs_key: false,
     native_tools: false,
+    thinking: "chat_template",
   },
 ];
 
@@ -108,6 +111,8 @@ describe("ProvidersSettings presets and models", () => {
     expect((screen.getByLabelText("Default model") as HTMLInputElement).value).toBe("deepseek-chat");
     expect((screen.getByLabelText("Other models (comma-separated)") as HTMLInputElement).value).toBe("deepseek-reasoner");
     expect(screen.queryByTestId("no-key-needed")).toBeNull();
+    const thinking = screen.getByLabelText("How the server is asked to think") as HTMLSelectElement;
+    expect(thinking.value).toBe("thinking_type");
 
     fireEvent.change(screen.getByLabelText("Name"), { target: { value: "home" } });
     fireEvent.change(preset, { target: { value: "llamacpp" } });
@@ -117,13 +122,21 @@ describe("ProvidersSettings presets and models", () => {
     expect(model.placeholder).toBe("The model's name as the provider lists it");
     expect(screen.getByTestId("no-key-needed")).toBeTruthy();
     expect((screen.getByRole("checkbox", { name: /calls tools natively/ }) as HTMLInputElement).checked).toBe(false);
+    expect(thinking.value).toBe("chat_template");
 
     fireEvent.change(model, { target: { value: "qwen3" } });
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() => expect(ipc.saveProvider).toHaveBeenCalled());
     const [saved, key] = (ipc.saveProvider as ReturnType<typeof vi.fn>).mock.calls[0] as [ProviderProfile, string | null];
     expect(key).toBeNull();
-    expect(saved).toMatchObject({ name: "home", base_url: "http://127.0.0.1:8080/v1", default_model: "qwen3", native_tools: false, api_key: null });
+    expect(saved).toMatchObject({
+      name: "home",
+      base_url: "http://127.0.0.1:8080/v1",
+      default_model: "qwen3",
+      native_tools: false,
+      api_key: null,
+      thinking: "chat_template",
+    });
   });
 
   it("offers the models a connection test found and saves the ones checked", async () => {

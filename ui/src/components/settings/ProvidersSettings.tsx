@@ -1,7 +1,8 @@
 // Provider profiles: add (from a preset or by hand)/edit/delete, an API key
 // field that writes to the keyring and afterwards only says "set" or "not
 // set", and a connection test that shows the real error or the provider's
-// models to pick from.
+// models to pick from. For an OpenAI-compatible server, the field it reads
+// to think or not (filled in by a preset).
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import {
@@ -12,6 +13,7 @@ import {
   type ProviderPreset,
   type ProviderProfile,
   type ProviderView,
+  type ThinkingParam,
 } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 import { PresetSelect } from "../common/PresetSelect";
@@ -36,8 +38,11 @@ function blank(): ProviderProfile {
     api_key: null,
     native_tools: true,
     context_window: null,
+    thinking: "auto",
   };
 }
+
+const THINKING: ThinkingParam[] = ["auto", "reasoning_effort", "thinking_type", "enable_thinking", "chat_template"];
 
 function ProviderForm({
   initial,
@@ -65,7 +70,15 @@ function ProviderForm({
     if (!chosen) return;
     // The name follows the preset until the user types one of their own.
     const name = p.name === "" || p.name === preset?.id ? chosen.id : p.name;
-    setP({ ...p, name, kind: chosen.kind, base_url: chosen.base_url, default_model: chosen.default_model, native_tools: chosen.native_tools });
+    setP({
+      ...p,
+      name,
+      kind: chosen.kind,
+      base_url: chosen.base_url,
+      default_model: chosen.default_model,
+      native_tools: chosen.native_tools,
+      thinking: chosen.thinking,
+    });
     setModels(chosen.models.join(", "));
   };
   return (
@@ -152,6 +165,18 @@ function ProviderForm({
         <input type="checkbox" checked={p.native_tools} onChange={(e) => setP({ ...p, native_tools: e.target.checked })} />{" "}
         {t("providers.nativeTools")}
       </label>
+      {p.kind === "openai" && (
+        <label className="field">
+          <span>{t("providers.thinking")}</span>
+          <select id="provider-thinking" value={p.thinking} onChange={(e) => setP({ ...p, thinking: e.target.value as ThinkingParam })}>
+            {THINKING.map((param) => (
+              <option key={param} value={param}>
+                {t(`providers.thinking.${param}`)}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
       <div className="row">
         <button type="submit" id="provider-save" className="primary">
           {t("common.save")}
