@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds Patchbay's .deb package, checks it, and tests it installed on this machine:
 #   1. builds the UI and the release app with the Tauri CLI (prebuilt, from npm);
-#   2. checks the .deb: size, version, desktop entry, icon, declared dependencies;
-#   3. install test: dpkg -i, start the installed binary under Xvfb with a temporary
-#      HOME, check the window and the app_info round trip over IPC, then dpkg -r.
+#   2. checks the .deb: size, version, desktop entry, icon, declared dependencies, the
+#      .mcpb file type;
+#   3. install test: dpkg -i, check that a .mcpb file is known as an MCP bundle that
+#      Patchbay opens, start the installed binary under Xvfb with a temporary HOME, check
+#      the window and the app_info round trip over IPC, then dpkg -r.
 # The package lands in $CARGO_TARGET_DIR/release/bundle/deb/ (default target dir:
 # ~/.cache/patchbay/target, see common.sh). Not part of the test command.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -14,9 +16,11 @@ TAURI_CLI="@tauri-apps/cli@2.12.5"
 MAX_DEB_BYTES=20000000
 # The package is named after productName; the binary after mainBinaryName.
 PACKAGE=patchbay
+# What the file-type checks use: the MIME database and its tools, GIO's `gio`.
+CHECK_PACKAGES=(shared-mime-info libglib2.0-bin desktop-file-utils)
 
 require_toolchains
-ensure_packages "${APP_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+ensure_packages "${APP_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${CHECK_PACKAGES[@]}"
 ensure_ui_deps
 ensure_tauri_driver
 build_ui
@@ -54,7 +58,7 @@ for dep in libwebkit2gtk-4.1-0 libgtk-3-0; do
 done
 contents="$(dpkg-deb --contents "$deb")"
 for f in ./usr/bin/patchbay-desktop ./usr/share/applications/Patchbay.desktop \
-  ./usr/share/icons/hicolor/128x128/apps/patchbay-desktop.png; do
+  ./usr/share/icons/hicolor/128x128/apps/patchbay-desktop.png ./usr/share/mime/packages/patchbay-mcpb.xml; do
   # dpkg-deb lists paths with or without a leading "./", depending on how the archive was made.
   grep -qE " (\./)?${f#./}\$" <<<"$contents" || die "the .deb has no $f"
 done
@@ -62,7 +66,8 @@ unpacked="$(mktemp -d)"
 trap 'rm -rf "$unpacked"' EXIT
 dpkg-deb --extract "$deb" "$unpacked"
 entry="$unpacked/usr/share/applications/Patchbay.desktop"
-for line in "Name=Patchbay" "Exec=patchbay-desktop" "Icon=patchbay-desktop" "Type=Application" "Categories=Office;"; do
+for line in "Name=Patchbay" "Exec=patchbay-desktop %f" "Icon=patchbay-desktop" "Type=Application" "Categories=Office;" \
+  "MimeType=application/x-mcpb;"; do
   grep -qx "$line" "$entry" || die "the desktop entry lacks '$line':"$'\n'"$(cat "$entry")"
 done
 if command -v desktop-file-validate >/dev/null; then desktop-file-validate "$entry"; fi
@@ -86,9 +91,16 @@ say "Install test: dpkg -i, start /usr/bin/patchbay-desktop under Xvfb with HOME
 $sudo dpkg -i "$deb" >/dev/null
 installed=/usr/bin/patchbay-desktop
 [ -x "$installed" ] || die "dpkg -i installed no $installed"
+# A bundle is known by its name (dpkg's trigger ran update-mime-database), and Patchbay opens it.
+python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w").writestr("manifest.json", "{}")' "$home/notes.mcpb"
+type="$(gio info -a standard::content-type "$home/notes.mcpb" | sed -n 's/^ *standard::content-type: //p')"
+[ "$type" = application/x-mcpb ] || die "an installed Patchbay leaves .mcpb files typed '$type', not application/x-mcpb"
+handlers="$(gio mime application/x-mcpb)"
+grep -q "Patchbay.desktop" <<<"$handlers" || die "Patchbay is not an application for application/x-mcpb: $handlers"
 HOME="$home" PATCHBAY_APP="$installed" xvfb-run -a -s "-screen 0 1280x800x24" \
   bash -c "$(declare -f with_session_bus); with_session_bus \"\$@\"" bash "$check"
 say "Removing the package (dpkg -r)"
 $sudo dpkg -r "$PACKAGE" >/dev/null
 [ ! -e "$installed" ] || die "dpkg -r left $installed behind"
+[ ! -e /usr/share/mime/packages/patchbay-mcpb.xml ] || die "dpkg -r left the .mcpb file type behind"
 say "Packaged and tested: $deb ($size bytes)"

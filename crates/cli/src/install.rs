@@ -50,6 +50,9 @@ pub fn run(dir: &DataDir, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     if !matches!(info.signature, Signature::Signed { .. }) {
         eprintln!("note: {}", info.signature);
     }
+    if let Some(warning) = signer_warning(&info) {
+        eprintln!("{warning}");
+    }
     let values = values(&info, &args.set)?;
     runtime.block_on(async {
         let installed = install(&app, args, &info, &values).await;
@@ -144,6 +147,9 @@ fn print_info(info: &BundleInfo) {
     if let Some(version) = &info.installed_version {
         println!("replaces the installed version {version}");
     }
+    if let Some(warning) = signer_warning(info) {
+        println!("{warning}");
+    }
     if !info.description.is_empty() {
         println!("{}", info.description);
     }
@@ -156,6 +162,17 @@ fn print_info(info: &BundleInfo) {
     for setting in &info.settings {
         println!("setting  {}", setting_line(setting));
     }
+}
+
+/// The warning for an update not signed with the installed version's certificate.
+fn signer_warning(info: &BundleInfo) -> Option<String> {
+    let old = info.installed_signature.as_ref().filter(|_| info.signer_changed)?.signer()?;
+    Some(format!(
+        "warning: the installed version was signed by {} (certificate {}…), and this one is not signed with that \
+         certificate: make sure it comes from the same publisher",
+        old.publisher,
+        &old.fingerprint[..16.min(old.fingerprint.len())]
+    ))
 }
 
 fn kind(info: &BundleInfo) -> String {

@@ -109,6 +109,23 @@ fn a_signed_bundle_says_who_signed_it_and_a_changed_one_is_refused() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).starts_with(&format!("note: {self_signed}\n")), "{}", text(&out.stderr));
 
+    // An update signed with the same certificate (mcpb reuses the one it made) says nothing more;
+    // an unsigned one warns.
+    poker_bundle(&dir.join("self-2.mcpb"), "2.0.0");
+    mcpb(dir, &["sign", "self-2.mcpb", "--self-signed"]);
+    let update = |file: &str| {
+        let out = patchbay(&data, &["mcp", "install", dir.join(file).to_str().unwrap(), "--dry-run"], "");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let same = update("self-2.mcpb");
+    assert!(same.contains("replaces the installed version 1.0.0\n") && !same.contains("warning"), "{same}");
+    let unsigned = update("plain.mcpb");
+    assert!(
+        unsigned.contains("warning: the installed version was signed by MCPB Self-Signed Certificate (certificate "),
+        "{unsigned}"
+    );
+
     // One byte of the first entry's header changed: the zip still reads, the signature does not match.
     let mut bytes = std::fs::read(dir.join("ada.mcpb")).unwrap();
     bytes[10] ^= 1;

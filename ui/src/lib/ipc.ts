@@ -617,6 +617,10 @@ export interface BundleInfo {
   installed_version: string | null;
   /** Who signed it (`mcpb sign`), and whether this computer trusts them. */
   signature: BundleSignature;
+  /** Who signed the version installed now (null when none is, or it was installed before Patchbay kept this). */
+  installed_signature: BundleSignature | null;
+  /** The installed version was signed, and this one is not signed with the same certificate. */
+  signer_changed: boolean;
 }
 
 /** A bundle's signing certificate; dates are `YYYY-MM-DD`, the fingerprint its SHA-256 in hex. */

@@ -64,6 +64,8 @@ export function bundleInfo(extra: Partial<BundleInfo> = {}): BundleInfo {
     settings: [],
     installed_version: null,
     signature: { status: "unsigned" },
+    installed_signature: null,
+    signer_changed: false,
     ...extra,
   };
 }

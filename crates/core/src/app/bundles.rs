@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{App, AppError};
-use crate::bundle::{Bundle, BundleInfo, BundleValues, installed_in, installed_version};
+use crate::bundle::{Bundle, BundleInfo, BundleValues, installed_in, installed_signature, installed_version};
 use crate::config::{ConfigError, McpServerConfig};
 
 /// Where bundles are unpacked, under the data directory.
@@ -41,13 +41,17 @@ impl App {
     }
 
     /// What the install form shows for the bundle `file`, with the version it
-    /// would replace.
+    /// would replace and whether that one was signed by someone else.
     pub fn bundle_preview(&self, file: &Path) -> Result<BundleInfo, AppError> {
         let bundle = Bundle::open(file)?;
         let dir = self.bundle_dir(&bundle.server_name());
         let previous = self.installed_bundle(&bundle, &dir)?;
         let mut info = bundle.info(&dir, previous.as_ref());
-        info.installed_version = previous.and_then(|_| installed_version(&dir));
+        if previous.is_some() {
+            info.installed_version = installed_version(&dir);
+            info.installed_signature = installed_signature(&dir);
+            info.signer_changed = info.installed_signature.as_ref().is_some_and(|old| old.changed_to(&info.signature));
+        }
         Ok(info)
     }
 

@@ -19,17 +19,29 @@ const SYMLINK: u32 = 0o120_000;
 
 /// Unpacks `archive` into `into` (created, or replaced when it exists), making
 /// `executable` (a path inside the bundle) runnable even when the archive lost
-/// its mode bits.
-pub(super) fn unpack(archive: &Path, into: &Path, executable: Option<&str>) -> Result<(), BundleError> {
+/// its mode bits, and adding `record` (a file name and its contents: what the
+/// host keeps about the install), written over any entry of that name.
+pub(super) fn unpack(
+    archive: &Path,
+    into: &Path,
+    executable: Option<&str>,
+    record: (&str, &[u8]),
+) -> Result<(), BundleError> {
     let parent = into.parent().expect("a bundle folder has a parent");
     let leaf = into.file_name().expect("a bundle folder has a name").to_string_lossy().into_owned();
     fs::create_dir_all(parent).map_err(|source| BundleError::Write { path: parent.to_path_buf(), source })?;
     let staging = parent.join(format!(".{leaf}.unpacking-{}", std::process::id()));
     let _ = fs::remove_dir_all(&staging);
-    let unpacked = unpack_all(archive, &staging).and_then(|()| match executable {
-        Some(entry) => make_executable(&staging.join(entry)),
-        None => Ok(()),
-    });
+    let (record_name, contents) = record;
+    let unpacked = unpack_all(archive, &staging)
+        .and_then(|()| match executable {
+            Some(entry) => make_executable(&staging.join(entry)),
+            None => Ok(()),
+        })
+        .and_then(|()| {
+            let path = staging.join(record_name);
+            fs::write(&path, contents).map_err(|source| BundleError::Write { path, source })
+        });
     if let Err(e) = unpacked {
         let _ = fs::remove_dir_all(&staging);
         return Err(e);

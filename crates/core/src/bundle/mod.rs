@@ -59,6 +59,8 @@ const REQUIRED: &str = "required; the server cannot start without it";
 const MAX_ICON: u64 = 512 << 10;
 /// The longest server name made from a bundle's name.
 const MAX_NAME: usize = 48;
+/// The file in a bundle's folder that records who signed it.
+const SIGNATURE_RECORD: &str = ".patchbay-signature.json";
 
 /// Errors of reading and installing bundles; each names the file, entry or
 /// setting and says why.
@@ -113,6 +115,12 @@ pub struct BundleInfo {
     pub installed_version: Option<String>,
     /// Who signed it.
     pub signature: Signature,
+    /// Who signed the version installed now, when this replaces it (none for
+    /// a version installed before Patchbay kept it).
+    pub installed_signature: Option<Signature>,
+    /// Whether the installed version was signed and this one is not signed
+    /// by the same certificate: a warning sign for an update.
+    pub signer_changed: bool,
 }
 
 /// One setting on the install form.
@@ -332,6 +340,8 @@ impl Bundle {
                 .collect(),
             installed_version: None,
             signature: self.signature.clone(),
+            installed_signature: None,
+            signer_changed: false,
         }
     }
 
@@ -460,8 +470,14 @@ impl Bundle {
             ServerKind::Binary => self.manifest.server.entry_point.as_deref(),
             _ => None,
         };
-        extract::unpack(&self.file, dir, executable)
+        let record = serde_json::to_vec(&self.signature).expect("a signature serialises");
+        extract::unpack(&self.file, dir, executable, (SIGNATURE_RECORD, &record))
     }
+}
+
+/// Who signed the bundle unpacked in `dir`, as recorded when it was installed.
+pub fn installed_signature(dir: &Path) -> Option<Signature> {
+    serde_json::from_slice(&std::fs::read(dir.join(SIGNATURE_RECORD)).ok()?).ok()
 }
 
 /// Whether the server entry `config` runs from the bundle folder `dir`.

@@ -22,7 +22,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use rustls_pki_types::{CertificateDer, SignatureVerificationAlgorithm, TrustAnchor, UnixTime};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use webpki::aws_lc_rs as alg;
 
@@ -49,7 +49,7 @@ const OID_EXTENDED_KEY_USAGE: &[u8] = &[0x55, 0x1d, 0x25];
 const EKU_CODE_SIGNING: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x03];
 
 /// Who signed a bundle, and whether they are trusted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Signature {
     /// No signature: nothing says who made the bundle.
@@ -65,7 +65,7 @@ pub enum Signature {
 }
 
 /// Why a signing certificate is not trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Distrust {
     /// It does not chain to a root this computer trusts.
@@ -92,6 +92,22 @@ impl std::fmt::Display for Distrust {
     }
 }
 
+impl Signature {
+    /// The signing certificate, if there is a signature.
+    pub fn signer(&self) -> Option<&Signer> {
+        match self {
+            Self::Unsigned => None,
+            Self::Signed { signer } | Self::SelfSigned { signer } | Self::Untrusted { signer, .. } => Some(signer),
+        }
+    }
+
+    /// Whether `self`, the installed version's signature, was made with a
+    /// certificate that `next` is not signed with.
+    pub fn changed_to(&self, next: &Signature) -> bool {
+        self.signer().is_some_and(|old| next.signer().is_none_or(|new| new.fingerprint != old.fingerprint))
+    }
+}
+
 impl std::fmt::Display for Signature {
     /// One line for a terminal: who signed it, and what that is worth.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -111,7 +127,7 @@ impl std::fmt::Display for Signature {
 }
 
 /// The signing certificate, as the install form shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Signer {
     /// The certificate's subject (common name, or organisation).
     pub publisher: String,

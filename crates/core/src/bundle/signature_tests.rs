@@ -34,7 +34,11 @@ fn sign(dir: &Path, bundle: &Path, cert: &str, key: &str, extra: Option<&str>) {
 }
 
 fn a_bundle(dir: &Path) -> std::path::PathBuf {
-    bundle_file(dir, "b.mcpb", &manifest(node_config(), settings()).to_string(), &[INDEX])
+    named_bundle(dir, "b.mcpb")
+}
+
+fn named_bundle(dir: &Path, name: &str) -> std::path::PathBuf {
+    bundle_file(dir, name, &manifest(node_config(), settings()).to_string(), &[INDEX])
 }
 
 fn anchor(der: &[u8]) -> TrustAnchor<'static> {
@@ -147,4 +151,33 @@ fn a_bundle_changed_after_signing_or_with_a_broken_block_is_refused() {
     let body = signed.len() - block + 15;
     garbage[body..signed.len() - 12].fill(0);
     assert!(matches!(refused(garbage), SignatureError::Damaged(_)));
+}
+
+#[test]
+fn the_installed_signature_is_recorded_and_a_changed_signer_is_noticed() {
+    let dir = tempfile::tempdir().unwrap();
+    openssl(dir.path(), "req -x509 -newkey rsa:2048 -nodes -keyout a.key -out a.pem -days 30 -subj /CN=A");
+    openssl(dir.path(), "req -x509 -newkey rsa:2048 -nodes -keyout b.key -out b.pem -days 30 -subj /CN=B");
+    let signed_by = |cert: Option<&str>| {
+        let bundle = named_bundle(dir.path(), &format!("{}.mcpb", cert.unwrap_or("unsigned")));
+        if let Some(cert) = cert {
+            sign(dir.path(), &bundle, &format!("{cert}.pem"), &format!("{cert}.key"), None);
+        }
+        Bundle::open(&bundle).unwrap()
+    };
+    let (a, b, unsigned) = (signed_by(Some("a")), signed_by(Some("b")), signed_by(None));
+
+    let home = dir.path().join("ext/notes");
+    a.unpack(&home).unwrap();
+    let installed = installed_signature(&home).unwrap();
+    assert_eq!(&installed, a.signature());
+    assert!(!installed.changed_to(a.signature()), "the same certificate");
+    assert!(installed.changed_to(b.signature()), "another certificate");
+    assert!(installed.changed_to(unsigned.signature()), "no signature");
+
+    // An unsigned install is recorded too, and nothing is compared against it.
+    unsigned.unpack(&home).unwrap();
+    assert_eq!(installed_signature(&home), Some(Signature::Unsigned));
+    assert!(!Signature::Unsigned.changed_to(b.signature()));
+    assert_eq!(installed_signature(&dir.path().join("nowhere")), None);
 }

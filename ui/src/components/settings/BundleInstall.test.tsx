@@ -46,6 +46,18 @@ describe("BundleInstall's signature line", () => {
     expect(unsigned.text).toContain("nothing says who made this bundle");
   });
 
+  it("warns when an update is not signed with the installed version's certificate", () => {
+    const update = (signer_changed: boolean) =>
+      bundleInfo({ installed_version: "1.0.0", installed_signature: { status: "signed", signer }, signer_changed });
+    renderIn(<BundleInstall ipc={ipc} path="/b.mcpb" info={update(true)} onClose={() => {}} onInstalled={() => {}} />);
+    expect(screen.getByTestId("bundle-signer-changed").textContent).toContain(
+      "The installed version was signed by Ada-Tools (certificate ab12…), and this one is not signed with that certificate.",
+    );
+    cleanup();
+    renderIn(<BundleInstall ipc={ipc} path="/b.mcpb" info={update(false)} onClose={() => {}} onInstalled={() => {}} />);
+    expect(screen.queryByTestId("bundle-signer-changed")).toBeNull();
+  });
+
   it("says the reason in the interface's language", () => {
     expect(shown({ status: "untrusted", signer, reason: "expired" }, "zh").text).toBe(
       "⚠ 由 Ada-Tools 签名，未能验证：其证书已过期。",

@@ -191,6 +191,14 @@ export function BundleInstall({
           </p>
         </div>
         <SignatureLine signature={info.signature} />
+        {info.signer_changed && info.installed_signature && info.installed_signature.status !== "unsigned" && (
+          <p className="signature warn" data-testid="bundle-signer-changed">
+            {t("bundle.signerChanged", {
+              publisher: info.installed_signature.signer.publisher,
+              fingerprint: info.installed_signature.signer.fingerprint.slice(0, 16),
+            })}
+          </p>
+        )}
         {info.installed_version && (
           <p className="muted" data-testid="bundle-update">
             {t("bundle.update", { installed: info.installed_version, version: info.version })}
