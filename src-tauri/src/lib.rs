@@ -141,6 +141,7 @@ pub fn run() {
             commands::servers::list_servers,
             commands::servers::save_server,
             commands::servers::server_presets,
+            commands::servers::registry_search,
             commands::servers::pick_bundle,
             commands::servers::pick_setting_file,
             commands::servers::bundle_preview,

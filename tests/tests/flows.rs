@@ -5,7 +5,8 @@
 //! a real server-everything tool needing approval, see the trace card, stop a
 //! streaming answer, restart the app and find the conversation intact; drop a
 //! picture on the composer and find it in the model's request; install an MCP
-//! bundle the app was opened with, then update it from a second launch.
+//! bundle the app was opened with, then update it from a second launch; find
+//! a server in an MCP Registry and add it.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -21,6 +22,7 @@ use patchbay_core::secrets::{KeyringStore, SecretStore};
 use patchbay_core::store::Store;
 use patchbay_e2e::app::app_binary;
 use patchbay_e2e::{App, AppOptions, Session, Spawned};
+use patchbay_test_support::catalog;
 use patchbay_test_support::hostile::poker_bundle;
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
@@ -357,6 +359,49 @@ fn every_settings_page_loads_from_the_backend_without_an_error() -> Result<()> {
     std::thread::sleep(Duration::from_millis(500));
     app.screenshot("servers")?;
     Ok(())
+}
+
+#[test]
+fn a_server_found_in_the_mcp_registry_is_added_and_starts() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    // The registry lists a real server-everything, served over streamable HTTP here.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let _everything = Spawned::spawn(
+        Command::new(peers::npm_bin("mcp-server-everything"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null()),
+    )?;
+    let listing = json!({"server": {
+        "name": "io.github.modelcontextprotocol/everything",
+        "title": "Everything",
+        "description": "Exercises every MCP feature.",
+        "version": "2026.8.31",
+        "remotes": [{"type": "streamable-http", "url": format!("http://127.0.0.1:{port}/mcp")}]
+    }});
+    let registry = runtime.block_on(catalog::serve(vec![listing]));
+    let options = AppOptions { env: vec![("PATCHBAY_MCP_REGISTRY".into(), registry)], ..Default::default() };
+    let app = App::start("a_server_found_in_the_mcp_registry_is_added_and_starts", options)?;
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
+        s.click(&s.wait_for("#registry-open", WAIT)?)?;
+        s.set_value("#registry-query", "everything")?;
+        s.click(&s.find("[data-testid=registry-browser] button[type=submit]")?)?;
+        let entry = s.wait_for_text("[data-testid=registry-entry]", WAIT, |t| !t.is_empty())?;
+        ensure!(entry.contains("Everything (streamable-http)") && entry.contains("2026.8.31"), "{entry}");
+        s.click(&s.find("[data-testid=registry-entry] button")?)?;
+        s.wait_for("[data-testid=registry-template]", WAIT)?;
+        let name = s.execute("return document.querySelector('#server-name').value", json!([]))?;
+        ensure!(name == json!("everything"), "the editor starts from the entry: {name}");
+        s.click(&s.find("#server-save")?)?;
+        s.wait_for(&ready_dot("everything"), SERVER_WAIT)?;
+        s.wait_for_text("[data-testid=server-row][data-server=everything] [data-testid=tool-count]", WAIT, |t| {
+            t.ends_with(" tools") && t != "0 tools"
+        })?;
+        Ok(())
+    })?;
+    app.close()
 }
 
 fn install_shown_bundle(s: &Session) -> Result<()> {

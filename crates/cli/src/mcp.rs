@@ -1,5 +1,5 @@
-//! `patchbay mcp`: list, start and call the configured MCP servers, and
-//! install bundles (`install.rs`).
+//! `patchbay mcp`: list, start and call the configured MCP servers, install
+//! bundles (`install.rs`), and search the MCP Registry (`search`).
 //!
 //! `status`, `tools`, `call` and `doctor` start the servers they need through the
 //! same registry the app uses, and stop them before exiting. The servers see
@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use patchbay_core::config::{ConfigStore, McpServerConfig, TransportConfig};
+use patchbay_core::catalog::{HttpRegistry, Registry};
+use patchbay_core::config::{ConfigStore, McpServerConfig, TransportConfig, ValueSource};
 use patchbay_core::mcp::{CallOptions, McpRegistry, ServerStatus};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
@@ -46,6 +47,53 @@ enum McpCommand {
     Doctor { server: String },
     /// Install an MCP bundle (.mcpb) as a server, or update the one it installed before.
     Install(InstallArgs),
+    /// Search the MCP Registry (PATCHBAY_MCP_REGISTRY, else registry.modelcontextprotocol.io).
+    Search {
+        /// Text the server's registry name contains.
+        query: String,
+        /// The page after the one that printed this cursor.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Print the page as JSON: each entry with the server entry it makes.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Prints one page of the registry's servers: each with the ways it runs and
+/// the secrets it needs.
+fn search(query: &str, cursor: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let page = runtime.block_on(HttpRegistry::configured().search(query, cursor, &CancellationToken::new()))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&page)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if page.entries.is_empty() {
+        println!("no server in the registry matches {query:?}");
+    }
+    let mut last = "";
+    for entry in &page.entries {
+        if entry.name != last {
+            println!("{} {}  {}", entry.name, entry.version, entry.description);
+            last = &entry.name;
+        }
+        let (how, secrets) = match &entry.config.transport {
+            TransportConfig::Stdio { command, args, env, .. } => (format!("{command} {}", args.join(" ")), env),
+            TransportConfig::StreamableHttp { url, headers } | TransportConfig::Sse { url, headers } => {
+                (url.clone(), headers)
+            }
+            _ => continue,
+        };
+        let asks: Vec<&str> =
+            secrets.iter().filter(|(_, v)| matches!(v, ValueSource::Secret(_))).map(|(k, _)| k.as_str()).collect();
+        let asks = if asks.is_empty() { String::new() } else { format!("  (secret: {})", asks.join(", ")) };
+        println!("  {:<16} {how}{asks}", entry.via);
+    }
+    if let Some(next) = &page.next_cursor {
+        println!("more: patchbay mcp search {query:?} --cursor {next}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
@@ -53,6 +101,9 @@ pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
         return crate::install::run(dir, install);
     }
     let store = crate::open_store(dir)?;
+    if let McpCommand::Search { query, cursor, json } = &args.command {
+        return search(query, cursor.as_deref(), *json);
+    }
     let config = ConfigStore::new(store.clone());
     let servers = config.servers()?;
     if let McpCommand::List = args.command {
@@ -74,7 +125,9 @@ pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
 
 async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) -> anyhow::Result<ExitCode> {
     match command {
-        McpCommand::List | McpCommand::Install(_) => unreachable!("handled without the registry"),
+        McpCommand::List | McpCommand::Install(_) | McpCommand::Search { .. } => {
+            unreachable!("handled without the registry")
+        }
         McpCommand::Status => {
             registry.start_all().await;
             registry.wait_settled(settle).await;

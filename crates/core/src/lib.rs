@@ -10,6 +10,7 @@ pub mod assistants;
 pub mod attach;
 pub mod builtin;
 pub mod bundle;
+pub mod catalog;
 pub mod config;
 pub mod conversations;
 pub mod folder;

@@ -8,6 +8,7 @@ use patchbay_core::app::views::{
     DoctorReport, PromptInfo, ResourceInfo, ServerView, ToolInfo, ToolResultView, TraceRecord,
 };
 use patchbay_core::bundle::{BundleInfo, BundleValues};
+use patchbay_core::catalog::RegistryPage;
 use patchbay_core::config::{ApprovalMode, McpServerConfig, ServerPreset};
 use patchbay_core::mcp::oauth::AuthorizationUi;
 use tauri::{AppHandle, State};
@@ -44,6 +45,16 @@ pub fn list_servers(state: State<'_, AppState>) -> Result<Vec<ServerView>, IpcEr
 #[tauri::command(rename_all = "snake_case")]
 pub fn server_presets(state: State<'_, AppState>) -> Result<Vec<ServerPreset>, IpcError> {
     Ok(state.app()?.server_presets())
+}
+
+/// One page of the MCP Registry's servers whose name contains `query`.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn registry_search(
+    state: State<'_, AppState>,
+    query: String,
+    cursor: Option<String>,
+) -> Result<RegistryPage, IpcError> {
+    Ok(state.app()?.registry_search(&query, cursor.as_deref(), &CancellationToken::new()).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

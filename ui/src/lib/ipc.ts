@@ -576,6 +576,27 @@ export interface ServerPreset {
   config: McpServerConfig;
 }
 
+/** One way of running a server the MCP Registry lists, as the server editor starts from it. */
+export interface RegistryEntry {
+  /** The suggested server name. */
+  id: string;
+  label: string;
+  /** The registry name, e.g. `io.github.acme/weather`. */
+  name: string;
+  description: string;
+  version: string;
+  website: string | null;
+  via: "npm" | "pypi" | "oci" | "streamable-http" | "sse";
+  needs: "npx" | "uvx" | "docker" | null;
+  /** Secrets to type are `{"secret": ""}`. */
+  config: McpServerConfig;
+}
+
+export interface RegistryPage {
+  entries: RegistryEntry[];
+  next_cursor: string | null;
+}
+
 /** A setting an MCP bundle's manifest declares (`user_config`). */
 export interface BundleSetting {
   key: string;
@@ -742,6 +763,7 @@ export const ipc = {
   // servers
   listServers: () => call<ServerView[]>("list_servers"),
   serverPresets: () => call<ServerPreset[]>("server_presets"),
+  registrySearch: (query: string, cursor: string | null) => call<RegistryPage>("registry_search", { query, cursor }),
   pickBundle: () => call<string | null>("pick_bundle"),
   pickSettingFile: () => call<string | null>("pick_setting_file"),
   bundlePreview: (path: string) => call<BundleInfo>("bundle_preview", { path }),

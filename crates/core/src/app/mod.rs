@@ -31,6 +31,7 @@ use crate::assistants::{AssistantError, AssistantStore};
 use crate::attach::AttachError;
 use crate::builtin;
 use crate::bundle::BundleError;
+use crate::catalog::RegistryError;
 use crate::config::{ConfigError, ConfigStore};
 use crate::conversations::{ConversationError, ConversationId, ConversationStore};
 use crate::folder::FolderError;
@@ -74,6 +75,8 @@ pub enum AppError {
     Rag(#[from] RagError),
     #[error(transparent)]
     Bundle(#[from] BundleError),
+    #[error(transparent)]
+    Catalog(#[from] RegistryError),
     /// Boxed: rmcp's OAuth errors are large, and every result carries this enum.
     #[error(transparent)]
     OAuth(Box<OAuthError>),
@@ -130,6 +133,8 @@ impl AppError {
             Self::Llm(e) => llm_kind(e),
             Self::Bundle(BundleError::Write { .. }) => ErrorKind::DataDir,
             Self::Bundle(_) => ErrorKind::InvalidInput,
+            Self::Catalog(RegistryError::Cancelled) => ErrorKind::Cancelled,
+            Self::Catalog(_) => ErrorKind::Mcp,
             Self::Roots(e) => match **e {
                 RootsError::Store(_) => ErrorKind::Database,
                 RootsError::Rag(RagError::Store(_)) => ErrorKind::Database,

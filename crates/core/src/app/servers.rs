@@ -16,6 +16,7 @@ use super::views::{
 };
 use super::{App, AppError};
 use crate::agent::budget;
+use crate::catalog::{HttpRegistry, Registry, RegistryPage};
 use crate::config::import::{
     EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SecretValue, SourceFormat, is_reserved_name,
 };
@@ -62,6 +63,18 @@ impl App {
     /// The servers the settings page offers to add in one pick.
     pub fn server_presets(&self) -> Vec<ServerPreset> {
         server_presets()
+    }
+
+    /// One page of the MCP Registry's servers whose name contains `query`
+    /// (`PATCHBAY_MCP_REGISTRY`, else the official registry), as entries the
+    /// server editor starts from.
+    pub async fn registry_search(
+        &self,
+        query: &str,
+        cursor: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<RegistryPage, AppError> {
+        Ok(HttpRegistry::configured().search(query, cursor, cancel).await?)
     }
 
     /// Saves a server: its secrets go to the secret store first, then the

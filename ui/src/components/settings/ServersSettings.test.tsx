@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { McpServerConfig, ServerLogLine, ServerPreset, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
+import type { McpServerConfig, RegistryEntry, ServerLogLine, ServerPreset, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
 import { bundleInfo, renderIn } from "../../test/render";
 import { ServersSettings, type ServersIpc } from "./ServersSettings";
 
@@ -71,6 +71,22 @@ const bundle = bundleInfo({
   installed_version: "1.0.0",
 });
 
+/** The MCP Registry's Weather server, run from npm or PyPI, with a key to type. */
+function registryEntry(via: "npm" | "pypi"): RegistryEntry {
+  const [command, args]: [string, string[]] = via === "npm" ? ["npx", ["-y", "@acme/weather-mcp@1.2.0"]] : ["uvx", ["acme-weather==1.2.0"]];
+  return {
+    id: "weather",
+    label: `Weather (${via})`,
+    name: "io.github.acme/weather",
+    description: "Forecasts.",
+    version: "1.2.0",
+    website: null,
+    via,
+    needs: via === "npm" ? "npx" : "uvx",
+    config: { ...config, name: "weather", transport: { type: "stdio", command, args, env: { WEATHER_API_KEY: { secret: "" } }, cwd: null } },
+  };
+}
+
 function fake(initial: ServerView[]) {
   // The backend's list follows the statuses it reports.
   let views = initial;
@@ -79,6 +95,13 @@ function fake(initial: ServerView[]) {
   const ipc: ServersIpc = {
     listServers: vi.fn(() => Promise.resolve(views)),
     serverPresets: vi.fn(() => Promise.resolve(presets)),
+    registrySearch: vi.fn((query: string, cursor: string | null) =>
+      Promise.resolve(
+        query === "weather"
+          ? { entries: cursor ? [registryEntry("pypi")] : [registryEntry("npm")], next_cursor: cursor ? null : "page-2" }
+          : { entries: [], next_cursor: null },
+      ),
+    ),
     saveServer: vi.fn(() => Promise.resolve()),
     deleteServer: vi.fn(() => Promise.resolve()),
     setServerEnabled: vi.fn(() => Promise.resolve()),
@@ -257,6 +280,46 @@ describe("ServersSettings", () => {
       headers: { Authorization: { secret: "mcp/gh/header/Authorization" } },
     });
     expect(secrets).toEqual({ "mcp/gh/header/Authorization": "Bearer ghp-test" });
+  });
+
+  it("searches the MCP Registry, pages on, and adds a server from an entry with its key typed into the keyring", async () => {
+    const f = fake([]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Browse the MCP Registry…" }));
+    const query = screen.getByLabelText("Server name contains…");
+    fireEvent.change(query, { target: { value: "nothing" } });
+    fireEvent.click(screen.getByRole("button", { name: "Search" }));
+    expect((await screen.findByTestId("registry-none")).textContent).toBe("No server in the registry matches “nothing”.");
+    fireEvent.change(query, { target: { value: "weather" } });
+    fireEvent.click(screen.getByRole("button", { name: "Search" }));
+    await waitFor(() => expect(screen.getAllByTestId("registry-entry")).toHaveLength(1));
+    fireEvent.click(screen.getByRole("button", { name: "More results" }));
+    await waitFor(() => expect(screen.getAllByTestId("registry-entry")).toHaveLength(2));
+    expect(f.ipc.registrySearch).toHaveBeenLastCalledWith("weather", "page-2");
+    expect(screen.queryByRole("button", { name: "More results" })).toBeNull();
+    const pypi = screen.getAllByTestId("registry-entry")[1]!;
+    expect(pypi.textContent).toContain("Weather (pypi)");
+    expect(pypi.textContent).toContain("Needs uvx on this computer.");
+
+    fireEvent.click(within(pypi).getByRole("button", { name: "Use" }));
+    expect(screen.queryByTestId("registry-browser")).toBeNull();
+    expect(screen.getByTestId("registry-template").textContent).toContain("io.github.acme/weather 1.2.0");
+    expect((document.getElementById("server-name") as HTMLInputElement).value).toBe("weather");
+    expect((screen.getByLabelText("Command") as HTMLInputElement).value).toBe("uvx");
+    const key = within(screen.getByTestId("server-env")).getByLabelText("Value") as HTMLInputElement;
+    expect(key.type).toBe("password");
+    fireEvent.change(key, { target: { value: "wk-123" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(f.ipc.saveServer).toHaveBeenCalled());
+    const [saved, secrets] = (f.ipc.saveServer as ReturnType<typeof vi.fn>).mock.calls[0] as [McpServerConfig, Record<string, string>];
+    expect(saved.transport).toEqual({
+      type: "stdio",
+      command: "uvx",
+      args: ["acme-weather==1.2.0"],
+      env: { WEATHER_API_KEY: { secret: "mcp/weather/env/WEATHER_API_KEY" } },
+      cwd: null,
+    });
+    expect(secrets).toEqual({ "mcp/weather/env/WEATHER_API_KEY": "wk-123" });
   });
 
   it("adds an HTTP server with url and headers", async () => {

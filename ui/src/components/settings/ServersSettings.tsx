@@ -12,6 +12,7 @@ import {
   type Ipc,
   type IpcError,
   type McpServerConfig,
+  type RegistryEntry,
   type ServerPreset,
   type ServerState,
   type ServerView,
@@ -24,6 +25,7 @@ import { ToolResultView } from "../chat/ToolResultView";
 import { SchemaForm } from "../common/SchemaForm";
 import { Tabs } from "../common/Tabs";
 import { BundleInstall, type BundleIpc } from "./BundleInstall";
+import { RegistryBrowser } from "./RegistryBrowser";
 import { ServerEditor } from "./ServerEditor";
 import { useLoad } from "./useLoad";
 
@@ -31,6 +33,7 @@ export type ServersIpc = Pick<
   Ipc,
   | "listServers"
   | "serverPresets"
+  | "registrySearch"
   | "saveServer"
   | "deleteServer"
   | "setServerEnabled"
@@ -283,6 +286,8 @@ export function ServersSettings({
   const { data, setData, error, setError, act, reload } = useLoad<ServerView[]>(load);
   const [selected, setSelected] = useState<string | null>(null);
   const [adding, setAdding] = useState(false);
+  const [browsing, setBrowsing] = useState(false);
+  const [template, setTemplate] = useState<RegistryEntry | null>(null);
   const [presets, setPresets] = useState<ServerPreset[]>([]);
   const [bundle, setBundle] = useState<{ path: string; info: BundleInfo } | null>(null);
   const [installed, setInstalled] = useState<string | null>(null);
@@ -364,22 +369,52 @@ export function ServersSettings({
       {data && data.length === 0 && <p className="muted">{t("servers.empty")}</p>}
       {view && <ServerDetail key={view.config.name} ipc={ipc} view={view} act={act} onSaved={() => undefined} />}
       {adding ? (
-        <ServerEditor
-          initial={blankServer()}
-          isNew
-          presets={presets}
-          onCancel={() => setAdding(false)}
-          onSave={(c, s) => void act(() => ipc.saveServer(c, s)).then((ok) => ok && setAdding(false))}
-        />
+        <>
+          {template && (
+            <p className="muted small" data-testid="registry-template">
+              {t("registry.from", { name: template.name, version: template.version })}
+            </p>
+          )}
+          <ServerEditor
+            key={template ? `${template.name}/${template.via}` : "blank"}
+            initial={template?.config ?? blankServer()}
+            isNew
+            presets={template ? [] : presets}
+            onCancel={() => setAdding(false)}
+            onSave={(c, s) => void act(() => ipc.saveServer(c, s)).then((ok) => ok && setAdding(false))}
+          />
+        </>
       ) : (
         <div className="row">
-          <button type="button" id="server-add" className="primary" onClick={() => setAdding(true)}>
+          <button
+            type="button"
+            id="server-add"
+            className="primary"
+            onClick={() => {
+              setTemplate(null);
+              setAdding(true);
+            }}
+          >
             {t("servers.add")}
+          </button>
+          <button type="button" id="registry-open" onClick={() => setBrowsing(true)}>
+            {t("registry.open")}
           </button>
           <button type="button" id="bundle-open" onClick={openBundle}>
             {t("servers.installBundle")}
           </button>
         </div>
+      )}
+      {browsing && (
+        <RegistryBrowser
+          ipc={ipc}
+          onClose={() => setBrowsing(false)}
+          onPick={(entry) => {
+            setBrowsing(false);
+            setTemplate(entry);
+            setAdding(true);
+          }}
+        />
       )}
       {bundle && (
         <BundleInstall

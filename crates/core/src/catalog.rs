@@ -1,0 +1,334 @@
+//! The MCP Registry (`registry.modelcontextprotocol.io`, or any registry that
+//! speaks its API): search it and turn what it lists into server entries the
+//! editor starts from, as a preset would.
+//!
+//! [`HttpRegistry::search`] reads one page of `GET /v0.1/servers?search=…`.
+//! Each listed server becomes one [`RegistryEntry`] per way of running it: an
+//! npm package (`npx -y name@version`), a PyPI package (`uvx name==version`),
+//! an OCI image (`docker run -i --rm …`), or a remote (streamable HTTP or
+//! SSE). Package types a desktop host cannot run (NuGet, MCPB files) are left
+//! out. Environment variables and headers marked secret are left empty, to
+//! be typed into the keyring like a preset's secrets; the others carry their
+//! default or value. Arguments are positional values and `--name value`
+//! pairs, in the order the registry gives them.
+//!
+//! The registry's address is `PATCHBAY_MCP_REGISTRY` when set (a company's
+//! own registry), else the official one.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{McpServerConfig, TransportConfig, ValueSource};
+
+/// The official registry.
+pub const OFFICIAL: &str = "https://registry.modelcontextprotocol.io";
+/// How many servers one page asks for.
+const PAGE: usize = 30;
+/// How long a search may take.
+const TIMEOUT: Duration = Duration::from_secs(20);
+/// The most of a registry's answer read.
+const MAX_BODY: usize = 8 << 20;
+
+/// Why a search failed; each names the registry's address.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("cannot reach the MCP registry at {url}: {reason}")]
+    Request { url: String, reason: String },
+    #[error("the MCP registry at {url} answered {status}: {body}")]
+    Status { url: String, status: u16, body: String },
+    #[error("the MCP registry at {url} sent something that is not a server list: {reason}")]
+    Invalid { url: String, reason: String },
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// One page of search results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RegistryPage {
+    pub entries: Vec<RegistryEntry>,
+    /// Passed back to read the next page; none on the last one.
+    pub next_cursor: Option<String>,
+}
+
+/// One way of running a listed server, ready for the server editor.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RegistryEntry {
+    /// The suggested server name (the last part of the registry name).
+    pub id: String,
+    /// What the user reads: the title (or name) and how it runs.
+    pub label: String,
+    /// The registry name, e.g. `io.github.acme/weather`.
+    pub name: String,
+    pub description: String,
+    pub version: String,
+    pub website: Option<String>,
+    /// `npm`, `pypi`, `oci`, `streamable-http` or `sse`.
+    pub via: String,
+    /// The program that must be installed for it to start (`npx`, `uvx`, `docker`).
+    pub needs: Option<String>,
+    /// The entry the editor starts from; secrets to type are named `""`.
+    pub config: McpServerConfig,
+}
+
+/// A registry of MCP servers.
+#[async_trait::async_trait]
+pub trait Registry: Send + Sync {
+    /// The servers whose name contains `query`, latest versions only, from
+    /// `cursor` on.
+    async fn search(
+        &self,
+        query: &str,
+        cursor: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<RegistryPage, RegistryError>;
+}
+
+/// A registry reached over HTTP.
+#[derive(Debug, Clone)]
+pub struct HttpRegistry {
+    base: String,
+}
+
+impl HttpRegistry {
+    /// The registry at `base` (e.g. [`OFFICIAL`]).
+    pub fn new(base: impl Into<String>) -> Self {
+        Self { base: base.into().trim_end_matches('/').to_owned() }
+    }
+
+    /// The registry `PATCHBAY_MCP_REGISTRY` names, else the official one.
+    pub fn configured() -> Self {
+        Self::new(
+            std::env::var("PATCHBAY_MCP_REGISTRY").ok().filter(|u| !u.trim().is_empty()).unwrap_or(OFFICIAL.into()),
+        )
+    }
+}
+
+#[async_trait::async_trait]
+impl Registry for HttpRegistry {
+    async fn search(
+        &self,
+        query: &str,
+        cursor: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<RegistryPage, RegistryError> {
+        let url = format!("{}/v0.1/servers", self.base);
+        let request = |reason: String| RegistryError::Request { url: url.clone(), reason };
+        let client = crate::net::client();
+        let limit = PAGE.to_string();
+        let mut params = vec![("search", query.trim()), ("version", "latest"), ("limit", limit.as_str())];
+        if let Some(cursor) = cursor {
+            params.push(("cursor", cursor));
+        }
+        let send = async {
+            let response = client.get(&url).query(&params).send().await.map_err(|e| request(e.to_string()))?;
+            let status = response.status();
+            let body = response.bytes().await.map_err(|e| request(e.to_string()))?;
+            if !status.is_success() {
+                let text = String::from_utf8_lossy(&body[..body.len().min(300)]).trim().to_owned();
+                return Err(RegistryError::Status { url: url.clone(), status: status.as_u16(), body: text });
+            }
+            if body.len() > MAX_BODY {
+                return Err(RegistryError::Invalid { url: url.clone(), reason: "the answer is over 8 MiB".into() });
+            }
+            let list: wire::List = serde_json::from_slice(&body)
+                .map_err(|e| RegistryError::Invalid { url: url.clone(), reason: e.to_string() })?;
+            Ok(page(list))
+        };
+        tokio::select! {
+            _ = cancel.cancelled() => Err(RegistryError::Cancelled),
+            r = tokio::time::timeout(TIMEOUT, send) => r.unwrap_or_else(|_| Err(request(format!("no answer in {} s", TIMEOUT.as_secs())))),
+        }
+    }
+}
+
+/// The registry's JSON, read leniently: unknown fields are ignored and
+/// missing ones are empty.
+mod wire {
+    use serde::Deserialize;
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    pub struct List {
+        pub servers: Vec<Listed>,
+        pub metadata: Metadata,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "camelCase")]
+    pub struct Metadata {
+        pub next_cursor: Option<String>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    pub struct Listed {
+        pub server: Server,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "camelCase")]
+    pub struct Server {
+        pub name: String,
+        pub title: Option<String>,
+        pub description: String,
+        pub version: String,
+        pub website_url: Option<String>,
+        pub packages: Vec<Package>,
+        pub remotes: Vec<Remote>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "camelCase")]
+    pub struct Package {
+        pub registry_type: String,
+        pub identifier: String,
+        pub version: Option<String>,
+        pub transport: Transport,
+        pub package_arguments: Vec<Argument>,
+        pub environment_variables: Vec<Variable>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    pub struct Transport {
+        #[serde(rename = "type")]
+        pub kind: String,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "camelCase")]
+    pub struct Argument {
+        #[serde(rename = "type")]
+        pub kind: String,
+        pub name: Option<String>,
+        pub value: Option<String>,
+        pub default: Option<String>,
+        pub value_hint: Option<String>,
+    }
+
+    /// An environment variable or a header.
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "camelCase")]
+    pub struct Variable {
+        pub name: String,
+        pub value: Option<String>,
+        pub default: Option<String>,
+        pub is_secret: bool,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default)]
+    pub struct Remote {
+        #[serde(rename = "type")]
+        pub kind: String,
+        pub url: String,
+        pub headers: Vec<Variable>,
+    }
+}
+
+fn page(list: wire::List) -> RegistryPage {
+    let entries = list.servers.iter().flat_map(|l| entries(&l.server)).collect();
+    RegistryPage { entries, next_cursor: list.metadata.next_cursor.filter(|c| !c.is_empty()) }
+}
+
+/// Every way `server` can run here.
+fn entries(server: &wire::Server) -> Vec<RegistryEntry> {
+    let id = server_id(&server.name);
+    let title = server.title.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| server.name.clone());
+    let entry = |via: &str, needs: Option<&str>, transport: TransportConfig| RegistryEntry {
+        id: id.clone(),
+        label: format!("{title} ({via})"),
+        name: server.name.clone(),
+        description: server.description.clone(),
+        version: server.version.clone(),
+        website: server.website_url.clone(),
+        via: via.to_owned(),
+        needs: needs.map(str::to_owned),
+        config: McpServerConfig::with_transport(id.clone(), transport),
+    };
+    let packages = server.packages.iter().filter(|p| p.transport.kind.is_empty() || p.transport.kind == "stdio");
+    let local = packages.filter_map(|p| {
+        let (program, mut args) = launch(p)?;
+        let env = variables(&p.environment_variables);
+        if program == "docker" {
+            // The container sees only the variables passed into it; their values come from the server's env.
+            let image = args.pop().expect("docker's arguments end with the image");
+            args.extend(env.keys().flat_map(|k| ["-e".to_owned(), k.clone()]));
+            args.push(image);
+        }
+        args.extend(arguments(&p.package_arguments));
+        let transport = TransportConfig::Stdio { command: program.to_owned(), args, env, cwd: None };
+        Some(entry(&p.registry_type, Some(program), transport))
+    });
+    let remotes = server.remotes.iter().filter_map(|r| {
+        let headers = variables(&r.headers);
+        let url = r.url.clone();
+        let transport = match r.kind.as_str() {
+            "streamable-http" => TransportConfig::StreamableHttp { url, headers },
+            "sse" => TransportConfig::Sse { url, headers },
+            _ => return None,
+        };
+        Some(entry(&r.kind, None, transport))
+    });
+    local.chain(remotes).collect()
+}
+
+/// The program and arguments that run package `p`, for the package types a
+/// desktop host runs.
+fn launch(p: &wire::Package) -> Option<(&'static str, Vec<String>)> {
+    let versioned = |sep: &str| match &p.version {
+        Some(v) if !v.is_empty() => format!("{}{sep}{v}", p.identifier),
+        _ => p.identifier.clone(),
+    };
+    match p.registry_type.as_str() {
+        "npm" => Some(("npx", vec!["-y".into(), versioned("@")])),
+        "pypi" => Some(("uvx", vec![versioned("==")])),
+        "oci" => Some(("docker", vec!["run".into(), "-i".into(), "--rm".into(), versioned(":")])),
+        _ => None,
+    }
+}
+
+fn arguments(args: &[wire::Argument]) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in args {
+        let value = a.value.clone().or_else(|| a.default.clone());
+        match (a.kind.as_str(), &a.name) {
+            ("named", Some(name)) => {
+                out.push(name.clone());
+                out.extend(value);
+            }
+            _ => out.extend(value.or_else(|| a.value_hint.as_ref().map(|h| format!("<{h}>")))),
+        }
+    }
+    out
+}
+
+fn variables(vars: &[wire::Variable]) -> BTreeMap<String, ValueSource> {
+    vars.iter()
+        .filter(|v| !v.name.is_empty())
+        .map(|v| {
+            let value = if v.is_secret {
+                ValueSource::Secret(String::new())
+            } else {
+                ValueSource::Plain(v.value.clone().or_else(|| v.default.clone()).unwrap_or_default())
+            };
+            (v.name.clone(), value)
+        })
+        .collect()
+}
+
+/// A server name from a registry name: its last part, with anything but
+/// letters, digits, `-` and `_` replaced.
+fn server_id(name: &str) -> String {
+    let last = name.rsplit('/').next().unwrap_or(name);
+    let id: String =
+        last.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    let id = id.trim_matches('-');
+    if id.is_empty() { "server".into() } else { id.to_owned() }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,39 @@
+//! An MCP Registry served on 127.0.0.1 (`GET /v0.1/servers`), listing the
+//! servers it is given: those whose name contains `search`, with a next
+//! cursor on the first page. The search "down" answers 503, "garbage" an
+//! HTML page.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
+
+/// Serves `servers` (each a registry listing: `{"server": {...}, "_meta": …}`)
+/// until the runtime ends; returns the registry's base URL.
+pub async fn serve(servers: Vec<Value>) -> String {
+    async fn list(State(servers): State<Arc<Vec<Value>>>, Query(q): Query<BTreeMap<String, String>>) -> Response {
+        let search = q.get("search").cloned().unwrap_or_default();
+        match search.as_str() {
+            "down" => return (StatusCode::SERVICE_UNAVAILABLE, "maintenance").into_response(),
+            "garbage" => return "<html>not json</html>".into_response(),
+            _ => {}
+        }
+        let found: Vec<&Value> = servers
+            .iter()
+            .filter(|s| s["server"]["name"].as_str().is_some_and(|n| n.contains(&search)))
+            .filter(|_| q.get("version").map(String::as_str) == Some("latest"))
+            .collect();
+        let next = (!q.contains_key("cursor") && !found.is_empty()).then_some("page-2");
+        axum::Json(json!({"servers": found, "metadata": {"nextCursor": next, "count": found.len()}})).into_response()
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind the registry");
+    let url = format!("http://{}", listener.local_addr().expect("an address"));
+    let app = Router::new().route("/v0.1/servers", get(list)).with_state(Arc::new(servers));
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serve the registry") });
+    url
+}
