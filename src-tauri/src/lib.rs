@@ -142,6 +142,7 @@ pub fn run() {
             commands::servers::save_server,
             commands::servers::server_presets,
             commands::servers::registry_search,
+            commands::servers::registry_bundle,
             commands::servers::pick_bundle,
             commands::servers::pick_setting_file,
             commands::servers::bundle_preview,

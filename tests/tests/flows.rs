@@ -6,7 +6,7 @@
 //! streaming answer, restart the app and find the conversation intact; drop a
 //! picture on the composer and find it in the model's request; install an MCP
 //! bundle the app was opened with, then update it from a second launch; find
-//! a server in an MCP Registry and add it.
+//! servers in an MCP Registry and add one, and install another's bundle.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -362,7 +362,7 @@ fn every_settings_page_loads_from_the_backend_without_an_error() -> Result<()> {
 }
 
 #[test]
-fn a_server_found_in_the_mcp_registry_is_added_and_starts() -> Result<()> {
+fn servers_found_in_the_mcp_registry_are_added_and_start_a_remote_one_and_a_bundle() -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     // The registry lists a real server-everything, served over streamable HTTP here.
     let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
@@ -379,9 +379,23 @@ fn a_server_found_in_the_mcp_registry_is_added_and_starts() -> Result<()> {
         "version": "2026.8.31",
         "remotes": [{"type": "streamable-http", "url": format!("http://127.0.0.1:{port}/mcp")}]
     }});
-    let registry = runtime.block_on(catalog::serve(vec![listing]));
+    // And a bundle, downloaded from the registry's own address and checked against its SHA-256.
+    let tmp = tempfile::tempdir()?;
+    poker_bundle(&tmp.path().join("poker.mcpb"), "1.0.0");
+    let poker = std::fs::read(tmp.path().join("poker.mcpb"))?;
+    let bundle = json!({"server": {
+        "name": "io.github.patchbay/poker",
+        "description": "Answers pokes.",
+        "version": "1.0.0",
+        "packages": [{
+            "registryType": "mcpb", "identifier": "{registry}/files/poker.mcpb",
+            "fileSha256": hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&poker)), "transport": {"type": "stdio"}
+        }]
+    }});
+    let files = vec![("poker.mcpb".to_owned(), poker)];
+    let registry = runtime.block_on(catalog::serve_with_files(vec![listing, bundle], files));
     let options = AppOptions { env: vec![("PATCHBAY_MCP_REGISTRY".into(), registry)], ..Default::default() };
-    let app = App::start("a_server_found_in_the_mcp_registry_is_added_and_starts", options)?;
+    let app = App::start("servers_found_in_the_mcp_registry_are_added_and_start_a_remote_one_and_a_bundle", options)?;
     app.check(|s| {
         s.click(&s.wait_for("#nav-settings", WAIT)?)?;
         s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
@@ -399,7 +413,17 @@ fn a_server_found_in_the_mcp_registry_is_added_and_starts() -> Result<()> {
         s.wait_for_text("[data-testid=server-row][data-server=everything] [data-testid=tool-count]", WAIT, |t| {
             t.ends_with(" tools") && t != "0 tools"
         })?;
-        Ok(())
+
+        s.click(&s.wait_for("#registry-open", WAIT)?)?;
+        s.set_value("#registry-query", "poker")?;
+        s.click(&s.find("[data-testid=registry-browser] button[type=submit]")?)?;
+        let entry = s.wait_for_text("[data-testid=registry-entry]", WAIT, |t| !t.is_empty())?;
+        ensure!(entry.contains("io.github.patchbay/poker (mcpb)"), "{entry}");
+        s.click(&s.find("[data-testid=registry-entry] button")?)?;
+        let about = s.wait_for_text("[data-testid=bundle-about]", WAIT, |t| !t.is_empty())?;
+        ensure!(about == "Poker 1.0.0 · by Patchbay tests", "{about}");
+        s.set_value("#bundle-setting-token", "registry-token")?;
+        install_shown_bundle(s)
     })?;
     app.close()
 }

@@ -78,6 +78,10 @@ fn search(query: &str, cursor: Option<&str>, json: bool) -> anyhow::Result<ExitC
             println!("{} {}  {}", entry.name, entry.version, entry.description);
             last = &entry.name;
         }
+        if let Some(bundle) = &entry.bundle {
+            println!("  {:<16} bundle {} (SHA-256 {})", entry.via, bundle.url, bundle.sha256);
+            continue;
+        }
         let (how, secrets) = match &entry.config.transport {
             TransportConfig::Stdio { command, args, env, .. } => (format!("{command} {}", args.join(" ")), env),
             TransportConfig::StreamableHttp { url, headers } | TransportConfig::Sse { url, headers } => {

@@ -25,7 +25,8 @@ async fn search_prints_servers_their_launch_and_secrets_and_says_why_it_failed()
     let notes = json!({"server": {
         "name": "io.github.ada/notes", "description": "Notes.", "version": "0.3.0",
         "packages": [{"registryType": "pypi", "identifier": "ada-notes", "version": "0.3.0",
-                      "transport": {"type": "stdio"}, "environmentVariables": [{"name": "NOTES_TOKEN", "isSecret": true}]}],
+                      "transport": {"type": "stdio"}, "environmentVariables": [{"name": "NOTES_TOKEN", "isSecret": true}]},
+                     {"registryType": "mcpb", "identifier": "https://notes.example/notes.mcpb", "fileSha256": "ab".repeat(32)}],
         "remotes": [{"type": "streamable-http", "url": "https://notes.example/mcp"}]
     }});
     let registry = serve(vec![notes]).await;
@@ -36,6 +37,7 @@ async fn search_prints_servers_their_launch_and_secrets_and_says_why_it_failed()
         String::from_utf8_lossy(&out.stdout),
         "io.github.ada/notes 0.3.0  Notes.\n\
          \x20 pypi             uvx ada-notes==0.3.0  (secret: NOTES_TOKEN)\n\
+         \x20 mcpb             bundle https://notes.example/notes.mcpb (SHA-256 abababababababababababababababababababababababababababababababab)\n\
          \x20 streamable-http  https://notes.example/mcp\n\
          more: patchbay mcp search \"notes\" --cursor page-2\n"
     );

@@ -6,8 +6,10 @@
 //! Each listed server becomes one [`RegistryEntry`] per way of running it: an
 //! npm package (`npx -y name@version`), a PyPI package (`uvx name==version`),
 //! an OCI image (`docker run -i --rm …`), or a remote (streamable HTTP or
-//! SSE). Package types a desktop host cannot run (NuGet, MCPB files) are left
-//! out. Environment variables and headers marked secret are left empty, to
+//! SSE). An MCPB package (a `.mcpb` file at a URL, with its SHA-256) is an
+//! entry with a [`BundleSource`]: [`download_bundle`] fetches it, checks the
+//! digest, and the bundle installer takes it from there. NuGet packages are
+//! left out. Environment variables and headers marked secret are left empty, to
 //! be typed into the keyring like a preset's secrets; the others carry their
 //! default or value. Arguments are positional values and `--name value`
 //! pairs, in the order the registry gives them.
@@ -41,6 +43,8 @@ pub enum RegistryError {
     Status { url: String, status: u16, body: String },
     #[error("the MCP registry at {url} sent something that is not a server list: {reason}")]
     Invalid { url: String, reason: String },
+    #[error("cannot download the bundle {url}: {reason}")]
+    Download { url: String, reason: String },
     #[error("cancelled")]
     Cancelled,
 }
@@ -65,12 +69,23 @@ pub struct RegistryEntry {
     pub description: String,
     pub version: String,
     pub website: Option<String>,
-    /// `npm`, `pypi`, `oci`, `streamable-http` or `sse`.
+    /// `npm`, `pypi`, `oci`, `mcpb`, `streamable-http` or `sse`.
     pub via: String,
     /// The program that must be installed for it to start (`npx`, `uvx`, `docker`).
     pub needs: Option<String>,
     /// The entry the editor starts from; secrets to type are named `""`.
+    /// For a bundle, a placeholder: the bundle's manifest says how it runs.
     pub config: McpServerConfig,
+    /// Where the bundle of an `mcpb` entry is downloaded from.
+    pub bundle: Option<BundleSource>,
+}
+
+/// A `.mcpb` file the registry lists: its URL and the SHA-256 it must have.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct BundleSource {
+    pub url: String,
+    /// Lowercase hex.
+    pub sha256: String,
 }
 
 /// A registry of MCP servers.
@@ -186,6 +201,7 @@ mod wire {
         pub registry_type: String,
         pub identifier: String,
         pub version: Option<String>,
+        pub file_sha256: Option<String>,
         pub transport: Transport,
         pub package_arguments: Vec<Argument>,
         pub environment_variables: Vec<Variable>,
@@ -229,6 +245,65 @@ mod wire {
     }
 }
 
+/// The largest bundle downloaded.
+const MAX_BUNDLE: u64 = 512 << 20;
+
+/// Downloads the bundle `source` names into `dir` (as `<sha256>.mcpb`) and
+/// checks its SHA-256; returns its path. Only `https` URLs are fetched, and
+/// `http` ones on this computer (a registry of one's own). A file whose
+/// digest differs is deleted, never opened.
+pub async fn download_bundle(
+    source: &BundleSource,
+    dir: &std::path::Path,
+    cancel: &CancellationToken,
+) -> Result<std::path::PathBuf, RegistryError> {
+    use sha2::Digest;
+    use tokio::io::AsyncWriteExt;
+    let fail = |reason: String| RegistryError::Download { url: source.url.clone(), reason };
+    let url = url::Url::parse(&source.url).map_err(|e| fail(e.to_string()))?;
+    let local = matches!(url.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"));
+    if url.scheme() != "https" && !(url.scheme() == "http" && local) {
+        return Err(fail("only https URLs are downloaded".into()));
+    }
+    if source.sha256.len() != 64 || !source.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(fail("the registry gives no valid SHA-256 for it".into()));
+    }
+    tokio::fs::create_dir_all(dir).await.map_err(|e| fail(format!("{}: {e}", dir.display())))?;
+    let path = dir.join(format!("{}.mcpb", source.sha256.to_ascii_lowercase()));
+    let partial = path.with_extension("mcpb.part");
+    let fetch = async {
+        let mut response = crate::net::client().get(url).send().await.map_err(|e| fail(e.to_string()))?;
+        if !response.status().is_success() {
+            return Err(fail(format!("the server answered {}", response.status())));
+        }
+        let mut file =
+            tokio::fs::File::create(&partial).await.map_err(|e| fail(format!("{}: {e}", partial.display())))?;
+        let (mut digest, mut size) = (sha2::Sha256::new(), 0u64);
+        while let Some(chunk) = response.chunk().await.map_err(|e| fail(e.to_string()))? {
+            size += chunk.len() as u64;
+            if size > MAX_BUNDLE {
+                return Err(fail(format!("it is over {} MiB", MAX_BUNDLE >> 20)));
+            }
+            digest.update(&chunk);
+            file.write_all(&chunk).await.map_err(|e| fail(format!("{}: {e}", partial.display())))?;
+        }
+        file.sync_all().await.map_err(|e| fail(format!("{}: {e}", partial.display())))?;
+        let got = hex::encode(digest.finalize());
+        if !got.eq_ignore_ascii_case(&source.sha256) {
+            return Err(fail(format!("its SHA-256 is {got}, not the {} the registry lists", source.sha256)));
+        }
+        tokio::fs::rename(&partial, &path).await.map_err(|e| fail(format!("{}: {e}", path.display())))
+    };
+    let result = tokio::select! {
+        _ = cancel.cancelled() => Err(RegistryError::Cancelled),
+        r = tokio::time::timeout(Duration::from_secs(600), fetch) => r.unwrap_or_else(|_| Err(fail("it took over 10 minutes".into()))),
+    };
+    if result.is_err() {
+        let _ = tokio::fs::remove_file(&partial).await;
+    }
+    result.map(|()| path)
+}
+
 fn page(list: wire::List) -> RegistryPage {
     let entries = list.servers.iter().flat_map(|l| entries(&l.server)).collect();
     RegistryPage { entries, next_cursor: list.metadata.next_cursor.filter(|c| !c.is_empty()) }
@@ -248,8 +323,16 @@ fn entries(server: &wire::Server) -> Vec<RegistryEntry> {
         via: via.to_owned(),
         needs: needs.map(str::to_owned),
         config: McpServerConfig::with_transport(id.clone(), transport),
+        bundle: None,
     };
     let packages = server.packages.iter().filter(|p| p.transport.kind.is_empty() || p.transport.kind == "stdio");
+    let bundles = packages.clone().filter(|p| p.registry_type == "mcpb").filter_map(|p| {
+        let sha256 = p.file_sha256.clone().filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))?;
+        let source = BundleSource { url: p.identifier.clone(), sha256: sha256.to_ascii_lowercase() };
+        let placeholder =
+            TransportConfig::Stdio { command: String::new(), args: vec![], env: BTreeMap::new(), cwd: None };
+        Some(RegistryEntry { bundle: Some(source), ..entry("mcpb", None, placeholder) })
+    });
     let local = packages.filter_map(|p| {
         let (program, mut args) = launch(p)?;
         let env = variables(&p.environment_variables);
@@ -273,7 +356,7 @@ fn entries(server: &wire::Server) -> Vec<RegistryEntry> {
         };
         Some(entry(&r.kind, None, transport))
     });
-    local.chain(remotes).collect()
+    local.chain(bundles).chain(remotes).collect()
 }
 
 /// The program and arguments that run package `p`, for the package types a

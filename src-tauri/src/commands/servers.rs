@@ -8,7 +8,7 @@ use patchbay_core::app::views::{
     DoctorReport, PromptInfo, ResourceInfo, ServerView, ToolInfo, ToolResultView, TraceRecord,
 };
 use patchbay_core::bundle::{BundleInfo, BundleValues};
-use patchbay_core::catalog::RegistryPage;
+use patchbay_core::catalog::{BundleSource, RegistryPage};
 use patchbay_core::config::{ApprovalMode, McpServerConfig, ServerPreset};
 use patchbay_core::mcp::oauth::AuthorizationUi;
 use tauri::{AppHandle, State};
@@ -55,6 +55,13 @@ pub async fn registry_search(
     cursor: Option<String>,
 ) -> Result<RegistryPage, IpcError> {
     Ok(state.app()?.registry_search(&query, cursor.as_deref(), &CancellationToken::new()).await?)
+}
+
+/// Downloads the bundle of an MCP Registry entry; its path, for `bundle_preview`.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn registry_bundle(state: State<'_, AppState>, source: BundleSource) -> Result<String, IpcError> {
+    let path = state.app()?.registry_bundle(&source, &CancellationToken::new()).await?;
+    Ok(path.display().to_string())
 }
 
 #[tauri::command(rename_all = "snake_case")]

@@ -586,10 +586,18 @@ export interface RegistryEntry {
   description: string;
   version: string;
   website: string | null;
-  via: "npm" | "pypi" | "oci" | "streamable-http" | "sse";
+  via: "npm" | "pypi" | "oci" | "mcpb" | "streamable-http" | "sse";
   needs: "npx" | "uvx" | "docker" | null;
-  /** Secrets to type are `{"secret": ""}`. */
+  /** Secrets to type are `{"secret": ""}`; a placeholder for a bundle, whose manifest says how it runs. */
   config: McpServerConfig;
+  /** For an `mcpb` entry: the bundle to download (`registryBundle`) and install. */
+  bundle: BundleSource | null;
+}
+
+export interface BundleSource {
+  url: string;
+  /** Lowercase hex. */
+  sha256: string;
 }
 
 export interface RegistryPage {
@@ -764,6 +772,8 @@ export const ipc = {
   listServers: () => call<ServerView[]>("list_servers"),
   serverPresets: () => call<ServerPreset[]>("server_presets"),
   registrySearch: (query: string, cursor: string | null) => call<RegistryPage>("registry_search", { query, cursor }),
+  /** Downloads a registry entry's bundle, checking its SHA-256; its path, for `bundlePreview`. */
+  registryBundle: (source: BundleSource) => call<string>("registry_bundle", { source }),
   pickBundle: () => call<string | null>("pick_bundle"),
   pickSettingFile: () => call<string | null>("pick_setting_file"),
   bundlePreview: (path: string) => call<BundleInfo>("bundle_preview", { path }),

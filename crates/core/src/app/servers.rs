@@ -5,6 +5,7 @@
 //! shows after a restart is what it showed before.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -16,7 +17,7 @@ use super::views::{
 };
 use super::{App, AppError};
 use crate::agent::budget;
-use crate::catalog::{HttpRegistry, Registry, RegistryPage};
+use crate::catalog::{BundleSource, HttpRegistry, Registry, RegistryPage, download_bundle};
 use crate::config::import::{
     EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SecretValue, SourceFormat, is_reserved_name,
 };
@@ -75,6 +76,16 @@ impl App {
         cancel: &CancellationToken,
     ) -> Result<RegistryPage, AppError> {
         Ok(HttpRegistry::configured().search(query, cursor, cancel).await?)
+    }
+
+    /// Downloads the bundle of a registry entry into `<data dir>/downloads`
+    /// and checks its SHA-256; returns its path, for the bundle installer.
+    pub async fn registry_bundle(
+        &self,
+        source: &BundleSource,
+        cancel: &CancellationToken,
+    ) -> Result<PathBuf, AppError> {
+        Ok(download_bundle(source, &self.inner.dir.path().join("downloads"), cancel).await?)
     }
 
     /// Saves a server: its secrets go to the secret store first, then the

@@ -2,8 +2,9 @@
 //! examples), and searches over real HTTP against a registry served on
 //! 127.0.0.1 (test-support's `catalog`).
 
-use patchbay_test_support::catalog::serve;
+use patchbay_test_support::catalog::{serve, serve_with_files};
 use serde_json::{Value, json};
+use sha2::Digest;
 
 use super::*;
 
@@ -95,6 +96,48 @@ fn each_way_of_running_a_server_is_an_entry() {
     assert_eq!(headers["Authorization"], ValueSource::Secret(String::new()));
     assert_eq!(headers["X-Region"], ValueSource::Plain("eu".into()));
     assert!(matches!(&page.entries[4].config.transport, TransportConfig::Sse { url, .. } if url.ends_with("/sse")));
+}
+
+#[test]
+fn an_mcpb_package_is_a_bundle_to_download_and_one_without_a_digest_is_left_out() {
+    let sha = "AB".repeat(32);
+    let listing = json!({"server": {"name": "io.github.ada/notes", "version": "2.0.0", "packages": [
+        {"registryType": "mcpb", "identifier": "https://github.com/ada/notes/releases/download/v2/notes.mcpb",
+         "fileSha256": sha, "transport": {"type": "stdio"}},
+        {"registryType": "mcpb", "identifier": "https://example.com/unchecked.mcpb", "transport": {"type": "stdio"}}
+    ]}});
+    let page = page(list(vec![listing], None));
+    assert_eq!(page.entries.len(), 1);
+    let entry = &page.entries[0];
+    assert_eq!((entry.via.as_str(), entry.label.as_str()), ("mcpb", "io.github.ada/notes (mcpb)"));
+    let source = entry.bundle.as_ref().unwrap();
+    assert_eq!(source.url, "https://github.com/ada/notes/releases/download/v2/notes.mcpb");
+    assert_eq!(source.sha256, "ab".repeat(32));
+}
+
+#[tokio::test]
+async fn a_bundle_is_downloaded_only_with_the_listed_digest_and_only_over_https_or_from_this_computer() {
+    let bytes = b"PK\x05\x06 a bundle".to_vec();
+    let sha256 = hex::encode(sha2::Sha256::digest(&bytes));
+    let base = serve_with_files(vec![], vec![("notes.mcpb".into(), bytes.clone())]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cancel = CancellationToken::new();
+    let source = |path: &str, sha256: &str| BundleSource { url: format!("{base}/files/{path}"), sha256: sha256.into() };
+
+    let path = download_bundle(&source("notes.mcpb", &sha256), dir.path(), &cancel).await.unwrap();
+    assert_eq!(path, dir.path().join(format!("{sha256}.mcpb")));
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+
+    let wrong = "0".repeat(64);
+    let e = download_bundle(&source("notes.mcpb", &wrong), dir.path(), &cancel).await.unwrap_err().to_string();
+    assert!(e.contains(&format!("its SHA-256 is {sha256}, not the {wrong} the registry lists")), "{e}");
+    let missing = download_bundle(&source("gone.mcpb", &wrong), dir.path(), &cancel).await.unwrap_err().to_string();
+    assert!(missing.ends_with("the server answered 404 Not Found"), "{missing}");
+    let plain = BundleSource { url: "http://example.com/notes.mcpb".into(), sha256: sha256.clone() };
+    let e = download_bundle(&plain, dir.path(), &cancel).await.unwrap_err().to_string();
+    assert_eq!(e, "cannot download the bundle http://example.com/notes.mcpb: only https URLs are downloaded");
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(files, [std::ffi::OsString::from(format!("{sha256}.mcpb"))], "nothing is left of the failed downloads");
 }
 
 #[test]

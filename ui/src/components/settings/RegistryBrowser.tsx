@@ -1,7 +1,8 @@
 // Searching the MCP Registry for servers to add: each result is one way of
 // running a listed server (an npm or PyPI package, a container image, a
-// remote URL), picked to open the server editor filled in from it. Secrets the
-// server needs are left to type there, into the keyring.
+// remote URL), picked to open the server editor filled in from it (secrets
+// the server needs are left to type there, into the keyring), or an MCP
+// bundle, picked to download it and open the bundle installer.
 import { useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import { toIpcError, type Ipc, type IpcError, type RegistryEntry } from "../../lib/ipc";
@@ -81,7 +82,7 @@ export function RegistryBrowser({
                 </div>
               </div>
               <button type="button" onClick={() => onPick(entry)}>
-                {t("registry.use")}
+                {entry.bundle ? t("registry.install") : t("registry.use")}
               </button>
             </li>
           ))}

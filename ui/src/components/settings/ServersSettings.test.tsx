@@ -71,6 +71,8 @@ const bundle = bundleInfo({
   installed_version: "1.0.0",
 });
 
+const notesBundle = { url: "https://example.com/notes.mcpb", sha256: "ab".repeat(32) };
+
 /** The MCP Registry's Weather server, run from npm or PyPI, with a key to type. */
 function registryEntry(via: "npm" | "pypi"): RegistryEntry {
   const [command, args]: [string, string[]] = via === "npm" ? ["npx", ["-y", "@acme/weather-mcp@1.2.0"]] : ["uvx", ["acme-weather==1.2.0"]];
@@ -84,6 +86,7 @@ function registryEntry(via: "npm" | "pypi"): RegistryEntry {
     via,
     needs: via === "npm" ? "npx" : "uvx",
     config: { ...config, name: "weather", transport: { type: "stdio", command, args, env: { WEATHER_API_KEY: { secret: "" } }, cwd: null } },
+    bundle: null,
   };
 }
 
@@ -99,9 +102,12 @@ function fake(initial: ServerView[]) {
       Promise.resolve(
         query === "weather"
           ? { entries: cursor ? [registryEntry("pypi")] : [registryEntry("npm")], next_cursor: cursor ? null : "page-2" }
-          : { entries: [], next_cursor: null },
+          : query === "notes"
+            ? { entries: [{ ...registryEntry("npm"), label: "Notes (mcpb)", via: "mcpb" as const, bundle: notesBundle }], next_cursor: null }
+            : { entries: [], next_cursor: null },
       ),
     ),
+    registryBundle: vi.fn(() => Promise.resolve("/data/downloads/ab12.mcpb")),
     saveServer: vi.fn(() => Promise.resolve()),
     deleteServer: vi.fn(() => Promise.resolve()),
     setServerEnabled: vi.fn(() => Promise.resolve()),
@@ -320,6 +326,19 @@ describe("ServersSettings", () => {
       cwd: null,
     });
     expect(secrets).toEqual({ "mcp/weather/env/WEATHER_API_KEY": "wk-123" });
+  });
+
+  it("downloads a bundle the registry lists and opens the bundle installer on it", async () => {
+    const f = fake([]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Browse the MCP Registry…" }));
+    fireEvent.change(screen.getByLabelText("Server name contains…"), { target: { value: "notes" } });
+    fireEvent.click(screen.getByRole("button", { name: "Search" }));
+    fireEvent.click(await screen.findByRole("button", { name: "Install" }));
+    await waitFor(() => expect(f.ipc.bundlePreview).toHaveBeenCalledWith("/data/downloads/ab12.mcpb"));
+    expect(f.ipc.registryBundle).toHaveBeenCalledWith(notesBundle);
+    expect(await screen.findByTestId("bundle-install")).toBeTruthy();
+    expect(screen.queryByTestId("server-editor")).toBeNull();
   });
 
   it("adds an HTTP server with url and headers", async () => {

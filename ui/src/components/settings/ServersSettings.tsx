@@ -1,7 +1,8 @@
 // MCP servers: list with live status dots, tool count and enable switch; per
 // server the edit form, restart, live logs, the doctor report, and its tools
 // with enable, approval policy, stats and "test a tool"; adding a server from
-// scratch or a preset, or installing an MCP bundle (.mcpb).
+// scratch, a preset or an MCP Registry entry, or installing an MCP bundle
+// (.mcpb) from a file or the registry.
 import { useCallback, useEffect, useState } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
 import {
@@ -34,6 +35,7 @@ export type ServersIpc = Pick<
   | "listServers"
   | "serverPresets"
   | "registrySearch"
+  | "registryBundle"
   | "saveServer"
   | "deleteServer"
   | "setServerEnabled"
@@ -411,6 +413,10 @@ export function ServersSettings({
           onClose={() => setBrowsing(false)}
           onPick={(entry) => {
             setBrowsing(false);
+            if (entry.bundle) {
+              ipc.registryBundle(entry.bundle).then(preview, (e: unknown) => setError(toIpcError(e)));
+              return;
+            }
             setTemplate(entry);
             setAdding(true);
           }}
