@@ -137,6 +137,69 @@ fn vscode_settings_nesting_is_read() {
 }
 
 #[test]
+fn gemini_cli_zed_and_opencode_configs_are_read() {
+    // Gemini CLI: `httpUrl` is streamable HTTP, `url` SSE or either.
+    let p = preview(
+        r#"{"mcpServers": {"api": {"httpUrl": "https://api.example/mcp", "headers": {"Authorization": "Bearer g-1"}, "trust": true},
+                           "events": {"url": "https://api.example/sse"}}}"#,
+    );
+    assert!(p.all_issues().is_empty(), "{p:#?}");
+    let TransportConfig::StreamableHttp { url, headers } = &server(&p, "api").transport else { panic!("{p:#?}") };
+    assert_eq!(url, "https://api.example/mcp");
+    assert_eq!(headers["Authorization"], ValueSource::Secret("mcp/api/Authorization".into()));
+    assert_eq!(server(&p, "api").extra["trust"], serde_json::json!(true), "kept, not lost");
+    assert!(matches!(server(&p, "events").transport, TransportConfig::Auto { .. }));
+    assert!(
+        issues(r#"{"mcpServers": {"x": {"httpUrl": "https://a.example/mcp", "type": "sse"}}}"#)
+            .iter()
+            .any(|i| i.contains("contradicts"))
+    );
+
+    // Zed: `context_servers`, flat or with the older {"path", "args", "env"} command.
+    let p = preview(
+        r#"{"theme": "One Dark", "context_servers": {
+            "memory": {"source": "custom", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {}},
+            "github": {"command": {"path": "docker", "args": ["run", "-i", "ghcr.io/github/github-mcp-server"],
+                                   "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_z"}}, "settings": {}},
+            "remote": {"url": "https://zed.example/mcp"}
+        }}"#,
+    );
+    assert_eq!(p.format, Some(SourceFormat::Zed));
+    assert!(p.all_issues().is_empty(), "{p:#?}");
+    let TransportConfig::Stdio { command, args, env, .. } = &server(&p, "github").transport else { panic!("{p:#?}") };
+    assert_eq!((command.as_str(), args.len()), ("docker", 3));
+    assert_eq!(
+        env["GITHUB_PERSONAL_ACCESS_TOKEN"],
+        ValueSource::Secret("mcp/github/GITHUB_PERSONAL_ACCESS_TOKEN".into()),
+        "a token in the nested env still goes to the keyring"
+    );
+    assert!(matches!(&server(&p, "memory").transport, TransportConfig::Stdio { command, .. } if command == "npx"));
+    assert_eq!(
+        issues(r#"{"context_servers": {"x": {"command": {"args": ["a"]}}}}"#),
+        ["context_servers.x.command: needs \"path\", the program to run"]
+    );
+
+    // opencode: `mcp`, a command array, `environment`, `type` local/remote, `enabled`.
+    let p = preview(
+        r#"{"$schema": "https://opencode.ai/config.json", "mcp": {
+            "time": {"type": "local", "command": ["uvx", "mcp-server-time"], "environment": {"TZ": "UTC"}, "enabled": false},
+            "docs": {"type": "remote", "url": "https://docs.example/mcp", "headers": {"X-Team": "blue"}}
+        }}"#,
+    );
+    assert_eq!(p.format, Some(SourceFormat::OpenCode));
+    assert!(p.all_issues().is_empty(), "{p:#?}");
+    let time = server(&p, "time");
+    assert!(!time.enabled);
+    let TransportConfig::Stdio { command, args, env, .. } = &time.transport else { panic!("{p:#?}") };
+    assert_eq!((command.as_str(), args.as_slice()), ("uvx", ["mcp-server-time".to_owned()].as_slice()));
+    assert_eq!(env["TZ"], ValueSource::Plain("UTC".into()));
+    assert!(matches!(server(&p, "docs").transport, TransportConfig::Auto { .. }));
+    assert_eq!(issues(r#"{"mcp": {"x": {"type": "local", "command": []}}}"#), ["mcp.x.command: the command is empty"]);
+    // A bare map with a server named "mcp" is still a bare map.
+    assert_eq!(preview(r#"{"mcp": {"command": "x"}}"#).format, Some(SourceFormat::BareMap));
+}
+
+#[test]
 fn ragflow_shape_moves_the_token_into_the_keyring() {
     let text = r#"{"name": "ragflow", "type": "sse", "url": "http://127.0.0.1:9382/sse",
                    "authorization_token": "ragflow-secret-1", "tool_configuration": {"top_n": 8}}"#;

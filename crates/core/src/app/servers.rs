@@ -512,6 +512,8 @@ impl App {
         let format = match preview.format {
             Some(SourceFormat::McpServers) => "claude_desktop",
             Some(SourceFormat::VsCode) => "vscode",
+            Some(SourceFormat::Zed) => "zed",
+            Some(SourceFormat::OpenCode) => "opencode",
             Some(SourceFormat::Patchbay) => "patchbay",
             Some(SourceFormat::BareMap) => "server_map",
             Some(SourceFormat::SingleServer) => "single_server",

@@ -1,11 +1,14 @@
 //! Importing MCP servers from pasted text or a file, in every common shape.
 //!
 //! Accepted: Claude Desktop / Cursor `{"mcpServers": {...}}` (with the remote
-//! variants `url`, `serverUrl`, `type`/`transport`, `headers`), VS Code
-//! `{"servers": {...}, "inputs": [...]}` (also nested under `"mcp"`), RAGFlow's
-//! fields (`authorization_token`, `tool_configuration`, `name`), Patchbay's own
-//! export, a bare map of servers and a single server object. The text may have
-//! comments and trailing commas.
+//! variants `url`, `serverUrl`, `type`/`transport`, `headers`, and Gemini
+//! CLI's `httpUrl`), VS Code `{"servers": {...}, "inputs": [...]}` (also
+//! nested under `"mcp"`), Zed's `{"context_servers": {...}}` (also its older
+//! `"command": {"path", "args", "env"}`), opencode's `{"mcp": {...}}` (a
+//! `command` array, `environment`, `type` `local`/`remote`, `enabled`),
+//! RAGFlow's fields (`authorization_token`, `tool_configuration`, `name`),
+//! Patchbay's own export, a bare map of servers and a single server object.
+//! The text may have comments and trailing commas.
 //!
 //! [`ConfigStore::preview_import`] reads the text and compares it with what is
 //! stored, writing nothing; [`ConfigStore::apply_import`] reads it again and
@@ -78,6 +81,10 @@ pub enum SourceFormat {
     McpServers,
     /// `{"servers": {...}, "inputs": [...]}`: VS Code.
     VsCode,
+    /// `{"context_servers": {...}}`: Zed.
+    Zed,
+    /// `{"mcp": {...}}`: opencode.
+    OpenCode,
     /// Patchbay's full export.
     Patchbay,
     /// A map of server name to server.
@@ -354,7 +361,7 @@ fn read_document(text: &str, options: &ImportOptions) -> Document {
             return doc;
         }
     };
-    let Node::Object(fields) = &root else {
+    let Node::Object(_) = &root else {
         let hint = if matches!(root, Node::Array(_)) {
             "; wrap the servers in {\"mcpServers\": {\"name\": {...}}}"
         } else {
@@ -388,6 +395,12 @@ fn read_document(text: &str, options: &ImportOptions) -> Document {
             read_inputs(inputs, path, &mut doc);
         }
         read_map(servers, prefix, options, &mut doc);
+    } else if let Some(servers) = root.get("context_servers") {
+        doc.format = Some(SourceFormat::Zed);
+        read_map(servers, "context_servers", options, &mut doc);
+    } else if let Some(servers) = root.get("mcp").filter(|m| is_map_of_objects(m)) {
+        doc.format = Some(SourceFormat::OpenCode);
+        read_map(servers, "mcp", options, &mut doc);
     } else if looks_like_server(&root) {
         doc.format = Some(SourceFormat::SingleServer);
         let name = match root.get("name") {
@@ -396,7 +409,7 @@ fn read_document(text: &str, options: &ImportOptions) -> Document {
         };
         let parsed = read_server(&name, "", &root, options);
         doc.servers.push(parsed);
-    } else if !fields.is_empty() && fields.iter().all(|(_, v)| matches!(v, Node::Object(_))) {
+    } else if is_map_of_objects(&root) {
         doc.format = Some(SourceFormat::BareMap);
         read_map(&root, "", options, &mut doc);
     } else {
@@ -409,8 +422,13 @@ fn read_document(text: &str, options: &ImportOptions) -> Document {
     doc
 }
 
+/// A non-empty object whose values are all objects: a map of servers.
+fn is_map_of_objects(node: &Node) -> bool {
+    matches!(node, Node::Object(fields) if !fields.is_empty() && fields.iter().all(|(_, v)| matches!(v, Node::Object(_))))
+}
+
 fn looks_like_server(node: &Node) -> bool {
-    ["command", "url", "serverUrl"].iter().any(|k| node.get(k).is_some())
+    ["command", "url", "serverUrl", "httpUrl"].iter().any(|k| node.get(k).is_some())
 }
 
 /// A name for a single pasted server without one: the package or program, or the URL's host.
@@ -434,8 +452,8 @@ fn derive_name(node: &Node) -> String {
         Some(last.to_owned())
     };
     let from_url = || {
-        let url = match (node.get("url"), node.get("serverUrl")) {
-            (Some(Node::String(u)), _) | (None, Some(Node::String(u))) => u,
+        let url = match ["url", "serverUrl", "httpUrl"].iter().find_map(|k| node.get(k)) {
+            Some(Node::String(u)) => u,
             _ => return None,
         };
         reqwest::Url::parse(url).ok()?.host_str().map(str::to_owned)
@@ -705,6 +723,8 @@ fn read_server(raw_name: &str, path: &str, node: &Node, options: &ImportOptions)
     };
     let marked = options.secret_fields.get(&name);
     let mut command = None;
+    // Arguments given with the command (opencode's array, Zed's object) come before `args`.
+    let mut command_args: Vec<String> = Vec::new();
     let mut args = Vec::new();
     let mut env = BTreeMap::new();
     let mut cwd = None;
@@ -723,7 +743,37 @@ fn read_server(raw_name: &str, path: &str, node: &Node, options: &ImportOptions)
     };
     for (key, value) in fields {
         match key.as_str() {
-            "command" => command = string(key, value, &mut issues),
+            "command" => match value {
+                Node::Array(items) => {
+                    let mut words = strings(items, &here(key), &mut issues);
+                    if words.is_empty() {
+                        issues.push(issue(&here(key), "the command is empty"));
+                    } else {
+                        command = Some(words.remove(0));
+                        command_args = words;
+                    }
+                }
+                // Zed's older form: {"path": …, "args": […], "env": {…}}.
+                Node::Object(_) => {
+                    let at = here(key);
+                    match value.get("path") {
+                        Some(path) => command = string(&format!("{key}.path"), path, &mut issues),
+                        None => issues.push(issue(&at, "needs \"path\", the program to run")),
+                    }
+                    match value.get("args") {
+                        Some(Node::Array(items)) => command_args = strings(items, &join(&at, "args"), &mut issues),
+                        Some(other) => issues.push(issue(
+                            &join(&at, "args"),
+                            format!("expected an array of strings, found {}", other.describe()),
+                        )),
+                        None => {}
+                    }
+                    if let Some(vars) = value.get("env") {
+                        string_map(vars, &join(&at, "env"), &mut env, &mut issues);
+                    }
+                }
+                other => command = string(key, other, &mut issues),
+            },
             "args" => {
                 match value {
                     Node::Array(items) => {
@@ -746,26 +796,16 @@ fn read_server(raw_name: &str, path: &str, node: &Node, options: &ImportOptions)
                         .push(issue(&here(key), format!("expected an array of strings, found {}", other.describe()))),
                 }
             }
-            "env" | "headers" => match value {
-                Node::Object(entries) => {
-                    let target = if key == "env" { &mut env } else { &mut headers };
-                    for (k, v) in entries {
-                        let field_path = join(&here(key), k);
-                        match v {
-                            Node::String(s) => {
-                                target.insert(k.clone(), (s.clone(), field_path));
-                            }
-                            other => issues
-                                .push(issue(&field_path, format!("expected a string, found {}", other.describe()))),
-                        }
-                    }
-                }
-                other => {
-                    issues.push(issue(&here(key), format!("expected an object of strings, found {}", other.describe())))
-                }
-            },
+            "env" | "environment" | "headers" => {
+                let target = if key == "headers" { &mut headers } else { &mut env };
+                string_map(value, &here(key), target, &mut issues);
+            }
             "cwd" => cwd = string(key, value, &mut issues).map(PathBuf::from),
-            "url" | "serverUrl" => {
+            "url" | "serverUrl" | "httpUrl" => {
+                if key == "httpUrl" && kind.is_none() {
+                    // Gemini CLI: `httpUrl` is streamable HTTP (its `url` is SSE).
+                    kind = Some(("http".to_owned(), key.clone()));
+                }
                 if let Some(u) = string(key, value, &mut issues) {
                     match &url {
                         Some((prev, prev_key)) if *prev != u => {
@@ -785,8 +825,8 @@ fn read_server(raw_name: &str, path: &str, node: &Node, options: &ImportOptions)
                     }
                 }
             }
-            "disabled" => match value {
-                Node::Bool(b) => enabled = !b,
+            "disabled" | "enabled" => match value {
+                Node::Bool(b) => enabled = if key == "enabled" { *b } else { !b },
                 other => issues.push(issue(&here(key), format!("expected true or false, found {}", other.describe()))),
             },
             "authorization_token" => {
@@ -805,7 +845,14 @@ fn read_server(raw_name: &str, path: &str, node: &Node, options: &ImportOptions)
             }
         }
     }
-    let transport_kind = kind.as_ref().map(|(t, _)| t.to_ascii_lowercase());
+    // opencode says `local` and `remote`.
+    let transport_kind = kind.as_ref().map(|(t, _)| t.to_ascii_lowercase()).and_then(|t| match t.as_str() {
+        "local" => Some("stdio".to_owned()),
+        "remote" => None,
+        _ => Some(t),
+    });
+    command_args.append(&mut args);
+    let args = command_args;
     let kind_path = kind.as_ref().map(|(_, k)| here(k)).unwrap_or_default();
     let transport = match (transport_kind.as_deref(), command, url) {
         (_, Some(_), Some((_, url_key))) => {
@@ -903,6 +950,43 @@ fn read_server(raw_name: &str, path: &str, node: &Node, options: &ImportOptions)
         p.server = Some(server);
     }
     p
+}
+
+/// The strings of an array at `path`; anything else in it is an issue.
+fn strings(items: &[Node], path: &str, issues: &mut Vec<ImportIssue>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        match item {
+            Node::String(s) => out.push(s.clone()),
+            other => {
+                issues.push(issue(&format!("{path}[{i}]"), format!("expected a string, found {}", other.describe())))
+            }
+        }
+    }
+    out
+}
+
+/// An object of strings at `path` (env, headers) into `target`, with each
+/// value's path; anything else is an issue.
+fn string_map(
+    value: &Node,
+    path: &str,
+    target: &mut BTreeMap<String, (String, String)>,
+    issues: &mut Vec<ImportIssue>,
+) {
+    let Node::Object(entries) = value else {
+        issues.push(issue(path, format!("expected an object of strings, found {}", value.describe())));
+        return;
+    };
+    for (k, v) in entries {
+        let field_path = join(path, k);
+        match v {
+            Node::String(s) => {
+                target.insert(k.clone(), (s.clone(), field_path));
+            }
+            other => issues.push(issue(&field_path, format!("expected a string, found {}", other.describe()))),
+        }
+    }
 }
 
 /// Marks servers whose names collide after normalisation with an earlier one.
