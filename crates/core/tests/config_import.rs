@@ -200,6 +200,42 @@ fn gemini_cli_zed_and_opencode_configs_are_read() {
 }
 
 #[test]
+fn a_codex_config_toml_is_read_and_its_syntax_errors_say_where() {
+    let text = r#"
+model = "o4-mini"
+
+[mcp_servers.docs]
+command = "npx"
+args = ["-y", "mcp-server-docs"]
+env = { "DOCS_API_KEY" = "dk-1", "DOCS_REGION" = "eu" }
+
+[mcp_servers.figma]
+url = "https://mcp.figma.example/mcp"
+http_headers = { "X-Figma-Region" = "us-east-1" }
+enabled = false
+"#;
+    let p = preview(text);
+    assert_eq!(p.format, Some(SourceFormat::Codex));
+    assert!(p.all_issues().is_empty(), "{p:#?}");
+    let TransportConfig::Stdio { command, args, env, .. } = &server(&p, "docs").transport else { panic!("{p:#?}") };
+    assert_eq!((command.as_str(), args.len()), ("npx", 2));
+    assert_eq!(env["DOCS_API_KEY"], ValueSource::Secret("mcp/docs/DOCS_API_KEY".into()));
+    assert_eq!(env["DOCS_REGION"], ValueSource::Plain("eu".into()));
+    let figma = server(&p, "figma");
+    assert!(!figma.enabled);
+    let TransportConfig::Auto { headers, .. } = &figma.transport else { panic!("{p:#?}") };
+    assert_eq!(headers["X-Figma-Region"], ValueSource::Plain("us-east-1".into()));
+
+    let broken = issues("[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\"-y\",\n");
+    assert_eq!(broken.len(), 1, "{broken:?}");
+    assert!(broken[0].starts_with("TOML: line "), "{broken:?}");
+    assert_eq!(
+        issues("[mcp_servers.docs]\ncommand = \"npx\"\nargs = [1]\n"),
+        ["mcp_servers.docs.args[0]: expected a string, found a number"]
+    );
+}
+
+#[test]
 fn ragflow_shape_moves_the_token_into_the_keyring() {
     let text = r#"{"name": "ragflow", "type": "sse", "url": "http://127.0.0.1:9382/sse",
                    "authorization_token": "ragflow-secret-1", "tool_configuration": {"top_n": 8}}"#;

@@ -514,6 +514,7 @@ impl App {
             Some(SourceFormat::VsCode) => "vscode",
             Some(SourceFormat::Zed) => "zed",
             Some(SourceFormat::OpenCode) => "opencode",
+            Some(SourceFormat::Codex) => "codex",
             Some(SourceFormat::Patchbay) => "patchbay",
             Some(SourceFormat::BareMap) => "server_map",
             Some(SourceFormat::SingleServer) => "single_server",

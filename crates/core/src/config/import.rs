@@ -6,6 +6,7 @@
 //! nested under `"mcp"`), Zed's `{"context_servers": {...}}` (also its older
 //! `"command": {"path", "args", "env"}`), opencode's `{"mcp": {...}}` (a
 //! `command` array, `environment`, `type` `local`/`remote`, `enabled`),
+//! Codex's `config.toml` (`[mcp_servers.NAME]` tables, `http_headers`),
 //! RAGFlow's fields (`authorization_token`, `tool_configuration`, `name`),
 //! Patchbay's own export, a bare map of servers and a single server object.
 //! The text may have comments and trailing commas.
@@ -85,6 +86,8 @@ pub enum SourceFormat {
     Zed,
     /// `{"mcp": {...}}`: opencode.
     OpenCode,
+    /// `[mcp_servers.NAME]` tables in TOML: Codex.
+    Codex,
     /// Patchbay's full export.
     Patchbay,
     /// A map of server name to server.
@@ -356,6 +359,13 @@ fn read_document(text: &str, options: &ImportOptions) -> Document {
     };
     let root = match jsonc::parse(text) {
         Ok(root) => root,
+        Err(_) if is_codex_toml(text) => match codex_toml(text) {
+            Ok(root) => root,
+            Err(reason) => {
+                doc.issues.push(issue("TOML", reason));
+                return doc;
+            }
+        },
         Err(e) => {
             doc.issues.push(issue(&e.location, e.reason));
             return doc;
@@ -395,6 +405,9 @@ fn read_document(text: &str, options: &ImportOptions) -> Document {
             read_inputs(inputs, path, &mut doc);
         }
         read_map(servers, prefix, options, &mut doc);
+    } else if let Some(servers) = root.get("mcp_servers") {
+        doc.format = Some(SourceFormat::Codex);
+        read_map(servers, "mcp_servers", options, &mut doc);
     } else if let Some(servers) = root.get("context_servers") {
         doc.format = Some(SourceFormat::Zed);
         read_map(servers, "context_servers", options, &mut doc);
@@ -420,6 +433,41 @@ fn read_document(text: &str, options: &ImportOptions) -> Document {
     }
     check_collisions(&mut doc.servers);
     doc
+}
+
+/// Whether `text` (which is not JSON) is a Codex `config.toml` with servers.
+fn is_codex_toml(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("[mcp_servers.") || l.starts_with("[mcp_servers]") || l.starts_with("mcp_servers")
+    })
+}
+
+/// A Codex `config.toml` as the JSON reader's tree: its `mcp_servers` (other
+/// settings dropped), `http_headers` read as `headers`.
+fn codex_toml(text: &str) -> Result<Node, String> {
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let at = e.span().map(|span| {
+            let before = &text[..span.start.min(text.len())];
+            format!(
+                "line {}, column {}: ",
+                before.matches('\n').count() + 1,
+                before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1
+            )
+        });
+        format!("{}{}", at.unwrap_or_default(), e.message())
+    })?;
+    let mut servers =
+        serde_json::to_value(table.get("mcp_servers").cloned().unwrap_or(toml::Value::Table(Default::default())))
+            .map_err(|e| e.to_string())?;
+    if let Some(map) = servers.as_object_mut() {
+        for server in map.values_mut().filter_map(|s| s.as_object_mut()) {
+            if let Some(headers) = server.remove("http_headers") {
+                server.insert("headers".into(), headers);
+            }
+        }
+    }
+    jsonc::parse(&serde_json::json!({"mcp_servers": servers}).to_string()).map_err(|e| e.reason)
 }
 
 /// A non-empty object whose values are all objects: a map of servers.
