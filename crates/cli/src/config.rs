@@ -14,7 +14,7 @@ use patchbay_core::store::Store;
 
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
-    /// Import MCP servers from a file or `-` (stdin): Claude Desktop, VS Code, Cursor, RAGFlow or Patchbay JSON.
+    /// Import MCP servers from a file or `-` (stdin): Claude Desktop, VS Code, Cursor, Gemini CLI, Zed, opencode, Codex (TOML), RAGFlow or Patchbay.
     Import(ImportArgs),
     /// Export MCP servers (stdout unless --output).
     Export(ExportArgs),
@@ -47,6 +47,8 @@ fn parse_marked_field(text: &str) -> Result<(String, String), String> {
 enum Format {
     Claude,
     Vscode,
+    Zed,
+    Opencode,
     Patchbay,
 }
 
@@ -134,6 +136,8 @@ fn export(config: &ConfigStore, secrets: &KeyringStore, args: &ExportArgs) -> an
     let format = match args.format {
         Format::Claude => ExportFormat::Claude,
         Format::Vscode => ExportFormat::Vscode,
+        Format::Zed => ExportFormat::Zed,
+        Format::Opencode => ExportFormat::Opencode,
         Format::Patchbay => ExportFormat::Patchbay,
     };
     if args.include_secrets {

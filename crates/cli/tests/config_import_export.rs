@@ -58,7 +58,7 @@ fn imported_secrets_never_reach_the_data_dir_logs_or_exports() {
     logs.push_str(&text(&out.stderr));
     logs.push_str(&text(&out.stdout));
     let mut exports = Vec::new();
-    for format in ["claude", "vscode", "patchbay"] {
+    for format in ["claude", "vscode", "patchbay", "zed", "opencode"] {
         let out = patchbay(&dir, &["config", "export", "--format", format], "");
         assert!(out.status.success(), "{}", text(&out.stderr));
         logs.push_str(&text(&out.stderr));
@@ -67,6 +67,10 @@ fn imported_secrets_never_reach_the_data_dir_logs_or_exports() {
     assert!(exports[0].contains("${keyring:patchbay/github/GITHUB_TOKEN}"), "{}", exports[0]);
     assert!(exports[0].contains("${keyring:patchbay/db/DSN}"), "{}", exports[0]);
     assert!(exports[1].contains("${input:mcp/github/GITHUB_TOKEN}"), "{}", exports[1]);
+    assert!(exports[3].starts_with("{\n  \"context_servers\": {"), "{}", exports[3]);
+    assert!(
+        exports[4].contains("\"environment\": {") && exports[4].contains("${keyring:patchbay/github/GITHUB_TOKEN}")
+    );
     for e in &exports {
         assert_eq!(e.matches(KEY).count(), 0, "{e}");
     }

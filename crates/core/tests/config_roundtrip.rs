@@ -106,10 +106,49 @@ fn export_shapes() {
     );
     remote.enabled = false;
     let servers = [github, remote];
-    for (format, name) in
-        [(ExportFormat::Claude, "claude"), (ExportFormat::Vscode, "vscode"), (ExportFormat::Patchbay, "patchbay")]
-    {
+    for (format, name) in [
+        (ExportFormat::Claude, "claude"),
+        (ExportFormat::Vscode, "vscode"),
+        (ExportFormat::Zed, "zed"),
+        (ExportFormat::Opencode, "opencode"),
+        (ExportFormat::Patchbay, "patchbay"),
+    ] {
         let text = render(&servers, &[], ExportOptions { format, include_secrets: false }, &|_| Ok(None)).unwrap();
         insta::assert_snapshot!(format!("export_{name}"), text);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+    /// Zed and opencode read fewer fields: what they carry (command line, env,
+    /// URL and headers; opencode also the switch) comes back; the rest is left out.
+    #[test]
+    fn zed_and_opencode_exports_import_back_what_they_carry(servers in servers()) {
+        let carried = |s: &McpServerConfig| {
+            let transport = match &s.transport {
+                TransportConfig::Stdio { command, args, env, .. } => {
+                    TransportConfig::Stdio { command: command.clone(), args: args.clone(), env: env.clone(), cwd: None }
+                }
+                TransportConfig::StreamableHttp { url, headers }
+                | TransportConfig::Sse { url, headers }
+                | TransportConfig::Auto { url, headers } => TransportConfig::Auto { url: url.clone(), headers: headers.clone() },
+                TransportConfig::InProcess => TransportConfig::InProcess,
+            };
+            (s.name.clone(), transport)
+        };
+        for format in [ExportFormat::Zed, ExportFormat::Opencode] {
+            let text = render(&servers, &[], ExportOptions { format, include_secrets: false }, &|_| Ok(None)).unwrap();
+            let expected: Vec<_> = servers.iter().filter(|s| s.enabled || format == ExportFormat::Opencode).map(carried).collect();
+            if expected.is_empty() {
+                // Zed's form of only disabled servers is empty, and importing nothing is refused.
+                continue;
+            }
+            let back = import_fresh(&text);
+            prop_assert_eq!(back.iter().map(carried).collect::<Vec<_>>(), expected, "{:?}\n{}", format, text);
+            if format == ExportFormat::Opencode {
+                let switches: Vec<bool> = back.iter().map(|s| s.enabled).collect();
+                prop_assert_eq!(switches, servers.iter().map(|s| s.enabled).collect::<Vec<_>>());
+            }
+        }
     }
 }

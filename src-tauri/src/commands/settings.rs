@@ -78,9 +78,12 @@ pub async fn export_config(
         "claude_desktop" => (ExportFormat::Claude, "claude_desktop_config.json"),
         "cursor" => (ExportFormat::Claude, "mcp.json"),
         "vscode" => (ExportFormat::Vscode, "mcp.json"),
+        "zed" => (ExportFormat::Zed, "settings.json"),
+        "opencode" => (ExportFormat::Opencode, "opencode.json"),
         "patchbay" => (ExportFormat::Patchbay, "patchbay.json"),
         other => {
-            let message = format!("export format {other:?} is not claude_desktop, vscode, cursor or patchbay");
+            let message =
+                format!("export format {other:?} is not claude_desktop, vscode, cursor, zed, opencode or patchbay");
             return Err(IpcError::new(crate::IpcErrorKind::InvalidInput, message));
         }
     };

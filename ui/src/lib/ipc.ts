@@ -456,7 +456,7 @@ export interface ImportReport {
   secrets_not_set: string[];
 }
 
-export type ExportFormat = "claude_desktop" | "vscode" | "cursor" | "patchbay";
+export type ExportFormat = "claude_desktop" | "vscode" | "cursor" | "zed" | "opencode" | "patchbay";
 
 // ---------------------------------------------------------------- knowledge base
 

@@ -1,4 +1,5 @@
-//! Exporting MCP servers as Claude Desktop `mcpServers`, VS Code `servers`, or Patchbay's full form.
+//! Exporting MCP servers as Claude Desktop `mcpServers`, VS Code `servers`,
+//! Zed `context_servers`, opencode `mcp`, or Patchbay's full form.
 //!
 //! Secrets are written as placeholders that Patchbay's importer turns back
 //! into references: `${keyring:patchbay/github/GITHUB_TOKEN}` in the Claude
@@ -6,10 +7,12 @@
 //! the VS Code form, `{"secret": "…"}` in Patchbay's form. Values are written
 //! only when the caller asks for them explicitly.
 //!
-//! The Claude Desktop and VS Code forms have no place for Patchbay's own
-//! settings (timeouts, approvals, hidden tools); importing them back into the
-//! same Patchbay keeps the stored settings. A disabled server is written with
-//! `"disabled": true` (the Cline and Cursor convention).
+//! The other apps' forms have no place for Patchbay's own settings
+//! (timeouts, approvals, hidden tools); importing them back into the same
+//! Patchbay keeps the stored settings. A disabled server is written with
+//! `"disabled": true` (the Cline and Cursor convention), `"enabled": false` in
+//! opencode's form, and left out of Zed's, which has no such switch. Zed and
+//! opencode get only the fields they read (no `cwd`, no unknown fields).
 
 use std::collections::BTreeMap;
 
@@ -29,6 +32,10 @@ pub enum ExportFormat {
     Claude,
     /// `{"inputs": [...], "servers": {...}}` for VS Code's `mcp.json`.
     Vscode,
+    /// `{"context_servers": {...}}` for Zed's `settings.json`.
+    Zed,
+    /// `{"mcp": {...}}` for opencode's `opencode.json`.
+    Opencode,
     /// Patchbay's own form: every server setting and the providers.
     Patchbay,
 }
@@ -76,10 +83,12 @@ pub fn render(
         })
     };
     let root = match options.format {
-        ExportFormat::Claude | ExportFormat::Vscode => {
+        ExportFormat::Claude | ExportFormat::Vscode | ExportFormat::Zed | ExportFormat::Opencode => {
             let vscode = options.format == ExportFormat::Vscode;
+            let zed = options.format == ExportFormat::Zed;
+            let opencode = options.format == ExportFormat::Opencode;
             let mut entries = Vec::new();
-            for server in servers {
+            for server in servers.iter().filter(|s| s.enabled || !zed) {
                 let mut fields = Vec::new();
                 let mut map = |values: &BTreeMap<String, ValueSource>| -> Result<Node, ConfigError> {
                     let items = values
@@ -89,16 +98,27 @@ pub fn render(
                     Ok(Node::Object(items))
                 };
                 match &server.transport {
+                    TransportConfig::Stdio { command, args, env, .. } if opencode => {
+                        let words = std::iter::once(command).chain(args).map(|a| s(a.clone())).collect();
+                        fields.push(("type".to_owned(), s("local")));
+                        fields.push(("command".to_owned(), Node::Array(words)));
+                        if !env.is_empty() {
+                            fields.push(("environment".to_owned(), map(env)?));
+                        }
+                    }
                     TransportConfig::Stdio { command, args, env, cwd } => {
                         if vscode {
                             fields.push(("type".to_owned(), s("stdio")));
+                        }
+                        if zed {
+                            fields.push(("source".to_owned(), s("custom")));
                         }
                         fields.push(("command".to_owned(), s(command.clone())));
                         fields.push(("args".to_owned(), Node::Array(args.iter().map(|a| s(a.clone())).collect())));
                         if !env.is_empty() {
                             fields.push(("env".to_owned(), map(env)?));
                         }
-                        if let Some(cwd) = cwd {
+                        if let Some(cwd) = cwd.as_ref().filter(|_| !zed) {
                             fields.push(("cwd".to_owned(), s(cwd.to_string_lossy())));
                         }
                     }
@@ -106,6 +126,8 @@ pub fn render(
                     | TransportConfig::Sse { url, headers }
                     | TransportConfig::Auto { url, headers } => {
                         match &server.transport {
+                            _ if opencode => fields.push(("type".to_owned(), s("remote"))),
+                            _ if zed => {}
                             TransportConfig::StreamableHttp { .. } => fields.push(("type".to_owned(), s("http"))),
                             TransportConfig::Sse { .. } => fields.push(("type".to_owned(), s("sse"))),
                             _ => {}
@@ -118,10 +140,14 @@ pub fn render(
                     // Patchbay's own tools: nothing another app could start.
                     TransportConfig::InProcess => continue,
                 }
-                if !server.enabled {
+                if opencode {
+                    fields.push(("enabled".to_owned(), Node::Bool(server.enabled)));
+                } else if !server.enabled {
                     fields.push(("disabled".to_owned(), Node::Bool(true)));
                 }
-                fields.extend(server.extra.iter().map(|(k, v)| (k.clone(), Node::from(v))));
+                if !zed && !opencode {
+                    fields.extend(server.extra.iter().map(|(k, v)| (k.clone(), Node::from(v))));
+                }
                 entries.push((server.name.clone(), Node::Object(fields)));
             }
             if vscode {
@@ -139,6 +165,13 @@ pub fn render(
                 Node::Object(vec![
                     ("inputs".to_owned(), Node::Array(inputs)),
                     ("servers".to_owned(), Node::Object(entries)),
+                ])
+            } else if zed {
+                Node::Object(vec![("context_servers".to_owned(), Node::Object(entries))])
+            } else if opencode {
+                Node::Object(vec![
+                    ("$schema".to_owned(), s("https://opencode.ai/config.json")),
+                    ("mcp".to_owned(), Node::Object(entries)),
                 ])
             } else {
                 Node::Object(vec![("mcpServers".to_owned(), Node::Object(entries))])

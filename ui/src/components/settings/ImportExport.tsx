@@ -229,6 +229,8 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
             <option value="claude_desktop">Claude Desktop</option>
             <option value="vscode">VS Code</option>
             <option value="cursor">Cursor</option>
+            <option value="zed">Zed</option>
+            <option value="opencode">opencode</option>
             <option value="patchbay">Patchbay</option>
           </select>
         </label>
