@@ -354,6 +354,13 @@ fn every_settings_page_loads_from_the_backend_without_an_error() -> Result<()> {
         s.wait_for(&ready_dot("everything"), SERVER_WAIT)?;
         s.click(&s.find("[data-testid=server-row][data-server=everything] button.link")?)?;
         s.wait_for("[data-testid=tools-table]", WAIT)?;
+        // What the server said about using it, which the model reads with its tools.
+        let instructions =
+            s.execute("return document.querySelector('[data-testid=server-instructions] pre').textContent", json!([]))?;
+        ensure!(
+            instructions.as_str().is_some_and(|i| i.starts_with("# Everything Server")),
+            "the server's instructions are not shown: {instructions}"
+        );
         Ok(())
     })?;
     std::thread::sleep(Duration::from_millis(500));

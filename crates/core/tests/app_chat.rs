@@ -194,6 +194,15 @@ async fn a_tool_call_waits_for_approval_runs_and_is_kept_with_its_trace() {
     // The model read the tool's answer.
     let second = &model.requests()[1].body;
     assert!(second.to_string().contains("hi there"), "{second}");
+    // The server's own instructions (from its `initialize` answer) are in the system prompt.
+    let system = model.requests()[0].body["messages"][0].clone();
+    assert_eq!(system["role"], "system");
+    let system = system["content"].as_str().unwrap_or_default().to_owned();
+    assert!(system.contains("# MCP servers\n"), "{system}");
+    assert!(system.contains("## everything\n# Everything Server – Server Instructions"), "{system}");
+    let listed = f.app.list_servers().unwrap();
+    let shown = listed.iter().find(|v| v.config.name == "everything").and_then(|v| v.instructions.clone());
+    assert!(shown.is_some_and(|i| i.starts_with("# Everything Server")), "the settings page shows them too");
     // "Always allow" is stored for the tool.
     let tools = f.app.list_tools(Some("everything")).unwrap();
     let echo_info = tools.iter().find(|t| t.name == "echo").unwrap();

@@ -334,6 +334,8 @@ export interface ServerStatus {
 export interface ServerView {
   config: McpServerConfig;
   status: ServerStatus;
+  /** What the server said about using it (MCP `instructions`); the model reads it with the server's tools. */
+  instructions: string | null;
 }
 
 export interface ToolStats {

@@ -140,6 +140,10 @@ impl ToolHost for TestTools {
         tools
     }
 
+    fn instructions(&self, servers: &std::collections::BTreeSet<String>) -> Vec<(String, String)> {
+        servers.iter().filter(|s| *s == "test").map(|s| (s.clone(), "Call echo before slow.".to_owned())).collect()
+    }
+
     async fn call_tool(&self, call: ToolInvocation, events: ToolEvents, cancel: CancellationToken) -> ToolOutput {
         self.calls.fetch_add(1, Ordering::SeqCst);
         match call.tool.as_str() {
@@ -776,4 +780,28 @@ async fn no_tools_means_none_offered() {
     request.selection = ToolSelection::None;
     collect(f.agent.start(request).unwrap()).await;
     assert!(provider.requests()[0].tools.is_empty());
+}
+
+#[tokio::test]
+async fn the_offered_servers_instructions_follow_the_system_prompt() {
+    let f = fixture();
+    let system_of = |selection: ToolSelection| {
+        let provider = Scripted::new(vec![vec![text("ok"), finish(FinishReason::Stop)]]);
+        let mut request = f.send(provider.clone(), Arc::default(), "hi");
+        request.selection = selection;
+        let agent = f.agent.clone();
+        async move {
+            collect(agent.start(request).unwrap()).await;
+            match &provider.requests()[0].messages[0] {
+                ChatMessage::System { text } => text.clone(),
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let all = system_of(ToolSelection::All).await;
+    assert!(all.starts_with("You are a test."), "{all}");
+    assert!(all.ends_with("# MCP servers\nSome tools come from MCP servers. What each server says about using it:\n\n## test\nCall echo before slow.\n"), "{all}");
+    let only_builtin = ToolSelection::Only { servers: [BUILTIN_SERVER.to_owned()].into(), tools: Default::default() };
+    assert_eq!(system_of(only_builtin).await, "You are a test.", "a server whose tools are not offered says nothing");
+    assert_eq!(system_of(ToolSelection::None).await, "You are a test.");
 }

@@ -104,6 +104,12 @@ pub trait ToolHost: Send + Sync {
     /// `notifications/cancelled`) when `cancel` fires. Failures are outputs
     /// with `is_error`.
     async fn call_tool(&self, call: ToolInvocation, events: ToolEvents, cancel: CancellationToken) -> ToolOutput;
+
+    /// What the named servers say about using their tools (MCP's
+    /// `instructions`), by server, for the system prompt. None by default.
+    fn instructions(&self, _servers: &BTreeSet<String>) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
 
 /// Which tools a turn offers the model.

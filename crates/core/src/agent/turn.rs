@@ -12,7 +12,7 @@
 //! the token of every running tool call (the MCP host sends
 //! `notifications/cancelled`) and keeps the partial message, marked stopped.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -298,6 +298,20 @@ enum Outcome {
     RoundLimit(String),
 }
 
+/// The MCP servers' instructions for the tools offered this turn, as a
+/// system-prompt section (empty when none gave any).
+fn instructions_block(instructions: &[(String, String)]) -> String {
+    if instructions.is_empty() {
+        return String::new();
+    }
+    let mut block =
+        String::from("\n\n# MCP servers\nSome tools come from MCP servers. What each server says about using it:\n");
+    for (server, text) in instructions {
+        block.push_str(&format!("\n## {server}\n{text}\n"));
+    }
+    block
+}
+
 /// The result of streaming one model response.
 enum RoundEnd {
     Stopped,
@@ -385,6 +399,8 @@ impl Runner {
             listed.into_iter().filter(|t| self.selection.allows(t)).collect()
         };
         let specs: Vec<_> = tools.iter().map(|t| t.spec.clone()).collect();
+        let servers: BTreeSet<String> = tools.iter().map(|t| t.server.clone()).collect();
+        system.push_str(&instructions_block(&self.tools.instructions(&servers)));
 
         let mut this_turn: Vec<ChatMessage> = Vec::new();
         for round in 0..self.limits.max_rounds {

@@ -56,7 +56,8 @@ impl App {
                 let status = self
                     .server_status(&config.name)
                     .unwrap_or_else(|| ServerStatusView::new(&config.name, &crate::mcp::ServerStatus::Stopped, 0));
-                ServerView { config, status }
+                let instructions = self.inner.registry.instructions(&config.name).ok().flatten();
+                ServerView { config, status, instructions }
             })
             .collect())
     }

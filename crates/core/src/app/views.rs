@@ -446,6 +446,9 @@ impl ServerStatusView {
 pub struct ServerView {
     pub config: McpServerConfig,
     pub status: ServerStatusView,
+    /// What the server said about using it when it started (MCP `instructions`,
+    /// added to the system prompt of turns that offer its tools).
+    pub instructions: Option<String>,
 }
 
 /// A server's log line (`server_log` event).

@@ -39,7 +39,13 @@ pub struct Catalogue {
     pub resources: Vec<Resource>,
     pub resource_templates: Vec<ResourceTemplate>,
     pub prompts: Vec<Prompt>,
+    /// What the server's `initialize` answer says about using it, cut to
+    /// [`MAX_INSTRUCTIONS`] characters.
+    pub instructions: Option<String>,
 }
+
+/// The most of a server's instructions kept (they go into every turn's system prompt).
+pub const MAX_INSTRUCTIONS: usize = 8_000;
 
 macro_rules! paginate {
     ($server:expr, $peer:expr, $method:ident, $field:ident) => {{
@@ -80,6 +86,15 @@ impl Catalogue {
     /// Fetches everything the server declares, within `timeout`.
     pub(crate) async fn fetch(server: &str, peer: &Peer<RoleClient>, timeout: Duration) -> Result<Self, McpError> {
         let mut catalogue = Self::default();
+        let given = peer.peer_info().and_then(|info| info.instructions.clone());
+        catalogue.instructions = given.and_then(|text| {
+            let text = text.trim();
+            match text.char_indices().nth(MAX_INSTRUCTIONS) {
+                _ if text.is_empty() => None,
+                Some((cut, _)) => Some(format!("{}\n[… cut at {MAX_INSTRUCTIONS} characters]", &text[..cut])),
+                None => Some(text.to_owned()),
+            }
+        });
         for list in [ListChanged::Tools, ListChanged::Resources, ListChanged::Prompts] {
             catalogue.refresh(server, peer, list, timeout).await?;
         }

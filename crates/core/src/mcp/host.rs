@@ -1,10 +1,11 @@
 //! The registry as the turn loop's [`ToolHost`]: every ready server's enabled
 //! tools under collision-free model-facing names (bare names for Patchbay's
 //! built-in server), the approval mode from the
-//! server's policy, results converted and capped for the model, and progress
-//! and log notifications forwarded to the call's events.
+//! server's policy, results converted and capped for the model, progress
+//! and log notifications forwarded to the call's events, and each server's
+//! `instructions` for the system prompt.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,6 +46,14 @@ impl RegistryTools {
 
 #[async_trait::async_trait]
 impl ToolHost for RegistryTools {
+    fn instructions(&self, servers: &BTreeSet<String>) -> Vec<(String, String)> {
+        servers
+            .iter()
+            .filter(|s| s.as_str() != BUILTIN_SERVER)
+            .filter_map(|s| Some((s.clone(), self.registry.instructions(s).ok()??)))
+            .collect()
+    }
+
     async fn list_tools(&self, _cancel: CancellationToken) -> Vec<HostedTool> {
         let catalogue: Vec<_> = self
             .registry

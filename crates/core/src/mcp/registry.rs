@@ -523,6 +523,11 @@ impl McpRegistry {
             .collect()
     }
 
+    /// What the server said about using it when it started (its `instructions`).
+    pub fn instructions(&self, name: &str) -> Result<Option<String>, McpError> {
+        Ok(read(&self.slot(name)?.catalogue).instructions.clone())
+    }
+
     /// The server's resources.
     pub fn resources(&self, name: &str) -> Result<Vec<Resource>, McpError> {
         Ok(read(&self.slot(name)?.catalogue).resources.clone())

@@ -142,21 +142,35 @@ function fake(initial: ServerView[]) {
   return { ipc, status: report, log: (l: ServerLogLine) => act(() => log(l)) };
 }
 
-const view = (state: ServerStatus["state"]): ServerView => ({ config, status: { server: "files", state, tool_count: 3, error: null } });
+const view = (state: ServerStatus["state"], instructions: string | null = null): ServerView => ({
+  config,
+  status: { server: "files", state, tool_count: 3, error: null },
+  instructions,
+});
 
 describe("ServersSettings", () => {
   it("offers OAuth sign-in for a remote server that failed, never for a local one", async () => {
     const remote: ServerView = {
       config: { ...config, name: "remote", transport: { type: "streamable_http", url: "https://mcp.example.com/mcp", headers: {} } },
       status: { server: "remote", state: "failed", tool_count: 0, error: "HTTP 401: authorization required" },
+      instructions: null,
     };
-    const local: ServerView = { config, status: { server: "files", state: "failed", tool_count: 0, error: "exited" } };
+    const local: ServerView = { config, status: { server: "files", state: "failed", tool_count: 0, error: "exited" }, instructions: null };
     const f = fake([remote, local]);
     renderIn(<ServersSettings ipc={f.ipc} />);
     const [remoteRow, localRow] = await screen.findAllByTestId("server-row");
     expect(within(localRow!).queryByTestId("server-sign-in")).toBeNull();
     fireEvent.click(within(remoteRow!).getByTestId("server-sign-in"));
     await waitFor(() => expect(f.ipc.authorizeServer).toHaveBeenCalledWith("remote"));
+  });
+
+  it("shows what the server says about using it, the text the model reads with its tools", async () => {
+    const f = fake([view("ready", "Call list_files before read_file.")]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    const shown = screen.getByTestId("server-instructions");
+    expect(shown.textContent).toContain("The server's instructions (the model reads them with its tools)");
+    expect(shown.textContent).toContain("Call list_files before read_file.");
   });
 
   it("lists servers with live status dots, tool count and an enable switch", async () => {
@@ -397,6 +411,7 @@ describe("ServersSettings", () => {
         client_credentials: { client_id: "bot", key: { method: "private_key", pem: { secret: "mcp/remote/oauth_private_key" }, algorithm: "ES256" }, scopes: [] },
       },
       status: { server: "remote", state: "failed", tool_count: 0, error: "authorization failed: invalid_client" },
+      instructions: null,
     };
     const f = fake([remote]);
     renderIn(<ServersSettings ipc={f.ipc} />);
@@ -484,7 +499,11 @@ describe("ServersSettings", () => {
 
   it("reads the list again on a status, so a server it does not list yet appears, and a list read before the status does not win", async () => {
     const f = fake([view("ready")]);
-    const added: ServerView = { config: { ...config, name: "poker" }, status: { server: "poker", state: "ready", tool_count: 1, error: null } };
+    const added: ServerView = {
+      config: { ...config, name: "poker" },
+      status: { server: "poker", state: "ready", tool_count: 1, error: null },
+      instructions: null,
+    };
     renderIn(<ServersSettings ipc={f.ipc} />);
     await screen.findByTestId("server-row");
     f.ipc.listServers = vi.fn(() => Promise.resolve([view("ready"), added]));

@@ -253,6 +253,12 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
         </button>
       </div>
       {view.status.error && <p className="error-text">{view.status.error}</p>}
+      {view.instructions && (
+        <details data-testid="server-instructions">
+          <summary>{t("servers.instructions")}</summary>
+          <pre className="server-instructions">{view.instructions}</pre>
+        </details>
+      )}
       <Tabs tabs={tabs.map(([id, label]) => ({ id, label: t(label) }))} selected={tab} onSelect={setTab} label={view.config.name} />
       {tab === "tools" && (
         // Listed again when the server becomes ready or its tools change (a server
