@@ -78,6 +78,18 @@ pub struct RegistryEntry {
     pub config: McpServerConfig,
     /// Where the bundle of an `mcpb` entry is downloaded from.
     pub bundle: Option<BundleSource>,
+    /// What the registry says about each environment variable or header the
+    /// entry sets, for the editor to show beside them.
+    pub settings: Vec<RegistrySetting>,
+}
+
+/// An environment variable (or, for a remote, a header) a listed server reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RegistrySetting {
+    pub name: String,
+    pub description: String,
+    pub required: bool,
+    pub secret: bool,
 }
 
 /// A `.mcpb` file the registry lists: its URL and the SHA-256 it must have.
@@ -230,8 +242,10 @@ mod wire {
     #[serde(default, rename_all = "camelCase")]
     pub struct Variable {
         pub name: String,
+        pub description: Option<String>,
         pub value: Option<String>,
         pub default: Option<String>,
+        pub is_required: bool,
         pub is_secret: bool,
     }
 
@@ -324,6 +338,7 @@ fn entries(server: &wire::Server) -> Vec<RegistryEntry> {
         needs: needs.map(str::to_owned),
         config: McpServerConfig::with_transport(id.clone(), transport),
         bundle: None,
+        settings: Vec::new(),
     };
     let packages = server.packages.iter().filter(|p| p.transport.kind.is_empty() || p.transport.kind == "stdio");
     let bundles = packages.clone().filter(|p| p.registry_type == "mcpb").filter_map(|p| {
@@ -344,17 +359,21 @@ fn entries(server: &wire::Server) -> Vec<RegistryEntry> {
         }
         args.extend(arguments(&p.package_arguments));
         let transport = TransportConfig::Stdio { command: program.to_owned(), args, env, cwd: None };
-        Some(entry(&p.registry_type, Some(program), transport))
+        Some(RegistryEntry {
+            settings: settings(&p.environment_variables),
+            ..entry(&p.registry_type, Some(program), transport)
+        })
     });
     let remotes = server.remotes.iter().filter_map(|r| {
         let headers = variables(&r.headers);
         let url = r.url.clone();
+        let described = settings(&r.headers);
         let transport = match r.kind.as_str() {
             "streamable-http" => TransportConfig::StreamableHttp { url, headers },
             "sse" => TransportConfig::Sse { url, headers },
             _ => return None,
         };
-        Some(entry(&r.kind, None, transport))
+        Some(RegistryEntry { settings: described, ..entry(&r.kind, None, transport) })
     });
     local.chain(bundles).chain(remotes).collect()
 }
@@ -387,6 +406,18 @@ fn arguments(args: &[wire::Argument]) -> Vec<String> {
         }
     }
     out
+}
+
+fn settings(vars: &[wire::Variable]) -> Vec<RegistrySetting> {
+    vars.iter()
+        .filter(|v| !v.name.is_empty())
+        .map(|v| RegistrySetting {
+            name: v.name.clone(),
+            description: v.description.clone().unwrap_or_default(),
+            required: v.is_required,
+            secret: v.is_secret,
+        })
+        .collect()
 }
 
 fn variables(vars: &[wire::Variable]) -> BTreeMap<String, ValueSource> {

@@ -594,6 +594,8 @@ export interface RegistryEntry {
   config: McpServerConfig;
   /** For an `mcpb` entry: the bundle to download (`registryBundle`) and install. */
   bundle: BundleSource | null;
+  /** What the registry says about each environment variable or header the entry sets. */
+  settings: { name: string; description: string; required: boolean; secret: boolean }[];
 }
 
 export interface BundleSource {

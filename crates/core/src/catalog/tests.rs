@@ -27,7 +27,7 @@ fn weather() -> Value {
                         {"type": "named", "name": "--units", "default": "metric"}
                     ],
                     "environmentVariables": [
-                        {"name": "WEATHER_API_KEY", "isRequired": true, "isSecret": true},
+                        {"name": "WEATHER_API_KEY", "description": "Your key from acme.example", "isRequired": true, "isSecret": true},
                         {"name": "WEATHER_LANG", "default": "en"}
                     ]
                 },
@@ -83,6 +83,16 @@ fn each_way_of_running_a_server_is_an_entry() {
     assert_eq!(args, ["-y", "@acme/weather-mcp@1.2.0", "<city>", "--units", "metric"]);
     assert_eq!(env["WEATHER_API_KEY"], ValueSource::Secret(String::new()), "a secret to type");
     assert_eq!(env["WEATHER_LANG"], ValueSource::Plain("en".into()));
+    let described: Vec<(&str, &str, bool, bool)> = page.entries[0]
+        .settings
+        .iter()
+        .map(|s| (s.name.as_str(), s.description.as_str(), s.required, s.secret))
+        .collect();
+    assert_eq!(
+        described,
+        [("WEATHER_API_KEY", "Your key from acme.example", true, true), ("WEATHER_LANG", "", false, false)]
+    );
+    assert_eq!(page.entries[3].settings.len(), 2, "a remote's headers are described too");
 
     assert_eq!(stdio(&page.entries[1]).1, ["acme-weather==1.2.0"]);
     let (command, args, _) = stdio(&page.entries[2]);

@@ -87,6 +87,7 @@ function registryEntry(via: "npm" | "pypi"): RegistryEntry {
     needs: via === "npm" ? "npx" : "uvx",
     config: { ...config, name: "weather", transport: { type: "stdio", command, args, env: { WEATHER_API_KEY: { secret: "" } }, cwd: null } },
     bundle: null,
+    settings: [{ name: "WEATHER_API_KEY", description: "Your key from acme.example", required: true, secret: true }],
   };
 }
 
@@ -324,6 +325,9 @@ describe("ServersSettings", () => {
     fireEvent.click(within(pypi).getByRole("button", { name: "Use" }));
     expect(screen.queryByTestId("registry-browser")).toBeNull();
     expect(screen.getByTestId("registry-template").textContent).toContain("io.github.acme/weather 1.2.0");
+    expect(screen.getByTestId("registry-settings").textContent).toBe(
+      "WEATHER_API_KEY Your key from acme.example (required, secret, kept in the keyring)",
+    );
     expect((document.getElementById("server-name") as HTMLInputElement).value).toBe("weather");
     expect((screen.getByLabelText("Command") as HTMLInputElement).value).toBe("uvx");
     const key = within(screen.getByTestId("server-env")).getByLabelText("Value") as HTMLInputElement;

@@ -379,9 +379,21 @@ export function ServersSettings({
       {adding ? (
         <>
           {template && (
-            <p className="muted small" data-testid="registry-template">
-              {t("registry.from", { name: template.name, version: template.version })}
-            </p>
+            <div className="muted small" data-testid="registry-template">
+              <p>{t("registry.from", { name: template.name, version: template.version })}</p>
+              {template.settings.length > 0 && (
+                <ul data-testid="registry-settings">
+                  {template.settings.map((v) => (
+                    <li key={v.name}>
+                      <code>{v.name}</code>
+                      {v.description && ` ${v.description}`}
+                      {(v.required || v.secret) &&
+                        ` (${[v.required && t("registry.required"), v.secret && t("registry.secret")].filter(Boolean).join(", ")})`}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </div>
           )}
           <ServerEditor
             key={template ? `${template.name}/${template.via}` : "blank"}
