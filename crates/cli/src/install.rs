@@ -38,6 +38,13 @@ pub struct InstallArgs {
     dry_run: bool,
 }
 
+impl InstallArgs {
+    /// Installs `file` with the settings `set` (`KEY=VALUE`).
+    pub fn new(file: PathBuf, set: Vec<String>) -> Self {
+        Self { file, set, dry_run: false }
+    }
+}
+
 pub fn run(dir: &DataDir, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -65,7 +72,12 @@ async fn install(app: &App, args: &InstallArgs, info: &BundleInfo, values: &Bund
     let name = app.install_bundle(&args.file, values).await?;
     let replaced = info.installed_version.as_deref().map(|v| format!(" (was {v})")).unwrap_or_default();
     println!("installed {} {}{replaced} as server {name}", info.title, info.version);
-    let server = wait_settled(app, &name).await?;
+    report_start(app, &name).await
+}
+
+/// Waits for the server `name` to start and prints whether it became ready.
+pub async fn report_start(app: &App, name: &str) -> anyhow::Result<ExitCode> {
+    let server = wait_settled(app, name).await?;
     match server.state {
         "ready" => {
             println!("{name}  ready  {} tools", server.tool_count);

@@ -4,6 +4,7 @@
 //! result. Errors reach the user through `anyhow` with the core's message,
 //! which says where and why.
 
+mod add;
 mod ask;
 mod backup;
 mod chat;

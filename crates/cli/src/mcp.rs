@@ -1,5 +1,6 @@
 //! `patchbay mcp`: list, start and call the configured MCP servers, install
-//! bundles (`install.rs`), and search the MCP Registry (`search`).
+//! bundles (`install.rs`), search the MCP Registry (`search`) and add the
+//! servers it lists (`add.rs`).
 //!
 //! `status`, `tools`, `call` and `doctor` start the servers they need through the
 //! same registry the app uses, and stop them before exiting. The servers see
@@ -18,6 +19,7 @@ use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
 use tokio_util::sync::CancellationToken;
 
+use crate::add::AddArgs;
 use crate::host::{self, SamplingModel, TerminalRequests};
 use crate::install::InstallArgs;
 
@@ -47,6 +49,8 @@ enum McpCommand {
     Doctor { server: String },
     /// Install an MCP bundle (.mcpb) as a server, or update the one it installed before.
     Install(InstallArgs),
+    /// Add a server the MCP Registry lists (by its registry name), and start it once.
+    Add(AddArgs),
     /// Search the MCP Registry (PATCHBAY_MCP_REGISTRY, else registry.modelcontextprotocol.io).
     Search {
         /// Text the server's registry name contains.
@@ -104,6 +108,9 @@ pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
     if let McpCommand::Install(install) = &args.command {
         return crate::install::run(dir, install);
     }
+    if let McpCommand::Add(add) = &args.command {
+        return crate::add::run(dir, add);
+    }
     let store = crate::open_store(dir)?;
     if let McpCommand::Search { query, cursor, json } = &args.command {
         return search(query, cursor.as_deref(), *json);
@@ -129,7 +136,7 @@ pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
 
 async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) -> anyhow::Result<ExitCode> {
     match command {
-        McpCommand::List | McpCommand::Install(_) | McpCommand::Search { .. } => {
+        McpCommand::List | McpCommand::Install(_) | McpCommand::Add(_) | McpCommand::Search { .. } => {
             unreachable!("handled without the registry")
         }
         McpCommand::Status => {

@@ -298,7 +298,11 @@ async fn streams_text_and_records_the_answer() {
     let request = &provider.requests()[0];
     assert_eq!(request.model, "m-1");
     assert_eq!(request.temperature, Some(0.2));
-    assert_eq!(request.messages[0], ChatMessage::System { text: "You are a test.".into() });
+    let ChatMessage::System { text: system } = &request.messages[0] else { panic!("{:?}", request.messages[0]) };
+    assert!(
+        system.starts_with("You are a test.\n\n# MCP servers\n"),
+        "the prompt, then the servers' instructions: {system}"
+    );
     assert_eq!(request.messages[1], ChatMessage::User { parts: vec![ContentPart::text("Hi")] });
     assert!(request.tools.iter().any(|t| t.name == "current_time"));
 }

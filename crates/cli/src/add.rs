@@ -1,0 +1,140 @@
+//! `patchbay mcp add NAME`: adds a server the MCP Registry lists, the way
+//! Settings → MCP servers → Browse the MCP Registry… does, then starts it once
+//! to show that it runs.
+//!
+//! `NAME` is the registry name (`io.github.acme/weather`). A server that runs
+//! more than one way (an npm package and a remote, say) needs `--via`. Its
+//! variables and headers take `--set KEY=VALUE`; secrets are never taken from
+//! the command line, where the shell's history keeps them: each is read from
+//! stdin, or a prompt that does not echo, and goes to the keyring. An MCPB
+//! package is downloaded, checked against the registry's SHA-256 and
+//! installed as `patchbay mcp install` would.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use patchbay_core::app::{App, NoEvents};
+use patchbay_core::catalog::{HttpRegistry, Registry, RegistryEntry, download_bundle};
+use patchbay_core::config::import::secret_name;
+use patchbay_core::config::{TransportConfig, ValueSource};
+use patchbay_core::paths::DataDir;
+use patchbay_core::secrets::KeyringStore;
+use tokio_util::sync::CancellationToken;
+
+use crate::install::{self, InstallArgs};
+use crate::secret::read_value;
+
+/// The most result pages read looking for the name.
+const MAX_PAGES: usize = 10;
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// The server's registry name, e.g. `io.github.acme/weather` (`patchbay mcp search` lists them).
+    registry_name: String,
+    /// How to run it when it runs more than one way: npm, pypi, oci, mcpb, streamable-http or sse.
+    #[arg(long)]
+    via: Option<String>,
+    /// The server's name here (default: the last part of the registry name).
+    #[arg(long)]
+    name: Option<String>,
+    /// A variable or header, `KEY=VALUE` (secrets are asked for instead).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+}
+
+pub fn run(dir: &DataDir, args: &AddArgs) -> anyhow::Result<ExitCode> {
+    let store = crate::open_store(dir)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let entry = runtime.block_on(find(&args.registry_name, args.via.as_deref()))?;
+    if let Some(bundle) = &entry.bundle {
+        let cancel = CancellationToken::new();
+        let file = runtime.block_on(download_bundle(bundle, &dir.path().join("downloads"), &cancel))?;
+        eprintln!("downloaded {} (SHA-256 checked)", bundle.url);
+        drop(runtime);
+        return install::run(dir, &InstallArgs::new(file, args.set.clone()));
+    }
+    let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), Arc::new(NoEvents))?;
+    let mut config = entry.config.clone();
+    config.name = args.name.clone().unwrap_or(entry.id.clone());
+    let secrets = fill(&mut config.transport, &config.name, &args.set)?;
+    runtime.block_on(async {
+        let added = async {
+            app.save_server(config.clone(), &secrets).await?;
+            println!("added {} {} ({}) as server {}", entry.name, entry.version, entry.via, config.name);
+            install::report_start(&app, &config.name).await
+        }
+        .await;
+        app.shutdown().await;
+        added
+    })
+}
+
+/// The registry entry named `name`, run `via` when given.
+async fn find(name: &str, via: Option<&str>) -> anyhow::Result<RegistryEntry> {
+    let registry = HttpRegistry::configured();
+    let cancel = CancellationToken::new();
+    let mut cursor: Option<String> = None;
+    let mut found = Vec::new();
+    for _ in 0..MAX_PAGES {
+        let page = registry.search(name, cursor.as_deref(), &cancel).await?;
+        for entry in page.entries.into_iter().filter(|e| e.name == name) {
+            // One entry per way it runs (a registry lists the latest version once).
+            if !found.iter().any(|f: &RegistryEntry| f.via == entry.via) {
+                found.push(entry);
+            }
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    if found.is_empty() {
+        bail!("the MCP registry lists no server named {name:?} (`patchbay mcp search` finds names)");
+    }
+    let ways: Vec<String> = found.iter().map(|e| e.via.clone()).collect();
+    match via {
+        Some(via) => found
+            .into_iter()
+            .find(|e| e.via == via)
+            .with_context(|| format!("{name} does not run as {via}; it runs as {}", ways.join(", "))),
+        None if found.len() == 1 => Ok(found.remove(0)),
+        None => bail!("{name} runs as {}: choose one with --via", ways.join(", ")),
+    }
+}
+
+/// Fills the entry's variables (or headers) from `--set` and its secrets
+/// from stdin; returns the secrets by keyring name.
+fn fill(transport: &mut TransportConfig, server: &str, set: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    let values = match transport {
+        TransportConfig::Stdio { env, .. } => env,
+        TransportConfig::StreamableHttp { headers, .. } | TransportConfig::Sse { headers, .. } => headers,
+        _ => bail!("the registry entry is neither a program nor a remote server"),
+    };
+    for pair in set {
+        let (key, value) = pair.split_once('=').with_context(|| format!("--set {pair}: write KEY=VALUE"))?;
+        match values.get_mut(key) {
+            Some(ValueSource::Secret(_)) => {
+                bail!("--set {key}: it is a secret; leave it out and type it when asked (or pipe it to stdin)")
+            }
+            Some(slot) => *slot = ValueSource::Plain(value.to_owned()),
+            None => {
+                let keys: Vec<&str> = values.keys().map(String::as_str).collect();
+                bail!("--set {key}: the server takes no such setting; it takes: {}", keys.join(", "))
+            }
+        }
+    }
+    let mut secrets = BTreeMap::new();
+    for (key, value) in values.iter_mut() {
+        if matches!(value, ValueSource::Secret(name) if name.is_empty()) {
+            let typed = read_value(&format!("{key}: "))?;
+            anyhow::ensure!(!typed.is_empty(), "{key} is a secret the server needs; none was typed");
+            let name = secret_name(server, key);
+            secrets.insert(name.clone(), typed);
+            *value = ValueSource::Secret(name);
+        }
+    }
+    Ok(secrets)
+}
