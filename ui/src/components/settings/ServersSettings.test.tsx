@@ -346,14 +346,21 @@ describe("ServersSettings", () => {
     expect(secrets).toEqual({ "mcp/weather/env/WEATHER_API_KEY": "wk-123" });
   });
 
-  it("downloads a bundle the registry lists and opens the bundle installer on it", async () => {
+  it("downloads a bundle the registry lists, saying so meanwhile, and opens the bundle installer on it", async () => {
     const f = fake([]);
+    let finish: (path: string) => void = () => undefined;
+    f.ipc.registryBundle = vi.fn(() => new Promise<string>((resolve) => (finish = resolve)));
     renderIn(<ServersSettings ipc={f.ipc} />);
     fireEvent.click(await screen.findByRole("button", { name: "Browse the MCP Registry…" }));
     fireEvent.change(screen.getByLabelText("Server name contains…"), { target: { value: "notes" } });
     fireEvent.click(screen.getByRole("button", { name: "Search" }));
     fireEvent.click(await screen.findByRole("button", { name: "Install" }));
+    expect((await screen.findByTestId("bundle-downloading")).textContent).toBe(
+      "Downloading https://example.com/notes.mcpb and checking its SHA-256…",
+    );
+    act(() => finish("/data/downloads/ab12.mcpb"));
     await waitFor(() => expect(f.ipc.bundlePreview).toHaveBeenCalledWith("/data/downloads/ab12.mcpb"));
+    expect(screen.queryByTestId("bundle-downloading")).toBeNull();
     expect(f.ipc.registryBundle).toHaveBeenCalledWith(notesBundle);
     expect(await screen.findByTestId("bundle-install")).toBeTruthy();
     expect(screen.queryByTestId("server-editor")).toBeNull();

@@ -296,6 +296,7 @@ export function ServersSettings({
   const [adding, setAdding] = useState(false);
   const [browsing, setBrowsing] = useState(false);
   const [template, setTemplate] = useState<RegistryEntry | null>(null);
+  const [downloading, setDownloading] = useState<string | null>(null);
   const [presets, setPresets] = useState<ServerPreset[]>([]);
   const [bundle, setBundle] = useState<{ path: string; info: BundleInfo } | null>(null);
   const [installed, setInstalled] = useState<string | null>(null);
@@ -334,6 +335,11 @@ export function ServersSettings({
   return (
     <div className="servers-settings" data-testid="servers-settings">
       {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+      {downloading && (
+        <p className="muted" role="status" data-testid="bundle-downloading">
+          {t("registry.downloading", { url: downloading })}
+        </p>
+      )}
       {installed && (
         <p className="ok-text" role="status" data-testid="bundle-installed">
           {t("servers.installed", { server: installed })}
@@ -432,7 +438,18 @@ export function ServersSettings({
           onPick={(entry) => {
             setBrowsing(false);
             if (entry.bundle) {
-              ipc.registryBundle(entry.bundle).then(preview, (e: unknown) => setError(toIpcError(e)));
+              const url = entry.bundle.url;
+              setDownloading(url);
+              ipc.registryBundle(entry.bundle).then(
+                (path) => {
+                  setDownloading(null);
+                  preview(path);
+                },
+                (e: unknown) => {
+                  setDownloading(null);
+                  setError(toIpcError(e));
+                },
+              );
               return;
             }
             setTemplate(entry);
