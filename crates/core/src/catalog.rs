@@ -150,15 +150,19 @@ impl Registry for HttpRegistry {
             params.push(("cursor", cursor));
         }
         let send = async {
-            let response = client.get(&url).query(&params).send().await.map_err(|e| request(e.to_string()))?;
+            let mut response = client.get(&url).query(&params).send().await.map_err(|e| request(e.to_string()))?;
             let status = response.status();
-            let body = response.bytes().await.map_err(|e| request(e.to_string()))?;
+            // Read up to the cap, whatever the server sends.
+            let mut body = Vec::new();
+            while let Some(chunk) = response.chunk().await.map_err(|e| request(e.to_string()))? {
+                if body.len() + chunk.len() > MAX_BODY {
+                    return Err(RegistryError::Invalid { url: url.clone(), reason: "the answer is over 8 MiB".into() });
+                }
+                body.extend_from_slice(&chunk);
+            }
             if !status.is_success() {
                 let text = String::from_utf8_lossy(&body[..body.len().min(300)]).trim().to_owned();
                 return Err(RegistryError::Status { url: url.clone(), status: status.as_u16(), body: text });
-            }
-            if body.len() > MAX_BODY {
-                return Err(RegistryError::Invalid { url: url.clone(), reason: "the answer is over 8 MiB".into() });
             }
             let list: wire::List = serde_json::from_slice(&body)
                 .map_err(|e| RegistryError::Invalid { url: url.clone(), reason: e.to_string() })?;

@@ -1,7 +1,7 @@
 //! An MCP Registry served on 127.0.0.1 (`GET /v0.1/servers`), listing the
 //! servers it is given: those whose name contains `search`, with a next
 //! cursor on the first page. The search "down" answers 503, "garbage" an
-//! HTML page. It can also serve files (`GET /files/NAME`), such as the
+//! HTML page, "flood" 20 MB. It can also serve files (`GET /files/NAME`), such as the
 //! `.mcpb` bundles an `mcpb` package points to.
 
 use std::collections::BTreeMap;
@@ -28,6 +28,7 @@ pub async fn serve_with_files(servers: Vec<Value>, files: Vec<(String, Vec<u8>)>
         match search.as_str() {
             "down" => return (StatusCode::SERVICE_UNAVAILABLE, "maintenance").into_response(),
             "garbage" => return "<html>not json</html>".into_response(),
+            "flood" => return vec![b' '; 20 << 20].into_response(),
             _ => {}
         }
         let found: Vec<&Value> = servers

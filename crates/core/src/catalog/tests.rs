@@ -179,6 +179,8 @@ async fn a_search_reads_pages_over_http_and_failures_name_the_registry() {
         garbage
             .starts_with(&format!("the MCP registry at {base}/v0.1/servers sent something that is not a server list"))
     );
+    let flood = registry.search("flood", None, &cancel).await.unwrap_err().to_string();
+    assert!(flood.ends_with("is not a server list: the answer is over 8 MiB"), "{flood}");
     let unreachable = HttpRegistry::new("http://127.0.0.1:9").search("x", None, &cancel).await.unwrap_err();
     assert!(matches!(unreachable, RegistryError::Request { .. }), "{unreachable}");
 
