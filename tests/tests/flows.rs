@@ -406,7 +406,7 @@ fn servers_found_in_the_mcp_registry_are_added_and_start_a_remote_one_and_a_bund
     app.check(|s| {
         s.click(&s.wait_for("#nav-settings", WAIT)?)?;
         s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
-        s.click(&s.wait_for("#registry-open", WAIT)?)?;
+        open_registry(s)?;
         s.set_value("#registry-query", "everything")?;
         s.click(&s.find("[data-testid=registry-browser] button[type=submit]")?)?;
         let entry = s.wait_for_text("[data-testid=registry-entry]", WAIT, |t| !t.is_empty())?;
@@ -421,7 +421,7 @@ fn servers_found_in_the_mcp_registry_are_added_and_start_a_remote_one_and_a_bund
             t.ends_with(" tools") && t != "0 tools"
         })?;
 
-        s.click(&s.wait_for("#registry-open", WAIT)?)?;
+        open_registry(s)?;
         s.set_value("#registry-query", "poker")?;
         s.click(&s.find("[data-testid=registry-browser] button[type=submit]")?)?;
         let entry = s.wait_for_text("[data-testid=registry-entry]", WAIT, |t| !t.is_empty())?;
@@ -433,6 +433,18 @@ fn servers_found_in_the_mcp_registry_are_added_and_start_a_remote_one_and_a_bund
         install_shown_bundle(s)
     })?;
     app.close()
+}
+
+/// Opens the registry browser. The servers page renders again once its list
+/// arrives, which can swallow a click made just before: click until it opens.
+fn open_registry(s: &Session) -> Result<()> {
+    for _ in 0..5 {
+        s.click(&s.wait_for("#registry-open", WAIT)?)?;
+        if s.wait_for("#registry-query", Duration::from_secs(2)).is_ok() {
+            return Ok(());
+        }
+    }
+    anyhow::bail!("the registry browser did not open")
 }
 
 fn install_shown_bundle(s: &Session) -> Result<()> {
