@@ -167,28 +167,20 @@ fn schema_conversion_strips_what_gemini_rejects() {
 }
 
 #[tokio::test]
-async fn a_reasoning_effort_sets_the_thinking_level_and_asks_for_the_thoughts() {
-    let (server, provider) = server(vec![gemini::text_reply(&["ok"])]).await;
-    let mut request = hello("gemini-test");
-    request.reasoning = Some(ReasoningEffort::High);
-    let (_, e) = run(&provider, request).await;
-    assert!(e.is_none(), "{e:?}");
-    let req = &server.requests()[0];
-    assert_eq!(req.invalid, None, "google-genai's types accept it");
-    assert_eq!(
-        req.body["generationConfig"]["thinkingConfig"],
-        json!({"thinkingLevel": "HIGH", "includeThoughts": true})
-    );
-}
-
-#[tokio::test]
-async fn reasoning_off_sets_a_thinking_budget_of_zero() {
-    let (server, provider) = server(vec![gemini::text_reply(&["ok"])]).await;
-    let mut request = hello("gemini-test");
-    request.reasoning = Some(ReasoningEffort::Off);
-    let (_, e) = run(&provider, request).await;
-    assert!(e.is_none(), "{e:?}");
-    let req = &server.requests()[0];
-    assert_eq!(req.invalid, None, "google-genai's types accept it");
-    assert_eq!(req.body["generationConfig"]["thinkingConfig"], json!({"thinkingBudget": 0}));
+async fn a_reasoning_effort_sets_the_thinking_level_and_off_a_budget_of_zero() {
+    let cases = [
+        // The thoughts are asked for, shown as reasoning.
+        (ReasoningEffort::High, json!({"thinkingLevel": "HIGH", "includeThoughts": true})),
+        (ReasoningEffort::Off, json!({"thinkingBudget": 0})),
+    ];
+    for (effort, expected) in cases {
+        let (server, provider) = server(vec![gemini::text_reply(&["ok"])]).await;
+        let mut request = hello("gemini-test");
+        request.reasoning = Some(effort);
+        let (_, e) = run(&provider, request).await;
+        assert!(e.is_none(), "{e:?}");
+        let req = &server.requests()[0];
+        assert_eq!(req.invalid, None, "google-genai's types accept it");
+        assert_eq!(req.body["generationConfig"]["thinkingConfig"], expected, "{effort:?}");
+    }
 }

@@ -240,13 +240,7 @@ export function Composer(props: ComposerProps) {
             ariaLabel={t("composer.reasoning")}
             value={settings.reasoning}
             onChange={(reasoning) => onSettings({ ...settings, reasoning })}
-            labels={{
-              "": t("composer.reasoningDefault"),
-              off: t("composer.reasoningOff"),
-              low: t("composer.reasoningLow"),
-              medium: t("composer.reasoningMedium"),
-              high: t("composer.reasoningHigh"),
-            }}
+            scope="composer"
           />
         </label>
         <button type="button" id="attach-file" onClick={() => filePicker.current?.click()}>

@@ -80,13 +80,7 @@ function AssistantForm({ initial, onSave, onCancel }: { initial: Assistant; onSa
             id="assistant-reasoning"
             value={a.reasoning}
             onChange={(reasoning) => setA({ ...a, reasoning })}
-            labels={{
-              "": t("assistants.reasoningDefault"),
-              off: t("assistants.reasoningOff"),
-              low: t("assistants.reasoningLow"),
-              medium: t("assistants.reasoningMedium"),
-              high: t("assistants.reasoningHigh"),
-            }}
+            scope="assistants"
           />
         </label>
       </div>
