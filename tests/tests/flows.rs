@@ -435,8 +435,9 @@ fn servers_found_in_the_mcp_registry_are_added_and_start_a_remote_one_and_a_bund
     app.close()
 }
 
-/// Opens the registry browser. The servers page renders again once its list
-/// arrives, which can swallow a click made just before: click until it opens.
+/// Opens the registry browser. When the server list arrives, the line above
+/// the buttons ("No MCP server yet…") moves them down, so a click aimed just
+/// before lands beside the button: click until the browser opens.
 fn open_registry(s: &Session) -> Result<()> {
     for _ in 0..5 {
         s.click(&s.wait_for("#registry-open", WAIT)?)?;
