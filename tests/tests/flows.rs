@@ -379,6 +379,7 @@ fn servers_found_in_the_mcp_registry_are_added_and_start_a_remote_one_and_a_bund
             .env("PORT", port.to_string())
             .stdout(Stdio::null()),
     )?;
+    runtime.block_on(peers::wait_listening(port));
     let listing = json!({"server": {
         "name": "io.github.modelcontextprotocol/everything",
         "title": "Everything",

@@ -92,6 +92,8 @@ async fn add_starts_a_listed_server_with_its_secret_typed_and_installs_a_listed_
         .kill_on_drop(true)
         .spawn()
         .unwrap();
+    // `mcp add` starts the server once and reports; it must already listen.
+    peers::wait_listening(port).await;
     let tmp = tempfile::tempdir().unwrap();
     poker_bundle(&tmp.path().join("poker.mcpb"), "1.0.0");
     let poker = std::fs::read(tmp.path().join("poker.mcpb")).unwrap();

@@ -6,7 +6,6 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
-use std::time::Duration;
 
 use common::*;
 use patchbay_core::config::{McpServerConfig, TransportConfig};
@@ -25,13 +24,8 @@ async fn everything(mode: &str, port: u16) -> tokio::process::Child {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    for _ in 0..900 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return child;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("server-everything ({mode}) never listened on {port}");
+    peers::wait_listening(port).await;
+    child
 }
 
 fn transport_of(registry: &patchbay_core::mcp::McpRegistry, name: &str) -> Option<TransportKind> {

@@ -99,3 +99,15 @@ with zipfile.ZipFile(wheel) as z:
     let _ = std::fs::remove_dir_all(&work);
     dir
 }
+
+/// Waits up to 90 s for a peer started in the background to listen on
+/// `port` on 127.0.0.1; a peer that never does fails the test.
+pub async fn wait_listening(port: u16) {
+    for _ in 0..900 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("nothing listens on 127.0.0.1:{port} after 90 s");
+}

@@ -102,17 +102,6 @@ pub async fn assert_group_gone(pgid: u32) {
 /// A peer process killed when the test ends.
 pub struct Peer(pub tokio::process::Child);
 
-/// Waits up to 90 s for something to listen on `port`.
-pub async fn wait_listening(port: u16) {
-    for _ in 0..900 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("nothing listens on port {port}");
-}
-
 /// Starts a server process (output discarded) and waits until it listens on `port`.
 pub async fn spawn(cmd: &mut tokio::process::Command, port: u16) -> Peer {
     let child = cmd
@@ -122,7 +111,7 @@ pub async fn spawn(cmd: &mut tokio::process::Command, port: u16) -> Peer {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    wait_listening(port).await;
+    patchbay_test_support::peers::wait_listening(port).await;
     Peer(child)
 }
 
