@@ -786,3 +786,68 @@ async fn a_pinned_conversation_leads_the_list_until_unpinned() {
     assert_eq!(order(&f), [(newer.id.clone(), false), (older.id.clone(), false)]);
     assert_eq!(f.app.pin_conversation("999", true).unwrap_err().kind(), ErrorKind::NotFound);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_arguments_and_template_variables_are_completed_and_a_templates_resource_reaches_the_model() {
+    use patchbay_core::app::AttachmentInput;
+    use patchbay_core::app::views::CompletionTarget;
+    use std::collections::BTreeMap;
+    let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Read both."])]).await.unwrap();
+    let f = open(&model.url(), &[everything(ApprovalMode::Ask)]);
+    wait_ready(&f.app, "everything").await;
+    let values = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    };
+    let complete = |target: CompletionTarget, argument: &'static str, value: &'static str, context| {
+        let app = f.app.clone();
+        async move { app.complete("everything", target, argument, value, context, CancellationToken::new()).await }
+    };
+
+    // server-everything's "completable-prompt": the department narrows the names offered.
+    let prompt = f.app.list_prompts().unwrap().into_iter().find(|p| p.name == "completable-prompt").unwrap();
+    let arguments: Vec<&str> = prompt.arguments.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(arguments, ["department", "name"]);
+    let target = || CompletionTarget::Prompt { name: "completable-prompt".into() };
+    let departments = complete(target(), "department", "S", BTreeMap::new()).await.unwrap();
+    assert_eq!((departments.values, departments.has_more), (vec!["Sales".to_owned(), "Support".to_owned()], false));
+    let names = complete(target(), "name", "", values(&[("department", "Sales"), ("name", "")])).await.unwrap();
+    assert_eq!(names.values, ["David", "Eve", "Frank"]);
+    let names = complete(target(), "name", "", values(&[("department", "Support")])).await.unwrap();
+    assert_eq!(names.values, ["John", "Kim", "Lee"]);
+    let args = json!({"department": "Sales", "name": "Eve"}).as_object().unwrap().clone();
+    let text = f.app.get_prompt("everything", "completable-prompt", args, CancellationToken::new()).await.unwrap();
+    assert_eq!(text, "Please promote Eve to the head of the Sales team.");
+
+    // Its resource templates, their variables completed and filled in.
+    let templates = f.app.list_resource_templates().unwrap();
+    let text_template = "demo://resource/dynamic/text/{resourceId}";
+    let blob_template = "demo://resource/dynamic/blob/{resourceId}";
+    let listed = templates.iter().find(|t| t.uri_template == text_template).expect("the text template");
+    assert_eq!((listed.server.as_str(), listed.variables.clone()), ("everything", vec!["resourceId".to_owned()]));
+    let target = || CompletionTarget::ResourceTemplate { uri_template: text_template.into() };
+    assert_eq!(complete(target(), "resourceId", "4", BTreeMap::new()).await.unwrap().values, ["4"]);
+    assert!(complete(target(), "resourceId", "x", BTreeMap::new()).await.unwrap().values.is_empty());
+    let text_uri = f.app.expand_resource_template(text_template, &values(&[("resourceId", "4")])).unwrap();
+    assert_eq!(text_uri, "demo://resource/dynamic/text/4");
+    let blob_uri = f.app.expand_resource_template(blob_template, &values(&[("resourceId", "5")])).unwrap();
+    let err = f.app.expand_resource_template("demo://{broken", &BTreeMap::new()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+
+    // A resource made from a template is in no list: it is read from the server named with it.
+    let link = |uri: &str, server: Option<&str>| AttachmentInput::ResourceLink {
+        uri: uri.into(),
+        name: None,
+        server: server.map(str::to_owned),
+    };
+    let c = f.app.create_conversation(None).unwrap();
+    let input = TurnInput::Send { text: "Read these".into(), attachments: vec![link(&text_uri, None)] };
+    let error = f.app.run_turn(&c.id, input, |_| {}).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::NotFound, "{error}");
+    let attachments = vec![link(&text_uri, Some("everything")), link(&blob_uri, Some("everything"))];
+    let input = TurnInput::Send { text: "Read these".into(), attachments };
+    f.app.run_turn(&c.id, input, |_| {}).await.unwrap();
+    let sent = model.requests()[0].body.to_string();
+    assert!(sent.contains("Resource 4: This is a plaintext resource"), "{sent}");
+    assert!(sent.contains("Resource 5: This is a base64 blob"), "the text blob is decoded: {sent}");
+    f.app.shutdown().await;
+}

@@ -63,6 +63,13 @@ async fn time_fetch_and_filesystem_servers_answer() {
     let page = call("fetch", "fetch", json!({"url": format!("http://{addr}/page")})).await;
     assert_ne!(page.is_error, Some(true), "{}", text(&page));
     assert!(text(&page).contains("marmalade"), "{}", text(&page));
+    // Its "fetch" prompt takes a URL, but the server offers no completions: none are asked for
+    // (a request would be answered "method not found").
+    let prompt = rmcp::model::Reference::for_prompt("fetch");
+    let argument = rmcp::model::ArgumentInfo::new("url", "http");
+    let none =
+        registry.complete("fetch", prompt, argument, Default::default(), CancellationToken::new()).await.unwrap();
+    assert!(none.values.is_empty());
 
     let file = call("fs", "read_text_file", json!({"path": dir_arg.join("notes.txt")})).await;
     assert!(text(&file).contains("filesystem says hello"), "{}", text(&file));

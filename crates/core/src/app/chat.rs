@@ -75,11 +75,14 @@ pub enum AttachmentInput {
         #[serde(default)]
         title: Option<String>,
     },
-    /// An MCP resource, read from the server that lists it.
+    /// An MCP resource, read from `server` (a resource made from a template)
+    /// or else from the server that lists it.
     ResourceLink {
         uri: String,
         #[serde(default)]
         name: Option<String>,
+        #[serde(default)]
+        server: Option<String>,
     },
     /// A file's bytes, base64: PDF, Word, HTML, Markdown, code or text ([`attach::encoded_document`]).
     File { title: String, data: String },
@@ -428,8 +431,8 @@ impl App {
                 AttachmentInput::Audio { mime_type, data, title } => {
                     attach::media(named(title, "audio"), &mime_type, data)?
                 }
-                AttachmentInput::ResourceLink { uri, name } => {
-                    let text = self.read_resource_text(&uri).await?;
+                AttachmentInput::ResourceLink { uri, name, server } => {
+                    let text = self.read_resource_text(&uri, server).await?;
                     Attachment { title: named(name, &uri), uri: Some(uri), text, media: None }
                 }
                 AttachmentInput::File { title, data } => {

@@ -121,6 +121,7 @@ impl AppError {
             Self::Mcp(McpError::Timeout { .. } | McpError::StartTimeout { .. }) => ErrorKind::Timeout,
             Self::Mcp(McpError::Cancelled { .. }) => ErrorKind::Cancelled,
             Self::Mcp(McpError::UnknownServer { .. }) => ErrorKind::NotFound,
+            Self::Mcp(McpError::UriTemplate { .. }) => ErrorKind::InvalidInput,
             Self::Mcp(_) => ErrorKind::Mcp,
             Self::Rag(e) => match e {
                 RagError::Store(_) => ErrorKind::Database,

@@ -8,12 +8,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use rmcp::model::{ArgumentInfo, Reference};
 use tokio_util::sync::CancellationToken;
 
 use super::diff::line_diff;
 use super::views::{
-    DoctorCheck, DoctorReport, ImportEntry, ImportInput, ImportPreviewView, ImportReport, PromptArgument, PromptInfo,
-    ProviderView, ResourceInfo, SecretValues, ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord,
+    CompletionTarget, CompletionView, DoctorCheck, DoctorReport, ImportEntry, ImportInput, ImportPreviewView,
+    ImportReport, PromptArgument, PromptInfo, ProviderView, ResourceInfo, ResourceTemplateInfo, SecretValues,
+    ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord,
 };
 use super::{App, AppError};
 use crate::agent::budget;
@@ -29,10 +31,10 @@ use crate::config::{
 };
 use crate::llm::ToolSpec;
 use crate::mcp::approval::{ApprovalPolicy, ConversationGrants};
-use crate::mcp::content::{ResultLimits, for_model, for_ui};
+use crate::mcp::content::{ResultLimits, for_model, for_ui, prompt_text, resource_text};
 use crate::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions};
 use crate::mcp::traces::{TraceStore, traced_call};
-use crate::mcp::{CallOptions, LaunchReport};
+use crate::mcp::{CallOptions, LaunchReport, uri_template};
 
 /// How long a server may take to stop before it is restarted or removed.
 const STOP_WAIT: Duration = Duration::from_secs(10);
@@ -355,15 +357,7 @@ impl App {
         cancel: CancellationToken,
     ) -> Result<String, AppError> {
         let result = self.inner.registry.get_prompt(server, name, Some(arguments), cancel).await?;
-        let texts: Vec<String> = result
-            .messages
-            .iter()
-            .filter_map(|m| match serde_json::to_value(&m.content).ok()? {
-                serde_json::Value::Object(o) => o.get("text").and_then(|t| t.as_str()).map(str::to_owned),
-                _ => None,
-            })
-            .collect();
-        Ok(texts.join("\n\n"))
+        Ok(prompt_text(&result))
     }
 
     /// Resources of every ready server.
@@ -382,27 +376,75 @@ impl App {
         Ok(out)
     }
 
-    /// The text of a resource, read from the first ready server that lists it.
-    pub(crate) async fn read_resource_text(&self, uri: &str) -> Result<String, AppError> {
-        let server = self
-            .list_resources()?
-            .into_iter()
-            .find(|r| r.uri == uri)
-            .map(|r| r.server)
-            .ok_or_else(|| AppError::NotFound(format!("no ready MCP server offers the resource {uri}")))?;
-        let result = self.inner.registry.read_resource(&server, uri, CancellationToken::new()).await?;
-        let texts: Vec<String> = result
-            .contents
-            .iter()
-            .filter_map(|c| match c {
-                rmcp::model::ResourceContents::TextResourceContents { text, .. } => Some(text.clone()),
-                _ => None,
-            })
-            .collect();
-        if texts.is_empty() {
-            return Err(AppError::Invalid(format!("resource {uri} has no text to attach")));
+    /// Resource templates of every ready server, each with its variables; a
+    /// template whose URI template cannot be read is left out (and logged).
+    pub fn list_resource_templates(&self) -> Result<Vec<ResourceTemplateInfo>, AppError> {
+        let mut out = Vec::new();
+        for name in self.ready_servers()? {
+            for t in self.inner.registry.resource_templates(&name).unwrap_or_default() {
+                match uri_template::variables(&t.uri_template) {
+                    Ok(variables) => out.push(ResourceTemplateInfo {
+                        server: name.clone(),
+                        uri_template: t.uri_template.clone(),
+                        name: t.title.clone().unwrap_or_else(|| t.name.clone()),
+                        description: t.description.clone(),
+                        mime_type: t.mime_type.clone(),
+                        variables,
+                    }),
+                    Err(e) => tracing::warn!(server = %name, error = %e, "a resource template was left out"),
+                }
+            }
         }
-        Ok(texts.join("\n\n"))
+        Ok(out)
+    }
+
+    /// The URI a server's resource template makes with `values`.
+    pub fn expand_resource_template(
+        &self,
+        uri_template: &str,
+        values: &BTreeMap<String, String>,
+    ) -> Result<String, AppError> {
+        Ok(uri_template::expand(uri_template, values)?)
+    }
+
+    /// What a server suggests for one argument of a prompt or a resource
+    /// template, given the text typed so far and the other arguments' values.
+    pub async fn complete(
+        &self,
+        server: &str,
+        target: CompletionTarget,
+        argument: &str,
+        value: &str,
+        context: BTreeMap<String, String>,
+        cancel: CancellationToken,
+    ) -> Result<CompletionView, AppError> {
+        let reference = match target {
+            CompletionTarget::Prompt { name } => Reference::for_prompt(name),
+            CompletionTarget::ResourceTemplate { uri_template } => Reference::for_resource(uri_template),
+        };
+        let context = context.into_iter().filter(|(k, v)| k != argument && !v.is_empty()).collect();
+        let info = self
+            .inner
+            .registry
+            .complete(server, reference, ArgumentInfo::new(argument, value), context, cancel)
+            .await?;
+        Ok(CompletionView { values: info.values, total: info.total, has_more: info.has_more.unwrap_or(false) })
+    }
+
+    /// The text of a resource: read from `server` when given (a template's
+    /// URI is in no list), else from the first ready server that lists it.
+    pub(crate) async fn read_resource_text(&self, uri: &str, server: Option<String>) -> Result<String, AppError> {
+        let server = match server {
+            Some(server) => server,
+            None => self
+                .list_resources()?
+                .into_iter()
+                .find(|r| r.uri == uri)
+                .map(|r| r.server)
+                .ok_or_else(|| AppError::NotFound(format!("no ready MCP server offers the resource {uri}")))?,
+        };
+        let result = self.inner.registry.read_resource(&server, uri, CancellationToken::new()).await?;
+        resource_text(&result).ok_or_else(|| AppError::Invalid(format!("resource {uri} has no text to attach")))
     }
 
     fn ready_servers(&self) -> Result<Vec<String>, AppError> {

@@ -526,6 +526,38 @@ pub struct ResourceInfo {
     pub mime_type: Option<String>,
 }
 
+/// A resource template a server offers: a form of its variables makes the
+/// URI of a resource to attach.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResourceTemplateInfo {
+    pub server: String,
+    pub uri_template: String,
+    /// The template's title, else its name.
+    pub name: String,
+    pub description: Option<String>,
+    pub mime_type: Option<String>,
+    /// The URI template's variables, each once, in order.
+    pub variables: Vec<String>,
+}
+
+/// What an argument to complete belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum CompletionTarget {
+    Prompt { name: String },
+    ResourceTemplate { uri_template: String },
+}
+
+/// A server's suggestions for an argument (at most 100).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CompletionView {
+    pub values: Vec<String>,
+    /// How many match in all, when the server says.
+    pub total: Option<u32>,
+    /// More match than were sent.
+    pub has_more: bool,
+}
+
 /// A provider profile without its key.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProviderView {

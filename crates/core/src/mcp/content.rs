@@ -12,10 +12,14 @@
 //! - [`BoundedJson`]: raw JSON-RPC request and response text for the trace
 //!   inspector, serialised through a writer that stops keeping bytes at the
 //!   cap, so a huge message is never copied whole.
+//!
+//! It also reads the text out of a prompt ([`prompt_text`]) and a resource
+//! ([`resource_text`]) for the composer and the CLI.
 
 use std::io::{self, Write};
 
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use base64::Engine;
+use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult, ResourceContents};
 use serde::{Deserialize, Serialize};
 
 use crate::llm::ContentPart;
@@ -341,6 +345,41 @@ impl CallTrace {
     }
 }
 
+/// The text of a prompt's messages, a paragraph each; messages without text
+/// (images, audio) are left out.
+pub fn prompt_text(result: &GetPromptResult) -> String {
+    let texts: Vec<String> = result
+        .messages
+        .iter()
+        .filter_map(|m| match serde_json::to_value(&m.content).ok()? {
+            serde_json::Value::Object(o) => o.get("text").and_then(|t| t.as_str()).map(str::to_owned),
+            _ => None,
+        })
+        .collect();
+    texts.join("\n\n")
+}
+
+/// The text of a resource's contents, a paragraph each: text contents, and
+/// blobs whose MIME type is text (`text/*`, JSON, XML) and whose bytes are
+/// UTF-8. `None` when no part is text.
+pub fn resource_text(result: &ReadResourceResult) -> Option<String> {
+    let texts: Vec<String> = result
+        .contents
+        .iter()
+        .filter_map(|c| match c {
+            ResourceContents::TextResourceContents { text, .. } => Some(text.clone()),
+            ResourceContents::BlobResourceContents { blob, mime_type, .. } => {
+                let mime = mime_type.as_deref().unwrap_or_default();
+                let textual = mime.starts_with("text/") || mime.ends_with("json") || mime.ends_with("xml");
+                let bytes = base64::engine::general_purpose::STANDARD.decode(blob).ok().filter(|_| textual)?;
+                String::from_utf8(bytes).ok()
+            }
+            _ => None,
+        })
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n\n"))
+}
+
 #[cfg(test)]
 mod tests {
     use rmcp::model::{AudioContent, EmbeddedResource, ImageContent, Resource};
@@ -453,5 +492,22 @@ mod tests {
         let response = trace.response.unwrap();
         assert!(response.truncated && response.text.len() <= limits.trace_bytes);
         assert!(for_ui(&r, &limits).truncated.is_some());
+    }
+
+    #[test]
+    fn resource_text_reads_text_and_textual_blobs_only() {
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let read = |contents: serde_json::Value| -> ReadResourceResult {
+            serde_json::from_value(json!({ "contents": contents })).unwrap()
+        };
+        let mixed = read(json!([
+            {"uri": "a://1", "mimeType": "text/plain", "text": "plain"},
+            {"uri": "a://2", "mimeType": "text/plain", "blob": b64(b"from a blob")},
+            {"uri": "a://3", "mimeType": "application/json", "blob": b64(b"{\"k\":1}")},
+            {"uri": "a://4", "mimeType": "image/png", "blob": b64(b"\x89PNG")},
+            {"uri": "a://5", "mimeType": "text/plain", "blob": b64(&[0xff, 0xfe])}
+        ]));
+        assert_eq!(resource_text(&mixed).as_deref(), Some("plain\n\nfrom a blob\n\n{\"k\":1}"));
+        assert_eq!(resource_text(&read(json!([{"uri": "a://4", "mimeType": "image/png", "blob": b64(b"x")}]))), None);
     }
 }

@@ -29,6 +29,7 @@
 //! - [`approval`] decides whether a call may run, pinned to the tool's definition.
 //! - [`content`] converts and caps tool results for the model and the UI.
 //! - [`host`] serves the registry's tools to the chat engine ([`RegistryTools`]).
+//! - [`uri_template`] reads and expands resource templates' URI templates.
 
 pub mod approval;
 pub mod catalogue;
@@ -49,6 +50,7 @@ pub mod requests;
 pub mod sse;
 pub mod stdio;
 pub mod traces;
+pub mod uri_template;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -76,6 +78,9 @@ pub enum McpError {
     /// The server is not ready (stopped, starting, failed).
     #[error("MCP server {server:?} is not ready ({status})")]
     NotReady { server: String, status: ServerStatus },
+    /// A resource template's URI template cannot be read.
+    #[error("URI template {template:?} is not valid: {reason}")]
+    UriTemplate { template: String, reason: String },
     /// The command was not found.
     #[error("command {command:?} not found on PATH; looked in {}", join(searched))]
     CommandNotFound { command: String, searched: Vec<PathBuf> },

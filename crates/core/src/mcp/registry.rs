@@ -23,15 +23,16 @@
 //! sampling or elicitation requests waits for the user, so a dialog left open
 //! does not time out the call that caused it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification, CancelledNotificationParam,
-    ClientNotification, ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject,
-    ProgressToken, Prompt, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, RequestId, Resource,
-    ResourceTemplate, RootsListChangedNotification, ServerResult, Tool,
+    ArgumentInfo, CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientNotification, ClientRequest, CompleteRequest, CompleteRequestParams,
+    CompletionContext, CompletionInfo, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject,
+    ProgressToken, Prompt, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Reference, RequestId,
+    Resource, ResourceTemplate, RootsListChangedNotification, ServerResult, Tool,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient};
 use serde::Serialize;
@@ -631,6 +632,43 @@ impl McpRegistry {
         let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
         match self.request(server, request, CallOptions::default(), ct).await? {
             ServerResult::GetPromptResult(result) => Ok(result),
+            other => Err(unexpected(server, &other)),
+        }
+    }
+
+    /// Suggestions for one argument of a prompt or resource template
+    /// (`completion/complete`), given what is typed so far and the values of
+    /// the other arguments. A server that does not offer completions suggests
+    /// nothing, without a request; one that takes longer than 10 s is asked no
+    /// more (suggestions are for typing); at most 100 values are kept, as the
+    /// protocol allows.
+    pub async fn complete(
+        &self,
+        server: &str,
+        reference: Reference,
+        argument: ArgumentInfo,
+        context: HashMap<String, String>,
+        ct: CancellationToken,
+    ) -> Result<CompletionInfo, McpError> {
+        let (live, _) = self.live(server)?;
+        if live.peer.peer_info().is_none_or(|info| info.capabilities.completions.is_none()) {
+            return Ok(CompletionInfo::default());
+        }
+        let mut params = CompleteRequestParams::new(reference, argument);
+        if !context.is_empty() {
+            params.context = Some(CompletionContext::with_arguments(context));
+        }
+        let request = ClientRequest::CompleteRequest(CompleteRequest::new(params));
+        let options = CallOptions { timeout: Some(Duration::from_secs(10)), events: None };
+        match self.request(server, request, options, ct).await? {
+            ServerResult::CompleteResult(mut result) => {
+                let more = result.completion.values.len() > CompletionInfo::MAX_VALUES;
+                result.completion.values.truncate(CompletionInfo::MAX_VALUES);
+                if more {
+                    result.completion.has_more = Some(true);
+                }
+                Ok(result.completion)
+            }
             other => Err(unexpected(server, &other)),
         }
     }
