@@ -114,7 +114,7 @@ fn fill(transport: &mut TransportConfig, server: &str, set: &[String]) -> anyhow
         _ => bail!("the registry entry is neither a program nor a remote server"),
     };
     for pair in set {
-        let (key, value) = pair.split_once('=').with_context(|| format!("--set {pair}: write KEY=VALUE"))?;
+        let (key, value) = crate::key_value("--set", pair)?;
         match values.get_mut(key) {
             Some(ValueSource::Secret(_)) => {
                 bail!("--set {key}: it is a secret; leave it out and type it when asked (or pipe it to stdin)")

@@ -112,7 +112,7 @@ async fn wait_settled(app: &App, name: &str) -> anyhow::Result<ServerStatusView>
 fn values(info: &BundleInfo, set: &[String]) -> anyhow::Result<BundleValues> {
     let mut given: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for pair in set {
-        let (key, value) = pair.split_once('=').with_context(|| format!("--set {pair}: write KEY=VALUE"))?;
+        let (key, value) = crate::key_value("--set", pair)?;
         let Some(setting) = info.settings.iter().find(|s| s.key == key) else {
             let keys: Vec<&str> = info.settings.iter().map(|s| s.key.as_str()).collect();
             bail!("--set {key}: the bundle has no such setting; it has: {}", keys.join(", "));

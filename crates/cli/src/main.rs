@@ -70,6 +70,11 @@ enum Command {
     Restore(backup::RestoreArgs),
 }
 
+/// Splits a `KEY=VALUE` given to `flag` (`--set`, `--arg`), or says how to write it.
+pub(crate) fn key_value<'a>(flag: &str, pair: &'a str) -> anyhow::Result<(&'a str, &'a str)> {
+    pair.split_once('=').ok_or_else(|| anyhow::anyhow!("{flag} {pair}: write KEY=VALUE"))
+}
+
 /// Opens the data directory's database and uses its saved network proxy, for
 /// the commands that make requests (providers, remote servers, embeddings).
 pub(crate) fn open_store(dir: &DataDir) -> anyhow::Result<patchbay_core::store::Store> {

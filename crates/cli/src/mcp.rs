@@ -2,11 +2,13 @@
 //! bundles (`install.rs`), search the MCP Registry (`search`) and add the
 //! servers it lists (`add.rs`).
 //!
-//! `status`, `tools`, `call` and `doctor` start the servers they need through the
+//! `status`, `tools`, `call`, `prompts`, `prompt`, `resources`, `read`,
+//! `complete` and `doctor` start the servers they need through the
 //! same registry the app uses, and stop them before exiting. The servers see
 //! the shared roots; their sampling and elicitation requests are asked on the
 //! terminal, sampling on the first provider's default model (see `host.rs`).
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -14,9 +16,11 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use patchbay_core::catalog::{HttpRegistry, Registry};
 use patchbay_core::config::{ConfigStore, McpServerConfig, TransportConfig, ValueSource};
-use patchbay_core::mcp::{CallOptions, McpRegistry, ServerStatus};
+use patchbay_core::mcp::content::{prompt_text, resource_text};
+use patchbay_core::mcp::{CallOptions, McpRegistry, ServerStatus, uri_template};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
+use rmcp::model::{ArgumentInfo, Reference};
 use tokio_util::sync::CancellationToken;
 
 use crate::add::AddArgs;
@@ -47,6 +51,46 @@ enum McpCommand {
     },
     /// Start a server and show what its launch found: command path, exit code, env keys, stderr.
     Doctor { server: String },
+    /// The prompts a server offers, with their arguments (`*` marks a required one).
+    Prompts { server: String },
+    /// Get a prompt and print the text of its messages.
+    Prompt {
+        server: String,
+        name: String,
+        /// An argument of the prompt; once per argument.
+        #[arg(long = "arg", value_name = "KEY=VALUE")]
+        args: Vec<String>,
+    },
+    /// The resources and resource templates a server offers.
+    Resources { server: String },
+    /// Read a resource and print its text. With `--arg`, URI is a resource
+    /// template and the values fill in its variables.
+    Read {
+        server: String,
+        uri: String,
+        /// A variable of the resource template; once per variable.
+        #[arg(long = "arg", value_name = "KEY=VALUE")]
+        args: Vec<String>,
+    },
+    /// What a server suggests for an argument of a prompt or of a resource
+    /// template, one value per line.
+    Complete {
+        server: String,
+        /// The prompt the argument belongs to.
+        #[arg(long, required_unless_present = "template", conflicts_with = "template")]
+        prompt: Option<String>,
+        /// The resource template (its URI template) the argument belongs to.
+        #[arg(long)]
+        template: Option<String>,
+        /// The argument's name.
+        argument: String,
+        /// What is typed so far.
+        #[arg(default_value = "")]
+        value: String,
+        /// The value of another argument, which may narrow the suggestions.
+        #[arg(long = "arg", value_name = "KEY=VALUE")]
+        args: Vec<String>,
+    },
     /// Install an MCP bundle (.mcpb) as a server, or update the one it installed before.
     Install(InstallArgs),
     /// Add a server the MCP Registry lists (by its registry name), and start it once.
@@ -180,6 +224,65 @@ async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) 
             println!("{text}");
             Ok(ExitCode::SUCCESS)
         }
+        McpCommand::Prompts { server } => {
+            ready(registry, &server, settle).await?;
+            for prompt in registry.prompts(&server)? {
+                let args: Vec<String> = prompt
+                    .arguments
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|a| if a.required == Some(true) { format!("{}*", a.name) } else { a.name })
+                    .collect();
+                let about = prompt.description.as_deref().and_then(|d| d.lines().next()).unwrap_or("");
+                let args = if args.is_empty() { String::new() } else { format!(" ({})", args.join(", ")) };
+                println!("{}{args}  {about}", prompt.name);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::Prompt { server, name, args } => {
+            let arguments = pairs(&args)?.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+            ready(registry, &server, settle).await?;
+            let result = registry.get_prompt(&server, &name, Some(arguments), CancellationToken::new()).await?;
+            println!("{}", prompt_text(&result));
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::Resources { server } => {
+            ready(registry, &server, settle).await?;
+            for resource in registry.resources(&server)? {
+                println!("{}  {}", resource.uri, resource.name);
+            }
+            for template in registry.resource_templates(&server)? {
+                println!("{}  {} (template)", template.uri_template, template.name);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::Read { server, uri, args } => {
+            let uri = if args.is_empty() { uri } else { uri_template::expand(&uri, &pairs(&args)?)? };
+            ready(registry, &server, settle).await?;
+            let result = registry.read_resource(&server, &uri, CancellationToken::new()).await?;
+            match resource_text(&result) {
+                Some(text) => println!("{text}"),
+                None => bail!("resource {uri} has no text (it is {})", kinds(&result)),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::Complete { server, prompt, template, argument, value, args } => {
+            let reference = match (prompt, template) {
+                (Some(prompt), _) => Reference::for_prompt(prompt),
+                (None, Some(template)) => Reference::for_resource(template),
+                (None, None) => unreachable!("clap requires --prompt or --template"),
+            };
+            let context = pairs(&args)?.into_iter().collect();
+            ready(registry, &server, settle).await?;
+            let argument = ArgumentInfo::new(argument, value);
+            let completion = registry.complete(&server, reference, argument, context, CancellationToken::new()).await?;
+            completion.values.iter().for_each(|v| println!("{v}"));
+            if completion.has_more == Some(true) {
+                let total = completion.total.map(|t| format!(" ({t} in all)")).unwrap_or_default();
+                eprintln!("more values match{total}: type more to narrow them");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         McpCommand::Doctor { server } => {
             registry.start(&server).await?;
             registry.wait_settled(settle).await;
@@ -218,6 +321,27 @@ fn list_line(server: &McpServerConfig) -> String {
 }
 
 /// The result's text blocks; other blocks and structured content as JSON.
+/// `--arg KEY=VALUE` pairs by key.
+fn pairs(args: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    args.iter().map(|pair| crate::key_value("--arg", pair).map(|(k, v)| (k.to_owned(), v.to_owned()))).collect()
+}
+
+/// The MIME types of a resource without text, for the error that says so.
+fn kinds(result: &rmcp::model::ReadResourceResult) -> String {
+    let kinds: Vec<&str> = result
+        .contents
+        .iter()
+        .map(|c| match c {
+            rmcp::model::ResourceContents::TextResourceContents { mime_type, .. }
+            | rmcp::model::ResourceContents::BlobResourceContents { mime_type, .. } => {
+                mime_type.as_deref().unwrap_or("binary data")
+            }
+            _ => "an unknown kind of content",
+        })
+        .collect();
+    if kinds.is_empty() { "empty".to_owned() } else { kinds.join(", ") }
+}
+
 fn result_text(result: &rmcp::model::CallToolResult) -> String {
     let mut parts: Vec<String> = result
         .content

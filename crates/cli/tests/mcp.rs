@@ -1,5 +1,6 @@
-//! `patchbay mcp list | status | tools | call | doctor` against real servers seeded
-//! into a temporary data directory.
+//! `patchbay mcp list | status | tools | call | doctor | prompts | prompt |
+//! resources | read | complete` against real servers seeded into a temporary
+//! data directory.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -101,4 +102,46 @@ fn doctor_explains_a_server_that_does_not_start() {
     let out = patchbay(tmp.path(), &["mcp", "tools", "broken"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("patchbay mcp doctor broken"), "{}", stderr(&out));
+}
+
+#[test]
+fn prompts_resources_and_completions_of_a_server() {
+    let tmp = seeded();
+    let run = |args: &[&str]| {
+        let out = patchbay(tmp.path(), args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    let prompts = run(&["mcp", "prompts", "everything"]);
+    assert!(prompts.lines().any(|l| l.starts_with("args-prompt (city*, state)  ")), "{prompts}");
+    assert!(prompts.lines().any(|l| l.starts_with("completable-prompt (department*, name*)  ")), "{prompts}");
+    let text =
+        run(&["mcp", "prompt", "everything", "completable-prompt", "--arg", "department=Sales", "--arg", "name=Eve"]);
+    assert_eq!(text, "Please promote Eve to the head of the Sales team.\n");
+
+    let resources = run(&["mcp", "resources", "everything"]);
+    assert!(resources.lines().any(|l| l == "demo://resource/static/document/features.md  features.md"), "{resources}");
+    assert!(
+        resources.lines().any(|l| l == "demo://resource/dynamic/text/{resourceId}  Dynamic Text Resource (template)"),
+        "{resources}"
+    );
+    let read =
+        run(&["mcp", "read", "everything", "demo://resource/dynamic/blob/{resourceId}", "--arg", "resourceId=3"]);
+    assert!(read.starts_with("Resource 3: This is a base64 blob created at "), "{read}");
+
+    let complete = ["mcp", "complete", "everything", "--prompt", "completable-prompt"];
+    assert_eq!(run(&[&complete[..], &["department", "S"]].concat()), "Sales\nSupport\n");
+    assert_eq!(run(&[&complete[..], &["name", "--arg", "department=Marketing"]].concat()), "Grace\nHenry\nIris\n");
+    let template = ["mcp", "complete", "everything", "--template", "demo://resource/dynamic/text/{resourceId}"];
+    assert_eq!(run(&[&template[..], &["resourceId", "12"]].concat()), "12\n");
+
+    let out = patchbay(tmp.path(), &["mcp", "read", "everything", "demo://{broken", "--arg", "a=1"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("URI template \"demo://{broken\" is not valid: the `{` at 7 is never closed"),
+        "{}",
+        stderr(&out)
+    );
+    let out = patchbay(tmp.path(), &["mcp", "prompt", "everything", "args-prompt", "--arg", "city"]);
+    assert!(stderr(&out).contains("--arg city: write KEY=VALUE"), "{}", stderr(&out));
 }
