@@ -6,7 +6,8 @@
 //! streaming answer, restart the app and find the conversation intact; drop a
 //! picture on the composer and find it in the model's request; install an MCP
 //! bundle the app was opened with, then update it from a second launch; find
-//! servers in an MCP Registry and add one, and install another's bundle.
+//! servers in an MCP Registry and add one, and install another's bundle; fill
+//! in a prompt and a resource template with the server's suggestions.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -253,6 +254,63 @@ fn a_tool_call_with_approval_a_stopped_answer_and_a_restart() -> Result<()> {
     std::thread::sleep(Duration::from_millis(500));
     app.screenshot("chat")?;
     ensure!(model.remaining() == 0, "the model was not asked four times (two rounds, a title, a stopped answer)");
+    Ok(())
+}
+
+/// Clicks the suggestion `value` under a form field once the server's suggestions arrive.
+fn pick_suggestion(s: &Session, dialog: &str, value: &str) -> Result<()> {
+    let css = format!("[data-testid={dialog}] .suggestions button[data-value=\"{value}\"]");
+    s.click(&s.wait_for(&css, WAIT)?)?;
+    s.wait_for_count(&css, 0, WAIT)
+}
+
+/// server-everything's "completable-prompt" is filled in from its suggestions
+/// (the department narrows the names), and one of its resource templates
+/// makes a resource that goes with the message: both reach the model.
+#[test]
+fn a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let replies = vec![openai::text_reply(&["Done."]), openai::text_reply(&["A promotion"])];
+    let model = runtime.block_on(ScriptedServer::start(Format::OpenAi, replies))?;
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    seed(&data_dir, &model.url())?;
+    let app = App::start(
+        "a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions",
+        AppOptions { data_dir: Some(data_dir), ..Default::default() },
+    )?;
+    app.check(|s| {
+        open_chat(s)?;
+        s.click(&s.wait_for("#new-conversation", WAIT)?)?;
+        s.wait_for("#composer-input", WAIT)?;
+        s.set_value("#composer-input", "/completable")?;
+        s.wait_for_text(".slash-menu", WAIT, |t| t.contains("/completable-prompt"))?;
+        s.click(&s.find(".slash-menu button")?)?;
+        s.wait_for("[data-testid=prompt-dialog]", WAIT)?;
+        s.set_value("[data-testid=prompt-dialog] input[name=department]", "Sa")?;
+        pick_suggestion(s, "prompt-dialog", "Sales")?;
+        s.click(&s.find("[data-testid=prompt-dialog] input[name=name]")?)?;
+        let names = s.wait_for_text("[data-testid=prompt-dialog] .suggestions", WAIT, |t| t.contains("Frank"))?;
+        ensure!(names.contains("David") && names.contains("Eve"), "the Sales team is not offered: {names}");
+        pick_suggestion(s, "prompt-dialog", "Eve")?;
+        s.click(&s.find("[data-testid=prompt-dialog] button[type=submit]")?)?;
+        s.wait_for_count("[data-testid=prompt-dialog]", 0, WAIT)?;
+        let typed = s.execute("return document.querySelector('#composer-input').value", json!([]))?;
+        ensure!(typed == "Please promote Eve to the head of the Sales team.", "the composer holds {typed}");
+
+        let template = "template\u{0}everything\u{0}demo://resource/dynamic/text/{resourceId}";
+        s.set_value("select[aria-label='Attach a resource']", template)?;
+        s.wait_for("[data-testid=template-dialog]", WAIT)?;
+        s.set_value("[data-testid=template-dialog] input[name=resourceId]", "7")?;
+        s.click(&s.find("[data-testid=template-dialog] button[type=submit]")?)?;
+        s.wait_for_text("[data-testid=attachment-chip]", WAIT, |t| t.contains("demo://resource/dynamic/text/7"))?;
+        s.click(&s.wait_for("#send-button", WAIT)?)?;
+        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("Done."))?;
+        Ok(())
+    })?;
+    let sent = model.requests()[0].body.to_string();
+    ensure!(sent.contains("Please promote Eve to the head of the Sales team."), "the prompt is not in {sent}");
+    ensure!(sent.contains("Resource 7: This is a plaintext resource"), "the template's resource is not in {sent}");
     Ok(())
 }
 

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use patchbay_core::app::ServerRequestResponse;
 use patchbay_core::app::views::{
-    DoctorReport, PromptInfo, ResourceInfo, ServerView, ToolInfo, ToolResultView, TraceRecord,
+    CompletionTarget, CompletionView, DoctorReport, PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerView,
+    ToolInfo, ToolResultView, TraceRecord,
 };
 use patchbay_core::bundle::{BundleInfo, BundleValues};
 use patchbay_core::catalog::{BundleSource, RegistryPage};
@@ -215,4 +216,30 @@ pub async fn get_prompt(
 #[tauri::command(rename_all = "snake_case")]
 pub fn list_resources(state: State<'_, AppState>) -> Result<Vec<ResourceInfo>, IpcError> {
     Ok(state.app()?.list_resources()?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn list_resource_templates(state: State<'_, AppState>) -> Result<Vec<ResourceTemplateInfo>, IpcError> {
+    Ok(state.app()?.list_resource_templates()?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn expand_resource_template(
+    state: State<'_, AppState>,
+    uri_template: String,
+    values: BTreeMap<String, String>,
+) -> Result<String, IpcError> {
+    Ok(state.app()?.expand_resource_template(&uri_template, &values)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn complete_argument(
+    state: State<'_, AppState>,
+    server: String,
+    target: CompletionTarget,
+    argument: String,
+    value: String,
+    context: BTreeMap<String, String>,
+) -> Result<CompletionView, IpcError> {
+    Ok(state.app()?.complete(&server, target, &argument, &value, context, CancellationToken::new()).await?)
 }

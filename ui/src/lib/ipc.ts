@@ -77,7 +77,7 @@ export type ContentPart =
   | { type: "text"; text: string }
   | { type: "image"; mime_type: string; data: string }
   | { type: "audio"; mime_type: string; data: string }
-  | { type: "resource_link"; uri: string; name: string | null; mime_type: string | null };
+  | { type: "resource_link"; uri: string; name: string | null; mime_type: string | null; server?: string };
 
 /**
  * Mirrors `patchbay_core::app::AttachmentInput`: a part, with the name of the file it came
@@ -318,6 +318,26 @@ export interface ResourceInfo {
   uri: string;
   name: string;
   mime_type: string | null;
+}
+
+/** A resource template: its variables fill in `uri_template` to name a resource. */
+export interface ResourceTemplateInfo {
+  server: string;
+  uri_template: string;
+  name: string;
+  description: string | null;
+  mime_type: string | null;
+  variables: string[];
+}
+
+/** What an argument to complete belongs to. */
+export type CompletionTarget = { type: "prompt"; name: string } | { type: "resource_template"; uri_template: string };
+
+/** A server's suggestions for one argument. */
+export interface CompletionView {
+  values: string[];
+  total: number | null;
+  has_more: boolean;
 }
 
 // ---------------------------------------------------------------- servers
@@ -761,6 +781,11 @@ export const ipc = {
   getPrompt: (server: string, name: string, args: Record<string, string>) =>
     call<string>("get_prompt", { server, name, arguments: args }),
   listResources: () => call<ResourceInfo[]>("list_resources"),
+  listResourceTemplates: () => call<ResourceTemplateInfo[]>("list_resource_templates"),
+  expandResourceTemplate: (uriTemplate: string, values: Record<string, string>) =>
+    call<string>("expand_resource_template", { uri_template: uriTemplate, values }),
+  completeArgument: (server: string, target: CompletionTarget, argument: string, value: string, context: Record<string, string>) =>
+    call<CompletionView>("complete_argument", { server, target, argument, value, context }),
   respondServerRequest: (id: string, response: ServerRequestResponse) =>
     call<void>("respond_server_request", { id, response }),
 

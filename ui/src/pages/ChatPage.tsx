@@ -19,6 +19,7 @@ import {
   type PromptInfo,
   type Assistant,
   type ResourceInfo,
+  type ResourceTemplateInfo,
   type ServerRequest,
   type ToolInfo,
   type ToolTrace,
@@ -46,6 +47,9 @@ export type ChatIpc = Pick<
   | "listPrompts"
   | "getPrompt"
   | "listResources"
+  | "listResourceTemplates"
+  | "expandResourceTemplate"
+  | "completeArgument"
   | "respondServerRequest"
   | "listProviders"
   | "listTools"
@@ -105,6 +109,7 @@ function ConversationView({
   tools,
   prompts,
   resources,
+  templates,
   onError,
   onTurnEnd,
 }: {
@@ -116,6 +121,7 @@ function ConversationView({
   tools: ToolInfo[];
   prompts: PromptInfo[];
   resources: ResourceInfo[];
+  templates: ResourceTemplateInfo[];
   onError: (e: IpcError) => void;
   onTurnEnd: () => void;
 }) {
@@ -277,7 +283,12 @@ function ConversationView({
         tools={tools}
         prompts={prompts}
         resources={resources}
+        templates={templates}
         getPrompt={(p, args) => ipc.getPrompt(p.server, p.name, args)}
+        complete={(server, target, argument, value, context) =>
+          ipc.completeArgument(server, target, argument, value, context).then((c) => c.values)
+        }
+        expandTemplate={(uriTemplate, values) => ipc.expandResourceTemplate(uriTemplate, values)}
         draft={store.draft}
         onDraft={saveDraft}
       />
@@ -322,6 +333,7 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
   const [tools, setTools] = useState<ToolInfo[]>([]);
   const [prompts, setPrompts] = useState<PromptInfo[]>([]);
   const [resources, setResources] = useState<ResourceInfo[]>([]);
+  const [templates, setTemplates] = useState<ResourceTemplateInfo[]>([]);
   const [requests, setRequests] = useState<ServerRequest[]>([]);
   const [assistants, setAssistants] = useState<Assistant[]>([]);
   const [assistantId, setAssistantId] = useState<string | null>(null);
@@ -356,6 +368,7 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
       ipc.listTools(null).then(setTools).catch(fail);
       ipc.listPrompts().then(setPrompts).catch(fail);
       ipc.listResources().then(setResources).catch(fail);
+      ipc.listResourceTemplates().then(setTemplates).catch(fail);
     };
     loadCatalogue();
     ipc.listAssistants().then(setAssistants).catch(fail);
@@ -432,6 +445,7 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
             tools={tools}
             prompts={prompts}
             resources={resources}
+            templates={templates}
             onError={onError}
             onTurnEnd={refresh}
           />

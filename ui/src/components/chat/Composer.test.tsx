@@ -30,7 +30,10 @@ function setup(extra: Partial<ComposerProps> = {}) {
     tools: [tool("fs", "read", 100), tool("fs", "write", 50), tool("web", "fetch", 30)],
     prompts: [{ server: "fs", name: "summarize", description: "Summarise a file", arguments: [{ name: "path", description: null, required: true }] }],
     resources: [],
+    templates: [],
     getPrompt: vi.fn(() => Promise.resolve("Please summarise /tmp/a")),
+    complete: vi.fn(() => Promise.resolve([])),
+    expandTemplate: vi.fn((t: string, v: Record<string, string>) => Promise.resolve(t.replace("{id}", v.id ?? ""))),
     ...extra,
   };
   const r = renderIn(<Composer {...props} />);
@@ -107,6 +110,72 @@ describe("Composer", () => {
     expect(props.getPrompt).toHaveBeenCalledWith(props.prompts[0], { path: "/tmp/a" });
     await waitFor(() => expect((input() as HTMLTextAreaElement).value).toBe("Please summarise /tmp/a"));
     expect(screen.queryByTestId("prompt-dialog")).toBeNull();
+  });
+
+  it("shows the server's suggestions for a prompt argument as it is typed, with the other arguments", async () => {
+    const team = {
+      server: "hr",
+      name: "promote",
+      description: null,
+      arguments: [
+        { name: "department", description: null, required: true },
+        { name: "name", description: null, required: true },
+      ],
+    };
+    const complete = vi.fn((_s: string, _t: unknown, arg: string, value: string) =>
+      Promise.resolve(arg === "department" ? ["Sales", "Support"].filter((d) => d.startsWith(value)) : ["David", "Eve"]),
+    );
+    setup({ prompts: [team], complete });
+    fireEvent.change(input(), { target: { value: "/promote" } });
+    fireEvent.keyDown(input(), { key: "Enter" });
+    fireEvent.change(screen.getByLabelText("department *"), { target: { value: "Sa" } });
+    const departments = await screen.findByRole("listbox", { name: "Suggestions for department" });
+    expect(departments.textContent).toBe("Sales");
+    expect(complete).toHaveBeenLastCalledWith("hr", { type: "prompt", name: "promote" }, "department", "Sa", { department: "Sa" });
+    fireEvent.click(screen.getByRole("button", { name: "Sales" }));
+    expect((screen.getByLabelText("department *") as HTMLInputElement).value).toBe("Sales");
+    expect(screen.queryByRole("listbox", { name: "Suggestions for department" })).toBeNull();
+
+    fireEvent.focus(screen.getByLabelText("name *"));
+    const names = await screen.findByRole("listbox", { name: "Suggestions for name" });
+    expect(names.textContent).toBe("DavidEve");
+    expect(complete).toHaveBeenLastCalledWith("hr", { type: "prompt", name: "promote" }, "name", "", { department: "Sales" });
+    // Escape closes the suggestions, not the dialog.
+    fireEvent.keyDown(screen.getByLabelText("name *"), { key: "Escape" });
+    expect(screen.queryByRole("listbox", { name: "Suggestions for name" })).toBeNull();
+    expect(screen.getByTestId("prompt-dialog")).toBeTruthy();
+  });
+
+  it("attaches a resource made from a server's template, read from that server", async () => {
+    const template = { server: "db", uri_template: "db://rows/{id}", name: "Row", description: "One row", mime_type: "text/plain", variables: ["id"] };
+    const complete = vi.fn(() => Promise.resolve(["42", "420"]));
+    const { props } = setup({ templates: [template], complete });
+    fireEvent.change(screen.getByLabelText("Attach a resource"), { target: { value: "template\u0000db\u0000db://rows/{id}" } });
+    const dialog = screen.getByTestId("template-dialog");
+    expect(dialog.textContent).toContain("db://rows/{id} — One row");
+    fireEvent.change(screen.getByLabelText("id *"), { target: { value: "42" } });
+    await screen.findByRole("listbox", { name: "Suggestions for id" });
+    expect(complete).toHaveBeenLastCalledWith("db", { type: "resource_template", uri_template: "db://rows/{id}" }, "id", "42", { id: "42" });
+    // The value typed is not offered again.
+    expect(screen.getByRole("listbox", { name: "Suggestions for id" }).textContent).toBe("420");
+    fireEvent.click(screen.getByRole("button", { name: "Attach resource" }));
+    await waitFor(() => expect(screen.queryByTestId("template-dialog")).toBeNull());
+    expect(props.expandTemplate).toHaveBeenCalledWith("db://rows/{id}", { id: "42" });
+    fireEvent.click(screen.getByRole("button", { name: "Send" }));
+    expect(props.onSend).toHaveBeenCalledWith("", [
+      { type: "resource_link", uri: "db://rows/42", name: "db://rows/42", mime_type: "text/plain", server: "db" },
+    ]);
+  });
+
+  it("says why a template's resource could not be made, and keeps the dialog", async () => {
+    const template = { server: "db", uri_template: "db://{broken", name: "Row", description: null, mime_type: null, variables: ["id"] };
+    const expandTemplate = vi.fn(() => Promise.reject({ kind: "invalid_input", message: "URI template is not valid" }));
+    setup({ templates: [template], expandTemplate });
+    fireEvent.change(screen.getByLabelText("Attach a resource"), { target: { value: "template\u0000db\u0000db://{broken" } });
+    fireEvent.change(screen.getByLabelText("id *"), { target: { value: "1" } });
+    fireEvent.click(screen.getByRole("button", { name: "Attach resource" }));
+    expect((await screen.findByRole("alert")).textContent).toBe("URI template is not valid");
+    expect(screen.getByTestId("template-dialog")).toBeTruthy();
   });
 
   it("attaches picked pictures and documents, says which files it cannot take, and sends the rest", async () => {

@@ -1,13 +1,23 @@
 // The composer: Enter sends, Shift+Enter adds a line, Esc or Stop cancels the
 // turn. Model picker, per-conversation server/tool toggles with the tool count
 // and estimated schema tokens, attachments (files picked, pasted or dropped:
-// images, audio, text; and MCP resources), and MCP prompts as `/` commands
-// with an argument form.
+// images, audio, text; MCP resources, and resources made from a server's
+// resource template with a form of its variables), and MCP prompts as `/`
+// commands with an argument form. Prompt arguments and template variables
+// show the server's suggestions (MCP completions) as they are typed.
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { isAttachError, readAttachment } from "../../lib/attachments";
 import type { Draft } from "../../lib/chatStore";
 import { useI18n } from "../../lib/i18n";
-import type { AttachmentInput, ConversationSettings, PromptInfo, ResourceInfo, ToolInfo } from "../../lib/ipc";
+import type {
+  AttachmentInput,
+  CompletionTarget,
+  ConversationSettings,
+  PromptInfo,
+  ResourceInfo,
+  ResourceTemplateInfo,
+  ToolInfo,
+} from "../../lib/ipc";
 import { ReasoningSelect } from "../common/ReasoningSelect";
 import { Dialog } from "../common/Dialog";
 import { SchemaForm } from "../common/SchemaForm";
@@ -28,10 +38,20 @@ export interface ComposerProps {
   tools: ToolInfo[];
   prompts: PromptInfo[];
   resources: ResourceInfo[];
+  templates: ResourceTemplateInfo[];
   getPrompt: (p: PromptInfo, args: Record<string, string>) => Promise<string>;
+  /** A server's suggestions for an argument of a prompt or resource template. */
+  complete: (server: string, target: CompletionTarget, argument: string, value: string, context: Record<string, string>) => Promise<string[]>;
+  /** The URI a resource template makes with these values. */
+  expandTemplate: (uriTemplate: string, values: Record<string, string>) => Promise<string>;
   /** The unsent message to start from, and where each change of it goes. */
   draft?: Draft;
   onDraft?: (d: Draft) => void;
+}
+
+/** The message of an IPC error, for a dialog that shows why it failed. */
+function errorText(e: unknown): string {
+  return e && typeof e === "object" && "message" in e ? String(e.message) : String(e);
 }
 
 /** Tools the model will see with these settings. */
@@ -86,7 +106,8 @@ function ToolPicker({ tools, settings, onSettings }: Pick<ComposerProps, "tools"
 
 export function Composer(props: ComposerProps) {
   const { t } = useI18n();
-  const { streaming, onSend, onCancel, models, settings, onSettings, tools, prompts, resources, getPrompt, draft, onDraft } = props;
+  const { streaming, onSend, onCancel, models, settings, onSettings, tools, prompts, resources, templates, getPrompt, draft, onDraft } = props;
+  const { complete, expandTemplate } = props;
   const [text, setText] = useState(draft?.text ?? "");
   const [attachments, setAttachments] = useState<AttachmentInput[]>(draft?.attachments ?? []);
   useEffect(() => {
@@ -100,6 +121,8 @@ export function Composer(props: ComposerProps) {
   const [showTools, setShowTools] = useState(false);
   const [prompt, setPrompt] = useState<PromptInfo | null>(null);
   const [promptError, setPromptError] = useState<string | null>(null);
+  const [template, setTemplate] = useState<ResourceTemplateInfo | null>(null);
+  const [templateError, setTemplateError] = useState<string | null>(null);
 
   const active = activeTools(tools, settings);
   const tokens = active.reduce((n, x) => n + x.schema_tokens, 0);
@@ -260,19 +283,29 @@ export function Composer(props: ComposerProps) {
         <button type="button" id="tools-button" aria-expanded={showTools} onClick={() => setShowTools(!showTools)}>
           {t("composer.tools", { count: active.length, tokens })}
         </button>
-        {resources.length > 0 && (
+        {resources.length + templates.length > 0 && (
           <select
             aria-label={t("composer.attach")}
             value=""
             onChange={(e) => {
               const r = resources.find((x) => `${x.server}\u0000${x.uri}` === e.target.value);
               if (r) setAttachments([...attachments, { type: "resource_link", uri: r.uri, name: r.name, mime_type: r.mime_type }]);
+              const tpl = templates.find((x) => `template\u0000${x.server}\u0000${x.uri_template}` === e.target.value);
+              if (tpl) {
+                setTemplateError(null);
+                setTemplate(tpl);
+              }
             }}
           >
             <option value="">{t("composer.attach")}</option>
             {resources.map((r) => (
               <option key={`${r.server}/${r.uri}`} value={`${r.server}\u0000${r.uri}`}>
                 {r.server}: {r.name}
+              </option>
+            ))}
+            {templates.map((x) => (
+              <option key={`template/${x.server}/${x.uri_template}`} value={`template\u0000${x.server}\u0000${x.uri_template}`}>
+                {t("composer.fromTemplate", { server: x.server, name: x.name })}
               </option>
             ))}
           </select>
@@ -303,6 +336,7 @@ export function Composer(props: ComposerProps) {
               properties: Object.fromEntries(prompt.arguments.map((a) => [a.name, { type: "string", description: a.description ?? undefined }])),
               required: prompt.arguments.filter((a) => a.required).map((a) => a.name),
             }}
+            suggest={(field, value, values) => complete(prompt.server, { type: "prompt", name: prompt.name }, field, value, values)}
             submitLabel={t("composer.usePrompt")}
             onSubmit={(v) => {
               getPrompt(prompt, v as Record<string, string>)
@@ -311,7 +345,39 @@ export function Composer(props: ComposerProps) {
                   setPrompt(null);
                   setPromptError(null);
                 })
-                .catch((e: unknown) => setPromptError(e && typeof e === "object" && "message" in e ? String(e.message) : String(e)));
+                .catch((e: unknown) => setPromptError(errorText(e)));
+            }}
+          />
+        </Dialog>
+      )}
+      {template && (
+        <Dialog title={template.name} onClose={() => setTemplate(null)} testId="template-dialog">
+          <p className="muted">
+            <code>{template.uri_template}</code>
+            {template.description && ` — ${template.description}`}
+          </p>
+          {templateError && (
+            <p role="alert" className="error-text">
+              {templateError}
+            </p>
+          )}
+          <SchemaForm
+            schema={{
+              type: "object",
+              properties: Object.fromEntries(template.variables.map((v) => [v, { type: "string" }])),
+              required: template.variables,
+            }}
+            suggest={(field, value, values) =>
+              complete(template.server, { type: "resource_template", uri_template: template.uri_template }, field, value, values)
+            }
+            submitLabel={t("composer.useTemplate")}
+            onSubmit={(v) => {
+              expandTemplate(template.uri_template, v as Record<string, string>)
+                .then((uri) => {
+                  setAttachments((as) => [...as, { type: "resource_link", uri, name: uri, mime_type: template.mime_type, server: template.server }]);
+                  setTemplate(null);
+                })
+                .catch((e: unknown) => setTemplateError(errorText(e)));
             }}
           />
         </Dialog>

@@ -1,8 +1,10 @@
 // A form generated from a JSON Schema object: used for elicitation requests,
-// "test a tool", re-running a traced call and prompt arguments. Supports
-// string (with enum → select), number/integer, boolean, arrays of scalars
-// (one item per line) and nested objects; anything else is edited as JSON.
-import { useId, useState, type FormEvent } from "react";
+// "test a tool", re-running a traced call, prompt arguments and resource
+// template variables. Supports string (with enum → select), number/integer,
+// boolean, arrays of scalars (one item per line) and nested objects; anything
+// else is edited as JSON. Top-level text fields can offer suggestions as the
+// user types (MCP completions): a list under the field, picked by click.
+import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { useI18n } from "../../lib/i18n";
 import type { JsonSchema } from "../../lib/ipc";
 
@@ -70,17 +72,56 @@ export function toValue(schema: JsonSchema, values: Values): Values {
   return out;
 }
 
+/** Suggestions for a text field, given what is typed and the form's other values. */
+export type Suggest = (field: string, value: string, values: Record<string, string>) => Promise<string[]>;
+
+/** The form's text values, for a suggestion's context. */
+function texts(values: Values): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).filter((e): e is [string, string] => typeof e[1] === "string"));
+}
+
+/**
+ * Asks `suggest` for the field being typed in (after a short pause, the
+ * latest answer only); `open` is that field, until a suggestion is picked.
+ */
+function useSuggestions(suggest: Suggest | undefined) {
+  const [open, setOpen] = useState<string | null>(null);
+  const [shown, setShown] = useState<string[]>([]);
+  const asked = useRef(0);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(timer.current), []);
+  const ask = (field: string, value: string, values: Values) => {
+    if (!suggest) return;
+    setOpen(field);
+    clearTimeout(timer.current);
+    const n = ++asked.current;
+    timer.current = setTimeout(() => {
+      suggest(field, value, texts(values))
+        .then((values) => n === asked.current && setShown(values))
+        .catch(() => n === asked.current && setShown([]));
+    }, 150);
+  };
+  const close = () => {
+    asked.current++;
+    setOpen(null);
+    setShown([]);
+  };
+  return { open, shown, ask, close };
+}
+
 interface FieldsProps {
   schema: JsonSchema;
   values: Values;
   errors: Record<string, string>;
   prefix: string;
   onChange: (v: Values) => void;
+  suggest?: Suggest;
 }
 
-function Fields({ schema, values, errors, prefix, onChange }: FieldsProps) {
+function Fields({ schema, values, errors, prefix, onChange, suggest }: FieldsProps) {
   const { t } = useI18n();
   const base = useId();
+  const suggestions = useSuggestions(suggest);
   const set = (name: string, v: unknown) => onChange({ ...values, [name]: v });
   return (
     <>
@@ -140,14 +181,48 @@ function Fields({ schema, values, errors, prefix, onChange }: FieldsProps) {
             <textarea id={id} name={name} rows={3} value={text} placeholder={t0 === "array" ? t("form.onePerLine") : "{}"} onChange={(e) => set(name, e.target.value)} />
           );
         } else {
+          const text = v === undefined ? "" : String(v);
+          const listed = suggestions.open === name ? suggestions.shown.filter((x) => x !== text) : [];
           input = (
-            <input
-              id={id}
-              name={name}
-              type={p.format === "email" ? "email" : p.format === "uri" ? "url" : "text"}
-              value={v === undefined ? "" : String(v)}
-              onChange={(e) => set(name, e.target.value)}
-            />
+            <>
+              <input
+                id={id}
+                name={name}
+                type={p.format === "email" ? "email" : p.format === "uri" ? "url" : "text"}
+                value={text}
+                autoComplete={suggest ? "off" : undefined}
+                aria-controls={listed.length > 0 ? `${id}-suggestions` : undefined}
+                onFocus={() => suggestions.ask(name, text, values)}
+                onKeyDown={(e) => {
+                  // Escape closes the suggestions first, the dialog only after.
+                  if (e.key !== "Escape" || listed.length === 0) return;
+                  e.stopPropagation();
+                  suggestions.close();
+                }}
+                onChange={(e) => {
+                  set(name, e.target.value);
+                  suggestions.ask(name, e.target.value, { ...values, [name]: e.target.value });
+                }}
+              />
+              {listed.length > 0 && (
+                <ul className="suggestions" id={`${id}-suggestions`} role="listbox" aria-label={t("form.suggestions", { field: p.title ?? name })}>
+                  {listed.map((x) => (
+                    <li key={x} role="option" aria-selected={false}>
+                      <button
+                        type="button"
+                        data-value={x}
+                        onClick={() => {
+                          set(name, x);
+                          suggestions.close();
+                        }}
+                      >
+                        {x}
+                      </button>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </>
           );
         }
         return (
@@ -174,6 +249,8 @@ function Fields({ schema, values, errors, prefix, onChange }: FieldsProps) {
 export interface SchemaFormProps {
   schema: JsonSchema;
   initial?: unknown;
+  /** Suggestions for the top-level text fields as they are typed in. */
+  suggest?: Suggest;
   submitLabel: string;
   busy?: boolean;
   onSubmit: (value: Values) => void;
@@ -182,7 +259,7 @@ export interface SchemaFormProps {
   testId?: string;
 }
 
-export function SchemaForm({ schema, initial, submitLabel, busy, onSubmit, onCancel, cancelLabel, testId }: SchemaFormProps) {
+export function SchemaForm({ schema, initial, suggest, submitLabel, busy, onSubmit, onCancel, cancelLabel, testId }: SchemaFormProps) {
   const { t } = useI18n();
   const [values, setValues] = useState<Values>(() => initialValues(schema, initial));
   const [errors, setErrors] = useState<Record<string, string>>({});
@@ -195,7 +272,7 @@ export function SchemaForm({ schema, initial, submitLabel, busy, onSubmit, onCan
   return (
     <form className="schema-form" onSubmit={submit} data-testid={testId} noValidate>
       {Object.keys(schema.properties ?? {}).length === 0 && <p className="muted">{t("form.noFields")}</p>}
-      <Fields schema={schema} values={values} errors={errors} prefix="" onChange={setValues} />
+      <Fields schema={schema} values={values} errors={errors} prefix="" onChange={setValues} suggest={suggest} />
       <div className="row">
         <button type="submit" className="primary" disabled={busy}>
           {submitLabel}
