@@ -5,7 +5,7 @@
 // resource template with a form of its variables), and MCP prompts as `/`
 // commands with an argument form. Prompt arguments and template variables
 // show the server's suggestions (MCP completions) as they are typed.
-import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from "react";
 import { isAttachError, readAttachment } from "../../lib/attachments";
 import type { Draft } from "../../lib/chatStore";
 import { useI18n } from "../../lib/i18n";
@@ -13,6 +13,7 @@ import type {
   AttachmentInput,
   CompletionTarget,
   ConversationSettings,
+  PromptArgument,
   PromptInfo,
   ResourceInfo,
   ResourceTemplateInfo,
@@ -20,7 +21,7 @@ import type {
 } from "../../lib/ipc";
 import { ReasoningSelect } from "../common/ReasoningSelect";
 import { Dialog } from "../common/Dialog";
-import { SchemaForm } from "../common/SchemaForm";
+import { SchemaForm, type Suggest } from "../common/SchemaForm";
 
 export interface ModelChoice {
   provider: string;
@@ -52,6 +53,45 @@ export interface ComposerProps {
 /** The message of an IPC error, for a dialog that shows why it failed. */
 function errorText(e: unknown): string {
   return e && typeof e === "object" && "message" in e ? String(e.message) : String(e);
+}
+
+/**
+ * A form of text fields (a prompt's arguments, a template's variables) with
+ * the server's suggestions; it stays open with the reason when `onSubmit` fails.
+ */
+function ArgumentsDialog(props: {
+  title: string;
+  testId: string;
+  intro: ReactNode;
+  fields: PromptArgument[];
+  suggest: Suggest;
+  submitLabel: string;
+  onSubmit: (values: Record<string, string>) => Promise<void>;
+  onClose: () => void;
+}) {
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <Dialog title={props.title} onClose={props.onClose} testId={props.testId}>
+      {props.intro && <p className="muted">{props.intro}</p>}
+      {error && (
+        <p role="alert" className="error-text">
+          {error}
+        </p>
+      )}
+      <SchemaForm
+        schema={{
+          type: "object",
+          properties: Object.fromEntries(props.fields.map((a) => [a.name, { type: "string", description: a.description ?? undefined }])),
+          required: props.fields.filter((a) => a.required).map((a) => a.name),
+        }}
+        suggest={props.suggest}
+        submitLabel={props.submitLabel}
+        onSubmit={(v) => {
+          props.onSubmit(v as Record<string, string>).catch((e: unknown) => setError(errorText(e)));
+        }}
+      />
+    </Dialog>
+  );
 }
 
 /** Tools the model will see with these settings. */
@@ -120,9 +160,7 @@ export function Composer(props: ComposerProps) {
   const [dropping, setDropping] = useState(false);
   const [showTools, setShowTools] = useState(false);
   const [prompt, setPrompt] = useState<PromptInfo | null>(null);
-  const [promptError, setPromptError] = useState<string | null>(null);
   const [template, setTemplate] = useState<ResourceTemplateInfo | null>(null);
-  const [templateError, setTemplateError] = useState<string | null>(null);
 
   const active = activeTools(tools, settings);
   const tokens = active.reduce((n, x) => n + x.schema_tokens, 0);
@@ -291,10 +329,7 @@ export function Composer(props: ComposerProps) {
               const r = resources.find((x) => `${x.server}\u0000${x.uri}` === e.target.value);
               if (r) setAttachments([...attachments, { type: "resource_link", uri: r.uri, name: r.name, mime_type: r.mime_type }]);
               const tpl = templates.find((x) => `template\u0000${x.server}\u0000${x.uri_template}` === e.target.value);
-              if (tpl) {
-                setTemplateError(null);
-                setTemplate(tpl);
-              }
+              if (tpl) setTemplate(tpl);
             }}
           >
             <option value="">{t("composer.attach")}</option>
@@ -323,64 +358,45 @@ export function Composer(props: ComposerProps) {
       </div>
       {showTools && <ToolPicker tools={tools} settings={settings} onSettings={onSettings} />}
       {prompt && (
-        <Dialog title={`/${prompt.name}`} onClose={() => setPrompt(null)} testId="prompt-dialog">
-          {prompt.description && <p className="muted">{prompt.description}</p>}
-          {promptError && (
-            <p role="alert" className="error-text">
-              {promptError}
-            </p>
-          )}
-          <SchemaForm
-            schema={{
-              type: "object",
-              properties: Object.fromEntries(prompt.arguments.map((a) => [a.name, { type: "string", description: a.description ?? undefined }])),
-              required: prompt.arguments.filter((a) => a.required).map((a) => a.name),
-            }}
-            suggest={(field, value, values) => complete(prompt.server, { type: "prompt", name: prompt.name }, field, value, values)}
-            submitLabel={t("composer.usePrompt")}
-            onSubmit={(v) => {
-              getPrompt(prompt, v as Record<string, string>)
-                .then((filled) => {
-                  setText(filled);
-                  setPrompt(null);
-                  setPromptError(null);
-                })
-                .catch((e: unknown) => setPromptError(errorText(e)));
-            }}
-          />
-        </Dialog>
+        <ArgumentsDialog
+          title={`/${prompt.name}`}
+          testId="prompt-dialog"
+          intro={prompt.description}
+          fields={prompt.arguments}
+          suggest={(field, value, values) => complete(prompt.server, { type: "prompt", name: prompt.name }, field, value, values)}
+          submitLabel={t("composer.usePrompt")}
+          onSubmit={(values) =>
+            getPrompt(prompt, values).then((filled) => {
+              setText(filled);
+              setPrompt(null);
+            })
+          }
+          onClose={() => setPrompt(null)}
+        />
       )}
       {template && (
-        <Dialog title={template.name} onClose={() => setTemplate(null)} testId="template-dialog">
-          <p className="muted">
-            <code>{template.uri_template}</code>
-            {template.description && ` — ${template.description}`}
-          </p>
-          {templateError && (
-            <p role="alert" className="error-text">
-              {templateError}
-            </p>
-          )}
-          <SchemaForm
-            schema={{
-              type: "object",
-              properties: Object.fromEntries(template.variables.map((v) => [v, { type: "string" }])),
-              required: template.variables,
-            }}
-            suggest={(field, value, values) =>
-              complete(template.server, { type: "resource_template", uri_template: template.uri_template }, field, value, values)
-            }
-            submitLabel={t("composer.useTemplate")}
-            onSubmit={(v) => {
-              expandTemplate(template.uri_template, v as Record<string, string>)
-                .then((uri) => {
-                  setAttachments((as) => [...as, { type: "resource_link", uri, name: uri, mime_type: template.mime_type, server: template.server }]);
-                  setTemplate(null);
-                })
-                .catch((e: unknown) => setTemplateError(errorText(e)));
-            }}
-          />
-        </Dialog>
+        <ArgumentsDialog
+          title={template.name}
+          testId="template-dialog"
+          intro={
+            <>
+              <code>{template.uri_template}</code>
+              {template.description && ` — ${template.description}`}
+            </>
+          }
+          fields={template.variables.map((name) => ({ name, description: null, required: true }))}
+          suggest={(field, value, values) =>
+            complete(template.server, { type: "resource_template", uri_template: template.uri_template }, field, value, values)
+          }
+          submitLabel={t("composer.useTemplate")}
+          onSubmit={(values) =>
+            expandTemplate(template.uri_template, values).then((uri) => {
+              setAttachments((as) => [...as, { type: "resource_link", uri, name: uri, mime_type: template.mime_type, server: template.server }]);
+              setTemplate(null);
+            })
+          }
+          onClose={() => setTemplate(null)}
+        />
       )}
     </div>
   );
