@@ -266,7 +266,8 @@ fn pick_suggestion(s: &Session, dialog: &str, value: &str) -> Result<()> {
 
 /// server-everything's "completable-prompt" is filled in from its suggestions
 /// (the department narrows the names), and one of its resource templates
-/// makes a resource that goes with the message: both reach the model.
+/// makes a resource that goes with the message: both reach the model. The
+/// server's page reads a resource another template names.
 #[test]
 fn a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions() -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
@@ -306,8 +307,29 @@ fn a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions()
         s.wait_for_text("[data-testid=attachment-chip]", WAIT, |t| t.contains("demo://resource/dynamic/text/7"))?;
         s.click(&s.wait_for("#send-button", WAIT)?)?;
         s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("Done."))?;
+
+        // The server's page tries the same template: the blob it names is shown as text.
+        s.click(&s.find("#nav-settings")?)?;
+        s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
+        s.click(&s.wait_for("[data-testid=server-row][data-server=everything] button.link", WAIT)?)?;
+        s.wait_for("[data-testid=server-detail] [role=tab]", WAIT)?;
+        s.execute(
+            "[...document.querySelectorAll('[data-testid=server-detail] [role=tab]')]
+                .find((b) => b.textContent === 'Prompts & resources').click()",
+            json!([]),
+        )?;
+        s.wait_for_count("[data-testid=server-template]", 2, WAIT)?;
+        s.execute(
+            "[...document.querySelectorAll('[data-testid=server-template]')]
+                .find((li) => li.textContent.includes('dynamic/blob')).querySelector('button').click()",
+            json!([]),
+        )?;
+        s.set_value("[data-testid=server-template] input[name=resourceId]", "9")?;
+        s.click(&s.find("[data-testid=server-template] button[type=submit]")?)?;
+        s.wait_for_text("[data-testid=resource-preview]", WAIT, |t| t.contains("Resource 9: This is a base64 blob"))?;
         Ok(())
     })?;
+    app.screenshot("server-content")?;
     let sent = model.requests()[0].body.to_string();
     ensure!(sent.contains("Please promote Eve to the head of the Sales team."), "the prompt is not in {sent}");
     ensure!(sent.contains("Resource 7: This is a plaintext resource"), "the template's resource is not in {sent}");

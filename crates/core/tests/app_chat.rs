@@ -830,6 +830,12 @@ async fn prompt_arguments_and_template_variables_are_completed_and_a_templates_r
     let text_uri = f.app.expand_resource_template(text_template, &values(&[("resourceId", "4")])).unwrap();
     assert_eq!(text_uri, "demo://resource/dynamic/text/4");
     let blob_uri = f.app.expand_resource_template(blob_template, &values(&[("resourceId", "5")])).unwrap();
+    // The server's page shows it: the text blob as text.
+    let shown = f.app.read_resource("everything", &blob_uri, CancellationToken::new()).await.unwrap();
+    assert_eq!(shown.len(), 1);
+    assert_eq!((shown[0].uri.as_str(), shown[0].mime_type.as_deref()), (blob_uri.as_str(), Some("text/plain")));
+    assert!(shown[0].text.as_deref().is_some_and(|t| t.starts_with("Resource 5: This is a base64 blob")), "{shown:?}");
+    assert!(!shown[0].truncated && shown[0].blob.is_none());
     let err = f.app.expand_resource_template("demo://{broken", &BTreeMap::new()).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
 

@@ -11,6 +11,7 @@ use patchbay_core::app::views::{
 use patchbay_core::bundle::{BundleInfo, BundleValues};
 use patchbay_core::catalog::{BundleSource, RegistryPage};
 use patchbay_core::config::{ApprovalMode, McpServerConfig, ServerPreset};
+use patchbay_core::mcp::content::ResourcePreview;
 use patchbay_core::mcp::oauth::AuthorizationUi;
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
@@ -216,6 +217,15 @@ pub async fn get_prompt(
 #[tauri::command(rename_all = "snake_case")]
 pub fn list_resources(state: State<'_, AppState>) -> Result<Vec<ResourceInfo>, IpcError> {
     Ok(state.app()?.list_resources()?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn read_resource(
+    state: State<'_, AppState>,
+    server: String,
+    uri: String,
+) -> Result<Vec<ResourcePreview>, IpcError> {
+    Ok(state.app()?.read_resource(&server, &uri, CancellationToken::new()).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

@@ -333,6 +333,17 @@ export interface ResourceTemplateInfo {
 /** What an argument to complete belongs to. */
 export type CompletionTarget = { type: "prompt"; name: string } | { type: "resource_template"; uri_template: string };
 
+/** One part of a resource as the server's page shows it (bounded like a tool result's UI copy). */
+export interface ResourcePreview {
+  uri: string;
+  mime_type: string | null;
+  text: string | null;
+  /** An image or audio part, base64, when it fits. */
+  blob: string | null;
+  size: number;
+  truncated: boolean;
+}
+
 /** A server's suggestions for one argument. */
 export interface CompletionView {
   values: string[];
@@ -782,6 +793,7 @@ export const ipc = {
     call<string>("get_prompt", { server, name, arguments: args }),
   listResources: () => call<ResourceInfo[]>("list_resources"),
   listResourceTemplates: () => call<ResourceTemplateInfo[]>("list_resource_templates"),
+  readResource: (server: string, uri: string) => call<ResourcePreview[]>("read_resource", { server, uri }),
   expandResourceTemplate: (uriTemplate: string, values: Record<string, string>) =>
     call<string>("expand_resource_template", { uri_template: uriTemplate, values }),
   completeArgument: (server: string, target: CompletionTarget, argument: string, value: string, context: Record<string, string>) =>

@@ -31,7 +31,9 @@ use crate::config::{
 };
 use crate::llm::ToolSpec;
 use crate::mcp::approval::{ApprovalPolicy, ConversationGrants};
-use crate::mcp::content::{ResultLimits, for_model, for_ui, prompt_text, resource_text};
+use crate::mcp::content::{
+    ResourcePreview, ResultLimits, for_model, for_ui, prompt_text, resource_preview, resource_text,
+};
 use crate::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions};
 use crate::mcp::traces::{TraceStore, traced_call};
 use crate::mcp::{CallOptions, LaunchReport, uri_template};
@@ -429,6 +431,18 @@ impl App {
             .complete(server, reference, ArgumentInfo::new(argument, value), context, cancel)
             .await?;
         Ok(CompletionView { values: info.values, total: info.total, has_more: info.has_more.unwrap_or(false) })
+    }
+
+    /// A resource as the server's page shows it: each part's text, or its
+    /// picture or sound, within the UI's limit (10 MB).
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+        cancel: CancellationToken,
+    ) -> Result<Vec<ResourcePreview>, AppError> {
+        let result = self.inner.registry.read_resource(server, uri, cancel).await?;
+        Ok(resource_preview(&result, &ResultLimits::default()))
     }
 
     /// The text of a resource: read from `server` when given (a template's

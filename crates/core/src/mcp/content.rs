@@ -14,7 +14,8 @@
 //!   cap, so a huge message is never copied whole.
 //!
 //! It also reads the text out of a prompt ([`prompt_text`]) and a resource
-//! ([`resource_text`]) for the composer and the CLI.
+//! ([`resource_text`]) for the composer and the CLI, and shows a resource on
+//! the server's page ([`resource_preview`], bounded like the UI's copy).
 
 use std::io::{self, Write};
 
@@ -363,21 +364,77 @@ pub fn prompt_text(result: &GetPromptResult) -> String {
 /// blobs whose MIME type is text (`text/*`, JSON, XML) and whose bytes are
 /// UTF-8. `None` when no part is text.
 pub fn resource_text(result: &ReadResourceResult) -> Option<String> {
-    let texts: Vec<String> = result
-        .contents
-        .iter()
-        .filter_map(|c| match c {
-            ResourceContents::TextResourceContents { text, .. } => Some(text.clone()),
-            ResourceContents::BlobResourceContents { blob, mime_type, .. } => {
-                let mime = mime_type.as_deref().unwrap_or_default();
-                let textual = mime.starts_with("text/") || mime.ends_with("json") || mime.ends_with("xml");
-                let bytes = base64::engine::general_purpose::STANDARD.decode(blob).ok().filter(|_| textual)?;
-                String::from_utf8(bytes).ok()
-            }
-            _ => None,
-        })
-        .collect();
+    let texts: Vec<String> = result.contents.iter().filter_map(part_text).collect();
     (!texts.is_empty()).then(|| texts.join("\n\n"))
+}
+
+/// The text of one part of a resource, as [`resource_text`] reads it.
+fn part_text(content: &ResourceContents) -> Option<String> {
+    match content {
+        ResourceContents::TextResourceContents { text, .. } => Some(text.clone()),
+        ResourceContents::BlobResourceContents { blob, mime_type, .. } => {
+            let mime = mime_type.as_deref().unwrap_or_default();
+            let textual = mime.starts_with("text/") || mime.ends_with("json") || mime.ends_with("xml");
+            let bytes = base64::engine::general_purpose::STANDARD.decode(blob).ok().filter(|_| textual)?;
+            String::from_utf8(bytes).ok()
+        }
+        _ => None,
+    }
+}
+
+/// One part of a resource as the server's page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResourcePreview {
+    pub uri: String,
+    pub mime_type: Option<String>,
+    /// Its text: text contents, or a blob of a text MIME type that is UTF-8.
+    pub text: Option<String>,
+    /// An image or audio blob, base64, when it fits.
+    pub blob: Option<String>,
+    /// Bytes of the part as the server sent it (text, or base64).
+    pub size: usize,
+    /// The text was cut, or the blob left out, to stay within the limit.
+    pub truncated: bool,
+}
+
+/// A resource's parts for the server's page, within [`ResultLimits::ui_bytes`]
+/// in all: text is cut at a character, and media that do not fit are left out.
+pub fn resource_preview(result: &ReadResourceResult, limits: &ResultLimits) -> Vec<ResourcePreview> {
+    let mut left = limits.ui_bytes;
+    let mut out = Vec::new();
+    for content in &result.contents {
+        let (uri, mime_type, blob) = match content {
+            ResourceContents::TextResourceContents { uri, mime_type, .. } => (uri, mime_type, None),
+            ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => (uri, mime_type, Some(blob)),
+            _ => continue,
+        };
+        let text = part_text(content);
+        let size = blob.map_or_else(|| text.as_ref().map_or(0, String::len), String::len);
+        let mut part = ResourcePreview {
+            uri: uri.clone(),
+            mime_type: mime_type.clone(),
+            text: None,
+            blob: None,
+            size,
+            truncated: false,
+        };
+        let media = mime_type.as_deref().is_some_and(|m| m.starts_with("image/") || m.starts_with("audio/"));
+        if let Some(mut text) = text {
+            let cut = floor_char_boundary(&text, left);
+            part.truncated = cut < text.len();
+            text.truncate(cut);
+            left -= text.len();
+            part.text = Some(text);
+        } else if let Some(blob) = blob.filter(|_| media) {
+            part.truncated = blob.len() > left;
+            if !part.truncated {
+                left -= blob.len();
+                part.blob = Some(blob.clone());
+            }
+        }
+        out.push(part);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -509,5 +566,32 @@ mod tests {
         ]));
         assert_eq!(resource_text(&mixed).as_deref(), Some("plain\n\nfrom a blob\n\n{\"k\":1}"));
         assert_eq!(resource_text(&read(json!([{"uri": "a://4", "mimeType": "image/png", "blob": b64(b"x")}]))), None);
+    }
+
+    #[test]
+    fn a_resource_preview_keeps_text_and_media_within_the_limit() {
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let read: ReadResourceResult = serde_json::from_value(json!({"contents": [
+            {"uri": "a://t", "mimeType": "text/plain", "text": "0123456789"},
+            {"uri": "a://i", "mimeType": "image/png", "blob": b64(b"png!")},
+            {"uri": "a://z", "mimeType": "application/zip", "blob": b64(b"PK")},
+            {"uri": "a://j", "mimeType": "application/json", "blob": b64(b"[1, 2, 3, 4, 5, 6, 7, 8]")}
+        ]}))
+        .unwrap();
+        let limits = ResultLimits { ui_bytes: 20, ..ResultLimits::default() };
+        let parts = resource_preview(&read, &limits);
+        let shown: Vec<(Option<&str>, Option<&str>, usize, bool)> =
+            parts.iter().map(|p| (p.text.as_deref(), p.blob.as_deref(), p.size, p.truncated)).collect();
+        assert_eq!(
+            shown,
+            [
+                (Some("0123456789"), None, 10, false),
+                (None, Some("cG5nIQ=="), 8, false),
+                (None, None, 4, false),
+                (Some("[1"), None, 32, true),
+            ]
+        );
+        let all = resource_preview(&read, &ResultLimits::default());
+        assert_eq!(all[3].text.as_deref(), Some("[1, 2, 3, 4, 5, 6, 7, 8]"));
     }
 }

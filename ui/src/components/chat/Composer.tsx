@@ -21,7 +21,7 @@ import type {
 } from "../../lib/ipc";
 import { ReasoningSelect } from "../common/ReasoningSelect";
 import { Dialog } from "../common/Dialog";
-import { SchemaForm, type Suggest } from "../common/SchemaForm";
+import { SchemaForm, argumentsSchema, type Suggest } from "../common/SchemaForm";
 
 export interface ModelChoice {
   provider: string;
@@ -79,11 +79,7 @@ function ArgumentsDialog(props: {
         </p>
       )}
       <SchemaForm
-        schema={{
-          type: "object",
-          properties: Object.fromEntries(props.fields.map((a) => [a.name, { type: "string", description: a.description ?? undefined }])),
-          required: props.fields.filter((a) => a.required).map((a) => a.name),
-        }}
+        schema={argumentsSchema(props.fields)}
         suggest={props.suggest}
         submitLabel={props.submitLabel}
         onSubmit={(v) => {

@@ -72,6 +72,15 @@ export function toValue(schema: JsonSchema, values: Values): Values {
   return out;
 }
 
+/** The form of an MCP prompt's arguments (or a resource template's variables): text fields. */
+export function argumentsSchema(fields: { name: string; description: string | null; required: boolean }[]): JsonSchema {
+  return {
+    type: "object",
+    properties: Object.fromEntries(fields.map((a) => [a.name, { type: "string", description: a.description ?? undefined }])),
+    required: fields.filter((a) => a.required).map((a) => a.name),
+  };
+}
+
 /** Suggestions for a text field, given what is typed and the form's other values. */
 export type Suggest = (field: string, value: string, values: Record<string, string>) => Promise<string[]>;
 

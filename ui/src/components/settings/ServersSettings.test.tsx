@@ -135,6 +135,31 @@ function fake(initial: ServerView[]) {
     installBundle: vi.fn(() => Promise.resolve("notes")),
     pickSettingFile: vi.fn(() => Promise.resolve(null)),
     kbPickFolder: vi.fn(() => Promise.resolve("/srv/shared notes")),
+    listPrompts: vi.fn(() =>
+      Promise.resolve([
+        { server: "files", name: "summarize", description: "Summarise a file", arguments: [{ name: "path", description: "Which file", required: true }] },
+        { server: "other", name: "elsewhere", description: null, arguments: [] },
+      ]),
+    ),
+    getPrompt: vi.fn((_s: string, _n: string, args: Record<string, string>) => Promise.resolve(`Please summarise ${args.path}`)),
+    listResources: vi.fn(() =>
+      Promise.resolve([
+        { server: "files", uri: "file:///notes.md", name: "notes.md", mime_type: "text/markdown" },
+        { server: "files", uri: "file:///dot.png", name: "dot.png", mime_type: "image/png" },
+      ]),
+    ),
+    listResourceTemplates: vi.fn(() =>
+      Promise.resolve([{ server: "files", uri_template: "file:///{name}", name: "A file", description: null, mime_type: null, variables: ["name"] }]),
+    ),
+    expandResourceTemplate: vi.fn((_t: string, v: Record<string, string>) => Promise.resolve(`file:///${v.name}`)),
+    completeArgument: vi.fn(() => Promise.resolve({ values: ["/tmp/a", "/tmp/b"], total: null, has_more: false })),
+    readResource: vi.fn((_s: string, uri: string) =>
+      uri === "file:///dot.png"
+        ? Promise.resolve([{ uri, mime_type: "image/png", text: null, blob: "iVBORw==", size: 8, truncated: false }])
+        : uri === "file:///missing"
+          ? Promise.reject({ kind: "mcp", message: "MCP server \"files\" returned error -32002: not found" })
+          : Promise.resolve([{ uri, mime_type: "text/markdown", text: "# Notes", blob: null, size: 7, truncated: false }]),
+    ),
   };
   const report = (s: ServerStatus) => {
     views = views.map((v) => (v.config.name === s.server ? { ...v, status: s } : v));
@@ -200,6 +225,36 @@ describe("ServersSettings", () => {
     fireEvent.click(within(form).getByRole("button", { name: "Run" }));
     expect(f.ipc.callTool).toHaveBeenCalledWith("files", "read_file", { path: "/tmp/a" });
     expect(await screen.findByText("hello from file")).toBeTruthy();
+  });
+
+  it("tries the server's prompts, resources and templates on its page, with its suggestions", async () => {
+    const f = fake([view("ready")]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    fireEvent.click(screen.getByRole("tab", { name: "Prompts & resources" }));
+    const prompts = await screen.findAllByTestId("server-prompt");
+    expect(prompts.map((p) => p.textContent)).toEqual(["/summarizeSummarise a fileTry…"]);
+    fireEvent.click(within(prompts[0]!).getByRole("button", { name: "Try…" }));
+    fireEvent.change(screen.getByLabelText("path *"), { target: { value: "/tmp" } });
+    fireEvent.click(within(await screen.findByRole("listbox", { name: "Suggestions for path" })).getByRole("button", { name: "/tmp/b" }));
+    expect(f.ipc.completeArgument).toHaveBeenLastCalledWith("files", { type: "prompt", name: "summarize" }, "path", "/tmp", { path: "/tmp" });
+    fireEvent.click(screen.getByRole("button", { name: "Get prompt" }));
+    expect((await screen.findByTestId("prompt-preview")).textContent).toBe("Please summarise /tmp/b");
+
+    const [notes, dot] = screen.getAllByTestId("server-resource");
+    fireEvent.click(within(notes!).getByRole("button", { name: "Read" }));
+    await waitFor(() => expect(screen.getByTestId("resource-preview").textContent).toContain("# Notes"));
+    expect(screen.queryByTestId("prompt-preview")).toBeNull();
+    fireEvent.click(within(dot!).getByRole("button", { name: "Read" }));
+    const picture = await screen.findByAltText("file:///dot.png");
+    expect(picture.getAttribute("src")).toBe("data:image/png;base64,iVBORw==");
+
+    const template = screen.getByTestId("server-template");
+    fireEvent.click(within(template).getByRole("button", { name: "Try…" }));
+    fireEvent.change(within(template).getByLabelText("name *"), { target: { value: "missing" } });
+    fireEvent.click(within(template).getByRole("button", { name: "Read" }));
+    expect((await screen.findByRole("alert")).textContent).toContain('MCP server "files" returned error -32002: not found');
+    expect(f.ipc.readResource).toHaveBeenLastCalledWith("files", "file:///missing");
   });
 
   it("opens a failed server on its doctor report and streams its logs", async () => {

@@ -1,6 +1,7 @@
 // MCP servers: list with live status dots, tool count and enable switch; per
-// server the edit form, restart, live logs, the doctor report, and its tools
-// with enable, approval policy, stats and "test a tool"; adding a server from
+// server the edit form, restart, live logs, the doctor report, its tools
+// with enable, approval policy, stats and "test a tool", and its prompts,
+// resources and resource templates to try (`ServerContent`); adding a server from
 // scratch, a preset or an MCP Registry entry, or installing an MCP bundle
 // (.mcpb) from a file or the registry.
 import { useCallback, useEffect, useState } from "react";
@@ -27,6 +28,7 @@ import { SchemaForm } from "../common/SchemaForm";
 import { Tabs } from "../common/Tabs";
 import { BundleInstall, type BundleIpc } from "./BundleInstall";
 import { RegistryBrowser } from "./RegistryBrowser";
+import { ServerContent, type ContentIpc } from "./ServerContent";
 import { ServerEditor } from "./ServerEditor";
 import { useLoad } from "./useLoad";
 
@@ -52,7 +54,8 @@ export type ServersIpc = Pick<
   | "pickBundle"
   | "bundlePreview"
 > &
-  BundleIpc;
+  BundleIpc &
+  ContentIpc;
 
 const STATE: Record<ServerState, MessageKey> = {
   stopped: "servers.stopped",
@@ -215,7 +218,7 @@ function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
   );
 }
 
-type Tab = "tools" | "logs" | "doctor" | "edit";
+type Tab = "tools" | "content" | "logs" | "doctor" | "edit";
 
 function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: ServerView; onSaved: () => void; act: (f: () => Promise<unknown>) => Promise<boolean> }) {
   const { t } = useI18n();
@@ -235,6 +238,7 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
   }, [tab, ipc, view.config.name]);
   const tabs: [Tab, MessageKey][] = [
     ["tools", "servers.tools"],
+    ["content", "servers.content"],
     ["logs", "servers.logs"],
     ["doctor", "servers.doctor"],
     ["edit", "common.edit"],
@@ -265,6 +269,7 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
         // selected while it starts has none yet).
         <Tools key={`${view.status.state}-${view.status.tool_count}`} ipc={ipc} server={view.config.name} />
       )}
+      {tab === "content" && <ServerContent key={`${view.status.state}`} ipc={ipc} server={view.config.name} />}
       {tab === "logs" && <Logs ipc={ipc} server={view.config.name} />}
       {tab === "doctor" && (doctorError ? <ErrorBanner error={doctorError} /> : doctor ? <Doctor report={doctor} /> : <p>{t("common.loading")}</p>)}
       {tab === "edit" && (
