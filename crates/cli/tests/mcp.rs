@@ -118,6 +118,13 @@ fn prompts_resources_and_completions_of_a_server() {
     let text =
         run(&["mcp", "prompt", "everything", "completable-prompt", "--arg", "department=Sales", "--arg", "name=Eve"]);
     assert_eq!(text, "Please promote Eve to the head of the Sales team.\n");
+    // A prompt that embeds a resource brings its text along.
+    let text =
+        run(&["mcp", "prompt", "everything", "resource-prompt", "--arg", "resourceType=Text", "--arg", "resourceId=2"]);
+    assert!(
+        text.contains("\n\n[resource demo://resource/dynamic/text/2]\nResource 2: This is a plaintext resource"),
+        "{text}"
+    );
 
     let resources = run(&["mcp", "resources", "everything"]);
     assert!(resources.lines().any(|l| l == "demo://resource/static/document/features.md  features.md"), "{resources}");

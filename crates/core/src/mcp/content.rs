@@ -346,14 +346,22 @@ impl CallTrace {
     }
 }
 
-/// The text of a prompt's messages, a paragraph each; messages without text
-/// (images, audio) are left out.
+/// The text of a prompt's messages, a paragraph each: text, and the text of
+/// embedded resources under their URI (as a tool result's are); messages
+/// without text (images, audio, links) are left out.
 pub fn prompt_text(result: &GetPromptResult) -> String {
     let texts: Vec<String> = result
         .messages
         .iter()
-        .filter_map(|m| match serde_json::to_value(&m.content).ok()? {
-            serde_json::Value::Object(o) => o.get("text").and_then(|t| t.as_str()).map(str::to_owned),
+        .filter_map(|m| match &m.content {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            ContentBlock::Resource(embedded) => match &embedded.resource {
+                ResourceContents::TextResourceContents { uri, .. }
+                | ResourceContents::BlobResourceContents { uri, .. } => {
+                    part_text(&embedded.resource).map(|text| format!("[resource {uri}]\n{text}"))
+                }
+                _ => None,
+            },
             _ => None,
         })
         .collect();
