@@ -54,7 +54,7 @@ describe("Opening a bundle file", () => {
     expect(screen.getByRole("heading", { level: 1, name: "Settings" })).toBeTruthy();
     expect(screen.getByRole("tab", { name: "MCP servers" }).getAttribute("aria-selected")).toBe("true");
     expect(dialog.textContent).toContain("Notes 1.0.0 · by Ada");
-    expect(invoke).toHaveBeenCalledWith("bundle_preview", { path: "/home/ada/notes.mcpb" });
+    expect(invoke).toHaveBeenCalledWith("bundle_preview", { path: "/home/ada/notes.mcpb", locale: "en-US" });
     invoke.mockImplementation(() => new Promise(() => {}));
   });
 });

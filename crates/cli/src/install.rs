@@ -45,11 +45,20 @@ impl InstallArgs {
     }
 }
 
+/// The terminal's language, as the C library reads it (`LC_ALL`, then
+/// `LC_MESSAGES`, then `LANG`), for the bundle's strings.
+fn terminal_locale() -> String {
+    ["LC_ALL", "LC_MESSAGES", "LANG"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+        .unwrap_or_default()
+}
+
 pub fn run(dir: &DataDir, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), Arc::new(NoEvents))?;
-    let info = app.bundle_preview(&args.file)?;
+    let info = app.bundle_preview(&args.file, &terminal_locale())?;
     if args.dry_run {
         print_info(&info);
         return Ok(ExitCode::SUCCESS);

@@ -2,7 +2,8 @@
 //! `poker_bundle`: `hostile-mcp` packed without its mode bits) is shown by
 //! `--dry-run`, installed with a setting from `--set` and a sensitive one from
 //! stdin (into the real keyring), started once, and then called like any
-//! configured server. Bundles signed by the real `mcpb` CLI say who signed
+//! configured server; `--dry-run` speaks the terminal's language where the
+//! bundle does. Bundles signed by the real `mcpb` CLI say who signed
 //! them, and one changed after signing is refused.
 
 use std::io::Write;
@@ -17,7 +18,11 @@ fn patchbay(dir: &Path, args: &[&str], stdin: &str) -> Output {
 }
 
 fn patchbay_with(dir: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Output {
+    // The bundle's strings follow the terminal's language: English unless a test asks.
     let mut child = Command::new(env!("CARGO_BIN_EXE_patchbay"))
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env("LANG", "C.UTF-8")
         .envs(env.iter().copied())
         .arg("--data-dir")
         .arg(dir)
@@ -51,6 +56,10 @@ fn install_shows_installs_starts_and_the_server_answers() {
     assert!(shown.contains("setting  mode  Mode (string, required, default \"huge-result:1\")\n"), "{shown}");
     assert!(shown.contains("setting  token  Token (string, required, sensitive, asked for)\n"), "{shown}");
     assert!(!data.join("extensions").exists(), "a dry run installs nothing");
+    let chinese = [("LANG", Path::new("zh_CN.UTF-8"))];
+    let out = patchbay_with(&data, &["mcp", "install", bundle, "--dry-run"], "", &chinese);
+    let shown = text(&out.stdout);
+    assert!(shown.starts_with("戳一戳 0.9.1 by Patchbay tests") && shown.contains("tool  poke  戳一下。\n"), "{shown}");
 
     let out = patchbay(&data, &["mcp", "install", bundle, "--set", "token=abc"], "");
     assert!(!out.status.success());

@@ -136,7 +136,7 @@ async fn a_bundle_installs_runs_with_its_settings_updates_and_is_deleted_with_it
     write_bundle(&file, "1.0.0");
     let folders = [f.dir.path().join("a"), f.dir.path().join("b c")];
 
-    let info = f.app.bundle_preview(&file).unwrap();
+    let info = f.app.bundle_preview(&file, "en-US").unwrap();
     assert_eq!((info.server_name.as_str(), info.title.as_str(), info.version.as_str()), ("notes", "Notes", "1.0.0"));
     assert_eq!(info.installed_version, None);
     let home = dirs::home_dir().unwrap().display().to_string();
@@ -174,7 +174,7 @@ async fn a_bundle_installs_runs_with_its_settings_updates_and_is_deleted_with_it
     // Version 2: the token left empty is kept, the policy too.
     let file2 = f.dir.path().join("notes-2.0.0.mcpb");
     write_bundle(&file2, "2.0.0");
-    let info = f.app.bundle_preview(&file2).unwrap();
+    let info = f.app.bundle_preview(&file2, "en-US").unwrap();
     assert_eq!(info.installed_version.as_deref(), Some("1.0.0"));
     assert!(info.settings.iter().find(|s| s.key == "token").unwrap().kept);
     let update: BundleValues = BTreeMap::from([
@@ -204,7 +204,7 @@ async fn a_bundle_never_replaces_a_server_it_did_not_install() {
     f.app.save_server(disabled, &BTreeMap::new()).await.unwrap();
     let file = f.dir.path().join("notes.mcpb");
     write_bundle(&file, "1.0.0");
-    let error = f.app.bundle_preview(&file).unwrap_err();
+    let error = f.app.bundle_preview(&file, "en-US").unwrap_err();
     assert_eq!(error.kind(), ErrorKind::InvalidInput);
     assert!(error.to_string().contains("a server named \"notes\" already exists and was not installed from a bundle"));
     let values: BundleValues = BTreeMap::from([("token".into(), json!("t")), ("folders".into(), json!(["/tmp"]))]);
@@ -236,4 +236,29 @@ async fn an_update_that_cannot_be_unpacked_leaves_the_installed_version_running(
     wait_ready(&f.app, "notes").await;
     assert_eq!(started_with(&f.app).await["token"], "tok-1");
     f.app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_is_shown_in_the_users_language_where_it_has_one() {
+    let f = open();
+    let file = f.dir.path().join("notes-zh.mcpb");
+    let chinese = json!({
+        "display_name": "笔记",
+        "description": "从文件夹读取笔记。",
+        "author": {"name": "Patchbay 测试"},
+        "tools": [{"name": "settings", "description": "服务器的启动设置。"}, {"name": "not_declared", "description": "不显示"}]
+    });
+    write_bundle_with(&file, "1.0.0", &[("mcpb-resources/zh-Hans.json", &chinese.to_string())]);
+
+    let info = f.app.bundle_preview(&file, "zh-CN").unwrap();
+    assert_eq!(
+        (info.title.as_str(), info.description.as_str(), info.author.as_str()),
+        ("笔记", "从文件夹读取笔记。", "Patchbay 测试")
+    );
+    assert_eq!(info.tools.len(), 1, "a tool only the locale file names is not added");
+    assert_eq!(info.tools[0].description.as_deref(), Some("服务器的启动设置。"));
+    let english = f.app.bundle_preview(&file, "en-US").unwrap();
+    assert_eq!((english.title.as_str(), english.description.as_str()), ("Notes", "Reads notes from folders."));
+    let french = f.app.bundle_preview(&file, "fr-FR").unwrap();
+    assert_eq!(french.title, "Notes", "no French file: the manifest's words");
 }

@@ -38,7 +38,8 @@ pub fn hostile_mcp() -> PathBuf {
 /// server is a copy of [`hostile_mcp`] packed without its mode bits (as
 /// archives made on Windows are). Its settings: `mode` (the hostile mode,
 /// default `huge-result:1`, which answers a small poke with "poked") and
-/// `token` (sensitive, passed as `POKER_TOKEN`).
+/// `token` (sensitive, passed as `POKER_TOKEN`). Its strings are in Chinese
+/// too (`mcpb-resources/zh-Hans.json`).
 pub fn poker_bundle(path: &std::path::Path, version: &str) {
     use std::io::Write;
     let manifest = serde_json::json!({
@@ -63,6 +64,9 @@ pub fn poker_bundle(path: &std::path::Path, version: &str) {
     let options = zip::write::SimpleFileOptions::default().unix_permissions(0o644);
     zip.start_file("manifest.json", options).expect("zip");
     zip.write_all(manifest.to_string().as_bytes()).expect("zip");
+    let chinese = serde_json::json!({"display_name": "戳一戳", "tools": [{"name": "poke", "description": "戳一下。"}]});
+    zip.start_file("mcpb-resources/zh-Hans.json", options).expect("zip");
+    zip.write_all(chinese.to_string().as_bytes()).expect("zip");
     zip.start_file("server/poker", options).expect("zip");
     zip.write_all(&std::fs::read(hostile_mcp()).expect("read hostile-mcp")).expect("zip");
     zip.finish().expect("zip");

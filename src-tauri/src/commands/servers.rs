@@ -104,9 +104,9 @@ async fn pick_file(
 }
 
 #[tauri::command(rename_all = "snake_case")]
-pub async fn bundle_preview(state: State<'_, AppState>, path: String) -> Result<BundleInfo, IpcError> {
+pub async fn bundle_preview(state: State<'_, AppState>, path: String, locale: String) -> Result<BundleInfo, IpcError> {
     let app = state.app()?;
-    blocking(move || Ok(app.bundle_preview(&PathBuf::from(path))?)).await
+    blocking(move || Ok(app.bundle_preview(&PathBuf::from(path), &locale)?)).await
 }
 
 /// Installs the bundle with the user's settings; the server's name.

@@ -817,7 +817,8 @@ export const ipc = {
   registryBundle: (source: BundleSource) => call<string>("registry_bundle", { source }),
   pickBundle: () => call<string | null>("pick_bundle"),
   pickSettingFile: () => call<string | null>("pick_setting_file"),
-  bundlePreview: (path: string) => call<BundleInfo>("bundle_preview", { path }),
+  /** What the install form shows, in `locale`'s words (a BCP 47 tag) where the bundle has them. */
+  bundlePreview: (path: string, locale: string) => call<BundleInfo>("bundle_preview", { path, locale }),
   installBundle: (path: string, values: Record<string, BundleValue>) => call<string>("install_bundle", { path, values }),
   /** The bundle file Patchbay was launched with (or a later launch handed over), once. */
   takeOpenedBundle: () => call<string | null>("take_opened_bundle"),

@@ -40,10 +40,11 @@ impl App {
         }
     }
 
-    /// What the install form shows for the bundle `file`, with the version it
-    /// would replace and whether that one was signed by someone else.
-    pub fn bundle_preview(&self, file: &Path) -> Result<BundleInfo, AppError> {
-        let bundle = Bundle::open(file)?;
+    /// What the install form shows for the bundle `file`, in `locale`'s
+    /// words where the bundle has them, with the version it would replace and
+    /// whether that one was signed by someone else.
+    pub fn bundle_preview(&self, file: &Path, locale: &str) -> Result<BundleInfo, AppError> {
+        let bundle = Bundle::open(file)?.localized(locale);
         let dir = self.bundle_dir(&bundle.server_name());
         let previous = self.installed_bundle(&bundle, &dir)?;
         let mut info = bundle.info(&dir, previous.as_ref());

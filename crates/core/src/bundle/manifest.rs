@@ -42,6 +42,20 @@ pub(crate) struct Manifest {
     /// The settings, in declaration order.
     #[serde(default, deserialize_with = "in_order")]
     pub user_config: Vec<(String, UserOption)>,
+    /// Where the strings in other languages are.
+    #[serde(default)]
+    pub localization: Option<Localization>,
+}
+
+/// The manifest's `localization`: both parts have defaults (see `localize.rs`).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct Localization {
+    /// A path in the bundle with a `${locale}` placeholder.
+    #[serde(default)]
+    pub resources: Option<String>,
+    /// The language of the manifest's own strings (BCP 47).
+    #[serde(default)]
+    pub default_locale: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -22,9 +22,11 @@
 //! the command line, where other programs can read it, is refused.
 //!
 //! A bundle signed with `mcpb sign` says who signed it ([`Signature`]); one
-//! changed after it was signed is refused.
+//! changed after it was signed is refused. [`Bundle::localized`] shows its
+//! strings in the user's language when it has them (`localize.rs`).
 
 mod extract;
+mod localize;
 mod manifest;
 mod signature;
 #[cfg(test)]

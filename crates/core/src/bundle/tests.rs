@@ -360,3 +360,36 @@ fn a_secret_made_of_two_sensitive_settings_is_asked_again_on_update() {
     let error = bundle.server_config(&home, &only_password, Some(&installed), |_| true).unwrap_err();
     assert_eq!(error.to_string(), "User (user_config.user): required; the server cannot start without it");
 }
+
+#[test]
+fn strings_come_from_the_locale_file_the_manifest_points_to_and_a_bad_one_is_passed_over() {
+    let mut m = manifest(node_config(), settings());
+    m["localization"] = json!({"resources": "i18n/${locale}/strings.json", "default_locale": "en-GB"});
+    m["prompts"] = json!([{"name": "recap", "description": "Recaps the notes."}]);
+    m["long_description"] = json!("Long.");
+    let german = json!({
+        "display_name": "Notizen",
+        "long_description": "Lang.",
+        "description": "  ",
+        "prompts": [{"name": "recap", "description": "Fasst die Notizen zusammen."}]
+    })
+    .to_string();
+    let files = [
+        INDEX,
+        ("i18n/de/strings.json", german.as_bytes(), 0o644),
+        ("i18n/fr/strings.json", b"{not json" as &[u8], 0o644),
+        // The default path is not read when the manifest names another.
+        ("mcpb-resources/de.json", br#"{"display_name": "Falsch"}"# as &[u8], 0o644),
+    ];
+    let (dir, bundle) = open(&m, &files);
+    let bundle = bundle.unwrap();
+    let info = |locale: &str| bundle.clone().localized(locale).info(&dir.path().join("x"), None);
+    let de = info("de_AT.UTF-8");
+    assert_eq!((de.title.as_str(), de.long_description.as_deref()), ("Notizen", Some("Lang.")));
+    assert_eq!(de.description, "Keeps notes.", "an empty string overrides nothing");
+    assert_eq!(de.prompts[0].description.as_deref(), Some("Fasst die Notizen zusammen."));
+    assert_eq!((de.tools[0].description.as_deref(), de.author.as_str()), (Some("Adds a note."), "Ada"));
+    assert_eq!(info("fr").title, "Notes", "a locale file that is not JSON is passed over");
+    assert_eq!(info("en-GB").title, "Notes");
+    assert_eq!(info("C").title, "Notes");
+}

@@ -414,7 +414,7 @@ describe("ServersSettings", () => {
       "Downloading https://example.com/notes.mcpb and checking its SHA-256…",
     );
     act(() => finish("/data/downloads/ab12.mcpb"));
-    await waitFor(() => expect(f.ipc.bundlePreview).toHaveBeenCalledWith("/data/downloads/ab12.mcpb"));
+    await waitFor(() => expect(f.ipc.bundlePreview).toHaveBeenCalledWith("/data/downloads/ab12.mcpb", "en-US"));
     expect(screen.queryByTestId("bundle-downloading")).toBeNull();
     expect(f.ipc.registryBundle).toHaveBeenCalledWith(notesBundle);
     expect(await screen.findByTestId("bundle-install")).toBeTruthy();
@@ -506,12 +506,19 @@ describe("ServersSettings", () => {
     expect(local.client_credentials).toBeNull();
   });
 
+  it("asks for a bundle's strings in the window's language", async () => {
+    const f = fake([view("ready")]);
+    renderIn(<ServersSettings ipc={f.ipc} />, "zh");
+    fireEvent.click(await screen.findByRole("button", { name: "安装扩展包…" }));
+    await waitFor(() => expect(f.ipc.bundlePreview).toHaveBeenCalledWith("/tmp/notes-2.0.0.mcpb", "zh-CN"));
+  });
+
   it("installs a bundle: shows what it is, fills defaults, picks folders, keeps a stored secret left empty", async () => {
     const f = fake([view("ready")]);
     renderIn(<ServersSettings ipc={f.ipc} />);
     fireEvent.click(await screen.findByRole("button", { name: "Install bundle…" }));
     const dialog = await screen.findByTestId("bundle-install");
-    expect(f.ipc.bundlePreview).toHaveBeenCalledWith("/tmp/notes-2.0.0.mcpb");
+    expect(f.ipc.bundlePreview).toHaveBeenCalledWith("/tmp/notes-2.0.0.mcpb", "en-US");
     expect(within(dialog).getByTestId("bundle-about").textContent).toBe("Notes 2.0.0 · by Ada");
     expect(within(dialog).getByTestId("bundle-icon").getAttribute("src")).toBe("data:image/png;base64,iVBORw0KGgo=");
     expect(within(dialog).getByTestId("bundle-update").textContent).toContain("Version 1.0.0 is installed");

@@ -294,7 +294,7 @@ export function ServersSettings({
   opened?: string | null;
   onOpened?: () => void;
 }) {
-  const { t } = useI18n();
+  const { t, lang } = useI18n();
   const load = useCallback(() => ipc.listServers(), [ipc]);
   const { data, setData, error, setError, act, reload } = useLoad<ServerView[]>(load);
   const [selected, setSelected] = useState<string | null>(null);
@@ -308,9 +308,9 @@ export function ServersSettings({
   const preview = useCallback(
     (path: string) =>
       void act(async () => {
-        setBundle({ path, info: await ipc.bundlePreview(path) });
+        setBundle({ path, info: await ipc.bundlePreview(path, lang === "zh" ? "zh-CN" : "en-US") });
       }),
-    [ipc, act],
+    [ipc, act, lang],
   );
   const openBundle = () => void ipc.pickBundle().then((path) => path && preview(path), (e: unknown) => setError(toIpcError(e)));
   useEffect(() => {
