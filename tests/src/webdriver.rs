@@ -133,6 +133,21 @@ impl Session {
         }
     }
 
+    /// Waits until nothing matches `css` (a dialog closed, a list emptied).
+    pub fn wait_for_none(&self, css: &str, timeout: Duration) -> Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let seen = self.count(css)?;
+            if seen == 0 {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("timed out waiting for no {css}; saw {seen}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Runs a script in the page and returns its value.
     pub fn execute(&self, script: &str, args: Value) -> Result<Value> {
         self.post("/execute/sync", json!({ "script": script, "args": args }))

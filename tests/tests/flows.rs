@@ -261,7 +261,7 @@ fn a_tool_call_with_approval_a_stopped_answer_and_a_restart() -> Result<()> {
 fn pick_suggestion(s: &Session, dialog: &str, value: &str) -> Result<()> {
     let css = format!("[data-testid={dialog}] .suggestions button[data-value=\"{value}\"]");
     s.click(&s.wait_for(&css, WAIT)?)?;
-    s.wait_for_count(&css, 0, WAIT)
+    s.wait_for_none(&css, WAIT)
 }
 
 /// server-everything's "completable-prompt" is filled in from its suggestions
@@ -295,7 +295,7 @@ fn a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions()
         ensure!(names.contains("David") && names.contains("Eve"), "the Sales team is not offered: {names}");
         pick_suggestion(s, "prompt-dialog", "Eve")?;
         s.click(&s.find("[data-testid=prompt-dialog] button[type=submit]")?)?;
-        s.wait_for_count("[data-testid=prompt-dialog]", 0, WAIT)?;
+        s.wait_for_none("[data-testid=prompt-dialog]", WAIT)?;
         let typed = s.execute("return document.querySelector('#composer-input').value", json!([]))?;
         ensure!(typed == "Please promote Eve to the head of the Sales team.", "the composer holds {typed}");
 
