@@ -143,6 +143,7 @@ pub fn run() {
             commands::servers::server_presets,
             commands::servers::registry_search,
             commands::servers::registry_bundle,
+            commands::servers::registry_fill,
             commands::servers::pick_bundle,
             commands::servers::pick_setting_file,
             commands::servers::bundle_preview,

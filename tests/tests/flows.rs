@@ -465,7 +465,9 @@ fn servers_found_in_the_mcp_registry_are_added_and_start_a_remote_one_and_a_bund
         "title": "Everything",
         "description": "Exercises every MCP feature.",
         "version": "2026.8.31",
-        "remotes": [{"type": "streamable-http", "url": format!("http://127.0.0.1:{port}/mcp")}]
+        // The port is left to the user, who types it before the editor opens.
+        "remotes": [{"type": "streamable-http", "url": "http://127.0.0.1:{port}/mcp",
+                     "variables": {"port": {"description": "The port it listens on"}}}]
     }});
     // And a bundle, downloaded from the registry's own address and checked against its SHA-256.
     let tmp = tempfile::tempdir()?;
@@ -493,7 +495,12 @@ fn servers_found_in_the_mcp_registry_are_added_and_start_a_remote_one_and_a_bund
         let entry = s.wait_for_text("[data-testid=registry-entry]", WAIT, |t| !t.is_empty())?;
         ensure!(entry.contains("Everything (streamable-http)") && entry.contains("2026.8.31"), "{entry}");
         s.click(&s.find("[data-testid=registry-entry] button")?)?;
+        s.wait_for("[data-testid=registry-setup] input[name=port]", WAIT)?;
+        s.set_value("[data-testid=registry-setup] input[name=port]", &port.to_string())?;
+        s.click(&s.find("[data-testid=registry-setup] button[type=submit]")?)?;
         s.wait_for("[data-testid=registry-template]", WAIT)?;
+        let url = s.execute("return document.querySelector('#server-url').value", json!([]))?;
+        ensure!(url == json!(format!("http://127.0.0.1:{port}/mcp")), "the port is in the URL: {url}");
         let name = s.execute("return document.querySelector('#server-name').value", json!([]))?;
         ensure!(name == json!("everything"), "the editor starts from the entry: {name}");
         s.click(&s.find("#server-save")?)?;

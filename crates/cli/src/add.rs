@@ -4,9 +4,12 @@
 //!
 //! `NAME` is the registry name (`io.github.acme/weather`). A server that runs
 //! more than one way (an npm package and a remote, say) needs `--via`. Its
-//! variables and headers take `--set KEY=VALUE`; secrets are never taken from
-//! the command line, where the shell's history keeps them: each is read from
-//! stdin, or a prompt that does not echo, and goes to the keyring. An MCPB
+//! variables and headers, and the parts of values the registry leaves to the
+//! user (`{tenant}` in a URL, an argument shown as `<hint>`), take
+//! `--set KEY=VALUE`; secrets are never taken from the command line, where
+//! the shell's history keeps them: each is read from stdin (the variables'
+//! first, then the placeholders'), or a prompt that does not echo, and goes to
+//! the keyring. An MCPB
 //! package is downloaded, checked against the registry's SHA-256 and
 //! installed as `patchbay mcp install` would.
 
@@ -17,9 +20,11 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use clap::Args;
 use patchbay_core::app::{App, NoEvents};
-use patchbay_core::catalog::{HttpRegistry, Registry, RegistryEntry, download_bundle};
+use patchbay_core::catalog::{
+    self, HttpRegistry, Registry, RegistryEntry, RegistryError, RegistrySetting, download_bundle,
+};
 use patchbay_core::config::import::secret_name;
-use patchbay_core::config::{TransportConfig, ValueSource};
+use patchbay_core::config::{McpServerConfig, TransportConfig, ValueSource};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
 use tokio_util::sync::CancellationToken;
@@ -48,7 +53,7 @@ pub struct AddArgs {
 pub fn run(dir: &DataDir, args: &AddArgs) -> anyhow::Result<ExitCode> {
     let store = crate::open_store(dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let entry = runtime.block_on(find(&args.registry_name, args.via.as_deref()))?;
+    let mut entry = runtime.block_on(find(&args.registry_name, args.via.as_deref()))?;
     if let Some(bundle) = &entry.bundle {
         let cancel = CancellationToken::new();
         let file = runtime.block_on(download_bundle(bundle, &dir.path().join("downloads"), &cancel))?;
@@ -57,9 +62,17 @@ pub fn run(dir: &DataDir, args: &AddArgs) -> anyhow::Result<ExitCode> {
         return install::run(dir, &InstallArgs::new(file, args.set.clone()));
     }
     let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), Arc::new(NoEvents))?;
-    let mut config = entry.config.clone();
-    config.name = args.name.clone().unwrap_or(entry.id.clone());
-    let secrets = fill(&mut config.transport, &config.name, &args.set)?;
+    let name = args.name.clone().unwrap_or(entry.id.clone());
+    let asked: Vec<&str> = entry.settings.iter().filter(|s| s.placeholder).map(|s| s.name.as_str()).collect();
+    let rest: Vec<String> = args
+        .set
+        .iter()
+        .filter(|pair| !pair.split_once('=').is_some_and(|(k, _)| asked.contains(&k)))
+        .cloned()
+        .collect();
+    let mut secrets = fill(&mut entry.config.transport, &name, &rest)?;
+    let (config, more) = fill_placeholders(&entry, &name, &args.set)?;
+    secrets.extend(more);
     runtime.block_on(async {
         let added = async {
             app.save_server(config.clone(), &secrets).await?;
@@ -103,6 +116,42 @@ async fn find(name: &str, via: Option<&str>) -> anyhow::Result<RegistryEntry> {
         None if found.len() == 1 => Ok(found.remove(0)),
         None => bail!("{name} runs as {}: choose one with --via", ways.join(", ")),
     }
+}
+
+/// The entry as server `name` with its placeholders (`{token}` in a header,
+/// an argument given as `<hint>`) filled in: from `--set`, and secret ones
+/// from stdin; returns the secrets by keyring name.
+fn fill_placeholders(
+    entry: &RegistryEntry,
+    name: &str,
+    set: &[String],
+) -> anyhow::Result<(McpServerConfig, BTreeMap<String, String>)> {
+    let asked: Vec<&RegistrySetting> = entry.settings.iter().filter(|s| s.placeholder).collect();
+    let mut values = BTreeMap::new();
+    for pair in set {
+        let (key, value) = crate::key_value("--set", pair)?;
+        match asked.iter().find(|s| s.name == key) {
+            Some(s) if s.secret => {
+                bail!("--set {key}: it is a secret; leave it out and type it when asked (or pipe it to stdin)")
+            }
+            Some(_) => {
+                values.insert(key.to_owned(), value.to_owned());
+            }
+            None => {}
+        }
+    }
+    for setting in asked.iter().filter(|s| s.secret) {
+        let typed = read_value(&format!("{}: ", setting.name))?;
+        if !typed.is_empty() {
+            values.insert(setting.name.clone(), typed);
+        }
+    }
+    catalog::fill(entry, name, &values).map_err(|e| match e {
+        RegistryError::Setting { name, reason } if !asked.iter().any(|s| s.name == name && s.secret) => {
+            anyhow::anyhow!("{name}: {reason}; give it with --set {name}=VALUE")
+        }
+        other => other.into(),
+    })
 }
 
 /// Fills the entry's variables (or headers) from `--set` and its secrets

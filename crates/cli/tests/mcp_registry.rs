@@ -99,8 +99,10 @@ async fn add_starts_a_listed_server_with_its_secret_typed_and_installs_a_listed_
     let poker = std::fs::read(tmp.path().join("poker.mcpb")).unwrap();
     let listings = vec![
         json!({"server": {"name": "io.github.patchbay/everything", "version": "2026.8.31",
-            "remotes": [{"type": "streamable-http", "url": format!("http://127.0.0.1:{port}/mcp"),
-                         "headers": [{"name": "X-Api-Key", "isSecret": true}, {"name": "X-Team", "value": "red"}]}]}}),
+            "remotes": [{"type": "streamable-http", "url": "http://127.0.0.1:{port}/mcp",
+                         "variables": {"port": {"description": "Where it listens"}},
+                         "headers": [{"name": "X-Api-Key", "isSecret": true}, {"name": "X-Team", "value": "red"},
+                                     {"name": "Authorization", "value": "Bearer {token}", "isSecret": true}]}]}}),
         json!({"server": {"name": "io.github.patchbay/two-ways", "version": "1.0.0",
             "packages": [{"registryType": "pypi", "identifier": "two-ways"}],
             "remotes": [{"type": "sse", "url": "https://two.example/sse"}]}}),
@@ -125,8 +127,17 @@ async fn add_starts_a_listed_server_with_its_secret_typed_and_installs_a_listed_
     let out = patchbay(&data, &registry, &args, "").await;
     assert!(text(&out.stderr).contains("--set X-Api-Key: it is a secret"), "{}", text(&out.stderr));
 
+    // The URL's port is left to the user: without it, the add says how to give it.
     let args = ["mcp", "add", "io.github.patchbay/everything", "--name", "ev", "--set", "X-Team=blue"];
-    let out = patchbay(&data, &registry, &args, "key-123\n").await;
+    let out = patchbay(&data, &registry, &args, "key-123\ntok-1\n").await;
+    assert!(!out.status.success());
+    let why = "port: required (Where it listens); give it with --set port=VALUE";
+    assert!(text(&out.stderr).contains(why), "{}", text(&out.stderr));
+
+    let port = format!("port={port}");
+    let args = ["mcp", "add", "io.github.patchbay/everything", "--name", "ev", "--set", "X-Team=blue", "--set", &port];
+    // The header's secret is read first, then the placeholder's (the token in "Bearer {token}").
+    let out = patchbay(&data, &registry, &args, "key-123\ntok-1\n").await;
     assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
     let shown = text(&out.stdout);
     assert!(
@@ -137,9 +148,17 @@ async fn add_starts_a_listed_server_with_its_secret_typed_and_installs_a_listed_
     let exported: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         exported["mcpServers"]["ev"]["headers"],
-        json!({"X-Api-Key": "${keyring:patchbay/ev/X-Api-Key}", "X-Team": "blue"}),
-        "the key is in the keyring only"
+        json!({
+            "Authorization": "${keyring:patchbay/ev/Authorization}",
+            "X-Api-Key": "${keyring:patchbay/ev/X-Api-Key}",
+            "X-Team": "blue"
+        }),
+        "the key and the token are in the keyring only"
     );
+    let url = exported["mcpServers"]["ev"]["url"].as_str().unwrap_or_default().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:") && !url.contains('{'), "{url}");
+    let out = patchbay(&data, &registry, &["secret", "list"], "").await;
+    assert!(text(&out.stdout).contains("mcp/ev/Authorization\tset"), "{}", text(&out.stdout));
 
     let out = patchbay(&data, &registry, &["mcp", "add", "io.github.patchbay/poker"], "tok\n").await;
     assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));

@@ -14,15 +14,22 @@
 //! default or value. Arguments are positional values and `--name value`
 //! pairs, in the order the registry gives them.
 //!
+//! What the registry leaves to the user inside a value (`Bearer {token}`, a
+//! URL's `{tenant}`, an argument given only as a hint, written `<hint>`) is a
+//! placeholder setting; [`fill`] puts the user's values in. A variable or
+//! header a secret went into is kept in the keyring whole, and a secret is
+//! never put on a command line or in a URL, where the config would keep it.
+//!
 //! The registry's address is `PATCHBAY_MCP_REGISTRY` when set (a company's
 //! own registry), else the official one.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::import::secret_name;
 use crate::config::{McpServerConfig, TransportConfig, ValueSource};
 
 /// The official registry.
@@ -45,6 +52,8 @@ pub enum RegistryError {
     Invalid { url: String, reason: String },
     #[error("cannot download the bundle {url}: {reason}")]
     Download { url: String, reason: String },
+    #[error("{name}: {reason}")]
+    Setting { name: String, reason: String },
     #[error("cancelled")]
     Cancelled,
 }
@@ -58,7 +67,7 @@ pub struct RegistryPage {
 }
 
 /// One way of running a listed server, ready for the server editor.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RegistryEntry {
     /// The suggested server name (the last part of the registry name).
     pub id: String,
@@ -83,17 +92,28 @@ pub struct RegistryEntry {
     pub settings: Vec<RegistrySetting>,
 }
 
-/// An environment variable (or, for a remote, a header) a listed server reads.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// Something a listed server asks the user for: an environment variable (or,
+/// for a remote, a header) it reads, or a placeholder in its values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegistrySetting {
     pub name: String,
     pub description: String,
     pub required: bool,
     pub secret: bool,
+    /// `{name}` in the entry's arguments, variables, headers or URL (or the
+    /// argument `<name>`), filled in by [`fill`]; otherwise the variable or
+    /// header of this name, set in the editor.
+    #[serde(default)]
+    pub placeholder: bool,
+    #[serde(default)]
+    pub default: Option<String>,
+    /// The values it may take, when the registry lists them.
+    #[serde(default)]
+    pub choices: Vec<String>,
 }
 
 /// A `.mcpb` file the registry lists: its URL and the SHA-256 it must have.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BundleSource {
     pub url: String,
     /// Lowercase hex.
@@ -178,6 +198,8 @@ impl Registry for HttpRegistry {
 /// The registry's JSON, read leniently: unknown fields are ignored and
 /// missing ones are empty.
 mod wire {
+    use std::collections::BTreeMap;
+
     use serde::Deserialize;
 
     #[derive(Debug, Default, Deserialize)]
@@ -230,15 +252,29 @@ mod wire {
         pub kind: String,
     }
 
+    /// What the user may be asked for: a value, a variable inside one.
+    #[derive(Debug, Default, Clone, Deserialize)]
+    #[serde(default, rename_all = "camelCase")]
+    pub struct Input {
+        pub description: Option<String>,
+        pub value: Option<String>,
+        pub default: Option<String>,
+        pub is_required: bool,
+        pub is_secret: bool,
+        pub choices: Vec<String>,
+        /// The `{name}`s its value holds.
+        pub variables: BTreeMap<String, Input>,
+    }
+
     #[derive(Debug, Default, Deserialize)]
     #[serde(default, rename_all = "camelCase")]
     pub struct Argument {
         #[serde(rename = "type")]
         pub kind: String,
         pub name: Option<String>,
-        pub value: Option<String>,
-        pub default: Option<String>,
         pub value_hint: Option<String>,
+        #[serde(flatten)]
+        pub input: Input,
     }
 
     /// An environment variable or a header.
@@ -246,11 +282,8 @@ mod wire {
     #[serde(default, rename_all = "camelCase")]
     pub struct Variable {
         pub name: String,
-        pub description: Option<String>,
-        pub value: Option<String>,
-        pub default: Option<String>,
-        pub is_required: bool,
-        pub is_secret: bool,
+        #[serde(flatten)]
+        pub input: Input,
     }
 
     #[derive(Debug, Default, Deserialize)]
@@ -260,6 +293,8 @@ mod wire {
         pub kind: String,
         pub url: String,
         pub headers: Vec<Variable>,
+        /// The `{name}`s its URL holds.
+        pub variables: BTreeMap<String, Input>,
     }
 }
 
@@ -354,30 +389,29 @@ fn entries(server: &wire::Server) -> Vec<RegistryEntry> {
     });
     let local = packages.filter_map(|p| {
         let (program, mut args) = launch(p)?;
-        let env = variables(&p.environment_variables);
+        let mut asks = Asks::default();
+        let env = variables(&p.environment_variables, &mut asks);
         if program == "docker" {
             // The container sees only the variables passed into it; their values come from the server's env.
             let image = args.pop().expect("docker's arguments end with the image");
             args.extend(env.keys().flat_map(|k| ["-e".to_owned(), k.clone()]));
             args.push(image);
         }
-        args.extend(arguments(&p.package_arguments));
+        args.extend(arguments(&p.package_arguments, &mut asks));
         let transport = TransportConfig::Stdio { command: program.to_owned(), args, env, cwd: None };
-        Some(RegistryEntry {
-            settings: settings(&p.environment_variables),
-            ..entry(&p.registry_type, Some(program), transport)
-        })
+        Some(RegistryEntry { settings: asks.0, ..entry(&p.registry_type, Some(program), transport) })
     });
     let remotes = server.remotes.iter().filter_map(|r| {
-        let headers = variables(&r.headers);
+        let mut asks = Asks::default();
+        let headers = variables(&r.headers, &mut asks);
         let url = r.url.clone();
-        let described = settings(&r.headers);
+        asks.placeholders_in(&url, &wire::Input { variables: r.variables.clone(), ..wire::Input::default() });
         let transport = match r.kind.as_str() {
             "streamable-http" => TransportConfig::StreamableHttp { url, headers },
             "sse" => TransportConfig::Sse { url, headers },
             _ => return None,
         };
-        Some(RegistryEntry { settings: described, ..entry(&r.kind, None, transport) })
+        Some(RegistryEntry { settings: asks.0, ..entry(&r.kind, None, transport) })
     });
     local.chain(bundles).chain(remotes).collect()
 }
@@ -397,45 +431,230 @@ fn launch(p: &wire::Package) -> Option<(&'static str, Vec<String>)> {
     }
 }
 
-fn arguments(args: &[wire::Argument]) -> Vec<String> {
+/// The settings an entry asks for, in order: its variables and headers, then
+/// its placeholders, each once.
+#[derive(Default)]
+struct Asks(Vec<RegistrySetting>);
+
+impl Asks {
+    fn add(&mut self, setting: RegistrySetting) {
+        if !self.0.iter().any(|s| s.name == setting.name && s.placeholder == setting.placeholder) {
+            self.0.push(setting);
+        }
+    }
+
+    /// Each `{name}` in `text`: described by `input`'s own variable of that
+    /// name, else by `input` (a secret value makes its placeholders secret);
+    /// required unless it has a default.
+    fn placeholders_in(&mut self, text: &str, input: &wire::Input) {
+        for name in placeholder_names(text) {
+            let own = input.variables.get(name);
+            self.add(RegistrySetting {
+                name: name.to_owned(),
+                description: own.unwrap_or(input).description.clone().unwrap_or_default(),
+                // A part of a value left empty rarely leaves a value that works.
+                required: own.is_none_or(|v| v.is_required || v.default.is_none()),
+                secret: input.is_secret || own.is_some_and(|v| v.is_secret),
+                placeholder: true,
+                default: own.and_then(|v| v.default.clone()),
+                choices: own.map(|v| v.choices.clone()).unwrap_or_default(),
+            });
+        }
+    }
+
+    /// An argument the registry only hints at, written `<hint>`.
+    fn hinted(&mut self, hint: &str, input: &wire::Input, required: bool) -> String {
+        self.add(RegistrySetting {
+            name: hint.to_owned(),
+            description: input.description.clone().unwrap_or_default(),
+            required,
+            secret: input.is_secret,
+            placeholder: true,
+            default: None,
+            choices: input.choices.clone(),
+        });
+        format!("<{hint}>")
+    }
+}
+
+/// The `{name}`s in `text`, in order (a name is a letter or `_`, then
+/// letters, digits, `_`, `-` and `.`).
+fn placeholder_names(text: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        rest = &rest[open + 1..];
+        let Some(close) = rest.find('}') else { break };
+        let name = &rest[..close];
+        let mut chars = name.chars();
+        let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if valid && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+fn arguments(args: &[wire::Argument], asks: &mut Asks) -> Vec<String> {
     let mut out = Vec::new();
     for a in args {
-        let value = a.value.clone().or_else(|| a.default.clone());
+        let value = a.input.value.clone().or_else(|| a.input.default.clone());
+        if let Some(value) = &value {
+            asks.placeholders_in(value, &a.input);
+        }
         match (a.kind.as_str(), &a.name) {
             ("named", Some(name)) => {
                 out.push(name.clone());
-                out.extend(value);
+                out.extend(value.or_else(|| {
+                    let hint = a.value_hint.as_deref()?;
+                    Some(asks.hinted(hint, &a.input, a.input.is_required))
+                }));
             }
-            _ => out.extend(value.or_else(|| a.value_hint.as_ref().map(|h| format!("<{h}>")))),
+            // A positional argument left out would shift the ones after it.
+            _ => out.extend(value.or_else(|| Some(asks.hinted(a.value_hint.as_deref()?, &a.input, true)))),
         }
     }
     out
 }
 
-fn settings(vars: &[wire::Variable]) -> Vec<RegistrySetting> {
-    vars.iter()
-        .filter(|v| !v.name.is_empty())
-        .map(|v| RegistrySetting {
-            name: v.name.clone(),
-            description: v.description.clone().unwrap_or_default(),
-            required: v.is_required,
-            secret: v.is_secret,
-        })
-        .collect()
+/// The variables (or headers) an entry sets: a secret is left to type, a
+/// value with `{placeholders}` kept to fill in; each described in `asks`.
+fn variables(vars: &[wire::Variable], asks: &mut Asks) -> BTreeMap<String, ValueSource> {
+    let mut out = BTreeMap::new();
+    let mut templates = Vec::new();
+    for v in vars.iter().filter(|v| !v.name.is_empty()) {
+        let given = v.input.value.clone().or_else(|| v.input.default.clone()).unwrap_or_default();
+        let value = if !placeholder_names(&given).is_empty() {
+            templates.push(v);
+            ValueSource::Plain(given)
+        } else {
+            asks.add(RegistrySetting {
+                name: v.name.clone(),
+                description: v.input.description.clone().unwrap_or_default(),
+                required: v.input.is_required,
+                secret: v.input.is_secret,
+                placeholder: false,
+                default: v.input.default.clone(),
+                choices: v.input.choices.clone(),
+            });
+            if v.input.is_secret { ValueSource::Secret(String::new()) } else { ValueSource::Plain(given) }
+        };
+        out.insert(v.name.clone(), value);
+    }
+    for v in templates {
+        let template = v.input.value.as_deref().or(v.input.default.as_deref()).unwrap_or_default();
+        asks.placeholders_in(template, &v.input);
+    }
+    out
 }
 
-fn variables(vars: &[wire::Variable]) -> BTreeMap<String, ValueSource> {
-    vars.iter()
-        .filter(|v| !v.name.is_empty())
-        .map(|v| {
-            let value = if v.is_secret {
-                ValueSource::Secret(String::new())
-            } else {
-                ValueSource::Plain(v.value.clone().or_else(|| v.default.clone()).unwrap_or_default())
-            };
-            (v.name.clone(), value)
-        })
-        .collect()
+/// `entry` as server `server`, its placeholders filled in from `values` (by
+/// setting name; a setting left out takes its default), and the secrets to
+/// store, by keyring name. A variable or header a secret goes into is kept in
+/// the keyring whole; a secret placed on the command line or in the URL is
+/// refused, as is a required setting left empty or a value not among its choices.
+pub fn fill(
+    entry: &RegistryEntry,
+    server: &str,
+    values: &BTreeMap<String, String>,
+) -> Result<(McpServerConfig, BTreeMap<String, String>), RegistryError> {
+    let refuse = |name: &str, reason: String| RegistryError::Setting { name: name.to_owned(), reason };
+    let asked: Vec<&RegistrySetting> = entry.settings.iter().filter(|s| s.placeholder).collect();
+    if let Some(unknown) = values.keys().find(|k| !asked.iter().any(|s| &s.name == *k)) {
+        let names: Vec<&str> = asked.iter().map(|s| s.name.as_str()).collect();
+        let takes = if names.is_empty() { "nothing".to_owned() } else { names.join(", ") };
+        return Err(refuse(unknown, format!("{} takes no such setting; it takes {takes}", entry.name)));
+    }
+    let mut resolved = BTreeMap::new();
+    for s in &asked {
+        let value = values.get(&s.name).filter(|v| !v.is_empty()).or(s.default.as_ref());
+        match value {
+            None if s.required => {
+                let about = if s.description.is_empty() { String::new() } else { format!(" ({})", s.description) };
+                return Err(refuse(&s.name, format!("required{about}")));
+            }
+            Some(v) if !s.choices.is_empty() && !s.choices.contains(v) => {
+                return Err(refuse(&s.name, format!("{v:?} is not one of {}", s.choices.join(", "))));
+            }
+            _ => {}
+        }
+        resolved.insert(s.name.as_str(), (value.cloned().unwrap_or_default(), s.secret));
+    }
+    // Fills `text`; the secret that went into it, if one did.
+    let put = |text: &str| {
+        let mut out = text.to_owned();
+        let mut secret = None;
+        for name in placeholder_names(text) {
+            if let Some((value, is_secret)) = resolved.get(name) {
+                out = out.replace(&format!("{{{name}}}"), value);
+                if *is_secret && !value.is_empty() {
+                    secret = Some(name.to_owned());
+                }
+            }
+        }
+        (out, secret)
+    };
+    let in_the_open = |secret: String, place: &str| {
+        let reason = format!(
+            "a secret would go into the {place}, which the server's settings keep in plain text; add the server by \
+             hand with the secret in an environment variable or header"
+        );
+        refuse(&secret, reason)
+    };
+    let mut config = entry.config.clone();
+    config.name = server.to_owned();
+    let mut secrets = BTreeMap::new();
+    let mut keep = |map: &mut BTreeMap<String, ValueSource>| {
+        for (key, value) in map.iter_mut() {
+            let ValueSource::Plain(text) = value else { continue };
+            match put(text) {
+                (filled, Some(_)) => {
+                    let name = secret_name(server, key);
+                    secrets.insert(name.clone(), filled);
+                    *value = ValueSource::Secret(name);
+                }
+                (filled, None) => *text = filled,
+            }
+        }
+    };
+    match &mut config.transport {
+        TransportConfig::Stdio { args, env, .. } => {
+            keep(env);
+            let mut filled = Vec::new();
+            for arg in args.iter() {
+                let hint = arg.strip_prefix('<').and_then(|a| a.strip_suffix('>')).filter(|h| resolved.contains_key(h));
+                let (text, secret) = match hint.and_then(|h| Some((h, resolved.get(h)?))) {
+                    Some((hint, (value, secret))) => {
+                        (value.clone(), (*secret && !value.is_empty()).then(|| hint.to_owned()))
+                    }
+                    None => put(arg),
+                };
+                if let Some(secret) = secret {
+                    return Err(in_the_open(secret, "command line"));
+                }
+                // An optional argument left empty is left out, and the flag it is the value of.
+                if hint.is_some() && text.is_empty() {
+                    if filled.last().is_some_and(|f: &String| f.starts_with('-')) {
+                        filled.pop();
+                    }
+                    continue;
+                }
+                filled.push(text);
+            }
+            *args = filled;
+        }
+        TransportConfig::StreamableHttp { url, headers } | TransportConfig::Sse { url, headers } => {
+            keep(headers);
+            let (filled, secret) = put(url);
+            if let Some(secret) = secret {
+                return Err(in_the_open(secret, "URL"));
+            }
+            *url = filled;
+        }
+        _ => {}
+    }
+    Ok((config, secrets))
 }
 
 /// A server name from a registry name: its last part, with anything but

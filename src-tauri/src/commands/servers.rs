@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use patchbay_core::app::ServerRequestResponse;
 use patchbay_core::app::views::{
-    CompletionTarget, CompletionView, DoctorReport, PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerView,
-    ToolInfo, ToolResultView, TraceRecord,
+    CompletionTarget, CompletionView, DoctorReport, PromptInfo, RegistryFill, ResourceInfo, ResourceTemplateInfo,
+    ServerView, ToolInfo, ToolResultView, TraceRecord,
 };
 use patchbay_core::bundle::{BundleInfo, BundleValues};
-use patchbay_core::catalog::{BundleSource, RegistryPage};
+use patchbay_core::catalog::{BundleSource, RegistryEntry, RegistryPage};
 use patchbay_core::config::{ApprovalMode, McpServerConfig, ServerPreset};
 use patchbay_core::mcp::content::ResourcePreview;
 use patchbay_core::mcp::oauth::AuthorizationUi;
@@ -57,6 +57,16 @@ pub async fn registry_search(
     cursor: Option<String>,
 ) -> Result<RegistryPage, IpcError> {
     Ok(state.app()?.registry_search(&query, cursor.as_deref(), &CancellationToken::new()).await?)
+}
+
+/// A registry entry with its placeholders filled in, for the server editor.
+#[tauri::command(rename_all = "snake_case")]
+pub fn registry_fill(
+    state: State<'_, AppState>,
+    entry: RegistryEntry,
+    values: BTreeMap<String, String>,
+) -> Result<RegistryFill, IpcError> {
+    Ok(state.app()?.registry_fill(&entry, &values)?)
 }
 
 /// Downloads the bundle of an MCP Registry entry; its path, for `bundle_preview`.

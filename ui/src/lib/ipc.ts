@@ -610,6 +610,24 @@ export interface ServerPreset {
 }
 
 /** One way of running a server the MCP Registry lists, as the server editor starts from it. */
+/** Something a registry entry asks the user for. */
+export interface RegistrySetting {
+  name: string;
+  description: string;
+  required: boolean;
+  secret: boolean;
+  /** `{name}` in its arguments, variables, headers or URL (or the argument `<name>`), filled in by `registryFill`; else the variable or header of this name. */
+  placeholder: boolean;
+  default: string | null;
+  choices: string[];
+}
+
+/** A registry entry filled in: the entry for the editor and the secrets to save with it. */
+export interface RegistryFill {
+  config: McpServerConfig;
+  secrets: Record<string, string>;
+}
+
 export interface RegistryEntry {
   /** The suggested server name. */
   id: string;
@@ -625,8 +643,8 @@ export interface RegistryEntry {
   config: McpServerConfig;
   /** For an `mcpb` entry: the bundle to download (`registryBundle`) and install. */
   bundle: BundleSource | null;
-  /** What the registry says about each environment variable or header the entry sets. */
-  settings: { name: string; description: string; required: boolean; secret: boolean }[];
+  /** What the entry asks for: each environment variable or header it sets, and each placeholder in its values. */
+  settings: RegistrySetting[];
 }
 
 export interface BundleSource {
@@ -815,6 +833,8 @@ export const ipc = {
   registrySearch: (query: string, cursor: string | null) => call<RegistryPage>("registry_search", { query, cursor }),
   /** Downloads a registry entry's bundle, checking its SHA-256; its path, for `bundlePreview`. */
   registryBundle: (source: BundleSource) => call<string>("registry_bundle", { source }),
+  /** Fills in a registry entry's placeholders (by setting name); refused with the setting named when one is missing or wrong. */
+  registryFill: (entry: RegistryEntry, values: Record<string, string>) => call<RegistryFill>("registry_fill", { entry, values }),
   pickBundle: () => call<string | null>("pick_bundle"),
   pickSettingFile: () => call<string | null>("pick_setting_file"),
   /** What the install form shows, in `locale`'s words (a BCP 47 tag) where the bundle has them. */

@@ -135,6 +135,7 @@ impl AppError {
             Self::Bundle(BundleError::Write { .. }) => ErrorKind::DataDir,
             Self::Bundle(_) => ErrorKind::InvalidInput,
             Self::Catalog(RegistryError::Cancelled) => ErrorKind::Cancelled,
+            Self::Catalog(RegistryError::Setting { .. }) => ErrorKind::InvalidInput,
             Self::Catalog(_) => ErrorKind::Mcp,
             Self::Roots(e) => match **e {
                 RootsError::Store(_) => ErrorKind::Database,

@@ -14,12 +14,12 @@ use tokio_util::sync::CancellationToken;
 use super::diff::line_diff;
 use super::views::{
     CompletionTarget, CompletionView, DoctorCheck, DoctorReport, ImportEntry, ImportInput, ImportPreviewView,
-    ImportReport, PromptArgument, PromptInfo, ProviderView, ResourceInfo, ResourceTemplateInfo, SecretValues,
-    ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord,
+    ImportReport, PromptArgument, PromptInfo, ProviderView, RegistryFill, ResourceInfo, ResourceTemplateInfo,
+    SecretValues, ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord,
 };
 use super::{App, AppError};
 use crate::agent::budget;
-use crate::catalog::{BundleSource, HttpRegistry, Registry, RegistryPage, download_bundle};
+use crate::catalog::{BundleSource, HttpRegistry, Registry, RegistryEntry, RegistryPage, download_bundle};
 use crate::config::import::{
     EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SecretValue, SourceFormat, is_reserved_name,
 };
@@ -91,6 +91,18 @@ impl App {
         cancel: &CancellationToken,
     ) -> Result<PathBuf, AppError> {
         Ok(download_bundle(source, &self.inner.dir.path().join("downloads"), cancel).await?)
+    }
+
+    /// A registry entry with its placeholders filled in from `values` (see
+    /// [`crate::catalog::fill`]), named as the entry suggests, for the editor;
+    /// and the secrets to save with it.
+    pub fn registry_fill(
+        &self,
+        entry: &RegistryEntry,
+        values: &BTreeMap<String, String>,
+    ) -> Result<RegistryFill, AppError> {
+        let (config, secrets) = crate::catalog::fill(entry, &entry.id, values)?;
+        Ok(RegistryFill { config, secrets })
     }
 
     /// Saves a server: its secrets go to the secret store first, then the

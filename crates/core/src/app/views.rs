@@ -558,6 +558,14 @@ pub struct CompletionView {
     pub has_more: bool,
 }
 
+/// A registry entry filled in: the server entry for the editor, and the
+/// secrets (by keyring name) to save with it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RegistryFill {
+    pub config: McpServerConfig,
+    pub secrets: SecretValues,
+}
+
 /// A provider profile without its key.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProviderView {

@@ -83,16 +83,22 @@ fn each_way_of_running_a_server_is_an_entry() {
     assert_eq!(args, ["-y", "@acme/weather-mcp@1.2.0", "<city>", "--units", "metric"]);
     assert_eq!(env["WEATHER_API_KEY"], ValueSource::Secret(String::new()), "a secret to type");
     assert_eq!(env["WEATHER_LANG"], ValueSource::Plain("en".into()));
-    let described: Vec<(&str, &str, bool, bool)> = page.entries[0]
+    let described: Vec<(&str, &str, bool, bool, bool)> = page.entries[0]
         .settings
         .iter()
-        .map(|s| (s.name.as_str(), s.description.as_str(), s.required, s.secret))
+        .map(|s| (s.name.as_str(), s.description.as_str(), s.required, s.secret, s.placeholder))
         .collect();
     assert_eq!(
         described,
-        [("WEATHER_API_KEY", "Your key from acme.example", true, true), ("WEATHER_LANG", "", false, false)]
+        [
+            ("WEATHER_API_KEY", "Your key from acme.example", true, true, false),
+            ("WEATHER_LANG", "", false, false, false),
+            ("city", "", true, false, true)
+        ]
     );
-    assert_eq!(page.entries[3].settings.len(), 2, "a remote's headers are described too");
+    let remote: Vec<(&str, bool, bool)> =
+        page.entries[3].settings.iter().map(|s| (s.name.as_str(), s.secret, s.placeholder)).collect();
+    assert_eq!(remote, [("X-Region", false, false), ("token", true, true)], "a remote's headers are described too");
 
     assert_eq!(stdio(&page.entries[1]).1, ["acme-weather==1.2.0"]);
     let (command, args, _) = stdio(&page.entries[2]);
@@ -103,7 +109,7 @@ fn each_way_of_running_a_server_is_an_entry() {
 
     let TransportConfig::StreamableHttp { url, headers } = &page.entries[3].config.transport else { panic!("http") };
     assert_eq!(url, "https://mcp.acme.example/weather");
-    assert_eq!(headers["Authorization"], ValueSource::Secret(String::new()));
+    assert_eq!(headers["Authorization"], ValueSource::Plain("Bearer {token}".into()), "filled in by `fill`");
     assert_eq!(headers["X-Region"], ValueSource::Plain("eu".into()));
     assert!(matches!(&page.entries[4].config.transport, TransportConfig::Sse { url, .. } if url.ends_with("/sse")));
 }
@@ -186,4 +192,90 @@ async fn a_search_reads_pages_over_http_and_failures_name_the_registry() {
 
     cancel.cancel();
     assert!(matches!(registry.search("weat", None, &cancel).await, Err(RegistryError::Cancelled)));
+}
+
+/// A server whose values leave parts to the user, as the registry's schema
+/// allows: `{name}` variables in arguments, variables, headers and the URL,
+/// and an argument given only as a hint.
+fn placeholders() -> Value {
+    json!({"server": {
+        "name": "io.github.acme/vault", "description": "Secrets.", "version": "2.0.0",
+        "packages": [{
+            "registryType": "npm", "identifier": "vault-mcp", "version": "2.0.0", "transport": {"type": "stdio"},
+            "packageArguments": [
+                {"type": "positional", "valueHint": "root_dir", "description": "The folder it serves"},
+                {"type": "named", "name": "--port", "value": "{port}",
+                 "variables": {"port": {"default": "8080", "choices": ["8080", "9090"]}}},
+                {"type": "named", "name": "--label", "valueHint": "label"}
+            ],
+            "environmentVariables": [
+                {"name": "API_URL", "value": "https://{region}.api.example/v1",
+                 "variables": {"region": {"isRequired": true, "choices": ["eu", "us"], "description": "Where your data is"}}},
+                {"name": "AUTH", "value": "Bearer {token}", "variables": {"token": {"isSecret": true, "isRequired": true}}}
+            ]
+        }],
+        "remotes": [
+            {"type": "streamable-http", "url": "https://{tenant}.vault.example/mcp",
+             "variables": {"tenant": {"description": "Your tenant"}},
+             "headers": [{"name": "Authorization", "value": "Bearer {key}", "isSecret": true, "description": "An API key"}]},
+            {"type": "sse", "url": "https://vault.example/sse?key={key}", "variables": {"key": {"isSecret": true}}}
+        ]
+    }})
+}
+
+#[test]
+fn placeholders_are_asked_for_filled_in_and_secrets_kept_in_the_keyring_only() {
+    let page = page(list(vec![placeholders()], None));
+    let [local, remote, sse] = &page.entries[..] else { panic!("{:?}", page.entries) };
+    let asked: Vec<(&str, bool, bool, Option<&str>)> =
+        local.settings.iter().map(|s| (s.name.as_str(), s.required, s.secret, s.default.as_deref())).collect();
+    assert_eq!(
+        asked,
+        [
+            ("region", true, false, None),
+            ("token", true, true, None),
+            ("root_dir", true, false, None),
+            ("port", false, false, Some("8080")),
+            ("label", false, false, None)
+        ]
+    );
+    assert!(local.settings.iter().all(|s| s.placeholder), "each is a part of a value, none a whole variable");
+    assert_eq!(local.settings[0].choices, ["eu", "us"]);
+    assert_eq!(stdio(local).1, ["-y", "vault-mcp@2.0.0", "<root_dir>", "--port", "{port}", "--label", "<label>"]);
+
+    let values = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    };
+    let (config, secrets) =
+        fill(local, "vault", &values(&[("root_dir", "/srv/data"), ("region", "eu"), ("token", "t0k")])).unwrap();
+    let TransportConfig::Stdio { args, env, .. } = &config.transport else { panic!("stdio") };
+    assert_eq!(config.name, "vault");
+    assert_eq!(
+        args,
+        &["-y", "vault-mcp@2.0.0", "/srv/data", "--port", "8080"],
+        "an optional hint left out, with its flag"
+    );
+    assert_eq!(env["API_URL"], ValueSource::Plain("https://eu.api.example/v1".into()));
+    assert_eq!(env["AUTH"], ValueSource::Secret("mcp/vault/AUTH".into()), "a variable a secret went into is a secret");
+    assert_eq!(secrets, values(&[("mcp/vault/AUTH", "Bearer t0k")]));
+    assert!(!serde_json::to_string(&config).unwrap().contains("t0k"), "the token is in no setting");
+
+    let refused = |pairs: &[(&str, &str)]| fill(local, "vault", &values(pairs)).unwrap_err().to_string();
+    assert_eq!(refused(&[("root_dir", "/a"), ("token", "t")]), "region: required (Where your data is)");
+    assert_eq!(
+        refused(&[("root_dir", "/a"), ("token", "t"), ("region", "asia")]),
+        "region: \"asia\" is not one of eu, us"
+    );
+    assert_eq!(
+        refused(&[("root_dir", "/a"), ("token", "t"), ("region", "eu"), ("colour", "red")]),
+        "colour: io.github.acme/vault takes no such setting; it takes region, token, root_dir, port, label"
+    );
+
+    let (config, secrets) = fill(remote, "vault", &values(&[("tenant", "acme"), ("key", "k-1")])).unwrap();
+    let TransportConfig::StreamableHttp { url, headers } = &config.transport else { panic!("http") };
+    assert_eq!(url, "https://acme.vault.example/mcp");
+    assert_eq!(headers["Authorization"], ValueSource::Secret("mcp/vault/Authorization".into()));
+    assert_eq!(secrets["mcp/vault/Authorization"], "Bearer k-1");
+    let err = fill(sse, "vault", &values(&[("key", "k-1")])).unwrap_err().to_string();
+    assert!(err.starts_with("key: a secret would go into the URL"), "{err}");
 }

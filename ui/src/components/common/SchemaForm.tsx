@@ -197,7 +197,7 @@ function Fields({ schema, values, errors, prefix, onChange, suggest }: FieldsPro
               <input
                 id={id}
                 name={name}
-                type={p.format === "email" ? "email" : p.format === "uri" ? "url" : "text"}
+                type={p.format === "email" ? "email" : p.format === "uri" ? "url" : p.format === "password" ? "password" : "text"}
                 value={text}
                 autoComplete={suggest ? "off" : undefined}
                 aria-controls={listed.length > 0 ? `${id}-suggestions` : undefined}

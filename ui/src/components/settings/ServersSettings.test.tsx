@@ -87,9 +87,32 @@ function registryEntry(via: "npm" | "pypi"): RegistryEntry {
     needs: via === "npm" ? "npx" : "uvx",
     config: { ...config, name: "weather", transport: { type: "stdio", command, args, env: { WEATHER_API_KEY: { secret: "" } }, cwd: null } },
     bundle: null,
-    settings: [{ name: "WEATHER_API_KEY", description: "Your key from acme.example", required: true, secret: true }],
+    settings: [{ name: "WEATHER_API_KEY", description: "Your key from acme.example", required: true, secret: true, placeholder: false, default: null, choices: [] }],
   };
 }
+
+/** A remote entry whose URL and Authorization header leave parts to the user. */
+const vaultEntry: RegistryEntry = {
+  id: "vault",
+  label: "Vault (streamable-http)",
+  name: "io.github.acme/vault",
+  description: "Secrets.",
+  version: "2.0.0",
+  website: null,
+  via: "streamable-http",
+  needs: null,
+  config: {
+    ...config,
+    name: "vault",
+    transport: { type: "streamable_http", url: "https://{tenant}.vault.example/mcp", headers: { Authorization: { plain: "Bearer {key}" } } },
+  },
+  bundle: null,
+  settings: [
+    { name: "tenant", description: "Your tenant", required: true, secret: false, placeholder: true, default: null, choices: [] },
+    { name: "region", description: "", required: false, secret: false, placeholder: true, default: "eu", choices: ["eu", "us"] },
+    { name: "key", description: "An API key", required: true, secret: true, placeholder: true, default: null, choices: [] },
+  ],
+};
 
 function fake(initial: ServerView[]) {
   // The backend's list follows the statuses it reports.
@@ -105,10 +128,27 @@ function fake(initial: ServerView[]) {
           ? { entries: cursor ? [registryEntry("pypi")] : [registryEntry("npm")], next_cursor: cursor ? null : "page-2" }
           : query === "notes"
             ? { entries: [{ ...registryEntry("npm"), label: "Notes (mcpb)", via: "mcpb" as const, bundle: notesBundle }], next_cursor: null }
-            : { entries: [], next_cursor: null },
+            : query === "vault"
+              ? { entries: [vaultEntry], next_cursor: null }
+              : { entries: [], next_cursor: null },
       ),
     ),
     registryBundle: vi.fn(() => Promise.resolve("/data/downloads/ab12.mcpb")),
+    registryFill: vi.fn((entry: RegistryEntry, values: Record<string, string>) =>
+      values.tenant === "nope"
+        ? Promise.reject({ kind: "invalid_input", message: "tenant: no such tenant" })
+        : Promise.resolve({
+            config: {
+              ...entry.config,
+              transport: {
+                type: "streamable_http" as const,
+                url: `https://${values.tenant}.vault.example/mcp`,
+                headers: { Authorization: { secret: "mcp/vault/Authorization" } },
+              },
+            },
+            secrets: { "mcp/vault/Authorization": `Bearer ${values.key}` },
+          }),
+    ),
     saveServer: vi.fn(() => Promise.resolve()),
     deleteServer: vi.fn(() => Promise.resolve()),
     setServerEnabled: vi.fn(() => Promise.resolve()),
@@ -399,6 +439,38 @@ describe("ServersSettings", () => {
       cwd: null,
     });
     expect(secrets).toEqual({ "mcp/weather/env/WEATHER_API_KEY": "wk-123" });
+  });
+
+  it("asks for the parts of an entry the registry leaves to the user, then edits and saves it with their secrets", async () => {
+    const f = fake([]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Browse the MCP Registry…" }));
+    fireEvent.change(screen.getByLabelText("Server name contains…"), { target: { value: "vault" } });
+    fireEvent.click(screen.getByRole("button", { name: "Search" }));
+    fireEvent.click(within(await screen.findByTestId("registry-entry")).getByRole("button", { name: "Use" }));
+    const setup = screen.getByTestId("registry-setup");
+    expect(within(setup).getByRole("heading").textContent).toBe("Set up Vault (streamable-http)");
+    expect((within(setup).getByLabelText("key *") as HTMLInputElement).type).toBe("password");
+    expect((within(setup).getByLabelText("region") as HTMLSelectElement).value).toBe("eu");
+    fireEvent.change(within(setup).getByLabelText("tenant *"), { target: { value: "nope" } });
+    fireEvent.change(within(setup).getByLabelText("key *"), { target: { value: "k-1" } });
+    fireEvent.click(within(setup).getByRole("button", { name: "Continue" }));
+    expect((await within(setup).findByRole("alert")).textContent).toContain("tenant: no such tenant");
+    fireEvent.change(within(setup).getByLabelText("tenant *"), { target: { value: "acme" } });
+    fireEvent.click(within(setup).getByRole("button", { name: "Continue" }));
+    await waitFor(() => expect(screen.queryByTestId("registry-setup")).toBeNull());
+    expect(f.ipc.registryFill).toHaveBeenLastCalledWith(vaultEntry, { tenant: "acme", key: "k-1", region: "eu" });
+    expect(screen.queryByTestId("registry-settings")).toBeNull();
+    expect((screen.getByLabelText("URL") as HTMLInputElement).value).toBe("https://acme.vault.example/mcp");
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(f.ipc.saveServer).toHaveBeenCalled());
+    const [saved, secrets] = (f.ipc.saveServer as ReturnType<typeof vi.fn>).mock.calls[0] as [McpServerConfig, Record<string, string>];
+    expect(saved.transport).toEqual({
+      type: "streamable_http",
+      url: "https://acme.vault.example/mcp",
+      headers: { Authorization: { secret: "mcp/vault/Authorization" } },
+    });
+    expect(secrets).toEqual({ "mcp/vault/Authorization": "Bearer k-1" });
   });
 
   it("downloads a bundle the registry lists, saying so meanwhile, and opens the bundle installer on it", async () => {

@@ -13,6 +13,7 @@ import {
   type DoctorReport,
   type Ipc,
   type IpcError,
+  type JsonSchema,
   type McpServerConfig,
   type RegistryEntry,
   type ServerPreset,
@@ -24,6 +25,7 @@ import {
 import { ErrorBanner } from "../ErrorBanner";
 import { formatDuration } from "../chat/ToolTraceCard";
 import { ToolResultView } from "../chat/ToolResultView";
+import { Dialog } from "../common/Dialog";
 import { SchemaForm } from "../common/SchemaForm";
 import { Tabs } from "../common/Tabs";
 import { BundleInstall, type BundleIpc } from "./BundleInstall";
@@ -38,6 +40,7 @@ export type ServersIpc = Pick<
   | "serverPresets"
   | "registrySearch"
   | "registryBundle"
+  | "registryFill"
   | "saveServer"
   | "deleteServer"
   | "setServerEnabled"
@@ -218,6 +221,27 @@ function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
   );
 }
 
+/** The form of a registry entry's placeholders: secrets masked, choices as a list. */
+function placeholderSchema(entry: RegistryEntry): JsonSchema {
+  const asked = entry.settings.filter((x) => x.placeholder);
+  return {
+    type: "object",
+    properties: Object.fromEntries(
+      asked.map((x) => [
+        x.name,
+        {
+          type: "string",
+          description: x.description || undefined,
+          default: x.default ?? undefined,
+          enum: x.choices.length > 0 ? x.choices : undefined,
+          format: x.secret ? "password" : undefined,
+        },
+      ]),
+    ),
+    required: asked.filter((x) => x.required).map((x) => x.name),
+  };
+}
+
 type Tab = "tools" | "content" | "logs" | "doctor" | "edit";
 
 function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: ServerView; onSaved: () => void; act: (f: () => Promise<unknown>) => Promise<boolean> }) {
@@ -301,6 +325,10 @@ export function ServersSettings({
   const [adding, setAdding] = useState(false);
   const [browsing, setBrowsing] = useState(false);
   const [template, setTemplate] = useState<RegistryEntry | null>(null);
+  // A registry entry whose placeholders are being filled in, and the secrets filling them made.
+  const [setup, setSetup] = useState<RegistryEntry | null>(null);
+  const [setupError, setSetupError] = useState<IpcError | null>(null);
+  const [pendingSecrets, setPendingSecrets] = useState<Record<string, string>>({});
   const [downloading, setDownloading] = useState<string | null>(null);
   const [presets, setPresets] = useState<ServerPreset[]>([]);
   const [bundle, setBundle] = useState<{ path: string; info: BundleInfo } | null>(null);
@@ -392,9 +420,9 @@ export function ServersSettings({
           {template && (
             <div className="muted small" data-testid="registry-template">
               <p>{t("registry.from", { name: template.name, version: template.version })}</p>
-              {template.settings.length > 0 && (
+              {template.settings.some((v) => !v.placeholder) && (
                 <ul data-testid="registry-settings">
-                  {template.settings.map((v) => (
+                  {template.settings.filter((v) => !v.placeholder).map((v) => (
                     <li key={v.name}>
                       <code>{v.name}</code>
                       {v.description && ` ${v.description}`}
@@ -412,7 +440,7 @@ export function ServersSettings({
             isNew
             presets={template ? [] : presets}
             onCancel={() => setAdding(false)}
-            onSave={(c, s) => void act(() => ipc.saveServer(c, s)).then((ok) => ok && setAdding(false))}
+            onSave={(c, s) => void act(() => ipc.saveServer(c, { ...pendingSecrets, ...s })).then((ok) => ok && setAdding(false))}
           />
         </>
       ) : (
@@ -423,6 +451,7 @@ export function ServersSettings({
             className="primary"
             onClick={() => {
               setTemplate(null);
+              setPendingSecrets({});
               setAdding(true);
             }}
           >
@@ -457,10 +486,37 @@ export function ServersSettings({
               );
               return;
             }
+            if (entry.settings.some((x) => x.placeholder)) {
+              setSetupError(null);
+              setSetup(entry);
+              return;
+            }
             setTemplate(entry);
+            setPendingSecrets({});
             setAdding(true);
           }}
         />
+      )}
+      {setup && (
+        <Dialog title={t("registry.setUp", { name: setup.label })} onClose={() => setSetup(null)} testId="registry-setup">
+          <p className="muted">{t("registry.setUpAbout")}</p>
+          {setupError && <ErrorBanner error={setupError} />}
+          <SchemaForm
+            schema={placeholderSchema(setup)}
+            submitLabel={t("registry.continue")}
+            onSubmit={(v) => {
+              ipc.registryFill(setup, v as Record<string, string>).then(
+                (filled) => {
+                  setTemplate({ ...setup, config: filled.config });
+                  setPendingSecrets(filled.secrets);
+                  setSetup(null);
+                  setAdding(true);
+                },
+                (e: unknown) => setSetupError(toIpcError(e)),
+              );
+            }}
+          />
+        </Dialog>
       )}
       {bundle && (
         <BundleInstall
