@@ -140,7 +140,9 @@ fn search(query: &str, cursor: Option<&str>, json: bool) -> anyhow::Result<ExitC
         let asks: Vec<&str> =
             secrets.iter().filter(|(_, v)| matches!(v, ValueSource::Secret(_))).map(|(k, _)| k.as_str()).collect();
         let asks = if asks.is_empty() { String::new() } else { format!("  (secret: {})", asks.join(", ")) };
-        println!("  {:<16} {how}{asks}", entry.via);
+        let parts: Vec<&str> = entry.settings.iter().filter(|s| s.placeholder).map(|s| s.name.as_str()).collect();
+        let parts = if parts.is_empty() { String::new() } else { format!("  (fill in: {})", parts.join(", ")) };
+        println!("  {:<16} {how}{asks}{parts}", entry.via);
     }
     if let Some(next) = &page.next_cursor {
         println!("more: patchbay mcp search {query:?} --cursor {next}");

@@ -34,7 +34,8 @@ async fn search_prints_servers_their_launch_and_secrets_and_says_why_it_failed()
         "packages": [{"registryType": "pypi", "identifier": "ada-notes", "version": "0.3.0",
                       "transport": {"type": "stdio"}, "environmentVariables": [{"name": "NOTES_TOKEN", "isSecret": true}]},
                      {"registryType": "mcpb", "identifier": "https://notes.example/notes.mcpb", "fileSha256": "ab".repeat(32)}],
-        "remotes": [{"type": "streamable-http", "url": "https://notes.example/mcp"}]
+        "remotes": [{"type": "streamable-http", "url": "https://{tenant}.notes.example/mcp",
+                     "headers": [{"name": "Authorization", "value": "Bearer {token}", "isSecret": true}]}]
     }});
     let registry = serve(vec![notes]).await;
 
@@ -45,7 +46,7 @@ async fn search_prints_servers_their_launch_and_secrets_and_says_why_it_failed()
         "io.github.ada/notes 0.3.0  Notes.\n\
          \x20 pypi             uvx ada-notes==0.3.0  (secret: NOTES_TOKEN)\n\
          \x20 mcpb             bundle https://notes.example/notes.mcpb (SHA-256 abababababababababababababababababababababababababababababababab)\n\
-         \x20 streamable-http  https://notes.example/mcp\n\
+         \x20 streamable-http  https://{tenant}.notes.example/mcp  (fill in: token, tenant)\n\
          more: patchbay mcp search \"notes\" --cursor page-2\n"
     );
 
