@@ -132,6 +132,7 @@ pub fn run() {
             commands::chat::update_conversation_settings,
             commands::chat::export_conversation,
             commands::chat::switch_branch,
+            commands::chat::delete_message,
             commands::chat::send_message,
             commands::chat::regenerate,
             commands::chat::edit_message,

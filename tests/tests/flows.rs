@@ -347,7 +347,8 @@ const DROP_PICTURE: &str = r#"
 
 /// A picture dropped on the composer goes with the next message, through the
 /// window's drop handler, the `send_message` command's attachments and the
-/// real async-openai client, and shows in the question; the answer's formula is typeset.
+/// real async-openai client, and shows in the question; the answer's formula is typeset, and
+/// the answer can be deleted.
 #[test]
 fn a_picture_dropped_on_the_composer_reaches_the_model() -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
@@ -372,6 +373,11 @@ fn a_picture_dropped_on_the_composer_reaches_the_model() -> Result<()> {
         ensure!(s.count("[data-testid=message-user] img")? == 1, "the question does not show the picture");
         // The answer's TeX is typeset in the window (KaTeX's code, styles and fonts under the CSP).
         s.wait_for("[data-testid=message-assistant] .katex .katex-html", WAIT)?;
+        // Deleted once confirmed, the answer goes and the question stays.
+        s.click(&s.find("[data-testid=message-assistant] [data-testid=delete-message]")?)?;
+        s.click(&s.wait_for("[data-testid=confirm-delete] button.danger", WAIT)?)?;
+        s.wait_for_none("[data-testid=message-assistant]", WAIT)?;
+        ensure!(s.count("[data-testid=message-user]")? == 1, "the question went with the answer");
         Ok(())
     })?;
     let requests = model.requests();

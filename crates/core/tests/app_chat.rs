@@ -291,6 +291,10 @@ async fn stopping_mid_stream_keeps_the_text_and_ends_cancelled() {
         let text = matches!(e, TurnEvent::TextDelta { .. });
         events.push(e);
         if text {
+            // Nothing is deleted under a running turn.
+            let question = f.app.get_conversation(&conversation.id, None).unwrap().messages[0].id.clone();
+            let refused = f.app.delete_message(&conversation.id, &question).unwrap_err();
+            assert_eq!(refused.kind(), ErrorKind::InvalidInput, "{refused}");
             f.app.cancel_turn(&conversation.id).unwrap();
         }
     }
@@ -301,6 +305,11 @@ async fn stopping_mid_stream_keeps_the_text_and_ends_cancelled() {
     assert!(detail.messages[1].error.is_none());
     // No turn runs any more.
     assert_eq!(f.app.cancel_turn(&conversation.id).unwrap_err().kind(), ErrorKind::NotFound);
+    // The stopped answer can go; the question stays, shown alone.
+    let shown = f.app.delete_message(&conversation.id, &detail.messages[1].id).unwrap();
+    assert_eq!(shown.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["go"]);
+    let missing = f.app.delete_message(&conversation.id, &detail.messages[1].id).unwrap_err();
+    assert_eq!(missing.kind(), ErrorKind::NotFound, "{missing}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -129,6 +129,16 @@ pub async fn switch_branch(
     blocking(move || Ok(app.switch_branch(&conversation_id, &message_id)?)).await
 }
 
+#[tauri::command(rename_all = "snake_case")]
+pub async fn delete_message(
+    state: State<'_, AppState>,
+    conversation_id: String,
+    message_id: String,
+) -> Result<Vec<MessageView>, IpcError> {
+    let app = state.app()?;
+    blocking(move || Ok(app.delete_message(&conversation_id, &message_id)?)).await
+}
+
 async fn turn(
     state: State<'_, AppState>,
     conversation_id: String,

@@ -803,6 +803,9 @@ export const ipc = {
   cancelTurn: (conversationId: string) => call<void>("cancel_turn", { conversation_id: conversationId }),
   switchBranch: (conversationId: string, messageId: string) =>
     call<Message[]>("switch_branch", { conversation_id: conversationId, message_id: messageId }),
+  /** Deletes a message with the replies after it; the branch shown now. */
+  deleteMessage: (conversationId: string, messageId: string) =>
+    call<Message[]>("delete_message", { conversation_id: conversationId, message_id: messageId }),
   respondApproval: (callId: string, decision: ApprovalDecision) =>
     call<void>("respond_approval", { call_id: callId, decision }),
   getTrace: (callId: string) => call<TraceRecord>("get_trace", { call_id: callId }),

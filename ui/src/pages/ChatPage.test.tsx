@@ -43,6 +43,7 @@ function fakeIpc() {
     editMessage: vi.fn(() => Promise.resolve({ assistant_message_id: "a3" })),
     cancelTurn: vi.fn(() => Promise.resolve()),
     switchBranch: vi.fn(() => Promise.resolve([])),
+    deleteMessage: vi.fn(() => Promise.resolve([])),
     respondApproval: vi.fn(() => Promise.resolve()),
     getTrace: vi.fn(() => Promise.resolve({ call_id: "t1", server: "fs", tool: "read", request: {}, response: {} })),
     callTool: vi.fn(() => Promise.resolve({ content: [], structured_content: null, is_error: false })),

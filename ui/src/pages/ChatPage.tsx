@@ -41,6 +41,7 @@ export type ChatIpc = Pick<
   | "editMessage"
   | "cancelTurn"
   | "switchBranch"
+  | "deleteMessage"
   | "respondApproval"
   | "getTrace"
   | "callTool"
@@ -198,6 +199,12 @@ function ConversationView({
       onSwitchBranch: (messageId) => {
         ipc
           .switchBranch(id, messageId)
+          .then((ms) => store.load(ms))
+          .catch((e: unknown) => onError(toIpcError(e)));
+      },
+      onDelete: (m) => {
+        ipc
+          .deleteMessage(id, m.id)
           .then((ms) => store.load(ms))
           .catch((e: unknown) => onError(toIpcError(e)));
       },

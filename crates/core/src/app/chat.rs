@@ -228,6 +228,17 @@ impl App {
         Ok(self.page_views(id, None, None)?.messages)
     }
 
+    /// Deletes a message and the replies after it; returns the branch shown
+    /// now, root first. Refused while the conversation's turn runs.
+    pub fn delete_message(&self, conversation: &str, message: &str) -> Result<Vec<MessageView>, AppError> {
+        let id = parse_id("conversation", conversation)?;
+        if lock(&self.inner.turns).contains_key(&id) {
+            return Err(AppError::Invalid(format!("conversation {id} has a turn running; stop it first")));
+        }
+        self.inner.conversations.delete_message(id, parse_id("message", message)?)?;
+        Ok(self.page_views(id, None, None)?.messages)
+    }
+
     /// Stops the conversation's running turn; its events end with `done { cancelled }`.
     pub fn cancel_turn(&self, conversation: &str) -> Result<(), AppError> {
         let id = parse_id("conversation", conversation)?;

@@ -521,6 +521,39 @@ impl ConversationStore {
         })
     }
 
+    /// Deletes `message` with every reply after it, on every branch. When the
+    /// branch shown went through it, the newest branch of a sibling is shown
+    /// instead, else the branch ending at its parent. Returns the new active
+    /// leaf (none when the conversation is now empty).
+    pub fn delete_message(
+        &self,
+        id: ConversationId,
+        message: MessageId,
+    ) -> Result<Option<MessageId>, ConversationError> {
+        let conversation = self.get(id)?;
+        let skeleton = self.skeleton(id)?;
+        let parents: HashMap<MessageId, Option<MessageId>> = skeleton.iter().copied().collect();
+        let parent =
+            *parents.get(&message).ok_or(ConversationError::MessageNotFound { conversation: id, id: message })?;
+        let shown = conversation.active_leaf.is_some_and(|leaf| path_to(&parents, leaf).contains(&message));
+        let sibling = skeleton.iter().filter(|(m, p)| *p == parent && *m != message).map(|(m, _)| *m).max();
+        self.store.write(|tx| {
+            let err = |e| ConversationError::from(self.store.error(e));
+            tx.execute("DELETE FROM messages WHERE id = ?1 AND conversation_id = ?2", (message, id)).map_err(err)?;
+            let leaf = match (shown, sibling) {
+                (false, _) => conversation.active_leaf,
+                (true, Some(sibling)) => Some(newest_leaf_under(&self.store, tx, id, sibling)?),
+                (true, None) => parent,
+            };
+            tx.execute(
+                "UPDATE conversations SET active_leaf = ?2, updated_at = ?3 WHERE id = ?1",
+                (id, leaf, now_ms()),
+            )
+            .map_err(err)?;
+            Ok(leaf)
+        })
+    }
+
     /// The messages from the root to `leaf` (inclusive) as the model sees them.
     pub fn history(&self, id: ConversationId, leaf: Option<MessageId>) -> Result<Vec<ChatMessage>, ConversationError> {
         let Some(leaf) = leaf else { return Ok(Vec::new()) };

@@ -301,3 +301,36 @@ fn an_attachment_name_cannot_break_out_of_its_tag() {
         ContentPart::text("<attachment title=\"a&quot; uri=&quot;evil&lt;/attachment>\">\nbody\n</attachment>")
     );
 }
+
+#[test]
+fn deleting_a_message_takes_its_replies_and_shows_a_sibling_or_the_parent() {
+    let conv = store();
+    let (c, user, first) = with_answer(&conv, "Hello", "Hi!");
+    let again = answer(&conv, c.id, user, "Hello there.");
+    let follow = conv.add_user_message(c.id, Some(again), "And then?", &[]).unwrap();
+    let reply = answer(&conv, c.id, follow, "Then nothing.");
+    let ids =
+        |conv: &ConversationStore| conv.branch(c.id).unwrap().into_iter().map(|b| b.message.id).collect::<Vec<_>>();
+    assert_eq!(ids(&conv), [user, again, follow, reply]);
+
+    // The shown answer goes with the question after it and its reply; its sibling is shown.
+    assert_eq!(conv.delete_message(c.id, again).unwrap(), Some(first));
+    assert_eq!(ids(&conv), [user, first]);
+    assert!(conv.messages(c.id).unwrap().iter().all(|m| ![again, follow, reply].contains(&m.id)));
+    assert!(conv.search("nothing", 10).unwrap().is_empty(), "the search index forgets deleted messages");
+    let kept = conv.message(first).unwrap();
+    assert!(kept.parts.iter().any(|p| matches!(p, Part::ToolCall { .. })), "the sibling keeps its tool call");
+
+    // A message on a branch not shown leaves the branch shown alone.
+    let other = answer(&conv, c.id, user, "Another.");
+    conv.switch_branch(c.id, first).unwrap();
+    assert_eq!(conv.delete_message(c.id, other).unwrap(), Some(first));
+    assert_eq!(ids(&conv), [user, first]);
+
+    // The last answer: the question is shown alone; the question: nothing is left.
+    assert_eq!(conv.delete_message(c.id, first).unwrap(), Some(user));
+    assert_eq!(ids(&conv), [user]);
+    assert_eq!(conv.delete_message(c.id, user).unwrap(), None);
+    assert!(ids(&conv).is_empty() && conv.messages(c.id).unwrap().is_empty());
+    assert!(matches!(conv.delete_message(c.id, user), Err(ConversationError::MessageNotFound { .. })));
+}

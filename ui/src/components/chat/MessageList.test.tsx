@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, screen } from "@testing-library/react";
+import { cleanup, fireEvent, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Message } from "../../lib/ipc";
 import { message, renderIn } from "../../test/render";
@@ -8,7 +8,7 @@ import type { MessageActions } from "./MessageView";
 afterEach(cleanup);
 
 function actions(): MessageActions {
-  return { onDecide: vi.fn(), onInspect: vi.fn(), onRegenerate: vi.fn(), onEdit: vi.fn(), onSwitchBranch: vi.fn() };
+  return { onDecide: vi.fn(), onInspect: vi.fn(), onRegenerate: vi.fn(), onEdit: vi.fn(), onSwitchBranch: vi.fn(), onDelete: vi.fn() };
 }
 
 describe("MessageList", () => {
@@ -56,6 +56,23 @@ describe("MessageList", () => {
     rerender(<MessageList messages={[{ ...thinking, text: "answer" }]} streamingId={null} actions={a} />);
     expect((screen.getByTestId("reasoning") as HTMLDetailsElement).open).toBe(false);
     expect(screen.getByText("Reasoning")).toBeTruthy();
+  });
+
+  it("deletes a message only once the user confirms, and not while it streams", () => {
+    const a = actions();
+    const msgs = [message("u1", "user", "question"), message("a1", "assistant", "answer", { parent_id: "u1" })];
+    const { rerender } = renderIn(<MessageList messages={msgs} streamingId={null} actions={a} />);
+    const [, answerDelete] = screen.getAllByTestId("delete-message");
+    fireEvent.click(answerDelete!);
+    expect(screen.getByTestId("confirm-delete").textContent).toContain("Delete this message and every reply after it?");
+    fireEvent.click(screen.getByRole("button", { name: "Cancel" }));
+    expect(screen.queryByTestId("confirm-delete")).toBeNull();
+    expect(a.onDelete).not.toHaveBeenCalled();
+    fireEvent.click(screen.getAllByTestId("delete-message")[1]!);
+    fireEvent.click(within(screen.getByTestId("confirm-delete")).getByRole("button", { name: "Delete" }));
+    expect(a.onDelete).toHaveBeenCalledWith(msgs[1]);
+    rerender(<MessageList messages={msgs} streamingId="a1" actions={a} />);
+    expect(screen.getAllByTestId("delete-message")).toHaveLength(1);
   });
 
   it("switches between sibling branches and offers regenerate and edit", () => {

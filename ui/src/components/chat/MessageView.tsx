@@ -1,5 +1,6 @@
 // One message: markdown text, collapsible reasoning, tool traces, citation
-// chips, and the actions (copy, edit & resend, regenerate, branch switcher).
+// chips, and the actions (copy, edit & resend, regenerate, delete with the
+// replies after it once confirmed, branch switcher).
 import { memo, useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import type { ApprovalDecision, Citation, ContentPart, Message, ToolTrace } from "../../lib/ipc";
@@ -13,6 +14,7 @@ export interface MessageActions {
   onRegenerate: (message: Message) => void;
   onEdit: (message: Message, text: string) => void;
   onSwitchBranch: (messageId: string) => void;
+  onDelete: (message: Message) => void;
 }
 
 export function CitationChips({
@@ -113,6 +115,7 @@ export const MessageView = memo(function MessageView({
   const { t } = useI18n();
   const [editing, setEditing] = useState<string | null>(null);
   const [citation, setCitation] = useState<number | null>(null);
+  const [confirming, setConfirming] = useState(false);
   const hasCitations = message.citations.length > 0;
   const isUser = message.role === "user";
   return (
@@ -172,6 +175,28 @@ export const MessageView = memo(function MessageView({
           ) : (
             <button type="button" className="link" data-testid="regenerate" onClick={() => actions.onRegenerate(message)}>
               {t("chat.regenerate")}
+            </button>
+          )}
+          {confirming ? (
+            <span className="confirm" data-testid="confirm-delete">
+              {t("chat.deleteConfirm")}{" "}
+              <button
+                type="button"
+                className="link danger"
+                onClick={() => {
+                  setConfirming(false);
+                  actions.onDelete(message);
+                }}
+              >
+                {t("common.delete")}
+              </button>{" "}
+              <button type="button" className="link" onClick={() => setConfirming(false)}>
+                {t("common.cancel")}
+              </button>
+            </span>
+          ) : (
+            <button type="button" className="link" data-testid="delete-message" onClick={() => setConfirming(true)}>
+              {t("common.delete")}
             </button>
           )}
         </div>
