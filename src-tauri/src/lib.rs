@@ -133,6 +133,7 @@ pub fn run() {
             commands::chat::export_conversation,
             commands::chat::switch_branch,
             commands::chat::delete_message,
+            commands::chat::fork_conversation,
             commands::chat::send_message,
             commands::chat::regenerate,
             commands::chat::edit_message,

@@ -347,8 +347,8 @@ const DROP_PICTURE: &str = r#"
 
 /// A picture dropped on the composer goes with the next message, through the
 /// window's drop handler, the `send_message` command's attachments and the
-/// real async-openai client, and shows in the question; the answer's formula is typeset, and
-/// the answer can be deleted.
+/// real async-openai client, and shows in the question; the answer's formula is typeset; a
+/// new chat carries on from the answer, and deleting the answer there leaves the first chat whole.
 #[test]
 fn a_picture_dropped_on_the_composer_reaches_the_model() -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
@@ -373,11 +373,16 @@ fn a_picture_dropped_on_the_composer_reaches_the_model() -> Result<()> {
         ensure!(s.count("[data-testid=message-user] img")? == 1, "the question does not show the picture");
         // The answer's TeX is typeset in the window (KaTeX's code, styles and fonts under the CSP).
         s.wait_for("[data-testid=message-assistant] .katex .katex-html", WAIT)?;
-        // Deleted once confirmed, the answer goes and the question stays.
-        s.click(&s.find("[data-testid=message-assistant] [data-testid=delete-message]")?)?;
+        // "New chat from here" opens a copy; there the answer is deleted (once confirmed) and
+        // the question stays, while the first conversation keeps both.
+        s.click(&s.find("[data-testid=message-assistant] [data-testid=fork-message]")?)?;
+        s.wait_for_count("[data-testid=conversation-list] button.conversation", 2, WAIT)?;
+        s.click(&s.wait_for("[data-testid=message-assistant] [data-testid=delete-message]", WAIT)?)?;
         s.click(&s.wait_for("[data-testid=confirm-delete] button.danger", WAIT)?)?;
         s.wait_for_none("[data-testid=message-assistant]", WAIT)?;
-        ensure!(s.count("[data-testid=message-user]")? == 1, "the question went with the answer");
+        ensure!(s.count("[data-testid=message-user] img")? == 1, "the copy keeps the question and its picture");
+        s.click(&s.find("[data-testid=conversation-list] li:not(.active) button.conversation")?)?;
+        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("A single dot"))?;
         Ok(())
     })?;
     let requests = model.requests();

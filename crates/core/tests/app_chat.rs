@@ -371,6 +371,18 @@ async fn conversations_branch_search_rename_and_keep_their_settings() {
     let file = f.app.export_conversation(&c.id, patchbay_core::conversations::ExportFormat::Markdown).unwrap();
     assert_eq!(file.name, "Geography.md");
     assert!(file.text.contains("巴黎"));
+
+    // Carrying on from the first message in a new conversation: that message, the same settings.
+    let shown = f.app.get_conversation(&c.id, None).unwrap();
+    let fork = f.app.fork_conversation(&c.id, &shown.messages[0].id).unwrap();
+    assert_ne!(fork.id, c.id);
+    let forked = f.app.get_conversation(&fork.id, None).unwrap();
+    assert_eq!(forked.messages.len(), 1);
+    assert_eq!(forked.messages[0].text, shown.messages[0].text);
+    assert_eq!(forked.settings, settings, "the fork keeps the model, servers and reasoning");
+    assert_eq!(f.app.list_conversations(None).unwrap()[0].id, fork.id, "newest first");
+    let missing = f.app.fork_conversation(&c.id, "999").unwrap_err();
+    assert_eq!(missing.kind(), ErrorKind::NotFound, "{missing}");
     f.app.delete_conversation(&c.id).unwrap();
     assert_eq!(f.app.get_conversation(&c.id, None).unwrap_err().kind(), ErrorKind::NotFound);
     assert_eq!(f.app.get_conversation("abc", None).unwrap_err().kind(), ErrorKind::InvalidInput);

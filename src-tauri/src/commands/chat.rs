@@ -130,6 +130,16 @@ pub async fn switch_branch(
 }
 
 #[tauri::command(rename_all = "snake_case")]
+pub async fn fork_conversation(
+    state: State<'_, AppState>,
+    conversation_id: String,
+    message_id: String,
+) -> Result<ConversationSummary, IpcError> {
+    let app = state.app()?;
+    blocking(move || Ok(app.fork_conversation(&conversation_id, &message_id)?)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
 pub async fn delete_message(
     state: State<'_, AppState>,
     conversation_id: String,

@@ -803,6 +803,9 @@ export const ipc = {
   cancelTurn: (conversationId: string) => call<void>("cancel_turn", { conversation_id: conversationId }),
   switchBranch: (conversationId: string, messageId: string) =>
     call<Message[]>("switch_branch", { conversation_id: conversationId, message_id: messageId }),
+  /** A new conversation carrying on from a message (the branch up to it, the settings). */
+  forkConversation: (conversationId: string, messageId: string) =>
+    call<ConversationSummary>("fork_conversation", { conversation_id: conversationId, message_id: messageId }),
   /** Deletes a message with the replies after it; the branch shown now. */
   deleteMessage: (conversationId: string, messageId: string) =>
     call<Message[]>("delete_message", { conversation_id: conversationId, message_id: messageId }),

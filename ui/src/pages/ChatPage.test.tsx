@@ -43,7 +43,8 @@ function fakeIpc() {
     editMessage: vi.fn(() => Promise.resolve({ assistant_message_id: "a3" })),
     cancelTurn: vi.fn(() => Promise.resolve()),
     switchBranch: vi.fn(() => Promise.resolve([])),
-    deleteMessage: vi.fn(() => Promise.resolve([])),
+    deleteMessage: vi.fn(() => Promise.resolve([message("u0", "user", "earlier question")])),
+    forkConversation: vi.fn(() => Promise.resolve({ ...conv, id: "c3", title: "First" })),
     respondApproval: vi.fn(() => Promise.resolve()),
     getTrace: vi.fn(() => Promise.resolve({ call_id: "t1", server: "fs", tool: "read", request: {}, response: {} })),
     callTool: vi.fn(() => Promise.resolve({ content: [], structured_content: null, is_error: false })),
@@ -85,6 +86,26 @@ function fakeIpc() {
 }
 
 describe("ChatPage", () => {
+  it("carries on from a message in a new conversation it opens, and deletes an answer", async () => {
+    const f = fakeIpc();
+    renderIn(<ChatPage ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "First" }));
+    expect(await screen.findByText("earlier answer")).toBeTruthy();
+    const [, answer] = screen.getAllByTestId("fork-message");
+    fireEvent.click(answer!);
+    await waitFor(() => expect(f.ipc.getConversation).toHaveBeenLastCalledWith("c3", expect.anything()));
+    expect(f.ipc.forkConversation).toHaveBeenCalledWith("c1", "a0");
+    expect(screen.getAllByRole("button", { name: "First" })).toHaveLength(2);
+
+    fireEvent.click(screen.getAllByRole("button", { name: "First" })[1]!);
+    expect(await screen.findByText("earlier answer")).toBeTruthy();
+    fireEvent.click(screen.getAllByTestId("delete-message")[1]!);
+    fireEvent.click(within(screen.getByTestId("confirm-delete")).getByRole("button", { name: "Delete" }));
+    await waitFor(() => expect(screen.queryByText("earlier answer")).toBeNull());
+    expect(f.ipc.deleteMessage).toHaveBeenCalledWith("c1", "a0");
+  });
+
+
   it("opens a conversation, streams a turn with an approved tool call, and stops it", async () => {
     const f = fakeIpc();
     renderIn(<ChatPage ipc={f.ipc} />);

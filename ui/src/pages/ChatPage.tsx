@@ -42,6 +42,7 @@ export type ChatIpc = Pick<
   | "cancelTurn"
   | "switchBranch"
   | "deleteMessage"
+  | "forkConversation"
   | "respondApproval"
   | "getTrace"
   | "callTool"
@@ -113,6 +114,7 @@ function ConversationView({
   templates,
   onError,
   onTurnEnd,
+  onForked,
 }: {
   id: string;
   title: string;
@@ -125,6 +127,8 @@ function ConversationView({
   templates: ResourceTemplateInfo[];
   onError: (e: IpcError) => void;
   onTurnEnd: () => void;
+  /** A new conversation carries on from one of this one's messages: open it. */
+  onForked: (c: ConversationSummary) => void;
 }) {
   const { t } = useI18n();
   const state = useConversation(store);
@@ -202,6 +206,12 @@ function ConversationView({
           .then((ms) => store.load(ms))
           .catch((e: unknown) => onError(toIpcError(e)));
       },
+      onFork: (m) => {
+        ipc
+          .forkConversation(id, m.id)
+          .then(onForked)
+          .catch((e: unknown) => onError(toIpcError(e)));
+      },
       onDelete: (m) => {
         ipc
           .deleteMessage(id, m.id)
@@ -209,7 +219,7 @@ function ConversationView({
           .catch((e: unknown) => onError(toIpcError(e)));
       },
     }),
-    [id, ipc, store, run, onError],
+    [id, ipc, store, run, onError, onForked],
   );
 
   // Older messages arrive a page at a time as the user scrolls back.
@@ -455,6 +465,10 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
             templates={templates}
             onError={onError}
             onTurnEnd={refresh}
+            onForked={(c) => {
+              setConversations((cs) => [c, ...cs]);
+              setActiveId(c.id);
+            }}
           />
         ) : (
           <p className="muted empty-chat">{t("chat.empty")}</p>

@@ -141,6 +141,16 @@ impl App {
         Ok(ConversationSummary::from(&conversation))
     }
 
+    /// A new conversation that carries on from `message`: the branch up to
+    /// it, the conversation's settings and instructions; its summary.
+    pub fn fork_conversation(&self, conversation: &str, message: &str) -> Result<ConversationSummary, AppError> {
+        let id = parse_id("conversation", conversation)?;
+        let fork = self.inner.conversations.fork(id, parse_id("message", message)?)?;
+        let settings = ConversationSettings { system_prompt: None, ..self.conversation_settings(id)? };
+        self.inner.store.set_setting(&settings_key(fork.id), &settings)?;
+        Ok(ConversationSummary::from(&fork))
+    }
+
     /// Renames a conversation.
     pub fn rename_conversation(&self, id: &str, title: &str) -> Result<(), AppError> {
         Ok(self.inner.conversations.rename(parse_id("conversation", id)?, title)?)

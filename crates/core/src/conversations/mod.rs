@@ -554,6 +554,81 @@ impl ConversationStore {
         })
     }
 
+    /// A new conversation holding the messages from the root to `message`
+    /// (one branch, copied with their parts, tool calls and attachments),
+    /// named, assisted and instructed like `id`, to carry on from there. A
+    /// message still being written is copied as interrupted. Approvals given
+    /// "for this conversation" are not carried over.
+    pub fn fork(&self, id: ConversationId, message: MessageId) -> Result<Conversation, ConversationError> {
+        let skeleton = self.skeleton(id)?;
+        let parents: HashMap<MessageId, Option<MessageId>> = skeleton.iter().copied().collect();
+        if !parents.contains_key(&message) {
+            return Err(ConversationError::MessageNotFound { conversation: id, id: message });
+        }
+        let path = path_to(&parents, message);
+        let now = now_ms();
+        let copy = self.store.write(|tx| {
+            let err = |e| ConversationError::from(self.store.error(e));
+            tx.execute(
+                "INSERT INTO conversations(title, assistant, system_prompt, created_at, updated_at)
+                 SELECT title, assistant, system_prompt, ?2, ?2 FROM conversations WHERE id = ?1",
+                (id, now),
+            )
+            .map_err(err)?;
+            let copy = tx.last_insert_rowid();
+            let mut parent: Option<MessageId> = None;
+            for old in path {
+                tx.execute(
+                    "INSERT INTO messages(conversation_id, parent_id, role, status, text, attachments, citations,
+                                          provider, model, input_tokens, output_tokens, error, created_at, updated_at)
+                     SELECT ?2, ?3, role, CASE status WHEN 'streaming' THEN 'interrupted' ELSE status END, text,
+                            attachments, citations, provider, model, input_tokens, output_tokens, error, created_at,
+                            updated_at
+                     FROM messages WHERE id = ?1",
+                    (old, copy, parent),
+                )
+                .map_err(err)?;
+                let new = tx.last_insert_rowid();
+                let calls: Vec<i64> = {
+                    let mut stmt = tx.prepare_cached("SELECT id FROM tool_calls WHERE message_id = ?1").map_err(err)?;
+                    stmt.query_map([old], |r| r.get(0)).and_then(Iterator::collect).map_err(err)?
+                };
+                let mut mapped = HashMap::new();
+                for call in calls {
+                    tx.execute(
+                        "INSERT INTO tool_calls(message_id, round, call_id, name, server, tool, arguments, status, result,
+                                                is_error, started_at, duration_ms, signature)
+                         SELECT ?2, round, call_id, name, server, tool, arguments, status, result, is_error, started_at,
+                                duration_ms, signature
+                         FROM tool_calls WHERE id = ?1",
+                        (call, new),
+                    )
+                    .map_err(err)?;
+                    mapped.insert(call, tx.last_insert_rowid());
+                }
+                let parts: Vec<(i64, Option<i64>)> = {
+                    let mut stmt = tx
+                        .prepare_cached("SELECT position, tool_call_id FROM message_parts WHERE message_id = ?1")
+                        .map_err(err)?;
+                    stmt.query_map([old], |r| Ok((r.get(0)?, r.get(1)?))).and_then(Iterator::collect).map_err(err)?
+                };
+                for (position, call) in parts {
+                    tx.execute(
+                        "INSERT INTO message_parts(message_id, position, round, kind, text, tool_call_id)
+                         SELECT ?3, position, round, kind, text, ?4 FROM message_parts
+                         WHERE message_id = ?1 AND position = ?2",
+                        (old, position, new, call.and_then(|c| mapped.get(&c).copied())),
+                    )
+                    .map_err(err)?;
+                }
+                parent = Some(new);
+            }
+            tx.execute("UPDATE conversations SET active_leaf = ?2 WHERE id = ?1", (copy, parent)).map_err(err)?;
+            Ok::<_, ConversationError>(copy)
+        })?;
+        self.get(copy)
+    }
+
     /// The messages from the root to `leaf` (inclusive) as the model sees them.
     pub fn history(&self, id: ConversationId, leaf: Option<MessageId>) -> Result<Vec<ChatMessage>, ConversationError> {
         let Some(leaf) = leaf else { return Ok(Vec::new()) };

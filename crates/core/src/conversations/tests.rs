@@ -334,3 +334,35 @@ fn deleting_a_message_takes_its_replies_and_shows_a_sibling_or_the_parent() {
     assert!(ids(&conv).is_empty() && conv.messages(c.id).unwrap().is_empty());
     assert!(matches!(conv.delete_message(c.id, user), Err(ConversationError::MessageNotFound { .. })));
 }
+
+#[test]
+fn a_fork_copies_one_branch_up_to_a_message_into_a_new_conversation() {
+    let conv = store();
+    let (c, user, first) = with_answer(&conv, "What time is it?", "It is noon.");
+    conv.set_system_prompt(c.id, Some("Be brief.")).unwrap();
+    let other = answer(&conv, c.id, user, "Midday.");
+    let follow = conv.add_user_message(c.id, Some(other), "And tomorrow?", &[]).unwrap();
+    answer(&conv, c.id, follow, "Noon again.");
+
+    // From the first answer (not the branch shown): the question and that answer.
+    let fork = conv.fork(c.id, first).unwrap();
+    assert_ne!(fork.id, c.id);
+    assert_eq!((fork.title.as_str(), fork.system_prompt.as_deref()), ("What time is it?", Some("Be brief.")));
+    let copied = conv.branch(fork.id).unwrap();
+    let texts: Vec<&str> = copied.iter().map(|b| b.message.text.as_str()).collect();
+    assert_eq!(texts, ["What time is it?", "Let me check.\n\nIt is noon."]);
+    assert!(copied.iter().all(|b| b.siblings.len() == 1), "one branch only");
+    let original = conv.message(first).unwrap();
+    let m = &copied[1].message;
+    assert_ne!(m.id, first);
+    assert_eq!((m.usage, m.model.as_deref()), (original.usage, Some("gpt-test")));
+    let Part::ToolCall { call, .. } = &m.parts[1] else { panic!("{:?}", m.parts) };
+    assert_eq!((call.tool.as_deref(), call.duration_ms), (Some("now"), Some(7)));
+    assert_eq!(conv.history(fork.id, Some(m.id)).unwrap().len(), 4, "the model sees the tool round too");
+
+    // The fork carries on alone: an answer added there leaves the original as it was.
+    conv.add_user_message(fork.id, Some(m.id), "And later?", &[]).unwrap();
+    assert_eq!(conv.messages(c.id).unwrap().len(), 5);
+    assert_eq!(conv.messages(fork.id).unwrap().len(), 3);
+    assert!(matches!(conv.fork(c.id, 999), Err(ConversationError::MessageNotFound { id: 999, .. })));
+}

@@ -8,7 +8,7 @@ import type { MessageActions } from "./MessageView";
 afterEach(cleanup);
 
 function actions(): MessageActions {
-  return { onDecide: vi.fn(), onInspect: vi.fn(), onRegenerate: vi.fn(), onEdit: vi.fn(), onSwitchBranch: vi.fn(), onDelete: vi.fn() };
+  return { onDecide: vi.fn(), onInspect: vi.fn(), onRegenerate: vi.fn(), onEdit: vi.fn(), onSwitchBranch: vi.fn(), onDelete: vi.fn(), onFork: vi.fn() };
 }
 
 describe("MessageList", () => {
@@ -89,6 +89,8 @@ describe("MessageList", () => {
     expect(a.onSwitchBranch).toHaveBeenNthCalledWith(2, "u0");
     fireEvent.click(screen.getByTestId("regenerate"));
     expect(a.onRegenerate).toHaveBeenCalledWith(msgs[1]);
+    fireEvent.click(screen.getAllByRole("button", { name: "New chat from here" })[1]!);
+    expect(a.onFork).toHaveBeenCalledWith(msgs[1]);
     fireEvent.click(screen.getByTestId("edit-message"));
     fireEvent.change(screen.getByLabelText("Edit message"), { target: { value: "better question" } });
     fireEvent.click(screen.getByRole("button", { name: "Save and resend" }));

@@ -1,6 +1,6 @@
 // One message: markdown text, collapsible reasoning, tool traces, citation
-// chips, and the actions (copy, edit & resend, regenerate, delete with the
-// replies after it once confirmed, branch switcher).
+// chips, and the actions (copy, edit & resend, regenerate, a new chat from
+// here, delete with the replies after it once confirmed, branch switcher).
 import { memo, useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import type { ApprovalDecision, Citation, ContentPart, Message, ToolTrace } from "../../lib/ipc";
@@ -15,6 +15,8 @@ export interface MessageActions {
   onEdit: (message: Message, text: string) => void;
   onSwitchBranch: (messageId: string) => void;
   onDelete: (message: Message) => void;
+  /** Carries on from this message in a new conversation. */
+  onFork: (message: Message) => void;
 }
 
 export function CitationChips({
@@ -177,6 +179,9 @@ export const MessageView = memo(function MessageView({
               {t("chat.regenerate")}
             </button>
           )}
+          <button type="button" className="link" data-testid="fork-message" onClick={() => actions.onFork(message)}>
+            {t("chat.fork")}
+          </button>
           {confirming ? (
             <span className="confirm" data-testid="confirm-delete">
               {t("chat.deleteConfirm")}{" "}
