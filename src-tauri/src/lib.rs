@@ -167,6 +167,7 @@ pub fn run() {
             commands::servers::complete_argument,
             commands::servers::list_resource_templates,
             commands::servers::read_resource,
+            commands::servers::watch_resource,
             commands::servers::expand_resource_template,
             commands::servers::list_resources,
             commands::settings::list_providers,

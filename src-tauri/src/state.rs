@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use patchbay_core::app::views::{ConversationRenamed, KbProgress, ServerLogLine, ServerStatusView};
+use patchbay_core::app::views::{ConversationRenamed, KbProgress, ResourceUpdated, ServerLogLine, ServerStatusView};
 use patchbay_core::app::{App, AppEvents, ServerRequestView};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{KeyringStore, SecretStore};
@@ -67,6 +67,10 @@ impl AppEvents for WindowEvents {
 
     fn conversation_renamed(&self, renamed: ConversationRenamed) {
         self.emit("conversation_renamed", renamed);
+    }
+
+    fn resource_updated(&self, updated: ResourceUpdated) {
+        self.emit("resource_updated", updated);
     }
 }
 

@@ -327,6 +327,15 @@ fn a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions()
         s.set_value("[data-testid=server-template] input[name=resourceId]", "9")?;
         s.click(&s.find("[data-testid=server-template] button[type=submit]")?)?;
         s.wait_for_text("[data-testid=resource-preview]", WAIT, |t| t.contains("Resource 9: This is a base64 blob"))?;
+        // Watching a resource subscribes to it: the box stays ticked once the list is read again.
+        let watch = "input[aria-label='Watch architecture.md for changes']";
+        s.click(&s.find(watch)?)?;
+        let checked = format!("return document.querySelector(\"{watch}\").checked");
+        let deadline = std::time::Instant::now() + WAIT;
+        while s.execute(&checked, json!([]))? != json!(true) {
+            ensure!(std::time::Instant::now() < deadline, "architecture.md is not watched");
+            std::thread::sleep(Duration::from_millis(100));
+        }
         Ok(())
     })?;
     app.screenshot("server-content")?;

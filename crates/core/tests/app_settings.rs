@@ -26,6 +26,7 @@ struct Recorder {
     statuses: Mutex<Vec<ServerStatusView>>,
     progress: Mutex<Vec<KbProgress>>,
     logs: Mutex<Vec<ServerLogLine>>,
+    updated: Mutex<Vec<patchbay_core::app::views::ResourceUpdated>>,
 }
 
 impl AppEvents for Recorder {
@@ -40,6 +41,9 @@ impl AppEvents for Recorder {
         self.progress.lock().unwrap().push(progress);
     }
     fn conversation_renamed(&self, _renamed: patchbay_core::app::views::ConversationRenamed) {}
+    fn resource_updated(&self, updated: patchbay_core::app::views::ResourceUpdated) {
+        self.updated.lock().unwrap().push(updated);
+    }
 }
 
 struct Fixture {
@@ -237,7 +241,30 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     let err = f.app.call_tool("everything", "echo", json!([1]), CancellationToken::new()).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     assert!(!f.app.list_prompts().unwrap().is_empty());
-    assert!(!f.app.list_resources().unwrap().is_empty());
+
+    // A watched resource reports its changes (server-everything sends them every 5 s once asked to).
+    let resources = f.app.list_resources().unwrap();
+    let watched = resources.iter().find(|r| r.server == "everything").expect("a resource");
+    assert!(watched.watchable && !watched.watched, "{watched:?}");
+    let uri = watched.uri.clone();
+    f.app.watch_resource("everything", &uri, true, CancellationToken::new()).await.unwrap();
+    let listed = f.app.list_resources().unwrap();
+    assert!(listed.iter().any(|r| r.uri == uri && r.watched));
+    f.app.call_tool("everything", "toggle-subscriber-updates", json!({}), CancellationToken::new()).await.unwrap();
+    for _ in 0..200 {
+        if f.events.updated.lock().unwrap().iter().any(|u| u.server == "everything" && u.uri == uri) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        f.events.updated.lock().unwrap().iter().any(|u| u.server == "everything" && u.uri == uri),
+        "no change of {uri} was reported"
+    );
+    f.app.watch_resource("everything", &uri, false, CancellationToken::new()).await.unwrap();
+    assert!(f.app.list_resources().unwrap().iter().all(|r| !r.watched));
+    let refused = f.app.watch_resource("missing", "x://y", true, CancellationToken::new()).await.unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::InvalidInput, "{refused}");
 
     // Export: placeholders, never the value.
     let exported = f.app.export_config(ExportFormat::Claude, false).unwrap();

@@ -239,6 +239,16 @@ pub async fn read_resource(
 }
 
 #[tauri::command(rename_all = "snake_case")]
+pub async fn watch_resource(
+    state: State<'_, AppState>,
+    server: String,
+    uri: String,
+    watch: bool,
+) -> Result<(), IpcError> {
+    Ok(state.app()?.watch_resource(&server, &uri, watch, CancellationToken::new()).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
 pub fn list_resource_templates(state: State<'_, AppState>) -> Result<Vec<ResourceTemplateInfo>, IpcError> {
     Ok(state.app()?.list_resource_templates()?)
 }

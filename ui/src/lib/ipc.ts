@@ -318,6 +318,15 @@ export interface ResourceInfo {
   uri: string;
   name: string;
   mime_type: string | null;
+  /** The server reports changes to those who watch it. */
+  watchable: boolean;
+  watched: boolean;
+}
+
+/** A watched resource changed. */
+export interface ResourceUpdated {
+  server: string;
+  uri: string;
 }
 
 /** A resource template: its variables fill in `uri_template` to name a resource. */
@@ -818,6 +827,8 @@ export const ipc = {
   listResources: () => call<ResourceInfo[]>("list_resources"),
   listResourceTemplates: () => call<ResourceTemplateInfo[]>("list_resource_templates"),
   readResource: (server: string, uri: string) => call<ResourcePreview[]>("read_resource", { server, uri }),
+  /** Watches a resource (its changes arrive through `onResourceUpdated`) or stops watching it. */
+  watchResource: (server: string, uri: string, watch: boolean) => call<void>("watch_resource", { server, uri, watch }),
   expandResourceTemplate: (uriTemplate: string, values: Record<string, string>) =>
     call<string>("expand_resource_template", { uri_template: uriTemplate, values }),
   completeArgument: (server: string, target: CompletionTarget, argument: string, value: string, context: Record<string, string>) =>
@@ -906,6 +917,7 @@ export const ipc = {
   onServerRequest: (h: (r: ServerRequest) => void) => on<ServerRequest>("server_request", h),
   onKbProgress: (h: (p: KbProgress) => void) => on<KbProgress>("kb_progress", h),
   onConversationRenamed: (h: (r: ConversationRenamed) => void) => on<ConversationRenamed>("conversation_renamed", h),
+  onResourceUpdated: (h: (r: ResourceUpdated) => void) => on<ResourceUpdated>("resource_updated", h),
   /** A launch handed over a bundle file: take it with `takeOpenedBundle`. */
   onBundleOpened: (h: () => void) => on<null>("bundle_opened", () => h()),
 };

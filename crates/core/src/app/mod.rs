@@ -210,6 +210,8 @@ pub trait AppEvents: Send + Sync {
     fn server_request(&self, request: ServerRequestView);
     /// The model named a conversation after its first answer.
     fn conversation_renamed(&self, renamed: views::ConversationRenamed);
+    /// A resource the user watches changed (`notifications/resources/updated`).
+    fn resource_updated(&self, _updated: views::ResourceUpdated) {}
 }
 
 /// Events nobody watches: for front ends with no window (the CLI's installs)
@@ -368,8 +370,10 @@ impl App {
                     McpEvent::Stderr { server, line } => {
                         app.inner.events.server_log(views::ServerLogLine { server, line });
                     }
-                    // Attached resources are read when a message is sent; nothing to refresh.
-                    McpEvent::ResourceUpdated { .. } => {}
+                    // Attached resources are read when a message is sent; a watched one is shown again.
+                    McpEvent::ResourceUpdated { server, uri } => {
+                        app.inner.events.resource_updated(views::ResourceUpdated { server, uri });
+                    }
                 }
             }
         });

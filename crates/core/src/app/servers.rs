@@ -376,18 +376,44 @@ impl App {
 
     /// Resources of every ready server.
     pub fn list_resources(&self) -> Result<Vec<ResourceInfo>, AppError> {
+        let registry = &self.inner.registry;
         let mut out = Vec::new();
         for name in self.ready_servers()? {
-            for r in self.inner.registry.resources(&name).unwrap_or_default() {
+            let watchable = registry.can_subscribe(&name);
+            let watched = registry.subscriptions(&name).unwrap_or_default();
+            for r in registry.resources(&name).unwrap_or_default() {
                 out.push(ResourceInfo {
                     server: name.clone(),
                     uri: r.uri.clone(),
                     name: r.name.clone(),
                     mime_type: r.mime_type.clone(),
+                    watchable,
+                    watched: watched.contains(&r.uri),
                 });
             }
         }
         Ok(out)
+    }
+
+    /// Watches a resource (`resources/subscribe`, renewed when the server
+    /// restarts) or stops watching it; its changes arrive as
+    /// [`AppEvents::resource_updated`](super::AppEvents::resource_updated).
+    pub async fn watch_resource(
+        &self,
+        server: &str,
+        uri: &str,
+        watch: bool,
+        cancel: CancellationToken,
+    ) -> Result<(), AppError> {
+        let registry = &self.inner.registry;
+        if watch && !registry.can_subscribe(server) {
+            return Err(AppError::Invalid(format!("MCP server {server:?} does not report changes to its resources")));
+        }
+        match watch {
+            true => registry.subscribe_resource(server, uri, cancel).await?,
+            false => registry.unsubscribe_resource(server, uri, cancel).await?,
+        }
+        Ok(())
     }
 
     /// Resource templates of every ready server, each with its variables; a

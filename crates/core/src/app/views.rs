@@ -524,6 +524,17 @@ pub struct ResourceInfo {
     pub uri: String,
     pub name: String,
     pub mime_type: Option<String>,
+    /// The server sends word when it changes, to those who watch it.
+    pub watchable: bool,
+    /// Watched: its changes are reported ([`ResourceUpdated`]).
+    pub watched: bool,
+}
+
+/// A watched resource changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResourceUpdated {
+    pub server: String,
+    pub uri: String,
 }
 
 /// A resource template a server offers: a form of its variables makes the

@@ -705,6 +705,15 @@ impl McpRegistry {
         }
     }
 
+    /// Whether a ready server lets clients subscribe to its resources
+    /// (`capabilities.resources.subscribe`).
+    pub fn can_subscribe(&self, server: &str) -> bool {
+        self.live(server).is_ok_and(|(live, _)| {
+            live.peer.peer_info().and_then(|i| i.capabilities.resources.as_ref().and_then(|r| r.subscribe))
+                == Some(true)
+        })
+    }
+
     /// Resource URIs subscribed to on `server`.
     pub fn subscriptions(&self, server: &str) -> Result<Vec<String>, McpError> {
         Ok(lock(&self.slot(server)?.subscriptions).iter().cloned().collect())

@@ -227,7 +227,7 @@ describe("Composer", () => {
   });
 
   it("attaches an MCP resource", () => {
-    const { props } = setup({ resources: [{ server: "fs", uri: "file:///a.md", name: "a.md", mime_type: "text/markdown" }] });
+    const { props } = setup({ resources: [{ server: "fs", uri: "file:///a.md", name: "a.md", mime_type: "text/markdown", watchable: false, watched: false }] });
     fireEvent.change(screen.getByLabelText("Attach a resource"), { target: { value: "fs\u0000file:///a.md" } });
     fireEvent.click(screen.getByRole("button", { name: "Send" }));
     expect(props.onSend).toHaveBeenCalledWith("", [{ type: "resource_link", uri: "file:///a.md", name: "a.md", mime_type: "text/markdown" }]);

@@ -2,6 +2,8 @@
 // them as the model and the composer would: a prompt filled in shows its
 // messages; a resource (or one a template's variables name) shows its text,
 // picture or sound. Prompt and template fields offer the server's suggestions.
+// A resource of a server that reports changes can be watched: each change is
+// marked with its time, and the resource shown is read again.
 import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
 import { useI18n } from "../../lib/i18n";
 import {
@@ -20,7 +22,15 @@ import { useLoad } from "./useLoad";
 
 export type ContentIpc = Pick<
   Ipc,
-  "listPrompts" | "getPrompt" | "listResources" | "listResourceTemplates" | "expandResourceTemplate" | "completeArgument" | "readResource"
+  | "listPrompts"
+  | "getPrompt"
+  | "listResources"
+  | "listResourceTemplates"
+  | "expandResourceTemplate"
+  | "completeArgument"
+  | "readResource"
+  | "watchResource"
+  | "onResourceUpdated"
 >;
 
 interface Content {
@@ -97,7 +107,7 @@ export function ServerContent({ ipc, server }: { ipc: ContentIpc; server: string
       })),
     [ipc, server],
   );
-  const { data, error } = useLoad<Content>(load);
+  const { data, error, reload } = useLoad<Content>(load);
   // The prompt or template whose form is open, by its key.
   const [open, setOpen] = useState<string | null>(null);
   // What was tried last (its key), and how it went.
@@ -112,6 +122,30 @@ export function ServerContent({ ipc, server }: { ipc: ContentIpc; server: string
       .finally(() => setBusy(false));
   };
   const shown = (key: string) => outcome?.key === key && <OutcomeView outcome={outcome.outcome} />;
+  // When each watched resource last changed; the one shown is read again.
+  const [changed, setChanged] = useState<Record<string, number>>({});
+  const showing = useRef<string | null>(null);
+  useEffect(() => {
+    showing.current = outcome?.key ?? null;
+  }, [outcome]);
+  useEffect(() => {
+    const un = ipc.onResourceUpdated((r) => {
+      if (r.server !== server) return;
+      setChanged((c) => ({ ...c, [r.uri]: Date.now() }));
+      const key = `resource:${r.uri}`;
+      if (showing.current === key) {
+        void ipc
+          .readResource(server, r.uri)
+          .then((parts) => setOutcome((o) => (o?.key === key ? { key, outcome: { kind: "resource", parts } } : o)))
+          .catch(() => undefined);
+      }
+    });
+    return () => void un.then((f) => f());
+  }, [ipc, server]);
+  const watch = (uri: string, on: boolean) =>
+    ipc.watchResource(server, uri, on).then(reload, (e: unknown) =>
+      setOutcome({ key: `resource:${uri}`, outcome: { kind: "error", error: toIpcError(e) } }),
+    );
   const read = (uri: string) => ipc.readResource(server, uri).then((parts): Outcome => ({ kind: "resource", parts }));
   const suggest =
     (target: CompletionTarget): Suggest =>
@@ -160,7 +194,18 @@ export function ServerContent({ ipc, server }: { ipc: ContentIpc; server: string
             <div className="row">
               <strong>{r.name}</strong>
               <code className="small">{r.uri}</code>
+              {changed[r.uri] !== undefined && (
+                <span className="muted small" data-testid="resource-changed">
+                  {t("content.changed", { time: new Date(changed[r.uri]!).toLocaleTimeString() })}
+                </span>
+              )}
               <span className="spacer" />
+              {r.watchable && (
+                <label className="small">
+                  <input type="checkbox" checked={r.watched} aria-label={t("content.watchResource", { name: r.name })} onChange={(e) => void watch(r.uri, e.target.checked)} />{" "}
+                  {t("content.watch")}
+                </label>
+              )}
               <button
                 type="button"
                 disabled={busy}

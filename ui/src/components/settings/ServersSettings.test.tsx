@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { McpServerConfig, RegistryEntry, ServerLogLine, ServerPreset, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
+import type { McpServerConfig, RegistryEntry, ResourceUpdated, ServerLogLine, ServerPreset, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
 import { bundleInfo, renderIn } from "../../test/render";
 import { ServersSettings, type ServersIpc } from "./ServersSettings";
 
@@ -119,6 +119,8 @@ function fake(initial: ServerView[]) {
   let views = initial;
   let status: (s: ServerStatus) => void = () => undefined;
   let log: (l: ServerLogLine) => void = () => undefined;
+  let updated: (r: ResourceUpdated) => void = () => undefined;
+  let watching = false;
   const ipc: ServersIpc = {
     listServers: vi.fn(() => Promise.resolve(views)),
     serverPresets: vi.fn(() => Promise.resolve(presets)),
@@ -184,8 +186,8 @@ function fake(initial: ServerView[]) {
     getPrompt: vi.fn((_s: string, _n: string, args: Record<string, string>) => Promise.resolve(`Please summarise ${args.path}`)),
     listResources: vi.fn(() =>
       Promise.resolve([
-        { server: "files", uri: "file:///notes.md", name: "notes.md", mime_type: "text/markdown" },
-        { server: "files", uri: "file:///dot.png", name: "dot.png", mime_type: "image/png" },
+        { server: "files", uri: "file:///notes.md", name: "notes.md", mime_type: "text/markdown", watchable: true, watched: watching },
+        { server: "files", uri: "file:///dot.png", name: "dot.png", mime_type: "image/png", watchable: true, watched: false },
       ]),
     ),
     listResourceTemplates: vi.fn(() =>
@@ -193,6 +195,14 @@ function fake(initial: ServerView[]) {
     ),
     expandResourceTemplate: vi.fn((_t: string, v: Record<string, string>) => Promise.resolve(`file:///${v.name}`)),
     completeArgument: vi.fn(() => Promise.resolve({ values: ["/tmp/a", "/tmp/b"], total: null, has_more: false })),
+    watchResource: vi.fn((_s: string, _uri: string, on: boolean) => {
+      watching = on;
+      return Promise.resolve();
+    }),
+    onResourceUpdated: vi.fn((h: (r: ResourceUpdated) => void) => {
+      updated = h;
+      return Promise.resolve(() => undefined);
+    }),
     readResource: vi.fn((_s: string, uri: string) =>
       uri === "file:///dot.png"
         ? Promise.resolve([{ uri, mime_type: "image/png", text: null, blob: "iVBORw==", size: 8, truncated: false }])
@@ -205,7 +215,7 @@ function fake(initial: ServerView[]) {
     views = views.map((v) => (v.config.name === s.server ? { ...v, status: s } : v));
     return act(() => status(s));
   };
-  return { ipc, status: report, log: (l: ServerLogLine) => act(() => log(l)) };
+  return { ipc, status: report, log: (l: ServerLogLine) => act(() => log(l)), updated: (r: ResourceUpdated) => act(() => updated(r)) };
 }
 
 const view = (state: ServerStatus["state"], instructions: string | null = null): ServerView => ({
@@ -295,6 +305,28 @@ describe("ServersSettings", () => {
     fireEvent.click(within(template).getByRole("button", { name: "Read" }));
     expect((await screen.findByRole("alert")).textContent).toContain('MCP server "files" returned error -32002: not found');
     expect(f.ipc.readResource).toHaveBeenLastCalledWith("files", "file:///missing");
+  });
+
+  it("watches a resource: its changes are marked and the one shown is read again", async () => {
+    const f = fake([view("ready")]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    fireEvent.click(screen.getByRole("tab", { name: "Prompts & resources" }));
+    const box = (await screen.findByLabelText("Watch notes.md for changes")) as HTMLInputElement;
+    expect(box.checked).toBe(false);
+    fireEvent.click(box);
+    await waitFor(() => expect((screen.getByLabelText("Watch notes.md for changes") as HTMLInputElement).checked).toBe(true));
+    expect(f.ipc.watchResource).toHaveBeenCalledWith("files", "file:///notes.md", true);
+
+    const [notes] = screen.getAllByTestId("server-resource");
+    fireEvent.click(within(notes!).getByRole("button", { name: "Read" }));
+    await screen.findByTestId("resource-preview");
+    const reads = (f.ipc.readResource as ReturnType<typeof vi.fn>).mock.calls.length;
+    await f.updated({ server: "other", uri: "file:///notes.md" });
+    expect(screen.queryByTestId("resource-changed")).toBeNull();
+    await f.updated({ server: "files", uri: "file:///notes.md" });
+    expect(within(notes!).getByTestId("resource-changed").textContent).toMatch(/^changed at /);
+    await waitFor(() => expect(f.ipc.readResource).toHaveBeenCalledTimes(reads + 1));
   });
 
   it("opens a failed server on its doctor report and streams its logs", async () => {
