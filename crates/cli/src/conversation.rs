@@ -1,10 +1,11 @@
-//! `patchbay conversation list | show ID | search TEXT | export ID --format md|json | rename ID TITLE | delete ID`.
+//! `patchbay conversation list | show ID | messages ID | search TEXT | export ID --format md|json |
+//! rename ID TITLE | delete ID | fork ID MESSAGE | delete-message ID MESSAGE | pin ID | unpin ID`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
-use patchbay_core::conversations::{ConversationId, ConversationStore, ExportFormat};
+use patchbay_core::conversations::{ConversationId, ConversationStore, ExportFormat, MessageId};
 use patchbay_core::paths::DataDir;
 use patchbay_core::store::Store;
 
@@ -20,6 +21,12 @@ enum ConversationCommand {
     List,
     /// The active branch of one conversation, as Markdown.
     Show { id: ConversationId },
+    /// The messages of the branch shown, one line each: id, role and the first line of the text.
+    Messages { id: ConversationId },
+    /// Carry on from a message in a new conversation: the branch up to it is copied.
+    Fork { id: ConversationId, message: MessageId },
+    /// Delete a message and every reply after it.
+    DeleteMessage { id: ConversationId, message: MessageId },
     /// Full-text search across all messages (Chinese and other CJK text included).
     Search {
         text: String,
@@ -62,6 +69,20 @@ pub fn run(dir: &DataDir, args: &ConversationArgs) -> anyhow::Result<ExitCode> {
             }
         }
         ConversationCommand::Show { id } => print!("{}", conversations.export(*id, ExportFormat::Markdown)?),
+        ConversationCommand::Messages { id } => {
+            for b in conversations.branch(*id)? {
+                let first = b.message.text.lines().next().unwrap_or_default();
+                println!("{:>6}  {:<9}  {first}", b.message.id, b.message.role.to_string());
+            }
+        }
+        ConversationCommand::Fork { id, message } => {
+            let fork = conversations.fork(*id, *message)?;
+            println!("carried on in conversation {} ({})", fork.id, fork.title);
+        }
+        ConversationCommand::DeleteMessage { id, message } => match conversations.delete_message(*id, *message)? {
+            Some(leaf) => println!("deleted; the branch shown ends at message {leaf}"),
+            None => println!("deleted; conversation {id} has no messages left"),
+        },
         ConversationCommand::Search { text, limit } => {
             for hit in conversations.search(text, *limit)? {
                 println!("{:>5}  {}  ({}): {}", hit.conversation_id, hit.title, hit.role, hit.snippet);

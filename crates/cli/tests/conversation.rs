@@ -34,7 +34,7 @@ fn seed(dir: &std::path::Path, question: &str, answer: &str) -> i64 {
 }
 
 #[test]
-fn list_search_show_export_rename_delete() {
+fn list_search_show_export_rename_delete_fork() {
     let tmp = tempfile::tempdir().unwrap();
     let en = seed(tmp.path(), "How do I bake bread?", "Flour, water, salt and time.");
     let zh = seed(tmp.path(), "上海明天会下雨吗？", "上海明天多云转小雨。");
@@ -70,6 +70,25 @@ fn list_search_show_export_rename_delete() {
     ));
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(json["messages"][1]["text"], "上海明天多云转小雨。");
+
+    // Message ids, a fork from the question, and the answer deleted there.
+    let lines = stdout(&patchbay(tmp.path(), &["conversation", "messages", &en.to_string()]));
+    let ids: Vec<&str> = lines.lines().map(|l| l.split_whitespace().next().unwrap()).collect();
+    assert_eq!(
+        lines.lines().nth(1).map(|l| l.ends_with("assistant  Flour, water, salt and time.")),
+        Some(true),
+        "{lines}"
+    );
+    let forked = stdout(&patchbay(tmp.path(), &["conversation", "fork", &en.to_string(), ids[1]]));
+    let fork = forked.strip_prefix("carried on in conversation ").and_then(|r| r.split_once(' ')).unwrap().0.to_owned();
+    let in_fork = stdout(&patchbay(tmp.path(), &["conversation", "messages", &fork]));
+    assert_eq!(in_fork.lines().count(), 2, "{in_fork}");
+    let answer = in_fork.lines().nth(1).unwrap().split_whitespace().next().unwrap().to_owned();
+    let deleted = stdout(&patchbay(tmp.path(), &["conversation", "delete-message", &fork, &answer]));
+    assert!(deleted.starts_with("deleted; the branch shown ends at message "), "{deleted}");
+    assert_eq!(stdout(&patchbay(tmp.path(), &["conversation", "messages", &fork])).lines().count(), 1);
+    assert_eq!(stdout(&patchbay(tmp.path(), &["conversation", "messages", &en.to_string()])).lines().count(), 2);
+    stdout(&patchbay(tmp.path(), &["conversation", "delete", &fork]));
 
     stdout(&patchbay(tmp.path(), &["conversation", "rename", &en.to_string(), "Bread"]));
     stdout(&patchbay(tmp.path(), &["conversation", "delete", &zh.to_string()]));
