@@ -155,6 +155,7 @@ pub fn run() {
             commands::servers::set_server_enabled,
             commands::servers::restart_server,
             commands::servers::server_logs,
+            commands::servers::set_server_log_level,
             commands::servers::server_doctor,
             commands::servers::list_tools,
             commands::servers::set_tool_enabled,

@@ -14,6 +14,7 @@ use patchbay_core::app::views::{
 use patchbay_core::app::{App, AppEvents, ErrorKind};
 use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ProviderKind, ProviderProfile};
 use patchbay_core::llm::ReasoningEffort;
+use patchbay_core::mcp::LogLevel;
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{MemoryStore, SecretStore};
 use patchbay_core::store::Store;
@@ -273,6 +274,26 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     // Only when the user asks for them (the window warns first) are the values written.
     let with_values = f.app.export_config(ExportFormat::Claude, true).unwrap();
     assert!(with_values.contains("tok-123") && !with_values.contains("${keyring:"), "{with_values}");
+
+    // The level of the messages it sends: shown for a ready server that logs, kept for the next start.
+    let level = |app: &App, name: &str| {
+        app.list_servers().unwrap().into_iter().find(|s| s.config.name == name).unwrap().log_level
+    };
+    assert_eq!(level(&f.app, "everything"), Some(LogLevel::Info));
+    assert_eq!(level(&f.app, "missing"), None, "not ready");
+    f.app.set_server_log_level("everything", LogLevel::Error).await.unwrap();
+    assert_eq!(level(&f.app, "everything"), Some(LogLevel::Error));
+    f.app.set_server_log_level("missing", LogLevel::Debug).await.unwrap();
+    let unknown = f.app.set_server_log_level("nope", LogLevel::Debug).await.unwrap_err();
+    assert_eq!(unknown.kind(), ErrorKind::NotFound, "{unknown}");
+    let data = DataDir::new(f.dir.path().join("data"));
+    let again = App::open(data.clone(), Store::open(&data).unwrap(), f.secrets.clone(), Arc::new(Recorder::default()))
+        .unwrap()
+        .with_env(|_| None);
+    again.start().unwrap();
+    wait_state(&again, "everything", "ready").await;
+    assert_eq!(level(&again, "everything"), Some(LogLevel::Error), "kept across a restart");
+    again.shutdown().await;
 
     // Disable stops it; delete forgets it.
     f.app.set_server_enabled("everything", false).await.unwrap();

@@ -11,6 +11,7 @@ use patchbay_core::app::views::{
 use patchbay_core::bundle::{BundleInfo, BundleValues};
 use patchbay_core::catalog::{BundleSource, RegistryEntry, RegistryPage};
 use patchbay_core::config::{ApprovalMode, McpServerConfig, ServerPreset};
+use patchbay_core::mcp::LogLevel;
 use patchbay_core::mcp::content::ResourcePreview;
 use patchbay_core::mcp::oauth::AuthorizationUi;
 use tauri::{AppHandle, State};
@@ -148,6 +149,11 @@ pub async fn set_server_enabled(state: State<'_, AppState>, name: String, enable
 #[tauri::command(rename_all = "snake_case")]
 pub async fn restart_server(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
     Ok(state.app()?.restart_server(&name).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn set_server_log_level(state: State<'_, AppState>, name: String, level: LogLevel) -> Result<(), IpcError> {
+    Ok(state.app()?.set_server_log_level(&name, level).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

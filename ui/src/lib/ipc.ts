@@ -362,6 +362,10 @@ export interface CompletionView {
 
 // ---------------------------------------------------------------- servers
 
+/** An MCP log level, lowest first. */
+export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
+export const LOG_LEVELS: LogLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
 export type ServerState = "stopped" | "starting" | "ready" | "failed" | "restarting";
 
 export interface ServerStatus {
@@ -376,6 +380,8 @@ export interface ServerView {
   status: ServerStatus;
   /** What the server said about using it (MCP `instructions`); the model reads it with the server's tools. */
   instructions: string | null;
+  /** The level a ready server that logs sends messages at; null otherwise. */
+  log_level: LogLevel | null;
 }
 
 export interface ToolStats {
@@ -866,6 +872,7 @@ export const ipc = {
   restartServer: (name: string) => call<void>("restart_server", { name }),
   authorizeServer: (name: string) => call<void>("authorize_server", { name }),
   serverLogs: (name: string) => call<string[]>("server_logs", { name }),
+  setServerLogLevel: (name: string, level: LogLevel) => call<void>("set_server_log_level", { name, level }),
   serverDoctor: (name: string) => call<DoctorReport>("server_doctor", { name }),
   listTools: (server: string | null) => call<ToolInfo[]>("list_tools", { server }),
   setToolEnabled: (server: string, tool: string, enabled: boolean) =>

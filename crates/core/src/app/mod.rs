@@ -383,6 +383,9 @@ impl App {
             if let Err(e) = app.sync_roots().await {
                 tracing::warn!("no roots are shared with MCP servers: {e}");
             }
+            if let Err(e) = app.restore_log_levels().await {
+                tracing::warn!("the servers' log levels were not restored: {e}");
+            }
             app.inner.registry.start_all().await;
         });
         self.catch_up_and_watch()

@@ -36,10 +36,15 @@ use crate::mcp::content::{
 };
 use crate::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions};
 use crate::mcp::traces::{TraceStore, traced_call};
-use crate::mcp::{CallOptions, LaunchReport, uri_template};
+use crate::mcp::{CallOptions, LaunchReport, LogLevel, McpError, uri_template};
 
 /// How long a server may take to stop before it is restarted or removed.
 const STOP_WAIT: Duration = Duration::from_secs(10);
+
+/// Where a server's log level is kept.
+fn log_level_key(server: &str) -> String {
+    format!("mcp.log_level.{server}")
+}
 
 impl App {
     /// A server's live status, or `None` when the registry does not know it.
@@ -61,9 +66,32 @@ impl App {
                     .server_status(&config.name)
                     .unwrap_or_else(|| ServerStatusView::new(&config.name, &crate::mcp::ServerStatus::Stopped, 0));
                 let instructions = self.inner.registry.instructions(&config.name).ok().flatten();
-                ServerView { config, status, instructions }
+                let log_level = self.inner.registry.log_level(&config.name);
+                ServerView { config, status, instructions, log_level }
             })
             .collect())
+    }
+
+    /// The level a server sends log messages at (`logging/setLevel`): kept,
+    /// sent now if the server is ready and at each start.
+    pub async fn set_server_log_level(&self, server: &str, level: LogLevel) -> Result<(), AppError> {
+        self.inner.config.server(server)?;
+        self.inner.store.set_setting(&log_level_key(server), &level)?;
+        match self.inner.registry.set_log_level(server, level, CancellationToken::new()).await {
+            Ok(()) | Err(McpError::NotReady { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Gives each server the log level kept for it, before servers start.
+    pub(crate) async fn restore_log_levels(&self) -> Result<(), AppError> {
+        for config in self.inner.config.servers()? {
+            if let Some(level) = self.inner.store.setting::<LogLevel>(&log_level_key(&config.name))? {
+                // Not started yet: the level is kept and sent when it is.
+                let _ = self.inner.registry.set_log_level(&config.name, level, CancellationToken::new()).await;
+            }
+        }
+        Ok(())
     }
 
     /// The servers the settings page offers to add in one pick.

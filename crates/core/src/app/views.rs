@@ -13,6 +13,7 @@ use crate::conversations::{
     Conversation, Message, MessageId, MessageStatus, Part, Passage, Role, ToolCallRecord, ToolCallStatus,
 };
 use crate::llm::{ContentPart, Usage};
+use crate::mcp::LogLevel;
 use crate::mcp::traces::CallStats;
 use crate::mcp::{LogMessage, ServerStatus};
 
@@ -449,6 +450,8 @@ pub struct ServerView {
     /// What the server said about using it when it started (MCP `instructions`,
     /// added to the system prompt of turns that offer its tools).
     pub instructions: Option<String>,
+    /// The level it sends log messages at, for a ready server that logs.
+    pub log_level: Option<LogLevel>,
 }
 
 /// A server's log line (`server_log` event).

@@ -683,6 +683,17 @@ impl McpRegistry {
         }
     }
 
+    /// The level a ready server that offers logging sends messages at (set
+    /// with [`Self::set_log_level`], else the registry's default); `None` for
+    /// a server that does not log or is not ready.
+    pub fn log_level(&self, server: &str) -> Option<LogLevel> {
+        let (live, _) = self.live(server).ok()?;
+        if live.peer.peer_info().is_none_or(|i| i.capabilities.logging.is_none()) {
+            return None;
+        }
+        lock(&self.slot(server).ok()?.log_level).or(self.shared().options.log_level)
+    }
+
     /// Subscribes to changes of the resource `uri` (`resources/subscribe`);
     /// they arrive as [`McpEvent::ResourceUpdated`]. Renewed after a restart.
     pub async fn subscribe_resource(&self, server: &str, uri: &str, ct: CancellationToken) -> Result<(), McpError> {

@@ -157,6 +157,7 @@ function fake(initial: ServerView[]) {
     restartServer: vi.fn(() => Promise.resolve()),
     authorizeServer: vi.fn(() => Promise.resolve()),
     serverLogs: vi.fn(() => Promise.resolve(["booting"])),
+    setServerLogLevel: vi.fn(() => Promise.resolve()),
     serverDoctor: vi.fn(() =>
       Promise.resolve({ server: "files", checks: [{ name: "command on PATH", ok: false, detail: "npx not found", hint: "Install Node.js" }] }),
     ),
@@ -222,6 +223,7 @@ const view = (state: ServerStatus["state"], instructions: string | null = null):
   config,
   status: { server: "files", state, tool_count: 3, error: null },
   instructions,
+  log_level: state === "ready" ? "info" : null,
 });
 
 describe("ServersSettings", () => {
@@ -230,8 +232,9 @@ describe("ServersSettings", () => {
       config: { ...config, name: "remote", transport: { type: "streamable_http", url: "https://mcp.example.com/mcp", headers: {} } },
       status: { server: "remote", state: "failed", tool_count: 0, error: "HTTP 401: authorization required" },
       instructions: null,
+      log_level: null,
     };
-    const local: ServerView = { config, status: { server: "files", state: "failed", tool_count: 0, error: "exited" }, instructions: null };
+    const local: ServerView = { config, status: { server: "files", state: "failed", tool_count: 0, error: "exited" }, instructions: null, log_level: null };
     const f = fake([remote, local]);
     renderIn(<ServersSettings ipc={f.ipc} />);
     const [remoteRow, localRow] = await screen.findAllByTestId("server-row");
@@ -329,6 +332,17 @@ describe("ServersSettings", () => {
     await waitFor(() => expect(f.ipc.readResource).toHaveBeenCalledTimes(reads + 1));
   });
 
+  it("sets the level of the messages a server that logs sends", async () => {
+    const f = fake([view("ready")]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    fireEvent.click(screen.getByRole("tab", { name: "Logs" }));
+    const level = screen.getByLabelText("Messages the server sends, from") as HTMLSelectElement;
+    expect(level.value).toBe("info");
+    fireEvent.change(level, { target: { value: "debug" } });
+    await waitFor(() => expect(f.ipc.setServerLogLevel).toHaveBeenCalledWith("files", "debug"));
+  });
+
   it("opens a failed server on its doctor report and streams its logs", async () => {
     const f = fake([{ ...view("failed"), status: { server: "files", state: "failed", tool_count: 0, error: "exited with code 127" } }]);
     renderIn(<ServersSettings ipc={f.ipc} />);
@@ -344,6 +358,7 @@ describe("ServersSettings", () => {
     expect(screen.getByTestId("server-logs").textContent).toBe("booting\nlistening");
     fireEvent.click(screen.getByRole("button", { name: "Restart" }));
     expect(f.ipc.restartServer).toHaveBeenCalledWith("files");
+    expect(screen.queryByLabelText("Messages the server sends, from"), "a failed server has no level to set").toBeNull();
   });
 
   it("edits a stdio server: args list, env with secrets kept out of the config", async () => {
@@ -582,6 +597,7 @@ describe("ServersSettings", () => {
       },
       status: { server: "remote", state: "failed", tool_count: 0, error: "authorization failed: invalid_client" },
       instructions: null,
+      log_level: null,
     };
     const f = fake([remote]);
     renderIn(<ServersSettings ipc={f.ipc} />);
@@ -680,6 +696,7 @@ describe("ServersSettings", () => {
       config: { ...config, name: "poker" },
       status: { server: "poker", state: "ready", tool_count: 1, error: null },
       instructions: null,
+      log_level: null,
     };
     renderIn(<ServersSettings ipc={f.ipc} />);
     await screen.findByTestId("server-row");

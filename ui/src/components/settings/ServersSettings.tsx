@@ -1,5 +1,6 @@
 // MCP servers: list with live status dots, tool count and enable switch; per
-// server the edit form, restart, live logs, the doctor report, its tools
+// server the edit form, restart, live logs (and the level a server that logs
+// sends), the doctor report, its tools
 // with enable, approval policy, stats and "test a tool", and its prompts,
 // resources and resource templates to try (`ServerContent`); adding a server from
 // scratch, a preset or an MCP Registry entry, or installing an MCP bundle
@@ -14,6 +15,8 @@ import {
   type Ipc,
   type IpcError,
   type JsonSchema,
+  type LogLevel,
+  LOG_LEVELS,
   type McpServerConfig,
   type RegistryEntry,
   type ServerPreset,
@@ -47,6 +50,7 @@ export type ServersIpc = Pick<
   | "restartServer"
   | "authorizeServer"
   | "serverLogs"
+  | "setServerLogLevel"
   | "serverDoctor"
   | "listTools"
   | "setToolEnabled"
@@ -91,7 +95,8 @@ function blankServer(): McpServerConfig {
   };
 }
 
-function Logs({ ipc, server }: { ipc: ServersIpc; server: string }) {
+/** The server's stderr and log messages, live; and, for a server that logs, the level it sends. */
+function Logs({ ipc, server, level, onLevel }: { ipc: ServersIpc; server: string; level: LogLevel | null; onLevel: (l: LogLevel) => void }) {
   const { t } = useI18n();
   const [lines, setLines] = useState<string[]>([]);
   useEffect(() => {
@@ -106,9 +111,23 @@ function Logs({ ipc, server }: { ipc: ServersIpc; server: string }) {
     };
   }, [ipc, server]);
   return (
-    <pre className="logs" data-testid="server-logs" aria-label={t("servers.logs")} tabIndex={0}>
-      {lines.length ? lines.join("\n") : t("servers.noLogs")}
-    </pre>
+    <>
+      {level && (
+        <label className="row small">
+          {t("servers.logLevel")}
+          <select aria-label={t("servers.logLevel")} value={level} onChange={(e) => onLevel(e.target.value as LogLevel)}>
+            {LOG_LEVELS.map((l) => (
+              <option key={l} value={l}>
+                {l}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      <pre className="logs" data-testid="server-logs" aria-label={t("servers.logs")} tabIndex={0}>
+        {lines.length ? lines.join("\n") : t("servers.noLogs")}
+      </pre>
+    </>
   );
 }
 
@@ -294,7 +313,9 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
         <Tools key={`${view.status.state}-${view.status.tool_count}`} ipc={ipc} server={view.config.name} />
       )}
       {tab === "content" && <ServerContent key={`${view.status.state}`} ipc={ipc} server={view.config.name} />}
-      {tab === "logs" && <Logs ipc={ipc} server={view.config.name} />}
+      {tab === "logs" && (
+        <Logs ipc={ipc} server={view.config.name} level={view.log_level} onLevel={(l) => void act(() => ipc.setServerLogLevel(view.config.name, l))} />
+      )}
       {tab === "doctor" && (doctorError ? <ErrorBanner error={doctorError} /> : doctor ? <Doctor report={doctor} /> : <p>{t("common.loading")}</p>)}
       {tab === "edit" && (
         <ServerEditor
