@@ -336,6 +336,21 @@ fn a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions()
             ensure!(std::time::Instant::now() < deadline, "architecture.md is not watched");
             std::thread::sleep(Duration::from_millis(100));
         }
+        // On the Logs tab, the level of the messages it sends: changed, and shown as changed.
+        s.execute(
+            "[...document.querySelectorAll('[data-testid=server-detail] [role=tab]')]
+                .find((b) => b.textContent === 'Logs').click()",
+            json!([]),
+        )?;
+        let level = "select[aria-label='Messages the server sends, from']";
+        s.wait_for(level, WAIT)?;
+        s.set_value(level, "debug")?;
+        let shown = format!("return document.querySelector(\"{level}\").value");
+        let deadline = std::time::Instant::now() + WAIT;
+        while s.execute(&shown, json!([]))? != json!("debug") {
+            ensure!(std::time::Instant::now() < deadline, "the level did not change");
+            std::thread::sleep(Duration::from_millis(100));
+        }
         Ok(())
     })?;
     app.screenshot("server-content")?;
