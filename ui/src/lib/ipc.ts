@@ -930,3 +930,9 @@ export const ipc = {
 };
 
 export type Ipc = typeof ipc;
+
+/** What the composer and a server's page read of servers' prompts and resources. */
+export type McpContentIpc = Pick<
+  Ipc,
+  "listPrompts" | "getPrompt" | "listResources" | "listResourceTemplates" | "expandResourceTemplate" | "completeArgument"
+>;

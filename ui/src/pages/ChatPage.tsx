@@ -20,6 +20,7 @@ import {
   type Assistant,
   type ResourceInfo,
   type ResourceTemplateInfo,
+  type McpContentIpc,
   type ServerRequest,
   type ToolInfo,
   type ToolTrace,
@@ -46,12 +47,6 @@ export type ChatIpc = Pick<
   | "respondApproval"
   | "getTrace"
   | "callTool"
-  | "listPrompts"
-  | "getPrompt"
-  | "listResources"
-  | "listResourceTemplates"
-  | "expandResourceTemplate"
-  | "completeArgument"
   | "respondServerRequest"
   | "listProviders"
   | "listTools"
@@ -59,7 +54,8 @@ export type ChatIpc = Pick<
   | "onServerRequest"
   | "onServerStatus"
   | "onConversationRenamed"
->;
+> &
+  McpContentIpc;
 
 const DEFAULT_SETTINGS: ConversationSettings = {
   provider: null,

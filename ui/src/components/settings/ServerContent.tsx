@@ -11,6 +11,7 @@ import {
   type CompletionTarget,
   type Ipc,
   type IpcError,
+  type McpContentIpc,
   type PromptInfo,
   type ResourceInfo,
   type ResourcePreview,
@@ -20,18 +21,7 @@ import { ErrorBanner } from "../ErrorBanner";
 import { SchemaForm, argumentsSchema, type Suggest } from "../common/SchemaForm";
 import { useLoad } from "./useLoad";
 
-export type ContentIpc = Pick<
-  Ipc,
-  | "listPrompts"
-  | "getPrompt"
-  | "listResources"
-  | "listResourceTemplates"
-  | "expandResourceTemplate"
-  | "completeArgument"
-  | "readResource"
-  | "watchResource"
-  | "onResourceUpdated"
->;
+export type ContentIpc = McpContentIpc & Pick<Ipc, "readResource" | "watchResource" | "onResourceUpdated">;
 
 interface Content {
   prompts: PromptInfo[];
