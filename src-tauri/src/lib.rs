@@ -101,6 +101,7 @@ pub fn run() {
         .plugin(instance::window_state(data_dir.as_ref()))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())
+        .plugin(tauri_plugin_clipboard_manager::init())
         .on_window_event(instance::save_geometry_when_settled)
         .on_page_load(startup::on_page_load)
         .manage(state)
@@ -156,6 +157,8 @@ pub fn run() {
             commands::servers::restart_server,
             commands::servers::server_logs,
             commands::servers::set_server_log_level,
+            commands::servers::export_server,
+            commands::settings::write_clipboard,
             commands::servers::server_doctor,
             commands::servers::list_tools,
             commands::servers::set_tool_enabled,

@@ -336,6 +336,9 @@ fn a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions()
             ensure!(std::time::Instant::now() < deadline, "architecture.md is not watched");
             std::thread::sleep(Duration::from_millis(100));
         }
+        // Its entry goes to the clipboard.
+        s.click(&s.find("[data-testid=server-copy]")?)?;
+        s.wait_for_text("[data-testid=server-copy]", WAIT, |t| t == "Copied")?;
         // On the Logs tab, the level of the messages it sends: changed, and shown as changed.
         s.execute(
             "[...document.querySelectorAll('[data-testid=server-detail] [role=tab]')]

@@ -62,6 +62,9 @@ pub struct ExportArgs {
     /// Write to this file instead of stdout.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Only this server (once per server); providers are then left out.
+    #[arg(long = "server", value_name = "NAME")]
+    servers: Vec<String>,
 }
 
 pub fn run(dir: &DataDir, command: &ConfigCommand) -> anyhow::Result<ExitCode> {
@@ -143,7 +146,11 @@ fn export(config: &ConfigStore, secrets: &KeyringStore, args: &ExportArgs) -> an
     if args.include_secrets {
         eprintln!("warning: the export contains secret values; keep it private");
     }
-    let text = config.export(ExportOptions { format, include_secrets: args.include_secrets }, secrets)?;
+    let options = ExportOptions { format, include_secrets: args.include_secrets };
+    let text = match args.servers.is_empty() {
+        true => config.export(options, secrets)?,
+        false => config.export_servers(&args.servers, options, secrets)?,
+    };
     match &args.output {
         Some(path) => {
             std::fs::write(path, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?

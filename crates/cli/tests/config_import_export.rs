@@ -80,6 +80,14 @@ fn imported_secrets_never_reach_the_data_dir_logs_or_exports() {
     let out = patchbay(&dir, &["config", "export", "--include-secrets"], "");
     assert!(text(&out.stdout).contains(KEY));
     assert!(text(&out.stderr).contains("warning"));
+    // One server alone, to share it: its entry only, the secret as a placeholder.
+    let out = patchbay(&dir, &["config", "export", "--server", "github"], "");
+    let one: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&String> = one["mcpServers"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["github"]);
+    assert!(text(&out.stdout).contains("${keyring:patchbay/github/GITHUB_TOKEN}") && !text(&out.stdout).contains(KEY));
+    let out = patchbay(&dir, &["config", "export", "--server", "nope"], "");
+    assert!(!out.status.success() && text(&out.stderr).contains("nope"), "{}", text(&out.stderr));
     // Re-importing the export changes nothing.
     let out = patchbay(&dir, &["config", "import", "-"], &exports[0]);
     assert!(text(&out.stdout).contains("0 added, 0 updated, 2 unchanged"), "{}", text(&out.stdout));

@@ -10,7 +10,7 @@ use patchbay_core::app::views::{
 };
 use patchbay_core::bundle::{BundleInfo, BundleValues};
 use patchbay_core::catalog::{BundleSource, RegistryEntry, RegistryPage};
-use patchbay_core::config::{ApprovalMode, McpServerConfig, ServerPreset};
+use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ServerPreset};
 use patchbay_core::mcp::LogLevel;
 use patchbay_core::mcp::content::ResourcePreview;
 use patchbay_core::mcp::oauth::AuthorizationUi;
@@ -149,6 +149,12 @@ pub async fn set_server_enabled(state: State<'_, AppState>, name: String, enable
 #[tauri::command(rename_all = "snake_case")]
 pub async fn restart_server(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
     Ok(state.app()?.restart_server(&name).await?)
+}
+
+/// One server's entry in the Claude Desktop shape (`mcpServers`), secrets as placeholders, to copy.
+#[tauri::command(rename_all = "snake_case")]
+pub fn export_server(state: State<'_, AppState>, name: String) -> Result<String, IpcError> {
+    Ok(state.app()?.export_server(&name, ExportFormat::Claude)?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

@@ -92,6 +92,16 @@ pub async fn export_config(
     save_with_dialog(handle, name.to_owned(), "json", text).await
 }
 
+/// Puts `text` on the system clipboard: WebKitGTK gives pages no clipboard of their own.
+#[tauri::command(rename_all = "snake_case")]
+pub fn write_clipboard(handle: AppHandle, text: String) -> Result<(), IpcError> {
+    use tauri_plugin_clipboard_manager::ClipboardExt;
+    handle
+        .clipboard()
+        .write_text(text)
+        .map_err(|e| IpcError::new(crate::IpcErrorKind::Internal, format!("cannot copy to the clipboard: {e}")))
+}
+
 #[tauri::command(rename_all = "snake_case")]
 pub fn list_assistants(state: State<'_, AppState>) -> Result<Vec<AssistantView>, IpcError> {
     Ok(state.app()?.list_assistants()?)

@@ -873,6 +873,10 @@ export const ipc = {
   authorizeServer: (name: string) => call<void>("authorize_server", { name }),
   serverLogs: (name: string) => call<string[]>("server_logs", { name }),
   setServerLogLevel: (name: string, level: LogLevel) => call<void>("set_server_log_level", { name, level }),
+  /** Puts text on the system clipboard (WebKitGTK gives pages none; use `copyText`). */
+  writeClipboard: (text: string) => call<void>("write_clipboard", { text }),
+  /** One server's entry in the Claude Desktop shape, secrets as placeholders. */
+  exportServer: (name: string) => call<string>("export_server", { name }),
   serverDoctor: (name: string) => call<DoctorReport>("server_doctor", { name }),
   listTools: (server: string | null) => call<ToolInfo[]>("list_tools", { server }),
   setToolEnabled: (server: string, tool: string, enabled: boolean) =>

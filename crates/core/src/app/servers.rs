@@ -701,6 +701,12 @@ impl App {
         let options = ExportOptions { format, include_secrets };
         Ok(self.inner.config.export(options, self.inner.secrets.as_ref())?)
     }
+
+    /// One server's entry in `format`, secrets as placeholders: to copy and share.
+    pub fn export_server(&self, name: &str, format: ExportFormat) -> Result<String, AppError> {
+        let options = ExportOptions { format, include_secrets: false };
+        Ok(self.inner.config.export_servers(&[name.to_owned()], options, self.inner.secrets.as_ref())?)
+    }
 }
 
 fn pretty(config: &McpServerConfig) -> String {

@@ -219,4 +219,16 @@ impl ConfigStore {
         let providers = if options.format == ExportFormat::Patchbay { self.providers()? } else { Vec::new() };
         render(&servers, &providers, options, &|name| Ok(secrets.get(name)?))
     }
+
+    /// [`Self::export`] of the servers `names` only, in that order (no providers), to
+    /// share one server or a few.
+    pub fn export_servers(
+        &self,
+        names: &[String],
+        options: ExportOptions,
+        secrets: &dyn SecretStore,
+    ) -> Result<String, ConfigError> {
+        let servers = names.iter().map(|name| self.server(name)).collect::<Result<Vec<_>, _>>()?;
+        render(&servers, &[], options, &|name| Ok(secrets.get(name)?))
+    }
 }

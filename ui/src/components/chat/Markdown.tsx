@@ -11,6 +11,7 @@ import "katex/dist/katex.min.css";
 import hljs from "highlight.js/lib/common";
 import { useI18n } from "../../lib/i18n";
 import { normalizeMath } from "./math";
+import { copyText } from "../../lib/clipboard";
 
 /**
  * Splits markdown at blank lines that are outside fenced code blocks. A blank
@@ -56,7 +57,7 @@ export function CodeBlock({ code, language }: { code: string; language: string |
     return lang ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value : null;
   }, [code, language]);
   const copy = () => {
-    void navigator.clipboard?.writeText(code).then(() => setCopied(true));
+    void copyText(code).then(() => setCopied(true), () => undefined);
   };
   return (
     <div className="code-block">

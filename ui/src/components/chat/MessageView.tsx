@@ -2,6 +2,7 @@
 // chips, and the actions (copy, edit & resend, regenerate, a new chat from
 // here, delete with the replies after it once confirmed, branch switcher).
 import { memo, useState } from "react";
+import { copyText } from "../../lib/clipboard";
 import { useI18n } from "../../lib/i18n";
 import type { ApprovalDecision, Citation, ContentPart, Message, ToolTrace } from "../../lib/ipc";
 import { Markdown } from "./LazyMarkdown";
@@ -167,7 +168,7 @@ export const MessageView = memo(function MessageView({
       )}
       {!streaming && (
         <div className="message-actions">
-          <button type="button" className="link" onClick={() => void navigator.clipboard?.writeText(message.text)}>
+          <button type="button" className="link" onClick={() => void copyText(message.text).catch(() => undefined)}>
             {t("chat.copy")}
           </button>
           {isUser ? (

@@ -158,6 +158,7 @@ function fake(initial: ServerView[]) {
     authorizeServer: vi.fn(() => Promise.resolve()),
     serverLogs: vi.fn(() => Promise.resolve(["booting"])),
     setServerLogLevel: vi.fn(() => Promise.resolve()),
+    exportServer: vi.fn(() => Promise.resolve('{"mcpServers": {"files": {}}}')),
     serverDoctor: vi.fn(() =>
       Promise.resolve({ server: "files", checks: [{ name: "command on PATH", ok: false, detail: "npx not found", hint: "Install Node.js" }] }),
     ),
@@ -330,6 +331,18 @@ describe("ServersSettings", () => {
     await f.updated({ server: "files", uri: "file:///notes.md" });
     expect(within(notes!).getByTestId("resource-changed").textContent).toMatch(/^changed at /);
     await waitFor(() => expect(f.ipc.readResource).toHaveBeenCalledTimes(reads + 1));
+  });
+
+  it("copies a server's entry in the Claude Desktop shape", async () => {
+    const writeText = vi.fn(() => Promise.resolve());
+    Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
+    const f = fake([view("ready")]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    fireEvent.click(screen.getByRole("button", { name: "Copy as JSON" }));
+    await waitFor(() => expect(writeText).toHaveBeenCalledWith('{"mcpServers": {"files": {}}}'));
+    expect(f.ipc.exportServer).toHaveBeenCalledWith("files");
+    expect(await screen.findByRole("button", { name: "Copied" })).toBeTruthy();
   });
 
   it("sets the level of the messages a server that logs sends", async () => {

@@ -6,6 +6,7 @@
 // scratch, a preset or an MCP Registry entry, or installing an MCP bundle
 // (.mcpb) from a file or the registry.
 import { useCallback, useEffect, useState } from "react";
+import { copyText } from "../../lib/clipboard";
 import { useI18n, type MessageKey } from "../../lib/i18n";
 import {
   toIpcError,
@@ -51,6 +52,7 @@ export type ServersIpc = Pick<
   | "authorizeServer"
   | "serverLogs"
   | "setServerLogLevel"
+  | "exportServer"
   | "serverDoctor"
   | "listTools"
   | "setToolEnabled"
@@ -267,6 +269,13 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
   const { t } = useI18n();
   const [tab, setTab] = useState<Tab>(view.status.state === "failed" ? "doctor" : "tools");
   const [doctor, setDoctor] = useState<DoctorReport | null>(null);
+  // The entry in the Claude Desktop shape goes to the clipboard, to share the server.
+  const [copied, setCopied] = useState(false);
+  const copy = () =>
+    void act(async () => {
+      await copyText(await ipc.exportServer(view.config.name));
+      setCopied(true);
+    });
   const [doctorError, setDoctorError] = useState<IpcError | null>(null);
   useEffect(() => {
     if (tab !== "doctor") return;
@@ -292,6 +301,9 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
         <h3>{view.config.name}</h3>
         <StatusDot state={view.status.state} />
         <span className="spacer" />
+        <button type="button" data-testid="server-copy" onClick={copy}>
+          {copied ? t("chat.copied") : t("servers.copyJson")}
+        </button>
         <button type="button" data-testid="server-restart" onClick={() => void act(() => ipc.restartServer(view.config.name))}>
           {t("servers.restart")}
         </button>
