@@ -286,13 +286,25 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     f.app.set_server_log_level("missing", LogLevel::Debug).await.unwrap();
     let unknown = f.app.set_server_log_level("nope", LogLevel::Debug).await.unwrap_err();
     assert_eq!(unknown.kind(), ErrorKind::NotFound, "{unknown}");
+    f.app.watch_resource("everything", &uri, true, CancellationToken::new()).await.unwrap();
     let data = DataDir::new(f.dir.path().join("data"));
-    let again = App::open(data.clone(), Store::open(&data).unwrap(), f.secrets.clone(), Arc::new(Recorder::default()))
+    let seen = Arc::new(Recorder::default());
+    let again = App::open(data.clone(), Store::open(&data).unwrap(), f.secrets.clone(), seen.clone())
         .unwrap()
         .with_env(|_| None);
     again.start().unwrap();
     wait_state(&again, "everything", "ready").await;
     assert_eq!(level(&again, "everything"), Some(LogLevel::Error), "kept across a restart");
+    let watched = again.list_resources().unwrap();
+    assert!(watched.iter().any(|r| r.uri == uri && r.watched), "the watched resource is watched again after a restart");
+    again.call_tool("everything", "toggle-subscriber-updates", json!({}), CancellationToken::new()).await.unwrap();
+    for _ in 0..200 {
+        if seen.updated.lock().unwrap().iter().any(|u| u.uri == uri) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(seen.updated.lock().unwrap().iter().any(|u| u.uri == uri), "the server was subscribed to again");
     again.shutdown().await;
 
     // Disable stops it; delete forgets it.

@@ -383,8 +383,8 @@ impl App {
             if let Err(e) = app.sync_roots().await {
                 tracing::warn!("no roots are shared with MCP servers: {e}");
             }
-            if let Err(e) = app.restore_log_levels().await {
-                tracing::warn!("the servers' log levels were not restored: {e}");
+            if let Err(e) = app.restore_server_choices().await {
+                tracing::warn!("the servers' log levels and watched resources were not restored: {e}");
             }
             app.inner.registry.start_all().await;
         });

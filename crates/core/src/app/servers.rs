@@ -46,6 +46,11 @@ fn log_level_key(server: &str) -> String {
     format!("mcp.log_level.{server}")
 }
 
+/// Where the resources watched on a server are kept.
+fn watched_key(server: &str) -> String {
+    format!("mcp.watched.{server}")
+}
+
 impl App {
     /// A server's live status, or `None` when the registry does not know it.
     pub(crate) fn server_status(&self, name: &str) -> Option<ServerStatusView> {
@@ -83,12 +88,17 @@ impl App {
         }
     }
 
-    /// Gives each server the log level kept for it, before servers start.
-    pub(crate) async fn restore_log_levels(&self) -> Result<(), AppError> {
+    /// Gives each server, before servers start, the log level and the
+    /// watched resources kept for it; they are sent when it starts.
+    pub(crate) async fn restore_server_choices(&self) -> Result<(), AppError> {
+        let (store, registry) = (&self.inner.store, &self.inner.registry);
         for config in self.inner.config.servers()? {
-            if let Some(level) = self.inner.store.setting::<LogLevel>(&log_level_key(&config.name))? {
+            if let Some(level) = store.setting::<LogLevel>(&log_level_key(&config.name))? {
                 // Not started yet: the level is kept and sent when it is.
-                let _ = self.inner.registry.set_log_level(&config.name, level, CancellationToken::new()).await;
+                let _ = registry.set_log_level(&config.name, level, CancellationToken::new()).await;
+            }
+            if let Some(watched) = store.setting::<BTreeSet<String>>(&watched_key(&config.name))? {
+                registry.resubscribe_on_start(&config.name, watched)?;
             }
         }
         Ok(())
@@ -424,7 +434,7 @@ impl App {
     }
 
     /// Watches a resource (`resources/subscribe`, renewed when the server
-    /// restarts) or stops watching it; its changes arrive as
+    /// restarts and kept for Patchbay's next start) or stops watching it; its changes arrive as
     /// [`AppEvents::resource_updated`](super::AppEvents::resource_updated).
     pub async fn watch_resource(
         &self,
@@ -441,7 +451,9 @@ impl App {
             true => registry.subscribe_resource(server, uri, cancel).await?,
             false => registry.unsubscribe_resource(server, uri, cancel).await?,
         }
-        Ok(())
+        // Kept for the next start of Patchbay.
+        let watched: BTreeSet<String> = registry.subscriptions(server)?.into_iter().collect();
+        Ok(self.inner.store.set_setting(&watched_key(server), &watched)?)
     }
 
     /// Resource templates of every ready server, each with its variables; a

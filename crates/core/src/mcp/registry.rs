@@ -707,6 +707,13 @@ impl McpRegistry {
         }
     }
 
+    /// Resources to subscribe to when `server` next starts (and after each
+    /// restart), as if subscribed before: kept from an earlier session.
+    pub fn resubscribe_on_start(&self, server: &str, uris: impl IntoIterator<Item = String>) -> Result<(), McpError> {
+        lock(&self.slot(server)?.subscriptions).extend(uris);
+        Ok(())
+    }
+
     /// Ends a subscription (`resources/unsubscribe`).
     pub async fn unsubscribe_resource(&self, server: &str, uri: &str, ct: CancellationToken) -> Result<(), McpError> {
         lock(&self.slot(server)?.subscriptions).remove(uri);
