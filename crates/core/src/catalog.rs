@@ -41,7 +41,8 @@ const TIMEOUT: Duration = Duration::from_secs(20);
 /// The most of a registry's answer read.
 const MAX_BODY: usize = 8 << 20;
 
-/// Why a search failed; each names the registry's address.
+/// Why a search, a download or filling in an entry failed; each names the
+/// registry's address, the bundle's or the setting.
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
     #[error("cannot reach the MCP registry at {url}: {reason}")]
@@ -87,8 +88,9 @@ pub struct RegistryEntry {
     pub config: McpServerConfig,
     /// Where the bundle of an `mcpb` entry is downloaded from.
     pub bundle: Option<BundleSource>,
-    /// What the registry says about each environment variable or header the
-    /// entry sets, for the editor to show beside them.
+    /// What the entry asks the user for: each environment variable or header
+    /// it sets (shown beside them in the editor), then each placeholder in its
+    /// values (filled in by [`fill`] first).
     pub settings: Vec<RegistrySetting>,
 }
 
@@ -526,7 +528,7 @@ fn variables(vars: &[wire::Variable], asks: &mut Asks) -> BTreeMap<String, Value
     for v in vars.iter().filter(|v| !v.name.is_empty()) {
         let given = v.input.value.clone().or_else(|| v.input.default.clone()).unwrap_or_default();
         let value = if !placeholder_names(&given).is_empty() {
-            templates.push(v);
+            templates.push((given.clone(), &v.input));
             ValueSource::Plain(given)
         } else {
             asks.add(RegistrySetting {
@@ -542,9 +544,8 @@ fn variables(vars: &[wire::Variable], asks: &mut Asks) -> BTreeMap<String, Value
         };
         out.insert(v.name.clone(), value);
     }
-    for v in templates {
-        let template = v.input.value.as_deref().or(v.input.default.as_deref()).unwrap_or_default();
-        asks.placeholders_in(template, &v.input);
+    for (template, input) in templates {
+        asks.placeholders_in(&template, input);
     }
     out
 }

@@ -65,6 +65,17 @@ fn open() -> Fixture {
     Fixture { app, secrets, events, dir }
 }
 
+/// A second app on the fixture's data folder, started: Patchbay after a restart.
+fn reopen(f: &Fixture) -> (App, Arc<Recorder>) {
+    let data = DataDir::new(f.dir.path().join("data"));
+    let seen = Arc::new(Recorder::default());
+    let app = App::open(data.clone(), Store::open(&data).unwrap(), f.secrets.clone(), seen.clone())
+        .unwrap()
+        .with_env(|_| None);
+    app.start().unwrap();
+    (app, seen)
+}
+
 async fn wait_state(app: &App, name: &str, state: &str) {
     for _ in 0..600 {
         let servers = app.list_servers().unwrap();
@@ -287,12 +298,7 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     let unknown = f.app.set_server_log_level("nope", LogLevel::Debug).await.unwrap_err();
     assert_eq!(unknown.kind(), ErrorKind::NotFound, "{unknown}");
     f.app.watch_resource("everything", &uri, true, CancellationToken::new()).await.unwrap();
-    let data = DataDir::new(f.dir.path().join("data"));
-    let seen = Arc::new(Recorder::default());
-    let again = App::open(data.clone(), Store::open(&data).unwrap(), f.secrets.clone(), seen.clone())
-        .unwrap()
-        .with_env(|_| None);
-    again.start().unwrap();
+    let (again, seen) = reopen(&f);
     wait_state(&again, "everything", "ready").await;
     assert_eq!(level(&again, "everything"), Some(LogLevel::Error), "kept across a restart");
     let watched = again.list_resources().unwrap();
@@ -313,6 +319,14 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     f.app.delete_server("missing").await.unwrap();
     let names: Vec<String> = f.app.list_servers().unwrap().into_iter().map(|s| s.config.name).collect();
     assert_eq!(names, ["everything"]);
+    // A server added again under a deleted one's name does not inherit its level, even after a restart.
+    let fresh =
+        McpServerConfig::stdio("missing", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
+    f.app.save_server(fresh, &BTreeMap::new()).await.unwrap();
+    let (again, _) = reopen(&f);
+    wait_state(&again, "missing", "ready").await;
+    assert_eq!(level(&again, "missing"), Some(LogLevel::Info));
+    again.shutdown().await;
     f.app.shutdown().await;
 }
 

@@ -93,7 +93,7 @@ impl App {
     pub(crate) async fn restore_server_choices(&self) -> Result<(), AppError> {
         let (store, registry) = (&self.inner.store, &self.inner.registry);
         for config in self.inner.config.servers()? {
-            if let Some(level) = store.setting::<LogLevel>(&log_level_key(&config.name))? {
+            if let Some(level) = store.setting::<Option<LogLevel>>(&log_level_key(&config.name))?.flatten() {
                 // Not started yet: the level is kept and sent when it is.
                 let _ = registry.set_log_level(&config.name, level, CancellationToken::new()).await;
             }
@@ -194,6 +194,9 @@ impl App {
         // An entry that no longer reads is still deleted; only a readable one can name a bundle.
         let config = self.inner.config.server(name).ok();
         self.inner.config.delete_server(name)?;
+        // A server added later under this name starts without them.
+        self.inner.store.set_setting(&log_level_key(name), &None::<LogLevel>)?;
+        self.inner.store.set_setting(&watched_key(name), &BTreeSet::<String>::new())?;
         self.forget_server(name).await?;
         if let Some(config) = config {
             self.remove_bundle_files(&config);
