@@ -173,9 +173,20 @@ fn open_chat(s: &Session) -> Result<()> {
     Ok(())
 }
 
+/// Types `text` and sends it. The composer's rows move when the servers' resources
+/// arrive (the attach menu appears), so a click can land beside the button: click
+/// again while the text is still waiting in the composer.
 fn send(s: &Session, text: &str) -> Result<()> {
     s.set_value("#composer-input", text)?;
-    s.click(&s.wait_for("#send-button", WAIT)?)
+    let waiting = "return document.querySelector('#composer-input').value";
+    for _ in 0..5 {
+        s.click(&s.wait_for("#send-button", WAIT)?)?;
+        std::thread::sleep(Duration::from_millis(500));
+        if s.execute(waiting, json!([]))? != json!(text) {
+            return Ok(());
+        }
+    }
+    anyhow::bail!("the message {text:?} was never sent")
 }
 
 #[test]
