@@ -237,6 +237,11 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     let doctor = f.app.server_doctor("missing").await.unwrap();
     let command = doctor.checks.iter().find(|c| c.name == "command").expect("a command check");
     assert!(!command.ok && command.detail.contains("patchbay-no-such-server"), "{doctor:?}");
+    // Said once: neither the status nor a start check repeats the command's reason.
+    let saying = doctor.checks.iter().filter(|c| c.detail.contains("not found on PATH")).count();
+    assert_eq!(saying, 1, "{doctor:?}");
+    let status = doctor.checks.iter().find(|c| c.name == "status").expect("a status check");
+    assert_eq!(status.detail, "failed", "{doctor:?}");
 
     // Tools: enable switch, approval policy, a direct call.
     let tools = f.app.list_tools(Some("everything")).unwrap();

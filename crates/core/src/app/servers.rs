@@ -728,15 +728,19 @@ fn pretty(config: &McpServerConfig) -> String {
     serde_json::to_string_pretty(config).unwrap_or_default()
 }
 
+/// The doctor's checks, each reason said once: the status names the failure only
+/// when no check of the launch below explains it, and a command that was not
+/// found is not reported again as the start's error.
 fn doctor_view(name: &str, report: Option<&LaunchReport>, status: Option<&ServerStatusView>) -> DoctorReport {
     let mut checks = Vec::new();
     if let Some(status) = status {
+        let explained_below = report.is_some_and(|r| r.error.is_some());
         checks.push(DoctorCheck {
             name: "status".into(),
             ok: status.state == "ready",
             detail: match &status.error {
-                Some(e) => format!("{}: {e}", status.state),
-                None => status.state.to_owned(),
+                Some(e) if !explained_below => format!("{}: {e}", status.state),
+                _ => status.state.to_owned(),
             },
             hint: (status.state == "failed").then(|| "fix the cause below, then restart the server".to_owned()),
         });
@@ -778,7 +782,7 @@ fn doctor_view(name: &str, report: Option<&LaunchReport>, status: Option<&Server
     if let Some(detail) = exit {
         checks.push(DoctorCheck { name: "exit".into(), ok: false, detail, hint: None });
     }
-    if let Some(error) = &r.error {
+    if let Some(error) = r.error.as_ref().filter(|_| r.resolved.is_some()) {
         checks.push(DoctorCheck { name: "start".into(), ok: false, detail: error.clone(), hint: None });
     }
     if !r.stderr_tail.is_empty() {
