@@ -38,6 +38,28 @@ describe("App shell", () => {
   });
 });
 
+describe("The welcome", () => {
+  it("sends a new user to the providers settings, and Settings in the menu opens on General", async () => {
+    const answers: Record<string, unknown> = { list_providers: [], list_tools: [], list_conversations: [], take_opened_bundle: null };
+    invoke.mockImplementation((command: string) =>
+      command in answers ? Promise.resolve(answers[command]) : new Promise(() => {}),
+    );
+    render(
+      <I18nProvider lang="en">
+        <App />
+      </I18nProvider>,
+    );
+    fireEvent.click(await screen.findByRole("button", { name: "Add a provider" }));
+    await screen.findByRole("heading", { level: 1, name: "Settings" });
+    expect(screen.getByRole("tab", { name: "Providers" }).getAttribute("aria-selected")).toBe("true");
+    fireEvent.click(screen.getByRole("button", { name: "Chat" }));
+    fireEvent.click(screen.getByRole("button", { name: "Settings" }));
+    await screen.findByRole("heading", { level: 1, name: "Settings" });
+    expect(screen.getByRole("tab", { name: "General" }).getAttribute("aria-selected")).toBe("true");
+    invoke.mockImplementation(() => new Promise(() => {}));
+  });
+});
+
 describe("Opening a bundle file", () => {
   it("shows its installer on the servers page when Patchbay was launched with it", async () => {
     const info = bundleInfo();

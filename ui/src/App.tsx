@@ -3,6 +3,7 @@ import { ChatStores } from "./lib/chatStore";
 import { useI18n, type MessageKey } from "./lib/i18n";
 import { ipc } from "./lib/ipc";
 import { ChatPage } from "./pages/ChatPage";
+import type { SettingsSection } from "./pages/SettingsPage";
 
 // Settings are loaded when first opened: the window starts on the chat page, with less code
 // parsed and held in memory.
@@ -18,6 +19,8 @@ const PAGES: { id: Page; label: MessageKey }[] = [
 export function App() {
   const { t } = useI18n();
   const [page, setPage] = useState<Page>("chat");
+  // The settings section to open on, when the chat page sends the user to one.
+  const [section, setSection] = useState<SettingsSection>("general");
   // Conversation stores live as long as the app, not the chat page.
   const [stores] = useState(() => new ChatStores());
   // A bundle file Patchbay was opened with goes to its installer on the servers page.
@@ -49,7 +52,10 @@ export function App() {
             id={`nav-${p.id}`}
             className={page === p.id ? "nav-item active" : "nav-item"}
             aria-current={page === p.id ? "page" : undefined}
-            onClick={() => setPage(p.id)}
+            onClick={() => {
+              setSection("general");
+              setPage(p.id);
+            }}
           >
             {t(p.label)}
           </button>
@@ -57,10 +63,16 @@ export function App() {
       </nav>
       <main className="app-main">
         {page === "chat" ? (
-          <ChatPage stores={stores} />
+          <ChatPage
+            stores={stores}
+            onOpenSettings={(to) => {
+              setSection(to);
+              setPage("settings");
+            }}
+          />
         ) : (
           <Suspense fallback={<p className="muted">{t("common.loading")}</p>}>
-            <SettingsPage openedBundle={bundle} onBundleShown={() => setBundle(null)} />
+            <SettingsPage openedBundle={bundle} onBundleShown={() => setBundle(null)} initialSection={section} />
           </Suspense>
         )}
       </main>

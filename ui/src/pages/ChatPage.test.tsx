@@ -1,7 +1,7 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentEvent, ConversationRenamed, ConversationSummary, ServerRequest, ServerStatus } from "../lib/ipc";
-import { message, renderIn } from "../test/render";
+import { message, providerView, renderIn, toolInfo } from "../test/render";
 import { ChatStores } from "../lib/chatStore";
 import { ChatPage, type ChatIpc } from "./ChatPage";
 
@@ -192,6 +192,29 @@ describe("ChatPage", () => {
     const rows = [...document.querySelectorAll("[data-message-id]")].map((e) => e.getAttribute("data-message-id"));
     expect(rows).toEqual(["u-1", "a-1", "u0", "a0"]);
     expect(screen.queryByTestId("load-earlier")).toBeNull();
+  });
+
+  it("welcomes a user without a provider with the way to add one", async () => {
+    const f = fakeIpc();
+    const onOpenSettings = vi.fn();
+    renderIn(<ChatPage ipc={f.ipc} onOpenSettings={onOpenSettings} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Add a provider" }));
+    expect(onOpenSettings).toHaveBeenCalledWith("providers");
+    expect(screen.getByTestId("welcome-tools").textContent).toContain("No MCP tools are ready yet");
+    fireEvent.click(screen.getByRole("button", { name: "Manage MCP servers" }));
+    expect(onOpenSettings).toHaveBeenLastCalledWith("servers");
+  });
+
+  it("welcomes a user with a provider with a new chat and the tools the model can use", async () => {
+    const f = fakeIpc();
+    f.ipc.listProviders = vi.fn(() => Promise.resolve([providerView("deepseek")]));
+    f.ipc.listTools = vi.fn(() => Promise.resolve([toolInfo("fs", "read"), toolInfo("fs", "write"), toolInfo("time", "now")]));
+    renderIn(<ChatPage ipc={f.ipc} onOpenSettings={vi.fn()} />);
+    await waitFor(() => expect(screen.getByTestId("welcome-tools").textContent).toBe("MCP tools the model can use: 3 (servers: 2)."));
+    expect(screen.queryByRole("button", { name: "Add a provider" })).toBeNull();
+    fireEvent.click(within(screen.getByTestId("welcome")).getByRole("button", { name: "New chat" }));
+    await waitFor(() => expect(f.ipc.createConversation).toHaveBeenCalledWith(null));
+    expect(await screen.findByText("Ask anything. Type / for MCP prompts.")).toBeTruthy();
   });
 
   it("reloads the tools the composer offers when a server's status changes", async () => {

@@ -9,6 +9,7 @@ import { TraceInspector } from "../components/chat/TraceInspector";
 import { Dialog } from "../components/common/Dialog";
 import { ChatStores, useConversation, type ConversationStore, type Draft } from "../lib/chatStore";
 import { useI18n } from "../lib/i18n";
+import type { SettingsSection } from "./SettingsPage";
 import {
   ipc as defaultIpc,
   toIpcError,
@@ -326,7 +327,66 @@ function ConversationView({
  * `stores` outlives the page (the App owns it), so a turn keeps streaming into
  * its store while the user is in Settings, and the open conversation is kept.
  */
-export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; stores?: ChatStores }) {
+/**
+ * What the page shows with no conversation open: the first step for a new user
+ * (a provider to add), else how to start and what the model can reach.
+ */
+function Welcome({
+  providers,
+  tools,
+  onNew,
+  onOpenSettings,
+}: {
+  /** `null` until the providers are read. */
+  providers: number | null;
+  tools: ToolInfo[];
+  onNew: () => void;
+  onOpenSettings?: (section: SettingsSection) => void;
+}) {
+  const { t } = useI18n();
+  const servers = new Set(tools.map((tool) => tool.server)).size;
+  return (
+    <div className="welcome" data-testid="welcome">
+      <h2>{t("welcome.title")}</h2>
+      {providers === 0 ? (
+        <>
+          <p>{t("welcome.noProvider")}</p>
+          {onOpenSettings && (
+            <button type="button" className="primary" data-testid="welcome-add-provider" onClick={() => onOpenSettings("providers")}>
+              {t("welcome.addProvider")}
+            </button>
+          )}
+        </>
+      ) : (
+        <>
+          <p>{t("welcome.start")}</p>
+          <button type="button" className="primary" data-testid="welcome-new" onClick={onNew}>
+            {t("sidebar.new")}
+          </button>
+        </>
+      )}
+      <p className="muted" data-testid="welcome-tools">
+        {tools.length === 0 ? t("welcome.noTools") : t("welcome.tools", { tools: tools.length, servers })}
+      </p>
+      {onOpenSettings && (
+        <button type="button" className="link" data-testid="welcome-servers" onClick={() => onOpenSettings("servers")}>
+          {t("welcome.servers")}
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function ChatPage({
+  ipc = defaultIpc,
+  stores: given,
+  onOpenSettings,
+}: {
+  ipc?: ChatIpc;
+  stores?: ChatStores;
+  /** Opens a section of the settings (from the welcome's buttons). */
+  onOpenSettings?: (section: SettingsSection) => void;
+}) {
   const { t } = useI18n();
   const [stores] = useState(() => given ?? new ChatStores());
   const [conversations, setConversations] = useState<ConversationSummary[]>([]);
@@ -343,6 +403,7 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
   const [query, setQuery] = useState("");
   const [error, setError] = useState<IpcError | null>(null);
   const [models, setModels] = useState<ModelChoice[]>([]);
+  const [providerCount, setProviderCount] = useState<number | null>(null);
   const [tools, setTools] = useState<ToolInfo[]>([]);
   const [prompts, setPrompts] = useState<PromptInfo[]>([]);
   const [resources, setResources] = useState<ResourceInfo[]>([]);
@@ -374,7 +435,10 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
     const fail = (e: unknown) => setError(toIpcError(e));
     ipc
       .listProviders()
-      .then((ps) => setModels(ps.flatMap((p) => [...new Set([p.profile.default_model, ...p.profile.models])].map((model) => ({ provider: p.profile.name, model })))))
+      .then((ps) => {
+        setProviderCount(ps.length);
+        setModels(ps.flatMap((p) => [...new Set([p.profile.default_model, ...p.profile.models])].map((model) => ({ provider: p.profile.name, model }))));
+      })
       .catch(fail);
     // Tools, prompts and resources change as servers start, stop and restart.
     const loadCatalogue = () => {
@@ -467,7 +531,7 @@ export function ChatPage({ ipc = defaultIpc, stores: given }: { ipc?: ChatIpc; s
             }}
           />
         ) : (
-          <p className="muted empty-chat">{t("chat.empty")}</p>
+          <Welcome providers={providerCount} tools={tools} onNew={newConversation} onOpenSettings={onOpenSettings} />
         )}
       </div>
       {request && (

@@ -10,9 +10,9 @@ import { SharedFolders } from "../components/settings/SharedFolders";
 import { useI18n, type MessageKey } from "../lib/i18n";
 import { ipc as defaultIpc, type Ipc } from "../lib/ipc";
 
-type Section = "general" | "providers" | "servers" | "roots" | "import" | "kb" | "assistants";
+export type SettingsSection = "general" | "providers" | "servers" | "roots" | "import" | "kb" | "assistants";
 
-const SECTIONS: [Section, MessageKey][] = [
+const SECTIONS: [SettingsSection, MessageKey][] = [
   ["general", "settings.general"],
   ["providers", "settings.providers"],
   ["servers", "settings.servers"],
@@ -26,14 +26,17 @@ export function SettingsPage({
   ipc = defaultIpc,
   openedBundle = null,
   onBundleShown,
+  initialSection = "general",
 }: {
   ipc?: Partial<Ipc>;
+  /** The section shown first, unless a bundle was opened. */
+  initialSection?: SettingsSection;
   /** A bundle file to show the installer for, on the servers section. */
   openedBundle?: string | null;
   onBundleShown?: () => void;
 }) {
   const { t } = useI18n();
-  const [section, setSection] = useState<Section>(openedBundle ? "servers" : "general");
+  const [section, setSection] = useState<SettingsSection>(openedBundle ? "servers" : initialSection);
   const [shownFor, setShownFor] = useState(openedBundle);
   if (openedBundle !== shownFor) {
     // A bundle opened while settings are shown switches to the servers section.

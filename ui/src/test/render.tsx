@@ -2,7 +2,7 @@
 import { render } from "@testing-library/react";
 import type { ReactElement } from "react";
 import { I18nProvider, type Lang } from "../lib/i18n";
-import type { BundleInfo, Message, ToolTrace } from "../lib/ipc";
+import type { BundleInfo, Message, ProviderView, ToolInfo, ToolTrace } from "../lib/ipc";
 
 export function renderIn(ui: ReactElement, lang: Lang = "en") {
   // A wrapper (not an enclosing element) so that `rerender` keeps the provider mounted.
@@ -67,5 +67,27 @@ export function bundleInfo(extra: Partial<BundleInfo> = {}): BundleInfo {
     installed_signature: null,
     signer_changed: false,
     ...extra,
+  };
+}
+
+export function toolInfo(server: string, name: string, extra: Partial<ToolInfo> = {}): ToolInfo {
+  return { server, name, description: "", input_schema: { type: "object" }, enabled: true, approval: "ask", schema_tokens: 0, stats: null, ...extra };
+}
+
+export function providerView(name: string): ProviderView {
+  return {
+    profile: {
+      name,
+      kind: "openai",
+      base_url: "https://api.example.com/v1",
+      default_model: `${name}-chat`,
+      models: [],
+      headers: {},
+      api_key: `provider/${name}/api_key`,
+      native_tools: true,
+      context_window: null,
+      thinking: "auto",
+    },
+    api_key_set: true,
   };
 }

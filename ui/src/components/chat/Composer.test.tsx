@@ -1,23 +1,13 @@
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ConversationSettings, ToolInfo } from "../../lib/ipc";
-import { renderIn } from "../../test/render";
+import type { ConversationSettings } from "../../lib/ipc";
+import { renderIn, toolInfo } from "../../test/render";
 import { Composer, type ComposerProps } from "./Composer";
 
 afterEach(cleanup);
 
 const settings: ConversationSettings = { provider: null, model: null, servers: null, disabled_tools: [], assistant_id: null, system_prompt: null, reasoning: null };
 
-const tool = (server: string, name: string, schema_tokens: number): ToolInfo => ({
-  server,
-  name,
-  description: "",
-  input_schema: { type: "object" },
-  enabled: true,
-  approval: "ask",
-  schema_tokens,
-  stats: null,
-});
 
 function setup(extra: Partial<ComposerProps> = {}) {
   const props: ComposerProps = {
@@ -27,7 +17,7 @@ function setup(extra: Partial<ComposerProps> = {}) {
     models: [{ provider: "openai", model: "gpt-4o" }],
     settings,
     onSettings: vi.fn(),
-    tools: [tool("fs", "read", 100), tool("fs", "write", 50), tool("web", "fetch", 30)],
+    tools: [toolInfo("fs", "read", { schema_tokens: 100 }), toolInfo("fs", "write", { schema_tokens: 50 }), toolInfo("web", "fetch", { schema_tokens: 30 })],
     prompts: [{ server: "fs", name: "summarize", description: "Summarise a file", arguments: [{ name: "path", description: null, required: true }] }],
     resources: [],
     templates: [],

@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
 import type { Assistant, ConversationSummary } from "../../lib/ipc";
+import { Icon } from "../common/Icon";
 
 export interface SidebarProps {
   conversations: ConversationSummary[];
@@ -150,13 +151,13 @@ export function Sidebar(props: SidebarProps) {
                   aria-pressed={c.pinned}
                   onClick={() => onPin(c.id, !c.pinned)}
                 >
-                  📌
+                  <Icon name="pin" />
                 </button>
                 <button type="button" className="icon" aria-label={t("sidebar.rename", { title: c.title })} onClick={() => setRenaming({ id: c.id, title: c.title })}>
-                  ✎
+                  <Icon name="edit" />
                 </button>
                 <button type="button" className="icon" aria-label={t("sidebar.delete", { title: c.title })} onClick={() => setConfirming(c.id)}>
-                  ✕
+                  <Icon name="close" />
                 </button>
               </span>
             )}

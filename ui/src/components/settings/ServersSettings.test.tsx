@@ -160,7 +160,13 @@ function fake(initial: ServerView[]) {
     setServerLogLevel: vi.fn(() => Promise.resolve()),
     exportServer: vi.fn(() => Promise.resolve('{"mcpServers": {"files": {}}}')),
     serverDoctor: vi.fn(() =>
-      Promise.resolve({ server: "files", checks: [{ name: "command on PATH", ok: false, detail: "npx not found", hint: "Install Node.js" }] }),
+      Promise.resolve({
+        server: "files",
+        checks: [
+          { name: "command on PATH", ok: false, detail: "npx not found", hint: "Install Node.js" },
+          { name: "stderr", ok: false, detail: "Error: boom\n    at main.js:3", hint: null },
+        ],
+      }),
     ),
     listTools: vi.fn(() => Promise.resolve([tool])),
     setToolEnabled: vi.fn(() => Promise.resolve()),
@@ -364,6 +370,8 @@ describe("ServersSettings", () => {
     const report = await screen.findByTestId("doctor-report");
     expect(report.textContent).toContain("npx not found");
     expect(report.textContent).toContain("Install Node.js");
+    // The server's own lines keep their line breaks.
+    expect(report.querySelector("pre.stderr")?.textContent).toBe("Error: boom\n    at main.js:3");
     fireEvent.click(screen.getByRole("tab", { name: "Logs" }));
     await waitFor(() => expect(screen.getByTestId("server-logs").textContent).toBe("booting"));
     f.log({ server: "files", line: "listening" });

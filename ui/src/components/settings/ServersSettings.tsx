@@ -138,7 +138,7 @@ function Doctor({ report }: { report: DoctorReport }) {
     <ul className="doctor" data-testid="doctor-report">
       {report.checks.map((c) => (
         <li key={c.name} className={c.ok ? "ok-text" : "error-text"}>
-          {c.ok ? "✓" : "✗"} <strong>{c.name}</strong>: {c.detail}
+          {c.ok ? "✓" : "✗"} <strong>{c.name}</strong>: {c.detail.includes("\n") ? <pre className="stderr">{c.detail}</pre> : c.detail}
           {c.hint && <div className="muted">{c.hint}</div>}
         </li>
       ))}
@@ -434,7 +434,7 @@ export function ServersSettings({
               </label>
             </div>
             {v.status.state === "failed" && v.status.error && (
-              <p className="error-text" data-testid="server-error">
+              <p className="error-text clamp-2" data-testid="server-error" title={v.status.error}>
                 {v.status.error}
               </p>
             )}
