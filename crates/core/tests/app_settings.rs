@@ -4,6 +4,9 @@
 //! settings, the knowledge base indexing in the background, and choosing
 //! its embeddings (a provider's endpoint or a local model folder).
 
+#[path = "mcp_common/mod.rs"]
+mod mcp_common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -687,4 +690,103 @@ async fn embeddings_come_from_a_provider_endpoint_or_a_local_model_folder() {
 
     assert_eq!(f.app.kb_set_embeddings(KbEmbeddingsChoice::Off).unwrap(), off);
     assert_eq!(f.app.kb_embeddings().unwrap(), off);
+}
+
+/// A streamable HTTP server (official Python SDK) with icons: its own, served
+/// from its origin; a tool's inline one; and tools whose icons must not be
+/// fetched (another origin, a redirect, a page that is not an image).
+const ICON_SERVER: &str = r#"
+import base64, sys
+from mcp.server.mcpserver import MCPServer
+from mcp_types import Icon
+from starlette.responses import RedirectResponse, Response
+import uvicorn
+
+other, port = int(sys.argv[1]), int(sys.argv[2])
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+own = f"http://127.0.0.1:{port}"
+mcp = MCPServer("iconic", icons=[Icon(src=f"{own}/icon.png", mime_type="image/png", sizes=["32x32"])])
+
+@mcp.custom_route("/icon.png", methods=["GET"])
+async def icon(request):
+    return Response(base64.b64decode(PNG), media_type="image/png")
+
+@mcp.custom_route("/moved.png", methods=["GET"])
+async def moved(request):
+    return RedirectResponse(f"{own}/icon.png")
+
+@mcp.custom_route("/page.png", methods=["GET"])
+async def page(request):
+    return Response("<script>alert(1)</script>", media_type="text/html")
+
+@mcp.tool(icons=[Icon(src="data:image/png;base64," + PNG, theme="dark"), Icon(src="data:image/gif;base64,R0lGODlhAQABAAAAACw=", theme="light")])
+def lit() -> str:
+    """Has an icon per theme."""
+    return "lit"
+
+@mcp.tool(icons=[Icon(src=f"http://127.0.0.1:{other}/track.png")])
+def tracked() -> str:
+    """Its icon is elsewhere."""
+    return "tracked"
+
+@mcp.tool(icons=[Icon(src=f"{own}/moved.png"), Icon(src=f"{own}/page.png", theme="dark")])
+def unshown() -> str:
+    """Its icons redirect or are not pictures."""
+    return "unshown"
+
+uvicorn.run(mcp.streamable_http_app(stateless_http=True), host="127.0.0.1", port=port, log_level="warning")
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_and_tools_show_their_icons_and_none_from_where_they_may_not_come() {
+    // Another origin: any request to it would be a way to follow the user.
+    let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    elsewhere.set_nonblocking(true).unwrap();
+    let elsewhere_port = elsewhere.local_addr().unwrap().port().to_string();
+    let python = mcp_common::PyServer::new(ICON_SERVER);
+    let (_server, port) = python.serve(&[&elsewhere_port]).await;
+    let f = open();
+    let config = McpServerConfig::with_transport(
+        "iconic",
+        patchbay_core::config::TransportConfig::StreamableHttp {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers: BTreeMap::new(),
+        },
+    );
+    f.app.save_server(config, &BTreeMap::new()).await.unwrap();
+    wait_state(&f.app, "iconic", "ready").await;
+
+    let tools = f.app.list_tools(Some("iconic")).unwrap();
+    let icons = |name: &str| tools.iter().find(|t| t.name == name).unwrap().icons.clone();
+    let lit = icons("lit");
+    let themes: Vec<_> = lit.iter().map(|i| (i.theme.as_deref(), i.src.split(';').next().unwrap())).collect();
+    assert_eq!(themes, [(Some("light"), "data:image/gif"), (Some("dark"), "data:image/png")]);
+    assert_eq!(icons("tracked"), []);
+
+    // The server's own icon is fetched from its origin, and arrives with a status event.
+    let before = f.events.statuses.lock().unwrap().len();
+    let mut own = Vec::new();
+    for _ in 0..200 {
+        own = f.app.list_servers().unwrap().into_iter().find(|s| s.config.name == "iconic").unwrap().icons;
+        let _ = f.app.list_tools(Some("iconic")).unwrap();
+        if !own.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let png = own.first().expect("the server's icon was fetched");
+    assert_eq!(png.theme, None);
+    let data = png.src.strip_prefix("data:image/png;base64,").expect("a PNG data URL");
+    assert!(data.starts_with("iVBORw0KGgo"), "{data}");
+    assert!(
+        f.events.statuses.lock().unwrap()[before..].iter().any(|s| s.server == "iconic"),
+        "the window is told to read the list again"
+    );
+    // A redirect and a page that is not a picture are not shown, now or later.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(f.app.list_tools(Some("iconic")).unwrap().iter().find(|t| t.name == "unshown").unwrap().icons, []);
+    assert!(
+        matches!(elsewhere.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "an icon of another origin was asked for"
+    );
 }

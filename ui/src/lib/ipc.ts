@@ -382,6 +382,14 @@ export interface ServerView {
   instructions: string | null;
   /** The level a ready server that logs sends messages at; null otherwise. */
   log_level: LogLevel | null;
+  /** The icon the server gives itself (MCP `icons`), per theme. */
+  icons: IconView[];
+}
+
+/** An icon a server gives itself or a tool: a checked `data:` URL, for one theme or (null) both. */
+export interface IconView {
+  src: string;
+  theme: "light" | "dark" | null;
 }
 
 export interface ToolStats {
@@ -401,6 +409,8 @@ export interface ToolInfo {
   /** Estimated tokens the tool's name, description and schema cost per request. */
   schema_tokens: number;
   stats: ToolStats | null;
+  /** The tool's icon, per theme. */
+  icons: IconView[];
 }
 
 export interface DoctorCheck {

@@ -15,6 +15,7 @@
 mod bundles;
 mod chat;
 mod diff;
+mod icons;
 mod knowledge;
 mod presets;
 mod requests;
@@ -262,6 +263,8 @@ struct Inner {
     server_requests: Mutex<HashMap<String, tokio::sync::oneshot::Sender<ServerRequestResponse>>>,
     /// Serialises updates of the registry's roots.
     roots_sync: tokio::sync::Mutex<()>,
+    /// Icons fetched from servers' URLs (see [`icons`]).
+    icons: Mutex<HashMap<url::Url, icons::Fetched>>,
     /// Environment lookup for the provider fallback (`OPENAI_API_KEY`, …).
     env: Box<EnvLookup>,
     /// Fired by [`App::shutdown`]: background indexing and loading stop.
@@ -316,6 +319,7 @@ impl App {
             watcher: Mutex::default(),
             server_requests: Mutex::default(),
             roots_sync: tokio::sync::Mutex::default(),
+            icons: Mutex::default(),
             env: Box::new(|k| std::env::var(k).ok()),
             shutdown: tokio_util::sync::CancellationToken::new(),
         };

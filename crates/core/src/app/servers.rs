@@ -72,7 +72,9 @@ impl App {
                     .unwrap_or_else(|| ServerStatusView::new(&config.name, &crate::mcp::ServerStatus::Stopped, 0));
                 let instructions = self.inner.registry.instructions(&config.name).ok().flatten();
                 let log_level = self.inner.registry.log_level(&config.name);
-                ServerView { config, status, instructions, log_level }
+                let icons =
+                    self.icon_views(&config, &self.inner.registry.server_icons(&config.name).unwrap_or_default());
+                ServerView { config, status, instructions, log_level, icons }
             })
             .collect())
     }
@@ -294,6 +296,7 @@ impl App {
                 };
                 out.push(ToolInfo {
                     server: config.name.clone(),
+                    icons: self.icon_views(&config, tool.icons.as_deref().unwrap_or_default()),
                     enabled: !config.disabled_tools.contains(&name),
                     approval: policy.decide(&config.name, &tool, &ConversationGrants::default()).mode(),
                     schema_tokens: budget::count_tools(std::slice::from_ref(&spec), counter),

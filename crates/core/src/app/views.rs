@@ -452,6 +452,17 @@ pub struct ServerView {
     pub instructions: Option<String>,
     /// The level it sends log messages at, for a ready server that logs.
     pub log_level: Option<LogLevel>,
+    /// The icon the server gives itself, per theme (see [`IconView`]).
+    pub icons: Vec<IconView>,
+}
+
+/// An icon a server gives itself or a tool (MCP `icons`), as the window shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IconView {
+    /// A `data:` URL of the picture.
+    pub src: String,
+    /// `"light"` or `"dark"`: the theme it is drawn for; `None` for either.
+    pub theme: Option<String>,
 }
 
 /// A server's log line (`server_log` event).
@@ -485,6 +496,8 @@ pub struct ToolInfo {
     /// Estimated tokens the name, description and schema cost per request.
     pub schema_tokens: u32,
     pub stats: Option<CallStats>,
+    /// The tool's icon, per theme.
+    pub icons: Vec<IconView>,
 }
 
 /// One check of the launch doctor.

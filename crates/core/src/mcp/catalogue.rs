@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use rmcp::model::{PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Tool};
+use rmcp::model::{Icon, PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Tool};
 use rmcp::service::{Peer, RoleClient, ServiceError};
 
 use super::McpError;
@@ -42,6 +42,8 @@ pub struct Catalogue {
     /// What the server's `initialize` answer says about using it, cut to
     /// [`MAX_INSTRUCTIONS`] characters.
     pub instructions: Option<String>,
+    /// The icons the server gives itself in its `initialize` answer.
+    pub icons: Vec<Icon>,
 }
 
 /// The most of a server's instructions kept (they go into every turn's system prompt).
@@ -85,7 +87,8 @@ async fn prompts(server: &str, peer: &Peer<RoleClient>) -> Result<Vec<Prompt>, M
 impl Catalogue {
     /// Fetches everything the server declares, within `timeout`.
     pub(crate) async fn fetch(server: &str, peer: &Peer<RoleClient>, timeout: Duration) -> Result<Self, McpError> {
-        let mut catalogue = Self::default();
+        let icons = peer.peer_info().and_then(|info| info.server_info.as_ref()?.icons.clone()).unwrap_or_default();
+        let mut catalogue = Self { icons, ..Self::default() };
         let given = peer.peer_info().and_then(|info| info.instructions.clone());
         catalogue.instructions = given.and_then(|text| {
             let text = text.trim();

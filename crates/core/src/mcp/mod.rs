@@ -30,6 +30,7 @@
 //! - [`content`] converts and caps tool results for the model and the UI.
 //! - [`host`] serves the registry's tools to the chat engine ([`RegistryTools`]).
 //! - [`uri_template`] reads and expands resource templates' URI templates.
+//! - [`icons`] chooses the icons servers give themselves and their tools, and fetches them safely.
 
 pub mod approval;
 pub mod catalogue;
@@ -39,6 +40,7 @@ pub mod content;
 pub mod frame;
 pub mod host;
 pub mod http;
+pub mod icons;
 pub mod in_process;
 pub mod lane;
 pub mod launch;
@@ -78,6 +80,9 @@ pub enum McpError {
     /// The server is not ready (stopped, starting, failed).
     #[error("MCP server {server:?} is not ready ({status})")]
     NotReady { server: String, status: ServerStatus },
+    /// An icon could not be fetched.
+    #[error("icon {url}: {reason}")]
+    Icon { url: String, reason: String },
     /// A resource template's URI template cannot be read.
     #[error("URI template {template:?} is not valid: {reason}")]
     UriTemplate { template: String, reason: String },

@@ -30,7 +30,7 @@ use std::time::Duration;
 use rmcp::model::{
     ArgumentInfo, CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientNotification, ClientRequest, CompleteRequest, CompleteRequestParams,
-    CompletionContext, CompletionInfo, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject,
+    CompletionContext, CompletionInfo, GetPromptRequest, GetPromptRequestParams, GetPromptResult, Icon, JsonObject,
     ProgressToken, Prompt, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Reference, RequestId,
     Resource, ResourceTemplate, RootsListChangedNotification, ServerResult, Tool,
 };
@@ -527,6 +527,11 @@ impl McpRegistry {
     /// What the server said about using it when it started (its `instructions`).
     pub fn instructions(&self, name: &str) -> Result<Option<String>, McpError> {
         Ok(read(&self.slot(name)?.catalogue).instructions.clone())
+    }
+
+    /// The icons the server gives itself.
+    pub fn server_icons(&self, name: &str) -> Result<Vec<Icon>, McpError> {
+        Ok(read(&self.slot(name)?.catalogue).icons.clone())
     }
 
     /// The server's resources.

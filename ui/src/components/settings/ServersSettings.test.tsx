@@ -27,6 +27,7 @@ const tool: ToolInfo = {
   approval: "ask",
   schema_tokens: 64,
   stats: { calls: 12, success_rate: 0.75, median_ms: 40 },
+  icons: [],
 };
 
 const presets: ServerPreset[] = [
@@ -231,6 +232,7 @@ const view = (state: ServerStatus["state"], instructions: string | null = null):
   status: { server: "files", state, tool_count: 3, error: null },
   instructions,
   log_level: state === "ready" ? "info" : null,
+  icons: [],
 });
 
 describe("ServersSettings", () => {
@@ -240,8 +242,9 @@ describe("ServersSettings", () => {
       status: { server: "remote", state: "failed", tool_count: 0, error: "HTTP 401: authorization required" },
       instructions: null,
       log_level: null,
+      icons: [],
     };
-    const local: ServerView = { config, status: { server: "files", state: "failed", tool_count: 0, error: "exited" }, instructions: null, log_level: null };
+    const local: ServerView = { config, status: { server: "files", state: "failed", tool_count: 0, error: "exited" }, instructions: null, log_level: null, icons: [] };
     const f = fake([remote, local]);
     renderIn(<ServersSettings ipc={f.ipc} />);
     const [remoteRow, localRow] = await screen.findAllByTestId("server-row");
@@ -257,6 +260,23 @@ describe("ServersSettings", () => {
     const shown = screen.getByTestId("server-instructions");
     expect(shown.textContent).toContain("The server's instructions (the model reads them with its tools)");
     expect(shown.textContent).toContain("Call list_files before read_file.");
+  });
+
+  it("shows the icons a server gives itself and its tools, one for each theme", async () => {
+    const png = "data:image/png;base64,iVBORw0KGgo=";
+    const f = fake([{ ...view("ready"), icons: [{ src: png, theme: null }] }]);
+    f.ipc.listTools = vi.fn(() =>
+      Promise.resolve([{ ...tool, icons: [{ src: "data:image/gif;base64,R0lG", theme: "light" as const }, { src: png, theme: "dark" as const }] }]),
+    );
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    const row = await screen.findByTestId("server-row");
+    const own = row.querySelector("img.mcp-icon");
+    expect([own?.getAttribute("src"), own?.getAttribute("data-for"), own?.getAttribute("alt")]).toEqual([png, "any", ""]);
+    fireEvent.click(within(row).getByRole("button", { name: "files" }));
+    const table = await screen.findByTestId("tools-table");
+    await waitFor(() => expect(table.querySelectorAll("img.mcp-icon")).toHaveLength(2));
+    const drawn = [...table.querySelectorAll("img.mcp-icon")].map((i) => [i.getAttribute("data-for"), i.getAttribute("src")]);
+    expect(drawn).toEqual([["light", "data:image/gif;base64,R0lG"], ["dark", png]]);
   });
 
   it("lists servers with live status dots, tool count and an enable switch", async () => {
@@ -619,6 +639,7 @@ describe("ServersSettings", () => {
       status: { server: "remote", state: "failed", tool_count: 0, error: "authorization failed: invalid_client" },
       instructions: null,
       log_level: null,
+      icons: [],
     };
     const f = fake([remote]);
     renderIn(<ServersSettings ipc={f.ipc} />);
@@ -718,6 +739,7 @@ describe("ServersSettings", () => {
       status: { server: "poker", state: "ready", tool_count: 1, error: null },
       instructions: null,
       log_level: null,
+      icons: [],
     };
     renderIn(<ServersSettings ipc={f.ipc} />);
     await screen.findByTestId("server-row");

@@ -37,6 +37,7 @@ import { RegistryBrowser } from "./RegistryBrowser";
 import { ServerContent, type ContentIpc } from "./ServerContent";
 import { ServerEditor } from "./ServerEditor";
 import { useLoad } from "./useLoad";
+import { McpIcons } from "../common/McpIcons";
 
 export type ServersIpc = Pick<
   Ipc,
@@ -204,7 +205,7 @@ function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
                 />
               </td>
               <td>
-                <strong>{tool.name}</strong>
+                <McpIcons icons={tool.icons} /> <strong>{tool.name}</strong>
                 <div className="muted small">{tool.description}</div>
               </td>
               <td>
@@ -298,6 +299,7 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
   return (
     <div className="server-detail card" data-testid="server-detail">
       <div className="row">
+        <McpIcons icons={view.icons} />
         <h3>{view.config.name}</h3>
         <StatusDot state={view.status.state} />
         <span className="spacer" />
@@ -416,6 +418,7 @@ export function ServersSettings({
           <li key={v.config.name} className={v.config.name === selected ? "card active" : "card"} data-testid="server-row" data-server={v.config.name}>
             <div className="row">
               <StatusDot state={v.status.state} />
+              <McpIcons icons={v.icons} />
               <button type="button" className="link" onClick={() => setSelected(v.config.name === selected ? null : v.config.name)} aria-expanded={v.config.name === selected}>
                 <strong>{v.config.name}</strong>
               </button>

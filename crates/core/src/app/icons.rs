@@ -1,0 +1,94 @@
+//! Servers' and tools' icons for the window, as `data:` URLs.
+//!
+//! [`crate::mcp::icons`] chooses one icon per theme and says where it may come
+//! from. A `data:` icon is shown at once. An icon at a URL is fetched once, in
+//! the background; it is left out until it arrives, and then the server's
+//! status is sent again, so that the window reads the lists again and finds
+//! it. A fetch that failed is not tried again until Patchbay restarts. At most
+//! [`MAX_FETCHED`] URLs are fetched.
+
+use rmcp::model::Icon;
+use url::Url;
+
+use super::views::IconView;
+use super::{App, lock};
+use crate::config::{McpServerConfig, TransportConfig};
+use crate::mcp::icons::{self, IconSource, Origin};
+
+/// The most icon URLs fetched while Patchbay runs.
+pub(crate) const MAX_FETCHED: usize = 512;
+
+/// An icon URL's fetch.
+pub(crate) enum Fetched {
+    Pending,
+    Ready(String),
+    Failed,
+}
+
+impl App {
+    /// The icons of `config`'s server (its own or one of its tools') that can be shown now.
+    pub(crate) fn icon_views(&self, config: &McpServerConfig, offered: &[Icon]) -> Vec<IconView> {
+        if offered.is_empty() {
+            return Vec::new();
+        }
+        let parsed;
+        let origin = match &config.transport {
+            TransportConfig::StreamableHttp { url, .. }
+            | TransportConfig::Sse { url, .. }
+            | TransportConfig::Auto { url, .. } => {
+                parsed = Url::parse(url).ok();
+                parsed.as_ref().map_or(Origin::Unknown, Origin::Remote)
+            }
+            _ => Origin::Local,
+        };
+        icons::choose(offered, origin)
+            .into_iter()
+            .filter_map(|chosen| {
+                let src = match chosen.source {
+                    IconSource::Inline(src) => src,
+                    IconSource::Fetch(url) => self.fetched_icon(&config.name, url)?,
+                };
+                Some(IconView { src, theme: chosen.theme.map(str::to_owned) })
+            })
+            .collect()
+    }
+
+    /// The fetched icon at `url`, or `None` while it is fetched (which this
+    /// starts) or when it could not be.
+    fn fetched_icon(&self, server: &str, url: Url) -> Option<String> {
+        {
+            let mut fetched = lock(&self.inner.icons);
+            match fetched.get(&url) {
+                Some(Fetched::Ready(src)) => return Some(src.clone()),
+                Some(Fetched::Pending | Fetched::Failed) => return None,
+                None if fetched.len() >= MAX_FETCHED => return None,
+                None => fetched.insert(url.clone(), Fetched::Pending),
+            };
+        }
+        let app = self.clone();
+        let server = server.to_owned();
+        let key = url.clone();
+        let task = async move {
+            let result = match icons::client() {
+                Ok(client) => icons::fetch(&client, &url, &app.inner.shutdown).await,
+                Err(e) => Err(e),
+            };
+            let state = match result {
+                Ok(src) => Fetched::Ready(src),
+                Err(e) => {
+                    tracing::warn!(server, error = %e, "an icon is not shown");
+                    Fetched::Failed
+                }
+            };
+            let arrived = matches!(state, Fetched::Ready(_));
+            lock(&app.inner.icons).insert(url, state);
+            if arrived && let Some(status) = app.server_status(&server) {
+                app.inner.events.server_status(status);
+            }
+        };
+        if self.spawn(task).is_err() {
+            lock(&self.inner.icons).remove(&key);
+        }
+        None
+    }
+}
