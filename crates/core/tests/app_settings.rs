@@ -734,6 +734,16 @@ def unshown() -> str:
     """Its icons redirect or are not pictures."""
     return "unshown"
 
+@mcp.prompt(icons=[Icon(src="data:image/png;base64," + PNG)])
+def hello() -> str:
+    """Says hello."""
+    return "Say hello."
+
+@mcp.resource("note://iconic", icons=[Icon(src=f"{own}/icon.png")])
+def note() -> str:
+    """A note."""
+    return "a note"
+
 uvicorn.run(mcp.streamable_http_app(stateless_http=True), host="127.0.0.1", port=port, log_level="warning")
 "#;
 
@@ -782,6 +792,13 @@ async fn servers_and_tools_show_their_icons_and_none_from_where_they_may_not_com
         f.events.statuses.lock().unwrap()[before..].iter().any(|s| s.server == "iconic"),
         "the window is told to read the list again"
     );
+    // Prompts and resources show theirs too (the resource's, at the URL already fetched, at once).
+    let prompts = f.app.list_prompts().unwrap();
+    let hello = prompts.iter().find(|p| p.name == "hello").unwrap();
+    assert!(hello.icons[0].src.starts_with("data:image/png;base64,iVBORw0KGgo"), "{:?}", hello.icons);
+    let resources = f.app.list_resources().unwrap();
+    let note = resources.iter().find(|r| r.uri == "note://iconic").unwrap();
+    assert_eq!(note.icons, own);
     // A redirect and a page that is not a picture are not shown, now or later.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(f.app.list_tools(Some("iconic")).unwrap().iter().find(|t| t.name == "unshown").unwrap().icons, []);

@@ -311,6 +311,7 @@ export interface PromptInfo {
   name: string;
   description: string | null;
   arguments: PromptArgument[];
+  icons: IconView[];
 }
 
 export interface ResourceInfo {
@@ -321,6 +322,7 @@ export interface ResourceInfo {
   /** The server reports changes to those who watch it. */
   watchable: boolean;
   watched: boolean;
+  icons: IconView[];
 }
 
 /** A watched resource changed. */
@@ -337,6 +339,7 @@ export interface ResourceTemplateInfo {
   description: string | null;
   mime_type: string | null;
   variables: string[];
+  icons: IconView[];
 }
 
 /** What an argument to complete belongs to. */

@@ -9,6 +9,7 @@ import { TraceInspector } from "../components/chat/TraceInspector";
 import { Dialog } from "../components/common/Dialog";
 import { ChatStores, useConversation, type ConversationStore, type Draft } from "../lib/chatStore";
 import { useI18n } from "../lib/i18n";
+import { ToolIcons, toolIconMap } from "../lib/toolIcons";
 import type { SettingsSection } from "./SettingsPage";
 import {
   ipc as defaultIpc,
@@ -471,78 +472,81 @@ export function ChatPage({
 
   const onError = useCallback((e: IpcError) => setError(e), []);
   const request = requests[0];
+  const toolIcons = useMemo(() => toolIconMap(tools), [tools]);
 
   return (
-    <section className="page chat-page" id="page-chat">
-      <h1 className="sr-only">{t("chat.title")}</h1>
-      <Sidebar
-        conversations={conversations}
-        now={listedAt}
-        activeId={activeId}
-        query={query}
-        onQuery={setQuery}
-        onSelect={setActiveId}
-        onNew={newConversation}
-        assistants={assistants}
-        assistantId={assistantId}
-        onAssistant={setAssistantId}
-        onPin={(id, pinned) =>
-          ipc
-            .pinConversation(id, pinned)
-            .then(refresh)
-            .catch((e: unknown) => setError(toIpcError(e)))
-        }
-        onRename={(id, title) =>
-          ipc
-            .renameConversation(id, title)
-            .then(refresh)
-            .catch((e: unknown) => setError(toIpcError(e)))
-        }
-        onDelete={(id) =>
-          ipc
-            .deleteConversation(id)
-            .then(() => {
-              stores.drop(id);
-              if (activeId === id) setActiveId(null);
-              refresh();
-            })
-            .catch((e: unknown) => setError(toIpcError(e)))
-        }
-      />
-      <div className="chat-main">
-        {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
-        {activeId ? (
-          <ConversationView
-            key={activeId}
-            id={activeId}
-            title={conversations.find((c) => c.id === activeId)?.title ?? ""}
-            store={stores.get(activeId)}
-            ipc={ipc}
-            models={models}
-            tools={tools}
-            prompts={prompts}
-            resources={resources}
-            templates={templates}
-            onError={onError}
-            onTurnEnd={refresh}
-            onForked={(c) => {
-              setConversations((cs) => [c, ...cs]);
-              setActiveId(c.id);
+    <ToolIcons.Provider value={toolIcons}>
+      <section className="page chat-page" id="page-chat">
+        <h1 className="sr-only">{t("chat.title")}</h1>
+        <Sidebar
+          conversations={conversations}
+          now={listedAt}
+          activeId={activeId}
+          query={query}
+          onQuery={setQuery}
+          onSelect={setActiveId}
+          onNew={newConversation}
+          assistants={assistants}
+          assistantId={assistantId}
+          onAssistant={setAssistantId}
+          onPin={(id, pinned) =>
+            ipc
+              .pinConversation(id, pinned)
+              .then(refresh)
+              .catch((e: unknown) => setError(toIpcError(e)))
+          }
+          onRename={(id, title) =>
+            ipc
+              .renameConversation(id, title)
+              .then(refresh)
+              .catch((e: unknown) => setError(toIpcError(e)))
+          }
+          onDelete={(id) =>
+            ipc
+              .deleteConversation(id)
+              .then(() => {
+                stores.drop(id);
+                if (activeId === id) setActiveId(null);
+                refresh();
+              })
+              .catch((e: unknown) => setError(toIpcError(e)))
+          }
+        />
+        <div className="chat-main">
+          {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+          {activeId ? (
+            <ConversationView
+              key={activeId}
+              id={activeId}
+              title={conversations.find((c) => c.id === activeId)?.title ?? ""}
+              store={stores.get(activeId)}
+              ipc={ipc}
+              models={models}
+              tools={tools}
+              prompts={prompts}
+              resources={resources}
+              templates={templates}
+              onError={onError}
+              onTurnEnd={refresh}
+              onForked={(c) => {
+                setConversations((cs) => [c, ...cs]);
+                setActiveId(c.id);
+              }}
+            />
+          ) : (
+            <Welcome providers={providerCount} tools={tools} onNew={newConversation} onOpenSettings={onOpenSettings} />
+          )}
+        </div>
+        {request && (
+          <ServerRequestDialog
+            request={request}
+            onRespond={(id, r) => {
+              setRequests((rs) => rs.filter((x) => x.id !== id));
+              ipc.respondServerRequest(id, r).catch((e: unknown) => setError(toIpcError(e)));
             }}
           />
-        ) : (
-          <Welcome providers={providerCount} tools={tools} onNew={newConversation} onOpenSettings={onOpenSettings} />
         )}
-      </div>
-      {request && (
-        <ServerRequestDialog
-          request={request}
-          onRespond={(id, r) => {
-            setRequests((rs) => rs.filter((x) => x.id !== id));
-            ipc.respondServerRequest(id, r).catch((e: unknown) => setError(toIpcError(e)));
-          }}
-        />
-      )}
-    </section>
+      </section>
+    </ToolIcons.Provider>
   );
 }

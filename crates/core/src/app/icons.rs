@@ -25,28 +25,52 @@ pub(crate) enum Fetched {
     Failed,
 }
 
-impl App {
-    /// The icons of `config`'s server (its own or one of its tools') that can be shown now.
-    pub(crate) fn icon_views(&self, config: &McpServerConfig, offered: &[Icon]) -> Vec<IconView> {
-        if offered.is_empty() {
-            return Vec::new();
+/// Where a server runs, which decides where its icons may come from: `None`
+/// for a local or built-in server, else its URL (`None` inside when it does not parse).
+pub(crate) struct IconPlace {
+    server: String,
+    remote: Option<Option<Url>>,
+}
+
+impl IconPlace {
+    fn origin(&self) -> Origin<'_> {
+        match &self.remote {
+            None => Origin::Local,
+            Some(Some(url)) => Origin::Remote(url),
+            Some(None) => Origin::Unknown,
         }
-        let parsed;
-        let origin = match &config.transport {
+    }
+}
+
+impl App {
+    /// Where `config`'s server runs.
+    pub(crate) fn icon_place(config: &McpServerConfig) -> IconPlace {
+        let remote = match &config.transport {
             TransportConfig::StreamableHttp { url, .. }
             | TransportConfig::Sse { url, .. }
-            | TransportConfig::Auto { url, .. } => {
-                parsed = Url::parse(url).ok();
-                parsed.as_ref().map_or(Origin::Unknown, Origin::Remote)
-            }
-            _ => Origin::Local,
+            | TransportConfig::Auto { url, .. } => Some(Url::parse(url).ok()),
+            _ => None,
         };
-        icons::choose(offered, origin)
+        IconPlace { server: config.name.clone(), remote }
+    }
+
+    /// Where the server called `name` runs (a built-in server, which has no config, is local).
+    pub(crate) fn icon_place_of(&self, name: &str) -> IconPlace {
+        match self.inner.config.server(name) {
+            Ok(config) => Self::icon_place(&config),
+            Err(_) => IconPlace { server: name.to_owned(), remote: None },
+        }
+    }
+
+    /// The icons of the server at `place` (its own, or one of its tools', prompts' or resources') that can be shown now.
+    pub(crate) fn icon_views(&self, place: &IconPlace, offered: Option<&[Icon]>) -> Vec<IconView> {
+        let Some(offered) = offered.filter(|o| !o.is_empty()) else { return Vec::new() };
+        icons::choose(offered, place.origin())
             .into_iter()
             .filter_map(|chosen| {
                 let src = match chosen.source {
                     IconSource::Inline(src) => src,
-                    IconSource::Fetch(url) => self.fetched_icon(&config.name, url)?,
+                    IconSource::Fetch(url) => self.fetched_icon(&place.server, url)?,
                 };
                 Some(IconView { src, theme: chosen.theme.map(str::to_owned) })
             })

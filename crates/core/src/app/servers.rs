@@ -72,8 +72,8 @@ impl App {
                     .unwrap_or_else(|| ServerStatusView::new(&config.name, &crate::mcp::ServerStatus::Stopped, 0));
                 let instructions = self.inner.registry.instructions(&config.name).ok().flatten();
                 let log_level = self.inner.registry.log_level(&config.name);
-                let icons =
-                    self.icon_views(&config, &self.inner.registry.server_icons(&config.name).unwrap_or_default());
+                let offered = self.inner.registry.server_icons(&config.name).unwrap_or_default();
+                let icons = self.icon_views(&Self::icon_place(&config), Some(&offered));
                 ServerView { config, status, instructions, log_level, icons }
             })
             .collect())
@@ -284,6 +284,7 @@ impl App {
         for config in configs {
             let Ok(tools) = self.inner.registry.tools(&config.name) else { continue };
             let policy = ApprovalPolicy::from_config(&config, true);
+            let place = Self::icon_place(&config);
             let stats = self.traces().stats(&config.name)?;
             for tool in tools {
                 let name = tool.name.to_string();
@@ -296,7 +297,7 @@ impl App {
                 };
                 out.push(ToolInfo {
                     server: config.name.clone(),
-                    icons: self.icon_views(&config, tool.icons.as_deref().unwrap_or_default()),
+                    icons: self.icon_views(&place, tool.icons.as_deref()),
                     enabled: !config.disabled_tools.contains(&name),
                     approval: policy.decide(&config.name, &tool, &ConversationGrants::default()).mode(),
                     schema_tokens: budget::count_tools(std::slice::from_ref(&spec), counter),
@@ -385,9 +386,11 @@ impl App {
     pub fn list_prompts(&self) -> Result<Vec<PromptInfo>, AppError> {
         let mut out = Vec::new();
         for name in self.ready_servers()? {
+            let place = self.icon_place_of(&name);
             for prompt in self.inner.registry.prompts(&name).unwrap_or_default() {
                 out.push(PromptInfo {
                     server: name.clone(),
+                    icons: self.icon_views(&place, prompt.icons.as_deref()),
                     name: prompt.name.clone(),
                     description: prompt.description.clone(),
                     arguments: prompt
@@ -425,9 +428,11 @@ impl App {
         for name in self.ready_servers()? {
             let watchable = registry.can_subscribe(&name);
             let watched = registry.subscriptions(&name).unwrap_or_default();
+            let place = self.icon_place_of(&name);
             for r in registry.resources(&name).unwrap_or_default() {
                 out.push(ResourceInfo {
                     server: name.clone(),
+                    icons: self.icon_views(&place, r.icons.as_deref()),
                     uri: r.uri.clone(),
                     name: r.name.clone(),
                     mime_type: r.mime_type.clone(),
@@ -467,10 +472,12 @@ impl App {
     pub fn list_resource_templates(&self) -> Result<Vec<ResourceTemplateInfo>, AppError> {
         let mut out = Vec::new();
         for name in self.ready_servers()? {
+            let place = self.icon_place_of(&name);
             for t in self.inner.registry.resource_templates(&name).unwrap_or_default() {
                 match uri_template::variables(&t.uri_template) {
                     Ok(variables) => out.push(ResourceTemplateInfo {
                         server: name.clone(),
+                        icons: self.icon_views(&place, t.icons.as_deref()),
                         uri_template: t.uri_template.clone(),
                         name: t.title.clone().unwrap_or_else(|| t.name.clone()),
                         description: t.description.clone(),

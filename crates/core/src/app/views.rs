@@ -531,6 +531,8 @@ pub struct PromptInfo {
     pub name: String,
     pub description: Option<String>,
     pub arguments: Vec<PromptArgument>,
+    /// The prompt's icon, per theme.
+    pub icons: Vec<IconView>,
 }
 
 /// A resource a server offers, for attaching to a message.
@@ -544,6 +546,8 @@ pub struct ResourceInfo {
     pub watchable: bool,
     /// Watched: its changes are reported ([`ResourceUpdated`]).
     pub watched: bool,
+    /// The resource's icon, per theme.
+    pub icons: Vec<IconView>,
 }
 
 /// A watched resource changed.
@@ -565,6 +569,8 @@ pub struct ResourceTemplateInfo {
     pub mime_type: Option<String>,
     /// The URI template's variables, each once, in order.
     pub variables: Vec<String>,
+    /// The template's icon, per theme.
+    pub icons: Vec<IconView>,
 }
 
 /// What an argument to complete belongs to.

@@ -18,7 +18,7 @@ function setup(extra: Partial<ComposerProps> = {}) {
     settings,
     onSettings: vi.fn(),
     tools: [toolInfo("fs", "read", { schema_tokens: 100 }), toolInfo("fs", "write", { schema_tokens: 50 }), toolInfo("web", "fetch", { schema_tokens: 30 })],
-    prompts: [{ server: "fs", name: "summarize", description: "Summarise a file", arguments: [{ name: "path", description: null, required: true }] }],
+    prompts: [{ server: "fs", name: "summarize", description: "Summarise a file", arguments: [{ name: "path", description: null, required: true }], icons: [] }],
     resources: [],
     templates: [],
     getPrompt: vi.fn(() => Promise.resolve("Please summarise /tmp/a")),
@@ -111,6 +111,7 @@ describe("Composer", () => {
         { name: "department", description: null, required: true },
         { name: "name", description: null, required: true },
       ],
+      icons: [],
     };
     const complete = vi.fn((_s: string, _t: unknown, arg: string, value: string) =>
       Promise.resolve(arg === "department" ? ["Sales", "Support"].filter((d) => d.startsWith(value)) : ["David", "Eve"]),
@@ -137,7 +138,7 @@ describe("Composer", () => {
   });
 
   it("attaches a resource made from a server's template, read from that server", async () => {
-    const template = { server: "db", uri_template: "db://rows/{id}", name: "Row", description: "One row", mime_type: "text/plain", variables: ["id"] };
+    const template = { server: "db", uri_template: "db://rows/{id}", name: "Row", description: "One row", mime_type: "text/plain", variables: ["id"], icons: [] };
     const complete = vi.fn(() => Promise.resolve(["42", "420"]));
     const { props } = setup({ templates: [template], complete });
     fireEvent.change(screen.getByLabelText("Attach a resource"), { target: { value: "template\u0000db\u0000db://rows/{id}" } });
@@ -158,7 +159,7 @@ describe("Composer", () => {
   });
 
   it("says why a template's resource could not be made, and keeps the dialog", async () => {
-    const template = { server: "db", uri_template: "db://{broken", name: "Row", description: null, mime_type: null, variables: ["id"] };
+    const template = { server: "db", uri_template: "db://{broken", name: "Row", description: null, mime_type: null, variables: ["id"], icons: [] };
     const expandTemplate = vi.fn(() => Promise.reject({ kind: "invalid_input", message: "URI template is not valid" }));
     setup({ templates: [template], expandTemplate });
     fireEvent.change(screen.getByLabelText("Attach a resource"), { target: { value: "template\u0000db\u0000db://{broken" } });
@@ -217,7 +218,7 @@ describe("Composer", () => {
   });
 
   it("attaches an MCP resource", () => {
-    const { props } = setup({ resources: [{ server: "fs", uri: "file:///a.md", name: "a.md", mime_type: "text/markdown", watchable: false, watched: false }] });
+    const { props } = setup({ resources: [{ server: "fs", uri: "file:///a.md", name: "a.md", mime_type: "text/markdown", watchable: false, watched: false, icons: [] }] });
     fireEvent.change(screen.getByLabelText("Attach a resource"), { target: { value: "fs\u0000file:///a.md" } });
     fireEvent.click(screen.getByRole("button", { name: "Send" }));
     expect(props.onSend).toHaveBeenCalledWith("", [{ type: "resource_link", uri: "file:///a.md", name: "a.md", mime_type: "text/markdown" }]);

@@ -22,6 +22,7 @@ import type {
 import { ReasoningSelect } from "../common/ReasoningSelect";
 import { Dialog } from "../common/Dialog";
 import { SchemaForm, argumentsSchema, type Suggest } from "../common/SchemaForm";
+import { McpIcons } from "../common/McpIcons";
 
 export interface ModelChoice {
   provider: string;
@@ -230,7 +231,7 @@ export function Composer(props: ComposerProps) {
           {matches.map((p) => (
             <li key={`${p.server}/${p.name}`} role="option" aria-selected={false}>
               <button type="button" className="link" onClick={() => setPrompt(p)}>
-                /{p.name} <small className="muted">{p.server} · {p.description}</small>
+                <McpIcons icons={p.icons} /> /{p.name} <small className="muted">{p.server} · {p.description}</small>
               </button>
             </li>
           ))}

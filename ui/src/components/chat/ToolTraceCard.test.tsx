@@ -1,11 +1,26 @@
 import { cleanup, fireEvent, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { renderIn, trace } from "../../test/render";
+import { ToolIcons, toolIconMap } from "../../lib/toolIcons";
+import { renderIn, toolInfo, trace } from "../../test/render";
 import { ToolTraceCard, ToolTraceGroup, formatDuration } from "./ToolTraceCard";
 
 afterEach(cleanup);
 
 describe("ToolTraceCard", () => {
+  it("shows the icon of the tool it called, from the chat page's tools", () => {
+    const png = "data:image/png;base64,iVBORw0KGgo=";
+    const icons = toolIconMap([toolInfo("fs", "read", { icons: [{ src: png, theme: null }] }), toolInfo("fs", "write")]);
+    const { container } = renderIn(
+      <ToolIcons.Provider value={icons}>
+        <ToolTraceCard trace={trace({ server: "fs", tool: "read" })} />
+        <ToolTraceCard trace={trace({ server: "fs", tool: "write" })} />
+      </ToolIcons.Provider>,
+    );
+    const [read, write] = container.querySelectorAll("[data-testid=trace-card]");
+    expect(read!.querySelector("img.mcp-icon")?.getAttribute("src")).toBe(png);
+    expect(write!.querySelector("img.mcp-icon")).toBeNull();
+  });
+
   it("shows a running call with a spinner and a progress bar", () => {
     const { container } = renderIn(
       <ToolTraceCard trace={trace({ status: "running", progress: { progress: 3, total: 4, message: "indexing" } })} />,

@@ -1,7 +1,10 @@
 // One tool call in the message flow: server/tool, status, duration, collapsible
 // arguments, the result, error and stderr tail, and the call's log messages.
+import { useContext } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
 import type { ApprovalDecision, ToolTrace } from "../../lib/ipc";
+import { iconsOf, ToolIcons } from "../../lib/toolIcons";
+import { McpIcons } from "../common/McpIcons";
 import { ApprovalCard } from "./ApprovalCard";
 import { pretty, ToolResultView } from "./ToolResultView";
 
@@ -26,6 +29,7 @@ export interface ToolTraceCardProps {
 
 export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps) {
   const { t } = useI18n();
+  const icons = useContext(ToolIcons);
   const p = trace.progress;
   const pct = p && p.total ? Math.min(100, Math.round((p.progress / p.total) * 100)) : null;
   return (
@@ -37,7 +41,7 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
     >
       <header className="trace-head">
         <span className="trace-name">
-          <span className="muted">{trace.server}</span> · <strong>{trace.tool}</strong>
+          <McpIcons icons={iconsOf(icons, trace.server, trace.tool)} /> <span className="muted">{trace.server}</span> · <strong>{trace.tool}</strong>
         </span>
         <span className="trace-status" data-testid="trace-status">
           {trace.status === "running" && <span className="spinner" aria-hidden="true" />}

@@ -20,6 +20,7 @@ import {
 import { ErrorBanner } from "../ErrorBanner";
 import { SchemaForm, argumentsSchema, type Suggest } from "../common/SchemaForm";
 import { useLoad } from "./useLoad";
+import { McpIcons } from "../common/McpIcons";
 
 export type ContentIpc = McpContentIpc & Pick<Ipc, "readResource" | "watchResource" | "onResourceUpdated">;
 
@@ -153,6 +154,7 @@ export function ServerContent({ ipc, server }: { ipc: ContentIpc; server: string
         {data.prompts.map((p) => (
           <li key={p.name} data-testid="server-prompt">
             <div className="row">
+              <McpIcons icons={p.icons} />
               <strong>/{p.name}</strong>
               <span className="muted small">{p.description}</span>
               <span className="spacer" />
@@ -182,6 +184,7 @@ export function ServerContent({ ipc, server }: { ipc: ContentIpc; server: string
         {data.resources.map((r) => (
           <li key={r.uri} data-testid="server-resource">
             <div className="row">
+              <McpIcons icons={r.icons} />
               <strong>{r.name}</strong>
               <code className="small">{r.uri}</code>
               {changed[r.uri] !== undefined && (
@@ -213,6 +216,7 @@ export function ServerContent({ ipc, server }: { ipc: ContentIpc; server: string
         {data.templates.map((x) => (
           <li key={x.uri_template} data-testid="server-template">
             <div className="row">
+              <McpIcons icons={x.icons} />
               <strong>{x.name}</strong>
               <code className="small">{x.uri_template}</code>
               <span className="spacer" />

@@ -188,19 +188,19 @@ function fake(initial: ServerView[]) {
     kbPickFolder: vi.fn(() => Promise.resolve("/srv/shared notes")),
     listPrompts: vi.fn(() =>
       Promise.resolve([
-        { server: "files", name: "summarize", description: "Summarise a file", arguments: [{ name: "path", description: "Which file", required: true }] },
-        { server: "other", name: "elsewhere", description: null, arguments: [] },
+        { server: "files", name: "summarize", description: "Summarise a file", arguments: [{ name: "path", description: "Which file", required: true }], icons: [{ src: "data:image/png;base64,iVBORw0KGgo=", theme: null }] },
+        { server: "other", name: "elsewhere", description: null, arguments: [], icons: [] },
       ]),
     ),
     getPrompt: vi.fn((_s: string, _n: string, args: Record<string, string>) => Promise.resolve(`Please summarise ${args.path}`)),
     listResources: vi.fn(() =>
       Promise.resolve([
-        { server: "files", uri: "file:///notes.md", name: "notes.md", mime_type: "text/markdown", watchable: true, watched: watching },
-        { server: "files", uri: "file:///dot.png", name: "dot.png", mime_type: "image/png", watchable: true, watched: false },
+        { server: "files", uri: "file:///notes.md", name: "notes.md", mime_type: "text/markdown", watchable: true, watched: watching, icons: [] },
+        { server: "files", uri: "file:///dot.png", name: "dot.png", mime_type: "image/png", watchable: true, watched: false, icons: [] },
       ]),
     ),
     listResourceTemplates: vi.fn(() =>
-      Promise.resolve([{ server: "files", uri_template: "file:///{name}", name: "A file", description: null, mime_type: null, variables: ["name"] }]),
+      Promise.resolve([{ server: "files", uri_template: "file:///{name}", name: "A file", description: null, mime_type: null, variables: ["name"], icons: [] }]),
     ),
     expandResourceTemplate: vi.fn((_t: string, v: Record<string, string>) => Promise.resolve(`file:///${v.name}`)),
     completeArgument: vi.fn(() => Promise.resolve({ values: ["/tmp/a", "/tmp/b"], total: null, has_more: false })),
@@ -314,6 +314,7 @@ describe("ServersSettings", () => {
     fireEvent.click(screen.getByRole("tab", { name: "Prompts & resources" }));
     const prompts = await screen.findAllByTestId("server-prompt");
     expect(prompts.map((p) => p.textContent)).toEqual(["/summarizeSummarise a fileTry…"]);
+    expect(prompts[0]!.querySelector("img.mcp-icon")?.getAttribute("src"), "the prompt's icon").toBe("data:image/png;base64,iVBORw0KGgo=");
     fireEvent.click(within(prompts[0]!).getByRole("button", { name: "Try…" }));
     fireEvent.change(screen.getByLabelText("path *"), { target: { value: "/tmp" } });
     fireEvent.click(within(await screen.findByRole("listbox", { name: "Suggestions for path" })).getByRole("button", { name: "/tmp/b" }));
