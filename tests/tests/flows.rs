@@ -589,7 +589,7 @@ fn install_shown_bundle(s: &Session) -> Result<()> {
     s.click(&s.wait_for("#bundle-install-confirm", WAIT)?)?;
     s.wait_for("[data-testid=bundle-installed]", WAIT)?;
     s.wait_for(&ready_dot("poker"), SERVER_WAIT)?;
-    s.wait_for_text("[data-testid=server-row][data-server=poker] [data-testid=tool-count]", WAIT, |t| t == "1 tools")?;
+    s.wait_for_text("[data-testid=server-row][data-server=poker] [data-testid=tool-count]", WAIT, |t| t == "1 tool")?;
     // The installed server is selected, its tools listed once it is ready.
     s.wait_for_count("[data-testid=server-detail] [data-testid=tools-table] tbody tr", 1, WAIT)?;
     Ok(())

@@ -89,7 +89,7 @@ pub async fn report_start(app: &App, name: &str) -> anyhow::Result<ExitCode> {
     let server = wait_settled(app, name).await?;
     match server.state {
         "ready" => {
-            println!("{name}  ready  {} tools", server.tool_count);
+            println!("{name}  ready  {}", crate::count(server.tool_count, "tool"));
             Ok(ExitCode::SUCCESS)
         }
         state => {

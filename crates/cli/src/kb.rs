@@ -156,9 +156,9 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
                 println!(
-                    "indexed {} files ({} chunks), {} unchanged, {} removed, {} skipped",
-                    report.indexed,
-                    report.chunks,
+                    "indexed {} ({}), {} unchanged, {} removed, {} skipped",
+                    crate::count(report.indexed, "file"),
+                    crate::count(report.chunks, "chunk"),
                     report.unchanged,
                     report.removed,
                     report.skipped.len()
@@ -178,10 +178,16 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
             } else {
                 for f in &status.folders {
                     let state = if f.exists { "" } else { " (missing)" };
-                    println!("{}{state}: {} documents, {} skipped", f.path.display(), f.documents, f.skipped);
+                    println!(
+                        "{}{state}: {}, {} skipped",
+                        f.path.display(),
+                        crate::count(f.documents, "document"),
+                        f.skipped
+                    );
                 }
                 let t = &status.totals;
-                println!("{} documents, {} chunks, {} vectors", t.documents, t.chunks, t.vectors);
+                let (documents, chunks) = (crate::count(t.documents, "document"), crate::count(t.chunks, "chunk"));
+                println!("{documents}, {chunks}, {}", crate::count(t.vectors, "vector"));
                 match &status.embeddings {
                     Some(e) => println!("embeddings: {}", serde_json::to_string(e)?),
                     None => println!("embeddings: off (search uses BM25)"),

@@ -75,6 +75,14 @@ pub(crate) fn key_value<'a>(flag: &str, pair: &'a str) -> anyhow::Result<(&'a st
     pair.split_once('=').ok_or_else(|| anyhow::anyhow!("{flag} {pair}: write KEY=VALUE"))
 }
 
+/// `n` things, in the singular for one: "1 tool", "12 tools".
+pub(crate) fn count(n: impl std::fmt::Display, thing: &str) -> String {
+    match n.to_string() {
+        n if n == "1" => format!("1 {thing}"),
+        n => format!("{n} {thing}s"),
+    }
+}
+
 /// Opens the data directory's database and uses its saved network proxy, for
 /// the commands that make requests (providers, remote servers, embeddings).
 pub(crate) fn open_store(dir: &DataDir) -> anyhow::Result<patchbay_core::store::Store> {

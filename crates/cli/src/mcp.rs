@@ -190,7 +190,7 @@ async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) 
             registry.wait_settled(settle).await;
             for server in registry.snapshot() {
                 match server.status {
-                    ServerStatus::Ready => println!("{}  ready  {} tools", server.name, server.tools),
+                    ServerStatus::Ready => println!("{}  ready  {}", server.name, crate::count(server.tools, "tool")),
                     _ if !server.enabled => println!("{}  disabled", server.name),
                     status => println!("{}  {status}", server.name),
                 }

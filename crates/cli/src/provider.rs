@@ -129,7 +129,7 @@ pub fn run(dir: &DataDir, command: &ProviderCommand) -> anyhow::Result<ExitCode>
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let cancel = CancellationToken::new();
             let report = runtime.block_on(probe(&profile, &secrets, Duration::from_secs(*timeout), &cancel))?;
-            println!("{}: OK, {} models", report.provider, report.models.len());
+            println!("{}: OK, {}", report.provider, crate::count(report.models.len(), "model"));
             if !report.default_model_listed {
                 println!("note: the default model {} is not in the provider's list", profile.default_model);
             }

@@ -68,7 +68,7 @@ fn install_shows_installs_starts_and_the_server_answers() {
     // huge-result answers a small poke with "poked".
     let out = patchbay(&data, &["mcp", "install", bundle, "--set", "mode=huge-result:1"], "tok-42\n");
     assert!(out.status.success(), "stdout: {}\nstderr: {}", text(&out.stdout), text(&out.stderr));
-    assert_eq!(text(&out.stdout), "installed Poker 0.9.1 as server poker\npoker  ready  1 tools\n");
+    assert_eq!(text(&out.stdout), "installed Poker 0.9.1 as server poker\npoker  ready  1 tool\n");
 
     let out = patchbay(&data, &["mcp", "call", "poker", "poke", "--args", r#"{"small": true}"#], "");
     assert!(out.status.success(), "{}", text(&out.stderr));

@@ -164,7 +164,7 @@ async fn add_starts_a_listed_server_with_its_secret_typed_and_installs_a_listed_
     let out = patchbay(&data, &registry, &["mcp", "add", "io.github.patchbay/poker"], "tok\n").await;
     assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
     assert!(text(&out.stderr).contains("(SHA-256 checked)"), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "installed Poker 1.0.0 as server poker\npoker  ready  1 tools\n");
+    assert_eq!(text(&out.stdout), "installed Poker 1.0.0 as server poker\npoker  ready  1 tool\n");
     everything.kill().await.unwrap();
 }
 

@@ -141,6 +141,6 @@ async fn a_preset_fills_in_a_provider_and_the_options_given_override_it() {
         "",
     ));
     let tested = ok(&patchbay(data.path(), &["provider", "test", "local"], ""));
-    assert!(tested.contains("local: OK, 1 models"), "{tested}");
+    assert!(tested.contains("local: OK, 1 model"), "{tested}");
     assert_eq!(server.requests()[0].path, "/v1/models");
 }

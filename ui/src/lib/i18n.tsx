@@ -22,9 +22,14 @@ export function isMessageKey(key: string): key is MessageKey {
   return Object.prototype.hasOwnProperty.call(en, key);
 }
 
+/**
+ * The text of `key` in `lang` with `vars` put in. With `count` 1, a language
+ * that has a singular form says it as `key.one` ("1 tool", not "1 tools").
+ */
 export function translate(lang: Lang, key: MessageKey, vars?: Record<string, string | number>): string {
   const table: Record<string, string> = catalogues[lang];
-  const text = table[key] ?? en[key];
+  const singular = vars?.count === 1 ? table[`${key}.one`] : undefined;
+  const text = singular ?? table[key] ?? en[key];
   return text.replace(/\{(\w+)\}/g, (whole, name: string) => (vars && name in vars ? String(vars[name]) : whole));
 }
 

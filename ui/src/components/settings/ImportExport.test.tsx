@@ -108,7 +108,7 @@ describe("ImportExport", () => {
     expect(screen.queryByTestId("import-removes")).toBeNull();
     fireEvent.click(screen.getByLabelText("Replace all: delete the servers this config does not name"));
     expect(screen.getByTestId("import-removes").textContent).toBe("Deletes: old, older");
-    fireEvent.click(screen.getByRole("button", { name: "Apply 1 changes" }));
+    fireEvent.click(screen.getByRole("button", { name: "Apply 1 change" }));
     expect(ipc.importApply).toHaveBeenCalledWith("{}", ["github"], true, { "gh-token": "ghp-typed" }, {});
     expect((await screen.findByTestId("import-report")).textContent).toBe(
       "Imported: 1 added, 0 updated, 0 skipped. Deleted: old, older.",

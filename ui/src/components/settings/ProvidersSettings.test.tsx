@@ -154,7 +154,7 @@ describe("ProvidersSettings presets and models", () => {
     expect(boxes.map((b) => b.checked)).toEqual([false, true, false]);
     fireEvent.click(within(picker).getByRole("checkbox", { name: "o4-mini" }));
     fireEvent.click(within(picker).getByRole("checkbox", { name: "gpt-4o-mini" }));
-    fireEvent.click(within(picker).getByRole("button", { name: "Offer 1 models besides the default" }));
+    fireEvent.click(within(picker).getByRole("button", { name: "Offer 1 model besides the default" }));
     await waitFor(() => expect(ipc.saveProvider).toHaveBeenCalledWith({ ...profile, models: ["o4-mini"] }, null));
   });
 });

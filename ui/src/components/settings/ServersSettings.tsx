@@ -222,7 +222,7 @@ function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
               <td className="tool-stats" data-testid="tool-stats">
                 {tool.stats
                   ? t("tools.statsValue", {
-                      calls: tool.stats.calls,
+                      count: tool.stats.calls,
                       rate: Math.round(tool.stats.success_rate * 100),
                       median: formatDuration(tool.stats.median_ms),
                     })
