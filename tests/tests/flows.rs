@@ -47,8 +47,10 @@ fn add_a_provider_import_two_servers_replace_them_and_switch_to_chinese() -> Res
     let key = "sk-e2e-not-a-real-key-4711";
     let typed = "memory-e2e-typed-secret-0815";
     app.check(|s| {
-        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
-        s.click(&s.wait_for("#settings-tab-providers", WAIT)?)?;
+        // A new user is welcomed with the way to a provider.
+        s.click(&s.wait_for("[data-testid=welcome-add-provider]", WAIT)?)?;
+        let tab = s.wait_for("#settings-tab-providers[aria-selected=true]", WAIT)?;
+        ensure!(s.text(&tab)? == "Providers", "the welcome opened {:?}", s.text(&tab)?);
         // The page renders again when its providers arrive, which closes a form opened
         // before that: open it until it stays open.
         let deadline = std::time::Instant::now() + WAIT;
