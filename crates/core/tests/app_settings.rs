@@ -579,10 +579,18 @@ async fn a_folder_is_indexed_in_the_background_and_searchable() {
     let documents = f.app.kb_documents(&folder_name).unwrap();
     assert_eq!(documents.len(), 2);
     assert!(documents.iter().all(|d| d.chunks >= 1));
+    // Each hit says where the query's words are (UTF-16 units), to mark them.
+    let marked = |hit: &patchbay_core::app::views::KbHit| -> Vec<String> {
+        let units: Vec<u16> = hit.text.encode_utf16().collect();
+        hit.marks.iter().map(|[s, e]| String::from_utf16(&units[*s..*e]).unwrap().to_lowercase()).collect()
+    };
     let hits = f.app.kb_search("tidal bulges", 5).await.unwrap();
     assert_eq!(hits[0].document, "tides.md");
+    let words = marked(&hits[0]);
+    assert!(!words.is_empty() && words.iter().all(|w| w.starts_with("tidal") || w.starts_with("bulge")), "{words:?}");
     let hits = f.app.kb_search("涨潮", 5).await.unwrap();
     assert_eq!(hits[0].document, "潮汐.md");
+    assert!(marked(&hits[0]).iter().all(|w| w == "涨潮") && !hits[0].marks.is_empty(), "{:?}", marked(&hits[0]));
     assert_eq!(f.app.kb_search("  ", 5).await.unwrap_err().kind(), ErrorKind::InvalidInput);
     assert_eq!(f.app.kb_reindex(Some("/nowhere")).unwrap_err().kind(), ErrorKind::NotFound);
     f.app.kb_remove_folder(&folder_name).unwrap();

@@ -549,6 +549,8 @@ export interface KbHit {
   path: string;
   score: number;
   text: string;
+  /** Where the query's words are in `text`: [start, end) in UTF-16 code units. */
+  marks: [number, number][];
 }
 
 export interface KbProgress {

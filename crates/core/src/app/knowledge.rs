@@ -278,7 +278,8 @@ impl App {
             .into_iter()
             .map(|p| {
                 let path = p.path.display().to_string();
-                KbHit { document: document_title(&path), path, score: p.score, text: p.text }
+                let marks = crate::rag::analyze::marks(&p.text, query);
+                KbHit { document: document_title(&path), path, score: p.score, text: p.text, marks }
             })
             .collect())
     }

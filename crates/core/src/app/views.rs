@@ -714,6 +714,8 @@ pub struct KbHit {
     pub path: String,
     pub score: f64,
     pub text: String,
+    /// Where the query's words are in `text`, to mark: `[start, end)` in UTF-16 code units.
+    pub marks: Vec<[usize; 2]>,
 }
 
 /// Where the knowledge base's embeddings come from, as the settings page chooses it.

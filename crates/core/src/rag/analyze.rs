@@ -304,22 +304,84 @@ fn run_terms(run: &str, han: bool, purpose: Purpose, f: &mut dyn FnMut(&str)) {
     // the bulk of indexing time).
     let mut lower = String::new();
     for word in run.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
-        lower.clear();
-        if word.is_ascii() {
-            lower.push_str(word);
-            lower.make_ascii_lowercase();
-        } else {
-            lower.push_str(&word.to_lowercase());
-        }
-        if is_en_stop(&lower) {
-            continue;
-        }
-        if lower.bytes().all(|b| b.is_ascii_alphabetic()) {
-            with_stem(&lower, f);
-        } else {
-            f(&lower);
+        word_term(word, &mut lower, f);
+    }
+}
+
+/// Calls `f` with the term of one Latin-script word (none for a stop word),
+/// lower-cased in `lower`.
+fn word_term(word: &str, lower: &mut String, f: &mut dyn FnMut(&str)) {
+    lower.clear();
+    if word.is_ascii() {
+        lower.push_str(word);
+        lower.make_ascii_lowercase();
+    } else {
+        lower.push_str(&word.to_lowercase());
+    }
+    if is_en_stop(lower) {
+        return;
+    }
+    if lower.bytes().all(|b| b.is_ascii_alphabetic()) {
+        with_stem(lower, f);
+    } else {
+        f(lower);
+    }
+}
+
+/// Where `query`'s terms occur in `text`, to mark them: ranges in UTF-16
+/// code units (as the window indexes strings), in order and not overlapping.
+/// A Latin-script word is marked when its term is one of the query's (so
+/// "running" marks "runs"); a Chinese word of the query is marked wherever it
+/// occurs.
+pub fn marks(text: &str, query: &str) -> Vec<[usize; 2]> {
+    let wanted: std::collections::HashSet<String> = terms(query, Purpose::Query).into_iter().collect();
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let mut bytes: Vec<(usize, usize)> = Vec::new();
+    for han in wanted.iter().filter(|t| t.chars().any(is_han)) {
+        bytes.extend(text.match_indices(han.as_str()).map(|(at, m)| (at, at + m.len())));
+    }
+    let mut lower = String::new();
+    let mut word_start = None;
+    for (i, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+        let in_word = c.is_alphanumeric() && !is_han(c);
+        match (word_start, in_word) {
+            (None, true) => word_start = Some(i),
+            (Some(start), false) => {
+                word_start = None;
+                let mut hit = false;
+                word_term(&text[start..i], &mut lower, &mut |term| hit = wanted.contains(term));
+                if hit {
+                    bytes.push((start, i));
+                }
+            }
+            _ => {}
         }
     }
+    bytes.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(bytes.len());
+    for (start, end) in bytes {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    // Byte offsets to UTF-16 offsets, in one pass.
+    let mut out = Vec::with_capacity(merged.len());
+    let (mut utf16, mut next) = (0, merged.iter().flat_map(|&(s, e)| [s, e]).peekable());
+    let mut open = None;
+    for (i, c) in text.char_indices().chain(std::iter::once((text.len(), '\0'))) {
+        while next.peek() == Some(&i) {
+            next.next();
+            match open.take() {
+                None => open = Some(utf16),
+                Some(start) => out.push([start, utf16]),
+            }
+        }
+        utf16 += c.len_utf16();
+    }
+    out
 }
 
 /// Approximate token count used for chunk sizes: a Latin word or number is
@@ -358,6 +420,20 @@ mod tests {
         assert!(t.contains(&"配置".to_owned()), "{t:?}");
         assert!(t.contains(&"知识库".to_owned()), "{t:?}");
         assert!(!t.contains(&"的".to_owned()), "{t:?}");
+    }
+
+    #[test]
+    fn marks_the_query_terms_in_utf16_units() {
+        let text = "Runs the tool; tool approval is asked. 工具审批在设置中。😀 run";
+        let marked: Vec<String> = marks(text, "running tool approvals 审批")
+            .iter()
+            .map(|[s, e]| String::from_utf16(&text.encode_utf16().collect::<Vec<_>>()[*s..*e]).unwrap())
+            .collect();
+        assert_eq!(marked, ["Runs", "tool", "tool", "approval", "审批", "run"]);
+        assert!(marks(text, "the of").is_empty(), "stop words mark nothing");
+        assert!(marks(text, "").is_empty());
+        // Adjacent hits are one mark.
+        assert_eq!(marks("知识库", "知识 知识库"), [[0, 3]]);
     }
 
     #[test]

@@ -17,7 +17,7 @@ function fake() {
     kbRemoveFolder: vi.fn(() => Promise.resolve()),
     kbReindex: vi.fn(() => Promise.resolve()),
     kbDocuments: vi.fn(() => Promise.resolve([{ path: "/docs/a.md", title: "a.md", chunks: 7 }])),
-    kbSearch: vi.fn(() => Promise.resolve([{ document: "a.md", path: "/docs/a.md", score: 0.9123, text: "Patchbay hosts MCP servers." }])),
+    kbSearch: vi.fn(() => Promise.resolve([{ document: "a.md", path: "/docs/a.md", score: 0.9123, text: "Patchbay hosts MCP servers.", marks: [[0, 8] as [number, number]] }])),
     kbEmbeddings: vi.fn(() => Promise.resolve(OFF)),
     kbSetEmbeddings: vi.fn(() => Promise.resolve(OFF)),
     listProviders: vi.fn(() => Promise.resolve([])),
@@ -63,7 +63,9 @@ describe("KnowledgeBase", () => {
     renderIn(<KnowledgeBase ipc={f.ipc} />);
     fireEvent.change(screen.getByLabelText("Try a search"), { target: { value: "what is patchbay" } });
     fireEvent.click(screen.getByRole("button", { name: "Search" }));
-    expect(await screen.findByText("Patchbay hosts MCP servers.")).toBeTruthy();
+    const passage = await screen.findByText((_, el) => el?.classList.contains("kb-hit-text") === true);
+    expect(passage.textContent).toBe("Patchbay hosts MCP servers.");
+    expect([...passage.querySelectorAll("mark")].map((m) => m.textContent), "the matched word is marked").toEqual(["Patchbay"]);
     expect(f.ipc.kbSearch).toHaveBeenCalledWith("what is patchbay", 10);
     expect(screen.getByText("score 0.912")).toBeTruthy();
   });

@@ -6,6 +6,7 @@ import { toIpcError, type Ipc, type IpcError, type KbDocument, type KbFolder, ty
 import { ErrorBanner } from "../ErrorBanner";
 import { KbEmbeddings, type KbEmbeddingsIpc } from "./KbEmbeddings";
 import { useLoad } from "./useLoad";
+import { Marked } from "../common/Marked";
 
 export type KbIpc = Pick<
   Ipc,
@@ -136,7 +137,9 @@ export function KnowledgeBase({ ipc }: { ipc: KbIpc }) {
               <strong>{h.document}</strong>
               <span className="badge">{t("kb.score", { score: h.score.toFixed(3) })}</span>
             </div>
-            <p>{h.text}</p>
+            <p className="kb-hit-text">
+              <Marked text={h.text} marks={h.marks} />
+            </p>
             <small className="muted">{h.path}</small>
           </li>
         ))}
