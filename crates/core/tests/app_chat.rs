@@ -557,8 +557,14 @@ async fn the_default_assistant_cites_the_knowledge_base() {
     let cited = cited.expect("a citations event");
     assert_eq!((cited[0].index, cited[0].document.as_str()), (1, "tides.md"));
     assert!(model.requests()[0].body.to_string().contains("two tidal bulges"), "the passage reached the model");
+    // The question's words are marked in the passage, and kept with the conversation.
+    let units: Vec<u16> = cited[0].text.encode_utf16().collect();
+    let marked: Vec<String> =
+        cited[0].marks.iter().map(|[s, e]| String::from_utf16(&units[*s..*e]).unwrap().to_lowercase()).collect();
+    assert!(marked.iter().any(|w| w == "tidal") && marked.iter().any(|w| w.starts_with("bulge")), "{marked:?}");
     let detail = f.app.get_conversation(&c.id, None).unwrap();
     assert_eq!(detail.messages[1].citations[0].document, "tides.md");
+    assert_eq!(detail.messages[1].citations[0].marks, cited[0].marks);
 }
 
 async fn wait_for_tool(app: &App, tool: &str) {

@@ -221,6 +221,8 @@ export interface Citation {
   path: string;
   score: number;
   text: string;
+  /** Where the question's words are in `text`: [start, end) in UTF-16 code units. */
+  marks: [number, number][];
 }
 
 export interface Message {

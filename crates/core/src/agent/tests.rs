@@ -711,6 +711,7 @@ impl Retriever for FixedRetriever {
             heading: Some("Intro".into()),
             lines: Some((3, 5)),
             score: 0.9,
+            marks: Vec::new(),
         }])
     }
 }

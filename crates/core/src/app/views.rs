@@ -232,6 +232,8 @@ pub struct Citation {
     pub path: String,
     pub score: f64,
     pub text: String,
+    /// Where the question's words are in `text`: `[start, end)` in UTF-16 code units.
+    pub marks: Vec<[usize; 2]>,
 }
 
 /// Numbers passages from 1, in order.
@@ -245,6 +247,7 @@ pub(crate) fn citations(passages: &[Passage]) -> Vec<Citation> {
             path: p.source.clone(),
             score: f64::from(p.score),
             text: p.text.clone(),
+            marks: p.marks.clone(),
         })
         .collect()
 }

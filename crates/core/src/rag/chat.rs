@@ -104,7 +104,7 @@ pub struct ContextRetriever {
 
 impl ContextRetriever {
     /// Keeps passages above the mode's minimum score, within the token budget.
-    fn select(&self, mode: SearchMode, found: Vec<Passage>) -> Vec<conversations::Passage> {
+    fn select(&self, query: &str, mode: SearchMode, found: Vec<Passage>) -> Vec<conversations::Passage> {
         let o = &self.options;
         let mut out = Vec::new();
         let mut used = 0u32;
@@ -129,6 +129,7 @@ impl ContextRetriever {
             };
             used += estimate_text(&text);
             out.push(conversations::Passage {
+                marks: super::analyze::marks(&text, query),
                 text,
                 source: p.path.display().to_string(),
                 heading: Some(p.heading).filter(|h| !h.is_empty()),
@@ -173,7 +174,7 @@ impl Retriever for ContextRetriever {
         let found = found
             .map_err(|_| RetrievalError { message: format!("no answer within {:?}", self.options.timeout) })?
             .map_err(|e| RetrievalError { message: e.to_string() })?;
-        Ok(self.select(mode, found))
+        Ok(self.select(query, mode, found))
     }
 }
 

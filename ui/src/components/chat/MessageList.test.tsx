@@ -104,7 +104,7 @@ describe("MessageList", () => {
 
   it("shows citations as numbered chips that open the passage", async () => {
     const m = message("a1", "assistant", "See [1].", {
-      citations: [{ index: 1, document: "guide.md", path: "/kb/guide.md", score: 0.82, text: "The passage text." }],
+      citations: [{ index: 1, document: "guide.md", path: "/kb/guide.md", score: 0.82, text: "The passage text.", marks: [[4, 11]] }],
     });
     renderIn(<MessageList messages={[m]} streamingId={null} actions={actions()} />);
     const chip = screen.getByTestId("citation-chip");
@@ -112,6 +112,7 @@ describe("MessageList", () => {
     expect(screen.queryByTestId("citation-passage")).toBeNull();
     fireEvent.click(chip);
     expect(screen.getByTestId("citation-passage").textContent).toContain("The passage text.");
+    expect(screen.getByTestId("citation-passage").querySelector("mark")?.textContent, "the question's word is marked").toBe("passage");
     expect(chip.getAttribute("aria-expanded")).toBe("true");
     fireEvent.click(chip);
     expect(screen.queryByTestId("citation-passage")).toBeNull();

@@ -8,6 +8,7 @@ import type { ApprovalDecision, Citation, ContentPart, Message, ToolTrace } from
 import { Markdown } from "./LazyMarkdown";
 import { PartView } from "./ToolResultView";
 import { ToolTraceGroup } from "./ToolTraceCard";
+import { Marked } from "../common/Marked";
 
 export interface MessageActions {
   onDecide: (callId: string, d: ApprovalDecision) => void;
@@ -49,7 +50,9 @@ export function CitationChips({
       ))}
       {shown && (
         <blockquote className="citation-passage" data-testid="citation-passage">
-          <p>{shown.text}</p>
+          <p>
+            <Marked text={shown.text} marks={shown.marks} />
+          </p>
           <footer className="muted">
             {shown.path} · {t("kb.score", { score: shown.score.toFixed(3) })}
           </footer>
