@@ -215,6 +215,9 @@ describe("ChatPage", () => {
     fireEvent.click(within(screen.getByTestId("welcome")).getByRole("button", { name: "New chat" }));
     await waitFor(() => expect(f.ipc.createConversation).toHaveBeenCalledWith(null));
     expect(await screen.findByText("Ask anything. Type / for MCP prompts.")).toBeTruthy();
+    // The composer says which model "Default" is.
+    const picker = screen.getByLabelText("Model") as HTMLSelectElement;
+    expect(picker.options[0]!.textContent).toBe("Default: deepseek / deepseek-chat");
   });
 
   it("reloads the tools the composer offers when a server's status changes", async () => {

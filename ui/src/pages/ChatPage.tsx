@@ -9,6 +9,7 @@ import { TraceInspector } from "../components/chat/TraceInspector";
 import { Dialog } from "../components/common/Dialog";
 import { ChatStores, useConversation, type ConversationStore, type Draft } from "../lib/chatStore";
 import { useI18n } from "../lib/i18n";
+import { defaultModel } from "../lib/models";
 import { ToolIcons, toolIconMap } from "../lib/toolIcons";
 import type { SettingsSection } from "./SettingsPage";
 import {
@@ -106,6 +107,7 @@ function ConversationView({
   store,
   ipc,
   models,
+  assistants,
   tools,
   prompts,
   resources,
@@ -119,6 +121,8 @@ function ConversationView({
   store: ConversationStore;
   ipc: ChatIpc;
   models: ModelChoice[];
+  /** To say which model the assistant of the conversation answers with. */
+  assistants: Assistant[];
   tools: ToolInfo[];
   prompts: PromptInfo[];
   resources: ResourceInfo[];
@@ -293,6 +297,7 @@ function ConversationView({
         onSend={(text, attachments) => run((cb) => ipc.sendMessage(id, text, attachments, cb))}
         onCancel={() => ipc.cancelTurn(id).catch((e: unknown) => onError(toIpcError(e)))}
         models={models}
+        fallback={defaultModel(models, assistants.find((a) => a.id === settings.assistant_id) ?? null)}
         settings={settings}
         onSettings={updateSettings}
         tools={tools}
@@ -522,6 +527,7 @@ export function ChatPage({
               store={stores.get(activeId)}
               ipc={ipc}
               models={models}
+              assistants={assistants}
               tools={tools}
               prompts={prompts}
               resources={resources}

@@ -23,11 +23,9 @@ import { ReasoningSelect } from "../common/ReasoningSelect";
 import { Dialog } from "../common/Dialog";
 import { SchemaForm, argumentsSchema, type Suggest } from "../common/SchemaForm";
 import { McpIcons } from "../common/McpIcons";
+import type { ModelChoice } from "../../lib/models";
 
-export interface ModelChoice {
-  provider: string;
-  model: string;
-}
+export type { ModelChoice } from "../../lib/models";
 
 export interface ComposerProps {
   streaming: boolean;
@@ -35,6 +33,8 @@ export interface ComposerProps {
   onSend: (text: string, attachments: AttachmentInput[]) => Promise<boolean> | void;
   onCancel: () => void;
   models: ModelChoice[];
+  /** What "Default model" stands for in this conversation, when known. */
+  fallback?: ModelChoice | null;
   settings: ConversationSettings;
   onSettings: (s: ConversationSettings) => void;
   tools: ToolInfo[];
@@ -143,7 +143,7 @@ function ToolPicker({ tools, settings, onSettings }: Pick<ComposerProps, "tools"
 
 export function Composer(props: ComposerProps) {
   const { t } = useI18n();
-  const { streaming, onSend, onCancel, models, settings, onSettings, tools, prompts, resources, templates, getPrompt, draft, onDraft } = props;
+  const { streaming, onSend, onCancel, models, fallback, settings, onSettings, tools, prompts, resources, templates, getPrompt, draft, onDraft } = props;
   const { complete, expandTemplate } = props;
   const [text, setText] = useState(draft?.text ?? "");
   const [attachments, setAttachments] = useState<AttachmentInput[]>(draft?.attachments ?? []);
@@ -283,7 +283,7 @@ export function Composer(props: ComposerProps) {
               onSettings({ ...settings, provider: provider || null, model: model || null });
             }}
           >
-            <option value="">{t("composer.defaultModel")}</option>
+            <option value="">{fallback ? t("composer.defaultModelIs", { model: `${fallback.provider} / ${fallback.model}` }) : t("composer.defaultModel")}</option>
             {models.map((m) => (
               <option key={`${m.provider}/${m.model}`} value={`${m.provider}\u0000${m.model}`}>
                 {m.provider} / {m.model}
