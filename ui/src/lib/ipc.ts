@@ -447,7 +447,17 @@ export interface JsonSchema {
   default?: unknown;
   minimum?: number;
   maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
   format?: string;
+  /** Labels of `enum`'s values, in order (the older way to title choices). */
+  enumNames?: string[];
+  /** Titled choices: `{const, title}` each (single choice as `oneOf`, an array's items as `anyOf`). */
+  oneOf?: JsonSchema[];
+  anyOf?: JsonSchema[];
+  const?: unknown;
 }
 
 /** Requests a server makes of the client. Answer with `respond_server_request`. */

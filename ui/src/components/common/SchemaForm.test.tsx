@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, screen } from "@testing-library/react";
+import { cleanup, fireEvent, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { JsonSchema, ServerRequest } from "../../lib/ipc";
 import { renderIn } from "../../test/render";
@@ -20,6 +20,60 @@ const schema: JsonSchema = {
   },
   required: ["path", "mode"],
 };
+
+/** The choices of an elicitation as server-everything asks for them (MCP 2025-11-25). */
+const choicesSchema: JsonSchema = {
+  type: "object",
+  properties: {
+    hero: { type: "string", title: "Hero", oneOf: [{ const: "hero-1", title: "Superman" }, { const: "hero-2", title: "Wonder Woman" }] },
+    pet: { type: "string", title: "Pet", enum: ["pet-1", "pet-2"], enumNames: ["Cats", "Dogs"] },
+    fish: { type: "array", title: "Fish", minItems: 1, maxItems: 2, items: { anyOf: [{ const: "fish-1", title: "Tuna" }, { const: "fish-2", title: "Salmon" }, { const: "fish-3", title: "Trout" }] } },
+    sizes: { type: "array", title: "Sizes", items: { type: "integer", enum: [1, 2, 3] } },
+    count: { type: "integer", title: "Count", minimum: 1, maximum: 10 },
+    nick: { type: "string", title: "Nick", minLength: 2, maxLength: 5 },
+    born: { type: "string", title: "Born", format: "date" },
+  },
+  required: ["fish"],
+};
+
+describe("SchemaForm choices", () => {
+  it("shows titled choices by their titles and sends their values", () => {
+    const onSubmit = vi.fn();
+    renderIn(<SchemaForm schema={choicesSchema} submitLabel="Send" onSubmit={onSubmit} />);
+    const labels = (name: string) => [...(screen.getByLabelText(name) as HTMLSelectElement).options].map((o) => o.textContent);
+    expect(labels("Hero")).toEqual(["Choose…", "Superman", "Wonder Woman"]);
+    expect(labels("Pet")).toEqual(["Choose…", "Cats", "Dogs"]);
+    expect((screen.getByLabelText("Born") as HTMLInputElement).type).toBe("date");
+    fireEvent.change(screen.getByLabelText("Hero"), { target: { value: "hero-2" } });
+    fireEvent.change(screen.getByLabelText("Pet"), { target: { value: "pet-1" } });
+    const fish = screen.getByRole("group", { name: "Fish *" });
+    fireEvent.click(within(fish).getByLabelText("Tuna"));
+    fireEvent.click(within(fish).getByLabelText("Trout"));
+    fireEvent.click(within(screen.getByRole("group", { name: "Sizes" })).getByLabelText("2"));
+    fireEvent.click(screen.getByRole("button", { name: "Send" }));
+    expect(onSubmit).toHaveBeenCalledWith({ hero: "hero-2", pet: "pet-1", fish: ["fish-1", "fish-3"], sizes: [2] });
+  });
+
+  it("checks item counts, ranges and lengths before sending", () => {
+    const onSubmit = vi.fn();
+    renderIn(<SchemaForm schema={choicesSchema} submitLabel="Send" onSubmit={onSubmit} />);
+    fireEvent.click(screen.getByRole("button", { name: "Send" }));
+    expect(screen.getByRole("group", { name: "Fish *" }).textContent).toContain("This field is required.");
+    const fish = screen.getByRole("group", { name: "Fish *" });
+    for (const f of ["Tuna", "Salmon", "Trout"]) fireEvent.click(within(fish).getByLabelText(f));
+    fireEvent.change(screen.getByLabelText("Count"), { target: { value: "11" } });
+    fireEvent.change(screen.getByLabelText("Nick"), { target: { value: "x" } });
+    fireEvent.click(screen.getByRole("button", { name: "Send" }));
+    const alerts = screen.getAllByRole("alert").map((a) => a.textContent);
+    expect(alerts).toEqual(["Choose 1 to 2.", "Enter a number from 1 to 10.", "Enter 2 to 5 characters."]);
+    expect(onSubmit).not.toHaveBeenCalled();
+    fireEvent.click(within(fish).getByLabelText("Salmon"));
+    fireEvent.change(screen.getByLabelText("Count"), { target: { value: "10" } });
+    fireEvent.change(screen.getByLabelText("Nick"), { target: { value: "ada" } });
+    fireEvent.click(screen.getByRole("button", { name: "Send" }));
+    expect(onSubmit).toHaveBeenCalledWith({ fish: ["fish-1", "fish-3"], count: 10, nick: "ada" });
+  });
+});
 
 describe("SchemaForm", () => {
   it("generates a labelled field for every property type", () => {

@@ -1,22 +1,42 @@
 // A form generated from a JSON Schema object: used for elicitation requests,
 // "test a tool", re-running a traced call, prompt arguments and resource
-// template variables. Supports string (with enum → select), number/integer,
-// boolean, arrays of scalars (one item per line) and nested objects; anything
-// else is edited as JSON. Top-level text fields can offer suggestions as the
+// template variables. Supports string (with choices → select: `enum`, titled
+// by `enumNames`, or `oneOf` of `{const, title}`), number/integer, boolean,
+// arrays of choices (checkboxes) or of scalars (one item per line) and nested
+// objects; anything else is edited as JSON. Lengths, ranges and item counts
+// the schema sets are checked before submitting. Top-level text fields can offer suggestions as the
 // user types (MCP completions): a list under the field, picked by click.
 import { useEffect, useId, useRef, useState, type FormEvent } from "react";
-import { useI18n } from "../../lib/i18n";
+import { useI18n, type MessageKey } from "../../lib/i18n";
 import type { JsonSchema } from "../../lib/ipc";
 
 type Values = Record<string, unknown>;
 
+interface Choice {
+  value: string;
+  label: string;
+}
+
+/** The values a field may take, with their labels; `null` when it is free. */
+function choices(s: JsonSchema): Choice[] | null {
+  if (s.enum) return s.enum.map((v, i) => ({ value: String(v), label: s.enumNames?.[i] ?? String(v) }));
+  const titled = s.oneOf ?? s.anyOf;
+  if (titled && titled.length > 0 && titled.every((c) => c.const !== undefined)) {
+    return titled.map((c) => ({ value: String(c.const), label: c.title ?? String(c.const) }));
+  }
+  return null;
+}
+
 function typeOf(s: JsonSchema): string {
   const t = Array.isArray(s.type) ? s.type.find((x) => x !== "null") : s.type;
   if (t) return t;
-  if (s.enum) return "string";
+  if (choices(s)) return "string";
   if (s.properties) return "object";
   return "json";
 }
+
+/** The input each string format is typed into (a date with a date picker). */
+const INPUT_TYPES: Record<string, string> = { email: "email", uri: "url", password: "password", date: "date" };
 
 /** Default values for a schema's properties. */
 export function initialValues(schema: JsonSchema, given?: unknown): Values {
@@ -31,22 +51,42 @@ export function initialValues(schema: JsonSchema, given?: unknown): Values {
   return out;
 }
 
-/** Checks required fields and number/JSON syntax; returns field → message key. */
-function validate(schema: JsonSchema, values: Values, prefix = ""): Record<string, "form.required" | "form.number" | "form.json"> {
-  const errors: Record<string, "form.required" | "form.number" | "form.json"> = {};
+/** What is wrong with a field: a message key and the values it names. */
+interface Problem {
+  key: MessageKey;
+  vars?: Record<string, number>;
+}
+
+/** `{min, max}` of a bound pair, or the message for only one of them. */
+function bounds(min: number | undefined, max: number | undefined, both: MessageKey, atLeast: MessageKey, atMost: MessageKey): Problem {
+  if (min !== undefined && max !== undefined) return { key: both, vars: { min, max } };
+  return min !== undefined ? { key: atLeast, vars: { min } } : { key: atMost, vars: { max: max ?? 0 } };
+}
+
+/** Checks required fields, number/JSON syntax, ranges, lengths and item counts; returns field → problem. */
+function validate(schema: JsonSchema, values: Values, prefix = ""): Record<string, Problem> {
+  const errors: Record<string, Problem> = {};
   for (const [name, p] of Object.entries(schema.properties ?? {})) {
     const v = values[name];
     const key = prefix + name;
     const t = typeOf(p);
+    const empty = v === undefined || v === "" || (Array.isArray(v) && v.length === 0);
+    const outside = (n: number, min?: number, max?: number) => (min !== undefined && n < min) || (max !== undefined && n > max);
     if (t === "object") Object.assign(errors, validate(p, (v as Values) ?? {}, key + "."));
-    else if ((schema.required ?? []).includes(name) && (v === undefined || v === "")) errors[key] = "form.required";
-    else if ((t === "number" || t === "integer") && v !== undefined && v !== "" && Number.isNaN(Number(v)))
-      errors[key] = "form.number";
+    else if ((schema.required ?? []).includes(name) && empty) errors[key] = { key: "form.required" };
+    else if (empty) continue;
+    else if ((t === "number" || t === "integer") && Number.isNaN(Number(v))) errors[key] = { key: "form.number" };
+    else if ((t === "number" || t === "integer") && outside(Number(v), p.minimum, p.maximum))
+      errors[key] = bounds(p.minimum, p.maximum, "form.range", "form.rangeMin", "form.rangeMax");
+    else if (t === "string" && typeof v === "string" && outside([...v].length, p.minLength, p.maxLength))
+      errors[key] = bounds(p.minLength, p.maxLength, "form.length", "form.lengthMin", "form.lengthMax");
+    else if (Array.isArray(v) && outside(v.length, p.minItems, p.maxItems))
+      errors[key] = bounds(p.minItems, p.maxItems, "form.items", "form.itemsMin", "form.itemsMax");
     else if (t === "json" && typeof v === "string" && v.trim() !== "") {
       try {
         JSON.parse(v);
       } catch {
-        errors[key] = "form.json";
+        errors[key] = { key: "form.json" };
       }
     }
   }
@@ -62,7 +102,10 @@ export function toValue(schema: JsonSchema, values: Values): Values {
     if (t === "object") out[name] = toValue(p, (v as Values) ?? {});
     else if (v === undefined || v === "") continue;
     else if (t === "number" || t === "integer") out[name] = Number(v);
-    else if (t === "array" && typeof v === "string") {
+    else if (t === "array" && Array.isArray(v)) {
+      const it = p.items ? typeOf(p.items) : "string";
+      out[name] = it === "number" || it === "integer" ? v.map(Number) : v;
+    } else if (t === "array" && typeof v === "string") {
       const items = v.split("\n").filter((x) => x.trim() !== "");
       const it = p.items ? typeOf(p.items) : "string";
       out[name] = it === "number" || it === "integer" ? items.map(Number) : items;
@@ -160,13 +203,43 @@ function Fields({ schema, values, errors, prefix, onChange, suggest }: FieldsPro
           input = (
             <input id={id} name={name} type="checkbox" checked={v === true} onChange={(e) => set(name, e.target.checked)} />
           );
-        } else if (p.enum) {
+        } else if (t0 === "array" && p.items && choices(p.items)) {
+          // Several of a list of choices: a box each.
+          const chosen = Array.isArray(v) ? v.map(String) : [];
+          return (
+            <fieldset key={name} className="field schema-choices" aria-describedby={described}>
+              <legend>{label}</legend>
+              {choices(p.items)!.map((c) => (
+                <label key={c.value} className="inline">
+                  <input
+                    type="checkbox"
+                    name={name}
+                    value={c.value}
+                    checked={chosen.includes(c.value)}
+                    onChange={(e) => set(name, e.target.checked ? [...chosen, c.value] : chosen.filter((x) => x !== c.value))}
+                  />{" "}
+                  {c.label}
+                </label>
+              ))}
+              {p.description && (
+                <small id={described} className="muted">
+                  {p.description}
+                </small>
+              )}
+              {err && (
+                <small className="field-error" role="alert">
+                  {err}
+                </small>
+              )}
+            </fieldset>
+          );
+        } else if (choices(p)) {
           input = (
             <select id={id} name={name} value={v === undefined ? "" : String(v)} onChange={(e) => set(name, e.target.value)}>
               <option value="">{t("form.choose")}</option>
-              {p.enum.map((o) => (
-                <option key={String(o)} value={String(o)}>
-                  {String(o)}
+              {choices(p)!.map((c) => (
+                <option key={c.value} value={c.value}>
+                  {c.label}
                 </option>
               ))}
             </select>
@@ -197,7 +270,7 @@ function Fields({ schema, values, errors, prefix, onChange, suggest }: FieldsPro
               <input
                 id={id}
                 name={name}
-                type={p.format === "email" ? "email" : p.format === "uri" ? "url" : p.format === "password" ? "password" : "text"}
+                type={INPUT_TYPES[p.format ?? ""] ?? "text"}
                 value={text}
                 autoComplete={suggest ? "off" : undefined}
                 aria-controls={listed.length > 0 ? `${id}-suggestions` : undefined}
@@ -275,7 +348,7 @@ export function SchemaForm({ schema, initial, suggest, submitLabel, busy, onSubm
   const submit = (e: FormEvent) => {
     e.preventDefault();
     const found = validate(schema, values);
-    setErrors(Object.fromEntries(Object.entries(found).map(([k, v]) => [k, t(v)])));
+    setErrors(Object.fromEntries(Object.entries(found).map(([k, v]) => [k, t(v.key, v.vars)])));
     if (Object.keys(found).length === 0) onSubmit(toValue(schema, values));
   };
   return (
