@@ -7,7 +7,8 @@
 //! picture on the composer and find it in the model's request; install an MCP
 //! bundle the app was opened with, then update it from a second launch; find
 //! servers in an MCP Registry and add one, and install another's bundle; fill
-//! in a prompt and a resource template with the server's suggestions.
+//! in a prompt and a resource template with the server's suggestions; answer
+//! a server's form with titled choices.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -650,4 +651,60 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
     let manifest = std::fs::read_to_string(data_dir.join("extensions/poker/manifest.json"))?;
     ensure!(manifest.contains("\"version\":\"2.0.0\""), "{manifest}");
     Ok(())
+}
+
+/// server-everything's elicitation asks for titled choices (MCP 2025-11-25):
+/// the window shows their titles, ticks for a multiple choice, and the server
+/// gets the values behind them.
+#[test]
+fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let tool = "trigger-elicitation-request";
+    let elicit = ToolNames::build([("everything", tool)]).model_name("everything", tool).unwrap().to_owned();
+    let replies = vec![
+        openai::tool_calls_reply(&[("call_form", &elicit, &["{}"])]),
+        openai::text_reply(&["Thanks for the details."]),
+        openai::text_reply(&["A form"]),
+    ];
+    let model = runtime.block_on(ScriptedServer::start(Format::OpenAi, replies))?;
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    seed(&data_dir, &model.url())?;
+    let app = App::start(
+        "an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values",
+        AppOptions { data_dir: Some(data_dir), ..Default::default() },
+    )?;
+    app.check(|s| {
+        open_chat(s)?;
+        s.click(&s.wait_for("#new-conversation", WAIT)?)?;
+        s.wait_for("#composer-input", WAIT)?;
+        send(s, "Ask me for my details")?;
+        if s.wait_for("[data-testid=approval-card]", Duration::from_secs(5)).is_ok() {
+            s.click(&s.find("[data-testid=approve-once]")?)?;
+        }
+        let form = "[data-testid=elicitation-dialog]";
+        s.wait_for(form, WAIT)?;
+        let options = s.execute(
+            "return [...document.querySelector(arguments[0] + ' select[name=titledSingleSelectEnum]').options]\
+             .map((o) => o.textContent)",
+            json!([form]),
+        )?;
+        ensure!(options == json!(["Choose…", "Superman", "Green Lantern", "Wonder Woman"]), "the heroes: {options}");
+        s.set_value(&format!("{form} [name=name]"), "Ada Lovelace")?;
+        s.set_value(&format!("{form} select[name=titledSingleSelectEnum]"), "hero-3")?;
+        s.set_value(&format!("{form} select[name=legacyTitledEnum]"), "pet-2")?;
+        s.click(&s.find(&format!("{form} input[name=titledMultipleSelectEnum][value=fish-2]"))?)?;
+        s.execute(
+            "[...document.querySelectorAll(arguments[0] + ' button')].find((b) => b.textContent === 'Submit').click()",
+            json!([form]),
+        )?;
+        s.wait_for_none(form, WAIT)?;
+        let result =
+            s.wait_for_text("[data-testid=trace-card][data-status=done]", WAIT, |t| t.contains("Raw result"))?;
+        for sent in ["Ada Lovelace", "\"hero-3\"", "\"pet-2\"", "\"fish-1\"", "\"fish-2\""] {
+            ensure!(result.contains(sent), "the server did not get {sent}: {result}");
+        }
+        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("Thanks for the details."))?;
+        Ok(())
+    })
 }
