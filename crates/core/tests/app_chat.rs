@@ -556,6 +556,7 @@ async fn the_default_assistant_cites_the_knowledge_base() {
         events.iter().find_map(|e| if let TurnEvent::Citations { citations } = e { Some(citations) } else { None });
     let cited = cited.expect("a citations event");
     assert_eq!((cited[0].index, cited[0].document.as_str()), (1, "tides.md"));
+    assert_eq!((cited[0].heading.as_deref(), cited[0].lines), (Some("Tides"), Some([1, 3])), "where in the document");
     assert!(model.requests()[0].body.to_string().contains("two tidal bulges"), "the passage reached the model");
     // The question's words are marked in the passage, and kept with the conversation.
     let units: Vec<u16> = cited[0].text.encode_utf16().collect();

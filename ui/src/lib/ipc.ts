@@ -223,6 +223,10 @@ export interface Citation {
   text: string;
   /** Where the question's words are in `text`: [start, end) in UTF-16 code units. */
   marks: [number, number][];
+  /** The headings the passage sits under, outermost first, joined with " > ". */
+  heading: string | null;
+  /** Its first and last line in the document. */
+  lines: [number, number] | null;
 }
 
 export interface Message {

@@ -234,6 +234,10 @@ pub struct Citation {
     pub text: String,
     /// Where the question's words are in `text`: `[start, end)` in UTF-16 code units.
     pub marks: Vec<[usize; 2]>,
+    /// The headings the passage sits under, outermost first, joined with " > ".
+    pub heading: Option<String>,
+    /// Its first and last line in the document, 1-based.
+    pub lines: Option<[u32; 2]>,
 }
 
 /// Numbers passages from 1, in order.
@@ -248,6 +252,8 @@ pub(crate) fn citations(passages: &[Passage]) -> Vec<Citation> {
             score: f64::from(p.score),
             text: p.text.clone(),
             marks: p.marks.clone(),
+            heading: p.heading.clone(),
+            lines: p.lines.map(|(first, last)| [first, last]),
         })
         .collect()
 }

@@ -104,15 +104,17 @@ describe("MessageList", () => {
 
   it("shows citations as numbered chips that open the passage", async () => {
     const m = message("a1", "assistant", "See [1].", {
-      citations: [{ index: 1, document: "guide.md", path: "/kb/guide.md", score: 0.82, text: "The passage text.", marks: [[4, 11]] }],
+      citations: [{ index: 1, document: "guide.md", path: "/kb/guide.md", score: 0.82, text: "The passage text.", marks: [[4, 11]], heading: "Guide > Setup", lines: [3, 9] }],
     });
     renderIn(<MessageList messages={[m]} streamingId={null} actions={actions()} />);
     const chip = screen.getByTestId("citation-chip");
-    expect(chip.textContent).toBe("[1] guide.md");
+    // The heading the passage sits under tells passages of one document apart.
+    expect(chip.textContent).toBe("[1] guide.md › Setup");
     expect(screen.queryByTestId("citation-passage")).toBeNull();
     fireEvent.click(chip);
     expect(screen.getByTestId("citation-passage").textContent).toContain("The passage text.");
     expect(screen.getByTestId("citation-passage").querySelector("mark")?.textContent, "the question's word is marked").toBe("passage");
+    expect(screen.getByTestId("citation-passage").querySelector("footer")?.textContent).toBe("Guide > Setup · /kb/guide.md · lines 3–9 · score 0.820");
     expect(chip.getAttribute("aria-expanded")).toBe("true");
     fireEvent.click(chip);
     expect(screen.queryByTestId("citation-passage")).toBeNull();

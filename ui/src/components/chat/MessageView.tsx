@@ -42,10 +42,11 @@ export function CitationChips({
           className={open === c.index ? "chip active" : "chip"}
           aria-expanded={open === c.index}
           data-testid="citation-chip"
-          title={c.document}
+          title={c.heading ? `${c.document} › ${c.heading}` : c.document}
           onClick={() => setOpen(open === c.index ? null : c.index)}
         >
           [{c.index}] {c.document}
+          {c.heading && <span className="chip-heading"> › {c.heading.split(" > ").pop()}</span>}
         </button>
       ))}
       {shown && (
@@ -54,7 +55,10 @@ export function CitationChips({
             <Marked text={shown.text} marks={shown.marks} />
           </p>
           <footer className="muted">
-            {shown.path} · {t("kb.score", { score: shown.score.toFixed(3) })}
+            {shown.heading && <>{shown.heading} · </>}
+            {shown.path}
+            {shown.lines && <> · {t("chat.citationLines", { first: shown.lines[0], last: shown.lines[1] })}</>} ·{" "}
+            {t("kb.score", { score: shown.score.toFixed(3) })}
           </footer>
         </blockquote>
       )}
