@@ -602,10 +602,12 @@ async fn sampling_and_elicitation_requests_wait_for_the_users_answer() {
         let args = json!({"prompt": "tell me a story", "maxTokens": 50});
         app.call_tool("everything", "trigger-sampling-request", args, CancellationToken::new()).await
     });
-    let ServerRequestView::Sampling { id, server, messages, .. } = next_request(&f.events).await else {
+    let ServerRequestView::Sampling { id, server, messages, model: answering, .. } = next_request(&f.events).await
+    else {
         panic!("not a sampling request")
     };
     assert_eq!(server, "everything");
+    assert_eq!(answering, "scripted / scripted-model", "the dialog says which model answers");
     assert!(messages[0].text.contains("tell me a story"), "{messages:?}");
     let edited = vec![TextMessage { role: "user".into(), text: "an edited prompt".into() }];
     f.app

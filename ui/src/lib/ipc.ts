@@ -473,6 +473,10 @@ export type ServerRequest =
       messages: { role: "user" | "assistant"; text: string }[];
       system_prompt: string | null;
       max_tokens: number;
+      /** The model that answers once approved: "provider / model". */
+      model: string;
+      /** The models the server would prefer (hints only). */
+      model_hints: string[];
     }
   | { kind: "elicitation"; id: string; server: string; message: string; requested_schema: JsonSchema };
 

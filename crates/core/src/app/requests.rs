@@ -34,8 +34,23 @@ pub struct TextMessage {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ServerRequestView {
-    Sampling { id: String, server: String, messages: Vec<TextMessage>, system_prompt: Option<String>, max_tokens: u32 },
-    Elicitation { id: String, server: String, message: String, requested_schema: serde_json::Value },
+    Sampling {
+        id: String,
+        server: String,
+        messages: Vec<TextMessage>,
+        system_prompt: Option<String>,
+        max_tokens: u32,
+        /// The model that answers once approved: `provider / model`.
+        model: String,
+        /// The models the server would prefer (hints only).
+        model_hints: Vec<String>,
+    },
+    Elicitation {
+        id: String,
+        server: String,
+        message: String,
+        requested_schema: serde_json::Value,
+    },
 }
 
 /// The user's answer.
@@ -101,8 +116,17 @@ impl ServerRequests for WindowRequests {
             .collect();
         let server = request.server.clone();
         let (system_prompt, max_tokens) = (request.system_prompt.clone(), request.max_tokens);
-        let answer =
-            self.ask(|id| ServerRequestView::Sampling { id, server, messages, system_prompt, max_tokens }, &ct).await;
+        // Which model would answer, said in the dialog; with none there is nothing to ask.
+        let inner = self.inner.upgrade().ok_or_else(|| Refusal::new("Patchbay is closing"))?;
+        let env = &inner.env;
+        let resolved = resolve_provider(&inner.config, inner.secrets.as_ref(), None, &|k| env(k))
+            .map_err(|e| Refusal::new(format!("no model to answer with: {e}")))?;
+        drop(inner);
+        let model = format!("{} / {}", resolved.profile.name, resolved.profile.default_model);
+        let model_hints = request.model_hints.clone();
+        let view =
+            |id| ServerRequestView::Sampling { id, server, messages, system_prompt, max_tokens, model, model_hints };
+        let answer = self.ask(view, &ct).await;
         let Some(ServerRequestResponse::ApproveSampling { messages, system_prompt }) = answer else {
             return Err(Refusal::new("the user declined the sampling request"));
         };
@@ -118,9 +142,6 @@ impl ServerRequests for WindowRequests {
             ..request
         };
         let inner = self.inner.upgrade().ok_or_else(|| Refusal::new("Patchbay is closing"))?;
-        let env = &inner.env;
-        let resolved = resolve_provider(&inner.config, inner.secrets.as_ref(), None, &|k| env(k))
-            .map_err(|e| Refusal::new(format!("no model to answer with: {e}")))?;
         let provider = resolved.build(inner.secrets.as_ref()).map_err(|e| Refusal::new(e.to_string()))?;
         let model = resolved.profile.default_model.clone();
         drop(inner);

@@ -47,6 +47,10 @@ function SamplingDialog({
   return (
     <Dialog title={t("sampling.title", { server: request.server })} onClose={onCancel} testId="sampling-dialog">
       <p className="muted">{t("sampling.explain", { tokens: request.max_tokens })}</p>
+      <p data-testid="sampling-model">
+        {t("sampling.model", { model: request.model })}
+        {request.model_hints.length > 0 && <span className="muted"> {t("sampling.hints", { models: request.model_hints.join(", ") })}</span>}
+      </p>
       <label className="field">
         <span>{t("sampling.system")}</span>
         <textarea rows={2} value={system} onChange={(e) => setSystem(e.target.value)} />

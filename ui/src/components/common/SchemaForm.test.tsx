@@ -157,8 +157,11 @@ describe("ServerRequestDialog", () => {
       messages: [{ role: "user", text: "Summarise this" }],
       system_prompt: null,
       max_tokens: 200,
+      model: "deepseek / deepseek-chat",
+      model_hints: ["claude-sonnet"],
     };
     renderIn(<ServerRequestDialog request={req} onRespond={onRespond} />);
+    expect(screen.getByTestId("sampling-model").textContent).toBe("It goes to deepseek / deepseek-chat. (The server would prefer claude-sonnet.)");
     fireEvent.change(screen.getByLabelText("You"), { target: { value: "Summarise briefly" } });
     fireEvent.click(screen.getByTestId("sampling-approve"));
     expect(onRespond).toHaveBeenCalledWith("s1", {
