@@ -7,11 +7,12 @@
 // (.mcpb) from a file or the registry.
 import { useCallback, useEffect, useState } from "react";
 import { copyText } from "../../lib/clipboard";
-import { useI18n, type MessageKey } from "../../lib/i18n";
+import { isMessageKey, useI18n, type MessageKey } from "../../lib/i18n";
 import {
   toIpcError,
   type ApprovalMode,
   type BundleInfo,
+  type DoctorCheck,
   type DoctorReport,
   type Ipc,
   type IpcError,
@@ -134,13 +135,21 @@ function Logs({ ipc, server, level, onLevel }: { ipc: ServersIpc; server: string
   );
 }
 
+/** A doctor check's name, and its hint, in the window's language where the catalogue has them. */
+function doctorText(t: (key: MessageKey) => string, kind: "name" | "hint", check: DoctorCheck): string | null {
+  const key = `doctor.${kind}.${check.name}`;
+  const given = kind === "name" ? check.name : check.hint;
+  return given !== null && isMessageKey(key) ? t(key) : given;
+}
+
 function Doctor({ report }: { report: DoctorReport }) {
+  const { t } = useI18n();
   return (
     <ul className="doctor" data-testid="doctor-report">
       {report.checks.map((c) => (
         <li key={c.name} className={c.ok ? "ok-text" : "error-text"}>
-          {c.ok ? "✓" : "✗"} <strong>{c.name}</strong>: {c.detail.includes("\n") ? <pre className="stderr">{c.detail}</pre> : c.detail}
-          {c.hint && <div className="muted">{c.hint}</div>}
+          {c.ok ? "✓" : "✗"} <strong>{doctorText(t, "name", c)}</strong>: {c.detail.includes("\n") ? <pre className="stderr">{c.detail}</pre> : c.detail}
+          {c.hint && <div className="muted">{doctorText(t, "hint", c)}</div>}
         </li>
       ))}
     </ul>
