@@ -166,14 +166,33 @@ fn seed(dir: &Path, model_url: &str) -> Result<()> {
     Ok(())
 }
 
-fn open_chat(s: &Session) -> Result<()> {
-    // The tool must exist before the model calls it.
+/// Waits for server-everything (its tools must exist before the model calls
+/// them), then opens a new conversation.
+fn new_chat(s: &Session) -> Result<()> {
     s.click(&s.wait_for("#nav-settings", WAIT)?)?;
     s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
     s.wait_for(&ready_dot("everything"), SERVER_WAIT)?;
     s.click(&s.find("#nav-chat")?)?;
     s.wait_for("#page-chat", WAIT)?;
+    s.click(&s.wait_for("#new-conversation", WAIT)?)?;
+    s.wait_for("#composer-input", WAIT)?;
     Ok(())
+}
+
+/// A scripted model answering `replies`, and the app started for the test
+/// `name` on a data folder [`seed`]ed with it. The runtime serves the model
+/// and the folder holds the data: keep both for the test's length.
+fn seeded_app(
+    name: &str,
+    replies: Vec<Reply>,
+) -> Result<(tokio::runtime::Runtime, ScriptedServer, tempfile::TempDir, App)> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let model = runtime.block_on(ScriptedServer::start(Format::OpenAi, replies))?;
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    seed(&data_dir, &model.url())?;
+    let app = App::start(name, AppOptions { data_dir: Some(data_dir), ..Default::default() })?;
+    Ok((runtime, model, tmp, app))
 }
 
 /// Types `text` and sends it. The composer's rows move when the servers' resources
@@ -216,9 +235,7 @@ fn a_tool_call_with_approval_a_stopped_answer_and_a_restart() -> Result<()> {
 
     let app = App::start("a_tool_call_with_approval_a_stopped_answer_and_a_restart", options.clone())?;
     app.check(|s| {
-        open_chat(s)?;
-        s.click(&s.wait_for("#new-conversation", WAIT)?)?;
-        s.wait_for("#composer-input", WAIT)?;
+        new_chat(s)?;
         send(s, "Please echo a greeting")?;
         s.wait_for("[data-testid=approval-card]", WAIT)?;
         let card = s.text(&s.find("[data-testid=approval-card]")?)?;
@@ -284,20 +301,11 @@ fn pick_suggestion(s: &Session, dialog: &str, value: &str) -> Result<()> {
 /// server's page reads a resource another template names.
 #[test]
 fn a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions() -> Result<()> {
-    let runtime = tokio::runtime::Runtime::new()?;
     let replies = vec![openai::text_reply(&["Done."]), openai::text_reply(&["A promotion"])];
-    let model = runtime.block_on(ScriptedServer::start(Format::OpenAi, replies))?;
-    let tmp = tempfile::tempdir()?;
-    let data_dir = tmp.path().join("data");
-    seed(&data_dir, &model.url())?;
-    let app = App::start(
-        "a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions",
-        AppOptions { data_dir: Some(data_dir), ..Default::default() },
-    )?;
+    let (_runtime, model, _tmp, app) =
+        seeded_app("a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions", replies)?;
     app.check(|s| {
-        open_chat(s)?;
-        s.click(&s.wait_for("#new-conversation", WAIT)?)?;
-        s.wait_for("#composer-input", WAIT)?;
+        new_chat(s)?;
         s.set_value("#composer-input", "/completable")?;
         s.wait_for_text(".slash-menu", WAIT, |t| t.contains("/completable-prompt"))?;
         s.click(&s.find(".slash-menu button")?)?;
@@ -392,17 +400,10 @@ const DROP_PICTURE: &str = r#"
 /// new chat carries on from the answer, and deleting the answer there leaves the first chat whole.
 #[test]
 fn a_picture_dropped_on_the_composer_reaches_the_model() -> Result<()> {
-    let runtime = tokio::runtime::Runtime::new()?;
     let answer = openai::text_reply(&["A single dot, of area \\(\\pi r^2\\)."]);
     let title = openai::text_reply(&["A dot"]);
-    let model = runtime.block_on(ScriptedServer::start(Format::OpenAi, vec![answer, title]))?;
-    let tmp = tempfile::tempdir()?;
-    let data_dir = tmp.path().join("data");
-    seed(&data_dir, &model.url())?;
-    let app = App::start(
-        "a_picture_dropped_on_the_composer_reaches_the_model",
-        AppOptions { data_dir: Some(data_dir), ..Default::default() },
-    )?;
+    let (_runtime, model, _tmp, app) =
+        seeded_app("a_picture_dropped_on_the_composer_reaches_the_model", vec![answer, title])?;
     app.check(|s| {
         s.click(&s.wait_for("#nav-chat", WAIT)?)?;
         s.click(&s.wait_for("#new-conversation", WAIT)?)?;
@@ -658,7 +659,6 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
 /// gets the values behind them.
 #[test]
 fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -> Result<()> {
-    let runtime = tokio::runtime::Runtime::new()?;
     let tool = "trigger-elicitation-request";
     let elicit = ToolNames::build([("everything", tool)]).model_name("everything", tool).unwrap().to_owned();
     let replies = vec![
@@ -666,18 +666,10 @@ fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -
         openai::text_reply(&["Thanks for the details."]),
         openai::text_reply(&["A form"]),
     ];
-    let model = runtime.block_on(ScriptedServer::start(Format::OpenAi, replies))?;
-    let tmp = tempfile::tempdir()?;
-    let data_dir = tmp.path().join("data");
-    seed(&data_dir, &model.url())?;
-    let app = App::start(
-        "an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values",
-        AppOptions { data_dir: Some(data_dir), ..Default::default() },
-    )?;
+    let (_runtime, _model, _tmp, app) =
+        seeded_app("an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values", replies)?;
     app.check(|s| {
-        open_chat(s)?;
-        s.click(&s.wait_for("#new-conversation", WAIT)?)?;
-        s.wait_for("#composer-input", WAIT)?;
+        new_chat(s)?;
         send(s, "Ask me for my details")?;
         if s.wait_for("[data-testid=approval-card]", Duration::from_secs(5)).is_ok() {
             s.click(&s.find("[data-testid=approve-once]")?)?;

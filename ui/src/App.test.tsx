@@ -13,6 +13,16 @@ const { App } = await import("./App");
 
 afterEach(cleanup);
 
+/** The app with the backend answering these commands (and never the others). */
+function renderApp(answers: Record<string, unknown>) {
+  invoke.mockImplementation((command: string) => (command in answers ? Promise.resolve(answers[command]) : new Promise(() => {})));
+  render(
+    <I18nProvider lang="en">
+      <App />
+    </I18nProvider>,
+  );
+}
+
 const info: AppInfo = {
   version: "9.9.9",
   data_dir: "/tmp/pb",
@@ -40,15 +50,7 @@ describe("App shell", () => {
 
 describe("The welcome", () => {
   it("sends a new user to the providers settings, and Settings in the menu opens on General", async () => {
-    const answers: Record<string, unknown> = { list_providers: [], list_tools: [], list_conversations: [], take_opened_bundle: null };
-    invoke.mockImplementation((command: string) =>
-      command in answers ? Promise.resolve(answers[command]) : new Promise(() => {}),
-    );
-    render(
-      <I18nProvider lang="en">
-        <App />
-      </I18nProvider>,
-    );
+    renderApp({ list_providers: [], list_tools: [], list_conversations: [], take_opened_bundle: null });
     fireEvent.click(await screen.findByRole("button", { name: "Add a provider" }));
     await screen.findByRole("heading", { level: 1, name: "Settings" });
     expect(screen.getByRole("tab", { name: "Providers" }).getAttribute("aria-selected")).toBe("true");
@@ -63,15 +65,7 @@ describe("The welcome", () => {
 describe("Opening a bundle file", () => {
   it("shows its installer on the servers page when Patchbay was launched with it", async () => {
     const info = bundleInfo();
-    const answers: Record<string, unknown> = { take_opened_bundle: "/home/ada/notes.mcpb", bundle_preview: info };
-    invoke.mockImplementation((command: string) =>
-      command in answers ? Promise.resolve(answers[command]) : new Promise(() => {}),
-    );
-    render(
-      <I18nProvider lang="en">
-        <App />
-      </I18nProvider>,
-    );
+    renderApp({ take_opened_bundle: "/home/ada/notes.mcpb", bundle_preview: info });
     const dialog = await screen.findByTestId("bundle-install");
     expect(screen.getByRole("heading", { level: 1, name: "Settings" })).toBeTruthy();
     expect(screen.getByRole("tab", { name: "MCP servers" }).getAttribute("aria-selected")).toBe("true");

@@ -161,6 +161,24 @@ function useSuggestions(suggest: Suggest | undefined) {
   return { open, shown, ask, close };
 }
 
+/** Under a field: what it is for, and what is wrong with it. */
+function FieldNotes({ id, description, error }: { id?: string; description?: string; error?: string }) {
+  return (
+    <>
+      {description && (
+        <small id={id} className="muted">
+          {description}
+        </small>
+      )}
+      {error && (
+        <small className="field-error" role="alert">
+          {error}
+        </small>
+      )}
+    </>
+  );
+}
+
 interface FieldsProps {
   schema: JsonSchema;
   values: Values;
@@ -221,16 +239,7 @@ function Fields({ schema, values, errors, prefix, onChange, suggest }: FieldsPro
                   {c.label}
                 </label>
               ))}
-              {p.description && (
-                <small id={described} className="muted">
-                  {p.description}
-                </small>
-              )}
-              {err && (
-                <small className="field-error" role="alert">
-                  {err}
-                </small>
-              )}
+              <FieldNotes id={described} description={p.description} error={err} />
             </fieldset>
           );
         } else if (choices(p)) {
@@ -311,16 +320,7 @@ function Fields({ schema, values, errors, prefix, onChange, suggest }: FieldsPro
           <div className="field" key={name}>
             <label htmlFor={id}>{label}</label>
             {input}
-            {p.description && (
-              <small id={described} className="muted">
-                {p.description}
-              </small>
-            )}
-            {err && (
-              <small className="field-error" role="alert">
-                {err}
-              </small>
-            )}
+            <FieldNotes id={described} description={p.description} error={err} />
           </div>
         );
       })}
