@@ -249,6 +249,11 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     // Tools: enable switch, approval policy, a direct call.
     let tools = f.app.list_tools(Some("everything")).unwrap();
     assert!(tools.iter().any(|t| t.name == "echo" && t.enabled && t.schema_tokens > 0));
+    // What the server says each tool does, as it says it.
+    let hints = |name: &str| tools.iter().find(|t| t.name == name).unwrap().hints.clone();
+    assert_eq!(hints("echo"), ["read_only"]);
+    assert_eq!(hints("gzip-file-as-resource"), ["additive", "idempotent", "open_world"]);
+    assert_eq!(hints("toggle-simulated-logging"), ["additive"]);
     f.app.set_tool_enabled("everything", "echo", false).unwrap();
     f.app.set_tool_approval("everything", "get-sum", ApprovalMode::Deny).unwrap();
     let tools = f.app.list_tools(Some("everything")).unwrap();

@@ -420,7 +420,11 @@ export interface ToolInfo {
   stats: ToolStats | null;
   /** The tool's icon, per theme. */
   icons: IconView[];
+  /** What the server says the tool does (its annotations), only where it says so: hints, not guarantees. */
+  hints: ToolHint[];
 }
+
+export type ToolHint = "read_only" | "destructive" | "additive" | "idempotent" | "open_world";
 
 export interface DoctorCheck {
   name: string;

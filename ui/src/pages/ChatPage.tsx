@@ -10,7 +10,7 @@ import { Dialog } from "../components/common/Dialog";
 import { ChatStores, useConversation, type ConversationStore, type Draft } from "../lib/chatStore";
 import { useI18n } from "../lib/i18n";
 import { defaultModel } from "../lib/models";
-import { ToolIcons, toolIconMap } from "../lib/toolIcons";
+import { ToolCatalogue, toolMap } from "../lib/toolCatalogue";
 import type { SettingsSection } from "./SettingsPage";
 import {
   ipc as defaultIpc,
@@ -477,10 +477,10 @@ export function ChatPage({
 
   const onError = useCallback((e: IpcError) => setError(e), []);
   const request = requests[0];
-  const toolIcons = useMemo(() => toolIconMap(tools), [tools]);
+  const catalogue = useMemo(() => toolMap(tools), [tools]);
 
   return (
-    <ToolIcons.Provider value={toolIcons}>
+    <ToolCatalogue.Provider value={catalogue}>
       <section className="page chat-page" id="page-chat">
         <h1 className="sr-only">{t("chat.title")}</h1>
         <Sidebar
@@ -553,6 +553,6 @@ export function ChatPage({
           />
         )}
       </section>
-    </ToolIcons.Provider>
+    </ToolCatalogue.Provider>
   );
 }

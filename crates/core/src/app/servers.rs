@@ -298,6 +298,7 @@ impl App {
                 out.push(ToolInfo {
                     server: config.name.clone(),
                     icons: self.icon_views(&place, tool.icons.as_deref()),
+                    hints: super::views::tool_hints(tool.annotations.as_ref()),
                     enabled: !config.disabled_tools.contains(&name),
                     approval: policy.decide(&config.name, &tool, &ConversationGrants::default()).mode(),
                     schema_tokens: budget::count_tools(std::slice::from_ref(&spec), counter),

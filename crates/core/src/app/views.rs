@@ -507,6 +507,32 @@ pub struct ToolInfo {
     pub stats: Option<CallStats>,
     /// The tool's icon, per theme.
     pub icons: Vec<IconView>,
+    /// What the server says the tool does (its annotations), only where it
+    /// says so: `read_only`, `destructive` or `additive`, `idempotent`,
+    /// `open_world`. Hints from the server, not guarantees.
+    pub hints: Vec<&'static str>,
+}
+
+/// The hints a tool's annotations give, as [`ToolInfo::hints`] lists them.
+pub(crate) fn tool_hints(annotations: Option<&rmcp::model::ToolAnnotations>) -> Vec<&'static str> {
+    let Some(a) = annotations else { return Vec::new() };
+    let mut hints = Vec::new();
+    if a.read_only_hint == Some(true) {
+        hints.push("read_only");
+    } else {
+        match a.destructive_hint {
+            Some(true) => hints.push("destructive"),
+            Some(false) => hints.push("additive"),
+            None => {}
+        }
+        if a.idempotent_hint == Some(true) {
+            hints.push("idempotent");
+        }
+    }
+    if a.open_world_hint == Some(true) {
+        hints.push("open_world");
+    }
+    hints
 }
 
 /// One check of the launch doctor.

@@ -1,13 +1,30 @@
-// Asks the user whether a tool call may run, showing its arguments in full.
+// Asks the user whether a tool call may run, showing its arguments in full,
+// and what the tool is for and what the server says it does.
 import { useI18n } from "../../lib/i18n";
-import type { ApprovalDecision, ToolTrace } from "../../lib/ipc";
+import type { ApprovalDecision, ToolInfo, ToolTrace } from "../../lib/ipc";
+import { ToolHints } from "../common/ToolHints";
 import { pretty } from "./ToolResultView";
 
-export function ApprovalCard({ trace, onDecide }: { trace: ToolTrace; onDecide: (d: ApprovalDecision) => void }) {
+export function ApprovalCard({
+  trace,
+  tool,
+  onDecide,
+}: {
+  trace: ToolTrace;
+  /** The tool, when the chat page knows it. */
+  tool?: ToolInfo;
+  onDecide: (d: ApprovalDecision) => void;
+}) {
   const { t } = useI18n();
   return (
     <div className="approval-card" role="group" aria-label={t("approval.title")} data-testid="approval-card">
       <p>{t("approval.question", { server: trace.server, tool: trace.tool })}</p>
+      {tool && tool.description !== "" && <p className="muted small">{tool.description}</p>}
+      {tool && tool.hints.length > 0 && (
+        <p className="small" data-testid="approval-hints">
+          {t("hint.says", { server: trace.server })} <ToolHints hints={tool.hints} />
+        </p>
+      )}
       <pre className="json" data-testid="approval-args">
         {pretty(trace.arguments)}
       </pre>

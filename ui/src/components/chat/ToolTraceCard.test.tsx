@@ -1,6 +1,6 @@
 import { cleanup, fireEvent, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ToolIcons, toolIconMap } from "../../lib/toolIcons";
+import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
 import { renderIn, toolInfo, trace } from "../../test/render";
 import { ToolTraceCard, ToolTraceGroup, formatDuration } from "./ToolTraceCard";
 
@@ -9,12 +9,12 @@ afterEach(cleanup);
 describe("ToolTraceCard", () => {
   it("shows the icon of the tool it called, from the chat page's tools", () => {
     const png = "data:image/png;base64,iVBORw0KGgo=";
-    const icons = toolIconMap([toolInfo("fs", "read", { icons: [{ src: png, theme: null }] }), toolInfo("fs", "write")]);
+    const icons = toolMap([toolInfo("fs", "read", { icons: [{ src: png, theme: null }] }), toolInfo("fs", "write")]);
     const { container } = renderIn(
-      <ToolIcons.Provider value={icons}>
+      <ToolCatalogue.Provider value={icons}>
         <ToolTraceCard trace={trace({ server: "fs", tool: "read" })} />
         <ToolTraceCard trace={trace({ server: "fs", tool: "write" })} />
-      </ToolIcons.Provider>,
+      </ToolCatalogue.Provider>,
     );
     const [read, write] = container.querySelectorAll("[data-testid=trace-card]");
     expect(read!.querySelector("img.mcp-icon")?.getAttribute("src")).toBe(png);
@@ -94,6 +94,19 @@ describe("ToolTraceCard", () => {
       ["c1", "deny"],
       ["c1", "allow_once"],
     ]);
+  });
+
+  it("says in the approval what the tool is for and what its server says it does", () => {
+    const tools = toolMap([toolInfo("files", "read_file", { description: "Deletes old files", hints: ["destructive", "idempotent"] })]);
+    renderIn(
+      <ToolCatalogue.Provider value={tools}>
+        <ToolTraceCard trace={trace({ status: "pending_approval" })} onDecide={vi.fn()} />
+      </ToolCatalogue.Provider>,
+    );
+    const card = screen.getByTestId("approval-card");
+    expect(card.textContent).toContain("Deletes old files");
+    expect(within(card).getByTestId("approval-hints").textContent).toBe("files says this tool: may delete or overwritesafe to repeat");
+    expect(card.querySelector(".hint-destructive")).toBeTruthy();
   });
 
   it("shows cancelled and denied states", () => {

@@ -3,7 +3,7 @@
 import { useContext } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
 import type { ApprovalDecision, ToolTrace } from "../../lib/ipc";
-import { iconsOf, ToolIcons } from "../../lib/toolIcons";
+import { ToolCatalogue, toolOf } from "../../lib/toolCatalogue";
 import { McpIcons } from "../common/McpIcons";
 import { ApprovalCard } from "./ApprovalCard";
 import { pretty, ToolResultView } from "./ToolResultView";
@@ -29,7 +29,7 @@ export interface ToolTraceCardProps {
 
 export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps) {
   const { t } = useI18n();
-  const icons = useContext(ToolIcons);
+  const info = toolOf(useContext(ToolCatalogue), trace.server, trace.tool);
   const p = trace.progress;
   const pct = p && p.total ? Math.min(100, Math.round((p.progress / p.total) * 100)) : null;
   return (
@@ -41,7 +41,7 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
     >
       <header className="trace-head">
         <span className="trace-name">
-          <McpIcons icons={iconsOf(icons, trace.server, trace.tool)} /> <span className="muted">{trace.server}</span> · <strong>{trace.tool}</strong>
+          <McpIcons icons={info?.icons ?? []} /> <span className="muted">{trace.server}</span> · <strong>{trace.tool}</strong>
         </span>
         <span className="trace-status" data-testid="trace-status">
           {trace.status === "running" && <span className="spinner" aria-hidden="true" />}
@@ -73,7 +73,7 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
         </div>
       )}
       {trace.status === "pending_approval" && onDecide ? (
-        <ApprovalCard trace={trace} onDecide={(d) => onDecide(trace.call_id, d)} />
+        <ApprovalCard trace={trace} tool={info} onDecide={(d) => onDecide(trace.call_id, d)} />
       ) : (
         <details className="trace-args">
           <summary>{t("trace.arguments")}</summary>

@@ -28,6 +28,7 @@ const tool: ToolInfo = {
   schema_tokens: 64,
   stats: { calls: 12, success_rate: 0.75, median_ms: 40 },
   icons: [],
+  hints: ["read_only", "open_world"],
 };
 
 const presets: ServerPreset[] = [
@@ -297,6 +298,10 @@ describe("ServersSettings", () => {
     renderIn(<ServersSettings ipc={f.ipc} />);
     fireEvent.click(await screen.findByRole("button", { name: "files" }));
     expect((await screen.findByTestId("tool-stats")).textContent).toBe("12 calls · 75% ok · median 40 ms");
+    expect([...screen.getByTestId("tools-table").querySelectorAll("[data-hint]")].map((h) => h.textContent)).toEqual([
+      "only reads",
+      "reaches outside (the web, other systems)",
+    ]);
     fireEvent.change(screen.getByLabelText("Approval for read_file"), { target: { value: "allow" } });
     await waitFor(() => expect(f.ipc.setToolApproval).toHaveBeenCalledWith("files", "read_file", "allow"));
     fireEvent.click(screen.getByRole("button", { name: "Test" }));

@@ -39,6 +39,7 @@ import { ServerContent, type ContentIpc } from "./ServerContent";
 import { ServerEditor } from "./ServerEditor";
 import { useLoad } from "./useLoad";
 import { McpIcons } from "../common/McpIcons";
+import { ToolHints } from "../common/ToolHints";
 
 export type ServersIpc = Pick<
   Ipc,
@@ -214,7 +215,7 @@ function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
                 />
               </td>
               <td>
-                <McpIcons icons={tool.icons} /> <strong>{tool.name}</strong>
+                <McpIcons icons={tool.icons} /> <strong>{tool.name}</strong> <ToolHints hints={tool.hints} />
                 <div className="muted small">{tool.description}</div>
               </td>
               <td>

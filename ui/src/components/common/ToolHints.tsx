@@ -1,0 +1,17 @@
+// What a server says a tool does (its annotations), as small badges; a
+// destructive one stands out. Hints from the server, not guarantees.
+import { useI18n } from "../../lib/i18n";
+import type { ToolHint } from "../../lib/ipc";
+
+export function ToolHints({ hints }: { hints: ToolHint[] }) {
+  const { t } = useI18n();
+  return (
+    <>
+      {hints.map((h) => (
+        <span key={h} className={`badge hint hint-${h}`} data-hint={h}>
+          {t(`hint.${h}`)}
+        </span>
+      ))}
+    </>
+  );
+}
