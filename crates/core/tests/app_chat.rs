@@ -214,7 +214,13 @@ async fn a_tool_call_waits_for_approval_runs_and_is_kept_with_its_trace() {
     let trace = f.app.get_trace("call_1").unwrap();
     assert_eq!(trace.request["method"], "tools/call");
     assert_eq!(trace.request["params"]["arguments"], json!({"message": "hi there"}));
-    assert!(trace.response.unwrap()["result"]["content"].to_string().contains("hi there"));
+    // With the id and progress token it went out with (the lane's `pb-N`), which the answer carries.
+    let wire = &trace.request["id"];
+    assert!(wire.as_str().is_some_and(|id| id.starts_with("pb-")), "{}", trace.request);
+    assert_eq!(&trace.request["params"]["_meta"]["progressToken"], wire);
+    let response = trace.response.unwrap();
+    assert_eq!(&response["id"], wire);
+    assert!(response["result"]["content"].to_string().contains("hi there"));
     assert_eq!(f.app.get_trace("nope").unwrap_err().kind(), ErrorKind::NotFound);
 
     // Reloaded as the chat view does after the turn (and after a restart).

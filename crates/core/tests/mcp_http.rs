@@ -53,7 +53,7 @@ async fn everything_over_streamable_http_with_progress_and_recovery_after_a_serv
             "remote",
             "trigger-long-running-operation",
             json!({"duration": 1, "steps": 2}).as_object().cloned(),
-            CallOptions { timeout: None, events: Some(tx) },
+            CallOptions { timeout: None, events: Some(tx), ..CallOptions::default() },
             CancellationToken::new(),
         )
         .await

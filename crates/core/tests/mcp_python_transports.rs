@@ -93,7 +93,7 @@ async fn a_python_server_works_over_stdio_sse_and_stateful_and_stateless_http() 
         assert_eq!(text(&sum), "5", "{mode}");
 
         let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-        let options = CallOptions { timeout: None, events: Some(tx) };
+        let options = CallOptions { timeout: None, events: Some(tx), ..CallOptions::default() };
         let counted =
             registry.call_tool(mode, "count", json!({"n": 3}).as_object().cloned(), options, ct()).await.unwrap();
         assert_eq!(text(&counted), "counted to 3", "{mode}");

@@ -55,7 +55,7 @@ async fn everything_over_stdio_serves_tools_resources_and_prompts() {
 
     // Progress reaches the call, and resets its timeout: 3 s of work under a 2 s timeout.
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-    let options = CallOptions { timeout: Some(Duration::from_secs(2)), events: Some(tx) };
+    let options = CallOptions { timeout: Some(Duration::from_secs(2)), events: Some(tx), ..CallOptions::default() };
     let long = registry
         .call_tool(
             "everything",
@@ -116,7 +116,7 @@ async fn logs_reach_the_call_and_the_event_stream_and_cancel_is_sent() {
     // and above by default, which would filter out a debug line: ask for all.
     registry.set_log_level("everything", LogLevel::Debug, CancellationToken::new()).await.unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-    let options = CallOptions { timeout: None, events: Some(tx) };
+    let options = CallOptions { timeout: None, events: Some(tx), ..CallOptions::default() };
     registry
         .call_tool("everything", "toggle-simulated-logging", None, options, CancellationToken::new())
         .await

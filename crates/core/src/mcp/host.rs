@@ -108,7 +108,7 @@ impl ToolHost for RegistryTools {
                 }
             }
         });
-        let options = CallOptions { timeout: None, events: Some(tx) };
+        let options = CallOptions { timeout: None, events: Some(tx), ..CallOptions::default() };
         let TracedCall { result, trace } = traced_call(
             &self.registry,
             &call.call_id,

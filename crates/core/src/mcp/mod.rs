@@ -62,7 +62,9 @@ pub use connect::TransportKind;
 pub use host::RegistryTools;
 pub use in_process::{InProcessServer, serve_on};
 pub use launch::{LaunchReport, LoginEnv};
-pub use registry::{CallOptions, LogLevel, McpEvent, McpRegistry, RegistryOptions, ServerSnapshot, ServerStatus};
+pub use registry::{
+    CallOptions, LogLevel, McpEvent, McpRegistry, RegistryOptions, ServerSnapshot, ServerStatus, WireIds,
+};
 pub use requests::{
     DenyAll, ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, McpRoot, Refusal, SamplingMessage,
     SamplingReply, SamplingRequest, SamplingRole, ServerRequests, sample_with,

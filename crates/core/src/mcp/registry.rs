@@ -24,7 +24,7 @@
 //! does not time out the call that caused it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -174,6 +174,16 @@ pub struct CallOptions {
     pub timeout: Option<Duration>,
     /// Receives this call's progress and log messages (dropped when full).
     pub events: Option<mpsc::Sender<CallEvent>>,
+    /// Filled with the id and progress token the request went out with, as
+    /// the server saw them (for the trace inspector).
+    pub sent_as: Option<Arc<OnceLock<WireIds>>>,
+}
+
+/// The JSON-RPC id and progress token a request went out with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireIds {
+    pub id: RequestId,
+    pub progress_token: ProgressToken,
 }
 
 /// The live side of a ready server.
@@ -664,7 +674,7 @@ impl McpRegistry {
             params.context = Some(CompletionContext::with_arguments(context));
         }
         let request = ClientRequest::CompleteRequest(CompleteRequest::new(params));
-        let options = CallOptions { timeout: Some(Duration::from_secs(10)), events: None };
+        let options = CallOptions { timeout: Some(Duration::from_secs(10)), ..CallOptions::default() };
         match self.request(server, request, options, ct).await? {
             ServerResult::CompleteResult(mut result) => {
                 let more = result.completion.values.len() > CompletionInfo::MAX_VALUES;
@@ -764,6 +774,9 @@ impl McpRegistry {
         }
         .map_err(|e| McpError::from_service(server, e))?;
         let (token, id) = sent.ids();
+        if let Some(cell) = &options.sent_as {
+            let _ = cell.set(WireIds { id: id.clone(), progress_token: token.clone() });
+        }
         let route = live.routes.register(token, id.clone(), options.events);
         let mut cancel = CancelOnDrop { peer: Some(live.peer.clone()), id, reason: CANCELLED };
         let deadline = Deadline { timeout, progress: route.progress.clone(), hooks: live.routes.hooks_pending() };

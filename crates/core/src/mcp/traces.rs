@@ -8,6 +8,7 @@
 //! their conversation, direct calls ("test a tool") without one.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use rmcp::model::{CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject};
@@ -17,7 +18,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::content::{BoundedJson, ResultLimits};
-use super::{CallOptions, McpError, McpRegistry};
+use super::{CallOptions, McpError, McpRegistry, WireIds};
 use crate::conversations::ConversationId;
 use crate::store::{Store, StoreError};
 
@@ -145,8 +146,9 @@ pub struct TracedCall {
     pub trace: StoredTrace,
 }
 
-/// Calls a tool and captures the exchange as JSON-RPC: the request as rmcp
-/// sends it, the result or the error as the response.
+/// Calls a tool and captures the exchange as JSON-RPC: the request as it went
+/// out (its id and progress token as the server saw them), the result or the
+/// error as the response.
 #[allow(clippy::too_many_arguments)]
 pub async fn traced_call(
     registry: &McpRegistry,
@@ -165,21 +167,34 @@ pub async fn traced_call(
     }
     let mut request = serde_json::to_value(ClientRequest::CallToolRequest(CallToolRequest::new(params)))
         .unwrap_or_else(|e| json!({"error": e.to_string()}));
-    if let Value::Object(map) = &mut request {
-        map.insert("jsonrpc".into(), json!("2.0"));
-        map.insert("id".into(), json!(call_id));
-    }
     let started_at = crate::conversations::now_ms();
     let started = Instant::now();
+    let sent_as = Arc::new(OnceLock::new());
+    let options = CallOptions { sent_as: Some(sent_as.clone()), ..options };
     let result = registry.call_tool(server, tool, arguments, options, cancel).await;
     let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+    // The id and progress token the request went out with; the call's own id
+    // when it never went out (the server was not ready).
+    let id = match sent_as.get() {
+        Some(WireIds { id, progress_token }) => {
+            if let Some(params) = request.get_mut("params").and_then(Value::as_object_mut) {
+                params.insert("_meta".into(), json!({"progressToken": progress_token}));
+            }
+            json!(id)
+        }
+        None => json!(call_id),
+    };
+    if let Value::Object(map) = &mut request {
+        map.insert("jsonrpc".into(), json!("2.0"));
+        map.insert("id".into(), id.clone());
+    }
     let (response, is_error) = match &result {
-        Ok(r) => (json!({"jsonrpc": "2.0", "id": call_id, "result": r}), r.is_error == Some(true)),
+        Ok(r) => (json!({"jsonrpc": "2.0", "id": id, "result": r}), r.is_error == Some(true)),
         Err(McpError::Server { code, message, data, .. }) => {
-            (json!({"jsonrpc": "2.0", "id": call_id, "error": {"code": code, "message": message, "data": data}}), true)
+            (json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message, "data": data}}), true)
         }
         // No answer arrived (timeout, cancellation, a closed connection): what happened instead.
-        Err(e) => (json!({"jsonrpc": "2.0", "id": call_id, "error": {"message": e.to_string()}}), true),
+        Err(e) => (json!({"jsonrpc": "2.0", "id": id, "error": {"message": e.to_string()}}), true),
     };
     let trace = StoredTrace {
         call_id: call_id.to_owned(),
