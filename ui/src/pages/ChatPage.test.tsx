@@ -208,7 +208,9 @@ describe("ChatPage", () => {
   it("welcomes a user with a provider with a new chat and the tools the model can use", async () => {
     const f = fakeIpc();
     f.ipc.listProviders = vi.fn(() => Promise.resolve([providerView("deepseek")]));
-    f.ipc.listTools = vi.fn(() => Promise.resolve([toolInfo("fs", "read"), toolInfo("fs", "write"), toolInfo("time", "now")]));
+    f.ipc.listTools = vi.fn(() =>
+      Promise.resolve([toolInfo("fs", "read"), toolInfo("fs", "write"), toolInfo("time", "now"), toolInfo("web", "fetch", { enabled: false })]),
+    );
     renderIn(<ChatPage ipc={f.ipc} onOpenSettings={vi.fn()} />);
     await waitFor(() => expect(screen.getByTestId("welcome-tools").textContent).toBe("MCP tools the model can use: 3 (servers: 2)."));
     expect(screen.queryByRole("button", { name: "Add a provider" })).toBeNull();

@@ -350,7 +350,9 @@ function Welcome({
   onOpenSettings?: (section: SettingsSection) => void;
 }) {
   const { t } = useI18n();
-  const servers = new Set(tools.map((tool) => tool.server)).size;
+  // The tools a new chat offers: switched-off ones are not the model's.
+  const offered = tools.filter((tool) => tool.enabled);
+  const servers = new Set(offered.map((tool) => tool.server)).size;
   return (
     <div className="welcome" data-testid="welcome">
       <h2>{t("welcome.title")}</h2>
@@ -372,7 +374,7 @@ function Welcome({
         </>
       )}
       <p className="muted" data-testid="welcome-tools">
-        {tools.length === 0 ? t("welcome.noTools") : t("welcome.tools", { tools: tools.length, servers })}
+        {offered.length === 0 ? t("welcome.noTools") : t("welcome.tools", { tools: offered.length, servers })}
       </p>
       {onOpenSettings && (
         <button type="button" className="link" data-testid="welcome-servers" onClick={() => onOpenSettings("servers")}>

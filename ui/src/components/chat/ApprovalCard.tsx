@@ -28,6 +28,11 @@ export function ApprovalCard({
       <pre className="json" data-testid="approval-args">
         {pretty(trace.arguments)}
       </pre>
+      {tool?.hints.includes("destructive") && (
+        <p className="warning-text small" data-testid="approval-destructive">
+          {t("approval.destructive")}
+        </p>
+      )}
       <div className="row">
         <button type="button" className="primary" data-testid="approve-once" onClick={() => onDecide("allow_once")}>
           {t("approval.once")}

@@ -107,6 +107,7 @@ describe("ToolTraceCard", () => {
     expect(card.textContent).toContain("Deletes old files");
     expect(within(card).getByTestId("approval-hints").textContent).toBe("files says this tool: may delete or overwritesafe to repeat");
     expect(card.querySelector(".hint-destructive")).toBeTruthy();
+    expect(within(card).getByTestId("approval-destructive").textContent).toContain("without asking you");
   });
 
   it("shows cancelled and denied states", () => {
