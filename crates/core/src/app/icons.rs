@@ -25,19 +25,19 @@ pub(crate) enum Fetched {
     Failed,
 }
 
-/// Where a server runs, which decides where its icons may come from: `None`
-/// for a local or built-in server, else its URL (`None` inside when it does not parse).
+/// A server, and where it runs, which decides where its icons may come from.
 pub(crate) struct IconPlace {
     server: String,
-    remote: Option<Option<Url>>,
+    /// Its URL for a remote server (`Err` when the URL does not parse); `None` for a local one.
+    remote: Option<Result<Url, url::ParseError>>,
 }
 
 impl IconPlace {
     fn origin(&self) -> Origin<'_> {
         match &self.remote {
             None => Origin::Local,
-            Some(Some(url)) => Origin::Remote(url),
-            Some(None) => Origin::Unknown,
+            Some(Ok(url)) => Origin::Remote(url),
+            Some(Err(_)) => Origin::Unknown,
         }
     }
 }
@@ -48,7 +48,7 @@ impl App {
         let remote = match &config.transport {
             TransportConfig::StreamableHttp { url, .. }
             | TransportConfig::Sse { url, .. }
-            | TransportConfig::Auto { url, .. } => Some(Url::parse(url).ok()),
+            | TransportConfig::Auto { url, .. } => Some(Url::parse(url)),
             _ => None,
         };
         IconPlace { server: config.name.clone(), remote }
@@ -93,11 +93,7 @@ impl App {
         let server = server.to_owned();
         let key = url.clone();
         let task = async move {
-            let result = match icons::client() {
-                Ok(client) => icons::fetch(&client, &url, &app.inner.shutdown).await,
-                Err(e) => Err(e),
-            };
-            let state = match result {
+            let state = match icons::fetch(&url, &app.inner.shutdown).await {
                 Ok(src) => Fetched::Ready(src),
                 Err(e) => {
                     tracing::warn!(server, error = %e, "an icon is not shown");

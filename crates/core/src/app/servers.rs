@@ -806,3 +806,32 @@ fn doctor_view(name: &str, report: Option<&LaunchReport>, status: Option<&Server
     }
     DoctorReport { server: name.to_owned(), checks }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The window shows the doctor's hints from its catalogues (translated);
+    /// the English catalogue must say what the core says.
+    #[test]
+    fn the_windows_english_doctor_hints_are_the_cores() {
+        let catalogue: serde_json::Value =
+            serde_json::from_str(include_str!("../../../../ui/src/locales/en.json")).expect("en.json");
+        let report = LaunchReport {
+            server: "s".into(),
+            command: "nowhere".into(),
+            stderr_tail: vec!["boom".into()],
+            error: Some("exited".into()),
+            ..LaunchReport::default()
+        };
+        let status =
+            ServerStatusView { server: "s".into(), state: "failed", tool_count: 0, error: Some("exited".into()) };
+        let checks = doctor_view("s", Some(&report), Some(&status)).checks;
+        let hinted: Vec<_> = checks.iter().filter(|c| c.hint.is_some()).collect();
+        assert_eq!(hinted.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["status", "command", "stderr"]);
+        for check in hinted {
+            let key = format!("doctor.hint.{}", check.name);
+            assert_eq!(catalogue[&key].as_str(), check.hint.as_deref(), "{key}");
+        }
+    }
+}

@@ -131,20 +131,18 @@ fn inline(src: &str) -> bool {
     }
 }
 
-/// A client for icons: the chosen proxy, no redirects, no cookies, [`FETCH_TIMEOUT`].
-pub fn client() -> Result<reqwest::Client, McpError> {
-    crate::net::client_builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(FETCH_TIMEOUT)
-        .build()
-        .map_err(|e| McpError::Icon { url: String::new(), reason: e.to_string() })
-}
-
 /// Fetches an icon as a `data:` URL: an image of a type the window draws, of
-/// at most [`MAX_ICON_BYTES`], answered with 200 (a redirect is refused).
-pub async fn fetch(client: &reqwest::Client, url: &Url, cancel: &CancellationToken) -> Result<String, McpError> {
+/// at most [`MAX_ICON_BYTES`], answered with 200. The request goes through the
+/// chosen proxy with no cookies, follows no redirect and gives up after
+/// [`FETCH_TIMEOUT`].
+pub async fn fetch(url: &Url, cancel: &CancellationToken) -> Result<String, McpError> {
     let fail = |reason: String| McpError::Icon { url: url.to_string(), reason };
     let work = async {
+        let client = crate::net::client_builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(FETCH_TIMEOUT)
+            .build()
+            .map_err(|e| fail(e.to_string()))?;
         let response = client.get(url.clone()).send().await.map_err(|e| fail(e.to_string()))?;
         let status = response.status();
         if status != reqwest::StatusCode::OK {
