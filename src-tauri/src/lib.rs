@@ -100,7 +100,9 @@ pub fn run() {
         .plugin(instance::single_instance(&context.config().identifier, requested_dir.as_ref()))
         .plugin(instance::window_state(data_dir.as_ref()))
         .plugin(tauri_plugin_dialog::init())
-        .plugin(tauri_plugin_opener::init())
+        // Links are opened by `open_link`, which checks them; the plugin's own
+        // click handler would need the window to call the plugin directly.
+        .plugin(tauri_plugin_opener::Builder::new().open_js_links_on_click(false).build())
         .plugin(tauri_plugin_clipboard_manager::init())
         .on_window_event(instance::save_geometry_when_settled)
         .on_page_load(startup::on_page_load)
@@ -159,6 +161,7 @@ pub fn run() {
             commands::servers::set_server_log_level,
             commands::servers::export_server,
             commands::settings::write_clipboard,
+            commands::settings::open_link,
             commands::servers::server_doctor,
             commands::servers::list_tools,
             commands::servers::set_tool_enabled,

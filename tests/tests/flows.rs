@@ -8,7 +8,9 @@
 //! bundle the app was opened with, then update it from a second launch; find
 //! servers in an MCP Registry and add one, and install another's bundle; fill
 //! in a prompt and a resource template with the server's suggestions; answer
-//! a server's form with titled choices.
+//! a server's form with titled choices; see who a server says it is, and open
+//! its website and an answer's link in the (recording) browser, and read a
+//! resource a tool's result links to.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -697,6 +699,132 @@ fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -
             ensure!(result.contains(sent), "the server did not get {sent}: {result}");
         }
         s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("Thanks for the details."))?;
+        Ok(())
+    })
+}
+
+/// A stand-in for the user's browser: an `xdg-open` first on the app's PATH
+/// that writes down what it was asked to open. Returns the app's environment
+/// and the file it writes to.
+fn recording_browser(dir: &Path) -> Result<(Vec<(String, String)>, std::path::PathBuf)> {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin)?;
+    let opened = dir.join("opened.txt");
+    let script = bin.join("xdg-open");
+    std::fs::write(&script, format!("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n", opened.display()))?;
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH")?);
+    Ok((vec![("PATH".to_owned(), path)], opened))
+}
+
+/// The links the recording browser was asked to open, once `want` of them have come.
+fn opened_links(file: &Path, want: usize) -> Result<Vec<String>> {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let links: Vec<String> = std::fs::read_to_string(file).unwrap_or_default().lines().map(str::to_owned).collect();
+        if links.len() >= want || std::time::Instant::now() > deadline {
+            return Ok(links);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_server_says_who_it_is_and_links_open_in_the_browser_never_in_the_window() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let linker = ToolNames::build([("notes", "link_today")]).model_name("notes", "link_today").unwrap().to_owned();
+    let answer = "See [the guide](https://example.com/guide?page=2), [this file](file:///etc/hostname) \
+                  or [the chat room](xmpp:help@example.com).";
+    let model = runtime.block_on(ScriptedServer::start(
+        Format::OpenAi,
+        vec![
+            openai::text_reply(&[answer]),
+            openai::text_reply(&["Links"]),
+            openai::tool_calls_reply(&[("call_link", &linker, &["{}"])]),
+            openai::text_reply(&["Your notes are linked above."]),
+        ],
+    ))?;
+    let tmp = tempfile::tempdir()?;
+    let script = tmp.path().join("notes_server.py");
+    std::fs::write(
+        &script,
+        r#"from mcp.server import MCPServer
+from mcp.types import ResourceLink
+
+mcp = MCPServer("notes-e2e", title="Notes", version="3.1.4", description="Keeps your notes.",
+                website_url="https://notes.example.com/about")
+
+@mcp.tool(title="Add a note")
+def add_note(text: str) -> str:
+    """Adds a note."""
+    return "added"
+
+@mcp.resource("notes://today", name="today", mime_type="text/plain")
+def today() -> str:
+    return "Buy milk at noon."
+
+@mcp.tool()
+def link_today() -> list[ResourceLink]:
+    """Links today's notes."""
+    return [ResourceLink(type="resource_link", uri="notes://today", name="Today's notes", mimeType="text/plain")]
+
+mcp.run()
+"#,
+    )?;
+    let data_dir = tmp.path().join("data");
+    let config = ConfigStore::new(Store::open(&DataDir::new(&data_dir))?);
+    config.save_provider(&ProviderProfile::openai_compatible(
+        "scripted",
+        format!("{}/v1", model.url()),
+        "scripted-model",
+    ))?;
+    let notes = McpServerConfig::stdio("notes", peers::python().to_str().unwrap(), &[script.to_str().unwrap()]);
+    config.replace_servers(&[notes])?;
+    let (env, opened) = recording_browser(tmp.path())?;
+    let app = App::start(
+        "a_server_says_who_it_is_and_links_open_in_the_browser_never_in_the_window",
+        AppOptions { data_dir: Some(data_dir), env, ..Default::default() },
+    )?;
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
+        s.wait_for(&ready_dot("notes"), SERVER_WAIT)?;
+        s.click(&s.wait_for("[data-testid=server-row][data-server=notes] button", WAIT)?)?;
+        let about = s.wait_for_text("[data-testid=server-about]", WAIT, |t| t.contains("Notes"))?;
+        for said in ["notes-e2e", "version 3.1.4", "Keeps your notes.", "over stdio", "process "] {
+            ensure!(about.contains(said), "{said:?} is not in {about:?}");
+        }
+        s.wait_for_text("[data-testid=tools-table]", WAIT, |t| t.contains("Add a note") && t.contains("add_note"))?;
+        s.click(&s.find("[data-testid=server-website]")?)?;
+        ensure!(opened_links(&opened, 1)? == ["https://notes.example.com/about"], "the website went elsewhere");
+
+        s.click(&s.find("#nav-chat")?)?;
+        s.click(&s.wait_for("#new-conversation", WAIT)?)?;
+        send(s, "Where do I read more?")?;
+        s.click(&s.wait_for("[data-testid=message-assistant] a[href^='https://example.com']", WAIT)?)?;
+        let links = opened_links(&opened, 2)?;
+        ensure!(links.last().map(String::as_str) == Some("https://example.com/guide?page=2"), "{links:?}");
+        // A link to a file on this computer is its text only; one the browser
+        // may not get is refused, and says why.
+        let file = s.find("[data-testid=message-assistant] [data-testid=unopened-link]")?;
+        ensure!(s.text(&file)? == "this file", "the file link is {:?}", s.text(&file)?);
+        s.click(&file)?;
+        s.click(&s.find("[data-testid=message-assistant] a[href^='xmpp:']")?)?;
+        let banner = s.wait_for_text("[data-testid=link-error]", WAIT, |t| t.contains("xmpp:"))?;
+        ensure!(banner.contains("only http, https and mailto links are opened"), "{banner}");
+        ensure!(opened_links(&opened, 3)?.len() == 2, "another link was handed on");
+        // The window stayed where it was throughout.
+        let here = s.execute("return location.href", json!([]))?;
+        ensure!(here.as_str().is_some_and(|h| !h.contains("example.com")), "the window went to {here}");
+        s.click(&s.find("[data-testid=link-error] button")?)?;
+
+        // A resource a tool's result links to is read from its server, in the card.
+        send(s, "Link today's notes")?;
+        s.click(&s.wait_for("[data-testid=approve-once]", WAIT)?)?;
+        s.click(&s.wait_for("[data-testid=trace-card][data-status=done] [data-testid=resource-link] button", WAIT)?)?;
+        let shown = s.wait_for_text("[data-testid=resource-preview]", WAIT, |t| t.contains("Buy milk"))?;
+        ensure!(shown.contains("notes://today"), "{shown}");
+        ensure!(opened_links(&opened, 3)?.len() == 2, "the resource went to the browser");
         Ok(())
     })
 }

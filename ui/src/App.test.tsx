@@ -135,3 +135,27 @@ describe("Settings tabs", () => {
     expect(screen.getByRole("tab", { name: "General" }).getAttribute("aria-selected")).toBe("true");
   });
 });
+
+describe("Links", () => {
+  it("go to the backend to open in the browser; one it refuses says why over the page until dismissed", async () => {
+    renderApp({ list_providers: [], list_tools: [], list_conversations: [], take_opened_bundle: null });
+    invoke.mockImplementation((command: string, args?: unknown) => {
+      if (command !== "open_link") return new Promise(() => {});
+      const url = (args as { url: string }).url;
+      return url.startsWith("https:") ? Promise.resolve(null) : Promise.reject({ kind: "invalid_input", message: `the link "${url}" is not opened` });
+    });
+    const page = document.createElement("p");
+    page.innerHTML = '<a href="https://example.com/a" target="_blank">web</a> <a href="xmpp:x@example.com" target="_blank">chat</a>';
+    document.body.append(page);
+    const web = new MouseEvent("click", { bubbles: true, cancelable: true, button: 0 });
+    page.querySelector("a")!.dispatchEvent(web);
+    expect(web.defaultPrevented).toBe(true);
+    expect(invoke).toHaveBeenCalledWith("open_link", { url: "https://example.com/a" });
+    expect(screen.queryByTestId("link-error")).toBeNull();
+    fireEvent.click(page.querySelectorAll("a")[1]!);
+    expect((await screen.findByTestId("link-error")).textContent).toContain('the link "xmpp:x@example.com" is not opened');
+    fireEvent.click(screen.getByRole("button", { name: "Dismiss" }));
+    expect(screen.queryByTestId("link-error")).toBeNull();
+    page.remove();
+  });
+});

@@ -1,7 +1,8 @@
 import { lazy, Suspense, useEffect, useState } from "react";
 import { ChatStores } from "./lib/chatStore";
 import { useI18n, type MessageKey } from "./lib/i18n";
-import { ipc } from "./lib/ipc";
+import { ipc, toIpcError, type IpcError } from "./lib/ipc";
+import { openLinksWith } from "./lib/links";
 import { ChatPage } from "./pages/ChatPage";
 import type { SettingsSection } from "./pages/SettingsPage";
 
@@ -25,6 +26,9 @@ export function App() {
   const [stores] = useState(() => new ChatStores());
   // A bundle file Patchbay was opened with goes to its installer on the servers page.
   const [bundle, setBundle] = useState<string | null>(null);
+  // Links open in the user's browser; why one did not, until dismissed.
+  const [linkError, setLinkError] = useState<IpcError | null>(null);
+  useEffect(() => openLinksWith(window, ipc.openLink, (e) => setLinkError(toIpcError(e))), []);
   useEffect(() => {
     const take = () =>
       void ipc.takeOpenedBundle().then(
@@ -76,6 +80,15 @@ export function App() {
           </Suspense>
         )}
       </main>
+      {linkError && (
+        // Over the page, not above it: the page keeps its place and its composer.
+        <div className="toast" role="alert" data-testid="link-error">
+          <span>{linkError.message}</span>
+          <button type="button" className="link" onClick={() => setLinkError(null)}>
+            {t("common.dismiss")}
+          </button>
+        </div>
+      )}
     </div>
   );
 }

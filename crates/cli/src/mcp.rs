@@ -3,7 +3,7 @@
 //! servers it lists (`add.rs`).
 //!
 //! `status`, `tools`, `call`, `prompts`, `prompt`, `resources`, `read`,
-//! `complete` and `doctor` start the servers they need through the
+//! `complete`, `info` and `doctor` start the servers they need through the
 //! same registry the app uses, and stop them before exiting. The servers see
 //! the shared roots; their sampling and elicitation requests are asked on the
 //! terminal, sampling on the first provider's default model (see `host.rs`).
@@ -16,6 +16,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use patchbay_core::catalog::{HttpRegistry, Registry};
 use patchbay_core::config::{ConfigStore, McpServerConfig, TransportConfig, ValueSource};
+use patchbay_core::mcp::about::ServerAbout;
 use patchbay_core::mcp::content::{prompt_text, resource_text};
 use patchbay_core::mcp::{CallOptions, McpRegistry, ServerStatus, uri_template};
 use patchbay_core::paths::DataDir;
@@ -51,6 +52,9 @@ enum McpCommand {
     },
     /// Start a server and show what its launch found: command path, exit code, env keys, stderr.
     Doctor { server: String },
+    /// Start a server and show who it says it is: name, version, website, the
+    /// protocol and transport in use, and what it offers.
+    Info { server: String },
     /// The prompts a server offers, with their arguments (`*` marks a required one).
     Prompts { server: String },
     /// Get a prompt and print the text of its messages.
@@ -201,7 +205,12 @@ async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) 
             ready(registry, &server, settle).await?;
             for tool in registry.tools(&server)? {
                 let about = tool.description.as_deref().and_then(|d| d.lines().next()).unwrap_or("");
-                println!("{}  {about}", tool.name);
+                let title = tool.title.as_deref().or(tool.annotations.as_ref().and_then(|a| a.title.as_deref()));
+                match title {
+                    Some(title) if !about.is_empty() => println!("{}  {title}: {about}", tool.name),
+                    Some(title) => println!("{}  {title}", tool.name),
+                    None => println!("{}  {about}", tool.name),
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -285,6 +294,12 @@ async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) 
             }
             Ok(ExitCode::SUCCESS)
         }
+        McpCommand::Info { server } => {
+            ready(registry, &server, settle).await?;
+            let about = registry.about(&server)?.context("the server stopped before it could be asked")?;
+            print!("{}", about_text(&about));
+            Ok(ExitCode::SUCCESS)
+        }
         McpCommand::Doctor { server } => {
             registry.start(&server).await?;
             registry.wait_settled(settle).await;
@@ -296,6 +311,28 @@ async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) 
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `patchbay mcp info`: one `key: value` line per thing the server told, then its description.
+fn about_text(about: &ServerAbout) -> String {
+    let transport = serde_json::to_value(about.transport).ok().and_then(|v| v.as_str().map(str::to_owned));
+    let mut lines: Vec<(&str, String)> = Vec::new();
+    let mut add = |key, value: Option<String>| lines.extend(value.map(|v| (key, v)));
+    add("name", about.name.clone());
+    add("title", about.title.clone());
+    add("version", about.version.clone());
+    add("website", about.website.clone());
+    add("protocol", Some(about.protocol_version.clone()));
+    add("transport", transport);
+    add("pid", about.pid.map(|p| p.to_string()));
+    add("command", about.command.clone());
+    add("offers", Some(if about.capabilities.is_empty() { "nothing".into() } else { about.capabilities.join(", ") }));
+    let mut text: String =
+        lines.into_iter().map(|(key, value)| format!("{:<10} {value}\n", format!("{key}:"))).collect();
+    if let Some(description) = &about.description {
+        text.push_str(&format!("\n{description}\n"));
+    }
+    text
 }
 
 /// Starts `server` and waits until it is ready; its failure reason otherwise.

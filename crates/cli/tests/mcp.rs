@@ -74,7 +74,7 @@ fn tools_and_call_use_the_server() {
     let tmp = seeded();
     let out = patchbay(tmp.path(), &["mcp", "tools", "everything"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).lines().any(|l| l.starts_with("echo  ")), "{}", stdout(&out));
+    assert!(stdout(&out).lines().any(|l| l == "echo  Echo Tool: Echoes back the input string"), "{}", stdout(&out));
 
     let out = patchbay(tmp.path(), &["mcp", "call", "everything", "get-sum", "--args", r#"{"a": 20, "b": 22}"#]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -88,6 +88,32 @@ fn tools_and_call_use_the_server() {
     let out = patchbay(tmp.path(), &["mcp", "call", "everything", "echo", "--args", "[1]"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("must be a JSON object"), "{}", stderr(&out));
+}
+
+#[test]
+fn info_says_who_the_server_is_and_how_it_is_reached() {
+    let tmp = seeded();
+    let out = patchbay(tmp.path(), &["mcp", "info", "everything"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let value = |key: &str| {
+        let prefix = format!("{key}:");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .map(str::trim)
+            .unwrap_or_else(|| panic!("no {key} in {text}"))
+    };
+    assert_eq!(value("name"), "mcp-servers/everything");
+    assert_eq!(value("title"), "Everything Reference Server");
+    assert_eq!(value("version"), "2.0.0");
+    assert_eq!(value("transport"), "stdio");
+    assert!(value("pid").parse::<u32>().is_ok(), "{text}");
+    assert!(value("command").ends_with("mcp-server-everything"), "{text}");
+    assert!(value("offers").starts_with("tools, tools.list_changed, prompts"), "{text}");
+
+    let out = patchbay(tmp.path(), &["mcp", "info", "broken"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("\"broken\" is not ready"), "{}", stderr(&out));
 }
 
 #[test]

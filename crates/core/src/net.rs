@@ -2,6 +2,9 @@
 //! servers, OAuth, embedding endpoints) starts from [`client_builder`], which
 //! applies the network proxy the user chose.
 //!
+//! It also says which links the window may hand to the user's browser
+//! ([`browsable`]).
+//!
 //! The choice is process-wide, like the system's proxy it may stand in for: a
 //! process serves one data directory, whose setting [`set_proxy`] installs at
 //! start-up and whenever it changes. Clients built before a change keep the
@@ -30,6 +33,8 @@ pub enum ProxyChoice {
 pub enum NetError {
     #[error("proxy {url:?}: {reason}")]
     InvalidProxy { url: String, reason: String },
+    #[error("the link {url:?} is not opened: {reason}")]
+    NotBrowsable { url: String, reason: String },
 }
 
 /// The installed choice with the proxy built from it (`None`: the environment's).
@@ -101,6 +106,23 @@ pub fn client() -> reqwest::Client {
     client_builder().build().expect("the TLS backend starts")
 }
 
+/// `url` if it may go to the user's browser or mail program: an absolute
+/// `http` or `https` URL with a host, or a `mailto:` address. Links in answers,
+/// tool results and server details come from models and servers: a `file:`,
+/// `javascript:` or custom-scheme link would run or open something on this
+/// computer, so it is refused.
+pub fn browsable(url: &str) -> Result<url::Url, NetError> {
+    let refuse = |reason: &str| NetError::NotBrowsable { url: url.to_owned(), reason: reason.to_owned() };
+    let parsed = url::Url::parse(url.trim()).map_err(|e| refuse(&e.to_string()))?;
+    match parsed.scheme() {
+        "http" | "https" if parsed.host_str().is_some_and(|h| !h.is_empty()) => Ok(parsed),
+        "http" | "https" => Err(refuse("it names no host")),
+        "mailto" if !parsed.path().is_empty() => Ok(parsed),
+        "mailto" => Err(refuse("it names no address")),
+        other => Err(refuse(&format!("only http, https and mailto links are opened, not {other}:"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +139,23 @@ mod tests {
         assert!(custom("proxy.example.com:3128").check().is_err());
         assert!(custom("").check().unwrap_err().to_string().starts_with("proxy \"\": "));
         assert!(ProxyChoice::Off.check().is_ok() && ProxyChoice::Environment.check().is_ok());
+    }
+
+    #[test]
+    fn only_web_and_mail_links_go_to_the_browser() {
+        assert_eq!(browsable("https://example.com/a?b=c#d").unwrap().as_str(), "https://example.com/a?b=c#d");
+        assert_eq!(browsable(" http://127.0.0.1:8080/ ").unwrap().as_str(), "http://127.0.0.1:8080/");
+        assert_eq!(browsable("mailto:dev@example.com").unwrap().as_str(), "mailto:dev@example.com");
+        let refused = |url: &str| browsable(url).unwrap_err().to_string();
+        assert_eq!(
+            refused("file:///etc/passwd"),
+            "the link \"file:///etc/passwd\" is not opened: only http, https and mailto links are opened, not file:"
+        );
+        assert!(refused("javascript:alert(1)").ends_with("not javascript:"));
+        assert!(refused("vscode://settings").ends_with("not vscode:"));
+        assert!(refused("mailto:").ends_with("it names no address"));
+        assert!(refused("/relative/path").contains("relative URL without a base"));
+        assert!(refused("").starts_with("the link \"\" is not opened: "));
     }
 
     #[test]

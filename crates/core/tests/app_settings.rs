@@ -17,7 +17,7 @@ use patchbay_core::app::views::{
 use patchbay_core::app::{App, AppEvents, ErrorKind};
 use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ProviderKind, ProviderProfile};
 use patchbay_core::llm::ReasoningEffort;
-use patchbay_core::mcp::LogLevel;
+use patchbay_core::mcp::{LogLevel, TransportKind};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{MemoryStore, SecretStore};
 use patchbay_core::store::Store;
@@ -226,6 +226,20 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     // The token went to the secret store; the config holds its name.
     let stored = f.app.list_servers().unwrap().into_iter().find(|s| s.config.name == "everything").unwrap();
     assert!(!serde_json::to_string(&stored.config).unwrap().contains("tok-123"));
+    // Who it says it is, and how it is reached.
+    let about = stored.about.expect("a ready server's identity");
+    assert_eq!(about.name.as_deref(), Some("mcp-servers/everything"));
+    assert_eq!(about.title.as_deref(), Some("Everything Reference Server"));
+    assert_eq!(about.version.as_deref(), Some("2.0.0"));
+    assert_eq!(about.transport, TransportKind::Stdio);
+    assert!(about.pid.is_some_and(|pid| pid > 1), "{about:?}");
+    assert!(about.command.as_deref().is_some_and(|c| c.ends_with("mcp-server-everything")), "{about:?}");
+    assert!(!about.protocol_version.is_empty());
+    for declared in ["tools", "tools.list_changed", "prompts", "resources", "resources.subscribe", "logging"] {
+        assert!(about.capabilities.iter().any(|c| c == declared), "{declared} is missing from {about:?}");
+    }
+    let missing = f.app.list_servers().unwrap().into_iter().find(|s| s.config.name == "missing").unwrap();
+    assert_eq!(missing.about, None, "a failed server has no identity");
 
     // A changed entry is previewed with a line diff.
     let changed = json!({"mcpServers": {"everything": {
@@ -249,6 +263,13 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     // Tools: enable switch, approval policy, a direct call.
     let tools = f.app.list_tools(Some("everything")).unwrap();
     assert!(tools.iter().any(|t| t.name == "echo" && t.enabled && t.schema_tokens > 0));
+    // The names to show, where the server gives them.
+    let title = |name: &str| tools.iter().find(|t| t.name == name).unwrap().title.clone();
+    assert_eq!(title("echo").as_deref(), Some("Echo Tool"));
+    let prompts = f.app.list_prompts().unwrap();
+    let args = prompts.iter().find(|p| p.name == "args-prompt").expect("args-prompt");
+    assert_eq!(args.title.as_deref(), Some("Arguments Prompt"));
+    assert_eq!(args.arguments.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(), ["city", "state"]);
     // What the server says each tool does, as it says it.
     let hints = |name: &str| tools.iter().find(|t| t.name == name).unwrap().hints.clone();
     assert_eq!(hints("echo"), ["read_only"]);

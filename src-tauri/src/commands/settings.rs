@@ -102,6 +102,20 @@ pub fn write_clipboard(handle: AppHandle, text: String) -> Result<(), IpcError> 
         .map_err(|e| IpcError::new(crate::IpcErrorKind::Internal, format!("cannot copy to the clipboard: {e}")))
 }
 
+/// Opens a link from the window (an answer, a tool result, a server's website)
+/// in the user's browser or mail program; only `http`, `https` and `mailto`
+/// links ([`patchbay_core::net::browsable`]).
+#[tauri::command(rename_all = "snake_case")]
+pub fn open_link(handle: AppHandle, url: String) -> Result<(), IpcError> {
+    use tauri_plugin_opener::OpenerExt;
+    let url = patchbay_core::net::browsable(&url)
+        .map_err(|e| IpcError::new(crate::IpcErrorKind::InvalidInput, e.to_string()))?;
+    handle
+        .opener()
+        .open_url(url.as_str(), None::<&str>)
+        .map_err(|e| IpcError::new(crate::IpcErrorKind::Internal, format!("cannot open {url}: {e}")))
+}
+
 #[tauri::command(rename_all = "snake_case")]
 pub fn list_assistants(state: State<'_, AppState>) -> Result<Vec<AssistantView>, IpcError> {
     Ok(state.app()?.list_assistants()?)

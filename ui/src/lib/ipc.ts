@@ -308,6 +308,8 @@ export interface TraceRecord {
 
 export interface PromptArgument {
   name: string;
+  /** The name to show, when the server gives one. */
+  title: string | null;
   description: string | null;
   required: boolean;
 }
@@ -315,6 +317,8 @@ export interface PromptArgument {
 export interface PromptInfo {
   server: string;
   name: string;
+  /** The name to show, when the server gives one. */
+  title: string | null;
   description: string | null;
   arguments: PromptArgument[];
   icons: IconView[];
@@ -324,6 +328,8 @@ export interface ResourceInfo {
   server: string;
   uri: string;
   name: string;
+  /** The name to show, when the server gives one. */
+  title: string | null;
   mime_type: string | null;
   /** The server reports changes to those who watch it. */
   watchable: boolean;
@@ -387,12 +393,34 @@ export interface ServerStatus {
 export interface ServerView {
   config: McpServerConfig;
   status: ServerStatus;
+  /** Who a ready server says it is and how it is reached; null unless ready. */
+  about: ServerAbout | null;
   /** What the server said about using it (MCP `instructions`); the model reads it with the server's tools. */
   instructions: string | null;
   /** The level a ready server that logs sends messages at; null otherwise. */
   log_level: LogLevel | null;
   /** The icon the server gives itself (MCP `icons`), per theme. */
   icons: IconView[];
+}
+
+/** Who a ready server says it is (its `initialize` answer) and how Patchbay reaches it. */
+export interface ServerAbout {
+  name: string | null;
+  title: string | null;
+  version: string | null;
+  description: string | null;
+  /** Its website: an http(s) URL, opened in the browser. */
+  website: string | null;
+  /** The protocol version agreed on. */
+  protocol_version: string;
+  /** The transport in use (for a URL-only server, the one detection chose). */
+  transport: "stdio" | "streamable_http" | "sse" | "in_process";
+  pid: number | null;
+  /** Where a stdio server's command was found. */
+  command: string | null;
+  /** What it declared: `tools`, `tools.list_changed`, `prompts`, `prompts.list_changed`, `resources`,
+   * `resources.subscribe`, `resources.list_changed`, `logging`, `completions`, then extension ids. */
+  capabilities: string[];
 }
 
 /** An icon a server gives itself or a tool: a checked `data:` URL, for one theme or (null) both. */
@@ -411,6 +439,8 @@ export interface ToolStats {
 export interface ToolInfo {
   server: string;
   name: string;
+  /** The name to show (MCP `title`), when the server gives one; the model knows the tool by `name`. */
+  title: string | null;
   description: string;
   input_schema: JsonSchema;
   enabled: boolean;
@@ -914,6 +944,8 @@ export const ipc = {
   setServerLogLevel: (name: string, level: LogLevel) => call<void>("set_server_log_level", { name, level }),
   /** Puts text on the system clipboard (WebKitGTK gives pages none; use `copyText`). */
   writeClipboard: (text: string) => call<void>("write_clipboard", { text }),
+  /** Opens an `http(s)` or `mailto` link in the user's browser or mail program (the window never navigates). */
+  openLink: (url: string) => call<void>("open_link", { url }),
   /** One server's entry in the Claude Desktop shape, secrets as placeholders. */
   exportServer: (name: string) => call<string>("export_server", { name }),
   serverDoctor: (name: string) => call<DoctorReport>("server_doctor", { name }),

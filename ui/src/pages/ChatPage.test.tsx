@@ -48,6 +48,9 @@ function fakeIpc() {
     respondApproval: vi.fn(() => Promise.resolve()),
     getTrace: vi.fn(() => Promise.resolve({ call_id: "t1", server: "fs", tool: "read", request: {}, response: {} })),
     callTool: vi.fn(() => Promise.resolve({ content: [], structured_content: null, is_error: false })),
+    readResource: vi.fn((_server: string, uri: string) =>
+      Promise.resolve([{ uri, mime_type: "text/plain", text: `the text of ${uri}`, blob: null, size: 20, truncated: false }]),
+    ),
     listPrompts: vi.fn(() => Promise.resolve([])),
     getPrompt: vi.fn(() => Promise.resolve("")),
     listResources: vi.fn(() => Promise.resolve([])),

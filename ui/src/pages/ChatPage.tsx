@@ -10,6 +10,7 @@ import { Dialog } from "../components/common/Dialog";
 import { ChatStores, useConversation, type ConversationStore, type Draft } from "../lib/chatStore";
 import { useI18n } from "../lib/i18n";
 import { defaultModel } from "../lib/models";
+import { ResourceReader } from "../lib/resources";
 import { ToolCatalogue, toolMap } from "../lib/toolCatalogue";
 import type { SettingsSection } from "./SettingsPage";
 import {
@@ -57,6 +58,7 @@ export type ChatIpc = Pick<
   | "onServerRequest"
   | "onServerStatus"
   | "onConversationRenamed"
+  | "readResource"
 > &
   McpContentIpc;
 
@@ -483,6 +485,7 @@ export function ChatPage({
 
   return (
     <ToolCatalogue.Provider value={catalogue}>
+      <ResourceReader.Provider value={ipc.readResource}>
       <section className="page chat-page" id="page-chat">
         <h1 className="sr-only">{t("chat.title")}</h1>
         <Sidebar
@@ -555,6 +558,7 @@ export function ChatPage({
           />
         )}
       </section>
+      </ResourceReader.Provider>
     </ToolCatalogue.Provider>
   );
 }

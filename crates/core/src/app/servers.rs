@@ -74,7 +74,8 @@ impl App {
                 let log_level = self.inner.registry.log_level(&config.name);
                 let offered = self.inner.registry.server_icons(&config.name).unwrap_or_default();
                 let icons = self.icon_views(&Self::icon_place(&config), Some(&offered));
-                ServerView { config, status, instructions, log_level, icons }
+                let about = self.inner.registry.about(&config.name).ok().flatten();
+                ServerView { config, status, about, instructions, log_level, icons }
             })
             .collect())
     }
@@ -297,6 +298,7 @@ impl App {
                 };
                 out.push(ToolInfo {
                     server: config.name.clone(),
+                    title: tool.title.clone().or_else(|| tool.annotations.as_ref()?.title.clone()),
                     icons: self.icon_views(&place, tool.icons.as_deref()),
                     hints: super::views::tool_hints(tool.annotations.as_ref()),
                     enabled: !config.disabled_tools.contains(&name),
@@ -393,6 +395,7 @@ impl App {
                     server: name.clone(),
                     icons: self.icon_views(&place, prompt.icons.as_deref()),
                     name: prompt.name.clone(),
+                    title: prompt.title.clone(),
                     description: prompt.description.clone(),
                     arguments: prompt
                         .arguments
@@ -400,6 +403,7 @@ impl App {
                         .into_iter()
                         .map(|a| PromptArgument {
                             name: a.name,
+                            title: a.title,
                             description: a.description,
                             required: a.required.unwrap_or(false),
                         })
@@ -436,6 +440,7 @@ impl App {
                     icons: self.icon_views(&place, r.icons.as_deref()),
                     uri: r.uri.clone(),
                     name: r.name.clone(),
+                    title: r.title.clone(),
                     mime_type: r.mime_type.clone(),
                     watchable,
                     watched: watched.contains(&r.uri),

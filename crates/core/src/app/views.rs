@@ -14,6 +14,7 @@ use crate::conversations::{
 };
 use crate::llm::{ContentPart, Usage};
 use crate::mcp::LogLevel;
+use crate::mcp::about::ServerAbout;
 use crate::mcp::traces::CallStats;
 use crate::mcp::{LogMessage, ServerStatus};
 
@@ -456,6 +457,8 @@ impl ServerStatusView {
 pub struct ServerView {
     pub config: McpServerConfig,
     pub status: ServerStatusView,
+    /// Who the server says it is and how it is reached, while it is ready.
+    pub about: Option<ServerAbout>,
     /// What the server said about using it when it started (MCP `instructions`,
     /// added to the system prompt of turns that offer its tools).
     pub instructions: Option<String>,
@@ -498,6 +501,8 @@ pub(crate) fn log_line(m: &LogMessage) -> String {
 pub struct ToolInfo {
     pub server: String,
     pub name: String,
+    /// The name to show (the tool's `title`, else its annotations' `title`).
+    pub title: Option<String>,
     pub description: String,
     pub input_schema: serde_json::Value,
     pub enabled: bool,
@@ -555,6 +560,8 @@ pub struct DoctorReport {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PromptArgument {
     pub name: String,
+    /// The name to show, when the server gives one.
+    pub title: Option<String>,
     pub description: Option<String>,
     pub required: bool,
 }
@@ -564,6 +571,8 @@ pub struct PromptArgument {
 pub struct PromptInfo {
     pub server: String,
     pub name: String,
+    /// The name to show, when the server gives one.
+    pub title: Option<String>,
     pub description: Option<String>,
     pub arguments: Vec<PromptArgument>,
     /// The prompt's icon, per theme.
@@ -576,6 +585,8 @@ pub struct ResourceInfo {
     pub server: String,
     pub uri: String,
     pub name: String,
+    /// The name to show, when the server gives one.
+    pub title: Option<String>,
     pub mime_type: Option<String>,
     /// The server sends word when it changes, to those who watch it.
     pub watchable: bool,

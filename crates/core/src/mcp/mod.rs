@@ -32,6 +32,7 @@
 //! - [`uri_template`] reads and expands resource templates' URI templates.
 //! - [`icons`] chooses the icons servers give themselves and their tools, and fetches them safely.
 
+pub mod about;
 pub mod approval;
 pub mod catalogue;
 pub mod client;

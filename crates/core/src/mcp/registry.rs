@@ -41,6 +41,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::McpError;
+use super::about::ServerAbout;
 use super::catalogue::Catalogue;
 use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, SharedRoots};
 use super::connect::{self, Connection, Context, StartFailure, TransportKind};
@@ -537,6 +538,16 @@ impl McpRegistry {
     /// What the server said about using it when it started (its `instructions`).
     pub fn instructions(&self, name: &str) -> Result<Option<String>, McpError> {
         Ok(read(&self.slot(name)?.catalogue).instructions.clone())
+    }
+
+    /// Who the ready server says it is and what it offers, with how it is
+    /// reached; `None` unless it is ready.
+    pub fn about(&self, name: &str) -> Result<Option<ServerAbout>, McpError> {
+        let slot = self.slot(name)?;
+        let live = read(&slot.live).clone();
+        let Some(live) = live.filter(|_| *slot.status.borrow() == ServerStatus::Ready) else { return Ok(None) };
+        let command = lock(&slot.report).as_ref().and_then(|r| r.resolved.as_ref()).map(|p| p.display().to_string());
+        Ok(live.peer.peer_info().map(|info| ServerAbout::new(&info, live.kind, live.pid, command)))
     }
 
     /// The icons the server gives itself.

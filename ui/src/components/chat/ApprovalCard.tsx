@@ -18,7 +18,7 @@ export function ApprovalCard({
   const { t } = useI18n();
   return (
     <div className="approval-card" role="group" aria-label={t("approval.title")} data-testid="approval-card">
-      <p>{t("approval.question", { server: trace.server, tool: trace.tool })}</p>
+      <p>{t("approval.question", { server: trace.server, tool: tool?.title ? `${tool.title} (${trace.tool})` : trace.tool })}</p>
       {tool && tool.description !== "" && <p className="muted small">{tool.description}</p>}
       {tool && tool.hints.length > 0 && (
         <p className="small" data-testid="approval-hints">

@@ -18,7 +18,9 @@ function setup(extra: Partial<ComposerProps> = {}) {
     settings,
     onSettings: vi.fn(),
     tools: [toolInfo("fs", "read", { schema_tokens: 100 }), toolInfo("fs", "write", { schema_tokens: 50 }), toolInfo("web", "fetch", { schema_tokens: 30 })],
-    prompts: [{ server: "fs", name: "summarize", description: "Summarise a file", arguments: [{ name: "path", description: null, required: true }], icons: [] }],
+    prompts: [
+      { server: "fs", name: "summarize", title: "Summarise", description: "Summarise a file", arguments: [{ name: "path", title: null, description: null, required: true }], icons: [] },
+    ],
     resources: [],
     templates: [],
     getPrompt: vi.fn(() => Promise.resolve("Please summarise /tmp/a")),
@@ -90,7 +92,7 @@ describe("Composer", () => {
   it("offers MCP prompts as / commands with an argument form", async () => {
     const { props } = setup();
     fireEvent.change(input(), { target: { value: "/sum" } });
-    expect(screen.getByRole("listbox", { name: "Prompts" }).textContent).toContain("/summarize");
+    expect(screen.getByRole("listbox", { name: "Prompts" }).textContent).toContain("/summarize Summarise");
     fireEvent.keyDown(input(), { key: "Enter" });
     expect(props.onSend).not.toHaveBeenCalled();
     const dialog = screen.getByTestId("prompt-dialog");
@@ -106,10 +108,11 @@ describe("Composer", () => {
     const team = {
       server: "hr",
       name: "promote",
+      title: null,
       description: null,
       arguments: [
-        { name: "department", description: null, required: true },
-        { name: "name", description: null, required: true },
+        { name: "department", title: null, description: null, required: true },
+        { name: "name", title: "Employee", description: null, required: true },
       ],
       icons: [],
     };
@@ -127,13 +130,13 @@ describe("Composer", () => {
     expect((screen.getByLabelText("department *") as HTMLInputElement).value).toBe("Sales");
     expect(screen.queryByRole("listbox", { name: "Suggestions for department" })).toBeNull();
 
-    fireEvent.focus(screen.getByLabelText("name *"));
-    const names = await screen.findByRole("listbox", { name: "Suggestions for name" });
+    fireEvent.focus(screen.getByLabelText("Employee *"));
+    const names = await screen.findByRole("listbox", { name: "Suggestions for Employee" });
     expect(names.textContent).toBe("DavidEve");
     expect(complete).toHaveBeenLastCalledWith("hr", { type: "prompt", name: "promote" }, "name", "", { department: "Sales" });
     // Escape closes the suggestions, not the dialog.
-    fireEvent.keyDown(screen.getByLabelText("name *"), { key: "Escape" });
-    expect(screen.queryByRole("listbox", { name: "Suggestions for name" })).toBeNull();
+    fireEvent.keyDown(screen.getByLabelText("Employee *"), { key: "Escape" });
+    expect(screen.queryByRole("listbox", { name: "Suggestions for Employee" })).toBeNull();
     expect(screen.getByTestId("prompt-dialog")).toBeTruthy();
   });
 
@@ -218,7 +221,7 @@ describe("Composer", () => {
   });
 
   it("attaches an MCP resource", () => {
-    const { props } = setup({ resources: [{ server: "fs", uri: "file:///a.md", name: "a.md", mime_type: "text/markdown", watchable: false, watched: false, icons: [] }] });
+    const { props } = setup({ resources: [{ server: "fs", uri: "file:///a.md", name: "a.md", title: null, mime_type: "text/markdown", watchable: false, watched: false, icons: [] }] });
     fireEvent.change(screen.getByLabelText("Attach a resource"), { target: { value: "fs\u0000file:///a.md" } });
     fireEvent.click(screen.getByRole("button", { name: "Send" }));
     expect(props.onSend).toHaveBeenCalledWith("", [{ type: "resource_link", uri: "file:///a.md", name: "a.md", mime_type: "text/markdown" }]);

@@ -130,7 +130,7 @@ function ToolPicker({ tools, settings, onSettings }: Pick<ComposerProps, "tools"
                     checked={!settings.disabled_tools.includes(key)}
                     onChange={(e) => toggleTool(key, e.target.checked)}
                   />{" "}
-                  {x.name} <small className="muted">{t("composer.tokens", { tokens: x.schema_tokens })}</small>
+                  {x.title ?? x.name} <small className="muted">{t("composer.tokens", { tokens: x.schema_tokens })}</small>
                 </label>
               );
             })}
@@ -231,7 +231,10 @@ export function Composer(props: ComposerProps) {
           {matches.map((p) => (
             <li key={`${p.server}/${p.name}`} role="option" aria-selected={false}>
               <button type="button" className="link" onClick={() => setPrompt(p)}>
-                <McpIcons icons={p.icons} /> /{p.name} <small className="muted">{p.server} · {p.description}</small>
+                <McpIcons icons={p.icons} /> /{p.name} {p.title && <strong>{p.title}</strong>}{" "}
+                <small className="muted">
+                  {p.server} · {p.description}
+                </small>
               </button>
             </li>
           ))}
@@ -332,7 +335,7 @@ export function Composer(props: ComposerProps) {
             <option value="">{t("composer.attach")}</option>
             {resources.map((r) => (
               <option key={`${r.server}/${r.uri}`} value={`${r.server}\u0000${r.uri}`}>
-                {r.server}: {r.name}
+                {r.server}: {r.title ?? r.name}
               </option>
             ))}
             {templates.map((x) => (
@@ -356,7 +359,7 @@ export function Composer(props: ComposerProps) {
       {showTools && <ToolPicker tools={tools} settings={settings} onSettings={onSettings} />}
       {prompt && (
         <ArgumentsDialog
-          title={`/${prompt.name}`}
+          title={prompt.title ? `${prompt.title} (/${prompt.name})` : `/${prompt.name}`}
           testId="prompt-dialog"
           intro={prompt.description}
           fields={prompt.arguments}
@@ -381,7 +384,7 @@ export function Composer(props: ComposerProps) {
               {template.description && ` — ${template.description}`}
             </>
           }
-          fields={template.variables.map((name) => ({ name, description: null, required: true }))}
+          fields={template.variables.map((name) => ({ name, title: null, description: null, required: true }))}
           suggest={(field, value, values) =>
             complete(template.server, { type: "resource_template", uri_template: template.uri_template }, field, value, values)
           }

@@ -37,6 +37,16 @@ describe("Markdown", () => {
     expect(container.querySelector("del")?.textContent).toBe("old");
   });
 
+  it("shows a link to a file or a script as its text, not as a link", () => {
+    const { container } = renderIn(<Markdown text={"[passwords](file:///etc/passwd) and [run](javascript:alert(1)) and [mail](mailto:a@example.com)"} />);
+    expect(screen.getAllByRole("link").map((a) => a.textContent)).toEqual(["mail"]);
+    const unopened = [...container.querySelectorAll("[data-testid=unopened-link]")];
+    expect(unopened.map((x) => [x.textContent, x.getAttribute("title")])).toEqual([
+      ["passwords", "Not a web or mail link: Patchbay does not open it."],
+      ["run", "Not a web or mail link: Patchbay does not open it."],
+    ]);
+  });
+
   it("typesets TeX inline and on its own lines, and shows a formula it cannot read as its source", () => {
     const { container } = renderIn(<Markdown text={"Inline \\(a^2 + b^2\\), a price of $5, and\n\n$$\n\\frac{1}{2}\n$$\n\nbad $\\frac{1$ end"} />);
     expect(container.querySelectorAll(".katex")).toHaveLength(2);

@@ -135,6 +135,8 @@ function makeComponents(onCite?: (n: number) => void): Components {
           </button>
         );
       }
+      // Markdown leaves out an address that is not a web or mail one (file:, javascript:).
+      if (!href) return <UnopenedLink>{children}</UnopenedLink>;
       return (
         <a href={href} target="_blank" rel="noreferrer noopener">
           {children}
@@ -142,6 +144,16 @@ function makeComponents(onCite?: (n: number) => void): Components {
       );
     },
   };
+}
+
+/** A link in an answer to something the window does not open: its text, and why. */
+function UnopenedLink({ children }: { children: ReactNode }) {
+  const { t } = useI18n();
+  return (
+    <span className="unopened-link" data-testid="unopened-link" title={t("chat.linkNotOpened")}>
+      {children}
+    </span>
+  );
 }
 
 const PLAIN = makeComponents();

@@ -1,7 +1,12 @@
 // Renders MCP tool result content: text as markdown, images inline, resource
-// links as links, structured content as pretty JSON.
+// links (a web page opens in the browser; another resource is read from the
+// server that gave it, and shown in place), structured content as pretty JSON.
+import { useContext, useState } from "react";
 import { useI18n } from "../../lib/i18n";
-import type { ContentPart, ToolResult } from "../../lib/ipc";
+import { toIpcError, type ContentPart, type IpcError, type ResourcePreview, type ToolResult } from "../../lib/ipc";
+import { ResourceReader } from "../../lib/resources";
+import { ErrorBanner } from "../ErrorBanner";
+import { ResourceParts } from "../common/ResourceParts";
 import { Markdown } from "./LazyMarkdown";
 
 export function pretty(value: unknown): string {
@@ -15,8 +20,57 @@ export function pretty(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? "";
 }
 
-/** One part of a tool's result, or of what the user attached (`attached`). */
-export function PartView({ part, attached = false }: { part: ContentPart; attached?: boolean }) {
+type LinkPart = Extract<ContentPart, { type: "resource_link" }>;
+
+/**
+ * A resource link: a web page is a link (the browser opens it); another
+ * resource is a button that reads it from `server`, the server that gave it,
+ * and shows it below; without one (an attachment) it is its name and URI.
+ */
+function ResourceLink({ part, server }: { part: LinkPart; server?: string }) {
+  const { t } = useI18n();
+  const read = useContext(ResourceReader);
+  const [shown, setShown] = useState<{ parts: ResourcePreview[] } | { error: IpcError } | "reading" | null>(null);
+  const name = part.name ?? part.uri;
+  if (/^https?:\/\//i.test(part.uri)) {
+    return (
+      <a className="resource-link" href={part.uri} target="_blank" rel="noreferrer noopener">
+        {name}
+      </a>
+    );
+  }
+  if (!server || !read) {
+    return (
+      <span className="resource-link" title={part.uri}>
+        {name}
+      </span>
+    );
+  }
+  const toggle = () => {
+    if (shown !== null) return setShown(null);
+    setShown("reading");
+    read(server, part.uri).then(
+      (parts) => setShown({ parts }),
+      (e: unknown) => setShown({ error: toIpcError(e) }),
+    );
+  };
+  return (
+    <div className="resource-link-block" data-testid="resource-link">
+      <button type="button" className="link resource-link" aria-expanded={shown !== null} title={part.uri} onClick={toggle}>
+        {name}
+      </button>{" "}
+      <small className="muted">{t("trace.readResource", { server })}</small>
+      {shown === "reading" && <p className="muted">{t("common.loading")}</p>}
+      {shown !== null && shown !== "reading" && ("parts" in shown ? <ResourceParts parts={shown.parts} /> : <ErrorBanner error={shown.error} />)}
+    </div>
+  );
+}
+
+/**
+ * One part of a tool's result (from `server`), or of what the user attached
+ * (`attached`).
+ */
+export function PartView({ part, server, attached = false }: { part: ContentPart; server?: string; attached?: boolean }) {
   const { t } = useI18n();
   switch (part.type) {
     case "text":
@@ -28,21 +82,18 @@ export function PartView({ part, attached = false }: { part: ContentPart; attach
     case "audio":
       return <audio controls src={`data:${part.mime_type};base64,${part.data}`} aria-label={t("trace.audio")} />;
     case "resource_link":
-      return (
-        <a className="resource-link" href={part.uri} target="_blank" rel="noreferrer noopener">
-          {part.name ?? part.uri}
-        </a>
-      );
+      return <ResourceLink part={part} server={server} />;
   }
 }
 
-export function ToolResultView({ result }: { result: ToolResult }) {
+/** A tool's result; `server` gave it, and is asked for the resources it links to. */
+export function ToolResultView({ result, server }: { result: ToolResult; server: string }) {
   const { t } = useI18n();
   return (
     <div className={result.is_error ? "tool-result is-error" : "tool-result"} data-testid="tool-result">
       {result.is_error && <strong className="error-text">{t("trace.isError")}</strong>}
       {result.content.map((p, i) => (
-        <PartView key={i} part={p} />
+        <PartView key={i} part={p} server={server} />
       ))}
       {result.structured_content !== null && result.structured_content !== undefined && (
         <details>

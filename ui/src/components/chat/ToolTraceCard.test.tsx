@@ -1,5 +1,6 @@
 import { cleanup, fireEvent, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { ResourceReader } from "../../lib/resources";
 import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
 import { renderIn, toolInfo, trace } from "../../test/render";
 import { ToolTraceCard, ToolTraceGroup, formatDuration } from "./ToolTraceCard";
@@ -58,9 +59,48 @@ describe("ToolTraceCard", () => {
     expect(screen.getByTestId("trace-args").textContent).toBe('{\n  "path": "/tmp/a.txt"\n}');
     expect((await screen.findByText("bold", {}, { timeout: 15_000 })).tagName).toBe("STRONG");
     expect((screen.getByRole("img", { name: "Image returned by the tool" }) as HTMLImageElement).src).toBe("data:image/png;base64,AAAA");
-    expect(screen.getByRole("link", { name: "a.txt" }).getAttribute("href")).toBe("file:///tmp/a.txt");
+    // Alone, with nothing to read it through, a resource link is its name.
+    expect(screen.getByTitle("file:///tmp/a.txt").textContent).toBe("a.txt");
+    expect(screen.queryByRole("link", { name: "a.txt" })).toBeNull();
     expect(screen.getByText(/"lines": 3/)).toBeTruthy();
     expect(screen.getByText("Log messages (1)")).toBeTruthy();
+  });
+
+  it("reads a resource a result links to from the server that gave it, and opens a web page as a link", async () => {
+    const read = vi.fn((server: string, uri: string) =>
+      uri.endsWith("gone")
+        ? Promise.reject({ kind: "mcp", message: `MCP server "${server}" returned error -32002: resource not found` })
+        : Promise.resolve([{ uri, mime_type: "text/plain", text: `notes from ${server}`, blob: null, size: 14, truncated: false }]),
+    );
+    renderIn(
+      <ResourceReader.Provider value={read}>
+        <ToolTraceCard
+          trace={trace({
+            server: "notes",
+            status: "done",
+            result: {
+              content: [
+                { type: "resource_link", uri: "notes://today", name: "Today", mime_type: "text/plain" },
+                { type: "resource_link", uri: "notes://gone", name: "Gone", mime_type: null },
+                { type: "resource_link", uri: "https://example.com/doc", name: "The doc", mime_type: null },
+              ],
+              structured_content: null,
+              is_error: false,
+            },
+          })}
+        />
+      </ResourceReader.Provider>,
+    );
+    expect(screen.getByRole("link", { name: "The doc" }).getAttribute("href")).toBe("https://example.com/doc");
+    const today = screen.getByRole("button", { name: "Today" });
+    fireEvent.click(today);
+    expect(read).toHaveBeenCalledWith("notes", "notes://today");
+    expect((await screen.findByTestId("resource-preview")).textContent).toContain("notes from notes");
+    expect(today.getAttribute("aria-expanded")).toBe("true");
+    fireEvent.click(today);
+    expect(screen.queryByTestId("resource-preview")).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "Gone" }));
+    expect((await screen.findByRole("alert")).textContent).toContain("resource not found");
   });
 
   it("shows a failed call with the server's stderr tail", () => {
@@ -97,13 +137,16 @@ describe("ToolTraceCard", () => {
   });
 
   it("says in the approval what the tool is for and what its server says it does", () => {
-    const tools = toolMap([toolInfo("files", "read_file", { description: "Deletes old files", hints: ["destructive", "idempotent"] })]);
+    const tools = toolMap([toolInfo("files", "read_file", { title: "Tidy up", description: "Deletes old files", hints: ["destructive", "idempotent"] })]);
     renderIn(
       <ToolCatalogue.Provider value={tools}>
         <ToolTraceCard trace={trace({ status: "pending_approval" })} onDecide={vi.fn()} />
       </ToolCatalogue.Provider>,
     );
     const card = screen.getByTestId("approval-card");
+    // The tool by the title its server gives it, and the name the model called.
+    expect(card.textContent).toContain("Allow files to run Tidy up (read_file) with these arguments?");
+    expect(screen.getByTestId("trace-card").querySelector("strong")?.textContent).toBe("Tidy up");
     expect(card.textContent).toContain("Deletes old files");
     expect(within(card).getByTestId("approval-hints").textContent).toBe("files says this tool: may delete or overwritesafe to repeat");
     expect(card.querySelector(".hint-destructive")).toBeTruthy();

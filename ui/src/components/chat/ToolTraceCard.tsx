@@ -41,7 +41,8 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
     >
       <header className="trace-head">
         <span className="trace-name">
-          <McpIcons icons={info?.icons ?? []} /> <span className="muted">{trace.server}</span> · <strong>{trace.tool}</strong>
+          <McpIcons icons={info?.icons ?? []} /> <span className="muted">{trace.server}</span> ·{" "}
+          <strong title={info?.title ? trace.tool : undefined}>{info?.title ?? trace.tool}</strong>
         </span>
         <span className="trace-status" data-testid="trace-status">
           {trace.status === "running" && <span className="spinner" aria-hidden="true" />}
@@ -82,7 +83,7 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
           </pre>
         </details>
       )}
-      {trace.result && <ToolResultView result={trace.result} />}
+      {trace.result && <ToolResultView result={trace.result} server={trace.server} />}
       {trace.error && (
         <div className="trace-error" role="alert">
           <p>{trace.error}</p>

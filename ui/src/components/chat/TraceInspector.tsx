@@ -69,7 +69,7 @@ export function TraceInspector({ trace, getTrace, callTool, onClose }: TraceInsp
       <button type="button" className="primary" disabled={busy} onClick={() => void rerun()} data-testid="inspector-run">
         {busy ? t("common.running") : t("inspector.run")}
       </button>
-      {result && <ToolResultView result={result} />}
+      {result && <ToolResultView result={result} server={trace.server} />}
     </Dialog>
   );
 }

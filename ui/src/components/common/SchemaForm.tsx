@@ -116,10 +116,14 @@ export function toValue(schema: JsonSchema, values: Values): Values {
 }
 
 /** The form of an MCP prompt's arguments (or a resource template's variables): text fields. */
-export function argumentsSchema(fields: { name: string; description: string | null; required: boolean }[]): JsonSchema {
+export function argumentsSchema(
+  fields: { name: string; title?: string | null; description: string | null; required: boolean }[],
+): JsonSchema {
   return {
     type: "object",
-    properties: Object.fromEntries(fields.map((a) => [a.name, { type: "string", description: a.description ?? undefined }])),
+    properties: Object.fromEntries(
+      fields.map((a) => [a.name, { type: "string", title: a.title ?? undefined, description: a.description ?? undefined }]),
+    ),
     required: fields.filter((a) => a.required).map((a) => a.name),
   };
 }

@@ -21,6 +21,7 @@ import { ErrorBanner } from "../ErrorBanner";
 import { SchemaForm, argumentsSchema, type Suggest } from "../common/SchemaForm";
 import { useLoad } from "./useLoad";
 import { McpIcons } from "../common/McpIcons";
+import { ResourceParts } from "../common/ResourceParts";
 
 export type ContentIpc = McpContentIpc & Pick<Ipc, "readResource" | "watchResource" | "onResourceUpdated">;
 
@@ -42,37 +43,12 @@ function OutcomeView({ outcome }: { outcome: Outcome }) {
       {outcome.kind === "error" ? (
         <ErrorBanner error={outcome.error} />
       ) : outcome.kind === "resource" ? (
-        <Preview parts={outcome.parts} />
+        <ResourceParts parts={outcome.parts} />
       ) : (
         <pre className="resource-text" data-testid="prompt-preview">
           {outcome.text}
         </pre>
       )}
-    </div>
-  );
-}
-
-function Preview({ parts }: { parts: ResourcePreview[] }) {
-  const { t } = useI18n();
-  return (
-    <div data-testid="resource-preview">
-      {parts.map((p, i) => (
-        <div key={`${p.uri}-${i}`} className="resource-part">
-          <div className="muted small">
-            {p.uri} · {p.mime_type ?? t("content.unknownType")}
-          </div>
-          {p.text !== null ? (
-            <pre className="resource-text">{p.text}</pre>
-          ) : p.blob !== null && p.mime_type?.startsWith("image/") ? (
-            <img src={`data:${p.mime_type};base64,${p.blob}`} alt={p.uri} className="resource-image" />
-          ) : p.blob !== null && p.mime_type?.startsWith("audio/") ? (
-            <audio controls src={`data:${p.mime_type};base64,${p.blob}`} />
-          ) : (
-            <p className="muted">{t("content.binary", { size: p.size })}</p>
-          )}
-          {p.truncated && <p className="muted small">{t("content.truncated", { size: p.size })}</p>}
-        </div>
-      ))}
     </div>
   );
 }
@@ -155,7 +131,8 @@ export function ServerContent({ ipc, server }: { ipc: ContentIpc; server: string
           <li key={p.name} data-testid="server-prompt">
             <div className="row">
               <McpIcons icons={p.icons} />
-              <strong>/{p.name}</strong>
+              <strong>{p.title ?? `/${p.name}`}</strong>
+              {p.title && <code className="small">/{p.name}</code>}
               <span className="muted small">{p.description}</span>
               <span className="spacer" />
               <button type="button" aria-expanded={open === `prompt:${p.name}`} onClick={() => toggle(`prompt:${p.name}`)}>
@@ -185,7 +162,7 @@ export function ServerContent({ ipc, server }: { ipc: ContentIpc; server: string
           <li key={r.uri} data-testid="server-resource">
             <div className="row">
               <McpIcons icons={r.icons} />
-              <strong>{r.name}</strong>
+              <strong>{r.title ?? r.name}</strong>
               <code className="small">{r.uri}</code>
               {changed[r.uri] !== undefined && (
                 <span className="muted small" data-testid="resource-changed">

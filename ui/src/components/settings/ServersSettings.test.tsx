@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { McpServerConfig, RegistryEntry, ResourceUpdated, ServerLogLine, ServerPreset, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
+import type { McpServerConfig, RegistryEntry, ResourceUpdated, ServerLogLine, ServerAbout, ServerPreset, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
 import { bundleInfo, renderIn } from "../../test/render";
 import { ServersSettings, type ServersIpc } from "./ServersSettings";
 
@@ -21,7 +21,8 @@ const config: McpServerConfig = {
 const tool: ToolInfo = {
   server: "files",
   name: "read_file",
-  description: "Read a file",
+  title: "Read a file",
+  description: "Reads the text of a file",
   input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
   enabled: true,
   approval: "ask",
@@ -189,15 +190,15 @@ function fake(initial: ServerView[]) {
     kbPickFolder: vi.fn(() => Promise.resolve("/srv/shared notes")),
     listPrompts: vi.fn(() =>
       Promise.resolve([
-        { server: "files", name: "summarize", description: "Summarise a file", arguments: [{ name: "path", description: "Which file", required: true }], icons: [{ src: "data:image/png;base64,iVBORw0KGgo=", theme: null }] },
-        { server: "other", name: "elsewhere", description: null, arguments: [], icons: [] },
+        { server: "files", name: "summarize", title: "Summarise", description: "Summarise a file", arguments: [{ name: "path", title: "File", description: "Which file", required: true }], icons: [{ src: "data:image/png;base64,iVBORw0KGgo=", theme: null }] },
+        { server: "other", name: "elsewhere", title: null, description: null, arguments: [], icons: [] },
       ]),
     ),
     getPrompt: vi.fn((_s: string, _n: string, args: Record<string, string>) => Promise.resolve(`Please summarise ${args.path}`)),
     listResources: vi.fn(() =>
       Promise.resolve([
-        { server: "files", uri: "file:///notes.md", name: "notes.md", mime_type: "text/markdown", watchable: true, watched: watching, icons: [] },
-        { server: "files", uri: "file:///dot.png", name: "dot.png", mime_type: "image/png", watchable: true, watched: false, icons: [] },
+        { server: "files", uri: "file:///notes.md", name: "notes.md", title: "My notes", mime_type: "text/markdown", watchable: true, watched: watching, icons: [] },
+        { server: "files", uri: "file:///dot.png", name: "dot.png", title: null, mime_type: "image/png", watchable: true, watched: false, icons: [] },
       ]),
     ),
     listResourceTemplates: vi.fn(() =>
@@ -222,15 +223,30 @@ function fake(initial: ServerView[]) {
     ),
   };
   const report = (s: ServerStatus) => {
-    views = views.map((v) => (v.config.name === s.server ? { ...v, status: s } : v));
+    // As the backend lists them: a server that is not ready has no identity.
+    views = views.map((v) => (v.config.name === s.server ? { ...v, status: s, about: s.state === "ready" ? v.about : null } : v));
     return act(() => status(s));
   };
   return { ipc, status: report, log: (l: ServerLogLine) => act(() => log(l)), updated: (r: ResourceUpdated) => act(() => updated(r)) };
 }
 
+const about: ServerAbout = {
+  name: "files-server",
+  title: "Files",
+  version: "1.4.2",
+  description: "Reads and writes your files.",
+  website: "https://files.example.com/",
+  protocol_version: "2025-06-18",
+  transport: "stdio",
+  pid: 4711,
+  command: "/usr/local/bin/files-server",
+  capabilities: ["tools", "tools.list_changed", "resources", "resources.subscribe", "io.example/apps"],
+};
+
 const view = (state: ServerStatus["state"], instructions: string | null = null): ServerView => ({
   config,
   status: { server: "files", state, tool_count: 3, error: null },
+  about: state === "ready" ? about : null,
   instructions,
   log_level: state === "ready" ? "info" : null,
   icons: [],
@@ -241,17 +257,39 @@ describe("ServersSettings", () => {
     const remote: ServerView = {
       config: { ...config, name: "remote", transport: { type: "streamable_http", url: "https://mcp.example.com/mcp", headers: {} } },
       status: { server: "remote", state: "failed", tool_count: 0, error: "HTTP 401: authorization required" },
+      about: null,
       instructions: null,
       log_level: null,
       icons: [],
     };
-    const local: ServerView = { config, status: { server: "files", state: "failed", tool_count: 0, error: "exited" }, instructions: null, log_level: null, icons: [] };
+    const local: ServerView = { config, status: { server: "files", state: "failed", tool_count: 0, error: "exited" }, about: null, instructions: null, log_level: null, icons: [] };
     const f = fake([remote, local]);
     renderIn(<ServersSettings ipc={f.ipc} />);
     const [remoteRow, localRow] = await screen.findAllByTestId("server-row");
     expect(within(localRow!).queryByTestId("server-sign-in")).toBeNull();
     fireEvent.click(within(remoteRow!).getByTestId("server-sign-in"));
     await waitFor(() => expect(f.ipc.authorizeServer).toHaveBeenCalledWith("remote"));
+  });
+
+  it("says who a ready server is, how it is reached and what it offers, and names its tools by their titles", async () => {
+    const f = fake([view("ready")]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    const shown = screen.getByTestId("server-about");
+    expect(shown.querySelector("strong")?.textContent).toBe("Files");
+    expect(shown.textContent).toContain("files-server");
+    expect(shown.textContent).toContain("version 1.4.2");
+    expect(shown.textContent).toContain("Reads and writes your files.");
+    const website = within(shown).getByTestId("server-website");
+    expect([website.getAttribute("href"), website.getAttribute("target")]).toEqual(["https://files.example.com/", "_blank"]);
+    expect(within(shown).getByTestId("server-reached").textContent).toBe("MCP 2025-06-18 over stdio · process 4711 · /usr/local/bin/files-server");
+    // Known capabilities in words; an extension by its id.
+    expect(within(shown).getByTestId("server-offers").textContent).toBe("Offers: toolstool list updatesresourceswatching resourcesio.example/apps");
+    const row = (await within(screen.getByTestId("tools-table")).findByText("Read a file")).closest("tr")!;
+    expect(row.querySelector("code")?.textContent).toBe("read_file");
+    // A server that is not ready says nothing of itself.
+    await f.status({ server: "files", state: "failed", tool_count: 0, error: "exited" });
+    expect(screen.queryByTestId("server-about")).toBeNull();
   });
 
   it("shows what the server says about using it, the text the model reads with its tools", async () => {
@@ -318,11 +356,12 @@ describe("ServersSettings", () => {
     fireEvent.click(await screen.findByRole("button", { name: "files" }));
     fireEvent.click(screen.getByRole("tab", { name: "Prompts & resources" }));
     const prompts = await screen.findAllByTestId("server-prompt");
-    expect(prompts.map((p) => p.textContent)).toEqual(["/summarizeSummarise a fileTry…"]);
+    // Shown by its title, with the name it is called by.
+    expect(prompts.map((p) => p.textContent)).toEqual(["Summarise/summarizeSummarise a fileTry…"]);
     expect(prompts[0]!.querySelector("img.mcp-icon")?.getAttribute("src"), "the prompt's icon").toBe("data:image/png;base64,iVBORw0KGgo=");
     fireEvent.click(within(prompts[0]!).getByRole("button", { name: "Try…" }));
-    fireEvent.change(screen.getByLabelText("path *"), { target: { value: "/tmp" } });
-    fireEvent.click(within(await screen.findByRole("listbox", { name: "Suggestions for path" })).getByRole("button", { name: "/tmp/b" }));
+    fireEvent.change(screen.getByLabelText("File *"), { target: { value: "/tmp" } });
+    fireEvent.click(within(await screen.findByRole("listbox", { name: "Suggestions for File" })).getByRole("button", { name: "/tmp/b" }));
     expect(f.ipc.completeArgument).toHaveBeenLastCalledWith("files", { type: "prompt", name: "summarize" }, "path", "/tmp", { path: "/tmp" });
     fireEvent.click(screen.getByRole("button", { name: "Get prompt" }));
     expect((await screen.findByTestId("prompt-preview")).textContent).toBe("Please summarise /tmp/b");
@@ -657,6 +696,7 @@ describe("ServersSettings", () => {
         client_credentials: { client_id: "bot", key: { method: "private_key", pem: { secret: "mcp/remote/oauth_private_key" }, algorithm: "ES256" }, scopes: [] },
       },
       status: { server: "remote", state: "failed", tool_count: 0, error: "authorization failed: invalid_client" },
+      about: null,
       instructions: null,
       log_level: null,
       icons: [],
@@ -757,6 +797,7 @@ describe("ServersSettings", () => {
     const added: ServerView = {
       config: { ...config, name: "poker" },
       status: { server: "poker", state: "ready", tool_count: 1, error: null },
+      about: null,
       instructions: null,
       log_level: null,
       icons: [],

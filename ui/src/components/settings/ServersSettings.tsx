@@ -8,6 +8,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { copyText } from "../../lib/clipboard";
 import { isMessageKey, useI18n, type MessageKey } from "../../lib/i18n";
+import { ResourceReader } from "../../lib/resources";
 import {
   toIpcError,
   type ApprovalMode,
@@ -21,6 +22,7 @@ import {
   LOG_LEVELS,
   type McpServerConfig,
   type RegistryEntry,
+  type ServerAbout,
   type ServerPreset,
   type ServerState,
   type ServerView,
@@ -157,6 +159,49 @@ function Doctor({ report }: { report: DoctorReport }) {
   );
 }
 
+/** Who a ready server says it is, how it is reached and what it offers. */
+function About({ about }: { about: ServerAbout }) {
+  const { t } = useI18n();
+  const capability = (c: string) => {
+    const key = `servers.cap.${c}`;
+    return isMessageKey(key) ? t(key) : c;
+  };
+  return (
+    <div className="server-about small" data-testid="server-about">
+      <p>
+        <strong>{about.title ?? about.name ?? t("servers.unnamed")}</strong> {about.title && about.name && <code>{about.name}</code>}{" "}
+        {about.version && <span className="muted">{t("servers.version", { version: about.version })}</span>}{" "}
+        {about.website && (
+          <a href={about.website} target="_blank" rel="noreferrer noopener" data-testid="server-website">
+            {t("servers.website")}
+          </a>
+        )}
+      </p>
+      {about.description && <p className="muted">{about.description}</p>}
+      <p className="muted" data-testid="server-reached">
+        {t("servers.reached", { protocol: about.protocol_version, transport: t(`servers.via.${about.transport}`) })}
+        {about.pid !== null && ` · ${t("servers.pid", { pid: about.pid })}`}
+        {about.command && (
+          <>
+            {" · "}
+            <code>{about.command}</code>
+          </>
+        )}
+      </p>
+      <p data-testid="server-offers">
+        {t("servers.offers")}{" "}
+        {about.capabilities.length === 0
+          ? t("servers.offersNothing")
+          : about.capabilities.map((c) => (
+              <span key={c} className="badge" data-capability={c}>
+                {capability(c)}
+              </span>
+            ))}
+      </p>
+    </div>
+  );
+}
+
 function TestTool({ ipc, tool }: { ipc: ServersIpc; tool: ToolInfo }) {
   const { t } = useI18n();
   const [result, setResult] = useState<ToolResult | null>(null);
@@ -179,7 +224,11 @@ function TestTool({ ipc, tool }: { ipc: ServersIpc; tool: ToolInfo }) {
         }}
       />
       {error && <ErrorBanner error={error} />}
-      {result && <ToolResultView result={result} />}
+      {result && (
+        <ResourceReader.Provider value={ipc.readResource}>
+          <ToolResultView result={result} server={tool.server} />
+        </ResourceReader.Provider>
+      )}
     </div>
   );
 }
@@ -215,7 +264,8 @@ function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
                 />
               </td>
               <td>
-                <McpIcons icons={tool.icons} /> <strong>{tool.name}</strong> <ToolHints hints={tool.hints} />
+                <McpIcons icons={tool.icons} /> <strong>{tool.title ?? tool.name}</strong> {tool.title && <code className="small">{tool.name}</code>}{" "}
+                <ToolHints hints={tool.hints} />
                 <div className="muted small">{tool.description}</div>
               </td>
               <td>
@@ -324,6 +374,7 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
         </button>
       </div>
       {view.status.error && <p className="error-text">{view.status.error}</p>}
+      {view.about && <About about={view.about} />}
       {view.instructions && (
         <details data-testid="server-instructions">
           <summary>{t("servers.instructions")}</summary>
