@@ -153,6 +153,8 @@ pub fn run() {
             commands::servers::pick_setting_file,
             commands::servers::bundle_preview,
             commands::servers::install_bundle,
+            commands::servers::bundle_settings,
+            commands::servers::configure_bundle,
             commands::servers::take_opened_bundle,
             commands::servers::delete_server,
             commands::servers::set_server_enabled,

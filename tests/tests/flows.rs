@@ -5,8 +5,9 @@
 //! a real server-everything tool needing approval, see the trace card, stop a
 //! streaming answer, restart the app and find the conversation intact; drop a
 //! picture on the composer and find it in the model's request; install an MCP
-//! bundle the app was opened with, then update it from a second launch; find
-//! servers in an MCP Registry and add one, and install another's bundle; fill
+//! bundle the app was opened with, update it from a second launch and change
+//! its settings; find servers in an MCP Registry and add one, and install
+//! another's bundle; fill
 //! in a prompt and a resource template with the server's suggestions; answer
 //! a server's form with titled choices; see who a server says it is, and open
 //! its website and an answer's link in the (recording) browser, and read a
@@ -641,7 +642,19 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
         ensure!(signature.starts_with("⚠ Self-signed by MCPB Self-Signed Certificate:"), "{signature}");
         let placeholder = s.execute("return document.querySelector('#bundle-setting-token').placeholder", json!([]))?;
         ensure!(placeholder == json!("stored in keyring"), "{placeholder}");
-        install_shown_bundle(s)
+        install_shown_bundle(s)?;
+
+        // Its settings later, in its form filled in with the values it has.
+        s.click(&s.wait_for("[data-testid=server-bundle-settings]", WAIT)?)?;
+        let title = s.wait_for_text("[data-testid=bundle-install] h2", WAIT, |t| !t.is_empty())?;
+        ensure!(title == "Poker: settings", "{title}");
+        let mode = s.execute("return document.querySelector('#bundle-setting-mode').value", json!([]))?;
+        ensure!(mode == json!("huge-result:1"), "the value it has fills the field: {mode}");
+        s.set_value("#bundle-setting-mode", "huge-result:3")?;
+        s.click(&s.find("#bundle-install-confirm")?)?;
+        s.wait_for_none("[data-testid=bundle-install]", WAIT)?;
+        s.wait_for(&ready_dot("poker"), SERVER_WAIT)?;
+        Ok(())
     })?;
     app.close()?;
 
@@ -653,6 +666,8 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
     ensure!(KeyringStore::for_data_dir(&dir).get("mcp/poker/POKER_TOKEN")?.as_deref() == Some(token));
     let manifest = std::fs::read_to_string(data_dir.join("extensions/poker/manifest.json"))?;
     ensure!(manifest.contains("\"version\":\"2.0.0\""), "{manifest}");
+    let TransportConfig::Stdio { args, .. } = &server.transport else { unreachable!() };
+    ensure!(args == &["huge-result:3"], "the changed setting: {args:?}");
     Ok(())
 }
 

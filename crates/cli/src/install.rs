@@ -4,7 +4,11 @@
 //! Settings come from `--set KEY=VALUE` (repeat a key for a list of folders);
 //! sensitive ones are never taken from the command line, where the shell's
 //! history keeps them: each is read from stdin, or a prompt that does not
-//! echo. `--dry-run` shows what the bundle is, who signed it and which
+//! echo.
+//!
+//! `patchbay mcp configure SERVER` changes the settings of a bundle that is
+//! installed: the ones given with `--set` change, the others keep their value
+//! (a sensitive one left empty is kept); `--show` prints them. `--dry-run` shows what the bundle is, who signed it and which
 //! settings it takes; an install of a bundle that is not signed by a trusted
 //! publisher says so on stderr. A bundle changed after it was signed is refused.
 
@@ -38,6 +42,18 @@ pub struct InstallArgs {
     dry_run: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct ConfigureArgs {
+    /// The server a bundle installed.
+    server: String,
+    /// A setting to change, `KEY=VALUE`; repeat a key to give several folders or files.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Print the settings and their values; change nothing.
+    #[arg(long)]
+    show: bool,
+}
+
 impl InstallArgs {
     /// Installs `file` with the settings `set` (`KEY=VALUE`).
     pub fn new(file: PathBuf, set: Vec<String>) -> Self {
@@ -69,7 +85,7 @@ pub fn run(dir: &DataDir, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     if let Some(warning) = signer_warning(&info) {
         eprintln!("{warning}");
     }
-    let values = values(&info, &args.set)?;
+    let values = values(&info, &args.set, false)?;
     runtime.block_on(async {
         let installed = install(&app, args, &info, &values).await;
         app.shutdown().await;
@@ -117,8 +133,32 @@ async fn wait_settled(app: &App, name: &str) -> anyhow::Result<ServerStatusView>
     }
 }
 
-/// The settings from `--set`, and the sensitive ones read from stdin.
-fn values(info: &BundleInfo, set: &[String]) -> anyhow::Result<BundleValues> {
+/// `patchbay mcp configure`: an installed bundle's settings, shown or changed.
+pub fn configure(dir: &DataDir, args: &ConfigureArgs) -> anyhow::Result<ExitCode> {
+    let store = Store::open(dir)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), Arc::new(NoEvents))?;
+    let info = app.bundle_settings(&args.server, &terminal_locale())?;
+    if args.show {
+        info.settings.iter().for_each(|setting| println!("{}", setting_line(setting)));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let values = values(&info, &args.set, true)?;
+    runtime.block_on(async {
+        let configured = async {
+            app.configure_bundle(&args.server, &values).await?;
+            println!("changed the settings of {} (server {})", info.title, args.server);
+            report_start(&app, &args.server).await
+        }
+        .await;
+        app.shutdown().await;
+        configured
+    })
+}
+
+/// The settings from `--set` (else, with `keep`, the value each has now), and
+/// the sensitive ones read from stdin.
+fn values(info: &BundleInfo, set: &[String], keep: bool) -> anyhow::Result<BundleValues> {
     let mut given: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for pair in set {
         let (key, value) = crate::key_value("--set", pair)?;
@@ -143,10 +183,13 @@ fn values(info: &BundleInfo, set: &[String]) -> anyhow::Result<BundleValues> {
             let typed = read_value(&format!("{}: ", setting.title))?;
             (!typed.is_empty()).then_some(Value::String(typed))
         } else {
-            given.remove(&setting.key).map(|list| match (setting.multiple, list.as_slice()) {
-                (false, [one]) => Value::String(one.clone()),
-                _ => Value::Array(list.into_iter().map(Value::String).collect()),
-            })
+            given
+                .remove(&setting.key)
+                .map(|list| match (setting.multiple, list.as_slice()) {
+                    (false, [one]) => Value::String(one.clone()),
+                    _ => Value::Array(list.into_iter().map(Value::String).collect()),
+                })
+                .or_else(|| setting.value.clone().filter(|_| keep))
         };
         if let Some(value) = value {
             values.insert(setting.key.clone(), value);
@@ -212,6 +255,12 @@ fn setting_line(s: &BundleSetting) -> String {
     }
     if let Some(default) = &s.default {
         flags.push(format!("default {default}"));
+    }
+    if s.kept {
+        flags.push("kept in the keyring".into());
+    }
+    if let Some(value) = &s.value {
+        flags.push(format!("now {value}"));
     }
     format!("{}  {} ({})", s.key, s.title, flags.join(", "))
 }

@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::add::AddArgs;
 use crate::host::{self, SamplingModel, TerminalRequests};
-use crate::install::InstallArgs;
+use crate::install::{ConfigureArgs, InstallArgs};
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -97,6 +97,8 @@ enum McpCommand {
     },
     /// Install an MCP bundle (.mcpb) as a server, or update the one it installed before.
     Install(InstallArgs),
+    /// Change the settings of an installed bundle (the others keep their value), or `--show` them.
+    Configure(ConfigureArgs),
     /// Add a server the MCP Registry lists (by its registry name), and start it once.
     Add(AddArgs),
     /// Search the MCP Registry (PATCHBAY_MCP_REGISTRY, else registry.modelcontextprotocol.io).
@@ -158,6 +160,9 @@ pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
     if let McpCommand::Install(install) = &args.command {
         return crate::install::run(dir, install);
     }
+    if let McpCommand::Configure(configure) = &args.command {
+        return crate::install::configure(dir, configure);
+    }
     if let McpCommand::Add(add) = &args.command {
         return crate::add::run(dir, add);
     }
@@ -186,7 +191,11 @@ pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
 
 async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) -> anyhow::Result<ExitCode> {
     match command {
-        McpCommand::List | McpCommand::Install(_) | McpCommand::Add(_) | McpCommand::Search { .. } => {
+        McpCommand::List
+        | McpCommand::Install(_)
+        | McpCommand::Configure(_)
+        | McpCommand::Add(_)
+        | McpCommand::Search { .. } => {
             unreachable!("handled without the registry")
         }
         McpCommand::Status => {

@@ -2,8 +2,8 @@
 //! `poker_bundle`: `hostile-mcp` packed without its mode bits) is shown by
 //! `--dry-run`, installed with a setting from `--set` and a sensitive one from
 //! stdin (into the real keyring), started once, and then called like any
-//! configured server; `--dry-run` speaks the terminal's language where the
-//! bundle does. Bundles signed by the real `mcpb` CLI say who signed
+//! configured server, and its settings changed later (`mcp configure`);
+//! `--dry-run` speaks the terminal's language where the bundle does. Bundles signed by the real `mcpb` CLI say who signed
 //! them, and one changed after signing is refused.
 
 use std::io::Write;
@@ -79,6 +79,28 @@ fn install_shows_installs_starts_and_the_server_answers() {
     assert!(secrets.contains("mcp/poker/POKER_TOKEN\tset\tserver poker env.POKER_TOKEN"), "{secrets}");
     let out = patchbay(&data, &["config", "export", "--format", "patchbay"], "");
     assert!(!text(&out.stdout).contains("tok-42"), "the token is only in the keyring");
+
+    // Its settings later: shown with their values, one changed, the token kept.
+    let out = patchbay(&data, &["mcp", "configure", "poker", "--show"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("mode  Mode (string, required, default \"huge-result:1\", now \"huge-result:1\")\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("token  Token (string, required, sensitive, asked for, kept in the keyring)\n"), "{shown}");
+    let out = patchbay(&data, &["mcp", "configure", "poker", "--set", "mode=huge-result:2"], "\n");
+    assert!(out.status.success(), "stdout: {}\nstderr: {}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(text(&out.stdout), "changed the settings of Poker (server poker)\npoker  ready  1 tool\n");
+    let shown = text(&patchbay(&data, &["mcp", "configure", "poker", "--show"], "").stdout);
+    assert!(shown.contains("now \"huge-result:2\""), "{shown}");
+    let out = patchbay(&data, &["mcp", "call", "poker", "poke", "--args", r#"{"small": true}"#], "");
+    assert_eq!(text(&out.stdout).trim(), "poked", "{}", text(&out.stderr));
+    let out = patchbay(&data, &["secret", "list"], "");
+    assert!(text(&out.stdout).contains("mcp/poker/POKER_TOKEN\tset"), "the token was kept");
+    let out = patchbay(&data, &["mcp", "configure", "nope", "--show"], "");
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("nope"), "{}", text(&out.stderr));
 }
 
 #[test]

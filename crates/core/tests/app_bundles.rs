@@ -1,8 +1,9 @@
 //! MCP bundles installed through the app services: a Python bundle (the
 //! manifest the MCPB spec describes, a server on the real `mcp` 2.x SDK) is
 //! unpacked, its settings reach the running server (the sensitive one through
-//! the secret store), an update keeps the secret and the policies, and
-//! deleting the server deletes its folder.
+//! the secret store), an update keeps the secret and the policies, its
+//! settings change later in its form, and deleting the server deletes its
+//! folder.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -196,6 +197,69 @@ async fn a_bundle_installs_runs_with_its_settings_updates_and_is_deleted_with_it
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_installed_bundles_settings_change_in_its_form_filled_in_with_the_values_it_has() {
+    let f = open();
+    let file = f.dir.path().join("notes-1.0.0.mcpb");
+    write_bundle(&file, "1.0.0");
+    let (a, b) = (f.dir.path().join("a").display().to_string(), f.dir.path().join("b").display().to_string());
+    let values: BundleValues = BTreeMap::from([
+        ("token".into(), json!("tok-1")),
+        ("folders".into(), json!([a])),
+        ("greeting".into(), json!("hi")),
+    ]);
+    f.app.install_bundle(&file, &values).await.unwrap();
+    wait_ready(&f.app, "notes").await;
+    f.app.set_tool_approval("notes", "settings", ApprovalMode::Allow).unwrap();
+    let listed = f.app.list_servers().unwrap();
+    assert!(listed.iter().any(|s| s.config.name == "notes" && s.bundle), "{listed:?}");
+
+    // The form again: each value as given, the secret kept, never shown or written beside the files.
+    let form = f.app.bundle_settings("notes", "en-US").unwrap();
+    let setting = |info: &patchbay_core::bundle::BundleInfo, key: &str| {
+        info.settings.iter().find(|s| s.key == key).cloned().unwrap()
+    };
+    assert_eq!(setting(&form, "folders").value, Some(json!([a])));
+    assert_eq!(setting(&form, "greeting").value, Some(json!("hi")));
+    let token = setting(&form, "token");
+    assert!(token.kept && token.value.is_none(), "{token:?}");
+    let folder = f.data.join("extensions/notes");
+    let kept_beside = std::fs::read_to_string(folder.join(".patchbay-settings.json")).unwrap();
+    assert!(!kept_beside.contains("tok-1"), "{kept_beside}");
+
+    // New values: the server restarts with them; the secret left empty and the policy stay.
+    let changed: BundleValues = BTreeMap::from([("folders".into(), json!([b])), ("greeting".into(), json!("hey"))]);
+    f.app.configure_bundle("notes", &changed).await.unwrap();
+    wait_ready(&f.app, "notes").await;
+    let started = started_with(&f.app).await;
+    assert_eq!(started["args"], json!([b]));
+    assert_eq!((started["token"].as_str(), started["greeting"].as_str()), (Some("tok-1"), Some("hey")));
+    let tool = f.app.list_tools(Some("notes")).unwrap().into_iter().find(|t| t.name == "settings").unwrap();
+    assert_eq!(tool.approval, ApprovalMode::Allow);
+    assert_eq!(setting(&f.app.bundle_settings("notes", "en-US").unwrap(), "folders").value, Some(json!([b])));
+    // An update's form starts from them too.
+    let file2 = f.dir.path().join("notes-2.0.0.mcpb");
+    write_bundle(&file2, "2.0.0");
+    assert_eq!(setting(&f.app.bundle_preview(&file2, "en-US").unwrap(), "greeting").value, Some(json!("hey")));
+
+    // A wrong value changes nothing.
+    let wrong: BundleValues = BTreeMap::from([("greeting".into(), json!("no folders"))]);
+    let error = f.app.configure_bundle("notes", &wrong).await.unwrap_err();
+    assert_eq!(error.to_string(), "Folders (user_config.folders): required; the server cannot start without it");
+    assert_eq!(started_with(&f.app).await["greeting"], "hey");
+    assert_eq!(setting(&f.app.bundle_settings("notes", "en-US").unwrap(), "greeting").value, Some(json!("hey")));
+
+    // A server no bundle installed has no bundle form.
+    f.app
+        .save_server(patchbay_core::config::McpServerConfig::stdio("plain", "true", &[]), &BTreeMap::new())
+        .await
+        .unwrap();
+    let error = f.app.bundle_settings("plain", "en-US").unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+    assert_eq!(error.to_string(), "the server \"plain\" was not installed from a bundle");
+    f.app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bundle_never_replaces_a_server_it_did_not_install() {
     let f = open();
     let server = patchbay_core::config::McpServerConfig::stdio("notes", "true", &[]);
@@ -261,4 +325,12 @@ async fn a_bundle_is_shown_in_the_users_language_where_it_has_one() {
     assert_eq!((english.title.as_str(), english.description.as_str()), ("Notes", "Reads notes from folders."));
     let french = f.app.bundle_preview(&file, "fr-FR").unwrap();
     assert_eq!(french.title, "Notes", "no French file: the manifest's words");
+
+    // Installed, its settings form is in the user's language too (read from its folder).
+    let values: BundleValues = BTreeMap::from([("token".into(), json!("t")), ("folders".into(), json!(["/tmp"]))]);
+    f.app.install_bundle(&file, &values).await.unwrap();
+    let form = f.app.bundle_settings("notes", "zh-CN").unwrap();
+    assert_eq!((form.title.as_str(), form.author.as_str()), ("笔记", "Patchbay 测试"));
+    assert_eq!(form.settings.iter().find(|s| s.key == "folders").unwrap().value, Some(json!(["/tmp"])));
+    f.app.shutdown().await;
 }

@@ -130,6 +130,19 @@ pub async fn install_bundle(
     Ok(state.app()?.install_bundle(&PathBuf::from(path), &values).await?)
 }
 
+/// The settings form of the bundle server `name` was installed from, with its values now.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn bundle_settings(state: State<'_, AppState>, name: String, locale: String) -> Result<BundleInfo, IpcError> {
+    let app = state.app()?;
+    blocking(move || Ok(app.bundle_settings(&name, &locale)?)).await
+}
+
+/// Changes an installed bundle's settings; its server restarts with them.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn configure_bundle(state: State<'_, AppState>, name: String, values: BundleValues) -> Result<(), IpcError> {
+    Ok(state.app()?.configure_bundle(&name, &values).await?)
+}
+
 /// The bundle Patchbay was opened with, once (then `None`).
 #[tauri::command(rename_all = "snake_case")]
 pub fn take_opened_bundle(state: State<'_, AppState>) -> Option<String> {

@@ -395,6 +395,8 @@ export interface ServerView {
   status: ServerStatus;
   /** Who a ready server says it is and how it is reached; null unless ready. */
   about: ServerAbout | null;
+  /** Installed from an MCP bundle: its settings form can be opened again. */
+  bundle: boolean;
   /** What the server said about using it (MCP `instructions`); the model reads it with the server's tools. */
   instructions: string | null;
   /** The level a ready server that logs sends messages at; null otherwise. */
@@ -759,6 +761,8 @@ export interface BundleSetting {
   default: string | number | boolean | string[] | null;
   /** A secret the installed version keeps; left empty, it is kept. */
   kept: boolean;
+  /** The value the installed version was given (never a sensitive one). */
+  value: string | number | boolean | string[] | null;
 }
 
 /** What the install form shows about an MCP bundle (`.mcpb`). */
@@ -932,6 +936,10 @@ export const ipc = {
   /** What the install form shows, in `locale`'s words (a BCP 47 tag) where the bundle has them. */
   bundlePreview: (path: string, locale: string) => call<BundleInfo>("bundle_preview", { path, locale }),
   installBundle: (path: string, values: Record<string, BundleValue>) => call<string>("install_bundle", { path, values }),
+  /** The settings form of the bundle a server was installed from, with its values now. */
+  bundleSettings: (name: string, locale: string) => call<BundleInfo>("bundle_settings", { name, locale }),
+  /** Changes an installed bundle's settings; its server restarts. */
+  configureBundle: (name: string, values: Record<string, BundleValue>) => call<void>("configure_bundle", { name, values }),
   /** The bundle file Patchbay was launched with (or a later launch handed over), once. */
   takeOpenedBundle: () => call<string | null>("take_opened_bundle"),
   saveServer: (config: McpServerConfig, secrets: Record<string, string>) =>

@@ -7,6 +7,11 @@
 //! update: the server keeps its approval policies, switched-off tools and
 //! secrets left empty. A server of the same name that was not installed from
 //! a bundle is never replaced. Deleting a bundle's server deletes its folder.
+//!
+//! An installed bundle's settings can be changed later, as Claude Desktop's
+//! extension settings can: [`App::bundle_settings`] reads its unpacked
+//! manifest with the values it was given, and [`App::configure_bundle`] makes
+//! its server entry again from new ones.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,7 +27,7 @@ const STOP_WAIT: Duration = Duration::from_secs(10);
 
 impl App {
     /// The folder the bundle of server `name` is unpacked in.
-    fn bundle_dir(&self, name: &str) -> PathBuf {
+    pub(super) fn bundle_dir(&self, name: &str) -> PathBuf {
         self.inner.dir.path().join(EXTENSIONS).join(name)
     }
 
@@ -89,7 +94,49 @@ impl App {
             }
             return Err(e);
         }
+        Self::record_values(&name, &dir, values);
         Ok(name)
+    }
+
+    /// Keeps the settings a bundle was given, for its form next time; a
+    /// failure only means the form starts from the defaults.
+    fn record_values(name: &str, dir: &Path, values: &BundleValues) {
+        let recorded = Bundle::installed(dir).and_then(|b| b.record_values(dir, values));
+        if let Err(e) = recorded {
+            tracing::warn!(server = name, "the bundle's settings were not kept for its form: {e}");
+        }
+    }
+
+    /// The installed bundle of server `name` and its entry; an error when the
+    /// server was not installed from a bundle.
+    fn installed_bundle_of(&self, name: &str) -> Result<(Bundle, McpServerConfig, PathBuf), AppError> {
+        let config = self.inner.config.server(name)?;
+        let dir = self.bundle_dir(name);
+        if !installed_in(&config, &dir) {
+            return Err(AppError::Invalid(format!("the server {name:?} was not installed from a bundle")));
+        }
+        Ok((Bundle::installed(&dir)?, config, dir))
+    }
+
+    /// The settings form of the bundle server `name` was installed from, in
+    /// `locale`'s words where the bundle has them: each setting with the value
+    /// it has now (a sensitive one only says it is kept).
+    pub fn bundle_settings(&self, name: &str, locale: &str) -> Result<BundleInfo, AppError> {
+        let (bundle, config, dir) = self.installed_bundle_of(name)?;
+        Ok(bundle.localized(locale).info(&dir, Some(&config)))
+    }
+
+    /// Changes the settings of the bundle server `name` was installed from:
+    /// its entry is made again from `values` (sensitive ones left empty are
+    /// kept; its policies stay) and the server restarts.
+    pub async fn configure_bundle(&self, name: &str, values: &BundleValues) -> Result<(), AppError> {
+        let (bundle, previous, dir) = self.installed_bundle_of(name)?;
+        let env = self.inner.registry.login_env().await;
+        let (config, secrets) =
+            bundle.server_config(&dir, values, Some(&previous), |command| env.resolve(command, None).is_ok())?;
+        self.save_server(config, &secrets).await?;
+        Self::record_values(name, &dir, values);
+        Ok(())
     }
 
     /// Deletes the folder of a bundle's server, after the server is deleted.

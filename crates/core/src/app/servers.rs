@@ -75,7 +75,8 @@ impl App {
                 let offered = self.inner.registry.server_icons(&config.name).unwrap_or_default();
                 let icons = self.icon_views(&Self::icon_place(&config), Some(&offered));
                 let about = self.inner.registry.about(&config.name).ok().flatten();
-                ServerView { config, status, about, instructions, log_level, icons }
+                let bundle = crate::bundle::installed_in(&config, &self.bundle_dir(&config.name));
+                ServerView { config, status, about, bundle, instructions, log_level, icons }
             })
             .collect())
     }

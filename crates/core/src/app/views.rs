@@ -459,6 +459,8 @@ pub struct ServerView {
     pub status: ServerStatusView,
     /// Who the server says it is and how it is reached, while it is ready.
     pub about: Option<ServerAbout>,
+    /// Installed from an MCP bundle: its settings form can be opened again.
+    pub bundle: bool,
     /// What the server said about using it when it started (MCP `instructions`,
     /// added to the system prompt of turns that offer its tools).
     pub instructions: Option<String>,

@@ -10,12 +10,10 @@
 //! manifest's own strings stay. A locale file that cannot be read is passed
 //! over (and logged): the bundle still installs, in its manifest's words.
 
-use std::io::Read;
-
 use serde::Deserialize;
 
 use super::manifest::Declared;
-use super::{Bundle, MAX_MANIFEST, open_zip};
+use super::{Bundle, MAX_MANIFEST};
 
 /// Where locale files are when the manifest does not say.
 const DEFAULT_RESOURCES: &str = "mcpb-resources/${locale}.json";
@@ -52,20 +50,12 @@ impl Bundle {
         let Some((prefix, suffix)) = pattern.trim_start_matches("./").split_once("${locale}") else {
             return self;
         };
-        let Ok(mut zip) = open_zip(&self.file) else { return self };
-        let available: Vec<(String, String)> = zip
-            .file_names()
-            .filter_map(|name| {
-                let tag = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
-                (!tag.is_empty() && !tag.contains('/')).then(|| (normalize(tag), name.to_owned()))
-            })
-            .collect();
+        let available: Vec<(String, String)> =
+            self.entries_like(prefix, suffix).into_iter().map(|(tag, entry)| (normalize(&tag), entry)).collect();
         let Some(entry) = pick(&wanted, &available) else { return self };
-        let mut text = Vec::new();
-        let read = zip.by_name(entry).map_err(|e| e.to_string()).and_then(|f| {
-            f.take(MAX_MANIFEST).read_to_end(&mut text).map_err(|e| e.to_string())?;
-            serde_json::from_slice::<Strings>(&text).map_err(|e| e.to_string())
-        });
+        let read = self
+            .read_entry(entry, MAX_MANIFEST)
+            .and_then(|text| serde_json::from_slice::<Strings>(&text).map_err(|e| e.to_string()));
         match read {
             Ok(strings) => self.apply(strings),
             Err(reason) => {

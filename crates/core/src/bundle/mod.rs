@@ -9,7 +9,10 @@
 //! turns the user's settings into a stdio server entry that runs in the
 //! bundle's folder: variables substituted, sensitive values as keyring
 //! references (their values returned separately, for the secret store).
-//! [`Bundle::unpack`] puts the files in place.
+//! [`Bundle::unpack`] puts the files in place. [`Bundle::installed`] reads an
+//! unpacked bundle again, to change its settings: the values given at install
+//! (all but sensitive ones, which stay in the keyring) are kept beside its
+//! files ([`Bundle::record_values`]) and fill in its form again.
 //!
 //! Variables follow the MCPB manifest spec: `${__dirname}` (the bundle's
 //! folder), `${HOME}`, `${DESKTOP}`, `${DOCUMENTS}`, `${DOWNLOADS}`,
@@ -63,6 +66,8 @@ const MAX_ICON: u64 = 512 << 10;
 const MAX_NAME: usize = 48;
 /// The file in a bundle's folder that records who signed it.
 const SIGNATURE_RECORD: &str = ".patchbay-signature.json";
+/// The file in a bundle's folder that keeps the settings it was given (sensitive ones left out).
+const SETTINGS_RECORD: &str = ".patchbay-settings.json";
 
 /// Errors of reading and installing bundles; each names the file, entry or
 /// setting and says why.
@@ -144,12 +149,18 @@ pub struct BundleSetting {
     /// A sensitive value the installed version already keeps in the keyring;
     /// left empty, it is kept.
     pub kept: bool,
+    /// The value the installed version was given (never a sensitive one).
+    pub value: Option<Value>,
 }
 
-/// A bundle file whose manifest has been read and checked.
+/// A bundle whose manifest has been read and checked: a file, or the folder
+/// it was unpacked in ([`Bundle::installed`]).
 #[derive(Debug, Clone)]
 pub struct Bundle {
+    /// The `.mcpb` file, or the unpacked folder's `manifest.json`: what errors name.
     file: PathBuf,
+    /// The unpacked folder its files are read from, instead of the archive.
+    folder: Option<PathBuf>,
     manifest: Manifest,
     signature: Signature,
 }
@@ -192,18 +203,84 @@ impl Bundle {
         }
         let manifest: Manifest = serde_json::from_slice(&text)
             .map_err(|e| BundleError::Manifest { file: file.to_owned(), reason: e.to_string() })?;
-        let mut bundle = Self { file: file.to_owned(), manifest, signature: Signature::Unsigned };
-        bundle.check(&mut zip)?;
-        bundle.signature = signature::verify(file, roots)
+        let bundle = Self { file: file.to_owned(), folder: None, manifest, signature: Signature::Unsigned };
+        bundle.check(|entry| zip.index_for_name(entry).is_some())?;
+        let signature = signature::verify(file, roots)
             .map_err(|source| BundleError::Signature { file: file.to_owned(), source })?;
+        Ok(Self { signature, ..bundle })
+    }
+
+    /// The bundle unpacked in `dir`, as it was installed: its manifest checked
+    /// again, and who signed it as recorded then.
+    pub fn installed(dir: &Path) -> Result<Self, BundleError> {
+        let file = dir.join("manifest.json");
+        let read = File::open(&file).and_then(|f| {
+            let mut text = Vec::new();
+            f.take(MAX_MANIFEST + 1).read_to_end(&mut text).map(|_| text)
+        });
+        let text = read.map_err(|source| BundleError::Read { file: file.clone(), source })?;
+        if text.len() as u64 > MAX_MANIFEST {
+            return Err(BundleError::TooLarge { file, what: "manifest.json is over 1 MiB".into() });
+        }
+        let manifest: Manifest = serde_json::from_slice(&text)
+            .map_err(|e| BundleError::Manifest { file: file.clone(), reason: e.to_string() })?;
+        let signature = installed_signature(dir).unwrap_or(Signature::Unsigned);
+        let bundle = Self { file, folder: Some(dir.to_owned()), manifest, signature };
+        bundle.check(|entry| dir.join(entry).is_file())?;
         Ok(bundle)
+    }
+
+    /// Reads `entry` (a path inside the bundle), at most `limit` bytes of it.
+    fn read_entry(&self, entry: &str, limit: u64) -> Result<Vec<u8>, String> {
+        let entry = entry.trim_start_matches("./");
+        let mut bytes = Vec::new();
+        match &self.folder {
+            Some(dir) => File::open(dir.join(entry))
+                .and_then(|f| f.take(limit).read_to_end(&mut bytes))
+                .map_err(|e| e.to_string())?,
+            None => {
+                let mut zip = open_zip(&self.file).map_err(|e| e.to_string())?;
+                let file = zip.by_name(entry).map_err(|e| e.to_string())?;
+                file.take(limit).read_to_end(&mut bytes).map_err(|e| e.to_string())?
+            }
+        };
+        Ok(bytes)
+    }
+
+    /// The entries `prefix` + a tag + `suffix` in the bundle, the tag being
+    /// one path segment: `(tag, entry)` each.
+    fn entries_like(&self, prefix: &str, suffix: &str) -> Vec<(String, String)> {
+        let tag_of = |name: &str| {
+            let tag = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
+            (!tag.is_empty() && !tag.contains('/')).then(|| (tag.to_owned(), name.to_owned()))
+        };
+        match &self.folder {
+            // The tag ends the first segment after the prefix's folder: list that folder.
+            Some(root) => {
+                let (dir, start) = prefix.rsplit_once('/').map_or(("", prefix), |(d, s)| (d, s));
+                let segment_end = suffix.split('/').next().unwrap_or_default();
+                std::fs::read_dir(root.join(dir))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter_map(|e| {
+                        let name = e.file_name().into_string().ok()?;
+                        let tag = name.strip_prefix(start)?.strip_suffix(segment_end)?;
+                        let entry = format!("{prefix}{tag}{suffix}");
+                        root.join(&entry).is_file().then(|| tag_of(&entry)).flatten()
+                    })
+                    .collect()
+            }
+            None => open_zip(&self.file).map(|zip| zip.file_names().filter_map(tag_of).collect()).unwrap_or_default(),
+        }
     }
 
     fn invalid(&self, reason: impl Into<String>) -> BundleError {
         BundleError::Manifest { file: self.file.clone(), reason: reason.into() }
     }
 
-    fn check(&self, zip: &mut Archive) -> Result<(), BundleError> {
+    /// Checks the manifest; `has_entry` says whether a path is in the bundle.
+    fn check(&self, has_entry: impl Fn(&str) -> bool) -> Result<(), BundleError> {
         let m = &self.manifest;
         if m.name.trim().is_empty() {
             return Err(self.invalid("name is empty"));
@@ -220,7 +297,7 @@ impl Bundle {
         let needs_entry = m.server.mcp_config.is_none() || m.server.kind == ServerKind::Binary;
         match (&m.server.entry_point, needs_entry) {
             (None, true) => return Err(self.invalid("server.entry_point is missing")),
-            (Some(entry), true) if zip.by_name(entry.trim_start_matches("./")).is_err() => {
+            (Some(entry), true) if !has_entry(entry.trim_start_matches("./")) => {
                 return Err(self.invalid(format!("server.entry_point {entry:?} is not in the bundle")));
             }
             _ => {}
@@ -307,6 +384,7 @@ impl Bundle {
     pub fn info(&self, dir: &Path, previous: Option<&McpServerConfig>) -> BundleInfo {
         let m = &self.manifest;
         let kept = self.kept_secrets(previous);
+        let given = if previous.is_some() { recorded_values(dir) } else { BundleValues::new() };
         let runtime = m.compatibility.runtimes.iter().map(|(name, req)| format!("{name} {req}")).collect::<Vec<_>>();
         BundleInfo {
             name: m.name.clone(),
@@ -338,6 +416,7 @@ impl Bundle {
                     max: o.max,
                     default: o.default.as_ref().map(|d| substitute_default(d, dir)),
                     kept: kept.contains(key),
+                    value: given.get(key).filter(|_| !o.sensitive).cloned(),
                 })
                 .collect(),
             installed_version: None,
@@ -453,16 +532,23 @@ impl Bundle {
     fn icon(&self) -> Option<String> {
         use base64::Engine;
         let path = self.manifest.icon.as_deref().filter(|p| p.to_ascii_lowercase().ends_with(".png"))?;
-        let mut zip = open_zip(&self.file).ok()?;
-        let entry = zip.by_name(path.trim_start_matches("./")).ok()?;
-        let mut png = Vec::new();
-        entry.take(MAX_ICON + 1).read_to_end(&mut png).ok()?;
+        let png = self.read_entry(path, MAX_ICON + 1).ok()?;
         let is_png = png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() as u64 <= MAX_ICON;
         is_png.then(|| format!("data:image/png;base64,{}", base64::engine::general_purpose::STANDARD.encode(&png)))
     }
 
     fn is_sensitive(&self, key: &str) -> bool {
         self.manifest.user_config.iter().any(|(k, o)| k == key && o.sensitive)
+    }
+
+    /// Keeps the settings the bundle unpacked in `dir` was given, for its form
+    /// the next time: all but the sensitive ones (those stay in the keyring).
+    pub fn record_values(&self, dir: &Path, values: &BundleValues) -> Result<(), BundleError> {
+        let kept: BundleValues =
+            values.iter().filter(|(key, _)| !self.is_sensitive(key)).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let path = dir.join(SETTINGS_RECORD);
+        let text = serde_json::to_vec_pretty(&kept).expect("settings serialise");
+        std::fs::write(&path, text).map_err(|source| BundleError::Write { path, source })
     }
 
     /// Unpacks the bundle into `dir`, replacing what is there only once every
@@ -480,6 +566,14 @@ impl Bundle {
 /// Who signed the bundle unpacked in `dir`, as recorded when it was installed.
 pub fn installed_signature(dir: &Path) -> Option<Signature> {
     serde_json::from_slice(&std::fs::read(dir.join(SIGNATURE_RECORD)).ok()?).ok()
+}
+
+/// The settings the bundle unpacked in `dir` was last given (none sensitive).
+fn recorded_values(dir: &Path) -> BundleValues {
+    std::fs::read(dir.join(SETTINGS_RECORD))
+        .ok()
+        .and_then(|text| serde_json::from_slice(&text).ok())
+        .unwrap_or_default()
 }
 
 /// Whether the server entry `config` runs from the bundle folder `dir`.

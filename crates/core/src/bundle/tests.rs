@@ -392,4 +392,18 @@ fn strings_come_from_the_locale_file_the_manifest_points_to_and_a_bad_one_is_pas
     assert_eq!(info("fr").title, "Notes", "a locale file that is not JSON is passed over");
     assert_eq!(info("en-GB").title, "Notes");
     assert_eq!(info("C").title, "Notes");
+
+    // Unpacked, it reads the same files from its folder.
+    let unpacked = dir.path().join("unpacked");
+    bundle.unpack(&unpacked).unwrap();
+    let installed = Bundle::installed(&unpacked).unwrap();
+    let de = installed.clone().localized("de_AT.UTF-8").info(&unpacked, None);
+    assert_eq!(
+        (de.title.as_str(), de.prompts[0].description.as_deref()),
+        ("Notizen", Some("Fasst die Notizen zusammen."))
+    );
+    assert_eq!(installed.clone().localized("fr").info(&unpacked, None).title, "Notes");
+    std::fs::write(unpacked.join("manifest.json"), "{").unwrap();
+    let broken = Bundle::installed(&unpacked).unwrap_err().to_string();
+    assert!(broken.starts_with(&format!("{}: manifest.json: ", unpacked.join("manifest.json").display())), "{broken}");
 }

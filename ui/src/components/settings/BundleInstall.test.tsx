@@ -16,12 +16,14 @@ const signer = {
 
 const ipc: BundleIpc = {
   installBundle: () => Promise.resolve("notes"),
+  configureBundle: () => Promise.resolve(),
+  bundleSettings: () => Promise.resolve(bundleInfo()),
   pickSettingFile: () => Promise.resolve(null),
   kbPickFolder: () => Promise.resolve(null),
 };
 
 function shown(signature: BundleSignature, lang: "en" | "zh" = "en") {
-  renderIn(<BundleInstall ipc={ipc} path="/b.mcpb" info={bundleInfo({ signature })} onClose={() => {}} onInstalled={() => {}} />, lang);
+  renderIn(<BundleInstall ipc={ipc} target={{ kind: "install", path: "/b.mcpb" }} info={bundleInfo({ signature })} onClose={() => {}} onInstalled={() => {}} />, lang);
   const line = screen.getByTestId("bundle-signature");
   return { text: line.textContent, status: line.dataset.status, className: line.className, title: line.title };
 }
@@ -49,12 +51,12 @@ describe("BundleInstall's signature line", () => {
   it("warns when an update is not signed with the installed version's certificate", () => {
     const update = (signer_changed: boolean) =>
       bundleInfo({ installed_version: "1.0.0", installed_signature: { status: "signed", signer }, signer_changed });
-    renderIn(<BundleInstall ipc={ipc} path="/b.mcpb" info={update(true)} onClose={() => {}} onInstalled={() => {}} />);
+    renderIn(<BundleInstall ipc={ipc} target={{ kind: "install", path: "/b.mcpb" }} info={update(true)} onClose={() => {}} onInstalled={() => {}} />);
     expect(screen.getByTestId("bundle-signer-changed").textContent).toContain(
       "The installed version was signed by Ada-Tools (certificate ab12…), and this one is not signed with that certificate.",
     );
     cleanup();
-    renderIn(<BundleInstall ipc={ipc} path="/b.mcpb" info={update(false)} onClose={() => {}} onInstalled={() => {}} />);
+    renderIn(<BundleInstall ipc={ipc} target={{ kind: "install", path: "/b.mcpb" }} info={update(false)} onClose={() => {}} onInstalled={() => {}} />);
     expect(screen.queryByTestId("bundle-signer-changed")).toBeNull();
   });
 

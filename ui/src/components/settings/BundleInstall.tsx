@@ -4,7 +4,8 @@
 // ones, which go to the keyring), numbers, switches, and folders or files
 // with a picker. The core checks the values and says which one is wrong.
 // Above the form, who signed the bundle: a trusted publisher, a self-signed
-// or unverified one (with the reason), or nobody.
+// or unverified one (with the reason), or nobody. The same form changes an
+// installed bundle's settings later, filled in with the values it has.
 import { useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import {
@@ -19,13 +20,17 @@ import {
 import { ErrorBanner } from "../ErrorBanner";
 import { Dialog } from "../common/Dialog";
 
-export type BundleIpc = Pick<Ipc, "installBundle" | "pickSettingFile" | "kbPickFolder">;
+export type BundleIpc = Pick<Ipc, "installBundle" | "configureBundle" | "bundleSettings" | "pickSettingFile" | "kbPickFolder">;
 
-/** The form's text for a setting's default (lists one entry per line). */
+/** What the form does: install the bundle file at `path`, or change the settings of the bundle `server` runs. */
+export type BundleTarget = { kind: "install"; path: string } | { kind: "configure"; server: string };
+
+/** The form's text for a setting's value now, else its default (lists one entry per line). */
 function initial(s: BundleSetting): string | boolean {
-  if (s.kind === "boolean") return s.default === true;
-  if (s.sensitive || s.default === null) return "";
-  return Array.isArray(s.default) ? s.default.join("\n") : String(s.default);
+  const given = s.value ?? s.default;
+  if (s.kind === "boolean") return given === true;
+  if (s.sensitive || given === null) return "";
+  return Array.isArray(given) ? given.join("\n") : String(given);
 }
 
 /** The values to send: empty fields are left out, so defaults and kept secrets apply. */
@@ -147,17 +152,18 @@ export function SignatureLine({ signature }: { signature: BundleSignature }) {
 
 export function BundleInstall({
   ipc,
-  path,
+  target,
   info,
   onClose,
   onInstalled,
 }: {
   ipc: BundleIpc;
-  path: string;
+  target: BundleTarget;
   info: BundleInfo;
   onClose: () => void;
   onInstalled: (server: string) => void;
 }) {
+  const configuring = target.kind === "configure";
   const { t } = useI18n();
   const [form, setForm] = useState<Record<string, string | boolean>>(() =>
     Object.fromEntries(info.settings.map((s) => [s.key, initial(s)])),
@@ -167,7 +173,10 @@ export function BundleInstall({
   const install = () => {
     setBusy(true);
     setError(null);
-    ipc.installBundle(path, bundleValues(info.settings, form)).then(
+    const values = bundleValues(info.settings, form);
+    const done =
+      target.kind === "install" ? ipc.installBundle(target.path, values) : ipc.configureBundle(target.server, values).then(() => target.server);
+    done.then(
       (server) => onInstalled(server),
       (e: unknown) => {
         setError(toIpcError(e));
@@ -176,7 +185,11 @@ export function BundleInstall({
     );
   };
   return (
-    <Dialog title={t("bundle.title", { title: info.title })} onClose={onClose} testId="bundle-install">
+    <Dialog
+      title={configuring ? t("bundle.settingsTitle", { title: info.title }) : t("bundle.title", { title: info.title })}
+      onClose={onClose}
+      testId="bundle-install"
+    >
       <form
         className="bundle-install"
         onSubmit={(e) => {
@@ -233,7 +246,13 @@ export function BundleInstall({
         {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
         <div className="row">
           <button type="submit" className="primary" id="bundle-install-confirm" disabled={busy}>
-            {busy ? t("bundle.installing") : info.installed_version ? t("bundle.updateButton") : t("bundle.install")}
+            {busy
+              ? t(configuring ? "common.saving" : "bundle.installing")
+              : configuring
+                ? t("bundle.saveSettings")
+                : info.installed_version
+                  ? t("bundle.updateButton")
+                  : t("bundle.install")}
           </button>
           <button type="button" onClick={onClose}>
             {t("common.cancel")}

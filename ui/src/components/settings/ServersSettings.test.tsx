@@ -65,11 +65,11 @@ const bundle = bundleInfo({
   runtime: "python >=3.10",
   tools: [{ name: "search_notes", description: "Searches notes." }],
   settings: [
-    { key: "token", kind: "string", title: "Token", description: "", required: true, sensitive: true, multiple: false, min: null, max: null, default: null, kept: true },
-    { key: "folders", kind: "directory", title: "Folders", description: "Where notes are", required: true, sensitive: false, multiple: true, min: null, max: null, default: ["/home/ada/Notes"], kept: false },
-    { key: "limit", kind: "number", title: "Limit", description: "", required: false, sensitive: false, multiple: false, min: 1, max: 100, default: 10, kept: false },
-    { key: "verbose", kind: "boolean", title: "Verbose", description: "", required: false, sensitive: false, multiple: false, min: null, max: null, default: false, kept: false },
-    { key: "region", kind: "string", title: "Region", description: "", required: false, sensitive: false, multiple: false, min: null, max: null, default: null, kept: false },
+    { key: "token", kind: "string", title: "Token", description: "", required: true, sensitive: true, multiple: false, min: null, max: null, default: null, kept: true, value: null },
+    { key: "folders", kind: "directory", title: "Folders", description: "Where notes are", required: true, sensitive: false, multiple: true, min: null, max: null, default: ["/home/ada/Notes"], kept: false, value: null },
+    { key: "limit", kind: "number", title: "Limit", description: "", required: false, sensitive: false, multiple: false, min: 1, max: 100, default: 10, kept: false, value: null },
+    { key: "verbose", kind: "boolean", title: "Verbose", description: "", required: false, sensitive: false, multiple: false, min: null, max: null, default: false, kept: false, value: null },
+    { key: "region", kind: "string", title: "Region", description: "", required: false, sensitive: false, multiple: false, min: null, max: null, default: null, kept: false, value: null },
   ],
   installed_version: "1.0.0",
 });
@@ -186,6 +186,14 @@ function fake(initial: ServerView[]) {
     pickBundle: vi.fn(() => Promise.resolve("/tmp/notes-2.0.0.mcpb")),
     bundlePreview: vi.fn(() => Promise.resolve(bundle)),
     installBundle: vi.fn(() => Promise.resolve("notes")),
+    bundleSettings: vi.fn(() =>
+      Promise.resolve({
+        ...bundle,
+        installed_version: null,
+        settings: bundle.settings.map((x) => (x.key === "folders" ? { ...x, value: ["/home/ada/Work"] } : x.key === "limit" ? { ...x, value: 40 } : x)),
+      }),
+    ),
+    configureBundle: vi.fn(() => Promise.resolve()),
     pickSettingFile: vi.fn(() => Promise.resolve(null)),
     kbPickFolder: vi.fn(() => Promise.resolve("/srv/shared notes")),
     listPrompts: vi.fn(() =>
@@ -247,6 +255,7 @@ const view = (state: ServerStatus["state"], instructions: string | null = null):
   config,
   status: { server: "files", state, tool_count: 3, error: null },
   about: state === "ready" ? about : null,
+  bundle: false,
   instructions,
   log_level: state === "ready" ? "info" : null,
   icons: [],
@@ -258,11 +267,13 @@ describe("ServersSettings", () => {
       config: { ...config, name: "remote", transport: { type: "streamable_http", url: "https://mcp.example.com/mcp", headers: {} } },
       status: { server: "remote", state: "failed", tool_count: 0, error: "HTTP 401: authorization required" },
       about: null,
+      bundle: false,
       instructions: null,
       log_level: null,
       icons: [],
     };
-    const local: ServerView = { config, status: { server: "files", state: "failed", tool_count: 0, error: "exited" }, about: null, instructions: null, log_level: null, icons: [] };
+    const local: ServerView = { config, status: { server: "files", state: "failed", tool_count: 0, error: "exited" }, about: null,
+      bundle: false, instructions: null, log_level: null, icons: [] };
     const f = fake([remote, local]);
     renderIn(<ServersSettings ipc={f.ipc} />);
     const [remoteRow, localRow] = await screen.findAllByTestId("server-row");
@@ -697,6 +708,7 @@ describe("ServersSettings", () => {
       },
       status: { server: "remote", state: "failed", tool_count: 0, error: "authorization failed: invalid_client" },
       about: null,
+      bundle: false,
       instructions: null,
       log_level: null,
       icons: [],
@@ -765,6 +777,31 @@ describe("ServersSettings", () => {
     expect(screen.queryByTestId("bundle-install")).toBeNull();
   });
 
+  it("changes an installed bundle's settings in its form, filled in with the values it has", async () => {
+    const f = fake([{ ...view("ready"), bundle: true }]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    fireEvent.click(screen.getByTestId("server-bundle-settings"));
+    const dialog = await screen.findByTestId("bundle-install");
+    expect(f.ipc.bundleSettings).toHaveBeenCalledWith("files", "en-US");
+    expect(within(dialog).getByRole("heading").textContent).toBe("Notes: settings");
+    expect((within(dialog).getByLabelText(/^Folders/) as HTMLTextAreaElement).value).toBe("/home/ada/Work");
+    expect((within(dialog).getByLabelText("Limit") as HTMLInputElement).value).toBe("40");
+    expect((within(dialog).getByLabelText("Token") as HTMLInputElement).placeholder).toBe("stored in keyring");
+    fireEvent.change(within(dialog).getByLabelText("Limit"), { target: { value: "50" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Save and restart" }));
+    await waitFor(() => expect(f.ipc.configureBundle).toHaveBeenCalledWith("files", { folders: ["/home/ada/Work"], limit: 50, verbose: false }));
+    await waitFor(() => expect(screen.queryByTestId("bundle-install")).toBeNull());
+    expect(f.ipc.installBundle).not.toHaveBeenCalled();
+  });
+
+  it("offers no bundle settings for a server not installed from a bundle", async () => {
+    const f = fake([view("ready")]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    expect(screen.queryByTestId("server-bundle-settings")).toBeNull();
+  });
+
   it("keeps the install form open with the core's reason when a setting is refused", async () => {
     const f = fake([]);
     f.ipc.installBundle = vi.fn(() =>
@@ -798,6 +835,7 @@ describe("ServersSettings", () => {
       config: { ...config, name: "poker" },
       status: { server: "poker", state: "ready", tool_count: 1, error: null },
       about: null,
+      bundle: false,
       instructions: null,
       log_level: null,
       icons: [],

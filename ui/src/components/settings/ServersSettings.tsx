@@ -327,7 +327,11 @@ function placeholderSchema(entry: RegistryEntry): JsonSchema {
 type Tab = "tools" | "content" | "logs" | "doctor" | "edit";
 
 function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: ServerView; onSaved: () => void; act: (f: () => Promise<unknown>) => Promise<boolean> }) {
-  const { t } = useI18n();
+  const { t, lang } = useI18n();
+  // The settings form of the bundle the server was installed from, while open.
+  const [bundleSettings, setBundleSettings] = useState<BundleInfo | null>(null);
+  const openBundleSettings = () =>
+    void act(async () => setBundleSettings(await ipc.bundleSettings(view.config.name, lang === "zh" ? "zh-CN" : "en-US")));
   const [tab, setTab] = useState<Tab>(view.status.state === "failed" ? "doctor" : "tools");
   const [doctor, setDoctor] = useState<DoctorReport | null>(null);
   // The entry in the Claude Desktop shape goes to the clipboard, to share the server.
@@ -363,6 +367,11 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
         <h3>{view.config.name}</h3>
         <StatusDot state={view.status.state} />
         <span className="spacer" />
+        {view.bundle && (
+          <button type="button" data-testid="server-bundle-settings" onClick={openBundleSettings}>
+            {t("servers.bundleSettings")}
+          </button>
+        )}
         <button type="button" data-testid="server-copy" onClick={copy}>
           {copied ? t("chat.copied") : t("servers.copyJson")}
         </button>
@@ -392,6 +401,18 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
         <Logs ipc={ipc} server={view.config.name} level={view.log_level} onLevel={(l) => void act(() => ipc.setServerLogLevel(view.config.name, l))} />
       )}
       {tab === "doctor" && (doctorError ? <ErrorBanner error={doctorError} /> : doctor ? <Doctor report={doctor} /> : <p>{t("common.loading")}</p>)}
+      {bundleSettings && (
+        <BundleInstall
+          ipc={ipc}
+          target={{ kind: "configure", server: view.config.name }}
+          info={bundleSettings}
+          onClose={() => setBundleSettings(null)}
+          onInstalled={() => {
+            setBundleSettings(null);
+            onSaved();
+          }}
+        />
+      )}
       {tab === "edit" && (
         <ServerEditor
           initial={view.config}
@@ -618,7 +639,7 @@ export function ServersSettings({
       {bundle && (
         <BundleInstall
           ipc={ipc}
-          path={bundle.path}
+          target={{ kind: "install", path: bundle.path }}
           info={bundle.info}
           onClose={() => setBundle(null)}
           onInstalled={(server) => {
