@@ -97,6 +97,24 @@ describe("MessageList", () => {
     expect(a.onEdit).toHaveBeenCalledWith(msgs[0], "better question");
   });
 
+  it("says when each message was written, and that its text was copied", async () => {
+    const writeText = vi.fn(() => Promise.resolve());
+    Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
+    const now = Date.now();
+    const messages = [{ ...message("m1", "user", "hello"), created_at: now }, { ...message("m2", "assistant", "hi there"), created_at: Date.UTC(2020, 0, 2, 3, 4) }];
+    renderIn(<MessageList messages={messages} streamingId={null} actions={actions()} initialRect={{ width: 800, height: 600 }} />);
+    const [today, older] = screen.getAllByTestId("message-time");
+    expect(today!.textContent).toMatch(/^\d\d:\d\d$/);
+    expect(today!.getAttribute("datetime")).toBe(new Date(now).toISOString());
+    expect(older!.textContent).toContain("2020");
+    expect(older!.getAttribute("title")).toContain("January 2020");
+    const copy = within(screen.getAllByTestId("message-assistant")[0]!).getByTestId("copy-message");
+    fireEvent.click(copy);
+    expect(writeText).toHaveBeenCalledWith("hi there");
+    expect(await within(screen.getAllByTestId("message-assistant")[0]!).findByText("Copied")).toBeTruthy();
+    Object.defineProperty(navigator, "clipboard", { value: undefined, configurable: true });
+  });
+
   it("hides message actions while a reply streams", () => {
     renderIn(<MessageList messages={[message("a1", "assistant", "partial")]} streamingId="a1" actions={actions()} />);
     expect(screen.queryByTestId("regenerate")).toBeNull();

@@ -1,9 +1,11 @@
-// One message: markdown text, collapsible reasoning, tool traces, citation
-// chips, and the actions (copy, edit & resend, regenerate, a new chat from
-// here, delete with the replies after it once confirmed, branch switcher).
-import { memo, useState } from "react";
+// One message: who wrote it and when, markdown text, collapsible reasoning,
+// tool traces, citation chips, and the actions (copy, edit & resend,
+// regenerate, a new chat from here, delete with the replies after it once
+// confirmed, branch switcher).
+import { memo, useEffect, useState } from "react";
 import { copyText } from "../../lib/clipboard";
 import { useI18n } from "../../lib/i18n";
+import { messageTime } from "../../lib/time";
 import type { ApprovalDecision, Citation, ContentPart, Message, ToolTrace } from "../../lib/ipc";
 import { Markdown } from "./LazyMarkdown";
 import { PartView } from "./ToolResultView";
@@ -122,16 +124,29 @@ export const MessageView = memo(function MessageView({
   streaming: boolean;
   actions: MessageActions;
 }) {
-  const { t } = useI18n();
+  const { t, lang } = useI18n();
   const [editing, setEditing] = useState<string | null>(null);
   const [citation, setCitation] = useState<number | null>(null);
   const [confirming, setConfirming] = useState(false);
+  // "Copied" for a moment after the text went to the clipboard.
+  const [copied, setCopied] = useState(false);
+  useEffect(() => {
+    if (!copied) return;
+    const timer = setTimeout(() => setCopied(false), 1500);
+    return () => clearTimeout(timer);
+  }, [copied]);
+  // "Today" is the day the message was first shown.
+  const [shownAt] = useState(() => Date.now());
+  const written = messageTime(message.created_at, shownAt, lang);
   const hasCitations = message.citations.length > 0;
   const isUser = message.role === "user";
   return (
     <div className={`message ${message.role}`} data-testid={`message-${message.role}`} data-message-id={message.id}>
       <div className="message-meta muted">
         {isUser ? t("chat.you") : (message.model ?? t("chat.assistant"))}
+        <time dateTime={new Date(message.created_at).toISOString()} title={written.full} data-testid="message-time">
+          {written.short}
+        </time>
         <BranchSwitcher message={message} onSwitch={actions.onSwitchBranch} />
       </div>
       {message.reasoning && <Reasoning text={message.reasoning} streaming={streaming && message.text === ""} />}
@@ -175,8 +190,13 @@ export const MessageView = memo(function MessageView({
       )}
       {!streaming && (
         <div className="message-actions">
-          <button type="button" className="link" onClick={() => void copyText(message.text).catch(() => undefined)}>
-            {t("chat.copy")}
+          <button
+            type="button"
+            className="link"
+            data-testid="copy-message"
+            onClick={() => void copyText(message.text).then(() => setCopied(true), () => undefined)}
+          >
+            {copied ? t("chat.copied") : t("chat.copy")}
           </button>
           {isUser ? (
             <button type="button" className="link" data-testid="edit-message" onClick={() => setEditing(message.text)}>
