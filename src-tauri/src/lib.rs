@@ -69,14 +69,41 @@ fn exit_on_terminate(handle: tauri::AppHandle) {
     });
 }
 
+/// What is logged unless `PATCHBAY_LOG` says otherwise: warnings, and
+/// Patchbay's own information.
+const DEFAULT_LOG: &str = "warn,patchbay_core=info,patchbay_desktop_lib=info";
+
+/// Logs to stderr and to the data directory's log file (an app started from a
+/// desktop menu has no stderr anyone reads). A log file that cannot be opened
+/// is said on stderr, and the app runs on.
+fn init_logging(dir: Option<&patchbay_core::paths::DataDir>) {
+    use tracing_subscriber::prelude::*;
+    use tracing_subscriber::{EnvFilter, fmt};
+    let filter = EnvFilter::try_from_env("PATCHBAY_LOG").unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG));
+    let file = dir.map(|dir| patchbay_core::logfile::LogFile::open(&dir.log_file()));
+    let (file, unopened) = match file {
+        Some(Ok(file)) => (Some(file), None),
+        Some(Err(e)) => (None, Some(e)),
+        None => (None, None),
+    };
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(fmt::layer().with_writer(std::io::stderr))
+        .with(file.map(|file| fmt::layer().with_ansi(false).with_writer(std::sync::Mutex::new(file))))
+        .init();
+    if let Some(e) = unopened {
+        tracing::warn!("{e}; the log goes to stderr only");
+    }
+}
+
 /// Builds and runs the app until the last window closes.
 pub fn run() {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("PATCHBAY_LOG"))
-        .with_writer(std::io::stderr)
-        .init();
-    let context = tauri::generate_context!();
     let data_dir_asked = data_dir_arg(std::env::args().skip(1));
+    let resolved = patchbay_core::paths::DataDir::resolve(data_dir_asked.clone()).ok();
+    init_logging(resolved.as_ref());
+    let dir = resolved.as_ref().map(|d| d.path().display().to_string()).unwrap_or_default();
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), data_dir = dir, "Patchbay starts");
+    let context = tauri::generate_context!();
     // A second launch on a data dir hands over and exits before anything opens.
     if let Ok(dir) = patchbay_core::paths::DataDir::resolve(data_dir_asked.clone())
         && instance::hand_over(&context.config().identifier, Some(&dir))
@@ -164,6 +191,7 @@ pub fn run() {
             commands::servers::export_server,
             commands::settings::write_clipboard,
             commands::settings::open_link,
+            commands::settings::open_log_folder,
             commands::servers::server_doctor,
             commands::servers::list_tools,
             commands::servers::set_tool_enabled,

@@ -26,7 +26,7 @@ use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{KeyringStore, SecretStore};
 use patchbay_core::store::Store;
 use patchbay_e2e::app::app_binary;
-use patchbay_e2e::{App, AppOptions, Session, Spawned};
+use patchbay_e2e::{App, AppOptions, RecordingOpener, Session, Spawned};
 use patchbay_test_support::catalog;
 use patchbay_test_support::hostile::poker_bundle;
 use patchbay_test_support::peers;
@@ -645,7 +645,12 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
         install_shown_bundle(s)?;
 
         // Its settings later, in its form filled in with the values it has.
-        s.click(&s.wait_for("[data-testid=server-bundle-settings]", WAIT)?)?;
+        // The server's details grow as it becomes ready: click until the form opens.
+        let deadline = std::time::Instant::now() + WAIT;
+        while s.wait_for("[data-testid=bundle-install]", Duration::from_secs(2)).is_err() {
+            ensure!(std::time::Instant::now() < deadline, "the bundle's settings never opened");
+            let _ = s.click(&s.wait_for("[data-testid=server-bundle-settings]", WAIT)?);
+        }
         let title = s.wait_for_text("[data-testid=bundle-install] h2", WAIT, |t| !t.is_empty())?;
         ensure!(title == "Poker: settings", "{title}");
         let mode = s.execute("return document.querySelector('#bundle-setting-mode').value", json!([]))?;
@@ -718,32 +723,6 @@ fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -
     })
 }
 
-/// A stand-in for the user's browser: an `xdg-open` first on the app's PATH
-/// that writes down what it was asked to open. Returns the app's environment
-/// and the file it writes to.
-fn recording_browser(dir: &Path) -> Result<(Vec<(String, String)>, std::path::PathBuf)> {
-    let bin = dir.join("bin");
-    std::fs::create_dir_all(&bin)?;
-    let opened = dir.join("opened.txt");
-    let script = bin.join("xdg-open");
-    std::fs::write(&script, format!("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n", opened.display()))?;
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH")?);
-    Ok((vec![("PATH".to_owned(), path)], opened))
-}
-
-/// The links the recording browser was asked to open, once `want` of them have come.
-fn opened_links(file: &Path, want: usize) -> Result<Vec<String>> {
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let links: Vec<String> = std::fs::read_to_string(file).unwrap_or_default().lines().map(str::to_owned).collect();
-        if links.len() >= want || std::time::Instant::now() > deadline {
-            return Ok(links);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 #[test]
 fn a_server_says_who_it_is_and_links_open_in_the_browser_never_in_the_window() -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
@@ -795,10 +774,10 @@ mcp.run()
     ))?;
     let notes = McpServerConfig::stdio("notes", peers::python().to_str().unwrap(), &[script.to_str().unwrap()]);
     config.replace_servers(&[notes])?;
-    let (env, opened) = recording_browser(tmp.path())?;
+    let browser = RecordingOpener::new(tmp.path())?;
     let app = App::start(
         "a_server_says_who_it_is_and_links_open_in_the_browser_never_in_the_window",
-        AppOptions { data_dir: Some(data_dir), env, ..Default::default() },
+        AppOptions { data_dir: Some(data_dir), env: browser.env.clone(), ..Default::default() },
     )?;
     app.check(|s| {
         s.click(&s.wait_for("#nav-settings", WAIT)?)?;
@@ -811,13 +790,13 @@ mcp.run()
         }
         s.wait_for_text("[data-testid=tools-table]", WAIT, |t| t.contains("Add a note") && t.contains("add_note"))?;
         s.click(&s.find("[data-testid=server-website]")?)?;
-        ensure!(opened_links(&opened, 1)? == ["https://notes.example.com/about"], "the website went elsewhere");
+        ensure!(browser.opened(1, WAIT) == ["https://notes.example.com/about"], "the website went elsewhere");
 
         s.click(&s.find("#nav-chat")?)?;
         s.click(&s.wait_for("#new-conversation", WAIT)?)?;
         send(s, "Where do I read more?")?;
         s.click(&s.wait_for("[data-testid=message-assistant] a[href^='https://example.com']", WAIT)?)?;
-        let links = opened_links(&opened, 2)?;
+        let links = browser.opened(2, WAIT);
         ensure!(links.last().map(String::as_str) == Some("https://example.com/guide?page=2"), "{links:?}");
         // A link to a file on this computer is its text only; one the browser
         // may not get is refused, and says why.
@@ -827,7 +806,7 @@ mcp.run()
         s.click(&s.find("[data-testid=message-assistant] a[href^='xmpp:']")?)?;
         let banner = s.wait_for_text("[data-testid=link-error]", WAIT, |t| t.contains("xmpp:"))?;
         ensure!(banner.contains("only http, https and mailto links are opened"), "{banner}");
-        ensure!(opened_links(&opened, 3)?.len() == 2, "another link was handed on");
+        ensure!(browser.opened(3, Duration::from_secs(2)).len() == 2, "another link was handed on");
         // The window stayed where it was throughout.
         let here = s.execute("return location.href", json!([]))?;
         ensure!(here.as_str().is_some_and(|h| !h.contains("example.com")), "the window went to {here}");
@@ -839,7 +818,7 @@ mcp.run()
         s.click(&s.wait_for("[data-testid=trace-card][data-status=done] [data-testid=resource-link] button", WAIT)?)?;
         let shown = s.wait_for_text("[data-testid=resource-preview]", WAIT, |t| t.contains("Buy milk"))?;
         ensure!(shown.contains("notes://today"), "{shown}");
-        ensure!(opened_links(&opened, 3)?.len() == 2, "the resource went to the browser");
+        ensure!(browser.opened(3, Duration::from_secs(2)).len() == 2, "the resource went to the browser");
         Ok(())
     })
 }

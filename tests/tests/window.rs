@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
-use patchbay_e2e::{App, AppOptions};
+use patchbay_e2e::{App, AppOptions, RecordingOpener};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -24,8 +24,12 @@ fn wait_until(mut done: impl FnMut() -> Result<bool>, what: &str) -> Result<()> 
 
 #[test]
 fn navigates_and_reads_app_info_over_ipc() -> Result<()> {
-    let app = App::start("navigates_and_reads_app_info_over_ipc", AppOptions::default())?;
+    let tmp = tempfile::tempdir()?;
+    let files = RecordingOpener::new(tmp.path())?;
+    let options = AppOptions { env: files.env.clone(), ..Default::default() };
+    let app = App::start("navigates_and_reads_app_info_over_ipc", options)?;
     let data_dir = app.data_dir.display().to_string();
+    let log = app.data_dir.join("logs").join("patchbay.log");
     app.check(|s| {
         s.wait_for("#page-chat", WAIT)?;
         s.click(&s.find("#nav-settings")?)?;
@@ -33,6 +37,15 @@ fn navigates_and_reads_app_info_over_ipc() -> Result<()> {
         ensure!(version == env!("CARGO_PKG_VERSION"), "version over IPC: {version}");
         let shown = s.text(&s.find("#app-data-dir")?)?;
         ensure!(shown == data_dir, "data dir over IPC: {shown} (expected {data_dir})");
+        // The app keeps a log in its data dir; its folder opens in the file manager.
+        let shown = s.text(&s.find("#app-log-file")?)?;
+        ensure!(shown.starts_with(&log.display().to_string()), "log file over IPC: {shown}");
+        let kept =
+            std::fs::read_to_string(&log).with_context(|| format!("the app keeps no log at {}", log.display()))?;
+        ensure!(kept.contains("Patchbay starts") && kept.contains(&data_dir), "the log: {kept}");
+        s.click(&s.find("#open-log-folder")?)?;
+        let opened = files.opened(1, WAIT);
+        ensure!(opened == [log.parent().unwrap().display().to_string()], "the file manager was asked for {opened:?}");
         s.click(&s.find("#nav-chat")?)?;
         s.wait_for("#page-chat", WAIT)?;
         s.click(&s.find("#nav-settings")?)?;

@@ -28,6 +28,7 @@ const info: AppInfo = {
   data_dir: "/tmp/pb",
   database: "/tmp/pb/patchbay.db",
   schema_version: 3,
+  log_file: "/tmp/pb/logs/patchbay.log",
   keyring: { available: false, detail: "no session bus" },
 };
 

@@ -26,6 +26,7 @@ pub fn run(dir: &DataDir, args: &InfoArgs) -> anyhow::Result<ExitCode> {
         println!("database:  {} (schema {})", info.database.display(), info.schema_version);
         let state = if info.keyring.available { "available" } else { "unavailable" };
         println!("keyring:   {state} ({})", info.keyring.detail);
+        println!("log file:  {} (the desktop app's)", info.log_file.display());
     }
     Ok(ExitCode::SUCCESS)
 }

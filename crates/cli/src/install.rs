@@ -70,10 +70,16 @@ fn terminal_locale() -> String {
         .unwrap_or_default()
 }
 
-pub fn run(dir: &DataDir, args: &InstallArgs) -> anyhow::Result<ExitCode> {
+/// The app on `dir` (secrets in its keyring), and a runtime to drive it.
+fn open_app(dir: &DataDir) -> anyhow::Result<(App, tokio::runtime::Runtime)> {
     let store = Store::open(dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), Arc::new(NoEvents))?;
+    Ok((app, runtime))
+}
+
+pub fn run(dir: &DataDir, args: &InstallArgs) -> anyhow::Result<ExitCode> {
+    let (app, runtime) = open_app(dir)?;
     let info = app.bundle_preview(&args.file, &terminal_locale())?;
     if args.dry_run {
         print_info(&info);
@@ -135,9 +141,7 @@ async fn wait_settled(app: &App, name: &str) -> anyhow::Result<ServerStatusView>
 
 /// `patchbay mcp configure`: an installed bundle's settings, shown or changed.
 pub fn configure(dir: &DataDir, args: &ConfigureArgs) -> anyhow::Result<ExitCode> {
-    let store = Store::open(dir)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), Arc::new(NoEvents))?;
+    let (app, runtime) = open_app(dir)?;
     let info = app.bundle_settings(&args.server, &terminal_locale())?;
     if args.show {
         info.settings.iter().for_each(|setting| println!("{}", setting_line(setting)));

@@ -27,6 +27,7 @@ fn info_on_a_fresh_data_dir_creates_the_database() {
     assert!(info["schema_version"].as_i64().unwrap() >= 1);
     assert!(info["keyring"]["available"].is_boolean());
     assert!(dir.join("patchbay.db").is_file());
+    assert_eq!(info["log_file"], dir.join("logs/patchbay.log").to_str().unwrap(), "the desktop app's log");
 }
 
 #[test]

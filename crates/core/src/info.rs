@@ -21,6 +21,8 @@ pub struct AppInfo {
     pub schema_version: i64,
     /// Whether secrets can be stored.
     pub keyring: KeyringStatus,
+    /// The desktop app's log file (it exists once the app has run).
+    pub log_file: PathBuf,
 }
 
 impl AppInfo {
@@ -32,6 +34,7 @@ impl AppInfo {
             database: store.path().to_path_buf(),
             schema_version: store.schema_version()?,
             keyring: secrets.status(),
+            log_file: dir.log_file(),
         })
     }
 }

@@ -16,6 +16,7 @@ pub mod conversations;
 pub mod folder;
 pub mod info;
 pub mod llm;
+pub mod logfile;
 pub mod mcp;
 pub mod net;
 pub mod paths;

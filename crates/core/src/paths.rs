@@ -109,6 +109,11 @@ impl DataDir {
         self.0.join("patchbay.db")
     }
 
+    /// The desktop app's log file inside it (`logs/patchbay.log`, see [`crate::logfile`]).
+    pub fn log_file(&self) -> PathBuf {
+        self.0.join("logs").join("patchbay.log")
+    }
+
     /// Creates the directory if needed and checks that it is a writable directory.
     pub fn prepare(&self) -> Result<(), PathsError> {
         let path = &self.0;

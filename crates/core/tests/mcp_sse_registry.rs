@@ -76,6 +76,12 @@ async fn sse_and_auto_detected_servers_become_ready_and_answer() {
     assert_eq!(transport_of(&registry, "legacy"), Some(TransportKind::Sse));
     assert_eq!(transport_of(&registry, "auto-sse"), Some(TransportKind::Sse));
     assert_eq!(transport_of(&registry, "auto-http"), Some(TransportKind::StreamableHttp));
+    // Who each is, as the settings page says: the transport detection chose, no process of ours.
+    for (name, transport) in [("auto-sse", TransportKind::Sse), ("auto-http", TransportKind::StreamableHttp)] {
+        let about = registry.about(name).unwrap().expect("a ready server's identity");
+        assert_eq!((about.transport, about.pid, about.command.as_deref()), (transport, None, None), "{name}");
+        assert_eq!(about.name.as_deref(), Some("mcp-servers/everything"), "{name}");
+    }
     registry.shutdown().await;
 }
 

@@ -116,6 +116,20 @@ pub fn open_link(handle: AppHandle, url: String) -> Result<(), IpcError> {
         .map_err(|e| IpcError::new(crate::IpcErrorKind::Internal, format!("cannot open {url}: {e}")))
 }
 
+/// Opens the folder of the app's log file in the file manager.
+#[tauri::command(rename_all = "snake_case")]
+pub fn open_log_folder(handle: AppHandle, state: State<'_, AppState>) -> Result<(), IpcError> {
+    use tauri_plugin_opener::OpenerExt;
+    let file = state.core()?.dir.log_file();
+    let folder = file.parent().expect("the log file is in a folder");
+    std::fs::create_dir_all(folder)
+        .map_err(|e| IpcError::new(crate::IpcErrorKind::DataDir, format!("cannot create {}: {e}", folder.display())))?;
+    handle
+        .opener()
+        .open_path(folder.display().to_string(), None::<&str>)
+        .map_err(|e| IpcError::new(crate::IpcErrorKind::Internal, format!("cannot open {}: {e}", folder.display())))
+}
+
 #[tauri::command(rename_all = "snake_case")]
 pub fn list_assistants(state: State<'_, AppState>) -> Result<Vec<AssistantView>, IpcError> {
     Ok(state.app()?.list_assistants()?)

@@ -20,6 +20,8 @@ export interface AppInfo {
   database: string;
   schema_version: number;
   keyring: KeyringStatus;
+  /** The desktop app's log file. */
+  log_file: string;
 }
 
 /** Mirrors `patchbay_desktop::IpcError`: every backend failure keeps its kind. */
@@ -852,6 +854,8 @@ export interface TurnOutcome {
 export const ipc = {
   ping: () => call<string>("ping"),
   appInfo: () => call<AppInfo>("app_info"),
+  /** Opens the log file's folder in the file manager. */
+  openLogFolder: () => call<void>("open_log_folder"),
   setZoom: (zoom: number) => call<void>("set_zoom", { zoom }),
   backupData: () => call<string | null>("backup_data"),
   restoreData: () => call<string | null>("restore_data"),

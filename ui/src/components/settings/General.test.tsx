@@ -8,7 +8,7 @@ import { General, type GeneralIpc } from "./General";
 
 afterEach(cleanup);
 
-const info = { version: "1.0.0", data_dir: "/d", database: "/d/p.db", schema_version: 2, keyring: { available: true, detail: "mock" } };
+const info = { version: "1.0.0", data_dir: "/d", database: "/d/p.db", schema_version: 2, keyring: { available: true, detail: "mock" }, log_file: "/d/logs/patchbay.log" };
 
 const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" } };
 
@@ -16,6 +16,7 @@ const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d
 function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
   return {
     appInfo: () => Promise.resolve(info),
+    openLogFolder: vi.fn(() => Promise.resolve()),
     pickDataDir: vi.fn(() => Promise.resolve(null)),
     getSettings: vi.fn(() => Promise.resolve(stored)),
     saveSettings: vi.fn(() => Promise.resolve()),
@@ -37,6 +38,20 @@ describe("General", () => {
     fireEvent.change(screen.getByLabelText("Language"), { target: { value: "zh" } });
     expect(await screen.findByText("主题")).toBeTruthy();
     localStorage.clear();
+  });
+
+  it("shows the log file and opens its folder; a folder that cannot be opened says why", async () => {
+    const ipc = fake();
+    renderIn(<General ipc={ipc} />);
+    const log = await screen.findByText(/\/d\/logs\/patchbay\.log/);
+    fireEvent.click(screen.getByRole("button", { name: "Open its folder" }));
+    expect(ipc.openLogFolder).toHaveBeenCalled();
+    expect(log.textContent).toContain("/d/logs/patchbay.log");
+    cleanup();
+    const failing = fake({ openLogFolder: vi.fn(() => Promise.reject({ kind: "internal", message: "cannot open /d/logs: no file manager" })) });
+    renderIn(<General ipc={failing} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Open its folder" }));
+    expect((await screen.findByRole("alert")).textContent).toContain("no file manager");
   });
 
   it("zooms the page from its select, which also follows a zoom made with the keyboard", async () => {

@@ -7,7 +7,7 @@ import { setZoom, storedZoom, subscribeZoom, ZOOM_STEPS } from "../../lib/zoom";
 import { toIpcError, type AppInfo, type GeneralSettings, type Ipc, type IpcError, type ProxyChoice, type Theme } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 
-export type GeneralIpc = Pick<Ipc, "appInfo" | "pickDataDir" | "getSettings" | "saveSettings" | "setZoom" | "backupData" | "restoreData">;
+export type GeneralIpc = Pick<Ipc, "appInfo" | "openLogFolder" | "pickDataDir" | "getSettings" | "saveSettings" | "setZoom" | "backupData" | "restoreData">;
 
 /** The proxy form: which kind, and the URL of a custom one; saved on demand. */
 function Proxy({ initial, onSave }: { initial: ProxyChoice; onSave: (p: ProxyChoice) => Promise<void> }) {
@@ -156,6 +156,13 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
             {info.keyring.available
               ? t("settings.keyringAvailable", { detail: info.keyring.detail })
               : t("settings.keyringUnavailable", { detail: info.keyring.detail })}
+          </dd>
+          <dt>{t("settings.logFile")}</dt>
+          <dd id="app-log-file">
+            {info.log_file}{" "}
+            <button type="button" className="link" id="open-log-folder" onClick={() => void ipc.openLogFolder().catch((e: unknown) => setError(toIpcError(e)))}>
+              {t("settings.openLogFolder")}
+            </button>
           </dd>
         </dl>
       )}
