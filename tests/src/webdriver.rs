@@ -95,6 +95,20 @@ impl Session {
         self.post(&format!("/element/{}/click", el.0), json!({})).map(drop)
     }
 
+    /// Clicks the element `css` finds once it is there and nothing covers it:
+    /// a click that lands while the page still moves (another element over it,
+    /// or the element replaced) is tried again, within `timeout`.
+    pub fn click_when_clear(&self, css: &str, timeout: Duration) -> Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let tried = self.wait_for(css, timeout).and_then(|el| self.click(&el));
+            match tried {
+                Err(e) if Instant::now() < deadline && is_moving(&e) => std::thread::sleep(Duration::from_millis(200)),
+                other => return other,
+            }
+        }
+    }
+
     /// The rendered text of an element.
     pub fn text(&self, el: &Element) -> Result<String> {
         Ok(self.get(&format!("/element/{}/text", el.0))?.as_str().unwrap_or_default().to_owned())
@@ -181,4 +195,10 @@ impl Session {
         self.http.delete(format!("{}/session/{}", self.base, self.id)).send()?;
         Ok(())
     }
+}
+
+/// Whether a click failed because the page was still moving under it.
+fn is_moving(error: &anyhow::Error) -> bool {
+    let text = error.to_string();
+    text.contains("element click intercepted") || text.contains("stale element reference")
 }

@@ -645,12 +645,8 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
         install_shown_bundle(s)?;
 
         // Its settings later, in its form filled in with the values it has.
-        // The server's details grow as it becomes ready: click until the form opens.
-        let deadline = std::time::Instant::now() + WAIT;
-        while s.wait_for("[data-testid=bundle-install]", Duration::from_secs(2)).is_err() {
-            ensure!(std::time::Instant::now() < deadline, "the bundle's settings never opened");
-            let _ = s.click(&s.wait_for("[data-testid=server-bundle-settings]", WAIT)?);
-        }
+        // The server's details grow as it becomes ready: the button may move.
+        s.click_when_clear("[data-testid=server-bundle-settings]", WAIT)?;
         let title = s.wait_for_text("[data-testid=bundle-install] h2", WAIT, |t| !t.is_empty())?;
         ensure!(title == "Poker: settings", "{title}");
         let mode = s.execute("return document.querySelector('#bundle-setting-mode').value", json!([]))?;
@@ -783,19 +779,19 @@ mcp.run()
         s.click(&s.wait_for("#nav-settings", WAIT)?)?;
         s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
         s.wait_for(&ready_dot("notes"), SERVER_WAIT)?;
-        s.click(&s.wait_for("[data-testid=server-row][data-server=notes] button", WAIT)?)?;
+        s.click_when_clear("[data-testid=server-row][data-server=notes] button", WAIT)?;
         let about = s.wait_for_text("[data-testid=server-about]", WAIT, |t| t.contains("Notes"))?;
         for said in ["notes-e2e", "version 3.1.4", "Keeps your notes.", "over stdio", "process "] {
             ensure!(about.contains(said), "{said:?} is not in {about:?}");
         }
         s.wait_for_text("[data-testid=tools-table]", WAIT, |t| t.contains("Add a note") && t.contains("add_note"))?;
-        s.click(&s.find("[data-testid=server-website]")?)?;
+        s.click_when_clear("[data-testid=server-website]", WAIT)?;
         ensure!(browser.opened(1, WAIT) == ["https://notes.example.com/about"], "the website went elsewhere");
 
         s.click(&s.find("#nav-chat")?)?;
         s.click(&s.wait_for("#new-conversation", WAIT)?)?;
         send(s, "Where do I read more?")?;
-        s.click(&s.wait_for("[data-testid=message-assistant] a[href^='https://example.com']", WAIT)?)?;
+        s.click_when_clear("[data-testid=message-assistant] a[href^='https://example.com']", WAIT)?;
         let links = browser.opened(2, WAIT);
         ensure!(links.last().map(String::as_str) == Some("https://example.com/guide?page=2"), "{links:?}");
         // A link to a file on this computer is its text only; one the browser
@@ -803,7 +799,7 @@ mcp.run()
         let file = s.find("[data-testid=message-assistant] [data-testid=unopened-link]")?;
         ensure!(s.text(&file)? == "this file", "the file link is {:?}", s.text(&file)?);
         s.click(&file)?;
-        s.click(&s.find("[data-testid=message-assistant] a[href^='xmpp:']")?)?;
+        s.click_when_clear("[data-testid=message-assistant] a[href^='xmpp:']", WAIT)?;
         let banner = s.wait_for_text("[data-testid=link-error]", WAIT, |t| t.contains("xmpp:"))?;
         ensure!(banner.contains("only http, https and mailto links are opened"), "{banner}");
         ensure!(browser.opened(3, Duration::from_secs(2)).len() == 2, "another link was handed on");
@@ -814,8 +810,8 @@ mcp.run()
 
         // A resource a tool's result links to is read from its server, in the card.
         send(s, "Link today's notes")?;
-        s.click(&s.wait_for("[data-testid=approve-once]", WAIT)?)?;
-        s.click(&s.wait_for("[data-testid=trace-card][data-status=done] [data-testid=resource-link] button", WAIT)?)?;
+        s.click_when_clear("[data-testid=approve-once]", WAIT)?;
+        s.click_when_clear("[data-testid=trace-card][data-status=done] [data-testid=resource-link] button", WAIT)?;
         let shown = s.wait_for_text("[data-testid=resource-preview]", WAIT, |t| t.contains("Buy milk"))?;
         ensure!(shown.contains("notes://today"), "{shown}");
         ensure!(browser.opened(3, Duration::from_secs(2)).len() == 2, "the resource went to the browser");
