@@ -115,6 +115,27 @@ describe("MessageList", () => {
     Object.defineProperty(navigator, "clipboard", { value: undefined, configurable: true });
   });
 
+  it("offers a way back to the latest message once the user scrolls up, and goes there", () => {
+    const messages: Message[] = Array.from({ length: 50 }, (_, i) => message(`m${i}`, i % 2 ? "assistant" : "user", `message ${i}`));
+    renderIn(<MessageList messages={messages} streamingId={null} actions={actions()} initialRect={{ width: 800, height: 600 }} />);
+    const list = screen.getByTestId("message-list");
+    const scrolled = (top: number) => {
+      for (const [key, value] of Object.entries({ scrollHeight: 6000, clientHeight: 600, scrollTop: top })) {
+        Object.defineProperty(list, key, { value, configurable: true, writable: true });
+      }
+      fireEvent.scroll(list);
+    };
+    scrolled(5400);
+    expect(screen.queryByTestId("jump-latest")).toBeNull();
+    scrolled(3000);
+    fireEvent.click(screen.getByTestId("jump-latest"));
+    expect(screen.queryByTestId("jump-latest")).toBeNull();
+    scrolled(3000);
+    expect(screen.getByTestId("jump-latest").textContent).toBe("↓ Latest");
+    scrolled(5390);
+    expect(screen.queryByTestId("jump-latest")).toBeNull();
+  });
+
   it("hides message actions while a reply streams", () => {
     renderIn(<MessageList messages={[message("a1", "assistant", "partial")]} streamingId="a1" actions={actions()} />);
     expect(screen.queryByTestId("regenerate")).toBeNull();

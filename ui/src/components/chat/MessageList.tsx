@@ -1,6 +1,7 @@
 // The message list, virtualised so a 10k-message conversation stays smooth.
 // Rows are measured as they render; the view follows the bottom while a reply
-// streams unless the user has scrolled up. A long conversation opens with its
+// streams unless the user has scrolled up, who then gets a button back to the
+// latest message. A long conversation opens with its
 // end loaded; older messages are fetched when the user scrolls to the top (or
 // presses the button there), keeping the rows on screen in place.
 // The first render is already scrolled to the end, so opening a conversation
@@ -43,6 +44,8 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
   const { t } = useI18n();
   const scrollRef = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
+  // Scrolled up from the end: the button back to it shows.
+  const [away, setAway] = useState(false);
   const [loading, setLoading] = useState(false);
   const firstId = useRef<string | null>(null);
   const fallback = initialRect ?? FALLBACK_RECT;
@@ -102,6 +105,7 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
       onScroll={(e) => {
         const el = e.currentTarget;
         atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        if (away === atBottom.current) setAway(!atBottom.current);
         if (el.scrollTop < 200) loadEarlier();
       }}
     >
@@ -126,6 +130,20 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
           );
         })}
       </div>
+      {away && messages.length > 0 && (
+        <button
+          type="button"
+          className="jump-latest"
+          data-testid="jump-latest"
+          onClick={() => {
+            atBottom.current = true;
+            setAway(false);
+            virtualizer.scrollToIndex(messages.length - 1, { align: "end" });
+          }}
+        >
+          {t("chat.jumpToLatest")}
+        </button>
+      )}
     </div>
   );
 }
