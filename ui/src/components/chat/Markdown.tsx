@@ -2,7 +2,7 @@
 // with a copy button. While a reply streams its text is split into top-level
 // blocks and each block is memoised, so only its last block re-renders: earlier
 // blocks keep their DOM nodes (no flicker, no layout jumps, no re-highlighting).
-import { memo, useMemo, useState, type ReactNode } from "react";
+import { memo, useMemo, type ReactNode } from "react";
 import ReactMarkdown, { type Components, type Options } from "react-markdown";
 import remarkGfm from "remark-gfm";
 import remarkMath from "remark-math";
@@ -11,7 +11,7 @@ import "katex/dist/katex.min.css";
 import hljs from "highlight.js/lib/common";
 import { useI18n } from "../../lib/i18n";
 import { normalizeMath } from "./math";
-import { copyText } from "../../lib/clipboard";
+import { CopyButton } from "../common/CopyButton";
 
 /**
  * Splits markdown at blank lines that are outside fenced code blocks. A blank
@@ -51,21 +51,15 @@ export function splitBlocks(text: string): string[] {
 
 export function CodeBlock({ code, language }: { code: string; language: string | null }) {
   const { t } = useI18n();
-  const [copied, setCopied] = useState(false);
   const html = useMemo(() => {
     const lang = language && hljs.getLanguage(language) ? language : null;
     return lang ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value : null;
   }, [code, language]);
-  const copy = () => {
-    void copyText(code).then(() => setCopied(true), () => undefined);
-  };
   return (
     <div className="code-block">
       <div className="code-head">
         <span className="code-lang">{language ?? t("chat.code")}</span>
-        <button type="button" className="code-copy" data-testid="code-copy" onClick={copy}>
-          {copied ? t("chat.copied") : t("chat.copy")}
-        </button>
+        <CopyButton text={() => code} className="code-copy" testId="code-copy" />
       </div>
       <pre>
         {html !== null ? (

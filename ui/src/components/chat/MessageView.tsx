@@ -2,14 +2,14 @@
 // tool traces, citation chips, and the actions (copy, edit & resend,
 // regenerate, a new chat from here, delete with the replies after it once
 // confirmed, branch switcher).
-import { memo, useEffect, useState } from "react";
-import { copyText } from "../../lib/clipboard";
+import { memo, useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import { messageTime } from "../../lib/time";
 import type { ApprovalDecision, Citation, ContentPart, Message, ToolTrace } from "../../lib/ipc";
 import { Markdown } from "./LazyMarkdown";
 import { PartView } from "./ToolResultView";
 import { ToolTraceGroup } from "./ToolTraceCard";
+import { CopyButton } from "../common/CopyButton";
 import { Marked } from "../common/Marked";
 
 export interface MessageActions {
@@ -128,13 +128,6 @@ export const MessageView = memo(function MessageView({
   const [editing, setEditing] = useState<string | null>(null);
   const [citation, setCitation] = useState<number | null>(null);
   const [confirming, setConfirming] = useState(false);
-  // "Copied" for a moment after the text went to the clipboard.
-  const [copied, setCopied] = useState(false);
-  useEffect(() => {
-    if (!copied) return;
-    const timer = setTimeout(() => setCopied(false), 1500);
-    return () => clearTimeout(timer);
-  }, [copied]);
   // "Today" is the day the message was first shown.
   const [shownAt] = useState(() => Date.now());
   const written = messageTime(message.created_at, shownAt, lang);
@@ -190,14 +183,7 @@ export const MessageView = memo(function MessageView({
       )}
       {!streaming && (
         <div className="message-actions">
-          <button
-            type="button"
-            className="link"
-            data-testid="copy-message"
-            onClick={() => void copyText(message.text).then(() => setCopied(true), () => undefined)}
-          >
-            {copied ? t("chat.copied") : t("chat.copy")}
-          </button>
+          <CopyButton text={() => message.text} testId="copy-message" />
           {isUser ? (
             <button type="button" className="link" data-testid="edit-message" onClick={() => setEditing(message.text)}>
               {t("chat.edit")}

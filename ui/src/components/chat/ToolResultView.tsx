@@ -86,6 +86,21 @@ export function PartView({ part, server, attached = false }: { part: ContentPart
   }
 }
 
+/**
+ * A tool's result as text, for the clipboard: its text parts, its resource
+ * links as `name <uri>`, and its structured content as JSON when it has
+ * nothing else to say; pictures and sounds are left out.
+ */
+export function resultText(result: ToolResult): string {
+  const parts = result.content.flatMap((p) =>
+    p.type === "text" ? [p.text] : p.type === "resource_link" ? [`${p.name ?? p.uri} <${p.uri}>`] : [],
+  );
+  if (parts.length === 0 && result.structured_content !== null && result.structured_content !== undefined) {
+    return pretty(result.structured_content);
+  }
+  return parts.join("\n\n");
+}
+
 /** A tool's result; `server` gave it, and is asked for the resources it links to. */
 export function ToolResultView({ result, server }: { result: ToolResult; server: string }) {
   const { t } = useI18n();

@@ -4,6 +4,7 @@ import { ResourceReader } from "../../lib/resources";
 import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
 import { renderIn, toolInfo, trace } from "../../test/render";
 import { ToolTraceCard, ToolTraceGroup, formatDuration } from "./ToolTraceCard";
+import { resultText } from "./ToolResultView";
 
 afterEach(cleanup);
 
@@ -64,6 +65,20 @@ describe("ToolTraceCard", () => {
     expect(screen.queryByRole("link", { name: "a.txt" })).toBeNull();
     expect(screen.getByText(/"lines": 3/)).toBeTruthy();
     expect(screen.getByText("Log messages (1)")).toBeTruthy();
+    // Its text goes to the clipboard: text, then resource links; the picture is left out.
+    const writeText = vi.fn(() => Promise.resolve());
+    Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
+    fireEvent.click(screen.getByTestId("trace-copy"));
+    expect(writeText).toHaveBeenCalledWith("**bold** result\n\na.txt <file:///tmp/a.txt>");
+    expect((await screen.findByTestId("trace-copy")).textContent).toBe("Copied");
+    Object.defineProperty(navigator, "clipboard", { value: undefined, configurable: true });
+  });
+
+  it("copies structured content as JSON when a result has no text", () => {
+    expect(resultText({ content: [{ type: "image", mime_type: "image/png", data: "AAAA" }], structured_content: { sum: 42 }, is_error: false })).toBe(
+      '{\n  "sum": 42\n}',
+    );
+    expect(resultText({ content: [], structured_content: null, is_error: false })).toBe("");
   });
 
   it("reads a resource a result links to from the server that gave it, and opens a web page as a link", async () => {

@@ -4,9 +4,10 @@ import { useContext } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
 import type { ApprovalDecision, ToolTrace } from "../../lib/ipc";
 import { ToolCatalogue, toolOf } from "../../lib/toolCatalogue";
+import { CopyButton } from "../common/CopyButton";
 import { McpIcons } from "../common/McpIcons";
 import { ApprovalCard } from "./ApprovalCard";
-import { pretty, ToolResultView } from "./ToolResultView";
+import { pretty, resultText, ToolResultView } from "./ToolResultView";
 
 const STATUS: Record<ToolTrace["status"], MessageKey> = {
   pending_approval: "trace.pending",
@@ -53,6 +54,7 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
             {formatDuration(trace.duration_ms)}
           </span>
         )}
+        {trace.result && <CopyButton text={() => resultText(trace.result!)} testId="trace-copy" />}
         {onInspect && (
           <button type="button" className="link" data-testid="trace-inspect" onClick={() => onInspect(trace)}>
             {t("trace.inspect")}
