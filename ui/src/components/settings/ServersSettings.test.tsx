@@ -286,6 +286,8 @@ describe("ServersSettings", () => {
     const f = fake([view("ready")]);
     renderIn(<ServersSettings ipc={f.ipc} />);
     fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    // The row says who the server is too.
+    expect(screen.getByTestId("server-identity").textContent).toBe("Files 1.4.2");
     const shown = screen.getByTestId("server-about");
     expect(shown.querySelector("strong")?.textContent).toBe("Files");
     expect(shown.textContent).toContain("files-server");
@@ -300,7 +302,8 @@ describe("ServersSettings", () => {
     expect(row.querySelector("code")?.textContent).toBe("read_file");
     // A server that is not ready says nothing of itself.
     await f.status({ server: "files", state: "failed", tool_count: 0, error: "exited" });
-    expect(screen.queryByTestId("server-about")).toBeNull();
+    await waitFor(() => expect(screen.queryByTestId("server-about")).toBeNull());
+    expect(screen.queryByTestId("server-identity")).toBeNull();
   });
 
   it("shows what the server says about using it, the text the model reads with its tools", async () => {

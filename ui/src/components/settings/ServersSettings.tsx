@@ -504,6 +504,11 @@ export function ServersSettings({
               <button type="button" className="link" onClick={() => setSelected(v.config.name === selected ? null : v.config.name)} aria-expanded={v.config.name === selected}>
                 <strong>{v.config.name}</strong>
               </button>
+              {v.about && (v.about.title ?? v.about.name) && (
+                <span className="muted small" data-testid="server-identity">
+                  {[v.about.title ?? v.about.name, v.about.version].filter(Boolean).join(" ")}
+                </span>
+              )}
               <span className="muted" data-testid="tool-count">
                 {t("servers.toolCount", { count: v.status.tool_count })}
               </span>
