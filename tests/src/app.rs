@@ -62,6 +62,46 @@ fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
+/// Starts tauri-driver with `env` on free ports and opens a WebDriver session
+/// with `caps` (which starts the app); the driver is stopped when that fails.
+fn open_session(env: &[(String, String)], caps: &serde_json::Value) -> Result<(Child, Session)> {
+    let port = free_port()?;
+    let native_port = free_port()?;
+    let driver_bin = std::env::var("TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".to_owned());
+    let mut cmd = Command::new(&driver_bin);
+    cmd.args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    // Its own process group, so that Drop can stop WebKitWebDriver and the app with it.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut driver = cmd
+        .spawn()
+        .with_context(|| format!("starting {driver_bin} (install it with `cargo install tauri-driver --locked`)"))?;
+    let base = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline {
+            kill_group(&mut driver);
+            bail!("tauri-driver did not listen on port {port} within 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // tauri-driver listens before its WebKitWebDriver does: retry until both answer.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match Session::new(&base, caps.clone()) {
+            Ok(session) => return Ok((driver, session)),
+            Err(e) if Instant::now() > deadline => {
+                kill_group(&mut driver);
+                return Err(e.context("creating the WebDriver session"));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(250)),
+        }
+    }
+}
+
 fn artifacts_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts")
 }
@@ -80,56 +120,31 @@ impl App {
         let turn = ONE_WINDOW.lock().unwrap_or_else(|p| p.into_inner());
         let tmp = tempfile::tempdir()?;
         let data_dir = opts.data_dir.unwrap_or_else(|| tmp.path().join("data"));
-        let port = free_port()?;
-        let native_port = free_port()?;
-        let driver_bin = std::env::var("TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".to_owned());
-        let mut cmd = Command::new(&driver_bin);
-        cmd.args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
-            .env("PATCHBAY_DATA_DIR", &data_dir)
-            // The webview keeps its own storage (the UI's language, theme) per user:
-            // give every window a fresh one, so no test sees another's choices.
-            .env("XDG_DATA_HOME", tmp.path().join("xdg-data"))
-            .env("XDG_CONFIG_HOME", tmp.path().join("xdg-config"))
-            .env("XDG_CACHE_HOME", tmp.path().join("xdg-cache"))
-            // WebKitWebDriver's screenshots never answer when the app turns compositing off
-            // (src-tauri/src/webview.rs); `opts.env` may set it back to "off" (the benchmarks do).
-            .env("PATCHBAY_WEBKIT_COMPOSITING", "on")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
-        // Its own process group, so that Drop can stop WebKitWebDriver and the app with it.
-        #[cfg(unix)]
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        for (k, v) in &opts.env {
-            cmd.env(k, v);
-        }
-        let mut driver = cmd.spawn().with_context(|| {
-            format!("starting {driver_bin} (install it with `cargo install tauri-driver --locked`)")
-        })?;
-        let base = format!("http://127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if Instant::now() > deadline {
-                kill_group(&mut driver);
-                bail!("tauri-driver did not listen on port {port} within 20 s");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
         let mut args = vec!["--data-dir".to_owned(), data_dir.display().to_string()];
         args.extend(opts.args);
         let caps = json!({
             "browserName": "wry",
             "tauri:options": { "application": app, "args": args }
         });
-        // tauri-driver listens before its WebKitWebDriver does: retry until both answer.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let session = loop {
-            match Session::new(&base, caps.clone()) {
-                Ok(s) => break s,
-                Err(e) if Instant::now() > deadline => {
-                    kill_group(&mut driver);
-                    return Err(e.context("creating the WebDriver session"));
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(250)),
+        let mut env: Vec<(String, String)> = vec![
+            ("PATCHBAY_DATA_DIR".into(), data_dir.display().to_string()),
+            // The webview keeps its own storage (the UI's language, theme) per user:
+            // give every window a fresh one, so no test sees another's choices.
+            ("XDG_DATA_HOME".into(), tmp.path().join("xdg-data").display().to_string()),
+            ("XDG_CONFIG_HOME".into(), tmp.path().join("xdg-config").display().to_string()),
+            ("XDG_CACHE_HOME".into(), tmp.path().join("xdg-cache").display().to_string()),
+            // WebKitWebDriver's screenshots never answer when the app turns compositing off
+            // (src-tauri/src/webview.rs); `opts.env` may set it back to "off" (the benchmarks do).
+            ("PATCHBAY_WEBKIT_COMPOSITING".into(), "on".into()),
+        ];
+        env.extend(opts.env);
+        // A port found free can be taken again before WebKitWebDriver listens on it
+        // ("Unable to listen for HTTP server"): then start over on other ports, once.
+        let (driver, session) = match open_session(&env, &caps) {
+            Ok(opened) => opened,
+            Err(first) => {
+                eprintln!("starting the window failed ({first:#}); trying again on other ports");
+                open_session(&env, &caps)?
             }
         };
         Ok(Self { session, data_dir, driver, binary: app, _tmp: tmp, name: name.to_owned(), _turn: turn })
