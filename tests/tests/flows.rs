@@ -816,5 +816,9 @@ mcp.run()
         ensure!(shown.contains("notes://today"), "{shown}");
         ensure!(browser.opened(3, Duration::from_secs(2)).len() == 2, "the resource went to the browser");
         Ok(())
-    })
+    })?;
+    // The app's log in its data folder tells the server's story.
+    let log = std::fs::read_to_string(tmp.path().join("data/logs/patchbay.log"))?;
+    ensure!(log.lines().any(|l| l.contains("MCP server ready") && l.contains("server=notes")), "{log}");
+    Ok(())
 }

@@ -252,6 +252,12 @@ impl Shared {
             changed
         });
         if changed {
+            // The app's log keeps each server's story (why it failed, when it came back).
+            match &status {
+                ServerStatus::Ready => tracing::info!(server = %slot.name, "MCP server ready"),
+                ServerStatus::Failed { reason } => tracing::warn!(server = %slot.name, %reason, "MCP server failed"),
+                _ => {}
+            }
             let _ = self.events.send(McpEvent::Status { server: slot.name.clone(), status });
         }
     }
