@@ -202,6 +202,8 @@ fn seeded_app(
 /// arrive (the attach menu appears), so a click can land beside the button: click
 /// again while the text is still waiting in the composer.
 fn send(s: &Session, text: &str) -> Result<()> {
+    // A conversation just created shows its composer a moment later.
+    s.wait_for("#composer-input", WAIT)?;
     s.set_value("#composer-input", text)?;
     let waiting = "return document.querySelector('#composer-input').value";
     for _ in 0..5 {
