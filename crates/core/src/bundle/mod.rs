@@ -198,11 +198,7 @@ impl Bundle {
             }
             Err(e) => return Err(damaged(file, e)),
         };
-        if text.len() as u64 > MAX_MANIFEST {
-            return Err(BundleError::TooLarge { file: file.to_owned(), what: "manifest.json is over 1 MiB".into() });
-        }
-        let manifest: Manifest = serde_json::from_slice(&text)
-            .map_err(|e| BundleError::Manifest { file: file.to_owned(), reason: e.to_string() })?;
+        let manifest = parse_manifest(file, &text)?;
         let bundle = Self { file: file.to_owned(), folder: None, manifest, signature: Signature::Unsigned };
         bundle.check(|entry| zip.index_for_name(entry).is_some())?;
         let signature = signature::verify(file, roots)
@@ -219,11 +215,7 @@ impl Bundle {
             f.take(MAX_MANIFEST + 1).read_to_end(&mut text).map(|_| text)
         });
         let text = read.map_err(|source| BundleError::Read { file: file.clone(), source })?;
-        if text.len() as u64 > MAX_MANIFEST {
-            return Err(BundleError::TooLarge { file, what: "manifest.json is over 1 MiB".into() });
-        }
-        let manifest: Manifest = serde_json::from_slice(&text)
-            .map_err(|e| BundleError::Manifest { file: file.clone(), reason: e.to_string() })?;
+        let manifest = parse_manifest(&file, &text)?;
         let signature = installed_signature(dir).unwrap_or(Signature::Unsigned);
         let bundle = Self { file, folder: Some(dir.to_owned()), manifest, signature };
         bundle.check(|entry| dir.join(entry).is_file())?;
@@ -566,6 +558,14 @@ impl Bundle {
 /// Who signed the bundle unpacked in `dir`, as recorded when it was installed.
 pub fn installed_signature(dir: &Path) -> Option<Signature> {
     serde_json::from_slice(&std::fs::read(dir.join(SIGNATURE_RECORD)).ok()?).ok()
+}
+
+/// The manifest read from `file` (at most [`MAX_MANIFEST`] bytes and one more, to tell a larger one).
+fn parse_manifest(file: &Path, text: &[u8]) -> Result<Manifest, BundleError> {
+    if text.len() as u64 > MAX_MANIFEST {
+        return Err(BundleError::TooLarge { file: file.to_owned(), what: "manifest.json is over 1 MiB".into() });
+    }
+    serde_json::from_slice(text).map_err(|e| BundleError::Manifest { file: file.to_owned(), reason: e.to_string() })
 }
 
 /// The settings the bundle unpacked in `dir` was last given (none sensitive).

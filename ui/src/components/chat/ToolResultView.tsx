@@ -47,6 +47,8 @@ function ResourceLink({ part, server }: { part: LinkPart; server?: string }) {
     );
   }
   const toggle = () => {
+    // Closed while its answer is on the way, it would open again when the answer came.
+    if (shown === "reading") return;
     if (shown !== null) return setShown(null);
     setShown("reading");
     read(server, part.uri).then(

@@ -109,6 +109,9 @@ describe("ToolTraceCard", () => {
     expect(screen.getByRole("link", { name: "The doc" }).getAttribute("href")).toBe("https://example.com/doc");
     const today = screen.getByRole("button", { name: "Today" });
     fireEvent.click(today);
+    // A second click while it reads does not close what is about to open.
+    fireEvent.click(today);
+    expect(read).toHaveBeenCalledTimes(1);
     expect(read).toHaveBeenCalledWith("notes", "notes://today");
     expect((await screen.findByTestId("resource-preview")).textContent).toContain("notes from notes");
     expect(today.getAttribute("aria-expanded")).toBe("true");
