@@ -11,6 +11,7 @@ mod error;
 mod instance;
 mod startup;
 mod state;
+mod views;
 mod webview;
 
 pub use error::{IpcError, IpcErrorKind};
@@ -134,6 +135,11 @@ pub fn run() {
         .on_window_event(instance::save_geometry_when_settled)
         .on_page_load(startup::on_page_load)
         .manage(state)
+        .manage(views::ViewPages::default())
+        // Tools' views (MCP Apps), each in a sandboxed frame of this scheme.
+        .register_uri_scheme_protocol(views::SCHEME, |ctx, request| {
+            ctx.app_handle().state::<views::ViewPages>().serve(&request)
+        })
         .setup(move |app| {
             for window in app.webview_windows().values() {
                 webview::configure(window)?;
@@ -198,6 +204,9 @@ pub fn run() {
             commands::servers::set_tool_approval,
             commands::servers::call_tool,
             commands::servers::get_trace,
+            commands::servers::open_app_view,
+            commands::servers::call_tool_for_view,
+            commands::servers::read_resource_for_view,
             commands::servers::respond_server_request,
             commands::servers::list_prompts,
             commands::servers::get_prompt,

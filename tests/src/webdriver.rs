@@ -172,6 +172,17 @@ impl Session {
         self.post("/execute/async", json!({ "script": script, "args": args }))
     }
 
+    /// Makes the commands that follow act in `frame` (an `<iframe>` of the
+    /// current page), until [`Session::leave_frame`].
+    pub fn enter_frame(&self, frame: &Element) -> Result<()> {
+        self.post("/frame", json!({ "id": { ELEMENT_KEY: frame.0 } })).map(drop)
+    }
+
+    /// Makes the commands that follow act in the window's page again.
+    pub fn leave_frame(&self) -> Result<()> {
+        self.post("/frame", json!({ "id": null })).map(drop)
+    }
+
     /// The window's outer size: `(width, height)`.
     pub fn window_size(&self) -> Result<(u64, u64)> {
         let rect = self.get("/window/rect")?;

@@ -824,3 +824,99 @@ mcp.run()
     ensure!(log.lines().any(|l| l.contains("MCP server ready") && l.contains("server=notes")), "{log}");
     Ok(())
 }
+
+#[test]
+fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let show =
+        ToolNames::build([("counter", "show_counter")]).model_name("counter", "show_counter").unwrap().to_owned();
+    let model = runtime.block_on(ScriptedServer::start(
+        Format::OpenAi,
+        vec![
+            openai::tool_calls_reply(&[("call_show", &show, &[r#"{"start": 42}"#])]),
+            openai::text_reply(&["Here is your counter."]),
+            openai::text_reply(&["Counter"]),
+            openai::text_reply(&["Noted: the counter moved."]),
+        ],
+    ))?;
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    let config = ConfigStore::new(Store::open(&DataDir::new(&data_dir))?);
+    config.save_provider(&ProviderProfile::openai_compatible(
+        "scripted",
+        format!("{}/v1", model.url()),
+        "scripted-model",
+    ))?;
+    // The view is built on the official App SDK (@modelcontextprotocol/ext-apps).
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/counter_app.py");
+    let sdk = peers::node_module("@modelcontextprotocol/ext-apps/dist/src/app-with-deps.js");
+    let counter = McpServerConfig::stdio(
+        "counter",
+        peers::python().to_str().unwrap(),
+        &[script.to_str().unwrap(), sdk.to_str().unwrap()],
+    );
+    config.replace_servers(&[counter])?;
+    let app = App::start(
+        "a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat",
+        AppOptions { data_dir: Some(data_dir), ..Default::default() },
+    )?;
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
+        s.wait_for(&ready_dot("counter"), SERVER_WAIT)?;
+        s.click(&s.find("#nav-chat")?)?;
+        s.click(&s.wait_for("#new-conversation", WAIT)?)?;
+        send(s, "Show me the counter")?;
+        s.click_when_clear("[data-testid=approve-once]", WAIT)?;
+        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("Here is your counter."))?;
+
+        // The view connects to the window, and hears the call's arguments and result.
+        let frame = s.wait_for("[data-testid=app-view-frame]", WAIT)?;
+        s.enter_frame(&frame)?;
+        s.wait_for_text("#status", WAIT, |t| t == "connected to Patchbay (inline)")?;
+        s.wait_for_text("#args", WAIT, |t| t == r#"{"start":42}"#)?;
+        // The server's tool learnt at initialisation that Patchbay shows views.
+        s.wait_for_text("#result", WAIT, |t| t.contains("The counter starts at 42, shown in its view."))?;
+        // Its own origin, sandboxed: no way to Patchbay's commands.
+        let ipc = s.text(&s.find("#ipc")?)?;
+        ensure!(ipc == "undefined undefined", "the view can reach Tauri: {ipc}");
+        let origin = s.execute("return String(window.origin)", json!([]))?;
+        ensure!(origin == json!("null"), "the view's origin is {origin}");
+
+        // A tool made for the view only, whose approval is ask: the window asks first.
+        s.click(&s.find("#bump")?)?;
+        s.leave_frame()?;
+        let asked = s.wait_for_text("[data-testid=app-view-ask]", WAIT, |t| t.contains("bump"))?;
+        ensure!(asked.contains("\"by\": 5"), "{asked}");
+        s.click(&s.find("[data-testid=app-view-allow]")?)?;
+        s.enter_frame(&s.find("[data-testid=app-view-frame]")?)?;
+        s.wait_for_text("#bumped", WAIT, |t| t == "bumped to 47")?;
+        // A tool the server made for the model only is refused.
+        s.click(&s.find("#reset")?)?;
+        s.wait_for_text("#bumped", WAIT, |t| t.starts_with("refused:") && t.contains("for the model only"))?;
+        s.click(&s.find("#bump")?)?;
+        s.leave_frame()?;
+        s.click_when_clear("[data-testid=app-view-allow]", WAIT)?;
+        s.enter_frame(&s.find("[data-testid=app-view-frame]")?)?;
+        s.wait_for_text("#bumped", WAIT, |t| t == "bumped to 52")?;
+
+        // The view sends the user's next message, and the model answers it.
+        s.click(&s.find("#say")?)?;
+        s.leave_frame()?;
+        s.wait_for_text("#root", WAIT, |t| t.contains("The counter is at bumped to 52"))?;
+        s.wait_for_text("#root", WAIT, |t| t.contains("Noted: the counter moved."))?;
+        Ok(())
+    })?;
+    app.screenshot("view")?;
+    // The model was offered the tool with a view, never the one made for the view.
+    let tools: Vec<String> = model.requests()[0].body["tools"]
+        .as_array()
+        .context("no tools offered")?
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+        .collect();
+    ensure!(tools.iter().any(|t| t.ends_with("show_counter")), "{tools:?}");
+    ensure!(tools.iter().any(|t| t.ends_with("reset")), "{tools:?}");
+    ensure!(!tools.iter().any(|t| t.contains("bump")), "the model saw the view's tool: {tools:?}");
+    Ok(())
+}

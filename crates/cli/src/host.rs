@@ -164,9 +164,10 @@ impl TerminalRequests {
 #[async_trait::async_trait]
 impl ServerRequests for TerminalRequests {
     /// Advertised even without a terminal, so a server's tool runs and gets
-    /// the reason instead of not being offered at all.
+    /// the reason instead of not being offered at all. Tools' views are not:
+    /// a terminal cannot show them.
     fn supports(&self) -> HookSupport {
-        HookSupport::ALL
+        HookSupport { views: false, ..HookSupport::ALL }
     }
 
     async fn sample(&self, request: SamplingRequest, ct: CancellationToken) -> Result<SamplingReply, Refusal> {

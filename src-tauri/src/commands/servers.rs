@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::blocking;
 use crate::error::{IpcError, IpcErrorKind};
 use crate::state::AppState;
+use crate::views::{AppViewInfo, ViewPages};
 
 /// Opens the authorization page in the user's browser.
 struct Browser(AppHandle);
@@ -218,6 +219,40 @@ pub async fn call_tool(
     arguments: serde_json::Value,
 ) -> Result<ToolResultView, IpcError> {
     Ok(state.app()?.call_tool(&server, &tool, arguments, CancellationToken::new()).await?)
+}
+
+/// Reads a tool's view (MCP Apps) and keeps its page for the view's frame.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn open_app_view(
+    state: State<'_, AppState>,
+    pages: State<'_, ViewPages>,
+    server: String,
+    uri: String,
+) -> Result<AppViewInfo, IpcError> {
+    let page = state.app()?.app_page(&server, &uri, CancellationToken::new()).await?;
+    Ok(pages.keep(&server, page))
+}
+
+/// A view's `tools/call` to its own server; `approved` once the window asked.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn call_tool_for_view(
+    state: State<'_, AppState>,
+    server: String,
+    tool: String,
+    arguments: serde_json::Map<String, serde_json::Value>,
+    approved: bool,
+) -> Result<serde_json::Value, IpcError> {
+    Ok(state.app()?.call_tool_for_view(&server, &tool, arguments, approved, CancellationToken::new()).await?)
+}
+
+/// A view's `resources/read` of its own server.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn read_resource_for_view(
+    state: State<'_, AppState>,
+    server: String,
+    uri: String,
+) -> Result<serde_json::Value, IpcError> {
+    Ok(state.app()?.read_resource_for_view(&server, &uri, CancellationToken::new()).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

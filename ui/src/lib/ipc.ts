@@ -456,6 +456,30 @@ export interface ToolInfo {
   icons: IconView[];
   /** What the server says the tool does (its annotations), only where it says so: hints, not guarantees. */
   hints: ToolHint[];
+  /** Its view (MCP Apps), and whether the model and views may call it. */
+  view: ToolView;
+}
+
+/** Mirrors `patchbay_core::mcp::apps::ToolView`. */
+export interface ToolView {
+  /** The `ui://` page shown with the tool's calls, when it has one. */
+  resource_uri: string | null;
+  /** The model sees the tool (false: the server made it for its views only). */
+  for_model: boolean;
+  /** Views of the same server may call it. */
+  for_app: boolean;
+}
+
+/** A tool's view, read and kept for its frame (`open_app_view`). */
+export interface AppViewInfo {
+  /** Where the sandboxed frame loads the page (the `mcp-app` scheme). */
+  url: string;
+  uri: string;
+  /** The origins the page declared it reaches (its Content-Security-Policy). */
+  csp: { connect: string[]; resources: string[]; frames: string[]; base_uris: string[] };
+  prefers_border: boolean | null;
+  /** It asked to write to the clipboard, the one permission a view is given. */
+  clipboard_write: boolean;
 }
 
 export type ToolHint = "read_only" | "destructive" | "additive" | "idempotent" | "open_world";
@@ -968,6 +992,13 @@ export const ipc = {
     call<void>("set_tool_approval", { server, tool, approval }),
   callTool: (server: string, tool: string, args: unknown) =>
     call<ToolResult>("call_tool", { server, tool, arguments: args }),
+  /** Reads a tool's view (MCP Apps) for its sandboxed frame. */
+  openAppView: (server: string, uri: string) => call<AppViewInfo>("open_app_view", { server, uri }),
+  /** A view's call to a tool of its own server: MCP `CallToolResult` JSON. */
+  callToolForView: (server: string, tool: string, args: Record<string, unknown>, approved: boolean) =>
+    call<unknown>("call_tool_for_view", { server, tool, arguments: args, approved }),
+  /** A view's read of a resource of its own server: MCP `ReadResourceResult` JSON. */
+  readResourceForView: (server: string, uri: string) => call<unknown>("read_resource_for_view", { server, uri }),
 
   // import / export
   importPreview: (text: string) => call<ImportPreview>("import_preview", { text }),

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { Composer, type ModelChoice } from "../components/chat/Composer";
 import { MessageList } from "../components/chat/MessageList";
@@ -11,6 +11,7 @@ import { ChatStores, useConversation, type ConversationStore, type Draft } from 
 import { useI18n } from "../lib/i18n";
 import { defaultModel } from "../lib/models";
 import { ResourceReader } from "../lib/resources";
+import { type ChatActions, ViewChat } from "../lib/mcpApps";
 import { ToolCatalogue, toolMap } from "../lib/toolCatalogue";
 import type { SettingsSection } from "./SettingsPage";
 import {
@@ -226,6 +227,22 @@ function ConversationView({
     [id, ipc, store, run, onError, onForked],
   );
 
+  // A tool's view may send the user's next message (MCP Apps `ui/message`), not while a turn runs.
+  const busy = useRef(false);
+  useEffect(() => {
+    busy.current = pending || state.streamingId !== null;
+  });
+  const viewChat = useMemo<ChatActions>(
+    () => ({
+      sendMessage: async (text) => {
+        if (busy.current) throw new Error(t("view.busy"));
+        busy.current = true;
+        void run((cb) => ipc.sendMessage(id, text, [], cb));
+      },
+    }),
+    [id, ipc, run, t],
+  );
+
   // Older messages arrive a page at a time as the user scrolls back.
   const loadEarlier = useCallback(() => {
     const first = store.getState().messages[0];
@@ -285,13 +302,15 @@ function ConversationView({
       {state.messages.length === 0 ? (
         <p className="muted empty-chat">{t("chat.startHint")}</p>
       ) : (
-        <MessageList
-          messages={state.messages}
-          earlier={state.earlier}
-          onLoadEarlier={loadEarlier}
-          streamingId={state.streamingId}
-          actions={actions}
-        />
+        <ViewChat.Provider value={viewChat}>
+          <MessageList
+            messages={state.messages}
+            earlier={state.earlier}
+            onLoadEarlier={loadEarlier}
+            streamingId={state.streamingId}
+            actions={actions}
+          />
+        </ViewChat.Provider>
       )}
       {state.error && <ErrorBanner error={state.error} />}
       <Composer

@@ -31,6 +31,7 @@ use crate::config::{
 };
 use crate::llm::ToolSpec;
 use crate::mcp::approval::{ApprovalPolicy, ConversationGrants};
+use crate::mcp::apps::AppPage;
 use crate::mcp::content::{
     ResourcePreview, ResultLimits, for_model, for_ui, prompt_text, resource_preview, resource_text,
 };
@@ -302,6 +303,7 @@ impl App {
                     title: tool.title.clone().or_else(|| tool.annotations.as_ref()?.title.clone()),
                     icons: self.icon_views(&place, tool.icons.as_deref()),
                     hints: super::views::tool_hints(tool.annotations.as_ref()),
+                    view: crate::mcp::apps::tool_view(&tool),
                     enabled: !config.disabled_tools.contains(&name),
                     approval: policy.decide(&config.name, &tool, &ConversationGrants::default()).mode(),
                     schema_tokens: budget::count_tools(std::slice::from_ref(&spec), counter),
@@ -364,6 +366,68 @@ impl App {
             structured_content: for_ui(&result, &limits).structured_content,
             is_error: content.is_error,
         })
+    }
+
+    /// Calls a tool for a view of the same server (MCP Apps `tools/call`): the
+    /// tool must exist, be callable from views (its visibility), be switched
+    /// on, and its approval must not be deny; a tool whose approval is ask runs
+    /// only once the window asked (`approved`). The answer is the server's
+    /// result as MCP JSON, for the view to read.
+    pub async fn call_tool_for_view(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        approved: bool,
+        cancel: CancellationToken,
+    ) -> Result<serde_json::Value, AppError> {
+        let config = self.inner.config.server(server)?;
+        let listed = self.inner.registry.tools(server)?.into_iter().find(|t| t.name == tool);
+        let listed = listed.ok_or_else(|| AppError::NotFound(format!("MCP server {server:?} has no tool {tool:?}")))?;
+        let refuse = |why: &str| Err(AppError::Invalid(format!("the view may not call {server}/{tool}: {why}")));
+        if !crate::mcp::apps::tool_view(&listed).for_app {
+            return refuse("the server made it for the model only");
+        }
+        if config.disabled_tools.contains(tool) {
+            return refuse("it is switched off in Settings → MCP servers");
+        }
+        match ApprovalPolicy::from_config(&config, true).decide(server, &listed, &ConversationGrants::default()).mode()
+        {
+            ApprovalMode::Deny => return refuse("its approval is set to deny"),
+            ApprovalMode::Ask if !approved => return refuse("it needs your approval"),
+            _ => {}
+        }
+        let call_id = format!("view-{}", uuid::Uuid::new_v4());
+        let registry = &self.inner.registry;
+        let traced =
+            traced_call(registry, &call_id, None, server, tool, Some(arguments), CallOptions::default(), cancel).await;
+        self.traces().record(&traced.trace)?;
+        let result = traced.result?;
+        serde_json::to_value(&result).map_err(|e| AppError::Invalid(format!("the result of {server}/{tool}: {e}")))
+    }
+
+    /// A tool's view (MCP Apps): the `ui://` page read from its server, checked,
+    /// with the policy it is to be served with.
+    pub async fn app_page(&self, server: &str, uri: &str, cancel: CancellationToken) -> Result<AppPage, AppError> {
+        if !uri.starts_with("ui://") {
+            let reason = "a view is a ui:// resource".to_owned();
+            return Err(McpError::AppView { server: server.to_owned(), uri: uri.to_owned(), reason }.into());
+        }
+        let result = self.inner.registry.read_resource(server, uri, cancel).await?;
+        let listed = self.inner.registry.resources(server).unwrap_or_default();
+        Ok(AppPage::from_read(server, uri, &result, listed.iter().find(|r| r.uri == uri))?)
+    }
+
+    /// A resource of the view's own server (MCP Apps `resources/read`), as the
+    /// server's MCP JSON.
+    pub async fn read_resource_for_view(
+        &self,
+        server: &str,
+        uri: &str,
+        cancel: CancellationToken,
+    ) -> Result<serde_json::Value, AppError> {
+        let result = self.inner.registry.read_resource(server, uri, cancel).await?;
+        serde_json::to_value(&result).map_err(|e| AppError::Invalid(format!("resource {uri} of {server}: {e}")))
     }
 
     /// The raw JSON-RPC of a recorded call, for the trace inspector.

@@ -518,6 +518,8 @@ pub struct ToolInfo {
     /// says so: `read_only`, `destructive` or `additive`, `idempotent`,
     /// `open_world`. Hints from the server, not guarantees.
     pub hints: Vec<&'static str>,
+    /// Its view (MCP Apps), and whether the model and views may call it.
+    pub view: crate::mcp::apps::ToolView,
 }
 
 /// The hints a tool's annotations give, as [`ToolInfo::hints`] lists them.

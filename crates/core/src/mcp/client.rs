@@ -510,7 +510,7 @@ impl ClientHandler for HostHandler {
 }
 
 /// Roots always (an empty list is a valid answer); sampling and elicitation
-/// only as far as the hook answers them.
+/// only as far as the hook answers them; MCP Apps when the host shows views.
 fn capabilities(support: super::requests::HookSupport) -> ClientCapabilities {
     let mut caps = ClientCapabilities::default();
     let mut roots = RootsCapabilities::default();
@@ -529,6 +529,11 @@ fn capabilities(support: super::requests::HookSupport) -> ClientCapabilities {
         }
         caps.elicitation = Some(elicitation);
     }
+    if support.views {
+        let mut settings = rmcp::model::JsonObject::new();
+        settings.insert("mimeTypes".into(), serde_json::json!([super::apps::MIME_TYPE]));
+        caps.extensions = Some([(super::apps::EXTENSION.to_owned(), settings)].into());
+    }
     caps
 }
 
@@ -544,7 +549,10 @@ mod tests {
         let all = serde_json::to_value(capabilities(HookSupport::ALL)).unwrap();
         assert_eq!(
             all,
-            serde_json::json!({"roots": {"listChanged": true}, "sampling": {}, "elicitation": {"form": {}, "url": {}}})
+            serde_json::json!({
+                "roots": {"listChanged": true}, "sampling": {}, "elicitation": {"form": {}, "url": {}},
+                "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+            })
         );
     }
 

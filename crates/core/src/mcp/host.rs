@@ -61,7 +61,11 @@ impl ToolHost for RegistryTools {
             .into_iter()
             .filter_map(|(server, tools)| self.configs.get(&server).map(|config| (config, tools)))
             .flat_map(|(config, tools)| {
-                tools.into_iter().filter(|t| !config.disabled_tools.contains(t.name.as_ref())).map(move |t| (config, t))
+                // A tool for its view only (MCP Apps visibility) is not the model's.
+                tools
+                    .into_iter()
+                    .filter(|t| !config.disabled_tools.contains(t.name.as_ref()) && super::apps::tool_view(t).for_model)
+                    .map(move |t| (config, t))
             })
             .collect();
         // Built-in tools keep their bare names (`current_time`); those never

@@ -31,9 +31,11 @@
 //! - [`host`] serves the registry's tools to the chat engine ([`RegistryTools`]).
 //! - [`uri_template`] reads and expands resource templates' URI templates.
 //! - [`icons`] chooses the icons servers give themselves and their tools, and fetches them safely.
+//! - [`apps`] reads MCP Apps metadata: the view a tool names, who may call it, and the view's page and policy.
 
 pub mod about;
 pub mod approval;
+pub mod apps;
 pub mod catalogue;
 pub mod client;
 pub mod connect;
@@ -83,6 +85,9 @@ pub enum McpError {
     /// The server is not ready (stopped, starting, failed).
     #[error("MCP server {server:?} is not ready ({status})")]
     NotReady { server: String, status: ServerStatus },
+    /// A tool's view (MCP Apps) cannot be shown.
+    #[error("MCP server {server:?}: the view {uri} cannot be shown: {reason}")]
+    AppView { server: String, uri: String, reason: String },
     /// An icon could not be fetched.
     #[error("icon {url}: {reason}")]
     Icon { url: String, reason: String },

@@ -128,11 +128,13 @@ pub struct HookSupport {
     pub sampling: bool,
     pub elicitation_form: bool,
     pub elicitation_url: bool,
+    /// The host shows tools' views (MCP Apps): a window, not a terminal.
+    pub views: bool,
 }
 
 impl HookSupport {
     /// Every request kind.
-    pub const ALL: Self = Self { sampling: true, elicitation_form: true, elicitation_url: true };
+    pub const ALL: Self = Self { sampling: true, elicitation_form: true, elicitation_url: true, views: true };
 }
 
 /// Answers the requests servers send to the host. Calls may overlap (several

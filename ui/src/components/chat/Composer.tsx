@@ -94,7 +94,7 @@ function ArgumentsDialog(props: {
 /** Tools the model will see with these settings. */
 export function activeTools(tools: ToolInfo[], s: ConversationSettings): ToolInfo[] {
   return tools.filter(
-    (t) => t.enabled && (s.servers === null || s.servers.includes(t.server)) && !s.disabled_tools.includes(`${t.server}/${t.name}`),
+    (t) => t.enabled && t.view.for_model && (s.servers === null || s.servers.includes(t.server)) && !s.disabled_tools.includes(`${t.server}/${t.name}`),
   );
 }
 
@@ -356,7 +356,7 @@ export function Composer(props: ComposerProps) {
           </button>
         )}
       </div>
-      {showTools && <ToolPicker tools={tools} settings={settings} onSettings={onSettings} />}
+      {showTools && <ToolPicker tools={tools.filter((x) => x.view.for_model)} settings={settings} onSettings={onSettings} />}
       {prompt && (
         <ArgumentsDialog
           title={prompt.title ? `${prompt.title} (/${prompt.name})` : `/${prompt.name}`}

@@ -7,6 +7,7 @@ import { ToolCatalogue, toolOf } from "../../lib/toolCatalogue";
 import { CopyButton } from "../common/CopyButton";
 import { McpIcons } from "../common/McpIcons";
 import { ApprovalCard } from "./ApprovalCard";
+import { AppView } from "./AppView";
 import { pretty, resultText, ToolResultView } from "./ToolResultView";
 
 const STATUS: Record<ToolTrace["status"], MessageKey> = {
@@ -31,6 +32,8 @@ export interface ToolTraceCardProps {
 export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps) {
   const { t } = useI18n();
   const info = toolOf(useContext(ToolCatalogue), trace.server, trace.tool);
+  // A tool's view (MCP Apps) once the call may run.
+  const view = trace.status !== "pending_approval" && trace.status !== "denied" ? info?.view.resource_uri : null;
   const p = trace.progress;
   const pct = p && p.total ? Math.min(100, Math.round((p.progress / p.total) * 100)) : null;
   return (
@@ -85,7 +88,16 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
           </pre>
         </details>
       )}
-      {trace.result && <ToolResultView result={trace.result} server={trace.server} />}
+      {view && info && <AppView trace={trace} tool={info} uri={view} />}
+      {trace.result &&
+        (view ? (
+          <details className="trace-result-text">
+            <summary>{t("trace.result")}</summary>
+            <ToolResultView result={trace.result} server={trace.server} />
+          </details>
+        ) : (
+          <ToolResultView result={trace.result} server={trace.server} />
+        ))}
       {trace.error && (
         <div className="trace-error" role="alert">
           <p>{trace.error}</p>

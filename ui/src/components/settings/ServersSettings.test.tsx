@@ -30,6 +30,7 @@ const tool: ToolInfo = {
   stats: { calls: 12, success_rate: 0.75, median_ms: 40 },
   icons: [],
   hints: ["read_only", "open_world"],
+  view: { resource_uri: null, for_model: true, for_app: true },
 };
 
 const presets: ServerPreset[] = [

@@ -266,6 +266,16 @@ function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
               <td>
                 <McpIcons icons={tool.icons} /> <strong>{tool.title ?? tool.name}</strong> {tool.title && <code className="small">{tool.name}</code>}{" "}
                 <ToolHints hints={tool.hints} />
+                {tool.view.resource_uri && (
+                  <span className="badge hint" title={t("servers.hasViewTitle")} data-testid="tool-has-view">
+                    {t("servers.hasView")}
+                  </span>
+                )}
+                {!tool.view.for_model && (
+                  <span className="badge hint" title={t("servers.viewOnlyTitle")} data-testid="tool-view-only">
+                    {t("servers.viewOnly")}
+                  </span>
+                )}
                 <div className="muted small">{tool.description}</div>
               </td>
               <td>

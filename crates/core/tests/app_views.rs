@@ -1,0 +1,110 @@
+//! MCP Apps against the Python SDK's own `Apps` extension (tests/peers/counter_app.py):
+//! the app says it shows views (the server's tool sees it), a tool's view is read
+//! and checked, the model never sees a tool made for views, and a view may call
+//! only the tools its server made for it, as their approval allows.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use patchbay_core::agent::ToolHost;
+use patchbay_core::app::{App, NoEvents};
+use patchbay_core::config::{ApprovalMode, McpServerConfig};
+use patchbay_core::mcp::RegistryTools;
+use patchbay_core::paths::DataDir;
+use patchbay_core::secrets::MemoryStore;
+use patchbay_core::store::Store;
+use patchbay_test_support::peers;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+fn counter() -> McpServerConfig {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/peers/counter_app.py");
+    McpServerConfig::stdio("counter", peers::python().to_str().unwrap(), &[script])
+}
+
+async fn ready(app: &App) {
+    for _ in 0..600 {
+        if app.list_servers().unwrap().iter().any(|s| s.config.name == "counter" && s.status.state == "ready") {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("counter did not become ready: {:?}", app.list_servers().unwrap());
+}
+
+fn text(result: &serde_json::Value) -> String {
+    result["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tools_view_is_read_and_views_call_only_the_tools_made_for_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = DataDir::new(tmp.path().join("data"));
+    let store = Store::open(&data).unwrap();
+    let app = App::open(data, store, Arc::new(MemoryStore::default()), Arc::new(NoEvents)).unwrap().with_env(|_| None);
+    app.start().unwrap();
+    app.save_server(counter(), &Default::default()).await.unwrap();
+    ready(&app).await;
+
+    // The catalogue says which tool has a view and who may call each.
+    let tools = app.list_tools(Some("counter")).unwrap();
+    let view = |name: &str| tools.iter().find(|t| t.name == name).unwrap().view.clone();
+    assert_eq!(view("show_counter").resource_uri.as_deref(), Some("ui://counter/view.html"));
+    assert!(view("show_counter").for_model && view("show_counter").for_app);
+    assert!(!view("bump").for_model && view("bump").for_app);
+    assert!(view("reset").for_model && !view("reset").for_app);
+
+    // The model sees the tool with a view and the model's own, never the view's.
+    let config = app.list_servers().unwrap().into_iter().find(|s| s.config.name == "counter").unwrap().config;
+    let host = RegistryTools::new(app.registry().clone(), [config]);
+    let mut offered: Vec<String> =
+        host.list_tools(CancellationToken::new()).await.into_iter().map(|t| t.tool).collect();
+    offered.sort();
+    assert_eq!(offered, ["reset", "show_counter"]);
+
+    // The server learnt at initialisation that Patchbay shows views.
+    let shown = app.call_tool("counter", "show_counter", json!({"start": 42}), CancellationToken::new()).await.unwrap();
+    assert!(format!("{:?}", shown.content).contains("shown in its view"), "{shown:?}");
+
+    // The view's page, checked, with the origins it declared.
+    let page = app.app_page("counter", "ui://counter/view.html", CancellationToken::new()).await.unwrap();
+    assert!(page.html.contains("a plain counter page"), "{}", page.html);
+    assert_eq!(page.csp.connect, ["https://api.counter.example"]);
+    assert_eq!(page.prefers_border, Some(true));
+    assert!(page.csp.header().contains("connect-src https://api.counter.example;"));
+    let not_a_view = app.app_page("counter", "file:///etc/passwd", CancellationToken::new()).await.unwrap_err();
+    assert!(not_a_view.to_string().contains("a view is a ui:// resource"), "{not_a_view}");
+
+    // A view may call the tool made for it once allowed; approval ask waits for the window.
+    let args = |by: i64| json!({"by": by}).as_object().unwrap().clone();
+    let asked = app.call_tool_for_view("counter", "bump", args(5), false, CancellationToken::new()).await.unwrap_err();
+    assert!(asked.to_string().contains("needs your approval"), "{asked}");
+    let bumped = app.call_tool_for_view("counter", "bump", args(5), true, CancellationToken::new()).await.unwrap();
+    assert_eq!(text(&bumped), "bumped to 47");
+    app.set_tool_approval("counter", "bump", ApprovalMode::Allow).unwrap();
+    let bumped = app.call_tool_for_view("counter", "bump", args(1), false, CancellationToken::new()).await.unwrap();
+    assert_eq!(text(&bumped), "bumped to 48");
+    // Not a tool the server made for the model only, nor one set to deny or switched off.
+    let model_only = app
+        .call_tool_for_view("counter", "reset", Default::default(), true, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(model_only.to_string().contains("for the model only"), "{model_only}");
+    app.set_tool_approval("counter", "bump", ApprovalMode::Deny).unwrap();
+    let denied = app.call_tool_for_view("counter", "bump", args(1), true, CancellationToken::new()).await.unwrap_err();
+    assert!(denied.to_string().contains("set to deny"), "{denied}");
+    app.set_tool_approval("counter", "bump", ApprovalMode::Allow).unwrap();
+    app.set_tool_enabled("counter", "bump", false).unwrap();
+    let off = app.call_tool_for_view("counter", "bump", args(1), true, CancellationToken::new()).await.unwrap_err();
+    assert!(off.to_string().contains("switched off"), "{off}");
+    let missing = app
+        .call_tool_for_view("counter", "nothing", Default::default(), true, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(missing.to_string().contains("has no tool \"nothing\""), "{missing}");
+
+    // A view reads its server's resources as MCP JSON.
+    let read = app.read_resource_for_view("counter", "ui://counter/view.html", CancellationToken::new()).await.unwrap();
+    assert_eq!(read["contents"][0]["mimeType"], "text/html;profile=mcp-app");
+    app.shutdown().await;
+}

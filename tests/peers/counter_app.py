@@ -1,0 +1,107 @@
+"""A tiny MCP Apps server for the tests, on the Python SDK's own `Apps` extension.
+
+    python counter_app.py [APP_SDK_JS]
+
+`show_counter` names the view `ui://counter/view.html`; `bump` is for the view
+only (visibility ["app"]); `reset` is for the model only (visibility ["model"]).
+With APP_SDK_JS (the official App SDK's `app-with-deps.js`, from
+@modelcontextprotocol/ext-apps), the view is a real MCP App: it connects to the
+host, shows the call's arguments and result, and has buttons that call `bump`,
+send a message to the chat and open a link. Without it, the view is a plain page.
+"""
+
+import re
+import sys
+from pathlib import Path
+
+from mcp.server import MCPServer
+from mcp.server.apps import Apps, ResourceCsp, client_supports_apps
+from mcp.server.mcpserver import Context
+
+VIEW = "ui://counter/view.html"
+count = 0
+
+apps = Apps()
+
+
+@apps.tool(resource_uri=VIEW, title="Show the counter")
+def show_counter(start: int, ctx: Context) -> str:
+    """Shows the counter, starting at `start`."""
+    global count
+    count = start
+    where = "in its view" if client_supports_apps(ctx) else "as text only"
+    return f"The counter starts at {start}, shown {where}."
+
+
+@apps.tool(resource_uri=VIEW, visibility=["app"])
+def bump(by: int) -> str:
+    """Adds `by` to the counter."""
+    global count
+    count += by
+    return f"bumped to {count}"
+
+
+@apps.tool(resource_uri=VIEW, visibility=["model"])
+def reset() -> str:
+    """Sets the counter to zero."""
+    global count
+    count = 0
+    return "reset"
+
+
+def sdk_script(path: str) -> str:
+    """The SDK bundle as a classic script that leaves `window.McpApps.App`."""
+    source = Path(path).read_text()
+    exports = re.search(r"export\s*\{([^}]*)\}\s*;?\s*$", source)
+    if exports is None:
+        raise SystemExit(f"{path}: no export list at its end")
+    names = dict(reversed(part.strip().split(" as ")) for part in exports.group(1).split(","))
+    return source[: exports.start()] + f"\nwindow.McpApps = {{ App: {names['App']} }};\n"
+
+
+PAGE = """<!doctype html>
+<html><body>
+<p id="status">not connected</p>
+<p>arguments: <span id="args"></span></p>
+<p>result: <span id="result"></span></p>
+<p>bumped: <span id="bumped"></span></p>
+<p>tauri: <span id="ipc"></span></p>
+<button id="bump">Bump by 5</button>
+<button id="say">Tell the chat</button>
+<button id="reset">Reset</button>
+<script>__SDK__</script>
+<script>
+const $ = (id) => document.getElementById(id);
+$("ipc").textContent = typeof window.__TAURI_INTERNALS__ + " " + typeof window.__TAURI__;
+const app = new window.McpApps.App({ name: "counter-view", version: "1.0.0" });
+app.ontoolinput = (p) => { $("args").textContent = JSON.stringify(p.arguments); };
+app.ontoolresult = (r) => { $("result").textContent = r.content.map((c) => c.text).join(" "); };
+$("bump").onclick = async () => {
+  try {
+    const r = await app.callServerTool({ name: "bump", arguments: { by: 5 } });
+    $("bumped").textContent = r.content.map((c) => c.text).join(" ");
+  } catch (e) { $("bumped").textContent = "refused: " + e.message; }
+};
+$("reset").onclick = async () => {
+  try {
+    const r = await app.callServerTool({ name: "reset", arguments: {} });
+    $("bumped").textContent = r.content.map((c) => c.text).join(" ");
+  } catch (e) { $("bumped").textContent = "refused: " + e.message; }
+};
+$("say").onclick = () => app.sendMessage({ role: "user", content: [{ type: "text", text: "The counter is at " + $("bumped").textContent }] });
+app.connect().then(
+  () => { $("status").textContent = "connected to " + app.getHostVersion().name + " (" + app.getHostContext().displayMode + ")"; },
+  (e) => { $("status").textContent = "failed: " + e.message; },
+);
+</script>
+</body></html>
+"""
+
+if len(sys.argv) > 1:
+    page = PAGE.replace("__SDK__", sdk_script(sys.argv[1]))
+else:
+    page = "<!doctype html><p id=status>a plain counter page</p>"
+apps.add_html_resource(VIEW, page, csp=ResourceCsp(connect_domains=["https://api.counter.example"]), prefers_border=True)
+
+mcp = MCPServer("counter", extensions=[apps])
+mcp.run()

@@ -1,0 +1,116 @@
+import { act, cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { AppViewInfo } from "../../lib/ipc";
+import { ViewChat } from "../../lib/mcpApps";
+import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
+import { renderIn, toolInfo, trace } from "../../test/render";
+
+const invoke = vi.hoisted(() => vi.fn<(command: string, args?: Record<string, unknown>) => Promise<unknown>>());
+vi.mock("@tauri-apps/api/core", () => ({ invoke, Channel: class {} }));
+
+const { ToolTraceCard } = await import("./ToolTraceCard");
+
+afterEach(() => {
+  cleanup();
+  invoke.mockReset();
+});
+
+const page: AppViewInfo = {
+  url: "mcp-app://localhost/abc",
+  uri: "ui://counter/view.html",
+  csp: { connect: [], resources: [], frames: [], base_uris: [] },
+  prefers_border: null,
+  clipboard_write: false,
+};
+
+const show = toolInfo("counter", "show", { view: { resource_uri: "ui://counter/view.html", for_model: true, for_app: true } });
+const bump = toolInfo("counter", "bump", { approval: "ask", view: { resource_uri: null, for_model: false, for_app: true } });
+const reset = toolInfo("counter", "reset", { approval: "ask", view: { resource_uri: null, for_model: true, for_app: false } });
+
+/** The card of a finished call of `show`, its frame, and what the window posted to the frame. */
+async function renderView(sendMessage = vi.fn(() => Promise.resolve())) {
+  invoke.mockImplementation((command) => {
+    if (command === "open_app_view") return Promise.resolve(page);
+    if (command === "call_tool_for_view") return Promise.resolve({ content: [{ type: "text", text: "3" }] });
+    return Promise.reject(new Error(`unexpected ${command}`));
+  });
+  renderIn(
+    <ToolCatalogue.Provider value={toolMap([show, bump, reset])}>
+      <ViewChat.Provider value={{ sendMessage }}>
+        <ToolTraceCard
+          trace={trace({ server: "counter", tool: "show", status: "done", arguments: { start: 2 }, result: { content: [{ type: "text", text: "2" }], structured_content: null, is_error: false } })}
+        />
+      </ViewChat.Provider>
+    </ToolCatalogue.Provider>,
+  );
+  // The first render of the file also loads the card's modules: allow it time on a busy machine.
+  const frame = (await screen.findByTestId("app-view-frame", {}, { timeout: 5000 })) as HTMLIFrameElement;
+  const posted: Record<string, unknown>[] = [];
+  vi.spyOn(frame.contentWindow!, "postMessage").mockImplementation((m: unknown) => void posted.push(m as Record<string, unknown>));
+  const fromView = (data: unknown) =>
+    act(async () => {
+      window.dispatchEvent(new MessageEvent("message", { data, source: frame.contentWindow }));
+      await Promise.resolve();
+    });
+  return { frame, posted, fromView, sendMessage };
+}
+
+describe("AppView", () => {
+  it("loads the tool's page in a sandboxed frame and tells it the call once it is initialised", async () => {
+    const { frame, posted, fromView } = await renderView();
+    expect(invoke).toHaveBeenCalledWith("open_app_view", { server: "counter", uri: "ui://counter/view.html" });
+    expect(frame.getAttribute("src")).toBe(page.url);
+    expect(frame.getAttribute("sandbox")).toBe("allow-scripts");
+    await fromView({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
+    await fromView({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    await waitFor(() => expect(posted).toHaveLength(3), { timeout: 5000 });
+    expect(posted[0]).toMatchObject({ id: 1, result: { hostContext: { toolInfo: { tool: { name: "show" } }, displayMode: "inline" } } });
+    expect(posted[1]).toEqual({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: { start: 2 } } });
+    expect(posted[2]).toMatchObject({ method: "ui/notifications/tool-result", params: { content: [{ type: "text", text: "2" }], isError: false } });
+    // A message from anywhere but the frame is not the view's.
+    window.dispatchEvent(new MessageEvent("message", { data: { jsonrpc: "2.0", id: 7, method: "ping" }, source: window }));
+    expect(posted).toHaveLength(3);
+    expect(screen.getByText("Result")).toBeTruthy();
+  });
+
+  it("asks before the view runs a tool whose approval is ask, and runs it only once allowed", async () => {
+    const { posted, fromView } = await renderView();
+    await fromView({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "bump", arguments: { by: 1 } } });
+    expect((await screen.findByTestId("app-view-ask")).textContent).toContain("bump");
+    expect(invoke).not.toHaveBeenCalledWith("call_tool_for_view", expect.anything());
+    fireEvent.click(screen.getByTestId("app-view-allow"));
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "3" }] } }));
+    expect(invoke).toHaveBeenCalledWith("call_tool_for_view", { server: "counter", tool: "bump", arguments: { by: 1 }, approved: true });
+
+    await fromView({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "bump", arguments: {} } });
+    fireEvent.click(await screen.findByTestId("app-view-deny"));
+    await waitFor(() => expect(posted.find((m) => m.id === 3)).toMatchObject({ error: { message: "You did not allow bump to run" } }));
+    expect(invoke.mock.calls.filter(([c]) => c === "call_tool_for_view")).toHaveLength(1);
+    // A tool the server made for the model only goes to the core unasked, which refuses it.
+    await fromView({ jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "reset", arguments: {} } });
+    await waitFor(() => expect(invoke).toHaveBeenCalledWith("call_tool_for_view", { server: "counter", tool: "reset", arguments: {}, approved: false }));
+    expect(screen.queryByTestId("app-view-ask")).toBeNull();
+    await fromView({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "missing" } });
+    await waitFor(() => expect(posted.find((m) => m.id === 4)).toMatchObject({ error: { message: "counter has no tool missing" } }));
+  });
+
+  it("sends the view's message to the chat and grows with its content", async () => {
+    const { frame, fromView, sendMessage } = await renderView();
+    await fromView({ jsonrpc: "2.0", id: 5, method: "ui/message", params: { role: "user", content: [{ type: "text", text: "Count again" }] } });
+    await waitFor(() => expect(sendMessage).toHaveBeenCalledWith("Count again"));
+    await fromView({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { height: 321.4 } });
+    expect(frame.style.height).toBe("322px");
+    await fromView({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { height: 99999 } });
+    expect(frame.style.height).toBe("720px");
+  });
+
+  it("says why a view could not be shown", async () => {
+    invoke.mockImplementation(() => Promise.reject(new Error('MCP server "counter": the view ui://counter/view.html cannot be shown: it is not of type text/html;profile=mcp-app')));
+    renderIn(
+      <ToolCatalogue.Provider value={toolMap([show])}>
+        <ToolTraceCard trace={trace({ server: "counter", tool: "show", status: "done" })} />
+      </ToolCatalogue.Provider>,
+    );
+    expect((await screen.findByTestId("app-view-error")).textContent).toContain("not of type text/html;profile=mcp-app");
+  });
+});

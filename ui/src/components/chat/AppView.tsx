@@ -1,0 +1,158 @@
+// A tool call's view (MCP Apps): the tool's `ui://` page in a sandboxed frame
+// of its own origin, told the call's arguments and result, answering what it
+// asks through the ViewBridge. A call it makes to a tool whose approval is ask
+// waits for the user here; deny, and tools made for the model only, are refused
+// by the core.
+import { useContext, useEffect, useRef, useState } from "react";
+import pkg from "../../../package.json";
+import { useI18n } from "../../lib/i18n";
+import { ipc, toIpcError, type AppViewInfo, type ToolInfo, type ToolTrace } from "../../lib/ipc";
+import { callToolResult, hostContext, MAX_VIEW_HEIGHT, ViewBridge, ViewChat, type ViewHost } from "../../lib/mcpApps";
+import { ToolCatalogue, toolOf } from "../../lib/toolCatalogue";
+import { pretty } from "./ToolResultView";
+
+/** A call the view wants to make, waiting for the user. */
+interface Asked {
+  tool: string;
+  args: Record<string, unknown>;
+  answer: (allowed: boolean) => void;
+}
+
+export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo; uri: string }) {
+  const { t, lang } = useI18n();
+  const catalogue = useContext(ToolCatalogue);
+  const chat = useContext(ViewChat);
+  const [page, setPage] = useState<AppViewInfo | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [height, setHeight] = useState(160);
+  const [asked, setAsked] = useState<Asked | null>(null);
+  const frame = useRef<HTMLIFrameElement>(null);
+  const bridge = useRef<ViewBridge | null>(null);
+  const told = useRef({ input: false, result: false });
+  const server = trace.server;
+
+  useEffect(() => {
+    let live = true;
+    ipc.openAppView(server, uri).then(
+      (p) => live && setPage(p),
+      (e: unknown) => live && setError(toIpcError(e).message),
+    );
+    return () => {
+      live = false;
+    };
+  }, [server, uri]);
+
+  // Everything the view asks goes through here; the latest catalogue and chat are read at call time.
+  const latest = useRef({ catalogue, chat, lang });
+  useEffect(() => {
+    latest.current = { catalogue, chat, lang };
+  });
+
+  useEffect(() => {
+    const win = frame.current?.contentWindow;
+    if (!page || !win) return;
+    const host: ViewHost = {
+      callTool: async (name, args) => {
+        const info = toolOf(latest.current.catalogue, server, name);
+        if (!info) throw new Error(t("view.no_tool", { server, tool: name }));
+        // The user is asked only about a call the core would run once allowed;
+        // the core refuses the others and says why.
+        const runnable = info.view.for_app && info.enabled && info.approval !== "deny";
+        const ask = runnable && info.approval === "ask";
+        if (ask && !(await new Promise<boolean>((answer) => setAsked({ tool: name, args, answer })))) {
+          throw new Error(t("view.refused", { tool: name }));
+        }
+        return ipc.callToolForView(server, name, args, ask);
+      },
+      readResource: (resource) => ipc.readResourceForView(server, resource),
+      openLink: (url) => ipc.openLink(url),
+      sendMessage: async (text) => {
+        const target = latest.current.chat;
+        if (!target) throw new Error(t("view.no_chat"));
+        await target.sendMessage(text);
+      },
+      resize: (h) => setHeight(Math.max(40, Math.min(MAX_VIEW_HEIGHT, Math.ceil(h)))),
+    };
+    const b = new ViewBridge(
+      (m) => win.postMessage(m, "*"),
+      host,
+      () => hostContext(tool, latest.current.lang === "zh" ? "zh-CN" : "en-US"),
+      pkg.version,
+    );
+    bridge.current = b;
+    told.current = { input: false, result: false };
+    const onMessage = (e: MessageEvent) => {
+      if (e.source === win) void b.receive(e.data);
+    };
+    window.addEventListener("message", onMessage);
+    return () => {
+      window.removeEventListener("message", onMessage);
+      bridge.current = null;
+    };
+    // The bridge lives as long as the page; the tool and t are read when the view asks.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [page, server]);
+
+  // The call's arguments once known, then its result or its end.
+  useEffect(() => {
+    const b = bridge.current;
+    if (!b) return;
+    if (!told.current.input && trace.status !== "pending_approval") {
+      told.current.input = true;
+      const args = typeof trace.arguments === "object" && trace.arguments !== null ? trace.arguments : {};
+      b.notify("ui/notifications/tool-input", { arguments: args as Record<string, unknown> });
+    }
+    if (told.current.result) return;
+    if (trace.result) {
+      told.current.result = true;
+      b.notify("ui/notifications/tool-result", callToolResult(trace.result));
+    } else if (trace.status === "cancelled" || trace.status === "denied" || trace.status === "error") {
+      told.current.result = true;
+      b.notify("ui/notifications/tool-cancelled", { reason: trace.error ?? trace.status });
+    }
+  }, [page, trace.status, trace.arguments, trace.result, trace.error]);
+
+  if (error) {
+    return (
+      <p className="trace-error small" role="alert" data-testid="app-view-error">
+        {t("view.failed", { error })}
+      </p>
+    );
+  }
+  const answer = (allowed: boolean) => {
+    asked?.answer(allowed);
+    setAsked(null);
+  };
+  return (
+    <div className="app-view" data-testid="app-view">
+      {page && (
+        <div className={page.prefers_border === false ? "app-view-box" : "app-view-box bordered"}>
+          <iframe
+            ref={frame}
+            src={page.url}
+            title={t("view.title", { tool: tool.title ?? tool.name })}
+            sandbox="allow-scripts"
+            allow={page.clipboard_write ? "clipboard-write" : ""}
+            referrerPolicy="no-referrer"
+            style={{ height }}
+            data-testid="app-view-frame"
+          />
+        </div>
+      )}
+      {asked && (
+        <div className="approval-card" role="group" data-testid="app-view-ask">
+          <p>{t("view.ask", { server, tool: asked.tool })}</p>
+          <pre className="json">{pretty(asked.args)}</pre>
+          <div className="row">
+            <button type="button" className="primary" data-testid="app-view-allow" onClick={() => answer(true)}>
+              {t("view.allow")}
+            </button>
+            <button type="button" className="danger" data-testid="app-view-deny" onClick={() => answer(false)}>
+              {t("approval.deny")}
+            </button>
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}

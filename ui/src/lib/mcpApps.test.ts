@@ -1,0 +1,100 @@
+import { describe, expect, it, vi } from "vitest";
+import { callToolResult, ViewBridge, type ViewHost } from "./mcpApps";
+
+function setup(overrides: Partial<ViewHost> = {}) {
+  const posted: Record<string, unknown>[] = [];
+  const host: ViewHost = {
+    callTool: vi.fn(() => Promise.resolve({ content: [{ type: "text", text: "2" }] })),
+    readResource: vi.fn(() => Promise.resolve({ contents: [] })),
+    openLink: vi.fn(() => Promise.resolve()),
+    sendMessage: vi.fn(() => Promise.resolve()),
+    resize: vi.fn(),
+    ...overrides,
+  };
+  const bridge = new ViewBridge((m) => posted.push(m), host, () => ({ theme: "dark" }), "1.2.3");
+  const ask = (id: number, method: string, params: unknown = {}) => bridge.receive({ jsonrpc: "2.0", id, method, params });
+  return { posted, host, bridge, ask };
+}
+
+describe("ViewBridge", () => {
+  it("answers ui/initialize and holds its news until the view says it is initialised", async () => {
+    const { posted, bridge, ask } = setup();
+    bridge.notify("ui/notifications/tool-input", { arguments: { city: "Oslo" } });
+    await ask(1, "ui/initialize", { appInfo: { name: "w", version: "1" }, appCapabilities: {}, protocolVersion: "2026-01-26" });
+    expect(posted).toHaveLength(1);
+    expect(posted[0]).toMatchObject({
+      jsonrpc: "2.0",
+      id: 1,
+      result: {
+        protocolVersion: "2026-01-26",
+        hostInfo: { name: "Patchbay", version: "1.2.3" },
+        hostCapabilities: { serverTools: {}, serverResources: {}, openLinks: {}, message: { text: {} } },
+        hostContext: { theme: "dark" },
+      },
+    });
+    await bridge.receive({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    expect(posted[1]).toEqual({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: { city: "Oslo" } } });
+    bridge.notify("ui/notifications/tool-result", { content: [] });
+    expect(posted[2]).toMatchObject({ method: "ui/notifications/tool-result" });
+  });
+
+  it("routes calls and reads to the host, and a failure becomes the view's error", async () => {
+    const { posted, host, ask } = setup({ callTool: vi.fn(() => Promise.reject({ kind: "invalid", message: "its approval is set to deny" })) });
+    await ask(2, "resources/read", { uri: "ui://w/data" });
+    expect(host.readResource).toHaveBeenCalledWith("ui://w/data");
+    expect(posted[0]).toEqual({ jsonrpc: "2.0", id: 2, result: { contents: [] } });
+    await ask(3, "tools/call", { name: "refresh", arguments: { n: 1 } });
+    expect(host.callTool).toHaveBeenCalledWith("refresh", { n: 1 });
+    expect(posted[1]).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32603, message: "its approval is set to deny" } });
+    await ask(4, "tools/call", {});
+    expect(posted[2]).toMatchObject({ id: 4, error: { code: -32602 } });
+    await ask(5, "sampling/createMessage", {});
+    expect(posted[3]).toMatchObject({ id: 5, error: { code: -32601 } });
+  });
+
+  it("sends a view's text message to the chat, and refuses other content", async () => {
+    const { posted, host, ask } = setup();
+    await ask(1, "ui/message", { role: "user", content: [{ type: "text", text: "Book it" }, { type: "text", text: "for two" }] });
+    expect(host.sendMessage).toHaveBeenCalledWith("Book it\n\nfor two");
+    expect(posted[0]).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    await ask(2, "ui/message", { role: "user", content: [{ type: "image", data: "x", mimeType: "image/png" }] });
+    expect(posted[1]).toMatchObject({ id: 2, error: { code: -32602 } });
+    expect(host.sendMessage).toHaveBeenCalledTimes(1);
+  });
+
+  it("opens links through the host, says when one was refused, and follows the view's size", async () => {
+    const { posted, host, bridge, ask } = setup({ openLink: vi.fn((url: string) => (url.startsWith("https:") ? Promise.resolve() : Promise.reject(new Error("no")))) });
+    await ask(1, "ui/open-link", { url: "https://example.com" });
+    await ask(2, "ui/open-link", { url: "file:///etc/passwd" });
+    expect(posted.map((m) => m.result)).toEqual([{}, { isError: true }]);
+    await bridge.receive({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { width: 300, height: 240 } });
+    expect(host.resize).toHaveBeenCalledWith(240);
+    await bridge.receive("not json-rpc");
+    await bridge.receive({ jsonrpc: "2.0", id: 9, result: {} });
+    expect(posted).toHaveLength(2);
+  });
+});
+
+describe("callToolResult", () => {
+  it("gives a stored result the MCP shape a view reads", () => {
+    expect(
+      callToolResult({
+        content: [
+          { type: "text", text: "hi" },
+          { type: "image", mime_type: "image/png", data: "AAA" },
+          { type: "resource_link", uri: "ui://w/x", name: null, mime_type: null },
+        ],
+        structured_content: { temp: 3 },
+        is_error: false,
+      }),
+    ).toEqual({
+      content: [
+        { type: "text", text: "hi" },
+        { type: "image", data: "AAA", mimeType: "image/png" },
+        { type: "resource_link", uri: "ui://w/x", name: "ui://w/x" },
+      ],
+      structuredContent: { temp: 3 },
+      isError: false,
+    });
+  });
+});

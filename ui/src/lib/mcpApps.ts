@@ -1,0 +1,187 @@
+// MCP Apps (the `io.modelcontextprotocol/ui` extension, 2026-01-26): the host's
+// side of the JSON-RPC a tool's view speaks over postMessage from its sandboxed
+// frame. The view asks (`ui/initialize`, `tools/call`, `resources/read`,
+// `ui/open-link`, `ui/message`, …) and the bridge answers through a ViewHost;
+// the host tells the view the call's arguments and result once it has
+// initialised. Nothing a view sends reaches anything but these handlers.
+import { createContext } from "react";
+import { toIpcError, type ContentPart, type ToolInfo, type ToolResult } from "./ipc";
+
+export const APPS_PROTOCOL = "2026-01-26";
+
+/** What a view may ask of the window, for one tool call's view. */
+export interface ViewHost {
+  /** A tool of the view's own server: MCP `CallToolResult` JSON. */
+  callTool(name: string, args: Record<string, unknown>): Promise<unknown>;
+  /** A resource of the view's own server: MCP `ReadResourceResult` JSON. */
+  readResource(uri: string): Promise<unknown>;
+  openLink(url: string): Promise<void>;
+  /** Sends the text as the user's next message in the conversation. */
+  sendMessage(text: string): Promise<void>;
+  /** The view's content is this tall (pixels). */
+  resize(height: number): void;
+}
+
+/** What the chat page lets views do beyond their own server; null where there is no chat. */
+export interface ChatActions {
+  sendMessage(text: string): Promise<void>;
+}
+
+export const ViewChat = createContext<ChatActions | null>(null);
+
+type Json = Record<string, unknown>;
+type Post = (message: Json) => void;
+
+/** A JSON-RPC error a handler throws to answer with its code. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const METHOD_NOT_FOUND = -32601;
+const INVALID_PARAMS = -32602;
+const INTERNAL = -32603;
+
+/** The host context a view gets at `ui/initialize`. */
+export function hostContext(tool: ToolInfo, locale: string): Json {
+  const dark = typeof document !== "undefined" && document.documentElement.dataset.theme === "dark";
+  return {
+    toolInfo: { tool: { name: tool.name, title: tool.title ?? undefined, description: tool.description, inputSchema: tool.input_schema } },
+    theme: dark ? "dark" : "light",
+    displayMode: "inline",
+    availableDisplayModes: ["inline"],
+    locale,
+    timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    platform: "desktop",
+    userAgent: "Patchbay",
+    containerDimensions: { maxHeight: MAX_VIEW_HEIGHT },
+  };
+}
+
+/** The tallest a view is drawn inline; it scrolls beyond. */
+export const MAX_VIEW_HEIGHT = 720;
+
+/** A stored tool result as the MCP `CallToolResult` a view reads. */
+export function callToolResult(result: ToolResult): Json {
+  const block = (p: ContentPart): Json => {
+    switch (p.type) {
+      case "text":
+        return { type: "text", text: p.text };
+      case "image":
+      case "audio":
+        return { type: p.type, data: p.data, mimeType: p.mime_type };
+      case "resource_link":
+        return { type: "resource_link", uri: p.uri, name: p.name ?? p.uri, ...(p.mime_type ? { mimeType: p.mime_type } : {}) };
+    }
+  };
+  const out: Json = { content: result.content.map(block), isError: result.is_error };
+  if (result.structured_content !== null && result.structured_content !== undefined) out.structuredContent = result.structured_content;
+  return out;
+}
+
+/** The text of a `ui/message`'s content blocks (the only kind a view may send to the chat). */
+function messageText(params: Json): string {
+  if (params.role !== "user" || !Array.isArray(params.content)) throw new RpcError(INVALID_PARAMS, "ui/message takes role \"user\" and content blocks");
+  const texts = params.content.filter((b): b is { type: "text"; text: string } => (b as Json)?.type === "text" && typeof (b as Json).text === "string");
+  const text = texts.map((b) => b.text).join("\n\n").trim();
+  if (!text) throw new RpcError(INVALID_PARAMS, "Patchbay takes text content in a ui/message");
+  return text;
+}
+
+/**
+ * One view's end of the conversation. `receive` takes what the frame posted;
+ * `notify` queues host notifications until the view says it is initialised.
+ */
+export class ViewBridge {
+  private initialized = false;
+  private queued: Json[] = [];
+
+  constructor(
+    private readonly post: Post,
+    private readonly host: ViewHost,
+    private readonly context: () => Json,
+    private readonly version: string,
+  ) {}
+
+  /** Sends a notification now, or once the view has initialised. */
+  notify(method: string, params: Json) {
+    const message = { jsonrpc: "2.0", method, params };
+    if (this.initialized) this.post(message);
+    else this.queued.push(message);
+  }
+
+  /** Handles one message from the view; anything that is not JSON-RPC is ignored. */
+  async receive(data: unknown): Promise<void> {
+    if (typeof data !== "object" || data === null || (data as Json).jsonrpc !== "2.0") return;
+    const msg = data as Json;
+    const method = typeof msg.method === "string" ? msg.method : null;
+    if (!method) return; // a response: the host sends no requests
+    const params = (typeof msg.params === "object" && msg.params !== null ? msg.params : {}) as Json;
+    if (!("id" in msg)) {
+      this.onNotification(method, params);
+      return;
+    }
+    try {
+      const result = await this.onRequest(method, params);
+      this.post({ jsonrpc: "2.0", id: msg.id, result });
+    } catch (e) {
+      const code = e instanceof RpcError ? e.code : INTERNAL;
+      const message = toIpcError(e).message;
+      this.post({ jsonrpc: "2.0", id: msg.id, error: { code, message } });
+    }
+  }
+
+  private onNotification(method: string, params: Json) {
+    switch (method) {
+      case "ui/notifications/initialized":
+        this.initialized = true;
+        for (const m of this.queued.splice(0)) this.post(m);
+        break;
+      case "ui/notifications/size-changed":
+        if (typeof params.height === "number" && Number.isFinite(params.height)) this.host.resize(params.height);
+        break;
+      // Log messages and teardown requests need nothing from Patchbay.
+    }
+  }
+
+  private async onRequest(method: string, params: Json): Promise<unknown> {
+    switch (method) {
+      case "ui/initialize":
+        return {
+          protocolVersion: APPS_PROTOCOL,
+          hostInfo: { name: "Patchbay", version: this.version },
+          hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, message: { text: {} } },
+          hostContext: this.context(),
+        };
+      case "ping":
+        return {};
+      case "tools/call": {
+        if (typeof params.name !== "string") throw new RpcError(INVALID_PARAMS, "tools/call needs a tool name");
+        const args = typeof params.arguments === "object" && params.arguments !== null ? (params.arguments as Json) : {};
+        return await this.host.callTool(params.name, args);
+      }
+      case "resources/read":
+        if (typeof params.uri !== "string") throw new RpcError(INVALID_PARAMS, "resources/read needs a uri");
+        return await this.host.readResource(params.uri);
+      case "ui/open-link":
+        if (typeof params.url !== "string") throw new RpcError(INVALID_PARAMS, "ui/open-link needs a url");
+        try {
+          await this.host.openLink(params.url);
+          return {};
+        } catch {
+          return { isError: true };
+        }
+      case "ui/message":
+        await this.host.sendMessage(messageText(params));
+        return {};
+      case "ui/request-display-mode":
+        return { mode: "inline" };
+      default:
+        throw new RpcError(METHOD_NOT_FOUND, `Patchbay does not answer ${method}`);
+    }
+  }
+}
