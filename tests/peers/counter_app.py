@@ -6,8 +6,8 @@
 only (visibility ["app"]); `reset` is for the model only (visibility ["model"]).
 With APP_SDK_JS (the official App SDK's `app-with-deps.js`, from
 @modelcontextprotocol/ext-apps), the view is a real MCP App: it connects to the
-host, shows the call's arguments and result, and has buttons that call `bump`,
-send a message to the chat and open a link. Without it, the view is a plain page.
+host, shows the call's arguments and result, and has buttons that call `bump`
+and `reset`, send a message to the chat, give the model context and go full screen. Without it, the view is a plain page.
 """
 
 import re
@@ -66,8 +66,11 @@ PAGE = """<!doctype html>
 <p>result: <span id="result"></span></p>
 <p>bumped: <span id="bumped"></span></p>
 <p>tauri: <span id="ipc"></span></p>
+<p>mode: <span id="mode">inline</span></p>
 <button id="bump">Bump by 5</button>
 <button id="say">Tell the chat</button>
+<button id="share">Share with the model</button>
+<button id="full">Full screen</button>
 <button id="reset">Reset</button>
 <script>__SDK__</script>
 <script>
@@ -88,6 +91,12 @@ $("reset").onclick = async () => {
     $("bumped").textContent = r.content.map((c) => c.text).join(" ");
   } catch (e) { $("bumped").textContent = "refused: " + e.message; }
 };
+app.onhostcontextchanged = (c) => { if (c.displayMode) $("mode").textContent = c.displayMode; };
+$("share").onclick = () => app.updateModelContext({ content: [{ type: "text", text: "The view shows " + $("bumped").textContent }] });
+$("full").onclick = () => app.requestDisplayMode({ mode: "fullscreen" }).then(
+  (r) => { $("mode").textContent = r.mode; },
+  (e) => { $("mode").textContent = "failed: " + e.message; },
+);
 $("say").onclick = () => app.sendMessage({ role: "user", content: [{ type: "text", text: "The counter is at " + $("bumped").textContent }] });
 app.connect().then(
   () => { $("status").textContent = "connected to " + app.getHostVersion().name + " (" + app.getHostContext().displayMode + ")"; },

@@ -825,6 +825,14 @@ mcp.run()
     Ok(())
 }
 
+/// Makes the commands that follow act in the (first) tool's view, brought into sight
+/// first: a click in a frame lands only where the window shows it.
+fn enter_view(s: &Session) -> Result<()> {
+    let css = "[data-testid=app-view-frame]";
+    s.execute("document.querySelector(arguments[0]).scrollIntoView({block: 'center'})", json!([css]))?;
+    s.enter_frame(&s.find(css)?)
+}
+
 #[test]
 fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
@@ -837,6 +845,7 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
             openai::text_reply(&["Here is your counter."]),
             openai::text_reply(&["Counter"]),
             openai::text_reply(&["Noted: the counter moved."]),
+            openai::text_reply(&["It shows 52."]),
         ],
     ))?;
     let tmp = tempfile::tempdir()?;
@@ -871,8 +880,8 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("Here is your counter."))?;
 
         // The view connects to the window, and hears the call's arguments and result.
-        let frame = s.wait_for("[data-testid=app-view-frame]", WAIT)?;
-        s.enter_frame(&frame)?;
+        s.wait_for("[data-testid=app-view-frame]", WAIT)?;
+        enter_view(s)?;
         s.wait_for_text("#status", WAIT, |t| t == "connected to Patchbay (inline)")?;
         s.wait_for_text("#args", WAIT, |t| t == r#"{"start":42}"#)?;
         // The server's tool learnt at initialisation that Patchbay shows views.
@@ -889,7 +898,7 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         let asked = s.wait_for_text("[data-testid=app-view-ask]", WAIT, |t| t.contains("bump"))?;
         ensure!(asked.contains("\"by\": 5"), "{asked}");
         s.click(&s.find("[data-testid=app-view-allow]")?)?;
-        s.enter_frame(&s.find("[data-testid=app-view-frame]")?)?;
+        enter_view(s)?;
         s.wait_for_text("#bumped", WAIT, |t| t == "bumped to 47")?;
         // A tool the server made for the model only is refused.
         s.click(&s.find("#reset")?)?;
@@ -897,7 +906,7 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.click(&s.find("#bump")?)?;
         s.leave_frame()?;
         s.click_when_clear("[data-testid=app-view-allow]", WAIT)?;
-        s.enter_frame(&s.find("[data-testid=app-view-frame]")?)?;
+        enter_view(s)?;
         s.wait_for_text("#bumped", WAIT, |t| t == "bumped to 52")?;
 
         // The view sends the user's next message, and the model answers it.
@@ -905,9 +914,40 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.leave_frame()?;
         s.wait_for_text("#root", WAIT, |t| t.contains("The counter is at bumped to 52"))?;
         s.wait_for_text("#root", WAIT, |t| t.contains("Noted: the counter moved."))?;
+
+        // What the view gives the model to know waits, shown, for the next message.
+        enter_view(s)?;
+        s.click(&s.find("#share")?)?;
+        s.leave_frame()?;
+        let context = s.wait_for_text("[data-testid=view-context]", WAIT, |t| t.contains("Show the counter"))?;
+        ensure!(context.contains("From the view of"), "{context}");
+        send(s, "What does it show?")?;
+        s.wait_for_text("[data-testid=message-list]", WAIT, |t| t.contains("It shows 52."))?;
+        ensure!(s.count("[data-testid=view-context]")? == 0, "the context stayed for the message after");
+
+        // Full screen when the view asks, until Esc.
+        enter_view(s)?;
+        s.click(&s.find("#full")?)?;
+        s.wait_for_text("#mode", WAIT, |t| t == "fullscreen")?;
+        s.leave_frame()?;
+        s.wait_for("[data-testid=app-view-exit]", WAIT)?;
+        let covered = s.execute(
+            "const r = document.querySelector('[data-testid=app-view-frame]').getBoundingClientRect(); \
+             return r.width > innerWidth * 0.9 && r.height > innerHeight * 0.8",
+            json!([]),
+        )?;
+        ensure!(covered == json!(true), "the full-screen view does not cover the window");
+        app.screenshot("view-fullscreen")?;
+        s.click(&s.find("[data-testid=app-view-exit]")?)?;
+        enter_view(s)?;
+        s.wait_for_text("#mode", WAIT, |t| t == "inline")?;
+        s.leave_frame()?;
         Ok(())
     })?;
     app.screenshot("view")?;
+    // The view's context went with the user's message, under the view's name.
+    let asked = model.requests()[4].body["messages"].to_string();
+    ensure!(asked.contains("The view shows bumped to 52") && asked.contains("What does it show?"), "{asked}");
     // The model was offered the tool with a view, never the one made for the view.
     let tools: Vec<String> = model.requests()[0].body["tools"]
         .as_array()

@@ -9,6 +9,8 @@ function setup(overrides: Partial<ViewHost> = {}) {
     openLink: vi.fn(() => Promise.resolve()),
     sendMessage: vi.fn(() => Promise.resolve()),
     resize: vi.fn(),
+    updateContext: vi.fn(),
+    setDisplayMode: vi.fn((mode: "inline" | "fullscreen") => mode),
     ...overrides,
   };
   const bridge = new ViewBridge((m) => posted.push(m), host, () => ({ theme: "dark" }), "1.2.3");
@@ -72,6 +74,30 @@ describe("ViewBridge", () => {
     await bridge.receive("not json-rpc");
     await bridge.receive({ jsonrpc: "2.0", id: 9, result: {} });
     expect(posted).toHaveLength(2);
+  });
+});
+
+describe("ui/request-display-mode", () => {
+  it("offers full screen and keeps a view that asks for picture-in-picture inline", async () => {
+    const { posted, host, ask } = setup();
+    await ask(1, "ui/request-display-mode", { mode: "fullscreen" });
+    await ask(2, "ui/request-display-mode", { mode: "pip" });
+    expect(vi.mocked(host.setDisplayMode).mock.calls).toEqual([["fullscreen"], ["inline"]]);
+    expect(posted.map((m) => m.result)).toEqual([{ mode: "fullscreen" }, { mode: "inline" }]);
+  });
+});
+
+describe("ui/update-model-context", () => {
+  it("gives the host the view's text and structured content, replaced by each update and dropped when empty", async () => {
+    const { posted, host, ask } = setup();
+    await ask(1, "ui/update-model-context", { content: [{ type: "text", text: "Selected: row 3" }], structuredContent: { row: 3 } });
+    expect(host.updateContext).toHaveBeenLastCalledWith('Selected: row 3\n\n{\n  "row": 3\n}');
+    expect(posted[0]).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    await ask(2, "ui/update-model-context", { content: [] });
+    expect(host.updateContext).toHaveBeenLastCalledWith(null);
+    await ask(3, "ui/update-model-context", { content: [{ type: "text", text: "x".repeat(20_001) }] });
+    expect(posted[2]).toMatchObject({ id: 3, error: { code: -32602 } });
+    expect(host.updateContext).toHaveBeenCalledTimes(2);
   });
 });
 

@@ -20,12 +20,30 @@ export interface ViewHost {
   sendMessage(text: string): Promise<void>;
   /** The view's content is this tall (pixels). */
   resize(height: number): void;
+  /** What the model should know with the user's next message (null: nothing); replaces the view's last. */
+  updateContext(text: string | null): void;
+  /** Shows the view inline or over the window; says which it got. */
+  setDisplayMode(mode: DisplayMode): DisplayMode;
+}
+
+/** How a view is shown: in its card, or over the whole window. */
+export type DisplayMode = "inline" | "fullscreen";
+
+/** Context a view gives the model, sent with the user's next message. */
+export interface ViewContext {
+  title: string;
+  text: string;
 }
 
 /** What the chat page lets views do beyond their own server; null where there is no chat. */
 export interface ChatActions {
   sendMessage(text: string): Promise<void>;
+  /** Sets (or, with null, drops) the context of the view `key` for the next message. */
+  setContext(key: string, context: ViewContext | null): void;
 }
+
+/** The most context one view may give the model, in characters. */
+export const MAX_CONTEXT_CHARS = 20_000;
 
 export const ViewChat = createContext<ChatActions | null>(null);
 
@@ -46,14 +64,18 @@ const METHOD_NOT_FOUND = -32601;
 const INVALID_PARAMS = -32602;
 const INTERNAL = -32603;
 
+/** The window's theme, as a view's host context says it. */
+export function currentTheme(): "light" | "dark" {
+  return typeof document !== "undefined" && document.documentElement.dataset.theme === "dark" ? "dark" : "light";
+}
+
 /** The host context a view gets at `ui/initialize`. */
 export function hostContext(tool: ToolInfo, locale: string): Json {
-  const dark = typeof document !== "undefined" && document.documentElement.dataset.theme === "dark";
   return {
     toolInfo: { tool: { name: tool.name, title: tool.title ?? undefined, description: tool.description, inputSchema: tool.input_schema } },
-    theme: dark ? "dark" : "light",
+    theme: currentTheme(),
     displayMode: "inline",
-    availableDisplayModes: ["inline"],
+    availableDisplayModes: ["inline", "fullscreen"],
     locale,
     timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
     platform: "desktop",
@@ -89,6 +111,17 @@ function messageText(params: Json): string {
   const texts = params.content.filter((b): b is { type: "text"; text: string } => (b as Json)?.type === "text" && typeof (b as Json).text === "string");
   const text = texts.map((b) => b.text).join("\n\n").trim();
   if (!text) throw new RpcError(INVALID_PARAMS, "Patchbay takes text content in a ui/message");
+  return text;
+}
+
+/** The text of a `ui/update-model-context`: its text blocks, then its structured content as JSON. */
+function contextText(params: Json): string {
+  const blocks = Array.isArray(params.content) ? params.content : [];
+  const texts = blocks.filter((b): b is { type: "text"; text: string } => (b as Json)?.type === "text" && typeof (b as Json).text === "string");
+  const parts = texts.map((b) => b.text);
+  if (params.structuredContent !== undefined && params.structuredContent !== null) parts.push(JSON.stringify(params.structuredContent, null, 2));
+  const text = parts.join("\n\n").trim();
+  if (text.length > MAX_CONTEXT_CHARS) throw new RpcError(INVALID_PARAMS, `the context is ${text.length} characters; Patchbay takes at most ${MAX_CONTEXT_CHARS}`);
   return text;
 }
 
@@ -154,7 +187,14 @@ export class ViewBridge {
         return {
           protocolVersion: APPS_PROTOCOL,
           hostInfo: { name: "Patchbay", version: this.version },
-          hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, message: { text: {} } },
+          hostCapabilities: {
+            openLinks: {},
+            serverTools: {},
+            serverResources: {},
+            logging: {},
+            message: { text: {} },
+            updateModelContext: { text: {}, structuredContent: {} },
+          },
           hostContext: this.context(),
         };
       case "ping":
@@ -178,8 +218,14 @@ export class ViewBridge {
       case "ui/message":
         await this.host.sendMessage(messageText(params));
         return {};
+      case "ui/update-model-context": {
+        const text = contextText(params);
+        this.host.updateContext(text || null);
+        return {};
+      }
       case "ui/request-display-mode":
-        return { mode: "inline" };
+        // Picture-in-picture is not offered: a view asking for it stays where it is.
+        return { mode: this.host.setDisplayMode(params.mode === "fullscreen" ? "fullscreen" : "inline") };
       default:
         throw new RpcError(METHOD_NOT_FOUND, `Patchbay does not answer ${method}`);
     }

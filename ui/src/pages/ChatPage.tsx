@@ -11,7 +11,7 @@ import { ChatStores, useConversation, type ConversationStore, type Draft } from 
 import { useI18n } from "../lib/i18n";
 import { defaultModel } from "../lib/models";
 import { ResourceReader } from "../lib/resources";
-import { type ChatActions, ViewChat } from "../lib/mcpApps";
+import { type ChatActions, type ViewContext, ViewChat } from "../lib/mcpApps";
 import { ToolCatalogue, toolMap } from "../lib/toolCatalogue";
 import type { SettingsSection } from "./SettingsPage";
 import {
@@ -29,6 +29,7 @@ import {
   type ServerRequest,
   type ToolInfo,
   type ToolTrace,
+  type AttachmentInput,
 } from "../lib/ipc";
 
 export type ChatIpc = Pick<
@@ -228,19 +229,37 @@ function ConversationView({
   );
 
   // A tool's view may send the user's next message (MCP Apps `ui/message`), not while a turn runs.
+  // What views gave the model to know goes with the next message, as text under the view's name.
   const busy = useRef(false);
+  const [viewContexts, setViewContexts] = useState<ReadonlyMap<string, ViewContext>>(new Map());
+  const contexts = useRef(viewContexts);
   useEffect(() => {
     busy.current = pending || state.streamingId !== null;
+    contexts.current = viewContexts;
   });
+  const takeContexts = useCallback((): AttachmentInput[] => {
+    const parts = [...contexts.current.values()].map((c) => ({ type: "text" as const, text: c.text, title: c.title }));
+    contexts.current = new Map();
+    setViewContexts(contexts.current);
+    return parts;
+  }, []);
   const viewChat = useMemo<ChatActions>(
     () => ({
       sendMessage: async (text) => {
         if (busy.current) throw new Error(t("view.busy"));
         busy.current = true;
-        void run((cb) => ipc.sendMessage(id, text, [], cb));
+        const given = takeContexts();
+        void run((cb) => ipc.sendMessage(id, text, given, cb));
       },
+      setContext: (key, context) =>
+        setViewContexts((now) => {
+          const next = new Map(now);
+          if (context) next.set(key, context);
+          else next.delete(key);
+          return next;
+        }),
     }),
-    [id, ipc, run, t],
+    [id, ipc, run, t, takeContexts],
   );
 
   // Older messages arrive a page at a time as the user scrolls back.
@@ -313,9 +332,25 @@ function ConversationView({
         </ViewChat.Provider>
       )}
       {state.error && <ErrorBanner error={state.error} />}
+      {viewContexts.size > 0 && (
+        <div className="view-contexts" data-testid="view-contexts">
+          <span className="muted small">{t("view.contextNext")}</span>
+          {[...viewContexts].map(([key, c]) => (
+            <span key={key} className="badge" title={c.text} data-testid="view-context">
+              {c.title}{" "}
+              <button type="button" className="link" aria-label={t("view.dropContext", { title: c.title })} onClick={() => viewChat.setContext(key, null)}>
+                ×
+              </button>
+            </span>
+          ))}
+        </div>
+      )}
       <Composer
         streaming={pending || state.streamingId !== null}
-        onSend={(text, attachments) => run((cb) => ipc.sendMessage(id, text, attachments, cb))}
+        onSend={(text, attachments) => {
+          const given = takeContexts();
+          return run((cb) => ipc.sendMessage(id, text, [...attachments, ...given], cb));
+        }}
         onCancel={() => ipc.cancelTurn(id).catch((e: unknown) => onError(toIpcError(e)))}
         models={models}
         fallback={defaultModel(models, assistants.find((a) => a.id === settings.assistant_id) ?? null)}

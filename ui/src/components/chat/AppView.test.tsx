@@ -28,7 +28,7 @@ const bump = toolInfo("counter", "bump", { approval: "ask", view: { resource_uri
 const reset = toolInfo("counter", "reset", { approval: "ask", view: { resource_uri: null, for_model: true, for_app: false } });
 
 /** The card of a finished call of `show`, its frame, and what the window posted to the frame. */
-async function renderView(sendMessage = vi.fn(() => Promise.resolve())) {
+async function renderView(sendMessage = vi.fn(() => Promise.resolve()), setContext = vi.fn()) {
   invoke.mockImplementation((command) => {
     if (command === "open_app_view") return Promise.resolve(page);
     if (command === "call_tool_for_view") return Promise.resolve({ content: [{ type: "text", text: "3" }] });
@@ -36,7 +36,7 @@ async function renderView(sendMessage = vi.fn(() => Promise.resolve())) {
   });
   renderIn(
     <ToolCatalogue.Provider value={toolMap([show, bump, reset])}>
-      <ViewChat.Provider value={{ sendMessage }}>
+      <ViewChat.Provider value={{ sendMessage, setContext }}>
         <ToolTraceCard
           trace={trace({ server: "counter", tool: "show", status: "done", arguments: { start: 2 }, result: { content: [{ type: "text", text: "2" }], structured_content: null, is_error: false } })}
         />
@@ -52,7 +52,7 @@ async function renderView(sendMessage = vi.fn(() => Promise.resolve())) {
       window.dispatchEvent(new MessageEvent("message", { data, source: frame.contentWindow }));
       await Promise.resolve();
     });
-  return { frame, posted, fromView, sendMessage };
+  return { frame, posted, fromView, sendMessage, setContext };
 }
 
 describe("AppView", () => {
@@ -94,14 +94,34 @@ describe("AppView", () => {
     await waitFor(() => expect(posted.find((m) => m.id === 4)).toMatchObject({ error: { message: "counter has no tool missing" } }));
   });
 
-  it("sends the view's message to the chat and grows with its content", async () => {
-    const { frame, fromView, sendMessage } = await renderView();
+  it("sends the view's message and context to the chat and grows with its content", async () => {
+    const { frame, fromView, sendMessage, setContext } = await renderView();
+    await fromView({ jsonrpc: "2.0", id: 4, method: "ui/update-model-context", params: { content: [{ type: "text", text: "At 3" }] } });
+    await waitFor(() => expect(setContext).toHaveBeenCalledWith("c1", { title: "From the view of show", text: "At 3" }));
     await fromView({ jsonrpc: "2.0", id: 5, method: "ui/message", params: { role: "user", content: [{ type: "text", text: "Count again" }] } });
     await waitFor(() => expect(sendMessage).toHaveBeenCalledWith("Count again"));
     await fromView({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { height: 321.4 } });
     expect(frame.style.height).toBe("322px");
     await fromView({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { height: 99999 } });
     expect(frame.style.height).toBe("720px");
+  });
+
+  it("goes full screen when the view asks, back on Esc, and follows the window's theme", async () => {
+    const { frame, posted, fromView } = await renderView();
+    await fromView({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
+    await fromView({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    await fromView({ jsonrpc: "2.0", id: 2, method: "ui/request-display-mode", params: { mode: "fullscreen" } });
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 2, result: { mode: "fullscreen" } }));
+    const box = frame.parentElement!;
+    expect(box.dataset.mode).toBe("fullscreen");
+    expect(posted).toContainEqual({ jsonrpc: "2.0", method: "ui/notifications/host-context-changed", params: { displayMode: "fullscreen" } });
+    fireEvent.keyDown(window, { key: "Escape" });
+    await waitFor(() => expect(box.dataset.mode).toBe("inline"));
+    expect(screen.queryByTestId("app-view-exit")).toBeNull();
+    expect(posted).toContainEqual({ jsonrpc: "2.0", method: "ui/notifications/host-context-changed", params: { displayMode: "inline" } });
+    document.documentElement.dataset.theme = "dark";
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", method: "ui/notifications/host-context-changed", params: { theme: "dark" } }));
+    delete document.documentElement.dataset.theme;
   });
 
   it("says why a view could not be shown", async () => {

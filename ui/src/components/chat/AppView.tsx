@@ -7,7 +7,16 @@ import { useContext, useEffect, useRef, useState } from "react";
 import pkg from "../../../package.json";
 import { useI18n } from "../../lib/i18n";
 import { ipc, toIpcError, type AppViewInfo, type ToolInfo, type ToolTrace } from "../../lib/ipc";
-import { callToolResult, hostContext, MAX_VIEW_HEIGHT, ViewBridge, ViewChat, type ViewHost } from "../../lib/mcpApps";
+import {
+  callToolResult,
+  currentTheme,
+  hostContext,
+  MAX_VIEW_HEIGHT,
+  ViewBridge,
+  ViewChat,
+  type DisplayMode,
+  type ViewHost,
+} from "../../lib/mcpApps";
 import { ToolCatalogue, toolOf } from "../../lib/toolCatalogue";
 import { pretty } from "./ToolResultView";
 
@@ -26,6 +35,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   const [error, setError] = useState<string | null>(null);
   const [height, setHeight] = useState(160);
   const [asked, setAsked] = useState<Asked | null>(null);
+  const [mode, setMode] = useState<DisplayMode>("inline");
   const frame = useRef<HTMLIFrameElement>(null);
   const bridge = useRef<ViewBridge | null>(null);
   const told = useRef({ input: false, result: false });
@@ -72,6 +82,14 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
         await target.sendMessage(text);
       },
       resize: (h) => setHeight(Math.max(40, Math.min(MAX_VIEW_HEIGHT, Math.ceil(h)))),
+      setDisplayMode: (next) => {
+        setMode(next);
+        return next;
+      },
+      updateContext: (text) => {
+        const title = t("view.context", { tool: tool.title ?? tool.name });
+        latest.current.chat?.setContext(trace.call_id, text === null ? null : { title, text });
+      },
     };
     const b = new ViewBridge(
       (m) => win.postMessage(m, "*"),
@@ -85,13 +103,31 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
       if (e.source === win) void b.receive(e.data);
     };
     window.addEventListener("message", onMessage);
+    // The window's theme changes: so does the view's.
+    const themes = new MutationObserver(() => b.notify("ui/notifications/host-context-changed", { theme: currentTheme() }));
+    themes.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
     return () => {
       window.removeEventListener("message", onMessage);
+      themes.disconnect();
       bridge.current = null;
     };
     // The bridge lives as long as the page; the tool and t are read when the view asks.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [page, server]);
+
+  // A change of display mode is told to the view; Esc leaves full screen.
+  const shownMode = useRef<DisplayMode>("inline");
+  useEffect(() => {
+    if (shownMode.current === mode) return;
+    shownMode.current = mode;
+    bridge.current?.notify("ui/notifications/host-context-changed", { displayMode: mode });
+    if (mode !== "fullscreen") return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") setMode("inline");
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [mode]);
 
   // The call's arguments once known, then its result or its end.
   useEffect(() => {
@@ -126,7 +162,15 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   return (
     <div className="app-view" data-testid="app-view">
       {page && (
-        <div className={page.prefers_border === false ? "app-view-box" : "app-view-box bordered"}>
+        <div
+          className={`app-view-box${page.prefers_border === false ? "" : " bordered"}${mode === "fullscreen" ? " fullscreen" : ""}`}
+          data-mode={mode}
+        >
+          {mode === "fullscreen" && (
+            <button type="button" className="app-view-exit" data-testid="app-view-exit" onClick={() => setMode("inline")}>
+              {t("view.exitFullscreen")}
+            </button>
+          )}
           <iframe
             ref={frame}
             src={page.url}
@@ -134,7 +178,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
             sandbox="allow-scripts"
             allow={page.clipboard_write ? "clipboard-write" : ""}
             referrerPolicy="no-referrer"
-            style={{ height }}
+            style={mode === "fullscreen" ? undefined : { height }}
             data-testid="app-view-frame"
           />
         </div>

@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, screen, within } from "@testing-library/react";
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Message } from "../../lib/ipc";
 import { message, renderIn } from "../../test/render";
@@ -134,6 +134,26 @@ describe("MessageList", () => {
     expect(screen.getByTestId("jump-latest").textContent).toBe("↓ Latest");
     scrolled(5390);
     expect(screen.queryByTestId("jump-latest")).toBeNull();
+  });
+
+  it("stays where the user scrolled while a reply arrives, and goes to the end for a message the user sends", async () => {
+    const messages: Message[] = Array.from({ length: 50 }, (_, i) => message(`m${i}`, i % 2 ? "assistant" : "user", `message ${i}`));
+    const { rerender } = renderIn(<MessageList messages={messages} streamingId={null} actions={actions()} initialRect={{ width: 800, height: 600 }} />);
+    const list = screen.getByTestId("message-list");
+    for (const [key, value] of Object.entries({ scrollHeight: 6000, clientHeight: 600, scrollTop: 3000 })) {
+      Object.defineProperty(list, key, { value, configurable: true, writable: true });
+    }
+    fireEvent.scroll(list);
+    const scrollTo = vi.fn();
+    list.scrollTo = scrollTo;
+    const more = [...messages, message("m50", "assistant", "a reply")];
+    rerender(<MessageList messages={more} streamingId={null} actions={actions()} initialRect={{ width: 800, height: 600 }} />);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(scrollTo).not.toHaveBeenCalled();
+    // The user's message arrives with the start of its reply.
+    const sent = [...more, message("m51", "user", "sent"), message("m52", "assistant", "")];
+    rerender(<MessageList messages={sent} streamingId="m52" actions={actions()} initialRect={{ width: 800, height: 600 }} />);
+    await waitFor(() => expect(scrollTo).toHaveBeenCalled());
   });
 
   it("hides message actions while a reply streams", () => {

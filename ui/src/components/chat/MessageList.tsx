@@ -90,9 +90,15 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
 
   const last = messages[messages.length - 1];
   const lastSize = last ? last.text.length + last.tool_calls.length : 0;
+  // A message the user has just sent (typed, or sent by a tool's view; its reply may arrive
+  // with it) brings the list back to its end.
+  const seenLast = useRef(last?.id ?? null);
   useEffect(() => {
+    const before = messages.findIndex((m) => m.id === seenLast.current);
+    seenLast.current = messages[messages.length - 1]?.id ?? null;
+    if (before >= 0 && messages.slice(before + 1).some((m) => m.role === "user")) atBottom.current = true;
     if (atBottom.current && messages.length > 0) virtualizer.scrollToIndex(messages.length - 1, { align: "end" });
-  }, [messages.length, lastSize, virtualizer]);
+  }, [messages, lastSize, virtualizer]);
 
   return (
     <div
