@@ -18,7 +18,7 @@ use patchbay_core::catalog::{HttpRegistry, Registry};
 use patchbay_core::config::{ConfigStore, McpServerConfig, TransportConfig, ValueSource};
 use patchbay_core::mcp::about::ServerAbout;
 use patchbay_core::mcp::content::{prompt_text, resource_text};
-use patchbay_core::mcp::{CallOptions, McpRegistry, ServerStatus, uri_template};
+use patchbay_core::mcp::{CallOptions, McpRegistry, ServerStatus, apps, uri_template};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
 use rmcp::model::{ArgumentInfo, Reference};
@@ -215,10 +215,23 @@ async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) 
             for tool in registry.tools(&server)? {
                 let about = tool.description.as_deref().and_then(|d| d.lines().next()).unwrap_or("");
                 let title = tool.title.as_deref().or(tool.annotations.as_ref().and_then(|a| a.title.as_deref()));
-                match title {
-                    Some(title) if !about.is_empty() => println!("{}  {title}: {about}", tool.name),
-                    Some(title) => println!("{}  {title}", tool.name),
-                    None => println!("{}  {about}", tool.name),
+                let line = match title {
+                    Some(title) if !about.is_empty() => format!("{}  {title}: {about}", tool.name),
+                    Some(title) => format!("{}  {title}", tool.name),
+                    None => format!("{}  {about}", tool.name),
+                };
+                // Its view (MCP Apps), which the window shows, and tools the model never sees.
+                let view = apps::tool_view(&tool);
+                let mut notes = Vec::new();
+                if let Some(uri) = &view.resource_uri {
+                    notes.push(format!("view {uri}"));
+                }
+                if !view.for_model {
+                    notes.push("for its view only: the model does not see it".to_owned());
+                }
+                match notes.is_empty() {
+                    true => println!("{line}"),
+                    false => println!("{line}  ({})", notes.join("; ")),
                 }
             }
             Ok(ExitCode::SUCCESS)

@@ -178,3 +178,28 @@ fn prompts_resources_and_completions_of_a_server() {
     let out = patchbay(tmp.path(), &["mcp", "prompt", "everything", "args-prompt", "--arg", "city"]);
     assert!(stderr(&out).contains("--arg city: write KEY=VALUE"), "{}", stderr(&out));
 }
+
+#[test]
+fn tools_says_which_have_a_view_and_which_the_model_never_sees() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/peers/counter_app.py");
+    seed(tmp.path(), &[McpServerConfig::stdio("counter", peers::python().to_str().unwrap(), &[script])]);
+    let out = patchbay(tmp.path(), &["mcp", "tools", "counter"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let line =
+        |name: &str| text.lines().find(|l| l.starts_with(&format!("{name}  "))).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        line("show_counter"),
+        "show_counter  Show the counter: Shows the counter, starting at `start`.  (view ui://counter/view.html)"
+    );
+    assert!(
+        line("bump").ends_with("(view ui://counter/view.html; for its view only: the model does not see it)"),
+        "{text}"
+    );
+    assert!(line("reset").ends_with("(view ui://counter/view.html)"), "{text}");
+    // The terminal shows no views, and says so to the server.
+    let out = patchbay(tmp.path(), &["mcp", "call", "counter", "show_counter", "--args", r#"{"start": 1}"#]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "The counter starts at 1, shown as text only.");
+}
