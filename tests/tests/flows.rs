@@ -873,6 +873,15 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.click(&s.wait_for("#nav-settings", WAIT)?)?;
         s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
         s.wait_for(&ready_dot("counter"), SERVER_WAIT)?;
+        // Testing a tool on its server's page shows its view too.
+        s.click_when_clear("[data-testid=server-row][data-server=counter] button", WAIT)?;
+        s.click_when_clear("[data-testid=tools-table] tr[data-tool=show_counter] button[aria-expanded]", WAIT)?;
+        s.set_value("[data-testid=test-tool] input", "7")?;
+        s.click(&s.find("[data-testid=test-tool] button[type=submit]")?)?;
+        s.wait_for("[data-testid=test-tool] [data-testid=app-view-frame]", WAIT)?;
+        enter_view(s)?;
+        s.wait_for_text("#result", WAIT, |t| t.contains("The counter starts at 7, shown in its view."))?;
+        s.leave_frame()?;
         s.click(&s.find("#nav-chat")?)?;
         s.click(&s.wait_for("#new-conversation", WAIT)?)?;
         send(s, "Show me the counter")?;

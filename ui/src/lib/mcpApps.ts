@@ -5,7 +5,7 @@
 // the host tells the view the call's arguments and result once it has
 // initialised. Nothing a view sends reaches anything but these handlers.
 import { createContext } from "react";
-import { toIpcError, type ContentPart, type ToolInfo, type ToolResult } from "./ipc";
+import { ipc, toIpcError, type ContentPart, type Ipc, type ToolInfo, type ToolResult } from "./ipc";
 
 export const APPS_PROTOCOL = "2026-01-26";
 
@@ -46,6 +46,11 @@ export interface ChatActions {
 export const MAX_CONTEXT_CHARS = 20_000;
 
 export const ViewChat = createContext<ChatActions | null>(null);
+
+/** The commands a view's card uses: the app's own, or a page's (its tests give fakes). */
+export type ViewIpc = Pick<Ipc, "openAppView" | "callToolForView" | "readResourceForView" | "openLink">;
+
+export const ViewCommands = createContext<ViewIpc>(ipc);
 
 type Json = Record<string, unknown>;
 type Post = (message: Json) => void;

@@ -6,7 +6,7 @@
 import { useContext, useEffect, useRef, useState } from "react";
 import pkg from "../../../package.json";
 import { useI18n } from "../../lib/i18n";
-import { ipc, toIpcError, type AppViewInfo, type ToolInfo, type ToolTrace } from "../../lib/ipc";
+import { toIpcError, type AppViewInfo, type ToolInfo, type ToolTrace } from "../../lib/ipc";
 import {
   callToolResult,
   currentTheme,
@@ -14,6 +14,7 @@ import {
   MAX_VIEW_HEIGHT,
   ViewBridge,
   ViewChat,
+  ViewCommands,
   type DisplayMode,
   type ViewHost,
 } from "../../lib/mcpApps";
@@ -31,6 +32,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   const { t, lang } = useI18n();
   const catalogue = useContext(ToolCatalogue);
   const chat = useContext(ViewChat);
+  const ipc = useContext(ViewCommands);
   const [page, setPage] = useState<AppViewInfo | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [height, setHeight] = useState(160);
@@ -50,7 +52,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     return () => {
       live = false;
     };
-  }, [server, uri]);
+  }, [ipc, server, uri]);
 
   // Everything the view asks goes through here; the latest catalogue and chat are read at call time.
   const latest = useRef({ catalogue, chat, lang });
@@ -113,7 +115,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     };
     // The bridge lives as long as the page; the tool and t are read when the view asks.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [page, server]);
+  }, [page, server, ipc]);
 
   // A change of display mode is told to the view; Esc leaves full screen.
   const shownMode = useRef<DisplayMode>("inline");

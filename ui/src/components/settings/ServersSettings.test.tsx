@@ -176,6 +176,12 @@ function fake(initial: ServerView[]) {
     setToolEnabled: vi.fn(() => Promise.resolve()),
     setToolApproval: vi.fn(() => Promise.resolve()),
     callTool: vi.fn(() => Promise.resolve({ content: [{ type: "text" as const, text: "hello from file" }], structured_content: null, is_error: false })),
+    openAppView: vi.fn((_server: string, uri: string) =>
+      Promise.resolve({ url: "mcp-app://localhost/t1", uri, csp: { connect: [], resources: [], frames: [], base_uris: [] }, prefers_border: null, clipboard_write: false }),
+    ),
+    callToolForView: vi.fn(() => Promise.resolve({ content: [] })),
+    readResourceForView: vi.fn(() => Promise.resolve({ contents: [] })),
+    openLink: vi.fn(() => Promise.resolve()),
     onServerStatus: vi.fn((h: (s: ServerStatus) => void) => {
       status = h;
       return Promise.resolve(() => undefined);
@@ -363,6 +369,22 @@ describe("ServersSettings", () => {
     fireEvent.click(within(form).getByRole("button", { name: "Run" }));
     expect(f.ipc.callTool).toHaveBeenCalledWith("files", "read_file", { path: "/tmp/a" });
     expect(await screen.findByText("hello from file")).toBeTruthy();
+  });
+
+  it("shows a tested tool's view with its result, as a chat does", async () => {
+    const f = fake([view("ready")]);
+    f.ipc.listTools = vi.fn(() => Promise.resolve([{ ...tool, view: { resource_uri: "ui://files/view.html", for_model: true, for_app: true } }]));
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    expect((await screen.findByTestId("tool-has-view")).textContent).toBe("view");
+    fireEvent.click(screen.getByRole("button", { name: "Test" }));
+    const form = screen.getByTestId("test-tool");
+    fireEvent.change(within(form).getByLabelText("path *"), { target: { value: "/tmp/a" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Run" }));
+    const frame = await within(form).findByTestId("app-view-frame");
+    expect(f.ipc.openAppView).toHaveBeenCalledWith("files", "ui://files/view.html");
+    expect(frame.getAttribute("src")).toBe("mcp-app://localhost/t1");
+    expect(within(form).getByText("hello from file")).toBeTruthy();
   });
 
   it("tries the server's prompts, resources and templates on its page, with its suggestions", async () => {

@@ -9,6 +9,8 @@ import { useCallback, useEffect, useState } from "react";
 import { copyText } from "../../lib/clipboard";
 import { isMessageKey, useI18n, type MessageKey } from "../../lib/i18n";
 import { ResourceReader } from "../../lib/resources";
+import { ViewCommands } from "../../lib/mcpApps";
+import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
 import {
   toIpcError,
   type ApprovalMode,
@@ -28,8 +30,10 @@ import {
   type ServerView,
   type ToolInfo,
   type ToolResult,
+  type ToolTrace,
 } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
+import { AppView } from "../chat/AppView";
 import { formatDuration } from "../chat/ToolTraceCard";
 import { ToolResultView } from "../chat/ToolResultView";
 import { Dialog } from "../common/Dialog";
@@ -45,6 +49,10 @@ import { ToolHints } from "../common/ToolHints";
 
 export type ServersIpc = Pick<
   Ipc,
+  | "openAppView"
+  | "callToolForView"
+  | "readResourceForView"
+  | "openLink"
   | "listServers"
   | "serverPresets"
   | "registrySearch"
@@ -202,11 +210,14 @@ function About({ about }: { about: ServerAbout }) {
   );
 }
 
-function TestTool({ ipc, tool }: { ipc: ServersIpc; tool: ToolInfo }) {
+/** "Test a tool": its form, then its result (and its view, for a tool that has one, as a chat shows it). */
+function TestTool({ ipc, tool, tools }: { ipc: ServersIpc; tool: ToolInfo; tools: ToolInfo[] }) {
   const { t } = useI18n();
   const [result, setResult] = useState<ToolResult | null>(null);
+  const [run, setRun] = useState<{ n: number; args: Record<string, unknown> }>({ n: 0, args: {} });
   const [error, setError] = useState<IpcError | null>(null);
   const [busy, setBusy] = useState(false);
+  const view = result && tool.view.resource_uri;
   return (
     <div className="test-tool" data-testid="test-tool">
       <SchemaForm
@@ -218,12 +229,22 @@ function TestTool({ ipc, tool }: { ipc: ServersIpc; tool: ToolInfo }) {
           setError(null);
           ipc
             .callTool(tool.server, tool.name, args)
-            .then(setResult)
+            .then((r) => {
+              setRun((now) => ({ n: now.n + 1, args }));
+              setResult(r);
+            })
             .catch((e: unknown) => setError(toIpcError(e)))
             .finally(() => setBusy(false));
         }}
       />
       {error && <ErrorBanner error={error} />}
+      {view && (
+        <ViewCommands.Provider value={ipc}>
+          <ToolCatalogue.Provider value={toolMap(tools)}>
+            <AppView key={run.n} trace={testTrace(tool, run.n, run.args, result)} tool={tool} uri={view} />
+          </ToolCatalogue.Provider>
+        </ViewCommands.Provider>
+      )}
       {result && (
         <ResourceReader.Provider value={ipc.readResource}>
           <ToolResultView result={result} server={tool.server} />
@@ -231,6 +252,23 @@ function TestTool({ ipc, tool }: { ipc: ServersIpc; tool: ToolInfo }) {
       )}
     </div>
   );
+}
+
+/** A finished test call as its view reads it. */
+function testTrace(tool: ToolInfo, n: number, args: Record<string, unknown>, result: ToolResult): ToolTrace {
+  return {
+    call_id: `test-${tool.server}-${tool.name}-${n}`,
+    server: tool.server,
+    tool: tool.name,
+    arguments: args,
+    status: "done",
+    duration_ms: null,
+    progress: null,
+    result,
+    error: null,
+    stderr_tail: null,
+    logs: [],
+  };
 }
 
 function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
@@ -254,7 +292,7 @@ function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
         </thead>
         <tbody>
           {(data ?? []).map((tool) => (
-            <tr key={tool.name}>
+            <tr key={tool.name} data-tool={tool.name}>
               <td>
                 <input
                   type="checkbox"
@@ -308,7 +346,7 @@ function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
           ))}
         </tbody>
       </table>
-      {testing && data?.find((x) => x.name === testing) && <TestTool ipc={ipc} tool={data.find((x) => x.name === testing) as ToolInfo} />}
+      {testing && data?.find((x) => x.name === testing) && <TestTool ipc={ipc} tool={data.find((x) => x.name === testing) as ToolInfo} tools={data} />}
     </div>
   );
 }
