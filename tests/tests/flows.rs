@@ -154,19 +154,23 @@ fn add_a_provider_import_two_servers_replace_them_and_switch_to_chinese() -> Res
     Ok(())
 }
 
-fn seed(dir: &Path, model_url: &str) -> Result<()> {
-    let store = Store::open(&DataDir::new(dir))?;
-    let config = ConfigStore::new(store);
+/// A data folder whose provider is the scripted model and whose servers are `servers`.
+fn seed_with(dir: &Path, model_url: &str, servers: &[McpServerConfig]) -> Result<()> {
+    let config = ConfigStore::new(Store::open(&DataDir::new(dir))?);
     config.save_provider(&ProviderProfile::openai_compatible(
         "scripted",
         format!("{model_url}/v1"),
         "scripted-model",
     ))?;
+    config.replace_servers(servers)?;
+    Ok(())
+}
+
+fn seed(dir: &Path, model_url: &str) -> Result<()> {
     let mut everything =
         McpServerConfig::stdio("everything", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
     everything.tool_approval.insert("echo".into(), ApprovalMode::Ask);
-    config.replace_servers(&[everything])?;
-    Ok(())
+    seed_with(dir, model_url, &[everything])
 }
 
 /// Waits for server-everything (its tools must exist before the model calls
@@ -764,14 +768,8 @@ mcp.run()
 "#,
     )?;
     let data_dir = tmp.path().join("data");
-    let config = ConfigStore::new(Store::open(&DataDir::new(&data_dir))?);
-    config.save_provider(&ProviderProfile::openai_compatible(
-        "scripted",
-        format!("{}/v1", model.url()),
-        "scripted-model",
-    ))?;
     let notes = McpServerConfig::stdio("notes", peers::python().to_str().unwrap(), &[script.to_str().unwrap()]);
-    config.replace_servers(&[notes])?;
+    seed_with(&data_dir, &model.url(), &[notes])?;
     let browser = RecordingOpener::new(tmp.path())?;
     let app = App::start(
         "a_server_says_who_it_is_and_links_open_in_the_browser_never_in_the_window",
@@ -813,6 +811,9 @@ mcp.run()
         // A resource a tool's result links to is read from its server, in the card.
         send(s, "Link today's notes")?;
         s.click_when_clear("[data-testid=approve-once]", WAIT)?;
+        // Once the turn has settled (the list is read again then), the card stays put for the click.
+        s.wait_for_text("[data-testid=message-list]", WAIT, |t| t.contains("Your notes are linked above."))?;
+        s.wait_for_none("#stop-button", WAIT)?;
         s.click_when_clear("[data-testid=trace-card][data-status=done] [data-testid=resource-link] button", WAIT)?;
         let shown = s.wait_for_text("[data-testid=resource-preview]", WAIT, |t| t.contains("Buy milk"))?;
         ensure!(shown.contains("notes://today"), "{shown}");
@@ -850,12 +851,6 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
     ))?;
     let tmp = tempfile::tempdir()?;
     let data_dir = tmp.path().join("data");
-    let config = ConfigStore::new(Store::open(&DataDir::new(&data_dir))?);
-    config.save_provider(&ProviderProfile::openai_compatible(
-        "scripted",
-        format!("{}/v1", model.url()),
-        "scripted-model",
-    ))?;
     // The view is built on the official App SDK (@modelcontextprotocol/ext-apps).
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/counter_app.py");
     let sdk = peers::node_module("@modelcontextprotocol/ext-apps/dist/src/app-with-deps.js");
@@ -864,7 +859,7 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         peers::python().to_str().unwrap(),
         &[script.to_str().unwrap(), sdk.to_str().unwrap()],
     );
-    config.replace_servers(&[counter])?;
+    seed_with(&data_dir, &model.url(), &[counter])?;
     let app = App::start(
         "a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat",
         AppOptions { data_dir: Some(data_dir), ..Default::default() },
@@ -880,6 +875,7 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.click(&s.find("[data-testid=test-tool] button[type=submit]")?)?;
         s.wait_for("[data-testid=test-tool] [data-testid=app-view-frame]", WAIT)?;
         enter_view(s)?;
+        s.wait_for_text("#status", WAIT, |t| t == "connected to Patchbay (inline)")?;
         s.wait_for_text("#result", WAIT, |t| t.contains("The counter starts at 7, shown in its view."))?;
         s.leave_frame()?;
         s.click(&s.find("#nav-chat")?)?;

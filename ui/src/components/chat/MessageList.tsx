@@ -92,13 +92,20 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
   const lastSize = last ? last.text.length + last.tool_calls.length : 0;
   // A message the user has just sent (typed, or sent by a tool's view; its reply may arrive
   // with it) brings the list back to its end.
-  const seenLast = useRef(last?.id ?? null);
+  // Only a change at the end moves the list: the same messages read again (as after a turn) do not.
+  const lastId = last?.id ?? null;
+  const seenLast = useRef(lastId);
   useEffect(() => {
+    if (lastId === seenLast.current) return;
     const before = messages.findIndex((m) => m.id === seenLast.current);
-    seenLast.current = messages[messages.length - 1]?.id ?? null;
+    seenLast.current = lastId;
     if (before >= 0 && messages.slice(before + 1).some((m) => m.role === "user")) atBottom.current = true;
+    // The list is read on every render; only a new last message is what this effect waits for.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [lastId]);
+  useEffect(() => {
     if (atBottom.current && messages.length > 0) virtualizer.scrollToIndex(messages.length - 1, { align: "end" });
-  }, [messages, lastSize, virtualizer]);
+  }, [messages.length, lastSize, lastId, virtualizer]);
 
   return (
     <div
