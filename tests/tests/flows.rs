@@ -405,11 +405,15 @@ const DROP_PICTURE: &str = r#"
 
 /// A picture dropped on the composer goes with the next message, through the
 /// window's drop handler, the `send_message` command's attachments and the
-/// real async-openai client, and shows in the question; the answer's formula is typeset; a
+/// real async-openai client, and shows in the question; the answer's formula is typeset and its
+/// diagram drawn; a
 /// new chat carries on from the answer, and deleting the answer there leaves the first chat whole.
 #[test]
 fn a_picture_dropped_on_the_composer_reaches_the_model() -> Result<()> {
-    let answer = openai::text_reply(&["A single dot, of area \\(\\pi r^2\\)."]);
+    let answer = openai::text_reply(&[
+        "A single dot, of area \\(\\pi r^2\\).\n\n```mermaid\ngraph LR\n",
+        "  Dot[A dot] --> Area[Its area]\n```\n\n```mermaid\nmindmap\n  Picture\n    Dot\n    Area\n```\n",
+    ]);
     let title = openai::text_reply(&["A dot"]);
     let (_runtime, model, _tmp, app) =
         seeded_app("a_picture_dropped_on_the_composer_reaches_the_model", vec![answer, title])?;
@@ -424,11 +428,19 @@ fn a_picture_dropped_on_the_composer_reaches_the_model() -> Result<()> {
         ensure!(s.count("[data-testid=message-user] img")? == 1, "the question does not show the picture");
         // The answer's TeX is typeset in the window (KaTeX's code, styles and fonts under the CSP).
         s.wait_for("[data-testid=message-assistant] .katex .katex-html", WAIT)?;
+        // Its Mermaid diagram is drawn (Mermaid's code and styles under the CSP), labels as text.
+        let drawn = s.wait_for_text("[data-testid=mermaid] svg", WAIT, |t| t.contains("A dot") && t.contains("Its area"))?;
+        ensure!(s.count("[data-testid=mermaid] svg g.node")? >= 2, "the diagram has not its two nodes: {drawn}");
+        // A mind map too (Mermaid lays it out with Cytoscape, which sets prototypes' toString).
+        s.wait_for_count("[data-testid=mermaid] svg", 2, WAIT)?;
+        ensure!(s.count("[data-testid=mermaid-error]")? == 0, "a diagram was not drawn");
         // "New chat from here" opens a copy; there the answer is deleted (once confirmed) and
         // the question stays, while the first conversation keeps both.
         s.click(&s.find("[data-testid=message-assistant] [data-testid=fork-message]")?)?;
         s.wait_for_count("[data-testid=conversation-list] button.conversation", 2, WAIT)?;
-        s.click(&s.wait_for("[data-testid=message-assistant] [data-testid=delete-message]", WAIT)?)?;
+        // The copy draws its diagrams too; the buttons under them stay put once they are drawn.
+        s.wait_for_count("[data-testid=mermaid] svg", 2, WAIT)?;
+        s.click_when_clear("[data-testid=message-assistant] [data-testid=delete-message]", WAIT)?;
         s.click(&s.wait_for("[data-testid=confirm-delete] button.danger", WAIT)?)?;
         s.wait_for_none("[data-testid=message-assistant]", WAIT)?;
         ensure!(s.count("[data-testid=message-user] img")? == 1, "the copy keeps the question and its picture");

@@ -8,10 +8,10 @@ import remarkGfm from "remark-gfm";
 import remarkMath from "remark-math";
 import rehypeKatex from "rehype-katex";
 import "katex/dist/katex.min.css";
-import hljs from "highlight.js/lib/common";
 import { useI18n } from "../../lib/i18n";
 import { normalizeMath } from "./math";
-import { CopyButton } from "../common/CopyButton";
+import { CodeBlock } from "./CodeBlock";
+import { Diagram } from "./Diagram";
 
 /**
  * Splits markdown at blank lines that are outside fenced code blocks. A blank
@@ -47,29 +47,6 @@ export function splitBlocks(text: string): string[] {
   }
   flush();
   return blocks;
-}
-
-export function CodeBlock({ code, language }: { code: string; language: string | null }) {
-  const { t } = useI18n();
-  const html = useMemo(() => {
-    const lang = language && hljs.getLanguage(language) ? language : null;
-    return lang ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value : null;
-  }, [code, language]);
-  return (
-    <div className="code-block">
-      <div className="code-head">
-        <span className="code-lang">{language ?? t("chat.code")}</span>
-        <CopyButton text={() => code} className="code-copy" testId="code-copy" />
-      </div>
-      <pre>
-        {html !== null ? (
-          <code className={`hljs language-${language}`} dangerouslySetInnerHTML={{ __html: html }} />
-        ) : (
-          <code className="hljs">{code}</code>
-        )}
-      </pre>
-    </div>
-  );
 }
 
 function textOf(node: ReactNode): string {
@@ -110,14 +87,15 @@ function remarkCitations() {
   return (tree: MdNode) => walk(tree);
 }
 
-function makeComponents(onCite?: (n: number) => void): Components {
+function makeComponents(onCite: ((n: number) => void) | undefined, streaming: boolean): Components {
   return {
-    // Fenced code is rendered by CodeBlock; `pre` only wraps it.
+    // Fenced code is rendered by CodeBlock (a Mermaid block by Diagram); `pre` only wraps it.
     pre: ({ children }) => <>{children}</>,
     code: ({ className, children }) => {
       const lang = /language-([\w+#-]+)/.exec(className ?? "")?.[1] ?? null;
       const text = textOf(children);
       if (lang === null && !text.includes("\n")) return <code>{children}</code>;
+      if (lang === "mermaid") return <Diagram code={text.replace(/\n$/, "")} streaming={streaming} />;
       return <CodeBlock code={text.replace(/\n$/, "")} language={lang} />;
     },
     a: ({ href, children }) => {
@@ -150,7 +128,8 @@ function UnopenedLink({ children }: { children: ReactNode }) {
   );
 }
 
-const PLAIN = makeComponents();
+const PLAIN = makeComponents(undefined, false);
+const PLAIN_STREAMING = makeComponents(undefined, true);
 
 /** TeX as `$$…$$` only (see `math.ts`); a formula KaTeX cannot read shows as its source, in red. */
 type PluggableList = NonNullable<Options["remarkPlugins"]>;
@@ -159,10 +138,10 @@ const REHYPE: PluggableList = [[rehypeKatex, { throwOnError: false, strict: "ign
 const PLAIN_PLUGINS: PluggableList = [remarkGfm, MATH];
 const CITING_PLUGINS: PluggableList = [remarkGfm, MATH, remarkCitations];
 
-const Block = memo(function Block({ text, components }: { text: string; components: Components }) {
+const Block = memo(function Block({ text, components, citing }: { text: string; components: Components; citing: boolean }) {
   return (
     <ReactMarkdown
-      remarkPlugins={components === PLAIN ? PLAIN_PLUGINS : CITING_PLUGINS}
+      remarkPlugins={citing ? CITING_PLUGINS : PLAIN_PLUGINS}
       rehypePlugins={REHYPE}
       components={components}
     >
@@ -182,12 +161,15 @@ export function Markdown({ text, onCite, streaming = false }: { text: string; on
     const source = normalizeMath(text);
     return streaming ? splitBlocks(source) : [source];
   }, [text, streaming]);
-  const components = useMemo(() => (onCite ? makeComponents(onCite) : PLAIN), [onCite]);
+  const components = useMemo(
+    () => (onCite ? makeComponents(onCite, streaming) : streaming ? PLAIN_STREAMING : PLAIN),
+    [onCite, streaming],
+  );
   return (
     <div className="markdown">
       {blocks.map((b, i) => (
         <div className="md-block" key={i}>
-          <Block text={b} components={components} />
+          <Block text={b} components={components} citing={onCite !== undefined} />
         </div>
       ))}
     </div>
