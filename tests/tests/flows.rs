@@ -429,7 +429,8 @@ fn a_picture_dropped_on_the_composer_reaches_the_model() -> Result<()> {
         // The answer's TeX is typeset in the window (KaTeX's code, styles and fonts under the CSP).
         s.wait_for("[data-testid=message-assistant] .katex .katex-html", WAIT)?;
         // Its Mermaid diagram is drawn (Mermaid's code and styles under the CSP), labels as text.
-        let drawn = s.wait_for_text("[data-testid=mermaid] svg", WAIT, |t| t.contains("A dot") && t.contains("Its area"))?;
+        let drawn =
+            s.wait_for_text("[data-testid=mermaid] svg", WAIT, |t| t.contains("A dot") && t.contains("Its area"))?;
         ensure!(s.count("[data-testid=mermaid] svg g.node")? >= 2, "the diagram has not its two nodes: {drawn}");
         // A mind map too (Mermaid lays it out with Cytoscape, which sets prototypes' toString).
         s.wait_for_count("[data-testid=mermaid] svg", 2, WAIT)?;
