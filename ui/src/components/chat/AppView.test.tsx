@@ -1,4 +1,4 @@
-import { act, cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import { act, cleanup, configure, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AppViewInfo } from "../../lib/ipc";
 import { ViewChat } from "../../lib/mcpApps";
@@ -8,7 +8,14 @@ import { renderIn, toolInfo, trace } from "../../test/render";
 const invoke = vi.hoisted(() => vi.fn<(command: string, args?: Record<string, unknown>) => Promise<unknown>>());
 vi.mock("@tauri-apps/api/core", () => ({ invoke, Channel: class {} }));
 
+// A view answers through promises and the window's message events: on a busy machine (CI runs
+// test files side by side on 2 cores) that can take more than the default second.
+configure({ asyncUtilTimeout: 5000 });
+
 const { ToolTraceCard } = await import("./ToolTraceCard");
+// The cards show results through the lazily loaded Markdown; load it once first, so that its first
+// transform (seconds on a fresh clone on a busy machine) is not counted in a test's time limit.
+await import("./Markdown");
 
 afterEach(() => {
   cleanup();
@@ -43,8 +50,7 @@ async function renderView(sendMessage = vi.fn(() => Promise.resolve()), setConte
       </ViewChat.Provider>
     </ToolCatalogue.Provider>,
   );
-  // The first render of the file also loads the card's modules: allow it time on a busy machine.
-  const frame = (await screen.findByTestId("app-view-frame", {}, { timeout: 5000 })) as HTMLIFrameElement;
+  const frame = (await screen.findByTestId("app-view-frame")) as HTMLIFrameElement;
   const posted: Record<string, unknown>[] = [];
   vi.spyOn(frame.contentWindow!, "postMessage").mockImplementation((m: unknown) => void posted.push(m as Record<string, unknown>));
   const fromView = (data: unknown) =>
@@ -55,7 +61,7 @@ async function renderView(sendMessage = vi.fn(() => Promise.resolve()), setConte
   return { frame, posted, fromView, sendMessage, setContext };
 }
 
-describe("AppView", () => {
+describe("AppView", { timeout: 20_000 }, () => {
   it("loads the tool's page in a sandboxed frame and tells it the call once it is initialised", async () => {
     const { frame, posted, fromView } = await renderView();
     expect(invoke).toHaveBeenCalledWith("open_app_view", { server: "counter", uri: "ui://counter/view.html" });
@@ -63,7 +69,7 @@ describe("AppView", () => {
     expect(frame.getAttribute("sandbox")).toBe("allow-scripts");
     await fromView({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
     await fromView({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
-    await waitFor(() => expect(posted).toHaveLength(3), { timeout: 5000 });
+    await waitFor(() => expect(posted).toHaveLength(3));
     expect(posted[0]).toMatchObject({ id: 1, result: { hostContext: { toolInfo: { tool: { name: "show" } }, displayMode: "inline" } } });
     expect(posted[1]).toEqual({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: { start: 2 } } });
     expect(posted[2]).toMatchObject({ method: "ui/notifications/tool-result", params: { content: [{ type: "text", text: "2" }], isError: false } });
