@@ -237,19 +237,26 @@ function ConversationView({
     busy.current = pending || state.streamingId !== null;
     contexts.current = viewContexts;
   });
-  const takeContexts = useCallback((): AttachmentInput[] => {
-    const parts = [...contexts.current.values()].map((c) => ({ type: "text" as const, text: c.text, title: c.title }));
-    contexts.current = new Map();
-    setViewContexts(contexts.current);
-    return parts;
-  }, []);
+  // Taken for a message; given back when the turn did not start (nothing lost).
+  const sendWithContexts = useCallback(
+    (text: string, attachments: AttachmentInput[]): Promise<boolean> => {
+      const taken = [...contexts.current];
+      contexts.current = new Map();
+      setViewContexts(contexts.current);
+      const parts = taken.map(([, c]) => ({ type: "text" as const, text: c.text, title: c.title }));
+      return run((cb) => ipc.sendMessage(id, text, [...attachments, ...parts], cb)).then((started) => {
+        if (!started) setViewContexts((now) => new Map([...taken, ...now]));
+        return started;
+      });
+    },
+    [id, ipc, run],
+  );
   const viewChat = useMemo<ChatActions>(
     () => ({
       sendMessage: async (text) => {
         if (busy.current) throw new Error(t("view.busy"));
         busy.current = true;
-        const given = takeContexts();
-        void run((cb) => ipc.sendMessage(id, text, given, cb));
+        void sendWithContexts(text, []);
       },
       setContext: (key, context) =>
         setViewContexts((now) => {
@@ -259,7 +266,7 @@ function ConversationView({
           return next;
         }),
     }),
-    [id, ipc, run, t, takeContexts],
+    [t, sendWithContexts],
   );
 
   // Older messages arrive a page at a time as the user scrolls back.
@@ -347,10 +354,7 @@ function ConversationView({
       )}
       <Composer
         streaming={pending || state.streamingId !== null}
-        onSend={(text, attachments) => {
-          const given = takeContexts();
-          return run((cb) => ipc.sendMessage(id, text, [...attachments, ...given], cb));
-        }}
+        onSend={sendWithContexts}
         onCancel={() => ipc.cancelTurn(id).catch((e: unknown) => onError(toIpcError(e)))}
         models={models}
         fallback={defaultModel(models, assistants.find((a) => a.id === settings.assistant_id) ?? null)}

@@ -352,12 +352,7 @@ impl App {
             serde_json::Value::Null => None,
             other => return Err(AppError::Invalid(format!("tool arguments must be a JSON object, not {other}"))),
         };
-        let call_id = format!("test-{}", uuid::Uuid::new_v4());
-        let registry = &self.inner.registry;
-        let traced =
-            traced_call(registry, &call_id, None, server, tool, arguments, CallOptions::default(), cancel).await;
-        self.traces().record(&traced.trace)?;
-        let result = traced.result?;
+        let result = self.direct_call("test", server, tool, arguments, cancel).await?;
         let defaults = ResultLimits::default();
         let limits = ResultLimits { model_chars: defaults.ui_bytes, model_media_bytes: defaults.ui_bytes, ..defaults };
         let content = for_model(&result, &limits);
@@ -397,13 +392,25 @@ impl App {
             ApprovalMode::Ask if !approved => return refuse("it needs your approval"),
             _ => {}
         }
-        let call_id = format!("view-{}", uuid::Uuid::new_v4());
+        let result = self.direct_call("view", server, tool, Some(arguments), cancel).await?;
+        serde_json::to_value(&result).map_err(|e| AppError::Invalid(format!("the result of {server}/{tool}: {e}")))
+    }
+
+    /// A call outside any conversation (`kind`-UUID as its id), stored as a trace.
+    async fn direct_call(
+        &self,
+        kind: &str,
+        server: &str,
+        tool: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        cancel: CancellationToken,
+    ) -> Result<rmcp::model::CallToolResult, AppError> {
+        let call_id = format!("{kind}-{}", uuid::Uuid::new_v4());
         let registry = &self.inner.registry;
         let traced =
-            traced_call(registry, &call_id, None, server, tool, Some(arguments), CallOptions::default(), cancel).await;
+            traced_call(registry, &call_id, None, server, tool, arguments, CallOptions::default(), cancel).await;
         self.traces().record(&traced.trace)?;
-        let result = traced.result?;
-        serde_json::to_value(&result).map_err(|e| AppError::Invalid(format!("the result of {server}/{tool}: {e}")))
+        Ok(traced.result?)
     }
 
     /// A tool's view (MCP Apps): the `ui://` page read from its server, checked,
