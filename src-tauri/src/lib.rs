@@ -9,6 +9,7 @@
 mod commands;
 mod error;
 mod instance;
+mod requests;
 mod startup;
 mod state;
 mod views;
@@ -136,6 +137,7 @@ pub fn run() {
         .on_page_load(startup::on_page_load)
         .manage(state)
         .manage(views::ViewPages::default())
+        .manage(requests::Requests::default())
         // Tools' views (MCP Apps), each in a sandboxed frame of this scheme.
         .register_uri_scheme_protocol(views::SCHEME, |ctx, request| {
             ctx.app_handle().state::<views::ViewPages>().serve(&request)
@@ -157,6 +159,7 @@ pub fn run() {
         })
         .invoke_handler(tauri::generate_handler![
             commands::ping,
+            commands::cancel_request,
             commands::app_info,
             commands::chat::list_conversations,
             commands::chat::create_conversation,
@@ -207,6 +210,8 @@ pub fn run() {
             commands::servers::open_app_view,
             commands::servers::call_tool_for_view,
             commands::servers::read_resource_for_view,
+            commands::servers::save_view_download,
+            commands::servers::show_in_folder,
             commands::servers::respond_server_request,
             commands::servers::list_prompts,
             commands::servers::get_prompt,

@@ -3,15 +3,20 @@
     python counter_app.py [APP_SDK_JS]
 
 `show_counter` names the view `ui://counter/view.html`; `bump` is for the view
-only (visibility ["app"]); `reset` is for the model only (visibility ["model"]).
+only (visibility ["app"]); `reset` is for the model only (visibility ["model"]);
+`wait` has no view and takes its time (a call to call off). The counter is also
+the resource `ui://counter/report.csv`.
 With APP_SDK_JS (the official App SDK's `app-with-deps.js`, from
 @modelcontextprotocol/ext-apps), the view is a real MCP App: it connects to the
 host, shows the call's arguments and result, and has buttons that call `bump`
-and `reset`, send a message to the chat, give the model context and go full screen. Without it, the view is a plain page.
+and `reset`, send a message to the chat, give the model context, go full screen
+and download files (one embedded, one linked to the report). Without it, the view is a plain page.
 """
 
 import re
 import sys
+
+import anyio
 from pathlib import Path
 
 from mcp.server import MCPServer
@@ -72,6 +77,8 @@ PAGE = """<!doctype html>
 <button id="share">Share with the model</button>
 <button id="full">Full screen</button>
 <button id="reset">Reset</button>
+<button id="download">Download</button>
+<p>download: <span id="downloaded"></span></p>
 <script>__SDK__</script>
 <script>
 const $ = (id) => document.getElementById(id);
@@ -97,6 +104,13 @@ $("full").onclick = () => app.requestDisplayMode({ mode: "fullscreen" }).then(
   (r) => { $("mode").textContent = r.mode; },
   (e) => { $("mode").textContent = "failed: " + e.message; },
 );
+$("download").onclick = () => app.downloadFile({ contents: [
+  { type: "resource", resource: { uri: "file:///notes.txt", mimeType: "text/plain", text: "Counter notes: " + $("bumped").textContent } },
+  { type: "resource_link", uri: "ui://counter/report.csv", name: "counter report", mimeType: "text/csv" },
+] }).then(
+  (r) => { $("downloaded").textContent = r.isError ? "not saved" : "saved"; },
+  (e) => { $("downloaded").textContent = "failed: " + e.message; },
+);
 $("say").onclick = () => app.sendMessage({ role: "user", content: [{ type: "text", text: "The counter is at " + $("bumped").textContent }] });
 app.connect().then(
   () => { $("status").textContent = "connected to " + app.getHostVersion().name + " (" + app.getHostContext().displayMode + ")"; },
@@ -113,4 +127,19 @@ else:
 apps.add_html_resource(VIEW, page, csp=ResourceCsp(connect_domains=["https://api.counter.example"]), prefers_border=True)
 
 mcp = MCPServer("counter", extensions=[apps])
+
+
+@mcp.tool()
+async def wait(seconds: float) -> str:
+    """Waits `seconds`, then says so."""
+    await anyio.sleep(seconds)
+    return f"waited {seconds} s"
+
+
+@mcp.resource("ui://counter/report.csv", mime_type="text/csv")
+def report() -> str:
+    """The counter as CSV."""
+    return f"name,count\ncounter,{count}\n"
+
+
 mcp.run()

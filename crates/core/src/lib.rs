@@ -13,6 +13,7 @@ pub mod bundle;
 pub mod catalog;
 pub mod config;
 pub mod conversations;
+pub mod downloads;
 pub mod folder;
 pub mod info;
 pub mod llm;

@@ -1,7 +1,8 @@
 //! MCP Apps against the Python SDK's own `Apps` extension (tests/peers/counter_app.py):
 //! the app says it shows views (the server's tool sees it), a tool's view is read
 //! and checked, the model never sees a tool made for views, and a view may call
-//! only the tools its server made for it, as their approval allows.
+//! only the tools its server made for it, as their approval allows; what a
+//! view downloads is saved from its own server; a call is called off by its token.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,6 +23,15 @@ fn counter() -> McpServerConfig {
     McpServerConfig::stdio("counter", peers::python().to_str().unwrap(), &[script])
 }
 
+async fn counter_app(data: DataDir) -> App {
+    let store = Store::open(&data).unwrap();
+    let app = App::open(data, store, Arc::new(MemoryStore::default()), Arc::new(NoEvents)).unwrap().with_env(|_| None);
+    app.start().unwrap();
+    app.save_server(counter(), &Default::default()).await.unwrap();
+    ready(&app).await;
+    app
+}
+
 async fn ready(app: &App) {
     for _ in 0..600 {
         if app.list_servers().unwrap().iter().any(|s| s.config.name == "counter" && s.status.state == "ready") {
@@ -39,12 +49,7 @@ fn text(result: &serde_json::Value) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tools_view_is_read_and_views_call_only_the_tools_made_for_them() {
     let tmp = tempfile::tempdir().unwrap();
-    let data = DataDir::new(tmp.path().join("data"));
-    let store = Store::open(&data).unwrap();
-    let app = App::open(data, store, Arc::new(MemoryStore::default()), Arc::new(NoEvents)).unwrap().with_env(|_| None);
-    app.start().unwrap();
-    app.save_server(counter(), &Default::default()).await.unwrap();
-    ready(&app).await;
+    let app = counter_app(DataDir::new(tmp.path().join("data"))).await;
 
     // The catalogue says which tool has a view and who may call each.
     let tools = app.list_tools(Some("counter")).unwrap();
@@ -60,7 +65,7 @@ async fn a_tools_view_is_read_and_views_call_only_the_tools_made_for_them() {
     let mut offered: Vec<String> =
         host.list_tools(CancellationToken::new()).await.into_iter().map(|t| t.tool).collect();
     offered.sort();
-    assert_eq!(offered, ["reset", "show_counter"]);
+    assert_eq!(offered, ["reset", "show_counter", "wait"]);
 
     // The server learnt at initialisation that Patchbay shows views.
     let shown = app.call_tool("counter", "show_counter", json!({"start": 42}), CancellationToken::new()).await.unwrap();
@@ -106,5 +111,54 @@ async fn a_tools_view_is_read_and_views_call_only_the_tools_made_for_them() {
     // A view reads its server's resources as MCP JSON.
     let read = app.read_resource_for_view("counter", "ui://counter/view.html", CancellationToken::new()).await.unwrap();
     assert_eq!(read["contents"][0]["mimeType"], "text/html;profile=mcp-app");
+    app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_views_download_is_saved_from_what_it_sent_and_what_its_server_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = counter_app(DataDir::new(tmp.path().join("data"))).await;
+    let downloads = tmp.path().join("Downloads");
+    std::fs::create_dir(&downloads).unwrap();
+    app.call_tool("counter", "show_counter", json!({"start": 12}), CancellationToken::new()).await.unwrap();
+    let contents = [
+        json!({"type": "resource", "resource": {"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "twelve"}}),
+        json!({"type": "resource_link", "uri": "ui://counter/report.csv", "name": "counter report", "mimeType": "text/csv"}),
+    ];
+    let saved = app.save_view_download("counter", &contents, &downloads, CancellationToken::new()).await.unwrap();
+    let names: Vec<_> = saved.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["notes.txt", "counter report.csv"]);
+    assert_eq!(std::fs::read_to_string(downloads.join("notes.txt")).unwrap(), "twelve");
+    assert_eq!(std::fs::read_to_string(&saved[1].path).unwrap(), "name,count\ncounter,12\n");
+
+    // Saved again: new names beside the first ones.
+    let again = app.save_view_download("counter", &contents, &downloads, CancellationToken::new()).await.unwrap();
+    assert_eq!(again[0].name, "notes (1).txt");
+    // A link the server cannot read saves nothing at all, and says which.
+    let broken =
+        [contents[0].clone(), json!({"type": "resource_link", "uri": "ui://counter/missing.csv", "name": "m"})];
+    let e = app.save_view_download("counter", &broken, &downloads, CancellationToken::new()).await.unwrap_err();
+    assert!(e.to_string().contains("ui://counter/missing.csv"), "{e}");
+    assert_eq!(std::fs::read_dir(&downloads).unwrap().count(), 4);
+    app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_direct_call_is_called_off_by_its_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = counter_app(DataDir::new(tmp.path().join("data"))).await;
+    let cancel = CancellationToken::new();
+    let call_off = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        call_off.cancel();
+    });
+    let started = std::time::Instant::now();
+    let e = app.call_tool("counter", "wait", json!({"seconds": 60}), cancel).await.unwrap_err();
+    assert_eq!(e.kind(), patchbay_core::app::ErrorKind::Cancelled, "{e}");
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    // The server is still there for the next call.
+    let done = app.call_tool("counter", "wait", json!({"seconds": 0.01}), CancellationToken::new()).await.unwrap();
+    assert!(format!("{:?}", done.content).contains("waited 0.01 s"), "{done:?}");
     app.shutdown().await;
 }

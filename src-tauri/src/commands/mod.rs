@@ -20,6 +20,12 @@ pub fn ping() -> &'static str {
     "pong"
 }
 
+/// Cancels the cancellable command the window started under `request`.
+#[tauri::command]
+pub fn cancel_request(requests: tauri::State<'_, crate::requests::Requests>, request: String) {
+    requests.cancel(&request);
+}
+
 /// Version, data directory, schema and keyring status.
 #[tauri::command]
 pub async fn app_info(state: State<'_, AppState>) -> Result<AppInfo, IpcError> {

@@ -3,14 +3,15 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use patchbay_core::app::ServerRequestResponse;
 use patchbay_core::app::views::{
     CompletionTarget, CompletionView, DoctorReport, PromptInfo, RegistryFill, ResourceInfo, ResourceTemplateInfo,
     ServerView, ToolInfo, ToolResultView, TraceRecord,
 };
+use patchbay_core::app::{AppError, ServerRequestResponse};
 use patchbay_core::bundle::{BundleInfo, BundleValues};
 use patchbay_core::catalog::{BundleSource, RegistryEntry, RegistryPage};
 use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ServerPreset};
+use patchbay_core::downloads::{self, SavedFile};
 use patchbay_core::mcp::LogLevel;
 use patchbay_core::mcp::content::ResourcePreview;
 use patchbay_core::mcp::oauth::AuthorizationUi;
@@ -20,7 +21,9 @@ use tauri_plugin_opener::OpenerExt;
 use tokio_util::sync::CancellationToken;
 
 use super::blocking;
+use super::knowledge::pick_folder;
 use crate::error::{IpcError, IpcErrorKind};
+use crate::requests::Requests;
 use crate::state::AppState;
 use crate::views::{AppViewInfo, ViewPages};
 
@@ -37,8 +40,15 @@ impl AuthorizationUi for Browser {
 /// Signs in to a remote server with OAuth in the browser; answers once the
 /// tokens are stored and the server restarted.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn authorize_server(handle: AppHandle, state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
-    Ok(state.app()?.authorize_server(&name, &Browser(handle), CancellationToken::new()).await?)
+pub async fn authorize_server(
+    handle: AppHandle,
+    state: State<'_, AppState>,
+    requests: State<'_, Requests>,
+    name: String,
+    request: Option<String>,
+) -> Result<(), IpcError> {
+    let request = requests.begin(request);
+    Ok(state.app()?.authorize_server(&name, &Browser(handle), request.token()).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -214,11 +224,14 @@ pub fn set_tool_approval(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn call_tool(
     state: State<'_, AppState>,
+    requests: State<'_, Requests>,
     server: String,
     tool: String,
     arguments: serde_json::Value,
+    request: Option<String>,
 ) -> Result<ToolResultView, IpcError> {
-    Ok(state.app()?.call_tool(&server, &tool, arguments, CancellationToken::new()).await?)
+    let request = requests.begin(request);
+    Ok(state.app()?.call_tool(&server, &tool, arguments, request.token()).await?)
 }
 
 /// Reads a tool's view (MCP Apps) and keeps its page for the view's frame.
@@ -226,10 +239,13 @@ pub async fn call_tool(
 pub async fn open_app_view(
     state: State<'_, AppState>,
     pages: State<'_, ViewPages>,
+    requests: State<'_, Requests>,
     server: String,
     uri: String,
+    request: Option<String>,
 ) -> Result<AppViewInfo, IpcError> {
-    let page = state.app()?.app_page(&server, &uri, CancellationToken::new()).await?;
+    let request = requests.begin(request);
+    let page = state.app()?.app_page(&server, &uri, request.token()).await?;
     Ok(pages.keep(&server, page))
 }
 
@@ -237,22 +253,68 @@ pub async fn open_app_view(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn call_tool_for_view(
     state: State<'_, AppState>,
+    requests: State<'_, Requests>,
     server: String,
     tool: String,
     arguments: serde_json::Map<String, serde_json::Value>,
     approved: bool,
+    request: Option<String>,
 ) -> Result<serde_json::Value, IpcError> {
-    Ok(state.app()?.call_tool_for_view(&server, &tool, arguments, approved, CancellationToken::new()).await?)
+    let request = requests.begin(request);
+    Ok(state.app()?.call_tool_for_view(&server, &tool, arguments, approved, request.token()).await?)
 }
 
 /// A view's `resources/read` of its own server.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn read_resource_for_view(
     state: State<'_, AppState>,
+    requests: State<'_, Requests>,
     server: String,
     uri: String,
+    request: Option<String>,
 ) -> Result<serde_json::Value, IpcError> {
-    Ok(state.app()?.read_resource_for_view(&server, &uri, CancellationToken::new()).await?)
+    let request = requests.begin(request);
+    Ok(state.app()?.read_resource_for_view(&server, &uri, request.token()).await?)
+}
+
+/// Saves what a view asked to download (MCP Apps `ui/download-file`): into
+/// the downloads folder, or one the user picks (`choose`; `None` when the
+/// dialog was cancelled).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn save_view_download(
+    handle: AppHandle,
+    state: State<'_, AppState>,
+    requests: State<'_, Requests>,
+    server: String,
+    contents: Vec<serde_json::Value>,
+    choose: bool,
+    request: Option<String>,
+) -> Result<Option<Vec<SavedFile>>, IpcError> {
+    let request = requests.begin(request);
+    let dir = match choose {
+        true => match pick_folder(handle).await? {
+            Some(dir) => PathBuf::from(dir),
+            None => return Ok(None),
+        },
+        false => downloads::default_folder().map_err(AppError::from)?,
+    };
+    Ok(Some(state.app()?.save_view_download(&server, &contents, &dir, request.token()).await?))
+}
+
+/// Shows a saved file in the file manager (its folder, where none answers).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn show_in_folder(handle: AppHandle, path: PathBuf) -> Result<(), IpcError> {
+    blocking(move || {
+        if tauri_plugin_opener::reveal_item_in_dir(&path).is_ok() {
+            return Ok(());
+        }
+        let folder = path.parent().unwrap_or(&path);
+        handle
+            .opener()
+            .open_path(folder.display().to_string(), None::<&str>)
+            .map_err(|e| IpcError::new(IpcErrorKind::Internal, format!("cannot open {}: {e}", folder.display())))
+    })
+    .await
 }
 
 #[tauri::command(rename_all = "snake_case")]

@@ -7,12 +7,12 @@ use patchbay_core::app::views::{AssistantView, GeneralSettings, ImportPreviewVie
 use patchbay_core::config::{ExportFormat, ProviderPreset, ProviderProfile};
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
-use tokio_util::sync::CancellationToken;
 
 use super::blocking;
 use super::chat::save_with_dialog;
 use super::knowledge::pick_folder;
 use crate::error::{IpcError, IpcErrorKind};
+use crate::requests::Requests;
 use crate::state::AppState;
 
 #[tauri::command(rename_all = "snake_case")]
@@ -43,8 +43,14 @@ pub fn provider_presets(state: State<'_, AppState>) -> Result<Vec<ProviderPreset
 }
 
 #[tauri::command(rename_all = "snake_case")]
-pub async fn test_provider(state: State<'_, AppState>, name: String) -> Result<Vec<String>, IpcError> {
-    Ok(state.app()?.test_provider(&name, CancellationToken::new()).await?)
+pub async fn test_provider(
+    state: State<'_, AppState>,
+    requests: State<'_, Requests>,
+    name: String,
+    request: Option<String>,
+) -> Result<Vec<String>, IpcError> {
+    let request = requests.begin(request);
+    Ok(state.app()?.test_provider(&name, request.token()).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

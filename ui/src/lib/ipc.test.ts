@@ -53,6 +53,11 @@ describe("IPC contract", () => {
       // Each method is called with placeholder arguments; only the command name and argument keys matter here.
       await (fn as (...a: unknown[]) => Promise<unknown>)("x", "y", [], () => undefined).catch(() => undefined);
     }
+    // A cancellable command called off.
+    const off = new AbortController();
+    const running = ipc.callTool("x", "y", {}, off.signal);
+    off.abort();
+    await running;
     const used = new Set(calls.map((c) => c.cmd));
     const { commands } = documented();
     expect(commands.size).toBeGreaterThan(50);
@@ -74,6 +79,29 @@ describe("IPC contract", () => {
     expect(send?.cmd).toBe("send_message");
     expect(Object.keys(send?.args ?? {})).toEqual(["conversation_id", "text", "attachments", "on_event"]);
     expect(approve?.args).toEqual({ call_id: "call-1", decision: "allow_once" });
+  });
+
+  it("calls a cancellable command off under the id it ran with, and not at all once it is over", async () => {
+    const off = new AbortController();
+    const running = ipc.callToolForView("srv", "tool", {}, false, off.signal);
+    off.abort();
+    await running;
+    const [run, cancel] = calls;
+    expect(run?.cmd).toBe("call_tool_for_view");
+    const request = run?.args?.request;
+    expect(typeof request).toBe("string");
+    expect(cancel).toEqual({ cmd: "cancel_request", args: { request } });
+    // Over: an abort now sends nothing.
+    const later = new AbortController();
+    await ipc.openAppView("srv", "ui://v", later.signal);
+    later.abort();
+    expect(calls.map((c) => c.cmd)).toEqual(["call_tool_for_view", "cancel_request", "open_app_view"]);
+    // Already off: nothing is sent at all.
+    await expect(ipc.readResourceForView("srv", "ui://v", later.signal)).rejects.toMatchObject({ kind: "cancelled" });
+    expect(calls).toHaveLength(3);
+    // Without a signal the command has no id.
+    await ipc.callTool("srv", "tool", {});
+    expect(calls[3]?.args).toEqual({ server: "srv", tool: "tool", arguments: {} });
   });
 
   it("turns anything a command rejects with into a typed error", async () => {

@@ -863,6 +863,23 @@ async function call<T>(command: string, args?: Record<string, unknown>): Promise
   }
 }
 
+/**
+ * A command the caller can call off with `signal`: it runs under a request id
+ * that `cancel_request` cancels; the command then fails with kind "cancelled".
+ */
+async function cancellable<T>(command: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<T> {
+  if (!(signal instanceof AbortSignal)) return call<T>(command, args);
+  if (signal.aborted) throw { kind: "cancelled", message: "Cancelled." } satisfies IpcError;
+  const request = crypto.randomUUID();
+  const abort = () => void invoke("cancel_request", { request }).catch(() => undefined);
+  signal.addEventListener("abort", abort, { once: true });
+  try {
+    return await call<T>(command, { ...args, request });
+  } finally {
+    signal.removeEventListener("abort", abort);
+  }
+}
+
 function channel(onEvent: (e: AgentEvent) => void): Channel<AgentEvent> {
   return new Channel<AgentEvent>(onEvent);
 }
@@ -948,7 +965,7 @@ export const ipc = {
   saveProvider: (profile: ProviderProfile, apiKey: string | null) =>
     call<void>("save_provider", { profile, api_key: apiKey }),
   deleteProvider: (name: string) => call<void>("delete_provider", { name }),
-  testProvider: (name: string) => call<string[]>("test_provider", { name }),
+  testProvider: (name: string, signal?: AbortSignal) => cancellable<string[]>("test_provider", { name }, signal),
   providerPresets: () => call<ProviderPreset[]>("provider_presets"),
 
   // servers
@@ -975,7 +992,7 @@ export const ipc = {
   deleteServer: (name: string) => call<void>("delete_server", { name }),
   setServerEnabled: (name: string, enabled: boolean) => call<void>("set_server_enabled", { name, enabled }),
   restartServer: (name: string) => call<void>("restart_server", { name }),
-  authorizeServer: (name: string) => call<void>("authorize_server", { name }),
+  authorizeServer: (name: string, signal?: AbortSignal) => cancellable<void>("authorize_server", { name }, signal),
   serverLogs: (name: string) => call<string[]>("server_logs", { name }),
   setServerLogLevel: (name: string, level: LogLevel) => call<void>("set_server_log_level", { name, level }),
   /** Puts text on the system clipboard (WebKitGTK gives pages none; use `copyText`). */
@@ -990,15 +1007,17 @@ export const ipc = {
     call<void>("set_tool_enabled", { server, tool, enabled }),
   setToolApproval: (server: string, tool: string, approval: ApprovalMode) =>
     call<void>("set_tool_approval", { server, tool, approval }),
-  callTool: (server: string, tool: string, args: unknown) =>
-    call<ToolResult>("call_tool", { server, tool, arguments: args }),
+  callTool: (server: string, tool: string, args: unknown, signal?: AbortSignal) =>
+    cancellable<ToolResult>("call_tool", { server, tool, arguments: args }, signal),
   /** Reads a tool's view (MCP Apps) for its sandboxed frame. */
-  openAppView: (server: string, uri: string) => call<AppViewInfo>("open_app_view", { server, uri }),
+  openAppView: (server: string, uri: string, signal?: AbortSignal) =>
+    cancellable<AppViewInfo>("open_app_view", { server, uri }, signal),
   /** A view's call to a tool of its own server: MCP `CallToolResult` JSON. */
-  callToolForView: (server: string, tool: string, args: Record<string, unknown>, approved: boolean) =>
-    call<unknown>("call_tool_for_view", { server, tool, arguments: args, approved }),
+  callToolForView: (server: string, tool: string, args: Record<string, unknown>, approved: boolean, signal?: AbortSignal) =>
+    cancellable<unknown>("call_tool_for_view", { server, tool, arguments: args, approved }, signal),
   /** A view's read of a resource of its own server: MCP `ReadResourceResult` JSON. */
-  readResourceForView: (server: string, uri: string) => call<unknown>("read_resource_for_view", { server, uri }),
+  readResourceForView: (server: string, uri: string, signal?: AbortSignal) =>
+    cancellable<unknown>("read_resource_for_view", { server, uri }, signal),
 
   // import / export
   importPreview: (text: string) => call<ImportPreview>("import_preview", { text }),

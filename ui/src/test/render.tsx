@@ -91,3 +91,20 @@ export function providerView(name: string): ProviderView {
     api_key_set: true,
   };
 }
+
+/**
+ * A cancellable ipc command's fake that answers only when called off, as the
+ * backend does then: with kind "cancelled". It reads the signal from its arguments.
+ */
+export function untilCancelled(...args: unknown[]): Promise<never> {
+  const signal = args.find((a): a is AbortSignal => a instanceof AbortSignal);
+  return new Promise((_, reject) => signal?.addEventListener("abort", () => reject({ kind: "cancelled", message: "Cancelled." })));
+}
+
+/** The signal the last call of a cancellable fake was given. */
+export function signalOf(fake: { mock: { calls: unknown[][] } }): AbortSignal {
+  const calls = fake.mock.calls;
+  const signal = calls[calls.length - 1]?.find((a): a is AbortSignal => a instanceof AbortSignal);
+  if (!signal) throw new Error("the call was given no signal");
+  return signal;
+}

@@ -35,6 +35,7 @@ use crate::bundle::BundleError;
 use crate::catalog::RegistryError;
 use crate::config::{ConfigError, ConfigStore};
 use crate::conversations::{ConversationError, ConversationId, ConversationStore};
+use crate::downloads::DownloadError;
 use crate::folder::FolderError;
 use crate::llm::LlmError;
 use crate::mcp::oauth::OAuthError;
@@ -83,6 +84,8 @@ pub enum AppError {
     OAuth(Box<OAuthError>),
     #[error(transparent)]
     Llm(#[from] LlmError),
+    #[error(transparent)]
+    Download(#[from] DownloadError),
     /// Boxed: it may carry a knowledge-base error, and every result carries this enum.
     #[error(transparent)]
     Roots(Box<RootsError>),
@@ -133,6 +136,8 @@ impl AppError {
                 _ => ErrorKind::InvalidInput,
             },
             Self::Llm(e) => llm_kind(e),
+            Self::Download(DownloadError::Write { .. }) => ErrorKind::DataDir,
+            Self::Download(_) => ErrorKind::InvalidInput,
             Self::Bundle(BundleError::Write { .. }) => ErrorKind::DataDir,
             Self::Bundle(_) => ErrorKind::InvalidInput,
             Self::Catalog(RegistryError::Cancelled) => ErrorKind::Cancelled,

@@ -5,7 +5,7 @@
 //! shows after a restart is what it showed before.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rmcp::model::{ArgumentInfo, Reference};
@@ -29,6 +29,7 @@ use crate::config::server_presets::{ServerPreset, server_presets};
 use crate::config::{
     ApprovalMode, ExportFormat, ExportOptions, McpServerConfig, ProviderProfile, TransportConfig, ValueSource,
 };
+use crate::downloads::{self, DownloadError, Requested, SavedFile};
 use crate::llm::ToolSpec;
 use crate::mcp::approval::{ApprovalPolicy, ConversationGrants};
 use crate::mcp::apps::AppPage;
@@ -435,6 +436,37 @@ impl App {
     ) -> Result<serde_json::Value, AppError> {
         let result = self.inner.registry.read_resource(server, uri, cancel).await?;
         serde_json::to_value(&result).map_err(|e| AppError::Invalid(format!("resource {uri} of {server}: {e}")))
+    }
+
+    /// Saves into `dir` what a view asked to download (MCP Apps
+    /// `ui/download-file`): embedded files as they came, linked ones read
+    /// from the view's own server. Nothing is written unless every file was
+    /// read and fits; a failed write removes what this download wrote.
+    pub async fn save_view_download(
+        &self,
+        server: &str,
+        contents: &[serde_json::Value],
+        dir: &Path,
+        cancel: CancellationToken,
+    ) -> Result<Vec<SavedFile>, AppError> {
+        let mut files = Vec::new();
+        for (index, asked) in downloads::parse_request(contents)?.into_iter().enumerate() {
+            files.push(match asked {
+                Requested::Embedded(file) => file,
+                Requested::Link { uri, name, mime_type } => {
+                    let read = self.read_resource_for_view(server, &uri, cancel.clone()).await?;
+                    let invalid = |reason| DownloadError::Invalid { index, reason };
+                    let contents = downloads::pick_contents(&uri, &read).map_err(invalid)?;
+                    downloads::download(name.as_deref(), mime_type.as_deref(), &contents).map_err(invalid)?
+                }
+            });
+            downloads::check_sizes(&files)?;
+        }
+        let dir = dir.to_owned();
+        tokio::task::spawn_blocking(move || downloads::save_all(&dir, &files))
+            .await
+            .map_err(|e| AppError::Invalid(format!("saving the download stopped: {e}")))?
+            .map_err(AppError::from)
     }
 
     /// The raw JSON-RPC of a recorded call, for the trace inspector.

@@ -64,7 +64,7 @@ async function renderView(sendMessage = vi.fn(() => Promise.resolve()), setConte
 describe("AppView", { timeout: 20_000 }, () => {
   it("loads the tool's page in a sandboxed frame and tells it the call once it is initialised", async () => {
     const { frame, posted, fromView } = await renderView();
-    expect(invoke).toHaveBeenCalledWith("open_app_view", { server: "counter", uri: "ui://counter/view.html" });
+    expect(invoke).toHaveBeenCalledWith("open_app_view", { server: "counter", uri: "ui://counter/view.html", request: expect.any(String) });
     expect(frame.getAttribute("src")).toBe(page.url);
     expect(frame.getAttribute("sandbox")).toBe("allow-scripts");
     await fromView({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
@@ -86,7 +86,7 @@ describe("AppView", { timeout: 20_000 }, () => {
     expect(invoke).not.toHaveBeenCalledWith("call_tool_for_view", expect.anything());
     fireEvent.click(screen.getByTestId("app-view-allow"));
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "3" }] } }));
-    expect(invoke).toHaveBeenCalledWith("call_tool_for_view", { server: "counter", tool: "bump", arguments: { by: 1 }, approved: true });
+    expect(invoke).toHaveBeenCalledWith("call_tool_for_view", { server: "counter", tool: "bump", arguments: { by: 1 }, approved: true, request: expect.any(String) });
 
     await fromView({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "bump", arguments: {} } });
     fireEvent.click(await screen.findByTestId("app-view-deny"));
@@ -94,10 +94,21 @@ describe("AppView", { timeout: 20_000 }, () => {
     expect(invoke.mock.calls.filter(([c]) => c === "call_tool_for_view")).toHaveLength(1);
     // A tool the server made for the model only goes to the core unasked, which refuses it.
     await fromView({ jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "reset", arguments: {} } });
-    await waitFor(() => expect(invoke).toHaveBeenCalledWith("call_tool_for_view", { server: "counter", tool: "reset", arguments: {}, approved: false }));
+    await waitFor(() => expect(invoke).toHaveBeenCalledWith("call_tool_for_view", { server: "counter", tool: "reset", arguments: {}, approved: false, request: expect.any(String) }));
     expect(screen.queryByTestId("app-view-ask")).toBeNull();
     await fromView({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "missing" } });
     await waitFor(() => expect(posted.find((m) => m.id === 4)).toMatchObject({ error: { message: "counter has no tool missing" } }));
+  });
+
+  it("calls off what the view still runs when its card goes", async () => {
+    const { fromView } = await renderView();
+    invoke.mockImplementation((command) => (command === "cancel_request" ? Promise.resolve() : new Promise(() => undefined)));
+    await fromView({ jsonrpc: "2.0", id: 2, method: "resources/read", params: { uri: "ui://counter/data.json" } });
+    await waitFor(() => expect(invoke).toHaveBeenCalledWith("read_resource_for_view", expect.objectContaining({ uri: "ui://counter/data.json" })));
+    const read = invoke.mock.calls.find(([c]) => c === "read_resource_for_view")?.[1];
+    expect(invoke.mock.calls.some(([c]) => c === "cancel_request")).toBe(false);
+    cleanup();
+    expect(invoke).toHaveBeenCalledWith("cancel_request", { request: read?.request });
   });
 
   it("sends the view's message and context to the chat and grows with its content", async () => {

@@ -44,14 +44,12 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   const server = trace.server;
 
   useEffect(() => {
-    let live = true;
-    ipc.openAppView(server, uri).then(
-      (p) => live && setPage(p),
-      (e: unknown) => live && setError(toIpcError(e).message),
+    const gone = new AbortController();
+    ipc.openAppView(server, uri, gone.signal).then(
+      (p) => !gone.signal.aborted && setPage(p),
+      (e: unknown) => !gone.signal.aborted && setError(toIpcError(e).message),
     );
-    return () => {
-      live = false;
-    };
+    return () => gone.abort();
   }, [ipc, server, uri]);
 
   // Everything the view asks goes through here; the latest catalogue and chat are read at call time.
@@ -63,6 +61,8 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   useEffect(() => {
     const win = frame.current?.contentWindow;
     if (!page || !win) return;
+    // What the view asked of its server and still runs is called off when the view goes.
+    const gone = new AbortController();
     const host: ViewHost = {
       callTool: async (name, args) => {
         const info = toolOf(latest.current.catalogue, server, name);
@@ -74,9 +74,9 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
         if (ask && !(await new Promise<boolean>((answer) => setAsked({ tool: name, args, answer })))) {
           throw new Error(t("view.refused", { tool: name }));
         }
-        return ipc.callToolForView(server, name, args, ask);
+        return ipc.callToolForView(server, name, args, ask, gone.signal);
       },
-      readResource: (resource) => ipc.readResourceForView(server, resource),
+      readResource: (resource) => ipc.readResourceForView(server, resource, gone.signal),
       openLink: (url) => ipc.openLink(url),
       sendMessage: async (text) => {
         const target = latest.current.chat;
@@ -109,6 +109,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     const themes = new MutationObserver(() => b.notify("ui/notifications/host-context-changed", { theme: currentTheme() }));
     themes.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
     return () => {
+      gone.abort();
       window.removeEventListener("message", onMessage);
       themes.disconnect();
       bridge.current = null;

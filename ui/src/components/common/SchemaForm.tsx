@@ -364,7 +364,7 @@ export function SchemaForm({ schema, initial, suggest, submitLabel, busy, onSubm
           {submitLabel}
         </button>
         {onCancel && (
-          <button type="button" onClick={onCancel}>
+          <button type="button" onClick={onCancel} data-testid="form-cancel">
             {cancelLabel ?? t("common.cancel")}
           </button>
         )}

@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ProviderPreset, ProviderProfile, ProviderView } from "../../lib/ipc";
-import { renderIn } from "../../test/render";
+import { renderIn, signalOf, untilCancelled } from "../../test/render";
 import { ProvidersSettings, type ProvidersIpc } from "./ProvidersSettings";
 
 afterEach(cleanup);
@@ -137,6 +137,18 @@ describe("ProvidersSettings presets and models", () => {
       api_key: null,
       thinking: "chat_template",
     });
+  });
+
+  it("calls a connection test off, leaving no result and no error", async () => {
+    const ipc = { ...fake([{ profile, api_key_set: true }]), testProvider: vi.fn(untilCancelled) };
+    renderIn(<ProvidersSettings ipc={ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Test connection" }));
+    expect(ipc.testProvider).toHaveBeenCalledWith(profile.name, expect.any(AbortSignal));
+    fireEvent.click(screen.getByTestId("provider-test-cancel"));
+    expect(signalOf(ipc.testProvider as never).aborted).toBe(true);
+    expect(await screen.findByRole("button", { name: "Test connection" })).toBeTruthy();
+    expect(screen.queryByRole("status")).toBeNull();
+    expect(screen.queryByRole("alert")).toBeNull();
   });
 
   it("offers the models a connection test found and saves the ones checked", async () => {

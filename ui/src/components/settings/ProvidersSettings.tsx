@@ -18,6 +18,7 @@ import {
 import { ErrorBanner } from "../ErrorBanner";
 import { PresetSelect } from "../common/PresetSelect";
 import { useLoad } from "./useLoad";
+import { useAborts } from "../../lib/aborts";
 
 export type ProvidersIpc = Pick<Ipc, "listProviders" | "saveProvider" | "deleteProvider" | "testProvider" | "providerPresets">;
 
@@ -240,12 +241,24 @@ export function ProvidersSettings({ ipc }: { ipc: ProvidersIpc }) {
   const [editing, setEditing] = useState<{ view: ProviderView; isNew: boolean } | null>(null);
   const [tests, setTests] = useState<Record<string, { ok: true; models: string[] } | { ok: false; error: IpcError } | "busy">>({});
 
+  // A test runs until it answers, the user calls it off, or the page goes.
+  const aborts = useAborts({ onUnmount: true });
   const test = (name: string) => {
     setTests((x) => ({ ...x, [name]: "busy" }));
+    const signal = aborts.start(name);
     ipc
-      .testProvider(name)
+      .testProvider(name, signal)
       .then((models) => setTests((x) => ({ ...x, [name]: { ok: true, models } })))
-      .catch((e: unknown) => setTests((x) => ({ ...x, [name]: { ok: false, error: toIpcError(e) } })));
+      .catch((e: unknown) => {
+        const error = toIpcError(e);
+        setTests((x) => {
+          if (error.kind !== "cancelled") return { ...x, [name]: { ok: false, error } };
+          const rest = { ...x };
+          delete rest[name];
+          return rest;
+        });
+      })
+      .finally(() => aborts.end(name, signal));
   };
 
   return (
@@ -263,9 +276,15 @@ export function ProvidersSettings({ ipc }: { ipc: ProvidersIpc }) {
                 </span>
                 <span className={v.api_key_set ? "badge ok" : "badge"}>{v.api_key_set ? t("providers.keySet") : t("providers.keyNotSet")}</span>
                 <span className="spacer" />
-                <button type="button" onClick={() => test(v.profile.name)} disabled={r === "busy"} data-testid="provider-test">
-                  {r === "busy" ? t("common.running") : t("providers.test")}
-                </button>
+                {r === "busy" ? (
+                  <button type="button" onClick={() => aborts.cancel(v.profile.name)} data-testid="provider-test-cancel">
+                    {t("providers.cancelTest")}
+                  </button>
+                ) : (
+                  <button type="button" onClick={() => test(v.profile.name)} data-testid="provider-test">
+                    {t("providers.test")}
+                  </button>
+                )}
                 <button type="button" onClick={() => setEditing({ view: v, isNew: false })}>
                   {t("common.edit")}
                 </button>

@@ -1,7 +1,7 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { McpServerConfig, RegistryEntry, ResourceUpdated, ServerLogLine, ServerAbout, ServerPreset, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
-import { bundleInfo, renderIn } from "../../test/render";
+import { bundleInfo, renderIn, signalOf, untilCancelled } from "../../test/render";
 import { ServersSettings, type ServersIpc } from "./ServersSettings";
 
 afterEach(cleanup);
@@ -285,8 +285,15 @@ describe("ServersSettings", () => {
     renderIn(<ServersSettings ipc={f.ipc} />);
     const [remoteRow, localRow] = await screen.findAllByTestId("server-row");
     expect(within(localRow!).queryByTestId("server-sign-in")).toBeNull();
+    f.ipc.authorizeServer = vi.fn(untilCancelled);
     fireEvent.click(within(remoteRow!).getByTestId("server-sign-in"));
-    await waitFor(() => expect(f.ipc.authorizeServer).toHaveBeenCalledWith("remote"));
+    expect(f.ipc.authorizeServer).toHaveBeenCalledWith("remote", expect.any(AbortSignal));
+    // While the browser is out, the sign-in can be called off; that is no error.
+    expect(within(remoteRow!).getByRole("status").textContent).toContain("Waiting for you to sign in in the browser");
+    fireEvent.click(within(remoteRow!).getByTestId("server-sign-in-cancel"));
+    expect(signalOf(f.ipc.authorizeServer as never).aborted).toBe(true);
+    await within(remoteRow!).findByTestId("server-sign-in");
+    expect(screen.queryByRole("alert")).toBeNull();
   });
 
   it("says who a ready server is, how it is reached and what it offers, and names its tools by their titles", async () => {
@@ -367,8 +374,37 @@ describe("ServersSettings", () => {
     const form = screen.getByTestId("test-tool");
     fireEvent.change(within(form).getByLabelText("path *"), { target: { value: "/tmp/a" } });
     fireEvent.click(within(form).getByRole("button", { name: "Run" }));
-    expect(f.ipc.callTool).toHaveBeenCalledWith("files", "read_file", { path: "/tmp/a" });
+    expect(f.ipc.callTool).toHaveBeenCalledWith("files", "read_file", { path: "/tmp/a" }, expect.any(AbortSignal));
     expect(await screen.findByText("hello from file")).toBeTruthy();
+  });
+
+  it("calls a tool test off on Cancel, and when the test is closed while it runs", async () => {
+    const f = fake([view("ready")]);
+    f.ipc.callTool = vi.fn(untilCancelled);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    const run = async () => {
+      fireEvent.click(await screen.findByRole("button", { name: "Test" }));
+      const form = screen.getByTestId("test-tool");
+      fireEvent.change(within(form).getByLabelText("path *"), { target: { value: "/tmp/a" } });
+      fireEvent.click(within(form).getByRole("button", { name: "Run" }));
+      expect(within(form).getByRole("button", { name: "Running…" })).toBeTruthy();
+      return form;
+    };
+    const form = await run();
+    fireEvent.click(within(form).getByTestId("form-cancel"));
+    expect(signalOf(f.ipc.callTool as never).aborted).toBe(true);
+    expect((await within(form).findByTestId("test-tool-cancelled")).textContent).toBe("The call was cancelled; its server was told to stop.");
+    expect(within(form).getByRole("button", { name: "Run" })).toBeTruthy();
+    expect(within(form).queryByTestId("form-cancel")).toBeNull();
+    // Closed while running: called off too.
+    fireEvent.click(screen.getByRole("button", { name: "Test" }));
+    await run();
+    const second = signalOf(f.ipc.callTool as never);
+    expect(second.aborted).toBe(false);
+    fireEvent.click(screen.getByRole("button", { name: "Test" }));
+    expect(screen.queryByTestId("test-tool")).toBeNull();
+    expect(second.aborted).toBe(true);
   });
 
   it("shows a tested tool's view with its result, as a chat does", async () => {
@@ -382,7 +418,7 @@ describe("ServersSettings", () => {
     fireEvent.change(within(form).getByLabelText("path *"), { target: { value: "/tmp/a" } });
     fireEvent.click(within(form).getByRole("button", { name: "Run" }));
     const frame = await within(form).findByTestId("app-view-frame");
-    expect(f.ipc.openAppView).toHaveBeenCalledWith("files", "ui://files/view.html");
+    expect(f.ipc.openAppView).toHaveBeenCalledWith("files", "ui://files/view.html", expect.any(AbortSignal));
     expect(frame.getAttribute("src")).toBe("mcp-app://localhost/t1");
     expect(within(form).getByText("hello from file")).toBeTruthy();
   });

@@ -44,6 +44,7 @@ import { RegistryBrowser } from "./RegistryBrowser";
 import { ServerContent, type ContentIpc } from "./ServerContent";
 import { ServerEditor } from "./ServerEditor";
 import { useLoad } from "./useLoad";
+import { useAborts } from "../../lib/aborts";
 import { McpIcons } from "../common/McpIcons";
 import { ToolHints } from "../common/ToolHints";
 
@@ -217,6 +218,8 @@ function TestTool({ ipc, tool, tools }: { ipc: ServersIpc; tool: ToolInfo; tools
   const [run, setRun] = useState<{ n: number; args: Record<string, unknown> }>({ n: 0, args: {} });
   const [error, setError] = useState<IpcError | null>(null);
   const [busy, setBusy] = useState(false);
+  // Leaving the tool (or the page) calls a running test off.
+  const aborts = useAborts({ onUnmount: true });
   const view = result && tool.view.resource_uri;
   return (
     <div className="test-tool" data-testid="test-tool">
@@ -224,20 +227,31 @@ function TestTool({ ipc, tool, tools }: { ipc: ServersIpc; tool: ToolInfo; tools
         schema={tool.input_schema}
         submitLabel={busy ? t("common.running") : t("tools.run")}
         busy={busy}
+        onCancel={busy ? () => aborts.cancel("run") : undefined}
         onSubmit={(args) => {
           setBusy(true);
           setError(null);
+          const signal = aborts.start("run");
           ipc
-            .callTool(tool.server, tool.name, args)
+            .callTool(tool.server, tool.name, args, signal)
             .then((r) => {
               setRun((now) => ({ n: now.n + 1, args }));
               setResult(r);
             })
             .catch((e: unknown) => setError(toIpcError(e)))
-            .finally(() => setBusy(false));
+            .finally(() => {
+              aborts.end("run", signal);
+              setBusy(false);
+            });
         }}
       />
-      {error && <ErrorBanner error={error} />}
+      {error?.kind === "cancelled" ? (
+        <p className="muted" role="status" data-testid="test-tool-cancelled">
+          {t("tools.cancelled")}
+        </p>
+      ) : (
+        error && <ErrorBanner error={error} />
+      )}
       {view && (
         <ViewCommands.Provider value={ipc}>
           <ToolCatalogue.Provider value={toolMap(tools)}>
@@ -486,6 +500,21 @@ export function ServersSettings({
   const { t, lang } = useI18n();
   const load = useCallback(() => ipc.listServers(), [ipc]);
   const { data, setData, error, setError, act, reload } = useLoad<ServerView[]>(load);
+  // A sign-in goes on in the browser while the user is elsewhere in the app: only the user calls it off.
+  const signIns = useAborts({ onUnmount: false });
+  const [signingIn, setSigningIn] = useState<string | null>(null);
+  const signIn = (name: string) => {
+    const signal = signIns.start(name);
+    setSigningIn(name);
+    const run = () =>
+      ipc.authorizeServer(name, signal).catch((e: unknown) => {
+        if (toIpcError(e).kind !== "cancelled") throw e;
+      });
+    void act(run).finally(() => {
+      signIns.end(name, signal);
+      setSigningIn((now) => (now === name ? null : now));
+    });
+  };
   const [selected, setSelected] = useState<string | null>(null);
   const [adding, setAdding] = useState(false);
   const [browsing, setBrowsing] = useState(false);
@@ -577,9 +606,18 @@ export function ServersSettings({
               </p>
             )}
             {v.status.state === "failed" && v.config.transport.type !== "stdio" && !v.config.client_credentials && (
-              <button type="button" data-testid="server-sign-in" onClick={() => void act(() => ipc.authorizeServer(v.config.name))}>
-                {t("servers.signIn")}
-              </button>
+              signingIn === v.config.name ? (
+                <p className="row" role="status">
+                  <span className="muted">{t("servers.signingIn")}</span>
+                  <button type="button" data-testid="server-sign-in-cancel" onClick={() => signIns.cancel(v.config.name)}>
+                    {t("servers.cancelSignIn")}
+                  </button>
+                </p>
+              ) : (
+                <button type="button" data-testid="server-sign-in" onClick={() => signIn(v.config.name)}>
+                  {t("servers.signIn")}
+                </button>
+              )
             )}
           </li>
         ))}
