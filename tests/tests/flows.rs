@@ -873,9 +873,18 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         &[script.to_str().unwrap(), sdk.to_str().unwrap()],
     );
     seed_with(&data_dir, &model.url(), &[counter])?;
+    // The desktop's downloads folder, as the user's XDG settings name it.
+    let downloads = tmp.path().join("Downloads");
+    let config = tmp.path().join("config");
+    std::fs::create_dir_all(&config)?;
+    std::fs::write(config.join("user-dirs.dirs"), format!("XDG_DOWNLOAD_DIR=\"{}\"\n", downloads.display()))?;
     let app = App::start(
         "a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat",
-        AppOptions { data_dir: Some(data_dir), ..Default::default() },
+        AppOptions {
+            data_dir: Some(data_dir),
+            env: vec![("XDG_CONFIG_HOME".to_owned(), config.display().to_string())],
+            ..Default::default()
+        },
     )?;
     app.check(|s| {
         s.click(&s.wait_for("#nav-settings", WAIT)?)?;
@@ -891,6 +900,12 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.wait_for_text("#status", WAIT, |t| t == "connected to Patchbay (inline)")?;
         s.wait_for_text("#result", WAIT, |t| t.contains("The counter starts at 7, shown in its view."))?;
         s.leave_frame()?;
+        // A test that takes too long is called off.
+        s.click_when_clear("[data-testid=tools-table] tr[data-tool=wait] button[aria-expanded]", WAIT)?;
+        s.set_value("[data-testid=test-tool] input", "600")?;
+        s.click(&s.find("[data-testid=test-tool] button[type=submit]")?)?;
+        s.click_when_clear("[data-testid=test-tool] [data-testid=form-cancel]", WAIT)?;
+        s.wait_for("[data-testid=test-tool-cancelled]", WAIT)?;
         s.click(&s.find("#nav-chat")?)?;
         s.click(&s.wait_for("#new-conversation", WAIT)?)?;
         send(s, "Show me the counter")?;
@@ -926,6 +941,24 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.click_when_clear("[data-testid=app-view-allow]", WAIT)?;
         enter_view(s)?;
         s.wait_for_text("#bumped", WAIT, |t| t == "bumped to 52")?;
+
+        // The view hands over two files, one it made and one its server has; the user saves them.
+        s.click(&s.find("#download")?)?;
+        s.leave_frame()?;
+        let offered = s.wait_for_text("[data-testid=app-view-download]", WAIT, |t| t.contains("counter report"))?;
+        ensure!(offered.contains("notes.txt"), "{offered}");
+        s.click(&s.find("[data-testid=app-view-save]")?)?;
+        let saved = s.wait_for_text("[data-testid=app-view-saved]", WAIT, |t| t.starts_with("Saved"))?;
+        ensure!(saved.contains("notes.txt, counter report.csv"), "{saved}");
+        ensure!(saved.contains(&downloads.display().to_string()), "{saved}");
+        enter_view(s)?;
+        s.wait_for_text("#downloaded", WAIT, |t| t == "saved")?;
+        s.leave_frame()?;
+        let notes = std::fs::read_to_string(downloads.join("notes.txt"))?;
+        ensure!(notes == "Counter notes: bumped to 52", "{notes}");
+        let report = std::fs::read_to_string(downloads.join("counter report.csv"))?;
+        ensure!(report == "name,count\ncounter,52\n", "{report}");
+        enter_view(s)?;
 
         // The view sends the user's next message, and the model answers it.
         s.click(&s.find("#say")?)?;

@@ -888,6 +888,13 @@ async function on<T>(event: string, handler: (payload: T) => void): Promise<Unli
   return listen<T>(event, (e) => handler(e.payload));
 }
 
+/** A file saved from a view's download. */
+export interface SavedFile {
+  name: string;
+  path: string;
+  bytes: number;
+}
+
 export interface TurnOutcome {
   assistant_message_id: string;
 }
@@ -1015,6 +1022,11 @@ export const ipc = {
   /** A view's call to a tool of its own server: MCP `CallToolResult` JSON. */
   callToolForView: (server: string, tool: string, args: Record<string, unknown>, approved: boolean, signal?: AbortSignal) =>
     cancellable<unknown>("call_tool_for_view", { server, tool, arguments: args, approved }, signal),
+  /** Saves a view's download into the downloads folder, or one the user picks (`choose`; null: the dialog was cancelled). */
+  saveViewDownload: (server: string, contents: unknown[], choose: boolean, signal?: AbortSignal) =>
+    cancellable<SavedFile[] | null>("save_view_download", { server, contents, choose }, signal),
+  /** Shows a saved file in the file manager. */
+  showInFolder: (path: string) => call<void>("show_in_folder", { path }),
   /** A view's read of a resource of its own server: MCP `ReadResourceResult` JSON. */
   readResourceForView: (server: string, uri: string, signal?: AbortSignal) =>
     cancellable<unknown>("read_resource_for_view", { server, uri }, signal),

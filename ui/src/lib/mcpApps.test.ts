@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { callToolResult, ViewBridge, type ViewHost } from "./mcpApps";
+import { callToolResult, downloadItems, ViewBridge, webLinks, type ViewHost } from "./mcpApps";
 
 function setup(overrides: Partial<ViewHost> = {}) {
   const posted: Record<string, unknown>[] = [];
@@ -11,6 +11,7 @@ function setup(overrides: Partial<ViewHost> = {}) {
     resize: vi.fn(),
     updateContext: vi.fn(),
     setDisplayMode: vi.fn((mode: "inline" | "fullscreen") => mode),
+    downloadFile: vi.fn(() => Promise.resolve(true)),
     ...overrides,
   };
   const bridge = new ViewBridge((m) => posted.push(m), host, () => ({ theme: "dark" }), "1.2.3");
@@ -30,7 +31,7 @@ describe("ViewBridge", () => {
       result: {
         protocolVersion: "2026-01-26",
         hostInfo: { name: "Patchbay", version: "1.2.3" },
-        hostCapabilities: { serverTools: {}, serverResources: {}, openLinks: {}, message: { text: {} } },
+        hostCapabilities: { serverTools: {}, serverResources: {}, openLinks: {}, downloadFile: {}, message: { text: {} } },
         hostContext: { theme: "dark" },
       },
     });
@@ -102,6 +103,42 @@ describe("ui/update-model-context", () => {
 });
 
 describe("callToolResult", () => {
+  it("offers a view's files to the host and says when none was saved; what is not a file is refused unasked", async () => {
+    const saved = vi.fn<ViewHost["downloadFile"]>(() => Promise.resolve(true));
+    const { posted, ask } = setup({ downloadFile: saved });
+    const contents = [
+      { type: "resource", resource: { uri: "file:///notes.txt", mimeType: "text/plain", text: "héllo" } },
+      { type: "resource_link", uri: "ui://c/report.csv", name: "Report", size: 2048 },
+    ];
+    await ask(1, "ui/download-file", { contents });
+    expect(saved).toHaveBeenCalledWith(contents);
+    expect(posted[0]).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    saved.mockResolvedValueOnce(false);
+    await ask(2, "ui/download-file", { contents });
+    expect(posted[1]).toEqual({ jsonrpc: "2.0", id: 2, result: { isError: true } });
+    await ask(3, "ui/download-file", { contents: [{ type: "text", text: "hi" }] });
+    expect(posted[2]).toMatchObject({ id: 3, error: { code: -32602, message: "item 0 of ui/download-file is neither a resource nor a resource link" } });
+    await ask(4, "ui/download-file", { contents: [] });
+    expect(posted[3]).toMatchObject({ id: 4, error: { code: -32602 } });
+    expect(saved).toHaveBeenCalledTimes(2);
+  });
+
+  it("names a download's files and their sizes, and tells web addresses apart", () => {
+    const contents = [
+      { type: "resource", resource: { uri: "file:///My%20notes.txt", text: "héllo" } },
+      { type: "resource", resource: { uri: "ui://c/pic.png", blob: "AAECAw==" } },
+      { type: "resource_link", uri: "https://example.com/q4.pdf?x=1", name: "Q4 report" },
+      { type: "resource_link", uri: "ui://c/data.csv" },
+    ];
+    expect(downloadItems(contents)).toEqual([
+      { name: "My notes.txt", size: 6, web: false },
+      { name: "pic.png", size: 4, web: false },
+      { name: "Q4 report", size: null, web: true },
+      { name: "data.csv", size: null, web: false },
+    ]);
+    expect(webLinks(contents)).toEqual(["https://example.com/q4.pdf?x=1"]);
+  });
+
   it("gives a stored result the MCP shape a view reads", () => {
     expect(
       callToolResult({

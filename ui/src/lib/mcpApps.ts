@@ -24,6 +24,8 @@ export interface ViewHost {
   updateContext(text: string | null): void;
   /** Shows the view inline or over the window; says which it got. */
   setDisplayMode(mode: DisplayMode): DisplayMode;
+  /** Offers the user the files (MCP `resource` and `resource_link` blocks); false: nothing was saved. */
+  downloadFile(contents: Json[]): Promise<boolean>;
 }
 
 /** How a view is shown: in its card, or over the whole window. */
@@ -48,7 +50,7 @@ export const MAX_CONTEXT_CHARS = 20_000;
 export const ViewChat = createContext<ChatActions | null>(null);
 
 /** The commands a view's card uses: the app's own, or a page's (its tests give fakes). */
-export type ViewIpc = Pick<Ipc, "openAppView" | "callToolForView" | "readResourceForView" | "openLink">;
+export type ViewIpc = Pick<Ipc, "openAppView" | "callToolForView" | "readResourceForView" | "openLink" | "saveViewDownload" | "showInFolder">;
 
 export const ViewCommands = createContext<ViewIpc>(ipc);
 
@@ -108,6 +110,55 @@ export function callToolResult(result: ToolResult): Json {
   const out: Json = { content: result.content.map(block), isError: result.is_error };
   if (result.structured_content !== null && result.structured_content !== undefined) out.structuredContent = result.structured_content;
   return out;
+}
+
+/** One file of a `ui/download-file`, as the user is asked about it. */
+export interface DownloadItem {
+  name: string;
+  /** Bytes, when known before it is read. */
+  size: number | null;
+  /** A web address: it opens in the browser, which downloads it. */
+  web: boolean;
+}
+
+const isWeb = (uri: string) => /^https?:\/\//i.test(uri);
+
+/** The name a file goes by: its link's name, else its URI's last segment. */
+function downloadName(uri: string, name: unknown): string {
+  if (typeof name === "string" && name.trim()) return name.trim();
+  const last = uri.split(/[?#]/)[0]!.replace(/\/+$/, "").split("/").pop() ?? "";
+  try {
+    return decodeURIComponent(last) || uri;
+  } catch {
+    return last || uri;
+  }
+}
+
+/** How many bytes a base64 text holds. */
+function base64Bytes(blob: string): number {
+  const text = blob.replace(/\s/g, "");
+  const padding = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
+  return Math.floor((text.length * 3) / 4) - padding;
+}
+
+/** What a `ui/download-file` offers, block by block; anything but resources and links is refused. */
+export function downloadItems(contents: Json[]): DownloadItem[] {
+  return contents.map((block, i) => {
+    if (block.type === "resource_link" && typeof block.uri === "string") {
+      return { name: downloadName(block.uri, block.name), size: typeof block.size === "number" ? block.size : null, web: isWeb(block.uri) };
+    }
+    const resource = block.type === "resource" && typeof block.resource === "object" && block.resource !== null ? (block.resource as Json) : null;
+    if (resource && typeof resource.uri === "string") {
+      const size = typeof resource.text === "string" ? new TextEncoder().encode(resource.text).length : typeof resource.blob === "string" ? base64Bytes(resource.blob) : null;
+      return { name: downloadName(resource.uri, null), size, web: false };
+    }
+    throw new RpcError(INVALID_PARAMS, `item ${i} of ui/download-file is neither a resource nor a resource link`);
+  });
+}
+
+/** The web addresses among a download's links (opened in the browser, not saved). */
+export function webLinks(contents: Json[]): string[] {
+  return contents.filter((b) => b.type === "resource_link" && typeof b.uri === "string" && isWeb(b.uri)).map((b) => b.uri as string);
 }
 
 /** The text of a `ui/message`'s content blocks (the only kind a view may send to the chat). */
@@ -194,6 +245,7 @@ export class ViewBridge {
           hostInfo: { name: "Patchbay", version: this.version },
           hostCapabilities: {
             openLinks: {},
+            downloadFile: {},
             serverTools: {},
             serverResources: {},
             logging: {},
@@ -227,6 +279,12 @@ export class ViewBridge {
         const text = contextText(params);
         this.host.updateContext(text || null);
         return {};
+      }
+      case "ui/download-file": {
+        const contents = Array.isArray(params.contents) ? params.contents.filter((b): b is Json => typeof b === "object" && b !== null) : [];
+        if (contents.length === 0) throw new RpcError(INVALID_PARAMS, "ui/download-file needs contents");
+        downloadItems(contents); // refuses what is not a file before the user is asked
+        return (await this.host.downloadFile(contents)) ? {} : { isError: true };
       }
       case "ui/request-display-mode":
         // Picture-in-picture is not offered: a view asking for it stays where it is.

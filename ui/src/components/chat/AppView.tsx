@@ -6,16 +6,19 @@
 import { useContext, useEffect, useRef, useState } from "react";
 import pkg from "../../../package.json";
 import { useI18n } from "../../lib/i18n";
-import { toIpcError, type AppViewInfo, type ToolInfo, type ToolTrace } from "../../lib/ipc";
+import { toIpcError, type AppViewInfo, type SavedFile, type ToolInfo, type ToolTrace } from "../../lib/ipc";
 import {
   callToolResult,
   currentTheme,
+  downloadItems,
   hostContext,
   MAX_VIEW_HEIGHT,
   ViewBridge,
   ViewChat,
   ViewCommands,
+  webLinks,
   type DisplayMode,
+  type DownloadItem,
   type ViewHost,
 } from "../../lib/mcpApps";
 import { ToolCatalogue, toolOf } from "../../lib/toolCatalogue";
@@ -28,6 +31,24 @@ interface Asked {
   answer: (allowed: boolean) => void;
 }
 
+/** Where the user saves what a view offers; null: not at all. */
+type SaveChoice = "downloads" | "choose" | null;
+
+/** Files the view offers, waiting for the user. */
+interface Offer {
+  items: DownloadItem[];
+  answer: (choice: SaveChoice) => void;
+}
+
+function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** The folder a saved file is in. */
+const folderOf = (path: string) => path.replace(/[\\/][^\\/]*$/, "") || path;
+
 export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo; uri: string }) {
   const { t, lang } = useI18n();
   const catalogue = useContext(ToolCatalogue);
@@ -38,6 +59,9 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   const [height, setHeight] = useState(160);
   const [asked, setAsked] = useState<Asked | null>(null);
   const [mode, setMode] = useState<DisplayMode>("inline");
+  const [offer, setOffer] = useState<Offer | null>(null);
+  const [saved, setSaved] = useState<SavedFile[] | null>(null);
+  const [saveError, setSaveError] = useState<string | null>(null);
   const frame = useRef<HTMLIFrameElement>(null);
   const bridge = useRef<ViewBridge | null>(null);
   const told = useRef({ input: false, result: false });
@@ -87,6 +111,24 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
       setDisplayMode: (next) => {
         setMode(next);
         return next;
+      },
+      downloadFile: async (contents) => {
+        const items = downloadItems(contents);
+        const choice = await new Promise<SaveChoice>((answer) => setOffer({ items, answer }));
+        if (!choice) return false;
+        setSaveError(null);
+        try {
+          // A web address downloads in the browser; the rest is saved here.
+          for (const url of webLinks(contents)) await ipc.openLink(url);
+          const local = contents.filter((block) => webLinks([block]).length === 0);
+          const files = local.length ? await ipc.saveViewDownload(server, local, choice === "choose", gone.signal) : [];
+          if (files === null) return false;
+          if (files.length) setSaved(files);
+          return true;
+        } catch (e) {
+          setSaveError(toIpcError(e).message);
+          return false;
+        }
       },
       updateContext: (text) => {
         const title = t("view.context", { tool: tool.title ?? tool.name });
@@ -162,6 +204,10 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     asked?.answer(allowed);
     setAsked(null);
   };
+  const save = (choice: SaveChoice) => {
+    offer?.answer(choice);
+    setOffer(null);
+  };
   return (
     <div className="app-view" data-testid="app-view">
       {page && (
@@ -199,6 +245,43 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
             </button>
           </div>
         </div>
+      )}
+      {offer && (
+        <div className="approval-card" role="group" data-testid="app-view-download">
+          <p>{t("view.downloadAsk", { server })}</p>
+          <ul className="download-items">
+            {offer.items.map((item, i) => (
+              <li key={i}>
+                <strong>{item.name}</strong>{" "}
+                <span className="muted small">{item.web ? t("view.downloadInBrowser") : item.size !== null ? formatSize(item.size) : ""}</span>
+              </li>
+            ))}
+          </ul>
+          <div className="row">
+            <button type="button" className="primary" data-testid="app-view-save" onClick={() => save("downloads")}>
+              {t("view.saveToDownloads")}
+            </button>
+            <button type="button" data-testid="app-view-save-choose" onClick={() => save("choose")}>
+              {t("view.saveToFolder")}
+            </button>
+            <button type="button" data-testid="app-view-save-cancel" onClick={() => save(null)}>
+              {t("view.dontSave")}
+            </button>
+          </div>
+        </div>
+      )}
+      {saved && (
+        <p className="ok-text small row" role="status" data-testid="app-view-saved">
+          <span>{t("view.saved", { files: saved.map((f) => f.name).join(", "), folder: folderOf(saved[0]!.path) })}</span>
+          <button type="button" className="link" data-testid="app-view-show-saved" onClick={() => void ipc.showInFolder(saved[0]!.path).catch((e: unknown) => setSaveError(toIpcError(e).message))}>
+            {t("view.showInFolder")}
+          </button>
+        </p>
+      )}
+      {saveError && (
+        <p className="trace-error small" role="alert" data-testid="app-view-save-error">
+          {t("view.saveFailed", { error: saveError })}
+        </p>
       )}
     </div>
   );

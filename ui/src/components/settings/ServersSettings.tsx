@@ -54,6 +54,8 @@ export type ServersIpc = Pick<
   | "callToolForView"
   | "readResourceForView"
   | "openLink"
+  | "saveViewDownload"
+  | "showInFolder"
   | "listServers"
   | "serverPresets"
   | "registrySearch"
