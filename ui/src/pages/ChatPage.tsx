@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { Composer, type ModelChoice } from "../components/chat/Composer";
 import { MessageList } from "../components/chat/MessageList";
@@ -11,7 +11,8 @@ import { ChatStores, useConversation, type ConversationStore, type Draft } from 
 import { useI18n } from "../lib/i18n";
 import { defaultModel } from "../lib/models";
 import { ResourceReader } from "../lib/resources";
-import { type ChatActions, type ViewContext, ViewChat } from "../lib/mcpApps";
+import { ViewChat } from "../lib/mcpApps";
+import { useViewChat } from "../lib/viewChat";
 import { ToolCatalogue, toolMap } from "../lib/toolCatalogue";
 import type { SettingsSection } from "./SettingsPage";
 import {
@@ -228,46 +229,16 @@ function ConversationView({
     [id, ipc, store, run, onError, onForked],
   );
 
-  // A tool's view may send the user's next message (MCP Apps `ui/message`), not while a turn runs.
-  // What views gave the model to know goes with the next message, as text under the view's name.
-  const busy = useRef(false);
-  const [viewContexts, setViewContexts] = useState<ReadonlyMap<string, ViewContext>>(new Map());
-  const contexts = useRef(viewContexts);
-  useEffect(() => {
-    busy.current = pending || state.streamingId !== null;
-    contexts.current = viewContexts;
-  });
-  // Taken for a message; given back when the turn did not start (nothing lost).
-  const sendWithContexts = useCallback(
-    (text: string, attachments: AttachmentInput[]): Promise<boolean> => {
-      const taken = [...contexts.current];
-      contexts.current = new Map();
-      setViewContexts(contexts.current);
-      const parts = taken.map(([, c]) => ({ type: "text" as const, text: c.text, title: c.title }));
-      return run((cb) => ipc.sendMessage(id, text, [...attachments, ...parts], cb)).then((started) => {
-        if (!started) setViewContexts((now) => new Map([...taken, ...now]));
-        return started;
-      });
-    },
+  // What tools' views send and give the model to know (MCP Apps).
+  const send = useCallback(
+    (text: string, attachments: AttachmentInput[]) => run((cb) => ipc.sendMessage(id, text, attachments, cb)),
     [id, ipc, run],
   );
-  const viewChat = useMemo<ChatActions>(
-    () => ({
-      sendMessage: async (text) => {
-        if (busy.current) throw new Error(t("view.busy"));
-        busy.current = true;
-        void sendWithContexts(text, []);
-      },
-      setContext: (key, context) =>
-        setViewContexts((now) => {
-          const next = new Map(now);
-          if (context) next.set(key, context);
-          else next.delete(key);
-          return next;
-        }),
-    }),
-    [t, sendWithContexts],
-  );
+  const {
+    contexts: viewContexts,
+    actions: viewChat,
+    sendWithContexts,
+  } = useViewChat(send, pending || state.streamingId !== null, t("view.busy"));
 
   // Older messages arrive a page at a time as the user scrolls back.
   const loadEarlier = useCallback(() => {
