@@ -210,7 +210,7 @@ pub fn run() {
             commands::servers::open_app_view,
             commands::servers::call_tool_for_view,
             commands::servers::read_resource_for_view,
-            commands::servers::save_view_download,
+            commands::servers::save_files,
             commands::servers::show_in_folder,
             commands::servers::respond_server_request,
             commands::servers::list_prompts,

@@ -13,7 +13,7 @@
 //! its website and an answer's link in the (recording) browser, and read a
 //! resource a tool's result links to.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -784,9 +784,10 @@ mcp.run()
     let notes = McpServerConfig::stdio("notes", peers::python().to_str().unwrap(), &[script.to_str().unwrap()]);
     seed_with(&data_dir, &model.url(), &[notes])?;
     let browser = RecordingOpener::new(tmp.path())?;
+    let (downloads, xdg) = downloads_folder(tmp.path())?;
     let app = App::start(
         "a_server_says_who_it_is_and_links_open_in_the_browser_never_in_the_window",
-        AppOptions { data_dir: Some(data_dir), env: browser.env.clone(), ..Default::default() },
+        AppOptions { data_dir: Some(data_dir), env: [browser.env.clone(), vec![xdg]].concat(), ..Default::default() },
     )?;
     app.check(|s| {
         s.click(&s.wait_for("#nav-settings", WAIT)?)?;
@@ -830,6 +831,12 @@ mcp.run()
         s.click_when_clear("[data-testid=trace-card][data-status=done] [data-testid=resource-link] button", WAIT)?;
         let shown = s.wait_for_text("[data-testid=resource-preview]", WAIT, |t| t.contains("Buy milk"))?;
         ensure!(shown.contains("notes://today"), "{shown}");
+        // It can be saved as a file, read whole from its server.
+        s.click(&s.find("[data-testid=resource-preview] [data-testid=save-file-save]")?)?;
+        let saved = s.wait_for_text("[data-testid=saved-files]", WAIT, |t| t.starts_with("Saved"))?;
+        ensure!(saved.contains("today.txt") && saved.contains(&downloads.display().to_string()), "{saved}");
+        let file = std::fs::read_to_string(downloads.join("today.txt"))?;
+        ensure!(file == "Buy milk at noon.", "{file}");
         ensure!(browser.opened(3, Duration::from_secs(2)).len() == 2, "the resource went to the browser");
         Ok(())
     })?;
@@ -837,6 +844,16 @@ mcp.run()
     let log = std::fs::read_to_string(tmp.path().join("data/logs/patchbay.log"))?;
     ensure!(log.lines().any(|l| l.contains("MCP server ready") && l.contains("server=notes")), "{log}");
     Ok(())
+}
+
+/// A downloads folder in `dir`, as the user's XDG settings name it, and the
+/// app's environment that points there.
+fn downloads_folder(dir: &Path) -> Result<(PathBuf, (String, String))> {
+    let downloads = dir.join("Downloads");
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config)?;
+    std::fs::write(config.join("user-dirs.dirs"), format!("XDG_DOWNLOAD_DIR=\"{}\"\n", downloads.display()))?;
+    Ok((downloads, ("XDG_CONFIG_HOME".to_owned(), config.display().to_string())))
 }
 
 /// Makes the commands that follow act in the (first) tool's view, brought into sight
@@ -873,18 +890,10 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         &[script.to_str().unwrap(), sdk.to_str().unwrap()],
     );
     seed_with(&data_dir, &model.url(), &[counter])?;
-    // The desktop's downloads folder, as the user's XDG settings name it.
-    let downloads = tmp.path().join("Downloads");
-    let config = tmp.path().join("config");
-    std::fs::create_dir_all(&config)?;
-    std::fs::write(config.join("user-dirs.dirs"), format!("XDG_DOWNLOAD_DIR=\"{}\"\n", downloads.display()))?;
+    let (downloads, xdg) = downloads_folder(tmp.path())?;
     let app = App::start(
         "a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat",
-        AppOptions {
-            data_dir: Some(data_dir),
-            env: vec![("XDG_CONFIG_HOME".to_owned(), config.display().to_string())],
-            ..Default::default()
-        },
+        AppOptions { data_dir: Some(data_dir), env: vec![xdg], ..Default::default() },
     )?;
     app.check(|s| {
         s.click(&s.wait_for("#nav-settings", WAIT)?)?;

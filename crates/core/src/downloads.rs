@@ -141,12 +141,13 @@ pub fn pick_contents(uri: &str, read: &serde_json::Value) -> Result<Contents, St
 pub fn file_name(uri: &str, name: Option<&str>, mime_type: Option<&str>) -> String {
     let from_uri = || {
         let uri = uri.split(['?', '#']).next().unwrap_or(uri);
-        // The path after the scheme and authority (`ui://server/…`).
-        let path = match uri.split_once("://") {
-            Some((_, rest)) => rest.split_once('/').map(|(_, path)| path).unwrap_or_default(),
-            None => uri,
+        // The path's last segment after the scheme and authority (`ui://server/…`);
+        // the authority when there is no path (`notes://today`).
+        let (authority, path) = match uri.split_once("://") {
+            Some((_, rest)) => rest.split_once('/').unwrap_or((rest, "")),
+            None => ("", uri),
         };
-        let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or_default();
+        let last = path.trim_end_matches('/').rsplit('/').next().filter(|s| !s.is_empty()).unwrap_or(authority);
         percent_decoded(last)
     };
     let wanted = name.map(str::to_owned).filter(|n| !n.trim().is_empty()).unwrap_or_else(from_uri);
@@ -330,6 +331,9 @@ mod tests {
         assert_eq!(file_name("ui://x/", Some("a:b*c?\u{7}.txt"), None), "a_b_c__.txt");
         assert_eq!(file_name("ui://", None, Some("text/csv; charset=utf-8")), "download.csv");
         assert_eq!(file_name("ui://x/chart", None, Some("application/x-unknown")), "chart");
+        assert_eq!(file_name("image", None, Some("image/png")), "image.png");
+        assert_eq!(file_name("notes://today", None, Some("text/plain")), "today.txt");
+        assert_eq!(file_name("ui://counter/", None, None), "counter");
         let long = file_name("ui://x/", Some(&format!("{}.csv", "报".repeat(100))), None);
         assert!(long.len() <= MAX_NAME_BYTES && long.ends_with(".csv"), "{long}");
     }

@@ -125,20 +125,24 @@ async fn a_views_download_is_saved_from_what_it_sent_and_what_its_server_reads()
         json!({"type": "resource", "resource": {"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "twelve"}}),
         json!({"type": "resource_link", "uri": "ui://counter/report.csv", "name": "counter report", "mimeType": "text/csv"}),
     ];
-    let saved = app.save_view_download("counter", &contents, &downloads, CancellationToken::new()).await.unwrap();
+    let saved = app.save_files(Some("counter"), &contents, &downloads, CancellationToken::new()).await.unwrap();
     let names: Vec<_> = saved.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["notes.txt", "counter report.csv"]);
     assert_eq!(std::fs::read_to_string(downloads.join("notes.txt")).unwrap(), "twelve");
     assert_eq!(std::fs::read_to_string(&saved[1].path).unwrap(), "name,count\ncounter,12\n");
 
     // Saved again: new names beside the first ones.
-    let again = app.save_view_download("counter", &contents, &downloads, CancellationToken::new()).await.unwrap();
+    let again = app.save_files(Some("counter"), &contents, &downloads, CancellationToken::new()).await.unwrap();
     assert_eq!(again[0].name, "notes (1).txt");
     // A link the server cannot read saves nothing at all, and says which.
     let broken =
         [contents[0].clone(), json!({"type": "resource_link", "uri": "ui://counter/missing.csv", "name": "m"})];
-    let e = app.save_view_download("counter", &broken, &downloads, CancellationToken::new()).await.unwrap_err();
+    let e = app.save_files(Some("counter"), &broken, &downloads, CancellationToken::new()).await.unwrap_err();
     assert!(e.to_string().contains("ui://counter/missing.csv"), "{e}");
+    assert_eq!(std::fs::read_dir(&downloads).unwrap().count(), 4);
+    // A link with no server to read it from is refused as such.
+    let e = app.save_files(None, &contents, &downloads, CancellationToken::new()).await.unwrap_err();
+    assert!(e.to_string().contains("ui://counter/report.csv: no server was named"), "{e}");
     assert_eq!(std::fs::read_dir(&downloads).unwrap().count(), 4);
     app.shutdown().await;
 }

@@ -277,15 +277,15 @@ pub async fn read_resource_for_view(
     Ok(state.app()?.read_resource_for_view(&server, &uri, request.token()).await?)
 }
 
-/// Saves what a view asked to download (MCP Apps `ui/download-file`): into
-/// the downloads folder, or one the user picks (`choose`; `None` when the
-/// dialog was cancelled).
+/// Saves MCP content as files (a view's download, a picture, a resource):
+/// into the downloads folder, or one the user picks (`choose`; `None` when the
+/// dialog was cancelled). Links are read from `server`.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn save_view_download(
+pub async fn save_files(
     handle: AppHandle,
     state: State<'_, AppState>,
     requests: State<'_, Requests>,
-    server: String,
+    server: Option<String>,
     contents: Vec<serde_json::Value>,
     choose: bool,
     request: Option<String>,
@@ -298,7 +298,7 @@ pub async fn save_view_download(
         },
         false => downloads::default_folder().map_err(AppError::from)?,
     };
-    Ok(Some(state.app()?.save_view_download(&server, &contents, &dir, request.token()).await?))
+    Ok(Some(state.app()?.save_files(server.as_deref(), &contents, &dir, request.token()).await?))
 }
 
 /// Shows a saved file in the file manager (its folder, where none answers).

@@ -1022,9 +1022,12 @@ export const ipc = {
   /** A view's call to a tool of its own server: MCP `CallToolResult` JSON. */
   callToolForView: (server: string, tool: string, args: Record<string, unknown>, approved: boolean, signal?: AbortSignal) =>
     cancellable<unknown>("call_tool_for_view", { server, tool, arguments: args, approved }, signal),
-  /** Saves a view's download into the downloads folder, or one the user picks (`choose`; null: the dialog was cancelled). */
-  saveViewDownload: (server: string, contents: unknown[], choose: boolean, signal?: AbortSignal) =>
-    cancellable<SavedFile[] | null>("save_view_download", { server, contents, choose }, signal),
+  /**
+   * Saves MCP content (embedded resources; links read from `server`) as files in the downloads
+   * folder, or one the user picks (`choose`; null: the dialog was cancelled).
+   */
+  saveFiles: (server: string | null, contents: unknown[], choose: boolean, signal?: AbortSignal) =>
+    cancellable<SavedFile[] | null>("save_files", { server, contents, choose }, signal),
   /** Shows a saved file in the file manager. */
   showInFolder: (path: string) => call<void>("show_in_folder", { path }),
   /** A view's read of a resource of its own server: MCP `ReadResourceResult` JSON. */

@@ -50,7 +50,7 @@ export const MAX_CONTEXT_CHARS = 20_000;
 export const ViewChat = createContext<ChatActions | null>(null);
 
 /** The commands a view's card uses: the app's own, or a page's (its tests give fakes). */
-export type ViewIpc = Pick<Ipc, "openAppView" | "callToolForView" | "readResourceForView" | "openLink" | "saveViewDownload" | "showInFolder">;
+export type ViewIpc = Pick<Ipc, "openAppView" | "callToolForView" | "readResourceForView" | "openLink" | "saveFiles" | "showInFolder">;
 
 export const ViewCommands = createContext<ViewIpc>(ipc);
 

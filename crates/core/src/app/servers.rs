@@ -438,13 +438,14 @@ impl App {
         serde_json::to_value(&result).map_err(|e| AppError::Invalid(format!("resource {uri} of {server}: {e}")))
     }
 
-    /// Saves into `dir` what a view asked to download (MCP Apps
-    /// `ui/download-file`): embedded files as they came, linked ones read
-    /// from the view's own server. Nothing is written unless every file was
-    /// read and fits; a failed write removes what this download wrote.
-    pub async fn save_view_download(
+    /// Saves MCP content into `dir` as files: embedded resources as they
+    /// came, resource links read from `server` (a view's download, MCP Apps
+    /// `ui/download-file`, or a resource the user saves). Nothing is written
+    /// unless every file was read and fits; a failed write removes what this
+    /// call wrote.
+    pub async fn save_files(
         &self,
-        server: &str,
+        server: Option<&str>,
         contents: &[serde_json::Value],
         dir: &Path,
         cancel: CancellationToken,
@@ -454,8 +455,10 @@ impl App {
             files.push(match asked {
                 Requested::Embedded(file) => file,
                 Requested::Link { uri, name, mime_type } => {
-                    let read = self.read_resource_for_view(server, &uri, cancel.clone()).await?;
                     let invalid = |reason| DownloadError::Invalid { index, reason };
+                    let server =
+                        server.ok_or_else(|| invalid(format!("{uri}: no server was named to read it from")))?;
+                    let read = self.read_resource_for_view(server, &uri, cancel.clone()).await?;
                     let contents = downloads::pick_contents(&uri, &read).map_err(invalid)?;
                     downloads::download(name.as_deref(), mime_type.as_deref(), &contents).map_err(invalid)?
                 }

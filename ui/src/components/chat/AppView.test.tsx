@@ -115,7 +115,7 @@ describe("AppView", { timeout: 20_000 }, () => {
     const { posted, fromView } = await renderView();
     const saved = [{ name: "notes.txt", path: "/home/u/Downloads/notes.txt", bytes: 5 }];
     invoke.mockImplementation((command) => {
-      if (command === "save_view_download") return Promise.resolve(saved);
+      if (command === "save_files") return Promise.resolve(saved);
       if (command === "show_in_folder" || command === "open_link") return Promise.resolve();
       return Promise.reject(new Error(`unexpected ${command}`));
     });
@@ -126,14 +126,14 @@ describe("AppView", { timeout: 20_000 }, () => {
     await fromView({ jsonrpc: "2.0", id: 8, method: "ui/download-file", params: { contents } });
     const offer = await screen.findByTestId("app-view-download");
     expect([...offer.querySelectorAll("li")].map((li) => li.textContent)).toEqual(["notes.txt 5 B", "Q4 report opens in your browser"]);
-    expect(invoke).not.toHaveBeenCalledWith("save_view_download", expect.anything());
+    expect(invoke).not.toHaveBeenCalledWith("save_files", expect.anything());
     fireEvent.click(screen.getByTestId("app-view-save"));
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 8, result: {} }));
     // The web address goes to the browser; the rest is saved by the core.
     expect(invoke).toHaveBeenCalledWith("open_link", { url: "https://example.com/q4.pdf" });
-    expect(invoke).toHaveBeenCalledWith("save_view_download", { server: "counter", contents: [contents[0]], choose: false, request: expect.any(String) });
+    expect(invoke).toHaveBeenCalledWith("save_files", { server: "counter", contents: [contents[0]], choose: false, request: expect.any(String) });
     expect(screen.getByTestId("app-view-saved").textContent).toContain("Saved notes.txt in /home/u/Downloads");
-    fireEvent.click(screen.getByTestId("app-view-show-saved"));
+    fireEvent.click(screen.getByTestId("show-in-folder"));
     expect(invoke).toHaveBeenCalledWith("show_in_folder", { path: "/home/u/Downloads/notes.txt" });
 
     // Not saved: the view hears so.
@@ -145,7 +145,7 @@ describe("AppView", { timeout: 20_000 }, () => {
     await fromView({ jsonrpc: "2.0", id: 10, method: "ui/download-file", params: { contents: [contents[0]] } });
     fireEvent.click(await screen.findByTestId("app-view-save-choose"));
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 10, result: { isError: true } }));
-    expect(invoke).toHaveBeenLastCalledWith("save_view_download", expect.objectContaining({ choose: true }));
+    expect(invoke).toHaveBeenLastCalledWith("save_files", expect.objectContaining({ choose: true }));
     // A failed save says why, in the card.
     invoke.mockImplementation(() => Promise.reject({ kind: "data_dir", message: "could not save /full/notes.txt: No space left on device" }));
     await fromView({ jsonrpc: "2.0", id: 11, method: "ui/download-file", params: { contents: [contents[0]] } });

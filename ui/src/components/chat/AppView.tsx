@@ -22,6 +22,7 @@ import {
   type ViewHost,
 } from "../../lib/mcpApps";
 import { ToolCatalogue, toolOf } from "../../lib/toolCatalogue";
+import { FileSaver, SavedFiles } from "../common/SaveFile";
 import { pretty } from "./ToolResultView";
 
 /** A call the view wants to make, waiting for the user. */
@@ -45,9 +46,6 @@ function formatSize(bytes: number): string {
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
-
-/** The folder a saved file is in. */
-const folderOf = (path: string) => path.replace(/[\\/][^\\/]*$/, "") || path;
 
 export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo; uri: string }) {
   const { t, lang } = useI18n();
@@ -121,7 +119,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
           // A web address downloads in the browser; the rest is saved here.
           for (const url of webLinks(contents)) await ipc.openLink(url);
           const local = contents.filter((block) => webLinks([block]).length === 0);
-          const files = local.length ? await ipc.saveViewDownload(server, local, choice === "choose", gone.signal) : [];
+          const files = local.length ? await ipc.saveFiles(server, local, choice === "choose", gone.signal) : [];
           if (files === null) return false;
           if (files.length) setSaved(files);
           return true;
@@ -271,16 +269,15 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
         </div>
       )}
       {saved && (
-        <p className="ok-text small row" role="status" data-testid="app-view-saved">
-          <span>{t("view.saved", { files: saved.map((f) => f.name).join(", "), folder: folderOf(saved[0]!.path) })}</span>
-          <button type="button" className="link" data-testid="app-view-show-saved" onClick={() => void ipc.showInFolder(saved[0]!.path).catch((e: unknown) => setSaveError(toIpcError(e).message))}>
-            {t("view.showInFolder")}
-          </button>
-        </p>
+        <FileSaver.Provider value={ipc}>
+          <p data-testid="app-view-saved">
+            <SavedFiles files={saved} onError={setSaveError} />
+          </p>
+        </FileSaver.Provider>
       )}
       {saveError && (
         <p className="trace-error small" role="alert" data-testid="app-view-save-error">
-          {t("view.saveFailed", { error: saveError })}
+          {t("files.saveFailed", { error: saveError })}
         </p>
       )}
     </div>

@@ -1,4 +1,5 @@
-// Renders MCP tool result content: text as markdown, images inline, resource
+// Renders MCP tool result content: text as markdown, images and sounds inline
+// (each can be saved as a file), resource
 // links (a web page opens in the browser; another resource is read from the
 // server that gave it, and shown in place), structured content as pretty JSON.
 import { useContext, useState } from "react";
@@ -7,6 +8,7 @@ import { toIpcError, type ContentPart, type IpcError, type ResourcePreview, type
 import { ResourceReader } from "../../lib/resources";
 import { ErrorBanner } from "../ErrorBanner";
 import { ResourceParts } from "../common/ResourceParts";
+import { SaveFile } from "../common/SaveFile";
 import { Markdown } from "./LazyMarkdown";
 
 export function pretty(value: unknown): string {
@@ -63,7 +65,7 @@ function ResourceLink({ part, server }: { part: LinkPart; server?: string }) {
       </button>{" "}
       <small className="muted">{t("trace.readResource", { server })}</small>
       {shown === "reading" && <p className="muted">{t("common.loading")}</p>}
-      {shown !== null && shown !== "reading" && ("parts" in shown ? <ResourceParts parts={shown.parts} /> : <ErrorBanner error={shown.error} />)}
+      {shown !== null && shown !== "reading" && ("parts" in shown ? <ResourceParts parts={shown.parts} server={server} /> : <ErrorBanner error={shown.error} />)}
     </div>
   );
 }
@@ -78,11 +80,23 @@ export function PartView({ part, server, attached = false }: { part: ContentPart
     case "text":
       return <Markdown text={part.text} />;
     case "image":
+    case "audio": {
+      const src = `data:${part.mime_type};base64,${part.data}`;
+      const media =
+        part.type === "image" ? (
+          <img className="result-image" src={src} alt={t(attached ? "chat.attachedImage" : "trace.image")} />
+        ) : (
+          <audio controls src={src} aria-label={t("trace.audio")} />
+        );
+      // What the user attached is theirs already; what a tool made can be saved.
+      if (attached) return media;
       return (
-        <img className="result-image" src={`data:${part.mime_type};base64,${part.data}`} alt={t(attached ? "chat.attachedImage" : "trace.image")} />
+        <div className="result-media">
+          {media}
+          <SaveFile server={null} contents={[{ type: "resource", resource: { uri: part.type, mimeType: part.mime_type, blob: part.data } }]} />
+        </div>
       );
-    case "audio":
-      return <audio controls src={`data:${part.mime_type};base64,${part.data}`} aria-label={t("trace.audio")} />;
+    }
     case "resource_link":
       return <ResourceLink part={part} server={server} />;
   }

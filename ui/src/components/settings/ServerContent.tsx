@@ -34,7 +34,7 @@ interface Content {
 /** How the last thing tried went; shown under it. */
 type Outcome = { kind: "prompt"; text: string } | { kind: "resource"; parts: ResourcePreview[] } | { kind: "error"; error: IpcError };
 
-function OutcomeView({ outcome }: { outcome: Outcome }) {
+function OutcomeView({ outcome, server }: { outcome: Outcome; server: string }) {
   // A long list leaves the answer below the fold: bring it into view.
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => ref.current?.scrollIntoView?.({ block: "nearest" }), []);
@@ -43,7 +43,7 @@ function OutcomeView({ outcome }: { outcome: Outcome }) {
       {outcome.kind === "error" ? (
         <ErrorBanner error={outcome.error} />
       ) : outcome.kind === "resource" ? (
-        <ResourceParts parts={outcome.parts} />
+        <ResourceParts parts={outcome.parts} server={server} />
       ) : (
         <pre className="resource-text" data-testid="prompt-preview">
           {outcome.text}
@@ -88,7 +88,7 @@ export function ServerContent({ ipc, server }: { ipc: ContentIpc; server: string
       .then((o) => setOutcome({ key, outcome: o }))
       .finally(() => setBusy(false));
   };
-  const shown = (key: string) => outcome?.key === key && <OutcomeView outcome={outcome.outcome} />;
+  const shown = (key: string) => outcome?.key === key && <OutcomeView outcome={outcome.outcome} server={server} />;
   // When each watched resource last changed; the one shown is read again.
   const [changed, setChanged] = useState<Record<string, number>>({});
   const showing = useRef<string | null>(null);

@@ -181,7 +181,7 @@ function fake(initial: ServerView[]) {
     ),
     callToolForView: vi.fn(() => Promise.resolve({ content: [] })),
     readResourceForView: vi.fn(() => Promise.resolve({ contents: [] })),
-    saveViewDownload: vi.fn(() => Promise.resolve([])),
+    saveFiles: vi.fn(() => Promise.resolve([])),
     showInFolder: vi.fn(() => Promise.resolve()),
     openLink: vi.fn(() => Promise.resolve()),
     onServerStatus: vi.fn((h: (s: ServerStatus) => void) => {

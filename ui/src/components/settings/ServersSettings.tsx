@@ -54,7 +54,7 @@ export type ServersIpc = Pick<
   | "callToolForView"
   | "readResourceForView"
   | "openLink"
-  | "saveViewDownload"
+  | "saveFiles"
   | "showInFolder"
   | "listServers"
   | "serverPresets"
