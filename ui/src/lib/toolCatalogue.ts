@@ -2,7 +2,7 @@
 // approval cards deep in the message list (their icons, and what the server
 // says each tool does).
 import { createContext } from "react";
-import type { ToolInfo } from "./ipc";
+import type { ToolInfo, ToolTrace } from "./ipc";
 
 export type ToolMap = ReadonlyMap<string, ToolInfo>;
 
@@ -16,4 +16,10 @@ export function toolMap(tools: ToolInfo[]): ToolMap {
 
 export function toolOf(map: ToolMap, server: string, tool: string): ToolInfo | undefined {
   return map.get(key(server, tool));
+}
+
+/** The view (MCP Apps `ui://` URI) a call shows, once it may run; null when none. */
+export function viewOf(map: ToolMap, trace: ToolTrace): string | null {
+  if (trace.status === "pending_approval" || trace.status === "denied") return null;
+  return toolOf(map, trace.server, trace.tool)?.view.resource_uri ?? null;
 }

@@ -1,8 +1,10 @@
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Message } from "../../lib/ipc";
-import { message, renderIn } from "../../test/render";
-import { estimateHeight, MessageList } from "./MessageList";
+import { ViewCommands, type ViewIpc } from "../../lib/mcpApps";
+import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
+import { message, renderIn, toolInfo, trace } from "../../test/render";
+import { estimateHeight, LIVE_VIEW_ROWS, MessageList } from "./MessageList";
 import type { MessageActions } from "./MessageView";
 
 afterEach(cleanup);
@@ -28,6 +30,32 @@ describe("MessageList", () => {
     expect(ids).not.toContain("m0");
     // The rows that fit in 600 px, plus the overscan above them.
     expect(ids.length).toBeLessThanOrEqual(Math.ceil(600 / estimateHeight(messages[0] as Message)) + 2);
+  });
+
+  it("keeps the latest rows with a tool's view rendered when scrolled away, so the views keep their state", () => {
+    const show = toolInfo("counter", "show", { view: { resource_uri: "ui://counter/view.html", for_model: true, for_app: true } });
+    const plain = toolInfo("counter", "plain");
+    const call = (id: string, tool: string, status: "done" | "denied") => [trace({ call_id: id, server: "counter", tool, status })];
+    const messages: Message[] = Array.from({ length: 100 }, (_, i) => message(`m${i}`, i % 2 ? "assistant" : "user", `message ${i}`));
+    // Rows 10..19 called the tool with a view, row 20 a tool without one, row 21 the view's tool but was denied.
+    for (let i = 10; i < 20; i++) messages[i] = message(`m${i}`, "assistant", `view ${i}`, { tool_calls: call(`c${i}`, "show", "done") });
+    messages[20] = message("m20", "assistant", "plain", { tool_calls: call("c20", "plain", "done") });
+    messages[21] = message("m21", "assistant", "denied", { tool_calls: call("c21", "show", "denied") });
+    const views = { openAppView: vi.fn(() => new Promise(() => undefined)) } as unknown as ViewIpc;
+    const { container } = renderIn(
+      <ViewCommands.Provider value={views}>
+        <ToolCatalogue.Provider value={toolMap([show, plain])}>
+          <MessageList messages={messages} streamingId={null} actions={actions()} initialRect={{ width: 800, height: 600 }} />
+        </ToolCatalogue.Provider>
+      </ViewCommands.Provider>,
+    );
+    const ids = [...container.querySelectorAll<HTMLElement>("[data-message-id]")].map((e) => e.dataset.messageId);
+    // The list shows its end (jsdom measures every row alike, so not to the last pixel)…
+    expect(ids.filter((id) => Number(id?.slice(1)) >= 90).length).toBeGreaterThan(3);
+    // …and keeps the latest rows with a view, only those, far above it.
+    const kept = Array.from({ length: LIVE_VIEW_ROWS }, (_, k) => `m${20 - LIVE_VIEW_ROWS + k}`);
+    expect(ids.filter((id) => Number(id?.slice(1)) < 80)).toEqual(kept);
+    expect(container.querySelectorAll("[data-testid=app-view]")).toHaveLength(LIVE_VIEW_ROWS);
   });
 
   it("shows what the user attached: a picture as it is, a text file folded under its name", () => {

@@ -7,15 +7,20 @@
 // The first render is already scrolled to the end, so opening a conversation
 // renders (and parses the markdown of) only the rows at its end, not first the
 // rows at its top; rows are estimated from their content until measured.
-import { useEffect, useLayoutEffect, useRef, useState } from "react";
-import { measureElement, observeElementRect, useVirtualizer } from "@tanstack/react-virtual";
+// The rows of the latest calls with a tool's view stay rendered off screen, so
+// a view keeps its state while the user scrolls away and back.
+import { useCallback, useContext, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { defaultRangeExtractor, measureElement, observeElementRect, useVirtualizer, type Range } from "@tanstack/react-virtual";
 import { useI18n } from "../../lib/i18n";
 import type { Message } from "../../lib/ipc";
+import { ToolCatalogue, viewOf } from "../../lib/toolCatalogue";
 import { MessageView, type MessageActions } from "./MessageView";
 
 /** A row's height when it cannot be measured (not laid out yet). */
 const ESTIMATE = 120;
 const FALLBACK_RECT = { width: 800, height: 800 };
+/** How many rows with tools' views stay rendered when off screen (each is a live page). */
+export const LIVE_VIEW_ROWS = 8;
 
 /**
  * A row's height before it is measured, from its text and tool calls, so the first render
@@ -49,6 +54,16 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
   const [loading, setLoading] = useState(false);
   const firstId = useRef<string | null>(null);
   const fallback = initialRect ?? FALLBACK_RECT;
+  // The latest rows that show a tool's view, rendered wherever the list is scrolled.
+  const catalogue = useContext(ToolCatalogue);
+  const liveViews = useMemo(() => {
+    const rows = messages.flatMap((m, i) => (m.tool_calls.some((c) => viewOf(catalogue, c) !== null) ? [i] : []));
+    return rows.slice(-LIVE_VIEW_ROWS);
+  }, [messages, catalogue]);
+  const rangeExtractor = useCallback(
+    (range: Range) => [...new Set([...defaultRangeExtractor(range), ...liveViews])].sort((a, b) => a - b),
+    [liveViews],
+  );
   // The virtualizer is meant to be re-read on every render; it is not memoised.
   // eslint-disable-next-line react-hooks/incompatible-library
   const virtualizer = useVirtualizer({
@@ -56,6 +71,7 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
     getScrollElement: () => scrollRef.current,
     estimateSize: (i) => (messages[i] ? estimateHeight(messages[i]) : ESTIMATE),
     overscan: 2,
+    rangeExtractor,
     initialOffset: () => Math.max(0, messages.reduce((sum, m) => sum + estimateHeight(m), 0) - fallback.height),
     getItemKey: (i) => messages[i]?.id ?? i,
     initialRect: fallback,

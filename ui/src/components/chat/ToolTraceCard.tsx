@@ -3,7 +3,7 @@
 import { useContext } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
 import type { ApprovalDecision, ToolTrace } from "../../lib/ipc";
-import { ToolCatalogue, toolOf } from "../../lib/toolCatalogue";
+import { ToolCatalogue, toolOf, viewOf } from "../../lib/toolCatalogue";
 import { CopyButton } from "../common/CopyButton";
 import { McpIcons } from "../common/McpIcons";
 import { ApprovalCard } from "./ApprovalCard";
@@ -31,9 +31,9 @@ export interface ToolTraceCardProps {
 
 export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps) {
   const { t } = useI18n();
-  const info = toolOf(useContext(ToolCatalogue), trace.server, trace.tool);
-  // A tool's view (MCP Apps) once the call may run.
-  const view = trace.status !== "pending_approval" && trace.status !== "denied" ? info?.view.resource_uri : null;
+  const catalogue = useContext(ToolCatalogue);
+  const info = toolOf(catalogue, trace.server, trace.tool);
+  const view = viewOf(catalogue, trace);
   const p = trace.progress;
   const pct = p && p.total ? Math.min(100, Math.round((p.progress / p.total) * 100)) : null;
   return (
