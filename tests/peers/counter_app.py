@@ -8,7 +8,7 @@ only (visibility ["app"]); `reset` is for the model only (visibility ["model"]);
 the resource `ui://counter/report.csv`.
 With APP_SDK_JS (the official App SDK's `app-with-deps.js`, from
 @modelcontextprotocol/ext-apps), the view is a real MCP App: it connects to the
-host, shows the call's arguments and result, and has buttons that call `bump`
+host, shows the call's arguments (also while the model writes them) and result, and has buttons that call `bump`
 and `reset`, send a message to the chat, give the model context, go full screen
 and download files (one embedded, one linked to the report). Without it, the view is a plain page.
 """
@@ -68,6 +68,7 @@ PAGE = """<!doctype html>
 <html><body>
 <p id="status">not connected</p>
 <p>arguments: <span id="args"></span></p>
+<p>while written: <span id="partial"></span></p>
 <p>result: <span id="result"></span></p>
 <p>bumped: <span id="bumped"></span></p>
 <p>tauri: <span id="ipc"></span></p>
@@ -85,6 +86,7 @@ const $ = (id) => document.getElementById(id);
 $("ipc").textContent = typeof window.__TAURI_INTERNALS__ + " " + typeof window.__TAURI__;
 const app = new window.McpApps.App({ name: "counter-view", version: "1.0.0" });
 app.ontoolinput = (p) => { $("args").textContent = JSON.stringify(p.arguments); };
+app.ontoolinputpartial = (p) => { $("partial").textContent = JSON.stringify(p.arguments); };
 app.ontoolresult = (r) => { $("result").textContent = r.content.map((c) => c.text).join(" "); };
 $("bump").onclick = async () => {
   try {

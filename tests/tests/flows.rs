@@ -846,6 +846,14 @@ mcp.run()
     Ok(())
 }
 
+/// `reply` with its frames a second apart.
+fn slowly(reply: Reply) -> Reply {
+    match reply {
+        Reply::Stream { frames, end, .. } => Reply::Stream { frames, gap: Duration::from_secs(1), end },
+        other => other,
+    }
+}
+
 /// A downloads folder in `dir`, as the user's XDG settings name it, and the
 /// app's environment that points there.
 fn downloads_folder(dir: &Path) -> Result<(PathBuf, (String, String))> {
@@ -872,7 +880,8 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
     let model = runtime.block_on(ScriptedServer::start(
         Format::OpenAi,
         vec![
-            openai::tool_calls_reply(&[("call_show", &show, &[r#"{"start": 42}"#])]),
+            // Written slowly: the card and its view are there while the model writes the call.
+            slowly(openai::tool_calls_reply(&[("call_show", &show, &[r#"{"start""#, ": 4", "2}"])])),
             openai::text_reply(&["Here is your counter."]),
             openai::text_reply(&["Counter"]),
             openai::text_reply(&["Noted: the counter moved."]),
@@ -918,6 +927,13 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.click(&s.find("#nav-chat")?)?;
         s.click(&s.wait_for("#new-conversation", WAIT)?)?;
         send(s, "Show me the counter")?;
+        // The call shows as the model writes it, and its view hears the arguments so far.
+        s.wait_for("[data-testid=trace-card][data-status=writing] [data-testid=trace-args-writing]", WAIT)?;
+        s.wait_for("[data-testid=trace-card][data-status=writing] [data-testid=app-view-frame]", WAIT)?;
+        app.screenshot("view-writing")?;
+        enter_view(s)?;
+        s.wait_for_text("#partial", WAIT, |t| t.starts_with(r#"{"start":4"#))?;
+        s.leave_frame()?;
         s.click_when_clear("[data-testid=approve-once]", WAIT)?;
         s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("Here is your counter."))?;
 

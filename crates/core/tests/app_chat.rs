@@ -112,6 +112,8 @@ fn kinds(events: &[TurnEvent]) -> Vec<&'static str> {
             TurnEvent::TurnStarted { .. } => "turn_started",
             TurnEvent::TextDelta { .. } => "text",
             TurnEvent::ReasoningDelta { .. } => "reasoning",
+            TurnEvent::ToolCallWriting { .. } => "tool_call_writing",
+            TurnEvent::ToolArgumentsDelta { .. } => "tool_arguments",
             TurnEvent::ToolCallStarted { .. } => "tool_call_started",
             TurnEvent::ApprovalNeeded { .. } => "approval_needed",
             TurnEvent::ToolRunning { .. } => "tool_running",
@@ -167,8 +169,28 @@ async fn a_tool_call_waits_for_approval_runs_and_is_kept_with_its_trace() {
 
     assert_eq!(
         kinds(&events),
-        ["turn_started", "tool_call_started", "approval_needed", "tool_running", "tool_result", "done"]
+        [
+            "turn_started",
+            "tool_call_writing",
+            "tool_arguments",
+            "tool_arguments",
+            "tool_call_started",
+            "approval_needed",
+            "tool_running",
+            "tool_result",
+            "done"
+        ]
     );
+    // The call is shown as the model writes it, piece by piece.
+    let written: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolCallWriting { call_id, server, tool } => Some(format!("{call_id} {server}/{tool}")),
+            TurnEvent::ToolArgumentsDelta { call_id, delta } => Some(format!("{call_id} {delta}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(written, ["call_1 everything/echo", "call_1 {\"message\":", "call_1  \"hi there\"}"]);
     let TurnEvent::TurnStarted { user_message: Some(user), assistant_message_id, model: used } = &events[0] else {
         panic!("{:?}", events[0]);
     };
@@ -264,7 +286,18 @@ async fn a_denied_call_is_reported_denied_and_the_model_told() {
         })
         .await
         .unwrap();
-    assert_eq!(kinds(&events), ["turn_started", "tool_call_started", "approval_needed", "tool_denied", "done"]);
+    assert_eq!(
+        kinds(&events),
+        [
+            "turn_started",
+            "tool_call_writing",
+            "tool_arguments",
+            "tool_call_started",
+            "approval_needed",
+            "tool_denied",
+            "done"
+        ]
+    );
     assert!(model.requests()[1].body.to_string().contains("declined"));
     // Nothing is waiting any more.
     let err = f.app.respond_approval("call_9", ApprovalAnswer::AllowOnce).unwrap_err();
@@ -413,7 +446,18 @@ async fn a_built_in_tool_runs_through_the_registry_and_keeps_its_trace() {
 
     let offered = &model.requests()[0].body["tools"];
     assert!(offered.as_array().unwrap().iter().any(|t| t["function"]["name"] == "current_time"), "{offered}");
-    assert_eq!(kinds(&events), ["turn_started", "tool_call_started", "tool_running", "tool_result", "done"]);
+    assert_eq!(
+        kinds(&events),
+        [
+            "turn_started",
+            "tool_call_writing",
+            "tool_arguments",
+            "tool_call_started",
+            "tool_running",
+            "tool_result",
+            "done"
+        ]
+    );
     let Some(TurnEvent::ToolResult { result, .. }) = events.iter().find(|e| matches!(e, TurnEvent::ToolResult { .. }))
     else {
         unreachable!()

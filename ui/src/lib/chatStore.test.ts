@@ -30,6 +30,29 @@ describe("ConversationStore", () => {
     expect(s.getState().streamingId).toBeNull();
   });
 
+  it("shows a call as the model writes it, then its card in the same place", () => {
+    const s = new ConversationStore();
+    run(s, [
+      { type: "turn_started", user_message: null, assistant_message_id: "a1", model: "m" },
+      { type: "tool_call_started", call_id: "c0", server: "fs", tool: "list", arguments: {} },
+      { type: "tool_call_writing", call_id: "c1", server: "fs", tool: "write" },
+      { type: "tool_arguments_delta", call_id: "c1", delta: '{"path": "a.txt", ' },
+      { type: "tool_arguments_delta", call_id: "c1", delta: '"text": "hel' },
+    ]);
+    const calls = () => s.getState().messages[0]?.tool_calls ?? [];
+    expect(calls().map((c) => [c.call_id, c.status, c.arguments_text])).toEqual([
+      ["c0", "running", undefined],
+      ["c1", "writing", '{"path": "a.txt", "text": "hel'],
+    ]);
+    s.apply({ type: "tool_call_started", call_id: "c1", server: "fs", tool: "write", arguments: { path: "a.txt", text: "hello" } });
+    expect(calls().map((c) => [c.call_id, c.status])).toEqual([
+      ["c0", "running"],
+      ["c1", "running"],
+    ]);
+    expect(calls()[1]?.arguments).toEqual({ path: "a.txt", text: "hello" });
+    expect(calls()[1]?.arguments_text).toBeUndefined();
+  });
+
   it("follows a tool call through approval, progress, logs and result", () => {
     const s = new ConversationStore();
     run(s, [

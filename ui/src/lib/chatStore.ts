@@ -16,6 +16,11 @@ export interface ConversationState {
 
 type Listener = () => void;
 
+/** A call's card once its arguments are complete: running until told otherwise. */
+function newCall(call_id: string, server: string, tool: string, args: unknown): ToolTrace {
+  return { call_id, server, tool, arguments: args, status: "running", duration_ms: null, progress: null, result: null, error: null, stderr_tail: null, logs: [] };
+}
+
 function emptyAssistant(id: string, parentId: string | null, model: string): Message {
   return {
     id,
@@ -132,26 +137,21 @@ export class ConversationStore {
         return this.updateStreaming((m) => ({ ...m, text: m.text + event.text }));
       case "reasoning_delta":
         return this.updateStreaming((m) => ({ ...m, reasoning: (m.reasoning ?? "") + event.text }));
-      case "tool_call_started":
+      case "tool_call_writing":
         return this.updateStreaming((m) => ({
           ...m,
-          tool_calls: [
-            ...m.tool_calls,
-            {
-              call_id: event.call_id,
-              server: event.server,
-              tool: event.tool,
-              arguments: event.arguments,
-              status: "running",
-              duration_ms: null,
-              progress: null,
-              result: null,
-              error: null,
-              stderr_tail: null,
-              logs: [],
-            },
-          ],
+          tool_calls: [...m.tool_calls, { ...newCall(event.call_id, event.server, event.tool, null), status: "writing", arguments_text: "" }],
         }));
+      case "tool_arguments_delta":
+        return this.updateCall(event.call_id, (t) => ({ ...t, arguments_text: (t.arguments_text ?? "") + event.delta }));
+      case "tool_call_started":
+        return this.updateStreaming((m) => {
+          const call = newCall(event.call_id, event.server, event.tool, event.arguments);
+          // The call shown being written becomes its card, in its place.
+          const written = m.tool_calls.some((t) => t.call_id === event.call_id);
+          const tool_calls = written ? m.tool_calls.map((t) => (t.call_id === event.call_id ? call : t)) : [...m.tool_calls, call];
+          return { ...m, tool_calls };
+        });
       case "approval_needed":
         return this.updateCall(event.call_id, (t) => ({ ...t, status: "pending_approval" }));
       case "tool_running":

@@ -181,7 +181,8 @@ export interface ConversationSummary {
   pinned: boolean;
 }
 
-export type ToolStatus = "pending_approval" | "running" | "done" | "error" | "cancelled" | "denied";
+/** `writing` is the window's own: the model is still writing the call (its `arguments_text` so far). */
+export type ToolStatus = "writing" | "pending_approval" | "running" | "done" | "error" | "cancelled" | "denied";
 
 export interface ToolProgress {
   progress: number;
@@ -214,6 +215,8 @@ export interface ToolTrace {
   error: string | null;
   stderr_tail: string | null;
   logs: ToolLog[];
+  /** While `writing`: the arguments' JSON text so far. */
+  arguments_text?: string;
 }
 
 /** A knowledge-base passage the answer cites as `[n]`. */
@@ -283,6 +286,8 @@ export type AgentEvent =
   | { type: "turn_started"; user_message: Message | null; assistant_message_id: string; model: string }
   | { type: "text_delta"; text: string }
   | { type: "reasoning_delta"; text: string }
+  | { type: "tool_call_writing"; call_id: string; server: string; tool: string }
+  | { type: "tool_arguments_delta"; call_id: string; delta: string }
   | { type: "tool_call_started"; call_id: string; server: string; tool: string; arguments: unknown }
   | { type: "approval_needed"; call_id: string }
   | { type: "tool_running"; call_id: string }

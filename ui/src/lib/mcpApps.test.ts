@@ -139,6 +139,19 @@ describe("callToolResult", () => {
     expect(webLinks(contents)).toEqual(["https://example.com/q4.pdf?x=1"]);
   });
 
+  it("keeps only the latest partial input for a view that has not initialised yet", async () => {
+    const { posted, bridge } = setup();
+    bridge.notify("ui/notifications/tool-input-partial", { arguments: { city: "O" } });
+    bridge.notify("ui/notifications/tool-input-partial", { arguments: { city: "Osl" } });
+    bridge.notify("ui/notifications/tool-input", { arguments: { city: "Oslo" } });
+    expect(posted).toHaveLength(0);
+    await bridge.receive({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    expect(posted.map((m) => [m.method, (m.params as { arguments: unknown }).arguments])).toEqual([
+      ["ui/notifications/tool-input-partial", { city: "Osl" }],
+      ["ui/notifications/tool-input", { city: "Oslo" }],
+    ]);
+  });
+
   it("gives a stored result the MCP shape a view reads", () => {
     expect(
       callToolResult({

@@ -196,11 +196,12 @@ export class ViewBridge {
     private readonly version: string,
   ) {}
 
-  /** Sends a notification now, or once the view has initialised. */
+  /** Sends a notification now, or once the view has initialised (a partial input replaces the one queued). */
   notify(method: string, params: Json) {
     const message = { jsonrpc: "2.0", method, params };
-    if (this.initialized) this.post(message);
-    else this.queued.push(message);
+    if (this.initialized) return this.post(message);
+    if (method === "ui/notifications/tool-input-partial") this.queued = this.queued.filter((m) => m.method !== method);
+    this.queued.push(message);
   }
 
   /** Handles one message from the view; anything that is not JSON-RPC is ignored. */

@@ -529,9 +529,10 @@ impl App {
     }
 }
 
-/// Turns the core's events into the view's: a call's card appears once its
-/// arguments are complete (at approval, start or result), failures carry the
-/// server's stderr tail when the server went down.
+/// Turns the core's events into the view's: a call is shown being written as
+/// the model writes it, and its card once its arguments are complete (at
+/// approval, start or result); failures carry the server's stderr tail when
+/// the server went down.
 struct EventMapper<'a> {
     app: &'a App,
     /// The turn's calls by id.
@@ -558,15 +559,21 @@ impl EventMapper<'_> {
                     arguments: String::new(),
                     shown: false,
                 };
+                let writing = TurnEvent::ToolCallWriting {
+                    call_id: call_id.clone(),
+                    server: card.server.clone(),
+                    tool: card.tool.clone(),
+                };
                 self.pending.insert(call_id, card);
-                Vec::new()
+                vec![writing]
             }
-            AgentEvent::ToolArgumentsDelta { call_id, delta } => {
-                if let Some(card) = self.pending.get_mut(&call_id) {
+            AgentEvent::ToolArgumentsDelta { call_id, delta } => match self.pending.get_mut(&call_id) {
+                Some(card) if !card.shown => {
                     card.arguments.push_str(&delta);
+                    vec![TurnEvent::ToolArgumentsDelta { call_id, delta }]
                 }
-                Vec::new()
-            }
+                _ => Vec::new(),
+            },
             AgentEvent::ApprovalNeeded { call_id, .. } => {
                 let mut out = self.card(&call_id);
                 out.push(TurnEvent::ApprovalNeeded { call_id });

@@ -376,6 +376,18 @@ pub enum TurnEvent {
     ReasoningDelta {
         text: String,
     },
+    /// The model began writing a call; its arguments follow as `ToolArgumentsDelta`s.
+    ToolCallWriting {
+        call_id: String,
+        server: String,
+        tool: String,
+    },
+    /// More of a call's arguments as the model writes them (JSON text).
+    ToolArgumentsDelta {
+        call_id: String,
+        delta: String,
+    },
+    /// A call's arguments are complete: its card, with them parsed.
     ToolCallStarted {
         call_id: String,
         server: String,

@@ -62,6 +62,33 @@ async function renderView(sendMessage = vi.fn(() => Promise.resolve()), setConte
 }
 
 describe("AppView", { timeout: 20_000 }, () => {
+  it("tells the view the arguments as the model writes them, then the whole call", async () => {
+    invoke.mockImplementation((command) => (command === "open_app_view" ? Promise.resolve(page) : Promise.reject(new Error(command))));
+    const card = (extra: Parameters<typeof trace>[0]) => (
+      <ToolCatalogue.Provider value={toolMap([show])}>
+        <ToolTraceCard trace={trace({ server: "counter", tool: "show", ...extra })} />
+      </ToolCatalogue.Provider>
+    );
+    const { rerender } = renderIn(card({ status: "writing", arguments: null, arguments_text: '{"start": 4, "la' }));
+    const frame = (await screen.findByTestId("app-view-frame")) as HTMLIFrameElement;
+    const posted: Record<string, unknown>[] = [];
+    vi.spyOn(frame.contentWindow!, "postMessage").mockImplementation((m: unknown) => void posted.push(m as Record<string, unknown>));
+    const fromView = (data: unknown) =>
+      act(async () => {
+        window.dispatchEvent(new MessageEvent("message", { data, source: frame.contentWindow }));
+        await Promise.resolve();
+      });
+    await fromView({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
+    await fromView({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    const partials = () => posted.filter((m) => m.method === "ui/notifications/tool-input-partial").map((m) => m.params);
+    await waitFor(() => expect(partials()).toEqual([{ arguments: { start: 4 } }]));
+    rerender(card({ status: "writing", arguments: null, arguments_text: '{"start": 4, "label": "Pet' }));
+    await waitFor(() => expect(partials()).toEqual([{ arguments: { start: 4 } }, { arguments: { start: 4, label: "Pet" } }]));
+    expect(posted.some((m) => m.method === "ui/notifications/tool-input")).toBe(false);
+    rerender(card({ status: "running", arguments: { start: 4, label: "Pets" } }));
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: { start: 4, label: "Pets" } } }));
+  });
+
   it("loads the tool's page in a sandboxed frame and tells it the call once it is initialised", async () => {
     const { frame, posted, fromView } = await renderView();
     expect(invoke).toHaveBeenCalledWith("open_app_view", { server: "counter", uri: "ui://counter/view.html", request: expect.any(String) });

@@ -21,6 +21,7 @@ import {
   type DownloadItem,
   type ViewHost,
 } from "../../lib/mcpApps";
+import { partialObject } from "../../lib/partialJson";
 import { ToolCatalogue, toolOf } from "../../lib/toolCatalogue";
 import { FileSaver, SavedFiles } from "../common/SaveFile";
 import { pretty } from "./ToolResultView";
@@ -31,6 +32,9 @@ interface Asked {
   args: Record<string, unknown>;
   answer: (allowed: boolean) => void;
 }
+
+/** How often a view hears a call's arguments while the model writes them. */
+const PARTIAL_EVERY_MS = 100;
 
 /** Where the user saves what a view offers; null: not at all. */
 type SaveChoice = "downloads" | "choose" | null;
@@ -172,11 +176,32 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     return () => window.removeEventListener("keydown", onKey);
   }, [mode]);
 
+  // While the model writes the call, the view hears its arguments so far, at most every
+  // PARTIAL_EVERY_MS (each time the latest text, made whole).
+  const partialText = trace.status === "writing" ? (trace.arguments_text ?? "") : null;
+  const partial = useRef<{ text: string | null; timer: ReturnType<typeof setTimeout> | null }>({ text: null, timer: null });
+  useEffect(() => {
+    const p = partial.current;
+    p.text = partialText;
+    if (partialText === null || p.timer !== null) return;
+    p.timer = setTimeout(() => {
+      p.timer = null;
+      const args = p.text === null ? null : partialObject(p.text);
+      if (args) bridge.current?.notify("ui/notifications/tool-input-partial", { arguments: args });
+    }, PARTIAL_EVERY_MS);
+  }, [partialText]);
+  useEffect(() => {
+    const p = partial.current;
+    return () => {
+      if (p.timer !== null) clearTimeout(p.timer);
+    };
+  }, []);
+
   // The call's arguments once known, then its result or its end.
   useEffect(() => {
     const b = bridge.current;
     if (!b) return;
-    if (!told.current.input && trace.status !== "pending_approval") {
+    if (!told.current.input && trace.status !== "pending_approval" && trace.status !== "writing") {
       told.current.input = true;
       const args = typeof trace.arguments === "object" && trace.arguments !== null ? trace.arguments : {};
       b.notify("ui/notifications/tool-input", { arguments: args as Record<string, unknown> });

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ResourceReader } from "../../lib/resources";
 import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
 import { renderIn, toolInfo, trace } from "../../test/render";
-import { ToolTraceCard, ToolTraceGroup, formatDuration } from "./ToolTraceCard";
+import { ToolTraceCard, ToolTraceGroup, WRITING_TAIL, formatDuration } from "./ToolTraceCard";
 import { resultText } from "./ToolResultView";
 
 afterEach(cleanup);
@@ -21,6 +21,17 @@ describe("ToolTraceCard", () => {
     const [read, write] = container.querySelectorAll("[data-testid=trace-card]");
     expect(read!.querySelector("img.mcp-icon")?.getAttribute("src")).toBe(png);
     expect(write!.querySelector("img.mcp-icon")).toBeNull();
+  });
+
+  it("shows a call the model is still writing: the end of its arguments so far", () => {
+    const long = `{"text": "${"a".repeat(3000)}b`;
+    const { container } = renderIn(<ToolTraceCard trace={trace({ status: "writing", arguments: null, arguments_text: long })} />);
+    expect(screen.getByTestId("trace-status").textContent).toBe("Writing…");
+    expect(container.querySelector(".spinner")).toBeTruthy();
+    const shown = screen.getByTestId("trace-args-writing").textContent ?? "";
+    expect(shown).toBe(`…${long.slice(-WRITING_TAIL)}`);
+    expect(shown.endsWith("aab")).toBe(true);
+    expect(screen.queryByTestId("trace-args")).toBeNull();
   });
 
   it("shows a running call with a spinner and a progress bar", () => {

@@ -11,6 +11,7 @@ import { AppView } from "./AppView";
 import { pretty, resultText, ToolResultView } from "./ToolResultView";
 
 const STATUS: Record<ToolTrace["status"], MessageKey> = {
+  writing: "trace.writing",
   pending_approval: "trace.pending",
   running: "trace.running",
   done: "trace.done",
@@ -18,6 +19,13 @@ const STATUS: Record<ToolTrace["status"], MessageKey> = {
   cancelled: "trace.cancelled",
   denied: "trace.denied",
 };
+
+/** The most of a call's arguments shown while the model writes them: their end. */
+export const WRITING_TAIL = 2000;
+
+function tail(text: string): string {
+  return text.length > WRITING_TAIL ? `…${text.slice(-WRITING_TAIL)}` : text;
+}
 
 export function formatDuration(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
@@ -49,7 +57,7 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
           <strong title={info?.title ? trace.tool : undefined}>{info?.title ?? trace.tool}</strong>
         </span>
         <span className="trace-status" data-testid="trace-status">
-          {trace.status === "running" && <span className="spinner" aria-hidden="true" />}
+          {(trace.status === "running" || trace.status === "writing") && <span className="spinner" aria-hidden="true" />}
           {t(STATUS[trace.status])}
         </span>
         {trace.duration_ms !== null && (
@@ -78,7 +86,13 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
           </small>
         </div>
       )}
-      {trace.status === "pending_approval" && onDecide ? (
+      {trace.status === "writing" ? (
+        trace.arguments_text && (
+          <pre className="json trace-writing" data-testid="trace-args-writing">
+            {tail(trace.arguments_text)}
+          </pre>
+        )
+      ) : trace.status === "pending_approval" && onDecide ? (
         <ApprovalCard trace={trace} tool={info} onDecide={(d) => onDecide(trace.call_id, d)} />
       ) : (
         <details className="trace-args">
