@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, render, screen } from "@testing-library/react";
+import { act, cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { I18nProvider } from "./lib/i18n";
 import { SettingsPage } from "./pages/SettingsPage";
@@ -7,7 +7,13 @@ import { bundleInfo } from "./test/render";
 
 const invoke = vi.hoisted(() => vi.fn<(command: string, args?: unknown) => Promise<unknown>>(() => new Promise(() => {})));
 vi.mock("@tauri-apps/api/core", () => ({ invoke, Channel: class {} }));
-vi.mock("@tauri-apps/api/event", () => ({ listen: vi.fn(() => Promise.resolve(() => {})) }));
+const listeners = vi.hoisted(() => new Map<string, (e: { payload: unknown }) => void>());
+vi.mock("@tauri-apps/api/event", () => ({
+  listen: vi.fn((event: string, handler: (e: { payload: unknown }) => void) => {
+    listeners.set(event, handler);
+    return Promise.resolve(() => {});
+  }),
+}));
 
 const { App } = await import("./App");
 
@@ -46,6 +52,19 @@ describe("App shell", () => {
     expect(screen.getByRole("button", { name: "Settings" }).getAttribute("aria-current")).toBe("page");
     fireEvent.click(screen.getByRole("button", { name: "Chat" }));
     expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Chat");
+  });
+});
+
+describe("A server's request", () => {
+  it("is asked on the settings page too, where a tool is being tested", async () => {
+    renderApp({ list_providers: [], list_tools: [], list_conversations: [], take_opened_bundle: null });
+    fireEvent.click(screen.getByRole("button", { name: "Settings" }));
+    await screen.findByRole("heading", { level: 1, name: "Settings" });
+    const request = { kind: "elicitation", id: "e1", server: "everything", message: "What is your name?", requested_schema: { type: "object", properties: {} } };
+    act(() => listeners.get("server_request")?.({ payload: request }));
+    expect(screen.getByRole("dialog").textContent).toContain("What is your name?");
+    fireEvent.click(screen.getByRole("button", { name: "Decline" }));
+    expect(invoke).toHaveBeenCalledWith("respond_server_request", { id: "e1", response: { action: "decline" } });
   });
 });
 

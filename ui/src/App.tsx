@@ -3,6 +3,7 @@ import { ChatStores } from "./lib/chatStore";
 import { useI18n, type MessageKey } from "./lib/i18n";
 import { ipc, toIpcError, type IpcError } from "./lib/ipc";
 import { openLinksWith } from "./lib/links";
+import { ServerRequests } from "./components/ServerRequests";
 import { ChatPage } from "./pages/ChatPage";
 import type { SettingsSection } from "./pages/SettingsPage";
 
@@ -26,9 +27,10 @@ export function App() {
   const [stores] = useState(() => new ChatStores());
   // A bundle file Patchbay was opened with goes to its installer on the servers page.
   const [bundle, setBundle] = useState<string | null>(null);
-  // Links open in the user's browser; why one did not, until dismissed.
-  const [linkError, setLinkError] = useState<IpcError | null>(null);
-  useEffect(() => openLinksWith(window, ipc.openLink, (e) => setLinkError(toIpcError(e))), []);
+  // Links open in the user's browser; why one did not (or why an answer to a server's
+  // request did not arrive), until dismissed.
+  const [problem, setProblem] = useState<IpcError | null>(null);
+  useEffect(() => openLinksWith(window, ipc.openLink, (e) => setProblem(toIpcError(e))), []);
   useEffect(() => {
     const take = () =>
       void ipc.takeOpenedBundle().then(
@@ -80,11 +82,12 @@ export function App() {
           </Suspense>
         )}
       </main>
-      {linkError && (
+      <ServerRequests onError={setProblem} />
+      {problem && (
         // Over the page, not above it: the page keeps its place and its composer.
         <div className="toast" role="alert" data-testid="link-error">
-          <span>{linkError.message}</span>
-          <button type="button" className="link" onClick={() => setLinkError(null)}>
+          <span>{problem.message}</span>
+          <button type="button" className="link" onClick={() => setProblem(null)}>
             {t("common.dismiss")}
           </button>
         </div>

@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { AgentEvent, ConversationRenamed, ConversationSummary, ServerRequest, ServerStatus } from "../lib/ipc";
+import type { AgentEvent, ConversationRenamed, ConversationSummary, ServerStatus } from "../lib/ipc";
 import { message, providerView, renderIn, toolInfo } from "../test/render";
 import { ChatStores } from "../lib/chatStore";
 import { ChatPage, type ChatIpc } from "./ChatPage";
@@ -10,7 +10,6 @@ afterEach(cleanup);
 function fakeIpc() {
   let emit: (e: AgentEvent) => void = () => undefined;
   let finish: () => void = () => undefined;
-  let serverRequest: (r: ServerRequest) => void = () => undefined;
   let serverStatus: (s: ServerStatus) => void = () => undefined;
   let renamed: (r: ConversationRenamed) => void = () => undefined;
   const conv: ConversationSummary = { id: "c1", title: "First", created_at: 1, updated_at: 1, snippet: null, pinned: false };
@@ -57,7 +56,6 @@ function fakeIpc() {
     listResourceTemplates: vi.fn(() => Promise.resolve([])),
     expandResourceTemplate: vi.fn(() => Promise.resolve("")),
     completeArgument: vi.fn(() => Promise.resolve({ values: [], total: null, has_more: false })),
-    respondServerRequest: vi.fn(() => Promise.resolve()),
     listProviders: vi.fn(() => Promise.resolve([])),
     listTools: vi.fn(() => Promise.resolve([])),
     listAssistants: vi.fn(() =>
@@ -65,10 +63,6 @@ function fakeIpc() {
         { id: "as1", name: "Coder", system_prompt: "", provider: null, model: null, temperature: null, top_p: null, max_tokens: null, reasoning: null, servers: null, disabled_tools: [], kb_mode: "off" as const },
       ]),
     ),
-    onServerRequest: vi.fn((h: (r: ServerRequest) => void) => {
-      serverRequest = h;
-      return Promise.resolve(() => undefined);
-    }),
     onServerStatus: vi.fn((h: (s: ServerStatus) => void) => {
       serverStatus = h;
       return Promise.resolve(() => undefined);
@@ -82,7 +76,6 @@ function fakeIpc() {
     ipc,
     emit: (e: AgentEvent) => act(() => emit(e)),
     finish: () => act(finish),
-    serverRequest: (r: ServerRequest) => act(() => serverRequest(r)),
     serverStatus: (st: ServerStatus) => act(() => serverStatus(st)),
     renamed: (r: ConversationRenamed) => act(() => renamed(r)),
   };
@@ -349,16 +342,5 @@ describe("ChatPage", () => {
     const alert = await screen.findByRole("alert");
     expect(alert.textContent).toContain("The model provider failed: 401 Unauthorized: invalid API key");
     expect(alert.textContent).toContain("Settings → Providers");
-  });
-
-  it("answers an elicitation request from a server", async () => {
-    const f = fakeIpc();
-    renderIn(<ChatPage ipc={f.ipc} />);
-    await screen.findByRole("button", { name: "First" });
-    f.serverRequest({ kind: "elicitation", id: "e1", server: "gh", message: "Token scope?", requested_schema: { type: "object", properties: { scope: { type: "string" } } } });
-    fireEvent.change(screen.getByLabelText("scope"), { target: { value: "repo" } });
-    fireEvent.click(screen.getByRole("button", { name: "Submit" }));
-    expect(f.ipc.respondServerRequest).toHaveBeenCalledWith("e1", { action: "accept", content: { scope: "repo" } });
-    expect(screen.queryByRole("dialog")).toBeNull();
   });
 });

@@ -3,7 +3,6 @@ import { ErrorBanner } from "../components/ErrorBanner";
 import { Composer, type ModelChoice } from "../components/chat/Composer";
 import { MessageList } from "../components/chat/MessageList";
 import type { MessageActions } from "../components/chat/MessageView";
-import { ServerRequestDialog } from "../components/chat/ServerRequestDialog";
 import { Sidebar } from "../components/chat/Sidebar";
 import { TraceInspector } from "../components/chat/TraceInspector";
 import { Dialog } from "../components/common/Dialog";
@@ -27,7 +26,6 @@ import {
   type ResourceInfo,
   type ResourceTemplateInfo,
   type McpContentIpc,
-  type ServerRequest,
   type ToolInfo,
   type ToolTrace,
   type AttachmentInput,
@@ -54,11 +52,9 @@ export type ChatIpc = Pick<
   | "respondApproval"
   | "getTrace"
   | "callTool"
-  | "respondServerRequest"
   | "listProviders"
   | "listTools"
   | "listAssistants"
-  | "onServerRequest"
   | "onServerStatus"
   | "onConversationRenamed"
   | "readResource"
@@ -447,7 +443,6 @@ export function ChatPage({
   const [prompts, setPrompts] = useState<PromptInfo[]>([]);
   const [resources, setResources] = useState<ResourceInfo[]>([]);
   const [templates, setTemplates] = useState<ResourceTemplateInfo[]>([]);
-  const [requests, setRequests] = useState<ServerRequest[]>([]);
   const [assistants, setAssistants] = useState<Assistant[]>([]);
   const [assistantId, setAssistantId] = useState<string | null>(null);
 
@@ -488,11 +483,9 @@ export function ChatPage({
     };
     loadCatalogue();
     ipc.listAssistants().then(setAssistants).catch(fail);
-    const un = ipc.onServerRequest((r) => setRequests((rs) => [...rs, r]));
     const unStatus = ipc.onServerStatus(loadCatalogue);
     const unRenamed = ipc.onConversationRenamed((r) => setConversations((cs) => cs.map((c) => (c.id === r.id ? { ...c, title: r.title } : c))));
     return () => {
-      void un.then((f) => f());
       void unStatus.then((f) => f());
       void unRenamed.then((f) => f());
     };
@@ -509,7 +502,6 @@ export function ChatPage({
   }, [ipc, assistantId, setActiveId]);
 
   const onError = useCallback((e: IpcError) => setError(e), []);
-  const request = requests[0];
   const catalogue = useMemo(() => toolMap(tools), [tools]);
 
   return (
@@ -577,15 +569,6 @@ export function ChatPage({
             <Welcome providers={providerCount} tools={tools} onNew={newConversation} onOpenSettings={onOpenSettings} />
           )}
         </div>
-        {request && (
-          <ServerRequestDialog
-            request={request}
-            onRespond={(id, r) => {
-              setRequests((rs) => rs.filter((x) => x.id !== id));
-              ipc.respondServerRequest(id, r).catch((e: unknown) => setError(toIpcError(e)));
-            }}
-          />
-        )}
       </section>
       </ResourceReader.Provider>
     </ToolCatalogue.Provider>

@@ -1,0 +1,52 @@
+import { act, cleanup, fireEvent, screen } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ServerRequest } from "../lib/ipc";
+import { renderIn } from "../test/render";
+import { ServerRequests, type ServerRequestsIpc } from "./ServerRequests";
+
+afterEach(cleanup);
+
+function fake() {
+  let emit: (r: ServerRequest) => void = () => undefined;
+  const ipc: ServerRequestsIpc = {
+    onServerRequest: vi.fn((h: (r: ServerRequest) => void) => {
+      emit = h;
+      return Promise.resolve(() => undefined);
+    }),
+    respondServerRequest: vi.fn(() => Promise.resolve()),
+  };
+  return { ipc, request: (r: ServerRequest) => act(() => emit(r)) };
+}
+
+const scope: ServerRequest = { kind: "elicitation", id: "e1", server: "gh", message: "Token scope?", requested_schema: { type: "object", properties: { scope: { type: "string" } } } };
+const confirm: ServerRequest = { kind: "elicitation", id: "e2", server: "gh", message: "Really?", requested_schema: { type: "object", properties: {} } };
+
+describe("ServerRequests", () => {
+  it("asks one request at a time, in arrival order, and sends each answer", async () => {
+    const f = fake();
+    const onError = vi.fn();
+    renderIn(<ServerRequests ipc={f.ipc} onError={onError} />);
+    expect(screen.queryByRole("dialog")).toBeNull();
+    f.request(scope);
+    f.request(confirm);
+    expect(screen.getByRole("dialog").textContent).toContain("Token scope?");
+    fireEvent.change(screen.getByLabelText("scope"), { target: { value: "repo" } });
+    fireEvent.click(screen.getByRole("button", { name: "Submit" }));
+    expect(f.ipc.respondServerRequest).toHaveBeenCalledWith("e1", { action: "accept", content: { scope: "repo" } });
+    expect(screen.getByRole("dialog").textContent).toContain("Really?");
+    fireEvent.click(screen.getByRole("button", { name: "Decline" }));
+    expect(f.ipc.respondServerRequest).toHaveBeenLastCalledWith("e2", { action: "decline" });
+    expect(screen.queryByRole("dialog")).toBeNull();
+    expect(onError).not.toHaveBeenCalled();
+  });
+
+  it("says when an answer did not arrive (the server gave up meanwhile)", async () => {
+    const f = fake();
+    f.ipc.respondServerRequest = vi.fn(() => Promise.reject({ kind: "not_found", message: "no server request e1 is waiting" }));
+    const onError = vi.fn();
+    renderIn(<ServerRequests ipc={f.ipc} onError={onError} />);
+    f.request(confirm);
+    fireEvent.click(screen.getByRole("button", { name: "Decline" }));
+    await vi.waitFor(() => expect(onError).toHaveBeenCalledWith({ kind: "not_found", message: "no server request e1 is waiting" }));
+  });
+});

@@ -1,0 +1,30 @@
+// Sampling and elicitation requests from MCP servers, answered by the user
+// wherever the window is: a request made while the settings page is open (a
+// tool tested there, a server starting) is shown there too. Requests wait in
+// arrival order, one dialog at a time.
+import { useEffect, useState } from "react";
+import { ipc as defaultIpc, toIpcError, type Ipc, type IpcError, type ServerRequest } from "../lib/ipc";
+import { ServerRequestDialog } from "./chat/ServerRequestDialog";
+
+export type ServerRequestsIpc = Pick<Ipc, "onServerRequest" | "respondServerRequest">;
+
+export function ServerRequests({ ipc = defaultIpc, onError }: { ipc?: ServerRequestsIpc; onError: (e: IpcError) => void }) {
+  const [requests, setRequests] = useState<ServerRequest[]>([]);
+  useEffect(() => {
+    const un = ipc.onServerRequest((r) => setRequests((rs) => [...rs, r]));
+    return () => {
+      void un.then((f) => f());
+    };
+  }, [ipc]);
+  const request = requests[0];
+  if (!request) return null;
+  return (
+    <ServerRequestDialog
+      request={request}
+      onRespond={(id, r) => {
+        setRequests((rs) => rs.filter((x) => x.id !== id));
+        ipc.respondServerRequest(id, r).catch((e: unknown) => onError(toIpcError(e)));
+      }}
+    />
+  );
+}
