@@ -211,6 +211,8 @@ pub fn run() {
             commands::servers::call_tool_for_view,
             commands::servers::read_resource_for_view,
             commands::servers::save_files,
+            commands::servers::sample_for_view,
+            commands::servers::list_resources_for_view,
             commands::servers::show_in_folder,
             commands::servers::respond_server_request,
             commands::servers::list_prompts,

@@ -9,8 +9,9 @@ the resource `ui://counter/report.csv`.
 With APP_SDK_JS (the official App SDK's `app-with-deps.js`, from
 @modelcontextprotocol/ext-apps), the view is a real MCP App: it connects to the
 host, shows the call's arguments (also while the model writes them) and result, and has buttons that call `bump`
-and `reset`, send a message to the chat, give the model context, go full screen
-and download files (one embedded, one linked to the report). Without it, the view is a plain page.
+and `reset`, send a message to the chat, give the model context, go full screen,
+download files (one embedded, one linked to the report) and ask the model; it
+lists its server's resources once connected. Without it, the view is a plain page.
 """
 
 import re
@@ -79,6 +80,9 @@ PAGE = """<!doctype html>
 <button id="full">Full screen</button>
 <button id="reset">Reset</button>
 <button id="download">Download</button>
+<button id="ask">Ask the model</button>
+<p>model: <span id="sampled"></span></p>
+<p>resources: <span id="resources"></span></p>
 <p>download: <span id="downloaded"></span></p>
 <script>__SDK__</script>
 <script>
@@ -113,9 +117,19 @@ $("download").onclick = () => app.downloadFile({ contents: [
   (r) => { $("downloaded").textContent = r.isError ? "not saved" : "saved"; },
   (e) => { $("downloaded").textContent = "failed: " + e.message; },
 );
+$("ask").onclick = () => app.createSamplingMessage({
+  messages: [{ role: "user", content: { type: "text", text: "What does the counter show? " + $("bumped").textContent } }],
+  maxTokens: 50,
+}).then(
+  (r) => { $("sampled").textContent = r.content.text; },
+  (e) => { $("sampled").textContent = "refused: " + e.message; },
+);
 $("say").onclick = () => app.sendMessage({ role: "user", content: [{ type: "text", text: "The counter is at " + $("bumped").textContent }] });
 app.connect().then(
-  () => { $("status").textContent = "connected to " + app.getHostVersion().name + " (" + app.getHostContext().displayMode + ")"; },
+  () => {
+    $("status").textContent = "connected to " + app.getHostVersion().name + " (" + app.getHostContext().displayMode + ")";
+    app.listServerResources().then((r) => { $("resources").textContent = r.resources.map((x) => x.uri).sort().join(" "); });
+  },
   (e) => { $("status").textContent = "failed: " + e.message; },
 );
 </script>

@@ -734,6 +734,20 @@ fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -
             ensure!(result.contains(sent), "the server did not get {sent}: {result}");
         }
         s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("Thanks for the details."))?;
+
+        // Tested on the servers page, the tool's form is asked there too.
+        s.click(&s.find("#nav-settings")?)?;
+        s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
+        s.click_when_clear("[data-testid=server-row][data-server=everything] button", WAIT)?;
+        s.click_when_clear(&format!("[data-testid=tools-table] tr[data-tool={tool}] button[aria-expanded]"), WAIT)?;
+        s.click(&s.find("[data-testid=test-tool] button[type=submit]")?)?;
+        s.wait_for(form, WAIT)?;
+        s.execute(
+            "[...document.querySelectorAll(arguments[0] + ' button')].find((b) => b.textContent === 'Decline').click()",
+            json!([form]),
+        )?;
+        s.wait_for_none(form, WAIT)?;
+        s.wait_for_text("[data-testid=test-tool] [data-testid=tool-result]", WAIT, |t| t.contains("decline"))?;
         Ok(())
     })
 }
@@ -886,6 +900,7 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
             openai::text_reply(&["Counter"]),
             openai::text_reply(&["Noted: the counter moved."]),
             openai::text_reply(&["It shows 52."]),
+            openai::text_reply(&["Fifty-two."]),
         ],
     ))?;
     let tmp = tempfile::tempdir()?;
@@ -1017,6 +1032,19 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.click(&s.find("[data-testid=app-view-exit]")?)?;
         enter_view(s)?;
         s.wait_for_text("#mode", WAIT, |t| t == "inline")?;
+        // The view lists its server's resources, and asks the model once the user has reviewed it.
+        s.wait_for_text("#resources", WAIT, |t| t == "ui://counter/report.csv ui://counter/view.html")?;
+        s.click(&s.find("#ask")?)?;
+        s.leave_frame()?;
+        s.wait_for_text("[data-testid=sampling-dialog]", WAIT, |t| t.contains("counter (its view)"))?;
+        let asked = s.execute(
+            "return [...document.querySelectorAll('[data-testid=sampling-dialog] textarea')].map((t) => t.value)",
+            json!([]),
+        )?;
+        ensure!(asked.to_string().contains("What does the counter show? bumped to 52"), "{asked}");
+        s.click(&s.find("[data-testid=sampling-approve]")?)?;
+        enter_view(s)?;
+        s.wait_for_text("#sampled", WAIT, |t| t == "Fifty-two.")?;
         s.leave_frame()?;
         Ok(())
     })?;

@@ -204,6 +204,7 @@ async fn a_tool_call_waits_for_approval_runs_and_is_kept_with_its_trace() {
             server: "everything".into(),
             tool: "echo".into(),
             arguments: json!({"message": "hi there"}),
+            status: TraceStatus::PendingApproval,
         }
     );
     let Some(TurnEvent::ToolResult { result, .. }) = events.iter().find(|e| matches!(e, TurnEvent::ToolResult { .. }))
@@ -684,6 +685,46 @@ async fn sampling_and_elicitation_requests_wait_for_the_users_answer() {
     f.app.respond_server_request(&id, ServerRequestResponse::Accept { content }).unwrap();
     let result = call.await.unwrap().unwrap();
     assert!(serde_json::to_string(&result.content).unwrap().contains("Ada Lovelace"), "{result:?}");
+    f.app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_views_request_to_ask_the_model_is_reviewed_as_a_servers_is() {
+    let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Four."])]).await.unwrap();
+    let f = open(&model.url(), &[]);
+    let params = json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": "What is 2 + 2?"}}],
+        "systemPrompt": "Answer in one word.",
+        "maxTokens": 20
+    });
+    let app = f.app.clone();
+    let asked = tokio::spawn(async move { app.sample_for_view("counter", params, CancellationToken::new()).await });
+    let ServerRequestView::Sampling { id, server, messages, system_prompt, .. } = next_request(&f.events).await else {
+        panic!("not a sampling request")
+    };
+    assert_eq!(server, "counter (its view)", "the dialog says the view asks");
+    assert_eq!(messages, [TextMessage { role: "user".into(), text: "What is 2 + 2?".into() }]);
+    assert_eq!(system_prompt.as_deref(), Some("Answer in one word."));
+    f.app.respond_server_request(&id, ServerRequestResponse::ApproveSampling { messages, system_prompt }).unwrap();
+    let answer = asked.await.unwrap().unwrap();
+    assert_eq!(answer["role"], "assistant");
+    assert_eq!(answer["content"]["text"], "Four.");
+    assert_eq!(answer["model"], "scripted-model");
+    assert!(model.requests()[0].body.to_string().contains("What is 2 + 2?"));
+
+    // Declined: the view hears why; unusable parameters are refused before anyone is asked.
+    let app = f.app.clone();
+    let params = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "again"}}], "maxTokens": 5});
+    let asked = tokio::spawn(async move { app.sample_for_view("counter", params, CancellationToken::new()).await });
+    let ServerRequestView::Sampling { id, .. } = next_request(&f.events).await else {
+        panic!("not a sampling request")
+    };
+    f.app.respond_server_request(&id, ServerRequestResponse::Decline).unwrap();
+    let refused = asked.await.unwrap().unwrap_err();
+    assert!(refused.to_string().contains("the user declined"), "{refused}");
+    let wrong =
+        f.app.sample_for_view("counter", json!({"messages": "hi"}), CancellationToken::new()).await.unwrap_err();
+    assert!(wrong.to_string().starts_with("the view of counter asked the model with unusable parameters"), "{wrong}");
     f.app.shutdown().await;
 }
 

@@ -108,6 +108,11 @@ async fn a_tools_view_is_read_and_views_call_only_the_tools_made_for_them() {
         .unwrap_err();
     assert!(missing.to_string().contains("has no tool \"nothing\""), "{missing}");
 
+    // A view lists its server's resources as MCP JSON.
+    let listed = app.list_resources_for_view("counter").unwrap();
+    let uris: Vec<_> = listed["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
+    assert!(uris.contains(&"ui://counter/report.csv") && uris.contains(&"ui://counter/view.html"), "{listed}");
+    assert_eq!(app.list_resources_for_view("nowhere").unwrap_err().kind(), patchbay_core::app::ErrorKind::NotFound);
     // A view reads its server's resources as MCP JSON.
     let read = app.read_resource_for_view("counter", "ui://counter/view.html", CancellationToken::new()).await.unwrap();
     assert_eq!(read["contents"][0]["mimeType"], "text/html;profile=mcp-app");

@@ -277,6 +277,26 @@ pub async fn read_resource_for_view(
     Ok(state.app()?.read_resource_for_view(&server, &uri, request.token()).await?)
 }
 
+/// A view's `resources/list` of its own server.
+#[tauri::command(rename_all = "snake_case")]
+pub fn list_resources_for_view(state: State<'_, AppState>, server: String) -> Result<serde_json::Value, IpcError> {
+    Ok(state.app()?.list_resources_for_view(&server)?)
+}
+
+/// A view's `sampling/createMessage`: reviewed by the user as a server's
+/// sampling request, then run; MCP `CreateMessageResult` JSON.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn sample_for_view(
+    state: State<'_, AppState>,
+    requests: State<'_, Requests>,
+    server: String,
+    params: serde_json::Value,
+    request: Option<String>,
+) -> Result<serde_json::Value, IpcError> {
+    let request = requests.begin(request);
+    Ok(state.app()?.sample_for_view(&server, params, request.token()).await?)
+}
+
 /// Saves MCP content as files (a view's download, a picture, a resource):
 /// into the downloads folder, or one the user picks (`choose`; `None` when the
 /// dialog was cancelled). Links are read from `server`.

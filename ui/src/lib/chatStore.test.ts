@@ -34,7 +34,7 @@ describe("ConversationStore", () => {
     const s = new ConversationStore();
     run(s, [
       { type: "turn_started", user_message: null, assistant_message_id: "a1", model: "m" },
-      { type: "tool_call_started", call_id: "c0", server: "fs", tool: "list", arguments: {} },
+      { type: "tool_call_started", call_id: "c0", server: "fs", tool: "list", arguments: {}, status: "running" },
       { type: "tool_call_writing", call_id: "c1", server: "fs", tool: "write" },
       { type: "tool_arguments_delta", call_id: "c1", delta: '{"path": "a.txt", ' },
       { type: "tool_arguments_delta", call_id: "c1", delta: '"text": "hel' },
@@ -44,10 +44,11 @@ describe("ConversationStore", () => {
       ["c0", "running", undefined],
       ["c1", "writing", '{"path": "a.txt", "text": "hel'],
     ]);
-    s.apply({ type: "tool_call_started", call_id: "c1", server: "fs", tool: "write", arguments: { path: "a.txt", text: "hello" } });
+    // The card comes in the state the call is in: here, waiting for approval.
+    s.apply({ type: "tool_call_started", call_id: "c1", server: "fs", tool: "write", arguments: { path: "a.txt", text: "hello" }, status: "pending_approval" });
     expect(calls().map((c) => [c.call_id, c.status])).toEqual([
       ["c0", "running"],
-      ["c1", "running"],
+      ["c1", "pending_approval"],
     ]);
     expect(calls()[1]?.arguments).toEqual({ path: "a.txt", text: "hello" });
     expect(calls()[1]?.arguments_text).toBeUndefined();
@@ -57,8 +58,8 @@ describe("ConversationStore", () => {
     const s = new ConversationStore();
     run(s, [
       { type: "turn_started", user_message: null, assistant_message_id: "a1", model: "m" },
-      { type: "tool_call_started", call_id: "c1", server: "fs", tool: "read", arguments: { path: "x" } },
-      { type: "tool_call_started", call_id: "c2", server: "fs", tool: "list", arguments: {} },
+      { type: "tool_call_started", call_id: "c1", server: "fs", tool: "read", arguments: { path: "x" }, status: "running" },
+      { type: "tool_call_started", call_id: "c2", server: "fs", tool: "list", arguments: {}, status: "running" },
       { type: "approval_needed", call_id: "c1" },
     ]);
     const calls = () => s.getState().messages[0]?.tool_calls ?? [];
@@ -86,7 +87,7 @@ describe("ConversationStore", () => {
     const s = new ConversationStore();
     run(s, [
       { type: "turn_started", user_message: null, assistant_message_id: "a1", model: "m" },
-      { type: "tool_call_started", call_id: "c1", server: "fs", tool: "read", arguments: {} },
+      { type: "tool_call_started", call_id: "c1", server: "fs", tool: "read", arguments: {}, status: "running" },
       { type: "done", reason: "cancelled" },
     ]);
     expect(s.getState().messages[0]?.tool_calls[0]?.status).toBe("cancelled");
@@ -96,7 +97,7 @@ describe("ConversationStore", () => {
     const s = new ConversationStore();
     run(s, [
       { type: "turn_started", user_message: null, assistant_message_id: "a1", model: "m" },
-      { type: "tool_call_started", call_id: "c1", server: "fs", tool: "read", arguments: {} },
+      { type: "tool_call_started", call_id: "c1", server: "fs", tool: "read", arguments: {}, status: "running" },
       { type: "tool_result", call_id: "c1", result: { content: [], structured_content: null, is_error: true }, duration_ms: 1 },
       { type: "error", error: { kind: "provider", message: "401 Unauthorized" } },
     ]);

@@ -16,7 +16,7 @@ export interface ConversationState {
 
 type Listener = () => void;
 
-/** A call's card once its arguments are complete: running until told otherwise. */
+/** A call's card: running until told otherwise. */
 function newCall(call_id: string, server: string, tool: string, args: unknown): ToolTrace {
   return { call_id, server, tool, arguments: args, status: "running", duration_ms: null, progress: null, result: null, error: null, stderr_tail: null, logs: [] };
 }
@@ -146,7 +146,7 @@ export class ConversationStore {
         return this.updateCall(event.call_id, (t) => ({ ...t, arguments_text: (t.arguments_text ?? "") + event.delta }));
       case "tool_call_started":
         return this.updateStreaming((m) => {
-          const call = newCall(event.call_id, event.server, event.tool, event.arguments);
+          const call = { ...newCall(event.call_id, event.server, event.tool, event.arguments), status: event.status };
           // The call shown being written becomes its card, in its place.
           const written = m.tool_calls.some((t) => t.call_id === event.call_id);
           const tool_calls = written ? m.tool_calls.map((t) => (t.call_id === event.call_id ? call : t)) : [...m.tool_calls, call];

@@ -288,7 +288,7 @@ export type AgentEvent =
   | { type: "reasoning_delta"; text: string }
   | { type: "tool_call_writing"; call_id: string; server: string; tool: string }
   | { type: "tool_arguments_delta"; call_id: string; delta: string }
-  | { type: "tool_call_started"; call_id: string; server: string; tool: string; arguments: unknown }
+  | { type: "tool_call_started"; call_id: string; server: string; tool: string; arguments: unknown; status: "pending_approval" | "running" }
   | { type: "approval_needed"; call_id: string }
   | { type: "tool_running"; call_id: string }
   | { type: "tool_progress"; call_id: string; progress: ToolProgress }
@@ -1033,6 +1033,11 @@ export const ipc = {
    */
   saveFiles: (server: string | null, contents: unknown[], choose: boolean, signal?: AbortSignal) =>
     cancellable<SavedFile[] | null>("save_files", { server, contents, choose }, signal),
+  /** A view's list of its own server's resources: MCP `ListResourcesResult` JSON. */
+  listResourcesForView: (server: string) => call<unknown>("list_resources_for_view", { server }),
+  /** A view asks the model (MCP `CreateMessageRequestParams`), reviewed by the user first: MCP `CreateMessageResult` JSON. */
+  sampleForView: (server: string, params: Record<string, unknown>, signal?: AbortSignal) =>
+    cancellable<unknown>("sample_for_view", { server, params }, signal),
   /** Shows a saved file in the file manager. */
   showInFolder: (path: string) => call<void>("show_in_folder", { path }),
   /** A view's read of a resource of its own server: MCP `ReadResourceResult` JSON. */

@@ -6,12 +6,14 @@ function setup(overrides: Partial<ViewHost> = {}) {
   const host: ViewHost = {
     callTool: vi.fn(() => Promise.resolve({ content: [{ type: "text", text: "2" }] })),
     readResource: vi.fn(() => Promise.resolve({ contents: [] })),
+    listResources: vi.fn(() => Promise.resolve({ resources: [{ uri: "ui://c/a", name: "a" }] })),
     openLink: vi.fn(() => Promise.resolve()),
     sendMessage: vi.fn(() => Promise.resolve()),
     resize: vi.fn(),
     updateContext: vi.fn(),
     setDisplayMode: vi.fn((mode: "inline" | "fullscreen") => mode),
     downloadFile: vi.fn(() => Promise.resolve(true)),
+    sample: vi.fn(() => Promise.resolve({ role: "assistant", content: { type: "text", text: "Four." }, model: "m" })),
     ...overrides,
   };
   const bridge = new ViewBridge((m) => posted.push(m), host, () => ({ theme: "dark" }), "1.2.3");
@@ -31,7 +33,7 @@ describe("ViewBridge", () => {
       result: {
         protocolVersion: "2026-01-26",
         hostInfo: { name: "Patchbay", version: "1.2.3" },
-        hostCapabilities: { serverTools: {}, serverResources: {}, openLinks: {}, downloadFile: {}, message: { text: {} } },
+        hostCapabilities: { serverTools: {}, serverResources: {}, openLinks: {}, downloadFile: {}, sampling: {}, message: { text: {} } },
         hostContext: { theme: "dark" },
       },
     });
@@ -51,8 +53,10 @@ describe("ViewBridge", () => {
     expect(posted[1]).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32603, message: "its approval is set to deny" } });
     await ask(4, "tools/call", {});
     expect(posted[2]).toMatchObject({ id: 4, error: { code: -32602 } });
-    await ask(5, "sampling/createMessage", {});
+    await ask(5, "elicitation/create", {});
     expect(posted[3]).toMatchObject({ id: 5, error: { code: -32601 } });
+    await ask(6, "resources/list", {});
+    expect(posted[4]).toEqual({ jsonrpc: "2.0", id: 6, result: { resources: [{ uri: "ui://c/a", name: "a" }] } });
   });
 
   it("sends a view's text message to the chat, and refuses other content", async () => {
@@ -137,6 +141,17 @@ describe("callToolResult", () => {
       { name: "data.csv", size: null, web: false },
     ]);
     expect(webLinks(contents)).toEqual(["https://example.com/q4.pdf?x=1"]);
+  });
+
+  it("asks the model for the view through the host, and refuses a request without messages", async () => {
+    const { posted, host, ask } = setup();
+    const params = { messages: [{ role: "user", content: { type: "text", text: "2 + 2?" } }], maxTokens: 10 };
+    await ask(1, "sampling/createMessage", params);
+    expect(host.sample).toHaveBeenCalledWith(params);
+    expect(posted[0]).toEqual({ jsonrpc: "2.0", id: 1, result: { role: "assistant", content: { type: "text", text: "Four." }, model: "m" } });
+    await ask(2, "sampling/createMessage", { maxTokens: 10 });
+    expect(posted[1]).toMatchObject({ id: 2, error: { code: -32602, message: "sampling/createMessage needs messages" } });
+    expect(host.sample).toHaveBeenCalledTimes(1);
   });
 
   it("keeps only the latest partial input for a view that has not initialised yet", async () => {

@@ -15,6 +15,8 @@ export interface ViewHost {
   callTool(name: string, args: Record<string, unknown>): Promise<unknown>;
   /** A resource of the view's own server: MCP `ReadResourceResult` JSON. */
   readResource(uri: string): Promise<unknown>;
+  /** The resources of the view's own server: MCP `ListResourcesResult` JSON. */
+  listResources(): Promise<unknown>;
   openLink(url: string): Promise<void>;
   /** Sends the text as the user's next message in the conversation. */
   sendMessage(text: string): Promise<void>;
@@ -26,6 +28,8 @@ export interface ViewHost {
   setDisplayMode(mode: DisplayMode): DisplayMode;
   /** Offers the user the files (MCP `resource` and `resource_link` blocks); false: nothing was saved. */
   downloadFile(contents: Json[]): Promise<boolean>;
+  /** Asks the model, once the user reviewed it (MCP `sampling/createMessage`): `CreateMessageResult` JSON. */
+  sample(params: Json): Promise<unknown>;
 }
 
 /** How a view is shown: in its card, or over the whole window. */
@@ -50,7 +54,17 @@ export const MAX_CONTEXT_CHARS = 20_000;
 export const ViewChat = createContext<ChatActions | null>(null);
 
 /** The commands a view's card uses: the app's own, or a page's (its tests give fakes). */
-export type ViewIpc = Pick<Ipc, "openAppView" | "callToolForView" | "readResourceForView" | "openLink" | "saveFiles" | "showInFolder">;
+export type ViewIpc = Pick<
+  Ipc,
+  | "openAppView"
+  | "callToolForView"
+  | "readResourceForView"
+  | "listResourcesForView"
+  | "openLink"
+  | "saveFiles"
+  | "showInFolder"
+  | "sampleForView"
+>;
 
 export const ViewCommands = createContext<ViewIpc>(ipc);
 
@@ -252,6 +266,7 @@ export class ViewBridge {
             logging: {},
             message: { text: {} },
             updateModelContext: { text: {}, structuredContent: {} },
+            sampling: {},
           },
           hostContext: this.context(),
         };
@@ -262,6 +277,8 @@ export class ViewBridge {
         const args = typeof params.arguments === "object" && params.arguments !== null ? (params.arguments as Json) : {};
         return await this.host.callTool(params.name, args);
       }
+      case "resources/list":
+        return await this.host.listResources();
       case "resources/read":
         if (typeof params.uri !== "string") throw new RpcError(INVALID_PARAMS, "resources/read needs a uri");
         return await this.host.readResource(params.uri);
@@ -281,6 +298,9 @@ export class ViewBridge {
         this.host.updateContext(text || null);
         return {};
       }
+      case "sampling/createMessage":
+        if (!Array.isArray(params.messages)) throw new RpcError(INVALID_PARAMS, "sampling/createMessage needs messages");
+        return await this.host.sample(params);
       case "ui/download-file": {
         const contents = Array.isArray(params.contents) ? params.contents.filter((b): b is Json => typeof b === "object" && b !== null) : [];
         if (contents.length === 0) throw new RpcError(INVALID_PARAMS, "ui/download-file needs contents");

@@ -18,8 +18,12 @@ export function toolOf(map: ToolMap, server: string, tool: string): ToolInfo | u
   return map.get(key(server, tool));
 }
 
-/** The view (MCP Apps `ui://` URI) a call shows, once it may run; null when none. */
+/**
+ * The view (MCP Apps `ui://` URI) a call shows, from the moment the model starts writing it
+ * (the view hears the arguments as they come; it hears the call's input only once the call
+ * runs) unless the user denied the call; null when none.
+ */
 export function viewOf(map: ToolMap, trace: ToolTrace): string | null {
-  if (trace.status === "pending_approval" || trace.status === "denied") return null;
+  if (trace.status === "denied") return null;
   return toolOf(map, trace.server, trace.tool)?.view.resource_uri ?? null;
 }

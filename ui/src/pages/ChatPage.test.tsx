@@ -117,7 +117,7 @@ describe("ChatPage", () => {
 
     f.emit({ type: "turn_started", user_message: message("u1", "user", "read the file"), assistant_message_id: "a1", model: "gpt-test" });
     f.emit({ type: "text_delta", text: "Let me look." });
-    f.emit({ type: "tool_call_started", call_id: "t1", server: "fs", tool: "read", arguments: { path: "/a" } });
+    f.emit({ type: "tool_call_started", call_id: "t1", server: "fs", tool: "read", arguments: { path: "/a" }, status: "running" });
     f.emit({ type: "approval_needed", call_id: "t1" });
     expect(screen.getByText("Let me look.")).toBeTruthy();
     fireEvent.click(screen.getByTestId("approve-once"));

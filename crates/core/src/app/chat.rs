@@ -13,7 +13,8 @@ use futures::StreamExt;
 
 use super::views::{
     ConversationDetail, ConversationRenamed, ConversationSettings, ConversationSummary, DoneReason, ErrorKind,
-    ErrorView, LogView, MessagePage, MessageView, ProgressView, ToolResultView, TurnEvent, arguments_json, citations,
+    ErrorView, LogView, MessagePage, MessageView, ProgressView, ToolResultView, TraceStatus, TurnEvent, arguments_json,
+    citations,
 };
 use super::{App, AppError, Waiting, lock, titles};
 use crate::agent::{
@@ -575,12 +576,12 @@ impl EventMapper<'_> {
                 _ => Vec::new(),
             },
             AgentEvent::ApprovalNeeded { call_id, .. } => {
-                let mut out = self.card(&call_id);
+                let mut out = self.card(&call_id, TraceStatus::PendingApproval);
                 out.push(TurnEvent::ApprovalNeeded { call_id });
                 out
             }
             AgentEvent::ToolRunning { call_id } => {
-                let mut out = self.card(&call_id);
+                let mut out = self.card(&call_id, TraceStatus::Running);
                 out.push(TurnEvent::ToolRunning { call_id });
                 out
             }
@@ -592,7 +593,7 @@ impl EventMapper<'_> {
             }
             AgentEvent::ToolResult { call_id, content, is_error, duration_ms, outcome } => {
                 let server = self.pending.get(&call_id).map(|card| card.server.clone());
-                let mut out = self.card(&call_id);
+                let mut out = self.card(&call_id, TraceStatus::Running);
                 let error = || {
                     content
                         .iter()
@@ -629,8 +630,8 @@ impl EventMapper<'_> {
         }
     }
 
-    /// The card of a call, the first time it is needed.
-    fn card(&mut self, call_id: &str) -> Vec<TurnEvent> {
+    /// The card of a call in `status`, the first time it is needed.
+    fn card(&mut self, call_id: &str, status: TraceStatus) -> Vec<TurnEvent> {
         match self.pending.get_mut(call_id) {
             Some(card) if !card.shown => {
                 card.shown = true;
@@ -639,6 +640,7 @@ impl EventMapper<'_> {
                     server: card.server.clone(),
                     tool: card.tool.clone(),
                     arguments: arguments_json(&card.arguments),
+                    status,
                 }]
             }
             _ => Vec::new(),

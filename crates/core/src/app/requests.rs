@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::{App, AppError, Inner, lock};
 use crate::agent::resolve_provider;
 use crate::llm::ContentPart;
+use crate::mcp::client::{sampling_request_json, sampling_result_json};
 use crate::mcp::{
     ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, Refusal, SamplingMessage, SamplingReply,
     SamplingRequest, SamplingRole, ServerRequests, sample_with,
@@ -169,6 +170,27 @@ impl ServerRequests for WindowRequests {
 }
 
 impl App {
+    /// A tool's view asks the model (MCP Apps `sampling/createMessage`, MCP
+    /// `CreateMessageRequestParams` JSON): reviewed by the user as a server's
+    /// sampling request, named after the view's server, then run on the same
+    /// model. The answer is MCP `CreateMessageResult` JSON.
+    pub async fn sample_for_view(
+        &self,
+        server: &str,
+        params: serde_json::Value,
+        cancel: CancellationToken,
+    ) -> Result<serde_json::Value, AppError> {
+        let request = sampling_request_json(&format!("{server} (its view)"), params).map_err(|e| {
+            AppError::Invalid(format!("the view of {server} asked the model with unusable parameters: {e}"))
+        })?;
+        let reply = hook(&self.inner)
+            .sample(request, cancel)
+            .await
+            .map_err(|refusal| AppError::Invalid(format!("sampling request refused: {}", refusal.reason)))?;
+        sampling_result_json(reply)
+            .map_err(|e| AppError::Invalid(format!("the model's answer to the view of {server}: {e}")))
+    }
+
     /// Answers a sampling or elicitation dialog.
     pub fn respond_server_request(&self, id: &str, response: ServerRequestResponse) -> Result<(), AppError> {
         let waiting = lock(&self.inner.server_requests).remove(id);

@@ -438,6 +438,13 @@ impl App {
         serde_json::to_value(&result).map_err(|e| AppError::Invalid(format!("resource {uri} of {server}: {e}")))
     }
 
+    /// The resources of the view's own server (MCP Apps `resources/list`), as
+    /// MCP `ListResourcesResult` JSON: the catalogue Patchbay keeps, whole.
+    pub fn list_resources_for_view(&self, server: &str) -> Result<serde_json::Value, AppError> {
+        let resources = self.inner.registry.resources(server)?;
+        Ok(serde_json::json!({ "resources": resources }))
+    }
+
     /// Saves MCP content into `dir` as files: embedded resources as they
     /// came, resource links read from `server` (a view's download, MCP Apps
     /// `ui/download-file`, or a resource the user saves). Nothing is written

@@ -387,12 +387,14 @@ pub enum TurnEvent {
         call_id: String,
         delta: String,
     },
-    /// A call's arguments are complete: its card, with them parsed.
+    /// A call's arguments are complete: its card, with them parsed, in the
+    /// state it is in (waiting for approval, or running).
     ToolCallStarted {
         call_id: String,
         server: String,
         tool: String,
         arguments: serde_json::Value,
+        status: TraceStatus,
     },
     ApprovalNeeded {
         call_id: String,

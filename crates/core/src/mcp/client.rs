@@ -34,8 +34,8 @@ use tokio::time::Instant;
 use super::lane::InOrder;
 use super::registry::McpEvent;
 use super::requests::{
-    ElicitationAnswer, ElicitationKind, ElicitationRequest, McpRoot, SamplingMessage, SamplingRequest, SamplingRole,
-    ServerRequests,
+    ElicitationAnswer, ElicitationKind, ElicitationRequest, McpRoot, SamplingMessage, SamplingReply, SamplingRequest,
+    SamplingRole, ServerRequests,
 };
 use crate::llm::ContentPart;
 
@@ -345,6 +345,27 @@ fn sampling_request(server: &str, params: CreateMessageRequestParams) -> Samplin
     }
 }
 
+/// A sampling request sent as MCP `CreateMessageRequestParams` JSON (by a tool's view).
+pub(crate) fn sampling_request_json(server: &str, params: serde_json::Value) -> Result<SamplingRequest, String> {
+    let params: CreateMessageRequestParams = serde_json::from_value(params).map_err(|e| e.to_string())?;
+    Ok(sampling_request(server, params))
+}
+
+/// The MCP `CreateMessageResult` JSON of a sampling request the model answered.
+pub(crate) fn sampling_result_json(reply: SamplingReply) -> Result<serde_json::Value, String> {
+    serde_json::to_value(sampling_result(reply)).map_err(|e| e.to_string())
+}
+
+/// The MCP answer to a sampling request the model answered.
+fn sampling_result(reply: SamplingReply) -> CreateMessageResult {
+    let message = rmcp::model::SamplingMessage::assistant_text(reply.text);
+    let result = CreateMessageResult::new(message, reply.model);
+    match reply.stop_reason {
+        Some(reason) => result.with_stop_reason(reason),
+        None => result,
+    }
+}
+
 fn elicitation_request(server: &str, params: ElicitRequestParams) -> Result<ElicitationRequest, ErrorData> {
     match params {
         ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } => {
@@ -407,14 +428,7 @@ impl ClientHandler for HostHandler {
         let _pending = self.routes.hook_started();
         let answer = tokio::time::timeout(self.hook_timeout, self.hooks.sample(request, context.ct.clone())).await;
         match answer {
-            Ok(Ok(reply)) => {
-                let message = rmcp::model::SamplingMessage::assistant_text(reply.text);
-                let mut result = CreateMessageResult::new(message, reply.model);
-                if let Some(reason) = reply.stop_reason {
-                    result = result.with_stop_reason(reason);
-                }
-                Ok(result)
-            }
+            Ok(Ok(reply)) => Ok(sampling_result(reply)),
             Ok(Err(refusal)) => {
                 Err(ErrorData::new(USER_REJECTED, format!("sampling request refused: {}", refusal.reason), None))
             }

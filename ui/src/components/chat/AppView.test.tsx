@@ -85,7 +85,12 @@ describe("AppView", { timeout: 20_000 }, () => {
     rerender(card({ status: "writing", arguments: null, arguments_text: '{"start": 4, "label": "Pet' }));
     await waitFor(() => expect(partials()).toEqual([{ arguments: { start: 4 } }, { arguments: { start: 4, label: "Pet" } }]));
     expect(posted.some((m) => m.method === "ui/notifications/tool-input")).toBe(false);
+    // Waiting for the user's approval, the view stays (the same page) and hears no input yet.
+    rerender(card({ status: "pending_approval", arguments: { start: 4, label: "Pets" } }));
+    expect(screen.getByTestId("app-view-frame")).toBe(frame);
+    expect(posted.some((m) => m.method === "ui/notifications/tool-input")).toBe(false);
     rerender(card({ status: "running", arguments: { start: 4, label: "Pets" } }));
+    expect(screen.getByTestId("app-view-frame")).toBe(frame);
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: { start: 4, label: "Pets" } } }));
   });
 
@@ -125,6 +130,16 @@ describe("AppView", { timeout: 20_000 }, () => {
     expect(screen.queryByTestId("app-view-ask")).toBeNull();
     await fromView({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "missing" } });
     await waitFor(() => expect(posted.find((m) => m.id === 4)).toMatchObject({ error: { message: "counter has no tool missing" } }));
+  });
+
+  it("asks the model for the view through the core, which has the user review it first", async () => {
+    const { posted, fromView } = await renderView();
+    const answer = { role: "assistant", content: { type: "text", text: "Four." }, model: "scripted-model" };
+    invoke.mockImplementation((command) => (command === "sample_for_view" ? Promise.resolve(answer) : Promise.reject(new Error(command))));
+    const params = { messages: [{ role: "user", content: { type: "text", text: "2 + 2?" } }], maxTokens: 10 };
+    await fromView({ jsonrpc: "2.0", id: 12, method: "sampling/createMessage", params });
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 12, result: answer }));
+    expect(invoke).toHaveBeenCalledWith("sample_for_view", { server: "counter", params, request: expect.any(String) });
   });
 
   it("calls off what the view still runs when its card goes", async () => {

@@ -103,6 +103,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
         return ipc.callToolForView(server, name, args, ask, gone.signal);
       },
       readResource: (resource) => ipc.readResourceForView(server, resource, gone.signal),
+      listResources: () => ipc.listResourcesForView(server),
       openLink: (url) => ipc.openLink(url),
       sendMessage: async (text) => {
         const target = latest.current.chat;
@@ -114,6 +115,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
         setMode(next);
         return next;
       },
+      sample: (params) => ipc.sampleForView(server, params, gone.signal),
       downloadFile: async (contents) => {
         const items = downloadItems(contents);
         const choice = await new Promise<SaveChoice>((answer) => setOffer({ items, answer }));

@@ -181,8 +181,10 @@ function fake(initial: ServerView[]) {
     ),
     callToolForView: vi.fn(() => Promise.resolve({ content: [] })),
     readResourceForView: vi.fn(() => Promise.resolve({ contents: [] })),
+    listResourcesForView: vi.fn(() => Promise.resolve({ resources: [] })),
     saveFiles: vi.fn(() => Promise.resolve([])),
     showInFolder: vi.fn(() => Promise.resolve()),
+    sampleForView: vi.fn(() => Promise.resolve({})),
     openLink: vi.fn(() => Promise.resolve()),
     onServerStatus: vi.fn((h: (s: ServerStatus) => void) => {
       status = h;
