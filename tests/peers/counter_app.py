@@ -9,7 +9,7 @@ the resource `ui://counter/report.csv`.
 With APP_SDK_JS (the official App SDK's `app-with-deps.js`, from
 @modelcontextprotocol/ext-apps), the view is a real MCP App: it connects to the
 host, shows the call's arguments (also while the model writes them) and result, and has buttons that call `bump`
-and `reset`, send a message to the chat, give the model context, go full screen,
+and `reset`, send a message to the chat, give the model context, go full screen or to the window's corner,
 download files (one embedded, one linked to the report) and ask the model; it
 lists its server's resources once connected. Without it, the view is a plain page.
 """
@@ -78,6 +78,7 @@ PAGE = """<!doctype html>
 <button id="say">Tell the chat</button>
 <button id="share">Share with the model</button>
 <button id="full">Full screen</button>
+<button id="corner">Corner</button>
 <button id="reset">Reset</button>
 <button id="download">Download</button>
 <button id="ask">Ask the model</button>
@@ -106,10 +107,12 @@ $("reset").onclick = async () => {
 };
 app.onhostcontextchanged = (c) => { if (c.displayMode) $("mode").textContent = c.displayMode; };
 $("share").onclick = () => app.updateModelContext({ content: [{ type: "text", text: "The view shows " + $("bumped").textContent }] });
-$("full").onclick = () => app.requestDisplayMode({ mode: "fullscreen" }).then(
+const display = (mode) => () => app.requestDisplayMode({ mode }).then(
   (r) => { $("mode").textContent = r.mode; },
   (e) => { $("mode").textContent = "failed: " + e.message; },
 );
+$("full").onclick = display("fullscreen");
+$("corner").onclick = display("pip");
 $("download").onclick = () => app.downloadFile({ contents: [
   { type: "resource", resource: { uri: "file:///notes.txt", mimeType: "text/plain", text: "Counter notes: " + $("bumped").textContent } },
   { type: "resource_link", uri: "ui://counter/report.csv", name: "counter report", mimeType: "text/csv" },

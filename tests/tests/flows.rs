@@ -129,7 +129,8 @@ fn add_a_provider_import_two_servers_replace_them_and_switch_to_chinese() -> Res
         s.wait_for_count("[data-testid=server-row]", 1, WAIT)?;
 
         s.click(&s.find("#settings-tab-general")?)?;
-        s.set_value("#language", "zh")?;
+        // Chosen as a user chooses it: a click on the option.
+        s.click(&s.wait_for("#language option[value=zh]", WAIT)?)?;
         s.wait_for_text("#nav-chat", WAIT, |t| t.contains("对话"))?;
         s.wait_for_text("#nav-settings", WAIT, |t| t.contains("设置"))?;
         Ok(())
@@ -1029,6 +1030,21 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         )?;
         ensure!(covered == json!(true), "the full-screen view does not cover the window");
         app.screenshot("view-fullscreen")?;
+        s.click(&s.find("[data-testid=app-view-exit]")?)?;
+        enter_view(s)?;
+        s.wait_for_text("#mode", WAIT, |t| t == "inline")?;
+        // In the window's corner, over the conversation, until put back.
+        s.click(&s.find("#corner")?)?;
+        s.wait_for_text("#mode", WAIT, |t| t == "pip")?;
+        s.leave_frame()?;
+        s.wait_for("[data-testid=app-view-in-corner]", WAIT)?;
+        let cornered = s.execute(
+            "const r = document.querySelector('[data-testid=app-view-frame]').getBoundingClientRect(); \
+             return r.right > innerWidth - 40 && r.bottom < innerHeight - 100 && r.width < innerWidth / 2 && r.height > 100",
+            json!([]),
+        )?;
+        ensure!(cornered == json!(true), "the view is not in the window's corner");
+        app.screenshot("view-pip")?;
         s.click(&s.find("[data-testid=app-view-exit]")?)?;
         enter_view(s)?;
         s.wait_for_text("#mode", WAIT, |t| t == "inline")?;

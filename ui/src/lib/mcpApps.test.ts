@@ -83,12 +83,13 @@ describe("ViewBridge", () => {
 });
 
 describe("ui/request-display-mode", () => {
-  it("offers full screen and keeps a view that asks for picture-in-picture inline", async () => {
+  it("offers full screen and picture-in-picture, and keeps a view that asks for another mode inline", async () => {
     const { posted, host, ask } = setup();
     await ask(1, "ui/request-display-mode", { mode: "fullscreen" });
     await ask(2, "ui/request-display-mode", { mode: "pip" });
-    expect(vi.mocked(host.setDisplayMode).mock.calls).toEqual([["fullscreen"], ["inline"]]);
-    expect(posted.map((m) => m.result)).toEqual([{ mode: "fullscreen" }, { mode: "inline" }]);
+    await ask(3, "ui/request-display-mode", { mode: "floating" });
+    expect(vi.mocked(host.setDisplayMode).mock.calls).toEqual([["fullscreen"], ["pip"], ["inline"]]);
+    expect(posted.map((m) => m.result)).toEqual([{ mode: "fullscreen" }, { mode: "pip" }, { mode: "inline" }]);
   });
 });
 

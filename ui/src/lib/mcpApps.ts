@@ -32,8 +32,10 @@ export interface ViewHost {
   sample(params: Json): Promise<unknown>;
 }
 
-/** How a view is shown: in its card, or over the whole window. */
-export type DisplayMode = "inline" | "fullscreen";
+/** How a view is shown: in its card, over the whole window, or in a corner of it (picture-in-picture). */
+export type DisplayMode = "inline" | "fullscreen" | "pip";
+
+const DISPLAY_MODES: readonly DisplayMode[] = ["inline", "fullscreen", "pip"];
 
 /** Context a view gives the model, sent with the user's next message. */
 export interface ViewContext {
@@ -96,7 +98,7 @@ export function hostContext(tool: ToolInfo, locale: string): Json {
     toolInfo: { tool: { name: tool.name, title: tool.title ?? undefined, description: tool.description, inputSchema: tool.input_schema } },
     theme: currentTheme(),
     displayMode: "inline",
-    availableDisplayModes: ["inline", "fullscreen"],
+    availableDisplayModes: DISPLAY_MODES,
     locale,
     timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
     platform: "desktop",
@@ -307,9 +309,10 @@ export class ViewBridge {
         downloadItems(contents); // refuses what is not a file before the user is asked
         return (await this.host.downloadFile(contents)) ? {} : { isError: true };
       }
-      case "ui/request-display-mode":
-        // Picture-in-picture is not offered: a view asking for it stays where it is.
-        return { mode: this.host.setDisplayMode(params.mode === "fullscreen" ? "fullscreen" : "inline") };
+      case "ui/request-display-mode": {
+        const mode = DISPLAY_MODES.find((m) => m === params.mode) ?? "inline";
+        return { mode: this.host.setDisplayMode(mode) };
+      }
       default:
         throw new RpcError(METHOD_NOT_FOUND, `Patchbay does not answer ${method}`);
     }

@@ -226,6 +226,28 @@ describe("AppView", { timeout: 20_000 }, () => {
     delete document.documentElement.dataset.theme;
   });
 
+  it("moves to the window's corner when the view asks, and back into its card", async () => {
+    const { frame, posted, fromView } = await renderView();
+    await fromView({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
+    expect(posted[0]).toMatchObject({ result: { hostContext: { availableDisplayModes: ["inline", "fullscreen", "pip"] } } });
+    await fromView({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    await fromView({ jsonrpc: "2.0", id: 2, method: "ui/request-display-mode", params: { mode: "pip" } });
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 2, result: { mode: "pip" } }));
+    const box = frame.parentElement!;
+    expect(box.dataset.mode).toBe("pip");
+    expect(box.classList.contains("pip")).toBe(true);
+    // The same page, not loaded again; the card says where it went.
+    expect(screen.getByTestId("app-view-frame")).toBe(frame);
+    expect(screen.getByTestId("app-view-in-corner").textContent).toBe("The view is in the window's corner.");
+    // Esc is for full screen only.
+    fireEvent.keyDown(window, { key: "Escape" });
+    expect(box.dataset.mode).toBe("pip");
+    fireEvent.click(screen.getByTestId("app-view-exit"));
+    await waitFor(() => expect(box.dataset.mode).toBe("inline"));
+    expect(screen.queryByTestId("app-view-in-corner")).toBeNull();
+    expect(posted).toContainEqual({ jsonrpc: "2.0", method: "ui/notifications/host-context-changed", params: { displayMode: "inline" } });
+  });
+
   it("says why a view could not be shown", async () => {
     invoke.mockImplementation(() => Promise.reject(new Error('MCP server "counter": the view ui://counter/view.html cannot be shown: it is not of type text/html;profile=mcp-app')));
     renderIn(

@@ -236,14 +236,19 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   return (
     <div className="app-view" data-testid="app-view">
       {page && (
-        <div
-          className={`app-view-box${page.prefers_border === false ? "" : " bordered"}${mode === "fullscreen" ? " fullscreen" : ""}`}
-          data-mode={mode}
-        >
+        <div className={`app-view-box${page.prefers_border === false ? "" : " bordered"}${mode === "inline" ? "" : ` ${mode}`}`} data-mode={mode}>
           {mode === "fullscreen" && (
             <button type="button" className="app-view-exit" data-testid="app-view-exit" onClick={() => setMode("inline")}>
               {t("view.exitFullscreen")}
             </button>
+          )}
+          {mode === "pip" && (
+            <div className="app-view-pip-bar">
+              <span className="muted small">{tool.title ?? tool.name}</span>
+              <button type="button" className="link" data-testid="app-view-exit" onClick={() => setMode("inline")}>
+                {t("view.backInline")}
+              </button>
+            </div>
           )}
           <iframe
             ref={frame}
@@ -252,11 +257,12 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
             sandbox="allow-scripts"
             allow={page.clipboard_write ? "clipboard-write" : ""}
             referrerPolicy="no-referrer"
-            style={mode === "fullscreen" ? undefined : { height }}
+            style={mode === "inline" ? { height } : undefined}
             data-testid="app-view-frame"
           />
         </div>
       )}
+      {mode === "pip" && <p className="muted small" data-testid="app-view-in-corner">{t("view.inCorner")}</p>}
       {asked && (
         <div className="approval-card" role="group" data-testid="app-view-ask">
           <p>{t("view.ask", { server, tool: asked.tool })}</p>

@@ -152,7 +152,8 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
               key={row.key}
               data-index={row.index}
               ref={virtualizer.measureElement}
-              style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${row.start}px)` }}
+              // --row-start places a row by its offset when a view in it cannot have a transform above it.
+              style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${row.start}px)`, ["--row-start" as string]: `${row.start}px` }}
             >
               <MessageView message={m} streaming={m.id === streamingId} actions={actions} />
             </div>
