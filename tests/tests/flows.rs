@@ -861,6 +861,25 @@ mcp.run()
     Ok(())
 }
 
+/// The view's `button` asks for display `mode`; the window shows it so (`placed`, a test of
+/// the frame's rect `r`), then puts it back in its card.
+fn show_view_as(app: &App, s: &Session, button: &str, mode: &str, placed: &str) -> Result<()> {
+    enter_view(s)?;
+    s.click(&s.find(button)?)?;
+    s.wait_for_text("#mode", WAIT, |t| t == mode)?;
+    s.leave_frame()?;
+    s.wait_for("[data-testid=app-view-exit]", WAIT)?;
+    let script = format!(
+        "const r = document.querySelector('[data-testid=app-view-frame]').getBoundingClientRect(); return {placed}"
+    );
+    ensure!(s.execute(&script, json!([]))? == json!(true), "the view is not shown {mode}");
+    app.screenshot(&format!("view-{mode}"))?;
+    s.click(&s.find("[data-testid=app-view-exit]")?)?;
+    enter_view(s)?;
+    s.wait_for_text("#mode", WAIT, |t| t == "inline")?;
+    s.leave_frame()
+}
+
 /// `reply` with its frames a second apart.
 fn slowly(reply: Reply) -> Reply {
     match reply {
@@ -1017,37 +1036,12 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.wait_for_text("[data-testid=message-list]", WAIT, |t| t.contains("It shows 52."))?;
         ensure!(s.count("[data-testid=view-context]")? == 0, "the context stayed for the message after");
 
-        // Full screen when the view asks, until Esc.
+        // Full screen, or the window's corner, when the view asks, until put back.
+        show_view_as(&app, s, "#full", "fullscreen", "r.width > innerWidth * 0.9 && r.height > innerHeight * 0.8")?;
+        let cornered =
+            "r.right > innerWidth - 40 && r.bottom < innerHeight - 100 && r.width < innerWidth / 2 && r.height > 100";
+        show_view_as(&app, s, "#corner", "pip", cornered)?;
         enter_view(s)?;
-        s.click(&s.find("#full")?)?;
-        s.wait_for_text("#mode", WAIT, |t| t == "fullscreen")?;
-        s.leave_frame()?;
-        s.wait_for("[data-testid=app-view-exit]", WAIT)?;
-        let covered = s.execute(
-            "const r = document.querySelector('[data-testid=app-view-frame]').getBoundingClientRect(); \
-             return r.width > innerWidth * 0.9 && r.height > innerHeight * 0.8",
-            json!([]),
-        )?;
-        ensure!(covered == json!(true), "the full-screen view does not cover the window");
-        app.screenshot("view-fullscreen")?;
-        s.click(&s.find("[data-testid=app-view-exit]")?)?;
-        enter_view(s)?;
-        s.wait_for_text("#mode", WAIT, |t| t == "inline")?;
-        // In the window's corner, over the conversation, until put back.
-        s.click(&s.find("#corner")?)?;
-        s.wait_for_text("#mode", WAIT, |t| t == "pip")?;
-        s.leave_frame()?;
-        s.wait_for("[data-testid=app-view-in-corner]", WAIT)?;
-        let cornered = s.execute(
-            "const r = document.querySelector('[data-testid=app-view-frame]').getBoundingClientRect(); \
-             return r.right > innerWidth - 40 && r.bottom < innerHeight - 100 && r.width < innerWidth / 2 && r.height > 100",
-            json!([]),
-        )?;
-        ensure!(cornered == json!(true), "the view is not in the window's corner");
-        app.screenshot("view-pip")?;
-        s.click(&s.find("[data-testid=app-view-exit]")?)?;
-        enter_view(s)?;
-        s.wait_for_text("#mode", WAIT, |t| t == "inline")?;
         // The view lists its server's resources, and asks the model once the user has reviewed it.
         s.wait_for_text("#resources", WAIT, |t| t == "ui://counter/report.csv ui://counter/view.html")?;
         s.click(&s.find("#ask")?)?;

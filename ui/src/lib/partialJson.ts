@@ -12,47 +12,46 @@ const MAX_CUTS = 8;
 /** A bracket closes what it did not open: no prefix of the text is JSON. */
 const BROKEN = Symbol("broken");
 
-/** The closers `text` needs; null when it ends where it cannot be closed (after a `\`). */
-function closers(text: string): string | null | typeof BROKEN {
-  const open: string[] = [];
-  let inString = false;
-  let escaped = false;
-  for (const c of text) {
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (c === "\\") escaped = true;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === "{") open.push("}");
-    else if (c === "[") open.push("]");
-    else if (c === "}" || c === "]") {
-      if (open.pop() !== c) return BROKEN;
-    }
-  }
-  if (inString && escaped) return null;
-  return (inString ? '"' : "") + open.reverse().join("");
+/** What one pass over the text finds outside its strings. */
+interface Scan {
+  /** The closers the text needs, innermost first; BROKEN when a bracket does not match. */
+  open: string[] | typeof BROKEN;
+  inString: boolean;
+  /** It ends in a string's `\`, whose escape is not written yet. */
+  escaping: boolean;
+  /** Where it may be cut: after each `{` and `[`, and before each `,`. */
+  cuts: number[];
 }
 
-/** Where the text may be cut: after each `{` and `[`, and before each `,`, outside strings. */
-function cuts(text: string): number[] {
-  const at: number[] = [];
+function scan(text: string): Scan {
+  const open: string[] = [];
+  const cuts: number[] = [];
   let inString = false;
-  let escaped = false;
+  let escaping = false;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (inString) {
-      if (escaped) escaped = false;
-      else if (c === "\\") escaped = true;
+      if (escaping) escaping = false;
+      else if (c === "\\") escaping = true;
       else if (c === '"') inString = false;
       continue;
     }
     if (c === '"') inString = true;
-    else if (c === "{" || c === "[") at.push(i + 1);
-    else if (c === ",") at.push(i);
+    else if (c === "{" || c === "[") {
+      open.push(c === "{" ? "}" : "]");
+      cuts.push(i + 1);
+    } else if (c === ",") cuts.push(i);
+    else if ((c === "}" || c === "]") && open.pop() !== c) return { open: BROKEN, inString, escaping, cuts };
   }
-  return at;
+  return { open, inString, escaping, cuts };
+}
+
+/** The closers `text` needs; null when it ends where it cannot be closed (after a `\`). */
+function closers(text: string): string | null | typeof BROKEN {
+  const { open, inString, escaping } = scan(text);
+  if (open === BROKEN) return BROKEN;
+  if (inString && escaping) return null;
+  return (inString ? '"' : "") + [...open].reverse().join("");
 }
 
 function parse(text: string): Json | null {
@@ -72,7 +71,7 @@ export function partialObject(text: string): Json | null {
   if (closers(trimmed) === BROKEN) return null;
   const whole = parse(trimmed);
   if (whole) return whole;
-  const points = cuts(trimmed).reverse().slice(0, MAX_CUTS);
+  const points = scan(trimmed).cuts.reverse().slice(0, MAX_CUTS);
   for (const at of points) {
     const cut = parse(trimmed.slice(0, at));
     if (cut) return cut;

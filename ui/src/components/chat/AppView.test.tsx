@@ -50,7 +50,14 @@ async function renderView(sendMessage = vi.fn(() => Promise.resolve()), setConte
       </ViewChat.Provider>
     </ToolCatalogue.Provider>,
   );
+  return { ...(await talkToView()), sendMessage, setContext };
+}
+
+/** The view's frame once shown, what the window posts to it, and a way to post as the view. */
+async function talkToView() {
   const frame = (await screen.findByTestId("app-view-frame")) as HTMLIFrameElement;
+  // The frame can be found before the effect that listens to it has run: let React flush it.
+  await act(() => Promise.resolve());
   const posted: Record<string, unknown>[] = [];
   vi.spyOn(frame.contentWindow!, "postMessage").mockImplementation((m: unknown) => void posted.push(m as Record<string, unknown>));
   const fromView = (data: unknown) =>
@@ -58,7 +65,7 @@ async function renderView(sendMessage = vi.fn(() => Promise.resolve()), setConte
       window.dispatchEvent(new MessageEvent("message", { data, source: frame.contentWindow }));
       await Promise.resolve();
     });
-  return { frame, posted, fromView, sendMessage, setContext };
+  return { frame, posted, fromView };
 }
 
 describe("AppView", { timeout: 20_000 }, () => {
@@ -70,14 +77,7 @@ describe("AppView", { timeout: 20_000 }, () => {
       </ToolCatalogue.Provider>
     );
     const { rerender } = renderIn(card({ status: "writing", arguments: null, arguments_text: '{"start": 4, "la' }));
-    const frame = (await screen.findByTestId("app-view-frame")) as HTMLIFrameElement;
-    const posted: Record<string, unknown>[] = [];
-    vi.spyOn(frame.contentWindow!, "postMessage").mockImplementation((m: unknown) => void posted.push(m as Record<string, unknown>));
-    const fromView = (data: unknown) =>
-      act(async () => {
-        window.dispatchEvent(new MessageEvent("message", { data, source: frame.contentWindow }));
-        await Promise.resolve();
-      });
+    const { frame, posted, fromView } = await talkToView();
     await fromView({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
     await fromView({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
     const partials = () => posted.filter((m) => m.method === "ui/notifications/tool-input-partial").map((m) => m.params);

@@ -9,7 +9,7 @@ import { useCallback, useEffect, useState } from "react";
 import { copyText } from "../../lib/clipboard";
 import { isMessageKey, useI18n, type MessageKey } from "../../lib/i18n";
 import { ResourceReader } from "../../lib/resources";
-import { ViewCommands } from "../../lib/mcpApps";
+import { ViewCommands, type ViewIpc } from "../../lib/mcpApps";
 import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
 import {
   toIpcError,
@@ -48,39 +48,32 @@ import { useAborts } from "../../lib/aborts";
 import { McpIcons } from "../common/McpIcons";
 import { ToolHints } from "../common/ToolHints";
 
-export type ServersIpc = Pick<
-  Ipc,
-  | "openAppView"
-  | "callToolForView"
-  | "readResourceForView"
-  | "listResourcesForView"
-  | "openLink"
-  | "saveFiles"
-  | "showInFolder"
-  | "sampleForView"
-  | "listServers"
-  | "serverPresets"
-  | "registrySearch"
-  | "registryBundle"
-  | "registryFill"
-  | "saveServer"
-  | "deleteServer"
-  | "setServerEnabled"
-  | "restartServer"
-  | "authorizeServer"
-  | "serverLogs"
-  | "setServerLogLevel"
-  | "exportServer"
-  | "serverDoctor"
-  | "listTools"
-  | "setToolEnabled"
-  | "setToolApproval"
-  | "callTool"
-  | "onServerStatus"
-  | "onServerLog"
-  | "pickBundle"
-  | "bundlePreview"
-> &
+export type ServersIpc = ViewIpc &
+  Pick<
+    Ipc,
+    | "listServers"
+    | "serverPresets"
+    | "registrySearch"
+    | "registryBundle"
+    | "registryFill"
+    | "saveServer"
+    | "deleteServer"
+    | "setServerEnabled"
+    | "restartServer"
+    | "authorizeServer"
+    | "serverLogs"
+    | "setServerLogLevel"
+    | "exportServer"
+    | "serverDoctor"
+    | "listTools"
+    | "setToolEnabled"
+    | "setToolApproval"
+    | "callTool"
+    | "onServerStatus"
+    | "onServerLog"
+    | "pickBundle"
+    | "bundlePreview"
+  > &
   BundleIpc &
   ContentIpc;
 
