@@ -83,8 +83,14 @@ pub fn registry_fill(
 
 /// Downloads the bundle of an MCP Registry entry; its path, for `bundle_preview`.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn registry_bundle(state: State<'_, AppState>, source: BundleSource) -> Result<String, IpcError> {
-    let path = state.app()?.registry_bundle(&source, &CancellationToken::new()).await?;
+pub async fn registry_bundle(
+    state: State<'_, AppState>,
+    requests: State<'_, Requests>,
+    source: BundleSource,
+    request: Option<String>,
+) -> Result<String, IpcError> {
+    let request = requests.begin(request);
+    let path = state.app()?.registry_bundle(&source, &request.token()).await?;
     Ok(path.display().to_string())
 }
 

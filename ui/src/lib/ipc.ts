@@ -985,7 +985,7 @@ export const ipc = {
   serverPresets: () => call<ServerPreset[]>("server_presets"),
   registrySearch: (query: string, cursor: string | null) => call<RegistryPage>("registry_search", { query, cursor }),
   /** Downloads a registry entry's bundle, checking its SHA-256; its path, for `bundlePreview`. */
-  registryBundle: (source: BundleSource) => call<string>("registry_bundle", { source }),
+  registryBundle: (source: BundleSource, signal?: AbortSignal) => cancellable<string>("registry_bundle", { source }, signal),
   /** Fills in a registry entry's placeholders (by setting name); refused with the setting named when one is missing or wrong. */
   registryFill: (entry: RegistryEntry, values: Record<string, string>) => call<RegistryFill>("registry_fill", { entry, values }),
   pickBundle: () => call<string | null>("pick_bundle"),

@@ -707,14 +707,29 @@ describe("ServersSettings", () => {
     fireEvent.click(screen.getByRole("button", { name: "Search" }));
     fireEvent.click(await screen.findByRole("button", { name: "Install" }));
     expect((await screen.findByTestId("bundle-downloading")).textContent).toBe(
-      "Downloading https://example.com/notes.mcpb and checking its SHA-256…",
+      "Downloading https://example.com/notes.mcpb and checking its SHA-256…Cancel",
     );
     act(() => finish("/data/downloads/ab12.mcpb"));
     await waitFor(() => expect(f.ipc.bundlePreview).toHaveBeenCalledWith("/data/downloads/ab12.mcpb", "en-US"));
     expect(screen.queryByTestId("bundle-downloading")).toBeNull();
-    expect(f.ipc.registryBundle).toHaveBeenCalledWith(notesBundle);
+    expect(f.ipc.registryBundle).toHaveBeenCalledWith(notesBundle, expect.any(AbortSignal));
     expect(await screen.findByTestId("bundle-install")).toBeTruthy();
     expect(screen.queryByTestId("server-editor")).toBeNull();
+  });
+
+  it("calls a bundle's download off on Cancel, with nothing to report", async () => {
+    const f = fake([]);
+    f.ipc.registryBundle = vi.fn(untilCancelled);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Browse the MCP Registry…" }));
+    fireEvent.change(screen.getByLabelText("Server name contains…"), { target: { value: "notes" } });
+    fireEvent.click(screen.getByRole("button", { name: "Search" }));
+    fireEvent.click(await screen.findByRole("button", { name: "Install" }));
+    fireEvent.click(await screen.findByTestId("bundle-download-cancel"));
+    expect(signalOf(f.ipc.registryBundle as never).aborted).toBe(true);
+    await waitFor(() => expect(screen.queryByTestId("bundle-downloading")).toBeNull());
+    expect(screen.queryByRole("alert")).toBeNull();
+    expect(f.ipc.bundlePreview).not.toHaveBeenCalled();
   });
 
   it("adds an HTTP server with url and headers", async () => {

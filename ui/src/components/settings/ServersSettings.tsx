@@ -521,6 +521,8 @@ export function ServersSettings({
   const [setupError, setSetupError] = useState<IpcError | null>(null);
   const [pendingSecrets, setPendingSecrets] = useState<Record<string, string>>({});
   const [downloading, setDownloading] = useState<string | null>(null);
+  // A bundle still downloading when the page goes is called off with it.
+  const downloads = useAborts({ onUnmount: true });
   const [presets, setPresets] = useState<ServerPreset[]>([]);
   const [bundle, setBundle] = useState<{ path: string; info: BundleInfo } | null>(null);
   const [installed, setInstalled] = useState<string | null>(null);
@@ -560,8 +562,11 @@ export function ServersSettings({
     <div className="servers-settings" data-testid="servers-settings">
       {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
       {downloading && (
-        <p className="muted" role="status" data-testid="bundle-downloading">
-          {t("registry.downloading", { url: downloading })}
+        <p className="muted row" role="status" data-testid="bundle-downloading">
+          <span>{t("registry.downloading", { url: downloading })}</span>
+          <button type="button" className="link" data-testid="bundle-download-cancel" onClick={() => downloads.cancel("bundle")}>
+            {t("common.cancel")}
+          </button>
         </p>
       )}
       {installed && (
@@ -680,14 +685,16 @@ export function ServersSettings({
             if (entry.bundle) {
               const url = entry.bundle.url;
               setDownloading(url);
-              ipc.registryBundle(entry.bundle).then(
+              const signal = downloads.start("bundle");
+              ipc.registryBundle(entry.bundle, signal).then(
                 (path) => {
                   setDownloading(null);
                   preview(path);
                 },
                 (e: unknown) => {
                   setDownloading(null);
-                  setError(toIpcError(e));
+                  const error = toIpcError(e);
+                  if (error.kind !== "cancelled") setError(error);
                 },
               );
               return;
