@@ -18,7 +18,6 @@ use patchbay_core::mcp::oauth::AuthorizationUi;
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
-use tokio_util::sync::CancellationToken;
 
 use super::blocking;
 use super::knowledge::pick_folder;
@@ -65,10 +64,13 @@ pub fn server_presets(state: State<'_, AppState>) -> Result<Vec<ServerPreset>, I
 #[tauri::command(rename_all = "snake_case")]
 pub async fn registry_search(
     state: State<'_, AppState>,
+    requests: State<'_, Requests>,
     query: String,
     cursor: Option<String>,
+    request: Option<String>,
 ) -> Result<RegistryPage, IpcError> {
-    Ok(state.app()?.registry_search(&query, cursor.as_deref(), &CancellationToken::new()).await?)
+    let request = requests.begin(request);
+    Ok(state.app()?.registry_search(&query, cursor.as_deref(), &request.token()).await?)
 }
 
 /// A registry entry with its placeholders filled in, for the server editor.
@@ -365,11 +367,14 @@ pub fn list_prompts(state: State<'_, AppState>) -> Result<Vec<PromptInfo>, IpcEr
 #[tauri::command(rename_all = "snake_case")]
 pub async fn get_prompt(
     state: State<'_, AppState>,
+    requests: State<'_, Requests>,
     server: String,
     name: String,
     arguments: serde_json::Map<String, serde_json::Value>,
+    request: Option<String>,
 ) -> Result<String, IpcError> {
-    Ok(state.app()?.get_prompt(&server, &name, arguments, CancellationToken::new()).await?)
+    let request = requests.begin(request);
+    Ok(state.app()?.get_prompt(&server, &name, arguments, request.token()).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -380,20 +385,26 @@ pub fn list_resources(state: State<'_, AppState>) -> Result<Vec<ResourceInfo>, I
 #[tauri::command(rename_all = "snake_case")]
 pub async fn read_resource(
     state: State<'_, AppState>,
+    requests: State<'_, Requests>,
     server: String,
     uri: String,
+    request: Option<String>,
 ) -> Result<Vec<ResourcePreview>, IpcError> {
-    Ok(state.app()?.read_resource(&server, &uri, CancellationToken::new()).await?)
+    let request = requests.begin(request);
+    Ok(state.app()?.read_resource(&server, &uri, request.token()).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn watch_resource(
     state: State<'_, AppState>,
+    requests: State<'_, Requests>,
     server: String,
     uri: String,
     watch: bool,
+    request: Option<String>,
 ) -> Result<(), IpcError> {
-    Ok(state.app()?.watch_resource(&server, &uri, watch, CancellationToken::new()).await?)
+    let request = requests.begin(request);
+    Ok(state.app()?.watch_resource(&server, &uri, watch, request.token()).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -410,14 +421,19 @@ pub fn expand_resource_template(
     Ok(state.app()?.expand_resource_template(&uri_template, &values)?)
 }
 
+// A command's arguments are the IPC contract's keys, one each.
+#[allow(clippy::too_many_arguments)]
 #[tauri::command(rename_all = "snake_case")]
 pub async fn complete_argument(
     state: State<'_, AppState>,
+    requests: State<'_, Requests>,
     server: String,
     target: CompletionTarget,
     argument: String,
     value: String,
     context: BTreeMap<String, String>,
+    request: Option<String>,
 ) -> Result<CompletionView, IpcError> {
-    Ok(state.app()?.complete(&server, target, &argument, &value, context, CancellationToken::new()).await?)
+    let request = requests.begin(request);
+    Ok(state.app()?.complete(&server, target, &argument, &value, context, request.token()).await?)
 }

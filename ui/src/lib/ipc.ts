@@ -958,17 +958,24 @@ export const ipc = {
     call<void>("respond_approval", { call_id: callId, decision }),
   getTrace: (callId: string) => call<TraceRecord>("get_trace", { call_id: callId }),
   listPrompts: () => call<PromptInfo[]>("list_prompts"),
-  getPrompt: (server: string, name: string, args: Record<string, string>) =>
-    call<string>("get_prompt", { server, name, arguments: args }),
+  getPrompt: (server: string, name: string, args: Record<string, string>, signal?: AbortSignal) =>
+    cancellable<string>("get_prompt", { server, name, arguments: args }, signal),
   listResources: () => call<ResourceInfo[]>("list_resources"),
   listResourceTemplates: () => call<ResourceTemplateInfo[]>("list_resource_templates"),
-  readResource: (server: string, uri: string) => call<ResourcePreview[]>("read_resource", { server, uri }),
+  readResource: (server: string, uri: string, signal?: AbortSignal) =>
+    cancellable<ResourcePreview[]>("read_resource", { server, uri }, signal),
   /** Watches a resource (its changes arrive through `onResourceUpdated`) or stops watching it. */
   watchResource: (server: string, uri: string, watch: boolean) => call<void>("watch_resource", { server, uri, watch }),
   expandResourceTemplate: (uriTemplate: string, values: Record<string, string>) =>
     call<string>("expand_resource_template", { uri_template: uriTemplate, values }),
-  completeArgument: (server: string, target: CompletionTarget, argument: string, value: string, context: Record<string, string>) =>
-    call<CompletionView>("complete_argument", { server, target, argument, value, context }),
+  completeArgument: (
+    server: string,
+    target: CompletionTarget,
+    argument: string,
+    value: string,
+    context: Record<string, string>,
+    signal?: AbortSignal,
+  ) => cancellable<CompletionView>("complete_argument", { server, target, argument, value, context }, signal),
   respondServerRequest: (id: string, response: ServerRequestResponse) =>
     call<void>("respond_server_request", { id, response }),
 
@@ -983,7 +990,8 @@ export const ipc = {
   // servers
   listServers: () => call<ServerView[]>("list_servers"),
   serverPresets: () => call<ServerPreset[]>("server_presets"),
-  registrySearch: (query: string, cursor: string | null) => call<RegistryPage>("registry_search", { query, cursor }),
+  registrySearch: (query: string, cursor: string | null, signal?: AbortSignal) =>
+    cancellable<RegistryPage>("registry_search", { query, cursor }, signal),
   /** Downloads a registry entry's bundle, checking its SHA-256; its path, for `bundlePreview`. */
   registryBundle: (source: BundleSource, signal?: AbortSignal) => cancellable<string>("registry_bundle", { source }, signal),
   /** Fills in a registry entry's placeholders (by setting name); refused with the setting named when one is missing or wrong. */

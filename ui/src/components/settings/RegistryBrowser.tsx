@@ -6,6 +6,7 @@
 import { useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import { toIpcError, type Ipc, type IpcError, type RegistryEntry } from "../../lib/ipc";
+import { useAborts } from "../../lib/aborts";
 import { ErrorBanner } from "../ErrorBanner";
 import { Dialog } from "../common/Dialog";
 
@@ -25,10 +26,13 @@ export function RegistryBrowser({
   const [found, setFound] = useState<{ query: string; entries: RegistryEntry[]; next: string | null } | null>(null);
   const [error, setError] = useState<IpcError | null>(null);
   const [busy, setBusy] = useState(false);
+  // A new search calls off the one still running, and closing the browser calls off both.
+  const searches = useAborts({ onUnmount: true });
   const search = (q: string, cursor: string | null) => {
     setBusy(true);
     setError(null);
-    ipc.registrySearch(q, cursor).then(
+    const signal = searches.start("search");
+    ipc.registrySearch(q, cursor, signal).then(
       (page) => {
         setFound((before) => ({
           query: q,
@@ -38,6 +42,7 @@ export function RegistryBrowser({
         setBusy(false);
       },
       (e: unknown) => {
+        if (signal.aborted) return;
         setError(toIpcError(e));
         setBusy(false);
       },
@@ -59,10 +64,26 @@ export function RegistryBrowser({
           value={query}
           onChange={(e) => setQuery(e.target.value)}
         />
-        <button type="submit" className="primary" disabled={busy}>
+        <button type="submit" className="primary">
           {t("registry.search")}
         </button>
       </form>
+      {busy && (
+        <p className="muted row" role="status" data-testid="registry-searching">
+          <span>{t("registry.searching")}</span>
+          <button
+            type="button"
+            className="link"
+            data-testid="registry-search-cancel"
+            onClick={() => {
+              searches.cancel("search");
+              setBusy(false);
+            }}
+          >
+            {t("common.cancel")}
+          </button>
+        </p>
+      )}
       {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
       {found && found.entries.length === 0 && (
         <p className="muted" data-testid="registry-none">

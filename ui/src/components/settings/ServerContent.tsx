@@ -17,6 +17,7 @@ import {
   type ResourcePreview,
   type ResourceTemplateInfo,
 } from "../../lib/ipc";
+import { useAborts } from "../../lib/aborts";
 import { ErrorBanner } from "../ErrorBanner";
 import { SchemaForm, argumentsSchema, type Suggest } from "../common/SchemaForm";
 import { useLoad } from "./useLoad";
@@ -80,13 +81,19 @@ export function ServerContent({ ipc, server }: { ipc: ContentIpc; server: string
   // What was tried last (its key), and how it went.
   const [outcome, setOutcome] = useState<{ key: string; outcome: Outcome } | null>(null);
   const [busy, setBusy] = useState(false);
+  // Only the latest try's answer is shown (an earlier one is called off, see `tries`).
+  const latest = useRef(0);
   const run = (key: string, what: Promise<Outcome>) => {
+    const mine = ++latest.current;
     setBusy(true);
     setOutcome(null);
     void what
       .catch((e: unknown): Outcome => ({ kind: "error", error: toIpcError(e) }))
-      .then((o) => setOutcome({ key, outcome: o }))
-      .finally(() => setBusy(false));
+      .then((o) => {
+        if (mine !== latest.current) return;
+        setOutcome({ key, outcome: o });
+        setBusy(false);
+      });
   };
   const shown = (key: string) => outcome?.key === key && <OutcomeView outcome={outcome.outcome} server={server} />;
   // When each watched resource last changed; the one shown is read again.
@@ -113,11 +120,14 @@ export function ServerContent({ ipc, server }: { ipc: ContentIpc; server: string
     ipc.watchResource(server, uri, on).then(reload, (e: unknown) =>
       setOutcome({ key: `resource:${uri}`, outcome: { kind: "error", error: toIpcError(e) } }),
     );
-  const read = (uri: string) => ipc.readResource(server, uri).then((parts): Outcome => ({ kind: "resource", parts }));
+  // What is tried runs until it answers, the next try, or the page goes; the same for suggestions.
+  const tries = useAborts({ onUnmount: true });
+  const read = (uri: string) =>
+    ipc.readResource(server, uri, tries.start("try")).then((parts): Outcome => ({ kind: "resource", parts }));
   const suggest =
     (target: CompletionTarget): Suggest =>
     (field, value, values) =>
-      ipc.completeArgument(server, target, field, value, values).then((c) => c.values);
+      ipc.completeArgument(server, target, field, value, values, tries.start("suggest")).then((c) => c.values);
   const toggle = (key: string) => {
     setOutcome(null);
     setOpen(open === key ? null : key);
@@ -148,7 +158,7 @@ export function ServerContent({ ipc, server }: { ipc: ContentIpc; server: string
                 onSubmit={(v) =>
                   run(
                     `prompt:${p.name}`,
-                    ipc.getPrompt(server, p.name, v as Record<string, string>).then((text): Outcome => ({ kind: "prompt", text })),
+                    ipc.getPrompt(server, p.name, v as Record<string, string>, tries.start("try")).then((text): Outcome => ({ kind: "prompt", text })),
                   )
                 }
               />

@@ -439,7 +439,7 @@ describe("ServersSettings", () => {
     fireEvent.click(within(prompts[0]!).getByRole("button", { name: "Try…" }));
     fireEvent.change(screen.getByLabelText("File *"), { target: { value: "/tmp" } });
     fireEvent.click(within(await screen.findByRole("listbox", { name: "Suggestions for File" })).getByRole("button", { name: "/tmp/b" }));
-    expect(f.ipc.completeArgument).toHaveBeenLastCalledWith("files", { type: "prompt", name: "summarize" }, "path", "/tmp", { path: "/tmp" });
+    expect(f.ipc.completeArgument).toHaveBeenLastCalledWith("files", { type: "prompt", name: "summarize" }, "path", "/tmp", { path: "/tmp" }, expect.any(AbortSignal));
     fireEvent.click(screen.getByRole("button", { name: "Get prompt" }));
     expect((await screen.findByTestId("prompt-preview")).textContent).toBe("Please summarise /tmp/b");
 
@@ -456,7 +456,7 @@ describe("ServersSettings", () => {
     fireEvent.change(within(template).getByLabelText("name *"), { target: { value: "missing" } });
     fireEvent.click(within(template).getByRole("button", { name: "Read" }));
     expect((await screen.findByRole("alert")).textContent).toContain('MCP server "files" returned error -32002: not found');
-    expect(f.ipc.readResource).toHaveBeenLastCalledWith("files", "file:///missing");
+    expect(f.ipc.readResource).toHaveBeenLastCalledWith("files", "file:///missing", expect.any(AbortSignal));
   });
 
   it("watches a resource: its changes are marked and the one shown is read again", async () => {
@@ -622,6 +622,31 @@ describe("ServersSettings", () => {
     expect(secrets).toEqual({ "mcp/gh/header/Authorization": "Bearer ghp-test" });
   });
 
+  it("calls off a registry search still running when another one starts, or on Cancel", async () => {
+    const f = fake([]);
+    const first = vi.fn(untilCancelled);
+    f.ipc.registrySearch = first;
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Browse the MCP Registry…" }));
+    const query = screen.getByLabelText("Server name contains…");
+    fireEvent.change(query, { target: { value: "slow" } });
+    fireEvent.click(screen.getByRole("button", { name: "Search" }));
+    const slow = signalOf(first as never);
+    f.ipc.registrySearch = vi.fn(() => Promise.resolve({ entries: [], next_cursor: null }));
+    fireEvent.change(query, { target: { value: "nothing" } });
+    fireEvent.click(screen.getByRole("button", { name: "Search" }));
+    expect(slow.aborted).toBe(true);
+    expect((await screen.findByTestId("registry-none")).textContent).toBe("No server in the registry matches “nothing”.");
+    expect(screen.queryByRole("alert")).toBeNull();
+    // And one the user calls off.
+    f.ipc.registrySearch = vi.fn(untilCancelled);
+    fireEvent.click(screen.getByRole("button", { name: "Search" }));
+    fireEvent.click(await screen.findByTestId("registry-search-cancel"));
+    expect(signalOf(f.ipc.registrySearch as never).aborted).toBe(true);
+    expect(screen.queryByTestId("registry-searching")).toBeNull();
+    expect(screen.queryByRole("alert")).toBeNull();
+  });
+
   it("searches the MCP Registry, pages on, and adds a server from an entry with its key typed into the keyring", async () => {
     const f = fake([]);
     renderIn(<ServersSettings ipc={f.ipc} />);
@@ -635,7 +660,7 @@ describe("ServersSettings", () => {
     await waitFor(() => expect(screen.getAllByTestId("registry-entry")).toHaveLength(1));
     fireEvent.click(screen.getByRole("button", { name: "More results" }));
     await waitFor(() => expect(screen.getAllByTestId("registry-entry")).toHaveLength(2));
-    expect(f.ipc.registrySearch).toHaveBeenLastCalledWith("weather", "page-2");
+    expect(f.ipc.registrySearch).toHaveBeenLastCalledWith("weather", "page-2", expect.any(AbortSignal));
     expect(screen.queryByRole("button", { name: "More results" })).toBeNull();
     const pypi = screen.getAllByTestId("registry-entry")[1]!;
     expect(pypi.textContent).toContain("Weather (pypi)");
