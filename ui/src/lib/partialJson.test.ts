@@ -15,7 +15,11 @@ describe("partialObject", () => {
     expect(partialObject('{"city": "Oslo", "country":')).toEqual({ city: "Oslo" });
     expect(partialObject('{"city": "Oslo", "ok": tr')).toEqual({ city: "Oslo" });
     expect(partialObject('{"city": "Oslo",  ')).toEqual({ city: "Oslo" });
-    expect(partialObject('{"path": "C:\\')).toEqual({});
+    // An escape only begun is left out until it is whole; escaped backslashes are kept.
+    expect(partialObject('{"path": "C:\\')).toEqual({ path: "C:" });
+    expect(partialObject('{"city": "K\\u00')).toEqual({ city: "K" });
+    expect(partialObject('{"city": "K\\u00f8')).toEqual({ city: "Kø" });
+    expect(partialObject('{"path": "C:\\\\u')).toEqual({ path: "C:\\u" });
   });
 
   it("says nothing before there is an object, or when the text is not one", () => {

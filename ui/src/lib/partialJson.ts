@@ -65,9 +65,24 @@ function parse(text: string): Json | null {
   }
 }
 
+/**
+ * `text` without an escape a string it ends in has only begun (`\` or `\u00`), so
+ * the string can be closed with what came before it.
+ */
+function withoutOpenEscape(text: string): string {
+  const { inString } = scan(text);
+  if (!inString) return text;
+  const open = /\\(u[0-9a-fA-F]{0,3})?$/.exec(text);
+  if (!open) return text;
+  // An even run of backslashes before it is escaped backslashes, not an escape begun.
+  let run = 0;
+  for (let i = open.index; i >= 0 && text[i] === "\\"; i--) run++;
+  return run % 2 === 1 ? text.slice(0, open.index) : text;
+}
+
 /** The object `text` (a prefix of a JSON object) says so far; null before it says anything whole. */
 export function partialObject(text: string): Json | null {
-  const trimmed = text.trimEnd();
+  const trimmed = withoutOpenEscape(text.trimEnd());
   if (closers(trimmed) === BROKEN) return null;
   const whole = parse(trimmed);
   if (whole) return whole;
