@@ -178,8 +178,11 @@ describe("AppView", { timeout: 20_000 }, () => {
     fireEvent.click(screen.getByTestId("show-in-folder"));
     expect(invoke).toHaveBeenCalledWith("show_in_folder", { path: "/home/u/Downloads/notes.txt" });
 
-    // Not saved: the view hears so.
+    // Not saved: the view hears so; an offer replaced by a newer one is not saved either.
+    await fromView({ jsonrpc: "2.0", id: 90, method: "ui/download-file", params: { contents: [contents[0]] } });
+    await screen.findByTestId("app-view-save-cancel");
     await fromView({ jsonrpc: "2.0", id: 9, method: "ui/download-file", params: { contents: [contents[0]] } });
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 90, result: { isError: true } }));
     fireEvent.click(await screen.findByTestId("app-view-save-cancel"));
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 9, result: { isError: true } }));
     // A folder dialog the user cancelled saves nothing either.

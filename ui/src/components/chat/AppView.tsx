@@ -97,7 +97,15 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
         // the core refuses the others and says why.
         const runnable = info.view.for_app && info.enabled && info.approval !== "deny";
         const ask = runnable && info.approval === "ask";
-        if (ask && !(await new Promise<boolean>((answer) => setAsked({ tool: name, args, answer })))) {
+        // A new question answers the one still shown with no.
+        const allowed = () =>
+          new Promise<boolean>((answer) =>
+            setAsked((before) => {
+              before?.answer(false);
+              return { tool: name, args, answer };
+            }),
+          );
+        if (ask && !(await allowed())) {
           throw new Error(t("view.refused", { tool: name }));
         }
         return ipc.callToolForView(server, name, args, ask, gone.signal);
@@ -118,7 +126,13 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
       sample: (params) => ipc.sampleForView(server, params, gone.signal),
       downloadFile: async (contents) => {
         const items = downloadItems(contents);
-        const choice = await new Promise<SaveChoice>((answer) => setOffer({ items, answer }));
+        // A new offer answers the one still shown with "not saved".
+        const choice = await new Promise<SaveChoice>((answer) =>
+          setOffer((before) => {
+            before?.answer(null);
+            return { items, answer };
+          }),
+        );
         if (!choice) return false;
         setSaveError(null);
         try {
