@@ -1,19 +1,22 @@
-//! Commands the window can call off. Such a command takes an optional
-//! `request` id from the window; `cancel_request` cancels the token it runs
-//! under, and the core stops the work (a tool call sends
-//! `notifications/cancelled` to its server) and answers `cancelled`.
+//! Commands the window can call off. Such a command takes a [`Request`]
+//! argument: the optional `request` id the window sends, registered under a
+//! token for as long as the command runs. `cancel_request` cancels that token,
+//! and the core stops the work (a tool call sends `notifications/cancelled`
+//! to its server) and answers `cancelled`.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use tauri::ipc::{CommandArg, CommandItem, InvokeError};
+use tauri::{Manager, Runtime};
 use tokio_util::sync::CancellationToken;
 
 /// How many ids cancelled before their command began are remembered.
 const EARLY_CANCELS: usize = 64;
 
 /// The tokens of the cancellable commands that are running, by request id.
-#[derive(Default)]
-pub struct Requests(Mutex<Tokens>);
+#[derive(Clone, Default)]
+pub struct Requests(Arc<Mutex<Tokens>>);
 
 #[derive(Default)]
 struct Tokens {
@@ -24,15 +27,15 @@ struct Tokens {
 }
 
 /// One running command's token; its id is forgotten when this is dropped.
-pub struct Request<'a> {
-    requests: &'a Requests,
+pub struct Request {
+    requests: Requests,
     id: Option<String>,
     token: CancellationToken,
 }
 
 impl Requests {
     /// Registers a command under `id` (none: it cannot be cancelled).
-    pub fn begin(&self, id: Option<String>) -> Request<'_> {
+    pub fn begin(&self, id: Option<String>) -> Request {
         let token = CancellationToken::new();
         if let Some(id) = &id {
             let mut tokens = self.lock();
@@ -42,7 +45,7 @@ impl Requests {
             }
             tokens.running.insert(id.clone(), token.clone());
         }
-        Request { requests: self, id, token }
+        Request { requests: self.clone(), id, token }
     }
 
     /// Cancels the command running under `id`, or the one that begins under it next.
@@ -64,18 +67,29 @@ impl Requests {
     }
 }
 
-impl Request<'_> {
+impl Request {
     /// The token the command's work runs under.
     pub fn token(&self) -> CancellationToken {
         self.token.clone()
     }
 }
 
-impl Drop for Request<'_> {
+impl Drop for Request {
     fn drop(&mut self) {
         if let Some(id) = &self.id {
             self.requests.lock().running.remove(id);
         }
+    }
+}
+
+/// A command's `request` argument: the id the window sent (if any), begun in
+/// the app's [`Requests`].
+impl<'de, R: Runtime> CommandArg<'de, R> for Request {
+    fn from_command(command: CommandItem<'de, R>) -> Result<Self, InvokeError> {
+        let requests = command.message.webview_ref().try_state::<Requests>().map(|r| r.inner().clone());
+        let requests = requests.ok_or_else(|| InvokeError::from("the app keeps no cancellable requests"))?;
+        let id = Option::<String>::from_command(command)?;
+        Ok(requests.begin(id))
     }
 }
 

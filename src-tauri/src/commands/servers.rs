@@ -22,7 +22,7 @@ use tauri_plugin_opener::OpenerExt;
 use super::blocking;
 use super::knowledge::pick_folder;
 use crate::error::{IpcError, IpcErrorKind};
-use crate::requests::Requests;
+use crate::requests::Request;
 use crate::state::AppState;
 use crate::views::{AppViewInfo, ViewPages};
 
@@ -42,11 +42,9 @@ impl AuthorizationUi for Browser {
 pub async fn authorize_server(
     handle: AppHandle,
     state: State<'_, AppState>,
-    requests: State<'_, Requests>,
     name: String,
-    request: Option<String>,
+    request: Request,
 ) -> Result<(), IpcError> {
-    let request = requests.begin(request);
     Ok(state.app()?.authorize_server(&name, &Browser(handle), request.token()).await?)
 }
 
@@ -64,12 +62,10 @@ pub fn server_presets(state: State<'_, AppState>) -> Result<Vec<ServerPreset>, I
 #[tauri::command(rename_all = "snake_case")]
 pub async fn registry_search(
     state: State<'_, AppState>,
-    requests: State<'_, Requests>,
     query: String,
     cursor: Option<String>,
-    request: Option<String>,
+    request: Request,
 ) -> Result<RegistryPage, IpcError> {
-    let request = requests.begin(request);
     Ok(state.app()?.registry_search(&query, cursor.as_deref(), &request.token()).await?)
 }
 
@@ -87,11 +83,9 @@ pub fn registry_fill(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn registry_bundle(
     state: State<'_, AppState>,
-    requests: State<'_, Requests>,
     source: BundleSource,
-    request: Option<String>,
+    request: Request,
 ) -> Result<String, IpcError> {
-    let request = requests.begin(request);
     let path = state.app()?.registry_bundle(&source, &request.token()).await?;
     Ok(path.display().to_string())
 }
@@ -232,13 +226,11 @@ pub fn set_tool_approval(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn call_tool(
     state: State<'_, AppState>,
-    requests: State<'_, Requests>,
     server: String,
     tool: String,
     arguments: serde_json::Value,
-    request: Option<String>,
+    request: Request,
 ) -> Result<ToolResultView, IpcError> {
-    let request = requests.begin(request);
     Ok(state.app()?.call_tool(&server, &tool, arguments, request.token()).await?)
 }
 
@@ -247,12 +239,10 @@ pub async fn call_tool(
 pub async fn open_app_view(
     state: State<'_, AppState>,
     pages: State<'_, ViewPages>,
-    requests: State<'_, Requests>,
     server: String,
     uri: String,
-    request: Option<String>,
+    request: Request,
 ) -> Result<AppViewInfo, IpcError> {
-    let request = requests.begin(request);
     let page = state.app()?.app_page(&server, &uri, request.token()).await?;
     Ok(pages.keep(&server, page))
 }
@@ -261,14 +251,12 @@ pub async fn open_app_view(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn call_tool_for_view(
     state: State<'_, AppState>,
-    requests: State<'_, Requests>,
     server: String,
     tool: String,
     arguments: serde_json::Map<String, serde_json::Value>,
     approved: bool,
-    request: Option<String>,
+    request: Request,
 ) -> Result<serde_json::Value, IpcError> {
-    let request = requests.begin(request);
     Ok(state.app()?.call_tool_for_view(&server, &tool, arguments, approved, request.token()).await?)
 }
 
@@ -276,12 +264,10 @@ pub async fn call_tool_for_view(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn read_resource_for_view(
     state: State<'_, AppState>,
-    requests: State<'_, Requests>,
     server: String,
     uri: String,
-    request: Option<String>,
+    request: Request,
 ) -> Result<serde_json::Value, IpcError> {
-    let request = requests.begin(request);
     Ok(state.app()?.read_resource_for_view(&server, &uri, request.token()).await?)
 }
 
@@ -296,12 +282,10 @@ pub fn list_resources_for_view(state: State<'_, AppState>, server: String) -> Re
 #[tauri::command(rename_all = "snake_case")]
 pub async fn sample_for_view(
     state: State<'_, AppState>,
-    requests: State<'_, Requests>,
     server: String,
     params: serde_json::Value,
-    request: Option<String>,
+    request: Request,
 ) -> Result<serde_json::Value, IpcError> {
-    let request = requests.begin(request);
     Ok(state.app()?.sample_for_view(&server, params, request.token()).await?)
 }
 
@@ -312,13 +296,11 @@ pub async fn sample_for_view(
 pub async fn save_files(
     handle: AppHandle,
     state: State<'_, AppState>,
-    requests: State<'_, Requests>,
     server: Option<String>,
     contents: Vec<serde_json::Value>,
     choose: bool,
-    request: Option<String>,
+    request: Request,
 ) -> Result<Option<Vec<SavedFile>>, IpcError> {
-    let request = requests.begin(request);
     let dir = match choose {
         true => match pick_folder(handle).await? {
             Some(dir) => PathBuf::from(dir),
@@ -367,13 +349,11 @@ pub fn list_prompts(state: State<'_, AppState>) -> Result<Vec<PromptInfo>, IpcEr
 #[tauri::command(rename_all = "snake_case")]
 pub async fn get_prompt(
     state: State<'_, AppState>,
-    requests: State<'_, Requests>,
     server: String,
     name: String,
     arguments: serde_json::Map<String, serde_json::Value>,
-    request: Option<String>,
+    request: Request,
 ) -> Result<String, IpcError> {
-    let request = requests.begin(request);
     Ok(state.app()?.get_prompt(&server, &name, arguments, request.token()).await?)
 }
 
@@ -385,25 +365,21 @@ pub fn list_resources(state: State<'_, AppState>) -> Result<Vec<ResourceInfo>, I
 #[tauri::command(rename_all = "snake_case")]
 pub async fn read_resource(
     state: State<'_, AppState>,
-    requests: State<'_, Requests>,
     server: String,
     uri: String,
-    request: Option<String>,
+    request: Request,
 ) -> Result<Vec<ResourcePreview>, IpcError> {
-    let request = requests.begin(request);
     Ok(state.app()?.read_resource(&server, &uri, request.token()).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn watch_resource(
     state: State<'_, AppState>,
-    requests: State<'_, Requests>,
     server: String,
     uri: String,
     watch: bool,
-    request: Option<String>,
+    request: Request,
 ) -> Result<(), IpcError> {
-    let request = requests.begin(request);
     Ok(state.app()?.watch_resource(&server, &uri, watch, request.token()).await?)
 }
 
@@ -421,19 +397,15 @@ pub fn expand_resource_template(
     Ok(state.app()?.expand_resource_template(&uri_template, &values)?)
 }
 
-// A command's arguments are the IPC contract's keys, one each.
-#[allow(clippy::too_many_arguments)]
 #[tauri::command(rename_all = "snake_case")]
 pub async fn complete_argument(
     state: State<'_, AppState>,
-    requests: State<'_, Requests>,
     server: String,
     target: CompletionTarget,
     argument: String,
     value: String,
     context: BTreeMap<String, String>,
-    request: Option<String>,
+    request: Request,
 ) -> Result<CompletionView, IpcError> {
-    let request = requests.begin(request);
     Ok(state.app()?.complete(&server, target, &argument, &value, context, request.token()).await?)
 }

@@ -12,7 +12,7 @@ use super::blocking;
 use super::chat::save_with_dialog;
 use super::knowledge::pick_folder;
 use crate::error::{IpcError, IpcErrorKind};
-use crate::requests::Requests;
+use crate::requests::Request;
 use crate::state::AppState;
 
 #[tauri::command(rename_all = "snake_case")]
@@ -45,11 +45,9 @@ pub fn provider_presets(state: State<'_, AppState>) -> Result<Vec<ProviderPreset
 #[tauri::command(rename_all = "snake_case")]
 pub async fn test_provider(
     state: State<'_, AppState>,
-    requests: State<'_, Requests>,
     name: String,
-    request: Option<String>,
+    request: Request,
 ) -> Result<Vec<String>, IpcError> {
-    let request = requests.begin(request);
     Ok(state.app()?.test_provider(&name, request.token()).await?)
 }
 
