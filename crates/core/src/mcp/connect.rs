@@ -341,6 +341,7 @@ async fn connect_sse(
     let transport = SseClientTransport::connect(crate::net::client(), sse_config, ct.child_token())
         .await
         .map_err(|source| McpError::Sse { server: config.name.clone(), source })?;
+    let transport = lane::ordered(transport, Arc::new(handler.clone()));
     handshake(config, handler, ct, transport, startup, call).await
 }
 

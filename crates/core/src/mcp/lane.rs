@@ -374,9 +374,18 @@ pub(crate) fn open_http<T: Transport<RoleClient>>(
     (Laned { inner: transport, closed, from_lane, in_order }, lane)
 }
 
+/// Wraps a transport without a lane (legacy SSE) so that progress and logs
+/// are handled in the order they are read: rmcp hands each notification to a
+/// task of its own, and two of them may run in either order.
+pub(crate) fn ordered<T: Transport<RoleClient>>(transport: T, in_order: Arc<dyn InOrder>) -> Laned<T> {
+    // Nothing posts beside rmcp: the lane's channel is closed from the start.
+    let (_, from_lane) = mpsc::channel(1);
+    Laned { inner: transport, closed: Arc::new(AtomicBool::new(false)), from_lane, in_order }
+}
+
 /// rmcp's streamable HTTP transport with what the [`Lane`]'s POSTs carried
-/// for rmcp added to what it receives; a call's notifications are handled in
-/// the order they are read.
+/// for rmcp added to what it receives (or a legacy SSE transport, [`ordered`]);
+/// a call's notifications are handled in the order they are read.
 pub(crate) struct Laned<T> {
     inner: T,
     /// Set when rmcp's stream ended: the lane takes no more requests.
@@ -594,5 +603,25 @@ pub(crate) mod tests {
             other => panic!("expected the tool's result, got {other:?}"),
         }
         assert_eq!(seen.0.lock().unwrap().len(), 1, "the progress before it was handled");
+    }
+    #[tokio::test]
+    async fn an_ordered_transport_handles_progress_as_read_and_passes_the_rest_to_rmcp() {
+        let (client, server) = tokio::io::duplex(4096);
+        let (read, write) = tokio::io::split(client);
+        let (server_read, mut server_write) = tokio::io::split(server);
+        let seen = Arc::new(Seen::default());
+        let mut transport = ordered(AsyncRwTransport::new_client(read, write), seen.clone());
+        for n in 1..=5 {
+            reply(&mut server_write, progress("7", n)).await;
+        }
+        reply(&mut server_write, json!({"jsonrpc": "2.0", "id": 1, "result": {}})).await;
+        match transport.receive().await {
+            Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::Number(1)),
+            other => panic!("rmcp should get the response, got {other:?}"),
+        }
+        let seen = seen.0.lock().unwrap().clone();
+        assert_eq!(seen, (1..=5).map(|n| (f64::from(n), None)).collect::<Vec<_>>());
+        drop((server_read, server_write));
+        assert!(transport.receive().await.is_none(), "the stream's end reaches rmcp");
     }
 }
