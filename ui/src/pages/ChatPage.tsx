@@ -331,9 +331,9 @@ function ConversationView({
         prompts={prompts}
         resources={resources}
         templates={templates}
-        getPrompt={(p, args) => ipc.getPrompt(p.server, p.name, args)}
-        complete={(server, target, argument, value, context) =>
-          ipc.completeArgument(server, target, argument, value, context).then((c) => c.values)
+        getPrompt={(p, args, signal) => ipc.getPrompt(p.server, p.name, args, signal)}
+        complete={(server, target, argument, value, context, signal) =>
+          ipc.completeArgument(server, target, argument, value, context, signal).then((c) => c.values)
         }
         expandTemplate={(uriTemplate, values) => ipc.expandResourceTemplate(uriTemplate, values)}
         draft={store.draft}

@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ConversationSettings } from "../../lib/ipc";
-import { renderIn, toolInfo } from "../../test/render";
+import { renderIn, signalOf, toolInfo, untilCancelled } from "../../test/render";
 import { Composer, type ComposerProps } from "./Composer";
 
 afterEach(cleanup);
@@ -99,9 +99,36 @@ describe("Composer", () => {
     expect(dialog).toBeTruthy();
     fireEvent.change(screen.getByLabelText("path *"), { target: { value: "/tmp/a" } });
     fireEvent.click(screen.getByRole("button", { name: "Insert prompt" }));
-    expect(props.getPrompt).toHaveBeenCalledWith(props.prompts[0], { path: "/tmp/a" });
+    expect(props.getPrompt).toHaveBeenCalledWith(props.prompts[0], { path: "/tmp/a" }, expect.any(AbortSignal));
     await waitFor(() => expect((input() as HTMLTextAreaElement).value).toBe("Please summarise /tmp/a"));
     expect(screen.queryByTestId("prompt-dialog")).toBeNull();
+  });
+
+  it("calls off a prompt being filled in and its suggestions when the dialog closes, and a suggestion when the next is asked", async () => {
+    const getPrompt = vi.fn(untilCancelled);
+    const complete = vi.fn(untilCancelled);
+    setup({ getPrompt, complete });
+    fireEvent.change(input(), { target: { value: "/summarize" } });
+    fireEvent.keyDown(input(), { key: "Enter" });
+    fireEvent.change(screen.getByLabelText("path *"), { target: { value: "/tm" } });
+    await waitFor(() => expect(complete).toHaveBeenCalledTimes(1));
+    const first = signalOf(complete);
+    fireEvent.change(screen.getByLabelText("path *"), { target: { value: "/tmp/a" } });
+    await waitFor(() => expect(complete).toHaveBeenCalledTimes(2));
+    expect(first.aborted).toBe(true);
+    const second = signalOf(complete);
+    expect(second.aborted).toBe(false);
+
+    fireEvent.click(screen.getByRole("button", { name: "Insert prompt" }));
+    const filling = signalOf(getPrompt);
+    expect(filling.aborted).toBe(false);
+    fireEvent.click(screen.getByRole("button", { name: "Close" }));
+    expect(screen.queryByTestId("prompt-dialog")).toBeNull();
+    expect(filling.aborted).toBe(true);
+    expect(second.aborted).toBe(true);
+    // Nothing came back into the message.
+    await Promise.resolve();
+    expect((input() as HTMLTextAreaElement).value).toBe("/summarize");
   });
 
   it("shows the server's suggestions for a prompt argument as it is typed, with the other arguments", async () => {
@@ -125,7 +152,7 @@ describe("Composer", () => {
     fireEvent.change(screen.getByLabelText("department *"), { target: { value: "Sa" } });
     const departments = await screen.findByRole("listbox", { name: "Suggestions for department" });
     expect(departments.textContent).toBe("Sales");
-    expect(complete).toHaveBeenLastCalledWith("hr", { type: "prompt", name: "promote" }, "department", "Sa", { department: "Sa" });
+    expect(complete).toHaveBeenLastCalledWith("hr", { type: "prompt", name: "promote" }, "department", "Sa", { department: "Sa" }, expect.any(AbortSignal));
     fireEvent.click(screen.getByRole("button", { name: "Sales" }));
     expect((screen.getByLabelText("department *") as HTMLInputElement).value).toBe("Sales");
     expect(screen.queryByRole("listbox", { name: "Suggestions for department" })).toBeNull();
@@ -133,7 +160,7 @@ describe("Composer", () => {
     fireEvent.focus(screen.getByLabelText("Employee *"));
     const names = await screen.findByRole("listbox", { name: "Suggestions for Employee" });
     expect(names.textContent).toBe("DavidEve");
-    expect(complete).toHaveBeenLastCalledWith("hr", { type: "prompt", name: "promote" }, "name", "", { department: "Sales" });
+    expect(complete).toHaveBeenLastCalledWith("hr", { type: "prompt", name: "promote" }, "name", "", { department: "Sales" }, expect.any(AbortSignal));
     // Escape closes the suggestions, not the dialog.
     fireEvent.keyDown(screen.getByLabelText("Employee *"), { key: "Escape" });
     expect(screen.queryByRole("listbox", { name: "Suggestions for Employee" })).toBeNull();
@@ -149,7 +176,7 @@ describe("Composer", () => {
     expect(dialog.textContent).toContain("db://rows/{id} — One row");
     fireEvent.change(screen.getByLabelText("id *"), { target: { value: "42" } });
     await screen.findByRole("listbox", { name: "Suggestions for id" });
-    expect(complete).toHaveBeenLastCalledWith("db", { type: "resource_template", uri_template: "db://rows/{id}" }, "id", "42", { id: "42" });
+    expect(complete).toHaveBeenLastCalledWith("db", { type: "resource_template", uri_template: "db://rows/{id}" }, "id", "42", { id: "42" }, expect.any(AbortSignal));
     // The value typed is not offered again.
     expect(screen.getByRole("listbox", { name: "Suggestions for id" }).textContent).toBe("420");
     fireEvent.click(screen.getByRole("button", { name: "Attach resource" }));

@@ -9,6 +9,7 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNod
 import { isAttachError, readAttachment } from "../../lib/attachments";
 import type { Draft } from "../../lib/chatStore";
 import { useI18n } from "../../lib/i18n";
+import { useAborts } from "../../lib/aborts";
 import type {
   AttachmentInput,
   CompletionTarget,
@@ -41,9 +42,17 @@ export interface ComposerProps {
   prompts: PromptInfo[];
   resources: ResourceInfo[];
   templates: ResourceTemplateInfo[];
-  getPrompt: (p: PromptInfo, args: Record<string, string>) => Promise<string>;
-  /** A server's suggestions for an argument of a prompt or resource template. */
-  complete: (server: string, target: CompletionTarget, argument: string, value: string, context: Record<string, string>) => Promise<string[]>;
+  /** A prompt filled in by its server; called off through `signal`. */
+  getPrompt: (p: PromptInfo, args: Record<string, string>, signal: AbortSignal) => Promise<string>;
+  /** A server's suggestions for an argument of a prompt or resource template; called off through `signal`. */
+  complete: (
+    server: string,
+    target: CompletionTarget,
+    argument: string,
+    value: string,
+    context: Record<string, string>,
+    signal: AbortSignal,
+  ) => Promise<string[]>;
   /** The URI a resource template makes with these values. */
   expandTemplate: (uriTemplate: string, values: Record<string, string>) => Promise<string>;
   /** The unsent message to start from, and where each change of it goes. */
@@ -158,6 +167,9 @@ export function Composer(props: ComposerProps) {
   const [showTools, setShowTools] = useState(false);
   const [prompt, setPrompt] = useState<PromptInfo | null>(null);
   const [template, setTemplate] = useState<ResourceTemplateInfo | null>(null);
+  // A prompt being filled in and a suggestion being asked for run until they answer, the next
+  // one, their dialog closes or the composer goes; the server is told to stop.
+  const asks = useAborts({ onUnmount: true });
 
   const active = activeTools(tools, settings);
   const tokens = active.reduce((n, x) => n + x.schema_tokens, 0);
@@ -363,15 +375,21 @@ export function Composer(props: ComposerProps) {
           testId="prompt-dialog"
           intro={prompt.description}
           fields={prompt.arguments}
-          suggest={(field, value, values) => complete(prompt.server, { type: "prompt", name: prompt.name }, field, value, values)}
+          suggest={(field, value, values) =>
+            complete(prompt.server, { type: "prompt", name: prompt.name }, field, value, values, asks.start("suggest"))
+          }
           submitLabel={t("composer.usePrompt")}
           onSubmit={(values) =>
-            getPrompt(prompt, values).then((filled) => {
+            getPrompt(prompt, values, asks.start("prompt")).then((filled) => {
               setText(filled);
               setPrompt(null);
             })
           }
-          onClose={() => setPrompt(null)}
+          onClose={() => {
+            asks.cancel("prompt");
+            asks.cancel("suggest");
+            setPrompt(null);
+          }}
         />
       )}
       {template && (
@@ -386,7 +404,14 @@ export function Composer(props: ComposerProps) {
           }
           fields={template.variables.map((name) => ({ name, title: null, description: null, required: true }))}
           suggest={(field, value, values) =>
-            complete(template.server, { type: "resource_template", uri_template: template.uri_template }, field, value, values)
+            complete(
+              template.server,
+              { type: "resource_template", uri_template: template.uri_template },
+              field,
+              value,
+              values,
+              asks.start("suggest"),
+            )
           }
           submitLabel={t("composer.useTemplate")}
           onSubmit={(values) =>
@@ -395,7 +420,10 @@ export function Composer(props: ComposerProps) {
               setTemplate(null);
             })
           }
-          onClose={() => setTemplate(null)}
+          onClose={() => {
+            asks.cancel("suggest");
+            setTemplate(null);
+          }}
         />
       )}
     </div>
