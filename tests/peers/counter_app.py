@@ -10,8 +10,9 @@ With APP_SDK_JS (the official App SDK's `app-with-deps.js`, from
 @modelcontextprotocol/ext-apps), the view is a real MCP App: it connects to the
 host, shows the call's arguments (also while the model writes them) and result, and has buttons that call `bump`
 and `reset`, send a message to the chat, give the model context, go full screen or to the window's corner,
-download files (one embedded, one linked to the report) and ask the model; it
-lists its server's resources once connected. Without it, the view is a plain page.
+download files (one embedded, one linked to the report), ask the model and ask
+to be closed (torn down, it gives the model its last word); it lists its
+server's resources once connected. Without it, the view is a plain page.
 """
 
 import re
@@ -82,6 +83,7 @@ PAGE = """<!doctype html>
 <button id="reset">Reset</button>
 <button id="download">Download</button>
 <button id="ask">Ask the model</button>
+<button id="close">Close</button>
 <p>model: <span id="sampled"></span></p>
 <p>resources: <span id="resources"></span></p>
 <p>download: <span id="downloaded"></span></p>
@@ -127,6 +129,11 @@ $("ask").onclick = () => app.createSamplingMessage({
   (r) => { $("sampled").textContent = r.content.text; },
   (e) => { $("sampled").textContent = "refused: " + e.message; },
 );
+$("close").onclick = () => app.requestTeardown();
+app.onteardown = async () => {
+  await app.updateModelContext({ content: [{ type: "text", text: "The view closed at " + $("bumped").textContent }] });
+  return {};
+};
 $("say").onclick = () => app.sendMessage({ role: "user", content: [{ type: "text", text: "The counter is at " + $("bumped").textContent }] });
 app.connect().then(
   () => {

@@ -1055,6 +1055,19 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.click(&s.find("[data-testid=sampling-approve]")?)?;
         enter_view(s)?;
         s.wait_for_text("#sampled", WAIT, |t| t == "Fifty-two.")?;
+
+        // The view asks to be closed: torn down first, it has its last word for the model.
+        s.click(&s.find("#close")?)?;
+        s.leave_frame()?;
+        s.wait_for("[data-testid=app-view-closed]", WAIT)?;
+        ensure!(s.count("[data-testid=app-view-frame]")? == 0, "the closed view's frame stayed");
+        s.wait_for("[data-testid=view-context][title='The view closed at bumped to 52']", WAIT)?;
+        // Opened again, it is a new view that hears the call once more.
+        s.click(&s.find("[data-testid=app-view-reopen]")?)?;
+        s.wait_for("[data-testid=app-view-frame]", WAIT)?;
+        enter_view(s)?;
+        s.wait_for_text("#status", WAIT, |t| t == "connected to Patchbay (inline)")?;
+        s.wait_for_text("#result", WAIT, |t| t.contains("The counter starts at 42, shown in its view."))?;
         s.leave_frame()?;
         Ok(())
     })?;

@@ -4,6 +4,7 @@ import { I18nProvider } from "./lib/i18n";
 import { SettingsPage } from "./pages/SettingsPage";
 import type { AppInfo } from "./lib/ipc";
 import { bundleInfo } from "./test/render";
+import { LiveViews, LiveViewsContext } from "./lib/mcpApps";
 
 const invoke = vi.hoisted(() => vi.fn<(command: string, args?: unknown) => Promise<unknown>>(() => new Promise(() => {})));
 vi.mock("@tauri-apps/api/core", () => ({ invoke, Channel: class {} }));
@@ -52,6 +53,30 @@ describe("App shell", () => {
     expect(screen.getByRole("button", { name: "Settings" }).getAttribute("aria-current")).toBe("page");
     fireEvent.click(screen.getByRole("button", { name: "Chat" }));
     expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Chat");
+  });
+
+  it("leaves the chat page once its views tore down, and the latest choice wins", async () => {
+    const views = new LiveViews();
+    // Like a view's bridge, it is asked once: a second teardown is the first.
+    let release = () => undefined as void;
+    const torn = new Promise<void>((r) => (release = r));
+    views.add("t1", () => torn);
+    render(
+      <I18nProvider lang="en">
+        <LiveViewsContext.Provider value={views}>
+          <App />
+        </LiveViewsContext.Provider>
+      </I18nProvider>,
+    );
+    fireEvent.click(screen.getByRole("button", { name: "Settings" }));
+    await act(() => Promise.resolve());
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Chat");
+    // Chat again before the view answered: the page stays, and stays when it answers.
+    fireEvent.click(screen.getByRole("button", { name: "Chat" }));
+    await act(async () => release());
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Chat");
+    fireEvent.click(screen.getByRole("button", { name: "Settings" }));
+    expect((await screen.findByRole("heading", { level: 1, name: "Settings" })).textContent).toBe("Settings");
   });
 });
 

@@ -1,8 +1,9 @@
-import { lazy, Suspense, useEffect, useState } from "react";
+import { lazy, Suspense, useCallback, useContext, useEffect, useRef, useState } from "react";
 import { ChatStores } from "./lib/chatStore";
 import { useI18n, type MessageKey } from "./lib/i18n";
 import { ipc, toIpcError, type IpcError } from "./lib/ipc";
 import { openLinksWith } from "./lib/links";
+import { LiveViewsContext } from "./lib/mcpApps";
 import { ServerRequests } from "./components/ServerRequests";
 import { ChatPage } from "./pages/ChatPage";
 import type { SettingsSection } from "./pages/SettingsPage";
@@ -20,7 +21,22 @@ const PAGES: { id: Page; label: MessageKey }[] = [
 
 export function App() {
   const { t } = useI18n();
-  const [page, setPage] = useState<Page>("chat");
+  const [page, showPage] = useState<Page>("chat");
+  // Tools' views on the chat page are told they go before the page goes; the latest choice wins.
+  const views = useContext(LiveViewsContext);
+  const chosen = useRef({ n: 0, page: "chat" as Page });
+  const setPage = useCallback(
+    (next: Page) => {
+      const n = ++chosen.current.n;
+      if (next === chosen.current.page) return;
+      views.before(() => {
+        if (n !== chosen.current.n) return;
+        chosen.current.page = next;
+        showPage(next);
+      });
+    },
+    [views],
+  );
   // The settings section to open on, when the chat page sends the user to one.
   const [section, setSection] = useState<SettingsSection>("general");
   // Conversation stores live as long as the app, not the chat page.
@@ -47,7 +63,7 @@ export function App() {
     return () => {
       void un.then((f) => f());
     };
-  }, []);
+  }, [setPage]);
   return (
     <div className="app">
       <nav className="app-nav" aria-label={t("nav.label")}>

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { callToolResult, downloadItems, ViewBridge, webLinks, type ViewHost } from "./mcpApps";
+import { callToolResult, downloadItems, LiveViews, TEARDOWN_WAIT_MS, ViewBridge, webLinks, type ViewHost } from "./mcpApps";
 
 function setup(overrides: Partial<ViewHost> = {}) {
   const posted: Record<string, unknown>[] = [];
@@ -14,6 +14,7 @@ function setup(overrides: Partial<ViewHost> = {}) {
     setDisplayMode: vi.fn((mode: "inline" | "fullscreen") => mode),
     downloadFile: vi.fn(() => Promise.resolve(true)),
     sample: vi.fn(() => Promise.resolve({ role: "assistant", content: { type: "text", text: "Four." }, model: "m" })),
+    close: vi.fn(),
     ...overrides,
   };
   const bridge = new ViewBridge((m) => posted.push(m), host, () => ({ theme: "dark" }), "1.2.3");
@@ -22,6 +23,49 @@ function setup(overrides: Partial<ViewHost> = {}) {
 }
 
 describe("ViewBridge", () => {
+  it("asks an initialised view to tear down once, and waits for its answer or gives up", async () => {
+    const { posted, bridge } = setup();
+    // Not initialised: nothing to save, nothing asked.
+    await bridge.teardown();
+    expect(posted).toHaveLength(0);
+    await bridge.receive({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    let done = false;
+    const torn = bridge.teardown().then(() => (done = true));
+    expect(posted).toEqual([{ jsonrpc: "2.0", id: "host-1", method: "ui/resource-teardown", params: {} }]);
+    await Promise.resolve();
+    expect(done).toBe(false);
+    // Someone else's answer is not its answer.
+    await bridge.receive({ jsonrpc: "2.0", id: "host-9", result: {} });
+    await Promise.resolve();
+    expect(done).toBe(false);
+    await bridge.receive({ jsonrpc: "2.0", id: "host-1", result: {} });
+    await torn;
+    expect(done).toBe(true);
+    // Asked once: a second teardown is the first.
+    await bridge.teardown();
+    expect(posted).toHaveLength(1);
+
+    vi.useFakeTimers();
+    try {
+      const silent = setup();
+      await silent.bridge.receive({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+      let gone = false;
+      void silent.bridge.teardown().then(() => (gone = true));
+      await vi.advanceTimersByTimeAsync(TEARDOWN_WAIT_MS - 10);
+      expect(gone).toBe(false);
+      await vi.advanceTimersByTimeAsync(20);
+      expect(gone).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("passes on a view's wish to be closed", async () => {
+    const { host, bridge } = setup();
+    await bridge.receive({ jsonrpc: "2.0", method: "ui/notifications/request-teardown", params: {} });
+    expect(host.close).toHaveBeenCalledTimes(1);
+  });
+
   it("answers ui/initialize and holds its news until the view says it is initialised", async () => {
     const { posted, bridge, ask } = setup();
     bridge.notify("ui/notifications/tool-input", { arguments: { city: "Oslo" } });
@@ -188,5 +232,24 @@ describe("callToolResult", () => {
       structuredContent: { temp: 3 },
       isError: false,
     });
+  });
+});
+
+describe("LiveViews", () => {
+  it("runs what removes views once those views tore down, at once when none is on screen", async () => {
+    const views = new LiveViews();
+    const log: string[] = [];
+    const view = (id: string) => views.add(id, () => Promise.resolve(void log.push(`torn ${id}`)));
+    view("a");
+    view("b");
+    const removeC = view("c");
+    const went = (what: string, callIds?: string[]) => new Promise<void>((resolve) => views.before(() => resolve(void log.push(`went ${what}`)), callIds));
+    void went("x", ["x"]);
+    expect(log).toEqual(["went x"]);
+    await went("b", ["b", "x"]);
+    expect(log).toEqual(["went x", "torn b", "went b"]);
+    removeC();
+    await went("all");
+    expect(log).toEqual(["went x", "torn b", "went b", "torn a", "torn b", "went all"]);
   });
 });

@@ -3,7 +3,8 @@
 // frame. The view asks (`ui/initialize`, `tools/call`, `resources/read`,
 // `ui/open-link`, `ui/message`, …) and the bridge answers through a ViewHost;
 // the host tells the view the call's arguments and result once it has
-// initialised. Nothing a view sends reaches anything but these handlers.
+// initialised, and asks it to tear down (`ui/resource-teardown`) before the
+// window removes it. Nothing a view sends reaches anything but these handlers.
 import { createContext } from "react";
 import { ipc, toIpcError, type ContentPart, type Ipc, type ToolInfo, type ToolResult } from "./ipc";
 
@@ -30,6 +31,8 @@ export interface ViewHost {
   downloadFile(contents: Json[]): Promise<boolean>;
   /** Asks the model, once the user reviewed it (MCP `sampling/createMessage`): `CreateMessageResult` JSON. */
   sample(params: Json): Promise<unknown>;
+  /** The view asks to be closed (`ui/notifications/request-teardown`). */
+  close(): void;
 }
 
 /** How a view is shown: in its card, over the whole window, or in a corner of it (picture-in-picture). */
@@ -69,6 +72,39 @@ export type ViewIpc = Pick<
 >;
 
 export const ViewCommands = createContext<ViewIpc>(ipc);
+
+/** How long a view has to answer `ui/resource-teardown` before it goes anyway. */
+export const TEARDOWN_WAIT_MS = 1000;
+
+/**
+ * The views on screen, each by its tool call, so that whatever removes one
+ * (another conversation, another page, a message deleted or answered again)
+ * first lets it save what it must.
+ */
+export class LiveViews {
+  private views = new Set<{ callId: string; teardown: () => Promise<void> }>();
+
+  /** Adds a view; the function returned takes it out again. */
+  add(callId: string, teardown: () => Promise<void>): () => void {
+    const view = { callId, teardown };
+    this.views.add(view);
+    return () => this.views.delete(view);
+  }
+
+  /**
+   * Runs `go` once the views of these calls (without: every view) tore down,
+   * all at once, each answering or giving up; at once when none is on screen.
+   */
+  before(go: () => void, callIds?: Iterable<string>): void {
+    const only = callIds === undefined ? null : new Set(callIds);
+    const going = [...this.views].filter((v) => only === null || only.has(v.callId));
+    if (going.length === 0) return go();
+    void Promise.all(going.map((v) => v.teardown())).then(go);
+  }
+}
+
+/** The app's views on screen (a page's tests give their own). */
+export const LiveViewsContext = createContext(new LiveViews());
 
 type Json = Record<string, unknown>;
 type Post = (message: Json) => void;
@@ -204,6 +240,9 @@ function contextText(params: Json): string {
 export class ViewBridge {
   private initialized = false;
   private queued: Json[] = [];
+  private torn: Promise<void> | null = null;
+  private asked = 0;
+  private waiting = new Map<string, () => void>();
 
   constructor(
     private readonly post: Post,
@@ -220,12 +259,42 @@ export class ViewBridge {
     this.queued.push(message);
   }
 
+  /**
+   * Asks an initialised view to tear down (`ui/resource-teardown`), once;
+   * resolves when it answered, or after `ms` whatever it does. A view that
+   * never initialised has nothing to save and is not asked.
+   */
+  teardown(ms = TEARDOWN_WAIT_MS): Promise<void> {
+    if (!this.initialized) return Promise.resolve();
+    this.torn ??= new Promise<void>((done) => {
+      const id = `host-${++this.asked}`;
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        done();
+      }, ms);
+      this.waiting.set(id, () => {
+        clearTimeout(timer);
+        done();
+      });
+      this.post({ jsonrpc: "2.0", id, method: "ui/resource-teardown", params: {} });
+    });
+    return this.torn;
+  }
+
   /** Handles one message from the view; anything that is not JSON-RPC is ignored. */
   async receive(data: unknown): Promise<void> {
     if (typeof data !== "object" || data === null || (data as Json).jsonrpc !== "2.0") return;
     const msg = data as Json;
     const method = typeof msg.method === "string" ? msg.method : null;
-    if (!method) return; // a response: the host sends no requests
+    if (!method) {
+      // An answer (a result or an error) to what the host asked.
+      const answered = typeof msg.id === "string" ? this.waiting.get(msg.id) : undefined;
+      if (answered && typeof msg.id === "string") {
+        this.waiting.delete(msg.id);
+        answered();
+      }
+      return;
+    }
     const params = (typeof msg.params === "object" && msg.params !== null ? msg.params : {}) as Json;
     if (!("id" in msg)) {
       this.onNotification(method, params);
@@ -250,7 +319,10 @@ export class ViewBridge {
       case "ui/notifications/size-changed":
         if (typeof params.height === "number" && Number.isFinite(params.height)) this.host.resize(params.height);
         break;
-      // Log messages and teardown requests need nothing from Patchbay.
+      case "ui/notifications/request-teardown":
+        this.host.close();
+        break;
+      // Log messages need nothing from Patchbay.
     }
   }
 

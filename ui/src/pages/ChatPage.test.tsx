@@ -1,7 +1,8 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentEvent, ConversationRenamed, ConversationSummary, ServerStatus } from "../lib/ipc";
-import { message, providerView, renderIn, toolInfo } from "../test/render";
+import { message, providerView, renderIn, toolInfo, trace } from "../test/render";
+import { LiveViews, LiveViewsContext } from "../lib/mcpApps";
 import { ChatStores } from "../lib/chatStore";
 import { ChatPage, type ChatIpc } from "./ChatPage";
 
@@ -101,6 +102,43 @@ describe("ChatPage", () => {
     expect(f.ipc.deleteMessage).toHaveBeenCalledWith("c1", "a0");
   });
 
+  it("lets the views on screen tear down before their conversation or their messages go", async () => {
+    const f = fakeIpc();
+    f.ipc.getConversation = vi.fn((id: string) =>
+      Promise.resolve({
+        conversation: { id, title: "First", created_at: 1, updated_at: 1, snippet: null, pinned: false },
+        messages: [message("u0", "user", "earlier question"), message("a0", "assistant", "earlier answer", { tool_calls: [trace({ call_id: "t-a0" })] })],
+        earlier: 0,
+        settings: { provider: null, model: null, servers: null, disabled_tools: [], assistant_id: null, system_prompt: null, reasoning: null },
+      }),
+    );
+    const views = new LiveViews();
+    let release = () => undefined as void;
+    const leaveOld = views.add("t-old", () => new Promise<void>((r) => (release = r)));
+    renderIn(
+      <LiveViewsContext.Provider value={views}>
+        <ChatPage ipc={f.ipc} />
+      </LiveViewsContext.Provider>,
+    );
+    fireEvent.click(await screen.findByRole("button", { name: "First" }));
+    await act(() => Promise.resolve());
+    // The view shown still saves what it must: the conversation waits for it.
+    expect(f.ipc.getConversation).not.toHaveBeenCalled();
+    release();
+    expect(await screen.findByText("earlier answer")).toBeTruthy();
+    leaveOld();
+
+    // Deleting the answer waits for the views of its tool calls, not for others.
+    let releaseA0 = () => undefined as void;
+    views.add("t-a0", () => new Promise<void>((r) => (releaseA0 = r)));
+    views.add("t-elsewhere", () => new Promise<void>(() => undefined));
+    fireEvent.click(screen.getAllByTestId("delete-message")[1]!);
+    fireEvent.click(within(screen.getByTestId("confirm-delete")).getByRole("button", { name: "Delete" }));
+    await act(() => Promise.resolve());
+    expect(f.ipc.deleteMessage).not.toHaveBeenCalled();
+    releaseA0();
+    await waitFor(() => expect(f.ipc.deleteMessage).toHaveBeenCalledWith("c1", "a0"));
+  });
 
   it("opens a conversation, streams a turn with an approved tool call, and stops it", async () => {
     const f = fakeIpc();

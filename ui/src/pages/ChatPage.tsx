@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { Composer, type ModelChoice } from "../components/chat/Composer";
 import { MessageList } from "../components/chat/MessageList";
@@ -10,7 +10,7 @@ import { ChatStores, useConversation, type ConversationStore, type Draft } from 
 import { useI18n } from "../lib/i18n";
 import { defaultModel } from "../lib/models";
 import { ResourceReader } from "../lib/resources";
-import { ViewChat } from "../lib/mcpApps";
+import { LiveViewsContext, ViewChat } from "../lib/mcpApps";
 import { useViewChat } from "../lib/viewChat";
 import { ToolCatalogue, toolMap } from "../lib/toolCatalogue";
 import type { SettingsSection } from "./SettingsPage";
@@ -189,40 +189,60 @@ function ConversationView({
     [store, onTurnEnd, ipc, id],
   );
 
+  // The views of the messages that go (from the one at `at` of the branch shown) are told
+  // first; then `then` runs.
+  const views = useContext(LiveViewsContext);
+  const leaving = useCallback(
+    (at: number, then: () => void) => {
+      const calls = at < 0 ? [] : store.getState().messages.slice(at).flatMap((m) => m.tool_calls.map((c) => c.call_id));
+      views.before(then, calls);
+    },
+    [store, views],
+  );
+  const from = useCallback((id: string) => store.getState().messages.findIndex((m) => m.id === id), [store]);
+
   const actions = useMemo<MessageActions>(
     () => ({
       onDecide: (callId, d) => {
         ipc.respondApproval(callId, d).catch((e: unknown) => onError(toIpcError(e)));
       },
       onInspect: setInspected,
-      onRegenerate: (m) => {
-        store.truncateAfter(m.parent_id);
-        void run((cb) => ipc.regenerate(id, m.id, cb));
-      },
-      onEdit: (m, text) => {
-        store.truncateAfter(m.parent_id);
-        void run((cb) => ipc.editMessage(id, m.id, text, cb));
-      },
-      onSwitchBranch: (messageId) => {
-        ipc
-          .switchBranch(id, messageId)
-          .then((ms) => store.load(ms))
-          .catch((e: unknown) => onError(toIpcError(e)));
-      },
+      onRegenerate: (m) =>
+        leaving(from(m.id), () => {
+          store.truncateAfter(m.parent_id);
+          void run((cb) => ipc.regenerate(id, m.id, cb));
+        }),
+      onEdit: (m, text) =>
+        leaving(from(m.id), () => {
+          store.truncateAfter(m.parent_id);
+          void run((cb) => ipc.editMessage(id, m.id, text, cb));
+        }),
+      onSwitchBranch: (messageId) =>
+        leaving(
+          store.getState().messages.findIndex((m) => m.siblings.includes(messageId)),
+          () =>
+            void ipc
+              .switchBranch(id, messageId)
+              .then((ms) => store.load(ms))
+              .catch((e: unknown) => onError(toIpcError(e))),
+        ),
       onFork: (m) => {
         ipc
           .forkConversation(id, m.id)
           .then(onForked)
           .catch((e: unknown) => onError(toIpcError(e)));
       },
-      onDelete: (m) => {
-        ipc
-          .deleteMessage(id, m.id)
-          .then((ms) => store.load(ms))
-          .catch((e: unknown) => onError(toIpcError(e)));
-      },
+      onDelete: (m) =>
+        leaving(
+          from(m.id),
+          () =>
+            void ipc
+              .deleteMessage(id, m.id)
+              .then((ms) => store.load(ms))
+              .catch((e: unknown) => onError(toIpcError(e))),
+        ),
     }),
-    [id, ipc, store, run, onError, onForked],
+    [id, ipc, store, run, onError, onForked, leaving, from],
   );
 
   // What tools' views send and give the model to know (MCP Apps).
@@ -428,12 +448,20 @@ export function ChatPage({
   // When the list was loaded: the sidebar groups it by day from then.
   const [listedAt, setListedAt] = useState(Date.now);
   const [activeId, setActive] = useState<string | null>(() => stores.activeId());
+  // The conversation shown goes once its views were told; the latest choice wins.
+  const views = useContext(LiveViewsContext);
+  const chosen = useRef(0);
   const setActiveId = useCallback(
     (id: string | null) => {
-      stores.setActive(id);
-      setActive(id);
+      const n = ++chosen.current;
+      if (id === stores.activeId()) return;
+      views.before(() => {
+        if (n !== chosen.current) return;
+        stores.setActive(id);
+        setActive(id);
+      });
     },
-    [stores],
+    [stores, views],
   );
   const [query, setQuery] = useState("");
   const [error, setError] = useState<IpcError | null>(null);

@@ -1,7 +1,7 @@
 import { act, cleanup, configure, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AppViewInfo } from "../../lib/ipc";
-import { ViewChat } from "../../lib/mcpApps";
+import { LiveViews, LiveViewsContext, ViewChat } from "../../lib/mcpApps";
 import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
 import { renderIn, toolInfo, trace } from "../../test/render";
 
@@ -41,16 +41,19 @@ async function renderView(sendMessage = vi.fn(() => Promise.resolve()), setConte
     if (command === "call_tool_for_view") return Promise.resolve({ content: [{ type: "text", text: "3" }] });
     return Promise.reject(new Error(`unexpected ${command}`));
   });
+  const views = new LiveViews();
   renderIn(
-    <ToolCatalogue.Provider value={toolMap([show, bump, reset])}>
-      <ViewChat.Provider value={{ sendMessage, setContext }}>
-        <ToolTraceCard
-          trace={trace({ server: "counter", tool: "show", status: "done", arguments: { start: 2 }, result: { content: [{ type: "text", text: "2" }], structured_content: null, is_error: false } })}
-        />
-      </ViewChat.Provider>
-    </ToolCatalogue.Provider>,
+    <LiveViewsContext.Provider value={views}>
+      <ToolCatalogue.Provider value={toolMap([show, bump, reset])}>
+        <ViewChat.Provider value={{ sendMessage, setContext }}>
+          <ToolTraceCard
+            trace={trace({ server: "counter", tool: "show", status: "done", arguments: { start: 2 }, result: { content: [{ type: "text", text: "2" }], structured_content: null, is_error: false } })}
+          />
+        </ViewChat.Provider>
+      </ToolCatalogue.Provider>
+    </LiveViewsContext.Provider>,
   );
-  return { ...(await talkToView()), sendMessage, setContext };
+  return { ...(await talkToView()), sendMessage, setContext, views };
 }
 
 /** The view's frame once shown, what the window posts to it, and a way to post as the view. */
@@ -249,6 +252,37 @@ describe("AppView", { timeout: 20_000 }, () => {
     await waitFor(() => expect(box.dataset.mode).toBe("inline"));
     expect(screen.queryByTestId("app-view-in-corner")).toBeNull();
     expect(posted).toContainEqual({ jsonrpc: "2.0", method: "ui/notifications/host-context-changed", params: { displayMode: "inline" } });
+  });
+
+  it("asks the view to tear down before its card goes, and closes a view that asks to be closed until opened again", async () => {
+    const { frame, posted, fromView, views } = await renderView();
+    const callId = trace({}).call_id;
+    // Not initialised yet: nothing to save, it may go at once.
+    let went = 0;
+    views.before(() => went++, [callId]);
+    await waitFor(() => expect(went).toBe(1));
+    expect(posted.some((m) => m.method === "ui/resource-teardown")).toBe(false);
+    await fromView({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
+    await fromView({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    views.before(() => went++, [callId]);
+    await waitFor(() => expect(posted.filter((m) => m.method === "ui/resource-teardown")).toHaveLength(1));
+    const asked = posted.find((m) => m.method === "ui/resource-teardown")!;
+    expect(went).toBe(1);
+    await fromView({ jsonrpc: "2.0", id: asked.id, result: {} });
+    await waitFor(() => expect(went).toBe(2));
+
+    // The view asks to be closed: its frame goes (it was torn down already), the card stays.
+    await fromView({ jsonrpc: "2.0", method: "ui/notifications/request-teardown", params: {} });
+    await screen.findByTestId("app-view-closed");
+    expect(screen.queryByTestId("app-view-frame")).toBeNull();
+    fireEvent.click(screen.getByTestId("app-view-reopen"));
+    const again = (await screen.findByTestId("app-view-frame")) as HTMLIFrameElement;
+    expect(again).not.toBe(frame);
+    // Opened again, it is a new view: initialised, it hears the call again.
+    const { posted: postedAgain, fromView: fromViewAgain } = await talkToView();
+    await fromViewAgain({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
+    await fromViewAgain({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    await waitFor(() => expect(postedAgain.some((m) => m.method === "ui/notifications/tool-result")).toBe(true));
   });
 
   it("says why a view could not be shown", async () => {

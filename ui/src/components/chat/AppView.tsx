@@ -2,7 +2,8 @@
 // of its own origin, told the call's arguments and result, answering what it
 // asks through the ViewBridge. A call it makes to a tool whose approval is ask
 // waits for the user here; deny, and tools made for the model only, are refused
-// by the core.
+// by the core. Whatever removes the card (LiveViews) first asks the view to tear
+// down; a view may ask to be closed, and the user can open it again.
 import { useContext, useEffect, useRef, useState } from "react";
 import pkg from "../../../package.json";
 import { useI18n } from "../../lib/i18n";
@@ -12,6 +13,7 @@ import {
   currentTheme,
   downloadItems,
   hostContext,
+  LiveViewsContext,
   MAX_VIEW_HEIGHT,
   ViewBridge,
   ViewChat,
@@ -56,6 +58,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   const catalogue = useContext(ToolCatalogue);
   const chat = useContext(ViewChat);
   const ipc = useContext(ViewCommands);
+  const views = useContext(LiveViewsContext);
   const [page, setPage] = useState<AppViewInfo | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [height, setHeight] = useState(160);
@@ -64,6 +67,8 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   const [offer, setOffer] = useState<Offer | null>(null);
   const [saved, setSaved] = useState<SavedFile[] | null>(null);
   const [saveError, setSaveError] = useState<string | null>(null);
+  // The view asked to be closed (and was torn down): its frame is gone until opened again.
+  const [closed, setClosed] = useState(false);
   const frame = useRef<HTMLIFrameElement>(null);
   const bridge = useRef<ViewBridge | null>(null);
   const told = useRef({ input: false, result: false });
@@ -86,7 +91,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
 
   useEffect(() => {
     const win = frame.current?.contentWindow;
-    if (!page || !win) return;
+    if (!page || !win || closed) return;
     // What the view asked of its server and still runs is called off when the view goes.
     const gone = new AbortController();
     const host: ViewHost = {
@@ -152,6 +157,13 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
         const title = t("view.context", { tool: tool.title ?? tool.name });
         latest.current.chat?.setContext(trace.call_id, text === null ? null : { title, text });
       },
+      close: () => {
+        void b.teardown().then(() => {
+          if (gone.signal.aborted) return;
+          setMode("inline");
+          setClosed(true);
+        });
+      },
     };
     const b = new ViewBridge(
       (m) => win.postMessage(m, "*"),
@@ -161,6 +173,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     );
     bridge.current = b;
     told.current = { input: false, result: false };
+    const leave = views.add(trace.call_id, () => b.teardown());
     const onMessage = (e: MessageEvent) => {
       if (e.source === win) void b.receive(e.data);
     };
@@ -170,13 +183,14 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     themes.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
     return () => {
       gone.abort();
+      leave();
       window.removeEventListener("message", onMessage);
       themes.disconnect();
       bridge.current = null;
     };
     // The bridge lives as long as the page; the tool and t are read when the view asks.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [page, server, ipc]);
+  }, [page, closed, server, ipc, views]);
 
   // A change of display mode is told to the view; Esc leaves full screen.
   const shownMode = useRef<DisplayMode>("inline");
@@ -230,7 +244,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
       told.current.result = true;
       b.notify("ui/notifications/tool-cancelled", { reason: trace.error ?? trace.status });
     }
-  }, [page, trace.status, trace.arguments, trace.result, trace.error]);
+  }, [page, closed, trace.status, trace.arguments, trace.result, trace.error]);
 
   if (error) {
     return (
@@ -249,7 +263,15 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   };
   return (
     <div className="app-view" data-testid="app-view">
-      {page && (
+      {page && closed && (
+        <p className="muted small" data-testid="app-view-closed">
+          {t("view.closed")}{" "}
+          <button type="button" className="link" data-testid="app-view-reopen" onClick={() => setClosed(false)}>
+            {t("view.reopen")}
+          </button>
+        </p>
+      )}
+      {page && !closed && (
         <div className={`app-view-box${page.prefers_border === false ? "" : " bordered"}${mode === "inline" ? "" : ` ${mode}`}`} data-mode={mode}>
           {mode === "fullscreen" && (
             <button type="button" className="app-view-exit" data-testid="app-view-exit" onClick={() => setMode("inline")}>
