@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use patchbay_core::config::{
@@ -57,9 +57,9 @@ fn add_a_provider_import_two_servers_replace_them_and_switch_to_chinese() -> Res
         ensure!(s.text(&tab)? == "Providers", "the welcome opened {:?}", s.text(&tab)?);
         // The page renders again when its providers arrive, which closes a form opened
         // before that: open it until it stays open.
-        let deadline = std::time::Instant::now() + WAIT;
+        let deadline = Instant::now() + WAIT;
         while s.wait_for("#provider-name", Duration::from_secs(2)).is_err() {
-            ensure!(std::time::Instant::now() < deadline, "the provider form never opened");
+            ensure!(Instant::now() < deadline, "the provider form never opened");
             s.click(&s.wait_for("#provider-add", WAIT)?)?;
         }
         // The DeepSeek preset fills in the form; only the key is typed.
@@ -259,13 +259,13 @@ fn a_tool_call_with_approval_a_stopped_answer_and_a_restart() -> Result<()> {
         // (Read as textContent: WebDriver's element text of both comes back empty.)
         let titles = "return [...document.querySelectorAll('.conversation-heading, \
                       [data-testid=conversation-list] .conversation-title')].map((e) => e.textContent)";
-        let deadline = std::time::Instant::now() + WAIT;
+        let deadline = Instant::now() + WAIT;
         loop {
             let shown = s.execute(titles, json!([]))?;
             if shown == json!(["Echoing a greeting", "Echoing a greeting"]) {
                 break;
             }
-            ensure!(std::time::Instant::now() < deadline, "the header and the sidebar show {shown}");
+            ensure!(Instant::now() < deadline, "the header and the sidebar show {shown}");
             std::thread::sleep(Duration::from_millis(100));
         }
         Ok(())
@@ -363,9 +363,9 @@ fn a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions()
         let watch = "input[aria-label='Watch architecture.md for changes']";
         s.click(&s.find(watch)?)?;
         let checked = format!("return document.querySelector(\"{watch}\").checked");
-        let deadline = std::time::Instant::now() + WAIT;
+        let deadline = Instant::now() + WAIT;
         while s.execute(&checked, json!([]))? != json!(true) {
-            ensure!(std::time::Instant::now() < deadline, "architecture.md is not watched");
+            ensure!(Instant::now() < deadline, "architecture.md is not watched");
             std::thread::sleep(Duration::from_millis(100));
         }
         // Its entry goes to the clipboard.
@@ -381,9 +381,9 @@ fn a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions()
         s.wait_for(level, WAIT)?;
         s.set_value(level, "debug")?;
         let shown = format!("return document.querySelector(\"{level}\").value");
-        let deadline = std::time::Instant::now() + WAIT;
+        let deadline = Instant::now() + WAIT;
         while s.execute(&shown, json!([]))? != json!("debug") {
-            ensure!(std::time::Instant::now() < deadline, "the level did not change");
+            ensure!(Instant::now() < deadline, "the level did not change");
             std::thread::sleep(Duration::from_millis(100));
         }
         Ok(())
@@ -495,7 +495,7 @@ fn every_settings_page_loads_from_the_backend_without_an_error() -> Result<()> {
         s.wait_for_text("[data-testid=kb-settings]", WAIT, |t| t.contains("notes"))?;
         s.set_value("#kb-search", "tidal bulges")?;
         // Indexing runs in the background: search until the new document is found.
-        let deadline = std::time::Instant::now() + WAIT;
+        let deadline = Instant::now() + WAIT;
         loop {
             s.click(&s.find("#kb-search ~ button[type=submit]")?)?;
             std::thread::sleep(Duration::from_millis(300));
@@ -503,7 +503,7 @@ fn every_settings_page_loads_from_the_backend_without_an_error() -> Result<()> {
             if hits.contains("tides.md") {
                 break;
             }
-            ensure!(std::time::Instant::now() < deadline, "the new document was never found: {hits:?}");
+            ensure!(Instant::now() < deadline, "the new document was never found: {hits:?}");
         }
 
         s.click(&s.find("#settings-tab-servers")?)?;
@@ -880,6 +880,30 @@ fn show_view_as(app: &App, s: &Session, button: &str, mode: &str, placed: &str) 
     s.leave_frame()
 }
 
+/// Fails when two rendered rows of the message list still overlap after [`WAIT`] (a row
+/// grew or shrank and the rows after it were not moved), naming them and where they are.
+/// For a moment after a row's size changed they may: the list moves them once it measured.
+fn rows_apart(s: &Session) -> Result<()> {
+    let script = "const rows = [...document.querySelectorAll('[data-testid=message-list] [data-index]')]
+          .map((r) => [Number(r.dataset.index), r.getBoundingClientRect()])
+          .sort((a, b) => a[0] - b[0]);
+        const over = [];
+        for (let i = 1; i < rows.length; i++) {
+          const [a, ra] = rows[i - 1], [b, rb] = rows[i];
+          if (b === a + 1 && rb.top < ra.bottom - 1) over.push(`row ${a} ends at ${ra.bottom}, row ${b} starts at ${rb.top}`);
+        }
+        return over.join('; ')";
+    let until = Instant::now() + WAIT;
+    loop {
+        let over = s.execute(script, json!([]))?;
+        if over == json!("") {
+            return Ok(());
+        }
+        ensure!(Instant::now() < until, "rows overlap: {over}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// `reply` with its frames a second apart.
 fn slowly(reply: Reply) -> Reply {
     match reply {
@@ -1061,6 +1085,8 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.leave_frame()?;
         s.wait_for("[data-testid=app-view-closed]", WAIT)?;
         ensure!(s.count("[data-testid=app-view-frame]")? == 0, "the closed view's frame stayed");
+        app.screenshot("view-closed")?;
+        rows_apart(s)?;
         s.wait_for("[data-testid=view-context][title='The view closed at bumped to 52']", WAIT)?;
         // Opened again, it is a new view that hears the call once more.
         s.click(&s.find("[data-testid=app-view-reopen]")?)?;
@@ -1069,6 +1095,8 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.wait_for_text("#status", WAIT, |t| t == "connected to Patchbay (inline)")?;
         s.wait_for_text("#result", WAIT, |t| t.contains("The counter starts at 42, shown in its view."))?;
         s.leave_frame()?;
+        app.screenshot("view-reopened")?;
+        rows_apart(s)?;
         Ok(())
     })?;
     app.screenshot("view")?;
