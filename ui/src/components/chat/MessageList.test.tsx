@@ -1,7 +1,7 @@
-import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Message } from "../../lib/ipc";
-import { ViewCommands, type ViewIpc } from "../../lib/mcpApps";
+import { LiveViews, LiveViewsContext, ViewCommands, type ViewIpc } from "../../lib/mcpApps";
 import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
 import { message, renderIn, toolInfo, trace } from "../../test/render";
 import { estimateHeight, LIVE_VIEW_ROWS, MessageList } from "./MessageList";
@@ -56,6 +56,38 @@ describe("MessageList", () => {
     const kept = Array.from({ length: LIVE_VIEW_ROWS }, (_, k) => `m${20 - LIVE_VIEW_ROWS + k}`);
     expect(ids.filter((id) => Number(id?.slice(1)) < 80)).toEqual(kept);
     expect(container.querySelectorAll("[data-testid=app-view]")).toHaveLength(LIVE_VIEW_ROWS);
+  });
+
+  it("holds a row that drops out of the latest with views until its view tore down", async () => {
+    const show = toolInfo("counter", "show", { view: { resource_uri: "ui://counter/view.html", for_model: true, for_app: true } });
+    const messages: Message[] = Array.from({ length: 100 }, (_, i) => message(`m${i}`, i % 2 ? "assistant" : "user", `message ${i}`));
+    const withView = (i: number) => message(`m${i}`, "assistant", `view ${i}`, { tool_calls: [trace({ call_id: `c${i}`, server: "counter", tool: "show", status: "done" })] });
+    for (let i = 10; i < 10 + LIVE_VIEW_ROWS; i++) messages[i] = withView(i);
+    const live = new LiveViews();
+    let release = () => undefined as void;
+    live.add("c10", () => new Promise<void>((r) => (release = r)));
+    const ipc = { openAppView: vi.fn(() => new Promise(() => undefined)) } as unknown as ViewIpc;
+    const list = (ms: Message[]) => (
+      <LiveViewsContext.Provider value={live}>
+        <ViewCommands.Provider value={ipc}>
+          <ToolCatalogue.Provider value={toolMap([show])}>
+            <MessageList messages={ms} streamingId={null} actions={actions()} initialRect={{ width: 800, height: 600 }} />
+          </ToolCatalogue.Provider>
+        </ViewCommands.Provider>
+      </LiveViewsContext.Provider>
+    );
+    const { container, rerender } = renderIn(list(messages));
+    const shown = () => [...container.querySelectorAll<HTMLElement>("[data-message-id]")].map((e) => e.dataset.messageId);
+    expect(shown()).toContain("m10");
+    // A newer call with a view: m10 is no longer among the latest, but its view is still saving.
+    const more = [...messages, withView(100)];
+    rerender(list(more));
+    await act(() => Promise.resolve());
+    expect(shown()).toContain("m10");
+    expect(shown()).toContain("m11");
+    act(() => release());
+    await waitFor(() => expect(shown()).not.toContain("m10"));
+    expect(shown()).toContain("m11");
   });
 
   it("shows what the user attached: a picture as it is, a text file folded under its name", () => {

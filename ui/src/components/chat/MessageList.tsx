@@ -8,11 +8,13 @@
 // renders (and parses the markdown of) only the rows at its end, not first the
 // rows at its top; rows are estimated from their content until measured.
 // The rows of the latest calls with a tool's view stay rendered off screen, so
-// a view keeps its state while the user scrolls away and back.
+// a view keeps its state while the user scrolls away and back; a row that drops
+// out of them stays until its views tore down.
 import { useCallback, useContext, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { defaultRangeExtractor, measureElement, observeElementRect, useVirtualizer, type Range } from "@tanstack/react-virtual";
 import { useI18n } from "../../lib/i18n";
 import type { Message } from "../../lib/ipc";
+import { LiveViewsContext } from "../../lib/mcpApps";
 import { ToolCatalogue, viewOf } from "../../lib/toolCatalogue";
 import { MessageView, type MessageActions } from "./MessageView";
 
@@ -60,9 +62,36 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
     const rows = messages.flatMap((m, i) => (m.tool_calls.some((c) => viewOf(catalogue, c) !== null) ? [i] : []));
     return rows.slice(-LIVE_VIEW_ROWS);
   }, [messages, catalogue]);
+  // A row that is no longer among them is held (rendered) until its views tore down.
+  const keptIds = liveViews.map((i) => messages[i]!.id).join("\n");
+  const [kept, setKept] = useState(keptIds);
+  const [holding, setHolding] = useState<ReadonlySet<string>>(new Set());
+  if (kept !== keptIds) {
+    const now = new Set(keptIds.split("\n"));
+    const dropped = kept.split("\n").filter((id) => id !== "" && !now.has(id));
+    setKept(keptIds);
+    if (dropped.length > 0) setHolding((h) => new Set([...h, ...dropped]));
+  }
+  const views = useContext(LiveViewsContext);
+  const asked = useRef(new Set<string>());
+  useEffect(() => {
+    for (const id of holding) {
+      if (asked.current.has(id)) continue;
+      asked.current.add(id);
+      const calls = messages.find((m) => m.id === id)?.tool_calls.map((c) => c.call_id) ?? [];
+      views.before(() => {
+        asked.current.delete(id);
+        setHolding((h) => new Set([...h].filter((x) => x !== id)));
+      }, calls);
+    }
+  }, [holding, messages, views]);
+  const rendered = useMemo(
+    () => [...liveViews, ...messages.flatMap((m, i) => (holding.has(m.id) ? [i] : []))],
+    [liveViews, holding, messages],
+  );
   const rangeExtractor = useCallback(
-    (range: Range) => [...new Set([...defaultRangeExtractor(range), ...liveViews])].sort((a, b) => a - b),
-    [liveViews],
+    (range: Range) => [...new Set([...defaultRangeExtractor(range), ...rendered])].sort((a, b) => a - b),
+    [rendered],
   );
   // The virtualizer is meant to be re-read on every render; it is not memoised.
   // eslint-disable-next-line react-hooks/incompatible-library
