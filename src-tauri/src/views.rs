@@ -107,6 +107,7 @@ mod tests {
             csp: AppCsp { connect: vec!["https://api.example.com".into()], ..AppCsp::default() },
             prefers_border: None,
             clipboard_write: false,
+            withheld: Vec::new(),
         }
     }
 

@@ -485,6 +485,8 @@ export interface AppViewInfo {
   prefers_border: boolean | null;
   /** It asked to write to the clipboard, the one permission a view is given. */
   clipboard_write: boolean;
+  /** The other permissions it asked for (`camera`, `microphone`, `geolocation`, …): never given. */
+  withheld: string[];
 }
 
 export type ToolHint = "read_only" | "destructive" | "additive" | "idempotent" | "open_world";

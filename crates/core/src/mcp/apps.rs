@@ -155,9 +155,11 @@ pub struct AppPage {
     /// The view asked to be drawn with (`true`) or without (`false`) a border.
     pub prefers_border: Option<bool>,
     /// It asked to write to the clipboard (`permissions.clipboardWrite`): the
-    /// only permission Patchbay grants a view. Camera, microphone and location
-    /// are never granted.
+    /// only permission Patchbay grants a view.
     pub clipboard_write: bool,
+    /// The other permissions it asked for (`camera`, `microphone`,
+    /// `geolocation`, …), by name: never granted, and said so on its card.
+    pub withheld: Vec<String>,
 }
 
 impl AppPage {
@@ -199,10 +201,12 @@ impl AppPage {
         let ui_of = |meta: Option<&JsonObject>| meta?.get("ui")?.as_object().cloned();
         let ui = ui_of(meta).or_else(|| ui_of(listed?.meta.as_deref())).unwrap_or_default();
         let csp = ui.get("csp").and_then(|v| v.as_object()).map(AppCsp::from_meta).unwrap_or_default();
-        let clipboard_write =
-            ui.get("permissions").and_then(|v| v.as_object()).is_some_and(|p| p.contains_key("clipboardWrite"));
+        let permissions = ui.get("permissions").and_then(|v| v.as_object());
+        let clipboard_write = permissions.is_some_and(|p| p.contains_key("clipboardWrite"));
+        let withheld =
+            permissions.into_iter().flat_map(|p| p.keys()).filter(|k| *k != "clipboardWrite").cloned().collect();
         let prefers_border = ui.get("prefersBorder").and_then(|v| v.as_bool());
-        Ok(Self { uri: uri.to_owned(), html, csp, prefers_border, clipboard_write })
+        Ok(Self { uri: uri.to_owned(), html, csp, prefers_border, clipboard_write, withheld })
     }
 }
 
@@ -275,7 +279,7 @@ mod tests {
             "uri": "ui://v", "mimeType": "text/html; profile=\"mcp-app\"", "text": "<p>hi</p>",
             "_meta": {"ui": {
                 "csp": {"connectDomains": ["https://api.example.com"], "resourceDomains": ["https://*.cdn.example:8443"]},
-                "permissions": {"clipboardWrite": {}, "camera": {}},
+                "permissions": {"clipboardWrite": {}, "camera": {}, "geolocation": {}},
                 "prefersBorder": false
             }}
         }]));
@@ -284,6 +288,7 @@ mod tests {
         assert_eq!(page.csp.connect, ["https://api.example.com"]);
         assert_eq!(page.prefers_border, Some(false));
         assert!(page.clipboard_write);
+        assert_eq!(page.withheld, ["camera", "geolocation"]);
         let header = page.csp.header();
         assert!(header.contains("connect-src https://api.example.com;"), "{header}");
         assert!(header.contains("script-src 'unsafe-inline' https://*.cdn.example:8443;"), "{header}");

@@ -28,6 +28,7 @@ const page: AppViewInfo = {
   csp: { connect: [], resources: [], frames: [], base_uris: [] },
   prefers_border: null,
   clipboard_write: false,
+  withheld: [],
 };
 
 const show = toolInfo("counter", "show", { view: { resource_uri: "ui://counter/view.html", for_model: true, for_app: true } });
@@ -283,6 +284,19 @@ describe("AppView", { timeout: 20_000 }, () => {
     await fromViewAgain({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
     await fromViewAgain({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
     await waitFor(() => expect(postedAgain.some((m) => m.method === "ui/notifications/tool-result")).toBe(true));
+  });
+
+  it("says which permissions the view asked for are not given to it", async () => {
+    invoke.mockImplementation((command) =>
+      command === "open_app_view" ? Promise.resolve({ ...page, withheld: ["camera", "geolocation", "bluetooth"] }) : Promise.reject(new Error(command)),
+    );
+    renderIn(
+      <ToolCatalogue.Provider value={toolMap([show])}>
+        <ToolTraceCard trace={trace({ server: "counter", tool: "show", status: "done" })} />
+      </ToolCatalogue.Provider>,
+    );
+    const note = await screen.findByTestId("app-view-withheld");
+    expect(note.textContent).toBe("This view asked for the camera, your location, bluetooth, which Patchbay does not give views: what needs it will not work.");
   });
 
   it("says why a view could not be shown", async () => {

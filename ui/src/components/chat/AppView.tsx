@@ -6,7 +6,7 @@
 // down; a view may ask to be closed, and the user can open it again.
 import { useContext, useEffect, useRef, useState } from "react";
 import pkg from "../../../package.json";
-import { useI18n } from "../../lib/i18n";
+import { isMessageKey, useI18n } from "../../lib/i18n";
 import { toIpcError, type AppViewInfo, type SavedFile, type ToolInfo, type ToolTrace } from "../../lib/ipc";
 import {
   callToolResult,
@@ -297,6 +297,18 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
             data-testid="app-view-frame"
           />
         </div>
+      )}
+      {page && !closed && page.withheld.length > 0 && (
+        <p className="muted small" data-testid="app-view-withheld">
+          {t("view.withheld", {
+            what: page.withheld
+              .map((p) => {
+                const key = `view.permission.${p}`;
+                return isMessageKey(key) ? t(key) : p;
+              })
+              .join(", "),
+          })}
+        </p>
       )}
       {mode === "pip" && <p className="muted small" data-testid="app-view-in-corner">{t("view.inCorner")}</p>}
       {asked && (

@@ -177,7 +177,7 @@ function fake(initial: ServerView[]) {
     setToolApproval: vi.fn(() => Promise.resolve()),
     callTool: vi.fn(() => Promise.resolve({ content: [{ type: "text" as const, text: "hello from file" }], structured_content: null, is_error: false })),
     openAppView: vi.fn((_server: string, uri: string) =>
-      Promise.resolve({ url: "mcp-app://localhost/t1", uri, csp: { connect: [], resources: [], frames: [], base_uris: [] }, prefers_border: null, clipboard_write: false }),
+      Promise.resolve({ url: "mcp-app://localhost/t1", uri, csp: { connect: [], resources: [], frames: [], base_uris: [] }, prefers_border: null, clipboard_write: false, withheld: [] }),
     ),
     callToolForView: vi.fn(() => Promise.resolve({ content: [] })),
     readResourceForView: vi.fn(() => Promise.resolve({ contents: [] })),
