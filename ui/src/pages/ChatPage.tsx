@@ -21,6 +21,7 @@ import {
   type ConversationSummary,
   type Ipc,
   type IpcError,
+  type Message,
   type PromptInfo,
   type Assistant,
   type ResourceInfo,
@@ -189,17 +190,18 @@ function ConversationView({
     [store, onTurnEnd, ipc, id],
   );
 
-  // The views of the messages that go (from the one at `at` of the branch shown) are told
-  // first; then `then` runs.
+  // The views of the messages that go (from the first of the branch shown that `first`
+  // picks) are told first; then `then` runs.
   const views = useContext(LiveViewsContext);
   const leaving = useCallback(
-    (at: number, then: () => void) => {
-      const calls = at < 0 ? [] : store.getState().messages.slice(at).flatMap((m) => m.tool_calls.map((c) => c.call_id));
+    (first: (m: Message) => boolean, then: () => void) => {
+      const messages = store.getState().messages;
+      const at = messages.findIndex(first);
+      const calls = at < 0 ? [] : messages.slice(at).flatMap((m) => m.tool_calls.map((c) => c.call_id));
       views.before(then, calls);
     },
     [store, views],
   );
-  const from = useCallback((id: string) => store.getState().messages.findIndex((m) => m.id === id), [store]);
 
   const actions = useMemo<MessageActions>(
     () => ({
@@ -208,18 +210,18 @@ function ConversationView({
       },
       onInspect: setInspected,
       onRegenerate: (m) =>
-        leaving(from(m.id), () => {
+        leaving((x) => x.id === m.id, () => {
           store.truncateAfter(m.parent_id);
           void run((cb) => ipc.regenerate(id, m.id, cb));
         }),
       onEdit: (m, text) =>
-        leaving(from(m.id), () => {
+        leaving((x) => x.id === m.id, () => {
           store.truncateAfter(m.parent_id);
           void run((cb) => ipc.editMessage(id, m.id, text, cb));
         }),
       onSwitchBranch: (messageId) =>
         leaving(
-          store.getState().messages.findIndex((m) => m.siblings.includes(messageId)),
+          (m) => m.siblings.includes(messageId),
           () =>
             void ipc
               .switchBranch(id, messageId)
@@ -234,7 +236,7 @@ function ConversationView({
       },
       onDelete: (m) =>
         leaving(
-          from(m.id),
+          (x) => x.id === m.id,
           () =>
             void ipc
               .deleteMessage(id, m.id)
@@ -242,7 +244,7 @@ function ConversationView({
               .catch((e: unknown) => onError(toIpcError(e))),
         ),
     }),
-    [id, ipc, store, run, onError, onForked, leaving, from],
+    [id, ipc, store, run, onError, onForked, leaving],
   );
 
   // What tools' views send and give the model to know (MCP Apps).
