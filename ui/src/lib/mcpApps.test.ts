@@ -31,14 +31,14 @@ describe("ViewBridge", () => {
     await bridge.receive({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
     let done = false;
     const torn = bridge.teardown().then(() => (done = true));
-    expect(posted).toEqual([{ jsonrpc: "2.0", id: "host-1", method: "ui/resource-teardown", params: {} }]);
+    expect(posted).toEqual([{ jsonrpc: "2.0", id: "patchbay-teardown", method: "ui/resource-teardown", params: {} }]);
     await Promise.resolve();
     expect(done).toBe(false);
     // Someone else's answer is not its answer.
-    await bridge.receive({ jsonrpc: "2.0", id: "host-9", result: {} });
+    await bridge.receive({ jsonrpc: "2.0", id: 9, result: {} });
     await Promise.resolve();
     expect(done).toBe(false);
-    await bridge.receive({ jsonrpc: "2.0", id: "host-1", result: {} });
+    await bridge.receive({ jsonrpc: "2.0", id: "patchbay-teardown", result: {} });
     await torn;
     expect(done).toBe(true);
     // Asked once: a second teardown is the first.

@@ -75,6 +75,8 @@ export const ViewCommands = createContext<ViewIpc>(ipc);
 
 /** How long a view has to answer `ui/resource-teardown` before it goes anyway. */
 export const TEARDOWN_WAIT_MS = 1000;
+/** The id of the host's one request to a view, `ui/resource-teardown`. */
+const TEARDOWN_ID = "patchbay-teardown";
 
 /**
  * The views on screen, each by its tool call, so that whatever removes one
@@ -241,8 +243,8 @@ export class ViewBridge {
   private initialized = false;
   private queued: Json[] = [];
   private torn: Promise<void> | null = null;
-  private asked = 0;
-  private waiting = new Map<string, () => void>();
+  /** Ends the teardown when the view answers it. */
+  private answered: (() => void) | null = null;
 
   constructor(
     private readonly post: Post,
@@ -267,16 +269,12 @@ export class ViewBridge {
   teardown(ms = TEARDOWN_WAIT_MS): Promise<void> {
     if (!this.initialized) return Promise.resolve();
     this.torn ??= new Promise<void>((done) => {
-      const id = `host-${++this.asked}`;
-      const timer = setTimeout(() => {
-        this.waiting.delete(id);
-        done();
-      }, ms);
-      this.waiting.set(id, () => {
+      const timer = setTimeout(done, ms);
+      this.answered = () => {
         clearTimeout(timer);
         done();
-      });
-      this.post({ jsonrpc: "2.0", id, method: "ui/resource-teardown", params: {} });
+      };
+      this.post({ jsonrpc: "2.0", id: TEARDOWN_ID, method: "ui/resource-teardown", params: {} });
     });
     return this.torn;
   }
@@ -287,12 +285,8 @@ export class ViewBridge {
     const msg = data as Json;
     const method = typeof msg.method === "string" ? msg.method : null;
     if (!method) {
-      // An answer (a result or an error) to what the host asked.
-      const answered = typeof msg.id === "string" ? this.waiting.get(msg.id) : undefined;
-      if (answered && typeof msg.id === "string") {
-        this.waiting.delete(msg.id);
-        answered();
-      }
+      // An answer (a result or an error): the host asks only for the teardown.
+      if (msg.id === TEARDOWN_ID) this.answered?.();
       return;
     }
     const params = (typeof msg.params === "object" && msg.params !== null ? msg.params : {}) as Json;
