@@ -90,8 +90,13 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   });
 
   useEffect(() => {
-    const win = frame.current?.contentWindow;
-    if (!page || !win || closed) return;
+    const el = frame.current;
+    if (!page || !el || closed) return;
+    // The page loads only now, in the same task that listens for its first message
+    // (`ui/initialize`), which it cannot send before that listener is there.
+    el.src = page.url;
+    const win = el.contentWindow;
+    if (!win) return;
     // What the view asked of its server and still runs is called off when the view goes.
     const gone = new AbortController();
     const host: ViewHost = {
@@ -288,7 +293,6 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
           )}
           <iframe
             ref={frame}
-            src={page.url}
             title={t("view.title", { tool: tool.title ?? tool.name })}
             sandbox="allow-scripts"
             allow={page.clipboard_write ? "clipboard-write" : ""}
