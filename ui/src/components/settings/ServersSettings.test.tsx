@@ -423,7 +423,8 @@ describe("ServersSettings", () => {
     fireEvent.click(within(form).getByRole("button", { name: "Run" }));
     const frame = await within(form).findByTestId("app-view-frame");
     expect(f.ipc.openAppView).toHaveBeenCalledWith("files", "ui://files/view.html", expect.any(AbortSignal));
-    expect(frame.getAttribute("src")).toBe("mcp-app://localhost/t1");
+    // The page loads once the card listens for it.
+    await waitFor(() => expect(frame.getAttribute("src")).toBe("mcp-app://localhost/t1"));
     expect(within(form).getByText("hello from file")).toBeTruthy();
   });
 
