@@ -263,13 +263,13 @@ export class ViewBridge {
 
   /**
    * Asks an initialised view to tear down (`ui/resource-teardown`), once;
-   * resolves when it answered, or after `ms` whatever it does. A view that
-   * never initialised has nothing to save and is not asked.
+   * resolves when it answered, or after TEARDOWN_WAIT_MS whatever it does. A
+   * view that never initialised has nothing to save and is not asked.
    */
-  teardown(ms = TEARDOWN_WAIT_MS): Promise<void> {
+  teardown(): Promise<void> {
     if (!this.initialized) return Promise.resolve();
     this.torn ??= new Promise<void>((done) => {
-      const timer = setTimeout(done, ms);
+      const timer = setTimeout(done, TEARDOWN_WAIT_MS);
       this.answered = () => {
         clearTimeout(timer);
         done();
