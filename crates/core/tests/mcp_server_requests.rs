@@ -12,8 +12,8 @@ use common::*;
 use patchbay_core::config::McpServerConfig;
 use patchbay_core::llm::ContentPart;
 use patchbay_core::mcp::{
-    CallOptions, ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, McpRoot, Refusal, SamplingReply,
-    SamplingRequest, SamplingRole, ServerRequests,
+    CallEvent, CallOptions, ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, McpRoot, Refusal,
+    SamplingReply, SamplingRequest, SamplingRole, ServerRequests,
 };
 use patchbay_test_support::peers;
 use serde_json::json;
@@ -163,6 +163,53 @@ async fn elicitation_forms_and_urls_are_answered_by_the_hook() {
         seen.kind,
         ElicitationKind::Url { url: "https://example.com/authorize".into(), elicitation_id: "e-1".into() }
     );
+    registry.shutdown().await;
+}
+
+/// A tool that runs as a task (2025-11-25) pauses in `input_required` and asks
+/// the user through elicitation while the host waits on `tasks/result`; the
+/// answer reaches the server and the task finishes with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_needs_clarification_asks_the_user_and_finishes_with_the_answer() {
+    let registry = registry();
+    let hook = Arc::new(Recorder::default());
+    registry.set_server_requests(hook.clone());
+    registry.configure([everything_stdio("everything")]);
+    start_ready(&registry, "everything").await;
+    wait_for_tool(&registry, "everything", "simulate-research-query").await;
+
+    let content = json!({"interpretation": "historical"});
+    *hook.answer.lock().unwrap() = Some(ElicitationAnswer::Accept { content: content.as_object().cloned() });
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let options = CallOptions { events: Some(tx), ..CallOptions::default() };
+    let arguments = args(json!({"topic": "ancient rome", "ambiguous": true}));
+    let result = registry
+        .call_tool("everything", "simulate-research-query", arguments, options, CancellationToken::new())
+        .await
+        .unwrap();
+    let out = text(&result);
+    assert!(out.contains("# Research Report: ancient rome (historical)"), "{out}");
+    let seen = hook.elicitations.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].message.contains("could have multiple interpretations"), "{:?}", seen[0]);
+    let mut stages = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let CallEvent::Progress { message: Some(message), .. } = event {
+            stages.push(message);
+        }
+    }
+    // Every status the server announced, in order, is the call's progress
+    // (over stdio its notifications are read in order, before the result).
+    let expected = [
+        "Gathering sources...",
+        "Analyzing content...",
+        "Synthesizing findings...",
+        "Found multiple interpretations for \"ancient rome\". Requesting clarification...",
+        "Continuing with interpretation: \"historical\"...",
+        "Generating report...",
+        "completed",
+    ];
+    assert_eq!(stages, expected);
     registry.shutdown().await;
 }
 

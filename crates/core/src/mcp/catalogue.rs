@@ -6,14 +6,24 @@
 //! answers with "method not found" (many servers declare `resources` without
 //! implementing `resources/templates/list`): that is logged, not fatal. A page
 //! limit and a timeout bound a server that never stops paginating.
+//!
+//! Tools are listed through the connection's [`Lane`] when it has one, and
+//! read from the server's own JSON: rmcp's `Tool` does not hold
+//! `execution.taskSupport`, which says which tools must be called as tasks
+//! ([`super::tasks`]).
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
-use rmcp::model::{Icon, PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Tool};
+use rmcp::model::{
+    ClientRequest, CustomRequest, Icon, PaginatedRequestParams, Prompt, Resource, ResourceTemplate, ServerResult, Tool,
+};
 use rmcp::service::{Peer, RoleClient, ServiceError};
 
 use super::McpError;
 use super::client::ListChanged;
+use super::lane::Lane;
+use super::tasks;
 
 /// Pages fetched per list before giving up.
 const MAX_PAGES: usize = 1000;
@@ -22,11 +32,11 @@ const MAX_PAGES: usize = 1000;
 const METHOD_NOT_FOUND: i32 = -32601;
 
 /// A list the server declared but does not implement is empty.
-fn or_empty<T>(server: &str, list: &str, fetched: Result<Vec<T>, McpError>) -> Result<Vec<T>, McpError> {
+fn or_empty<T: Default>(server: &str, list: &str, fetched: Result<T, McpError>) -> Result<T, McpError> {
     match fetched {
         Err(McpError::Server { code: METHOD_NOT_FOUND, message, .. }) => {
             tracing::warn!(server, list, %message, "the server declares this list but does not implement it");
-            Ok(Vec::new())
+            Ok(T::default())
         }
         other => other,
     }
@@ -36,6 +46,9 @@ fn or_empty<T>(server: &str, list: &str, fetched: Result<Vec<T>, McpError>) -> R
 #[derive(Debug, Clone, Default)]
 pub struct Catalogue {
     pub tools: Vec<Tool>,
+    /// The tools that must be called as tasks (`execution.taskSupport` is
+    /// `"required"`), as far as the listing showed it (see the module docs).
+    pub task_tools: BTreeSet<String>,
     pub resources: Vec<Resource>,
     pub resource_templates: Vec<ResourceTemplate>,
     pub prompts: Vec<Prompt>,
@@ -72,6 +85,38 @@ async fn tools(server: &str, peer: &Peer<RoleClient>) -> Result<Vec<Tool>, McpEr
     paginate!(server, peer, list_tools, tools)
 }
 
+/// The tools, listed through `lane` and read from the server's JSON, and the
+/// names of those that must be called as tasks.
+async fn lane_tools(server: &str, lane: &Lane) -> Result<(Vec<Tool>, BTreeSet<String>), McpError> {
+    let unreadable = |reason: String| McpError::Protocol { server: server.to_owned(), reason };
+    let (mut tools, mut task_tools) = (Vec::new(), BTreeSet::new());
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let params = cursor.take().map(|cursor| serde_json::json!({ "cursor": cursor }));
+        let request = ClientRequest::CustomRequest(CustomRequest::new("tools/list", params));
+        let answer = lane.request(request).map_err(|e| McpError::from_service(server, e))?.answer().await;
+        let page = match answer.map_err(|e| e.for_server(server))? {
+            ServerResult::CustomResult(raw) => raw.0,
+            // Read by rmcp before the lane saw it (a JSON answer over streamable HTTP).
+            ServerResult::ListToolsResult(page) => serde_json::to_value(page).map_err(|e| unreadable(e.to_string()))?,
+            other => return Err(unreadable(format!("unexpected answer to tools/list: {other:?}"))),
+        };
+        for listed in page.get("tools").and_then(serde_json::Value::as_array).into_iter().flatten() {
+            let tool: Tool = serde_json::from_value(listed.clone())
+                .map_err(|e| unreadable(format!("a tool in tools/list cannot be read: {e}")))?;
+            if tasks::required(listed) {
+                task_tools.insert(tool.name.to_string());
+            }
+            tools.push(tool);
+        }
+        match page.get("nextCursor").and_then(serde_json::Value::as_str) {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => return Ok((tools, task_tools)),
+        }
+    }
+    Err(McpError::Protocol { server: server.to_owned(), reason: format!("more than {MAX_PAGES} pages") })
+}
+
 async fn resources(server: &str, peer: &Peer<RoleClient>) -> Result<Vec<Resource>, McpError> {
     paginate!(server, peer, list_resources, resources)
 }
@@ -86,7 +131,12 @@ async fn prompts(server: &str, peer: &Peer<RoleClient>) -> Result<Vec<Prompt>, M
 
 impl Catalogue {
     /// Fetches everything the server declares, within `timeout`.
-    pub(crate) async fn fetch(server: &str, peer: &Peer<RoleClient>, timeout: Duration) -> Result<Self, McpError> {
+    pub(crate) async fn fetch(
+        server: &str,
+        peer: &Peer<RoleClient>,
+        lane: Option<&Lane>,
+        timeout: Duration,
+    ) -> Result<Self, McpError> {
         let icons = peer.peer_info().and_then(|info| info.server_info.as_ref()?.icons.clone()).unwrap_or_default();
         let mut catalogue = Self { icons, ..Self::default() };
         let given = peer.peer_info().and_then(|info| info.instructions.clone());
@@ -99,7 +149,7 @@ impl Catalogue {
             }
         });
         for list in [ListChanged::Tools, ListChanged::Resources, ListChanged::Prompts] {
-            catalogue.refresh(server, peer, list, timeout).await?;
+            catalogue.refresh(server, peer, lane, list, timeout).await?;
         }
         Ok(catalogue)
     }
@@ -109,6 +159,7 @@ impl Catalogue {
         &mut self,
         server: &str,
         peer: &Peer<RoleClient>,
+        lane: Option<&Lane>,
         list: ListChanged,
         timeout: Duration,
     ) -> Result<(), McpError> {
@@ -116,7 +167,10 @@ impl Catalogue {
         let work = async {
             match list {
                 ListChanged::Tools if caps.tools.is_some() => {
-                    self.tools = or_empty(server, "tools", tools(server, peer).await)?
+                    (self.tools, self.task_tools) = match lane {
+                        Some(lane) => or_empty(server, "tools", lane_tools(server, lane).await)?,
+                        None => (or_empty(server, "tools", tools(server, peer).await)?, BTreeSet::new()),
+                    }
                 }
                 ListChanged::Resources if caps.resources.is_some() => {
                     self.resources = or_empty(server, "resources", resources(server, peer).await)?;

@@ -10,7 +10,8 @@
 //! ([`CallRoutes::hooks_pending`]), and the connection's calls stop their clocks. `notifications/message` has no such field:
 //! over streamable HTTP a log that arrives on a call's response stream goes to
 //! that call; otherwise it goes to the only call in flight, if there is exactly
-//! one. Every log also reaches the registry's event stream.
+//! one. Every log also reaches the registry's event stream. A task's status
+//! notification goes to the call that waits for the task ([`TaskWatch`]).
 
 #![expect(deprecated, reason = "rmcp marks logging deprecated (SEP-2577); servers still send it")]
 
@@ -37,6 +38,7 @@ use super::requests::{
     ElicitationAnswer, ElicitationKind, ElicitationRequest, McpRoot, SamplingMessage, SamplingReply, SamplingRequest,
     SamplingRole, ServerRequests,
 };
+use super::tasks::{self, TaskState, TaskWatch};
 use crate::llm::ContentPart;
 
 /// Something a server reported while a tool call ran.
@@ -93,6 +95,12 @@ struct Routes {
     /// Notifications handled before their call's route existed, oldest first
     /// (at most [`EARLY_LIMIT`]).
     early: VecDeque<(Early, CallEvent)>,
+    /// The tasks that calls wait for, by task id ([`super::tasks`]).
+    tasks: HashMap<String, Arc<TaskWatch>>,
+    /// Task statuses noticed before their call watched the task (a server
+    /// may announce a status before its answer that created the task), oldest
+    /// first, at most [`EARLY_LIMIT`].
+    early_tasks: VecDeque<TaskState>,
 }
 
 /// What an early notification names: a progress token, or (a log on the
@@ -226,6 +234,33 @@ impl CallRoutes {
         deliver(tx, event);
     }
 
+    /// Hands the status of the task `id` to `watch` until the guard drops,
+    /// starting with what was noticed before.
+    pub(crate) fn watch_task(&self, id: String, watch: Arc<TaskWatch>) -> TaskGuard {
+        let mut routes = self.lock();
+        let (mine, others) = std::mem::take(&mut routes.early_tasks).into_iter().partition(|s| s.task_id == id);
+        routes.early_tasks = others;
+        for state in mine {
+            watch.seen(state);
+        }
+        routes.tasks.insert(id.clone(), watch);
+        TaskGuard { routes: self.clone(), id }
+    }
+
+    /// A task's status, from the server's notification.
+    fn task_status(&self, state: TaskState) {
+        let mut routes = self.lock();
+        match routes.tasks.get(&state.task_id) {
+            Some(watch) => watch.seen(state),
+            None => {
+                if routes.early_tasks.len() == EARLY_LIMIT {
+                    routes.early_tasks.pop_front();
+                }
+                routes.early_tasks.push_back(state);
+            }
+        }
+    }
+
     /// How many sampling or elicitation requests wait for the user now, and later.
     pub(crate) fn hooks_pending(&self) -> watch::Receiver<usize> {
         self.hooks.subscribe()
@@ -235,6 +270,18 @@ impl CallRoutes {
     fn hook_started(&self) -> HookGuard {
         self.hooks.send_modify(|n| *n += 1);
         HookGuard { hooks: self.hooks.clone() }
+    }
+}
+
+/// Stops handing a task's status to its call.
+pub(crate) struct TaskGuard {
+    routes: CallRoutes,
+    id: String,
+}
+
+impl Drop for TaskGuard {
+    fn drop(&mut self) {
+        self.routes.lock().tasks.remove(&self.id);
     }
 }
 
@@ -409,6 +456,12 @@ impl InOrder for HostHandler {
         match notification {
             ServerNotification::ProgressNotification(progress) => self.progressed(progress.params.clone()),
             ServerNotification::LoggingMessageNotification(log) => self.logged(log.params.clone(), origin),
+            ServerNotification::CustomNotification(notice) if notice.method == tasks::STATUS_NOTIFICATION => {
+                match notice.params.clone().map(TaskState::from_json) {
+                    Some(Ok(state)) => self.routes.task_status(state),
+                    other => tracing::debug!(?other, "skipped a task status notification that cannot be read"),
+                }
+            }
             _ => return false,
         }
         true

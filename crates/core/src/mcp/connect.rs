@@ -138,9 +138,8 @@ pub(crate) async fn connect(
             let bounded = BoundedLines::new(stdout, MAX_MESSAGE_BYTES);
             let (transport, end) = pipe::open(bounded, stdin, MAX_MESSAGE_BYTES + 1, Arc::new(cx.handler.clone()));
             let lane = Lane::pipe(end);
-            match handshake(config, cx.handler, &cx.ct, transport, startup, call).await {
-                Ok((service, catalogue)) => {
-                    let lane = lane.usable(service.peer());
+            match handshake(config, cx.handler, &cx.ct, transport, Some(lane), startup, call).await {
+                Ok((service, catalogue, lane)) => {
                     let kind = TransportKind::Stdio;
                     let conn = Connection { service, ct: cx.ct, child: Some(child), kind, catalogue, lane };
                     Ok((conn, Some(report)))
@@ -209,23 +208,26 @@ pub(crate) async fn connect(
             let server = cx.in_process.ok_or_else(|| McpError::NotAttached { server: config.name.clone() })?;
             let in_order = Arc::new(cx.handler.clone());
             let (transport, lane) = in_process::open(server.as_ref(), in_order, cx.ct.child_token());
-            let (service, catalogue) = handshake(config, cx.handler, &cx.ct, transport, startup, call).await?;
-            let (kind, lane) = (TransportKind::InProcess, lane.usable(service.peer()));
+            let (service, catalogue, lane) =
+                handshake(config, cx.handler, &cx.ct, transport, Some(lane), startup, call).await?;
+            let kind = TransportKind::InProcess;
             Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane }, None))
         }
     }
 }
 
-/// The MCP handshake and first catalogue over `transport`, within `startup`.
+/// The MCP handshake and first catalogue over `transport`, within `startup`,
+/// and the connection's `lane` if its protocol allows it ([`Lane::usable`]).
 /// On failure the connection's token is cancelled, which closes the transport.
 async fn handshake<T, E, A>(
     config: &McpServerConfig,
     handler: HostHandler,
     ct: &CancellationToken,
     transport: T,
+    lane: Option<Lane>,
     startup: Duration,
     call: Duration,
-) -> Result<(RunningService<RoleClient, HostHandler>, Catalogue), McpError>
+) -> Result<(RunningService<RoleClient, HostHandler>, Catalogue, Option<Lane>), McpError>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -238,8 +240,9 @@ where
                 McpError::Initialize { server: config.name.clone(), reason: e.to_string() }
             }
         })?;
-        let catalogue = Catalogue::fetch(&config.name, service.peer(), call).await?;
-        Ok::<_, McpError>((service, catalogue))
+        let lane = lane.and_then(|lane| lane.usable(service.peer()));
+        let catalogue = Catalogue::fetch(&config.name, service.peer(), lane.as_ref(), call).await?;
+        Ok::<_, McpError>((service, catalogue, lane))
     })
     .await
     .unwrap_or_else(|_| Err(McpError::StartTimeout { server: config.name.clone(), after: startup }));
@@ -315,10 +318,7 @@ impl HttpServe<'_> {
         let transport = StreamableHttpClientTransport::with_client(client.clone(), self.transport_config);
         let in_order = Arc::new(self.handler.clone());
         let (transport, lane) = lane::open_http(transport, client, self.ct.clone(), in_order);
-        let (service, catalogue) =
-            handshake(self.config, self.handler, self.ct, transport, self.startup, self.call).await?;
-        let lane = lane.usable(service.peer());
-        Ok((service, catalogue, lane))
+        handshake(self.config, self.handler, self.ct, transport, Some(lane), self.startup, self.call).await
     }
 }
 
@@ -342,7 +342,8 @@ async fn connect_sse(
         .await
         .map_err(|source| McpError::Sse { server: config.name.clone(), source })?;
     let transport = lane::ordered(transport, Arc::new(handler.clone()));
-    handshake(config, handler, ct, transport, startup, call).await
+    let (service, catalogue, _) = handshake(config, handler, ct, transport, None, startup, call).await?;
+    Ok((service, catalogue))
 }
 
 fn parse_url(server: &str, url: &str) -> Result<reqwest::Url, McpError> {

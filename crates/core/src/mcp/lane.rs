@@ -24,8 +24,11 @@
 //!   through [`Laned`]. A session the server no longer knows is renewed by
 //!   rmcp (a ping meets it, and rmcp initialises again), then the request is
 //!   posted once more.
-//! - A tool call's answer is read as a `CallToolResult` ([`tool_call_answer`]),
-//!   not through rmcp's parse of any message; other shapes fall back to it.
+//! - A tool call's answer is read as a `CallToolResult`, and a custom
+//!   request's as the server's own JSON ([`typed_answer`], [`Reads`]), not
+//!   through rmcp's parse of any message (which would read a `tools/list`
+//!   answer sent as a custom request as rmcp's `ListToolsResult`, dropping
+//!   what rmcp's types do not hold); other shapes fall back to it.
 //! - When the connection ends, every waiting lane request fails as rmcp's would
 //!   ([`ServiceError::TransportClosed`]) and no more are taken.
 //!
@@ -43,9 +46,9 @@ use futures::{FutureExt, StreamExt};
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolResult, ClientJsonRpcMessage, ClientRequest, GetExtensions, GetMeta, JsonRpcMessage, JsonRpcVersion2_0,
-    NumberOrString, ProgressToken, RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerNotification,
-    ServerResult,
+    CallToolResult, ClientJsonRpcMessage, ClientRequest, CustomResult, GetExtensions, GetMeta, JsonRpcMessage,
+    JsonRpcVersion2_0, NumberOrString, ProgressToken, RequestId, RequestMetaObject, ServerJsonRpcMessage,
+    ServerNotification, ServerResult,
 };
 use rmcp::service::{InboundStreamOrigin, Peer, ServiceError};
 use serde::Deserialize;
@@ -62,28 +65,57 @@ use super::pipe::{PipeAnswer, PipeEnd};
 /// An answer to a lane request, as rmcp's service loop would give it.
 pub(crate) type Answer = Result<ServerResult, LaneError>;
 
-/// Whether `message` is a tool call, whose answer is read with
-/// [`tool_call_answer`]: the calls that matter for speed, and whose results can
-/// be large.
-pub(crate) fn is_tool_call(message: &ClientJsonRpcMessage) -> bool {
-    matches!(message, JsonRpcMessage::Request(request) if matches!(request.request, ClientRequest::CallToolRequest(_)))
+/// How the answer to a lane request is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reads {
+    /// As rmcp reads any message.
+    Rmcp,
+    /// As a `CallToolResult`, in one pass: the calls that matter for speed,
+    /// and whose results can be large.
+    ToolCall,
+    /// As the server's own JSON ([`CustomResult`]): a custom request's answer,
+    /// with every field the server sent.
+    Raw,
 }
 
-/// `data` as a response with a tool call's result, read in one pass as a
-/// `CallToolResult`: far cheaper than rmcp's reading of any message, which
-/// buffers it and tries each kind of result in turn. `None` when it is not
-/// one; the caller checks that the id is a tool call's, and otherwise reads
-/// `data` as rmcp does.
-pub(crate) fn tool_call_answer(data: &[u8]) -> Option<(RequestId, ServerResult)> {
+impl Reads {
+    /// How the answer to `message` is read.
+    pub(crate) fn of(message: &ClientJsonRpcMessage) -> Self {
+        match message {
+            JsonRpcMessage::Request(request) => match request.request {
+                ClientRequest::CallToolRequest(_) => Reads::ToolCall,
+                ClientRequest::CustomRequest(_) => Reads::Raw,
+                _ => Reads::Rmcp,
+            },
+            _ => Reads::Rmcp,
+        }
+    }
+}
+
+/// `data` as a response read as `reads` says: far cheaper than rmcp's reading
+/// of any message for a tool call (rmcp buffers it and tries each kind of
+/// result in turn), and lossless for a custom request. `None` when it is not
+/// such a response (or `reads` is [`Reads::Rmcp`]); the caller checks that the
+/// id is one that reads so, and otherwise reads `data` as rmcp does.
+pub(crate) fn typed_answer(data: &[u8], reads: Reads) -> Option<(RequestId, ServerResult)> {
     #[derive(Deserialize)]
-    struct Response {
+    struct Response<R> {
         #[serde(rename = "jsonrpc")]
         _jsonrpc: JsonRpcVersion2_0,
         id: RequestId,
-        result: CallToolResult,
+        result: R,
     }
-    let response: Response = serde_json::from_slice(data).ok()?;
-    Some((response.id, ServerResult::CallToolResult(response.result)))
+    match reads {
+        Reads::Rmcp => None,
+        Reads::ToolCall => {
+            let response: Response<CallToolResult> = serde_json::from_slice(data).ok()?;
+            Some((response.id, ServerResult::CallToolResult(response.result)))
+        }
+        Reads::Raw => {
+            let response: Response<serde_json::Value> = serde_json::from_slice(data).ok()?;
+            Some((response.id, ServerResult::CustomResult(CustomResult::new(response.result))))
+        }
+    }
 }
 
 /// Why a lane request got no answer.
@@ -241,7 +273,7 @@ impl HttpRoute {
     /// POSTs `message` and reads the answer to `id` from the response. A
     /// session that expired is renewed through rmcp once, then posted again.
     async fn exchange(self: Arc<Self>, id: RequestId, message: ClientJsonRpcMessage) -> Answer {
-        let tool_call = is_tool_call(&message);
+        let reads = Reads::of(&message);
         let response = match self.post.post(message.clone()).await {
             Err(PostFailure::SessionExpired) => {
                 self.renew().await?;
@@ -264,7 +296,7 @@ impl HttpRoute {
                 Some(Err(ServiceError::McpError(error.error).into()))
             }
             StreamableHttpPostResponse::Json(message, _) => self.sort(&id, message).await,
-            StreamableHttpPostResponse::Sse(stream, _) => self.read(&id, tool_call, stream).await,
+            StreamableHttpPostResponse::Sse(stream, _) => self.read(&id, reads, stream).await,
             _ => None,
         }
         .unwrap_or_else(|| Err(LaneError::Unreadable("the server's response ended without an answer to the request".into())))
@@ -283,7 +315,7 @@ impl HttpRoute {
     async fn read(
         &self,
         id: &RequestId,
-        tool_call: bool,
+        reads: Reads,
         mut stream: BoxStream<'static, Result<Sse, SseError>>,
     ) -> Option<Answer> {
         let mut skipped = None;
@@ -295,7 +327,7 @@ impl HttpRoute {
             if data.trim().is_empty() {
                 continue;
             }
-            let typed = tool_call.then(|| tool_call_answer(data.as_bytes())).flatten();
+            let typed = typed_answer(data.as_bytes(), reads);
             let answer = match typed.filter(|(answered, _)| answered == id) {
                 Some((_, result)) => Some(Ok(result)),
                 None => match serde_json::from_str(&data) {

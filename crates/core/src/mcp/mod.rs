@@ -31,6 +31,7 @@
 //! - [`host`] serves the registry's tools to the chat engine ([`RegistryTools`]).
 //! - [`uri_template`] reads and expands resource templates' URI templates.
 //! - [`icons`] chooses the icons servers give themselves and their tools, and fetches them safely.
+//! - [`tasks`] reads and writes the task-augmented tool calls of 2025-11-25 (experimental).
 //! - [`apps`] reads MCP Apps metadata: the view a tool names, who may call it, and the view's page and policy.
 
 pub mod about;
@@ -54,6 +55,7 @@ pub mod registry;
 pub mod requests;
 pub mod sse;
 pub mod stdio;
+pub mod tasks;
 pub mod traces;
 pub mod uri_template;
 
@@ -125,6 +127,13 @@ pub enum McpError {
         server: String,
         #[source]
         source: sse::SseError,
+    },
+    /// A tool called as a task got an answer that cannot be used.
+    #[error("MCP server {server:?}: {source}")]
+    Task {
+        server: String,
+        #[source]
+        source: tasks::TaskError,
     },
     /// The server did not finish starting in time.
     #[error("MCP server {server:?} did not start within {}s", after.as_secs())]

@@ -23,8 +23,9 @@
 //! - **Parsing and bounds.** Lines are cut here (one over the limit is
 //!   dropped) and each is parsed by rmcp's codec under rmcp's stdio rules:
 //!   text that is not JSON is skipped, JSON that is not a message gets an
-//!   "Invalid request" error. The answer to a tool call is first read as its
-//!   result type ([`tool_call_answer`]). At most [`QUEUED_FOR_RMCP`] messages wait
+//!   "Invalid request" error. The answer to a lane request is first read as
+//!   the request asks ([`typed_answer`]: a tool call's as its result type, a
+//!   custom request's as the server's own JSON). At most [`QUEUED_FOR_RMCP`] messages wait
 //!   for rmcp; a call that finds that many stops reading until rmcp takes some.
 //! - When the server's output ends, or rmcp closes the transport, waiting calls
 //!   fail as rmcp's would ([`ServiceError::TransportClosed`]) and no more are
@@ -52,7 +53,7 @@ use tokio::sync::Notify;
 use tokio_util::bytes::{Buf, BytesMut};
 use tokio_util::codec::Decoder;
 
-use super::lane::{Answer, InOrder, is_tool_call, tool_call_answer};
+use super::lane::{Answer, InOrder, Reads, typed_answer};
 
 /// Messages read for rmcp and not yet taken, at most.
 const QUEUED_FOR_RMCP: usize = 256;
@@ -284,8 +285,8 @@ enum Slot {
     Waiting {
         /// The call's waker, taken when it is woken.
         waker: Option<Waker>,
-        /// A tool call: its answer is read with [`tool_call_answer`].
-        tool_call: bool,
+        /// How its answer is read ([`typed_answer`]).
+        reads: Reads,
     },
     Answered(Box<Answer>),
 }
@@ -346,15 +347,20 @@ impl Reading {
         }
     }
 
-    /// `line` as the answer to a waiting tool call, read as its result
-    /// ([`tool_call_answer`]); `None` when it is not one (rmcp's codec reads
-    /// it then).
+    /// `line` as the answer to a waiting lane request, read as the request
+    /// asks ([`typed_answer`]); `None` when it is not one (rmcp's codec reads
+    /// it then). Each way of reading is tried only while a request waits for it.
     fn typed_answer(&self, line: &[u8]) -> Option<Read> {
-        if !self.calls.values().any(|slot| matches!(slot, Slot::Waiting { tool_call: true, .. })) {
-            return None;
-        }
-        let (id, result) = tool_call_answer(line)?;
-        matches!(self.calls.get(&id), Some(Slot::Waiting { tool_call: true, .. })).then_some(Read::Answer(id, result))
+        let reads_of = |id: &RequestId| match self.calls.get(id) {
+            Some(Slot::Waiting { reads, .. }) => Some(*reads),
+            _ => None,
+        };
+        let waited =
+            |way: Reads| self.calls.values().any(|slot| matches!(slot, Slot::Waiting { reads, .. } if *reads == way));
+        [Reads::ToolCall, Reads::Raw].into_iter().filter(|way| waited(*way)).find_map(|way| {
+            let (id, result) = typed_answer(line, way)?;
+            (reads_of(&id) == Some(way)).then_some(Read::Answer(id, result))
+        })
     }
 
     /// A line that is not a message, as rmcp's stdio transport treats it: text
@@ -542,7 +548,7 @@ impl PipeEnd {
                 return Err(ServiceError::TransportClosed);
             }
             // Waiting before the write: the answer can be read before `push` returns.
-            reading.calls.insert(id.clone(), Slot::Waiting { waker: None, tool_call: is_tool_call(message) });
+            reading.calls.insert(id.clone(), Slot::Waiting { waker: None, reads: Reads::of(message) });
         }
         // Dropped on failure, it waits for nothing.
         let answer = PipeAnswer { reader: self.reader.clone(), id };
@@ -623,7 +629,9 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use futures::task::ArcWake;
-    use rmcp::model::{EmptyResult, GetMeta, NumberOrString, ProgressToken, ServerNotification, ServerResult};
+    use rmcp::model::{
+        CustomRequest, EmptyResult, GetMeta, NumberOrString, ProgressToken, ServerNotification, ServerResult,
+    };
     use serde_json::{Value, json};
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
@@ -910,6 +918,26 @@ mod tests {
         assert!(
             matches!(failed.answer().await, Err(LaneError::Service(ServiceError::McpError(e))) if e.message == "bad")
         );
+    }
+
+    #[tokio::test]
+    async fn a_custom_requests_answer_is_the_servers_own_json_and_others_are_read_as_before() {
+        let (_transport, lane, mut lines, mut server) = pipe(4096);
+        let listed = json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}}]});
+        let list = lane.request(ClientRequest::CustomRequest(CustomRequest::new("tools/list", None))).unwrap();
+        let text = lane.request(call("a")).unwrap();
+        let sent: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(sent["method"], "tools/list");
+        // Answered out of order: each is read its own way.
+        let content = json!({"content": [{"type": "text", "text": "Echo: a"}]});
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-2", "result": content})).await;
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": listed})).await;
+        assert!(matches!(text.answer().await, Ok(ServerResult::CallToolResult(_))));
+        // rmcp's `ListToolsResult` would drop `execution`; the raw answer keeps it.
+        match list.answer().await {
+            Ok(ServerResult::CustomResult(raw)) => assert_eq!(raw.0, listed),
+            other => panic!("expected the server's JSON, got {other:?}"),
+        }
     }
 
     #[tokio::test]

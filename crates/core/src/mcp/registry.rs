@@ -50,6 +50,7 @@ use super::lane::{Lane, LaneRequest};
 use super::launch::{LaunchReport, LoginEnv};
 use super::requests::{DenyAll, McpRoot, ServerRequests};
 use super::stdio::StderrLog;
+use super::tasks;
 use crate::config::{McpServerConfig, TransportConfig};
 use crate::secrets::SecretStore;
 
@@ -624,6 +625,9 @@ impl McpRegistry {
         options: CallOptions,
         ct: CancellationToken,
     ) -> Result<CallToolResult, McpError> {
+        if self.slot(server).is_ok_and(|slot| read(&slot.catalogue).task_tools.contains(tool)) {
+            return self.call_task(server, tool, arguments, options, ct).await;
+        }
         let mut params = CallToolRequestParams::new(tool.to_owned());
         if let Some(args) = arguments {
             params = params.with_arguments(args);
@@ -633,6 +637,66 @@ impl McpRegistry {
             ServerResult::CallToolResult(result) => Ok(result),
             other => Err(unexpected(server, &other)),
         }
+    }
+
+    /// Calls a tool that must run as a task ([`tasks`]): the `tools/call` that
+    /// creates the task, then `tasks/result`, while the task's status is
+    /// polled. The call's clock restarts with each new status (and the
+    /// server's progress); giving the call up sends `tasks/cancel`.
+    async fn call_task(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        options: CallOptions,
+        ct: CancellationToken,
+    ) -> Result<CallToolResult, McpError> {
+        let (live, call_timeout) = self.live(server)?;
+        // The task tools are read only through the lane (see `catalogue`).
+        let Some(lane) = live.lane.clone() else {
+            let reason = format!("{tool} runs only as a task, which this connection cannot carry");
+            return Err(McpError::Protocol { server: server.to_owned(), reason });
+        };
+        let timeout = options.timeout.unwrap_or(call_timeout);
+        let task_error = |source| McpError::Task { server: server.to_owned(), source };
+        let sent = lane.request(tasks::create(tool, arguments)).map_err(|e| McpError::from_service(server, e))?;
+        if let Some(cell) = &options.sent_as {
+            let _ = cell.set(WireIds { id: sent.id.clone(), progress_token: sent.progress_token.clone() });
+        }
+        // Open for the task's life: the server's progress names the creating call's token.
+        let route = live.routes.register(sent.progress_token.clone(), sent.id.clone(), options.events.clone());
+        let mut cancel = CancelOnDrop { peer: Some(live.peer.clone()), id: sent.id.clone(), reason: CANCELLED };
+        let deadline = || Deadline { timeout, progress: route.progress.clone(), hooks: live.routes.hooks_pending() };
+        let timed_out = || McpError::Timeout { server: server.to_owned(), after: timeout };
+        let created = tokio::select! {
+            answer = sent.answer() => answer.map_err(|e| e.for_server(server))?,
+            () = deadline().expired() => {
+                cancel.reason = TIMED_OUT;
+                return Err(timed_out());
+            }
+            () = ct.cancelled() => return Err(McpError::Cancelled { server: server.to_owned() }),
+        };
+        cancel.peer = None;
+        let task = match tasks::Created::read(created).map_err(task_error)? {
+            tasks::Created::Done(result) => return Ok(result),
+            tasks::Created::Task(task) => task,
+        };
+        let mut abandon = CancelTask { lane: Some(lane.clone()), id: task.task_id.clone() };
+        let watch = Arc::new(tasks::TaskWatch::new(options.events, route.progress.clone()));
+        let id = task.task_id.clone();
+        watch.seen(task);
+        let _watching = live.routes.watch_task(id.clone(), watch.clone());
+        let result = lane.request(tasks::about("tasks/result", &id)).map_err(|e| McpError::from_service(server, e))?;
+        let status = poll_status(lane, id, watch);
+        let answer = tokio::select! {
+            answer = result.answer() => answer,
+            never = status => match never {},
+            () = deadline().expired() => return Err(timed_out()),
+            () = ct.cancelled() => return Err(McpError::Cancelled { server: server.to_owned() }),
+        };
+        // The task ended, with its result or its error.
+        abandon.lane = None;
+        tasks::result(answer.map_err(|e| e.for_server(server))?).map_err(task_error)
     }
 
     /// Reads a resource.
@@ -928,6 +992,45 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// Sends `tasks/cancel` for a task given up before its result.
+struct CancelTask {
+    lane: Option<Lane>,
+    id: String,
+}
+
+/// How long a `tasks/cancel` is waited for (its answer changes nothing).
+const CANCEL_WAIT: Duration = Duration::from_secs(5);
+
+impl Drop for CancelTask {
+    fn drop(&mut self) {
+        if let Some(lane) = self.lane.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+            && let Ok(request) = lane.request(tasks::about("tasks/cancel", &self.id))
+        {
+            runtime.spawn(async move {
+                let _ = tokio::time::timeout(CANCEL_WAIT, request.answer()).await;
+            });
+        }
+    }
+}
+
+/// Polls the task `id`'s status (`tasks/get`) at the server's interval, into
+/// `watch`. Never ends: the caller stops it when the result comes.
+async fn poll_status(lane: Lane, id: String, watch: Arc<tasks::TaskWatch>) -> std::convert::Infallible {
+    loop {
+        let Some(wait) = watch.next_poll() else { return std::future::pending().await };
+        tokio::time::sleep(wait).await;
+        let answer = match lane.request(tasks::about("tasks/get", &id)) {
+            Ok(request) => request.answer().await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match answer.and_then(|answer| tasks::TaskState::read(answer).map_err(|e| e.to_string())) {
+            Ok(state) => watch.seen(state),
+            Err(error) => tracing::debug!(task = %id, %error, "polling a task's status failed"),
+        }
+    }
+}
+
 /// A request's time limit: `timeout` without news, restarted by each progress
 /// notification of the request and standing still while a sampling or
 /// elicitation request of the same server waits for the user (the time left
@@ -1060,6 +1163,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
     };
     *lock(&slot.report) = report;
     let Connection { service, ct, mut child, kind, catalogue, lane } = conn;
+    let list_lane = lane.clone();
     let peer = service.peer().clone();
     let pid = child.as_ref().and_then(|c| c.pid());
     *write(&slot.catalogue) = catalogue;
@@ -1090,7 +1194,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
             }
             Some(list) = changed_rx.recv() => {
                 let mut fresh = read(&slot.catalogue).clone();
-                match fresh.refresh(&slot.name, &peer, list, call_timeout).await {
+                match fresh.refresh(&slot.name, &peer, list_lane.as_ref(), list, call_timeout).await {
                     Ok(()) => {
                         *write(&slot.catalogue) = fresh;
                         let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });

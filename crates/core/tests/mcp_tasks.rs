@@ -1,0 +1,205 @@
+//! Task-augmented tool calls (2025-11-25) against a scripted server that
+//! speaks the wire format line by line: which tools run as tasks, status by
+//! polling when the server sends no notifications, the clock that restarts
+//! with each new status, `tasks/cancel` when a call is given up, and a failed
+//! task's error. (server-everything's task tool is called in
+//! mcp_everything_tools and mcp_server_requests.)
+
+#[path = "mcp_common/mod.rs"]
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use patchbay_core::config::{McpServerConfig, TransportConfig};
+use patchbay_core::mcp::{CallEvent, CallOptions, InProcessServer, McpError, McpRegistry};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// The scripted task's status message changes at each poll, "step 1" to
+/// "step {STEPS}", then stays at the last.
+const STEPS: usize = 10;
+
+/// A server whose `slow` and `fails` tools must run as tasks and whose
+/// `quick` tool may; every message it gets is kept.
+#[derive(Clone, Default)]
+struct Scripted {
+    got: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Scripted {
+    fn got(&self, method: &str) -> Vec<Value> {
+        self.got.lock().unwrap().iter().filter(|m| m["method"] == method).cloned().collect()
+    }
+}
+
+fn task(id: &str, status: &str, message: Option<&str>, at: u32) -> Value {
+    json!({"taskId": id, "status": status, "statusMessage": message, "pollInterval": 50, "ttl": 60000,
+        "createdAt": "2026-11-26T10:00:00.000Z", "lastUpdatedAt": format!("2026-11-26T10:00:{at:02}.000Z")})
+}
+
+impl InProcessServer for Scripted {
+    fn spawn(&self, io: DuplexStream, cancel: CancellationToken) {
+        let got = self.got.clone();
+        tokio::spawn(async move {
+            let (read, mut write) = tokio::io::split(io);
+            let mut lines = BufReader::new(read).lines();
+            let mut polls = 0;
+            loop {
+                let line = tokio::select! {
+                    () = cancel.cancelled() => return,
+                    line = lines.next_line() => match line {
+                        Ok(Some(line)) => line,
+                        _ => return,
+                    },
+                };
+                let message: Value = serde_json::from_str(&line).unwrap();
+                got.lock().unwrap().push(message.clone());
+                let params = &message["params"];
+                let result = match message["method"].as_str().unwrap_or_default() {
+                    "initialize" => {
+                        json!({"protocolVersion": "2025-11-25", "serverInfo": {"name": "scripted", "version": "1"},
+                        "capabilities": {"tools": {}, "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}}})
+                    }
+                    "tools/list" => json!({"tools": [
+                        {"name": "slow", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}},
+                        {"name": "fails", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}},
+                        {"name": "quick", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"}},
+                    ]}),
+                    "tools/call" if params.get("task").is_some() => {
+                        json!({"task": task(params["name"].as_str().unwrap(), "working", None, 0)})
+                    }
+                    "tools/call" => json!({"content": [{"type": "text", "text": "quick answer"}]}),
+                    "tasks/get" => {
+                        polls = (polls + 1).min(STEPS);
+                        let step = format!("step {polls}");
+                        task(params["taskId"].as_str().unwrap(), "working", Some(&step), polls as u32)
+                    }
+                    // `slow` never ends by itself; `fails` has failed.
+                    "tasks/result" if params["taskId"] == "fails" => {
+                        let error = json!({"code": -32603, "message": "the research failed"});
+                        let reply = json!({"jsonrpc": "2.0", "id": message["id"], "error": error});
+                        write.write_all(format!("{reply}\n").as_bytes()).await.unwrap();
+                        continue;
+                    }
+                    "tasks/result" => continue,
+                    "tasks/cancel" => task(params["taskId"].as_str().unwrap(), "cancelled", None, 59),
+                    "ping" => json!({}),
+                    _ => continue,
+                };
+                let reply = json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
+                write.write_all(format!("{reply}\n").as_bytes()).await.unwrap();
+            }
+        });
+    }
+}
+
+async fn scripted() -> (McpRegistry, Scripted) {
+    let registry = registry();
+    let server = Scripted::default();
+    registry.attach_in_process(
+        McpServerConfig::with_transport("scripted", TransportConfig::InProcess),
+        Arc::new(server.clone()),
+    );
+    start_ready(&registry, "scripted").await;
+    (registry, server)
+}
+
+fn with_events() -> (CallOptions, mpsc::Receiver<CallEvent>) {
+    let (tx, rx) = mpsc::channel(64);
+    (CallOptions { events: Some(tx), ..CallOptions::default() }, rx)
+}
+
+fn messages(rx: &mut mpsc::Receiver<CallEvent>) -> Vec<String> {
+    let mut got = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let CallEvent::Progress { message: Some(message), .. } = event {
+            got.push(message);
+        }
+    }
+    got
+}
+
+/// Waits until the server got `method`.
+async fn until_got(server: &Scripted, method: &str) -> Vec<Value> {
+    for _ in 0..100 {
+        let got = server.got(method);
+        if !got.is_empty() {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the server never got {method}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_task_call_is_cancelled_at_the_server_and_only_required_tools_run_as_tasks() {
+    let (registry, server) = scripted().await;
+    // An optional tool is called as usual.
+    let quick = registry.call_tool("scripted", "quick", None, CallOptions::default(), CancellationToken::new()).await;
+    assert_eq!(serde_json::to_value(quick.unwrap().content).unwrap()[0]["text"], "quick answer");
+    assert!(server.got("tools/call")[0]["params"].get("task").is_none());
+
+    let (options, mut rx) = with_events();
+    let ct = CancellationToken::new();
+    let call = tokio::spawn({
+        let (registry, ct) = (registry.clone(), ct.clone());
+        async move { registry.call_tool("scripted", "slow", None, options, ct).await }
+    });
+    // The status comes from polls (this server sends no notifications).
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        match rx.recv().await {
+            Some(CallEvent::Progress { message: Some(message), .. }) => seen.push(message),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(seen, ["working", "step 1"]);
+    ct.cancel();
+    assert!(matches!(call.await.unwrap(), Err(McpError::Cancelled { .. })));
+    let cancels = until_got(&server, "tasks/cancel").await;
+    assert_eq!(cancels[0]["params"]["taskId"], "slow");
+    // The creating call asked for a task and named its progress token.
+    let created = server.got("tools/call")[1].clone();
+    assert_eq!(created["params"]["name"], "slow");
+    assert!(created["params"]["task"]["ttl"].as_u64().is_some_and(|ttl| ttl > 0), "{created}");
+    assert!(created["params"]["_meta"]["progressToken"].is_string(), "{created}");
+    assert_eq!(server.got("tasks/result").len(), 1);
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_calls_clock_restarts_with_each_new_status_and_then_runs_out() {
+    let (registry, server) = scripted().await;
+    let (mut options, mut rx) = with_events();
+    // Shorter than the ten status changes together (one per 50 ms poll),
+    // far longer than the time between two of them.
+    options.timeout = Some(Duration::from_millis(300));
+    let outcome = registry.call_tool("scripted", "slow", None, options, CancellationToken::new()).await;
+    assert!(matches!(outcome, Err(McpError::Timeout { .. })), "{outcome:?}");
+    // Every change came before the clock ran out: each one restarted it.
+    let steps = (1..=STEPS).map(|n| format!("step {n}"));
+    assert_eq!(messages(&mut rx), std::iter::once("working".to_owned()).chain(steps).collect::<Vec<_>>());
+    assert!(server.got("tasks/get").len() >= STEPS);
+    assert_eq!(until_got(&server, "tasks/cancel").await[0]["params"]["taskId"], "slow");
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_task_fails_the_call_with_the_servers_error() {
+    let (registry, server) = scripted().await;
+    let outcome = registry.call_tool("scripted", "fails", None, CallOptions::default(), CancellationToken::new()).await;
+    match outcome {
+        Err(McpError::Server { code, message, .. }) => {
+            assert_eq!((code, message.as_str()), (-32603, "the research failed"))
+        }
+        other => panic!("{other:?}"),
+    }
+    // It ended: nothing to cancel.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(server.got("tasks/cancel").is_empty());
+    registry.shutdown().await;
+}
