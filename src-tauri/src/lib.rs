@@ -6,6 +6,7 @@
 //! database) the window still opens and every command answers with the error,
 //! so the user sees why instead of a crash.
 
+mod closing;
 mod commands;
 mod error;
 mod instance;
@@ -133,11 +134,15 @@ pub fn run() {
         // click handler would need the window to call the plugin directly.
         .plugin(tauri_plugin_opener::Builder::new().open_js_links_on_click(false).build())
         .plugin(tauri_plugin_clipboard_manager::init())
-        .on_window_event(instance::save_geometry_when_settled)
+        .on_window_event(|window, event| {
+            instance::save_geometry_when_settled(window, event);
+            closing::on_window_event(window, event);
+        })
         .on_page_load(startup::on_page_load)
         .manage(state)
         .manage(views::ViewPages::default())
         .manage(requests::Requests::default())
+        .manage(closing::Closing::default())
         // Tools' views (MCP Apps), each in a sandboxed frame of this scheme.
         .register_uri_scheme_protocol(views::SCHEME, |ctx, request| {
             ctx.app_handle().state::<views::ViewPages>().serve(&request)
@@ -159,6 +164,7 @@ pub fn run() {
         })
         .invoke_handler(tauri::generate_handler![
             commands::ping,
+            closing::close_window,
             commands::cancel_request,
             commands::app_info,
             commands::chat::list_conversations,

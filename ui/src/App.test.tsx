@@ -80,6 +80,32 @@ describe("App shell", () => {
   });
 });
 
+describe("Closing the window", () => {
+  it("tears the views down first, then closes; with none on screen it closes at once", async () => {
+    const views = new LiveViews();
+    let release = () => undefined as void;
+    const torn = new Promise<void>((r) => (release = r));
+    const remove = views.add("t1", () => torn);
+    invoke.mockImplementation(() => new Promise(() => {}));
+    render(
+      <I18nProvider lang="en">
+        <LiveViewsContext.Provider value={views}>
+          <App />
+        </LiveViewsContext.Provider>
+      </I18nProvider>,
+    );
+    const closes = () => invoke.mock.calls.filter(([command]) => command === "close_window").length;
+    await act(async () => listeners.get("window_closing")!({ payload: null }));
+    expect(closes()).toBe(0);
+    await act(async () => release());
+    expect(closes()).toBe(1);
+    // Torn down and gone: the next request closes without waiting.
+    remove();
+    await act(async () => listeners.get("window_closing")!({ payload: null }));
+    expect(closes()).toBe(2);
+  });
+});
+
 describe("A server's request", () => {
   it("is asked on the settings page too, where a tool is being tested", async () => {
     renderApp({ list_providers: [], list_tools: [], list_conversations: [], take_opened_bundle: null });

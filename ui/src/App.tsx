@@ -47,6 +47,13 @@ export function App() {
   // request did not arrive), until dismissed.
   const [problem, setProblem] = useState<IpcError | null>(null);
   useEffect(() => openLinksWith(window, ipc.openLink, (e) => setProblem(toIpcError(e))), []);
+  // Closing the window tears its tools' views down first, as any other change that takes them away.
+  useEffect(() => {
+    const un = ipc.onWindowClosing(() => views.before(() => void ipc.closeWindow().catch(() => undefined)));
+    return () => {
+      void un.then((f) => f());
+    };
+  }, [views]);
   useEffect(() => {
     const take = () =>
       void ipc.takeOpenedBundle().then(

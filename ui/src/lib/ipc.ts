@@ -911,6 +911,8 @@ export const ipc = {
   appInfo: () => call<AppInfo>("app_info"),
   /** Opens the log file's folder in the file manager. */
   openLogFolder: () => call<void>("open_log_folder"),
+  /** Closes the window (and the app): after `onWindowClosing`, once the views are torn down. */
+  closeWindow: () => call<void>("close_window"),
   setZoom: (zoom: number) => call<void>("set_zoom", { zoom }),
   backupData: () => call<string | null>("backup_data"),
   restoreData: () => call<string | null>("restore_data"),
@@ -1099,6 +1101,8 @@ export const ipc = {
   onResourceUpdated: (h: (r: ResourceUpdated) => void) => on<ResourceUpdated>("resource_updated", h),
   /** A launch handed over a bundle file: take it with `takeOpenedBundle`. */
   onBundleOpened: (h: () => void) => on<null>("bundle_opened", () => h()),
+  /** The user asked to close the window: tear the views down, then `closeWindow`. */
+  onWindowClosing: (h: () => void) => on<null>("window_closing", () => h()),
 };
 
 export type Ipc = typeof ipc;
