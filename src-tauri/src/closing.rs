@@ -58,6 +58,7 @@ pub fn on_window_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
 /// Closes the window: called by the window once its views are torn down.
 #[tauri::command]
 pub fn close_window(window: Window) -> Result<(), IpcError> {
+    tracing::info!("the window closes, its views torn down");
     window.destroy().map_err(|e| IpcError::new(crate::IpcErrorKind::Internal, e))
 }
 
