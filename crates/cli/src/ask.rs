@@ -327,8 +327,7 @@ async fn print_turn(mut turn: patchbay_core::agent::Turn) -> MessageStatus {
                 _ => eprintln!("\n[tool] {name}"),
             },
             AgentEvent::ToolProgress { progress, total, message, .. } => {
-                let total = total.map(|t| format!("/{t}")).unwrap_or_default();
-                eprintln!("  … {progress}{total} {}", message.unwrap_or_default());
+                crate::show_progress(progress, total, message.as_deref())
             }
             AgentEvent::ToolLog { level, message, .. } => eprintln!("  [{level}] {message}"),
             AgentEvent::ToolResult { content, is_error, duration_ms, .. } => {

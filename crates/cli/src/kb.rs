@@ -142,13 +142,7 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
                 shown.set_position(p.files_done as u64);
                 shown.set_message(p.current.as_ref().map(|c| c.display().to_string()).unwrap_or_default());
             });
-            let cancel = CancellationToken::new();
-            let on_ctrl_c = cancel.clone();
-            tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    on_ctrl_c.cancel();
-                }
-            });
+            let cancel = crate::cancelled_by_ctrl_c();
             let report = kb.index(progress, &cancel).await;
             bar.finish_and_clear();
             let report = report?;
@@ -232,13 +226,7 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
         }
         KbCommand::Serve { stdio, http } => {
             let kb = KnowledgeBase::open_configured(dir, store, &secrets)?;
-            let cancel = CancellationToken::new();
-            let on_ctrl_c = cancel.clone();
-            tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    on_ctrl_c.cancel();
-                }
-            });
+            let cancel = crate::cancelled_by_ctrl_c();
             if stdio {
                 serve::serve_stdio(kb, cancel).await?;
             } else if let Some(addr) = http {

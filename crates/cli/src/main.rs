@@ -25,6 +25,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use patchbay_core::paths::{DATA_DIR_ENV, DataDir};
+use tokio_util::sync::CancellationToken;
 
 /// Patchbay: chat with language models that reach tools through MCP servers.
 #[derive(Debug, Parser)]
@@ -89,6 +90,24 @@ pub(crate) fn open_store(dir: &DataDir) -> anyhow::Result<patchbay_core::store::
     let store = patchbay_core::store::Store::open(dir)?;
     patchbay_core::app::apply_saved_proxy(&store)?;
     Ok(store)
+}
+
+/// A token cancelled when the user presses Ctrl-C.
+pub(crate) fn cancelled_by_ctrl_c() -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    cancel
+}
+
+/// A tool call's progress, on stderr.
+pub(crate) fn show_progress(progress: f64, total: Option<f64>, message: Option<&str>) {
+    let total = total.map(|t| format!("/{t}")).unwrap_or_default();
+    eprintln!("  … {progress}{total} {}", message.unwrap_or_default());
 }
 
 fn main() -> ExitCode {

@@ -18,7 +18,7 @@ use patchbay_core::catalog::{HttpRegistry, Registry};
 use patchbay_core::config::{ConfigStore, McpServerConfig, TransportConfig, ValueSource};
 use patchbay_core::mcp::about::ServerAbout;
 use patchbay_core::mcp::content::{prompt_text, resource_text};
-use patchbay_core::mcp::{CallOptions, McpRegistry, ServerStatus, apps, uri_template};
+use patchbay_core::mcp::{CallEvent, CallOptions, McpRegistry, ServerStatus, apps, uri_template};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
 use rmcp::model::{ArgumentInfo, Reference};
@@ -247,8 +247,21 @@ async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) 
                 }
             };
             ready(registry, &server, settle).await?;
-            let result =
-                registry.call_tool(&server, &tool, arguments, CallOptions::default(), CancellationToken::new()).await?;
+            // Progress and log messages go to stderr as they come; Ctrl-C calls the call off.
+            let (events, mut shown) = tokio::sync::mpsc::channel(64);
+            let options = CallOptions { events: Some(events), ..CallOptions::default() };
+            let call = registry.call_tool(&server, &tool, arguments, options, crate::cancelled_by_ctrl_c());
+            tokio::pin!(call);
+            let result = loop {
+                tokio::select! {
+                    biased;
+                    Some(event) = shown.recv() => show_event(event),
+                    result = &mut call => break result?,
+                }
+            };
+            while let Ok(event) = shown.try_recv() {
+                show_event(event);
+            }
             let text = result_text(&result);
             if result.is_error == Some(true) {
                 eprintln!("{text}");
@@ -401,6 +414,18 @@ fn kinds(result: &rmcp::model::ReadResourceResult) -> String {
         })
         .collect();
     if kinds.is_empty() { "empty".to_owned() } else { kinds.join(", ") }
+}
+
+/// A call's progress or log message, on stderr.
+fn show_event(event: CallEvent) {
+    match event {
+        CallEvent::Progress { progress, total, message } => crate::show_progress(progress, total, message.as_deref()),
+        CallEvent::Log(log) => {
+            let text = log.data.as_str().map_or_else(|| log.data.to_string(), str::to_owned);
+            eprintln!("  [{}] {text}", log.level);
+        }
+        _ => {}
+    }
 }
 
 fn result_text(result: &rmcp::model::CallToolResult) -> String {

@@ -2,8 +2,9 @@
 //! resources | read | complete` against real servers seeded into a temporary
 //! data directory.
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use patchbay_core::config::{ConfigStore, McpServerConfig};
 use patchbay_core::paths::DataDir;
@@ -88,6 +89,42 @@ fn tools_and_call_use_the_server() {
     let out = patchbay(tmp.path(), &["mcp", "call", "everything", "echo", "--args", "[1]"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("must be a JSON object"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_call_shows_its_progress_on_stderr_and_a_task_tool_runs_as_a_task() {
+    let tmp = seeded();
+    let args = r#"{"topic": "tides"}"#;
+    let out = patchbay(tmp.path(), &["mcp", "call", "everything", "simulate-research-query", "--args", args]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("# Research Report: tides"), "{}", stdout(&out));
+    // Each stage the server reported, in order, then the end.
+    let err = stderr(&out);
+    let progress: Vec<&str> = err.lines().filter(|l| l.starts_with("  … ")).collect();
+    let gathering = progress.iter().position(|l| l.ends_with(" Gathering sources..."));
+    let report = progress.iter().position(|l| l.ends_with(" Generating report..."));
+    assert!(gathering.is_some() && gathering < report, "{progress:?}");
+    assert!(progress.last().is_some_and(|l| l.ends_with(" completed")), "{progress:?}");
+
+    // Ctrl-C calls a running call off: the command says so and fails.
+    let mut running = Command::new(env!("CARGO_BIN_EXE_patchbay"))
+        .arg("--data-dir")
+        .arg(tmp.path())
+        .args(["mcp", "call", "everything", "simulate-research-query", "--args", args])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(running.stderr.take().unwrap()).lines();
+    let first = lines.by_ref().map_while(Result::ok).find(|l| l.starts_with("  … "));
+    assert!(first.is_some(), "the call never showed progress");
+    let interrupted = Command::new("kill").args(["-INT", &running.id().to_string()]).status().unwrap();
+    assert!(interrupted.success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let out = running.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    assert!(rest.iter().any(|l| l.contains("was cancelled")), "{rest:?}");
+    assert!(!stdout(&out).contains("Research Report"), "{}", stdout(&out));
 }
 
 #[test]
