@@ -694,7 +694,8 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
 
 /// server-everything's elicitation asks for titled choices (MCP 2025-11-25):
 /// the window shows their titles, ticks for a multiple choice, and the server
-/// gets the values behind them.
+/// gets the values behind them; its research tool runs as a task, whose stages
+/// show while it runs and whose question is asked the same way.
 #[test]
 fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -> Result<()> {
     let tool = "trigger-elicitation-request";
@@ -749,6 +750,29 @@ fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -
         )?;
         s.wait_for_none(form, WAIT)?;
         s.wait_for_text("[data-testid=test-tool] [data-testid=tool-result]", WAIT, |t| t.contains("decline"))?;
+
+        // A tool that runs as a task (MCP 2025-11-25): its stages show while it runs, and
+        // the question it stops to ask is a form like any other.
+        let research = "simulate-research-query";
+        s.click_when_clear(&format!("[data-testid=tools-table] tr[data-tool={research}] button[aria-expanded]"), WAIT)?;
+        s.set_value("[data-testid=test-tool] input[name=topic]", "tides")?;
+        s.click(&s.find("[data-testid=test-tool] input[name=ambiguous]")?)?;
+        s.click(&s.find("[data-testid=test-tool] button[type=submit]")?)?;
+        s.wait_for_text("[data-testid=test-tool] .trace-progress small", WAIT, |t| {
+            ["Gathering sources", "Analyzing content", "Synthesizing findings"].iter().any(|stage| t.contains(stage))
+        })?;
+        s.wait_for(form, WAIT)?;
+        s.set_value(&format!("{form} select[name=interpretation]"), "historical")?;
+        s.execute(
+            "[...document.querySelectorAll(arguments[0] + ' button')].find((b) => b.textContent === 'Submit').click()",
+            json!([form]),
+        )?;
+        s.wait_for_none(form, WAIT)?;
+        s.wait_for_text("[data-testid=test-tool] [data-testid=tool-result]", WAIT, |t| {
+            t.contains("Research Report: tides (historical)")
+        })?;
+        ensure!(s.count("[data-testid=test-tool] .trace-progress")? == 0, "the progress stays after the answer");
+        app.screenshot("task-done")?;
         Ok(())
     })
 }

@@ -15,7 +15,6 @@ use patchbay_core::paths::DataDir;
 use patchbay_core::rag::serve::{self, Hit};
 use patchbay_core::rag::{EmbeddingConfig, IndexProgress, KnowledgeBase, Retriever, SearchMode};
 use patchbay_core::secrets::{KeyringStore, SecretStore};
-use tokio_util::sync::CancellationToken;
 
 /// Name of the keyring entry holding the HTTP server's bearer token.
 const SERVE_TOKEN: &str = "kb/serve-token";

@@ -125,7 +125,7 @@ async fn wait_ready(app: &App, name: &str) {
 }
 
 async fn started_with(app: &App) -> Value {
-    let result = app.call_tool("notes", "settings", json!({}), CancellationToken::new()).await.unwrap();
+    let result = app.call_tool("notes", "settings", json!({}), None, CancellationToken::new()).await.unwrap();
     let Some(ContentPart::Text { text }) = result.content.first() else { panic!("text: {result:?}") };
     serde_json::from_str(text).unwrap()
 }

@@ -624,7 +624,7 @@ async fn sampling_and_elicitation_requests_wait_for_the_users_answer() {
     let app = f.app.clone();
     let call = tokio::spawn(async move {
         let args = json!({"prompt": "tell me a story", "maxTokens": 50});
-        app.call_tool("everything", "trigger-sampling-request", args, CancellationToken::new()).await
+        app.call_tool("everything", "trigger-sampling-request", args, None, CancellationToken::new()).await
     });
     let ServerRequestView::Sampling { id, server, messages, model: answering, .. } = next_request(&f.events).await
     else {
@@ -648,7 +648,7 @@ async fn sampling_and_elicitation_requests_wait_for_the_users_answer() {
     wait_for_tool(&f.app, "trigger-elicitation-request").await;
     let app = f.app.clone();
     let call = tokio::spawn(async move {
-        app.call_tool("everything", "trigger-elicitation-request", json!({}), CancellationToken::new()).await
+        app.call_tool("everything", "trigger-elicitation-request", json!({}), None, CancellationToken::new()).await
     });
     let ServerRequestView::Elicitation { id, requested_schema, .. } = next_request(&f.events).await else {
         panic!("not an elicitation request")

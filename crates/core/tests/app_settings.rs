@@ -280,12 +280,29 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     let tools = f.app.list_tools(Some("everything")).unwrap();
     assert!(tools.iter().any(|t| t.name == "echo" && !t.enabled));
     assert!(tools.iter().any(|t| t.name == "get-sum" && t.approval == ApprovalMode::Deny));
-    let result =
-        f.app.call_tool("everything", "echo", json!({"message": "direct"}), CancellationToken::new()).await.unwrap();
+    let result = f
+        .app
+        .call_tool("everything", "echo", json!({"message": "direct"}), None, CancellationToken::new())
+        .await
+        .unwrap();
     assert!(!result.is_error);
     assert!(serde_json::to_string(&result.content).unwrap().contains("direct"));
-    let err = f.app.call_tool("everything", "echo", json!([1]), CancellationToken::new()).await.unwrap_err();
+    let err = f.app.call_tool("everything", "echo", json!([1]), None, CancellationToken::new()).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    // A tested tool's progress reaches the page as it comes.
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    let args = json!({"duration": 0.3, "steps": 3});
+    f.app
+        .call_tool("everything", "trigger-long-running-operation", args, Some(tx), CancellationToken::new())
+        .await
+        .unwrap();
+    let mut steps = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let patchbay_core::mcp::CallEvent::Progress { progress, total, .. } = event {
+            steps.push((progress, total));
+        }
+    }
+    assert_eq!(steps, [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]);
     assert!(!f.app.list_prompts().unwrap().is_empty());
 
     // A watched resource reports its changes (server-everything sends them every 5 s once asked to).
@@ -296,7 +313,10 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     f.app.watch_resource("everything", &uri, true, CancellationToken::new()).await.unwrap();
     let listed = f.app.list_resources().unwrap();
     assert!(listed.iter().any(|r| r.uri == uri && r.watched));
-    f.app.call_tool("everything", "toggle-subscriber-updates", json!({}), CancellationToken::new()).await.unwrap();
+    f.app
+        .call_tool("everything", "toggle-subscriber-updates", json!({}), None, CancellationToken::new())
+        .await
+        .unwrap();
     for _ in 0..200 {
         if f.events.updated.lock().unwrap().iter().any(|u| u.server == "everything" && u.uri == uri) {
             break;
@@ -337,7 +357,10 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     assert_eq!(level(&again, "everything"), Some(LogLevel::Error), "kept across a restart");
     let watched = again.list_resources().unwrap();
     assert!(watched.iter().any(|r| r.uri == uri && r.watched), "the watched resource is watched again after a restart");
-    again.call_tool("everything", "toggle-subscriber-updates", json!({}), CancellationToken::new()).await.unwrap();
+    again
+        .call_tool("everything", "toggle-subscriber-updates", json!({}), None, CancellationToken::new())
+        .await
+        .unwrap();
     for _ in 0..200 {
         if seen.updated.lock().unwrap().iter().any(|u| u.uri == uri) {
             break;

@@ -68,7 +68,8 @@ async fn a_tools_view_is_read_and_views_call_only_the_tools_made_for_them() {
     assert_eq!(offered, ["reset", "show_counter", "wait"]);
 
     // The server learnt at initialisation that Patchbay shows views.
-    let shown = app.call_tool("counter", "show_counter", json!({"start": 42}), CancellationToken::new()).await.unwrap();
+    let shown =
+        app.call_tool("counter", "show_counter", json!({"start": 42}), None, CancellationToken::new()).await.unwrap();
     assert!(format!("{:?}", shown.content).contains("shown in its view"), "{shown:?}");
 
     // The view's page, checked, with the origins it declared.
@@ -125,7 +126,7 @@ async fn a_views_download_is_saved_from_what_it_sent_and_what_its_server_reads()
     let app = counter_app(DataDir::new(tmp.path().join("data"))).await;
     let downloads = tmp.path().join("Downloads");
     std::fs::create_dir(&downloads).unwrap();
-    app.call_tool("counter", "show_counter", json!({"start": 12}), CancellationToken::new()).await.unwrap();
+    app.call_tool("counter", "show_counter", json!({"start": 12}), None, CancellationToken::new()).await.unwrap();
     let contents = [
         json!({"type": "resource", "resource": {"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "twelve"}}),
         json!({"type": "resource_link", "uri": "ui://counter/report.csv", "name": "counter report", "mimeType": "text/csv"}),
@@ -163,11 +164,12 @@ async fn a_direct_call_is_called_off_by_its_token() {
         call_off.cancel();
     });
     let started = std::time::Instant::now();
-    let e = app.call_tool("counter", "wait", json!({"seconds": 60}), cancel).await.unwrap_err();
+    let e = app.call_tool("counter", "wait", json!({"seconds": 60}), None, cancel).await.unwrap_err();
     assert_eq!(e.kind(), patchbay_core::app::ErrorKind::Cancelled, "{e}");
     assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
     // The server is still there for the next call.
-    let done = app.call_tool("counter", "wait", json!({"seconds": 0.01}), CancellationToken::new()).await.unwrap();
+    let done =
+        app.call_tool("counter", "wait", json!({"seconds": 0.01}), None, CancellationToken::new()).await.unwrap();
     assert!(format!("{:?}", done.content).contains("waited 0.01 s"), "{done:?}");
     app.shutdown().await;
 }

@@ -12,9 +12,10 @@ use patchbay_core::bundle::{BundleInfo, BundleValues};
 use patchbay_core::catalog::{BundleSource, RegistryEntry, RegistryPage};
 use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ServerPreset};
 use patchbay_core::downloads::{self, SavedFile};
-use patchbay_core::mcp::LogLevel;
 use patchbay_core::mcp::content::ResourcePreview;
 use patchbay_core::mcp::oauth::AuthorizationUi;
+use patchbay_core::mcp::{CallEvent, LogLevel};
+use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
@@ -229,9 +230,17 @@ pub async fn call_tool(
     server: String,
     tool: String,
     arguments: serde_json::Value,
+    on_event: Channel<CallEvent>,
     request: Request,
 ) -> Result<ToolResultView, IpcError> {
-    Ok(state.app()?.call_tool(&server, &tool, arguments, request.token()).await?)
+    // Forwarded until the call's route closes, shortly after its answer.
+    let (events, mut received) = tokio::sync::mpsc::channel(64);
+    tauri::async_runtime::spawn(async move {
+        while let Some(event) = received.recv().await {
+            let _ = on_event.send(event);
+        }
+    });
+    Ok(state.app()?.call_tool(&server, &tool, arguments, Some(events), request.token()).await?)
 }
 
 /// Reads a tool's view (MCP Apps) and keeps its page for the view's frame.

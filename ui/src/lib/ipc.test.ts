@@ -99,9 +99,13 @@ describe("IPC contract", () => {
     // Already off: nothing is sent at all.
     await expect(ipc.readResourceForView("srv", "ui://v", later.signal)).rejects.toMatchObject({ kind: "cancelled" });
     expect(calls).toHaveLength(3);
-    // Without a signal the command has no id.
-    await ipc.callTool("srv", "tool", {});
-    expect(calls[3]?.args).toEqual({ server: "srv", tool: "tool", arguments: {} });
+    // Without a signal the command has no id; a tested tool's events come on a channel.
+    const events: unknown[] = [];
+    await ipc.callTool("srv", "tool", {}, undefined, (e) => events.push(e));
+    const { on_event: channel, ...rest } = calls[3]?.args ?? {};
+    expect(rest).toEqual({ server: "srv", tool: "tool", arguments: {} });
+    (channel as { onmessage: (e: unknown) => void }).onmessage({ kind: "progress", progress: 1, total: null, message: "step" });
+    expect(events).toEqual([{ kind: "progress", progress: 1, total: null, message: "step" }]);
   });
 
   it("turns anything a command rejects with into a typed error", async () => {

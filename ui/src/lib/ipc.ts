@@ -190,6 +190,11 @@ export interface ToolProgress {
   message: string | null;
 }
 
+/** What a tested tool's server reports while the call runs (`call_tool`'s `on_event`). */
+export type CallEvent =
+  | ({ kind: "progress" } & ToolProgress)
+  | { kind: "log"; level: string; logger: string | null; data: unknown };
+
 export interface ToolLog {
   level: string;
   message: string;
@@ -887,8 +892,8 @@ async function cancellable<T>(command: string, args: Record<string, unknown>, si
   }
 }
 
-function channel(onEvent: (e: AgentEvent) => void): Channel<AgentEvent> {
-  return new Channel<AgentEvent>(onEvent);
+function channel<T = AgentEvent>(onEvent: (e: T) => void): Channel<T> {
+  return new Channel<T>(onEvent);
 }
 
 async function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {
@@ -1031,8 +1036,9 @@ export const ipc = {
     call<void>("set_tool_enabled", { server, tool, enabled }),
   setToolApproval: (server: string, tool: string, approval: ApprovalMode) =>
     call<void>("set_tool_approval", { server, tool, approval }),
-  callTool: (server: string, tool: string, args: unknown, signal?: AbortSignal) =>
-    cancellable<ToolResult>("call_tool", { server, tool, arguments: args }, signal),
+  /** "Test a tool": the server's progress and log messages reach `onEvent` as they come. */
+  callTool: (server: string, tool: string, args: unknown, signal?: AbortSignal, onEvent: (e: CallEvent) => void = () => undefined) =>
+    cancellable<ToolResult>("call_tool", { server, tool, arguments: args, on_event: channel(onEvent) }, signal),
   /** Reads a tool's view (MCP Apps) for its sandboxed frame. */
   openAppView: (server: string, uri: string, signal?: AbortSignal) =>
     cancellable<AppViewInfo>("open_app_view", { server, uri }, signal),

@@ -38,7 +38,7 @@ use crate::mcp::content::{
 };
 use crate::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions};
 use crate::mcp::traces::{TraceStore, traced_call};
-use crate::mcp::{CallOptions, LaunchReport, LogLevel, McpError, uri_template};
+use crate::mcp::{CallEvent, CallOptions, LaunchReport, LogLevel, McpError, uri_template};
 
 /// How long a server may take to stop before it is restarted or removed.
 const STOP_WAIT: Duration = Duration::from_secs(10);
@@ -340,12 +340,14 @@ impl App {
         Ok(())
     }
 
-    /// Calls a tool directly ("test a tool", the inspector's re-run).
+    /// Calls a tool directly ("test a tool", the inspector's re-run); its
+    /// progress and log messages go to `events` as they come.
     pub async fn call_tool(
         &self,
         server: &str,
         tool: &str,
         arguments: serde_json::Value,
+        events: Option<tokio::sync::mpsc::Sender<CallEvent>>,
         cancel: CancellationToken,
     ) -> Result<ToolResultView, AppError> {
         let arguments = match arguments {
@@ -353,7 +355,8 @@ impl App {
             serde_json::Value::Null => None,
             other => return Err(AppError::Invalid(format!("tool arguments must be a JSON object, not {other}"))),
         };
-        let result = self.direct_call("test", server, tool, arguments, cancel).await?;
+        let options = CallOptions { events, ..CallOptions::default() };
+        let result = self.direct_call("test", server, tool, arguments, options, cancel).await?;
         let defaults = ResultLimits::default();
         let limits = ResultLimits { model_chars: defaults.ui_bytes, model_media_bytes: defaults.ui_bytes, ..defaults };
         let content = for_model(&result, &limits);
@@ -393,7 +396,7 @@ impl App {
             ApprovalMode::Ask if !approved => return refuse("it needs your approval"),
             _ => {}
         }
-        let result = self.direct_call("view", server, tool, Some(arguments), cancel).await?;
+        let result = self.direct_call("view", server, tool, Some(arguments), CallOptions::default(), cancel).await?;
         serde_json::to_value(&result).map_err(|e| AppError::Invalid(format!("the result of {server}/{tool}: {e}")))
     }
 
@@ -404,12 +407,12 @@ impl App {
         server: &str,
         tool: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        options: CallOptions,
         cancel: CancellationToken,
     ) -> Result<rmcp::model::CallToolResult, AppError> {
         let call_id = format!("{kind}-{}", uuid::Uuid::new_v4());
         let registry = &self.inner.registry;
-        let traced =
-            traced_call(registry, &call_id, None, server, tool, arguments, CallOptions::default(), cancel).await;
+        let traced = traced_call(registry, &call_id, None, server, tool, arguments, options, cancel).await;
         self.traces().record(&traced.trace)?;
         Ok(traced.result?)
     }

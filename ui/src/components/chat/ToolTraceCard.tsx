@@ -2,7 +2,7 @@
 // arguments, the result, error and stderr tail, and the call's log messages.
 import { useContext } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
-import type { ApprovalDecision, ToolTrace } from "../../lib/ipc";
+import type { ApprovalDecision, ToolProgress, ToolTrace } from "../../lib/ipc";
 import { ToolCatalogue, toolOf, viewOf } from "../../lib/toolCatalogue";
 import { CopyButton } from "../common/CopyButton";
 import { McpIcons } from "../common/McpIcons";
@@ -37,13 +37,32 @@ export interface ToolTraceCardProps {
   onInspect?: (trace: ToolTrace) => void;
 }
 
+/** A running call's progress: a bar (a share when the server gives a total) and its message. */
+export function CallProgress({ progress: p }: { progress: ToolProgress }) {
+  const { t } = useI18n();
+  const pct = p.total ? Math.min(100, Math.round((p.progress / p.total) * 100)) : null;
+  return (
+    <div className="trace-progress">
+      <progress
+        max={p.total ?? undefined}
+        value={p.total ? p.progress : undefined}
+        aria-label={t("trace.progress")}
+        data-testid="trace-progress"
+      />
+      <small className="muted">
+        {pct !== null ? `${pct}%` : String(p.progress)}
+        {p.message ? ` · ${p.message}` : ""}
+      </small>
+    </div>
+  );
+}
+
 export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps) {
   const { t } = useI18n();
   const catalogue = useContext(ToolCatalogue);
   const info = toolOf(catalogue, trace.server, trace.tool);
   const view = viewOf(catalogue, trace);
   const p = trace.progress;
-  const pct = p && p.total ? Math.min(100, Math.round((p.progress / p.total) * 100)) : null;
   return (
     <article
       className={`trace-card status-${trace.status}`}
@@ -72,20 +91,7 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
           </button>
         )}
       </header>
-      {trace.status === "running" && p && (
-        <div className="trace-progress">
-          <progress
-            max={p.total ?? undefined}
-            value={p.total ? p.progress : undefined}
-            aria-label={t("trace.progress")}
-            data-testid="trace-progress"
-          />
-          <small className="muted">
-            {pct !== null ? `${pct}%` : String(p.progress)}
-            {p.message ? ` · ${p.message}` : ""}
-          </small>
-        </div>
-      )}
+      {trace.status === "running" && p && <CallProgress progress={p} />}
       {trace.status === "writing" ? (
         trace.arguments_text && (
           <pre className="json trace-writing" data-testid="trace-args-writing">

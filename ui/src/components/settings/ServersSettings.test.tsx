@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { McpServerConfig, RegistryEntry, ResourceUpdated, ServerLogLine, ServerAbout, ServerPreset, ServerStatus, ServerView, ToolInfo } from "../../lib/ipc";
+import type { CallEvent, McpServerConfig, RegistryEntry, ResourceUpdated, ServerLogLine, ServerAbout, ServerPreset, ServerStatus, ServerView, ToolInfo, ToolResult } from "../../lib/ipc";
 import { bundleInfo, renderIn, signalOf, untilCancelled } from "../../test/render";
 import { ServersSettings, type ServersIpc } from "./ServersSettings";
 
@@ -378,8 +378,33 @@ describe("ServersSettings", () => {
     const form = screen.getByTestId("test-tool");
     fireEvent.change(within(form).getByLabelText("path *"), { target: { value: "/tmp/a" } });
     fireEvent.click(within(form).getByRole("button", { name: "Run" }));
-    expect(f.ipc.callTool).toHaveBeenCalledWith("files", "read_file", { path: "/tmp/a" }, expect.any(AbortSignal));
+    expect(f.ipc.callTool).toHaveBeenCalledWith("files", "read_file", { path: "/tmp/a" }, expect.any(AbortSignal), expect.any(Function));
     expect(await screen.findByText("hello from file")).toBeTruthy();
+  });
+
+  it("shows a tested tool's latest progress while it runs, and none once it answered", async () => {
+    const f = fake([view("ready")]);
+    let report: (e: CallEvent) => void = () => undefined;
+    let answer: (r: ToolResult) => void = () => undefined;
+    f.ipc.callTool = vi.fn((_s: string, _t: string, _a: unknown, _signal?: AbortSignal, onEvent?: (e: CallEvent) => void) => {
+      report = onEvent!;
+      return new Promise<ToolResult>((r) => (answer = r));
+    });
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "files" }));
+    fireEvent.click(await screen.findByRole("button", { name: "Test" }));
+    const form = screen.getByTestId("test-tool");
+    fireEvent.change(within(form).getByLabelText("path *"), { target: { value: "/tmp/a" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Run" }));
+    expect(within(form).queryByTestId("trace-progress")).toBeNull();
+    act(() => report({ kind: "progress", progress: 1, total: null, message: "Gathering sources..." }));
+    act(() => report({ kind: "log", level: "info", logger: null, data: "not progress" }));
+    act(() => report({ kind: "progress", progress: 2, total: 4, message: "Analyzing content..." }));
+    expect(within(form).getByTestId("trace-progress")).toBeTruthy();
+    expect(within(form).getByText("50% · Analyzing content...")).toBeTruthy();
+    await act(async () => answer({ content: [{ type: "text", text: "the report" }], structured_content: null, is_error: false }));
+    expect(await within(form).findByText("the report")).toBeTruthy();
+    expect(within(form).queryByTestId("trace-progress")).toBeNull();
   });
 
   it("calls a tool test off on Cancel, and when the test is closed while it runs", async () => {

@@ -15,6 +15,7 @@ import {
   toIpcError,
   type ApprovalMode,
   type BundleInfo,
+  type CallEvent,
   type DoctorCheck,
   type DoctorReport,
   type Ipc,
@@ -29,12 +30,13 @@ import {
   type ServerState,
   type ServerView,
   type ToolInfo,
+  type ToolProgress,
   type ToolResult,
   type ToolTrace,
 } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 import { AppView } from "../chat/AppView";
-import { formatDuration } from "../chat/ToolTraceCard";
+import { CallProgress, formatDuration } from "../chat/ToolTraceCard";
 import { ToolResultView } from "../chat/ToolResultView";
 import { Dialog } from "../common/Dialog";
 import { SchemaForm } from "../common/SchemaForm";
@@ -215,6 +217,8 @@ function TestTool({ ipc, tool, tools }: { ipc: ServersIpc; tool: ToolInfo; tools
   const [run, setRun] = useState<{ n: number; args: Record<string, unknown> }>({ n: 0, args: {} });
   const [error, setError] = useState<IpcError | null>(null);
   const [busy, setBusy] = useState(false);
+  // The running test's last progress (a task's stage, too).
+  const [progress, setProgress] = useState<ToolProgress | null>(null);
   // Leaving the tool (or the page) calls a running test off.
   const aborts = useAborts({ onUnmount: true });
   const view = result && tool.view.resource_uri;
@@ -228,9 +232,13 @@ function TestTool({ ipc, tool, tools }: { ipc: ServersIpc; tool: ToolInfo; tools
         onSubmit={(args) => {
           setBusy(true);
           setError(null);
+          setProgress(null);
           const signal = aborts.start("run");
+          const onEvent = (e: CallEvent) => {
+            if (e.kind === "progress" && !signal.aborted) setProgress({ progress: e.progress, total: e.total, message: e.message });
+          };
           ipc
-            .callTool(tool.server, tool.name, args, signal)
+            .callTool(tool.server, tool.name, args, signal, onEvent)
             .then((r) => {
               setRun((now) => ({ n: now.n + 1, args }));
               setResult(r);
@@ -239,9 +247,11 @@ function TestTool({ ipc, tool, tools }: { ipc: ServersIpc; tool: ToolInfo; tools
             .finally(() => {
               aborts.end("run", signal);
               setBusy(false);
+              setProgress(null);
             });
         }}
       />
+      {busy && progress && <CallProgress progress={progress} />}
       {error?.kind === "cancelled" ? (
         <p className="muted" role="status" data-testid="test-tool-cancelled">
           {t("tools.cancelled")}
