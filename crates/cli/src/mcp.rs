@@ -229,6 +229,9 @@ async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) 
                 if !view.for_model {
                     notes.push("for its view only: the model does not see it".to_owned());
                 }
+                if registry.runs_as_task(&server, &tool.name) {
+                    notes.push("runs as a task".to_owned());
+                }
                 match notes.is_empty() {
                     true => println!("{line}"),
                     false => println!("{line}  ({})", notes.join("; ")),

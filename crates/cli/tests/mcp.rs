@@ -76,6 +76,8 @@ fn tools_and_call_use_the_server() {
     let out = patchbay(tmp.path(), &["mcp", "tools", "everything"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).lines().any(|l| l == "echo  Echo Tool: Echoes back the input string"), "{}", stdout(&out));
+    let research = stdout(&out).lines().find(|l| l.starts_with("simulate-research-query  ")).map(str::to_owned);
+    assert!(research.as_deref().is_some_and(|l| l.ends_with("(runs as a task)")), "{research:?}");
 
     let out = patchbay(tmp.path(), &["mcp", "call", "everything", "get-sum", "--args", r#"{"a": 20, "b": 22}"#]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -275,6 +275,7 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     assert_eq!(hints("echo"), ["read_only"]);
     assert_eq!(hints("gzip-file-as-resource"), ["additive", "idempotent", "open_world"]);
     assert_eq!(hints("toggle-simulated-logging"), ["additive"]);
+    assert_eq!(hints("simulate-research-query"), ["additive", "task"]);
     f.app.set_tool_enabled("everything", "echo", false).unwrap();
     f.app.set_tool_approval("everything", "get-sum", ApprovalMode::Deny).unwrap();
     let tools = f.app.list_tools(Some("everything")).unwrap();

@@ -494,7 +494,7 @@ export interface AppViewInfo {
   withheld: string[];
 }
 
-export type ToolHint = "read_only" | "destructive" | "additive" | "idempotent" | "open_world";
+export type ToolHint = "read_only" | "destructive" | "additive" | "idempotent" | "open_world" | "task";
 
 export interface DoctorCheck {
   name: string;

@@ -303,7 +303,10 @@ impl App {
                     server: config.name.clone(),
                     title: tool.title.clone().or_else(|| tool.annotations.as_ref()?.title.clone()),
                     icons: self.icon_views(&place, tool.icons.as_deref()),
-                    hints: super::views::tool_hints(tool.annotations.as_ref()),
+                    hints: super::views::tool_hints(
+                        tool.annotations.as_ref(),
+                        self.inner.registry.runs_as_task(&config.name, &name),
+                    ),
                     view: crate::mcp::apps::tool_view(&tool),
                     enabled: !config.disabled_tools.contains(&name),
                     approval: policy.decide(&config.name, &tool, &ConversationGrants::default()).mode(),

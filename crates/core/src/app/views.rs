@@ -530,16 +530,28 @@ pub struct ToolInfo {
     pub icons: Vec<IconView>,
     /// What the server says the tool does (its annotations), only where it
     /// says so: `read_only`, `destructive` or `additive`, `idempotent`,
-    /// `open_world`. Hints from the server, not guarantees.
+    /// `open_world`; and `task` for a tool that runs as a task (MCP
+    /// 2025-11-25: it may take a while and stop to ask). Hints from the
+    /// server, not guarantees.
     pub hints: Vec<&'static str>,
     /// Its view (MCP Apps), and whether the model and views may call it.
     pub view: crate::mcp::apps::ToolView,
 }
 
-/// The hints a tool's annotations give, as [`ToolInfo::hints`] lists them.
-pub(crate) fn tool_hints(annotations: Option<&rmcp::model::ToolAnnotations>) -> Vec<&'static str> {
-    let Some(a) = annotations else { return Vec::new() };
+/// The hints a tool's annotations give, and whether it runs as a task, as
+/// [`ToolInfo::hints`] lists them.
+pub(crate) fn tool_hints(annotations: Option<&rmcp::model::ToolAnnotations>, task: bool) -> Vec<&'static str> {
     let mut hints = Vec::new();
+    if let Some(a) = annotations {
+        annotation_hints(a, &mut hints);
+    }
+    if task {
+        hints.push("task");
+    }
+    hints
+}
+
+fn annotation_hints(a: &rmcp::model::ToolAnnotations, hints: &mut Vec<&'static str>) {
     if a.read_only_hint == Some(true) {
         hints.push("read_only");
     } else {
@@ -555,7 +567,6 @@ pub(crate) fn tool_hints(annotations: Option<&rmcp::model::ToolAnnotations>) -> 
     if a.open_world_hint == Some(true) {
         hints.push("open_world");
     }
-    hints
 }
 
 /// One check of the launch doctor.

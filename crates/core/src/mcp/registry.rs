@@ -625,7 +625,7 @@ impl McpRegistry {
         options: CallOptions,
         ct: CancellationToken,
     ) -> Result<CallToolResult, McpError> {
-        if self.slot(server).is_ok_and(|slot| read(&slot.catalogue).task_tools.contains(tool)) {
+        if self.runs_as_task(server, tool) {
             return self.call_task(server, tool, arguments, options, ct).await;
         }
         let mut params = CallToolRequestParams::new(tool.to_owned());
@@ -637,6 +637,13 @@ impl McpRegistry {
             ServerResult::CallToolResult(result) => Ok(result),
             other => Err(unexpected(server, &other)),
         }
+    }
+
+    /// Whether `tool` of `server` must run as a task (its
+    /// `execution.taskSupport` is `"required"`, as far as the listing showed
+    /// it: see [`Catalogue::task_tools`]); [`Self::call_tool`] runs it as one.
+    pub fn runs_as_task(&self, server: &str, tool: &str) -> bool {
+        self.slot(server).is_ok_and(|slot| read(&slot.catalogue).task_tools.contains(tool))
     }
 
     /// Calls a tool that must run as a task ([`tasks`]): the `tools/call` that
