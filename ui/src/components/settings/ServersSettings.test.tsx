@@ -380,6 +380,10 @@ describe("ServersSettings", () => {
     fireEvent.click(within(form).getByRole("button", { name: "Run" }));
     expect(f.ipc.callTool).toHaveBeenCalledWith("files", "read_file", { path: "/tmp/a" }, expect.any(AbortSignal), expect.any(Function));
     expect(await screen.findByText("hello from file")).toBeTruthy();
+    // A tested call counts: once it ends, the tools (and their statistics) are read again.
+    const reads = (f.ipc.listTools as ReturnType<typeof vi.fn>).mock.calls.length;
+    fireEvent.click(within(form).getByRole("button", { name: "Run" }));
+    await waitFor(() => expect((f.ipc.listTools as ReturnType<typeof vi.fn>).mock.calls.length).toBe(reads + 1));
   });
 
   it("shows a tested tool's latest progress while it runs, and none once it answered", async () => {

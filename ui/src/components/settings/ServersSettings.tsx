@@ -210,8 +210,11 @@ function About({ about }: { about: ServerAbout }) {
   );
 }
 
-/** "Test a tool": its form, then its result (and its view, for a tool that has one, as a chat shows it). */
-function TestTool({ ipc, tool, tools }: { ipc: ServersIpc; tool: ToolInfo; tools: ToolInfo[] }) {
+/**
+ * "Test a tool": its form, then its result (and its view, for a tool that has one, as a chat
+ * shows it). `onDone` once a test ended (its call is counted in the tool's statistics).
+ */
+function TestTool({ ipc, tool, tools, onDone }: { ipc: ServersIpc; tool: ToolInfo; tools: ToolInfo[]; onDone: () => void }) {
   const { t } = useI18n();
   const [result, setResult] = useState<ToolResult | null>(null);
   const [run, setRun] = useState<{ n: number; args: Record<string, unknown> }>({ n: 0, args: {} });
@@ -248,6 +251,7 @@ function TestTool({ ipc, tool, tools }: { ipc: ServersIpc; tool: ToolInfo; tools
               aborts.end("run", signal);
               setBusy(false);
               setProgress(null);
+              onDone();
             });
         }}
       />
@@ -295,7 +299,7 @@ function testTrace(tool: ToolInfo, n: number, args: Record<string, unknown>, res
 function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
   const { t } = useI18n();
   const load = useCallback(() => ipc.listTools(server), [ipc, server]);
-  const { data, error, act } = useLoad<ToolInfo[]>(load);
+  const { data, error, act, reload } = useLoad<ToolInfo[]>(load);
   const [testing, setTesting] = useState<string | null>(null);
   return (
     <div>
@@ -367,7 +371,7 @@ function Tools({ ipc, server }: { ipc: ServersIpc; server: string }) {
           ))}
         </tbody>
       </table>
-      {testing && data?.find((x) => x.name === testing) && <TestTool ipc={ipc} tool={data.find((x) => x.name === testing) as ToolInfo} tools={data} />}
+      {testing && data?.find((x) => x.name === testing) && <TestTool ipc={ipc} tool={data.find((x) => x.name === testing) as ToolInfo} tools={data} onDone={reload} />}
     </div>
   );
 }
