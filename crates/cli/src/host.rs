@@ -93,8 +93,8 @@ pub struct TerminalRequests {
     terminal: bool,
     /// The model for sampling, or why there is none.
     model: Result<SamplingModel, String>,
-    /// One request on the terminal at a time.
-    asking: tokio::sync::Mutex<()>,
+    /// One request on the terminal at a time; held while one is asked.
+    asking: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// Why a request was refused without a terminal.
@@ -103,7 +103,14 @@ const NO_TERMINAL: &str = "there is no terminal to ask the user (stdin is not a 
 impl TerminalRequests {
     /// Asks on the terminal when stdin is one; `model` answers sampling.
     pub fn new(model: Result<SamplingModel, String>) -> Self {
-        Self { terminal: std::io::stdin().is_terminal(), model, asking: tokio::sync::Mutex::new(()) }
+        Self { terminal: std::io::stdin().is_terminal(), model, asking: Arc::default() }
+    }
+
+    /// Held while a request is asked on the terminal: what else would print
+    /// there (a call's progress) waits until it is free, so that it never
+    /// lands in the middle of a question.
+    pub fn terminal(&self) -> Arc<tokio::sync::Mutex<()>> {
+        self.asking.clone()
     }
 
     async fn review_sampling(

@@ -181,15 +181,23 @@ pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
     let settle = Duration::from_secs(slowest + 5);
     let sampling = SamplingModel::default_for(&store, &KeyringStore::for_data_dir(dir));
     runtime.block_on(async {
-        let registry = host::registry(dir, &store, TerminalRequests::new(sampling)).await?;
+        let hooks = TerminalRequests::new(sampling);
+        let terminal = hooks.terminal();
+        let registry = host::registry(dir, &store, hooks).await?;
         registry.configure(servers);
-        let result = command(&registry, args.command, settle).await;
+        let result = command(&registry, args.command, settle, &terminal).await;
         registry.shutdown().await;
         result
     })
 }
 
-async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) -> anyhow::Result<ExitCode> {
+/// Runs `command`; `terminal` is held while a server's request is asked there.
+async fn command(
+    registry: &McpRegistry,
+    command: McpCommand,
+    settle: Duration,
+    terminal: &tokio::sync::Mutex<()>,
+) -> anyhow::Result<ExitCode> {
     match command {
         McpCommand::List
         | McpCommand::Install(_)
@@ -250,21 +258,31 @@ async fn command(registry: &McpRegistry, command: McpCommand, settle: Duration) 
                 }
             };
             ready(registry, &server, settle).await?;
-            // Progress and log messages go to stderr as they come; Ctrl-C calls the call off.
+            // Progress and log messages go to stderr as they come, held back while the
+            // terminal asks the user something; Ctrl-C calls the call off.
             let (events, mut shown) = tokio::sync::mpsc::channel(64);
             let options = CallOptions { events: Some(events), ..CallOptions::default() };
             let call = registry.call_tool(&server, &tool, arguments, options, crate::cancelled_by_ctrl_c());
             tokio::pin!(call);
+            let mut held = Vec::new();
+            let mut show = |event: CallEvent| {
+                held.push(event);
+                if let Ok(_free) = terminal.try_lock() {
+                    held.drain(..).for_each(show_event);
+                }
+            };
             let result = loop {
                 tokio::select! {
                     biased;
-                    Some(event) = shown.recv() => show_event(event),
+                    Some(event) = shown.recv() => show(event),
                     result = &mut call => break result?,
                 }
             };
             while let Ok(event) = shown.try_recv() {
-                show_event(event);
+                show(event);
             }
+            // The call is over, and so is any question it asked.
+            held.into_iter().for_each(show_event);
             let text = result_text(&result);
             if result.is_error == Some(true) {
                 eprintln!("{text}");
