@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use common::*;
 use patchbay_core::config::{McpServerConfig, TransportConfig};
+use patchbay_core::mcp::traces::traced_call;
 use patchbay_core::mcp::{CallEvent, CallOptions, InProcessServer, McpError, McpRegistry};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
@@ -191,8 +192,14 @@ async fn a_task_calls_clock_restarts_with_each_new_status_and_then_runs_out() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_task_fails_the_call_with_the_servers_error() {
     let (registry, server) = scripted().await;
-    let outcome = registry.call_tool("scripted", "fails", None, CallOptions::default(), CancellationToken::new()).await;
-    match outcome {
+    let traced =
+        traced_call(&registry, "c1", None, "scripted", "fails", None, CallOptions::default(), CancellationToken::new())
+            .await;
+    // The trace shows the call as it went out (asking for a task) and the task's error.
+    let request: Value = serde_json::from_str(&traced.trace.request.text).unwrap();
+    assert_eq!(request["params"]["task"], server.got("tools/call")[0]["params"]["task"], "{request}");
+    assert!(traced.trace.is_error);
+    match traced.result {
         Err(McpError::Server { code, message, .. }) => {
             assert_eq!((code, message.as_str()), (-32603, "the research failed"))
         }

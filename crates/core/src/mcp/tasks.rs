@@ -56,9 +56,14 @@ pub(crate) fn required(tool: &Value) -> bool {
     tool.pointer("/execution/taskSupport").and_then(Value::as_str) == Some("required")
 }
 
+/// The `task` field of a `tools/call` that runs as a task (as the trace shows it too).
+pub(crate) fn task_field() -> Value {
+    json!({ "ttl": TTL.as_millis() as u64 })
+}
+
 /// The `tools/call` that runs `tool` as a task.
 pub(crate) fn create(tool: &str, arguments: Option<JsonObject>) -> ClientRequest {
-    let mut params = json!({ "name": tool, "task": { "ttl": TTL.as_millis() as u64 } });
+    let mut params = json!({ "name": tool, "task": task_field() });
     if let Some(arguments) = arguments {
         params["arguments"] = Value::Object(arguments);
     }

@@ -2,8 +2,10 @@
 //! SQLite for the trace inspector, and per-tool statistics drawn from them.
 //!
 //! [`traced_call`] is the one way a call is made with a trace: it builds the
-//! request exactly as rmcp sends it (a `tools/call` JSON-RPC message), times the
-//! call, and captures the result or the error as the JSON-RPC response.
+//! request exactly as rmcp sends it (a `tools/call` JSON-RPC message, with its
+//! `task` field for a tool that runs as a task), times the call, and captures
+//! the result or the error as the JSON-RPC response (a task's: what
+//! `tasks/result` answered).
 //! [`TraceStore`] keeps the traces; the chat loop's calls are recorded with
 //! their conversation, direct calls ("test a tool") without one.
 
@@ -167,6 +169,12 @@ pub async fn traced_call(
     }
     let mut request = serde_json::to_value(ClientRequest::CallToolRequest(CallToolRequest::new(params)))
         .unwrap_or_else(|e| json!({"error": e.to_string()}));
+    // A tool that runs as a task is asked for one; its result is the task's (`tasks/result`).
+    if registry.runs_as_task(server, tool)
+        && let Some(params) = request.get_mut("params").and_then(Value::as_object_mut)
+    {
+        params.insert("task".into(), super::tasks::task_field());
+    }
     let started_at = crate::conversations::now_ms();
     let started = Instant::now();
     let sent_as = Arc::new(OnceLock::new());
