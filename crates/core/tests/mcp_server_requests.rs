@@ -1,6 +1,7 @@
 //! Requests servers send to the host: sampling and elicitation through the
 //! `ServerRequests` hook, roots from the registry's list; against
-//! server-everything and server-filesystem over stdio.
+//! server-everything and server-filesystem over stdio (and server-everything
+//! over streamable HTTP, for a task that asks).
 
 #[path = "mcp_common/mod.rs"]
 mod common;
@@ -9,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
-use patchbay_core::config::McpServerConfig;
+use patchbay_core::config::{McpServerConfig, TransportConfig};
 use patchbay_core::llm::ContentPart;
 use patchbay_core::mcp::{
     CallEvent, CallOptions, ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, McpRoot, Refusal,
@@ -210,6 +211,33 @@ async fn a_task_that_needs_clarification_asks_the_user_and_finishes_with_the_ans
         "completed",
     ];
     assert_eq!(stages, expected);
+    registry.shutdown().await;
+}
+
+/// The same over streamable HTTP, where the server's question comes on the
+/// event stream of the waiting `tasks/result` and is answered by its own POST.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_streamable_http_a_task_asks_the_user_on_its_result_stream() {
+    let port = free_port();
+    let mut cmd = tokio::process::Command::new(peers::npm_bin("mcp-server-everything"));
+    cmd.arg("streamableHttp").env("PORT", port.to_string());
+    let _server = spawn(&mut cmd, port).await;
+    let registry = registry();
+    let hook = Arc::new(Recorder::default());
+    registry.set_server_requests(hook.clone());
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let transport = TransportConfig::StreamableHttp { url, headers: std::collections::BTreeMap::new() };
+    registry.configure([McpServerConfig::with_transport("everything", transport)]);
+    start_ready(&registry, "everything").await;
+    wait_for_tool(&registry, "everything", "simulate-research-query").await;
+    assert!(registry.runs_as_task("everything", "simulate-research-query"));
+
+    let content = json!({"interpretation": "current"});
+    *hook.answer.lock().unwrap() = Some(ElicitationAnswer::Accept { content: content.as_object().cloned() });
+    let out =
+        call(&registry, "everything", "simulate-research-query", json!({"topic": "tides", "ambiguous": true})).await;
+    assert!(out.contains("# Research Report: tides (current)"), "{out}");
+    assert_eq!(hook.elicitations.lock().unwrap().len(), 1);
     registry.shutdown().await;
 }
 
