@@ -174,38 +174,27 @@ async fn every_tool(registry: &McpRegistry, server: &'static str) {
         assert!(on.contains("Started") && off.contains("Stopped"), "{tool}: {on:?} then {off:?}");
     }
 
-    // A tool that must run as a task (2025-11-25, experimental). Over stdio and
-    // streamable HTTP it runs as one: its stages reach the call as progress
-    // and its report is the result. Legacy SSE has no lane to carry task
-    // requests, so there the server refuses the plain call with an error result.
+    // A tool that must run as a task (2025-11-25, experimental): over every
+    // transport its stages reach the call as progress and its report is the result.
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
     let options = CallOptions { events: Some(tx), ..CallOptions::default() };
+    assert!(registry.runs_as_task(server, "simulate-research-query"), "{server}");
+    let topic = json!({"topic": "rust"}).as_object().cloned();
     let research = registry
-        .call_tool(
-            server,
-            "simulate-research-query",
-            json!({"topic": "rust"}).as_object().cloned(),
-            options,
-            CancellationToken::new(),
-        )
+        .call_tool(server, "simulate-research-query", topic, options, CancellationToken::new())
         .await
         .unwrap_or_else(|e| panic!("{server} simulate-research-query: {e}"));
     let model = for_model(&research, &limits);
-    if server == "sse" {
-        assert!(model.is_error, "{research:?}");
-        assert!(text_of(&model.parts).contains("requires task augmentation"), "{:?}", model.parts);
-    } else {
-        assert!(!model.is_error, "{research:?}");
-        assert!(text_of(&model.parts).contains("# Research Report: rust"), "{:?}", model.parts);
-        let mut stages = Vec::new();
-        while let Ok(event) = rx.try_recv() {
-            if let CallEvent::Progress { message: Some(message), .. } = event {
-                stages.push(message);
-            }
+    assert!(!model.is_error, "{research:?}");
+    assert!(text_of(&model.parts).contains("# Research Report: rust"), "{:?}", model.parts);
+    let mut stages = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let CallEvent::Progress { message: Some(message), .. } = event {
+            stages.push(message);
         }
-        assert!(stages.iter().any(|m| m == "Gathering sources..."), "{server}: {stages:?}");
-        assert!(stages.iter().any(|m| m == "Generating report..."), "{server}: {stages:?}");
     }
+    assert!(stages.iter().any(|m| m == "Gathering sources..."), "{server}: {stages:?}");
+    assert!(stages.iter().any(|m| m == "Generating report..."), "{server}: {stages:?}");
     // The session is still usable.
     assert_eq!(text(&call("get-sum", json!({"a": 1, "b": 2})).await), "The sum of 1 and 2 is 3.");
 }

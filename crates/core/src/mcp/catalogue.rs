@@ -7,8 +7,9 @@
 //! implementing `resources/templates/list`): that is logged, not fatal. A page
 //! limit and a timeout bound a server that never stops paginating.
 //!
-//! Tools are listed through the connection's [`Lane`] when it has one, and
-//! read from the server's own JSON: rmcp's `Tool` does not hold
+//! Tools are listed as a custom request and read from the server's own JSON
+//! where the connection reads such answers raw (its [`Lane`], or the legacy
+//! SSE transport; [`Listing`]): rmcp's `Tool` does not hold
 //! `execution.taskSupport`, which says which tools must be called as tasks
 //! ([`super::tasks`]).
 
@@ -22,6 +23,7 @@ use rmcp::service::{Peer, RoleClient, ServiceError};
 
 use super::McpError;
 use super::client::ListChanged;
+use super::connect::TransportKind;
 use super::lane::Lane;
 use super::tasks;
 
@@ -85,17 +87,60 @@ async fn tools(server: &str, peer: &Peer<RoleClient>) -> Result<Vec<Tool>, McpEr
     paginate!(server, peer, list_tools, tools)
 }
 
-/// The tools, listed through `lane` and read from the server's JSON, and the
-/// names of those that must be called as tasks.
-async fn lane_tools(server: &str, lane: &Lane) -> Result<(Vec<Tool>, BTreeSet<String>), McpError> {
+/// How a server's tools are listed.
+#[derive(Clone)]
+pub(crate) enum Listing {
+    /// Through the connection's lane, read raw.
+    Lane(Lane),
+    /// Through rmcp as a custom request, whose answer the transport reads raw (legacy SSE).
+    Custom,
+    /// rmcp's own `tools/list`: which tools must run as tasks is not known.
+    Typed,
+}
+
+impl Listing {
+    /// How the tools of a connection over `kind`, with `lane`, are listed.
+    pub(crate) fn of(lane: Option<Lane>, kind: TransportKind) -> Self {
+        match (lane, kind) {
+            (Some(lane), _) => Listing::Lane(lane),
+            (None, TransportKind::Sse) => Listing::Custom,
+            (None, _) => Listing::Typed,
+        }
+    }
+
+    /// The answer to `request`, sent this way.
+    async fn answer(
+        &self,
+        server: &str,
+        peer: &Peer<RoleClient>,
+        request: ClientRequest,
+    ) -> Result<ServerResult, McpError> {
+        match self {
+            Listing::Lane(lane) => {
+                let sent = lane.request(request).map_err(|e| McpError::from_service(server, e))?;
+                sent.answer().await.map_err(|e| e.for_server(server))
+            }
+            Listing::Custom | Listing::Typed => {
+                peer.send_request(request).await.map_err(|e| McpError::from_service(server, e))
+            }
+        }
+    }
+}
+
+/// The tools, listed as a custom request and read from the server's JSON, and
+/// the names of those that must be called as tasks.
+async fn raw_tools(
+    server: &str,
+    peer: &Peer<RoleClient>,
+    listing: &Listing,
+) -> Result<(Vec<Tool>, BTreeSet<String>), McpError> {
     let unreadable = |reason: String| McpError::Protocol { server: server.to_owned(), reason };
     let (mut tools, mut task_tools) = (Vec::new(), BTreeSet::new());
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {
         let params = cursor.take().map(|cursor| serde_json::json!({ "cursor": cursor }));
         let request = ClientRequest::CustomRequest(CustomRequest::new("tools/list", params));
-        let answer = lane.request(request).map_err(|e| McpError::from_service(server, e))?.answer().await;
-        let page = match answer.map_err(|e| e.for_server(server))? {
+        let page = match listing.answer(server, peer, request).await? {
             ServerResult::CustomResult(raw) => raw.0,
             // Read by rmcp before the lane saw it (a JSON answer over streamable HTTP).
             ServerResult::ListToolsResult(page) => serde_json::to_value(page).map_err(|e| unreadable(e.to_string()))?,
@@ -134,7 +179,7 @@ impl Catalogue {
     pub(crate) async fn fetch(
         server: &str,
         peer: &Peer<RoleClient>,
-        lane: Option<&Lane>,
+        listing: &Listing,
         timeout: Duration,
     ) -> Result<Self, McpError> {
         let icons = peer.peer_info().and_then(|info| info.server_info.as_ref()?.icons.clone()).unwrap_or_default();
@@ -149,7 +194,7 @@ impl Catalogue {
             }
         });
         for list in [ListChanged::Tools, ListChanged::Resources, ListChanged::Prompts] {
-            catalogue.refresh(server, peer, lane, list, timeout).await?;
+            catalogue.refresh(server, peer, listing, list, timeout).await?;
         }
         Ok(catalogue)
     }
@@ -159,7 +204,7 @@ impl Catalogue {
         &mut self,
         server: &str,
         peer: &Peer<RoleClient>,
-        lane: Option<&Lane>,
+        listing: &Listing,
         list: ListChanged,
         timeout: Duration,
     ) -> Result<(), McpError> {
@@ -167,9 +212,9 @@ impl Catalogue {
         let work = async {
             match list {
                 ListChanged::Tools if caps.tools.is_some() => {
-                    (self.tools, self.task_tools) = match lane {
-                        Some(lane) => or_empty(server, "tools", lane_tools(server, lane).await)?,
-                        None => (or_empty(server, "tools", tools(server, peer).await)?, BTreeSet::new()),
+                    (self.tools, self.task_tools) = match listing {
+                        Listing::Typed => (or_empty(server, "tools", tools(server, peer).await)?, BTreeSet::new()),
+                        raw => or_empty(server, "tools", raw_tools(server, peer, raw).await)?,
                     }
                 }
                 ListChanged::Resources if caps.resources.is_some() => {

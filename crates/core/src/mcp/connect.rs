@@ -17,7 +17,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::McpError;
-use super::catalogue::Catalogue;
+use super::catalogue::{Catalogue, Listing};
 use super::client::HostHandler;
 use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
 use super::http::BoundedHttp;
@@ -138,7 +138,7 @@ pub(crate) async fn connect(
             let bounded = BoundedLines::new(stdout, MAX_MESSAGE_BYTES);
             let (transport, end) = pipe::open(bounded, stdin, MAX_MESSAGE_BYTES + 1, Arc::new(cx.handler.clone()));
             let lane = Lane::pipe(end);
-            match handshake(config, cx.handler, &cx.ct, transport, Some(lane), startup, call).await {
+            match handshake(config, cx.handler, &cx.ct, transport, Listing::Lane(lane), startup, call).await {
                 Ok((service, catalogue, lane)) => {
                     let kind = TransportKind::Stdio;
                     let conn = Connection { service, ct: cx.ct, child: Some(child), kind, catalogue, lane };
@@ -209,7 +209,7 @@ pub(crate) async fn connect(
             let in_order = Arc::new(cx.handler.clone());
             let (transport, lane) = in_process::open(server.as_ref(), in_order, cx.ct.child_token());
             let (service, catalogue, lane) =
-                handshake(config, cx.handler, &cx.ct, transport, Some(lane), startup, call).await?;
+                handshake(config, cx.handler, &cx.ct, transport, Listing::Lane(lane), startup, call).await?;
             let kind = TransportKind::InProcess;
             Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane }, None))
         }
@@ -217,14 +217,15 @@ pub(crate) async fn connect(
 }
 
 /// The MCP handshake and first catalogue over `transport`, within `startup`,
-/// and the connection's `lane` if its protocol allows it ([`Lane::usable`]).
+/// and the connection's lane if `listing` has one and the protocol allows it
+/// ([`Lane::usable`]; else rmcp's own `tools/list` is used).
 /// On failure the connection's token is cancelled, which closes the transport.
 async fn handshake<T, E, A>(
     config: &McpServerConfig,
     handler: HostHandler,
     ct: &CancellationToken,
     transport: T,
-    lane: Option<Lane>,
+    listing: Listing,
     startup: Duration,
     call: Duration,
 ) -> Result<(RunningService<RoleClient, HostHandler>, Catalogue, Option<Lane>), McpError>
@@ -240,8 +241,15 @@ where
                 McpError::Initialize { server: config.name.clone(), reason: e.to_string() }
             }
         })?;
-        let lane = lane.and_then(|lane| lane.usable(service.peer()));
-        let catalogue = Catalogue::fetch(&config.name, service.peer(), lane.as_ref(), call).await?;
+        let listing = match listing {
+            Listing::Lane(lane) => lane.usable(service.peer()).map_or(Listing::Typed, Listing::Lane),
+            other => other,
+        };
+        let catalogue = Catalogue::fetch(&config.name, service.peer(), &listing, call).await?;
+        let lane = match listing {
+            Listing::Lane(lane) => Some(lane),
+            _ => None,
+        };
         Ok::<_, McpError>((service, catalogue, lane))
     })
     .await
@@ -318,7 +326,7 @@ impl HttpServe<'_> {
         let transport = StreamableHttpClientTransport::with_client(client.clone(), self.transport_config);
         let in_order = Arc::new(self.handler.clone());
         let (transport, lane) = lane::open_http(transport, client, self.ct.clone(), in_order);
-        handshake(self.config, self.handler, self.ct, transport, Some(lane), self.startup, self.call).await
+        handshake(self.config, self.handler, self.ct, transport, Listing::Lane(lane), self.startup, self.call).await
     }
 }
 
@@ -342,7 +350,7 @@ async fn connect_sse(
         .await
         .map_err(|source| McpError::Sse { server: config.name.clone(), source })?;
     let transport = lane::ordered(transport, Arc::new(handler.clone()));
-    let (service, catalogue, _) = handshake(config, handler, ct, transport, None, startup, call).await?;
+    let (service, catalogue, _) = handshake(config, handler, ct, transport, Listing::Custom, startup, call).await?;
     Ok((service, catalogue))
 }
 

@@ -34,7 +34,7 @@ use rmcp::model::{
     ProgressToken, Prompt, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Reference, RequestId,
     Resource, ResourceTemplate, RootsListChangedNotification, ServerResult, Tool,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient};
+use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
 use serde::Serialize;
 use tokio::sync::{OnceCell, broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -42,7 +42,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::McpError;
 use super::about::ServerAbout;
-use super::catalogue::Catalogue;
+use super::catalogue::{Catalogue, Listing};
 use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, SharedRoots};
 use super::connect::{self, Connection, Context, StartFailure, TransportKind};
 use super::in_process::InProcessServer;
@@ -199,6 +199,16 @@ struct Live {
     pid: Option<u32>,
     /// The connection's `share_roots` (a changed config applies from the next start).
     share_roots: bool,
+}
+
+impl Live {
+    /// Sends `request` through the lane when the connection has one, else through rmcp.
+    async fn send(&self, request: ClientRequest) -> Result<Sent, ServiceError> {
+        match &self.lane {
+            Some(lane) => lane.request(request).map(Sent::Lane),
+            None => self.peer.send_request_with_option(request, PeerRequestOptions::no_options()).await.map(Sent::Rmcp),
+        }
+    }
 }
 
 struct Supervisor {
@@ -659,24 +669,21 @@ impl McpRegistry {
         ct: CancellationToken,
     ) -> Result<CallToolResult, McpError> {
         let (live, call_timeout) = self.live(server)?;
-        // The task tools are read only through the lane (see `catalogue`).
-        let Some(lane) = live.lane.clone() else {
-            let reason = format!("{tool} runs only as a task, which this connection cannot carry");
-            return Err(McpError::Protocol { server: server.to_owned(), reason });
-        };
         let timeout = options.timeout.unwrap_or(call_timeout);
         let task_error = |source| McpError::Task { server: server.to_owned(), source };
-        let sent = lane.request(tasks::create(tool, arguments)).map_err(|e| McpError::from_service(server, e))?;
+        let service_error = |e| McpError::from_service(server, e);
+        let sent = live.send(tasks::create(tool, arguments)).await.map_err(service_error)?;
+        let (token, id) = sent.ids();
         if let Some(cell) = &options.sent_as {
-            let _ = cell.set(WireIds { id: sent.id.clone(), progress_token: sent.progress_token.clone() });
+            let _ = cell.set(WireIds { id: id.clone(), progress_token: token.clone() });
         }
         // Open for the task's life: the server's progress names the creating call's token.
-        let route = live.routes.register(sent.progress_token.clone(), sent.id.clone(), options.events.clone());
-        let mut cancel = CancelOnDrop { peer: Some(live.peer.clone()), id: sent.id.clone(), reason: CANCELLED };
+        let route = live.routes.register(token, id.clone(), options.events.clone());
+        let mut cancel = CancelOnDrop { peer: Some(live.peer.clone()), id, reason: CANCELLED };
         let deadline = || Deadline { timeout, progress: route.progress.clone(), hooks: live.routes.hooks_pending() };
         let timed_out = || McpError::Timeout { server: server.to_owned(), after: timeout };
         let created = tokio::select! {
-            answer = sent.answer() => answer.map_err(|e| e.for_server(server))?,
+            answer = sent.answer(server) => answer?,
             () = deadline().expired() => {
                 cancel.reason = TIMED_OUT;
                 return Err(timed_out());
@@ -688,22 +695,22 @@ impl McpRegistry {
             tasks::Created::Done(result) => return Ok(result),
             tasks::Created::Task(task) => task,
         };
-        let mut abandon = CancelTask { lane: Some(lane.clone()), id: task.task_id.clone() };
+        let mut abandon = CancelTask { live: Some(live.clone()), id: task.task_id.clone() };
         let watch = Arc::new(tasks::TaskWatch::new(options.events, route.progress.clone()));
         let id = task.task_id.clone();
         watch.seen(task);
         let _watching = live.routes.watch_task(id.clone(), watch.clone());
-        let result = lane.request(tasks::about("tasks/result", &id)).map_err(|e| McpError::from_service(server, e))?;
-        let status = poll_status(lane, id, watch);
+        let result = live.send(tasks::about("tasks/result", &id)).await.map_err(service_error)?;
+        let status = poll_status(live.clone(), server, id, watch);
         let answer = tokio::select! {
-            answer = result.answer() => answer,
+            answer = result.answer(server) => answer,
             never = status => match never {},
             () = deadline().expired() => return Err(timed_out()),
             () = ct.cancelled() => return Err(McpError::Cancelled { server: server.to_owned() }),
         };
         // The task ended, with its result or its error.
-        abandon.lane = None;
-        tasks::result(answer.map_err(|e| e.for_server(server))?).map_err(task_error)
+        abandon.live = None;
+        tasks::result(answer?).map_err(task_error)
     }
 
     /// Reads a resource.
@@ -856,11 +863,7 @@ impl McpRegistry {
         let (live, call_timeout) = self.live(server)?;
         let timeout = options.timeout.unwrap_or(call_timeout);
         // The deadline is kept here, not by rmcp: it must stand still while the user answers.
-        let sent = match &live.lane {
-            Some(lane) => lane.request(request).map(Sent::Lane),
-            None => live.peer.send_request_with_option(request, PeerRequestOptions::no_options()).await.map(Sent::Rmcp),
-        }
-        .map_err(|e| McpError::from_service(server, e))?;
+        let sent = live.send(request).await.map_err(|e| McpError::from_service(server, e))?;
         let (token, id) = sent.ids();
         if let Some(cell) = &options.sent_as {
             let _ = cell.set(WireIds { id: id.clone(), progress_token: token.clone() });
@@ -1001,7 +1004,7 @@ impl Drop for CancelOnDrop {
 
 /// Sends `tasks/cancel` for a task given up before its result.
 struct CancelTask {
-    lane: Option<Lane>,
+    live: Option<Live>,
     id: String,
 }
 
@@ -1010,25 +1013,31 @@ const CANCEL_WAIT: Duration = Duration::from_secs(5);
 
 impl Drop for CancelTask {
     fn drop(&mut self) {
-        if let Some(lane) = self.lane.take()
+        if let Some(live) = self.live.take()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
-            && let Ok(request) = lane.request(tasks::about("tasks/cancel", &self.id))
         {
+            let request = tasks::about("tasks/cancel", &self.id);
             runtime.spawn(async move {
-                let _ = tokio::time::timeout(CANCEL_WAIT, request.answer()).await;
+                let _ = tokio::time::timeout(CANCEL_WAIT, async {
+                    // Its answer changes nothing: the server is named only in errors.
+                    if let Ok(sent) = live.send(request).await {
+                        let _ = sent.answer("").await;
+                    }
+                })
+                .await;
             });
         }
     }
 }
 
-/// Polls the task `id`'s status (`tasks/get`) at the server's interval, into
+/// Polls the task `id`'s status (`tasks/get`) at `server`'s interval, into
 /// `watch`. Never ends: the caller stops it when the result comes.
-async fn poll_status(lane: Lane, id: String, watch: Arc<tasks::TaskWatch>) -> std::convert::Infallible {
+async fn poll_status(live: Live, server: &str, id: String, watch: Arc<tasks::TaskWatch>) -> std::convert::Infallible {
     loop {
         let Some(wait) = watch.next_poll() else { return std::future::pending().await };
         tokio::time::sleep(wait).await;
-        let answer = match lane.request(tasks::about("tasks/get", &id)) {
-            Ok(request) => request.answer().await.map_err(|e| e.to_string()),
+        let answer = match live.send(tasks::about("tasks/get", &id)).await {
+            Ok(sent) => sent.answer(server).await.map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
         };
         match answer.and_then(|answer| tasks::TaskState::read(answer).map_err(|e| e.to_string())) {
@@ -1170,7 +1179,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
     };
     *lock(&slot.report) = report;
     let Connection { service, ct, mut child, kind, catalogue, lane } = conn;
-    let list_lane = lane.clone();
+    let listing = Listing::of(lane.clone(), kind);
     let peer = service.peer().clone();
     let pid = child.as_ref().and_then(|c| c.pid());
     *write(&slot.catalogue) = catalogue;
@@ -1201,7 +1210,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
             }
             Some(list) = changed_rx.recv() => {
                 let mut fresh = read(&slot.catalogue).clone();
-                match fresh.refresh(&slot.name, &peer, list_lane.as_ref(), list, call_timeout).await {
+                match fresh.refresh(&slot.name, &peer, &listing, list, call_timeout).await {
                     Ok(()) => {
                         *write(&slot.catalogue) = fresh;
                         let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });

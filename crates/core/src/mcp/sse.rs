@@ -10,6 +10,10 @@
 //!
 //! Custom headers go on the GET and on every POST. The announced endpoint must
 //! have the stream's origin, so those headers never leak to another host.
+//! The answer to a custom request is read as the server's own JSON (as the
+//! [`Lane`](super::lane) reads it for the other transports), so that rmcp's
+//! types drop nothing of it ([`Pending`]).
+
 //! Events larger than [`SseConfig::max_event_bytes`] end the stream instead of
 //! growing memory without bound.
 //!
@@ -19,17 +23,21 @@
 //! 401 or 403 is an authentication problem and is reported, never a reason to
 //! fall back.
 
-use std::sync::{Arc, Mutex};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::StreamExt;
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Client, StatusCode, Url};
 use rmcp::RoleClient;
+use rmcp::model::{JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::lane::{Reads, typed_answer};
 
 /// Longest piece of a response body quoted in an error.
 const BODY_EXCERPT: usize = 512;
@@ -203,6 +211,40 @@ impl SseEndHandle {
     }
 }
 
+/// The ids of custom requests sent and not yet answered, whose answers are
+/// read raw ([`Reads::Raw`]); at most [`PENDING_LIMIT`], the oldest forgotten
+/// first (a request rmcp gave up on is never answered).
+#[derive(Clone, Default)]
+struct Pending(Arc<Mutex<VecDeque<RequestId>>>);
+
+const PENDING_LIMIT: usize = 256;
+
+impl Pending {
+    fn sent(&self, message: &TxJsonRpcMessage<RoleClient>) {
+        if Reads::of(message) != Reads::Raw {
+            return;
+        }
+        let JsonRpcMessage::Request(request) = message else { return };
+        let mut ids = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if ids.len() == PENDING_LIMIT {
+            ids.pop_front();
+        }
+        ids.push_back(request.id.clone());
+    }
+
+    /// `data` as the answer to a pending custom request, read raw; `None` when it is not one.
+    fn answer(&self, data: &str) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let mut ids = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if ids.is_empty() {
+            return None;
+        }
+        let (id, result) = typed_answer(data.as_bytes(), Reads::Raw)?;
+        let at = ids.iter().position(|pending| *pending == id)?;
+        ids.remove(at);
+        Some(JsonRpcMessage::response(result, id))
+    }
+}
+
 /// A client transport over the legacy HTTP+SSE protocol. Dropping it closes the stream.
 pub struct SseClientTransport {
     client: Client,
@@ -212,6 +254,7 @@ pub struct SseClientTransport {
     messages: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
     end: SharedEnd,
     cancel: CancellationToken,
+    pending: Pending,
     _reader: DropGuard,
 }
 
@@ -244,12 +287,13 @@ impl SseClientTransport {
         // A small buffer: a flooding server waits on TCP instead of filling memory.
         let (message_tx, messages) = mpsc::channel(32);
         let end: SharedEnd = Arc::new(Mutex::new(None));
+        let pending = Pending::default();
         tokio::spawn(read_stream(
             response,
             EventParser::new(config.max_event_bytes),
             endpoint_tx,
             message_tx,
-            end.clone(),
+            (end.clone(), pending.clone()),
             reader_cancel.clone(),
         ));
         let reader = reader_cancel.clone().drop_guard();
@@ -277,6 +321,7 @@ impl SseClientTransport {
             messages,
             end,
             cancel: reader_cancel,
+            pending,
             _reader: reader,
         })
     }
@@ -338,13 +383,13 @@ async fn body_excerpt(response: reqwest::Response) -> String {
     String::from_utf8_lossy(&body).trim().to_owned()
 }
 
-/// Reads the event stream until it ends or `cancel` fires.
+/// Reads the event stream until it ends or `cancel` fires; says why in `end`.
 async fn read_stream(
     response: reqwest::Response,
     mut parser: EventParser,
     endpoint_tx: oneshot::Sender<String>,
     messages: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
-    end: SharedEnd,
+    (end, pending): (SharedEnd, Pending),
     cancel: CancellationToken,
 ) {
     let mut endpoint_tx = Some(endpoint_tx);
@@ -371,7 +416,10 @@ async fn read_stream(
                     }
                     None => tracing::warn!("SSE server announced a second endpoint; ignored"),
                 },
-                "message" => match serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&event.data) {
+                "message" => match pending
+                    .answer(&event.data)
+                    .map_or_else(|| serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&event.data), Ok)
+                {
                     Ok(message) => {
                         let sent = tokio::select! {
                             _ = cancel.cancelled() => break 'read StreamEnd::ClosedByClient,
@@ -400,6 +448,7 @@ impl Transport<RoleClient> for SseClientTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.pending.sent(&item);
         let request = serde_json::to_vec(&item).map(|body| {
             self.client
                 .post(self.endpoint.clone())
@@ -547,7 +596,29 @@ async fn end_probe_session(
 
 #[cfg(test)]
 mod tests {
+    use rmcp::model::{ClientJsonRpcMessage, ClientRequest, CustomRequest, NumberOrString, ServerResult};
+
     use super::*;
+    use crate::mcp::lane::tests::ping;
+
+    #[test]
+    fn only_a_pending_custom_requests_answer_is_read_raw_and_only_once() {
+        let pending = Pending::default();
+        let custom = ClientRequest::CustomRequest(CustomRequest::new("tools/list", None));
+        pending.sent(&ClientJsonRpcMessage::request(custom, NumberOrString::Number(7)));
+        pending.sent(&ClientJsonRpcMessage::request(ping(), NumberOrString::Number(8)));
+        let tools = r#"{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"t","inputSchema":{},"execution":{"taskSupport":"required"}}]}}"#;
+        match pending.answer(tools) {
+            Some(JsonRpcMessage::Response(response)) => {
+                let ServerResult::CustomResult(raw) = response.result else { panic!("{:?}", response.result) };
+                assert_eq!(raw.0["tools"][0]["execution"]["taskSupport"], "required");
+            }
+            other => panic!("expected the raw answer, got {other:?}"),
+        }
+        // Answered once; the ping's answer is read as rmcp reads it.
+        assert!(pending.answer(tools).is_none());
+        assert!(pending.answer(r#"{"jsonrpc":"2.0","id":8,"result":{}}"#).is_none());
+    }
 
     fn parse(chunks: &[&str], limit: usize) -> Result<Vec<Event>, StreamEnd> {
         let mut parser = EventParser::new(limit);
