@@ -39,6 +39,25 @@ const info: AppInfo = {
   keyring: { available: false, detail: "no session bus" },
 };
 
+/**
+ * The app with one view on screen whose teardown ends on `release` (like a view's bridge, it is
+ * asked once: a second teardown is the first); `remove` takes the view off the screen.
+ */
+function renderWithView() {
+  const views = new LiveViews();
+  let release = () => undefined as void;
+  const torn = new Promise<void>((r) => (release = r));
+  const remove = views.add("t1", () => torn);
+  render(
+    <I18nProvider lang="en">
+      <LiveViewsContext.Provider value={views}>
+        <App />
+      </LiveViewsContext.Provider>
+    </I18nProvider>,
+  );
+  return { release, remove };
+}
+
 describe("App shell", () => {
   it("navigates between chat and settings", async () => {
     render(
@@ -56,18 +75,7 @@ describe("App shell", () => {
   });
 
   it("leaves the chat page once its views tore down, and the latest choice wins", async () => {
-    const views = new LiveViews();
-    // Like a view's bridge, it is asked once: a second teardown is the first.
-    let release = () => undefined as void;
-    const torn = new Promise<void>((r) => (release = r));
-    views.add("t1", () => torn);
-    render(
-      <I18nProvider lang="en">
-        <LiveViewsContext.Provider value={views}>
-          <App />
-        </LiveViewsContext.Provider>
-      </I18nProvider>,
-    );
+    const { release } = renderWithView();
     fireEvent.click(screen.getByRole("button", { name: "Settings" }));
     await act(() => Promise.resolve());
     expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Chat");
@@ -82,18 +90,8 @@ describe("App shell", () => {
 
 describe("Closing the window", () => {
   it("tears the views down first, then closes; with none on screen it closes at once", async () => {
-    const views = new LiveViews();
-    let release = () => undefined as void;
-    const torn = new Promise<void>((r) => (release = r));
-    const remove = views.add("t1", () => torn);
     invoke.mockImplementation(() => new Promise(() => {}));
-    render(
-      <I18nProvider lang="en">
-        <LiveViewsContext.Provider value={views}>
-          <App />
-        </LiveViewsContext.Provider>
-      </I18nProvider>,
-    );
+    const { release, remove } = renderWithView();
     const closes = () => invoke.mock.calls.filter(([command]) => command === "close_window").length;
     await act(async () => listeners.get("window_closing")!({ payload: null }));
     expect(closes()).toBe(0);
