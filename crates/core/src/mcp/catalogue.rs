@@ -147,8 +147,10 @@ async fn raw_tools(
             other => return Err(unreadable(format!("unexpected answer to tools/list: {other:?}"))),
         };
         for listed in page.get("tools").and_then(serde_json::Value::as_array).into_iter().flatten() {
-            let tool: Tool = serde_json::from_value(listed.clone())
-                .map_err(|e| unreadable(format!("a tool in tools/list cannot be read: {e}")))?;
+            let tool: Tool = serde_json::from_value(listed.clone()).map_err(|e| {
+                let name = listed.get("name").map_or_else(|| "a tool".to_owned(), |name| format!("tool {name}"));
+                unreadable(format!("{name} in tools/list cannot be read: {e}"))
+            })?;
             if tasks::required(listed) {
                 task_tools.insert(tool.name.to_string());
             }

@@ -43,7 +43,7 @@ use tokio_util::sync::CancellationToken;
 use super::McpError;
 use super::about::ServerAbout;
 use super::catalogue::{Catalogue, Listing};
-use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, SharedRoots};
+use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, RouteGuard, SharedRoots};
 use super::connect::{self, Connection, Context, StartFailure, TransportKind};
 use super::in_process::InProcessServer;
 use super::lane::{Lane, LaneRequest};
@@ -671,41 +671,26 @@ impl McpRegistry {
         let (live, call_timeout) = self.live(server)?;
         let timeout = options.timeout.unwrap_or(call_timeout);
         let task_error = |source| McpError::Task { server: server.to_owned(), source };
-        let service_error = |e| McpError::from_service(server, e);
-        let sent = live.send(tasks::create(tool, arguments)).await.map_err(service_error)?;
-        let (token, id) = sent.ids();
-        if let Some(cell) = &options.sent_as {
-            let _ = cell.set(WireIds { id: id.clone(), progress_token: token.clone() });
-        }
-        // Open for the task's life: the server's progress names the creating call's token.
-        let route = live.routes.register(token, id.clone(), options.events.clone());
-        let mut cancel = CancelOnDrop { peer: Some(live.peer.clone()), id, reason: CANCELLED };
-        let deadline = || Deadline { timeout, progress: route.progress.clone(), hooks: live.routes.hooks_pending() };
-        let timed_out = || McpError::Timeout { server: server.to_owned(), after: timeout };
-        let created = tokio::select! {
-            answer = sent.answer(server) => answer?,
-            () = deadline().expired() => {
-                cancel.reason = TIMED_OUT;
-                return Err(timed_out());
-            }
-            () = ct.cancelled() => return Err(McpError::Cancelled { server: server.to_owned() }),
-        };
-        cancel.peer = None;
+        // The creating call's route stays open for the task's life: the server's progress names its token.
+        let (created, route) =
+            self.exchange(server, &live, tasks::create(tool, arguments), timeout, &options, &ct).await?;
         let task = match tasks::Created::read(created).map_err(task_error)? {
             tasks::Created::Done(result) => return Ok(result),
             tasks::Created::Task(task) => task,
         };
-        let mut abandon = CancelTask { live: Some(live.clone()), id: task.task_id.clone() };
+        let mut abandon = CancelTask { live: Some(live.clone()), server: server.to_owned(), id: task.task_id.clone() };
         let watch = Arc::new(tasks::TaskWatch::new(options.events, route.progress.clone()));
         let id = task.task_id.clone();
         watch.seen(task);
         let _watching = live.routes.watch_task(id.clone(), watch.clone());
-        let result = live.send(tasks::about("tasks/result", &id)).await.map_err(service_error)?;
+        let result =
+            live.send(tasks::about("tasks/result", &id)).await.map_err(|e| McpError::from_service(server, e))?;
         let status = poll_status(live.clone(), server, id, watch);
+        let deadline = Deadline { timeout, progress: route.progress.clone(), hooks: live.routes.hooks_pending() };
         let answer = tokio::select! {
             answer = result.answer(server) => answer,
             never = status => match never {},
-            () = deadline().expired() => return Err(timed_out()),
+            () = deadline.expired() => return Err(McpError::Timeout { server: server.to_owned(), after: timeout }),
             () = ct.cancelled() => return Err(McpError::Cancelled { server: server.to_owned() }),
         };
         // The task ended, with its result or its error.
@@ -862,13 +847,31 @@ impl McpRegistry {
     ) -> Result<ServerResult, McpError> {
         let (live, call_timeout) = self.live(server)?;
         let timeout = options.timeout.unwrap_or(call_timeout);
+        let (answer, _route) = self.exchange(server, &live, request, timeout, &options, &ct).await?;
+        Ok(answer)
+    }
+
+    /// Sends `request` to `server` and waits for its answer within `timeout`
+    /// (see [`Deadline`]), cancelling it at the server when `ct` fires or the
+    /// time is up. The answer comes with the request's route, open while the
+    /// caller holds it: the server's later progress (a task's) still reaches
+    /// the call's events and restarts its clock.
+    async fn exchange(
+        &self,
+        server: &str,
+        live: &Live,
+        request: ClientRequest,
+        timeout: Duration,
+        options: &CallOptions,
+        ct: &CancellationToken,
+    ) -> Result<(ServerResult, RouteGuard), McpError> {
         // The deadline is kept here, not by rmcp: it must stand still while the user answers.
         let sent = live.send(request).await.map_err(|e| McpError::from_service(server, e))?;
         let (token, id) = sent.ids();
         if let Some(cell) = &options.sent_as {
             let _ = cell.set(WireIds { id: id.clone(), progress_token: token.clone() });
         }
-        let route = live.routes.register(token, id.clone(), options.events);
+        let route = live.routes.register(token, id.clone(), options.events.clone());
         let mut cancel = CancelOnDrop { peer: Some(live.peer.clone()), id, reason: CANCELLED };
         let deadline = Deadline { timeout, progress: route.progress.clone(), hooks: live.routes.hooks_pending() };
         let outcome = tokio::select! {
@@ -884,7 +887,7 @@ impl McpRegistry {
         if let Err(error @ McpError::SignInRequired { .. }) = &outcome {
             self.sign_in_needed(server, error.to_string()).await;
         }
-        outcome
+        outcome.map(|answer| (answer, route))
     }
 
     /// A remote server that refused a request for want of authorization stops
@@ -1005,6 +1008,7 @@ impl Drop for CancelOnDrop {
 /// Sends `tasks/cancel` for a task given up before its result.
 struct CancelTask {
     live: Option<Live>,
+    server: String,
     id: String,
 }
 
@@ -1017,14 +1021,15 @@ impl Drop for CancelTask {
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
             let request = tasks::about("tasks/cancel", &self.id);
+            let (server, id) = (std::mem::take(&mut self.server), std::mem::take(&mut self.id));
             runtime.spawn(async move {
-                let _ = tokio::time::timeout(CANCEL_WAIT, async {
-                    // Its answer changes nothing: the server is named only in errors.
-                    if let Ok(sent) = live.send(request).await {
-                        let _ = sent.answer("").await;
-                    }
+                let cancelled = tokio::time::timeout(CANCEL_WAIT, async {
+                    live.send(request).await.map_err(|e| McpError::from_service(&server, e))?.answer(&server).await
                 })
                 .await;
+                if let Ok(Err(error)) = cancelled {
+                    tracing::debug!(%server, task = %id, %error, "the server did not take a task's cancellation");
+                }
             });
         }
     }

@@ -10,12 +10,10 @@
 //!
 //! Custom headers go on the GET and on every POST. The announced endpoint must
 //! have the stream's origin, so those headers never leak to another host.
-//! The answer to a custom request is read as the server's own JSON (as the
-//! [`Lane`](super::lane) reads it for the other transports), so that rmcp's
-//! types drop nothing of it ([`Pending`]).
-
 //! Events larger than [`SseConfig::max_event_bytes`] end the stream instead of
-//! growing memory without bound.
+//! growing memory without bound. The answer to a custom request is read as the
+//! server's own JSON (as the [`Lane`](super::lane) reads it for the other
+//! transports), so that rmcp's types drop nothing of it ([`Pending`]).
 //!
 //! [`detect`] implements the specification's backwards-compatibility probe for
 //! a configuration that only gives a URL: POST an `initialize` request (the

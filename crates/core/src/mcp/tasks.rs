@@ -108,18 +108,18 @@ impl TaskState {
     }
 
     /// Whether the task has ended (its result, or its error, is ready).
-    pub(crate) fn is_terminal(&self) -> bool {
+    fn is_terminal(&self) -> bool {
         matches!(self.status.as_str(), "completed" | "failed" | "cancelled")
     }
 
     /// How long to wait before asking for the status again.
-    pub(crate) fn poll(&self) -> Duration {
+    fn poll(&self) -> Duration {
         self.poll_interval.map_or(POLL_DEFAULT, Duration::from_millis).clamp(POLL_MIN, POLL_MAX)
     }
 
     /// What the user is shown: the server's message while the task runs,
     /// the status (with a failure's message) once it ended.
-    pub(crate) fn describe(&self) -> String {
+    fn describe(&self) -> String {
         let status = self.status.replace('_', " ");
         match self.status_message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
             Some(message) if self.status == "failed" => format!("{status}: {message}"),
