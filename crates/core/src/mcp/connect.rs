@@ -20,7 +20,7 @@ use super::McpError;
 use super::catalogue::{Catalogue, Listing};
 use super::client::HostHandler;
 use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
-use super::http::BoundedHttp;
+use super::http::{BoundedHttp, Lossless};
 use super::in_process::{self, InProcessServer};
 use super::lane::{self, Lane};
 use super::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
@@ -302,7 +302,7 @@ async fn connect_http(
     let serve = HttpServe { config, handler, ct, transport_config, startup, call };
     match authorized {
         Some((manager, reauthorize)) => serve.run(oauth::StepUpClient::new(manager, reauthorize)).await,
-        None => serve.run(crate::net::client()).await,
+        None => serve.run(Lossless::new(crate::net::client())).await,
     }
 }
 

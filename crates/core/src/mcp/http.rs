@@ -11,6 +11,14 @@
 //! [`McpError::from_service`](super::McpError) turns into
 //! [`McpError::MessageTooLarge`](super::McpError::MessageTooLarge). The session
 //! and the server's other calls are untouched.
+//!
+//! Under it (and under OAuth's client) posts [`Lossless`]: rmcp's reqwest
+//! client, except that the answer to a custom request is read as the server's
+//! own JSON ([`Reads::Raw`]). rmcp reads a JSON body into its own types before
+//! anyone else sees it, and those drop what a 2025-11-25 server puts in its
+//! `tools/list` and task answers (a tool's `execution`, a task's
+//! `pollInterval`); an event stream's answers the [`Lane`](super::lane::Lane)
+//! reads raw already.
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -19,18 +27,21 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
-use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue, WWW_AUTHENTICATE};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
 use rmcp::service::ServiceError;
-use rmcp::transport::DynamicTransportError;
 use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    AuthRequiredError, InsufficientScopeError, SseError, StreamableHttpClient, StreamableHttpError,
+    StreamableHttpPostResponse,
 };
+use rmcp::transport::{DynamicTransportError, WWWAuthenticateParams};
 use serde_json::Value;
 use sse_stream::Sse;
 
+use super::event_stream;
 use super::frame::{MAX_MESSAGE_BYTES, too_large_answer};
-use super::lane::{HttpPost, PostFailure};
+use super::lane::{HttpPost, PostFailure, Reads, typed_answer};
 
 /// The start of rmcp's message for an SSE event over its limit. Its error type
 /// is private, so the message is what can be matched; `tests/mcp_oversized_http.rs`
@@ -75,8 +86,10 @@ fn request_id(message: &ClientJsonRpcMessage) -> Option<Value> {
     }
 }
 
+/// Whether `error` refused an event over the limit: rmcp's stream's or [`Lossless`]'s.
 fn is_event_too_large(error: &SseError) -> bool {
     matches!(error, SseError::Body(body) if body.to_string().starts_with(EVENT_TOO_LARGE))
+        || event_stream::is_too_large(error)
 }
 
 /// The answer to `id` replaced by the too-large error.
@@ -239,6 +252,203 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for BoundedHttp<C> {
     }
 }
 
+/// The header that carries a streamable HTTP session's id.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Longest piece of a refusal's body read, to quote it or to find a JSON-RPC
+/// error in it.
+const REFUSAL_BODY: usize = 64 << 10;
+
+/// rmcp's reqwest client, except for custom requests: a custom request's
+/// answer is read as the server's own JSON, whether it comes as a JSON body or
+/// in an event stream, and the same refusals are reported as rmcp reports
+/// them (a challenge, an expired session, a JSON-RPC error, an oversized body).
+#[derive(Clone)]
+pub(crate) struct Lossless(reqwest::Client);
+
+impl Lossless {
+    pub(crate) fn new(client: reqwest::Client) -> Self {
+        Self(client)
+    }
+
+    /// Posts a custom request and reads its response.
+    async fn post_custom(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_token: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+        limit: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let mut request = self
+            .0
+            .post(uri.as_ref())
+            .header(ACCEPT, "text/event-stream, application/json")
+            .headers(headers.into_iter().collect());
+        if let Some(token) = auth_token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(session) = &session_id {
+            request = request.header(SESSION_HEADER, session.as_ref());
+        }
+        let response = request.json(&message).send().await.map_err(StreamableHttpError::Client)?;
+        let status = response.status();
+        let challenge = response.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        match (status, challenge) {
+            (StatusCode::UNAUTHORIZED, Some(challenge)) => {
+                return Err(StreamableHttpError::AuthRequired(AuthRequiredError::new(challenge)));
+            }
+            (StatusCode::FORBIDDEN, Some(challenge)) => {
+                let scope = reqwest::Url::parse(&uri)
+                    .ok()
+                    .and_then(|base| WWWAuthenticateParams::parse(&challenge, &base).scope);
+                return Err(StreamableHttpError::InsufficientScope(InsufficientScopeError::new(challenge, scope)));
+            }
+            _ => {}
+        }
+        if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+            return Ok(StreamableHttpPostResponse::Accepted);
+        }
+        if status == StatusCode::NOT_FOUND && session_id.is_some() {
+            return Err(StreamableHttpError::SessionExpired);
+        }
+        let session = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let content_type = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+        if !status.is_success() {
+            let body = read_body(response, REFUSAL_BODY).await.unwrap_or_else(|body| body);
+            return match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
+                Ok(error @ ServerJsonRpcMessage::Error(_)) => Ok(StreamableHttpPostResponse::Json(error, session)),
+                _ => Err(StreamableHttpError::UnexpectedServerResponse(
+                    format!("HTTP {status}: {}", String::from_utf8_lossy(&body).trim()).into(),
+                )),
+            };
+        }
+        if content_type.starts_with("text/event-stream") {
+            let events = event_stream::events(response.bytes_stream(), limit);
+            return Ok(StreamableHttpPostResponse::Sse(events, session));
+        }
+        if !content_type.starts_with("application/json") {
+            return Err(StreamableHttpError::UnexpectedContentType(Some(content_type)));
+        }
+        let body = read_body(response, limit)
+            .await
+            .map_err(|_| StreamableHttpError::ResponseBodyTooLarge { max_size: limit })?;
+        let message = match typed_answer(&body, Reads::Raw) {
+            Some((id, result)) => ServerJsonRpcMessage::response(result, id),
+            None => serde_json::from_slice(&body).map_err(|e| {
+                StreamableHttpError::UnexpectedServerResponse(format!("the answer is not JSON-RPC: {e}").into())
+            })?,
+        };
+        Ok(StreamableHttpPostResponse::Json(message, session))
+    }
+}
+
+/// The body of `response`, at most `limit` bytes: `Err` with the first
+/// `limit` bytes when it is longer (or with what was read when reading failed).
+async fn read_body(response: reqwest::Response, limit: usize) -> Result<Vec<u8>, Vec<u8>> {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    while let Some(chunk) = chunks.next().await {
+        let Ok(chunk) = chunk else { return Err(body) };
+        if body.len() + chunk.len() > limit {
+            body.extend_from_slice(&chunk[..limit - body.len()]);
+            return Err(body);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+impl StreamableHttpClient for Lossless {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.post_message_with_max_sse_event_size(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            MAX_MESSAGE_BYTES,
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        if Reads::of(&message) == Reads::Raw {
+            return self.post_custom(uri, message, session_id, auth_header, custom_headers, max_sse_event_size).await;
+        }
+        self.0
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.0.delete_session(uri, session_id, auth_header, custom_headers).await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        self.0.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        self.0
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,5 +471,148 @@ mod tests {
         let source = futures::stream::iter([Err(SseError::Body("connection reset".into()))]).boxed();
         let items: Vec<_> = answer_refusal(source, Value::from(1), 16).collect().await;
         assert!(matches!(&items[..], [Err(SseError::Body(_))]));
+    }
+
+    /// A server whose answer to every POST is the one its path names.
+    async fn refusing_server() -> String {
+        use axum::http::{StatusCode, header};
+        use axum::response::IntoResponse;
+        let tools = r#"{"jsonrpc":"2.0","id":"pb-1","result":{"tools":[{"name":"t","inputSchema":{},"execution":{"taskSupport":"required"}}]}}"#;
+        fn json(status: StatusCode, body: String) -> impl IntoResponse {
+            (status, [(header::CONTENT_TYPE, "application/json")], body)
+        }
+        let app = axum::Router::new()
+            .route(
+                "/tools",
+                axum::routing::post(
+                    move || async move { ([("mcp-session-id", "s2")], json(StatusCode::OK, tools.into())) },
+                ),
+            )
+            .route(
+                "/events",
+                axum::routing::post(move || async move {
+                    ([(header::CONTENT_TYPE, "text/event-stream")], format!("id: 1\ndata: {tools}\n\n"))
+                }),
+            )
+            .route(
+                "/big",
+                axum::routing::post(|| async move { json(StatusCode::OK, format!("[{}]", "1,".repeat(160) + "1")) }),
+            )
+            .route(
+                "/sign-in",
+                axum::routing::post(|| async {
+                    (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer resource_metadata=\"x\"")])
+                        .into_response()
+                }),
+            )
+            .route(
+                "/scope",
+                axum::routing::post(|| async {
+                    (
+                        StatusCode::FORBIDDEN,
+                        [(header::WWW_AUTHENTICATE, r#"Bearer error="insufficient_scope", scope="a b""#)],
+                    )
+                        .into_response()
+                }),
+            )
+            .route("/gone", axum::routing::post(|| async { StatusCode::NOT_FOUND }))
+            .route(
+                "/error",
+                axum::routing::post(move || async move {
+                    json(
+                        StatusCode::BAD_REQUEST,
+                        r#"{"jsonrpc":"2.0","id":"pb-1","error":{"code":-32602,"message":"bad task"}}"#.into(),
+                    )
+                }),
+            )
+            .route("/broken", axum::routing::post(|| async { (StatusCode::BAD_GATEWAY, "upstream down") }))
+            .route("/text", axum::routing::post(|| async { "hello" }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        base
+    }
+
+    async fn post_custom(
+        base: &str,
+        path: &str,
+        session: Option<&str>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        use rmcp::model::{CustomRequest, NumberOrString};
+        let request = ClientRequest::CustomRequest(CustomRequest::new("tools/list", None));
+        let message = ClientJsonRpcMessage::request(request, NumberOrString::String("pb-1".into()));
+        Lossless::new(reqwest::Client::new())
+            .post_message_with_max_sse_event_size(
+                format!("{base}{path}").into(),
+                message,
+                session.map(Into::into),
+                None,
+                HashMap::new(),
+                200,
+            )
+            .await
+    }
+
+    /// The raw `tools/list` answer in `message`: its first tool's execution.
+    fn execution(message: ServerJsonRpcMessage) -> Value {
+        use rmcp::model::ServerResult;
+        match message {
+            ServerJsonRpcMessage::Response(response) => match response.result {
+                ServerResult::CustomResult(raw) => raw.0["tools"][0]["execution"].clone(),
+                other => panic!("read as rmcp's type: {other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_custom_requests_answer_is_read_as_the_servers_json_from_a_body_or_a_stream() {
+        let base = refusing_server().await;
+        match post_custom(&base, "/tools", None).await.unwrap() {
+            StreamableHttpPostResponse::Json(message, session) => {
+                assert_eq!(session.as_deref(), Some("s2"));
+                assert_eq!(execution(message)["taskSupport"], "required");
+            }
+            other => panic!("{other:?}"),
+        }
+        let StreamableHttpPostResponse::Sse(events, _) = post_custom(&base, "/events", None).await.unwrap() else {
+            panic!("not a stream")
+        };
+        let events: Vec<_> = events.collect().await;
+        let event = events[0].as_ref().unwrap();
+        assert_eq!(event.id.as_deref(), Some("1"));
+        let (_, result) = typed_answer(event.data.as_deref().unwrap().as_bytes(), Reads::Raw).unwrap();
+        assert_eq!(
+            execution(ServerJsonRpcMessage::response(result, rmcp::model::NumberOrString::String("pb-1".into())))["taskSupport"],
+            "required"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_custom_requests_refusals_are_reported_as_rmcp_reports_them() {
+        let base = refusing_server().await;
+        let refusal = |path: &'static str, session: Option<&'static str>| {
+            let base = base.clone();
+            async move { post_custom(&base, path, session).await.unwrap_err() }
+        };
+        let StreamableHttpError::AuthRequired(challenge) = refusal("/sign-in", None).await else { panic!() };
+        assert_eq!(challenge.www_authenticate_header, "Bearer resource_metadata=\"x\"");
+        let StreamableHttpError::InsufficientScope(scope) = refusal("/scope", None).await else { panic!() };
+        assert_eq!(scope.required_scope.as_deref(), Some("a b"));
+        assert!(matches!(refusal("/gone", Some("s1")).await, StreamableHttpError::SessionExpired));
+        let broken = refusal("/broken", None).await.to_string();
+        assert!(broken.contains("HTTP 502 Bad Gateway: upstream down"), "{broken}");
+        assert!(
+            matches!(refusal("/text", None).await, StreamableHttpError::UnexpectedContentType(Some(t)) if t.starts_with("text/plain"))
+        );
+        // The limit is 200 bytes here.
+        assert!(matches!(refusal("/big", None).await, StreamableHttpError::ResponseBodyTooLarge { max_size: 200 }));
+        // A JSON-RPC error is the request's answer, whatever the status.
+        match post_custom(&base, "/error", None).await.unwrap() {
+            StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(error), _) => {
+                assert_eq!(error.error.message, "bad task")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -24,6 +24,7 @@
 //! - [`connect`] opens stdio, streamable HTTP, legacy SSE and in-process connections.
 //! - [`http`] makes an oversized streamable HTTP answer fail its own call, as [`frame`] does for stdio.
 //! - [`in_process`] runs servers inside Patchbay (its built-in tools) over an in-memory pipe.
+//! - [`event_stream`] reads `text/event-stream` bodies within a size limit.
 //! - [`sse`] is the legacy HTTP+SSE client transport and the auto-detection probe.
 //! - [`naming`] maps (server, tool) to model-facing tool names and back.
 //! - [`approval`] decides whether a call may run, pinned to the tool's definition.
@@ -41,6 +42,7 @@ pub mod catalogue;
 pub mod client;
 pub mod connect;
 pub mod content;
+pub mod event_stream;
 pub mod frame;
 pub mod host;
 pub mod http;

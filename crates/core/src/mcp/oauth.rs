@@ -59,6 +59,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
+use super::http::Lossless;
 use crate::config::{ClientCredentials, ClientKey, JwtAlgorithm};
 use crate::secrets::SecretStore;
 
@@ -530,7 +531,7 @@ pub fn scope_union(granted: &[String], required: Option<&str>) -> Vec<String> {
 /// (or past the limit) the request fails with the challenge.
 #[derive(Clone)]
 pub struct StepUpClient {
-    inner: AuthClient<reqwest::Client>,
+    inner: AuthClient<Lossless>,
     reauthorize: Option<Arc<dyn Reauthorize>>,
     limit: u32,
 }
@@ -539,7 +540,11 @@ impl StepUpClient {
     /// A client on `manager` (signed in or not: without a token requests go
     /// out bare and a 401 drives the authorization).
     pub fn new(manager: AuthorizationManager, reauthorize: Option<Arc<dyn Reauthorize>>) -> Self {
-        Self { inner: AuthClient::new(crate::net::client(), manager), reauthorize, limit: MAX_AUTHORIZATIONS }
+        Self {
+            inner: AuthClient::new(Lossless::new(crate::net::client()), manager),
+            reauthorize,
+            limit: MAX_AUTHORIZATIONS,
+        }
     }
 
     /// Runs `call`, authorizing again on a challenge, within the limit.

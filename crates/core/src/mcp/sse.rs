@@ -35,6 +35,7 @@ use rmcp::transport::Transport;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use super::event_stream::{EventParser, EventStreamError};
 use super::lane::{Reads, typed_answer};
 
 /// Longest piece of a response body quoted in an error.
@@ -124,73 +125,6 @@ impl SseConfig {
             endpoint_timeout: Duration::from_secs(30),
             post_timeout: Duration::from_secs(30),
             max_event_bytes: 64 << 20,
-        }
-    }
-}
-
-/// One parsed server-sent event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Event {
-    name: String,
-    data: String,
-}
-
-/// An incremental `text/event-stream` parser with a size limit.
-struct EventParser {
-    line: Vec<u8>,
-    name: String,
-    data: String,
-    limit: usize,
-}
-
-impl EventParser {
-    fn new(limit: usize) -> Self {
-        Self { line: Vec::new(), name: String::new(), data: String::new(), limit }
-    }
-
-    /// Feeds bytes; completed events are appended to `out`.
-    fn feed(&mut self, mut chunk: &[u8], out: &mut Vec<Event>) -> Result<(), StreamEnd> {
-        while let Some(pos) = chunk.iter().position(|&b| b == b'\n') {
-            self.line.extend_from_slice(&chunk[..pos]);
-            chunk = &chunk[pos + 1..];
-            let mut line = std::mem::take(&mut self.line);
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-            self.line_done(&String::from_utf8_lossy(&line), out);
-            if self.data.len() > self.limit {
-                return Err(StreamEnd::EventTooLarge { limit: self.limit });
-            }
-        }
-        self.line.extend_from_slice(chunk);
-        if self.line.len() + self.data.len() > self.limit {
-            return Err(StreamEnd::EventTooLarge { limit: self.limit });
-        }
-        Ok(())
-    }
-
-    fn line_done(&mut self, line: &str, out: &mut Vec<Event>) {
-        if line.is_empty() {
-            if !self.data.is_empty() {
-                self.data.pop(); // the newline after the last data line
-                let name = if self.name.is_empty() { "message".to_owned() } else { std::mem::take(&mut self.name) };
-                out.push(Event { name, data: std::mem::take(&mut self.data) });
-            }
-            self.name.clear();
-            return;
-        }
-        if line.starts_with(':') {
-            return; // a comment, e.g. a keep-alive
-        }
-        let (field, value) = line.split_once(':').unwrap_or((line, ""));
-        let value = value.strip_prefix(' ').unwrap_or(value);
-        match field {
-            "event" => self.name = value.to_owned(),
-            "data" => {
-                self.data.push_str(value);
-                self.data.push('\n');
-            }
-            _ => {} // `id` and `retry` do not matter: this transport does not resume.
         }
     }
 }
@@ -403,8 +337,8 @@ async fn read_stream(
             Some(Err(e)) => break StreamEnd::ReadFailed(e.to_string()),
             Some(Ok(chunk)) => chunk,
         };
-        if let Err(too_large) = parser.feed(&chunk, &mut events) {
-            break too_large;
+        if let Err(EventStreamError::TooLarge { limit }) = parser.feed(&chunk, &mut events) {
+            break StreamEnd::EventTooLarge { limit };
         }
         for event in events.drain(..) {
             match event.name.as_str() {
@@ -616,46 +550,6 @@ mod tests {
         // Answered once; the ping's answer is read as rmcp reads it.
         assert!(pending.answer(tools).is_none());
         assert!(pending.answer(r#"{"jsonrpc":"2.0","id":8,"result":{}}"#).is_none());
-    }
-
-    fn parse(chunks: &[&str], limit: usize) -> Result<Vec<Event>, StreamEnd> {
-        let mut parser = EventParser::new(limit);
-        let mut out = Vec::new();
-        for chunk in chunks {
-            parser.feed(chunk.as_bytes(), &mut out)?;
-        }
-        Ok(out)
-    }
-
-    fn event(name: &str, data: &str) -> Event {
-        Event { name: name.into(), data: data.into() }
-    }
-
-    #[test]
-    fn parses_events_split_across_chunks() {
-        let events = parse(
-            &[
-                "event: endpoint\r\ndata: /messages?session",
-                "Id=1\r\n\r\n: keep-alive\n\n",
-                "data: {\"a\":\ndata: 1}\n\n",
-            ],
-            1024,
-        )
-        .unwrap();
-        assert_eq!(events, vec![event("endpoint", "/messages?sessionId=1"), event("message", "{\"a\":\n1}")]);
-    }
-
-    #[test]
-    fn an_event_name_does_not_leak_into_the_next_event() {
-        let events = parse(&["event: endpoint\n\nevent: other\ndata: x\n\ndata: y\n\n"], 1024).unwrap();
-        assert_eq!(events, vec![event("other", "x"), event("message", "y")]);
-    }
-
-    #[test]
-    fn oversized_events_and_lines_are_refused() {
-        assert_eq!(parse(&["data: 0123456789\n"], 8), Err(StreamEnd::EventTooLarge { limit: 8 }));
-        assert_eq!(parse(&["data: 0123456789"], 8), Err(StreamEnd::EventTooLarge { limit: 8 }));
-        assert_eq!(parse(&["data: 0123\n", "data: 4567\n"], 8), Err(StreamEnd::EventTooLarge { limit: 8 }));
     }
 
     #[test]
