@@ -48,6 +48,89 @@ use super::lane::{HttpPost, PostFailure, Reads, typed_answer};
 /// fails if rmcp rewords it.
 const EVENT_TOO_LARGE: &str = "SSE event exceeded the maximum size";
 
+/// The custom headers rmcp posts with.
+pub(crate) type Headers = HashMap<HeaderName, HeaderValue>;
+
+/// An event stream as rmcp's HTTP clients give it.
+pub(crate) type EventStream = BoxStream<'static, Result<Sse, SseError>>;
+
+/// `post_message` of a [`StreamableHttpClient`] that posts as
+/// `post_message_with_max_sse_event_size` does, within `$limit` bytes.
+macro_rules! post_within {
+    ($limit:expr) => {
+        async fn post_message(
+            &self,
+            uri: ::std::sync::Arc<str>,
+            message: ::rmcp::model::ClientJsonRpcMessage,
+            session_id: Option<::std::sync::Arc<str>>,
+            auth_header: Option<String>,
+            custom_headers: $crate::mcp::http::Headers,
+        ) -> Result<
+            ::rmcp::transport::streamable_http_client::StreamableHttpPostResponse,
+            ::rmcp::transport::streamable_http_client::StreamableHttpError<Self::Error>,
+        > {
+            self.post_message_with_max_sse_event_size(uri, message, session_id, auth_header, custom_headers, $limit)
+                .await
+        }
+    };
+}
+
+/// The methods of a [`StreamableHttpClient`] that wraps the one in field
+/// `$inner` and changes only how it posts: deleting the session and the GET
+/// streams pass through.
+macro_rules! pass_streams_through {
+    ($inner:tt) => {
+        async fn delete_session(
+            &self,
+            uri: ::std::sync::Arc<str>,
+            session_id: ::std::sync::Arc<str>,
+            auth_header: Option<String>,
+            custom_headers: $crate::mcp::http::Headers,
+        ) -> Result<(), ::rmcp::transport::streamable_http_client::StreamableHttpError<Self::Error>> {
+            self.$inner.delete_session(uri, session_id, auth_header, custom_headers).await
+        }
+
+        async fn get_stream(
+            &self,
+            uri: ::std::sync::Arc<str>,
+            session_id: Option<::std::sync::Arc<str>>,
+            last_event_id: Option<String>,
+            auth_header: Option<String>,
+            custom_headers: $crate::mcp::http::Headers,
+        ) -> Result<
+            $crate::mcp::http::EventStream,
+            ::rmcp::transport::streamable_http_client::StreamableHttpError<Self::Error>,
+        > {
+            self.$inner.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
+        }
+
+        async fn get_stream_with_max_sse_event_size(
+            &self,
+            uri: ::std::sync::Arc<str>,
+            session_id: Option<::std::sync::Arc<str>>,
+            last_event_id: Option<String>,
+            auth_header: Option<String>,
+            custom_headers: $crate::mcp::http::Headers,
+            max_sse_event_size: usize,
+        ) -> Result<
+            $crate::mcp::http::EventStream,
+            ::rmcp::transport::streamable_http_client::StreamableHttpError<Self::Error>,
+        > {
+            self.$inner
+                .get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id,
+                    last_event_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await
+        }
+    };
+}
+pub(crate) use pass_streams_through;
+
 /// A [`StreamableHttpClient`] whose oversized answers become errors for the
 /// requests they answered; everything else passes through unchanged. It also
 /// notes how rmcp posts in its session, so that the [`Lane`](super::lane::Lane)
@@ -174,24 +257,7 @@ impl<C: StreamableHttpClient + Sync> HttpPost for BoundedHttp<C> {
 impl<C: StreamableHttpClient + Sync> StreamableHttpClient for BoundedHttp<C> {
     type Error = C::Error;
 
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.post_message_with_max_sse_event_size(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            MAX_MESSAGE_BYTES,
-        )
-        .await
-    }
+    post_within!(MAX_MESSAGE_BYTES);
 
     async fn post_message_with_max_sse_event_size(
         &self,
@@ -209,47 +275,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for BoundedHttp<C> {
         self.bounded_post(posted, message, max_sse_event_size).await
     }
 
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.client.delete_session(uri, session_id, auth_header, custom_headers).await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.client.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.client
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
-    }
+    pass_streams_through!(client);
 }
 
 /// The header that carries a streamable HTTP session's id.
@@ -363,24 +389,7 @@ async fn read_body(response: reqwest::Response, limit: usize) -> Result<Vec<u8>,
 impl StreamableHttpClient for Lossless {
     type Error = reqwest::Error;
 
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.post_message_with_max_sse_event_size(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            MAX_MESSAGE_BYTES,
-        )
-        .await
-    }
+    post_within!(MAX_MESSAGE_BYTES);
 
     async fn post_message_with_max_sse_event_size(
         &self,
@@ -406,47 +415,7 @@ impl StreamableHttpClient for Lossless {
             .await
     }
 
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.0.delete_session(uri, session_id, auth_header, custom_headers).await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.0.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.0
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
-    }
+    pass_streams_through!(0);
 }
 
 #[cfg(test)]

@@ -36,7 +36,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::enterprise::{
@@ -46,20 +45,18 @@ use rmcp::transport::auth::{
     AuthorizationMetadata, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthState, default_oauth_http_client,
 };
 use rmcp::transport::streamable_http_client::{
-    AuthRequiredError, InsufficientScopeError, SseError, StreamableHttpClient, StreamableHttpError,
-    StreamableHttpPostResponse,
+    AuthRequiredError, InsufficientScopeError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
 };
 use rmcp::transport::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore,
     StoredCredentials, WWWAuthenticateParams,
 };
-use sse_stream::Sse;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::http::Lossless;
+use super::http::{Lossless, pass_streams_through};
 use crate::config::{ClientCredentials, ClientKey, JwtAlgorithm};
 use crate::secrets::SecretStore;
 
@@ -622,47 +619,7 @@ impl StreamableHttpClient for StepUpClient {
         .await
     }
 
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.inner.delete_session(uri, session_id, auth_header, custom_headers).await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.inner.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
-    }
+    pass_streams_through!(inner);
 }
 
 /// Whether `error` (or what it wraps) says the server wants the user to
