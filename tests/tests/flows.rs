@@ -11,7 +11,8 @@
 //! in a prompt and a resource template with the server's suggestions; answer
 //! a server's form with titled choices; see who a server says it is, and open
 //! its website and an answer's link in the (recording) browser, and read a
-//! resource a tool's result links to.
+//! resource a tool's result links to; see a server that failed named on the
+//! chat page, and open its settings from there.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -521,6 +522,35 @@ fn every_settings_page_loads_from_the_backend_without_an_error() -> Result<()> {
     })?;
     std::thread::sleep(Duration::from_millis(500));
     app.screenshot("servers")?;
+    Ok(())
+}
+
+#[test]
+fn a_server_that_failed_is_named_on_the_chat_page_and_opens_its_settings() -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    let broken = McpServerConfig::stdio("broken", "patchbay-no-such-server", &[]);
+    seed_with(&data_dir, "http://127.0.0.1:9", &[broken])?;
+    let options = AppOptions { data_dir: Some(data_dir), ..Default::default() };
+    let app = App::start("a_server_that_failed_is_named_on_the_chat_page_and_opens_its_settings", options)?;
+    app.check(|s| {
+        // The welcome says which server failed and why (its start could not find the command).
+        let failed = "[data-testid=welcome] [data-testid=server-failed][data-server=broken]";
+        s.wait_for(failed, SERVER_WAIT)?;
+        let why = s.execute("return document.querySelector(arguments[0]).title", json!([failed]))?;
+        ensure!(why.as_str().is_some_and(|w| w.contains("patchbay-no-such-server")), "the reason is not given: {why}");
+        Ok(())
+    })?;
+    std::thread::sleep(Duration::from_millis(500));
+    app.screenshot("welcome")?;
+    app.check(|s| {
+        s.click(&s.find("[data-testid=server-failed][data-server=broken]")?)?;
+        // Its page on the servers settings is open.
+        s.wait_for("#settings-tab-servers[aria-selected=true]", WAIT)?;
+        s.wait_for("[data-testid=server-row][data-server=broken].active", WAIT)?;
+        Ok(())
+    })?;
+    app.screenshot("failed-server")?;
     Ok(())
 }
 

@@ -1,9 +1,9 @@
-import { act, cleanup, fireEvent, render, screen } from "@testing-library/react";
+import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { I18nProvider } from "./lib/i18n";
 import { SettingsPage } from "./pages/SettingsPage";
 import type { AppInfo } from "./lib/ipc";
-import { bundleInfo } from "./test/render";
+import { bundleInfo, serverView } from "./test/render";
 import { LiveViews, LiveViewsContext } from "./lib/mcpApps";
 
 const invoke = vi.hoisted(() => vi.fn<(command: string, args?: unknown) => Promise<unknown>>(() => new Promise(() => {})));
@@ -127,6 +127,18 @@ describe("The welcome", () => {
     fireEvent.click(screen.getByRole("button", { name: "Settings" }));
     await screen.findByRole("heading", { level: 1, name: "Settings" });
     expect(screen.getByRole("tab", { name: "General" }).getAttribute("aria-selected")).toBe("true");
+    invoke.mockImplementation(() => new Promise(() => {}));
+  });
+
+  it("opens the page of a server that failed", async () => {
+    const servers = [serverView("fs", "ready"), serverView("fetch", "failed", "not found on PATH")];
+    renderApp({ list_providers: [], list_tools: [], list_conversations: [], take_opened_bundle: null, list_servers: servers, server_presets: [] });
+    fireEvent.click(await screen.findByRole("button", { name: "fetch failed: see why" }));
+    await screen.findByRole("heading", { level: 1, name: "Settings" });
+    expect(screen.getByRole("tab", { name: "MCP servers" }).getAttribute("aria-selected")).toBe("true");
+    // Its page is open: its row is the active one.
+    await waitFor(() => expect(document.querySelector('[data-server="fetch"]')?.className).toBe("card active"));
+    expect(document.querySelector('[data-server="fs"]')?.className).toBe("card");
     invoke.mockImplementation(() => new Promise(() => {}));
   });
 });

@@ -39,6 +39,8 @@ export function App() {
   );
   // The settings section to open on, when the chat page sends the user to one.
   const [section, setSection] = useState<SettingsSection>("general");
+  // The server whose page it opens on, when the chat page sends the user to one.
+  const [server, setServer] = useState<string | null>(null);
   // Conversation stores live as long as the app, not the chat page.
   const [stores] = useState(() => new ChatStores());
   // A bundle file Patchbay was opened with goes to its installer on the servers page.
@@ -83,6 +85,7 @@ export function App() {
             aria-current={page === p.id ? "page" : undefined}
             onClick={() => {
               setSection("general");
+              setServer(null);
               setPage(p.id);
             }}
           >
@@ -94,14 +97,15 @@ export function App() {
         {page === "chat" ? (
           <ChatPage
             stores={stores}
-            onOpenSettings={(to) => {
+            onOpenSettings={(to, name) => {
               setSection(to);
+              setServer(name ?? null);
               setPage("settings");
             }}
           />
         ) : (
           <Suspense fallback={<p className="muted">{t("common.loading")}</p>}>
-            <SettingsPage openedBundle={bundle} onBundleShown={() => setBundle(null)} initialSection={section} />
+            <SettingsPage openedBundle={bundle} onBundleShown={() => setBundle(null)} initialSection={section} initialServer={server} />
           </Suspense>
         )}
       </main>

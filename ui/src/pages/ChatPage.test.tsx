@@ -1,7 +1,7 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentEvent, ConversationRenamed, ConversationSummary, ServerStatus } from "../lib/ipc";
-import { message, providerView, renderIn, toolInfo, trace } from "../test/render";
+import { message, providerView, renderIn, serverView, toolInfo, trace } from "../test/render";
 import { LiveViews, LiveViewsContext } from "../lib/mcpApps";
 import { ChatStores } from "../lib/chatStore";
 import { ChatPage, type ChatIpc } from "./ChatPage";
@@ -59,6 +59,7 @@ function fakeIpc() {
     completeArgument: vi.fn(() => Promise.resolve({ values: [], total: null, has_more: false })),
     listProviders: vi.fn(() => Promise.resolve([])),
     listTools: vi.fn(() => Promise.resolve([])),
+    listServers: vi.fn(() => Promise.resolve([])),
     listAssistants: vi.fn(() =>
       Promise.resolve([
         { id: "as1", name: "Coder", system_prompt: "", provider: null, model: null, temperature: null, top_p: null, max_tokens: null, reasoning: null, servers: null, disabled_tools: [], kb_mode: "off" as const },
@@ -263,6 +264,32 @@ describe("ChatPage", () => {
     f.serverStatus({ server: "fs", state: "ready", tool_count: 3, error: null });
     await waitFor(() => expect(f.ipc.listTools).toHaveBeenCalledTimes(2));
     expect(f.ipc.listPrompts).toHaveBeenCalledTimes(2);
+  });
+
+  it("says which servers are starting or failed, as their statuses change, and opens a failed one's settings", async () => {
+    const f = fakeIpc();
+    f.ipc.listServers = vi.fn(() =>
+      Promise.resolve([serverView("fs", "ready"), serverView("fetch", "failed", "not found on PATH"), serverView("time", "starting"), serverView("off", "stopped")]),
+    );
+    const onOpenSettings = vi.fn();
+    renderIn(<ChatPage ipc={f.ipc} onOpenSettings={onOpenSettings} />);
+    const welcome = await screen.findByTestId("welcome");
+    expect((await within(welcome).findByTestId("servers-starting")).textContent).toBe("Starting the MCP server time… Its tools come when it is ready.");
+    const failed = within(welcome).getByTestId("server-failed");
+    expect([failed.textContent, failed.title]).toEqual(["fetch failed: see why", "not found on PATH"]);
+    fireEvent.click(failed);
+    expect(onOpenSettings).toHaveBeenCalledWith("servers", "fetch");
+
+    // Above the composer too, following the servers' events.
+    fireEvent.click(screen.getByRole("button", { name: "First" }));
+    await screen.findByText("earlier answer");
+    f.serverStatus({ server: "fs", state: "restarting", tool_count: 0, error: null });
+    expect(screen.getByTestId("servers-starting").textContent).toBe("Starting MCP servers: fs, time… Their tools come when they are ready.");
+    f.serverStatus({ server: "time", state: "ready", tool_count: 1, error: null });
+    f.serverStatus({ server: "fs", state: "ready", tool_count: 3, error: null });
+    f.serverStatus({ server: "fetch", state: "starting", tool_count: 0, error: null });
+    f.serverStatus({ server: "fetch", state: "ready", tool_count: 2, error: null });
+    expect(screen.queryByTestId("server-health")).toBeNull();
   });
 
   it("creates a conversation with Ctrl+N, from the chosen assistant", async () => {

@@ -1,7 +1,8 @@
-import { useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { Composer, type ModelChoice } from "../components/chat/Composer";
 import { MessageList } from "../components/chat/MessageList";
+import { ServerHealth, withStatus } from "../components/chat/ServerHealth";
 import type { MessageActions } from "../components/chat/MessageView";
 import { Sidebar } from "../components/chat/Sidebar";
 import { TraceInspector } from "../components/chat/TraceInspector";
@@ -27,6 +28,7 @@ import {
   type ResourceInfo,
   type ResourceTemplateInfo,
   type McpContentIpc,
+  type ServerStatus,
   type ToolInfo,
   type ToolTrace,
   type AttachmentInput,
@@ -55,6 +57,7 @@ export type ChatIpc = Pick<
   | "callTool"
   | "listProviders"
   | "listTools"
+  | "listServers"
   | "listAssistants"
   | "onServerStatus"
   | "onConversationRenamed"
@@ -117,6 +120,7 @@ function ConversationView({
   onError,
   onTurnEnd,
   onForked,
+  health,
 }: {
   id: string;
   title: string;
@@ -133,6 +137,8 @@ function ConversationView({
   onTurnEnd: () => void;
   /** A new conversation carries on from one of this one's messages: open it. */
   onForked: (c: ConversationSummary) => void;
+  /** Which servers are starting or failed, shown above the composer. */
+  health?: ReactNode;
 }) {
   const { t } = useI18n();
   const state = useConversation(store);
@@ -328,6 +334,7 @@ function ConversationView({
         </ViewChat.Provider>
       )}
       {state.error && <ErrorBanner error={state.error} />}
+      {health}
       {viewContexts.size > 0 && (
         <div className="view-contexts" data-testid="view-contexts">
           <span className="muted small">{t("view.contextNext")}</span>
@@ -389,14 +396,16 @@ function ConversationView({
 function Welcome({
   providers,
   tools,
+  health,
   onNew,
   onOpenSettings,
 }: {
   /** `null` until the providers are read. */
   providers: number | null;
   tools: ToolInfo[];
+  health: ReactNode;
   onNew: () => void;
-  onOpenSettings?: (section: SettingsSection) => void;
+  onOpenSettings?: (section: SettingsSection, server?: string) => void;
 }) {
   const { t } = useI18n();
   // The tools a new chat offers: switched-off ones are not the model's.
@@ -425,6 +434,7 @@ function Welcome({
       <p className="muted" data-testid="welcome-tools">
         {offered.length === 0 ? t("welcome.noTools") : t("welcome.tools", { tools: offered.length, servers })}
       </p>
+      {health}
       {onOpenSettings && (
         <button type="button" className="link" data-testid="welcome-servers" onClick={() => onOpenSettings("servers")}>
           {t("welcome.servers")}
@@ -441,8 +451,8 @@ export function ChatPage({
 }: {
   ipc?: ChatIpc;
   stores?: ChatStores;
-  /** Opens a section of the settings (from the welcome's buttons). */
-  onOpenSettings?: (section: SettingsSection) => void;
+  /** Opens a section of the settings (from the welcome's buttons), or a server's page. */
+  onOpenSettings?: (section: SettingsSection, server?: string) => void;
 }) {
   const { t } = useI18n();
   const [stores] = useState(() => given ?? new ChatStores());
@@ -470,6 +480,8 @@ export function ChatPage({
   const [models, setModels] = useState<ModelChoice[]>([]);
   const [providerCount, setProviderCount] = useState<number | null>(null);
   const [tools, setTools] = useState<ToolInfo[]>([]);
+  // The servers' states: read once, then kept by their status events.
+  const [servers, setServers] = useState<ServerStatus[]>([]);
   const [prompts, setPrompts] = useState<PromptInfo[]>([]);
   const [resources, setResources] = useState<ResourceInfo[]>([]);
   const [templates, setTemplates] = useState<ResourceTemplateInfo[]>([]);
@@ -512,8 +524,16 @@ export function ChatPage({
       ipc.listResourceTemplates().then(setTemplates).catch(fail);
     };
     loadCatalogue();
+    ipc
+      .listServers()
+      // A status event that came before the list is newer than the list's.
+      .then((views) => setServers((now) => views.reduce((all, v) => (all.some((s) => s.server === v.config.name) ? all : [...all, v.status]), now)))
+      .catch(fail);
     ipc.listAssistants().then(setAssistants).catch(fail);
-    const unStatus = ipc.onServerStatus(loadCatalogue);
+    const unStatus = ipc.onServerStatus((status) => {
+      setServers((now) => withStatus(now, status));
+      loadCatalogue();
+    });
     const unRenamed = ipc.onConversationRenamed((r) => setConversations((cs) => cs.map((c) => (c.id === r.id ? { ...c, title: r.title } : c))));
     return () => {
       void unStatus.then((f) => f());
@@ -533,6 +553,7 @@ export function ChatPage({
 
   const onError = useCallback((e: IpcError) => setError(e), []);
   const catalogue = useMemo(() => toolMap(tools), [tools]);
+  const health = <ServerHealth servers={servers} onOpen={onOpenSettings && ((server) => onOpenSettings("servers", server))} />;
 
   return (
     <ToolCatalogue.Provider value={catalogue}>
@@ -594,9 +615,10 @@ export function ChatPage({
                 setConversations((cs) => [c, ...cs]);
                 setActiveId(c.id);
               }}
+              health={health}
             />
           ) : (
-            <Welcome providers={providerCount} tools={tools} onNew={newConversation} onOpenSettings={onOpenSettings} />
+            <Welcome providers={providerCount} tools={tools} health={health} onNew={newConversation} onOpenSettings={onOpenSettings} />
           )}
         </div>
       </section>

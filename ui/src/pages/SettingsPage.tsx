@@ -27,10 +27,13 @@ export function SettingsPage({
   openedBundle = null,
   onBundleShown,
   initialSection = "general",
+  initialServer = null,
 }: {
   ipc?: Partial<Ipc>;
   /** The section shown first, unless a bundle was opened. */
   initialSection?: SettingsSection;
+  /** The server whose page the servers section opens on. */
+  initialServer?: string | null;
   /** A bundle file to show the installer for, on the servers section. */
   openedBundle?: string | null;
   onBundleShown?: () => void;
@@ -57,7 +60,7 @@ export function SettingsPage({
       <div role="tabpanel" id={`settings-panel-${section}`} aria-labelledby={`settings-tab-${section}`}>
         {section === "general" && <General ipc={full} />}
         {section === "providers" && <ProvidersSettings ipc={full} />}
-        {section === "servers" && <ServersSettings ipc={full} opened={openedBundle} onOpened={onBundleShown} />}
+        {section === "servers" && <ServersSettings ipc={full} opened={openedBundle} onOpened={onBundleShown} initialSelected={initialServer} />}
         {section === "roots" && <SharedFolders ipc={full} />}
         {section === "import" && <ImportExport ipc={full} />}
         {section === "kb" && <KnowledgeBase ipc={full} />}

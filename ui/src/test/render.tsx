@@ -2,7 +2,7 @@
 import { render } from "@testing-library/react";
 import type { ReactElement } from "react";
 import { I18nProvider, type Lang } from "../lib/i18n";
-import type { BundleInfo, Message, ProviderView, ToolInfo, ToolTrace } from "../lib/ipc";
+import type { BundleInfo, Message, ProviderView, ServerState, ServerView, ToolInfo, ToolTrace } from "../lib/ipc";
 
 export function renderIn(ui: ReactElement, lang: Lang = "en") {
   // A wrapper (not an enclosing element) so that `rerender` keeps the provider mounted.
@@ -72,6 +72,29 @@ export function bundleInfo(extra: Partial<BundleInfo> = {}): BundleInfo {
 
 export function toolInfo(server: string, name: string, extra: Partial<ToolInfo> = {}): ToolInfo {
   return { server, name, title: null, description: "", input_schema: { type: "object" }, enabled: true, approval: "ask", schema_tokens: 0, stats: null, icons: [], hints: [], view: { resource_uri: null, for_model: true, for_app: true }, ...extra };
+}
+
+/** A stdio server `name` in `state` (with `error` when it failed). */
+export function serverView(name: string, state: ServerState, error: string | null = null): ServerView {
+  return {
+    config: {
+      name,
+      transport: { type: "stdio", command: "npx", args: ["-y", name], env: {}, cwd: null },
+      enabled: true,
+      timeouts: { startup_secs: 30, call_secs: 60 },
+      approval: "ask",
+      tool_approval: {},
+      disabled_tools: [],
+      share_roots: false,
+      extra: {},
+    },
+    status: { server: name, state, tool_count: 0, error },
+    about: null,
+    bundle: false,
+    instructions: null,
+    log_level: null,
+    icons: [],
+  };
 }
 
 export function providerView(name: string): ProviderView {

@@ -502,11 +502,14 @@ export function ServersSettings({
   ipc,
   opened = null,
   onOpened,
+  initialSelected = null,
 }: {
   ipc: ServersIpc;
   /** A bundle file to show the installer for at once (Patchbay was opened with it). */
   opened?: string | null;
   onOpened?: () => void;
+  /** The server whose page is open at first. */
+  initialSelected?: string | null;
 }) {
   const { t, lang } = useI18n();
   const load = useCallback(() => ipc.listServers(), [ipc]);
@@ -526,7 +529,7 @@ export function ServersSettings({
       setSigningIn((now) => (now === name ? null : now));
     });
   };
-  const [selected, setSelected] = useState<string | null>(null);
+  const [selected, setSelected] = useState<string | null>(initialSelected);
   const [adding, setAdding] = useState(false);
   const [browsing, setBrowsing] = useState(false);
   const [template, setTemplate] = useState<RegistryEntry | null>(null);
