@@ -539,6 +539,8 @@ fn a_server_that_failed_is_named_on_the_chat_page_and_opens_its_settings() -> Re
         s.wait_for(failed, SERVER_WAIT)?;
         let why = s.execute("return document.querySelector(arguments[0]).title", json!([failed]))?;
         ensure!(why.as_str().is_some_and(|w| w.contains("patchbay-no-such-server")), "the reason is not given: {why}");
+        // A server is set up: the welcome does not suggest adding one.
+        s.wait_for_text("[data-testid=welcome-tools]", WAIT, |t| t == "No MCP tools are ready yet.")?;
         Ok(())
     })?;
     std::thread::sleep(Duration::from_millis(500));

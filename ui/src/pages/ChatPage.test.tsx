@@ -274,6 +274,8 @@ describe("ChatPage", () => {
     const onOpenSettings = vi.fn();
     renderIn(<ChatPage ipc={f.ipc} onOpenSettings={onOpenSettings} />);
     const welcome = await screen.findByTestId("welcome");
+    // Servers are set up: none to add, only none ready yet.
+    await waitFor(() => expect(screen.getByTestId("welcome-tools").textContent).toBe("No MCP tools are ready yet."));
     expect((await within(welcome).findByTestId("servers-starting")).textContent).toBe("Starting the MCP server time… Its tools come when it is ready.");
     const failed = within(welcome).getByTestId("server-failed");
     expect([failed.textContent, failed.title]).toEqual(["fetch failed: see why", "not found on PATH"]);

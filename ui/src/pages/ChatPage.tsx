@@ -396,6 +396,7 @@ function ConversationView({
 function Welcome({
   providers,
   tools,
+  configured,
   health,
   onNew,
   onOpenSettings,
@@ -403,6 +404,8 @@ function Welcome({
   /** `null` until the providers are read. */
   providers: number | null;
   tools: ToolInfo[];
+  /** Some server is on (starting, ready or failed): no need to suggest adding one. */
+  configured: boolean;
   health: ReactNode;
   onNew: () => void;
   onOpenSettings?: (section: SettingsSection, server?: string) => void;
@@ -432,7 +435,9 @@ function Welcome({
         </>
       )}
       <p className="muted" data-testid="welcome-tools">
-        {offered.length === 0 ? t("welcome.noTools") : t("welcome.tools", { tools: offered.length, servers })}
+        {offered.length > 0
+          ? t("welcome.tools", { tools: offered.length, servers })
+          : t(configured ? "welcome.noToolsYet" : "welcome.noTools")}
       </p>
       {health}
       {onOpenSettings && (
@@ -618,7 +623,14 @@ export function ChatPage({
               health={health}
             />
           ) : (
-            <Welcome providers={providerCount} tools={tools} health={health} onNew={newConversation} onOpenSettings={onOpenSettings} />
+            <Welcome
+              providers={providerCount}
+              tools={tools}
+              configured={servers.some((s) => s.state !== "stopped")}
+              health={health}
+              onNew={newConversation}
+              onOpenSettings={onOpenSettings}
+            />
           )}
         </div>
       </section>
