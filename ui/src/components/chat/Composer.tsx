@@ -335,6 +335,7 @@ export function Composer(props: ComposerProps) {
         </button>
         {resources.length + templates.length > 0 && (
           <select
+            className="attach-resource"
             aria-label={t("composer.attach")}
             value=""
             onChange={(e) => {
