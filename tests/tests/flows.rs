@@ -9,7 +9,7 @@
 //! its settings; find servers in an MCP Registry and add one, and install
 //! another's bundle; fill
 //! in a prompt and a resource template with the server's suggestions; answer
-//! a server's form with titled choices; see who a server says it is, and open
+//! a server's form with titled choices, also one it asked to run as a task; see who a server says it is, and open
 //! its website and an answer's link in the (recording) browser, and read a
 //! resource a tool's result links to; see a server that failed named on the
 //! chat page, and open its settings from there.
@@ -807,6 +807,21 @@ fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -
         let hint = s.find("[data-testid=tools-table] tr[data-tool=simulate-research-query] [data-hint=task]")?;
         ensure!(s.text(&hint)?.starts_with("runs as a task"), "the task hint: {}", s.text(&hint)?);
         app.screenshot("task-done")?;
+
+        // A server's own question run as a task (it polls Patchbay while the form is open).
+        let asks = "trigger-elicitation-request-async";
+        s.click_when_clear(&format!("[data-testid=tools-table] tr[data-tool={asks}] button[aria-expanded]"), WAIT)?;
+        s.click(&s.find("[data-testid=test-tool] button[type=submit]")?)?;
+        s.wait_for(form, WAIT)?;
+        s.set_value(&format!("{form} [name=name]"), "Grace Hopper")?;
+        s.execute(
+            "[...document.querySelectorAll(arguments[0] + ' button')].find((b) => b.textContent === 'Submit').click()",
+            json!([form]),
+        )?;
+        s.wait_for_none(form, WAIT)?;
+        let result =
+            s.wait_for_text("[data-testid=test-tool] [data-testid=tool-result]", WAIT, |t| t.contains("[COMPLETED]"))?;
+        ensure!(result.contains("Name: Grace Hopper"), "the server did not get the answer: {result}");
         Ok(())
     })
 }

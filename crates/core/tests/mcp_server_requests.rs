@@ -1,7 +1,7 @@
 //! Requests servers send to the host: sampling and elicitation through the
-//! `ServerRequests` hook, roots from the registry's list; against
-//! server-everything and server-filesystem over stdio (and server-everything
-//! over streamable HTTP, for a task that asks).
+//! `ServerRequests` hook (also run as tasks when the server asks), roots from
+//! the registry's list; against server-everything and server-filesystem over
+//! stdio (and server-everything over legacy SSE and streamable HTTP, for tasks).
 
 #[path = "mcp_common/mod.rs"]
 mod common;
@@ -239,6 +239,61 @@ async fn over_streamable_http_a_task_asks_the_user_on_its_result_stream() {
     assert!(out.contains("# Research Report: tides (current)"), "{out}");
     assert_eq!(hook.elicitations.lock().unwrap().len(), 1);
     registry.shutdown().await;
+}
+
+/// server-everything offers its async sampling and elicitation tools to a
+/// client that can run those requests as tasks (2025-11-25): it asks for a
+/// task, polls `tasks/get` and fetches `tasks/result`. Over stdio, legacy SSE
+/// and streamable HTTP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampling_and_elicitation_a_server_asks_to_run_as_tasks_run_as_tasks() {
+    let mut running = Vec::new();
+    let mut configs = vec![everything_stdio("stdio")];
+    for (name, mode) in [("sse", "sse"), ("http", "streamableHttp")] {
+        let port = free_port();
+        let mut cmd = tokio::process::Command::new(peers::npm_bin("mcp-server-everything"));
+        cmd.arg(mode).env("PORT", port.to_string());
+        running.push(spawn(&mut cmd, port).await);
+        let headers = std::collections::BTreeMap::new();
+        let transport = match name {
+            "sse" => TransportConfig::Sse { url: format!("http://127.0.0.1:{port}/sse"), headers },
+            _ => TransportConfig::StreamableHttp { url: format!("http://127.0.0.1:{port}/mcp"), headers },
+        };
+        configs.push(McpServerConfig::with_transport(name, transport));
+    }
+    let registry = registry();
+    let hook = Arc::new(Recorder::default());
+    let content = json!({"name": "Ada", "favoriteColor": "Blue"});
+    *hook.answer.lock().unwrap() = Some(ElicitationAnswer::Accept { content: content.as_object().cloned() });
+    registry.set_server_requests(hook.clone());
+    registry.configure(configs);
+    for server in ["stdio", "sse", "http"] {
+        start_ready(&registry, server).await;
+        wait_for_tool(&registry, server, "trigger-sampling-request-async").await;
+        wait_for_tool(&registry, server, "trigger-elicitation-request-async").await;
+
+        let out =
+            call(&registry, server, "trigger-sampling-request-async", json!({"prompt": "tides", "maxTokens": 20}))
+                .await;
+        // A task was created, polled to its end and its result fetched, tied to the task.
+        assert!(out.starts_with("[COMPLETED] Async sampling completed!"), "{server}: {out}");
+        assert!(out.contains("Task created: ") && out.contains(": completed"), "{server}: {out}");
+        assert!(
+            out.contains("a reviewed answer") && out.contains("io.modelcontextprotocol/related-task"),
+            "{server}: {out}"
+        );
+        let sample = hook.samples.lock().unwrap().pop().expect("the hook saw the request");
+        assert_eq!(sample.max_tokens, 20);
+        assert!(matches!(&sample.messages[0].parts[0], ContentPart::Text { text } if text.contains("tides")));
+
+        let out = call(&registry, server, "trigger-elicitation-request-async", json!({})).await;
+        assert!(out.contains("[COMPLETED] User provided the requested information!"), "{server}: {out}");
+        assert!(out.contains("- Name: Ada") && out.contains("- Favorite Color: Blue"), "{server}: {out}");
+        let asked = hook.elicitations.lock().unwrap().pop().expect("the hook saw the request");
+        assert!(asked.message.contains("async task demo"), "{asked:?}");
+    }
+    registry.shutdown().await;
+    drop(running);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

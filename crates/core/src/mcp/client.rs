@@ -21,17 +21,19 @@ use std::time::Duration;
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientInfo, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationCapability, ErrorCode, ErrorData, FormElicitationCapability, Implementation,
-    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, RequestId,
-    ResourceUpdatedNotificationParam, Role, Root, RootsCapabilities, SamplingCapability, SamplingMessageContentBlock,
-    ServerNotification, UrlElicitationCapability,
+    ClientCapabilities, ClientInfo, CreateMessageRequestParams, CreateMessageResult, CustomRequest, CustomResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorCode, ErrorData,
+    FormElicitationCapability, Implementation, ListRootsResult, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, RequestId, ResourceUpdatedNotificationParam, Role, Root,
+    RootsCapabilities, SamplingCapability, SamplingMessageContentBlock, ServerNotification, UrlElicitationCapability,
 };
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use serde::Serialize;
 use tokio::sync::{Notify, broadcast, mpsc, watch};
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
+use super::client_tasks::{self, ClientTasks};
 use super::lane::InOrder;
 use super::registry::McpEvent;
 use super::requests::{
@@ -347,6 +349,8 @@ pub(crate) struct HostHandler {
     pub(crate) roots: SharedRoots,
     /// The server's `share_roots`: without it, `roots/list` is empty.
     pub(crate) share_roots: bool,
+    /// The server's requests that run as tasks, on this connection.
+    pub(crate) tasks: ClientTasks,
 }
 
 impl std::fmt::Debug for HostHandler {
@@ -429,6 +433,11 @@ fn elicitation_request(server: &str, params: ElicitRequestParams) -> Result<Elic
     }
 }
 
+/// A request's result as the JSON a task's `tasks/result` answers with.
+fn as_json(result: impl Serialize) -> Result<serde_json::Value, ErrorData> {
+    serde_json::to_value(result).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
 fn deliver(tx: Option<mpsc::Sender<CallEvent>>, event: CallEvent) {
     // A slow consumer loses events rather than growing memory or stalling the connection.
     if let Some(tx) = tx {
@@ -437,6 +446,90 @@ fn deliver(tx: Option<mpsc::Sender<CallEvent>>, event: CallEvent) {
 }
 
 impl HostHandler {
+    /// Answers a sampling request through the hook (the user's review, then the model).
+    async fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+        ct: CancellationToken,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        if !self.hooks.supports().sampling {
+            return Err(ErrorData::new(USER_REJECTED, "this host does not answer sampling requests", None));
+        }
+        let request = sampling_request(&self.server, params);
+        let _pending = self.routes.hook_started();
+        let answer = tokio::time::timeout(self.hook_timeout, self.hooks.sample(request, ct)).await;
+        match answer {
+            Ok(Ok(reply)) => Ok(sampling_result(reply)),
+            Ok(Err(refusal)) => {
+                Err(ErrorData::new(USER_REJECTED, format!("sampling request refused: {}", refusal.reason), None))
+            }
+            Err(_) => Err(ErrorData::new(
+                USER_REJECTED,
+                format!("sampling request not answered within {}s", self.hook_timeout.as_secs()),
+                None,
+            )),
+        }
+    }
+
+    /// Answers an elicitation request through the hook (the user's form or page).
+    async fn elicit(&self, params: ElicitRequestParams, ct: CancellationToken) -> Result<ElicitResult, ErrorData> {
+        let request = elicitation_request(&self.server, params)?;
+        let support = self.hooks.supports();
+        let supported = match request.kind {
+            ElicitationKind::Form { .. } => support.elicitation_form,
+            ElicitationKind::Url { .. } => support.elicitation_url,
+        };
+        if !supported {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        }
+        let _pending = self.routes.hook_started();
+        let answer = tokio::time::timeout(self.hook_timeout, self.hooks.elicit(request, ct))
+            .await
+            .unwrap_or(ElicitationAnswer::Cancel);
+        Ok(match answer {
+            ElicitationAnswer::Accept { content } => {
+                let result = ElicitResult::new(ElicitationAction::Accept);
+                match content {
+                    Some(content) => result.with_content(serde_json::Value::Object(content)),
+                    None => result,
+                }
+            }
+            ElicitationAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+
+    /// Creates a task for the server's request `method` (its `params` with
+    /// the `task` it asked for), answers with the task at once and runs the
+    /// request in the background.
+    fn start_task(&self, method: &str, mut params: serde_json::Value) -> Result<serde_json::Value, ErrorData> {
+        enum Work {
+            Sample(CreateMessageRequestParams),
+            Elicit(ElicitRequestParams),
+        }
+        let ttl = params.pointer("/task/ttl").and_then(serde_json::Value::as_u64);
+        if let Some(params) = params.as_object_mut() {
+            params.remove("task");
+        }
+        let invalid =
+            |e: serde_json::Error| ErrorData::invalid_params(format!("unreadable {method} request: {e}"), None);
+        let work = match method {
+            "sampling/createMessage" => Work::Sample(serde_json::from_value(params).map_err(invalid)?),
+            "elicitation/create" => Work::Elicit(serde_json::from_value(params).map_err(invalid)?),
+            other => return Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, other.to_owned(), None)),
+        };
+        let (id, task, ct) = self.tasks.create(ttl);
+        let this = self.clone();
+        tokio::spawn(async move {
+            let outcome = match work {
+                Work::Sample(params) => this.sample(params, ct).await.and_then(as_json),
+                Work::Elicit(params) => this.elicit(params, ct).await.and_then(as_json),
+            };
+            this.tasks.finish(&id, outcome);
+        });
+        Ok(task)
+    }
+
     fn progressed(&self, params: ProgressNotificationParam) {
         let event = CallEvent::Progress { progress: params.progress, total: params.total, message: params.message };
         self.routes.progressed(&params.progress_token, event);
@@ -474,23 +567,7 @@ impl ClientHandler for HostHandler {
         params: CreateMessageRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        if !self.hooks.supports().sampling {
-            return Err(ErrorData::new(USER_REJECTED, "this host does not answer sampling requests", None));
-        }
-        let request = sampling_request(&self.server, params);
-        let _pending = self.routes.hook_started();
-        let answer = tokio::time::timeout(self.hook_timeout, self.hooks.sample(request, context.ct.clone())).await;
-        match answer {
-            Ok(Ok(reply)) => Ok(sampling_result(reply)),
-            Ok(Err(refusal)) => {
-                Err(ErrorData::new(USER_REJECTED, format!("sampling request refused: {}", refusal.reason), None))
-            }
-            Err(_) => Err(ErrorData::new(
-                USER_REJECTED,
-                format!("sampling request not answered within {}s", self.hook_timeout.as_secs()),
-                None,
-            )),
-        }
+        self.sample(params, context.ct).await
     }
 
     async fn create_elicitation(
@@ -498,30 +575,24 @@ impl ClientHandler for HostHandler {
         params: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let request = elicitation_request(&self.server, params)?;
-        let support = self.hooks.supports();
-        let supported = match request.kind {
-            ElicitationKind::Form { .. } => support.elicitation_form,
-            ElicitationKind::Url { .. } => support.elicitation_url,
-        };
-        if !supported {
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        self.elicit(params, context.ct).await
+    }
+
+    /// A server's request that asked to run as a task ([`client_tasks::AS_TASK`]),
+    /// and the server's questions about such tasks (`tasks/*`).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, ErrorData> {
+        let params = request.params.unwrap_or_default();
+        if let Some(method) = request.method.strip_prefix(client_tasks::AS_TASK) {
+            return self.start_task(method, params).map(CustomResult::new);
         }
-        let _pending = self.routes.hook_started();
-        let answer = tokio::time::timeout(self.hook_timeout, self.hooks.elicit(request, context.ct.clone()))
-            .await
-            .unwrap_or(ElicitationAnswer::Cancel);
-        Ok(match answer {
-            ElicitationAnswer::Accept { content } => {
-                let result = ElicitResult::new(ElicitationAction::Accept);
-                match content {
-                    Some(content) => result.with_content(serde_json::Value::Object(content)),
-                    None => result,
-                }
-            }
-            ElicitationAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
-            ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-        })
+        match self.tasks.answer(&request.method, &params, &context.ct).await {
+            Some(answer) => answer.map(CustomResult::new),
+            None => Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)),
+        }
     }
 
     async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {

@@ -39,6 +39,7 @@ use rmcp::transport::{DynamicTransportError, WWWAuthenticateParams};
 use serde_json::Value;
 use sse_stream::Sse;
 
+use super::client_tasks;
 use super::event_stream;
 use super::frame::{MAX_MESSAGE_BYTES, too_large_answer};
 use super::lane::{HttpPost, PostFailure, Reads, typed_answer};
@@ -297,11 +298,15 @@ impl Lossless {
         Self(client)
     }
 
-    /// Posts a custom request and reads its response.
-    async fn post_custom(
+    /// Posts `body` (a custom request, or an `initialize` with the task
+    /// capability) and reads its response, an answer in a JSON body as
+    /// `reads` says.
+    #[allow(clippy::too_many_arguments)]
+    async fn post_own(
         &self,
         uri: Arc<str>,
-        message: ClientJsonRpcMessage,
+        body: &impl serde::Serialize,
+        reads: Reads,
         session_id: Option<Arc<str>>,
         auth_token: Option<String>,
         headers: HashMap<HeaderName, HeaderValue>,
@@ -318,7 +323,7 @@ impl Lossless {
         if let Some(session) = &session_id {
             request = request.header(SESSION_HEADER, session.as_ref());
         }
-        let response = request.json(&message).send().await.map_err(StreamableHttpError::Client)?;
+        let response = request.json(body).send().await.map_err(StreamableHttpError::Client)?;
         let status = response.status();
         let challenge = response.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
         match (status, challenge) {
@@ -360,7 +365,7 @@ impl Lossless {
         let body = read_body(response, limit)
             .await
             .map_err(|_| StreamableHttpError::ResponseBodyTooLarge { max_size: limit })?;
-        let message = match typed_answer(&body, Reads::Raw) {
+        let message = match typed_answer(&body, reads) {
             Some((id, result)) => ServerJsonRpcMessage::response(result, id),
             None => serde_json::from_slice(&body).map_err(|e| {
                 StreamableHttpError::UnexpectedServerResponse(format!("the answer is not JSON-RPC: {e}").into())
@@ -400,22 +405,81 @@ impl StreamableHttpClient for Lossless {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        if Reads::of(&message) == Reads::Raw {
-            return self.post_custom(uri, message, session_id, auth_header, custom_headers, max_sse_event_size).await;
-        }
-        self.0
-            .post_message_with_max_sse_event_size(
+        let own = match client_tasks::advertised(&message) {
+            Some(initialize) => Some((serde_json::to_value(initialize), Reads::Rmcp)),
+            None if Reads::of(&message) == Reads::Raw => Some((serde_json::to_value(&message), Reads::Raw)),
+            None => None,
+        };
+        let response = match own {
+            Some((body, reads)) => {
+                let body = body.map_err(StreamableHttpError::Deserialize)?;
+                self.post_own(uri, &body, reads, session_id, auth_header, custom_headers, max_sse_event_size).await
+            }
+            None => {
+                self.0
+                    .post_message_with_max_sse_event_size(
+                        uri,
+                        message,
+                        session_id,
+                        auth_header,
+                        custom_headers,
+                        max_sse_event_size,
+                    )
+                    .await
+            }
+        };
+        response.map(|response| match response {
+            StreamableHttpPostResponse::Sse(events, session) => {
+                StreamableHttpPostResponse::Sse(client_tasks::renamed_events(events), session)
+            }
+            other => other,
+        })
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.0.delete_session(uri, session_id, auth_header, custom_headers).await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<EventStream, StreamableHttpError<Self::Error>> {
+        let events = self.0.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await?;
+        Ok(client_tasks::renamed_events(events))
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        max_sse_event_size: usize,
+    ) -> Result<EventStream, StreamableHttpError<Self::Error>> {
+        let events = self
+            .0
+            .get_stream_with_max_sse_event_size(
                 uri,
-                message,
                 session_id,
+                last_event_id,
                 auth_header,
                 custom_headers,
                 max_sse_event_size,
             )
-            .await
+            .await?;
+        Ok(client_tasks::renamed_events(events))
     }
-
-    pass_streams_through!(0);
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@
 //! - [`pipe`] is the transport of stdio and in-process servers: one writer and one
 //!   reader shared by rmcp and the lane, used by whichever task sends or waits.
 //! - [`client`] routes progress and log notifications to the call that caused them,
-//!   and answers the server's requests.
+//!   and answers the server's requests; [`client_tasks`] runs those a server asks to run as tasks.
 //! - [`requests`] defines the [`ServerRequests`] hook for sampling and
 //!   elicitation, and the roots shared with servers.
 //! - [`connect`] opens stdio, streamable HTTP, legacy SSE and in-process connections.
@@ -40,6 +40,7 @@ pub mod approval;
 pub mod apps;
 pub mod catalogue;
 pub mod client;
+pub mod client_tasks;
 pub mod connect;
 pub mod content;
 pub mod event_stream;

@@ -53,6 +53,7 @@ use tokio::sync::Notify;
 use tokio_util::bytes::{Buf, BytesMut};
 use tokio_util::codec::Decoder;
 
+use super::client_tasks;
 use super::lane::{Answer, InOrder, Reads, typed_answer};
 
 /// Messages read for rmcp and not yet taken, at most.
@@ -210,7 +211,10 @@ fn line(message: &ClientJsonRpcMessage) -> serde_json::Result<Vec<u8>> {
                 params: &call.params,
             })?
         }
-        _ => serde_json::to_vec(message)?,
+        _ => match client_tasks::advertised(message) {
+            Some(initialize) => serde_json::to_vec(&initialize)?,
+            None => serde_json::to_vec(message)?,
+        },
     };
     line.push(b'\n');
     Ok(line)
@@ -311,6 +315,9 @@ impl Reading {
                 if line.len() > self.max_line + 1 {
                     tracing::error!(max_line = self.max_line, "dropped a line from an MCP server over the size limit");
                     continue;
+                }
+                if let Some(renamed) = client_tasks::as_custom(&line) {
+                    line = renamed[..].into();
                 }
                 if let Some(answer) = self.typed_answer(&line) {
                     return Poll::Ready(Some(answer));

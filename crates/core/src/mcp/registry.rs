@@ -44,6 +44,7 @@ use super::McpError;
 use super::about::ServerAbout;
 use super::catalogue::{Catalogue, Listing};
 use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, RouteGuard, SharedRoots};
+use super::client_tasks::ClientTasks;
 use super::connect::{self, Connection, Context, StartFailure, TransportKind};
 use super::in_process::InProcessServer;
 use super::lane::{Lane, LaneRequest};
@@ -1156,6 +1157,9 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
     let config = lock(&slot.config).clone();
     let (changed_tx, mut changed_rx) = mpsc::unbounded_channel();
     let routes = CallRoutes::default();
+    let tasks = ClientTasks::default();
+    // What the server's requests still run as tasks stops with this connection.
+    let _tasks_end = tasks.end_with_connection();
     let handler = HostHandler {
         server: slot.name.clone(),
         routes: routes.clone(),
@@ -1165,6 +1169,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
         hook_timeout: shared.options.hook_timeout,
         roots: shared.roots.clone(),
         share_roots: config.share_roots,
+        tasks,
     };
     let env = shared.env().await;
     let in_process = read(&shared.in_process).get(&slot.name).cloned();

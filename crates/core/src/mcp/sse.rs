@@ -35,6 +35,7 @@ use rmcp::transport::Transport;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use super::client_tasks;
 use super::event_stream::{EventParser, EventStreamError};
 use super::lane::{Reads, typed_answer};
 
@@ -315,6 +316,14 @@ async fn body_excerpt(response: reqwest::Response) -> String {
     String::from_utf8_lossy(&body).trim().to_owned()
 }
 
+/// A `message` event's JSON-RPC message: the answer to a pending custom
+/// request read raw, a server's request that asks to run as a task renamed
+/// ([`client_tasks::as_custom`]), anything else as rmcp reads it.
+fn message_of(pending: &Pending, data: String) -> serde_json::Result<RxJsonRpcMessage<RoleClient>> {
+    let data = client_tasks::as_custom(data.as_bytes()).and_then(|r| String::from_utf8(r).ok()).unwrap_or(data);
+    pending.answer(&data).map_or_else(|| serde_json::from_str(&data), Ok)
+}
+
 /// Reads the event stream until it ends or `cancel` fires; says why in `end`.
 async fn read_stream(
     response: reqwest::Response,
@@ -348,10 +357,7 @@ async fn read_stream(
                     }
                     None => tracing::warn!("SSE server announced a second endpoint; ignored"),
                 },
-                "message" => match pending
-                    .answer(&event.data)
-                    .map_or_else(|| serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&event.data), Ok)
-                {
+                "message" => match message_of(&pending, event.data) {
                     Ok(message) => {
                         let sent = tokio::select! {
                             _ = cancel.cancelled() => break 'read StreamEnd::ClosedByClient,
@@ -381,7 +387,11 @@ impl Transport<RoleClient> for SseClientTransport {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         self.pending.sent(&item);
-        let request = serde_json::to_vec(&item).map(|body| {
+        let body = match client_tasks::advertised(&item) {
+            Some(initialize) => serde_json::to_vec(&initialize),
+            None => serde_json::to_vec(&item),
+        };
+        let request = body.map(|body| {
             self.client
                 .post(self.endpoint.clone())
                 .headers(self.headers.clone())
