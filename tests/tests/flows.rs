@@ -204,6 +204,14 @@ fn seeded_app(
     Ok((runtime, model, tmp, app))
 }
 
+/// Clicks the button labelled `label` in `dialog` (a selector).
+fn press(s: &Session, dialog: &str, label: &str) -> Result<()> {
+    let click =
+        "[...document.querySelectorAll(arguments[0] + ' button')].find((b) => b.textContent === arguments[1]).click()";
+    s.execute(click, json!([dialog, label]))?;
+    Ok(())
+}
+
 /// Types `text` and sends it. The composer's rows move when the servers' resources
 /// arrive (the attach menu appears), so a click can land beside the button: click
 /// again while the text is still waiting in the composer.
@@ -757,10 +765,7 @@ fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -
         s.set_value(&format!("{form} select[name=titledSingleSelectEnum]"), "hero-3")?;
         s.set_value(&format!("{form} select[name=legacyTitledEnum]"), "pet-2")?;
         s.click(&s.find(&format!("{form} input[name=titledMultipleSelectEnum][value=fish-2]"))?)?;
-        s.execute(
-            "[...document.querySelectorAll(arguments[0] + ' button')].find((b) => b.textContent === 'Submit').click()",
-            json!([form]),
-        )?;
+        press(s, form, "Submit")?;
         s.wait_for_none(form, WAIT)?;
         let result =
             s.wait_for_text("[data-testid=trace-card][data-status=done]", WAIT, |t| t.contains("Raw result"))?;
@@ -776,10 +781,7 @@ fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -
         s.click_when_clear(&format!("[data-testid=tools-table] tr[data-tool={tool}] button[aria-expanded]"), WAIT)?;
         s.click(&s.find("[data-testid=test-tool] button[type=submit]")?)?;
         s.wait_for(form, WAIT)?;
-        s.execute(
-            "[...document.querySelectorAll(arguments[0] + ' button')].find((b) => b.textContent === 'Decline').click()",
-            json!([form]),
-        )?;
+        press(s, form, "Decline")?;
         s.wait_for_none(form, WAIT)?;
         s.wait_for_text("[data-testid=test-tool] [data-testid=tool-result]", WAIT, |t| t.contains("decline"))?;
 
@@ -795,10 +797,7 @@ fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -
         })?;
         s.wait_for(form, WAIT)?;
         s.set_value(&format!("{form} select[name=interpretation]"), "historical")?;
-        s.execute(
-            "[...document.querySelectorAll(arguments[0] + ' button')].find((b) => b.textContent === 'Submit').click()",
-            json!([form]),
-        )?;
+        press(s, form, "Submit")?;
         s.wait_for_none(form, WAIT)?;
         s.wait_for_text("[data-testid=test-tool] [data-testid=tool-result]", WAIT, |t| {
             t.contains("Research Report: tides (historical)")
@@ -814,10 +813,7 @@ fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -
         s.click(&s.find("[data-testid=test-tool] button[type=submit]")?)?;
         s.wait_for(form, WAIT)?;
         s.set_value(&format!("{form} [name=name]"), "Grace Hopper")?;
-        s.execute(
-            "[...document.querySelectorAll(arguments[0] + ' button')].find((b) => b.textContent === 'Submit').click()",
-            json!([form]),
-        )?;
+        press(s, form, "Submit")?;
         s.wait_for_none(form, WAIT)?;
         let result =
             s.wait_for_text("[data-testid=test-tool] [data-testid=tool-result]", WAIT, |t| t.contains("[COMPLETED]"))?;

@@ -48,22 +48,7 @@ const CALLED_HERE: [&str; 9] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_tool_of_server_everything_answers_over_every_transport_and_reaches_model_and_ui() {
-    let mut running = Vec::new();
-    let mut configs = vec![everything_stdio("stdio")];
-    for (name, mode) in [("sse", "sse"), ("http", "streamableHttp")] {
-        let port = free_port();
-        let mut cmd = tokio::process::Command::new(peers::npm_bin("mcp-server-everything"));
-        cmd.arg(mode).env("PORT", port.to_string());
-        running.push(spawn(&mut cmd, port).await);
-        let transport = match name {
-            "sse" => TransportConfig::Sse { url: format!("http://127.0.0.1:{port}/sse"), headers: BTreeMap::new() },
-            _ => TransportConfig::StreamableHttp {
-                url: format!("http://127.0.0.1:{port}/mcp"),
-                headers: BTreeMap::new(),
-            },
-        };
-        configs.push(McpServerConfig::with_transport(name, transport));
-    }
+    let (configs, running) = everything_on_every_transport().await;
     let registry = registry();
     registry.configure(configs);
     registry.start_all().await;

@@ -247,20 +247,7 @@ async fn over_streamable_http_a_task_asks_the_user_on_its_result_stream() {
 /// and streamable HTTP.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sampling_and_elicitation_a_server_asks_to_run_as_tasks_run_as_tasks() {
-    let mut running = Vec::new();
-    let mut configs = vec![everything_stdio("stdio")];
-    for (name, mode) in [("sse", "sse"), ("http", "streamableHttp")] {
-        let port = free_port();
-        let mut cmd = tokio::process::Command::new(peers::npm_bin("mcp-server-everything"));
-        cmd.arg(mode).env("PORT", port.to_string());
-        running.push(spawn(&mut cmd, port).await);
-        let headers = std::collections::BTreeMap::new();
-        let transport = match name {
-            "sse" => TransportConfig::Sse { url: format!("http://127.0.0.1:{port}/sse"), headers },
-            _ => TransportConfig::StreamableHttp { url: format!("http://127.0.0.1:{port}/mcp"), headers },
-        };
-        configs.push(McpServerConfig::with_transport(name, transport));
-    }
+    let (configs, running) = everything_on_every_transport().await;
     let registry = registry();
     let hook = Arc::new(Recorder::default());
     let content = json!({"name": "Ada", "favoriteColor": "Blue"});

@@ -1,6 +1,7 @@
 // Test helpers: render inside the English catalogue, and fixtures.
 import { render } from "@testing-library/react";
 import type { ReactElement } from "react";
+import { blankServer } from "../components/settings/ServersSettings";
 import { I18nProvider, type Lang } from "../lib/i18n";
 import type { BundleInfo, Message, ProviderView, ServerState, ServerView, ToolInfo, ToolTrace } from "../lib/ipc";
 
@@ -77,17 +78,7 @@ export function toolInfo(server: string, name: string, extra: Partial<ToolInfo> 
 /** A stdio server `name` in `state` (with `error` when it failed). */
 export function serverView(name: string, state: ServerState, error: string | null = null): ServerView {
   return {
-    config: {
-      name,
-      transport: { type: "stdio", command: "npx", args: ["-y", name], env: {}, cwd: null },
-      enabled: true,
-      timeouts: { startup_secs: 30, call_secs: 60 },
-      approval: "ask",
-      tool_approval: {},
-      disabled_tools: [],
-      share_roots: false,
-      extra: {},
-    },
+    config: { ...blankServer(), name, transport: { type: "stdio", command: "npx", args: ["-y", name], env: {}, cwd: null } },
     status: { server: name, state, tool_count: 0, error },
     about: null,
     bundle: false,

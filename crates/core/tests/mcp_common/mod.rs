@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use patchbay_core::config::McpServerConfig;
+use patchbay_core::config::{McpServerConfig, TransportConfig};
 use patchbay_core::mcp::{McpEvent, McpRegistry, RegistryOptions, ServerStatus};
 use patchbay_core::secrets::{MemoryStore, SecretStore};
 use patchbay_test_support::peers;
@@ -113,6 +113,26 @@ pub async fn spawn(cmd: &mut tokio::process::Command, port: u16) -> Peer {
         .unwrap();
     patchbay_test_support::peers::wait_listening(port).await;
     Peer(child)
+}
+
+/// server-everything as three servers: `stdio`, and `sse` and `http` served
+/// by their own processes (killed when the peers returned are dropped).
+pub async fn everything_on_every_transport() -> (Vec<McpServerConfig>, Vec<Peer>) {
+    let mut running = Vec::new();
+    let mut configs = vec![everything_stdio("stdio")];
+    for (name, mode) in [("sse", "sse"), ("http", "streamableHttp")] {
+        let port = free_port();
+        let mut cmd = tokio::process::Command::new(peers::npm_bin("mcp-server-everything"));
+        cmd.arg(mode).env("PORT", port.to_string());
+        running.push(spawn(&mut cmd, port).await);
+        let headers = std::collections::BTreeMap::new();
+        let transport = match name {
+            "sse" => TransportConfig::Sse { url: format!("http://127.0.0.1:{port}/sse"), headers },
+            _ => TransportConfig::StreamableHttp { url: format!("http://127.0.0.1:{port}/mcp"), headers },
+        };
+        configs.push(McpServerConfig::with_transport(name, transport));
+    }
+    (configs, running)
 }
 
 /// This process's peak resident set size in bytes (Linux `/proc`).

@@ -96,7 +96,8 @@ export function StatusDot({ state }: { state: ServerState }) {
   );
 }
 
-function blankServer(): McpServerConfig {
+/** A new server's settings before the user fills them in. */
+export function blankServer(): McpServerConfig {
   return {
     name: "",
     transport: { type: "stdio", command: "", args: [], env: {}, cwd: null },
