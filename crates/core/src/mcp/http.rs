@@ -500,6 +500,20 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_event_too_large_for_patchbays_own_reader_is_refused_the_same_way() {
+        let body = futures::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from(format!(
+            "data: {}\n\n",
+            "x".repeat(64)
+        )))]);
+        let items: Vec<_> = answer_refusal(event_stream::events(body, 16), Value::from(9), 16).collect().await;
+        let answer: Value = serde_json::from_str(items[0].as_ref().unwrap().data.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            (answer["id"].clone(), answer["error"]["code"].clone()),
+            (Value::from(9), Value::from(super::super::frame::TOO_LARGE_CODE))
+        );
+    }
+
+    #[tokio::test]
     async fn other_stream_errors_pass_through() {
         let source = futures::stream::iter([Err(SseError::Body("connection reset".into()))]).boxed();
         let items: Vec<_> = answer_refusal(source, Value::from(1), 16).collect().await;
