@@ -8,14 +8,10 @@
 #[path = "mcp_common/mod.rs"]
 mod common;
 
-use std::collections::BTreeMap;
-
 use common::*;
-use patchbay_core::config::{McpServerConfig, TransportConfig};
 use patchbay_core::llm::ContentPart;
 use patchbay_core::mcp::content::{ResultLimits, for_model, for_ui};
 use patchbay_core::mcp::{CallEvent, CallOptions, McpRegistry};
-use patchbay_test_support::peers;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
