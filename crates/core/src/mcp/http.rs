@@ -18,7 +18,10 @@
 //! anyone else sees it, and those drop what a 2025-11-25 server puts in its
 //! `tools/list` and task answers (a tool's `execution`, a task's
 //! `pollInterval`); an event stream's answers the [`Lane`](super::lane::Lane)
-//! reads raw already.
+//! reads raw already. It also carries the server-to-client tasks rmcp has no
+//! place for ([`super::client_tasks`]): it posts the `initialize` that
+//! advertises them itself, and renames the server's requests that ask to run
+//! as tasks in every event stream it reads.
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -286,10 +289,13 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// error in it.
 const REFUSAL_BODY: usize = 64 << 10;
 
-/// rmcp's reqwest client, except for custom requests: a custom request's
-/// answer is read as the server's own JSON, whether it comes as a JSON body or
-/// in an event stream, and the same refusals are reported as rmcp reports
-/// them (a challenge, an expired session, a JSON-RPC error, an oversized body).
+/// rmcp's reqwest client, except for custom requests and an `initialize` that
+/// advertises tasks, which it posts itself: a custom request's answer is read
+/// as the server's own JSON, whether it comes as a JSON body or in an event
+/// stream, and the same refusals are reported as rmcp reports them (a
+/// challenge, an expired session, a JSON-RPC error, an oversized body). In
+/// every event stream, a server's request that asks to run as a task is
+/// renamed ([`client_tasks::as_custom`]).
 #[derive(Clone)]
 pub(crate) struct Lossless(reqwest::Client);
 
