@@ -1,4 +1,5 @@
-//! Servers' sampling and elicitation requests during `patchbay mcp call`,
+//! Servers' sampling and elicitation requests during `patchbay mcp call` (also
+//! those a server asks to run as tasks),
 //! answered on the terminal (a pseudo-terminal driven like a user) or refused
 //! with the reason when there is none; against the real server-everything, with
 //! sampling run on a scripted OpenAI-compatible model through the real client.
@@ -85,6 +86,18 @@ fn on_a_terminal_a_form_is_asked_field_by_field_and_sent() {
     assert!(screen.contains("- Name: Ada Lovelace"), "{screen}");
     assert!(screen.contains("- Agreed to terms: true"), "{screen}");
     assert!(screen.contains("- Favorite Integer: 42"), "{screen}");
+}
+
+#[test]
+fn on_a_terminal_a_form_the_server_asked_to_run_as_a_task_is_asked_and_sent() {
+    let tmp = seeded();
+    let rules = serde_json::json!([["Answer?", "y"], ["full name", "Grace Hopper"], ["agree to the terms", "n"]]);
+    let (ok, screen) = call_on_terminal(tmp.path(), "trigger-elicitation-request-async", "{}", rules);
+    assert!(ok, "{screen}");
+    assert!(screen.contains("(async task demo)"), "{screen}");
+    // The server polled the task and fetched the answer when it was sent.
+    assert!(screen.contains("[COMPLETED] User provided the requested information!"), "{screen}");
+    assert!(screen.contains("- Name: Grace Hopper") && screen.contains("- Agreed to terms: false"), "{screen}");
 }
 
 #[test]
