@@ -75,9 +75,8 @@ pub(crate) fn advertised(message: &ClientJsonRpcMessage) -> Option<Value> {
 /// params), renamed to [`AS_TASK`] + its method; `None` for anything else,
 /// which is read as it is. A line's newline is kept.
 pub(crate) fn as_custom(raw: &[u8]) -> Option<Vec<u8>> {
-    if !raw.windows(6).any(|w| w == b"\"task\"") {
-        return None;
-    }
+    // Every line and event a server sends passes here: only one that names a task is parsed.
+    memchr::memmem::find(raw, b"\"task\"")?;
     let mut message: Value = serde_json::from_slice(raw).ok()?;
     let method = message.get("method")?.as_str()?;
     let asks = TASK_REQUESTS.iter().any(|(m, ..)| *m == method)
