@@ -532,7 +532,10 @@ export function ChatPage({
     ipc
       .listServers()
       // A status event that came before the list is newer than the list's.
-      .then((views) => setServers((now) => views.reduce((all, v) => (all.some((s) => s.server === v.config.name) ? all : [...all, v.status]), now)))
+      .then((views) => {
+        const listed = views.map((v) => v.status);
+        setServers((now) => [...now, ...listed.filter((s) => !now.some((n) => n.server === s.server))]);
+      })
       .catch(fail);
     ipc.listAssistants().then(setAssistants).catch(fail);
     const unStatus = ipc.onServerStatus((status) => {

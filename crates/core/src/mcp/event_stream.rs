@@ -102,25 +102,26 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let body = body.map_err(|e| sse_stream::Error::Body(Box::new(e)));
-    stream::unfold((body.boxed(), EventParser::new(limit), false), |(mut body, mut parser, ended)| async move {
-        if ended {
-            return None;
-        }
+    let body = body.map_err(|e| sse_stream::Error::Body(Box::new(e))).boxed();
+    // The state is `None` once the stream failed: nothing is read after an error.
+    stream::unfold(Some((body, EventParser::new(limit))), |state| async move {
+        let (mut body, mut parser) = state?;
         let mut parsed = Vec::new();
-        let items: Vec<Result<Sse, sse_stream::Error>> = match body.next().await? {
-            Err(e) => vec![Err(e)],
-            Ok(chunk) => match parser.feed(&chunk, &mut parsed) {
-                Err(too_large) => {
-                    let events = parsed.into_iter().map(|event| Ok(event.into()));
-                    let failed = Err(sse_stream::Error::Body(Box::new(too_large)));
-                    return Some((stream::iter(events.chain([failed]).collect::<Vec<_>>()), (body, parser, true)));
+        let (items, next) = match body.next().await? {
+            Err(e) => (vec![Err(e)], None),
+            Ok(chunk) => {
+                let fed = parser.feed(&chunk, &mut parsed);
+                let mut items: Vec<Result<Sse, sse_stream::Error>> = parsed.into_iter().map(|e| Ok(e.into())).collect();
+                match fed {
+                    Ok(()) => (items, Some((body, parser))),
+                    Err(too_large) => {
+                        items.push(Err(sse_stream::Error::Body(Box::new(too_large))));
+                        (items, None)
+                    }
                 }
-                Ok(()) => parsed.into_iter().map(|event| Ok(event.into())).collect(),
-            },
+            }
         };
-        let ended = matches!(items.last(), Some(Err(_)));
-        Some((stream::iter(items), (body, parser, ended)))
+        Some((stream::iter(items), next))
     })
     .flatten()
     .boxed()

@@ -305,19 +305,16 @@ impl Lossless {
     }
 
     /// Posts `body` (a custom request, or an `initialize` with the task
-    /// capability) and reads its response, an answer in a JSON body as
-    /// `reads` says.
-    #[allow(clippy::too_many_arguments)]
+    /// capability) as rmcp would have posted its message (`posted`), and reads
+    /// its response, an answer in a JSON body as `reads` says.
     async fn post_own(
         &self,
-        uri: Arc<str>,
+        posted: Posted,
         body: &impl serde::Serialize,
         reads: Reads,
-        session_id: Option<Arc<str>>,
-        auth_token: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
         limit: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let Posted { uri, session_id, auth_header: auth_token, headers } = posted;
         let mut request = self
             .0
             .post(uri.as_ref())
@@ -357,7 +354,7 @@ impl Lossless {
             return match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
                 Ok(error @ ServerJsonRpcMessage::Error(_)) => Ok(StreamableHttpPostResponse::Json(error, session)),
                 _ => Err(StreamableHttpError::UnexpectedServerResponse(
-                    format!("HTTP {status}: {}", String::from_utf8_lossy(&body).trim()).into(),
+                    format!("HTTP {status}: {}", excerpt(&body)).into(),
                 )),
             };
         }
@@ -374,11 +371,23 @@ impl Lossless {
         let message = match typed_answer(&body, reads) {
             Some((id, result)) => ServerJsonRpcMessage::response(result, id),
             None => serde_json::from_slice(&body).map_err(|e| {
-                StreamableHttpError::UnexpectedServerResponse(format!("the answer is not JSON-RPC: {e}").into())
+                StreamableHttpError::UnexpectedServerResponse(
+                    format!("the answer is not JSON-RPC ({e}): {}", excerpt(&body)).into(),
+                )
             })?,
         };
         Ok(StreamableHttpPostResponse::Json(message, session))
     }
+}
+
+/// Longest piece of a body quoted in an error.
+const EXCERPT: usize = 512;
+
+/// The start of `body` as text, to quote in an error.
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(EXCERPT)]);
+    let more = if body.len() > EXCERPT { "…" } else { "" };
+    format!("{}{more}", text.trim())
 }
 
 /// The body of `response`, at most `limit` bytes: `Err` with the first
@@ -411,28 +420,27 @@ impl StreamableHttpClient for Lossless {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let own = match client_tasks::advertised(&message) {
-            Some(initialize) => Some((serde_json::to_value(initialize), Reads::Rmcp)),
-            None if Reads::of(&message) == Reads::Raw => Some((serde_json::to_value(&message), Reads::Raw)),
-            None => None,
+        let posted = || Posted {
+            uri: uri.clone(),
+            session_id: session_id.clone(),
+            auth_header: auth_header.clone(),
+            headers: custom_headers.clone(),
         };
-        let response = match own {
-            Some((body, reads)) => {
-                let body = body.map_err(StreamableHttpError::Deserialize)?;
-                self.post_own(uri, &body, reads, session_id, auth_header, custom_headers, max_sse_event_size).await
-            }
-            None => {
-                self.0
-                    .post_message_with_max_sse_event_size(
-                        uri,
-                        message,
-                        session_id,
-                        auth_header,
-                        custom_headers,
-                        max_sse_event_size,
-                    )
-                    .await
-            }
+        let response = if let Some(initialize) = client_tasks::advertised(&message) {
+            self.post_own(posted(), &initialize, Reads::Rmcp, max_sse_event_size).await
+        } else if Reads::of(&message) == Reads::Raw {
+            self.post_own(posted(), &message, Reads::Raw, max_sse_event_size).await
+        } else {
+            self.0
+                .post_message_with_max_sse_event_size(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await
         };
         response.map(|response| match response {
             StreamableHttpPostResponse::Sse(events, session) => {
@@ -579,7 +587,14 @@ mod tests {
                 }),
             )
             .route("/broken", axum::routing::post(|| async { (StatusCode::BAD_GATEWAY, "upstream down") }))
-            .route("/text", axum::routing::post(|| async { "hello" }));
+            .route("/text", axum::routing::post(|| async { "hello" }))
+            .route("/down", axum::routing::post(|| async { (StatusCode::SERVICE_UNAVAILABLE, "y".repeat(2000)) }))
+            .route(
+                "/garbage",
+                axum::routing::post(|| async {
+                    json(StatusCode::OK, format!("{{\"nonsense\": \"{}\"}}", "x".repeat(150)))
+                }),
+            );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -657,6 +672,17 @@ mod tests {
         assert!(broken.contains("HTTP 502 Bad Gateway: upstream down"), "{broken}");
         assert!(
             matches!(refusal("/text", None).await, StreamableHttpError::UnexpectedContentType(Some(t)) if t.starts_with("text/plain"))
+        );
+        // An answer that is no answer is quoted, cut short.
+        let garbage = refusal("/garbage", None).await.to_string();
+        assert!(
+            garbage.contains("the answer is not JSON-RPC (") && garbage.contains(r#"{"nonsense": "xxx"#),
+            "{garbage}"
+        );
+        let down = refusal("/down", None).await.to_string();
+        assert!(
+            down.contains("HTTP 503 Service Unavailable: yyy") && down.ends_with("y…") && down.len() < 600,
+            "{down}"
         );
         // The limit is 200 bytes here.
         assert!(matches!(refusal("/big", None).await, StreamableHttpError::ResponseBodyTooLarge { max_size: 200 }));
