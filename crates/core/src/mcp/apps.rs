@@ -98,7 +98,8 @@ impl AppCsp {
     }
 
     /// The policy the page is served with: inline scripts and styles run, the
-    /// page reaches only the origins it declared, and no form leaves it.
+    /// page reaches only the origins it declared, no form leaves it, and it is
+    /// sandboxed (scripts only, an origin of its own) wherever it is opened.
     pub fn header(&self) -> String {
         let with = |fixed: &str, extra: &[String]| {
             let mut out = fixed.to_owned();
@@ -121,12 +122,21 @@ impl AppCsp {
             format!("base-uri {}", or_none(&self.base_uris)),
             "form-action 'none'".to_owned(),
             "object-src 'none'".to_owned(),
+            // The frame's sandbox, again in the page's own policy: opened anywhere
+            // else (a window, another frame), it still runs in an opaque origin
+            // with scripts only.
+            "sandbox allow-scripts".to_owned(),
         ]
         .join("; ")
     }
 }
 
 /// `https://api.example.com`, `wss://*.example.com:8443`, `http://localhost:3000`.
+///
+/// A wildcard must keep at least a registrable name under it (`*.example.com`,
+/// not `*.com`), and no host under `localhost` passes (`*.localhost`,
+/// `ipc.localhost`): on Windows the window's IPC and its own pages are served
+/// from such hosts.
 fn is_origin(s: &str) -> bool {
     let Some((scheme, rest)) = s.split_once("://") else { return false };
     if !matches!(scheme, "https" | "http" | "wss" | "ws") {
@@ -136,10 +146,17 @@ fn is_origin(s: &str) -> bool {
         Some((host, port)) => (host, Some(port)),
         None => (rest, None),
     };
-    let host = host.strip_prefix("*.").unwrap_or(host);
-    let host_ok = !host.is_empty()
-        && !host.starts_with(['.', '-'])
-        && host.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    let (wildcard, host) = match host.strip_prefix("*.") {
+        Some(under) => (true, under),
+        None => (false, host),
+    };
+    let labels: Vec<&str> = host.split('.').collect();
+    let label_ok =
+        |l: &&str| !l.is_empty() && !l.starts_with('-') && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    let last = labels.last().map(|l| l.to_ascii_lowercase());
+    let host_ok = labels.iter().all(label_ok)
+        && !(labels.len() > 1 && last.as_deref() == Some("localhost"))
+        && !(wildcard && (labels.len() < 2 || last.as_deref() == Some("localhost")));
     let port_ok =
         port.is_none_or(|p| p == "*" || (!p.is_empty() && p.len() <= 5 && p.chars().all(|c| c.is_ascii_digit())));
     host_ok && port_ok
@@ -325,6 +342,36 @@ mod tests {
         for good in ["https://a.example", "wss://*.a.example:443", "http://localhost:5173", "https://a.example:*"] {
             assert!(is_origin(good), "{good} refused");
         }
+    }
+
+    #[test]
+    fn wildcards_keep_a_name_under_them_and_nothing_under_localhost_passes() {
+        for bad in [
+            "*.localhost",
+            "http://*.localhost",
+            "https://*.LocalHost:8080",
+            "http://*.ipc.localhost",
+            "http://ipc.localhost",
+            "http://tauri.localhost",
+            "https://*.com",
+            "https://*.example",
+            "https://*.",
+            "https://a..example.com",
+            "https://a.example.com.",
+        ] {
+            assert!(!is_origin(bad), "{bad} passed");
+        }
+        for good in ["https://api.example.com", "https://*.example.com", "http://localhost"] {
+            assert!(is_origin(good), "{good} refused");
+        }
+    }
+
+    #[test]
+    fn the_page_is_sandboxed_by_its_own_policy() {
+        let header = AppCsp::default().header();
+        let directives: Vec<&str> = header.split("; ").collect();
+        assert!(directives.contains(&"sandbox allow-scripts"), "{header}");
+        assert!(!header.contains("allow-same-origin"), "{header}");
     }
 
     #[test]
