@@ -6,7 +6,7 @@
 // initialised, and asks it to tear down (`ui/resource-teardown`) before the
 // window removes it. Nothing a view sends reaches anything but these handlers.
 import { createContext } from "react";
-import { ipc, toIpcError, type ContentPart, type Ipc, type ToolInfo, type ToolResult } from "./ipc";
+import { ipc, toIpcError, type ContentPart, type Ipc, type ToolInfo, type ToolResult, type ToolStatus } from "./ipc";
 
 export const APPS_PROTOCOL = "2026-01-26";
 
@@ -147,6 +147,73 @@ export function hostContext(tool: ToolInfo, locale: string): Json {
 
 /** The tallest a view is drawn inline; it scrolls beyond. */
 export const MAX_VIEW_HEIGHT = 720;
+
+/**
+ * Whether a view may know its call's arguments. While the model writes them,
+ * only when its tool runs without asking; then only once the call ran (so the
+ * user allowed it, `ran`: the card saw it running). A call waiting for the
+ * user, denied, or stopped or refused before it ran tells its view nothing.
+ */
+export function mayTellInput(status: ToolStatus, tool: ToolInfo, ran: boolean): boolean {
+  const unasked = tool.enabled && tool.approval === "allow";
+  switch (status) {
+    case "running":
+    case "done":
+      return true;
+    case "pending_approval":
+    case "denied":
+      return false;
+    case "writing":
+      return unasked;
+    case "error":
+    case "cancelled":
+      return ran || unasked;
+  }
+}
+
+/** How recent a click inside a view must be for it to go full screen. */
+export const GESTURE_MS = 5000;
+
+/**
+ * The user's clicks inside a view's frame, as the window sees them: the focus
+ * moves into the frame (the window's `blur`, with the frame its active
+ * element). A view cannot make that happen from a script without a click, so
+ * `take` (true once per click, within GESTURE_MS, while the frame still has the
+ * focus) is what a view needs to go full screen. A view refused gives the focus
+ * back to the window (`host`), so that the user's next click counts again.
+ */
+export class FrameClicks {
+  private at = -Infinity;
+
+  constructor(
+    private readonly frame: HTMLIFrameElement,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Starts watching; the function returned stops. */
+  watch(): () => void {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const onBlur = () => {
+      // The active element is the frame once the focus has moved into it.
+      timer = setTimeout(() => {
+        if (document.activeElement === this.frame) this.at = this.now();
+      }, 0);
+    };
+    window.addEventListener("blur", onBlur);
+    return () => {
+      clearTimeout(timer);
+      window.removeEventListener("blur", onBlur);
+    };
+  }
+
+  /** Whether the user clicked inside the frame just now; the click counts once. */
+  take(host: HTMLElement | null): boolean {
+    const recent = document.activeElement === this.frame && this.now() - this.at <= GESTURE_MS;
+    this.at = -Infinity;
+    if (!recent && document.activeElement === this.frame) host?.focus();
+    return recent;
+  }
+}
 
 /** A stored tool result as the MCP `CallToolResult` a view reads. */
 export function callToolResult(result: ToolResult): Json {

@@ -1,7 +1,7 @@
 import { act, cleanup, configure, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AppViewInfo } from "../../lib/ipc";
-import { LiveViews, LiveViewsContext, ViewChat } from "../../lib/mcpApps";
+import { GESTURE_MS, LiveViews, LiveViewsContext, ViewChat } from "../../lib/mcpApps";
 import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
 import { renderIn, toolInfo, trace } from "../../test/render";
 
@@ -13,6 +13,7 @@ vi.mock("@tauri-apps/api/core", () => ({ invoke, Channel: class {} }));
 configure({ asyncUtilTimeout: 5000 });
 
 const { ToolTraceCard } = await import("./ToolTraceCard");
+const { ARM_MS } = await import("./AppView");
 // The cards show results through the lazily loaded Markdown; load it once first, so that its first
 // transform (seconds on a fresh clone on a busy machine) is not counted in a test's time limit.
 await import("./Markdown");
@@ -57,6 +58,22 @@ async function renderView(sendMessage = vi.fn(() => Promise.resolve()), setConte
   return { ...(await talkToView()), sendMessage, setContext, views };
 }
 
+/** Presses a question's button once it answers: not before it has been on screen ARM_MS. */
+async function press(testId: string) {
+  const button = (await screen.findByTestId(testId)) as HTMLButtonElement;
+  await waitFor(() => expect(button.disabled).toBe(false), { timeout: ARM_MS * 4 });
+  fireEvent.click(button);
+}
+
+/** The user clicks inside the view: the focus moves into its frame, and the window loses it. */
+async function clickInside(frame: HTMLIFrameElement) {
+  await act(async () => {
+    frame.focus();
+    window.dispatchEvent(new FocusEvent("blur"));
+    await new Promise((done) => setTimeout(done, 10));
+  });
+}
+
 /** The view's frame once shown, what the window posts to it, and a way to post as the view. */
 async function talkToView() {
   const frame = (await screen.findByTestId("app-view-frame")) as HTMLIFrameElement;
@@ -73,10 +90,10 @@ async function talkToView() {
 }
 
 describe("AppView", { timeout: 20_000 }, () => {
-  it("tells the view the arguments as the model writes them, then the whole call", async () => {
+  it("tells the view of a tool that runs unasked the arguments as the model writes them, then the whole call", async () => {
     invoke.mockImplementation((command) => (command === "open_app_view" ? Promise.resolve(page) : Promise.reject(new Error(command))));
     const card = (extra: Parameters<typeof trace>[0]) => (
-      <ToolCatalogue.Provider value={toolMap([show])}>
+      <ToolCatalogue.Provider value={toolMap([{ ...show, approval: "allow" }])}>
         <ToolTraceCard trace={trace({ server: "counter", tool: "show", ...extra })} />
       </ToolCatalogue.Provider>
     );
@@ -89,13 +106,48 @@ describe("AppView", { timeout: 20_000 }, () => {
     rerender(card({ status: "writing", arguments: null, arguments_text: '{"start": 4, "label": "Pet' }));
     await waitFor(() => expect(partials()).toEqual([{ arguments: { start: 4 } }, { arguments: { start: 4, label: "Pet" } }]));
     expect(posted.some((m) => m.method === "ui/notifications/tool-input")).toBe(false);
-    // Waiting for the user's approval, the view stays (the same page) and hears no input yet.
-    rerender(card({ status: "pending_approval", arguments: { start: 4, label: "Pets" } }));
-    expect(screen.getByTestId("app-view-frame")).toBe(frame);
-    expect(posted.some((m) => m.method === "ui/notifications/tool-input")).toBe(false);
     rerender(card({ status: "running", arguments: { start: 4, label: "Pets" } }));
     expect(screen.getByTestId("app-view-frame")).toBe(frame);
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: { start: 4, label: "Pets" } } }));
+  });
+
+  it("tells the view of a call the user is to allow nothing of its arguments before they allow it", async () => {
+    invoke.mockImplementation((command) => (command === "open_app_view" ? Promise.resolve(page) : Promise.reject(new Error(command))));
+    const card = (extra: Parameters<typeof trace>[0], call = "c1") => (
+      <ToolCatalogue.Provider value={toolMap([show])}>
+        <ToolTraceCard trace={trace({ call_id: call, server: "counter", tool: "show", ...extra })} />
+      </ToolCatalogue.Provider>
+    );
+    const { rerender } = renderIn(card({ status: "writing", arguments: null, arguments_text: '{"start": 4, "la' }));
+    const { frame, posted, fromView } = await talkToView();
+    await fromView({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
+    await fromView({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    rerender(card({ status: "writing", arguments: null, arguments_text: '{"start": 4, "label": "Secret' }));
+    // Waiting for the user's approval, the view stays (the same page) and hears no input yet.
+    rerender(card({ status: "pending_approval", arguments: { start: 4, label: "Secret" } }));
+    await new Promise((done) => setTimeout(done, 300));
+    expect(screen.getByTestId("app-view-frame")).toBe(frame);
+    const inputs = () => posted.filter((m) => String(m.method).startsWith("ui/notifications/tool-input"));
+    expect(inputs()).toEqual([]);
+    // Stopped before the user answered: the view hears the call ended, never what it was.
+    rerender(card({ status: "cancelled", arguments: { start: 4, label: "Secret" } }));
+    await waitFor(() => expect(posted.some((m) => m.method === "ui/notifications/tool-cancelled")).toBe(true));
+    expect(inputs()).toEqual([]);
+    expect(JSON.stringify(posted)).not.toContain("Secret");
+    // Denied: the view goes, having heard nothing of it.
+    rerender(card({ status: "denied", arguments: { start: 4, label: "Secret" } }));
+    await waitFor(() => expect(screen.queryByTestId("app-view-frame")).toBeNull());
+    expect(JSON.stringify(posted)).not.toContain("Secret");
+    cleanup();
+
+    // Allowed: it runs, and the view hears the whole call.
+    const again = renderIn(card({ status: "pending_approval", arguments: { start: 5 } }, "c2"));
+    const second = await talkToView();
+    await second.fromView({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
+    await second.fromView({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    expect(second.posted.some((m) => String(m.method).startsWith("ui/notifications/tool-input"))).toBe(false);
+    again.rerender(card({ status: "running", arguments: { start: 5 } }, "c2"));
+    await waitFor(() => expect(second.posted).toContainEqual({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: { start: 5 } } }));
   });
 
   it("loads the tool's page in a sandboxed frame and tells it the call once it is initialised", async () => {
@@ -120,12 +172,21 @@ describe("AppView", { timeout: 20_000 }, () => {
     await fromView({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "bump", arguments: { by: 1 } } });
     expect((await screen.findByTestId("app-view-ask")).textContent).toContain("bump");
     expect(invoke).not.toHaveBeenCalledWith("call_tool_for_view", expect.anything());
+    // A click as the question appears does nothing: its buttons answer only after a moment.
+    expect((screen.getByTestId("app-view-allow") as HTMLButtonElement).disabled).toBe(true);
     fireEvent.click(screen.getByTestId("app-view-allow"));
+    // A second request waits behind the one on screen; it never replaces it.
+    await fromView({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "bump", arguments: { by: 1000 } } });
+    expect(screen.getByTestId("app-view-ask").textContent).toContain('"by": 1\n');
+    expect(posted.find((m) => m.id === 2 || m.id === 3)).toBeUndefined();
+    await press("app-view-allow");
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "3" }] } }));
     expect(invoke).toHaveBeenCalledWith("call_tool_for_view", { server: "counter", tool: "bump", arguments: { by: 1 }, approved: true, request: expect.any(String) });
 
-    await fromView({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "bump", arguments: {} } });
-    fireEvent.click(await screen.findByTestId("app-view-deny"));
+    // Then the second, again inactive for a moment.
+    await waitFor(() => expect(screen.getByTestId("app-view-ask").textContent).toContain('"by": 1000'));
+    expect((screen.getByTestId("app-view-deny") as HTMLButtonElement).disabled).toBe(true);
+    await press("app-view-deny");
     await waitFor(() => expect(posted.find((m) => m.id === 3)).toMatchObject({ error: { message: "You did not allow bump to run" } }));
     expect(invoke.mock.calls.filter(([c]) => c === "call_tool_for_view")).toHaveLength(1);
     // A tool the server made for the model only goes to the core unasked, which refuses it.
@@ -173,7 +234,7 @@ describe("AppView", { timeout: 20_000 }, () => {
     const offer = await screen.findByTestId("app-view-download");
     expect([...offer.querySelectorAll("li")].map((li) => li.textContent)).toEqual(["notes.txt 5 B", "Q4 report opens in your browser"]);
     expect(invoke).not.toHaveBeenCalledWith("save_files", expect.anything());
-    fireEvent.click(screen.getByTestId("app-view-save"));
+    await press("app-view-save");
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 8, result: {} }));
     // The web address goes to the browser; the rest is saved by the core.
     expect(invoke).toHaveBeenCalledWith("open_link", { url: "https://example.com/q4.pdf" });
@@ -182,47 +243,99 @@ describe("AppView", { timeout: 20_000 }, () => {
     fireEvent.click(screen.getByTestId("show-in-folder"));
     expect(invoke).toHaveBeenCalledWith("show_in_folder", { path: "/home/u/Downloads/notes.txt" });
 
-    // Not saved: the view hears so; an offer replaced by a newer one is not saved either.
+    // Not saved: the view hears so; a newer offer waits behind the one on screen.
     await fromView({ jsonrpc: "2.0", id: 90, method: "ui/download-file", params: { contents: [contents[0]] } });
     await screen.findByTestId("app-view-save-cancel");
     await fromView({ jsonrpc: "2.0", id: 9, method: "ui/download-file", params: { contents: [contents[0]] } });
+    expect(posted.find((m) => m.id === 90)).toBeUndefined();
+    await press("app-view-save-cancel");
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 90, result: { isError: true } }));
-    fireEvent.click(await screen.findByTestId("app-view-save-cancel"));
+    await press("app-view-save-cancel");
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 9, result: { isError: true } }));
     // A folder dialog the user cancelled saves nothing either.
     invoke.mockImplementation(() => Promise.resolve(null));
     await fromView({ jsonrpc: "2.0", id: 10, method: "ui/download-file", params: { contents: [contents[0]] } });
-    fireEvent.click(await screen.findByTestId("app-view-save-choose"));
+    await press("app-view-save-choose");
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 10, result: { isError: true } }));
     expect(invoke).toHaveBeenLastCalledWith("save_files", expect.objectContaining({ choose: true }));
     // A failed save says why, in the card.
     invoke.mockImplementation(() => Promise.reject({ kind: "data_dir", message: "could not save /full/notes.txt: No space left on device" }));
     await fromView({ jsonrpc: "2.0", id: 11, method: "ui/download-file", params: { contents: [contents[0]] } });
-    fireEvent.click(await screen.findByTestId("app-view-save"));
+    await press("app-view-save");
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 11, result: { isError: true } }));
     expect(screen.getByTestId("app-view-save-error").textContent).toBe("Nothing was saved: could not save /full/notes.txt: No space left on device");
   });
 
-  it("sends the view's message and context to the chat and grows with its content", async () => {
-    const { frame, fromView, sendMessage, setContext } = await renderView();
+  it("sends the view's message to the chat once the user confirms it, and its context, and grows with its content", async () => {
+    const { frame, posted, fromView, sendMessage, setContext } = await renderView();
     await fromView({ jsonrpc: "2.0", id: 4, method: "ui/update-model-context", params: { content: [{ type: "text", text: "At 3" }] } });
     await waitFor(() => expect(setContext).toHaveBeenCalledWith("c1", { title: "From the view of show", text: "At 3" }));
-    await fromView({ jsonrpc: "2.0", id: 5, method: "ui/message", params: { role: "user", content: [{ type: "text", text: "Count again" }] } });
+    const message = (id: number, text: string) => fromView({ jsonrpc: "2.0", id, method: "ui/message", params: { role: "user", content: [{ type: "text", text }] } });
+    await message(5, "Count again");
+    expect((await screen.findByTestId("app-view-ask-message")).textContent).toBe("The view of counter wants to send this message as you:Count againSendAllow for this viewDeny");
+    expect(sendMessage).not.toHaveBeenCalled();
+    await press("app-view-consent-deny");
+    await waitFor(() => expect(posted.find((m) => m.id === 5)).toMatchObject({ error: { message: "You did not send the view's message" } }));
+    expect(sendMessage).not.toHaveBeenCalled();
+    await message(6, "Count again");
+    await press("app-view-consent-once");
     await waitFor(() => expect(sendMessage).toHaveBeenCalledWith("Count again"));
+    // Once more it asks; allowed for the view, the card says so and the next ones go unasked.
+    await message(7, "And again");
+    await press("app-view-consent-view");
+    await waitFor(() => expect(sendMessage).toHaveBeenCalledWith("And again"));
+    expect(screen.getByTestId("app-view-trusted-message").textContent).toBe("This view sends messages as you without asking. Ask me again");
+    await message(8, "Once more");
+    await waitFor(() => expect(sendMessage).toHaveBeenCalledWith("Once more"));
+    expect(screen.queryByTestId("app-view-ask-message")).toBeNull();
     await fromView({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { height: 321.4 } });
     expect(frame.style.height).toBe("322px");
     await fromView({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { height: 99999 } });
     expect(frame.style.height).toBe("720px");
   });
 
-  it("goes full screen when the view asks, back on Esc, and follows the window's theme", async () => {
+  it("opens a view's link once the user confirms it", async () => {
+    const { posted, fromView } = await renderView();
+    invoke.mockImplementation((command) => (command === "open_link" ? Promise.resolve() : Promise.reject(new Error(command))));
+    await fromView({ jsonrpc: "2.0", id: 3, method: "ui/open-link", params: { url: "https://example.com/a" } });
+    expect((await screen.findByTestId("app-view-ask-link")).textContent).toContain("https://example.com/a");
+    expect(invoke).not.toHaveBeenCalledWith("open_link", expect.anything());
+    await press("app-view-consent-deny");
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 3, result: { isError: true } }));
+    expect(invoke).not.toHaveBeenCalledWith("open_link", expect.anything());
+    await fromView({ jsonrpc: "2.0", id: 4, method: "ui/open-link", params: { url: "https://example.com/b" } });
+    await press("app-view-consent-view");
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 4, result: {} }));
+    expect(invoke).toHaveBeenCalledWith("open_link", { url: "https://example.com/b" });
+    expect(screen.getByTestId("app-view-trusted-link").textContent).toContain("This view opens links without asking.");
+  });
+
+  it("goes full screen only right after a click inside the view, under Patchbay's bar, back on Esc, and follows the window's theme", async () => {
     const { frame, posted, fromView } = await renderView();
     await fromView({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
     await fromView({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
-    await fromView({ jsonrpc: "2.0", id: 2, method: "ui/request-display-mode", params: { mode: "fullscreen" } });
-    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 2, result: { mode: "fullscreen" } }));
     const box = frame.parentElement!;
+    // Without a click inside it, the view stays in its card.
+    await fromView({ jsonrpc: "2.0", id: 2, method: "ui/request-display-mode", params: { mode: "fullscreen" } });
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 2, result: { mode: "inline" } }));
+    expect(box.dataset.mode).toBe("inline");
+    // Focused long ago: not a click just now either, and the focus goes back to the window.
+    const now = vi.spyOn(performance, "now");
+    await clickInside(frame);
+    now.mockReturnValue(performance.now() + GESTURE_MS + 1);
+    await fromView({ jsonrpc: "2.0", id: 3, method: "ui/request-display-mode", params: { mode: "fullscreen" } });
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 3, result: { mode: "inline" } }));
+    expect(document.activeElement).not.toBe(frame);
+    now.mockRestore();
+    await clickInside(frame);
+    await fromView({ jsonrpc: "2.0", id: 4, method: "ui/request-display-mode", params: { mode: "fullscreen" } });
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 4, result: { mode: "fullscreen" } }));
     expect(box.dataset.mode).toBe("fullscreen");
+    // Patchbay's bar is the box's, before the frame and outside it.
+    const bar = screen.getByTestId("app-view-bar");
+    expect(bar.parentElement).toBe(box);
+    expect(bar.compareDocumentPosition(frame) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    expect(bar.textContent).toContain("Patchbay · the view of show (counter)");
     expect(posted).toContainEqual({ jsonrpc: "2.0", method: "ui/notifications/host-context-changed", params: { displayMode: "fullscreen" } });
     fireEvent.keyDown(window, { key: "Escape" });
     await waitFor(() => expect(box.dataset.mode).toBe("inline"));

@@ -1,9 +1,13 @@
 // A tool call's view (MCP Apps): the tool's `ui://` page in a sandboxed frame
-// of its own origin, told the call's arguments and result, answering what it
-// asks through the ViewBridge. A call it makes to a tool whose approval is ask
-// waits for the user here; deny, and tools made for the model only, are refused
-// by the core. Whatever removes the card (LiveViews) first asks the view to tear
-// down; a view may ask to be closed, and the user can open it again.
+// of its own origin, told the call's arguments (never before the user allowed
+// the call) and result, answering what it asks through the ViewBridge. A call it
+// makes to a tool whose approval is ask, a message it sends as the user, a link
+// it opens and files it offers wait for the user here, one question at a time,
+// each question's buttons live only after ARM_MS on screen; deny, and tools made
+// for the model only, are refused by the core. It goes full screen only right
+// after a click inside it, under a bar of Patchbay's it cannot draw over.
+// Whatever removes the card (LiveViews) first asks the view to tear down; a view
+// may ask to be closed, and the user can open it again.
 import { useContext, useEffect, useRef, useState } from "react";
 import pkg from "../../../package.json";
 import { isMessageKey, useI18n } from "../../lib/i18n";
@@ -12,9 +16,11 @@ import {
   callToolResult,
   currentTheme,
   downloadItems,
+  FrameClicks,
   hostContext,
   LiveViewsContext,
   MAX_VIEW_HEIGHT,
+  mayTellInput,
   ViewBridge,
   ViewChat,
   ViewCommands,
@@ -28,23 +34,43 @@ import { ToolCatalogue, toolOf } from "../../lib/toolCatalogue";
 import { FileSaver, SavedFiles } from "../common/SaveFile";
 import { pretty } from "./ToolResultView";
 
-/** A call the view wants to make, waiting for the user. */
-interface Asked {
-  tool: string;
-  args: Record<string, unknown>;
-  answer: (allowed: boolean) => void;
-}
-
 /** How often a view hears a call's arguments while the model writes them. */
 const PARTIAL_EVERY_MS = 100;
+
+/** How long a question is on screen before its buttons answer. */
+export const ARM_MS = 1000;
 
 /** Where the user saves what a view offers; null: not at all. */
 type SaveChoice = "downloads" | "choose" | null;
 
-/** Files the view offers, waiting for the user. */
-interface Offer {
-  items: DownloadItem[];
-  answer: (choice: SaveChoice) => void;
+/** What a view does as the user, once confirmed: `once`, or for the rest of the view's life. */
+type Consent = "once" | "view" | null;
+
+/** What the view asks of the user, one at a time in the order asked. */
+type Question =
+  | { kind: "call"; tool: string; args: Record<string, unknown>; answer: (allowed: boolean) => void }
+  | { kind: "message"; text: string; answer: (consent: Consent) => void }
+  | { kind: "link"; url: string; answer: (consent: Consent) => void }
+  | { kind: "download"; items: DownloadItem[]; answer: (choice: SaveChoice) => void };
+
+/** The no each question gets when its view goes unanswered. */
+function refuse(q: Question) {
+  if (q.kind === "call") q.answer(false);
+  else q.answer(null);
+}
+
+/** What the user let this view do without asking again. */
+type Trusted = { message: boolean; link: boolean };
+
+/** Whether `key` has been on screen for ARM_MS. */
+function useArmed(key: object | undefined): boolean {
+  const [armed, setArmed] = useState<object | null>(null);
+  useEffect(() => {
+    if (!key) return;
+    const timer = setTimeout(() => setArmed(key), ARM_MS);
+    return () => clearTimeout(timer);
+  }, [key]);
+  return key !== undefined && armed === key;
 }
 
 function formatSize(bytes: number): string {
@@ -62,14 +88,15 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   const [page, setPage] = useState<AppViewInfo | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [height, setHeight] = useState(160);
-  const [asked, setAsked] = useState<Asked | null>(null);
+  const [questions, setQuestions] = useState<Question[]>([]);
+  const [trusted, setTrusted] = useState<Trusted>({ message: false, link: false });
   const [mode, setMode] = useState<DisplayMode>("inline");
-  const [offer, setOffer] = useState<Offer | null>(null);
   const [saved, setSaved] = useState<SavedFile[] | null>(null);
   const [saveError, setSaveError] = useState<string | null>(null);
   // The view asked to be closed (and was torn down): its frame is gone until opened again.
   const [closed, setClosed] = useState(false);
   const frame = useRef<HTMLIFrameElement>(null);
+  const box = useRef<HTMLDivElement>(null);
   const bridge = useRef<ViewBridge | null>(null);
   const told = useRef({ input: false, result: false });
   const server = trace.server;
@@ -84,9 +111,9 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   }, [ipc, server, uri]);
 
   // Everything the view asks goes through here; the latest catalogue and chat are read at call time.
-  const latest = useRef({ catalogue, chat, lang });
+  const latest = useRef({ catalogue, chat, lang, trusted, mode });
   useEffect(() => {
-    latest.current = { catalogue, chat, lang };
+    latest.current = { catalogue, chat, lang, trusted, mode };
   });
 
   useEffect(() => {
@@ -99,6 +126,22 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     if (!win) return;
     // What the view asked of its server and still runs is called off when the view goes.
     const gone = new AbortController();
+    // Questions wait in line; the view's are answered no when it goes.
+    const mine = new Set<Question>();
+    const ask = (q: Question) => {
+      mine.add(q);
+      setQuestions((before) => [...before, q]);
+    };
+    const consent = async (kind: keyof Trusted, what: string): Promise<boolean> => {
+      if (latest.current.trusted[kind]) return true;
+      const given = await new Promise<Consent>((answer) =>
+        ask(kind === "message" ? { kind, text: what, answer } : { kind, url: what, answer }),
+      );
+      if (given === "view") setTrusted((now) => ({ ...now, [kind]: true }));
+      return given !== null;
+    };
+    const clicks = new FrameClicks(el);
+    const unwatch = clicks.watch();
     const host: ViewHost = {
       callTool: async (name, args) => {
         const info = toolOf(latest.current.catalogue, server, name);
@@ -106,43 +149,38 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
         // The user is asked only about a call the core would run once allowed;
         // the core refuses the others and says why.
         const runnable = info.view.for_app && info.enabled && info.approval !== "deny";
-        const ask = runnable && info.approval === "ask";
-        // A new question answers the one still shown with no.
-        const allowed = () =>
-          new Promise<boolean>((answer) =>
-            setAsked((before) => {
-              before?.answer(false);
-              return { tool: name, args, answer };
-            }),
-          );
-        if (ask && !(await allowed())) {
+        const asks = runnable && info.approval === "ask";
+        if (asks && !(await new Promise<boolean>((answer) => ask({ kind: "call", tool: name, args, answer })))) {
           throw new Error(t("view.refused", { tool: name }));
         }
-        return ipc.callToolForView(server, name, args, ask, gone.signal);
+        return ipc.callToolForView(server, name, args, asks, gone.signal);
       },
       readResource: (resource) => ipc.readResourceForView(server, resource, gone.signal),
       listResources: () => ipc.listResourcesForView(server),
-      openLink: (url) => ipc.openLink(url),
+      openLink: async (url) => {
+        if (!(await consent("link", url))) throw new Error(t("view.linkRefused"));
+        await ipc.openLink(url);
+      },
       sendMessage: async (text) => {
+        if (!latest.current.chat) throw new Error(t("view.no_chat"));
+        if (!(await consent("message", text))) throw new Error(t("view.messageRefused"));
         const target = latest.current.chat;
         if (!target) throw new Error(t("view.no_chat"));
         await target.sendMessage(text);
       },
       resize: (h) => setHeight(Math.max(40, Math.min(MAX_VIEW_HEIGHT, Math.ceil(h)))),
       setDisplayMode: (next) => {
+        const now = latest.current.mode;
+        // Full screen could pass for Patchbay itself: only right after the user clicked in the view.
+        if (next === "fullscreen" && now !== "fullscreen" && !clicks.take(box.current)) return now;
+        latest.current.mode = next;
         setMode(next);
         return next;
       },
       sample: (params) => ipc.sampleForView(server, params, gone.signal),
       downloadFile: async (contents) => {
         const items = downloadItems(contents);
-        // A new offer answers the one still shown with "not saved".
-        const choice = await new Promise<SaveChoice>((answer) =>
-          setOffer((before) => {
-            before?.answer(null);
-            return { items, answer };
-          }),
-        );
+        const choice = await new Promise<SaveChoice>((answer) => ask({ kind: "download", items, answer }));
         if (!choice) return false;
         setSaveError(null);
         try {
@@ -188,6 +226,9 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     themes.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
     return () => {
       gone.abort();
+      unwatch();
+      mine.forEach(refuse);
+      setQuestions((now) => now.filter((q) => !mine.has(q)));
       leave();
       window.removeEventListener("message", onMessage);
       themes.disconnect();
@@ -213,7 +254,8 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
 
   // While the model writes the call, the view hears its arguments so far, at most every
   // PARTIAL_EVERY_MS (each time the latest text, made whole).
-  const partialText = trace.status === "writing" ? (trace.arguments_text ?? "") : null;
+  // A call the user is to allow tells its view nothing before that (mayTellInput).
+  const partialText = trace.status === "writing" && mayTellInput("writing", tool, false) ? (trace.arguments_text ?? "") : null;
   const partial = useRef<{ text: string | null; timer: ReturnType<typeof setTimeout> | null }>({ text: null, timer: null });
   useEffect(() => {
     const p = partial.current;
@@ -232,11 +274,13 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     };
   }, []);
 
-  // The call's arguments once known, then its result or its end.
+  // The call's arguments once the user allowed it, then its result or its end.
+  const ran = useRef(false);
   useEffect(() => {
+    if (trace.status === "running") ran.current = true;
     const b = bridge.current;
     if (!b) return;
-    if (!told.current.input && trace.status !== "pending_approval" && trace.status !== "writing") {
+    if (!told.current.input && trace.status !== "writing" && mayTellInput(trace.status, tool, ran.current)) {
       told.current.input = true;
       const args = typeof trace.arguments === "object" && trace.arguments !== null ? trace.arguments : {};
       b.notify("ui/notifications/tool-input", { arguments: args as Record<string, unknown> });
@@ -249,7 +293,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
       told.current.result = true;
       b.notify("ui/notifications/tool-cancelled", { reason: trace.error ?? trace.status });
     }
-  }, [page, closed, trace.status, trace.arguments, trace.result, trace.error]);
+  }, [page, closed, tool, trace.status, trace.arguments, trace.result, trace.error]);
 
   if (error) {
     return (
@@ -258,14 +302,23 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
       </p>
     );
   }
-  const answer = (allowed: boolean) => {
-    asked?.answer(allowed);
-    setAsked(null);
-  };
-  const save = (choice: SaveChoice) => {
-    offer?.answer(choice);
-    setOffer(null);
-  };
+  const question = questions[0];
+  const answered = (q: Question) => setQuestions((now) => now.filter((x) => x !== q));
+  const shown = (
+    <>
+      {question && <QuestionCard question={question} server={server} answered={answered} />}
+      {(["message", "link"] as const)
+        .filter((kind) => trusted[kind])
+        .map((kind) => (
+          <p key={kind} className="muted small" data-testid={`app-view-trusted-${kind}`}>
+            {t(kind === "message" ? "view.trustedMessage" : "view.trustedLink")}{" "}
+            <button type="button" className="link" onClick={() => setTrusted((now) => ({ ...now, [kind]: false }))}>
+              {t("view.askAgain")}
+            </button>
+          </p>
+        ))}
+    </>
+  );
   return (
     <div className="app-view" data-testid="app-view">
       {page && closed && (
@@ -277,11 +330,20 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
         </p>
       )}
       {page && !closed && (
-        <div className={`app-view-box${page.prefers_border === false ? "" : " bordered"}${mode === "inline" ? "" : ` ${mode}`}`} data-mode={mode}>
+        <div
+          ref={box}
+          tabIndex={-1}
+          className={`app-view-box${page.prefers_border === false ? "" : " bordered"}${mode === "inline" ? "" : ` ${mode}`}`}
+          data-mode={mode}
+        >
           {mode === "fullscreen" && (
-            <button type="button" className="app-view-exit" data-testid="app-view-exit" onClick={() => setMode("inline")}>
-              {t("view.exitFullscreen")}
-            </button>
+            // Patchbay's own bar, outside the frame's box: the view cannot draw over it.
+            <div className="app-view-bar" data-testid="app-view-bar">
+              <span className="small">{t("view.frameBar", { server, tool: tool.title ?? tool.name })}</span>
+              <button type="button" data-testid="app-view-exit" onClick={() => setMode("inline")}>
+                {t("view.exitFullscreen")}
+              </button>
+            </div>
           )}
           {mode === "pip" && (
             <div className="app-view-pip-bar">
@@ -300,6 +362,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
             style={mode === "inline" ? { height } : undefined}
             data-testid="app-view-frame"
           />
+          {mode !== "inline" && shown}
         </div>
       )}
       {page && !closed && page.withheld.length > 0 && (
@@ -315,44 +378,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
         </p>
       )}
       {mode === "pip" && <p className="muted small" data-testid="app-view-in-corner">{t("view.inCorner")}</p>}
-      {asked && (
-        <div className="approval-card" role="group" data-testid="app-view-ask">
-          <p>{t("view.ask", { server, tool: asked.tool })}</p>
-          <pre className="json">{pretty(asked.args)}</pre>
-          <div className="row">
-            <button type="button" className="primary" data-testid="app-view-allow" onClick={() => answer(true)}>
-              {t("view.allow")}
-            </button>
-            <button type="button" className="danger" data-testid="app-view-deny" onClick={() => answer(false)}>
-              {t("approval.deny")}
-            </button>
-          </div>
-        </div>
-      )}
-      {offer && (
-        <div className="approval-card" role="group" data-testid="app-view-download">
-          <p>{t("view.downloadAsk", { server })}</p>
-          <ul className="download-items">
-            {offer.items.map((item, i) => (
-              <li key={i}>
-                <strong>{item.name}</strong>{" "}
-                <span className="muted small">{item.web ? t("view.downloadInBrowser") : item.size !== null ? formatSize(item.size) : ""}</span>
-              </li>
-            ))}
-          </ul>
-          <div className="row">
-            <button type="button" className="primary" data-testid="app-view-save" onClick={() => save("downloads")}>
-              {t("view.saveToDownloads")}
-            </button>
-            <button type="button" data-testid="app-view-save-choose" onClick={() => save("choose")}>
-              {t("view.saveToFolder")}
-            </button>
-            <button type="button" data-testid="app-view-save-cancel" onClick={() => save(null)}>
-              {t("view.dontSave")}
-            </button>
-          </div>
-        </div>
-      )}
+      {(mode === "inline" || !page || closed) && shown}
       {saved && (
         <FileSaver.Provider value={ipc}>
           <p data-testid="app-view-saved">
@@ -367,4 +393,69 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
       )}
     </div>
   );
+}
+
+/** The question on screen, its buttons live once it has been there ARM_MS. */
+function QuestionCard({ question: q, server, answered }: { question: Question; server: string; answered: (q: Question) => void }) {
+  const { t } = useI18n();
+  const armed = useArmed(q);
+  const button = (label: string, testId: string, answer: () => void, className?: string) => (
+    <button
+      type="button"
+      className={className}
+      data-testid={testId}
+      disabled={!armed}
+      onClick={() => {
+        answer();
+        answered(q);
+      }}
+    >
+      {label}
+    </button>
+  );
+  switch (q.kind) {
+    case "call":
+      return (
+        <div className="approval-card" role="group" data-testid="app-view-ask">
+          <p>{t("view.ask", { server, tool: q.tool })}</p>
+          <pre className="json">{pretty(q.args)}</pre>
+          <div className="row">
+            {button(t("view.allow"), "app-view-allow", () => q.answer(true), "primary")}
+            {button(t("approval.deny"), "app-view-deny", () => q.answer(false), "danger")}
+          </div>
+        </div>
+      );
+    case "message":
+    case "link":
+      return (
+        <div className="approval-card" role="group" data-testid={`app-view-ask-${q.kind}`}>
+          <p>{t(q.kind === "message" ? "view.askMessage" : "view.askLink", { server })}</p>
+          <pre className="json">{q.kind === "message" ? q.text : q.url}</pre>
+          <div className="row">
+            {button(t(q.kind === "message" ? "view.send" : "view.open"), "app-view-consent-once", () => q.answer("once"), "primary")}
+            {button(t("view.forThisView"), "app-view-consent-view", () => q.answer("view"))}
+            {button(t("approval.deny"), "app-view-consent-deny", () => q.answer(null), "danger")}
+          </div>
+        </div>
+      );
+    case "download":
+      return (
+        <div className="approval-card" role="group" data-testid="app-view-download">
+          <p>{t("view.downloadAsk", { server })}</p>
+          <ul className="download-items">
+            {q.items.map((item, i) => (
+              <li key={i}>
+                <strong>{item.name}</strong>{" "}
+                <span className="muted small">{item.web ? t("view.downloadInBrowser") : item.size !== null ? formatSize(item.size) : ""}</span>
+              </li>
+            ))}
+          </ul>
+          <div className="row">
+            {button(t("view.saveToDownloads"), "app-view-save", () => q.answer("downloads"), "primary")}
+            {button(t("view.saveToFolder"), "app-view-save-choose", () => q.answer("choose"))}
+            {button(t("view.dontSave"), "app-view-save-cancel", () => q.answer(null))}
+          </div>
+        </div>
+      );
+  }
 }
