@@ -10,6 +10,7 @@ mod closing;
 mod commands;
 mod error;
 mod instance;
+mod navigation;
 mod requests;
 mod startup;
 mod state;
@@ -134,6 +135,8 @@ pub fn run() {
         // click handler would need the window to call the plugin directly.
         .plugin(tauri_plugin_opener::Builder::new().open_js_links_on_click(false).build())
         .plugin(tauri_plugin_clipboard_manager::init())
+        // The window loads only Patchbay's pages and tools' views.
+        .plugin(navigation::guard())
         .on_window_event(|window, event| {
             instance::save_geometry_when_settled(window, event);
             closing::on_window_event(window, event);
