@@ -930,6 +930,9 @@ mcp.run()
     Ok(())
 }
 
+/// The view's "Allow" once it answers (a question's buttons wait a moment on screen).
+const ARMED_ALLOW: &str = "[data-testid=app-view-allow]:not(:disabled)";
+
 /// The view's `button` asks for display `mode`; the window shows it so (`placed`, a test of
 /// the frame's rect `r`), then puts it back in its card.
 fn show_view_as(app: &App, s: &Session, button: &str, mode: &str, placed: &str) -> Result<()> {
@@ -1055,12 +1058,17 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.click(&s.find("#nav-chat")?)?;
         s.click(&s.wait_for("#new-conversation", WAIT)?)?;
         send(s, "Show me the counter")?;
-        // The call shows as the model writes it, and its view hears the arguments so far.
+        // The call shows as the model writes it; its tool asks first, so its view hears
+        // nothing of the arguments, written or whole, until the user allowed the call.
         s.wait_for("[data-testid=trace-card][data-status=writing] [data-testid=trace-args-writing]", WAIT)?;
         s.wait_for("[data-testid=trace-card][data-status=writing] [data-testid=app-view-frame]", WAIT)?;
         app.screenshot("view-writing")?;
+        s.wait_for("[data-testid=approve-once]", WAIT)?;
         enter_view(s)?;
-        s.wait_for_text("#partial", WAIT, |t| t.starts_with(r#"{"start":4"#))?;
+        s.wait_for_text("#status", WAIT, |t| t == "connected to Patchbay (inline)")?;
+        // What the view heard, as it records it, while the user has not answered yet.
+        let heard = s.execute("return [$('partial').textContent, $('args').textContent]", json!([]))?;
+        ensure!(heard == json!(["", ""]), "the view heard the arguments before the user allowed the call: {heard}");
         s.leave_frame()?;
         s.click_when_clear("[data-testid=approve-once]", WAIT)?;
         s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("Here is your counter."))?;
@@ -1083,7 +1091,7 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.leave_frame()?;
         let asked = s.wait_for_text("[data-testid=app-view-ask]", WAIT, |t| t.contains("bump"))?;
         ensure!(asked.contains("\"by\": 5"), "{asked}");
-        s.click(&s.find("[data-testid=app-view-allow]")?)?;
+        s.click_when_clear(ARMED_ALLOW, WAIT)?;
         enter_view(s)?;
         s.wait_for_text("#bumped", WAIT, |t| t == "bumped to 47")?;
         // A tool the server made for the model only is refused.
@@ -1091,7 +1099,7 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.wait_for_text("#bumped", WAIT, |t| t.starts_with("refused:") && t.contains("for the model only"))?;
         s.click(&s.find("#bump")?)?;
         s.leave_frame()?;
-        s.click_when_clear("[data-testid=app-view-allow]", WAIT)?;
+        s.click_when_clear(ARMED_ALLOW, WAIT)?;
         enter_view(s)?;
         s.wait_for_text("#bumped", WAIT, |t| t == "bumped to 52")?;
 
@@ -1100,7 +1108,7 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.leave_frame()?;
         let offered = s.wait_for_text("[data-testid=app-view-download]", WAIT, |t| t.contains("counter report"))?;
         ensure!(offered.contains("notes.txt"), "{offered}");
-        s.click(&s.find("[data-testid=app-view-save]")?)?;
+        s.click_when_clear("[data-testid=app-view-save]:not(:disabled)", WAIT)?;
         let saved = s.wait_for_text("[data-testid=app-view-saved]", WAIT, |t| t.starts_with("Saved"))?;
         ensure!(saved.contains("notes.txt, counter report.csv"), "{saved}");
         ensure!(saved.contains(&downloads.display().to_string()), "{saved}");
@@ -1113,9 +1121,16 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         ensure!(report == "name,count\ncounter,52\n", "{report}");
         enter_view(s)?;
 
-        // The view sends the user's next message, and the model answers it.
+        // The view sends the user's next message once the user confirmed it, and the model answers it.
         s.click(&s.find("#say")?)?;
         s.leave_frame()?;
+        let asked = s.wait_for_text("[data-testid=app-view-ask-message]", WAIT, |t| t.contains("bumped to 52"))?;
+        ensure!(asked.contains("wants to send this message as you"), "{asked}");
+        std::thread::sleep(Duration::from_secs(2));
+        let sent = model.requests().iter().any(|r| r.body.to_string().contains("The counter is at"));
+        ensure!(!sent, "the view's message went to the model before the user confirmed it");
+        ensure!(!s.text(&s.find("#root")?)?.contains("The counter is at"), "the view's message is in the chat unconfirmed");
+        s.click_when_clear("[data-testid=app-view-consent-once]:not(:disabled)", WAIT)?;
         s.wait_for_text("#root", WAIT, |t| t.contains("The counter is at bumped to 52"))?;
         s.wait_for_text("#root", WAIT, |t| t.contains("Noted: the counter moved."))?;
 
@@ -1129,8 +1144,19 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.wait_for_text("[data-testid=message-list]", WAIT, |t| t.contains("It shows 52."))?;
         ensure!(s.count("[data-testid=view-context]")? == 0, "the context stayed for the message after");
 
-        // Full screen, or the window's corner, when the view asks, until put back.
-        show_view_as(&app, s, "#full", "fullscreen", "r.width > innerWidth * 0.9 && r.height > innerHeight * 0.8")?;
+        // Full screen only right after the user clicked inside the view: not when the view
+        // clicks its own button, nor when it takes the focus itself first.
+        for script in ["$('full').click()", "window.focus(); $('full').focus(); $('full').click()"] {
+            s.click(&s.find("#composer-input")?)?;
+            enter_view(s)?;
+            s.execute(script, json!([]))?;
+            s.wait_for_text("#mode", WAIT, |t| t == "inline")?;
+            s.leave_frame()?;
+            ensure!(s.count("[data-testid=app-view-bar]")? == 0, "{script} took the view full screen");
+        }
+        // Full screen, or the window's corner, when the view asks, until put back; full
+        // screen under Patchbay's own bar, which the view's frame does not reach.
+        show_view_as(&app, s, "#full", "fullscreen", "r.width > innerWidth * 0.9 && r.height > innerHeight * 0.8 && r.top >= document.querySelector('[data-testid=app-view-bar]').getBoundingClientRect().bottom")?;
         let cornered =
             "r.right > innerWidth - 40 && r.bottom < innerHeight - 100 && r.width < innerWidth / 2 && r.height > 100";
         show_view_as(&app, s, "#corner", "pip", cornered)?;
@@ -1166,9 +1192,24 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.leave_frame()?;
         app.screenshot("view-reopened")?;
         rows_apart(s)?;
+
+        // Neither a view's frame nor the window goes anywhere but Patchbay's own pages.
+        enter_view(s)?;
+        s.execute("location.href = 'https://example.com/frame'", json!([]))?;
+        std::thread::sleep(Duration::from_secs(1));
+        s.wait_for_text("#status", WAIT, |t| t == "connected to Patchbay (inline)")?;
+        s.leave_frame()?;
+        s.execute("location.href = 'https://example.com/window'", json!([]))?;
+        std::thread::sleep(Duration::from_secs(1));
+        let here = s.execute("return location.href", json!([]))?;
+        ensure!(here.as_str().is_some_and(|h| h.starts_with("tauri://localhost")), "the window went to {here}");
+        s.wait_for("[data-testid=app-view-frame]", WAIT)?;
         Ok(())
     })?;
     app.screenshot("view")?;
+    let log = std::fs::read_to_string(tmp.path().join("data/logs/patchbay.log"))?;
+    let refused = log.lines().filter(|l| l.contains("refused a navigation to https://example.com")).count();
+    ensure!(refused == 2, "the log does not say both navigations were refused: {log}");
     // The view's context went with the user's message, under the view's name.
     let asked = model.requests()[4].body["messages"].to_string();
     ensure!(asked.contains("The view shows bumped to 52") && asked.contains("What does it show?"), "{asked}");
