@@ -193,11 +193,13 @@ export class FrameClicks {
   /** Starts watching; the function returned stops. */
   watch(): () => void {
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const seen = () => {
+      if (document.activeElement === this.frame) this.at = this.now();
+    };
     const onBlur = () => {
-      // The active element is the frame once the focus has moved into it.
-      timer = setTimeout(() => {
-        if (document.activeElement === this.frame) this.at = this.now();
-      }, 0);
+      // The active element is the frame once the focus has moved into it: now, or right after.
+      seen();
+      timer = setTimeout(seen, 0);
     };
     window.addEventListener("blur", onBlur);
     return () => {
