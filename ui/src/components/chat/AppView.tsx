@@ -110,6 +110,11 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     return () => gone.abort();
   }, [ipc, server, uri]);
 
+  // The call's arguments while the model writes them; a call the user is to allow
+  // tells its view nothing before that (mayTellInput).
+  const partialText = trace.status === "writing" && mayTellInput("writing", tool, false) ? (trace.arguments_text ?? "") : null;
+  const partial = useRef<{ text: string | null; timer: ReturnType<typeof setTimeout> | null }>({ text: null, timer: null });
+
   // Everything the view asks goes through here; the latest catalogue and chat are read at call time.
   const latest = useRef({ catalogue, chat, lang, trusted, mode });
   useEffect(() => {
@@ -216,6 +221,9 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     );
     bridge.current = b;
     told.current = { input: false, result: false };
+    // Arguments written before the page was there are its first to hear.
+    const written = partial.current.text === null ? null : partialObject(partial.current.text);
+    if (written) b.notify("ui/notifications/tool-input-partial", { arguments: written });
     const leave = views.add(trace.call_id, () => b.teardown());
     const onMessage = (e: MessageEvent) => {
       if (e.source === win) void b.receive(e.data);
@@ -254,9 +262,6 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
 
   // While the model writes the call, the view hears its arguments so far, at most every
   // PARTIAL_EVERY_MS (each time the latest text, made whole).
-  // A call the user is to allow tells its view nothing before that (mayTellInput).
-  const partialText = trace.status === "writing" && mayTellInput("writing", tool, false) ? (trace.arguments_text ?? "") : null;
-  const partial = useRef<{ text: string | null; timer: ReturnType<typeof setTimeout> | null }>({ text: null, timer: null });
   useEffect(() => {
     const p = partial.current;
     p.text = partialText;
