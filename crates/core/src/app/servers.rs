@@ -780,7 +780,7 @@ impl App {
                     ("changed" | "conflict", Some(before)) => line_diff(&pretty(before), &pretty(&incoming)),
                     _ => Vec::new(),
                 };
-                Some(ImportEntry { name: e.name, status, incoming, diff, detail })
+                Some(ImportEntry { name: e.name, status, incoming, diff, detail, secrets: e.secrets })
             })
             .collect();
         let format = match preview.format {
