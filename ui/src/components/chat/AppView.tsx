@@ -43,7 +43,8 @@ type SaveChoice = "downloads" | "choose" | null;
 
 /** Files the view offers, waiting for the user. */
 interface Offer {
-  items: DownloadItem[];
+  /** Each file with the name it is saved under. */
+  items: (DownloadItem & { name: string })[];
   answer: (choice: SaveChoice) => void;
 }
 
@@ -135,7 +136,9 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
       },
       sample: (params) => ipc.sampleForView(server, params, gone.signal),
       downloadFile: async (contents) => {
-        const items = downloadItems(contents);
+        // The names shown are the ones the core saves under.
+        const names = await ipc.downloadNames(contents);
+        const items = downloadItems(contents).map((item, i) => ({ ...item, name: names[i] ?? "" }));
         // A new offer answers the one still shown with "not saved".
         const choice = await new Promise<SaveChoice>((answer) =>
           setOffer((before) => {
