@@ -4,7 +4,7 @@ import { isSecretName } from "./secretNames";
 
 describe("isSecretName", () => {
   it("gives the core's verdict on every example the core wrote", () => {
-    const examples = Object.entries(data.examples);
+    const examples = data.examples as [string, boolean][];
     expect(examples.length).toBeGreaterThan(10);
     for (const [name, secret] of examples) expect([name, isSecretName(name)]).toEqual([name, secret]);
   });

@@ -1415,10 +1415,13 @@ mod tests {
     /// `PATCHBAY_WRITE_UI=1` rewrites the file.
     #[test]
     fn the_ui_has_the_secret_name_rule_of_the_core() {
-        let verdicts: serde_json::Map<String, serde_json::Value> =
-            EXAMPLES.iter().map(|n| ((*n).to_owned(), is_secret_name(n).into())).collect();
-        let json = serde_json::json!({ "rule": SECRET_NAMES, "examples": verdicts });
-        let expected = format!("{}\n", serde_json::to_string_pretty(&json).unwrap());
+        #[derive(Serialize)]
+        struct ForUi {
+            rule: SecretNameRule,
+            examples: Vec<(&'static str, bool)>,
+        }
+        let examples = EXAMPLES.iter().map(|n| (*n, is_secret_name(n))).collect();
+        let expected = format!("{}\n", serde_json::to_string_pretty(&ForUi { rule: SECRET_NAMES, examples }).unwrap());
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../ui/src/lib/secretNames.json");
         if std::env::var_os("PATCHBAY_WRITE_UI").is_some() {
             std::fs::write(path, &expected).unwrap();
