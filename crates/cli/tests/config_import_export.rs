@@ -141,9 +141,16 @@ fn a_reference_to_a_secret_not_the_servers_own_is_refused_and_the_dry_run_lists_
     let out = patchbay(tmp.path(), &["config", "import", "-"], evil);
     assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(err.contains("mcpServers.github.headers.Authorization: names the secret \"provider/openai/api_key\""), "{err}");
+    assert!(
+        err.contains("mcpServers.github.headers.Authorization: names the secret \"provider/openai/api_key\""),
+        "{err}"
+    );
     let own = r#"{"mcpServers": {"github": {"command": "gh", "env": {"TOKEN": "${keyring:patchbay/github/TOKEN}"}}}}"#;
     let out = patchbay(tmp.path(), &["config", "import", "--dry-run", "-"], own);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("github: new\n  env.TOKEN: keyring mcp/github/TOKEN (not set)"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("github: new\n  env.TOKEN: keyring mcp/github/TOKEN (not set)"),
+        "{}",
+        text(&out.stdout)
+    );
 }

@@ -77,7 +77,9 @@ mod tests {
 
     #[test]
     fn windows_device_names_get_a_prefix_with_any_extension_and_case() {
-        for name in ["CON", "con", "Prn.txt", "aux.tar.gz", "NUL", "com1", "COM9.log", "lpt1.txt", "LPT9", "com¹", "CON .txt"] {
+        for name in
+            ["CON", "con", "Prn.txt", "aux.tar.gz", "NUL", "com1", "COM9.log", "lpt1.txt", "LPT9", "com¹", "CON .txt"]
+        {
             assert_eq!(safe(name, "x"), format!("_{name}"), "{name}");
         }
         for name in ["CONsole.txt", "com10", "lpt", "auxiliary", "nul-data", "my con.txt", "COMA"] {

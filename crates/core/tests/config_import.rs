@@ -647,7 +647,8 @@ fn a_server_may_name_its_own_secrets_in_every_form() {
         "providers": [{"name": "ark", "kind": "openai", "base_url": "https://ark.example/v1", "default_model": "m",
                        "api_key": "provider/ark/api_key", "headers": {"x-team": {"secret": "provider/ark/team"}}}]}"#;
     apply(&cfg, &secrets, text).unwrap();
-    let text = r#"{"mcpServers": {"github": {"command": "gh", "env": {"TOKEN": "${keyring:patchbay/github/env/TOKEN}"}}}}"#;
+    let text =
+        r#"{"mcpServers": {"github": {"command": "gh", "env": {"TOKEN": "${keyring:patchbay/github/env/TOKEN}"}}}}"#;
     apply(&cfg, &secrets, text).unwrap();
 }
 
@@ -668,7 +669,10 @@ fn the_preview_lists_every_env_and_header_that_names_a_secret() {
         let entry = p.entries.iter().find(|e| e.name == name).unwrap();
         entry.secrets.iter().map(|s| (s.field.clone(), s.secret.clone(), s.state.clone())).collect::<Vec<_>>()
     };
-    assert_eq!(listed("local"), [("env.TOKEN".into(), "mcp/local/TOKEN".into(), SecretState::Reference { set: false })]);
+    assert_eq!(
+        listed("local"),
+        [("env.TOKEN".into(), "mcp/local/TOKEN".into(), SecretState::Reference { set: false })]
+    );
     assert_eq!(
         listed("remote"),
         [("headers.Authorization".into(), "mcp/remote/Authorization".into(), SecretState::Reference { set: true })]

@@ -21,13 +21,14 @@ fn value(server: &str) -> impl Strategy<Value = (String, ValueSource)> + use<> {
 }
 
 fn server(name: String) -> impl Strategy<Value = McpServerConfig> {
-    let stdio = ("[a-z/.-]{1,12}", prop::collection::vec("[ -~]{0,10}", 0..4), prop::collection::vec(value(&name), 0..3))
-        .prop_map(|(command, args, env)| TransportConfig::Stdio {
-            command,
-            args: args.into_iter().filter(|a| !a.contains("${")).collect(),
-            env: env.into_iter().collect::<BTreeMap<_, _>>(),
-            cwd: None,
-        });
+    let stdio =
+        ("[a-z/.-]{1,12}", prop::collection::vec("[ -~]{0,10}", 0..4), prop::collection::vec(value(&name), 0..3))
+            .prop_map(|(command, args, env)| TransportConfig::Stdio {
+                command,
+                args: args.into_iter().filter(|a| !a.contains("${")).collect(),
+                env: env.into_iter().collect::<BTreeMap<_, _>>(),
+                cwd: None,
+            });
     let remote = (0..3u8, "[a-z]{1,8}", prop::collection::vec(value(&name), 0..3)).prop_map(|(kind, host, headers)| {
         let url = format!("https://{host}.example/mcp");
         let headers = headers.into_iter().collect::<BTreeMap<_, _>>();

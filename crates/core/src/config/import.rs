@@ -627,8 +627,12 @@ fn read_patchbay(root: &Node, options: &ImportOptions, doc: &mut Document) {
                     let key = credentials.key.secret_key();
                     let (field, value) = credentials.key.material_mut();
                     let field_path = format!("{path}.client_credentials.key.{field}");
-                    let ctx =
-                        FieldCtx { server: &server_name, key, field: format!("client_credentials.{field}"), marked: None };
+                    let ctx = FieldCtx {
+                        server: &server_name,
+                        key,
+                        field: format!("client_credentials.{field}"),
+                        marked: None,
+                    };
                     *value = stored_form(&ctx, value, &field_path, &mut parsed);
                 }
                 if parsed.issues.is_empty() {
@@ -780,7 +784,13 @@ fn foreign_secret(server: &str, secret: &str) -> Option<String> {
 
 /// A value that names the stored secret `secret`: noted for the preview, and
 /// refused at `path` when the secret is not the server's own.
-fn secret_reference(ctx: &FieldCtx<'_>, secret: String, source: SecretSource, path: &str, parsed: &mut Parsed) -> ValueSource {
+fn secret_reference(
+    ctx: &FieldCtx<'_>,
+    secret: String,
+    source: SecretSource,
+    path: &str,
+    parsed: &mut Parsed,
+) -> ValueSource {
     if let Some(reason) = foreign_secret(ctx.server, &secret) {
         parsed.issues.push(issue(path, reason));
     }
