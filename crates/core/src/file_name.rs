@@ -2,10 +2,10 @@
 //! download, a resource, a conversation's title.
 //!
 //! The name must be one every file system takes, and it must read as it is:
-//! bidirectional and other invisible format controls are dropped (U+202E turns
-//! `‮fdp.exe` into what looks like `exe.pdf`), and a Windows device name
-//! (`CON`, `nul.txt`, `COM1.log`) gets a `_` in front, since Windows opens the
-//! device instead of a file by that name.
+//! bidirectional and other invisible format controls are dropped (U+202E
+//! before `fdp.exe` shows it as `exe.pdf`), and a Windows device name (`CON`,
+//! `nul.txt`, `COM1.log`) gets a `_` in front, since Windows opens the device
+//! instead of a file by that name.
 
 /// Characters no file name may hold on Windows, macOS or Linux.
 const NOT_IN_FILE_NAMES: &str = "/\\:*?\"<>|";
