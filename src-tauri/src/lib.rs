@@ -219,6 +219,7 @@ pub fn run() {
             commands::servers::open_app_view,
             commands::servers::call_tool_for_view,
             commands::servers::read_resource_for_view,
+            commands::servers::download_names,
             commands::servers::save_files,
             commands::servers::sample_for_view,
             commands::servers::list_resources_for_view,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
 use patchbay_core::config::{
-    ConfigStore, EntryStatus, ExportFormat, ExportOptions, ImportChoice, ImportMode, ImportOptions,
+    ConfigStore, EntryStatus, ExportFormat, ExportOptions, ImportChoice, ImportMode, ImportOptions, SecretState,
 };
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
@@ -102,6 +102,15 @@ fn import(config: &ConfigStore, secrets: &KeyringStore, args: &ImportArgs) -> an
                 EntryStatus::Invalid => "invalid".to_owned(),
             };
             println!("{}: {what}", entry.name);
+            // Every value that names a secret, and the keyring entry it uses.
+            for note in &entry.secrets {
+                let how = match &note.state {
+                    SecretState::FromImport => "stored from this file",
+                    SecretState::Reference { set: true } | SecretState::Prompt { set: true, .. } => "set",
+                    SecretState::Reference { set: false } | SecretState::Prompt { set: false, .. } => "not set",
+                };
+                println!("  {}: keyring {} ({how})", note.field, note.secret);
+            }
         }
         for name in &preview.providers {
             println!("provider {name}: new or replaced");

@@ -112,6 +112,17 @@ fn parse_block(index: usize, block: &serde_json::Value) -> Result<Requested, Dow
     })
 }
 
+/// The names the files of a `ui/download-file` are saved under, as far as they
+/// are known before any is read (a link's contents may still add the extension
+/// of their MIME type), so the user is asked about the names that are saved.
+pub fn offered_names(contents: &[serde_json::Value]) -> Result<Vec<String>, DownloadError> {
+    let names = parse_request(contents)?.into_iter().map(|asked| match asked {
+        Requested::Embedded(file) => file.name,
+        Requested::Link { uri, name, mime_type } => file_name(&uri, name.as_deref(), mime_type.as_deref()),
+    });
+    Ok(names.collect())
+}
+
 /// The file `contents` hold, named after `name` (a link's) or the URI; a
 /// link's `mime_type` stands in for the one the contents lack.
 pub fn download(name: Option<&str>, mime_type: Option<&str>, contents: &Contents) -> Result<Download, String> {
@@ -136,8 +147,8 @@ pub fn pick_contents(uri: &str, read: &serde_json::Value) -> Result<Contents, St
 }
 
 /// A name any file system takes for a file from `uri`: `name` when given,
-/// else the URI's last path segment; no separators, control characters or
-/// leading dots; an extension from `mime_type` when it has none.
+/// else the URI's last path segment, made safe by [`crate::file_name::safe`];
+/// an extension from `mime_type` when it has none.
 pub fn file_name(uri: &str, name: Option<&str>, mime_type: Option<&str>) -> String {
     let from_uri = || {
         let uri = uri.split(['?', '#']).next().unwrap_or(uri);
@@ -151,21 +162,7 @@ pub fn file_name(uri: &str, name: Option<&str>, mime_type: Option<&str>) -> Stri
         percent_decoded(last)
     };
     let wanted = name.map(str::to_owned).filter(|n| !n.trim().is_empty()).unwrap_or_else(from_uri);
-    let mut clean: String =
-        wanted
-            .chars()
-            .map(|c| {
-                if c.is_control() || matches!(c, '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|') {
-                    '_'
-                } else {
-                    c
-                }
-            })
-            .collect();
-    clean = clean.trim().trim_start_matches('.').trim_end_matches(['.', ' ']).to_owned();
-    if clean.is_empty() {
-        clean = "download".to_owned();
-    }
+    let mut clean = crate::file_name::safe(&wanted, "download");
     if !clean.contains('.')
         && let Some(ext) = mime_type.and_then(extension)
     {
@@ -228,7 +225,8 @@ fn shorten(name: &str, max: usize) -> String {
     while !stem.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}{ext}", &stem[..end])
+    // The cut may end the stem in a dot or space, which Windows drops.
+    format!("{}{ext}", stem[..end].trim_end_matches(['.', ' ']))
 }
 
 /// `report.csv` → (`report`, `.csv`); a name without a dot has no extension.
@@ -334,6 +332,10 @@ mod tests {
         assert_eq!(file_name("image", None, Some("image/png")), "image.png");
         assert_eq!(file_name("notes://today", None, Some("text/plain")), "today.txt");
         assert_eq!(file_name("ui://counter/", None, None), "counter");
+        assert_eq!(file_name("ui://x/", Some("invoice\u{202E}fdp.exe"), None), "invoicefdp.exe");
+        assert_eq!(file_name("ui://x/%E2%80%AEgnp.exe", None, None), "gnp.exe");
+        assert_eq!(file_name("ui://x/", Some("NUL"), Some("text/plain")), "_NUL.txt");
+        assert_eq!(file_name("ui://x/", Some("con.csv"), None), "_con.csv");
         let long = file_name("ui://x/", Some(&format!("{}.csv", "报".repeat(100))), None);
         assert!(long.len() <= MAX_NAME_BYTES && long.ends_with(".csv"), "{long}");
     }
@@ -366,6 +368,19 @@ mod tests {
             parse_request(&[json!({"type": "resource", "resource": {"uri": "ui://c/z", "blob": "!!"}})]).unwrap_err();
         assert!(wrong.to_string().contains("ui://c/z: its blob is not base64"), "{wrong}");
         assert!(matches!(parse_request(&[]), Err(DownloadError::Empty)));
+    }
+
+    #[test]
+    fn the_names_offered_are_the_names_saved() {
+        let contents = [
+            json!({"type": "resource", "resource": {"uri": "ui://c/a", "mimeType": "text/csv", "text": "1"}}),
+            json!({"type": "resource_link", "uri": "ui://c/x", "name": "\u{202E}fdp.exe", "mimeType": "text/plain"}),
+            json!({"type": "resource_link", "uri": "ui://c/AUX"}),
+        ];
+        assert_eq!(offered_names(&contents).unwrap(), ["a.csv", "fdp.exe", "_AUX"]);
+        let dir = tempfile::tempdir().unwrap();
+        let Requested::Embedded(first) = parse_block(0, &contents[0]).unwrap() else { unreachable!() };
+        assert_eq!(save_all(dir.path(), &[first]).unwrap()[0].name, "a.csv");
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod config;
 pub mod conversations;
 pub mod downloads;
+pub mod file_name;
 pub mod folder;
 pub mod info;
 pub mod llm;

@@ -405,6 +405,30 @@ async fn a_saved_server_keeps_only_secret_names() {
     assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
 }
 
+/// A registry entry's secrets are named after its suggested name; saved under
+/// another name, the server keeps them under its own, so its export imports again.
+#[tokio::test]
+async fn a_renamed_server_files_its_new_secrets_under_its_own_name() {
+    use patchbay_core::config::{TransportConfig, ValueSource};
+    let f = open();
+    let mut config = McpServerConfig::stdio("my-weather", "/bin/true", &[]);
+    config.enabled = false;
+    if let TransportConfig::Stdio { env, .. } = &mut config.transport {
+        env.insert("API_KEY".into(), ValueSource::Secret("mcp/weather/API_KEY".into()));
+    }
+    let secrets = [("mcp/weather/API_KEY".to_owned(), "k-1".to_owned())].into_iter().collect();
+    f.app.save_server(config, &secrets).await.unwrap();
+    let saved = f.app.list_servers().unwrap().remove(0).config;
+    let TransportConfig::Stdio { env, .. } = &saved.transport else { panic!("{saved:?}") };
+    assert_eq!(env["API_KEY"], ValueSource::Secret("mcp/my-weather/API_KEY".into()));
+    assert_eq!(f.secrets.get("mcp/my-weather/API_KEY").unwrap().as_deref(), Some("k-1"));
+    assert_eq!(f.secrets.get("mcp/weather/API_KEY").unwrap(), None);
+    for format in [ExportFormat::Claude, ExportFormat::Patchbay] {
+        let text = f.app.export_config(format, false).unwrap();
+        assert_eq!(f.app.import_preview(&text).unwrap().warnings, Vec::<String>::new(), "{text}");
+    }
+}
+
 #[tokio::test]
 async fn a_server_preset_is_saved_once_the_secret_it_needs_is_typed() {
     let f = open();

@@ -9,22 +9,27 @@ use patchbay_core::secrets::MemoryStore;
 use patchbay_core::store::Store;
 use proptest::prelude::*;
 
-fn value() -> impl Strategy<Value = (String, ValueSource)> {
+/// A plain value, or a secret under one of the names Patchbay gives a server's
+/// own secrets (`mcp/<server>/KEY` on import, `mcp/<server>/env/KEY` in the editor).
+fn value(server: &str) -> impl Strategy<Value = (String, ValueSource)> + use<> {
+    let server = server.to_owned();
     prop_oneof![
         ("[A-Z]{1,6}_(LEVEL|MODE|DIR)", "[a-z0-9 ./:-]{0,12}").prop_map(|(k, v)| (k, ValueSource::Plain(v))),
-        "[A-Z]{1,6}_TOKEN".prop_map(|k| (k.clone(), ValueSource::Secret(format!("mcp/x/{k}")))),
+        ("[A-Z]{1,6}_TOKEN", "(env/|header/)?")
+            .prop_map(move |(k, area)| (k.clone(), ValueSource::Secret(format!("mcp/{server}/{area}{k}")))),
     ]
 }
 
 fn server(name: String) -> impl Strategy<Value = McpServerConfig> {
-    let stdio = ("[a-z/.-]{1,12}", prop::collection::vec("[ -~]{0,10}", 0..4), prop::collection::vec(value(), 0..3))
-        .prop_map(|(command, args, env)| TransportConfig::Stdio {
-            command,
-            args: args.into_iter().filter(|a| !a.contains("${")).collect(),
-            env: env.into_iter().collect::<BTreeMap<_, _>>(),
-            cwd: None,
-        });
-    let remote = (0..3u8, "[a-z]{1,8}", prop::collection::vec(value(), 0..3)).prop_map(|(kind, host, headers)| {
+    let stdio =
+        ("[a-z/.-]{1,12}", prop::collection::vec("[ -~]{0,10}", 0..4), prop::collection::vec(value(&name), 0..3))
+            .prop_map(|(command, args, env)| TransportConfig::Stdio {
+                command,
+                args: args.into_iter().filter(|a| !a.contains("${")).collect(),
+                env: env.into_iter().collect::<BTreeMap<_, _>>(),
+                cwd: None,
+            });
+    let remote = (0..3u8, "[a-z]{1,8}", prop::collection::vec(value(&name), 0..3)).prop_map(|(kind, host, headers)| {
         let url = format!("https://{host}.example/mcp");
         let headers = headers.into_iter().collect::<BTreeMap<_, _>>();
         match kind {

@@ -298,6 +298,12 @@ pub async fn sample_for_view(
     Ok(state.app()?.sample_for_view(&server, params, request.token()).await?)
 }
 
+/// The names a view's download is saved under, for the user to see before saving.
+#[tauri::command(rename_all = "snake_case")]
+pub fn download_names(contents: Vec<serde_json::Value>) -> Result<Vec<String>, IpcError> {
+    Ok(downloads::offered_names(&contents).map_err(AppError::from)?)
+}
+
 /// Saves MCP content as files (a view's download, a picture, a resource):
 /// into the downloads folder, or one the user picks (`choose`; `None` when the
 /// dialog was cancelled). Links are read from `server`.

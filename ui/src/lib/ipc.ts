@@ -577,7 +577,16 @@ export interface ImportEntry {
   diff: DiffLine[];
   /** Why it conflicts, e.g. a different transport under the same name. */
   detail: string | null;
+  /** Every env variable and header whose value is a secret (`patchbay_core::config::SecretNote`). */
+  secrets: ImportSecret[];
 }
+
+/** A secret an imported server uses: `field` (`env.TOKEN`, `headers.Authorization`) names the keyring entry `secret`. */
+export type ImportSecret = { field: string; secret: string } & (
+  | { state: "from_import" }
+  | { state: "reference"; set: boolean }
+  | { state: "prompt"; input: string; description: string | null; set: boolean }
+);
 
 export interface ImportPreview {
   /** Which format was recognised, e.g. `claude_desktop`, `vscode`. */
@@ -1045,6 +1054,8 @@ export const ipc = {
   /** A view's call to a tool of its own server: MCP `CallToolResult` JSON. */
   callToolForView: (server: string, tool: string, args: Record<string, unknown>, approved: boolean, signal?: AbortSignal) =>
     cancellable<unknown>("call_tool_for_view", { server, tool, arguments: args, approved }, signal),
+  /** The names the files of `contents` are saved under (made safe by the core), to show before saving. */
+  downloadNames: (contents: unknown[]) => call<string[]>("download_names", { contents }),
   /**
    * Saves MCP content (embedded resources; links read from `server`) as files in the downloads
    * folder, or one the user picks (`choose`; null: the dialog was cancelled).

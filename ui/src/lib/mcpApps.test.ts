@@ -172,7 +172,7 @@ describe("callToolResult", () => {
     expect(saved).toHaveBeenCalledTimes(2);
   });
 
-  it("names a download's files and their sizes, and tells web addresses apart", () => {
+  it("sizes a download's files and tells web addresses apart", () => {
     const contents = [
       { type: "resource", resource: { uri: "file:///My%20notes.txt", text: "héllo" } },
       { type: "resource", resource: { uri: "ui://c/pic.png", blob: "AAECAw==" } },
@@ -180,10 +180,10 @@ describe("callToolResult", () => {
       { type: "resource_link", uri: "ui://c/data.csv" },
     ];
     expect(downloadItems(contents)).toEqual([
-      { name: "My notes.txt", size: 6, web: false },
-      { name: "pic.png", size: 4, web: false },
-      { name: "Q4 report", size: null, web: true },
-      { name: "data.csv", size: null, web: false },
+      { size: 6, web: false },
+      { size: 4, web: false },
+      { size: null, web: true },
+      { size: null, web: false },
     ]);
     expect(webLinks(contents)).toEqual(["https://example.com/q4.pdf?x=1"]);
   });

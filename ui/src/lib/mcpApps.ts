@@ -66,6 +66,7 @@ export type ViewIpc = Pick<
   | "readResourceForView"
   | "listResourcesForView"
   | "openLink"
+  | "downloadNames"
   | "saveFiles"
   | "showInFolder"
   | "sampleForView"
@@ -235,9 +236,8 @@ export function callToolResult(result: ToolResult): Json {
   return out;
 }
 
-/** One file of a `ui/download-file`, as the user is asked about it. */
+/** One file of a `ui/download-file`, as the user is asked about it (its name comes from the core). */
 export interface DownloadItem {
-  name: string;
   /** Bytes, when known before it is read. */
   size: number | null;
   /** A web address: it opens in the browser, which downloads it. */
@@ -245,17 +245,6 @@ export interface DownloadItem {
 }
 
 const isWeb = (uri: string) => /^https?:\/\//i.test(uri);
-
-/** The name a file goes by: its link's name, else its URI's last segment. */
-function downloadName(uri: string, name: unknown): string {
-  if (typeof name === "string" && name.trim()) return name.trim();
-  const last = uri.split(/[?#]/)[0]!.replace(/\/+$/, "").split("/").pop() ?? "";
-  try {
-    return decodeURIComponent(last) || uri;
-  } catch {
-    return last || uri;
-  }
-}
 
 /** How many bytes a base64 text holds. */
 function base64Bytes(blob: string): number {
@@ -268,12 +257,12 @@ function base64Bytes(blob: string): number {
 export function downloadItems(contents: Json[]): DownloadItem[] {
   return contents.map((block, i) => {
     if (block.type === "resource_link" && typeof block.uri === "string") {
-      return { name: downloadName(block.uri, block.name), size: typeof block.size === "number" ? block.size : null, web: isWeb(block.uri) };
+      return { size: typeof block.size === "number" ? block.size : null, web: isWeb(block.uri) };
     }
     const resource = block.type === "resource" && typeof block.resource === "object" && block.resource !== null ? (block.resource as Json) : null;
     if (resource && typeof resource.uri === "string") {
       const size = typeof resource.text === "string" ? new TextEncoder().encode(resource.text).length : typeof resource.blob === "string" ? base64Bytes(resource.blob) : null;
-      return { name: downloadName(resource.uri, null), size, web: false };
+      return { size, web: false };
     }
     throw new RpcError(INVALID_PARAMS, `item ${i} of ui/download-file is neither a resource nor a resource link`);
   });

@@ -22,6 +22,7 @@ use crate::agent::budget;
 use crate::catalog::{BundleSource, HttpRegistry, Registry, RegistryEntry, RegistryPage, download_bundle};
 use crate::config::import::{
     EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SecretValue, SourceFormat, is_reserved_name,
+    secret_name,
 };
 use crate::config::presets::{self, ProviderPreset};
 use crate::config::providers::{PROBE_TIMEOUT, api_key_name, probe, validate_provider};
@@ -152,6 +153,7 @@ impl App {
     /// Saves a server: its secrets go to the secret store first, then the
     /// configuration (holding only their names); an enabled server restarts.
     pub async fn save_server(&self, config: McpServerConfig, secrets: &SecretValues) -> Result<(), AppError> {
+        let (config, secrets) = under_own_name(config, secrets);
         if config.name.trim().is_empty() {
             return Err(AppError::Invalid("a server needs a name".into()));
         }
@@ -175,7 +177,7 @@ impl App {
                 config.name
             )));
         }
-        for (name, value) in secrets {
+        for (name, value) in &secrets {
             self.inner.secrets.set(name, value)?;
         }
         self.inner.config.save_server(&config)?;
@@ -780,7 +782,7 @@ impl App {
                     ("changed" | "conflict", Some(before)) => line_diff(&pretty(before), &pretty(&incoming)),
                     _ => Vec::new(),
                 };
-                Some(ImportEntry { name: e.name, status, incoming, diff, detail })
+                Some(ImportEntry { name: e.name, status, incoming, diff, detail, secrets: e.secrets })
             })
             .collect();
         let format = match preview.format {
@@ -858,6 +860,27 @@ impl App {
         let options = ExportOptions { format, include_secrets: false };
         Ok(self.inner.config.export_servers(&[name.to_owned()], options, self.inner.secrets.as_ref())?)
     }
+}
+
+/// `config` with the secrets saved along with it filed under its own name
+/// (`mcp/<server>/KEY`): a registry entry names them after its suggested name,
+/// which the user may change before saving, and an import takes only a
+/// server's own secrets, so its export would not import again.
+fn under_own_name(mut config: McpServerConfig, secrets: &SecretValues) -> (McpServerConfig, SecretValues) {
+    let own = secret_name(&config.name, "");
+    let server = config.name.clone();
+    let mut filed = secrets.clone();
+    for (_, value) in config.secret_fields_mut() {
+        if let ValueSource::Secret(name) = value
+            && !name.starts_with(&own)
+            && let Some(text) = filed.remove(name.as_str())
+        {
+            let moved = secret_name(&server, name.rsplit('/').next().unwrap_or(name));
+            filed.insert(moved.clone(), text);
+            *name = moved;
+        }
+    }
+    (config, filed)
 }
 
 fn pretty(config: &McpServerConfig) -> String {

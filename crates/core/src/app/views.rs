@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ApprovalMode, McpServerConfig, ProviderProfile};
+use crate::config::{ApprovalMode, McpServerConfig, ProviderProfile, SecretNote};
 use crate::conversations::{
     Conversation, Message, MessageId, MessageStatus, Part, Passage, Role, ToolCallRecord, ToolCallStatus,
 };
@@ -698,6 +698,8 @@ pub struct ImportEntry {
     pub incoming: McpServerConfig,
     pub diff: Vec<DiffLine>,
     pub detail: Option<String>,
+    /// Every env variable and header whose value is a secret, and where it comes from.
+    pub secrets: Vec<SecretNote>,
 }
 
 /// What an import would do.

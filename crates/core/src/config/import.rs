@@ -15,7 +15,10 @@
 //! stored, writing nothing; [`ConfigStore::apply_import`] reads it again and
 //! applies the user's choice in one transaction, or writes nothing at all.
 //! Values that hold secrets go to the [`SecretStore`] and are replaced by
-//! [`ValueSource::Secret`] references.
+//! [`ValueSource::Secret`] references. A reference in the text (`${keyring:…}`,
+//! an `${input:…}` named after a secret, Patchbay's `{"secret": …}`) may name
+//! only the importing server's (or provider's) own entries: a file must not
+//! send a stored key to a server of its choosing. The preview lists them all.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -290,13 +293,33 @@ fn fold(name: &str) -> String {
 
 const MAX_NAME_LEN: usize = 48;
 
-/// Whether an env or header name holds a secret.
+/// Which env and header names hold secrets, read on the name in ASCII capitals
+/// with `-` as `_`. The one rule: the server editor applies the same data
+/// (`ui/src/lib/secretNames.json`, written from this by a test that fails when
+/// the two differ).
+#[derive(Debug, Serialize)]
+pub struct SecretNameRule {
+    /// A name ending in one of these (`GITHUB_TOKEN`, `X-Api-Key`).
+    pub suffixes: &'static [&'static str],
+    /// A name that is one of these (`Authorization`).
+    pub names: &'static [&'static str],
+    /// A name with one of these in it (`DB_PASSWORD_FILE`).
+    pub contains: &'static [&'static str],
+}
+
+/// The rule [`is_secret_name`] applies.
+pub const SECRET_NAMES: SecretNameRule = SecretNameRule {
+    suffixes: &["_KEY", "_TOKEN", "_SECRET"],
+    names: &["KEY", "TOKEN", "SECRET", "APIKEY", "AUTHORIZATION", "PROXY_AUTHORIZATION"],
+    contains: &["PASSWORD", "PASSWD"],
+};
+
+/// Whether an env or header name holds a secret (see [`SECRET_NAMES`]).
 pub fn is_secret_name(key: &str) -> bool {
     let k = key.to_ascii_uppercase().replace('-', "_");
-    ["_KEY", "_TOKEN", "_SECRET"].iter().any(|s| k.ends_with(s))
-        || ["KEY", "TOKEN", "SECRET", "APIKEY", "AUTHORIZATION", "PROXY_AUTHORIZATION"].contains(&k.as_str())
-        || k.contains("PASSWORD")
-        || k.contains("PASSWD")
+    SECRET_NAMES.suffixes.iter().any(|s| k.ends_with(s))
+        || SECRET_NAMES.names.contains(&k.as_str())
+        || SECRET_NAMES.contains.iter().any(|s| k.contains(s))
 }
 
 /// The secret-store name for a field of a server, e.g. `mcp/github/GITHUB_TOKEN`.
@@ -591,11 +614,9 @@ fn read_patchbay(root: &Node, options: &ImportOptions, doc: &mut Document) {
                 let fields = server.transport.values_mut().into_iter();
                 for (group, values) in fields {
                     for (key, value) in values.iter_mut() {
-                        if let ValueSource::Plain(text) = value {
-                            let field_path = format!("{path}.transport.{}", join(group, key));
-                            let ctx = FieldCtx { server: &server_name, key, field: format!("{group}.{key}"), marked };
-                            *value = secret_field(&ctx, text, &field_path, &mut parsed);
-                        }
+                        let field_path = format!("{path}.transport.{}", join(group, key));
+                        let ctx = FieldCtx { server: &server_name, key, field: format!("{group}.{key}"), marked };
+                        *value = stored_form(&ctx, value, &field_path, &mut parsed);
                     }
                 }
                 for (field, reason) in server.client_credential_problems() {
@@ -605,16 +626,14 @@ fn read_patchbay(root: &Node, options: &ImportOptions, doc: &mut Document) {
                     // Key material is a secret whatever the checkboxes say.
                     let key = credentials.key.secret_key();
                     let (field, value) = credentials.key.material_mut();
-                    if let ValueSource::Plain(text) = value {
-                        let field_path = format!("{path}.client_credentials.key.{field}");
-                        let ctx = FieldCtx {
-                            server: &server_name,
-                            key,
-                            field: format!("client_credentials.{field}"),
-                            marked: None,
-                        };
-                        *value = secret_field(&ctx, text, &field_path, &mut parsed);
-                    }
+                    let field_path = format!("{path}.client_credentials.key.{field}");
+                    let ctx = FieldCtx {
+                        server: &server_name,
+                        key,
+                        field: format!("client_credentials.{field}"),
+                        marked: None,
+                    };
+                    *value = stored_form(&ctx, value, &field_path, &mut parsed);
                 }
                 if parsed.issues.is_empty() {
                     parsed.server = Some(server);
@@ -652,11 +671,24 @@ fn read_providers(root: &Node, doc: &mut Document) {
             doc.issues.push(issue(&format!("{path}.name"), "a provider needs a name"));
         }
         check_url(&profile.base_url, &format!("{path}.base_url"), &mut doc.issues);
+        // A provider's key and header secrets are its own entries (`provider/<name>/…`).
+        let provider_scope = format!("provider/{}/", profile.name);
+        for (header, value) in &profile.headers {
+            if let ValueSource::Secret(name) = value
+                && !in_scope(&provider_scope, name)
+            {
+                let at = format!("{path}.{}", join("headers", header));
+                doc.issues.push(issue(&at, foreign_to_provider(&profile.name, name)));
+            }
+        }
         if let Some(key) = profile.api_key.take() {
             let reference = keyring_reference(&key)
                 .map(secret_from_placeholder)
                 .or_else(|| (key.starts_with("provider/") && !key.contains(char::is_whitespace)).then(|| key.clone()));
             match reference {
+                Some(name) if !in_scope(&provider_scope, &name) => {
+                    doc.issues.push(issue(&format!("{path}.api_key"), foreign_to_provider(&profile.name, &name)))
+                }
                 Some(name) => profile.api_key = Some(name),
                 None => doc.issues.push(issue(
                     &format!("{path}.api_key"),
@@ -669,6 +701,13 @@ fn read_providers(root: &Node, doc: &mut Document) {
             doc.providers.push(profile);
         }
     }
+}
+
+fn foreign_to_provider(provider: &str, secret: &str) -> String {
+    format!(
+        "names the secret {secret:?}, which is not this provider's own; an imported provider may use only its own \
+         secrets (provider/{provider}/…)"
+    )
 }
 
 fn check_name(raw: &str, path: &str, issues: &mut Vec<ImportIssue>) {
@@ -720,14 +759,58 @@ struct FieldCtx<'a> {
     marked: Option<&'a BTreeSet<String>>,
 }
 
+/// Whether `secret` is an entry under `scope` (`mcp/github/`, `provider/ark/`).
+fn in_scope(scope: &str, secret: &str) -> bool {
+    secret.strip_prefix(scope).is_some_and(|key| !key.is_empty())
+}
+
+/// Why the imported server `server` may not use the stored secret `secret`, if
+/// it may not. A server uses only its own entries (`mcp/<server>/…`, as
+/// Patchbay names them) and never its OAuth sign-in, which only the sign-in
+/// reads: otherwise a file could send a provider's key or another server's
+/// token to a server of its choosing.
+fn foreign_secret(server: &str, secret: &str) -> Option<String> {
+    if !in_scope(&secret_name(server, ""), secret) {
+        Some(format!(
+            "names the secret {secret:?}, which is not this server's own; an imported server may use only its own \
+             secrets (mcp/{server}/…)"
+        ))
+    } else if secret == crate::mcp::oauth::secret_name(server) {
+        Some(format!("names the secret {secret:?}, the server's OAuth sign-in, which no configuration may use"))
+    } else {
+        None
+    }
+}
+
+/// A value that names the stored secret `secret`: noted for the preview, and
+/// refused at `path` when the secret is not the server's own.
+fn secret_reference(
+    ctx: &FieldCtx<'_>,
+    secret: String,
+    source: SecretSource,
+    path: &str,
+    parsed: &mut Parsed,
+) -> ValueSource {
+    if let Some(reason) = foreign_secret(ctx.server, &secret) {
+        parsed.issues.push(issue(path, reason));
+    }
+    parsed.secrets.push(SecretUse { field: ctx.field.clone(), secret: secret.clone(), source });
+    ValueSource::Secret(secret)
+}
+
+/// A value of Patchbay's form as it is stored: a named secret is a reference
+/// (checked like a placeholder), plain text is read as in any other form.
+fn stored_form(ctx: &FieldCtx<'_>, value: &ValueSource, path: &str, parsed: &mut Parsed) -> ValueSource {
+    match value {
+        ValueSource::Secret(name) => secret_reference(ctx, name.clone(), SecretSource::Reference, path, parsed),
+        ValueSource::Plain(text) => secret_field(ctx, text, path, parsed),
+    }
+}
+
 /// Decides whether a value is a reference, a prompt, a secret to store or plain text.
 fn secret_field(ctx: &FieldCtx<'_>, value: &str, path: &str, parsed: &mut Parsed) -> ValueSource {
-    let mut note = |secret: String, source: SecretSource| {
-        parsed.secrets.push(SecretUse { field: ctx.field.clone(), secret: secret.clone(), source });
-        ValueSource::Secret(secret)
-    };
     if let Some(reference) = keyring_reference(value) {
-        return note(secret_from_placeholder(reference), SecretSource::Reference);
+        return secret_reference(ctx, secret_from_placeholder(reference), SecretSource::Reference, path, parsed);
     }
     if value.contains(KEYRING_PREFIX) {
         parsed.issues.push(issue(path, "a ${keyring:…} placeholder must be the whole value"));
@@ -744,11 +827,13 @@ fn secret_field(ctx: &FieldCtx<'_>, value: &str, path: &str, parsed: &mut Parsed
         if ids.len() > 1 {
             parsed.issues.push(issue(path, "only one ${input:…} placeholder per value is supported"));
         }
-        return note(secret, SecretSource::Prompt { input: first.clone(), template: value.to_owned() });
+        let source = SecretSource::Prompt { input: first.clone(), template: value.to_owned() };
+        return secret_reference(ctx, secret, source, path, parsed);
     }
     let marked = ctx.marked.is_some_and(|m| m.contains(ctx.key));
     if (marked || is_secret_name(ctx.key)) && !value.is_empty() {
-        return note(secret_name(ctx.server, ctx.key), SecretSource::Value(SecretValue::new(value)));
+        let source = SecretSource::Value(SecretValue::new(value));
+        return secret_reference(ctx, secret_name(ctx.server, ctx.key), source, path, parsed);
     }
     ValueSource::Plain(value.to_owned())
 }
@@ -1306,5 +1391,52 @@ fn restore_secrets(secrets: &dyn SecretStore, previous: Vec<(String, Option<Stri
         if let Err(e) = restored {
             tracing::warn!(secret = %name, error = %e, "could not restore a secret after a failed import");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names the UI's copy of the rule is checked against, with the core's verdicts.
+    const EXAMPLES: &[&str] = &[
+        "GITHUB_TOKEN",
+        "api-key",
+        "X-Api-Key",
+        "Authorization",
+        "proxy-authorization",
+        "apikey",
+        "Secret",
+        "DB_PASSWORD_FILE",
+        "mysql_passwd",
+        "CLIENT_SECRET",
+        "LOG_LEVEL",
+        "TOKENIZER",
+        "KEYBOARD",
+        "X-Team",
+        "MONKEY",
+        "\u{017F}ecret",
+        "token\u{0131}",
+        "",
+    ];
+
+    /// The server editor marks new env and header rows by the rule the import
+    /// uses: `ui/src/lib/secretNames.json` holds it and these verdicts.
+    /// `PATCHBAY_WRITE_UI=1` rewrites the file.
+    #[test]
+    fn the_ui_has_the_secret_name_rule_of_the_core() {
+        #[derive(Serialize)]
+        struct ForUi {
+            rule: SecretNameRule,
+            examples: Vec<(&'static str, bool)>,
+        }
+        let examples = EXAMPLES.iter().map(|n| (*n, is_secret_name(n))).collect();
+        let expected = format!("{}\n", serde_json::to_string_pretty(&ForUi { rule: SECRET_NAMES, examples }).unwrap());
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../ui/src/lib/secretNames.json");
+        if std::env::var_os("PATCHBAY_WRITE_UI").is_some() {
+            std::fs::write(path, &expected).unwrap();
+        }
+        let found = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(found == expected, "{path} differs from the core's rule; run this test with PATCHBAY_WRITE_UI=1");
     }
 }

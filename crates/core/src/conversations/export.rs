@@ -72,24 +72,15 @@ impl ConversationStore {
     }
 }
 
-/// Characters no file name may hold on Windows, macOS or Linux.
-const NOT_IN_FILE_NAMES: &str = "/\\:*?\"<>|";
-
 /// Characters of a title kept in a file name, at most.
 const FILE_NAME_CHARS: usize = 80;
 
-/// A file name for a conversation titled `title`: the title (in any script)
-/// with the characters a file system refuses replaced by `_`, shortened, and
-/// without leading or trailing dots and spaces; `conversation` when nothing is left.
+/// A file name for a conversation titled `title`: the title (in any script),
+/// shortened and made safe by [`crate::file_name::safe`]; `conversation` when
+/// nothing is left.
 fn file_name(title: &str, format: ExportFormat) -> String {
-    let safe: String = title
-        .chars()
-        .map(|c| if c.is_control() || NOT_IN_FILE_NAMES.contains(c) { '_' } else { c })
-        .take(FILE_NAME_CHARS)
-        .collect();
-    let stem = safe.trim_matches(|c: char| c.is_whitespace() || c == '.');
-    let stem = if stem.is_empty() { "conversation" } else { stem };
-    format!("{stem}.{}", format.extension())
+    let title: String = title.chars().take(FILE_NAME_CHARS).collect();
+    format!("{}.{}", crate::file_name::safe(&title, "conversation"), format.extension())
 }
 
 fn markdown(conversation: &Conversation, messages: &[&Message]) -> String {

@@ -204,6 +204,9 @@ fn an_export_file_is_named_after_the_title() {
     assert_eq!(named(" ..hidden. ", ExportFormat::Markdown).name, "hidden.md");
     assert_eq!(named(" . ", ExportFormat::Json).name, "conversation.json");
     assert_eq!(named("tab\there", ExportFormat::Markdown).name, "tab_here.md");
+    // Issue 30, item 12: the name reads as it is saved, and is no Windows device.
+    assert_eq!(named("notes\u{202E}dm.exe", ExportFormat::Markdown).name, "notesdm.exe.md");
+    assert_eq!(named("con", ExportFormat::Json).name, "_con.json");
     assert_eq!(named(&"长".repeat(200), ExportFormat::Markdown).name, format!("{}.md", "长".repeat(80)));
 }
 

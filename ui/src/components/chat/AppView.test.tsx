@@ -222,6 +222,7 @@ describe("AppView", { timeout: 20_000 }, () => {
     const { posted, fromView } = await renderView();
     const saved = [{ name: "notes.txt", path: "/home/u/Downloads/notes.txt", bytes: 5 }];
     invoke.mockImplementation((command) => {
+      if (command === "download_names") return Promise.resolve(["notes.txt", "Q4 report"]);
       if (command === "save_files") return Promise.resolve(saved);
       if (command === "show_in_folder" || command === "open_link") return Promise.resolve();
       return Promise.reject(new Error(`unexpected ${command}`));
@@ -253,17 +254,42 @@ describe("AppView", { timeout: 20_000 }, () => {
     await press("app-view-save-cancel");
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 9, result: { isError: true } }));
     // A folder dialog the user cancelled saves nothing either.
-    invoke.mockImplementation(() => Promise.resolve(null));
+    invoke.mockImplementation((command) => Promise.resolve(command === "download_names" ? ["notes.txt"] : null));
     await fromView({ jsonrpc: "2.0", id: 10, method: "ui/download-file", params: { contents: [contents[0]] } });
     await press("app-view-save-choose");
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 10, result: { isError: true } }));
     expect(invoke).toHaveBeenLastCalledWith("save_files", expect.objectContaining({ choose: true }));
     // A failed save says why, in the card.
-    invoke.mockImplementation(() => Promise.reject({ kind: "data_dir", message: "could not save /full/notes.txt: No space left on device" }));
+    invoke.mockImplementation((command) =>
+      command === "download_names"
+        ? Promise.resolve(["notes.txt"])
+        : Promise.reject({ kind: "data_dir", message: "could not save /full/notes.txt: No space left on device" }),
+    );
     await fromView({ jsonrpc: "2.0", id: 11, method: "ui/download-file", params: { contents: [contents[0]] } });
     await press("app-view-save");
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 11, result: { isError: true } }));
     expect(screen.getByTestId("app-view-save-error").textContent).toBe("Nothing was saved: could not save /full/notes.txt: No space left on device");
+  });
+
+  it("asks about the names the core saves under, and says which name each file was saved as", async () => {
+    const { posted, fromView } = await renderView();
+    // A name that reads backwards (U+202E) and a Windows device name, as the view sends them.
+    const contents = [
+      { type: "resource_link", uri: "ui://counter/a", name: "invoice\u202Efdp.exe" },
+      { type: "resource", resource: { uri: "ui://counter/CON", text: "x" } },
+    ];
+    invoke.mockImplementation((command, args) => {
+      if (command === "download_names") return Promise.resolve(["invoicefdp.exe", "_CON"]);
+      if (command === "save_files") return Promise.resolve([{ name: "invoicefdp (1).exe", path: "/d/invoicefdp (1).exe", bytes: 1 }, { name: "_CON", path: "/d/_CON", bytes: 1 }]);
+      return Promise.reject(new Error(`unexpected ${command} ${JSON.stringify(args)}`));
+    });
+    await fromView({ jsonrpc: "2.0", id: 20, method: "ui/download-file", params: { contents } });
+    const offer = await screen.findByTestId("app-view-download");
+    expect(invoke).toHaveBeenCalledWith("download_names", { contents });
+    expect([...offer.querySelectorAll("li strong")].map((b) => b.textContent)).toEqual(["invoicefdp.exe", "_CON"]);
+    await press("app-view-save");
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 20, result: {} }));
+    expect(screen.getByTestId("app-view-saved").textContent).toContain("Saved invoicefdp (1).exe, _CON in /d");
   });
 
   it("sends the view's message to the chat once the user confirms it, and its context, and grows with its content", async () => {

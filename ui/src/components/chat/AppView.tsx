@@ -51,7 +51,7 @@ type Question =
   | { kind: "call"; tool: string; args: Record<string, unknown>; answer: (allowed: boolean) => void }
   | { kind: "message"; text: string; answer: (consent: Consent) => void }
   | { kind: "link"; url: string; answer: (consent: Consent) => void }
-  | { kind: "download"; items: DownloadItem[]; answer: (choice: SaveChoice) => void };
+  | { kind: "download"; items: (DownloadItem & { name: string })[]; answer: (choice: SaveChoice) => void };
 
 /** The no each question gets when its view goes unanswered. */
 function refuse(q: Question) {
@@ -184,7 +184,9 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
       },
       sample: (params) => ipc.sampleForView(server, params, gone.signal),
       downloadFile: async (contents) => {
-        const items = downloadItems(contents);
+        // The names shown are the ones the core saves under.
+        const names = await ipc.downloadNames(contents);
+        const items = downloadItems(contents).map((item, i) => ({ ...item, name: names[i] ?? "" }));
         const choice = await new Promise<SaveChoice>((answer) => ask({ kind: "download", items, answer }));
         if (!choice) return false;
         setSaveError(null);

@@ -22,7 +22,17 @@ const preview: ImportPreview = {
   format: "claude_desktop",
   warnings: ["\"weird\" has no command and was skipped"],
   entries: [
-    { name: "fresh", status: "new", incoming: cfg("fresh"), diff: [], detail: null },
+    {
+      name: "fresh",
+      status: "new",
+      incoming: cfg("fresh"),
+      diff: [],
+      detail: null,
+      secrets: [
+        { field: "env.GITHUB_TOKEN", secret: "mcp/fresh/GITHUB_TOKEN", state: "reference", set: false },
+        { field: "env.API_KEY", secret: "mcp/fresh/API_KEY", state: "from_import" },
+      ],
+    },
     {
       name: "files",
       status: "changed",
@@ -33,9 +43,10 @@ const preview: ImportPreview = {
         { op: "add", text: '"args": ["b"]' },
       ],
       detail: null,
+      secrets: [],
     },
-    { name: "same", status: "unchanged", incoming: cfg("same"), diff: [], detail: null },
-    { name: "clash", status: "conflict", incoming: cfg("clash"), diff: [], detail: "A server named clash uses a different transport." },
+    { name: "same", status: "unchanged", incoming: cfg("same"), diff: [], detail: null, secrets: [] },
+    { name: "clash", status: "conflict", incoming: cfg("clash"), diff: [], detail: "A server named clash uses a different transport.", secrets: [] },
   ],
   inputs: [],
   removed_on_replace: [],
@@ -53,6 +64,19 @@ function fake(): ImportIpc {
 }
 
 describe("ImportExport", () => {
+  it("lists, per server, every variable and header whose value is a secret and the keyring entry it uses", async () => {
+    renderIn(<ImportExport ipc={fake()} />);
+    fireEvent.change(screen.getByLabelText("Paste a config (Claude Desktop, VS Code, Cursor…)"), { target: { value: "{}" } });
+    fireEvent.click(screen.getByRole("button", { name: "Preview" }));
+    const entries = await screen.findAllByTestId("import-entry");
+    const listed = within(entries[0] as HTMLElement).getByTestId("import-secrets");
+    expect([...listed.querySelectorAll("li")].map((li) => li.textContent)).toEqual([
+      "env.GITHUB_TOKEN uses the keyring entry mcp/fresh/GITHUB_TOKEN (not set)",
+      "env.API_KEY stored in the keyring as mcp/fresh/API_KEY",
+    ]);
+    expect(within(entries[1] as HTMLElement).queryByTestId("import-secrets")).toBeNull();
+  });
+
   it("previews new, changed with diff, unchanged and conflict entries, then applies the chosen ones", async () => {
     const ipc = fake();
     renderIn(<ImportExport ipc={ipc} />);
@@ -83,7 +107,7 @@ describe("ImportExport", () => {
     const vscode: ImportPreview = {
       format: "vscode",
       warnings: [],
-      entries: [{ name: "github", status: "new", incoming: cfg("github"), diff: [], detail: null }],
+      entries: [{ name: "github", status: "new", incoming: cfg("github"), diff: [], detail: null, secrets: [] }],
       inputs: [
         { id: "gh-token", description: "GitHub token", servers: ["github"], set: false },
         { id: "lint-key", description: null, servers: ["github"], set: true },
@@ -147,9 +171,9 @@ describe("ImportExport", () => {
       Promise.resolve({
         ...preview,
         entries: [
-          { name: "db", status: "new", incoming: db, diff: [], detail: null },
-          { name: "remote", status: "new", incoming: remote, diff: [], detail: null },
-          { name: "same", status: "unchanged", incoming: db, diff: [], detail: null },
+          { name: "db", status: "new", incoming: db, diff: [], detail: null, secrets: [] },
+          { name: "remote", status: "new", incoming: remote, diff: [], detail: null, secrets: [] },
+          { name: "same", status: "unchanged", incoming: db, diff: [], detail: null, secrets: [] },
         ],
       } satisfies ImportPreview),
     );

@@ -1,7 +1,8 @@
 // Import: paste or pick a config file, see the preview (new / changed with
 // diff / unchanged / conflict), choose what to apply, merge or replace all,
 // type the secrets a VS Code config asks for with `${input:…}`, and mark plain
-// env/header values as secrets. Export in a chosen format (the backend opens the
+// env/header values as secrets. Each entry lists the values that are secrets and
+// the keyring entry each uses (the core refuses entries not the server's own). Export in a chosen format (the backend opens the
 // save dialog and writes secrets as placeholders unless the user asks for values).
 import { useState } from "react";
 import { readFile } from "../../lib/files";
@@ -11,6 +12,7 @@ import {
   type ExportFormat,
   type ImportPreview,
   type ImportReport,
+  type ImportSecret,
   type ImportStatus,
   type Ipc,
   type IpcError,
@@ -25,6 +27,13 @@ const STATUS: Record<ImportStatus, MessageKey> = {
   changed: "import.changed",
   unchanged: "import.unchanged",
   conflict: "import.conflict",
+};
+
+/** How each secret of an entry is described: what the file puts in the keyring, or which entry it uses. */
+const SECRET_STATE: Record<ImportSecret["state"], MessageKey> = {
+  from_import: "import.secretFromImport",
+  reference: "import.secretReference",
+  prompt: "import.secretPrompt",
 };
 
 /** The env or header names whose values the import would store as plain text. */
@@ -156,6 +165,16 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
                       </label>
                     ))}
                   </div>
+                )}
+                {e.secrets.length > 0 && (
+                  <ul className="import-secrets small" data-testid="import-secrets">
+                    {e.secrets.map((s) => (
+                      <li key={s.field}>
+                        <code>{s.field}</code> {t(SECRET_STATE[s.state], { secret: s.secret })}
+                        {s.state !== "from_import" && !s.set && <span className="muted"> {t("import.secretNotSet")}</span>}
+                      </li>
+                    ))}
+                  </ul>
                 )}
                 {e.diff.length > 0 && (
                   <pre className="diff" data-testid="import-diff">

@@ -1,11 +1,13 @@
 // Edit form for one MCP server, with the fields of its transport: command,
-// args as a list, env as key/value with a "secret" toggle, cwd; or url and
+// args as a list, env as key/value with a "secret" toggle (on by itself for a
+// new row whose name looks secret, by the import's rule), cwd; or url and
 // headers, and how Patchbay signs in to a remote server (the server's own OAuth
 // in the browser, or client credentials: a client secret or a private key).
 // A new server can start from a preset (the reference servers, GitHub, …).
 // Secret values go to the keyring through `secrets`, never into the config.
 import { useState } from "react";
 import { isMessageKey, useI18n } from "../../lib/i18n";
+import { isSecretName } from "../../lib/secretNames";
 import { PresetSelect } from "../common/PresetSelect";
 import type { ApprovalMode, ClientCredentials, JwtAlgorithm, McpServerConfig, ServerPreset, TransportType, ValueSource } from "../../lib/ipc";
 
@@ -53,6 +55,8 @@ interface Pair {
   secret: boolean;
   /** A secret already stored: left empty, it keeps its value. */
   stored: string | null;
+  /** A new row whose "secret" box follows its name (the import's rule) until the user ticks it. */
+  auto?: boolean;
 }
 
 /** A secret named "" (a preset's) is one still to be typed. */
@@ -94,7 +98,12 @@ function PairsEditor({ label, pairs, onChange, testId }: { label: string; pairs:
       <legend>{label}</legend>
       {pairs.map((p, i) => (
         <div className="row" key={i}>
-          <input aria-label={t("servers.key")} placeholder={t("servers.key")} value={p.key} onChange={(e) => set(i, { key: e.target.value })} />
+          <input
+            aria-label={t("servers.key")}
+            placeholder={t("servers.key")}
+            value={p.key}
+            onChange={(e) => set(i, p.auto ? { key: e.target.value, secret: isSecretName(e.target.value) } : { key: e.target.value })}
+          />
           <input
             aria-label={t("servers.value")}
             type={p.secret ? "password" : "text"}
@@ -103,14 +112,14 @@ function PairsEditor({ label, pairs, onChange, testId }: { label: string; pairs:
             onChange={(e) => set(i, { value: e.target.value })}
           />
           <label className="check">
-            <input type="checkbox" checked={p.secret} onChange={(e) => set(i, { secret: e.target.checked })} /> {t("servers.secret")}
+            <input type="checkbox" checked={p.secret} onChange={(e) => set(i, { secret: e.target.checked, auto: false })} /> {t("servers.secret")}
           </label>
           <button type="button" className="icon" aria-label={t("common.remove")} onClick={() => onChange(pairs.filter((_, j) => j !== i))}>
             ×
           </button>
         </div>
       ))}
-      <button type="button" onClick={() => onChange([...pairs, { key: "", value: "", secret: false, stored: null }])}>
+      <button type="button" onClick={() => onChange([...pairs, { key: "", value: "", secret: false, stored: null, auto: true }])}>
         {t("servers.addPair")}
       </button>
     </fieldset>

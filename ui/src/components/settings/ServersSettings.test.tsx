@@ -182,6 +182,7 @@ function fake(initial: ServerView[]) {
     callToolForView: vi.fn(() => Promise.resolve({ content: [] })),
     readResourceForView: vi.fn(() => Promise.resolve({ contents: [] })),
     listResourcesForView: vi.fn(() => Promise.resolve({ resources: [] })),
+    downloadNames: vi.fn(() => Promise.resolve([])),
     saveFiles: vi.fn(() => Promise.resolve([])),
     showInFolder: vi.fn(() => Promise.resolve()),
     sampleForView: vi.fn(() => Promise.resolve({})),
@@ -581,7 +582,9 @@ describe("ServersSettings", () => {
     const values = within(env).getAllByLabelText("Value");
     fireEvent.change(keys[2] as HTMLElement, { target: { value: "API_KEY" } });
     fireEvent.change(values[2] as HTMLElement, { target: { value: "s3cret" } });
-    fireEvent.click(within(env).getAllByLabelText("Secret")[2] as HTMLElement);
+    // A new row named like a secret is one, by the import's rule (issue 30, item 9).
+    expect((within(env).getAllByLabelText("Secret")[2] as HTMLInputElement).checked).toBe(true);
+    expect((values[2] as HTMLInputElement).type).toBe("password");
     const share = within(editor).getByLabelText("Share folders (knowledge-base and shared folders) with this server") as HTMLInputElement;
     expect(share.checked).toBe(true);
     fireEvent.click(share);
@@ -598,6 +601,41 @@ describe("ServersSettings", () => {
     });
     expect(secrets).toEqual({ "mcp/files/env/API_KEY": "s3cret" });
     expect(JSON.stringify(saved)).not.toContain("s3cret");
+  });
+
+  it("marks a new header or variable secret when its name looks secret, until the user decides", async () => {
+    const f = fake([]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Add server" }));
+    fireEvent.change(screen.getByLabelText("Name"), { target: { value: "remote" } });
+    fireEvent.change(screen.getByLabelText("Transport"), { target: { value: "streamable_http" } });
+    fireEvent.change(screen.getByLabelText("URL"), { target: { value: "https://mcp.example/mcp" } });
+    const headers = screen.getByTestId("server-headers");
+    for (let i = 0; i < 3; i++) fireEvent.click(within(headers).getByRole("button", { name: "Add variable" }));
+    const row = (i: number) => ({
+      key: within(headers).getAllByLabelText("Name")[i] as HTMLInputElement,
+      value: within(headers).getAllByLabelText("Value")[i] as HTMLInputElement,
+      secret: within(headers).getAllByLabelText("Secret")[i] as HTMLInputElement,
+    });
+    fireEvent.change(row(0).key, { target: { value: "Authorization" } });
+    fireEvent.change(row(1).key, { target: { value: "X-Team" } });
+    fireEvent.change(row(2).key, { target: { value: "x-api-key" } });
+    expect([0, 1, 2].map((i) => row(i).secret.checked)).toEqual([true, false, true]);
+    expect(row(0).value.type).toBe("password");
+    // The user's own choice stands when the name changes again.
+    fireEvent.click(row(2).secret);
+    fireEvent.change(row(2).key, { target: { value: "X-Api-Key" } });
+    expect(row(2).secret.checked).toBe(false);
+    fireEvent.change(row(0).value, { target: { value: "Bearer t0k" } });
+    fireEvent.change(row(1).value, { target: { value: "core" } });
+    fireEvent.change(row(2).value, { target: { value: "public" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(f.ipc.saveServer).toHaveBeenCalled());
+    const [saved, secrets] = (f.ipc.saveServer as ReturnType<typeof vi.fn>).mock.calls[0] as [McpServerConfig, Record<string, string>];
+    expect(saved.transport).toMatchObject({
+      headers: { Authorization: { secret: "mcp/remote/header/Authorization" }, "X-Team": { plain: "core" }, "X-Api-Key": { plain: "public" } },
+    });
+    expect(secrets).toEqual({ "mcp/remote/header/Authorization": "Bearer t0k" });
   });
 
   it("adds a server from a preset, which fills in every field and says what it needs", async () => {
