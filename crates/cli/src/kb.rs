@@ -81,9 +81,14 @@ enum KbCommand {
         /// Over stdin/stdout.
         #[arg(long, conflicts_with = "http", required_unless_present = "http")]
         stdio: bool,
-        /// Over Streamable HTTP at this address (e.g. 127.0.0.1:8765), path /mcp, bearer token required.
-        #[arg(long, value_name = "ADDR")]
+        /// Over Streamable HTTP at this address, path /mcp, bearer token required: a port (on 127.0.0.1)
+        /// or HOST:PORT (e.g. 127.0.0.1:8765).
+        #[arg(long, value_name = "ADDR", value_parser = serve_address)]
         http: Option<SocketAddr>,
+        /// Let --http listen on an address other than this computer's own (127.0.0.1, ::1). The server speaks
+        /// plain HTTP: the bearer token and the documents cross the network unencrypted.
+        #[arg(long, requires = "http")]
+        allow_remote: bool,
     },
 }
 
@@ -107,6 +112,16 @@ enum EmbeddingsCommand {
     },
     /// Turn embeddings off (search uses BM25).
     Off,
+}
+
+/// An `--http` address: HOST:PORT, or a port alone on 127.0.0.1.
+fn serve_address(text: &str) -> Result<SocketAddr, String> {
+    match text.parse::<u16>() {
+        Ok(port) => Ok(SocketAddr::from(([127, 0, 0, 1], port))),
+        Err(_) => text
+            .parse()
+            .map_err(|_| format!("{text:?} is neither a port (8765) nor an IP address with a port (127.0.0.1:8765)")),
+    }
 }
 
 pub fn run(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
@@ -223,7 +238,20 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
                 println!("note: {note}");
             }
         }
-        KbCommand::Serve { stdio, http } => {
+        KbCommand::Serve { stdio, http, allow_remote } => {
+            if let Some(addr) = http.filter(|addr| !addr.ip().to_canonical().is_loopback()) {
+                if !allow_remote {
+                    anyhow::bail!(
+                        "not serving on {addr}: it is reachable from other computers, and the server speaks plain \
+                         HTTP, so the bearer token and the documents would cross the network unencrypted; use \
+                         127.0.0.1 (or a port alone), or pass --allow-remote to serve there anyway"
+                    );
+                }
+                eprintln!(
+                    "warning: serving on {addr} over plain HTTP (--allow-remote): anyone on the network path can \
+                     read the bearer token and the documents; use it on a trusted network or behind a TLS proxy"
+                );
+            }
             let kb = KnowledgeBase::open_configured(dir, store, &secrets)?;
             let cancel = crate::cancelled_by_ctrl_c();
             if stdio {

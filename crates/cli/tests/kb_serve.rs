@@ -1,6 +1,7 @@
 //! `patchbay kb serve` as a real MCP server, driven by the official Python SDK
 //! client and by Patchbay's own client (`McpRegistry`), over stdio and
-//! Streamable HTTP; the HTTP guard (bearer token, Origin) on raw requests.
+//! Streamable HTTP; the HTTP guard (bearer token, Origin) on raw requests;
+//! an address other computers reach only with `--allow-remote`, and a warning.
 //!
 //! The HTTP server keeps its token in the OS keyring: the test command runs
 //! under a private D-Bus session with an unlocked keyring.
@@ -50,6 +51,8 @@ struct HttpServe {
     token: String,
     /// The token line, as printed.
     token_line: String,
+    /// Every line printed before the server said where it serves.
+    said: Vec<String>,
 }
 
 impl Drop for HttpServe {
@@ -60,10 +63,16 @@ impl Drop for HttpServe {
 }
 
 fn serve_http(data: &Path) -> HttpServe {
+    serve_http_with(data, &["127.0.0.1:0"])
+}
+
+/// `patchbay kb serve --http ARGS…`, killed on drop.
+fn serve_http_with(data: &Path, args: &[&str]) -> HttpServe {
     let mut child = Command::new(BIN)
         .arg("--data-dir")
         .arg(data)
-        .args(["kb", "serve", "--http", "127.0.0.1:0"])
+        .args(["kb", "serve", "--http"])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -72,8 +81,10 @@ fn serve_http(data: &Path) -> HttpServe {
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let mut token_line = String::new();
     let mut url = None;
+    let mut said = Vec::new();
     for line in lines.by_ref() {
         let line = line.unwrap();
+        said.push(line.clone());
         if line.contains("bearer token") {
             token_line = line.clone();
         }
@@ -84,13 +95,13 @@ fn serve_http(data: &Path) -> HttpServe {
     }
     // Keep draining stderr so the server never blocks on a full pipe.
     std::thread::spawn(move || lines.for_each(drop));
-    let url = url.unwrap_or_else(|| panic!("the server did not start; token line: {token_line:?}"));
+    let url = url.unwrap_or_else(|| panic!("the server did not start; it said: {said:?}"));
     let token = if token_line.contains("shown once") {
         token_line.rsplit(' ').next().unwrap().to_owned()
     } else {
         String::new()
     };
-    HttpServe { child, url, token, token_line }
+    HttpServe { child, url, token, token_line, said }
 }
 
 fn python_client(args: &[&str]) -> Value {
@@ -145,7 +156,8 @@ fn python_sdk_client_over_http_with_the_bearer_token() {
     assert_eq!(post_initialize(&again.url, &[("Authorization", &bearer)]), 200);
 }
 
-/// POSTs an `initialize` request with extra headers; returns the HTTP status.
+/// POSTs an `initialize` request with extra headers (a `Host` among them
+/// replaces the URL's); returns the HTTP status.
 fn post_initialize(url: &str, headers: &[(&str, &str)]) -> u16 {
     let rest = url.strip_prefix("http://").unwrap();
     let (host, path) = rest.split_once('/').unwrap();
@@ -155,10 +167,13 @@ fn post_initialize(url: &str, headers: &[(&str, &str)]) -> u16 {
     })
     .to_string();
     let mut request = format!(
-        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+        "POST /{path} HTTP/1.1\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
+    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: {host}\r\n"));
+    }
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -186,6 +201,64 @@ fn http_requires_the_token_and_refuses_browsers() {
         assert_eq!(post_initialize(&server.url, &[("Authorization", &bearer), ("Origin", origin)]), 403, "{origin}");
     }
     assert_eq!(post_initialize(&server.url, &[("Authorization", &bearer)]), 200, "the right token");
+}
+
+/// `patchbay kb serve ARGS…` run to its end, killed if it is still running
+/// after 30 s (then it serves: the test fails).
+fn serve_to_the_end(data: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(data)
+        .args(["kb", "serve"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..300 {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let output = child.wait_with_output().unwrap();
+    panic!("`kb serve {}` kept serving; it said: {}", args.join(" "), String::from_utf8_lossy(&output.stderr));
+}
+
+#[test]
+fn http_on_an_address_other_computers_reach_needs_allow_remote_and_warns() {
+    let (_tmp, data, _birds) = indexed();
+    for addr in ["0.0.0.0:0", "[::]:0"] {
+        let refused = serve_to_the_end(&data, &["--http", addr]);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(!refused.status.success(), "{stderr}");
+        assert!(stderr.contains("not serving on") && stderr.contains("plain HTTP"), "{stderr}");
+        assert!(stderr.contains("--allow-remote"), "{stderr}");
+        assert!(!stderr.contains("bearer token"), "no token was made: {stderr}");
+    }
+
+    let server = serve_http_with(&data, &["0.0.0.0:0", "--allow-remote"]);
+    let warning = server.said.iter().find(|line| line.starts_with("warning: serving on 0.0.0.0:0 over plain HTTP"));
+    assert!(warning.is_some(), "{:?}", server.said);
+    assert!(server.url.starts_with("http://0.0.0.0:"), "{}", server.url);
+    // A client elsewhere names the machine by the address it reaches it at.
+    let bearer = format!("Bearer {}", server.token);
+    assert_eq!(post_initialize(&server.url, &[("Authorization", &bearer), ("Host", "192.0.2.7:8765")]), 200);
+    assert_eq!(post_initialize(&server.url, &[("Host", "192.0.2.7:8765")]), 401, "still only with the token");
+}
+
+#[test]
+fn http_with_a_port_alone_serves_on_loopback_without_a_warning() {
+    let (_tmp, data, _birds) = indexed();
+    let server = serve_http_with(&data, &["0"]);
+    assert!(server.url.starts_with("http://127.0.0.1:"), "{}", server.url);
+    assert!(!server.said.iter().any(|line| line.starts_with("warning:")), "{:?}", server.said);
+    let bearer = format!("Bearer {}", server.token);
+    assert_eq!(post_initialize(&server.url, &[("Authorization", &bearer)]), 200);
+    // A loopback server keeps refusing requests that name another host (DNS rebinding).
+    assert_ne!(post_initialize(&server.url, &[("Authorization", &bearer), ("Host", "192.0.2.7:8765")]), 200);
 }
 
 fn registry() -> McpRegistry {

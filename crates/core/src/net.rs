@@ -3,7 +3,7 @@
 //! applies the network proxy the user chose.
 //!
 //! It also says which links the window may hand to the user's browser
-//! ([`browsable`]).
+//! ([`browsable`]), and where a credential may be sent ([`is_secure_web`]).
 //!
 //! The choice is process-wide, like the system's proxy it may stand in for: a
 //! process serves one data directory, whose setting [`set_proxy`] installs at
@@ -123,6 +123,21 @@ pub fn browsable(url: &str) -> Result<url::Url, NetError> {
     }
 }
 
+/// Whether a credential may be sent to `url`, or a sign-in page opened at it:
+/// an `https` URL with a host, or `http` to this computer (a loopback address
+/// or `localhost`), which never crosses the network. Plain `http` elsewhere can
+/// be read and changed on the way; any other scheme (`file:`, `smb:`, an app's
+/// own) would open or run something on this computer.
+pub fn is_secure_web(url: &url::Url) -> bool {
+    match (url.scheme(), url.host()) {
+        ("https", Some(_)) => true,
+        ("http", Some(url::Host::Domain(domain))) => domain.eq_ignore_ascii_case("localhost"),
+        ("http", Some(url::Host::Ipv4(ip))) => ip.is_loopback(),
+        ("http", Some(url::Host::Ipv6(ip))) => ip.is_loopback(),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +171,28 @@ mod tests {
         assert!(refused("mailto:").ends_with("it names no address"));
         assert!(refused("/relative/path").contains("relative URL without a base"));
         assert!(refused("").starts_with("the link \"\" is not opened: "));
+    }
+
+    #[test]
+    fn credentials_go_over_https_or_to_this_computer_only() {
+        let secure = |url: &str| is_secure_web(&url::Url::parse(url).unwrap());
+        for url in ["https://auth.example.com/authorize", "https://10.0.0.9/token", "https://[2001:db8::1]/"] {
+            assert!(secure(url), "{url}");
+        }
+        for url in ["http://127.0.0.1:8080/token", "http://127.8.0.1/", "http://[::1]:9/", "http://LOCALHOST:3000/"] {
+            assert!(secure(url), "{url}");
+        }
+        for url in [
+            "http://example.com/authorize",
+            "http://10.0.0.9/token",
+            "http://localhost.example.com/",
+            "file:///etc/passwd",
+            "smb://host/x",
+            "myapp://x",
+            "javascript:alert(1)",
+        ] {
+            assert!(!secure(url), "{url}");
+        }
     }
 
     #[test]

@@ -276,7 +276,7 @@ async fn connect_http(
     let call = Duration::from_secs(config.timeouts.call_secs);
     let transport_config = http_config(&config.name, url, headers, secrets.as_ref())?;
     let authorize =
-        |e: oauth::OAuthError| McpError::Authorization { server: config.name.clone(), reason: e.to_string() };
+        |e| McpError::Authorization { server: config.name.clone(), source: Box::new(e) };
     let authorized = match &config.client_credentials {
         Some(credentials) => {
             let (field, source) = credentials.key.material();

@@ -172,10 +172,15 @@ pub enum McpError {
         "MCP server {server:?} refused the request for want of authorization: sign in again (the sign-in expired or lacks a permission this request needs; a configured token may be wrong)"
     )]
     SignInRequired { server: String },
-    /// Getting a token for a remote server failed: discovery, the grant, or
-    /// the stored sign-in could not be read.
-    #[error("MCP server {server:?}: authorization failed: {reason}")]
-    Authorization { server: String, reason: String },
+    /// Getting a token for a remote server failed: discovery (or its
+    /// metadata was refused), the grant, or the stored sign-in could not be
+    /// read. Boxed: rmcp's OAuth errors are large.
+    #[error("MCP server {server:?}: authorization failed: {source}")]
+    Authorization {
+        server: String,
+        #[source]
+        source: Box<oauth::OAuthError>,
+    },
     /// A server configured as in-process has no server attached to the registry.
     #[error("MCP server {server:?} is served inside Patchbay, but this registry has no such server attached")]
     NotAttached { server: String },

@@ -3,9 +3,12 @@
 //! [`authorize`] runs the authorization-code flow a desktop app uses:
 //! metadata discovery (from the server's `WWW-Authenticate` challenge or the
 //! well-known documents), client registration (dynamic, or a client the user
-//! registered before), PKCE, and a **loopback redirect**: a one-shot HTTP
-//! listener on `127.0.0.1` receives the browser's redirect. Opening the
-//! browser is the front end's job ([`AuthorizationUi`]). Tokens (and the
+//! registered before), PKCE, and a **loopback redirect**: an HTTP listener on
+//! `127.0.0.1` receives the browser's redirect; other programs can reach it
+//! too, so it reads little, waits briefly, and ends the flow only on the
+//! answer with the sign-in's `state`. Opening the browser is the front end's
+//! job ([`AuthorizationUi`]); the server's metadata decides where it goes, so
+//! every flow checks the endpoints first ([`OAuthError::UnsafeEndpoint`]). Tokens (and the
 //! registered client id) are kept in the [`SecretStore`] under
 //! `mcp/<server>/oauth`, never in SQLite; [`stored`] reloads them so a
 //! restart does not ask again, and rmcp refreshes expired tokens.
@@ -51,7 +54,7 @@ use rmcp::transport::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore,
     StoredCredentials, WWWAuthenticateParams,
 };
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
@@ -87,6 +90,14 @@ pub enum OAuthError {
         #[source]
         source: std::io::Error,
     },
+    /// The server's metadata names an endpoint that is neither `https` nor
+    /// `http` to this computer ([`crate::net::is_secure_web`]): it is not
+    /// opened or posted to.
+    #[error(
+        "OAuth for {server}: the server's metadata names {} as its {endpoint}; only https, or http to this computer, is opened or sent credentials",
+        destination(scheme, host.as_deref())
+    )]
+    UnsafeEndpoint { server: String, endpoint: Endpoint, scheme: String, host: Option<String> },
     /// The front end could not show the authorization page.
     #[error("OAuth for {server}: the authorization page could not be opened: {reason}")]
     Open { server: String, reason: String },
@@ -104,6 +115,91 @@ pub enum OAuthError {
         #[source]
         source: EmaError,
     },
+}
+
+/// An endpoint named by a server's OAuth metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Endpoint {
+    /// The authorization server itself (its `issuer`, where the
+    /// protected-resource metadata sent discovery).
+    Issuer,
+    /// The page the browser opens (`authorization_endpoint`).
+    Authorization,
+    /// Where codes, refresh tokens and client secrets are posted (`token_endpoint`).
+    Token,
+    /// Where the client registers itself (`registration_endpoint`).
+    Registration,
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Issuer => "authorization server (issuer)",
+            Self::Authorization => "authorization endpoint",
+            Self::Token => "token endpoint",
+            Self::Registration => "registration endpoint",
+        })
+    }
+}
+
+/// "http://example.com", "a file: URL without a host", for [`OAuthError::UnsafeEndpoint`].
+fn destination(scheme: &str, host: Option<&str>) -> String {
+    match host {
+        _ if scheme.is_empty() => "a URL that cannot be read".to_owned(),
+        Some(host) if !host.is_empty() => format!("{scheme}://{host}"),
+        _ => format!("a {scheme}: URL without a host"),
+    }
+}
+
+/// Refuses `metadata` when one of its endpoints is neither `https` nor `http`
+/// to this computer, before anything is opened or posted.
+fn check_endpoints(server: &str, metadata: &AuthorizationMetadata) -> Result<(), OAuthError> {
+    let endpoints = [
+        (Endpoint::Issuer, metadata.issuer.as_deref()),
+        (Endpoint::Authorization, Some(metadata.authorization_endpoint.as_str())),
+        (Endpoint::Token, Some(metadata.token_endpoint.as_str())),
+        (Endpoint::Registration, metadata.registration_endpoint.as_deref()),
+    ];
+    for (endpoint, url) in endpoints {
+        let Some(url) = url else { continue };
+        let parsed = url::Url::parse(url.trim());
+        if parsed.as_ref().is_ok_and(crate::net::is_secure_web) {
+            continue;
+        }
+        let (scheme, host) = match &parsed {
+            Ok(url) => (url.scheme().to_owned(), url.host_str().map(str::to_owned)),
+            Err(_) => (String::new(), None),
+        };
+        return Err(OAuthError::UnsafeEndpoint { server: server.to_owned(), endpoint, scheme, host });
+    }
+    Ok(())
+}
+
+/// Discovers the authorization server of the MCP server at `url` (from its
+/// `challenge`, when it sent one) and sets its metadata on `manager`, once
+/// [`check_endpoints`] accepts it; returns that metadata. Every flow starts
+/// here, so no endpoint is used unchecked.
+async fn discover(
+    server: &str,
+    url: &str,
+    manager: &mut AuthorizationManager,
+    challenge: Option<&str>,
+) -> Result<AuthorizationMetadata, OAuthError> {
+    let flow = |source| OAuthError::Flow { server: server.to_owned(), source };
+    let metadata = match manager.resolve_metadata_from_challenge(challenge).await {
+        Ok(resolution) => resolution.metadata,
+        // A 2025-03-26 server: no protected-resource metadata, and the
+        // authorization server's metadata at the MCP server's origin names an
+        // issuer with a path. Accepted only when no resource metadata exists.
+        Err(AuthError::AuthorizationServerMismatch { .. }) if !has_resource_metadata(url).await => {
+            origin_metadata(url).await.map_err(flow)?
+        }
+        Err(e) => return Err(flow(e)),
+    };
+    check_endpoints(server, &metadata)?;
+    manager.set_metadata(metadata.clone());
+    Ok(metadata)
 }
 
 /// Shows the authorization page to the user: the desktop opens the browser,
@@ -169,6 +265,8 @@ pub async fn stored(
     }
     let mut manager = AuthorizationManager::new_allowing_private_addresses(url).await.map_err(flow)?;
     manager.set_credential_store(store);
+    // Refreshing posts the refresh token to the token endpoint.
+    discover(server, url, &mut manager, None).await?;
     Ok(manager.initialize_from_store().await.map_err(flow)?.then_some(manager))
 }
 
@@ -205,11 +303,8 @@ pub async fn authorize(
 
     let mut manager = AuthorizationManager::new_allowing_private_addresses(url).await.map_err(flow)?;
     manager.set_credential_store(SecretCredentials { secrets, name: secret_name(server) });
-    let mut state = OAuthState::Unauthorized(manager);
+    discover(server, url, &mut manager, options.challenge.as_deref()).await?;
     let mut request = AuthorizationRequest::new(&redirect_uri).with_client_name("Patchbay");
-    if let Some(challenge) = options.challenge {
-        request = request.with_challenge(challenge);
-    }
     if !options.scopes.is_empty() {
         request = request.with_scopes(options.scopes);
     }
@@ -219,24 +314,13 @@ pub async fn authorize(
             request = request.with_client_secret(secret);
         }
     }
-    match state.start_authorization(request.clone()).await {
-        Ok(()) => {}
-        // A 2025-03-26 server: no protected-resource metadata, and the
-        // authorization server's metadata at the MCP server's origin names an
-        // issuer with a path. Accepted only when no resource metadata exists.
-        Err(AuthError::AuthorizationServerMismatch { .. }) if !has_resource_metadata(url).await => {
-            let OAuthState::Unauthorized(mut manager) = state else {
-                return Err(flow(AuthError::InternalError("the authorization did not stay unstarted".into())));
-            };
-            manager.set_metadata(origin_metadata(url).await.map_err(flow)?);
-            let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| flow(e))?;
-            state = OAuthState::Session(session);
-        }
-        Err(e) => return Err(flow(e)),
-    }
-    let auth_url = state.get_authorization_url().await.map_err(flow)?;
+    let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| flow(e))?;
+    let auth_url = session.auth_url.clone();
+    let expected = callback_state(&auth_url).ok_or_else(|| {
+        flow(AuthError::InternalError("the authorization URL carries no state to check the answer by".into()))
+    })?;
     // Listen before the page opens: the browser may come back at once.
-    let mut receiver = AbortOnDropHandle::new(tokio::spawn(async move { receive_callback(&socket).await }));
+    let mut receiver = AbortOnDropHandle::new(tokio::spawn(receive_callback(socket, expected)));
     ui.open(server, &auth_url).await.map_err(|reason| OAuthError::Open { server: server.to_owned(), reason })?;
 
     let wait = options.wait.unwrap_or(DEFAULT_WAIT);
@@ -248,6 +332,7 @@ pub async fn authorize(
             Err(_) => return Err(OAuthError::Timeout { server: server.to_owned(), after: wait }),
         },
     };
+    let mut state = OAuthState::Session(session);
     state.handle_callback_url(&format!("http://127.0.0.1{callback}")).await.map_err(flow)?;
     state
         .into_authorization_manager()
@@ -304,32 +389,118 @@ async fn origin_metadata(url: &str) -> Result<AuthorizationMetadata, AuthError> 
     Ok(response.json().await?)
 }
 
-/// Waits for the browser's request to the callback path; answers it with a
-/// page that says the window can be closed; returns the path with its query.
-async fn receive_callback(socket: &TcpListener) -> std::io::Result<String> {
+/// The `state` the authorization URL carries: the answer must bring it back.
+fn callback_state(auth_url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(auth_url).ok()?;
+    url.query_pairs().find(|(key, _)| key == "state").map(|(_, value)| value.into_owned())
+}
+
+/// Waits for the browser's request to the callback path with the `state`
+/// Patchbay sent; answers it with a page that says the window can be closed;
+/// returns the path with its query. Any other program on this computer can
+/// connect too, so connections are served side by side (at most
+/// [`MAX_CALLBACK_CONNECTIONS`] at once, each bounded by [`serve_callback`]),
+/// and a request without the expected state is answered and ignored.
+async fn receive_callback(socket: TcpListener, expected: String) -> std::io::Result<String> {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CALLBACK_CONNECTIONS));
+    let mut connections = tokio::task::JoinSet::new();
     loop {
-        let (mut stream, _) = socket.accept().await?;
-        let (read, mut write) = stream.split();
-        let mut first = String::new();
-        BufReader::new(read).read_line(&mut first).await?;
-        // "GET /callback?code=…&state=… HTTP/1.1"
-        let target = first.split_whitespace().nth(1).unwrap_or_default().to_owned();
-        let ours = target.starts_with(CALLBACK_PATH);
-        let (status, body) = if ours {
-            ("200 OK", "Patchbay is authorized. You can close this window.")
-        } else {
-            ("404 Not Found", "Not the Patchbay authorization callback.")
+        let accept = async {
+            let slot = slots.clone().acquire_owned().await.expect("the semaphore is never closed");
+            (socket.accept().await, slot)
         };
-        let response = format!(
-            "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        write.write_all(response.as_bytes()).await?;
-        write.shutdown().await?;
-        if ours {
-            return Ok(target);
+        tokio::select! {
+            Some(served) = connections.join_next() => {
+                if let Ok(Some(target)) = served {
+                    return Ok(target);
+                }
+            }
+            (accepted, slot) = accept => {
+                let (stream, _) = accepted?;
+                let expected = expected.clone();
+                connections.spawn(async move {
+                    let _slot = slot;
+                    serve_callback(stream, &expected).await
+                });
+            }
         }
     }
+}
+
+/// How many connections the loopback listener serves at once; more wait.
+const MAX_CALLBACK_CONNECTIONS: usize = 16;
+
+/// The longest request head (request line and headers) the listener reads.
+const MAX_CALLBACK_HEAD: u64 = 16 * 1024;
+
+/// How long one connection to the listener has to send its request.
+const CALLBACK_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves one connection to the loopback listener: reads at most
+/// [`MAX_CALLBACK_HEAD`] bytes of its request within [`CALLBACK_READ_TIMEOUT`],
+/// answers, and returns the request's path with its query when it is the
+/// callback with the `expected` state.
+async fn serve_callback<S: AsyncRead + AsyncWrite + Unpin>(stream: S, expected: &str) -> Option<String> {
+    let (read, mut write) = tokio::io::split(stream);
+    let head = tokio::time::timeout(CALLBACK_READ_TIMEOUT, read_request_target(read)).await;
+    let target = match head {
+        Ok(Ok(Some(target))) => target,
+        Ok(Ok(None)) => {
+            let _ = respond(&mut write, "431 Request Header Fields Too Large", "The request is too long.").await;
+            return None;
+        }
+        // Silent past the limit, or gone: nothing to answer.
+        Ok(Err(_)) | Err(_) => return None,
+    };
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    let state = url::form_urlencoded::parse(query.as_bytes()).find(|(key, _)| key == "state").map(|(_, v)| v);
+    let ours = path == CALLBACK_PATH && state.as_deref() == Some(expected);
+    let (status, body) = if ours {
+        ("200 OK", "Patchbay has the answer to its sign-in. You can close this window.")
+    } else if path == CALLBACK_PATH {
+        ("400 Bad Request", "This is not the answer to Patchbay's sign-in: its state does not match.")
+    } else {
+        ("404 Not Found", "Not the Patchbay authorization callback.")
+    };
+    // The answer is Patchbay's either way; the browser's page is a courtesy.
+    let _ = respond(&mut write, status, body).await;
+    ours.then_some(target)
+}
+
+/// The target of an HTTP request ("/callback?code=…&state=…" of
+/// "GET /callback?code=…&state=… HTTP/1.1"), read with its headers up to the
+/// blank line; `None` when the head is longer than [`MAX_CALLBACK_HEAD`].
+async fn read_request_target(read: impl AsyncRead + Unpin) -> std::io::Result<Option<String>> {
+    let mut reader = BufReader::new(read.take(MAX_CALLBACK_HEAD));
+    let mut line = Vec::new();
+    let mut target = None;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).await? == 0 || !line.ends_with(b"\n") {
+            // The end of the stream, or of the bytes the listener reads.
+            return match reader.get_ref().limit() {
+                0 => Ok(None),
+                _ => Err(std::io::ErrorKind::UnexpectedEof.into()),
+            };
+        }
+        match &target {
+            None => {
+                let text = String::from_utf8_lossy(&line);
+                target = Some(text.split_whitespace().nth(1).unwrap_or_default().to_owned());
+            }
+            Some(_) if line == b"\r\n" || line == b"\n" => return Ok(target),
+            Some(_) => {}
+        }
+    }
+}
+
+async fn respond(write: &mut (impl AsyncWrite + Unpin), status: &str, body: &str) -> std::io::Result<()> {
+    let response = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    write.write_all(response.as_bytes()).await?;
+    write.shutdown().await
 }
 
 /// The `client_credentials` grant for one server: `credentials` from its
@@ -376,28 +547,29 @@ impl ClientGrant {
         };
         // rmcp's grant future is not `Send` (oauth2 holds a `&dyn Fn` across
         // an await), so it runs on a blocking thread, driven by this runtime.
-        let (url, cancel, handle) = (self.url.clone(), self.cancel.clone(), tokio::runtime::Handle::current());
+        // rmcp's `authenticate_client_credentials`, with the metadata checked
+        // ([`discover`]) before the secret is posted.
+        let (server, url, cancel) = (server.clone(), self.url.clone(), self.cancel.clone());
+        let handle = tokio::runtime::Handle::current();
         let run = move || {
             handle.block_on(async move {
+                let flow = |source| OAuthError::Flow { server: server.clone(), source };
                 let run = async {
-                    let manager = AuthorizationManager::new_allowing_private_addresses(url.as_str()).await?;
-                    let mut state = OAuthState::Unauthorized(manager);
-                    state.authenticate_client_credentials(config).await?;
-                    state.into_authorization_manager().ok_or_else(|| {
-                        AuthError::InternalError("the client-credentials grant did not authorize".into())
-                    })
+                    let mut manager =
+                        AuthorizationManager::new_allowing_private_addresses(url.as_str()).await.map_err(flow)?;
+                    discover(&server, &url, &mut manager, None).await?;
+                    manager.validate_client_credentials_metadata(&config).map_err(flow)?;
+                    manager.configure_client_credentials(&config).map_err(flow)?;
+                    manager.exchange_client_credentials(&config).await.map_err(flow)?;
+                    Ok(manager)
                 };
                 tokio::select! {
-                    () = cancel.cancelled() => None,
-                    result = run => Some(result),
+                    () = cancel.cancelled() => Err(OAuthError::Cancelled { server: server.clone() }),
+                    result = run => result,
                 }
             })
         };
-        match tokio::task::spawn_blocking(run).await {
-            Ok(Some(result)) => result.map_err(flow),
-            Ok(None) => Err(OAuthError::Cancelled { server: server.clone() }),
-            Err(join) => Err(flow(AuthError::InternalError(join.to_string()))),
-        }
+        tokio::task::spawn_blocking(run).await.map_err(|join| flow(AuthError::InternalError(join.to_string())))?
     }
 }
 
@@ -449,8 +621,8 @@ pub async fn enterprise_token(
     let flow = |source| OAuthError::Flow { server: server.to_owned(), source };
     let enterprise = |source| OAuthError::Enterprise { server: server.to_owned(), source };
     let run = async {
-        let manager = AuthorizationManager::new_allowing_private_addresses(url).await.map_err(flow)?;
-        let metadata = manager.resolve_metadata().await.map_err(flow)?.metadata;
+        let mut manager = AuthorizationManager::new_allowing_private_addresses(url).await.map_err(flow)?;
+        let metadata = discover(server, url, &mut manager, None).await?;
         let issuer = metadata.issuer.clone().ok_or_else(|| {
             flow(AuthError::InternalError("the authorization server's metadata names no issuer".into()))
         })?;
@@ -665,6 +837,28 @@ mod tests {
             ]
         );
         assert_eq!(origin_metadata_url(&url).as_str(), "http://127.0.0.1:9/.well-known/oauth-authorization-server");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_that_sends_nothing_is_closed_after_the_read_timeout() {
+        let (_client, server) = tokio::io::duplex(1024);
+        let started = tokio::time::Instant::now();
+        assert_eq!(serve_callback(server, "state").await, None);
+        let waited = started.elapsed();
+        assert!(waited >= CALLBACK_READ_TIMEOUT && waited < CALLBACK_READ_TIMEOUT + Duration::from_secs(1), "{waited:?}");
+    }
+
+    #[tokio::test]
+    async fn a_head_longer_than_the_limit_is_answered_431_after_reading_only_the_limit() {
+        let (mut client, server) = tokio::io::duplex(64 * 1024);
+        let serving = tokio::spawn(serve_callback(server, "state"));
+        let line = format!("GET /callback?state=state&code={} HTTP/1.1\r\n", "x".repeat(MAX_CALLBACK_HEAD as usize));
+        // The listener stops reading at the limit: the rest of the line is never read.
+        let _ = client.write_all(line.as_bytes()).await;
+        assert_eq!(serving.await.unwrap(), None);
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 431 "), "{answer}");
     }
 
     #[test]

@@ -239,14 +239,21 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 impl HttpServer {
     /// Binds `addr` and prepares the `/mcp` endpoint guarded by `token`.
+    /// On a loopback address only requests naming this computer as their
+    /// `Host` are served (against DNS rebinding); elsewhere (which the CLI
+    /// allows only when asked) clients name the machine as they reach it, and
+    /// the token and the `Origin` refusal guard it.
     pub async fn bind(kb: KnowledgeBase, addr: SocketAddr, token: &str) -> Result<Self, RagError> {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|source| RagError::Io { path: PathBuf::from(addr.to_string()), source })?;
         let cancel = CancellationToken::new();
-        let config = StreamableHttpServerConfig::default()
+        let mut config = StreamableHttpServerConfig::default()
             .with_cancellation_token(cancel.child_token())
             .enforce_origin_validation();
+        if !addr.ip().to_canonical().is_loopback() {
+            config = config.disable_allowed_hosts();
+        }
         let service: StreamableHttpService<KbServer, LocalSessionManager> =
             StreamableHttpService::new(move || Ok(KbServer::new(kb.clone())), Default::default(), config);
         let router = axum::Router::new()
