@@ -252,8 +252,8 @@ impl Bundle {
             Files::Folder(dir) => File::open(dir.join(entry))
                 .and_then(|f| f.take(limit).read_to_end(&mut bytes))
                 .map_err(|e| e.to_string())?,
-            Files::Archive { .. } => {
-                let mut zip = self.archive().map_err(|e| e.to_string())?;
+            Files::Archive { copy, len } => {
+                let mut zip = read_archive(&self.file, copy, *len).map_err(|e| e.to_string())?;
                 let file = zip.by_name(entry).map_err(|e| e.to_string())?;
                 file.take(limit).read_to_end(&mut bytes).map_err(|e| e.to_string())?
             }
@@ -285,19 +285,10 @@ impl Bundle {
                     })
                     .collect()
             }
-            Files::Archive { .. } => {
-                self.archive().map(|zip| zip.file_names().filter_map(tag_of).collect()).unwrap_or_default()
-            }
+            Files::Archive { copy, len } => read_archive(&self.file, copy, *len)
+                .map(|zip| zip.file_names().filter_map(tag_of).collect())
+                .unwrap_or_default(),
         }
-    }
-
-    /// The archive, read from the private copy and only as far as its
-    /// signature (an installed bundle has none: it is a folder).
-    fn archive(&self) -> Result<Archive, BundleError> {
-        let Files::Archive { copy, len } = &self.files else {
-            unreachable!("an installed bundle is read from its folder")
-        };
-        read_archive(&self.file, copy, *len)
     }
 
     fn invalid(&self, reason: impl Into<String>) -> BundleError {
@@ -584,8 +575,11 @@ impl Bundle {
             ServerKind::Binary => self.manifest.server.entry_point.as_deref(),
             _ => None,
         };
+        let Files::Archive { copy, len } = &self.files else {
+            return Err(BundleError::NotABundle { file: self.file.clone(), reason: "it is unpacked already".into() });
+        };
         let record = serde_json::to_vec(&self.signature).expect("a signature serialises");
-        extract::unpack(self.archive()?, &self.file, dir, executable, (SIGNATURE_RECORD, &record))
+        extract::unpack(read_archive(&self.file, copy, *len)?, &self.file, dir, executable, (SIGNATURE_RECORD, &record))
     }
 }
 
@@ -642,7 +636,8 @@ struct Prefix {
 impl Read for Prefix {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let room = usize::try_from(self.len.saturating_sub(self.pos)).unwrap_or(usize::MAX);
-        let read = self.file.read(&mut buf[..buf.len().min(room)])?;
+        let wanted = buf.len().min(room);
+        let read = self.file.read(&mut buf[..wanted])?;
         self.pos += read as u64;
         Ok(read)
     }
