@@ -93,14 +93,17 @@ pub fn run(dir: &DataDir, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     }
     let values = values(&info, &args.set, false)?;
     runtime.block_on(async {
-        let installed = install(&app, args, &info, &values).await;
+        let installed = install(&app, &info, &values).await;
         app.shutdown().await;
         installed
     })
 }
 
-async fn install(app: &App, args: &InstallArgs, info: &BundleInfo, values: &BundleValues) -> anyhow::Result<ExitCode> {
-    let name = app.install_bundle(&args.file, values).await?;
+/// Installs the bundle `info` shows: the copy it was read from, signed by whom it says.
+async fn install(app: &App, info: &BundleInfo, values: &BundleValues) -> anyhow::Result<ExitCode> {
+    let preview = info.preview_id.as_deref().context("a bundle's preview has an id")?;
+    let signer = info.signature.signer().map(|s| s.fingerprint.as_str());
+    let name = app.install_bundle(preview, signer, values).await?;
     let replaced = info.installed_version.as_deref().map(|v| format!(" (was {v})")).unwrap_or_default();
     println!("installed {} {}{replaced} as server {name}", info.title, info.version);
     report_start(app, &name).await

@@ -3,7 +3,8 @@
 //! unpacked, its settings reach the running server (the sensitive one through
 //! the secret store), an update keeps the secret and the policies, its
 //! settings change later in its form, and deleting the server deletes its
-//! folder.
+//! folder. What is installed is the bundle previewed, signed by whom the
+//! preview said, even when its file is swapped in between.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -12,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use patchbay_core::app::{App, ErrorKind, NoEvents};
-use patchbay_core::bundle::BundleValues;
+use patchbay_core::app::{App, AppError, ErrorKind, NoEvents};
+use patchbay_core::bundle::{BundleInfo, BundleValues, Signature, installed_signature, installed_version};
 use patchbay_core::config::{ApprovalMode, TransportConfig, ValueSource};
 use patchbay_core::llm::ContentPart;
 use patchbay_core::mcp::LoginEnv;
@@ -21,6 +22,7 @@ use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{MemoryStore, SecretStore};
 use patchbay_core::store::Store;
 use patchbay_test_support::peers;
+use patchbay_test_support::signing::{openssl, sign};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -89,6 +91,18 @@ fn write_bundle_with(path: &Path, version: &str, extra: &[(&str, &str)]) {
     zip.finish().unwrap();
 }
 
+/// The preview id and the signer's fingerprint `info` shows: what an install is given.
+fn shown(info: &BundleInfo) -> (&str, Option<&str>) {
+    (info.preview_id.as_deref().unwrap(), info.signature.signer().map(|s| s.fingerprint.as_str()))
+}
+
+/// Previews `file` and installs what the preview showed, as the install form does.
+async fn install(app: &App, file: &Path, values: &BundleValues) -> Result<String, AppError> {
+    let info = app.bundle_preview(file, "en-US")?;
+    let (id, signer) = shown(&info);
+    app.install_bundle(id, signer, values).await
+}
+
 struct Fixture {
     app: App,
     secrets: Arc<MemoryStore>,
@@ -146,7 +160,8 @@ async fn a_bundle_installs_runs_with_its_settings_updates_and_is_deleted_with_it
 
     // A required setting left out: refused, and nothing is unpacked.
     let missing: BundleValues = BTreeMap::from([("token".into(), json!("tok-1"))]);
-    let error = f.app.install_bundle(&file, &missing).await.unwrap_err();
+    let (id, signer) = shown(&info);
+    let error = f.app.install_bundle(id, signer, &missing).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::InvalidInput);
     assert_eq!(error.to_string(), "Folders (user_config.folders): required; the server cannot start without it");
     assert!(!f.data.join("extensions").exists());
@@ -155,7 +170,7 @@ async fn a_bundle_installs_runs_with_its_settings_updates_and_is_deleted_with_it
         ("token".into(), json!("tok-1")),
         ("folders".into(), json!(folders.iter().map(|p| p.display().to_string()).collect::<Vec<_>>())),
     ]);
-    assert_eq!(f.app.install_bundle(&file, &values).await.unwrap(), "notes");
+    assert_eq!(f.app.install_bundle(id, signer, &values).await.unwrap(), "notes");
     let folder = f.data.join("extensions/notes");
     assert!(folder.join("server/main.py").is_file());
     wait_ready(&f.app, "notes").await;
@@ -182,14 +197,15 @@ async fn a_bundle_installs_runs_with_its_settings_updates_and_is_deleted_with_it
         ("folders".into(), json!([folders[1].display().to_string()])),
         ("greeting".into(), json!("hi")),
     ]);
-    f.app.install_bundle(&file2, &update).await.unwrap();
+    let (id, signer) = shown(&info);
+    f.app.install_bundle(id, signer, &update).await.unwrap();
     wait_ready(&f.app, "notes").await;
     let started = started_with(&f.app).await;
     assert_eq!(started["args"], json!([folders[1].display().to_string()]));
     assert_eq!((started["token"].as_str(), started["greeting"].as_str()), (Some("tok-1"), Some("hi")));
     let tool = f.app.list_tools(Some("notes")).unwrap().into_iter().find(|t| t.name == "settings").unwrap();
     assert_eq!(tool.approval, ApprovalMode::Allow);
-    assert_eq!(patchbay_core::bundle::installed_version(&folder).as_deref(), Some("2.0.0"));
+    assert_eq!(installed_version(&folder).as_deref(), Some("2.0.0"));
 
     f.app.delete_server("notes").await.unwrap();
     assert!(!folder.exists(), "the bundle's folder goes with its server");
@@ -207,7 +223,7 @@ async fn an_installed_bundles_settings_change_in_its_form_filled_in_with_the_val
         ("folders".into(), json!([a])),
         ("greeting".into(), json!("hi")),
     ]);
-    f.app.install_bundle(&file, &values).await.unwrap();
+    install(&f.app, &file, &values).await.unwrap();
     wait_ready(&f.app, "notes").await;
     f.app.set_tool_approval("notes", "settings", ApprovalMode::Allow).unwrap();
     let listed = f.app.list_servers().unwrap();
@@ -272,7 +288,7 @@ async fn a_bundle_never_replaces_a_server_it_did_not_install() {
     assert_eq!(error.kind(), ErrorKind::InvalidInput);
     assert!(error.to_string().contains("a server named \"notes\" already exists and was not installed from a bundle"));
     let values: BundleValues = BTreeMap::from([("token".into(), json!("t")), ("folders".into(), json!(["/tmp"]))]);
-    assert!(f.app.install_bundle(&file, &values).await.is_err());
+    assert!(install(&f.app, &file, &values).await.is_err());
     assert!(!f.data.join("extensions").exists());
     f.app.shutdown().await;
 }
@@ -285,17 +301,17 @@ async fn an_update_that_cannot_be_unpacked_leaves_the_installed_version_running(
     let folder = f.dir.path().join("notes-folder");
     let values: BundleValues =
         BTreeMap::from([("token".into(), json!("tok-1")), ("folders".into(), json!([folder.display().to_string()]))]);
-    f.app.install_bundle(&file, &values).await.unwrap();
+    install(&f.app, &file, &values).await.unwrap();
     wait_ready(&f.app, "notes").await;
 
     let broken = f.dir.path().join("notes-2.0.0.mcpb");
     write_bundle_with(&broken, "2.0.0", &[("../../escape.py", "print('out')")]);
     let again: BundleValues = BTreeMap::from([("folders".into(), json!([folder.display().to_string()]))]);
-    let error = f.app.install_bundle(&broken, &again).await.unwrap_err();
+    let error = install(&f.app, &broken, &again).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::InvalidInput);
     assert!(error.to_string().contains("\"../../escape.py\" is not unpacked"), "{error}");
     let installed = f.data.join("extensions/notes");
-    assert_eq!(patchbay_core::bundle::installed_version(&installed).as_deref(), Some("1.0.0"));
+    assert_eq!(installed_version(&installed).as_deref(), Some("1.0.0"));
     assert!(!f.data.join("escape.py").exists() && !f.data.join("extensions/escape.py").exists());
     wait_ready(&f.app, "notes").await;
     assert_eq!(started_with(&f.app).await["token"], "tok-1");
@@ -328,9 +344,52 @@ async fn a_bundle_is_shown_in_the_users_language_where_it_has_one() {
 
     // Installed, its settings form is in the user's language too (read from its folder).
     let values: BundleValues = BTreeMap::from([("token".into(), json!("t")), ("folders".into(), json!(["/tmp"]))]);
-    f.app.install_bundle(&file, &values).await.unwrap();
+    install(&f.app, &file, &values).await.unwrap();
     let form = f.app.bundle_settings("notes", "zh-CN").unwrap();
     assert_eq!((form.title.as_str(), form.author.as_str()), ("笔记", "Patchbay 测试"));
     assert_eq!(form.settings.iter().find(|s| s.key == "folders").unwrap().value, Some(json!(["/tmp"])));
+    f.app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bundle_previewed_is_installed_whatever_becomes_of_its_file() {
+    let f = open();
+    let certs = f.dir.path();
+    openssl(certs, "req -x509 -newkey rsa:2048 -nodes -keyout me.key -out me.pem -days 30 -subj /CN=Me");
+    let file = f.dir.path().join("notes.mcpb");
+    write_bundle(&file, "1.0.0");
+    sign(certs, &file, "me.pem", "me.key", None);
+    let info = f.app.bundle_preview(&file, "en-US").unwrap();
+    let Signature::SelfSigned { signer } = &info.signature else { panic!("self-signed: {:?}", info.signature) };
+    let id = info.preview_id.as_deref().unwrap();
+
+    // After the preview, the file is swapped for another: unsigned, with more in it.
+    write_bundle_with(&file, "6.6.6", &[("evil.txt", "owned")]);
+    let values: BundleValues = BTreeMap::from([("token".into(), json!("t")), ("folders".into(), json!(["/tmp"]))]);
+
+    // An install told of another signer than the preview's is refused.
+    let error = f.app.install_bundle(id, None, &values).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "notes is not installed: its preview showed it unsigned, but it is signed with certificate {}",
+            signer.fingerprint
+        )
+    );
+    assert!(!f.data.join("extensions").exists());
+
+    // Told what the preview showed, it installs the bundle previewed, recorded as signed by that certificate.
+    assert_eq!(f.app.install_bundle(id, Some(&signer.fingerprint), &values).await.unwrap(), "notes");
+    let folder = f.data.join("extensions/notes");
+    assert_eq!(installed_version(&folder).as_deref(), Some("1.0.0"));
+    assert!(!folder.join("evil.txt").exists());
+    assert_eq!(installed_signature(&folder).as_ref(), Some(&info.signature));
+
+    // Its private copy went with the install, and so did its preview.
+    let copies = std::fs::read_dir(f.data.join("opened-bundles")).unwrap().count();
+    assert_eq!(copies, 0, "no copy is left");
+    let error = f.app.install_bundle(id, Some(&signer.fingerprint), &values).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::NotFound);
     f.app.shutdown().await;
 }

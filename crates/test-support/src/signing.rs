@@ -71,6 +71,26 @@ pub fn authority(dir: &Path, key: Key) {
     }
 }
 
+/// Signs `bundle` with `cert` (and its `key`, both in `dir`), including the
+/// `extra` certificates, and appends the block as `mcpb sign` does.
+pub fn sign(dir: &Path, bundle: &Path, cert: &str, key: &str, extra: Option<&str>) {
+    let certfile = extra.map(|e| format!(" -certfile {e}")).unwrap_or_default();
+    openssl(
+        dir,
+        &format!(
+            "cms -sign -binary -md sha256 -in {} -signer {cert} -inkey {key} -outform DER -out sig.der{certfile}",
+            bundle.display()
+        ),
+    );
+    let sig = std::fs::read(dir.join("sig.der")).unwrap();
+    let mut file = std::fs::read(bundle).unwrap();
+    file.extend_from_slice(b"MCPB_SIG_V1");
+    file.extend_from_slice(&(sig.len() as u32).to_le_bytes());
+    file.extend_from_slice(&sig);
+    file.extend_from_slice(b"MCPB_SIG_END");
+    std::fs::write(bundle, file).unwrap();
+}
+
 /// The DER of the PEM certificate `pem` in `dir`.
 pub fn der(dir: &Path, pem: &str) -> Vec<u8> {
     openssl(dir, &format!("x509 -in {pem} -outform DER -out {pem}.der"));

@@ -134,14 +134,17 @@ pub async fn bundle_preview(state: State<'_, AppState>, path: String, locale: St
     blocking(move || Ok(app.bundle_preview(&PathBuf::from(path), &locale)?)).await
 }
 
-/// Installs the bundle with the user's settings; the server's name.
+/// Installs the bundle previewed as `preview_id`, shown as signed by
+/// `signer` (a certificate's fingerprint), with the user's settings; the
+/// server's name.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn install_bundle(
     state: State<'_, AppState>,
-    path: String,
+    preview_id: String,
+    signer: Option<String>,
     values: BundleValues,
 ) -> Result<String, IpcError> {
-    Ok(state.app()?.install_bundle(&PathBuf::from(path), &values).await?)
+    Ok(state.app()?.install_bundle(&preview_id, signer.as_deref(), &values).await?)
 }
 
 /// The settings form of the bundle server `name` was installed from, with its values now.

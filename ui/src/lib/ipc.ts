@@ -838,6 +838,8 @@ export interface BundleInfo {
   installed_signature: BundleSignature | null;
   /** The installed version was signed, and this one is not signed with the same certificate. */
   signer_changed: boolean;
+  /** The opened bundle this preview shows, for `installBundle` (null for an installed bundle's settings). */
+  preview_id: string | null;
 }
 
 /** A bundle's signing certificate; dates are `YYYY-MM-DD`, the fingerprint its SHA-256 in hex. */
@@ -1018,7 +1020,9 @@ export const ipc = {
   pickSettingFile: () => call<string | null>("pick_setting_file"),
   /** What the install form shows, in `locale`'s words (a BCP 47 tag) where the bundle has them. */
   bundlePreview: (path: string, locale: string) => call<BundleInfo>("bundle_preview", { path, locale }),
-  installBundle: (path: string, values: Record<string, BundleValue>) => call<string>("install_bundle", { path, values }),
+  /** Installs the bundle previewed as `preview_id`, with the signer (certificate fingerprint) its preview showed. */
+  installBundle: (preview_id: string, signer: string | null, values: Record<string, BundleValue>) =>
+    call<string>("install_bundle", { preview_id, signer, values }),
   /** The settings form of the bundle a server was installed from, with its values now. */
   bundleSettings: (name: string, locale: string) => call<BundleInfo>("bundle_settings", { name, locale }),
   /** Changes an installed bundle's settings; its server restarts. */

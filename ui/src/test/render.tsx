@@ -67,6 +67,7 @@ export function bundleInfo(extra: Partial<BundleInfo> = {}): BundleInfo {
     signature: { status: "unsigned" },
     installed_signature: null,
     signer_changed: false,
+    preview_id: "preview-1",
     ...extra,
   };
 }

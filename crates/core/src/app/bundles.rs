@@ -8,15 +8,21 @@
 //! secrets left empty. A server of the same name that was not installed from
 //! a bundle is never replaced. Deleting a bundle's server deletes its folder.
 //!
+//! A preview opens the bundle once ([`Bundle::open`]: a private copy under
+//! `<data dir>/opened-bundles/`) and keeps it under the id the preview
+//! carries; the install is given that id and the signer the user was shown,
+//! and unpacks that same copy, whatever became of the file in between.
+//!
 //! An installed bundle's settings can be changed later, as Claude Desktop's
 //! extension settings can: [`App::bundle_settings`] reads its unpacked
 //! manifest with the values it was given, and [`App::configure_bundle`] makes
 //! its server entry again from new ones.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{App, AppError};
+use super::{App, AppError, lock};
 use crate::bundle::{Bundle, BundleInfo, BundleValues, installed_in, installed_signature, installed_version};
 use crate::config::{ConfigError, McpServerConfig};
 
@@ -24,6 +30,16 @@ use crate::config::{ConfigError, McpServerConfig};
 const EXTENSIONS: &str = "extensions";
 /// How long an updated server may take to stop before its files are replaced.
 const STOP_WAIT: Duration = Duration::from_secs(10);
+/// Where opened bundles' private copies are, under the data directory.
+const OPENED: &str = "opened-bundles";
+/// How many previewed bundles are kept to install; an older one is opened again.
+const KEPT_PREVIEWS: usize = 4;
+/// How old a private copy left by a Patchbay that stopped must be to be deleted
+/// (one in use by another Patchbay on the same data directory is younger).
+const STALE_COPY: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Bundles previewed and not yet installed, oldest first, by preview id.
+pub(super) type Previews = VecDeque<(String, Bundle)>;
 
 impl App {
     /// The folder the bundle of server `name` is unpacked in.
@@ -47,9 +63,13 @@ impl App {
 
     /// What the install form shows for the bundle `file`, in `locale`'s
     /// words where the bundle has them, with the version it would replace and
-    /// whether that one was signed by someone else.
+    /// whether that one was signed by someone else. Its `preview_id` names
+    /// the opened bundle [`App::install_bundle`] installs.
     pub fn bundle_preview(&self, file: &Path, locale: &str) -> Result<BundleInfo, AppError> {
-        let bundle = Bundle::open(file)?.localized(locale);
+        let copies = self.inner.dir.path().join(OPENED);
+        remove_stale_copies(&copies);
+        let opened = Bundle::open(file, &copies)?;
+        let bundle = opened.clone().localized(locale);
         let dir = self.bundle_dir(&bundle.server_name());
         let previous = self.installed_bundle(&bundle, &dir)?;
         let mut info = bundle.info(&dir, previous.as_ref());
@@ -58,14 +78,50 @@ impl App {
             info.installed_signature = installed_signature(&dir);
             info.signer_changed = info.installed_signature.as_ref().is_some_and(|old| old.changed_to(&info.signature));
         }
+        let id = uuid::Uuid::new_v4().to_string();
+        info.preview_id = Some(id.clone());
+        let mut previews = lock(&self.inner.previews);
+        previews.push_back((id, opened));
+        while previews.len() > KEPT_PREVIEWS {
+            previews.pop_front();
+        }
         Ok(info)
     }
 
-    /// Installs (or updates) the bundle `file` with the user's settings and
-    /// starts its server; returns the server's name. Nothing is unpacked when
-    /// a setting is wrong.
-    pub async fn install_bundle(&self, file: &Path, values: &BundleValues) -> Result<String, AppError> {
-        let bundle = Bundle::open(file)?;
+    /// The bundle previewed as `preview_id`, when `signer` (a certificate's
+    /// fingerprint, none for an unsigned bundle) is who its preview showed.
+    fn previewed(&self, preview_id: &str, signer: Option<&str>) -> Result<Bundle, AppError> {
+        let previews = lock(&self.inner.previews);
+        let Some((_, bundle)) = previews.iter().find(|(id, _)| id == preview_id) else {
+            return Err(AppError::NotFound(format!(
+                "the bundle previewed as {preview_id:?} is no longer open; open the bundle again"
+            )));
+        };
+        let signed_by = bundle.signature().signer().map(|s| s.fingerprint.as_str());
+        if signed_by != signer {
+            let named = |by: Option<&str>| by.map_or("unsigned".into(), |f| format!("signed with certificate {f}"));
+            return Err(AppError::Invalid(format!(
+                "{} is not installed: its preview showed it {}, but it is {}",
+                bundle.server_name(),
+                named(signer),
+                named(signed_by)
+            )));
+        }
+        Ok(bundle.clone())
+    }
+
+    /// Installs (or updates) the bundle previewed as `preview_id` with the
+    /// user's settings and starts its server; returns the server's name.
+    /// `signer` is the fingerprint of the certificate the preview showed (none
+    /// when it showed the bundle unsigned): a bundle signed otherwise is
+    /// refused. Nothing is unpacked when a setting is wrong.
+    pub async fn install_bundle(
+        &self,
+        preview_id: &str,
+        signer: Option<&str>,
+        values: &BundleValues,
+    ) -> Result<String, AppError> {
+        let bundle = self.previewed(preview_id, signer)?;
         let name = bundle.server_name();
         let dir = self.bundle_dir(&name);
         let previous = self.installed_bundle(&bundle, &dir)?;
@@ -95,6 +151,7 @@ impl App {
             return Err(e);
         }
         Self::record_values(&name, &dir, values);
+        lock(&self.inner.previews).retain(|(id, _)| id != preview_id);
         Ok(name)
     }
 
@@ -147,6 +204,20 @@ impl App {
             && e.kind() != std::io::ErrorKind::NotFound
         {
             tracing::warn!("could not delete {}: {e}", dir.display());
+        }
+    }
+}
+
+/// Deletes the private copies in `dir` older than [`STALE_COPY`]: those of
+/// bundles a Patchbay that stopped had open.
+fn remove_stale_copies(dir: &Path) {
+    let stale = |entry: &std::fs::DirEntry| {
+        let modified = entry.metadata().and_then(|m| m.modified()).ok();
+        modified.and_then(|m| m.elapsed().ok()).is_some_and(|age| age > STALE_COPY)
+    };
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten().filter(stale) {
+        if let Err(e) = std::fs::remove_file(entry.path()) {
+            tracing::warn!("could not delete {}: {e}", entry.path().display());
         }
     }
 }

@@ -270,6 +270,8 @@ struct Inner {
     roots_sync: tokio::sync::Mutex<()>,
     /// Icons fetched from servers' URLs (see [`icons`]).
     icons: Mutex<HashMap<url::Url, icons::Fetched>>,
+    /// Bundles previewed and not yet installed, by preview id (see [`bundles`]).
+    previews: Mutex<bundles::Previews>,
     /// Environment lookup for the provider fallback (`OPENAI_API_KEY`, …).
     env: Box<EnvLookup>,
     /// Fired by [`App::shutdown`]: background indexing and loading stop.
@@ -325,6 +327,7 @@ impl App {
             server_requests: Mutex::default(),
             roots_sync: tokio::sync::Mutex::default(),
             icons: Mutex::default(),
+            previews: Mutex::default(),
             env: Box::new(|k| std::env::var(k).ok()),
             shutdown: tokio_util::sync::CancellationToken::new(),
         };

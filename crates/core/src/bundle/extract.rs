@@ -7,7 +7,7 @@ use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-use super::BundleError;
+use super::{Archive, BundleError};
 
 /// The most an unpacked bundle may take (bundles with `node_modules` reach a few hundred MB).
 pub(super) const MAX_UNPACKED: u64 = 4 << 30;
@@ -17,11 +17,13 @@ const MAX_ENTRIES: usize = 500_000;
 const TYPE_MASK: u32 = 0o170_000;
 const SYMLINK: u32 = 0o120_000;
 
-/// Unpacks `archive` into `into` (created, or replaced when it exists), making
+/// Unpacks `zip` (read from `archive`, which errors name) into `into`
+/// (created, or replaced when it exists), making
 /// `executable` (a path inside the bundle) runnable even when the archive lost
 /// its mode bits, and adding `record` (a file name and its contents: what the
 /// host keeps about the install), written over any entry of that name.
 pub(super) fn unpack(
+    zip: Archive,
     archive: &Path,
     into: &Path,
     executable: Option<&str>,
@@ -33,7 +35,7 @@ pub(super) fn unpack(
     let staging = parent.join(format!(".{leaf}.unpacking-{}", std::process::id()));
     let _ = fs::remove_dir_all(&staging);
     let (record_name, contents) = record;
-    let unpacked = unpack_all(archive, &staging)
+    let unpacked = unpack_all(zip, archive, &staging)
         .and_then(|()| match executable {
             Some(entry) => make_executable(&staging.join(entry)),
             None => Ok(()),
@@ -64,8 +66,7 @@ pub(super) fn unpack(
     Ok(())
 }
 
-fn unpack_all(archive: &Path, into: &Path) -> Result<(), BundleError> {
-    let mut zip = super::open_zip(archive)?;
+fn unpack_all(mut zip: Archive, archive: &Path, into: &Path) -> Result<(), BundleError> {
     if zip.len() > MAX_ENTRIES {
         return Err(BundleError::TooLarge { file: archive.to_path_buf(), what: format!("{} entries", zip.len()) });
     }

@@ -25,8 +25,12 @@
 //! the command line, where other programs can read it, is refused.
 //!
 //! A bundle signed with `mcpb sign` says who signed it ([`Signature`]); one
-//! changed after it was signed is refused. [`Bundle::localized`] shows its
-//! strings in the user's language when it has them (`localize.rs`).
+//! changed after it was signed is refused. [`Bundle::open`] first copies the
+//! file to a private one that it owns, and reads, verifies and unpacks only
+//! that copy, and of a signed one only the bytes the signature covers: what is
+//! shown is what is installed, whatever happens to the file meanwhile.
+//! [`Bundle::localized`] shows its strings in the user's language when it has
+//! them (`localize.rs`).
 
 mod extract;
 mod localize;
@@ -39,8 +43,9 @@ mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{MAIN_SEPARATOR, Path, PathBuf};
+use std::sync::Arc;
 
 use rustls_pki_types::TrustAnchor;
 use serde::Serialize;
@@ -128,6 +133,9 @@ pub struct BundleInfo {
     /// Whether the installed version was signed and this one is not signed
     /// by the same certificate: a warning sign for an update.
     pub signer_changed: bool,
+    /// The id of the opened bundle this preview shows, to install exactly it
+    /// (none for an installed bundle's settings).
+    pub preview_id: Option<String>,
 }
 
 /// One setting on the install form.
@@ -159,10 +167,20 @@ pub struct BundleSetting {
 pub struct Bundle {
     /// The `.mcpb` file, or the unpacked folder's `manifest.json`: what errors name.
     file: PathBuf,
-    /// The unpacked folder its files are read from, instead of the archive.
-    folder: Option<PathBuf>,
+    /// Where its files are read from.
+    files: Files,
     manifest: Manifest,
     signature: Signature,
+}
+
+/// Where a bundle's files are read from.
+#[derive(Debug, Clone)]
+enum Files {
+    /// The private copy of the `.mcpb` file (deleted with the last clone of
+    /// the bundle), read up to `len`: where its signature starts.
+    Archive { copy: Arc<tempfile::TempPath>, len: u64 },
+    /// The folder it was unpacked in.
+    Folder(PathBuf),
 }
 
 /// A setting's value, ready to substitute.
@@ -177,16 +195,21 @@ enum Resolved {
 }
 
 impl Bundle {
-    /// Reads `file`'s manifest and checks it: the fields Patchbay needs, this
-    /// platform, the entry point, and every `${user_config.…}` declared; then
-    /// its signature, against the roots this computer trusts.
-    pub fn open(file: &Path) -> Result<Self, BundleError> {
-        Self::open_trusting(file, signature::system_roots())
+    /// Copies `file` to a private file in `copies` (made `0700` when it is
+    /// new), checks the copy's signature against the roots this computer
+    /// trusts, then reads its manifest and checks it: the fields Patchbay
+    /// needs, this platform, the entry point, and every `${user_config.…}`
+    /// declared. The bundle reads only that copy from then on.
+    pub fn open(file: &Path, copies: &Path) -> Result<Self, BundleError> {
+        Self::open_trusting(file, copies, signature::system_roots())
     }
 
     /// [`Bundle::open`], trusting `roots` for signatures.
-    pub fn open_trusting(file: &Path, roots: &[TrustAnchor<'_>]) -> Result<Self, BundleError> {
-        let mut zip = open_zip(file)?;
+    pub fn open_trusting(file: &Path, copies: &Path, roots: &[TrustAnchor<'_>]) -> Result<Self, BundleError> {
+        let copy = private_copy(file, copies)?;
+        let (signature, len) = signature::verify(&copy, roots)
+            .map_err(|source| BundleError::Signature { file: file.to_owned(), source })?;
+        let mut zip = read_archive(file, &copy, len)?;
         let mut text = Vec::new();
         match zip.by_name("manifest.json") {
             Ok(entry) => entry.take(MAX_MANIFEST + 1).read_to_end(&mut text).map_err(|e| damaged(file, e))?,
@@ -199,11 +222,10 @@ impl Bundle {
             Err(e) => return Err(damaged(file, e)),
         };
         let manifest = parse_manifest(file, &text)?;
-        let bundle = Self { file: file.to_owned(), folder: None, manifest, signature: Signature::Unsigned };
+        let files = Files::Archive { copy: Arc::new(copy), len };
+        let bundle = Self { file: file.to_owned(), files, manifest, signature };
         bundle.check(|entry| zip.index_for_name(entry).is_some())?;
-        let signature = signature::verify(file, roots)
-            .map_err(|source| BundleError::Signature { file: file.to_owned(), source })?;
-        Ok(Self { signature, ..bundle })
+        Ok(bundle)
     }
 
     /// The bundle unpacked in `dir`, as it was installed: its manifest checked
@@ -217,7 +239,7 @@ impl Bundle {
         let text = read.map_err(|source| BundleError::Read { file: file.clone(), source })?;
         let manifest = parse_manifest(&file, &text)?;
         let signature = installed_signature(dir).unwrap_or(Signature::Unsigned);
-        let bundle = Self { file, folder: Some(dir.to_owned()), manifest, signature };
+        let bundle = Self { file, files: Files::Folder(dir.to_owned()), manifest, signature };
         bundle.check(|entry| dir.join(entry).is_file())?;
         Ok(bundle)
     }
@@ -226,12 +248,12 @@ impl Bundle {
     fn read_entry(&self, entry: &str, limit: u64) -> Result<Vec<u8>, String> {
         let entry = entry.trim_start_matches("./");
         let mut bytes = Vec::new();
-        match &self.folder {
-            Some(dir) => File::open(dir.join(entry))
+        match &self.files {
+            Files::Folder(dir) => File::open(dir.join(entry))
                 .and_then(|f| f.take(limit).read_to_end(&mut bytes))
                 .map_err(|e| e.to_string())?,
-            None => {
-                let mut zip = open_zip(&self.file).map_err(|e| e.to_string())?;
+            Files::Archive { copy, len } => {
+                let mut zip = read_archive(&self.file, copy, *len).map_err(|e| e.to_string())?;
                 let file = zip.by_name(entry).map_err(|e| e.to_string())?;
                 file.take(limit).read_to_end(&mut bytes).map_err(|e| e.to_string())?
             }
@@ -246,9 +268,9 @@ impl Bundle {
             let tag = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
             (!tag.is_empty() && !tag.contains('/')).then(|| (tag.to_owned(), name.to_owned()))
         };
-        match &self.folder {
+        match &self.files {
             // The tag ends the first segment after the prefix's folder: list that folder.
-            Some(root) => {
+            Files::Folder(root) => {
                 let (dir, start) = prefix.rsplit_once('/').map_or(("", prefix), |(d, s)| (d, s));
                 let segment_end = suffix.split('/').next().unwrap_or_default();
                 std::fs::read_dir(root.join(dir))
@@ -263,7 +285,9 @@ impl Bundle {
                     })
                     .collect()
             }
-            None => open_zip(&self.file).map(|zip| zip.file_names().filter_map(tag_of).collect()).unwrap_or_default(),
+            Files::Archive { copy, len } => read_archive(&self.file, copy, *len)
+                .map(|zip| zip.file_names().filter_map(tag_of).collect())
+                .unwrap_or_default(),
         }
     }
 
@@ -415,6 +439,7 @@ impl Bundle {
             signature: self.signature.clone(),
             installed_signature: None,
             signer_changed: false,
+            preview_id: None,
         }
     }
 
@@ -550,8 +575,11 @@ impl Bundle {
             ServerKind::Binary => self.manifest.server.entry_point.as_deref(),
             _ => None,
         };
+        let Files::Archive { copy, len } = &self.files else {
+            return Err(BundleError::NotABundle { file: self.file.clone(), reason: "it is unpacked already".into() });
+        };
         let record = serde_json::to_vec(&self.signature).expect("a signature serialises");
-        extract::unpack(&self.file, dir, executable, (SIGNATURE_RECORD, &record))
+        extract::unpack(read_archive(&self.file, copy, *len)?, &self.file, dir, executable, (SIGNATURE_RECORD, &record))
     }
 }
 
@@ -588,11 +616,73 @@ pub fn installed_version(dir: &Path) -> Option<String> {
     manifest.get("version")?.as_str().map(str::to_owned)
 }
 
-type Archive = zip::ZipArchive<BufReader<File>>;
+type Archive = zip::ZipArchive<BufReader<Prefix>>;
 
-fn open_zip(file: &Path) -> Result<Archive, BundleError> {
-    let reader = File::open(file).map_err(|source| BundleError::Read { file: file.to_owned(), source })?;
-    zip::ZipArchive::new(BufReader::new(reader)).map_err(|e| damaged(file, e))
+/// The archive in the first `len` bytes of `copy` (a copy of `file`, which errors name).
+fn read_archive(file: &Path, copy: &Path, len: u64) -> Result<Archive, BundleError> {
+    let opened = File::open(copy).map_err(|source| BundleError::Read { file: file.to_owned(), source })?;
+    zip::ZipArchive::new(BufReader::new(Prefix { file: opened, len, pos: 0 })).map_err(|e| damaged(file, e))
+}
+
+/// The first `len` bytes of a file, read as if they were all of it: the zip
+/// reader, which looks for the archive's end from the end, never sees the
+/// signature block after them.
+struct Prefix {
+    file: File,
+    len: u64,
+    pos: u64,
+}
+
+impl Read for Prefix {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let room = usize::try_from(self.len.saturating_sub(self.pos)).unwrap_or(usize::MAX);
+        let wanted = buf.len().min(room);
+        let read = self.file.read(&mut buf[..wanted])?;
+        self.pos += read as u64;
+        Ok(read)
+    }
+}
+
+impl Seek for Prefix {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(at) => Some(at),
+            SeekFrom::End(by) => self.len.checked_add_signed(by),
+            SeekFrom::Current(by) => self.pos.checked_add_signed(by),
+        };
+        let target = target.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a seek before the start"))?;
+        self.pos = self.file.seek(SeekFrom::Start(target))?;
+        Ok(self.pos)
+    }
+}
+
+/// Copies `file` to a new private file in `dir` (only its owner may read it;
+/// `dir` is made readable by its owner only when it is created here).
+fn private_copy(file: &Path, dir: &Path) -> Result<tempfile::TempPath, BundleError> {
+    let read = |source| BundleError::Read { file: file.to_owned(), source };
+    let write = |source| BundleError::Write { path: dir.to_owned(), source };
+    let mut from = File::open(file).map_err(read)?;
+    let mut folder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
+    folder.recursive(true).create(dir).map_err(write)?;
+    let mut copy = tempfile::Builder::new().prefix("bundle-").suffix(".mcpb").tempfile_in(dir).map_err(write)?;
+    let mut buf = vec![0; 64 << 10];
+    let mut copied: u64 = 0;
+    loop {
+        let n = from.read(&mut buf).map_err(read)?;
+        if n == 0 {
+            break;
+        }
+        copied += n as u64;
+        if copied > extract::MAX_UNPACKED {
+            let what = format!("the file is over {} GiB", extract::MAX_UNPACKED >> 30);
+            return Err(BundleError::TooLarge { file: file.to_owned(), what });
+        }
+        copy.write_all(&buf[..n]).map_err(write)?;
+    }
+    copy.flush().map_err(write)?;
+    Ok(copy.into_temp_path())
 }
 
 fn damaged(file: &Path, reason: impl std::fmt::Display) -> BundleError {

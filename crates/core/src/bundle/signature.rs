@@ -6,10 +6,13 @@
 //! finds that block, checks the content's digest against the signed
 //! `messageDigest` attribute and the signature over the signed attributes
 //! against the signer's certificate, and then the certificate's chain to the
-//! system's roots for code signing.
+//! system's roots for code signing. It returns how long the signed archive
+//! is: the bundle is read from those bytes only, never from the block.
 //!
 //! A bundle changed after it was signed, or a block that does not parse, is
-//! an error: such a file is not installed. A valid signature whose
+//! an error: such a file is not installed. So is a block with more in it than
+//! the signature, and signed bytes that do not end with the zip's end record:
+//! nothing unsigned may sit where a zip reader looks. A valid signature whose
 //! certificate is not trusted is reported as such, with the reason; the user
 //! decides, as for an unsigned bundle.
 //!
@@ -153,10 +156,13 @@ pub enum SignatureError {
     Changed,
     #[error("its signature does not match the signing certificate")]
     BadSignature,
+    #[error("its signature does not start where its archive ends")]
+    NotAfterArchive,
 }
 
-/// Reads `file`'s signature, if it has one, and checks it against `roots`.
-pub fn verify(file: &Path, roots: &[TrustAnchor<'_>]) -> Result<Signature, SignatureError> {
+/// Reads `file`'s signature, if it has one, and checks it against `roots`;
+/// with the length of the archive it covers (the whole file when unsigned).
+pub fn verify(file: &Path, roots: &[TrustAnchor<'_>]) -> Result<(Signature, u64), SignatureError> {
     let read = |e: std::io::Error| SignatureError::Read(e.to_string());
     let mut f = File::open(file).map_err(read)?;
     let len = f.metadata().map_err(read)?.len();
@@ -165,11 +171,14 @@ pub fn verify(file: &Path, roots: &[TrustAnchor<'_>]) -> Result<Signature, Signa
     let mut tail = Vec::with_capacity(tail_len as usize);
     f.by_ref().take(tail_len).read_to_end(&mut tail).map_err(read)?;
     let Some((start, block)) = find_block(&tail) else {
-        return Ok(Signature::Unsigned);
+        return Ok((Signature::Unsigned, len));
     };
     let signed = parse_signed_data(block)?;
-    f.seek(SeekFrom::Start(0)).map_err(read)?;
     let content_len = len - tail_len + start as u64;
+    if !ends_archive(&mut f, content_len).map_err(read)? {
+        return Err(SignatureError::NotAfterArchive);
+    }
+    f.seek(SeekFrom::Start(0)).map_err(read)?;
     let digest = hash(signed.digest, f.take(content_len)).map_err(read)?;
     if digest != signed.message_digest {
         return Err(SignatureError::Changed);
@@ -183,7 +192,7 @@ pub fn verify(file: &Path, roots: &[TrustAnchor<'_>]) -> Result<Signature, Signa
     }
     let signer = signed.signer_cert.signer();
     if signed.signer_cert.issuer == signed.signer_cert.subject {
-        return Ok(Signature::SelfSigned { signer });
+        return Ok((Signature::SelfSigned { signer }, content_len));
     }
     let intermediates: Vec<CertificateDer<'_>> = signed
         .certificates
@@ -201,11 +210,27 @@ pub fn verify(file: &Path, roots: &[TrustAnchor<'_>]) -> Result<Signature, Signa
         None,
         None,
     );
-    Ok(match chain {
+    let signature = match chain {
         Ok(_) if !signed.signer_cert.code_signing => Signature::Untrusted { signer, reason: Distrust::NotForCode },
         Ok(_) => Signature::Signed { signer },
         Err(e) => Signature::Untrusted { signer, reason: untrusted_reason(&e) },
-    })
+    };
+    Ok((signature, content_len))
+}
+
+/// Whether the first `len` bytes of `f` end with a zip's end-of-central-directory
+/// record (22 bytes and its comment, which may be up to 64 KiB).
+fn ends_archive(f: &mut File, len: u64) -> std::io::Result<bool> {
+    const EOCD: &[u8] = b"PK\x05\x06";
+    const EOCD_LEN: usize = 22;
+    let window = len.min(EOCD_LEN as u64 + u16::MAX as u64);
+    f.seek(SeekFrom::Start(len - window))?;
+    let mut tail = Vec::with_capacity(window as usize);
+    f.by_ref().take(window).read_to_end(&mut tail)?;
+    Ok((0..tail.len().saturating_sub(EOCD_LEN - 1)).rev().any(|at| {
+        let comment = u16::from_le_bytes([tail[at + 20], tail[at + 21]]) as usize;
+        tail[at..].starts_with(EOCD) && at + EOCD_LEN + comment == tail.len()
+    }))
 }
 
 /// The roots this computer trusts (`SSL_CERT_FILE`/`SSL_CERT_DIR` when set,
@@ -316,7 +341,11 @@ struct SignedData<'a> {
 
 fn parse_signed_data(der: &[u8]) -> Result<SignedData<'_>, SignatureError> {
     use SignatureError::Damaged;
-    let mut info = Reader::new(der).expect(SEQUENCE)?.reader();
+    let mut block = Reader::new(der);
+    let mut info = block.expect(SEQUENCE)?.reader();
+    if !block.is_empty() {
+        return Err(Damaged("it holds more than the signature"));
+    }
     if info.expect(OID)?.body != OID_SIGNED_DATA {
         return Err(Damaged("not a PKCS#7 signature"));
     }

@@ -65,7 +65,7 @@ fn open(manifest: &Value, files: &[(&str, &[u8], u32)]) -> (tempfile::TempDir, R
 fn open_text(manifest: &str, files: &[(&str, &[u8], u32)]) -> (tempfile::TempDir, Result<Bundle, BundleError>) {
     let dir = tempfile::tempdir().unwrap();
     let file = bundle_file(dir.path(), "b.mcpb", manifest, files);
-    let bundle = Bundle::open(&file);
+    let bundle = Bundle::open(&file, dir.path());
     (dir, bundle)
 }
 
@@ -270,15 +270,20 @@ fn a_file_that_is_not_a_bundle_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let text = dir.path().join("notes.mcpb");
     std::fs::write(&text, "just text").unwrap();
-    let error = Bundle::open(&text).unwrap_err().to_string();
+    let error = Bundle::open(&text, dir.path()).unwrap_err().to_string();
     assert!(error.starts_with(&format!("{} is not an MCP bundle", text.display())), "{error}");
 
     let empty_zip = dir.path().join("empty.mcpb");
     zip::ZipWriter::new(std::fs::File::create(&empty_zip).unwrap()).finish().unwrap();
-    assert!(Bundle::open(&empty_zip).unwrap_err().to_string().ends_with("it has no manifest.json"));
+    assert!(Bundle::open(&empty_zip, dir.path()).unwrap_err().to_string().ends_with("it has no manifest.json"));
 
     let missing = dir.path().join("missing.mcpb");
-    assert!(Bundle::open(&missing).unwrap_err().to_string().starts_with(&format!("cannot read {}", missing.display())));
+    assert!(
+        Bundle::open(&missing, dir.path())
+            .unwrap_err()
+            .to_string()
+            .starts_with(&format!("cannot read {}", missing.display()))
+    );
 }
 
 #[test]
@@ -311,7 +316,7 @@ fn a_link_in_the_bundle_is_refused() {
     zip.add_symlink("server/passwd", "/etc/passwd", SimpleFileOptions::default()).unwrap();
     zip.finish().unwrap();
     let home = dir.path().join("extensions/notes");
-    let error = Bundle::open(&path).unwrap().unpack(&home).unwrap_err();
+    let error = Bundle::open(&path, dir.path()).unwrap().unpack(&home).unwrap_err();
     assert_eq!(error.to_string(), "the bundle's entry \"server/passwd\" is not unpacked: it is a symbolic link");
     assert!(!home.exists());
 }

@@ -1,5 +1,5 @@
-import { cleanup, screen } from "@testing-library/react";
-import { afterEach, describe, expect, it } from "vitest";
+import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { BundleSignature } from "../../lib/ipc";
 import { bundleInfo, renderIn } from "../../test/render";
 import { BundleInstall, type BundleIpc } from "./BundleInstall";
@@ -23,7 +23,7 @@ const ipc: BundleIpc = {
 };
 
 function shown(signature: BundleSignature, lang: "en" | "zh" = "en") {
-  renderIn(<BundleInstall ipc={ipc} target={{ kind: "install", path: "/b.mcpb" }} info={bundleInfo({ signature })} onClose={() => {}} onInstalled={() => {}} />, lang);
+  renderIn(<BundleInstall ipc={ipc} target={{ kind: "install" }} info={bundleInfo({ signature })} onClose={() => {}} onInstalled={() => {}} />, lang);
   const line = screen.getByTestId("bundle-signature");
   return { text: line.textContent, status: line.dataset.status, className: line.className, title: line.title };
 }
@@ -51,13 +51,21 @@ describe("BundleInstall's signature line", () => {
   it("warns when an update is not signed with the installed version's certificate", () => {
     const update = (signer_changed: boolean) =>
       bundleInfo({ installed_version: "1.0.0", installed_signature: { status: "signed", signer }, signer_changed });
-    renderIn(<BundleInstall ipc={ipc} target={{ kind: "install", path: "/b.mcpb" }} info={update(true)} onClose={() => {}} onInstalled={() => {}} />);
+    renderIn(<BundleInstall ipc={ipc} target={{ kind: "install" }} info={update(true)} onClose={() => {}} onInstalled={() => {}} />);
     expect(screen.getByTestId("bundle-signer-changed").textContent).toContain(
       "The installed version was signed by Ada-Tools (certificate ab12…), and this one is not signed with that certificate.",
     );
     cleanup();
-    renderIn(<BundleInstall ipc={ipc} target={{ kind: "install", path: "/b.mcpb" }} info={update(false)} onClose={() => {}} onInstalled={() => {}} />);
+    renderIn(<BundleInstall ipc={ipc} target={{ kind: "install" }} info={update(false)} onClose={() => {}} onInstalled={() => {}} />);
     expect(screen.queryByTestId("bundle-signer-changed")).toBeNull();
+  });
+
+  it("installs the bundle previewed, saying who the preview showed signed it", async () => {
+    const installBundle = vi.fn(() => Promise.resolve("notes"));
+    const info = bundleInfo({ signature: { status: "signed", signer }, preview_id: "preview-7" });
+    renderIn(<BundleInstall ipc={{ ...ipc, installBundle }} target={{ kind: "install" }} info={info} onClose={() => {}} onInstalled={() => {}} />);
+    fireEvent.click(screen.getByRole("button", { name: "Install" }));
+    await waitFor(() => expect(installBundle).toHaveBeenCalledWith("preview-7", "ab12", {}));
   });
 
   it("says the reason in the interface's language", () => {

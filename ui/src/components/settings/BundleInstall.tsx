@@ -23,7 +23,7 @@ import { Dialog } from "../common/Dialog";
 export type BundleIpc = Pick<Ipc, "installBundle" | "configureBundle" | "bundleSettings" | "pickSettingFile" | "kbPickFolder">;
 
 /** What the form does: install the bundle file at `path`, or change the settings of the bundle `server` runs. */
-export type BundleTarget = { kind: "install"; path: string } | { kind: "configure"; server: string };
+export type BundleTarget = { kind: "install" } | { kind: "configure"; server: string };
 
 /** The form's text for a setting's value now, else its default (lists one entry per line). */
 function initial(s: BundleSetting): string | boolean {
@@ -175,7 +175,9 @@ export function BundleInstall({
     setError(null);
     const values = bundleValues(info.settings, form);
     const done =
-      target.kind === "install" ? ipc.installBundle(target.path, values) : ipc.configureBundle(target.server, values).then(() => target.server);
+      target.kind === "install"
+        ? ipc.installBundle(info.preview_id ?? "", info.signature.status === "unsigned" ? null : info.signature.signer.fingerprint, values)
+        : ipc.configureBundle(target.server, values).then(() => target.server);
     done.then(
       (server) => onInstalled(server),
       (e: unknown) => {

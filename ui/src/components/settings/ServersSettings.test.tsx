@@ -943,8 +943,9 @@ describe("ServersSettings", () => {
     fireEvent.click(within(dialog).getByLabelText("Verbose"));
     fireEvent.click(within(dialog).getByRole("button", { name: "Update" }));
     await waitFor(() => expect(f.ipc.installBundle).toHaveBeenCalled());
-    const [path, values] = (f.ipc.installBundle as ReturnType<typeof vi.fn>).mock.calls[0] as [string, Record<string, unknown>];
-    expect(path).toBe("/tmp/notes-2.0.0.mcpb");
+    const [preview, signer, values] = (f.ipc.installBundle as ReturnType<typeof vi.fn>).mock.calls[0] as [string, string | null, Record<string, unknown>];
+    // What the preview showed: its opened copy, unsigned.
+    expect([preview, signer]).toEqual(["preview-1", null]);
     // The token left empty is not sent (the core keeps the stored one); nor is the empty region.
     expect(values).toEqual({ folders: ["/home/ada/Notes", "/srv/shared notes"], limit: 25, verbose: true });
     expect((await screen.findByTestId("bundle-installed")).textContent).toBe("Installed the server notes.");
@@ -988,7 +989,7 @@ describe("ServersSettings", () => {
     fireEvent.change(within(dialog).getByLabelText(/^Folders/), { target: { value: "docs" } });
     fireEvent.click(within(dialog).getByRole("button", { name: "Update" }));
     expect(await within(dialog).findByText(/is not an absolute path/)).toBeTruthy();
-    const [, values] = (f.ipc.installBundle as ReturnType<typeof vi.fn>).mock.calls[0] as [string, Record<string, unknown>];
+    const [, , values] = (f.ipc.installBundle as ReturnType<typeof vi.fn>).mock.calls[0] as [string, string | null, Record<string, unknown>];
     expect(values.token).toBe("  tok with spaces ");
     expect(screen.getByTestId("bundle-install")).toBeTruthy();
   });

@@ -542,12 +542,13 @@ export function ServersSettings({
   // A bundle still downloading when the page goes is called off with it.
   const downloads = useAborts({ onUnmount: true });
   const [presets, setPresets] = useState<ServerPreset[]>([]);
-  const [bundle, setBundle] = useState<{ path: string; info: BundleInfo } | null>(null);
+  // The bundle previewed: installing it installs this preview's copy, not the file again.
+  const [bundle, setBundle] = useState<BundleInfo | null>(null);
   const [installed, setInstalled] = useState<string | null>(null);
   const preview = useCallback(
     (path: string) =>
       void act(async () => {
-        setBundle({ path, info: await ipc.bundlePreview(path, lang === "zh" ? "zh-CN" : "en-US") });
+        setBundle(await ipc.bundlePreview(path, lang === "zh" ? "zh-CN" : "en-US"));
       }),
     [ipc, act, lang],
   );
@@ -752,8 +753,8 @@ export function ServersSettings({
       {bundle && (
         <BundleInstall
           ipc={ipc}
-          target={{ kind: "install", path: bundle.path }}
-          info={bundle.info}
+          target={{ kind: "install" }}
+          info={bundle}
           onClose={() => setBundle(null)}
           onInstalled={(server) => {
             setBundle(null);
