@@ -163,7 +163,9 @@ async fn start_tools(
     knowledge: Option<KnowledgeBase>,
     sampling: SamplingModel,
 ) -> anyhow::Result<Arc<dyn ToolHost>> {
-    let configured = ConfigStore::new(store.clone()).servers()?;
+    let config = ConfigStore::new(store.clone());
+    let configured = config.servers()?;
+    let ids = config.server_ids()?;
     let mut servers: Vec<_> = match only {
         None => configured.into_iter().filter(|s| s.enabled).collect(),
         Some(names) => {
@@ -194,7 +196,7 @@ async fn start_tools(
     }
     servers.push(builtin::config(knowledge_tool));
     let traces = TraceStore::new(store.clone());
-    Ok(Arc::new(RegistryTools::new(registry, servers).with_traces(traces)))
+    Ok(Arc::new(RegistryTools::new(registry, servers).with_server_ids(ids).with_traces(traces)))
 }
 
 impl Session {

@@ -210,6 +210,7 @@ mod tests {
             server: BUILTIN_SERVER.into(),
             tool: tool.into(),
             arguments: arguments.as_object().cloned().unwrap_or_default(),
+            pin: tools.iter().find(|t| t.tool == tool).expect("listed").pin.clone(),
         };
         let events = |id: &str| ToolEvents::new(id.into(), tx.clone());
         let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();

@@ -100,7 +100,7 @@ fn everything(approval: ApprovalMode) -> McpServerConfig {
     let mut config =
         McpServerConfig::stdio("everything", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
     config.approval = approval;
-    // echo says it only reads, which would allow it by default: ask explicitly.
+    // For echo as well: a per-tool setting wins over the server's.
     config.tool_approval.insert("echo".into(), approval);
     config
 }

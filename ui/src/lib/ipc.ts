@@ -162,6 +162,8 @@ export interface McpServerConfig {
   disabled_tools: string[];
   /** Whether the server sees the shared roots (knowledge-base and shared folders). */
   share_roots: boolean;
+  /** Whether tools that say they only read (`readOnlyHint`) run without asking; off by default. */
+  read_only_auto_allow: boolean;
   /** Sign-in without a browser (remote servers); absent: the server's own OAuth sign-in when it asks. */
   client_credentials?: ClientCredentials | null;
   extra: Record<string, unknown>;

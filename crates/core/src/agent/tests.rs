@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::config::ApprovalMode;
-use crate::conversations::{ConversationStore, MessageId, MessageStatus, Part, Passage, ToolCallStatus};
+use crate::conversations::{ConversationStore, MessageId, MessageStatus, Part, Passage, ToolCallStatus, ToolPin};
 use crate::llm::{ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, StreamEvent, ToolSpec, Usage};
 use crate::store::Store;
 
@@ -106,6 +106,8 @@ struct TestTools {
     max_running: AtomicUsize,
     saw_cancel: AtomicBool,
     calls: AtomicUsize,
+    /// The version of the tools' definitions (their fingerprints).
+    version: AtomicUsize,
 }
 
 fn spec(name: &str) -> ToolSpec {
@@ -116,10 +118,15 @@ fn spec(name: &str) -> ToolSpec {
     }
 }
 
+fn pin(server: &str, tool: &str, version: usize) -> ToolPin {
+    ToolPin { server_id: server.into(), tool: tool.into(), fingerprint: format!("{server}/{tool} v{version}") }
+}
+
 #[async_trait::async_trait]
 impl ToolHost for TestTools {
     async fn list_tools(&self, _cancel: CancellationToken) -> Vec<HostedTool> {
         let approval = if self.ask { ApprovalMode::Ask } else { ApprovalMode::Allow };
+        let version = self.version.load(Ordering::SeqCst);
         let mut tools: Vec<HostedTool> = ["echo", "fail", "slow", "wait_cancel", "forbidden", "late_log"]
             .iter()
             .map(|name| HostedTool {
@@ -127,6 +134,7 @@ impl ToolHost for TestTools {
                 server: "test".into(),
                 tool: (*name).into(),
                 approval: if *name == "forbidden" { ApprovalMode::Deny } else { approval },
+                pin: pin("test", name, version),
                 timeout: (*name == "slow").then(|| Duration::from_secs(1)),
             })
             .collect();
@@ -135,6 +143,7 @@ impl ToolHost for TestTools {
             server: BUILTIN_SERVER.into(),
             tool: "current_time".into(),
             approval: ApprovalMode::Allow,
+            pin: pin(BUILTIN_SERVER, "current_time", version),
             timeout: None,
         });
         tools
@@ -511,6 +520,34 @@ async fn approval_for_the_conversation_is_remembered_and_deny_tells_the_model() 
     assert_eq!(outcomes(&events), [("x".to_owned(), ToolOutcome::Declined)]);
     assert_eq!(tools.calls.load(Ordering::SeqCst), 2, "a denied call does not run");
     assert!(provider.requests()[1].messages.iter().any(|m| matches!(m, ChatMessage::Tool { is_error: true, .. })));
+}
+
+#[tokio::test]
+async fn a_grant_for_the_conversation_ends_when_the_tools_definition_changes() {
+    let f = fixture();
+    let tools = Arc::new(TestTools { ask: true, ..TestTools::default() });
+    let rounds = (0..3).flat_map(|_| [ask_round(), vec![text("ran"), finish(FinishReason::Stop)]]).collect();
+    let provider = Scripted::new(rounds);
+    let asked = |events: &[AgentEvent]| events.iter().any(|e| matches!(e, AgentEvent::ApprovalNeeded { .. }));
+    let run = |text: &'static str| {
+        let mut turn = f.agent.start(f.send(provider.clone(), tools.clone(), text)).unwrap();
+        let control = turn.control();
+        async move {
+            let mut events = Vec::new();
+            while let Some(e) = turn.next().await {
+                if let AgentEvent::ApprovalNeeded { approval_id, .. } = &e {
+                    control.answer(*approval_id, ApprovalDecision::AllowForConversation).unwrap();
+                }
+                events.push(e);
+            }
+            events
+        }
+    };
+    assert!(asked(&run("first").await));
+    assert!(!asked(&run("granted").await));
+    tools.version.fetch_add(1, Ordering::SeqCst);
+    assert!(asked(&run("changed").await), "the grant was for the old definition");
+    assert_eq!(tools.calls.load(Ordering::SeqCst), 3);
 }
 
 #[tokio::test]

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::AgentEvent;
 use crate::config::ApprovalMode;
-use crate::conversations::ConversationId;
+use crate::conversations::{ConversationId, ToolPin};
 use crate::llm::{ContentPart, ToolSpec};
 
 /// A tool as a host offers it.
@@ -29,6 +29,8 @@ pub struct HostedTool {
     pub tool: String,
     /// Whether a call needs the user's approval.
     pub approval: ApprovalMode,
+    /// What "allow for this conversation" is pinned to.
+    pub pin: ToolPin,
     /// How long a call may run; the loop's default when `None`.
     pub timeout: Option<Duration>,
 }
@@ -46,6 +48,9 @@ pub struct ToolInvocation {
     pub tool: String,
     /// Parsed arguments (always a JSON object).
     pub arguments: serde_json::Map<String, serde_json::Value>,
+    /// The tool as it was listed, offered and approved: a host refuses the
+    /// call when the tool's definition has changed since.
+    pub pin: ToolPin,
 }
 
 /// What a call returned.
@@ -100,7 +105,8 @@ pub trait ToolHost: Send + Sync {
     /// The tools it offers now.
     async fn list_tools(&self, cancel: CancellationToken) -> Vec<HostedTool>;
 
-    /// Runs one call. Must stop promptly (and tell the server, for MCP:
+    /// Runs one call, unless the tool is no longer the one in `call.pin`
+    /// (then an error output says so). Must stop promptly (and tell the server, for MCP:
     /// `notifications/cancelled`) when `cancel` fires. Failures are outputs
     /// with `is_error`.
     async fn call_tool(&self, call: ToolInvocation, events: ToolEvents, cancel: CancellationToken) -> ToolOutput;
@@ -162,6 +168,7 @@ mod tests {
             server: server.into(),
             tool: name.into(),
             approval: ApprovalMode::Ask,
+            pin: ToolPin { server_id: server.into(), tool: name.into(), fingerprint: String::new() },
             timeout: None,
         };
         let only = ToolSelection::Only { servers: ["fs".to_owned()].into(), tools: ["web/fetch".to_owned()].into() };

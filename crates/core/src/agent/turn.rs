@@ -704,8 +704,7 @@ impl Runner {
                 return Ok(Err((ToolOutcome::Declined, ToolOutput::error(text))));
             }
             (ApprovalMode::Ask, ApprovalPolicy::Ask) => {
-                self.conversations.has_grant(self.conversation, &tool.spec.name)?
-                    || self.ask(call, tool, &arguments).await?
+                self.conversations.has_grant(self.conversation, &tool.pin)? || self.ask(call, tool, &arguments).await?
             }
         };
         if !allowed {
@@ -718,6 +717,7 @@ impl Runner {
             server: tool.server.clone(),
             tool: tool.tool.clone(),
             arguments,
+            pin: tool.pin.clone(),
         };
         Ok(Ok((tool, invocation)))
     }
@@ -747,7 +747,7 @@ impl Runner {
         match decision {
             ApprovalDecision::AllowOnce => Ok(true),
             ApprovalDecision::AllowForConversation => {
-                self.conversations.grant(self.conversation, &tool.spec.name)?;
+                self.conversations.grant(self.conversation, &tool.pin)?;
                 Ok(true)
             }
             ApprovalDecision::Deny => Ok(false),

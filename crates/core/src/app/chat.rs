@@ -503,7 +503,8 @@ impl App {
         let mut servers = self.inner.config.servers()?;
         servers.push(builtin::config(knowledge_tool));
         let traces = TraceStore::new(self.inner.store.clone());
-        Ok(Arc::new(RegistryTools::new(self.inner.registry.clone(), servers).with_traces(traces)))
+        let ids = self.inner.config.server_ids()?;
+        Ok(Arc::new(RegistryTools::new(self.inner.registry.clone(), servers).with_server_ids(ids).with_traces(traces)))
     }
 
     /// The tools a turn offers: the assistant's choice narrowed by the

@@ -32,7 +32,7 @@ use crate::config::{
 };
 use crate::downloads::{self, DownloadError, Requested, SavedFile};
 use crate::llm::ToolSpec;
-use crate::mcp::approval::{ApprovalPolicy, ConversationGrants};
+use crate::mcp::approval::ApprovalPolicy;
 use crate::mcp::apps::AppPage;
 use crate::mcp::content::{
     ResourcePreview, ResultLimits, for_model, for_ui, prompt_text, resource_preview, resource_text,
@@ -163,6 +163,9 @@ impl App {
                 config.name.trim()
             )));
         }
+        if let Some(problem) = crate::mcp::naming::server_name_problem(&config.name) {
+            return Err(AppError::Invalid(problem));
+        }
         if let Some((field, _)) =
             config.secret_fields().into_iter().find(|(_, v)| **v == ValueSource::Secret(String::new()))
         {
@@ -289,7 +292,7 @@ impl App {
         let mut out = Vec::new();
         for config in configs {
             let Ok(tools) = self.inner.registry.tools(&config.name) else { continue };
-            let policy = ApprovalPolicy::from_config(&config, true);
+            let policy = ApprovalPolicy::from_config(&config);
             let place = Self::icon_place(&config);
             let stats = self.traces().stats(&config.name)?;
             for tool in tools {
@@ -311,7 +314,7 @@ impl App {
                     ),
                     view: crate::mcp::apps::tool_view(&tool),
                     enabled: !config.disabled_tools.contains(&name),
-                    approval: policy.decide(&config.name, &tool, &ConversationGrants::default()).mode(),
+                    approval: policy.decide(&tool).mode(),
                     schema_tokens: budget::count_tools(std::slice::from_ref(&spec), counter),
                     stats: stats.get(&name).cloned(),
                     name,
@@ -395,8 +398,7 @@ impl App {
         if config.disabled_tools.contains(tool) {
             return refuse("it is switched off in Settings → MCP servers");
         }
-        match ApprovalPolicy::from_config(&config, true).decide(server, &listed, &ConversationGrants::default()).mode()
-        {
+        match ApprovalPolicy::from_config(&config).decide(&listed).mode() {
             ApprovalMode::Deny => return refuse("its approval is set to deny"),
             ApprovalMode::Ask if !approved => return refuse("it needs your approval"),
             _ => {}

@@ -540,6 +540,7 @@ impl Bundle {
             server.tool_approval = previous.tool_approval.clone();
             server.disabled_tools = previous.disabled_tools.clone();
             server.share_roots = previous.share_roots;
+            server.read_only_auto_allow = previous.read_only_auto_allow;
         }
         Ok((server, secrets))
     }

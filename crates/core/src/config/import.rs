@@ -718,6 +718,8 @@ fn check_name(raw: &str, path: &str, issues: &mut Vec<ImportIssue>) {
         issues.push(issue(path, format!("the name is longer than {MAX_NAME_LEN} characters")));
     } else if is_reserved_name(&name) {
         issues.push(issue(path, format!("the name {name:?} is taken by Patchbay's built-in tools; rename the server")));
+    } else if let Some(problem) = crate::mcp::naming::server_name_problem(&name) {
+        issues.push(issue(path, problem));
     }
 }
 
@@ -1358,6 +1360,7 @@ fn keep_settings(server: &mut McpServerConfig, stored: &McpServerConfig) {
     server.tool_approval = stored.tool_approval.clone();
     server.disabled_tools = stored.disabled_tools.clone();
     server.share_roots = stored.share_roots;
+    server.read_only_auto_allow = stored.read_only_auto_allow;
 }
 
 /// Writes secrets, returning the previous values; on failure, restores those already written.

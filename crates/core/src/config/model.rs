@@ -265,6 +265,11 @@ pub struct McpServerConfig {
     /// arguments name: an imported config keeps working as it did elsewhere.
     #[serde(default)]
     pub share_roots: bool,
+    /// Whether its tools that claim to only read (`readOnlyHint`) run without
+    /// asking when its approval is "ask". Off by default, for every server:
+    /// annotations are the server's claims, and only the user can trust them.
+    #[serde(default)]
+    pub read_only_auto_allow: bool,
     /// Authorization without a browser, for a remote server: the OAuth
     /// client-credentials grant. `None`: the server's own sign-in, when it asks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -373,6 +378,7 @@ impl McpServerConfig {
             tool_approval: BTreeMap::new(),
             disabled_tools: BTreeSet::new(),
             share_roots: false,
+            read_only_auto_allow: false,
             client_credentials: None,
             extra: serde_json::Map::new(),
         }

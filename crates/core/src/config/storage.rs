@@ -4,6 +4,7 @@
 //! [`ConfigStore::replace_servers`] swaps the whole server list at once, so an
 //! import either applies completely or not at all.
 
+use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{OptionalExtension, Transaction};
@@ -67,6 +68,17 @@ impl ConfigStore {
     /// One MCP server by name.
     pub fn server(&self, name: &str) -> Result<McpServerConfig, ConfigError> {
         self.get(SERVERS, name)
+    }
+
+    /// Every stored MCP server's identity, by name: made when the server is
+    /// added, kept while it is edited in place, never given to a server added
+    /// later under the same name (what grants for a conversation are pinned to).
+    pub fn server_ids(&self) -> Result<BTreeMap<String, String>, ConfigError> {
+        Ok(self.store.read(|c| {
+            let mut stmt = c.prepare("SELECT name, id FROM mcp_servers")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect()
+        })?)
     }
 
     /// Creates or replaces an MCP server (matched by name).

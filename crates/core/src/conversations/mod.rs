@@ -34,6 +34,19 @@ pub type ConversationId = i64;
 /// A message's id.
 pub type MessageId = i64;
 
+/// What "allow for this conversation" is pinned to: a grant counts only for
+/// the same server (its stored identity, which a server added later under the
+/// same name does not share), the same tool, and the same definition.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ToolPin {
+    /// The server's identity (see `ConfigStore::server_ids`).
+    pub server_id: String,
+    /// The server's own name for the tool.
+    pub tool: String,
+    /// The hex fingerprint of the tool's definition as it was listed.
+    pub fingerprint: String,
+}
+
 /// Errors from the conversation store.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -694,12 +707,13 @@ impl ConversationStore {
             .collect())
     }
 
-    /// Whether the user allowed `tool` for the whole conversation.
-    pub fn has_grant(&self, id: ConversationId, tool: &str) -> Result<bool, ConversationError> {
+    /// Whether the user allowed this tool, as it is defined now, for the whole conversation.
+    pub fn has_grant(&self, id: ConversationId, pin: &ToolPin) -> Result<bool, ConversationError> {
         Ok(self.store.read(|c| {
             c.query_row(
-                "SELECT 1 FROM conversation_tool_grants WHERE conversation_id = ?1 AND tool = ?2",
-                (id, tool),
+                "SELECT 1 FROM conversation_tool_grants
+                 WHERE conversation_id = ?1 AND server_id = ?2 AND tool = ?3 AND fingerprint = ?4",
+                (id, &pin.server_id, &pin.tool, &pin.fingerprint),
                 |_| Ok(()),
             )
             .optional()
@@ -707,12 +721,13 @@ impl ConversationStore {
         })?)
     }
 
-    /// Allows `tool` for the rest of the conversation.
-    pub fn grant(&self, id: ConversationId, tool: &str) -> Result<(), ConversationError> {
+    /// Allows this tool, as it is defined now, for the rest of the conversation.
+    pub fn grant(&self, id: ConversationId, pin: &ToolPin) -> Result<(), ConversationError> {
         self.store.write(|tx| {
             tx.execute(
-                "INSERT OR IGNORE INTO conversation_tool_grants(conversation_id, tool) VALUES (?1, ?2)",
-                (id, tool),
+                "INSERT OR REPLACE INTO conversation_tool_grants(conversation_id, server_id, tool, fingerprint)
+                 VALUES (?1, ?2, ?3, ?4)",
+                (id, &pin.server_id, &pin.tool, &pin.fingerprint),
             )
             .map_err(|e| ConversationError::from(self.store.error(e)))
             .map(drop)

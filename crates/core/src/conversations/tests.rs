@@ -211,14 +211,23 @@ fn an_export_file_is_named_after_the_title() {
 }
 
 #[test]
-fn grants_are_per_conversation() {
+fn grants_are_per_conversation_server_tool_and_definition() {
     let conv = store();
     let a = conv.create("a", None, None).unwrap();
     let b = conv.create("b", None, None).unwrap();
-    conv.grant(a.id, "fs__write").unwrap();
-    conv.grant(a.id, "fs__write").unwrap();
-    assert!(conv.has_grant(a.id, "fs__write").unwrap());
-    assert!(!conv.has_grant(b.id, "fs__write").unwrap());
+    let pin = ToolPin { server_id: "id-1".into(), tool: "write".into(), fingerprint: "f1".into() };
+    conv.grant(a.id, &pin).unwrap();
+    conv.grant(a.id, &pin).unwrap();
+    assert!(conv.has_grant(a.id, &pin).unwrap());
+    assert!(!conv.has_grant(b.id, &pin).unwrap());
+    let changed = ToolPin { fingerprint: "f2".into(), ..pin.clone() };
+    assert!(!conv.has_grant(a.id, &changed).unwrap(), "a changed definition is not granted");
+    let other_server = ToolPin { server_id: "id-2".into(), ..pin.clone() };
+    assert!(!conv.has_grant(a.id, &other_server).unwrap());
+    // Granting the new definition replaces the old one.
+    conv.grant(a.id, &changed).unwrap();
+    assert!(conv.has_grant(a.id, &changed).unwrap());
+    assert!(!conv.has_grant(a.id, &pin).unwrap());
 }
 
 /// A streaming answer with some text and a running tool call, left unfinished.

@@ -1,23 +1,23 @@
 //! Tool-call approval policy.
 //!
-//! Whether a tool call runs, asks the user, or is refused is decided here, as
-//! pure logic over the server's configuration ([`ApprovalMode`] default plus
-//! per-tool overrides), the tool's definition and annotations, and the grants
-//! the user made for one conversation.
+//! Whether a call runs, asks the user, or is refused is decided here, as pure
+//! logic over the server's configuration ([`ApprovalMode`] default plus
+//! per-tool overrides) and the tool's annotations.
 //!
-//! Every approval is pinned twice:
-//! - to a [`ToolFingerprint`] of the tool's definition (name, description,
-//!   input and output schema, annotations), so a server that changes what a
-//!   tool claims to do after it was approved is asked about again;
-//! - for a single call, to the [`ArgumentsHash`] of the exact arguments shown
-//!   to the user, checked by [`ApprovedCall::verify`] just before the call.
+//! "Allow for this conversation" is pinned to the server's stored identity,
+//! the tool and a [`ToolFingerprint`] of its definition (the turn loop keeps
+//! grants in the conversation store), so a server that changes what a tool
+//! claims to do after it was allowed is asked about again; the host checks the
+//! fingerprint once more just before the call ([`check_unchanged`]).
 //!
-//! `readOnlyHint` tools may default to allow ([`ApprovalPolicy::read_only_auto_allow`]);
-//! a tool that is also hinted destructive never does.
+//! Annotations are the server's claims, not facts (MCP specification): a
+//! `readOnlyHint` tool runs without asking only where the user switched that
+//! on for its server ([`ApprovalPolicy::read_only_auto_allow`]), and never
+//! when it is also hinted destructive.
 
 use std::collections::BTreeMap;
 
-use rmcp::model::{JsonObject, Tool};
+use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -28,15 +28,9 @@ use crate::config::{ApprovalMode, McpServerConfig};
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ApprovalError {
-    /// The approval was for another server or tool.
-    #[error("the approval was given for {approved_server}/{approved_tool}, not {server}/{tool}")]
-    WrongTool { approved_server: String, approved_tool: String, server: String, tool: String },
-    /// The tool's definition changed since the user approved it.
-    #[error("tool {server}/{tool} changed its definition after it was approved; ask again")]
+    /// The tool's definition changed (or the tool went away) since it was listed and approved.
+    #[error("tool {server}/{tool} changed its definition after it was offered and approved; it did not run")]
     ToolChanged { server: String, tool: String },
-    /// The arguments about to be sent are not the ones the user approved.
-    #[error("the arguments for {server}/{tool} differ from the ones that were approved")]
-    ArgumentsChanged { server: String, tool: String },
 }
 
 /// Writes `value` as JSON with object keys sorted, so equal values hash equally.
@@ -81,34 +75,17 @@ fn canonical_sha256(value: &Value) -> String {
 pub struct ToolFingerprint(String);
 
 impl ToolFingerprint {
-    /// Fingerprints name, description, input and output schema and annotations.
+    /// Fingerprints name, title, description, input and output schema and annotations.
     pub fn of(tool: &Tool) -> Self {
         let definition = serde_json::json!({
             "name": tool.name,
+            "title": tool.title,
             "description": tool.description,
             "inputSchema": tool.input_schema.as_ref(),
             "outputSchema": tool.output_schema.as_deref(),
             "annotations": tool.annotations,
         });
         Self(canonical_sha256(&definition))
-    }
-
-    /// The hex digest.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-/// The sha256 of a call's arguments (key order does not matter).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ArgumentsHash(String);
-
-impl ArgumentsHash {
-    /// Hashes the arguments; no arguments hash like an empty object.
-    pub fn of(arguments: Option<&JsonObject>) -> Self {
-        let value = Value::Object(arguments.cloned().unwrap_or_default());
-        Self(canonical_sha256(&value))
     }
 
     /// The hex digest.
@@ -148,9 +125,7 @@ pub enum AllowReason {
     ToolSetting,
     /// The server's default is "allow".
     ServerDefault,
-    /// The user allowed this tool, as it is now, for the conversation.
-    ConversationGrant,
-    /// The tool says it only reads, and read-only tools are allowed.
+    /// The tool says it only reads, and the user lets such tools of this server run.
     ReadOnly,
 }
 
@@ -162,8 +137,6 @@ pub enum AskReason {
     ToolSetting,
     /// The server's default is "ask".
     ServerDefault,
-    /// The tool was allowed for the conversation, but its definition changed since.
-    DefinitionChanged,
 }
 
 /// Why a call is refused.
@@ -184,37 +157,33 @@ pub struct ApprovalPolicy {
     /// Per-tool modes, by the server's own tool name.
     pub overrides: BTreeMap<String, ApprovalMode>,
     /// Whether tools hinted `readOnlyHint` (and not destructive) run without
-    /// asking when the server's default is "ask".
+    /// asking when the server's default is "ask" (the user's switch, off by default).
     pub read_only_auto_allow: bool,
 }
 
 impl ApprovalPolicy {
     /// The policy a server's configuration describes.
-    pub fn from_config(config: &McpServerConfig, read_only_auto_allow: bool) -> Self {
-        Self { default: config.approval, overrides: config.tool_approval.clone(), read_only_auto_allow }
+    pub fn from_config(config: &McpServerConfig) -> Self {
+        Self {
+            default: config.approval,
+            overrides: config.tool_approval.clone(),
+            read_only_auto_allow: config.read_only_auto_allow,
+        }
     }
 
-    /// Decides a call of `tool` on `server` in a conversation holding `grants`.
-    ///
-    /// A per-tool setting wins over the server default; "deny" is never
-    /// overridden by a grant; a grant only counts while the tool's definition
-    /// is the one that was granted.
-    pub fn decide(&self, server: &str, tool: &Tool, grants: &ConversationGrants) -> Decision {
-        let grant = grants.check(server, tool);
+    /// Decides a call of `tool`: a per-tool setting wins over the server default.
+    pub fn decide(&self, tool: &Tool) -> Decision {
         match self.overrides.get(tool.name.as_ref()) {
             Some(ApprovalMode::Deny) => Decision::Deny(DenyReason::ToolSetting),
             Some(ApprovalMode::Allow) => Decision::Allow(AllowReason::ToolSetting),
-            Some(ApprovalMode::Ask) => grant.unwrap_or(Decision::Ask(AskReason::ToolSetting)),
+            Some(ApprovalMode::Ask) => Decision::Ask(AskReason::ToolSetting),
             None => match self.default {
                 ApprovalMode::Deny => Decision::Deny(DenyReason::ServerDefault),
                 ApprovalMode::Allow => Decision::Allow(AllowReason::ServerDefault),
-                ApprovalMode::Ask => grant.unwrap_or_else(|| {
-                    if self.read_only_auto_allow && is_read_only(tool) {
-                        Decision::Allow(AllowReason::ReadOnly)
-                    } else {
-                        Decision::Ask(AskReason::ServerDefault)
-                    }
-                }),
+                ApprovalMode::Ask if self.read_only_auto_allow && is_read_only(tool) => {
+                    Decision::Allow(AllowReason::ReadOnly)
+                }
+                ApprovalMode::Ask => Decision::Ask(AskReason::ServerDefault),
             },
         }
     }
@@ -225,76 +194,18 @@ pub fn is_read_only(tool: &Tool) -> bool {
     tool.annotations.as_ref().is_some_and(|a| a.read_only_hint == Some(true) && a.destructive_hint != Some(true))
 }
 
-/// The tools the user allowed for the rest of one conversation.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ConversationGrants {
-    granted: BTreeMap<(String, String), ToolFingerprint>,
-}
-
-impl ConversationGrants {
-    /// Allows `tool` of `server`, as it is defined now, for the conversation.
-    pub fn grant(&mut self, server: &str, tool: &Tool) {
-        self.granted.insert((server.to_owned(), tool.name.to_string()), ToolFingerprint::of(tool));
-    }
-
-    /// Withdraws a grant.
-    pub fn revoke(&mut self, server: &str, tool: &str) {
-        self.granted.remove(&(server.to_owned(), tool.to_owned()));
-    }
-
-    /// `Allow` for a current grant, `Ask(DefinitionChanged)` for a stale one, `None` without one.
-    fn check(&self, server: &str, tool: &Tool) -> Option<Decision> {
-        let granted = self.granted.get(&(server.to_owned(), tool.name.to_string()))?;
-        Some(if *granted == ToolFingerprint::of(tool) {
-            Decision::Allow(AllowReason::ConversationGrant)
-        } else {
-            Decision::Ask(AskReason::DefinitionChanged)
-        })
-    }
-}
-
-/// One call as the user approved it: which tool, as it was defined, with which arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApprovedCall {
-    /// The configured server name.
-    pub server: String,
-    /// The server's tool name.
-    pub tool: String,
-    /// The tool's definition when the user approved.
-    pub fingerprint: ToolFingerprint,
-    /// The arguments the user saw.
-    pub arguments: ArgumentsHash,
-}
-
-impl ApprovedCall {
-    /// Records an approval of calling `tool` with `arguments`.
-    pub fn new(server: &str, tool: &Tool, arguments: Option<&JsonObject>) -> Self {
-        Self {
-            server: server.to_owned(),
-            tool: tool.name.to_string(),
-            fingerprint: ToolFingerprint::of(tool),
-            arguments: ArgumentsHash::of(arguments),
-        }
-    }
-
-    /// Checks, just before the call, that it is the call that was approved:
-    /// same tool, same definition, same arguments.
-    pub fn verify(&self, server: &str, tool: &Tool, arguments: Option<&JsonObject>) -> Result<(), ApprovalError> {
-        if self.server != server || self.tool != tool.name {
-            return Err(ApprovalError::WrongTool {
-                approved_server: self.server.clone(),
-                approved_tool: self.tool.clone(),
-                server: server.to_owned(),
-                tool: tool.name.to_string(),
-            });
-        }
-        if self.fingerprint != ToolFingerprint::of(tool) {
-            return Err(ApprovalError::ToolChanged { server: self.server.clone(), tool: self.tool.clone() });
-        }
-        if self.arguments != ArgumentsHash::of(arguments) {
-            return Err(ApprovalError::ArgumentsChanged { server: self.server.clone(), tool: self.tool.clone() });
-        }
-        Ok(())
+/// Checks, just before a call, that `current` (the tool as the server lists
+/// it now; `None` when it is gone) is still the definition that was offered
+/// and approved as `approved`.
+pub fn check_unchanged(
+    server: &str,
+    tool: &str,
+    approved: &str,
+    current: Option<&Tool>,
+) -> Result<(), ApprovalError> {
+    match current {
+        Some(current) if ToolFingerprint::of(current).as_str() == approved => Ok(()),
+        _ => Err(ApprovalError::ToolChanged { server: server.to_owned(), tool: tool.to_owned() }),
     }
 }
 
@@ -302,7 +213,7 @@ impl ApprovedCall {
 mod tests {
     use std::sync::Arc;
 
-    use rmcp::model::ToolAnnotations;
+    use rmcp::model::{JsonObject, ToolAnnotations};
     use serde_json::json;
 
     use super::*;
@@ -328,122 +239,77 @@ mod tests {
         }
     }
 
+    #[test]
+    fn server_default_applies_without_override() {
+        let t = tool("write", "writes");
+        assert_eq!(policy(ApprovalMode::Ask, &[], false).decide(&t), Decision::Ask(AskReason::ServerDefault));
+        assert_eq!(policy(ApprovalMode::Allow, &[], false).decide(&t), Decision::Allow(AllowReason::ServerDefault));
+        assert_eq!(policy(ApprovalMode::Deny, &[], false).decide(&t), Decision::Deny(DenyReason::ServerDefault));
+    }
+
+    #[test]
+    fn tool_override_wins_over_server_default() {
+        let p = policy(ApprovalMode::Deny, &[("read", ApprovalMode::Allow), ("ask", ApprovalMode::Ask)], false);
+        assert_eq!(p.decide(&tool("read", "d")), Decision::Allow(AllowReason::ToolSetting));
+        assert_eq!(p.decide(&tool("ask", "d")), Decision::Ask(AskReason::ToolSetting));
+        let p = policy(ApprovalMode::Allow, &[("rm", ApprovalMode::Deny)], true);
+        assert_eq!(p.decide(&annotated("rm", Some(true), None)), Decision::Deny(DenyReason::ToolSetting));
+    }
+
+    #[test]
+    fn read_only_defaults_to_allow_only_when_enabled_and_not_destructive() {
+        let on = policy(ApprovalMode::Ask, &[], true);
+        let off = policy(ApprovalMode::Ask, &[], false);
+        let reader = annotated("read", Some(true), None);
+        assert_eq!(on.decide(&reader), Decision::Allow(AllowReason::ReadOnly));
+        assert_eq!(off.decide(&reader), Decision::Ask(AskReason::ServerDefault));
+        let contradictory = annotated("read", Some(true), Some(true));
+        assert_eq!(on.decide(&contradictory), Decision::Ask(AskReason::ServerDefault));
+        let destructive = annotated("rm", Some(false), Some(true));
+        assert_eq!(on.decide(&destructive), Decision::Ask(AskReason::ServerDefault));
+        // A per-tool "ask" is not overridden by the read-only hint.
+        let p = policy(ApprovalMode::Ask, &[("read", ApprovalMode::Ask)], true);
+        assert_eq!(p.decide(&reader), Decision::Ask(AskReason::ToolSetting));
+    }
+
+    #[test]
+    fn a_server_config_leaves_read_only_tools_asking_until_switched_on() {
+        let reader = annotated("read", Some(true), None);
+        let mut config = McpServerConfig::stdio("fs", "server", &[]);
+        assert_eq!(ApprovalPolicy::from_config(&config).decide(&reader), Decision::Ask(AskReason::ServerDefault));
+        config.read_only_auto_allow = true;
+        assert_eq!(ApprovalPolicy::from_config(&config).decide(&reader), Decision::Allow(AllowReason::ReadOnly));
+    }
+
     fn args(value: Value) -> JsonObject {
         let Value::Object(map) = value else { panic!("not an object") };
         map
     }
 
     #[test]
-    fn server_default_applies_without_override() {
-        let grants = ConversationGrants::default();
-        let t = tool("write", "writes");
-        assert_eq!(
-            policy(ApprovalMode::Ask, &[], false).decide("s", &t, &grants),
-            Decision::Ask(AskReason::ServerDefault)
-        );
-        assert_eq!(
-            policy(ApprovalMode::Allow, &[], false).decide("s", &t, &grants),
-            Decision::Allow(AllowReason::ServerDefault)
-        );
-        assert_eq!(
-            policy(ApprovalMode::Deny, &[], false).decide("s", &t, &grants),
-            Decision::Deny(DenyReason::ServerDefault)
-        );
-    }
-
-    #[test]
-    fn tool_override_wins_over_server_default() {
-        let grants = ConversationGrants::default();
-        let p = policy(ApprovalMode::Deny, &[("read", ApprovalMode::Allow), ("ask", ApprovalMode::Ask)], false);
-        assert_eq!(p.decide("s", &tool("read", "d"), &grants), Decision::Allow(AllowReason::ToolSetting));
-        assert_eq!(p.decide("s", &tool("ask", "d"), &grants), Decision::Ask(AskReason::ToolSetting));
-        let p = policy(ApprovalMode::Allow, &[("rm", ApprovalMode::Deny)], true);
-        assert_eq!(p.decide("s", &annotated("rm", Some(true), None), &grants), Decision::Deny(DenyReason::ToolSetting));
-    }
-
-    #[test]
-    fn read_only_defaults_to_allow_only_when_enabled_and_not_destructive() {
-        let grants = ConversationGrants::default();
-        let on = policy(ApprovalMode::Ask, &[], true);
-        let off = policy(ApprovalMode::Ask, &[], false);
-        let reader = annotated("read", Some(true), None);
-        assert_eq!(on.decide("s", &reader, &grants), Decision::Allow(AllowReason::ReadOnly));
-        assert_eq!(off.decide("s", &reader, &grants), Decision::Ask(AskReason::ServerDefault));
-        let contradictory = annotated("read", Some(true), Some(true));
-        assert_eq!(on.decide("s", &contradictory, &grants), Decision::Ask(AskReason::ServerDefault));
-        let destructive = annotated("rm", Some(false), Some(true));
-        assert_eq!(on.decide("s", &destructive, &grants), Decision::Ask(AskReason::ServerDefault));
-        // A per-tool "ask" is not overridden by the read-only hint.
-        let p = policy(ApprovalMode::Ask, &[("read", ApprovalMode::Ask)], true);
-        assert_eq!(p.decide("s", &reader, &grants), Decision::Ask(AskReason::ToolSetting));
-    }
-
-    #[test]
-    fn conversation_grant_allows_until_the_definition_changes() {
-        let p = policy(ApprovalMode::Ask, &[], false);
-        let mut grants = ConversationGrants::default();
-        let before = tool("write", "writes a file");
-        grants.grant("s", &before);
-        assert_eq!(p.decide("s", &before, &grants), Decision::Allow(AllowReason::ConversationGrant));
-        // Same tool name on another server is not granted.
-        assert_eq!(p.decide("other", &before, &grants), Decision::Ask(AskReason::ServerDefault));
-        let after = tool("write", "writes a file and uploads it somewhere");
-        assert_eq!(p.decide("s", &after, &grants), Decision::Ask(AskReason::DefinitionChanged));
-        grants.revoke("s", "write");
-        assert_eq!(p.decide("s", &before, &grants), Decision::Ask(AskReason::ServerDefault));
-    }
-
-    #[test]
-    fn grants_never_override_deny() {
-        let mut grants = ConversationGrants::default();
-        let t = tool("write", "d");
-        grants.grant("s", &t);
-        assert_eq!(
-            policy(ApprovalMode::Deny, &[], false).decide("s", &t, &grants),
-            Decision::Deny(DenyReason::ServerDefault)
-        );
-        assert_eq!(
-            policy(ApprovalMode::Allow, &[("write", ApprovalMode::Deny)], false).decide("s", &t, &grants),
-            Decision::Deny(DenyReason::ToolSetting)
-        );
-    }
-
-    #[test]
-    fn fingerprint_covers_schema_and_annotations_but_not_key_order() {
+    fn fingerprint_covers_title_schema_and_annotations_but_not_key_order() {
         let base = tool("t", "d");
         let mut schema_changed = base.clone();
         schema_changed.input_schema = Arc::new(args(json!({"type": "object", "properties": {}})));
         assert_ne!(ToolFingerprint::of(&base), ToolFingerprint::of(&schema_changed));
         let hinted = annotated("t", Some(true), None);
         assert_ne!(ToolFingerprint::of(&base), ToolFingerprint::of(&hinted));
+        let mut titled = base.clone();
+        titled.title = Some("Delete everything".into());
+        assert_ne!(ToolFingerprint::of(&base), ToolFingerprint::of(&titled));
         let mut reordered = base.clone();
         reordered.input_schema = Arc::new(args(json!({"properties": {"path": {"type": "string"}}, "type": "object"})));
         assert_eq!(ToolFingerprint::of(&base), ToolFingerprint::of(&reordered));
     }
 
     #[test]
-    fn approved_call_checks_tool_definition_and_exact_arguments() {
-        let t = tool("write", "d");
-        let approved_args = args(json!({"path": "/tmp/a", "mode": {"x": 1, "y": [1, 2]}}));
-        let approved = ApprovedCall::new("s", &t, Some(&approved_args));
-        let same_reordered = args(json!({"mode": {"y": [1, 2], "x": 1}, "path": "/tmp/a"}));
-        assert_eq!(approved.verify("s", &t, Some(&same_reordered)), Ok(()));
-        let swapped = args(json!({"path": "/etc/passwd", "mode": {"x": 1, "y": [1, 2]}}));
-        assert!(matches!(approved.verify("s", &t, Some(&swapped)), Err(ApprovalError::ArgumentsChanged { .. })));
-        let reordered_array = args(json!({"path": "/tmp/a", "mode": {"x": 1, "y": [2, 1]}}));
-        assert!(matches!(
-            approved.verify("s", &t, Some(&reordered_array)),
-            Err(ApprovalError::ArgumentsChanged { .. })
-        ));
-        assert!(matches!(approved.verify("s", &t, None), Err(ApprovalError::ArgumentsChanged { .. })));
-        let changed = tool("write", "now also deletes");
-        assert!(matches!(approved.verify("s", &changed, Some(&approved_args)), Err(ApprovalError::ToolChanged { .. })));
-        assert!(matches!(approved.verify("other", &t, Some(&approved_args)), Err(ApprovalError::WrongTool { .. })));
-    }
-
-    #[test]
-    fn no_arguments_hash_like_an_empty_object() {
-        assert_eq!(ArgumentsHash::of(None), ArgumentsHash::of(Some(&JsonObject::new())));
-        assert_ne!(ArgumentsHash::of(None), ArgumentsHash::of(Some(&args(json!({"a": null})))));
+    fn a_changed_or_missing_tool_is_not_the_one_approved() {
+        let before = tool("write", "writes a file");
+        let approved = ToolFingerprint::of(&before);
+        assert_eq!(check_unchanged("s", "write", approved.as_str(), Some(&before)), Ok(()));
+        let after = tool("write", "writes a file and uploads it somewhere");
+        let changed = Err(ApprovalError::ToolChanged { server: "s".into(), tool: "write".into() });
+        assert_eq!(check_unchanged("s", "write", approved.as_str(), Some(&after)), changed);
+        assert_eq!(check_unchanged("s", "write", approved.as_str(), None), changed);
     }
 }

@@ -3,7 +3,9 @@
 //! built-in server), the approval mode from the
 //! server's policy, results converted and capped for the model, progress
 //! and log notifications forwarded to the call's events, and each server's
-//! `instructions` for the system prompt.
+//! `instructions` for the system prompt. Each tool is pinned (server
+//! identity, tool, fingerprint of its definition) for grants, and a call runs
+//! only while the tool is still defined as it was listed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -11,13 +13,14 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{ApprovalPolicy, ConversationGrants};
+use super::approval::{ApprovalPolicy, ToolFingerprint, check_unchanged};
 use super::content::{ResultLimits, for_model};
 use super::naming::ToolNames;
 use super::traces::{TraceStore, TracedCall, traced_call};
 use super::{CallEvent, CallOptions, McpRegistry};
 use crate::agent::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput};
 use crate::config::McpServerConfig;
+use crate::conversations::ToolPin;
 use crate::llm::ToolSpec;
 
 /// Serves the tools of a registry's ready servers to the chat engine.
@@ -25,6 +28,8 @@ use crate::llm::ToolSpec;
 pub struct RegistryTools {
     registry: McpRegistry,
     configs: Arc<BTreeMap<String, McpServerConfig>>,
+    /// Stored servers' identities by name, for pinning grants.
+    server_ids: Arc<BTreeMap<String, String>>,
     limits: ResultLimits,
     traces: Option<TraceStore>,
 }
@@ -34,7 +39,20 @@ impl RegistryTools {
     /// and time limits taken from `configs`.
     pub fn new(registry: McpRegistry, configs: impl IntoIterator<Item = McpServerConfig>) -> Self {
         let configs = configs.into_iter().map(|c| (c.name.clone(), c)).collect();
-        Self { registry, configs: Arc::new(configs), limits: ResultLimits::default(), traces: None }
+        Self {
+            registry,
+            configs: Arc::new(configs),
+            server_ids: Arc::default(),
+            limits: ResultLimits::default(),
+            traces: None,
+        }
+    }
+
+    /// Pins grants to the stored servers' identities (`ConfigStore::server_ids`);
+    /// a server without one (the built-in server) is known by its name.
+    pub fn with_server_ids(mut self, ids: BTreeMap<String, String>) -> Self {
+        self.server_ids = Arc::new(ids);
+        self
     }
 
     /// Records every call's JSON-RPC exchange in `traces` (a failure to record is logged).
@@ -72,7 +90,6 @@ impl ToolHost for RegistryTools {
         // clash with the others, which always hold the `__` separator.
         let prefixed = catalogue.iter().filter(|(c, _)| c.name != BUILTIN_SERVER);
         let names = ToolNames::build(prefixed.map(|(c, t)| (c.name.as_str(), t.name.as_ref())));
-        let grants = ConversationGrants::default();
         catalogue
             .iter()
             .filter_map(|(config, tool)| {
@@ -81,7 +98,7 @@ impl ToolHost for RegistryTools {
                 } else {
                     names.model_name(&config.name, &tool.name)?.to_owned()
                 };
-                let policy = ApprovalPolicy::from_config(config, true);
+                let server_id = self.server_ids.get(&config.name).unwrap_or(&config.name);
                 Some(HostedTool {
                     spec: ToolSpec {
                         name,
@@ -90,7 +107,12 @@ impl ToolHost for RegistryTools {
                     },
                     server: config.name.clone(),
                     tool: tool.name.to_string(),
-                    approval: policy.decide(&config.name, tool, &grants).mode(),
+                    approval: ApprovalPolicy::from_config(config).decide(tool).mode(),
+                    pin: ToolPin {
+                        server_id: server_id.clone(),
+                        tool: tool.name.to_string(),
+                        fingerprint: ToolFingerprint::of(tool).as_str().to_owned(),
+                    },
                     timeout: Some(Duration::from_secs(config.timeouts.call_secs)),
                 })
             })
@@ -98,6 +120,10 @@ impl ToolHost for RegistryTools {
     }
 
     async fn call_tool(&self, call: ToolInvocation, events: ToolEvents, cancel: CancellationToken) -> ToolOutput {
+        let current = self.registry.tools(&call.server).ok().and_then(|t| t.into_iter().find(|t| t.name == call.tool));
+        if let Err(e) = check_unchanged(&call.server, &call.tool, &call.pin.fingerprint, current.as_ref()) {
+            return ToolOutput::error(e.to_string());
+        }
         let (tx, mut rx) = tokio::sync::mpsc::channel(64);
         // Ends when the registry drops the call's route (shortly after the
         // answer, so late notifications still arrive).

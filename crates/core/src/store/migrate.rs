@@ -37,6 +37,7 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "pinned conversations",
         sql: include_str!("migrations/0011_pinned_conversations.sql"),
     },
+    Migration { version: 12, name: "pinned grants", sql: include_str!("migrations/0012_pinned_grants.sql") },
 ];
 
 /// The schema version this build writes.

@@ -15,6 +15,7 @@ const cfg = (name: string): McpServerConfig => ({
   tool_approval: {},
   disabled_tools: [],
   share_roots: true,
+  read_only_auto_allow: false,
   extra: {},
 });
 

@@ -156,6 +156,7 @@ export function ServerEditor({
   const [startup, setStartup] = useState(String(initial.timeouts.startup_secs));
   const [callSecs, setCallSecs] = useState(String(initial.timeouts.call_secs));
   const [shareRoots, setShareRoots] = useState(initial.share_roots);
+  const [readOnlyAuto, setReadOnlyAuto] = useState(initial.read_only_auto_allow);
   const about = (id: string) => {
     const key = `serverPresets.${id}`;
     return isMessageKey(key) ? t(key) : "";
@@ -175,6 +176,7 @@ export function ServerEditor({
     setUrl(x.type !== "stdio" ? x.url : "");
     setHeaders(x.type !== "stdio" ? toPairs(x.headers) : []);
     setShareRoots(c.share_roots);
+    setReadOnlyAuto(c.read_only_auto_allow);
   };
   const cc = initial.client_credentials ?? null;
   const [auth, setAuth] = useState<AuthMethod>(cc ? cc.key.method : "browser");
@@ -192,6 +194,7 @@ export function ServerEditor({
       name: n,
       approval,
       share_roots: shareRoots,
+      read_only_auto_allow: readOnlyAuto,
       timeouts: { startup_secs: secs(startup, initial.timeouts.startup_secs), call_secs: secs(callSecs, initial.timeouts.call_secs) },
     };
     if (type === "stdio") {
@@ -356,6 +359,16 @@ export function ServerEditor({
           <option value="deny">{t("tools.deny")}</option>
         </select>
       </label>
+      <label className="check">
+        <input
+          id="server-read-only-auto"
+          type="checkbox"
+          checked={readOnlyAuto}
+          onChange={(e) => setReadOnlyAuto(e.target.checked)}
+        />{" "}
+        {t("servers.readOnlyAuto")}
+      </label>
+      <p className="muted small">{t("servers.readOnlyAutoHint")}</p>
       <div className="row">
         <label className="field">
           <span>{t("servers.startupSecs")}</span>

@@ -15,6 +15,7 @@ const config: McpServerConfig = {
   tool_approval: {},
   disabled_tools: [],
   share_roots: true,
+  read_only_auto_allow: false,
   extra: {},
 };
 
@@ -588,10 +589,14 @@ describe("ServersSettings", () => {
     const share = within(editor).getByLabelText("Share folders (knowledge-base and shared folders) with this server") as HTMLInputElement;
     expect(share.checked).toBe(true);
     fireEvent.click(share);
+    const readOnly = within(editor).getByLabelText("Run read-only tools without asking") as HTMLInputElement;
+    expect(readOnly.checked).toBe(false);
+    fireEvent.click(readOnly);
     fireEvent.click(within(editor).getByRole("button", { name: "Save" }));
     await waitFor(() => expect(f.ipc.saveServer).toHaveBeenCalled());
     const [saved, secrets] = (f.ipc.saveServer as ReturnType<typeof vi.fn>).mock.calls[0] as [McpServerConfig, Record<string, string>];
     expect(saved.share_roots).toBe(false);
+    expect(saved.read_only_auto_allow).toBe(true);
     expect(saved.transport).toEqual({
       type: "stdio",
       command: "npx",
@@ -656,6 +661,7 @@ describe("ServersSettings", () => {
         expect.objectContaining({
           name: "filesystem",
           share_roots: true,
+          read_only_auto_allow: false,
           transport: { type: "stdio", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem"], env: {}, cwd: null },
         }),
         {},

@@ -107,6 +107,7 @@ export function blankServer(): McpServerConfig {
     tool_approval: {},
     disabled_tools: [],
     share_roots: false,
+    read_only_auto_allow: false,
     extra: {},
   };
 }
