@@ -189,7 +189,8 @@ async fn server_names_that_would_pass_for_another_servers_tools_are_refused_on_s
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_only_tool_asks_unless_the_user_lets_its_server_skip_the_question() {
     // server-everything's `echo` says it only reads (`readOnlyHint`).
-    let f = open(calls("everything", "echo", r#"{"message": "hi"}"#, 2), &[mcp_common::everything_stdio("everything")]).await;
+    let f = open(calls("everything", "echo", r#"{"message": "hi"}"#, 2), &[mcp_common::everything_stdio("everything")])
+        .await;
     let conversation = &f.conversation;
     let echo = |app: &App| app.list_tools(Some("everything")).unwrap().into_iter().find(|t| t.name == "echo").unwrap();
     assert!(echo(&f.app).hints.contains(&"read_only"));
@@ -212,10 +213,8 @@ async fn a_remote_servers_read_only_tools_ask_by_default() {
     cmd.arg("streamableHttp").env("PORT", port.to_string());
     let _peer = mcp_common::spawn(&mut cmd, port).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let remote = McpServerConfig::with_transport(
-        "remote",
-        TransportConfig::StreamableHttp { url, headers: Default::default() },
-    );
+    let remote =
+        McpServerConfig::with_transport("remote", TransportConfig::StreamableHttp { url, headers: Default::default() });
     let f = open(calls("remote", "echo", r#"{"message": "hi"}"#, 1), &[remote]).await;
     assert_eq!(turn(&f.app, &f.conversation, ApprovalAnswer::AllowOnce).await, ASKED_AND_RAN);
     f.app.shutdown().await;

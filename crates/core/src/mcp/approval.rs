@@ -197,12 +197,7 @@ pub fn is_read_only(tool: &Tool) -> bool {
 /// Checks, just before a call, that `current` (the tool as the server lists
 /// it now; `None` when it is gone) is still the definition that was offered
 /// and approved as `approved`.
-pub fn check_unchanged(
-    server: &str,
-    tool: &str,
-    approved: &str,
-    current: Option<&Tool>,
-) -> Result<(), ApprovalError> {
+pub fn check_unchanged(server: &str, tool: &str, approved: &str, current: Option<&Tool>) -> Result<(), ApprovalError> {
     match current {
         Some(current) if ToolFingerprint::of(current).as_str() == approved => Ok(()),
         _ => Err(ApprovalError::ToolChanged { server: server.to_owned(), tool: tool.to_owned() }),
