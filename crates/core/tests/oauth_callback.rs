@@ -105,7 +105,8 @@ impl AuthorizationUi for Browser {
 async fn sign_in(server: &Scripted, browser: Browser) {
     let options = AuthorizeOptions { wait: Some(Duration::from_secs(20)), ..AuthorizeOptions::default() };
     let secrets = Arc::new(MemoryStore::new());
-    let run = oauth::authorize("remote", &server.mcp_url(), secrets, &browser, options, &CancellationToken::new());
+    let (url, cancel) = (server.mcp_url(), CancellationToken::new());
+    let run = oauth::authorize("remote", &url, secrets, &browser, options, &cancel);
     let manager = tokio::time::timeout(Duration::from_secs(30), run).await.expect("the sign-in ends").unwrap();
     assert_eq!(manager.get_access_token().await.unwrap(), "scripted-access-token");
     let tokens = server.seen().tokens;

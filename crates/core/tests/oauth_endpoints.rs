@@ -30,7 +30,8 @@ async fn sign_in(server: &Scripted, ui: &Recording, client: bool) -> Result<(), 
         ..AuthorizeOptions::default()
     };
     let secrets = Arc::new(MemoryStore::new());
-    let run = oauth::authorize("remote", &server.mcp_url(), secrets, ui, options, &CancellationToken::new());
+    let (url, cancel) = (server.mcp_url(), CancellationToken::new());
+    let run = oauth::authorize("remote", &url, secrets, ui, options, &cancel);
     tokio::time::timeout(Duration::from_secs(30), run).await.expect("the sign-in ends").map(drop)
 }
 

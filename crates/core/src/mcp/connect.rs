@@ -275,8 +275,7 @@ async fn connect_http(
     let startup = Duration::from_secs(config.timeouts.startup_secs);
     let call = Duration::from_secs(config.timeouts.call_secs);
     let transport_config = http_config(&config.name, url, headers, secrets.as_ref())?;
-    let authorize =
-        |e| McpError::Authorization { server: config.name.clone(), source: Box::new(e) };
+    let authorize = |e| McpError::Authorization { server: config.name.clone(), source: Box::new(e) };
     let authorized = match &config.client_credentials {
         Some(credentials) => {
             let (field, source) = credentials.key.material();

@@ -81,7 +81,7 @@ pub enum OAuthError {
     Flow {
         server: String,
         #[source]
-        source: AuthError,
+        source: Box<AuthError>,
     },
     /// The loopback listener could not be opened or read.
     #[error("OAuth for {server}: the local redirect listener failed: {source}")]
@@ -186,7 +186,7 @@ async fn discover(
     manager: &mut AuthorizationManager,
     challenge: Option<&str>,
 ) -> Result<AuthorizationMetadata, OAuthError> {
-    let flow = |source| OAuthError::Flow { server: server.to_owned(), source };
+    let flow = |source| OAuthError::Flow { server: server.to_owned(), source: Box::new(source) };
     let metadata = match manager.resolve_metadata_from_challenge(challenge).await {
         Ok(resolution) => resolution.metadata,
         // A 2025-03-26 server: no protected-resource metadata, and the
@@ -258,7 +258,7 @@ pub async fn stored(
     url: &str,
     secrets: Arc<dyn SecretStore>,
 ) -> Result<Option<AuthorizationManager>, OAuthError> {
-    let flow = |source| OAuthError::Flow { server: server.to_owned(), source };
+    let flow = |source| OAuthError::Flow { server: server.to_owned(), source: Box::new(source) };
     let store = SecretCredentials { secrets, name: secret_name(server) };
     if store.load().await.map_err(flow)?.is_none() {
         return Ok(None);
@@ -296,7 +296,7 @@ pub async fn authorize(
     options: AuthorizeOptions,
     cancel: &CancellationToken,
 ) -> Result<AuthorizationManager, OAuthError> {
-    let flow = |source| OAuthError::Flow { server: server.to_owned(), source };
+    let flow = |source| OAuthError::Flow { server: server.to_owned(), source: Box::new(source) };
     let listener = |source| OAuthError::Listener { server: server.to_owned(), source };
     let socket = TcpListener::bind(("127.0.0.1", 0)).await.map_err(listener)?;
     let redirect_uri = format!("http://127.0.0.1:{}{CALLBACK_PATH}", socket.local_addr().map_err(listener)?.port());
@@ -521,7 +521,7 @@ impl ClientGrant {
     /// configured scopes plus `more` (a step-up's); tokens stay in memory.
     pub async fn grant(&self, more: &[String]) -> Result<AuthorizationManager, OAuthError> {
         let server = &self.server;
-        let flow = |source| OAuthError::Flow { server: server.clone(), source };
+        let flow = |source| OAuthError::Flow { server: server.clone(), source: Box::new(source) };
         let mut scopes = self.credentials.scopes.clone();
         for scope in more {
             if !scopes.contains(scope) {
@@ -553,7 +553,7 @@ impl ClientGrant {
         let handle = tokio::runtime::Handle::current();
         let run = move || {
             handle.block_on(async move {
-                let flow = |source| OAuthError::Flow { server: server.clone(), source };
+                let flow = |source| OAuthError::Flow { server: server.clone(), source: Box::new(source) };
                 let run = async {
                     let mut manager =
                         AuthorizationManager::new_allowing_private_addresses(url.as_str()).await.map_err(flow)?;
@@ -618,7 +618,7 @@ pub async fn enterprise_token(
     grant: &EnterpriseGrant,
     cancel: &CancellationToken,
 ) -> Result<String, OAuthError> {
-    let flow = |source| OAuthError::Flow { server: server.to_owned(), source };
+    let flow = |source| OAuthError::Flow { server: server.to_owned(), source: Box::new(source) };
     let enterprise = |source| OAuthError::Enterprise { server: server.to_owned(), source };
     let run = async {
         let mut manager = AuthorizationManager::new_allowing_private_addresses(url).await.map_err(flow)?;
@@ -845,7 +845,10 @@ mod tests {
         let started = tokio::time::Instant::now();
         assert_eq!(serve_callback(server, "state").await, None);
         let waited = started.elapsed();
-        assert!(waited >= CALLBACK_READ_TIMEOUT && waited < CALLBACK_READ_TIMEOUT + Duration::from_secs(1), "{waited:?}");
+        assert!(
+            waited >= CALLBACK_READ_TIMEOUT && waited < CALLBACK_READ_TIMEOUT + Duration::from_secs(1),
+            "{waited:?}"
+        );
     }
 
     #[tokio::test]
@@ -881,7 +884,9 @@ mod tests {
         async fn reauthorize(&self, _: &str, scopes: Vec<String>) -> Result<AuthorizationManager, OAuthError> {
             self.calls.fetch_add(1, Ordering::SeqCst);
             self.scopes.lock().unwrap().push(scopes);
-            AuthorizationManager::new(URL).await.map_err(|source| OAuthError::Flow { server: "s".into(), source })
+            AuthorizationManager::new(URL)
+                .await
+                .map_err(|source| OAuthError::Flow { server: "s".into(), source: Box::new(source) })
         }
     }
 
