@@ -20,7 +20,10 @@ pub fn guard<R: Runtime>() -> TauriPlugin<R> {
             if !allowed {
                 let origin = url.origin().ascii_serialization();
                 let shown = if origin == "null" { format!("{}:", url.scheme()) } else { origin };
-                tracing::warn!(webview = webview.label(), "refused a navigation to {shown}: the window shows only Patchbay's pages");
+                tracing::warn!(
+                    webview = webview.label(),
+                    "refused a navigation to {shown}: the window shows only Patchbay's pages"
+                );
             }
             allowed
         })
@@ -52,7 +55,9 @@ mod tests {
 
     #[test]
     fn only_patchbays_pages_and_views_are_loaded() {
-        for ok in ["tauri://localhost/", "tauri://localhost/index.html#/chat", "mcp-app://localhost/abc123", "about:blank"] {
+        for ok in
+            ["tauri://localhost/", "tauri://localhost/index.html#/chat", "mcp-app://localhost/abc123", "about:blank"]
+        {
             assert!(allows(ok), "{ok} refused");
         }
         for refused in [
