@@ -18,6 +18,11 @@ say "The core builds without Tauri or WebKit"
 if cargo tree -p patchbay-core -e normal,build --prefix none | grep -qiE '^(tauri|wry|webkit2gtk|gtk) '; then
   die "patchbay-core depends on Tauri/WebKit: $(cargo tree -p patchbay-core -e normal,build -i tauri 2>&1 | head -3)"
 fi
+say "src-tauri/tauri.conf.json is the same file as tauri.conf.json"
+# The build reads src-tauri/tauri.conf.json, people edit the top-level one: a copy instead of the symlink drifts.
+cmp -s tauri.conf.json src-tauri/tauri.conf.json ||
+  die "src-tauri/tauri.conf.json differs from tauri.conf.json (or is missing): make it a symlink again with
+  ln -sf ../tauri.conf.json src-tauri/tauri.conf.json"
 say "cargo fmt --check"
 cargo fmt --all -- --check
 build_ui

@@ -192,7 +192,7 @@ fn tool_answer(round: usize) -> Answer {
 
 fn settings(base: String) -> HttpSettings {
     let mut s = HttpSettings::new("bench", base);
-    s.api_key = Some("sk-bench".into());
+    s.api_key = Some(patchbay_core::secrets::SecretValue::new("sk-bench"));
     s
 }
 

@@ -165,7 +165,7 @@ impl Registry for HttpRegistry {
     ) -> Result<RegistryPage, RegistryError> {
         let url = format!("{}/v0.1/servers", self.base);
         let request = |reason: String| RegistryError::Request { url: url.clone(), reason };
-        let client = crate::net::client();
+        let client = crate::net::public_client();
         let limit = PAGE.to_string();
         let mut params = vec![("search", query.trim()), ("version", "latest"), ("limit", limit.as_str())];
         if let Some(cursor) = cursor {
@@ -327,7 +327,7 @@ pub async fn download_bundle(
     let path = dir.join(format!("{}.mcpb", source.sha256.to_ascii_lowercase()));
     let partial = path.with_extension("mcpb.part");
     let fetch = async {
-        let mut response = crate::net::client().get(url).send().await.map_err(|e| fail(e.to_string()))?;
+        let mut response = crate::net::public_client().get(url).send().await.map_err(|e| fail(e.to_string()))?;
         if !response.status().is_success() {
             return Err(fail(format!("the server answered {}", response.status())));
         }

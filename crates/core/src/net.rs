@@ -2,6 +2,17 @@
 //! servers, OAuth, embedding endpoints) starts from [`client_builder`], which
 //! applies the network proxy the user chose.
 //!
+//! Redirects stay on the origin (scheme, host and port) a request was sent
+//! to: reqwest drops only `Authorization` and cookies when a redirect leaves
+//! it, so a provider's `x-api-key` or a server's own headers would follow a
+//! redirect anywhere. A redirect elsewhere fails with
+//! [`NetError::RedirectRefused`]; only [`public_client`], for requests that
+//! carry no credentials, follows one, and never from https to http.
+//!
+//! A proxy's login (`user:password@`) is a secret: errors and `Debug` show
+//! the URL [`redacted`], and the app keeps the login in the keyring
+//! ([`ProxyChoice::split_login`]).
+//!
 //! It also says which links the window may hand to the user's browser
 //! ([`browsable`]), and where a credential may be sent ([`is_secure_web`]).
 //!
@@ -10,12 +21,18 @@
 //! start-up and whenever it changes. Clients built before a change keep the
 //! proxy they were built with.
 
+use std::fmt;
 use std::sync::{PoisonError, RwLock};
 
 use serde::{Deserialize, Serialize};
 
-/// Which proxy outgoing requests use.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+use crate::secrets::SecretValue;
+
+/// How many redirects one request follows.
+const MAX_REDIRECTS: usize = 10;
+
+/// Which proxy outgoing requests use. Its `Debug` hides a custom proxy's login.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "snake_case")]
 pub enum ProxyChoice {
     /// The environment's `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`.
@@ -28,13 +45,28 @@ pub enum ProxyChoice {
     Custom { url: String },
 }
 
-/// Errors of the network settings.
+impl fmt::Debug for ProxyChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Environment => f.write_str("Environment"),
+            Self::Off => f.write_str("Off"),
+            Self::Custom { url } => f.debug_struct("Custom").field("url", &redacted(url)).finish(),
+        }
+    }
+}
+
+/// Errors of the network settings and of following redirects.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NetError {
+    /// The proxy's URL (its login [`redacted`]) cannot be used.
     #[error("proxy {url:?}: {reason}")]
     InvalidProxy { url: String, reason: String },
     #[error("the link {url:?} is not opened: {reason}")]
     NotBrowsable { url: String, reason: String },
+    /// A server redirected a request where it is not followed.
+    #[error("{from} redirected to {to}, which is not followed: {reason}")]
+    RedirectRefused { from: String, to: String, reason: &'static str },
 }
 
 /// The installed choice with the proxy built from it (`None`: the environment's).
@@ -64,7 +96,11 @@ impl ProxyChoice {
             Self::Off => return Ok(Route::Direct),
             Self::Custom { url } => url,
         };
-        let invalid = |reason: &str| NetError::InvalidProxy { url: url.clone(), reason: reason.to_owned() };
+        let invalid = |reason: &str| {
+            let login = split_userinfo(url).1.unwrap_or_default();
+            let reason = if login.is_empty() { reason.to_owned() } else { reason.replace(login, "***") };
+            NetError::InvalidProxy { url: redacted(url), reason }
+        };
         let parsed = reqwest::Url::parse(url.trim()).map_err(|e| invalid(&e.to_string()))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(invalid("only http:// and https:// proxies are supported"));
@@ -73,6 +109,60 @@ impl ProxyChoice {
             return Err(invalid("it names no host"));
         }
         reqwest::Proxy::all(url.trim()).map(|p| Route::Through(Box::new(p))).map_err(|e| invalid(&e.to_string()))
+    }
+}
+
+impl ProxyChoice {
+    /// The choice without a custom proxy's login, and the login
+    /// (`user:password`, as written in the URL): SQLite keeps the first, the
+    /// keyring the second.
+    pub fn split_login(&self) -> (ProxyChoice, Option<SecretValue>) {
+        match self {
+            Self::Custom { url } => match split_userinfo(url.trim()) {
+                (rest, Some(login)) => (Self::Custom { url: rest }, Some(SecretValue::new(login))),
+                (_, None) => (self.clone(), None),
+            },
+            other => (other.clone(), None),
+        }
+    }
+
+    /// The choice with `login` put back into a custom proxy's URL, for the
+    /// client (and the settings page) only.
+    pub fn with_login(self, login: &SecretValue) -> ProxyChoice {
+        match self {
+            Self::Custom { url } => Self::Custom {
+                url: match url.split_once("://") {
+                    Some((scheme, rest)) => format!("{scheme}://{}@{rest}", login.expose()),
+                    None => format!("{}@{url}", login.expose()),
+                },
+            },
+            other => other,
+        }
+    }
+}
+
+/// `url` without its userinfo, and the userinfo (between `//` and the last
+/// `@` of the authority) when it has one.
+fn split_userinfo(url: &str) -> (String, Option<&str>) {
+    let (prefix, rest) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => ("", url),
+    };
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    match authority.rfind('@') {
+        Some(at) => (format!("{prefix}{}", &rest[at + 1..]), Some(&rest[..at])),
+        None => (url.to_owned(), None),
+    }
+}
+
+/// `url` with its login, if any, shown as `***`: `http://***@proxy:3128`.
+pub fn redacted(url: &str) -> String {
+    match split_userinfo(url) {
+        (rest, Some(_)) => match rest.split_once("://") {
+            Some((scheme, host)) => format!("{scheme}://***@{host}"),
+            None => format!("***@{rest}"),
+        },
+        (_, None) => url.to_owned(),
     }
 }
 
@@ -89,8 +179,42 @@ pub fn proxy() -> ProxyChoice {
     installed.as_ref().map_or(ProxyChoice::Environment, |i| i.choice.clone())
 }
 
-/// A client builder with the chosen proxy.
+/// A client builder with the chosen proxy that follows redirects only within
+/// a request's origin.
 pub fn client_builder() -> reqwest::ClientBuilder {
+    proxied().redirect(redirects(false))
+}
+
+/// A client for requests that carry no credentials (a public registry, a
+/// download checked by its hash): it follows redirects to other hosts too,
+/// but never from https to plain http.
+pub fn public_client() -> reqwest::Client {
+    proxied().redirect(redirects(true)).build().expect("the TLS backend starts")
+}
+
+/// Follows up to [`MAX_REDIRECTS`] redirects: within the origin, or anywhere
+/// but from https to http when `leave_origin`.
+fn redirects(leave_origin: bool) -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(move |attempt| {
+        let Some(from) = attempt.previous().last() else { return attempt.follow() };
+        let reason = if attempt.previous().len() >= MAX_REDIRECTS {
+            "more than 10 redirects"
+        } else if from.scheme() == "https" && attempt.url().scheme() != "https" {
+            "it leaves https for plain http"
+        } else if !leave_origin && attempt.url().origin() != from.origin() {
+            "it is another origin (scheme, host or port), where the request's keys and headers must not go; \
+             use that address instead if you trust it"
+        } else {
+            return attempt.follow();
+        };
+        let error =
+            NetError::RedirectRefused { from: redacted(from.as_str()), to: redacted(attempt.url().as_str()), reason };
+        attempt.error(error)
+    })
+}
+
+/// A client builder with the chosen proxy.
+fn proxied() -> reqwest::ClientBuilder {
     let builder = reqwest::Client::builder();
     let installed = INSTALLED.read().unwrap_or_else(PoisonError::into_inner);
     match installed.as_ref().map(|i| &i.route) {
@@ -100,7 +224,7 @@ pub fn client_builder() -> reqwest::ClientBuilder {
     }
 }
 
-/// A client with the chosen proxy and nothing else set.
+/// A client from [`client_builder`] with nothing else set.
 pub fn client() -> reqwest::Client {
     // Building fails only when the TLS backend cannot start, as `reqwest::Client::new` assumes too.
     client_builder().build().expect("the TLS backend starts")
@@ -154,6 +278,27 @@ mod tests {
         assert!(custom("proxy.example.com:3128").check().is_err());
         assert!(custom("").check().unwrap_err().to_string().starts_with("proxy \"\": "));
         assert!(ProxyChoice::Off.check().is_ok() && ProxyChoice::Environment.check().is_ok());
+    }
+
+    #[test]
+    fn a_proxy_login_is_split_off_redacted_and_joined_back() {
+        let custom = |url: &str| ProxyChoice::Custom { url: url.to_owned() };
+        let (stored, login) = custom(" http://al%40ice:p%3Ass@proxy.example.com:3128 ").split_login();
+        assert_eq!(stored, custom("http://proxy.example.com:3128"));
+        assert_eq!(login.as_ref().map(SecretValue::expose), Some("al%40ice:p%3Ass"));
+        assert_eq!(stored.with_login(&login.unwrap()), custom("http://al%40ice:p%3Ass@proxy.example.com:3128"));
+        assert_eq!(custom("http://p:1/a@b").split_login(), (custom("http://p:1/a@b"), None));
+        assert_eq!(ProxyChoice::Off.split_login(), (ProxyChoice::Off, None));
+
+        assert_eq!(redacted("https://user:secret@proxy:8443/x"), "https://***@proxy:8443/x");
+        assert_eq!(redacted("user:secret@proxy:3128"), "***@proxy:3128");
+        assert_eq!(redacted("http://proxy:3128"), "http://proxy:3128");
+        let shown = format!("{:?}", custom("http://user:secret@proxy:3128"));
+        assert_eq!(shown, "Custom { url: \"http://***@proxy:3128\" }");
+        let error = custom("ftp://user:secret@proxy:21").check().unwrap_err().to_string();
+        assert_eq!(error, "proxy \"ftp://***@proxy:21\": only http:// and https:// proxies are supported");
+        let error = custom("http://user:secret@[::1").check().unwrap_err().to_string();
+        assert!(!error.contains("secret") && !error.contains("user"), "{error}");
     }
 
     #[test]

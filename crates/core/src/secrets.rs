@@ -10,9 +10,10 @@
 //! read or overwrite the keys of the user's real data directory.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::Mutex;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::paths::DataDir;
 
@@ -35,6 +36,40 @@ pub enum SecretError {
     /// The stored value is not text.
     #[error("the keyring entry {name} does not hold text")]
     NotText { name: String },
+}
+
+/// A secret value in memory (an API key, a token, a password): its `Debug`
+/// and `Display` print `[redacted]`, and it is never serialised, so a log line,
+/// an error or a stored struct cannot carry it by accident. [`expose`] reads it
+/// where it is used.
+///
+/// [`expose`]: SecretValue::expose
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct SecretValue(String);
+
+impl SecretValue {
+    /// Wraps a value.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The value itself, for the request or the secret store that needs it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl fmt::Display for SecretValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
 }
 
 /// Whether the OS keyring can be used, as shown by `patchbay info` and the app.
@@ -198,6 +233,13 @@ mod tests {
         assert_eq!(store.get("provider/openai/api_key").unwrap().as_deref(), Some("sk-1"));
         assert!(store.delete("provider/openai/api_key").unwrap());
         assert!(!store.delete("provider/openai/api_key").unwrap());
+    }
+
+    #[test]
+    fn a_secret_value_never_prints_itself() {
+        let key = SecretValue::new("sk-live-123");
+        assert_eq!(format!("{key:?} {key} {:?}", Some(&key)), "[redacted] [redacted] Some([redacted])");
+        assert_eq!(key.expose(), "sk-live-123");
     }
 
     #[test]

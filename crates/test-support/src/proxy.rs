@@ -3,20 +3,24 @@
 //!
 //! A client sends a proxy its request with the whole URL as target
 //! (`POST http://127.0.0.1:8080/v1/chat/completions HTTP/1.1`). For each
-//! connection the proxy records that request line, connects to the host it
-//! names, rewrites the line to the origin's form, asks for the connection to
-//! close after the answer (so every request comes on a connection of its own,
-//! and is recorded), and then copies both directions as they are.
+//! connection the proxy records that request line and its `Proxy-Authorization`
+//! (which it does not pass on), connects to the host it names, rewrites the
+//! line to the origin's form, asks for the connection to close after the
+//! answer (so every request comes on a connection of its own, and is
+//! recorded), and then copies both directions as they are.
 
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+/// One connection's request line and `Proxy-Authorization` value.
+type Seen = (String, Option<String>);
+
 /// A running proxy; dropping it stops accepting.
 pub struct RecordingProxy {
     port: u16,
-    seen: Arc<Mutex<Vec<String>>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -51,11 +55,16 @@ impl RecordingProxy {
 
     /// The first request line of every connection so far.
     pub fn seen(&self) -> Vec<String> {
-        self.seen.lock().unwrap().clone()
+        self.seen.lock().unwrap().iter().map(|(line, _)| line.clone()).collect()
+    }
+
+    /// The `Proxy-Authorization` value of every connection so far (`None` without one).
+    pub fn authorizations(&self) -> Vec<Option<String>> {
+        self.seen.lock().unwrap().iter().map(|(_, login)| login.clone()).collect()
     }
 }
 
-async fn forward(mut client: TcpStream, record: Arc<Mutex<Vec<String>>>) -> anyhow::Result<()> {
+async fn forward(mut client: TcpStream, record: Arc<Mutex<Vec<Seen>>>) -> anyhow::Result<()> {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
@@ -65,13 +74,18 @@ async fn forward(mut client: TcpStream, record: Arc<Mutex<Vec<String>>>) -> anyh
     let head = String::from_utf8(head)?;
     let mut lines = head.split("\r\n").filter(|l| !l.is_empty());
     let line = lines.next().unwrap_or_default().to_owned();
+    let mut login = None;
     let headers: Vec<&str> = lines
         .filter(|h| {
-            let name = h.split(':').next().unwrap_or_default().trim().to_ascii_lowercase();
-            name != "connection" && name != "proxy-connection"
+            let (name, value) = h.split_once(':').unwrap_or((h, ""));
+            let name = name.trim().to_ascii_lowercase();
+            if name == "proxy-authorization" {
+                login = Some(value.trim().to_owned());
+            }
+            !["connection", "proxy-connection", "proxy-authorization"].contains(&name.as_str())
         })
         .collect();
-    record.lock().unwrap().push(line.clone());
+    record.lock().unwrap().push((line.clone(), login));
     let mut parts = line.splitn(3, ' ');
     let (method, target, version) =
         (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));

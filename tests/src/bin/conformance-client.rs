@@ -29,7 +29,7 @@ use anyhow::{Context, Result, bail};
 use patchbay_core::config::{ClientCredentials, ClientKey, McpServerConfig, TransportConfig, ValueSource};
 use patchbay_core::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions, EnterpriseGrant, Interactive, StepUpClient};
 use patchbay_core::mcp::{CallOptions, McpRegistry, RegistryOptions, ServerStatus};
-use patchbay_core::secrets::{MemoryStore, SecretStore};
+use patchbay_core::secrets::{MemoryStore, SecretStore, SecretValue};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, ErrorData, Implementation, JsonObject, ProtocolVersion,
@@ -137,10 +137,10 @@ fn field(context: &Value, name: &str) -> Result<String> {
 }
 
 /// A client registered beforehand, from the suite's context (pre-registration scenarios).
-fn preregistered() -> Option<(String, Option<String>)> {
+fn preregistered() -> Option<(String, Option<SecretValue>)> {
     let context = context();
     let id = context.get("client_id")?.as_str()?.to_owned();
-    Some((id, context.get("client_secret").and_then(Value::as_str).map(str::to_owned)))
+    Some((id, context.get("client_secret").and_then(Value::as_str).map(SecretValue::new)))
 }
 
 /// The client-credentials scenarios, the way the app runs them: a server entry

@@ -9,7 +9,7 @@
 use super::AgentError;
 use crate::config::{ConfigError, ConfigStore, ProviderProfile};
 use crate::llm::{self, LlmError, Provider};
-use crate::secrets::SecretStore;
+use crate::secrets::{SecretStore, SecretValue};
 
 /// Where the profile came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub enum ProviderSource {
 pub struct ResolvedProvider {
     pub profile: ProviderProfile,
     /// The key's value (never stored, never logged).
-    pub api_key: Option<String>,
+    pub api_key: Option<SecretValue>,
     pub source: ProviderSource,
 }
 
@@ -78,13 +78,14 @@ pub fn resolve_provider(
         None => config.providers()?.into_iter().next(),
     };
     if let Some(profile) = profile {
-        let api_key =
-            match &profile.api_key {
-                Some(secret) => Some(secrets.get(secret).map_err(ConfigError::from)?.ok_or_else(|| {
+        let api_key = match &profile.api_key {
+            Some(secret) => {
+                Some(SecretValue::new(secrets.get(secret).map_err(ConfigError::from)?.ok_or_else(|| {
                     AgentError::MissingApiKey { provider: profile.name.clone(), secret: secret.clone() }
-                })?),
-                None => None,
-            };
+                })?))
+            }
+            None => None,
+        };
         return Ok(ResolvedProvider { profile, api_key, source: ProviderSource::Configured });
     }
     for e in &ENV_PROVIDERS {
@@ -93,7 +94,7 @@ pub fn resolve_provider(
         let profile = ProviderProfile::openai_compatible(e.name, base_url, e.default_model);
         return Ok(ResolvedProvider {
             profile,
-            api_key: Some(key),
+            api_key: Some(SecretValue::new(key)),
             source: ProviderSource::Environment { variable: e.key },
         });
     }
@@ -139,7 +140,8 @@ mod tests {
         assert!(matches!(err, AgentError::MissingApiKey { .. }), "{err}");
         secrets.set("provider/second/api_key", "sk-stored").unwrap();
         let r = resolve_provider(&config, &secrets, Some("second"), &vars).unwrap();
-        assert_eq!(r.api_key.as_deref(), Some("sk-stored"));
+        assert_eq!(r.api_key.as_ref().map(SecretValue::expose), Some("sk-stored"));
+        assert!(!format!("{r:?}").contains("sk-stored"), "{r:?}");
         assert!(matches!(resolve_provider(&config, &secrets, Some("nope"), &vars), Err(AgentError::Config(_))));
     }
 
@@ -149,7 +151,8 @@ mod tests {
         let secrets = MemoryStore::default();
         let r = resolve_provider(&config, &secrets, None, &env(&[("OPENAI_API_KEY", "sk-1")])).unwrap();
         assert_eq!(r.source, ProviderSource::Environment { variable: "OPENAI_API_KEY" });
-        assert_eq!((r.profile.base_url.as_str(), r.api_key.as_deref()), ("https://api.openai.com/v1", Some("sk-1")));
+        let key = r.api_key.as_ref().map(SecretValue::expose);
+        assert_eq!((r.profile.base_url.as_str(), key), ("https://api.openai.com/v1", Some("sk-1")));
         let vars = env(&[("ARK_API_KEY", "ark-1"), ("ARK_BASE_URL", "http://127.0.0.1:9/api/v3")]);
         let r = resolve_provider(&config, &secrets, None, &vars).unwrap();
         assert_eq!(r.source, ProviderSource::Environment { variable: "ARK_API_KEY" });

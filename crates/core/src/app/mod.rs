@@ -303,7 +303,7 @@ impl App {
         if !interrupted.is_empty() {
             tracing::info!("{} answers were interrupted when Patchbay last stopped", interrupted.len());
         }
-        if let Err(e) = presets::apply_saved_proxy(&store) {
+        if let Err(e) = presets::apply_saved_proxy(&store, secrets.as_ref()) {
             tracing::warn!("the saved proxy is not used: {e}");
         }
         let kb = KnowledgeBase::open_configured(&dir, store.clone(), secrets.as_ref())?;

@@ -667,11 +667,18 @@ pub struct CompletionView {
 }
 
 /// A registry entry filled in: the server entry for the editor, and the
-/// secrets (by keyring name) to save with it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// secrets (by keyring name) to save with it. `Debug` shows their names only.
+#[derive(Clone, PartialEq, Serialize)]
 pub struct RegistryFill {
     pub config: McpServerConfig,
     pub secrets: SecretValues,
+}
+
+impl std::fmt::Debug for RegistryFill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&String> = self.secrets.keys().collect();
+        f.debug_struct("RegistryFill").field("config", &self.config).field("secrets", &names).finish()
+    }
 }
 
 /// A provider profile without its key.
@@ -891,3 +898,18 @@ pub struct TraceRecord {
 
 /// A map of secret names to values the UI sends with a server or provider.
 pub type SecretValues = BTreeMap<String, String>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registry_fill_shows_its_secrets_names_only() {
+        let fill = RegistryFill {
+            config: McpServerConfig::stdio("s", "npx", &[]),
+            secrets: SecretValues::from([("server/s/env/TOKEN".to_owned(), "ghp-live-token".to_owned())]),
+        };
+        let shown = format!("{fill:?}");
+        assert!(shown.contains("server/s/env/TOKEN") && !shown.contains("ghp-live-token"), "{shown}");
+    }
+}

@@ -29,30 +29,7 @@ use serde::{Deserialize, Serialize};
 use super::jsonc::{self, Node};
 use super::model::{McpServerConfig, ProviderProfile, TransportConfig, ValueSource};
 use super::{ConfigError, ConfigStore};
-use crate::secrets::SecretStore;
-
-/// A secret value in memory: never printed, never serialised.
-#[derive(Clone, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
-pub struct SecretValue(String);
-
-impl SecretValue {
-    /// Wraps a value.
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-
-    /// The value itself, for the secret store.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for SecretValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SecretValue(<redacted>)")
-    }
-}
+use crate::secrets::{SecretStore, SecretValue};
 
 /// One problem in the imported text: where (a JSON path such as
 /// `mcpServers.github.args[2]`, or `line 3, column 7`) and why.

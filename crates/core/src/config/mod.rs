@@ -16,10 +16,12 @@ pub mod providers;
 pub mod server_presets;
 pub mod storage;
 
+/// Kept here too, where the import and the editor have always named it.
+pub use crate::secrets::SecretValue;
 pub use export::{ExportFormat, ExportOptions};
 pub use import::{
     EntryStatus, FieldChange, ImportChoice, ImportIssue, ImportMode, ImportOptions, ImportOutcome, ImportPreview,
-    PreviewEntry, SecretNote, SecretState, SecretValue, SourceFormat,
+    PreviewEntry, SecretNote, SecretState, SourceFormat,
 };
 pub use model::{
     ApprovalMode, ClientCredentials, ClientKey, JwtAlgorithm, McpServerConfig, ProviderKind, ProviderProfile, Timeouts,

@@ -54,9 +54,10 @@ impl AnthropicProvider {
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
         if let Some(key) = &self.settings.api_key {
-            let value = HeaderValue::from_str(key).map_err(|_| {
+            let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
                 self.settings.request_error("the API key contains characters not allowed in a header".into())
             })?;
+            value.set_sensitive(true);
             headers.insert("x-api-key", value);
         }
         Ok(headers)

@@ -47,9 +47,10 @@ impl GeminiProvider {
     fn headers(&self) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();
         if let Some(key) = &self.settings.api_key {
-            let value = HeaderValue::from_str(key).map_err(|_| {
+            let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
                 self.settings.request_error("the API key contains characters not allowed in a header".into())
             })?;
+            value.set_sensitive(true);
             headers.insert("x-goog-api-key", value);
         }
         Ok(headers)

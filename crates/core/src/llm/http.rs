@@ -11,6 +11,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
 use super::{LlmError, StreamEvent};
+use crate::secrets::SecretValue;
 
 /// How long a stream may stay silent (and how long the server may take to
 /// answer) before the call fails with [`LlmError::Timeout`].
@@ -19,7 +20,8 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(180);
 /// How long establishing a connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// Where and how to reach one provider.
+/// Where and how to reach one provider. Its `Debug` shows neither the key nor
+/// the headers' values ([`SecretValue`]).
 #[derive(Debug, Clone)]
 pub struct HttpSettings {
     /// Name used in errors (the profile name).
@@ -27,9 +29,9 @@ pub struct HttpSettings {
     /// Base URL, e.g. `https://api.openai.com/v1`.
     pub base_url: String,
     /// The API key, if any.
-    pub api_key: Option<String>,
-    /// Extra headers sent with every request (values already resolved).
-    pub headers: BTreeMap<String, String>,
+    pub api_key: Option<SecretValue>,
+    /// Extra headers sent with every request (values already resolved; any may be a secret).
+    pub headers: BTreeMap<String, SecretValue>,
     /// Silence allowed before the response starts and between chunks.
     pub idle_timeout: Duration,
 }
@@ -57,14 +59,16 @@ impl HttpSettings {
         for (name, value) in &self.headers {
             let header = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| self.request_error(format!("header name {name:?}: {e}")))?;
-            let value = HeaderValue::from_str(value)
+            let mut value = HeaderValue::from_str(value.expose())
                 .map_err(|e| self.request_error(format!("value of header {name:?}: {e}")))?;
+            value.set_sensitive(true);
             map.insert(header, value);
         }
         Ok(map)
     }
 
-    /// A reqwest client with the connect timeout and the extra headers.
+    /// A reqwest client with the connect timeout and the extra headers (which
+    /// stay on the base URL's origin: see [`crate::net`]).
     pub(crate) fn client(&self) -> Result<reqwest::Client, LlmError> {
         crate::net::client_builder()
             .connect_timeout(CONNECT_TIMEOUT)
@@ -96,7 +100,7 @@ impl HttpSettings {
     pub(crate) fn transport_error(&self, url: &str, e: &reqwest::Error) -> LlmError {
         if e.is_timeout() {
             LlmError::Timeout { provider: self.name.clone(), after: self.idle_timeout }
-        } else if e.is_connect() || e.is_request() {
+        } else if e.is_connect() || e.is_request() || e.is_redirect() {
             LlmError::Connect { provider: self.name.clone(), url: url.to_owned(), message: error_chain(e) }
         } else {
             self.invalid(error_chain(e))
@@ -262,6 +266,22 @@ mod tests {
         assert_eq!(error_message(r#"[{"error":{"message":"quota"}}]"#), "quota");
         assert_eq!(error_message(r#"{"message":"nope"}"#), "nope");
         assert_eq!(error_message("plain text"), "plain text");
+    }
+
+    #[test]
+    fn debug_shows_neither_the_key_nor_the_headers() {
+        let mut settings = HttpSettings::new("p", "http://x");
+        settings.api_key = Some(SecretValue::new("sk-live-key"));
+        settings.headers.insert("x-team-token".into(), SecretValue::new("team-secret"));
+        let providers = (
+            crate::llm::OpenAiProvider::new(settings.clone()).unwrap(),
+            crate::llm::AnthropicProvider::new(settings.clone()).unwrap(),
+            crate::llm::GeminiProvider::new(settings.clone()).unwrap(),
+        );
+        for shown in [format!("{settings:?}"), format!("{providers:?}")] {
+            assert!(!shown.contains("sk-live-key") && !shown.contains("team-secret"), "{shown}");
+            assert!(shown.contains("x-team-token"), "{shown}");
+        }
     }
 
     #[test]

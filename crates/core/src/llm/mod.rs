@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::config::{ProviderKind, ProviderProfile, ValueSource};
-use crate::secrets::SecretStore;
+use crate::secrets::{SecretStore, SecretValue};
 
 /// Errors from a provider, by what the caller can do about them.
 #[derive(Debug, thiserror::Error)]
@@ -90,14 +90,14 @@ pub fn settings_from_profile(profile: &ProviderProfile, secrets: &dyn SecretStor
             Err(e) => Err(request(format!("{what}: {e}"))),
         }
     };
-    let api_key = profile.api_key.as_deref().map(|name| secret(name, "the API key")).transpose()?;
+    let api_key = profile.api_key.as_deref().map(|name| secret(name, "the API key")).transpose()?.map(SecretValue::new);
     let mut headers = BTreeMap::new();
     for (name, value) in &profile.headers {
         let value = match value {
             ValueSource::Plain(v) => v.clone(),
             ValueSource::Secret(s) => secret(s, &format!("header {name}"))?,
         };
-        headers.insert(name.clone(), value);
+        headers.insert(name.clone(), SecretValue::new(value));
     }
     let mut settings = HttpSettings::new(profile.name.clone(), profile.base_url.clone());
     settings.api_key = api_key;

@@ -40,14 +40,25 @@ use super::{
     ChatMessage, ChatRequest, ContentPart, FinishReason, LlmError, Provider, ReasoningEffort, StreamEvent,
     ThinkingParam, Usage,
 };
+use crate::secrets::SecretValue;
 
 /// A provider speaking the OpenAI chat-completions API.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OpenAiProvider {
     settings: HttpSettings,
     client: Client<OpenAIConfig>,
     /// The field a reasoning effort goes in (resolved, never `Auto`).
     thinking: ThinkingParam,
+}
+
+/// Without the client, whose configuration shows the extra headers' values.
+impl std::fmt::Debug for OpenAiProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiProvider")
+            .field("settings", &self.settings)
+            .field("thinking", &self.thinking)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A chat-completions request: async-openai's type, plus the fields some
@@ -63,7 +74,7 @@ pub struct RequestBody {
 impl OpenAiProvider {
     /// A provider for `settings.base_url` (which includes the version, e.g. `.../v1`).
     pub fn new(settings: HttpSettings) -> Result<Self, LlmError> {
-        let key = settings.api_key.clone().unwrap_or_default();
+        let key = settings.api_key.as_ref().map(SecretValue::expose).unwrap_or_default().to_owned();
         reqwest::header::HeaderValue::from_str(&format!("Bearer {key}"))
             .map_err(|_| settings.request_error("the API key contains characters not allowed in a header".into()))?;
         // The key is always set explicitly: `OpenAIConfig::new` would otherwise

@@ -29,7 +29,7 @@ use super::pipe;
 use super::sse::{self, DetectedTransport, SseClientTransport, SseConfig};
 use super::stdio::{self, ChildGuard, Launch, StderrLog};
 use crate::config::{McpServerConfig, TransportConfig, ValueSource};
-use crate::secrets::SecretStore;
+use crate::secrets::{SecretStore, SecretValue};
 
 /// Lines of stderr put into a launch report.
 const REPORT_LINES: usize = 40;
@@ -285,7 +285,7 @@ async fn connect_http(
                 server: config.name.clone(),
                 url: url.to_owned(),
                 credentials: credentials.clone(),
-                material,
+                material: SecretValue::new(material),
                 cancel: ct.child_token(),
             };
             let manager = tokio::time::timeout(startup, grant.grant(&[]))
@@ -378,9 +378,16 @@ fn header_map(
             value
         };
         let name = HeaderName::from_bytes(key.as_bytes()).map_err(|e| invalid(e.to_string()))?;
-        map.insert(name, HeaderValue::from_str(&value).map_err(|e| invalid(e.to_string()))?);
+        map.insert(name, sensitive(&value).map_err(|e| invalid(e.to_string()))?);
     }
     Ok(map)
+}
+
+/// A header value that `Debug` does not show: any configured header may hold a secret.
+fn sensitive(value: &str) -> Result<HeaderValue, reqwest::header::InvalidHeaderValue> {
+    let mut value = HeaderValue::from_str(value)?;
+    value.set_sensitive(true);
+    Ok(value)
 }
 
 /// A streamable HTTP client configuration with the configured headers on every request.
@@ -401,8 +408,7 @@ fn http_config(
             continue;
         }
         let name = HeaderName::from_bytes(key.as_bytes()).map_err(|e| invalid(e.to_string()))?;
-        let value = HeaderValue::from_str(&value).map_err(|e| invalid(e.to_string()))?;
-        custom.insert(name, value);
+        custom.insert(name, sensitive(&value).map_err(|e| invalid(e.to_string()))?);
     }
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
         .custom_headers(custom)

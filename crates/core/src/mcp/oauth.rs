@@ -61,7 +61,7 @@ use tokio_util::task::AbortOnDropHandle;
 
 use super::http::{Lossless, pass_streams_through};
 use crate::config::{ClientCredentials, ClientKey, JwtAlgorithm};
-use crate::secrets::SecretStore;
+use crate::secrets::{SecretStore, SecretValue};
 
 /// The path the loopback listener answers.
 pub const CALLBACK_PATH: &str = "/callback";
@@ -276,7 +276,7 @@ pub struct AuthorizeOptions {
     /// The server's `WWW-Authenticate` challenge, when it sent one.
     pub challenge: Option<String>,
     /// A client registered beforehand (id, optional secret); else dynamic registration.
-    pub client: Option<(String, Option<String>)>,
+    pub client: Option<(String, Option<SecretValue>)>,
     /// How long to wait for the browser ([`DEFAULT_WAIT`] when `None`).
     pub wait: Option<Duration>,
     /// The scopes to ask for; empty lets rmcp choose (the challenge's scope,
@@ -311,7 +311,7 @@ pub async fn authorize(
     if let Some((id, secret)) = options.client {
         request = request.with_preregistered_client(id);
         if let Some(secret) = secret {
-            request = request.with_client_secret(secret);
+            request = request.with_client_secret(secret.expose());
         }
     }
     let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| flow(e))?;
@@ -511,8 +511,8 @@ pub struct ClientGrant {
     pub server: String,
     pub url: String,
     pub credentials: ClientCredentials,
-    /// The client secret or the PEM private key (never logged).
-    pub material: String,
+    /// The client secret or the PEM private key.
+    pub material: SecretValue,
     pub cancel: CancellationToken,
 }
 
@@ -532,13 +532,13 @@ impl ClientGrant {
         let config = match &self.credentials.key {
             ClientKey::Secret { .. } => ClientCredentialsConfig::ClientSecret {
                 client_id,
-                client_secret: self.material.clone(),
+                client_secret: self.material.expose().to_owned(),
                 scopes,
                 resource,
             },
             ClientKey::PrivateKey { algorithm, .. } => ClientCredentialsConfig::PrivateKeyJwt {
                 client_id,
-                signing_key: self.material.clone().into_bytes(),
+                signing_key: self.material.expose().as_bytes().to_vec(),
                 signing_algorithm: signing_algorithm(*algorithm),
                 token_endpoint_audience: None,
                 scopes,
@@ -666,7 +666,7 @@ pub struct Interactive {
     pub secrets: Arc<dyn SecretStore>,
     pub ui: Arc<dyn AuthorizationUi>,
     /// A client registered beforehand (id, optional secret).
-    pub client: Option<(String, Option<String>)>,
+    pub client: Option<(String, Option<SecretValue>)>,
     pub cancel: CancellationToken,
 }
 

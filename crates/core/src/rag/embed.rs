@@ -99,7 +99,7 @@ impl EndpointEmbedder {
         let config =
             OpenAIConfig::new().with_api_base(base_url.trim_end_matches('/')).with_api_key(api_key.unwrap_or_default());
         Self {
-            client: Client::with_config(config),
+            client: Client::with_config(config).with_http_client(crate::net::client()),
             model: model.to_owned(),
             id: format!("endpoint:{base_url}#{model}"),
             dim: AtomicUsize::new(0),

@@ -8,6 +8,7 @@ use patchbay_core::llm::{
     ChatMessage, ChatRequest, ContentPart, FinishReason, HttpSettings, LlmError, Provider, StreamEvent, ToolCall,
     ToolSpec, Usage,
 };
+use patchbay_core::secrets::SecretValue;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -18,8 +19,8 @@ pub const PNG: &str =
 /// Settings pointing at a scripted server, with a key and an extra header.
 pub fn settings(base_url: String) -> HttpSettings {
     let mut s = HttpSettings::new("scripted", base_url);
-    s.api_key = Some("sk-test-123".into());
-    s.headers.insert("x-extra".into(), "extra-value".into());
+    s.api_key = Some(SecretValue::new("sk-test-123"));
+    s.headers.insert("x-extra".into(), SecretValue::new("extra-value"));
     s
 }
 
