@@ -21,8 +21,7 @@ use super::{App, AppError};
 use crate::agent::budget;
 use crate::catalog::{BundleSource, HttpRegistry, Registry, RegistryEntry, RegistryPage, download_bundle};
 use crate::config::import::{
-    EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SecretValue, SourceFormat, is_reserved_name,
-    secret_name,
+    EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SourceFormat, is_reserved_name, secret_name,
 };
 use crate::config::presets::{self, ProviderPreset};
 use crate::config::providers::{PROBE_TIMEOUT, api_key_name, probe, validate_provider};
@@ -40,6 +39,7 @@ use crate::mcp::content::{
 use crate::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions};
 use crate::mcp::traces::{TraceStore, traced_call};
 use crate::mcp::{CallEvent, CallOptions, LaunchReport, LogLevel, McpError, uri_template};
+use crate::secrets::SecretValue;
 
 /// How long a server may take to stop before it is restarted or removed.
 const STOP_WAIT: Duration = Duration::from_secs(10);
