@@ -198,7 +198,7 @@ fn redirects(leave_origin: bool) -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(move |attempt| {
         let Some(from) = attempt.previous().last() else { return attempt.follow() };
         let reason = if attempt.previous().len() >= MAX_REDIRECTS {
-            "more than 10 redirects"
+            "too many redirects"
         } else if from.scheme() == "https" && attempt.url().scheme() != "https" {
             "it leaves https for plain http"
         } else if !leave_origin && attempt.url().origin() != from.origin() {

@@ -29,7 +29,9 @@ use serde::{Deserialize, Serialize};
 use super::jsonc::{self, Node};
 use super::model::{McpServerConfig, ProviderProfile, TransportConfig, ValueSource};
 use super::{ConfigError, ConfigStore};
-use crate::secrets::{SecretStore, SecretValue};
+use crate::secrets::SecretStore;
+/// The one secret type ([`crate::secrets`]), named where the import and the editor use it.
+pub use crate::secrets::SecretValue;
 
 /// One problem in the imported text: where (a JSON path such as
 /// `mcpServers.github.args[2]`, or `line 3, column 7`) and why.
