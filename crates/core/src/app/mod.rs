@@ -305,7 +305,7 @@ impl App {
             tracing::warn!("the saved proxy is not used: {e}");
         }
         let kb = KnowledgeBase::open_configured(&dir, store.clone(), secrets.as_ref())?;
-        let registry = McpRegistry::new(secrets.clone(), RegistryOptions::default());
+        let registry = McpRegistry::new(secrets.clone(), RegistryOptions::for_data_dir(&dir, &store)?);
         let inner = Inner {
             config: ConfigStore::new(store.clone()),
             assistants: AssistantStore::new(store.clone()),

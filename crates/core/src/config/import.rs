@@ -1273,6 +1273,7 @@ fn keep_settings(server: &mut McpServerConfig, stored: &McpServerConfig) {
     server.tool_approval = stored.tool_approval.clone();
     server.disabled_tools = stored.disabled_tools.clone();
     server.share_roots = stored.share_roots;
+    server.policy = stored.policy.clone();
 }
 
 /// Writes secrets, returning the previous values; on failure, restores those already written.

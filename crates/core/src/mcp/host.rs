@@ -17,7 +17,7 @@ use super::naming::ToolNames;
 use super::traces::{TraceStore, TracedCall, traced_call};
 use super::{CallEvent, CallOptions, McpRegistry};
 use crate::agent::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput};
-use crate::config::McpServerConfig;
+use crate::config::{ApprovalMode, McpServerConfig, SecurityLevel};
 use crate::llm::ToolSpec;
 
 /// Serves the tools of a registry's ready servers to the chat engine.
@@ -82,6 +82,13 @@ impl ToolHost for RegistryTools {
                     names.model_name(&config.name, &tool.name)?.to_owned()
                 };
                 let policy = ApprovalPolicy::from_config(config, true);
+                let mut approval = policy.decide(&config.name, tool, &grants).mode();
+                // Strict asks before every call, whatever the server's own setting says (deny stays deny).
+                if approval == ApprovalMode::Allow
+                    && self.registry.policy(&config.name).is_ok_and(|p| p.level == SecurityLevel::Strict)
+                {
+                    approval = ApprovalMode::Ask;
+                }
                 Some(HostedTool {
                     spec: ToolSpec {
                         name,
@@ -90,7 +97,7 @@ impl ToolHost for RegistryTools {
                     },
                     server: config.name.clone(),
                     tool: tool.name.to_string(),
-                    approval: policy.decide(&config.name, tool, &grants).mode(),
+                    approval,
                     timeout: Some(Duration::from_secs(config.timeouts.call_secs)),
                 })
             })
