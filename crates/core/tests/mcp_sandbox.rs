@@ -132,8 +132,8 @@ fn check(level: SecurityLevel, report: &BTreeMap<String, String>, outside: &Path
         let allowed = outcome.starts_with("allowed:");
         let expected = level == SecurityLevel::Permissive || allowed_below_permissive(level, attempt);
         assert_eq!(allowed, expected, "{level}: {attempt} → {outcome}");
-        let name = attempt.trim_start_matches("child_");
-        if !matches!(name, "write_own" | "proxy_allowed") {
+        // An escape is what no level below permissive allows.
+        if !allowed_below_permissive(SecurityLevel::Normal, attempt) && !allowed_below_permissive(level, attempt) {
             tried += 1;
             blocked += usize::from(!allowed);
         }

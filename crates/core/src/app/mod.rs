@@ -383,6 +383,8 @@ impl App {
                     McpEvent::ResourceUpdated { server, uri } => {
                         app.inner.events.resource_updated(views::ResourceUpdated { server, uri });
                     }
+                    // The refusal is on the server's log already (its stderr line).
+                    McpEvent::ConnectionBlocked { .. } => {}
                 }
             }
         });

@@ -11,10 +11,15 @@
 //! copied both ways; any other host gets `403 Forbidden` and is reported
 //! (`blocked a connection to HOST: not in the allowed domains`).
 
+// The proxy listens on a Unix socket; elsewhere no level that needs it is offered.
+#![cfg_attr(not(unix), allow(dead_code))]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+#[cfg(unix)]
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+#[cfg(unix)]
 use tokio::net::{TcpStream, UnixListener, UnixStream};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -22,6 +27,8 @@ use crate::config::Network;
 
 /// Longest request head read before the request is refused.
 const MAX_HEAD: usize = 16 * 1024;
+
+const SOCKET: &str = "proxy.sock";
 
 /// Called with each host the proxy refused.
 pub type BlockListener = Arc<dyn Fn(&str) + Send + Sync>;
@@ -40,8 +47,15 @@ impl std::fmt::Debug for Egress {
 }
 
 impl Egress {
+    /// No proxy without Unix sockets.
+    #[cfg(not(unix))]
+    pub fn start(_network: Network, _on_block: BlockListener) -> std::io::Result<Self> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+
     /// Starts a proxy that lets through what `network` allows, listening on a
     /// Unix socket in a new private folder under the temp folder.
+    #[cfg(unix)]
     pub fn start(network: Network, on_block: BlockListener) -> std::io::Result<Self> {
         let dir = std::env::temp_dir().join(format!("patchbay-egress-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir(&dir)?;
@@ -50,7 +64,7 @@ impl Egress {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
         }
-        let socket = dir.join("proxy.sock");
+        let socket = dir.join(SOCKET);
         let listener = match UnixListener::bind(&socket) {
             Ok(listener) => listener,
             Err(e) => {
@@ -70,7 +84,7 @@ impl Egress {
 
     /// The socket's file name inside [`Self::dir`].
     pub fn socket_name(&self) -> &str {
-        "proxy.sock"
+        SOCKET
     }
 }
 
@@ -80,6 +94,7 @@ impl Drop for Egress {
     }
 }
 
+#[cfg(unix)]
 async fn serve(listener: UnixListener, network: Arc<Network>, on_block: BlockListener, stop: CancellationToken) {
     loop {
         let accepted = tokio::select! {
@@ -106,6 +121,7 @@ struct Target {
     forward: Option<Vec<u8>>,
 }
 
+#[cfg(unix)]
 async fn handle(mut client: UnixStream, network: &Network, on_block: &BlockListener) {
     let mut head = Vec::with_capacity(1024);
     let mut buf = [0u8; 4096];
@@ -149,6 +165,7 @@ async fn handle(mut client: UnixStream, network: &Network, on_block: &BlockListe
     let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
 }
 
+#[cfg(unix)]
 async fn respond(client: &mut UnixStream, status: &str, body: &str) -> std::io::Result<()> {
     let text = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

@@ -161,7 +161,7 @@ pub(crate) async fn confine(
     for folder in launcher_caches(&launch.program, home.as_deref()) {
         view.writable(folder);
     }
-    for folder in command_folders(&launch.program, cx.env) {
+    for folder in command_folders(&launch.program, cx.env, home.as_deref()) {
         view.readable(folder);
     }
     policy.read.iter().for_each(|p| view.readable(p.clone()));
@@ -279,6 +279,10 @@ impl View {
             push("--bind", path);
             visible.push(path);
         }
+        // Strict's empty home takes no writes (its mount points are made by now).
+        if let (Some(home), SecurityLevel::Strict) = (&self.home, self.level) {
+            args.extend(["--remount-ro".into(), home.clone().into_os_string()]);
+        }
         for secret in self.secrets() {
             if !visible.iter().any(|v| secret.starts_with(v)) {
                 continue;
@@ -348,10 +352,9 @@ fn forwarder(socat: &Path, socket: &str, command: Vec<OsString>) -> Vec<OsString
     wrapped
 }
 
-/// The folders a command needs to run: its own (a venv, the top `node_modules`'s
-/// parent, its folder), for the link and its target, and those of the
-/// interpreter its `#!` line names.
-fn command_folders(program: &Path, env: &LoginEnv) -> Vec<PathBuf> {
+/// The folders a command needs to run ([`install_folders`]), for the link
+/// and its target, and those of the interpreter its `#!` line names.
+fn command_folders(program: &Path, env: &LoginEnv, home: Option<&Path>) -> Vec<PathBuf> {
     let mut paths = vec![program.to_path_buf()];
     if let Ok(real) = program.canonicalize() {
         paths.push(real);
@@ -361,26 +364,38 @@ fn command_folders(program: &Path, env: &LoginEnv) -> Vec<PathBuf> {
         paths.extend(interpreter.canonicalize().ok());
     }
     let mut folders: Vec<PathBuf> = Vec::new();
-    for path in paths {
-        if let Some(folder) = install_folder(&path)
-            && !folders.contains(&folder)
-        {
+    for folder in paths.iter().flat_map(|p| install_folders(p, home)) {
+        if !folders.contains(&folder) {
             folders.push(folder);
         }
     }
     folders
 }
 
-fn install_folder(path: &Path) -> Option<PathBuf> {
+/// Where a command is installed: a venv (and the Python it was made from),
+/// the folder above the top `node_modules`, the prefix above a `bin` folder
+/// (pyenv, nvm), else its own folder; nothing for the system's folders.
+fn install_folders(path: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     if let Some(venv) = path.ancestors().skip(1).find(|a| a.join("pyvenv.cfg").is_file()) {
-        return Some(venv.to_path_buf());
+        let mut folders = vec![venv.to_path_buf()];
+        let config = std::fs::read_to_string(venv.join("pyvenv.cfg")).unwrap_or_default();
+        let base = config.lines().find_map(|l| Some(l.split_once('=')?).filter(|(k, _)| k.trim() == "home"));
+        if let Some((_, bin)) = base {
+            folders.extend(install_folders(&Path::new(bin.trim()).join("python"), home));
+        }
+        return folders;
     }
     if let Some(modules) = path.ancestors().filter(|a| a.file_name().is_some_and(|n| n == "node_modules")).last() {
-        return modules.parent().map(Path::to_path_buf);
+        return modules.parent().map(Path::to_path_buf).into_iter().collect();
     }
-    let parent = path.parent()?;
-    let system = SYSTEM.iter().any(|s| parent.starts_with(s)) || parent == Path::new("/");
-    (!system).then(|| parent.to_path_buf())
+    let Some(parent) = path.parent() else { return Vec::new() };
+    let prefix = parent.parent().filter(|prefix| {
+        parent.file_name().is_some_and(|n| n == "bin")
+            && home.is_none_or(|home| *prefix != home && *prefix != home.join(".local").as_path())
+    });
+    let folder = prefix.unwrap_or(parent);
+    let system = SYSTEM.iter().any(|s| folder.starts_with(s)) || folder == Path::new("/") || folder.starts_with("/usr");
+    if system { Vec::new() } else { vec![folder.to_path_buf()] }
 }
 
 /// The interpreter of a script: `#!/path/x` or `#!/usr/bin/env x` (found on the login `PATH`).
@@ -499,7 +514,7 @@ mod tests {
         let ssh = at(format!("--tmpfs {}", h.join(".ssh").display()));
         let netrc = at(format!("--ro-bind /dev/null {}", h.join(".netrc").display()));
         let db = at(format!("--tmpfs {}", data.display()));
-        assert!(home_ro < work_rw && work_rw < ssh && ssh < netrc && netrc < db);
+        assert!(home_ro < work_rw && work_rw < ssh.min(netrc).min(db), "the masks come after every bind");
         assert!(!joined.contains("missing"));
         assert!(args.contains(&"--die-with-parent".to_owned()) && args.contains(&"ALL".to_owned()));
     }
