@@ -161,8 +161,14 @@ pub(crate) async fn confine(
     for folder in launcher_caches(&launch.program, home.as_deref()) {
         view.writable(folder);
     }
+    // At normal a server may write its own install folder (some packages
+    // install helpers there at first use: readabilipy runs `npm install`);
+    // at strict it is read-only.
     for folder in command_folders(&launch.program, cx.env, home.as_deref()) {
-        view.readable(folder);
+        match policy.level {
+            SecurityLevel::Normal => view.writable(folder),
+            _ => view.readable(folder),
+        }
     }
     policy.read.iter().for_each(|p| view.readable(p.clone()));
     policy.write.iter().for_each(|p| view.writable(p.clone()));

@@ -207,8 +207,8 @@ mod escape {
             .ok_or("no address")?;
         let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(3)).map_err(|e| e.to_string())?;
         stream.set_read_timeout(Some(Duration::from_secs(5))).map_err(|e| e.to_string())?;
-        write!(stream, "GET {request_target} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n")
-            .map_err(|e| e.to_string())?;
+        let request = format!("GET {request_target} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
         let mut answer = String::new();
         stream.read_to_string(&mut answer).map_err(|e| e.to_string())?;
         let status = answer.lines().next().unwrap_or_default().to_owned();
