@@ -93,7 +93,7 @@ async fn a_client_secret_is_not_posted_to_a_token_endpoint_elsewhere_than_https(
                 key: ClientKey::Secret { secret: ValueSource::Secret("mcp/remote/client-secret".into()) },
                 scopes: Vec::new(),
             },
-            material: "client-secret-value".into(),
+            material: patchbay_core::secrets::SecretValue::new("client-secret-value"),
             cancel: CancellationToken::new(),
         };
         let result = tokio::time::timeout(Duration::from_secs(30), grant.grant(&[])).await.expect("the grant ends");
