@@ -73,18 +73,18 @@ async fn a_proxy_login_stays_in_the_keyring_and_out_of_messages() {
     let secrets = Arc::new(MemoryStore::new());
     let app = open_app(&data, secrets.clone());
 
-    // Saved through the settings page: in the keyring, shown back to the page, used.
+    // Saved through the settings page: shown back to the page, used.
     let settings = GeneralSettings { proxy: with_login.clone(), ..app.get_settings().unwrap() };
     app.save_settings(&settings).unwrap();
-    assert_eq!(secrets.get("net/proxy/login").unwrap(), Some(format!("{USER}:{PASSWORD}")));
     assert_eq!(app.get_settings().unwrap().proxy, with_login);
     assert_eq!(chat().await.unwrap(), "through the proxy");
     let basic = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASSWORD}"));
     assert_eq!(proxy.authorizations().last(), Some(&Some(format!("Basic {basic}"))));
 
-    // Neither the database nor a backup holds it; `Debug` does not show it.
+    // Neither the database nor a backup holds it, the keyring does; `Debug` does not show it.
     app.backup(&dir.path().join("backup.db"), false).unwrap();
     assert_no_login_in(dir.path());
+    assert_eq!(secrets.get("net/proxy/login").unwrap(), Some(format!("{USER}:{PASSWORD}")));
     let shown = format!("{:?} {:?}", app.get_settings().unwrap(), net::proxy());
     assert!(!shown.contains(PASSWORD) && !shown.contains(USER) && shown.contains("***@127.0.0.1"), "{shown}");
 
