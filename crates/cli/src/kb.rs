@@ -243,7 +243,7 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
                 if !allow_remote {
                     anyhow::bail!(
                         "not serving on {addr}: it is reachable from other computers, and the server speaks plain \
-                         HTTP, so the bearer token and the documents would cross the network unencrypted; use \
+                         HTTP, so the token and the documents would cross the network unencrypted; use \
                          127.0.0.1 (or a port alone), or pass --allow-remote to serve there anyway"
                     );
                 }
