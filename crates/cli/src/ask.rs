@@ -25,7 +25,8 @@ use patchbay_core::agent::{
 use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeMode};
 use patchbay_core::attach;
 use patchbay_core::builtin::{self, KnowledgeSource};
-use patchbay_core::config::ConfigStore;
+use patchbay_core::config::policy::DEFAULTS_SETTING;
+use patchbay_core::config::{ConfigStore, PolicyDefaults};
 use patchbay_core::conversations::{Attachment, ConversationId, ConversationStore, MessageStatus};
 use patchbay_core::llm::{ContentPart, ReasoningEffort};
 use patchbay_core::mcp::traces::TraceStore;
@@ -134,6 +135,7 @@ pub struct Session {
     approval: ApprovalPolicy,
     tools: Arc<dyn ToolHost>,
     retriever: Option<Arc<dyn Retriever>>,
+    limits: TurnLimits,
     pub conversation: Option<ConversationId>,
 }
 
@@ -211,6 +213,7 @@ impl Session {
             );
         }
         let assistant = AssistantStore::new(store.clone()).get(&args.assistant)?;
+        let defaults: PolicyDefaults = store.setting(DEFAULTS_SETTING)?.unwrap_or_default();
         let requested = args.provider.as_deref().or(assistant.provider.as_deref());
         let secrets = KeyringStore::for_data_dir(dir);
         let resolved =
@@ -264,6 +267,7 @@ impl Session {
         };
         Ok(Self {
             selection,
+            limits: TurnLimits::for_policy(&defaults),
             model: ModelChoice {
                 provider,
                 provider_name: resolved.profile.name.clone(),
@@ -300,7 +304,7 @@ impl Session {
             selection: self.selection.clone(),
             approval: self.approval.clone(),
             retriever: self.retriever.clone(),
-            limits: TurnLimits::default(),
+            limits: self.limits,
         })?;
         Ok(print_turn(turn).await)
     }

@@ -56,7 +56,8 @@ impl SamplingModel {
 
 /// A registry for `dir` with the shared roots set and `hooks` installed.
 pub async fn registry(dir: &DataDir, store: &Store, hooks: TerminalRequests) -> anyhow::Result<McpRegistry> {
-    let registry = McpRegistry::new(Arc::new(KeyringStore::for_data_dir(dir)), RegistryOptions::default());
+    let options = RegistryOptions::for_data_dir(dir, store)?;
+    let registry = McpRegistry::new(Arc::new(KeyringStore::for_data_dir(dir)), options);
     registry.set_server_requests(Arc::new(hooks));
     let kb = KnowledgeBase::open(dir, store.clone())?;
     registry.set_roots(roots::effective(&kb, &SharedFolders::new(store.clone()))?).await;

@@ -16,6 +16,7 @@ mod install;
 mod kb;
 mod mcp;
 mod model;
+mod policy;
 mod provider;
 mod roots;
 mod secret;

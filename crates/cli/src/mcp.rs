@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::add::AddArgs;
 use crate::host::{self, SamplingModel, TerminalRequests};
 use crate::install::{ConfigureArgs, InstallArgs};
+use crate::policy::PolicyArgs;
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -101,6 +102,8 @@ enum McpCommand {
     Configure(ConfigureArgs),
     /// Add a server the MCP Registry lists (by its registry name), and start it once.
     Add(AddArgs),
+    /// Show or change a server's security policy: level, folders, network, rate limit.
+    Policy(PolicyArgs),
     /// Search the MCP Registry (PATCHBAY_MCP_REGISTRY, else registry.modelcontextprotocol.io).
     Search {
         /// Text the server's registry name contains.
@@ -166,6 +169,9 @@ pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
     if let McpCommand::Add(add) = &args.command {
         return crate::add::run(dir, add);
     }
+    if let McpCommand::Policy(policy) = &args.command {
+        return crate::policy::run(dir, policy);
+    }
     let store = crate::open_store(dir)?;
     if let McpCommand::Search { query, cursor, json } = &args.command {
         return search(query, cursor.as_deref(), *json);
@@ -203,6 +209,7 @@ async fn command(
         | McpCommand::Install(_)
         | McpCommand::Configure(_)
         | McpCommand::Add(_)
+        | McpCommand::Policy(_)
         | McpCommand::Search { .. } => {
             unreachable!("handled without the registry")
         }
@@ -215,6 +222,7 @@ async fn command(
                     _ if !server.enabled => println!("{}  disabled", server.name),
                     status => println!("{}  {status}", server.name),
                 }
+                println!("  policy: {}", server.policy);
             }
             Ok(ExitCode::SUCCESS)
         }

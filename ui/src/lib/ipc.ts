@@ -166,7 +166,19 @@ export interface McpServerConfig {
   read_only_auto_allow: boolean;
   /** Sign-in without a browser (remote servers); absent: the server's own OAuth sign-in when it asks. */
   client_credentials?: ClientCredentials | null;
+  /** Its security policy (absent: the global default, derived from its arguments). */
+  policy?: Policy;
   extra: Record<string, unknown>;
+}
+
+/** Mirrors `patchbay_core::config::Policy`. */
+export interface Policy {
+  level?: "strict" | "normal" | "permissive";
+  read?: string[];
+  write?: string[];
+  network?: "off" | "any" | { domains: string[] };
+  env?: string[];
+  rate?: { per_tool_per_min?: number; per_server_per_min?: number };
 }
 
 // ---------------------------------------------------------------- chat

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -87,6 +87,10 @@ pub struct TurnLimits {
     pub flush_interval: Duration,
     /// How long stopped tool calls get to wind down (default 2 s).
     pub cancel_grace: Duration,
+    /// Tool calls per turn (the policy's per-turn cap, default 50): the calls
+    /// past it are refused, and the rounds after it offer no tools, so the
+    /// model answers with what it has.
+    pub max_tool_calls: u32,
 }
 
 impl Default for TurnLimits {
@@ -97,7 +101,15 @@ impl Default for TurnLimits {
             tool_timeout: Duration::from_secs(120),
             flush_interval: Duration::from_millis(250),
             cancel_grace: Duration::from_secs(2),
+            max_tool_calls: 50,
         }
+    }
+}
+
+impl TurnLimits {
+    /// The default limits with the per-turn cap of the global policy.
+    pub fn for_policy(defaults: &crate::config::PolicyDefaults) -> Self {
+        Self { max_tool_calls: defaults.turn_tool_calls, ..Self::default() }
     }
 }
 
@@ -266,6 +278,7 @@ impl Agent {
             cancel: control.cancel.clone(),
             approvals: control.approvals.clone(),
             next_approval: AtomicU64::new(1),
+            tool_calls: AtomicU32::new(0),
             system_prompt: conversation.system_prompt.or(request.system_prompt),
             request_model: request.model,
             tools: request.tools,
@@ -336,6 +349,8 @@ struct Runner {
     cancel: CancellationToken,
     approvals: Pending,
     next_approval: AtomicU64,
+    /// Tool calls this turn has made (or tried to), for [`TurnLimits::max_tool_calls`].
+    tool_calls: AtomicU32,
     system_prompt: Option<String>,
     request_model: ModelChoice,
     tools: Arc<dyn ToolHost>,
@@ -427,10 +442,11 @@ impl Runner {
                     });
                 }
             }
+            let capped = self.tool_calls.load(Ordering::Relaxed) >= self.limits.max_tool_calls;
             let request = ChatRequest {
                 model: self.request_model.model.clone(),
                 messages,
-                tools: specs.clone(),
+                tools: if capped { Vec::new() } else { specs.clone() },
                 temperature: sampling.temperature,
                 top_p: sampling.top_p,
                 max_tokens: sampling.max_tokens,
@@ -693,6 +709,14 @@ impl Runner {
             Ok(arguments) => arguments,
             Err(reason) => return Ok(Err((ToolOutcome::Refused, ToolOutput::error(reason)))),
         };
+        let cap = self.limits.max_tool_calls;
+        if self.tool_calls.fetch_add(1, Ordering::Relaxed) >= cap {
+            let text = format!(
+                "This turn has made {cap} tool calls, the most one turn may make (the per-turn cap); this call was \
+                 not made. The cap resets with the user's next message: answer now with what you have."
+            );
+            return Ok(Err((ToolOutcome::Refused, ToolOutput::error(text))));
+        }
         let allowed = match (tool.approval, &self.policy) {
             (ApprovalMode::Deny, _) => {
                 let text = format!("The user's settings do not allow {}/{} to run.", tool.server, tool.tool);

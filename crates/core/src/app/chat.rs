@@ -341,7 +341,7 @@ impl App {
             selection,
             approval: ApprovalPolicy::Ask,
             retriever,
-            limits: TurnLimits::default(),
+            limits: TurnLimits::for_policy(&self.inner.registry.policy_defaults()),
         };
         if lock(&self.inner.turns).contains_key(&id) {
             return Err(AppError::Invalid(format!("conversation {id} already has a turn running; stop it first")));

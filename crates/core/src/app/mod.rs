@@ -307,7 +307,7 @@ impl App {
             tracing::warn!("the saved proxy is not used: {e}");
         }
         let kb = KnowledgeBase::open_configured(&dir, store.clone(), secrets.as_ref())?;
-        let registry = McpRegistry::new(secrets.clone(), RegistryOptions::default());
+        let registry = McpRegistry::new(secrets.clone(), RegistryOptions::for_data_dir(&dir, &store)?);
         let inner = Inner {
             config: ConfigStore::new(store.clone()),
             assistants: AssistantStore::new(store.clone()),
@@ -386,6 +386,8 @@ impl App {
                     McpEvent::ResourceUpdated { server, uri } => {
                         app.inner.events.resource_updated(views::ResourceUpdated { server, uri });
                     }
+                    // The refusal is on the server's log already (its stderr line).
+                    McpEvent::ConnectionBlocked { .. } => {}
                 }
             }
         });

@@ -174,6 +174,9 @@ impl App {
         if let Some((field, reason)) = config.client_credential_problems().into_iter().next() {
             return Err(AppError::Invalid(format!("{}.{field}: {reason}", config.name)));
         }
+        if let Some((field, reason)) = config.policy.problems().into_iter().next() {
+            return Err(AppError::Invalid(format!("{}.{field}: {reason}", config.name)));
+        }
         if let Some((field, ValueSource::Plain(_))) = config.client_credentials.as_ref().map(|c| c.key.material()) {
             return Err(AppError::Invalid(format!(
                 "{}.client_credentials.key.{field} must name a keyring entry, not hold the value",

@@ -1340,6 +1340,7 @@ fn keep_settings(server: &mut McpServerConfig, stored: &McpServerConfig) {
     server.disabled_tools = stored.disabled_tools.clone();
     server.share_roots = stored.share_roots;
     server.read_only_auto_allow = stored.read_only_auto_allow;
+    server.policy = stored.policy.clone();
 }
 
 /// Writes secrets, returning the previous values; on failure, restores those already written.

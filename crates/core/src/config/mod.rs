@@ -11,6 +11,7 @@ pub mod export;
 pub mod import;
 pub mod jsonc;
 pub mod model;
+pub mod policy;
 pub mod presets;
 pub mod providers;
 pub mod server_presets;
@@ -27,6 +28,7 @@ pub use model::{
     ApprovalMode, ClientCredentials, ClientKey, JwtAlgorithm, McpServerConfig, ProviderKind, ProviderProfile, Timeouts,
     TransportConfig, ValueSource,
 };
+pub use policy::{Network, Policy, PolicyDefaults, RateLimits, Resolved, SecurityLevel};
 pub use presets::ProviderPreset;
 pub use providers::{ProbeReport, SecretRef};
 pub use server_presets::ServerPreset;

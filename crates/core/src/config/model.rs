@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::policy::Policy;
 use crate::llm::ThinkingParam;
 
 /// A configured value that is either plain text or the name of a secret.
@@ -274,6 +275,10 @@ pub struct McpServerConfig {
     /// client-credentials grant. `None`: the server's own sign-in, when it asks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_credentials: Option<ClientCredentials>,
+    /// What it may read, write and reach, and how often it may be called
+    /// (see [`super::policy`]); empty: the global default, derived from its arguments.
+    #[serde(default, skip_serializing_if = "Policy::is_default")]
+    pub policy: Policy,
     /// Fields from an imported config that Patchbay does not interpret, kept for export.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -380,6 +385,7 @@ impl McpServerConfig {
             share_roots: false,
             read_only_auto_allow: false,
             client_credentials: None,
+            policy: Policy::default(),
             extra: serde_json::Map::new(),
         }
     }

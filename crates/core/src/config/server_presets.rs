@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::model::{McpServerConfig, TransportConfig, ValueSource};
+use super::policy::Network;
 
 /// A server as its README sets it up.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -50,9 +51,12 @@ pub fn server_presets() -> Vec<ServerPreset> {
     filesystem.config.share_roots = true;
     let mut git = uvx("git", "Git", "mcp-server-git");
     git.config.share_roots = true;
+    // Fetching pages is its whole job: it keeps the network even at strict.
+    let mut fetch = uvx("fetch", "Fetch", "mcp-server-fetch");
+    fetch.config.policy.network = Some(Network::Any);
     vec![
         filesystem,
-        uvx("fetch", "Fetch", "mcp-server-fetch"),
+        fetch,
         uvx("time", "Time", "mcp-server-time"),
         npx("memory", "Memory (knowledge graph)", "@modelcontextprotocol/server-memory"),
         git,

@@ -5,6 +5,7 @@
 //! code, env keys added, stderr tail) instead of an opaque "connection closed".
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::McpError;
 use super::catalogue::{Catalogue, Listing};
 use super::client::HostHandler;
+use super::egress::{BlockListener, Egress};
 use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
 use super::http::{BoundedHttp, Lossless};
 use super::in_process::{self, InProcessServer};
@@ -26,9 +28,10 @@ use super::lane::{self, Lane};
 use super::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
 use super::oauth;
 use super::pipe;
+use super::sandbox::{self, Confined, SandboxContext};
 use super::sse::{self, DetectedTransport, SseClientTransport, SseConfig};
 use super::stdio::{self, ChildGuard, Launch, StderrLog};
-use crate::config::{McpServerConfig, TransportConfig, ValueSource};
+use crate::config::{McpServerConfig, Resolved, TransportConfig, ValueSource};
 use crate::secrets::{SecretStore, SecretValue};
 
 /// Lines of stderr put into a launch report.
@@ -60,6 +63,8 @@ pub(crate) struct Connection {
     /// The direct lane for the registry's requests (stdio, in-process and
     /// streamable HTTP servers; see [`Lane::usable`]).
     pub(crate) lane: Option<Lane>,
+    /// The filtering proxy of a server limited to some domains, for as long as it runs.
+    pub(crate) egress: Option<Egress>,
 }
 
 /// A start that did not reach ready.
@@ -83,6 +88,12 @@ pub(crate) struct Context<'a> {
     pub(crate) ct: CancellationToken,
     /// The server attached for this name, when it runs in process.
     pub(crate) in_process: Option<Arc<dyn InProcessServer>>,
+    /// The policy in force (a stdio server runs inside it).
+    pub(crate) policy: Resolved,
+    /// Folders no sandboxed server sees (Patchbay's data folder).
+    pub(crate) protected: &'a [PathBuf],
+    /// Told each host the server's filtering proxy refused.
+    pub(crate) on_block: BlockListener,
 }
 
 /// Plans a stdio launch: the resolved program and its environment.
@@ -90,6 +101,7 @@ pub(crate) fn plan_stdio(
     config: &McpServerConfig,
     env: &LoginEnv,
     secrets: &dyn SecretStore,
+    policy: &Resolved,
 ) -> Result<(Launch, LaunchReport), StartFailure> {
     let TransportConfig::Stdio { command, args, env: configured, cwd } = &config.transport else {
         return Err(McpError::NotStdio { server: config.name.clone() }.into());
@@ -98,6 +110,7 @@ pub(crate) fn plan_stdio(
         server: config.name.clone(),
         command: command.clone(),
         env_added: configured.keys().cloned().collect(),
+        policy: Some(policy.summary()),
         ..LaunchReport::default()
     };
     let program = match env.resolve(command, cwd.as_deref()) {
@@ -131,7 +144,12 @@ pub(crate) async fn connect(
     let call = Duration::from_secs(config.timeouts.call_secs);
     match &config.transport {
         TransportConfig::Stdio { .. } => {
-            let (launch, mut report) = plan_stdio(config, cx.env, cx.secrets.as_ref())?;
+            let (launch, mut report) = plan_stdio(config, cx.env, cx.secrets.as_ref(), &cx.policy)?;
+            let configured: Vec<String> = report.env_added.clone();
+            let sandbox = SandboxContext { env: cx.env, protected: cx.protected, on_block: cx.on_block.clone() };
+            let Confined { launch, egress } = sandbox::confine(&config.name, launch, &configured, &cx.policy, sandbox)
+                .await
+                .map_err(|error| StartFailure { report: Some(Box::new(failed(report.clone(), &error))), error })?;
             let (mut child, stdout, stdin) = stdio::spawn(&launch, cx.stderr)
                 .map_err(|error| StartFailure { report: Some(Box::new(failed(report.clone(), &error))), error })?;
             // BoundedLines enforces the limit (and answers the call); the codec's would drop silently.
@@ -141,7 +159,7 @@ pub(crate) async fn connect(
             match handshake(config, cx.handler, &cx.ct, transport, Listing::Lane(lane), startup, call).await {
                 Ok((service, catalogue, lane)) => {
                     let kind = TransportKind::Stdio;
-                    let conn = Connection { service, ct: cx.ct, child: Some(child), kind, catalogue, lane };
+                    let conn = Connection { service, ct: cx.ct, child: Some(child), kind, catalogue, lane, egress };
                     Ok((conn, Some(report)))
                 }
                 Err(error) => {
@@ -172,14 +190,14 @@ pub(crate) async fn connect(
         TransportConfig::StreamableHttp { url, headers } => {
             let (service, catalogue, lane) = connect_http(config, cx.handler, &cx.ct, url, headers, cx.secrets).await?;
             let kind = TransportKind::StreamableHttp;
-            let conn = Connection { service, ct: cx.ct, child: None, kind, catalogue, lane };
+            let conn = Connection { service, ct: cx.ct, child: None, kind, catalogue, lane, egress: None };
             Ok((conn, None))
         }
         TransportConfig::Sse { url, headers } => {
             let (service, catalogue) =
                 connect_sse(config, cx.handler, &cx.ct, url, headers, cx.secrets.as_ref(), startup, call).await?;
             let kind = TransportKind::Sse;
-            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane: None }, None))
+            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane: None, egress: None }, None))
         }
         TransportConfig::Auto { url, headers } => {
             // The spec's backwards-compatibility rule: streamable HTTP first, SSE on
@@ -202,7 +220,7 @@ pub(crate) async fn connect(
                     (service, catalogue, TransportKind::Sse, None)
                 }
             };
-            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane }, None))
+            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane, egress: None }, None))
         }
         TransportConfig::InProcess => {
             let server = cx.in_process.ok_or_else(|| McpError::NotAttached { server: config.name.clone() })?;
@@ -211,7 +229,7 @@ pub(crate) async fn connect(
             let (service, catalogue, lane) =
                 handshake(config, cx.handler, &cx.ct, transport, Listing::Lane(lane), startup, call).await?;
             let kind = TransportKind::InProcess;
-            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane }, None))
+            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane, egress: None }, None))
         }
     }
 }

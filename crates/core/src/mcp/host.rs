@@ -19,7 +19,7 @@ use super::naming::ToolNames;
 use super::traces::{TraceStore, TracedCall, traced_call};
 use super::{CallEvent, CallOptions, McpRegistry};
 use crate::agent::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput};
-use crate::config::McpServerConfig;
+use crate::config::{ApprovalMode, McpServerConfig, SecurityLevel};
 use crate::conversations::ToolPin;
 use crate::llm::ToolSpec;
 
@@ -99,6 +99,13 @@ impl ToolHost for RegistryTools {
                     names.model_name(&config.name, &tool.name)?.to_owned()
                 };
                 let server_id = self.server_ids.get(&config.name).unwrap_or(&config.name);
+                let mut approval = ApprovalPolicy::from_config(config).decide(tool).mode();
+                // Strict asks before every call, whatever the server's own setting says (deny stays deny).
+                if approval == ApprovalMode::Allow
+                    && self.registry.policy(&config.name).is_ok_and(|p| p.level == SecurityLevel::Strict)
+                {
+                    approval = ApprovalMode::Ask;
+                }
                 Some(HostedTool {
                     spec: ToolSpec {
                         name,
@@ -107,7 +114,7 @@ impl ToolHost for RegistryTools {
                     },
                     server: config.name.clone(),
                     tool: tool.name.to_string(),
-                    approval: ApprovalPolicy::from_config(config).decide(tool).mode(),
+                    approval,
                     pin: ToolPin {
                         server_id: server_id.clone(),
                         tool: tool.name.to_string(),

@@ -211,6 +211,8 @@ pub struct LaunchReport {
     pub searched: Vec<PathBuf>,
     /// Environment variables added to the login environment (names only).
     pub env_added: Vec<String>,
+    /// The security policy it runs under, in one line (`Resolved::summary`).
+    pub policy: Option<String>,
     /// The exit code, when the process ended (`None` if killed by a signal or still running).
     pub exit_code: Option<i32>,
     /// The signal that ended it (Unix).
@@ -233,6 +235,9 @@ impl std::fmt::Display for LaunchReport {
         }
         let env = if self.env_added.is_empty() { "(none)".to_owned() } else { self.env_added.join(", ") };
         writeln!(f, "env added: {env}")?;
+        if let Some(policy) = &self.policy {
+            writeln!(f, "policy:    {policy}")?;
+        }
         match (self.exit_code, self.signal) {
             (Some(code), _) => writeln!(f, "exit code: {code}")?,
             (None, Some(sig)) => writeln!(f, "killed by: signal {sig}")?,

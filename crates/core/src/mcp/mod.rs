@@ -8,6 +8,8 @@
 //! - [`launch`] finds a stdio server's command the way the user's shell would and
 //!   builds its environment; a failed start leaves a [`LaunchReport`] (the
 //!   launch doctor).
+//! - [`sandbox`] wraps a stdio server in its security policy (bubblewrap on
+//!   Linux); [`egress`] is the filtering proxy of a server limited to some domains.
 //! - [`stdio`] owns server processes: own process group, parent-death signal on
 //!   Linux, stderr in a bounded ring buffer, no orphans on shutdown.
 //! - [`frame`] bounds the size of a stdio server's messages and fails the call an
@@ -43,6 +45,7 @@ pub mod client;
 pub mod client_tasks;
 pub mod connect;
 pub mod content;
+pub mod egress;
 pub mod event_stream;
 pub mod frame;
 pub mod host;
@@ -54,8 +57,10 @@ pub mod launch;
 pub mod naming;
 pub mod oauth;
 pub mod pipe;
+pub mod rate;
 pub mod registry;
 pub mod requests;
+pub mod sandbox;
 pub mod sse;
 pub mod stdio;
 pub mod tasks;
@@ -184,6 +189,17 @@ pub enum McpError {
     /// A server configured as in-process has no server attached to the registry.
     #[error("MCP server {server:?} is served inside Patchbay, but this registry has no such server attached")]
     NotAttached { server: String },
+    /// The server's level needs the sandbox, which cannot run here.
+    #[error(
+        "MCP server {server:?} runs at the {level} level, which needs the sandbox, but the sandbox cannot run here: {reason}. Install bubblewrap (and socat, for a list of allowed domains), or run it without a sandbox, with your full rights, by choosing the permissive level knowingly: `patchbay mcp policy {server} --level permissive`"
+    )]
+    SandboxUnavailable { server: String, level: String, reason: String },
+    /// A call went over one of the server's rate limits; it was not sent.
+    #[error(
+        "{scope} of MCP server {server:?} allows {limit} calls per minute; this call was not made. The limit resets in {} s.",
+        resets_in.as_secs().max(1)
+    )]
+    RateLimited { server: String, scope: String, limit: u32, resets_in: Duration },
     /// The server broke the protocol.
     #[error("MCP server {server:?}: {reason}")]
     Protocol { server: String, reason: String },

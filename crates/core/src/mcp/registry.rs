@@ -24,6 +24,7 @@
 //! does not time out the call that caused it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -46,13 +47,15 @@ use super::catalogue::{Catalogue, Listing};
 use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, RouteGuard, SharedRoots};
 use super::client_tasks::ClientTasks;
 use super::connect::{self, Connection, Context, StartFailure, TransportKind};
+use super::egress::BlockListener;
 use super::in_process::InProcessServer;
 use super::lane::{Lane, LaneRequest};
 use super::launch::{LaunchReport, LoginEnv};
+use super::rate::CallWindow;
 use super::requests::{DenyAll, McpRoot, ServerRequests};
 use super::stdio::StderrLog;
 use super::tasks;
-use crate::config::{McpServerConfig, TransportConfig};
+use crate::config::{McpServerConfig, Policy, PolicyDefaults, Resolved, TransportConfig};
 use crate::secrets::SecretStore;
 
 /// A server's state.
@@ -101,6 +104,8 @@ pub enum McpEvent {
     ResourceUpdated { server: String, uri: String },
     /// A stdio server wrote a line to stderr.
     Stderr { server: String, line: String },
+    /// A sandboxed server's filtering proxy refused a host outside its allowed domains.
+    ConnectionBlocked { server: String, host: String },
 }
 
 /// A `logging/setLevel` level: the server sends messages at this level and above.
@@ -130,6 +135,8 @@ pub struct ServerSnapshot {
     /// Where its command was found, for stdio servers that were launched.
     pub command: Option<std::path::PathBuf>,
     pub tools: usize,
+    /// The security policy in force, in one line (for a remote server only its rate limits apply).
+    pub policy: String,
 }
 
 /// Registry-wide timing.
@@ -152,6 +159,10 @@ pub struct RegistryOptions {
     pub log_level: Option<LogLevel>,
     /// How long a sampling or elicitation request may wait for the user.
     pub hook_timeout: Duration,
+    /// The security level of servers that set none ([`McpRegistry::set_policy_defaults`] changes it).
+    pub policy: PolicyDefaults,
+    /// Folders no sandboxed server sees: Patchbay's data folder.
+    pub protected: Vec<PathBuf>,
 }
 
 impl Default for RegistryOptions {
@@ -165,7 +176,22 @@ impl Default for RegistryOptions {
             shutdown_grace: Duration::from_secs(2),
             log_level: Some(LogLevel::Info),
             hook_timeout: Duration::from_secs(600),
+            policy: PolicyDefaults::default(),
+            protected: Vec::new(),
         }
+    }
+}
+
+impl RegistryOptions {
+    /// The defaults for the servers of data folder `dir`, which they never see,
+    /// with the global policy saved in `store` (its default when unset).
+    pub fn for_data_dir(
+        dir: &crate::paths::DataDir,
+        store: &crate::store::Store,
+    ) -> Result<Self, crate::store::StoreError> {
+        let policy = store.setting::<PolicyDefaults>(crate::config::policy::DEFAULTS_SETTING)?.unwrap_or_default();
+        let protected = vec![dir.path().canonicalize().unwrap_or_else(|_| dir.path().to_path_buf())];
+        Ok(Self { policy, protected, ..Self::default() })
     }
 }
 
@@ -230,6 +256,8 @@ struct Slot {
     log_level: Mutex<Option<LogLevel>>,
     /// Resource URIs subscribed to, renewed at each start.
     subscriptions: Mutex<BTreeSet<String>>,
+    /// Its calls of the last minute, for its rate limits.
+    calls: Mutex<CallWindow>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -254,6 +282,7 @@ struct Shared {
     roots: SharedRoots,
     /// Servers that run in this process, by name.
     in_process: RwLock<BTreeMap<String, Arc<dyn InProcessServer>>>,
+    policy: RwLock<PolicyDefaults>,
 }
 
 impl Shared {
@@ -276,6 +305,13 @@ impl Shared {
 
     async fn env(&self) -> &LoginEnv {
         self.env.get_or_init(LoginEnv::detect).await
+    }
+
+    /// The policy in force for `config` now.
+    fn policy(&self, config: &McpServerConfig) -> Resolved {
+        let roots: Vec<PathBuf> =
+            read(&self.roots).iter().filter_map(|r| url::Url::parse(&r.uri).ok()?.to_file_path().ok()).collect();
+        Policy::resolve(config, &read(&self.policy), &roots)
     }
 }
 
@@ -311,7 +347,9 @@ impl McpRegistry {
     /// An empty registry; secrets named by server configs are read from `secrets`.
     pub fn new(secrets: Arc<dyn SecretStore>, options: RegistryOptions) -> Self {
         let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let policy = RwLock::new(options.policy);
         let shared = Shared {
+            policy,
             secrets,
             options,
             events,
@@ -339,6 +377,23 @@ impl McpRegistry {
         &self.inner.shared
     }
 
+    /// The global part of the security policy; servers started from now on use it.
+    pub fn set_policy_defaults(&self, defaults: PolicyDefaults) {
+        *write(&self.shared().policy) = defaults;
+    }
+
+    /// The global part of the security policy.
+    pub fn policy_defaults(&self) -> PolicyDefaults {
+        *read(&self.shared().policy)
+    }
+
+    /// The security policy `name` runs under (from its next start, when it changed).
+    pub fn policy(&self, name: &str) -> Result<Resolved, McpError> {
+        let slot = self.slot(name)?;
+        let config = lock(&slot.config).clone();
+        Ok(self.shared().policy(&config))
+    }
+
     /// Answers servers' sampling and elicitation requests with `hooks` (the
     /// default, [`DenyAll`], refuses them). Servers learn what the host answers
     /// when they start: set this before starting them.
@@ -353,7 +408,9 @@ impl McpRegistry {
 
     /// Replaces the shared roots and, when they changed, tells every ready
     /// server that sees them (`notifications/roots/list_changed`; a server
-    /// whose `share_roots` is off always gets an empty list).
+    /// whose `share_roots` is off always gets an empty list). A sandboxed
+    /// stdio server that sees them is restarted instead (its sandbox's folders
+    /// are fixed when it starts), and waited for.
     pub async fn set_roots(&self, roots: Vec<McpRoot>) {
         {
             let mut current = write(&self.shared().roots);
@@ -362,7 +419,22 @@ impl McpRegistry {
             }
             *current = roots;
         }
-        let peers: Vec<(String, Peer<RoleClient>)> = self.ready_peers();
+        let (confined, peers): (Vec<_>, Vec<_>) = self.ready_peers().into_iter().partition(|(name, _)| {
+            self.slot(name).is_ok_and(|slot| {
+                let config = lock(&slot.config).clone();
+                matches!(config.transport, TransportConfig::Stdio { .. })
+                    && self.shared().policy(&config).level.sandboxed()
+            })
+        });
+        for (name, _) in confined {
+            let startup =
+                self.slot(&name).map_or(Duration::ZERO, |s| Duration::from_secs(lock(&s.config).timeouts.startup_secs));
+            if let Err(e) = self.restart(&name).await {
+                tracing::warn!(server = %name, error = %e, "could not restart a server for its new roots");
+                continue;
+            }
+            let _ = self.wait_server_settled(&name, startup).await;
+        }
         for (name, peer) in peers {
             let notification =
                 ClientNotification::RootsListChangedNotification(RootsListChangedNotification::default());
@@ -403,6 +475,7 @@ impl McpRegistry {
                         supervisor: tokio::sync::Mutex::default(),
                         log_level: Mutex::default(),
                         subscriptions: Mutex::default(),
+                        calls: Mutex::default(),
                     };
                     servers.insert(config.name, Arc::new(slot));
                 }
@@ -507,7 +580,9 @@ impl McpRegistry {
             .iter()
             .map(|slot| {
                 let live = read(&slot.live).clone();
+                let config = lock(&slot.config).clone();
                 ServerSnapshot {
+                    policy: policy_line(&config, &self.shared().policy(&config)),
                     name: slot.name.clone(),
                     enabled: lock(&slot.config).enabled,
                     status: slot.status.borrow().clone(),
@@ -603,7 +678,8 @@ impl McpRegistry {
         }
         let config = lock(&slot.config).clone();
         let env = self.shared().env().await;
-        match connect::plan_stdio(&config, env, self.shared().secrets.as_ref()) {
+        let policy = self.shared().policy(&config);
+        match connect::plan_stdio(&config, env, self.shared().secrets.as_ref(), &policy) {
             Ok((_, report)) => Ok(Some(report)),
             Err(StartFailure { error: McpError::NotStdio { .. }, .. }) => Ok(None),
             Err(StartFailure { report: Some(report), .. }) => Ok(Some(*report)),
@@ -636,6 +712,9 @@ impl McpRegistry {
         options: CallOptions,
         ct: CancellationToken,
     ) -> Result<CallToolResult, McpError> {
+        let slot = self.slot(server)?;
+        let limits = lock(&slot.config).policy.rate;
+        lock(&slot.calls).admit(server, tool, limits)?;
         if self.runs_as_task(server, tool) {
             return self.call_task(server, tool, arguments, options, ct).await;
         }
@@ -1100,6 +1179,18 @@ async fn ping(server: &str, peer: &Peer<RoleClient>, timeout: Duration) -> Resul
     }
 }
 
+/// The policy in one line; a server that is not a local process gets only its rate limits.
+fn policy_line(config: &McpServerConfig, policy: &Resolved) -> String {
+    match config.transport {
+        TransportConfig::Stdio { .. } => policy.summary(),
+        TransportConfig::InProcess => "inside Patchbay".to_owned(),
+        _ => {
+            let rate = policy.rate.describe().unwrap_or_else(|| "no rate limit".to_owned());
+            format!("remote: folders and network do not apply · {rate}")
+        }
+    }
+}
+
 fn backoff(options: &RegistryOptions, attempt: u32) -> Duration {
     let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
     options.backoff_initial.saturating_mul(factor).min(options.backoff_max)
@@ -1173,8 +1264,25 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
     };
     let env = shared.env().await;
     let in_process = read(&shared.in_process).get(&slot.name).cloned();
-    let cx =
-        Context { env, secrets: &shared.secrets, stderr: &slot.stderr, handler, ct: stop.child_token(), in_process };
+    let on_block: BlockListener = {
+        let (server, events, stderr) = (slot.name.clone(), shared.events.clone(), slot.stderr.clone());
+        Arc::new(move |host: &str| {
+            tracing::warn!(%server, %host, "blocked a connection: not in the allowed domains");
+            stderr.push(format!("patchbay: blocked a connection to {host}: not in the allowed domains"));
+            let _ = events.send(McpEvent::ConnectionBlocked { server: server.clone(), host: host.to_owned() });
+        })
+    };
+    let cx = Context {
+        env,
+        secrets: &shared.secrets,
+        stderr: &slot.stderr,
+        handler,
+        ct: stop.child_token(),
+        in_process,
+        policy: shared.policy(&config),
+        protected: &shared.options.protected,
+        on_block,
+    };
     let connected = tokio::select! {
         // Stopped while starting: dropping the attempt kills what it spawned.
         () = stop.cancelled() => return Ok(Ended::Stopped),
@@ -1188,7 +1296,8 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
         }
     };
     *lock(&slot.report) = report;
-    let Connection { service, ct, mut child, kind, catalogue, lane } = conn;
+    // The filtering proxy lives as long as this connection.
+    let Connection { service, ct, mut child, kind, catalogue, lane, egress: _egress } = conn;
     let listing = Listing::of(lane.clone(), kind);
     let peer = service.peer().clone();
     let pid = child.as_ref().and_then(|c| c.pid());

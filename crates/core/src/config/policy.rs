@@ -1,0 +1,437 @@
+//! A server's security policy: the folders it may read and write, the network
+//! it may reach, the environment it sees, how often it may be called, and the
+//! level (strict / normal / permissive) these start from.
+//!
+//! The policy is stored with the server ([`McpServerConfig::policy`]); what it
+//! leaves open is filled in by [`Policy::resolve`] from the server's own
+//! configuration, so an imported config keeps working: the folders named in
+//! its arguments and its shared roots are writable, its working folder is
+//! readable. `mcp::sandbox` enforces the result on Linux; the registry
+//! enforces the rate limits for every transport.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::model::{McpServerConfig, TransportConfig, ValueSource};
+
+/// How much a server is trusted; the presets of a [`Policy`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SecurityLevel {
+    /// Reads and writes only its declared folders (plus its command and the
+    /// system's folders); network off unless domains are listed; every call asked.
+    Strict,
+    /// Reads home except the secret places, writes only its folders, any network, environment filtered.
+    Normal,
+    /// No sandbox: the server runs with the user's full rights.
+    Permissive,
+}
+
+impl SecurityLevel {
+    /// The levels this build can enforce on this OS: the sandbox exists on
+    /// Linux only, so elsewhere only permissive is offered.
+    pub fn offered() -> &'static [SecurityLevel] {
+        if cfg!(target_os = "linux") { &[Self::Strict, Self::Normal, Self::Permissive] } else { &[Self::Permissive] }
+    }
+
+    /// The level new servers get: normal where it can be enforced.
+    pub fn platform_default() -> Self {
+        if cfg!(target_os = "linux") { Self::Normal } else { Self::Permissive }
+    }
+
+    /// Whether the server runs in the sandbox.
+    pub fn sandboxed(self) -> bool {
+        self != Self::Permissive
+    }
+
+    /// Its name as the CLI and the UI write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Strict => "strict",
+            Self::Normal => "normal",
+            Self::Permissive => "permissive",
+        }
+    }
+}
+
+impl std::fmt::Display for SecurityLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a server may reach on the network. Serialised as `"off"`, `"any"` or
+/// `{"domains": ["api.github.com", "*.example.org"]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Network {
+    /// Its own network namespace with only loopback.
+    Off,
+    /// Only these hosts, through Patchbay's filtering proxy. `*.example.org`
+    /// matches every name below `example.org` (not `example.org` itself).
+    Domains(Vec<String>),
+    /// The network as the user has it.
+    Any,
+}
+
+impl Network {
+    /// Whether `host` may be reached: always under `Any`, never under `Off`,
+    /// else when a listed name matches it (case and a trailing dot ignored).
+    pub fn allows(&self, host: &str) -> bool {
+        match self {
+            Self::Off => false,
+            Self::Any => true,
+            Self::Domains(domains) => {
+                let host = host.trim_end_matches('.').to_ascii_lowercase();
+                domains.iter().any(|pattern| {
+                    let pattern = pattern.trim_end_matches('.').to_ascii_lowercase();
+                    match pattern.strip_prefix("*.") {
+                        Some(parent) => {
+                            host.strip_suffix(parent).is_some_and(|sub| sub.len() > 1 && sub.ends_with('.'))
+                        }
+                        None => host == pattern,
+                    }
+                })
+            }
+        }
+    }
+}
+
+/// Calls per minute a server accepts; `None` is no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RateLimits {
+    /// Calls of one tool per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_tool_per_min: Option<u32>,
+    /// Calls of all its tools together per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_server_per_min: Option<u32>,
+}
+
+/// A server's policy as the user set it; what is left out comes from the
+/// global default and the server's configuration ([`Policy::resolve`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Policy {
+    /// `None`: the global default ([`PolicyDefaults::level`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<SecurityLevel>,
+    /// Folders it may read, besides those the level gives.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read: Vec<PathBuf>,
+    /// Folders (or files) it may write, besides those its arguments name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write: Vec<PathBuf>,
+    /// `None`: the level's default (off at strict, any otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<Network>,
+    /// Names of further variables of Patchbay's environment passed through.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    #[serde(default, skip_serializing_if = "RateLimits::is_unlimited")]
+    pub rate: RateLimits,
+}
+
+impl RateLimits {
+    fn is_unlimited(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// "30 calls/min (5 per tool)", or `None` without limits.
+    pub fn describe(&self) -> Option<String> {
+        match (self.per_server_per_min, self.per_tool_per_min) {
+            (Some(s), Some(t)) => Some(format!("{s} calls/min ({t} per tool)")),
+            (Some(s), None) => Some(format!("{s} calls/min")),
+            (None, Some(t)) => Some(format!("{t} calls/min per tool")),
+            (None, None) => None,
+        }
+    }
+}
+
+impl Policy {
+    /// Whether nothing was set (the policy is then left out of the stored document).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// What is wrong with it, as (field, reason): paths must be absolute,
+    /// domains host names (or `*.` and one), limits above zero, and the level
+    /// one this OS can enforce.
+    pub fn problems(&self) -> Vec<(String, String)> {
+        let mut problems = Vec::new();
+        if let Some(level) = self.level
+            && !SecurityLevel::offered().contains(&level)
+        {
+            problems.push(("policy.level".into(), format!("the {level} level cannot be enforced on this system")));
+        }
+        for (field, paths) in [("read", &self.read), ("write", &self.write)] {
+            for (i, path) in paths.iter().enumerate() {
+                if !path.is_absolute() {
+                    problems
+                        .push((format!("policy.{field}[{i}]"), format!("{} is not an absolute path", path.display())));
+                }
+            }
+        }
+        if let Some(Network::Domains(domains)) = &self.network {
+            for (i, domain) in domains.iter().enumerate() {
+                if !valid_domain(domain) {
+                    problems.push((
+                        format!("policy.network.domains[{i}]"),
+                        format!("{domain:?} is not a host name or a wildcard like *.example.org"),
+                    ));
+                }
+            }
+        }
+        for (field, value) in
+            [("per_tool_per_min", self.rate.per_tool_per_min), ("per_server_per_min", self.rate.per_server_per_min)]
+        {
+            if value == Some(0) {
+                problems.push((format!("policy.rate.{field}"), "must be at least 1 call per minute".into()));
+            }
+        }
+        for (i, name) in self.env.iter().enumerate() {
+            if name.is_empty() || name.contains('=') {
+                problems.push((format!("policy.env[{i}]"), format!("{name:?} is not a variable name")));
+            }
+        }
+        problems
+    }
+
+    /// The policy in force for `config`: the level from `defaults` where none
+    /// is set; writable, the folders (and files) its arguments and plain
+    /// environment values name and, when it sees them, the shared `roots`;
+    /// readable, its working folder.
+    pub fn resolve(config: &McpServerConfig, defaults: &PolicyDefaults, roots: &[PathBuf]) -> Resolved {
+        let policy = &config.policy;
+        let level = policy.level.unwrap_or(defaults.level);
+        let mut read = policy.read.clone();
+        let mut write = policy.write.clone();
+        if let TransportConfig::Stdio { args, env, cwd, .. } = &config.transport {
+            let home = dirs::home_dir();
+            let plain = env.values().filter_map(|v| match v {
+                ValueSource::Plain(text) => Some(text.as_str()),
+                ValueSource::Secret(_) => None,
+            });
+            for text in args.iter().map(String::as_str).chain(plain) {
+                if let Some(path) = named_path(text, home.as_deref()) {
+                    push_new(&mut write, path);
+                }
+            }
+            if let Some(cwd) = cwd {
+                push_new(&mut read, cwd.clone());
+            }
+        }
+        if config.share_roots {
+            roots.iter().for_each(|root| push_new(&mut write, root.clone()));
+        }
+        let network = policy.network.clone().unwrap_or(match level {
+            SecurityLevel::Strict => Network::Off,
+            SecurityLevel::Normal | SecurityLevel::Permissive => Network::Any,
+        });
+        Resolved { level, read, write, network, env: policy.env.clone(), rate: policy.rate }
+    }
+}
+
+fn push_new(paths: &mut Vec<PathBuf>, path: PathBuf) {
+    if !paths.contains(&path) {
+        paths.push(path);
+    }
+}
+
+/// The existing folder or file an argument names: an absolute path, `~/…`,
+/// or the value of `--flag=/path`.
+fn named_path(text: &str, home: Option<&Path>) -> Option<PathBuf> {
+    let value = match text.split_once('=') {
+        Some((flag, value)) if flag.starts_with('-') => value,
+        _ => text,
+    };
+    let path = match (value.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(value),
+    };
+    if !path.is_absolute() || path == Path::new("/") {
+        return None;
+    }
+    path.canonicalize().ok()
+}
+
+fn valid_domain(domain: &str) -> bool {
+    let name = domain.strip_prefix("*.").unwrap_or(domain).trim_end_matches('.');
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty() && label.len() <= 63 && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        })
+}
+
+/// The policy in force for one server, every choice made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Resolved {
+    pub level: SecurityLevel,
+    pub read: Vec<PathBuf>,
+    pub write: Vec<PathBuf>,
+    pub network: Network,
+    pub env: Vec<String>,
+    pub rate: RateLimits,
+}
+
+impl Resolved {
+    /// The policy in one line: "Reads home · writes ~/Projects · network: api.github.com · 30 calls/min".
+    pub fn summary(&self) -> String {
+        if self.level == SecurityLevel::Permissive {
+            return "Permissive: no sandbox, the server runs with your full rights".to_owned();
+        }
+        let home = dirs::home_dir();
+        let show = |paths: &[PathBuf]| -> String {
+            paths.iter().map(|p| tilde(p, home.as_deref())).collect::<Vec<_>>().join(", ")
+        };
+        let reads = match (self.level, self.read.is_empty()) {
+            (SecurityLevel::Normal, true) => "home (not its secrets)".to_owned(),
+            (SecurityLevel::Normal, false) => format!("home (not its secrets), {}", show(&self.read)),
+            (_, true) => "only its own files".to_owned(),
+            (_, false) => show(&self.read),
+        };
+        let writes = if self.write.is_empty() { "nothing".to_owned() } else { show(&self.write) };
+        let network = match &self.network {
+            Network::Off => "off".to_owned(),
+            Network::Any => "any".to_owned(),
+            Network::Domains(d) => d.join(", "),
+        };
+        let mut line = format!("{}: reads {reads} · writes {writes} · network: {network}", self.level);
+        if let Some(rate) = self.rate.describe() {
+            line.push_str(&format!(" · {rate}"));
+        }
+        line
+    }
+}
+
+fn tilde(path: &Path, home: Option<&Path>) -> String {
+    match home.and_then(|h| path.strip_prefix(h).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    }
+}
+
+/// The global part of the policy: the level of servers that set none, and the
+/// tool calls one turn may make. Kept in the `policy.defaults` setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyDefaults {
+    #[serde(default = "SecurityLevel::platform_default")]
+    pub level: SecurityLevel,
+    /// Tool calls per turn; the calls past it are refused and the model must answer.
+    #[serde(default = "default_turn_calls")]
+    pub turn_tool_calls: u32,
+}
+
+/// The setting that holds [`PolicyDefaults`].
+pub const DEFAULTS_SETTING: &str = "policy.defaults";
+
+fn default_turn_calls() -> u32 {
+    50
+}
+
+impl Default for PolicyDefaults {
+    fn default() -> Self {
+        Self { level: SecurityLevel::platform_default(), turn_tool_calls: default_turn_calls() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wildcards_match_names_below_the_domain_only() {
+        let net = Network::Domains(vec!["*.github.com".into(), "Example.org.".into()]);
+        assert!(net.allows("api.github.com"));
+        assert!(net.allows("a.b.GitHub.com."));
+        assert!(!net.allows("github.com"));
+        assert!(!net.allows("evilgithub.com"));
+        assert!(net.allows("example.org"));
+        assert!(!net.allows("www.example.org"));
+        assert!(!Network::Off.allows("example.org"));
+        assert!(Network::Any.allows("anything"));
+    }
+
+    #[test]
+    fn folders_in_arguments_and_shared_roots_are_writable_and_the_level_comes_from_the_default() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap();
+        let file = dir.join("memory.json");
+        std::fs::write(&file, "{}").unwrap();
+        let root = PathBuf::from("/srv/shared");
+        let mut config = McpServerConfig::stdio(
+            "fs",
+            "npx",
+            &["-y", "pkg", dir.to_str().unwrap(), &format!("--db={}", file.display()), "/nonexistent-x", "relative"],
+        );
+        let strict = PolicyDefaults { level: SecurityLevel::Strict, ..PolicyDefaults::default() };
+        let resolved = Policy::resolve(&config, &strict, std::slice::from_ref(&root));
+        assert_eq!(resolved.level, SecurityLevel::Strict);
+        assert_eq!(resolved.write, vec![dir.clone(), file.clone()]);
+        assert_eq!(resolved.network, Network::Off);
+        config.share_roots = true;
+        config.policy.level = Some(SecurityLevel::Normal);
+        let resolved = Policy::resolve(&config, &strict, std::slice::from_ref(&root));
+        assert_eq!(resolved.level, SecurityLevel::Normal);
+        assert_eq!(resolved.write, vec![dir, file, root]);
+        assert_eq!(resolved.network, Network::Any);
+    }
+
+    #[test]
+    fn a_stored_policy_round_trips_and_an_empty_one_is_left_out() {
+        let config = McpServerConfig::stdio("s", "x", &[]);
+        let json = serde_json::to_value(&config).unwrap();
+        assert!(json.get("policy").is_none());
+        let mut config = config;
+        config.policy = Policy {
+            level: Some(SecurityLevel::Strict),
+            read: vec!["/data".into()],
+            write: vec![],
+            network: Some(Network::Domains(vec!["*.github.com".into()])),
+            env: vec!["GITHUB_HOST".into()],
+            rate: RateLimits { per_tool_per_min: Some(5), per_server_per_min: Some(30) },
+        };
+        let json = serde_json::to_value(&config).unwrap();
+        assert_eq!(
+            json["policy"],
+            serde_json::json!({"level": "strict", "read": ["/data"], "network": {"domains": ["*.github.com"]},
+                               "env": ["GITHUB_HOST"], "rate": {"per_tool_per_min": 5, "per_server_per_min": 30}})
+        );
+        assert_eq!(serde_json::from_value::<McpServerConfig>(json).unwrap(), config);
+    }
+
+    #[test]
+    fn bad_paths_domains_and_limits_are_named() {
+        let policy = Policy {
+            read: vec!["relative".into()],
+            network: Some(Network::Domains(vec!["ok.example".into(), "bad domain".into(), "*.".into()])),
+            rate: RateLimits { per_tool_per_min: Some(0), per_server_per_min: None },
+            ..Policy::default()
+        };
+        let fields: Vec<String> = policy.problems().into_iter().map(|(f, _)| f).collect();
+        assert_eq!(
+            fields,
+            [
+                "policy.read[0]",
+                "policy.network.domains[1]",
+                "policy.network.domains[2]",
+                "policy.rate.per_tool_per_min"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_summary_reads_in_one_glance() {
+        let resolved = Resolved {
+            level: SecurityLevel::Strict,
+            read: vec!["/data".into()],
+            write: vec![],
+            network: Network::Domains(vec!["api.github.com".into()]),
+            env: vec![],
+            rate: RateLimits { per_tool_per_min: None, per_server_per_min: Some(30) },
+        };
+        assert_eq!(resolved.summary(), "strict: reads /data · writes nothing · network: api.github.com · 30 calls/min");
+    }
+}

@@ -1,0 +1,565 @@
+//! Runs a stdio server inside its policy: on Linux under bubblewrap (`bwrap`).
+//!
+//! bubblewrap is what Flatpak uses: unprivileged (user namespaces) where the
+//! kernel allows them, a small, audited setuid-free program, and it builds the
+//! whole filesystem view from arguments, so the view is plain data Patchbay
+//! computes here and tests can read. The view ([`view`]): the system's folders
+//! read-only; home read-only at normal and absent at strict; the server's
+//! command, its install folder (a venv, a `node_modules`, a bundle) and its
+//! declared read folders read-only; its write folders, the launchers' caches
+//! and a private `/tmp` writable; and, last so nothing uncovers them, the
+//! secret places ([`NEVER`], Patchbay's data folder) masked: an empty tmpfs
+//! over a folder, `/dev/null` over a file. No capabilities, its own PID
+//! namespace, dies with Patchbay. Network off or a list of domains is its
+//! own network namespace; domains go through [`super::egress`].
+//!
+//! The environment is filtered: the configured variables, the policy's extra
+//! names and what programs and launchers need ([`KEPT_ENV`]), not every token
+//! of the user's shell. Permissive runs the server as before, unconfined.
+//! A server started with `docker`/`podman` is not wrapped (the container is
+//! its sandbox); its folders become its mounts when it names none.
+//! Where the sandbox cannot run, a level that needs it fails to start with
+//! [`McpError::SandboxUnavailable`], which says how to choose permissive.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use tokio::sync::OnceCell;
+
+use super::McpError;
+use super::egress::{BlockListener, Egress};
+use super::launch::LoginEnv;
+use super::stdio::Launch;
+use crate::config::{Network, Resolved, SecurityLevel};
+
+/// Places under home no server sees below permissive: credentials, keyrings,
+/// browser profiles and shell histories.
+pub const NEVER: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".netrc",
+    ".git-credentials",
+    ".docker/config.json",
+    ".local/share/keyrings",
+    ".password-store",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    ".config/gh/hosts.yml",
+    ".pypirc",
+    ".npmrc",
+    ".cargo/credentials.toml",
+    ".bash_history",
+    ".zsh_history",
+    ".local/share/fish/fish_history",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".lesshst",
+    ".viminfo",
+];
+
+/// Caches under home the launchers write (`npx`, `uvx`, `pip`, `bun`, `deno`).
+const CACHES: &[&str] =
+    &[".npm", ".cache/uv", ".local/share/uv", ".cache/pip", ".cache/node", ".bun/install/cache", ".cache/deno"];
+
+/// Variables of Patchbay's environment a sandboxed server keeps, besides `LC_*`,
+/// its configured ones and its policy's extra names.
+const KEPT_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TZ",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "NVM_DIR",
+    "VOLTA_HOME",
+    "UV_CACHE_DIR",
+    "UV_PYTHON_INSTALL_DIR",
+    "npm_config_cache",
+    "NPM_CONFIG_REGISTRY",
+    "PIP_INDEX_URL",
+    "UV_INDEX_URL",
+];
+
+const PROXY_VARS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"];
+
+/// The loopback port inside the sandbox where `socat` forwards to the proxy.
+const PROXY_PORT: u16 = 3128;
+/// Where the proxy's socket folder appears inside the sandbox.
+const PROXY_DIR: &str = "/run/patchbay-egress";
+
+/// The system's folders, read-only (a link, such as `/bin` → `usr/bin`, stays a link).
+const SYSTEM: &[&str] = &["/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/nix"];
+
+/// Everything a sandboxed start needs besides the server's configuration.
+pub(crate) struct SandboxContext<'a> {
+    pub(crate) env: &'a LoginEnv,
+    /// Folders no server may see (Patchbay's data folder).
+    pub(crate) protected: &'a [PathBuf],
+    pub(crate) on_block: BlockListener,
+}
+
+/// A launch inside its policy, with the proxy it needs while it runs.
+#[derive(Debug)]
+pub(crate) struct Confined {
+    pub(crate) launch: Launch,
+    pub(crate) egress: Option<Egress>,
+}
+
+/// Wraps `launch` in `policy`. `configured` names the server's own variables.
+pub(crate) async fn confine(
+    server: &str,
+    launch: Launch,
+    configured: &[String],
+    policy: &Resolved,
+    cx: SandboxContext<'_>,
+) -> Result<Confined, McpError> {
+    if policy.level == SecurityLevel::Permissive {
+        return Ok(Confined { launch, egress: None });
+    }
+    let unavailable = |reason: String| McpError::SandboxUnavailable {
+        server: server.to_owned(),
+        level: policy.level.to_string(),
+        reason,
+    };
+    let mut launch = launch;
+    launch.env = filtered_env(launch.env, configured, &policy.env);
+    if is_container(&launch.program) {
+        launch.args = with_mounts(std::mem::take(&mut launch.args), policy);
+        return Ok(Confined { launch, egress: None });
+    }
+    let bwrap = bubblewrap(cx.env).await.map_err(unavailable)?;
+    let home = lookup(&launch.env, "HOME").map(PathBuf::from).or_else(dirs::home_dir);
+    let mut view = View::new(policy.level, home.clone(), cx.protected);
+    for folder in launcher_caches(&launch.program, home.as_deref()) {
+        view.writable(folder);
+    }
+    // At normal a server may write its own install folder (some packages
+    // install helpers there at first use: readabilipy runs `npm install`);
+    // at strict it is read-only.
+    for folder in command_folders(&launch.program, cx.env, home.as_deref()) {
+        match policy.level {
+            SecurityLevel::Normal => view.writable(folder),
+            _ => view.readable(folder),
+        }
+    }
+    policy.read.iter().for_each(|p| view.readable(p.clone()));
+    policy.write.iter().for_each(|p| view.writable(p.clone()));
+    let mut args = view.arguments();
+    if let Some(cwd) = &launch.cwd {
+        args.extend(["--chdir".into(), cwd.clone().into()]);
+    }
+    let mut egress = None;
+    let mut command: Vec<OsString> = std::iter::once(launch.program.clone().into_os_string())
+        .chain(launch.args.iter().map(OsString::from))
+        .collect();
+    match &policy.network {
+        Network::Any => {}
+        Network::Off => {
+            args.push("--unshare-net".into());
+            launch.env.retain(|(k, _)| !PROXY_VARS.iter().any(|p| k == p) && k != "NO_PROXY" && k != "no_proxy");
+        }
+        Network::Domains(_) => {
+            let socat = cx.env.resolve("socat", None).map_err(|_| {
+                unavailable("allowing only some domains needs socat, which is not installed".to_owned())
+            })?;
+            let proxy = Egress::start(policy.network.clone(), cx.on_block)
+                .map_err(|e| unavailable(format!("the filtering proxy could not start: {e}")))?;
+            args.push("--unshare-net".into());
+            args.extend(["--ro-bind".into(), proxy.dir().into(), PROXY_DIR.into()]);
+            command = forwarder(&socat, proxy.socket_name(), command);
+            set_proxy_env(&mut launch.env);
+            egress = Some(proxy);
+        }
+    }
+    args.push("--".into());
+    args.extend(command);
+    let launch = Launch {
+        program: bwrap,
+        args: args.into_iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        env: launch.env,
+        cwd: launch.cwd,
+    };
+    Ok(Confined { launch, egress })
+}
+
+/// The folders a sandboxed server sees, and how, in mount order.
+struct View {
+    level: SecurityLevel,
+    home: Option<PathBuf>,
+    protected: Vec<PathBuf>,
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+}
+
+impl View {
+    fn new(level: SecurityLevel, home: Option<PathBuf>, protected: &[PathBuf]) -> Self {
+        Self { level, home, protected: protected.to_vec(), read: Vec::new(), write: Vec::new() }
+    }
+
+    fn readable(&mut self, path: PathBuf) {
+        if path.exists() && !self.read.contains(&path) {
+            self.read.push(path);
+        }
+    }
+
+    fn writable(&mut self, path: PathBuf) {
+        if path.exists() && !self.write.contains(&path) {
+            self.write.push(path);
+        }
+    }
+
+    /// bubblewrap's arguments: each later mount lies over the earlier ones.
+    fn arguments(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> =
+            ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+                .into_iter()
+                .map(OsString::from)
+                .collect();
+        args.extend(["--cap-drop", "ALL"].map(OsString::from));
+        let mut push = |flag: &str, from: &Path, to: &Path| {
+            args.extend([flag.into(), from.as_os_str().to_owned(), to.as_os_str().to_owned()]);
+        };
+        for dir in SYSTEM.iter().map(Path::new) {
+            match std::fs::read_link(dir) {
+                Ok(target) => push("--symlink", &target, dir),
+                Err(_) if dir.is_dir() => push("--ro-bind", dir, dir),
+                Err(_) => {}
+            }
+        }
+        // DNS where /etc/resolv.conf points into /run (systemd-resolved).
+        let resolved = Path::new("/run/systemd/resolve");
+        if resolved.is_dir() {
+            push("--ro-bind", resolved, resolved);
+        }
+        let mut visible: Vec<&Path> = Vec::new();
+        let mut rest: Vec<OsString> = ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+            .into_iter()
+            .map(OsString::from)
+            .collect();
+        if let Some(home) = &self.home {
+            let flag = if self.level == SecurityLevel::Normal { "--ro-bind" } else { "--tmpfs" };
+            rest.push(flag.into());
+            if self.level == SecurityLevel::Normal {
+                rest.push(home.clone().into());
+                visible.push(home);
+            }
+            rest.push(home.clone().into());
+        }
+        args.append(&mut rest);
+        let mut push = |flag: &str, path: &Path| {
+            args.extend([flag.into(), path.as_os_str().to_owned(), path.as_os_str().to_owned()]);
+        };
+        for path in &self.read {
+            push("--ro-bind", path);
+            visible.push(path);
+        }
+        for path in &self.write {
+            push("--bind", path);
+            visible.push(path);
+        }
+        // Strict's empty home takes no writes (its mount points are made by now).
+        if let (Some(home), SecurityLevel::Strict) = (&self.home, self.level) {
+            args.extend(["--remount-ro".into(), home.clone().into_os_string()]);
+        }
+        for secret in self.secrets() {
+            if !visible.iter().any(|v| secret.starts_with(v)) {
+                continue;
+            }
+            if secret.is_dir() {
+                args.extend(["--tmpfs".into(), secret.into_os_string()]);
+            } else if secret.exists() {
+                args.extend(["--ro-bind".into(), "/dev/null".into(), secret.into_os_string()]);
+            }
+        }
+        args
+    }
+
+    /// The never-list under home and Patchbay's own folders.
+    fn secrets(&self) -> Vec<PathBuf> {
+        let mut secrets: Vec<PathBuf> = self.protected.clone();
+        if let Some(home) = &self.home {
+            secrets.extend(NEVER.iter().map(|p| home.join(p)));
+        }
+        secrets
+    }
+}
+
+/// The environment without what the server was not given.
+fn filtered_env(env: Vec<(OsString, OsString)>, configured: &[String], extra: &[String]) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = env
+        .into_iter()
+        .filter(|(k, _)| {
+            let name = k.to_string_lossy();
+            KEPT_ENV.contains(&name.as_ref())
+                || name.starts_with("LC_")
+                || configured.iter().any(|c| *c == name)
+                || extra.iter().any(|c| *c == name)
+        })
+        .collect();
+    env.retain(|(k, _)| k != "TMPDIR");
+    env.push(("TMPDIR".into(), "/tmp".into()));
+    env
+}
+
+fn lookup<'e>(env: &'e [(OsString, OsString)], name: &str) -> Option<&'e OsString> {
+    env.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+}
+
+/// Every proxy variable names the forwarder; nothing is exempt from it.
+fn set_proxy_env(env: &mut Vec<(OsString, OsString)>) {
+    env.retain(|(k, _)| {
+        !PROXY_VARS.iter().any(|p| k == p) && k != "NO_PROXY" && k != "no_proxy" && k != "NODE_USE_ENV_PROXY"
+    });
+    let url = format!("http://127.0.0.1:{PROXY_PORT}");
+    env.extend(PROXY_VARS.iter().map(|k| (OsString::from(k), OsString::from(&url))));
+    // Node's own fetch reads the proxy variables only when asked to (Node 24+).
+    env.push(("NODE_USE_ENV_PROXY".into(), "1".into()));
+}
+
+/// `sh -c` starting socat (loopback port → the proxy's socket), waiting until
+/// it listens, then becoming the server.
+fn forwarder(socat: &Path, socket: &str, command: Vec<OsString>) -> Vec<OsString> {
+    let script = format!(
+        "{socat} TCP-LISTEN:{PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:{PROXY_DIR}/{socket} 2>/dev/null & \
+         i=0; while [ $i -lt 300 ] && ! grep -q ':{PROXY_PORT:04X} ' /proc/net/tcp; do sleep 0.01; i=$((i+1)); done; \
+         exec \"$@\"",
+        socat = socat.display()
+    );
+    let mut wrapped: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.into(), "patchbay-sandbox".into()];
+    wrapped.extend(command);
+    wrapped
+}
+
+/// The folders a command needs to run ([`install_folders`]), for the link
+/// and its target, and those of the interpreter its `#!` line names.
+fn command_folders(program: &Path, env: &LoginEnv, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut paths = vec![program.to_path_buf()];
+    if let Ok(real) = program.canonicalize() {
+        paths.push(real);
+    }
+    if let Some(interpreter) = shebang(program, env) {
+        paths.push(interpreter.clone());
+        paths.extend(interpreter.canonicalize().ok());
+    }
+    let mut folders: Vec<PathBuf> = Vec::new();
+    for folder in paths.iter().flat_map(|p| install_folders(p, home)) {
+        if !folders.contains(&folder) {
+            folders.push(folder);
+        }
+    }
+    folders
+}
+
+/// Where a command is installed: a venv (and the Python it was made from),
+/// the folder above the top `node_modules`, the prefix above a `bin` folder
+/// (pyenv, nvm), else its own folder; nothing for the system's folders.
+fn install_folders(path: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    if let Some(venv) = path.ancestors().skip(1).find(|a| a.join("pyvenv.cfg").is_file()) {
+        let mut folders = vec![venv.to_path_buf()];
+        let config = std::fs::read_to_string(venv.join("pyvenv.cfg")).unwrap_or_default();
+        let base = config.lines().find_map(|l| Some(l.split_once('=')?).filter(|(k, _)| k.trim() == "home"));
+        if let Some((_, bin)) = base {
+            folders.extend(install_folders(&Path::new(bin.trim()).join("python"), home));
+        }
+        return folders;
+    }
+    if let Some(modules) = path.ancestors().filter(|a| a.file_name().is_some_and(|n| n == "node_modules")).last() {
+        return modules.parent().map(Path::to_path_buf).into_iter().collect();
+    }
+    let Some(parent) = path.parent() else { return Vec::new() };
+    let prefix = parent.parent().filter(|prefix| {
+        parent.file_name().is_some_and(|n| n == "bin")
+            && home.is_none_or(|home| *prefix != home && *prefix != home.join(".local").as_path())
+    });
+    let folder = prefix.unwrap_or(parent);
+    let system = SYSTEM.iter().any(|s| folder.starts_with(s)) || folder == Path::new("/") || folder.starts_with("/usr");
+    if system { Vec::new() } else { vec![folder.to_path_buf()] }
+}
+
+/// The interpreter of a script: `#!/path/x` or `#!/usr/bin/env x` (found on the login `PATH`).
+fn shebang(program: &Path, env: &LoginEnv) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(program).and_then(|mut f| f.read(&mut head)).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = std::str::from_utf8(line.split(|b| *b == b'\n').next()?).ok()?;
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    if Path::new(first).file_name().is_some_and(|n| n == "env") {
+        let name = words.find(|w| !w.starts_with('-'))?;
+        env.resolve(name, None).ok()
+    } else {
+        Some(PathBuf::from(first))
+    }
+}
+
+/// The caches the server's launcher writes, created when missing (so `npx` works in a read-only home).
+fn launcher_caches(program: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let Some(home) = home else { return Vec::new() };
+    let name = program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let needed: &[&str] = match name.as_str() {
+        "npx" | "npm" | "pnpm" | "node" => &[".npm"],
+        "uvx" | "uv" => &[".cache/uv", ".local/share/uv"],
+        _ => &[],
+    };
+    for cache in needed {
+        let _ = std::fs::create_dir_all(home.join(cache));
+    }
+    CACHES.iter().map(|c| home.join(c)).collect()
+}
+
+fn is_container(program: &Path) -> bool {
+    program.file_name().is_some_and(|n| n == "docker" || n == "podman")
+}
+
+/// `docker run …` with the policy's folders as its mounts, unless it names its own.
+fn with_mounts(args: Vec<String>, policy: &Resolved) -> Vec<String> {
+    let names_mounts =
+        args.iter().any(|a| a == "-v" || a.starts_with("--volume") || a.starts_with("--mount") || a.starts_with("-v="));
+    let Some(run) = args.iter().position(|a| a == "run") else { return args };
+    if names_mounts {
+        return args;
+    }
+    let mounts = policy
+        .read
+        .iter()
+        .map(|p| format!("{0}:{0}:ro", p.display()))
+        .chain(policy.write.iter().map(|p| format!("{0}:{0}", p.display())))
+        .flat_map(|m| ["-v".to_owned(), m]);
+    let mut out: Vec<String> = args[..=run].to_vec();
+    out.extend(mounts);
+    out.extend_from_slice(&args[run + 1..]);
+    out
+}
+
+/// bubblewrap, once found to work here (its namespaces can be created).
+async fn bubblewrap(env: &LoginEnv) -> Result<PathBuf, String> {
+    static PROBE: OnceCell<Result<PathBuf, String>> = OnceCell::const_new();
+    if !cfg!(target_os = "linux") {
+        return Err("the sandbox is only available on Linux".to_owned());
+    }
+    PROBE
+        .get_or_init(|| async {
+            let bwrap = env.resolve("bwrap", None).map_err(|_| "bubblewrap (bwrap) is not installed".to_owned())?;
+            let probe = tokio::process::Command::new(&bwrap)
+                .args(["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-pid", "--unshare-net"])
+                .args(["--die-with-parent", "--cap-drop", "ALL", "--", "true"])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .kill_on_drop(true)
+                .output();
+            match tokio::time::timeout(std::time::Duration::from_secs(10), probe).await {
+                Ok(Ok(out)) if out.status.success() => Ok(bwrap),
+                Ok(Ok(out)) => Err(format!(
+                    "bubblewrap cannot create its namespaces here ({}): unprivileged user namespaces may be off",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )),
+                Ok(Err(e)) => Err(format!("bubblewrap could not run: {e}")),
+                Err(_) => Err("bubblewrap did not answer within 10 s".to_owned()),
+            }
+        })
+        .await
+        .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[OsString]) -> Vec<String> {
+        args.iter().map(|a| a.to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn normal_reads_home_and_masks_its_secrets_last() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        std::fs::create_dir_all(h.join(".ssh")).unwrap();
+        std::fs::write(h.join(".netrc"), "machine x").unwrap();
+        let data = h.join(".local/share/patchbay");
+        std::fs::create_dir_all(&data).unwrap();
+        let work = h.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let mut view = View::new(SecurityLevel::Normal, Some(h.to_path_buf()), std::slice::from_ref(&data));
+        view.writable(work.clone());
+        view.writable(h.join("missing"));
+        let args = strings(&view.arguments());
+        let joined = args.join(" ");
+        let at = |needle: String| joined.find(&needle).unwrap_or_else(|| panic!("{needle} not in {joined}"));
+        let home_ro = at(format!("--ro-bind {0} {0}", h.display()));
+        let work_rw = at(format!("--bind {0} {0}", work.display()));
+        let ssh = at(format!("--tmpfs {}", h.join(".ssh").display()));
+        let netrc = at(format!("--ro-bind /dev/null {}", h.join(".netrc").display()));
+        let db = at(format!("--tmpfs {}", data.display()));
+        assert!(home_ro < work_rw && work_rw < ssh.min(netrc).min(db), "the masks come after every bind");
+        assert!(!joined.contains("missing"));
+        assert!(args.contains(&"--die-with-parent".to_owned()) && args.contains(&"ALL".to_owned()));
+    }
+
+    #[test]
+    fn strict_hides_home_behind_an_empty_folder() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+        let view = View::new(SecurityLevel::Strict, Some(home.path().to_path_buf()), &[]);
+        let joined = strings(&view.arguments()).join(" ");
+        assert!(joined.contains(&format!("--tmpfs {}", home.path().display())));
+        assert!(!joined.contains("--ro-bind /dev/null") && !joined.contains(".ssh"), "{joined}");
+    }
+
+    #[test]
+    fn the_environment_keeps_only_what_the_server_was_given() {
+        let env: Vec<(OsString, OsString)> =
+            [("PATH", "/bin"), ("GITHUB_TOKEN", "t"), ("API", "k"), ("LC_ALL", "C"), ("X", "1")]
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect();
+        let kept = filtered_env(env, &["API".into()], &["X".into()]);
+        let names: Vec<String> = kept.iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["PATH", "API", "LC_ALL", "X", "TMPDIR"]);
+    }
+
+    #[test]
+    fn a_container_gets_the_folders_as_mounts_unless_it_names_its_own() {
+        let policy = Resolved {
+            level: SecurityLevel::Normal,
+            read: vec!["/r".into()],
+            write: vec!["/w".into()],
+            network: Network::Any,
+            env: vec![],
+            rate: Default::default(),
+        };
+        let args: Vec<String> = ["run", "-i", "--rm", "img"].map(String::from).to_vec();
+        assert_eq!(with_mounts(args, &policy), ["run", "-v", "/r:/r:ro", "-v", "/w:/w", "-i", "--rm", "img"]);
+        let own: Vec<String> = ["run", "-v", "/x:/x", "img"].map(String::from).to_vec();
+        assert_eq!(with_mounts(own.clone(), &policy), own);
+    }
+}
