@@ -1,5 +1,5 @@
 //! `patchbay mcp policy SERVER`: shows a server's security policy, or changes
-//! it (level, folders, network, rate), then shows the result in one line.
+//! it (level, folders, network, rates per server and per tool), then shows the result in one line.
 //! Folders must exist and are kept as their canonical paths; the policy is
 //! checked by core (`Policy::problems`) before it is saved.
 
@@ -34,6 +34,9 @@ pub struct PolicyArgs {
     /// Calls per minute it accepts, for all its tools together.
     #[arg(long, value_name = "N/min")]
     rate: Option<String>,
+    /// Calls per minute it accepts for each of its tools.
+    #[arg(long, value_name = "N/min")]
+    tool_rate: Option<String>,
     /// Print the policy (also what any change leads to).
     #[arg(long)]
     show: bool,
@@ -110,11 +113,19 @@ fn change(policy: &mut Policy, args: &PolicyArgs) -> anyhow::Result<()> {
         });
     }
     if let Some(rate) = &args.rate {
-        let number = rate.strip_suffix("/min").unwrap_or(rate);
-        match number.trim().parse::<u32>() {
-            Ok(n) => policy.rate.per_server_per_min = Some(n),
-            Err(_) => bail!("--rate {rate:?}: expected calls per minute, like 30/min"),
-        }
+        policy.rate.per_server_per_min = Some(per_minute("--rate", rate)?);
+    }
+    if let Some(rate) = &args.tool_rate {
+        policy.rate.per_tool_per_min = Some(per_minute("--tool-rate", rate)?);
     }
     Ok(())
+}
+
+/// `30/min` or `30` as calls per minute.
+fn per_minute(flag: &str, rate: &str) -> anyhow::Result<u32> {
+    let number = rate.strip_suffix("/min").unwrap_or(rate);
+    match number.trim().parse::<u32>() {
+        Ok(n) => Ok(n),
+        Err(_) => bail!("{flag} {rate:?}: expected calls per minute, like 30/min"),
+    }
 }

@@ -55,12 +55,15 @@ fn policy_changes_are_saved_shown_and_checked() {
         patchbay(&data, &["mcp", "policy", "everything", "--rate", "30/min", "--allow-domain", "api.example.org"]);
     assert!(out.status.success(), "{}", text(&out).1);
     assert!(text(&out).0.trim().ends_with("network: *.github.com, api.example.org · 30 calls/min"), "{}", text(&out).0);
+    let out = patchbay(&data, &["mcp", "policy", "everything", "--tool-rate", "5"]);
+    assert!(text(&out).0.trim().ends_with(" · 30 calls/min (5 per tool)"), "{}", text(&out).0);
 
     let saved = ConfigStore::new(store(&data)).server("everything").unwrap().policy;
     assert_eq!(saved.level, Some(SecurityLevel::Strict));
     assert_eq!(saved.read, [canonical]);
     assert_eq!(saved.network, Some(Network::Domains(vec!["*.github.com".into(), "api.example.org".into()])));
     assert_eq!(saved.rate.per_server_per_min, Some(30));
+    assert_eq!(saved.rate.per_tool_per_min, Some(5));
 
     // Bad values: nothing is saved, and the error says where and why.
     let out = patchbay(&data, &["mcp", "policy", "everything", "--allow-domain", "not a domain"]);
@@ -70,12 +73,11 @@ fn policy_changes_are_saved_shown_and_checked() {
         "{}",
         text(&out).1
     );
-    let out = patchbay(&data, &["mcp", "policy", "everything", "--rate", "many"]);
-    assert!(
-        !out.status.success() && text(&out).1.contains("expected calls per minute, like 30/min"),
-        "{}",
-        text(&out).1
-    );
+    for flag in ["--rate", "--tool-rate"] {
+        let out = patchbay(&data, &["mcp", "policy", "everything", flag, "many"]);
+        let expected = format!("{flag} \"many\": expected calls per minute, like 30/min");
+        assert!(!out.status.success() && text(&out).1.contains(&expected), "{}", text(&out).1);
+    }
     let out =
         patchbay(&data, &["mcp", "policy", "everything", "--write", tmp.path().join("missing").to_str().unwrap()]);
     assert!(!out.status.success() && text(&out).1.contains("missing"), "{}", text(&out).1);
@@ -88,7 +90,7 @@ fn policy_changes_are_saved_shown_and_checked() {
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.lines().any(|l| l.starts_with("everything  ready  ")), "{stdout}");
-    assert!(stdout.contains("  policy: strict: reads ") && stdout.contains("network: off · 30 calls/min"), "{stdout}");
+    assert!(stdout.contains("  policy: strict: reads ") && stdout.contains("network: off · 30 calls/min (5 per tool)"), "{stdout}");
 
     // Permissive is said plainly.
     let out = patchbay(&data, &["mcp", "policy", "everything", "--level", "permissive"]);

@@ -4,7 +4,8 @@
 //! the secret store), an update keeps the secret and the policies, its
 //! settings change later in its form, and deleting the server deletes its
 //! folder. What is installed is the bundle previewed, signed by whom the
-//! preview said, even when its file is swapped in between.
+//! preview said, even when its file is swapped in between. At strict, a
+//! bundle runs in its sandbox with the folders its settings name.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -15,7 +16,7 @@ use std::time::Duration;
 
 use patchbay_core::app::{App, AppError, ErrorKind, NoEvents};
 use patchbay_core::bundle::{BundleInfo, BundleValues, Signature, installed_signature, installed_version};
-use patchbay_core::config::{ApprovalMode, TransportConfig, ValueSource};
+use patchbay_core::config::{ApprovalMode, SecurityLevel, TransportConfig, ValueSource};
 use patchbay_core::llm::ContentPart;
 use patchbay_core::mcp::LoginEnv;
 use patchbay_core::paths::DataDir;
@@ -31,6 +32,16 @@ import json, os, sys
 from mcp.server.mcpserver import MCPServer
 
 app = MCPServer("notes")
+
+@app.tool()
+def write(folder: str, text: str) -> str:
+    """Writes text to note.txt in the folder."""
+    try:
+        with open(os.path.join(folder, "note.txt"), "w") as f:
+            f.write(text)
+        return "written"
+    except OSError as e:
+        return "refused: " + e.strerror
 
 @app.tool()
 def settings() -> str:
@@ -62,7 +73,10 @@ fn manifest(version: &str) -> String {
                 "env": {"NOTES_TOKEN": "${user_config.token}", "NOTES_GREETING": "${user_config.greeting}"}
             }
         },
-        "tools": [{"name": "settings", "description": "What this server was started with."}],
+        "tools": [
+            {"name": "settings", "description": "What this server was started with."},
+            {"name": "write", "description": "Writes text to note.txt in the folder."}
+        ],
         "user_config": {
             "token": {"type": "string", "title": "Token", "sensitive": true, "required": true},
             "folders": {"type": "directory", "title": "Folders", "multiple": true, "required": true},
@@ -392,4 +406,43 @@ async fn the_bundle_previewed_is_installed_whatever_becomes_of_its_file() {
     let error = f.app.install_bundle(id, Some(&signer.fingerprint), &values).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::NotFound);
     f.app.shutdown().await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_at_strict_writes_the_folders_its_settings_name_and_nothing_else() {
+    let f = open();
+    let file = f.dir.path().join("notes.mcpb");
+    write_bundle(&file, "1.0.0");
+    let (mine, other) = (f.dir.path().join("mine"), f.dir.path().join("other"));
+    for folder in [&mine, &other] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    let values: BundleValues = BTreeMap::from([
+        ("token".into(), json!("tok-1")),
+        ("folders".into(), json!([mine.display().to_string()])),
+    ]);
+    install(&f.app, &file, &values).await.unwrap();
+    let mut config = f.app.list_servers().unwrap().into_iter().find(|s| s.config.name == "notes").unwrap().config;
+    config.policy.level = Some(SecurityLevel::Strict);
+    f.app.save_server(config, &BTreeMap::new()).await.unwrap();
+    wait_ready(&f.app, "notes").await;
+    let doctor = f.app.server_doctor("notes").await.unwrap();
+    let policy = &doctor.checks.iter().find(|c| c.name == "policy").expect("the doctor names the policy").detail;
+    assert!(policy.starts_with("strict: ") && policy.contains(&format!("writes {}", mine.display())), "{policy}");
+
+    let write = |folder: &Path| {
+        let args = json!({"folder": folder.display().to_string(), "text": "from the bundle"});
+        let app = &f.app;
+        async move {
+            let result = app.call_tool("notes", "write", args, None, CancellationToken::new()).await.unwrap();
+            let Some(ContentPart::Text { text }) = result.content.first() else { panic!("text: {result:?}") };
+            text.clone()
+        }
+    };
+    assert_eq!(write(&mine).await, "written");
+    assert_eq!(std::fs::read_to_string(mine.join("note.txt")).unwrap(), "from the bundle");
+    let refused = write(&other).await;
+    assert!(refused.starts_with("refused: "), "{refused}");
+    assert!(!other.join("note.txt").exists());
 }

@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 
 use patchbay_core::config::export::render;
 use patchbay_core::config::model::{McpServerConfig, TransportConfig, ValueSource};
-use patchbay_core::config::{ConfigStore, ExportFormat, ExportOptions, ImportChoice, ImportOptions};
+use patchbay_core::config::{
+    ConfigStore, ExportFormat, ExportOptions, ImportChoice, ImportOptions, Network, Policy, RateLimits, SecurityLevel,
+};
 use patchbay_core::secrets::MemoryStore;
 use patchbay_core::store::Store;
 use proptest::prelude::*;
@@ -122,6 +124,24 @@ fn export_shapes() {
         let text = render(&servers, &[], ExportOptions { format, include_secrets: false }, &|_| Ok(None)).unwrap();
         insta::assert_snapshot!(format!("export_{name}"), text);
     }
+}
+
+#[test]
+fn the_patchbay_shape_carries_the_security_policy_and_the_others_give_the_default() {
+    let mut files = McpServerConfig::stdio("files", "npx", &["-y", "pkg"]);
+    files.policy = Policy {
+        level: Some(SecurityLevel::Strict),
+        read: vec!["/srv/notes".into()],
+        network: Some(Network::Domains(vec!["api.github.com".into()])),
+        rate: RateLimits { per_tool_per_min: Some(5), per_server_per_min: Some(30) },
+        ..Policy::default()
+    };
+    let servers = [files];
+    let export = |format| render(&servers, &[], ExportOptions { format, include_secrets: false }, &|_| Ok(None)).unwrap();
+    assert_eq!(import_fresh(&export(ExportFormat::Patchbay))[0].policy, servers[0].policy);
+    let claude = export(ExportFormat::Claude);
+    assert!(!claude.contains("strict"), "{claude}");
+    assert_eq!(import_fresh(&claude)[0].policy, Policy::default());
 }
 
 proptest! {

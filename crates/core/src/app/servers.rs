@@ -31,7 +31,6 @@ use crate::config::{
 };
 use crate::downloads::{self, DownloadError, Requested, SavedFile};
 use crate::llm::ToolSpec;
-use crate::mcp::approval::ApprovalPolicy;
 use crate::mcp::apps::AppPage;
 use crate::mcp::content::{
     ResourcePreview, ResultLimits, for_model, for_ui, prompt_text, resource_preview, resource_text,
@@ -295,7 +294,7 @@ impl App {
         let mut out = Vec::new();
         for config in configs {
             let Ok(tools) = self.inner.registry.tools(&config.name) else { continue };
-            let policy = ApprovalPolicy::from_config(&config);
+            let policy = self.inner.registry.approval_policy(&config);
             let place = Self::icon_place(&config);
             let stats = self.traces().stats(&config.name)?;
             for tool in tools {
@@ -401,7 +400,7 @@ impl App {
         if config.disabled_tools.contains(tool) {
             return refuse("it is switched off in Settings → MCP servers");
         }
-        match ApprovalPolicy::from_config(&config).decide(&listed).mode() {
+        match self.inner.registry.approval_policy(&config).decide(&listed).mode() {
             ApprovalMode::Deny => return refuse("its approval is set to deny"),
             ApprovalMode::Ask if !approved => return refuse("it needs your approval"),
             _ => {}
@@ -930,6 +929,9 @@ fn doctor_view(name: &str, report: Option<&LaunchReport>, status: Option<&Server
             hint: Some("install it, or give its absolute path as the command".into()),
         },
     });
+    if let Some(policy) = &r.policy {
+        checks.push(DoctorCheck { name: "policy".into(), ok: true, detail: policy.clone(), hint: None });
+    }
     if !r.env_added.is_empty() {
         checks.push(DoctorCheck {
             name: "environment".into(),

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::config::{ApprovalMode, McpServerConfig};
+use crate::config::{ApprovalMode, McpServerConfig, SecurityLevel};
 
 /// Why a call that was approved may not run as it is.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -137,6 +137,8 @@ pub enum AskReason {
     ToolSetting,
     /// The server's default is "ask".
     ServerDefault,
+    /// The server runs at the strict level, where every call is asked.
+    StrictLevel,
 }
 
 /// Why a call is refused.
@@ -159,6 +161,8 @@ pub struct ApprovalPolicy {
     /// Whether tools hinted `readOnlyHint` (and not destructive) run without
     /// asking when the server's default is "ask" (the user's switch, off by default).
     pub read_only_auto_allow: bool,
+    /// The server runs at strict: what would run unasked is asked (deny stays deny).
+    pub strict: bool,
 }
 
 impl ApprovalPolicy {
@@ -168,11 +172,24 @@ impl ApprovalPolicy {
             default: config.approval,
             overrides: config.tool_approval.clone(),
             read_only_auto_allow: config.read_only_auto_allow,
+            strict: false,
         }
+    }
+
+    /// The same policy for a server running at `level`.
+    pub fn at_level(self, level: SecurityLevel) -> Self {
+        Self { strict: level == SecurityLevel::Strict, ..self }
     }
 
     /// Decides a call of `tool`: a per-tool setting wins over the server default.
     pub fn decide(&self, tool: &Tool) -> Decision {
+        match self.decide_setting(tool) {
+            Decision::Allow(_) if self.strict => Decision::Ask(AskReason::StrictLevel),
+            decision => decision,
+        }
+    }
+
+    fn decide_setting(&self, tool: &Tool) -> Decision {
         match self.overrides.get(tool.name.as_ref()) {
             Some(ApprovalMode::Deny) => Decision::Deny(DenyReason::ToolSetting),
             Some(ApprovalMode::Allow) => Decision::Allow(AllowReason::ToolSetting),
@@ -231,7 +248,21 @@ mod tests {
             default,
             overrides: overrides.iter().map(|(t, m)| ((*t).to_owned(), *m)).collect(),
             read_only_auto_allow: read_only,
+            strict: false,
         }
+    }
+
+    #[test]
+    fn at_strict_what_would_run_unasked_is_asked_and_deny_stays() {
+        let write = tool("write", "writes");
+        let read = annotated("read", Some(true), None);
+        let strict = policy(ApprovalMode::Allow, &[("deleted", ApprovalMode::Deny)], true).at_level(SecurityLevel::Strict);
+        assert_eq!(strict.decide(&write), Decision::Ask(AskReason::StrictLevel));
+        assert_eq!(strict.decide(&tool("deleted", "d")), Decision::Deny(DenyReason::ToolSetting));
+        let strict = policy(ApprovalMode::Ask, &[], true).at_level(SecurityLevel::Strict);
+        assert_eq!(strict.decide(&read), Decision::Ask(AskReason::StrictLevel));
+        let normal = policy(ApprovalMode::Ask, &[], true).at_level(SecurityLevel::Normal);
+        assert_eq!(normal.decide(&read), Decision::Allow(AllowReason::ReadOnly));
     }
 
     #[test]

@@ -13,13 +13,13 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{ApprovalPolicy, ToolFingerprint, check_unchanged};
+use super::approval::{ToolFingerprint, check_unchanged};
 use super::content::{ResultLimits, for_model};
 use super::naming::ToolNames;
 use super::traces::{TraceStore, TracedCall, traced_call};
 use super::{CallEvent, CallOptions, McpRegistry};
 use crate::agent::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput};
-use crate::config::{ApprovalMode, McpServerConfig, SecurityLevel};
+use crate::config::McpServerConfig;
 use crate::conversations::ToolPin;
 use crate::llm::ToolSpec;
 
@@ -99,13 +99,7 @@ impl ToolHost for RegistryTools {
                     names.model_name(&config.name, &tool.name)?.to_owned()
                 };
                 let server_id = self.server_ids.get(&config.name).unwrap_or(&config.name);
-                let mut approval = ApprovalPolicy::from_config(config).decide(tool).mode();
-                // Strict asks before every call, whatever the server's own setting says (deny stays deny).
-                if approval == ApprovalMode::Allow
-                    && self.registry.policy(&config.name).is_ok_and(|p| p.level == SecurityLevel::Strict)
-                {
-                    approval = ApprovalMode::Ask;
-                }
+                let approval = self.registry.approval_policy(config).decide(tool).mode();
                 Some(HostedTool {
                     spec: ToolSpec {
                         name,

@@ -43,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::McpError;
 use super::about::ServerAbout;
+use super::approval::ApprovalPolicy;
 use super::catalogue::{Catalogue, Listing};
 use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, RouteGuard, SharedRoots};
 use super::client_tasks::ClientTasks;
@@ -385,6 +386,12 @@ impl McpRegistry {
     /// The global part of the security policy.
     pub fn policy_defaults(&self) -> PolicyDefaults {
         *read(&self.shared().policy)
+    }
+
+    /// How calls of `config`'s tools are approved at the level it runs under
+    /// (strict asks before every call).
+    pub fn approval_policy(&self, config: &McpServerConfig) -> ApprovalPolicy {
+        ApprovalPolicy::from_config(config).at_level(self.shared().policy(config).level)
     }
 
     /// The security policy `name` runs under (from its next start, when it changed).

@@ -460,15 +460,21 @@ fn with_mounts(args: Vec<String>, policy: &Resolved) -> Vec<String> {
     out
 }
 
-/// bubblewrap, once found to work here (its namespaces can be created).
+/// bubblewrap where the login environment finds it, once found to work here
+/// (the kernel lets it create its namespaces: probed once per process).
 async fn bubblewrap(env: &LoginEnv) -> Result<PathBuf, String> {
-    static PROBE: OnceCell<Result<PathBuf, String>> = OnceCell::const_new();
+    found_bubblewrap(env, "bwrap").await
+}
+
+/// [`bubblewrap`] under the program name `bwrap`.
+async fn found_bubblewrap(env: &LoginEnv, bwrap: &str) -> Result<PathBuf, String> {
+    static PROBE: OnceCell<Result<(), String>> = OnceCell::const_new();
     if !cfg!(target_os = "linux") {
         return Err("the sandbox is only available on Linux".to_owned());
     }
+    let bwrap = env.resolve(bwrap, None).map_err(|_| "bubblewrap (bwrap) is not installed".to_owned())?;
     PROBE
         .get_or_init(|| async {
-            let bwrap = env.resolve("bwrap", None).map_err(|_| "bubblewrap (bwrap) is not installed".to_owned())?;
             let probe = tokio::process::Command::new(&bwrap)
                 .args(["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-pid", "--unshare-net"])
                 .args(["--die-with-parent", "--cap-drop", "ALL", "--", "true"])
@@ -478,7 +484,7 @@ async fn bubblewrap(env: &LoginEnv) -> Result<PathBuf, String> {
                 .kill_on_drop(true)
                 .output();
             match tokio::time::timeout(std::time::Duration::from_secs(10), probe).await {
-                Ok(Ok(out)) if out.status.success() => Ok(bwrap),
+                Ok(Ok(out)) if out.status.success() => Ok(()),
                 Ok(Ok(out)) => Err(format!(
                     "bubblewrap cannot create its namespaces here ({}): unprivileged user namespaces may be off",
                     String::from_utf8_lossy(&out.stderr).trim()
@@ -489,11 +495,25 @@ async fn bubblewrap(env: &LoginEnv) -> Result<PathBuf, String> {
         })
         .await
         .clone()
+        .map(|()| bwrap)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn without_bubblewrap_the_sandbox_is_unavailable_and_says_how_to_choose_permissive() {
+        let env = LoginEnv::from_parts(Default::default(), None, None);
+        let reason = found_bubblewrap(&env, "bwrap-not-installed-here").await.unwrap_err();
+        assert_eq!(reason, "bubblewrap (bwrap) is not installed");
+        let error = McpError::SandboxUnavailable { server: "files".into(), level: "strict".into(), reason };
+        let text = error.to_string();
+        assert!(text.contains("bubblewrap (bwrap) is not installed"), "{text}");
+        assert!(text.contains("`patchbay mcp policy files --level permissive`"), "{text}");
+        #[cfg(target_os = "linux")]
+        assert!(found_bubblewrap(&env, "bwrap").await.is_ok(), "bubblewrap works on the machines Patchbay is tested on");
+    }
 
     fn strings(args: &[OsString]) -> Vec<String> {
         args.iter().map(|a| a.to_string_lossy().into_owned()).collect()
