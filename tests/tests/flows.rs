@@ -934,10 +934,21 @@ mcp.run()
 const ARMED_ALLOW: &str = "[data-testid=app-view-allow]:not(:disabled)";
 
 /// The view's `button` asks for display `mode`; the window shows it so (`placed`, a test of
-/// the frame's rect `r`), then puts it back in its card.
+/// the frame's rect `r`), then puts it back in its card. Full screen comes at once when the
+/// window saw the click inside the view, else once the user says yes on the card (WebKitGTK
+/// tells the window of such a click only when the focus was not in the view already).
 fn show_view_as(app: &App, s: &Session, button: &str, mode: &str, placed: &str) -> Result<()> {
     enter_view(s)?;
     s.click(&s.find(button)?)?;
+    if mode == "fullscreen" {
+        s.leave_frame()?;
+        let allow = "[data-testid=app-view-fullscreen-allow]";
+        s.wait_for(&format!("[data-testid=app-view-exit], {allow}"), WAIT)?;
+        if s.count(allow)? > 0 {
+            s.click_when_clear(&format!("{allow}:not(:disabled)"), WAIT)?;
+        }
+        enter_view(s)?;
+    }
     s.wait_for_text("#mode", WAIT, |t| t == mode)?;
     s.leave_frame()?;
     s.wait_for("[data-testid=app-view-exit]", WAIT)?;
@@ -1146,12 +1157,16 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         s.wait_for_text("[data-testid=message-list]", WAIT, |t| t.contains("It shows 52."))?;
         ensure!(s.count("[data-testid=view-context]")? == 0, "the context stayed for the message after");
 
-        // Full screen only right after the user clicked inside the view: not when the view
-        // clicks its own button, nor when it takes the focus itself first.
+        // Full screen never by the view alone: when it clicks its own button, or takes the
+        // focus itself first, the user is asked, and a no keeps it in its card.
         for script in ["$('full').click()", "window.focus(); $('full').focus(); $('full').click()"] {
             s.click(&s.find("#composer-input")?)?;
             enter_view(s)?;
+            s.execute("$('mode').textContent = 'asked'", json!([]))?;
             s.execute(script, json!([]))?;
+            s.leave_frame()?;
+            s.click_when_clear("[data-testid=app-view-fullscreen-deny]:not(:disabled)", WAIT)?;
+            enter_view(s)?;
             s.wait_for_text("#mode", WAIT, |t| t == "inline")?;
             s.leave_frame()?;
             ensure!(s.count("[data-testid=app-view-bar]")? == 0, "{script} took the view full screen");
@@ -1196,22 +1211,28 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
         rows_apart(s)?;
 
         // Neither a view's frame nor the window goes anywhere but Patchbay's own pages.
+        // (WebKit stops the frame's own navigation before the window's guard is asked;
+        // the guard refuses the window's.)
         enter_view(s)?;
         s.execute("location.href = 'https://example.com/frame'", json!([]))?;
         std::thread::sleep(Duration::from_secs(1));
-        s.wait_for_text("#status", WAIT, |t| t == "connected to Patchbay (inline)")?;
         s.leave_frame()?;
         s.execute("location.href = 'https://example.com/window'", json!([]))?;
         std::thread::sleep(Duration::from_secs(1));
         let here = s.execute("return location.href", json!([]))?;
         ensure!(here.as_str().is_some_and(|h| h.starts_with("tauri://localhost")), "the window went to {here}");
         s.wait_for("[data-testid=app-view-frame]", WAIT)?;
+        enter_view(s)?;
+        let frame = s.execute("return location.protocol", json!([]))?;
+        ensure!(frame == json!("mcp-app:"), "the view's frame went to {frame}");
+        s.wait_for_text("#status", WAIT, |t| t == "connected to Patchbay (inline)")?;
+        s.leave_frame()?;
         Ok(())
     })?;
     app.screenshot("view")?;
     let log = std::fs::read_to_string(tmp.path().join("data/logs/patchbay.log"))?;
     let refused = log.lines().filter(|l| l.contains("refused a navigation to https://example.com")).count();
-    ensure!(refused == 2, "the log does not say both navigations were refused: {log}");
+    ensure!(refused >= 1, "the log does not say the window's navigation was refused: {log}");
     // The view's context went with the user's message, under the view's name.
     let asked = model.requests()[4].body["messages"].to_string();
     ensure!(asked.contains("The view shows bumped to 52") && asked.contains("What does it show?"), "{asked}");

@@ -26,7 +26,7 @@ export interface ViewHost {
   /** What the model should know with the user's next message (null: nothing); replaces the view's last. */
   updateContext(text: string | null): void;
   /** Shows the view inline or over the window; says which it got. */
-  setDisplayMode(mode: DisplayMode): DisplayMode;
+  setDisplayMode(mode: DisplayMode): DisplayMode | Promise<DisplayMode>;
   /** Offers the user the files (MCP `resource` and `resource_link` blocks); false: nothing was saved. */
   downloadFile(contents: Json[]): Promise<boolean>;
   /** Asks the model, once the user reviewed it (MCP `sampling/createMessage`): `CreateMessageResult` JSON. */
@@ -435,7 +435,7 @@ export class ViewBridge {
       }
       case "ui/request-display-mode": {
         const mode = DISPLAY_MODES.find((m) => m === params.mode) ?? "inline";
-        return { mode: this.host.setDisplayMode(mode) };
+        return { mode: await this.host.setDisplayMode(mode) };
       }
       default:
         throw new RpcError(METHOD_NOT_FOUND, `Patchbay does not answer ${method}`);

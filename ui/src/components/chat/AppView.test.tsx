@@ -336,13 +336,16 @@ describe("AppView", { timeout: 20_000 }, () => {
     expect(screen.getByTestId("app-view-trusted-link").textContent).toContain("This view opens links without asking.");
   });
 
-  it("goes full screen only right after a click inside the view, under Patchbay's bar, back on Esc, and follows the window's theme", async () => {
+  it("goes full screen right after a click inside the view or once the user says yes, under Patchbay's bar, back on Esc, and follows the window's theme", async () => {
     const { frame, posted, fromView } = await renderView();
     await fromView({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
     await fromView({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
     const box = frame.parentElement!;
-    // Without a click inside it, the view stays in its card.
+    // Without a click inside it, the user is asked; a no keeps the view in its card.
     await fromView({ jsonrpc: "2.0", id: 2, method: "ui/request-display-mode", params: { mode: "fullscreen" } });
+    expect((await screen.findByTestId("app-view-ask-fullscreen")).textContent).toContain("asks to show itself full screen");
+    expect(box.dataset.mode).toBe("inline");
+    await press("app-view-fullscreen-deny");
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 2, result: { mode: "inline" } }));
     expect(box.dataset.mode).toBe("inline");
     // Focused long ago: not a click just now either, and the focus goes back to the window.
@@ -350,9 +353,15 @@ describe("AppView", { timeout: 20_000 }, () => {
     await clickInside(frame);
     now.mockReturnValue(performance.now() + GESTURE_MS + 1);
     await fromView({ jsonrpc: "2.0", id: 3, method: "ui/request-display-mode", params: { mode: "fullscreen" } });
-    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 3, result: { mode: "inline" } }));
+    await screen.findByTestId("app-view-ask-fullscreen");
     expect(document.activeElement).not.toBe(frame);
     now.mockRestore();
+    // A yes on the card: full screen.
+    await press("app-view-fullscreen-allow");
+    await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 3, result: { mode: "fullscreen" } }));
+    expect(box.dataset.mode).toBe("fullscreen");
+    fireEvent.keyDown(window, { key: "Escape" });
+    await waitFor(() => expect(box.dataset.mode).toBe("inline"));
     await clickInside(frame);
     await fromView({ jsonrpc: "2.0", id: 4, method: "ui/request-display-mode", params: { mode: "fullscreen" } });
     await waitFor(() => expect(posted).toContainEqual({ jsonrpc: "2.0", id: 4, result: { mode: "fullscreen" } }));

@@ -51,11 +51,12 @@ type Question =
   | { kind: "call"; tool: string; args: Record<string, unknown>; answer: (allowed: boolean) => void }
   | { kind: "message"; text: string; answer: (consent: Consent) => void }
   | { kind: "link"; url: string; answer: (consent: Consent) => void }
-  | { kind: "download"; items: (DownloadItem & { name: string })[]; answer: (choice: SaveChoice) => void };
+  | { kind: "download"; items: (DownloadItem & { name: string })[]; answer: (choice: SaveChoice) => void }
+  | { kind: "fullscreen"; answer: (allowed: boolean) => void };
 
 /** The no each question gets when its view goes unanswered. */
 function refuse(q: Question) {
-  if (q.kind === "call") q.answer(false);
+  if (q.kind === "call" || q.kind === "fullscreen") q.answer(false);
   else q.answer(null);
 }
 
@@ -174,10 +175,14 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
         await target.sendMessage(text);
       },
       resize: (h) => setHeight(Math.max(40, Math.min(MAX_VIEW_HEIGHT, Math.ceil(h)))),
-      setDisplayMode: (next) => {
-        const now = latest.current.mode;
-        // Full screen could pass for Patchbay itself: only right after the user clicked in the view.
-        if (next === "fullscreen" && now !== "fullscreen" && !clicks.take(box.current)) return now;
+      setDisplayMode: async (next) => {
+        // Full screen could pass for Patchbay itself: right after the user clicked in the
+        // view, else only once the user allows it here (where the window cannot tell a
+        // click in the view, as in WebKitGTK, that is always).
+        if (next === "fullscreen" && latest.current.mode !== "fullscreen" && !clicks.take(box.current)) {
+          const allowed = await new Promise<boolean>((answer) => ask({ kind: "fullscreen", answer }));
+          if (!allowed) return latest.current.mode;
+        }
         latest.current.mode = next;
         setMode(next);
         return next;
@@ -442,6 +447,16 @@ function QuestionCard({ question: q, server, answered }: { question: Question; s
             {button(t(q.kind === "message" ? "view.send" : "view.open"), "app-view-consent-once", () => q.answer("once"), "primary")}
             {button(t("view.forThisView"), "app-view-consent-view", () => q.answer("view"))}
             {button(t("approval.deny"), "app-view-consent-deny", () => q.answer(null), "danger")}
+          </div>
+        </div>
+      );
+    case "fullscreen":
+      return (
+        <div className="approval-card" role="group" data-testid="app-view-ask-fullscreen">
+          <p>{t("view.askFullscreen", { server })}</p>
+          <div className="row">
+            {button(t("view.showFullscreen"), "app-view-fullscreen-allow", () => q.answer(true), "primary")}
+            {button(t("approval.deny"), "app-view-fullscreen-deny", () => q.answer(false), "danger")}
           </div>
         </div>
       );

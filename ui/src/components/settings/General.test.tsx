@@ -132,6 +132,25 @@ describe("General", () => {
     expect(saveSettings).toHaveBeenLastCalledWith({ ...stored, proxy: { mode: "custom", url: "http://127.0.0.1:7890" } });
     expect(screen.queryByText(/relative URL without a base/)).toBeNull();
   });
+
+  it("shows a proxy's password as dots, never in the URL, and saves it joined back", async () => {
+    const saveSettings = vi.fn<GeneralIpc["saveSettings"]>().mockResolvedValue(undefined);
+    const withLogin: GeneralSettings = { ...stored, proxy: { mode: "custom", url: "http://ann:s3cr%40t@proxy.example:3128/" } };
+    const ipc = fake({ saveSettings, getSettings: vi.fn(() => Promise.resolve(withLogin)) });
+    renderIn(<General ipc={ipc} />);
+    const url = (await screen.findByLabelText(/^Proxy URL/)) as HTMLInputElement;
+    expect(url.value).toBe("http://ann@proxy.example:3128/");
+    const password = screen.getByLabelText("Proxy password") as HTMLInputElement;
+    expect([password.type, password.value]).toEqual(["password", "s3cr%40t"]);
+    expect(document.body.textContent).not.toContain("s3cr");
+    fireEvent.click(document.getElementById("proxy-save")!);
+    await screen.findByText("Saved.");
+    expect(saveSettings).toHaveBeenLastCalledWith({ ...withLogin, proxy: { mode: "custom", url: "http://ann:s3cr%40t@proxy.example:3128/" } });
+    // Typed into the URL, the password moves to its field at once.
+    fireEvent.change(url, { target: { value: "http://bob:hunter2@10.0.0.1:8080" } });
+    expect(url.value).toBe("http://bob@10.0.0.1:8080");
+    expect(password.value).toBe("hunter2");
+  });
 });
 
 describe("Assistants", () => {

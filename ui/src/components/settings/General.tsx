@@ -9,13 +9,41 @@ import { ErrorBanner } from "../ErrorBanner";
 
 export type GeneralIpc = Pick<Ipc, "appInfo" | "openLogFolder" | "pickDataDir" | "getSettings" | "saveSettings" | "setZoom" | "backupData" | "restoreData">;
 
-/** The proxy form: which kind, and the URL of a custom one; saved on demand. */
+/**
+ * A proxy URL's password, split off so that the form shows it as dots:
+ * `http://user:pw@host` is `http://user@host` and `pw` (the userinfo is what
+ * comes before the last `@` of the authority, as the core reads it).
+ */
+export function splitProxyPassword(url: string): { url: string; password: string } {
+  const scheme = url.indexOf("://");
+  const start = scheme < 0 ? 0 : scheme + 3;
+  const end = url.slice(start).search(/[/?#]/);
+  const authority = url.slice(start, end < 0 ? undefined : start + end);
+  const at = authority.lastIndexOf("@");
+  const colon = authority.slice(0, Math.max(at, 0)).indexOf(":");
+  if (at < 0 || colon < 0) return { url, password: "" };
+  return { url: url.slice(0, start + colon) + url.slice(start + at), password: authority.slice(colon + 1, at) };
+}
+
+/** `url` with `password` put back after its user name (none: as it is). */
+export function joinProxyPassword(url: string, password: string): string {
+  if (!password) return url;
+  const scheme = url.indexOf("://");
+  const start = scheme < 0 ? 0 : scheme + 3;
+  const end = url.slice(start).search(/[/?#]/);
+  const at = url.slice(start, end < 0 ? undefined : start + end).lastIndexOf("@");
+  return at < 0 ? url : `${url.slice(0, start + at)}:${password}${url.slice(start + at)}`;
+}
+
+/** The proxy form: which kind, and the URL of a custom one (its password as dots); saved on demand. */
 function Proxy({ initial, onSave }: { initial: ProxyChoice; onSave: (p: ProxyChoice) => Promise<void> }) {
   const { t } = useI18n();
   const [mode, setMode] = useState<ProxyChoice["mode"]>(initial.mode);
-  const [url, setUrl] = useState(initial.mode === "custom" ? initial.url : "");
+  const given = splitProxyPassword(initial.mode === "custom" ? initial.url : "");
+  const [url, setUrl] = useState(given.url);
+  const [password, setPassword] = useState(given.password);
   const [saved, setSaved] = useState(false);
-  const choice: ProxyChoice = mode === "custom" ? { mode, url: url.trim() } : { mode };
+  const choice: ProxyChoice = mode === "custom" ? { mode, url: joinProxyPassword(url.trim(), password) } : { mode };
   return (
     <form
       className="proxy-settings"
@@ -36,7 +64,19 @@ function Proxy({ initial, onSave }: { initial: ProxyChoice; onSave: (p: ProxyCho
       {mode === "custom" && (
         <label className="field">
           <span>{t("settings.proxyUrl")}</span>
-          <input id="proxy-url" required value={url} placeholder="http://127.0.0.1:7890" onChange={(e) => setUrl(e.target.value)} />
+          <input id="proxy-url" required value={url} placeholder="http://127.0.0.1:7890" onChange={(e) => {
+              // A password typed in the URL moves to its own field, as dots.
+              const typed = splitProxyPassword(e.target.value);
+              setUrl(typed.url);
+              if (typed.password) setPassword(typed.password);
+            }}
+          />
+        </label>
+      )}
+      {mode === "custom" && url.includes("@") && (
+        <label className="field">
+          <span>{t("settings.proxyPassword")}</span>
+          <input id="proxy-password" type="password" autoComplete="off" value={password} onChange={(e) => setPassword(e.target.value)} />
         </label>
       )}
       <p className="muted small">{t("settings.proxyHelp")}</p>
