@@ -349,7 +349,8 @@ async fn a_bundle_is_shown_in_the_users_language_where_it_has_one() {
         (info.title.as_str(), info.description.as_str(), info.author.as_str()),
         ("笔记", "从文件夹读取笔记。", "Patchbay 测试")
     );
-    assert_eq!(info.tools.len(), 1, "a tool only the locale file names is not added");
+    assert_eq!(info.tools.len(), 2, "a tool only the locale file names is not added");
+    assert!(info.tools.iter().all(|t| t.name != "not_declared"), "{:?}", info.tools);
     assert_eq!(info.tools[0].description.as_deref(), Some("服务器的启动设置。"));
     let english = f.app.bundle_preview(&file, "en-US").unwrap();
     assert_eq!((english.title.as_str(), english.description.as_str()), ("Notes", "Reads notes from folders."));
@@ -418,10 +419,8 @@ async fn a_bundle_at_strict_writes_the_folders_its_settings_name_and_nothing_els
     for folder in [&mine, &other] {
         std::fs::create_dir_all(folder).unwrap();
     }
-    let values: BundleValues = BTreeMap::from([
-        ("token".into(), json!("tok-1")),
-        ("folders".into(), json!([mine.display().to_string()])),
-    ]);
+    let values: BundleValues =
+        BTreeMap::from([("token".into(), json!("tok-1")), ("folders".into(), json!([mine.display().to_string()]))]);
     install(&f.app, &file, &values).await.unwrap();
     let mut config = f.app.list_servers().unwrap().into_iter().find(|s| s.config.name == "notes").unwrap().config;
     config.policy.level = Some(SecurityLevel::Strict);
@@ -429,7 +428,9 @@ async fn a_bundle_at_strict_writes_the_folders_its_settings_name_and_nothing_els
     wait_ready(&f.app, "notes").await;
     let doctor = f.app.server_doctor("notes").await.unwrap();
     let policy = &doctor.checks.iter().find(|c| c.name == "policy").expect("the doctor names the policy").detail;
-    assert!(policy.starts_with("strict: ") && policy.contains(&format!("writes {}", mine.display())), "{policy}");
+    let script = f.data.join("extensions/notes/server/main.py").canonicalize().unwrap();
+    assert!(policy.starts_with("strict: ") && policy.contains(&format!("writes {} ·", mine.display())), "{policy}");
+    assert!(policy.contains(&script.display().to_string()), "its code is readable: {policy}");
 
     let write = |folder: &Path| {
         let args = json!({"folder": folder.display().to_string(), "text": "from the bundle"});

@@ -200,7 +200,8 @@ impl Policy {
     /// The policy in force for `config`: the level from `defaults` where none
     /// is set; writable, the folders (and files) its arguments and plain
     /// environment values name and, when it sees them, the shared `roots`;
-    /// readable, its working folder.
+    /// readable, its working folder and the code files its arguments name
+    /// (a script to run is not the server's to rewrite).
     pub fn resolve(config: &McpServerConfig, defaults: &PolicyDefaults, roots: &[PathBuf]) -> Resolved {
         let policy = &config.policy;
         let level = policy.level.unwrap_or(defaults.level);
@@ -213,8 +214,11 @@ impl Policy {
                 ValueSource::Secret(_) => None,
             });
             for text in args.iter().map(String::as_str).chain(plain) {
-                if let Some(path) = named_path(text, home.as_deref()) {
-                    push_new(&mut write, path);
+                match named_path(text, home.as_deref()) {
+                    // The server's own code (a bundle's `server/main.py`) is run, never rewritten.
+                    Some(path) if is_code(&path) => push_new(&mut read, path),
+                    Some(path) => push_new(&mut write, path),
+                    None => {}
                 }
             }
             if let Some(cwd) = cwd {
@@ -249,10 +253,31 @@ fn named_path(text: &str, home: Option<&Path>) -> Option<PathBuf> {
         (Some(rest), Some(home)) => home.join(rest),
         _ => PathBuf::from(value),
     };
-    if !path.is_absolute() || path == Path::new("/") {
+    if !path.is_absolute() {
         return None;
     }
-    path.canonicalize().ok()
+    let path = path.canonicalize().ok()?;
+    (!shared_place(&path, home)).then_some(path)
+}
+
+/// Places no argument opens to a server: the root, home's parents, the
+/// shared temporary folders, the sockets of the session (`/run`, X11, ssh
+/// agents, tmux) and the kernel's (`/proc`, `/sys`, `/dev`). The sandbox
+/// gives a server a private `/tmp` instead.
+fn shared_place(path: &Path, home: Option<&Path>) -> bool {
+    const WHOLE: &[&str] = &["/", "/tmp", "/var/tmp", "/home"];
+    const UNDER: &[&str] = &["/run", "/proc", "/sys", "/dev", "/tmp/.X11-unix", "/tmp/.ICE-unix"];
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    WHOLE.iter().any(|w| path == Path::new(w))
+        || UNDER.iter().any(|u| path.starts_with(u))
+        || (path.parent() == Some(Path::new("/tmp")) && (name.starts_with("ssh-") || name.starts_with("tmux-")))
+        || home.is_some_and(|home| home.starts_with(path) && home != path)
+}
+
+/// A file of program code, by its extension: what an interpreter is given to run.
+fn is_code(path: &Path) -> bool {
+    const CODE: &[&str] = &["py", "js", "mjs", "cjs", "ts", "mts", "sh", "rb", "pl", "php", "jar", "lua"];
+    path.is_file() && path.extension().and_then(|e| e.to_str()).is_some_and(|e| CODE.contains(&e))
 }
 
 fn valid_domain(domain: &str) -> bool {
@@ -360,16 +385,25 @@ mod tests {
         let dir = tmp.path().canonicalize().unwrap();
         let file = dir.join("memory.json");
         std::fs::write(&file, "{}").unwrap();
+        let script = dir.join("main.py");
+        std::fs::write(&script, "print()").unwrap();
         let root = PathBuf::from("/srv/shared");
         let mut config = McpServerConfig::stdio(
             "fs",
             "npx",
-            &["-y", "pkg", dir.to_str().unwrap(), &format!("--db={}", file.display()), "/nonexistent-x", "relative"],
+            &[
+                script.to_str().unwrap(),
+                dir.to_str().unwrap(),
+                &format!("--db={}", file.display()),
+                "/nonexistent-x",
+                "relative",
+            ],
         );
         let strict = PolicyDefaults { level: SecurityLevel::Strict, ..PolicyDefaults::default() };
         let resolved = Policy::resolve(&config, &strict, std::slice::from_ref(&root));
         assert_eq!(resolved.level, SecurityLevel::Strict);
         assert_eq!(resolved.write, vec![dir.clone(), file.clone()]);
+        assert_eq!(resolved.read, vec![script]);
         assert_eq!(resolved.network, Network::Off);
         config.share_roots = true;
         config.policy.level = Some(SecurityLevel::Normal);
@@ -377,6 +411,19 @@ mod tests {
         assert_eq!(resolved.level, SecurityLevel::Normal);
         assert_eq!(resolved.write, vec![dir, file, root]);
         assert_eq!(resolved.network, Network::Any);
+    }
+
+    #[test]
+    fn arguments_never_open_shared_places_to_a_server() {
+        let home = Path::new("/home/ann");
+        for shared in ["/", "/tmp", "/var/tmp", "/home", "/run/user/1000", "/proc/1", "/dev/shm", "/tmp/.X11-unix"] {
+            assert!(shared_place(Path::new(shared), Some(home)), "{shared}");
+        }
+        assert!(shared_place(Path::new("/tmp/ssh-XYZ"), Some(home)) && shared_place(Path::new("/tmp/tmux-0"), None));
+        for own in ["/home/ann", "/home/ann/Projects", "/tmp/.tmpAbc/shared", "/srv/data"] {
+            assert!(!shared_place(Path::new(own), Some(home)), "{own}");
+        }
+        assert_eq!(named_path("/tmp", Some(home)), None);
     }
 
     #[test]

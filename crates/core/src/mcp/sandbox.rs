@@ -43,7 +43,6 @@ pub const NEVER: &[&str] = &[
     ".kube",
     ".netrc",
     ".git-credentials",
-    ".docker/config.json",
     ".local/share/keyrings",
     ".password-store",
     ".mozilla",
@@ -65,11 +64,32 @@ pub const NEVER: &[&str] = &[
     ".sqlite_history",
     ".lesshst",
     ".viminfo",
+    ".histfile",
+    ".local/share/zsh/history",
+    ".local/share/atuin",
+    ".docker",
+    ".1password",
+    ".bitwarden-ssh-agent.sock",
+    ".config/containers/auth.json",
+    ".pgpass",
+    ".config/rclone",
+    ".terraform.d",
+    ".vault-token",
+    ".config/sops",
+    ".local/share/kwalletd",
+    ".thunderbird",
+    ".var/app",
+    "snap",
+    ".config/Claude",
+    ".Xauthority",
+    ".ICEauthority",
+    ".dbus",
 ];
 
-/// Caches under home the launchers write (`npx`, `uvx`, `pip`, `bun`, `deno`).
-const CACHES: &[&str] =
-    &[".npm", ".cache/uv", ".local/share/uv", ".cache/pip", ".cache/node", ".bun/install/cache", ".cache/deno"];
+/// Where bubblewrap may be taken from: root-owned system folders only, never
+/// the login `PATH` (a server that planted `~/.local/bin/bwrap` would run
+/// unconfined at its next start).
+const BWRAP: &[&str] = &["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"];
 
 /// Variables of Patchbay's environment a sandboxed server keeps, besides `LC_*`,
 /// its configured ones and its policy's extra names.
@@ -151,24 +171,32 @@ pub(crate) async fn confine(
     };
     let mut launch = launch;
     launch.env = filtered_env(launch.env, configured, &policy.env);
-    if is_container(&launch.program) {
+    if is_container(&launch.program, &launch.args) {
         launch.args = with_mounts(std::mem::take(&mut launch.args), policy);
         return Ok(Confined { launch, egress: None });
     }
-    let bwrap = bubblewrap(cx.env).await.map_err(unavailable)?;
-    let home = lookup(&launch.env, "HOME").map(PathBuf::from).or_else(dirs::home_dir);
+    let bwrap = bubblewrap().await.map_err(unavailable)?;
+    // The user's home as Patchbay's login environment has it (not as the
+    // server's own configuration may set it), through its links: the masks
+    // are laid where the files really are.
+    let given_home = lookup(&cx.env.with(&[]), "HOME").map(PathBuf::from).or_else(dirs::home_dir);
+    let home = given_home.as_ref().map(|h| h.canonicalize().unwrap_or_else(|_| h.clone()));
+    if let (Some(given), Some(real)) = (&given_home, &home)
+        && given != real
+        && lookup(&launch.env, "HOME").is_some_and(|h| Path::new(h) == given)
+    {
+        launch.env.retain(|(k, _)| k != "HOME");
+        launch.env.push(("HOME".into(), real.clone().into_os_string()));
+    }
     let mut view = View::new(policy.level, home.clone(), cx.protected);
+    view.dns = policy.network == Network::Any;
     for folder in launcher_caches(&launch.program, home.as_deref()) {
         view.writable(folder);
     }
-    // At normal a server may write its own install folder (some packages
-    // install helpers there at first use: readabilipy runs `npm install`);
-    // at strict it is read-only.
+    // Its own install folder (a venv, a `node_modules`, a bundle) is read,
+    // never written: it may be shared (nvm, `~/.local`) and is what runs next.
     for folder in command_folders(&launch.program, cx.env, home.as_deref()) {
-        match policy.level {
-            SecurityLevel::Normal => view.writable(folder),
-            _ => view.readable(folder),
-        }
+        view.readable(folder);
     }
     policy.read.iter().for_each(|p| view.readable(p.clone()));
     policy.write.iter().for_each(|p| view.writable(p.clone()));
@@ -213,6 +241,8 @@ pub(crate) async fn confine(
 /// The folders a sandboxed server sees, and how, in mount order.
 struct View {
     level: SecurityLevel,
+    /// Whether the system's resolver (`/run/systemd/resolve`) is reachable: only with the whole network.
+    dns: bool,
     home: Option<PathBuf>,
     protected: Vec<PathBuf>,
     read: Vec<PathBuf>,
@@ -221,7 +251,7 @@ struct View {
 
 impl View {
     fn new(level: SecurityLevel, home: Option<PathBuf>, protected: &[PathBuf]) -> Self {
-        Self { level, home, protected: protected.to_vec(), read: Vec::new(), write: Vec::new() }
+        Self { level, dns: false, home, protected: protected.to_vec(), read: Vec::new(), write: Vec::new() }
     }
 
     fn readable(&mut self, path: PathBuf) {
@@ -239,7 +269,8 @@ impl View {
     /// bubblewrap's arguments: each later mount lies over the earlier ones.
     fn arguments(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> =
-            ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+            // Its own session: no controlling terminal to push keystrokes into (TIOCSTI).
+            ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
                 .into_iter()
                 .map(OsString::from)
                 .collect();
@@ -254,9 +285,11 @@ impl View {
                 Err(_) => {}
             }
         }
-        // DNS where /etc/resolv.conf points into /run (systemd-resolved).
+        // DNS where /etc/resolv.conf points into /run (systemd-resolved); with
+        // the network off or behind the proxy the server needs none (and its
+        // resolver would be a way out by DNS queries).
         let resolved = Path::new("/run/systemd/resolve");
-        if resolved.is_dir() {
+        if self.dns && resolved.is_dir() {
             push("--ro-bind", resolved, resolved);
         }
         let mut visible: Vec<&Path> = Vec::new();
@@ -289,14 +322,23 @@ impl View {
         if let (Some(home), SecurityLevel::Strict) = (&self.home, self.level) {
             args.extend(["--remount-ro".into(), home.clone().into_os_string()]);
         }
+        // A secret place is masked wherever it shows: inside a visible folder,
+        // or holding one (a folder granted inside `~/.ssh` stays hidden).
         for secret in self.secrets() {
-            if !visible.iter().any(|v| secret.starts_with(v)) {
+            if !visible.iter().any(|v| secret.starts_with(v) || v.starts_with(&secret)) {
                 continue;
             }
             if secret.is_dir() {
                 args.extend(["--tmpfs".into(), secret.into_os_string()]);
             } else if secret.exists() {
                 args.extend(["--ro-bind".into(), "/dev/null".into(), secret.into_os_string()]);
+            }
+        }
+        // The server's own folders inside Patchbay's data folder (an installed
+        // bundle) show again, read-only, over its mask.
+        for path in self.read.iter().chain(&self.write) {
+            if self.protected.iter().any(|p| path.starts_with(p)) {
+                args.extend(["--ro-bind".into(), path.clone().into_os_string(), path.clone().into_os_string()]);
             }
         }
         args
@@ -421,23 +463,49 @@ fn shebang(program: &Path, env: &LoginEnv) -> Option<PathBuf> {
     }
 }
 
-/// The caches the server's launcher writes, created when missing (so `npx` works in a read-only home).
+/// The cache of the server's launcher, and only that one, created when
+/// missing (so `npx` works in a read-only home). Installed tools and
+/// Pythons (`~/.local/share/uv`) stay read-only: they are what runs next.
 fn launcher_caches(program: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let Some(home) = home else { return Vec::new() };
     let name = program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let needed: &[&str] = match name.as_str() {
-        "npx" | "npm" | "pnpm" | "node" => &[".npm"],
-        "uvx" | "uv" => &[".cache/uv", ".local/share/uv"],
+        "npx" | "npm" | "pnpm" => &[".npm"],
+        "uvx" | "uv" => &[".cache/uv"],
+        "pipx" => &[".cache/pip"],
+        "bunx" | "bun" => &[".bun/install/cache"],
+        "deno" => &[".cache/deno"],
         _ => &[],
     };
-    for cache in needed {
-        let _ = std::fs::create_dir_all(home.join(cache));
-    }
-    CACHES.iter().map(|c| home.join(c)).collect()
+    needed
+        .iter()
+        .map(|cache| home.join(cache))
+        .inspect(|cache| {
+            let _ = std::fs::create_dir_all(cache);
+        })
+        .collect()
 }
 
-fn is_container(program: &Path) -> bool {
-    program.file_name().is_some_and(|n| n == "docker" || n == "podman")
+/// A program the system installed: owned by root and writable by no one else.
+fn system_program(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.uid() == 0 && m.mode() & 0o022 == 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// `docker run` or `podman run` of the system's own docker or podman (a file
+/// merely named `docker` elsewhere, such as in a bundle, is not a container).
+fn is_container(program: &Path, args: &[String]) -> bool {
+    let named = program.file_name().is_some_and(|n| n == "docker" || n == "podman");
+    let real = program.canonicalize().unwrap_or_else(|_| program.to_path_buf());
+    named && real.starts_with("/usr") && system_program(&real) && args.iter().any(|a| a == "run")
 }
 
 /// `docker run …` with the policy's folders as its mounts, unless it names its own.
@@ -456,23 +524,30 @@ fn with_mounts(args: Vec<String>, policy: &Resolved) -> Vec<String> {
         .flat_map(|m| ["-v".to_owned(), m]);
     let mut out: Vec<String> = args[..=run].to_vec();
     out.extend(mounts);
+    if policy.network == Network::Off && !args.iter().any(|a| a.starts_with("--network") || a.starts_with("--net")) {
+        out.push("--network=none".to_owned());
+    }
     out.extend_from_slice(&args[run + 1..]);
     out
 }
 
 /// bubblewrap where the login environment finds it, once found to work here
 /// (the kernel lets it create its namespaces: probed once per process).
-async fn bubblewrap(env: &LoginEnv) -> Result<PathBuf, String> {
-    found_bubblewrap(env, "bwrap").await
+async fn bubblewrap() -> Result<PathBuf, String> {
+    found_bubblewrap(BWRAP).await
 }
 
-/// [`bubblewrap`] under the program name `bwrap`.
-async fn found_bubblewrap(env: &LoginEnv, bwrap: &str) -> Result<PathBuf, String> {
+/// [`bubblewrap`] from the first of `candidates` that is a root-owned program no one else may change.
+async fn found_bubblewrap(candidates: &[&str]) -> Result<PathBuf, String> {
     static PROBE: OnceCell<Result<(), String>> = OnceCell::const_new();
     if !cfg!(target_os = "linux") {
         return Err("the sandbox is only available on Linux".to_owned());
     }
-    let bwrap = env.resolve(bwrap, None).map_err(|_| "bubblewrap (bwrap) is not installed".to_owned())?;
+    let bwrap = candidates
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| system_program(p))
+        .ok_or_else(|| format!("bubblewrap (bwrap) is not installed in {}", candidates.join(", ")))?;
     PROBE
         .get_or_init(|| async {
             let probe = tokio::process::Command::new(&bwrap)
@@ -504,15 +579,14 @@ mod tests {
 
     #[tokio::test]
     async fn without_bubblewrap_the_sandbox_is_unavailable_and_says_how_to_choose_permissive() {
-        let env = LoginEnv::from_parts(Default::default(), None, None);
-        let reason = found_bubblewrap(&env, "bwrap-not-installed-here").await.unwrap_err();
-        assert_eq!(reason, "bubblewrap (bwrap) is not installed");
+        let reason = found_bubblewrap(&["/nonexistent/bwrap"]).await.unwrap_err();
+        assert_eq!(reason, "bubblewrap (bwrap) is not installed in /nonexistent/bwrap");
         let error = McpError::SandboxUnavailable { server: "files".into(), level: "strict".into(), reason };
         let text = error.to_string();
-        assert!(text.contains("bubblewrap (bwrap) is not installed"), "{text}");
+        assert!(text.contains("bubblewrap (bwrap) is not installed in /nonexistent/bwrap"), "{text}");
         assert!(text.contains("`patchbay mcp policy files --level permissive`"), "{text}");
         #[cfg(target_os = "linux")]
-        assert!(found_bubblewrap(&env, "bwrap").await.is_ok(), "bubblewrap works on the machines Patchbay is tested on");
+        assert!(found_bubblewrap(BWRAP).await.is_ok(), "bubblewrap works on the machines Patchbay is tested on");
     }
 
     fn strings(args: &[OsString]) -> Vec<String> {
@@ -581,5 +655,68 @@ mod tests {
         assert_eq!(with_mounts(args, &policy), ["run", "-v", "/r:/r:ro", "-v", "/w:/w", "-i", "--rm", "img"]);
         let own: Vec<String> = ["run", "-v", "/x:/x", "img"].map(String::from).to_vec();
         assert_eq!(with_mounts(own.clone(), &policy), own);
+        let off = Resolved { network: Network::Off, ..policy };
+        let args: Vec<String> = ["run", "img"].map(String::from).to_vec();
+        assert_eq!(with_mounts(args, &off), ["run", "-v", "/r:/r:ro", "-v", "/w:/w", "--network=none", "img"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_a_root_owned_program_no_one_else_can_change_is_taken_for_bubblewrap_or_docker() {
+        use std::os::unix::fs::{PermissionsExt, chown};
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("docker");
+        std::fs::write(&fake, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // A program named docker in a bundle's folder is no container, whoever owns it.
+        assert!(!is_container(&fake, &["run".to_owned(), "img".to_owned()]));
+        if nix_is_root() {
+            assert!(system_program(&fake), "root-owned and 0755");
+            std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o775)).unwrap();
+            assert!(!system_program(&fake), "writable by its group");
+            std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+            chown(&fake, Some(65534), None).unwrap();
+        }
+        assert!(!system_program(&fake), "owned by another user");
+    }
+
+    #[cfg(unix)]
+    fn nix_is_root() -> bool {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    }
+
+    #[test]
+    fn a_secret_place_stays_masked_around_a_folder_granted_inside_it_and_a_bundle_shows_over_the_data_mask() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        let key = h.join(".ssh/keys");
+        std::fs::create_dir_all(&key).unwrap();
+        let data = h.join(".local/share/patchbay");
+        let bundle = data.join("extensions/notes");
+        std::fs::create_dir_all(&bundle).unwrap();
+        for level in [SecurityLevel::Strict, SecurityLevel::Normal] {
+            let mut view = View::new(level, Some(h.to_path_buf()), std::slice::from_ref(&data));
+            view.writable(key.clone());
+            view.readable(bundle.clone());
+            let joined = strings(&view.arguments()).join(" ");
+            let at =
+                |needle: String| joined.find(&needle).unwrap_or_else(|| panic!("{level}: {needle} not in {joined}"));
+            assert!(at(format!("--bind {0} {0}", key.display())) < at(format!("--tmpfs {}", h.join(".ssh").display())));
+            let mask = at(format!("--tmpfs {}", data.display()));
+            assert!(mask < joined.rfind(&format!("--ro-bind {0} {0}", bundle.display())).unwrap(), "{level}: {joined}");
+            assert!(joined.contains("--new-session"), "no controlling terminal");
+            assert!(!joined.contains("/run/systemd/resolve"), "the resolver only with the whole network");
+        }
+    }
+
+    #[test]
+    fn a_server_writes_only_its_own_launchers_cache() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        assert_eq!(launcher_caches(Path::new("/usr/bin/npx"), Some(h)), [h.join(".npm")]);
+        assert_eq!(launcher_caches(Path::new("/home/u/.local/bin/uvx"), Some(h)), [h.join(".cache/uv")]);
+        assert!(launcher_caches(Path::new("/usr/bin/python3"), Some(h)).is_empty());
+        assert!(h.join(".npm").is_dir() && !h.join(".local/share/uv").exists());
     }
 }
