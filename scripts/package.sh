@@ -53,7 +53,8 @@ field() { dpkg-deb --field "$deb" "$1"; }
 [ "$(field Package)" = "$PACKAGE" ] || die "package name is $(field Package), expected $PACKAGE"
 [ "$(field Version)" = "$version" ] || die "package version is $(field Version), the workspace says $version"
 depends="$(field Depends)"
-for dep in libwebkit2gtk-4.1-0 libgtk-3-0; do
+# bubblewrap and socat: the sandbox of local MCP servers (ARCHITECTURE.md, "Tool security policy").
+for dep in libwebkit2gtk-4.1-0 libgtk-3-0 bubblewrap socat; do
   grep -q "\b$dep\b" <<<"$depends" || die "the .deb does not declare $dep (Depends: $depends)"
 done
 contents="$(dpkg-deb --contents "$deb")"
