@@ -90,7 +90,10 @@ fn policy_changes_are_saved_shown_and_checked() {
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.lines().any(|l| l.starts_with("everything  ready  ")), "{stdout}");
-    assert!(stdout.contains("  policy: strict: reads ") && stdout.contains("network: off · 30 calls/min (5 per tool)"), "{stdout}");
+    assert!(
+        stdout.contains("  policy: strict: reads ") && stdout.contains("network: off · 30 calls/min (5 per tool)"),
+        "{stdout}"
+    );
 
     // Permissive is said plainly.
     let out = patchbay(&data, &["mcp", "policy", "everything", "--level", "permissive"]);

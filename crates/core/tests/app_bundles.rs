@@ -418,10 +418,8 @@ async fn a_bundle_at_strict_writes_the_folders_its_settings_name_and_nothing_els
     for folder in [&mine, &other] {
         std::fs::create_dir_all(folder).unwrap();
     }
-    let values: BundleValues = BTreeMap::from([
-        ("token".into(), json!("tok-1")),
-        ("folders".into(), json!([mine.display().to_string()])),
-    ]);
+    let values: BundleValues =
+        BTreeMap::from([("token".into(), json!("tok-1")), ("folders".into(), json!([mine.display().to_string()]))]);
     install(&f.app, &file, &values).await.unwrap();
     let mut config = f.app.list_servers().unwrap().into_iter().find(|s| s.config.name == "notes").unwrap().config;
     config.policy.level = Some(SecurityLevel::Strict);

@@ -137,7 +137,8 @@ fn the_patchbay_shape_carries_the_security_policy_and_the_others_give_the_defaul
         ..Policy::default()
     };
     let servers = [files];
-    let export = |format| render(&servers, &[], ExportOptions { format, include_secrets: false }, &|_| Ok(None)).unwrap();
+    let export =
+        |format| render(&servers, &[], ExportOptions { format, include_secrets: false }, &|_| Ok(None)).unwrap();
     assert_eq!(import_fresh(&export(ExportFormat::Patchbay))[0].policy, servers[0].policy);
     let claude = export(ExportFormat::Claude);
     assert!(!claude.contains("strict"), "{claude}");

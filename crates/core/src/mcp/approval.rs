@@ -256,7 +256,8 @@ mod tests {
     fn at_strict_what_would_run_unasked_is_asked_and_deny_stays() {
         let write = tool("write", "writes");
         let read = annotated("read", Some(true), None);
-        let strict = policy(ApprovalMode::Allow, &[("deleted", ApprovalMode::Deny)], true).at_level(SecurityLevel::Strict);
+        let strict =
+            policy(ApprovalMode::Allow, &[("deleted", ApprovalMode::Deny)], true).at_level(SecurityLevel::Strict);
         assert_eq!(strict.decide(&write), Decision::Ask(AskReason::StrictLevel));
         assert_eq!(strict.decide(&tool("deleted", "d")), Decision::Deny(DenyReason::ToolSetting));
         let strict = policy(ApprovalMode::Ask, &[], true).at_level(SecurityLevel::Strict);

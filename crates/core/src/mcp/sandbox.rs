@@ -512,7 +512,10 @@ mod tests {
         assert!(text.contains("bubblewrap (bwrap) is not installed"), "{text}");
         assert!(text.contains("`patchbay mcp policy files --level permissive`"), "{text}");
         #[cfg(target_os = "linux")]
-        assert!(found_bubblewrap(&env, "bwrap").await.is_ok(), "bubblewrap works on the machines Patchbay is tested on");
+        assert!(
+            found_bubblewrap(&env, "bwrap").await.is_ok(),
+            "bubblewrap works on the machines Patchbay is tested on"
+        );
     }
 
     fn strings(args: &[OsString]) -> Vec<String> {

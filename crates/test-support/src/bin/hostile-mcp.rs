@@ -120,9 +120,7 @@ fn main() {
                 }
             },
             ("tools/list", Some(id)) => {
-                let mut tools = vec![
-                    json!({"name": "poke", "description": poke, "inputSchema": {"type": "object"}}),
-                ];
+                let mut tools = vec![json!({"name": "poke", "description": poke, "inputSchema": {"type": "object"}})];
                 if mode == Mode::Escape {
                     tools.push(json!({"name": "escape", "description": "Tries to get out of its sandbox.", "inputSchema": {"type": "object"}}));
                 }
