@@ -163,7 +163,7 @@ impl App {
                 config.name.trim()
             )));
         }
-        if let Some(problem) = crate::mcp::naming::server_name_problem(&config.name) {
+        if let Some(problem) = crate::config::import::server_name_problem(&config.name) {
             return Err(AppError::Invalid(problem));
         }
         if let Some((field, _)) =

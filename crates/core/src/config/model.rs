@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use super::policy::Policy;
 
+/// The server name of Patchbay's built-in tools (served in process, see
+/// `crate::builtin`); reserved, no configured server may take it.
+pub const BUILTIN_SERVER: &str = "builtin";
+
 /// A configured value that is either plain text or the name of a secret.
 ///
 /// Serialised as `{"plain": "text"}` or `{"secret": "mcp/github/GITHUB_TOKEN"}`.
