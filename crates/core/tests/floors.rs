@@ -383,6 +383,7 @@ fn ident_before(chars: &[char], i: usize) -> bool {
     match i {
         0 => false,
         1 => chars[0] != 'b' && ident(0),
-        _ => ident(i - 1) && !(chars[i - 1] == 'b' && !ident(i - 2)),
+        // `br"` opens a byte raw string, unless that `b` continues an identifier (`subr"`).
+        _ => ident(i - 1) && (chars[i - 1] != 'b' || ident(i - 2)),
     }
 }
