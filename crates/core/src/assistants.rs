@@ -10,7 +10,7 @@ use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::{Sampling, ToolSelection};
-use crate::conversations::now_ms;
+use crate::clock::now_ms;
 use crate::store::{Store, StoreError};
 
 /// The name of the assistant used when none is chosen.

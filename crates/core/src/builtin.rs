@@ -9,7 +9,7 @@
 //! `builtin__current_time`.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -19,6 +19,7 @@ use tokio::io::DuplexStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::BUILTIN_SERVER;
+use crate::clock::{now_secs, rfc3339_utc};
 use crate::config::{ApprovalMode, McpServerConfig, Timeouts, TransportConfig};
 use crate::mcp::{InProcessServer, McpError, McpRegistry, RegistryOptions, RegistryTools, ServerStatus, serve_on};
 use crate::rag::KnowledgeBase;
@@ -65,7 +66,7 @@ impl BuiltinServer {
 
     #[tool(description = "The current date and time in UTC (RFC 3339) and as Unix seconds.")]
     async fn current_time(&self) -> CallToolResult {
-        let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let secs = now_secs();
         CallToolResult::success(vec![ContentBlock::text(format!("{} (unix {secs})", rfc3339_utc(secs)))])
     }
 
@@ -127,23 +128,6 @@ pub async fn standalone_tools(
         ServerStatus::Ready => Ok(RegistryTools::new(registry, [config(knowledge_tool)])),
         status => Err(McpError::NotReady { server: BUILTIN_SERVER.to_owned(), status }),
     }
-}
-
-/// Formats Unix seconds as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian calendar).
-pub(crate) fn rfc3339_utc(unix_secs: u64) -> String {
-    let days = unix_secs / 86_400;
-    let rem = unix_secs % 86_400;
-    // Howard Hinnant's civil_from_days, for days since 1970-01-01.
-    let z = i64::try_from(days).unwrap_or(0) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 #[cfg(test)]
@@ -213,7 +197,7 @@ mod tests {
             pin: tools.iter().find(|t| t.tool == tool).expect("listed").pin.clone(),
         };
         let events = |id: &str| ToolEvents::new(id.into(), tx.clone());
-        let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+        let before = now_secs();
         let now = host
             .call_tool(invocation("t1", "current_time", serde_json::json!({})), events("t1"), CancellationToken::new())
             .await;
@@ -249,13 +233,5 @@ mod tests {
         assert!(trace.response.is_some() && !trace.is_error);
         assert!(traces.get("t3").unwrap().expect("the failed call too").is_error);
         registry.shutdown().await;
-    }
-
-    #[test]
-    fn formats_known_instants() {
-        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339_utc(1_700_000_000), "2023-11-14T22:13:20Z");
-        assert_eq!(rfc3339_utc(4_102_444_799), "2099-12-31T23:59:59Z");
     }
 }

@@ -11,6 +11,7 @@ pub mod attach;
 pub mod builtin;
 pub mod bundle;
 pub mod catalog;
+pub mod clock;
 pub mod config;
 pub mod conversations;
 pub mod downloads;

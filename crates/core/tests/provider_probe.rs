@@ -6,8 +6,9 @@ use axum::Router;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use patchbay_core::config::model::{ProviderKind, ProviderProfile};
-use patchbay_core::config::providers::{api_key_name, probe};
+use patchbay_core::config::providers::api_key_name;
 use patchbay_core::llm::LlmError;
+use patchbay_core::llm::probe::probe;
 use patchbay_core::secrets::{MemoryStore, SecretStore};
 use tokio_util::sync::CancellationToken;
 

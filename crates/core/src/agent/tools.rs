@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::AgentEvent;
 use crate::config::ApprovalMode;
+pub use crate::config::BUILTIN_SERVER;
 use crate::conversations::{ConversationId, ToolPin};
 use crate::llm::{ContentPart, ToolSpec};
 
@@ -148,10 +149,6 @@ impl ToolSelection {
         }
     }
 }
-
-/// The server name of Patchbay's built-in tools (served in process, see
-/// `crate::builtin`); reserved, no configured server may take it.
-pub const BUILTIN_SERVER: &str = "builtin";
 
 #[cfg(test)]
 mod tests {

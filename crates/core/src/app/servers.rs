@@ -24,13 +24,14 @@ use crate::config::import::{
     EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SourceFormat, is_reserved_name, secret_name,
 };
 use crate::config::presets::{self, ProviderPreset};
-use crate::config::providers::{PROBE_TIMEOUT, api_key_name, probe, validate_provider};
+use crate::config::providers::{api_key_name, validate_provider};
 use crate::config::server_presets::{ServerPreset, server_presets};
 use crate::config::{
     ApprovalMode, ExportFormat, ExportOptions, McpServerConfig, ProviderProfile, TransportConfig, ValueSource,
 };
 use crate::downloads::{self, DownloadError, Requested, SavedFile};
 use crate::llm::ToolSpec;
+use crate::llm::probe::{PROBE_TIMEOUT, probe};
 use crate::mcp::apps::AppPage;
 use crate::mcp::content::{
     ResourcePreview, ResultLimits, for_model, for_ui, prompt_text, resource_preview, resource_text,
@@ -162,7 +163,7 @@ impl App {
                 config.name.trim()
             )));
         }
-        if let Some(problem) = crate::mcp::naming::server_name_problem(&config.name) {
+        if let Some(problem) = crate::config::import::server_name_problem(&config.name) {
             return Err(AppError::Invalid(problem));
         }
         if let Some((field, _)) =

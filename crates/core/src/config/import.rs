@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::jsonc::{self, Node};
-use super::model::{McpServerConfig, ProviderProfile, TransportConfig, ValueSource};
+use super::model::{BUILTIN_SERVER, McpServerConfig, ProviderProfile, TransportConfig, ValueSource};
 use super::{ConfigError, ConfigStore};
 use crate::secrets::SecretStore;
 /// The one secret type ([`crate::secrets`]), named where the import and the editor use it.
@@ -304,6 +304,11 @@ pub fn is_secret_name(key: &str) -> bool {
 /// The secret-store name for a field of a server, e.g. `mcp/github/GITHUB_TOKEN`.
 pub fn secret_name(server: &str, key: &str) -> String {
     format!("mcp/{server}/{key}")
+}
+
+/// The secret name that holds a server's OAuth credentials (`crate::mcp::oauth`).
+pub fn oauth_secret_name(server: &str) -> String {
+    format!("mcp/{server}/oauth")
 }
 
 /// How an MCP server's secret is named in an exported `${keyring:…}`
@@ -697,14 +702,42 @@ fn check_name(raw: &str, path: &str, issues: &mut Vec<ImportIssue>) {
         issues.push(issue(path, format!("the name is longer than {MAX_NAME_LEN} characters")));
     } else if is_reserved_name(&name) {
         issues.push(issue(path, format!("the name {name:?} is taken by Patchbay's built-in tools; rename the server")));
-    } else if let Some(problem) = crate::mcp::naming::server_name_problem(&name) {
+    } else if let Some(problem) = server_name_problem(&name) {
         issues.push(issue(path, problem));
+    }
+}
+
+/// What Patchbay puts between a server's and a tool's name for the model
+/// (`server__tool`, see `crate::mcp::naming`).
+pub const TOOL_NAME_SEPARATOR: &str = "__";
+
+/// Why `server` cannot be a server's name under the model-facing naming
+/// scheme (`crate::mcp::naming`), if it cannot.
+///
+/// A server name holding the separator (`a__b`) or ending in `_` (`a_`) would
+/// read like another server's tool: `a__b` + `c` and `a` + `b__c` are both
+/// `a__b__c`, `a_` + `b` and `a` + `_b` both `a___b`. Names are refused when
+/// a server is saved or imported, so the first `__` of a model-facing name
+/// always ends its server part.
+pub fn server_name_problem(server: &str) -> Option<String> {
+    if server.contains(TOOL_NAME_SEPARATOR) {
+        Some(format!(
+            "the server name {server:?} holds {TOOL_NAME_SEPARATOR:?}, which Patchbay puts between a server's and a tool's \
+             name for the model, so its tools could pass for another server's; use a single \"_\" or \"-\""
+        ))
+    } else if server.ends_with('_') {
+        Some(format!(
+            "the server name {server:?} ends in \"_\", so its tools' names (server{TOOL_NAME_SEPARATOR}tool) could pass for \
+             another server's; remove the trailing \"_\""
+        ))
+    } else {
+        None
     }
 }
 
 /// Whether `name` is the built-in tools' server name, which no configured server may take.
 pub fn is_reserved_name(name: &str) -> bool {
-    name.eq_ignore_ascii_case(crate::agent::BUILTIN_SERVER)
+    name.eq_ignore_ascii_case(BUILTIN_SERVER)
 }
 
 fn check_url(url: &str, path: &str, issues: &mut Vec<ImportIssue>) {
@@ -756,7 +789,7 @@ fn foreign_secret(server: &str, secret: &str) -> Option<String> {
             "names the secret {secret:?}, which is not this server's own; an imported server may use only its own \
              secrets (mcp/{server}/…)"
         ))
-    } else if secret == crate::mcp::oauth::secret_name(server) {
+    } else if secret == oauth_secret_name(server) {
         Some(format!("names the secret {secret:?}, the server's OAuth sign-in, which no configuration may use"))
     } else {
         None
@@ -1380,6 +1413,17 @@ fn restore_secrets(secrets: &dyn SecretStore, previous: Vec<(String, Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_names_that_break_the_scheme_are_refused() {
+        for bad in ["a__b", "__a", "a___b", "a_", "_"] {
+            let problem = server_name_problem(bad).unwrap_or_else(|| panic!("{bad:?} was accepted"));
+            assert!(problem.contains(&format!("{bad:?}")), "{problem}");
+        }
+        for good in ["a", "a_b", "_a", "my-server", "a-_b"] {
+            assert_eq!(server_name_problem(good), None, "{good:?}");
+        }
+    }
 
     /// Names the UI's copy of the rule is checked against, with the core's verdicts.
     const EXAMPLES: &[&str] = &[

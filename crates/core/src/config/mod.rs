@@ -25,12 +25,12 @@ pub use import::{
     PreviewEntry, SecretNote, SecretState, SourceFormat,
 };
 pub use model::{
-    ApprovalMode, ClientCredentials, ClientKey, JwtAlgorithm, McpServerConfig, ProviderKind, ProviderProfile, Timeouts,
-    TransportConfig, ValueSource,
+    ApprovalMode, BUILTIN_SERVER, ClientCredentials, ClientKey, JwtAlgorithm, McpServerConfig, ProviderKind,
+    ProviderProfile, ThinkingParam, Timeouts, TransportConfig, ValueSource,
 };
 pub use policy::{Network, Policy, PolicyDefaults, RateLimits, Resolved, SecurityLevel};
 pub use presets::ProviderPreset;
-pub use providers::{ProbeReport, SecretRef};
+pub use providers::SecretRef;
 pub use server_presets::ServerPreset;
 pub use storage::ConfigStore;
 

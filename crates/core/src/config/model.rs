@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::policy::Policy;
-use crate::llm::ThinkingParam;
+
+/// The server name of Patchbay's built-in tools (served in process, see
+/// `crate::builtin`); reserved, no configured server may take it.
+pub const BUILTIN_SERVER: &str = "builtin";
 
 /// A configured value that is either plain text or the name of a secret.
 ///
@@ -18,6 +21,48 @@ pub enum ValueSource {
     Plain(String),
     /// The name of an entry in the secret store.
     Secret(String),
+}
+
+/// How an OpenAI-compatible server is asked to think or not: servers spell it
+/// differently, and a field a server does not know can be refused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThinkingParam {
+    /// Chosen from the base URL: `ThinkingType` for DeepSeek, Doubao/Ark and
+    /// GLM, `EnableThinking` for DashScope and SiliconFlow, otherwise
+    /// `ReasoningEffort`.
+    #[default]
+    Auto,
+    /// `reasoning_effort` (OpenAI, Ollama, Groq, OpenRouter, …); off is `"none"`.
+    ReasoningEffort,
+    /// `thinking: {"type": "enabled" | "disabled"}` (DeepSeek, Doubao/Ark,
+    /// GLM), with `reasoning_effort` for the step.
+    ThinkingType,
+    /// `enable_thinking`, with a `thinking_budget` of 2,048 tokens for low and
+    /// 8,192 for medium (Qwen on DashScope, SiliconFlow).
+    EnableThinking,
+    /// `chat_template_kwargs.enable_thinking`, read by the chat template of
+    /// Qwen3-style models on vLLM, SGLang and llama.cpp server, with
+    /// `reasoning_effort` for the step.
+    ChatTemplate,
+}
+
+impl ThinkingParam {
+    /// `Auto` resolved for a server at `base_url`.
+    pub fn resolve(self, base_url: &str) -> Self {
+        if self != Self::Auto {
+            return self;
+        }
+        let host = url::Url::parse(base_url).ok().and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+        let on = |domain: &str| host.as_deref().is_some_and(|h| h == domain || h.ends_with(&format!(".{domain}")));
+        if ["deepseek.com", "volces.com", "bigmodel.cn", "z.ai"].iter().any(|d| on(d)) {
+            Self::ThinkingType
+        } else if ["aliyuncs.com", "siliconflow.cn", "siliconflow.com"].iter().any(|d| on(d)) {
+            Self::EnableThinking
+        } else {
+            Self::ReasoningEffort
+        }
+    }
 }
 
 /// Which API a provider speaks.

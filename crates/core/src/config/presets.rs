@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::model::ProviderKind::{self, Anthropic, Gemini, OpenAi};
 use super::model::ProviderProfile;
-use crate::llm::ThinkingParam::{self, ChatTemplate, EnableThinking, ThinkingType};
+use super::model::ThinkingParam::{self, ChatTemplate, EnableThinking, ThinkingType};
 
 /// A provider as it is usually set up.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -5,13 +5,13 @@
 //! import either applies completely or not at all.
 
 use std::collections::BTreeMap;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{OptionalExtension, Transaction};
 use serde::{Serialize, de::DeserializeOwned};
 
 use super::ConfigError;
 use super::model::{McpServerConfig, ProviderProfile};
+use crate::clock::now_ms;
 use crate::store::Store;
 
 /// Reads and writes configuration through the shared [`Store`].
@@ -29,10 +29,6 @@ struct Table {
 
 const PROVIDERS: Table = Table { sql_name: "providers", kind: "provider" };
 const SERVERS: Table = Table { sql_name: "mcp_servers", kind: "MCP server" };
-
-fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
 
 impl ConfigStore {
     /// Configuration kept in `store`.

@@ -18,11 +18,11 @@ mod export;
 mod writer;
 
 use std::collections::{HashMap, HashSet};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 
+use crate::clock::now_ms;
 use crate::llm::{ChatMessage, ContentPart, ToolCall, Usage};
 use crate::store::{Store, StoreError};
 
@@ -344,10 +344,6 @@ pub struct SearchHit {
 /// The note an interrupted message carries in its `error`.
 pub const INTERRUPTED_NOTE: &str =
     "Interrupted: Patchbay stopped before this answer was finished. The text written until then is kept.";
-
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
 
 /// Conversations kept in the shared [`Store`].
 #[derive(Debug, Clone)]

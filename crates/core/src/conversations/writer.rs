@@ -11,8 +11,9 @@
 
 use super::{
     ConversationError, ConversationId, ConversationStore, MessageId, MessageStatus, Passage, Role, ToolCallStatus,
-    encode, now_ms,
+    encode,
 };
+use crate::clock::now_ms;
 use crate::llm::{ContentPart, Usage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

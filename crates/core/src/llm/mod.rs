@@ -10,6 +10,7 @@ pub mod anthropic;
 pub mod gemini;
 mod http;
 pub mod openai;
+pub mod probe;
 pub mod prompt_tools;
 pub mod types;
 
@@ -19,13 +20,15 @@ pub use http::{DEFAULT_IDLE_TIMEOUT, HttpSettings};
 pub use openai::OpenAiProvider;
 pub use prompt_tools::PromptTools;
 pub use types::{
-    ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, ReasoningEffort, StreamEvent, ThinkingParam,
-    ToolCall, ToolSpec, Usage,
+    ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, ReasoningEffort, StreamEvent, ToolCall, ToolSpec,
+    Usage,
 };
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// Kept here too: the OpenAI-compatible provider reads it, the provider profile owns it.
+pub use crate::config::ThinkingParam;
 use crate::config::{ProviderKind, ProviderProfile, ValueSource};
 use crate::secrets::{SecretStore, SecretValue};
 

@@ -22,7 +22,6 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::{StreamExt, TryStreamExt};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorData, JsonRpcMessage};
@@ -31,7 +30,7 @@ use tokio::sync::watch;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::http::EventStream;
-use crate::builtin::rfc3339_utc;
+use crate::clock::{now_secs, rfc3339_utc};
 
 /// The prefix of a server's request renamed to reach the handler whole.
 pub(crate) const AS_TASK: &str = "patchbay/as-task/";
@@ -172,7 +171,7 @@ impl Default for ClientTasks {
 }
 
 fn now() -> String {
-    rfc3339_utc(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()))
+    rfc3339_utc(now_secs())
 }
 
 fn unknown(id: &str) -> ErrorData {

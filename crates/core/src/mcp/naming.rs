@@ -17,10 +17,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use sha2::{Digest, Sha256};
 
+// The separator between the server prefix and the tool name; config owns it, beside the rule
+// that keeps it out of server names.
+use crate::config::import::TOOL_NAME_SEPARATOR as SEPARATOR;
+
 /// The longest name providers accept.
 pub const MAX_NAME_LEN: usize = 64;
-/// Separator between the server prefix and the tool name.
-const SEPARATOR: &str = "__";
 /// Longest server prefix kept before the separator.
 const MAX_PREFIX_LEN: usize = 24;
 /// Hex digits of the hash suffix in the common case.
@@ -33,29 +35,6 @@ pub fn is_valid_model_name(name: &str) -> bool {
 
 fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
-}
-
-/// Why `server` cannot be a server's name under this scheme, if it cannot.
-///
-/// A server name holding the separator (`a__b`) or ending in `_` (`a_`) would
-/// read like another server's tool: `a__b` + `c` and `a` + `b__c` are both
-/// `a__b__c`, `a_` + `b` and `a` + `_b` both `a___b`. Names are refused when
-/// a server is saved or imported, so the first `__` of a model-facing name
-/// always ends its server part.
-pub fn server_name_problem(server: &str) -> Option<String> {
-    if server.contains(SEPARATOR) {
-        Some(format!(
-            "the server name {server:?} holds {SEPARATOR:?}, which Patchbay puts between a server's and a tool's \
-             name for the model, so its tools could pass for another server's; use a single \"_\" or \"-\""
-        ))
-    } else if server.ends_with('_') {
-        Some(format!(
-            "the server name {server:?} ends in \"_\", so its tools' names (server{SEPARATOR}tool) could pass for \
-             another server's; remove the trailing \"_\""
-        ))
-    } else {
-        None
-    }
 }
 
 /// Replaces every character outside `[a-zA-Z0-9_-]` with `_`.
@@ -232,17 +211,6 @@ mod tests {
         assert_ne!(first, second);
         assert_eq!(names.resolve(first).unwrap().server, "a__b");
         assert_eq!(names.resolve(second).unwrap().server, "a");
-    }
-
-    #[test]
-    fn server_names_that_break_the_scheme_are_refused() {
-        for bad in ["a__b", "__a", "a___b", "a_", "_"] {
-            let problem = server_name_problem(bad).unwrap_or_else(|| panic!("{bad:?} was accepted"));
-            assert!(problem.contains(&format!("{bad:?}")), "{problem}");
-        }
-        for good in ["a", "a_b", "_a", "my-server", "a-_b"] {
-            assert_eq!(server_name_problem(good), None, "{good:?}");
-        }
     }
 
     #[test]

@@ -60,6 +60,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
 use super::http::{Lossless, pass_streams_through};
+use crate::config::import::oauth_secret_name;
 use crate::config::{ClientCredentials, ClientKey, JwtAlgorithm};
 use crate::secrets::{SecretStore, SecretValue};
 
@@ -210,11 +211,6 @@ pub trait AuthorizationUi: Send + Sync {
     async fn open(&self, server: &str, url: &str) -> Result<(), String>;
 }
 
-/// The secret name that holds a server's OAuth credentials.
-pub fn secret_name(server: &str) -> String {
-    format!("mcp/{server}/oauth")
-}
-
 /// rmcp's credential store on Patchbay's secret store (the OS keyring).
 struct SecretCredentials {
     secrets: Arc<dyn SecretStore>,
@@ -259,7 +255,7 @@ pub async fn stored(
     secrets: Arc<dyn SecretStore>,
 ) -> Result<Option<AuthorizationManager>, OAuthError> {
     let flow = |source| OAuthError::Flow { server: server.to_owned(), source: Box::new(source) };
-    let store = SecretCredentials { secrets, name: secret_name(server) };
+    let store = SecretCredentials { secrets, name: oauth_secret_name(server) };
     if store.load().await.map_err(flow)?.is_none() {
         return Ok(None);
     }
@@ -302,7 +298,7 @@ pub async fn authorize(
     let redirect_uri = format!("http://127.0.0.1:{}{CALLBACK_PATH}", socket.local_addr().map_err(listener)?.port());
 
     let mut manager = AuthorizationManager::new_allowing_private_addresses(url).await.map_err(flow)?;
-    manager.set_credential_store(SecretCredentials { secrets, name: secret_name(server) });
+    manager.set_credential_store(SecretCredentials { secrets, name: oauth_secret_name(server) });
     discover(server, url, &mut manager, options.challenge.as_deref()).await?;
     let mut request = AuthorizationRequest::new(&redirect_uri).with_client_name("Patchbay");
     if !options.scopes.is_empty() {

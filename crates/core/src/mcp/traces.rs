@@ -175,7 +175,7 @@ pub async fn traced_call(
     {
         params.insert("task".into(), super::tasks::task_field());
     }
-    let started_at = crate::conversations::now_ms();
+    let started_at = crate::clock::now_ms();
     let started = Instant::now();
     let sent_as = Arc::new(OnceLock::new());
     let options = CallOptions { sent_as: Some(sent_as.clone()), ..options };

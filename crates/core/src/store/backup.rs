@@ -116,7 +116,7 @@ pub(super) fn apply_staged(dir: &DataDir) -> Result<Option<PathBuf>, StoreError>
         return Ok(None);
     }
     let database = dir.database();
-    let kept = with_suffix(&database, &format!(".before-restore-{}", crate::conversations::now_ms()));
+    let kept = with_suffix(&database, &format!(".before-restore-{}", crate::clock::now_ms()));
     let fail =
         |e: std::io::Error| StoreError::Backup { path: staged.clone(), reason: format!("restoring it failed: {e}") };
     if database.exists() {

@@ -1,0 +1,207 @@
+//! `provider test`: one real, cheap request (list models) with a profile's URL
+//! and key, so the user learns at once whether they work, with a clear error
+//! for a rejected key (401/403), a wrong URL (404), a timeout or an unknown host.
+
+use std::time::Duration;
+
+use async_openai::Client;
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use super::LlmError;
+use crate::config::{ProviderKind, ProviderProfile, ValueSource};
+use crate::secrets::SecretStore;
+
+/// The result of a successful [`probe`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProbeReport {
+    /// The provider's name.
+    pub provider: String,
+    /// Model ids the provider lists.
+    pub models: Vec<String>,
+    /// Whether the default model is among them.
+    pub default_model_listed: bool,
+}
+
+/// The default time limit of [`probe`].
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Lists the provider's models with its URL and key: one real request.
+pub async fn probe(
+    profile: &ProviderProfile,
+    secrets: &dyn SecretStore,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<ProbeReport, LlmError> {
+    let provider = profile.name.clone();
+    let key = match &profile.api_key {
+        Some(name) => Some(
+            secrets
+                .get(name)
+                .map_err(|e| LlmError::Request { provider: provider.clone(), message: e.to_string() })?
+                .ok_or_else(|| LlmError::Request {
+                    provider: provider.clone(),
+                    message: format!("its API key {name} is not set; run `patchbay secret set {name}`"),
+                })?,
+        ),
+        None => None,
+    };
+    let http = crate::net::client_builder()
+        .timeout(timeout)
+        .connect_timeout(timeout)
+        .build()
+        .map_err(|e| LlmError::Request { provider: provider.clone(), message: chain(&e) })?;
+    let mut headers = Vec::new();
+    for (name, value) in &profile.headers {
+        let value = match value {
+            ValueSource::Plain(v) => Some(v.clone()),
+            ValueSource::Secret(n) => {
+                secrets.get(n).map_err(|e| LlmError::Request { provider: provider.clone(), message: e.to_string() })?
+            }
+        };
+        headers.extend(value.map(|v| (name.clone(), v)));
+    }
+    let call = Call { profile, key: key.as_deref(), headers: &headers, timeout };
+    let work = async {
+        match profile.kind {
+            ProviderKind::OpenAi => list_openai(&call, http).await,
+            ProviderKind::Anthropic | ProviderKind::Gemini => list_native(&call, &http).await,
+        }
+    };
+    let models = tokio::select! {
+        () = cancel.cancelled() => return Err(LlmError::Cancelled),
+        // The client's own timeout bounds each phase; this bounds the whole exchange.
+        r = tokio::time::timeout(timeout, work) => r.map_err(|_| LlmError::Timeout { provider: provider.clone(), after: timeout })??,
+    };
+    let default_model_listed = models.iter().any(|m| m == &profile.default_model);
+    Ok(ProbeReport { provider, models, default_model_listed })
+}
+
+/// One probe request's inputs.
+struct Call<'a> {
+    profile: &'a ProviderProfile,
+    key: Option<&'a str>,
+    headers: &'a [(String, String)],
+    timeout: Duration,
+}
+
+async fn list_openai(call: &Call<'_>, http: reqwest::Client) -> Result<Vec<String>, LlmError> {
+    let profile = call.profile;
+    let mut config = OpenAIConfig::new().with_api_base(profile.base_url.trim_end_matches('/'));
+    if let Some(key) = call.key {
+        config = config.with_api_key(key);
+    }
+    for (name, value) in call.headers {
+        let bad = |message: String| LlmError::Request {
+            provider: profile.name.clone(),
+            message: format!("header {name}: {message}"),
+        };
+        let header = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| bad(e.to_string()))?;
+        config = config.with_header(header, value.as_str()).map_err(|e| bad(e.to_string()))?;
+    }
+    let client = Client::with_config(config).with_http_client(http);
+    let list = client.models().list().await.map_err(|e| openai_error(call, e))?;
+    Ok(list.data.into_iter().map(|m| m.id).collect())
+}
+
+fn openai_error(call: &Call<'_>, e: OpenAIError) -> LlmError {
+    let profile = call.profile;
+    let provider = profile.name.clone();
+    match e {
+        OpenAIError::ApiError(api) => status_error(profile, api.status_code.as_u16(), api.api_error.message),
+        OpenAIError::Reqwest(e) => transport_error(call, &e),
+        OpenAIError::JSONDeserialize(_, body) => LlmError::InvalidStream {
+            provider,
+            message: format!(
+                "the answer from {} is not an OpenAI-compatible model list (is the base URL right? it usually ends in /v1): {}",
+                profile.base_url,
+                body.chars().take(200).collect::<String>()
+            ),
+        },
+        other => LlmError::Request { provider, message: other.to_string() },
+    }
+}
+
+fn status_error(profile: &ProviderProfile, status: u16, message: String) -> LlmError {
+    let provider = profile.name.clone();
+    match status {
+        401 | 403 => LlmError::Auth { provider, status, message },
+        404 => LlmError::NotFound {
+            provider,
+            message: format!("{} has no model list here (check the base URL): {message}", profile.base_url),
+        },
+        429 => LlmError::RateLimited { provider, retry_after: None, message },
+        _ => LlmError::Http { provider, status, message },
+    }
+}
+
+fn transport_error(call: &Call<'_>, e: &reqwest::Error) -> LlmError {
+    let provider = call.profile.name.clone();
+    if e.is_timeout() {
+        return LlmError::Timeout { provider, after: call.timeout };
+    }
+    LlmError::Connect { provider, url: call.profile.base_url.clone(), message: chain(e) }
+}
+
+/// An error and its causes, for messages such as "dns error: failed to lookup address".
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Anthropic (`GET /v1/models`, `x-api-key`) and Gemini (`GET /v1beta/models`, `x-goog-api-key`).
+async fn list_native(call: &Call<'_>, http: &reqwest::Client) -> Result<Vec<String>, LlmError> {
+    let (profile, key) = (call.profile, call.key);
+    let base = profile.base_url.trim_end_matches('/');
+    let mut request = match profile.kind {
+        ProviderKind::Anthropic => {
+            let url = if base.ends_with("/v1") { format!("{base}/models") } else { format!("{base}/v1/models") };
+            http.get(url).header("anthropic-version", "2023-06-01").header("x-api-key", key.unwrap_or_default())
+        }
+        _ => {
+            let url =
+                if base.ends_with("/v1beta") { format!("{base}/models") } else { format!("{base}/v1beta/models") };
+            http.get(url).header("x-goog-api-key", key.unwrap_or_default())
+        }
+    };
+    for (name, value) in call.headers {
+        request = request.header(name, value);
+    }
+    let response = request.send().await.map_err(|e| transport_error(call, &e))?;
+    let status = response.status();
+    let body = response.text().await.map_err(|e| transport_error(call, &e))?;
+    if !status.is_success() {
+        let message = serde_json::from_str::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| v.pointer("/error/message").and_then(|m| m.as_str()).map(str::to_owned))
+            .unwrap_or_else(|| body.chars().take(200).collect());
+        return Err(status_error(profile, status.as_u16(), message));
+    }
+    let value: serde_json::Value = serde_json::from_str(&body).map_err(|e| LlmError::InvalidStream {
+        provider: profile.name.clone(),
+        message: format!("the model list is not JSON: {e}"),
+    })?;
+    let (list, field, prefix) = match profile.kind {
+        ProviderKind::Anthropic => ("/data", "id", ""),
+        _ => ("/models", "name", "models/"),
+    };
+    Ok(value
+        .pointer(list)
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get(field)?.as_str())
+        .map(|id| id.strip_prefix(prefix).unwrap_or(id).to_owned())
+        .collect())
+}
