@@ -10,78 +10,33 @@
 //! stdio servers in parallel against the slowest single start, read two ways
 //! (the slowest of ten starts made alone, and the slowest of the ten starts in
 //! the parallel run), for server-everything (CPU-bound start) and for a server
-//! whose start is a 1 s wait.
+//! whose start is a 1 s wait. The registry runs twice: its `call_tool`, and
+//! that with the check the chat's host makes before each call (the tool's
+//! definition is still the one approved, issue 30). It runs its servers
+//! unsandboxed (permissive), as the other clients run theirs; the sandbox's
+//! cost is measured by the `sandbox` bench.
 //!
 //! `cargo bench -p patchbay-core --bench mcp_roundtrip -- [CALLS]` (needs the
 //! peers: `bash tests/peers/install.sh`). Prints a Markdown table for
 //! docs/BENCHMARKS.md.
 
-use std::collections::{BTreeMap, HashMap};
+mod common;
+
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use common::{Client, ServerFactory, WARMUP, everything, per_call, round_trips, start_servers, take_turns};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use patchbay_core::config::{McpServerConfig, TransportConfig};
-use patchbay_core::mcp::{CallOptions, McpEvent, McpRegistry, RegistryOptions, ServerStatus};
-use patchbay_core::secrets::MemoryStore;
 use patchbay_test_support::hostile::hostile_mcp;
 use patchbay_test_support::peers;
 use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio_util::sync::CancellationToken;
-
-const WARMUP: usize = 50;
-
-fn everything() -> String {
-    peers::npm_bin("mcp-server-everything").display().to_string()
-}
-
-fn registry() -> McpRegistry {
-    McpRegistry::new(Arc::new(MemoryStore::new()), RegistryOptions::default())
-}
-
-async fn wait_ready(registry: &McpRegistry, names: &[String]) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let statuses: Vec<ServerStatus> = names.iter().map(|n| registry.status(n)).collect::<Result<_, _>>()?;
-        if statuses.iter().all(|s| *s == ServerStatus::Ready) {
-            return Ok(());
-        }
-        if let Some(failed) = statuses.iter().find(|s| matches!(s, ServerStatus::Failed { .. })) {
-            bail!("a server failed: {failed}");
-        }
-        if Instant::now() > deadline {
-            bail!("servers not ready: {statuses:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-/// Patchbay: the registry's `call_tool`, as the chat loop uses it.
-async fn patchbay(config: McpServerConfig, calls: usize) -> Result<Duration> {
-    let registry = registry();
-    let name = config.name.clone();
-    registry.configure([config]);
-    registry.start(&name).await?;
-    wait_ready(&registry, std::slice::from_ref(&name)).await?;
-    let args = json!({"message": "hello"}).as_object().cloned();
-    let call = || registry.call_tool(&name, "echo", args.clone(), CallOptions::default(), CancellationToken::new());
-    for _ in 0..WARMUP {
-        call().await?;
-    }
-    let start = Instant::now();
-    for _ in 0..calls {
-        call().await?;
-    }
-    let elapsed = start.elapsed();
-    registry.shutdown().await;
-    Ok(elapsed)
-}
 
 fn request(id: Value, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
@@ -233,8 +188,9 @@ fn free_port() -> Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-/// A client measured by [`take_turns`]: its name and one run.
-type Client<'a> = (&'static str, Box<dyn Fn() -> BoxFuture<'a, Result<Duration>> + Send + Sync + 'a>);
+fn hello() -> Value {
+    json!({"message": "hello"})
+}
 
 /// The clients of one transport: Patchbay's registry with `config`, the
 /// SDK scripts in `mode` against `target`, and the transport's `floor`
@@ -247,75 +203,16 @@ fn clients<'a>(
     floor: impl Fn(Request) -> BoxFuture<'a, Result<Duration>> + Copy + Send + Sync + 'a,
 ) -> Vec<Client<'a>> {
     vec![
-        ("Patchbay (registry)", Box::new(move || patchbay(config.clone(), calls).boxed())),
+        ("Patchbay (registry)", Box::new(move || round_trips(config.clone(), "echo", hello(), calls, false).boxed())),
+        (
+            "Patchbay (registry) + the chat's definition check",
+            Box::new(move || round_trips(config.clone(), "echo", hello(), calls, true).boxed()),
+        ),
         ("TypeScript SDK", Box::new(move || ts(mode, target, calls).boxed())),
         ("Python SDK", Box::new(move || py(mode, target, calls).boxed())),
         ("raw JSON-RPC floor, bare request", Box::new(move || floor(Request::Bare))),
         ("raw JSON-RPC floor, Patchbay's request", Box::new(move || floor(Request::LikePatchbay))),
     ]
-}
-
-/// Runs every client once per round, for `rounds` rounds, and gives each
-/// client's median. Taking turns keeps a drift over the run from favouring
-/// whoever runs last: the HTTP server is shared by every client and gets faster
-/// as Node's JIT warms up, and the machine's state changes. Each round starts
-/// one client further on, so that no client always meets the server first.
-async fn take_turns(rounds: usize, clients: Vec<Client<'_>>) -> Result<Vec<(String, Duration)>> {
-    let mut times = vec![Vec::with_capacity(rounds); clients.len()];
-    for round in 0..rounds {
-        for i in (0..clients.len()).map(|i| (i + round) % clients.len()) {
-            times[i].push((clients[i].1)().await?);
-        }
-    }
-    Ok(clients.iter().zip(times).map(|((name, _), times)| ((*name).to_owned(), median_of(times))).collect())
-}
-
-fn median_of(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
-}
-
-/// Makes the config of a stdio server named by its argument.
-type ServerFactory = fn(&str) -> McpServerConfig;
-
-/// Starts `n` stdio servers (made by `server`) at once. Gives the time until
-/// all are ready, and the longest any one of them took from starting to ready,
-/// as the registry's status events tell it.
-async fn start_servers(n: usize, server: ServerFactory) -> Result<(Duration, Duration)> {
-    let registry = registry();
-    let names: Vec<String> = (0..n).map(|i| format!("s{i}")).collect();
-    registry.configure(names.iter().map(|n| server(n)));
-    let mut events = registry.subscribe();
-    let start = Instant::now();
-    registry.start_all().await;
-    let mut starting = HashMap::new();
-    let mut slowest = Duration::ZERO;
-    let mut ready = 0;
-    while ready < n {
-        let event = tokio::time::timeout(Duration::from_secs(120), events.recv())
-            .await
-            .context("servers not ready after 120 s")??;
-        let McpEvent::Status { server, status } = event else { continue };
-        match status {
-            ServerStatus::Starting => {
-                starting.insert(server, Instant::now());
-            }
-            ServerStatus::Ready => {
-                let began = starting.get(&server).with_context(|| format!("{server} was ready before it started"))?;
-                slowest = slowest.max(began.elapsed());
-                ready += 1;
-            }
-            ServerStatus::Failed { reason } => bail!("{server} failed: {reason}"),
-            _ => {}
-        }
-    }
-    let elapsed = start.elapsed();
-    registry.shutdown().await;
-    Ok((elapsed, slowest))
-}
-
-fn per_call(total: Duration, calls: usize) -> f64 {
-    total.as_secs_f64() * 1e6 / calls as f64
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

@@ -16,8 +16,11 @@
 //! - `escape`: `tools/call` of `escape` tries to get out of its sandbox, in
 //!   this process and in a child it forks (see [`escape`]), and answers with
 //!   what each attempt got, as JSON.
+//! - `fetch`: `tools/call` of `fetch` GETs the call's `url` (`http://host:port/`),
+//!   through `HTTP_PROXY` when it is set, and answers with the status line
+//!   (an error result unless it is 200); the sandbox bench's fetch.
 //!
-//! Every mode offers one tool, `poke` (`escape` as well in its mode). The binary is plain std so it starts fast
+//! Every mode offers one tool, `poke` (`escape` or `fetch` as well in its mode). The binary is plain std so it starts fast
 //! and its misbehaviour does not depend on an SDK.
 
 use std::io::{BufRead, Write};
@@ -37,6 +40,7 @@ enum Mode {
     IgnoreStdinClose,
     RugPull,
     Escape,
+    Fetch,
 }
 
 fn parse_mode(arg: &str) -> Option<Mode> {
@@ -53,6 +57,7 @@ fn parse_mode(arg: &str) -> Option<Mode> {
         "ignore-stdin-close" => Mode::IgnoreStdinClose,
         "rug-pull" => Mode::RugPull,
         "escape" => Mode::Escape,
+        "fetch" => Mode::Fetch,
         _ => return None,
     })
 }
@@ -77,7 +82,7 @@ fn main() {
     }
     let Some(mode) = parse_mode(&arg) else {
         eprintln!(
-            "usage: hostile-mcp garbage|exit-during-init|crash-mid-call|never-answer|huge-result[:MB]|slow-start[:S]|flood[:N]|ignore-stdin-close|rug-pull|escape"
+            "usage: hostile-mcp garbage|exit-during-init|crash-mid-call|never-answer|huge-result[:MB]|slow-start[:S]|flood[:N]|ignore-stdin-close|rug-pull|escape|fetch"
         );
         std::process::exit(2);
     };
@@ -124,12 +129,25 @@ fn main() {
                 if mode == Mode::Escape {
                     tools.push(json!({"name": "escape", "description": "Tries to get out of its sandbox.", "inputSchema": {"type": "object"}}));
                 }
+                if mode == Mode::Fetch {
+                    tools.push(
+                        json!({"name": "fetch", "description": "GETs a URL.", "inputSchema": {"type": "object"}}),
+                    );
+                }
                 reply(&mut out, &id, json!({"tools": tools}));
             }
             ("tools/call", Some(id)) if mode == Mode::Escape => {
                 let targets = message.pointer("/params/arguments").cloned().unwrap_or_default();
                 let report = escape::attempts(&targets, true).to_string();
                 reply(&mut out, &id, json!({"content": [{"type": "text", "text": report}]}));
+            }
+            ("tools/call", Some(id)) if mode == Mode::Fetch => {
+                let url = message.pointer("/params/arguments/url").and_then(Value::as_str).unwrap_or_default();
+                let (text, is_error) = match escape::get(url, true) {
+                    Ok(status) => (status, false),
+                    Err(status) => (status, true),
+                };
+                reply(&mut out, &id, json!({"content": [{"type": "text", "text": text}], "isError": is_error}));
             }
             ("tools/call", Some(id)) => match mode {
                 Mode::CrashMidCall => {
@@ -203,7 +221,7 @@ mod escape {
     }
 
     /// An HTTP GET of `url` (`http://host:port/`): through `HTTP_PROXY` when it is set, else directly.
-    fn get(url: &str, through_proxy: bool) -> Result<String, String> {
+    pub fn get(url: &str, through_proxy: bool) -> Result<String, String> {
         let authority = url.trim_start_matches("http://").trim_end_matches('/');
         let proxy = std::env::var("HTTP_PROXY").ok().filter(|_| through_proxy);
         let (connect_to, request_target) = match &proxy {
