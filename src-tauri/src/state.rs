@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use patchbay_core::app::views::{ConversationRenamed, KbProgress, ResourceUpdated, ServerLogLine, ServerStatusView};
+use patchbay_core::app::views::{
+    ConnectionBlocked, ConversationRenamed, KbProgress, ResourceUpdated, ServerLogLine, ServerStatusView,
+};
 use patchbay_core::app::{App, AppEvents, ServerRequestView};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{KeyringStore, SecretStore};
@@ -33,7 +35,7 @@ pub struct AppState {
     pub opened_bundle: Mutex<Option<PathBuf>>,
 }
 
-/// Emits the core's own events (`server_status`, `server_log`, `kb_progress`) to the window.
+/// Emits the core's own events (`server_status`, `server_log`, `connection_blocked`, …) to the window.
 struct WindowEvents {
     handle: Arc<OnceLock<AppHandle>>,
 }
@@ -71,6 +73,10 @@ impl AppEvents for WindowEvents {
 
     fn resource_updated(&self, updated: ResourceUpdated) {
         self.emit("resource_updated", updated);
+    }
+
+    fn connection_blocked(&self, blocked: ConnectionBlocked) {
+        self.emit("connection_blocked", blocked);
     }
 }
 

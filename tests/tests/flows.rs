@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use patchbay_core::config::{
-    ApprovalMode, ConfigStore, McpServerConfig, ProviderProfile, TransportConfig, ValueSource,
+    ApprovalMode, ConfigStore, McpServerConfig, Network, ProviderProfile, SecurityLevel, TransportConfig, ValueSource,
 };
 use patchbay_core::mcp::naming::ToolNames;
 use patchbay_core::paths::DataDir;
@@ -29,7 +29,7 @@ use patchbay_core::store::Store;
 use patchbay_e2e::app::app_binary;
 use patchbay_e2e::{App, AppOptions, RecordingOpener, Session, Spawned};
 use patchbay_test_support::catalog;
-use patchbay_test_support::hostile::poker_bundle;
+use patchbay_test_support::hostile::{hostile_mcp, poker_bundle};
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
 use patchbay_test_support::signing::mcpb;
@@ -561,6 +561,46 @@ fn a_server_that_failed_is_named_on_the_chat_page_and_opens_its_settings() -> Re
         Ok(())
     })?;
     app.screenshot("failed-server")?;
+    Ok(())
+}
+
+#[test]
+fn a_sandboxed_servers_refused_connection_is_allowed_in_one_click() -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    let mut hostile = McpServerConfig::stdio("hostile", hostile_mcp().to_str().unwrap(), &["escape"]);
+    hostile.policy.level = Some(SecurityLevel::Strict);
+    hostile.policy.network = Some(Network::Domains(vec!["localhost".into()]));
+    seed_with(&data_dir, "http://127.0.0.1:9", &[hostile])?;
+    let options = AppOptions { data_dir: Some(data_dir.clone()), ..Default::default() };
+    let app = App::start("a_sandboxed_servers_refused_connection_is_allowed_in_one_click", options)?;
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
+        s.wait_for(&ready_dot("hostile"), SERVER_WAIT)?;
+        s.click_when_clear("[data-testid=server-row][data-server=hostile] button", WAIT)?;
+        let line = s.wait_for_text("[data-testid=server-policy]", WAIT, |t| t.starts_with("strict:"))?;
+        ensure!(line.contains("writes nothing") && line.ends_with("network: localhost"), "{line}");
+        // Tested, `escape` asks its proxy for 127.0.0.1, which is not among its domains.
+        s.click_when_clear("[data-testid=tools-table] [data-tool=escape] button", WAIT)?;
+        s.click_when_clear("[data-testid=test-tool] button[type=submit]", WAIT)?;
+        let refused = "[data-testid=blocked-connection][data-host='127.0.0.1']";
+        s.wait_for_text(refused, WAIT, |t| {
+            t.contains("blocked a connection to 127.0.0.1: not in the allowed domains")
+        })?;
+        s.click_when_clear(&format!("{refused} [data-testid=allow-domain]"), WAIT)?;
+        s.wait_for_text("[data-testid=server-policy]", WAIT, |t| t.ends_with("network: localhost, 127.0.0.1"))?;
+        s.wait_for_none(refused, WAIT)?;
+        s.wait_for(&ready_dot("hostile"), SERVER_WAIT)?;
+        Ok(())
+    })?;
+    app.screenshot("domain-allowed")?;
+    let saved = ConfigStore::new(Store::open(&DataDir::new(&data_dir))?).server("hostile")?;
+    ensure!(
+        saved.policy.network == Some(Network::Domains(vec!["localhost".into(), "127.0.0.1".into()])),
+        "{:?}",
+        saved.policy.network
+    );
     Ok(())
 }
 

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use patchbay_core::app::views::{
-    CompletionTarget, CompletionView, DoctorReport, PromptInfo, RegistryFill, ResourceInfo, ResourceTemplateInfo,
-    ServerView, ToolInfo, ToolResultView, TraceRecord,
+    CompletionTarget, CompletionView, DoctorReport, PolicyPreview, PromptInfo, RegistryFill, ResourceInfo,
+    ResourceTemplateInfo, ServerView, ToolInfo, ToolResultView, TraceRecord,
 };
 use patchbay_core::app::{AppError, ServerRequestResponse};
 use patchbay_core::bundle::{BundleInfo, BundleValues};
@@ -98,6 +98,18 @@ pub async fn save_server(
     secrets: BTreeMap<String, String>,
 ) -> Result<(), IpcError> {
     Ok(state.app()?.save_server(config, &secrets).await?)
+}
+
+/// The policy line of a server as edited, and what saving it would refuse.
+#[tauri::command(rename_all = "snake_case")]
+pub fn policy_preview(state: State<'_, AppState>, config: McpServerConfig) -> Result<PolicyPreview, IpcError> {
+    Ok(state.app()?.policy_preview(&config))
+}
+
+/// Lets a server reach a host its filtering proxy refused; the server restarts.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn allow_domain(state: State<'_, AppState>, server: String, host: String) -> Result<(), IpcError> {
+    Ok(state.app()?.allow_domain(&server, &host).await?)
 }
 
 /// The file dialog for an MCP bundle; its path, or `None` when cancelled.

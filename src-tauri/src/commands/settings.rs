@@ -3,8 +3,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use patchbay_core::app::restore_backup;
-use patchbay_core::app::views::{AssistantView, GeneralSettings, ImportPreviewView, ImportReport, ProviderView};
-use patchbay_core::config::{ExportFormat, ProviderPreset, ProviderProfile};
+use patchbay_core::app::views::{
+    AssistantView, GeneralSettings, ImportPreviewView, ImportReport, PolicySettings, ProviderView,
+};
+use patchbay_core::config::{ExportFormat, PolicyDefaults, ProviderPreset, ProviderProfile};
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 
@@ -157,6 +159,17 @@ pub fn get_settings(state: State<'_, AppState>) -> Result<GeneralSettings, IpcEr
 #[tauri::command(rename_all = "snake_case")]
 pub fn save_settings(state: State<'_, AppState>, settings: GeneralSettings) -> Result<(), IpcError> {
     Ok(state.app()?.save_settings(&settings)?)
+}
+
+/// The default security level and tool calls per turn, and the levels this system offers.
+#[tauri::command(rename_all = "snake_case")]
+pub fn policy_settings(state: State<'_, AppState>) -> Result<PolicySettings, IpcError> {
+    Ok(state.app()?.policy_settings())
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn set_policy_defaults(state: State<'_, AppState>, defaults: PolicyDefaults) -> Result<(), IpcError> {
+    Ok(state.app()?.set_policy_defaults(defaults).await?)
 }
 
 /// Zooms the window's page as a browser does (Ctrl/Cmd with = - 0, Settings → General).

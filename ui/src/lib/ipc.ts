@@ -171,14 +171,58 @@ export interface McpServerConfig {
   extra: Record<string, unknown>;
 }
 
+/** Mirrors `patchbay_core::config::SecurityLevel`. */
+export type SecurityLevel = "strict" | "normal" | "permissive";
+
+/** Mirrors `patchbay_core::config::Network`. */
+export type Network = "off" | "any" | { domains: string[] };
+
+/** Mirrors `patchbay_core::config::RateLimits`: calls per minute, absent for no limit. */
+export interface RateLimits {
+  per_tool_per_min?: number;
+  per_server_per_min?: number;
+}
+
 /** Mirrors `patchbay_core::config::Policy`. */
 export interface Policy {
-  level?: "strict" | "normal" | "permissive";
+  /** Absent: the global default level. */
+  level?: SecurityLevel;
   read?: string[];
   write?: string[];
-  network?: "off" | "any" | { domains: string[] };
+  /** Absent: the level's (off at strict, any otherwise). */
+  network?: Network;
   env?: string[];
-  rate?: { per_tool_per_min?: number; per_server_per_min?: number };
+  rate?: RateLimits;
+}
+
+/** Mirrors `patchbay_core::config::PolicyDefaults`. */
+export interface PolicyDefaults {
+  level: SecurityLevel;
+  turn_tool_calls: number;
+}
+
+/** Mirrors `patchbay_core::app::views::PolicySettings`: the defaults and the levels this system can enforce. */
+export interface PolicySettings {
+  defaults: PolicyDefaults;
+  offered: SecurityLevel[];
+}
+
+/** A form field and what is wrong with it (`policy.network.domains[1]`, …). */
+export interface FieldProblem {
+  field: string;
+  reason: string;
+}
+
+/** Mirrors `patchbay_core::app::views::PolicyPreview`: the line the server's page will show, and what saving refuses. */
+export interface PolicyPreview {
+  summary: string;
+  problems: FieldProblem[];
+}
+
+/** A sandboxed server's filtering proxy refused a host (`connection_blocked` event). */
+export interface ConnectionBlocked {
+  server: string;
+  host: string;
 }
 
 // ---------------------------------------------------------------- chat
@@ -429,6 +473,10 @@ export interface ServerView {
   log_level: LogLevel | null;
   /** The icon the server gives itself (MCP `icons`), per theme. */
   icons: IconView[];
+  /** The security policy it runs under, in one line. */
+  policy: string;
+  /** Hosts its filtering proxy refused and nobody allowed yet. */
+  blocked: string[];
 }
 
 /** Who a ready server says it is (its `initialize` answer) and how Patchbay reaches it. */
@@ -1048,6 +1096,10 @@ export const ipc = {
   deleteServer: (name: string) => call<void>("delete_server", { name }),
   setServerEnabled: (name: string, enabled: boolean) => call<void>("set_server_enabled", { name, enabled }),
   restartServer: (name: string) => call<void>("restart_server", { name }),
+  /** The policy line of a server as edited, and what saving it would refuse. */
+  policyPreview: (config: McpServerConfig) => call<PolicyPreview>("policy_preview", { config }),
+  /** Lets a server reach a host its proxy refused (added to its allowed domains); the server restarts. */
+  allowDomain: (server: string, host: string) => call<void>("allow_domain", { server, host }),
   authorizeServer: (name: string, signal?: AbortSignal) => cancellable<void>("authorize_server", { name }, signal),
   serverLogs: (name: string) => call<string[]>("server_logs", { name }),
   setServerLogLevel: (name: string, level: LogLevel) => call<void>("set_server_log_level", { name, level }),
@@ -1126,10 +1178,13 @@ export const ipc = {
   getSettings: () => call<GeneralSettings>("get_settings"),
   saveSettings: (settings: GeneralSettings) => call<void>("save_settings", { settings }),
   pickDataDir: () => call<string | null>("pick_data_dir"),
+  policySettings: () => call<PolicySettings>("policy_settings"),
+  setPolicyDefaults: (defaults: PolicyDefaults) => call<void>("set_policy_defaults", { defaults }),
 
   // events
   onServerStatus: (h: (s: ServerStatus) => void) => on<ServerStatus>("server_status", h),
   onServerLog: (h: (l: ServerLogLine) => void) => on<ServerLogLine>("server_log", h),
+  onConnectionBlocked: (h: (b: ConnectionBlocked) => void) => on<ConnectionBlocked>("connection_blocked", h),
   onServerRequest: (h: (r: ServerRequest) => void) => on<ServerRequest>("server_request", h),
   onKbProgress: (h: (p: KbProgress) => void) => on<KbProgress>("kb_progress", h),
   onConversationRenamed: (h: (r: ConversationRenamed) => void) => on<ConversationRenamed>("conversation_renamed", h),

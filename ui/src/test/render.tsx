@@ -86,6 +86,8 @@ export function serverView(name: string, state: ServerState, error: string | nul
     instructions: null,
     log_level: null,
     icons: [],
+    policy: "normal: reads home (not its secrets) · writes nothing · network: any",
+    blocked: [],
   };
 }
 

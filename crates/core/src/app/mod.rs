@@ -17,6 +17,7 @@ mod chat;
 mod diff;
 mod icons;
 mod knowledge;
+mod policy;
 mod presets;
 mod requests;
 mod roots;
@@ -218,6 +219,9 @@ pub trait AppEvents: Send + Sync {
     fn conversation_renamed(&self, renamed: views::ConversationRenamed);
     /// A resource the user watches changed (`notifications/resources/updated`).
     fn resource_updated(&self, _updated: views::ResourceUpdated) {}
+    /// A sandboxed server's filtering proxy refused a host: show it with
+    /// "allow this domain" ([`App::allow_domain`]).
+    fn connection_blocked(&self, _blocked: views::ConnectionBlocked) {}
 }
 
 /// Events nobody watches: for front ends with no window (the CLI's installs)
@@ -274,6 +278,8 @@ struct Inner {
     previews: Mutex<bundles::Previews>,
     /// Environment lookup for the provider fallback (`OPENAI_API_KEY`, …).
     env: Box<EnvLookup>,
+    /// Hosts each server's filtering proxy refused, until allowed (see [`policy`]).
+    blocked: Mutex<HashMap<String, std::collections::BTreeSet<String>>>,
     /// Fired by [`App::shutdown`]: background indexing and loading stop.
     shutdown: tokio_util::sync::CancellationToken,
 }
@@ -329,6 +335,7 @@ impl App {
             icons: Mutex::default(),
             previews: Mutex::default(),
             env: Box::new(|k| std::env::var(k).ok()),
+            blocked: Mutex::default(),
             shutdown: tokio_util::sync::CancellationToken::new(),
         };
         Ok(Self { inner: Arc::new(inner) })
@@ -386,8 +393,11 @@ impl App {
                     McpEvent::ResourceUpdated { server, uri } => {
                         app.inner.events.resource_updated(views::ResourceUpdated { server, uri });
                     }
-                    // The refusal is on the server's log already (its stderr line).
-                    McpEvent::ConnectionBlocked { .. } => {}
+                    // The refusal is on the server's stderr tail too; this is the one to act on.
+                    McpEvent::ConnectionBlocked { server, host } => {
+                        app.note_blocked(&server, &host);
+                        app.inner.events.connection_blocked(views::ConnectionBlocked { server, host });
+                    }
                 }
             }
         });

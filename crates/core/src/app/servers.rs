@@ -79,7 +79,9 @@ impl App {
                 let icons = self.icon_views(&Self::icon_place(&config), Some(&offered));
                 let about = self.inner.registry.about(&config.name).ok().flatten();
                 let bundle = crate::bundle::installed_in(&config, &self.bundle_dir(&config.name));
-                ServerView { config, status, about, bundle, instructions, log_level, icons }
+                let policy = self.inner.registry.policy_line(&config);
+                let blocked = self.blocked_hosts(&config.name);
+                ServerView { config, status, about, bundle, instructions, log_level, icons, policy, blocked }
             })
             .collect())
     }
@@ -190,7 +192,7 @@ impl App {
         self.apply_server(config).await
     }
 
-    async fn apply_server(&self, config: McpServerConfig) -> Result<(), AppError> {
+    pub(super) async fn apply_server(&self, config: McpServerConfig) -> Result<(), AppError> {
         let registry = &self.inner.registry;
         let (name, enabled) = (config.name.clone(), config.enabled);
         registry.configure([config]);
@@ -211,6 +213,7 @@ impl App {
         // A server added later under this name starts without them.
         self.inner.store.set_setting(&log_level_key(name), &None::<LogLevel>)?;
         self.inner.store.set_setting(&watched_key(name), &BTreeSet::<String>::new())?;
+        self.clear_blocked(name);
         self.forget_server(name).await?;
         if let Some(config) = config {
             self.remove_bundle_files(&config);

@@ -482,6 +482,39 @@ pub struct ServerView {
     pub log_level: Option<LogLevel>,
     /// The icon the server gives itself, per theme (see [`IconView`]).
     pub icons: Vec<IconView>,
+    /// The security policy it runs under, in one line (see [`McpRegistry::policy_line`](crate::mcp::McpRegistry::policy_line)).
+    pub policy: String,
+    /// Hosts its filtering proxy refused since Patchbay started, each to allow in one click.
+    pub blocked: Vec<String>,
+}
+
+/// A host a sandboxed server's filtering proxy refused (`connection_blocked` event).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConnectionBlocked {
+    pub server: String,
+    pub host: String,
+}
+
+/// The global part of the security policy, and the levels this system can enforce.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PolicySettings {
+    pub defaults: crate::config::PolicyDefaults,
+    pub offered: Vec<crate::config::SecurityLevel>,
+}
+
+/// A server's policy as the editor shows it while it is edited: the line the
+/// server's page will show, and what saving would refuse.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PolicyPreview {
+    pub summary: String,
+    pub problems: Vec<FieldProblem>,
+}
+
+/// A field of a form and what is wrong with it (`policy.network.domains[1]`, …).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldProblem {
+    pub field: String,
+    pub reason: String,
 }
 
 /// An icon a server gives itself or a tool (MCP `icons`), as the window shows it.

@@ -401,6 +401,12 @@ impl McpRegistry {
         Ok(self.shared().policy(&config))
     }
 
+    /// The policy `config` runs under now, in one line: saved or still being
+    /// edited; a remote server gets only its rate limits.
+    pub fn policy_line(&self, config: &McpServerConfig) -> String {
+        policy_line(config, &self.shared().policy(config))
+    }
+
     /// Answers servers' sampling and elicitation requests with `hooks` (the
     /// default, [`DenyAll`], refuses them). Servers learn what the host answers
     /// when they start: set this before starting them.

@@ -23,11 +23,25 @@ function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
     setZoom: vi.fn(() => Promise.resolve()),
     backupData: vi.fn(() => Promise.resolve("/backups/patchbay-backup.db")),
     restoreData: vi.fn(() => Promise.resolve("/backups/old.db")),
+    policySettings: vi.fn(() => Promise.resolve({ defaults: { level: "normal" as const, turn_tool_calls: 50 }, offered: ["strict" as const, "normal" as const, "permissive" as const] })),
+    setPolicyDefaults: vi.fn(() => Promise.resolve()),
     ...over,
   };
 }
 
 describe("General", () => {
+  it("saves the default security level (of those offered) and the tool calls per turn", async () => {
+    const ipc = fake();
+    renderIn(<General ipc={ipc} />);
+    const level = (await screen.findByLabelText("Security level of servers that set none")) as HTMLSelectElement;
+    expect([...level.options].map((o) => o.value)).toEqual(["strict", "normal", "permissive"]);
+    expect(level.value).toBe("normal");
+    fireEvent.change(level, { target: { value: "strict" } });
+    fireEvent.change(screen.getByLabelText(/^Tool calls per turn/), { target: { value: "20" } });
+    fireEvent.click(document.getElementById("policy-defaults-save")!);
+    await waitFor(() => expect(ipc.setPolicyDefaults).toHaveBeenCalledWith({ level: "strict", turn_tool_calls: 20 }));
+  });
+
   it("switches theme and language", async () => {
     const ipc = fake();
     renderIn(<General ipc={ipc} />);

@@ -1,13 +1,73 @@
-// General: theme, zoom, language, titles, the network proxy, data folder,
+// General: theme, zoom, language, titles, the network proxy, the security
+// defaults (level of servers that set none, tool calls per turn), data folder,
 // backups, and the About facts.
 import { useEffect, useState, useSyncExternalStore } from "react";
 import { useI18n, type Lang } from "../../lib/i18n";
 import { applyTheme, storedTheme, storeTheme } from "../../lib/theme";
 import { setZoom, storedZoom, subscribeZoom, ZOOM_STEPS } from "../../lib/zoom";
-import { toIpcError, type AppInfo, type GeneralSettings, type Ipc, type IpcError, type ProxyChoice, type Theme } from "../../lib/ipc";
+import {
+  toIpcError,
+  type AppInfo,
+  type GeneralSettings,
+  type Ipc,
+  type IpcError,
+  type PolicyDefaults,
+  type PolicySettings,
+  type ProxyChoice,
+  type SecurityLevel,
+  type Theme,
+} from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 
-export type GeneralIpc = Pick<Ipc, "appInfo" | "openLogFolder" | "pickDataDir" | "getSettings" | "saveSettings" | "setZoom" | "backupData" | "restoreData">;
+export type GeneralIpc = Pick<
+  Ipc,
+  "appInfo" | "openLogFolder" | "pickDataDir" | "getSettings" | "saveSettings" | "setZoom" | "backupData" | "restoreData" | "policySettings" | "setPolicyDefaults"
+>;
+
+/** The security defaults: the level of servers that set none (of those offered here), and tool calls per turn. */
+function SecurityDefaults({ initial, onSave }: { initial: PolicySettings; onSave: (d: PolicyDefaults) => Promise<void> }) {
+  const { t } = useI18n();
+  const [level, setLevel] = useState<SecurityLevel>(initial.defaults.level);
+  const [calls, setCalls] = useState(String(initial.defaults.turn_tool_calls));
+  const [saved, setSaved] = useState(false);
+  return (
+    <form
+      className="security-defaults"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setSaved(false);
+        const n = Math.floor(Number(calls));
+        void onSave({ level, turn_tool_calls: Number.isFinite(n) && n > 0 ? n : 0 }).then(() => setSaved(true), () => undefined);
+      }}
+    >
+      <label className="field">
+        <span>{t("policy.defaultLevel")}</span>
+        <select id="policy-default-level" value={level} onChange={(e) => setLevel(e.target.value as SecurityLevel)}>
+          {initial.offered.map((l) => (
+            <option key={l} value={l}>
+              {t(`policy.level.${l}`)}
+            </option>
+          ))}
+        </select>
+      </label>
+      {level === "permissive" && <p className="error-text">{t("policy.permissiveWarning")}</p>}
+      <label className="field">
+        <span>{t("policy.turnToolCalls")}</span>
+        <input id="policy-turn-calls" type="number" min="1" value={calls} onChange={(e) => setCalls(e.target.value)} />
+      </label>
+      <div className="row">
+        <button type="submit" id="policy-defaults-save">
+          {t("common.save")}
+        </button>
+        {saved && (
+          <span role="status" className="ok-text">
+            {t("policy.defaultsSaved")}
+          </span>
+        )}
+      </div>
+    </form>
+  );
+}
 
 /**
  * A proxy URL's password, split off so that the form shows it as dots:
@@ -105,6 +165,7 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
 
   // Settings kept by the backend (the auto-title switch).
   const [settings, setSettings] = useState<GeneralSettings | null>(null);
+  const [security, setSecurity] = useState<PolicySettings | null>(null);
 
   useEffect(() => {
     let live = true;
@@ -115,6 +176,10 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
     ipc
       .getSettings()
       .then((s) => live && setSettings(s))
+      .catch((e: unknown) => live && setError(toIpcError(e)));
+    ipc
+      .policySettings()
+      .then((s) => live && setSecurity(s))
       .catch((e: unknown) => live && setError(toIpcError(e)));
     return () => {
       live = false;
@@ -163,6 +228,18 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
       },
     );
   };
+
+  const saveSecurity = (defaults: PolicyDefaults) =>
+    ipc.setPolicyDefaults(defaults).then(
+      () => {
+        setSecurity((s) => s && { ...s, defaults });
+        setError(null);
+      },
+      (e: unknown) => {
+        setError(toIpcError(e));
+        throw e;
+      },
+    );
 
   const chooseDataDir = async () => {
     try {
@@ -265,6 +342,8 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
       </label>
       <h2>{t("settings.network")}</h2>
       {settings && <Proxy initial={settings.proxy} onSave={saveProxy} />}
+      <h2>{t("policy.defaults")}</h2>
+      {security && <SecurityDefaults initial={security} onSave={saveSecurity} />}
       <label className="field">
         <span>{t("settings.zoom")}</span>
         <select

@@ -4,12 +4,30 @@
 // headers, and how Patchbay signs in to a remote server (the server's own OAuth
 // in the browser, or client credentials: a client secret or a private key).
 // A new server can start from a preset (the reference servers, GitHub, …).
-// Secret values go to the keyring through `secrets`, never into the config.
-import { useState } from "react";
+// Its security policy is the `PolicyEditor` section; a policy the core finds
+// fault with is not saved. Secret values go to the keyring through `secrets`,
+// never into the config.
+import { useEffect, useState } from "react";
 import { isMessageKey, useI18n } from "../../lib/i18n";
 import { isSecretName } from "../../lib/secretNames";
 import { PresetSelect } from "../common/PresetSelect";
-import type { ApprovalMode, ClientCredentials, JwtAlgorithm, McpServerConfig, ServerPreset, TransportType, ValueSource } from "../../lib/ipc";
+import { fromDraft, PolicyEditor, toDraft, type PolicyDraft } from "./PolicyEditor";
+import type {
+  ApprovalMode,
+  ClientCredentials,
+  FieldProblem,
+  Ipc,
+  JwtAlgorithm,
+  McpServerConfig,
+  PolicyPreview,
+  PolicySettings,
+  ServerPreset,
+  TransportType,
+  ValueSource,
+} from "../../lib/ipc";
+
+/** What the editor asks the backend: the levels offered and the policy as edited. */
+export type PolicyIpc = Pick<Ipc, "policySettings" | "policyPreview">;
 
 type AuthMethod = "browser" | "secret" | "private_key";
 
@@ -127,12 +145,14 @@ function PairsEditor({ label, pairs, onChange, testId }: { label: string; pairs:
 }
 
 export function ServerEditor({
+  ipc,
   initial: given,
   isNew,
   presets = [],
   onSave,
   onCancel,
 }: {
+  ipc: PolicyIpc;
   initial: McpServerConfig;
   isNew: boolean;
   /** Offered to a new server to start from. */
@@ -157,6 +177,10 @@ export function ServerEditor({
   const [callSecs, setCallSecs] = useState(String(initial.timeouts.call_secs));
   const [shareRoots, setShareRoots] = useState(initial.share_roots);
   const [readOnlyAuto, setReadOnlyAuto] = useState(initial.read_only_auto_allow);
+  const [policy, setPolicy] = useState<PolicyDraft>(() => toDraft(initial.policy));
+  const [policySettings, setPolicySettings] = useState<PolicySettings | null>(null);
+  const [preview, setPreview] = useState<PolicyPreview | null>(null);
+  const [policyError, setPolicyError] = useState<FieldProblem | null>(null);
   const about = (id: string) => {
     const key = `serverPresets.${id}`;
     return isMessageKey(key) ? t(key) : "";
@@ -177,6 +201,7 @@ export function ServerEditor({
     setHeaders(x.type !== "stdio" ? toPairs(x.headers) : []);
     setShareRoots(c.share_roots);
     setReadOnlyAuto(c.read_only_auto_allow);
+    setPolicy(toDraft(c.policy));
   };
   const cc = initial.client_credentials ?? null;
   const [auth, setAuth] = useState<AuthMethod>(cc ? cc.key.method : "browser");
@@ -186,7 +211,8 @@ export function ServerEditor({
   const [scopes, setScopes] = useState((cc?.scopes ?? []).join(" "));
   const materialStored = cc?.key.method === auth && storedMaterial(cc) !== null;
 
-  const submit = () => {
+  /** The server as the form has it, and the secrets to write. */
+  const build = (): { config: McpServerConfig; secrets: Record<string, string> } => {
     const n = name.trim();
     const secs = (v: string, fallback: number) => (Number(v) > 0 ? Math.round(Number(v)) : fallback);
     const base: McpServerConfig = {
@@ -196,26 +222,58 @@ export function ServerEditor({
       share_roots: shareRoots,
       read_only_auto_allow: readOnlyAuto,
       timeouts: { startup_secs: secs(startup, initial.timeouts.startup_secs), call_secs: secs(callSecs, initial.timeouts.call_secs) },
+      policy: fromDraft(policy, type !== "stdio"),
     };
     if (type === "stdio") {
       const e = fromPairs(n, "env", env);
-      onSave(
-        {
+      return {
+        config: {
           ...base,
           transport: { type, command: command.trim(), args: args.filter((a) => a !== ""), env: e.map, cwd: cwd.trim() || null },
           // A local server has no sign-in (the editor hides it, so drop what a remote one had).
           client_credentials: null,
         },
-        e.secrets,
-      );
-    } else {
-      const h = fromPairs(n, "header", headers);
-      const c = buildCredentials(n, auth, { clientId, material, algorithm, scopes }, cc);
-      onSave(
-        { ...base, transport: { type, url: url.trim(), headers: h.map }, client_credentials: c.credentials },
-        { ...h.secrets, ...c.secrets },
-      );
+        secrets: e.secrets,
+      };
     }
+    const h = fromPairs(n, "header", headers);
+    const c = buildCredentials(n, auth, { clientId, material, algorithm, scopes }, cc);
+    return {
+      config: { ...base, transport: { type, url: url.trim(), headers: h.map }, client_credentials: c.credentials },
+      secrets: { ...h.secrets, ...c.secrets },
+    };
+  };
+  // Without its secrets: the preview needs the policy and what it is derived from.
+  const edited = JSON.stringify(build().config);
+
+  useEffect(() => {
+    let live = true;
+    ipc.policySettings().then((s) => live && setPolicySettings(s), () => undefined);
+    return () => {
+      live = false;
+    };
+  }, [ipc]);
+  // The line the server's page will show and the policy's problems, as the form changes.
+  useEffect(() => {
+    let live = true;
+    ipc.policyPreview(JSON.parse(edited) as McpServerConfig).then((p) => live && setPreview(p), () => undefined);
+    return () => {
+      live = false;
+    };
+  }, [ipc, edited]);
+
+  const submit = () => {
+    const { config, secrets } = build();
+    // The core refuses a policy with problems: say which field before trying.
+    void ipc.policyPreview(config).then(
+      (p) => {
+        setPreview(p);
+        const first = p.problems[0] ?? null;
+        setPolicyError(first);
+        if (!first) onSave(config, secrets);
+      },
+      () => onSave(config, secrets),
+    );
   };
 
   return (
@@ -383,6 +441,20 @@ export function ServerEditor({
         <input id="server-share-roots" type="checkbox" checked={shareRoots} onChange={(e) => setShareRoots(e.target.checked)} />{" "}
         {t("servers.shareRoots")}
       </label>
+      <PolicyEditor
+        draft={policy}
+        onChange={setPolicy}
+        remote={type !== "stdio"}
+        offered={policySettings?.offered ?? []}
+        defaultLevel={policySettings?.defaults.level ?? null}
+        summary={preview?.summary ?? null}
+        problems={preview?.problems ?? []}
+      />
+      {policyError && (
+        <p className="error-text" role="alert" data-testid="policy-error">
+          {t("policy.fix", { field: policyError.field, reason: policyError.reason })}
+        </p>
+      )}
       <div className="row">
         <button type="submit" id="server-save" className="primary">
           {t("common.save")}

@@ -1,10 +1,13 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { CallEvent, McpServerConfig, RegistryEntry, ResourceUpdated, ServerLogLine, ServerAbout, ServerPreset, ServerStatus, ServerView, ToolInfo, ToolResult } from "../../lib/ipc";
+import type { CallEvent, ConnectionBlocked, McpServerConfig, RegistryEntry, ResourceUpdated, ServerLogLine, ServerAbout, ServerPreset, ServerStatus, ServerView, ToolInfo, ToolResult } from "../../lib/ipc";
 import { bundleInfo, renderIn, signalOf, untilCancelled } from "../../test/render";
 import { ServersSettings, type ServersIpc } from "./ServersSettings";
 
 afterEach(cleanup);
+
+/** A policy line as the core writes it. */
+const POLICY = "normal: reads home (not its secrets) · writes nothing · network: any";
 
 const config: McpServerConfig = {
   name: "files",
@@ -125,6 +128,7 @@ function fake(initial: ServerView[]) {
   let status: (s: ServerStatus) => void = () => undefined;
   let log: (l: ServerLogLine) => void = () => undefined;
   let updated: (r: ResourceUpdated) => void = () => undefined;
+  let blocked: (b: ConnectionBlocked) => void = () => undefined;
   let watching = false;
   const ipc: ServersIpc = {
     listServers: vi.fn(() => Promise.resolve(views)),
@@ -157,6 +161,17 @@ function fake(initial: ServerView[]) {
           }),
     ),
     saveServer: vi.fn(() => Promise.resolve()),
+    policySettings: vi.fn(() => Promise.resolve({ defaults: { level: "normal" as const, turn_tool_calls: 50 }, offered: ["strict" as const, "normal" as const, "permissive" as const] })),
+    policyPreview: vi.fn(() => Promise.resolve({ summary: POLICY, problems: [] })),
+    // As the core does: the host joins the allowed domains, and is no longer listed as refused.
+    allowDomain: vi.fn((server: string, host: string) => {
+      views = views.map((v) => (v.config.name === server ? { ...v, policy: `strict: reads only its own files · writes nothing · network: ${host}`, blocked: v.blocked.filter((h) => h !== host) } : v));
+      return Promise.resolve();
+    }),
+    onConnectionBlocked: vi.fn((h: (b: ConnectionBlocked) => void) => {
+      blocked = h;
+      return Promise.resolve(() => undefined);
+    }),
     deleteServer: vi.fn(() => Promise.resolve()),
     setServerEnabled: vi.fn(() => Promise.resolve()),
     restartServer: vi.fn(() => Promise.resolve()),
@@ -248,7 +263,12 @@ function fake(initial: ServerView[]) {
     views = views.map((v) => (v.config.name === s.server ? { ...v, status: s, about: s.state === "ready" ? v.about : null } : v));
     return act(() => status(s));
   };
-  return { ipc, status: report, log: (l: ServerLogLine) => act(() => log(l)), updated: (r: ResourceUpdated) => act(() => updated(r)) };
+  // As the backend lists them: a refused host is on its server's view.
+  const block = (b: ConnectionBlocked) => {
+    views = views.map((v) => (v.config.name === b.server ? { ...v, blocked: [...v.blocked, b.host] } : v));
+    return act(() => blocked(b));
+  };
+  return { ipc, status: report, block, log: (l: ServerLogLine) => act(() => log(l)), updated: (r: ResourceUpdated) => act(() => updated(r)) };
 }
 
 const about: ServerAbout = {
@@ -272,6 +292,8 @@ const view = (state: ServerStatus["state"], instructions: string | null = null):
   instructions,
   log_level: state === "ready" ? "info" : null,
   icons: [],
+  policy: POLICY,
+  blocked: [],
 });
 
 describe("ServersSettings", () => {
@@ -284,9 +306,11 @@ describe("ServersSettings", () => {
       instructions: null,
       log_level: null,
       icons: [],
+      policy: POLICY,
+      blocked: [],
     };
     const local: ServerView = { config, status: { server: "files", state: "failed", tool_count: 0, error: "exited" }, about: null,
-      bundle: false, instructions: null, log_level: null, icons: [] };
+      bundle: false, instructions: null, log_level: null, icons: [], policy: POLICY, blocked: [] };
     const f = fake([remote, local]);
     renderIn(<ServersSettings ipc={f.ipc} />);
     const [remoteRow, localRow] = await screen.findAllByTestId("server-row");
@@ -300,6 +324,20 @@ describe("ServersSettings", () => {
     expect(signalOf(f.ipc.authorizeServer as never).aborted).toBe(true);
     await within(remoteRow!).findByTestId("server-sign-in");
     expect(screen.queryByRole("alert")).toBeNull();
+  });
+
+  it("shows the policy in one line, and a refused host with a button that allows it", async () => {
+    const f = fake([view("ready")]);
+    renderIn(<ServersSettings ipc={f.ipc} initialSelected="files" />);
+    expect((await screen.findByTestId("server-policy")).textContent).toBe(POLICY);
+    expect(screen.queryByTestId("blocked-connection")).toBeNull();
+    await f.block({ server: "files", host: "evil.example.com" });
+    const line = await screen.findByTestId("blocked-connection");
+    expect(line.textContent).toContain("blocked a connection to evil.example.com: not in the allowed domains");
+    fireEvent.click(within(line).getByRole("button", { name: "Allow this domain" }));
+    expect(f.ipc.allowDomain).toHaveBeenCalledWith("files", "evil.example.com");
+    await waitFor(() => expect(screen.getByTestId("server-policy").textContent).toContain("network: evil.example.com"));
+    expect(screen.queryByTestId("blocked-connection")).toBeNull();
   });
 
   it("says who a ready server is, how it is reached and what it offers, and names its tools by their titles", async () => {
@@ -892,6 +930,8 @@ describe("ServersSettings", () => {
       instructions: null,
       log_level: null,
       icons: [],
+      policy: POLICY,
+      blocked: [],
     };
     const f = fake([remote]);
     renderIn(<ServersSettings ipc={f.ipc} />);
@@ -1020,6 +1060,8 @@ describe("ServersSettings", () => {
       instructions: null,
       log_level: null,
       icons: [],
+      policy: POLICY,
+      blocked: [],
     };
     renderIn(<ServersSettings ipc={f.ipc} />);
     await screen.findByTestId("server-row");

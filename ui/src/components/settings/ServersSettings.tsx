@@ -1,5 +1,6 @@
 // MCP servers: list with live status dots, tool count and enable switch; per
-// server the edit form, restart, live logs (and the level a server that logs
+// server its security policy in one line (hosts its proxy refused, to allow in
+// one click), the edit form, restart, live logs (and the level a server that logs
 // sends), the doctor report, its tools
 // with enable, approval policy, stats and "test a tool", and its prompts,
 // resources and resource templates to try (`ServerContent`); adding a server from
@@ -44,7 +45,7 @@ import { Tabs } from "../common/Tabs";
 import { BundleInstall, type BundleIpc } from "./BundleInstall";
 import { RegistryBrowser } from "./RegistryBrowser";
 import { ServerContent, type ContentIpc } from "./ServerContent";
-import { ServerEditor } from "./ServerEditor";
+import { ServerEditor, type PolicyIpc } from "./ServerEditor";
 import { useLoad } from "./useLoad";
 import { useAborts } from "../../lib/aborts";
 import { McpIcons } from "../common/McpIcons";
@@ -73,11 +74,14 @@ export type ServersIpc = ViewIpc &
     | "callTool"
     | "onServerStatus"
     | "onServerLog"
+    | "onConnectionBlocked"
+    | "allowDomain"
     | "pickBundle"
     | "bundlePreview"
   > &
   BundleIpc &
-  ContentIpc;
+  ContentIpc &
+  PolicyIpc;
 
 const STATE: Record<ServerState, MessageKey> = {
   stopped: "servers.stopped",
@@ -144,6 +148,30 @@ function Logs({ ipc, server, level, onLevel }: { ipc: ServersIpc; server: string
       <pre className="logs" data-testid="server-logs" aria-label={t("servers.logs")} tabIndex={0}>
         {lines.length ? lines.join("\n") : t("servers.noLogs")}
       </pre>
+    </>
+  );
+}
+
+/** The policy the server runs under in one line, and the hosts its proxy refused, each to allow in one click. */
+function ServerPolicy({ view, onAllow }: { view: ServerView; onAllow: (host: string) => void }) {
+  const { t } = useI18n();
+  return (
+    <>
+      <p className="muted small" data-testid="server-policy">
+        {view.policy}
+      </p>
+      {view.blocked.length > 0 && (
+        <ul className="blocked-connections" data-testid="blocked-connections">
+          {view.blocked.map((host) => (
+            <li key={host} className="row small" data-testid="blocked-connection" data-host={host}>
+              <code>{t("policy.blocked", { host })}</code>
+              <button type="button" data-testid="allow-domain" onClick={() => onAllow(host)}>
+                {t("policy.allowDomain")}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
     </>
   );
 }
@@ -458,6 +486,7 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
         </button>
       </div>
       {view.status.error && <p className="error-text">{view.status.error}</p>}
+      <ServerPolicy view={view} onAllow={(host) => void act(() => ipc.allowDomain(view.config.name, host))} />
       {view.about && <About about={view.about} />}
       {view.instructions && (
         <details data-testid="server-instructions">
@@ -490,6 +519,7 @@ function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServersIpc; view: Serv
       )}
       {tab === "edit" && (
         <ServerEditor
+          ipc={ipc}
           initial={view.config}
           isNew={false}
           onCancel={() => setTab("tools")}
@@ -572,8 +602,11 @@ export function ServersSettings({
       setData((views) => views?.map((v) => (v.config.name === s.server ? { ...v, status: s } : v)) ?? views);
       reload();
     });
+    // A refused host is listed on its server's page (the list carries them).
+    const blocked = ipc.onConnectionBlocked(reload);
     return () => {
       void un.then((f) => f());
+      void blocked.then((f) => f());
     };
   }, [ipc, setData, reload]);
 
@@ -666,6 +699,7 @@ export function ServersSettings({
             </div>
           )}
           <ServerEditor
+            ipc={ipc}
             key={template ? `${template.name}/${template.via}` : "blank"}
             initial={template?.config ?? blankServer()}
             isNew
