@@ -9,7 +9,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use patchbay_core::config::{ConfigStore, McpServerConfig};
+use patchbay_core::config::{ConfigStore, McpServerConfig, SecurityLevel};
 use patchbay_core::paths::DataDir;
 use patchbay_core::store::Store;
 use patchbay_test_support::peers;
@@ -32,7 +32,10 @@ fn a_killed_host_leaves_no_process_of_the_servers_group() {
     let script =
         format!("echo $$ > '{}'; trap '' TERM; sleep 300 & {} stdio; wait", pid_file.display(), everything.display());
     let store = Store::open(&DataDir::resolve(Some(tmp.path().to_path_buf())).unwrap()).unwrap();
-    ConfigStore::new(store).replace_servers(&[McpServerConfig::stdio("wrapped", "sh", &["-c", &script])]).unwrap();
+    // Unsandboxed (permissive), so that the test reads the wrapper's pid file and its process group from outside.
+    let mut wrapped = McpServerConfig::stdio("wrapped", "sh", &["-c", &script]);
+    wrapped.policy.level = Some(SecurityLevel::Permissive);
+    ConfigStore::new(store).replace_servers(&[wrapped]).unwrap();
 
     let args = r#"{"duration": 120, "steps": 120}"#;
     let mut host = Command::new(env!("CARGO_BIN_EXE_patchbay"))

@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use patchbay_core::config::{McpServerConfig, TransportConfig, ValueSource};
+use patchbay_core::config::{McpServerConfig, SecurityLevel, TransportConfig, ValueSource};
 use patchbay_core::mcp::{McpEvent, ServerStatus};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -43,13 +43,42 @@ async fn shutdown_leaves_no_process_of_the_group_even_when_stdin_is_ignored() {
     let everything = patchbay_test_support::peers::npm_bin("mcp-server-everything");
     let script = format!("trap '' TERM; sleep 300 & {} stdio; wait", everything.display());
     let registry = registry();
-    registry.configure([McpServerConfig::stdio("wrapped", "sh", &["-c", &script])]);
+    // Unsandboxed (permissive): the wrapper, sleep and node share the server's process group.
+    let mut wrapped = McpServerConfig::stdio("wrapped", "sh", &["-c", &script]);
+    wrapped.policy.level = Some(SecurityLevel::Permissive);
+    registry.configure([wrapped]);
     start_ready(&registry, "wrapped").await;
     let pid = registry.snapshot()[0].pid.unwrap();
     assert!(group_members(pid).len() >= 3, "{:?}", group_members(pid));
     registry.shutdown().await;
     assert_eq!(registry.status("wrapped").unwrap(), ServerStatus::Stopped);
     assert_group_gone(pid).await;
+}
+
+/// In the sandbox the server runs in its own session (no terminal to type into), so it is
+/// not in the group the host kills: killing bubblewrap ends its PID namespace, and with it
+/// every process of the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_leaves_no_process_of_a_sandboxed_server() {
+    let everything = patchbay_test_support::peers::npm_bin("mcp-server-everything");
+    let script = format!("trap '' TERM; sleep 300 & {} stdio; wait", everything.display());
+    let registry = registry();
+    let mut wrapped = McpServerConfig::stdio("wrapped", "sh", &["-c", &script]);
+    wrapped.policy.level = Some(SecurityLevel::Normal);
+    registry.configure([wrapped]);
+    start_ready(&registry, "wrapped").await;
+    let pid = registry.snapshot()[0].pid.unwrap();
+    // bubblewrap, its init in the sandbox, the wrapper, sleep and node.
+    let tree = patchbay_test_support::processes::process_tree(pid);
+    assert!(tree.len() >= 5, "{tree:?}");
+    registry.shutdown().await;
+    for _ in 0..50 {
+        if patchbay_test_support::processes::still_alive(&tree).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("still alive after shutdown: {:?}", patchbay_test_support::processes::still_alive(&tree));
 }
 
 /// Stopping a running server closes its stdin and gives it the grace period
