@@ -200,7 +200,9 @@ pub(crate) async fn confine(
     }
     policy.read.iter().for_each(|p| view.readable(p.clone()));
     policy.write.iter().for_each(|p| view.writable(p.clone()));
-    let mut args = view.arguments();
+    let mut args =
+        dotdot_dirs(launch.args.iter().map(String::as_str).chain(launch.cwd.iter().filter_map(|c| c.to_str())));
+    args.extend(view.arguments());
     if let Some(cwd) = &launch.cwd {
         args.extend(["--chdir".into(), cwd.clone().into()]);
     }
@@ -352,6 +354,33 @@ impl View {
         }
         secrets
     }
+}
+
+/// `--dir` for each folder a path in the arguments climbs out of with `..`
+/// (`/a/b/../x` needs `/a/b` to exist before the kernel can go up from it),
+/// so that such a path reaches the file the sandbox shows at its real place.
+fn dotdot_dirs<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<OsString> {
+    let mut dirs: Vec<OsString> = Vec::new();
+    for text in texts {
+        let value = text.split_once('=').filter(|(flag, _)| flag.starts_with('-')).map_or(text, |(_, v)| v);
+        let path = Path::new(value);
+        if !path.is_absolute() {
+            continue;
+        }
+        let mut prefix = PathBuf::new();
+        for part in path.components() {
+            let climbs_from_a_name =
+                prefix.components().next_back().is_some_and(|c| c != std::path::Component::ParentDir);
+            if part == std::path::Component::ParentDir
+                && climbs_from_a_name
+                && !dirs.contains(&prefix.clone().into_os_string())
+            {
+                dirs.push(prefix.clone().into_os_string());
+            }
+            prefix.push(part);
+        }
+    }
+    dirs.into_iter().flat_map(|d| [OsString::from("--dir"), d]).collect()
 }
 
 /// The environment without what the server was not given.
@@ -708,6 +737,13 @@ mod tests {
             assert!(joined.contains("--new-session"), "no controlling terminal");
             assert!(!joined.contains("/run/systemd/resolve"), "the resolver only with the whole network");
         }
+    }
+
+    #[test]
+    fn a_path_that_climbs_out_with_dotdot_gets_the_folders_it_climbs_out_of() {
+        let args = ["/w/main/crates/core/../../tests/app.py", "--db=/a/b/../c", "relative/../x", "/plain/path"];
+        let dirs = strings(&dotdot_dirs(args.into_iter()));
+        assert_eq!(dirs, ["--dir", "/w/main/crates/core", "--dir", "/a/b"]);
     }
 
     #[test]
