@@ -321,7 +321,10 @@ async fn patchbay_client_over_stdio() {
     let (_tmp, data, birds) = indexed();
     let registry = registry();
     let data = data.to_str().unwrap();
-    registry.configure([McpServerConfig::stdio("kb", BIN, &["--data-dir", data, "kb", "serve", "--stdio"])]);
+    let mut kb = McpServerConfig::stdio("kb", BIN, &["--data-dir", data, "kb", "serve", "--stdio"]);
+    // Sandboxed at normal, it reads home and its data folder; its documents here are in /tmp.
+    kb.policy.read = vec![birds.parent().unwrap().canonicalize().unwrap()];
+    registry.configure([kb]);
     check_with_patchbay_client(&registry, "kb", &birds).await;
 }
 
