@@ -74,21 +74,6 @@ async fn wait_ready(app: &App, name: &str) {
     panic!("{name} is not ready: {:?}", view(app, name).status);
 }
 
-/// A local HTTP server answering 200 to every request; its port.
-fn http_server() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        use std::io::{Read, Write};
-        for mut stream in listener.incoming().flatten() {
-            let mut buf = [0u8; 2048];
-            let _ = stream.read(&mut buf);
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
-        }
-    });
-    port
-}
-
 /// What the server's attempt to reach the local HTTP server as 127.0.0.1 through its proxy got.
 async fn through_proxy(app: &App, port: u16) -> String {
     let args = json!({ "http_port": port }).as_object().cloned();
@@ -105,7 +90,7 @@ async fn through_proxy(app: &App, port: u16) -> String {
 async fn a_refused_host_reaches_the_window_and_one_click_lets_the_server_reach_it() {
     let tmp = tempfile::tempdir().unwrap();
     let (app, events) = open(tmp.path());
-    let port = http_server();
+    let port = mcp_common::ok_http_server();
     let mut config = McpServerConfig::stdio("hostile", hostile_mcp().to_str().unwrap(), &["escape"]);
     config.policy.level = Some(SecurityLevel::Strict);
     config.policy.network = Some(Network::Domains(vec!["localhost".into()]));

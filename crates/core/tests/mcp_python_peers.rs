@@ -6,7 +6,6 @@ mod common;
 
 use common::*;
 use patchbay_core::config::McpServerConfig;
-use patchbay_core::mcp::CallOptions;
 use patchbay_test_support::peers;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -48,19 +47,10 @@ async fn time_fetch_and_filesystem_servers_answer() {
         assert_eq!(registry.status(name).unwrap(), patchbay_core::mcp::ServerStatus::Ready, "{name}");
     }
 
-    let call = |server: &'static str, tool: &'static str, args: serde_json::Value| {
-        let registry = registry.clone();
-        async move {
-            registry
-                .call_tool(server, tool, args.as_object().cloned(), CallOptions::default(), CancellationToken::new())
-                .await
-                .unwrap()
-        }
-    };
-    let now = call("time", "get_current_time", json!({"timezone": "UTC"})).await;
+    let now = call(&registry, "time", "get_current_time", json!({"timezone": "UTC"})).await;
     assert!(text(&now).contains("UTC"), "{}", text(&now));
 
-    let page = call("fetch", "fetch", json!({"url": format!("http://{addr}/page")})).await;
+    let page = call(&registry, "fetch", "fetch", json!({"url": format!("http://{addr}/page")})).await;
     assert_ne!(page.is_error, Some(true), "{}", text(&page));
     assert!(text(&page).contains("marmalade"), "{}", text(&page));
     // Its "fetch" prompt takes a URL, but the server offers no completions: none are asked for
@@ -71,7 +61,7 @@ async fn time_fetch_and_filesystem_servers_answer() {
         registry.complete("fetch", prompt, argument, Default::default(), CancellationToken::new()).await.unwrap();
     assert!(none.values.is_empty());
 
-    let file = call("fs", "read_text_file", json!({"path": dir_arg.join("notes.txt")})).await;
+    let file = call(&registry, "fs", "read_text_file", json!({"path": dir_arg.join("notes.txt")})).await;
     assert!(text(&file).contains("filesystem says hello"), "{}", text(&file));
     registry.shutdown().await;
 }

@@ -46,16 +46,7 @@ fn world() -> World {
     std::fs::write(data.join("patchbay.db"), "SQLite format 3\0 the user's conversations").unwrap();
     let own = tmp.path().join("work");
     std::fs::create_dir_all(&own).unwrap();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        use std::io::{Read, Write};
-        for mut stream in listener.incoming().flatten() {
-            let mut buf = [0u8; 2048];
-            let _ = stream.read(&mut buf);
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
-        }
-    });
+    let port = mcp_common::ok_http_server();
     World { _tmp: tmp, home, data, own, port }
 }
 

@@ -12,10 +12,9 @@ mod common;
 
 use common::*;
 use patchbay_core::config::{McpServerConfig, Network, SecurityLevel, TransportConfig};
-use patchbay_core::mcp::{CallOptions, McpEvent};
+use patchbay_core::mcp::McpEvent;
 use patchbay_test_support::peers;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 fn strict(mut config: McpServerConfig) -> McpServerConfig {
     config.policy.level = Some(SecurityLevel::Strict);
@@ -81,32 +80,27 @@ async fn real_servers_work_at_strict_with_their_declared_needs() {
         let report = registry.doctor(name).await.unwrap().unwrap();
         assert!(report.policy.as_deref().is_some_and(|p| p.starts_with("strict: ")), "{report}");
     }
-    let call = |server: &'static str, tool: &'static str, args: serde_json::Value| {
-        let registry = registry.clone();
-        async move {
-            registry
-                .call_tool(server, tool, args.as_object().cloned(), CallOptions::default(), CancellationToken::new())
-                .await
-                .unwrap()
-        }
-    };
 
-    let echo = call("everything", "echo", json!({"message": "sandboxed"})).await;
+    let echo = call(&registry, "everything", "echo", json!({"message": "sandboxed"})).await;
     assert!(text(&echo).contains("sandboxed"), "{}", text(&echo));
 
-    let read = call("fs", "read_text_file", json!({"path": folder.join("notes.txt")})).await;
+    let read = call(&registry, "fs", "read_text_file", json!({"path": folder.join("notes.txt")})).await;
     assert!(text(&read).contains("filesystem says hello"), "{}", text(&read));
-    let wrote = call("fs", "write_file", json!({"path": folder.join("new.txt"), "content": "from the sandbox"})).await;
+    let wrote =
+        call(&registry, "fs", "write_file", json!({"path": folder.join("new.txt"), "content": "from the sandbox"}))
+            .await;
     assert_ne!(wrote.is_error, Some(true), "{}", text(&wrote));
     assert_eq!(std::fs::read_to_string(folder.join("new.txt")).unwrap(), "from the sandbox");
-    let outside = call("fs", "read_text_file", json!({"path": elsewhere})).await;
+    let outside = call(&registry, "fs", "read_text_file", json!({"path": elsewhere})).await;
     assert_eq!(outside.is_error, Some(true), "{}", text(&outside));
 
     // Raw: simplifying HTML makes readabilipy `npm install` into its package folder, read-only at strict.
-    let page = call("fetch", "fetch", json!({"url": format!("http://localhost:{port}/page"), "raw": true})).await;
+    let page =
+        call(&registry, "fetch", "fetch", json!({"url": format!("http://localhost:{port}/page"), "raw": true})).await;
     assert_ne!(page.is_error, Some(true), "{}", text(&page));
     assert!(text(&page).contains("marmalade"), "{}", text(&page));
-    let refused = call("fetch", "fetch", json!({"url": format!("http://127.0.0.1:{port}/page"), "raw": true})).await;
+    let refused =
+        call(&registry, "fetch", "fetch", json!({"url": format!("http://127.0.0.1:{port}/page"), "raw": true})).await;
     assert_eq!(refused.is_error, Some(true), "{}", text(&refused));
     assert!(text(&refused).contains("403"), "{}", text(&refused));
     let mut blocked = Vec::new();
@@ -122,10 +116,10 @@ async fn real_servers_work_at_strict_with_their_declared_needs() {
         "{log:?}"
     );
 
-    let now = call("time", "get_current_time", json!({"timezone": "UTC"})).await;
+    let now = call(&registry, "time", "get_current_time", json!({"timezone": "UTC"})).await;
     assert!(text(&now).contains("UTC"), "{}", text(&now));
 
-    let poked = call("poker", "poke", json!({"small": true})).await;
+    let poked = call(&registry, "poker", "poke", json!({"small": true})).await;
     assert_eq!(text(&poked), "poked");
     registry.shutdown().await;
 }

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use patchbay_core::config::{McpServerConfig, TransportConfig};
-use patchbay_core::mcp::{McpEvent, McpRegistry, RegistryOptions, ServerStatus};
+use patchbay_core::mcp::{CallOptions, McpEvent, McpRegistry, RegistryOptions, ServerStatus};
 use patchbay_core::secrets::{MemoryStore, SecretStore};
 use patchbay_test_support::peers;
+use tokio_util::sync::CancellationToken;
 
 /// Fast timings so restarts and shutdowns happen within a test.
 pub fn options() -> RegistryOptions {
@@ -79,6 +80,34 @@ pub async fn statuses_until(
 /// The text of a tool result's content blocks, joined.
 pub fn text(result: &rmcp::model::CallToolResult) -> String {
     result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+}
+
+/// Calls `tool` of `server` with `args` (a JSON object) and no options; panics on a protocol error.
+pub async fn call(
+    registry: &McpRegistry,
+    server: &str,
+    tool: &str,
+    args: serde_json::Value,
+) -> rmcp::model::CallToolResult {
+    registry
+        .call_tool(server, tool, args.as_object().cloned(), CallOptions::default(), CancellationToken::new())
+        .await
+        .unwrap()
+}
+
+/// A local HTTP server on 127.0.0.1 answering `200 ok` to every request, on a thread; its port.
+pub fn ok_http_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 2048];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        }
+    });
+    port
 }
 
 /// A free TCP port on 127.0.0.1.
