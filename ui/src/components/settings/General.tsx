@@ -69,30 +69,30 @@ function SecurityDefaults({ initial, onSave }: { initial: PolicySettings; onSave
   );
 }
 
+/** Where a URL's authority starts, and where its userinfo's `@` is in it (-1: none). */
+function userinfoAt(url: string): { start: number; at: number } {
+  const scheme = url.indexOf("://");
+  const start = scheme < 0 ? 0 : scheme + 3;
+  const end = url.slice(start).search(/[/?#]/);
+  return { start, at: url.slice(start, end < 0 ? undefined : start + end).lastIndexOf("@") };
+}
+
 /**
  * A proxy URL's password, split off so that the form shows it as dots:
  * `http://user:pw@host` is `http://user@host` and `pw` (the userinfo is what
  * comes before the last `@` of the authority, as the core reads it).
  */
 export function splitProxyPassword(url: string): { url: string; password: string } {
-  const scheme = url.indexOf("://");
-  const start = scheme < 0 ? 0 : scheme + 3;
-  const end = url.slice(start).search(/[/?#]/);
-  const authority = url.slice(start, end < 0 ? undefined : start + end);
-  const at = authority.lastIndexOf("@");
-  const colon = authority.slice(0, Math.max(at, 0)).indexOf(":");
+  const { start, at } = userinfoAt(url);
+  const colon = url.slice(start, start + Math.max(at, 0)).indexOf(":");
   if (at < 0 || colon < 0) return { url, password: "" };
-  return { url: url.slice(0, start + colon) + url.slice(start + at), password: authority.slice(colon + 1, at) };
+  return { url: url.slice(0, start + colon) + url.slice(start + at), password: url.slice(start + colon + 1, start + at) };
 }
 
 /** `url` with `password` put back after its user name (none: as it is). */
 export function joinProxyPassword(url: string, password: string): string {
-  if (!password) return url;
-  const scheme = url.indexOf("://");
-  const start = scheme < 0 ? 0 : scheme + 3;
-  const end = url.slice(start).search(/[/?#]/);
-  const at = url.slice(start, end < 0 ? undefined : start + end).lastIndexOf("@");
-  return at < 0 ? url : `${url.slice(0, start + at)}:${password}${url.slice(start + at)}`;
+  const { start, at } = userinfoAt(url);
+  return !password || at < 0 ? url : `${url.slice(0, start + at)}:${password}${url.slice(start + at)}`;
 }
 
 /** The proxy form: which kind, and the URL of a custom one (its password as dots); saved on demand. */
