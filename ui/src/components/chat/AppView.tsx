@@ -8,7 +8,7 @@
 // after a click inside it, under a bar of Patchbay's it cannot draw over.
 // Whatever removes the card (LiveViews) first asks the view to tear down; a view
 // may ask to be closed, and the user can open it again.
-import { useContext, useEffect, useRef, useState } from "react";
+import { useContext, useEffect, useLayoutEffect, useRef, useState } from "react";
 import pkg from "../../../package.json";
 import { isMessageKey, useI18n } from "../../lib/i18n";
 import { toIpcError, type AppViewInfo, type SavedFile, type ToolInfo, type ToolTrace } from "../../lib/ipc";
@@ -253,12 +253,16 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [page, closed, server, ipc, views]);
 
-  // A change of display mode is told to the view; Esc leaves full screen.
+  // A change of display mode is told to the view.
   const shownMode = useRef<DisplayMode>("inline");
   useEffect(() => {
     if (shownMode.current === mode) return;
     shownMode.current = mode;
     bridge.current?.notify("ui/notifications/host-context-changed", { displayMode: mode });
+  }, [mode]);
+  // Esc leaves full screen from the moment it shows: the key is heard from the same commit
+  // (a passive effect could run after the user's first Esc).
+  useLayoutEffect(() => {
     if (mode !== "fullscreen") return;
     const onKey = (e: KeyboardEvent) => {
       if (e.key === "Escape") setMode("inline");
