@@ -12,7 +12,7 @@ export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=f
 # What building and running the desktop app needs (Debian 12 / Ubuntu 24.04 names).
 APP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev
   libayatana-appindicator3-dev libssl-dev pkg-config build-essential dbus-x11 gnome-keyring
-  bubblewrap socat)
+  bubblewrap)
 # What the tests add: a virtual display, the WebKit WebDriver, a venv for Python peers,
 # and the openssl command that makes certificates for the bundle-signature tests.
 TEST_PACKAGES=(xvfb webkit2gtk-driver python3-venv openssl)

@@ -32,6 +32,9 @@ arch="$(dpkg --print-architecture)"
 deb_dir="$CARGO_TARGET_DIR/release/bundle/deb"
 deb="$deb_dir/Patchbay_${version}_${arch}.deb"
 
+say "Building patchbay-sandbox-init, which the .deb installs beside the app (tauri.conf.json, deb files)"
+(cd "$ROOT" && cargo build --release -p patchbay-sandbox-init)
+install -D -m755 "$CARGO_TARGET_DIR/release/patchbay-sandbox-init" "$ROOT/src-tauri/binaries/patchbay-sandbox-init"
 say "Building the release app and the .deb with $TAURI_CLI (the first release build takes 15+ minutes)"
 rm -f "$deb"
 # Run from src-tauri: the CLI takes the package (name, version) from the Cargo.toml next to
@@ -53,12 +56,12 @@ field() { dpkg-deb --field "$deb" "$1"; }
 [ "$(field Package)" = "$PACKAGE" ] || die "package name is $(field Package), expected $PACKAGE"
 [ "$(field Version)" = "$version" ] || die "package version is $(field Version), the workspace says $version"
 depends="$(field Depends)"
-# bubblewrap and socat: the sandbox of local MCP servers (ARCHITECTURE.md, "Tool security policy").
-for dep in libwebkit2gtk-4.1-0 libgtk-3-0 bubblewrap socat; do
+# bubblewrap: the sandbox of local MCP servers (ARCHITECTURE.md, "Tool security policy").
+for dep in libwebkit2gtk-4.1-0 libgtk-3-0 bubblewrap; do
   grep -q "\b$dep\b" <<<"$depends" || die "the .deb does not declare $dep (Depends: $depends)"
 done
 contents="$(dpkg-deb --contents "$deb")"
-for f in ./usr/bin/patchbay-desktop ./usr/share/applications/Patchbay.desktop \
+for f in ./usr/bin/patchbay-desktop ./usr/bin/patchbay-sandbox-init ./usr/share/applications/Patchbay.desktop \
   ./usr/share/icons/hicolor/128x128/apps/patchbay-desktop.png ./usr/share/mime/packages/patchbay-mcpb.xml; do
   # dpkg-deb lists paths with or without a leading "./", depending on how the archive was made.
   grep -qE " (\./)?${f#./}\$" <<<"$contents" || die "the .deb has no $f"

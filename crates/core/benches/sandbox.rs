@@ -8,14 +8,16 @@
 //!   registry, at normal and strict against permissive;
 //! - fetch through the filtering proxy, two ways. End to end: `hostile-mcp
 //!   fetch` GETs a page of a local HTTP server on each tool call, at normal
-//!   with network `domains: [localhost]` (its own network namespace; socat in
-//!   the sandbox → Patchbay's proxy → the page) against the same server at
+//!   with network `domains: [localhost]` (its own network namespace; Patchbay's
+//!   proxy accepts on the listener `patchbay-sandbox-init` made there → the page) against the same server at
 //!   normal with network any (a direct connection). The proxy alone: the bench
-//!   sends the GET itself to `mcp::egress::Egress` over its Unix socket
-//!   against a direct TCP connection. Each fetch is a new connection.
+//!   sends the GET itself to `mcp::egress::Egress`, on the listener
+//!   `patchbay-sandbox-init` hands it (here outside a sandbox), against a
+//!   direct TCP connection. Each fetch is a new connection.
 //!
-//! `cargo bench -p patchbay-core --bench sandbox -- [CALLS]` (needs the peers,
-//! `bash tests/peers/install.sh`, and bubblewrap and socat). Prints Markdown
+//! `cargo build --release -p patchbay-sandbox-init && cargo bench -p
+//! patchbay-core --bench sandbox -- [CALLS]` (needs the peers, `bash
+//! tests/peers/install.sh`, and bubblewrap). Prints Markdown
 //! tables for docs/BENCHMARKS.md.
 
 mod common;
@@ -24,7 +26,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use common::{Client, ServerFactory, WARMUP, everything, per_call, round_trips, start_servers, take_turns};
 use futures::FutureExt;
 use patchbay_core::config::{McpServerConfig, Network, SecurityLevel};
@@ -32,7 +34,7 @@ use patchbay_core::mcp::egress::Egress;
 use patchbay_test_support::hostile::hostile_mcp;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream, UnixStream};
+use tokio::net::{TcpListener, TcpStream};
 
 /// The local page: 16 KiB of HTML-ish text.
 const PAGE_BYTES: usize = 16 * 1024;
@@ -87,8 +89,8 @@ async fn get(mut stream: impl AsyncRead + AsyncWrite + Unpin, target: &str, host
 }
 
 /// `fetches` GETs of the page (after [`WARMUP`] more): through the proxy's
-/// socket when one is given, else straight to the page's port.
-async fn fetch_page(port: u16, proxy: Option<&Path>, fetches: usize) -> Result<Duration> {
+/// port when one is given, else straight to the page's port.
+async fn fetch_page(port: u16, proxy: Option<u16>, fetches: usize) -> Result<Duration> {
     let host = format!("localhost:{port}");
     let mut start = Instant::now();
     for i in 0..WARMUP + fetches {
@@ -96,7 +98,9 @@ async fn fetch_page(port: u16, proxy: Option<&Path>, fetches: usize) -> Result<D
             start = Instant::now();
         }
         match proxy {
-            Some(socket) => get(UnixStream::connect(socket).await?, &format!("http://{host}/"), &host).await?,
+            Some(proxy) => {
+                get(TcpStream::connect(("127.0.0.1", proxy)).await?, &format!("http://{host}/"), &host).await?
+            }
             None => get(TcpStream::connect(("127.0.0.1", port)).await?, "/", &host).await?,
         }
     }
@@ -186,7 +190,7 @@ async fn run() -> Result<()> {
     let sides: [(&'static str, Network); 2] = [
         ("`hostile-mcp fetch` at normal, network any: direct", Network::Any),
         (
-            "`hostile-mcp fetch` at normal, domains [localhost]: socat → proxy",
+            "`hostile-mcp fetch` at normal, domains [localhost]: through the proxy",
             Network::Domains(vec!["localhost".into()]),
         ),
     ];
@@ -205,11 +209,23 @@ async fn run() -> Result<()> {
         Network::Domains(vec!["localhost".into()]),
         Arc::new(|host: &str| eprintln!("the proxy refused {host}")),
     )?;
-    let socket = proxy.dir().join(proxy.socket_name());
-    let socket = socket.as_path();
+    let proxy_port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let init = std::env::current_exe()?
+        .parent()
+        .and_then(Path::parent)
+        .context("the bench runs in target/*/deps")?
+        .join("patchbay-sandbox-init");
+    let mut handing = tokio::process::Command::new(&init)
+        .arg("--proxy")
+        .arg(proxy_port.to_string())
+        .arg(proxy.dir().join(proxy.socket_name()))
+        .args(["--", "sleep", "3600"])
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("{} (cargo build --release -p patchbay-sandbox-init)", init.display()))?;
     let clients: Vec<Client> = vec![
         ("the bench's GET: direct TCP", Box::new(move || fetch_page(port, None, fetches).boxed())),
-        ("the bench's GET: the proxy's Unix socket", Box::new(move || fetch_page(port, Some(socket), fetches).boxed())),
+        ("the bench's GET: the proxy", Box::new(move || fetch_page(port, Some(proxy_port), fetches).boxed())),
     ];
     let alone = take_turns(rounds, clients).await?;
     let per_fetch = |sides: Vec<(String, Duration)>| -> Vec<(String, f64)> {
@@ -222,7 +238,8 @@ async fn run() -> Result<()> {
         &per_fetch(end_to_end),
     );
     let unit = format!("µs per fetch, median of {rounds}");
-    table("the proxy alone (no MCP, no sandbox, no socat)", &unit, "", &per_fetch(alone));
+    table("the proxy alone (no MCP, no sandbox)", &unit, "", &per_fetch(alone));
+    handing.kill().await?;
     page_server.abort();
     Ok(())
 }

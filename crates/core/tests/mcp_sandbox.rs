@@ -3,7 +3,8 @@
 //! Patchbay's database and a host secret from the environment, to write
 //! outside its folders, to list home, to reach a local HTTP server directly
 //! and through the filtering proxy under a refused and an allowed name, and
-//! has a forked child try the same. At strict and normal every escape fails
+//! to connect to an abstract Unix socket of the host (as X11 and D-Bus
+//! listen on), and has a forked child try the same. At strict and normal every escape fails
 //! and every allowed action succeeds; at permissive everything succeeds.
 //! The figures are printed (`cargo test -- --nocapture`) for docs/SECURITY.md.
 #![cfg(target_os = "linux")]
@@ -12,6 +13,8 @@ mod mcp_common;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixListener};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -32,6 +35,8 @@ struct World {
     data: PathBuf,
     own: PathBuf,
     port: u16,
+    /// An abstract Unix socket of the host, as X11 and D-Bus listen on.
+    desktop: (String, UnixListener),
 }
 
 fn world() -> World {
@@ -47,7 +52,9 @@ fn world() -> World {
     let own = tmp.path().join("work");
     std::fs::create_dir_all(&own).unwrap();
     let port = mcp_common::ok_http_server();
-    World { _tmp: tmp, home, data, own, port }
+    let name = format!("patchbay-test-desktop{}", tmp.path().display()).replace('/', "-");
+    let desktop = UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap()).unwrap();
+    World { _tmp: tmp, home, data, own, port, desktop: (name, desktop) }
 }
 
 impl World {
@@ -81,6 +88,7 @@ impl World {
             "own": self.own.join("own.txt"),
             "http_port": self.port,
             "secret_env": SECRET,
+            "abstract": self.desktop.0,
         })
     }
 }
@@ -129,7 +137,7 @@ fn check(level: SecurityLevel, report: &BTreeMap<String, String>, outside: &Path
             blocked += usize::from(!allowed);
         }
     }
-    assert_eq!(report.len(), 18, "nine attempts in the server and nine in its child: {report:?}");
+    assert_eq!(report.len(), 20, "ten attempts in the server and ten in its child: {report:?}");
     if level != SecurityLevel::Permissive {
         assert!(!outside.exists(), "{level}: a file appeared outside the server's folders");
     }
@@ -155,6 +163,28 @@ async fn normal_reads_home_but_not_its_secrets_nor_the_database() {
     let (report, _) = attempts(&world, SecurityLevel::Normal).await;
     println!("normal: {report:#?}");
     check(SecurityLevel::Normal, &report, &world.home.join("escaped.txt"));
+}
+
+#[tokio::test]
+async fn normal_with_any_network_keeps_the_desktops_abstract_sockets_out_of_reach() {
+    let world = world();
+    let mut config = world.server(SecurityLevel::Normal);
+    config.policy.network = Some(Network::Any);
+    let registry = world.registry();
+    registry.configure([config]);
+    mcp_common::start_ready(&registry, "hostile").await;
+    let args = world.targets().as_object().cloned();
+    let result =
+        registry.call_tool("hostile", "escape", args, Default::default(), CancellationToken::new()).await.unwrap();
+    let report: BTreeMap<String, String> = serde_json::from_str(&mcp_common::text(&result)).unwrap();
+    registry.shutdown().await;
+    // The host's network namespace (the local page is reached directly), yet
+    // not the host's abstract sockets, nor from a child.
+    assert!(report["connect_direct"].starts_with("allowed"), "{report:?}");
+    for attempt in ["abstract_socket", "child_abstract_socket"] {
+        assert_eq!(report[attempt], "blocked: Operation not permitted (os error 1)", "{report:?}");
+    }
+    assert!(report["read_ssh"].starts_with("blocked"), "{report:?}");
 }
 
 #[tokio::test]

@@ -2,25 +2,28 @@
 //! allowed domains.
 //!
 //! The server runs in its own network namespace (only loopback), so it cannot
-//! reach anything by itself. Patchbay listens on a Unix socket in a private
-//! folder that is bind-mounted into the sandbox, where `socat` forwards a
-//! loopback port to it (`mcp::sandbox`); `HTTP_PROXY`, `HTTPS_PROXY` and
-//! `ALL_PROXY` name that port. This proxy reads each connection's first
+//! reach anything by itself. Before the server starts, `patchbay-sandbox-init`
+//! listens on a loopback port there and hands the listening socket over to
+//! Patchbay through a Unix socket in a private folder that is bind-mounted into
+//! the sandbox (`mcp::sandbox`); `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY`
+//! name that port. So Patchbay accepts the server's connections itself, no
+//! process in between, and only the first hand-over counts (it comes before
+//! the server runs). This proxy reads each connection's first
 //! request: a `CONNECT host:port` (HTTPS, any TLS) or a plain HTTP request in
 //! absolute form. A host the policy allows is connected to and the bytes are
 //! copied both ways; any other host gets `403 Forbidden` and is reported
 //! (`blocked a connection to HOST: not in the allowed domains`).
 
-// The proxy listens on a Unix socket; elsewhere no level that needs it is offered.
-#![cfg_attr(not(unix), allow(dead_code))]
+// The hand-over is Linux's; elsewhere no level that needs the proxy is offered.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-#[cfg(unix)]
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-#[cfg(unix)]
-use tokio::net::{TcpStream, UnixListener, UnixStream};
+#[cfg(target_os = "linux")]
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+#[cfg(target_os = "linux")]
+use tokio::net::{TcpStream, UnixListener};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::config::Network;
@@ -47,15 +50,16 @@ impl std::fmt::Debug for Egress {
 }
 
 impl Egress {
-    /// No proxy without Unix sockets.
-    #[cfg(not(unix))]
+    /// No proxy without the hand-over.
+    #[cfg(not(target_os = "linux"))]
     pub fn start(_network: Network, _on_block: BlockListener) -> std::io::Result<Self> {
         Err(std::io::ErrorKind::Unsupported.into())
     }
 
-    /// Starts a proxy that lets through what `network` allows, listening on a
-    /// Unix socket in a new private folder under the temp folder.
-    #[cfg(unix)]
+    /// Starts a proxy that lets through what `network` allows, on the first
+    /// listening TCP socket handed over on a Unix socket in a new private
+    /// folder under the temp folder.
+    #[cfg(target_os = "linux")]
     pub fn start(network: Network, on_block: BlockListener) -> std::io::Result<Self> {
         let dir = std::env::temp_dir().join(format!("patchbay-egress-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir(&dir)?;
@@ -65,7 +69,7 @@ impl Egress {
             std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
         }
         let socket = dir.join(SOCKET);
-        let listener = match UnixListener::bind(&socket) {
+        let handover = match UnixListener::bind(&socket) {
             Ok(listener) => listener,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&dir);
@@ -73,11 +77,11 @@ impl Egress {
             }
         };
         let stop = CancellationToken::new();
-        tokio::spawn(serve(listener, Arc::new(network), on_block, stop.clone()));
+        tokio::spawn(serve(handover, socket.clone(), Arc::new(network), on_block, stop.clone()));
         Ok(Self { dir, socket, _stop: stop.drop_guard() })
     }
 
-    /// The folder holding the socket (mounted into the sandbox).
+    /// The folder holding the hand-over socket (mounted into the sandbox).
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -94,14 +98,35 @@ impl Drop for Egress {
     }
 }
 
-#[cfg(unix)]
-async fn serve(listener: UnixListener, network: Arc<Network>, on_block: BlockListener, stop: CancellationToken) {
+/// Takes the listener handed over, then serves every connection to it.
+#[cfg(target_os = "linux")]
+async fn serve(
+    handover: UnixListener,
+    socket: PathBuf,
+    network: Arc<Network>,
+    on_block: BlockListener,
+    stop: CancellationToken,
+) {
+    let taken = tokio::select! {
+        () = stop.cancelled() => return,
+        taken = handover::take(handover) => taken,
+    };
+    // Nothing more is taken: the socket goes.
+    let _ = std::fs::remove_file(&socket);
+    let listener = match taken {
+        Ok(listener) => listener,
+        Err(e) => {
+            tracing::warn!("the filtering proxy got no listener from the sandbox: {e}");
+            return;
+        }
+    };
     loop {
         let accepted = tokio::select! {
             () = stop.cancelled() => return,
             accepted = listener.accept() => accepted,
         };
         let Ok((stream, _)) = accepted else { continue };
+        let _ = stream.set_nodelay(true);
         let (network, on_block, stop) = (network.clone(), on_block.clone(), stop.clone());
         tokio::spawn(async move {
             tokio::select! {
@@ -109,6 +134,88 @@ async fn serve(listener: UnixListener, network: Arc<Network>, on_block: BlockLis
                 () = handle(stream, &network, &on_block) => {}
             }
         });
+    }
+}
+
+/// Receiving the listening socket that `patchbay-sandbox-init` made in the
+/// sandbox's network namespace (`SCM_RIGHTS` over the Unix socket).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+mod handover {
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+    use tokio::io::Interest;
+    use tokio::net::{TcpListener, UnixListener};
+
+    /// The first connection's descriptor, once checked to be a listening TCP socket.
+    pub(super) async fn take(handover: UnixListener) -> io::Result<TcpListener> {
+        let (stream, _) = handover.accept().await?;
+        drop(handover);
+        let fd = loop {
+            stream.readable().await?;
+            match stream.try_io(Interest::READABLE, || receive(stream.as_raw_fd())) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                received => break received?,
+            }
+        };
+        checked(fd)
+    }
+
+    /// One byte and the descriptors beside it: the first is kept, others closed.
+    fn receive(socket: RawFd) -> io::Result<OwnedFd> {
+        let mut byte = [0u8; 1];
+        let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+        let mut control = [0u64; 16];
+        // SAFETY: msghdr is plain data; every pointer in it outlives the call.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control);
+        // SAFETY: as above; the kernel writes at most msg_controllen bytes of control.
+        let received = unsafe { libc::recvmsg(socket, &mut msg, libc::MSG_CMSG_CLOEXEC) };
+        if received < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut fds = Vec::new();
+        // SAFETY: the CMSG macros walk the control buffer the kernel filled in.
+        unsafe {
+            let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+            while !cmsg.is_null() {
+                if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+                    let data = libc::CMSG_DATA(cmsg).cast::<libc::c_int>();
+                    let count = ((*cmsg).cmsg_len - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<libc::c_int>();
+                    fds.extend((0..count).map(|i| OwnedFd::from_raw_fd(data.add(i).read_unaligned())));
+                }
+                cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+            }
+        }
+        fds.into_iter().next().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no socket was handed over"))
+    }
+
+    /// Only a listening TCP socket is served.
+    pub(super) fn checked(fd: OwnedFd) -> io::Result<TcpListener> {
+        let option = |name| {
+            let mut value: libc::c_int = 0;
+            let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+            // SAFETY: value and len are valid for the size given.
+            let r =
+                unsafe { libc::getsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, name, (&raw mut value).cast(), &mut len) };
+            if r == 0 { Ok(value) } else { Err(io::Error::last_os_error()) }
+        };
+        let tcp = matches!(option(libc::SO_DOMAIN)?, libc::AF_INET | libc::AF_INET6)
+            && option(libc::SO_TYPE)? == libc::SOCK_STREAM
+            && option(libc::SO_ACCEPTCONN)? == 1;
+        if !tcp {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "what was handed over is not a listening TCP socket",
+            ));
+        }
+        let listener = std::net::TcpListener::from(fd);
+        listener.set_nonblocking(true)?;
+        TcpListener::from_std(listener)
     }
 }
 
@@ -121,8 +228,8 @@ struct Target {
     forward: Option<Vec<u8>>,
 }
 
-#[cfg(unix)]
-async fn handle(mut client: UnixStream, network: &Network, on_block: &BlockListener) {
+#[cfg(target_os = "linux")]
+async fn handle(mut client: TcpStream, network: &Network, on_block: &BlockListener) {
     let mut head = Vec::with_capacity(1024);
     let mut buf = [0u8; 4096];
     let end = loop {
@@ -150,8 +257,7 @@ async fn handle(mut client: UnixStream, network: &Network, on_block: &BlockListe
         let _ = respond(&mut client, "403 Forbidden", &body).await;
         return;
     }
-    let host = target.host.trim_start_matches('[').trim_end_matches(']');
-    let Ok(mut upstream) = TcpStream::connect((host, target.port)).await else {
+    let Ok(mut upstream) = connect(&target.host, target.port).await else {
         let _ = respond(&mut client, "502 Bad Gateway", &format!("could not connect to {}\n", target.host)).await;
         return;
     };
@@ -162,11 +268,36 @@ async fn handle(mut client: UnixStream, network: &Network, on_block: &BlockListe
     if sent.is_err() || upstream.write_all(&rest).await.is_err() {
         return;
     }
-    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+    // A 16 KiB page in one read and one write a hop.
+    let _ = tokio::io::copy_bidirectional_with_sizes(&mut client, &mut upstream, 32 * 1024, 32 * 1024).await;
 }
 
-#[cfg(unix)]
-async fn respond(client: &mut UnixStream, status: &str, body: &str) -> std::io::Result<()> {
+/// Connects to `host`: an IP literal as it is, `localhost` and its subdomains
+/// to the loopback addresses without a lookup (RFC 6761 names them loopback),
+/// any other name through the system's resolver.
+#[cfg(target_os = "linux")]
+async fn connect(host: &str, port: u16) -> std::io::Result<TcpStream> {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let upstream = if is_localhost(host) {
+        match TcpStream::connect((Ipv4Addr::LOCALHOST, port)).await {
+            Ok(stream) => stream,
+            Err(_) => TcpStream::connect((Ipv6Addr::LOCALHOST, port)).await?,
+        }
+    } else {
+        TcpStream::connect((host, port)).await?
+    };
+    upstream.set_nodelay(true)?;
+    Ok(upstream)
+}
+
+fn is_localhost(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host == "localhost" || host.ends_with(".localhost")
+}
+
+#[cfg(target_os = "linux")]
+async fn respond(client: &mut (impl AsyncRead + AsyncWrite + Unpin), status: &str, body: &str) -> std::io::Result<()> {
     let text = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
@@ -224,6 +355,29 @@ fn split_port(authority: &str, default: Option<u16>) -> Option<(String, u16)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn only_a_listening_tcp_socket_is_taken_over() {
+        use std::os::fd::OwnedFd;
+        let listening = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listening.local_addr().unwrap().port();
+        let taken = handover::checked(OwnedFd::from(listening)).unwrap();
+        assert_eq!(taken.local_addr().unwrap().port(), port);
+        let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let connected = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let (unix, _) = std::os::unix::net::UnixStream::pair().unwrap();
+        for fd in [OwnedFd::from(udp), OwnedFd::from(connected), OwnedFd::from(unix)] {
+            let refused = handover::checked(fd).unwrap_err();
+            assert_eq!(refused.to_string(), "what was handed over is not a listening TCP socket");
+        }
+    }
+
+    #[test]
+    fn localhost_names_are_loopback_without_a_lookup() {
+        assert!(is_localhost("localhost") && is_localhost("LocalHost.") && is_localhost("api.localhost"));
+        assert!(!is_localhost("localhost.example.com") && !is_localhost("notlocalhost") && !is_localhost("127.0.0.1"));
+    }
 
     #[test]
     fn connect_and_absolute_requests_are_read_and_rewritten() {

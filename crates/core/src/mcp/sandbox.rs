@@ -130,8 +130,14 @@ const KEPT_ENV: &[&str] = &[
 
 const PROXY_VARS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"];
 
-/// The loopback port inside the sandbox where `socat` forwards to the proxy.
+/// The loopback port inside the sandbox that `patchbay-sandbox-init` listens
+/// on and hands over to the proxy.
 const PROXY_PORT: u16 = 3128;
+/// Patchbay's own first process in a sandbox (crates/sandbox-init), installed
+/// beside Patchbay's programs ...
+const INIT_NAME: &str = "patchbay-sandbox-init";
+/// ... and where it appears inside the sandbox.
+const INIT: &str = "/run/patchbay-sandbox-init";
 /// Where the proxy's socket folder appears inside the sandbox.
 const PROXY_DIR: &str = "/run/patchbay-egress";
 
@@ -206,10 +212,12 @@ pub(crate) async fn confine(
     if let Some(cwd) = &launch.cwd {
         args.extend(["--chdir".into(), cwd.clone().into()]);
     }
+    // Patchbay's own first process (crates/sandbox-init) scopes the server and,
+    // for a list of domains, hands the proxy its listener; then it becomes the server.
+    let init = sandbox_init().map_err(unavailable)?;
+    args.extend(["--ro-bind".into(), init.into_os_string(), INIT.into()]);
+    let mut command: Vec<OsString> = vec![INIT.into()];
     let mut egress = None;
-    let mut command: Vec<OsString> = std::iter::once(launch.program.clone().into_os_string())
-        .chain(launch.args.iter().map(OsString::from))
-        .collect();
     match &policy.network {
         Network::Any => {}
         Network::Off => {
@@ -217,18 +225,21 @@ pub(crate) async fn confine(
             launch.env.retain(|(k, _)| !PROXY_VARS.iter().any(|p| k == p) && k != "NO_PROXY" && k != "no_proxy");
         }
         Network::Domains(_) => {
-            let socat = cx.env.resolve("socat", None).map_err(|_| {
-                unavailable("allowing only some domains needs socat, which is not installed".to_owned())
-            })?;
             let proxy = Egress::start(policy.network.clone(), cx.on_block)
                 .map_err(|e| unavailable(format!("the filtering proxy could not start: {e}")))?;
             args.push("--unshare-net".into());
             args.extend(["--ro-bind".into(), proxy.dir().into(), PROXY_DIR.into()]);
-            command = forwarder(&socat, proxy.socket_name(), command);
+            command.extend([
+                "--proxy".into(),
+                PROXY_PORT.to_string().into(),
+                format!("{PROXY_DIR}/{}", proxy.socket_name()).into(),
+            ]);
             set_proxy_env(&mut launch.env);
             egress = Some(proxy);
         }
     }
+    command.extend(["--".into(), launch.program.clone().into_os_string()]);
+    command.extend(launch.args.iter().map(OsString::from));
     args.push("--".into());
     args.extend(command);
     let launch = Launch {
@@ -404,7 +415,7 @@ fn lookup<'e>(env: &'e [(OsString, OsString)], name: &str) -> Option<&'e OsStrin
     env.iter().find(|(k, _)| k == name).map(|(_, v)| v)
 }
 
-/// Every proxy variable names the forwarder; nothing is exempt from it.
+/// Every proxy variable names the proxy's port; nothing is exempt from it.
 fn set_proxy_env(env: &mut Vec<(OsString, OsString)>) {
     env.retain(|(k, _)| {
         !PROXY_VARS.iter().any(|p| k == p) && k != "NO_PROXY" && k != "no_proxy" && k != "NODE_USE_ENV_PROXY"
@@ -413,20 +424,6 @@ fn set_proxy_env(env: &mut Vec<(OsString, OsString)>) {
     env.extend(PROXY_VARS.iter().map(|k| (OsString::from(k), OsString::from(&url))));
     // Node's own fetch reads the proxy variables only when asked to (Node 24+).
     env.push(("NODE_USE_ENV_PROXY".into(), "1".into()));
-}
-
-/// `sh -c` starting socat (loopback port → the proxy's socket), waiting until
-/// it listens, then becoming the server.
-fn forwarder(socat: &Path, socket: &str, command: Vec<OsString>) -> Vec<OsString> {
-    let script = format!(
-        "{socat} TCP-LISTEN:{PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:{PROXY_DIR}/{socket} 2>/dev/null & \
-         i=0; while [ $i -lt 300 ] && ! grep -q ':{PROXY_PORT:04X} ' /proc/net/tcp; do sleep 0.01; i=$((i+1)); done; \
-         exec \"$@\"",
-        socat = socat.display()
-    );
-    let mut wrapped: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.into(), "patchbay-sandbox".into()];
-    wrapped.extend(command);
-    wrapped
 }
 
 /// The folders a command needs to run ([`install_folders`]), for the link
@@ -562,6 +559,19 @@ fn with_mounts(args: Vec<String>, policy: &Resolved) -> Vec<String> {
 
 /// bubblewrap where the login environment finds it, once found to work here
 /// (the kernel lets it create its namespaces: probed once per process).
+/// [`INIT_NAME`] beside the running program, or one folder up (a test
+/// harness runs from `target/*/deps`, the programs are built one above).
+fn sandbox_init() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("Patchbay cannot tell where it runs from: {e}"))?;
+    let dir = exe.parent();
+    [dir, dir.and_then(Path::parent)]
+        .into_iter()
+        .flatten()
+        .map(|d| d.join(INIT_NAME))
+        .find(|p| p.is_file())
+        .ok_or_else(|| format!("{INIT_NAME} is not installed beside {}", exe.display()))
+}
+
 async fn bubblewrap() -> Result<PathBuf, String> {
     found_bubblewrap(BWRAP).await
 }

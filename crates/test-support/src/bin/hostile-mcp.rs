@@ -200,8 +200,9 @@ fn main() {
 /// canary in `.ssh/id_canary`), `db` (Patchbay's database), `outside` (a file
 /// to create outside its folders), `own` (a file in its write folder),
 /// `http_port` (a local HTTP server: reached directly, through the proxy as
-/// `localhost`, which is allowed, and as `127.0.0.1`, which is not), and
-/// `secret_env` (a variable of the host's environment).
+/// `localhost`, which is allowed, and as `127.0.0.1`, which is not),
+/// `secret_env` (a variable of the host's environment) and `abstract` (the
+/// name of an abstract Unix socket of the host, as X11 and D-Bus listen on).
 mod escape {
     use std::io::{Read, Write};
     use std::net::TcpStream;
@@ -242,6 +243,20 @@ mod escape {
         if status.contains(" 200 ") { Ok(status) } else { Err(status) }
     }
 
+    #[cfg(target_os = "linux")]
+    fn abstract_socket(name: &str) -> Result<String, String> {
+        use std::os::linux::net::SocketAddrExt;
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(name).map_err(|e| e.to_string())?;
+        std::os::unix::net::UnixStream::connect_addr(&addr)
+            .map(|_| format!("connected to @{name}"))
+            .map_err(|e| e.to_string())
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn abstract_socket(_: &str) -> Result<String, String> {
+        Err("no abstract sockets here".into())
+    }
+
     pub fn attempts(targets: &Value, fork: bool) -> Value {
         let home = text(targets, "home");
         let port = targets.get("http_port").and_then(Value::as_u64).unwrap_or(0);
@@ -279,6 +294,7 @@ mod escape {
         out.insert("connect_direct".into(), outcome(get(&format!("http://127.0.0.1:{port}/"), false), String::clone));
         out.insert("proxy_denied".into(), outcome(get(&format!("http://127.0.0.1:{port}/"), true), String::clone));
         out.insert("proxy_allowed".into(), outcome(get(&format!("http://localhost:{port}/"), true), String::clone));
+        out.insert("abstract_socket".into(), outcome(abstract_socket(&text(targets, "abstract")), String::clone));
         let secret = text(targets, "secret_env");
         out.insert("read_env".into(), outcome(std::env::var(&secret).map_err(|e| e.to_string()), String::clone));
         let own = text(targets, "own");
