@@ -280,6 +280,8 @@ export interface ToolTrace {
   logs: ToolLog[];
   /** While `writing`: the arguments' JSON text so far. */
   arguments_text?: string;
+  /** While `pending_approval`: its server runs at strict, so no answer is remembered (`approval_needed`). */
+  strict?: boolean;
 }
 
 /** A knowledge-base passage the answer cites as `[n]`. */
@@ -352,7 +354,8 @@ export type AgentEvent =
   | { type: "tool_call_writing"; call_id: string; server: string; tool: string }
   | { type: "tool_arguments_delta"; call_id: string; delta: string }
   | { type: "tool_call_started"; call_id: string; server: string; tool: string; arguments: unknown; status: "pending_approval" | "running" }
-  | { type: "approval_needed"; call_id: string }
+  /** `strict`: the server runs at strict, where every call is asked: only "allow once" and "deny" are offered. */
+  | { type: "approval_needed"; call_id: string; strict: boolean }
   | { type: "tool_running"; call_id: string }
   | { type: "tool_progress"; call_id: string; progress: ToolProgress }
   | { type: "tool_log"; call_id: string; log: ToolLog }

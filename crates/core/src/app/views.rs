@@ -398,6 +398,8 @@ pub enum TurnEvent {
     },
     ApprovalNeeded {
         call_id: String,
+        /// The server runs at strict: only "allow once" and "deny" are offered.
+        strict: bool,
     },
     ToolRunning {
         call_id: String,
