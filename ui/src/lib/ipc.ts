@@ -213,9 +213,18 @@ export interface FieldProblem {
   reason: string;
 }
 
+/**
+ * Mirrors `patchbay_core::config::PolicyOutline`: a server's policy in the parts of its one-line
+ * summary, which the window words in its language (`policyLine`). Paths are as the user writes them (`~/Projects`).
+ */
+export type PolicyOutline =
+  | { kind: "local"; level: SecurityLevel; read: string[]; write: string[]; network: Network; rate: RateLimits }
+  | { kind: "in_process" }
+  | { kind: "remote"; rate: RateLimits };
+
 /** Mirrors `patchbay_core::app::views::PolicyPreview`: the line the server's page will show, and what saving refuses. */
 export interface PolicyPreview {
-  summary: string;
+  summary: PolicyOutline;
   problems: FieldProblem[];
 }
 
@@ -476,8 +485,8 @@ export interface ServerView {
   log_level: LogLevel | null;
   /** The icon the server gives itself (MCP `icons`), per theme. */
   icons: IconView[];
-  /** The security policy it runs under, in one line. */
-  policy: string;
+  /** The security policy it runs under, in the parts of its one-line summary. */
+  policy: PolicyOutline;
   /** Hosts its filtering proxy refused and nobody allowed yet. */
   blocked: string[];
 }
