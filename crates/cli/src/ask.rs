@@ -349,8 +349,8 @@ async fn print_turn(mut turn: patchbay_core::agent::Turn) -> MessageStatus {
                 let what = if is_error { "error" } else { "result" };
                 eprintln!("  → {what} in {duration_ms} ms: {short}");
             }
-            AgentEvent::ApprovalNeeded { approval_id, server, tool, arguments, .. } => {
-                let decision = ask_terminal(&server, &tool, &arguments).await;
+            AgentEvent::ApprovalNeeded { approval_id, server, tool, arguments, strict, .. } => {
+                let decision = ask_terminal(&server, &tool, &arguments, strict).await;
                 answer(&control, approval_id, decision);
             }
             AgentEvent::Citations { passages } => {
@@ -385,8 +385,15 @@ fn answer(control: &TurnControl, id: u64, decision: ApprovalDecision) {
     }
 }
 
-async fn ask_terminal(server: &str, tool: &str, arguments: &serde_json::Value) -> ApprovalDecision {
-    eprint!("Allow {server}/{tool} with {arguments}? [y]es once / [a]lways in this conversation / [N]o: ");
+/// Asks about one call; a strict server's calls are asked every time, so
+/// "always in this conversation" is not offered for them.
+async fn ask_terminal(server: &str, tool: &str, arguments: &serde_json::Value, strict: bool) -> ApprovalDecision {
+    let choices = if strict {
+        "[y]es once / [N]o (strict: every call is asked)"
+    } else {
+        "[y]es once / [a]lways in this conversation / [N]o"
+    };
+    eprint!("Allow {server}/{tool} with {arguments}? {choices}: ");
     let _ = std::io::stderr().flush();
     let line = tokio::task::spawn_blocking(|| {
         let mut line = String::new();
@@ -395,7 +402,7 @@ async fn ask_terminal(server: &str, tool: &str, arguments: &serde_json::Value) -
     .await;
     match line.ok().and_then(Result::ok).as_deref().map(str::trim) {
         Some("y" | "Y" | "yes") => ApprovalDecision::AllowOnce,
-        Some("a" | "A" | "always") => ApprovalDecision::AllowForConversation,
+        Some("a" | "A" | "always") if !strict => ApprovalDecision::AllowForConversation,
         _ => ApprovalDecision::Deny,
     }
 }

@@ -5,7 +5,8 @@
 //! deleted and added again under the same name starts without grants, names
 //! that would let one server's tools pass for another's are refused, and a
 //! tool's `readOnlyHint` skips the question only where the user switched
-//! that on for its server.
+//! that on for its server. At the strict level every call is asked: the card
+//! says so, and no answer (nor a grant stored before) lets a call run unasked.
 
 #[path = "mcp_common/mod.rs"]
 mod mcp_common;
@@ -16,7 +17,8 @@ use std::time::Duration;
 use patchbay_core::app::views::{GeneralSettings, TurnEvent};
 use patchbay_core::app::{App, ApprovalAnswer, ErrorKind, NoEvents, TurnInput};
 use patchbay_core::config::{
-    ConfigError, ConfigStore, ImportChoice, ImportOptions, McpServerConfig, ProviderProfile, TransportConfig,
+    ApprovalMode, ConfigError, ConfigStore, ImportChoice, ImportOptions, McpServerConfig, ProviderProfile,
+    SecurityLevel, TransportConfig,
 };
 use patchbay_core::mcp::ServerStatus;
 use patchbay_core::mcp::naming::ToolNames;
@@ -86,6 +88,8 @@ async fn wait_ready(app: &App, name: &str) {
 struct Call {
     /// The user was asked.
     asked: bool,
+    /// The card said the server is strict (only "allow once" and "deny").
+    strict: bool,
     /// The tool ran and answered without error.
     ran: bool,
 }
@@ -93,11 +97,12 @@ struct Call {
 /// Runs a turn in `conversation` whose model calls one tool; an approval card is answered with `answer`.
 async fn turn(app: &App, conversation: &str, answer: ApprovalAnswer) -> Call {
     let responder = app.clone();
-    let mut call = Call { asked: false, ran: false };
+    let mut call = Call { asked: false, strict: false, ran: false };
     let input = TurnInput::Send { text: "go".into(), attachments: vec![] };
     app.run_turn(conversation, input, |e| match &e {
-        TurnEvent::ApprovalNeeded { call_id } => {
+        TurnEvent::ApprovalNeeded { call_id, strict } => {
             call.asked = true;
+            call.strict = *strict;
             responder.respond_approval(call_id, answer).unwrap();
         }
         TurnEvent::ToolResult { result, .. } => call.ran = !result.is_error,
@@ -108,8 +113,9 @@ async fn turn(app: &App, conversation: &str, answer: ApprovalAnswer) -> Call {
     call
 }
 
-const ASKED_AND_RAN: Call = Call { asked: true, ran: true };
-const RAN_UNASKED: Call = Call { asked: false, ran: true };
+const ASKED_AND_RAN: Call = Call { asked: true, strict: false, ran: true };
+const RAN_UNASKED: Call = Call { asked: false, strict: false, ran: true };
+const ASKED_AT_STRICT_AND_RAN: Call = Call { asked: true, strict: true, ran: true };
 
 fn grants(store: &Store) -> i64 {
     store.read(|c| c.query_row("SELECT COUNT(*) FROM conversation_tool_grants", [], |r| r.get(0))).unwrap()
@@ -139,6 +145,38 @@ async fn a_tool_that_changes_its_description_after_the_grant_is_asked_about_agai
     // Another conversation has no grant.
     let other = f.app.create_conversation(None).unwrap().id;
     assert_eq!(turn(&f.app, &other, ApprovalAnswer::AllowOnce).await, ASKED_AND_RAN);
+    f.app.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_strict_every_call_is_asked_whatever_was_answered_or_granted_before() {
+    let mut strict = poker("guarded", "slow-start:0");
+    strict.policy.level = Some(SecurityLevel::Strict);
+    let normal = poker("poker", "slow-start:0");
+    let replies = [calls("guarded", "poke", "{}", 3), calls("poker", "poke", "{}", 3)].concat();
+    let f = open(replies, &[strict, normal.clone()]).await;
+    let conversation = &f.conversation;
+
+    // The card says the server is strict; an answer for the conversation (or
+    // "always", which the card does not offer either) counts once and is not kept.
+    assert_eq!(turn(&f.app, conversation, ApprovalAnswer::AllowConversation).await, ASKED_AT_STRICT_AND_RAN);
+    assert_eq!(turn(&f.app, conversation, ApprovalAnswer::AllowAlways).await, ASKED_AT_STRICT_AND_RAN);
+    assert_eq!(turn(&f.app, conversation, ApprovalAnswer::AllowOnce).await, ASKED_AT_STRICT_AND_RAN);
+    assert_eq!(grants(&f.store), 0, "nothing is remembered for a strict server");
+    let guarded = f.app.list_servers().unwrap().into_iter().find(|s| s.config.name == "guarded").unwrap();
+    assert!(guarded.config.tool_approval.is_empty(), "\"always\" stored nothing: {:?}", guarded.config.tool_approval);
+
+    // At normal, the same answer lets later calls run unasked...
+    assert_eq!(turn(&f.app, conversation, ApprovalAnswer::AllowConversation).await, ASKED_AND_RAN);
+    assert_eq!(turn(&f.app, conversation, ApprovalAnswer::Deny).await, RAN_UNASKED);
+    assert_eq!(grants(&f.store), 1);
+    // ...until the server is made strict: the stored grant is not honoured.
+    let mut made_strict = normal;
+    made_strict.policy.level = Some(SecurityLevel::Strict);
+    f.app.save_server(made_strict, &Default::default()).await.unwrap();
+    wait_ready(&f.app, "poker").await;
+    assert_eq!(grants(&f.store), 1, "the grant is still stored");
+    assert_eq!(turn(&f.app, conversation, ApprovalAnswer::AllowOnce).await, ASKED_AT_STRICT_AND_RAN);
     f.app.shutdown().await;
 }
 
@@ -194,14 +232,14 @@ async fn a_read_only_tool_asks_unless_the_user_lets_its_server_skip_the_question
     let conversation = &f.conversation;
     let echo = |app: &App| app.list_tools(Some("everything")).unwrap().into_iter().find(|t| t.name == "echo").unwrap();
     assert!(echo(&f.app).hints.contains(&"read_only"));
-    assert_eq!(echo(&f.app).approval, patchbay_core::config::ApprovalMode::Ask);
+    assert_eq!(echo(&f.app).approval, ApprovalMode::Ask);
     assert_eq!(turn(&f.app, conversation, ApprovalAnswer::AllowOnce).await, ASKED_AND_RAN);
 
     let mut trusted = mcp_common::everything_stdio("everything");
     trusted.read_only_auto_allow = true;
     f.app.save_server(trusted, &Default::default()).await.unwrap();
     wait_ready(&f.app, "everything").await;
-    assert_eq!(echo(&f.app).approval, patchbay_core::config::ApprovalMode::Allow);
+    assert_eq!(echo(&f.app).approval, ApprovalMode::Allow);
     assert_eq!(turn(&f.app, conversation, ApprovalAnswer::Deny).await, RAN_UNASKED);
     f.app.shutdown().await;
 }

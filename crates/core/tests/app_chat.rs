@@ -163,7 +163,7 @@ async fn a_tool_call_waits_for_approval_runs_and_is_kept_with_its_trace() {
             &conversation.id,
             TurnInput::Send { text: "Ask the server to echo".into(), attachments: vec![] },
             |e| {
-                if let TurnEvent::ApprovalNeeded { call_id } = &e {
+                if let TurnEvent::ApprovalNeeded { call_id, .. } = &e {
                     app.respond_approval(call_id, ApprovalAnswer::AllowAlways).unwrap();
                 }
                 events.push(e);
@@ -275,7 +275,7 @@ async fn a_denied_call_is_reported_denied_and_the_model_told() {
     let input = TurnInput::Send { text: "echo no".into(), attachments: vec![] };
     f.app
         .run_turn(&conversation.id, input, |e| {
-            if let TurnEvent::ApprovalNeeded { call_id } = &e {
+            if let TurnEvent::ApprovalNeeded { call_id, .. } = &e {
                 app.respond_approval(call_id, ApprovalAnswer::Deny).unwrap();
             }
             events.push(e);

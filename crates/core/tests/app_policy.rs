@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use patchbay_core::app::views::{ConnectionBlocked, ServerView};
 use patchbay_core::app::{App, AppEvents, ErrorKind};
-use patchbay_core::config::{McpServerConfig, Network, PolicyDefaults, SecurityLevel};
+use patchbay_core::config::{McpServerConfig, Network, PolicyDefaults, PolicyOutline, SecurityLevel};
 use patchbay_core::mcp::LoginEnv;
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::MemoryStore;
@@ -64,6 +64,14 @@ fn view(app: &App, name: &str) -> ServerView {
     app.list_servers().unwrap().into_iter().find(|v| v.config.name == name).unwrap()
 }
 
+/// The level a local server's policy line names.
+fn level(outline: &PolicyOutline) -> Option<SecurityLevel> {
+    match outline {
+        PolicyOutline::Local { level, .. } => Some(*level),
+        _ => None,
+    }
+}
+
 async fn wait_ready(app: &App, name: &str) {
     for _ in 0..300 {
         if view(app, name).status.state == "ready" {
@@ -96,7 +104,8 @@ async fn a_refused_host_reaches_the_window_and_one_click_lets_the_server_reach_i
     config.policy.network = Some(Network::Domains(vec!["localhost".into()]));
     app.save_server(config, &BTreeMap::new()).await.unwrap();
     wait_ready(&app, "hostile").await;
-    assert!(view(&app, "hostile").policy.contains("network: localhost"), "{}", view(&app, "hostile").policy);
+    let line = view(&app, "hostile").policy.to_string();
+    assert!(line.contains("network: localhost"), "{line}");
 
     let denied = through_proxy(&app, port).await;
     assert!(denied.starts_with("blocked:"), "{denied}");
@@ -117,7 +126,7 @@ async fn a_refused_host_reaches_the_window_and_one_click_lets_the_server_reach_i
     app.allow_domain("hostile", "127.0.0.1").await.unwrap();
     let allowed = view(&app, "hostile");
     assert_eq!(allowed.config.policy.network, Some(Network::Domains(vec!["localhost".into(), "127.0.0.1".into()])));
-    assert!(allowed.policy.contains("network: localhost, 127.0.0.1"), "{}", allowed.policy);
+    assert!(allowed.policy.to_string().contains("network: localhost, 127.0.0.1"), "{}", allowed.policy);
     assert!(allowed.blocked.is_empty(), "{:?}", allowed.blocked);
     // Restarted with the host allowed, the server reaches it through its proxy.
     wait_ready(&app, "hostile").await;
@@ -154,7 +163,13 @@ async fn allowing_a_domain_turns_off_into_a_list_and_leaves_any_alone() {
     config.policy.read = vec!["relative/path".into()];
     let preview = app.policy_preview(&config);
     assert_eq!(preview.problems.iter().map(|p| p.field.as_str()).collect::<Vec<_>>(), ["policy.read[0]"]);
-    assert!(preview.summary.starts_with("strict: reads relative/path"), "{}", preview.summary);
+    // In parts, for the window to word in its language.
+    let PolicyOutline::Local { level, read, network, .. } = &preview.summary else { panic!("{:?}", preview.summary) };
+    assert_eq!(
+        (*level, read.as_slice(), network),
+        (SecurityLevel::Strict, &["relative/path".to_owned()][..], &Network::Off)
+    );
+    assert!(preview.summary.to_string().starts_with("strict: reads relative/path"), "{}", preview.summary);
     app.shutdown().await;
 }
 
@@ -168,14 +183,14 @@ async fn the_global_defaults_are_checked_saved_and_used() {
     let mut config = McpServerConfig::stdio("follows", hostile_mcp().to_str().unwrap(), &["escape"]);
     config.enabled = false;
     app.save_server(config, &BTreeMap::new()).await.unwrap();
-    assert!(view(&app, "follows").policy.starts_with("normal:"), "{}", view(&app, "follows").policy);
+    assert_eq!(level(&view(&app, "follows").policy), Some(SecurityLevel::Normal));
 
     let zero = PolicyDefaults { level: SecurityLevel::Strict, turn_tool_calls: 0 };
     assert_eq!(app.set_policy_defaults(zero).await.unwrap_err().kind(), ErrorKind::InvalidInput);
     let strict = PolicyDefaults { level: SecurityLevel::Strict, turn_tool_calls: 12 };
     app.set_policy_defaults(strict).await.unwrap();
     assert_eq!(app.registry().policy_defaults(), strict);
-    assert!(view(&app, "follows").policy.starts_with("strict:"), "{}", view(&app, "follows").policy);
+    assert_eq!(level(&view(&app, "follows").policy), Some(SecurityLevel::Strict));
     app.shutdown().await;
     drop(app);
     // Patchbay started again keeps them.

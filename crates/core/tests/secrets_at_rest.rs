@@ -262,7 +262,7 @@ async fn no_secret_of_a_session_is_left_in_the_data_dir_logs_backups_or_exports(
     let input = TurnInput::Send { text: "Who am I to both servers?".into(), attachments: vec![] };
     let answering = app.clone();
     app.run_turn(&conversation.id, input, |e| {
-        if let TurnEvent::ApprovalNeeded { call_id } = &e {
+        if let TurnEvent::ApprovalNeeded { call_id, .. } = &e {
             answering.respond_approval(call_id, ApprovalAnswer::AllowOnce).unwrap();
         }
         events.push(e);

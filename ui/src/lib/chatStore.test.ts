@@ -60,13 +60,16 @@ describe("ConversationStore", () => {
       { type: "turn_started", user_message: null, assistant_message_id: "a1", model: "m" },
       { type: "tool_call_started", call_id: "c1", server: "fs", tool: "read", arguments: { path: "x" }, status: "running" },
       { type: "tool_call_started", call_id: "c2", server: "fs", tool: "list", arguments: {}, status: "running" },
-      { type: "approval_needed", call_id: "c1" },
+      { type: "approval_needed", call_id: "c1", strict: false },
     ]);
     const calls = () => s.getState().messages[0]?.tool_calls ?? [];
-    expect(calls().map((c) => [c.call_id, c.status])).toEqual([
-      ["c1", "pending_approval"],
-      ["c2", "running"],
+    expect(calls().map((c) => [c.call_id, c.status, c.strict])).toEqual([
+      ["c1", "pending_approval", false],
+      ["c2", "running", undefined],
     ]);
+    // A strict server's call: its card offers no answer that is remembered.
+    run(s, [{ type: "approval_needed", call_id: "c2", strict: true }]);
+    expect(calls()[1]?.strict).toBe(true);
     run(s, [
       { type: "tool_running", call_id: "c1" },
       { type: "tool_progress", call_id: "c1", progress: { progress: 5, total: 10, message: "half" } },

@@ -153,7 +153,7 @@ export class ConversationStore {
           return { ...m, tool_calls };
         });
       case "approval_needed":
-        return this.updateCall(event.call_id, (t) => ({ ...t, status: "pending_approval" }));
+        return this.updateCall(event.call_id, (t) => ({ ...t, status: "pending_approval", strict: event.strict }));
       case "tool_running":
         return this.updateCall(event.call_id, (t) => ({ ...t, status: "running" }));
       case "tool_progress":

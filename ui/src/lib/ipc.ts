@@ -213,9 +213,18 @@ export interface FieldProblem {
   reason: string;
 }
 
+/**
+ * Mirrors `patchbay_core::config::PolicyOutline`: a server's policy in the parts of its one-line
+ * summary, which the window words in its language (`policyLine`). Paths are as the user writes them (`~/Projects`).
+ */
+export type PolicyOutline =
+  | { kind: "local"; level: SecurityLevel; read: string[]; write: string[]; network: Network; rate: RateLimits }
+  | { kind: "in_process" }
+  | { kind: "remote"; rate: RateLimits };
+
 /** Mirrors `patchbay_core::app::views::PolicyPreview`: the line the server's page will show, and what saving refuses. */
 export interface PolicyPreview {
-  summary: string;
+  summary: PolicyOutline;
   problems: FieldProblem[];
 }
 
@@ -280,6 +289,8 @@ export interface ToolTrace {
   logs: ToolLog[];
   /** While `writing`: the arguments' JSON text so far. */
   arguments_text?: string;
+  /** While `pending_approval`: its server runs at strict, so no answer is remembered (`approval_needed`). */
+  strict?: boolean;
 }
 
 /** A knowledge-base passage the answer cites as `[n]`. */
@@ -352,7 +363,8 @@ export type AgentEvent =
   | { type: "tool_call_writing"; call_id: string; server: string; tool: string }
   | { type: "tool_arguments_delta"; call_id: string; delta: string }
   | { type: "tool_call_started"; call_id: string; server: string; tool: string; arguments: unknown; status: "pending_approval" | "running" }
-  | { type: "approval_needed"; call_id: string }
+  /** `strict`: the server runs at strict, where every call is asked: only "allow once" and "deny" are offered. */
+  | { type: "approval_needed"; call_id: string; strict: boolean }
   | { type: "tool_running"; call_id: string }
   | { type: "tool_progress"; call_id: string; progress: ToolProgress }
   | { type: "tool_log"; call_id: string; log: ToolLog }
@@ -473,8 +485,8 @@ export interface ServerView {
   log_level: LogLevel | null;
   /** The icon the server gives itself (MCP `icons`), per theme. */
   icons: IconView[];
-  /** The security policy it runs under, in one line. */
-  policy: string;
+  /** The security policy it runs under, in the parts of its one-line summary. */
+  policy: PolicyOutline;
   /** Hosts its filtering proxy refused and nobody allowed yet. */
   blocked: string[];
 }

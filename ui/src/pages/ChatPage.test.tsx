@@ -157,7 +157,7 @@ describe("ChatPage", () => {
     f.emit({ type: "turn_started", user_message: message("u1", "user", "read the file"), assistant_message_id: "a1", model: "gpt-test" });
     f.emit({ type: "text_delta", text: "Let me look." });
     f.emit({ type: "tool_call_started", call_id: "t1", server: "fs", tool: "read", arguments: { path: "/a" }, status: "running" });
-    f.emit({ type: "approval_needed", call_id: "t1" });
+    f.emit({ type: "approval_needed", call_id: "t1", strict: false });
     expect(screen.getByText("Let me look.")).toBeTruthy();
     fireEvent.click(screen.getByTestId("approve-once"));
     expect(f.ipc.respondApproval).toHaveBeenCalledWith("t1", "allow_once");

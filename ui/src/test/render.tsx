@@ -86,7 +86,7 @@ export function serverView(name: string, state: ServerState, error: string | nul
     instructions: null,
     log_level: null,
     icons: [],
-    policy: "normal: reads home (not its secrets) · writes nothing · network: any",
+    policy: { kind: "local", level: "normal", read: [], write: [], network: "any", rate: {} },
     blocked: [],
   };
 }

@@ -52,6 +52,9 @@ pub enum AgentEvent {
         tool: String,
         /// The arguments as parsed JSON.
         arguments: serde_json::Value,
+        /// The server runs at strict: offer only "allow once" and "deny"
+        /// (an answer to allow for the conversation counts as once).
+        strict: bool,
     },
     /// A running call reported progress.
     ToolProgress { call_id: String, progress: f64, total: Option<f64>, message: Option<String> },

@@ -134,6 +134,7 @@ impl ToolHost for TestTools {
                 server: "test".into(),
                 tool: (*name).into(),
                 approval: if *name == "forbidden" { ApprovalMode::Deny } else { approval },
+                strict: false,
                 pin: pin("test", name, version),
                 timeout: (*name == "slow").then(|| Duration::from_secs(1)),
             })
@@ -143,6 +144,7 @@ impl ToolHost for TestTools {
             server: BUILTIN_SERVER.into(),
             tool: "current_time".into(),
             approval: ApprovalMode::Allow,
+            strict: false,
             pin: pin(BUILTIN_SERVER, "current_time", version),
             timeout: None,
         });

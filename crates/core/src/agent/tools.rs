@@ -30,6 +30,9 @@ pub struct HostedTool {
     pub tool: String,
     /// Whether a call needs the user's approval.
     pub approval: ApprovalMode,
+    /// Its server runs at the strict level: every call is asked, and no
+    /// answer is remembered ("allow for this conversation" is not honoured).
+    pub strict: bool,
     /// What "allow for this conversation" is pinned to.
     pub pin: ToolPin,
     /// How long a call may run; the loop's default when `None`.
@@ -165,6 +168,7 @@ mod tests {
             server: server.into(),
             tool: name.into(),
             approval: ApprovalMode::Ask,
+            strict: false,
             pin: ToolPin { server_id: server.into(), tool: name.into(), fingerprint: String::new() },
             timeout: None,
         };

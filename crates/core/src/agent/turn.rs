@@ -727,8 +727,11 @@ impl Runner {
                 let text = format!("The call was not approved: {reason}");
                 return Ok(Err((ToolOutcome::Declined, ToolOutput::error(text))));
             }
+            // At strict every call is asked, even where a grant is stored
+            // (made before the server's level became strict).
             (ApprovalMode::Ask, ApprovalPolicy::Ask) => {
-                self.conversations.has_grant(self.conversation, &tool.pin)? || self.ask(call, tool, &arguments).await?
+                (!tool.strict && self.conversations.has_grant(self.conversation, &tool.pin)?)
+                    || self.ask(call, tool, &arguments).await?
             }
         };
         if !allowed {
@@ -762,6 +765,7 @@ impl Runner {
             server: tool.server.clone(),
             tool: tool.tool.clone(),
             arguments: serde_json::Value::Object(arguments.clone()),
+            strict: tool.strict,
         });
         let decision = tokio::select! {
             () = self.cancel.cancelled() => ApprovalDecision::Deny,
@@ -770,6 +774,8 @@ impl Runner {
         lock(&self.approvals).remove(&id);
         match decision {
             ApprovalDecision::AllowOnce => Ok(true),
+            // At strict nothing is remembered: the call runs this once.
+            ApprovalDecision::AllowForConversation if tool.strict => Ok(true),
             ApprovalDecision::AllowForConversation => {
                 self.conversations.grant(self.conversation, &tool.pin)?;
                 Ok(true)

@@ -268,6 +268,8 @@ impl App {
             ApprovalAnswer::AllowOnce => ApprovalDecision::AllowOnce,
             ApprovalAnswer::AllowConversation => ApprovalDecision::AllowForConversation,
             ApprovalAnswer::Deny => ApprovalDecision::Deny,
+            // At strict nothing is remembered (the card offers once or deny).
+            ApprovalAnswer::AllowAlways if waiting.strict => ApprovalDecision::AllowOnce,
             ApprovalAnswer::AllowAlways => {
                 self.set_tool_approval(&waiting.server, &waiting.tool, ApprovalMode::Allow)?;
                 ApprovalDecision::AllowOnce
@@ -361,13 +363,14 @@ impl App {
             model: model_name,
         });
         while let Some(event) = turn.next().await {
-            if let AgentEvent::ApprovalNeeded { approval_id, call_id, server, tool, .. } = &event {
+            if let AgentEvent::ApprovalNeeded { approval_id, call_id, server, tool, strict, .. } = &event {
                 let waiting = Waiting {
                     conversation: id,
                     control: control.clone(),
                     approval: *approval_id,
                     server: server.clone(),
                     tool: tool.clone(),
+                    strict: *strict,
                 };
                 lock(&self.inner.approvals).insert(call_id.clone(), waiting);
             }
@@ -576,9 +579,9 @@ impl EventMapper<'_> {
                 }
                 _ => Vec::new(),
             },
-            AgentEvent::ApprovalNeeded { call_id, .. } => {
+            AgentEvent::ApprovalNeeded { call_id, strict, .. } => {
                 let mut out = self.card(&call_id, TraceStatus::PendingApproval);
-                out.push(TurnEvent::ApprovalNeeded { call_id });
+                out.push(TurnEvent::ApprovalNeeded { call_id, strict });
                 out
             }
             AgentEvent::ToolRunning { call_id } => {

@@ -246,6 +246,8 @@ struct Waiting {
     approval: ApprovalId,
     server: String,
     tool: String,
+    /// The server runs at strict, where no answer is remembered.
+    strict: bool,
 }
 
 struct Inner {

@@ -54,7 +54,7 @@ impl App {
     pub fn policy_preview(&self, config: &McpServerConfig) -> PolicyPreview {
         let problems =
             config.policy.problems().into_iter().map(|(field, reason)| FieldProblem { field, reason }).collect();
-        PolicyPreview { summary: self.inner.registry.policy_line(config), problems }
+        PolicyPreview { summary: self.inner.registry.policy_outline(config), problems }
     }
 
     /// Lets `server` reach `host` from now on: a network that is off becomes a

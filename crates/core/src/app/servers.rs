@@ -79,7 +79,7 @@ impl App {
                 let icons = self.icon_views(&Self::icon_place(&config), Some(&offered));
                 let about = self.inner.registry.about(&config.name).ok().flatten();
                 let bundle = crate::bundle::installed_in(&config, &self.bundle_dir(&config.name));
-                let policy = self.inner.registry.policy_line(&config);
+                let policy = self.inner.registry.policy_outline(&config);
                 let blocked = self.blocked_hosts(&config.name);
                 ServerView { config, status, about, bundle, instructions, log_level, icons, policy, blocked }
             })

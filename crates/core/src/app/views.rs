@@ -398,6 +398,8 @@ pub enum TurnEvent {
     },
     ApprovalNeeded {
         call_id: String,
+        /// The server runs at strict: only "allow once" and "deny" are offered.
+        strict: bool,
     },
     ToolRunning {
         call_id: String,
@@ -482,8 +484,9 @@ pub struct ServerView {
     pub log_level: Option<LogLevel>,
     /// The icon the server gives itself, per theme (see [`IconView`]).
     pub icons: Vec<IconView>,
-    /// The security policy it runs under, in one line (see [`McpRegistry::policy_line`](crate::mcp::McpRegistry::policy_line)).
-    pub policy: String,
+    /// The security policy it runs under, in the parts of its one-line summary
+    /// (see [`McpRegistry::policy_outline`](crate::mcp::McpRegistry::policy_outline)).
+    pub policy: crate::config::PolicyOutline,
     /// Hosts its filtering proxy refused since Patchbay started, each to allow in one click.
     pub blocked: Vec<String>,
 }
@@ -503,10 +506,10 @@ pub struct PolicySettings {
 }
 
 /// A server's policy as the editor shows it while it is edited: the line the
-/// server's page will show, and what saving would refuse.
+/// server's page will show (in parts, for the window to word), and what saving would refuse.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PolicyPreview {
-    pub summary: String,
+    pub summary: crate::config::PolicyOutline,
     pub problems: Vec<FieldProblem>,
 }
 

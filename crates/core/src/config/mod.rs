@@ -28,7 +28,7 @@ pub use model::{
     ApprovalMode, BUILTIN_SERVER, ClientCredentials, ClientKey, JwtAlgorithm, McpServerConfig, ProviderKind,
     ProviderProfile, ThinkingParam, Timeouts, TransportConfig, ValueSource,
 };
-pub use policy::{Network, Policy, PolicyDefaults, RateLimits, Resolved, SecurityLevel};
+pub use policy::{Network, Policy, PolicyDefaults, PolicyOutline, RateLimits, Resolved, SecurityLevel};
 pub use presets::ProviderPreset;
 pub use providers::SecretRef;
 pub use server_presets::ServerPreset;

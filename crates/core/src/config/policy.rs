@@ -301,32 +301,81 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    /// The policy in one line: "Reads home · writes ~/Projects · network: api.github.com · 30 calls/min".
+    /// The policy in one line: "normal: reads home (not its secrets) · writes ~/Projects · network: any · 30 calls/min".
     pub fn summary(&self) -> String {
-        if self.level == SecurityLevel::Permissive {
-            return "Permissive: no sandbox, the server runs with your full rights".to_owned();
-        }
+        self.outline().to_string()
+    }
+
+    /// The parts of [`Resolved::summary`], for a local process.
+    fn outline(&self) -> PolicyOutline {
         let home = dirs::home_dir();
-        let show = |paths: &[PathBuf]| -> String {
-            paths.iter().map(|p| tilde(p, home.as_deref())).collect::<Vec<_>>().join(", ")
+        let show = |paths: &[PathBuf]| paths.iter().map(|p| tilde(p, home.as_deref())).collect();
+        PolicyOutline::Local {
+            level: self.level,
+            read: show(&self.read),
+            write: show(&self.write),
+            network: self.network.clone(),
+            rate: self.rate,
+        }
+    }
+}
+
+/// A server's policy as its one-line summary shows it, in parts, so that a
+/// front end words it in its own language (the window does, in English and
+/// Chinese); its `Display` is the English line the CLI prints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PolicyOutline {
+    /// A local process in the sandbox (none at permissive), paths as the user
+    /// writes them (`~/Projects`). At normal it also reads home, less its secrets.
+    Local { level: SecurityLevel, read: Vec<String>, write: Vec<String>, network: Network, rate: RateLimits },
+    /// Patchbay's own tools, run inside it.
+    InProcess,
+    /// A remote server: folders and network do not apply, rate limits do.
+    Remote { rate: RateLimits },
+}
+
+impl PolicyOutline {
+    /// The outline of `policy`, the policy in force for `config`.
+    pub fn of(config: &McpServerConfig, policy: &Resolved) -> Self {
+        match config.transport {
+            TransportConfig::Stdio { .. } => policy.outline(),
+            TransportConfig::InProcess => Self::InProcess,
+            _ => Self::Remote { rate: policy.rate },
+        }
+    }
+}
+
+impl std::fmt::Display for PolicyOutline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (level, read, write, network, rate) = match self {
+            Self::InProcess => return f.write_str("inside Patchbay"),
+            Self::Remote { rate } => {
+                let rate = rate.describe().unwrap_or_else(|| "no rate limit".to_owned());
+                return write!(f, "remote: folders and network do not apply · {rate}");
+            }
+            Self::Local { level: SecurityLevel::Permissive, .. } => {
+                return f.write_str("Permissive: no sandbox, the server runs with your full rights");
+            }
+            Self::Local { level, read, write, network, rate } => (level, read, write, network, rate),
         };
-        let reads = match (self.level, self.read.is_empty()) {
+        let reads = match (level, read.is_empty()) {
             (SecurityLevel::Normal, true) => "home (not its secrets)".to_owned(),
-            (SecurityLevel::Normal, false) => format!("home (not its secrets), {}", show(&self.read)),
+            (SecurityLevel::Normal, false) => format!("home (not its secrets), {}", read.join(", ")),
             (_, true) => "only its own files".to_owned(),
-            (_, false) => show(&self.read),
+            (_, false) => read.join(", "),
         };
-        let writes = if self.write.is_empty() { "nothing".to_owned() } else { show(&self.write) };
-        let network = match &self.network {
+        let writes = if write.is_empty() { "nothing".to_owned() } else { write.join(", ") };
+        let network = match network {
             Network::Off => "off".to_owned(),
             Network::Any => "any".to_owned(),
             Network::Domains(d) => d.join(", "),
         };
-        let mut line = format!("{}: reads {reads} · writes {writes} · network: {network}", self.level);
-        if let Some(rate) = self.rate.describe() {
-            line.push_str(&format!(" · {rate}"));
+        write!(f, "{level}: reads {reads} · writes {writes} · network: {network}")?;
+        match rate.describe() {
+            Some(rate) => write!(f, " · {rate}"),
+            None => Ok(()),
         }
-        line
     }
 }
 
@@ -365,6 +414,42 @@ impl Default for PolicyDefaults {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_outline_reads_as_the_summary_line_and_travels_in_parts() {
+        // The window words the same parts (ui/src/lib/policyLine.test.ts holds these lines too).
+        let outline = PolicyOutline::Local {
+            level: SecurityLevel::Normal,
+            read: vec!["~/Notes".into()],
+            write: vec!["~/Projects".into()],
+            network: Network::Domains(vec!["api.github.com".into()]),
+            rate: RateLimits { per_tool_per_min: Some(5), per_server_per_min: Some(30) },
+        };
+        assert_eq!(
+            outline.to_string(),
+            "normal: reads home (not its secrets), ~/Notes · writes ~/Projects · network: api.github.com · \
+             30 calls/min (5 per tool)"
+        );
+        assert_eq!(
+            serde_json::to_value(&outline).unwrap(),
+            serde_json::json!({
+                "kind": "local", "level": "normal", "read": ["~/Notes"], "write": ["~/Projects"],
+                "network": {"domains": ["api.github.com"]}, "rate": {"per_tool_per_min": 5, "per_server_per_min": 30},
+            })
+        );
+        let strict = PolicyOutline::Local {
+            level: SecurityLevel::Strict,
+            read: vec![],
+            write: vec![],
+            network: Network::Off,
+            rate: RateLimits::default(),
+        };
+        assert_eq!(strict.to_string(), "strict: reads only its own files · writes nothing · network: off");
+        let remote =
+            PolicyOutline::Remote { rate: RateLimits { per_tool_per_min: Some(10), per_server_per_min: None } };
+        assert_eq!(remote.to_string(), "remote: folders and network do not apply · 10 calls/min per tool");
+        assert_eq!(serde_json::to_value(PolicyOutline::InProcess).unwrap(), serde_json::json!({"kind": "in_process"}));
+    }
 
     #[test]
     fn wildcards_match_names_below_the_domain_only() {

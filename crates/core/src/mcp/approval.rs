@@ -8,7 +8,9 @@
 //! the tool and a [`ToolFingerprint`] of its definition (the turn loop keeps
 //! grants in the conversation store), so a server that changes what a tool
 //! claims to do after it was allowed is asked about again; the host checks the
-//! fingerprint once more just before the call ([`check_unchanged`]).
+//! fingerprint once more just before the call ([`check_unchanged`]). At the
+//! strict level nothing is remembered: every call is asked, and a grant
+//! stored before the server became strict is not honoured.
 //!
 //! Annotations are the server's claims, not facts (MCP specification): a
 //! `readOnlyHint` tool runs without asking only where the user switched that

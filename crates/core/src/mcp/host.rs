@@ -99,7 +99,7 @@ impl ToolHost for RegistryTools {
                     names.model_name(&config.name, &tool.name)?.to_owned()
                 };
                 let server_id = self.server_ids.get(&config.name).unwrap_or(&config.name);
-                let approval = self.registry.approval_policy(config).decide(tool).mode();
+                let policy = self.registry.approval_policy(config);
                 Some(HostedTool {
                     spec: ToolSpec {
                         name,
@@ -108,7 +108,8 @@ impl ToolHost for RegistryTools {
                     },
                     server: config.name.clone(),
                     tool: tool.name.to_string(),
-                    approval,
+                    approval: policy.decide(tool).mode(),
+                    strict: policy.strict,
                     pin: ToolPin {
                         server_id: server_id.clone(),
                         tool: tool.name.to_string(),

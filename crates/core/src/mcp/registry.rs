@@ -56,7 +56,7 @@ use super::rate::CallWindow;
 use super::requests::{DenyAll, McpRoot, ServerRequests};
 use super::stdio::StderrLog;
 use super::tasks;
-use crate::config::{McpServerConfig, Policy, PolicyDefaults, Resolved, TransportConfig};
+use crate::config::{McpServerConfig, Policy, PolicyDefaults, PolicyOutline, Resolved, TransportConfig};
 use crate::secrets::SecretStore;
 
 /// A server's state.
@@ -401,10 +401,10 @@ impl McpRegistry {
         Ok(self.shared().policy(&config))
     }
 
-    /// The policy `config` runs under now, in one line: saved or still being
-    /// edited; a remote server gets only its rate limits.
-    pub fn policy_line(&self, config: &McpServerConfig) -> String {
-        policy_line(config, &self.shared().policy(config))
+    /// The policy `config` runs under now (saved or still being edited), as
+    /// its one-line summary shows it; a remote server gets only its rate limits.
+    pub fn policy_outline(&self, config: &McpServerConfig) -> PolicyOutline {
+        PolicyOutline::of(config, &self.shared().policy(config))
     }
 
     /// Answers servers' sampling and elicitation requests with `hooks` (the
@@ -595,7 +595,7 @@ impl McpRegistry {
                 let live = read(&slot.live).clone();
                 let config = lock(&slot.config).clone();
                 ServerSnapshot {
-                    policy: policy_line(&config, &self.shared().policy(&config)),
+                    policy: self.policy_outline(&config).to_string(),
                     name: slot.name.clone(),
                     enabled: lock(&slot.config).enabled,
                     status: slot.status.borrow().clone(),
@@ -1189,18 +1189,6 @@ async fn ping(server: &str, peer: &Peer<RoleClient>, timeout: Duration) -> Resul
         Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) => Err(McpError::from_service(server, e)),
         Err(_) => Err(McpError::Timeout { server: server.to_owned(), after: timeout }),
-    }
-}
-
-/// The policy in one line; a server that is not a local process gets only its rate limits.
-fn policy_line(config: &McpServerConfig, policy: &Resolved) -> String {
-    match config.transport {
-        TransportConfig::Stdio { .. } => policy.summary(),
-        TransportConfig::InProcess => "inside Patchbay".to_owned(),
-        _ => {
-            let rate = policy.rate.describe().unwrap_or_else(|| "no rate limit".to_owned());
-            format!("remote: folders and network do not apply · {rate}")
-        }
     }
 }
 

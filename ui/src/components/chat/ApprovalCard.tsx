@@ -1,5 +1,6 @@
 // Asks the user whether a tool call may run, showing its arguments in full,
-// and what the tool is for and what the server says it does.
+// and what the tool is for and what the server says it does. A strict server's
+// calls are asked every time: only "allow once" and "deny" are offered.
 import { useI18n } from "../../lib/i18n";
 import type { ApprovalDecision, ToolInfo, ToolTrace } from "../../lib/ipc";
 import { ToolHints } from "../common/ToolHints";
@@ -33,16 +34,25 @@ export function ApprovalCard({
           {t("approval.destructive")}
         </p>
       )}
+      {trace.strict && (
+        <p className="muted small" data-testid="approval-strict">
+          {t("approval.strict", { server: trace.server })}
+        </p>
+      )}
       <div className="row">
         <button type="button" className="primary" data-testid="approve-once" onClick={() => onDecide("allow_once")}>
           {t("approval.once")}
         </button>
-        <button type="button" data-testid="approve-conversation" onClick={() => onDecide("allow_conversation")}>
-          {t("approval.conversation")}
-        </button>
-        <button type="button" data-testid="approve-always" onClick={() => onDecide("allow_always")}>
-          {t("approval.always")}
-        </button>
+        {!trace.strict && (
+          <>
+            <button type="button" data-testid="approve-conversation" onClick={() => onDecide("allow_conversation")}>
+              {t("approval.conversation")}
+            </button>
+            <button type="button" data-testid="approve-always" onClick={() => onDecide("allow_always")}>
+              {t("approval.always")}
+            </button>
+          </>
+        )}
         <button type="button" className="danger" data-testid="approve-deny" onClick={() => onDecide("deny")}>
           {t("approval.deny")}
         </button>

@@ -153,6 +153,7 @@ describe("ToolTraceCard", () => {
     renderIn(<ToolTraceCard trace={trace({ status: "pending_approval", arguments: { path: "/etc/hosts", lines: [1, 2] } })} onDecide={onDecide} />);
     const card = screen.getByTestId("approval-card");
     expect(within(card).getByTestId("approval-args").textContent).toContain('"/etc/hosts"');
+    expect(within(card).queryByTestId("approval-strict")).toBeNull();
     fireEvent.click(within(card).getByRole("button", { name: "Allow for this conversation" }));
     fireEvent.click(within(card).getByRole("button", { name: "Always allow this tool" }));
     fireEvent.click(within(card).getByRole("button", { name: "Deny" }));
@@ -163,6 +164,18 @@ describe("ToolTraceCard", () => {
       ["c1", "deny"],
       ["c1", "allow_once"],
     ]);
+  });
+
+  it("offers only allow once and deny for a strict server's call, and says why", () => {
+    const onDecide = vi.fn();
+    renderIn(<ToolTraceCard trace={trace({ status: "pending_approval", strict: true })} onDecide={onDecide} />);
+    const card = screen.getByTestId("approval-card");
+    expect(within(card).getByTestId("approval-strict").textContent).toBe("files runs at the strict level: every call is asked.");
+    expect(within(card).queryByTestId("approve-conversation")).toBeNull();
+    expect(within(card).queryByTestId("approve-always")).toBeNull();
+    expect(within(card).getAllByRole("button").map((b) => b.textContent)).toEqual(["Allow once", "Deny"]);
+    fireEvent.click(within(card).getByRole("button", { name: "Allow once" }));
+    expect(onDecide.mock.calls).toEqual([["c1", "allow_once"]]);
   });
 
   it("says in the approval what the tool is for and what its server says it does", () => {

@@ -22,8 +22,8 @@ function preview(config: McpServerConfig): PolicyPreview {
       if (!/^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/i.test(d)) problems.push({ field: `policy.network.domains[${i}]`, reason: `"${d}" is not a host name or a wildcard like *.example.org` });
     });
   if (p.rate?.per_tool_per_min === 0) problems.push({ field: "policy.rate.per_tool_per_min", reason: "must be at least 1 call per minute" });
-  const network = p.network === undefined ? "off" : typeof p.network === "string" ? p.network : p.network.domains.join(", ");
-  return { summary: `${p.level ?? "strict"}: reads only its own files · writes nothing · network: ${network}`, problems };
+  const summary = { kind: "local" as const, level: p.level ?? "strict", read: [], write: [], network: p.network ?? "off", rate: {} };
+  return { summary, problems };
 }
 
 function fake(offered: SecurityLevel[] = ["strict", "normal", "permissive"]): PolicyIpc {

@@ -2,9 +2,10 @@
 // system can enforce), the folders it may read and write, its network, the
 // variables passed through and its rate limits; a remote server gets the rate
 // limits only. The core checks the policy (`policyPreview`): its one-line
-// summary is shown as edited, and each problem next to its field.
+// summary is shown as edited (worded here, `policyLine`), and each problem next to its field.
 import { useI18n } from "../../lib/i18n";
-import type { FieldProblem, Policy, SecurityLevel } from "../../lib/ipc";
+import type { FieldProblem, Policy, PolicyOutline, SecurityLevel } from "../../lib/ipc";
+import { policyLine } from "../../lib/policyLine";
 
 /** The form's state: rows as typed (empty ones are left out of the policy). */
 export interface PolicyDraft {
@@ -136,7 +137,7 @@ export function PolicyEditor({
   /** The global default level, for the "default" choice. */
   defaultLevel: SecurityLevel | null;
   /** The policy as the server's page will show it; null while it is being worked out. */
-  summary: string | null;
+  summary: PolicyOutline | null;
   problems: FieldProblem[];
 }) {
   const { t } = useI18n();
@@ -166,7 +167,7 @@ export function PolicyEditor({
       <legend>{t("policy.section")}</legend>
       {summary && (
         <p className="muted small" data-testid="policy-summary">
-          {t("policy.summary", { summary })}
+          {t("policy.summary", { summary: policyLine(t, summary) })}
         </p>
       )}
       {remote ? (

@@ -1,13 +1,13 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { CallEvent, ConnectionBlocked, McpServerConfig, RegistryEntry, ResourceUpdated, ServerLogLine, ServerAbout, ServerPreset, ServerStatus, ServerView, ToolInfo, ToolResult } from "../../lib/ipc";
+import type { CallEvent, ConnectionBlocked, McpServerConfig, PolicyOutline, RegistryEntry, ResourceUpdated, ServerLogLine, ServerAbout, ServerPreset, ServerStatus, ServerView, ToolInfo, ToolResult } from "../../lib/ipc";
 import { bundleInfo, renderIn, signalOf, untilCancelled } from "../../test/render";
 import { ServersSettings, type ServersIpc } from "./ServersSettings";
 
 afterEach(cleanup);
 
 /** A policy line as the core writes it. */
-const POLICY = "normal: reads home (not its secrets) · writes nothing · network: any";
+const POLICY: PolicyOutline = { kind: "local", level: "normal", read: [], write: [], network: "any", rate: {} };
 
 const config: McpServerConfig = {
   name: "files",
@@ -165,7 +165,7 @@ function fake(initial: ServerView[]) {
     policyPreview: vi.fn(() => Promise.resolve({ summary: POLICY, problems: [] })),
     // As the core does: the host joins the allowed domains, and is no longer listed as refused.
     allowDomain: vi.fn((server: string, host: string) => {
-      views = views.map((v) => (v.config.name === server ? { ...v, policy: `strict: reads only its own files · writes nothing · network: ${host}`, blocked: v.blocked.filter((h) => h !== host) } : v));
+      views = views.map((v) => (v.config.name === server ? { ...v, policy: { ...POLICY, level: "strict", network: { domains: [host] } }, blocked: v.blocked.filter((h) => h !== host) } : v));
       return Promise.resolve();
     }),
     onConnectionBlocked: vi.fn((h: (b: ConnectionBlocked) => void) => {
@@ -329,7 +329,7 @@ describe("ServersSettings", () => {
   it("shows the policy in one line, and a refused host with a button that allows it", async () => {
     const f = fake([view("ready")]);
     renderIn(<ServersSettings ipc={f.ipc} initialSelected="files" />);
-    expect((await screen.findByTestId("server-policy")).textContent).toBe(POLICY);
+    expect((await screen.findByTestId("server-policy")).textContent).toBe("normal: reads home (not its secrets) · writes nothing · network: any");
     expect(screen.queryByTestId("blocked-connection")).toBeNull();
     await f.block({ server: "files", host: "evil.example.com" });
     const line = await screen.findByTestId("blocked-connection");
@@ -338,6 +338,12 @@ describe("ServersSettings", () => {
     expect(f.ipc.allowDomain).toHaveBeenCalledWith("files", "evil.example.com");
     await waitFor(() => expect(screen.getByTestId("server-policy").textContent).toContain("network: evil.example.com"));
     expect(screen.queryByTestId("blocked-connection")).toBeNull();
+  });
+
+  it("words the policy line in the window's language", async () => {
+    const f = fake([view("ready")]);
+    renderIn(<ServersSettings ipc={f.ipc} initialSelected="files" />, "zh");
+    expect((await screen.findByTestId("server-policy")).textContent).toBe("普通 · 可读：主目录（机密位置除外） · 可写：无 · 网络：不限");
   });
 
   it("says who a ready server is, how it is reached and what it offers, and names its tools by their titles", async () => {

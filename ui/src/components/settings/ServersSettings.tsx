@@ -10,6 +10,7 @@ import { useCallback, useEffect, useState } from "react";
 import { copyText } from "../../lib/clipboard";
 import { isMessageKey, useI18n, type MessageKey } from "../../lib/i18n";
 import { ResourceReader } from "../../lib/resources";
+import { policyLine } from "../../lib/policyLine";
 import { ViewCommands, type ViewIpc } from "../../lib/mcpApps";
 import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
 import {
@@ -158,7 +159,7 @@ function ServerPolicy({ view, onAllow }: { view: ServerView; onAllow: (host: str
   return (
     <>
       <p className="muted small" data-testid="server-policy">
-        {view.policy}
+        {policyLine(t, view.policy)}
       </p>
       {view.blocked.length > 0 && (
         <ul className="blocked-connections" data-testid="blocked-connections">

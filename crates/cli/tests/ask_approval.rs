@@ -1,0 +1,82 @@
+//! `patchbay ask` on a terminal asks before a call that needs approval; a
+//! strict server's calls are asked every time, so "always in this
+//! conversation" is not offered for them, while a normal server's answer
+//! holds for the rest of the conversation. The servers are `hostile-mcp
+//! slow-start:0` (its `poke` answers "poked") in the real sandbox; the
+//! terminal is a pseudo-terminal driven by `fixtures/pty_answer.py`.
+
+use std::path::Path;
+use std::process::Command;
+
+use patchbay_core::config::{ConfigStore, McpServerConfig, SecurityLevel};
+use patchbay_core::paths::DataDir;
+use patchbay_core::store::Store;
+use patchbay_test_support::hostile::hostile_mcp;
+use patchbay_test_support::peers;
+use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
+
+const STRICT_PROMPT: &str = "Allow guarded/poke with {}? [y]es once / [N]o (strict: every call is asked): ";
+const NORMAL_PROMPT: &str = "Allow poker/poke with {}? [y]es once / [a]lways in this conversation / [N]o: ";
+
+fn seed(dir: &Path) {
+    let config = ConfigStore::new(Store::open(&DataDir::new(dir)).unwrap());
+    let poker = |name: &str| McpServerConfig::stdio(name, hostile_mcp().to_str().unwrap(), &["slow-start:0"]);
+    let mut guarded = poker("guarded");
+    guarded.policy.level = Some(SecurityLevel::Strict);
+    config.replace_servers(&[guarded, poker("poker")]).unwrap();
+}
+
+/// The model's replies to one `ask` that calls `server`'s `poke`.
+fn poke(server: &str) -> [Reply; 2] {
+    let name = format!("{server}__poke");
+    [openai::tool_calls_reply(&[("call_1", &name, &["{}"])]), openai::text_reply(&["Done."])]
+}
+
+/// Runs `patchbay ask` on a pseudo-terminal that allows the strict server's
+/// call once and the normal server's for the conversation; what the terminal showed.
+fn ask_on_terminal(dir: &Path, model: &ScriptedServer, conversation: Option<&str>) -> String {
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_answer.py");
+    let rules = serde_json::json!([["guarded/poke", "y"], ["poker/poke", "a"]]);
+    let mut cmd = Command::new(peers::python());
+    cmd.arg(driver).arg(rules.to_string()).arg("--").arg(env!("CARGO_BIN_EXE_patchbay"));
+    cmd.arg("--data-dir").arg(dir).args(["ask", "--model", "scripted"]);
+    if let Some(id) = conversation {
+        cmd.args(["--conversation", id]);
+    }
+    let out = cmd
+        .arg("Poke it.")
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", format!("{}/v1", model.url()))
+        .env_remove("ARK_API_KEY")
+        .output()
+        .expect("run the terminal driver");
+    let screen = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    assert!(out.status.success(), "{screen}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(screen.contains(": poked"), "the call did not run: {screen}");
+    screen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_strict_servers_calls_are_asked_every_time_and_a_normal_servers_once_per_conversation() {
+    let data = tempfile::tempdir().unwrap();
+    seed(data.path());
+    let replies = [poke("guarded"), poke("guarded"), poke("poker"), poke("poker")].concat();
+    let model = ScriptedServer::start(Format::OpenAi, replies).await.unwrap();
+
+    let first = ask_on_terminal(data.path(), &model, None);
+    assert!(first.contains(STRICT_PROMPT), "{first}");
+    let id = first
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("conversation "))
+        .unwrap_or_else(|| panic!("no conversation id: {first}"))
+        .to_owned();
+    // The same conversation: asked again.
+    let again = ask_on_terminal(data.path(), &model, Some(&id));
+    assert!(again.contains(STRICT_PROMPT), "{again}");
+
+    // A normal server offers "always in this conversation", and keeps to it.
+    let allowed = ask_on_terminal(data.path(), &model, Some(&id));
+    assert!(allowed.contains(NORMAL_PROMPT), "{allowed}");
+    let unasked = ask_on_terminal(data.path(), &model, Some(&id));
+    assert!(!unasked.contains("Allow poker/poke"), "{unasked}");
+}
