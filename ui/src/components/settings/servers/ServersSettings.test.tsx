@@ -1,7 +1,7 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { CallEvent, ConnectionBlocked, McpServerConfig, RegistryEntry, ResourceUpdated, ServerLogLine, ServerAbout, ServerPreset, ServerStatus, ServerView, ToolInfo, ToolResult } from "../../lib/ipc";
-import { bundleInfo, renderIn, signalOf, untilCancelled } from "../../test/render";
+import type { CallEvent, ConnectionBlocked, McpServerConfig, RegistryEntry, ResourceUpdated, ServerLogLine, ServerAbout, ServerPreset, ServerStatus, ServerView, ToolInfo, ToolResult } from "../../../lib/ipc";
+import { bundleInfo, renderIn, signalOf, untilCancelled } from "../../../test/render";
 import { ServersSettings, type ServersIpc } from "./ServersSettings";
 
 afterEach(cleanup);

@@ -7,11 +7,11 @@
 // scratch, a preset or an MCP Registry entry, or installing an MCP bundle
 // (.mcpb) from a file or the registry.
 import { useCallback, useEffect, useState } from "react";
-import { copyText } from "../../lib/clipboard";
-import { isMessageKey, useI18n, type MessageKey } from "../../lib/i18n";
-import { ResourceReader } from "../../lib/resources";
-import { ViewCommands, type ViewIpc } from "../../lib/mcpApps";
-import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
+import { copyText } from "../../../lib/clipboard";
+import { isMessageKey, useI18n, type MessageKey } from "../../../lib/i18n";
+import { ResourceReader } from "../../../lib/resources";
+import { ViewCommands, type ViewIpc } from "../../../lib/mcpApps";
+import { ToolCatalogue, toolMap } from "../../../lib/toolCatalogue";
 import {
   toIpcError,
   type ApprovalMode,
@@ -34,22 +34,22 @@ import {
   type ToolProgress,
   type ToolResult,
   type ToolTrace,
-} from "../../lib/ipc";
-import { ErrorBanner } from "../ErrorBanner";
-import { AppView } from "../chat/AppView";
-import { CallProgress, formatDuration } from "../chat/ToolTraceCard";
-import { ToolResultView } from "../chat/ToolResultView";
-import { Dialog } from "../common/Dialog";
-import { SchemaForm } from "../common/SchemaForm";
-import { Tabs } from "../common/Tabs";
+} from "../../../lib/ipc";
+import { ErrorBanner } from "../../ErrorBanner";
+import { AppView } from "../../chat/AppView";
+import { CallProgress, formatDuration } from "../../chat/ToolTraceCard";
+import { ToolResultView } from "../../chat/ToolResultView";
+import { Dialog } from "../../common/Dialog";
+import { SchemaForm } from "../../common/SchemaForm";
+import { Tabs } from "../../common/Tabs";
 import { BundleInstall, type BundleIpc } from "./BundleInstall";
 import { RegistryBrowser } from "./RegistryBrowser";
 import { ServerContent, type ContentIpc } from "./ServerContent";
 import { ServerEditor, type PolicyIpc } from "./ServerEditor";
-import { useLoad } from "./useLoad";
-import { useAborts } from "../../lib/aborts";
-import { McpIcons } from "../common/McpIcons";
-import { ToolHints } from "../common/ToolHints";
+import { useLoad } from "../useLoad";
+import { useAborts } from "../../../lib/aborts";
+import { McpIcons } from "../../common/McpIcons";
+import { ToolHints } from "../../common/ToolHints";
 
 export type ServersIpc = ViewIpc &
   Pick<

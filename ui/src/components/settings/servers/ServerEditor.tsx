@@ -8,9 +8,9 @@
 // fault with is not saved. Secret values go to the keyring through `secrets`,
 // never into the config.
 import { useEffect, useState } from "react";
-import { isMessageKey, useI18n } from "../../lib/i18n";
-import { isSecretName } from "../../lib/secretNames";
-import { PresetSelect } from "../common/PresetSelect";
+import { isMessageKey, useI18n } from "../../../lib/i18n";
+import { isSecretName } from "../../../lib/secretNames";
+import { PresetSelect } from "../../common/PresetSelect";
 import { fromDraft, PolicyEditor, toDraft, type PolicyDraft } from "./PolicyEditor";
 import type {
   ApprovalMode,
@@ -24,7 +24,7 @@ import type {
   ServerPreset,
   TransportType,
   ValueSource,
-} from "../../lib/ipc";
+} from "../../../lib/ipc";
 
 /** What the editor asks the backend: the levels offered and the policy as edited. */
 export type PolicyIpc = Pick<Ipc, "policySettings" | "policyPreview">;
