@@ -29,6 +29,22 @@ import type {
 /** What the editor asks the backend: the levels offered and the policy as edited. */
 export type PolicyIpc = Pick<Ipc, "policySettings" | "policyPreview">;
 
+/** A new server's settings before the user fills them in. */
+export function blankServer(): McpServerConfig {
+  return {
+    name: "",
+    transport: { type: "stdio", command: "", args: [], env: {}, cwd: null },
+    enabled: true,
+    timeouts: { startup_secs: 30, call_secs: 60 },
+    approval: "ask",
+    tool_approval: {},
+    disabled_tools: [],
+    share_roots: false,
+    read_only_auto_allow: false,
+    extra: {},
+  };
+}
+
 type AuthMethod = "browser" | "secret" | "private_key";
 
 const ALGORITHMS: JwtAlgorithm[] = ["ES256", "ES384", "RS256", "RS384", "RS512"];
