@@ -25,6 +25,7 @@ import type {
   TransportType,
   ValueSource,
 } from "../../../lib/ipc";
+import { FormFooter } from "../FormFooter";
 
 /** What the editor asks the backend: the levels offered and the policy as edited. */
 export type PolicyIpc = Pick<Ipc, "policySettings" | "policyPreview">;
@@ -471,14 +472,7 @@ export function ServerEditor({
           {t("policy.fix", { field: policyError.field, reason: policyError.reason })}
         </p>
       )}
-      <div className="row">
-        <button type="submit" id="server-save" className="primary">
-          {t("common.save")}
-        </button>
-        <button type="button" id="server-cancel" onClick={onCancel}>
-          {t("common.cancel")}
-        </button>
-      </div>
+      <FormFooter saveId="server-save" primary onCancel={onCancel} cancelId="server-cancel" />
     </form>
   );
 }
