@@ -5,7 +5,7 @@ import { General } from "../components/settings/General";
 import { ImportExport } from "../components/settings/ImportExport";
 import { KnowledgeBase } from "../components/settings/KnowledgeBase";
 import { ProvidersSettings } from "../components/settings/ProvidersSettings";
-import { ServersSettings } from "../components/settings/ServersSettings";
+import { ServersSettings } from "../components/settings/servers/ServersSettings";
 import { SharedFolders } from "../components/settings/SharedFolders";
 import { useI18n, type MessageKey } from "../lib/i18n";
 import { ipc as defaultIpc, type Ipc } from "../lib/ipc";

@@ -1,7 +1,7 @@
 // Test helpers: render inside the English catalogue, and fixtures.
 import { render } from "@testing-library/react";
 import type { ReactElement } from "react";
-import { blankServer } from "../components/settings/ServersSettings";
+import { blankServer } from "../components/settings/servers/ServerEditor";
 import { I18nProvider, type Lang } from "../lib/i18n";
 import type { BundleInfo, Message, ProviderView, ServerState, ServerView, ToolInfo, ToolTrace } from "../lib/ipc";
 

@@ -6,6 +6,7 @@ import type { Assistant, Ipc, KbMode } from "../../lib/ipc";
 import { ReasoningSelect } from "../common/ReasoningSelect";
 import { ErrorBanner } from "../ErrorBanner";
 import { useLoad } from "./useLoad";
+import { FormFooter } from "./FormFooter";
 
 export type AssistantsIpc = Pick<Ipc, "listAssistants" | "saveAssistant" | "deleteAssistant">;
 
@@ -97,14 +98,7 @@ function AssistantForm({ initial, onSave, onCancel }: { initial: Assistant; onSa
           <option value="both">{t("assistants.kbBoth")}</option>
         </select>
       </label>
-      <div className="row">
-        <button type="submit" className="primary" id="assistant-save">
-          {t("common.save")}
-        </button>
-        <button type="button" onClick={onCancel}>
-          {t("common.cancel")}
-        </button>
-      </div>
+      <FormFooter saveId="assistant-save" primary onCancel={onCancel} />
     </form>
   );
 }

@@ -18,6 +18,7 @@ import {
   type Theme,
 } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
+import { FormFooter } from "./FormFooter";
 
 export type GeneralIpc = Pick<
   Ipc,
@@ -55,16 +56,7 @@ function SecurityDefaults({ initial, onSave }: { initial: PolicySettings; onSave
         <span>{t("policy.turnToolCalls")}</span>
         <input id="policy-turn-calls" type="number" min="1" value={calls} onChange={(e) => setCalls(e.target.value)} />
       </label>
-      <div className="row">
-        <button type="submit" id="policy-defaults-save">
-          {t("common.save")}
-        </button>
-        {saved && (
-          <span role="status" className="ok-text">
-            {t("policy.defaultsSaved")}
-          </span>
-        )}
-      </div>
+      <FormFooter saveId="policy-defaults-save" saved={saved ? t("policy.defaultsSaved") : null} />
     </form>
   );
 }
@@ -140,16 +132,7 @@ function Proxy({ initial, onSave }: { initial: ProxyChoice; onSave: (p: ProxyCho
         </label>
       )}
       <p className="muted small">{t("settings.proxyHelp")}</p>
-      <div className="row">
-        <button type="submit" id="proxy-save">
-          {t("common.save")}
-        </button>
-        {saved && (
-          <span role="status" className="ok-text">
-            {t("settings.proxySaved")}
-          </span>
-        )}
-      </div>
+      <FormFooter saveId="proxy-save" saved={saved ? t("settings.proxySaved") : null} />
     </form>
   );
 }

@@ -19,6 +19,7 @@ import { ErrorBanner } from "../ErrorBanner";
 import { PresetSelect } from "../common/PresetSelect";
 import { useLoad } from "./useLoad";
 import { useAborts } from "../../lib/aborts";
+import { FormFooter } from "./FormFooter";
 
 export type ProvidersIpc = Pick<Ipc, "listProviders" | "saveProvider" | "deleteProvider" | "testProvider" | "providerPresets">;
 
@@ -178,14 +179,7 @@ function ProviderForm({
           </select>
         </label>
       )}
-      <div className="row">
-        <button type="submit" id="provider-save" className="primary">
-          {t("common.save")}
-        </button>
-        <button type="button" onClick={onCancel}>
-          {t("common.cancel")}
-        </button>
-      </div>
+      <FormFooter saveId="provider-save" primary onCancel={onCancel} />
     </form>
   );
 }

@@ -1,9 +1,9 @@
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { FieldProblem, McpServerConfig, PolicyPreview, SecurityLevel } from "../../lib/ipc";
-import { renderIn } from "../../test/render";
+import type { FieldProblem, McpServerConfig, PolicyPreview, SecurityLevel } from "../../../lib/ipc";
+import { renderIn } from "../../../test/render";
 import { ServerEditor, type PolicyIpc } from "./ServerEditor";
-import { blankServer } from "./ServersSettings";
+import { blankServer } from "./ServerEditor";
 
 afterEach(cleanup);
 

@@ -7,7 +7,7 @@
 // or unverified one (with the reason), or nobody. The same form changes an
 // installed bundle's settings later, filled in with the values it has.
 import { useState } from "react";
-import { useI18n } from "../../lib/i18n";
+import { useI18n } from "../../../lib/i18n";
 import {
   toIpcError,
   type BundleInfo,
@@ -16,9 +16,9 @@ import {
   type BundleValue,
   type Ipc,
   type IpcError,
-} from "../../lib/ipc";
-import { ErrorBanner } from "../ErrorBanner";
-import { Dialog } from "../common/Dialog";
+} from "../../../lib/ipc";
+import { ErrorBanner } from "../../ErrorBanner";
+import { Dialog } from "../../common/Dialog";
 
 export type BundleIpc = Pick<Ipc, "installBundle" | "configureBundle" | "bundleSettings" | "pickSettingFile" | "kbPickFolder">;
 

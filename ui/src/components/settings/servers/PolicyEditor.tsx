@@ -3,9 +3,9 @@
 // variables passed through and its rate limits; a remote server gets the rate
 // limits only. The core checks the policy (`policyPreview`): its one-line
 // summary is shown as edited (worded here, `policyLine`), and each problem next to its field.
-import { useI18n } from "../../lib/i18n";
-import type { FieldProblem, Policy, PolicyOutline, SecurityLevel } from "../../lib/ipc";
-import { policyLine } from "../../lib/policyLine";
+import { useI18n } from "../../../lib/i18n";
+import type { FieldProblem, Policy, PolicyOutline, SecurityLevel } from "../../../lib/ipc";
+import { policyLine } from "../../../lib/policyLine";
 
 /** The form's state: rows as typed (empty ones are left out of the policy). */
 export interface PolicyDraft {

@@ -5,7 +5,7 @@
 // A resource of a server that reports changes can be watched: each change is
 // marked with its time, and the resource shown is read again.
 import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
-import { useI18n } from "../../lib/i18n";
+import { useI18n } from "../../../lib/i18n";
 import {
   toIpcError,
   type CompletionTarget,
@@ -16,13 +16,13 @@ import {
   type ResourceInfo,
   type ResourcePreview,
   type ResourceTemplateInfo,
-} from "../../lib/ipc";
-import { useAborts } from "../../lib/aborts";
-import { ErrorBanner } from "../ErrorBanner";
-import { SchemaForm, argumentsSchema, type Suggest } from "../common/SchemaForm";
-import { useLoad } from "./useLoad";
-import { McpIcons } from "../common/McpIcons";
-import { ResourceParts } from "../common/ResourceParts";
+} from "../../../lib/ipc";
+import { useAborts } from "../../../lib/aborts";
+import { ErrorBanner } from "../../ErrorBanner";
+import { SchemaForm, argumentsSchema, type Suggest } from "../../common/SchemaForm";
+import { useLoad } from "../useLoad";
+import { McpIcons } from "../../common/McpIcons";
+import { ResourceParts } from "../../common/ResourceParts";
 
 export type ContentIpc = McpContentIpc & Pick<Ipc, "readResource" | "watchResource" | "onResourceUpdated">;
 

@@ -2,7 +2,7 @@
 // in ui/IPC.md (and nothing documented is missing from the client), and
 // arguments go over the wire with snake_case keys.
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import doc from "../../IPC.md?raw";
+import doc from "../../../IPC.md?raw";
 
 const calls: { cmd: string; args: Record<string, unknown> | undefined }[] = [];
 const listened: string[] = [];
@@ -23,7 +23,7 @@ vi.mock("@tauri-apps/api/event", () => ({
   }),
 }));
 
-const { ipc, toIpcError } = await import("./ipc");
+const { ipc, toIpcError } = await import("./index");
 
 function documented(): { commands: Set<string>; events: Set<string> } {
   const commands = new Set<string>();

@@ -8,9 +8,9 @@
 // fault with is not saved. Secret values go to the keyring through `secrets`,
 // never into the config.
 import { useEffect, useState } from "react";
-import { isMessageKey, useI18n } from "../../lib/i18n";
-import { isSecretName } from "../../lib/secretNames";
-import { PresetSelect } from "../common/PresetSelect";
+import { isMessageKey, useI18n } from "../../../lib/i18n";
+import { isSecretName } from "../../../lib/secretNames";
+import { PresetSelect } from "../../common/PresetSelect";
 import { fromDraft, PolicyEditor, toDraft, type PolicyDraft } from "./PolicyEditor";
 import type {
   ApprovalMode,
@@ -24,10 +24,27 @@ import type {
   ServerPreset,
   TransportType,
   ValueSource,
-} from "../../lib/ipc";
+} from "../../../lib/ipc";
+import { FormFooter } from "../FormFooter";
 
 /** What the editor asks the backend: the levels offered and the policy as edited. */
 export type PolicyIpc = Pick<Ipc, "policySettings" | "policyPreview">;
+
+/** A new server's settings before the user fills them in. */
+export function blankServer(): McpServerConfig {
+  return {
+    name: "",
+    transport: { type: "stdio", command: "", args: [], env: {}, cwd: null },
+    enabled: true,
+    timeouts: { startup_secs: 30, call_secs: 60 },
+    approval: "ask",
+    tool_approval: {},
+    disabled_tools: [],
+    share_roots: false,
+    read_only_auto_allow: false,
+    extra: {},
+  };
+}
 
 type AuthMethod = "browser" | "secret" | "private_key";
 
@@ -455,14 +472,7 @@ export function ServerEditor({
           {t("policy.fix", { field: policyError.field, reason: policyError.reason })}
         </p>
       )}
-      <div className="row">
-        <button type="submit" id="server-save" className="primary">
-          {t("common.save")}
-        </button>
-        <button type="button" id="server-cancel" onClick={onCancel}>
-          {t("common.cancel")}
-        </button>
-      </div>
+      <FormFooter saveId="server-save" primary onCancel={onCancel} cancelId="server-cancel" />
     </form>
   );
 }

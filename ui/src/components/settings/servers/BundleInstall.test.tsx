@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { BundleSignature } from "../../lib/ipc";
-import { bundleInfo, renderIn } from "../../test/render";
+import type { BundleSignature } from "../../../lib/ipc";
+import { bundleInfo, renderIn } from "../../../test/render";
 import { BundleInstall, type BundleIpc } from "./BundleInstall";
 
 afterEach(cleanup);

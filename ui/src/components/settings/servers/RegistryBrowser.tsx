@@ -4,11 +4,11 @@
 // the server needs are left to type there, into the keyring), or an MCP
 // bundle, picked to download it and open the bundle installer.
 import { useState } from "react";
-import { useI18n } from "../../lib/i18n";
-import { toIpcError, type Ipc, type IpcError, type RegistryEntry } from "../../lib/ipc";
-import { useAborts } from "../../lib/aborts";
-import { ErrorBanner } from "../ErrorBanner";
-import { Dialog } from "../common/Dialog";
+import { useI18n } from "../../../lib/i18n";
+import { toIpcError, type Ipc, type IpcError, type RegistryEntry } from "../../../lib/ipc";
+import { useAborts } from "../../../lib/aborts";
+import { ErrorBanner } from "../../ErrorBanner";
+import { Dialog } from "../../common/Dialog";
 
 export type RegistryIpc = Pick<Ipc, "registrySearch">;
 

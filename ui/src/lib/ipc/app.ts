@@ -1,0 +1,40 @@
+// The app itself: what it is and where its data lives, its window, backups,
+// the clipboard, links and the file manager.
+import { call, on } from "./client";
+
+/** Mirrors `patchbay_core::secrets::KeyringStatus`. */
+export interface KeyringStatus {
+  available: boolean;
+  detail: string;
+}
+
+/** Mirrors `patchbay_core::AppInfo`. */
+export interface AppInfo {
+  version: string;
+  data_dir: string;
+  database: string;
+  schema_version: number;
+  keyring: KeyringStatus;
+  /** The desktop app's log file. */
+  log_file: string;
+}
+
+export const appIpc = {
+  ping: () => call<string>("ping"),
+  appInfo: () => call<AppInfo>("app_info"),
+  /** Opens the log file's folder in the file manager. */
+  openLogFolder: () => call<void>("open_log_folder"),
+  /** Closes the window (and the app): after `onWindowClosing`, once the views are torn down. */
+  closeWindow: () => call<void>("close_window"),
+  setZoom: (zoom: number) => call<void>("set_zoom", { zoom }),
+  backupData: () => call<string | null>("backup_data"),
+  restoreData: () => call<string | null>("restore_data"),
+  /** Puts text on the system clipboard (WebKitGTK gives pages none; use `copyText`). */
+  writeClipboard: (text: string) => call<void>("write_clipboard", { text }),
+  /** Opens an `http(s)` or `mailto` link in the user's browser or mail program (the window never navigates). */
+  openLink: (url: string) => call<void>("open_link", { url }),
+  /** Shows a saved file in the file manager. */
+  showInFolder: (path: string) => call<void>("show_in_folder", { path }),
+  /** The user asked to close the window: tear the views down, then `closeWindow`. */
+  onWindowClosing: (h: () => void) => on<null>("window_closing", () => h()),
+};
