@@ -1,7 +1,8 @@
 //! The CLI's integration tests: one module per behaviour, all in one test
 //! binary, because every test binary links the whole core, and seventeen of
 //! them made the test build slow to link and large on disk (issue 32).
-//! Filter by module: `cargo test --test cli conversation::`.
+//! Shared set-up is in [`common`]. Filter by module: `cargo test --test cli
+//! conversation::`.
 //!
 //! The tests run as threads of one process, so none changes process-wide
 //! state (environment variables, the current directory): each gives the
@@ -9,6 +10,7 @@
 
 mod ask_agent_task;
 mod ask_tool_selection;
+mod common;
 mod config_import_export;
 mod conversation;
 mod info;
