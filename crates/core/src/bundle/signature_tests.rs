@@ -1,7 +1,7 @@
 //! Signatures made by `openssl cms -sign` (detached, the way `mcpb sign`
 //! signs) in the `mcpb` block: a chain to a given root, a self-signed
 //! certificate, a certificate not meant for code, and files changed after
-//! signing. `crates/cli/tests/mcp_install.rs` checks bundles signed by the
+//! signing. `crates/cli/tests/cli/mcp_install.rs` checks bundles signed by the
 //! real `mcpb` CLI.
 
 use std::path::Path;

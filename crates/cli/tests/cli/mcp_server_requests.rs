@@ -5,36 +5,22 @@
 //! sampling run on a scripted OpenAI-compatible model through the real client.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use patchbay_core::config::{ConfigStore, McpServerConfig, ProviderProfile};
-use patchbay_core::paths::DataDir;
-use patchbay_core::store::Store;
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
 
+use crate::common::{BIN, everything, fixture, patchbay, seed_scripted_provider, seed_servers, text};
+
 fn seeded() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(&DataDir::resolve(Some(tmp.path().to_path_buf())).unwrap()).unwrap();
-    let everything =
-        McpServerConfig::stdio("everything", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
-    ConfigStore::new(store).replace_servers(&[everything]).unwrap();
+    seed_servers(tmp.path(), &[everything("everything")]);
     tmp
 }
 
 /// `patchbay mcp call everything TOOL --args ARGS` with no terminal (stdin closed).
 fn call_without_terminal(dir: &Path, tool: &str, args: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["mcp", "call", "everything", tool, "--args", args])
-        .stdin(Stdio::null())
-        .output()
-        .expect("run patchbay")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    patchbay(dir, &["mcp", "call", "everything", tool, "--args", args])
 }
 
 #[test]
@@ -60,12 +46,11 @@ fn without_a_terminal_elicitation_is_declined() {
 /// answering prompts by `rules` ([text in the prompt line, answer]); the
 /// terminal's output.
 fn call_on_terminal(dir: &Path, tool: &str, args: &str, rules: serde_json::Value) -> (bool, String) {
-    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_answer.py");
     let out = Command::new(peers::python())
-        .arg(driver)
+        .arg(fixture("pty_answer.py"))
         .arg(rules.to_string())
         .arg("--")
-        .arg(env!("CARGO_BIN_EXE_patchbay"))
+        .arg(BIN)
         .arg("--data-dir")
         .arg(dir)
         .args(["mcp", "call", "everything", tool, "--args", args])
@@ -110,22 +95,14 @@ fn on_a_terminal_a_form_can_be_declined() {
     assert!(!screen.contains("legal name"), "no field was asked: {screen}");
 }
 
-/// Saves a provider whose model is the scripted server at `url`: the model
-/// sampling requests run on.
-fn add_model(dir: &Path, url: &str) {
-    let store = Store::open(&DataDir::resolve(Some(dir.to_path_buf())).unwrap()).unwrap();
-    ConfigStore::new(store)
-        .save_provider(&ProviderProfile::openai_compatible("scripted", format!("{url}/v1"), "scripted-model"))
-        .unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_a_terminal_sampling_is_shown_run_on_the_model_and_sent_after_two_yeses() {
     let tmp = seeded();
     let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Tides ", "come twice a day."])])
         .await
         .unwrap();
-    add_model(tmp.path(), &model.url());
+    // The model sampling requests run on.
+    seed_scripted_provider(tmp.path(), &model.url());
     let rules = serde_json::json!([["Run it on scripted/scripted-model", "y"], ["Send this reply", "y"]]);
     let dir = tmp.path().to_path_buf();
     let (ok, screen) = tokio::task::spawn_blocking(move || {
@@ -151,7 +128,7 @@ async fn on_a_terminal_sampling_is_shown_run_on_the_model_and_sent_after_two_yes
 async fn on_a_terminal_a_declined_sampling_request_never_reaches_the_model() {
     let tmp = seeded();
     let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["unused"])]).await.unwrap();
-    add_model(tmp.path(), &model.url());
+    seed_scripted_provider(tmp.path(), &model.url());
     let rules = serde_json::json!([["Run it on", "n"]]);
     let dir = tmp.path().to_path_buf();
     let (ok, screen) = tokio::task::spawn_blocking(move || {

@@ -4,35 +4,14 @@
 //! and reports the server's own 401 message, and `remove` deletes the key.
 //! Needs a Secret Service (the test command runs under a private unlocked keyring).
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{KeyringStore, SecretStore};
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer};
 use serde_json::json;
 
+use crate::common::{ok, patchbay_stdin};
+
 const KEY: &str = "sk-provider-test-7f3a9c";
-
-fn patchbay(data: &Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn add_list_test_and_remove_a_provider() {
@@ -49,7 +28,7 @@ async fn add_list_test_and_remove_a_provider() {
     let data = tempfile::tempdir().unwrap();
     let base = format!("{}/v1", server.url());
 
-    let added = patchbay(
+    let added = patchbay_stdin(
         data.path(),
         &[
             "provider",
@@ -67,29 +46,29 @@ async fn add_list_test_and_remove_a_provider() {
     );
     assert!(ok(&added).contains("saved provider local"));
 
-    let listed = ok(&patchbay(data.path(), &["provider", "list"], ""));
+    let listed = ok(&patchbay_stdin(data.path(), &["provider", "list"], ""));
     assert!(listed.contains("local") && listed.contains(&base) && listed.contains("key in keyring"), "{listed}");
-    let json = ok(&patchbay(data.path(), &["provider", "list", "--json"], ""));
+    let json = ok(&patchbay_stdin(data.path(), &["provider", "list", "--json"], ""));
     assert!(!json.contains(KEY), "the key is never printed: {json}");
 
-    let tested = ok(&patchbay(data.path(), &["provider", "test", "local"], ""));
+    let tested = ok(&patchbay_stdin(data.path(), &["provider", "test", "local"], ""));
     assert!(tested.contains("local: OK, 2 models"), "{tested}");
     let requests = server.requests();
     assert_eq!(requests[0].path, "/v1/models");
     assert_eq!(requests[0].headers.get("authorization").map(String::as_str), Some(&*format!("Bearer {KEY}")));
 
-    let failed = patchbay(data.path(), &["provider", "test", "local"], "");
+    let failed = patchbay_stdin(data.path(), &["provider", "test", "local"], "");
     assert!(!failed.status.success());
     let err = String::from_utf8_lossy(&failed.stderr);
     assert!(err.contains("401") && err.contains("Incorrect API key provided"), "the server's own message: {err}");
 
     let keyring = KeyringStore::for_data_dir(&DataDir::new(data.path()));
     assert_eq!(keyring.get("provider/local/api_key").unwrap().as_deref(), Some(KEY), "the key is in the keyring");
-    ok(&patchbay(data.path(), &["provider", "remove", "local"], ""));
+    ok(&patchbay_stdin(data.path(), &["provider", "remove", "local"], ""));
     assert_eq!(keyring.get("provider/local/api_key").unwrap(), None, "remove deletes the key");
-    let listed = ok(&patchbay(data.path(), &["provider", "list"], ""));
+    let listed = ok(&patchbay_stdin(data.path(), &["provider", "list"], ""));
     assert!(!listed.contains("local"), "{listed}");
-    let missing = patchbay(data.path(), &["provider", "test", "local"], "");
+    let missing = patchbay_stdin(data.path(), &["provider", "test", "local"], "");
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no provider named \"local\""));
 }
@@ -97,37 +76,37 @@ async fn add_list_test_and_remove_a_provider() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_preset_fills_in_a_provider_and_the_options_given_override_it() {
     let data = tempfile::tempdir().unwrap();
-    let presets = ok(&patchbay(data.path(), &["provider", "presets"], ""));
+    let presets = ok(&patchbay_stdin(data.path(), &["provider", "presets"], ""));
     assert!(presets.contains("deepseek\tDeepSeek\thttps://api.deepseek.com/v1\tdeepseek-chat\tAPI key"), "{presets}");
     assert!(presets.contains("ollama\t") && presets.contains("no key"), "{presets}");
 
-    ok(&patchbay(data.path(), &["provider", "add", "ds", "--preset", "deepseek"], ""));
+    ok(&patchbay_stdin(data.path(), &["provider", "add", "ds", "--preset", "deepseek"], ""));
     let json: serde_json::Value =
-        serde_json::from_str(&ok(&patchbay(data.path(), &["provider", "list", "--json"], ""))).unwrap();
+        serde_json::from_str(&ok(&patchbay_stdin(data.path(), &["provider", "list", "--json"], ""))).unwrap();
     assert_eq!(json[0]["base_url"], "https://api.deepseek.com/v1");
     assert_eq!(json[0]["default_model"], "deepseek-chat");
     assert_eq!(json[0]["models"], json!(["deepseek-chat", "deepseek-reasoner"]));
     assert_eq!(json[0]["thinking"], "thinking_type", "DeepSeek reads `thinking.type`");
 
-    ok(&patchbay(data.path(), &["provider", "add", "qwen", "--preset", "dashscope"], ""));
-    ok(&patchbay(
+    ok(&patchbay_stdin(data.path(), &["provider", "add", "qwen", "--preset", "dashscope"], ""));
+    ok(&patchbay_stdin(
         data.path(),
         &["provider", "add", "qwen-vllm", "--preset", "dashscope", "--thinking", "chat-template"],
         "",
     ));
     let json: serde_json::Value =
-        serde_json::from_str(&ok(&patchbay(data.path(), &["provider", "list", "--json"], ""))).unwrap();
+        serde_json::from_str(&ok(&patchbay_stdin(data.path(), &["provider", "list", "--json"], ""))).unwrap();
     let thinking =
         |name: &str| json.as_array().unwrap().iter().find(|p| p["name"] == name).unwrap()["thinking"].clone();
     assert_eq!((thinking("qwen"), thinking("qwen-vllm")), (json!("enable_thinking"), json!("chat_template")));
 
-    let unknown = patchbay(data.path(), &["provider", "add", "x", "--preset", "nope"], "");
+    let unknown = patchbay_stdin(data.path(), &["provider", "add", "x", "--preset", "nope"], "");
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no preset named \"nope\""));
-    let no_model = patchbay(data.path(), &["provider", "add", "local", "--preset", "ollama"], "");
+    let no_model = patchbay_stdin(data.path(), &["provider", "add", "local", "--preset", "ollama"], "");
     assert!(!no_model.status.success());
     assert!(String::from_utf8_lossy(&no_model.stderr).contains("give one with --model"));
-    let neither = patchbay(data.path(), &["provider", "add", "bare", "--model", "m"], "");
+    let neither = patchbay_stdin(data.path(), &["provider", "add", "bare", "--model", "m"], "");
     assert!(!neither.status.success(), "without a preset, --kind and --base-url are required");
 
     // A local server needs no key: the preset's profile reaches it without one.
@@ -135,12 +114,12 @@ async fn a_preset_fills_in_a_provider_and_the_options_given_override_it() {
         json!({"object": "list", "data": [{"id": "qwen3", "object": "model", "created": 0, "owned_by": "me"}]});
     let server = ScriptedServer::start(Format::OpenAi, vec![Reply::status(200, models)]).await.unwrap();
     let base = format!("{}/v1", server.url());
-    ok(&patchbay(
+    ok(&patchbay_stdin(
         data.path(),
         &["provider", "add", "local", "--preset", "ollama", "--base-url", &base, "--model", "qwen3"],
         "",
     ));
-    let tested = ok(&patchbay(data.path(), &["provider", "test", "local"], ""));
+    let tested = ok(&patchbay_stdin(data.path(), &["provider", "test", "local"], ""));
     assert!(tested.contains("local: OK, 1 model"), "{tested}");
     assert_eq!(server.requests()[0].path, "/v1/models");
 }

@@ -8,23 +8,19 @@
 //! interrupted with a note, its text kept.
 
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use patchbay_test_support::scripted::{End, Format, Reply, ScriptedServer, openai};
 use serde_json::json;
 
+use crate::common::{command, env_model, patchbay};
+
 const WORD_EVERY: Duration = Duration::from_millis(20);
 const FLUSH: Duration = Duration::from_millis(250);
 /// Scheduling noise allowed on a busy machine, on top of the flush interval.
 const SLACK: Duration = Duration::from_millis(400);
-
-fn patchbay(data: &std::path::Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_patchbay"));
-    cmd.arg("--data-dir").arg(data).env_remove("ARK_API_KEY");
-    cmd
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_killed_mid_stream_keeps_the_text_and_is_marked_interrupted() {
@@ -35,14 +31,9 @@ async fn ask_killed_mid_stream_keeps_the_text_and_is_marked_interrupted() {
         .unwrap();
     let data = tempfile::tempdir().unwrap();
 
-    let mut child = patchbay(data.path())
-        .args(["ask", "--no-tools", "--model", "slow-1", "talk forever"])
-        .env("OPENAI_API_KEY", "sk-test")
-        .env("OPENAI_BASE_URL", format!("{}/v1", model.url()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut ask = command(data.path());
+    ask.args(["ask", "--no-tools", "--model", "slow-1", "talk forever"]);
+    let mut child = env_model(&mut ask, &model).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     // Reads stdout as it arrives: (when it was read, how much had been shown by then).
     let mut stdout = child.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
@@ -77,7 +68,7 @@ async fn ask_killed_mid_stream_keeps_the_text_and_is_marked_interrupted() {
     assert!(must_have.split_whitespace().count() >= 10, "too little was old enough to check: {must_have:?}");
 
     // Opening the data directory again marks the answer interrupted and keeps its text.
-    let export = patchbay(data.path()).args(["conversation", "export", "1", "--format", "json"]).output().unwrap();
+    let export = patchbay(data.path(), &["conversation", "export", "1", "--format", "json"]);
     assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
     let conversation: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
     let answer = &conversation["messages"][1];

@@ -1,19 +1,8 @@
 //! `patchbay info` against real data directories: fresh, tampered, newer, unusable.
 
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn patchbay(data_dir: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(args)
-        .output()
-        .expect("run patchbay")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use crate::common::{BIN, command, patchbay, stderr};
 
 #[test]
 fn info_on_a_fresh_data_dir_creates_the_database() {
@@ -33,11 +22,7 @@ fn info_on_a_fresh_data_dir_creates_the_database() {
 #[test]
 fn data_dir_comes_from_the_environment_too() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .env("PATCHBAY_DATA_DIR", tmp.path())
-        .args(["info", "--json"])
-        .output()
-        .unwrap();
+    let out = Command::new(BIN).env("PATCHBAY_DATA_DIR", tmp.path()).args(["info", "--json"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(info["data_dir"], tmp.path().to_str().unwrap());
@@ -89,11 +74,9 @@ fn a_data_dir_that_is_a_file_is_reported() {
 fn info_works_without_a_keyring_and_says_so() {
     let tmp = tempfile::tempdir().unwrap();
     // No session bus: the Secret Service cannot be reached.
-    let out = Command::new(env!("CARGO_BIN_EXE_patchbay"))
+    let out = command(tmp.path())
         .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/patchbay-test-bus")
-        .args(["--data-dir"])
-        .arg(tmp.path())
-        .args(["info"])
+        .arg("info")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));

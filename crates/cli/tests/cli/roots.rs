@@ -2,22 +2,15 @@
 //! and the roots a server started by the CLI sees (server-everything's
 //! `get-roots-list`).
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use patchbay_core::config::{ConfigStore, McpServerConfig};
 use patchbay_core::mcp::McpRoot;
-use patchbay_core::paths::DataDir;
-use patchbay_core::store::Store;
-use patchbay_test_support::peers;
 
-fn patchbay(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_patchbay")).arg("--data-dir").arg(dir).args(args).output().expect("run patchbay")
-}
+use crate::common::{everything, ok, patchbay, seed_servers};
 
+/// The lines a run that must have succeeded printed.
 fn lines(out: &Output) -> Vec<String> {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect()
+    ok(out).lines().map(str::to_owned).collect()
 }
 
 #[test]
@@ -47,11 +40,9 @@ fn shared_folders_are_listed_with_the_knowledge_base_and_reach_servers() {
     assert!(String::from_utf8_lossy(&twice.stderr).contains("is shared already"));
 
     // A server the CLI starts sees them.
-    let store = Store::open(&DataDir::resolve(Some(data.clone())).unwrap()).unwrap();
-    let mut everything =
-        McpServerConfig::stdio("everything", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
-    everything.share_roots = true;
-    ConfigStore::new(store).replace_servers(&[everything]).unwrap();
+    let mut sharing = everything("everything");
+    sharing.share_roots = true;
+    seed_servers(&data, &[sharing]);
     let roots = lines(&patchbay(&data, &["mcp", "call", "everything", "get-roots-list"])).join("\n");
     assert!(roots.contains(&McpRoot::from_path(&shared).uri), "{roots}");
     assert!(roots.contains(&McpRoot::from_path(&kb).uri), "{roots}");

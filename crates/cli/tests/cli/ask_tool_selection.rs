@@ -8,39 +8,23 @@
 use std::path::Path;
 use std::process::Output;
 
-use patchbay_core::config::{ConfigStore, McpServerConfig};
-use patchbay_core::paths::DataDir;
-use patchbay_core::store::Store;
+use patchbay_core::config::McpServerConfig;
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
 
+use crate::common::{command, env_model, offered, seed_servers};
+
 fn seed(dir: &Path) {
-    let config = ConfigStore::new(Store::open(&DataDir::new(dir)).unwrap());
     let time = McpServerConfig::stdio("time", peers::venv_bin("mcp-server-time").to_str().unwrap(), &[]);
     let broken = McpServerConfig::stdio("broken", "/nonexistent/patchbay-test-server", &[]);
-    config.replace_servers(&[time, broken]).unwrap();
+    seed_servers(dir, &[time, broken]);
 }
 
-async fn ask(dir: &Path, model: &ScriptedServer, flags: &[&str]) -> Output {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .arg("--data-dir")
-        .arg(dir)
-        .arg("ask")
-        .args(flags)
-        .args(["--model", "scripted", "What time is it?"])
-        .env("OPENAI_API_KEY", "sk-test")
-        .env("OPENAI_BASE_URL", format!("{}/v1", model.url()))
-        .env_remove("ARK_API_KEY")
-        .output()
-        .await
-        .unwrap()
-}
-
-fn offered(body: &serde_json::Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| tools.iter().filter_map(|t| t["function"]["name"].as_str().map(str::to_owned)).collect())
-        .unwrap_or_default()
+/// `patchbay ask FLAGS… --model scripted "What time is it?"`, the model from the environment.
+fn ask(dir: &Path, model: &ScriptedServer, flags: &[&str]) -> Output {
+    let mut ask = command(dir);
+    ask.arg("ask").args(flags).args(["--model", "scripted", "What time is it?"]);
+    env_model(&mut ask, model).output().unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -54,7 +38,7 @@ async fn servers_flag_starts_only_the_named_servers_and_no_tools_offers_none() {
     .await
     .unwrap();
 
-    let out = ask(data.path(), &model, &["--servers", "time"]).await;
+    let out = ask(data.path(), &model, &["--servers", "time"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("broken"), "a server not named was started: {stderr}");
@@ -62,13 +46,13 @@ async fn servers_flag_starts_only_the_named_servers_and_no_tools_offers_none() {
     assert!(tools.iter().any(|t| t.starts_with("time") && t.contains("get_current_time")), "{tools:?}");
     assert!(tools.iter().any(|t| t == "current_time"), "built-in tools stay offered: {tools:?}");
 
-    let out = ask(data.path(), &model, &["--no-tools"]).await;
+    let out = ask(data.path(), &model, &["--no-tools"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("broken"), "--no-tools starts no server: {stderr}");
     assert_eq!(offered(&model.requests()[1].body), Vec::<String>::new(), "--no-tools offers no tool");
 
-    let out = ask(data.path(), &model, &["--servers", "time,nope"]).await;
+    let out = ask(data.path(), &model, &["--servers", "time,nope"]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no MCP server named nope") && stderr.contains("time, broken"), "{stderr}");
@@ -90,7 +74,7 @@ async fn attached_files_reach_the_model_and_a_binary_file_is_refused() {
         (write("dot.png", b"\x89PNG"), write("notes.md", b"squares are red"), write("backup.zip", b"PK\x03\x04\0\xff"));
     let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["A dot and a note."])]).await.unwrap();
 
-    let out = ask(data.path(), &model, &["--no-tools", "--attach", &png, "--attach", &notes]).await;
+    let out = ask(data.path(), &model, &["--no-tools", "--attach", &png, "--attach", &notes]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("A dot and a note."));
     let body = &model.requests()[0].body;
@@ -100,7 +84,7 @@ async fn attached_files_reach_the_model_and_a_binary_file_is_refused() {
     assert_eq!(parts[1]["image_url"]["url"], "data:image/png;base64,iVBORw==");
     assert_eq!(parts[2]["text"], "<attachment title=\"notes.md\">\nsquares are red\n</attachment>");
 
-    let out = ask(data.path(), &model, &["--no-tools", "--attach", &notes, "--attach", &archive]).await;
+    let out = ask(data.path(), &model, &["--no-tools", "--attach", &notes, "--attach", &archive]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("backup.zip: a binary file cannot be attached"), "{stderr}");
@@ -112,13 +96,13 @@ async fn reasoning_flag_asks_the_model_for_that_effort() {
     let data = tempfile::tempdir().unwrap();
     let replies = vec![openai::text_reply(&["Noon."]), openai::text_reply(&["Noon."]), openai::text_reply(&["Noon."])];
     let model = ScriptedServer::start(Format::OpenAi, replies).await.unwrap();
-    let out = ask(data.path(), &model, &["--no-tools", "--reasoning", "medium"]).await;
+    let out = ask(data.path(), &model, &["--no-tools", "--reasoning", "medium"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(model.requests()[0].body["reasoning_effort"], "medium");
-    let out = ask(data.path(), &model, &["--no-tools"]).await;
+    let out = ask(data.path(), &model, &["--no-tools"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(model.requests()[1].body.get("reasoning_effort").is_none(), "the assistant sets none");
-    let out = ask(data.path(), &model, &["--no-tools", "--reasoning", "off"]).await;
+    let out = ask(data.path(), &model, &["--no-tools", "--reasoning", "off"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(model.requests()[2].body["reasoning_effort"], "none");
 }

@@ -1,23 +1,14 @@
 //! The knowledge base in chat through `patchbay ask/chat --kb`, against a
 //! scripted OpenAI-compatible model: what the model received is checked.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
 
 use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
 use serde_json::{Value, json};
 
+use crate::common::{command, feed, offered, ok, patchbay};
+
 const FACT: &str = "The kakapo is a flightless nocturnal parrot that can live for ninety years.";
-
-fn patchbay(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_patchbay")).arg("--data-dir").arg(data).args(args).output().unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// A data dir with the scripted provider and an indexed folder holding `birds.md`.
 fn setup(model_url: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
@@ -42,13 +33,6 @@ fn system_text(request: &Value) -> String {
         .filter(|m| m["role"] == "system")
         .map(|m| m["content"].to_string())
         .collect()
-}
-
-fn offered(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|tools| tools.iter().filter_map(|t| t["function"]["name"].as_str().map(str::to_owned)).collect())
-        .unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -136,17 +120,7 @@ async fn tool_mode_offers_knowledge_search_and_the_model_reads_its_result() {
 async fn chat_takes_the_same_kb_flag() {
     let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Noted [1]."])]).await.unwrap();
     let (_tmp, data, _birds) = setup(&model.url());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .arg("--data-dir")
-        .arg(&data)
-        .args(["chat", "--kb", "auto", "--no-tools"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"what is a kakapo?\n/quit\n").unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = feed(command(&data).args(["chat", "--kb", "auto", "--no-tools"]), "what is a kakapo?\n/quit\n");
     assert!(ok(&out).contains("Noted [1]."));
     assert!(system_text(&model.requests()[0].body).contains(FACT));
 }

@@ -6,38 +6,25 @@
 //! `--dry-run` speaks the terminal's language where the bundle does. Bundles signed by the real `mcpb` CLI say who signed
 //! them, and one changed after signing is refused.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use patchbay_test_support::hostile::poker_bundle;
 use patchbay_test_support::signing::{Key, authority, mcpb};
 
-fn patchbay(dir: &Path, args: &[&str], stdin: &str) -> Output {
-    patchbay_with(dir, args, stdin, &[])
+use crate::common::{command, feed, text};
+
+/// Runs `patchbay --data-dir DIR ARGS…`, `stdin` typed in, in the C locale (English).
+fn run(dir: &Path, args: &[&str], stdin: &str) -> Output {
+    run_with(dir, args, stdin, &[])
 }
 
-fn patchbay_with(dir: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Output {
+/// [`run`] with `env` set on top: another language, another trust store.
+fn run_with(dir: &Path, args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Output {
     // The bundle's strings follow the terminal's language: English unless a test asks.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .env_remove("LC_ALL")
-        .env_remove("LC_MESSAGES")
-        .env("LANG", "C.UTF-8")
-        .envs(env.iter().copied())
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run patchbay");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    let mut english = command(dir);
+    english.env_remove("LC_ALL").env_remove("LC_MESSAGES").env("LANG", "C.UTF-8");
+    feed(english.envs(env.iter().copied()).args(args), stdin)
 }
 
 #[test]
@@ -48,7 +35,7 @@ fn install_shows_installs_starts_and_the_server_answers() {
     let data = tmp.path().join("data");
     let bundle = file.to_str().unwrap();
 
-    let out = patchbay(&data, &["mcp", "install", bundle, "--dry-run"], "");
+    let out = run(&data, &["mcp", "install", bundle, "--dry-run"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let shown = text(&out.stdout);
     assert!(shown.starts_with("Poker 0.9.1 by Patchbay tests (binary server, installs as poker)\n"), "{shown}");
@@ -57,31 +44,31 @@ fn install_shows_installs_starts_and_the_server_answers() {
     assert!(shown.contains("setting  token  Token (string, required, sensitive, asked for)\n"), "{shown}");
     assert!(!data.join("extensions").exists(), "a dry run installs nothing");
     let chinese = [("LANG", Path::new("zh_CN.UTF-8"))];
-    let out = patchbay_with(&data, &["mcp", "install", bundle, "--dry-run"], "", &chinese);
+    let out = run_with(&data, &["mcp", "install", bundle, "--dry-run"], "", &chinese);
     let shown = text(&out.stdout);
     assert!(shown.starts_with("戳一戳 0.9.1 by Patchbay tests") && shown.contains("tool  poke  戳一下。\n"), "{shown}");
 
-    let out = patchbay(&data, &["mcp", "install", bundle, "--set", "token=abc"], "");
+    let out = run(&data, &["mcp", "install", bundle, "--set", "token=abc"], "");
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("--set token: Token is sensitive; leave it out"), "{}", text(&out.stderr));
 
     // huge-result answers a small poke with "poked".
-    let out = patchbay(&data, &["mcp", "install", bundle, "--set", "mode=huge-result:1"], "tok-42\n");
+    let out = run(&data, &["mcp", "install", bundle, "--set", "mode=huge-result:1"], "tok-42\n");
     assert!(out.status.success(), "stdout: {}\nstderr: {}", text(&out.stdout), text(&out.stderr));
     assert_eq!(text(&out.stdout), "installed Poker 0.9.1 as server poker\npoker  ready  1 tool\n");
 
-    let out = patchbay(&data, &["mcp", "call", "poker", "poke", "--args", r#"{"small": true}"#], "");
+    let out = run(&data, &["mcp", "call", "poker", "poke", "--args", r#"{"small": true}"#], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout).trim(), "poked");
 
-    let out = patchbay(&data, &["secret", "list"], "");
+    let out = run(&data, &["secret", "list"], "");
     let secrets = text(&out.stdout);
     assert!(secrets.contains("mcp/poker/POKER_TOKEN\tset\tserver poker env.POKER_TOKEN"), "{secrets}");
-    let out = patchbay(&data, &["config", "export", "--format", "patchbay"], "");
+    let out = run(&data, &["config", "export", "--format", "patchbay"], "");
     assert!(!text(&out.stdout).contains("tok-42"), "the token is only in the keyring");
 
     // Its settings later: shown with their values, one changed, the token kept.
-    let out = patchbay(&data, &["mcp", "configure", "poker", "--show"], "");
+    let out = run(&data, &["mcp", "configure", "poker", "--show"], "");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let shown = text(&out.stdout);
     assert!(
@@ -89,16 +76,16 @@ fn install_shows_installs_starts_and_the_server_answers() {
         "{shown}"
     );
     assert!(shown.contains("token  Token (string, required, sensitive, asked for, kept in the keyring)\n"), "{shown}");
-    let out = patchbay(&data, &["mcp", "configure", "poker", "--set", "mode=huge-result:2"], "\n");
+    let out = run(&data, &["mcp", "configure", "poker", "--set", "mode=huge-result:2"], "\n");
     assert!(out.status.success(), "stdout: {}\nstderr: {}", text(&out.stdout), text(&out.stderr));
     assert_eq!(text(&out.stdout), "changed the settings of Poker (server poker)\npoker  ready  1 tool\n");
-    let shown = text(&patchbay(&data, &["mcp", "configure", "poker", "--show"], "").stdout);
+    let shown = text(&run(&data, &["mcp", "configure", "poker", "--show"], "").stdout);
     assert!(shown.contains("now \"huge-result:2\""), "{shown}");
-    let out = patchbay(&data, &["mcp", "call", "poker", "poke", "--args", r#"{"small": true}"#], "");
+    let out = run(&data, &["mcp", "call", "poker", "poke", "--args", r#"{"small": true}"#], "");
     assert_eq!(text(&out.stdout).trim(), "poked", "{}", text(&out.stderr));
-    let out = patchbay(&data, &["secret", "list"], "");
+    let out = run(&data, &["secret", "list"], "");
     assert!(text(&out.stdout).contains("mcp/poker/POKER_TOKEN\tset"), "the token was kept");
-    let out = patchbay(&data, &["mcp", "configure", "nope", "--show"], "");
+    let out = run(&data, &["mcp", "configure", "nope", "--show"], "");
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("nope"), "{}", text(&out.stderr));
 }
@@ -110,7 +97,7 @@ fn a_signed_bundle_says_who_signed_it_and_a_changed_one_is_refused() {
     let data = dir.join("data");
     authority(dir, Key::Rsa);
     let dry_run = |file: &str, env: &[(&str, &Path)]| {
-        let out = patchbay_with(&data, &["mcp", "install", dir.join(file).to_str().unwrap(), "--dry-run"], "", env);
+        let out = run_with(&data, &["mcp", "install", dir.join(file).to_str().unwrap(), "--dry-run"], "", env);
         assert!(out.status.success(), "{}", text(&out.stderr));
         text(&out.stdout).lines().nth(1).unwrap_or_default().to_owned()
     };
@@ -136,7 +123,7 @@ fn a_signed_bundle_says_who_signed_it_and_a_changed_one_is_refused() {
     let self_signed = "self-signed by MCPB Self-Signed Certificate: nobody vouches for that name";
     assert_eq!(dry_run("self.mcpb", &[]), self_signed);
     let self_file = dir.join("self.mcpb");
-    let out = patchbay(&data, &["mcp", "install", self_file.to_str().unwrap(), "--set", "mode=huge-result:1"], "t\n");
+    let out = run(&data, &["mcp", "install", self_file.to_str().unwrap(), "--set", "mode=huge-result:1"], "t\n");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).starts_with(&format!("note: {self_signed}\n")), "{}", text(&out.stderr));
 
@@ -145,7 +132,7 @@ fn a_signed_bundle_says_who_signed_it_and_a_changed_one_is_refused() {
     poker_bundle(&dir.join("self-2.mcpb"), "2.0.0");
     mcpb(dir, &["sign", "self-2.mcpb", "--self-signed"]);
     let update = |file: &str| {
-        let out = patchbay(&data, &["mcp", "install", dir.join(file).to_str().unwrap(), "--dry-run"], "");
+        let out = run(&data, &["mcp", "install", dir.join(file).to_str().unwrap(), "--dry-run"], "");
         assert!(out.status.success(), "{}", text(&out.stderr));
         text(&out.stdout)
     };
@@ -162,7 +149,7 @@ fn a_signed_bundle_says_who_signed_it_and_a_changed_one_is_refused() {
     bytes[10] ^= 1;
     std::fs::write(dir.join("changed.mcpb"), bytes).unwrap();
     let changed = dir.join("changed.mcpb");
-    let out = patchbay(&data, &["mcp", "install", changed.to_str().unwrap(), "--set", "mode=huge-result:1"], "t\n");
+    let out = run(&data, &["mcp", "install", changed.to_str().unwrap(), "--set", "mode=huge-result:1"], "t\n");
     assert!(!out.status.success());
     let error = text(&out.stderr);
     assert!(
@@ -171,6 +158,6 @@ fn a_signed_bundle_says_who_signed_it_and_a_changed_one_is_refused() {
         ),
         "{error}"
     );
-    let out = patchbay(&data, &["mcp", "list"], "");
+    let out = run(&data, &["mcp", "list"], "");
     assert_eq!(text(&out.stdout).lines().count(), 1, "only the self-signed install: {}", text(&out.stdout));
 }

@@ -21,11 +21,7 @@ use patchbay_test_support::peers;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-const BIN: &str = env!("CARGO_BIN_EXE_patchbay");
-
-fn patchbay(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).arg("--data-dir").arg(data_dir).args(args).output().expect("run patchbay")
-}
+use crate::common::{BIN, command, fixture, patchbay};
 
 /// A data dir with one extra indexed folder holding `birds.md`; returns (tempdir, data dir, birds.md).
 fn indexed() -> (tempfile::TempDir, PathBuf, PathBuf) {
@@ -68,9 +64,7 @@ fn serve_http(data: &Path) -> HttpServe {
 
 /// `patchbay kb serve --http ARGS…`, killed on drop.
 fn serve_http_with(data: &Path, args: &[&str]) -> HttpServe {
-    let mut child = Command::new(BIN)
-        .arg("--data-dir")
-        .arg(data)
+    let mut child = command(data)
         .args(["kb", "serve", "--http"])
         .args(args)
         .stdin(Stdio::null())
@@ -105,8 +99,11 @@ fn serve_http_with(data: &Path, args: &[&str]) -> HttpServe {
 }
 
 fn python_client(args: &[&str]) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kb_mcp_client.py");
-    let out = Command::new(peers::python()).arg(script).args(args).output().expect("run the Python MCP client");
+    let out = Command::new(peers::python())
+        .arg(fixture("kb_mcp_client.py"))
+        .args(args)
+        .output()
+        .expect("run the Python MCP client");
     assert!(out.status.success(), "python client failed:\n{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -206,9 +203,7 @@ fn http_requires_the_token_and_refuses_browsers() {
 /// `patchbay kb serve ARGS…` run to its end, killed if it is still running
 /// after 30 s (then it serves: the test fails).
 fn serve_to_the_end(data: &Path, args: &[&str]) -> Output {
-    let mut child = Command::new(BIN)
-        .arg("--data-dir")
-        .arg(data)
+    let mut child = command(data)
         .args(["kb", "serve"])
         .args(args)
         .stdin(Stdio::null())

@@ -12,19 +12,13 @@ use patchbay_test_support::catalog::{serve, serve_with_files};
 use patchbay_test_support::hostile::poker_bundle;
 use patchbay_test_support::peers;
 use serde_json::json;
-use tokio::io::AsyncWriteExt;
 
-async fn search(registry: &str, args: &[&str]) -> Output {
+use crate::common::{command, feed, text};
+
+/// `patchbay mcp search ARGS…` against `registry`, on a fresh data directory.
+fn search(registry: &str, args: &[&str]) -> Output {
     let data = tempfile::tempdir().unwrap();
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .arg("--data-dir")
-        .arg(data.path())
-        .args(["mcp", "search"])
-        .args(args)
-        .env("PATCHBAY_MCP_REGISTRY", registry)
-        .output()
-        .await
-        .unwrap()
+    command(data.path()).args(["mcp", "search"]).args(args).env("PATCHBAY_MCP_REGISTRY", registry).output().unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -39,7 +33,7 @@ async fn search_prints_servers_their_launch_and_secrets_and_says_why_it_failed()
     }});
     let registry = serve(vec![notes]).await;
 
-    let out = search(&registry, &["notes"]).await;
+    let out = search(&registry, &["notes"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -50,15 +44,15 @@ async fn search_prints_servers_their_launch_and_secrets_and_says_why_it_failed()
          more: patchbay mcp search \"notes\" --cursor page-2\n"
     );
 
-    let out = search(&registry, &["notes", "--cursor", "page-2", "--json"]).await;
+    let out = search(&registry, &["notes", "--cursor", "page-2", "--json"]);
     let page: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(page["next_cursor"], serde_json::Value::Null);
     assert_eq!(page["entries"][0]["config"]["transport"]["command"], "uvx");
 
-    let out = search(&registry, &["weather"]).await;
+    let out = search(&registry, &["weather"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "no server in the registry matches \"weather\"\n");
 
-    let out = search(&registry, &["down"]).await;
+    let out = search(&registry, &["down"]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -67,20 +61,9 @@ async fn search_prints_servers_their_launch_and_secrets_and_says_why_it_failed()
     );
 }
 
-/// Runs `patchbay` on `data` against `registry`, `stdin` piped in.
-async fn patchbay(data: &Path, registry: &str, args: &[&str], stdin: &str) -> Output {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .env("PATCHBAY_MCP_REGISTRY", registry)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).await.unwrap();
-    child.wait_with_output().await.unwrap()
+/// Runs `patchbay` on `data` against `registry`, `stdin` typed in.
+fn run(data: &Path, registry: &str, args: &[&str], stdin: &str) -> Output {
+    feed(command(data).args(args).env("PATCHBAY_MCP_REGISTRY", registry), stdin)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -113,24 +96,23 @@ async fn add_starts_a_listed_server_with_its_secret_typed_and_installs_a_listed_
     ];
     let registry = serve_with_files(listings, vec![("poker.mcpb".into(), poker)]).await;
     let data = tmp.path().join("data");
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
 
-    let out = patchbay(&data, &registry, &["mcp", "add", "io.github.patchbay/two-ways"], "").await;
+    let out = run(&data, &registry, &["mcp", "add", "io.github.patchbay/two-ways"], "");
     assert!(!out.status.success());
     assert!(
         text(&out.stderr).contains("io.github.patchbay/two-ways runs as pypi, sse: choose one with --via"),
         "{}",
         text(&out.stderr)
     );
-    let out = patchbay(&data, &registry, &["mcp", "add", "io.github.patchbay/nothing"], "").await;
+    let out = run(&data, &registry, &["mcp", "add", "io.github.patchbay/nothing"], "");
     assert!(text(&out.stderr).contains("the MCP registry lists no server named \"io.github.patchbay/nothing\""));
     let args = ["mcp", "add", "io.github.patchbay/everything", "--name", "ev", "--set", "X-Api-Key=k"];
-    let out = patchbay(&data, &registry, &args, "").await;
+    let out = run(&data, &registry, &args, "");
     assert!(text(&out.stderr).contains("--set X-Api-Key: it is a secret"), "{}", text(&out.stderr));
 
     // The URL's port is left to the user: without it, the add says how to give it.
     let args = ["mcp", "add", "io.github.patchbay/everything", "--name", "ev", "--set", "X-Team=blue"];
-    let out = patchbay(&data, &registry, &args, "key-123\ntok-1\n").await;
+    let out = run(&data, &registry, &args, "key-123\ntok-1\n");
     assert!(!out.status.success());
     let why = "port: required (Where it listens); give it with --set port=VALUE";
     assert!(text(&out.stderr).contains(why), "{}", text(&out.stderr));
@@ -138,14 +120,14 @@ async fn add_starts_a_listed_server_with_its_secret_typed_and_installs_a_listed_
     let port = format!("port={port}");
     let args = ["mcp", "add", "io.github.patchbay/everything", "--name", "ev", "--set", "X-Team=blue", "--set", &port];
     // The header's secret is read first, then the placeholder's (the token in "Bearer {token}").
-    let out = patchbay(&data, &registry, &args, "key-123\ntok-1\n").await;
+    let out = run(&data, &registry, &args, "key-123\ntok-1\n");
     assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
     let shown = text(&out.stdout);
     assert!(
         shown.starts_with("added io.github.patchbay/everything 2026.8.31 (streamable-http) as server ev\nev  ready  "),
         "{shown}"
     );
-    let out = patchbay(&data, &registry, &["config", "export", "--format", "claude"], "").await;
+    let out = run(&data, &registry, &["config", "export", "--format", "claude"], "");
     let exported: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         exported["mcpServers"]["ev"]["headers"],
@@ -158,10 +140,10 @@ async fn add_starts_a_listed_server_with_its_secret_typed_and_installs_a_listed_
     );
     let url = exported["mcpServers"]["ev"]["url"].as_str().unwrap_or_default().to_owned();
     assert!(url.starts_with("http://127.0.0.1:") && !url.contains('{'), "{url}");
-    let out = patchbay(&data, &registry, &["secret", "list"], "").await;
+    let out = run(&data, &registry, &["secret", "list"], "");
     assert!(text(&out.stdout).contains("mcp/ev/Authorization\tset"), "{}", text(&out.stdout));
 
-    let out = patchbay(&data, &registry, &["mcp", "add", "io.github.patchbay/poker"], "tok\n").await;
+    let out = run(&data, &registry, &["mcp", "add", "io.github.patchbay/poker"], "tok\n");
     assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
     assert!(text(&out.stderr).contains("(SHA-256 checked)"), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "installed Poker 1.0.0 as server poker\npoker  ready  1 tool\n");

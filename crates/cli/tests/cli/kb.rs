@@ -1,21 +1,6 @@
 //! `patchbay kb` against real data directories and folders.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn patchbay(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(args)
-        .output()
-        .expect("run patchbay")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
+use crate::common::{ok, patchbay};
 
 #[test]
 fn add_index_search_and_remove_a_folder() {

@@ -9,11 +9,11 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use patchbay_core::config::{ConfigStore, McpServerConfig, SecurityLevel};
-use patchbay_core::paths::DataDir;
-use patchbay_core::store::Store;
+use patchbay_core::config::{McpServerConfig, SecurityLevel};
 use patchbay_test_support::peers;
 use patchbay_test_support::processes::group_members;
+
+use crate::common::{command, seed_servers};
 
 fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
@@ -31,16 +31,13 @@ fn a_killed_host_leaves_no_process_of_the_servers_group() {
     let everything = peers::npm_bin("mcp-server-everything");
     let script =
         format!("echo $$ > '{}'; trap '' TERM; sleep 300 & {} stdio; wait", pid_file.display(), everything.display());
-    let store = Store::open(&DataDir::resolve(Some(tmp.path().to_path_buf())).unwrap()).unwrap();
     // Unsandboxed (permissive), so that the test reads the wrapper's pid file and its process group from outside.
     let mut wrapped = McpServerConfig::stdio("wrapped", "sh", &["-c", &script]);
     wrapped.policy.level = Some(SecurityLevel::Permissive);
-    ConfigStore::new(store).replace_servers(&[wrapped]).unwrap();
+    seed_servers(tmp.path(), &[wrapped]);
 
     let args = r#"{"duration": 120, "steps": 120}"#;
-    let mut host = Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .arg("--data-dir")
-        .arg(tmp.path())
+    let mut host = command(tmp.path())
         .args(["mcp", "call", "wrapped", "trigger-long-running-operation", "--args", args])
         .stdout(Stdio::null())
         .stderr(Stdio::null())

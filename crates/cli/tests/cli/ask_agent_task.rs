@@ -6,13 +6,13 @@
 
 use std::path::Path;
 
-use patchbay_core::config::{ConfigStore, McpServerConfig, ProviderProfile};
+use patchbay_core::config::McpServerConfig;
 use patchbay_core::mcp::naming::ToolNames;
-use patchbay_core::paths::DataDir;
-use patchbay_core::store::Store;
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
 use serde_json::json;
+
+use crate::common::{offered, patchbay, seed_scripted_provider, seed_servers};
 
 const PAGE: &str = "<html><head><title>Tides</title></head><body><h1>Tides</h1>\
 <p>The moon's gravity raises two bulges of water; most coasts see two high tides a day.</p></body></html>";
@@ -27,11 +27,7 @@ async fn serve_page() -> (String, tokio::task::JoinHandle<()>) {
 }
 
 fn seed(dir: &Path, model_url: &str, files_root: &Path) {
-    let store = Store::open(&DataDir::new(dir)).unwrap();
-    let config = ConfigStore::new(store);
-    config
-        .save_provider(&ProviderProfile::openai_compatible("scripted", format!("{model_url}/v1"), "scripted-model"))
-        .unwrap();
+    seed_scripted_provider(dir, model_url);
     let fetch = McpServerConfig::stdio(
         "fetch",
         peers::venv_bin("mcp-server-fetch").to_str().unwrap(),
@@ -42,7 +38,7 @@ fn seed(dir: &Path, model_url: &str, files_root: &Path) {
         peers::npm_bin("mcp-server-filesystem").to_str().unwrap(),
         &[files_root.to_str().unwrap()],
     );
-    config.replace_servers(&[fetch, files]).unwrap();
+    seed_servers(dir, &[fetch, files]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -70,13 +66,10 @@ async fn fetch_summarise_and_write_a_file() {
     .unwrap();
     seed(data.path(), &model.url(), &files_root);
 
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .arg("--data-dir")
-        .arg(data.path())
-        .args(["ask", "--auto-approve", "Summarise the page at the URL I gave and save it to summary.md"])
-        .output()
-        .await
-        .unwrap();
+    let out = patchbay(
+        data.path(),
+        &["ask", "--auto-approve", "Summarise the page at the URL I gave and save it to summary.md"],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "ask failed\nstdout: {stdout}\nstderr: {stderr}");
@@ -88,27 +81,16 @@ async fn fetch_summarise_and_write_a_file() {
     // The model was offered both servers' tools and read the fetched page.
     let requests = model.requests();
     assert_eq!(requests.len(), 3, "one request per round");
-    let offered: Vec<&str> =
-        requests[0].body["tools"].as_array().unwrap().iter().filter_map(|t| t["function"]["name"].as_str()).collect();
-    assert!(offered.contains(&fetch_tool.as_str()) && offered.contains(&write_tool.as_str()), "{offered:?}");
+    let offered = offered(&requests[0].body);
+    assert!(offered.contains(&fetch_tool) && offered.contains(&write_tool), "{offered:?}");
     let second = requests[1].body["messages"].to_string();
     assert!(second.contains("two high tides a day"), "the fetched page never reached the model: {second}");
 
     // The trace is in the database: the exported conversation holds both calls and their results.
-    let list = std::process::Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .arg("--data-dir")
-        .arg(data.path())
-        .args(["conversation", "list"])
-        .output()
-        .unwrap();
+    let list = patchbay(data.path(), &["conversation", "list"]);
     let listing = String::from_utf8_lossy(&list.stdout);
     let id = listing.split_whitespace().next().expect("one conversation listed");
-    let export = std::process::Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .arg("--data-dir")
-        .arg(data.path())
-        .args(["conversation", "export", id, "--format", "json"])
-        .output()
-        .unwrap();
+    let export = patchbay(data.path(), &["conversation", "export", id, "--format", "json"]);
     let exported = String::from_utf8_lossy(&export.stdout);
     assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
     for needle in ["\"fetch\"", "\"write_file\"", "two high tides a day", "summary.md"] {

@@ -3,40 +3,18 @@
 //! data directory.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use patchbay_core::config::{ConfigStore, McpServerConfig};
-use patchbay_core::paths::DataDir;
-use patchbay_core::store::Store;
+use patchbay_core::config::McpServerConfig;
 use patchbay_test_support::peers;
 
-fn seed(dir: &Path, servers: &[McpServerConfig]) {
-    let store = Store::open(&DataDir::resolve(Some(dir.to_path_buf())).unwrap()).unwrap();
-    ConfigStore::new(store).replace_servers(servers).unwrap();
-}
-
-fn patchbay(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_patchbay")).arg("--data-dir").arg(dir).args(args).output().expect("run patchbay")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn everything(name: &str) -> McpServerConfig {
-    McpServerConfig::stdio(name, peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"])
-}
+use crate::common::{command, everything, patchbay, seed_servers, stderr, stdout};
 
 fn seeded() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let mut off = McpServerConfig::stdio("off", "true", &[]);
     off.enabled = false;
-    seed(
+    seed_servers(
         tmp.path(),
         &[everything("everything"), McpServerConfig::stdio("broken", "surely-not-a-command-xyz", &["--flag"]), off],
     );
@@ -109,9 +87,7 @@ fn a_call_shows_its_progress_on_stderr_and_a_task_tool_runs_as_a_task() {
     assert!(progress.last().is_some_and(|l| l.ends_with(" completed")), "{progress:?}");
 
     // Ctrl-C calls a running call off: the command says so and fails.
-    let mut running = Command::new(env!("CARGO_BIN_EXE_patchbay"))
-        .arg("--data-dir")
-        .arg(tmp.path())
+    let mut running = command(tmp.path())
         .args(["mcp", "call", "everything", "simulate-research-query", "--args", args])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -222,7 +198,7 @@ fn prompts_resources_and_completions_of_a_server() {
 fn tools_says_which_have_a_view_and_which_the_model_never_sees() {
     let tmp = tempfile::tempdir().unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/peers/counter_app.py");
-    seed(tmp.path(), &[McpServerConfig::stdio("counter", peers::python().to_str().unwrap(), &[script])]);
+    seed_servers(tmp.path(), &[McpServerConfig::stdio("counter", peers::python().to_str().unwrap(), &[script])]);
     let out = patchbay(tmp.path(), &["mcp", "tools", "counter"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
