@@ -9,6 +9,7 @@
 //! `patchbay` process it starts what it needs.
 
 mod ask_agent_task;
+mod ask_approval;
 mod ask_tool_selection;
 mod common;
 mod config_import_export;

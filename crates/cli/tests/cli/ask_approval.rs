@@ -3,27 +3,26 @@
 //! conversation" is not offered for them, while a normal server's answer
 //! holds for the rest of the conversation. The servers are `hostile-mcp
 //! slow-start:0` (its `poke` answers "poked") in the real sandbox; the
-//! terminal is a pseudo-terminal driven by `fixtures/pty_answer.py`.
+//! terminal is a pseudo-terminal driven by `tests/cli/fixtures/pty_answer.py`.
 
 use std::path::Path;
 use std::process::Command;
 
-use patchbay_core::config::{ConfigStore, McpServerConfig, SecurityLevel};
-use patchbay_core::paths::DataDir;
-use patchbay_core::store::Store;
+use patchbay_core::config::{McpServerConfig, SecurityLevel};
 use patchbay_test_support::hostile::hostile_mcp;
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
+
+use crate::common::{BIN, env_model, fixture, seed_servers};
 
 const STRICT_PROMPT: &str = "Allow guarded/poke with {}? [y]es once / [N]o (strict: every call is asked): ";
 const NORMAL_PROMPT: &str = "Allow poker/poke with {}? [y]es once / [a]lways in this conversation / [N]o: ";
 
 fn seed(dir: &Path) {
-    let config = ConfigStore::new(Store::open(&DataDir::new(dir)).unwrap());
     let poker = |name: &str| McpServerConfig::stdio(name, hostile_mcp().to_str().unwrap(), &["slow-start:0"]);
     let mut guarded = poker("guarded");
     guarded.policy.level = Some(SecurityLevel::Strict);
-    config.replace_servers(&[guarded, poker("poker")]).unwrap();
+    seed_servers(dir, &[guarded, poker("poker")]);
 }
 
 /// The model's replies to one `ask` that calls `server`'s `poke`.
@@ -35,21 +34,14 @@ fn poke(server: &str) -> [Reply; 2] {
 /// Runs `patchbay ask` on a pseudo-terminal that allows the strict server's
 /// call once and the normal server's for the conversation; what the terminal showed.
 fn ask_on_terminal(dir: &Path, model: &ScriptedServer, conversation: Option<&str>) -> String {
-    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_answer.py");
     let rules = serde_json::json!([["guarded/poke", "y"], ["poker/poke", "a"]]);
     let mut cmd = Command::new(peers::python());
-    cmd.arg(driver).arg(rules.to_string()).arg("--").arg(env!("CARGO_BIN_EXE_patchbay"));
+    cmd.arg(fixture("pty_answer.py")).arg(rules.to_string()).arg("--").arg(BIN);
     cmd.arg("--data-dir").arg(dir).args(["ask", "--model", "scripted"]);
     if let Some(id) = conversation {
         cmd.args(["--conversation", id]);
     }
-    let out = cmd
-        .arg("Poke it.")
-        .env("OPENAI_API_KEY", "sk-test")
-        .env("OPENAI_BASE_URL", format!("{}/v1", model.url()))
-        .env_remove("ARK_API_KEY")
-        .output()
-        .expect("run the terminal driver");
+    let out = env_model(cmd.arg("Poke it."), model).env_remove("ARK_API_KEY").output().expect("run the terminal driver");
     let screen = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
     assert!(out.status.success(), "{screen}{}", String::from_utf8_lossy(&out.stderr));
     assert!(screen.contains(": poked"), "the call did not run: {screen}");
