@@ -41,7 +41,8 @@ fn ask_on_terminal(dir: &Path, model: &ScriptedServer, conversation: Option<&str
     if let Some(id) = conversation {
         cmd.args(["--conversation", id]);
     }
-    let out = env_model(cmd.arg("Poke it."), model).env_remove("ARK_API_KEY").output().expect("run the terminal driver");
+    let out =
+        env_model(cmd.arg("Poke it."), model).env_remove("ARK_API_KEY").output().expect("run the terminal driver");
     let screen = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
     assert!(out.status.success(), "{screen}{}", String::from_utf8_lossy(&out.stderr));
     assert!(screen.contains(": poked"), "the call did not run: {screen}");
