@@ -208,6 +208,7 @@ async fn run() -> Result<()> {
     let proxy = Egress::start(
         Network::Domains(vec!["localhost".into()]),
         Arc::new(|host: &str| eprintln!("the proxy refused {host}")),
+        &std::env::temp_dir(),
     )?;
     let proxy_port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let init = std::env::current_exe()?

@@ -397,8 +397,9 @@ impl App {
                     }
                     // The refusal is on the server's stderr tail too; this is the one to act on.
                     McpEvent::ConnectionBlocked { server, host } => {
-                        app.note_blocked(&server, &host);
-                        app.inner.events.connection_blocked(views::ConnectionBlocked { server, host });
+                        if app.note_blocked(&server, &host) {
+                            app.inner.events.connection_blocked(views::ConnectionBlocked { server, host });
+                        }
                     }
                 }
             }

@@ -86,13 +86,22 @@ impl App {
         Ok(())
     }
 
-    /// Keeps a host `server`'s proxy refused.
-    pub(super) fn note_blocked(&self, server: &str, host: &str) {
+    /// Keeps a host `server`'s proxy refused, unless its saved policy allows
+    /// the host by now (a refusal made before "Allow this domain" and read
+    /// after it); whether the refusal still stands.
+    pub(super) fn note_blocked(&self, server: &str, host: &str) -> bool {
+        let allowed_now = self.inner.config.server(server).is_ok_and(|config| {
+            Policy::resolve(&config, &self.inner.registry.policy_defaults(), &[]).network.allows(host)
+        });
+        if allowed_now {
+            return false;
+        }
         let mut blocked = lock(&self.inner.blocked);
         let hosts = blocked.entry(server.to_owned()).or_default();
         if hosts.len() < BLOCKED_KEPT {
             hosts.insert(host.to_ascii_lowercase());
         }
+        true
     }
 
     /// The hosts `server`'s proxy refused and nobody allowed yet.

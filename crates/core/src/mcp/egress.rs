@@ -30,6 +30,11 @@ use crate::config::Network;
 
 /// Longest request head read before the request is refused.
 const MAX_HEAD: usize = 16 * 1024;
+/// How long a connection may take to send its request head.
+const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// Connections one server may hold open through its proxy at once: more wait,
+/// so a server cannot use up Patchbay's file descriptors.
+const MAX_CONNECTIONS: usize = 256;
 
 const SOCKET: &str = "proxy.sock";
 
@@ -52,16 +57,18 @@ impl std::fmt::Debug for Egress {
 impl Egress {
     /// No proxy without the hand-over.
     #[cfg(not(target_os = "linux"))]
-    pub fn start(_network: Network, _on_block: BlockListener) -> std::io::Result<Self> {
+    pub fn start(_network: Network, _on_block: BlockListener, _under: &Path) -> std::io::Result<Self> {
         Err(std::io::ErrorKind::Unsupported.into())
     }
 
     /// Starts a proxy that lets through what `network` allows, on the first
     /// listening TCP socket handed over on a Unix socket in a new private
-    /// folder under the temp folder.
+    /// folder under `under`: a folder no sandbox sees (Patchbay's data folder,
+    /// masked in each), so no other server can be first to hand one over.
     #[cfg(target_os = "linux")]
-    pub fn start(network: Network, on_block: BlockListener) -> std::io::Result<Self> {
-        let dir = std::env::temp_dir().join(format!("patchbay-egress-{}", uuid::Uuid::new_v4().simple()));
+    pub fn start(network: Network, on_block: BlockListener, under: &Path) -> std::io::Result<Self> {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let dir = under.join(format!("egress-{}", &id[..16]));
         std::fs::create_dir(&dir)?;
         #[cfg(unix)]
         {
@@ -120,12 +127,20 @@ async fn serve(
             return;
         }
     };
+    let open = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         let accepted = tokio::select! {
             () = stop.cancelled() => return,
-            accepted = listener.accept() => accepted,
+            accepted = async {
+                let permit = open.clone().acquire_owned().await.expect("the semaphore is never closed");
+                (listener.accept().await, permit)
+            } => accepted,
         };
-        let Ok((stream, _)) = accepted else { continue };
+        let (Ok((stream, _)), permit) = accepted else {
+            // Out of descriptors, say: the next connection may fare better.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let (network, on_block, stop) = (network.clone(), on_block.clone(), stop.clone());
         tokio::spawn(async move {
@@ -133,6 +148,7 @@ async fn serve(
                 () = stop.cancelled() => {}
                 () = handle(stream, &network, &on_block) => {}
             }
+            drop(permit);
         });
     }
 }
@@ -194,7 +210,8 @@ mod handover {
         fds.into_iter().next().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no socket was handed over"))
     }
 
-    /// Only a listening TCP socket is served.
+    /// Only a listening TCP socket on the loopback is served (never one that
+    /// would take connections from other computers).
     pub(super) fn checked(fd: OwnedFd) -> io::Result<TcpListener> {
         let option = |name| {
             let mut value: libc::c_int = 0;
@@ -204,16 +221,18 @@ mod handover {
                 unsafe { libc::getsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, name, (&raw mut value).cast(), &mut len) };
             if r == 0 { Ok(value) } else { Err(io::Error::last_os_error()) }
         };
-        let tcp = matches!(option(libc::SO_DOMAIN)?, libc::AF_INET | libc::AF_INET6)
+        let tcp = option(libc::SO_DOMAIN)? == libc::AF_INET
             && option(libc::SO_TYPE)? == libc::SOCK_STREAM
+            && option(libc::SO_PROTOCOL)? == libc::IPPROTO_TCP
             && option(libc::SO_ACCEPTCONN)? == 1;
+        let refused = |why: &str| io::Error::new(io::ErrorKind::InvalidData, why.to_owned());
         if !tcp {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "what was handed over is not a listening TCP socket",
-            ));
+            return Err(refused("what was handed over is not a listening TCP socket"));
         }
         let listener = std::net::TcpListener::from(fd);
+        if !listener.local_addr()?.ip().is_loopback() {
+            return Err(refused("the listener handed over is not on the loopback"));
+        }
         listener.set_nonblocking(true)?;
         TcpListener::from_std(listener)
     }
@@ -241,9 +260,9 @@ async fn handle(mut client: TcpStream, network: &Network, on_block: &BlockListen
                 respond(&mut client, "431 Request Header Fields Too Large", "the request head is too large\n").await;
             return;
         }
-        match client.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => head.extend_from_slice(&buf[..n]),
+        match tokio::time::timeout(HEAD_TIMEOUT, client.read(&mut buf)).await {
+            Ok(Ok(0) | Err(_)) | Err(_) => return,
+            Ok(Ok(n)) => head.extend_from_slice(&buf[..n]),
         }
     };
     let rest = head.split_off(end);
@@ -358,7 +377,7 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[tokio::test]
-    async fn only_a_listening_tcp_socket_is_taken_over() {
+    async fn only_a_listening_tcp_socket_on_the_loopback_is_taken_over() {
         use std::os::fd::OwnedFd;
         let listening = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listening.local_addr().unwrap().port();
@@ -371,6 +390,9 @@ mod tests {
             let refused = handover::checked(fd).unwrap_err();
             assert_eq!(refused.to_string(), "what was handed over is not a listening TCP socket");
         }
+        let everywhere = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+        let refused = handover::checked(OwnedFd::from(everywhere)).unwrap_err();
+        assert_eq!(refused.to_string(), "the listener handed over is not on the loopback");
     }
 
     #[test]

@@ -225,7 +225,9 @@ pub(crate) async fn confine(
             launch.env.retain(|(k, _)| !PROXY_VARS.iter().any(|p| k == p) && k != "NO_PROXY" && k != "no_proxy");
         }
         Network::Domains(_) => {
-            let proxy = Egress::start(policy.network.clone(), cx.on_block)
+            // Under Patchbay's data folder, which every sandbox masks.
+            let under = cx.protected.first().cloned().unwrap_or_else(std::env::temp_dir);
+            let proxy = Egress::start(policy.network.clone(), cx.on_block, &under)
                 .map_err(|e| unavailable(format!("the filtering proxy could not start: {e}")))?;
             args.push("--unshare-net".into());
             args.extend(["--ro-bind".into(), proxy.dir().into(), PROXY_DIR.into()]);
