@@ -6,14 +6,16 @@
 //!   against permissive (no sandbox);
 //! - round trip: sequential `tools/call echo` of server-everything through the
 //!   registry, at normal and strict against permissive;
-//! - fetch through the filtering proxy, two ways. End to end: `hostile-mcp
-//!   fetch` GETs a page of a local HTTP server on each tool call, at normal
-//!   with network `domains: [localhost]` (its own network namespace; Patchbay's
-//!   proxy accepts on the listener `patchbay-sandbox-init` made there → the page) against the same server at
-//!   normal with network any (a direct connection). The proxy alone: the bench
-//!   sends the GET itself to `mcp::egress::Egress`, on the listener
-//!   `patchbay-sandbox-init` hands it (here outside a sandbox), against a
-//!   direct TCP connection. Each fetch is a new connection.
+//! - fetch through the filtering proxy, three ways, each fetch a new
+//!   connection to a local page. End to end: `hostile-mcp fetch` (a GET and
+//!   nothing else) and mcp-server-fetch (PyPI, as a user adds it; `raw`) on
+//!   each tool call, at normal with network `domains: [localhost]` (its own
+//!   network namespace; Patchbay's proxy accepts on the listener
+//!   `patchbay-sandbox-init` made there and connects to the page) against
+//!   the same server at normal with network any (a direct connection). The
+//!   proxy alone: the bench sends the GET itself to `mcp::egress::Egress`, on
+//!   a listener `patchbay-sandbox-init` hands it (outside a sandbox), against
+//!   a direct TCP connection.
 //!
 //! `cargo build --release -p patchbay-sandbox-init && cargo bench -p
 //! patchbay-core --bench sandbox -- [CALLS]` (needs the peers, `bash
@@ -32,6 +34,7 @@ use futures::FutureExt;
 use patchbay_core::config::{McpServerConfig, Network, SecurityLevel};
 use patchbay_core::mcp::egress::Egress;
 use patchbay_test_support::hostile::hostile_mcp;
+use patchbay_test_support::peers;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -45,11 +48,41 @@ fn everything_at(name: &str, level: SecurityLevel) -> McpServerConfig {
     config
 }
 
+/// `hostile-mcp fetch`: a GET of the page and nothing else, per call.
 fn fetcher(network: Network) -> McpServerConfig {
-    let mut config = McpServerConfig::stdio("fetcher", hostile_mcp().to_string_lossy(), &["fetch"]);
+    at_normal(McpServerConfig::stdio("fetcher", hostile_mcp().to_string_lossy(), &["fetch"]), network)
+}
+
+/// mcp-server-fetch (PyPI), as a user adds it; its `fetch` with `raw` returns the page as it is.
+fn fetch_server(network: Network) -> McpServerConfig {
+    let program = peers::venv_bin("mcp-server-fetch");
+    let args = ["--allow-private-ips", "--ignore-robots-txt"];
+    at_normal(McpServerConfig::stdio("fetch", program.to_string_lossy(), &args), network)
+}
+
+fn at_normal(mut config: McpServerConfig, network: Network) -> McpServerConfig {
     config.policy.level = Some(SecurityLevel::Normal);
     config.policy.network = Some(network);
     config
+}
+
+/// `labels[0]`: `server` at normal with the whole network (a direct fetch);
+/// `labels[1]`: with `domains: [localhost]` (through the proxy); each run is
+/// `calls` calls of its `fetch` with `args`.
+fn proxy_sides<'a>(
+    labels: [&'static str; 2],
+    server: fn(Network) -> McpServerConfig,
+    args: serde_json::Value,
+    calls: usize,
+) -> Vec<Client<'a>> {
+    labels
+        .into_iter()
+        .zip([Network::Any, Network::Domains(vec!["localhost".into()])])
+        .map(|(side, network)| -> Client {
+            let args = args.clone();
+            (side, Box::new(move || round_trips(server(network.clone()), "fetch", args.clone(), calls, false).boxed()))
+        })
+        .collect()
 }
 
 /// Serves the page to every connection, then closes it.
@@ -187,24 +220,29 @@ async fn run() -> Result<()> {
     let fetches = calls / 4;
     eprintln!("fetches of a {PAGE_BYTES}-byte page: {fetches} per side, median of {rounds} rounds");
     let url = json!({"url": format!("http://localhost:{port}/")});
-    let sides: [(&'static str, Network); 2] = [
-        ("`hostile-mcp fetch` at normal, network any: direct", Network::Any),
-        (
+    let clients = proxy_sides(
+        [
+            "`hostile-mcp fetch` at normal, network any: direct",
             "`hostile-mcp fetch` at normal, domains [localhost]: through the proxy",
-            Network::Domains(vec!["localhost".into()]),
-        ),
-    ];
-    let clients: Vec<Client> = sides
-        .into_iter()
-        .map(|(side, network)| -> Client {
-            let url = url.clone();
-            (
-                side,
-                Box::new(move || round_trips(fetcher(network.clone()), "fetch", url.clone(), fetches, false).boxed()),
-            )
-        })
-        .collect();
+        ],
+        fetcher,
+        url,
+        fetches,
+    );
     let end_to_end = take_turns(rounds, clients).await?;
+    let real_fetches = (calls / 20).max(5);
+    eprintln!("mcp-server-fetch: {real_fetches} fetches per side, median of {rounds} rounds");
+    let page = json!({"url": format!("http://localhost:{port}/"), "raw": true});
+    let clients = proxy_sides(
+        [
+            "`mcp-server-fetch` at normal, network any: direct",
+            "`mcp-server-fetch` at normal, domains [localhost]: through the proxy",
+        ],
+        fetch_server,
+        page,
+        real_fetches,
+    );
+    let real = take_turns(rounds, clients).await?;
     let proxy = Egress::start(
         Network::Domains(vec!["localhost".into()]),
         Arc::new(|host: &str| eprintln!("the proxy refused {host}")),
@@ -237,6 +275,12 @@ async fn run() -> Result<()> {
         &format!("µs per fetch, median of {rounds}"),
         "≤ 1.2×",
         &per_fetch(end_to_end),
+    );
+    table(
+        &format!("`fetch` of mcp-server-fetch, a local {} KiB page (raw)", PAGE_BYTES / 1024),
+        &format!("µs per call, median of {rounds}"),
+        "≤ 1.2×",
+        &real.into_iter().map(|(side, d)| (side, per_call(d, real_fetches))).collect::<Vec<_>>(),
     );
     let unit = format!("µs per fetch, median of {rounds}");
     table("the proxy alone (no MCP, no sandbox)", &unit, "", &per_fetch(alone));

@@ -191,7 +191,7 @@ pub enum McpError {
     NotAttached { server: String },
     /// The server's level needs the sandbox, which cannot run here.
     #[error(
-        "MCP server {server:?} runs at the {level} level, which needs the sandbox, but the sandbox cannot run here: {reason}. Install bubblewrap (and socat, for a list of allowed domains), or run it without a sandbox, with your full rights, by choosing the permissive level knowingly: `patchbay mcp policy {server} --level permissive`"
+        "MCP server {server:?} runs at the {level} level, which needs the sandbox, but the sandbox cannot run here: {reason}. Install bubblewrap (and keep patchbay-sandbox-init beside Patchbay's program), or run it without a sandbox, with your full rights, by choosing the permissive level knowingly: `patchbay mcp policy {server} --level permissive`"
     )]
     SandboxUnavailable { server: String, level: String, reason: String },
     /// A call went over one of the server's rate limits; it was not sent.
