@@ -295,3 +295,16 @@ export const view = (state: ServerStatus["state"], instructions: string | null =
   policy: POLICY,
   blocked: [],
 });
+
+/** A server as listed, with nothing said about it beyond its config and status. */
+export const plainView = (server: McpServerConfig, status: Omit<ServerStatus, "server">): ServerView => ({
+  config: server,
+  status: { server: server.name, ...status },
+  about: null,
+  bundle: false,
+  instructions: null,
+  log_level: null,
+  icons: [],
+  policy: POLICY,
+  blocked: [],
+});

@@ -2,9 +2,9 @@
 // secrets kept out of the config, presets and client credentials.
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { McpServerConfig, ServerView } from "../../../lib/ipc";
+import type { McpServerConfig } from "../../../lib/ipc";
 import { renderIn } from "../../../test/render";
-import { POLICY, config, fake, view } from "../../../test/fakeServers";
+import { config, fake, plainView, view } from "../../../test/fakeServers";
 import { ServersSettings } from "./ServersSettings";
 
 afterEach(cleanup);
@@ -184,22 +184,15 @@ describe("ServersSettings", () => {
   });
 
   it("keeps a stored private key when its field is left empty, and offers no browser sign-in for it", async () => {
-    const remote: ServerView = {
-      config: {
+    const remote = plainView(
+      {
         ...config,
         name: "remote",
         transport: { type: "streamable_http", url: "https://mcp.example.com/mcp", headers: {} },
         client_credentials: { client_id: "bot", key: { method: "private_key", pem: { secret: "mcp/remote/oauth_private_key" }, algorithm: "ES256" }, scopes: [] },
       },
-      status: { server: "remote", state: "failed", tool_count: 0, error: "authorization failed: invalid_client" },
-      about: null,
-      bundle: false,
-      instructions: null,
-      log_level: null,
-      icons: [],
-      policy: POLICY,
-      blocked: [],
-    };
+      { state: "failed", tool_count: 0, error: "authorization failed: invalid_client" },
+    );
     const f = fake([remote]);
     renderIn(<ServersSettings ipc={f.ipc} />);
     const row = await screen.findByTestId("server-row");

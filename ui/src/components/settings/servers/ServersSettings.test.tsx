@@ -4,26 +4,18 @@ import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-libra
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ServerView } from "../../../lib/ipc";
 import { renderIn, signalOf, untilCancelled } from "../../../test/render";
-import { POLICY, config, tool, fake, view } from "../../../test/fakeServers";
+import { config, tool, fake, plainView, view } from "../../../test/fakeServers";
 import { ServersSettings, type ServersIpc } from "./ServersSettings";
 
 afterEach(cleanup);
 
 describe("ServersSettings", () => {
   it("offers OAuth sign-in for a remote server that failed, never for a local one", async () => {
-    const remote: ServerView = {
-      config: { ...config, name: "remote", transport: { type: "streamable_http", url: "https://mcp.example.com/mcp", headers: {} } },
-      status: { server: "remote", state: "failed", tool_count: 0, error: "HTTP 401: authorization required" },
-      about: null,
-      bundle: false,
-      instructions: null,
-      log_level: null,
-      icons: [],
-      policy: POLICY,
-      blocked: [],
-    };
-    const local: ServerView = { config, status: { server: "files", state: "failed", tool_count: 0, error: "exited" }, about: null,
-      bundle: false, instructions: null, log_level: null, icons: [], policy: POLICY, blocked: [] };
+    const remote = plainView(
+      { ...config, name: "remote", transport: { type: "streamable_http", url: "https://mcp.example.com/mcp", headers: {} } },
+      { state: "failed", tool_count: 0, error: "HTTP 401: authorization required" },
+    );
+    const local = plainView(config, { state: "failed", tool_count: 0, error: "exited" });
     const f = fake([remote, local]);
     renderIn(<ServersSettings ipc={f.ipc} />);
     const [remoteRow, localRow] = await screen.findAllByTestId("server-row");
@@ -54,17 +46,7 @@ describe("ServersSettings", () => {
 
   it("reads the list again on a status, so a server it does not list yet appears, and a list read before the status does not win", async () => {
     const f = fake([view("ready")]);
-    const added: ServerView = {
-      config: { ...config, name: "poker" },
-      status: { server: "poker", state: "ready", tool_count: 1, error: null },
-      about: null,
-      bundle: false,
-      instructions: null,
-      log_level: null,
-      icons: [],
-      policy: POLICY,
-      blocked: [],
-    };
+    const added = plainView({ ...config, name: "poker" }, { state: "ready", tool_count: 1, error: null });
     renderIn(<ServersSettings ipc={f.ipc} />);
     await screen.findByTestId("server-row");
     f.ipc.listServers = vi.fn(() => Promise.resolve([view("ready"), added]));
