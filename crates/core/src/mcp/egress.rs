@@ -70,11 +70,8 @@ impl Egress {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let dir = under.join(format!("egress-{}", &id[..16]));
         std::fs::create_dir(&dir)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-        }
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
         let socket = dir.join(SOCKET);
         let handover = match UnixListener::bind(&socket) {
             Ok(listener) => listener,
