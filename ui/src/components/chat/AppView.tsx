@@ -114,7 +114,12 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   // The call's arguments while the model writes them; a call the user is to allow
   // tells its view nothing before that (mayTellInput).
   const partialText = trace.status === "writing" && mayTellInput("writing", tool, false) ? (trace.arguments_text ?? "") : null;
-  const partial = useRef<{ text: string | null; timer: ReturnType<typeof setTimeout> | null }>({ text: null, timer: null });
+  // `told`: the text the view last heard (the page's first message or a timer's), not sent twice.
+  const partial = useRef<{ text: string | null; told: string | null; timer: ReturnType<typeof setTimeout> | null }>({
+    text: null,
+    told: null,
+    timer: null,
+  });
 
   // Everything the view asks goes through here; the latest catalogue and chat are read at call time.
   const latest = useRef({ catalogue, chat, lang, trusted, mode });
@@ -230,7 +235,10 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     told.current = { input: false, result: false };
     // Arguments written before the page was there are its first to hear.
     const written = partial.current.text === null ? null : partialObject(partial.current.text);
-    if (written) b.notify("ui/notifications/tool-input-partial", { arguments: written });
+    if (written) {
+      partial.current.told = partial.current.text;
+      b.notify("ui/notifications/tool-input-partial", { arguments: written });
+    }
     const leave = views.add(trace.call_id, () => b.teardown());
     const onMessage = (e: MessageEvent) => {
       if (e.source === win) void b.receive(e.data);
@@ -279,8 +287,11 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
     if (partialText === null || p.timer !== null) return;
     p.timer = setTimeout(() => {
       p.timer = null;
-      const args = p.text === null ? null : partialObject(p.text);
-      if (args) bridge.current?.notify("ui/notifications/tool-input-partial", { arguments: args });
+      const args = p.text === null || p.text === p.told ? null : partialObject(p.text);
+      if (args && bridge.current) {
+        p.told = p.text;
+        bridge.current.notify("ui/notifications/tool-input-partial", { arguments: args });
+      }
     }, PARTIAL_EVERY_MS);
   }, [partialText]);
   useEffect(() => {
