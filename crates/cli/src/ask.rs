@@ -4,6 +4,7 @@
 //! and notes go to stderr, so `patchbay ask … > answer.md` keeps only the
 //! answer. Without `--auto-approve`, calls that need approval are asked on
 //! the terminal; with no terminal they are denied and the model is told.
+//! A strict server's calls are asked even with `--auto-approve`.
 //! Ctrl-C stops the turn and keeps the partial answer. Servers' sampling and
 //! elicitation requests are asked on the terminal too (see `host.rs`);
 //! sampling runs on the turn's provider and model. `chat` reuses
@@ -61,7 +62,7 @@ pub struct TurnArgs {
     /// Offer no tools to the model (and start no MCP server).
     #[arg(long)]
     no_tools: bool,
-    /// Run tool calls without asking.
+    /// Run tool calls without asking (a strict server's calls are still asked).
     #[arg(long)]
     auto_approve: bool,
     /// Knowledge base: `auto` adds cited passages before the model answers, `tool` offers the
@@ -388,6 +389,12 @@ fn answer(control: &TurnControl, id: u64, decision: ApprovalDecision) {
 /// Asks about one call; a strict server's calls are asked every time, so
 /// "always in this conversation" is not offered for them.
 async fn ask_terminal(server: &str, tool: &str, arguments: &serde_json::Value, strict: bool) -> ApprovalDecision {
+    if !std::io::stdin().is_terminal() {
+        // Only a strict server's call is asked under --auto-approve, and
+        // here nobody can answer it.
+        eprintln!("Denied {server}/{tool}: {server} is strict, every call is asked, and there is no terminal to ask.");
+        return ApprovalDecision::Deny;
+    }
     let choices = if strict {
         "[y]es once / [N]o (strict: every call is asked)"
     } else {

@@ -107,7 +107,8 @@ pub enum ApprovalDecision {
 pub enum ApprovalPolicy {
     /// Emit [`AgentEvent::ApprovalNeeded`] and wait for the answer.
     Ask,
-    /// Run everything that is not denied by configuration.
+    /// Run everything that is not denied by configuration, except the calls
+    /// of a strict server: those are asked as with [`ApprovalPolicy::Ask`].
     AutoApprove,
     /// Nobody can answer (no terminal): deny, telling the model `reason`.
     Deny { reason: String },

@@ -102,6 +102,8 @@ impl Provider for Scripted {
 #[derive(Default)]
 struct TestTools {
     ask: bool,
+    /// The test server is at the strict level.
+    strict: bool,
     running: AtomicUsize,
     max_running: AtomicUsize,
     saw_cancel: AtomicBool,
@@ -134,7 +136,7 @@ impl ToolHost for TestTools {
                 server: "test".into(),
                 tool: (*name).into(),
                 approval: if *name == "forbidden" { ApprovalMode::Deny } else { approval },
-                strict: false,
+                strict: self.strict,
                 pin: pin("test", name, version),
                 timeout: (*name == "slow").then(|| Duration::from_secs(1)),
             })
@@ -570,6 +572,28 @@ async fn without_anyone_to_ask_calls_are_denied_with_the_reason() {
     let events = collect(f.agent.start(request).unwrap()).await;
     assert!(!tool_results(&events)[0].2);
     assert_eq!(tools.calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn approving_everything_still_asks_before_a_strict_servers_calls() {
+    let f = fixture();
+    let tools = Arc::new(TestTools { ask: true, strict: true, ..TestTools::default() });
+    let provider = Scripted::new(vec![ask_round(), vec![text("ok"), finish(FinishReason::Stop)]]);
+    let mut request = f.send(provider, tools.clone(), "go");
+    request.approval = ApprovalPolicy::AutoApprove;
+    let mut turn = f.agent.start(request).unwrap();
+    let control = turn.control();
+    let mut events = Vec::new();
+    while let Some(e) = turn.next().await {
+        if let AgentEvent::ApprovalNeeded { approval_id, strict, .. } = &e {
+            assert!(strict);
+            control.answer(*approval_id, ApprovalDecision::Deny).unwrap();
+        }
+        events.push(e);
+    }
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::ApprovalNeeded { .. })), "{events:?}");
+    assert!(tool_results(&events)[0].2, "the call was declined");
+    assert_eq!(tools.calls.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]

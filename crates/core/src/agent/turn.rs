@@ -722,14 +722,16 @@ impl Runner {
                 let text = format!("The user's settings do not allow {}/{} to run.", tool.server, tool.tool);
                 return Ok(Err((ToolOutcome::Refused, ToolOutput::error(text))));
             }
-            (ApprovalMode::Allow, _) | (ApprovalMode::Ask, ApprovalPolicy::AutoApprove) => true,
+            (ApprovalMode::Allow, _) => true,
+            (ApprovalMode::Ask, ApprovalPolicy::AutoApprove) if !tool.strict => true,
             (ApprovalMode::Ask, ApprovalPolicy::Deny { reason }) => {
                 let text = format!("The call was not approved: {reason}");
                 return Ok(Err((ToolOutcome::Declined, ToolOutput::error(text))));
             }
             // At strict every call is asked, even where a grant is stored
-            // (made before the server's level became strict).
-            (ApprovalMode::Ask, ApprovalPolicy::Ask) => {
+            // (made before the server's level became strict) and even when
+            // the run approves everything else.
+            (ApprovalMode::Ask, ApprovalPolicy::Ask | ApprovalPolicy::AutoApprove) => {
                 (!tool.strict && self.conversations.has_grant(self.conversation, &tool.pin)?)
                     || self.ask(call, tool, &arguments).await?
             }
