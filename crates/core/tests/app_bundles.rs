@@ -427,7 +427,7 @@ async fn a_bundle_at_strict_writes_the_folders_its_settings_name_and_nothing_els
     f.app.save_server(config, &BTreeMap::new()).await.unwrap();
     wait_ready(&f.app, "notes").await;
     let doctor = f.app.server_doctor("notes").await.unwrap();
-    let policy = &doctor.checks.iter().find(|c| c.name == "policy").expect("the doctor names the policy").detail;
+    let policy = doctor.policy.expect("the doctor names the policy").to_string();
     let script = f.data.join("extensions/notes/server/main.py").canonicalize().unwrap();
     assert!(policy.starts_with("strict: ") && policy.contains(&format!("writes {} ·", mine.display())), "{policy}");
     assert!(policy.contains(&script.display().to_string()), "its code is readable: {policy}");

@@ -78,7 +78,7 @@ async fn real_servers_work_at_strict_with_their_declared_needs() {
             registry.stderr_tail(name, 20).unwrap().join("\n")
         );
         let report = registry.doctor(name).await.unwrap().unwrap();
-        assert!(report.policy.as_deref().is_some_and(|p| p.starts_with("strict: ")), "{report}");
+        assert!(report.policy.as_ref().is_some_and(|p| p.to_string().starts_with("strict: ")), "{report}");
     }
 
     let echo = call(&registry, "everything", "echo", json!({"message": "sandboxed"})).await;

@@ -186,6 +186,7 @@ export function fake(initial: ServerView[]) {
           { name: "command on PATH", ok: false, detail: "npx not found", hint: "Install Node.js" },
           { name: "stderr", ok: false, detail: "Error: boom\n    at main.js:3", hint: null },
         ],
+        policy: POLICY,
       }),
     ),
     listTools: vi.fn(() => Promise.resolve([tool])),

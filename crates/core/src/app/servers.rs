@@ -913,7 +913,7 @@ fn doctor_view(name: &str, report: Option<&LaunchReport>, status: Option<&Server
         });
     }
     let Some(r) = report else {
-        return DoctorReport { server: name.to_owned(), checks };
+        return DoctorReport { server: name.to_owned(), checks, policy: None };
     };
     checks.push(match &r.resolved {
         Some(path) => DoctorCheck {
@@ -933,9 +933,6 @@ fn doctor_view(name: &str, report: Option<&LaunchReport>, status: Option<&Server
             hint: Some("install it, or give its absolute path as the command".into()),
         },
     });
-    if let Some(policy) = &r.policy {
-        checks.push(DoctorCheck { name: "policy".into(), ok: true, detail: policy.clone(), hint: None });
-    }
     if !r.env_added.is_empty() {
         checks.push(DoctorCheck {
             name: "environment".into(),
@@ -963,7 +960,7 @@ fn doctor_view(name: &str, report: Option<&LaunchReport>, status: Option<&Server
             hint: Some("the server's own words: read the last lines first".into()),
         });
     }
-    DoctorReport { server: name.to_owned(), checks }
+    DoctorReport { server: name.to_owned(), checks, policy: r.policy.clone() }
 }
 
 #[cfg(test)]

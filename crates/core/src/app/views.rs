@@ -619,6 +619,8 @@ pub struct DoctorCheck {
 pub struct DoctorReport {
     pub server: String,
     pub checks: Vec<DoctorCheck>,
+    /// The policy the server was started under, for the front end to word.
+    pub policy: Option<crate::config::PolicyOutline>,
 }
 
 /// A prompt argument.

@@ -307,7 +307,7 @@ impl Resolved {
     }
 
     /// The parts of [`Resolved::summary`], for a local process.
-    fn outline(&self) -> PolicyOutline {
+    pub fn outline(&self) -> PolicyOutline {
         let home = dirs::home_dir();
         let show = |paths: &[PathBuf]| paths.iter().map(|p| tilde(p, home.as_deref())).collect();
         PolicyOutline::Local {

@@ -110,7 +110,7 @@ pub(crate) fn plan_stdio(
         server: config.name.clone(),
         command: command.clone(),
         env_added: configured.keys().cloned().collect(),
-        policy: Some(policy.summary()),
+        policy: Some(policy.outline()),
         ..LaunchReport::default()
     };
     let program = match env.resolve(command, cwd.as_deref()) {

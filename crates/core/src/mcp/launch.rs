@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::McpError;
-use crate::config::ValueSource;
+use crate::config::{PolicyOutline, ValueSource};
 use crate::secrets::SecretStore;
 
 /// How long the login shell may take to report its `PATH`.
@@ -211,8 +211,8 @@ pub struct LaunchReport {
     pub searched: Vec<PathBuf>,
     /// Environment variables added to the login environment (names only).
     pub env_added: Vec<String>,
-    /// The security policy it runs under, in one line (`Resolved::summary`).
-    pub policy: Option<String>,
+    /// The security policy it runs under (its `Display` is the one-line summary).
+    pub policy: Option<PolicyOutline>,
     /// The exit code, when the process ended (`None` if killed by a signal or still running).
     pub exit_code: Option<i32>,
     /// The signal that ended it (Unix).

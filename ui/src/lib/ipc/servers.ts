@@ -107,6 +107,8 @@ export interface DoctorCheck {
 export interface DoctorReport {
   server: string;
   checks: DoctorCheck[];
+  /** The policy the server was started under (worded by `policyLine`). */
+  policy: PolicyOutline | null;
 }
 
 export interface ServerLogLine {

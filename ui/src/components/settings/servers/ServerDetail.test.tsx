@@ -102,18 +102,19 @@ describe("ServersSettings", () => {
     await waitFor(() => expect(f.ipc.setServerLogLevel).toHaveBeenCalledWith("files", "debug"));
   });
 
-  it("names the doctor's checks and hints in the window's language", async () => {
+  it("names the doctor's checks, hints and policy in the window's language", async () => {
     const f = fake([{ ...view("failed"), status: { server: "files", state: "failed", tool_count: 0, error: "not found" } }]);
     f.ipc.serverDoctor = vi.fn(() =>
       Promise.resolve({
         server: "files",
         checks: [{ name: "command", ok: false, detail: "npx not found on PATH", hint: "install it, or give its absolute path as the command" }],
+        policy: { kind: "local" as const, level: "strict" as const, read: [], write: [], network: "off" as const, rate: {} },
       }),
     );
     renderIn(<ServersSettings ipc={f.ipc} />, "zh");
     fireEvent.click(await screen.findByRole("button", { name: "files" }));
     const report = await screen.findByTestId("doctor-report");
-    expect(report.textContent).toBe("✗ 命令: npx not found on PATH请安装它，或把命令写成绝对路径");
+    expect(report.textContent).toBe("✓ 安全策略: 严格 · 可读：仅限自身文件 · 可写：无 · 网络：关闭✗ 命令: npx not found on PATH请安装它，或把命令写成绝对路径");
   });
 
   it("opens a failed server on its doctor report and streams its logs", async () => {
