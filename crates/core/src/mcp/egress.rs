@@ -37,6 +37,8 @@ const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 const MAX_CONNECTIONS: usize = 256;
 
 const SOCKET: &str = "proxy.sock";
+/// A proxy's folder is `egress-PID-ID`, PID the Patchbay process that made it.
+const DIR_PREFIX: &str = "egress-";
 
 /// Called with each host the proxy refused.
 pub type BlockListener = Arc<dyn Fn(&str) + Send + Sync>;
@@ -67,8 +69,9 @@ impl Egress {
     /// masked in each), so no other server can be first to hand one over.
     #[cfg(target_os = "linux")]
     pub fn start(network: Network, on_block: BlockListener, under: &Path) -> std::io::Result<Self> {
+        sweep(under);
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let dir = under.join(format!("egress-{}", &id[..16]));
+        let dir = under.join(format!("{DIR_PREFIX}{}-{}", std::process::id(), &id[..16]));
         std::fs::create_dir(&dir)?;
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
@@ -99,6 +102,23 @@ impl Egress {
 impl Drop for Egress {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Removes the folders of proxies whose Patchbay is gone (killed before it
+/// could remove them): each folder's name holds its process's id.
+#[cfg(target_os = "linux")]
+fn sweep(under: &Path) {
+    let Ok(entries) = std::fs::read_dir(under) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(DIR_PREFIX)).and_then(|rest| rest.split_once('-'))
+        else {
+            continue;
+        };
+        if pid.0.parse::<u32>().is_ok_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -277,11 +297,16 @@ async fn handle(mut client: TcpStream, network: &Network, on_block: &BlockListen
         let _ = respond(&mut client, "502 Bad Gateway", &format!("could not connect to {}\n", target.host)).await;
         return;
     };
-    let sent = match &target.forward {
-        None => client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await,
-        Some(forward) => upstream.write_all(forward).await,
+    let _ = upstream.set_nodelay(true);
+    // What the server sent after the head goes with it, in one write.
+    let (onward, told) = match target.forward {
+        None => (rest, client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await),
+        Some(mut forward) => {
+            forward.extend_from_slice(&rest);
+            (forward, Ok(()))
+        }
     };
-    if sent.is_err() || upstream.write_all(&rest).await.is_err() {
+    if told.is_err() || (!onward.is_empty() && upstream.write_all(&onward).await.is_err()) {
         return;
     }
     // A 16 KiB page in one read and one write a hop.
@@ -390,6 +415,24 @@ mod tests {
         let everywhere = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
         let refused = handover::checked(OwnedFd::from(everywhere)).unwrap_err();
         assert_eq!(refused.to_string(), "the listener handed over is not on the loopback");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_proxy_folder_left_by_a_killed_patchbay_goes_and_a_running_ones_stays() {
+        let under = tempfile::tempdir().unwrap();
+        // Above the kernel's largest process id (2^22): no such process.
+        let left = under.path().join("egress-4194305-0123456789abcdef");
+        let live = under.path().join(format!("egress-{}-fedcba9876543210", std::process::id()));
+        let other = under.path().join("egress-notes");
+        for dir in [&left, &live, &other] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        let proxy = Egress::start(Network::Any, Arc::new(|_: &str| {}), under.path()).unwrap();
+        assert!(!left.exists(), "the dead process's folder stayed");
+        assert!(live.exists() && other.exists() && proxy.dir().exists());
+        let own = proxy.dir().file_name().unwrap().to_str().unwrap().to_owned();
+        assert!(own.starts_with(&format!("egress-{}-", std::process::id())), "{own}");
     }
 
     #[test]
