@@ -482,7 +482,9 @@ async fn a_provider_error_arrives_as_an_error_event_and_is_kept_on_the_message()
     assert!(error.message.contains("upstream exploded"), "{}", error.message);
     let detail = f.app.get_conversation(&c.id, None).unwrap();
     assert_eq!(detail.messages[0].text, "hello", "the question is kept");
-    assert!(detail.messages[1].error.as_ref().unwrap().message.contains("upstream exploded"));
+    let kept = detail.messages[1].error.as_ref().unwrap();
+    assert!(kept.message.contains("upstream exploded"));
+    assert_eq!(kept.kind, ErrorKind::Provider, "the kind is kept with the answer");
 }
 
 /// A picture, a text and a document (HTML, read as the knowledge base reads
@@ -950,4 +952,24 @@ async fn prompt_arguments_and_template_variables_are_completed_and_a_templates_r
     assert!(sent.contains("Resource 4: This is a plaintext resource"), "{sent}");
     assert!(sent.contains("Resource 5: This is a base64 blob"), "the text blob is decoded: {sent}");
     f.app.shutdown().await;
+}
+
+/// A model that only calls tools reaches the round limit: the window hears a
+/// limit (not a provider failure), and so does the reopened conversation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_round_limit_reaches_the_window_as_a_limit_and_stays_one() {
+    let replies =
+        (0..25).map(|i| openai::tool_calls_reply(&[(&format!("call_{i}"), "current_time", &["{}"])])).collect();
+    let model = ScriptedServer::start(Format::OpenAi, replies).await.unwrap();
+    let f = open(&model.url(), &[]);
+    let c = f.app.create_conversation(None).unwrap();
+    let mut events = Vec::new();
+    let input = TurnInput::Send { text: "Loop.".into(), attachments: vec![] };
+    f.app.run_turn(&c.id, input, |e| events.push(e)).await.unwrap();
+    let error = events.iter().find_map(|e| if let TurnEvent::Error { error } = e { Some(error) } else { None });
+    let error = error.expect("an error event");
+    assert_eq!(error.kind, ErrorKind::Limit, "{}", error.message);
+    assert!(error.message.contains("after 25 model requests"), "{}", error.message);
+    let detail = f.app.get_conversation(&c.id, None).unwrap();
+    assert_eq!(detail.messages[1].error.as_ref().map(|e| e.kind), Some(ErrorKind::Limit));
 }

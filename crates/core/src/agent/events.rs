@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::conversations::{ConversationId, MessageId, MessageStatus, Passage};
+use crate::conversations::{ConversationId, FailureKind, MessageId, MessageStatus, Passage};
 use crate::llm::{ContentPart, Usage};
 
 /// Identifies one pending approval within a turn.
@@ -67,8 +67,8 @@ pub enum AgentEvent {
     ToolResult { call_id: String, content: Vec<ContentPart>, is_error: bool, duration_ms: u64, outcome: ToolOutcome },
     /// Token usage of the turn so far.
     Usage { usage: Usage },
-    /// Something went wrong. `fatal` errors end the turn (a `Done` follows).
-    Error { message: String, fatal: bool },
+    /// Something went wrong, of `kind`. `fatal` errors end the turn (a `Done` follows).
+    Error { kind: FailureKind, message: String, fatal: bool },
     /// The turn is over; nothing follows.
     Done { status: MessageStatus, message_id: MessageId },
 }

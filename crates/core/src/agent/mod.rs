@@ -21,7 +21,7 @@ pub use tools::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation
 pub use turn::{Agent, ModelChoice, Sampling, Turn, TurnAction, TurnControl, TurnLimits, TurnRequest};
 
 use crate::config::ConfigError;
-use crate::conversations::{ConversationError, MessageId};
+use crate::conversations::{ConversationError, FailureKind, MessageId};
 use crate::llm::LlmError;
 
 /// Errors that end a turn (or keep it from starting).
@@ -58,6 +58,18 @@ pub enum AgentError {
     /// No approval with that id is waiting (already answered, or the turn ended).
     #[error("no approval {id} is waiting")]
     NoSuchApproval { id: u64 },
+}
+
+impl AgentError {
+    /// What kind of failure this is, kept with the answer it ended.
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            Self::Conversation(_) => FailureKind::Storage,
+            Self::Llm(_) | Self::StreamEnded { .. } | Self::UnknownToolCall { .. } => FailureKind::Provider,
+            Self::Config(_) | Self::NoProvider | Self::MissingApiKey { .. } => FailureKind::Config,
+            Self::NothingToAnswer { .. } | Self::NoSuchApproval { .. } => FailureKind::Internal,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::config::ApprovalMode;
-use crate::conversations::{ConversationStore, MessageId, MessageStatus, Part, Passage, ToolCallStatus, ToolPin};
+use crate::conversations::{
+    ConversationStore, FailureKind, MessageId, MessageStatus, Part, Passage, ToolCallStatus, ToolPin,
+};
 use crate::llm::{ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, StreamEvent, ToolSpec, Usage};
 use crate::store::Store;
 
@@ -464,10 +466,10 @@ async fn the_round_limit_ends_with_a_clear_message() {
     assert_eq!(done(&events), MessageStatus::RoundLimit);
     assert_eq!(provider.requests().len(), 3);
     assert!(events.iter().any(
-        |e| matches!(e, AgentEvent::Error { message, fatal: true } if message.contains("after 3 model requests"))
+        |e| matches!(e, AgentEvent::Error { kind: FailureKind::Limit, message, fatal: true } if message.contains("after 3 model requests"))
     ));
     let m = f.conversations().message(answer).unwrap();
-    assert_eq!(m.status, MessageStatus::RoundLimit);
+    assert_eq!((m.status, m.error_kind), (MessageStatus::RoundLimit, Some(FailureKind::Limit)));
     assert!(m.error.unwrap().contains("after 3 model requests"));
 }
 
@@ -708,10 +710,10 @@ async fn provider_errors_end_the_turn_and_keep_the_text() {
     let events = collect(turn).await;
     assert_eq!(done(&events), MessageStatus::Error);
     assert!(
-        events.iter().any(|e| matches!(e, AgentEvent::Error { message, fatal: true } if message.contains("HTTP 500")))
+        events.iter().any(|e| matches!(e, AgentEvent::Error { kind: FailureKind::Provider, message, fatal: true } if message.contains("HTTP 500")))
     );
     let m = f.conversations().message(answer).unwrap();
-    assert_eq!(m.text, "Some text");
+    assert_eq!((m.text.as_str(), m.error_kind), ("Some text", Some(FailureKind::Provider)));
     assert!(m.error.unwrap().contains("boom"));
 
     // A stream that ends without Finish is an error too, not a silent success.
@@ -719,7 +721,7 @@ async fn provider_errors_end_the_turn_and_keep_the_text() {
     let events = collect(f.agent.start(f.send(provider, Arc::default(), "go")).unwrap()).await;
     assert_eq!(done(&events), MessageStatus::Error);
     assert!(
-        events.iter().any(|e| matches!(e, AgentEvent::Error { message, .. } if message.contains("without finishing")))
+        events.iter().any(|e| matches!(e, AgentEvent::Error { kind: FailureKind::Provider, message, .. } if message.contains("without finishing")))
     );
 }
 
@@ -777,6 +779,29 @@ impl Retriever for FixedRetriever {
             marks: Vec::new(),
         }])
     }
+}
+
+struct BrokenRetriever;
+
+#[async_trait::async_trait]
+impl Retriever for BrokenRetriever {
+    async fn retrieve(&self, _query: &str, _cancel: CancellationToken) -> Result<Vec<Passage>, RetrievalError> {
+        Err(RetrievalError { message: "the index is locked".into() })
+    }
+}
+
+#[tokio::test]
+async fn a_failed_knowledge_search_is_said_as_such_and_the_turn_goes_on() {
+    let f = fixture();
+    let provider = Scripted::new(vec![vec![text("Anyway."), finish(FinishReason::Stop)]]);
+    let mut request = f.send(provider, Arc::default(), "what is it");
+    request.retriever = Some(Arc::new(BrokenRetriever));
+    let events = collect(f.agent.start(request).unwrap()).await;
+    assert!(events.iter().any(|e| matches!(
+        e,
+        AgentEvent::Error { kind: FailureKind::Knowledge, fatal: false, message } if message.contains("the index is locked")
+    )));
+    assert_eq!(done(&events), MessageStatus::Complete);
 }
 
 #[tokio::test]

@@ -31,8 +31,8 @@ use super::retrieve::{Retriever, context_block};
 use super::tools::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
 use crate::config::ApprovalMode;
 use crate::conversations::{
-    AssistantWriter, Attachment, ConversationError, ConversationId, ConversationStore, MessageId, MessageStatus, Role,
-    ToolCallStatus,
+    AssistantWriter, Attachment, ConversationError, ConversationId, ConversationStore, FailureKind, MessageId,
+    MessageStatus, Role, ToolCallStatus,
 };
 use crate::llm::{ChatMessage, ChatRequest, FinishReason, Provider, ReasoningEffort, StreamEvent, ToolCall};
 
@@ -370,18 +370,14 @@ impl Runner {
         let (status, error) = match self.rounds().await {
             Ok(Outcome::Complete) => (MessageStatus::Complete, None),
             Ok(Outcome::Stopped) => (MessageStatus::Stopped, None),
-            Ok(Outcome::RoundLimit(message)) => {
-                self.emit(AgentEvent::Error { message: message.clone(), fatal: true });
-                (MessageStatus::RoundLimit, Some(message))
-            }
-            Err(e) => {
-                let message = e.to_string();
-                self.emit(AgentEvent::Error { message: message.clone(), fatal: true });
-                (MessageStatus::Error, Some(message))
-            }
+            Ok(Outcome::RoundLimit(message)) => (MessageStatus::RoundLimit, Some((FailureKind::Limit, message))),
+            Err(e) => (MessageStatus::Error, Some((e.kind(), e.to_string()))),
         };
-        if let Err(e) = self.writer.finish(status, error.as_deref()) {
-            self.emit(AgentEvent::Error { message: e.to_string(), fatal: true });
+        if let Some((kind, message)) = &error {
+            self.emit(AgentEvent::Error { kind: *kind, message: message.clone(), fatal: true });
+        }
+        if let Err(e) = self.writer.finish(status, error.as_ref().map(|(kind, text)| (*kind, text.as_str()))) {
+            self.emit(AgentEvent::Error { kind: FailureKind::Storage, message: e.to_string(), fatal: true });
         }
         self.emit(AgentEvent::Done { status, message_id: self.writer.message_id() });
     }
@@ -401,7 +397,9 @@ impl Runner {
                     self.emit(AgentEvent::Citations { passages });
                 }
                 Ok(_) => {}
-                Err(e) => self.emit(AgentEvent::Error { message: e.to_string(), fatal: false }),
+                Err(e) => {
+                    self.emit(AgentEvent::Error { kind: FailureKind::Knowledge, message: e.to_string(), fatal: false })
+                }
             }
         }
         let tools: Vec<HostedTool> = if self.selection == ToolSelection::None {
@@ -588,12 +586,16 @@ impl Runner {
                 }
                 StreamEvent::Finish { reason } => {
                     let note = match reason {
-                        FinishReason::Length => Some("The answer was cut off at the output token limit."),
-                        FinishReason::ContentFilter => Some("The provider's content filter stopped the answer."),
+                        FinishReason::Length => {
+                            Some((FailureKind::Limit, "The answer was cut off at the output token limit."))
+                        }
+                        FinishReason::ContentFilter => {
+                            Some((FailureKind::Provider, "The provider's content filter stopped the answer."))
+                        }
                         _ => None,
                     };
-                    if let Some(message) = note {
-                        self.emit(AgentEvent::Error { message: message.into(), fatal: false });
+                    if let Some((kind, message)) = note {
+                        self.emit(AgentEvent::Error { kind, message: message.into(), fatal: false });
                     }
                     break;
                 }

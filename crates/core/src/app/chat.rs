@@ -12,9 +12,8 @@ use std::sync::Arc;
 use futures::StreamExt;
 
 use super::views::{
-    ConversationDetail, ConversationRenamed, ConversationSettings, ConversationSummary, DoneReason, ErrorKind,
-    ErrorView, LogView, MessagePage, MessageView, ProgressView, ToolResultView, TraceStatus, TurnEvent, arguments_json,
-    citations,
+    ConversationDetail, ConversationRenamed, ConversationSettings, ConversationSummary, DoneReason, ErrorView, LogView,
+    MessagePage, MessageView, ProgressView, ToolResultView, TraceStatus, TurnEvent, arguments_json, citations,
 };
 use super::{App, AppError, Waiting, lock, titles};
 use crate::agent::{
@@ -625,9 +624,8 @@ impl EventMapper<'_> {
             }
             AgentEvent::Citations { passages } => vec![TurnEvent::Citations { citations: citations(&passages) }],
             AgentEvent::Usage { usage } => vec![TurnEvent::Usage { usage }],
-            AgentEvent::Error { message, fatal } => {
-                let kind = if fatal { ErrorKind::Provider } else { ErrorKind::Internal };
-                vec![TurnEvent::Error { error: ErrorView { kind, message } }]
+            AgentEvent::Error { kind, message, .. } => {
+                vec![TurnEvent::Error { error: ErrorView { kind: kind.into(), message } }]
             }
             AgentEvent::Done { status, .. } => vec![TurnEvent::Done { reason: DoneReason::from(status) }],
             _ => Vec::new(),

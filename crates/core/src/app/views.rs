@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{ApprovalMode, McpServerConfig, ProviderProfile, SecretNote};
 use crate::conversations::{
-    Conversation, Message, MessageId, MessageStatus, Part, Passage, Role, ToolCallRecord, ToolCallStatus,
+    Conversation, FailureKind, Message, MessageId, MessageStatus, Part, Passage, Role, ToolCallRecord, ToolCallStatus,
 };
 use crate::llm::{ContentPart, Usage};
 use crate::mcp::LogLevel;
@@ -43,6 +43,23 @@ pub enum ErrorKind {
     Cancelled,
     /// A time limit passed.
     Timeout,
+    /// A turn reached one of its limits (tool rounds, output tokens).
+    Limit,
+    /// The knowledge base could not be searched.
+    Knowledge,
+}
+
+impl From<FailureKind> for ErrorKind {
+    fn from(kind: FailureKind) -> Self {
+        match kind {
+            FailureKind::Provider => Self::Provider,
+            FailureKind::Storage => Self::Database,
+            FailureKind::Config => Self::InvalidInput,
+            FailureKind::Limit => Self::Limit,
+            FailureKind::Knowledge => Self::Knowledge,
+            FailureKind::Internal => Self::Internal,
+        }
+    }
 }
 
 /// An error as the UI shows it: `{kind, message}`.
@@ -305,8 +322,9 @@ impl MessageView {
             })
             .collect();
         let error = match m.status {
+            // Answers stored before kinds were kept read as the provider's.
             MessageStatus::Error => Some(ErrorView {
-                kind: ErrorKind::Provider,
+                kind: m.error_kind.map_or(ErrorKind::Provider, ErrorKind::from),
                 message: m.error.clone().unwrap_or_else(|| "The answer ended with an error.".into()),
             }),
             // Answers a crash cut off were marked interrupted when the store was opened;
@@ -317,9 +335,7 @@ impl MessageView {
                     "This answer was interrupted when the app stopped; the text up to then is kept.".into()
                 }),
             }),
-            MessageStatus::RoundLimit => {
-                m.error.clone().map(|message| ErrorView { kind: ErrorKind::Provider, message })
-            }
+            MessageStatus::RoundLimit => m.error.clone().map(|message| ErrorView { kind: ErrorKind::Limit, message }),
             _ => None,
         };
         Self {

@@ -102,6 +102,50 @@ impl std::fmt::Display for Role {
     }
 }
 
+/// What kind of failure ended an answer or interrupted a turn, kept with the
+/// answer so that every front end shows it as what it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The model provider refused or failed (HTTP errors, a cut stream, its content filter).
+    Provider,
+    /// The conversation could not be read or written.
+    Storage,
+    /// The provider's settings are missing or wrong.
+    Config,
+    /// A limit of the turn was reached: tool rounds, or output tokens.
+    Limit,
+    /// The knowledge base could not be searched for the question.
+    Knowledge,
+    /// Anything else.
+    Internal,
+}
+
+impl FailureKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Provider => "provider",
+            Self::Storage => "storage",
+            Self::Config => "config",
+            Self::Limit => "limit",
+            Self::Knowledge => "knowledge",
+            Self::Internal => "internal",
+        }
+    }
+
+    /// A stored kind; answers stored before kinds were kept have none.
+    fn parse(s: Option<&str>) -> Option<Self> {
+        Some(match s? {
+            "provider" => Self::Provider,
+            "storage" => Self::Storage,
+            "config" => Self::Config,
+            "limit" => Self::Limit,
+            "knowledge" => Self::Knowledge,
+            _ => Self::Internal,
+        })
+    }
+}
+
 /// Where a message stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -311,6 +355,8 @@ pub struct Message {
     pub model: Option<String>,
     pub usage: Option<Usage>,
     pub error: Option<String>,
+    /// What kind of failure `error` is, when the turn said.
+    pub error_kind: Option<FailureKind>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -353,7 +399,7 @@ pub struct ConversationStore {
 
 const CONVERSATION_COLUMNS: &str = "id, title, assistant, system_prompt, active_leaf, created_at, updated_at, pinned";
 const MESSAGE_COLUMNS: &str = "id, conversation_id, parent_id, role, status, text, attachments, citations, provider, \
-                               model, input_tokens, output_tokens, error, created_at, updated_at";
+                               model, input_tokens, output_tokens, error, created_at, updated_at, error_kind";
 
 impl ConversationStore {
     /// Conversations kept in `store`.
@@ -925,6 +971,7 @@ fn load_messages(
                 error: r.get(12)?,
                 created_at: r.get(13)?,
                 updated_at: r.get(14)?,
+                error_kind: FailureKind::parse(r.get::<_, Option<String>>(15)?.as_deref()),
             };
             Ok((message, r.get(6)?, r.get(7)?))
         })?

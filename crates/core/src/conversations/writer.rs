@@ -10,8 +10,8 @@
 //! Tool calls, their arguments and results are written as they happen.
 
 use super::{
-    ConversationError, ConversationId, ConversationStore, MessageId, MessageStatus, Passage, Role, ToolCallStatus,
-    encode,
+    ConversationError, ConversationId, ConversationStore, FailureKind, MessageId, MessageStatus, Passage, Role,
+    ToolCallStatus, encode,
 };
 use crate::clock::now_ms;
 use crate::llm::{ContentPart, Usage};
@@ -268,14 +268,20 @@ impl AssistantWriter {
         Ok(total)
     }
 
-    /// Writes what is left and the final status.
-    pub fn finish(&mut self, status: MessageStatus, error: Option<&str>) -> Result<(), ConversationError> {
+    /// Writes what is left and the final status, with the failure that ended it.
+    pub fn finish(
+        &mut self,
+        status: MessageStatus,
+        error: Option<(FailureKind, &str)>,
+    ) -> Result<(), ConversationError> {
         self.flush()?;
         let db = self.store.store();
+        let (kind, error) = error.map(|(kind, text)| (kind.as_str(), text)).unzip();
         db.write(|tx| {
             tx.execute(
-                "UPDATE messages SET status = ?2, error = ?3, updated_at = ?4, writer = NULL WHERE id = ?1",
-                (self.message, status.as_str(), error, now_ms()),
+                "UPDATE messages SET status = ?2, error = ?3, error_kind = ?4, updated_at = ?5, writer = NULL \
+                 WHERE id = ?1",
+                (self.message, status.as_str(), error, kind, now_ms()),
             )
             .map_err(|e| db.error(e))?;
             tx.execute(

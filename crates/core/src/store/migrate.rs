@@ -38,6 +38,7 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("migrations/0011_pinned_conversations.sql"),
     },
     Migration { version: 12, name: "pinned grants", sql: include_str!("migrations/0012_pinned_grants.sql") },
+    Migration { version: 13, name: "message error kind", sql: include_str!("migrations/0013_message_error_kind.sql") },
 ];
 
 /// The schema version this build writes.

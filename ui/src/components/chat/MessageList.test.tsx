@@ -106,6 +106,19 @@ describe("MessageList", () => {
     expect(file.querySelector("pre")?.textContent).toBe("# Notes\nsquares are red");
   });
 
+  it("says what kind of failure ended an answer, and what to do, in the window's language", () => {
+    const limit = { kind: "limit" as const, message: "Stopped after 25 model requests." };
+    const answer = message("a1", "assistant", "partial", { error: limit });
+    const { unmount } = renderIn(<MessageList messages={[answer]} streamingId={null} actions={actions()} />);
+    expect(screen.getByRole("alert").textContent).toBe(
+      "The answer stopped at a limit: Stopped after 25 model requests.Nothing was lost: send another message to let the model go on from here.",
+    );
+    unmount();
+    const failed = message("a1", "assistant", "", { error: { kind: "provider", message: "HTTP 401" } });
+    renderIn(<MessageList messages={[failed]} streamingId={null} actions={actions()} />, "zh");
+    expect(screen.getByRole("alert").textContent).toContain("模型服务商出错：HTTP 401");
+  });
+
   it("shows reasoning as a collapsible block, open while thinking", () => {
     const a = actions();
     const thinking = message("a1", "assistant", "", { reasoning: "step 1" });

@@ -177,9 +177,10 @@ export const MessageView = memo(function MessageView({
         <span className="typing" aria-label={t("chat.generating")} />
       )}
       {message.error && (
-        <p className="error-text" role="alert">
-          {message.error.message}
-        </p>
+        <div className="message-error" role="alert" data-kind={message.error.kind}>
+          <p className="error-text">{t(`error.${message.error.kind}`, { message: message.error.message })}</p>
+          <p className="muted small">{t(`error.action.${message.error.kind}`)}</p>
+        </div>
       )}
       {!streaming && (
         <div className="message-actions">

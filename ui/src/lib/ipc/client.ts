@@ -20,7 +20,9 @@ export type IpcErrorKind =
   | "provider"
   | "mcp"
   | "cancelled"
-  | "timeout";
+  | "timeout"
+  | "limit"
+  | "knowledge";
 
 const KINDS: readonly IpcErrorKind[] = [
   "data_dir",
@@ -33,6 +35,8 @@ const KINDS: readonly IpcErrorKind[] = [
   "mcp",
   "cancelled",
   "timeout",
+  "limit",
+  "knowledge",
 ];
 
 export function isIpcError(value: unknown): value is IpcError {
