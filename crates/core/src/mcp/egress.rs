@@ -293,11 +293,14 @@ async fn handle(mut client: TcpStream, network: &Network, on_block: &BlockListen
         let _ = respond(&mut client, "403 Forbidden", &body).await;
         return;
     }
-    let Ok(mut upstream) = connect(&target.host, target.port).await else {
-        let _ = respond(&mut client, "502 Bad Gateway", &format!("could not connect to {}\n", target.host)).await;
-        return;
+    let mut upstream = match connect(&target.host, target.port).await {
+        Ok(upstream) => upstream,
+        Err(e) => {
+            let _ =
+                respond(&mut client, "502 Bad Gateway", &format!("could not connect to {}: {e}\n", target.host)).await;
+            return;
+        }
     };
-    let _ = upstream.set_nodelay(true);
     // What the server sent after the head goes with it, in one write.
     let (onward, told) = match target.forward {
         None => (rest, client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await),
@@ -315,7 +318,9 @@ async fn handle(mut client: TcpStream, network: &Network, on_block: &BlockListen
 
 /// Connects to `host`: an IP literal as it is, `localhost` and its subdomains
 /// to the loopback addresses without a lookup (RFC 6761 names them loopback),
-/// any other name through the system's resolver.
+/// any other name through the system's resolver, to the addresses that are
+/// not this computer's own ([`outward`]: an allowed domain that resolves to
+/// the loopback, as DNS rebinding would make it, does not reach local services).
 #[cfg(target_os = "linux")]
 async fn connect(host: &str, port: u16) -> std::io::Result<TcpStream> {
     use std::net::{Ipv4Addr, Ipv6Addr};
@@ -325,11 +330,36 @@ async fn connect(host: &str, port: u16) -> std::io::Result<TcpStream> {
             Ok(stream) => stream,
             Err(_) => TcpStream::connect((Ipv6Addr::LOCALHOST, port)).await?,
         }
-    } else {
+    } else if host.parse::<std::net::IpAddr>().is_ok() {
         TcpStream::connect((host, port)).await?
+    } else {
+        let found: Vec<_> = tokio::net::lookup_host((host, port)).await?.collect();
+        let addresses = outward(&found);
+        if addresses.is_empty() && !found.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("{host} resolves to this computer's own addresses; allow localhost or the address itself"),
+            ));
+        }
+        TcpStream::connect(&addresses[..]).await?
     };
     upstream.set_nodelay(true)?;
     Ok(upstream)
+}
+
+/// The addresses a looked-up name may be connected to: none of this
+/// computer's own (loopback, unspecified) nor link-local ones (where cloud
+/// metadata services answer).
+fn outward(found: &[std::net::SocketAddr]) -> Vec<std::net::SocketAddr> {
+    use std::net::IpAddr;
+    let own = |ip: IpAddr| match ip {
+        IpAddr::V4(v4) => v4.is_loopback() || v4.is_unspecified() || v4.is_link_local(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.is_loopback() || v4.is_unspecified() || v4.is_link_local(),
+            None => v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xffc0) == 0xfe80,
+        },
+    };
+    found.iter().copied().filter(|a| !own(a.ip())).collect()
 }
 
 fn is_localhost(host: &str) -> bool {
@@ -433,6 +463,19 @@ mod tests {
         assert!(live.exists() && other.exists() && proxy.dir().exists());
         let own = proxy.dir().file_name().unwrap().to_str().unwrap().to_owned();
         assert!(own.starts_with(&format!("egress-{}-", std::process::id())), "{own}");
+    }
+
+    #[test]
+    fn a_looked_up_name_never_leads_to_this_computers_own_or_link_local_addresses() {
+        let found: Vec<std::net::SocketAddr> =
+            ["127.0.1.1:80", "[::1]:80", "0.0.0.0:80", "169.254.169.254:80", "[fe80::1]:80", "[::ffff:127.0.0.1]:80"]
+                .iter()
+                .map(|a| a.parse().unwrap())
+                .collect();
+        assert!(outward(&found).is_empty());
+        let fine: Vec<std::net::SocketAddr> =
+            ["93.184.215.14:443", "10.1.2.3:443", "[2606:4700::1]:443"].iter().map(|a| a.parse().unwrap()).collect();
+        assert_eq!(outward(&[found.clone(), fine.clone()].concat()), fine);
     }
 
     #[test]
