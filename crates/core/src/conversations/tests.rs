@@ -1,4 +1,5 @@
 use super::*;
+use crate::llm::{ChatMessage, ContentPart};
 use crate::store::Store;
 
 fn store() -> ConversationStore {
