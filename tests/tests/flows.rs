@@ -929,6 +929,9 @@ mcp.run()
         s.click(&s.find("#nav-chat")?)?;
         s.click(&s.wait_for("#new-conversation", WAIT)?)?;
         send(s, "Where do I read more?")?;
+        // Click once the answer is whole: a link clicked while the answer still
+        // streams can be rendered anew under the pointer, and the click is lost.
+        s.wait_for("[data-testid=message-assistant] [data-testid=regenerate]", WAIT)?;
         s.click_when_clear("[data-testid=message-assistant] a[href^='https://example.com']", WAIT)?;
         let links = browser.opened(2, WAIT);
         ensure!(links.last().map(String::as_str) == Some("https://example.com/guide?page=2"), "{links:?}");
