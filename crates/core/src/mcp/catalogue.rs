@@ -23,9 +23,9 @@ use rmcp::service::{Peer, RoleClient, ServiceError};
 
 use super::McpError;
 use super::client::ListChanged;
-use super::connect::TransportKind;
-use super::lane::Lane;
 use super::tasks;
+use super::wire::TransportKind;
+use super::wire::lane::Lane;
 
 /// Pages fetched per list before giving up.
 const MAX_PAGES: usize = 1000;
@@ -241,7 +241,7 @@ impl McpError {
     pub(crate) fn from_service(server: &str, error: ServiceError) -> Self {
         let server = server.to_owned();
         match error {
-            ServiceError::McpError(data) => match super::frame::too_large(&data) {
+            ServiceError::McpError(data) => match super::wire::frame::too_large(&data) {
                 Some((limit, size)) => McpError::MessageTooLarge { server, limit, size },
                 None => {
                     McpError::Server { server, code: data.code.0, message: data.message.into_owned(), data: data.data }

@@ -33,14 +33,14 @@ use tokio::sync::{Notify, broadcast, mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::client_tasks::{self, ClientTasks};
-use super::lane::InOrder;
+use super::client_tasks::ClientTasks;
 use super::registry::McpEvent;
 use super::requests::{
     ElicitationAnswer, ElicitationKind, ElicitationRequest, McpRoot, SamplingMessage, SamplingReply, SamplingRequest,
     SamplingRole, ServerRequests,
 };
 use super::tasks::{self, TaskState, TaskWatch};
+use super::wire::answer::InOrder;
 use crate::llm::ContentPart;
 
 /// Something a server reported while a tool call ran.
@@ -542,7 +542,7 @@ impl HostHandler {
     }
 }
 
-/// Where a connection has a [`Lane`](super::lane::Lane), progress and logs are
+/// Where a connection has a [`Lane`](super::wire::lane::Lane), progress and logs are
 /// handled as they are read, in the order the server sent them.
 impl InOrder for HostHandler {
     fn handle(&self, notification: &ServerNotification, origin: Option<&InboundStreamOrigin>) -> bool {
@@ -578,7 +578,7 @@ impl ClientHandler for HostHandler {
         self.elicit(params, context.ct).await
     }
 
-    /// A server's request that asked to run as a task ([`client_tasks::AS_TASK`]),
+    /// A server's request that asked to run as a task ([`super::wire::task_shapes::AS_TASK`]),
     /// and the server's questions about such tasks (`tasks/*`).
     async fn on_custom_request(
         &self,
@@ -586,7 +586,7 @@ impl ClientHandler for HostHandler {
         context: RequestContext<RoleClient>,
     ) -> Result<CustomResult, ErrorData> {
         let params = request.params.unwrap_or_default();
-        if let Some(method) = request.method.strip_prefix(client_tasks::AS_TASK) {
+        if let Some(method) = request.method.strip_prefix(super::wire::task_shapes::AS_TASK) {
             return self.start_task(method, params).map(CustomResult::new);
         }
         match self.tasks.answer(&request.method, &params, &context.ct).await {

@@ -46,34 +46,26 @@ pub mod client_tasks;
 pub mod connect;
 pub mod content;
 pub mod egress;
-pub mod event_stream;
-pub mod frame;
 pub mod host;
-pub mod http;
 pub mod icons;
-pub mod in_process;
-pub mod lane;
 pub mod launch;
 pub mod naming;
 pub mod oauth;
-pub mod pipe;
 pub mod rate;
 pub mod registry;
 pub mod requests;
 pub mod sandbox;
-pub mod sse;
 pub mod stdio;
 pub mod tasks;
 pub mod traces;
 pub mod uri_template;
+pub mod wire;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 pub use client::{CallEvent, LogMessage};
-pub use connect::TransportKind;
 pub use host::RegistryTools;
-pub use in_process::{InProcessServer, serve_on};
 pub use launch::{LaunchReport, LoginEnv};
 pub use registry::{
     CallOptions, LogLevel, McpEvent, McpRegistry, RegistryOptions, ServerSnapshot, ServerStatus, WireIds,
@@ -82,6 +74,8 @@ pub use requests::{
     DenyAll, ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, McpRoot, Refusal, SamplingMessage,
     SamplingReply, SamplingRequest, SamplingRole, ServerRequests, sample_with,
 };
+pub use wire::TransportKind;
+pub use wire::in_process::{InProcessServer, serve_on};
 
 use crate::secrets::SecretError;
 
@@ -134,7 +128,7 @@ pub enum McpError {
     Sse {
         server: String,
         #[source]
-        source: sse::SseError,
+        source: wire::sse::SseError,
     },
     /// A tool called as a task got an answer that cannot be used.
     #[error("MCP server {server:?}: {source}")]
