@@ -16,10 +16,10 @@ use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHt
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use tokio_util::sync::CancellationToken;
 
-use super::McpError;
 use super::catalogue::{Catalogue, Listing};
 use super::client::HostHandler;
 use super::egress::{BlockListener, Egress};
+use super::error::McpError;
 use super::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
 use super::oauth;
 use super::sandbox::{self, Confined, SandboxContext};

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::McpError;
+use super::error::McpError;
 use crate::config::ValueSource;
 use crate::secrets::SecretStore;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::McpError;
+use super::error::McpError;
 use crate::config::RateLimits;
 
 const WINDOW: Duration = Duration::from_secs(60);

@@ -41,7 +41,6 @@ use tokio::sync::{OnceCell, broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::McpError;
 use super::about::ServerAbout;
 use super::approval::ApprovalPolicy;
 use super::catalogue::{Catalogue, Listing};
@@ -49,9 +48,11 @@ use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, RouteGuard, 
 use super::client_tasks::ClientTasks;
 use super::connect::{self, Connection, Context, StartFailure};
 use super::egress::BlockListener;
+use super::error::McpError;
 use super::launch::{LaunchReport, LoginEnv};
 use super::rate::CallWindow;
 use super::requests::{DenyAll, McpRoot, ServerRequests};
+use super::status::ServerStatus;
 use super::stdio::StderrLog;
 use super::tasks;
 use super::wire::TransportKind;
@@ -59,37 +60,6 @@ use super::wire::in_process::InProcessServer;
 use super::wire::lane::{Lane, LaneRequest};
 use crate::config::{McpServerConfig, Policy, PolicyDefaults, PolicyOutline, Resolved, TransportConfig};
 use crate::secrets::SecretStore;
-
-/// A server's state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ServerStatus {
-    Stopped,
-    Starting,
-    Ready,
-    Failed { reason: String },
-    Restarting { attempt: u32 },
-}
-
-impl ServerStatus {
-    /// Ready, failed or stopped: not on its way somewhere.
-    pub fn is_settled(&self) -> bool {
-        matches!(self, Self::Ready | Self::Failed { .. } | Self::Stopped)
-    }
-}
-
-impl std::fmt::Display for ServerStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Stopped => f.write_str("stopped"),
-            Self::Starting => f.write_str("starting"),
-            Self::Ready => f.write_str("ready"),
-            Self::Failed { reason } => write!(f, "failed: {reason}"),
-            Self::Restarting { attempt } => write!(f, "restarting (attempt {attempt})"),
-        }
-    }
-}
 
 /// What the registry reports as it happens.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::OnceCell;
 
-use super::McpError;
 use super::egress::{BlockListener, Egress};
+use super::error::McpError;
 use super::launch::LoginEnv;
 use super::stdio::Launch;
 use crate::config::{Network, Resolved, SecurityLevel};

@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc};
 
 use super::client::CallEvent;
+use super::error::TaskError;
 
 /// The server's notice of a task's new status (2025-11-25).
 pub(crate) const STATUS_NOTIFICATION: &str = "notifications/tasks/status";
@@ -38,17 +39,6 @@ const TTL: Duration = Duration::from_secs(15 * 60);
 const POLL_DEFAULT: Duration = Duration::from_secs(1);
 const POLL_MIN: Duration = Duration::from_millis(100);
 const POLL_MAX: Duration = Duration::from_secs(10);
-
-/// Why a task's answer could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum TaskError {
-    #[error("the server's answer is not a task or a tool result: {0}")]
-    NotATask(String),
-    #[error("the server's task status is unreadable: {0}")]
-    Status(String),
-    #[error("the task's result is not a tool result: {0}")]
-    Result(String),
-}
 
 /// What a tool's `execution.taskSupport` says, as a tool in a `tools/list`
 /// answer gives it: whether the tool must be called as a task.

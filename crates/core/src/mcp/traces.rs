@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::content::{BoundedJson, ResultLimits};
-use super::{CallOptions, McpError, McpRegistry, WireIds};
+use super::error::McpError;
+use super::{CallOptions, McpRegistry, WireIds};
 use crate::conversations::ConversationId;
 use crate::store::{Store, StoreError};
 

@@ -17,8 +17,6 @@ use rmcp::model::{
 use rmcp::service::{InboundStreamOrigin, ServiceError};
 use serde::Deserialize;
 
-use crate::mcp::McpError;
-
 /// An answer to a lane request, as rmcp's service loop would give it.
 pub(crate) type Answer = Result<ServerResult, LaneError>;
 
@@ -85,16 +83,6 @@ pub(crate) enum LaneError {
     /// The server's response to a POST could not be read as the answer.
     #[error("{0}")]
     Unreadable(String),
-}
-
-impl LaneError {
-    /// The registry's error for `server`.
-    pub(crate) fn for_server(self, server: &str) -> McpError {
-        match self {
-            LaneError::Service(error) => McpError::from_service(server, error),
-            LaneError::Unreadable(reason) => McpError::Protocol { server: server.to_owned(), reason },
-        }
-    }
 }
 
 /// Handles a call's notifications (progress, logs) where they are read, in
