@@ -6,7 +6,7 @@
 //! leaves open is filled in by [`Policy::resolve`] from the server's own
 //! configuration, so an imported config keeps working: the folders named in
 //! its arguments and its shared roots are writable, its working folder is
-//! readable. `mcp::sandbox` enforces the result on Linux; the registry
+//! readable. `mcp::launch::sandbox` enforces the result on Linux; the registry
 //! enforces the rate limits for every transport.
 
 use std::path::{Path, PathBuf};

@@ -18,12 +18,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::catalogue::{Catalogue, Listing};
 use super::client::HostHandler;
-use super::egress::{BlockListener, Egress};
 use super::error::McpError;
+use super::launch::egress::{BlockListener, Egress};
+use super::launch::sandbox::{self, Confined, SandboxContext};
+use super::launch::stdio::{self, ChildGuard, Launch, StderrLog};
 use super::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
 use super::oauth;
-use super::sandbox::{self, Confined, SandboxContext};
-use super::stdio::{self, ChildGuard, Launch, StderrLog};
 use super::wire::TransportKind;
 use super::wire::frame::{BoundedLines, MAX_MESSAGE_BYTES};
 use super::wire::http::{BoundedHttp, Lossless};

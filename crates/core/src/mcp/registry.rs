@@ -47,13 +47,13 @@ use super::catalogue::{Catalogue, Listing};
 use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, RouteGuard, SharedRoots};
 use super::client_tasks::ClientTasks;
 use super::connect::{self, Connection, Context, StartFailure};
-use super::egress::BlockListener;
 use super::error::McpError;
+use super::launch::egress::BlockListener;
+use super::launch::stdio::StderrLog;
 use super::launch::{LaunchReport, LoginEnv};
 use super::rate::CallWindow;
 use super::requests::{DenyAll, McpRoot, ServerRequests};
 use super::status::ServerStatus;
-use super::stdio::StderrLog;
 use super::tasks;
 use super::wire::TransportKind;
 use super::wire::in_process::InProcessServer;
@@ -1324,7 +1324,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
     if let Some(child) = child.as_mut() {
         let status = child.shutdown(shared.options.shutdown_grace).await;
         if let (Ended::Crashed(_), Some(report)) = (&ended, lock(&slot.report).as_mut()) {
-            (report.exit_code, report.signal) = super::stdio::describe(status);
+            (report.exit_code, report.signal) = super::launch::stdio::describe(status);
             report.stderr_tail = slot.stderr.tail(40);
         }
     }
