@@ -16,14 +16,14 @@ use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHt
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use tokio_util::sync::CancellationToken;
 
-use super::catalogue::{Catalogue, Listing};
-use super::client::HostHandler;
 use super::error::McpError;
 use super::launch::egress::{BlockListener, Egress};
 use super::launch::sandbox::{self, Confined, SandboxContext};
 use super::launch::stdio::{self, ChildGuard, Launch, StderrLog};
 use super::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
 use super::oauth;
+use super::protocol::catalogue::{Catalogue, Listing};
+use super::protocol::client::HostHandler;
 use super::wire::TransportKind;
 use super::wire::frame::{BoundedLines, MAX_MESSAGE_BYTES};
 use super::wire::http::{BoundedHttp, Lossless};

@@ -37,38 +37,27 @@
 //! - [`tasks`] reads and writes the task-augmented tool calls of 2025-11-25 (experimental).
 //! - [`apps`] reads MCP Apps metadata: the view a tool names, who may call it, and the view's page and policy.
 
-pub mod about;
-pub mod approval;
-pub mod apps;
-pub mod catalogue;
-pub mod client;
-pub mod client_tasks;
 pub mod connect;
-pub mod content;
 pub mod error;
 pub mod host;
-pub mod icons;
 pub mod launch;
-pub mod naming;
 pub mod oauth;
+pub mod protocol;
 pub mod rate;
 pub mod registry;
-pub mod requests;
 pub mod status;
-pub mod tasks;
 pub mod traces;
-pub mod uri_template;
 pub mod wire;
 
-pub use client::{CallEvent, LogMessage};
 pub use error::McpError;
 pub use host::RegistryTools;
 pub use launch::{LaunchReport, LoginEnv};
-pub use registry::{CallOptions, LogLevel, McpEvent, McpRegistry, RegistryOptions, ServerSnapshot, WireIds};
-pub use requests::{
+pub use protocol::events::{CallEvent, LogMessage, McpEvent};
+pub use protocol::requests::{
     DenyAll, ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, McpRoot, Refusal, SamplingMessage,
     SamplingReply, SamplingRequest, SamplingRole, ServerRequests, sample_with,
 };
+pub use registry::{CallOptions, LogLevel, McpRegistry, RegistryOptions, ServerSnapshot, WireIds};
 pub use status::ServerStatus;
 pub use wire::TransportKind;
 pub use wire::in_process::{InProcessServer, serve_on};

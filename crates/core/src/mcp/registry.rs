@@ -41,44 +41,26 @@ use tokio::sync::{OnceCell, broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::about::ServerAbout;
-use super::approval::ApprovalPolicy;
-use super::catalogue::{Catalogue, Listing};
-use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, RouteGuard, SharedRoots};
-use super::client_tasks::ClientTasks;
 use super::connect::{self, Connection, Context, StartFailure};
 use super::error::McpError;
 use super::launch::egress::BlockListener;
 use super::launch::stdio::StderrLog;
 use super::launch::{LaunchReport, LoginEnv};
+use super::protocol::about::ServerAbout;
+use super::protocol::approval::ApprovalPolicy;
+use super::protocol::catalogue::{Catalogue, Listing};
+use super::protocol::client::{CallRoutes, HostHandler, RouteGuard, SharedRoots};
+use super::protocol::client_tasks::ClientTasks;
+use super::protocol::events::{CallEvent, McpEvent};
+use super::protocol::requests::{DenyAll, McpRoot, ServerRequests};
+use super::protocol::tasks;
 use super::rate::CallWindow;
-use super::requests::{DenyAll, McpRoot, ServerRequests};
 use super::status::ServerStatus;
-use super::tasks;
 use super::wire::TransportKind;
 use super::wire::in_process::InProcessServer;
 use super::wire::lane::{Lane, LaneRequest};
 use crate::config::{McpServerConfig, Policy, PolicyDefaults, PolicyOutline, Resolved, TransportConfig};
 use crate::secrets::SecretStore;
-
-/// What the registry reports as it happens.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum McpEvent {
-    /// A server's status changed.
-    Status { server: String, status: ServerStatus },
-    /// A server's tools, resources or prompts changed.
-    CatalogueChanged { server: String },
-    /// A server sent `notifications/message`.
-    Log { server: String, message: LogMessage },
-    /// A subscribed resource changed (`notifications/resources/updated`).
-    ResourceUpdated { server: String, uri: String },
-    /// A stdio server wrote a line to stderr.
-    Stderr { server: String, line: String },
-    /// A sandboxed server's filtering proxy refused a host outside its allowed domains.
-    ConnectionBlocked { server: String, host: String },
-}
 
 /// A `logging/setLevel` level: the server sends messages at this level and above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]

@@ -22,10 +22,10 @@ use rmcp::model::{
 use rmcp::service::{Peer, RoleClient};
 
 use super::client::ListChanged;
-use super::error::McpError;
 use super::tasks;
-use super::wire::TransportKind;
-use super::wire::lane::Lane;
+use crate::mcp::error::McpError;
+use crate::mcp::wire::TransportKind;
+use crate::mcp::wire::lane::Lane;
 
 /// Pages fetched per list before giving up.
 const MAX_PAGES: usize = 1000;

@@ -6,8 +6,8 @@
 //! rmcp 3.9 speaks a later draft of tasks (SEP-2663, from protocol 2026-07-28)
 //! whose messages differ, and its types hold neither `execution` nor a
 //! 2025-11-25 task. So these requests are custom requests sent through the
-//! connection's [`Lane`](super::wire::lane::Lane), whose answers are read as the
-//! server's own JSON ([`Reads::Raw`](super::wire::answer::Reads)), and read here.
+//! connection's [`Lane`](crate::mcp::wire::lane::Lane), whose answers are read as the
+//! server's own JSON ([`Reads::Raw`](crate::mcp::wire::answer::Reads)), and read here.
 //!
 //! The registry ([`super::registry`]) runs a task call: the `tools/call` that
 //! creates the task, then `tasks/result` (which waits for the end, and during
@@ -26,8 +26,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc};
 
-use super::client::CallEvent;
-use super::error::TaskError;
+use super::events::CallEvent;
+use crate::mcp::error::TaskError;
 
 /// The server's notice of a task's new status (2025-11-25).
 pub(crate) const STATUS_NOTIFICATION: &str = "notifications/tasks/status";
