@@ -37,13 +37,11 @@
 //! - [`tasks`] reads and writes the task-augmented tool calls of 2025-11-25 (experimental).
 //! - [`apps`] reads MCP Apps metadata: the view a tool names, who may call it, and the view's page and policy.
 
-pub mod connect;
 pub mod error;
 pub mod host;
 pub mod launch;
 pub mod oauth;
 pub mod protocol;
-pub mod rate;
 pub mod registry;
 pub mod status;
 pub mod traces;

@@ -16,22 +16,22 @@ use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHt
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use tokio_util::sync::CancellationToken;
 
-use super::error::McpError;
-use super::launch::egress::{BlockListener, Egress};
-use super::launch::sandbox::{self, Confined, SandboxContext};
-use super::launch::stdio::{self, ChildGuard, Launch, StderrLog};
-use super::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
-use super::oauth;
-use super::protocol::catalogue::{Catalogue, Listing};
-use super::protocol::client::HostHandler;
-use super::wire::TransportKind;
-use super::wire::frame::{BoundedLines, MAX_MESSAGE_BYTES};
-use super::wire::http::{BoundedHttp, Lossless};
-use super::wire::in_process::{self, InProcessServer};
-use super::wire::lane::{self, Lane};
-use super::wire::pipe;
-use super::wire::sse::{self, DetectedTransport, SseClientTransport, SseConfig};
 use crate::config::{McpServerConfig, Resolved, TransportConfig, ValueSource};
+use crate::mcp::error::McpError;
+use crate::mcp::launch::egress::{BlockListener, Egress};
+use crate::mcp::launch::sandbox::{self, Confined, SandboxContext};
+use crate::mcp::launch::stdio::{self, ChildGuard, Launch, StderrLog};
+use crate::mcp::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
+use crate::mcp::oauth;
+use crate::mcp::protocol::catalogue::{Catalogue, Listing};
+use crate::mcp::protocol::client::HostHandler;
+use crate::mcp::wire::TransportKind;
+use crate::mcp::wire::frame::{BoundedLines, MAX_MESSAGE_BYTES};
+use crate::mcp::wire::http::{BoundedHttp, Lossless};
+use crate::mcp::wire::in_process::{self, InProcessServer};
+use crate::mcp::wire::lane::{self, Lane};
+use crate::mcp::wire::pipe;
+use crate::mcp::wire::sse::{self, DetectedTransport, SseClientTransport, SseConfig};
 use crate::secrets::{SecretStore, SecretValue};
 
 /// Lines of stderr put into a launch report.
