@@ -15,9 +15,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::protocol::approval::{ToolFingerprint, check_unchanged};
 use super::protocol::content::{ResultLimits, for_model};
+use super::protocol::events::CallEvent;
 use super::protocol::naming::ToolNames;
+use super::registry::{CallOptions, McpRegistry};
 use super::traces::{TraceStore, TracedCall, traced_call};
-use super::{CallEvent, CallOptions, McpRegistry};
 use crate::agent::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput};
 use crate::config::McpServerConfig;
 use crate::conversations::ToolPin;

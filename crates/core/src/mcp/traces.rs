@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::McpError;
 use super::protocol::content::{BoundedJson, ResultLimits};
-use super::{CallOptions, McpRegistry, WireIds};
+use super::registry::{CallOptions, McpRegistry, WireIds};
 use crate::conversations::ConversationId;
 use crate::store::{Store, StoreError};
 
