@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use patchbay_core::mcp::apps::AppPage;
+use patchbay_core::mcp::protocol::apps::AppPage;
 use serde::Serialize;
 use tauri::http::{Request, Response, StatusCode, header};
 
@@ -98,7 +98,7 @@ fn url(token: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use patchbay_core::mcp::apps::AppCsp;
+    use patchbay_core::mcp::protocol::apps::AppCsp;
 
     fn page(uri: &str, html: &str) -> AppPage {
         AppPage {

@@ -22,7 +22,7 @@ use anyhow::{Context, Result, ensure};
 use patchbay_core::config::{
     ApprovalMode, ConfigStore, McpServerConfig, Network, ProviderProfile, SecurityLevel, TransportConfig, ValueSource,
 };
-use patchbay_core::mcp::naming::ToolNames;
+use patchbay_core::mcp::protocol::naming::ToolNames;
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{KeyringStore, SecretStore};
 use patchbay_core::store::Store;

@@ -13,7 +13,7 @@
 //!   network namespace; Patchbay's proxy accepts on the listener
 //!   `patchbay-sandbox-init` made there and connects to the page) against
 //!   the same server at normal with network any (a direct connection). The
-//!   proxy alone: the bench sends the GET itself to `mcp::egress::Egress`, on
+//!   proxy alone: the bench sends the GET itself to `mcp::launch::egress::Egress`, on
 //!   a listener `patchbay-sandbox-init` hands it (outside a sandbox), against
 //!   a direct TCP connection.
 //!
@@ -32,7 +32,7 @@ use anyhow::{Context, Result, bail};
 use common::{Client, ServerFactory, WARMUP, everything, per_call, round_trips, start_servers, take_turns};
 use futures::FutureExt;
 use patchbay_core::config::{McpServerConfig, Network, SecurityLevel};
-use patchbay_core::mcp::egress::Egress;
+use patchbay_core::mcp::launch::egress::Egress;
 use patchbay_test_support::hostile::hostile_mcp;
 use patchbay_test_support::peers;
 use serde_json::json;

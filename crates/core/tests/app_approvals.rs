@@ -21,7 +21,7 @@ use patchbay_core::config::{
     SecurityLevel, TransportConfig,
 };
 use patchbay_core::mcp::ServerStatus;
-use patchbay_core::mcp::naming::ToolNames;
+use patchbay_core::mcp::protocol::naming::ToolNames;
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::MemoryStore;
 use patchbay_core::store::Store;

@@ -16,7 +16,7 @@ use patchbay_core::app::{
 };
 use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderProfile};
 use patchbay_core::llm::{ContentPart, ReasoningEffort, ThinkingParam};
-use patchbay_core::mcp::naming::ToolNames;
+use patchbay_core::mcp::protocol::naming::ToolNames;
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::MemoryStore;
 use patchbay_core::store::Store;

@@ -10,7 +10,7 @@ mod common;
 
 use common::*;
 use patchbay_core::llm::ContentPart;
-use patchbay_core::mcp::content::{ResultLimits, for_model, for_ui};
+use patchbay_core::mcp::protocol::content::{ResultLimits, for_model, for_ui};
 use patchbay_core::mcp::{CallEvent, CallOptions, McpRegistry};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::json;

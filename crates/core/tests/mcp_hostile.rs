@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use patchbay_core::llm::ContentPart;
-use patchbay_core::mcp::content::{ResultLimits, for_model, for_ui};
+use patchbay_core::mcp::protocol::content::{ResultLimits, for_model, for_ui};
 #[allow(deprecated)]
 use rmcp::model::{CallToolRequestParams, LoggingMessageNotificationParam};
 use rmcp::service::{NotificationContext, RunningService};

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use patchbay_core::config::{McpServerConfig, TransportConfig};
-use patchbay_core::mcp::frame::MAX_MESSAGE_BYTES;
+use patchbay_core::mcp::wire::frame::MAX_MESSAGE_BYTES;
 use patchbay_core::mcp::{CallOptions, McpError};
 use tokio_util::sync::CancellationToken;
 

@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use patchbay_core::mcp::sse::{DetectedTransport, SseClientTransport, SseConfig, SseError, StreamEnd, detect};
+use patchbay_core::mcp::wire::sse::{DetectedTransport, SseClientTransport, SseConfig, SseError, StreamEnd, detect};
 use patchbay_test_support::peers;
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Client, Url};

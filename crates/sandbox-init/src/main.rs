@@ -1,5 +1,5 @@
 //! `patchbay-sandbox-init`: the first process inside the bubblewrap sandbox of a
-//! local MCP server (`patchbay_core::mcp::sandbox` starts it); it then becomes
+//! local MCP server (`patchbay_core::mcp::launch::sandbox` starts it); it then becomes
 //! the server.
 //!
 //! - It puts itself, and so the server and all its children, in a Landlock

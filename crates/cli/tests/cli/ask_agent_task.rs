@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use patchbay_core::config::McpServerConfig;
-use patchbay_core::mcp::naming::ToolNames;
+use patchbay_core::mcp::protocol::naming::ToolNames;
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
 use serde_json::json;

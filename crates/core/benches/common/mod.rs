@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use futures::future::BoxFuture;
 use patchbay_core::config::{McpServerConfig, PolicyDefaults, SecurityLevel};
-use patchbay_core::mcp::approval::{ToolFingerprint, check_unchanged};
+use patchbay_core::mcp::protocol::approval::{ToolFingerprint, check_unchanged};
 use patchbay_core::mcp::{CallOptions, McpEvent, McpRegistry, RegistryOptions, ServerStatus};
 use patchbay_core::secrets::MemoryStore;
 use patchbay_test_support::peers;

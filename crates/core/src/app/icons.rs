@@ -1,6 +1,6 @@
 //! Servers' and tools' icons for the window, as `data:` URLs.
 //!
-//! [`crate::mcp::icons`] chooses one icon per theme and says where it may come
+//! [`crate::mcp::protocol::icons`] chooses one icon per theme and says where it may come
 //! from. A `data:` icon is shown at once. An icon at a URL is fetched once, in
 //! the background; it is left out until it arrives, and then the server's
 //! status is sent again, so that the window reads the lists again and finds
@@ -13,7 +13,7 @@ use url::Url;
 use super::views::IconView;
 use super::{App, lock};
 use crate::config::{McpServerConfig, TransportConfig};
-use crate::mcp::icons::{self, IconSource, Origin};
+use crate::mcp::protocol::icons::{self, IconSource, Origin};
 
 /// The most icon URLs fetched while Patchbay runs.
 pub(crate) const MAX_FETCHED: usize = 512;

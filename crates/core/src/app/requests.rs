@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::{App, AppError, Inner, lock};
 use crate::agent::resolve_provider;
 use crate::llm::ContentPart;
-use crate::mcp::client::{sampling_request_json, sampling_result_json};
+use crate::mcp::protocol::client::{sampling_request_json, sampling_result_json};
 use crate::mcp::{
     ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, Refusal, SamplingMessage, SamplingReply,
     SamplingRequest, SamplingRole, ServerRequests, sample_with,

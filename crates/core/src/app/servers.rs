@@ -32,13 +32,14 @@ use crate::config::{
 use crate::downloads::{self, DownloadError, Requested, SavedFile};
 use crate::llm::ToolSpec;
 use crate::llm::probe::{PROBE_TIMEOUT, probe};
-use crate::mcp::apps::AppPage;
-use crate::mcp::content::{
+use crate::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions};
+use crate::mcp::protocol::apps::AppPage;
+use crate::mcp::protocol::content::{
     ResourcePreview, ResultLimits, for_model, for_ui, prompt_text, resource_preview, resource_text,
 };
-use crate::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions};
+use crate::mcp::protocol::uri_template;
 use crate::mcp::traces::{TraceStore, traced_call};
-use crate::mcp::{CallEvent, CallOptions, LaunchReport, LogLevel, McpError, uri_template};
+use crate::mcp::{CallEvent, CallOptions, LaunchReport, LogLevel, McpError};
 use crate::secrets::SecretValue;
 
 /// How long a server may take to stop before it is restarted or removed.
@@ -318,7 +319,7 @@ impl App {
                         tool.annotations.as_ref(),
                         self.inner.registry.runs_as_task(&config.name, &name),
                     ),
-                    view: crate::mcp::apps::tool_view(&tool),
+                    view: crate::mcp::protocol::apps::tool_view(&tool),
                     enabled: !config.disabled_tools.contains(&name),
                     approval: policy.decide(&tool).mode(),
                     schema_tokens: budget::count_tools(std::slice::from_ref(&spec), counter),
@@ -398,7 +399,7 @@ impl App {
         let listed = self.inner.registry.tools(server)?.into_iter().find(|t| t.name == tool);
         let listed = listed.ok_or_else(|| AppError::NotFound(format!("MCP server {server:?} has no tool {tool:?}")))?;
         let refuse = |why: &str| Err(AppError::Invalid(format!("the view may not call {server}/{tool}: {why}")));
-        if !crate::mcp::apps::tool_view(&listed).for_app {
+        if !crate::mcp::protocol::apps::tool_view(&listed).for_app {
             return refuse("the server made it for the model only");
         }
         if config.disabled_tools.contains(tool) {

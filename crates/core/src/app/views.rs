@@ -14,7 +14,7 @@ use crate::conversations::{
 };
 use crate::llm::{ContentPart, Usage};
 use crate::mcp::LogLevel;
-use crate::mcp::about::ServerAbout;
+use crate::mcp::protocol::about::ServerAbout;
 use crate::mcp::traces::CallStats;
 use crate::mcp::{LogMessage, ServerStatus};
 
@@ -587,7 +587,7 @@ pub struct ToolInfo {
     /// server, not guarantees.
     pub hints: Vec<&'static str>,
     /// Its view (MCP Apps), and whether the model and views may call it.
-    pub view: crate::mcp::apps::ToolView,
+    pub view: crate::mcp::protocol::apps::ToolView,
 }
 
 /// The hints a tool's annotations give, and whether it runs as a task, as

@@ -708,11 +708,11 @@ fn check_name(raw: &str, path: &str, issues: &mut Vec<ImportIssue>) {
 }
 
 /// What Patchbay puts between a server's and a tool's name for the model
-/// (`server__tool`, see `crate::mcp::naming`).
+/// (`server__tool`, see `crate::mcp::protocol::naming`).
 pub const TOOL_NAME_SEPARATOR: &str = "__";
 
 /// Why `server` cannot be a server's name under the model-facing naming
-/// scheme (`crate::mcp::naming`), if it cannot.
+/// scheme (`crate::mcp::protocol::naming`), if it cannot.
 ///
 /// A server name holding the separator (`a__b`) or ending in `_` (`a_`) would
 /// read like another server's tool: `a__b` + `c` and `a` + `b__c` are both

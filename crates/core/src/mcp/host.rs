@@ -13,11 +13,12 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{ToolFingerprint, check_unchanged};
-use super::content::{ResultLimits, for_model};
-use super::naming::ToolNames;
+use super::protocol::approval::{ToolFingerprint, check_unchanged};
+use super::protocol::content::{ResultLimits, for_model};
+use super::protocol::events::CallEvent;
+use super::protocol::naming::ToolNames;
+use super::registry::{CallOptions, McpRegistry};
 use super::traces::{TraceStore, TracedCall, traced_call};
-use super::{CallEvent, CallOptions, McpRegistry};
 use crate::agent::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput};
 use crate::config::McpServerConfig;
 use crate::conversations::ToolPin;
@@ -82,7 +83,10 @@ impl ToolHost for RegistryTools {
                 // A tool for its view only (MCP Apps visibility) is not the model's.
                 tools
                     .into_iter()
-                    .filter(|t| !config.disabled_tools.contains(t.name.as_ref()) && super::apps::tool_view(t).for_model)
+                    .filter(|t| {
+                        !config.disabled_tools.contains(t.name.as_ref())
+                            && super::protocol::apps::tool_view(t).for_model
+                    })
                     .map(move |t| (config, t))
             })
             .collect();

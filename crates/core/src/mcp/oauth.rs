@@ -59,7 +59,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::http::{Lossless, pass_streams_through};
+use super::wire::http::{Lossless, pass_streams_through};
 use crate::config::import::oauth_secret_name;
 use crate::config::{ClientCredentials, ClientKey, JwtAlgorithm};
 use crate::secrets::{SecretStore, SecretValue};

@@ -19,8 +19,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::content::{BoundedJson, ResultLimits};
-use super::{CallOptions, McpError, McpRegistry, WireIds};
+use super::error::McpError;
+use super::protocol::content::{BoundedJson, ResultLimits};
+use super::registry::{CallOptions, McpRegistry, WireIds};
 use crate::conversations::ConversationId;
 use crate::store::{Store, StoreError};
 
@@ -173,7 +174,7 @@ pub async fn traced_call(
     if registry.runs_as_task(server, tool)
         && let Some(params) = request.get_mut("params").and_then(Value::as_object_mut)
     {
-        params.insert("task".into(), super::tasks::task_field());
+        params.insert("task".into(), super::protocol::tasks::task_field());
     }
     let started_at = crate::clock::now_ms();
     let started = Instant::now();

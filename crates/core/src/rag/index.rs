@@ -1,4 +1,4 @@
-//! Incremental indexing of registered folders, and the watcher that keeps it current.
+//! Incremental indexing of registered folders, by the knowledge base's settings.
 //!
 //! A run walks each folder (following symlinks, with loops detected), reads
 //! the folder's stored fingerprints once, reports progress per file, and for
@@ -14,18 +14,18 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
-use notify::{RecursiveMode, Watcher};
+use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
+use super::chunk::ChunkParams;
 use super::chunk::chunk;
 use super::embed::Embedder;
-use super::kb::{KbSettings, KnowledgeBase, folder_of, record_skips};
+use super::embed::EmbeddingConfig;
 use super::loader::{self, DocKind, Skip};
-use super::store::{ChunkIndex, ChunkRecord, DocumentRecord};
+use super::store::{ChunkIndex, ChunkRecord, DocumentRecord, path_str};
 use super::{RagError, analyze};
 use crate::store::Store;
 
@@ -64,6 +64,29 @@ pub struct IndexReport {
 /// Directories never descended into.
 fn ignored_dir(name: &str) -> bool {
     name.starts_with('.') || matches!(name, "node_modules" | "target" | "__pycache__" | "venv")
+}
+
+/// Knowledge-base settings, stored as JSON in `kb_meta`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KbSettings {
+    #[serde(default)]
+    pub chunking: ChunkParams,
+    /// Files above this size are skipped and reported.
+    #[serde(default = "default_max_file_bytes")]
+    pub max_file_bytes: u64,
+    /// Embeddings, when the user turned them on.
+    #[serde(default)]
+    pub embeddings: Option<EmbeddingConfig>,
+}
+
+fn default_max_file_bytes() -> u64 {
+    64 << 20
+}
+
+impl Default for KbSettings {
+    fn default() -> Self {
+        Self { chunking: ChunkParams::default(), max_file_bytes: default_max_file_bytes(), embeddings: None }
+    }
 }
 
 /// One index run, executed on a blocking thread.
@@ -288,83 +311,18 @@ fn walk(folder: &Path) -> (Vec<PathBuf>, Vec<SkippedFile>) {
     (files, skipped)
 }
 
-/// Keeps the index current while it lives: file changes in registered folders
-/// trigger a re-index of their folder after a quiet period. Dropping it stops
-/// the watcher and its task.
-pub struct KbWatcher {
-    _watcher: notify::RecommendedWatcher,
-    cancel: CancellationToken,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl std::fmt::Debug for KbWatcher {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KbWatcher").finish_non_exhaustive()
-    }
-}
-
-impl Drop for KbWatcher {
-    fn drop(&mut self) {
-        self.cancel.cancel();
-        self.task.abort();
-    }
-}
-
-impl KnowledgeBase {
-    /// Watches every registered folder; after changes settle for `quiet`, the
-    /// affected folders are re-indexed and `on_run` receives the result.
-    pub fn watch(
-        &self,
-        quiet: Duration,
-        on_run: Arc<dyn Fn(Result<IndexReport, RagError>) + Send + Sync>,
-    ) -> Result<KbWatcher, RagError> {
-        let folders = self.folders()?;
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<PathBuf>();
-        let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            if let Ok(event) = event {
-                for path in event.paths {
-                    // The receiver only goes away when the watcher is dropped.
-                    let _ = tx.send(path);
-                }
-            }
-        })
-        .map_err(|e| RagError::Watch { path: PathBuf::new(), detail: e.to_string() })?;
-        for folder in folders.iter().filter(|f| f.is_dir()) {
-            watcher
-                .watch(folder, RecursiveMode::Recursive)
-                .map_err(|e| RagError::Watch { path: folder.clone(), detail: e.to_string() })?;
+pub(super) fn record_skips(store: &Store, folder: &Path, skipped: &[SkippedFile]) -> Result<(), RagError> {
+    let folder = path_str(folder);
+    store.write(|tx| -> Result<(), RagError> {
+        let map = |e| RagError::from(store.error(e));
+        tx.execute("DELETE FROM kb_skipped WHERE folder = ?1", [&folder]).map_err(map)?;
+        let mut stmt = tx
+            .prepare_cached("INSERT OR REPLACE INTO kb_skipped (path, folder, reason) VALUES (?1, ?2, ?3)")
+            .map_err(map)?;
+        for s in skipped {
+            let reason = serde_json::to_string(&s.reason).map_err(|source| RagError::Settings { source })?;
+            stmt.execute(params![path_str(&s.path), folder, reason]).map_err(map)?;
         }
-        let cancel = CancellationToken::new();
-        let kb = self.clone();
-        let stop = cancel.clone();
-        let task = tokio::spawn(async move {
-            loop {
-                let first = tokio::select! {
-                    () = stop.cancelled() => return,
-                    path = rx.recv() => match path { Some(p) => p, None => return },
-                };
-                let mut dirty: HashSet<PathBuf> = folder_of(&folders, &first).cloned().into_iter().collect();
-                loop {
-                    tokio::select! {
-                        () = stop.cancelled() => return,
-                        () = tokio::time::sleep(quiet) => break,
-                        path = rx.recv() => match path {
-                            Some(p) => dirty.extend(folder_of(&folders, &p).cloned()),
-                            None => return,
-                        },
-                    }
-                }
-                let dirty: Vec<PathBuf> = folders.iter().filter(|f| dirty.contains(*f)).cloned().collect();
-                if dirty.is_empty() {
-                    continue;
-                }
-                let result = kb.index_folders(&dirty, Arc::new(|_: &IndexProgress| {}), &stop).await;
-                if matches!(result, Err(RagError::Cancelled)) {
-                    return;
-                }
-                on_run(result);
-            }
-        });
-        Ok(KbWatcher { _watcher: watcher, cancel, task })
-    }
+        Ok(())
+    })
 }

@@ -7,16 +7,16 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rusqlite::{OptionalExtension, params};
-use serde::{Deserialize, Serialize};
+use rusqlite::OptionalExtension;
+use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
-use super::index::{self, IndexProgress, IndexReport, SkippedFile};
+use super::index::{self, IndexProgress, IndexReport, KbSettings, SkippedFile};
 use super::local::LocalEmbedder;
 use super::search::{Passage, Retriever, SearchMode, reciprocal_rank_fusion};
-use super::store::{ChunkIndex, IndexTotals, SqliteIndex};
-use super::{ChunkParams, RagError, analyze};
+use super::store::{ChunkIndex, IndexTotals, SqliteIndex, path_str};
+use super::{RagError, analyze};
 use crate::paths::DataDir;
 use crate::secrets::SecretStore;
 use crate::store::Store;
@@ -31,29 +31,6 @@ pub const SAMPLES: &[(&str, &str)] = &[
 
 /// Name of the samples folder inside the data directory.
 pub const SAMPLES_DIR: &str = "knowledge_base";
-
-/// Knowledge-base settings, stored as JSON in `kb_meta`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KbSettings {
-    #[serde(default)]
-    pub chunking: ChunkParams,
-    /// Files above this size are skipped and reported.
-    #[serde(default = "default_max_file_bytes")]
-    pub max_file_bytes: u64,
-    /// Embeddings, when the user turned them on.
-    #[serde(default)]
-    pub embeddings: Option<EmbeddingConfig>,
-}
-
-fn default_max_file_bytes() -> u64 {
-    64 << 20
-}
-
-impl Default for KbSettings {
-    fn default() -> Self {
-        Self { chunking: ChunkParams::default(), max_file_bytes: default_max_file_bytes(), embeddings: None }
-    }
-}
 
 /// One registered folder in the status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -95,10 +72,6 @@ impl std::fmt::Debug for KnowledgeBase {
             .field("embedder", &self.embedder.as_ref().map(|e| e.model_id().to_owned()))
             .finish_non_exhaustive()
     }
-}
-
-fn path_str(path: &Path) -> String {
-    path.to_string_lossy().into_owned()
 }
 
 impl KnowledgeBase {
@@ -455,25 +428,4 @@ impl Retriever for KnowledgeBase {
             }
         }
     }
-}
-
-/// Folder a path belongs to, among `folders`.
-pub(super) fn folder_of<'a>(folders: &'a [PathBuf], path: &Path) -> Option<&'a PathBuf> {
-    folders.iter().filter(|f| path.starts_with(f)).max_by_key(|f| f.as_os_str().len())
-}
-
-pub(super) fn record_skips(store: &Store, folder: &Path, skipped: &[SkippedFile]) -> Result<(), RagError> {
-    let folder = path_str(folder);
-    store.write(|tx| -> Result<(), RagError> {
-        let map = |e| RagError::from(store.error(e));
-        tx.execute("DELETE FROM kb_skipped WHERE folder = ?1", [&folder]).map_err(map)?;
-        let mut stmt = tx
-            .prepare_cached("INSERT OR REPLACE INTO kb_skipped (path, folder, reason) VALUES (?1, ?2, ?3)")
-            .map_err(map)?;
-        for s in skipped {
-            let reason = serde_json::to_string(&s.reason).map_err(|source| RagError::Settings { source })?;
-            stmt.execute(params![path_str(&s.path), folder, reason]).map_err(map)?;
-        }
-        Ok(())
-    })
 }

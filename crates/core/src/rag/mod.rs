@@ -9,7 +9,8 @@
 //!   BM25 over in-memory postings, `bm25`),
 //! - [`embed`] makes vectors (OpenAI-compatible endpoint), [`local`] with a
 //!   local BERT-family model (candle),
-//! - [`index`] walks folders incrementally, with progress, cancellation and a watcher,
+//! - [`index`] walks folders incrementally, with progress and cancellation; [`watch`]
+//!   re-indexes a folder when its files change,
 //! - [`search`] fuses BM25 and vector rankings,
 //! - [`kb`] ties them together as [`KnowledgeBase`],
 //! - [`chat`] brings it into chat (cited context, or a `knowledge_search` tool),
@@ -27,6 +28,7 @@ pub mod local;
 pub mod search;
 pub mod serve;
 pub mod store;
+pub mod watch;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -34,12 +36,13 @@ use std::time::Duration;
 pub use chat::{ChatKnowledge, ContextOptions, ContextRetriever};
 pub use chunk::{Chunk, ChunkParams};
 pub use embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
-pub use index::{IndexProgress, IndexReport, KbWatcher, SkippedFile};
-pub use kb::{FolderStatus, KbSettings, KbStatus, KnowledgeBase};
+pub use index::{IndexProgress, IndexReport, KbSettings, SkippedFile};
+pub use kb::{FolderStatus, KbStatus, KnowledgeBase};
 pub use loader::{DocKind, Skip};
 pub use local::LocalEmbedder;
 pub use search::{Passage, Retriever, SearchMode};
 pub use store::{ChunkIndex, SqliteIndex};
+pub use watch::KbWatcher;
 
 use crate::folder::FolderError;
 use crate::secrets::SecretError;

@@ -106,7 +106,7 @@ impl std::fmt::Debug for SqliteIndex {
     }
 }
 
-fn path_str(path: &Path) -> String {
+pub(super) fn path_str(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 

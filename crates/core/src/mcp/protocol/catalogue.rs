@@ -19,13 +19,13 @@ use std::time::Duration;
 use rmcp::model::{
     ClientRequest, CustomRequest, Icon, PaginatedRequestParams, Prompt, Resource, ResourceTemplate, ServerResult, Tool,
 };
-use rmcp::service::{Peer, RoleClient, ServiceError};
+use rmcp::service::{Peer, RoleClient};
 
-use super::McpError;
 use super::client::ListChanged;
-use super::connect::TransportKind;
-use super::lane::Lane;
 use super::tasks;
+use crate::mcp::error::McpError;
+use crate::mcp::wire::TransportKind;
+use crate::mcp::wire::lane::Lane;
 
 /// Pages fetched per list before giving up.
 const MAX_PAGES: usize = 1000;
@@ -233,25 +233,5 @@ impl Catalogue {
         tokio::time::timeout(timeout, work)
             .await
             .map_err(|_| McpError::Timeout { server: server.to_owned(), after: timeout })?
-    }
-}
-
-impl McpError {
-    /// Classifies an rmcp error for `server`.
-    pub(crate) fn from_service(server: &str, error: ServiceError) -> Self {
-        let server = server.to_owned();
-        match error {
-            ServiceError::McpError(data) => match super::frame::too_large(&data) {
-                Some((limit, size)) => McpError::MessageTooLarge { server, limit, size },
-                None => {
-                    McpError::Server { server, code: data.code.0, message: data.message.into_owned(), data: data.data }
-                }
-            },
-            ServiceError::Timeout { timeout } => McpError::Timeout { server, after: timeout },
-            ServiceError::TransportClosed => McpError::ConnectionClosed { server },
-            ServiceError::Cancelled { .. } => McpError::Cancelled { server },
-            ServiceError::TransportSend(e) if super::oauth::needs_sign_in(&e) => McpError::SignInRequired { server },
-            other => McpError::Protocol { server, reason: other.to_string() },
-        }
     }
 }

@@ -12,6 +12,9 @@ use futures::stream::{self, BoxStream, Stream};
 use futures::{StreamExt, TryStreamExt};
 use sse_stream::Sse;
 
+/// An event stream as rmcp's HTTP clients give it.
+pub(crate) type EventStream = BoxStream<'static, Result<Sse, rmcp::transport::streamable_http_client::SseError>>;
+
 /// Why an event stream was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EventStreamError {

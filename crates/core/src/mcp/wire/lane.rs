@@ -46,12 +46,10 @@ use futures::{FutureExt, StreamExt};
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolResult, ClientJsonRpcMessage, ClientRequest, CustomResult, GetExtensions, GetMeta, JsonRpcMessage,
-    JsonRpcVersion2_0, NumberOrString, ProgressToken, RequestId, RequestMetaObject, ServerJsonRpcMessage,
-    ServerNotification, ServerResult,
+    ClientJsonRpcMessage, ClientRequest, GetExtensions, GetMeta, JsonRpcMessage, NumberOrString, ProgressToken,
+    RequestId, RequestMetaObject, ServerJsonRpcMessage,
 };
 use rmcp::service::{InboundStreamOrigin, Peer, ServiceError};
-use serde::Deserialize;
 
 use rmcp::transport::Transport;
 use rmcp::transport::streamable_http_client::{SseError, StreamableHttpPostResponse};
@@ -59,95 +57,9 @@ use sse_stream::Sse;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::McpError;
+use super::answer::{Answer, InOrder, LaneError, Reads, typed_answer};
+use super::http::{HttpPost, PostFailure};
 use super::pipe::{PipeAnswer, PipeEnd};
-
-/// An answer to a lane request, as rmcp's service loop would give it.
-pub(crate) type Answer = Result<ServerResult, LaneError>;
-
-/// How the answer to a lane request is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reads {
-    /// As rmcp reads any message.
-    Rmcp,
-    /// As a `CallToolResult`, in one pass: the calls that matter for speed,
-    /// and whose results can be large.
-    ToolCall,
-    /// As the server's own JSON ([`CustomResult`]): a custom request's answer,
-    /// with every field the server sent.
-    Raw,
-}
-
-impl Reads {
-    /// How the answer to `message` is read.
-    pub(crate) fn of(message: &ClientJsonRpcMessage) -> Self {
-        match message {
-            JsonRpcMessage::Request(request) => match request.request {
-                ClientRequest::CallToolRequest(_) => Reads::ToolCall,
-                ClientRequest::CustomRequest(_) => Reads::Raw,
-                _ => Reads::Rmcp,
-            },
-            _ => Reads::Rmcp,
-        }
-    }
-}
-
-/// `data` as a response read as `reads` says: far cheaper than rmcp's reading
-/// of any message for a tool call (rmcp buffers it and tries each kind of
-/// result in turn), and lossless for a custom request. `None` when it is not
-/// such a response (or `reads` is [`Reads::Rmcp`]); the caller checks that the
-/// id is one that reads so, and otherwise reads `data` as rmcp does.
-pub(crate) fn typed_answer(data: &[u8], reads: Reads) -> Option<(RequestId, ServerResult)> {
-    #[derive(Deserialize)]
-    struct Response<R> {
-        #[serde(rename = "jsonrpc")]
-        _jsonrpc: JsonRpcVersion2_0,
-        id: RequestId,
-        result: R,
-    }
-    match reads {
-        Reads::Rmcp => None,
-        Reads::ToolCall => {
-            let response: Response<CallToolResult> = serde_json::from_slice(data).ok()?;
-            Some((response.id, ServerResult::CallToolResult(response.result)))
-        }
-        Reads::Raw => {
-            let response: Response<serde_json::Value> = serde_json::from_slice(data).ok()?;
-            Some((response.id, ServerResult::CustomResult(CustomResult::new(response.result))))
-        }
-    }
-}
-
-/// Why a lane request got no answer.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum LaneError {
-    /// As rmcp's service loop would report it: the connection closed, the
-    /// server answered with an error, a POST failed.
-    #[error(transparent)]
-    Service(#[from] ServiceError),
-    /// The server's response to a POST could not be read as the answer.
-    #[error("{0}")]
-    Unreadable(String),
-}
-
-impl LaneError {
-    /// The registry's error for `server`.
-    pub(crate) fn for_server(self, server: &str) -> McpError {
-        match self {
-            LaneError::Service(error) => McpError::from_service(server, error),
-            LaneError::Unreadable(reason) => McpError::Protocol { server: server.to_owned(), reason },
-        }
-    }
-}
-
-/// Handles a call's notifications (progress, logs) where they are read, in
-/// the order the server sent them: rmcp hands each notification to a task of
-/// its own, and the newest task often runs first.
-pub(crate) trait InOrder: Send + Sync + 'static {
-    /// Whether `notification` was handled (else rmcp gets it). `origin`: the
-    /// request whose HTTP response carried it.
-    fn handle(&self, notification: &ServerNotification, origin: Option<&InboundStreamOrigin>) -> bool;
-}
 
 /// Sends the registry's requests to one server without rmcp's service loop.
 #[derive(Clone)]
@@ -227,23 +139,6 @@ impl Lane {
         };
         Ok(LaneRequest { id, progress_token, answer })
     }
-}
-
-/// How the HTTP lane posts: a message sent in the session rmcp holds, as rmcp
-/// would post it ([`super::http::BoundedHttp`] implements it).
-pub(crate) trait HttpPost: Send + Sync + 'static {
-    fn post(
-        &self,
-        message: ClientJsonRpcMessage,
-    ) -> BoxFuture<'static, Result<StreamableHttpPostResponse, PostFailure>>;
-}
-
-/// Why a lane POST got no response to read.
-pub(crate) enum PostFailure {
-    /// The server no longer knows the session (it restarted): rmcp renews it.
-    SessionExpired,
-    /// Anything else, as rmcp would report it.
-    Failed(ServiceError),
 }
 
 /// How long the rest of an answered POST's response is read, so that its
@@ -473,7 +368,10 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Laned<T> {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use rmcp::model::{CallToolRequest, CallToolRequestParams, EmptyResult, PingRequest, ServerRequest};
+    use rmcp::model::{
+        CallToolRequest, CallToolRequestParams, EmptyResult, PingRequest, ServerNotification, ServerRequest,
+        ServerResult,
+    };
     use rmcp::transport::async_rw::AsyncRwTransport;
     use serde_json::{Value, json};
     use std::sync::Mutex;

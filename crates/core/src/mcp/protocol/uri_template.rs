@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::McpError;
+use crate::mcp::error::McpError;
 
 /// One `{…}` expression: its operator and its variables (name, prefix length).
 struct Expression<'a> {

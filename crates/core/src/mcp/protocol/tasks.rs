@@ -6,8 +6,8 @@
 //! rmcp 3.9 speaks a later draft of tasks (SEP-2663, from protocol 2026-07-28)
 //! whose messages differ, and its types hold neither `execution` nor a
 //! 2025-11-25 task. So these requests are custom requests sent through the
-//! connection's [`Lane`](super::lane::Lane), whose answers are read as the
-//! server's own JSON ([`Reads::Raw`](super::lane::Reads)), and read here.
+//! connection's [`Lane`](crate::mcp::wire::lane::Lane), whose answers are read as the
+//! server's own JSON ([`Reads::Raw`](crate::mcp::wire::answer::Reads)), and read here.
 //!
 //! The registry ([`super::registry`]) runs a task call: the `tools/call` that
 //! creates the task, then `tasks/result` (which waits for the end, and during
@@ -26,7 +26,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc};
 
-use super::client::CallEvent;
+use super::events::CallEvent;
+use crate::mcp::error::TaskError;
 
 /// The server's notice of a task's new status (2025-11-25).
 pub(crate) const STATUS_NOTIFICATION: &str = "notifications/tasks/status";
@@ -38,17 +39,6 @@ const TTL: Duration = Duration::from_secs(15 * 60);
 const POLL_DEFAULT: Duration = Duration::from_secs(1);
 const POLL_MIN: Duration = Duration::from_millis(100);
 const POLL_MAX: Duration = Duration::from_secs(10);
-
-/// Why a task's answer could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum TaskError {
-    #[error("the server's answer is not a task or a tool result: {0}")]
-    NotATask(String),
-    #[error("the server's task status is unreadable: {0}")]
-    Status(String),
-    #[error("the task's result is not a tool result: {0}")]
-    Result(String),
-}
 
 /// What a tool's `execution.taskSupport` says, as a tool in a `tools/list`
 /// answer gives it: whether the tool must be called as a task.

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::McpError;
 use crate::config::RateLimits;
+use crate::mcp::error::McpError;
 
 const WINDOW: Duration = Duration::from_secs(60);
 

@@ -7,6 +7,14 @@
 //! volta, asdf, Homebrew) and resolves commands against that. The child's
 //! environment is this process's environment with that `PATH`, plus the server's
 //! configured variables: never a replacement of the whole environment.
+//!
+//! The launch floor of `mcp/`, beside the wire: [`stdio`] owns the server's
+//! process, [`sandbox`] wraps it in its security policy and [`egress`] is the
+//! filtering proxy of a server limited to some domains.
+
+pub mod egress;
+pub mod sandbox;
+pub mod stdio;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -15,8 +23,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::McpError;
 use crate::config::{PolicyOutline, ValueSource};
+use crate::mcp::error::McpError;
 use crate::secrets::SecretStore;
 
 /// How long the login shell may take to report its `PATH`.

@@ -42,10 +42,10 @@ use rmcp::transport::{DynamicTransportError, WWWAuthenticateParams};
 use serde_json::Value;
 use sse_stream::Sse;
 
-use super::client_tasks;
-use super::event_stream;
+use super::answer::{Reads, typed_answer};
+use super::event_stream::{self, EventStream};
 use super::frame::{MAX_MESSAGE_BYTES, too_large_answer};
-use super::lane::{HttpPost, PostFailure, Reads, typed_answer};
+use super::task_shapes;
 
 /// The start of rmcp's message for an SSE event over its limit. Its error type
 /// is private, so the message is what can be matched; `tests/mcp_oversized_http.rs`
@@ -54,9 +54,6 @@ const EVENT_TOO_LARGE: &str = "SSE event exceeded the maximum size";
 
 /// The custom headers rmcp posts with.
 pub(crate) type Headers = HashMap<HeaderName, HeaderValue>;
-
-/// An event stream as rmcp's HTTP clients give it.
-pub(crate) type EventStream = BoxStream<'static, Result<Sse, SseError>>;
 
 /// `post_message` of a [`StreamableHttpClient`] that posts as
 /// `post_message_with_max_sse_event_size` does, within `$limit` bytes.
@@ -68,7 +65,7 @@ macro_rules! post_within {
             message: ::rmcp::model::ClientJsonRpcMessage,
             session_id: Option<::std::sync::Arc<str>>,
             auth_header: Option<String>,
-            custom_headers: $crate::mcp::http::Headers,
+            custom_headers: $crate::mcp::wire::http::Headers,
         ) -> Result<
             ::rmcp::transport::streamable_http_client::StreamableHttpPostResponse,
             ::rmcp::transport::streamable_http_client::StreamableHttpError<Self::Error>,
@@ -89,7 +86,7 @@ macro_rules! pass_streams_through {
             uri: ::std::sync::Arc<str>,
             session_id: ::std::sync::Arc<str>,
             auth_header: Option<String>,
-            custom_headers: $crate::mcp::http::Headers,
+            custom_headers: $crate::mcp::wire::http::Headers,
         ) -> Result<(), ::rmcp::transport::streamable_http_client::StreamableHttpError<Self::Error>> {
             self.$inner.delete_session(uri, session_id, auth_header, custom_headers).await
         }
@@ -100,9 +97,9 @@ macro_rules! pass_streams_through {
             session_id: Option<::std::sync::Arc<str>>,
             last_event_id: Option<String>,
             auth_header: Option<String>,
-            custom_headers: $crate::mcp::http::Headers,
+            custom_headers: $crate::mcp::wire::http::Headers,
         ) -> Result<
-            $crate::mcp::http::EventStream,
+            $crate::mcp::wire::event_stream::EventStream,
             ::rmcp::transport::streamable_http_client::StreamableHttpError<Self::Error>,
         > {
             self.$inner.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
@@ -114,10 +111,10 @@ macro_rules! pass_streams_through {
             session_id: Option<::std::sync::Arc<str>>,
             last_event_id: Option<String>,
             auth_header: Option<String>,
-            custom_headers: $crate::mcp::http::Headers,
+            custom_headers: $crate::mcp::wire::http::Headers,
             max_sse_event_size: usize,
         ) -> Result<
-            $crate::mcp::http::EventStream,
+            $crate::mcp::wire::event_stream::EventStream,
             ::rmcp::transport::streamable_http_client::StreamableHttpError<Self::Error>,
         > {
             self.$inner
@@ -134,6 +131,23 @@ macro_rules! pass_streams_through {
     };
 }
 pub(crate) use pass_streams_through;
+
+/// How the HTTP lane ([`super::lane`]) posts: a message sent in the session rmcp holds, as rmcp
+/// would post it ([`BoundedHttp`] implements it).
+pub(crate) trait HttpPost: Send + Sync + 'static {
+    fn post(
+        &self,
+        message: ClientJsonRpcMessage,
+    ) -> BoxFuture<'static, Result<StreamableHttpPostResponse, PostFailure>>;
+}
+
+/// Why a lane POST got no response to read.
+pub(crate) enum PostFailure {
+    /// The server no longer knows the session (it restarted): rmcp renews it.
+    SessionExpired,
+    /// Anything else, as rmcp would report it.
+    Failed(ServiceError),
+}
 
 /// A [`StreamableHttpClient`] whose oversized answers become errors for the
 /// requests they answered; everything else passes through unchanged. It also
@@ -295,7 +309,7 @@ const REFUSAL_BODY: usize = 64 << 10;
 /// stream, and the same refusals are reported as rmcp reports them (a
 /// challenge, an expired session, a JSON-RPC error, an oversized body). In
 /// every event stream, a server's request that asks to run as a task is
-/// renamed ([`client_tasks::as_custom`]).
+/// renamed ([`task_shapes::as_custom`]).
 #[derive(Clone)]
 pub(crate) struct Lossless(reqwest::Client);
 
@@ -426,7 +440,7 @@ impl StreamableHttpClient for Lossless {
             auth_header: auth_header.clone(),
             headers: custom_headers.clone(),
         };
-        let response = if let Some(initialize) = client_tasks::advertised(&message) {
+        let response = if let Some(initialize) = task_shapes::advertised(&message) {
             self.post_own(posted(), &initialize, Reads::Rmcp, max_sse_event_size).await
         } else if Reads::of(&message) == Reads::Raw {
             self.post_own(posted(), &message, Reads::Raw, max_sse_event_size).await
@@ -444,7 +458,7 @@ impl StreamableHttpClient for Lossless {
         };
         response.map(|response| match response {
             StreamableHttpPostResponse::Sse(events, session) => {
-                StreamableHttpPostResponse::Sse(client_tasks::renamed_events(events), session)
+                StreamableHttpPostResponse::Sse(task_shapes::renamed_events(events), session)
             }
             other => other,
         })
@@ -469,7 +483,7 @@ impl StreamableHttpClient for Lossless {
         custom_headers: Headers,
     ) -> Result<EventStream, StreamableHttpError<Self::Error>> {
         let events = self.0.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await?;
-        Ok(client_tasks::renamed_events(events))
+        Ok(task_shapes::renamed_events(events))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -492,7 +506,7 @@ impl StreamableHttpClient for Lossless {
                 max_sse_event_size,
             )
             .await?;
-        Ok(client_tasks::renamed_events(events))
+        Ok(task_shapes::renamed_events(events))
     }
 }
 

@@ -5,7 +5,7 @@
 //! reach anything by itself. Before the server starts, `patchbay-sandbox-init`
 //! listens on a loopback port there and hands the listening socket over to
 //! Patchbay through a Unix socket in a private folder that is bind-mounted into
-//! the sandbox (`mcp::sandbox`); `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY`
+//! the sandbox (`mcp::launch::sandbox`); `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY`
 //! name that port. So Patchbay accepts the server's connections itself, no
 //! process in between, and only the first hand-over counts (it comes before
 //! the server runs). This proxy reads each connection's first

@@ -8,7 +8,7 @@
 use rmcp::model::{ServerCapabilities, ServerPeerInfo};
 use serde::Serialize;
 
-use super::connect::TransportKind;
+use crate::mcp::wire::TransportKind;
 
 /// The most characters kept of a server's name, title, version or description.
 const MAX_TEXT: usize = 500;

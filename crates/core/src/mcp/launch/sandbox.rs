@@ -26,11 +26,11 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::OnceCell;
 
-use super::McpError;
+use super::LoginEnv;
 use super::egress::{BlockListener, Egress};
-use super::launch::LoginEnv;
 use super::stdio::Launch;
 use crate::config::{Network, Resolved, SecurityLevel};
+use crate::mcp::error::McpError;
 
 /// Places under home no server sees below permissive: credentials, keyrings,
 /// browser profiles and shell histories.

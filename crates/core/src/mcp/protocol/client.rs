@@ -33,42 +33,15 @@ use tokio::sync::{Notify, broadcast, mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::client_tasks::{self, ClientTasks};
-use super::lane::InOrder;
-use super::registry::McpEvent;
+use super::client_tasks::ClientTasks;
+use super::events::{CallEvent, LogMessage, McpEvent};
 use super::requests::{
     ElicitationAnswer, ElicitationKind, ElicitationRequest, McpRoot, SamplingMessage, SamplingReply, SamplingRequest,
     SamplingRole, ServerRequests,
 };
 use super::tasks::{self, TaskState, TaskWatch};
 use crate::llm::ContentPart;
-
-/// Something a server reported while a tool call ran.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum CallEvent {
-    /// `notifications/progress` for this call.
-    Progress { progress: f64, total: Option<f64>, message: Option<String> },
-    /// `notifications/message` attributed to this call.
-    Log(LogMessage),
-}
-
-/// A `notifications/message` from a server.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LogMessage {
-    /// `debug` … `emergency`.
-    pub level: String,
-    pub logger: Option<String>,
-    pub data: serde_json::Value,
-}
-
-impl From<LoggingMessageNotificationParam> for LogMessage {
-    fn from(p: LoggingMessageNotificationParam) -> Self {
-        let level = serde_json::to_value(p.level).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-        Self { level, logger: p.logger, data: p.data }
-    }
-}
+use crate::mcp::wire::answer::InOrder;
 
 /// Which catalogue a `list_changed` notification invalidated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -542,7 +515,7 @@ impl HostHandler {
     }
 }
 
-/// Where a connection has a [`Lane`](super::lane::Lane), progress and logs are
+/// Where a connection has a [`Lane`](crate::mcp::wire::lane::Lane), progress and logs are
 /// handled as they are read, in the order the server sent them.
 impl InOrder for HostHandler {
     fn handle(&self, notification: &ServerNotification, origin: Option<&InboundStreamOrigin>) -> bool {
@@ -578,7 +551,7 @@ impl ClientHandler for HostHandler {
         self.elicit(params, context.ct).await
     }
 
-    /// A server's request that asked to run as a task ([`client_tasks::AS_TASK`]),
+    /// A server's request that asked to run as a task ([`crate::mcp::wire::task_shapes::AS_TASK`]),
     /// and the server's questions about such tasks (`tasks/*`).
     async fn on_custom_request(
         &self,
@@ -586,7 +559,7 @@ impl ClientHandler for HostHandler {
         context: RequestContext<RoleClient>,
     ) -> Result<CustomResult, ErrorData> {
         let params = request.params.unwrap_or_default();
-        if let Some(method) = request.method.strip_prefix(client_tasks::AS_TASK) {
+        if let Some(method) = request.method.strip_prefix(crate::mcp::wire::task_shapes::AS_TASK) {
             return self.start_task(method, params).map(CustomResult::new);
         }
         match self.tasks.answer(&request.method, &params, &context.ct).await {
@@ -678,7 +651,7 @@ fn capabilities(support: super::requests::HookSupport) -> ClientCapabilities {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::requests::HookSupport;
+    use crate::mcp::protocol::requests::HookSupport;
 
     #[test]
     fn only_what_the_hook_answers_is_advertised() {

@@ -17,7 +17,7 @@
 use rmcp::model::{JsonObject, ReadResourceResult, Resource, ResourceContents, Tool};
 use serde::Serialize;
 
-use super::McpError;
+use crate::mcp::error::McpError;
 
 /// The extension's identifier in client capabilities.
 pub const EXTENSION: &str = "io.modelcontextprotocol/ui";

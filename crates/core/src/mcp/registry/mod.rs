@@ -18,96 +18,50 @@
 //! go to the [`ServerRequests`] hook; `roots/list` is answered from
 //! [`McpRegistry::set_roots`] (empty for a server whose `share_roots` is off).
 //!
-//! A request's time limit is kept here rather than by rmcp: it restarts with
-//! each progress notification and stands still while one of the server's
-//! sampling or elicitation requests waits for the user, so a dialog left open
-//! does not time out the call that caused it.
+//! The registry is the top floor of `mcp/`: this file is the facade;
+//! [`supervisor`] starts, pings and restarts each server over [`connect`];
+//! [`calls`] runs the calls with their deadlines and cancellation; [`rate`]
+//! holds a server's rate limits.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+mod calls;
+pub mod connect;
+pub mod rate;
+mod supervisor;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 use rmcp::model::{
-    ArgumentInfo, CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientNotification, ClientRequest, CompleteRequest, CompleteRequestParams,
-    CompletionContext, CompletionInfo, GetPromptRequest, GetPromptRequestParams, GetPromptResult, Icon, JsonObject,
-    ProgressToken, Prompt, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Reference, RequestId,
-    Resource, ResourceTemplate, RootsListChangedNotification, ServerResult, Tool,
+    ClientNotification, ClientRequest, Icon, ProgressToken, Prompt, RequestId, Resource, ResourceTemplate,
+    RootsListChangedNotification, ServerResult, Tool,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
+use rmcp::service::{Peer, RoleClient};
 use serde::Serialize;
 use tokio::sync::{OnceCell, broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::McpError;
-use super::about::ServerAbout;
-use super::approval::ApprovalPolicy;
-use super::catalogue::{Catalogue, Listing};
-use super::client::{CallEvent, CallRoutes, HostHandler, LogMessage, RouteGuard, SharedRoots};
-use super::client_tasks::ClientTasks;
-use super::connect::{self, Connection, Context, StartFailure, TransportKind};
-use super::egress::BlockListener;
-use super::in_process::InProcessServer;
-use super::lane::{Lane, LaneRequest};
-use super::launch::{LaunchReport, LoginEnv};
-use super::rate::CallWindow;
-use super::requests::{DenyAll, McpRoot, ServerRequests};
-use super::stdio::StderrLog;
-use super::tasks;
+use self::calls::unexpected;
+use self::connect::StartFailure;
+use self::rate::CallWindow;
+use self::supervisor::{ping, supervise};
 use crate::config::{McpServerConfig, Policy, PolicyDefaults, PolicyOutline, Resolved, TransportConfig};
+use crate::mcp::error::McpError;
+use crate::mcp::launch::stdio::StderrLog;
+use crate::mcp::launch::{LaunchReport, LoginEnv};
+use crate::mcp::protocol::about::ServerAbout;
+use crate::mcp::protocol::approval::ApprovalPolicy;
+use crate::mcp::protocol::catalogue::Catalogue;
+use crate::mcp::protocol::client::{CallRoutes, SharedRoots};
+use crate::mcp::protocol::events::{CallEvent, McpEvent};
+use crate::mcp::protocol::requests::{DenyAll, McpRoot, ServerRequests};
+use crate::mcp::status::ServerStatus;
+use crate::mcp::wire::TransportKind;
+use crate::mcp::wire::in_process::InProcessServer;
+use crate::mcp::wire::lane::Lane;
 use crate::secrets::SecretStore;
-
-/// A server's state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ServerStatus {
-    Stopped,
-    Starting,
-    Ready,
-    Failed { reason: String },
-    Restarting { attempt: u32 },
-}
-
-impl ServerStatus {
-    /// Ready, failed or stopped: not on its way somewhere.
-    pub fn is_settled(&self) -> bool {
-        matches!(self, Self::Ready | Self::Failed { .. } | Self::Stopped)
-    }
-}
-
-impl std::fmt::Display for ServerStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Stopped => f.write_str("stopped"),
-            Self::Starting => f.write_str("starting"),
-            Self::Ready => f.write_str("ready"),
-            Self::Failed { reason } => write!(f, "failed: {reason}"),
-            Self::Restarting { attempt } => write!(f, "restarting (attempt {attempt})"),
-        }
-    }
-}
-
-/// What the registry reports as it happens.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum McpEvent {
-    /// A server's status changed.
-    Status { server: String, status: ServerStatus },
-    /// A server's tools, resources or prompts changed.
-    CatalogueChanged { server: String },
-    /// A server sent `notifications/message`.
-    Log { server: String, message: LogMessage },
-    /// A subscribed resource changed (`notifications/resources/updated`).
-    ResourceUpdated { server: String, uri: String },
-    /// A stdio server wrote a line to stderr.
-    Stderr { server: String, line: String },
-    /// A sandboxed server's filtering proxy refused a host outside its allowed domains.
-    ConnectionBlocked { server: String, host: String },
-}
 
 /// A `logging/setLevel` level: the server sends messages at this level and above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
@@ -227,16 +181,6 @@ struct Live {
     pid: Option<u32>,
     /// The connection's `share_roots` (a changed config applies from the next start).
     share_roots: bool,
-}
-
-impl Live {
-    /// Sends `request` through the lane when the connection has one, else through rmcp.
-    async fn send(&self, request: ClientRequest) -> Result<Sent, ServiceError> {
-        match &self.lane {
-            Some(lane) => lane.request(request).map(Sent::Lane),
-            None => self.peer.send_request_with_option(request, PeerRequestOptions::no_options()).await.map(Sent::Rmcp),
-        }
-    }
 }
 
 struct Supervisor {
@@ -713,154 +657,6 @@ impl McpRegistry {
         }
     }
 
-    /// Calls `tool` on `server`. The timeout (per call, else the server's
-    /// `call_secs`) restarts with each progress notification and stands still
-    /// while the server's sampling or elicitation requests wait for the user;
-    /// cancelling `ct` or running out of time sends `notifications/cancelled`. An `isError` result is a result, not an error.
-    pub async fn call_tool(
-        &self,
-        server: &str,
-        tool: &str,
-        arguments: Option<JsonObject>,
-        options: CallOptions,
-        ct: CancellationToken,
-    ) -> Result<CallToolResult, McpError> {
-        let slot = self.slot(server)?;
-        let limits = lock(&slot.config).policy.rate;
-        lock(&slot.calls).admit(server, tool, limits)?;
-        if self.runs_as_task(server, tool) {
-            return self.call_task(server, tool, arguments, options, ct).await;
-        }
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        if let Some(args) = arguments {
-            params = params.with_arguments(args);
-        }
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        match self.request(server, request, options, ct).await? {
-            ServerResult::CallToolResult(result) => Ok(result),
-            other => Err(unexpected(server, &other)),
-        }
-    }
-
-    /// Whether `tool` of `server` must run as a task (its
-    /// `execution.taskSupport` is `"required"`, as far as the listing showed
-    /// it: see [`Catalogue::task_tools`]); [`Self::call_tool`] runs it as one.
-    pub fn runs_as_task(&self, server: &str, tool: &str) -> bool {
-        self.slot(server).is_ok_and(|slot| read(&slot.catalogue).task_tools.contains(tool))
-    }
-
-    /// Calls a tool that must run as a task ([`tasks`]): the `tools/call` that
-    /// creates the task, then `tasks/result`, while the task's status is
-    /// polled. The call's clock restarts with each new status (and the
-    /// server's progress); giving the call up sends `tasks/cancel`.
-    async fn call_task(
-        &self,
-        server: &str,
-        tool: &str,
-        arguments: Option<JsonObject>,
-        options: CallOptions,
-        ct: CancellationToken,
-    ) -> Result<CallToolResult, McpError> {
-        let (live, call_timeout) = self.live(server)?;
-        let timeout = options.timeout.unwrap_or(call_timeout);
-        let task_error = |source| McpError::Task { server: server.to_owned(), source };
-        // The creating call's route stays open for the task's life: the server's progress names its token.
-        let (created, route) =
-            self.exchange(server, &live, tasks::create(tool, arguments), timeout, &options, &ct).await?;
-        let task = match tasks::Created::read(created).map_err(task_error)? {
-            tasks::Created::Done(result) => return Ok(result),
-            tasks::Created::Task(task) => task,
-        };
-        let mut abandon = CancelTask { live: Some(live.clone()), server: server.to_owned(), id: task.task_id.clone() };
-        let watch = Arc::new(tasks::TaskWatch::new(options.events, route.progress.clone()));
-        let id = task.task_id.clone();
-        watch.seen(task);
-        let _watching = live.routes.watch_task(id.clone(), watch.clone());
-        let result =
-            live.send(tasks::about("tasks/result", &id)).await.map_err(|e| McpError::from_service(server, e))?;
-        let status = poll_status(live.clone(), server, id, watch);
-        let deadline = Deadline { timeout, progress: route.progress.clone(), hooks: live.routes.hooks_pending() };
-        let answer = tokio::select! {
-            answer = result.answer(server) => answer,
-            never = status => match never {},
-            () = deadline.expired() => return Err(McpError::Timeout { server: server.to_owned(), after: timeout }),
-            () = ct.cancelled() => return Err(McpError::Cancelled { server: server.to_owned() }),
-        };
-        // The task ended, with its result or its error.
-        abandon.live = None;
-        tasks::result(answer?).map_err(task_error)
-    }
-
-    /// Reads a resource.
-    pub async fn read_resource(
-        &self,
-        server: &str,
-        uri: &str,
-        ct: CancellationToken,
-    ) -> Result<ReadResourceResult, McpError> {
-        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(ReadResourceRequestParams::new(uri)));
-        match self.request(server, request, CallOptions::default(), ct).await? {
-            ServerResult::ReadResourceResult(result) => Ok(result),
-            other => Err(unexpected(server, &other)),
-        }
-    }
-
-    /// Gets a prompt with its arguments.
-    pub async fn get_prompt(
-        &self,
-        server: &str,
-        prompt: &str,
-        arguments: Option<JsonObject>,
-        ct: CancellationToken,
-    ) -> Result<GetPromptResult, McpError> {
-        let mut params = GetPromptRequestParams::new(prompt);
-        if let Some(args) = arguments {
-            params = params.with_arguments(args);
-        }
-        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
-        match self.request(server, request, CallOptions::default(), ct).await? {
-            ServerResult::GetPromptResult(result) => Ok(result),
-            other => Err(unexpected(server, &other)),
-        }
-    }
-
-    /// Suggestions for one argument of a prompt or resource template
-    /// (`completion/complete`), given what is typed so far and the values of
-    /// the other arguments. A server that does not offer completions suggests
-    /// nothing, without a request; one that takes longer than 10 s is asked no
-    /// more (suggestions are for typing); at most 100 values are kept, as the
-    /// protocol allows.
-    pub async fn complete(
-        &self,
-        server: &str,
-        reference: Reference,
-        argument: ArgumentInfo,
-        context: HashMap<String, String>,
-        ct: CancellationToken,
-    ) -> Result<CompletionInfo, McpError> {
-        let (live, _) = self.live(server)?;
-        if live.peer.peer_info().is_none_or(|info| info.capabilities.completions.is_none()) {
-            return Ok(CompletionInfo::default());
-        }
-        let mut params = CompleteRequestParams::new(reference, argument);
-        if !context.is_empty() {
-            params.context = Some(CompletionContext::with_arguments(context));
-        }
-        let request = ClientRequest::CompleteRequest(CompleteRequest::new(params));
-        let options = CallOptions { timeout: Some(Duration::from_secs(10)), ..CallOptions::default() };
-        match self.request(server, request, options, ct).await? {
-            ServerResult::CompleteResult(mut result) => {
-                let more = result.completion.values.len() > CompletionInfo::MAX_VALUES;
-                result.completion.values.truncate(CompletionInfo::MAX_VALUES);
-                if more {
-                    result.completion.has_more = Some(true);
-                }
-                Ok(result.completion)
-            }
-            other => Err(unexpected(server, &other)),
-        }
-    }
-
     /// Asks a server to send log messages at `level` and above
     /// (`logging/setLevel`), now if it is ready and at each later start.
     pub async fn set_log_level(&self, server: &str, level: LogLevel, ct: CancellationToken) -> Result<(), McpError> {
@@ -930,70 +726,6 @@ impl McpRegistry {
         let (live, _) = self.live(server)?;
         ping(server, &live.peer, self.shared().options.ping_timeout).await
     }
-
-    async fn request(
-        &self,
-        server: &str,
-        request: ClientRequest,
-        options: CallOptions,
-        ct: CancellationToken,
-    ) -> Result<ServerResult, McpError> {
-        let (live, call_timeout) = self.live(server)?;
-        let timeout = options.timeout.unwrap_or(call_timeout);
-        let (answer, _route) = self.exchange(server, &live, request, timeout, &options, &ct).await?;
-        Ok(answer)
-    }
-
-    /// Sends `request` to `server` and waits for its answer within `timeout`
-    /// (see [`Deadline`]), cancelling it at the server when `ct` fires or the
-    /// time is up. The answer comes with the request's route, open while the
-    /// caller holds it: the server's later progress (a task's) still reaches
-    /// the call's events and restarts its clock.
-    async fn exchange(
-        &self,
-        server: &str,
-        live: &Live,
-        request: ClientRequest,
-        timeout: Duration,
-        options: &CallOptions,
-        ct: &CancellationToken,
-    ) -> Result<(ServerResult, RouteGuard), McpError> {
-        // The deadline is kept here, not by rmcp: it must stand still while the user answers.
-        let sent = live.send(request).await.map_err(|e| McpError::from_service(server, e))?;
-        let (token, id) = sent.ids();
-        if let Some(cell) = &options.sent_as {
-            let _ = cell.set(WireIds { id: id.clone(), progress_token: token.clone() });
-        }
-        let route = live.routes.register(token, id.clone(), options.events.clone());
-        let mut cancel = CancelOnDrop { peer: Some(live.peer.clone()), id, reason: CANCELLED };
-        let deadline = Deadline { timeout, progress: route.progress.clone(), hooks: live.routes.hooks_pending() };
-        let outcome = tokio::select! {
-            response = sent.answer(server) => response,
-            () = deadline.expired() => {
-                cancel.reason = TIMED_OUT;
-                return Err(McpError::Timeout { server: server.to_owned(), after: timeout });
-            }
-            () = ct.cancelled() => return Err(McpError::Cancelled { server: server.to_owned() }),
-        };
-        // Answered: nothing to cancel.
-        cancel.peer = None;
-        if let Err(error @ McpError::SignInRequired { .. }) = &outcome {
-            self.sign_in_needed(server, error.to_string()).await;
-        }
-        outcome.map(|answer| (answer, route))
-    }
-
-    /// A remote server that refused a request for want of authorization stops
-    /// and shows as failed with the reason, where the window offers Sign in
-    /// (which restarts it with the new tokens).
-    async fn sign_in_needed(&self, server: &str, reason: String) {
-        tracing::warn!(%server, "the server asks for a new sign-in; stopping it");
-        if self.stop(server).await.is_ok()
-            && let Ok(slot) = self.slot(server)
-        {
-            self.shared().set_status(&slot, ServerStatus::Failed { reason });
-        }
-    }
 }
 
 #[expect(deprecated, reason = "rmcp marks logging deprecated (SEP-2577); servers still offer it")]
@@ -1022,385 +754,9 @@ fn subscription_request(uri: &str, subscribe: bool) -> ClientRequest {
     }
 }
 
-/// After a (re)start: the log level and the subscriptions the server had.
-/// Failures are logged, not fatal: the server still works without them.
-async fn restore(shared: &Shared, slot: &Slot, peer: &Peer<RoleClient>, timeout: Duration) {
-    let info = peer.peer_info();
-    let caps = info.as_ref().map(|i| &i.capabilities);
-    let level = lock(&slot.log_level).or(shared.options.log_level);
-    let mut requests = Vec::new();
-    if let Some(level) = level.filter(|_| caps.is_some_and(|c| c.logging.is_some())) {
-        requests.push(set_level_request(level));
-    }
-    let subscriptions: Vec<String> = lock(&slot.subscriptions).iter().cloned().collect();
-    requests.extend(subscriptions.iter().map(|uri| subscription_request(uri, true)));
-    for request in requests {
-        let options = PeerRequestOptions::with_timeout(timeout);
-        let outcome = match peer.send_request_with_option(request, options).await {
-            Ok(handle) => handle.await_response().await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = outcome {
-            tracing::warn!(server = %slot.name, error = %e, "restoring the log level or a subscription failed");
-        }
-    }
-}
-
-fn unexpected(server: &str, result: &ServerResult) -> McpError {
-    McpError::Protocol { server: server.to_owned(), reason: format!("unexpected response {result:?}") }
-}
-
-/// Why a request was abandoned, as `notifications/cancelled` tells the server.
-const CANCELLED: &str = "cancelled by the user";
-const TIMED_OUT: &str = "timed out";
-
-/// A request on its way, by rmcp's service loop or by the connection's [`Lane`].
-enum Sent {
-    Rmcp(RequestHandle<RoleClient>),
-    Lane(LaneRequest),
-}
-
-impl Sent {
-    /// The request's progress token and id.
-    fn ids(&self) -> (ProgressToken, RequestId) {
-        match self {
-            Sent::Rmcp(handle) => (handle.progress_token.clone(), handle.id.clone()),
-            Sent::Lane(request) => (request.progress_token.clone(), request.id.clone()),
-        }
-    }
-
-    async fn answer(self, server: &str) -> Result<ServerResult, McpError> {
-        match self {
-            Sent::Rmcp(handle) => handle.await_response().await.map_err(|e| McpError::from_service(server, e)),
-            Sent::Lane(request) => request.answer().await.map_err(|e| e.for_server(server)),
-        }
-    }
-}
-
-/// Sends `notifications/cancelled` for a request abandoned before its answer.
-struct CancelOnDrop {
-    peer: Option<Peer<RoleClient>>,
-    id: RequestId,
-    reason: &'static str,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if let Some(peer) = self.peer.take()
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            let params = CancelledNotificationParam::new(Some(self.id.clone()), Some(self.reason.into()));
-            let notification = ClientNotification::CancelledNotification(CancelledNotification::new(params));
-            runtime.spawn(async move {
-                let _ = peer.send_notification(notification).await;
-            });
-        }
-    }
-}
-
-/// Sends `tasks/cancel` for a task given up before its result.
-struct CancelTask {
-    live: Option<Live>,
-    server: String,
-    id: String,
-}
-
-/// How long a `tasks/cancel` is waited for (its answer changes nothing).
-const CANCEL_WAIT: Duration = Duration::from_secs(5);
-
-impl Drop for CancelTask {
-    fn drop(&mut self) {
-        if let Some(live) = self.live.take()
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            let request = tasks::about("tasks/cancel", &self.id);
-            let (server, id) = (std::mem::take(&mut self.server), std::mem::take(&mut self.id));
-            runtime.spawn(async move {
-                let cancelled = tokio::time::timeout(CANCEL_WAIT, async {
-                    live.send(request).await.map_err(|e| McpError::from_service(&server, e))?.answer(&server).await
-                })
-                .await;
-                if let Ok(Err(error)) = cancelled {
-                    tracing::debug!(%server, task = %id, %error, "the server did not take a task's cancellation");
-                }
-            });
-        }
-    }
-}
-
-/// Polls the task `id`'s status (`tasks/get`) at `server`'s interval, into
-/// `watch`. Never ends: the caller stops it when the result comes.
-async fn poll_status(live: Live, server: &str, id: String, watch: Arc<tasks::TaskWatch>) -> std::convert::Infallible {
-    loop {
-        let Some(wait) = watch.next_poll() else { return std::future::pending().await };
-        tokio::time::sleep(wait).await;
-        let answer = match live.send(tasks::about("tasks/get", &id)).await {
-            Ok(sent) => sent.answer(server).await.map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-        match answer.and_then(|answer| tasks::TaskState::read(answer).map_err(|e| e.to_string())) {
-            Ok(state) => watch.seen(state),
-            Err(error) => tracing::debug!(task = %id, %error, "polling a task's status failed"),
-        }
-    }
-}
-
-/// A request's time limit: `timeout` without news, restarted by each progress
-/// notification of the request and standing still while a sampling or
-/// elicitation request of the same server waits for the user (the time left
-/// is kept and runs on once every such request is answered).
-struct Deadline {
-    timeout: Duration,
-    progress: Arc<tokio::sync::Notify>,
-    hooks: watch::Receiver<usize>,
-}
-
-impl Deadline {
-    /// Resolves when the time is up.
-    async fn expired(mut self) {
-        let mut left = self.timeout;
-        loop {
-            if *self.hooks.borrow_and_update() > 0 {
-                // The registry holds the sender as long as the connection's routes live.
-                if self.hooks.changed().await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-                continue;
-            }
-            let started = tokio::time::Instant::now();
-            tokio::select! {
-                () = tokio::time::sleep(left) => return,
-                () = self.progress.notified() => left = self.timeout,
-                changed = self.hooks.changed() => {
-                    left = left.saturating_sub(started.elapsed());
-                    if changed.is_err() {
-                        tokio::time::sleep(left).await;
-                        return;
-                    }
-                }
-            }
-        }
-    }
-}
-
-async fn ping(server: &str, peer: &Peer<RoleClient>, timeout: Duration) -> Result<(), McpError> {
-    let request = ClientRequest::PingRequest(Default::default());
-    match tokio::time::timeout(timeout, peer.send_request(request)).await {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(McpError::from_service(server, e)),
-        Err(_) => Err(McpError::Timeout { server: server.to_owned(), after: timeout }),
-    }
-}
-
-fn backoff(options: &RegistryOptions, attempt: u32) -> Duration {
-    let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
-    options.backoff_initial.saturating_mul(factor).min(options.backoff_max)
-}
-
-/// Owns one server's connections from start to stop.
-async fn supervise(shared: Arc<Shared>, slot: Arc<Slot>, stop: CancellationToken) {
-    let mut attempt = 0u32;
-    loop {
-        let status = if attempt == 0 { ServerStatus::Starting } else { ServerStatus::Restarting { attempt } };
-        shared.set_status(&slot, status);
-        // `start_once` watches `stop` itself: a running server must get its
-        // graceful shutdown (stdin closed, the grace period, then the group
-        // killed), which dropping the future would skip.
-        let outcome = start_once(&shared, &slot, &stop).await;
-        if stop.is_cancelled() {
-            // However the connection ended, it ended because it was stopped.
-            break;
-        }
-        let reason = match outcome {
-            Ok(Ended::Stopped) => break,
-            Ok(Ended::Crashed(reason)) => {
-                attempt = 0;
-                reason
-            }
-            Err(reason) if attempt == 0 => {
-                shared.set_status(&slot, ServerStatus::Failed { reason });
-                return;
-            }
-            Err(reason) => reason,
-        };
-        if attempt >= shared.options.max_restarts {
-            shared.set_status(&slot, ServerStatus::Failed { reason });
-            return;
-        }
-        attempt += 1;
-        shared.set_status(&slot, ServerStatus::Restarting { attempt });
-        tracing::warn!(server = %slot.name, attempt, %reason, "MCP server stopped; restarting");
-        tokio::select! {
-            () = stop.cancelled() => break,
-            () = tokio::time::sleep(backoff(&shared.options, attempt)) => {}
-        }
-    }
-    shared.set_status(&slot, ServerStatus::Stopped);
-}
-
-enum Ended {
-    Stopped,
-    Crashed(String),
-}
-
-/// One connection's life: connect, serve until stopped or closed, clean up.
-/// `Err` is a failed start.
-async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> Result<Ended, String> {
-    let config = lock(&slot.config).clone();
-    let (changed_tx, mut changed_rx) = mpsc::unbounded_channel();
-    let routes = CallRoutes::default();
-    let tasks = ClientTasks::default();
-    // What the server's requests still run as tasks stops with this connection.
-    let _tasks_end = tasks.end_with_connection();
-    let handler = HostHandler {
-        server: slot.name.clone(),
-        routes: routes.clone(),
-        events: shared.events.clone(),
-        changed: changed_tx,
-        hooks: read(&shared.hooks).clone(),
-        hook_timeout: shared.options.hook_timeout,
-        roots: shared.roots.clone(),
-        share_roots: config.share_roots,
-        tasks,
-    };
-    let env = shared.env().await;
-    let in_process = read(&shared.in_process).get(&slot.name).cloned();
-    let on_block: BlockListener = {
-        let (server, events, stderr) = (slot.name.clone(), shared.events.clone(), slot.stderr.clone());
-        Arc::new(move |host: &str| {
-            tracing::warn!(%server, %host, "blocked a connection: not in the allowed domains");
-            stderr.push(format!("patchbay: blocked a connection to {host}: not in the allowed domains"));
-            let _ = events.send(McpEvent::ConnectionBlocked { server: server.clone(), host: host.to_owned() });
-        })
-    };
-    let cx = Context {
-        env,
-        secrets: &shared.secrets,
-        stderr: &slot.stderr,
-        handler,
-        ct: stop.child_token(),
-        in_process,
-        policy: shared.policy(&config),
-        protected: &shared.options.protected,
-        on_block,
-    };
-    let connected = tokio::select! {
-        // Stopped while starting: dropping the attempt kills what it spawned.
-        () = stop.cancelled() => return Ok(Ended::Stopped),
-        connected = connect::connect(&config, cx) => connected,
-    };
-    let (conn, report) = match connected {
-        Ok(ok) => ok,
-        Err(StartFailure { error, report }) => {
-            *lock(&slot.report) = report.map(|r| *r);
-            return Err(error.to_string());
-        }
-    };
-    *lock(&slot.report) = report;
-    // The filtering proxy lives as long as this connection.
-    let Connection { service, ct, mut child, kind, catalogue, lane, egress: _egress } = conn;
-    let listing = Listing::of(lane.clone(), kind);
-    let peer = service.peer().clone();
-    let pid = child.as_ref().and_then(|c| c.pid());
-    *write(&slot.catalogue) = catalogue;
-    let call_timeout = Duration::from_secs(config.timeouts.call_secs);
-    tokio::select! {
-        biased;
-        () = restore(shared, slot, &peer, call_timeout) => {}
-        // Stopped meanwhile: the loop below ends at once and shuts the server down.
-        () = stop.cancelled() => {}
-    }
-    *write(&slot.live) = Some(Live { peer: peer.clone(), lane, routes, kind, pid, share_roots: config.share_roots });
-    let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });
-    shared.set_status(slot, ServerStatus::Ready);
-
-    let mut health = tokio::time::interval(shared.options.health_interval);
-    health.tick().await;
-    let waiting = service.waiting();
-    tokio::pin!(waiting);
-    let mut closed = false;
-    let ended = loop {
-        tokio::select! {
-            // A stop also closes the connection (its token is the stop's child): it wins.
-            biased;
-            () = stop.cancelled() => break Ended::Stopped,
-            _ = &mut waiting => {
-                closed = true;
-                break Ended::Crashed("the connection closed".to_owned());
-            }
-            Some(list) = changed_rx.recv() => {
-                let mut fresh = read(&slot.catalogue).clone();
-                match fresh.refresh(&slot.name, &peer, &listing, list, call_timeout).await {
-                    Ok(()) => {
-                        *write(&slot.catalogue) = fresh;
-                        let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });
-                    }
-                    Err(e) => tracing::warn!(server = %slot.name, error = %e, "refreshing the catalogue failed"),
-                }
-            }
-            _ = health.tick() => {
-                if let Err(e) = ping(&slot.name, &peer, shared.options.ping_timeout).await {
-                    break Ended::Crashed(format!("health check failed: {e}"));
-                }
-            }
-        }
-    };
-    *write(&slot.live) = None;
-    ct.cancel();
-    if !closed {
-        let _ = tokio::time::timeout(shared.options.shutdown_grace, &mut waiting).await;
-    }
-    if let Some(child) = child.as_mut() {
-        let status = child.shutdown(shared.options.shutdown_grace).await;
-        if let (Ended::Crashed(_), Some(report)) = (&ended, lock(&slot.report).as_mut()) {
-            (report.exit_code, report.signal) = super::stdio::describe(status);
-            report.stderr_tail = slot.stderr.tail(40);
-        }
-    }
-    Ok(ended)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn backoff_doubles_up_to_the_limit() {
-        let options = RegistryOptions {
-            backoff_initial: Duration::from_millis(100),
-            backoff_max: Duration::from_millis(500),
-            ..RegistryOptions::default()
-        };
-        let waits: Vec<u128> = (1..=5).map(|a| backoff(&options, a).as_millis()).collect();
-        assert_eq!(waits, vec![100, 200, 400, 500, 500]);
-    }
-
-    /// Runs a [`Deadline`] of `timeout`; the task ends when it expires.
-    fn deadline(timeout: Duration) -> (Arc<tokio::sync::Notify>, watch::Sender<usize>, JoinHandle<()>) {
-        let progress = Arc::new(tokio::sync::Notify::new());
-        let (hooks, rx) = watch::channel(0);
-        let deadline = Deadline { timeout, progress: progress.clone(), hooks: rx };
-        (progress, hooks, tokio::spawn(deadline.expired()))
-    }
-
-    #[tokio::test]
-    async fn a_deadline_restarts_with_progress_and_stands_still_while_the_user_answers() {
-        let limit = Duration::from_millis(300);
-        let (progress, _hooks, expired) = deadline(limit);
-        for _ in 0..4 {
-            tokio::time::sleep(Duration::from_millis(150)).await;
-            progress.notify_one();
-        }
-        assert!(!expired.is_finished(), "progress every 150 ms keeps a 300 ms limit from firing");
-        tokio::time::timeout(Duration::from_secs(5), expired).await.unwrap().unwrap();
-
-        let (_, hooks, expired) = deadline(limit);
-        hooks.send_modify(|n| *n += 1);
-        tokio::time::sleep(Duration::from_millis(900)).await;
-        assert!(!expired.is_finished(), "a pending request stops the clock");
-        hooks.send_modify(|n| *n -= 1);
-        tokio::time::timeout(Duration::from_secs(5), expired).await.unwrap().unwrap();
-    }
 
     #[tokio::test]
     async fn an_unknown_server_is_an_error_and_a_stopped_one_is_not_ready() {

@@ -25,7 +25,7 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use super::McpError;
+use crate::mcp::error::McpError;
 
 /// Lines kept per server.
 pub const STDERR_LINES: usize = 500;

@@ -14,43 +14,30 @@ use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHttpClientTransportConfig};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
-use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::McpError;
-use super::catalogue::{Catalogue, Listing};
-use super::client::HostHandler;
-use super::egress::{BlockListener, Egress};
-use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
-use super::http::{BoundedHttp, Lossless};
-use super::in_process::{self, InProcessServer};
-use super::lane::{self, Lane};
-use super::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
-use super::oauth;
-use super::pipe;
-use super::sandbox::{self, Confined, SandboxContext};
-use super::sse::{self, DetectedTransport, SseClientTransport, SseConfig};
-use super::stdio::{self, ChildGuard, Launch, StderrLog};
 use crate::config::{McpServerConfig, Resolved, TransportConfig, ValueSource};
+use crate::mcp::error::McpError;
+use crate::mcp::launch::egress::{BlockListener, Egress};
+use crate::mcp::launch::sandbox::{self, Confined, SandboxContext};
+use crate::mcp::launch::stdio::{self, ChildGuard, Launch, StderrLog};
+use crate::mcp::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
+use crate::mcp::oauth;
+use crate::mcp::protocol::catalogue::{Catalogue, Listing};
+use crate::mcp::protocol::client::HostHandler;
+use crate::mcp::wire::TransportKind;
+use crate::mcp::wire::frame::{BoundedLines, MAX_MESSAGE_BYTES};
+use crate::mcp::wire::http::{BoundedHttp, Lossless};
+use crate::mcp::wire::in_process::{self, InProcessServer};
+use crate::mcp::wire::lane::{self, Lane};
+use crate::mcp::wire::pipe;
+use crate::mcp::wire::sse::{self, DetectedTransport, SseClientTransport, SseConfig};
 use crate::secrets::{SecretStore, SecretValue};
 
 /// Lines of stderr put into a launch report.
 const REPORT_LINES: usize = 40;
 /// How long a failed child gets to report its exit code.
 const EXIT_WAIT: Duration = Duration::from_millis(500);
-
-/// Which transport a connection uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum TransportKind {
-    Stdio,
-    StreamableHttp,
-    /// Legacy HTTP+SSE (2024-11-05).
-    Sse,
-    /// Inside Patchbay, over an in-memory pipe.
-    InProcess,
-}
 
 /// A live, initialised connection.
 pub(crate) struct Connection {

@@ -35,9 +35,9 @@ use rmcp::transport::Transport;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::client_tasks;
+use super::answer::{Reads, typed_answer};
 use super::event_stream::{EventParser, EventStreamError};
-use super::lane::{Reads, typed_answer};
+use super::task_shapes;
 
 /// Longest piece of a response body quoted in an error.
 const BODY_EXCERPT: usize = 512;
@@ -318,9 +318,9 @@ async fn body_excerpt(response: reqwest::Response) -> String {
 
 /// A `message` event's JSON-RPC message: the answer to a pending custom
 /// request read raw, a server's request that asks to run as a task renamed
-/// ([`client_tasks::as_custom`]), anything else as rmcp reads it.
+/// ([`task_shapes::as_custom`]), anything else as rmcp reads it.
 fn message_of(pending: &Pending, data: String) -> serde_json::Result<RxJsonRpcMessage<RoleClient>> {
-    let data = client_tasks::as_custom(data.as_bytes()).and_then(|r| String::from_utf8(r).ok()).unwrap_or(data);
+    let data = task_shapes::as_custom(data.as_bytes()).and_then(|r| String::from_utf8(r).ok()).unwrap_or(data);
     pending.answer(&data).map_or_else(|| serde_json::from_str(&data), Ok)
 }
 
@@ -387,7 +387,7 @@ impl Transport<RoleClient> for SseClientTransport {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         self.pending.sent(&item);
-        let body = match client_tasks::advertised(&item) {
+        let body = match task_shapes::advertised(&item) {
             Some(initialize) => serde_json::to_vec(&initialize),
             None => serde_json::to_vec(&item),
         };
@@ -541,7 +541,7 @@ mod tests {
     use rmcp::model::{ClientJsonRpcMessage, ClientRequest, CustomRequest, NumberOrString, ServerResult};
 
     use super::*;
-    use crate::mcp::lane::tests::ping;
+    use crate::mcp::wire::lane::tests::ping;
 
     #[test]
     fn only_a_pending_custom_requests_answer_is_read_raw_and_only_once() {

@@ -53,8 +53,8 @@ use tokio::sync::Notify;
 use tokio_util::bytes::{Buf, BytesMut};
 use tokio_util::codec::Decoder;
 
-use super::client_tasks;
-use super::lane::{Answer, InOrder, Reads, typed_answer};
+use super::answer::{Answer, InOrder, Reads, typed_answer};
+use super::task_shapes;
 
 /// Messages read for rmcp and not yet taken, at most.
 const QUEUED_FOR_RMCP: usize = 256;
@@ -211,7 +211,7 @@ fn line(message: &ClientJsonRpcMessage) -> serde_json::Result<Vec<u8>> {
                 params: &call.params,
             })?
         }
-        _ => match client_tasks::advertised(message) {
+        _ => match task_shapes::advertised(message) {
             Some(initialize) => serde_json::to_vec(&initialize)?,
             None => serde_json::to_vec(message)?,
         },
@@ -316,7 +316,7 @@ impl Reading {
                     tracing::error!(max_line = self.max_line, "dropped a line from an MCP server over the size limit");
                     continue;
                 }
-                if let Some(renamed) = client_tasks::as_custom(&line) {
+                if let Some(renamed) = task_shapes::as_custom(&line) {
                     line = renamed[..].into();
                 }
                 if let Some(answer) = self.typed_answer(&line) {
@@ -643,8 +643,9 @@ mod tests {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
     use super::*;
-    use crate::mcp::lane::tests::{Seen, call, ping, progress, reply};
-    use crate::mcp::lane::{Lane, LaneError};
+    use crate::mcp::wire::answer::LaneError;
+    use crate::mcp::wire::lane::Lane;
+    use crate::mcp::wire::lane::tests::{Seen, call, ping, progress, reply};
 
     type Lines = tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>;
 

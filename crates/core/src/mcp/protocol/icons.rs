@@ -24,7 +24,7 @@ use rmcp::model::{Icon, IconTheme};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-use super::McpError;
+use crate::mcp::error::McpError;
 
 /// The most bytes an icon may hold, inline or fetched.
 pub const MAX_ICON_BYTES: usize = 256 * 1024;

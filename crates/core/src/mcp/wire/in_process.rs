@@ -14,8 +14,9 @@ use rmcp::{RoleServer, Service};
 use tokio::io::DuplexStream;
 use tokio_util::sync::CancellationToken;
 
+use super::answer::InOrder;
 use super::frame::{BoundedLines, MAX_MESSAGE_BYTES};
-use super::lane::{InOrder, Lane};
+use super::lane::Lane;
 use super::pipe::{self, PipeTransport};
 
 /// Bytes buffered in each direction of the pipe.

@@ -1,0 +1,238 @@
+//! The supervisor of each started server: it connects within the start
+//! timeout, restores the log level and subscriptions, pings the server while
+//! it is ready and restarts it with exponential backoff when it crashes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::ClientRequest;
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::connect::{self, Connection, Context, StartFailure};
+use super::{Live, RegistryOptions, Shared, Slot, lock, read, set_level_request, subscription_request, write};
+use crate::mcp::error::McpError;
+use crate::mcp::launch::egress::BlockListener;
+use crate::mcp::protocol::catalogue::Listing;
+use crate::mcp::protocol::client::{CallRoutes, HostHandler};
+use crate::mcp::protocol::client_tasks::ClientTasks;
+use crate::mcp::protocol::events::McpEvent;
+use crate::mcp::status::ServerStatus;
+
+/// After a (re)start: the log level and the subscriptions the server had.
+/// Failures are logged, not fatal: the server still works without them.
+async fn restore(shared: &Shared, slot: &Slot, peer: &Peer<RoleClient>, timeout: Duration) {
+    let info = peer.peer_info();
+    let caps = info.as_ref().map(|i| &i.capabilities);
+    let level = lock(&slot.log_level).or(shared.options.log_level);
+    let mut requests = Vec::new();
+    if let Some(level) = level.filter(|_| caps.is_some_and(|c| c.logging.is_some())) {
+        requests.push(set_level_request(level));
+    }
+    let subscriptions: Vec<String> = lock(&slot.subscriptions).iter().cloned().collect();
+    requests.extend(subscriptions.iter().map(|uri| subscription_request(uri, true)));
+    for request in requests {
+        let options = PeerRequestOptions::with_timeout(timeout);
+        let outcome = match peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle.await_response().await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = outcome {
+            tracing::warn!(server = %slot.name, error = %e, "restoring the log level or a subscription failed");
+        }
+    }
+}
+
+pub(super) async fn ping(server: &str, peer: &Peer<RoleClient>, timeout: Duration) -> Result<(), McpError> {
+    let request = ClientRequest::PingRequest(Default::default());
+    match tokio::time::timeout(timeout, peer.send_request(request)).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(McpError::from_service(server, e)),
+        Err(_) => Err(McpError::Timeout { server: server.to_owned(), after: timeout }),
+    }
+}
+
+fn backoff(options: &RegistryOptions, attempt: u32) -> Duration {
+    let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+    options.backoff_initial.saturating_mul(factor).min(options.backoff_max)
+}
+
+/// Owns one server's connections from start to stop.
+pub(super) async fn supervise(shared: Arc<Shared>, slot: Arc<Slot>, stop: CancellationToken) {
+    let mut attempt = 0u32;
+    loop {
+        let status = if attempt == 0 { ServerStatus::Starting } else { ServerStatus::Restarting { attempt } };
+        shared.set_status(&slot, status);
+        // `start_once` watches `stop` itself: a running server must get its
+        // graceful shutdown (stdin closed, the grace period, then the group
+        // killed), which dropping the future would skip.
+        let outcome = start_once(&shared, &slot, &stop).await;
+        if stop.is_cancelled() {
+            // However the connection ended, it ended because it was stopped.
+            break;
+        }
+        let reason = match outcome {
+            Ok(Ended::Stopped) => break,
+            Ok(Ended::Crashed(reason)) => {
+                attempt = 0;
+                reason
+            }
+            Err(reason) if attempt == 0 => {
+                shared.set_status(&slot, ServerStatus::Failed { reason });
+                return;
+            }
+            Err(reason) => reason,
+        };
+        if attempt >= shared.options.max_restarts {
+            shared.set_status(&slot, ServerStatus::Failed { reason });
+            return;
+        }
+        attempt += 1;
+        shared.set_status(&slot, ServerStatus::Restarting { attempt });
+        tracing::warn!(server = %slot.name, attempt, %reason, "MCP server stopped; restarting");
+        tokio::select! {
+            () = stop.cancelled() => break,
+            () = tokio::time::sleep(backoff(&shared.options, attempt)) => {}
+        }
+    }
+    shared.set_status(&slot, ServerStatus::Stopped);
+}
+
+enum Ended {
+    Stopped,
+    Crashed(String),
+}
+
+/// One connection's life: connect, serve until stopped or closed, clean up.
+/// `Err` is a failed start.
+async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> Result<Ended, String> {
+    let config = lock(&slot.config).clone();
+    let (changed_tx, mut changed_rx) = mpsc::unbounded_channel();
+    let routes = CallRoutes::default();
+    let tasks = ClientTasks::default();
+    // What the server's requests still run as tasks stops with this connection.
+    let _tasks_end = tasks.end_with_connection();
+    let handler = HostHandler {
+        server: slot.name.clone(),
+        routes: routes.clone(),
+        events: shared.events.clone(),
+        changed: changed_tx,
+        hooks: read(&shared.hooks).clone(),
+        hook_timeout: shared.options.hook_timeout,
+        roots: shared.roots.clone(),
+        share_roots: config.share_roots,
+        tasks,
+    };
+    let env = shared.env().await;
+    let in_process = read(&shared.in_process).get(&slot.name).cloned();
+    let on_block: BlockListener = {
+        let (server, events, stderr) = (slot.name.clone(), shared.events.clone(), slot.stderr.clone());
+        Arc::new(move |host: &str| {
+            tracing::warn!(%server, %host, "blocked a connection: not in the allowed domains");
+            stderr.push(format!("patchbay: blocked a connection to {host}: not in the allowed domains"));
+            let _ = events.send(McpEvent::ConnectionBlocked { server: server.clone(), host: host.to_owned() });
+        })
+    };
+    let cx = Context {
+        env,
+        secrets: &shared.secrets,
+        stderr: &slot.stderr,
+        handler,
+        ct: stop.child_token(),
+        in_process,
+        policy: shared.policy(&config),
+        protected: &shared.options.protected,
+        on_block,
+    };
+    let connected = tokio::select! {
+        // Stopped while starting: dropping the attempt kills what it spawned.
+        () = stop.cancelled() => return Ok(Ended::Stopped),
+        connected = connect::connect(&config, cx) => connected,
+    };
+    let (conn, report) = match connected {
+        Ok(ok) => ok,
+        Err(StartFailure { error, report }) => {
+            *lock(&slot.report) = report.map(|r| *r);
+            return Err(error.to_string());
+        }
+    };
+    *lock(&slot.report) = report;
+    // The filtering proxy lives as long as this connection.
+    let Connection { service, ct, mut child, kind, catalogue, lane, egress: _egress } = conn;
+    let listing = Listing::of(lane.clone(), kind);
+    let peer = service.peer().clone();
+    let pid = child.as_ref().and_then(|c| c.pid());
+    *write(&slot.catalogue) = catalogue;
+    let call_timeout = Duration::from_secs(config.timeouts.call_secs);
+    tokio::select! {
+        biased;
+        () = restore(shared, slot, &peer, call_timeout) => {}
+        // Stopped meanwhile: the loop below ends at once and shuts the server down.
+        () = stop.cancelled() => {}
+    }
+    *write(&slot.live) = Some(Live { peer: peer.clone(), lane, routes, kind, pid, share_roots: config.share_roots });
+    let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });
+    shared.set_status(slot, ServerStatus::Ready);
+
+    let mut health = tokio::time::interval(shared.options.health_interval);
+    health.tick().await;
+    let waiting = service.waiting();
+    tokio::pin!(waiting);
+    let mut closed = false;
+    let ended = loop {
+        tokio::select! {
+            // A stop also closes the connection (its token is the stop's child): it wins.
+            biased;
+            () = stop.cancelled() => break Ended::Stopped,
+            _ = &mut waiting => {
+                closed = true;
+                break Ended::Crashed("the connection closed".to_owned());
+            }
+            Some(list) = changed_rx.recv() => {
+                let mut fresh = read(&slot.catalogue).clone();
+                match fresh.refresh(&slot.name, &peer, &listing, list, call_timeout).await {
+                    Ok(()) => {
+                        *write(&slot.catalogue) = fresh;
+                        let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });
+                    }
+                    Err(e) => tracing::warn!(server = %slot.name, error = %e, "refreshing the catalogue failed"),
+                }
+            }
+            _ = health.tick() => {
+                if let Err(e) = ping(&slot.name, &peer, shared.options.ping_timeout).await {
+                    break Ended::Crashed(format!("health check failed: {e}"));
+                }
+            }
+        }
+    };
+    *write(&slot.live) = None;
+    ct.cancel();
+    if !closed {
+        let _ = tokio::time::timeout(shared.options.shutdown_grace, &mut waiting).await;
+    }
+    if let Some(child) = child.as_mut() {
+        let status = child.shutdown(shared.options.shutdown_grace).await;
+        if let (Ended::Crashed(_), Some(report)) = (&ended, lock(&slot.report).as_mut()) {
+            (report.exit_code, report.signal) = crate::mcp::launch::stdio::describe(status);
+            report.stderr_tail = slot.stderr.tail(40);
+        }
+    }
+    Ok(ended)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_limit() {
+        let options = RegistryOptions {
+            backoff_initial: Duration::from_millis(100),
+            backoff_max: Duration::from_millis(500),
+            ..RegistryOptions::default()
+        };
+        let waits: Vec<u128> = (1..=5).map(|a| backoff(&options, a).as_millis()).collect();
+        assert_eq!(waits, vec![100, 200, 400, 500, 500]);
+    }
+}
