@@ -44,7 +44,7 @@ use super::tasks::{self, TaskState, TaskWatch};
 use crate::llm::ContentPart;
 
 /// Something a server reported while a tool call ran.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum CallEvent {
@@ -55,7 +55,7 @@ pub enum CallEvent {
 }
 
 /// A `notifications/message` from a server.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct LogMessage {
     /// `debug` … `emergency`.
     pub level: String,

@@ -40,7 +40,7 @@ const REPORT_LINES: usize = 40;
 const EXIT_WAIT: Duration = Duration::from_millis(500);
 
 /// Which transport a connection uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum TransportKind {

@@ -110,7 +110,7 @@ pub enum McpEvent {
 }
 
 /// A `logging/setLevel` level: the server sends messages at this level and above.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum LogLevel {
     Debug,
