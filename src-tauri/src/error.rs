@@ -11,7 +11,7 @@ use serde::Serialize;
 pub use patchbay_core::app::ErrorKind as IpcErrorKind;
 
 /// A serialisable error: `{ "kind": "...", "message": "..." }`.
-#[derive(Debug, Clone, Serialize, thiserror::Error)]
+#[derive(Debug, Clone, Serialize, thiserror::Error, ts_rs::TS)]
 #[error("{message}")]
 pub struct IpcError {
     /// The error's kind.

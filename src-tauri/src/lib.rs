@@ -10,6 +10,8 @@ mod closing;
 mod commands;
 mod error;
 mod instance;
+#[cfg(test)]
+mod ipc_types;
 mod navigation;
 mod requests;
 mod startup;

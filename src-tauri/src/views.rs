@@ -34,7 +34,7 @@ struct Kept {
 pub struct ViewPages(Mutex<VecDeque<Kept>>);
 
 /// What the window needs to show a view.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct AppViewInfo {
     /// Where the frame loads the page.
     pub url: String,

@@ -60,7 +60,7 @@ pub enum RegistryError {
 }
 
 /// One page of search results.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct RegistryPage {
     pub entries: Vec<RegistryEntry>,
     /// Passed back to read the next page; none on the last one.
@@ -68,7 +68,7 @@ pub struct RegistryPage {
 }
 
 /// One way of running a listed server, ready for the server editor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct RegistryEntry {
     /// The suggested server name (the last part of the registry name).
     pub id: String,
@@ -96,7 +96,7 @@ pub struct RegistryEntry {
 
 /// Something a listed server asks the user for: an environment variable (or,
 /// for a remote, a header) it reads, or a placeholder in its values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct RegistrySetting {
     pub name: String,
     pub description: String,
@@ -115,7 +115,7 @@ pub struct RegistrySetting {
 }
 
 /// A `.mcpb` file the registry lists: its URL and the SHA-256 it must have.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct BundleSource {
     pub url: String,
     /// Lowercase hex.

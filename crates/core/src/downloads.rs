@@ -54,7 +54,7 @@ pub struct Download {
 }
 
 /// A file that was saved.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct SavedFile {
     pub name: String,
     pub path: PathBuf,

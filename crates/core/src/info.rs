@@ -9,7 +9,7 @@ use crate::secrets::{KeyringStatus, SecretStore};
 use crate::store::{Store, StoreError};
 
 /// Version, data location, schema and keyring status.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct AppInfo {
     /// Patchbay's version.
     pub version: String,

@@ -32,7 +32,7 @@ use crate::secrets::SecretValue;
 const MAX_REDIRECTS: usize = 10;
 
 /// Which proxy outgoing requests use. Its `Debug` hides a custom proxy's login.
-#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "mode", rename_all = "snake_case")]
 pub enum ProxyChoice {
     /// The environment's `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`.

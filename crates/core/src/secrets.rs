@@ -73,7 +73,7 @@ impl fmt::Display for SecretValue {
 }
 
 /// Whether the OS keyring can be used, as shown by `patchbay info` and the app.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct KeyringStatus {
     /// True when secrets can be read and written.
     pub available: bool,

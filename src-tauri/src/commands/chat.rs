@@ -16,7 +16,7 @@ use crate::error::IpcError;
 use crate::state::AppState;
 
 /// What `send_message`, `regenerate` and `edit_message` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct TurnOutcome {
     assistant_message_id: String,
 }

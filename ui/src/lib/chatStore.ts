@@ -2,7 +2,7 @@
 // folds the AgentEvents of a running turn into them. Components subscribe with
 // `useConversation`; nothing here knows about Tauri.
 import { useSyncExternalStore } from "react";
-import type { AgentEvent, AttachmentInput, IpcError, Message, ToolTrace, Usage } from "./ipc";
+import type { AgentEvent, AttachmentInput, IpcError, JsonValue, Message, ToolTrace, Usage } from "./ipc";
 
 export interface ConversationState {
   messages: Message[];
@@ -17,7 +17,7 @@ export interface ConversationState {
 type Listener = () => void;
 
 /** A call's card: running until told otherwise. */
-function newCall(call_id: string, server: string, tool: string, args: unknown): ToolTrace {
+function newCall(call_id: string, server: string, tool: string, args: JsonValue): ToolTrace {
   return { call_id, server, tool, arguments: args, status: "running", duration_ms: null, progress: null, result: null, error: null, stderr_tail: null, logs: [] };
 }
 

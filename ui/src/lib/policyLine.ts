@@ -9,9 +9,9 @@ type Translate = (key: MessageKey, vars?: Record<string, string | number>) => st
 /** The rate limits, or null without any. */
 function rateLine(t: Translate, rate: RateLimits): string | null {
   const { per_server_per_min: server, per_tool_per_min: tool } = rate;
-  if (server !== undefined && tool !== undefined) return t("policyLine.rateBoth", { server, tool });
-  if (server !== undefined) return t("policyLine.rateServer", { server });
-  if (tool !== undefined) return t("policyLine.rateTool", { tool });
+  if (server != null && tool != null) return t("policyLine.rateBoth", { server, tool });
+  if (server != null) return t("policyLine.rateServer", { server });
+  if (tool != null) return t("policyLine.rateTool", { tool });
   return null;
 }
 

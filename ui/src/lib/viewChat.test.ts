@@ -19,7 +19,7 @@ describe("useViewChat", () => {
       result.current.actions.setContext("b", null);
     });
     expect([...result.current.contexts.keys()]).toEqual(["a"]);
-    const picture: AttachmentInput = { type: "image", data: "AA==", mime_type: "image/png" };
+    const picture: AttachmentInput = { type: "image", data: "AA==", mime_type: "image/png", title: null };
     await act(() => result.current.sendWithContexts("Where?", [picture]));
     expect(send).toHaveBeenCalledWith("Where?", [picture, { type: "text", text: "Oslo is selected", title: "From the view of map" }]);
     expect(result.current.contexts.size).toBe(0);

@@ -3,14 +3,15 @@ import { render } from "@testing-library/react";
 import type { ReactElement } from "react";
 import { blankServer } from "../components/settings/servers/ServerEditor";
 import { I18nProvider, type Lang } from "../lib/i18n";
-import type { BundleInfo, Message, ProviderView, ServerState, ServerView, ToolInfo, ToolTrace } from "../lib/ipc";
+import type { BundleInfo, Message, MessageView, ProviderView, ServerState, ServerView, ToolInfo, ToolTrace } from "../lib/ipc";
 
 export function renderIn(ui: ReactElement, lang: Lang = "en") {
   // A wrapper (not an enclosing element) so that `rerender` keeps the provider mounted.
   return render(ui, { wrapper: ({ children }) => <I18nProvider lang={lang}>{children}</I18nProvider> });
 }
 
-export function message(id: string, role: "user" | "assistant", text: string, extra: Partial<Message> = {}): Message {
+export function message(id: string, role: "user" | "assistant", text: string, extra: Partial<Message> = {}): Message & MessageView {
+  // As the backend sends it, unless `extra` gives a tool call the window's own `writing` status.
   return {
     id,
     parent_id: null,
@@ -25,7 +26,7 @@ export function message(id: string, role: "user" | "assistant", text: string, ex
     siblings: [id],
     error: null,
     ...extra,
-  };
+  } as Message & MessageView;
 }
 
 export function trace(extra: Partial<ToolTrace> = {}): ToolTrace {

@@ -34,7 +34,7 @@ use crate::rag::{ChatKnowledge, chat as rag_chat};
 const BUILTIN_START: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The user's answer to an approval card.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalAnswer {
     AllowOnce,
@@ -55,7 +55,7 @@ pub enum TurnInput {
 /// Something the user attaches to a message: the JSON of a [`ContentPart`]
 /// (with the name of the file it came from, when it came from one), or a
 /// document to read to text.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AttachmentInput {
     Text {

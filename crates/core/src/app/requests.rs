@@ -24,7 +24,7 @@ use crate::mcp::{
 };
 
 /// A message of a sampling request as the dialog shows (and edits) it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct TextMessage {
     /// `user` or `assistant`.
     pub role: String,
@@ -32,7 +32,7 @@ pub struct TextMessage {
 }
 
 /// What the window is asked to show.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ServerRequestView {
     Sampling {
@@ -55,7 +55,7 @@ pub enum ServerRequestView {
 }
 
 /// The user's answer.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, ts_rs::TS)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum ServerRequestResponse {
     /// Run the sampling request with these (possibly edited) messages.

@@ -19,7 +19,7 @@ use crate::mcp::traces::CallStats;
 use crate::mcp::{LogMessage, ServerStatus};
 
 /// What kind of failure an error is, for the UI to choose its action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -63,7 +63,7 @@ impl From<FailureKind> for ErrorKind {
 }
 
 /// An error as the UI shows it: `{kind, message}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct ErrorView {
     pub kind: ErrorKind,
     /// A sentence that says where and why.
@@ -71,14 +71,14 @@ pub struct ErrorView {
 }
 
 /// The model named a conversation (`AppEvents::conversation_renamed`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ConversationRenamed {
     pub id: String,
     pub title: String,
 }
 
 /// One conversation in the sidebar.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ConversationSummary {
     pub id: String,
     pub title: String,
@@ -104,7 +104,7 @@ impl From<&Conversation> for ConversationSummary {
 }
 
 /// Per-conversation choices: model, servers, tools and instructions.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(default)]
 pub struct ConversationSettings {
     pub provider: Option<String>,
@@ -121,7 +121,7 @@ pub struct ConversationSettings {
 }
 
 /// A conversation opened in the chat view.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ConversationDetail {
     pub conversation: ConversationSummary,
     /// The active branch (its last messages when a tail was asked for), root first.
@@ -132,14 +132,14 @@ pub struct ConversationDetail {
 }
 
 /// A stretch of the active branch, root first, and how many branch messages precede it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct MessagePage {
     pub messages: Vec<MessageView>,
     pub earlier: usize,
 }
 
 /// Progress of a running tool call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ProgressView {
     pub progress: f64,
     pub total: Option<f64>,
@@ -147,14 +147,14 @@ pub struct ProgressView {
 }
 
 /// A log message a call produced.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct LogView {
     pub level: String,
     pub message: String,
 }
 
 /// The result of a tool call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ToolResultView {
     pub content: Vec<ContentPart>,
     pub structured_content: Option<serde_json::Value>,
@@ -162,7 +162,7 @@ pub struct ToolResultView {
 }
 
 /// Where a tool call stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceStatus {
     PendingApproval,
@@ -174,7 +174,7 @@ pub enum TraceStatus {
 }
 
 /// One tool call of an assistant message.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ToolTrace {
     pub call_id: String,
     pub server: String,
@@ -243,7 +243,7 @@ impl From<&ToolCallRecord> for ToolTrace {
 }
 
 /// A knowledge-base passage the answer cites as `[index]`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct Citation {
     pub index: usize,
     pub document: String,
@@ -282,7 +282,7 @@ pub(crate) fn document_title(source: &str) -> String {
 }
 
 /// A message on the active branch.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct MessageView {
     pub id: String,
     pub parent_id: Option<String>,
@@ -356,7 +356,7 @@ impl MessageView {
 }
 
 /// Why a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum DoneReason {
     Stop,
@@ -377,7 +377,7 @@ impl From<MessageStatus> for DoneReason {
 }
 
 /// One event of a turn as the chat view receives it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TurnEvent {
     /// First: the stored user message (`None` when regenerating).
@@ -461,7 +461,7 @@ pub enum TurnEvent {
 }
 
 /// A server's status for the settings page and the `server_status` event.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ServerStatusView {
     pub server: String,
     /// `stopped`, `starting`, `ready`, `failed` or `restarting`.
@@ -485,7 +485,7 @@ impl ServerStatusView {
 }
 
 /// A configured server with its live status.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ServerView {
     pub config: McpServerConfig,
     pub status: ServerStatusView,
@@ -508,14 +508,14 @@ pub struct ServerView {
 }
 
 /// A host a sandboxed server's filtering proxy refused (`connection_blocked` event).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ConnectionBlocked {
     pub server: String,
     pub host: String,
 }
 
 /// The global part of the security policy, and the levels this system can enforce.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct PolicySettings {
     pub defaults: crate::config::PolicyDefaults,
     pub offered: Vec<crate::config::SecurityLevel>,
@@ -523,21 +523,21 @@ pub struct PolicySettings {
 
 /// A server's policy as the editor shows it while it is edited: the line the
 /// server's page will show (in parts, for the window to word), and what saving would refuse.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct PolicyPreview {
     pub summary: crate::config::PolicyOutline,
     pub problems: Vec<FieldProblem>,
 }
 
 /// A field of a form and what is wrong with it (`policy.network.domains[1]`, …).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct FieldProblem {
     pub field: String,
     pub reason: String,
 }
 
 /// An icon a server gives itself or a tool (MCP `icons`), as the window shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct IconView {
     /// A `data:` URL of the picture.
     pub src: String,
@@ -546,7 +546,7 @@ pub struct IconView {
 }
 
 /// A server's log line (`server_log` event).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ServerLogLine {
     pub server: String,
     pub line: String,
@@ -565,7 +565,7 @@ pub(crate) fn log_line(m: &LogMessage) -> String {
 }
 
 /// One tool of a server for the settings page and the composer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ToolInfo {
     pub server: String,
     pub name: String,
@@ -622,7 +622,7 @@ fn annotation_hints(a: &rmcp::model::ToolAnnotations, hints: &mut Vec<&'static s
 }
 
 /// One check of the launch doctor.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct DoctorCheck {
     pub name: String,
     pub ok: bool,
@@ -631,7 +631,7 @@ pub struct DoctorCheck {
 }
 
 /// The launch doctor's report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct DoctorReport {
     pub server: String,
     pub checks: Vec<DoctorCheck>,
@@ -640,7 +640,7 @@ pub struct DoctorReport {
 }
 
 /// A prompt argument.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct PromptArgument {
     pub name: String,
     /// The name to show, when the server gives one.
@@ -650,7 +650,7 @@ pub struct PromptArgument {
 }
 
 /// A prompt a server offers, shown as a `/` command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct PromptInfo {
     pub server: String,
     pub name: String,
@@ -663,7 +663,7 @@ pub struct PromptInfo {
 }
 
 /// A resource a server offers, for attaching to a message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ResourceInfo {
     pub server: String,
     pub uri: String,
@@ -680,7 +680,7 @@ pub struct ResourceInfo {
 }
 
 /// A watched resource changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ResourceUpdated {
     pub server: String,
     pub uri: String,
@@ -688,7 +688,7 @@ pub struct ResourceUpdated {
 
 /// A resource template a server offers: a form of its variables makes the
 /// URI of a resource to attach.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ResourceTemplateInfo {
     pub server: String,
     pub uri_template: String,
@@ -703,7 +703,7 @@ pub struct ResourceTemplateInfo {
 }
 
 /// What an argument to complete belongs to.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum CompletionTarget {
     Prompt { name: String },
@@ -711,7 +711,7 @@ pub enum CompletionTarget {
 }
 
 /// A server's suggestions for an argument (at most 100).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct CompletionView {
     pub values: Vec<String>,
     /// How many match in all, when the server says.
@@ -722,7 +722,7 @@ pub struct CompletionView {
 
 /// A registry entry filled in: the server entry for the editor, and the
 /// secrets (by keyring name) to save with it. `Debug` shows their names only.
-#[derive(Clone, PartialEq, Serialize)]
+#[derive(Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct RegistryFill {
     pub config: McpServerConfig,
     pub secrets: SecretValues,
@@ -736,14 +736,14 @@ impl std::fmt::Debug for RegistryFill {
 }
 
 /// A provider profile without its key.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ProviderView {
     pub profile: ProviderProfile,
     pub api_key_set: bool,
 }
 
 /// One line of a diff between the stored and the imported server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct DiffLine {
     /// `same`, `add` or `remove`.
     pub op: &'static str,
@@ -751,7 +751,7 @@ pub struct DiffLine {
 }
 
 /// One server of an import preview.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ImportEntry {
     pub name: String,
     /// `new`, `changed`, `unchanged` or `conflict`.
@@ -764,7 +764,7 @@ pub struct ImportEntry {
 }
 
 /// What an import would do.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ImportPreviewView {
     pub format: String,
     pub entries: Vec<ImportEntry>,
@@ -779,7 +779,7 @@ pub struct ImportPreviewView {
 }
 
 /// A VS Code `${input:…}` prompt of an import: a secret the user types in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ImportInput {
     pub id: String,
     pub description: Option<String>,
@@ -790,7 +790,7 @@ pub struct ImportInput {
 }
 
 /// What an applied import did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ImportReport {
     pub added: Vec<String>,
     pub updated: Vec<String>,
@@ -802,7 +802,7 @@ pub struct ImportReport {
 }
 
 /// Indexing progress of a folder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct KbProgress {
     pub folder: String,
     pub done: usize,
@@ -810,7 +810,7 @@ pub struct KbProgress {
 }
 
 /// The folders shared with MCP servers as roots (`roots/list`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct RootsView {
     /// Folders the user chose to share, in the order added.
     pub shared: Vec<String>,
@@ -819,7 +819,7 @@ pub struct RootsView {
 }
 
 /// A knowledge-base folder with its counts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct KbFolder {
     pub path: String,
     pub documents: u64,
@@ -831,14 +831,14 @@ pub struct KbFolder {
 }
 
 /// Files done of files to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct KbProgressCount {
     pub done: usize,
     pub total: usize,
 }
 
 /// A document of a folder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct KbDocument {
     pub path: String,
     pub title: String,
@@ -846,7 +846,7 @@ pub struct KbDocument {
 }
 
 /// A search hit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct KbHit {
     pub document: String,
     pub path: String,
@@ -857,7 +857,7 @@ pub struct KbHit {
 }
 
 /// Where the knowledge base's embeddings come from, as the settings page chooses it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum KbEmbeddingsChoice {
     /// No embeddings: search uses BM25 only.
@@ -870,7 +870,7 @@ pub enum KbEmbeddingsChoice {
 }
 
 /// The knowledge base's embeddings as the settings page shows them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct KbEmbeddings {
     /// `off`, `endpoint` or `local`.
     pub kind: &'static str,
@@ -884,7 +884,7 @@ pub struct KbEmbeddings {
 }
 
 /// How an assistant uses the knowledge base, as the UI names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum KbMode {
     /// Not at all.
@@ -898,7 +898,7 @@ pub enum KbMode {
 }
 
 /// An assistant preset as the UI edits it. `id` is the preset's name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct AssistantView {
     pub id: String,
     pub name: String,
@@ -917,7 +917,7 @@ pub struct AssistantView {
 }
 
 /// App-wide preferences.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct GeneralSettings {
     /// `light`, `dark` or `system`.
     pub theme: String,
@@ -941,7 +941,7 @@ fn yes() -> bool {
 }
 
 /// Raw JSON-RPC of one tool call, for the trace inspector.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct TraceRecord {
     pub call_id: String,
     pub server: String,

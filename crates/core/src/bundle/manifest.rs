@@ -75,7 +75,7 @@ pub(crate) struct Server {
 }
 
 /// The runtime a bundle's server needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum ServerKind {
     /// Node.js, with its dependencies in the bundle.
@@ -114,7 +114,7 @@ pub(crate) struct Override {
 }
 
 /// A tool or prompt the manifest declares.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Declared {
     pub name: String,
     #[serde(default)]
@@ -132,7 +132,7 @@ pub(crate) struct Compatibility {
 }
 
 /// What kind of value a setting takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum OptionKind {
     String,

@@ -99,7 +99,7 @@ pub enum BundleError {
 }
 
 /// What the install form shows about a bundle.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct BundleInfo {
     /// The name in the manifest.
     pub name: String,
@@ -139,7 +139,7 @@ pub struct BundleInfo {
 }
 
 /// One setting on the install form.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct BundleSetting {
     pub key: String,
     pub kind: OptionKind,

@@ -52,7 +52,7 @@ const OID_EXTENDED_KEY_USAGE: &[u8] = &[0x55, 0x1d, 0x25];
 const EKU_CODE_SIGNING: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x03];
 
 /// Who signed a bundle, and whether they are trusted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Signature {
     /// No signature: nothing says who made the bundle.
@@ -68,7 +68,7 @@ pub enum Signature {
 }
 
 /// Why a signing certificate is not trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Distrust {
     /// It does not chain to a root this computer trusts.
@@ -130,7 +130,7 @@ impl std::fmt::Display for Signature {
 }
 
 /// The signing certificate, as the install form shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Signer {
     /// The certificate's subject (common name, or organisation).
     pub publisher: String,

@@ -79,7 +79,7 @@ pub enum SourceFormat {
 }
 
 /// How one secret-holding field of an imported server is handled.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum SecretState {
     /// The text holds the value; it goes to the keyring.
@@ -91,7 +91,7 @@ pub enum SecretState {
 }
 
 /// A secret an imported server uses.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct SecretNote {
     /// The field, e.g. `env.GITHUB_TOKEN` or `headers.Authorization`.
     pub field: String,

@@ -14,7 +14,7 @@ pub const BUILTIN_SERVER: &str = "builtin";
 /// A configured value that is either plain text or the name of a secret.
 ///
 /// Serialised as `{"plain": "text"}` or `{"secret": "mcp/github/GITHUB_TOKEN"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ValueSource {
     /// Stored as is (not a secret).
@@ -25,7 +25,7 @@ pub enum ValueSource {
 
 /// How an OpenAI-compatible server is asked to think or not: servers spell it
 /// differently, and a field a server does not know can be refused.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ThinkingParam {
     /// Chosen from the base URL: `ThinkingType` for DeepSeek, Doubao/Ark and
@@ -66,7 +66,7 @@ impl ThinkingParam {
 }
 
 /// Which API a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderKind {
     /// Any OpenAI-compatible API: OpenAI, DeepSeek, Doubao/Ark, Ollama, vLLM, llama.cpp server.
@@ -79,7 +79,7 @@ pub enum ProviderKind {
 }
 
 /// A model provider the user has configured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct ProviderProfile {
     /// Unique name, e.g. `openai` or `local-ollama`.
     pub name: String,
@@ -133,7 +133,7 @@ fn yes() -> bool {
 }
 
 /// Approval mode for tool calls.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalMode {
     /// Ask the user before each call.
@@ -146,7 +146,7 @@ pub enum ApprovalMode {
 }
 
 /// Time limits for one server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Timeouts {
     /// Seconds to start and initialise.
     #[serde(default = "default_startup")]
@@ -171,7 +171,7 @@ impl Default for Timeouts {
 }
 
 /// How to reach an MCP server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TransportConfig {
     /// A child process speaking JSON-RPC on stdin/stdout.
@@ -211,7 +211,7 @@ pub enum TransportConfig {
 }
 
 /// The algorithm that signs a `private_key_jwt` client assertion (RFC 7523).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub enum JwtAlgorithm {
     /// ECDSA with P-256 and SHA-256.
     #[default]
@@ -228,7 +228,7 @@ pub enum JwtAlgorithm {
 
 /// How an OAuth client proves itself at the token endpoint. The material is
 /// always a secret-store reference once saved (never plain text in SQLite).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "method", rename_all = "snake_case")]
 pub enum ClientKey {
     /// A client secret, sent as HTTP Basic (`client_secret_basic`) or in the
@@ -272,7 +272,7 @@ impl ClientKey {
 /// grant of MCP's SEP-1046): Patchbay gets its tokens from the server's
 /// authorization server without a browser, at every start and again when the
 /// server refuses a token, for a client registered there beforehand.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct ClientCredentials {
     /// The client id the authorization server issued.
     pub client_id: String,
@@ -284,7 +284,7 @@ pub struct ClientCredentials {
 }
 
 /// One configured MCP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct McpServerConfig {
     /// Unique name; also the prefix of its tools' model-facing names.
     pub name: String,

@@ -13,7 +13,7 @@ use super::model::ProviderProfile;
 use super::model::ThinkingParam::{self, ChatTemplate, EnableThinking, ThinkingType};
 
 /// A provider as it is usually set up.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ProviderPreset {
     /// Stable identifier (`deepseek`), also the suggested profile name.
     pub id: &'static str,

@@ -17,7 +17,7 @@ use super::model::{McpServerConfig, TransportConfig, ValueSource};
 use super::policy::Network;
 
 /// A server as its README sets it up.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ServerPreset {
     /// Stable identifier, also the suggested server name.
     pub id: &'static str,

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 use super::LlmError;
 
 /// A piece of message content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentPart {
     /// Plain or markdown text.
@@ -109,7 +109,7 @@ pub struct ChatRequest {
 /// think, where the model can answer without (Anthropic's disabled thinking,
 /// a Gemini thinking budget of 0, the OpenAI-compatible field of
 /// [`ThinkingParam`](crate::config::ThinkingParam)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum ReasoningEffort {
     Off,
@@ -131,7 +131,7 @@ impl ReasoningEffort {
 }
 
 /// Token counts reported by the provider.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Usage {
     pub input_tokens: u32,
     pub output_tokens: u32,

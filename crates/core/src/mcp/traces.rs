@@ -43,7 +43,7 @@ pub struct StoredTrace {
 }
 
 /// Statistics of one tool's recorded calls.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct CallStats {
     pub calls: u64,
     /// Share of calls that returned without `isError` or a failure, 0 to 1.

@@ -251,6 +251,6 @@ describe("Composer", () => {
     const { props } = setup({ resources: [{ server: "fs", uri: "file:///a.md", name: "a.md", title: null, mime_type: "text/markdown", watchable: false, watched: false, icons: [] }] });
     fireEvent.change(screen.getByLabelText("Attach a resource"), { target: { value: "fs\u0000file:///a.md" } });
     fireEvent.click(screen.getByRole("button", { name: "Send" }));
-    expect(props.onSend).toHaveBeenCalledWith("", [{ type: "resource_link", uri: "file:///a.md", name: "a.md", mime_type: "text/markdown" }]);
+    expect(props.onSend).toHaveBeenCalledWith("", [{ type: "resource_link", uri: "file:///a.md", name: "a.md", server: null }]);
   });
 });

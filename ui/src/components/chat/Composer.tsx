@@ -257,7 +257,7 @@ export function Composer(props: ComposerProps) {
           {attachments.map((a, i) => (
             <span className="chip" key={i} data-testid="attachment-chip">
               {a.type === "image" && <img className="chip-thumb" src={`data:${a.mime_type};base64,${a.data}`} alt="" />}
-              {a.title ?? (a.type === "resource_link" ? (a.name ?? a.uri) : a.type)}
+              {(a.type === "resource_link" ? (a.name ?? a.uri) : a.title) ?? a.type}
               <button type="button" className="icon" aria-label={t("common.remove")} onClick={() => setAttachments(attachments.filter((_, j) => j !== i))}>
                 ×
               </button>
@@ -340,7 +340,7 @@ export function Composer(props: ComposerProps) {
             value=""
             onChange={(e) => {
               const r = resources.find((x) => `${x.server}\u0000${x.uri}` === e.target.value);
-              if (r) setAttachments([...attachments, { type: "resource_link", uri: r.uri, name: r.name, mime_type: r.mime_type }]);
+              if (r) setAttachments([...attachments, { type: "resource_link", uri: r.uri, name: r.name, server: null }]);
               const tpl = templates.find((x) => `template\u0000${x.server}\u0000${x.uri_template}` === e.target.value);
               if (tpl) setTemplate(tpl);
             }}

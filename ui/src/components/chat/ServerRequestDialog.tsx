@@ -2,7 +2,7 @@
 // server wants to send to the model) and elicitation (a form from its schema).
 import { useState } from "react";
 import { useI18n } from "../../lib/i18n";
-import type { ServerRequest, ServerRequestResponse } from "../../lib/ipc";
+import type { JsonSchema, JsonValue, ServerRequest, ServerRequestResponse } from "../../lib/ipc";
 import { Dialog } from "../common/Dialog";
 import { SchemaForm } from "../common/SchemaForm";
 
@@ -20,9 +20,9 @@ export function ServerRequestDialog({
       <Dialog title={t("elicit.title", { server: request.server })} onClose={cancel} testId="elicitation-dialog">
         <p>{request.message}</p>
         <SchemaForm
-          schema={request.requested_schema}
+          schema={request.requested_schema as JsonSchema}
           submitLabel={t("elicit.accept")}
-          onSubmit={(content) => onRespond(request.id, { action: "accept", content })}
+          onSubmit={(content) => onRespond(request.id, { action: "accept", content: content as Record<string, JsonValue> })}
           onCancel={() => onRespond(request.id, { action: "decline" })}
           cancelLabel={t("elicit.decline")}
         />

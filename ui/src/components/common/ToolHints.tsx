@@ -3,11 +3,11 @@
 import { useI18n } from "../../lib/i18n";
 import type { ToolHint } from "../../lib/ipc";
 
-export function ToolHints({ hints }: { hints: ToolHint[] }) {
+export function ToolHints({ hints }: { hints: string[] }) {
   const { t } = useI18n();
   return (
     <>
-      {hints.map((h) => (
+      {(hints as ToolHint[]).map((h) => (
         <span key={h} className={`badge hint hint-${h}`} data-hint={h}>
           {t(`hint.${h}`)}
         </span>

@@ -144,7 +144,7 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
                     }}
                   />
                   <strong>{e.name}</strong>
-                  <span className={`badge ${e.status}`}>{t(STATUS[e.status])}</span>
+                  <span className={`badge ${e.status}`}>{t(STATUS[e.status as ImportStatus])}</span>
                 </label>
                 {e.detail && <p className="muted">{e.detail}</p>}
                 {e.status !== "unchanged" && plainFields(e.incoming).length > 0 && (

@@ -12,7 +12,7 @@ export type KbEmbeddingsIpc = Pick<Ipc, "kbEmbeddings" | "kbSetEmbeddings" | "kb
 type Kind = KbEmbeddingsChoice["kind"];
 
 function kindOf(c: Current): Kind {
-  return c.kind === "endpoint" ? "provider" : c.kind;
+  return c.kind === "endpoint" ? "provider" : (c.kind as Kind);
 }
 
 export function KbEmbeddings({ ipc, onSaved }: { ipc: KbEmbeddingsIpc; onSaved?: () => void }) {

@@ -1,23 +1,9 @@
 // The app itself: what it is and where its data lives, its window, backups,
 // the clipboard, links and the file manager.
 import { call, on } from "./client";
+import type { AppInfo } from "./generated";
 
-/** Mirrors `patchbay_core::secrets::KeyringStatus`. */
-export interface KeyringStatus {
-  available: boolean;
-  detail: string;
-}
-
-/** Mirrors `patchbay_core::AppInfo`. */
-export interface AppInfo {
-  version: string;
-  data_dir: string;
-  database: string;
-  schema_version: number;
-  keyring: KeyringStatus;
-  /** The desktop app's log file. */
-  log_file: string;
-}
+export type { AppInfo, KeyringStatus } from "./generated";
 
 export const appIpc = {
   ping: () => call<string>("ping"),

@@ -4,25 +4,11 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 
-/** Mirrors `patchbay_desktop::IpcError`: every backend failure keeps its kind. */
-export interface IpcError {
-  kind: IpcErrorKind;
-  message: string;
-}
+import type { ErrorKind, IpcError } from "./generated";
 
-export type IpcErrorKind =
-  | "data_dir"
-  | "database"
-  | "keyring"
-  | "invalid_input"
-  | "not_found"
-  | "internal"
-  | "provider"
-  | "mcp"
-  | "cancelled"
-  | "timeout"
-  | "limit"
-  | "knowledge";
+export type { IpcError };
+/** What kind of failure an `IpcError` is (`patchbay_core::app::ErrorKind`). */
+export type IpcErrorKind = ErrorKind;
 
 const KINDS: readonly IpcErrorKind[] = [
   "data_dir",

@@ -2,10 +2,11 @@
 // declared in this folder with its argument and result types, one module an
 // area; components never call `invoke` with a string of their own (only
 // `client.ts` calls it). The contract is documented for the backend in
-// ui/IPC.md: field names are snake_case, as serde emits them.
+// ui/IPC.md: field names are snake_case, as serde emits them. The shapes are
+// generated from the Rust types (`generated.ts`, never edited by hand).
 //
-// Floors: `client.ts` at the bottom; `mcp.ts` and `config.ts` (shapes the
-// areas share) above it; then the areas, which import only those floors and
+// Floors: `generated.ts` and `client.ts` at the bottom; `mcp.ts` and `config.ts`
+// (shapes the areas share) above them; then the areas, which import only those floors and
 // the shapes of other areas, never their commands; this file joins them.
 import { appIpc } from "./app";
 import { assistantsIpc } from "./assistants";

@@ -1,36 +1,17 @@
 // What MCP itself speaks, as the backend passes it on: content parts, a tool's
-// result, progress and log messages, icons, JSON Schema and log levels.
+// result, progress and log messages, icons (generated.ts), and what the window
+// reads of a JSON Schema and the log levels in order.
+import type { LogLevel } from "./generated";
 
-/** Mirrors `patchbay_core::llm::ContentPart` (tag `type`). */
-export type ContentPart =
-  | { type: "text"; text: string }
-  | { type: "image"; mime_type: string; data: string }
-  | { type: "audio"; mime_type: string; data: string }
-  | { type: "resource_link"; uri: string; name: string | null; mime_type: string | null; server?: string };
-
-export interface ToolProgress {
-  progress: number;
-  total: number | null;
-  message: string | null;
-}
-
-export interface ToolLog {
-  level: string;
-  message: string;
-}
-
-/** The result of an MCP `tools/call`. */
-export interface ToolResult {
-  content: ContentPart[];
-  structured_content: unknown;
-  is_error: boolean;
-}
-
-/** An icon a server gives itself or a tool: a checked `data:` URL, for one theme or (null) both. */
-export interface IconView {
-  src: string;
-  theme: "light" | "dark" | null;
-}
+export type {
+  ContentPart,
+  IconView,
+  JsonValue,
+  LogView as ToolLog,
+  ProgressView as ToolProgress,
+  ToolResultView as ToolResult,
+} from "./generated";
+export type { LogLevel };
 
 /** A JSON Schema, as much of it as the generated forms understand. */
 export interface JsonSchema {
@@ -57,6 +38,5 @@ export interface JsonSchema {
   const?: unknown;
 }
 
-/** An MCP log level, lowest first. */
-export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
+/** The MCP log levels, lowest first. */
 export const LOG_LEVELS: LogLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];

@@ -1,56 +1,9 @@
 // The MCP Registry: searching it, filling in an entry's placeholders, and
 // downloading the bundle an entry lists.
 import { call, cancellable } from "./client";
-import type { McpServerConfig } from "./config";
+import type { BundleSource, RegistryEntry, RegistryFill, RegistryPage } from "./generated";
 
-/** Something a registry entry asks the user for. */
-export interface RegistrySetting {
-  name: string;
-  description: string;
-  required: boolean;
-  secret: boolean;
-  /** `{name}` in its arguments, variables, headers or URL (or the argument `<name>`), filled in by `registryFill`; else the variable or header of this name. */
-  placeholder: boolean;
-  default: string | null;
-  choices: string[];
-}
-
-/** A registry entry filled in: the entry for the editor and the secrets to save with it. */
-export interface RegistryFill {
-  config: McpServerConfig;
-  secrets: Record<string, string>;
-}
-
-/** One way of running a server the MCP Registry lists, as the server editor starts from it. */
-export interface RegistryEntry {
-  /** The suggested server name. */
-  id: string;
-  label: string;
-  /** The registry name, e.g. `io.github.acme/weather`. */
-  name: string;
-  description: string;
-  version: string;
-  website: string | null;
-  via: "npm" | "pypi" | "oci" | "mcpb" | "streamable-http" | "sse";
-  needs: "npx" | "uvx" | "docker" | null;
-  /** Secrets to type are `{"secret": ""}`; a placeholder for a bundle, whose manifest says how it runs. */
-  config: McpServerConfig;
-  /** For an `mcpb` entry: the bundle to download (`registryBundle`) and install. */
-  bundle: BundleSource | null;
-  /** What the entry asks for: each environment variable or header it sets, and each placeholder in its values. */
-  settings: RegistrySetting[];
-}
-
-export interface BundleSource {
-  url: string;
-  /** Lowercase hex. */
-  sha256: string;
-}
-
-export interface RegistryPage {
-  entries: RegistryEntry[];
-  next_cursor: string | null;
-}
+export type { BundleSource, RegistryEntry, RegistryFill, RegistryPage, RegistrySetting } from "./generated";
 
 export const registryIpc = {
   registrySearch: (query: string, cursor: string | null, signal?: AbortSignal) =>

@@ -2,26 +2,9 @@
 // view may ask of its own server, the model and the downloads folder.
 import { call, cancellable } from "./client";
 
-/** A tool's view, read and kept for its frame (`open_app_view`). */
-export interface AppViewInfo {
-  /** Where the sandboxed frame loads the page (the `mcp-app` scheme). */
-  url: string;
-  uri: string;
-  /** The origins the page declared it reaches (its Content-Security-Policy). */
-  csp: { connect: string[]; resources: string[]; frames: string[]; base_uris: string[] };
-  prefers_border: boolean | null;
-  /** It asked to write to the clipboard, the one permission a view is given. */
-  clipboard_write: boolean;
-  /** The other permissions it asked for (`camera`, `microphone`, `geolocation`, …): never given. */
-  withheld: string[];
-}
+import type { AppViewInfo, SavedFile } from "./generated";
 
-/** A file saved from a view's download. */
-export interface SavedFile {
-  name: string;
-  path: string;
-  bytes: number;
-}
+export type { AppCsp, AppViewInfo, SavedFile } from "./generated";
 
 export const viewsIpc = {
   /** Reads a tool's view (MCP Apps) for its sandboxed frame. */

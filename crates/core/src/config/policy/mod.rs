@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 mod resolve;
 
 /// How much a server is trusted; the presets of a [`Policy`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum SecurityLevel {
     /// Reads and writes only its declared folders (plus its command and the
@@ -63,7 +63,7 @@ impl std::fmt::Display for SecurityLevel {
 
 /// What a server may reach on the network. Serialised as `"off"`, `"any"` or
 /// `{"domains": ["api.github.com", "*.example.org"]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Network {
     /// Its own network namespace with only loopback.
@@ -99,7 +99,7 @@ impl Network {
 }
 
 /// Calls per minute a server accepts; `None` is no limit.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct RateLimits {
     /// Calls of one tool per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -111,7 +111,7 @@ pub struct RateLimits {
 
 /// A server's policy as the user set it; what is left out comes from the
 /// global default and the server's configuration ([`Policy::resolve`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Policy {
     /// `None`: the global default ([`PolicyDefaults::level`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -241,7 +241,7 @@ impl Resolved {
 /// A server's policy as its one-line summary shows it, in parts, so that a
 /// front end words it in its own language (the window does, in English and
 /// Chinese); its `Display` is the English line the CLI prints.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PolicyOutline {
     /// A local process in the sandbox (none at permissive), paths as the user
@@ -296,7 +296,7 @@ fn tilde(path: &Path, home: Option<&Path>) -> String {
 
 /// The global part of the policy: the level of servers that set none, and the
 /// tool calls one turn may make. Kept in the `policy.defaults` setting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct PolicyDefaults {
     #[serde(default = "SecurityLevel::platform_default")]
     pub level: SecurityLevel,

@@ -14,7 +14,7 @@ use crate::mcp::wire::TransportKind;
 const MAX_TEXT: usize = 500;
 
 /// Who a ready server is, as the settings page and `patchbay mcp info` show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ServerAbout {
     /// Its `serverInfo` name (`mcp-servers/everything`); `None` when it gave none.
     pub name: Option<String>,

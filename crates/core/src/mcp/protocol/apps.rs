@@ -27,7 +27,7 @@ pub const MIME_TYPE: &str = "text/html;profile=mcp-app";
 pub const MAX_PAGE_BYTES: usize = 8 * 1024 * 1024;
 
 /// The view a tool names, and who may call the tool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ToolView {
     /// The `ui://` resource of the view; `None` for a tool with no view of its own
     /// (its visibility may still be set).
@@ -65,7 +65,7 @@ pub fn tool_view(tool: &Tool) -> ToolView {
 /// origin (scheme `https`, `http`, `wss` or `ws`, a host that may start with
 /// `*.`, an optional port). Anything else is dropped, so that a server cannot
 /// write its own directives into the policy.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct AppCsp {
     /// `fetch`, XHR and WebSocket (`connect-src`).
     pub connect: Vec<String>,
@@ -163,7 +163,7 @@ fn is_origin(s: &str) -> bool {
 }
 
 /// A view's page, checked, with what it declared.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct AppPage {
     pub uri: String,
     #[serde(skip)]

@@ -391,7 +391,7 @@ fn part_text(content: &ResourceContents) -> Option<String> {
 }
 
 /// One part of a resource as the server's page shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ResourcePreview {
     pub uri: String,
     pub mime_type: Option<String>,

@@ -29,7 +29,7 @@ pub enum McpEvent {
 }
 
 /// Something a server reported while a tool call ran.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum CallEvent {
@@ -40,7 +40,7 @@ pub enum CallEvent {
 }
 
 /// A `notifications/message` from a server.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct LogMessage {
     /// `debug` … `emergency`.
     pub level: String,

@@ -64,7 +64,7 @@ use crate::mcp::wire::lane::Lane;
 use crate::secrets::SecretStore;
 
 /// A `logging/setLevel` level: the server sends messages at this level and above.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum LogLevel {
     Debug,

@@ -23,7 +23,7 @@ pub mod task_shapes;
 use serde::Serialize;
 
 /// Which transport a connection uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum TransportKind {

@@ -17,7 +17,7 @@ const server: McpServerConfig = {
 function preview(config: McpServerConfig): PolicyPreview {
   const p = config.policy ?? {};
   const problems: FieldProblem[] = [];
-  if (typeof p.network === "object")
+  if (p.network && typeof p.network === "object")
     p.network.domains.forEach((d, i) => {
       if (!/^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/i.test(d)) problems.push({ field: `policy.network.domains[${i}]`, reason: `"${d}" is not a host name or a wildcard like *.example.org` });
     });

@@ -11,11 +11,12 @@ const STATE: Record<ServerState, MessageKey> = {
   restarting: "servers.restarting",
 };
 
-export function StatusDot({ state }: { state: ServerState }) {
+export function StatusDot({ state }: { state: string }) {
   const { t } = useI18n();
+  const key = STATE[state as ServerState];
   return (
-    <span className={`status-dot ${state}`} data-testid="status-dot" data-state={state} role="img" aria-label={t(STATE[state])}>
-      <span className="status-text">{t(STATE[state])}</span>
+    <span className={`status-dot ${state}`} data-testid="status-dot" data-state={state} role="img" aria-label={t(key)}>
+      <span className="status-text">{t(key)}</span>
     </span>
   );
 }

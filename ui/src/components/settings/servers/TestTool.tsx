@@ -12,6 +12,8 @@ import {
   type CallEvent,
   type Ipc,
   type IpcError,
+  type JsonSchema,
+  type JsonValue,
   type ToolInfo,
   type ToolProgress,
   type ToolResult,
@@ -43,7 +45,7 @@ export function TestTool({ ipc, tool, tools, onDone }: { ipc: TestToolIpc; tool:
   return (
     <div className="test-tool" data-testid="test-tool">
       <SchemaForm
-        schema={tool.input_schema}
+        schema={tool.input_schema as JsonSchema}
         submitLabel={busy ? t("common.running") : t("tools.run")}
         busy={busy}
         onCancel={busy ? () => aborts.cancel("run") : undefined}
@@ -100,7 +102,7 @@ function testTrace(tool: ToolInfo, n: number, args: Record<string, unknown>, res
     call_id: `test-${tool.server}-${tool.name}-${n}`,
     server: tool.server,
     tool: tool.name,
-    arguments: args,
+    arguments: args as JsonValue,
     status: "done",
     duration_ms: null,
     progress: null,
