@@ -259,7 +259,17 @@ fn a_tool_call_with_approval_a_stopped_answer_and_a_restart() -> Result<()> {
         s.wait_for("[data-testid=approval-card]", WAIT)?;
         let card = s.text(&s.find("[data-testid=approval-card]")?)?;
         ensure!(card.contains("hello from e2e"), "the approval card hides the arguments: {card}");
-        s.click(&s.find("[data-testid=approve-once]")?)?;
+        // The card grows when the tool's description arrives, and a click while
+        // it moves can land beside the button: click again while it still waits.
+        let mut clicks = 0;
+        while s.count("[data-testid=approve-once]")? > 0 {
+            ensure!(clicks < 5, "the approval card never took the click");
+            if let Ok(button) = s.find("[data-testid=approve-once]") {
+                let _ = s.click(&button);
+            }
+            clicks += 1;
+            std::thread::sleep(Duration::from_secs(1));
+        }
         s.wait_for("[data-testid=trace-card][data-status=done]", WAIT)?;
         let duration = s.text(&s.find("[data-testid=trace-card] [data-testid=trace-duration]")?)?;
         ensure!(duration.chars().any(|c| c.is_ascii_digit()), "no duration on the trace card: {duration:?}");

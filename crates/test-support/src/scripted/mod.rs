@@ -131,9 +131,11 @@ impl Validator {
             Format::Anthropic => "anthropic",
             Format::Gemini => "gemini",
         };
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/src/scripted/validate.py");
+        // The script travels inside the binary: a path baked in at build time
+        // names the checkout that built it, which a shared target dir may outlive.
         let mut child = tokio::process::Command::new(crate::peers::python())
-            .arg(script)
+            .arg("-c")
+            .arg(include_str!("validate.py"))
             .arg(which)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
