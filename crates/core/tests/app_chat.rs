@@ -172,8 +172,12 @@ async fn a_tool_call_waits_for_approval_runs_and_is_kept_with_its_trace() {
         .await
         .unwrap();
 
+    // server-everything also sends a log message every few seconds, which a slow
+    // call can hear: those come when they come, so they are left out here.
+    let mut seen = kinds(&events);
+    seen.retain(|k| *k != "tool_log");
     assert_eq!(
-        kinds(&events),
+        seen,
         written(&["tool_arguments", "tool_call_started", "approval_needed", "tool_running", "tool_result", "done"])
     );
     // The call is shown as the model writes it, piece by piece.
