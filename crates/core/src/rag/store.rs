@@ -1,14 +1,16 @@
 //! Where chunks live: the [`ChunkIndex`] trait and its SQLite implementation.
 //!
-//! [`SqliteIndex`] keeps documents and chunks in the app's database, each
-//! chunk with its analysed terms ([`super::analyze`]), and embeddings as
-//! little-endian `f32` blobs. Both are searched in memory: BM25 over postings
-//! ([`super::bm25`]) built from the stored terms on the first query and then
-//! updated by every write, vectors exactly (cosine) over a copy that is
-//! reloaded after writes. Each document is written in one transaction, so a
-//! crash never leaves half a file in the index. A server-side
-//! engine (Qdrant, a RAGFlow knowledge base over MCP) would be another
-//! implementation of the trait; see `ARCHITECTURE.md`.
+//! [`SqliteIndex`] keeps documents and chunks in the app's database, each chunk with its analysed
+//! terms ([`super::analyze`]), and embeddings as little-endian `f32` blobs. Both are searched in
+//! memory: BM25 over postings ([`super::bm25`]) built from the stored terms on the first query and
+//! then updated by every write, vectors exactly (cosine) over a copy reloaded after writes (sqlite-vec
+//! 0.1 also scans every vector, and needs `unsafe` extension loading). Each document is written in
+//! one transaction, so a crash never leaves half a file in the index.
+//!
+//! A server-side engine (Qdrant, a RAGFlow knowledge base over MCP) would be another implementation,
+//! given to `KnowledgeBase::with_index`: documents upserted and deleted by path, its own searches for
+//! `bm25` and `nearest`, folders and settings still in SQLite. The trait is synchronous; a remote
+//! engine would make it `async` (the indexer already runs on a blocking thread).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
