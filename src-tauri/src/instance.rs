@@ -1,19 +1,12 @@
 //! One app per data directory, and the window where the user left it.
 //!
-//! The single-instance lock is keyed on the data directory: a second launch
-//! on the same data dir hands its arguments to the first and exits, and the
-//! first brings its window to the front; a launch on another data dir (a
-//! second profile, an end-to-end test) runs on its own. The key is the data
-//! dir asked for, also when the core could not open there (a damaged
-//! database, a file in its place): such windows, which show the error, must
-//! not take each other for the running instance. Keying works on Linux,
-//! where the lock is a D-Bus name; on macOS and Windows the plugin keys on the
-//! bundle identifier only, so there every launch after the first focuses it.
+//! The single-instance lock is keyed on the data directory asked for (also when the core could not
+//! open there): a second launch on it hands its arguments to the first and exits, and the first
+//! comes to the front; a launch on another data dir runs on its own. Keying works on Linux (a D-Bus
+//! name); on macOS and Windows the plugin keys on the bundle identifier only.
 //!
-//! Window size, position and maximised state are saved in the data directory
-//! (`window-state.json`) shortly after the window is moved or resized, and when
-//! the app exits, and restored when the window opens. Saving on change, not only
-//! at exit, keeps the geometry when the app is killed or the session ends.
+//! The window's geometry is saved in `window-state.json` in the data directory shortly after a move
+//! or resize and at exit, so a killed app keeps it too.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

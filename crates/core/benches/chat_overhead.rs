@@ -1,19 +1,14 @@
-//! The chat engine's own cost per streamed token and per tool round, against
-//! a floor: the bare async-openai stream over the same connection.
+//! The chat engine's own cost per streamed token and per tool round, against a floor: the bare
+//! async-openai stream over the same connection.
 //!
-//! A minimal SSE server in this process writes OpenAI-compatible chunks, one
-//! token each, paced so that nothing queues, and notes the instant it wrote
-//! each one. Per token, the latency is that instant to the moment the
-//! consumer holds the token: an `AgentEvent::TextDelta` from a real turn
-//! (OpenAI provider, SQLite conversation store with its 250 ms flush), or a
-//! chunk of async-openai's `create_stream` (the floor). Per tool round, it is
-//! the time from the server's last frame of a tool-calling answer to the
-//! arrival of the next request (`current_time` run on the built-in in-process
-//! MCP server through the registry, every step written to SQLite), against async-openai sending the next
-//! request as soon as its stream ends.
+//! An SSE server in this process writes one token per chunk, paced so nothing queues. Per token: from
+//! its write to an `AgentEvent::TextDelta` of a real turn (OpenAI provider, SQLite store with its
+//! 250 ms flush), against a chunk of async-openai's `create_stream`. Per tool round: from a
+//! tool-calling answer's last frame to the next request (`current_time` on the built-in server
+//! through the registry, every step written), against async-openai sending it at once.
 //!
-//! `cargo bench -p patchbay-core --bench chat_overhead -- [TOKENS] [ROUNDS]`
-//! (defaults 10000 and 200). Prints a Markdown table for docs/BENCHMARKS.md.
+//! `cargo bench -p patchbay-core --bench chat_overhead -- [TOKENS] [ROUNDS]` (defaults 10000 and
+//! 200). Prints a Markdown table for docs/BENCHMARKS.md.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;

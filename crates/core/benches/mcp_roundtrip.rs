@@ -1,24 +1,13 @@
-//! MCP client speed against the official SDKs and a raw floor, in one run.
+//! MCP client speed against the official SDKs and a raw floor, in one run: sequential
+//! `tools/call echo` round trips against server-everything over stdio and streamable HTTP by
+//! Patchbay's registry (also with the chat host's check that a tool is still the one approved), the
+//! TypeScript and Python SDK clients, and a hand-written JSON-RPC floor (with the bare request and
+//! with Patchbay's), taking turns round by round; then 10 stdio servers started in parallel against
+//! the slowest single start. Servers run unsandboxed, as the other clients run theirs; the `sandbox`
+//! bench measures the sandbox.
 //!
-//! Sequential `tools/call echo` round trips against server-everything over
-//! stdio and streamable HTTP, by: Patchbay's registry (rmcp), the official
-//! TypeScript SDK client, the official Python SDK client, and a raw floor (a
-//! minimal hand-written JSON-RPC client over the same pipe or HTTP
-//! connection), taking turns round by round. The floor runs twice: with the
-//! bare request, and with the request Patchbay sends (a string id and a
-//! progress token), which can cost the server more. Then the time to start 10
-//! stdio servers in parallel against the slowest single start, read two ways
-//! (the slowest of ten starts made alone, and the slowest of the ten starts in
-//! the parallel run), for server-everything (CPU-bound start) and for a server
-//! whose start is a 1 s wait. The registry runs twice: its `call_tool`, and
-//! that with the check the chat's host makes before each call (the tool's
-//! definition is still the one approved, issue 30). It runs its servers
-//! unsandboxed (permissive), as the other clients run theirs; the sandbox's
-//! cost is measured by the `sandbox` bench.
-//!
-//! `cargo bench -p patchbay-core --bench mcp_roundtrip -- [CALLS]` (needs the
-//! peers: `bash tests/peers/install.sh`). Prints a Markdown table for
-//! docs/BENCHMARKS.md.
+//! `cargo bench -p patchbay-core --bench mcp_roundtrip -- [CALLS]` (needs the peers: `bash
+//! tests/peers/install.sh`). Prints a Markdown table for docs/BENCHMARKS.md.
 
 mod common;
 

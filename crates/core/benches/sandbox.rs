@@ -1,25 +1,12 @@
-//! What the sandbox of a stdio server costs (issue 31), each side in the same
-//! run, the sides taking turns round by round ([`common::take_turns`]):
+//! What the sandbox of a stdio server costs (issue 31), the sides taking turns round by round
+//! ([`common::take_turns`]): server-everything's start and `tools/call echo` round trip at normal and
+//! strict against permissive; and fetches through the filtering proxy, end to end (`hostile-mcp
+//! fetch` and mcp-server-fetch at network `domains: [localhost]` against network any) and the proxy
+//! alone (`mcp::launch::egress::Egress` on a listener `patchbay-sandbox-init` hands it, against a
+//! direct TCP connection).
 //!
-//! - start: server-everything from the registry's `start_all` to ready, at
-//!   normal and at strict (which it needs nothing beyond its command for),
-//!   against permissive (no sandbox);
-//! - round trip: sequential `tools/call echo` of server-everything through the
-//!   registry, at normal and strict against permissive;
-//! - fetch through the filtering proxy, three ways, each fetch a new
-//!   connection to a local page. End to end: `hostile-mcp fetch` (a GET and
-//!   nothing else) and mcp-server-fetch (PyPI, as a user adds it; `raw`) on
-//!   each tool call, at normal with network `domains: [localhost]` (its own
-//!   network namespace; Patchbay's proxy accepts on the listener
-//!   `patchbay-sandbox-init` made there and connects to the page) against
-//!   the same server at normal with network any (a direct connection). The
-//!   proxy alone: the bench sends the GET itself to `mcp::launch::egress::Egress`, on
-//!   a listener `patchbay-sandbox-init` hands it (outside a sandbox), against
-//!   a direct TCP connection.
-//!
-//! `cargo build --release -p patchbay-sandbox-init && cargo bench -p
-//! patchbay-core --bench sandbox -- [CALLS]` (needs the peers, `bash
-//! tests/peers/install.sh`, and bubblewrap). Prints Markdown
+//! `cargo build --release -p patchbay-sandbox-init && cargo bench -p patchbay-core --bench sandbox
+//! -- [CALLS]` (needs the peers, `bash tests/peers/install.sh`, and bubblewrap). Prints Markdown
 //! tables for docs/BENCHMARKS.md.
 
 mod common;

@@ -1,27 +1,15 @@
-//! The MCP Registry (`registry.modelcontextprotocol.io`, or any registry that
-//! speaks its API): search it and turn what it lists into server entries the
-//! editor starts from, as a preset would.
+//! The MCP Registry (`registry.modelcontextprotocol.io`, or `PATCHBAY_MCP_REGISTRY`): search it and
+//! turn what it lists into server entries the editor starts from, as a preset would.
 //!
-//! [`HttpRegistry::search`] reads one page of `GET /v0.1/servers?search=…`.
-//! Each listed server becomes one [`RegistryEntry`] per way of running it: an
-//! npm package (`npx -y name@version`), a PyPI package (`uvx name==version`),
-//! an OCI image (`docker run -i --rm …`), or a remote (streamable HTTP or
-//! SSE). An MCPB package (a `.mcpb` file at a URL, with its SHA-256) is an
-//! entry with a [`BundleSource`]: [`download_bundle`] fetches it, checks the
-//! digest, and the bundle installer takes it from there. NuGet packages are
-//! left out. Environment variables and headers marked secret are left empty, to
-//! be typed into the keyring like a preset's secrets; the others carry their
-//! default or value. Arguments are positional values and `--name value`
-//! pairs, in the order the registry gives them.
+//! [`HttpRegistry::search`] reads one page of `GET /v0.1/servers?search=…`; each server becomes one
+//! [`RegistryEntry`] per way of running it: npm (`npx -y`), PyPI (`uvx`), OCI (`docker run -i
+//! --rm`), a remote, or an MCPB package ([`BundleSource`], which [`download_bundle`] fetches and
+//! checks against its SHA-256). NuGet is left out. Secret variables and headers are left empty, to
+//! be typed into the keyring like a preset's.
 //!
-//! What the registry leaves to the user inside a value (`Bearer {token}`, a
-//! URL's `{tenant}`, an argument given only as a hint, written `<hint>`) is a
-//! placeholder setting; [`fill`] puts the user's values in. A variable or
-//! header a secret went into is kept in the keyring whole, and a secret is
-//! never put on a command line or in a URL, where the config would keep it.
-//!
-//! The registry's address is `PATCHBAY_MCP_REGISTRY` when set (a company's
-//! own registry), else the official one.
+//! What the registry leaves to the user inside a value (`Bearer {token}`, a URL's `{tenant}`, a
+//! `<hint>` argument) is a placeholder setting that [`fill`] completes; a secret is kept in the
+//! keyring whole and never put on a command line or in a URL.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

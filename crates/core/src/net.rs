@@ -1,25 +1,14 @@
-//! Outgoing HTTP: every client Patchbay builds (model providers, remote MCP
-//! servers, OAuth, embedding endpoints) starts from [`client_builder`], which
-//! applies the network proxy the user chose.
+//! Outgoing HTTP: every client Patchbay builds (providers, remote MCP servers, OAuth, embedding
+//! endpoints) starts from [`client_builder`], which applies the proxy the user chose. The choice is
+//! process-wide (a process serves one data directory): [`set_proxy`] installs it at start-up and on
+//! change; clients built before keep theirs.
 //!
-//! Redirects stay on the origin (scheme, host and port) a request was sent
-//! to: reqwest drops only `Authorization` and cookies when a redirect leaves
-//! it, so a provider's `x-api-key` or a server's own headers would follow a
-//! redirect anywhere. A redirect elsewhere fails with
-//! [`NetError::RedirectRefused`]; only [`public_client`], for requests that
-//! carry no credentials, follows one, and never from https to http.
-//!
-//! A proxy's login (`user:password@`) is a secret: errors and `Debug` show
-//! the URL [`redacted`], and the app keeps the login in the keyring
-//! ([`ProxyChoice::split_login`]).
-//!
-//! It also says which links the window may hand to the user's browser
-//! ([`browsable`]), and where a credential may be sent ([`is_secure_web`]).
-//!
-//! The choice is process-wide, like the system's proxy it may stand in for: a
-//! process serves one data directory, whose setting [`set_proxy`] installs at
-//! start-up and whenever it changes. Clients built before a change keep the
-//! proxy they were built with.
+//! Redirects stay on their origin, because reqwest drops only `Authorization` and cookies when one
+//! leaves it and a provider's `x-api-key` would follow: a redirect elsewhere fails with
+//! [`NetError::RedirectRefused`]; only [`public_client`], for requests with no credentials, follows
+//! one (never https to http). A proxy's login is a secret: errors and `Debug` show the URL
+//! [`redacted`] and the app keeps the login in the keyring ([`ProxyChoice::split_login`]). Also here:
+//! which links go to the browser ([`browsable`]) and where a credential may go ([`is_secure_web`]).
 
 use std::fmt;
 use std::sync::{PoisonError, RwLock};

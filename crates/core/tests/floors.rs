@@ -1,20 +1,14 @@
 //! The core's floors: **each module imports only modules on floors below it, and no files import
 //! one another in a circle**.
 //!
-//! [`FLOORS`] lists the modules of `src/lib.rs`, lowest floor first; [`MCP_FLOORS`] does the same for
-//! the modules of `src/mcp/mod.rs` (the wire at the bottom, the registry and its tool host on top;
-//! see ARCHITECTURE.md). The test reads every file under `src/`, drops comments, string and char
-//! literals and every item under `#[cfg(test)]` (tests may reach anywhere), and follows each path
-//! that leaves its module: `crate::x…` anywhere in the code (not only in `use` lines), each branch of
-//! a `use crate::{x, y::{z}}` group, and `super::` climbing up. Re-exports (`pub use`) count as
-//! imports. It fails, naming the file and the path as written, when
-//!
-//! - a module imports one on its own floor or above (so any cycle between floors), or a module of
-//!   the plan is on no floor;
-//! - a file inside `mcp/` names something of `mcp` that is only a re-export of `mcp/mod.rs`
-//!   (`super::McpError`): a floor names the floor module the item lives in;
-//! - files import one another in a circle, anywhere in the core (`a` uses `b`, `b` uses `a`), not
-//!   counting a file's use of the modules it is inside of (a child may use its parent's items).
+//! [`FLOORS`] lists the modules of `src/lib.rs`, lowest floor first; [`MCP_FLOORS`] those of
+//! `src/mcp/mod.rs` (see ARCHITECTURE.md). The test reads every file under `src/`, drops comments,
+//! literals and items under `#[cfg(test)]`, and follows each path that leaves its module (`crate::x…`
+//! anywhere in the code, each branch of a `use` group, `super::` climbing up; `pub use` counts). It
+//! fails, naming the file and the path, when a module imports one on its own floor or above, or is
+//! on no floor; when a file inside `mcp/` names an item through a re-export of `mcp/mod.rs`
+//! (`super::McpError`) instead of its floor module; and when files anywhere in the core import one
+//! another in a circle (a file's use of the modules it is inside of does not count).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

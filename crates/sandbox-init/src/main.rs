@@ -1,18 +1,12 @@
-//! `patchbay-sandbox-init`: the first process inside the bubblewrap sandbox of a
-//! local MCP server (`patchbay_core::mcp::launch::sandbox` starts it); it then becomes
-//! the server.
+//! `patchbay-sandbox-init`: the first process inside a local MCP server's bubblewrap sandbox
+//! (`patchbay_core::mcp::launch::sandbox` starts it); it then becomes the server.
 //!
-//! - It puts itself, and so the server and all its children, in a Landlock
-//!   domain scoped for abstract Unix sockets and signals (Linux 6.12+). A
-//!   server that shares the host's network namespace (network "any") thereby
-//!   cannot reach the desktop's abstract sockets (X11, D-Bus launched by
-//!   `dbus-launch`, the session's agents), which bubblewrap alone leaves open.
-//! - With `--proxy PORT SOCKET` (network "allowed domains": the sandbox has
-//!   its own network namespace) it listens on `127.0.0.1:PORT` there and
-//!   hands the listening socket to Patchbay's filtering proxy over the Unix
-//!   socket, before the server starts: Patchbay accepts the server's proxy
-//!   connections itself, with no process in between (`socat` forking one per
-//!   connection cost 2.5 ms a fetch).
+//! - It enters a Landlock domain scoped for abstract Unix sockets and signals (Linux 6.12+), so a
+//!   server sharing the host's network (network "any") cannot reach the desktop's abstract sockets
+//!   (X11, a `dbus-launch` bus), which bubblewrap alone leaves open.
+//! - With `--proxy PORT SOCKET` (allowed domains) it listens on `127.0.0.1:PORT` and hands the
+//!   listening socket to Patchbay's filtering proxy before the server starts, so Patchbay accepts the
+//!   connections itself (`socat`, a process per connection, cost 2.5 ms a fetch).
 //!
 //! Usage: `patchbay-sandbox-init [--proxy PORT SOCKET] -- PROGRAM [ARGS…]`.
 

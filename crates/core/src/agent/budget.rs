@@ -1,19 +1,11 @@
 //! Context budget: counting tokens per model, and trimming history to fit.
 //!
-//! A [`TokenCounter`] counts a text's tokens. OpenAI's models get their real
-//! tokenizer ([`Tiktoken`]: `o200k_base` for gpt-4o, gpt-4.1, gpt-5 and the
-//! o-series, `cl100k_base` for gpt-4 and gpt-3.5; the BPE ranks are compiled
-//! into the binary and built once, on first use). Every other model, whose
-//! tokenizer Patchbay does not ship, gets the conservative [`Estimate`],
-//! which over-counts on purpose (an ASCII token per three bytes, one and a
-//! half per other character), so a request that fits by the estimate fits
-//! the real tokenizer. [`counter_for`] picks one by model name.
-//!
-//! When a request would not fit, [`fit`] first replaces older tool results
-//! with a short note (they are the bulk of most histories and the least
-//! needed later), then leaves out whole older turns, oldest first. The system
-//! prompt, the current user message and the latest tool round are never
-//! touched.
+//! OpenAI's models get their real tokenizer ([`Tiktoken`], BPE ranks compiled in and built once);
+//! every other model, whose tokenizer Patchbay does not ship, gets the conservative [`Estimate`],
+//! which over-counts on purpose so that what fits by it fits the real one. [`counter_for`] picks by
+//! model name. When a request would not fit, [`fit`] first replaces older tool results with a note,
+//! then leaves out whole older turns, oldest first; the system prompt, the current message and the
+//! latest tool round are never touched.
 
 use tiktoken_rs::tokenizer::{Tokenizer, get_tokenizer};
 

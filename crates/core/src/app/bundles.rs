@@ -1,22 +1,13 @@
-//! Installing MCP bundles (`.mcpb`) as servers, the way Claude Desktop
-//! installs its extensions: each bundle is unpacked into
-//! `<data dir>/extensions/<server name>/` and runs from there as a stdio
-//! server; its sensitive settings go to the keyring like any server secret.
-//!
-//! Installing a bundle whose server is already installed from a bundle is an
-//! update: the server keeps its approval policies, switched-off tools and
-//! secrets left empty. A server of the same name that was not installed from
-//! a bundle is never replaced. Deleting a bundle's server deletes its folder.
+//! Installing MCP bundles (`.mcpb`) as servers, as Claude Desktop installs its extensions: unpacked
+//! into `<data dir>/extensions/<server name>/`, run from there as a stdio server, sensitive settings
+//! in the keyring.
 //!
 //! A preview opens the bundle once ([`Bundle::open`]: a private copy under
-//! `<data dir>/opened-bundles/`) and keeps it under the id the preview
-//! carries; the install is given that id and the signer the user was shown,
-//! and unpacks that same copy, whatever became of the file in between.
-//!
-//! An installed bundle's settings can be changed later, as Claude Desktop's
-//! extension settings can: [`App::bundle_settings`] reads its unpacked
-//! manifest with the values it was given, and [`App::configure_bundle`] makes
-//! its server entry again from new ones.
+//! `<data dir>/opened-bundles/`) under the id it returns; the install is given that id and the signer
+//! the user saw, and unpacks that same copy. Installing over a server installed from a bundle is an
+//! update (approval policies, switched-off tools and secrets left empty are kept); a server of that
+//! name not installed from a bundle is never replaced; deleting the server deletes its folder.
+//! [`App::bundle_settings`] and [`App::configure_bundle`] change an installed bundle's settings.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};

@@ -1,36 +1,15 @@
-//! MCP bundles (`.mcpb`, formerly `.dxt`): a zip archive holding an MCP
-//! server's code and a `manifest.json` that says how to run it and what the
-//! user sets up (an API key, the folders it may use). Claude Desktop installs
-//! one with a double-click; Patchbay installs it from Settings → MCP servers
-//! and with `patchbay mcp install`.
+//! MCP bundles (`.mcpb`, formerly `.dxt`): a zip of an MCP server's code and a `manifest.json` that
+//! says how to run it and what the user sets up, installed from the servers page or with
+//! `patchbay mcp install`.
 //!
-//! [`Bundle::open`] reads and checks the manifest without unpacking anything,
-//! and [`Bundle::info`] is what the install form shows. [`Bundle::server_config`]
-//! turns the user's settings into a stdio server entry that runs in the
-//! bundle's folder: variables substituted, sensitive values as keyring
-//! references (their values returned separately, for the secret store).
-//! [`Bundle::unpack`] puts the files in place. [`Bundle::installed`] reads an
-//! unpacked bundle again, to change its settings: the values given at install
-//! (all but sensitive ones, which stay in the keyring) are kept beside its
-//! files ([`Bundle::record_values`]) and fill in its form again.
-//!
-//! Variables follow the MCPB manifest spec: `${__dirname}` (the bundle's
-//! folder), `${HOME}`, `${DESKTOP}`, `${DOCUMENTS}`, `${DOWNLOADS}`,
-//! `${pathSeparator}` or `${/}`, and `${user_config.KEY}`. A list setting
-//! (several folders) that makes up a whole argument becomes one argument per
-//! entry; inside a longer string its entries are joined with commas. An
-//! optional setting left empty drops an argument or variable that is only
-//! that setting. Other `${…}` text is left as it is. A sensitive setting is
-//! only ever passed in an environment variable: a manifest that puts one on
-//! the command line, where other programs can read it, is refused.
-//!
-//! A bundle signed with `mcpb sign` says who signed it ([`Signature`]); one
-//! changed after it was signed is refused. [`Bundle::open`] first copies the
-//! file to a private one that it owns, and reads, verifies and unpacks only
-//! that copy, and of a signed one only the bytes the signature covers: what is
-//! shown is what is installed, whatever happens to the file meanwhile.
-//! [`Bundle::localized`] shows its strings in the user's language when it has
-//! them (`localize.rs`).
+//! [`Bundle::open`] first copies the file to a private one it owns and reads, verifies and unpacks
+//! only that copy (of a signed one, only the signed bytes), so what is shown is what is installed; it
+//! checks the manifest without unpacking. [`Bundle::info`] is the install form,
+//! [`Bundle::server_config`] the stdio entry (the spec's variables substituted, sensitive values as
+//! keyring references), [`Bundle::unpack`] puts the files in place, [`Bundle::installed`] and
+//! [`Bundle::record_values`] let its settings change later, [`Bundle::localized`] speaks the user's
+//! language. A sensitive setting only ever goes in an environment variable: a manifest that puts one
+//! on the command line is refused. A bundle changed after `mcpb sign` is refused ([`Signature`]).
 
 mod extract;
 mod localize;

@@ -1,23 +1,14 @@
 //! MCPB signatures: who signed a bundle, and whether this computer trusts them.
 //!
-//! `mcpb sign` appends a block to the zip: `MCPB_SIG_V1`, a little-endian
-//! `u32` length, a DER PKCS#7 (CMS) `SignedData` whose signature is detached
-//! (it covers every byte before the block), then `MCPB_SIG_END`. [`verify`]
-//! finds that block, checks the content's digest against the signed
-//! `messageDigest` attribute and the signature over the signed attributes
-//! against the signer's certificate, and then the certificate's chain to the
-//! system's roots for code signing. It returns how long the signed archive
-//! is: the bundle is read from those bytes only, never from the block.
+//! `mcpb sign` appends `MCPB_SIG_V1`, a length, a detached DER PKCS#7 `SignedData` over every byte
+//! before it, and `MCPB_SIG_END`. [`verify`] checks the content's digest against the signed
+//! `messageDigest`, the signature against the signer's certificate and its chain to the system's roots
+//! for code signing, and returns the signed archive's length: the bundle is read from those bytes only.
 //!
-//! A bundle changed after it was signed, or a block that does not parse, is
-//! an error: such a file is not installed. So is a block with more in it than
-//! the signature, and signed bytes that do not end with the zip's end record:
-//! nothing unsigned may sit where a zip reader looks. A valid signature whose
-//! certificate is not trusted is reported as such, with the reason; the user
-//! decides, as for an unsigned bundle.
-//!
-//! The DER reader here only walks the structure to find fields; every
-//! cryptographic check is `webpki`'s (with aws-lc-rs).
+//! A bundle changed after signing, a block that does not parse, one with more than the signature, or
+//! signed bytes that do not end with the zip's end record are errors: nothing unsigned may sit where
+//! a zip reader looks. An untrusted certificate is reported with the reason, for the user to decide.
+//! The DER reader only finds fields; every cryptographic check is `webpki`'s (aws-lc-rs).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};

@@ -1,24 +1,14 @@
-//! Importing MCP servers from pasted text or a file, in every common shape.
+//! Importing MCP servers from pasted text or a file, in every common shape: Claude Desktop and
+//! Cursor's `mcpServers` (remote variants and Gemini CLI's `httpUrl` included), VS Code's `servers`
+//! and `inputs`, Zed's `context_servers`, opencode's `mcp`, Codex's `config.toml`, RAGFlow's fields,
+//! Patchbay's own export, a bare map of servers or one server; comments and trailing commas allowed.
 //!
-//! Accepted: Claude Desktop / Cursor `{"mcpServers": {...}}` (with the remote
-//! variants `url`, `serverUrl`, `type`/`transport`, `headers`, and Gemini
-//! CLI's `httpUrl`), VS Code `{"servers": {...}, "inputs": [...]}` (also
-//! nested under `"mcp"`), Zed's `{"context_servers": {...}}` (also its older
-//! `"command": {"path", "args", "env"}`), opencode's `{"mcp": {...}}` (a
-//! `command` array, `environment`, `type` `local`/`remote`, `enabled`),
-//! Codex's `config.toml` (`[mcp_servers.NAME]` tables, `http_headers`),
-//! RAGFlow's fields (`authorization_token`, `tool_configuration`, `name`),
-//! Patchbay's own export, a bare map of servers and a single server object.
-//! The text may have comments and trailing commas.
-//!
-//! [`ConfigStore::preview_import`] reads the text and compares it with what is
-//! stored, writing nothing; [`ConfigStore::apply_import`] reads it again and
-//! applies the user's choice in one transaction, or writes nothing at all.
-//! Values that hold secrets go to the [`SecretStore`] and are replaced by
-//! [`ValueSource::Secret`] references. A reference in the text (`${keyring:…}`,
-//! an `${input:…}` named after a secret, Patchbay's `{"secret": …}`) may name
-//! only the importing server's (or provider's) own entries: a file must not
-//! send a stored key to a server of its choosing. The preview lists them all.
+//! [`ConfigStore::preview_import`] compares the text with what is stored, writing nothing;
+//! [`ConfigStore::apply_import`] applies the user's choice in one transaction, or nothing. Secret
+//! values go to the [`SecretStore`], replaced by [`ValueSource::Secret`] references. A reference in
+//! the text (`${keyring:…}`, an `${input:…}` named after a secret, `{"secret": …}`) may name only the
+//! importing server's (or provider's) own entries, never a server's OAuth sign-in: a file must not
+//! send a stored key to a server of its choosing.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

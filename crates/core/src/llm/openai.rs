@@ -1,20 +1,11 @@
-//! OpenAI-compatible chat completions through async-openai, for any base URL
-//! (OpenAI, DeepSeek, Doubao/Ark, Ollama, vLLM, llama.cpp server).
+//! OpenAI-compatible chat completions through async-openai, for any base URL (OpenAI, DeepSeek,
+//! Doubao/Ark, Ollama, vLLM, llama.cpp server).
 //!
-//! The request is built from async-openai's own types. The stream is read
-//! with its bring-your-own-type API (`create_stream_byot`) into lenient chunk
-//! types, because async-openai's chunk type has no `reasoning_content`
-//! (DeepSeek, vLLM, Ark) and requires fields some local servers omit.
-//!
-//! A reasoning effort goes in the field the server reads ([`ThinkingParam`]):
-//! `reasoning_effort`, DeepSeek's and Ark's `thinking.type`, Qwen's
-//! `enable_thinking`, or the chat template's `enable_thinking` on vLLM and
-//! llama.cpp server. Fields async-openai has no type for are flattened into
-//! the body ([`RequestBody`]).
-//!
-//! Tool messages carry text only in this format, so an image a tool returned
-//! becomes a text note in the tool message plus a user message with the
-//! image right after the tool results.
+//! The request is built from async-openai's types; the stream is read with `create_stream_byot` into
+//! lenient chunk types, since async-openai's has no `reasoning_content` and requires fields some local
+//! servers omit. A reasoning effort goes in the field the server reads ([`ThinkingParam`]), fields
+//! async-openai has no type for flattened into [`RequestBody`]. Tool messages carry only text here,
+//! so an image a tool returned follows the tool results as a user message.
 
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;

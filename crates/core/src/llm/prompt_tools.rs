@@ -1,19 +1,11 @@
 //! Prompt-based tool calling for models without native tools.
 //!
-//! [`PromptTools`] wraps any [`Provider`]: it describes the tools in the
-//! system prompt ([`tools_prompt`]), sends no native tools, rewrites earlier
-//! tool calls and results as text, and runs the model's text through
-//! [`CallParser`], a streaming state machine that turns
-//! `<function_call>{"name": ..., "arguments": {...}}</function_call>` blocks
-//! (and fenced ```` ```json {"type": "use_mcp_tool", ...} ``` ```` blocks) into
-//! `ToolCallStart`/`ToolCallDelta` events while the text around them keeps
-//! streaming. Tags may be split across chunks anywhere.
-//!
-//! Broken JSON is repaired when the fix is unambiguous (trailing commas,
-//! missing closing brackets or quotes at the end). Otherwise the call is
-//! still reported, with its raw text as arguments (and the name
-//! `invalid_function_call` when none can be read), so the turn loop answers
-//! the model with an "invalid arguments" tool error it can correct.
+//! [`PromptTools`] wraps any [`Provider`]: it describes the tools in the system prompt
+//! ([`tools_prompt`]), sends no native tools, rewrites earlier calls and results as text, and runs the
+//! model's text through [`CallParser`], a streaming state machine that turns `<function_call>` blocks
+//! (and fenced `use_mcp_tool` JSON) into tool-call events while the text around them keeps streaming,
+//! tags split anywhere. Broken JSON is repaired when the fix is unambiguous; otherwise the call is
+//! still reported with its raw text, so the model gets an "invalid arguments" error it can correct.
 
 use futures::stream::{BoxStream, StreamExt};
 use serde_json::{Value, json};

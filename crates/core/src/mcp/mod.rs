@@ -1,18 +1,11 @@
-//! The MCP host: a registry of MCP servers shared by every conversation, the
-//! settings page and the CLI, built on rmcp's client.
+//! The MCP host: a registry of MCP servers shared by every conversation, the settings page and the
+//! CLI, built on rmcp's client.
 //!
-//! Its modules stand on floors; each imports only the floors below it
-//! (`crates/core/tests/floors.rs` checks it), lowest first:
-//!
-//! - [`status`] and [`wire`]: framing, the stdio pipe, the lane, HTTP and SSE
-//!   transports, event streams, and the seams where rmcp lacks something;
-//! - [`oauth`]: sign-in for remote servers, on the wire's HTTP client;
-//! - [`error`]: [`McpError`], which wraps the wire's and OAuth's errors;
-//! - [`launch`]: a stdio server's command, process, sandbox and egress proxy;
-//! - [`protocol`]: the client handler, tasks, the catalogue, content, naming,
-//!   approval and the other readings of what servers send;
-//! - [`registry`]: [`McpRegistry`], its supervisor, connections and calls;
-//! - [`traces`], then [`host`]: calls recorded, and served to the chat engine.
+//! Its modules stand on floors, each importing only those below (`crates/core/tests/floors.rs`
+//! checks it), lowest first: [`status`] and [`wire`] (how messages travel, and the seams where rmcp
+//! lacks something); [`oauth`]; [`error`] ([`McpError`]); [`launch`] (a stdio server's process,
+//! sandbox and egress proxy); [`protocol`] (what messages mean); [`registry`] ([`McpRegistry`]);
+//! [`traces`], then [`host`] (calls recorded, and served to the chat engine).
 //!
 //! This file only declares the floors and re-exports what the rest of the core uses.
 

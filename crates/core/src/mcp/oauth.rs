@@ -1,38 +1,18 @@
 //! OAuth for remote MCP servers, on rmcp's `auth` support.
 //!
-//! [`authorize`] runs the authorization-code flow a desktop app uses:
-//! metadata discovery (from the server's `WWW-Authenticate` challenge or the
-//! well-known documents), client registration (dynamic, or a client the user
-//! registered before), PKCE, and a **loopback redirect**: an HTTP listener on
-//! `127.0.0.1` receives the browser's redirect; other programs can reach it
-//! too, so it reads little, waits briefly, and ends the flow only on the
-//! answer with the sign-in's `state`. Opening the browser is the front end's
-//! job ([`AuthorizationUi`]); the server's metadata decides where it goes, so
-//! every flow checks the endpoints first ([`OAuthError::UnsafeEndpoint`]). Tokens (and the
-//! registered client id) are kept in the [`SecretStore`] under
-//! `mcp/<server>/oauth`, never in SQLite; [`stored`] reloads them so a
-//! restart does not ask again, and rmcp refreshes expired tokens.
+//! [`authorize`] runs a desktop app's authorization-code flow: discovery (rmcp's, plus the
+//! 2025-03-26 fallback), client registration, PKCE and a loopback redirect on `127.0.0.1`, which
+//! other programs can reach too, so it ends only on the answer carrying the sign-in's `state`. The
+//! server's metadata decides where the browser goes, so every endpoint is checked first
+//! ([`OAuthError::UnsafeEndpoint`]); opening the browser is the front end's job ([`AuthorizationUi`]).
+//! Tokens and the client id live in the [`SecretStore`] under `mcp/<server>/oauth`, never in SQLite
+//! ([`stored`] reloads them).
 //!
-//! Discovery is rmcp's, with the 2025-03-26 fallback added: a server without
-//! protected-resource metadata whose authorization-server metadata sits at its
-//! origin under an issuer with a path is still accepted.
-//!
-//! [`ClientGrant`] is the `client_credentials` grant (SEP-1046) for a client
-//! registered with the server's authorization server beforehand: discovery
-//! as above, then a token with no browser, the client proving itself with a
-//! secret (`client_secret_basic`/`_post`) or a signed JWT (`private_key_jwt`).
-//! Its tokens stay in memory: the grant runs again at the next start, or when
-//! the server refuses the token. [`enterprise_token`] is enterprise-managed
-//! authorization (SEP-990, "cross-app access"): an ID token from the
-//! organisation's identity provider is exchanged there for an ID-JAG
-//! (RFC 8693), which the server's authorization server exchanges for an
-//! access token (RFC 7523 JWT bearer grant).
-//!
-//! [`StepUpClient`] is the HTTP client of a remote server's session: when a
-//! later request is refused (401, or 403 `insufficient_scope`), it authorizes
-//! again for the union of the scopes ([`scope_union`]) through [`Reauthorize`]
-//! and retries, at most [`MAX_AUTHORIZATIONS`] times. Without a
-//! [`Reauthorize`] the refusal becomes [`super::McpError::SignInRequired`].
+//! [`ClientGrant`] is the `client_credentials` grant (SEP-1046), tokens kept in memory only;
+//! [`enterprise_token`] is enterprise-managed authorization (SEP-990). [`StepUpClient`] signs in
+//! again for the union of scopes ([`scope_union`]) when a request is refused, through
+//! [`Reauthorize`], at most [`MAX_AUTHORIZATIONS`] times; without one the refusal is
+//! [`super::McpError::SignInRequired`].
 
 use std::collections::HashMap;
 use std::future::Future;

@@ -1,20 +1,12 @@
-//! The knowledge base: folders of documents, indexed for BM25 and vector
-//! search, served to the chat engine through [`Retriever`] and to other MCP
-//! clients by [`serve`].
+//! The knowledge base: folders of documents, indexed for BM25 and vector search, served to the chat
+//! engine through [`Retriever`] and to other MCP clients by [`serve`].
 //!
-//! - [`loader`] turns files into text (or a [`Skip`] that says why not),
-//! - [`chunk`] cuts text along headings and code blocks,
-//! - [`analyze`] makes BM25 terms (English stemming, Chinese segmentation),
-//! - [`store`] keeps chunks behind the [`ChunkIndex`] trait (SQLite by default,
-//!   BM25 over in-memory postings, `bm25`),
-//! - [`embed`] makes vectors (OpenAI-compatible endpoint), [`local`] with a
-//!   local BERT-family model (candle),
-//! - [`index`] walks folders incrementally, with progress and cancellation; [`watch`]
-//!   re-indexes a folder when its files change,
-//! - [`search`] fuses BM25 and vector rankings,
-//! - [`kb`] ties them together as [`KnowledgeBase`],
-//! - [`chat`] brings it into chat (cited context, or a `knowledge_search` tool),
-//! - [`serve`] serves it to other MCP clients.
+//! A file goes through [`loader`] (text, or a [`Skip`] that says why not), [`chunk`] (along headings
+//! and code blocks) and [`analyze`] (BM25 terms: English stemming, Chinese segmentation) into
+//! [`store`] (the [`ChunkIndex`] trait; SQLite, BM25 over in-memory postings) with vectors from
+//! [`embed`] (an endpoint) or [`local`] (candle). [`index`] walks folders incrementally and [`watch`]
+//! re-indexes on change; [`search`] fuses the rankings; [`kb`] ties it all together as
+//! [`KnowledgeBase`]; [`chat`] brings it into chat.
 
 pub mod analyze;
 mod bm25;

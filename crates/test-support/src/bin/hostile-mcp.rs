@@ -1,27 +1,13 @@
-//! `hostile-mcp MODE`: an MCP server over stdio that misbehaves on purpose.
+//! `hostile-mcp MODE`: an MCP server over stdio that misbehaves on purpose, plain std so it starts
+//! fast and its misbehaviour depends on no SDK. Every mode offers the tool `poke`.
 //!
-//! Modes:
-//! - `garbage`: prints lines that are not JSON-RPC instead of answering.
-//! - `exit-during-init`: reads `initialize`, writes to stderr and exits with code 3.
-//! - `crash-mid-call`: initialises normally, then dies (code 101) on `tools/call`.
-//! - `never-answer`: initialises normally, never answers `tools/call`.
-//! - `huge-result[:MB]`: answers `tools/call` with a text result of MB megabytes (default 100),
-//!   or with `poked` when the call's arguments say `{"small": true}`.
-//! - `slow-start[:SECONDS]`: waits (default 5 s) before answering `initialize`.
-//! - `flood[:COUNT]`: sends COUNT (default 100 000) log notifications before each call's result.
-//! - `ignore-stdin-close`: behaves, but keeps running after stdin closes, until
-//!   a signal ends it.
-//! - `rug-pull`: behaves until `poke` has answered once, then changes what
-//!   `poke` says it does and announces it (`notifications/tools/list_changed`).
-//! - `escape`: `tools/call` of `escape` tries to get out of its sandbox, in
-//!   this process and in a child it forks (see [`escape`]), and answers with
-//!   what each attempt got, as JSON.
-//! - `fetch`: `tools/call` of `fetch` GETs the call's `url` (`http://host:port/`),
-//!   through `HTTP_PROXY` when it is set, and answers with the status line
-//!   (an error result unless it is 200); the sandbox bench's fetch.
-//!
-//! Every mode offers one tool, `poke` (`escape` or `fetch` as well in its mode). The binary is plain std so it starts fast
-//! and its misbehaviour does not depend on an SDK.
+//! Modes: `garbage` (lines that are not JSON-RPC), `exit-during-init` (exits with code 3),
+//! `crash-mid-call` (dies on `tools/call`), `never-answer`, `huge-result[:MB]` (default 100 MB; a
+//! small answer for `{"small": true}`), `slow-start[:SECONDS]` (default 5), `flood[:COUNT]` (log
+//! notifications before each result, default 100 000), `ignore-stdin-close`, `rug-pull` (changes
+//! what `poke` says it does after its first answer and announces it), `escape` (a tool that tries
+//! to get out of its sandbox, here and in a forked child: see [`escape`]) and `fetch` (a tool that
+//! GETs a URL through `HTTP_PROXY`, for the sandbox bench).
 
 use std::io::{BufRead, Write};
 use std::time::Duration;

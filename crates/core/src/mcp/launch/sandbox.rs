@@ -1,25 +1,15 @@
-//! Runs a stdio server inside its policy: on Linux under bubblewrap (`bwrap`).
+//! Runs a stdio server inside its policy: on Linux under bubblewrap (`bwrap`), as Flatpak does:
+//! unprivileged, and the whole filesystem view built from arguments, plain data computed here that
+//! tests can read.
 //!
-//! bubblewrap is what Flatpak uses: unprivileged (user namespaces) where the
-//! kernel allows them, a small, audited setuid-free program, and it builds the
-//! whole filesystem view from arguments, so the view is plain data Patchbay
-//! computes here and tests can read. The view ([`view`]): the system's folders
-//! read-only; home read-only at normal and absent at strict; the server's
-//! command, its install folder (a venv, a `node_modules`, a bundle) and its
-//! declared read folders read-only; its write folders, the launchers' caches
-//! and a private `/tmp` writable; and, last so nothing uncovers them, the
-//! secret places ([`NEVER`], Patchbay's data folder) masked: an empty tmpfs
-//! over a folder, `/dev/null` over a file. No capabilities, its own PID
-//! namespace, dies with Patchbay. Network off or a list of domains is its
-//! own network namespace; domains go through [`super::egress`].
-//!
-//! The environment is filtered: the configured variables, the policy's extra
-//! names and what programs and launchers need ([`KEPT_ENV`]), not every token
-//! of the user's shell. Permissive runs the server as before, unconfined.
-//! A server started with `docker`/`podman` is not wrapped (the container is
-//! its sandbox); its folders become its mounts when it names none.
-//! Where the sandbox cannot run, a level that needs it fails to start with
-//! [`McpError::SandboxUnavailable`], which says how to choose permissive.
+//! The view (`View`): system folders read-only; home read-only at normal, absent at strict; the
+//! command, its install folder and declared read folders read-only; write folders, the launcher's
+//! cache and a private `/tmp` writable; last, the secret places ([`NEVER`], Patchbay's data folder)
+//! masked. No capabilities, its own PID namespace, dies with Patchbay; network off or a list of
+//! domains is its own network namespace, domains through [`super::egress`]. The environment is
+//! filtered ([`KEPT_ENV`]). A `docker`/`podman` server is not wrapped (the container is its sandbox).
+//! Where the sandbox cannot run, a level that needs it fails with [`McpError::SandboxUnavailable`],
+//! which says how to choose permissive; permissive runs the server unconfined.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -1,20 +1,12 @@
-//! The stdio transport's child process: its own process group, a parent-death
-//! signal on Linux, stderr in a bounded ring buffer, and a guard that leaves no
-//! orphans.
+//! The stdio transport's child process: its own process group, stderr in a bounded ring buffer, and
+//! a guard that leaves no orphans.
 //!
-//! `npx` and `uvx` start the real server as a grandchild, and some servers
-//! ignore stdin closing, so shutdown is: close stdin (done by the MCP service),
-//! wait [`ChildGuard::shutdown`]'s grace period, then signal the whole process
-//! group. Dropping a [`ChildGuard`] without shutting down kills the group at
-//! once.
-//!
-//! If Patchbay itself is killed (`SIGKILL`, a crash) no cleanup code runs, so
-//! two mechanisms act without it: on Linux the direct child gets `SIGKILL`
-//! through `PR_SET_PDEATHSIG`, and on Unix a tiny watchdog (`sh`) joins the
-//! server's process group with the read end of a pipe whose only write end
-//! Patchbay holds. When Patchbay dies the kernel closes that end, the watchdog
-//! reads end-of-file and signals the whole group (`SIGTERM`, a second later
-//! `SIGKILL`, which ends the watchdog too), grandchildren included.
+//! `npx` and `uvx` start the real server as a grandchild, and some servers ignore stdin closing, so
+//! shutdown closes stdin, waits [`ChildGuard::shutdown`]'s grace period, then signals the whole
+//! group; dropping a [`ChildGuard`] kills the group at once. If Patchbay itself is killed no cleanup
+//! runs, so on Linux the child gets `SIGKILL` through `PR_SET_PDEATHSIG`, and on Unix a tiny `sh`
+//! watchdog in the group holds a pipe whose only write end Patchbay has: at end-of-file it signals
+//! the group (`SIGTERM`, then `SIGKILL`), grandchildren included.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;

@@ -1,21 +1,12 @@
-//! Tool-call approval policy.
+//! Tool-call approval policy: whether a call runs, asks the user or is refused, as pure logic over
+//! the server's configuration ([`ApprovalMode`] plus per-tool overrides) and the tool's annotations.
 //!
-//! Whether a call runs, asks the user, or is refused is decided here, as pure
-//! logic over the server's configuration ([`ApprovalMode`] default plus
-//! per-tool overrides) and the tool's annotations.
-//!
-//! "Allow for this conversation" is pinned to the server's stored identity,
-//! the tool and a [`ToolFingerprint`] of its definition (the turn loop keeps
-//! grants in the conversation store), so a server that changes what a tool
-//! claims to do after it was allowed is asked about again; the host checks the
-//! fingerprint once more just before the call ([`check_unchanged`]). At the
-//! strict level nothing is remembered: every call is asked, and a grant
-//! stored before the server became strict is not honoured.
-//!
-//! Annotations are the server's claims, not facts (MCP specification): a
-//! `readOnlyHint` tool runs without asking only where the user switched that
-//! on for its server ([`ApprovalPolicy::read_only_auto_allow`]), and never
-//! when it is also hinted destructive.
+//! "Allow for this conversation" is pinned to the server's stored identity, the tool and a
+//! [`ToolFingerprint`] of its definition, so a tool that changes what it claims after it was allowed
+//! is asked about again; the host checks once more just before the call ([`check_unchanged`]). At
+//! strict nothing is remembered. Annotations are the server's claims, not facts: a `readOnlyHint`
+//! tool runs unasked only where the user switched that on ([`ApprovalPolicy::read_only_auto_allow`]),
+//! and never when it is also hinted destructive.
 
 use std::collections::BTreeMap;
 

@@ -1,21 +1,14 @@
-//! Tool results for the model, for the UI and for the trace inspector.
+//! Tool results for the model, for the UI and for the trace inspector, each bounded whatever a server
+//! sends:
 //!
-//! A server may answer with any amount of text, images, audio, resource links,
-//! embedded resources and `structuredContent`. This module turns a
-//! [`CallToolResult`] into:
-//! - [`ModelResult`]: the parts the model gets, with text capped at
-//!   [`ResultLimits::model_chars`] (default 100 000 characters) and media at
-//!   [`ResultLimits::model_media_bytes`], ending with a note that says what was
-//!   cut;
-//! - [`UiResult`]: a larger copy for the UI, capped at [`ResultLimits::ui_bytes`]
-//!   (default 10 MB), that says when it was cut too;
-//! - [`BoundedJson`]: raw JSON-RPC request and response text for the trace
-//!   inspector, serialised through a writer that stops keeping bytes at the
-//!   cap, so a huge message is never copied whole.
+//! - [`ModelResult`]: text capped at [`ResultLimits::model_chars`] and media at
+//!   [`ResultLimits::model_media_bytes`], with a note that says what was cut;
+//! - [`UiResult`]: a larger copy, capped at [`ResultLimits::ui_bytes`];
+//! - [`BoundedJson`]: raw JSON-RPC text for the trace inspector, written through a writer that stops
+//!   keeping bytes at the cap, so a huge message is never copied whole.
 //!
-//! It also reads the text out of a prompt ([`prompt_text`]) and a resource
-//! ([`resource_text`]) for the composer and the CLI, and shows a resource on
-//! the server's page ([`resource_preview`], bounded like the UI's copy).
+//! It also reads the text of a prompt ([`prompt_text`]) and a resource ([`resource_text`]), and shows
+//! a resource on the server's page ([`resource_preview`]).
 
 use std::io::{self, Write};
 

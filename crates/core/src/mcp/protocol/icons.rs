@@ -1,20 +1,12 @@
-//! The icons a server gives itself and its tools (MCP `icons`): which one is
-//! shown for each theme, and how it reaches the window.
+//! The icons a server gives itself and its tools (MCP `icons`): which one is shown for each theme,
+//! and how it reaches the window.
 //!
-//! Icons are untrusted, as the specification says. A `data:` icon is shown
-//! when it is an image of a type the window draws (PNG, JPEG, GIF, WebP, or
-//! SVG, which runs no script inside an `<img>`) and holds at most
-//! [`MAX_ICON_BYTES`]. An icon given as a URL is fetched by Patchbay, never by
-//! the window (whose content policy admits no remote content), and only where
-//! it cannot be used to follow the user: a local server's icon must be
-//! `https`, and a remote server's must come from that server's own origin.
-//! The request carries no cookies and none of the server's headers or
-//! tokens, follows no redirect, and the answer must be such an image of at
-//! most [`MAX_ICON_BYTES`]. It becomes a `data:` URL.
-//!
-//! Of the icons an item offers, one is chosen per theme before anything is
-//! fetched: one drawn for that theme if there is one, else one for any theme,
-//! the one nearest [`PREFERRED_PX`] pixels (or scalable) first.
+//! Icons are untrusted. A `data:` icon is shown when it is an image the window draws (PNG, JPEG, GIF,
+//! WebP, or SVG, which runs no script in an `<img>`) of at most [`MAX_ICON_BYTES`]. A URL is fetched
+//! by Patchbay, never by the window (which loads no remote content), and only where it cannot follow
+//! the user: `https` for a local server, the server's own origin for a remote one; with no cookies,
+//! headers or tokens and no redirect. It becomes a `data:` URL. One icon is chosen per theme before
+//! anything is fetched, the one nearest [`PREFERRED_PX`] pixels first.
 
 use std::time::Duration;
 

@@ -1,22 +1,13 @@
-//! Task-augmented tool calls, as the 2025-11-25 protocol has them
-//! (experimental): a tool whose `execution.taskSupport` is `"required"` is
-//! called with a `task` field, the server answers at once with a task, and the
-//! result is fetched with `tasks/result` once the task ends.
+//! Task-augmented tool calls (2025-11-25, experimental): a tool whose `execution.taskSupport` is
+//! `"required"` is called with a `task` field, the server answers at once with a task, and the result
+//! comes from `tasks/result` once the task ends.
 //!
-//! rmcp 3.9 speaks a later draft of tasks (SEP-2663, from protocol 2026-07-28)
-//! whose messages differ, and its types hold neither `execution` nor a
-//! 2025-11-25 task. So these requests are custom requests sent through the
-//! connection's [`Lane`](crate::mcp::wire::lane::Lane), whose answers are read as the
-//! server's own JSON ([`Reads::Raw`](crate::mcp::wire::answer::Reads)), and read here.
-//!
-//! The registry ([`super::registry`]) runs a task call: the `tools/call` that
-//! creates the task, then `tasks/result` (which waits for the end, and during
-//! which the server may ask the user through elicitation). The task's status
-//! comes from the server's `notifications/tasks/status` where it sends them
-//! (handled as they are read, [`super::client`]) and from `tasks/get`, polled
-//! at the server's interval as the spec asks. Each newer status or status
-//! message reaches the call as progress and restarts its clock
-//! ([`TaskWatch`]); a call given up (cancelled, timed out) sends `tasks/cancel`.
+//! rmcp 3.9 speaks a later draft (SEP-2663) and its types hold neither `execution` nor these tasks, so
+//! the requests are custom requests on the [`Lane`](crate::mcp::wire::lane::Lane), their answers read
+//! as the server's own JSON ([`Reads::Raw`](crate::mcp::wire::answer::Reads)). The task's status comes
+//! from `notifications/tasks/status` ([`super::client`]) and from `tasks/get` polled at the server's
+//! interval; each newer status reaches the call as progress and restarts its clock ([`TaskWatch`]). The
+//! registry ([`super::registry`]) runs the call; one given up sends `tasks/cancel`.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;

@@ -1,27 +1,16 @@
-//! [`McpRegistry`]: every configured MCP server, its status, catalogue and calls.
+//! [`McpRegistry`]: every configured MCP server, its status, catalogue and calls. It is cheap to
+//! clone; calls from several conversations run concurrently over the same connections.
 //!
-//! Each started server has a supervisor task that owns its connection: it
-//! connects (within the start timeout), publishes [`ServerStatus::Ready`], then
-//! watches for the connection closing, failed health pings and `list_changed`
-//! notifications. A server that crashes after it was ready is restarted with
-//! exponential backoff ([`ServerStatus::Restarting`]); one that fails to start
-//! is [`ServerStatus::Failed`] until started again. Stopping (or dropping the
-//! last registry handle) closes stdin, waits, then kills the process group.
+//! Each started server has a supervisor task that owns its connection: it connects, publishes
+//! [`ServerStatus::Ready`], watches for the connection closing, failed pings and `list_changed`, and
+//! restarts a server that crashed after it was ready with backoff ([`ServerStatus::Restarting`]).
+//! Stopping (or dropping the last handle) closes stdin, waits, then kills the process group. It
+//! remembers each server's log level and resource subscriptions across restarts
+//! ([`McpEvent::ResourceUpdated`]), sends servers' requests to the [`ServerRequests`] hook and
+//! answers `roots/list` from [`McpRegistry::set_roots`].
 //!
-//! The registry is cheap to clone; calls from several conversations run
-//! concurrently over the same connections.
-//!
-//! Per server the registry also remembers a log level (`logging/setLevel`,
-//! sent at every start when the server offers logging) and the resources
-//! subscribed to (`resources/subscribe`, renewed after a restart); updates
-//! arrive as [`McpEvent::ResourceUpdated`]. Requests servers send to the host
-//! go to the [`ServerRequests`] hook; `roots/list` is answered from
-//! [`McpRegistry::set_roots`] (empty for a server whose `share_roots` is off).
-//!
-//! The registry is the top floor of `mcp/`: this file is the facade;
-//! [`supervisor`] starts, pings and restarts each server over [`connect`];
-//! [`calls`] runs the calls with their deadlines and cancellation; [`rate`]
-//! holds a server's rate limits.
+//! This file is the facade; [`supervisor`] starts, pings and restarts each server over [`connect`];
+//! [`calls`] runs calls with their deadlines and cancellation; [`rate`] holds the rate limits.
 
 mod calls;
 pub mod connect;

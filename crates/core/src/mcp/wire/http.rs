@@ -1,27 +1,15 @@
-//! Streamable HTTP answers over the size limit fail their own call, as over
-//! stdio ([`super::frame`]).
+//! Streamable HTTP answers over the size limit fail their own call, as over stdio ([`super::frame`]).
 //!
-//! rmcp's reqwest client refuses an SSE event or a JSON body larger than
-//! 16 MiB (the same as [`MAX_MESSAGE_BYTES`]) as soon as it crosses the limit,
-//! without keeping more. But it reports that as the response stream failing,
-//! so the call it answered ends with a generic "stream closed before its final
-//! response". [`BoundedHttp`] wraps any [`StreamableHttpClient`] and puts a
-//! JSON-RPC error for the request in place of the refused answer:
-//! [`TOO_LARGE_CODE`](super::frame::TOO_LARGE_CODE) with the limit, which
-//! [`McpError::from_service`](super::McpError) turns into
-//! [`McpError::MessageTooLarge`](super::McpError::MessageTooLarge). The session
-//! and the server's other calls are untouched.
+//! rmcp's reqwest client refuses an answer over 16 MiB ([`MAX_MESSAGE_BYTES`]) but reports it as the
+//! response stream failing, so the call ends with a generic error. [`BoundedHttp`] wraps any
+//! [`StreamableHttpClient`] and answers the request with
+//! [`TOO_LARGE_CODE`](super::frame::TOO_LARGE_CODE) instead, which becomes
+//! [`McpError::MessageTooLarge`](super::McpError::MessageTooLarge); the session is untouched.
 //!
-//! Under it (and under OAuth's client) posts [`Lossless`]: rmcp's reqwest
-//! client, except that the answer to a custom request is read as the server's
-//! own JSON ([`Reads::Raw`]). rmcp reads a JSON body into its own types before
-//! anyone else sees it, and those drop what a 2025-11-25 server puts in its
-//! `tools/list` and task answers (a tool's `execution`, a task's
-//! `pollInterval`); an event stream's answers the [`Lane`](super::lane::Lane)
-//! reads raw already. It also carries the server-to-client tasks rmcp has no
-//! place for ([`super::client_tasks`]): it posts the `initialize` that
-//! advertises them itself, and renames the server's requests that ask to run
-//! as tasks in every event stream it reads.
+//! Under it posts [`Lossless`]: rmcp's client, except that a custom request's answer is read as the
+//! server's own JSON ([`Reads::Raw`]), since rmcp's types drop what a 2025-11-25 server puts in
+//! `tools/list` and task answers. It also posts the `initialize` that advertises the client's tasks
+//! ([`super::client_tasks`]) and renames the server's requests that ask to run as tasks.
 
 use std::any::TypeId;
 use std::collections::HashMap;

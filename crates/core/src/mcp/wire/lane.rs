@@ -1,40 +1,18 @@
-//! The direct lane: the registry's requests sent by the calling task and
-//! answered straight back to it, past rmcp's service loop.
+//! The direct lane: the registry's requests sent by the calling task and answered straight back to
+//! it, past rmcp's service loop, which hands each request and answer between tasks four times (as
+//! many again over streamable HTTP), each a wait for a core on a busy machine. rmcp keeps the rest:
+//! the handshake, notifications, the server's requests and its own. Each lane request gets its own
+//! id and progress token (`pb-N`, strings rmcp's numbers never equal) from [`Lane::request`].
 //!
-//! rmcp's service loop passes each request from the caller's task to its own
-//! task, spawns a task to write it, is woken again when that task ends, and
-//! passes the answer back: four hand-overs per call, and on a busy machine
-//! each can wait for a core. Over streamable HTTP its worker adds as many
-//! again (a channel to the worker, a task per response stream, a channel back).
-//! The lane keeps rmcp for everything else (the handshake, notifications, the
-//! server's own requests, rmcp's requests) and takes the registry's requests
-//! off that path:
+//! - Over a pipe (stdio, in-process) the caller writes to the outbox and reads its answer from the
+//!   pipe itself ([`super::pipe`]); over streamable HTTP it POSTs in rmcp's session ([`HttpPost`])
+//!   and reads the POST's response, handing what else it carries to rmcp ([`Laned`]).
+//! - A tool call's answer is read as a `CallToolResult`, a custom request's as the server's own JSON
+//!   ([`typed_answer`], [`Reads`]); when the connection ends, waiting requests fail as rmcp's would
+//!   ([`ServiceError::TransportClosed`]).
 //!
-//! - Every lane request gets its own id and progress token (strings, `pb-N`,
-//!   which rmcp's numbers never equal) from [`Lane::request`]; a tool call's
-//!   token goes in its params, where a pipe writes it without rmcp's copy.
-//! - **Pipes** (stdio, in-process). The request is written to the pipe's
-//!   outbox by the calling task, and the caller reads its answer from the
-//!   pipe itself ([`super::pipe`]: the pipe's reader is shared by rmcp and the
-//!   lane's callers).
-//! - **Streamable HTTP.** The caller POSTs the request itself, in the session
-//!   rmcp holds and with the headers rmcp last posted with ([`HttpPost`]), and
-//!   reads the answer from the POST's own response. Whatever else that
-//!   response carries (progress, logs, the server's requests) goes to rmcp
-//!   through [`Laned`]. A session the server no longer knows is renewed by
-//!   rmcp (a ping meets it, and rmcp initialises again), then the request is
-//!   posted once more.
-//! - A tool call's answer is read as a `CallToolResult`, and a custom
-//!   request's as the server's own JSON ([`typed_answer`], [`Reads`]), not
-//!   through rmcp's parse of any message (which would read a `tools/list`
-//!   answer sent as a custom request as rmcp's `ListToolsResult`, dropping
-//!   what rmcp's types do not hold); other shapes fall back to it.
-//! - When the connection ends, every waiting lane request fails as rmcp's would
-//!   ([`ServiceError::TransportClosed`]) and no more are taken.
-//!
-//! Used only with a protocol that has the `initialize` handshake: from
-//! 2026-07-28 rmcp adds per-request metadata and headers, and checks that a
-//! server's request belongs to one of its own, which the lane's requests are not.
+//! Used only with a protocol that has the `initialize` handshake: from 2026-07-28 rmcp checks that a
+//! server's request belongs to one of its own requests, which the lane's are not.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};

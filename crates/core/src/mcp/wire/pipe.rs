@@ -1,35 +1,16 @@
-//! A pipe to an MCP server (stdio, in-process) shared by rmcp and the
-//! registry's [`Lane`](super::lane::Lane): one writer and one reader, each used
-//! by whichever task has something to send or waits for something.
+//! A pipe to an MCP server (stdio, in-process) shared by rmcp and the registry's
+//! [`Lane`](super::lane::Lane), with no task of its own in between.
 //!
-//! - **Writing.** [`Outbox`] is the pipe's one writer. Each message is appended
-//!   whole, and written at once by the task that appends it when the pipe has
-//!   room, so messages from rmcp and from the lane never interleave and the
-//!   common case costs no hand-over. What the pipe cannot take yet is written
-//!   by the outbox's own task, in order; senders that flush wait for it. A
-//!   lane's tool call is written as it stands (see [`line`]).
-//! - **Reading.** No task owns the reading end. Whoever waits reads: rmcp's
-//!   service loop for its next message ([`PipeTransport::receive`]), a lane call
-//!   for its answer ([`PipeAnswer`]). What is read is sorted at once: an answer
-//!   to a lane call goes to that call's slot, a call's progress and logs are
-//!   handled in order ([`InOrder`]), everything else is queued for rmcp. So a
-//!   call wakes up to its own answer, as a hand-written client reading its own
-//!   pipe does, with no hand-over through another task.
-//! - **Who the pipe wakes.** A pipe keeps the waker of the last task that found
-//!   it empty. A waiter that stops waiting while the pipe holds its waker hands
-//!   the pipe on: it reads once more with another waiter's waker (rmcp's when
-//!   rmcp waits), so that what comes next is never left unread and the other
-//!   waiter is woken only when there is something for it.
-//! - **Parsing and bounds.** Lines are cut here (one over the limit is
-//!   dropped) and each is parsed by rmcp's codec under rmcp's stdio rules:
-//!   text that is not JSON is skipped, JSON that is not a message gets an
-//!   "Invalid request" error. The answer to a lane request is first read as
-//!   the request asks ([`typed_answer`]: a tool call's as its result type, a
-//!   custom request's as the server's own JSON). At most [`QUEUED_FOR_RMCP`] messages wait
-//!   for rmcp; a call that finds that many stops reading until rmcp takes some.
-//! - When the server's output ends, or rmcp closes the transport, waiting calls
-//!   fail as rmcp's would ([`ServiceError::TransportClosed`]) and no more are
-//!   taken.
+//! - **Writing.** [`Outbox`] is the one writer: each message is appended whole and written at once
+//!   by the task that appends it, so rmcp's and the lane's messages never interleave.
+//! - **Reading.** Whoever waits reads: rmcp's loop ([`PipeTransport::receive`]) or a lane call
+//!   ([`PipeAnswer`]). An answer goes to its call's slot, a call's progress and logs are handled in
+//!   order ([`InOrder`]), the rest waits for rmcp (at most [`QUEUED_FOR_RMCP`] messages; a call that
+//!   finds that many stops reading). The pipe keeps the waker of the last task that found it empty;
+//!   a waiter that leaves hands the pipe on, so what comes next is never left unread.
+//! - **Parsing.** Lines over the limit are dropped; rmcp's codec parses each under its stdio rules;
+//!   a lane's answer is read as its request asks ([`typed_answer`]). When the output ends, waiting
+//!   calls fail as rmcp's would ([`ServiceError::TransportClosed`]).
 
 use std::any::TypeId;
 use std::collections::{HashMap, VecDeque};

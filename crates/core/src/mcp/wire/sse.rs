@@ -1,24 +1,14 @@
-//! The legacy SSE client transport (MCP 2024-11-05) and transport auto-detection.
+//! The legacy SSE client transport (MCP 2024-11-05), which rmcp 3 lacks and many servers still speak,
+//! and transport auto-detection.
 //!
-//! rmcp 3 has no client for the old HTTP+SSE transport, which many deployed
-//! servers still speak. Here the client opens `GET <url>` as an event stream;
-//! the server's first `endpoint` event announces the URL to POST messages to;
-//! responses, requests and notifications from the server arrive as `message`
-//! events on the stream. [`SseClientTransport`] implements rmcp's
-//! [`Transport`] for the client role, so `().serve(transport)` works as with
-//! any rmcp transport.
+//! [`SseClientTransport`] opens `GET <url>` as an event stream; the first `endpoint` event names the
+//! URL to POST to, which must have the stream's origin, so custom headers never leak to another
+//! host. Events over [`SseConfig::max_event_bytes`] end the stream; a custom request's answer is read
+//! as the server's own JSON ([`Pending`]). It implements rmcp's [`Transport`], so it serves as any
+//! rmcp transport does.
 //!
-//! Custom headers go on the GET and on every POST. The announced endpoint must
-//! have the stream's origin, so those headers never leak to another host.
-//! Events larger than [`SseConfig::max_event_bytes`] end the stream instead of
-//! growing memory without bound. The answer to a custom request is read as the
-//! server's own JSON (as the [`Lane`](super::lane) reads it for the other
-//! transports), so that rmcp's types drop nothing of it ([`Pending`]).
-//!
-//! [`detect`] implements the specification's backwards-compatibility probe for
-//! a configuration that only gives a URL: POST an `initialize` request (the
-//! streamable HTTP way); on 400, 404 or 405 try `GET` for an event stream. A
-//! 401 or 403 is an authentication problem and is reported, never a reason to
+//! [`detect`] is the specification's compatibility probe for a bare URL: POST `initialize`
+//! (streamable HTTP); on 400, 404 or 405 try the `GET`. A 401 or 403 is reported, never a reason to
 //! fall back.
 
 use std::collections::VecDeque;
