@@ -6,6 +6,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${PATCHBAY_CACHE:-$HOME/.cache/patchbay}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/target}"
+# The scripts build the workspace from scratch or not at all: incremental state only
+# costs time and disk there (it was 24 GB). A plain `cargo` in a shell keeps it.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 export npm_config_cache="${npm_config_cache:-$CACHE/npm}"
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 
@@ -17,7 +20,8 @@ APP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libsoup-3.0-dev li
 # and the openssl command that makes certificates for the bundle-signature tests.
 TEST_PACKAGES=(xvfb webkit2gtk-driver python3-venv openssl)
 
-say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# Each step says when it started (seconds since the script did), to see where the time goes.
+say() { printf '\033[1m==> [%ss] %s\033[0m\n' "$SECONDS" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 require_toolchains() {

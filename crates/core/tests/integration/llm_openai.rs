@@ -2,7 +2,7 @@
 //! reasoning, parallel tool calls split across chunks, usage, errors,
 //! truncated and silent streams, and the request body it sends.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The Anthropic provider against the scripted Anthropic server, which
 //! validates every request body with the `anthropic` SDK's request types.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

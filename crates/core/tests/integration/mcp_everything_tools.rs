@@ -5,8 +5,7 @@
 //! that need a hook or a long wait (sampling, elicitation, roots, progress) have
 //! their own tests; this one checks that together they cover the whole catalogue.
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use common::*;
 use patchbay_core::llm::ContentPart;

@@ -4,8 +4,7 @@
 //! Linux only: process liveness and groups are read from `/proc`.
 #![cfg(target_os = "linux")]
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use std::time::Duration;
 

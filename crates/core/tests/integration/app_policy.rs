@@ -6,7 +6,7 @@
 //! The server is `hostile-mcp escape` in the real sandbox (bubblewrap).
 #![cfg(target_os = "linux")]
 
-mod mcp_common;
+use crate::mcp_common;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;

@@ -3,7 +3,7 @@
 //! nor `http` to this computer is refused before anything is opened or
 //! posted, with the endpoint, scheme and host named.
 
-mod oauth_common;
+use crate::oauth_common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,8 +3,7 @@
 //! the registry's list; against server-everything and server-filesystem over
 //! stdio (and server-everything over legacy SSE and streamable HTTP, for tasks).
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

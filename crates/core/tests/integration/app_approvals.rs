@@ -8,8 +8,7 @@
 //! that on for its server. At the strict level every call is asked: the card
 //! says so, and no answer (nor a grant stored before) lets a call run unasked.
 
-#[path = "mcp_common/mod.rs"]
-mod mcp_common;
+use crate::mcp_common;
 
 use std::sync::Arc;
 use std::time::Duration;

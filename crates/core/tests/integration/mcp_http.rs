@@ -1,8 +1,7 @@
 //! Streamable HTTP against real servers: server-everything, and a Python
 //! `MCPServer` that requires an auth header (value from the secret store).
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,7 +1,6 @@
 //! server-everything over stdio: catalogue, tools, progress, logs, resources, prompts, env.
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use std::time::Duration;
 

@@ -3,8 +3,7 @@
 //! those at or above it arrive as `McpEvent::Log`; a subscribed resource's
 //! updates arrive as `McpEvent::ResourceUpdated` and stop after unsubscribing.
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use std::time::Duration;
 

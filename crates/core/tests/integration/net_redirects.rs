@@ -5,9 +5,8 @@
 //! server on another port, which must see nothing. A redirect within the
 //! origin is still followed.
 
-mod common;
-#[path = "mcp_common/mod.rs"]
-mod mcp;
+use crate::common;
+use crate::mcp_common as mcp;
 
 use std::collections::BTreeMap;
 

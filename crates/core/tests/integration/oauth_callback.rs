@@ -4,7 +4,7 @@
 //! browser, and only the callback that brings back the sign-in's `state`
 //! ends the flow.
 
-mod oauth_common;
+use crate::oauth_common;
 
 use std::sync::Arc;
 use std::time::Duration;

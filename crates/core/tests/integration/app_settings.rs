@@ -4,8 +4,7 @@
 //! settings, the knowledge base indexing in the background, and choosing
 //! its embeddings (a provider's endpoint or a local model folder).
 
-#[path = "mcp_common/mod.rs"]
-mod mcp_common;
+use crate::mcp_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};

@@ -7,8 +7,7 @@
 //! task's error. (server-everything's task tool is called in
 //! mcp_everything_tools and mcp_server_requests.)
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

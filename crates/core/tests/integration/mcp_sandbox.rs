@@ -9,7 +9,7 @@
 //! The figures are printed (`cargo test -- --nocapture`) for docs/SECURITY.md.
 #![cfg(target_os = "linux")]
 
-mod mcp_common;
+use crate::mcp_common;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;

@@ -1,8 +1,7 @@
 //! Other real servers over stdio: mcp-server-time, mcp-server-fetch (a page served
 //! on 127.0.0.1) and server-filesystem.
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use common::*;
 use patchbay_core::config::McpServerConfig;

@@ -2,7 +2,7 @@
 //! the system prompt, calls come back as `<function_call>` blocks split
 //! across chunks; and `from_profile` builds it from a profile.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -5,8 +5,7 @@
 //! `resources/templates/list` (as many real servers do): that list is empty and
 //! the server is still ready.
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use common::*;
 

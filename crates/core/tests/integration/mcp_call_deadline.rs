@@ -2,8 +2,7 @@
 //! progress notification and stands still while a sampling or elicitation
 //! request of the same server waits for the user (server-everything over stdio).
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -4,8 +4,7 @@
 //! `MCPServer` whose `grow` tool adds a tool, a resource and a prompt,
 //! removes a tool, and announces each list change.
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

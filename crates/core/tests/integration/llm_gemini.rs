@@ -2,7 +2,7 @@
 //! every request body with the `google-genai` SDK's types; and the schema
 //! conversion Gemini needs.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -7,8 +7,7 @@
 //! servers, since normal is the default.)
 #![cfg(target_os = "linux")]
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use common::*;
 use patchbay_core::config::{McpServerConfig, Network, SecurityLevel, TransportConfig};

@@ -4,8 +4,7 @@
 //! the registry, each one lists and calls tools, routes a call's progress and
 //! log messages to that call, and serves a prompt and a resource.
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use std::collections::BTreeMap;
 

@@ -5,7 +5,7 @@
 //! no tools, and the turn ends with the model's answer.
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,8 +1,7 @@
 //! The registry over legacy SSE and auto-detection, against real servers:
 //! server-everything in `sse` mode (2024-11-05) and in `streamableHttp` mode.
 
-#[path = "mcp_common/mod.rs"]
-mod common;
+use crate::mcp_common as common;
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
