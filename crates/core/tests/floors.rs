@@ -2,7 +2,7 @@
 //! one another in a circle**.
 //!
 //! [`FLOORS`] lists the modules of `src/lib.rs`, lowest floor first; [`MCP_FLOORS`] does the same for
-//! the modules of `src/mcp/mod.rs` (the wire at the bottom, the registry and its tool host on top;
+//! the modules of `src/mcp/mod.rs` (the wire at the bottom, the registry and its tools on top;
 //! see ARCHITECTURE.md). The test reads every file under `src/`, drops comments, string and char
 //! literals and every item under `#[cfg(test)]` (tests may reach anywhere), and follows each path
 //! that leaves its module: `crate::x…` anywhere in the code (not only in `use` lines), each branch of
@@ -42,9 +42,9 @@ const FLOORS: &[&[&str]] = &[
 /// - `launch`: finding a command, its process, its sandbox and its egress proxy.
 /// - `protocol`: what messages mean: the client handler, tasks, the catalogue, content, naming, approval.
 /// - `registry`: the facade, the supervisor, connecting, calls with deadlines and cancellation.
-/// - `traces`, then `host`: the registry's calls recorded, and served to the chat engine.
+/// - `traces`, then `tools`: the registry's calls recorded, and served to the chat engine.
 const MCP_FLOORS: &[&[&str]] =
-    &[&["status", "wire"], &["oauth"], &["error"], &["launch"], &["protocol"], &["registry"], &["traces"], &["host"]];
+    &[&["status", "wire"], &["oauth"], &["error"], &["launch"], &["protocol"], &["registry"], &["traces"], &["tools"]];
 
 /// A module whose children stand on floors.
 struct Plan<'a> {

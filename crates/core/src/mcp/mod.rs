@@ -12,22 +12,22 @@
 //! - [`protocol`]: the client handler, tasks, the catalogue, content, naming,
 //!   approval and the other readings of what servers send;
 //! - [`registry`]: [`McpRegistry`], its supervisor, connections and calls;
-//! - [`traces`], then [`host`]: calls recorded, and served to the chat engine.
+//! - [`traces`], then [`tools`]: calls recorded, and served to the chat engine.
 //!
 //! This file only declares the floors and re-exports what the rest of the core uses.
 
 pub mod error;
-pub mod host;
 pub mod launch;
 pub mod oauth;
 pub mod protocol;
 pub mod registry;
 pub mod status;
+pub mod tools;
 pub mod traces;
 pub mod wire;
 
 pub use error::McpError;
-pub use host::RegistryTools;
+pub use tools::RegistryTools;
 pub use launch::{LaunchReport, LoginEnv};
 pub use protocol::events::{CallEvent, LogMessage, McpEvent};
 pub use protocol::requests::{
