@@ -89,7 +89,7 @@ pub(crate) fn count(n: impl std::fmt::Display, thing: &str) -> String {
 /// the commands that make requests (providers, remote servers, embeddings).
 pub(crate) fn open_store(dir: &DataDir) -> anyhow::Result<patchbay_core::store::Store> {
     let store = patchbay_core::store::Store::open(dir)?;
-    patchbay_core::app::apply_saved_proxy(&store, &patchbay_core::secrets::KeyringStore::for_data_dir(dir))?;
+    patchbay_core::host::apply_saved_proxy(&store, &patchbay_core::secrets::KeyringStore::for_data_dir(dir))?;
     Ok(store)
 }
 

@@ -30,6 +30,7 @@ const FLOORS: &[&[&str]] = &[
     &["assistants", "mcp"],
     &["rag"],
     &["attach", "builtin", "roots"],
+    &["host"],
     &["app"],
 ];
 

@@ -1,5 +1,5 @@
-//! The MCP host: a registry of MCP servers shared by every conversation, the
-//! settings page and the CLI, built on rmcp's client.
+//! MCP: a registry of MCP servers shared by every conversation, the settings
+//! page and the CLI, built on rmcp's client (the host that opens it is `crate::host`).
 //!
 //! Its modules stand on floors; each imports only the floors below it
 //! (`crates/core/tests/floors.rs` checks it), lowest first:
@@ -27,7 +27,6 @@ pub mod traces;
 pub mod wire;
 
 pub use error::McpError;
-pub use tools::RegistryTools;
 pub use launch::{LaunchReport, LoginEnv};
 pub use protocol::events::{CallEvent, LogMessage, McpEvent};
 pub use protocol::requests::{
@@ -36,5 +35,6 @@ pub use protocol::requests::{
 };
 pub use registry::{CallOptions, LogLevel, McpRegistry, RegistryOptions, ServerSnapshot, WireIds};
 pub use status::ServerStatus;
+pub use tools::RegistryTools;
 pub use wire::TransportKind;
 pub use wire::in_process::{InProcessServer, serve_on};
