@@ -6,7 +6,7 @@
 //! the terminal; with no terminal they are denied and the model is told.
 //! A strict server's calls are asked even with `--auto-approve`.
 //! Ctrl-C stops the turn and keeps the partial answer. Servers' sampling and
-//! elicitation requests are asked on the terminal too (see `host.rs`);
+//! elicitation requests are asked on the terminal too (see `requests.rs`);
 //! sampling runs on the turn's provider and model. `chat` reuses
 //! [`Session`] and [`Session::turn`].
 
@@ -25,20 +25,17 @@ use patchbay_core::agent::{
 };
 use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeMode};
 use patchbay_core::attach;
-use patchbay_core::builtin::{self, KnowledgeSource};
+use patchbay_core::config::PolicyDefaults;
 use patchbay_core::config::policy::DEFAULTS_SETTING;
-use patchbay_core::config::{ConfigStore, PolicyDefaults};
 use patchbay_core::conversations::{Attachment, ConversationId, ConversationStore, MessageStatus};
+use patchbay_core::host::Host;
 use patchbay_core::llm::{ContentPart, ReasoningEffort};
-use patchbay_core::mcp::traces::TraceStore;
-use patchbay_core::mcp::{RegistryTools, ServerStatus};
+use patchbay_core::mcp::ServerStatus;
 use patchbay_core::paths::DataDir;
-use patchbay_core::rag::{ChatKnowledge, KnowledgeBase, chat};
-use patchbay_core::secrets::KeyringStore;
-use patchbay_core::store::Store;
+use patchbay_core::rag::{ChatKnowledge, chat};
 
-use crate::host::{self, SamplingModel, TerminalRequests};
 use crate::model::provider_for;
+use crate::requests::{SamplingModel, TerminalRequests};
 
 /// Options shared by `ask` and `chat`.
 #[derive(Debug, Args)]
@@ -138,14 +135,17 @@ pub struct Session {
     retriever: Option<Arc<dyn Retriever>>,
     limits: TurnLimits,
     pub conversation: Option<ConversationId>,
+    /// Held for the built-in `knowledge_search`, which reads the host's
+    /// knowledge base (and finds none once the host is gone).
+    _host: Arc<Host>,
 }
 
-/// The knowledge base for `mode`; one that cannot be opened is reported and left out.
-fn open_knowledge(dir: &DataDir, store: &Store, secrets: &KeyringStore, mode: KnowledgeMode) -> ChatKnowledge {
+/// The knowledge base for `mode`; one whose embedder cannot be loaded is reported and left out.
+fn open_knowledge(host: &Host, mode: KnowledgeMode) -> ChatKnowledge {
     if mode == KnowledgeMode::Off {
         return ChatKnowledge::default();
     }
-    match KnowledgeBase::open_configured(dir, store.clone(), secrets) {
+    match host.load_embedder() {
         Ok(kb) => kb.for_chat(mode),
         Err(e) => {
             eprintln!("note: the knowledge base is not available: {e}");
@@ -156,20 +156,17 @@ fn open_knowledge(dir: &DataDir, store: &Store, secrets: &KeyringStore, mode: Kn
 
 /// Starts the MCP servers to use (`only` those named, else every enabled one;
 /// in parallel, each within its start timeout) next to Patchbay's built-in
-/// server (`knowledge_search` over `knowledge` when given). Servers that fail
-/// are reported on stderr and left out; they never block the turn. A name in
-/// `only` that is not configured is an error.
+/// server (the model sees `knowledge_search` when `knowledge_tool`). Servers
+/// that fail are reported on stderr and left out; they never block the turn.
+/// A name in `only` that is not configured is an error.
 async fn start_tools(
-    dir: &DataDir,
-    store: &Store,
+    host: &Arc<Host>,
     only: Option<&[String]>,
-    knowledge: Option<KnowledgeBase>,
+    knowledge_tool: bool,
     sampling: SamplingModel,
 ) -> anyhow::Result<Arc<dyn ToolHost>> {
-    let config = ConfigStore::new(store.clone());
-    let configured = config.servers()?;
-    let ids = config.server_ids()?;
-    let mut servers: Vec<_> = match only {
+    let configured = host.config().servers()?;
+    let servers: Vec<_> = match only {
         None => configured.into_iter().filter(|s| s.enabled).collect(),
         Some(names) => {
             let unknown: Vec<&str> =
@@ -185,10 +182,10 @@ async fn start_tools(
             configured.into_iter().filter(|s| names.contains(&s.name)).collect()
         }
     };
-    let registry = host::registry(dir, store, TerminalRequests::new(Ok(sampling))).await?;
-    registry.configure(servers.clone());
-    let knowledge_tool = knowledge.is_some();
-    builtin::attach(&registry, knowledge.map(|kb| Arc::new(kb) as Arc<dyn KnowledgeSource>));
+    host.configure(servers.clone(), Arc::new(TerminalRequests::new(Ok(sampling))));
+    host.share_roots().await?;
+    host.attach_builtin();
+    let registry = host.registry();
     registry.start_all().await;
     let longest = servers.iter().map(|s| s.timeouts.startup_secs).max().unwrap_or(10);
     registry.wait_settled(Duration::from_secs(longest + 5)).await;
@@ -197,28 +194,25 @@ async fn start_tools(
             eprintln!("note: MCP server {} is not available: {reason}", server.name);
         }
     }
-    servers.push(builtin::config(knowledge_tool));
-    let traces = TraceStore::new(store.clone());
-    Ok(Arc::new(RegistryTools::new(registry, servers).with_server_ids(ids).with_traces(traces)))
+    Ok(Arc::new(host.tools(servers, knowledge_tool)?))
 }
 
 impl Session {
     /// Opens the data directory and resolves assistant, provider and model.
     pub async fn open(dir: &DataDir, args: &TurnArgs) -> anyhow::Result<Self> {
-        let store = crate::open_store(dir)?;
-        let interrupted = ConversationStore::new(store.clone()).recover_interrupted()?;
-        if !interrupted.is_empty() {
+        let (host, opened) = crate::open_host(dir)?;
+        if opened.interrupted > 0 {
             eprintln!(
                 "note: {} earlier answer(s) were cut off when Patchbay stopped; marked interrupted",
-                interrupted.len()
+                opened.interrupted
             );
         }
+        let store = host.store().clone();
         let assistant = AssistantStore::new(store.clone()).get(&args.assistant)?;
         let defaults: PolicyDefaults = store.setting(DEFAULTS_SETTING)?.unwrap_or_default();
         let requested = args.provider.as_deref().or(assistant.provider.as_deref());
-        let secrets = KeyringStore::for_data_dir(dir);
-        let resolved =
-            resolve_provider(&ConfigStore::new(store.clone()), &secrets, requested, &|k| std::env::var(k).ok())?;
+        let secrets = host.secrets().as_ref();
+        let resolved = resolve_provider(host.config(), secrets, requested, &|k| std::env::var(k).ok())?;
         if let ProviderSource::Environment { variable } = resolved.source {
             eprintln!(
                 "note: no provider is configured; using {variable} from the environment ({})",
@@ -232,9 +226,9 @@ impl Session {
             .filter(|m| !m.is_empty())
             .or_else(|| Some(resolved.profile.default_model.clone()).filter(|m| !m.is_empty()))
             .with_context(|| format!("provider {} has no default model: pass --model", resolved.profile.name))?;
-        let provider = provider_for(&resolved, &secrets)?;
+        let provider = provider_for(&resolved, secrets)?;
         let knowledge = args.kb.map_or(assistant.knowledge, KnowledgeMode::from);
-        let ChatKnowledge { retriever, tool: kb_tool } = open_knowledge(dir, &store, &secrets, knowledge);
+        let ChatKnowledge { retriever, tool: kb_tool } = open_knowledge(&host, knowledge);
         let offer_kb = kb_tool.is_some();
         // `--no-tools` starts no configured server; the built-in one is in process and cheap.
         let only = if args.no_tools { Some(&[][..]) } else { args.servers.as_deref() };
@@ -243,7 +237,7 @@ impl Session {
             provider_name: resolved.profile.name.clone(),
             model: model.clone(),
         };
-        let tools = start_tools(dir, &store, only, kb_tool, sampling).await?;
+        let tools = start_tools(&host, only, offer_kb, sampling).await?;
         let mut selection = match &args.servers {
             _ if args.no_tools => ToolSelection::None,
             Some(names) => ToolSelection::Only {
@@ -285,6 +279,7 @@ impl Session {
             tools,
             retriever,
             conversation: args.conversation,
+            _host: host,
         })
     }
 

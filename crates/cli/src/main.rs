@@ -10,7 +10,6 @@ mod backup;
 mod chat;
 mod config;
 mod conversation;
-mod host;
 mod info;
 mod install;
 mod kb;
@@ -18,14 +17,19 @@ mod mcp;
 mod model;
 mod policy;
 mod provider;
+mod requests;
 mod roots;
 mod secret;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
+use patchbay_core::host::{Host, Opened};
 use patchbay_core::paths::{DATA_DIR_ENV, DataDir};
+use patchbay_core::secrets::KeyringStore;
+use patchbay_core::store::Store;
 use tokio_util::sync::CancellationToken;
 
 /// Patchbay: chat with language models that reach tools through MCP servers.
@@ -87,10 +91,22 @@ pub(crate) fn count(n: impl std::fmt::Display, thing: &str) -> String {
 
 /// Opens the data directory's database and uses its saved network proxy, for
 /// the commands that make requests (providers, remote servers, embeddings).
-pub(crate) fn open_store(dir: &DataDir) -> anyhow::Result<patchbay_core::store::Store> {
-    let store = patchbay_core::store::Store::open(dir)?;
-    patchbay_core::app::apply_saved_proxy(&store, &patchbay_core::secrets::KeyringStore::for_data_dir(dir))?;
+pub(crate) fn open_store(dir: &DataDir) -> anyhow::Result<Store> {
+    let store = Store::open(dir)?;
+    patchbay_core::host::apply_saved_proxy(&store, &KeyringStore::for_data_dir(dir))?;
     Ok(store)
+}
+
+/// Opens the data directory's host, for the commands that start MCP servers
+/// (the same start-up as the window's); like [`open_store`], a saved proxy
+/// that cannot be used is an error.
+pub(crate) fn open_host(dir: &DataDir) -> anyhow::Result<(Arc<Host>, Opened)> {
+    let secrets = Arc::new(KeyringStore::for_data_dir(dir));
+    let (host, mut opened) = Host::open(dir.clone(), Store::open(dir)?, secrets)?;
+    if let Some(e) = opened.proxy_failed.take() {
+        return Err(e.into());
+    }
+    Ok((host, opened))
 }
 
 /// A token cancelled when the user presses Ctrl-C.

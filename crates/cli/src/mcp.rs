@@ -6,10 +6,11 @@
 //! `complete`, `info` and `doctor` start the servers they need through the
 //! same registry the app uses, and stop them before exiting. The servers see
 //! the shared roots; their sampling and elicitation requests are asked on the
-//! terminal, sampling on the first provider's default model (see `host.rs`).
+//! terminal, sampling on the first provider's default model (see `requests.rs`).
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -21,14 +22,13 @@ use patchbay_core::mcp::protocol::content::{prompt_text, resource_text};
 use patchbay_core::mcp::protocol::{apps, uri_template};
 use patchbay_core::mcp::{CallEvent, CallOptions, McpRegistry, ServerStatus};
 use patchbay_core::paths::DataDir;
-use patchbay_core::secrets::KeyringStore;
 use rmcp::model::{ArgumentInfo, Reference};
 use tokio_util::sync::CancellationToken;
 
 use crate::add::AddArgs;
-use crate::host::{self, SamplingModel, TerminalRequests};
 use crate::install::{ConfigureArgs, InstallArgs};
 use crate::policy::PolicyArgs;
+use crate::requests::{SamplingModel, TerminalRequests};
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -173,27 +173,27 @@ pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
     if let McpCommand::Policy(policy) = &args.command {
         return crate::policy::run(dir, policy);
     }
-    let store = crate::open_store(dir)?;
     if let McpCommand::Search { query, cursor, json } = &args.command {
+        crate::open_store(dir)?;
         return search(query, cursor.as_deref(), *json);
     }
-    let config = ConfigStore::new(store.clone());
-    let servers = config.servers()?;
     if let McpCommand::List = args.command {
+        let servers = ConfigStore::new(crate::open_store(dir)?).servers()?;
         servers.iter().for_each(|s| println!("{}", list_line(s)));
         return Ok(ExitCode::SUCCESS);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let slowest = servers.iter().map(|s| s.timeouts.startup_secs).max().unwrap_or(0);
-    let settle = Duration::from_secs(slowest + 5);
-    let sampling = SamplingModel::default_for(&store, &KeyringStore::for_data_dir(dir));
     runtime.block_on(async {
-        let hooks = TerminalRequests::new(sampling);
+        let (host, _) = crate::open_host(dir)?;
+        let servers = host.config().servers()?;
+        let slowest = servers.iter().map(|s| s.timeouts.startup_secs).max().unwrap_or(0);
+        let settle = Duration::from_secs(slowest + 5);
+        let hooks = TerminalRequests::new(SamplingModel::default_for(host.store(), host.secrets().as_ref()));
         let terminal = hooks.terminal();
-        let registry = host::registry(dir, &store, hooks).await?;
-        registry.configure(servers);
-        let result = command(&registry, args.command, settle, &terminal).await;
-        registry.shutdown().await;
+        host.configure(servers, Arc::new(hooks));
+        host.share_roots().await?;
+        let result = command(host.registry(), args.command, settle, &terminal).await;
+        host.registry().shutdown().await;
         result
     })
 }

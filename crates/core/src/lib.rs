@@ -17,6 +17,7 @@ pub mod conversations;
 pub mod downloads;
 pub mod file_name;
 pub mod folder;
+pub mod host;
 pub mod info;
 pub mod llm;
 pub mod logfile;

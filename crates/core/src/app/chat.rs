@@ -22,12 +22,10 @@ use crate::agent::{
 };
 use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
 use crate::attach;
-use crate::builtin;
 use crate::config::ApprovalMode;
 use crate::conversations::{Attachment, ConversationId, ExportFile, ExportFormat, MessageId, MessageStatus};
 use crate::llm::{ContentPart, Provider};
-use crate::mcp::traces::TraceStore;
-use crate::mcp::{RegistryTools, ServerStatus};
+use crate::mcp::ServerStatus;
 use crate::rag::{ChatKnowledge, chat as rag_chat};
 
 /// How long a turn waits for the built-in tools' server to start.
@@ -502,11 +500,7 @@ impl App {
     /// Every ready server's tools, the built-in ones included
     /// (`knowledge_search` only when `knowledge_tool`).
     pub(crate) fn tool_host(&self, knowledge_tool: bool) -> Result<Arc<dyn ToolHost>, AppError> {
-        let mut servers = self.inner.config.servers()?;
-        servers.push(builtin::config(knowledge_tool));
-        let traces = TraceStore::new(self.inner.store.clone());
-        let ids = self.inner.config.server_ids()?;
-        Ok(Arc::new(RegistryTools::new(self.inner.registry.clone(), servers).with_server_ids(ids).with_traces(traces)))
+        Ok(Arc::new(self.inner.host.tools(self.inner.config.servers()?, knowledge_tool)?))
     }
 
     /// The tools a turn offers: the assistant's choice narrowed by the

@@ -28,7 +28,7 @@ pub(crate) struct Indexing {
 impl App {
     /// The knowledge base as it is configured now.
     pub(crate) fn kb(&self) -> KnowledgeBase {
-        self.inner.kb.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.inner.host.kb()
     }
 
     /// Where embeddings come from now.

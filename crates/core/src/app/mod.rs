@@ -31,24 +31,24 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::agent::{Agent, AgentError, ApprovalId, TurnControl};
 use crate::assistants::{AssistantError, AssistantStore};
 use crate::attach::AttachError;
-use crate::builtin;
 use crate::bundle::BundleError;
 use crate::catalog::RegistryError;
-use crate::config::{ConfigError, ConfigStore};
+use crate::config::ConfigError;
 use crate::conversations::{ConversationError, ConversationId, ConversationStore};
 use crate::downloads::DownloadError;
 use crate::folder::FolderError;
+use crate::host::{Host, HostError};
 use crate::llm::LlmError;
 use crate::mcp::oauth::OAuthError;
-use crate::mcp::{McpError, McpEvent, McpRegistry, RegistryOptions};
+use crate::mcp::{McpError, McpEvent, McpRegistry};
 use crate::paths::{DataDir, PathsError};
-use crate::rag::{KnowledgeBase, RagError};
+use crate::rag::RagError;
 use crate::roots::RootsError;
 use crate::secrets::{SecretError, SecretStore};
 use crate::store::{Store, StoreError};
 
 pub use chat::{ApprovalAnswer, AttachmentInput, TurnInput};
-pub use presets::{apply_saved_proxy, restore_backup};
+pub use presets::restore_backup;
 pub use requests::{ServerRequestResponse, ServerRequestView, TextMessage};
 pub use views::{ErrorKind, ErrorView};
 
@@ -172,6 +172,21 @@ impl From<RootsError> for AppError {
     }
 }
 
+/// Each host error as the kind it was before the host opened the data directory.
+impl From<HostError> for AppError {
+    fn from(e: HostError) -> Self {
+        match e {
+            HostError::Store(e) => e.into(),
+            HostError::Secret(e) => e.into(),
+            HostError::Config(e) => e.into(),
+            HostError::Conversation(e) => e.into(),
+            HostError::Rag(e) => e.into(),
+            HostError::Roots(e) => Self::Roots(e),
+            HostError::Proxy(e) => Self::Invalid(e.to_string()),
+        }
+    }
+}
+
 impl From<OAuthError> for AppError {
     fn from(e: OAuthError) -> Self {
         Self::OAuth(Box::new(e))
@@ -250,17 +265,13 @@ struct Waiting {
     strict: bool,
 }
 
+/// The window's state over the [`Host`]'s: `inner.store`, `inner.registry`,
+/// `inner.kb` and the rest of the host's fields read through to the host.
 struct Inner {
-    dir: DataDir,
-    store: Store,
-    secrets: Arc<dyn SecretStore>,
-    config: ConfigStore,
+    host: Arc<Host>,
     conversations: ConversationStore,
     assistants: AssistantStore,
     agent: Agent,
-    registry: McpRegistry,
-    /// Replaced as a whole when the embeddings change (see [`App::kb_set_embeddings`]).
-    kb: std::sync::RwLock<KnowledgeBase>,
     events: Arc<dyn AppEvents>,
     turns: Mutex<HashMap<ConversationId, TurnControl>>,
     approvals: Mutex<HashMap<String, Waiting>>,
@@ -272,8 +283,6 @@ struct Inner {
     watcher: Mutex<Option<crate::rag::KbWatcher>>,
     /// Sampling and elicitation requests waiting for the user, by id.
     server_requests: Mutex<HashMap<String, tokio::sync::oneshot::Sender<ServerRequestResponse>>>,
-    /// Serialises updates of the registry's roots.
-    roots_sync: tokio::sync::Mutex<()>,
     /// Icons fetched from servers' URLs (see [`icons`]).
     icons: Mutex<HashMap<url::Url, icons::Fetched>>,
     /// Bundles previewed and not yet installed, by preview id (see [`bundles`]).
@@ -284,6 +293,14 @@ struct Inner {
     blocked: Mutex<HashMap<String, std::collections::BTreeSet<String>>>,
     /// Fired by [`App::shutdown`]: background indexing and loading stop.
     shutdown: tokio_util::sync::CancellationToken,
+}
+
+impl std::ops::Deref for Inner {
+    type Target = Host;
+
+    fn deref(&self) -> &Host {
+        &self.host
+    }
 }
 
 /// The app's services for one data directory. Cheap to clone.
@@ -305,27 +322,21 @@ impl App {
         secrets: Arc<dyn SecretStore>,
         events: Arc<dyn AppEvents>,
     ) -> Result<Self, AppError> {
-        let conversations = ConversationStore::new(store.clone());
-        // Answers a crash cut off are marked interrupted (their text is kept).
-        let interrupted = conversations.recover_interrupted()?;
-        if !interrupted.is_empty() {
-            tracing::info!("{} answers were interrupted when Patchbay last stopped", interrupted.len());
+        let (host, opened) = Host::open(dir, store, secrets)?;
+        if opened.interrupted > 0 {
+            tracing::info!("{} answers were interrupted when Patchbay last stopped", opened.interrupted);
         }
-        if let Err(e) = presets::apply_saved_proxy(&store, secrets.as_ref()) {
+        // The window opens without the proxy rather than not at all.
+        if let Some(e) = opened.proxy_failed {
             tracing::warn!("the saved proxy is not used: {e}");
         }
-        let kb = KnowledgeBase::open_configured(&dir, store.clone(), secrets.as_ref())?;
-        let registry = McpRegistry::new(secrets.clone(), RegistryOptions::for_data_dir(&dir, &store)?);
+        host.load_embedder()?;
+        let conversations = ConversationStore::new(host.store.clone());
         let inner = Inner {
-            config: ConfigStore::new(store.clone()),
-            assistants: AssistantStore::new(store.clone()),
+            assistants: AssistantStore::new(host.store.clone()),
             agent: Agent::new(conversations.clone()),
             conversations,
-            registry,
-            kb: std::sync::RwLock::new(kb),
-            dir,
-            store,
-            secrets,
+            host,
             events,
             turns: Mutex::default(),
             approvals: Mutex::default(),
@@ -333,7 +344,6 @@ impl App {
             runtime: std::sync::OnceLock::new(),
             watcher: Mutex::default(),
             server_requests: Mutex::default(),
-            roots_sync: tokio::sync::Mutex::default(),
             icons: Mutex::default(),
             previews: Mutex::default(),
             env: Box::new(|k| std::env::var(k).ok()),
@@ -362,12 +372,10 @@ impl App {
     /// watches its folders). Returns at once.
     pub fn start(&self) -> Result<(), AppError> {
         let _ = self.inner.runtime.set(tokio::runtime::Handle::current());
-        let registry = &self.inner.registry;
-        // Servers learn what the host answers when they start: install the hook first.
-        registry.set_server_requests(requests::hook(&self.inner));
-        registry.configure(self.inner.config.servers()?);
-        builtin::attach(registry, Some(Arc::new(AppKnowledge(Arc::downgrade(&self.inner)))));
-        let mut rx = registry.subscribe();
+        let host = &self.inner.host;
+        host.configure(host.config.servers()?, requests::hook(&self.inner));
+        host.attach_builtin();
+        let mut rx = host.registry.subscribe();
         let weak = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
             loop {
@@ -443,16 +451,5 @@ impl App {
     /// The data directory.
     pub fn dir(&self) -> &DataDir {
         &self.inner.dir
-    }
-}
-
-/// The app's knowledge base as the built-in `knowledge_search` finds it: the
-/// current one (swapped when the embedding settings change). Weak, so the
-/// registry holding the built-in server does not keep the app alive.
-struct AppKnowledge(std::sync::Weak<Inner>);
-
-impl builtin::KnowledgeSource for AppKnowledge {
-    fn knowledge(&self) -> Option<KnowledgeBase> {
-        self.0.upgrade().map(|inner| App { inner }.kb())
     }
 }

@@ -2,15 +2,14 @@
 //! and the folders the user chose ([`SharedFolders`]).
 //!
 //! Whenever either list changes, the registry gets the new roots
-//! ([`McpRegistry::set_roots`](crate::mcp::McpRegistry::set_roots), which
-//! tells the servers). Updates run one at a time, each reading the lists when
-//! it runs, so the last change always wins.
+//! ([`Host::share_roots`](crate::host::Host::share_roots), which tells the
+//! servers).
 
 use std::path::Path;
 
 use super::views::RootsView;
 use super::{App, AppError};
-use crate::roots::{self, SharedFolders};
+use crate::roots::SharedFolders;
 
 impl App {
     fn shared_folders(&self) -> SharedFolders {
@@ -39,10 +38,7 @@ impl App {
 
     /// Gives the registry the roots as stored now.
     pub(crate) async fn sync_roots(&self) -> Result<(), AppError> {
-        let _one_at_a_time = self.inner.roots_sync.lock().await;
-        let current = roots::effective(&self.kb(), &self.shared_folders())?;
-        self.inner.registry.set_roots(current).await;
-        Ok(())
+        Ok(self.inner.host.share_roots().await?)
     }
 
     /// [`Self::sync_roots`] in the background (after a knowledge-base folder changed).

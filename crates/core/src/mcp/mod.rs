@@ -1,26 +1,25 @@
-//! The MCP host: a registry of MCP servers shared by every conversation, the settings page and the
-//! CLI, built on rmcp's client.
+//! MCP: a registry of MCP servers shared by every conversation, the settings page and the CLI,
+//! built on rmcp's client (the host that opens it is `crate::host`).
 //!
-//! Its modules stand on floors, each importing only those below (`crates/core/tests/floors.rs`
+//! Its modules stand on floors, each importing only those below (`crates/core/tests/integration/floors.rs`
 //! checks it), lowest first: [`status`] and [`wire`] (how messages travel, and the seams where rmcp
 //! lacks something); [`oauth`]; [`error`] ([`McpError`]); [`launch`] (a stdio server's process,
 //! sandbox and egress proxy); [`protocol`] (what messages mean); [`registry`] ([`McpRegistry`]);
-//! [`traces`], then [`host`] (calls recorded, and served to the chat engine).
+//! [`traces`], then [`tools`] (calls recorded, and served to the chat engine).
 //!
 //! This file only declares the floors and re-exports what the rest of the core uses.
 
 pub mod error;
-pub mod host;
 pub mod launch;
 pub mod oauth;
 pub mod protocol;
 pub mod registry;
 pub mod status;
+pub mod tools;
 pub mod traces;
 pub mod wire;
 
 pub use error::McpError;
-pub use host::RegistryTools;
 pub use launch::{LaunchReport, LoginEnv};
 pub use protocol::events::{CallEvent, LogMessage, McpEvent};
 pub use protocol::requests::{
@@ -29,5 +28,6 @@ pub use protocol::requests::{
 };
 pub use registry::{CallOptions, LogLevel, McpRegistry, RegistryOptions, ServerSnapshot, WireIds};
 pub use status::ServerStatus;
+pub use tools::RegistryTools;
 pub use wire::TransportKind;
 pub use wire::in_process::{InProcessServer, serve_on};

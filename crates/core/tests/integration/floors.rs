@@ -24,6 +24,7 @@ const FLOORS: &[&[&str]] = &[
     &["assistants", "mcp"],
     &["rag"],
     &["attach", "builtin", "roots"],
+    &["host"],
     &["app"],
 ];
 
@@ -36,9 +37,9 @@ const FLOORS: &[&[&str]] = &[
 /// - `launch`: finding a command, its process, its sandbox and its egress proxy.
 /// - `protocol`: what messages mean: the client handler, tasks, the catalogue, content, naming, approval.
 /// - `registry`: the facade, the supervisor, connecting, calls with deadlines and cancellation.
-/// - `traces`, then `host`: the registry's calls recorded, and served to the chat engine.
+/// - `traces`, then `tools`: the registry's calls recorded, and served to the chat engine.
 const MCP_FLOORS: &[&[&str]] =
-    &[&["status", "wire"], &["oauth"], &["error"], &["launch"], &["protocol"], &["registry"], &["traces"], &["host"]];
+    &[&["status", "wire"], &["oauth"], &["error"], &["launch"], &["protocol"], &["registry"], &["traces"], &["tools"]];
 
 /// A module whose children stand on floors.
 struct Plan<'a> {
@@ -81,7 +82,7 @@ fn the_check_names_upward_imports_and_unlisted_modules() {
     assert_eq!(
         problems(&[Plan { module: &[], floors: &[&["paths"], &["store"]], name: "FLOORS" }], &files),
         [
-            "src/lib.rs declares `mod shiny`, which is on no floor: add it to FLOORS in crates/core/tests/floors.rs",
+            "src/lib.rs declares `mod shiny`, which is on no floor: add it to FLOORS in crates/core/tests/integration/floors.rs",
             "src/paths/deep.rs: `super::super::store`: paths (floor 0) imports store (floor 1); a module imports only floors below its own",
             "src/paths/deep.rs: `crate::store`: paths (floor 0) imports store (floor 1); a module imports only floors below its own",
         ]
@@ -179,7 +180,7 @@ fn plan_problems(plan: &Plan, files: &[(String, String)], sources: &[Source]) ->
     for module in &declared {
         if floor(module).is_none() {
             problems.push(format!(
-                "src/{parent_file} declares `mod {module}`, which is on no floor: add it to {} in crates/core/tests/floors.rs",
+                "src/{parent_file} declares `mod {module}`, which is on no floor: add it to {} in crates/core/tests/integration/floors.rs",
                 plan.name
             ));
         }

@@ -1,7 +1,5 @@
-//! The MCP registry the CLI's commands start servers in: it shares the roots
-//! (knowledge-base and shared folders, see `patchbay roots`) and answers the
-//! servers' sampling and elicitation requests on the terminal
-//! ([`TerminalRequests`]).
+//! How the CLI answers MCP servers' sampling and elicitation requests: on
+//! the terminal ([`TerminalRequests`], installed in the core's host).
 //!
 //! On a terminal, a sampling request is shown (server, system prompt,
 //! messages) and run on the chosen model only after the user says yes; the
@@ -17,13 +15,10 @@ use patchbay_core::agent::resolve_provider;
 use patchbay_core::config::ConfigStore;
 use patchbay_core::llm::Provider;
 use patchbay_core::mcp::{
-    ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, McpRegistry, Refusal, RegistryOptions,
-    SamplingReply, SamplingRequest, SamplingRole, ServerRequests, sample_with,
+    ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, Refusal, SamplingReply, SamplingRequest,
+    SamplingRole, ServerRequests, sample_with,
 };
-use patchbay_core::paths::DataDir;
-use patchbay_core::rag::KnowledgeBase;
-use patchbay_core::roots::{self, SharedFolders};
-use patchbay_core::secrets::KeyringStore;
+use patchbay_core::secrets::SecretStore;
 use patchbay_core::store::Store;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -41,7 +36,7 @@ pub struct SamplingModel {
 impl SamplingModel {
     /// The first configured provider's default model (or the environment's),
     /// as the app uses; why there is none otherwise.
-    pub fn default_for(store: &Store, secrets: &KeyringStore) -> Result<Self, String> {
+    pub fn default_for(store: &Store, secrets: &dyn SecretStore) -> Result<Self, String> {
         let config = ConfigStore::new(store.clone());
         let resolved =
             resolve_provider(&config, secrets, None, &|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
@@ -52,16 +47,6 @@ impl SamplingModel {
         let provider = provider_for(&resolved, secrets).map_err(|e| format!("{e:#}"))?;
         Ok(Self { provider, provider_name: resolved.profile.name, model })
     }
-}
-
-/// A registry for `dir` with the shared roots set and `hooks` installed.
-pub async fn registry(dir: &DataDir, store: &Store, hooks: TerminalRequests) -> anyhow::Result<McpRegistry> {
-    let options = RegistryOptions::for_data_dir(dir, store)?;
-    let registry = McpRegistry::new(Arc::new(KeyringStore::for_data_dir(dir)), options);
-    registry.set_server_requests(Arc::new(hooks));
-    let kb = KnowledgeBase::open(dir, store.clone())?;
-    registry.set_roots(roots::effective(&kb, &SharedFolders::new(store.clone()))?).await;
-    Ok(registry)
 }
 
 /// Reads one line of stdin; `None` at end of input.

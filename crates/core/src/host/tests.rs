@@ -1,0 +1,62 @@
+//! The host over a real store: what it opens with and what it wires.
+
+use std::sync::Arc;
+
+use super::Host;
+use crate::agent::{BUILTIN_SERVER, ToolHost};
+use crate::conversations::{AssistantWriter, ConversationStore};
+use crate::mcp::{DenyAll, McpRoot, ServerStatus};
+use crate::paths::DataDir;
+use crate::rag::KnowledgeBase;
+use crate::roots::SharedFolders;
+use crate::secrets::MemoryStore;
+use crate::store::Store;
+
+#[tokio::test]
+async fn opening_counts_cut_off_answers_and_the_registry_gets_roots_and_the_builtin_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = DataDir::new(tmp.path().join("data"));
+    // An answer whose writer died mid-stream.
+    {
+        let conversations = ConversationStore::new(Store::open(&dir).unwrap());
+        let c = conversations.create("x", None, None).unwrap();
+        let user = conversations.add_user_message(c.id, None, "go", &[]).unwrap();
+        let mut writer = AssistantWriter::start(&conversations, c.id, user, "p", "m").unwrap();
+        writer.push_text(0, "cut off");
+        writer.flush().unwrap();
+    }
+    let store = Store::open(&dir).unwrap();
+    let shared = tmp.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    SharedFolders::new(store.clone()).add(&shared).unwrap();
+
+    let (host, opened) = Host::open(dir.clone(), store.clone(), Arc::new(MemoryStore::new())).unwrap();
+    assert_eq!(opened.interrupted, 1);
+    assert!(opened.proxy_failed.is_none(), "{:?}", opened.proxy_failed);
+    let (_, again) = Host::open(dir.clone(), store.clone(), Arc::new(MemoryStore::new())).unwrap();
+    assert_eq!(again.interrupted, 0, "an answer is recovered once");
+
+    host.configure(Vec::new(), Arc::new(DenyAll));
+    host.share_roots().await.unwrap();
+    let kb_folders = KnowledgeBase::open(&dir, store).unwrap().folders().unwrap();
+    let expected: Vec<McpRoot> =
+        kb_folders.iter().chain([&std::fs::canonicalize(&shared).unwrap()]).map(|f| McpRoot::from_path(f)).collect();
+    assert_eq!(host.registry().roots(), expected);
+
+    host.attach_builtin();
+    host.registry().start_all().await;
+    host.registry().wait_settled(std::time::Duration::from_secs(10)).await;
+    assert_eq!(host.registry().status(BUILTIN_SERVER).unwrap(), ServerStatus::Ready);
+    let names = |tools: Vec<crate::agent::HostedTool>| -> Vec<String> {
+        let mut names: Vec<String> = tools.into_iter().map(|t| t.spec.name).collect();
+        names.sort();
+        names
+    };
+    let cancel = tokio_util::sync::CancellationToken::new;
+    assert_eq!(names(host.tools(Vec::new(), false).unwrap().list_tools(cancel()).await), ["current_time"]);
+    assert_eq!(
+        names(host.tools(Vec::new(), true).unwrap().list_tools(cancel()).await),
+        ["current_time", "knowledge_search"]
+    );
+    host.registry().shutdown().await;
+}
