@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ConversationStore } from "./chatStore";
-import type { AgentEvent } from "./ipc";
+import type { TurnEvent } from "./ipc";
 import { message } from "../test/render";
 
-function run(store: ConversationStore, events: AgentEvent[]) {
+function run(store: ConversationStore, events: TurnEvent[]) {
   for (const e of events) store.apply(e);
 }
 

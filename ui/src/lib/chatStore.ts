@@ -1,8 +1,8 @@
 // One streaming store per conversation: holds the active branch's messages and
-// folds the AgentEvents of a running turn into them. Components subscribe with
+// folds the TurnEvents of a running turn into them. Components subscribe with
 // `useConversation`; nothing here knows about Tauri.
 import { useSyncExternalStore } from "react";
-import type { AgentEvent, AttachmentInput, IpcError, JsonValue, Message, ToolTrace, Usage } from "./ipc";
+import type { TurnEvent, AttachmentInput, IpcError, JsonValue, Message, ToolTrace, Usage } from "./ipc";
 
 export interface ConversationState {
   messages: Message[];
@@ -123,7 +123,7 @@ export class ConversationStore {
   }
 
   /** Folds one event of the running turn into the state. */
-  apply(event: AgentEvent) {
+  apply(event: TurnEvent) {
     switch (event.type) {
       case "turn_started": {
         const messages = this.state.messages.slice();

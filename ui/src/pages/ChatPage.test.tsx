@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { AgentEvent, ConversationRenamed, ConversationSummary, ServerStatus } from "../lib/ipc";
+import type { TurnEvent, ConversationRenamed, ConversationSummary, ServerStatus } from "../lib/ipc";
 import { message, providerView, renderIn, serverView, toolInfo, trace } from "../test/render";
 import { LiveViews, LiveViewsContext } from "../lib/mcpApps";
 import { ChatStores } from "../lib/chatStore";
@@ -9,7 +9,7 @@ import { ChatPage, type ChatIpc } from "./ChatPage";
 afterEach(cleanup);
 
 function fakeIpc() {
-  let emit: (e: AgentEvent) => void = () => undefined;
+  let emit: (e: TurnEvent) => void = () => undefined;
   let finish: () => void = () => undefined;
   let serverStatus: (s: ServerStatus) => void = () => undefined;
   let renamed: (r: ConversationRenamed) => void = () => undefined;
@@ -33,7 +33,7 @@ function fakeIpc() {
     ),
     updateConversationSettings: vi.fn(() => Promise.resolve()),
     exportConversation: vi.fn(() => Promise.resolve("/tmp/x.md")),
-    sendMessage: vi.fn((_id: string, _text: string, _a: unknown, onEvent: (e: AgentEvent) => void) => {
+    sendMessage: vi.fn((_id: string, _text: string, _a: unknown, onEvent: (e: TurnEvent) => void) => {
       emit = onEvent;
       return new Promise<{ assistant_message_id: string }>((resolve) => {
         finish = () => resolve({ assistant_message_id: "a1" });
@@ -76,7 +76,7 @@ function fakeIpc() {
   };
   return {
     ipc,
-    emit: (e: AgentEvent) => act(() => emit(e)),
+    emit: (e: TurnEvent) => act(() => emit(e)),
     finish: () => act(finish),
     serverStatus: (st: ServerStatus) => act(() => serverStatus(st)),
     renamed: (r: ConversationRenamed) => act(() => renamed(r)),

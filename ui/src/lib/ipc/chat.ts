@@ -30,7 +30,7 @@ export type {
   MessageView,
   TraceRecord,
   TraceStatus,
-  TurnEvent as AgentEvent,
+  TurnEvent,
   TurnOutcome,
   Usage,
 } from "./generated";
