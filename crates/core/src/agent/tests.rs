@@ -413,7 +413,8 @@ async fn done_is_always_the_last_event_even_when_a_tool_reports_late() {
     assert!(!events.iter().any(|e| matches!(e, AgentEvent::ToolLog { .. })), "{events:?}");
 }
 
-#[tokio::test]
+// On tokio's paused clock: the tools' sleeps and the time limit pass without waiting.
+#[tokio::test(start_paused = true)]
 async fn parallel_calls_run_concurrently_under_the_cap() {
     let f = fixture();
     let mut round1 = Vec::new();
@@ -431,7 +432,8 @@ async fn parallel_calls_run_concurrently_under_the_cap() {
     assert_eq!(tools.max_running.load(Ordering::SeqCst), 2);
 }
 
-#[tokio::test]
+// On tokio's paused clock: the tools' sleeps and the time limit pass without waiting.
+#[tokio::test(start_paused = true)]
 async fn a_tool_past_its_time_limit_is_an_error_result() {
     let f = fixture();
     let mut round1 = call(0, "s", "test__slow", "{\"ms\": 5000}");
