@@ -73,7 +73,7 @@ pub fn request_body(request: &ChatRequest) -> Value {
         .collect();
     let mut body = json!({
         "model": request.model,
-        "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        "max_tokens": request.sampling.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
         "stream": true,
         "messages": convert_messages(&request.messages),
     });
@@ -89,7 +89,7 @@ pub fn request_body(request: &ChatRequest) -> Value {
     }
     // The Messages API of SDK 2.x takes no sampling parameters
     // (`temperature`, `top_p`): sending them is rejected.
-    match request.reasoning {
+    match request.sampling.reasoning {
         None => {}
         Some(ReasoningEffort::Off) => body["thinking"] = json!({"type": "disabled"}),
         Some(effort) => {

@@ -84,16 +84,16 @@ pub fn request_body(request: &ChatRequest) -> Value {
         body["tools"] = json!([{"functionDeclarations": declarations}]);
     }
     let mut config = Map::new();
-    if let Some(t) = request.temperature {
+    if let Some(t) = request.sampling.temperature {
         config.insert("temperature".into(), json!(t));
     }
-    if let Some(p) = request.top_p {
+    if let Some(p) = request.sampling.top_p {
         config.insert("topP".into(), json!(p));
     }
-    if let Some(m) = request.max_tokens {
+    if let Some(m) = request.sampling.max_tokens {
         config.insert("maxOutputTokens".into(), json!(m));
     }
-    match request.reasoning {
+    match request.sampling.reasoning {
         None => {}
         // Models that must think (the Pro ones) refuse a budget of 0, and say so.
         Some(ReasoningEffort::Off) => {
