@@ -53,13 +53,7 @@ impl AnthropicProvider {
     fn headers(&self) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
-        if let Some(key) = &self.settings.api_key {
-            let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
-                self.settings.request_error("the API key contains characters not allowed in a header".into())
-            })?;
-            value.set_sensitive(true);
-            headers.insert("x-api-key", value);
-        }
+        self.settings.insert_key(&mut headers, "x-api-key")?;
         Ok(headers)
     }
 }

@@ -13,7 +13,7 @@
 //! are not kept.
 
 use futures::stream::BoxStream;
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -46,13 +46,7 @@ impl GeminiProvider {
 
     fn headers(&self) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();
-        if let Some(key) = &self.settings.api_key {
-            let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
-                self.settings.request_error("the API key contains characters not allowed in a header".into())
-            })?;
-            value.set_sensitive(true);
-            headers.insert("x-goog-api-key", value);
-        }
+        self.settings.insert_key(&mut headers, "x-goog-api-key")?;
         Ok(headers)
     }
 }
