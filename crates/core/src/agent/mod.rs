@@ -14,11 +14,13 @@ mod retrieve;
 mod tools;
 mod turn;
 
+/// The sampling settings are the request's ([`crate::llm::Sampling`]), named where assistants and turns use them.
+pub use crate::llm::Sampling;
 pub use events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy, ToolOutcome};
 pub use profile::{ProviderSource, ResolvedProvider, resolve_provider};
 pub use retrieve::{RetrievalError, Retriever};
 pub use tools::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
-pub use turn::{Agent, ModelChoice, Sampling, Turn, TurnAction, TurnControl, TurnLimits, TurnRequest};
+pub use turn::{Agent, ModelChoice, Turn, TurnAction, TurnControl, TurnLimits, TurnRequest};
 
 use crate::config::ConfigError;
 use crate::conversations::{ConversationError, FailureKind, MessageId};

@@ -312,7 +312,7 @@ async fn streams_text_and_records_the_answer() {
 
     let request = &provider.requests()[0];
     assert_eq!(request.model, "m-1");
-    assert_eq!(request.temperature, Some(0.2));
+    assert_eq!(request.sampling.temperature, Some(0.2));
     let ChatMessage::System { text: system } = &request.messages[0] else { panic!("{:?}", request.messages[0]) };
     assert!(
         system.starts_with("You are a test.\n\n# MCP servers\n"),

@@ -20,7 +20,6 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures::stream::{FuturesUnordered, Stream, StreamExt};
-use serde::{Deserialize, Serialize};
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -34,22 +33,7 @@ use crate::conversations::{
     AssistantWriter, Attachment, ConversationError, ConversationId, ConversationStore, FailureKind, MessageId,
     MessageStatus, Role, ToolCallStatus,
 };
-use crate::llm::{ChatMessage, ChatRequest, FinishReason, Provider, ReasoningEffort, StreamEvent, ToolCall};
-
-/// Sampling settings sent with every request.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Sampling {
-    #[serde(default)]
-    pub temperature: Option<f32>,
-    #[serde(default)]
-    pub top_p: Option<f32>,
-    /// Output token limit.
-    #[serde(default)]
-    pub max_tokens: Option<u32>,
-    /// How hard a reasoning model thinks (`None`: the model's default).
-    #[serde(default)]
-    pub reasoning: Option<ReasoningEffort>,
-}
+use crate::llm::{ChatMessage, ChatRequest, FinishReason, Provider, Sampling, StreamEvent, ToolCall};
 
 /// The model a turn talks to.
 #[derive(Clone)]
@@ -445,10 +429,7 @@ impl Runner {
                 model: self.request_model.model.clone(),
                 messages,
                 tools: if capped { Vec::new() } else { specs.clone() },
-                temperature: sampling.temperature,
-                top_p: sampling.top_p,
-                max_tokens: sampling.max_tokens,
-                reasoning: sampling.reasoning,
+                sampling,
             };
             let (text, reasoning, signature, calls) = match self.stream_round(round, request, &tools).await? {
                 RoundEnd::Stopped => return Ok(Outcome::Stopped),

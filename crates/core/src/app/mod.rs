@@ -16,13 +16,17 @@ mod bundles;
 mod chat;
 mod diff;
 mod icons;
+mod import_export;
 mod knowledge;
 mod policy;
 mod presets;
+mod prompts_resources;
+mod providers;
 mod requests;
 mod roots;
 mod servers;
 mod titles;
+mod tools;
 pub mod views;
 
 use std::collections::HashMap;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::llm::{ChatMessage, ChatRequest, ContentPart, LlmError, Provider, StreamEvent};
+use crate::llm::{ChatMessage, ChatRequest, ContentPart, LlmError, Provider, Sampling, StreamEvent};
 
 /// What the model is asked.
 const PROMPT: &str = "Write a title for the conversation below: at most six words, in the language of \
@@ -42,11 +42,12 @@ pub(super) async fn ask(
             ChatMessage::User { parts: vec![ContentPart::text(exchange)] },
         ],
         tools: Vec::new(),
-        temperature: Some(0.3),
-        top_p: None,
-        // Room for a reasoning model's preamble as well as the title.
-        max_tokens: Some(400),
-        reasoning: None,
+        sampling: Sampling {
+            temperature: Some(0.3),
+            // Room for a reasoning model's preamble as well as the title.
+            max_tokens: Some(400),
+            ..Sampling::default()
+        },
     };
     let mut stream = provider.stream(request, ct.clone()).await?;
     let mut text = String::new();

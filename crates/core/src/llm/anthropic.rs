@@ -53,13 +53,7 @@ impl AnthropicProvider {
     fn headers(&self) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-version", HeaderValue::from_static(API_VERSION));
-        if let Some(key) = &self.settings.api_key {
-            let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
-                self.settings.request_error("the API key contains characters not allowed in a header".into())
-            })?;
-            value.set_sensitive(true);
-            headers.insert("x-api-key", value);
-        }
+        self.settings.insert_key(&mut headers, "x-api-key")?;
         Ok(headers)
     }
 }
@@ -73,7 +67,7 @@ pub fn request_body(request: &ChatRequest) -> Value {
         .collect();
     let mut body = json!({
         "model": request.model,
-        "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        "max_tokens": request.sampling.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
         "stream": true,
         "messages": convert_messages(&request.messages),
     });
@@ -89,7 +83,7 @@ pub fn request_body(request: &ChatRequest) -> Value {
     }
     // The Messages API of SDK 2.x takes no sampling parameters
     // (`temperature`, `top_p`): sending them is rejected.
-    match request.reasoning {
+    match request.sampling.reasoning {
         None => {}
         Some(ReasoningEffort::Off) => body["thinking"] = json!({"type": "disabled"}),
         Some(effort) => {

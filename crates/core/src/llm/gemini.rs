@@ -13,7 +13,7 @@
 //! are not kept.
 
 use futures::stream::BoxStream;
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -46,13 +46,7 @@ impl GeminiProvider {
 
     fn headers(&self) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();
-        if let Some(key) = &self.settings.api_key {
-            let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
-                self.settings.request_error("the API key contains characters not allowed in a header".into())
-            })?;
-            value.set_sensitive(true);
-            headers.insert("x-goog-api-key", value);
-        }
+        self.settings.insert_key(&mut headers, "x-goog-api-key")?;
         Ok(headers)
     }
 }
@@ -84,16 +78,16 @@ pub fn request_body(request: &ChatRequest) -> Value {
         body["tools"] = json!([{"functionDeclarations": declarations}]);
     }
     let mut config = Map::new();
-    if let Some(t) = request.temperature {
+    if let Some(t) = request.sampling.temperature {
         config.insert("temperature".into(), json!(t));
     }
-    if let Some(p) = request.top_p {
+    if let Some(p) = request.sampling.top_p {
         config.insert("topP".into(), json!(p));
     }
-    if let Some(m) = request.max_tokens {
+    if let Some(m) = request.sampling.max_tokens {
         config.insert("maxOutputTokens".into(), json!(m));
     }
-    match request.reasoning {
+    match request.sampling.reasoning {
         None => {}
         // Models that must think (the Pro ones) refuse a budget of 0, and say so.
         Some(ReasoningEffort::Off) => {

@@ -67,6 +67,18 @@ impl HttpSettings {
         Ok(map)
     }
 
+    /// Adds the API key, when there is one, to `headers` as `name`, marked
+    /// sensitive; a key no header can carry is a [`LlmError::Request`].
+    pub(crate) fn insert_key(&self, headers: &mut HeaderMap, name: &'static str) -> Result<(), LlmError> {
+        if let Some(key) = &self.api_key {
+            let mut value = HeaderValue::from_str(key.expose())
+                .map_err(|_| self.request_error("the API key contains characters not allowed in a header".into()))?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        Ok(())
+    }
+
     /// A reqwest client with the connect timeout and the extra headers (which
     /// stay on the base URL's origin: see [`crate::net`]).
     pub(crate) fn client(&self) -> Result<reqwest::Client, LlmError> {

@@ -20,8 +20,8 @@ pub use http::{DEFAULT_IDLE_TIMEOUT, HttpSettings};
 pub use openai::OpenAiProvider;
 pub use prompt_tools::PromptTools;
 pub use types::{
-    ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, ReasoningEffort, StreamEvent, ToolCall, ToolSpec,
-    Usage,
+    ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, ReasoningEffort, Sampling, StreamEvent, ToolCall,
+    ToolSpec, Usage,
 };
 
 use std::collections::BTreeMap;

@@ -116,21 +116,21 @@ impl OpenAiProvider {
             messages: convert_messages(&request.messages),
             stream: Some(true),
             stream_options: Some(ChatCompletionStreamOptions { include_usage: Some(true), ..Default::default() }),
-            temperature: request.temperature,
-            top_p: request.top_p,
+            temperature: request.sampling.temperature,
+            top_p: request.sampling.top_p,
             ..Default::default()
         };
         let mut extra = Map::new();
-        if let Some(effort) = request.reasoning {
+        if let Some(effort) = request.sampling.reasoning {
             self.set_reasoning(effort, &mut body, &mut extra);
         }
         // OpenAI's reasoning models refuse `max_tokens`; most other servers only know it.
         if self.settings.base_url.contains("api.openai.com") {
-            body.max_completion_tokens = request.max_tokens;
+            body.max_completion_tokens = request.sampling.max_tokens;
         } else {
             #[allow(deprecated)]
             {
-                body.max_tokens = request.max_tokens;
+                body.max_tokens = request.sampling.max_tokens;
             }
         }
         if !request.tools.is_empty() {

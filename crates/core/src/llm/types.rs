@@ -89,6 +89,14 @@ pub struct ChatRequest {
     /// Tools the model may call (empty: none).
     #[serde(default)]
     pub tools: Vec<ToolSpec>,
+    /// Temperature, top-p, output limit and reasoning effort.
+    #[serde(flatten)]
+    pub sampling: Sampling,
+}
+
+/// Sampling settings sent with a request: an assistant's, a turn's, a title's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sampling {
     /// Sampling temperature.
     #[serde(default)]
     pub temperature: Option<f32>,

@@ -5,8 +5,8 @@
 
 use futures::StreamExt;
 use patchbay_core::llm::{
-    ChatMessage, ChatRequest, ContentPart, FinishReason, HttpSettings, LlmError, Provider, StreamEvent, ToolCall,
-    ToolSpec, Usage,
+    ChatMessage, ChatRequest, ContentPart, FinishReason, HttpSettings, LlmError, Provider, Sampling, StreamEvent,
+    ToolCall, ToolSpec, Usage,
 };
 use patchbay_core::secrets::SecretValue;
 use serde_json::json;
@@ -82,10 +82,7 @@ pub fn sample_request(model: &str) -> ChatRequest {
             ChatMessage::User { parts: vec![ContentPart::text("Summarise it.")] },
         ],
         tools: vec![fetch_tool()],
-        temperature: Some(0.5),
-        top_p: None,
-        max_tokens: Some(1000),
-        reasoning: None,
+        sampling: Sampling { temperature: Some(0.5), max_tokens: Some(1000), ..Sampling::default() },
     }
 }
 
@@ -95,10 +92,7 @@ pub fn hello(model: &str) -> ChatRequest {
         model: model.into(),
         messages: vec![ChatMessage::User { parts: vec![ContentPart::text("hello")] }],
         tools: Vec::new(),
-        temperature: None,
-        top_p: None,
-        max_tokens: None,
-        reasoning: None,
+        sampling: Sampling::default(),
     }
 }
 

@@ -63,7 +63,7 @@ async fn thinking_and_tool_use_blocks_become_events() {
 async fn a_reasoning_effort_turns_on_adaptive_thinking_and_signed_thinking_goes_back() {
     let (server, provider) = server(vec![anthropic::text_reply(&["ok"])]).await;
     let mut request = sample_request("claude-test");
-    request.reasoning = Some(ReasoningEffort::High);
+    request.sampling.reasoning = Some(ReasoningEffort::High);
     // The turn's last round: its thinking, signed, goes back before the tool call.
     let Some(ChatMessage::Assistant { reasoning_signature, .. }) = request.messages.get_mut(2) else {
         panic!("the sample's third message is the assistant's")
@@ -87,7 +87,7 @@ async fn a_reasoning_effort_turns_on_adaptive_thinking_and_signed_thinking_goes_
 async fn reasoning_off_disables_thinking() {
     let (server, provider) = server(vec![anthropic::text_reply(&["ok"])]).await;
     let mut request = hello("claude-test");
-    request.reasoning = Some(ReasoningEffort::Off);
+    request.sampling.reasoning = Some(ReasoningEffort::Off);
     let (_, e) = run(&provider, request).await;
     assert!(e.is_none(), "{e:?}");
     let req = &server.requests()[0];

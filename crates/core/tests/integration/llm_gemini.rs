@@ -176,7 +176,7 @@ async fn a_reasoning_effort_sets_the_thinking_level_and_off_a_budget_of_zero() {
     for (effort, expected) in cases {
         let (server, provider) = server(vec![gemini::text_reply(&["ok"])]).await;
         let mut request = hello("gemini-test");
-        request.reasoning = Some(effort);
+        request.sampling.reasoning = Some(effort);
         let (_, e) = run(&provider, request).await;
         assert!(e.is_none(), "{e:?}");
         let req = &server.requests()[0];

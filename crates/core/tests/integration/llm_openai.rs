@@ -165,7 +165,7 @@ async fn request_body_carries_tools_and_tool_images_as_a_user_message() {
 async fn a_reasoning_effort_is_sent_as_reasoning_effort() {
     let (server, provider) = server(vec![openai::text_reply(&["ok"]), openai::text_reply(&["ok"])]).await;
     let mut request = hello("o-test");
-    request.reasoning = Some(ReasoningEffort::Low);
+    request.sampling.reasoning = Some(ReasoningEffort::Low);
     let (_, err) = run(&provider, request).await;
     assert!(err.is_none(), "{err:?}");
     let (_, err) = run(&provider, hello("o-test")).await;
@@ -180,7 +180,7 @@ async fn reasoning_fields(thinking: ThinkingParam, effort: ReasoningEffort) -> V
     let (server, provider) = server(vec![openai::text_reply(&["ok"])]).await;
     let provider = provider.with_thinking(thinking);
     let mut request = hello("m");
-    request.reasoning = Some(effort);
+    request.sampling.reasoning = Some(effort);
     let (_, err) = run(&provider, request).await;
     assert!(err.is_none(), "{err:?}");
     let body = server.requests()[0].body.clone();

@@ -19,7 +19,7 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::llm::{ChatMessage, ChatRequest, ContentPart, FinishReason, LlmError, Provider, StreamEvent};
+use crate::llm::{ChatMessage, ChatRequest, ContentPart, FinishReason, LlmError, Provider, Sampling, StreamEvent};
 
 /// Who wrote a sampling message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -227,10 +227,11 @@ pub async fn sample_with(
         model: model.to_owned(),
         messages,
         tools: Vec::new(),
-        temperature: request.temperature,
-        top_p: None,
-        max_tokens: Some(request.max_tokens),
-        reasoning: None,
+        sampling: Sampling {
+            temperature: request.temperature,
+            max_tokens: Some(request.max_tokens),
+            ..Sampling::default()
+        },
     };
     let mut stream = provider.stream(chat, ct.clone()).await?;
     let mut text = String::new();
@@ -313,8 +314,8 @@ mod tests {
             SamplingReply { model: "m1".into(), text: "Hello, server.".into(), stop_reason: Some("maxTokens".into()) }
         );
         let seen = provider.seen.lock().unwrap().clone().unwrap();
-        assert_eq!(seen.max_tokens, Some(42));
-        assert_eq!(seen.temperature, Some(0.5));
+        assert_eq!(seen.sampling.max_tokens, Some(42));
+        assert_eq!(seen.sampling.temperature, Some(0.5));
         assert_eq!(seen.messages[0], ChatMessage::System { text: "Be brief.".into() });
         assert!(matches!(&seen.messages[2], ChatMessage::Assistant { text, .. } if text == "yes?"));
     }

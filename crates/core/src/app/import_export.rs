@@ -1,0 +1,139 @@
+//! Importing servers from a configuration text and exporting them; the
+//! shapes are [`crate::config::import`]'s and [`crate::config::export`]'s.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::diff::line_diff;
+use super::views::{ImportEntry, ImportInput, ImportPreviewView, ImportReport};
+use super::{App, AppError};
+use crate::config::import::{EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SourceFormat};
+use crate::config::{ExportFormat, ExportOptions, McpServerConfig};
+use crate::secrets::SecretValue;
+
+impl App {
+    /// What importing `text` would do.
+    pub fn import_preview(&self, text: &str) -> Result<ImportPreviewView, AppError> {
+        let preview = self.inner.config.preview_import(self.inner.secrets.as_ref(), text, &ImportOptions::default())?;
+        let current = self.inner.config.servers()?;
+        let warnings = preview.all_issues().iter().map(ToString::to_string).collect();
+        let mut inputs: Vec<ImportInput> = Vec::new();
+        for entry in &preview.entries {
+            for note in &entry.secrets {
+                if let SecretState::Prompt { input, description, set } = &note.state {
+                    match inputs.iter_mut().find(|i| &i.id == input) {
+                        Some(known) => known.servers.push(entry.name.clone()),
+                        None => inputs.push(ImportInput {
+                            id: input.clone(),
+                            description: description.clone(),
+                            servers: vec![entry.name.clone()],
+                            set: *set,
+                        }),
+                    }
+                }
+            }
+        }
+        let entries = preview
+            .entries
+            .into_iter()
+            .filter_map(|e| {
+                let incoming = e.server?;
+                let (status, detail, existing) = match &e.status {
+                    EntryStatus::New => ("new", None, None),
+                    EntryStatus::Unchanged => ("unchanged", None, Some(e.name.as_str())),
+                    EntryStatus::Changed { .. } => ("changed", None, Some(e.name.as_str())),
+                    EntryStatus::Conflict { existing } => (
+                        "conflict",
+                        Some(format!("a server named {existing:?} exists; importing replaces it")),
+                        Some(existing.as_str()),
+                    ),
+                    _ => return None,
+                };
+                let before = existing.and_then(|n| current.iter().find(|c| c.name == n));
+                let diff = match (status, before) {
+                    ("changed" | "conflict", Some(before)) => line_diff(&pretty(before), &pretty(&incoming)),
+                    _ => Vec::new(),
+                };
+                Some(ImportEntry { name: e.name, status, incoming, diff, detail, secrets: e.secrets })
+            })
+            .collect();
+        let format = match preview.format {
+            Some(SourceFormat::McpServers) => "claude_desktop",
+            Some(SourceFormat::VsCode) => "vscode",
+            Some(SourceFormat::Zed) => "zed",
+            Some(SourceFormat::OpenCode) => "opencode",
+            Some(SourceFormat::Codex) => "codex",
+            Some(SourceFormat::Patchbay) => "patchbay",
+            Some(SourceFormat::BareMap) => "server_map",
+            Some(SourceFormat::SingleServer) => "single_server",
+            None => "unknown",
+        };
+        Ok(ImportPreviewView {
+            format: format.into(),
+            entries,
+            warnings,
+            inputs,
+            removed_on_replace: preview.removed_on_replace,
+            providers: preview.providers,
+        })
+    }
+
+    /// Imports the accepted servers in one transaction and starts the enabled ones. With
+    /// `replace`, the stored servers the text does not name are deleted (and stopped).
+    /// `answers` holds the values typed for VS Code `${input:…}` prompts, by input id; the
+    /// values go to the secret store, inputs left unanswered stay "not set". `secret_fields`
+    /// marks more env/header fields as secrets, by server name (as previewed) and field name.
+    pub async fn import_apply(
+        &self,
+        text: &str,
+        accept: &[String],
+        replace: bool,
+        answers: BTreeMap<String, String>,
+        secret_fields: BTreeMap<String, BTreeSet<String>>,
+    ) -> Result<ImportReport, AppError> {
+        let options = ImportOptions { secret_fields };
+        let preview = self.inner.config.preview_import(self.inner.secrets.as_ref(), text, &options)?;
+        let skipped: Vec<String> =
+            preview.entries.iter().filter(|e| !accept.contains(&e.name)).map(|e| e.name.clone()).collect();
+        let choice = ImportChoice {
+            mode: if replace { ImportMode::ReplaceAll } else { ImportMode::Merge },
+            skip: skipped.iter().cloned().collect(),
+            answers: answers
+                .into_iter()
+                .filter(|(_, value)| !value.is_empty())
+                .map(|(id, value)| (id, SecretValue::new(value)))
+                .collect(),
+        };
+        let outcome = self.inner.config.apply_import(self.inner.secrets.as_ref(), text, &options, &choice)?;
+        for name in &outcome.removed {
+            self.forget_server(name).await?;
+        }
+        for name in outcome.added.iter().chain(&outcome.updated) {
+            self.apply_server(self.inner.config.server(name)?).await?;
+        }
+        Ok(ImportReport {
+            added: outcome.added,
+            updated: outcome.updated,
+            skipped,
+            removed: outcome.removed,
+            secrets_not_set: outcome.secrets_not_set,
+        })
+    }
+
+    /// The servers (and in Patchbay's form, providers) as JSON text, secrets as placeholders
+    /// unless `include_secrets` (the user asked for the values, after a warning).
+    pub fn export_config(&self, format: ExportFormat, include_secrets: bool) -> Result<String, AppError> {
+        let options = ExportOptions { format, include_secrets };
+        Ok(self.inner.config.export(options, self.inner.secrets.as_ref())?)
+    }
+
+    /// One server's entry in `format`, secrets as placeholders: to copy and share.
+    pub fn export_server(&self, name: &str, format: ExportFormat) -> Result<String, AppError> {
+        let options = ExportOptions { format, include_secrets: false };
+        Ok(self.inner.config.export_servers(&[name.to_owned()], options, self.inner.secrets.as_ref())?)
+    }
+}
+
+/// A server as the preview's diff shows it.
+fn pretty(config: &McpServerConfig) -> String {
+    serde_json::to_string_pretty(config).unwrap_or_default()
+}
