@@ -34,8 +34,9 @@ say "UI: tsc --noEmit, eslint, vitest"
 # Clippy lints each workspace crate while it is compiled for the tests (scripts/clippy-rustc):
 # the same lints as `cargo clippy --workspace --all-targets -- -D warnings`, one compilation.
 export RUSTC_WORKSPACE_WRAPPER="$ROOT/scripts/clippy-rustc"
-say "Building every target with Clippy's lints, warnings as errors (cargo build --workspace --all-targets; from empty, about 20 minutes)"
-cargo build --workspace --all-targets
+build_app
+say "Building every test, benchmark and example with Clippy's lints (cargo test --workspace --all-targets --no-run)"
+cargo test --workspace --all-targets --no-run --quiet
 say "cargo test --workspace (under Xvfb and a private D-Bus session with an unlocked keyring)"
 rm -rf tests/artifacts
 xvfb-run -a -s "-screen 0 1280x800x24" \
