@@ -178,13 +178,18 @@ impl App {
         Ok(path)
     }
 
-    /// Runs `body`; on failure saves a screenshot before returning the error.
+    /// Runs `body`; on failure saves a screenshot and prints the window's text
+    /// (a CI clone, and its screenshots, may be gone by the time anyone reads the log).
     pub fn check(&self, body: impl FnOnce(&Session) -> Result<()>) -> Result<()> {
         let result = body(&self.session);
         if let Err(e) = &result {
             match self.screenshot("failure") {
                 Ok(p) => eprintln!("test failed ({e:#}); screenshot saved to {}", p.display()),
                 Err(s) => eprintln!("test failed ({e:#}); the screenshot failed too: {s:#}"),
+            }
+            match self.session.execute("return document.body.innerText", json!([])) {
+                Ok(text) => eprintln!("the window's text then:\n{}", text.as_str().unwrap_or_default()),
+                Err(t) => eprintln!("the window's text could not be read: {t:#}"),
             }
         }
         result

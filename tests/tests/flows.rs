@@ -969,8 +969,12 @@ mcp.run()
         let shown = s.wait_for_text("[data-testid=resource-preview]", WAIT, |t| t.contains("Buy milk"))?;
         ensure!(shown.contains("notes://today"), "{shown}");
         // It can be saved as a file, read whole from its server.
-        s.click(&s.find("[data-testid=resource-preview] [data-testid=save-file-save]")?)?;
-        let saved = s.wait_for_text("[data-testid=saved-files]", WAIT, |t| t.starts_with("Saved"))?;
+        // The preview has just grown its row, and the rows below move down once it is
+        // measured: the click waits until nothing covers the button.
+        s.click_when_clear("[data-testid=resource-preview] [data-testid=save-file-save]", WAIT)?;
+        let outcome = "[data-testid=resource-preview] :is([data-testid=saved-files], [role=alert])";
+        let saved = s.wait_for_text(outcome, WAIT, |t| !t.is_empty())?;
+        ensure!(saved.starts_with("Saved"), "saving failed: {saved}");
         ensure!(saved.contains("today.txt") && saved.contains(&downloads.display().to_string()), "{saved}");
         let file = std::fs::read_to_string(downloads.join("today.txt"))?;
         ensure!(file == "Buy milk at noon.", "{file}");
