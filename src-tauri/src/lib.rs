@@ -126,7 +126,7 @@ pub fn run() {
     if let Err(e) = &state.core {
         tracing::error!("Patchbay started without its core: {e}");
     }
-    let handle = state.handle.clone();
+    let events = state.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
     let services = state.app().ok();
     let result = tauri::Builder::default()
         // Single instance first: a second launch must exit before anything else starts.
@@ -157,7 +157,9 @@ pub fn run() {
                 webview::configure(window)?;
             }
             // Events reach the window from now on; start the MCP servers.
-            let _ = handle.set(app.handle().clone());
+            if let Some(events) = events {
+                state::forward_events(app.handle().clone(), events);
+            }
             #[cfg(unix)]
             exit_on_terminate(app.handle().clone());
             if let Some(services) = &services

@@ -1,12 +1,9 @@
 //! What the app holds between commands: the data directory and the opened core.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
-use patchbay_core::app::views::{
-    ConnectionBlocked, ConversationRenamed, KbProgress, ResourceUpdated, ServerLogLine, ServerStatusView,
-};
-use patchbay_core::app::{App, AppEvents, ServerRequestView};
+use patchbay_core::app::{App, AppEvent, AppEventStream, AppEvents};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{KeyringStore, SecretStore};
 use patchbay_core::store::Store;
@@ -28,55 +25,35 @@ pub struct AppState {
     /// The data directory asked for (the default one when none was), also when
     /// the core could not open in it.
     pub requested_dir: Option<DataDir>,
-    /// Where [`WindowEvents`] emits, once the window exists.
-    pub handle: Arc<OnceLock<AppHandle>>,
+    /// The core's own events, until the window exists to take them ([`forward_events`]).
+    pub events: Mutex<Option<AppEventStream>>,
     /// An MCP bundle the app was launched with (or a later launch handed
     /// over), until the window takes it to show its installer.
     pub opened_bundle: Mutex<Option<PathBuf>>,
 }
 
-/// Emits the core's own events (`server_status`, `server_log`, `connection_blocked`, …) to the window.
-struct WindowEvents {
-    handle: Arc<OnceLock<AppHandle>>,
-}
-
-impl WindowEvents {
-    fn emit<T: serde::Serialize + Clone>(&self, event: &str, payload: T) {
-        if let Some(handle) = self.handle.get()
-            && let Err(e) = handle.emit(event, payload)
-        {
-            tracing::warn!("could not emit {event}: {e}");
+/// Emits the core's own events to the window as they come (`server_status`,
+/// `server_log`, `connection_blocked`, …); those from before the window
+/// existed wait in the stream.
+pub fn forward_events(handle: AppHandle, mut events: AppEventStream) {
+    tauri::async_runtime::spawn(async move {
+        while let Some(event) = events.recv().await {
+            match event {
+                AppEvent::ServerStatus(status) => emit(&handle, "server_status", status),
+                AppEvent::ServerLog(line) => emit(&handle, "server_log", line),
+                AppEvent::KbProgress(progress) => emit(&handle, "kb_progress", progress),
+                AppEvent::ServerRequest(request) => emit(&handle, "server_request", request),
+                AppEvent::ConversationRenamed(renamed) => emit(&handle, "conversation_renamed", renamed),
+                AppEvent::ResourceUpdated(updated) => emit(&handle, "resource_updated", updated),
+                AppEvent::ConnectionBlocked(blocked) => emit(&handle, "connection_blocked", blocked),
+            }
         }
-    }
+    });
 }
 
-impl AppEvents for WindowEvents {
-    fn server_status(&self, status: ServerStatusView) {
-        self.emit("server_status", status);
-    }
-
-    fn server_log(&self, line: ServerLogLine) {
-        self.emit("server_log", line);
-    }
-
-    fn kb_progress(&self, progress: KbProgress) {
-        self.emit("kb_progress", progress);
-    }
-
-    fn server_request(&self, request: ServerRequestView) {
-        self.emit("server_request", request);
-    }
-
-    fn conversation_renamed(&self, renamed: ConversationRenamed) {
-        self.emit("conversation_renamed", renamed);
-    }
-
-    fn resource_updated(&self, updated: ResourceUpdated) {
-        self.emit("resource_updated", updated);
-    }
-
-    fn connection_blocked(&self, blocked: ConnectionBlocked) {
-        self.emit("connection_blocked", blocked);
+fn emit<T: serde::Serialize + Clone>(handle: &AppHandle, event: &str, payload: T) {
+    if let Err(e) = handle.emit(event, payload) {
+        tracing::warn!("could not emit {event}: {e}");
     }
 }
 
@@ -84,8 +61,7 @@ impl AppState {
     /// Opens the core in the chosen (or default) data directory; `bundle` is
     /// a bundle file to offer to install.
     pub fn open(data_dir: Option<PathBuf>, bundle: Option<PathBuf>) -> Self {
-        let handle = Arc::new(OnceLock::new());
-        let events = Arc::new(WindowEvents { handle: handle.clone() });
+        let (events, stream) = AppEvents::channel();
         let resolved = DataDir::resolve(data_dir);
         let requested_dir = resolved.as_ref().ok().cloned();
         let core = resolved.map_err(IpcError::from).and_then(|dir| {
@@ -94,7 +70,7 @@ impl AppState {
             let app = App::open(dir.clone(), store.clone(), secrets.clone(), events)?;
             Ok(Core { dir, store, secrets, app })
         });
-        Self { core, requested_dir, handle, opened_bundle: Mutex::new(bundle) }
+        Self { core, requested_dir, events: Mutex::new(Some(stream)), opened_bundle: Mutex::new(bundle) }
     }
 
     /// The opened core, or the start-up error.

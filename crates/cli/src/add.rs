@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use patchbay_core::app::{App, NoEvents};
+use patchbay_core::app::{App, AppEvents};
 use patchbay_core::catalog::{
     self, HttpRegistry, Registry, RegistryEntry, RegistryError, RegistrySetting, download_bundle,
 };
@@ -61,7 +61,7 @@ pub fn run(dir: &DataDir, args: &AddArgs) -> anyhow::Result<ExitCode> {
         drop(runtime);
         return install::run(dir, &InstallArgs::new(file, args.set.clone()));
     }
-    let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), Arc::new(NoEvents))?;
+    let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), AppEvents::unwatched())?;
     let name = args.name.clone().unwrap_or(entry.id.clone());
     let asked: Vec<&str> = entry.settings.iter().filter(|s| s.placeholder).map(|s| s.name.as_str()).collect();
     let rest: Vec<String> = args

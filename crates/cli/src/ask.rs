@@ -18,17 +18,17 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use futures::StreamExt;
 use patchbay_core::agent::{
-    Agent, AgentEvent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, ProviderSource, Retriever,
-    Sampling, ToolHost, ToolSelection, TurnAction, TurnControl, TurnLimits, TurnRequest, resolve_provider,
+    Agent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, ProviderSource, Retriever, Sampling,
+    ToolHost, ToolSelection, TurnAction, TurnLimits, TurnRequest, resolve_provider,
 };
 use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeMode};
 use patchbay_core::attach;
 use patchbay_core::config::PolicyDefaults;
 use patchbay_core::config::policy::DEFAULTS_SETTING;
-use patchbay_core::conversations::{Attachment, ConversationId, ConversationStore, MessageStatus};
-use patchbay_core::host::Host;
+use patchbay_core::conversations::{Attachment, ConversationId, ConversationStore};
+use patchbay_core::host::turn::DoneReason;
+use patchbay_core::host::{Host, HostTurn, TurnEvent};
 use patchbay_core::llm::{ContentPart, ReasoningEffort};
 use patchbay_core::mcp::ServerStatus;
 use patchbay_core::paths::DataDir;
@@ -135,9 +135,9 @@ pub struct Session {
     retriever: Option<Arc<dyn Retriever>>,
     limits: TurnLimits,
     pub conversation: Option<ConversationId>,
-    /// Held for the built-in `knowledge_search`, which reads the host's
-    /// knowledge base (and finds none once the host is gone).
-    _host: Arc<Host>,
+    /// Follows each turn; held also for the built-in `knowledge_search`, which
+    /// reads the host's knowledge base (and finds none once the host is gone).
+    host: Arc<Host>,
 }
 
 /// The knowledge base for `mode`; one whose embedder cannot be loaded is reported and left out.
@@ -279,12 +279,12 @@ impl Session {
             tools,
             retriever,
             conversation: args.conversation,
-            _host: host,
+            host,
         })
     }
 
     /// Sends one message with its attachments and prints the turn; returns how it ended.
-    pub async fn turn(&mut self, message: &str, attachments: Vec<Attachment>) -> anyhow::Result<MessageStatus> {
+    pub async fn turn(&mut self, message: &str, attachments: Vec<Attachment>) -> anyhow::Result<DoneReason> {
         let conversations = self.agent.conversations();
         let conversation = match self.conversation {
             Some(id) => id,
@@ -302,38 +302,37 @@ impl Session {
             retriever: self.retriever.clone(),
             limits: self.limits,
         })?;
-        Ok(print_turn(turn).await)
+        Ok(print_turn(self.host.watch(turn)).await)
     }
 }
 
 /// Prints a turn's events until it is done; Ctrl-C stops it.
-async fn print_turn(mut turn: patchbay_core::agent::Turn) -> MessageStatus {
-    let control = turn.control();
-    let stopper = control.clone();
+async fn print_turn(mut turn: HostTurn) -> DoneReason {
+    let answers = turn.answers();
+    let stopper = answers.clone();
     let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
             stopper.stop();
         }
     });
-    let mut status = MessageStatus::Error;
+    let mut reason = DoneReason::Error;
     let mut out = std::io::stdout();
     while let Some(event) = turn.next().await {
         match event {
-            AgentEvent::TextDelta { text } => {
+            TurnEvent::TextDelta { text } => {
                 print!("{text}");
                 let _ = out.flush();
             }
-            AgentEvent::ReasoningDelta { text } => eprint!("\x1b[2m{text}\x1b[0m"),
-            AgentEvent::ToolCallStarted { name, server, tool, .. } => match (server, tool) {
-                (Some(s), Some(t)) => eprintln!("\n[tool] {name} ({s}/{t})"),
-                _ => eprintln!("\n[tool] {name}"),
-            },
-            AgentEvent::ToolProgress { progress, total, message, .. } => {
-                crate::show_progress(progress, total, message.as_deref())
+            TurnEvent::ReasoningDelta { text } => eprint!("\x1b[2m{text}\x1b[0m"),
+            TurnEvent::ToolCallWriting { server, tool, .. } if server.is_empty() => eprintln!("\n[tool] {tool}"),
+            TurnEvent::ToolCallWriting { server, tool, .. } => eprintln!("\n[tool] {server}/{tool}"),
+            TurnEvent::ToolProgress { progress: p, .. } => {
+                crate::show_progress(p.progress, p.total, p.message.as_deref())
             }
-            AgentEvent::ToolLog { level, message, .. } => eprintln!("  [{level}] {message}"),
-            AgentEvent::ToolResult { content, is_error, duration_ms, .. } => {
-                let text: String = content
+            TurnEvent::ToolLog { log, .. } => eprintln!("  [{}] {}", log.level, log.message),
+            TurnEvent::ToolResult { result, duration_ms, .. } => {
+                let text: String = result
+                    .content
                     .iter()
                     .map(|p| match p {
                         ContentPart::Text { text } => text.clone(),
@@ -341,30 +340,39 @@ async fn print_turn(mut turn: patchbay_core::agent::Turn) -> MessageStatus {
                     })
                     .collect::<Vec<_>>()
                     .join(" ");
-                let short: String = text.chars().take(200).collect();
-                let what = if is_error { "error" } else { "result" };
-                eprintln!("  → {what} in {duration_ms} ms: {short}");
+                let what = if result.is_error { "error" } else { "result" };
+                eprintln!("  → {what} in {duration_ms} ms: {}", short(&text));
             }
-            AgentEvent::ApprovalNeeded { approval_id, server, tool, arguments, strict, .. } => {
-                let decision = ask_terminal(&server, &tool, &arguments, strict).await;
-                answer(&control, approval_id, decision);
-            }
-            AgentEvent::Citations { passages } => {
-                for (i, p) in passages.iter().enumerate() {
-                    let lines = p.lines.map(|(a, b)| format!(":{a}-{b}")).unwrap_or_default();
-                    let heading = p.heading.as_deref().map(|h| format!(" › {h}")).unwrap_or_default();
-                    eprintln!("[{}] {}{lines}{heading}", i + 1, p.source);
+            TurnEvent::ToolFailed { error, stderr_tail, duration_ms, .. } => {
+                eprintln!("  → error in {duration_ms} ms: {}", short(&error));
+                if let Some(tail) = stderr_tail {
+                    eprintln!("  the server's last words:\n{tail}");
                 }
             }
-            AgentEvent::ContextTrimmed { elided_tool_results, dropped_messages, context_window, .. } => eprintln!(
+            TurnEvent::ToolDenied { .. } => eprintln!("  → denied"),
+            TurnEvent::ToolCancelled { .. } => eprintln!("  → cancelled"),
+            TurnEvent::ApprovalNeeded { call_id, server, tool, arguments, strict } => {
+                let decision = ask_terminal(&server, &tool, &arguments, strict).await;
+                if let Err(e) = answers.answer(&call_id, decision) {
+                    eprintln!("note: {e}");
+                }
+            }
+            TurnEvent::Citations { citations } => {
+                for c in citations {
+                    let lines = c.lines.map(|[a, b]| format!(":{a}-{b}")).unwrap_or_default();
+                    let heading = c.heading.as_deref().map(|h| format!(" › {h}")).unwrap_or_default();
+                    eprintln!("[{}] {}{lines}{heading}", c.index, c.path);
+                }
+            }
+            TurnEvent::ContextTrimmed { elided_tool_results, dropped_messages, context_window } => eprintln!(
                 "note: to fit the {context_window}-token context window, {elided_tool_results} older tool \
                  results and {dropped_messages} older messages were left out of this request"
             ),
-            AgentEvent::Error { message, .. } => eprintln!("\nerror: {message}"),
-            AgentEvent::Done { status: s, .. } => {
-                status = s;
+            TurnEvent::Error { error } => eprintln!("\nerror: {}", error.message),
+            TurnEvent::Done { reason: r } => {
+                reason = r;
                 println!();
-                if s == MessageStatus::Stopped {
+                if r == DoneReason::Cancelled {
                     eprintln!("(stopped; the partial answer is saved)");
                 }
             }
@@ -372,13 +380,12 @@ async fn print_turn(mut turn: patchbay_core::agent::Turn) -> MessageStatus {
         }
     }
     ctrl_c.abort();
-    status
+    reason
 }
 
-fn answer(control: &TurnControl, id: u64, decision: ApprovalDecision) {
-    if let Err(e) = control.answer(id, decision) {
-        eprintln!("note: {e}");
-    }
+/// The first 200 characters of a tool's answer.
+fn short(text: &str) -> String {
+    text.chars().take(200).collect()
 }
 
 /// Asks about one call; a strict server's calls are asked every time, so
@@ -419,7 +426,7 @@ pub fn run(dir: &DataDir, args: &AskArgs) -> anyhow::Result<ExitCode> {
             eprintln!("conversation {id}");
         }
         Ok(match status {
-            MessageStatus::Complete | MessageStatus::Stopped => ExitCode::SUCCESS,
+            DoneReason::Stop | DoneReason::Cancelled => ExitCode::SUCCESS,
             _ => ExitCode::FAILURE,
         })
     })

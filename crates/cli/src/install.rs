@@ -21,7 +21,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Args;
 use patchbay_core::app::views::ServerStatusView;
-use patchbay_core::app::{App, NoEvents};
+use patchbay_core::app::{App, AppEvents};
 use patchbay_core::bundle::{BundleInfo, BundleSetting, BundleValues, Signature};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
@@ -74,7 +74,7 @@ fn terminal_locale() -> String {
 fn open_app(dir: &DataDir) -> anyhow::Result<(App, tokio::runtime::Runtime)> {
     let store = Store::open(dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), Arc::new(NoEvents))?;
+    let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), AppEvents::unwatched())?;
     Ok((app, runtime))
 }
 

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::{run, sample_request};
-use patchbay_core::app::{App, ErrorKind, NoEvents};
+use patchbay_core::app::{App, AppEvents, ErrorKind};
 use patchbay_core::config::{McpServerConfig, ProviderProfile, TransportConfig};
 use patchbay_core::llm;
 use patchbay_core::net::{self, ProxyChoice};
@@ -40,7 +40,7 @@ uvicorn.run(mcp.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[1]), 
 
 fn open_app(data: &std::path::Path) -> App {
     let store = Store::open(&DataDir::new(data)).unwrap();
-    App::open(DataDir::new(data), store, Arc::new(MemoryStore::new()), Arc::new(NoEvents)).unwrap()
+    App::open(DataDir::new(data), store, Arc::new(MemoryStore::new()), AppEvents::unwatched()).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

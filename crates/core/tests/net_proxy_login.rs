@@ -13,7 +13,7 @@ use std::sync::Arc;
 use base64::Engine;
 use common::{run, sample_request};
 use patchbay_core::app::views::GeneralSettings;
-use patchbay_core::app::{App, NoEvents};
+use patchbay_core::app::{App, AppEvents};
 use patchbay_core::config::ProviderProfile;
 use patchbay_core::llm;
 use patchbay_core::net::{self, ProxyChoice};
@@ -28,7 +28,7 @@ const PASSWORD: &str = "hunter2-s3cret";
 
 fn open_app(data: &Path, secrets: Arc<MemoryStore>) -> App {
     let store = Store::open(&DataDir::new(data)).unwrap();
-    App::open(DataDir::new(data), store, secrets, Arc::new(NoEvents)).unwrap()
+    App::open(DataDir::new(data), store, secrets, AppEvents::unwatched()).unwrap()
 }
 
 fn custom(url: String) -> ProxyChoice {

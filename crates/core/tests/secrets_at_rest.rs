@@ -17,7 +17,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use patchbay_core::app::views::{GeneralSettings, TurnEvent};
-use patchbay_core::app::{App, ApprovalAnswer, NoEvents, TurnInput};
+use patchbay_core::app::{App, AppEvents, ApprovalAnswer, TurnInput};
 use patchbay_core::config::{
     ApprovalMode, ExportFormat, McpServerConfig, ProviderProfile, TransportConfig, ValueSource,
 };
@@ -217,7 +217,7 @@ async fn no_secret_of_a_session_is_left_in_the_data_dir_logs_backups_or_exports(
     data.prepare().unwrap();
     log_to(&data);
     let secrets = Arc::new(MemoryStore::default());
-    let app = App::open(data.clone(), Store::open(&data).unwrap(), secrets.clone(), Arc::new(NoEvents))
+    let app = App::open(data.clone(), Store::open(&data).unwrap(), secrets.clone(), AppEvents::unwatched())
         .unwrap()
         .with_env(|_| None);
     app.start().unwrap();

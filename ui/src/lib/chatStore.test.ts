@@ -60,7 +60,7 @@ describe("ConversationStore", () => {
       { type: "turn_started", user_message: null, assistant_message_id: "a1", model: "m" },
       { type: "tool_call_started", call_id: "c1", server: "fs", tool: "read", arguments: { path: "x" }, status: "running" },
       { type: "tool_call_started", call_id: "c2", server: "fs", tool: "list", arguments: {}, status: "running" },
-      { type: "approval_needed", call_id: "c1", strict: false },
+      { type: "approval_needed", call_id: "c1", server: "fs", tool: "read", arguments: { path: "x" }, strict: false },
     ]);
     const calls = () => s.getState().messages[0]?.tool_calls ?? [];
     expect(calls().map((c) => [c.call_id, c.status, c.strict])).toEqual([
@@ -68,7 +68,7 @@ describe("ConversationStore", () => {
       ["c2", "running", undefined],
     ]);
     // A strict server's call: its card offers no answer that is remembered.
-    run(s, [{ type: "approval_needed", call_id: "c2", strict: true }]);
+    run(s, [{ type: "approval_needed", call_id: "c2", server: "fs", tool: "list", arguments: {}, strict: true }]);
     expect(calls()[1]?.strict).toBe(true);
     run(s, [
       { type: "tool_running", call_id: "c1" },
@@ -84,6 +84,19 @@ describe("ConversationStore", () => {
     expect(c1?.logs).toEqual([{ level: "info", message: "reading" }]);
     expect(c2?.status).toBe("error");
     expect(c2?.stderr_tail).toBe("boom");
+  });
+
+  it("keeps what the last request left out to fit the context window, until the next turn", () => {
+    const s = new ConversationStore();
+    run(s, [
+      { type: "turn_started", user_message: null, assistant_message_id: "a1", model: "m" },
+      { type: "context_trimmed", elided_tool_results: 3, dropped_messages: 2, context_window: 8192 },
+    ]);
+    expect(s.getState().trimmed).toEqual({ elided_tool_results: 3, dropped_messages: 2, context_window: 8192 });
+    s.apply({ type: "done", reason: "stop" });
+    expect(s.getState().trimmed).not.toBeNull();
+    s.apply({ type: "turn_started", user_message: null, assistant_message_id: "a2", model: "m" });
+    expect(s.getState().trimmed).toBeNull();
   });
 
   it("marks calls still open at the end of a cancelled turn as cancelled", () => {

@@ -11,6 +11,8 @@ export interface ConversationState {
   /** Id of the assistant message being streamed, if a turn is running. */
   streamingId: string | null;
   usage: Usage | null;
+  /** The last request left older history out to fit the model's context window. */
+  trimmed: Omit<Extract<TurnEvent, { type: "context_trimmed" }>, "type"> | null;
   error: IpcError | null;
 }
 
@@ -50,7 +52,7 @@ export class ConversationStore {
   private unsent: Draft = { text: "", attachments: [] };
 
   constructor(messages: Message[] = []) {
-    this.state = { messages, earlier: 0, streamingId: null, usage: null, error: null };
+    this.state = { messages, earlier: 0, streamingId: null, usage: null, trimmed: null, error: null };
   }
 
   getState = (): ConversationState => this.state;
@@ -130,7 +132,7 @@ export class ConversationStore {
         if (event.user_message) messages.push(event.user_message);
         const parent = messages[messages.length - 1]?.id ?? null;
         messages.push(emptyAssistant(event.assistant_message_id, parent, event.model));
-        this.set({ messages, streamingId: event.assistant_message_id, error: null });
+        this.set({ messages, streamingId: event.assistant_message_id, trimmed: null, error: null });
         return;
       }
       case "text_delta":
@@ -183,6 +185,10 @@ export class ConversationStore {
         return this.updateStreaming((m) => ({ ...m, citations: event.citations }));
       case "usage":
         return this.set({ usage: event.usage });
+      case "context_trimmed":
+        return this.set({
+          trimmed: { elided_tool_results: event.elided_tool_results, dropped_messages: event.dropped_messages, context_window: event.context_window },
+        });
       case "error":
         this.updateStreaming((m) => ({ ...m, error: event.error }));
         return this.set({ error: event.error });

@@ -157,8 +157,12 @@ describe("ChatPage", () => {
     f.emit({ type: "turn_started", user_message: message("u1", "user", "read the file"), assistant_message_id: "a1", model: "gpt-test" });
     f.emit({ type: "text_delta", text: "Let me look." });
     f.emit({ type: "tool_call_started", call_id: "t1", server: "fs", tool: "read", arguments: { path: "/a" }, status: "running" });
-    f.emit({ type: "approval_needed", call_id: "t1", strict: false });
+    f.emit({ type: "approval_needed", call_id: "t1", server: "fs", tool: "read", arguments: { path: "/a" }, strict: false });
     expect(screen.getByText("Let me look.")).toBeTruthy();
+    f.emit({ type: "context_trimmed", elided_tool_results: 2, dropped_messages: 1, context_window: 8192 });
+    expect(screen.getByTestId("context-trimmed").textContent).toBe(
+      "To fit the model's 8192-token context, 2 older tool results and 1 older messages were left out",
+    );
     fireEvent.click(screen.getByTestId("approve-once"));
     expect(f.ipc.respondApproval).toHaveBeenCalledWith("t1", "allow_once");
 

@@ -319,6 +319,15 @@ function ConversationView({
         {state.usage && (
           <small className="muted">{t("chat.usage", { input: state.usage.input_tokens, output: state.usage.output_tokens })}</small>
         )}
+        {state.trimmed && (
+          <small className="muted" data-testid="context-trimmed">
+            {t("chat.trimmed", {
+              window: state.trimmed.context_window,
+              results: state.trimmed.elided_tool_results,
+              messages: state.trimmed.dropped_messages,
+            })}
+          </small>
+        )}
       </div>
       {state.messages.length === 0 ? (
         <p className="muted empty-chat">{t("chat.startHint")}</p>

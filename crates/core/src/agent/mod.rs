@@ -60,6 +60,9 @@ pub enum AgentError {
     /// No approval with that id is waiting (already answered, or the turn ended).
     #[error("no approval {id} is waiting")]
     NoSuchApproval { id: u64 },
+    /// No approval is waiting for that call (already answered, or the turn ended).
+    #[error("no approval is waiting for call {call_id}")]
+    NoApprovalFor { call_id: String },
 }
 
 impl AgentError {
@@ -69,7 +72,9 @@ impl AgentError {
             Self::Conversation(_) => FailureKind::Storage,
             Self::Llm(_) | Self::StreamEnded { .. } | Self::UnknownToolCall { .. } => FailureKind::Provider,
             Self::Config(_) | Self::NoProvider | Self::MissingApiKey { .. } => FailureKind::Config,
-            Self::NothingToAnswer { .. } | Self::NoSuchApproval { .. } => FailureKind::Internal,
+            Self::NothingToAnswer { .. } | Self::NoSuchApproval { .. } | Self::NoApprovalFor { .. } => {
+                FailureKind::Internal
+            }
         }
     }
 }

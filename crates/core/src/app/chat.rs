@@ -2,29 +2,27 @@
 //!
 //! A turn resolves its model from the conversation's settings, then its
 //! assistant, then the first provider; offers the tools of the enabled
-//! servers the conversation allows; and translates the core's
-//! [`AgentEvent`]s into [`TurnEvent`]s for the view. Approvals wait in
-//! [`App`]'s table under the call's id until [`App::respond_approval`].
+//! servers the conversation allows; and hands the host's [`TurnEvent`]s to
+//! the view. Approvals wait in [`App`]'s table under the call's id until
+//! [`App::respond_approval`].
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use futures::StreamExt;
-
 use super::views::{
-    ConversationDetail, ConversationRenamed, ConversationSettings, ConversationSummary, DoneReason, ErrorView, LogView,
-    MessagePage, MessageView, ProgressView, ToolResultView, TraceStatus, TurnEvent, arguments_json, citations,
+    ConversationDetail, ConversationRenamed, ConversationSettings, ConversationSummary, MessagePage, MessageView,
+    TurnEvent,
 };
-use super::{App, AppError, Waiting, lock, titles};
+use super::{App, AppError, AppEvent, Waiting, lock, titles};
 use crate::agent::{
-    AgentEvent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, Sampling, ToolHost, ToolOutcome,
-    ToolSelection, TurnAction, TurnLimits, TurnRequest, resolve_provider,
+    ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, Sampling, ToolHost, ToolSelection, TurnAction,
+    TurnLimits, TurnRequest, resolve_provider,
 };
 use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
 use crate::attach;
 use crate::config::ApprovalMode;
 use crate::conversations::{Attachment, ConversationId, ExportFile, ExportFormat, MessageId, MessageStatus};
-use crate::llm::{ContentPart, Provider};
+use crate::llm::Provider;
 use crate::mcp::ServerStatus;
 use crate::rag::{ChatKnowledge, chat as rag_chat};
 
@@ -50,7 +48,7 @@ pub enum TurnInput {
     Edit { message: String, text: String },
 }
 
-/// Something the user attaches to a message: the JSON of a [`ContentPart`]
+/// Something the user attaches to a message: the JSON of a [`ContentPart`](crate::llm::ContentPart)
 /// (with the name of the file it came from, when it came from one), or a
 /// document to read to text.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, ts_rs::TS)]
@@ -273,7 +271,7 @@ impl App {
             }
         };
         tracing::debug!(conversation = waiting.conversation, call_id, ?decision, "approval answered");
-        Ok(waiting.control.answer(waiting.approval, decision)?)
+        Ok(waiting.answers.answer(call_id, decision)?)
     }
 
     /// Runs one turn to its end, passing each event to `on_event`. Returns
@@ -345,12 +343,11 @@ impl App {
         if lock(&self.inner.turns).contains_key(&id) {
             return Err(AppError::Invalid(format!("conversation {id} already has a turn running; stop it first")));
         }
-        let mut turn = self.inner.agent.start(request)?;
-        let control = turn.control();
-        lock(&self.inner.turns).insert(id, control.clone());
+        let mut turn = self.inner.host.watch(self.inner.agent.start(request)?);
+        let answers = turn.answers();
+        lock(&self.inner.turns).insert(id, answers.clone());
         let assistant_message = turn.assistant_message_id();
         let user_message = (!regenerate).then(|| turn.user_message_id());
-        let mut mapper = EventMapper { app: self, pending: HashMap::new() };
         on_event(TurnEvent::TurnStarted {
             user_message: match user_message {
                 Some(mid) => Some(Box::new(self.message_view(id, mid)?)),
@@ -360,20 +357,17 @@ impl App {
             model: model_name,
         });
         while let Some(event) = turn.next().await {
-            if let AgentEvent::ApprovalNeeded { approval_id, call_id, server, tool, strict, .. } = &event {
+            if let TurnEvent::ApprovalNeeded { call_id, server, tool, strict, .. } = &event {
                 let waiting = Waiting {
                     conversation: id,
-                    control: control.clone(),
-                    approval: *approval_id,
+                    answers: answers.clone(),
                     server: server.clone(),
                     tool: tool.clone(),
                     strict: *strict,
                 };
                 lock(&self.inner.approvals).insert(call_id.clone(), waiting);
             }
-            for out in mapper.map(event) {
-                on_event(out);
-            }
+            on_event(event);
         }
         lock(&self.inner.turns).remove(&id);
         lock(&self.inner.approvals).retain(|_, w| w.conversation != id);
@@ -419,7 +413,9 @@ impl App {
             // The user may have named it meanwhile.
             let renamed = unchanged() && app.inner.conversations.rename(id, &title).is_ok();
             if renamed && let Ok(c) = app.inner.conversations.get(id) {
-                app.inner.events.conversation_renamed(ConversationRenamed { id: id.to_string(), title: c.title });
+                app.inner
+                    .events
+                    .report(AppEvent::ConversationRenamed(ConversationRenamed { id: id.to_string(), title: c.title }));
             }
         });
     }
@@ -524,133 +520,5 @@ impl App {
             .filter(|name| !settings.disabled_tools.contains(name))
             .collect();
         ToolSelection::Only { servers: BTreeSet::new(), tools: chosen }
-    }
-}
-
-/// Turns the core's events into the view's: a call is shown being written as
-/// the model writes it, and its card once its arguments are complete (at
-/// approval, start or result); failures carry the server's stderr tail when
-/// the server went down.
-struct EventMapper<'a> {
-    app: &'a App,
-    /// The turn's calls by id.
-    pending: HashMap<String, PendingCard>,
-}
-
-/// A call as the model wrote it, and whether its card was shown.
-struct PendingCard {
-    server: String,
-    tool: String,
-    arguments: String,
-    shown: bool,
-}
-
-impl EventMapper<'_> {
-    fn map(&mut self, event: AgentEvent) -> Vec<TurnEvent> {
-        match event {
-            AgentEvent::TextDelta { text } => vec![TurnEvent::TextDelta { text }],
-            AgentEvent::ReasoningDelta { text } => vec![TurnEvent::ReasoningDelta { text }],
-            AgentEvent::ToolCallStarted { call_id, name, server, tool } => {
-                let card = PendingCard {
-                    server: server.unwrap_or_default(),
-                    tool: tool.unwrap_or(name),
-                    arguments: String::new(),
-                    shown: false,
-                };
-                let writing = TurnEvent::ToolCallWriting {
-                    call_id: call_id.clone(),
-                    server: card.server.clone(),
-                    tool: card.tool.clone(),
-                };
-                self.pending.insert(call_id, card);
-                vec![writing]
-            }
-            AgentEvent::ToolArgumentsDelta { call_id, delta } => match self.pending.get_mut(&call_id) {
-                Some(card) if !card.shown => {
-                    card.arguments.push_str(&delta);
-                    vec![TurnEvent::ToolArgumentsDelta { call_id, delta }]
-                }
-                _ => Vec::new(),
-            },
-            AgentEvent::ApprovalNeeded { call_id, strict, .. } => {
-                let mut out = self.card(&call_id, TraceStatus::PendingApproval);
-                out.push(TurnEvent::ApprovalNeeded { call_id, strict });
-                out
-            }
-            AgentEvent::ToolRunning { call_id } => {
-                let mut out = self.card(&call_id, TraceStatus::Running);
-                out.push(TurnEvent::ToolRunning { call_id });
-                out
-            }
-            AgentEvent::ToolProgress { call_id, progress, total, message } => {
-                vec![TurnEvent::ToolProgress { call_id, progress: ProgressView { progress, total, message } }]
-            }
-            AgentEvent::ToolLog { call_id, level, message } => {
-                vec![TurnEvent::ToolLog { call_id, log: LogView { level, message } }]
-            }
-            AgentEvent::ToolResult { call_id, content, is_error, duration_ms, outcome } => {
-                let server = self.pending.get(&call_id).map(|card| card.server.clone());
-                let mut out = self.card(&call_id, TraceStatus::Running);
-                let error = || {
-                    content
-                        .iter()
-                        .filter_map(|p| if let ContentPart::Text { text } = p { Some(text.as_str()) } else { None })
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                };
-                out.push(match outcome {
-                    ToolOutcome::Declined => TurnEvent::ToolDenied { call_id },
-                    ToolOutcome::Cancelled => TurnEvent::ToolCancelled { call_id },
-                    ToolOutcome::Refused | ToolOutcome::TimedOut => {
-                        TurnEvent::ToolFailed { call_id, error: error(), stderr_tail: None, duration_ms }
-                    }
-                    ToolOutcome::Ran if is_error && self.server_down(server.as_deref()) => {
-                        let stderr_tail = server.as_deref().and_then(|s| self.stderr_tail(s));
-                        TurnEvent::ToolFailed { call_id, error: error(), stderr_tail, duration_ms }
-                    }
-                    _ => TurnEvent::ToolResult {
-                        call_id,
-                        result: ToolResultView { content, structured_content: None, is_error },
-                        duration_ms,
-                    },
-                });
-                out
-            }
-            AgentEvent::Citations { passages } => vec![TurnEvent::Citations { citations: citations(&passages) }],
-            AgentEvent::Usage { usage } => vec![TurnEvent::Usage { usage }],
-            AgentEvent::Error { kind, message, .. } => {
-                vec![TurnEvent::Error { error: ErrorView { kind: kind.into(), message } }]
-            }
-            AgentEvent::Done { status, .. } => vec![TurnEvent::Done { reason: DoneReason::from(status) }],
-            _ => Vec::new(),
-        }
-    }
-
-    /// The card of a call in `status`, the first time it is needed.
-    fn card(&mut self, call_id: &str, status: TraceStatus) -> Vec<TurnEvent> {
-        match self.pending.get_mut(call_id) {
-            Some(card) if !card.shown => {
-                card.shown = true;
-                vec![TurnEvent::ToolCallStarted {
-                    call_id: call_id.to_owned(),
-                    server: card.server.clone(),
-                    tool: card.tool.clone(),
-                    arguments: arguments_json(&card.arguments),
-                    status,
-                }]
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    fn server_down(&self, server: Option<&str>) -> bool {
-        server.filter(|s| !s.is_empty()).is_some_and(|s| {
-            self.app.inner.registry.status(s).is_ok_and(|status| !matches!(status, ServerStatus::Ready))
-        })
-    }
-
-    fn stderr_tail(&self, server: &str) -> Option<String> {
-        let lines = self.app.inner.registry.stderr_tail(server, 20).ok()?;
-        Some(lines.join("\n")).filter(|t| !t.is_empty())
     }
 }

@@ -11,7 +11,7 @@ use rmcp::model::Icon;
 use url::Url;
 
 use super::views::IconView;
-use super::{App, lock};
+use super::{App, AppEvent, lock};
 use crate::config::{McpServerConfig, TransportConfig};
 use crate::mcp::protocol::icons::{self, IconSource, Origin};
 
@@ -103,7 +103,7 @@ impl App {
             let arrived = matches!(state, Fetched::Ready(_));
             lock(&app.inner.icons).insert(url, state);
             if arrived && let Some(status) = app.server_status(&server) {
-                app.inner.events.server_status(status);
+                app.inner.events.report(AppEvent::ServerStatus(status));
             }
         };
         if self.spawn(task).is_err() {

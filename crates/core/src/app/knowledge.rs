@@ -2,7 +2,7 @@
 //! Its folders are also shared with MCP servers as roots (see `roots.rs`).
 //!
 //! Indexing runs on a spawned task per request; its progress goes to
-//! [`AppEvents::kb_progress`](super::AppEvents::kb_progress) and into the
+//! [`AppEvent::KbProgress`](super::AppEvent::KbProgress) and into the
 //! folder's state, so `kb_status` shows a bar even for a page opened later.
 
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::views::{
     KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbProgress, KbProgressCount, document_title,
 };
-use super::{App, AppError, lock};
+use super::{App, AppError, AppEvent, lock};
 use crate::config::ProviderKind;
 use crate::rag::{EmbeddingConfig, IndexProgress, KnowledgeBase, Retriever};
 
@@ -231,7 +231,7 @@ impl App {
                 state.progress = Some(count);
             }
             let folder = key.display().to_string();
-            inner.events.kb_progress(KbProgress { folder, done: count.done, total: count.total });
+            inner.events.report(AppEvent::KbProgress(KbProgress { folder, done: count.done, total: count.total }));
         });
         let result = self.kb().index_folders(std::slice::from_ref(&folder), progress, &self.inner.shutdown).await;
         let error = result.err().map(|e| e.to_string());
@@ -243,7 +243,7 @@ impl App {
         let total =
             self.kb_status().ok().and_then(|s| s.into_iter().find(|f| f.path == folder)).map_or(0, |f| f.documents);
         let total = usize::try_from(total).unwrap_or(usize::MAX);
-        self.inner.events.kb_progress(KbProgress { folder, done: total, total });
+        self.inner.events.report(AppEvent::KbProgress(KbProgress { folder, done: total, total }));
     }
 
     /// The indexed documents of a folder with their chunk counts.

@@ -5,9 +5,9 @@
 //! one by one (`ui/IPC.md` is that contract). Results are the serialisable
 //! views of [`views`]: ids as strings, timestamps in milliseconds, every
 //! error an [`ErrorView`] with an [`ErrorKind`] the UI branches on. Things
-//! that happen on their own (server status, indexing progress) go to the
-//! front end's [`AppEvents`]; a turn's events go to the callback of the call
-//! that started it.
+//! that happen on their own (server status, indexing progress) arrive on the
+//! front end's stream of [`AppEvent`]s; a turn's events (the host's
+//! `TurnEvent`s) go to the callback of the call that started it.
 //!
 //! Nothing here knows Tauri: the desktop crate only deserialises arguments,
 //! calls one method and maps the error; the tests drive `App` directly.
@@ -32,7 +32,7 @@ pub mod views;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::agent::{Agent, AgentError, ApprovalId, TurnControl};
+use crate::agent::{Agent, AgentError};
 use crate::assistants::{AssistantError, AssistantStore};
 use crate::attach::AttachError;
 use crate::bundle::BundleError;
@@ -41,7 +41,7 @@ use crate::config::ConfigError;
 use crate::conversations::{ConversationError, ConversationId, ConversationStore};
 use crate::downloads::DownloadError;
 use crate::folder::FolderError;
-use crate::host::{Host, HostError};
+use crate::host::{Host, HostError, TurnAnswers};
 use crate::llm::LlmError;
 use crate::mcp::oauth::OAuthError;
 use crate::mcp::{McpError, McpEvent, McpRegistry};
@@ -119,7 +119,7 @@ impl AppError {
                 AgentError::Conversation(e) => conversation_kind(e),
                 AgentError::Llm(e) => llm_kind(e),
                 AgentError::Config(e) => config_kind(e),
-                AgentError::NoSuchApproval { .. } => ErrorKind::NotFound,
+                AgentError::NoSuchApproval { .. } | AgentError::NoApprovalFor { .. } => ErrorKind::NotFound,
                 AgentError::NothingToAnswer { .. } => ErrorKind::InvalidInput,
                 _ => ErrorKind::Provider,
             },
@@ -222,37 +222,54 @@ fn llm_kind(e: &LlmError) -> ErrorKind {
     }
 }
 
-/// Where the app reports what happens on its own. The desktop emits these
-/// as window events; tests record them.
-pub trait AppEvents: Send + Sync {
+/// What the app reports on its own, in the order it happened. The front end
+/// reads them as a stream ([`AppEvents::channel`]): the desktop emits each as
+/// a window event, tests record them, and nobody need watch.
+/// Not `non_exhaustive`: a front end must show every kind.
+#[derive(Debug, Clone)]
+pub enum AppEvent {
     /// A server's state or tool count changed.
-    fn server_status(&self, status: views::ServerStatusView);
+    ServerStatus(views::ServerStatusView),
     /// A server wrote a line to stderr, or logged a message (`notifications/message`).
-    fn server_log(&self, line: views::ServerLogLine);
+    ServerLog(views::ServerLogLine),
     /// Indexing made progress (`done == total` when finished).
-    fn kb_progress(&self, progress: views::KbProgress);
+    KbProgress(views::KbProgress),
     /// A server asks for sampling or elicitation: show the dialog, answer
     /// with [`App::respond_server_request`].
-    fn server_request(&self, request: ServerRequestView);
+    ServerRequest(ServerRequestView),
     /// The model named a conversation after its first answer.
-    fn conversation_renamed(&self, renamed: views::ConversationRenamed);
+    ConversationRenamed(views::ConversationRenamed),
     /// A resource the user watches changed (`notifications/resources/updated`).
-    fn resource_updated(&self, _updated: views::ResourceUpdated) {}
+    ResourceUpdated(views::ResourceUpdated),
     /// A sandboxed server's filtering proxy refused a host: show it with
     /// "allow this domain" ([`App::allow_domain`]).
-    fn connection_blocked(&self, _blocked: views::ConnectionBlocked) {}
+    ConnectionBlocked(views::ConnectionBlocked),
 }
 
-/// Events nobody watches: for front ends with no window (the CLI's installs)
-/// and tests that look at results only.
-pub struct NoEvents;
+/// The receiving end of an app's events.
+pub type AppEventStream = tokio::sync::mpsc::UnboundedReceiver<AppEvent>;
 
-impl AppEvents for NoEvents {
-    fn server_status(&self, _: views::ServerStatusView) {}
-    fn server_log(&self, _: views::ServerLogLine) {}
-    fn kb_progress(&self, _: views::KbProgress) {}
-    fn server_request(&self, _: ServerRequestView) {}
-    fn conversation_renamed(&self, _: views::ConversationRenamed) {}
+/// Where an app sends its [`AppEvent`]s.
+#[derive(Clone)]
+pub struct AppEvents(tokio::sync::mpsc::UnboundedSender<AppEvent>);
+
+impl AppEvents {
+    /// Events and the stream they arrive on, in order.
+    pub fn channel() -> (Self, AppEventStream) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (Self(tx), rx)
+    }
+
+    /// Events nobody watches: for front ends with no window (the CLI's
+    /// installs) and tests that look at results only.
+    pub fn unwatched() -> Self {
+        Self::channel().0
+    }
+
+    /// Reports `event`; with nobody watching it is dropped.
+    fn report(&self, event: AppEvent) {
+        let _ = self.0.send(event);
+    }
 }
 
 /// Reads an environment variable.
@@ -261,8 +278,7 @@ type EnvLookup = dyn Fn(&str) -> Option<String> + Send + Sync;
 /// An approval a running turn waits for, by the call's id.
 struct Waiting {
     conversation: ConversationId,
-    control: TurnControl,
-    approval: ApprovalId,
+    answers: TurnAnswers,
     server: String,
     tool: String,
     /// The server runs at strict, where no answer is remembered.
@@ -276,8 +292,8 @@ struct Inner {
     conversations: ConversationStore,
     assistants: AssistantStore,
     agent: Agent,
-    events: Arc<dyn AppEvents>,
-    turns: Mutex<HashMap<ConversationId, TurnControl>>,
+    events: AppEvents,
+    turns: Mutex<HashMap<ConversationId, TurnAnswers>>,
     approvals: Mutex<HashMap<String, Waiting>>,
     indexing: Mutex<HashMap<std::path::PathBuf, knowledge::Indexing>>,
     /// The runtime [`App::start`] ran on: background work (indexing) is
@@ -324,7 +340,7 @@ impl App {
         dir: DataDir,
         store: Store,
         secrets: Arc<dyn SecretStore>,
-        events: Arc<dyn AppEvents>,
+        events: AppEvents,
     ) -> Result<Self, AppError> {
         let (host, opened) = Host::open(dir, store, secrets)?;
         if opened.interrupted > 0 {
@@ -393,24 +409,26 @@ impl App {
                 match event {
                     McpEvent::Status { server, .. } | McpEvent::CatalogueChanged { server } => {
                         if let Some(status) = app.server_status(&server) {
-                            app.inner.events.server_status(status);
+                            app.inner.events.report(AppEvent::ServerStatus(status));
                         }
                     }
                     McpEvent::Log { server, message } => {
                         let line = views::log_line(&message);
-                        app.inner.events.server_log(views::ServerLogLine { server, line });
+                        app.inner.events.report(AppEvent::ServerLog(views::ServerLogLine { server, line }));
                     }
                     McpEvent::Stderr { server, line } => {
-                        app.inner.events.server_log(views::ServerLogLine { server, line });
+                        app.inner.events.report(AppEvent::ServerLog(views::ServerLogLine { server, line }));
                     }
                     // Attached resources are read when a message is sent; a watched one is shown again.
                     McpEvent::ResourceUpdated { server, uri } => {
-                        app.inner.events.resource_updated(views::ResourceUpdated { server, uri });
+                        app.inner.events.report(AppEvent::ResourceUpdated(views::ResourceUpdated { server, uri }));
                     }
                     // The refusal is on the server's stderr tail too; this is the one to act on.
                     McpEvent::ConnectionBlocked { server, host } => {
                         if app.note_blocked(&server, &host) {
-                            app.inner.events.connection_blocked(views::ConnectionBlocked { server, host });
+                            app.inner
+                                .events
+                                .report(AppEvent::ConnectionBlocked(views::ConnectionBlocked { server, host }));
                         }
                     }
                 }

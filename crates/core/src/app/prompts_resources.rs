@@ -80,7 +80,7 @@ impl App {
 
     /// Watches a resource (`resources/subscribe`, renewed when the server
     /// restarts and kept for Patchbay's next start) or stops watching it; its changes arrive as
-    /// [`AppEvents::resource_updated`](super::AppEvents::resource_updated).
+    /// [`AppEvent::ResourceUpdated`](super::AppEvent::ResourceUpdated).
     pub async fn watch_resource(
         &self,
         server: &str,

@@ -2,7 +2,7 @@
 //!
 //! [`WindowRequests`] is the registry's [`ServerRequests`] hook in the app:
 //! each request becomes a [`ServerRequestView`] sent through
-//! [`AppEvents::server_request`](super::AppEvents::server_request) (the
+//! [`AppEvent::ServerRequest`](super::AppEvent::ServerRequest) (the
 //! window shows a dialog) and waits, keyed by a fresh id, until
 //! [`App::respond_server_request`] answers it or the server cancels it. An
 //! approved sampling request (possibly edited by the user) runs on the first
@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::{App, AppError, Inner, lock};
+use super::{App, AppError, AppEvent, Inner, lock};
 use crate::agent::resolve_provider;
 use crate::llm::ContentPart;
 use crate::mcp::protocol::client::{sampling_request_json, sampling_result_json};
@@ -87,7 +87,7 @@ impl WindowRequests {
         let id = uuid::Uuid::new_v4().to_string();
         let (tx, rx) = oneshot::channel();
         lock(&inner.server_requests).insert(id.clone(), tx);
-        inner.events.server_request(view(id.clone()));
+        inner.events.report(AppEvent::ServerRequest(view(id.clone())));
         drop(inner);
         let answer = tokio::select! {
             () = ct.cancelled() => None,

@@ -12,6 +12,7 @@
 pub mod proxy;
 #[cfg(test)]
 mod tests;
+pub mod turn;
 
 use std::sync::{Arc, RwLock, Weak};
 
@@ -28,6 +29,7 @@ use crate::secrets::{SecretError, SecretStore};
 use crate::store::{Store, StoreError};
 
 pub use proxy::apply_saved_proxy;
+pub use turn::{HostTurn, TurnAnswers, TurnEvent};
 
 /// Errors of opening and wiring a host.
 #[derive(Debug, thiserror::Error)]

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use patchbay_core::app::views::{GeneralSettings, TurnEvent};
-use patchbay_core::app::{App, ApprovalAnswer, ErrorKind, NoEvents, TurnInput};
+use patchbay_core::app::{App, AppEvents, ApprovalAnswer, ErrorKind, TurnInput};
 use patchbay_core::config::{
     ApprovalMode, ConfigError, ConfigStore, ImportChoice, ImportOptions, McpServerConfig, ProviderProfile,
     SecurityLevel, TransportConfig,
@@ -48,7 +48,7 @@ async fn open(replies: Vec<Reply>, servers: &[McpServerConfig]) -> Fixture {
     let url = format!("{}/v1", model.url());
     config.save_provider(&ProviderProfile::openai_compatible("scripted", url, "scripted-model")).unwrap();
     config.replace_servers(servers).unwrap();
-    let app = App::open(data, store.clone(), Arc::new(MemoryStore::default()), Arc::new(NoEvents))
+    let app = App::open(data, store.clone(), Arc::new(MemoryStore::default()), AppEvents::unwatched())
         .unwrap()
         .with_env(|_| None);
     app.start().unwrap();
@@ -99,7 +99,7 @@ async fn turn(app: &App, conversation: &str, answer: ApprovalAnswer) -> Call {
     let mut call = Call { asked: false, strict: false, ran: false };
     let input = TurnInput::Send { text: "go".into(), attachments: vec![] };
     app.run_turn(conversation, input, |e| match &e {
-        TurnEvent::ApprovalNeeded { call_id, strict } => {
+        TurnEvent::ApprovalNeeded { call_id, strict, .. } => {
             call.asked = true;
             call.strict = *strict;
             responder.respond_approval(call_id, answer).unwrap();

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use patchbay_core::app::{App, AppError, ErrorKind, NoEvents};
+use patchbay_core::app::{App, AppError, AppEvents, ErrorKind};
 use patchbay_core::bundle::{BundleInfo, BundleValues, Signature, installed_signature, installed_version};
 use patchbay_core::config::{ApprovalMode, SecurityLevel, TransportConfig, ValueSource};
 use patchbay_core::llm::ContentPart;
@@ -133,7 +133,7 @@ fn open() -> Fixture {
     let venv_bin = peers::python().parent().unwrap().display().to_string();
     let env =
         LoginEnv::from_parts(std::env::vars_os().collect::<BTreeMap<OsString, OsString>>(), Some(&venv_bin), None);
-    let app = App::open(DataDir::new(&data), store, secrets.clone(), Arc::new(NoEvents))
+    let app = App::open(DataDir::new(&data), store, secrets.clone(), AppEvents::unwatched())
         .unwrap()
         .with_env(|_| None)
         .with_login_env(env);

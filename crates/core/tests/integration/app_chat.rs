@@ -3,16 +3,14 @@
 //! server-everything that needs approval; stopping mid-stream; the
 //! conversation as the chat view reloads it; branches and search.
 
-use std::sync::{Arc, Mutex};
+use crate::app_events::{Recorder, Seen};
+use std::sync::Arc;
 use std::time::Duration;
 
 use patchbay_core::agent::BUILTIN_SERVER;
-use patchbay_core::app::views::{
-    ConversationRenamed, ConversationSettings, GeneralSettings, KbProgress, ServerLogLine, ServerStatusView,
-    TraceStatus, TurnEvent,
-};
+use patchbay_core::app::views::{ConversationRenamed, ConversationSettings, GeneralSettings, TraceStatus, TurnEvent};
 use patchbay_core::app::{
-    App, AppEvents, ApprovalAnswer, ErrorKind, ServerRequestResponse, ServerRequestView, TextMessage, TurnInput,
+    App, ApprovalAnswer, ErrorKind, ServerRequestResponse, ServerRequestView, TextMessage, TurnInput,
 };
 use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderProfile};
 use patchbay_core::llm::{ContentPart, ReasoningEffort, ThinkingParam};
@@ -24,31 +22,6 @@ use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-
-/// Records what the app reports on its own.
-#[derive(Default)]
-pub struct Recorder {
-    pub statuses: Mutex<Vec<ServerStatusView>>,
-    pub progress: Mutex<Vec<KbProgress>>,
-    pub requests: Mutex<Vec<ServerRequestView>>,
-    pub renamed: Mutex<Vec<ConversationRenamed>>,
-}
-
-impl AppEvents for Recorder {
-    fn server_status(&self, status: ServerStatusView) {
-        self.statuses.lock().unwrap().push(status);
-    }
-    fn server_log(&self, _line: ServerLogLine) {}
-    fn server_request(&self, request: ServerRequestView) {
-        self.requests.lock().unwrap().push(request);
-    }
-    fn kb_progress(&self, progress: KbProgress) {
-        self.progress.lock().unwrap().push(progress);
-    }
-    fn conversation_renamed(&self, renamed: ConversationRenamed) {
-        self.renamed.lock().unwrap().push(renamed);
-    }
-}
 
 struct Fixture {
     app: App,
@@ -77,8 +50,8 @@ fn open_titled(url: &str, servers: &[McpServerConfig]) -> Fixture {
     let config = ConfigStore::new(store.clone());
     config.save_provider(&provider(url)).unwrap();
     config.replace_servers(servers).unwrap();
-    let events = Arc::new(Recorder::default());
-    let app = App::open(data, store, Arc::new(MemoryStore::default()), events.clone()).unwrap().with_env(|_| None);
+    let (sender, events) = Recorder::new();
+    let app = App::open(data, store, Arc::new(MemoryStore::default()), sender).unwrap().with_env(|_| None);
     app.start().unwrap();
     Fixture { app, events, _dir: dir }
 }
@@ -129,6 +102,7 @@ fn kinds(events: &[TurnEvent]) -> Vec<&'static str> {
             TurnEvent::ToolCancelled { .. } => "tool_cancelled",
             TurnEvent::ToolDenied { .. } => "tool_denied",
             TurnEvent::Citations { .. } => "citations",
+            TurnEvent::ContextTrimmed { .. } => "context_trimmed",
             TurnEvent::Usage { .. } => "usage",
             TurnEvent::Error { .. } => "error",
             TurnEvent::Done { .. } => "done",
@@ -152,7 +126,8 @@ async fn a_tool_call_waits_for_approval_runs_and_is_kept_with_its_trace() {
     .unwrap();
     let f = open(&model.url(), &[everything(ApprovalMode::Ask)]);
     wait_ready(&f.app, "everything").await;
-    assert!(f.events.statuses.lock().unwrap().iter().any(|s| s.server == "everything" && s.state == "ready"));
+    let ready = |seen: &Seen| seen.statuses.iter().any(|s| s.server == "everything" && s.state == "ready");
+    f.events.until("the window was not told the server is ready", ready).await;
     let conversation = f.app.create_conversation(None).unwrap();
 
     let app = f.app.clone();
@@ -611,7 +586,7 @@ async fn wait_for_tool(app: &App, tool: &str) {
 /// Waits for the next dialog the app asks the window to show.
 async fn next_request(events: &Recorder) -> ServerRequestView {
     for _ in 0..300 {
-        if let Some(r) = events.requests.lock().unwrap().pop() {
+        if let Some(r) = events.seen().requests.pop() {
             return r;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -745,8 +720,8 @@ async fn the_model_names_a_new_conversation_after_its_first_answer() {
     send(&f.app, &conversation.id, "why are there two tides a day?").await;
     // Named after the question at once, by the model once it has answered.
     wait_requests(&model, 2).await;
-    eventually(|| !f.events.renamed.lock().unwrap().is_empty(), "the conversation was not renamed").await;
-    let renamed = f.events.renamed.lock().unwrap().clone();
+    eventually(|| !f.events.seen().renamed.is_empty(), "the conversation was not renamed").await;
+    let renamed = f.events.seen().renamed.clone();
     assert_eq!(
         renamed,
         [ConversationRenamed { id: conversation.id.clone(), title: "Why the Moon Makes Two Tides".into() }]
@@ -764,7 +739,7 @@ async fn the_model_names_a_new_conversation_after_its_first_answer() {
     send(&f.app, &conversation.id, "how often?").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(model.requests().len(), 3);
-    assert_eq!(f.events.renamed.lock().unwrap().len(), 1);
+    assert_eq!(f.events.seen().renamed.len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -803,7 +778,7 @@ async fn a_title_the_user_gave_or_a_failed_title_request_leaves_the_name() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(model.requests().len(), 3, "no title request for a conversation the user named");
     assert_eq!(title(&second.id), "My own name");
-    assert!(f.events.renamed.lock().unwrap().is_empty());
+    assert!(f.events.seen().renamed.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,16 +6,17 @@
 //! The server is `hostile-mcp escape` in the real sandbox (bubblewrap).
 #![cfg(target_os = "linux")]
 
+use crate::app_events::Recorder;
 use crate::mcp_common;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use patchbay_core::app::views::{ConnectionBlocked, ServerView};
-use patchbay_core::app::{App, AppEvents, ErrorKind};
+use patchbay_core::app::views::ServerView;
+use patchbay_core::app::{App, ErrorKind};
 use patchbay_core::config::{McpServerConfig, Network, PolicyDefaults, PolicyOutline, SecurityLevel};
 use patchbay_core::mcp::LoginEnv;
 use patchbay_core::paths::DataDir;
@@ -24,22 +25,6 @@ use patchbay_core::store::Store;
 use patchbay_test_support::hostile::hostile_mcp;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-
-#[derive(Default)]
-struct Recorder {
-    blocked: Mutex<Vec<ConnectionBlocked>>,
-}
-
-impl AppEvents for Recorder {
-    fn server_status(&self, _: patchbay_core::app::views::ServerStatusView) {}
-    fn server_log(&self, _: patchbay_core::app::views::ServerLogLine) {}
-    fn kb_progress(&self, _: patchbay_core::app::views::KbProgress) {}
-    fn server_request(&self, _: patchbay_core::app::ServerRequestView) {}
-    fn conversation_renamed(&self, _: patchbay_core::app::views::ConversationRenamed) {}
-    fn connection_blocked(&self, blocked: ConnectionBlocked) {
-        self.blocked.lock().unwrap().push(blocked);
-    }
-}
 
 /// An app on a data folder in `dir` whose servers start with a home in `dir`.
 fn open(dir: &Path) -> (App, Arc<Recorder>) {
@@ -51,8 +36,8 @@ fn open(dir: &Path) -> (App, Arc<Recorder>) {
             .map(|(k, v)| (k.into(), v.into()))
             .collect();
     let data = DataDir::new(dir.join("data"));
-    let events = Arc::new(Recorder::default());
-    let app = App::open(data.clone(), Store::open(&data).unwrap(), Arc::new(MemoryStore::default()), events.clone())
+    let (sender, events) = Recorder::new();
+    let app = App::open(data.clone(), Store::open(&data).unwrap(), Arc::new(MemoryStore::default()), sender)
         .unwrap()
         .with_env(|_| None)
         .with_login_env(LoginEnv::from_parts(vars, None, Some(&home)));
@@ -111,12 +96,12 @@ async fn a_refused_host_reaches_the_window_and_one_click_lets_the_server_reach_i
     assert!(denied.starts_with("blocked:"), "{denied}");
     // The event goes out from the app's own task: wait for it a moment.
     for _ in 0..50 {
-        if !events.blocked.lock().unwrap().is_empty() {
+        if !events.seen().blocked.is_empty() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let blocked = events.blocked.lock().unwrap().clone();
+    let blocked = events.seen().blocked.clone();
     assert!(
         blocked.iter().any(|b| b.server == "hostile" && b.host == "127.0.0.1"),
         "the refusal did not reach the window: {blocked:?}"

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use patchbay_core::app::{App, ErrorKind, NoEvents};
+use patchbay_core::app::{App, AppEvents, ErrorKind};
 use patchbay_core::config::McpServerConfig;
 use patchbay_core::mcp::CallOptions;
 use patchbay_core::paths::DataDir;
@@ -87,7 +87,8 @@ async fn servers_work_in_the_knowledge_base_and_shared_folders_and_nowhere_else(
 
     let data = DataDir::new(tmp.path().join("data"));
     let store = Store::open(&data).unwrap();
-    let app = App::open(data, store, Arc::new(MemoryStore::default()), Arc::new(NoEvents)).unwrap().with_env(|_| None);
+    let app =
+        App::open(data, store, Arc::new(MemoryStore::default()), AppEvents::unwatched()).unwrap().with_env(|_| None);
     app.start().unwrap();
     app.save_server(filesystem("fs", true), &Default::default()).await.unwrap();
     app.save_server(filesystem("fs-private", false), &Default::default()).await.unwrap();
@@ -147,7 +148,9 @@ async fn shared_folders_are_checked_and_kept_in_the_data_directory() {
     let data = DataDir::new(tmp.path().join("data"));
     let open = || {
         let store = Store::open(&data).unwrap();
-        App::open(data.clone(), store, Arc::new(MemoryStore::default()), Arc::new(NoEvents)).unwrap().with_env(|_| None)
+        App::open(data.clone(), store, Arc::new(MemoryStore::default()), AppEvents::unwatched())
+            .unwrap()
+            .with_env(|_| None)
     };
     let app = open();
     app.add_shared_folder(shared.to_str().unwrap()).await.unwrap();

@@ -4,16 +4,15 @@
 //! settings, the knowledge base indexing in the background, and choosing
 //! its embeddings (a provider's endpoint or a local model folder).
 
+use crate::app_events::{Recorder, Seen};
 use crate::mcp_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use patchbay_core::app::views::{
-    AssistantView, GeneralSettings, KbEmbeddingsChoice, KbMode, KbProgress, ServerLogLine, ServerStatusView,
-};
-use patchbay_core::app::{App, AppEvents, ErrorKind};
+use patchbay_core::app::views::{AssistantView, GeneralSettings, KbEmbeddingsChoice, KbMode};
+use patchbay_core::app::{App, ErrorKind};
 use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ProviderKind, ProviderProfile};
 use patchbay_core::llm::ReasoningEffort;
 use patchbay_core::mcp::{LogLevel, TransportKind};
@@ -23,31 +22,6 @@ use patchbay_core::store::Store;
 use patchbay_test_support::peers;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-
-#[derive(Default)]
-struct Recorder {
-    statuses: Mutex<Vec<ServerStatusView>>,
-    progress: Mutex<Vec<KbProgress>>,
-    logs: Mutex<Vec<ServerLogLine>>,
-    updated: Mutex<Vec<patchbay_core::app::views::ResourceUpdated>>,
-}
-
-impl AppEvents for Recorder {
-    fn server_status(&self, status: ServerStatusView) {
-        self.statuses.lock().unwrap().push(status);
-    }
-    fn server_log(&self, line: ServerLogLine) {
-        self.logs.lock().unwrap().push(line);
-    }
-    fn server_request(&self, _request: patchbay_core::app::ServerRequestView) {}
-    fn kb_progress(&self, progress: KbProgress) {
-        self.progress.lock().unwrap().push(progress);
-    }
-    fn conversation_renamed(&self, _renamed: patchbay_core::app::views::ConversationRenamed) {}
-    fn resource_updated(&self, updated: patchbay_core::app::views::ResourceUpdated) {
-        self.updated.lock().unwrap().push(updated);
-    }
-}
 
 struct Fixture {
     app: App,
@@ -61,8 +35,8 @@ fn open() -> Fixture {
     let data = DataDir::new(dir.path().join("data"));
     let store = Store::open(&data).unwrap();
     let secrets = Arc::new(MemoryStore::default());
-    let events = Arc::new(Recorder::default());
-    let app = App::open(data, store, secrets.clone(), events.clone()).unwrap().with_env(|_| None);
+    let (sender, events) = Recorder::new();
+    let app = App::open(data, store, secrets.clone(), sender).unwrap().with_env(|_| None);
     app.start().unwrap();
     Fixture { app, secrets, events, dir }
 }
@@ -70,10 +44,9 @@ fn open() -> Fixture {
 /// A second app on the fixture's data folder, started: Patchbay after a restart.
 fn reopen(f: &Fixture) -> (App, Arc<Recorder>) {
     let data = DataDir::new(f.dir.path().join("data"));
-    let seen = Arc::new(Recorder::default());
-    let app = App::open(data.clone(), Store::open(&data).unwrap(), f.secrets.clone(), seen.clone())
-        .unwrap()
-        .with_env(|_| None);
+    let (sender, seen) = Recorder::new();
+    let app =
+        App::open(data.clone(), Store::open(&data).unwrap(), f.secrets.clone(), sender).unwrap().with_env(|_| None);
     app.start().unwrap();
     (app, seen)
 }
@@ -217,10 +190,11 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
     assert_eq!(report.added, ["everything", "missing"]);
     wait_state(&f.app, "everything", "ready").await;
     wait_state(&f.app, "missing", "failed").await;
-    assert!(f.events.statuses.lock().unwrap().iter().any(|s| s.server == "everything" && s.state == "ready"));
+    let ready = |seen: &Seen| seen.statuses.iter().any(|s| s.server == "everything" && s.state == "ready");
+    f.events.until("the window was not told the server is ready", ready).await;
     // Its stderr reaches the window live, and the tail is kept.
-    let live = f.events.logs.lock().unwrap().iter().any(|l| l.server == "everything" && l.line.contains("Starting"));
-    assert!(live, "{:?}", f.events.logs.lock().unwrap());
+    let live = |seen: &Seen| seen.logs.iter().any(|l| l.server == "everything" && l.line.contains("Starting"));
+    f.events.until("the server's stderr did not reach the window", live).await;
     assert!(f.app.server_logs("everything").unwrap().iter().any(|l| l.contains("Starting")));
     // The token went to the secret store; the config holds its name.
     let stored = f.app.list_servers().unwrap().into_iter().find(|s| s.config.name == "everything").unwrap();
@@ -318,13 +292,13 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
         .await
         .unwrap();
     for _ in 0..200 {
-        if f.events.updated.lock().unwrap().iter().any(|u| u.server == "everything" && u.uri == uri) {
+        if f.events.seen().updated.iter().any(|u| u.server == "everything" && u.uri == uri) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(
-        f.events.updated.lock().unwrap().iter().any(|u| u.server == "everything" && u.uri == uri),
+        f.events.seen().updated.iter().any(|u| u.server == "everything" && u.uri == uri),
         "no change of {uri} was reported"
     );
     f.app.watch_resource("everything", &uri, false, CancellationToken::new()).await.unwrap();
@@ -362,12 +336,12 @@ async fn an_imported_config_starts_its_servers_and_tools_follow_their_policy() {
         .await
         .unwrap();
     for _ in 0..200 {
-        if seen.updated.lock().unwrap().iter().any(|u| u.uri == uri) {
+        if seen.seen().updated.iter().any(|u| u.uri == uri) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(seen.updated.lock().unwrap().iter().any(|u| u.uri == uri), "the server was subscribed to again");
+    assert!(seen.seen().updated.iter().any(|u| u.uri == uri), "the server was subscribed to again");
     again.shutdown().await;
 
     // Disable stops it; delete forgets it.
@@ -605,7 +579,7 @@ async fn start_up_loads_the_search_index_before_the_first_query() {
     let dir = tempfile::tempdir().unwrap();
     let data = DataDir::new(dir.path().join("data"));
     let store = Store::open(&data).unwrap();
-    let events = Arc::new(Recorder::default());
+    let events = patchbay_core::app::AppEvents::unwatched();
     let app = App::open(data, store, Arc::new(MemoryStore::default()), events).unwrap().with_env(|_| None);
     assert!(!app.kb_search_ready(), "nothing is loaded before start");
     app.start().unwrap();
@@ -633,13 +607,8 @@ async fn a_folder_is_indexed_in_the_background_and_searchable() {
     std::thread::spawn(move || app.kb_add_folder(&path)).join().unwrap().unwrap();
     let folder_name = folder.display().to_string();
     for _ in 0..300 {
-        let finished = f
-            .events
-            .progress
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|p| p.folder == folder_name && p.done == p.total && p.total > 0);
+        let finished =
+            f.events.seen().progress.iter().any(|p| p.folder == folder_name && p.done == p.total && p.total > 0);
         if finished {
             break;
         }
@@ -855,7 +824,7 @@ async fn servers_and_tools_show_their_icons_and_none_from_where_they_may_not_com
     assert_eq!(icons("tracked"), []);
 
     // The server's own icon is fetched from its origin, and arrives with a status event.
-    let before = f.events.statuses.lock().unwrap().len();
+    let before = f.events.seen().statuses.len();
     let mut own = Vec::new();
     for _ in 0..200 {
         own = f.app.list_servers().unwrap().into_iter().find(|s| s.config.name == "iconic").unwrap().icons;
@@ -869,10 +838,8 @@ async fn servers_and_tools_show_their_icons_and_none_from_where_they_may_not_com
     assert_eq!(png.theme, None);
     let data = png.src.strip_prefix("data:image/png;base64,").expect("a PNG data URL");
     assert!(data.starts_with("iVBORw0KGgo"), "{data}");
-    assert!(
-        f.events.statuses.lock().unwrap()[before..].iter().any(|s| s.server == "iconic"),
-        "the window is told to read the list again"
-    );
+    let told = |seen: &Seen| seen.statuses[before..].iter().any(|s| s.server == "iconic");
+    f.events.until("the window is told to read the list again", told).await;
     // Prompts and resources show theirs too (the resource's, at the URL already fetched, at once).
     let prompts = f.app.list_prompts().unwrap();
     let hello = prompts.iter().find(|p| p.name == "hello").unwrap();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use patchbay_core::agent::ToolHost;
-use patchbay_core::app::{App, NoEvents};
+use patchbay_core::app::{App, AppEvents};
 use patchbay_core::config::{ApprovalMode, McpServerConfig};
 use patchbay_core::mcp::RegistryTools;
 use patchbay_core::paths::DataDir;
@@ -25,7 +25,8 @@ fn counter() -> McpServerConfig {
 
 async fn counter_app(data: DataDir) -> App {
     let store = Store::open(&data).unwrap();
-    let app = App::open(data, store, Arc::new(MemoryStore::default()), Arc::new(NoEvents)).unwrap().with_env(|_| None);
+    let app =
+        App::open(data, store, Arc::new(MemoryStore::default()), AppEvents::unwatched()).unwrap().with_env(|_| None);
     app.start().unwrap();
     app.save_server(counter(), &Default::default()).await.unwrap();
     ready(&app).await;

@@ -15,6 +15,7 @@ mod agent_tool_limits;
 mod app_approvals;
 mod app_bundles;
 mod app_chat;
+mod app_events;
 mod app_policy;
 mod app_roots;
 mod app_settings;

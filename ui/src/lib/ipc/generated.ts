@@ -97,7 +97,7 @@ export type AssistantView = { id: string, name: string, system_prompt: string, p
 reasoning: ReasoningEffort | null, servers: Array<string> | null, disabled_tools: Array<string>, kb_mode: KbMode, };
 
 /**
- * Something the user attaches to a message: the JSON of a [`ContentPart`]
+ * Something the user attaches to a message: the JSON of a [`ContentPart`](crate::llm::ContentPart)
  * (with the name of the file it came from, when it came from one), or a
  * document to read to text.
  */
@@ -293,7 +293,7 @@ messages: Array<MessageView>,
 earlier: number, settings: ConversationSettings, };
 
 /**
- * The model named a conversation (`AppEvents::conversation_renamed`).
+ * The model named a conversation (`AppEvent::ConversationRenamed`).
  */
 export type ConversationRenamed = { id: string, title: string, };
 
@@ -1343,11 +1343,23 @@ export type TransportKind = "stdio" | "streamable_http" | "sse" | "in_process";
 /**
  * One event of a turn as the chat view receives it.
  */
-export type TurnEvent = { "type": "turn_started", user_message: MessageView | null, assistant_message_id: string, model: string, } | { "type": "text_delta", text: string, } | { "type": "reasoning_delta", text: string, } | { "type": "tool_call_writing", call_id: string, server: string, tool: string, } | { "type": "tool_arguments_delta", call_id: string, delta: string, } | { "type": "tool_call_started", call_id: string, server: string, tool: string, arguments: JsonValue, status: TraceStatus, } | { "type": "approval_needed", call_id: string, 
+export type TurnEvent = { "type": "turn_started", user_message: MessageView | null, assistant_message_id: string, model: string, } | { "type": "text_delta", text: string, } | { "type": "reasoning_delta", text: string, } | { "type": "tool_call_writing", call_id: string, server: string, tool: string, } | { "type": "tool_arguments_delta", call_id: string, delta: string, } | { "type": "tool_call_started", call_id: string, server: string, tool: string, arguments: JsonValue, status: TraceStatus, } | { "type": "approval_needed", call_id: string, server: string, tool: string, arguments: JsonValue, 
 /**
  * The server runs at strict: only "allow once" and "deny" are offered.
  */
-strict: boolean, } | { "type": "tool_running", call_id: string, } | { "type": "tool_progress", call_id: string, progress: ProgressView, } | { "type": "tool_log", call_id: string, log: LogView, } | { "type": "tool_result", call_id: string, result: ToolResultView, duration_ms: number, } | { "type": "tool_failed", call_id: string, error: string, stderr_tail: string | null, duration_ms: number, } | { "type": "tool_cancelled", call_id: string, } | { "type": "tool_denied", call_id: string, } | { "type": "citations", citations: Array<Citation>, } | { "type": "usage", usage: Usage, } | { "type": "error", error: ErrorView, } | { "type": "done", reason: DoneReason, };
+strict: boolean, } | { "type": "tool_running", call_id: string, } | { "type": "tool_progress", call_id: string, progress: ProgressView, } | { "type": "tool_log", call_id: string, log: LogView, } | { "type": "tool_result", call_id: string, result: ToolResultView, duration_ms: number, } | { "type": "tool_failed", call_id: string, error: string, stderr_tail: string | null, duration_ms: number, } | { "type": "tool_cancelled", call_id: string, } | { "type": "tool_denied", call_id: string, } | { "type": "citations", citations: Array<Citation>, } | { "type": "context_trimmed", 
+/**
+ * Tool results replaced by a short note.
+ */
+elided_tool_results: number, 
+/**
+ * Whole older messages left out.
+ */
+dropped_messages: number, 
+/**
+ * The context window it had to fit.
+ */
+context_window: number, } | { "type": "usage", usage: Usage, } | { "type": "error", error: ErrorView, } | { "type": "done", reason: DoneReason, };
 
 /**
  * What `send_message`, `regenerate` and `edit_message` answer.
