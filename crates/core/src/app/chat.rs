@@ -48,7 +48,7 @@ pub enum TurnInput {
     Edit { message: String, text: String },
 }
 
-/// Something the user attaches to a message: the JSON of a [`ContentPart`](crate::llm::ContentPart)
+/// Something the user attaches to a message: the JSON of a `ContentPart`
 /// (with the name of the file it came from, when it came from one), or a
 /// document to read to text.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, ts_rs::TS)]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::views::{AssistantView, GeneralSettings, KbMode};
 use super::{App, AppError};
-use crate::agent::{Sampling, ToolSelection};
+use crate::agent::ToolSelection;
 use crate::assistants::{Assistant, KnowledgeMode};
 use crate::config::TransportConfig;
 use crate::host::proxy::{save_proxy, saved_proxy};
@@ -32,10 +32,7 @@ impl From<&Assistant> for AssistantView {
             system_prompt: a.system_prompt.clone(),
             provider: a.provider.clone(),
             model: a.model.clone(),
-            temperature: a.sampling.temperature,
-            top_p: a.sampling.top_p,
-            max_tokens: a.sampling.max_tokens,
-            reasoning: a.sampling.reasoning,
+            sampling: a.sampling,
             servers,
             disabled_tools,
             kb_mode: match a.knowledge {
@@ -60,12 +57,7 @@ impl AssistantView {
             system_prompt: self.system_prompt.clone(),
             provider: self.provider.clone().filter(|p| !p.is_empty()),
             model: self.model.clone().filter(|m| !m.is_empty()),
-            sampling: Sampling {
-                temperature: self.temperature,
-                top_p: self.top_p,
-                max_tokens: self.max_tokens,
-                reasoning: self.reasoning,
-            },
+            sampling: self.sampling,
             tools,
             knowledge: match self.kb_mode {
                 KbMode::Off => KnowledgeMode::Off,

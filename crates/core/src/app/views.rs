@@ -533,12 +533,9 @@ pub struct AssistantView {
     pub system_prompt: String,
     pub provider: Option<String>,
     pub model: Option<String>,
-    pub temperature: Option<f32>,
-    pub top_p: Option<f32>,
-    pub max_tokens: Option<u32>,
-    /// How hard a reasoning model thinks (`None`: the model's default).
-    #[serde(default)]
-    pub reasoning: Option<crate::llm::ReasoningEffort>,
+    /// Temperature, top-p, the output limit and the reasoning effort, as fields of their own.
+    #[serde(flatten)]
+    pub sampling: crate::llm::Sampling,
     pub servers: Option<Vec<String>>,
     pub disabled_tools: Vec<String>,
     pub kb_mode: KbMode,

@@ -95,7 +95,7 @@ pub struct ChatRequest {
 }
 
 /// Sampling settings sent with a request: an assistant's, a turn's, a title's.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Sampling {
     /// Sampling temperature.
     #[serde(default)]

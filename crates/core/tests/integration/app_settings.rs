@@ -14,7 +14,7 @@ use std::time::Duration;
 use patchbay_core::app::views::{AssistantView, GeneralSettings, KbEmbeddingsChoice, KbMode};
 use patchbay_core::app::{App, ErrorKind};
 use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ProviderKind, ProviderProfile};
-use patchbay_core::llm::ReasoningEffort;
+use patchbay_core::llm::{ReasoningEffort, Sampling};
 use patchbay_core::mcp::{LogLevel, TransportKind};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{MemoryStore, SecretStore};
@@ -525,10 +525,12 @@ async fn assistants_and_general_settings_round_trip() {
         system_prompt: "Cite sources.".into(),
         provider: None,
         model: Some("deepseek-chat".into()),
-        temperature: Some(0.3),
-        top_p: None,
-        max_tokens: Some(2000),
-        reasoning: Some(ReasoningEffort::High),
+        sampling: Sampling {
+            temperature: Some(0.3),
+            top_p: None,
+            max_tokens: Some(2000),
+            reasoning: Some(ReasoningEffort::High),
+        },
         servers: Some(vec!["fetch".into()]),
         disabled_tools: vec![],
         kb_mode: KbMode::Always,
@@ -536,15 +538,15 @@ async fn assistants_and_general_settings_round_trip() {
     let saved = f.app.save_assistant(&view).unwrap();
     assert_eq!(saved.id, "Researcher");
     assert_eq!((saved.kb_mode, saved.servers.clone()), (KbMode::Always, Some(vec!["fetch".to_owned()])));
-    assert_eq!(saved.reasoning, Some(ReasoningEffort::High));
+    assert_eq!(saved.sampling.reasoning, Some(ReasoningEffort::High));
     let listed = f.app.list_assistants().unwrap().into_iter().find(|a| a.name == "Researcher").unwrap();
-    assert_eq!(listed.reasoning, Some(ReasoningEffort::High), "the effort is stored with the assistant");
+    assert_eq!(listed.sampling.reasoning, Some(ReasoningEffort::High), "the effort is stored with the assistant");
     view.id = saved.id.clone();
     view.name = "Scholar".into();
     f.app.save_assistant(&view).unwrap();
     let names: Vec<String> = f.app.list_assistants().unwrap().into_iter().map(|a| a.name).collect();
     assert!(names.contains(&"Scholar".to_owned()) && !names.contains(&"Researcher".to_owned()), "{names:?}");
-    view.temperature = Some(9.0);
+    view.sampling.temperature = Some(9.0);
     assert_eq!(f.app.save_assistant(&view).unwrap_err().kind(), ErrorKind::InvalidInput);
     let c = f.app.create_conversation(Some("Scholar")).unwrap();
     assert_eq!(f.app.get_conversation(&c.id, None).unwrap().settings.assistant_id.as_deref(), Some("Scholar"));

@@ -90,14 +90,26 @@ export type ApprovalMode = "ask" | "allow" | "deny";
 /**
  * An assistant preset as the UI edits it. `id` is the preset's name.
  */
-export type AssistantView = { id: string, name: string, system_prompt: string, provider: string | null, model: string | null, temperature: number | null, top_p: number | null, max_tokens: number | null, 
+export type AssistantView = { id: string, name: string, system_prompt: string, provider: string | null, model: string | null, servers: Array<string> | null, disabled_tools: Array<string>, kb_mode: KbMode, 
 /**
- * How hard a reasoning model thinks (`None`: the model's default).
+ * Sampling temperature.
  */
-reasoning: ReasoningEffort | null, servers: Array<string> | null, disabled_tools: Array<string>, kb_mode: KbMode, };
+temperature: number | null, 
+/**
+ * Nucleus sampling.
+ */
+top_p: number | null, 
+/**
+ * Output token limit.
+ */
+max_tokens: number | null, 
+/**
+ * How hard a reasoning model thinks before answering (`None`: the model's default).
+ */
+reasoning: ReasoningEffort | null, };
 
 /**
- * Something the user attaches to a message: the JSON of a [`ContentPart`](crate::llm::ContentPart)
+ * Something the user attaches to a message: the JSON of a `ContentPart`
  * (with the name of the file it came from, when it came from one), or a
  * document to read to text.
  */
