@@ -13,7 +13,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use patchbay_core::paths::DataDir;
 use patchbay_core::rag::serve::{self, Hit};
-use patchbay_core::rag::{EmbeddingConfig, IndexProgress, KnowledgeBase, Retriever, SearchMode};
+use patchbay_core::rag::{EmbeddingConfig, IndexProgress, KnowledgeBase, SearchMode};
 use patchbay_core::secrets::{KeyringStore, SecretStore};
 
 /// Name of the keyring entry holding the HTTP server's bearer token.

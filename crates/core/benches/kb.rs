@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use patchbay_core::paths::DataDir;
-use patchbay_core::rag::{IndexProgress, KnowledgeBase, LocalEmbedder, Retriever, SearchMode};
+use patchbay_core::rag::{IndexProgress, KnowledgeBase, LocalEmbedder, SearchMode};
 use patchbay_core::store::Store;
 use tokio_util::sync::CancellationToken;
 

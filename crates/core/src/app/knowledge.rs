@@ -13,7 +13,7 @@ use super::views::{
 };
 use super::{App, AppError, AppEvent, lock};
 use crate::config::ProviderKind;
-use crate::rag::{EmbeddingConfig, IndexProgress, KnowledgeBase, Retriever};
+use crate::rag::{EmbeddingConfig, IndexProgress, KnowledgeBase};
 
 /// How long files must be quiet before a changed folder is re-indexed.
 const WATCH_QUIET: std::time::Duration = std::time::Duration::from_secs(2);

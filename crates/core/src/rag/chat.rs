@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::kb::KnowledgeBase;
-use super::search::{Passage, Retriever as _, SearchMode};
+use super::search::{Excerpt, SearchMode};
 use crate::agent::budget::estimate_text;
 use crate::agent::{BUILTIN_SERVER, RetrievalError, Retriever, ToolSelection};
 use crate::assistants::KnowledgeMode;
@@ -104,7 +104,7 @@ pub struct ContextRetriever {
 
 impl ContextRetriever {
     /// Keeps passages above the mode's minimum score, within the token budget.
-    fn select(&self, query: &str, mode: SearchMode, found: Vec<Passage>) -> Vec<conversations::Passage> {
+    fn select(&self, query: &str, mode: SearchMode, found: Vec<Excerpt>) -> Vec<conversations::Passage> {
         let o = &self.options;
         let mut out = Vec::new();
         let mut used = 0u32;

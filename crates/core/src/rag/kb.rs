@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
 use super::index::{self, IndexProgress, IndexReport, KbSettings, SkippedFile};
 use super::local::LocalEmbedder;
-use super::search::{Passage, Retriever, SearchMode, reciprocal_rank_fusion};
+use super::search::{Excerpt, SearchMode, reciprocal_rank_fusion};
 use super::store::{ChunkIndex, IndexTotals, SqliteIndex, path_str};
 use super::{RagError, analyze};
 use crate::paths::DataDir;
@@ -356,7 +356,7 @@ impl KnowledgeBase {
     }
 
     /// Chunks of an indexed document, in order (for citations and MCP resources).
-    pub fn document(&self, path: &Path) -> Result<Vec<Passage>, RagError> {
+    pub fn document(&self, path: &Path) -> Result<Vec<Excerpt>, RagError> {
         self.index.document_passages(path)
     }
 
@@ -369,7 +369,7 @@ impl KnowledgeBase {
         Ok(out)
     }
 
-    async fn vector_search(&self, query: &str, top_k: usize) -> Result<Vec<Passage>, RagError> {
+    async fn vector_search(&self, query: &str, top_k: usize) -> Result<Vec<Excerpt>, RagError> {
         let embedder = self.embedder.as_ref().ok_or(RagError::NoEmbeddings)?;
         let vectors = embedder.embed(&[query.to_owned()], &CancellationToken::new()).await?;
         let vector = vectors.first().ok_or_else(|| RagError::Embedding { detail: "no vector for the query".into() })?;
@@ -413,9 +413,9 @@ fn fusion_depth(top_k: usize) -> usize {
     (top_k * 4).max(50)
 }
 
-#[async_trait::async_trait]
-impl Retriever for KnowledgeBase {
-    async fn search(&self, query: &str, mode: SearchMode, top_k: usize) -> Result<Vec<Passage>, RagError> {
+impl KnowledgeBase {
+    /// The best `top_k` excerpts for `query`, best first.
+    pub async fn search(&self, query: &str, mode: SearchMode, top_k: usize) -> Result<Vec<Excerpt>, RagError> {
         let bm25 = || self.index.bm25(&analyze::terms(query, analyze::Purpose::Query), top_k);
         match mode {
             SearchMode::Bm25 => bm25(),

@@ -1,5 +1,6 @@
 //! The knowledge base: folders of documents, indexed for BM25 and vector search, served to the chat
-//! engine through [`Retriever`] and to other MCP clients by [`serve`].
+//! engine through the agent's `Retriever` seam ([`ContextRetriever`]) and to other MCP clients by
+//! [`serve`].
 //!
 //! A file goes through [`loader`] (text, or a [`Skip`] that says why not), [`chunk`] (along headings
 //! and code blocks) and [`analyze`] (BM25 terms: English stemming, Chinese segmentation) into
@@ -32,7 +33,7 @@ pub use index::{IndexProgress, IndexReport, KbSettings, SkippedFile};
 pub use kb::{FolderStatus, KbStatus, KnowledgeBase};
 pub use loader::{DocKind, Skip};
 pub use local::LocalEmbedder;
-pub use search::{Passage, Retriever, SearchMode};
+pub use search::{Excerpt, SearchMode};
 pub use store::{ChunkIndex, SqliteIndex};
 pub use watch::KbWatcher;
 

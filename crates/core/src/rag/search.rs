@@ -1,5 +1,6 @@
-//! Retrieval: passages, search modes, reciprocal rank fusion and the
-//! [`Retriever`] trait the chat engine and the MCP server consume.
+//! Retrieval's shapes: the [`Excerpt`] a search finds (a chunk with what a
+//! citation needs), search modes and reciprocal rank fusion. The chat
+//! engine's seam is the agent's `Retriever`, which `chat.rs` implements.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use super::RagError;
 
 /// A retrieved piece of a document, with what a citation needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Passage {
+pub struct Excerpt {
     /// Stable id of the chunk inside this index.
     pub chunk_id: i64,
     pub text: String,
@@ -49,30 +50,22 @@ impl std::str::FromStr for SearchMode {
     }
 }
 
-/// Anything that answers a query with passages: the local knowledge base, or
-/// later a remote one. The chat engine holds an `Arc<dyn Retriever>`.
-#[async_trait::async_trait]
-pub trait Retriever: Send + Sync {
-    /// The best `top_k` passages for `query`, best first.
-    async fn search(&self, query: &str, mode: SearchMode, top_k: usize) -> Result<Vec<Passage>, RagError>;
-}
-
 /// The constant of reciprocal rank fusion (Cormack et al. use 60).
 pub const RRF_K: f64 = 60.0;
 
 /// Fuses ranked lists: each passage scores the sum of `1 / (RRF_K + rank)`.
-pub fn reciprocal_rank_fusion(lists: &[Vec<Passage>], top_k: usize) -> Vec<Passage> {
-    let mut fused: HashMap<i64, Passage> = HashMap::new();
+pub fn reciprocal_rank_fusion(lists: &[Vec<Excerpt>], top_k: usize) -> Vec<Excerpt> {
+    let mut fused: HashMap<i64, Excerpt> = HashMap::new();
     for list in lists {
         for (rank, passage) in list.iter().enumerate() {
             let add = 1.0 / (RRF_K + rank as f64 + 1.0);
             fused
                 .entry(passage.chunk_id)
                 .and_modify(|p| p.score += add)
-                .or_insert_with(|| Passage { score: add, ..passage.clone() });
+                .or_insert_with(|| Excerpt { score: add, ..passage.clone() });
         }
     }
-    let mut out: Vec<Passage> = fused.into_values().collect();
+    let mut out: Vec<Excerpt> = fused.into_values().collect();
     out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk_id.cmp(&b.chunk_id)));
     out.truncate(top_k);
     out
@@ -82,8 +75,8 @@ pub fn reciprocal_rank_fusion(lists: &[Vec<Passage>], top_k: usize) -> Vec<Passa
 mod tests {
     use super::*;
 
-    fn p(id: i64) -> Passage {
-        Passage {
+    fn p(id: i64) -> Excerpt {
+        Excerpt {
             chunk_id: id,
             text: String::new(),
             score: 0.0,

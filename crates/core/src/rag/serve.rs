@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::kb::KnowledgeBase;
-use super::search::{Passage, Retriever, SearchMode};
+use super::search::{Excerpt, SearchMode};
 use super::{RagError, loader};
 
 /// Largest `top_k` a client may ask for.
@@ -62,8 +62,8 @@ pub struct Hit {
     pub lines: [usize; 2],
 }
 
-impl From<Passage> for Hit {
-    fn from(p: Passage) -> Self {
+impl From<Excerpt> for Hit {
+    fn from(p: Excerpt) -> Self {
         Self {
             path: p.path.to_string_lossy().into_owned(),
             score: p.score,

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::RagError;
 use super::bm25::Bm25Index;
 use super::chunk::Chunk;
-use super::search::Passage;
+use super::search::Excerpt;
 use crate::store::Store;
 
 /// A document as the index records it.
@@ -66,16 +66,16 @@ pub trait ChunkIndex: Send + Sync {
     /// Indexed documents under a registered folder.
     fn documents(&self, folder: &Path) -> Result<Vec<PathBuf>, RagError>;
     /// Best chunks for analysed query terms, by BM25.
-    fn bm25(&self, terms: &[String], top_k: usize) -> Result<Vec<Passage>, RagError>;
+    fn bm25(&self, terms: &[String], top_k: usize) -> Result<Vec<Excerpt>, RagError>;
     /// Loads what BM25 searches need into memory now, so that the first query
     /// does not wait for it; stops early (loading nothing) when `cancel` fires.
     fn warm_up(&self, cancel: &CancellationToken) -> Result<(), RagError>;
     /// Whether the BM25 search structures are in memory.
     fn is_warm(&self) -> bool;
     /// Nearest chunks to `vector` among those embedded with `model` (cosine similarity).
-    fn nearest(&self, vector: &[f32], model: &str, top_k: usize) -> Result<Vec<Passage>, RagError>;
+    fn nearest(&self, vector: &[f32], model: &str, top_k: usize) -> Result<Vec<Excerpt>, RagError>;
     /// The chunks of one document, in order.
-    fn document_passages(&self, path: &Path) -> Result<Vec<Passage>, RagError>;
+    fn document_passages(&self, path: &Path) -> Result<Vec<Excerpt>, RagError>;
     /// Counts for the status page.
     fn totals(&self) -> Result<IndexTotals, RagError>;
 }
@@ -115,8 +115,8 @@ pub(super) fn path_str(path: &Path) -> String {
 const PASSAGE_SELECT: &str = "SELECT c.id, d.path, c.heading, c.line_start, c.line_end, c.text \
      FROM kb_chunks c JOIN kb_documents d ON d.id = c.doc_id";
 
-fn passage_from_row(row: &rusqlite::Row<'_>, score: f64) -> rusqlite::Result<Passage> {
-    Ok(Passage {
+fn passage_from_row(row: &rusqlite::Row<'_>, score: f64) -> rusqlite::Result<Excerpt> {
+    Ok(Excerpt {
         chunk_id: row.get(0)?,
         path: PathBuf::from(row.get::<_, String>(1)?),
         heading: row.get(2)?,
@@ -212,7 +212,7 @@ impl SqliteIndex {
         Ok(())
     }
 
-    fn passages_by_id(&self, scored: &[(i64, f64)]) -> Result<Vec<Passage>, RagError> {
+    fn passages_by_id(&self, scored: &[(i64, f64)]) -> Result<Vec<Excerpt>, RagError> {
         let passages = self.store.read(|c| {
             let mut stmt = c.prepare_cached(&format!("{PASSAGE_SELECT} WHERE c.id = ?1"))?;
             let mut out = Vec::with_capacity(scored.len());
@@ -321,7 +321,7 @@ impl ChunkIndex for SqliteIndex {
         })?)
     }
 
-    fn bm25(&self, terms: &[String], top_k: usize) -> Result<Vec<Passage>, RagError> {
+    fn bm25(&self, terms: &[String], top_k: usize) -> Result<Vec<Excerpt>, RagError> {
         if terms.is_empty() || top_k == 0 {
             return Ok(Vec::new());
         }
@@ -339,7 +339,7 @@ impl ChunkIndex for SqliteIndex {
         self.postings.read().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
-    fn nearest(&self, vector: &[f32], model: &str, top_k: usize) -> Result<Vec<Passage>, RagError> {
+    fn nearest(&self, vector: &[f32], model: &str, top_k: usize) -> Result<Vec<Excerpt>, RagError> {
         self.load_vectors(model)?;
         let query = unit(vector);
         let scored: Vec<(i64, f64)> = {
@@ -374,7 +374,7 @@ impl ChunkIndex for SqliteIndex {
         self.passages_by_id(&scored)
     }
 
-    fn document_passages(&self, path: &Path) -> Result<Vec<Passage>, RagError> {
+    fn document_passages(&self, path: &Path) -> Result<Vec<Excerpt>, RagError> {
         Ok(self.store.read(|c| {
             let mut stmt = c.prepare(&format!("{PASSAGE_SELECT} WHERE d.path = ?1 ORDER BY c.ord"))?;
             stmt.query_map([path_str(path)], |r| passage_from_row(r, 0.0))?.collect()

@@ -39,7 +39,7 @@ async fn index(kb: &KnowledgeBase) -> IndexReport {
     kb.index(quiet(), &CancellationToken::new()).await.unwrap()
 }
 
-async fn bm25(kb: &KnowledgeBase, query: &str) -> Vec<Passage> {
+async fn bm25(kb: &KnowledgeBase, query: &str) -> Vec<Excerpt> {
     kb.search(query, SearchMode::Bm25, 5).await.unwrap()
 }
 

@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use patchbay_core::paths::DataDir;
-use patchbay_core::rag::{EndpointEmbedder, IndexProgress, KnowledgeBase, RagError, Retriever, SearchMode};
+use patchbay_core::rag::{EndpointEmbedder, IndexProgress, KnowledgeBase, RagError, SearchMode};
 use patchbay_core::store::Store;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -107,7 +107,7 @@ async fn index(kb: &KnowledgeBase) -> Result<patchbay_core::rag::IndexReport, Ra
     kb.index(Arc::new(|_: &IndexProgress| {}), &CancellationToken::new()).await
 }
 
-fn paths(passages: &[patchbay_core::rag::Passage]) -> Vec<&Path> {
+fn paths(passages: &[patchbay_core::rag::Excerpt]) -> Vec<&Path> {
     passages.iter().map(|p| p.path.as_path()).collect()
 }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use patchbay_core::paths::DataDir;
 use patchbay_core::rag::{
-    Embedder, EmbeddingConfig, IndexProgress, KnowledgeBase, LocalEmbedder, RagError, Retriever, SearchMode,
+    Embedder, EmbeddingConfig, IndexProgress, KnowledgeBase, LocalEmbedder, RagError, SearchMode,
 };
 use patchbay_core::store::Store;
 use patchbay_test_support::peers;
