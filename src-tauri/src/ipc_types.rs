@@ -20,10 +20,10 @@ use patchbay_core::app::views::{
 };
 use patchbay_core::app::{ApprovalAnswer, AttachmentInput, ServerRequestResponse, ServerRequestView};
 use patchbay_core::bundle::BundleInfo;
-use patchbay_core::catalog::{BundleSource, RegistryEntry, RegistryPage};
 use patchbay_core::config::{
     ApprovalMode, McpServerConfig, PolicyDefaults, ProviderPreset, ProviderProfile, ServerPreset,
 };
+use patchbay_core::discover::{BundleSource, RegistryEntry, RegistryPage};
 use patchbay_core::downloads::SavedFile;
 use patchbay_core::info::AppInfo;
 use patchbay_core::mcp::protocol::content::ResourcePreview;

@@ -28,7 +28,7 @@ use patchbay_core::secrets::{KeyringStore, SecretStore};
 use patchbay_core::store::Store;
 use patchbay_e2e::app::app_binary;
 use patchbay_e2e::{App, AppOptions, RecordingOpener, Session, Spawned};
-use patchbay_test_support::catalog;
+use patchbay_test_support::discover;
 use patchbay_test_support::hostile::{hostile_mcp, poker_bundle};
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
@@ -649,7 +649,7 @@ fn servers_found_in_the_mcp_registry_are_added_and_start_a_remote_one_and_a_bund
         }]
     }});
     let files = vec![("poker.mcpb".to_owned(), poker)];
-    let registry = runtime.block_on(catalog::serve_with_files(vec![listing, bundle], files));
+    let registry = runtime.block_on(discover::serve_with_files(vec![listing, bundle], files));
     let options = AppOptions { env: vec![("PATCHBAY_MCP_REGISTRY".into(), registry)], ..Default::default() };
     let app = App::start("servers_found_in_the_mcp_registry_are_added_and_start_a_remote_one_and_a_bundle", options)?;
     app.check(|s| {

@@ -20,11 +20,11 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use clap::Args;
 use patchbay_core::app::{App, AppEvents};
-use patchbay_core::catalog::{
-    self, HttpRegistry, Registry, RegistryEntry, RegistryError, RegistrySetting, download_bundle,
-};
 use patchbay_core::config::import::secret_name;
 use patchbay_core::config::{McpServerConfig, TransportConfig, ValueSource};
+use patchbay_core::discover::{
+    self, HttpRegistry, Registry, RegistryEntry, RegistryError, RegistrySetting, download_bundle,
+};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
 use tokio_util::sync::CancellationToken;
@@ -146,7 +146,7 @@ fn fill_placeholders(
             values.insert(setting.name.clone(), typed);
         }
     }
-    catalog::fill(entry, name, &values).map_err(|e| match e {
+    discover::fill(entry, name, &values).map_err(|e| match e {
         RegistryError::Setting { name, reason } if !asked.iter().any(|s| s.name == name && s.secret) => {
             anyhow::anyhow!("{name}: {reason}; give it with --set {name}=VALUE")
         }

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use patchbay_core::catalog::{HttpRegistry, Registry};
 use patchbay_core::config::{ConfigStore, McpServerConfig, TransportConfig, ValueSource};
+use patchbay_core::discover::{HttpRegistry, Registry};
 use patchbay_core::mcp::protocol::about::ServerAbout;
 use patchbay_core::mcp::protocol::content::{prompt_text, resource_text};
 use patchbay_core::mcp::protocol::{apps, uri_template};

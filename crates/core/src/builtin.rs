@@ -3,7 +3,7 @@
 //! [`BuiltinServer`] is an rmcp server offering `current_time` and, when it
 //! has a knowledge base, `knowledge_search` (the same tool and answer as
 //! `patchbay kb serve`). Front ends attach it to their registry with
-//! [`attach`], so built-in calls pass through the same catalogue, approval
+//! [`attach`], so built-in calls pass through the same inventory, approval
 //! policy, time limits, cancellation and stored trace as every other MCP tool.
 //! The model sees these tools under their bare names (`current_time`), not
 //! `builtin__current_time`.

@@ -2,7 +2,7 @@
 //! and (added by the areas that need them) scripted model servers and hostile
 //! MCP servers.
 
-pub mod catalog;
+pub mod discover;
 pub mod hostile;
 pub mod peers;
 pub mod processes;

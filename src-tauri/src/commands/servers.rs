@@ -9,8 +9,8 @@ use patchbay_core::app::views::{
 };
 use patchbay_core::app::{AppError, ServerRequestResponse};
 use patchbay_core::bundle::{BundleInfo, BundleValues};
-use patchbay_core::catalog::{BundleSource, RegistryEntry, RegistryPage};
 use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ServerPreset};
+use patchbay_core::discover::{BundleSource, RegistryEntry, RegistryPage};
 use patchbay_core::downloads::{self, SavedFile};
 use patchbay_core::mcp::oauth::AuthorizationUi;
 use patchbay_core::mcp::protocol::content::ResourcePreview;

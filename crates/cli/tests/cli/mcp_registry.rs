@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::{Output, Stdio};
 
-use patchbay_test_support::catalog::{serve, serve_with_files};
+use patchbay_test_support::discover::{serve, serve_with_files};
 use patchbay_test_support::hostile::poker_bundle;
 use patchbay_test_support::peers;
 use serde_json::json;

@@ -36,9 +36,9 @@ use crate::agent::{Agent, AgentError};
 use crate::assistants::{AssistantError, AssistantStore};
 use crate::attach::AttachError;
 use crate::bundle::BundleError;
-use crate::catalog::RegistryError;
 use crate::config::ConfigError;
 use crate::conversations::{ConversationError, ConversationId, ConversationStore};
+use crate::discover::RegistryError;
 use crate::downloads::DownloadError;
 use crate::folder::FolderError;
 use crate::host::{Host, HostError, TurnAnswers};
@@ -83,7 +83,7 @@ pub enum AppError {
     #[error(transparent)]
     Bundle(#[from] BundleError),
     #[error(transparent)]
-    Catalog(#[from] RegistryError),
+    Discover(#[from] RegistryError),
     /// Boxed: rmcp's OAuth errors are large, and every result carries this enum.
     #[error(transparent)]
     OAuth(Box<OAuthError>),
@@ -145,9 +145,9 @@ impl AppError {
             Self::Download(_) => ErrorKind::InvalidInput,
             Self::Bundle(BundleError::Write { .. }) => ErrorKind::DataDir,
             Self::Bundle(_) => ErrorKind::InvalidInput,
-            Self::Catalog(RegistryError::Cancelled) => ErrorKind::Cancelled,
-            Self::Catalog(RegistryError::Setting { .. }) => ErrorKind::InvalidInput,
-            Self::Catalog(_) => ErrorKind::Mcp,
+            Self::Discover(RegistryError::Cancelled) => ErrorKind::Cancelled,
+            Self::Discover(RegistryError::Setting { .. }) => ErrorKind::InvalidInput,
+            Self::Discover(_) => ErrorKind::Mcp,
             Self::Roots(e) => match **e {
                 RootsError::Store(_) => ErrorKind::Database,
                 RootsError::Rag(RagError::Store(_)) => ErrorKind::Database,
@@ -407,7 +407,7 @@ impl App {
                 let Some(inner) = weak.upgrade() else { break };
                 let app = App { inner };
                 match event {
-                    McpEvent::Status { server, .. } | McpEvent::CatalogueChanged { server } => {
+                    McpEvent::Status { server, .. } | McpEvent::InventoryChanged { server } => {
                         if let Some(status) = app.server_status(&server) {
                             app.inner.events.report(AppEvent::ServerStatus(status));
                         }

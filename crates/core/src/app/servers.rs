@@ -13,10 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::views::{DoctorCheck, DoctorReport, RegistryFill, SecretValues, ServerStatusView, ServerView};
 use super::{App, AppError};
-use crate::catalog::{BundleSource, HttpRegistry, Registry, RegistryEntry, RegistryPage, download_bundle};
 use crate::config::import::{is_reserved_name, secret_name};
 use crate::config::server_presets::{ServerPreset, server_presets};
 use crate::config::{McpServerConfig, TransportConfig, ValueSource};
+use crate::discover::{BundleSource, HttpRegistry, Registry, RegistryEntry, RegistryPage, download_bundle};
 use crate::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions};
 use crate::mcp::{LaunchReport, LogLevel, McpError};
 
@@ -120,14 +120,14 @@ impl App {
     }
 
     /// A registry entry with its placeholders filled in from `values` (see
-    /// [`crate::catalog::fill`]), named as the entry suggests, for the editor;
+    /// [`crate::discover::fill`]), named as the entry suggests, for the editor;
     /// and the secrets to save with it.
     pub fn registry_fill(
         &self,
         entry: &RegistryEntry,
         values: &BTreeMap<String, String>,
     ) -> Result<RegistryFill, AppError> {
-        let (config, secrets) = crate::catalog::fill(entry, &entry.id, values)?;
+        let (config, secrets) = crate::discover::fill(entry, &entry.id, values)?;
         Ok(RegistryFill { config, secrets })
     }
 
@@ -355,11 +355,11 @@ fn doctor_view(name: &str, report: Option<&LaunchReport>, status: Option<&Server
 mod tests {
     use super::*;
 
-    /// The window shows the doctor's hints from its catalogues (translated);
-    /// the English catalogue must say what the core says.
+    /// The window shows the doctor's hints from its inventories (translated);
+    /// the English inventory must say what the core says.
     #[test]
     fn the_windows_english_doctor_hints_are_the_cores() {
-        let catalogue: serde_json::Value =
+        let inventory: serde_json::Value =
             serde_json::from_str(include_str!("../../../../ui/src/locales/en.json")).expect("en.json");
         let report = LaunchReport {
             server: "s".into(),
@@ -375,7 +375,7 @@ mod tests {
         assert_eq!(hinted.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["status", "command", "stderr"]);
         for check in hinted {
             let key = format!("doctor.hint.{}", check.name);
-            assert_eq!(catalogue[&key].as_str(), check.hint.as_deref(), "{key}");
+            assert_eq!(inventory[&key].as_str(), check.hint.as_deref(), "{key}");
         }
     }
 }

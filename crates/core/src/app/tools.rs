@@ -191,7 +191,7 @@ impl App {
     }
 
     /// The resources of the view's own server (MCP Apps `resources/list`), as
-    /// MCP `ListResourcesResult` JSON: the catalogue Patchbay keeps, whole.
+    /// MCP `ListResourcesResult` JSON: the inventory Patchbay keeps, whole.
     pub fn list_resources_for_view(&self, server: &str) -> Result<serde_json::Value, AppError> {
         let resources = self.inner.registry.resources(server)?;
         Ok(serde_json::json!({ "resources": resources }))

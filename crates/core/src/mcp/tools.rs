@@ -74,7 +74,7 @@ impl ToolHost for RegistryTools {
     }
 
     async fn list_tools(&self, _cancel: CancellationToken) -> Vec<HostedTool> {
-        let catalogue: Vec<_> = self
+        let inventory: Vec<_> = self
             .registry
             .all_tools()
             .into_iter()
@@ -92,9 +92,9 @@ impl ToolHost for RegistryTools {
             .collect();
         // Built-in tools keep their bare names (`current_time`); those never
         // clash with the others, which always hold the `__` separator.
-        let prefixed = catalogue.iter().filter(|(c, _)| c.name != BUILTIN_SERVER);
+        let prefixed = inventory.iter().filter(|(c, _)| c.name != BUILTIN_SERVER);
         let names = ToolNames::build(prefixed.map(|(c, t)| (c.name.as_str(), t.name.as_ref())));
-        catalogue
+        inventory
             .iter()
             .filter_map(|(config, tool)| {
                 let name = if config.name == BUILTIN_SERVER {

@@ -52,7 +52,7 @@ async fn a_tools_view_is_read_and_views_call_only_the_tools_made_for_them() {
     let tmp = tempfile::tempdir().unwrap();
     let app = counter_app(DataDir::new(tmp.path().join("data"))).await;
 
-    // The catalogue says which tool has a view and who may call each.
+    // The inventory says which tool has a view and who may call each.
     let tools = app.list_tools(Some("counter")).unwrap();
     let view = |name: &str| tools.iter().find(|t| t.name == name).unwrap().view.clone();
     assert_eq!(view("show_counter").resource_uri.as_deref(), Some("ui://counter/view.html"));

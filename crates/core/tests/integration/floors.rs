@@ -18,7 +18,7 @@ const FLOORS: &[&[&str]] = &[
     &["clock", "file_name", "folder", "logfile", "paths"],
     &["downloads", "secrets", "store"],
     &["config", "info", "net"],
-    &["bundle", "catalog", "llm"],
+    &["bundle", "discover", "llm"],
     &["conversations"],
     &["agent"],
     &["assistants", "mcp"],
@@ -35,7 +35,7 @@ const FLOORS: &[&[&str]] = &[
 /// - `oauth`: sign-in for remote servers, on the wire's HTTP client.
 /// - `error`: `McpError`, which wraps the wire's and OAuth's errors.
 /// - `launch`: finding a command, its process, its sandbox and its egress proxy.
-/// - `protocol`: what messages mean: the client handler, tasks, the catalogue, content, naming, approval.
+/// - `protocol`: what messages mean: the client handler, tasks, the inventory, content, naming, approval.
 /// - `registry`: the facade, the supervisor, connecting, calls with deadlines and cancellation.
 /// - `traces`, then `tools`: the registry's calls recorded, and served to the chat engine.
 const MCP_FLOORS: &[&[&str]] =

@@ -3,7 +3,7 @@
 //! images, annotated content, resource links, embedded text and blob
 //! resources, `structuredContent`, and the server's own toggles. The tools
 //! that need a hook or a long wait (sampling, elicitation, roots, progress) have
-//! their own tests; this one checks that together they cover the whole catalogue.
+//! their own tests; this one checks that together they cover the whole inventory.
 
 use crate::mcp_common as common;
 

@@ -1,6 +1,6 @@
 //! `notifications/{tools,resources,prompts}/list_changed` from a real server
-//! refresh the registry's catalogue (and say so with
-//! `McpEvent::CatalogueChanged`), over stdio and streamable HTTP: a Python
+//! refresh the registry's inventory (and say so with
+//! `McpEvent::InventoryChanged`), over stdio and streamable HTTP: a Python
 //! `MCPServer` whose `grow` tool adds a tool, a resource and a prompt,
 //! removes a tool, and announces each list change.
 
@@ -90,7 +90,7 @@ async fn grows(registry: &McpRegistry, server: &str) {
     let refreshed = async {
         loop {
             match events.recv().await {
-                Ok(McpEvent::CatalogueChanged { server: s }) if s == server => {
+                Ok(McpEvent::InventoryChanged { server: s }) if s == server => {
                     let resources = registry.resources(server).unwrap();
                     let prompts = registry.prompts(server).unwrap();
                     if tools(registry, server) == ["added", "grow"] && resources.len() == 1 && prompts.len() == 1 {
@@ -104,7 +104,7 @@ async fn grows(registry: &McpRegistry, server: &str) {
     };
     let (resources, prompts) = tokio::time::timeout(Duration::from_secs(20), refreshed)
         .await
-        .unwrap_or_else(|_| panic!("{server}: catalogue not refreshed: tools {:?}", tools(registry, server)));
+        .unwrap_or_else(|_| panic!("{server}: inventory not refreshed: tools {:?}", tools(registry, server)));
     assert_eq!(resources[0].uri, "note://grown");
     assert_eq!(prompts[0].name, "welcome");
 

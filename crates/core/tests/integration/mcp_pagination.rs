@@ -1,4 +1,4 @@
-//! A catalogue that comes in pages: a Python low-level `Server` (the official
+//! A inventory that comes in pages: a Python low-level `Server` (the official
 //! SDK) that answers `tools/list`, `resources/list` and `prompts/list` a few
 //! entries at a time with `nextCursor`. The registry follows every cursor and
 //! keeps the server's order. The server declares resources but has no
@@ -46,7 +46,7 @@ anyio.run(main)
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_registry_follows_every_cursor_of_a_paged_catalogue() {
+async fn the_registry_follows_every_cursor_of_a_paged_inventory() {
     let server = PyServer::new(SERVER);
     let registry = registry();
     registry.configure([server.stdio("paged", &[])]);

@@ -1,4 +1,4 @@
-//! server-everything over stdio: catalogue, tools, progress, logs, resources, prompts, env.
+//! server-everything over stdio: inventory, tools, progress, logs, resources, prompts, env.
 
 use crate::mcp_common as common;
 

@@ -43,7 +43,7 @@ use super::tasks::{self, TaskState, TaskWatch};
 use crate::llm::ContentPart;
 use crate::mcp::wire::answer::InOrder;
 
-/// Which catalogue a `list_changed` notification invalidated.
+/// Which inventory a `list_changed` notification invalidated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ListChanged {
     Tools,
@@ -90,7 +90,7 @@ enum Early {
 /// a request to the transport before its caller can register the route, and
 /// handles notifications on their own tasks, so a fast server's first progress
 /// can be handled first; a server may also send progress for requests that
-/// have no route (the catalogue's), and those must not grow memory.
+/// have no route (the inventory's), and those must not grow memory.
 const EARLY_LIMIT: usize = 64;
 
 impl Routes {

@@ -17,7 +17,7 @@ pub enum McpEvent {
     /// A server's status changed.
     Status { server: String, status: ServerStatus },
     /// A server's tools, resources or prompts changed.
-    CatalogueChanged { server: String },
+    InventoryChanged { server: String },
     /// A server sent `notifications/message`.
     Log { server: String, message: LogMessage },
     /// A subscribed resource changed (`notifications/resources/updated`).

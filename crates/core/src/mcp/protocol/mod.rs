@@ -6,7 +6,7 @@
 //!   ([`requests`]: sampling, elicitation, roots), running those a server asks
 //!   to run as tasks in [`client_tasks`].
 //! - [`tasks`] reads and writes task-augmented tool calls (2025-11-25, experimental).
-//! - [`catalogue`] lists a server's tools, resources and prompts; [`about`] is what
+//! - [`inventory`] lists a server's tools, resources and prompts; [`about`] is what
 //!   it says of itself; [`icons`] and [`apps`] (MCP Apps views) read their metadata.
 //! - [`naming`] maps (server, tool) to model-facing names; [`approval`] decides
 //!   whether a call may run; [`content`] converts and caps results;
@@ -15,12 +15,12 @@
 pub mod about;
 pub mod approval;
 pub mod apps;
-pub mod catalogue;
 pub mod client;
 pub mod client_tasks;
 pub mod content;
 pub mod events;
 pub mod icons;
+pub mod inventory;
 pub mod naming;
 pub mod requests;
 pub mod tasks;

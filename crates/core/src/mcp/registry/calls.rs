@@ -61,9 +61,9 @@ impl McpRegistry {
 
     /// Whether `tool` of `server` must run as a task (its
     /// `execution.taskSupport` is `"required"`, as far as the listing showed
-    /// it: see [`Catalogue::task_tools`]); [`Self::call_tool`] runs it as one.
+    /// it: see [`Inventory::task_tools`]); [`Self::call_tool`] runs it as one.
     pub fn runs_as_task(&self, server: &str, tool: &str) -> bool {
-        self.slot(server).is_ok_and(|slot| read(&slot.catalogue).task_tools.contains(tool))
+        self.slot(server).is_ok_and(|slot| read(&slot.inventory).task_tools.contains(tool))
     }
 
     /// Calls a tool that must run as a task ([`tasks`]): the `tools/call` that

@@ -1,5 +1,5 @@
 //! Opening one connection: the transport for a server's configuration, the MCP
-//! handshake within the start timeout, and the first catalogue.
+//! handshake within the start timeout, and the first inventory.
 //!
 //! A stdio start that fails leaves a [`LaunchReport`] (resolved command, exit
 //! code, env keys added, stderr tail) instead of an opaque "connection closed".
@@ -23,8 +23,8 @@ use crate::mcp::launch::sandbox::{self, Confined, SandboxContext};
 use crate::mcp::launch::stdio::{self, ChildGuard, Launch, StderrLog};
 use crate::mcp::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
 use crate::mcp::oauth;
-use crate::mcp::protocol::catalogue::{Catalogue, Listing};
 use crate::mcp::protocol::client::HostHandler;
+use crate::mcp::protocol::inventory::{Inventory, Listing};
 use crate::mcp::wire::TransportKind;
 use crate::mcp::wire::frame::{BoundedLines, MAX_MESSAGE_BYTES};
 use crate::mcp::wire::http::{BoundedHttp, Lossless};
@@ -46,7 +46,7 @@ pub(crate) struct Connection {
     pub(crate) ct: CancellationToken,
     pub(crate) child: Option<ChildGuard>,
     pub(crate) kind: TransportKind,
-    pub(crate) catalogue: Catalogue,
+    pub(crate) inventory: Inventory,
     /// The direct lane for the registry's requests (stdio, in-process and
     /// streamable HTTP servers; see [`Lane::usable`]).
     pub(crate) lane: Option<Lane>,
@@ -144,9 +144,9 @@ pub(crate) async fn connect(
             let (transport, end) = pipe::open(bounded, stdin, MAX_MESSAGE_BYTES + 1, Arc::new(cx.handler.clone()));
             let lane = Lane::pipe(end);
             match handshake(config, cx.handler, &cx.ct, transport, Listing::Lane(lane), startup, call).await {
-                Ok((service, catalogue, lane)) => {
+                Ok((service, inventory, lane)) => {
                     let kind = TransportKind::Stdio;
-                    let conn = Connection { service, ct: cx.ct, child: Some(child), kind, catalogue, lane, egress };
+                    let conn = Connection { service, ct: cx.ct, child: Some(child), kind, inventory, lane, egress };
                     Ok((conn, Some(report)))
                 }
                 Err(error) => {
@@ -175,16 +175,16 @@ pub(crate) async fn connect(
             }
         }
         TransportConfig::StreamableHttp { url, headers } => {
-            let (service, catalogue, lane) = connect_http(config, cx.handler, &cx.ct, url, headers, cx.secrets).await?;
+            let (service, inventory, lane) = connect_http(config, cx.handler, &cx.ct, url, headers, cx.secrets).await?;
             let kind = TransportKind::StreamableHttp;
-            let conn = Connection { service, ct: cx.ct, child: None, kind, catalogue, lane, egress: None };
+            let conn = Connection { service, ct: cx.ct, child: None, kind, inventory, lane, egress: None };
             Ok((conn, None))
         }
         TransportConfig::Sse { url, headers } => {
-            let (service, catalogue) =
+            let (service, inventory) =
                 connect_sse(config, cx.handler, &cx.ct, url, headers, cx.secrets.as_ref(), startup, call).await?;
             let kind = TransportKind::Sse;
-            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane: None, egress: None }, None))
+            Ok((Connection { service, ct: cx.ct, child: None, kind, inventory, lane: None, egress: None }, None))
         }
         TransportConfig::Auto { url, headers } => {
             // The spec's backwards-compatibility rule: streamable HTTP first, SSE on
@@ -194,34 +194,34 @@ pub(crate) async fn connect(
             let detected = sse::detect(&crate::net::client(), &parsed, &header_map, startup, &cx.ct)
                 .await
                 .map_err(|source| McpError::Sse { server: config.name.clone(), source })?;
-            let (service, catalogue, kind, lane) = match detected {
+            let (service, inventory, kind, lane) = match detected {
                 DetectedTransport::StreamableHttp => {
-                    let (service, catalogue, lane) =
+                    let (service, inventory, lane) =
                         connect_http(config, cx.handler, &cx.ct, url, headers, cx.secrets).await?;
-                    (service, catalogue, TransportKind::StreamableHttp, lane)
+                    (service, inventory, TransportKind::StreamableHttp, lane)
                 }
                 DetectedTransport::Sse => {
-                    let (service, catalogue) =
+                    let (service, inventory) =
                         connect_sse(config, cx.handler, &cx.ct, url, headers, cx.secrets.as_ref(), startup, call)
                             .await?;
-                    (service, catalogue, TransportKind::Sse, None)
+                    (service, inventory, TransportKind::Sse, None)
                 }
             };
-            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane, egress: None }, None))
+            Ok((Connection { service, ct: cx.ct, child: None, kind, inventory, lane, egress: None }, None))
         }
         TransportConfig::InProcess => {
             let server = cx.in_process.ok_or_else(|| McpError::NotAttached { server: config.name.clone() })?;
             let in_order = Arc::new(cx.handler.clone());
             let (transport, lane) = in_process::open(server.as_ref(), in_order, cx.ct.child_token());
-            let (service, catalogue, lane) =
+            let (service, inventory, lane) =
                 handshake(config, cx.handler, &cx.ct, transport, Listing::Lane(lane), startup, call).await?;
             let kind = TransportKind::InProcess;
-            Ok((Connection { service, ct: cx.ct, child: None, kind, catalogue, lane, egress: None }, None))
+            Ok((Connection { service, ct: cx.ct, child: None, kind, inventory, lane, egress: None }, None))
         }
     }
 }
 
-/// The MCP handshake and first catalogue over `transport`, within `startup`,
+/// The MCP handshake and first inventory over `transport`, within `startup`,
 /// and the connection's lane if `listing` has one and the protocol allows it
 /// ([`Lane::usable`]; else rmcp's own `tools/list` is used).
 /// On failure the connection's token is cancelled, which closes the transport.
@@ -233,7 +233,7 @@ async fn handshake<T, E, A>(
     listing: Listing,
     startup: Duration,
     call: Duration,
-) -> Result<(RunningService<RoleClient, HostHandler>, Catalogue, Option<Lane>), McpError>
+) -> Result<(RunningService<RoleClient, HostHandler>, Inventory, Option<Lane>), McpError>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -250,12 +250,12 @@ where
             Listing::Lane(lane) => lane.usable(service.peer()).map_or(Listing::Typed, Listing::Lane),
             other => other,
         };
-        let catalogue = Catalogue::fetch(&config.name, service.peer(), &listing, call).await?;
+        let inventory = Inventory::fetch(&config.name, service.peer(), &listing, call).await?;
         let lane = match listing {
             Listing::Lane(lane) => Some(lane),
             _ => None,
         };
-        Ok::<_, McpError>((service, catalogue, lane))
+        Ok::<_, McpError>((service, inventory, lane))
     })
     .await
     .unwrap_or_else(|_| Err(McpError::StartTimeout { server: config.name.clone(), after: startup }));
@@ -276,7 +276,7 @@ async fn connect_http(
     url: &str,
     headers: &BTreeMap<String, ValueSource>,
     secrets: &Arc<dyn SecretStore>,
-) -> Result<(RunningService<RoleClient, HostHandler>, Catalogue, Option<Lane>), McpError> {
+) -> Result<(RunningService<RoleClient, HostHandler>, Inventory, Option<Lane>), McpError> {
     let startup = Duration::from_secs(config.timeouts.startup_secs);
     let call = Duration::from_secs(config.timeouts.call_secs);
     let transport_config = http_config(&config.name, url, headers, secrets.as_ref())?;
@@ -325,7 +325,7 @@ impl HttpServe<'_> {
     async fn run<C: StreamableHttpClient + Sync>(
         self,
         client: C,
-    ) -> Result<(RunningService<RoleClient, HostHandler>, Catalogue, Option<Lane>), McpError> {
+    ) -> Result<(RunningService<RoleClient, HostHandler>, Inventory, Option<Lane>), McpError> {
         let client = BoundedHttp::new(client);
         let transport = StreamableHttpClientTransport::with_client(client.clone(), self.transport_config);
         let in_order = Arc::new(self.handler.clone());
@@ -345,7 +345,7 @@ async fn connect_sse(
     secrets: &dyn SecretStore,
     startup: Duration,
     call: Duration,
-) -> Result<(RunningService<RoleClient, HostHandler>, Catalogue), McpError> {
+) -> Result<(RunningService<RoleClient, HostHandler>, Inventory), McpError> {
     let mut sse_config = SseConfig::new(parse_url(&config.name, url)?);
     sse_config.headers = header_map(&config.name, headers, secrets)?;
     sse_config.endpoint_timeout = startup;
@@ -354,8 +354,8 @@ async fn connect_sse(
         .await
         .map_err(|source| McpError::Sse { server: config.name.clone(), source })?;
     let transport = lane::ordered(transport, Arc::new(handler.clone()));
-    let (service, catalogue, _) = handshake(config, handler, ct, transport, Listing::Custom, startup, call).await?;
-    Ok((service, catalogue))
+    let (service, inventory, _) = handshake(config, handler, ct, transport, Listing::Custom, startup, call).await?;
+    Ok((service, inventory))
 }
 
 fn parse_url(server: &str, url: &str) -> Result<reqwest::Url, McpError> {

@@ -1,4 +1,4 @@
-//! [`McpRegistry`]: every configured MCP server, its status, catalogue and calls. It is cheap to
+//! [`McpRegistry`]: every configured MCP server, its status, inventory and calls. It is cheap to
 //! clone; calls from several conversations run concurrently over the same connections.
 //!
 //! Each started server has a supervisor task that owns its connection: it connects, publishes
@@ -42,9 +42,9 @@ use crate::mcp::launch::stdio::StderrLog;
 use crate::mcp::launch::{LaunchReport, LoginEnv};
 use crate::mcp::protocol::about::ServerAbout;
 use crate::mcp::protocol::approval::ApprovalPolicy;
-use crate::mcp::protocol::catalogue::Catalogue;
 use crate::mcp::protocol::client::{CallRoutes, SharedRoots};
 use crate::mcp::protocol::events::{CallEvent, McpEvent};
+use crate::mcp::protocol::inventory::Inventory;
 use crate::mcp::protocol::requests::{DenyAll, McpRoot, ServerRequests};
 use crate::mcp::status::ServerStatus;
 use crate::mcp::wire::TransportKind;
@@ -183,7 +183,7 @@ struct Slot {
     status: watch::Sender<ServerStatus>,
     stderr: StderrLog,
     live: RwLock<Option<Live>>,
-    catalogue: RwLock<Catalogue>,
+    inventory: RwLock<Inventory>,
     report: Mutex<Option<LaunchReport>>,
     supervisor: tokio::sync::Mutex<Option<Supervisor>>,
     /// Set by [`McpRegistry::set_log_level`]; else the registry's default.
@@ -416,7 +416,7 @@ impl McpRegistry {
                         status: watch::channel(ServerStatus::Stopped).0,
                         stderr: StderrLog::with_listener(Arc::new(live_lines)),
                         live: RwLock::default(),
-                        catalogue: RwLock::default(),
+                        inventory: RwLock::default(),
                         report: Mutex::default(),
                         supervisor: tokio::sync::Mutex::default(),
                         log_level: Mutex::default(),
@@ -535,7 +535,7 @@ impl McpRegistry {
                     transport: live.as_ref().map(|l| l.kind),
                     pid: live.as_ref().and_then(|l| l.pid),
                     command: lock(&slot.report).as_ref().and_then(|r| r.resolved.clone()),
-                    tools: read(&slot.catalogue).tools.len(),
+                    tools: read(&slot.inventory).tools.len(),
                 }
             })
             .collect()
@@ -561,7 +561,7 @@ impl McpRegistry {
 
     /// The server's tools (empty until it is ready).
     pub fn tools(&self, name: &str) -> Result<Vec<Tool>, McpError> {
-        Ok(read(&self.slot(name)?.catalogue).tools.clone())
+        Ok(read(&self.slot(name)?.inventory).tools.clone())
     }
 
     /// The tools of every ready server, by server name.
@@ -570,13 +570,13 @@ impl McpRegistry {
         slots
             .iter()
             .filter(|s| *s.status.borrow() == ServerStatus::Ready)
-            .map(|s| (s.name.clone(), read(&s.catalogue).tools.clone()))
+            .map(|s| (s.name.clone(), read(&s.inventory).tools.clone()))
             .collect()
     }
 
     /// What the server said about using it when it started (its `instructions`).
     pub fn instructions(&self, name: &str) -> Result<Option<String>, McpError> {
-        Ok(read(&self.slot(name)?.catalogue).instructions.clone())
+        Ok(read(&self.slot(name)?.inventory).instructions.clone())
     }
 
     /// Who the ready server says it is and what it offers, with how it is
@@ -591,22 +591,22 @@ impl McpRegistry {
 
     /// The icons the server gives itself.
     pub fn server_icons(&self, name: &str) -> Result<Vec<Icon>, McpError> {
-        Ok(read(&self.slot(name)?.catalogue).icons.clone())
+        Ok(read(&self.slot(name)?.inventory).icons.clone())
     }
 
     /// The server's resources.
     pub fn resources(&self, name: &str) -> Result<Vec<Resource>, McpError> {
-        Ok(read(&self.slot(name)?.catalogue).resources.clone())
+        Ok(read(&self.slot(name)?.inventory).resources.clone())
     }
 
     /// The server's resource templates.
     pub fn resource_templates(&self, name: &str) -> Result<Vec<ResourceTemplate>, McpError> {
-        Ok(read(&self.slot(name)?.catalogue).resource_templates.clone())
+        Ok(read(&self.slot(name)?.inventory).resource_templates.clone())
     }
 
     /// The server's prompts.
     pub fn prompts(&self, name: &str) -> Result<Vec<Prompt>, McpError> {
-        Ok(read(&self.slot(name)?.catalogue).prompts.clone())
+        Ok(read(&self.slot(name)?.inventory).prompts.clone())
     }
 
     /// The last `lines` lines the server wrote to stderr.

@@ -14,10 +14,10 @@ use super::connect::{self, Connection, Context, StartFailure};
 use super::{Live, RegistryOptions, Shared, Slot, lock, read, set_level_request, subscription_request, write};
 use crate::mcp::error::McpError;
 use crate::mcp::launch::egress::BlockListener;
-use crate::mcp::protocol::catalogue::Listing;
 use crate::mcp::protocol::client::{CallRoutes, HostHandler};
 use crate::mcp::protocol::client_tasks::ClientTasks;
 use crate::mcp::protocol::events::McpEvent;
+use crate::mcp::protocol::inventory::Listing;
 use crate::mcp::status::ServerStatus;
 
 /// After a (re)start: the log level and the subscriptions the server had.
@@ -159,11 +159,11 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
     };
     *lock(&slot.report) = report;
     // The filtering proxy lives as long as this connection.
-    let Connection { service, ct, mut child, kind, catalogue, lane, egress: _egress } = conn;
+    let Connection { service, ct, mut child, kind, inventory, lane, egress: _egress } = conn;
     let listing = Listing::of(lane.clone(), kind);
     let peer = service.peer().clone();
     let pid = child.as_ref().and_then(|c| c.pid());
-    *write(&slot.catalogue) = catalogue;
+    *write(&slot.inventory) = inventory;
     let call_timeout = Duration::from_secs(config.timeouts.call_secs);
     tokio::select! {
         biased;
@@ -172,7 +172,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
         () = stop.cancelled() => {}
     }
     *write(&slot.live) = Some(Live { peer: peer.clone(), lane, routes, kind, pid, share_roots: config.share_roots });
-    let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });
+    let _ = shared.events.send(McpEvent::InventoryChanged { server: slot.name.clone() });
     shared.set_status(slot, ServerStatus::Ready);
 
     let mut health = tokio::time::interval(shared.options.health_interval);
@@ -190,13 +190,13 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
                 break Ended::Crashed("the connection closed".to_owned());
             }
             Some(list) = changed_rx.recv() => {
-                let mut fresh = read(&slot.catalogue).clone();
+                let mut fresh = read(&slot.inventory).clone();
                 match fresh.refresh(&slot.name, &peer, &listing, list, call_timeout).await {
                     Ok(()) => {
-                        *write(&slot.catalogue) = fresh;
-                        let _ = shared.events.send(McpEvent::CatalogueChanged { server: slot.name.clone() });
+                        *write(&slot.inventory) = fresh;
+                        let _ = shared.events.send(McpEvent::InventoryChanged { server: slot.name.clone() });
                     }
-                    Err(e) => tracing::warn!(server = %slot.name, error = %e, "refreshing the catalogue failed"),
+                    Err(e) => tracing::warn!(server = %slot.name, error = %e, "refreshing the inventory failed"),
                 }
             }
             _ = health.tick() => {

@@ -3,7 +3,7 @@
 //!
 //! Patchbay's own tools (`current_time`, `knowledge_search`) are such a
 //! server, so their calls take the same path as every other MCP tool: the
-//! registry's catalogue, the approval policy, time limits, cancellation and
+//! registry's inventory, the approval policy, time limits, cancellation and
 //! the stored JSON-RPC trace. Messages cross the pipe as the same
 //! newline-delimited JSON as stdio, bounded by [`BoundedLines`] like stdio.
 

@@ -44,9 +44,9 @@ fn or_empty<T: Default>(server: &str, list: &str, fetched: Result<T, McpError>) 
     }
 }
 
-/// One server's catalogue.
+/// One server's inventory.
 #[derive(Debug, Clone, Default)]
-pub struct Catalogue {
+pub struct Inventory {
     pub tools: Vec<Tool>,
     /// The tools that must be called as tasks (`execution.taskSupport` is
     /// `"required"`), as far as the listing showed it (see the module docs).
@@ -176,7 +176,7 @@ async fn prompts(server: &str, peer: &Peer<RoleClient>) -> Result<Vec<Prompt>, M
     paginate!(server, peer, list_prompts, prompts)
 }
 
-impl Catalogue {
+impl Inventory {
     /// Fetches everything the server declares, within `timeout`.
     pub(crate) async fn fetch(
         server: &str,
@@ -185,9 +185,9 @@ impl Catalogue {
         timeout: Duration,
     ) -> Result<Self, McpError> {
         let icons = peer.peer_info().and_then(|info| info.server_info.as_ref()?.icons.clone()).unwrap_or_default();
-        let mut catalogue = Self { icons, ..Self::default() };
+        let mut inventory = Self { icons, ..Self::default() };
         let given = peer.peer_info().and_then(|info| info.instructions.clone());
-        catalogue.instructions = given.and_then(|text| {
+        inventory.instructions = given.and_then(|text| {
             let text = text.trim();
             match text.char_indices().nth(MAX_INSTRUCTIONS) {
                 _ if text.is_empty() => None,
@@ -196,9 +196,9 @@ impl Catalogue {
             }
         });
         for list in [ListChanged::Tools, ListChanged::Resources, ListChanged::Prompts] {
-            catalogue.refresh(server, peer, listing, list, timeout).await?;
+            inventory.refresh(server, peer, listing, list, timeout).await?;
         }
-        Ok(catalogue)
+        Ok(inventory)
     }
 
     /// Fetches one list again, within `timeout`.

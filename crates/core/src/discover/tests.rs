@@ -1,8 +1,8 @@
 //! Registry entries from the API's JSON (the shapes of the registry's own
 //! examples), and searches over real HTTP against a registry served on
-//! 127.0.0.1 (test-support's `catalog`).
+//! 127.0.0.1 (test-support's `discover`).
 
-use patchbay_test_support::catalog::{serve, serve_with_files};
+use patchbay_test_support::discover::{serve, serve_with_files};
 use serde_json::{Value, json};
 use sha2::Digest;
 
