@@ -32,7 +32,7 @@ use ts_rs::{Config, TS, TypeVisitor};
 
 use crate::commands::chat::TurnOutcome;
 use crate::error::IpcError;
-use crate::views::AppViewInfo;
+use crate::mcp_apps::AppViewInfo;
 
 /// The generated file, from the repository's root.
 const FILE: &str = "ui/src/lib/ipc/generated.ts";

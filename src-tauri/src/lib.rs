@@ -6,17 +6,17 @@
 //! database) the window still opens and every command answers with the error,
 //! so the user sees why instead of a crash.
 
+mod cancellable;
 mod closing;
 mod commands;
 mod error;
 mod instance;
 #[cfg(test)]
 mod ipc_types;
+mod mcp_apps;
 mod navigation;
-mod requests;
 mod startup;
 mod state;
-mod views;
 mod webview;
 
 pub use error::{IpcError, IpcErrorKind};
@@ -145,12 +145,12 @@ pub fn run() {
         })
         .on_page_load(startup::on_page_load)
         .manage(state)
-        .manage(views::ViewPages::default())
-        .manage(requests::Requests::default())
+        .manage(mcp_apps::ViewPages::default())
+        .manage(cancellable::Requests::default())
         .manage(closing::Closing::default())
         // Tools' views (MCP Apps), each in a sandboxed frame of this scheme.
-        .register_uri_scheme_protocol(views::SCHEME, |ctx, request| {
-            ctx.app_handle().state::<views::ViewPages>().serve(&request)
+        .register_uri_scheme_protocol(mcp_apps::SCHEME, |ctx, request| {
+            ctx.app_handle().state::<mcp_apps::ViewPages>().serve(&request)
         })
         .setup(move |app| {
             for window in app.webview_windows().values() {

@@ -10,7 +10,7 @@
 use tauri::plugin::{Builder, TauriPlugin};
 use tauri::{Runtime, Url};
 
-use crate::views;
+use crate::mcp_apps;
 
 /// A plugin whose only part is the guard: every webview's navigations go through it.
 pub fn guard<R: Runtime>() -> TauriPlugin<R> {
@@ -36,7 +36,7 @@ fn allowed(url: &Url) -> bool {
     let host = url.host_str();
     match url.scheme() {
         "tauri" => host == Some("localhost"),
-        scheme if scheme == views::SCHEME => host == Some("localhost"),
+        scheme if scheme == mcp_apps::SCHEME => host == Some("localhost"),
         "about" => matches!(url.path(), "blank" | "srcdoc"),
         "http" | "https" if cfg!(windows) => {
             url.port().is_none() && matches!(host, Some("tauri.localhost") | Some("mcp-app.localhost"))

@@ -22,7 +22,7 @@ pub fn ping() -> &'static str {
 
 /// Cancels the cancellable command the window started under `request`.
 #[tauri::command]
-pub fn cancel_request(requests: tauri::State<'_, crate::requests::Requests>, request: String) {
+pub fn cancel_request(requests: tauri::State<'_, crate::cancellable::Requests>, request: String) {
     requests.cancel(&request);
 }
 

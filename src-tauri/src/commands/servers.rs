@@ -22,10 +22,10 @@ use tauri_plugin_opener::OpenerExt;
 
 use super::blocking;
 use super::knowledge::pick_folder;
+use crate::cancellable::Request;
 use crate::error::{IpcError, IpcErrorKind};
-use crate::requests::Request;
+use crate::mcp_apps::{AppViewInfo, ViewPages};
 use crate::state::AppState;
-use crate::views::{AppViewInfo, ViewPages};
 
 /// Opens the authorization page in the user's browser.
 struct Browser(AppHandle);

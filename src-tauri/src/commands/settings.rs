@@ -13,8 +13,8 @@ use tauri_plugin_dialog::DialogExt;
 use super::blocking;
 use super::chat::save_with_dialog;
 use super::knowledge::pick_folder;
+use crate::cancellable::Request;
 use crate::error::{IpcError, IpcErrorKind};
-use crate::requests::Request;
 use crate::state::AppState;
 
 #[tauri::command(rename_all = "snake_case")]
