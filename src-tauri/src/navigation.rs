@@ -1,7 +1,7 @@
 //! The window's navigation guard.
 //!
 //! The window shows Patchbay's own pages and its frames show tools' views
-//! (`views.rs`); nothing else is ever loaded in it. A link is handed to the
+//! (`mcp_apps.rs`); nothing else is ever loaded in it. A link is handed to the
 //! browser by `open_link` before it could navigate, so whatever still tries (a
 //! link that slipped past `ui/src/lib/links.ts`, a script setting `location`, a
 //! view sending its frame to a site its policy does not name) is refused here

@@ -33,8 +33,8 @@ pub struct AppState {
 }
 
 /// Emits the core's own events to the window as they come (`server_status`,
-/// `server_log`, `connection_blocked`, …); those from before the window
-/// existed wait in the stream.
+/// `server_log`, `connection_blocked`, …), from the window's setup on. An
+/// event emitted before the page has registered its listeners reaches nobody.
 pub fn forward_events(handle: AppHandle, mut events: AppEventStream) {
     tauri::async_runtime::spawn(async move {
         while let Some(event) = events.recv().await {

@@ -3,8 +3,8 @@
 //! A turn resolves its model from the conversation's settings, then its
 //! assistant, then the first provider; offers the tools of the enabled
 //! servers the conversation allows; and hands the host's [`TurnEvent`]s to
-//! the view. Approvals wait in [`App`]'s table under the call's id until
-//! [`App::respond_approval`].
+//! the view. [`App::respond_approval`] answers a card through the running
+//! turn that waits for it (the host's `TurnAnswers`, by the call's id).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use super::views::{
     ConversationDetail, ConversationRenamed, ConversationSettings, ConversationSummary, MessagePage, MessageView,
     TurnEvent,
 };
-use super::{App, AppError, AppEvent, Waiting, lock, titles};
+use super::{App, AppError, AppEvent, lock, titles};
 use crate::agent::{
     ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, Sampling, ToolHost, ToolSelection, TurnAction,
     TurnLimits, TurnRequest, resolve_provider,
@@ -22,6 +22,7 @@ use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
 use crate::attach;
 use crate::config::ApprovalMode;
 use crate::conversations::{Attachment, ConversationId, ExportFile, ExportFormat, MessageId, MessageStatus};
+use crate::host::TurnAnswers;
 use crate::llm::Provider;
 use crate::mcp::ServerStatus;
 use crate::rag::{ChatKnowledge, chat as rag_chat};
@@ -256,9 +257,11 @@ impl App {
 
     /// Answers a waiting approval card.
     pub fn respond_approval(&self, call_id: &str, answer: ApprovalAnswer) -> Result<(), AppError> {
-        let waiting = lock(&self.inner.approvals).remove(call_id);
-        let waiting =
-            waiting.ok_or_else(|| AppError::NotWaiting(format!("no approval is waiting for call {call_id}")))?;
+        let turns: Vec<TurnAnswers> = lock(&self.inner.turns).values().cloned().collect();
+        let (answers, waiting) = turns
+            .iter()
+            .find_map(|answers| answers.waiting(call_id).map(|waiting| (answers, waiting)))
+            .ok_or_else(|| AppError::NotWaiting(format!("no approval is waiting for call {call_id}")))?;
         let decision = match answer {
             ApprovalAnswer::AllowOnce => ApprovalDecision::AllowOnce,
             ApprovalAnswer::AllowConversation => ApprovalDecision::AllowForConversation,
@@ -270,8 +273,8 @@ impl App {
                 ApprovalDecision::AllowOnce
             }
         };
-        tracing::debug!(conversation = waiting.conversation, call_id, ?decision, "approval answered");
-        Ok(waiting.answers.answer(call_id, decision)?)
+        tracing::debug!(call_id, ?decision, "approval answered");
+        Ok(answers.answer(call_id, decision)?)
     }
 
     /// Runs one turn to its end, passing each event to `on_event`. Returns
@@ -344,8 +347,7 @@ impl App {
             return Err(AppError::Invalid(format!("conversation {id} already has a turn running; stop it first")));
         }
         let mut turn = self.inner.host.watch(self.inner.agent.start(request)?);
-        let answers = turn.answers();
-        lock(&self.inner.turns).insert(id, answers.clone());
+        lock(&self.inner.turns).insert(id, turn.answers());
         let assistant_message = turn.assistant_message_id();
         let user_message = (!regenerate).then(|| turn.user_message_id());
         on_event(TurnEvent::TurnStarted {
@@ -357,20 +359,9 @@ impl App {
             model: model_name,
         });
         while let Some(event) = turn.next().await {
-            if let TurnEvent::ApprovalNeeded { call_id, server, tool, strict, .. } = &event {
-                let waiting = Waiting {
-                    conversation: id,
-                    answers: answers.clone(),
-                    server: server.clone(),
-                    tool: tool.clone(),
-                    strict: *strict,
-                };
-                lock(&self.inner.approvals).insert(call_id.clone(), waiting);
-            }
             on_event(event);
         }
         lock(&self.inner.turns).remove(&id);
-        lock(&self.inner.approvals).retain(|_, w| w.conversation != id);
         // The turn is over: a setting that cannot be read means no title, never a failed turn.
         if let Some(question) = first_question
             && matches!(self.auto_title(), Ok(true))

@@ -275,16 +275,6 @@ impl AppEvents {
 /// Reads an environment variable.
 type EnvLookup = dyn Fn(&str) -> Option<String> + Send + Sync;
 
-/// An approval a running turn waits for, by the call's id.
-struct Waiting {
-    conversation: ConversationId,
-    answers: TurnAnswers,
-    server: String,
-    tool: String,
-    /// The server runs at strict, where no answer is remembered.
-    strict: bool,
-}
-
 /// The window's state over the [`Host`]'s: `inner.store`, `inner.registry`,
 /// `inner.kb` and the rest of the host's fields read through to the host.
 struct Inner {
@@ -294,7 +284,6 @@ struct Inner {
     agent: Agent,
     events: AppEvents,
     turns: Mutex<HashMap<ConversationId, TurnAnswers>>,
-    approvals: Mutex<HashMap<String, Waiting>>,
     indexing: Mutex<HashMap<std::path::PathBuf, knowledge::Indexing>>,
     /// The runtime [`App::start`] ran on: background work (indexing) is
     /// spawned there, also when a front end calls from a plain thread.
@@ -359,7 +348,6 @@ impl App {
             host,
             events,
             turns: Mutex::default(),
-            approvals: Mutex::default(),
             indexing: Mutex::default(),
             runtime: std::sync::OnceLock::new(),
             watcher: Mutex::default(),

@@ -29,7 +29,7 @@ use crate::secrets::{SecretError, SecretStore};
 use crate::store::{Store, StoreError};
 
 pub use proxy::apply_saved_proxy;
-pub use turn::{HostTurn, TurnAnswers, TurnEvent};
+pub use turn::{HostTurn, TurnAnswers, TurnEvent, WaitingCall};
 
 /// Errors of opening and wiring a host.
 #[derive(Debug, thiserror::Error)]

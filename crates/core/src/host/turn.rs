@@ -454,8 +454,10 @@ impl HostTurn {
                 return Some(event);
             }
             let event = self.turn.next().await?;
-            if let AgentEvent::ApprovalNeeded { approval_id, call_id, .. } = &event {
-                lock(&self.answers.waiting).insert(call_id.clone(), *approval_id);
+            // Answerable before any of its events (the card comes first) is handed out.
+            if let AgentEvent::ApprovalNeeded { approval_id, call_id, server, tool, strict, .. } = &event {
+                let call = WaitingCall { server: server.clone(), tool: tool.clone(), strict: *strict };
+                lock(&self.answers.waiting).insert(call_id.clone(), (*approval_id, call));
             }
             self.ready.extend(self.mapper.map(event));
         }
@@ -466,7 +468,16 @@ impl HostTurn {
 #[derive(Clone)]
 pub struct TurnAnswers {
     control: TurnControl,
-    waiting: Arc<Mutex<HashMap<String, ApprovalId>>>,
+    waiting: Arc<Mutex<HashMap<String, (ApprovalId, WaitingCall)>>>,
+}
+
+/// A call that waits for the user's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitingCall {
+    pub server: String,
+    pub tool: String,
+    /// The server runs at strict, where no answer is remembered.
+    pub strict: bool,
 }
 
 impl TurnAnswers {
@@ -475,9 +486,14 @@ impl TurnAnswers {
         self.control.stop();
     }
 
+    /// The call `call_id`, while it waits for an answer.
+    pub fn waiting(&self, call_id: &str) -> Option<WaitingCall> {
+        lock(&self.waiting).get(call_id).map(|(_, call)| call.clone())
+    }
+
     /// Answers the [`TurnEvent::ApprovalNeeded`] of call `call_id`.
     pub fn answer(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), AgentError> {
-        let approval = lock(&self.waiting)
+        let (approval, _) = lock(&self.waiting)
             .remove(call_id)
             .ok_or_else(|| AgentError::NoApprovalFor { call_id: call_id.to_owned() })?;
         self.control.answer(approval, decision)

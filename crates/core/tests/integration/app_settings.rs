@@ -825,7 +825,10 @@ async fn servers_and_tools_show_their_icons_and_none_from_where_they_may_not_com
     assert_eq!(themes, [(Some("light"), "data:image/gif"), (Some("dark"), "data:image/png")]);
     assert_eq!(icons("tracked"), []);
 
-    // The server's own icon is fetched from its origin, and arrives with a status event.
+    // The server's own icon is fetched from its origin, and arrives with a status event
+    // (counted from once the recorder has caught up with the server's start).
+    let ready = |seen: &Seen| seen.statuses.iter().any(|s| s.server == "iconic" && s.state == "ready");
+    f.events.until("the window was not told the server is ready", ready).await;
     let before = f.events.seen().statuses.len();
     let mut own = Vec::new();
     for _ in 0..200 {
