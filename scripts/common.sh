@@ -70,7 +70,10 @@ build_app() {
   (cd "$ROOT" && cargo build --workspace --bins)
 }
 
-# Runs "$@" inside a private D-Bus session with an unlocked keyring.
+# Runs "$@" inside a private D-Bus session with an unlocked keyring. With KEYRING_DIR set, the
+# keyring daemon keeps its files and sockets there, so sessions side by side (test.sh's two
+# lanes) never share a keyring; without it, the user's keyring folder is used.
 with_session_bus() {
-  dbus-run-session -- bash -c 'echo | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1; exec "$@"' bash "$@"
+  dbus-run-session -- bash -c 'echo | env ${KEYRING_DIR:+XDG_DATA_HOME=$KEYRING_DIR XDG_RUNTIME_DIR=$KEYRING_DIR} \
+    gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1; exec "$@"' bash "$@"
 }

@@ -55,14 +55,18 @@ in_session() {
   xvfb-run -a -s "-screen 0 1280x800x24" bash -c "$(declare -f with_session_bus); with_session_bus $*"
 }
 window_log=$(mktemp)
-in_session cargo test --workspace --no-fail-fast "${window_tests[@]/#/--test=}" >"$window_log" 2>&1 &
+window_keyring=$(mktemp -d)
+other_keyring=$(mktemp -d)
+KEYRING_DIR=$window_keyring in_session cargo test --workspace --no-fail-fast "${window_tests[@]/#/--test=}" \
+  >"$window_log" 2>&1 &
 window_lane=$!
 status=0
-in_session cargo test --workspace --no-fail-fast --lib --bins --examples $other_tests || status=$?
-in_session cargo test --workspace --no-fail-fast --doc || status=$?
+KEYRING_DIR=$other_keyring in_session cargo test --workspace --no-fail-fast --lib --bins --examples $other_tests ||
+  status=$?
+KEYRING_DIR=$other_keyring in_session cargo test --workspace --no-fail-fast --doc || status=$?
 wait "$window_lane" || status=$?
 say "The real window's tests (the lane beside)"
 cat "$window_log"
-rm -f "$window_log"
+rm -rf "$window_log" "$window_keyring" "$other_keyring"
 [ "$status" -eq 0 ] || die "some tests failed (above)"
 say "All tests passed in $(( $(date +%s) - start )) s"
