@@ -24,3 +24,13 @@ if ! cmp -s "$HERE/requirements.txt" "$DEST/requirements.txt" 2>/dev/null || [ !
   "$DEST/venv/bin/pip" install --quiet --disable-pip-version-check -r "$HERE/requirements.txt"
   cp "$HERE/requirements.txt" "$DEST/requirements.txt"
 fi
+
+# mcp-server-fetch's readabilipy runs Readability.js on Node, and would `npm install` its
+# JavaScript on the first fetch (inside a test, perhaps sandboxed): install it here, from a lock.
+js=("$DEST"/venv/lib/python3*/site-packages/readabilipy/javascript)
+if ! cmp -s "$HERE/readabilipy/package-lock.json" "${js[0]}/package-lock.json" 2>/dev/null ||
+  [ ! -d "${js[0]}/node_modules" ]; then
+  echo "peers: installing readabilipy's JavaScript into ${js[0]}" >&2
+  cp "$HERE/readabilipy/package-lock.json" "${js[0]}/"
+  (cd "${js[0]}" && npm ci --no-audit --no-fund --loglevel=error)
+fi
