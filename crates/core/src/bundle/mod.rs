@@ -513,13 +513,8 @@ impl Bundle {
         let transport = TransportConfig::Stdio { command, args, env, cwd: Some(dir.to_path_buf()) };
         let mut server = McpServerConfig::with_transport(name, transport);
         if let Some(previous) = previous {
+            server.keep_user_settings(previous);
             server.enabled = previous.enabled;
-            server.timeouts = previous.timeouts;
-            server.approval = previous.approval;
-            server.tool_approval = previous.tool_approval.clone();
-            server.disabled_tools = previous.disabled_tools.clone();
-            server.share_roots = previous.share_roots;
-            server.read_only_auto_allow = previous.read_only_auto_allow;
         }
         Ok((server, secrets))
     }

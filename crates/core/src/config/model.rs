@@ -355,6 +355,18 @@ impl TransportConfig {
 }
 
 impl McpServerConfig {
+    /// Keeps what the user set in Patchbay for `stored` (time limits, approvals, switched-off
+    /// tools, shared roots) when a new shape of the same server (an import, a bundle's update)
+    /// cannot hold it. Whether it is enabled and its security policy are the caller's to keep.
+    pub fn keep_user_settings(&mut self, stored: &McpServerConfig) {
+        self.timeouts = stored.timeouts;
+        self.approval = stored.approval;
+        self.tool_approval = stored.tool_approval.clone();
+        self.disabled_tools = stored.disabled_tools.clone();
+        self.share_roots = stored.share_roots;
+        self.read_only_auto_allow = stored.read_only_auto_allow;
+    }
+
     /// Every configured value that may name a secret, with its field
     /// (`env.TOKEN`, `headers.Authorization`, `client_credentials.secret`).
     pub fn secret_fields(&self) -> Vec<(String, &ValueSource)> {

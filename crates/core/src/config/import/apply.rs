@@ -100,7 +100,9 @@ impl ConfigStore {
             }
             let mut server = parsed.server;
             if let (Some(server), Some(stored), false) = (server.as_mut(), stored, doc.carries_settings) {
-                keep_settings(server, stored);
+                // Patchbay's own settings, which the imported shape cannot hold.
+                server.keep_user_settings(stored);
+                server.policy = stored.policy.clone();
             }
             let status = match (&server, stored) {
                 (None, _) => EntryStatus::Invalid,
@@ -220,17 +222,6 @@ impl ConfigStore {
         }
         Ok(outcome)
     }
-}
-
-/// Keeps Patchbay's own settings of a stored server when the imported shape cannot hold them.
-fn keep_settings(server: &mut McpServerConfig, stored: &McpServerConfig) {
-    server.timeouts = stored.timeouts;
-    server.approval = stored.approval;
-    server.tool_approval = stored.tool_approval.clone();
-    server.disabled_tools = stored.disabled_tools.clone();
-    server.share_roots = stored.share_roots;
-    server.read_only_auto_allow = stored.read_only_auto_allow;
-    server.policy = stored.policy.clone();
 }
 
 /// Writes secrets, returning the previous values; on failure, restores those already written.
