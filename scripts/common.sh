@@ -65,7 +65,8 @@ build_ui() {
 
 build_app() {
   # --workspace --bins builds with the same features as the test command, so the two
-  # share every compiled dependency (a -p build would unify features differently).
+  # share every compiled dependency (a -p build would unify features differently; so
+  # would a feature only a dev-dependency turns on: see tokio in Cargo.toml).
   say "Building the desktop app and the CLI (cargo build --workspace --bins; the first build takes several minutes)"
   (cd "$ROOT" && cargo build --workspace --bins)
 }

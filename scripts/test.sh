@@ -18,6 +18,19 @@ say "The core builds without Tauri or WebKit"
 if cargo tree -p patchbay-core -e normal,build --prefix none | grep -qiE '^(tauri|wry|webkit2gtk|gtk) '; then
   die "patchbay-core depends on Tauri/WebKit: $(cargo tree -p patchbay-core -e normal,build -i tauri 2>&1 | head -3)"
 fi
+say "The app's build and the test build give every dependency the same features"
+# A feature that only a dev-dependency turns on splits the tree: everything above that crate
+# is compiled twice (once for build_app, once for the tests). It was tokio's test-util.
+features() {
+  cargo tree --workspace -e "$1" --target "$(rustc -vV | sed -n 's/^host: //p')" -f '{p} [{f}]' --prefix none |
+    sed 's/ (\*)$//' | sort -u
+}
+built=$(features normal,build)
+tested=$(features normal,build,dev)
+split=$(comm -23 <(echo "$built") <(echo "$tested"))
+[ -z "$split" ] || die "dev-dependencies change these dependencies' features (turn the feature on in the
+  workspace's dependency instead, see tokio in Cargo.toml):
+$split"
 say "src-tauri/tauri.conf.json is the same file as tauri.conf.json"
 # The build reads src-tauri/tauri.conf.json, people edit the top-level one: a copy instead of the symlink drifts.
 cmp -s tauri.conf.json src-tauri/tauri.conf.json ||
