@@ -404,7 +404,8 @@ mod tests {
         (progress, hooks, tokio::spawn(deadline.expired()))
     }
 
-    #[tokio::test]
+    // On tokio's paused clock: the sleeps below take no real time.
+    #[tokio::test(start_paused = true)]
     async fn a_deadline_restarts_with_progress_and_stands_still_while_the_user_answers() {
         let limit = Duration::from_millis(300);
         let (progress, _hooks, expired) = deadline(limit);
