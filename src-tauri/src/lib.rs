@@ -230,6 +230,7 @@ pub fn run() {
             commands::servers::sample_for_view,
             commands::servers::list_resources_for_view,
             commands::servers::show_in_folder,
+            commands::servers::waiting_server_requests,
             commands::servers::respond_server_request,
             commands::servers::list_prompts,
             commands::servers::get_prompt,

@@ -34,7 +34,10 @@ pub struct AppState {
 
 /// Emits the core's own events to the window as they come (`server_status`,
 /// `server_log`, `connection_blocked`, …), from the window's setup on. An
-/// event emitted before the page has registered its listeners reaches nobody.
+/// event emitted before the page has registered its listeners reaches nobody,
+/// so each is also state the page reads when it opens: statuses and logs
+/// with the servers, progress with the knowledge base, and a server's request
+/// with `waiting_server_requests` (one lost would leave the server waiting).
 pub fn forward_events(handle: AppHandle, mut events: AppEventStream) {
     tauri::async_runtime::spawn(async move {
         while let Some(event) = events.recv().await {

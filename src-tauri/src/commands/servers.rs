@@ -7,7 +7,7 @@ use patchbay_core::app::views::{
     CompletionTarget, CompletionView, DoctorReport, PolicyPreview, PromptInfo, RegistryFill, ResourceInfo,
     ResourceTemplateInfo, ServerView, ToolInfo, ToolResultView, TraceRecord,
 };
-use patchbay_core::app::{AppError, ServerRequestResponse};
+use patchbay_core::app::{AppError, ServerRequestResponse, ServerRequestView};
 use patchbay_core::bundle::{BundleInfo, BundleValues};
 use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ServerPreset};
 use patchbay_core::discover::{BundleSource, RegistryEntry, RegistryPage};
@@ -355,6 +355,11 @@ pub async fn show_in_folder(handle: AppHandle, path: PathBuf) -> Result<(), IpcE
             .map_err(|e| IpcError::new(IpcErrorKind::Internal, format!("cannot open {}: {e}", folder.display())))
     })
     .await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn waiting_server_requests(state: State<'_, AppState>) -> Result<Vec<ServerRequestView>, IpcError> {
+    Ok(state.app()?.waiting_server_requests())
 }
 
 #[tauri::command(rename_all = "snake_case")]

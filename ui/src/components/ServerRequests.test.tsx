@@ -6,13 +6,14 @@ import { ServerRequests, type ServerRequestsIpc } from "./ServerRequests";
 
 afterEach(cleanup);
 
-function fake() {
+function fake(waiting: ServerRequest[] = []) {
   let emit: (r: ServerRequest) => void = () => undefined;
   const ipc: ServerRequestsIpc = {
     onServerRequest: vi.fn((h: (r: ServerRequest) => void) => {
       emit = h;
       return Promise.resolve(() => undefined);
     }),
+    waitingServerRequests: vi.fn(() => Promise.resolve(waiting)),
     respondServerRequest: vi.fn(() => Promise.resolve()),
   };
   return { ipc, request: (r: ServerRequest) => act(() => emit(r)) };
@@ -38,6 +39,20 @@ describe("ServerRequests", () => {
     expect(f.ipc.respondServerRequest).toHaveBeenLastCalledWith("e2", { action: "decline" });
     expect(screen.queryByRole("dialog")).toBeNull();
     expect(onError).not.toHaveBeenCalled();
+  });
+
+  it("shows a request sent before the page listened, once, before the ones after it", async () => {
+    const f = fake([scope]);
+    renderIn(<ServerRequests ipc={f.ipc} onError={vi.fn()} />);
+    await vi.waitFor(() => expect(screen.getByRole("dialog").textContent).toContain("Token scope?"));
+    // The same request heard as an event too (it was sent while the page listed), then a new one.
+    f.request(scope);
+    f.request(confirm);
+    fireEvent.click(screen.getByRole("button", { name: "Decline" }));
+    expect(f.ipc.respondServerRequest).toHaveBeenLastCalledWith("e1", { action: "decline" });
+    expect(screen.getByRole("dialog").textContent).toContain("Really?");
+    fireEvent.click(screen.getByRole("button", { name: "Decline" }));
+    expect(screen.queryByRole("dialog")).toBeNull();
   });
 
   it("says when an answer did not arrive (the server gave up meanwhile)", async () => {

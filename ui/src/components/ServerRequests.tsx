@@ -6,16 +6,28 @@ import { useEffect, useState } from "react";
 import { ipc as defaultIpc, toIpcError, type Ipc, type IpcError, type ServerRequest } from "../lib/ipc";
 import { ServerRequestDialog } from "./chat/ServerRequestDialog";
 
-export type ServerRequestsIpc = Pick<Ipc, "onServerRequest" | "respondServerRequest">;
+export type ServerRequestsIpc = Pick<Ipc, "onServerRequest" | "waitingServerRequests" | "respondServerRequest">;
 
 export function ServerRequests({ ipc = defaultIpc, onError }: { ipc?: ServerRequestsIpc; onError: (e: IpcError) => void }) {
   const [requests, setRequests] = useState<ServerRequest[]>([]);
   useEffect(() => {
-    const un = ipc.onServerRequest((r) => setRequests((rs) => [...rs, r]));
+    // Listen first, then list what already waits: a request sent before the
+    // page listened (at start-up, or before a reload) is shown, and one that
+    // arrives both ways is shown once.
+    const add = (more: ServerRequest[]) => setRequests((rs) => [...rs, ...more.filter((r) => !rs.some((x) => x.id === r.id))]);
+    const un = ipc.onServerRequest((r) => add([r]));
+    let live = true;
+    void un
+      .then(() => ipc.waitingServerRequests())
+      .then((waiting) => {
+        if (live) add(waiting);
+      })
+      .catch((e: unknown) => onError(toIpcError(e)));
     return () => {
+      live = false;
       void un.then((f) => f());
     };
-  }, [ipc]);
+  }, [ipc, onError]);
   const request = requests[0];
   if (!request) return null;
   return (

@@ -290,8 +290,8 @@ struct Inner {
     runtime: std::sync::OnceLock<tokio::runtime::Handle>,
     /// Re-indexes knowledge-base folders when their files change.
     watcher: Mutex<Option<crate::rag::KbWatcher>>,
-    /// Sampling and elicitation requests waiting for the user, by id.
-    server_requests: Mutex<HashMap<String, tokio::sync::oneshot::Sender<ServerRequestResponse>>>,
+    /// Sampling and elicitation requests waiting for the user, oldest first.
+    server_requests: Mutex<Vec<requests::Waiting>>,
     /// Icons fetched from servers' URLs (see [`icons`]).
     icons: Mutex<HashMap<url::Url, icons::Fetched>>,
     /// Bundles previewed and not yet installed, by preview id (see [`bundles`]).

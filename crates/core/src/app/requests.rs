@@ -54,6 +54,21 @@ pub enum ServerRequestView {
     },
 }
 
+impl ServerRequestView {
+    pub fn id(&self) -> &str {
+        match self {
+            Self::Sampling { id, .. } | Self::Elicitation { id, .. } => id,
+        }
+    }
+}
+
+/// A request shown and not yet answered: a window that opens (or reloads)
+/// after it was sent lists it with [`App::waiting_server_requests`].
+pub(super) struct Waiting {
+    view: ServerRequestView,
+    answer: oneshot::Sender<ServerRequestResponse>,
+}
+
 /// The user's answer.
 #[derive(Debug, Clone, PartialEq, Deserialize, ts_rs::TS)]
 #[serde(tag = "action", rename_all = "snake_case")]
@@ -85,16 +100,17 @@ impl WindowRequests {
     ) -> Option<ServerRequestResponse> {
         let inner = self.inner.upgrade()?;
         let id = uuid::Uuid::new_v4().to_string();
-        let (tx, rx) = oneshot::channel();
-        lock(&inner.server_requests).insert(id.clone(), tx);
-        inner.events.report(AppEvent::ServerRequest(view(id.clone())));
+        let (answer, rx) = oneshot::channel();
+        let view = view(id.clone());
+        lock(&inner.server_requests).push(Waiting { view: view.clone(), answer });
+        inner.events.report(AppEvent::ServerRequest(view));
         drop(inner);
         let answer = tokio::select! {
             () = ct.cancelled() => None,
             answer = rx => answer.ok(),
         };
         if let Some(inner) = self.inner.upgrade() {
-            lock(&inner.server_requests).remove(&id);
+            lock(&inner.server_requests).retain(|w| w.view.id() != id);
         }
         answer
     }
@@ -191,12 +207,22 @@ impl App {
             .map_err(|e| AppError::Invalid(format!("the model's answer to the view of {server}: {e}")))
     }
 
+    /// The sampling and elicitation requests waiting for the user, oldest
+    /// first: what a window shows when it opens after they were sent.
+    pub fn waiting_server_requests(&self) -> Vec<ServerRequestView> {
+        lock(&self.inner.server_requests).iter().map(|w| w.view.clone()).collect()
+    }
+
     /// Answers a sampling or elicitation dialog.
     pub fn respond_server_request(&self, id: &str, response: ServerRequestResponse) -> Result<(), AppError> {
-        let waiting = lock(&self.inner.server_requests).remove(id);
+        let waiting = {
+            let mut requests = lock(&self.inner.server_requests);
+            let at = requests.iter().position(|w| w.view.id() == id);
+            at.map(|at| requests.remove(at))
+        };
         let waiting = waiting.ok_or_else(|| AppError::NotWaiting(format!("no server request {id} is waiting")))?;
         // The server may have given up meanwhile; then nobody listens and that is fine.
-        let _ = waiting.send(response);
+        let _ = waiting.answer.send(response);
         Ok(())
     }
 }

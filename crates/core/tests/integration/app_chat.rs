@@ -657,6 +657,9 @@ async fn a_views_request_to_ask_the_model_is_reviewed_as_a_servers_is() {
         panic!("not a sampling request")
     };
     assert_eq!(server, "counter (its view)", "the dialog says the view asks");
+    // A window that opens now, after the event, still finds the request.
+    let waiting = f.app.waiting_server_requests();
+    assert_eq!(waiting.iter().map(ServerRequestView::id).collect::<Vec<_>>(), [id.as_str()]);
     assert_eq!(messages, [TextMessage { role: "user".into(), text: "What is 2 + 2?".into() }]);
     assert_eq!(system_prompt.as_deref(), Some("Answer in one word."));
     f.app.respond_server_request(&id, ServerRequestResponse::ApproveSampling { messages, system_prompt }).unwrap();
@@ -664,6 +667,7 @@ async fn a_views_request_to_ask_the_model_is_reviewed_as_a_servers_is() {
     assert_eq!(answer["role"], "assistant");
     assert_eq!(answer["content"]["text"], "Four.");
     assert_eq!(answer["model"], "scripted-model");
+    assert!(f.app.waiting_server_requests().is_empty(), "an answered request waits no more");
     assert!(model.requests()[0].body.to_string().contains("What is 2 + 2?"));
 
     // Declined: the view hears why; unusable parameters are refused before anyone is asked.

@@ -64,6 +64,8 @@ export const serversIpc = {
   /** "Test a tool": the server's progress and log messages reach `onEvent` as they come. */
   callTool: (server: string, tool: string, args: unknown, signal?: AbortSignal, onEvent: (e: CallEvent) => void = () => undefined) =>
     cancellable<ToolResultView>("call_tool", { server, tool, arguments: args, on_event: channel(onEvent) }, signal),
+  /** Requests sent before this page listened (a window opened or reloaded after them), oldest first. */
+  waitingServerRequests: () => call<ServerRequestView[]>("waiting_server_requests"),
   respondServerRequest: (id: string, response: ServerRequestResponse) =>
     call<void>("respond_server_request", { id, response }),
   onServerStatus: (h: (s: ServerStatusView) => void) => on<ServerStatusView>("server_status", h),
