@@ -28,5 +28,6 @@ pub mod rag;
 pub mod roots;
 pub mod secrets;
 pub mod store;
+pub mod text;
 
 pub use info::AppInfo;

@@ -278,7 +278,7 @@ impl App {
             .into_iter()
             .map(|p| {
                 let path = p.path.display().to_string();
-                let marks = crate::rag::analyze::marks(&p.text, query);
+                let marks = crate::text::analyze::marks(&p.text, query);
                 KbHit { document: document_title(&path), path, score: p.score, text: p.text, marks }
             })
             .collect())

@@ -192,7 +192,7 @@ pub struct Passage {
     /// Relevance score (higher is better).
     pub score: f32,
     /// Where the question's words are in `text`, to mark them: `[start, end)`
-    /// in UTF-16 code units (see [`crate::rag::analyze::marks`]).
+    /// in UTF-16 code units (see [`crate::text::analyze::marks`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub marks: Vec<[usize; 2]>,
 }

@@ -129,7 +129,7 @@ impl ContextRetriever {
             };
             used += estimate_text(&text);
             out.push(conversations::Passage {
-                marks: super::analyze::marks(&text, query),
+                marks: crate::text::analyze::marks(&text, query),
                 text,
                 source: p.path.display().to_string(),
                 heading: Some(p.heading).filter(|h| !h.is_empty()),

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::analyze::token_count;
+use crate::text::analyze::token_count;
 
 /// Chunk size and overlap, in tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

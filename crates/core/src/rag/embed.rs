@@ -184,7 +184,7 @@ impl Embedder for HashEmbedder {
             .iter()
             .map(|t| {
                 let mut v = vec![0.0f32; 64];
-                for term in super::analyze::terms(t, super::analyze::Purpose::Query) {
+                for term in crate::text::analyze::terms(t, crate::text::analyze::Purpose::Query) {
                     let mut h = std::collections::hash_map::DefaultHasher::new();
                     term.hash(&mut h);
                     v[(h.finish() % 64) as usize] += 1.0;

@@ -20,14 +20,15 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
+use super::RagError;
 use super::chunk::ChunkParams;
 use super::chunk::chunk;
 use super::embed::Embedder;
 use super::embed::EmbeddingConfig;
 use super::loader::{self, DocKind, Skip};
 use super::store::{ChunkIndex, ChunkRecord, DocumentRecord, path_str};
-use super::{RagError, analyze};
 use crate::store::Store;
+use crate::text::analyze;
 
 /// Progress of a run, sent before each file and once at the end.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -11,15 +11,16 @@ use rusqlite::OptionalExtension;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use super::RagError;
 use super::embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
 use super::index::{self, IndexProgress, IndexReport, KbSettings, SkippedFile};
 use super::local::LocalEmbedder;
 use super::search::{Excerpt, SearchMode, reciprocal_rank_fusion};
 use super::store::{ChunkIndex, IndexTotals, SqliteIndex, path_str};
-use super::{RagError, analyze};
 use crate::paths::DataDir;
 use crate::secrets::SecretStore;
 use crate::store::Store;
+use crate::text::analyze;
 
 /// The sample documents shipped with Patchbay (`knowledge_base/` in the repository).
 pub const SAMPLES: &[(&str, &str)] = &[

@@ -3,14 +3,12 @@
 //! [`serve`].
 //!
 //! A file goes through [`loader`] (text, or a [`Skip`] that says why not), [`chunk`] (along headings
-//! and code blocks) and [`analyze`] (BM25 terms: English stemming, Chinese segmentation) into
+//! and code blocks) and [`crate::text::analyze`] (BM25 terms: English stemming, Chinese segmentation) into
 //! [`store`] (the [`ChunkIndex`] trait; SQLite, BM25 over in-memory postings) with vectors from
 //! [`embed`] (an endpoint) or [`local`] (candle). [`index`] walks folders incrementally and [`watch`]
 //! re-indexes on change; [`search`] fuses the rankings; [`kb`] ties it all together as
 //! [`KnowledgeBase`]; [`chat`] brings it into chat.
 
-pub mod analyze;
-mod bm25;
 pub mod chat;
 pub mod chunk;
 pub mod embed;

@@ -20,10 +20,10 @@ use rusqlite::{OptionalExtension, params};
 use tokio_util::sync::CancellationToken;
 
 use super::RagError;
-use super::bm25::Bm25Index;
 use super::chunk::Chunk;
 use super::search::Excerpt;
 use crate::store::Store;
+use crate::text::bm25::Bm25Index;
 
 /// A document as the index records it.
 #[derive(Debug, Clone)]
@@ -41,7 +41,7 @@ pub struct DocumentRecord {
 #[derive(Debug, Clone)]
 pub struct ChunkRecord {
     pub chunk: Chunk,
-    /// Analysed terms ([`super::analyze::push_terms`]), space-separated.
+    /// Analysed terms ([`crate::text::analyze::push_terms`]), space-separated.
     pub terms: String,
     pub vector: Option<Vec<f32>>,
 }

@@ -13,6 +13,7 @@ use super::*;
 use crate::folder::FolderError;
 use crate::paths::DataDir;
 use crate::store::Store;
+use crate::text::analyze;
 
 struct Fixture {
     _tmp: tempfile::TempDir,

@@ -1,4 +1,5 @@
-//! The in-memory BM25 index behind [`super::store::SqliteIndex::bm25`]. It replaced FTS5's `bm25()`
+//! An in-memory BM25 index: the knowledge base's ([`crate::rag::SqliteIndex::bm25`]) and tool
+//! search's ([`crate::agent`]). For the knowledge base it replaced FTS5's `bm25()`
 //! (migration 10 dropped that table), which did per-row work for every chunk matching any term: at
 //! 100k chunks a query went from 9–18 ms to under 1 ms (docs/BENCHMARKS.md).
 //!
@@ -68,7 +69,7 @@ impl Postings {
 
 /// BM25 postings of every chunk of the index.
 #[derive(Default)]
-pub(super) struct Bm25Index {
+pub(crate) struct Bm25Index {
     /// Term → its number, the index of its postings.
     term_ids: FxHashMap<Box<str>, u32>,
     postings: Vec<Postings>,
@@ -89,7 +90,7 @@ fn split(terms: &str) -> impl Iterator<Item = &str> {
 
 impl Bm25Index {
     /// Live chunks (N).
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.slot_of.len()
     }
 
@@ -105,7 +106,7 @@ impl Bm25Index {
 
     /// Adds chunk `id` (not live in the index) with its stored `terms`, in a
     /// new slot after all others, so that posting lists stay in slot order.
-    pub(super) fn add(&mut self, id: i64, terms: &str) {
+    pub(crate) fn add(&mut self, id: i64, terms: &str) {
         let slot = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
         let mut tids: Vec<u32> = split(terms).map(|t| self.term_id(t)).collect();
         let len = u32::try_from(tids.len()).unwrap_or(u32::MAX);
@@ -126,7 +127,7 @@ impl Bm25Index {
     }
 
     /// Removes chunk `id`, whose stored terms were `terms`; unknown ids are ignored.
-    pub(super) fn remove(&mut self, id: i64, terms: &str) {
+    pub(crate) fn remove(&mut self, id: i64, terms: &str) {
         let Some(slot) = self.slot_of.remove(&id) else { return };
         let mut tids: Vec<u32> = split(terms).filter_map(|t| self.term_ids.get(t).copied()).collect();
         tids.sort_unstable();
@@ -149,7 +150,7 @@ impl Bm25Index {
     }
 
     /// Frees the spare capacity of growing lists (after a bulk build).
-    pub(super) fn shrink_to_fit(&mut self) {
+    pub(crate) fn shrink_to_fit(&mut self) {
         for p in &mut self.postings {
             p.data.shrink_to_fit();
         }
@@ -188,7 +189,7 @@ impl Bm25Index {
 
     /// The best `top_k` chunks for `terms` (duplicates count once), best
     /// first, as (chunk id, score); equal scores by chunk id.
-    pub(super) fn search(&self, terms: &[String], top_k: usize) -> Vec<(i64, f64)> {
+    pub(crate) fn search(&self, terms: &[String], top_k: usize) -> Vec<(i64, f64)> {
         let n = self.len();
         if n == 0 || top_k == 0 {
             return Vec::new();

@@ -15,7 +15,7 @@ use std::path::Path;
 
 /// The core's modules, lowest floor first; a module may import only modules on earlier lines.
 const FLOORS: &[&[&str]] = &[
-    &["clock", "file_name", "folder", "logfile", "paths"],
+    &["clock", "file_name", "folder", "logfile", "paths", "text"],
     &["downloads", "secrets", "store"],
     &["config", "info", "net"],
     &["bundle", "discover", "llm"],
