@@ -219,6 +219,7 @@ pub fn run() {
             commands::servers::server_doctor,
             commands::servers::list_tools,
             commands::servers::set_tool_enabled,
+            commands::servers::set_tool_pinned,
             commands::servers::set_tool_approval,
             commands::servers::call_tool,
             commands::servers::get_trace,

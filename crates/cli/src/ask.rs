@@ -24,8 +24,6 @@ use patchbay_core::agent::{
 };
 use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeMode};
 use patchbay_core::attach;
-use patchbay_core::config::PolicyDefaults;
-use patchbay_core::config::policy::DEFAULTS_SETTING;
 use patchbay_core::conversations::{Attachment, ConversationId, ConversationStore};
 use patchbay_core::host::turn::DoneReason;
 use patchbay_core::host::{Host, HostTurn, TurnEvent};
@@ -209,7 +207,7 @@ impl Session {
         }
         let store = host.store().clone();
         let assistant = AssistantStore::new(store.clone()).get(&args.assistant)?;
-        let defaults: PolicyDefaults = store.setting(DEFAULTS_SETTING)?.unwrap_or_default();
+        let limits = host.turn_limits()?;
         let requested = args.provider.as_deref().or(assistant.provider.as_deref());
         let secrets = host.secrets().as_ref();
         let resolved = resolve_provider(host.config(), secrets, requested, &|k| std::env::var(k).ok())?;
@@ -262,16 +260,16 @@ impl Session {
         };
         Ok(Self {
             selection,
-            limits: TurnLimits::for_policy(&defaults),
+            limits,
             model: ModelChoice {
                 provider,
                 provider_name: resolved.profile.name.clone(),
-                model,
                 sampling: Sampling {
                     reasoning: args.reasoning.map(Into::into).or(assistant.sampling.reasoning),
                     ..assistant.sampling
                 },
-                context_window: resolved.profile.context_window,
+                context_window: resolved.context_window(&model),
+                model,
             },
             agent: Agent::new(conversations),
             assistant,
@@ -367,6 +365,10 @@ async fn print_turn(mut turn: HostTurn) -> DoneReason {
             TurnEvent::ContextTrimmed { elided_tool_results, dropped_messages, context_window } => eprintln!(
                 "note: to fit the {context_window}-token context window, {elided_tool_results} older tool \
                  results and {dropped_messages} older messages were left out of this request"
+            ),
+            TurnEvent::ToolSearch { searchable, sent } => eprintln!(
+                "note: {sent} tools are sent with each request and {searchable} more are found through \
+                 tool search (all of them would not fit the model's context)"
             ),
             TurnEvent::Error { error } => eprintln!("\nerror: {}", error.message),
             TurnEvent::Done { reason: r } => {

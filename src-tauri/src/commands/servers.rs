@@ -230,6 +230,11 @@ pub fn set_tool_enabled(
 }
 
 #[tauri::command(rename_all = "snake_case")]
+pub fn set_tool_pinned(state: State<'_, AppState>, server: String, tool: String, pinned: bool) -> Result<(), IpcError> {
+    Ok(state.app()?.set_tool_pinned(&server, &tool, pinned)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
 pub fn set_tool_approval(
     state: State<'_, AppState>,
     server: String,

@@ -91,12 +91,15 @@ describe("ConversationStore", () => {
     run(s, [
       { type: "turn_started", user_message: null, assistant_message_id: "a1", model: "m" },
       { type: "context_trimmed", elided_tool_results: 3, dropped_messages: 2, context_window: 8192 },
+      { type: "tool_search", searchable: 290, sent: 10 },
     ]);
     expect(s.getState().trimmed).toEqual({ elided_tool_results: 3, dropped_messages: 2, context_window: 8192 });
+    expect(s.getState().toolSearch).toEqual({ searchable: 290, sent: 10 });
     s.apply({ type: "done", reason: "stop" });
     expect(s.getState().trimmed).not.toBeNull();
     s.apply({ type: "turn_started", user_message: null, assistant_message_id: "a2", model: "m" });
     expect(s.getState().trimmed).toBeNull();
+    expect(s.getState().toolSearch).toBeNull();
   });
 
   it("marks calls still open at the end of a cancelled turn as cancelled", () => {

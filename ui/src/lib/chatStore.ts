@@ -13,6 +13,8 @@ export interface ConversationState {
   usage: Usage | null;
   /** The last request left older history out to fit the model's context window. */
   trimmed: Omit<Extract<TurnEvent, { type: "context_trimmed" }>, "type"> | null;
+  /** This turn finds its tools through search (they would not all fit the model's context). */
+  toolSearch: Omit<Extract<TurnEvent, { type: "tool_search" }>, "type"> | null;
   error: IpcError | null;
 }
 
@@ -52,7 +54,7 @@ export class ConversationStore {
   private unsent: Draft = { text: "", attachments: [] };
 
   constructor(messages: Message[] = []) {
-    this.state = { messages, earlier: 0, streamingId: null, usage: null, trimmed: null, error: null };
+    this.state = { messages, earlier: 0, streamingId: null, usage: null, trimmed: null, toolSearch: null, error: null };
   }
 
   getState = (): ConversationState => this.state;
@@ -132,7 +134,7 @@ export class ConversationStore {
         if (event.user_message) messages.push(event.user_message);
         const parent = messages[messages.length - 1]?.id ?? null;
         messages.push(emptyAssistant(event.assistant_message_id, parent, event.model));
-        this.set({ messages, streamingId: event.assistant_message_id, trimmed: null, error: null });
+        this.set({ messages, streamingId: event.assistant_message_id, trimmed: null, toolSearch: null, error: null });
         return;
       }
       case "text_delta":
@@ -185,6 +187,8 @@ export class ConversationStore {
         return this.updateStreaming((m) => ({ ...m, citations: event.citations }));
       case "usage":
         return this.set({ usage: event.usage });
+      case "tool_search":
+        return this.set({ toolSearch: { searchable: event.searchable, sent: event.sent } });
       case "context_trimmed":
         return this.set({
           trimmed: { elided_tool_results: event.elided_tool_results, dropped_messages: event.dropped_messages, context_window: event.context_window },

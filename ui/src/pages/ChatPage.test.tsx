@@ -159,6 +159,10 @@ describe("ChatPage", () => {
     f.emit({ type: "tool_call_started", call_id: "t1", server: "fs", tool: "read", arguments: { path: "/a" }, status: "running" });
     f.emit({ type: "approval_needed", call_id: "t1", server: "fs", tool: "read", arguments: { path: "/a" }, strict: false });
     expect(screen.getByText("Let me look.")).toBeTruthy();
+    f.emit({ type: "tool_search", searchable: 48, sent: 3 });
+    expect(screen.getByTestId("tool-search").textContent).toBe(
+      "48 tools available through search (3 sent with each request): all of them would not fit the model's context",
+    );
     f.emit({ type: "context_trimmed", elided_tool_results: 2, dropped_messages: 1, context_window: 8192 });
     expect(screen.getByTestId("context-trimmed").textContent).toBe(
       "To fit the model's 8192-token context, 2 older tool results and 1 older messages were left out",

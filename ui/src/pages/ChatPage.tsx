@@ -319,6 +319,11 @@ function ConversationView({
         {state.usage && (
           <small className="muted">{t("chat.usage", { input: state.usage.input_tokens, output: state.usage.output_tokens })}</small>
         )}
+        {state.toolSearch && (
+          <small className="muted" data-testid="tool-search">
+            {t("chat.toolSearch", { searchable: state.toolSearch.searchable, sent: state.toolSearch.sent })}
+          </small>
+        )}
         {state.trimmed && (
           <small className="muted" data-testid="context-trimmed">
             {t("chat.trimmed", {

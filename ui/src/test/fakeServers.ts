@@ -29,6 +29,7 @@ export const tool: ToolInfo = {
   description: "Reads the text of a file",
   input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
   enabled: true,
+  pinned: false,
   approval: "ask",
   schema_tokens: 64,
   stats: { calls: 12, success_rate: 0.75, median_ms: 40 },
@@ -191,6 +192,7 @@ export function fake(initial: ServerView[]) {
     ),
     listTools: vi.fn(() => Promise.resolve([tool])),
     setToolEnabled: vi.fn(() => Promise.resolve()),
+    setToolPinned: vi.fn(() => Promise.resolve()),
     setToolApproval: vi.fn(() => Promise.resolve()),
     callTool: vi.fn(() => Promise.resolve({ content: [{ type: "text" as const, text: "hello from file" }], structured_content: null, is_error: false })),
     openAppView: vi.fn((_server: string, uri: string) =>

@@ -74,7 +74,7 @@ export function bundleInfo(extra: Partial<BundleInfo> = {}): BundleInfo {
 }
 
 export function toolInfo(server: string, name: string, extra: Partial<ToolInfo> = {}): ToolInfo {
-  return { server, name, title: null, description: "", input_schema: { type: "object" }, enabled: true, approval: "ask", schema_tokens: 0, stats: null, icons: [], hints: [], view: { resource_uri: null, for_model: true, for_app: true }, ...extra };
+  return { server, name, title: null, description: "", input_schema: { type: "object" }, enabled: true, pinned: false, approval: "ask", schema_tokens: 0, stats: null, icons: [], hints: [], view: { resource_uri: null, for_model: true, for_app: true }, ...extra };
 }
 
 /** A stdio server `name` in `state` (with `error` when it failed). */

@@ -32,6 +32,9 @@ pub enum AgentEvent {
         /// The context window it had to fit.
         context_window: u32,
     },
+    /// Not every tool fits: `sent` go with each request, the other
+    /// `searchable` are found through the search tool (`agent::tool_search`).
+    ToolSearch { searchable: usize, sent: usize },
     /// A new tool round begins (0-based); rounds after the first follow tool results.
     Round { round: u32 },
     /// More answer text.

@@ -4,13 +4,15 @@
 //! answer, runs the tools it calls through a [`ToolHost`] (the MCP registry,
 //! Patchbay's built-in tools included), asks for approval through the returned
 //! [`TurnControl`], keeps the request inside the context window ([`budget`]),
-//! adds knowledge-base context from an optional [`Retriever`], and writes
+//! adds knowledge-base context from an optional [`Retriever`], finds tools
+//! through search when they would not all fit ([`tool_search`]), and writes
 //! everything to the conversation store as it happens.
 
 pub mod budget;
 mod events;
 mod profile;
 mod retrieve;
+pub mod tool_search;
 mod tools;
 mod turn;
 
@@ -19,6 +21,7 @@ pub use crate::llm::Sampling;
 pub use events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy, ToolOutcome};
 pub use profile::{ProviderSource, ResolvedProvider, resolve_provider};
 pub use retrieve::{RetrievalError, Retriever};
+pub use tool_search::{SEARCH_TOOL, ToolBudget, ToolIndex};
 pub use tools::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
 pub use turn::{Agent, ModelChoice, Turn, TurnAction, TurnControl, TurnLimits, TurnRequest};
 

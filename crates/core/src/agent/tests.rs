@@ -139,6 +139,7 @@ impl ToolHost for TestTools {
                 tool: (*name).into(),
                 approval: if *name == "forbidden" { ApprovalMode::Deny } else { approval },
                 strict: self.strict,
+                pinned: false,
                 pin: pin("test", name, version),
                 timeout: (*name == "slow").then(|| Duration::from_secs(1)),
             })
@@ -149,6 +150,7 @@ impl ToolHost for TestTools {
             tool: "current_time".into(),
             approval: ApprovalMode::Allow,
             strict: false,
+            pinned: true,
             pin: pin(BUILTIN_SERVER, "current_time", version),
             timeout: None,
         });

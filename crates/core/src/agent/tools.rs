@@ -33,6 +33,9 @@ pub struct HostedTool {
     /// Its server runs at the strict level: every call is asked, and no
     /// answer is remembered ("allow for this conversation" is not honoured).
     pub strict: bool,
+    /// Sent with every request, also when tool search finds the others
+    /// ([`super::tool_search`]): the user's pins and Patchbay's own tools.
+    pub pinned: bool,
     /// What "allow for this conversation" is pinned to.
     pub pin: ToolPin,
     /// How long a call may run; the loop's default when `None`.
@@ -169,6 +172,7 @@ mod tests {
             tool: name.into(),
             approval: ApprovalMode::Ask,
             strict: false,
+            pinned: false,
             pin: ToolPin { server_id: server.into(), tool: name.into(), fingerprint: String::new() },
             timeout: None,
         };

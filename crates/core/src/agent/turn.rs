@@ -27,6 +27,7 @@ use super::AgentError;
 use super::budget;
 use super::events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy, ToolOutcome};
 use super::retrieve::{Retriever, context_block};
+use super::tool_search::{Offer, SEARCH_TOOL, ToolBudget};
 use super::tools::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
 use crate::config::ApprovalMode;
 use crate::conversations::{
@@ -75,6 +76,9 @@ pub struct TurnLimits {
     /// past it are refused, and the rounds after it offer no tools, so the
     /// model answers with what it has.
     pub max_tool_calls: u32,
+    /// When the tools are found through search instead of all sent (the
+    /// provider's own limit on tools is added per turn).
+    pub tool_budget: ToolBudget,
 }
 
 impl Default for TurnLimits {
@@ -86,6 +90,7 @@ impl Default for TurnLimits {
             flush_interval: Duration::from_millis(250),
             cancel_grace: Duration::from_secs(2),
             max_tool_calls: 50,
+            tool_budget: ToolBudget::default(),
         }
     }
 }
@@ -151,8 +156,8 @@ impl TurnControl {
     }
 }
 
-fn lock(p: &Pending) -> std::sync::MutexGuard<'_, HashMap<ApprovalId, oneshot::Sender<ApprovalDecision>>> {
-    p.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A running turn: a stream of its events. Dropping it stops the turn.
@@ -395,9 +400,15 @@ impl Runner {
             };
             listed.into_iter().filter(|t| self.selection.allows(t)).collect()
         };
-        let specs: Vec<_> = tools.iter().map(|t| t.spec.clone()).collect();
         let servers: BTreeSet<String> = tools.iter().map(|t| t.server.clone()).collect();
         system.push_str(&instructions_block(&self.tools.instructions(&servers)));
+        let counter = budget::counter_for(&self.request_model.model);
+        let limits = ToolBudget { max_tools: self.request_model.provider.max_tools(), ..self.limits.tool_budget };
+        let offer = Offer::plan(&tools, &history, self.request_model.context_window, limits, counter);
+        if let Some(searchable) = offer.searchable() {
+            self.emit(AgentEvent::ToolSearch { searchable, sent: offer.sent() });
+        }
+        let offer = Mutex::new(offer);
 
         let mut this_turn: Vec<ChatMessage> = Vec::new();
         for round in 0..self.limits.max_rounds {
@@ -412,9 +423,9 @@ impl Runner {
             messages.extend(history.iter().cloned());
             messages.extend(this_turn.iter().cloned());
             let sampling = self.request_model.sampling;
+            let specs = lock(&offer).specs(&tools);
             if let Some(window) = self.request_model.context_window {
                 let reserve = sampling.max_tokens.unwrap_or((window / 4).min(4_096));
-                let counter = budget::counter_for(&self.request_model.model);
                 if let Some(trim) = budget::fit(&mut messages, &specs, window.saturating_sub(reserve), counter) {
                     self.emit(AgentEvent::ContextTrimmed {
                         elided_tool_results: trim.elided_tool_results,
@@ -428,7 +439,7 @@ impl Runner {
             let request = ChatRequest {
                 model: self.request_model.model.clone(),
                 messages,
-                tools: if capped { Vec::new() } else { specs.clone() },
+                tools: if capped { Vec::new() } else { specs },
                 sampling,
             };
             let (text, reasoning, signature, calls) = match self.stream_round(round, request, &tools).await? {
@@ -452,7 +463,7 @@ impl Runner {
             if calls.is_empty() {
                 return Ok(Outcome::Complete);
             }
-            let (results, stopped) = self.run_tools(&calls, &tools).await?;
+            let (results, stopped) = self.run_tools(&calls, &tools, &offer).await?;
             for (call, output) in calls.iter().zip(results) {
                 let output = output.unwrap_or_else(|| ToolOutput::error("The call was stopped before it finished."));
                 this_turn.push(ChatMessage::Tool {
@@ -596,6 +607,7 @@ impl Runner {
         &self,
         calls: &[PendingCall],
         tools: &[HostedTool],
+        offer: &Mutex<Offer>,
     ) -> Result<(Vec<Option<ToolOutput>>, bool), AgentError> {
         let permits = Arc::new(Semaphore::new(self.limits.max_parallel_tools.max(1)));
         let mut running: FuturesUnordered<_> = calls
@@ -603,7 +615,7 @@ impl Runner {
             .enumerate()
             .map(|(i, call)| {
                 let permits = permits.clone();
-                async move { (i, self.run_call(call, tools, permits).await) }
+                async move { (i, self.run_call(call, tools, offer, permits).await) }
             })
             .collect();
         let mut results: Vec<Option<ToolOutput>> = vec![None; calls.len()];
@@ -640,10 +652,19 @@ impl Runner {
         &self,
         call: &PendingCall,
         tools: &[HostedTool],
+        offer: &Mutex<Offer>,
         permits: Arc<Semaphore>,
     ) -> Result<ToolOutput, AgentError> {
         let started = Instant::now();
-        let (tool, invocation) = match self.prepare(call, tools).await? {
+        if lock(offer).is_search(&call.name) {
+            // Reads the tools' own descriptions, nothing outside: no approval, no cap.
+            let output = match lock(offer).search(tools, &call.arguments) {
+                Ok(found) => ToolOutput::text(found),
+                Err(why) => ToolOutput::error(why),
+            };
+            return self.record(call, ToolCallStatus::Done, output, ToolOutcome::Ran, started);
+        }
+        let (tool, invocation) = match self.prepare(call, tools, offer).await? {
             Err((outcome, refused)) => return self.record(call, ToolCallStatus::Done, refused, outcome, started),
             Ok(ready) => ready,
         };
@@ -681,11 +702,16 @@ impl Runner {
         &self,
         call: &PendingCall,
         tools: &'t [HostedTool],
+        offer: &Mutex<Offer>,
     ) -> Result<Result<(&'t HostedTool, ToolInvocation), (ToolOutcome, ToolOutput)>, AgentError> {
         let Some(tool) = tools.iter().find(|t| t.spec.name == call.name) else {
-            let names: Vec<&str> = tools.iter().map(|t| t.spec.name.as_str()).collect();
+            // The tools sent, not all of them: with tool search on, the rest are found by searching.
+            let names: Vec<String> = lock(offer).specs(tools).into_iter().map(|s| s.name).collect();
             let known = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
-            let text = format!("There is no tool named {:?}. Available tools: {known}.", call.name);
+            let mut text = format!("There is no tool named {:?}. Available tools: {known}.", call.name);
+            if names.iter().any(|n| n == SEARCH_TOOL) {
+                text.push_str(&format!(" Call {SEARCH_TOOL} to find the others."));
+            }
             return Ok(Err((ToolOutcome::Refused, ToolOutput::error(text))));
         };
         let arguments = match parse_arguments(&call.arguments) {

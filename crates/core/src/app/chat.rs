@@ -16,7 +16,7 @@ use super::views::{
 use super::{App, AppError, AppEvent, lock, titles};
 use crate::agent::{
     ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, Sampling, ToolHost, ToolSelection, TurnAction,
-    TurnLimits, TurnRequest, resolve_provider,
+    TurnRequest, resolve_provider,
 };
 use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
 use crate::attach;
@@ -341,7 +341,7 @@ impl App {
             selection,
             approval: ApprovalPolicy::Ask,
             retriever,
-            limits: TurnLimits::for_policy(&self.inner.registry.policy_defaults()),
+            limits: self.inner.host.turn_limits()?,
         };
         if lock(&self.inner.turns).contains_key(&id) {
             return Err(AppError::Invalid(format!("conversation {id} already has a turn running; stop it first")));
@@ -478,9 +478,9 @@ impl App {
         Ok(ModelChoice {
             provider: resolved.build(self.inner.secrets.as_ref())?,
             provider_name: resolved.profile.name.clone(),
-            model,
             sampling: Sampling { reasoning: settings.reasoning.or(assistant.sampling.reasoning), ..assistant.sampling },
-            context_window: resolved.profile.context_window,
+            context_window: resolved.context_window(&model),
+            model,
         })
     }
 

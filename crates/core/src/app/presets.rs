@@ -9,6 +9,7 @@ use super::{App, AppError};
 use crate::agent::ToolSelection;
 use crate::assistants::{Assistant, KnowledgeMode};
 use crate::config::TransportConfig;
+use crate::host::TOOL_SHARE_SETTING;
 use crate::host::proxy::{save_proxy, saved_proxy};
 use crate::net;
 use crate::paths::DataDir;
@@ -114,6 +115,7 @@ impl App {
             auto_title: self.auto_title()?,
             restore_pending: restore_staged(&self.inner.dir),
             proxy: saved_proxy(store, self.inner.secrets.as_ref())?,
+            tool_share_percent: self.inner.host.turn_limits()?.tool_budget.share_percent,
         })
     }
 
@@ -128,10 +130,17 @@ impl App {
             return Err(AppError::Invalid(format!("language {:?} is not en or zh", settings.language)));
         }
         settings.proxy.check().map_err(|e| AppError::Invalid(e.to_string()))?;
+        if !(1..=100).contains(&settings.tool_share_percent) {
+            return Err(AppError::Invalid(format!(
+                "the tools' share of the context window is {}%: it must be between 1% and 100%",
+                settings.tool_share_percent
+            )));
+        }
         let store = &self.inner.store;
         store.set_setting(THEME_KEY, &settings.theme)?;
         store.set_setting(LANGUAGE_KEY, &settings.language)?;
         store.set_setting(AUTO_TITLE_KEY, &settings.auto_title)?;
+        store.set_setting(TOOL_SHARE_SETTING, &settings.tool_share_percent)?;
         if settings.proxy != net::proxy() {
             save_proxy(store, self.inner.secrets.as_ref(), &settings.proxy)?;
             net::set_proxy(settings.proxy.clone()).map_err(|e| AppError::Invalid(e.to_string()))?;

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::views::{ToolInfo, ToolResultView, TraceRecord};
 use super::{App, AppError};
 use crate::agent::budget;
-use crate::config::ApprovalMode;
+use crate::config::{ApprovalMode, BUILTIN_SERVER};
 use crate::downloads::{self, DownloadError, Requested, SavedFile};
 use crate::llm::ToolSpec;
 use crate::mcp::protocol::apps::AppPage;
@@ -56,6 +56,7 @@ impl App {
                     ),
                     view: crate::mcp::protocol::apps::tool_view(&tool),
                     enabled: !config.disabled_tools.contains(&name),
+                    pinned: config.name == BUILTIN_SERVER || config.pinned_tools.contains(&name),
                     approval: policy.decide(&tool).mode(),
                     schema_tokens: budget::count_tools(std::slice::from_ref(&spec), counter),
                     stats: stats.get(&name).cloned(),
@@ -75,6 +76,20 @@ impl App {
             config.disabled_tools.remove(tool);
         } else {
             config.disabled_tools.insert(tool.to_owned());
+        }
+        self.inner.config.save_server(&config)?;
+        self.inner.registry.configure([config]);
+        Ok(())
+    }
+
+    /// Pins a tool: sent with every request, also when the others are found
+    /// through tool search.
+    pub fn set_tool_pinned(&self, server: &str, tool: &str, pinned: bool) -> Result<(), AppError> {
+        let mut config = self.inner.config.server(server)?;
+        if pinned {
+            config.pinned_tools.insert(tool.to_owned());
+        } else {
+            config.pinned_tools.remove(tool);
         }
         self.inner.config.save_server(&config)?;
         self.inner.registry.configure([config]);

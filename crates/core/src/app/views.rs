@@ -202,6 +202,8 @@ pub struct ToolInfo {
     pub description: String,
     pub input_schema: serde_json::Value,
     pub enabled: bool,
+    /// Sent with every request, also when tool search finds the others.
+    pub pinned: bool,
     pub approval: ApprovalMode,
     /// Estimated tokens the name, description and schema cost per request.
     pub schema_tokens: u32,
@@ -559,6 +561,14 @@ pub struct GeneralSettings {
     /// The proxy outgoing requests (providers, remote MCP servers) use.
     #[serde(default)]
     pub proxy: crate::net::ProxyChoice,
+    /// The share of a model's context window, in percent (1–100), the tools'
+    /// definitions may take; past it a turn finds its tools through search.
+    #[serde(default = "tool_share")]
+    pub tool_share_percent: u8,
+}
+
+fn tool_share() -> u8 {
+    crate::agent::ToolBudget::default().share_percent
 }
 
 fn yes() -> bool {

@@ -305,6 +305,10 @@ pub struct McpServerConfig {
     /// Tools hidden from the model.
     #[serde(default)]
     pub disabled_tools: BTreeSet<String>,
+    /// Tools always sent to the model with their definitions, also when the
+    /// turn finds the others through tool search (see `agent::tool_search`).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub pinned_tools: BTreeSet<String>,
     /// Whether the server sees the shared roots (`roots/list`); off (the
     /// default), it gets an empty list. Off by default because some servers
     /// (server-filesystem) work in the roots *instead of* the folders their
@@ -363,6 +367,7 @@ impl McpServerConfig {
         self.approval = stored.approval;
         self.tool_approval = stored.tool_approval.clone();
         self.disabled_tools = stored.disabled_tools.clone();
+        self.pinned_tools = stored.pinned_tools.clone();
         self.share_roots = stored.share_roots;
         self.read_only_auto_allow = stored.read_only_auto_allow;
     }
@@ -439,6 +444,7 @@ impl McpServerConfig {
             approval: ApprovalMode::default(),
             tool_approval: BTreeMap::new(),
             disabled_tools: BTreeSet::new(),
+            pinned_tools: BTreeSet::new(),
             share_roots: false,
             read_only_auto_allow: false,
             client_credentials: None,

@@ -16,6 +16,7 @@ pub mod turn;
 
 use std::sync::{Arc, RwLock, Weak};
 
+use crate::agent::{ToolBudget, TurnLimits};
 use crate::builtin::{self, KnowledgeSource};
 use crate::config::{ConfigError, ConfigStore, McpServerConfig};
 use crate::conversations::{ConversationError, ConversationStore};
@@ -29,6 +30,9 @@ use crate::secrets::{SecretError, SecretStore};
 use crate::store::{Store, StoreError};
 
 pub use proxy::apply_saved_proxy;
+
+/// The setting that holds the tools' share of the context window, in percent.
+pub const TOOL_SHARE_SETTING: &str = "chat.tool_share_percent";
 pub use turn::{HostTurn, TurnAnswers, TurnEvent, WaitingCall};
 
 /// Errors of opening and wiring a host.
@@ -154,6 +158,16 @@ impl Host {
     /// The knowledge base as it is now.
     pub fn kb(&self) -> KnowledgeBase {
         self.kb.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// A turn's limits: the policy's per-turn cap and when tools are found
+    /// through search (the share of the window set in the settings).
+    pub fn turn_limits(&self) -> Result<TurnLimits, HostError> {
+        let defaults = self.registry.policy_defaults();
+        let share = self.store.setting::<u8>(TOOL_SHARE_SETTING)?;
+        let tool_budget =
+            ToolBudget { share_percent: share.unwrap_or(ToolBudget::default().share_percent), max_tools: None };
+        Ok(TurnLimits { tool_budget, ..TurnLimits::for_policy(&defaults) })
     }
 
     pub fn store(&self) -> &Store {

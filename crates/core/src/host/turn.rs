@@ -388,6 +388,12 @@ pub enum TurnEvent {
     Citations {
         citations: Vec<Citation>,
     },
+    /// Not every tool fits the model's context: `sent` go with each request,
+    /// the other `searchable` are found through tool search.
+    ToolSearch {
+        searchable: usize,
+        sent: usize,
+    },
     /// Older history was shortened to fit the model's context window.
     ContextTrimmed {
         /// Tool results replaced by a short note.
@@ -598,6 +604,7 @@ impl EventMapper {
             AgentEvent::ContextTrimmed { elided_tool_results, dropped_messages, context_window, .. } => {
                 vec![TurnEvent::ContextTrimmed { elided_tool_results, dropped_messages, context_window }]
             }
+            AgentEvent::ToolSearch { searchable, sent } => vec![TurnEvent::ToolSearch { searchable, sent }],
             AgentEvent::Done { status, .. } => vec![TurnEvent::Done { reason: DoneReason::from(status) }],
             AgentEvent::Started { .. } | AgentEvent::Round { .. } => Vec::new(),
         }

@@ -13,6 +13,7 @@ pub mod openai;
 pub mod probe;
 pub mod prompt_tools;
 pub mod types;
+mod windows;
 
 pub use anthropic::AnthropicProvider;
 pub use gemini::GeminiProvider;
@@ -23,6 +24,7 @@ pub use types::{
     ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, ReasoningEffort, Sampling, StreamEvent, ToolCall,
     ToolSpec, Usage,
 };
+pub use windows::known_context_window;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

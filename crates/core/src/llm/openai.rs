@@ -199,6 +199,11 @@ impl Provider for OpenAiProvider {
         &self.settings.name
     }
 
+    /// OpenAI's chat completions refuse more than 128 tools.
+    fn max_tools(&self) -> Option<usize> {
+        Some(128)
+    }
+
     async fn stream(
         &self,
         request: ChatRequest,

@@ -195,6 +195,11 @@ pub trait Provider: Send + Sync {
     /// A short name for messages ("openai", the profile name).
     fn name(&self) -> &str;
 
+    /// The most tools one request may carry, when the API has a limit.
+    fn max_tools(&self) -> Option<usize> {
+        None
+    }
+
     /// Starts a streamed completion.
     async fn stream(
         &self,

@@ -114,6 +114,7 @@ impl ToolHost for RegistryTools {
                     tool: tool.name.to_string(),
                     approval: policy.decide(tool).mode(),
                     strict: policy.strict,
+                    pinned: config.name == BUILTIN_SERVER || config.pinned_tools.contains(tool.name.as_ref()),
                     pin: ToolPin {
                         server_id: server_id.clone(),
                         tool: tool.name.to_string(),

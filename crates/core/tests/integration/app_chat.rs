@@ -103,6 +103,7 @@ fn kinds(events: &[TurnEvent]) -> Vec<&'static str> {
             TurnEvent::ToolDenied { .. } => "tool_denied",
             TurnEvent::Citations { .. } => "citations",
             TurnEvent::ContextTrimmed { .. } => "context_trimmed",
+            TurnEvent::ToolSearch { .. } => "tool_search",
             TurnEvent::Usage { .. } => "usage",
             TurnEvent::Error { .. } => "error",
             TurnEvent::Done { .. } => "done",

@@ -12,6 +12,7 @@ mod mcp_common;
 mod oauth_common;
 
 mod agent_tool_limits;
+mod agent_tool_search;
 mod app_approvals;
 mod app_bundles;
 mod app_chat;

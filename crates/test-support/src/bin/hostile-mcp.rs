@@ -6,8 +6,9 @@
 //! small answer for `{"small": true}`), `slow-start[:SECONDS]` (default 5), `flood[:COUNT]` (log
 //! notifications before each result, default 100 000), `ignore-stdin-close`, `rug-pull` (changes
 //! what `poke` says it does after its first answer and announces it), `escape` (a tool that tries
-//! to get out of its sandbox, here and in a forked child: see [`escape`]) and `fetch` (a tool that
-//! GETs a URL through `HTTP_PROXY`, for the sandbox bench).
+//! to get out of its sandbox, here and in a forked child: see [`escape`]), `fetch` (a tool that
+//! GETs a URL through `HTTP_PROXY`, for the sandbox bench) and `tools:AREA` (100 more tools, more
+//! than a small model's context holds: [`many`]).
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -27,6 +28,7 @@ enum Mode {
     RugPull,
     Escape,
     Fetch,
+    Many(&'static str),
 }
 
 fn parse_mode(arg: &str) -> Option<Mode> {
@@ -44,6 +46,8 @@ fn parse_mode(arg: &str) -> Option<Mode> {
         "rug-pull" => Mode::RugPull,
         "escape" => Mode::Escape,
         "fetch" => Mode::Fetch,
+        // Leaked once: the mode lives as long as the process.
+        "tools" => Mode::Many(Box::leak(value?.to_owned().into_boxed_str())),
         _ => return None,
     })
 }
@@ -68,7 +72,7 @@ fn main() {
     }
     let Some(mode) = parse_mode(&arg) else {
         eprintln!(
-            "usage: hostile-mcp garbage|exit-during-init|crash-mid-call|never-answer|huge-result[:MB]|slow-start[:S]|flood[:N]|ignore-stdin-close|rug-pull|escape|fetch"
+            "usage: hostile-mcp garbage|exit-during-init|crash-mid-call|never-answer|huge-result[:MB]|slow-start[:S]|flood[:N]|ignore-stdin-close|rug-pull|escape|fetch|tools:AREA"
         );
         std::process::exit(2);
     };
@@ -120,6 +124,9 @@ fn main() {
                         json!({"name": "fetch", "description": "GETs a URL.", "inputSchema": {"type": "object"}}),
                     );
                 }
+                if let Mode::Many(area) = mode {
+                    tools.extend(many::tools(area));
+                }
                 reply(&mut out, &id, json!({"tools": tools}));
             }
             ("tools/call", Some(id)) if mode == Mode::Escape => {
@@ -134,6 +141,12 @@ fn main() {
                     Err(status) => (status, true),
                 };
                 reply(&mut out, &id, json!({"content": [{"type": "text", "text": text}], "isError": is_error}));
+            }
+            ("tools/call", Some(id)) if matches!(mode, Mode::Many(_)) => {
+                let name = message.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
+                let arguments = message.pointer("/params/arguments").cloned().unwrap_or_default();
+                let text = format!("{name} ran with {arguments}");
+                reply(&mut out, &id, json!({"content": [{"type": "text", "text": text}]}));
             }
             ("tools/call", Some(id)) => match mode {
                 Mode::CrashMidCall => {
@@ -178,6 +191,50 @@ fn main() {
         loop {
             std::thread::sleep(Duration::from_secs(3600));
         }
+    }
+}
+
+/// `tools:AREA`: ten verbs for each of ten things an office system keeps, 100
+/// tools (`archive_invoice`: "Archives the invoice in the AREA system."),
+/// each with two parameters. Three areas are 300 tools, for tool search.
+mod many {
+    use serde_json::{Value, json};
+
+    /// A tool's verb, and its description with `{}` for the thing.
+    const VERBS: [(&str, &str); 10] = [
+        ("create", "Creates a new {}"),
+        ("delete", "Deletes the {}"),
+        ("archive", "Archives the {}"),
+        ("list", "Lists every {}"),
+        ("export", "Exports the {}"),
+        ("import", "Imports the {}"),
+        ("approve", "Approves the {}"),
+        ("assign", "Assigns an owner to the {}"),
+        ("merge", "Merges a duplicate into the {}"),
+        ("restore", "Restores a deleted {}"),
+    ];
+    const THINGS: [&str; 10] =
+        ["invoice", "customer", "order", "shipment", "refund", "contract", "ticket", "product", "supplier", "report"];
+
+    pub fn tools(area: &str) -> Vec<Value> {
+        let mut tools = Vec::with_capacity(VERBS.len() * THINGS.len());
+        for (verb, does) in VERBS {
+            for thing in THINGS {
+                tools.push(json!({
+                    "name": format!("{verb}_{thing}"),
+                    "description": format!("{} in the {area} system.", does.replace("{}", thing)),
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string", "description": format!("The {thing}'s id.")},
+                            "note": {"type": "string", "description": "Why, for the audit log."}
+                        },
+                        "required": ["id"]
+                    }
+                }));
+            }
+        }
+        tools
     }
 }
 

@@ -10,7 +10,7 @@ afterEach(cleanup);
 
 const info = { version: "1.0.0", data_dir: "/d", database: "/d/p.db", schema_version: 2, keyring: { available: true, detail: "mock" }, log_file: "/d/logs/patchbay.log" };
 
-const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" } };
+const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" }, tool_share_percent: 10 };
 
 /** A backend for the General page; `over` replaces some of its calls. */
 function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
@@ -126,6 +126,26 @@ describe("General", () => {
     fireEvent.click(box);
     await waitFor(() => expect(box.checked).toBe(false));
     expect(ipc.saveSettings).toHaveBeenCalledWith({ ...stored, auto_title: false });
+  });
+
+  it("saves the tools' share of the context, and shows the stored one again when the core refuses it", async () => {
+    const ipc = fake();
+    ipc.saveSettings = vi
+      .fn<GeneralIpc["saveSettings"]>()
+      .mockResolvedValueOnce(undefined)
+      .mockRejectedValueOnce({ kind: "invalid_input", message: "the tools' share of the context window is 0%: it must be between 1% and 100%" });
+    renderIn(<General ipc={ipc} />);
+    // Looked up each time: the field is made anew when the stored value changes.
+    const share = () => screen.getByLabelText("Tools may take up to this share of the model's context (%)") as HTMLInputElement;
+    await waitFor(() => expect(share().disabled).toBe(false));
+    expect(share().value).toBe("10");
+    fireEvent.change(share(), { target: { value: "25" } });
+    fireEvent.blur(share());
+    await waitFor(() => expect(ipc.saveSettings).toHaveBeenCalledWith({ ...stored, tool_share_percent: 25 }));
+    fireEvent.change(share(), { target: { value: "0" } });
+    fireEvent.blur(share());
+    expect((await screen.findByRole("alert")).textContent).toContain("must be between 1% and 100%");
+    await waitFor(() => expect(share().value).toBe("25"));
   });
 
   it("saves a custom proxy, and shows the core's reason when it refuses one", async () => {

@@ -148,6 +148,8 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
 
   // Settings kept by the backend (the auto-title switch).
   const [settings, setSettings] = useState<GeneralSettings | null>(null);
+  // Remounts the uncontrolled fields after a refused save.
+  const [fieldsKey, setFieldsKey] = useState(0);
   const [security, setSecurity] = useState<PolicySettings | null>(null);
 
   useEffect(() => {
@@ -188,13 +190,18 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
 
   const note = backupNote ?? (settings?.restore_pending ? t("settings.restorePending") : null);
 
-  const setAutoTitle = (on: boolean) => {
+  const save = (change: Partial<GeneralSettings>) => {
     if (!settings) return;
-    const next = { ...settings, auto_title: on };
+    const next = { ...settings, ...change };
     ipc
       .saveSettings(next)
       .then(() => setSettings(next))
-      .catch((e: unknown) => setError(toIpcError(e)));
+      .catch((e: unknown) => {
+        setError(toIpcError(e));
+        // Refused: the field shows what is stored again.
+        setSettings({ ...settings });
+        setFieldsKey((k) => k + 1);
+      });
   };
 
   const saveProxy = (proxy: ProxyChoice) => {
@@ -319,10 +326,30 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
           type="checkbox"
           disabled={!settings}
           checked={settings?.auto_title ?? true}
-          onChange={(e) => setAutoTitle(e.target.checked)}
+          onChange={(e) => save({ auto_title: e.target.checked })}
         />{" "}
         {t("settings.autoTitle")}
       </label>
+      <label className="field">
+        <span>{t("settings.toolShare")}</span>
+        <input
+          id="tool-share"
+          type="number"
+          min={1}
+          max={100}
+          disabled={!settings}
+          key={`${fieldsKey}/${settings?.tool_share_percent}`}
+          defaultValue={settings?.tool_share_percent ?? 10}
+          onBlur={(e) => {
+            const percent = Number(e.target.value);
+            if (percent !== settings?.tool_share_percent) save({ tool_share_percent: percent });
+          }}
+          aria-describedby="tool-share-hint"
+        />
+      </label>
+      <small className="muted" id="tool-share-hint">
+        {t("settings.toolShareHint")}
+      </small>
       <h2>{t("settings.network")}</h2>
       {settings && <Proxy initial={settings.proxy} onSave={saveProxy} />}
       <h2>{t("policy.defaults")}</h2>

@@ -125,6 +125,10 @@ describe("ProvidersSettings presets and models", () => {
     expect(thinking.value).toBe("chat_template");
 
     fireEvent.change(model, { target: { value: "qwen3" } });
+    // A local model's window is its server's setting: typed here.
+    const contextWindow = screen.getByLabelText("Context window (tokens)") as HTMLInputElement;
+    expect(contextWindow.value).toBe("");
+    fireEvent.change(contextWindow, { target: { value: "32768" } });
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() => expect(ipc.saveProvider).toHaveBeenCalled());
     const [saved, key] = (ipc.saveProvider as ReturnType<typeof vi.fn>).mock.calls[0] as [ProviderProfile, string | null];
@@ -136,6 +140,7 @@ describe("ProvidersSettings presets and models", () => {
       native_tools: false,
       api_key: null,
       thinking: "chat_template",
+      context_window: 32768,
     });
   });
 

@@ -167,6 +167,17 @@ function ProviderForm({
         <input type="checkbox" checked={p.native_tools} onChange={(e) => setP({ ...p, native_tools: e.target.checked })} />{" "}
         {t("providers.nativeTools")}
       </label>
+      <label className="field">
+        <span>{t("providers.contextWindow")}</span>
+        <input
+          id="provider-context-window"
+          type="number"
+          min={1}
+          placeholder={t("providers.contextWindowAuto")}
+          value={p.context_window ?? ""}
+          onChange={(e) => setP({ ...p, context_window: e.target.value === "" ? null : Math.max(1, Math.round(Number(e.target.value))) })}
+        />
+      </label>
       {p.kind === "openai" && (
         <label className="field">
           <span>{t("providers.thinking")}</span>

@@ -427,7 +427,12 @@ restore_pending: boolean,
 /**
  * The proxy outgoing requests (providers, remote MCP servers) use.
  */
-proxy: ProxyChoice, };
+proxy: ProxyChoice, 
+/**
+ * The share of a model's context window, in percent (1–100), the tools'
+ * definitions may take; past it a turn finds its tools through search.
+ */
+tool_share_percent: number, };
 
 /**
  * An icon a server gives itself or a tool (MCP `icons`), as the window shows it.
@@ -646,6 +651,11 @@ tool_approval: { [key in string]: ApprovalMode },
  * Tools hidden from the model.
  */
 disabled_tools: Array<string>, 
+/**
+ * Tools always sent to the model with their definitions, also when the
+ * turn finds the others through tool search (see `agent::tool_search`).
+ */
+pinned_tools?: Array<string>, 
 /**
  * Whether the server sees the shared roots (`roots/list`); off (the
  * default), it gets an empty list. Off by default because some servers
@@ -1278,7 +1288,11 @@ export type ToolInfo = { server: string, name: string,
 /**
  * The name to show (the tool's `title`, else its annotations' `title`).
  */
-title: string | null, description: string, input_schema: JsonValue, enabled: boolean, approval: ApprovalMode, 
+title: string | null, description: string, input_schema: JsonValue, enabled: boolean, 
+/**
+ * Sent with every request, also when tool search finds the others.
+ */
+pinned: boolean, approval: ApprovalMode, 
 /**
  * Estimated tokens the name, description and schema cost per request.
  */
@@ -1359,7 +1373,7 @@ export type TurnEvent = { "type": "turn_started", user_message: MessageView | nu
 /**
  * The server runs at strict: only "allow once" and "deny" are offered.
  */
-strict: boolean, } | { "type": "tool_running", call_id: string, } | { "type": "tool_progress", call_id: string, progress: ProgressView, } | { "type": "tool_log", call_id: string, log: LogView, } | { "type": "tool_result", call_id: string, result: ToolResultView, duration_ms: number, } | { "type": "tool_failed", call_id: string, error: string, stderr_tail: string | null, duration_ms: number, } | { "type": "tool_cancelled", call_id: string, } | { "type": "tool_denied", call_id: string, } | { "type": "citations", citations: Array<Citation>, } | { "type": "context_trimmed", 
+strict: boolean, } | { "type": "tool_running", call_id: string, } | { "type": "tool_progress", call_id: string, progress: ProgressView, } | { "type": "tool_log", call_id: string, log: LogView, } | { "type": "tool_result", call_id: string, result: ToolResultView, duration_ms: number, } | { "type": "tool_failed", call_id: string, error: string, stderr_tail: string | null, duration_ms: number, } | { "type": "tool_cancelled", call_id: string, } | { "type": "tool_denied", call_id: string, } | { "type": "citations", citations: Array<Citation>, } | { "type": "tool_search", searchable: number, sent: number, } | { "type": "context_trimmed", 
 /**
  * Tool results replaced by a short note.
  */

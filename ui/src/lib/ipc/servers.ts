@@ -59,6 +59,8 @@ export const serversIpc = {
   listTools: (server: string | null) => call<ToolInfo[]>("list_tools", { server }),
   setToolEnabled: (server: string, tool: string, enabled: boolean) =>
     call<void>("set_tool_enabled", { server, tool, enabled }),
+  /** Pinned: sent with every request, also when the others are found through tool search. */
+  setToolPinned: (server: string, tool: string, pinned: boolean) => call<void>("set_tool_pinned", { server, tool, pinned }),
   setToolApproval: (server: string, tool: string, approval: ApprovalMode) =>
     call<void>("set_tool_approval", { server, tool, approval }),
   /** "Test a tool": the server's progress and log messages reach `onEvent` as they come. */

@@ -21,6 +21,10 @@ describe("ServersSettings", () => {
     ]);
     fireEvent.change(screen.getByLabelText("Approval for read_file"), { target: { value: "allow" } });
     await waitFor(() => expect(f.ipc.setToolApproval).toHaveBeenCalledWith("files", "read_file", "allow"));
+    const pin = screen.getByLabelText("Pin read_file") as HTMLInputElement;
+    expect(pin.checked).toBe(false);
+    fireEvent.click(pin);
+    await waitFor(() => expect(f.ipc.setToolPinned).toHaveBeenCalledWith("files", "read_file", true));
     fireEvent.click(screen.getByRole("button", { name: "Test" }));
     const form = screen.getByTestId("test-tool");
     fireEvent.change(within(form).getByLabelText("path *"), { target: { value: "/tmp/a" } });

@@ -1,5 +1,6 @@
-// A server's page, "Tools": each tool with its switch, approval, statistics,
-// schema cost and what the server says of it, and "test a tool" (`TestTool`).
+// A server's page, "Tools": each tool with its switch, its pin (sent with every
+// request even when the others are found through tool search), approval,
+// statistics, schema cost and what the server says of it, and "test a tool" (`TestTool`).
 import { useCallback, useState } from "react";
 import { useI18n } from "../../../lib/i18n";
 import type { ApprovalMode, Ipc, ToolInfo } from "../../../lib/ipc";
@@ -10,7 +11,7 @@ import { ToolHints } from "../../common/ToolHints";
 import { useLoad } from "../useLoad";
 import { TestTool, type TestToolIpc } from "./TestTool";
 
-export type ToolsIpc = TestToolIpc & Pick<Ipc, "listTools" | "setToolEnabled" | "setToolApproval">;
+export type ToolsIpc = TestToolIpc & Pick<Ipc, "listTools" | "setToolEnabled" | "setToolPinned" | "setToolApproval">;
 
 export function Tools({ ipc, server }: { ipc: ToolsIpc; server: string }) {
   const { t } = useI18n();
@@ -24,6 +25,7 @@ export function Tools({ ipc, server }: { ipc: ToolsIpc; server: string }) {
         <thead>
           <tr>
             <th>{t("tools.enabled")}</th>
+            <th title={t("tools.pinnedTitle")}>{t("tools.pinned")}</th>
             <th>{t("tools.name")}</th>
             <th>{t("tools.approval")}</th>
             <th>{t("tools.stats")}</th>
@@ -40,6 +42,15 @@ export function Tools({ ipc, server }: { ipc: ToolsIpc; server: string }) {
                   aria-label={t("tools.enableTool", { tool: tool.name })}
                   checked={tool.enabled}
                   onChange={(e) => void act(() => ipc.setToolEnabled(server, tool.name, e.target.checked))}
+                />
+              </td>
+              <td>
+                <input
+                  type="checkbox"
+                  aria-label={t("tools.pinTool", { tool: tool.name })}
+                  title={t("tools.pinnedTitle")}
+                  checked={tool.pinned}
+                  onChange={(e) => void act(() => ipc.setToolPinned(server, tool.name, e.target.checked))}
                 />
               </td>
               <td>

@@ -1,0 +1,360 @@
+//! Tool search: many tools, one context window.
+//!
+//! When the enabled tools' definitions would take more than a share of the
+//! model's context window, or the provider accepts fewer tools than there are,
+//! a turn does not send them all ([`Offer::plan`]). It sends the pinned tools,
+//! those the conversation already found or used, and [`SEARCH_TOOL`]: the model
+//! searches (BM25 over each tool's server, name, description and parameters,
+//! with the knowledge base's analyser, [`crate::text`]), and what it
+//! finds is sent with its full definition from the next round on. A later turn
+//! reads the earlier finds back from the conversation's history, so nothing
+//! else is stored.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use super::budget::{self, TokenCounter};
+use super::tools::HostedTool;
+use crate::llm::{ChatMessage, ContentPart, ToolSpec};
+use crate::text::analyze::{self, Purpose};
+use crate::text::bm25::Bm25Index;
+
+/// The model-facing name of the search tool.
+pub const SEARCH_TOOL: &str = "search_tools";
+/// Matches a search returns when the model asks for no number, and the most it may ask for.
+const MATCHES: usize = 5;
+const MAX_MATCHES: usize = 10;
+/// The longest description a match carries (its full one comes with the tool).
+const MATCH_DESCRIPTION_CHARS: usize = 300;
+
+/// When a turn searches for tools instead of sending every one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolBudget {
+    /// The share of the context window, in percent, the tools' definitions may take.
+    pub share_percent: u8,
+    /// The most tools one request may carry (the provider's limit), when it has one.
+    pub max_tools: Option<usize>,
+}
+
+impl Default for ToolBudget {
+    fn default() -> Self {
+        Self { share_percent: 10, max_tools: None }
+    }
+}
+
+/// What a turn offers the model: the tools sent with their definitions, and
+/// the search over the rest when not all are sent.
+pub(crate) struct Offer {
+    /// Model-facing names of the tools sent with every request.
+    sent: BTreeSet<String>,
+    /// The search over every tool; `None` when all are sent.
+    index: Option<ToolIndex>,
+}
+
+impl Offer {
+    /// Plans a turn's offer of `tools` (the pinned ones first among those
+    /// sent), given the conversation so far and the model's window.
+    pub(crate) fn plan(
+        tools: &[HostedTool],
+        history: &[ChatMessage],
+        window: Option<u32>,
+        limits: ToolBudget,
+        counter: &dyn TokenCounter,
+    ) -> Self {
+        let all = || Self { sent: tools.iter().map(|t| t.spec.name.clone()).collect(), index: None };
+        let specs: Vec<ToolSpec> = tools.iter().map(|t| t.spec.clone()).collect();
+        let too_many = limits.max_tools.is_some_and(|most| tools.len() > most);
+        let too_large = window.is_some_and(|w| {
+            u64::from(budget::count_tools(&specs, counter)) * 100 > u64::from(limits.share_percent) * u64::from(w)
+        });
+        // A real tool named like the search tool keeps its name: no search then.
+        if !(too_many || too_large) || tools.iter().any(|t| t.spec.name == SEARCH_TOOL) {
+            return all();
+        }
+        let known: BTreeSet<&str> = tools.iter().map(|t| t.spec.name.as_str()).collect();
+        let mut sent: BTreeSet<String> = tools.iter().filter(|t| t.pinned).map(|t| t.spec.name.clone()).collect();
+        sent.extend(remembered(history).into_iter().filter(|n| known.contains(n.as_str())));
+        if sent.len() == tools.len() {
+            return all();
+        }
+        Self { sent, index: Some(ToolIndex::new(tools)) }
+    }
+
+    /// Tools that are not sent but can be found: `None` when every tool is sent.
+    pub(crate) fn searchable(&self) -> Option<usize> {
+        self.index.as_ref().map(|i| i.len() - self.sent.len())
+    }
+
+    pub(crate) fn sent(&self) -> usize {
+        self.sent.len()
+    }
+
+    /// The definitions for the next request, in `tools`' order, the search tool last.
+    pub(crate) fn specs(&self, tools: &[HostedTool]) -> Vec<ToolSpec> {
+        let mut specs: Vec<ToolSpec> =
+            tools.iter().filter(|t| self.sent.contains(&t.spec.name)).map(|t| t.spec.clone()).collect();
+        if let Some(index) = &self.index {
+            specs.push(search_spec(index.len() - self.sent.len()));
+        }
+        specs
+    }
+
+    /// Whether the model's call `name` is a tool search this offer answers.
+    pub(crate) fn is_search(&self, name: &str) -> bool {
+        self.index.is_some() && name == SEARCH_TOOL
+    }
+
+    /// Runs a search call: its result for the model, the tools found now sent too.
+    pub(crate) fn search(&mut self, tools: &[HostedTool], arguments: &str) -> Result<String, String> {
+        let Some(index) = &self.index else { return Err(format!("There is no tool named {SEARCH_TOOL:?}.")) };
+        let args: Value =
+            serde_json::from_str(if arguments.trim().is_empty() { "{}" } else { arguments }).map_err(|e| {
+                format!("The arguments are not valid JSON ({e}). Call {SEARCH_TOOL} with {{\"query\": \"…\"}}.")
+            })?;
+        let Some(query) = args.get("query").and_then(Value::as_str).filter(|q| !q.trim().is_empty()) else {
+            return Err(format!("{SEARCH_TOOL} needs a \"query\": what the tool should do, in a few words."));
+        };
+        let limit = args.get("limit").and_then(Value::as_u64).map_or(MATCHES, |n| (n as usize).clamp(1, MAX_MATCHES));
+        let found: Vec<&HostedTool> = index.search(query, limit).into_iter().map(|i| &tools[i]).collect();
+        self.sent.extend(found.iter().map(|t| t.spec.name.clone()));
+        Ok(found_text(query, &found))
+    }
+}
+
+/// The search tool's definition, saying how many tools it reaches.
+pub fn search_spec(searchable: usize) -> ToolSpec {
+    ToolSpec {
+        name: SEARCH_TOOL.to_owned(),
+        description: format!(
+            "Finds tools for a task among {searchable} more tools that are available but not listed here. Describe \
+             what you want to do; the best matches (name, server, description) come back, and from then on you can \
+             call them like any listed tool. Search before saying no tool can do something."
+        ),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What the tool should do, in a few words (\"create a GitHub issue\")."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_MATCHES, "description": "How many matches (default 5)."}
+            },
+            "required": ["query"]
+        }),
+    }
+}
+
+/// A search's result: JSON the model reads, and a later turn reads back ([`remembered`]).
+fn found_text(query: &str, found: &[&HostedTool]) -> String {
+    let tools: Vec<Value> = found
+        .iter()
+        .map(|t| {
+            let description: String = t.spec.description.chars().take(MATCH_DESCRIPTION_CHARS).collect();
+            json!({"name": t.spec.name, "server": t.server, "description": description})
+        })
+        .collect();
+    let note = if found.is_empty() {
+        format!("No tool matches {query:?}. Try other words, or answer without a tool.")
+    } else {
+        "These tools can be called from now on, with the arguments their definitions ask for.".to_owned()
+    };
+    json!({"tools": tools, "note": note}).to_string()
+}
+
+/// The tools a conversation has found (its searches' results) or called.
+fn remembered(history: &[ChatMessage]) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for message in history {
+        match message {
+            ChatMessage::Assistant { tool_calls, .. } => {
+                names.extend(tool_calls.iter().filter(|c| c.name != SEARCH_TOOL).map(|c| c.name.clone()));
+            }
+            ChatMessage::Tool { name, parts, is_error: false, .. } if name == SEARCH_TOOL => {
+                for part in parts {
+                    let ContentPart::Text { text } = part else { continue };
+                    let Ok(found) = serde_json::from_str::<Value>(text) else { continue };
+                    let listed = found["tools"].as_array().into_iter().flatten();
+                    names.extend(listed.filter_map(|t| t["name"].as_str().map(str::to_owned)));
+                }
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
+/// BM25 over the tools' text, by their position in the list.
+pub struct ToolIndex {
+    index: Bm25Index,
+    len: usize,
+}
+
+impl ToolIndex {
+    pub fn new(tools: &[HostedTool]) -> Self {
+        let mut index = Bm25Index::default();
+        for (i, tool) in tools.iter().enumerate() {
+            index.add(i as i64 + 1, &document(tool));
+        }
+        Self { index, len: tools.len() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Positions of the best `k` tools for `query`, best first.
+    pub fn search(&self, query: &str, k: usize) -> Vec<usize> {
+        let terms = analyze::terms(&words(query), Purpose::Query);
+        self.index.search(&terms, k).into_iter().map(|(id, _)| (id - 1) as usize).collect()
+    }
+}
+
+/// A tool's analysed terms: its server, names, description, and its
+/// parameters' names and descriptions (which often say what the tool acts on).
+fn document(tool: &HostedTool) -> String {
+    let mut text = format!("{} {} {} {}", tool.server, tool.tool, tool.spec.name, tool.spec.description);
+    if let Some(properties) = tool.spec.input_schema.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            text.push(' ');
+            text.push_str(name);
+            if let Some(description) = property.get("description").and_then(Value::as_str) {
+                text.push(' ');
+                text.push_str(description);
+            }
+        }
+    }
+    let mut terms = String::new();
+    analyze::push_terms(&words(&text), Purpose::Document, &mut terms);
+    terms
+}
+
+/// Splits identifiers into words: `getFileContents` → `get File Contents`
+/// (`snake_case` and `kebab-case` are split by the analyser already).
+fn words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut previous: Option<char> = None;
+    for c in text.chars() {
+        if c.is_uppercase() && previous.is_some_and(char::is_lowercase) {
+            out.push(' ');
+        }
+        out.push(c);
+        previous = Some(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ApprovalMode;
+    use crate::conversations::ToolPin;
+    use crate::llm::ToolCall;
+
+    fn tool(server: &str, name: &str, description: &str, params: &[&str]) -> HostedTool {
+        let properties: serde_json::Map<String, Value> =
+            params.iter().map(|p| ((*p).to_owned(), json!({"type": "string"}))).collect();
+        HostedTool {
+            spec: ToolSpec {
+                name: format!("{server}__{name}"),
+                description: description.into(),
+                input_schema: json!({"type": "object", "properties": properties}),
+            },
+            server: server.into(),
+            tool: name.into(),
+            approval: ApprovalMode::Allow,
+            strict: false,
+            pinned: false,
+            pin: ToolPin { server_id: server.into(), tool: name.into(), fingerprint: String::new() },
+            timeout: None,
+        }
+    }
+
+    fn tools() -> Vec<HostedTool> {
+        vec![
+            tool("github", "create_issue", "Create a new issue in a GitHub repository.", &["owner", "repo", "title"]),
+            tool("github", "getFileContents", "Get the contents of a file from a repository.", &["path"]),
+            tool("time", "get_current_time", "Current time in a given IANA timezone.", &["timezone"]),
+            tool("filesystem", "read_text_file", "Read a file from the file system as text.", &["path"]),
+        ]
+    }
+
+    #[test]
+    fn the_best_matching_tools_come_first() {
+        let tools = tools();
+        let index = ToolIndex::new(&tools);
+        assert_eq!(index.search("open an issue on the repository", 1), [0]);
+        assert_eq!(index.search("what time is it in Tokyo timezone", 1), [2]);
+        // camelCase names are split into words.
+        assert_eq!(index.search("file contents", 1), [1]);
+        assert!(index.search("zebra", 5).is_empty());
+    }
+
+    #[test]
+    fn every_tool_is_sent_while_they_fit_and_search_takes_over_when_they_do_not() {
+        let mut tools = tools();
+        tools[2].pinned = true;
+        let counter = &budget::Estimate;
+        let fits = Offer::plan(&tools, &[], Some(100_000), ToolBudget::default(), counter);
+        assert_eq!((fits.searchable(), fits.specs(&tools).len()), (None, 4));
+        let unknown_window = Offer::plan(&tools, &[], None, ToolBudget::default(), counter);
+        assert_eq!(unknown_window.searchable(), None);
+
+        let small = Offer::plan(&tools, &[], Some(500), ToolBudget::default(), counter);
+        assert_eq!(small.searchable(), Some(3));
+        let names: Vec<String> = small.specs(&tools).into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["time__get_current_time", SEARCH_TOOL], "the pinned tool and the search");
+
+        let capped =
+            Offer::plan(&tools, &[], None, ToolBudget { max_tools: Some(3), ..ToolBudget::default() }, counter);
+        assert_eq!(capped.searchable(), Some(3), "more tools than the provider takes");
+    }
+
+    #[test]
+    fn a_search_sends_what_it_found_and_a_later_turn_remembers_it() {
+        let tools = tools();
+        let counter = &budget::Estimate;
+        let mut offer = Offer::plan(&tools, &[], Some(500), ToolBudget::default(), counter);
+        assert!(offer.is_search(SEARCH_TOOL));
+        let result = offer.search(&tools, r#"{"query": "create a github issue", "limit": 1}"#).unwrap();
+        let found: Value = serde_json::from_str(&result).unwrap();
+        assert_eq!(found["tools"][0]["name"], "github__create_issue");
+        assert!(offer.specs(&tools).iter().any(|s| s.name == "github__create_issue"));
+        assert!(offer.search(&tools, "{}").unwrap_err().contains("needs a \"query\""));
+        assert!(offer.search(&tools, "{not json").unwrap_err().contains("not valid JSON"));
+
+        let history = vec![
+            ChatMessage::Assistant {
+                text: String::new(),
+                reasoning: None,
+                reasoning_signature: None,
+                tool_calls: vec![ToolCall {
+                    id: "1".into(),
+                    name: "filesystem__read_text_file".into(),
+                    arguments: "{}".into(),
+                    signature: None,
+                }],
+            },
+            ChatMessage::Tool {
+                call_id: "2".into(),
+                name: SEARCH_TOOL.into(),
+                parts: vec![ContentPart::text(result)],
+                is_error: false,
+            },
+        ];
+        let later = Offer::plan(&tools, &history, Some(500), ToolBudget::default(), counter);
+        let names: Vec<String> = later.specs(&tools).into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["github__create_issue", "filesystem__read_text_file", SEARCH_TOOL]);
+        assert_eq!(later.searchable(), Some(2));
+    }
+
+    #[test]
+    fn a_real_tool_named_like_the_search_tool_turns_search_off() {
+        let mut tools = tools();
+        tools[0].spec.name = SEARCH_TOOL.into();
+        let offer = Offer::plan(&tools, &[], Some(500), ToolBudget::default(), &budget::Estimate);
+        assert_eq!(offer.searchable(), None);
+        assert!(!offer.is_search(SEARCH_TOOL));
+    }
+}

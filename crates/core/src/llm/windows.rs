@@ -1,0 +1,50 @@
+//! The context windows of well-known hosted models, for a provider profile
+//! that sets none: without a window a turn neither trims its history nor
+//! finds tools through search. Only models whose API serves the whole
+//! window are listed; a local server's window is its own setting (Ollama's
+//! `num_ctx`), so local models need the profile's field.
+
+/// Name prefixes (lower case, without a router's `openai/`) and their windows in tokens; the
+/// longest matching prefix wins.
+const KNOWN: &[(&str, u32)] = &[
+    ("gpt-3.5-turbo", 16_385),
+    ("gpt-4", 8_192),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-4o", 128_000),
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4.5", 128_000),
+    ("gpt-5", 400_000),
+    ("o1", 200_000),
+    ("o1-mini", 128_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+    ("claude-", 200_000),
+    ("gemini-1.5-pro", 2_097_152),
+    ("gemini-1.5-flash", 1_048_576),
+    ("gemini-2", 1_048_576),
+    ("deepseek-chat", 64_000),
+    ("deepseek-reasoner", 64_000),
+    ("mistral-large", 128_000),
+];
+
+/// The context window of `model` when it is a well-known hosted model.
+pub fn known_context_window(model: &str) -> Option<u32> {
+    let name = model.trim().to_ascii_lowercase();
+    let name = name.rsplit('/').next().unwrap_or(&name);
+    KNOWN.iter().filter(|(prefix, _)| name.starts_with(prefix)).max_by_key(|(prefix, _)| prefix.len()).map(|&(_, w)| w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::known_context_window;
+
+    #[test]
+    fn the_longest_known_prefix_names_the_window() {
+        assert_eq!(known_context_window("gpt-4o-mini"), Some(128_000));
+        assert_eq!(known_context_window("openai/gpt-4.1-nano"), Some(1_047_576));
+        assert_eq!(known_context_window("gpt-4-0613"), Some(8_192));
+        assert_eq!(known_context_window("Claude-Sonnet-4-5"), Some(200_000));
+        assert_eq!(known_context_window("llama3.1:8b"), None, "a local model's window is its server's setting");
+        assert_eq!(known_context_window("scripted-model"), None);
+    }
+}
