@@ -27,6 +27,8 @@ const MATCHES: usize = 5;
 const MAX_MATCHES: usize = 10;
 /// The longest description a match carries (its full one comes with the tool).
 const MATCH_DESCRIPTION_CHARS: usize = 300;
+/// The most of a tool's text (names, description, parameters) that is indexed.
+const MAX_DOCUMENT_CHARS: usize = 2_000;
 
 /// When a turn searches for tools instead of sending every one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,15 +48,19 @@ impl Default for ToolBudget {
 /// What a turn offers the model: the tools sent with their definitions, and
 /// the search over the rest when not all are sent.
 pub(crate) struct Offer {
-    /// Model-facing names of the tools sent with every request.
-    sent: BTreeSet<String>,
+    /// Model-facing names of the pinned tools, always sent.
+    pinned: BTreeSet<String>,
+    /// Tools the conversation found or used, oldest first, sent too; the
+    /// oldest give way when the provider's limit would be passed.
+    found: Vec<String>,
+    /// The most tools one request may carry, the search tool included.
+    most: Option<usize>,
     /// The search over every tool; `None` when all are sent.
     index: Option<ToolIndex>,
 }
 
 impl Offer {
-    /// Plans a turn's offer of `tools` (the pinned ones first among those
-    /// sent), given the conversation so far and the model's window.
+    /// Plans a turn's offer of `tools`, given the conversation so far and the model's window.
     pub(crate) fn plan(
         tools: &[HostedTool],
         history: &[ChatMessage],
@@ -62,7 +68,12 @@ impl Offer {
         limits: ToolBudget,
         counter: &dyn TokenCounter,
     ) -> Self {
-        let all = || Self { sent: tools.iter().map(|t| t.spec.name.clone()).collect(), index: None };
+        let all = || Self {
+            pinned: tools.iter().map(|t| t.spec.name.clone()).collect(),
+            found: Vec::new(),
+            most: None,
+            index: None,
+        };
         let specs: Vec<ToolSpec> = tools.iter().map(|t| t.spec.clone()).collect();
         let too_many = limits.max_tools.is_some_and(|most| tools.len() > most);
         let too_large = window.is_some_and(|w| {
@@ -72,30 +83,55 @@ impl Offer {
         if !(too_many || too_large) || tools.iter().any(|t| t.spec.name == SEARCH_TOOL) {
             return all();
         }
+        // Room for the search tool: the pinned ones beyond the limit are not sent.
+        let room = limits.max_tools.map_or(usize::MAX, |most| most.saturating_sub(1));
+        let pinned: BTreeSet<String> =
+            tools.iter().filter(|t| t.pinned).take(room).map(|t| t.spec.name.clone()).collect();
         let known: BTreeSet<&str> = tools.iter().map(|t| t.spec.name.as_str()).collect();
-        let mut sent: BTreeSet<String> = tools.iter().filter(|t| t.pinned).map(|t| t.spec.name.clone()).collect();
-        sent.extend(remembered(history).into_iter().filter(|n| known.contains(n.as_str())));
-        if sent.len() == tools.len() {
+        let mut offer = Self { pinned, found: Vec::new(), most: limits.max_tools, index: None };
+        offer.add(remembered(history).into_iter().filter(|n| known.contains(n.as_str())));
+        if offer.sent() == tools.len() && !too_many {
             return all();
         }
-        Self { sent, index: Some(ToolIndex::new(tools)) }
+        offer.index = Some(ToolIndex::new(tools));
+        offer
+    }
+
+    /// Sends `names` too (newest last), the oldest finds giving way past the limit.
+    fn add(&mut self, names: impl IntoIterator<Item = String>) {
+        for name in names {
+            if self.pinned.contains(&name) {
+                continue;
+            }
+            self.found.retain(|f| *f != name);
+            self.found.push(name);
+        }
+        if let Some(most) = self.most {
+            let room = most.saturating_sub(1 + self.pinned.len());
+            let over = self.found.len().saturating_sub(room);
+            self.found.drain(..over);
+        }
+    }
+
+    fn is_sent(&self, name: &str) -> bool {
+        self.pinned.contains(name) || self.found.iter().any(|f| f == name)
     }
 
     /// Tools that are not sent but can be found: `None` when every tool is sent.
     pub(crate) fn searchable(&self) -> Option<usize> {
-        self.index.as_ref().map(|i| i.len() - self.sent.len())
+        self.index.as_ref().map(|i| i.len().saturating_sub(self.sent()))
     }
 
     pub(crate) fn sent(&self) -> usize {
-        self.sent.len()
+        self.pinned.len() + self.found.len()
     }
 
     /// The definitions for the next request, in `tools`' order, the search tool last.
     pub(crate) fn specs(&self, tools: &[HostedTool]) -> Vec<ToolSpec> {
         let mut specs: Vec<ToolSpec> =
-            tools.iter().filter(|t| self.sent.contains(&t.spec.name)).map(|t| t.spec.clone()).collect();
-        if let Some(index) = &self.index {
-            specs.push(search_spec(index.len() - self.sent.len()));
+            tools.iter().filter(|t| self.is_sent(&t.spec.name)).map(|t| t.spec.clone()).collect();
+        if let Some(searchable) = self.searchable() {
+            specs.push(search_spec(searchable));
         }
         specs
     }
@@ -117,7 +153,8 @@ impl Offer {
         };
         let limit = args.get("limit").and_then(Value::as_u64).map_or(MATCHES, |n| (n as usize).clamp(1, MAX_MATCHES));
         let found: Vec<&HostedTool> = index.search(query, limit).into_iter().map(|i| &tools[i]).collect();
-        self.sent.extend(found.iter().map(|t| t.spec.name.clone()));
+        // The best match last: it is the newest find, the last to give way.
+        self.add(found.iter().rev().map(|t| t.spec.name.clone()));
         Ok(found_text(query, &found))
     }
 }
@@ -159,20 +196,28 @@ fn found_text(query: &str, found: &[&HostedTool]) -> String {
     json!({"tools": tools, "note": note}).to_string()
 }
 
-/// The tools a conversation has found (its searches' results) or called.
-fn remembered(history: &[ChatMessage]) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    for message in history {
+/// The tools a conversation has found (its searches' results) or called
+/// successfully (a call refused or declined is not remembered), oldest first.
+fn remembered(history: &[ChatMessage]) -> Vec<String> {
+    let mut names = Vec::new();
+    for (i, message) in history.iter().enumerate() {
         match message {
             ChatMessage::Assistant { tool_calls, .. } => {
-                names.extend(tool_calls.iter().filter(|c| c.name != SEARCH_TOOL).map(|c| c.name.clone()));
+                let ran = |id: &str| {
+                    history[i + 1..]
+                        .iter()
+                        .any(|m| matches!(m, ChatMessage::Tool { call_id, is_error: false, .. } if call_id == id))
+                };
+                let called = tool_calls.iter().filter(|c| c.name != SEARCH_TOOL && ran(&c.id));
+                names.extend(called.map(|c| c.name.clone()));
             }
             ChatMessage::Tool { name, parts, is_error: false, .. } if name == SEARCH_TOOL => {
                 for part in parts {
                     let ContentPart::Text { text } = part else { continue };
                     let Ok(found) = serde_json::from_str::<Value>(text) else { continue };
-                    let listed = found["tools"].as_array().into_iter().flatten();
-                    names.extend(listed.filter_map(|t| t["name"].as_str().map(str::to_owned)));
+                    let listed: Vec<&Value> = found["tools"].as_array().into_iter().flatten().collect();
+                    // The best match last, as a search adds them.
+                    names.extend(listed.iter().rev().filter_map(|t| t["name"].as_str().map(str::to_owned)));
                 }
             }
             _ => {}
@@ -225,6 +270,8 @@ fn document(tool: &HostedTool) -> String {
             }
         }
     }
+    // A server cannot push the others out of the results by stuffing its tools with words.
+    let text: String = text.chars().take(MAX_DOCUMENT_CHARS).collect();
     let mut terms = String::new();
     analyze::push_terms(&words(&text), Purpose::Document, &mut terms);
     terms
@@ -324,29 +371,47 @@ mod tests {
         assert!(offer.search(&tools, "{}").unwrap_err().contains("needs a \"query\""));
         assert!(offer.search(&tools, "{not json").unwrap_err().contains("not valid JSON"));
 
+        let call = |id: &str, name: &str| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: "{}".into(),
+            signature: None,
+        };
+        let result_of = |id: &str, name: &str, text: &str, is_error: bool| ChatMessage::Tool {
+            call_id: id.into(),
+            name: name.into(),
+            parts: vec![ContentPart::text(text)],
+            is_error,
+        };
         let history = vec![
             ChatMessage::Assistant {
                 text: String::new(),
                 reasoning: None,
                 reasoning_signature: None,
-                tool_calls: vec![ToolCall {
-                    id: "1".into(),
-                    name: "filesystem__read_text_file".into(),
-                    arguments: "{}".into(),
-                    signature: None,
-                }],
+                tool_calls: vec![call("1", "filesystem__read_text_file"), call("2", "time__get_current_time")],
             },
-            ChatMessage::Tool {
-                call_id: "2".into(),
-                name: SEARCH_TOOL.into(),
-                parts: vec![ContentPart::text(result)],
-                is_error: false,
-            },
+            result_of("1", "filesystem__read_text_file", "the file", false),
+            // A call that did not run (declined, refused) is not remembered.
+            result_of("2", "time__get_current_time", "The user declined this call.", true),
+            result_of("3", SEARCH_TOOL, &result, false),
         ];
         let later = Offer::plan(&tools, &history, Some(500), ToolBudget::default(), counter);
         let names: Vec<String> = later.specs(&tools).into_iter().map(|s| s.name).collect();
         assert_eq!(names, ["github__create_issue", "filesystem__read_text_file", SEARCH_TOOL]);
         assert_eq!(later.searchable(), Some(2));
+    }
+
+    #[test]
+    fn the_tools_sent_stay_within_the_providers_limit_the_oldest_finds_giving_way() {
+        let mut tools = tools();
+        tools[2].pinned = true;
+        let limits = ToolBudget { max_tools: Some(3), ..ToolBudget::default() };
+        let mut offer = Offer::plan(&tools, &[], None, limits, &budget::Estimate);
+        offer.search(&tools, r#"{"query": "github issue repository file contents", "limit": 2}"#).unwrap();
+        assert_eq!(offer.specs(&tools).len(), 3, "the pinned tool, one find and the search");
+        offer.search(&tools, r#"{"query": "read a text file from the file system", "limit": 1}"#).unwrap();
+        let names: Vec<String> = offer.specs(&tools).into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["time__get_current_time", "filesystem__read_text_file", SEARCH_TOOL], "the newest find");
     }
 
     #[test]
