@@ -55,6 +55,19 @@ describe("ServerRequests", () => {
     expect(screen.queryByRole("dialog")).toBeNull();
   });
 
+  it("does not bring back a request answered before the waiting list arrived", async () => {
+    let list: (rs: ServerRequest[]) => void = () => undefined;
+    const f = fake();
+    f.ipc.waitingServerRequests = vi.fn(() => new Promise<ServerRequest[]>((r) => (list = r)));
+    renderIn(<ServerRequests ipc={f.ipc} onError={vi.fn()} />);
+    await vi.waitFor(() => expect(f.ipc.waitingServerRequests).toHaveBeenCalled());
+    f.request(confirm);
+    fireEvent.click(screen.getByRole("button", { name: "Decline" }));
+    // The list was read before the answer reached the core: it still names the request.
+    await act(async () => list([confirm]));
+    expect(screen.queryByRole("dialog")).toBeNull();
+  });
+
   it("says when an answer did not arrive (the server gave up meanwhile)", async () => {
     const f = fake();
     f.ipc.respondServerRequest = vi.fn(() => Promise.reject({ kind: "not_found", message: "no server request e1 is waiting" }));

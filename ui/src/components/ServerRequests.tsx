@@ -2,7 +2,7 @@
 // wherever the window is: a request made while the settings page is open (a
 // tool tested there, a server starting) is shown there too. Requests wait in
 // arrival order, one dialog at a time.
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { ipc as defaultIpc, toIpcError, type Ipc, type IpcError, type ServerRequest } from "../lib/ipc";
 import { ServerRequestDialog } from "./chat/ServerRequestDialog";
 
@@ -10,11 +10,14 @@ export type ServerRequestsIpc = Pick<Ipc, "onServerRequest" | "waitingServerRequ
 
 export function ServerRequests({ ipc = defaultIpc, onError }: { ipc?: ServerRequestsIpc; onError: (e: IpcError) => void }) {
   const [requests, setRequests] = useState<ServerRequest[]>([]);
+  // Answered here: a waiting list read before the answer arrived does not bring them back.
+  const answered = useRef(new Set<string>());
   useEffect(() => {
     // Listen first, then list what already waits: a request sent before the
     // page listened (at start-up, or before a reload) is shown, and one that
     // arrives both ways is shown once.
-    const add = (more: ServerRequest[]) => setRequests((rs) => [...rs, ...more.filter((r) => !rs.some((x) => x.id === r.id))]);
+    const add = (more: ServerRequest[]) =>
+      setRequests((rs) => [...rs, ...more.filter((r) => !answered.current.has(r.id) && !rs.some((x) => x.id === r.id))]);
     const un = ipc.onServerRequest((r) => add([r]));
     let live = true;
     void un
@@ -22,7 +25,9 @@ export function ServerRequests({ ipc = defaultIpc, onError }: { ipc?: ServerRequ
       .then((waiting) => {
         if (live) add(waiting);
       })
-      .catch((e: unknown) => onError(toIpcError(e)));
+      .catch((e: unknown) => {
+        if (live) onError(toIpcError(e));
+      });
     return () => {
       live = false;
       void un.then((f) => f());
@@ -34,6 +39,7 @@ export function ServerRequests({ ipc = defaultIpc, onError }: { ipc?: ServerRequ
     <ServerRequestDialog
       request={request}
       onRespond={(id, r) => {
+        answered.current.add(id);
         setRequests((rs) => rs.filter((x) => x.id !== id));
         ipc.respondServerRequest(id, r).catch((e: unknown) => onError(toIpcError(e)));
       }}

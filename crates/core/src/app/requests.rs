@@ -105,14 +105,27 @@ impl WindowRequests {
         lock(&inner.server_requests).push(Waiting { view: view.clone(), answer });
         inner.events.report(AppEvent::ServerRequest(view));
         drop(inner);
-        let answer = tokio::select! {
+        // However this ends (answered, cancelled, or dropped when the client's
+        // own time limit gives up), the request waits no more.
+        let _forget = Forget { inner: self.inner.clone(), id };
+        tokio::select! {
             () = ct.cancelled() => None,
             answer = rx => answer.ok(),
-        };
-        if let Some(inner) = self.inner.upgrade() {
-            lock(&inner.server_requests).retain(|w| w.view.id() != id);
         }
-        answer
+    }
+}
+
+/// Takes a request off the waiting list when dropped.
+struct Forget {
+    inner: Weak<Inner>,
+    id: String,
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.upgrade() {
+            lock(&inner.server_requests).retain(|w| w.view.id() != self.id);
+        }
     }
 }
 
