@@ -23,11 +23,11 @@ say "The app's build and the test build give every dependency the same features"
 # is compiled twice (once for build_app, once for the tests). It was tokio's test-util.
 features() {
   cargo tree --workspace -e "$1" --target "$(rustc -vV | sed -n 's/^host: //p')" -f '{p} [{f}]' --prefix none |
-    sed 's/ (\*)$//' | sort -u
+    sed 's/ (\*)$//' | LC_ALL=C sort -u
 }
 built=$(features normal,build)
 tested=$(features normal,build,dev)
-split=$(comm -23 <(echo "$built") <(echo "$tested"))
+split=$(LC_ALL=C comm -23 <(echo "$built") <(echo "$tested"))
 [ -z "$split" ] || die "dev-dependencies change these dependencies' features (turn the feature on in the
   workspace's dependency instead, see tokio in Cargo.toml):
 $split"

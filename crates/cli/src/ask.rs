@@ -368,7 +368,7 @@ async fn print_turn(mut turn: HostTurn) -> DoneReason {
             ),
             TurnEvent::ToolSearch { searchable, sent } => eprintln!(
                 "note: {sent} tools are sent with each request and {searchable} more are found through \
-                 tool search (all of them would not fit the model's context)"
+                 tool search (there are too many to send them all)"
             ),
             TurnEvent::Error { error } => eprintln!("\nerror: {}", error.message),
             TurnEvent::Done { reason: r } => {

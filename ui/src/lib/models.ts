@@ -5,6 +5,19 @@ import type { Assistant } from "./ipc";
 export interface ModelChoice {
   provider: string;
   model: string;
+  /** Its context window in tokens, when known (the provider's setting, else a well-known model's). */
+  window?: number | null;
+}
+
+/** The conservative token estimate the core uses for text (`agent::budget::estimate_text`). */
+export function estimateTokens(text: string): number {
+  let ascii = 0;
+  let other = 0;
+  for (const c of text) {
+    if (c.charCodeAt(0) < 128) ascii += 1;
+    else other += 1;
+  }
+  return Math.ceil(ascii / 3) + Math.ceil((other * 3) / 2);
 }
 
 /**

@@ -58,6 +58,9 @@ function fakeIpc() {
     expandResourceTemplate: vi.fn(() => Promise.resolve("")),
     completeArgument: vi.fn(() => Promise.resolve({ values: [], total: null, has_more: false })),
     listProviders: vi.fn(() => Promise.resolve([])),
+    getSettings: vi.fn(() =>
+      Promise.resolve({ theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" as const }, tool_share_percent: 10, knowledge_context_tokens: 2000 }),
+    ),
     listTools: vi.fn(() => Promise.resolve([])),
     listServers: vi.fn(() => Promise.resolve([])),
     listAssistants: vi.fn(() =>
@@ -161,7 +164,7 @@ describe("ChatPage", () => {
     expect(screen.getByText("Let me look.")).toBeTruthy();
     f.emit({ type: "tool_search", searchable: 48, sent: 3 });
     expect(screen.getByTestId("tool-search").textContent).toBe(
-      "48 tools available through search (3 sent with each request): all of them would not fit the model's context",
+      "48 tools available through search (3 sent with each request)",
     );
     f.emit({ type: "context_trimmed", elided_tool_results: 2, dropped_messages: 1, context_window: 8192 });
     expect(screen.getByTestId("context-trimmed").textContent).toBe(
@@ -263,6 +266,29 @@ describe("ChatPage", () => {
     // The composer says which model "Default" is.
     const picker = screen.getByLabelText("Model") as HTMLSelectElement;
     expect(picker.options[0]!.textContent).toBe("Default: deepseek / deepseek-chat");
+  });
+
+  it("shows the tools' share of the model's context, and warns before a message that would not fit", async () => {
+    const f = fakeIpc();
+    f.ipc.listProviders = vi.fn(() => Promise.resolve([{ ...providerView("deepseek"), windows: { "deepseek-chat": 8000 } }]));
+    f.ipc.listTools = vi.fn(() => Promise.resolve([toolInfo("fs", "read", { schema_tokens: 300 }), toolInfo("fs", "write", { schema_tokens: 300 })]));
+    renderIn(<ChatPage ipc={f.ipc} onOpenSettings={vi.fn()} />);
+    await waitFor(() => expect(screen.getByTestId("welcome-tools").textContent).toContain("2"));
+    fireEvent.click(within(screen.getByTestId("welcome")).getByRole("button", { name: "New chat" }));
+    const tools = await screen.findByRole("button", { name: /^Tools: 2/ });
+    expect(tools.textContent).toBe("Tools: 2 (~600 tokens, 8% of the model's context)");
+    expect(screen.queryByTestId("budget-warning")).toBeNull();
+
+    // Past the 10% share the tools are found through search.
+    f.ipc.listTools = vi.fn(() => Promise.resolve([toolInfo("fs", "read", { schema_tokens: 600 }), toolInfo("fs", "write", { schema_tokens: 600, pinned: true })]));
+    f.serverStatus({ server: "fs", state: "ready", tool_count: 2, error: null });
+    await waitFor(() => expect(tools.textContent).toBe("Tools: 2, found through search (all would take 15% of the model's context)"));
+
+    // About 8,000 tokens of text, the pinned tool and the search tool: more than the window.
+    fireEvent.change(screen.getByLabelText("Message (Enter to send, Shift+Enter for a new line)"), { target: { value: "word ".repeat(4800) } });
+    expect(screen.getByTestId("budget-warning").textContent).toBe(
+      "This message, the tools and the knowledge-base context come to about 8750 tokens, more than the model's 8000-token context: older messages will be left out and the answer may be cut short.",
+    );
   });
 
   it("reloads the tools the composer offers when a server's status changes", async () => {

@@ -59,11 +59,21 @@ export type ChatIpc = Pick<
   | "listTools"
   | "listServers"
   | "listAssistants"
+  | "getSettings"
   | "onServerStatus"
   | "onConversationRenamed"
   | "readResource"
 > &
   McpContentIpc;
+
+/** What the composer's budget needs beyond the model: see `ConversationView`'s `limits`. */
+interface Limits {
+  toolShare: number;
+  knowledgeTokens: number;
+}
+
+/** The core's default assistant (`assistants::DEFAULT_ASSISTANT`), which a conversation without a choice uses. */
+const DEFAULT_ASSISTANT = "Default";
 
 const DEFAULT_SETTINGS: ConversationSettings = {
   provider: null,
@@ -121,6 +131,7 @@ function ConversationView({
   onTurnEnd,
   onForked,
   health,
+  limits,
 }: {
   id: string;
   title: string;
@@ -139,10 +150,19 @@ function ConversationView({
   onForked: (c: ConversationSummary) => void;
   /** Which servers are starting or failed, shown above the composer. */
   health?: ReactNode;
+  /** The tools' share of a window past which they are found through search (percent), and the knowledge-base context a turn adds (tokens). */
+  limits: Limits;
 }) {
   const { t } = useI18n();
   const state = useConversation(store);
   const [settings, setSettings] = useState<ConversationSettings>(DEFAULT_SETTINGS);
+  // The model that answers, and what a request to it may hold.
+  const fallback = defaultModel(models, assistants.find((a) => a.id === settings.assistant_id) ?? null);
+  const inUse = settings.model ? { provider: settings.provider ?? fallback?.provider, model: settings.model } : fallback;
+  const contextWindow = models.find((m) => m.provider === inUse?.provider && m.model === inUse?.model)?.window ?? null;
+  const assistant = assistants.find((a) => a.id === (settings.assistant_id ?? DEFAULT_ASSISTANT));
+  const cites = assistant?.kb_mode === "always" || assistant?.kb_mode === "both";
+  const budget = { window: contextWindow, toolShare: limits.toolShare, knowledgeTokens: cites ? limits.knowledgeTokens : 0 };
   const [inspected, setInspected] = useState<ToolTrace | null>(null);
   // From the moment a turn is asked for until it settles: no second send meanwhile.
   const [pending, setPending] = useState(false);
@@ -367,7 +387,8 @@ function ConversationView({
         onSend={sendWithContexts}
         onCancel={() => ipc.cancelTurn(id).catch((e: unknown) => onError(toIpcError(e)))}
         models={models}
-        fallback={defaultModel(models, assistants.find((a) => a.id === settings.assistant_id) ?? null)}
+        fallback={fallback}
+        budget={budget}
         settings={settings}
         onSettings={updateSettings}
         tools={tools}
@@ -506,6 +527,7 @@ export function ChatPage({
   const [templates, setTemplates] = useState<ResourceTemplateInfo[]>([]);
   const [assistants, setAssistants] = useState<Assistant[]>([]);
   const [assistantId, setAssistantId] = useState<string | null>(null);
+  const [limits, setLimits] = useState<Limits>({ toolShare: 10, knowledgeTokens: 0 });
 
   // Search as the user types, but not on every keystroke.
   const [search, setSearch] = useState("");
@@ -532,8 +554,16 @@ export function ChatPage({
       .listProviders()
       .then((ps) => {
         setProviderCount(ps.length);
-        setModels(ps.flatMap((p) => [...new Set([p.profile.default_model, ...p.profile.models])].map((model) => ({ provider: p.profile.name, model }))));
+        setModels(
+          ps.flatMap((p) =>
+            [...new Set([p.profile.default_model, ...p.profile.models])].map((model) => ({ provider: p.profile.name, model, window: p.windows[model] ?? null })),
+          ),
+        );
       })
+      .catch(fail);
+    ipc
+      .getSettings()
+      .then((s) => setLimits({ toolShare: s.tool_share_percent, knowledgeTokens: s.knowledge_context_tokens }))
       .catch(fail);
     // Tools, prompts and resources change as servers start, stop and restart.
     const loadCatalogue = () => {
@@ -627,6 +657,7 @@ export function ChatPage({
               ipc={ipc}
               models={models}
               assistants={assistants}
+              limits={limits}
               tools={tools}
               prompts={prompts}
               resources={resources}

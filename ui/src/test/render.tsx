@@ -107,6 +107,7 @@ export function providerView(name: string): ProviderView {
       thinking: "auto",
     },
     api_key_set: true,
+    windows: {},
   };
 }
 

@@ -33,7 +33,7 @@ impl ResolvedProvider {
     /// The window of `model` with this profile: the profile's own setting,
     /// else the model's when it is a well-known hosted one.
     pub fn context_window(&self, model: &str) -> Option<u32> {
-        self.profile.context_window.or_else(|| llm::known_context_window(model))
+        llm::context_window(&self.profile, model)
     }
 
     /// Builds the provider: the API key was already resolved (from the

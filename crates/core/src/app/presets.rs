@@ -116,6 +116,7 @@ impl App {
             restore_pending: restore_staged(&self.inner.dir),
             proxy: saved_proxy(store, self.inner.secrets.as_ref())?,
             tool_share_percent: self.inner.host.turn_limits()?.tool_budget.share_percent,
+            knowledge_context_tokens: crate::rag::ContextOptions::default().max_tokens,
         })
     }
 

@@ -22,7 +22,10 @@ impl App {
                     Some(name) => self.inner.secrets.get(name)?.is_some(),
                     None => false,
                 };
-                Ok(ProviderView { profile, api_key_set })
+                let models = std::iter::once(&profile.default_model).chain(&profile.models);
+                let windows =
+                    models.filter_map(|m| Some((m.clone(), crate::llm::context_window(&profile, m)?))).collect();
+                Ok(ProviderView { profile, api_key_set, windows })
             })
             .collect()
     }

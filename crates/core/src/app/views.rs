@@ -370,6 +370,9 @@ impl std::fmt::Debug for RegistryFill {
 pub struct ProviderView {
     pub profile: ProviderProfile,
     pub api_key_set: bool,
+    /// The context window, in tokens, of each of its models that has a known
+    /// one (the profile's own setting, else a well-known hosted model's).
+    pub windows: BTreeMap<String, u32>,
 }
 
 /// One line of a diff between the stored and the imported server.
@@ -565,6 +568,10 @@ pub struct GeneralSettings {
     /// definitions may take; past it a turn finds its tools through search.
     #[serde(default = "tool_share")]
     pub tool_share_percent: u8,
+    /// The most tokens of knowledge-base context an assistant that cites it
+    /// adds to a request (read only: the composer counts it in the budget).
+    #[serde(default)]
+    pub knowledge_context_tokens: u32,
 }
 
 fn tool_share() -> u8 {

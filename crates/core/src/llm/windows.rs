@@ -1,15 +1,21 @@
 //! The context windows of well-known hosted models, for a provider profile
-//! that sets none: without a window a turn neither trims its history nor
-//! finds tools through search. Only models whose API serves the whole
+//! that sets none: without a window a turn neither trims its history to fit
+//! nor finds tools through search (with one, it does both). Only models whose API serves the whole
 //! window are listed; a local server's window is its own setting (Ollama's
 //! `num_ctx`), so local models need the profile's field.
+
+use crate::config::ProviderProfile;
 
 /// Name prefixes (lower case, without a router's `openai/`) and their windows in tokens; the
 /// longest matching prefix wins.
 const KNOWN: &[(&str, u32)] = &[
     ("gpt-3.5-turbo", 16_385),
     ("gpt-4", 8_192),
+    ("gpt-4-32k", 32_768),
+    ("gpt-4-0125", 128_000),
+    ("gpt-4-1106", 128_000),
     ("gpt-4-turbo", 128_000),
+    ("gpt-4-vision", 128_000),
     ("gpt-4o", 128_000),
     ("gpt-4.1", 1_047_576),
     ("gpt-4.5", 128_000),
@@ -22,10 +28,16 @@ const KNOWN: &[(&str, u32)] = &[
     ("gemini-1.5-pro", 2_097_152),
     ("gemini-1.5-flash", 1_048_576),
     ("gemini-2", 1_048_576),
-    ("deepseek-chat", 64_000),
-    ("deepseek-reasoner", 64_000),
+    ("deepseek-chat", 128_000),
+    ("deepseek-reasoner", 128_000),
     ("mistral-large", 128_000),
 ];
+
+/// The window of `model` served by `profile`: the profile's own setting,
+/// else the model's when it is a well-known hosted one.
+pub fn context_window(profile: &ProviderProfile, model: &str) -> Option<u32> {
+    profile.context_window.or_else(|| known_context_window(model))
+}
 
 /// The context window of `model` when it is a well-known hosted model.
 pub fn known_context_window(model: &str) -> Option<u32> {
@@ -43,6 +55,7 @@ mod tests {
         assert_eq!(known_context_window("gpt-4o-mini"), Some(128_000));
         assert_eq!(known_context_window("openai/gpt-4.1-nano"), Some(1_047_576));
         assert_eq!(known_context_window("gpt-4-0613"), Some(8_192));
+        assert_eq!(known_context_window("gpt-4-1106-preview"), Some(128_000));
         assert_eq!(known_context_window("Claude-Sonnet-4-5"), Some(200_000));
         assert_eq!(known_context_window("llama3.1:8b"), None, "a local model's window is its server's setting");
         assert_eq!(known_context_window("scripted-model"), None);

@@ -24,7 +24,7 @@ import { ReasoningSelect } from "../common/ReasoningSelect";
 import { Dialog } from "../common/Dialog";
 import { SchemaForm, argumentsSchema, type Suggest } from "../common/SchemaForm";
 import { McpIcons } from "../common/McpIcons";
-import type { ModelChoice } from "../../lib/models";
+import { estimateTokens, type ModelChoice } from "../../lib/models";
 
 export type { ModelChoice } from "../../lib/models";
 
@@ -55,6 +55,12 @@ export interface ComposerProps {
   ) => Promise<string[]>;
   /** The URI a resource template makes with these values. */
   expandTemplate: (uriTemplate: string, values: Record<string, string>) => Promise<string>;
+  /**
+   * What a request may hold: the model's context window (tokens, when known), the share of it
+   * in percent past which the tools are found through search, and the knowledge-base context
+   * a turn adds (tokens).
+   */
+  budget?: { window: number | null; toolShare: number; knowledgeTokens: number };
   /** The unsent message to start from, and where each change of it goes. */
   draft?: Draft;
   onDraft?: (d: Draft) => void;
@@ -173,6 +179,13 @@ export function Composer(props: ComposerProps) {
 
   const active = activeTools(tools, settings);
   const tokens = active.reduce((n, x) => n + x.schema_tokens, 0);
+  const contextWindow = props.budget?.window ?? null;
+  const share = contextWindow ? Math.max(1, Math.round((tokens * 100) / contextWindow)) : null;
+  // Past the share, a turn sends the pinned tools and the search tool (about 150 tokens) instead.
+  const searching = contextWindow !== null && tokens * 100 > (props.budget?.toolShare ?? 10) * contextWindow;
+  const sentTools = searching ? active.filter((x) => x.pinned).reduce((n, x) => n + x.schema_tokens, 150) : tokens;
+  const needed = sentTools + (props.budget?.knowledgeTokens ?? 0) + estimateTokens(text);
+  const wontFit = contextWindow !== null && needed > contextWindow;
   const slash = text.startsWith("/") && !text.includes(" ") && !text.includes("\n") ? text.slice(1).toLowerCase() : null;
   const matches = slash === null ? [] : prompts.filter((p) => p.name.toLowerCase().includes(slash));
 
@@ -270,6 +283,11 @@ export function Composer(props: ComposerProps) {
           {e}
         </p>
       ))}
+      {wontFit && (
+        <p role="status" className="error-text small" data-testid="budget-warning">
+          {t("composer.wontFit", { tokens: needed, window: contextWindow })}
+        </p>
+      )}
       <textarea
         id="composer-input"
         aria-label={t("composer.placeholder")}
@@ -331,7 +349,9 @@ export function Composer(props: ComposerProps) {
           }}
         />
         <button type="button" id="tools-button" aria-expanded={showTools} onClick={() => setShowTools(!showTools)}>
-          {t("composer.tools", { count: active.length, tokens })}
+          {share === null
+            ? t("composer.tools", { count: active.length, tokens })
+            : t(searching ? "composer.toolsSearched" : "composer.toolsShare", { count: active.length, tokens, share })}
         </button>
         {resources.length + templates.length > 0 && (
           <select

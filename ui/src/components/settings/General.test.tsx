@@ -10,7 +10,7 @@ afterEach(cleanup);
 
 const info = { version: "1.0.0", data_dir: "/d", database: "/d/p.db", schema_version: 2, keyring: { available: true, detail: "mock" }, log_file: "/d/logs/patchbay.log" };
 
-const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" }, tool_share_percent: 10 };
+const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" }, tool_share_percent: 10, knowledge_context_tokens: 2000 };
 
 /** A backend for the General page; `over` replaces some of its calls. */
 function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {

@@ -23,6 +23,7 @@ function provider(name: string, kind: ProviderProfile["kind"]): ProviderView {
       thinking: "auto",
     },
     api_key_set: false,
+    windows: {},
   };
 }
 

@@ -432,7 +432,12 @@ proxy: ProxyChoice,
  * The share of a model's context window, in percent (1–100), the tools'
  * definitions may take; past it a turn finds its tools through search.
  */
-tool_share_percent: number, };
+tool_share_percent: number, 
+/**
+ * The most tokens of knowledge-base context an assistant that cites it
+ * adds to a request (read only: the composer counts it in the budget).
+ */
+knowledge_context_tokens: number, };
 
 /**
  * An icon a server gives itself or a tool (MCP `icons`), as the window shows it.
@@ -890,7 +895,12 @@ thinking: ThinkingParam, };
 /**
  * A provider profile without its key.
  */
-export type ProviderView = { profile: ProviderProfile, api_key_set: boolean, };
+export type ProviderView = { profile: ProviderProfile, api_key_set: boolean, 
+/**
+ * The context window, in tokens, of each of its models that has a known
+ * one (the profile's own setting, else a well-known hosted model's).
+ */
+windows: { [key in string]: number }, };
 
 /**
  * Which proxy outgoing requests use. Its `Debug` hides a custom proxy's login.

@@ -50,6 +50,8 @@ export function Tools({ ipc, server }: { ipc: ToolsIpc; server: string }) {
                   aria-label={t("tools.pinTool", { tool: tool.name })}
                   title={t("tools.pinnedTitle")}
                   checked={tool.pinned}
+                  // Patchbay's own tools are always sent.
+                  disabled={server === "builtin"}
                   onChange={(e) => void act(() => ipc.setToolPinned(server, tool.name, e.target.checked))}
                 />
               </td>
