@@ -1,5 +1,6 @@
 //! Helpers shared by the `llm_*` tests: a rich sample request, settings for a
-//! scripted server, and folding a provider's events into a summary.
+//! scripted server, and folding a provider's events into a summary; and a
+//! turn's tool results as text, for the `agent_*` tests.
 
 #![allow(dead_code)]
 
@@ -11,6 +12,26 @@ use patchbay_core::llm::{
 use patchbay_core::secrets::SecretValue;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+
+/// Each tool result of a turn's events: whether it is an error, and its text.
+pub fn tool_results(events: &[patchbay_core::agent::AgentEvent]) -> Vec<(bool, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            patchbay_core::agent::AgentEvent::ToolResult { is_error, content, .. } => {
+                let text = content
+                    .iter()
+                    .filter_map(|c| match c {
+                        ContentPart::Text { text } => Some(text.as_str()),
+                        _ => None,
+                    })
+                    .collect::<String>();
+                Some((*is_error, text))
+            }
+            _ => None,
+        })
+        .collect()
+}
 
 /// A 1×1 PNG, base64.
 pub const PNG: &str =

@@ -15,7 +15,7 @@ use patchbay_core::agent::{
 };
 use patchbay_core::config::{ApprovalMode, McpServerConfig};
 use patchbay_core::conversations::{ConversationStore, MessageStatus};
-use patchbay_core::llm::{ContentPart, OpenAiProvider};
+use patchbay_core::llm::OpenAiProvider;
 use patchbay_core::mcp::{McpRegistry, RegistryOptions, RegistryTools};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::MemoryStore;
@@ -68,25 +68,6 @@ async fn turn(server: &ScriptedServer, tools: Arc<RegistryTools>, limits: TurnLi
     Agent::new(conversations).start(request).unwrap().collect().await
 }
 
-fn results(events: &[AgentEvent]) -> Vec<(bool, String)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolResult { is_error, content, .. } => {
-                let text = content
-                    .iter()
-                    .filter_map(|c| match c {
-                        ContentPart::Text { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect::<String>();
-                Some((*is_error, text))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
 fn assert_done(events: &[AgentEvent]) {
     assert!(
         matches!(events.last(), Some(AgentEvent::Done { status: MessageStatus::Complete, .. })),
@@ -105,7 +86,7 @@ async fn a_call_over_the_rate_limit_is_not_made_and_the_model_reads_why() {
     .await
     .unwrap();
     let events = turn(&server, tools, TurnLimits::default()).await;
-    let results = results(&events);
+    let results = common::tool_results(&events);
     assert_eq!(results.len(), 3, "{results:?}");
     assert!(results[..2].iter().all(|(error, text)| !error && text == "flooded 0"), "{results:?}");
     let (error, text) = &results[2];
@@ -127,7 +108,7 @@ async fn past_the_per_turn_cap_calls_are_refused_and_the_model_must_answer() {
     .unwrap();
     let limits = TurnLimits { max_tool_calls: 3, ..TurnLimits::default() };
     let events = turn(&server, tools, limits).await;
-    let results = results(&events);
+    let results = common::tool_results(&events);
     assert_eq!(results.len(), 4, "{results:?}");
     assert_eq!(results.iter().filter(|(error, _)| !error).count(), 3, "{results:?}");
     let refused: Vec<&String> = results.iter().filter(|(error, _)| *error).map(|(_, t)| t).collect();

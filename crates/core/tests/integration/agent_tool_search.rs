@@ -16,7 +16,7 @@ use patchbay_core::agent::{
 };
 use patchbay_core::config::{ApprovalMode, McpServerConfig};
 use patchbay_core::conversations::{ConversationId, ConversationStore, MessageStatus};
-use patchbay_core::llm::{ContentPart, OpenAiProvider};
+use patchbay_core::llm::OpenAiProvider;
 use patchbay_core::mcp::{McpRegistry, RegistryOptions, RegistryTools};
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::MemoryStore;
@@ -88,25 +88,6 @@ fn offered(body: &Value) -> Vec<String> {
         .collect()
 }
 
-fn texts(events: &[AgentEvent]) -> Vec<(bool, String)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolResult { is_error, content, .. } => {
-                let text = content
-                    .iter()
-                    .filter_map(|c| match c {
-                        ContentPart::Text { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect::<String>();
-                Some((*is_error, text))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn the_model_finds_one_tool_among_300_calls_it_and_the_conversation_keeps_it() {
     let tools = office().await;
@@ -130,7 +111,7 @@ async fn the_model_finds_one_tool_among_300_calls_it_and_the_conversation_keeps_
         events.iter().any(|e| matches!(e, AgentEvent::ToolSearch { searchable: 303, sent: 0 })),
         "the turn says it searches: {events:?}"
     );
-    let results = texts(&events);
+    let results = common::tool_results(&events);
     assert_eq!(results.len(), 2, "{results:?}");
     let found: Value = serde_json::from_str(&results[0].1).unwrap();
     assert_eq!(found["tools"][0]["name"], "billing__archive_invoice", "the best match first: {found}");
