@@ -7,6 +7,8 @@ export interface ModelChoice {
   model: string;
   /** Its context window in tokens, when known (the provider's setting, else a well-known model's). */
   window?: number | null;
+  /** The most tools one request may carry, when the provider's API has a limit. */
+  maxTools?: number | null;
 }
 
 /** The conservative token estimate the core uses for text (`agent::budget::estimate_text`). */

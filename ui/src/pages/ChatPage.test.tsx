@@ -284,10 +284,10 @@ describe("ChatPage", () => {
     f.serverStatus({ server: "fs", state: "ready", tool_count: 2, error: null });
     await waitFor(() => expect(tools.textContent).toBe("Tools: 2, found through search (all would take 15% of the model's context)"));
 
-    // About 8,000 tokens of text, the pinned tool and the search tool: more than the window.
+    // About 8,000 tokens of text, the pinned tool and the search tool: more than the window holds beside the answer's room.
     fireEvent.change(screen.getByLabelText("Message (Enter to send, Shift+Enter for a new line)"), { target: { value: "word ".repeat(4800) } });
     expect(screen.getByTestId("budget-warning").textContent).toBe(
-      "This message, the tools and the knowledge-base context come to about 8750 tokens, more than the model's 8000-token context: older messages will be left out and the answer may be cut short.",
+      "This message, the tools and the knowledge-base context come to about 8800 tokens, more than the model's 8000-token context holds besides the 2000 kept for the answer: older messages will be left out and the answer may be cut short.",
     );
   });
 

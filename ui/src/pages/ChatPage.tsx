@@ -156,13 +156,22 @@ function ConversationView({
   const { t } = useI18n();
   const state = useConversation(store);
   const [settings, setSettings] = useState<ConversationSettings>(DEFAULT_SETTINGS);
-  // The model that answers, and what a request to it may hold.
-  const fallback = defaultModel(models, assistants.find((a) => a.id === settings.assistant_id) ?? null);
-  const inUse = settings.model ? { provider: settings.provider ?? fallback?.provider, model: settings.model } : fallback;
-  const contextWindow = models.find((m) => m.provider === inUse?.provider && m.model === inUse?.model)?.window ?? null;
-  const assistant = assistants.find((a) => a.id === (settings.assistant_id ?? DEFAULT_ASSISTANT));
+  // The model that answers, as the core picks it (`App::model_choice`), and what a request to it may hold.
+  const assistant = assistants.find((a) => a.id === (settings.assistant_id ?? DEFAULT_ASSISTANT)) ?? null;
+  const fallback = defaultModel(models, assistant);
+  const provider = settings.provider ?? fallback?.provider;
+  const model = settings.model || (settings.provider ? assistant?.model || models.find((m) => m.provider === provider)?.model : fallback?.model);
+  const inUse = models.find((m) => m.provider === provider && m.model === model);
   const cites = assistant?.kb_mode === "always" || assistant?.kb_mode === "both";
-  const budget = { window: contextWindow, toolShare: limits.toolShare, knowledgeTokens: cites ? limits.knowledgeTokens : 0 };
+  const contextWindow = inUse?.window ?? null;
+  const budget = {
+    window: contextWindow,
+    maxTools: inUse?.maxTools ?? null,
+    // Room the core keeps for the answer (`agent::turn`): the output limit, else a quarter of the window up to 4,096.
+    reserve: contextWindow === null ? 0 : (assistant?.max_tokens ?? Math.min(Math.floor(contextWindow / 4), 4096)),
+    toolShare: limits.toolShare,
+    knowledgeTokens: cites ? limits.knowledgeTokens : 0,
+  };
   const [inspected, setInspected] = useState<ToolTrace | null>(null);
   // From the moment a turn is asked for until it settles: no second send meanwhile.
   const [pending, setPending] = useState(false);
@@ -556,7 +565,7 @@ export function ChatPage({
         setProviderCount(ps.length);
         setModels(
           ps.flatMap((p) =>
-            [...new Set([p.profile.default_model, ...p.profile.models])].map((model) => ({ provider: p.profile.name, model, window: p.windows[model] ?? null })),
+            [...new Set([p.profile.default_model, ...p.profile.models])].map((model) => ({ provider: p.profile.name, model, window: p.windows[model] ?? null, maxTools: p.max_tools })),
           ),
         );
       })

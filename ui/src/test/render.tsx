@@ -108,6 +108,7 @@ export function providerView(name: string): ProviderView {
     },
     api_key_set: true,
     windows: {},
+    max_tools: null,
   };
 }
 

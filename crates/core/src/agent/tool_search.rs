@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use super::budget::{self, TokenCounter};
-use super::tools::HostedTool;
+use super::tools::{BUILTIN_SERVER, HostedTool};
 use crate::llm::{ChatMessage, ContentPart, ToolSpec};
 use crate::text::analyze::{self, Purpose};
 use crate::text::bm25::Bm25Index;
@@ -83,10 +83,12 @@ impl Offer {
         if !(too_many || too_large) || tools.iter().any(|t| t.spec.name == SEARCH_TOOL) {
             return all();
         }
-        // Room for the search tool: the pinned ones beyond the limit are not sent.
-        let room = limits.max_tools.map_or(usize::MAX, |most| most.saturating_sub(1));
-        let pinned: BTreeSet<String> =
-            tools.iter().filter(|t| t.pinned).take(room).map(|t| t.spec.name.clone()).collect();
+        // Room for the search tool and a search's matches: pins beyond it are not sent,
+        // Patchbay's own tools first.
+        let room = limits.max_tools.map_or(usize::MAX, |most| most.saturating_sub(1 + MAX_MATCHES));
+        let mut pins: Vec<&HostedTool> = tools.iter().filter(|t| t.pinned).collect();
+        pins.sort_by_key(|t| t.server != BUILTIN_SERVER);
+        let pinned: BTreeSet<String> = pins.into_iter().take(room).map(|t| t.spec.name.clone()).collect();
         let known: BTreeSet<&str> = tools.iter().map(|t| t.spec.name.as_str()).collect();
         let mut offer = Self { pinned, found: Vec::new(), most: limits.max_tools, index: None };
         offer.add(remembered(history).into_iter().filter(|n| known.contains(n.as_str())));
@@ -155,7 +157,8 @@ impl Offer {
         let found: Vec<&HostedTool> = index.search(query, limit).into_iter().map(|i| &tools[i]).collect();
         // The best match last: it is the newest find, the last to give way.
         self.add(found.iter().rev().map(|t| t.spec.name.clone()));
-        Ok(found_text(query, &found))
+        let sent: Vec<&HostedTool> = found.into_iter().filter(|t| self.is_sent(&t.spec.name)).collect();
+        Ok(found_text(query, &sent))
     }
 }
 
@@ -203,11 +206,15 @@ fn remembered(history: &[ChatMessage]) -> Vec<String> {
     for (i, message) in history.iter().enumerate() {
         match message {
             ChatMessage::Assistant { tool_calls, .. } => {
-                let ran = |id: &str| {
-                    history[i + 1..]
-                        .iter()
-                        .any(|m| matches!(m, ChatMessage::Tool { call_id, is_error: false, .. } if call_id == id))
-                };
+                // Its own results follow it (ids repeat across rounds with some providers).
+                let results = history[i + 1..].iter().take_while(|m| matches!(m, ChatMessage::Tool { .. }));
+                let ok: Vec<&str> = results
+                    .filter_map(|m| match m {
+                        ChatMessage::Tool { call_id, is_error: false, .. } => Some(call_id.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let ran = |id: &str| ok.contains(&id);
                 let called = tool_calls.iter().filter(|c| c.name != SEARCH_TOOL && ran(&c.id));
                 names.extend(called.map(|c| c.name.clone()));
             }
@@ -355,7 +362,8 @@ mod tests {
 
         let capped =
             Offer::plan(&tools, &[], None, ToolBudget { max_tools: Some(3), ..ToolBudget::default() }, counter);
-        assert_eq!(capped.searchable(), Some(3), "more tools than the provider takes");
+        // More tools than the provider takes, and no room beside a search's matches for the pin.
+        assert_eq!(capped.searchable(), Some(4));
     }
 
     #[test]
@@ -407,11 +415,16 @@ mod tests {
         tools[2].pinned = true;
         let limits = ToolBudget { max_tools: Some(3), ..ToolBudget::default() };
         let mut offer = Offer::plan(&tools, &[], None, limits, &budget::Estimate);
-        offer.search(&tools, r#"{"query": "github issue repository file contents", "limit": 2}"#).unwrap();
-        assert_eq!(offer.specs(&tools).len(), 3, "the pinned tool, one find and the search");
+        // A search's matches keep their room: the pin gives way to them.
+        assert_eq!(offer.sent(), 0);
+        let found = offer.search(&tools, r#"{"query": "github issue repository file contents", "limit": 3}"#).unwrap();
+        assert_eq!(offer.specs(&tools).len(), 3, "two finds and the search");
+        let listed: Value = serde_json::from_str(&found).unwrap();
+        assert_eq!(listed["tools"].as_array().unwrap().len(), 2, "only the finds that are sent are named");
         offer.search(&tools, r#"{"query": "read a text file from the file system", "limit": 1}"#).unwrap();
         let names: Vec<String> = offer.specs(&tools).into_iter().map(|s| s.name).collect();
-        assert_eq!(names, ["time__get_current_time", "filesystem__read_text_file", SEARCH_TOOL], "the newest find");
+        assert_eq!(names.len(), 3);
+        assert!(names.contains(&"filesystem__read_text_file".to_owned()), "the newest find stays: {names:?}");
     }
 
     #[test]

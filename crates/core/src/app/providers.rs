@@ -25,7 +25,8 @@ impl App {
                 let models = std::iter::once(&profile.default_model).chain(&profile.models);
                 let windows =
                     models.filter_map(|m| Some((m.clone(), crate::llm::context_window(&profile, m)?))).collect();
-                Ok(ProviderView { profile, api_key_set, windows })
+                let max_tools = crate::llm::tool_limit(&profile).and_then(|n| u32::try_from(n).ok());
+                Ok(ProviderView { profile, api_key_set, windows, max_tools })
             })
             .collect()
     }

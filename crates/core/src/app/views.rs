@@ -373,6 +373,8 @@ pub struct ProviderView {
     /// The context window, in tokens, of each of its models that has a known
     /// one (the profile's own setting, else a well-known hosted model's).
     pub windows: BTreeMap<String, u32>,
+    /// The most tools one request may carry, when the API has a limit.
+    pub max_tools: Option<u32>,
 }
 
 /// One line of a diff between the stored and the imported server.

@@ -24,7 +24,7 @@ pub use types::{
     ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, ReasoningEffort, Sampling, StreamEvent, ToolCall,
     ToolSpec, Usage,
 };
-pub use windows::{context_window, known_context_window};
+pub use windows::{OPENAI_MAX_TOOLS, context_window, known_context_window, tool_limit};
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -201,7 +201,7 @@ impl Provider for OpenAiProvider {
 
     /// OpenAI's chat completions refuse more than 128 tools.
     fn max_tools(&self) -> Option<usize> {
-        Some(128)
+        Some(super::OPENAI_MAX_TOOLS)
     }
 
     async fn stream(

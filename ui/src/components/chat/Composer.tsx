@@ -56,11 +56,11 @@ export interface ComposerProps {
   /** The URI a resource template makes with these values. */
   expandTemplate: (uriTemplate: string, values: Record<string, string>) => Promise<string>;
   /**
-   * What a request may hold: the model's context window (tokens, when known), the share of it
-   * in percent past which the tools are found through search, and the knowledge-base context
-   * a turn adds (tokens).
+   * What a request may hold: the model's context window (tokens, when known), the most tools
+   * its API takes, the room kept for the answer, the share of the window in percent past which
+   * the tools are found through search, and the knowledge-base context a turn adds (tokens).
    */
-  budget?: { window: number | null; toolShare: number; knowledgeTokens: number };
+  budget?: { window: number | null; maxTools: number | null; reserve: number; toolShare: number; knowledgeTokens: number };
   /** The unsent message to start from, and where each change of it goes. */
   draft?: Draft;
   onDraft?: (d: Draft) => void;
@@ -181,11 +181,14 @@ export function Composer(props: ComposerProps) {
   const tokens = active.reduce((n, x) => n + x.schema_tokens, 0);
   const contextWindow = props.budget?.window ?? null;
   const share = contextWindow ? Math.max(1, Math.round((tokens * 100) / contextWindow)) : null;
-  // Past the share, a turn sends the pinned tools and the search tool (about 150 tokens) instead.
-  const searching = contextWindow !== null && tokens * 100 > (props.budget?.toolShare ?? 10) * contextWindow;
-  const sentTools = searching ? active.filter((x) => x.pinned).reduce((n, x) => n + x.schema_tokens, 150) : tokens;
+  // Past the share or the API's limit, a turn sends the pinned tools and the search tool
+  // (about 200 tokens) instead, as the core decides (`agent::tool_search`).
+  const maxTools = props.budget?.maxTools ?? null;
+  const searching =
+    (contextWindow !== null && tokens * 100 > (props.budget?.toolShare ?? 10) * contextWindow) || (maxTools !== null && active.length > maxTools);
+  const sentTools = searching ? active.filter((x) => x.pinned).reduce((n, x) => n + x.schema_tokens, 200) : tokens;
   const needed = sentTools + (props.budget?.knowledgeTokens ?? 0) + estimateTokens(text);
-  const wontFit = contextWindow !== null && needed > contextWindow;
+  const wontFit = contextWindow !== null && needed > contextWindow - (props.budget?.reserve ?? 0);
   const slash = text.startsWith("/") && !text.includes(" ") && !text.includes("\n") ? text.slice(1).toLowerCase() : null;
   const matches = slash === null ? [] : prompts.filter((p) => p.name.toLowerCase().includes(slash));
 
@@ -285,7 +288,7 @@ export function Composer(props: ComposerProps) {
       ))}
       {wontFit && (
         <p role="status" className="error-text small" data-testid="budget-warning">
-          {t("composer.wontFit", { tokens: needed, window: contextWindow })}
+          {t("composer.wontFit", { tokens: needed, window: contextWindow, reserve: props.budget?.reserve ?? 0 })}
         </p>
       )}
       <textarea
@@ -349,9 +352,11 @@ export function Composer(props: ComposerProps) {
           }}
         />
         <button type="button" id="tools-button" aria-expanded={showTools} onClick={() => setShowTools(!showTools)}>
-          {share === null
-            ? t("composer.tools", { count: active.length, tokens })
-            : t(searching ? "composer.toolsSearched" : "composer.toolsShare", { count: active.length, tokens, share })}
+          {searching
+            ? t(share === null ? "composer.toolsSearchedOnly" : "composer.toolsSearched", { count: active.length, tokens, share: share ?? 0 })
+            : share === null
+              ? t("composer.tools", { count: active.length, tokens })
+              : t("composer.toolsShare", { count: active.length, tokens, share })}
         </button>
         {resources.length + templates.length > 0 && (
           <select

@@ -24,6 +24,7 @@ function provider(name: string, kind: ProviderProfile["kind"]): ProviderView {
     },
     api_key_set: false,
     windows: {},
+    max_tools: null,
   };
 }
 

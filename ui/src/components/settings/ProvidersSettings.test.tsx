@@ -50,7 +50,7 @@ describe("ProvidersSettings", () => {
   });
 
   it("never shows a stored key, only whether it is set, and keeps it when left empty", async () => {
-    const ipc = fake([{ profile, api_key_set: true, windows: {} }]);
+    const ipc = fake([{ profile, api_key_set: true, windows: {}, max_tools: null }]);
     renderIn(<ProvidersSettings ipc={ipc} />);
     const row = await screen.findByTestId("provider-row");
     expect(within(row).getByText("key set")).toBeTruthy();
@@ -64,7 +64,7 @@ describe("ProvidersSettings", () => {
   });
 
   it("shows the real error of a failed connection test", async () => {
-    const ipc = fake([{ profile, api_key_set: false, windows: {} }]);
+    const ipc = fake([{ profile, api_key_set: false, windows: {}, max_tools: null }]);
     renderIn(<ProvidersSettings ipc={ipc} />);
     fireEvent.click(await screen.findByRole("button", { name: "Test connection" }));
     const alert = await screen.findByRole("alert");
@@ -145,7 +145,7 @@ describe("ProvidersSettings presets and models", () => {
   });
 
   it("calls a connection test off, leaving no result and no error", async () => {
-    const ipc = { ...fake([{ profile, api_key_set: true, windows: {} }]), testProvider: vi.fn(untilCancelled) };
+    const ipc = { ...fake([{ profile, api_key_set: true, windows: {}, max_tools: null }]), testProvider: vi.fn(untilCancelled) };
     renderIn(<ProvidersSettings ipc={ipc} />);
     fireEvent.click(await screen.findByRole("button", { name: "Test connection" }));
     expect(ipc.testProvider).toHaveBeenCalledWith(profile.name, expect.any(AbortSignal));
@@ -158,7 +158,7 @@ describe("ProvidersSettings presets and models", () => {
 
   it("offers the models a connection test found and saves the ones checked", async () => {
     const ipc = {
-      ...fake([{ profile: { ...profile, models: ["gpt-4o-mini"] }, api_key_set: true, windows: {} }]),
+      ...fake([{ profile: { ...profile, models: ["gpt-4o-mini"] }, api_key_set: true, windows: {}, max_tools: null }]),
       testProvider: vi.fn(() => Promise.resolve(["gpt-4o", "o4-mini", "gpt-4o-mini", "gpt-4.1"])),
     };
     renderIn(<ProvidersSettings ipc={ipc} />);

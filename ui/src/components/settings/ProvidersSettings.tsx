@@ -330,7 +330,7 @@ export function ProvidersSettings({ ipc }: { ipc: ProvidersIpc }) {
           }}
         />
       ) : (
-        <button type="button" id="provider-add" className="primary" onClick={() => setEditing({ view: { profile: blank(), api_key_set: false, windows: {} }, isNew: true })}>
+        <button type="button" id="provider-add" className="primary" onClick={() => setEditing({ view: { profile: blank(), api_key_set: false, windows: {}, max_tools: null }, isNew: true })}>
           {t("providers.add")}
         </button>
       )}

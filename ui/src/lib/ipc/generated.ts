@@ -900,7 +900,11 @@ export type ProviderView = { profile: ProviderProfile, api_key_set: boolean,
  * The context window, in tokens, of each of its models that has a known
  * one (the profile's own setting, else a well-known hosted model's).
  */
-windows: { [key in string]: number }, };
+windows: { [key in string]: number }, 
+/**
+ * The most tools one request may carry, when the API has a limit.
+ */
+max_tools: number | null, };
 
 /**
  * Which proxy outgoing requests use. Its `Debug` hides a custom proxy's login.
