@@ -48,8 +48,9 @@ impl Default for ToolBudget {
 /// What a turn offers the model: the tools sent with their definitions, and
 /// the search over the rest when not all are sent.
 pub(crate) struct Offer {
-    /// Model-facing names of the pinned tools, always sent.
-    pinned: BTreeSet<String>,
+    /// Model-facing names of the tools sent with every request: the pinned
+    /// ones, or every tool when they all fit.
+    always: BTreeSet<String>,
     /// Tools the conversation found or used, oldest first, sent too; the
     /// oldest give way when the provider's limit would be passed.
     found: Vec<String>,
@@ -69,7 +70,7 @@ impl Offer {
         counter: &dyn TokenCounter,
     ) -> Self {
         let all = || Self {
-            pinned: tools.iter().map(|t| t.spec.name.clone()).collect(),
+            always: tools.iter().map(|t| t.spec.name.clone()).collect(),
             found: Vec::new(),
             most: None,
             index: None,
@@ -88,9 +89,9 @@ impl Offer {
         let room = limits.max_tools.map_or(usize::MAX, |most| most.saturating_sub(1 + MAX_MATCHES));
         let mut pins: Vec<&HostedTool> = tools.iter().filter(|t| t.pinned).collect();
         pins.sort_by_key(|t| t.server != BUILTIN_SERVER);
-        let pinned: BTreeSet<String> = pins.into_iter().take(room).map(|t| t.spec.name.clone()).collect();
+        let always: BTreeSet<String> = pins.into_iter().take(room).map(|t| t.spec.name.clone()).collect();
         let known: BTreeSet<&str> = tools.iter().map(|t| t.spec.name.as_str()).collect();
-        let mut offer = Self { pinned, found: Vec::new(), most: limits.max_tools, index: None };
+        let mut offer = Self { always, found: Vec::new(), most: limits.max_tools, index: None };
         offer.add(remembered(history).into_iter().filter(|n| known.contains(n.as_str())));
         if offer.sent() == tools.len() && !too_many {
             return all();
@@ -102,21 +103,21 @@ impl Offer {
     /// Sends `names` too (newest last), the oldest finds giving way past the limit.
     fn add(&mut self, names: impl IntoIterator<Item = String>) {
         for name in names {
-            if self.pinned.contains(&name) {
+            if self.always.contains(&name) {
                 continue;
             }
             self.found.retain(|f| *f != name);
             self.found.push(name);
         }
         if let Some(most) = self.most {
-            let room = most.saturating_sub(1 + self.pinned.len());
+            let room = most.saturating_sub(1 + self.always.len());
             let over = self.found.len().saturating_sub(room);
             self.found.drain(..over);
         }
     }
 
     fn is_sent(&self, name: &str) -> bool {
-        self.pinned.contains(name) || self.found.iter().any(|f| f == name)
+        self.always.contains(name) || self.found.iter().any(|f| f == name)
     }
 
     /// Tools that are not sent but can be found: `None` when every tool is sent.
@@ -125,7 +126,7 @@ impl Offer {
     }
 
     pub(crate) fn sent(&self) -> usize {
-        self.pinned.len() + self.found.len()
+        self.always.len() + self.found.len()
     }
 
     /// The definitions for the next request, in `tools`' order, the search tool last.

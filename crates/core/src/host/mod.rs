@@ -30,10 +30,10 @@ use crate::secrets::{SecretError, SecretStore};
 use crate::store::{Store, StoreError};
 
 pub use proxy::apply_saved_proxy;
+pub use turn::{HostTurn, TurnAnswers, TurnEvent, WaitingCall};
 
 /// The setting that holds the tools' share of the context window, in percent.
 pub const TOOL_SHARE_SETTING: &str = "chat.tool_share_percent";
-pub use turn::{HostTurn, TurnAnswers, TurnEvent, WaitingCall};
 
 /// Errors of opening and wiring a host.
 #[derive(Debug, thiserror::Error)]
