@@ -42,6 +42,13 @@ pub fn validate_provider(profile: &ProviderProfile) -> Result<(), ConfigError> {
     if profile.default_model.trim().is_empty() {
         return invalid("default_model", "a provider needs a default model".to_owned());
     }
+    if profile.context_window == Some(0) {
+        // A window of no tokens would leave out every message and find every tool by search.
+        return invalid(
+            "context_window",
+            "a context window of 0 tokens holds nothing: leave it empty or give its size".to_owned(),
+        );
+    }
     Ok(())
 }
 
@@ -104,4 +111,18 @@ fn server_secrets(server: &McpServerConfig) -> impl Iterator<Item = (String, &st
         ValueSource::Secret(n) => Some((field, n.as_str())),
         ValueSource::Plain(_) => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_context_window_of_no_tokens_is_refused_with_its_field() {
+        let mut profile = ProviderProfile::openai_compatible("local", "http://127.0.0.1:8080/v1".into(), "qwen3");
+        assert!(validate_provider(&profile).is_ok());
+        profile.context_window = Some(0);
+        let error = validate_provider(&profile).unwrap_err().to_string();
+        assert!(error.contains("context_window") && error.contains("0 tokens"), "{error}");
+    }
 }
