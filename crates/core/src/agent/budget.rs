@@ -17,7 +17,7 @@ pub(crate) const ELIDED: &str = "[older tool result left out to fit the context 
 /// Framing tokens per message (role, separators); OpenAI's chat format uses 3 to 4.
 const PER_MESSAGE: u32 = 4;
 /// A flat cost per image or audio part.
-const PER_IMAGE: u32 = 1_000;
+pub(crate) const PER_IMAGE: u32 = 1_000;
 
 /// Counts the tokens of a text for one family of models.
 pub trait TokenCounter: Send + Sync + std::fmt::Debug {
@@ -119,19 +119,25 @@ pub(crate) struct Trim {
     pub estimated_tokens: u32,
 }
 
+/// What a request takes after [`fit`]: its tokens, and what was left out (`None` when nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fitted {
+    pub tokens: u32,
+    pub trim: Option<Trim>,
+}
+
 /// Shortens `messages` until their count by `counter` is at most `budget`.
-/// `None` when nothing had to change.
 pub(crate) fn fit(
     messages: &mut Vec<ChatMessage>,
     tools: &[ToolSpec],
     budget: u32,
     counter: &dyn TokenCounter,
-) -> Option<Trim> {
+) -> Fitted {
     let total =
         |m: &[ChatMessage]| count_tools(tools, counter) + m.iter().map(|m| count_message(m, counter)).sum::<u32>();
     let mut estimate = total(messages);
     if estimate <= budget {
-        return None;
+        return Fitted { tokens: estimate, trim: None };
     }
     let mut trim = Trim { elided_tool_results: 0, dropped_messages: 0, estimated_tokens: estimate };
 
@@ -168,7 +174,7 @@ pub(crate) fn fit(
         trim.dropped_messages += dropped.len();
     }
     trim.estimated_tokens = estimate;
-    Some(trim)
+    Fitted { tokens: estimate, trim: Some(trim) }
 }
 
 #[cfg(test)]
@@ -216,7 +222,7 @@ mod tests {
     #[test]
     fn a_fitting_history_is_left_alone() {
         let mut m = vec![ChatMessage::System { text: "s".into() }, user("hi")];
-        assert_eq!(fit(&mut m, &[], 1_000, &Estimate), None);
+        assert_eq!(fit(&mut m, &[], 1_000, &Estimate).trim, None);
         assert_eq!(m.len(), 2);
     }
 
@@ -234,7 +240,7 @@ mod tests {
         ];
         // Room for one big tool result: only the older one is elided.
         let mut m = history.clone();
-        let trim = fit(&mut m, &[], 1_100, &Estimate).unwrap();
+        let trim = fit(&mut m, &[], 1_100, &Estimate).trim.unwrap();
         assert_eq!((trim.elided_tool_results, trim.dropped_messages), (1, 0));
         assert!(matches!(&m[3], ChatMessage::Tool { parts, .. } if parts == &[ContentPart::text(ELIDED)]));
         assert!(matches!(&m[7], ChatMessage::Tool { parts, .. } if parts != &[ContentPart::text(ELIDED)]));
@@ -242,7 +248,7 @@ mod tests {
 
         // Tighter: the whole first turn goes too, the system prompt and the current turn stay.
         let mut m = history;
-        let trim = fit(&mut m, &[], 1_030, &Estimate).unwrap();
+        let trim = fit(&mut m, &[], 1_030, &Estimate).trim.unwrap();
         assert_eq!((trim.elided_tool_results, trim.dropped_messages), (1, 4));
         assert!(matches!(&m[0], ChatMessage::System { .. }));
         assert_eq!(m[1], user("second question"));
@@ -294,9 +300,9 @@ mod tests {
             user("second question"),
         ];
         let mut m = history.clone();
-        assert_eq!(fit(&mut m, &[], 3_000, &Tiktoken::O200kBase), None, "fits by the real count");
+        assert_eq!(fit(&mut m, &[], 3_000, &Tiktoken::O200kBase).trim, None, "fits by the real count");
         let mut m = history;
-        let trim = fit(&mut m, &[], 3_000, &Estimate).expect("over by the estimate");
+        let trim = fit(&mut m, &[], 3_000, &Estimate).trim.expect("over by the estimate");
         assert_eq!(trim.elided_tool_results, 1);
     }
 }

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::conversations::{ConversationId, FailureKind, MessageId, MessageStatus, Passage};
+use crate::conversations::{ConversationId, FailureKind, KeptResult, MessageId, MessageStatus, Passage};
 use crate::llm::{ContentPart, Usage};
 
 /// Identifies one pending approval within a turn.
@@ -66,8 +66,16 @@ pub enum AgentEvent {
     /// A call passed approval and is running now.
     ToolRunning { call_id: String },
     /// A call finished (or failed: `is_error`, and the model sees the text).
-    /// `outcome` says whether the tool ran at all.
-    ToolResult { call_id: String, content: Vec<ContentPart>, is_error: bool, duration_ms: u64, outcome: ToolOutcome },
+    /// `outcome` says whether the tool ran at all. `content` is what the model
+    /// is sent; `kept` names the whole result when that is only its start.
+    ToolResult {
+        call_id: String,
+        content: Vec<ContentPart>,
+        is_error: bool,
+        duration_ms: u64,
+        outcome: ToolOutcome,
+        kept: Option<KeptResult>,
+    },
     /// Token usage of the turn so far.
     Usage { usage: Usage },
     /// Something went wrong, of `kind`. `fatal` errors end the turn (a `Done` follows).

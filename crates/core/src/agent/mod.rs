@@ -5,12 +5,14 @@
 //! Patchbay's built-in tools included), asks for approval through the returned
 //! [`TurnControl`], keeps the request inside the context window ([`budget`]),
 //! adds knowledge-base context from an optional [`Retriever`], finds tools
-//! through search when they would not all fit ([`tool_search`]), and writes
+//! through search when they would not all fit ([`tool_search`]), cuts results
+//! too large for the window and keeps them whole for `read_result` ([`results`]), and writes
 //! everything to the conversation store as it happens.
 
 pub mod budget;
 mod events;
 mod profile;
+mod results;
 mod retrieve;
 pub mod tool_search;
 mod tools;
@@ -20,6 +22,7 @@ mod turn;
 pub use crate::llm::Sampling;
 pub use events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy, ToolOutcome};
 pub use profile::{ProviderSource, ResolvedProvider, resolve_provider};
+pub use results::{READ_TOOL, UNKNOWN_WINDOW_CHARS};
 pub use retrieve::{RetrievalError, Retriever};
 pub use tool_search::{SEARCH_TOOL, ToolBudget, ToolIndex};
 pub use tools::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -26,13 +26,14 @@ use tokio_util::sync::CancellationToken;
 use super::AgentError;
 use super::budget;
 use super::events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy, ToolOutcome};
+use super::results::{self, Cut, Left, READ_TOOL, ResultRoom};
 use super::retrieve::{Retriever, context_block};
 use super::tool_search::{Offer, SEARCH_TOOL, ToolBudget};
 use super::tools::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
 use crate::config::ApprovalMode;
 use crate::conversations::{
-    AssistantWriter, Attachment, ConversationError, ConversationId, ConversationStore, FailureKind, MessageId,
-    MessageStatus, Role, ToolCallStatus,
+    AssistantWriter, Attachment, ConversationError, ConversationId, ConversationStore, FailureKind, KeptResult,
+    MessageId, MessageStatus, Role, ToolCallStatus,
 };
 use crate::llm::{ChatMessage, ChatRequest, FinishReason, Provider, Sampling, StreamEvent, ToolCall};
 
@@ -268,6 +269,7 @@ impl Agent {
             approvals: control.approvals.clone(),
             next_approval: AtomicU64::new(1),
             tool_calls: AtomicU32::new(0),
+            reading: AtomicBool::new(false),
             system_prompt: conversation.system_prompt.or(request.system_prompt),
             request_model: request.model,
             tools: request.tools,
@@ -340,6 +342,8 @@ struct Runner {
     next_approval: AtomicU64,
     /// Tool calls this turn has made (or tried to), for [`TurnLimits::max_tool_calls`].
     tool_calls: AtomicU32,
+    /// The conversation keeps a result cut for the model: [`READ_TOOL`] is offered.
+    reading: AtomicBool,
     system_prompt: Option<String>,
     request_model: ModelChoice,
     tools: Arc<dyn ToolHost>,
@@ -403,12 +407,15 @@ impl Runner {
         let servers: BTreeSet<String> = tools.iter().map(|t| t.server.clone()).collect();
         system.push_str(&instructions_block(&self.tools.instructions(&servers)));
         let counter = budget::counter_for(&self.request_model.model);
-        let limits = ToolBudget { max_tools: self.request_model.provider.max_tools(), ..self.limits.tool_budget };
+        // One place of the provider's limit is kept for `read_result`.
+        let max_tools = self.request_model.provider.max_tools().map(|most| most.saturating_sub(1));
+        let limits = ToolBudget { max_tools, ..self.limits.tool_budget };
         let offer = Offer::plan(&tools, &history, self.request_model.context_window, limits, counter);
         if let Some(searchable) = offer.searchable() {
             self.emit(AgentEvent::ToolSearch { searchable, sent: offer.sent() });
         }
         let offer = Mutex::new(offer);
+        self.reading.store(self.conversations.has_kept_results(self.conversation)?, Ordering::Relaxed);
 
         let mut this_turn: Vec<ChatMessage> = Vec::new();
         for round in 0..self.limits.max_rounds {
@@ -423,10 +430,16 @@ impl Runner {
             messages.extend(history.iter().cloned());
             messages.extend(this_turn.iter().cloned());
             let sampling = self.request_model.sampling;
-            let specs = lock(&offer).specs(&tools);
+            let mut specs = lock(&offer).specs(&tools);
+            if self.reading.load(Ordering::Relaxed) {
+                specs.push(results::read_spec());
+            }
+            // What is left of the window once this request is sent, for the results of its calls.
+            let mut left = None;
             if let Some(window) = self.request_model.context_window {
-                let reserve = sampling.max_tokens.unwrap_or((window / 4).min(4_096));
-                if let Some(trim) = budget::fit(&mut messages, &specs, window.saturating_sub(reserve), counter) {
+                let room = window.saturating_sub(sampling.max_tokens.unwrap_or((window / 4).min(4_096)));
+                let fitted = budget::fit(&mut messages, &specs, room, counter);
+                if let Some(trim) = fitted.trim {
                     self.emit(AgentEvent::ContextTrimmed {
                         elided_tool_results: trim.elided_tool_results,
                         dropped_messages: trim.dropped_messages,
@@ -434,6 +447,7 @@ impl Runner {
                         context_window: window,
                     });
                 }
+                left = Some(Left { room, left: room.saturating_sub(fitted.tokens) });
             }
             let capped = self.tool_calls.load(Ordering::Relaxed) >= self.limits.max_tool_calls;
             let request = ChatRequest {
@@ -463,7 +477,10 @@ impl Runner {
             if calls.is_empty() {
                 return Ok(Outcome::Complete);
             }
-            let (results, stopped) = self.run_tools(&calls, &tools, &offer).await?;
+            let asked = this_turn.last().map_or(0, |m| budget::count_message(m, counter));
+            let left = left.map(|w| Left { left: w.left.saturating_sub(asked), ..w });
+            let room = ResultRoom::for_round(left, calls.len(), counter);
+            let (results, stopped) = self.run_tools(&calls, &tools, &offer, room).await?;
             for (call, output) in calls.iter().zip(results) {
                 let output = output.unwrap_or_else(|| ToolOutput::error("The call was stopped before it finished."));
                 this_turn.push(ChatMessage::Tool {
@@ -608,6 +625,7 @@ impl Runner {
         calls: &[PendingCall],
         tools: &[HostedTool],
         offer: &Mutex<Offer>,
+        room: ResultRoom,
     ) -> Result<(Vec<Option<ToolOutput>>, bool), AgentError> {
         let permits = Arc::new(Semaphore::new(self.limits.max_parallel_tools.max(1)));
         let mut running: FuturesUnordered<_> = calls
@@ -615,7 +633,7 @@ impl Runner {
             .enumerate()
             .map(|(i, call)| {
                 let permits = permits.clone();
-                async move { (i, self.run_call(call, tools, offer, permits).await) }
+                async move { (i, self.run_call(call, tools, offer, room, permits).await) }
             })
             .collect();
         let mut results: Vec<Option<ToolOutput>> = vec![None; calls.len()];
@@ -653,6 +671,7 @@ impl Runner {
         call: &PendingCall,
         tools: &[HostedTool],
         offer: &Mutex<Offer>,
+        room: ResultRoom,
         permits: Arc<Semaphore>,
     ) -> Result<ToolOutput, AgentError> {
         let started = Instant::now();
@@ -662,16 +681,23 @@ impl Runner {
                 Ok(found) => ToolOutput::text(found),
                 Err(why) => ToolOutput::error(why),
             };
-            return self.record(call, ToolCallStatus::Done, output, ToolOutcome::Ran, started);
+            return self.record(call, ToolCallStatus::Done, output, ToolOutcome::Ran, started, None);
+        }
+        if call.name == READ_TOOL && self.reading.load(Ordering::Relaxed) {
+            // Reads what a call of this conversation already returned: no approval, no cap.
+            let output = self.read_result(&call.arguments, room)?;
+            return self.record(call, ToolCallStatus::Done, output, ToolOutcome::Ran, started, None);
         }
         let (tool, invocation) = match self.prepare(call, tools, offer).await? {
-            Err((outcome, refused)) => return self.record(call, ToolCallStatus::Done, refused, outcome, started),
+            Err((outcome, refused)) => {
+                return self.record(call, ToolCallStatus::Done, refused, outcome, started, None);
+            }
             Ok(ready) => ready,
         };
         let _permit = tokio::select! {
             () = self.cancel.cancelled() => {
                 let output = ToolOutput::error("The call was stopped before it started.");
-                return self.record(call, ToolCallStatus::Cancelled, output, ToolOutcome::Cancelled, started);
+                return self.record(call, ToolCallStatus::Cancelled, output, ToolOutcome::Cancelled, started, None);
             }
             permit = permits.acquire_owned() => permit,
         };
@@ -690,10 +716,40 @@ impl Runner {
                     (ToolOutput::error(text), ToolOutcome::TimedOut)
                 }
             };
+        let (output, kept) = self.size(call, output, room)?;
         if self.cancel.is_cancelled() {
-            return self.record(call, ToolCallStatus::Cancelled, output, ToolOutcome::Cancelled, started);
+            return self.record(call, ToolCallStatus::Cancelled, output, ToolOutcome::Cancelled, started, kept);
         }
-        self.record(call, ToolCallStatus::Done, output, outcome, started)
+        self.record(call, ToolCallStatus::Done, output, outcome, started, kept)
+    }
+
+    /// Cuts `output` to `room`, keeping the whole of it with the conversation when it is cut.
+    fn size(
+        &self,
+        call: &PendingCall,
+        output: ToolOutput,
+        room: ResultRoom,
+    ) -> Result<(ToolOutput, Option<KeptResult>), AgentError> {
+        let Some(cut) = Cut::of(&output, room) else { return Ok((output, None)) };
+        let kept = self.writer.keep_result(call.row, &cut.whole, cut.sent_chars())?;
+        self.reading.store(true, Ordering::Relaxed);
+        Ok((cut.for_model(&kept, output.is_error), Some(kept)))
+    }
+
+    /// Answers a [`READ_TOOL`] call from the conversation's kept results.
+    fn read_result(&self, arguments: &str, room: ResultRoom) -> Result<ToolOutput, AgentError> {
+        let (number, range) = match results::parse_read(arguments) {
+            Ok(asked) => asked,
+            Err(why) => return Ok(ToolOutput::error(why)),
+        };
+        let kept = match self.conversations.kept_result(self.conversation, number) {
+            Ok(kept) => kept,
+            Err(ConversationError::NoKeptResult { .. }) => {
+                return Ok(ToolOutput::error(format!("This conversation keeps no result {number}.")));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        Ok(results::read(&kept, range, room).map_or_else(ToolOutput::error, ToolOutput::text))
     }
 
     /// Finds the tool, parses the arguments and asks for approval. `Ok(Err(_))`
@@ -802,6 +858,7 @@ impl Runner {
         output: ToolOutput,
         outcome: ToolOutcome,
         started: Instant,
+        kept: Option<KeptResult>,
     ) -> Result<ToolOutput, AgentError> {
         let duration = started.elapsed();
         let ms = i64::try_from(duration.as_millis()).unwrap_or(i64::MAX);
@@ -812,6 +869,7 @@ impl Runner {
             is_error: output.is_error,
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             outcome,
+            kept,
         });
         Ok(output)
     }

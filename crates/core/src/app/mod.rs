@@ -200,7 +200,9 @@ impl From<OAuthError> for AppError {
 fn conversation_kind(e: &ConversationError) -> ErrorKind {
     match e {
         ConversationError::Store(_) | ConversationError::Decode { .. } => ErrorKind::Database,
-        ConversationError::NotFound { .. } | ConversationError::MessageNotFound { .. } => ErrorKind::NotFound,
+        ConversationError::NotFound { .. }
+        | ConversationError::MessageNotFound { .. }
+        | ConversationError::NoKeptResult { .. } => ErrorKind::NotFound,
         _ => ErrorKind::InvalidInput,
     }
 }

@@ -129,6 +129,7 @@ impl App {
             content: content.parts,
             structured_content: for_ui(&result, &limits).structured_content,
             is_error: content.is_error,
+            kept: None,
         })
     }
 

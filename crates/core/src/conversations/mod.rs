@@ -16,6 +16,7 @@
 
 mod export;
 mod history;
+mod kept;
 mod model;
 mod tree;
 mod writer;
@@ -30,6 +31,7 @@ use crate::llm::Usage;
 use crate::store::{Store, StoreError};
 
 pub use export::{ExportFile, ExportFormat};
+pub use kept::{KeptResult, KeptText, line_count};
 pub use model::{
     Attachment, BranchMessage, BranchPage, Conversation, ConversationId, FailureKind, INTERRUPTED_NOTE, Media, Message,
     MessageId, MessageStatus, Part, Passage, Role, SearchHit, ToolCallRecord, ToolCallStatus, ToolPin,
@@ -59,6 +61,9 @@ pub enum ConversationError {
         #[source]
         source: serde_json::Error,
     },
+    /// The conversation keeps no result with that number.
+    #[error("conversation {conversation} keeps no result {result}")]
+    NoKeptResult { conversation: ConversationId, result: u32 },
     /// The input is not acceptable (empty title, empty search).
     #[error("{0}")]
     Invalid(String),
@@ -479,6 +484,7 @@ fn load_messages(
             started_at: r.get(10)?,
             duration_ms: r.get(11)?,
             signature: r.get(12)?,
+            kept: kept::kept_of(c, tid)?,
         };
         Ok((tid, record, result))
     })?;
@@ -514,7 +520,7 @@ fn load_messages(
         let (mid, round, kind, text, tool_call) = row?;
         let part = match (kind.as_str(), tool_call) {
             ("tool_call", Some(tid)) => match calls.remove(&tid) {
-                Some(call) => call.map(|call| Part::ToolCall { round, call }),
+                Some(call) => call.map(|call| Part::ToolCall { round, call: Box::new(call) }),
                 None => continue,
             },
             ("reasoning", _) => Ok(Part::Reasoning { round, text }),

@@ -274,6 +274,9 @@ pub struct ToolCallRecord {
     /// Opaque provider state sent back with the call (Gemini's `thoughtSignature`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
+    /// The whole result, when the model was sent only part of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<super::KeptResult>,
 }
 
 /// A piece of an assistant message, in order.
@@ -282,7 +285,7 @@ pub struct ToolCallRecord {
 pub enum Part {
     Text { round: u32, text: String },
     Reasoning { round: u32, text: String },
-    ToolCall { round: u32, call: ToolCallRecord },
+    ToolCall { round: u32, call: Box<ToolCallRecord> },
 }
 
 /// One message with its parts.

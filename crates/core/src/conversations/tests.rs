@@ -379,3 +379,38 @@ fn a_fork_copies_one_branch_up_to_a_message_into_a_new_conversation() {
     assert_eq!(conv.messages(fork.id).unwrap().len(), 3);
     assert!(matches!(conv.fork(c.id, 999), Err(ConversationError::MessageNotFound { id: 999, .. })));
 }
+
+#[test]
+fn kept_results_are_numbered_per_conversation_loaded_with_their_call_and_copied_by_a_fork() {
+    let conv = store();
+    let (c, mut w) = streaming(&conv, "Read the log");
+    let first = w.start_tool_call(0, "call_1", "fs__read", Some(("fs", "read"))).unwrap();
+    let second = w.start_tool_call(0, "call_1", "fs__read", Some(("fs", "read"))).unwrap();
+    let whole = "line one\nline two\n北京\n";
+    let one = w.keep_result(first, whole, 9).unwrap();
+    let two = w.keep_result(second, "x", 0).unwrap();
+    assert_eq!((one.result, one.chars, one.lines, one.sent_chars), (1, 21, 3, 9));
+    assert_eq!(two.result, 2, "a provider's reused call id does not share a number");
+    w.finish_tool_call(first, ToolCallStatus::Done, &[ContentPart::text("line one\n[cut]")], false, 3).unwrap();
+    w.finish(MessageStatus::Complete, None).unwrap();
+
+    assert_eq!(conv.kept_result(c, 1).unwrap().text, whole);
+    assert!(conv.has_kept_results(c).unwrap());
+    assert!(matches!(conv.kept_result(c, 3), Err(ConversationError::NoKeptResult { result: 3, .. })));
+    let other = conv.create("other", None, None).unwrap();
+    assert!(!conv.has_kept_results(other.id).unwrap());
+    assert!(conv.kept_result(other.id, 1).is_err(), "another conversation's results are not reachable");
+
+    let answer = w.message_id();
+    let m = conv.message(answer).unwrap();
+    let Part::ToolCall { call, .. } = &m.parts[0] else { panic!("{:?}", m.parts) };
+    assert_eq!(call.kept, Some(one));
+
+    // A fork keeps the numbers its notes name; deleting the original leaves the copy whole.
+    let fork = conv.fork(c, answer).unwrap();
+    assert_eq!(conv.kept_result(fork.id, 1).unwrap().text, whole);
+    assert_eq!(conv.kept_result(fork.id, 2).unwrap().text, "x");
+    conv.delete(c).unwrap();
+    assert!(conv.kept_result(c, 1).is_err());
+    assert_eq!(conv.kept_result(fork.id, 1).unwrap().kept, one);
+}

@@ -154,7 +154,9 @@ impl ConversationStore {
                         (call, new),
                     )
                     .map_err(err)?;
-                    mapped.insert(call, tx.last_insert_rowid());
+                    let to = tx.last_insert_rowid();
+                    super::kept::copy_kept(tx, call, to, copy).map_err(err)?;
+                    mapped.insert(call, to);
                 }
                 let parts: Vec<(i64, Option<i64>)> = {
                     let mut stmt = tx

@@ -79,8 +79,8 @@ impl PendingFlush {
 /// Writes one assistant message as its events arrive.
 #[derive(Debug)]
 pub struct AssistantWriter {
-    store: ConversationStore,
-    conversation: ConversationId,
+    pub(super) store: ConversationStore,
+    pub(super) conversation: ConversationId,
     message: MessageId,
     parts: Vec<PartBuf>,
     usage: Option<Usage>,

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::Host;
 use crate::agent::{AgentError, AgentEvent, ApprovalDecision, ApprovalId, ToolOutcome, Turn, TurnControl};
 use crate::conversations::{
-    FailureKind, Message, MessageId, MessageStatus, Part, Passage, Role, ToolCallRecord, ToolCallStatus,
+    FailureKind, KeptResult, Message, MessageId, MessageStatus, Part, Passage, Role, ToolCallRecord, ToolCallStatus,
 };
 use crate::llm::{ContentPart, Usage};
 use crate::mcp::{McpRegistry, ServerStatus};
@@ -92,9 +92,12 @@ pub struct LogView {
 /// The result of a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ToolResultView {
+    /// What the model was sent.
     pub content: Vec<ContentPart>,
     pub structured_content: Option<serde_json::Value>,
     pub is_error: bool,
+    /// The whole result, kept with the conversation, when the model was sent only its start.
+    pub kept: Option<KeptResult>,
 }
 
 /// Where a tool call stands.
@@ -170,6 +173,7 @@ impl From<&ToolCallRecord> for ToolTrace {
                 content: content.clone(),
                 structured_content: None,
                 is_error: call.is_error,
+                kept: call.kept,
             }),
             error,
             stderr_tail: None,
@@ -244,8 +248,10 @@ impl MessageView {
             .iter()
             .filter_map(|p| if let Part::Reasoning { text, .. } = p { Some(text.as_str()) } else { None })
             .collect();
-        let tool_calls =
-            m.parts.iter().filter_map(|p| if let Part::ToolCall { call, .. } = p { Some(call.into()) } else { None });
+        let tool_calls = m
+            .parts
+            .iter()
+            .filter_map(|p| if let Part::ToolCall { call, .. } = p { Some(call.as_ref().into()) } else { None });
         let parts = m
             .attachments
             .iter()
@@ -568,7 +574,7 @@ impl EventMapper {
             AgentEvent::ToolLog { call_id, level, message } => {
                 vec![TurnEvent::ToolLog { call_id, log: LogView { level, message } }]
             }
-            AgentEvent::ToolResult { call_id, content, is_error, duration_ms, outcome } => {
+            AgentEvent::ToolResult { call_id, content, is_error, duration_ms, outcome, kept } => {
                 let server = self.pending.get(&call_id).map(|card| card.server.clone());
                 let mut out = self.card(&call_id, TraceStatus::Running);
                 let error = || {
@@ -590,7 +596,7 @@ impl EventMapper {
                     }
                     _ => TurnEvent::ToolResult {
                         call_id,
-                        result: ToolResultView { content, structured_content: None, is_error },
+                        result: ToolResultView { content, structured_content: None, is_error, kept },
                         duration_ms,
                     },
                 });

@@ -1,7 +1,8 @@
 //! The registry as the turn loop's [`ToolHost`]: every ready server's enabled
 //! tools under collision-free model-facing names (bare names for Patchbay's
 //! built-in server), the approval mode from the
-//! server's policy, results converted and capped for the model, progress
+//! server's policy, results converted for the model (text up to the 10 MB the
+//! turn keeps; the turn cuts it to the window), progress
 //! and log notifications forwarded to the call's events, and each server's
 //! `instructions` for the system prompt. Each tool is pinned (server
 //! identity, tool, fingerprint of its definition) for grants, and a call runs
@@ -44,7 +45,8 @@ impl RegistryTools {
             registry,
             configs: Arc::new(configs),
             server_ids: Arc::default(),
-            limits: ResultLimits::default(),
+            // The turn sizes text to the model's window and keeps the whole of it (up to the UI's cap).
+            limits: ResultLimits { model_chars: ResultLimits::default().ui_bytes, ..ResultLimits::default() },
             traces: None,
         }
     }

@@ -11,6 +11,7 @@ mod mcp_common;
 #[path = "../oauth_common/mod.rs"]
 mod oauth_common;
 
+mod agent_result_paging;
 mod agent_tool_limits;
 mod agent_tool_search;
 mod app_approvals;

@@ -55,6 +55,19 @@ pub enum Reply {
     Stream { frames: Vec<String>, gap: Duration, end: End },
     /// Any status with a body (for errors).
     Status { status: u16, headers: Vec<(String, String)>, body: String },
+    /// A reply made from the request's JSON body when it arrives: a model that reads what it
+    /// is sent.
+    Respond(Responder),
+}
+
+/// What makes a [`Reply::Respond`].
+#[derive(Clone)]
+pub struct Responder(Arc<dyn Fn(&serde_json::Value) -> Reply + Send + Sync>);
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Responder")
+    }
 }
 
 impl Reply {
@@ -66,6 +79,11 @@ impl Reply {
     /// A stream of `frames` that then stays open, silent.
     pub fn hanging(frames: Vec<String>) -> Self {
         Self::Stream { frames, gap: Duration::ZERO, end: End::Hang }
+    }
+
+    /// A reply `make` builds from the request's body.
+    pub fn respond(make: impl Fn(&serde_json::Value) -> Reply + Send + Sync + 'static) -> Self {
+        Self::Respond(Responder(Arc::new(make)))
     }
 
     /// An error status with a JSON body.
@@ -233,7 +251,7 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
     shared.recorded.lock().unwrap_or_else(|p| p.into_inner()).push(Recorded {
         path,
         headers,
-        body,
+        body: body.clone(),
         invalid: invalid.clone(),
     });
     if let Some(reason) = invalid {
@@ -241,9 +259,17 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
         return respond(StatusCode::BAD_REQUEST, &[], body.to_string());
     }
     let next = shared.script.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+    let next = match next {
+        Some(Reply::Respond(Responder(make))) => Some(make(&body)),
+        other => other,
+    };
     match next {
         None => {
             let body = serde_json::json!({"error": {"message": "the script has no more replies"}});
+            respond(StatusCode::INTERNAL_SERVER_ERROR, &[], body.to_string())
+        }
+        Some(Reply::Respond(_)) => {
+            let body = serde_json::json!({"error": {"message": "a responder made a responder"}});
             respond(StatusCode::INTERNAL_SERVER_ERROR, &[], body.to_string())
         }
         Some(Reply::Status { status, headers, body }) => {

@@ -593,6 +593,27 @@ export type KbProgress = { folder: string, done: number, total: number, };
 export type KbProgressCount = { done: number, total: number, };
 
 /**
+ * A result whose whole text is kept: its handle and sizes.
+ */
+export type KeptResult = { 
+/**
+ * Its number within the conversation, the model's handle for `read_result`.
+ */
+result: number, 
+/**
+ * Characters of the whole text.
+ */
+chars: number, 
+/**
+ * Lines of the whole text.
+ */
+lines: number, 
+/**
+ * Characters of it the model was sent.
+ */
+sent_chars: number, };
+
+/**
  * Whether the OS keyring can be used, as shown by `patchbay info` and the app.
  */
 export type KeyringStatus = { 
@@ -1331,7 +1352,15 @@ view: ToolView, };
 /**
  * The result of a tool call.
  */
-export type ToolResultView = { content: Array<ContentPart>, structured_content: JsonValue | null, is_error: boolean, };
+export type ToolResultView = { 
+/**
+ * What the model was sent.
+ */
+content: Array<ContentPart>, structured_content: JsonValue | null, is_error: boolean, 
+/**
+ * The whole result, kept with the conversation, when the model was sent only its start.
+ */
+kept: KeptResult | null, };
 
 /**
  * One tool call of an assistant message.
