@@ -14,9 +14,10 @@ use std::path::{Path, PathBuf};
 use patchbay_core::app::views::{
     AssistantView, CompletionTarget, CompletionView, ConnectionBlocked, ConversationDetail, ConversationRenamed,
     ConversationSettings, ConversationSummary, DoctorReport, GeneralSettings, ImportPreviewView, ImportReport,
-    KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbProgress, MessagePage, MessageView, PolicyPreview,
-    PolicySettings, PromptInfo, ProviderView, RegistryFill, ResourceInfo, ResourceTemplateInfo, ResourceUpdated,
-    RootsView, ServerLogLine, ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord, TurnEvent,
+    KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbProgress, KeptPage, MessagePage, MessageView,
+    PolicyPreview, PolicySettings, PromptInfo, ProviderView, RegistryFill, ResourceInfo, ResourceTemplateInfo,
+    ResourceUpdated, RootsView, ServerLogLine, ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord,
+    TurnEvent,
 };
 use patchbay_core::app::{ApprovalAnswer, AttachmentInput, ServerRequestResponse, ServerRequestView};
 use patchbay_core::bundle::BundleInfo;
@@ -66,6 +67,7 @@ fn roots(v: &mut Collect) {
     v.visit::<TurnOutcome>();
     v.visit::<ApprovalAnswer>();
     v.visit::<TraceRecord>();
+    v.visit::<KeptPage>();
     // Servers, tools, prompts and resources.
     v.visit::<ServerView>();
     v.visit::<ServerPreset>();

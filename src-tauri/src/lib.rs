@@ -186,6 +186,7 @@ pub fn run() {
             commands::chat::switch_branch,
             commands::chat::delete_message,
             commands::chat::fork_conversation,
+            commands::chat::read_kept_result,
             commands::chat::send_message,
             commands::chat::regenerate,
             commands::chat::edit_message,

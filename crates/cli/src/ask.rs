@@ -340,6 +340,12 @@ async fn print_turn(mut turn: HostTurn) -> DoneReason {
                     .join(" ");
                 let what = if result.is_error { "error" } else { "result" };
                 eprintln!("  → {what} in {duration_ms} ms: {}", short(&text));
+                if let Some(kept) = result.kept {
+                    eprintln!(
+                        "    (the model was sent {} of {} characters; the whole result is kept as result {})",
+                        kept.sent_chars, kept.chars, kept.result
+                    );
+                }
             }
             TurnEvent::ToolFailed { error, stderr_tail, duration_ms, .. } => {
                 eprintln!("  → error in {duration_ms} ms: {}", short(&error));

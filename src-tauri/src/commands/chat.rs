@@ -2,7 +2,7 @@
 //! channel; the command answers when the turn has ended.
 
 use patchbay_core::app::views::{
-    ConversationDetail, ConversationSettings, ConversationSummary, MessagePage, MessageView, TurnEvent,
+    ConversationDetail, ConversationSettings, ConversationSummary, KeptPage, MessagePage, MessageView, TurnEvent,
 };
 use patchbay_core::app::{ApprovalAnswer, AttachmentInput, TurnInput};
 use patchbay_core::conversations::ExportFormat;
@@ -127,6 +127,18 @@ pub async fn switch_branch(
 ) -> Result<Vec<MessageView>, IpcError> {
     let app = state.app()?;
     blocking(move || Ok(app.switch_branch(&conversation_id, &message_id)?)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn read_kept_result(
+    state: State<'_, AppState>,
+    conversation_id: String,
+    result: u32,
+    offset: u64,
+    length: u64,
+) -> Result<KeptPage, IpcError> {
+    let app = state.app()?;
+    blocking(move || Ok(app.read_kept_result(&conversation_id, result, offset, length)?)).await
 }
 
 #[tauri::command(rename_all = "snake_case")]

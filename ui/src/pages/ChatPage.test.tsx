@@ -47,6 +47,9 @@ function fakeIpc() {
     forkConversation: vi.fn(() => Promise.resolve({ ...conv, id: "c3", title: "First" })),
     respondApproval: vi.fn(() => Promise.resolve()),
     getTrace: vi.fn(() => Promise.resolve({ call_id: "t1", server: "fs", tool: "read", request: {}, response: {} })),
+    readKeptResult: vi.fn((_conversation: string, result: number, offset: number) =>
+      Promise.resolve({ kept: { result, chars: 12, lines: 1, sent_chars: 4 }, offset, text: "file body!!!" }),
+    ),
     callTool: vi.fn(() => Promise.resolve({ content: [], structured_content: null, is_error: false })),
     readResource: vi.fn((_server: string, uri: string) =>
       Promise.resolve([{ uri, mime_type: "text/plain", text: `the text of ${uri}`, blob: null, size: 20, truncated: false }]),
@@ -174,11 +177,22 @@ describe("ChatPage", () => {
     expect(f.ipc.respondApproval).toHaveBeenCalledWith("t1", "allow_once");
 
     f.emit({ type: "tool_running", call_id: "t1" });
-    f.emit({ type: "tool_result", call_id: "t1", result: { content: [{ type: "text", text: "file body" }], structured_content: null, is_error: false }, duration_ms: 250 });
+    f.emit({
+      type: "tool_result",
+      call_id: "t1",
+      result: { content: [{ type: "text", text: "file body" }], structured_content: null, is_error: false, kept: { result: 1, chars: 12, lines: 1, sent_chars: 9 } },
+      duration_ms: 250,
+    });
     const card = screen.getByTestId("trace-card");
     expect(within(card).getByTestId("trace-status").textContent).toBe("Done");
     expect(within(card).getByTestId("trace-duration").textContent).toBe("250 ms");
     expect(within(card).getByText("file body")).toBeTruthy();
+    // A result cut for the model: both sizes, and its whole text in the inspector.
+    expect(within(card).getByTestId("trace-sizes").textContent).toContain("Sent to the model: 9 of 12 characters");
+    fireEvent.click(within(card).getByTestId("trace-whole"));
+    expect((await screen.findByTestId("inspector-kept-text")).textContent).toBe("file body!!!");
+    expect(f.ipc.readKeptResult).toHaveBeenCalledWith("c1", 1, 0, 262144);
+    fireEvent.keyDown(screen.getByTestId("trace-inspector"), { key: "Escape" });
 
     fireEvent.click(screen.getByRole("button", { name: "Stop" }));
     expect(f.ipc.cancelTurn).toHaveBeenCalledWith("c1");

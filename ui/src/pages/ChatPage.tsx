@@ -54,6 +54,7 @@ export type ChatIpc = Pick<
   | "forkConversation"
   | "respondApproval"
   | "getTrace"
+  | "readKeptResult"
   | "callTool"
   | "listProviders"
   | "listTools"
@@ -173,6 +174,7 @@ function ConversationView({
     knowledgeTokens: cites ? limits.knowledgeTokens : 0,
   };
   const [inspected, setInspected] = useState<ToolTrace | null>(null);
+  const readKept = useCallback((result: number, offset: number, length: number) => ipc.readKeptResult(id, result, offset, length), [ipc, id]);
   // From the moment a turn is asked for until it settles: no second send meanwhile.
   const [pending, setPending] = useState(false);
   // Where the last export was saved.
@@ -423,7 +425,13 @@ function ConversationView({
         />
       )}
       {inspected && (
-        <TraceInspector trace={inspected} getTrace={ipc.getTrace} callTool={ipc.callTool} onClose={() => setInspected(null)} />
+        <TraceInspector
+          trace={inspected}
+          getTrace={ipc.getTrace}
+          callTool={ipc.callTool}
+          readKept={readKept}
+          onClose={() => setInspected(null)}
+        />
       )}
     </div>
   );

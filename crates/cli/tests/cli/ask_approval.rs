@@ -103,3 +103,20 @@ async fn auto_approve_does_not_lift_the_strict_level() {
     let asked = ask_on_terminal(data.path(), &model, None, &["--auto-approve"]);
     assert!(asked.contains(STRICT_PROMPT), "{asked}");
 }
+
+/// A result larger than the model gets is cut for it, and `ask` says so and where the rest is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_cut_for_the_model_is_said_to_be_kept() {
+    let data = tempfile::tempdir().unwrap();
+    seed_servers(data.path(), &[McpServerConfig::stdio("big", hostile_mcp().to_str().unwrap(), &["huge-result:1"])]);
+    let model = ScriptedServer::start(Format::OpenAi, poke("big").to_vec()).await.unwrap();
+    let mut cmd = command(data.path());
+    cmd.args(["ask", "--model", "scripted", "--auto-approve", "Poke it."]).stdin(Stdio::null());
+    let out = env_model(&mut cmd, &model).output().expect("run patchbay ask");
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("(the model was sent 100000 of 1048576 characters; the whole result is kept as result 1)"),
+        "{said}"
+    );
+}

@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::views::{
-    ConversationDetail, ConversationRenamed, ConversationSettings, ConversationSummary, MessagePage, MessageView,
-    TurnEvent,
+    ConversationDetail, ConversationRenamed, ConversationSettings, ConversationSummary, KeptPage, MessagePage,
+    MessageView, TurnEvent,
 };
 use super::{App, AppError, AppEvent, lock, titles};
 use crate::agent::{
@@ -98,6 +98,8 @@ struct FirstQuestion {
 
 /// The title of a conversation before its first message names it.
 const NEW_TITLE: &str = "New conversation";
+/// The most characters of a kept result one read for the window returns.
+pub const KEPT_PAGE_CHARS: u64 = 256 * 1024;
 
 fn settings_key(id: ConversationId) -> String {
     format!("conversation.{id}.settings")
@@ -136,6 +138,22 @@ impl App {
         let settings = ConversationSettings { assistant_id: Some(name.to_owned()), ..ConversationSettings::default() };
         self.inner.store.set_setting(&settings_key(conversation.id), &settings)?;
         Ok(ConversationSummary::from(&conversation))
+    }
+
+    /// Up to `length` characters (at most [`KEPT_PAGE_CHARS`]) of result number `result` kept
+    /// with `conversation`, from character `offset`: the inspector's whole result.
+    pub fn read_kept_result(
+        &self,
+        conversation: &str,
+        result: u32,
+        offset: u64,
+        length: u64,
+    ) -> Result<KeptPage, AppError> {
+        let id = parse_id("conversation", conversation)?;
+        let whole = self.inner.conversations.kept_result(id, result)?;
+        let skip = usize::try_from(offset).unwrap_or(usize::MAX);
+        let take = usize::try_from(length.min(KEPT_PAGE_CHARS)).unwrap_or(usize::MAX);
+        Ok(KeptPage { kept: whole.kept, offset, text: whole.text.chars().skip(skip).take(take).collect() })
     }
 
     /// A new conversation that carries on from `message`: the branch up to

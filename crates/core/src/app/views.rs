@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ApprovalMode, McpServerConfig, ProviderProfile, SecretNote};
-use crate::conversations::Conversation;
+use crate::conversations::{Conversation, KeptResult};
 pub(crate) use crate::host::turn::document_title;
 pub use crate::host::turn::{
     Citation, DoneReason, ErrorKind, ErrorView, LogView, MessageView, ProgressView, ToolResultView, ToolTrace,
@@ -25,6 +25,16 @@ use crate::mcp::{LogMessage, ServerStatus};
 pub struct ConversationRenamed {
     pub id: String,
     pub title: String,
+}
+
+/// A stretch of a tool result kept whole with its conversation, for the inspector.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct KeptPage {
+    /// The result's number and sizes.
+    pub kept: KeptResult,
+    /// Where `text` starts, in characters from the result's start.
+    pub offset: u64,
+    pub text: String,
 }
 
 /// One conversation in the sidebar.

@@ -97,6 +97,8 @@ pub struct ToolResultView {
     pub structured_content: Option<serde_json::Value>,
     pub is_error: bool,
     /// The whole result, kept with the conversation, when the model was sent only its start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub kept: Option<KeptResult>,
 }
 

@@ -957,3 +957,51 @@ async fn the_round_limit_reaches_the_window_as_a_limit_and_stays_one() {
     let detail = f.app.get_conversation(&c.id, None).unwrap();
     assert_eq!(detail.messages[1].error.as_ref().map(|e| e.kind), Some(ErrorKind::Limit));
 }
+
+/// A result larger than a model of unknown window gets (100,000 characters) is cut for it; the
+/// window's card and the reloaded conversation say both sizes, and the inspector reads the whole
+/// result a stretch at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_cut_for_the_model_is_kept_whole_for_the_inspector() {
+    let model = ScriptedServer::start(
+        Format::OpenAi,
+        vec![openai::tool_calls_reply(&[("call_big", "big__poke", &["{}"])]), openai::text_reply(&["Lots of x."])],
+    )
+    .await
+    .unwrap();
+    let mut big = McpServerConfig::stdio(
+        "big",
+        patchbay_test_support::hostile::hostile_mcp().to_str().unwrap(),
+        &["huge-result:1"],
+    );
+    big.approval = ApprovalMode::Allow;
+    let f = open(&model.url(), &[big]);
+    wait_ready(&f.app, "big").await;
+    let c = f.app.create_conversation(None).unwrap();
+    let mut events = Vec::new();
+    let input = TurnInput::Send { text: "Poke it".into(), attachments: vec![] };
+    f.app.run_turn(&c.id, input, |e| events.push(e)).await.unwrap();
+
+    let Some(TurnEvent::ToolResult { result, .. }) = events.iter().find(|e| matches!(e, TurnEvent::ToolResult { .. }))
+    else {
+        panic!("{:?}", kinds(&events))
+    };
+    let kept = result.kept.expect("cut for the model");
+    assert_eq!((kept.result, kept.chars, kept.sent_chars), (1, 1 << 20, 100_000));
+    let sent = &model.requests()[1].body["messages"];
+    let sent = sent.as_array().unwrap().iter().find(|m| m["role"] == "tool").unwrap()["content"].to_string();
+    assert!(sent.len() < 101_000 && sent.contains("Result 1 was cut"), "{} bytes", sent.len());
+
+    let detail = f.app.get_conversation(&c.id, None).unwrap();
+    let stored = detail.messages.iter().flat_map(|m| &m.tool_calls).find(|t| t.call_id == "call_big").unwrap();
+    assert_eq!(stored.result.as_ref().and_then(|r| r.kept), Some(kept));
+
+    let page = f.app.read_kept_result(&c.id, 1, 1_000_000, 1_000_000).unwrap();
+    assert_eq!((page.offset, page.text.len()), (1_000_000, (1 << 20) - 1_000_000));
+    assert!(page.text.bytes().all(|b| b == b'x'));
+    let capped = f.app.read_kept_result(&c.id, 1, 0, u64::MAX).unwrap();
+    assert_eq!(capped.text.len(), 256 * 1024, "one read returns at most a page");
+    assert_eq!(f.app.read_kept_result(&c.id, 2, 0, 10).unwrap_err().kind(), ErrorKind::NotFound);
+    let other = f.app.create_conversation(None).unwrap();
+    assert_eq!(f.app.read_kept_result(&other.id, 1, 0, 10).unwrap_err().kind(), ErrorKind::NotFound);
+}

@@ -211,4 +211,27 @@ describe("ToolTraceCard", () => {
     expect(formatDuration(999)).toBe("999 ms");
     expect(formatDuration(12_345)).toBe("12.3 s");
   });
+  it("shows both sizes of a result cut for the model and opens the whole of it", () => {
+    const onInspect = vi.fn();
+    const cut = trace({
+      status: "done",
+      result: {
+        content: [{ type: "text", text: "line 1\n\n[Result 1 was cut to fit the context window]" }],
+        structured_content: null,
+        is_error: false,
+        kept: { result: 1, chars: 2_000_000, lines: 40_000, sent_chars: 13_500 },
+      },
+    });
+    renderIn(<ToolTraceCard trace={cut} onInspect={onInspect} />);
+    const sizes = screen.getByTestId("trace-sizes").textContent ?? "";
+    expect(sizes).toContain((13_500).toLocaleString());
+    expect(sizes).toContain((2_000_000).toLocaleString());
+    fireEvent.click(screen.getByTestId("trace-whole"));
+    expect(onInspect).toHaveBeenCalledWith(cut);
+  });
+
+  it("shows no sizes for a result sent whole", () => {
+    renderIn(<ToolTraceCard trace={trace({ status: "done", result: { content: [{ type: "text", text: "ok" }], structured_content: null, is_error: false } })} />);
+    expect(screen.queryByTestId("trace-sizes")).toBeNull();
+  });
 });

@@ -109,6 +109,16 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
         </details>
       )}
       {view && info && <AppView trace={trace} tool={info} uri={view} />}
+      {trace.result?.kept && (
+        <p className="trace-sizes muted small" data-testid="trace-sizes">
+          {t("trace.sizes", { sent: trace.result.kept.sent_chars.toLocaleString(), kept: trace.result.kept.chars.toLocaleString() })}{" "}
+          {onInspect && (
+            <button type="button" className="link" data-testid="trace-whole" onClick={() => onInspect(trace)}>
+              {t("trace.whole")}
+            </button>
+          )}
+        </p>
+      )}
       {trace.result &&
         (view ? (
           <details className="trace-result-text">

@@ -1,7 +1,7 @@
-import { cleanup, fireEvent, screen } from "@testing-library/react";
+import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { renderIn, trace } from "../../test/render";
-import { TraceInspector } from "./TraceInspector";
+import { KEPT_PAGE, TraceInspector } from "./TraceInspector";
 
 afterEach(cleanup);
 
@@ -42,5 +42,31 @@ describe("TraceInspector", () => {
     renderIn(<TraceInspector trace={trace()} getTrace={() => new Promise(() => undefined)} callTool={vi.fn()} onClose={onClose} />);
     fireEvent.keyDown(screen.getByRole("dialog"), { key: "Escape" });
     expect(onClose).toHaveBeenCalled();
+  });
+  it("reads the whole of a cut result a page at a time", async () => {
+    const whole = "é".repeat(KEPT_PAGE) + "the end";
+    const readKept = vi.fn((_result: number, offset: number, length: number) =>
+      Promise.resolve({
+        kept: { result: 3, chars: KEPT_PAGE + 7, lines: 1, sent_chars: 100 },
+        offset,
+        text: [...whole].slice(offset, offset + length).join(""),
+      }),
+    );
+    const cut = trace({
+      status: "done",
+      result: { content: [], structured_content: null, is_error: false, kept: { result: 3, chars: KEPT_PAGE + 7, lines: 1, sent_chars: 100 } },
+    });
+    renderIn(<TraceInspector trace={cut} getTrace={() => new Promise(() => undefined)} callTool={vi.fn()} readKept={readKept} onClose={() => undefined} />);
+    await waitFor(() => expect(screen.getByTestId("inspector-kept-text").textContent?.length).toBe(KEPT_PAGE));
+    expect(readKept).toHaveBeenCalledWith(3, 0, KEPT_PAGE);
+    fireEvent.click(screen.getByTestId("inspector-kept-more"));
+    await waitFor(() => expect(screen.getByTestId("inspector-kept-text").textContent?.endsWith("é".repeat(3) + "the end")).toBe(true));
+    expect(readKept).toHaveBeenLastCalledWith(3, KEPT_PAGE, KEPT_PAGE);
+    expect(screen.queryByTestId("inspector-kept-more")).toBeNull();
+  });
+
+  it("has no whole-result section for a result sent whole", () => {
+    renderIn(<TraceInspector trace={trace({ status: "done" })} getTrace={() => new Promise(() => undefined)} callTool={vi.fn()} readKept={vi.fn()} onClose={() => undefined} />);
+    expect(screen.queryByTestId("inspector-kept")).toBeNull();
   });
 });

@@ -9,6 +9,7 @@ import type {
   ConversationRenamed,
   ConversationSettings,
   ConversationSummary,
+  KeptPage,
   MessagePage,
   MessageView,
   ToolTrace as StoredToolTrace,
@@ -26,6 +27,8 @@ export type {
   ConversationRenamed,
   ConversationSettings,
   ConversationSummary,
+  KeptPage,
+  KeptResult,
   MessagePage,
   MessageView,
   TraceRecord,
@@ -95,5 +98,8 @@ export const chatIpc = {
   respondApproval: (callId: string, decision: ApprovalAnswer) =>
     call<void>("respond_approval", { call_id: callId, decision }),
   getTrace: (callId: string) => call<TraceRecord>("get_trace", { call_id: callId }),
+  /** Characters `offset`.. of a tool result kept whole with the conversation (at most 262,144). */
+  readKeptResult: (conversationId: string, result: number, offset: number, length: number) =>
+    call<KeptPage>("read_kept_result", { conversation_id: conversationId, result, offset, length }),
   onConversationRenamed: (h: (r: ConversationRenamed) => void) => on<ConversationRenamed>("conversation_renamed", h),
 };

@@ -593,6 +593,19 @@ export type KbProgress = { folder: string, done: number, total: number, };
 export type KbProgressCount = { done: number, total: number, };
 
 /**
+ * A stretch of a tool result kept whole with its conversation, for the inspector.
+ */
+export type KeptPage = { 
+/**
+ * The result's number and sizes.
+ */
+kept: KeptResult, 
+/**
+ * Where `text` starts, in characters from the result's start.
+ */
+offset: number, text: string, };
+
+/**
  * A result whose whole text is kept: its handle and sizes.
  */
 export type KeptResult = { 
@@ -1360,7 +1373,7 @@ content: Array<ContentPart>, structured_content: JsonValue | null, is_error: boo
 /**
  * The whole result, kept with the conversation, when the model was sent only its start.
  */
-kept: KeptResult | null, };
+kept?: KeptResult, };
 
 /**
  * One tool call of an assistant message.
