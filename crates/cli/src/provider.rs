@@ -130,6 +130,10 @@ pub fn run(dir: &DataDir, command: &ProviderCommand) -> anyhow::Result<ExitCode>
             let cancel = CancellationToken::new();
             let report = runtime.block_on(probe(&profile, &secrets, Duration::from_secs(*timeout), &cancel))?;
             println!("{}: OK, {}", report.provider, crate::count(report.models.len(), "model"));
+            if let Some(window) = report.windows.get(&profile.default_model) {
+                println!("the list states {}'s context window: {window} tokens", profile.default_model);
+            }
+            config.keep_listed_windows(name, report.windows)?;
             if !report.default_model_listed {
                 println!("note: the default model {} is not in the provider's list", profile.default_model);
             }

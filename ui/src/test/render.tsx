@@ -104,6 +104,7 @@ export function providerView(name: string): ProviderView {
       api_key: `provider/${name}/api_key`,
       native_tools: true,
       context_window: null,
+      listed_windows: {},
       thinking: "auto",
     },
     api_key_set: true,

@@ -129,6 +129,7 @@ mod tests {
             api_key: secret.map(Into::into),
             native_tools: true,
             context_window: None,
+            listed_windows: Default::default(),
             thinking: Default::default(),
         }
     }

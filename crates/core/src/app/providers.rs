@@ -58,9 +58,12 @@ impl App {
         presets::presets()
     }
 
-    /// Lists the provider's models with one real request; fails with its error.
+    /// Lists the provider's models with one real request; fails with its error. The context
+    /// windows the list states are kept with the profile.
     pub async fn test_provider(&self, name: &str, cancel: CancellationToken) -> Result<Vec<String>, AppError> {
         let profile = self.inner.config.provider(name)?;
-        Ok(probe(&profile, self.inner.secrets.as_ref(), PROBE_TIMEOUT, &cancel).await?.models)
+        let report = probe(&profile, self.inner.secrets.as_ref(), PROBE_TIMEOUT, &cancel).await?;
+        self.inner.config.keep_listed_windows(name, report.windows)?;
+        Ok(report.models)
     }
 }

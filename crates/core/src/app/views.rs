@@ -381,7 +381,8 @@ pub struct ProviderView {
     pub profile: ProviderProfile,
     pub api_key_set: bool,
     /// The context window, in tokens, of each of its models that has a known
-    /// one (the profile's own setting, else a well-known hosted model's).
+    /// one (the profile's own setting, else what the provider's model list
+    /// stated when it was tested, else a well-known hosted model's).
     pub windows: BTreeMap<String, u32>,
     /// The most tools one request may carry, when the API has a limit.
     pub max_tools: Option<u32>,

@@ -101,9 +101,12 @@ pub struct ProviderProfile {
     /// Whether the model calls tools natively; otherwise prompt-based tool calling is used.
     #[serde(default = "yes")]
     pub native_tools: bool,
-    /// Context window in tokens, when known.
+    /// Context window in tokens, the user's setting for every model of the profile.
     #[serde(default)]
     pub context_window: Option<u32>,
+    /// The windows the provider's model list states, by model (kept when the provider is tested).
+    #[serde(default)]
+    pub listed_windows: BTreeMap<String, u32>,
     /// How an OpenAI-compatible server is asked to think, or not.
     #[serde(default)]
     pub thinking: ThinkingParam,
@@ -123,6 +126,7 @@ impl ProviderProfile {
             api_key: None,
             native_tools: true,
             context_window: None,
+            listed_windows: BTreeMap::new(),
             thinking: ThinkingParam::Auto,
         }
     }

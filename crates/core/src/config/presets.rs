@@ -50,6 +50,7 @@ impl ProviderPreset {
             api_key: None,
             native_tools: self.native_tools,
             context_window: None,
+            listed_windows: Default::default(),
             thinking: self.thinking,
         }
     }

@@ -51,6 +51,24 @@ impl ConfigStore {
         self.store.write(|tx| self.upsert(tx, PROVIDERS, &profile.name, profile))
     }
 
+    /// Keeps the context windows provider `name`'s model list states (what a test of it found),
+    /// in place of those it stated before; the rest of the profile is left as it is now.
+    pub fn keep_listed_windows(&self, name: &str, windows: BTreeMap<String, u32>) -> Result<(), ConfigError> {
+        self.store.write(|tx| {
+            let sql = format!("SELECT doc FROM {} WHERE name = ?1", PROVIDERS.sql_name);
+            let doc: Option<String> =
+                tx.query_row(&sql, [name], |r| r.get(0)).optional().map_err(|e| self.store.error(e))?;
+            // Removed while it was being tested: nothing to keep.
+            let Some(doc) = doc else { return Ok(()) };
+            let mut profile: ProviderProfile = decode(PROVIDERS, name, &doc)?;
+            if profile.listed_windows == windows {
+                return Ok(());
+            }
+            profile.listed_windows = windows;
+            self.upsert(tx, PROVIDERS, name, &profile)
+        })
+    }
+
     /// Deletes a provider.
     pub fn delete_provider(&self, name: &str) -> Result<(), ConfigError> {
         self.delete(PROVIDERS, name)
@@ -198,6 +216,7 @@ mod tests {
             api_key: Some(format!("provider/{name}/api_key")),
             native_tools: true,
             context_window: Some(128_000),
+            listed_windows: Default::default(),
             thinking: Default::default(),
         }
     }

@@ -1,7 +1,10 @@
 //! `provider test`: one real, cheap request (list models) with a profile's URL
 //! and key, so the user learns at once whether they work, with a clear error
 //! for a rejected key (401/403), a wrong URL (404), a timeout or an unknown host.
+//! Where the list states a model's context window (OpenRouter, Groq, Mistral, vLLM, Gemini, …),
+//! the report carries it.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_openai::Client;
@@ -23,6 +26,25 @@ pub struct ProbeReport {
     pub models: Vec<String>,
     /// Whether the default model is among them.
     pub default_model_listed: bool,
+    /// The context windows the list states, by model id.
+    pub windows: BTreeMap<String, u32>,
+}
+
+/// The fields a model list states a model's input window in: OpenRouter, Together and Fireworks
+/// (`context_length`), Groq (`context_window`), Mistral and LM Studio (`max_context_length`), vLLM
+/// (`max_model_len`), Anthropic (`max_input_tokens`), Gemini (`inputTokenLimit`).
+const WINDOW_FIELDS: &[&str] =
+    &["context_length", "context_window", "max_context_length", "max_model_len", "max_input_tokens", "inputTokenLimit"];
+
+/// A listed model's id (less `prefix`) and the window it states, if any.
+fn listed(model: &serde_json::Value, id_field: &str, prefix: &str) -> Option<(String, Option<u32>)> {
+    let id = model.get(id_field)?.as_str()?;
+    let window = WINDOW_FIELDS
+        .iter()
+        .find_map(|f| model.get(*f)?.as_u64())
+        .and_then(|w| u32::try_from(w).ok())
+        .filter(|&w| w > 0);
+    Some((id.strip_prefix(prefix).unwrap_or(id).to_owned(), window))
 }
 
 /// The default time limit of [`probe`].
@@ -70,13 +92,15 @@ pub async fn probe(
             ProviderKind::Anthropic | ProviderKind::Gemini => list_native(&call, &http).await,
         }
     };
-    let models = tokio::select! {
+    let listed = tokio::select! {
         () = cancel.cancelled() => return Err(LlmError::Cancelled),
         // The client's own timeout bounds each phase; this bounds the whole exchange.
         r = tokio::time::timeout(timeout, work) => r.map_err(|_| LlmError::Timeout { provider: provider.clone(), after: timeout })??,
     };
+    let windows = listed.iter().filter_map(|(id, w)| Some((id.clone(), (*w)?))).collect();
+    let models: Vec<String> = listed.into_iter().map(|(id, _)| id).collect();
     let default_model_listed = models.iter().any(|m| m == &profile.default_model);
-    Ok(ProbeReport { provider, models, default_model_listed })
+    Ok(ProbeReport { provider, models, default_model_listed, windows })
 }
 
 /// One probe request's inputs.
@@ -87,7 +111,7 @@ struct Call<'a> {
     timeout: Duration,
 }
 
-async fn list_openai(call: &Call<'_>, http: reqwest::Client) -> Result<Vec<String>, LlmError> {
+async fn list_openai(call: &Call<'_>, http: reqwest::Client) -> Result<Vec<(String, Option<u32>)>, LlmError> {
     let profile = call.profile;
     let mut config = OpenAIConfig::new().with_api_base(profile.base_url.trim_end_matches('/'));
     if let Some(key) = call.key {
@@ -102,8 +126,12 @@ async fn list_openai(call: &Call<'_>, http: reqwest::Client) -> Result<Vec<Strin
         config = config.with_header(header, value.as_str()).map_err(|e| bad(e.to_string()))?;
     }
     let client = Client::with_config(config).with_http_client(http);
-    let list = client.models().list().await.map_err(|e| openai_error(call, e))?;
-    Ok(list.data.into_iter().map(|m| m.id).collect())
+    // Read as JSON: the SDK's own type keeps only the fields OpenAI sends, not a window.
+    let list: serde_json::Value = client.models().list_byot().await.map_err(|e| openai_error(call, e))?;
+    let Some(data) = list.get("data").and_then(|d| d.as_array()) else {
+        return Err(not_a_list(profile, &list.to_string()));
+    };
+    Ok(data.iter().filter_map(|m| listed(m, "id", "")).collect())
 }
 
 fn openai_error(call: &Call<'_>, e: OpenAIError) -> LlmError {
@@ -112,15 +140,19 @@ fn openai_error(call: &Call<'_>, e: OpenAIError) -> LlmError {
     match e {
         OpenAIError::ApiError(api) => status_error(profile, api.status_code.as_u16(), api.api_error.message),
         OpenAIError::Reqwest(e) => transport_error(call, &e),
-        OpenAIError::JSONDeserialize(_, body) => LlmError::InvalidStream {
-            provider,
-            message: format!(
-                "the answer from {} is not an OpenAI-compatible model list (is the base URL right? it usually ends in /v1): {}",
-                profile.base_url,
-                body.chars().take(200).collect::<String>()
-            ),
-        },
+        OpenAIError::JSONDeserialize(_, body) => not_a_list(profile, &body),
         other => LlmError::Request { provider, message: other.to_string() },
+    }
+}
+
+fn not_a_list(profile: &ProviderProfile, body: &str) -> LlmError {
+    LlmError::InvalidStream {
+        provider: profile.name.clone(),
+        message: format!(
+            "the answer from {} is not an OpenAI-compatible model list (is the base URL right? it usually ends in /v1): {}",
+            profile.base_url,
+            body.chars().take(200).collect::<String>()
+        ),
     }
 }
 
@@ -161,7 +193,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Anthropic (`GET /v1/models`, `x-api-key`) and Gemini (`GET /v1beta/models`, `x-goog-api-key`).
-async fn list_native(call: &Call<'_>, http: &reqwest::Client) -> Result<Vec<String>, LlmError> {
+async fn list_native(call: &Call<'_>, http: &reqwest::Client) -> Result<Vec<(String, Option<u32>)>, LlmError> {
     let (profile, key) = (call.profile, call.key);
     let base = profile.base_url.trim_end_matches('/');
     let mut request = match profile.kind {
@@ -201,7 +233,6 @@ async fn list_native(call: &Call<'_>, http: &reqwest::Client) -> Result<Vec<Stri
         .and_then(|v| v.as_array())
         .into_iter()
         .flatten()
-        .filter_map(|m| m.get(field)?.as_str())
-        .map(|id| id.strip_prefix(prefix).unwrap_or(id).to_owned())
+        .filter_map(|m| listed(m, field, prefix))
         .collect())
 }

@@ -50,10 +50,13 @@ pub fn tool_limit(profile: &ProviderProfile) -> Option<usize> {
     (profile.kind == ProviderKind::OpenAi && profile.native_tools).then_some(OPENAI_MAX_TOOLS)
 }
 
-/// The window of `model` served by `profile`: the profile's own setting,
-/// else the model's when it is a well-known hosted one.
+/// The window of `model` served by `profile`: the profile's own setting, else the window the
+/// provider's model list stated for it, else the model's when it is a well-known hosted one.
 pub fn context_window(profile: &ProviderProfile, model: &str) -> Option<u32> {
-    profile.context_window.or_else(|| known_context_window(model))
+    profile
+        .context_window
+        .or_else(|| profile.listed_windows.get(model).copied())
+        .or_else(|| known_context_window(model))
 }
 
 /// The context window of `model` when it is a well-known hosted model.

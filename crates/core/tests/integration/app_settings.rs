@@ -73,6 +73,7 @@ fn profile(name: &str) -> ProviderProfile {
         api_key: None,
         native_tools: true,
         context_window: None,
+        listed_windows: Default::default(),
         thinking: Default::default(),
     }
 }
@@ -859,4 +860,44 @@ async fn servers_and_tools_show_their_icons_and_none_from_where_they_may_not_com
         matches!(elsewhere.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
         "an icon of another origin was asked for"
     );
+}
+
+/// Testing a provider keeps the context windows its model list states (OpenRouter's
+/// `context_length`, Groq's `context_window`, vLLM's `max_model_len`), which then size its
+/// models' turns; the user's own setting still wins, and the next test replaces them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn testing_a_provider_keeps_the_context_windows_its_model_list_states() {
+    use patchbay_test_support::scripted::{Format, Reply, ScriptedServer};
+    let first = json!({"object": "list", "data": [
+        {"id": "m1", "object": "model", "created": 0, "owned_by": "x", "context_length": 131_072},
+        {"id": "m2", "object": "model", "created": 0, "owned_by": "x", "context_window": 32_768},
+        {"id": "m3", "object": "model", "created": 0, "owned_by": "x", "max_model_len": 8_192},
+        {"id": "m4", "object": "model", "created": 0, "owned_by": "x"}
+    ]});
+    let second = json!({"object": "list", "data": [{"id": "m1", "object": "model", "context_length": 65_536}]});
+    let server = ScriptedServer::start(Format::OpenAi, vec![Reply::status(200, first), Reply::status(200, second)])
+        .await
+        .unwrap();
+    let f = open();
+    let mut router = ProviderProfile::openai_compatible("router", format!("{}/v1", server.url()), "m1");
+    router.models = vec!["m2".into(), "m3".into(), "m4".into(), "gpt-4o".into()];
+    f.app.save_provider(router, None).unwrap();
+
+    let models = f.app.test_provider("router", CancellationToken::new()).await.unwrap();
+    assert_eq!(models, ["m1", "m2", "m3", "m4"]);
+    let view = f.app.list_providers().unwrap().remove(0);
+    let expected = [("m1", 131_072), ("m2", 32_768), ("m3", 8_192), ("gpt-4o", 128_000)];
+    assert_eq!(view.windows, expected.iter().map(|(m, w)| (m.to_string(), *w)).collect::<BTreeMap<_, _>>());
+
+    // The next test's list replaces what the last one stated.
+    f.app.test_provider("router", CancellationToken::new()).await.unwrap();
+    let view = f.app.list_providers().unwrap().remove(0);
+    assert_eq!(view.profile.listed_windows, BTreeMap::from([("m1".to_owned(), 65_536)]));
+    assert_eq!(view.windows.get("m2"), None);
+
+    // The user's setting wins over the list.
+    let mut own = view.profile;
+    own.context_window = Some(16_000);
+    f.app.save_provider(own, None).unwrap();
+    assert_eq!(f.app.list_providers().unwrap()[0].windows.get("m1"), Some(&16_000));
 }

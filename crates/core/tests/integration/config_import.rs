@@ -469,6 +469,7 @@ fn patchbay_form_round_trips_providers_with_key_references_only() {
         api_key: Some("provider/ark/api_key".into()),
         native_tools: true,
         context_window: Some(128_000),
+        listed_windows: Default::default(),
         thinking: Default::default(),
     })
     .unwrap();

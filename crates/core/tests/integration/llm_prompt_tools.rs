@@ -23,6 +23,7 @@ fn profile(url: String, native_tools: bool) -> ProviderProfile {
         api_key: Some("provider/local/api_key".into()),
         native_tools,
         context_window: None,
+        listed_windows: Default::default(),
         thinking: Default::default(),
     }
 }

@@ -30,6 +30,7 @@ fn profile(kind: ProviderKind, base_url: String) -> ProviderProfile {
         api_key: Some(api_key_name("p")),
         native_tools: true,
         context_window: None,
+        listed_windows: Default::default(),
         thinking: Default::default(),
     }
 }
@@ -97,7 +98,7 @@ async fn anthropic_and_gemini_send_their_key_headers() {
             "/v1beta/models",
             get(|h: HeaderMap| async move {
                 if h.get("x-goog-api-key").is_some_and(|v| v == "k") {
-                    (StatusCode::OK, r#"{"models":[{"name":"models/m1"}]}"#)
+                    (StatusCode::OK, r#"{"models":[{"name":"models/m1","inputTokenLimit":1048576}]}"#)
                 } else {
                     (StatusCode::FORBIDDEN, r#"{"error":{"message":"no"}}"#)
                 }
@@ -108,6 +109,9 @@ async fn anthropic_and_gemini_send_their_key_headers() {
     for kind in [ProviderKind::Anthropic, ProviderKind::Gemini] {
         let ok = probe(&profile(kind, base.clone()), &secrets("k"), Duration::from_secs(5), &cancel).await.unwrap();
         assert_eq!(ok.models, ["m1"], "{kind:?}");
+        // Gemini's list states each model's input window.
+        let window = (kind == ProviderKind::Gemini).then_some(1_048_576);
+        assert_eq!(ok.windows.get("m1").copied(), window, "{kind:?}");
         let err =
             probe(&profile(kind, base.clone()), &secrets("wrong"), Duration::from_secs(5), &cancel).await.unwrap_err();
         assert!(matches!(err, LlmError::Auth { .. }), "{kind:?}: {err}");

@@ -20,6 +20,7 @@ function provider(name: string, kind: ProviderProfile["kind"]): ProviderView {
       api_key: null,
       native_tools: true,
       context_window: null,
+      listed_windows: {},
       thinking: "auto",
     },
     api_key_set: false,

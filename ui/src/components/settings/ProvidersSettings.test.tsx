@@ -16,6 +16,7 @@ const profile: ProviderProfile = {
   api_key: "provider/openai/api_key",
   native_tools: true,
   context_window: null,
+  listed_windows: {},
   thinking: "auto",
 };
 
@@ -61,6 +62,18 @@ describe("ProvidersSettings", () => {
     expect(screen.getByTestId("api-key-state").textContent).toBe("key set");
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() => expect(ipc.saveProvider).toHaveBeenCalledWith({ ...profile }, null));
+  });
+
+  it("says the window the provider's model list stated, and keeps the list when saved", async () => {
+    const listed = { ...profile, listed_windows: { "gpt-4o": 131_072 } };
+    const ipc = fake([{ profile: listed, api_key_set: true, windows: { "gpt-4o": 131_072 }, max_tools: 128 }]);
+    renderIn(<ProvidersSettings ipc={ipc} />);
+    fireEvent.click(within(await screen.findByTestId("provider-row")).getByRole("button", { name: "Edit" }));
+    const contextWindow = screen.getByLabelText("Context window (tokens)") as HTMLInputElement;
+    expect(contextWindow.value).toBe("");
+    expect(contextWindow.placeholder).toBe(`${(131_072).toLocaleString()}, as the provider's model list states`);
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(ipc.saveProvider).toHaveBeenCalledWith(listed, null));
   });
 
   it("shows the real error of a failed connection test", async () => {

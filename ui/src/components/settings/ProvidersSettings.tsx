@@ -40,6 +40,7 @@ function blank(): ProviderProfile {
     api_key: null,
     native_tools: true,
     context_window: null,
+    listed_windows: {},
     thinking: "auto",
   };
 }
@@ -63,6 +64,8 @@ function ProviderForm({
 }) {
   const { t } = useI18n();
   const [p, setP] = useState(initial);
+  // What the provider's model list said of the default model's window, when it was tested.
+  const listed: number | undefined = p.listed_windows[p.default_model];
   const [key, setKey] = useState("");
   const [models, setModels] = useState(initial.models.join(", "));
   const [preset, setPreset] = useState<ProviderPreset | null>(null);
@@ -173,7 +176,9 @@ function ProviderForm({
           id="provider-context-window"
           type="number"
           min={1}
-          placeholder={t("providers.contextWindowAuto")}
+          placeholder={
+            listed === undefined ? t("providers.contextWindowAuto") : t("providers.contextWindowListed", { tokens: listed.toLocaleString() })
+          }
           value={p.context_window ?? ""}
           onChange={(e) => setP({ ...p, context_window: e.target.value === "" ? null : Math.max(1, Math.round(Number(e.target.value))) })}
         />

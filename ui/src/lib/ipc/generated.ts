@@ -918,9 +918,13 @@ api_key: string | null,
  */
 native_tools: boolean, 
 /**
- * Context window in tokens, when known.
+ * Context window in tokens, the user's setting for every model of the profile.
  */
 context_window: number | null, 
+/**
+ * The windows the provider's model list states, by model (kept when the provider is tested).
+ */
+listed_windows: { [key in string]: number }, 
 /**
  * How an OpenAI-compatible server is asked to think, or not.
  */
@@ -932,7 +936,8 @@ thinking: ThinkingParam, };
 export type ProviderView = { profile: ProviderProfile, api_key_set: boolean, 
 /**
  * The context window, in tokens, of each of its models that has a known
- * one (the profile's own setting, else a well-known hosted model's).
+ * one (the profile's own setting, else what the provider's model list
+ * stated when it was tested, else a well-known hosted model's).
  */
 windows: { [key in string]: number }, 
 /**
