@@ -1,8 +1,8 @@
 //! Results sized to the model.
 //!
 //! A round's tool results may take half of what is left of the model's window, and at least an
-//! eighth of the window's room for the request (older results then give way, as [`super::budget`]
-//! says), each call an equal share ([`ResultRoom`]). A result larger than its share is cut for the model (at a line end when
+//! eighth of the window's room for the request where the results already in it can give way (as
+//! [`super::budget`] says), each call an equal share less its note ([`ResultRoom`]). A result larger than its share is cut for the model (at a line end when
 //! one is near) with a note that says how much was left out and how to read on; its whole text,
 //! bounded by the MCP host's 10 MB cap, is kept with the conversation. [`READ_TOOL`], a tool the
 //! turn answers itself (it reads only what a call of this conversation already returned), reads a
@@ -22,12 +22,21 @@ pub const READ_TOOL: &str = "read_result";
 pub const UNKNOWN_WINDOW_CHARS: usize = 100_000;
 
 /// The room for a request in the model's window (its context window less the room kept for
-/// the answer), and how much of it is left.
+/// the answer), how much of it is left, and how much of it tool results take (which later
+/// requests may leave out to make room).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Left {
     pub room: u32,
     pub left: u32,
+    pub results: u32,
 }
+
+/// Tokens a cut result's note, its message's framing and a read's header and trailer take.
+const NOTE_TOKENS: u32 = 160;
+/// Tokens the read tool's definition takes once it is offered.
+const READ_SPEC_TOKENS: u32 = 250;
+/// Every kept result is cut to this many bytes (the UI's cap on a result).
+pub(crate) const MAX_KEPT_BYTES: usize = 10 << 20;
 
 /// How much of one result the model may be sent.
 #[derive(Debug, Clone, Copy)]
@@ -42,7 +51,11 @@ impl ResultRoom {
     /// and the tokens `left` of it (`None`: the window is not known).
     pub(crate) fn for_round(window: Option<Left>, calls: usize, counter: &'static dyn TokenCounter) -> Self {
         let calls = u32::try_from(calls.max(1)).unwrap_or(u32::MAX);
-        Self { tokens: window.map(|w| (w.left / 2).max(w.room / 8) / calls), counter }
+        let share = |w: Left| {
+            let round = (w.left / 2).max((w.room / 8).min(w.left.saturating_add(w.results)));
+            (round.saturating_sub(READ_SPEC_TOKENS) / calls).saturating_sub(NOTE_TOKENS)
+        };
+        Self { tokens: window.map(share), counter }
     }
 
     /// The byte length of the longest start of `text` that fits beside `media` pictures or
@@ -51,8 +64,9 @@ impl ResultRoom {
         let Some(tokens) = self.tokens else {
             return at_line_end(text, byte_index_of_char(text, UNKNOWN_WINDOW_CHARS));
         };
+        // Pictures and sounds take their flat cost, but leave the text a quarter of the share.
         let media = u32::try_from(media).unwrap_or(u32::MAX).saturating_mul(PER_IMAGE);
-        let tokens = tokens.saturating_sub(media);
+        let tokens = tokens.saturating_sub(media).max(tokens / 4);
         // A token rarely spans more than four characters, so a start that long is enough to try;
         // it shrinks in proportion (by a tenth at least) until it fits.
         let mut chars = usize::try_from(tokens).unwrap_or(usize::MAX).saturating_mul(4);
@@ -99,11 +113,15 @@ impl Cut {
     pub(crate) fn of(output: &ToolOutput, room: ResultRoom) -> Option<Self> {
         let (texts, others): (Vec<&ContentPart>, Vec<&ContentPart>) =
             output.content.iter().partition(|p| matches!(p, ContentPart::Text { .. }));
-        let whole = texts
+        let mut whole = texts
             .iter()
             .filter_map(|p| if let ContentPart::Text { text } = p { Some(text.as_str()) } else { None })
             .collect::<Vec<_>>()
             .join("\n");
+        if whole.len() > MAX_KEPT_BYTES {
+            let end = (0..=MAX_KEPT_BYTES).rev().find(|&i| whole.is_char_boundary(i)).unwrap_or(0);
+            whole.truncate(end);
+        }
         let media =
             others.iter().filter(|p| matches!(p, ContentPart::Image { .. } | ContentPart::Audio { .. })).count();
         let sent = room.fitting(&whole, media);
@@ -184,6 +202,9 @@ pub(crate) fn parse_read(arguments: &str) -> Result<(u32, Range), String> {
         (Some(_), Some(_)) => return Err("Give \"offset\" or \"line\", not both.".to_owned()),
         (Some(0), None) => return Err("Lines are counted from 1.".to_owned()),
         (Some(line), None) => Range::Lines { line, lines: number("lines")?.filter(|&n| n > 0) },
+        (None, _) if args.get("lines").is_some_and(|v| !v.is_null()) => {
+            return Err("\"lines\" goes with \"line\"; with \"offset\", give \"length\" in characters.".to_owned());
+        }
         (None, offset) => Range::Chars { offset: offset.unwrap_or(0), length: number("length")?.filter(|&n| n > 0) },
     };
     Ok((result, range))
@@ -262,10 +283,16 @@ mod tests {
 
     #[test]
     fn a_result_that_fits_is_not_cut() {
-        let room = ResultRoom::for_round(Some(Left { room: 0, left: 4_000 }), 1, &Estimate);
+        let room = ResultRoom::for_round(Some(Left { room: 0, results: 0, left: 4_000 }), 1, &Estimate);
         assert!(Cut::of(&ToolOutput::text(numbered(100)), room).is_none());
-        let crowded = ResultRoom::for_round(Some(Left { room: 8_000, left: 100 }), 2, &Estimate);
-        assert_eq!(crowded.tokens, Some(500), "an eighth of the room at least, shared");
+        // Half of what is left, less the read tool's definition, shared, less each note.
+        let halved = ResultRoom::for_round(Some(Left { room: 8_000, results: 0, left: 6_000 }), 2, &Estimate);
+        assert_eq!(halved.tokens, Some((3_000 - 250) / 2 - 160));
+        // An eighth of the room at least, where results already sent can give way; no more than that.
+        let crowded = ResultRoom::for_round(Some(Left { room: 8_000, results: 5_000, left: 100 }), 2, &Estimate);
+        assert_eq!(crowded.tokens, Some((1_000 - 250) / 2 - 160));
+        let full = ResultRoom::for_round(Some(Left { room: 8_000, results: 300, left: 100 }), 1, &Estimate);
+        assert_eq!(full.tokens, Some(0), "nothing to give way: only what is left");
         let unknown = ResultRoom::for_round(None, 1, &Estimate);
         assert!(Cut::of(&ToolOutput::text("x".repeat(UNKNOWN_WINDOW_CHARS)), unknown).is_none());
         assert!(Cut::of(&ToolOutput::text("x".repeat(UNKNOWN_WINDOW_CHARS + 1)), unknown).is_some());
@@ -274,14 +301,14 @@ mod tests {
     #[test]
     fn a_large_result_is_cut_at_a_line_end_within_its_share_with_a_note() {
         let text = numbered(20_000);
-        // 2,000 tokens left, two calls: 500 tokens each.
-        let room = ResultRoom::for_round(Some(Left { room: 0, left: 2_000 }), 2, &Estimate);
+        // 4,000 tokens left, two calls: 715 tokens each.
+        let room = ResultRoom::for_round(Some(Left { room: 0, results: 0, left: 4_000 }), 2, &Estimate);
         let cut = Cut::of(&ToolOutput::text(text.clone()), room).expect("cut");
         assert_eq!(cut.whole, text);
         let sent = cut.sent_chars();
         assert!(text[..usize::try_from(sent).unwrap()].ends_with('\n'));
-        assert!(Estimate.count(&text[..usize::try_from(sent).unwrap()]) <= 500);
-        assert!(sent > 1_000, "most of the share is used: {sent}");
+        assert!(Estimate.count(&text[..usize::try_from(sent).unwrap()]) <= 715);
+        assert!(sent > 1_700, "most of the share is used: {sent}");
         let kept = KeptResult { result: 7, chars: text.len() as u64, lines: 20_000, sent_chars: sent };
         let out = cut.for_model(&kept, false);
         let ContentPart::Text { text: shown } = &out.content[0] else { panic!() };
@@ -299,10 +326,22 @@ mod tests {
             ],
             is_error: true,
         };
-        let room = ResultRoom::for_round(Some(Left { room: 0, left: 6_000 }), 1, &Estimate);
+        let room = ResultRoom::for_round(Some(Left { room: 0, results: 0, left: 6_000 }), 1, &Estimate);
         let cut = Cut::of(&output, room).expect("cut");
-        // 3,000 tokens, 1,000 of them the picture's: 2,000 tokens of text, about 6,000 ASCII characters.
-        assert!((5_900..=6_000).contains(&cut.sent_chars()), "{}", cut.sent_chars());
+        // 2,590 tokens, 1,000 of them the picture's: 1,590 of text, about 4,770 ASCII characters.
+        assert!((4_700..=4_770).contains(&cut.sent_chars()), "{}", cut.sent_chars());
+        // Pictures that would take the whole share leave the text a quarter of it.
+        let crowded = ToolOutput {
+            content: [ContentPart::text("a".repeat(30_000))]
+                .into_iter()
+                .chain(std::iter::repeat_n(
+                    ContentPart::Image { mime_type: "image/png".into(), data: "AAAA".into() },
+                    5,
+                ))
+                .collect(),
+            is_error: false,
+        };
+        assert!((1_900..=1_942).contains(&Cut::of(&crowded, room).expect("cut").sent_chars()));
         let kept = KeptResult { result: 1, chars: 30_000, lines: 1, sent_chars: 6_000 };
         let out = cut.for_model(&kept, true);
         assert!(out.is_error);
@@ -310,10 +349,18 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_result_is_at_most_10_mb() {
+        let room = ResultRoom::for_round(Some(Left { room: 0, results: 0, left: 4_000 }), 1, &Estimate);
+        let huge = format!("é{}", "x".repeat(MAX_KEPT_BYTES));
+        let cut = Cut::of(&ToolOutput::text(huge), room).expect("cut");
+        assert_eq!(cut.whole.len(), MAX_KEPT_BYTES, "cut at a character boundary");
+    }
+
+    #[test]
     fn reads_pick_up_where_the_cut_ended_and_by_line() {
         let text = numbered(1_000);
         let kept = kept(&text, 110);
-        let room = ResultRoom::for_round(Some(Left { room: 0, left: 400 }), 1, &Estimate);
+        let room = ResultRoom::for_round(Some(Left { room: 0, results: 0, left: 2_000 }), 1, &Estimate);
         let page = read(&kept, parse_read(r#"{"result": 1, "offset": 110}"#).unwrap().1, room).unwrap();
         assert!(page.starts_with("[Result 1, characters 111-"), "{page}");
         assert!(page.contains("\nline 00011\n"), "{page}");
@@ -332,16 +379,17 @@ mod tests {
     #[test]
     fn bad_reads_say_why() {
         let kept = kept(&numbered(10), 0);
-        let room = ResultRoom::for_round(Some(Left { room: 0, left: 400 }), 1, &Estimate);
+        let room = ResultRoom::for_round(Some(Left { room: 0, results: 0, left: 400 }), 1, &Estimate);
         assert!(parse_read("{}").unwrap_err().contains("needs \"result\""));
         assert!(parse_read(r#"{"result": 1, "line": 2, "offset": 3}"#).unwrap_err().contains("not both"));
         assert!(parse_read(r#"{"result": "one"}"#).unwrap_err().contains("whole number"));
         assert!(parse_read("[").unwrap_err().contains("not valid JSON"));
+        assert!(parse_read(r#"{"result": 1, "offset": 3, "lines": 2}"#).unwrap_err().contains("\"lines\" goes with"));
         let past = read(&kept, Range::Lines { line: 11, lines: None }, room).unwrap_err();
         assert_eq!(past, "Result 1 has 10 lines: line 11 is past its end.");
         let past = read(&kept, Range::Chars { offset: 110, length: None }, room).unwrap_err();
         assert_eq!(past, "Result 1 has 110 characters: offset 110 is past its end.");
-        let full = ResultRoom::for_round(Some(Left { room: 0, left: 0 }), 1, &Estimate);
+        let full = ResultRoom::for_round(Some(Left { room: 0, results: 0, left: 0 }), 1, &Estimate);
         assert!(read(&kept, Range::Chars { offset: 0, length: None }, full).unwrap_err().contains("no room left"));
     }
 }

@@ -431,7 +431,7 @@ impl Runner {
             messages.extend(this_turn.iter().cloned());
             let sampling = self.request_model.sampling;
             let mut specs = lock(&offer).specs(&tools);
-            if self.reading.load(Ordering::Relaxed) {
+            if self.reading.load(Ordering::Relaxed) && self.selection != ToolSelection::None {
                 specs.push(results::read_spec());
             }
             // What is left of the window once this request is sent, for the results of its calls.
@@ -447,7 +447,12 @@ impl Runner {
                         context_window: window,
                     });
                 }
-                left = Some(Left { room, left: room.saturating_sub(fitted.tokens) });
+                let results = messages
+                    .iter()
+                    .filter(|m| matches!(m, ChatMessage::Tool { .. }))
+                    .map(|m| budget::count_message(m, counter))
+                    .sum();
+                left = Some(Left { room, left: room.saturating_sub(fitted.tokens), results });
             }
             let capped = self.tool_calls.load(Ordering::Relaxed) >= self.limits.max_tool_calls;
             let request = ChatRequest {
@@ -683,9 +688,9 @@ impl Runner {
             };
             return self.record(call, ToolCallStatus::Done, output, ToolOutcome::Ran, started, None);
         }
-        if call.name == READ_TOOL && self.reading.load(Ordering::Relaxed) {
+        if call.name == READ_TOOL && self.reading.load(Ordering::Relaxed) && self.selection != ToolSelection::None {
             // Reads what a call of this conversation already returned: no approval, no cap.
-            let output = self.read_result(&call.arguments, room)?;
+            let output = self.read_result(call.arguments.clone(), room).await?;
             return self.record(call, ToolCallStatus::Done, output, ToolOutcome::Ran, started, None);
         }
         let (tool, invocation) = match self.prepare(call, tools, offer).await? {
@@ -716,7 +721,7 @@ impl Runner {
                     (ToolOutput::error(text), ToolOutcome::TimedOut)
                 }
             };
-        let (output, kept) = self.size(call, output, room)?;
+        let (output, kept) = self.size(call, output, room).await?;
         if self.cancel.is_cancelled() {
             return self.record(call, ToolCallStatus::Cancelled, output, ToolOutcome::Cancelled, started, kept);
         }
@@ -724,32 +729,45 @@ impl Runner {
     }
 
     /// Cuts `output` to `room`, keeping the whole of it with the conversation when it is cut.
-    fn size(
+    /// Counting, cutting and writing up to 10 MB run on a blocking thread.
+    async fn size(
         &self,
         call: &PendingCall,
         output: ToolOutput,
         room: ResultRoom,
     ) -> Result<(ToolOutput, Option<KeptResult>), AgentError> {
-        let Some(cut) = Cut::of(&output, room) else { return Ok((output, None)) };
-        let kept = self.writer.keep_result(call.row, &cut.whole, cut.sent_chars())?;
-        self.reading.store(true, Ordering::Relaxed);
-        Ok((cut.for_model(&kept, output.is_error), Some(kept)))
+        let (conversations, conversation, row) = (self.conversations.clone(), self.conversation, call.row);
+        let sized = blocking(move || {
+            let Some(cut) = Cut::of(&output, room) else { return Ok((output, None)) };
+            let kept = conversations.keep_result(conversation, row, &cut.whole, cut.sent_chars())?;
+            Ok((cut.for_model(&kept, output.is_error), Some(kept)))
+        })
+        .await?;
+        if sized.1.is_some() {
+            self.reading.store(true, Ordering::Relaxed);
+        }
+        Ok(sized)
     }
 
-    /// Answers a [`READ_TOOL`] call from the conversation's kept results.
-    fn read_result(&self, arguments: &str, room: ResultRoom) -> Result<ToolOutput, AgentError> {
-        let (number, range) = match results::parse_read(arguments) {
-            Ok(asked) => asked,
-            Err(why) => return Ok(ToolOutput::error(why)),
-        };
-        let kept = match self.conversations.kept_result(self.conversation, number) {
-            Ok(kept) => kept,
-            Err(ConversationError::NoKeptResult { .. }) => {
-                return Ok(ToolOutput::error(format!("This conversation keeps no result {number}.")));
-            }
-            Err(e) => return Err(e.into()),
-        };
-        Ok(results::read(&kept, range, room).map_or_else(ToolOutput::error, ToolOutput::text))
+    /// Answers a [`READ_TOOL`] call from the conversation's kept results, on a blocking thread
+    /// (it reads up to 10 MB).
+    async fn read_result(&self, arguments: String, room: ResultRoom) -> Result<ToolOutput, AgentError> {
+        let (conversations, conversation) = (self.conversations.clone(), self.conversation);
+        blocking(move || {
+            let (number, range) = match results::parse_read(&arguments) {
+                Ok(asked) => asked,
+                Err(why) => return Ok(ToolOutput::error(why)),
+            };
+            let kept = match conversations.kept_result(conversation, number) {
+                Ok(kept) => kept,
+                Err(ConversationError::NoKeptResult { .. }) => {
+                    return Ok(ToolOutput::error(format!("This conversation keeps no result {number}.")));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            Ok(results::read(&kept, range, room).map_or_else(ToolOutput::error, ToolOutput::text))
+        })
+        .await
     }
 
     /// Finds the tool, parses the arguments and asks for approval. `Ok(Err(_))`
@@ -893,6 +911,17 @@ fn parse_arguments(text: &str) -> Result<serde_json::Map<String, serde_json::Val
             }
         )),
         Err(e) => Err(format!("The arguments are not valid JSON ({e}). Call the tool again with a valid JSON object.")),
+    }
+}
+
+/// Runs `work` on a blocking thread; a panic there is a panic here (the task is cancelled
+/// only when the runtime shuts down, and then nothing waits for it).
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, AgentError> + Send + 'static,
+) -> Result<T, AgentError> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
     }
 }
 

@@ -8,7 +8,7 @@
 use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 
-use super::{AssistantWriter, ConversationError, ConversationId, ConversationStore};
+use super::{ConversationError, ConversationId, ConversationStore};
 
 /// A result whose whole text is kept: its handle and sizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -40,34 +40,36 @@ pub fn line_count(text: &str) -> u64 {
     newlines + u64::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
-impl AssistantWriter {
-    /// Keeps the whole `text` of tool call `row`'s result, of which the model is sent
-    /// `sent_chars` characters, under the conversation's next result number.
-    pub fn keep_result(&self, row: i64, text: &str, sent_chars: u64) -> Result<KeptResult, ConversationError> {
-        let db = self.store.store();
+impl ConversationStore {
+    /// Keeps the whole `text` of tool call `row`'s result in conversation `id`, of which the
+    /// model is sent `sent_chars` characters, under the conversation's next result number.
+    pub fn keep_result(
+        &self,
+        id: ConversationId,
+        row: i64,
+        text: &str,
+        sent_chars: u64,
+    ) -> Result<KeptResult, ConversationError> {
+        let db = self.store();
         let chars = text.chars().count() as u64;
         let lines = line_count(text);
         db.write(|tx| {
             let err = |e| ConversationError::from(db.error(e));
             let result: u32 = tx
-                .query_row(
-                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM kept_results WHERE conversation_id = ?1",
-                    [self.conversation],
-                    |r| r.get(0),
-                )
+                .query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM kept_results WHERE conversation_id = ?1", [id], |r| {
+                    r.get(0)
+                })
                 .map_err(err)?;
             tx.execute(
                 "INSERT INTO kept_results(tool_call_id, conversation_id, seq, text, chars, lines, sent_chars)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                (row, self.conversation, result, text, chars, lines, sent_chars),
+                (row, id, result, text, chars, lines, sent_chars),
             )
             .map_err(err)?;
             Ok(KeptResult { result, chars, lines, sent_chars })
         })
     }
-}
 
-impl ConversationStore {
     /// The whole text of result number `result` of conversation `id`.
     pub fn kept_result(&self, id: ConversationId, result: u32) -> Result<KeptText, ConversationError> {
         let found = self.store().read(|c| {

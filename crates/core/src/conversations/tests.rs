@@ -387,8 +387,8 @@ fn kept_results_are_numbered_per_conversation_loaded_with_their_call_and_copied_
     let first = w.start_tool_call(0, "call_1", "fs__read", Some(("fs", "read"))).unwrap();
     let second = w.start_tool_call(0, "call_1", "fs__read", Some(("fs", "read"))).unwrap();
     let whole = "line one\nline two\n北京\n";
-    let one = w.keep_result(first, whole, 9).unwrap();
-    let two = w.keep_result(second, "x", 0).unwrap();
+    let one = conv.keep_result(c, first, whole, 9).unwrap();
+    let two = conv.keep_result(c, second, "x", 0).unwrap();
     assert_eq!((one.result, one.chars, one.lines, one.sent_chars), (1, 21, 3, 9));
     assert_eq!(two.result, 2, "a provider's reused call id does not share a number");
     w.finish_tool_call(first, ToolCallStatus::Done, &[ContentPart::text("line one\n[cut]")], false, 3).unwrap();

@@ -79,8 +79,8 @@ impl PendingFlush {
 /// Writes one assistant message as its events arrive.
 #[derive(Debug)]
 pub struct AssistantWriter {
-    pub(super) store: ConversationStore,
-    pub(super) conversation: ConversationId,
+    store: ConversationStore,
+    conversation: ConversationId,
     message: MessageId,
     parts: Vec<PartBuf>,
     usage: Option<Usage>,

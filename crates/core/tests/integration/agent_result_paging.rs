@@ -105,24 +105,26 @@ async fn a_2_mb_result_is_cut_to_a_small_window_and_the_model_pages_through_it()
     let conversations = ConversationStore::new(Store::open(&DataDir::new(dir.path().join("data"))).unwrap());
     let conversation = conversations.create("log", None, None).unwrap().id;
     let provider = Arc::new(OpenAiProvider::new(common::settings(model.url())).unwrap());
-    let request = TurnRequest {
+    let agent = Agent::new(conversations.clone());
+    let request = |text: &str, selection: ToolSelection| TurnRequest {
         conversation,
-        action: TurnAction::Send { text: "How far does the log go?".into(), attachments: Vec::new() },
+        action: TurnAction::Send { text: text.into(), attachments: Vec::new() },
         model: ModelChoice {
             provider_name: "scripted".into(),
-            provider,
+            provider: provider.clone(),
             model: "gpt-test".into(),
             sampling: Sampling::default(),
             context_window: Some(WINDOW),
         },
         system_prompt: None,
-        tools,
-        selection: ToolSelection::All,
+        tools: tools.clone(),
+        selection,
         approval: ApprovalPolicy::AutoApprove,
         retriever: None,
         limits: TurnLimits::default(),
     };
-    let events: Vec<AgentEvent> = Agent::new(conversations.clone()).start(request).unwrap().collect().await;
+    let events: Vec<AgentEvent> =
+        agent.start(request("How far does the log go?", ToolSelection::All)).unwrap().collect().await;
     assert!(
         matches!(events.last(), Some(AgentEvent::Done { status: MessageStatus::Complete, .. })),
         "{:?}",
@@ -166,4 +168,10 @@ async fn a_2_mb_result_is_cut_to_a_small_window_and_the_model_pages_through_it()
     }
     let last = requests.last().unwrap();
     assert!(last_tool_text(&last.body).contains(&format!("line {LINES:06}")));
+
+    // A turn of the same conversation without tools is offered no read tool either.
+    let events: Vec<AgentEvent> = agent.start(request("Thanks.", ToolSelection::None)).unwrap().collect().await;
+    assert!(matches!(events.last(), Some(AgentEvent::Done { status: MessageStatus::Complete, .. })));
+    let after = &model.requests()[6].body;
+    assert!(after["tools"].as_array().is_none_or(Vec::is_empty), "{}", after["tools"]);
 }

@@ -65,6 +65,18 @@ describe("TraceInspector", () => {
     expect(screen.queryByTestId("inspector-kept-more")).toBeNull();
   });
 
+  it("offers no second page before the first has come", () => {
+    const cut = trace({
+      status: "done",
+      result: { content: [], structured_content: null, is_error: false, kept: { result: 1, chars: 10, lines: 1, sent_chars: 1 } },
+    });
+    const readKept = vi.fn(() => new Promise<never>(() => undefined));
+    renderIn(<TraceInspector trace={cut} getTrace={() => new Promise(() => undefined)} callTool={vi.fn()} readKept={readKept} onClose={() => undefined} />);
+    expect((screen.getByTestId("inspector-kept-more") as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.click(screen.getByTestId("inspector-kept-more"));
+    expect(readKept).toHaveBeenCalledTimes(1);
+  });
+
   it("has no whole-result section for a result sent whole", () => {
     renderIn(<TraceInspector trace={trace({ status: "done" })} getTrace={() => new Promise(() => undefined)} callTool={vi.fn()} readKept={vi.fn()} onClose={() => undefined} />);
     expect(screen.queryByTestId("inspector-kept")).toBeNull();

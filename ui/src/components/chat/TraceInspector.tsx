@@ -1,5 +1,5 @@
 // The raw JSON-RPC of one tool call, and a form to re-run it with edited arguments.
-import { useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import { toIpcError, type IpcError, type KeptPage, type ToolResult, type ToolTrace, type TraceRecord } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
@@ -21,38 +21,35 @@ export const KEPT_PAGE = 256 * 1024;
 /** The whole of a result the model was sent only the start of, read a page at a time. */
 function WholeResult({ result, chars, read }: { result: number; chars: number; read: NonNullable<TraceInspectorProps["readKept"]> }) {
   const { t } = useI18n();
-  const [text, setText] = useState("");
-  const [shown, setShown] = useState(0);
+  // The text read so far and its length in characters (code points, as the backend counts;
+  // a string's `length` counts UTF-16 units). Busy until the first page is in.
+  const [sofar, setRead] = useState({ text: "", shown: 0 });
   const [error, setError] = useState<IpcError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const [busy, setBusy] = useState(true);
+  const { text, shown } = sofar;
 
-  // Offsets count characters (code points), as the backend does; `length` counts UTF-16 units.
-  const charsOf = (s: string) => [...s].length;
+  // Reads the page at `offset`; it lands only where the text read so far ends.
+  const fetchPage = useCallback(
+    (offset: number) =>
+      read(result, offset, KEPT_PAGE).then((page) =>
+        setRead((before) => (before.shown === offset ? { text: before.text + page.text, shown: offset + [...page.text].length } : before)),
+      ),
+    [read, result],
+  );
   useEffect(() => {
     let live = true;
-    read(result, 0, KEPT_PAGE)
-      .then((page) => {
-        if (!live) return;
-        setText(page.text);
-        setShown(charsOf(page.text));
-      })
-      .catch((e: unknown) => live && setError(toIpcError(e)));
+    fetchPage(0)
+      .catch((e: unknown) => live && setError(toIpcError(e)))
+      .finally(() => live && setBusy(false));
     return () => {
       live = false;
     };
-  }, [read, result]);
-
-  const more = async () => {
+  }, [fetchPage]);
+  const more = () => {
     setBusy(true);
-    try {
-      const page = await read(result, shown, KEPT_PAGE);
-      setText((before) => before + page.text);
-      setShown(shown + charsOf(page.text));
-    } catch (e) {
-      setError(toIpcError(e));
-    } finally {
-      setBusy(false);
-    }
+    fetchPage(shown)
+      .catch((e: unknown) => setError(toIpcError(e)))
+      .finally(() => setBusy(false));
   };
 
   return (
@@ -63,7 +60,7 @@ function WholeResult({ result, chars, read }: { result: number; chars: number; r
         {text}
       </pre>
       {shown < chars && (
-        <button type="button" disabled={busy} onClick={() => void more()} data-testid="inspector-kept-more">
+        <button type="button" disabled={busy} onClick={more} data-testid="inspector-kept-more">
           {busy ? t("common.loading") : t("inspector.wholeMore", { shown: shown.toLocaleString(), chars: chars.toLocaleString() })}
         </button>
       )}
@@ -119,7 +116,9 @@ export function TraceInspector({ trace, getTrace, callTool, readKept, onClose }:
       <pre className="json" data-testid="inspector-response">
         {record ? pretty(record.response) : t("common.loading")}
       </pre>
-      {trace.result?.kept && readKept && <WholeResult result={trace.result.kept.result} chars={trace.result.kept.chars} read={readKept} />}
+      {trace.result?.kept && readKept && (
+        <WholeResult key={`${trace.call_id}/${trace.result.kept.result}`} result={trace.result.kept.result} chars={trace.result.kept.chars} read={readKept} />
+      )}
       <h3>{t("inspector.rerun")}</h3>
       <label className="field">
         <span>{t("trace.arguments")}</span>
