@@ -20,7 +20,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use patchbay_core::agent::{
     Agent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, ProviderSource, Retriever, Sampling,
-    ToolHost, ToolSelection, TurnAction, TurnLimits, TurnRequest, resolve_provider,
+    ToolEmbedder, ToolHost, ToolSelection, TurnAction, TurnLimits, TurnRequest, resolve_provider,
 };
 use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeMode};
 use patchbay_core::attach;
@@ -131,6 +131,7 @@ pub struct Session {
     approval: ApprovalPolicy,
     tools: Arc<dyn ToolHost>,
     retriever: Option<Arc<dyn Retriever>>,
+    tool_embedder: Option<Arc<dyn ToolEmbedder>>,
     limits: TurnLimits,
     pub conversation: Option<ConversationId>,
     /// Follows each turn; held also for the built-in `knowledge_search`, which
@@ -276,6 +277,7 @@ impl Session {
             approval,
             tools,
             retriever,
+            tool_embedder: host.tool_embedder(),
             conversation: args.conversation,
             host,
         })
@@ -298,6 +300,7 @@ impl Session {
             selection: self.selection.clone(),
             approval: self.approval.clone(),
             retriever: self.retriever.clone(),
+            tool_embedder: self.tool_embedder.clone(),
             limits: self.limits,
         })?;
         Ok(print_turn(self.host.watch(turn)).await)

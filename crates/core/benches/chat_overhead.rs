@@ -215,6 +215,7 @@ async fn turn(base: String, conversation: i64, max_rounds: u32, tools: bool) -> 
         selection: if tools { ToolSelection::All } else { ToolSelection::None },
         approval: ApprovalPolicy::AutoApprove,
         retriever: None,
+        tool_embedder: None,
         limits: TurnLimits { max_rounds, ..TurnLimits::default() },
     })
 }

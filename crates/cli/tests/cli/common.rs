@@ -38,7 +38,10 @@ pub fn patchbay_stdin(dir: &Path, args: &[&str], stdin: &str) -> Output {
 pub fn feed(cmd: &mut Command, stdin: &str) -> Output {
     let mut child =
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run patchbay");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    // A command that refuses its arguments exits before reading: its output says why.
+    if let Err(e) = child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
     child.wait_with_output().unwrap()
 }
 

@@ -24,7 +24,7 @@ pub use events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy, ToolO
 pub use profile::{ProviderSource, ResolvedProvider, resolve_provider};
 pub use results::{READ_TOOL, UNKNOWN_WINDOW_CHARS};
 pub use retrieve::{RetrievalError, Retriever};
-pub use tool_search::{SEARCH_TOOL, ToolBudget, ToolIndex};
+pub use tool_search::{SEARCH_TOOL, ToolBudget, ToolEmbedder, ToolIndex};
 pub use tools::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
 pub use turn::{Agent, ModelChoice, Turn, TurnAction, TurnControl, TurnLimits, TurnRequest};
 

@@ -225,6 +225,7 @@ impl Fixture {
             selection: ToolSelection::All,
             approval: ApprovalPolicy::Ask,
             retriever: None,
+            tool_embedder: None,
             limits: TurnLimits::default(),
         }
     }
@@ -901,4 +902,38 @@ async fn the_offered_servers_instructions_follow_the_system_prompt() {
     let only_builtin = ToolSelection::Only { servers: [BUILTIN_SERVER.to_owned()].into(), tools: Default::default() };
     assert_eq!(system_of(only_builtin).await, "You are a test.", "a server whose tools are not offered says nothing");
     assert_eq!(system_of(ToolSelection::None).await, "You are a test.");
+}
+
+/// Vectors by meaning for the tests: "echo" and "repeat" point one way, everything else another.
+#[derive(Default)]
+struct AxisEmbedder {
+    texts: Mutex<Vec<String>>,
+}
+
+#[async_trait::async_trait]
+impl ToolEmbedder for AxisEmbedder {
+    async fn embed(&self, texts: &[String], _cancel: &CancellationToken) -> Result<Vec<Vec<f32>>, RetrievalError> {
+        self.texts.lock().unwrap().extend(texts.iter().cloned());
+        let about_echo = |t: &String| t.contains("echo") || t.contains("repeat");
+        Ok(texts.iter().map(|t| if about_echo(t) { vec![1.0, 0.0] } else { vec![0.0, 1.0] }).collect())
+    }
+}
+
+#[tokio::test]
+async fn a_turns_tool_search_ranks_by_meaning_with_an_embedder() {
+    let f = fixture();
+    let mut search = call(0, "s1", SEARCH_TOOL, r#"{"query": "repeat what I say", "limit": 1}"#);
+    search.push(finish(FinishReason::ToolCalls));
+    let provider = Scripted::new(vec![search, vec![text("found it"), finish(FinishReason::Stop)]]);
+    let embedder = Arc::new(AxisEmbedder::default());
+    let mut request = f.send(provider.clone(), Arc::default(), "say it back");
+    // A window so small that the tools are found through search.
+    request.model.context_window = Some(200);
+    request.tool_embedder = Some(embedder.clone());
+    let events = collect(f.agent.start(request).unwrap()).await;
+    let results = tool_results(&events);
+    assert!(results[0].1.contains("test__echo"), "no word in common, found by meaning: {results:?}");
+    let texts = embedder.texts.lock().unwrap().clone();
+    assert!(texts.contains(&"test echo: test tool test__echo".to_owned()), "every tool is embedded: {texts:?}");
+    assert_eq!(texts.last().map(String::as_str), Some("repeat what I say"), "then the query");
 }

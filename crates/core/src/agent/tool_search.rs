@@ -5,16 +5,19 @@
 //! a turn does not send them all ([`Offer::plan`]). It sends the pinned tools,
 //! those the conversation already found or used, and [`SEARCH_TOOL`]: the model
 //! searches (BM25 over each tool's server, name, description and parameters,
-//! with the knowledge base's analyser, [`crate::text`]), and what it
-//! finds is sent with its full definition from the next round on. A later turn
-//! reads the earlier finds back from the conversation's history, so nothing
-//! else is stored.
+//! with the knowledge base's analyser, [`crate::text`]; fused by reciprocal rank
+//! with the tools' embeddings where the knowledge base has an embedding model,
+//! [`ToolEmbedder`]), and what it finds is sent with its full definition from
+//! the next round on. A later turn reads the earlier finds back from the
+//! conversation's history, so nothing else is stored.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::budget::{self, TokenCounter};
+use super::retrieve::RetrievalError;
 use super::tools::{BUILTIN_SERVER, HostedTool};
 use crate::llm::{ChatMessage, ContentPart, ToolSpec};
 use crate::text::analyze::{self, Purpose};
@@ -29,6 +32,22 @@ const MAX_MATCHES: usize = 10;
 const MATCH_DESCRIPTION_CHARS: usize = 300;
 /// The most of a tool's text (names, description, parameters) that is indexed.
 const MAX_DOCUMENT_CHARS: usize = 2_000;
+/// How deep each ranking goes before they are fused, and the fusion's constant: a small one
+/// trusts each list's top ranks (measured on the labelled set, `tests/data/tool_search`).
+const FUSED_DEPTH: usize = 50;
+const RRF_K: f32 = 10.0;
+
+/// Turns texts into vectors for tool search: the knowledge base's embedding model, where one
+/// is configured (the host adapts it and keeps the tools' vectors).
+#[async_trait::async_trait]
+pub trait ToolEmbedder: Send + Sync {
+    /// One vector per text, in order.
+    async fn embed(&self, texts: &[String], cancel: &CancellationToken) -> Result<Vec<Vec<f32>>, RetrievalError>;
+    /// Whether the model reads only English (then a query in other scripts is found by BM25 alone).
+    fn english_only(&self) -> bool {
+        false
+    }
+}
 
 /// When a turn searches for tools instead of sending every one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,23 +163,62 @@ impl Offer {
         self.index.is_some() && name == SEARCH_TOOL
     }
 
-    /// Runs a search call: its result for the model, the tools found now sent too.
-    pub(crate) fn search(&mut self, tools: &[HostedTool], arguments: &str) -> Result<String, String> {
+    /// Embeds every tool with `embedder`, so that searches also rank by meaning; on failure
+    /// the search stays BM25 alone, and the reason is logged.
+    pub(crate) async fn embed_tools(
+        &mut self,
+        tools: &[HostedTool],
+        embedder: &dyn ToolEmbedder,
+        cancel: &CancellationToken,
+    ) {
+        let Some(index) = self.index.as_mut() else { return };
+        let texts: Vec<String> = tools.iter().map(embedding_text).collect();
+        match embedder.embed(&texts, cancel).await {
+            Ok(vectors) if vectors.len() == tools.len() => index.set_vectors(vectors),
+            Ok(vectors) => {
+                tracing::warn!("tool search: {} vectors for {} tools; BM25 alone", vectors.len(), tools.len())
+            }
+            Err(e) => tracing::warn!("tool search by meaning is off for this turn: {e}"),
+        }
+    }
+
+    /// The query of a search call whose ranking needs its vector, when the index has the tools'.
+    pub(crate) fn query_to_embed(&self, arguments: &str) -> Option<String> {
+        self.index.as_ref().filter(|i| i.vectors.is_some())?;
+        search_args(arguments).ok().map(|(query, _)| query)
+    }
+
+    /// Runs a search call (with its query's vector, when the tools have theirs): its result for
+    /// the model, the tools found now sent too.
+    pub(crate) fn search(
+        &mut self,
+        tools: &[HostedTool],
+        arguments: &str,
+        query_vector: Option<&[f32]>,
+    ) -> Result<String, String> {
         let Some(index) = &self.index else { return Err(format!("There is no tool named {SEARCH_TOOL:?}.")) };
-        let args: Value =
-            serde_json::from_str(if arguments.trim().is_empty() { "{}" } else { arguments }).map_err(|e| {
-                format!("The arguments are not valid JSON ({e}). Call {SEARCH_TOOL} with {{\"query\": \"…\"}}.")
-            })?;
-        let Some(query) = args.get("query").and_then(Value::as_str).filter(|q| !q.trim().is_empty()) else {
-            return Err(format!("{SEARCH_TOOL} needs a \"query\": what the tool should do, in a few words."));
-        };
-        let limit = args.get("limit").and_then(Value::as_u64).map_or(MATCHES, |n| (n as usize).clamp(1, MAX_MATCHES));
-        let found: Vec<&HostedTool> = index.search(query, limit).into_iter().map(|i| &tools[i]).collect();
+        let (query, limit) = search_args(arguments)?;
+        let query = query.as_str();
+        let found: Vec<&HostedTool> =
+            index.search_by(query, query_vector, limit).into_iter().map(|i| &tools[i]).collect();
         // The best match last: it is the newest find, the last to give way.
         self.add(found.iter().rev().map(|t| t.spec.name.clone()));
         let sent: Vec<&HostedTool> = found.into_iter().filter(|t| self.is_sent(&t.spec.name)).collect();
         Ok(found_text(query, &sent))
     }
+}
+
+/// A search call's query and how many matches it asks for. The error is for the model.
+fn search_args(arguments: &str) -> Result<(String, usize), String> {
+    let args: Value =
+        serde_json::from_str(if arguments.trim().is_empty() { "{}" } else { arguments }).map_err(|e| {
+            format!("The arguments are not valid JSON ({e}). Call {SEARCH_TOOL} with {{\"query\": \"…\"}}.")
+        })?;
+    let Some(query) = args.get("query").and_then(Value::as_str).filter(|q| !q.trim().is_empty()) else {
+        return Err(format!("{SEARCH_TOOL} needs a \"query\": what the tool should do, in a few words."));
+    };
+    let limit = args.get("limit").and_then(Value::as_u64).map_or(MATCHES, |n| (n as usize).clamp(1, MAX_MATCHES));
+    Ok((query.to_owned(), limit))
 }
 
 /// The search tool's definition, saying how many tools it reaches.
@@ -234,10 +292,12 @@ fn remembered(history: &[ChatMessage]) -> Vec<String> {
     names
 }
 
-/// BM25 over the tools' text, by their position in the list.
+/// BM25 over the tools' text, by their position in the list, and their vectors when given.
 pub struct ToolIndex {
     index: Bm25Index,
     len: usize,
+    /// Unit vectors of the tools' [`embedding_text`], in order.
+    vectors: Option<Vec<Vec<f32>>>,
 }
 
 impl ToolIndex {
@@ -246,7 +306,36 @@ impl ToolIndex {
         for (i, tool) in tools.iter().enumerate() {
             index.add(i as i64 + 1, &document(tool));
         }
-        Self { index, len: tools.len() }
+        Self { index, len: tools.len(), vectors: None }
+    }
+
+    /// Gives the tools' vectors (in the tools' order), for searches by meaning as well.
+    pub fn set_vectors(&mut self, vectors: Vec<Vec<f32>>) {
+        self.vectors = Some(vectors.into_iter().map(unit).collect());
+    }
+
+    /// Positions of the best `k` tools for `query`, best first: BM25's ranking fused with the
+    /// vectors' (reciprocal rank fusion) when the tools and the query have vectors.
+    pub fn search_by(&self, query: &str, query_vector: Option<&[f32]>, k: usize) -> Vec<usize> {
+        let (Some(vectors), Some(query_vector)) = (&self.vectors, query_vector) else { return self.search(query, k) };
+        let query_vector = unit(query_vector.to_vec());
+        let mut by_meaning: Vec<(usize, f32)> = vectors
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i, v.iter().zip(&query_vector).map(|(a, b)| a * b).sum()))
+            .collect();
+        by_meaning.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let mut fused: HashMap<usize, f32> = HashMap::new();
+        let rankings =
+            [self.search(query, FUSED_DEPTH), by_meaning.into_iter().take(FUSED_DEPTH).map(|(i, _)| i).collect()];
+        for ranking in rankings {
+            for (rank, i) in ranking.into_iter().enumerate() {
+                *fused.entry(i).or_default() += 1.0 / (RRF_K + rank as f32 + 1.0);
+            }
+        }
+        let mut fused: Vec<(usize, f32)> = fused.into_iter().collect();
+        fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        fused.into_iter().take(k).map(|(i, _)| i).collect()
     }
 
     pub fn len(&self) -> usize {
@@ -262,6 +351,22 @@ impl ToolIndex {
         let terms = analyze::terms(&words(query), Purpose::Query);
         self.index.search(&terms, k).into_iter().map(|(id, _)| (id - 1) as usize).collect()
     }
+}
+
+/// `v` scaled to length 1 (a zero vector stays as it is).
+fn unit(mut v: Vec<f32>) -> Vec<f32> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+    v
+}
+
+/// The text a tool is embedded as: its server, its name in words, and its description
+/// (capped like the indexed text).
+pub fn embedding_text(tool: &HostedTool) -> String {
+    let name = words(&tool.tool).replace(['_', '-'], " ");
+    format!("{} {name}: {}", tool.server, tool.spec.description).chars().take(MAX_DOCUMENT_CHARS).collect()
 }
 
 /// A tool's analysed terms: its server, names, description, and its
@@ -373,12 +478,12 @@ mod tests {
         let counter = &budget::Estimate;
         let mut offer = Offer::plan(&tools, &[], Some(500), ToolBudget::default(), counter);
         assert!(offer.is_search(SEARCH_TOOL));
-        let result = offer.search(&tools, r#"{"query": "create a github issue", "limit": 1}"#).unwrap();
+        let result = offer.search(&tools, r#"{"query": "create a github issue", "limit": 1}"#, None).unwrap();
         let found: Value = serde_json::from_str(&result).unwrap();
         assert_eq!(found["tools"][0]["name"], "github__create_issue");
         assert!(offer.specs(&tools).iter().any(|s| s.name == "github__create_issue"));
-        assert!(offer.search(&tools, "{}").unwrap_err().contains("needs a \"query\""));
-        assert!(offer.search(&tools, "{not json").unwrap_err().contains("not valid JSON"));
+        assert!(offer.search(&tools, "{}", None).unwrap_err().contains("needs a \"query\""));
+        assert!(offer.search(&tools, "{not json", None).unwrap_err().contains("not valid JSON"));
 
         let call = |id: &str, name: &str| ToolCall {
             id: id.into(),
@@ -418,14 +523,34 @@ mod tests {
         let mut offer = Offer::plan(&tools, &[], None, limits, &budget::Estimate);
         // A search's matches keep their room: the pin gives way to them.
         assert_eq!(offer.sent(), 0);
-        let found = offer.search(&tools, r#"{"query": "github issue repository file contents", "limit": 3}"#).unwrap();
+        let found =
+            offer.search(&tools, r#"{"query": "github issue repository file contents", "limit": 3}"#, None).unwrap();
         assert_eq!(offer.specs(&tools).len(), 3, "two finds and the search");
         let listed: Value = serde_json::from_str(&found).unwrap();
         assert_eq!(listed["tools"].as_array().unwrap().len(), 2, "only the finds that are sent are named");
-        offer.search(&tools, r#"{"query": "read a text file from the file system", "limit": 1}"#).unwrap();
+        offer.search(&tools, r#"{"query": "read a text file from the file system", "limit": 1}"#, None).unwrap();
         let names: Vec<String> = offer.specs(&tools).into_iter().map(|s| s.name).collect();
         assert_eq!(names.len(), 3);
         assert!(names.contains(&"filesystem__read_text_file".to_owned()), "the newest find stays: {names:?}");
+    }
+
+    #[test]
+    fn vectors_find_by_meaning_what_words_miss_and_keep_what_both_find_first() {
+        let tools = tools();
+        assert_eq!(
+            embedding_text(&tools[1]),
+            "github get File Contents: Get the contents of a file from a repository."
+        );
+        let mut index = ToolIndex::new(&tools);
+        // One axis per tool: a query vector near the clock finds it with no word in common.
+        let axis = |i: usize| (0..4).map(|j| if i == j { 2.0 } else { 0.0 }).collect::<Vec<f32>>();
+        index.set_vectors((0..4).map(axis).collect());
+        assert!(index.search("wall clock please", 1).is_empty(), "no word in common");
+        assert_eq!(index.search_by("wall clock please", Some(&[0.1, 0.0, 0.9, 0.1]), 1), [2]);
+        // Found by both: first.
+        assert_eq!(index.search_by("create an issue", Some(&axis(0)), 4)[0], 0);
+        // Without the query's vector, BM25 alone.
+        assert_eq!(index.search_by("create an issue", None, 4), index.search("create an issue", 4));
     }
 
     #[test]

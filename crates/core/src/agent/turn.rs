@@ -28,7 +28,7 @@ use super::budget;
 use super::events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy, ToolOutcome};
 use super::results::{self, Cut, Left, READ_TOOL, ResultRoom};
 use super::retrieve::{Retriever, context_block};
-use super::tool_search::{Offer, SEARCH_TOOL, ToolBudget};
+use super::tool_search::{Offer, SEARCH_TOOL, ToolBudget, ToolEmbedder};
 use super::tools::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
 use crate::config::ApprovalMode;
 use crate::conversations::{
@@ -126,6 +126,8 @@ pub struct TurnRequest {
     pub approval: ApprovalPolicy,
     /// Adds knowledge-base context before the first round.
     pub retriever: Option<Arc<dyn Retriever>>,
+    /// Lets tool search rank by meaning as well as by words.
+    pub tool_embedder: Option<Arc<dyn ToolEmbedder>>,
     pub limits: TurnLimits,
 }
 
@@ -276,6 +278,7 @@ impl Agent {
             selection: request.selection,
             policy: request.approval,
             retriever: request.retriever,
+            tool_embedder: request.tool_embedder,
             limits: request.limits,
         };
         tokio::spawn(runner.run());
@@ -350,6 +353,7 @@ struct Runner {
     selection: ToolSelection,
     policy: ApprovalPolicy,
     retriever: Option<Arc<dyn Retriever>>,
+    tool_embedder: Option<Arc<dyn ToolEmbedder>>,
     limits: TurnLimits,
 }
 
@@ -410,7 +414,10 @@ impl Runner {
         // One place of the provider's limit is kept for `read_result`.
         let max_tools = self.request_model.provider.max_tools().map(|most| most.saturating_sub(1));
         let limits = ToolBudget { max_tools, ..self.limits.tool_budget };
-        let offer = Offer::plan(&tools, &history, self.request_model.context_window, limits, counter);
+        let mut offer = Offer::plan(&tools, &history, self.request_model.context_window, limits, counter);
+        if let Some(embedder) = &self.tool_embedder {
+            offer.embed_tools(&tools, embedder.as_ref(), &self.cancel).await;
+        }
         if let Some(searchable) = offer.searchable() {
             self.emit(AgentEvent::ToolSearch { searchable, sent: offer.sent() });
         }
@@ -682,7 +689,20 @@ impl Runner {
         let started = Instant::now();
         if lock(offer).is_search(&call.name) {
             // Reads the tools' own descriptions, nothing outside: no approval, no cap.
-            let output = match lock(offer).search(tools, &call.arguments) {
+            let query = lock(offer).query_to_embed(&call.arguments);
+            let vector = match (query, &self.tool_embedder) {
+                (Some(query), Some(embedder)) if !embedder.english_only() || is_latin(&query) => {
+                    match embedder.embed(&[query], &self.cancel).await {
+                        Ok(mut vectors) => vectors.pop(),
+                        Err(e) => {
+                            tracing::warn!("tool search by meaning failed for this query: {e}");
+                            None
+                        }
+                    }
+                }
+                _ => None,
+            };
+            let output = match lock(offer).search(tools, &call.arguments, vector.as_deref()) {
                 Ok(found) => ToolOutput::text(found),
                 Err(why) => ToolOutput::error(why),
             };
@@ -912,6 +932,12 @@ fn parse_arguments(text: &str) -> Result<serde_json::Map<String, serde_json::Val
         )),
         Err(e) => Err(format!("The arguments are not valid JSON ({e}). Call the tool again with a valid JSON object.")),
     }
+}
+
+/// Whether `text` is in a Latin script (what an English-only model can embed): no CJK,
+/// kana, Hangul or other scripts from U+2E80 on.
+fn is_latin(text: &str) -> bool {
+    text.chars().all(|c| u32::from(c) < 0x2E80)
 }
 
 /// Runs `work` on a blocking thread; a panic there is a panic here (the task is cancelled

@@ -359,6 +359,7 @@ impl App {
             selection,
             approval: ApprovalPolicy::Ask,
             retriever,
+            tool_embedder: self.inner.host.tool_embedder(),
             limits: self.inner.host.turn_limits()?,
         };
         if lock(&self.inner.turns).contains_key(&id) {

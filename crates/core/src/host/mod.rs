@@ -9,6 +9,7 @@
 //! registry's tools ([`Host::tools`]). The front ends differ only in how
 //! they show events and answer questions.
 
+mod embed;
 pub mod proxy;
 #[cfg(test)]
 mod tests;
@@ -16,7 +17,7 @@ pub mod turn;
 
 use std::sync::{Arc, RwLock, Weak};
 
-use crate::agent::{ToolBudget, TurnLimits};
+use crate::agent::{ToolBudget, ToolEmbedder, TurnLimits};
 use crate::builtin::{self, KnowledgeSource};
 use crate::config::{ConfigError, ConfigStore, McpServerConfig};
 use crate::conversations::{ConversationError, ConversationStore};
@@ -86,6 +87,8 @@ pub struct Host {
     pub(crate) kb: RwLock<KnowledgeBase>,
     /// Serialises updates of the registry's roots.
     roots_sync: tokio::sync::Mutex<()>,
+    /// Tool search's vectors, kept across turns.
+    tool_vectors: Arc<embed::VectorCache>,
 }
 
 impl Host {
@@ -106,6 +109,7 @@ impl Host {
             store,
             secrets,
             roots_sync: tokio::sync::Mutex::default(),
+            tool_vectors: Arc::default(),
         };
         Ok((Arc::new(host), Opened { interrupted, proxy_failed }))
     }
@@ -153,6 +157,14 @@ impl Host {
         let ids = self.config.server_ids()?;
         let traces = TraceStore::new(self.store.clone());
         Ok(RegistryTools::new(self.registry.clone(), servers).with_server_ids(ids).with_traces(traces))
+    }
+
+    /// Tool search's embedder: the knowledge base's embedding model, when it has one loaded.
+    pub fn tool_embedder(&self) -> Option<Arc<dyn ToolEmbedder>> {
+        let kb = self.kb();
+        let embedder = kb.embedder()?.clone();
+        let english_only = kb.settings().ok()?.embeddings.is_some_and(|c| c.english_only());
+        Some(Arc::new(embed::KbToolEmbedder { embedder, english_only, cache: self.tool_vectors.clone() }))
     }
 
     /// The knowledge base as it is now.

@@ -60,3 +60,37 @@ async fn opening_counts_cut_off_answers_and_the_registry_gets_roots_and_the_buil
     );
     host.registry().shutdown().await;
 }
+
+/// The knowledge base's embedder, as tool search's: each text is embedded once per model.
+#[tokio::test]
+async fn tool_search_embeds_each_text_once() {
+    use std::sync::Mutex;
+
+    use tokio_util::sync::CancellationToken;
+
+    use crate::agent::ToolEmbedder;
+    use crate::rag::RagError;
+    use crate::rag::embed::Embedder;
+
+    #[derive(Default)]
+    struct Counting(Mutex<Vec<String>>);
+    #[async_trait::async_trait]
+    impl Embedder for Counting {
+        fn model_id(&self) -> &str {
+            "counting"
+        }
+        async fn embed(&self, texts: &[String], _cancel: &CancellationToken) -> Result<Vec<Vec<f32>>, RagError> {
+            self.0.lock().unwrap().extend(texts.iter().cloned());
+            Ok(texts.iter().map(|t| vec![t.len() as f32]).collect())
+        }
+    }
+    let inner = Arc::new(Counting::default());
+    let embedder = super::embed::KbToolEmbedder { embedder: inner.clone(), english_only: false, cache: Arc::default() };
+    let cancel = CancellationToken::new();
+    let texts = |t: &[&str]| t.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let first = embedder.embed(&texts(&["a", "bb", "a"]), &cancel).await.unwrap();
+    assert_eq!(first, [vec![1.0], vec![2.0], vec![1.0]]);
+    let again = embedder.embed(&texts(&["bb", "ccc"]), &cancel).await.unwrap();
+    assert_eq!(again, [vec![2.0], vec![3.0]]);
+    assert_eq!(*inner.0.lock().unwrap(), ["a", "bb", "ccc"], "each text once");
+}

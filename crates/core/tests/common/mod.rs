@@ -187,6 +187,7 @@ pub async fn builtin_turn(
         selection: ToolSelection::All,
         approval: ApprovalPolicy::AutoApprove,
         retriever: None,
+        tool_embedder: None,
         limits: TurnLimits::default(),
     }
 }

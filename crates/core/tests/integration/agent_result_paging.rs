@@ -121,6 +121,7 @@ async fn a_2_mb_result_is_cut_to_a_small_window_and_the_model_pages_through_it()
         selection,
         approval: ApprovalPolicy::AutoApprove,
         retriever: None,
+        tool_embedder: None,
         limits: TurnLimits::default(),
     };
     let events: Vec<AgentEvent> =

@@ -63,6 +63,7 @@ async fn turn(server: &ScriptedServer, tools: Arc<RegistryTools>, limits: TurnLi
         selection: ToolSelection::All,
         approval: ApprovalPolicy::AutoApprove,
         retriever: None,
+        tool_embedder: None,
         limits,
     };
     Agent::new(conversations).start(request).unwrap().collect().await

@@ -73,6 +73,7 @@ async fn turn(
         selection: ToolSelection::All,
         approval: ApprovalPolicy::AutoApprove,
         retriever: None,
+        tool_embedder: None,
         limits: TurnLimits::default(),
     };
     Agent::new(conversations.clone()).start(request).unwrap().collect().await
@@ -140,19 +141,11 @@ async fn the_model_finds_one_tool_among_300_calls_it_and_the_conversation_keeps_
     assert!(next.len() <= 7, "{next:?}");
 }
 
-/// Retrieval over a labelled set: 302 tools of 28 real servers (their
-/// published names, descriptions and parameters) and 248 task phrasings
-/// written for this project, each with its right tool
-/// (`tests/data/tool_search/`). The figures, and what a request saves, are
-/// printed (docs/BENCHMARKS.md has them). The issue's goal is recall@5 ≥ 0.9;
-/// BM25 alone reaches about 0.8 (phrasings in other words than the tool's
-/// own), so this holds the line it reaches, and the goal stays open until
-/// embeddings join the search.
-#[test]
-fn the_right_tool_is_in_the_first_five_for_four_phrasings_in_five() {
-    use patchbay_core::agent::budget::{Estimate, count_tools};
-    use patchbay_core::agent::tool_search::search_spec;
-    use patchbay_core::agent::{HostedTool, ToolIndex};
+/// The labelled set (`tests/data/tool_search/`): 302 tools of 28 real servers (their published
+/// names, descriptions and parameters) and 248 task phrasings written for this project, each
+/// with its right tool.
+fn labelled() -> (Vec<patchbay_core::agent::HostedTool>, Vec<Value>) {
+    use patchbay_core::agent::HostedTool;
     use patchbay_core::conversations::ToolPin;
     use patchbay_core::llm::ToolSpec;
 
@@ -182,31 +175,61 @@ fn the_right_tool_is_in_the_first_five_for_four_phrasings_in_five() {
         .collect();
     let queries = read("queries.json");
     assert!(tools.len() >= 150 && queries.len() >= 100, "{} tools, {} phrasings", tools.len(), queries.len());
-
-    let index = ToolIndex::new(&tools);
-    let (mut first, mut five, mut missed) = (0, 0, Vec::new());
-    let mut searched_tokens = 0u64;
     for q in &queries {
         let wanted = format!("{}__{}", q["server"].as_str().unwrap(), q["tool"].as_str().unwrap());
         assert!(tools.iter().any(|t| t.spec.name == wanted), "{wanted} is labelled but not in tools.json");
-        let found = index.search(q["query"].as_str().unwrap(), 5);
-        let names: Vec<&str> = found.iter().map(|&i| tools[i].spec.name.as_str()).collect();
+    }
+    (tools, queries)
+}
+
+/// Recall@1 and @5 of `rank` (phrasing number, phrasing → positions, best first) over the set,
+/// and the phrasings whose tool was not in the first five.
+fn recall(
+    tools: &[patchbay_core::agent::HostedTool],
+    queries: &[Value],
+    mut rank: impl FnMut(usize, &str) -> Vec<usize>,
+) -> (f64, f64, Vec<String>) {
+    let (mut first, mut five, mut missed) = (0, 0, Vec::new());
+    for (i, q) in queries.iter().enumerate() {
+        let wanted = format!("{}__{}", q["server"].as_str().unwrap(), q["tool"].as_str().unwrap());
+        let names: Vec<&str> =
+            rank(i, q["query"].as_str().unwrap()).iter().map(|&t| tools[t].spec.name.as_str()).collect();
         first += usize::from(names.first() == Some(&wanted.as_str()));
-        if names.contains(&wanted.as_str()) {
+        if names[..names.len().min(5)].contains(&wanted.as_str()) {
             five += 1;
         } else {
             missed.push(format!("{:?} → {names:?}, wanted {wanted}", q["query"]));
         }
-        let specs: Vec<ToolSpec> = found.iter().map(|&i| tools[i].spec.clone()).collect();
-        searched_tokens += u64::from(count_tools(&specs, &Estimate));
     }
     let n = queries.len() as f64;
-    let (at1, at5) = (first as f64 / n, five as f64 / n);
+    (first as f64 / n, five as f64 / n, missed)
+}
+
+/// Retrieval by BM25 alone over the labelled set. The figures, and what a request saves, are
+/// printed (docs/BENCHMARKS.md has them). BM25 alone reaches about 0.8 (phrasings in other
+/// words than the tool's own); this holds that line.
+#[test]
+fn the_right_tool_is_in_the_first_five_for_four_phrasings_in_five() {
+    use patchbay_core::agent::ToolIndex;
+    use patchbay_core::agent::budget::{Estimate, count_tools};
+    use patchbay_core::agent::tool_search::search_spec;
+    use patchbay_core::llm::ToolSpec;
+
+    let (tools, queries) = labelled();
+    let index = ToolIndex::new(&tools);
+    let mut searched_tokens = 0u64;
+    let (at1, at5, missed) = recall(&tools, &queries, |_, query| {
+        let found = index.search(query, 5);
+        let specs: Vec<ToolSpec> = found.iter().map(|&i| tools[i].spec.clone()).collect();
+        searched_tokens += u64::from(count_tools(&specs, &Estimate));
+        found
+    });
+    let n = queries.len() as f64;
     let all: Vec<ToolSpec> = tools.iter().map(|t| t.spec.clone()).collect();
     let all_tokens = count_tools(&all, &Estimate);
     let search_tokens = f64::from(count_tools(&[search_spec(tools.len())], &Estimate)) + searched_tokens as f64 / n;
     println!(
-        "tool search over {} tools, {} phrasings: recall@1 {at1:.3}, recall@5 {at5:.3}; definitions sent: \
+        "tool search (BM25) over {} tools, {} phrasings: recall@1 {at1:.3}, recall@5 {at5:.3}; definitions sent: \
          all {all_tokens} tokens (estimate), search + five found {search_tokens:.0} ({:.1}% of all)",
         tools.len(),
         queries.len(),
@@ -216,4 +239,39 @@ fn the_right_tool_is_in_the_first_five_for_four_phrasings_in_five() {
         println!("missed: {miss}");
     }
     assert!(at5 >= 0.78, "recall@5 {at5:.3} fell below 0.78; missed:\n{}", missed.join("\n"));
+}
+
+/// The same set with all-MiniLM-L6-v2 (the packaged model, run in-process as the knowledge base
+/// runs it) fused with BM25, as a turn searches where the knowledge base has an embedding model.
+/// The issue's goal is recall@5 >= 0.9; the figures are printed and docs/BENCHMARKS.md has them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_minilm_embeddings_fused_the_right_tool_is_in_the_first_five_more_often() {
+    use patchbay_core::agent::ToolIndex;
+    use patchbay_core::agent::tool_search::embedding_text;
+    use patchbay_core::rag::embed::Embedder;
+    use patchbay_core::rag::local::LocalEmbedder;
+    use patchbay_test_support::peers;
+    use tokio_util::sync::CancellationToken;
+
+    let (tools, queries) = labelled();
+    let model = LocalEmbedder::load(&peers::minilm_dir()).unwrap();
+    let cancel = CancellationToken::new();
+    let texts: Vec<String> = tools.iter().map(embedding_text).collect();
+    let mut index = ToolIndex::new(&tools);
+    index.set_vectors(model.embed(&texts, &cancel).await.unwrap());
+    let phrasings: Vec<String> = queries.iter().map(|q| q["query"].as_str().unwrap().to_owned()).collect();
+    let vectors = model.embed(&phrasings, &cancel).await.unwrap();
+
+    let (bm1, bm5, _) = recall(&tools, &queries, |_, query| index.search(query, 5));
+    let (at1, at5, missed) = recall(&tools, &queries, |i, query| index.search_by(query, Some(&vectors[i]), 5));
+    println!(
+        "tool search (BM25 + all-MiniLM-L6-v2, reciprocal rank fusion) over {} tools, {} phrasings: \
+         recall@1 {at1:.3}, recall@5 {at5:.3} (BM25 alone {bm1:.3}, {bm5:.3})",
+        tools.len(),
+        queries.len()
+    );
+    for miss in &missed {
+        println!("missed: {miss}");
+    }
+    assert!(at5 > bm5 && at5 >= 0.85, "recall@5 {at5:.3} (BM25 alone {bm5:.3}); missed:\n{}", missed.join("\n"));
 }
