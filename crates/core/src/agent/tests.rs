@@ -937,3 +937,32 @@ async fn a_turns_tool_search_ranks_by_meaning_with_an_embedder() {
     assert!(texts.contains(&"test echo: test tool test__echo".to_owned()), "every tool is embedded: {texts:?}");
     assert_eq!(texts.last().map(String::as_str), Some("repeat what I say"), "then the query");
 }
+
+/// An embedder that never answers (a stalled endpoint).
+struct StalledEmbedder;
+
+#[async_trait::async_trait]
+impl ToolEmbedder for StalledEmbedder {
+    async fn embed(&self, _texts: &[String], _cancel: &CancellationToken) -> Result<Vec<Vec<f32>>, RetrievalError> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stalled_embedder_holds_a_turn_up_only_briefly_and_search_goes_on_by_words() {
+    let f = fixture();
+    let mut search = call(0, "s1", SEARCH_TOOL, r#"{"query": "echo", "limit": 1}"#);
+    search.push(finish(FinishReason::ToolCalls));
+    let provider = Scripted::new(vec![search, vec![text("found it"), finish(FinishReason::Stop)]]);
+    let mut request = f.send(provider, Arc::default(), "say it back");
+    request.model.context_window = Some(200);
+    request.tool_embedder = Some(Arc::new(StalledEmbedder));
+    let started = tokio::time::Instant::now();
+    let events = tokio::time::timeout(Duration::from_secs(60), f.agent.start(request).unwrap().collect::<Vec<_>>())
+        .await
+        .expect("the turn ended");
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_secs(15) && waited < Duration::from_secs(20), "{waited:?}");
+    assert_eq!(done(&events), MessageStatus::Complete);
+    assert!(tool_results(&events)[0].1.contains("test__echo"), "{:?}", tool_results(&events));
+}

@@ -163,29 +163,24 @@ impl Offer {
         self.index.is_some() && name == SEARCH_TOOL
     }
 
-    /// Embeds every tool with `embedder`, so that searches also rank by meaning; on failure
-    /// the search stays BM25 alone, and the reason is logged.
-    pub(crate) async fn embed_tools(
-        &mut self,
-        tools: &[HostedTool],
-        embedder: &dyn ToolEmbedder,
-        cancel: &CancellationToken,
-    ) {
-        let Some(index) = self.index.as_mut() else { return };
-        let texts: Vec<String> = tools.iter().map(embedding_text).collect();
-        match embedder.embed(&texts, cancel).await {
-            Ok(vectors) if vectors.len() == tools.len() => index.set_vectors(vectors),
-            Ok(vectors) => {
-                tracing::warn!("tool search: {} vectors for {} tools; BM25 alone", vectors.len(), tools.len())
-            }
-            Err(e) => tracing::warn!("tool search by meaning is off for this turn: {e}"),
-        }
+    /// The query of a search call, when it is a valid one.
+    pub(crate) fn search_query(&self, arguments: &str) -> Option<String> {
+        self.index.as_ref()?;
+        search_args(arguments).ok().map(|(query, _)| query)
     }
 
-    /// The query of a search call whose ranking needs its vector, when the index has the tools'.
-    pub(crate) fn query_to_embed(&self, arguments: &str) -> Option<String> {
-        self.index.as_ref().filter(|i| i.vectors.is_some())?;
-        search_args(arguments).ok().map(|(query, _)| query)
+    /// Whether searches still lack the tools' vectors.
+    pub(crate) fn lacks_vectors(&self) -> bool {
+        self.index.as_ref().is_some_and(|i| i.vectors.is_none())
+    }
+
+    /// Gives searches the tools' vectors (in the tools' order); a wrong count is ignored.
+    pub(crate) fn set_vectors(&mut self, vectors: Vec<Vec<f32>>) {
+        if let Some(index) = self.index.as_mut()
+            && vectors.len() == index.len
+        {
+            index.set_vectors(vectors);
+        }
     }
 
     /// Runs a search call (with its query's vector, when the tools have theirs): its result for
@@ -205,6 +200,24 @@ impl Offer {
         self.add(found.iter().rev().map(|t| t.spec.name.clone()));
         let sent: Vec<&HostedTool> = found.into_iter().filter(|t| self.is_sent(&t.spec.name)).collect();
         Ok(found_text(query, &sent))
+    }
+}
+
+/// How long a turn waits for embeddings before it searches by words alone.
+const EMBED_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// `embedder`'s vectors of `texts`, given up after [`EMBED_WAIT`] (a slow endpoint never holds a
+/// turn up for longer) or when `cancel` fires.
+pub(crate) async fn embed_within(
+    embedder: &dyn ToolEmbedder,
+    texts: &[String],
+    cancel: &CancellationToken,
+) -> Result<Vec<Vec<f32>>, String> {
+    let token = cancel.child_token();
+    let _stop = token.clone().drop_guard();
+    match tokio::time::timeout(EMBED_WAIT, embedder.embed(texts, &token)).await {
+        Ok(result) => result.map_err(|e| e.to_string()),
+        Err(_) => Err(format!("no vectors within {} s", EMBED_WAIT.as_secs())),
     }
 }
 
@@ -309,15 +322,23 @@ impl ToolIndex {
         Self { index, len: tools.len(), vectors: None }
     }
 
-    /// Gives the tools' vectors (in the tools' order), for searches by meaning as well.
+    /// Gives the tools' vectors (in the tools' order), for searches by meaning as well; vectors
+    /// of differing sizes (two models mixed) are not used.
     pub fn set_vectors(&mut self, vectors: Vec<Vec<f32>>) {
-        self.vectors = Some(vectors.into_iter().map(unit).collect());
+        let size = vectors.first().map_or(0, Vec::len);
+        if vectors.iter().all(|v| v.len() == size) {
+            self.vectors = Some(vectors.into_iter().map(unit).collect());
+        }
     }
 
     /// Positions of the best `k` tools for `query`, best first: BM25's ranking fused with the
     /// vectors' (reciprocal rank fusion) when the tools and the query have vectors.
     pub fn search_by(&self, query: &str, query_vector: Option<&[f32]>, k: usize) -> Vec<usize> {
         let (Some(vectors), Some(query_vector)) = (&self.vectors, query_vector) else { return self.search(query, k) };
+        if vectors.first().is_some_and(|v| v.len() != query_vector.len()) {
+            // Vectors of another model (the embeddings changed mid-turn): words alone.
+            return self.search(query, k);
+        }
         let query_vector = unit(query_vector.to_vec());
         let mut by_meaning: Vec<(usize, f32)> = vectors
             .iter()
@@ -353,8 +374,11 @@ impl ToolIndex {
     }
 }
 
-/// `v` scaled to length 1 (a zero vector stays as it is).
+/// `v` scaled to length 1 (a zero vector stays as it is, one with NaN or infinity becomes zero).
 fn unit(mut v: Vec<f32>) -> Vec<f32> {
+    if v.iter().any(|x| !x.is_finite()) {
+        v.iter_mut().for_each(|x| *x = 0.0);
+    }
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > 0.0 {
         v.iter_mut().for_each(|x| *x /= norm);

@@ -28,7 +28,7 @@ use super::budget;
 use super::events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy, ToolOutcome};
 use super::results::{self, Cut, Left, READ_TOOL, ResultRoom};
 use super::retrieve::{Retriever, context_block};
-use super::tool_search::{Offer, SEARCH_TOOL, ToolBudget, ToolEmbedder};
+use super::tool_search::{self, Offer, SEARCH_TOOL, ToolBudget, ToolEmbedder};
 use super::tools::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
 use crate::config::ApprovalMode;
 use crate::conversations::{
@@ -414,10 +414,7 @@ impl Runner {
         // One place of the provider's limit is kept for `read_result`.
         let max_tools = self.request_model.provider.max_tools().map(|most| most.saturating_sub(1));
         let limits = ToolBudget { max_tools, ..self.limits.tool_budget };
-        let mut offer = Offer::plan(&tools, &history, self.request_model.context_window, limits, counter);
-        if let Some(embedder) = &self.tool_embedder {
-            offer.embed_tools(&tools, embedder.as_ref(), &self.cancel).await;
-        }
+        let offer = Offer::plan(&tools, &history, self.request_model.context_window, limits, counter);
         if let Some(searchable) = offer.searchable() {
             self.emit(AgentEvent::ToolSearch { searchable, sent: offer.sent() });
         }
@@ -689,19 +686,7 @@ impl Runner {
         let started = Instant::now();
         if lock(offer).is_search(&call.name) {
             // Reads the tools' own descriptions, nothing outside: no approval, no cap.
-            let query = lock(offer).query_to_embed(&call.arguments);
-            let vector = match (query, &self.tool_embedder) {
-                (Some(query), Some(embedder)) if !embedder.english_only() || is_latin(&query) => {
-                    match embedder.embed(&[query], &self.cancel).await {
-                        Ok(mut vectors) => vectors.pop(),
-                        Err(e) => {
-                            tracing::warn!("tool search by meaning failed for this query: {e}");
-                            None
-                        }
-                    }
-                }
-                _ => None,
-            };
+            let vector = self.query_vector(&call.arguments, tools, offer).await;
             let output = match lock(offer).search(tools, &call.arguments, vector.as_deref()) {
                 Ok(found) => ToolOutput::text(found),
                 Err(why) => ToolOutput::error(why),
@@ -788,6 +773,31 @@ impl Runner {
             Ok(results::read(&kept, range, room).map_or_else(ToolOutput::error, ToolOutput::text))
         })
         .await
+    }
+
+    /// The vector of a search's query, when the knowledge base has an embedding model (and it
+    /// reads the query's script); the first search embeds the tools too. `None`: by words alone.
+    async fn query_vector(&self, arguments: &str, tools: &[HostedTool], offer: &Mutex<Offer>) -> Option<Vec<f32>> {
+        let embedder = self.tool_embedder.as_ref()?;
+        let query = lock(offer).search_query(arguments).filter(|q| !embedder.english_only() || is_latin(q))?;
+        let with_tools = lock(offer).lacks_vectors();
+        let mut texts: Vec<String> =
+            if with_tools { tools.iter().map(tool_search::embedding_text).collect() } else { Vec::new() };
+        texts.push(query);
+        match tool_search::embed_within(embedder.as_ref(), &texts, &self.cancel).await {
+            Ok(mut vectors) if vectors.len() == texts.len() => {
+                let query = vectors.pop();
+                if with_tools {
+                    lock(offer).set_vectors(vectors);
+                }
+                query
+            }
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!("tool search goes by words for this query: {e}");
+                None
+            }
+        }
     }
 
     /// Finds the tool, parses the arguments and asks for approval. `Ok(Err(_))`
@@ -934,10 +944,10 @@ fn parse_arguments(text: &str) -> Result<serde_json::Map<String, serde_json::Val
     }
 }
 
-/// Whether `text` is in a Latin script (what an English-only model can embed): no CJK,
-/// kana, Hangul or other scripts from U+2E80 on.
+/// Whether `text` is in the Latin script (what an English-only model can embed): ASCII, the
+/// Latin supplements and extensions, and general punctuation.
 fn is_latin(text: &str) -> bool {
-    text.chars().all(|c| u32::from(c) < 0x2E80)
+    text.chars().all(|c| matches!(u32::from(c), 0..=0x024F | 0x1E00..=0x1EFF | 0x2000..=0x206F))
 }
 
 /// Runs `work` on a blocking thread; a panic there is a panic here (the task is cancelled

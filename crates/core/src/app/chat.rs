@@ -18,7 +18,7 @@ use crate::agent::{
     ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, Sampling, ToolHost, ToolSelection, TurnAction,
     TurnRequest, resolve_provider,
 };
-use crate::assistants::{Assistant, DEFAULT_ASSISTANT};
+use crate::assistants::{Assistant, DEFAULT_ASSISTANT, KnowledgeMode};
 use crate::attach;
 use crate::config::ApprovalMode;
 use crate::conversations::{Attachment, ConversationId, ExportFile, ExportFormat, MessageId, MessageStatus};
@@ -359,7 +359,10 @@ impl App {
             selection,
             approval: ApprovalPolicy::Ask,
             retriever,
-            tool_embedder: self.inner.host.tool_embedder(),
+            // As in the CLI: an assistant that leaves the knowledge base off sends nothing to its model.
+            tool_embedder: (assistant.knowledge != KnowledgeMode::Off)
+                .then(|| self.inner.host.tool_embedder())
+                .flatten(),
             limits: self.inner.host.turn_limits()?,
         };
         if lock(&self.inner.turns).contains_key(&id) {

@@ -94,3 +94,35 @@ async fn tool_search_embeds_each_text_once() {
     assert_eq!(again, [vec![2.0], vec![3.0]]);
     assert_eq!(*inner.0.lock().unwrap(), ["a", "bb", "ccc"], "each text once");
 }
+
+/// A model that fails is left alone for a while: the next searches go by words at once.
+#[tokio::test]
+async fn a_failing_embedding_model_is_left_alone_for_a_while() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tokio_util::sync::CancellationToken;
+
+    use crate::agent::ToolEmbedder;
+    use crate::rag::RagError;
+    use crate::rag::embed::Embedder;
+
+    #[derive(Default)]
+    struct Failing(AtomicUsize);
+    #[async_trait::async_trait]
+    impl Embedder for Failing {
+        fn model_id(&self) -> &str {
+            "failing"
+        }
+        async fn embed(&self, _texts: &[String], _cancel: &CancellationToken) -> Result<Vec<Vec<f32>>, RagError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Err(RagError::Cancelled)
+        }
+    }
+    let inner = Arc::new(Failing::default());
+    let embedder = super::embed::KbToolEmbedder { embedder: inner.clone(), english_only: false, cache: Arc::default() };
+    let cancel = CancellationToken::new();
+    assert!(embedder.embed(&["a".to_owned()], &cancel).await.is_err());
+    let rested = embedder.embed(&["b".to_owned()], &cancel).await.unwrap_err();
+    assert!(rested.message.contains("failed a moment ago"), "{rested}");
+    assert_eq!(inner.0.load(Ordering::SeqCst), 1, "not asked again while it rests");
+}
