@@ -15,6 +15,7 @@ use super::budget::{PER_IMAGE, TokenCounter};
 use super::tools::ToolOutput;
 use crate::conversations::{KeptResult, KeptText, line_count};
 use crate::llm::{ContentPart, ToolSpec};
+use crate::text::{byte_index_of_char, floor_char_boundary};
 
 /// The model-facing name of the tool that reads a kept result.
 pub const READ_TOOL: &str = "read_result";
@@ -82,10 +83,6 @@ impl ResultRoom {
     }
 }
 
-fn byte_index_of_char(text: &str, chars: usize) -> usize {
-    text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i)
-}
-
 /// `end`, or the end of the last whole line before it when that keeps four fifths of it.
 fn at_line_end(text: &str, end: usize) -> usize {
     if end == text.len() {
@@ -118,10 +115,7 @@ impl Cut {
             .filter_map(|p| if let ContentPart::Text { text } = p { Some(text.as_str()) } else { None })
             .collect::<Vec<_>>()
             .join("\n");
-        if whole.len() > MAX_KEPT_BYTES {
-            let end = (0..=MAX_KEPT_BYTES).rev().find(|&i| whole.is_char_boundary(i)).unwrap_or(0);
-            whole.truncate(end);
-        }
+        whole.truncate(floor_char_boundary(&whole, MAX_KEPT_BYTES));
         let media =
             others.iter().filter(|p| matches!(p, ContentPart::Image { .. } | ContentPart::Audio { .. })).count();
         let sent = room.fitting(&whole, media);

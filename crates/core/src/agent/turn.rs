@@ -435,7 +435,7 @@ impl Runner {
             messages.extend(this_turn.iter().cloned());
             let sampling = self.request_model.sampling;
             let mut specs = lock(&offer).specs(&tools);
-            if self.reading.load(Ordering::Relaxed) && self.selection != ToolSelection::None {
+            if self.offers_read() {
                 specs.push(results::read_spec());
             }
             // What is left of the window once this request is sent, for the results of its calls.
@@ -693,7 +693,7 @@ impl Runner {
             };
             return self.record(call, ToolCallStatus::Done, output, ToolOutcome::Ran, started, None);
         }
-        if call.name == READ_TOOL && self.reading.load(Ordering::Relaxed) && self.selection != ToolSelection::None {
+        if call.name == READ_TOOL && self.offers_read() {
             // Reads what a call of this conversation already returned: no approval, no cap.
             let output = self.read_result(call.arguments.clone(), room).await?;
             return self.record(call, ToolCallStatus::Done, output, ToolOutcome::Ran, started, None);
@@ -731,6 +731,11 @@ impl Runner {
             return self.record(call, ToolCallStatus::Cancelled, output, ToolOutcome::Cancelled, started, kept);
         }
         self.record(call, ToolCallStatus::Done, output, outcome, started, kept)
+    }
+
+    /// Whether [`READ_TOOL`] is offered: the conversation keeps a cut result, and the turn has tools.
+    fn offers_read(&self) -> bool {
+        self.reading.load(Ordering::Relaxed) && self.selection != ToolSelection::None
     }
 
     /// Cuts `output` to `room`, keeping the whole of it with the conversation when it is cut.

@@ -151,6 +151,12 @@ impl App {
     ) -> Result<KeptPage, AppError> {
         let id = parse_id("conversation", conversation)?;
         let whole = self.inner.conversations.kept_result(id, result)?;
+        if offset > 0 && offset >= whole.kept.chars {
+            return Err(AppError::Invalid(format!(
+                "offset {offset} is past the end of result {result} of conversation {id} ({} characters)",
+                whole.kept.chars
+            )));
+        }
         let skip = usize::try_from(offset).unwrap_or(usize::MAX);
         let take = usize::try_from(length.min(KEPT_PAGE_CHARS)).unwrap_or(usize::MAX);
         Ok(KeptPage { kept: whole.kept, offset, text: whole.text.chars().skip(skip).take(take).collect() })

@@ -1002,6 +1002,9 @@ async fn a_result_cut_for_the_model_is_kept_whole_for_the_inspector() {
     let capped = f.app.read_kept_result(&c.id, 1, 0, u64::MAX).unwrap();
     assert_eq!(capped.text.len(), 256 * 1024, "one read returns at most a page");
     assert_eq!(f.app.read_kept_result(&c.id, 2, 0, 10).unwrap_err().kind(), ErrorKind::NotFound);
+    let past = f.app.read_kept_result(&c.id, 1, 1 << 20, 10).unwrap_err();
+    assert_eq!(past.kind(), ErrorKind::InvalidInput);
+    assert!(past.to_string().contains("offset 1048576 is past the end of result 1"), "{past}");
     let other = f.app.create_conversation(None).unwrap();
     assert_eq!(f.app.read_kept_result(&other.id, 1, 0, 10).unwrap_err().kind(), ErrorKind::NotFound);
 }

@@ -17,6 +17,7 @@ use rmcp::model::{CallToolResult, ContentBlock, GetPromptResult, ReadResourceRes
 use serde::{Deserialize, Serialize};
 
 use crate::llm::ContentPart;
+use crate::text::{byte_index_of_char, floor_char_boundary};
 
 /// Size limits for one tool result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,10 +86,6 @@ impl TextBudget {
             _ => parts.push(ContentPart::text(kept)),
         }
     }
-}
-
-fn byte_index_of_char(text: &str, chars: usize) -> usize {
-    text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i)
 }
 
 /// Builds the model's copy of `result`.
@@ -250,13 +247,6 @@ pub fn for_ui(result: &CallToolResult, limits: &ResultLimits) -> UiResult {
     let truncated =
         (kept < total).then_some(UiTruncation { total_bytes: total, kept_bytes: kept, blocks_dropped: dropped });
     UiResult { content, structured_content, is_error: result.is_error == Some(true), truncated }
-}
-
-fn floor_char_boundary(text: &str, max: usize) -> usize {
-    if max >= text.len() {
-        return text.len();
-    }
-    (0..=max).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0)
 }
 
 /// A `Write` that keeps the first `cap` bytes and counts the rest.
