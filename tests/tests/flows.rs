@@ -216,15 +216,23 @@ fn press(s: &Session, dialog: &str, label: &str) -> Result<()> {
 /// arrive (the attach menu appears), so a click can land beside the button: click
 /// again while the text is still waiting in the composer.
 fn send(s: &Session, text: &str) -> Result<()> {
-    // A conversation just created shows its composer a moment later.
-    s.wait_for("#composer-input", WAIT)?;
-    s.set_value("#composer-input", text)?;
-    let waiting = "return document.querySelector('#composer-input').value";
+    // A conversation just created shows its composer a moment later, and may
+    // draw it anew once it is saved, empty: so the message counts as sent
+    // only once the transcript shows one more of it.
+    let sent = "return [...document.querySelectorAll('[data-testid=message-user]')]
+        .filter(m => m.textContent.includes(arguments[0])).length";
+    let before = s.execute(sent, json!([text]))?;
     for _ in 0..5 {
+        s.wait_for("#composer-input", WAIT)?;
+        if s.execute("return document.querySelector('#composer-input').value", json!([]))? != json!(text) {
+            s.set_value("#composer-input", text)?;
+        }
         s.click(&s.wait_for("#send-button", WAIT)?)?;
-        std::thread::sleep(Duration::from_millis(500));
-        if s.execute(waiting, json!([]))? != json!(text) {
-            return Ok(());
+        for _ in 0..10 {
+            std::thread::sleep(Duration::from_millis(100));
+            if s.execute(sent, json!([text]))? != before {
+                return Ok(());
+            }
         }
     }
     anyhow::bail!("the message {text:?} was never sent")
