@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use patchbay_core::config::{
-    ApprovalMode, ConfigStore, McpServerConfig, Network, ProviderProfile, SecurityLevel, TransportConfig, ValueSource,
+    ApprovalMode, ConfigStore, McpServerConfig, Network, PromptToolFormat, ProviderProfile, SecurityLevel,
+    TransportConfig, ValueSource,
 };
 use patchbay_core::mcp::protocol::naming::ToolNames;
 use patchbay_core::paths::DataDir;
@@ -236,6 +237,87 @@ fn send(s: &Session, text: &str) -> Result<()> {
         }
     }
     anyhow::bail!("the message {text:?} was never sent")
+}
+
+/// A model without native tools, taught the fenced `use_mcp_tool` format on the
+/// provider's page: two calls split across chunks in one answer run (one with
+/// the closing fence inside a string), a call with broken JSON comes back to the
+/// model as an error, and the answer shows no call text.
+#[test]
+fn a_model_without_native_tools_calls_them_in_its_text() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let fenced = |tool: &str, arguments: serde_json::Value| {
+        let call =
+            json!({"type": "use_mcp_tool", "server_name": "everything", "tool_name": tool, "arguments": arguments});
+        format!("```json\n{call}\n```")
+    };
+    let sum = fenced("get-sum", json!({"a": 2, "b": 3}));
+    let echo = fenced("echo", json!({"message": "a ``` fence"}));
+    let (head, tail) = sum.split_at(sum.len() / 2);
+    let broken = "```json\n{\"type\": \"use_mcp_tool\", \"server_name\": \"everything\", \"tool_name\": \"get-sum\", \
+                  \"arguments\": {a: 1}}\n```";
+    let model = runtime.block_on(ScriptedServer::start(
+        Format::OpenAi,
+        vec![
+            openai::text_reply(&["Let me work it out.\n", head, tail, "\n", &echo[..10], &echo[10..]]),
+            openai::text_reply(&[broken]),
+            openai::text_reply(&["2 and 3 make ", "5."]),
+            openai::text_reply(&["Sums"]),
+        ],
+    ))?;
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    let config = ConfigStore::new(Store::open(&DataDir::new(&data_dir))?);
+    let mut profile = ProviderProfile::openai_compatible("scripted", format!("{}/v1", model.url()), "scripted-model");
+    profile.native_tools = false;
+    config.save_provider(&profile)?;
+    let mut everything =
+        McpServerConfig::stdio("everything", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
+    everything.tool_approval.extend([("echo".into(), ApprovalMode::Allow), ("get-sum".into(), ApprovalMode::Allow)]);
+    config.replace_servers(&[everything])?;
+    drop(config);
+    let app = App::start(
+        "a_model_without_native_tools_calls_them_in_its_text",
+        AppOptions { data_dir: Some(data_dir.clone()), ..Default::default() },
+    )?;
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        s.click(&s.wait_for("#settings-tab-providers", WAIT)?)?;
+        s.wait_for_text("[data-testid=provider-row]", WAIT, |t| t.contains("scripted"))?;
+        // The page renders again when its providers arrive, which closes a form opened before.
+        let deadline = Instant::now() + WAIT;
+        while s.wait_for("#provider-prompt-tool-format", Duration::from_secs(2)).is_err() {
+            ensure!(Instant::now() < deadline, "the provider form never opened");
+            press(s, "[data-testid=provider-row]", "Edit")?;
+        }
+        s.set_value("#provider-prompt-tool-format", "use_mcp_tool")?;
+        s.click(&s.find("#provider-save")?)?;
+        s.wait_for_none("#provider-prompt-tool-format", WAIT)?;
+        new_chat(s)?;
+        send(s, "What are 2 and 3?")?;
+        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("2 and 3 make 5."))?;
+        // The answer's own text, after its trace cards (which show what the calls said).
+        let prose = "return [...document.querySelectorAll('[data-testid=message-assistant] .md-block')].pop().textContent";
+        let prose = s.execute(prose, json!([]))?.as_str().unwrap_or_default().to_owned();
+        ensure!(
+            prose.starts_with("Let me work it out.") && prose.ends_with("2 and 3 make 5.") && !prose.contains("use_mcp_tool"),
+            "the answer's text is {prose:?}"
+        );
+        s.wait_for_count("[data-testid=trace-card]", 3, WAIT)?;
+        ensure!(s.count("[data-testid=trace-card][data-status=done]")? == 2, "the two calls did not both run");
+        Ok(())
+    })?;
+    let requests = model.requests();
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+    ensure!(system.contains("### Server `everything`") && system.contains("- `get-sum`"), "{system}");
+    ensure!(!system.contains("<function_call>{"), "one format is taught: {system}");
+    let second = requests[1].body["messages"].to_string();
+    ensure!(second.contains("The sum of 2 and 3 is 5") && second.contains("a ``` fence"), "{second}");
+    let third = requests[2].body["messages"].to_string();
+    ensure!(third.contains("The arguments are not valid JSON"), "the broken call's error: {third}");
+    let saved = ConfigStore::new(Store::open(&DataDir::new(&data_dir))?).providers()?;
+    ensure!(saved[0].prompt_tool_format == PromptToolFormat::UseMcpTool, "{:?}", saved[0]);
+    Ok(())
 }
 
 #[test]

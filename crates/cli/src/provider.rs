@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 use patchbay_core::config::model::{ProviderKind, ProviderProfile};
 use patchbay_core::config::presets;
-use patchbay_core::config::{ConfigStore, SecretValue};
+use patchbay_core::config::{ConfigStore, PromptToolFormat, SecretValue};
 use patchbay_core::llm::ThinkingParam;
 use patchbay_core::llm::probe::probe;
 use patchbay_core::paths::DataDir;
@@ -65,10 +65,22 @@ pub struct AddArgs {
     /// The model cannot call tools natively: use prompt-based tool calling.
     #[arg(long)]
     no_native_tools: bool,
+    /// The call format taught without native tools (implies --no-native-tools).
+    #[arg(long, value_enum)]
+    prompt_tool_format: Option<FormatChoice>,
     /// The field an OpenAI-compatible server reads to think or not (default: the
     /// preset's, else chosen from the base URL).
     #[arg(long, value_enum)]
     thinking: Option<ThinkingChoice>,
+}
+
+/// `--prompt-tool-format`: [`PromptToolFormat`].
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FormatChoice {
+    /// `<function_call>{"name": …, "arguments": …}</function_call>`.
+    FunctionCall,
+    /// A fenced JSON `use_mcp_tool` block naming server and tool.
+    UseMcpTool,
 }
 
 /// `--thinking`: [`ThinkingParam`].
@@ -171,8 +183,14 @@ fn profile(args: &AddArgs) -> anyhow::Result<ProviderProfile> {
     if !profile.models.contains(&profile.default_model) {
         profile.models.insert(0, profile.default_model.clone());
     }
-    if args.no_native_tools {
+    if args.no_native_tools || args.prompt_tool_format.is_some() {
         profile.native_tools = false;
+    }
+    if let Some(format) = args.prompt_tool_format {
+        profile.prompt_tool_format = match format {
+            FormatChoice::FunctionCall => PromptToolFormat::FunctionCall,
+            FormatChoice::UseMcpTool => PromptToolFormat::UseMcpTool,
+        };
     }
     profile.context_window = args.context_window.or(profile.context_window);
     if let Some(thinking) = args.thinking {

@@ -103,6 +103,7 @@ export function providerView(name: string): ProviderView {
       headers: {},
       api_key: `provider/${name}/api_key`,
       native_tools: true,
+      prompt_tool_format: "function_call",
       context_window: null,
       listed_windows: {},
       thinking: "auto",

@@ -131,6 +131,7 @@ mod tests {
             context_window: None,
             listed_windows: Default::default(),
             thinking: Default::default(),
+            prompt_tool_format: Default::default(),
         }
     }
 

@@ -168,6 +168,7 @@ pub(crate) fn read_spec() -> ToolSpec {
             },
             "required": ["result"]
         }),
+        origin: None,
     }
 }
 

@@ -119,6 +119,7 @@ fn spec(name: &str) -> ToolSpec {
         name: name.into(),
         description: format!("test tool {name}"),
         input_schema: serde_json::json!({"type": "object"}),
+        origin: None,
     }
 }
 

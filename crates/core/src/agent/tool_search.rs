@@ -251,6 +251,7 @@ pub fn search_spec(searchable: usize) -> ToolSpec {
             },
             "required": ["query"]
         }),
+        origin: None,
     }
 }
 
@@ -444,6 +445,7 @@ mod tests {
                 name: format!("{server}__{name}"),
                 description: description.into(),
                 input_schema: json!({"type": "object", "properties": properties}),
+                origin: None,
             },
             server: server.into(),
             tool: name.into(),

@@ -167,6 +167,7 @@ mod tests {
                 name: format!("{server}__{name}"),
                 description: String::new(),
                 input_schema: serde_json::json!({}),
+                origin: None,
             },
             server: server.into(),
             tool: name.into(),

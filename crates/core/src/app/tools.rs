@@ -45,6 +45,7 @@ impl App {
                     name: format!("{}__{name}", config.name),
                     description: description.clone(),
                     input_schema: input_schema.clone(),
+                    origin: None,
                 };
                 out.push(ToolInfo {
                     server: config.name.clone(),

@@ -25,8 +25,8 @@ pub use import::{
     PreviewEntry, SecretNote, SecretState, SourceFormat,
 };
 pub use model::{
-    ApprovalMode, BUILTIN_SERVER, ClientCredentials, ClientKey, JwtAlgorithm, McpServerConfig, ProviderKind,
-    ProviderProfile, ThinkingParam, Timeouts, TransportConfig, ValueSource,
+    ApprovalMode, BUILTIN_SERVER, ClientCredentials, ClientKey, JwtAlgorithm, McpServerConfig, PromptToolFormat,
+    ProviderKind, ProviderProfile, ThinkingParam, Timeouts, TransportConfig, ValueSource,
 };
 pub use policy::{Network, Policy, PolicyDefaults, PolicyOutline, RateLimits, Resolved, SecurityLevel};
 pub use presets::ProviderPreset;

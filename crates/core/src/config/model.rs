@@ -47,6 +47,19 @@ pub enum ThinkingParam {
     ChatTemplate,
 }
 
+/// How a model without native tools is taught to call them (the parser reads both).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptToolFormat {
+    /// `<function_call>{"name": …, "arguments": {…}}</function_call>`, the tools
+    /// listed by their model-facing names.
+    #[default]
+    FunctionCall,
+    /// A fenced JSON block `{"type": "use_mcp_tool", "server_name": …,
+    /// "tool_name": …, "arguments": {…}}`, the tools listed grouped by server.
+    UseMcpTool,
+}
+
 impl ThinkingParam {
     /// `Auto` resolved for a server at `base_url`.
     pub fn resolve(self, base_url: &str) -> Self {
@@ -101,6 +114,9 @@ pub struct ProviderProfile {
     /// Whether the model calls tools natively; otherwise prompt-based tool calling is used.
     #[serde(default = "yes")]
     pub native_tools: bool,
+    /// The call format taught when tools are not native.
+    #[serde(default)]
+    pub prompt_tool_format: PromptToolFormat,
     /// Context window in tokens, the user's setting for every model of the profile.
     #[serde(default)]
     pub context_window: Option<u32>,
@@ -125,6 +141,7 @@ impl ProviderProfile {
             headers: BTreeMap::new(),
             api_key: None,
             native_tools: true,
+            prompt_tool_format: PromptToolFormat::FunctionCall,
             context_window: None,
             listed_windows: BTreeMap::new(),
             thinking: ThinkingParam::Auto,

@@ -52,6 +52,7 @@ impl ProviderPreset {
             context_window: None,
             listed_windows: Default::default(),
             thinking: self.thinking,
+            prompt_tool_format: Default::default(),
         }
     }
 }

@@ -218,6 +218,7 @@ mod tests {
             context_window: Some(128_000),
             listed_windows: Default::default(),
             thinking: Default::default(),
+            prompt_tool_format: Default::default(),
         }
     }
 

@@ -22,7 +22,7 @@ pub use openai::OpenAiProvider;
 pub use prompt_tools::PromptTools;
 pub use types::{
     ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, ReasoningEffort, Sampling, StreamEvent, ToolCall,
-    ToolSpec, Usage,
+    ToolOrigin, ToolSpec, Usage,
 };
 pub use windows::{OPENAI_MAX_TOOLS, context_window, known_context_window, tool_limit};
 
@@ -82,7 +82,7 @@ pub fn build(profile: &ProviderProfile, settings: HttpSettings) -> Result<Box<dy
         ProviderKind::Anthropic => Box::new(AnthropicProvider::new(settings)?),
         ProviderKind::Gemini => Box::new(GeminiProvider::new(settings)?),
     };
-    Ok(if profile.native_tools { provider } else { Box::new(PromptTools::new(provider)) })
+    Ok(if profile.native_tools { provider } else { Box::new(PromptTools::new(provider, profile.prompt_tool_format)) })
 }
 
 /// The connection settings of a profile, secrets resolved.

@@ -143,7 +143,7 @@ impl OpenAiProvider {
                             function: FunctionObject {
                                 name: t.name.clone(),
                                 description: Some(t.description.clone()),
-                                parameters: Some(t.input_schema.clone()),
+                                parameters: Some(object_schema(&t.input_schema)),
                                 strict: None,
                             },
                         })
@@ -495,5 +495,19 @@ impl Decode for OpenAiDecoder {
         }
         out.push(StreamEvent::Finish { reason });
         Ok(())
+    }
+}
+
+/// A tool's schema as OpenAI-compatible servers take it: some refuse one
+/// without `"type": "object"` (an empty schema, or one that leaves the type out).
+fn object_schema(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) if map.get("type").is_some_and(|t| !t.is_null() && t != "") => schema.clone(),
+        Value::Object(map) => {
+            let mut map = map.clone();
+            map.insert("type".into(), Value::String("object".into()));
+            Value::Object(map)
+        }
+        _ => json!({"type": "object"}),
     }
 }

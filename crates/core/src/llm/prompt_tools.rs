@@ -1,22 +1,32 @@
 //! Prompt-based tool calling for models without native tools.
 //!
 //! [`PromptTools`] wraps any [`Provider`]: it describes the tools in the system prompt
-//! ([`tools_prompt`]), sends no native tools, rewrites earlier calls and results as text, and runs the
-//! model's text through [`CallParser`], a streaming state machine that turns `<function_call>` blocks
-//! (and fenced `use_mcp_tool` JSON) into tool-call events while the text around them keeps streaming,
-//! tags split anywhere. Broken JSON is repaired when the fix is unambiguous; otherwise the call is
-//! still reported with its raw text, so the model gets an "invalid arguments" error it can correct.
+//! ([`tools_prompt`], in the provider's [`PromptToolFormat`]), sends no native tools, rewrites
+//! earlier calls and results as text, and runs the model's text through [`CallParser`], a
+//! streaming state machine that turns `<function_call>` blocks and fenced `use_mcp_tool` JSON
+//! into tool-call events while the text around them keeps streaming, markers split anywhere.
+//! Blocks end where their JSON ends, so a closing marker inside a string does not cut a call;
+//! a `use_mcp_tool` block names its tool exactly, by server and tool, or it calls nothing.
+//! Broken JSON is repaired when the fix is unambiguous; otherwise the call is still reported
+//! with its raw text, so the model gets an "invalid arguments" error it can correct.
+
+use std::collections::{BTreeMap, HashMap};
 
 use futures::stream::{BoxStream, StreamExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{ChatMessage, ChatRequest, ContentPart, FinishReason, LlmError, Provider, StreamEvent, ToolSpec};
+use crate::config::{BUILTIN_SERVER, PromptToolFormat};
 
 const OPEN_TAG: &str = "<function_call>";
 const CLOSE_TAG: &str = "</function_call>";
 const OPEN_FENCE: &str = "```json";
 const CLOSE_FENCE: &str = "```";
+/// The type a fenced call block states.
+const USE_MCP_TOOL: &str = "use_mcp_tool";
+/// The first keys of a fenced object that may be a call; any other first key is ordinary code.
+const CALL_KEYS: [&str; 4] = ["type", "server_name", "tool_name", "arguments"];
 
 /// The name reported for a call whose tool name cannot be read.
 pub const INVALID_CALL_NAME: &str = "invalid_function_call";
@@ -24,42 +34,78 @@ pub const INVALID_CALL_NAME: &str = "invalid_function_call";
 /// Wraps a provider so that tools are offered through the prompt.
 pub struct PromptTools {
     inner: Box<dyn Provider>,
+    format: PromptToolFormat,
 }
 
 impl PromptTools {
-    /// Prompt-based tool calling over `inner`.
-    pub fn new(inner: Box<dyn Provider>) -> Self {
-        Self { inner }
+    /// Prompt-based tool calling over `inner`, teaching `format`.
+    pub fn new(inner: Box<dyn Provider>, format: PromptToolFormat) -> Self {
+        Self { inner, format }
     }
 }
 
-/// The system-prompt section that describes `tools` and the call syntax.
-pub fn tools_prompt(tools: &[ToolSpec]) -> String {
-    let mut prompt = String::from(
-        "## Tools\n\n\
-         You can call the tools listed below. To call one, write a block like this, with the \
-         arguments as a JSON object that matches the tool's parameters:\n\n\
-         <function_call>{\"name\": \"TOOL_NAME\", \"arguments\": {\"ARGUMENT\": \"VALUE\"}}</function_call>\n\n\
-         You may call several tools in one reply, one block each. After your calls, stop and wait: \
-         the results arrive in the next message inside <function_result> blocks. Never write a \
-         <function_result> yourself and never guess a result. When no tool is needed, answer \
-         directly.\n\n### Available tools\n",
-    );
-    for tool in tools {
+/// The server and the tool's own name a spec stands for: its origin, or a
+/// tool answered by Patchbay itself under its bare name.
+fn server_and_tool(spec: &ToolSpec) -> (&str, &str) {
+    spec.origin.as_ref().map_or((BUILTIN_SERVER, spec.name.as_str()), |o| (o.server.as_str(), o.tool.as_str()))
+}
+
+/// The system-prompt section that describes `tools` and the call syntax of `format`.
+pub fn tools_prompt(tools: &[ToolSpec], format: PromptToolFormat) -> String {
+    const AFTER: &str = "You may call several tools in one reply, one block each. After your calls, stop and \
+         wait: the results arrive in the next message inside <function_result> blocks. Never write a \
+         <function_result> yourself and never guess a result. When no tool is needed, answer directly.";
+    let describe = |prompt: &mut String, name: &str, tool: &ToolSpec| {
         prompt.push_str(&format!(
-            "\n- `{}`: {}\n  Parameters (JSON Schema): {}\n",
-            tool.name,
+            "\n- `{name}`: {}\n  Parameters (JSON Schema): {}\n",
             tool.description.trim(),
             tool.input_schema
         ));
+    };
+    match format {
+        PromptToolFormat::FunctionCall => {
+            let mut prompt = format!(
+                "## Tools\n\n\
+                 You can call the tools listed below. To call one, write a block like this, with the \
+                 arguments as a JSON object that matches the tool's parameters:\n\n\
+                 {OPEN_TAG}{{\"name\": \"TOOL_NAME\", \"arguments\": {{\"ARGUMENT\": \"VALUE\"}}}}{CLOSE_TAG}\n\n\
+                 {AFTER}\n\n### Available tools\n"
+            );
+            for tool in tools {
+                describe(&mut prompt, &tool.name, tool);
+            }
+            prompt
+        }
+        PromptToolFormat::UseMcpTool => {
+            let mut prompt = format!(
+                "## Tools\n\n\
+                 You can use the tools of the MCP servers listed below. To use one, write a block like \
+                 this, naming the server and the tool exactly as listed, with the arguments as a JSON \
+                 object that matches the tool's parameters:\n\n\
+                 {OPEN_FENCE}\n{{\"type\": \"{USE_MCP_TOOL}\", \"server_name\": \"SERVER\", \"tool_name\": \"TOOL\", \
+                 \"arguments\": {{\"ARGUMENT\": \"VALUE\"}}}}\n{CLOSE_FENCE}\n\n{AFTER}\n"
+            );
+            let mut servers: BTreeMap<&str, Vec<(&str, &ToolSpec)>> = BTreeMap::new();
+            for tool in tools {
+                let (server, name) = server_and_tool(tool);
+                servers.entry(server).or_default().push((name, tool));
+            }
+            for (server, tools) in servers {
+                prompt.push_str(&format!("\n### Server `{server}`\n"));
+                for (name, tool) in tools {
+                    describe(&mut prompt, name, tool);
+                }
+            }
+            prompt
+        }
     }
-    prompt
 }
 
 /// The request sent to the wrapped model: tools in the system prompt, earlier
-/// calls and results as text, no native tools.
-pub fn rewrite_request(mut request: ChatRequest) -> ChatRequest {
+/// calls (in the format taught) and results as text, no native tools.
+pub fn rewrite_request(mut request: ChatRequest, format: PromptToolFormat) -> ChatRequest {
     let tools = std::mem::take(&mut request.tools);
+    let origins: HashMap<&str, (&str, &str)> = tools.iter().map(|t| (t.name.as_str(), server_and_tool(t))).collect();
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     for message in request.messages {
         match message {
@@ -67,11 +113,20 @@ pub fn rewrite_request(mut request: ChatRequest) -> ChatRequest {
                 for call in tool_calls {
                     let arguments = serde_json::from_str::<Value>(&call.arguments)
                         .unwrap_or_else(|_| Value::String(call.arguments.clone()));
-                    let block = json!({"name": call.name, "arguments": arguments});
                     if !text.is_empty() {
                         text.push('\n');
                     }
-                    text.push_str(&format!("{OPEN_TAG}{block}{CLOSE_TAG}"));
+                    match (format, origins.get(call.name.as_str())) {
+                        (PromptToolFormat::UseMcpTool, Some((server, tool))) => {
+                            let block = json!({"type": USE_MCP_TOOL, "server_name": server, "tool_name": tool, "arguments": arguments});
+                            text.push_str(&format!("{OPEN_FENCE}\n{block}\n{CLOSE_FENCE}"));
+                        }
+                        // A tool no longer offered keeps the name it was called by.
+                        _ => {
+                            let block = json!({"name": call.name, "arguments": arguments});
+                            text.push_str(&format!("{OPEN_TAG}{block}{CLOSE_TAG}"));
+                        }
+                    }
                 }
                 messages.push(ChatMessage::Assistant { text, reasoning, reasoning_signature, tool_calls: Vec::new() });
             }
@@ -95,7 +150,7 @@ pub fn rewrite_request(mut request: ChatRequest) -> ChatRequest {
         }
     }
     if !tools.is_empty() {
-        let section = tools_prompt(&tools);
+        let section = tools_prompt(&tools, format);
         match messages.iter_mut().find(|m| matches!(m, ChatMessage::System { .. })) {
             Some(ChatMessage::System { text }) => {
                 text.push_str("\n\n");
@@ -120,10 +175,10 @@ impl Provider for PromptTools {
         request: ChatRequest,
         cancel: CancellationToken,
     ) -> Result<BoxStream<'static, Result<StreamEvent, LlmError>>, LlmError> {
-        let mut rewritten = rewrite_request(request);
-        let names: Vec<String> = std::mem::take(&mut rewritten.tools).into_iter().map(|t| t.name).collect();
+        let mut rewritten = rewrite_request(request, self.format);
+        let tools = std::mem::take(&mut rewritten.tools);
         let inner = self.inner.stream(rewritten, cancel).await?;
-        let mut parser = CallParser::new(names);
+        let mut parser = CallParser::new(&tools);
         let mut finished = false;
         let events = inner.flat_map(move |item| {
             let out: Vec<Result<StreamEvent, LlmError>> = match item {
@@ -147,23 +202,35 @@ impl Provider for PromptTools {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Text,
+    /// Inside `<function_call>`.
     Tag,
+    /// A ```` ```json ```` fence whose object may be a `use_mcp_tool` call: held until it closes.
     Fence,
+    /// An ordinary code block: streamed as it comes, calls inside are text.
+    Code,
 }
 
 /// Streaming parser of tool-call blocks in model text.
 #[derive(Debug)]
 pub struct CallParser {
-    tools: Vec<String>,
+    /// The offered tools' model-facing names, by the server and tool they stand for.
+    by_origin: HashMap<(String, String), String>,
     state: State,
     buffer: String,
     calls: usize,
 }
 
 impl CallParser {
-    /// A parser for a reply that may call `tools` (model-facing names).
-    pub fn new(tools: Vec<String>) -> Self {
-        Self { tools, state: State::Text, buffer: String::new(), calls: 0 }
+    /// A parser for a reply that may call `tools`.
+    pub fn new(tools: &[ToolSpec]) -> Self {
+        let by_origin = tools
+            .iter()
+            .map(|t| {
+                let (server, tool) = server_and_tool(t);
+                ((server.to_owned(), tool.to_owned()), t.name.clone())
+            })
+            .collect();
+        Self { by_origin, state: State::Text, buffer: String::new(), calls: 0 }
     }
 
     /// Feeds more text; returns the events it completes.
@@ -176,50 +243,53 @@ impl CallParser {
                     let tag = self.buffer.find(OPEN_TAG);
                     let fence = self.buffer.find(OPEN_FENCE);
                     let next = match (tag, fence) {
-                        (Some(t), Some(f)) if f < t => Some((f, State::Fence, OPEN_FENCE.len())),
-                        (Some(t), _) => Some((t, State::Tag, OPEN_TAG.len())),
-                        (None, Some(f)) => Some((f, State::Fence, OPEN_FENCE.len())),
+                        (Some(t), Some(f)) if f < t => Some((f, State::Fence)),
+                        (Some(t), _) => Some((t, State::Tag)),
+                        (None, Some(f)) => Some((f, State::Fence)),
                         (None, None) => None,
                     };
-                    match next {
-                        Some((at, state, len)) => {
-                            push_text(&mut out, &self.buffer[..at]);
-                            if state == State::Tag {
-                                self.buffer.drain(..at + len);
-                            } else {
-                                // A fence is text unless it turns out to be a tool call: keep it whole.
-                                self.buffer.drain(..at);
-                            }
-                            self.state = state;
-                        }
-                        None => {
-                            let keep = partial_marker_len(&self.buffer);
-                            let cut = self.buffer.len() - keep;
-                            push_text(&mut out, &self.buffer[..cut]);
-                            self.buffer.drain(..cut);
-                            return out;
-                        }
-                    }
+                    let Some((at, state)) = next else {
+                        let cut = self.buffer.len() - partial_marker_len(&self.buffer, &[OPEN_TAG, OPEN_FENCE]);
+                        push_text(&mut out, &self.buffer[..cut]);
+                        self.buffer.drain(..cut);
+                        return out;
+                    };
+                    push_text(&mut out, &self.buffer[..at]);
+                    // A tag is never text; a fence is kept whole until it is known to be one or the other.
+                    let skip = if state == State::Tag { at + OPEN_TAG.len() } else { at };
+                    self.buffer.drain(..skip);
+                    self.state = state;
                 }
                 State::Tag => {
-                    let Some(end) = self.buffer.find(CLOSE_TAG) else { return out };
+                    let Some(end) = close_at(&self.buffer, CLOSE_TAG) else { return out };
                     let body: String = self.buffer.drain(..end + CLOSE_TAG.len()).collect();
                     self.emit_call(&body[..end], &mut out);
                     self.state = State::Text;
                 }
-                State::Fence => {
-                    let Some(end) = self.buffer[OPEN_FENCE.len()..].find(CLOSE_FENCE).map(|e| e + OPEN_FENCE.len())
-                    else {
+                State::Fence => match fence_kind(&self.buffer[OPEN_FENCE.len()..]) {
+                    None => return out,
+                    Some(false) => {
+                        push_text(&mut out, OPEN_FENCE);
+                        self.buffer.drain(..OPEN_FENCE.len());
+                        self.state = State::Code;
+                    }
+                    Some(true) => {
+                        let body = &self.buffer[OPEN_FENCE.len()..];
+                        let Some(end) = close_at(body, CLOSE_FENCE) else { return out };
+                        let block: String = self.buffer.drain(..OPEN_FENCE.len() + end + CLOSE_FENCE.len()).collect();
+                        self.emit_fence(&block, &mut out);
+                        self.state = State::Text;
+                    }
+                },
+                State::Code => {
+                    let Some(end) = self.buffer.find(CLOSE_FENCE) else {
+                        let cut = self.buffer.len() - partial_marker_len(&self.buffer, &[CLOSE_FENCE]);
+                        push_text(&mut out, &self.buffer[..cut]);
+                        self.buffer.drain(..cut);
                         return out;
                     };
                     let block: String = self.buffer.drain(..end + CLOSE_FENCE.len()).collect();
-                    let body = &block[OPEN_FENCE.len()..end];
-                    match repair_json(body) {
-                        Some(value) if value.get("type").and_then(Value::as_str) == Some("use_mcp_tool") => {
-                            self.emit_value(&value, &mut out);
-                        }
-                        _ => push_text(&mut out, &block),
-                    }
+                    push_text(&mut out, &block);
                     self.state = State::Text;
                 }
             }
@@ -230,12 +300,21 @@ impl CallParser {
     pub fn finish(&mut self) -> Vec<StreamEvent> {
         let mut out = Vec::new();
         let rest = std::mem::take(&mut self.buffer);
-        match self.state {
-            State::Text | State::Fence => push_text(&mut out, &rest),
-            // The model stopped inside a call (often a stop sequence on the close tag).
-            State::Tag => self.emit_call(&rest, &mut out),
+        let state = std::mem::replace(&mut self.state, State::Text);
+        match state {
+            State::Text | State::Code => push_text(&mut out, &rest),
+            // The model stopped inside a call (often a stop sequence on the closing marker).
+            State::Fence => self.emit_fence(&rest, &mut out),
+            // A closing tag inside an unterminated string: the string was never meant to run on.
+            State::Tag => match rest.find(CLOSE_TAG) {
+                Some(end) => {
+                    self.emit_call(&rest[..end], &mut out);
+                    out.extend(self.feed(&rest[end + CLOSE_TAG.len()..]));
+                    out.extend(self.finish());
+                }
+                None => self.emit_call(&rest, &mut out),
+            },
         }
-        self.state = State::Text;
         out
     }
 
@@ -243,17 +322,30 @@ impl CallParser {
         match repair_json(strip_fence(body)) {
             Some(value) if value.is_object() => self.emit_value(&value, out),
             _ => {
-                let name = sniff_name(body).unwrap_or_else(|| INVALID_CALL_NAME.to_owned());
+                let name = match (sniff(body, "server_name"), sniff(body, "tool_name")) {
+                    (Some(server), Some(tool)) => self.resolve(&server, &tool),
+                    _ => sniff(body, "name").unwrap_or_else(|| INVALID_CALL_NAME.to_owned()),
+                };
                 self.start(name, body.trim().to_owned(), out);
             }
         }
     }
 
+    /// A whole ```` ```json ```` block (its closing fence may be missing): a call, or text.
+    fn emit_fence(&mut self, block: &str, out: &mut Vec<StreamEvent>) {
+        let body = block[OPEN_FENCE.len()..].strip_suffix(CLOSE_FENCE).unwrap_or(&block[OPEN_FENCE.len()..]);
+        match repair_json(body) {
+            Some(value) if is_use_mcp_tool(&value) => self.emit_value(&value, out),
+            // Broken JSON that says it is a call: the model is told what is wrong.
+            None if sniff(body, "type").as_deref() == Some(USE_MCP_TOOL) => self.emit_call(body, out),
+            _ => push_text(out, block),
+        }
+    }
+
     fn emit_value(&mut self, value: &Value, out: &mut Vec<StreamEvent>) {
-        let name = if value.get("type").and_then(Value::as_str) == Some("use_mcp_tool") {
-            let tool = value.get("tool_name").and_then(Value::as_str).unwrap_or_default();
-            let server = value.get("server_name").and_then(Value::as_str).unwrap_or_default();
-            self.resolve(server, tool)
+        let name = if is_use_mcp_tool(value) {
+            let field = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or_default();
+            self.resolve(field("server_name"), field("tool_name"))
         } else {
             value.get("name").and_then(Value::as_str).unwrap_or(INVALID_CALL_NAME).to_owned()
         };
@@ -270,16 +362,10 @@ impl CallParser {
         self.start(name, arguments, out);
     }
 
-    /// The offered tool a `use_mcp_tool` block means.
+    /// The offered tool `server` and `tool` name exactly; otherwise `server/tool`,
+    /// a name no tool has, which the turn answers with the tools there are.
     fn resolve(&self, server: &str, tool: &str) -> String {
-        if self.tools.iter().any(|t| t == tool) {
-            return tool.to_owned();
-        }
-        self.tools
-            .iter()
-            .find(|t| t.ends_with(tool) && t.starts_with(server) && t.len() > tool.len())
-            .cloned()
-            .unwrap_or_else(|| tool.to_owned())
+        self.by_origin.get(&(server.to_owned(), tool.to_owned())).cloned().unwrap_or_else(|| format!("{server}/{tool}"))
     }
 
     fn start(&mut self, name: String, arguments: String, out: &mut Vec<StreamEvent>) {
@@ -289,6 +375,54 @@ impl CallParser {
         out.push(StreamEvent::ToolCallStart { index, id, name });
         out.push(StreamEvent::ToolCallDelta { index, arguments });
     }
+}
+
+fn is_use_mcp_tool(value: &Value) -> bool {
+    let has = |k: &str| value.get(k).is_some_and(Value::is_string);
+    value.get("type").and_then(Value::as_str) == Some(USE_MCP_TOOL)
+        || (value.get("type").is_none() && has("server_name") && has("tool_name"))
+}
+
+/// Whether the text after a ```` ```json ```` opener may be a call (`Some(true)`),
+/// is ordinary code (`Some(false)`), or cannot tell yet: a call is an object
+/// whose first key is one a call block has.
+fn fence_kind(after: &str) -> Option<bool> {
+    let rest = after.trim_start();
+    let Some(rest) = rest.strip_prefix('{') else { return (!rest.is_empty()).then_some(false) };
+    let rest = rest.trim_start();
+    let Some(key) = rest.strip_prefix('"') else { return (!rest.is_empty()).then_some(false) };
+    match key.find('"') {
+        Some(end) => Some(CALL_KEYS.contains(&&key[..end])),
+        // No key is longer than the longest call key: a longer one is code already.
+        None if key.len() > CALL_KEYS.iter().map(|k| k.len()).max().unwrap_or(0) => Some(false),
+        None => None,
+    }
+}
+
+/// Where `marker` first appears outside the JSON strings of `text` (strings
+/// count only inside brackets, so stray quotes in prose do not hide it).
+fn close_at(text: &str, marker: &str) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, c) in text.char_indices() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match c {
+            '"' if depth > 0 => in_string = true,
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth = depth.saturating_sub(1),
+            _ if text[i..].starts_with(marker) => return Some(i),
+            _ => {}
+        }
+    }
+    None
 }
 
 fn push_text(out: &mut Vec<StreamEvent>, text: &str) {
@@ -302,9 +436,9 @@ fn push_text(out: &mut Vec<StreamEvent>, text: &str) {
     }
 }
 
-/// Length of the longest suffix of `text` that could begin a marker.
-fn partial_marker_len(text: &str) -> usize {
-    [OPEN_TAG, OPEN_FENCE]
+/// Length of the longest suffix of `text` that could begin one of `markers`.
+fn partial_marker_len(text: &str, markers: &[&str]) -> usize {
+    markers
         .iter()
         .flat_map(|marker| (1..marker.len()).rev().filter(move |n| text.ends_with(&marker[..*n])))
         .max()
@@ -320,12 +454,13 @@ fn strip_fence(body: &str) -> &str {
     }
 }
 
-/// The `"name": "..."` of a broken call, when it can be read.
-fn sniff_name(body: &str) -> Option<String> {
-    let after = &body[body.find("\"name\"")? + 6..];
+/// The string value of `"key": "..."` in a broken call, when it can be read.
+fn sniff(body: &str, key: &str) -> Option<String> {
+    let quoted = format!("\"{key}\"");
+    let after = &body[body.find(&quoted)? + quoted.len()..];
     let after = after.trim_start().strip_prefix(':')?.trim_start().strip_prefix('"')?;
-    let name = &after[..after.find('"')?];
-    (!name.is_empty()).then(|| name.to_owned())
+    let value = &after[..after.find('"')?];
+    (!value.is_empty()).then(|| value.to_owned())
 }
 
 /// Parses `text` as JSON, repairing what is unambiguous: trailing commas,
@@ -390,9 +525,28 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn spec(name: &str, origin: Option<(&str, &str)>) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: format!("Does {name}."),
+            input_schema: json!({"type": "object"}),
+            origin: origin.map(|(server, tool)| super::super::ToolOrigin { server: server.into(), tool: tool.into() }),
+        }
+    }
+
+    fn tools() -> Vec<ToolSpec> {
+        vec![
+            spec("files__write", Some(("files", "write"))),
+            spec("files2__write", Some(("files2", "write"))),
+            // A name hashed to fit the provider's rules stands for a tool all the same.
+            spec("my_server_do_it_3fa2", Some(("my server", "do it"))),
+            spec("fetch", None),
+        ]
+    }
+
     /// Runs the parser over `chunks` and returns (text, [(name, args)]).
     fn run(chunks: &[&str]) -> (String, Vec<(String, String)>) {
-        let mut parser = CallParser::new(vec!["files__write".into(), "fetch".into()]);
+        let mut parser = CallParser::new(&tools());
         let mut events = Vec::new();
         for c in chunks {
             events.extend(parser.feed(c));
@@ -457,6 +611,104 @@ mod tests {
         assert_eq!(repair_json(r#"{"a": "b"#), Some(json!({"a": "b"})));
         assert_eq!(repair_json(r#"{"a": [1}"#), None);
         assert_eq!(repair_json("{'a': 1}"), None);
+    }
+
+    #[test]
+    fn a_closing_marker_inside_a_string_does_not_end_the_call() {
+        let (text, calls) = run(&[
+            "<function_call>{\"name\": \"fetch\", \"arguments\": {\"q\": \"say </function_call> and ``` \\\" }\"}}</function_call> after",
+        ]);
+        assert_eq!(text, " after");
+        assert_eq!(calls, vec![("fetch".to_owned(), r#"{"q":"say </function_call> and ``` \" }"}"#.to_owned())]);
+        let block = "```json\n{\"type\": \"use_mcp_tool\", \"server_name\": \"files\", \"tool_name\": \"write\", \
+                     \"arguments\": {\"content\": \"a ``` b\"}}\n```";
+        let (text, calls) = run(&[block, " then"]);
+        assert_eq!(text, " then");
+        assert_eq!(calls, vec![("files__write".to_owned(), r#"{"content":"a ``` b"}"#.to_owned())]);
+    }
+
+    #[test]
+    fn a_fenced_call_names_its_tool_exactly() {
+        let call = |server: &str, tool: &str| {
+            let block = format!(
+                "```json\n{{\"server_name\": \"{server}\", \"tool_name\": \"{tool}\", \"arguments\": {{}}}}\n```"
+            );
+            run(&[&block]).1.into_iter().map(|(name, _)| name).collect::<Vec<_>>()
+        };
+        assert_eq!(call("files", "write"), ["files__write"]);
+        assert_eq!(call("files2", "write"), ["files2__write"]);
+        assert_eq!(call("my server", "do it"), ["my_server_do_it_3fa2"]);
+        assert_eq!(call("builtin", "fetch"), ["fetch"]);
+        // Near misses call nothing: the name given back is one no tool has.
+        assert_eq!(call("files", "overwrite"), ["files/overwrite"]);
+        assert_eq!(call("file", "write"), ["file/write"]);
+        assert_eq!(call("files", "writ"), ["files/writ"]);
+    }
+
+    #[test]
+    fn broken_fenced_calls_are_reported_and_broken_code_is_text() {
+        let broken = "```json\n{\"type\": \"use_mcp_tool\", \"server_name\": \"files\", \"tool_name\": \"write\", \"arguments\": {path: 1}}\n```";
+        let (text, calls) = run(&[broken]);
+        assert_eq!(text, "");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].0, "files__write");
+        assert!(calls[0].1.contains("{path: 1}"), "the raw text goes back to the model: {}", calls[0].1);
+        let code = "```json\n{\"type\": \"object\", \"properties\": {}}\n``` is a schema";
+        assert_eq!(run(&[code]), (code.to_owned(), Vec::new()));
+    }
+
+    #[test]
+    fn ordinary_code_blocks_stream_as_they_come() {
+        let mut parser = CallParser::new(&tools());
+        let text = |events: Vec<StreamEvent>| -> String {
+            events
+                .into_iter()
+                .map(|e| if let StreamEvent::TextDelta { text } = e { text } else { panic!("{e:?}") })
+                .collect()
+        };
+        assert_eq!(text(parser.feed("Here:\n```json\n{\"a\"")), "Here:\n```json\n{\"a\"");
+        assert_eq!(text(parser.feed(": 1, \"b\": \"<function_call>\"}\n`")), ": 1, \"b\": \"<function_call>\"}\n");
+        assert_eq!(text(parser.feed("``\n```json\n[1")), "```\n```json\n[1");
+        // A fence that may still be a call is held.
+        assert_eq!(text(parser.feed("]\n```\n```json\n{ \"tool_na")), "]\n```\n");
+        assert_eq!(text(parser.finish()), "```json\n{ \"tool_na");
+    }
+
+    #[test]
+    fn the_fence_format_lists_tools_by_server_and_writes_earlier_calls_as_blocks() {
+        let prompt = tools_prompt(&tools(), PromptToolFormat::UseMcpTool);
+        assert!(prompt.contains("\"type\": \"use_mcp_tool\""), "{prompt}");
+        let files = prompt.find("### Server `files`").unwrap();
+        let my = prompt.find("### Server `my server`").unwrap();
+        assert!(prompt[files..my].contains("- `write`: Does files__write."), "{prompt}");
+        assert!(prompt[my..].contains("- `do it`: Does my_server_do_it_3fa2."), "{prompt}");
+        assert!(prompt.contains("### Server `builtin`\n\n- `fetch`"), "{prompt}");
+        assert!(!prompt.contains("<function_call>{"), "one format is taught: {prompt}");
+
+        let request = ChatRequest {
+            model: "m".into(),
+            messages: vec![ChatMessage::Assistant {
+                text: "Writing.".into(),
+                reasoning: None,
+                reasoning_signature: None,
+                tool_calls: vec![super::super::ToolCall {
+                    id: "c1".into(),
+                    name: "my_server_do_it_3fa2".into(),
+                    arguments: "{\"x\":1}".into(),
+                    signature: None,
+                }],
+            }],
+            tools: tools(),
+            sampling: Default::default(),
+        };
+        let rewritten = rewrite_request(request.clone(), PromptToolFormat::UseMcpTool);
+        let ChatMessage::Assistant { text, .. } = &rewritten.messages[1] else { panic!("{:?}", rewritten.messages) };
+        let (_, calls) = run(&[text]);
+        assert_eq!(calls, vec![("my_server_do_it_3fa2".to_owned(), "{\"x\":1}".to_owned())], "{text}");
+        assert!(text.contains("\"server_name\":\"my server\""), "{text}");
+        let rewritten = rewrite_request(request, PromptToolFormat::FunctionCall);
+        let ChatMessage::Assistant { text, .. } = &rewritten.messages[1] else { panic!() };
+        assert!(text.starts_with("Writing.\n<function_call>{"), "{text}");
     }
 
     proptest! {

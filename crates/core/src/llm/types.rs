@@ -77,6 +77,19 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON Schema of the arguments (an object schema).
     pub input_schema: serde_json::Value,
+    /// The server and tool the name stands for, when it stands for one: what
+    /// a prompt-based call names instead of `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<ToolOrigin>,
+}
+
+/// The server and the tool's own name behind a model-facing tool name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolOrigin {
+    /// The server's configured name.
+    pub server: String,
+    /// The tool's name on that server.
+    pub tool: String,
 }
 
 /// Everything one model request needs.

@@ -23,7 +23,7 @@ use super::traces::{TraceStore, TracedCall, traced_call};
 use crate::agent::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput};
 use crate::config::McpServerConfig;
 use crate::conversations::ToolPin;
-use crate::llm::ToolSpec;
+use crate::llm::{ToolOrigin, ToolSpec};
 
 /// Serves the tools of a registry's ready servers to the chat engine.
 #[derive(Clone)]
@@ -111,6 +111,7 @@ impl ToolHost for RegistryTools {
                         name,
                         description: tool.description.as_deref().unwrap_or_default().to_owned(),
                         input_schema: serde_json::Value::Object((*tool.input_schema).clone()),
+                        origin: Some(ToolOrigin { server: config.name.clone(), tool: tool.name.to_string() }),
                     },
                     server: config.name.clone(),
                     tool: tool.name.to_string(),

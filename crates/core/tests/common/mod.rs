@@ -63,6 +63,7 @@ pub fn fetch_tool() -> ToolSpec {
             "required": ["url", "missing"],
             "$defs": {"Headers": {"type": "object", "properties": {"accept": {"type": "string"}}, "additionalProperties": {"type": "string"}}}
         }),
+        origin: None,
     }
 }
 

@@ -162,6 +162,7 @@ fn labelled() -> (Vec<patchbay_core::agent::HostedTool>, Vec<Value>) {
                     name: format!("{server}__{name}"),
                     description: t["description"].as_str().unwrap().to_owned(),
                     input_schema: t["input_schema"].clone(),
+                    origin: None,
                 },
                 server: server.to_owned(),
                 tool: name.to_owned(),

@@ -75,6 +75,7 @@ fn profile(name: &str) -> ProviderProfile {
         context_window: None,
         listed_windows: Default::default(),
         thinking: Default::default(),
+        prompt_tool_format: Default::default(),
     }
 }
 

@@ -471,6 +471,7 @@ fn patchbay_form_round_trips_providers_with_key_references_only() {
         context_window: Some(128_000),
         listed_windows: Default::default(),
         thinking: Default::default(),
+        prompt_tool_format: Default::default(),
     })
     .unwrap();
     secrets.set("provider/ark/api_key", "sk-live-do-not-export").unwrap();

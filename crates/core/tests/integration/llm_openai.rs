@@ -226,3 +226,23 @@ fn auto_is_chosen_from_the_base_url() {
     assert_eq!(auto("https://notdeepseek.com/v1"), ThinkingParam::ReasoningEffort);
     assert_eq!(ThinkingParam::ChatTemplate.resolve("https://api.deepseek.com"), ThinkingParam::ChatTemplate);
 }
+
+#[tokio::test]
+async fn a_tool_schema_without_a_type_is_sent_as_an_object() {
+    let (server, provider) = server(vec![openai::text_reply(&["ok"])]).await;
+    let mut request = sample_request("gpt-test");
+    let typed = request.tools[0].clone();
+    let mut bare = typed.clone();
+    bare.name = "bare".into();
+    bare.input_schema = json!({});
+    let mut untyped = typed.clone();
+    untyped.name = "untyped".into();
+    untyped.input_schema = json!({"type": "", "properties": {"q": {"type": "string"}}});
+    request.tools = vec![typed.clone(), bare, untyped];
+    let (_, e) = run(&provider, request).await;
+    assert!(e.is_none(), "{e:?}");
+    let tools = server.requests()[0].body["tools"].clone();
+    assert_eq!(tools[0]["function"]["parameters"], typed.input_schema, "a typed schema is sent as it is");
+    assert_eq!(tools[1]["function"]["parameters"], json!({"type": "object"}));
+    assert_eq!(tools[2]["function"]["parameters"], json!({"type": "object", "properties": {"q": {"type": "string"}}}));
+}

@@ -25,6 +25,7 @@ fn profile(url: String, native_tools: bool) -> ProviderProfile {
         context_window: None,
         listed_windows: Default::default(),
         thinking: Default::default(),
+        prompt_tool_format: Default::default(),
     }
 }
 

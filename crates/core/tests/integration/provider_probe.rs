@@ -32,6 +32,7 @@ fn profile(kind: ProviderKind, base_url: String) -> ProviderProfile {
         context_window: None,
         listed_windows: Default::default(),
         thinking: Default::default(),
+        prompt_tool_format: Default::default(),
     }
 }
 

@@ -19,6 +19,7 @@ function provider(name: string, kind: ProviderProfile["kind"]): ProviderView {
       headers: {},
       api_key: null,
       native_tools: true,
+      prompt_tool_format: "function_call",
       context_window: null,
       listed_windows: {},
       thinking: "auto",

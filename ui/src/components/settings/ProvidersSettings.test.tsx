@@ -15,6 +15,7 @@ const profile: ProviderProfile = {
   headers: {},
   api_key: "provider/openai/api_key",
   native_tools: true,
+  prompt_tool_format: "function_call",
   context_window: null,
   listed_windows: {},
   thinking: "auto",
@@ -126,6 +127,7 @@ describe("ProvidersSettings presets and models", () => {
     expect(screen.queryByTestId("no-key-needed")).toBeNull();
     const thinking = screen.getByLabelText("How the server is asked to think") as HTMLSelectElement;
     expect(thinking.value).toBe("thinking_type");
+    expect(screen.queryByLabelText("Calls are written as")).toBeNull();
 
     fireEvent.change(screen.getByLabelText("Name"), { target: { value: "home" } });
     fireEvent.change(preset, { target: { value: "llamacpp" } });
@@ -136,6 +138,10 @@ describe("ProvidersSettings presets and models", () => {
     expect(screen.getByTestId("no-key-needed")).toBeTruthy();
     expect((screen.getByRole("checkbox", { name: /calls tools natively/ }) as HTMLInputElement).checked).toBe(false);
     expect(thinking.value).toBe("chat_template");
+    // Without native tools the call format is chosen; with them it is not asked.
+    const format = screen.getByLabelText("Calls are written as") as HTMLSelectElement;
+    expect(format.value).toBe("function_call");
+    fireEvent.change(format, { target: { value: "use_mcp_tool" } });
 
     fireEvent.change(model, { target: { value: "qwen3" } });
     // A local model's window is its server's setting: typed here.
@@ -151,6 +157,7 @@ describe("ProvidersSettings presets and models", () => {
       base_url: "http://127.0.0.1:8080/v1",
       default_model: "qwen3",
       native_tools: false,
+      prompt_tool_format: "use_mcp_tool",
       api_key: null,
       thinking: "chat_template",
       context_window: 32768,

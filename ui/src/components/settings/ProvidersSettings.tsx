@@ -9,6 +9,7 @@ import {
   toIpcError,
   type Ipc,
   type IpcError,
+  type PromptToolFormat,
   type ProviderKind,
   type ProviderPreset,
   type ProviderProfile,
@@ -39,6 +40,7 @@ function blank(): ProviderProfile {
     headers: {},
     api_key: null,
     native_tools: true,
+    prompt_tool_format: "function_call",
     context_window: null,
     listed_windows: {},
     thinking: "auto",
@@ -170,6 +172,19 @@ function ProviderForm({
         <input type="checkbox" checked={p.native_tools} onChange={(e) => setP({ ...p, native_tools: e.target.checked })} />{" "}
         {t("providers.nativeTools")}
       </label>
+      {!p.native_tools && (
+        <label className="field">
+          <span>{t("providers.promptToolFormat")}</span>
+          <select
+            id="provider-prompt-tool-format"
+            value={p.prompt_tool_format}
+            onChange={(e) => setP({ ...p, prompt_tool_format: e.target.value as PromptToolFormat })}
+          >
+            <option value="function_call">{t("providers.promptToolFormat.functionCall")}</option>
+            <option value="use_mcp_tool">{t("providers.promptToolFormat.useMcpTool")}</option>
+          </select>
+        </label>
+      )}
       <label className="field">
         <span>{t("providers.contextWindow")}</span>
         <input

@@ -13,6 +13,7 @@ export type {
   Policy,
   PolicyDefaults,
   PolicyOutline,
+  PromptToolFormat,
   ProviderKind,
   ProviderProfile,
   RateLimits,

@@ -834,6 +834,11 @@ title: string | null, description: string | null, arguments: Array<PromptArgumen
 icons: Array<IconView>, };
 
 /**
+ * How a model without native tools is taught to call them (the parser reads both).
+ */
+export type PromptToolFormat = "function_call" | "use_mcp_tool";
+
+/**
  * Which API a provider speaks.
  */
 export type ProviderKind = "openai" | "anthropic" | "gemini";
@@ -917,6 +922,10 @@ api_key: string | null,
  * Whether the model calls tools natively; otherwise prompt-based tool calling is used.
  */
 native_tools: boolean, 
+/**
+ * The call format taught when tools are not native.
+ */
+prompt_tool_format: PromptToolFormat, 
 /**
  * Context window in tokens, the user's setting for every model of the profile.
  */
