@@ -297,10 +297,13 @@ fn a_model_without_native_tools_calls_them_in_its_text() -> Result<()> {
         send(s, "What are 2 and 3?")?;
         s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("2 and 3 make 5."))?;
         // The answer's own text, after its trace cards (which show what the calls said).
-        let prose = "return [...document.querySelectorAll('[data-testid=message-assistant] .md-block')].pop().textContent";
+        let prose =
+            "return [...document.querySelectorAll('[data-testid=message-assistant] .md-block')].pop().textContent";
         let prose = s.execute(prose, json!([]))?.as_str().unwrap_or_default().to_owned();
         ensure!(
-            prose.starts_with("Let me work it out.") && prose.ends_with("2 and 3 make 5.") && !prose.contains("use_mcp_tool"),
+            prose.starts_with("Let me work it out.")
+                && prose.ends_with("2 and 3 make 5.")
+                && !prose.contains("use_mcp_tool"),
             "the answer's text is {prose:?}"
         );
         s.wait_for_count("[data-testid=trace-card]", 3, WAIT)?;

@@ -128,10 +128,12 @@ pub(crate) fn show_progress(progress: f64, total: Option<f64>, message: Option<&
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("PATCHBAY_LOG"))
-        .with_writer(std::io::stderr)
-        .init();
+    // The CLI speaks in its own words; libraries' log lines only when asked for with PATCHBAY_LOG.
+    let filter = match std::env::var_os("PATCHBAY_LOG") {
+        Some(_) => tracing_subscriber::EnvFilter::from_env("PATCHBAY_LOG"),
+        None => tracing_subscriber::EnvFilter::new("off"),
+    };
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

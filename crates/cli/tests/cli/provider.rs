@@ -6,10 +6,10 @@
 
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{KeyringStore, SecretStore};
-use patchbay_test_support::scripted::{Format, Reply, ScriptedServer};
+use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
 use serde_json::json;
 
-use crate::common::{ok, patchbay_stdin};
+use crate::common::{command, env_model, ok, patchbay_stdin, stderr};
 
 const KEY: &str = "sk-provider-test-7f3a9c";
 
@@ -22,9 +22,15 @@ async fn add_list_test_and_remove_a_provider() {
     let rejected = json!({"error": {
         "message": "Incorrect API key provided: sk-prov***9c.", "type": "invalid_request_error", "code": "invalid_api_key"
     }});
-    let server = ScriptedServer::start(Format::OpenAi, vec![Reply::status(200, models), Reply::status(401, rejected)])
-        .await
-        .unwrap();
+    // LM Studio's list: no `created`, which a strict reader refuses.
+    let lm_studio = json!({"data": [{"id": "qwen2.5-7b-instruct", "object": "model", "owned_by": "organization_owner"}],
+                           "object": "list"});
+    let server = ScriptedServer::start(
+        Format::OpenAi,
+        vec![Reply::status(200, models), Reply::status(200, lm_studio), Reply::status(401, rejected)],
+    )
+    .await
+    .unwrap();
     let data = tempfile::tempdir().unwrap();
     let base = format!("{}/v1", server.url());
 
@@ -57,10 +63,14 @@ async fn add_list_test_and_remove_a_provider() {
     assert_eq!(requests[0].path, "/v1/models");
     assert_eq!(requests[0].headers.get("authorization").map(String::as_str), Some(&*format!("Bearer {KEY}")));
 
+    let tested = ok(&patchbay_stdin(data.path(), &["provider", "test", "local"], ""));
+    assert!(tested.contains("local: OK, 1 model\n"), "{tested}");
+
     let failed = patchbay_stdin(data.path(), &["provider", "test", "local"], "");
     assert!(!failed.status.success());
     let err = String::from_utf8_lossy(&failed.stderr);
     assert!(err.contains("401") && err.contains("Incorrect API key provided"), "the server's own message: {err}");
+    assert!(err.starts_with("error: ") && err.lines().count() == 1, "only the CLI's own words: {err}");
 
     let keyring = KeyringStore::for_data_dir(&DataDir::new(data.path()));
     assert_eq!(keyring.get("provider/local/api_key").unwrap().as_deref(), Some(KEY), "the key is in the keyring");
@@ -122,4 +132,28 @@ async fn a_preset_fills_in_a_provider_and_the_options_given_override_it() {
     let tested = ok(&patchbay_stdin(data.path(), &["provider", "test", "local"], ""));
     assert!(tested.contains("local: OK, 1 model"), "{tested}");
     assert_eq!(server.requests()[0].path, "/v1/models");
+}
+
+/// A library's log lines (async-openai logs a chunk it cannot read at ERROR,
+/// with colour codes) reach the terminal only when asked for with PATCHBAY_LOG.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_speaks_in_its_own_words_unless_logs_are_asked_for() {
+    let broken = || Reply::stream(vec!["data: {not json}\n\n".into(), openai::done()]);
+    let model = ScriptedServer::start(Format::OpenAi, vec![broken(), broken()]).await.unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let ask = |log: Option<&str>| {
+        let mut cmd = command(data.path());
+        cmd.args(["ask", "--no-tools", "--model", "m", "Hello"]);
+        if let Some(log) = log {
+            cmd.env("PATCHBAY_LOG", log);
+        }
+        let out = env_model(&mut cmd, &model).output().unwrap();
+        assert!(!out.status.success());
+        stderr(&out)
+    };
+    let quiet = ask(None);
+    assert!(quiet.contains("error: ") && quiet.contains("invalid stream"), "{quiet}");
+    assert!(!quiet.contains("async_openai") && !quiet.contains('\u{1b}'), "a library's log line: {quiet}");
+    let logged = ask(Some("error"));
+    assert!(logged.contains("async_openai") && logged.contains("failed deserialization"), "{logged}");
 }

@@ -56,6 +56,10 @@ pub enum LlmError {
     /// No data arrived within the time limit.
     #[error("{provider} sent nothing for {after:?}")]
     Timeout { provider: String, after: Duration },
+    /// The server answered something that is not what was asked for (a model list
+    /// that is not one, a page instead of JSON): `what` was asked, `why` it is not it.
+    #[error("{provider}: the answer from {url} is not {what}: {why}")]
+    Unreadable { provider: String, url: String, what: &'static str, why: String },
     /// The stream broke or carried something that is not the expected format.
     #[error("{provider} sent an invalid stream: {message}")]
     InvalidStream { provider: String, message: String },

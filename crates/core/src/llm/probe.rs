@@ -7,9 +7,6 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use async_openai::Client;
-use async_openai::config::OpenAIConfig;
-use async_openai::error::OpenAIError;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
@@ -86,12 +83,7 @@ pub async fn probe(
         headers.extend(value.map(|v| (name.clone(), v)));
     }
     let call = Call { profile, key: key.as_deref(), headers: &headers, timeout };
-    let work = async {
-        match profile.kind {
-            ProviderKind::OpenAi => list_openai(&call, http).await,
-            ProviderKind::Anthropic | ProviderKind::Gemini => list_native(&call, &http).await,
-        }
-    };
+    let work = list(&call, &http);
     let listed = tokio::select! {
         () = cancel.cancelled() => return Err(LlmError::Cancelled),
         // The client's own timeout bounds each phase; this bounds the whole exchange.
@@ -111,49 +103,85 @@ struct Call<'a> {
     timeout: Duration,
 }
 
-async fn list_openai(call: &Call<'_>, http: reqwest::Client) -> Result<Vec<(String, Option<u32>)>, LlmError> {
-    let profile = call.profile;
-    let mut config = OpenAIConfig::new().with_api_base(profile.base_url.trim_end_matches('/'));
-    if let Some(key) = call.key {
-        config = config.with_api_key(key);
-    }
-    for (name, value) in call.headers {
-        let bad = |message: String| LlmError::Request {
-            provider: profile.name.clone(),
-            message: format!("header {name}: {message}"),
-        };
-        let header = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| bad(e.to_string()))?;
-        config = config.with_header(header, value.as_str()).map_err(|e| bad(e.to_string()))?;
-    }
-    let client = Client::with_config(config).with_http_client(http);
-    // Read as JSON: the SDK's own type keeps only the fields OpenAI sends, not a window.
-    let list: serde_json::Value = client.models().list_byot().await.map_err(|e| openai_error(call, e))?;
-    let Some(data) = list.get("data").and_then(|d| d.as_array()) else {
-        return Err(not_a_list(profile, &list.to_string()));
+/// Lists the models: `GET {base}/models` with the key where each API wants it
+/// (OpenAI-compatible: `Authorization: Bearer`; Anthropic: `x-api-key`; Gemini:
+/// `x-goog-api-key`), read as leniently as servers answer ([`read_list`]).
+async fn list(call: &Call<'_>, http: &reqwest::Client) -> Result<Vec<(String, Option<u32>)>, LlmError> {
+    let (profile, key) = (call.profile, call.key);
+    let base = profile.base_url.trim_end_matches('/');
+    let (url, request) = match profile.kind {
+        ProviderKind::OpenAi => {
+            let url = format!("{base}/models");
+            let request = http.get(&url);
+            (url.clone(), if let Some(key) = key { request.bearer_auth(key) } else { request })
+        }
+        ProviderKind::Anthropic => {
+            let url = if base.ends_with("/v1") { format!("{base}/models") } else { format!("{base}/v1/models") };
+            let request =
+                http.get(&url).header("anthropic-version", "2023-06-01").header("x-api-key", key.unwrap_or_default());
+            (url, request)
+        }
+        ProviderKind::Gemini => {
+            let url =
+                if base.ends_with("/v1beta") { format!("{base}/models") } else { format!("{base}/v1beta/models") };
+            let request = http.get(&url).header("x-goog-api-key", key.unwrap_or_default());
+            (url, request)
+        }
     };
-    Ok(data.iter().filter_map(|m| listed(m, "id", "")).collect())
-}
-
-fn openai_error(call: &Call<'_>, e: OpenAIError) -> LlmError {
-    let profile = call.profile;
-    let provider = profile.name.clone();
-    match e {
-        OpenAIError::ApiError(api) => status_error(profile, api.status_code.as_u16(), api.api_error.message),
-        OpenAIError::Reqwest(e) => transport_error(call, &e),
-        OpenAIError::JSONDeserialize(_, body) => not_a_list(profile, &body),
-        other => LlmError::Request { provider, message: other.to_string() },
+    let mut request = request;
+    for (name, value) in call.headers {
+        let header = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| LlmError::Request {
+            provider: profile.name.clone(),
+            message: format!("header {name}: {e}"),
+        })?;
+        request = request.header(header, value);
     }
-}
-
-fn not_a_list(profile: &ProviderProfile, body: &str) -> LlmError {
-    LlmError::InvalidStream {
+    let response = request.send().await.map_err(|e| transport_error(call, &e))?;
+    let status = response.status();
+    let body = response.text().await.map_err(|e| transport_error(call, &e))?;
+    if !status.is_success() {
+        let message = serde_json::from_str::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| {
+                let error = v.get("error")?;
+                error.get("message").or(Some(error))?.as_str().map(str::to_owned)
+            })
+            .unwrap_or_else(|| body.chars().take(200).collect());
+        return Err(status_error(profile, status.as_u16(), message));
+    }
+    read_list(profile.kind, &body).map_err(|why| LlmError::Unreadable {
         provider: profile.name.clone(),
-        message: format!(
-            "the answer from {} is not an OpenAI-compatible model list (is the base URL right? it usually ends in /v1): {}",
-            profile.base_url,
-            body.chars().take(200).collect::<String>()
-        ),
+        url,
+        what: "a model list",
+        why: match profile.kind {
+            ProviderKind::OpenAi => format!("{why} (is the base URL right? It usually ends in /v1)"),
+            _ => why,
+        },
+    })
+}
+
+/// The models a list names, with the windows it states. Only a model's id is
+/// needed: `created`, `object` and `owned_by` are often missing (LM Studio,
+/// DeepSeek), and servers put the list under `data` (OpenAI), `models`
+/// (Gemini, llama.cpp's second list) or nowhere (a bare array).
+fn read_list(kind: ProviderKind, body: &str) -> Result<Vec<(String, Option<u32>)>, String> {
+    let start: String = body.trim().chars().take(120).collect();
+    let value: serde_json::Value =
+        serde_json::from_str(body).map_err(|e| format!("it is not JSON ({e}); it begins: {start}"))?;
+    let (fields, prefix): (&[&str], &str) = match kind {
+        ProviderKind::Gemini => (&["name"], "models/"),
+        _ => (&["id", "name", "model"], ""),
+    };
+    let entries = [value.get("data"), value.get("models"), Some(&value)]
+        .into_iter()
+        .flatten()
+        .find_map(|v| v.as_array())
+        .ok_or_else(|| format!("it holds no list of models; it begins: {start}"))?;
+    let models: Vec<_> = entries.iter().filter_map(|m| fields.iter().find_map(|f| listed(m, f, prefix))).collect();
+    if models.is_empty() && !entries.is_empty() {
+        return Err(format!("no entry of its list has a model id ({}); it begins: {start}", fields.join(" or ")));
     }
+    Ok(models)
 }
 
 fn status_error(profile: &ProviderProfile, status: u16, message: String) -> LlmError {
@@ -190,49 +218,4 @@ fn chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
-}
-
-/// Anthropic (`GET /v1/models`, `x-api-key`) and Gemini (`GET /v1beta/models`, `x-goog-api-key`).
-async fn list_native(call: &Call<'_>, http: &reqwest::Client) -> Result<Vec<(String, Option<u32>)>, LlmError> {
-    let (profile, key) = (call.profile, call.key);
-    let base = profile.base_url.trim_end_matches('/');
-    let mut request = match profile.kind {
-        ProviderKind::Anthropic => {
-            let url = if base.ends_with("/v1") { format!("{base}/models") } else { format!("{base}/v1/models") };
-            http.get(url).header("anthropic-version", "2023-06-01").header("x-api-key", key.unwrap_or_default())
-        }
-        _ => {
-            let url =
-                if base.ends_with("/v1beta") { format!("{base}/models") } else { format!("{base}/v1beta/models") };
-            http.get(url).header("x-goog-api-key", key.unwrap_or_default())
-        }
-    };
-    for (name, value) in call.headers {
-        request = request.header(name, value);
-    }
-    let response = request.send().await.map_err(|e| transport_error(call, &e))?;
-    let status = response.status();
-    let body = response.text().await.map_err(|e| transport_error(call, &e))?;
-    if !status.is_success() {
-        let message = serde_json::from_str::<serde_json::Value>(&body)
-            .ok()
-            .and_then(|v| v.pointer("/error/message").and_then(|m| m.as_str()).map(str::to_owned))
-            .unwrap_or_else(|| body.chars().take(200).collect());
-        return Err(status_error(profile, status.as_u16(), message));
-    }
-    let value: serde_json::Value = serde_json::from_str(&body).map_err(|e| LlmError::InvalidStream {
-        provider: profile.name.clone(),
-        message: format!("the model list is not JSON: {e}"),
-    })?;
-    let (list, field, prefix) = match profile.kind {
-        ProviderKind::Anthropic => ("/data", "id", ""),
-        _ => ("/models", "name", "models/"),
-    };
-    Ok(value
-        .pointer(list)
-        .and_then(|v| v.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|m| listed(m, field, prefix))
-        .collect())
 }

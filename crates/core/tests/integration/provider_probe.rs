@@ -78,7 +78,7 @@ async fn openai_compatible_lists_models_and_reports_401_and_404() {
     )
     .await
     .unwrap_err();
-    assert!(matches!(err, LlmError::NotFound { .. } | LlmError::InvalidStream { .. }), "{err}");
+    assert!(matches!(err, LlmError::NotFound { .. }), "{err}");
 }
 
 #[tokio::test]
@@ -145,4 +145,65 @@ async fn a_silent_server_times_out_and_an_unknown_host_is_a_connect_error() {
     .unwrap_err();
     assert!(matches!(err, LlmError::Connect { .. }), "{err}");
     assert!(err.to_string().contains("no-such-host.invalid"), "{err}");
+}
+
+/// Serves `body` as `/v1/models`, with `status`.
+async fn serve_list(status: StatusCode, body: String) -> String {
+    let app = Router::new().route("/v1/models", get(move || async move { (status, body) }));
+    format!("{}/v1", serve(app).await)
+}
+
+/// The model lists real servers send (tests/data/model_lists): only the ids
+/// are needed, whatever else an entry has or lacks.
+#[tokio::test]
+async fn model_lists_of_common_servers_are_read_leniently() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/model_lists");
+    type Listed = (&'static str, &'static [&'static str], Option<(&'static str, u32)>);
+    let expected: [Listed; 7] = [
+        ("openai", &["gpt-4.1", "gpt-4o-mini"], None),
+        ("ollama", &["qwen3:8b", "llama3.2:latest"], None),
+        ("lmstudio", &["qwen2.5-7b-instruct", "text-embedding-nomic-embed-text-v1.5"], None),
+        ("llamacpp", &["Qwen3-8B-Q4_K_M.gguf"], None),
+        ("vllm", &["Qwen/Qwen3-8B"], Some(("Qwen/Qwen3-8B", 32_768))),
+        ("deepseek", &["deepseek-chat", "deepseek-reasoner"], None),
+        ("ark", &["doubao-seed-1-6-250615", "deepseek-v3-250324"], None),
+    ];
+    let cancel = CancellationToken::new();
+    for (server, models, window) in expected {
+        let body = std::fs::read_to_string(dir.join(format!("{server}.json"))).unwrap();
+        let url = serve_list(StatusCode::OK, body).await;
+        let report = probe(&profile(ProviderKind::OpenAi, url), &secrets("k"), Duration::from_secs(5), &cancel)
+            .await
+            .unwrap_or_else(|e| panic!("{server}: {e}"));
+        assert_eq!(report.models, models, "{server}");
+        assert_eq!(report.windows.iter().next().map(|(m, w)| (m.as_str(), *w)), window, "{server}");
+    }
+}
+
+/// An answer that is not a model list says what it was, not "an invalid stream".
+#[tokio::test]
+async fn an_answer_that_is_not_a_model_list_says_what_was_read() {
+    let cancel = CancellationToken::new();
+    let cases = [
+        ("<html><body>Welcome to nginx!</body></html>", "is not JSON", "Welcome to nginx"),
+        (r#"{"status":"ok"}"#, "holds no list of models", r#"{"status":"ok"}"#),
+        (r#"{"data":[{"object":"model","owned_by":"x"}]}"#, "no entry of its list has a model id", "owned_by"),
+    ];
+    for (body, why, quoted) in cases {
+        let url = serve_list(StatusCode::OK, body.to_owned()).await;
+        let err = probe(&profile(ProviderKind::OpenAi, url.clone()), &secrets("k"), Duration::from_secs(5), &cancel)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, LlmError::Unreadable { what: "a model list", .. }), "{err:?}");
+        let text = err.to_string();
+        for said in [&format!("{url}/models"), why, quoted, "ends in /v1"] {
+            assert!(text.contains(said), "{said:?} is not in {text:?}");
+        }
+        assert!(!text.contains("invalid stream"), "{text}");
+    }
+    // An error status's own message is shown, with or without an object around it.
+    let url = serve_list(StatusCode::SERVICE_UNAVAILABLE, r#"{"error":"Model is loading"}"#.to_owned()).await;
+    let err =
+        probe(&profile(ProviderKind::OpenAi, url), &secrets("k"), Duration::from_secs(5), &cancel).await.unwrap_err();
+    assert!(matches!(&err, LlmError::Http { status: 503, message, .. } if message == "Model is loading"), "{err:?}");
 }
