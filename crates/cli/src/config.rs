@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand, ValueEnum};
 use patchbay_core::config::{
     ConfigStore, EntryStatus, ExportFormat, ExportOptions, ImportChoice, ImportMode, ImportOptions, SecretState,
+    TransportConfig,
 };
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::KeyringStore;
@@ -49,6 +50,8 @@ enum Format {
     Vscode,
     Zed,
     Opencode,
+    /// RAGFlow's `mcpServers`: remote servers only.
+    Ragflow,
     Patchbay,
 }
 
@@ -150,12 +153,25 @@ fn export(config: &ConfigStore, secrets: &KeyringStore, args: &ExportArgs) -> an
         Format::Vscode => ExportFormat::Vscode,
         Format::Zed => ExportFormat::Zed,
         Format::Opencode => ExportFormat::Opencode,
+        Format::Ragflow => ExportFormat::Ragflow,
         Format::Patchbay => ExportFormat::Patchbay,
     };
     if args.include_secrets {
         eprintln!("warning: the export contains secret values; keep it private");
     }
     let options = ExportOptions { format, include_secrets: args.include_secrets };
+    if format == ExportFormat::Ragflow {
+        let servers = config.servers()?;
+        let local: Vec<&str> = servers
+            .iter()
+            .filter(|s| args.servers.is_empty() || args.servers.contains(&s.name))
+            .filter(|s| matches!(s.transport, TransportConfig::Stdio { .. }))
+            .map(|s| s.name.as_str())
+            .collect();
+        if !local.is_empty() {
+            eprintln!("note: left out {}: RAGFlow reaches remote servers only", local.join(", "));
+        }
+    }
     let text = match args.servers.is_empty() {
         true => config.export(options, secrets)?,
         false => config.export_servers(&args.servers, options, secrets)?,

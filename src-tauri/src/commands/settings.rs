@@ -86,10 +86,12 @@ pub async fn export_config(
         "vscode" => (ExportFormat::Vscode, "mcp.json"),
         "zed" => (ExportFormat::Zed, "settings.json"),
         "opencode" => (ExportFormat::Opencode, "opencode.json"),
+        "ragflow" => (ExportFormat::Ragflow, "ragflow_mcp.json"),
         "patchbay" => (ExportFormat::Patchbay, "patchbay.json"),
         other => {
-            let message =
-                format!("export format {other:?} is not claude_desktop, vscode, cursor, zed, opencode or patchbay");
+            let message = format!(
+                "export format {other:?} is not claude_desktop, vscode, cursor, zed, opencode, ragflow or patchbay"
+            );
             return Err(IpcError::new(crate::IpcErrorKind::InvalidInput, message));
         }
     };

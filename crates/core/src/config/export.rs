@@ -1,5 +1,6 @@
 //! Exporting MCP servers as Claude Desktop `mcpServers`, VS Code `servers`,
-//! Zed `context_servers`, opencode `mcp`, or Patchbay's full form.
+//! Zed `context_servers`, opencode `mcp`, RAGFlow's `mcpServers`, or
+//! Patchbay's full form.
 //!
 //! Secrets are written as placeholders that Patchbay's importer turns back
 //! into references: `${keyring:patchbay/github/GITHUB_TOKEN}` in the Claude
@@ -13,6 +14,9 @@
 //! `"disabled": true` (the Cline and Cursor convention), `"enabled": false` in
 //! opencode's form, and left out of Zed's, which has no such switch. Zed and
 //! opencode get only the fields they read (no `cwd`, no unknown fields).
+//! RAGFlow reaches remote servers only: its form leaves local ones out, and
+//! writes the bearer token as `authorization_token` and the tools switched off
+//! as `"enabled": false` in `tool_configuration`.
 
 use std::collections::BTreeMap;
 
@@ -34,6 +38,8 @@ pub enum ExportFormat {
     Vscode,
     /// `{"context_servers": {...}}` for Zed's `settings.json`.
     Zed,
+    /// `{"mcpServers": {...}}` as RAGFlow imports it: remote servers only.
+    Ragflow,
     /// `{"mcp": {...}}` for opencode's `opencode.json`.
     Opencode,
     /// Patchbay's own form: every server setting and the providers.
@@ -146,7 +152,10 @@ pub fn render(
                     fields.push(("disabled".to_owned(), Node::Bool(true)));
                 }
                 if !zed && !opencode {
-                    fields.extend(server.extra.iter().map(|(k, v)| (k.clone(), Node::from(v))));
+                    if let Some(title) = &server.title {
+                        fields.push(("name".to_owned(), s(title.clone())));
+                    }
+                    fields.extend(kept_fields(server));
                 }
                 entries.push((server.name.clone(), Node::Object(fields)));
             }
@@ -177,6 +186,51 @@ pub fn render(
                 Node::Object(vec![("mcpServers".to_owned(), Node::Object(entries))])
             }
         }
+        ExportFormat::Ragflow => {
+            let mut entries = Vec::new();
+            for server in servers {
+                let (kind, url, headers) = match &server.transport {
+                    TransportConfig::StreamableHttp { url, headers } | TransportConfig::Auto { url, headers } => {
+                        ("streamable-http", url, headers)
+                    }
+                    TransportConfig::Sse { url, headers } => ("sse", url, headers),
+                    TransportConfig::Stdio { .. } | TransportConfig::InProcess => continue,
+                };
+                let mut fields = vec![
+                    ("type".to_owned(), s(kind)),
+                    ("url".to_owned(), s(url.clone())),
+                    ("name".to_owned(), s(server.title.clone().unwrap_or_else(|| server.name.clone()))),
+                ];
+                let mut others = Vec::new();
+                for (key, v) in headers {
+                    let written = value(&server.name, key, v, false)?;
+                    match written {
+                        Node::String(text) if key.eq_ignore_ascii_case("authorization") => {
+                            let token = text.strip_prefix("Bearer ").unwrap_or(&text).to_owned();
+                            fields.push(("authorization_token".to_owned(), s(token)));
+                        }
+                        other => others.push((key.clone(), other)),
+                    }
+                }
+                if !fields.iter().any(|(k, _)| k == "authorization_token") {
+                    fields.push(("authorization_token".to_owned(), s("")));
+                }
+                // RAGFlow reads no other header; Patchbay reads them back.
+                if !others.is_empty() {
+                    fields.push(("headers".to_owned(), Node::Object(others)));
+                }
+                if !server.enabled {
+                    fields.push(("disabled".to_owned(), Node::Bool(true)));
+                }
+                let mut kept = kept_fields(server);
+                if !kept.iter().any(|(k, _)| k == "tool_configuration" || k == "tools") {
+                    kept.push(("tool_configuration".to_owned(), tool_configuration(&serde_json::Map::new(), server)));
+                }
+                fields.extend(kept);
+                entries.push((server.name.clone(), Node::Object(fields)));
+            }
+            Node::Object(vec![("mcpServers".to_owned(), Node::Object(entries))])
+        }
         ExportFormat::Patchbay => {
             let mut list = Vec::new();
             for server in servers {
@@ -204,6 +258,54 @@ pub fn render(
         serde_json::to_string_pretty(&root).map_err(|source| ConfigError::Decode { what: "export".into(), source })?;
     text.push('\n');
     Ok(text)
+}
+
+/// The fields kept from an imported file, each as written then, but for the
+/// tools' `enabled` flags in RAGFlow's `tool_configuration` (or `tools`), which
+/// say what the server's settings say now.
+fn kept_fields(server: &McpServerConfig) -> Vec<(String, Node)> {
+    server
+        .extra
+        .iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::Object(tools) if k == "tool_configuration" || k == "tools" => {
+                (k.clone(), tool_configuration(tools, server))
+            }
+            other => (k.clone(), Node::from(other)),
+        })
+        .collect()
+}
+
+/// RAGFlow's per-tool objects: those `kept`, each `enabled` as `server` says,
+/// and one for each tool switched off that they do not name.
+fn tool_configuration(kept: &serde_json::Map<String, serde_json::Value>, server: &McpServerConfig) -> Node {
+    let mut tools: Vec<(String, Node)> = kept
+        .iter()
+        .map(|(tool, config)| {
+            let enabled = !server.disabled_tools.contains(tool);
+            let node = match config {
+                // `enabled` is written where it was, or where it is now false.
+                serde_json::Value::Object(fields) => {
+                    let said = fields.contains_key("enabled");
+                    let mut fields: Vec<(String, Node)> = fields
+                        .iter()
+                        .map(|(k, v)| (k.clone(), if k == "enabled" { Node::Bool(enabled) } else { Node::from(v) }))
+                        .collect();
+                    if !said && !enabled {
+                        fields.push(("enabled".to_owned(), Node::Bool(false)));
+                    }
+                    Node::Object(fields)
+                }
+                other => Node::from(other),
+            };
+            (tool.clone(), node)
+        })
+        .collect();
+    for tool in server.disabled_tools.iter().filter(|t| !kept.contains_key(*t)) {
+        let fields = vec![("name".to_owned(), s(tool.clone())), ("enabled".to_owned(), Node::Bool(false))];
+        tools.push((tool.clone(), Node::Object(fields)));
+    }
+    Node::Object(tools)
 }
 
 /// A value as a [`Node`], keys in the order its `Serialize` writes them.

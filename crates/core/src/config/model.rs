@@ -309,6 +309,9 @@ pub struct ClientCredentials {
 pub struct McpServerConfig {
     /// Unique name; also the prefix of its tools' model-facing names.
     pub name: String,
+    /// The name shown for it where it differs from `name` (RAGFlow's `name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// How to reach it.
     pub transport: TransportConfig,
     /// Whether it starts with the app.
@@ -459,6 +462,7 @@ impl McpServerConfig {
     pub fn with_transport(name: impl Into<String>, transport: TransportConfig) -> Self {
         Self {
             name: name.into(),
+            title: None,
             transport,
             enabled: true,
             timeouts: Timeouts::default(),

@@ -2,8 +2,8 @@
 
 use patchbay_core::config::model::{McpServerConfig, TransportConfig, ValueSource};
 use patchbay_core::config::{
-    ConfigError, ConfigStore, EntryStatus, ImportChoice, ImportMode, ImportOptions, ImportPreview, SecretState,
-    SecretValue, SourceFormat,
+    ConfigError, ConfigStore, EntryStatus, ExportFormat, ExportOptions, ImportChoice, ImportMode, ImportOptions,
+    ImportPreview, SecretState, SecretValue, SourceFormat,
 };
 use patchbay_core::secrets::{MemoryStore, SecretStore};
 use patchbay_core::store::Store;
@@ -250,6 +250,76 @@ fn ragflow_shape_moves_the_token_into_the_keyring() {
     assert_eq!(secrets.get("mcp/ragflow/Authorization").unwrap().as_deref(), Some("Bearer ragflow-secret-1"));
     let stored = serde_json::to_string(&cfg.servers().unwrap()).unwrap();
     assert!(!stored.contains("ragflow-secret-1"));
+}
+
+/// RAGFlow's export (its `mcpServers` form): `name` is the name shown, a tool whose
+/// `tool_configuration` says `"enabled": false` is switched off, and an export
+/// back in RAGFlow's form reads in again as the same server.
+#[test]
+fn ragflow_export_names_servers_switches_tools_and_goes_back_losslessly() {
+    let text = r#"{"mcpServers": {"kb_search": {
+        "type": "streamable-http", "url": "http://127.0.0.1:9382/mcp", "name": "Team knowledge",
+        "authorization_token": "ragflow-secret-2",
+        "tool_configuration": {
+            "ragflow_retrieval": {"name": "ragflow_retrieval", "description": "Retrieve chunks.", "enabled": true},
+            "ragflow_delete": {"name": "ragflow_delete", "enabled": false},
+            "ragflow_list": {"name": "ragflow_list"}
+        }}}}"#;
+    let (cfg, secrets) = setup();
+    let p = cfg.preview_import(&secrets, text, &ImportOptions::default()).unwrap();
+    assert_eq!(p.format, Some(SourceFormat::McpServers));
+    let s = server(&p, "kb_search");
+    assert_eq!(s.title.as_deref(), Some("Team knowledge"));
+    assert_eq!(s.disabled_tools.iter().collect::<Vec<_>>(), ["ragflow_delete"]);
+    assert!(matches!(&s.transport, TransportConfig::StreamableHttp { .. }), "{s:?}");
+    assert!(!s.extra.contains_key("name"), "the name is read, not kept: {:?}", s.extra);
+    apply(&cfg, &secrets, text).unwrap();
+
+    // The user switches one more tool off; RAGFlow's form says so.
+    let mut stored = cfg.server("kb_search").unwrap();
+    stored.disabled_tools.insert("ragflow_list".into());
+    cfg.save_server(&stored).unwrap();
+    let exported =
+        cfg.export(ExportOptions { format: ExportFormat::Ragflow, include_secrets: false }, &secrets).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&exported).unwrap();
+    let entry = &value["mcpServers"]["kb_search"];
+    assert_eq!(entry["type"], "streamable-http");
+    assert_eq!(entry["url"], "http://127.0.0.1:9382/mcp");
+    assert_eq!(entry["name"], "Team knowledge");
+    assert_eq!(
+        entry["authorization_token"], "${keyring:patchbay/kb_search/Authorization}",
+        "a placeholder, not the token"
+    );
+    assert_eq!(entry["tool_configuration"]["ragflow_delete"]["enabled"], false);
+    assert_eq!(entry["tool_configuration"]["ragflow_list"]["enabled"], false);
+    assert_eq!(entry["tool_configuration"]["ragflow_retrieval"]["description"], "Retrieve chunks.");
+    assert!(!exported.contains("ragflow-secret-2"));
+    let value: serde_json::Value = serde_json::from_str(&exported).unwrap();
+
+    // Read back into a Patchbay that has the same keyring: the same server.
+    let (again, _) = setup();
+    again.apply_import(&secrets, &exported, &ImportOptions::default(), &ImportChoice::default()).unwrap();
+    let (read, had) = (again.server("kb_search").unwrap(), cfg.server("kb_search").unwrap());
+    assert_eq!((&read.title, &read.transport, &read.disabled_tools), (&had.title, &had.transport, &had.disabled_tools));
+    let options = ExportOptions { format: ExportFormat::Ragflow, include_secrets: false };
+    let second: serde_json::Value = serde_json::from_str(&again.export(options, &secrets).unwrap()).unwrap();
+    assert_eq!(second, value, "a second trip changes nothing");
+    // With the value written out, the token is the one RAGFlow had.
+    let with_value =
+        cfg.export(ExportOptions { format: ExportFormat::Ragflow, include_secrets: true }, &secrets).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&with_value).unwrap();
+    assert_eq!(value["mcpServers"]["kb_search"]["authorization_token"], "ragflow-secret-2");
+}
+
+/// RAGFlow reaches remote servers only: its form leaves local ones out.
+#[test]
+fn ragflow_form_leaves_local_servers_out() {
+    let (cfg, secrets) = setup();
+    cfg.save_server(&McpServerConfig::stdio("local", "echo", &[])).unwrap();
+    let exported =
+        cfg.export(ExportOptions { format: ExportFormat::Ragflow, include_secrets: false }, &secrets).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&exported).unwrap();
+    assert_eq!(value, serde_json::json!({"mcpServers": {}}));
 }
 
 #[test]

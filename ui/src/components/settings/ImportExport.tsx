@@ -250,6 +250,7 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
             <option value="cursor">Cursor</option>
             <option value="zed">Zed</option>
             <option value="opencode">opencode</option>
+            <option value="ragflow">RAGFlow</option>
             <option value="patchbay">Patchbay</option>
           </select>
         </label>

@@ -667,6 +667,10 @@ export type McpServerConfig = {
  */
 name: string, 
 /**
+ * The name shown for it where it differs from `name` (RAGFlow's `name`).
+ */
+title?: string | null, 
+/**
  * How to reach it.
  */
 transport: TransportConfig, 

@@ -2,7 +2,7 @@
 //! ([`Parsed`]), the fields of a server object as the dialects gather them
 //! ([`Fields`]), and the checks and issues at a JSON path.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -184,6 +184,10 @@ pub(super) struct Fields {
     /// The transport (`type` or `transport`), with the key it was given under.
     pub kind: Option<(String, String)>,
     pub enabled: bool,
+    /// The name to show, where the file gives one apart from the key.
+    pub title: Option<String>,
+    /// Tools the file switches off.
+    pub disabled_tools: BTreeSet<String>,
     pub issues: Vec<ImportIssue>,
 }
 
@@ -201,6 +205,8 @@ impl Fields {
             url: None,
             kind: None,
             enabled: true,
+            title: None,
+            disabled_tools: BTreeSet::new(),
             issues: Vec::new(),
         }
     }

@@ -1,10 +1,11 @@
 //! RAGFlow's fields in the `mcpServers` shape: `authorization_token`, sent as
-//! a bearer `Authorization` header, and `name`, the server's own (a single
-//! pasted server is named by it too). Its `tool_configuration`, like any field
-//! no reader knows, is kept as it is.
+//! a bearer `Authorization` header; `name`, the name shown for the server (a
+//! single pasted server is stored under it too); and `tool_configuration`
+//! (`tools` in RAGFlow's newer export), one object per tool whose
+//! `"enabled": false` switches the tool off. The tool objects are kept as they
+//! are, for an export back to RAGFlow.
 
 use super::entry::Fields;
-use super::names::normalize_name;
 use super::values::keyring_reference;
 use crate::config::jsonc::Node;
 
@@ -23,8 +24,26 @@ pub(super) fn field(key: &str, value: &Node, f: &mut Fields) -> bool {
             }
             true
         }
-        // Another name is kept as it is.
-        "name" => matches!(value, Node::String(n) if normalize_name(n) == f.name),
+        "name" => match value {
+            Node::String(n) => {
+                if n.trim() != f.name && !n.trim().is_empty() {
+                    f.title = Some(n.trim().to_owned());
+                }
+                true
+            }
+            _ => false,
+        },
+        // Read, then kept as they are (`false`): the tools' objects go back to RAGFlow on export.
+        "tool_configuration" | "tools" => {
+            if let Node::Object(tools) = value {
+                for (tool, config) in tools {
+                    if matches!(config.get("enabled"), Some(Node::Bool(false))) {
+                        f.disabled_tools.insert(tool.clone());
+                    }
+                }
+            }
+            false
+        }
         _ => false,
     }
 }

@@ -107,7 +107,21 @@ fn read_server(raw_name: &str, path: &str, node: &Node, options: &ImportOptions)
             extra.insert(key.clone(), value.to_value());
         }
     }
-    let Fields { command, mut command_args, mut args, env, cwd, url, kind, headers, enabled, mut issues, .. } = f;
+    let Fields {
+        command,
+        mut command_args,
+        mut args,
+        env,
+        cwd,
+        url,
+        kind,
+        headers,
+        enabled,
+        title,
+        disabled_tools,
+        mut issues,
+        ..
+    } = f;
     let transport_kind = kind.as_ref().and_then(|(t, _)| opencode::transport_kind(t.to_ascii_lowercase()));
     command_args.append(&mut args);
     let args = command_args;
@@ -204,6 +218,8 @@ fn read_server(raw_name: &str, path: &str, node: &Node, options: &ImportOptions)
     if p.issues.is_empty() {
         let mut server = McpServerConfig::with_transport(name, transport);
         server.enabled = enabled;
+        server.title = title;
+        server.disabled_tools = disabled_tools;
         server.extra = extra;
         p.server = Some(server);
     }

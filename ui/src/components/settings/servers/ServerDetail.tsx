@@ -132,7 +132,7 @@ export function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServerDetailIpc
     <div className="server-detail card" data-testid="server-detail">
       <div className="row">
         <McpIcons icons={view.icons} />
-        <h3>{view.config.name}</h3>
+        <h3>{view.config.title ?? view.config.name}</h3>
         <StatusDot state={view.status.state} />
         <span className="spacer" />
         {view.bundle && (

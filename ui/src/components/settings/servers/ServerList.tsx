@@ -48,8 +48,13 @@ export function ServerList({
             <StatusDot state={v.status.state} />
             <McpIcons icons={v.icons} />
             <button type="button" className="link" onClick={() => onSelect(v.config.name === selected ? null : v.config.name)} aria-expanded={v.config.name === selected}>
-              <strong>{v.config.name}</strong>
+              <strong>{v.config.title ?? v.config.name}</strong>
             </button>
+            {v.config.title && (
+              <span className="muted small" data-testid="server-name" title={t("servers.storedName")}>
+                {v.config.name}
+              </span>
+            )}
             {v.about && (v.about.title ?? v.about.name) && (
               <span className="muted small" data-testid="server-identity">
                 {[v.about.title ?? v.about.name, v.about.version].filter(Boolean).join(" ")}

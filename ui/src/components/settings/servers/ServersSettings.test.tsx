@@ -31,6 +31,15 @@ describe("ServersSettings", () => {
     expect(screen.queryByRole("alert")).toBeNull();
   });
 
+  it("shows a server by the name its file gave it, and the name it is stored under beside it", async () => {
+    const named = plainView({ ...config, name: "kb_search", title: "Team knowledge" }, { state: "ready", tool_count: 1, error: null });
+    renderIn(<ServersSettings ipc={fake([named, plainView(config, { state: "ready", tool_count: 1, error: null })]).ipc} />);
+    const [titled, plain] = await screen.findAllByTestId("server-row");
+    expect(within(titled!).getByRole("button", { name: "Team knowledge" })).toBeTruthy();
+    expect(within(titled!).getByTestId("server-name").textContent).toBe("kb_search");
+    expect(within(plain!).queryByTestId("server-name")).toBeNull();
+  });
+
   it("lists servers with live status dots, tool count and an enable switch", async () => {
     const f = fake([view("starting")]);
     renderIn(<ServersSettings ipc={f.ipc} />);
