@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use patchbay_core::config::McpServerConfig;
 use patchbay_test_support::peers;
 
-use crate::common::{command, everything, patchbay, seed_servers, stderr, stdout};
+use crate::common::{command, everything, ok, patchbay, seed_servers, stderr, stdout};
 
 fn seeded() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
@@ -217,4 +217,37 @@ fn tools_says_which_have_a_view_and_which_the_model_never_sees() {
     let out = patchbay(tmp.path(), &["mcp", "call", "counter", "show_counter", "--args", r#"{"start": 1}"#]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "The counter starts at 1, shown as text only.");
+}
+
+/// An imported `${env:NAME}` is read from the environment `patchbay` runs in when
+/// the server starts (the server sees the value; the database keeps the
+/// reference), and a variable that is not set says which field names it.
+#[test]
+fn an_environment_reference_is_read_at_start_and_a_missing_one_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("mcp.json");
+    let everything = peers::npm_bin("mcp-server-everything");
+    let text = serde_json::json!({"mcpServers": {"everything": {
+        "command": everything, "args": ["stdio"], "env": {"GREETING": "hello ${env:PB_TEST_GREETING}"}}}});
+    std::fs::write(&config, text.to_string()).unwrap();
+    let data = tmp.path().join("data");
+    ok(&patchbay(&data, &["config", "import", config.to_str().unwrap()]));
+
+    let out = command(&data)
+        .args(["mcp", "call", "everything", "get-env"])
+        .env("PB_TEST_GREETING", "from the shell")
+        .output()
+        .unwrap();
+    assert!(ok(&out).contains("hello from the shell"), "{}", stdout(&out));
+    let stored = ok(&patchbay(&data, &["config", "export", "--format", "patchbay"]));
+    assert!(stored.contains("hello ${env:PB_TEST_GREETING}") && !stored.contains("from the shell"), "{stored}");
+
+    let out =
+        command(&data).args(["mcp", "call", "everything", "get-env"]).env_remove("PB_TEST_GREETING").output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("env.GREETING refers to the environment variable PB_TEST_GREETING, which is not set"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -7,6 +7,7 @@
 //! holds a secret is a [`ValueSource::Secret`] naming an entry of the
 //! [`crate::secrets::SecretStore`].
 
+pub mod env_refs;
 pub mod export;
 pub mod import;
 pub mod jsonc;

@@ -46,6 +46,12 @@ pub enum McpError {
     /// A configured secret is missing from the secret store.
     #[error("MCP server {server:?}: {field} names secret {secret:?}, which is not in the keyring")]
     MissingSecret { server: String, field: String, secret: String },
+    /// A configured value refers to an environment variable that is not set.
+    #[error(
+        "MCP server {server:?}: {field} refers to the environment variable {variable}, which is not set \
+         in the environment Patchbay was started from"
+    )]
+    MissingEnvVar { server: String, field: String, variable: String },
     /// The secret store failed.
     #[error(transparent)]
     Secret(#[from] SecretError),

@@ -332,6 +332,25 @@ fn bare_map_and_single_server_are_accepted() {
     assert_eq!(p.entries[0].name, "server-memory");
 }
 
+/// VS Code's `${env:NAME}` and Claude-style `${NAME}` are stored as written, never as
+/// values or secrets, even in a field whose name says it holds one.
+#[test]
+fn environment_references_are_stored_as_written() {
+    let text = r#"{"mcpServers": {
+        "github": {"command": "gh", "env": {"GITHUB_TOKEN": "${env:GITHUB_TOKEN}", "DATA": "${HOME}/gh"}},
+        "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${API_TOKEN}"}}}}"#;
+    let (cfg, secrets) = setup();
+    let p = cfg.preview_import(&secrets, text, &ImportOptions::default()).unwrap();
+    assert!(p.entries.iter().all(|e| e.secrets.is_empty()), "no secret to store: {p:#?}");
+    let TransportConfig::Stdio { env, .. } = &server(&p, "github").transport else { panic!() };
+    assert_eq!(env["GITHUB_TOKEN"], ValueSource::Plain("${env:GITHUB_TOKEN}".into()));
+    assert_eq!(env["DATA"], ValueSource::Plain("${HOME}/gh".into()));
+    let TransportConfig::Auto { headers, .. } = &server(&p, "remote").transport else { panic!() };
+    assert_eq!(headers["Authorization"], ValueSource::Plain("Bearer ${API_TOKEN}".into()));
+    let outcome = apply(&cfg, &secrets, text).unwrap();
+    assert!(outcome.secrets_stored.is_empty(), "nothing went to the keyring: {outcome:?}");
+}
+
 #[test]
 fn keyring_placeholders_are_references_not_values() {
     let (cfg, secrets) = setup();

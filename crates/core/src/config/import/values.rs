@@ -1,7 +1,8 @@
 //! How an env or header value is stored: plain text, a reference to a secret
 //! already stored (`${keyring:…}`, Patchbay's `{"secret": …}`), a VS Code
-//! `${input:…}` prompt, or a secret to store. A reference may name only the
-//! importing server's own entries.
+//! `${input:…}` prompt, a reference to the environment (`${env:NAME}`,
+//! `${NAME}`, kept as written), or a secret to store. A reference may name only
+//! the importing server's own entries.
 
 use std::collections::BTreeSet;
 
@@ -113,6 +114,11 @@ pub(super) fn secret_field(ctx: &FieldCtx<'_>, value: &str, path: &str, parsed: 
         }
         let source = SecretSource::Prompt { input: first.clone(), template: value.to_owned() };
         return secret_reference(ctx, secret, source, path, parsed);
+    }
+    // A reference to the environment is stored as written and read when the server starts:
+    // the variable's value never reaches the database, so it is no secret to store.
+    if !crate::config::env_refs::variables(value).is_empty() {
+        return ValueSource::Plain(value.to_owned());
     }
     let marked = ctx.marked.is_some_and(|m| m.contains(ctx.key));
     if (marked || is_secret_name(ctx.key)) && !value.is_empty() {

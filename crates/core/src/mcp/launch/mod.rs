@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::config::{PolicyOutline, ValueSource};
+use crate::config::{PolicyOutline, ValueSource, env_refs};
 use crate::mcp::error::McpError;
 use crate::secrets::SecretStore;
 
@@ -190,6 +190,8 @@ pub(crate) fn resolve_values(
 }
 
 /// Resolves one configured value; `field` names it in errors (`env.TOKEN`).
+/// References to the environment (`${env:NAME}`, `${NAME}`) in plain text are
+/// expanded from Patchbay's own environment (see [`crate::config::env_refs`]).
 pub(crate) fn resolve_value(
     server: &str,
     field: &str,
@@ -197,7 +199,9 @@ pub(crate) fn resolve_value(
     secrets: &dyn SecretStore,
 ) -> Result<String, McpError> {
     match source {
-        ValueSource::Plain(v) => Ok(v.clone()),
+        ValueSource::Plain(v) => env_refs::expand(v, |name| std::env::var(name).ok()).map_err(|variable| {
+            McpError::MissingEnvVar { server: server.to_owned(), field: field.to_owned(), variable }
+        }),
         ValueSource::Secret(name) => secrets.get(name)?.ok_or_else(|| McpError::MissingSecret {
             server: server.to_owned(),
             field: field.to_owned(),
@@ -337,6 +341,20 @@ mod tests {
                 assert_eq!((field.as_str(), secret.as_str()), ("env.X", "nope"))
             }
             other => panic!("expected MissingSecret, got {other:?}"),
+        }
+        // The environment the tests run in has a HOME and no such variable as the second.
+        let home = std::env::var("HOME").unwrap();
+        let referring = BTreeMap::from([("DIR".to_owned(), ValueSource::Plain("${env:HOME}/x".into()))]);
+        assert_eq!(resolve_values("gh", "env", &referring, &store).unwrap(), vec![("DIR".into(), format!("{home}/x"))]);
+        let unset = BTreeMap::from([("T".to_owned(), ValueSource::Plain("${PATCHBAY_TEST_NEVER_SET_7Q}".into()))]);
+        match resolve_values("gh", "headers", &unset, &store) {
+            Err(e @ McpError::MissingEnvVar { .. }) => {
+                assert!(
+                    e.to_string().contains("headers.T refers to the environment variable PATCHBAY_TEST_NEVER_SET_7Q"),
+                    "{e}"
+                )
+            }
+            other => panic!("expected MissingEnvVar, got {other:?}"),
         }
     }
 }
