@@ -4,7 +4,10 @@
 //! and notes go to stderr, so `patchbay ask … > answer.md` keeps only the
 //! answer. Without `--auto-approve`, calls that need approval are asked on
 //! the terminal; with no terminal they are denied and the model is told.
-//! A strict server's calls are asked even with `--auto-approve`.
+//! A strict server's calls are asked even with `--auto-approve`. With
+//! `--json`, stdout is JSON Lines for scripts instead: each event of the turn
+//! as it happens, then one `"type": "answer"` object with the whole answer
+//! and every call the turn made.
 //! Ctrl-C stops the turn and keeps the partial answer. Servers' sampling and
 //! elicitation requests are asked on the terminal too (see `requests.rs`);
 //! sampling runs on the turn's provider and model. `chat` reuses
@@ -26,7 +29,7 @@ use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, Kn
 use patchbay_core::attach;
 use patchbay_core::conversations::{Attachment, ConversationId, ConversationStore};
 use patchbay_core::host::turn::DoneReason;
-use patchbay_core::host::{Host, HostTurn, TurnEvent};
+use patchbay_core::host::{Host, HostTurn, TurnAnswers, TurnEvent};
 use patchbay_core::llm::{ContentPart, ReasoningEffort};
 use patchbay_core::mcp::ServerStatus;
 use patchbay_core::paths::DataDir;
@@ -118,6 +121,9 @@ pub struct AskArgs {
     /// 20 MB) go as their text, read as the knowledge base reads them.
     #[arg(long = "attach", value_name = "FILE")]
     attach: Vec<PathBuf>,
+    /// Print JSON Lines: each event as it happens, then the answer with every call it made.
+    #[arg(long)]
+    json: bool,
     /// The message.
     message: String,
 }
@@ -134,6 +140,8 @@ pub struct Session {
     tool_embedder: Option<Arc<dyn ToolEmbedder>>,
     limits: TurnLimits,
     pub conversation: Option<ConversationId>,
+    /// Print each turn as JSON Lines (`ask --json`).
+    pub json: bool,
     /// Follows each turn; held also for the built-in `knowledge_search`, which
     /// reads the host's knowledge base (and finds none once the host is gone).
     host: Arc<Host>,
@@ -212,7 +220,7 @@ impl Session {
         let requested = args.provider.as_deref().or(assistant.provider.as_deref());
         let secrets = host.secrets().as_ref();
         let resolved = resolve_provider(host.config(), secrets, requested, &|k| std::env::var(k).ok())?;
-        if let ProviderSource::Environment { variable } = resolved.source {
+        if let ProviderSource::Environment { variable, .. } = resolved.source {
             eprintln!(
                 "note: no provider is configured; using {variable} from the environment ({})",
                 resolved.profile.base_url
@@ -224,7 +232,15 @@ impl Session {
             .or_else(|| assistant.model.clone())
             .filter(|m| !m.is_empty())
             .or_else(|| Some(resolved.profile.default_model.clone()).filter(|m| !m.is_empty()))
-            .with_context(|| format!("provider {} has no default model: pass --model", resolved.profile.name))?;
+            .with_context(|| match resolved.source {
+                ProviderSource::Environment { variable, model_variable } => format!(
+                    "{variable} is set but no model is: pass --model MODEL, or set {model_variable} (for Ark, the \
+                     model's name, e.g. doubao-seed-1-6-250615, or an endpoint id ep-…)"
+                ),
+                ProviderSource::Configured => {
+                    format!("provider {} has no default model: pass --model", resolved.profile.name)
+                }
+            })?;
         let provider = provider_for(&resolved, secrets)?;
         let knowledge = args.kb.map_or(assistant.knowledge, KnowledgeMode::from);
         let ChatKnowledge { retriever, tool: kb_tool } = open_knowledge(&host, knowledge);
@@ -279,6 +295,7 @@ impl Session {
             retriever,
             tool_embedder: host.tool_embedder(),
             conversation: args.conversation,
+            json: false,
             host,
         })
     }
@@ -303,12 +320,85 @@ impl Session {
             tool_embedder: self.tool_embedder.clone(),
             limits: self.limits,
         })?;
-        Ok(print_turn(self.host.watch(turn)).await)
+        let mut report = self.json.then(|| JsonReport { conversation: conversation.to_string(), ..Default::default() });
+        let reason = print_turn(self.host.watch(turn), report.as_mut()).await;
+        if let Some(report) = report {
+            println!("{}", report.answer(reason));
+        }
+        Ok(reason)
     }
 }
 
-/// Prints a turn's events until it is done; Ctrl-C stops it.
-async fn print_turn(mut turn: HostTurn) -> DoneReason {
+/// What `--json` prints last: the answer and every call the turn made.
+#[derive(Default)]
+struct JsonReport {
+    conversation: String,
+    text: String,
+    /// By call id, in the order the calls were made.
+    calls: Vec<(String, serde_json::Value)>,
+}
+
+impl JsonReport {
+    fn note(&mut self, event: &TurnEvent) {
+        let mut call = |id: &str, fields: serde_json::Value| {
+            let at = match self.calls.iter().position(|(c, _)| c == id) {
+                Some(at) => at,
+                None => {
+                    self.calls.push((id.to_owned(), serde_json::json!({"call_id": id})));
+                    self.calls.len() - 1
+                }
+            };
+            if let (serde_json::Value::Object(into), serde_json::Value::Object(from)) = (&mut self.calls[at].1, fields)
+            {
+                into.extend(from);
+            }
+        };
+        match event {
+            TurnEvent::TextDelta { text } => self.text.push_str(text),
+            TurnEvent::ToolCallStarted { call_id, server, tool, arguments, .. } => {
+                call(call_id, serde_json::json!({"server": server, "tool": tool, "arguments": arguments}))
+            }
+            TurnEvent::ToolResult { call_id, result, duration_ms } => {
+                let text: Vec<&str> = result
+                    .content
+                    .iter()
+                    .filter_map(|p| if let ContentPart::Text { text } = p { Some(text.as_str()) } else { None })
+                    .collect();
+                let error = result.is_error.then(|| text.join("\n"));
+                call(
+                    call_id,
+                    serde_json::json!({"result": text.join("\n"), "structured_content": result.structured_content,
+                                       "elapsed_ms": duration_ms, "success": !result.is_error, "error": error}),
+                )
+            }
+            TurnEvent::ToolFailed { call_id, error, duration_ms, .. } => call(
+                call_id,
+                serde_json::json!({"result": null, "elapsed_ms": duration_ms, "success": false, "error": error}),
+            ),
+            TurnEvent::ToolDenied { call_id } => {
+                call(call_id, serde_json::json!({"result": null, "success": false, "error": "denied"}))
+            }
+            TurnEvent::ToolCancelled { call_id } => {
+                call(call_id, serde_json::json!({"result": null, "success": false, "error": "cancelled"}))
+            }
+            _ => {}
+        }
+    }
+
+    fn answer(self, reason: DoneReason) -> serde_json::Value {
+        serde_json::json!({
+            "type": "answer",
+            "conversation": self.conversation,
+            "text": self.text,
+            "reason": reason,
+            "calls": self.calls.into_iter().map(|(_, c)| c).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// Prints a turn's events until it is done (as JSON Lines into `json`'s report when
+/// given); Ctrl-C stops it.
+async fn print_turn(mut turn: HostTurn, mut json: Option<&mut JsonReport>) -> DoneReason {
     let answers = turn.answers();
     let stopper = answers.clone();
     let ctrl_c = tokio::spawn(async move {
@@ -319,6 +409,21 @@ async fn print_turn(mut turn: HostTurn) -> DoneReason {
     let mut reason = DoneReason::Error;
     let mut out = std::io::stdout();
     while let Some(event) = turn.next().await {
+        if let Some(report) = json.as_deref_mut() {
+            report.note(&event);
+            match serde_json::to_string(&event) {
+                Ok(line) => println!("{line}"),
+                Err(e) => eprintln!("note: an event could not be written as JSON: {e}"),
+            }
+            match event {
+                TurnEvent::ApprovalNeeded { call_id, server, tool, arguments, strict } => {
+                    approve(&answers, &call_id, &server, &tool, &arguments, strict).await
+                }
+                TurnEvent::Done { reason: r } => reason = r,
+                _ => {}
+            }
+            continue;
+        }
         match event {
             TurnEvent::TextDelta { text } => {
                 print!("{text}");
@@ -359,10 +464,7 @@ async fn print_turn(mut turn: HostTurn) -> DoneReason {
             TurnEvent::ToolDenied { .. } => eprintln!("  → denied"),
             TurnEvent::ToolCancelled { .. } => eprintln!("  → cancelled"),
             TurnEvent::ApprovalNeeded { call_id, server, tool, arguments, strict } => {
-                let decision = ask_terminal(&server, &tool, &arguments, strict).await;
-                if let Err(e) = answers.answer(&call_id, decision) {
-                    eprintln!("note: {e}");
-                }
+                approve(&answers, &call_id, &server, &tool, &arguments, strict).await
             }
             TurnEvent::Citations { citations } => {
                 for c in citations {
@@ -392,6 +494,21 @@ async fn print_turn(mut turn: HostTurn) -> DoneReason {
     }
     ctrl_c.abort();
     reason
+}
+
+/// Asks about one call on the terminal and gives the turn the answer.
+async fn approve(
+    answers: &TurnAnswers,
+    call_id: &str,
+    server: &str,
+    tool: &str,
+    arguments: &serde_json::Value,
+    strict: bool,
+) {
+    let decision = ask_terminal(server, tool, arguments, strict).await;
+    if let Err(e) = answers.answer(call_id, decision) {
+        eprintln!("note: {e}");
+    }
 }
 
 /// The first 200 characters of a tool's answer.
@@ -432,6 +549,7 @@ pub fn run(dir: &DataDir, args: &AskArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async {
         let attachments = args.attach.iter().map(|p| attach::file(p)).collect::<Result<Vec<_>, _>>()?;
         let mut session = Session::open(dir, &args.turn).await?;
+        session.json = args.json;
         let status = session.turn(&args.message, attachments).await?;
         if let Some(id) = session.conversation {
             eprintln!("conversation {id}");

@@ -43,7 +43,15 @@ enum McpCommand {
     /// Start every enabled server, print whether it became ready, stop them.
     Status,
     /// The tools a server offers.
-    Tools { server: String },
+    Tools {
+        server: String,
+        /// Each tool's input schema under its line.
+        #[arg(long)]
+        schema: bool,
+        /// The whole listing as the server sent it, as JSON.
+        #[arg(long, conflicts_with = "schema")]
+        json: bool,
+    },
     /// Call a tool and print the text of its result.
     Call {
         server: String,
@@ -227,9 +235,14 @@ async fn command(
             }
             Ok(ExitCode::SUCCESS)
         }
-        McpCommand::Tools { server } => {
+        McpCommand::Tools { server, schema, json } => {
             ready(registry, &server, settle).await?;
-            for tool in registry.tools(&server)? {
+            let tools = registry.tools(&server)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&tools)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            for tool in tools {
                 let about = tool.description.as_deref().and_then(|d| d.lines().next()).unwrap_or("");
                 let title = tool.title.as_deref().or(tool.annotations.as_ref().and_then(|a| a.title.as_deref()));
                 let line = match title {
@@ -252,6 +265,10 @@ async fn command(
                 match notes.is_empty() {
                     true => println!("{line}"),
                     false => println!("{line}  ({})", notes.join("; ")),
+                }
+                if schema {
+                    let text = serde_json::to_string_pretty(&tool.input_schema)?;
+                    println!("{}", text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n"));
                 }
             }
             Ok(ExitCode::SUCCESS)

@@ -126,3 +126,31 @@ fn a_backup_restores_every_conversation_and_keeps_the_database_it_replaces() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("not a usable Patchbay database"), "{refused:?}");
     assert!(ok(&patchbay(&data, &["conversation", "list"])).contains("Kept in the backup"));
 }
+
+/// `ARK_API_KEY` alone names no model (Ark has no default): `ask` says which
+/// setting is missing; with `ARK_MODEL` it asks that model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ark_from_the_environment_says_which_model_setting_is_missing_or_uses_ark_model() {
+    use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
+    let tmp = tempfile::tempdir().unwrap();
+    let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Hi from Ark."])]).await.unwrap();
+    let ark = |model_var: Option<&str>| {
+        let mut cmd = crate::common::command(tmp.path());
+        cmd.args(["ask", "--no-tools", "hello"])
+            .env("ARK_API_KEY", "ark-test")
+            .env("ARK_BASE_URL", format!("{}/api/v3", model.url()))
+            .env_remove("ARK_MODEL");
+        if let Some(m) = model_var {
+            cmd.env("ARK_MODEL", m);
+        }
+        cmd.output().unwrap()
+    };
+    let out = ark(None);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ARK_API_KEY is set but no model is") && err.contains("set ARK_MODEL"), "{err}");
+    assert!(model.requests().is_empty(), "nothing was sent");
+    let out = ok(&ark(Some("doubao-seed-1-6-250615")));
+    assert!(out.contains("Hi from Ark."), "{out}");
+    assert_eq!(model.requests()[0].body["model"], "doubao-seed-1-6-250615");
+}

@@ -10,6 +10,7 @@
 
 mod ask_agent_task;
 mod ask_approval;
+mod ask_json;
 mod ask_prompt_tools;
 mod ask_tool_selection;
 mod common;

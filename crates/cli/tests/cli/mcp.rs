@@ -251,3 +251,21 @@ fn an_environment_reference_is_read_at_start_and_a_missing_one_is_named() {
         stderr(&out)
     );
 }
+
+#[test]
+fn tools_with_their_schemas_or_as_json() {
+    let tmp = seeded();
+    let out = ok(&patchbay(tmp.path(), &["mcp", "tools", "everything", "--schema"]));
+    let at = out.find("get-sum  ").unwrap_or_else(|| panic!("{out}"));
+    let schema: String = out[at..].lines().skip(1).take_while(|l| l.starts_with("    ")).collect::<Vec<_>>().join("\n");
+    let schema: serde_json::Value = serde_json::from_str(&schema).unwrap_or_else(|e| panic!("{e}: {schema}"));
+    assert_eq!(schema["type"], "object");
+    assert!(schema["properties"]["a"].is_object() && schema["properties"]["b"].is_object(), "{schema}");
+
+    let listing: serde_json::Value =
+        serde_json::from_str(&ok(&patchbay(tmp.path(), &["mcp", "tools", "everything", "--json"]))).unwrap();
+    let tools = listing.as_array().unwrap();
+    let sum = tools.iter().find(|t| t["name"] == "get-sum").unwrap_or_else(|| panic!("{listing}"));
+    assert_eq!(sum["inputSchema"], schema, "the same schema both ways");
+    assert!(tools.len() > 5 && tools.iter().all(|t| t["description"].is_string() || t["description"].is_null()));
+}

@@ -2,7 +2,8 @@
 //!
 //! An explicitly named profile wins, then the assistant's, then the first
 //! configured one. With none configured, `OPENAI_API_KEY` (+ `OPENAI_BASE_URL`)
-//! or `ARK_API_KEY` (+ `ARK_BASE_URL`, Volcengine Ark) from the environment
+//! or `ARK_API_KEY` (+ `ARK_BASE_URL`, Volcengine Ark) from the environment, the
+//! model from `OPENAI_MODEL` or `ARK_MODEL` when set,
 //! make an unsaved profile, and [`ProviderSource::Environment`] says so, so the
 //! front end can tell the user. The environment is passed in as a function.
 
@@ -16,8 +17,8 @@ use crate::secrets::{SecretStore, SecretValue};
 pub enum ProviderSource {
     /// The user's configuration.
     Configured,
-    /// The environment; `variable` holds the key.
-    Environment { variable: &'static str },
+    /// The environment; `variable` holds the key, `model_variable` may name the model.
+    Environment { variable: &'static str, model_variable: &'static str },
 }
 
 /// A profile with its API key, ready to build a provider from.
@@ -50,6 +51,7 @@ impl ResolvedProvider {
 struct EnvProvider {
     key: &'static str,
     base: &'static str,
+    model: &'static str,
     default_base: &'static str,
     name: &'static str,
     default_model: &'static str,
@@ -59,6 +61,7 @@ const ENV_PROVIDERS: [EnvProvider; 2] = [
     EnvProvider {
         key: "OPENAI_API_KEY",
         base: "OPENAI_BASE_URL",
+        model: "OPENAI_MODEL",
         default_base: "https://api.openai.com/v1",
         name: "env-openai",
         default_model: "gpt-4o-mini",
@@ -66,6 +69,7 @@ const ENV_PROVIDERS: [EnvProvider; 2] = [
     EnvProvider {
         key: "ARK_API_KEY",
         base: "ARK_BASE_URL",
+        model: "ARK_MODEL",
         default_base: "https://ark.cn-beijing.volces.com/api/v3",
         name: "env-ark",
         default_model: "",
@@ -97,11 +101,13 @@ pub fn resolve_provider(
     for e in &ENV_PROVIDERS {
         let Some(key) = env(e.key).filter(|k| !k.trim().is_empty()) else { continue };
         let base_url = env(e.base).filter(|b| !b.trim().is_empty()).unwrap_or_else(|| e.default_base.to_owned());
-        let profile = ProviderProfile::openai_compatible(e.name, base_url, e.default_model);
+        let model = env(e.model).filter(|m| !m.trim().is_empty());
+        let profile =
+            ProviderProfile::openai_compatible(e.name, base_url, model.as_deref().unwrap_or(e.default_model).trim());
         return Ok(ResolvedProvider {
             profile,
             api_key: Some(SecretValue::new(key)),
-            source: ProviderSource::Environment { variable: e.key },
+            source: ProviderSource::Environment { variable: e.key, model_variable: e.model },
         });
     }
     Err(AgentError::NoProvider)
@@ -158,13 +164,20 @@ mod tests {
         let config = ConfigStore::new(Store::open_in_memory().unwrap());
         let secrets = MemoryStore::default();
         let r = resolve_provider(&config, &secrets, None, &env(&[("OPENAI_API_KEY", "sk-1")])).unwrap();
-        assert_eq!(r.source, ProviderSource::Environment { variable: "OPENAI_API_KEY" });
+        assert_eq!(
+            r.source,
+            ProviderSource::Environment { variable: "OPENAI_API_KEY", model_variable: "OPENAI_MODEL" }
+        );
         let key = r.api_key.as_ref().map(SecretValue::expose);
         assert_eq!((r.profile.base_url.as_str(), key), ("https://api.openai.com/v1", Some("sk-1")));
         let vars = env(&[("ARK_API_KEY", "ark-1"), ("ARK_BASE_URL", "http://127.0.0.1:9/api/v3")]);
         let r = resolve_provider(&config, &secrets, None, &vars).unwrap();
-        assert_eq!(r.source, ProviderSource::Environment { variable: "ARK_API_KEY" });
+        assert_eq!(r.source, ProviderSource::Environment { variable: "ARK_API_KEY", model_variable: "ARK_MODEL" });
         assert_eq!(r.profile.base_url, "http://127.0.0.1:9/api/v3");
+        assert_eq!(r.profile.default_model, "", "Ark has no default model");
+        let vars = env(&[("ARK_API_KEY", "ark-1"), ("ARK_MODEL", "doubao-seed-1-6-250615")]);
+        let r = resolve_provider(&config, &secrets, None, &vars).unwrap();
+        assert_eq!(r.profile.default_model, "doubao-seed-1-6-250615");
         assert!(matches!(resolve_provider(&config, &secrets, None, &env(&[])), Err(AgentError::NoProvider)));
     }
 }
