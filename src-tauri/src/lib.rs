@@ -218,6 +218,7 @@ pub fn run() {
             commands::settings::open_link,
             commands::settings::open_log_folder,
             commands::servers::server_doctor,
+            commands::servers::check_server_health,
             commands::servers::list_tools,
             commands::servers::set_tool_enabled,
             commands::servers::set_tool_pinned,

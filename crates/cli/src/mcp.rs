@@ -20,7 +20,7 @@ use patchbay_core::discover::{HttpRegistry, Registry};
 use patchbay_core::mcp::protocol::about::ServerAbout;
 use patchbay_core::mcp::protocol::content::{prompt_text, resource_text};
 use patchbay_core::mcp::protocol::{apps, uri_template};
-use patchbay_core::mcp::{CallEvent, CallOptions, McpRegistry, ServerStatus};
+use patchbay_core::mcp::{CallEvent, CallOptions, HealthCheck, McpRegistry, ServerStatus};
 use patchbay_core::paths::DataDir;
 use rmcp::model::{ArgumentInfo, Reference};
 use tokio_util::sync::CancellationToken;
@@ -40,8 +40,10 @@ pub struct McpArgs {
 enum McpCommand {
     /// Every configured server, one line each.
     List,
-    /// Start every enabled server, print whether it became ready, stop them.
+    /// Start every enabled server, print whether it became ready and answers a ping, stop them.
     Status,
+    /// Start a server and check its health: a ping, and how long the answer took.
+    Ping { server: String },
     /// The tools a server offers.
     Tools {
         server: String,
@@ -226,13 +228,26 @@ async fn command(
             registry.start_all().await;
             registry.wait_settled(settle).await;
             for server in registry.snapshot() {
-                match server.status {
+                match &server.status {
                     ServerStatus::Ready => println!("{}  ready  {}", server.name, crate::count(server.tools, "tool")),
                     _ if !server.enabled => println!("{}  disabled", server.name),
                     status => println!("{}  {status}", server.name),
                 }
                 println!("  policy: {}", server.policy);
+                if server.status == ServerStatus::Ready {
+                    // Its health, checked now: the answer is kept as the last check either way.
+                    let _ = registry.ping(&server.name).await;
+                    if let Some(health) = registry.health(&server.name) {
+                        println!("  health: {}", health_line(&health));
+                    }
+                }
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::Ping { server } => {
+            ready(registry, &server, settle).await?;
+            let health = registry.ping(&server).await?;
+            println!("{server}: {}", health_line(&health));
             Ok(ExitCode::SUCCESS)
         }
         McpCommand::Tools { server, schema, json } => {
@@ -418,6 +433,15 @@ fn about_text(about: &ServerAbout) -> String {
 }
 
 /// Starts `server` and waits until it is ready; its failure reason otherwise.
+/// A health check in one line: when, and the answer's time or why there was none.
+fn health_line(health: &HealthCheck) -> String {
+    let at = patchbay_core::clock::rfc3339_utc(u64::try_from(health.at_ms / 1000).unwrap_or(0));
+    match &health.error {
+        None => format!("checked {at}, answered a ping in {} ms", health.round_trip_ms),
+        Some(error) => format!("checked {at}, no answer after {} ms: {error}", health.round_trip_ms),
+    }
+}
+
 async fn ready(registry: &McpRegistry, server: &str, settle: Duration) -> anyhow::Result<()> {
     registry.start(server).await?;
     registry.wait_settled(settle).await;

@@ -12,6 +12,7 @@ use patchbay_core::bundle::{BundleInfo, BundleValues};
 use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ServerPreset};
 use patchbay_core::discover::{BundleSource, RegistryEntry, RegistryPage};
 use patchbay_core::downloads::{self, SavedFile};
+use patchbay_core::mcp::HealthCheck;
 use patchbay_core::mcp::oauth::AuthorizationUi;
 use patchbay_core::mcp::protocol::content::ResourcePreview;
 use patchbay_core::mcp::{CallEvent, LogLevel};
@@ -207,6 +208,11 @@ pub async fn set_server_log_level(state: State<'_, AppState>, name: String, leve
 #[tauri::command(rename_all = "snake_case")]
 pub fn server_logs(state: State<'_, AppState>, name: String) -> Result<Vec<String>, IpcError> {
     Ok(state.app()?.server_logs(&name)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn check_server_health(state: State<'_, AppState>, name: String) -> Result<HealthCheck, IpcError> {
+    Ok(state.app()?.check_server_health(&name).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

@@ -180,6 +180,7 @@ export function fake(initial: ServerView[]) {
     serverLogs: vi.fn(() => Promise.resolve(["booting"])),
     setServerLogLevel: vi.fn(() => Promise.resolve()),
     exportServer: vi.fn(() => Promise.resolve('{"mcpServers": {"files": {}}}')),
+    checkServerHealth: vi.fn(() => Promise.resolve({ at_ms: Date.UTC(2026, 10, 28, 5, 30), round_trip_ms: 4, error: null })),
     serverDoctor: vi.fn(() =>
       Promise.resolve({
         server: "files",
@@ -297,6 +298,7 @@ export const view = (state: ServerStatus["state"], instructions: string | null =
   icons: [],
   policy: POLICY,
   blocked: [],
+  health: null,
 });
 
 /** A server as listed, with nothing said about it beyond its config and status. */
@@ -310,4 +312,5 @@ export const plainView = (server: McpServerConfig, status: Omit<ServerStatus, "s
   icons: [],
   policy: POLICY,
   blocked: [],
+  health: null,
 });

@@ -89,6 +89,7 @@ export function serverView(name: string, state: ServerState, error: string | nul
     icons: [],
     policy: { kind: "local", level: "normal", read: [], write: [], network: "any", rate: {} },
     blocked: [],
+    health: null,
   };
 }
 

@@ -46,6 +46,16 @@ fn status_starts_enabled_servers_and_reports_each() {
     assert!(tools > 5, "{everything}");
     assert!(text.lines().any(|l| l.starts_with("broken  failed: ") && l.contains("not found on PATH")), "{text}");
     assert!(text.lines().any(|l| l == "off  disabled"), "{text}");
+    // A ready server's health, checked now.
+    let health = text.lines().skip_while(|l| !l.starts_with("everything  ")).find(|l| l.starts_with("  health: "));
+    assert!(health.is_some_and(|h| h.contains("answered a ping in") && h.contains("Z,")), "{text}");
+
+    let out = patchbay(tmp.path(), &["mcp", "ping", "everything"]);
+    let pinged = stdout(&out);
+    assert!(out.status.success() && pinged.starts_with("everything: checked 20"), "{pinged}{}", stderr(&out));
+    assert!(pinged.contains("answered a ping in") && pinged.trim_end().ends_with(" ms"), "{pinged}");
+    let out = patchbay(tmp.path(), &["mcp", "ping", "broken"]);
+    assert!(!out.status.success() && stderr(&out).contains("is not ready"), "{}", stderr(&out));
 }
 
 #[test]

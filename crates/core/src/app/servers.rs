@@ -60,7 +60,8 @@ impl App {
                 let bundle = crate::bundle::installed_in(&config, &self.bundle_dir(&config.name));
                 let policy = self.inner.registry.policy_outline(&config);
                 let blocked = self.blocked_hosts(&config.name);
-                ServerView { config, status, about, bundle, instructions, log_level, icons, policy, blocked }
+                let health = self.inner.registry.health(&config.name);
+                ServerView { config, status, about, bundle, instructions, log_level, icons, policy, blocked, health }
             })
             .collect())
     }
@@ -229,6 +230,12 @@ impl App {
     }
 
     /// The launch doctor's findings for a server.
+    /// Checks `name`'s health now (a ping, as the supervisor does every 30 s); kept as its last check.
+    pub async fn check_server_health(&self, name: &str) -> Result<crate::mcp::HealthCheck, AppError> {
+        self.inner.config.server(name)?;
+        Ok(self.inner.registry.ping(name).await?)
+    }
+
     pub async fn server_doctor(&self, name: &str) -> Result<DoctorReport, AppError> {
         self.inner.config.server(name)?;
         let report = self.inner.registry.doctor(name).await?;

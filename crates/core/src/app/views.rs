@@ -143,6 +143,8 @@ pub struct ServerView {
     pub policy: crate::config::PolicyOutline,
     /// Hosts its filtering proxy refused since Patchbay started, each to allow in one click.
     pub blocked: Vec<String>,
+    /// When its health was last checked (pinged), and how it went.
+    pub health: Option<crate::mcp::HealthCheck>,
 }
 
 /// A host a sandboxed server's filtering proxy refused (`connection_blocked` event).

@@ -26,7 +26,7 @@ pub use protocol::requests::{
     DenyAll, ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, McpRoot, Refusal, SamplingMessage,
     SamplingReply, SamplingRequest, SamplingRole, ServerRequests, sample_with,
 };
-pub use registry::{CallOptions, LogLevel, McpRegistry, RegistryOptions, ServerSnapshot, WireIds};
+pub use registry::{CallOptions, HealthCheck, LogLevel, McpRegistry, RegistryOptions, ServerSnapshot, WireIds};
 pub use status::ServerStatus;
 pub use tools::RegistryTools;
 pub use wire::TransportKind;

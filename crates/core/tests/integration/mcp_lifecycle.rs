@@ -35,6 +35,63 @@ async fn status_events_come_in_order_and_a_killed_server_is_restarted() {
     assert_group_gone(new_pid).await;
 }
 
+/// The health check: a ready server is pinged every `health_interval` and the
+/// answer kept as its last check; one that stays alive but stops answering
+/// (every process of it stopped with SIGSTOP) fails the check and is restarted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_stops_answering_fails_its_health_check_and_is_restarted() {
+    let options = patchbay_core::mcp::RegistryOptions {
+        health_interval: Duration::from_millis(700),
+        ping_timeout: Duration::from_millis(500),
+        ..options()
+    };
+    let registry =
+        patchbay_core::mcp::McpRegistry::new(std::sync::Arc::new(patchbay_core::secrets::MemoryStore::new()), options);
+    registry.configure([everything_stdio("everything")]);
+    start_ready(&registry, "everything").await;
+    let mut events = registry.subscribe();
+    assert_eq!(registry.health("everything"), None, "not checked before its first interval");
+    let answered = until(|| registry.health("everything")).await;
+    assert_eq!(answered.error, None, "{answered:?}");
+    assert!(answered.at_ms > 0 && answered.round_trip_ms < 500, "{answered:?}");
+    // "Check now": a fresh check, kept as the last.
+    let now = registry.ping("everything").await.unwrap();
+    assert!(now.at_ms >= answered.at_ms && now.error.is_none(), "{now:?}");
+
+    let pid = registry.snapshot()[0].pid.expect("a pid");
+    let stopped = patchbay_test_support::processes::process_tree(pid);
+    for p in &stopped {
+        std::process::Command::new("kill").args(["-STOP", &p.to_string()]).status().unwrap();
+    }
+    let failed = until(|| registry.health("everything").filter(|h| h.error.is_some())).await;
+    assert!(failed.error.as_deref().is_some_and(|e| e.contains("did not answer within")), "{failed:?}");
+    assert!(failed.round_trip_ms >= 500, "{failed:?}");
+    let seen = statuses_until(&mut events, "everything", |s| *s == ServerStatus::Ready).await;
+    assert_eq!(seen.first(), Some(&ServerStatus::Restarting { attempt: 1 }), "{seen:?}");
+    assert_ne!(registry.snapshot()[0].pid, Some(pid), "a new process answers");
+    assert_eq!(registry.status("everything").unwrap(), ServerStatus::Ready);
+    // The stopped processes were killed, not left behind stopped.
+    assert_group_gone(pid).await;
+    for p in stopped {
+        // Gone, or dead and waiting for init to reap it (a zombie, state `Z`).
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+        let state = stat.rsplit_once(") ").map(|(_, rest)| &rest[..1]);
+        assert!(matches!(state, None | Some("Z")), "process {p} of the stopped server lives on: {stat}");
+    }
+    registry.shutdown().await;
+}
+
+/// Polls `get` every 50 ms for up to 30 s until it gives something.
+async fn until<T>(get: impl Fn() -> Option<T>) -> T {
+    for _ in 0..600 {
+        if let Some(v) = get() {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("gave nothing for 30 s")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_leaves_no_process_of_the_group_even_when_stdin_is_ignored() {
     // A wrapper that keeps a grandchild and ignores SIGTERM and stdin closing:

@@ -440,6 +440,23 @@ tool_share_percent: number,
 knowledge_context_tokens: number, };
 
 /**
+ * The last time a server's health was checked (a ping), and how it went.
+ */
+export type HealthCheck = { 
+/**
+ * When, in milliseconds since the Unix epoch.
+ */
+at_ms: number, 
+/**
+ * How long the answer took, or until the ping was given up.
+ */
+round_trip_ms: number, 
+/**
+ * Why it failed; `None` when the server answered.
+ */
+error: string | null, };
+
+/**
  * An icon a server gives itself or a tool (MCP `icons`), as the window shows it.
  */
 export type IconView = { 
@@ -1291,7 +1308,11 @@ policy: PolicyOutline,
 /**
  * Hosts its filtering proxy refused since Patchbay started, each to allow in one click.
  */
-blocked: Array<string>, };
+blocked: Array<string>, 
+/**
+ * When its health was last checked (pinged), and how it went.
+ */
+health: HealthCheck | null, };
 
 /**
  * Who signed a bundle, and whether they are trusted.

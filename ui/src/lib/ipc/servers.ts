@@ -6,6 +6,7 @@ import type {
   ApprovalMode,
   CallEvent,
   DoctorReport,
+  HealthCheck,
   LogLevel,
   McpServerConfig,
   ServerLogLine,
@@ -22,6 +23,7 @@ export type {
   CallEvent,
   DoctorCheck,
   DoctorReport,
+  HealthCheck,
   ServerAbout,
   ServerLogLine,
   ServerPreset,
@@ -56,6 +58,8 @@ export const serversIpc = {
   /** One server's entry in the Claude Desktop shape, secrets as placeholders. */
   exportServer: (name: string) => call<string>("export_server", { name }),
   serverDoctor: (name: string) => call<DoctorReport>("server_doctor", { name }),
+  /** Pings the server now; the answer is kept as its last health check. */
+  checkServerHealth: (name: string) => call<HealthCheck>("check_server_health", { name }),
   listTools: (server: string | null) => call<ToolInfo[]>("list_tools", { server }),
   setToolEnabled: (server: string, tool: string, enabled: boolean) =>
     call<void>("set_tool_enabled", { server, tool, enabled }),

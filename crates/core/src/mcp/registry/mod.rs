@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 use self::calls::unexpected;
 use self::connect::StartFailure;
 use self::rate::CallWindow;
-use self::supervisor::{ping, supervise};
+use self::supervisor::{check_health, supervise};
 use crate::config::{McpServerConfig, Policy, PolicyDefaults, PolicyOutline, Resolved, TransportConfig};
 use crate::mcp::error::McpError;
 use crate::mcp::launch::stdio::StderrLog;
@@ -66,6 +66,19 @@ pub enum LogLevel {
     Emergency,
 }
 
+/// The last time a server's health was checked (a ping), and how it went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct HealthCheck {
+    /// When, in milliseconds since the Unix epoch.
+    #[ts(type = "number")]
+    pub at_ms: i64,
+    /// How long the answer took, or until the ping was given up.
+    #[ts(type = "number")]
+    pub round_trip_ms: u64,
+    /// Why it failed; `None` when the server answered.
+    pub error: Option<String>,
+}
+
 /// One server as the settings page shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServerSnapshot {
@@ -81,6 +94,8 @@ pub struct ServerSnapshot {
     pub tools: usize,
     /// The security policy in force, in one line (for a remote server only its rate limits apply).
     pub policy: String,
+    /// Its last health check, kept across restarts.
+    pub health: Option<HealthCheck>,
 }
 
 /// Registry-wide timing.
@@ -192,6 +207,8 @@ struct Slot {
     subscriptions: Mutex<BTreeSet<String>>,
     /// Its calls of the last minute, for its rate limits.
     calls: Mutex<CallWindow>,
+    /// Its last health check (the supervisor's every `health_interval`, or one asked for).
+    health: Mutex<Option<HealthCheck>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -422,6 +439,7 @@ impl McpRegistry {
                         log_level: Mutex::default(),
                         subscriptions: Mutex::default(),
                         calls: Mutex::default(),
+                        health: Mutex::default(),
                     };
                     servers.insert(config.name, Arc::new(slot));
                 }
@@ -536,6 +554,7 @@ impl McpRegistry {
                     pid: live.as_ref().and_then(|l| l.pid),
                     command: lock(&slot.report).as_ref().and_then(|r| r.resolved.clone()),
                     tools: read(&slot.inventory).tools.len(),
+                    health: lock(&slot.health).clone(),
                 }
             })
             .collect()
@@ -710,10 +729,16 @@ impl McpRegistry {
         Ok(lock(&self.slot(server)?.subscriptions).iter().cloned().collect())
     }
 
-    /// Pings a ready server.
-    pub async fn ping(&self, server: &str) -> Result<(), McpError> {
+    /// Pings a ready server now ("Check now"); the check is kept as its last.
+    pub async fn ping(&self, server: &str) -> Result<HealthCheck, McpError> {
         let (live, _) = self.live(server)?;
-        ping(server, &live.peer, self.shared().options.ping_timeout).await
+        let slot = self.slot(server)?;
+        check_health(&slot, &live.peer, self.shared().options.ping_timeout).await
+    }
+
+    /// The last health check of `server`, if it was checked since Patchbay started.
+    pub fn health(&self, server: &str) -> Option<HealthCheck> {
+        self.slot(server).ok().and_then(|slot| lock(&slot.health).clone())
     }
 }
 

@@ -11,7 +11,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::connect::{self, Connection, Context, StartFailure};
-use super::{Live, RegistryOptions, Shared, Slot, lock, read, set_level_request, subscription_request, write};
+use super::{
+    HealthCheck, Live, RegistryOptions, Shared, Slot, lock, read, set_level_request, subscription_request, write,
+};
 use crate::mcp::error::McpError;
 use crate::mcp::launch::egress::BlockListener;
 use crate::mcp::protocol::client::{CallRoutes, HostHandler};
@@ -44,13 +46,23 @@ async fn restore(shared: &Shared, slot: &Slot, peer: &Peer<RoleClient>, timeout:
     }
 }
 
-pub(super) async fn ping(server: &str, peer: &Peer<RoleClient>, timeout: Duration) -> Result<(), McpError> {
+/// Pings the server and keeps how it went as its last health check.
+pub(super) async fn check_health(
+    slot: &Slot,
+    peer: &Peer<RoleClient>,
+    timeout: Duration,
+) -> Result<HealthCheck, McpError> {
+    let (at_ms, started) = (crate::clock::now_ms(), std::time::Instant::now());
     let request = ClientRequest::PingRequest(Default::default());
-    match tokio::time::timeout(timeout, peer.send_request(request)).await {
+    let outcome = match tokio::time::timeout(timeout, peer.send_request(request)).await {
         Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(McpError::from_service(server, e)),
-        Err(_) => Err(McpError::Timeout { server: server.to_owned(), after: timeout }),
-    }
+        Ok(Err(e)) => Err(McpError::from_service(&slot.name, e)),
+        Err(_) => Err(McpError::Timeout { server: slot.name.clone(), after: timeout }),
+    };
+    let round_trip_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let check = HealthCheck { at_ms, round_trip_ms, error: outcome.as_ref().err().map(ToString::to_string) };
+    *lock(&slot.health) = Some(check.clone());
+    outcome.map(|()| check)
 }
 
 fn backoff(options: &RegistryOptions, attempt: u32) -> Duration {
@@ -200,7 +212,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
                 }
             }
             _ = health.tick() => {
-                if let Err(e) = ping(&slot.name, &peer, shared.options.ping_timeout).await {
+                if let Err(e) = check_health(slot, &peer, shared.options.ping_timeout).await {
                     break Ended::Crashed(format!("health check failed: {e}"));
                 }
             }

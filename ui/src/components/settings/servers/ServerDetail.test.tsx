@@ -62,6 +62,30 @@ describe("ServersSettings", () => {
     expect(shown.textContent).toContain("Call list_files before read_file.");
   });
 
+  it("says when the server's health was last checked, and checks it again on demand", async () => {
+    const failedAt = Date.UTC(2026, 10, 28, 5, 0);
+    const f = fake([{ ...view("ready"), health: { at_ms: failedAt, round_trip_ms: 10000, error: "timed out after 10s" } }]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(within(await screen.findByTestId("server-row")).getByRole("button", { name: "files" }));
+    const health = await screen.findByTestId("server-health");
+    const time = (ms: number) => new Date(ms).toLocaleTimeString();
+    expect(health.textContent).toContain(`Health checked at ${time(failedAt)}: no answer (timed out after 10s).`);
+    fireEvent.click(within(health).getByRole("button", { name: "Check now" }));
+    expect(f.ipc.checkServerHealth).toHaveBeenCalledWith("files");
+    await waitFor(() =>
+      expect(health.textContent).toContain(`Health checked at ${time(Date.UTC(2026, 10, 28, 5, 30))}: answered a ping in 4 ms.`),
+    );
+  });
+
+  it("cannot check a server that is not running, and says it has not been checked yet", async () => {
+    const f = fake([view("starting")]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(within(await screen.findByTestId("server-row")).getByRole("button", { name: "files" }));
+    const health = await screen.findByTestId("server-health");
+    expect(health.textContent).toContain("Health not checked yet");
+    expect((within(health).getByRole("button", { name: "Check now" }) as HTMLButtonElement).disabled).toBe(true);
+  });
+
   it("shows the icons a server gives itself and its tools, one for each theme", async () => {
     const png = "data:image/png;base64,iVBORw0KGgo=";
     const f = fake([{ ...view("ready"), icons: [{ src: png, theme: null }] }]);

@@ -6,7 +6,16 @@ import { useEffect, useState } from "react";
 import { copyText } from "../../../lib/clipboard";
 import { isMessageKey, useI18n, type MessageKey } from "../../../lib/i18n";
 import { policyLine } from "../../../lib/policyLine";
-import { toIpcError, type BundleInfo, type DoctorReport, type Ipc, type IpcError, type ServerAbout, type ServerView } from "../../../lib/ipc";
+import {
+  toIpcError,
+  type BundleInfo,
+  type DoctorReport,
+  type HealthCheck,
+  type Ipc,
+  type IpcError,
+  type ServerAbout,
+  type ServerView,
+} from "../../../lib/ipc";
 import { ErrorBanner } from "../../ErrorBanner";
 import { McpIcons } from "../../common/McpIcons";
 import { Tabs } from "../../common/Tabs";
@@ -23,7 +32,42 @@ export type ServerDetailIpc = ToolsIpc &
   ContentIpc &
   BundleIpc &
   PolicyIpc &
-  Pick<Ipc, "saveServer" | "deleteServer" | "restartServer" | "setServerLogLevel" | "exportServer" | "serverDoctor" | "allowDomain">;
+  Pick<Ipc, "saveServer" | "deleteServer" | "restartServer" | "setServerLogLevel" | "exportServer" | "serverDoctor" | "allowDomain" | "checkServerHealth">;
+
+/** When the server's health was last checked (a ping every 30 s while it runs), and "Check now". */
+function Health({ ipc, view }: { ipc: ServerDetailIpc; view: ServerView }) {
+  const { t } = useI18n();
+  const [checked, setChecked] = useState<HealthCheck | null>(null);
+  const [failed, setFailed] = useState<IpcError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const health = checked ?? view.health;
+  const check = () => {
+    setBusy(true);
+    setFailed(null);
+    ipc
+      .checkServerHealth(view.config.name)
+      .then(setChecked)
+      .catch((e: unknown) => setFailed(toIpcError(e)))
+      .finally(() => setBusy(false));
+  };
+  const at = health && new Date(health.at_ms).toLocaleTimeString();
+  return (
+    <p className="muted small row" data-testid="server-health">
+      <span>
+        {failed
+          ? t("servers.healthFailedNow", { error: failed.message })
+          : !health
+            ? t("servers.healthNever")
+            : health.error
+              ? t("servers.healthFailed", { at: at ?? "", error: health.error })
+              : t("servers.healthOk", { at: at ?? "", ms: health.round_trip_ms })}
+      </span>
+      <button type="button" className="link" data-testid="server-check-health" disabled={busy || view.status.state !== "ready"} onClick={check}>
+        {busy ? t("servers.healthChecking") : t("servers.healthCheck")}
+      </button>
+    </p>
+  );
+}
 
 /** The policy the server runs under in one line, and the hosts its proxy refused, each to allow in one click. */
 function ServerPolicy({ view, onAllow }: { view: ServerView; onAllow: (host: string) => void }) {
@@ -151,6 +195,7 @@ export function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServerDetailIpc
         </button>
       </div>
       {view.status.error && <p className="error-text">{view.status.error}</p>}
+      {view.policy.kind !== "in_process" && <Health ipc={ipc} view={view} />}
       <ServerPolicy view={view} onAllow={(host) => void act(() => ipc.allowDomain(view.config.name, host))} />
       {view.about && <About about={view.about} />}
       {view.instructions && (
