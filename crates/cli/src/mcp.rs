@@ -462,7 +462,8 @@ fn list_line(server: &McpServerConfig) -> String {
         TransportConfig::InProcess => ("in-process", String::new()),
     };
     let enabled = if server.enabled { "enabled" } else { "disabled" };
-    format!("{}  {kind}  {enabled}  {target}", server.name)
+    let shown = server.title.as_ref().map(|t| format!("  \"{t}\"")).unwrap_or_default();
+    format!("{}  {kind}  {enabled}  {target}{shown}", server.name)
 }
 
 /// The result's text blocks; other blocks and structured content as JSON.

@@ -142,3 +142,56 @@ fn a_reference_to_a_secret_not_the_servers_own_is_refused_and_the_dry_run_lists_
         text(&out.stdout)
     );
 }
+
+/// RAGFlow's export, end to end: imported with its token to the keyring, its
+/// name shown, the tool it switched off never offered to the model (real
+/// server-everything over streamable HTTP), and exported back in its shape.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ragflow_export_is_imported_used_and_exported_back() {
+    use patchbay_core::mcp::protocol::naming::ToolNames;
+    use patchbay_test_support::peers;
+    use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let _everything = tokio::process::Command::new(peers::npm_bin("mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    peers::wait_listening(port).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let export = serde_json::json!({"mcpServers": {"kb": {
+        "type": "streamable-http", "url": format!("http://127.0.0.1:{port}/mcp"), "name": "Team tools",
+        "authorization_token": "rf-token-5d2a",
+        "tool_configuration": {"echo": {"name": "echo", "enabled": false}, "get-sum": {"name": "get-sum", "enabled": true}}}}});
+    let file = tmp.path().join("ragflow.json");
+    std::fs::write(&file, export.to_string()).unwrap();
+    let out = traced(&data, &["config", "import", file.to_str().unwrap()], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed = text(&traced(&data, &["mcp", "list"], "").stdout);
+    assert!(listed.lines().any(|l| l.starts_with("kb  http  enabled") && l.ends_with("\"Team tools\"")), "{listed}");
+
+    let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Done."])]).await.unwrap();
+    crate::common::seed_scripted_provider(&data, &model.url());
+    let out = traced(&data, &["ask", "--auto-approve", "Add 2 and 3"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let offered = crate::common::offered(&model.requests()[0].body);
+    let names = ToolNames::build([("kb", "get-sum"), ("kb", "echo")]);
+    assert!(offered.iter().any(|t| t == names.model_name("kb", "get-sum").unwrap()), "{offered:?}");
+    assert!(
+        !offered.iter().any(|t| t == names.model_name("kb", "echo").unwrap()),
+        "echo was switched off: {offered:?}"
+    );
+
+    let out = traced(&data, &["config", "export", "--format", "ragflow"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let back: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kb = &back["mcpServers"]["kb"];
+    assert_eq!((kb["type"].as_str(), kb["name"].as_str()), (Some("streamable-http"), Some("Team tools")));
+    assert_eq!(kb["tool_configuration"]["echo"]["enabled"], false);
+    assert_eq!(kb["authorization_token"], "${keyring:patchbay/kb/Authorization}");
+    assert_eq!(grep_dir(&data, b"rf-token-5d2a"), 0, "the token is in the keyring only");
+}
