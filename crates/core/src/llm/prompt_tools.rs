@@ -399,23 +399,40 @@ fn fence_kind(after: &str) -> Option<bool> {
     }
 }
 
+/// Whether a scan of JSON text is inside a string, one character at a time.
+#[derive(Default)]
+struct Strings {
+    inside: bool,
+    escaped: bool,
+}
+
+impl Strings {
+    /// Takes `c` when it is part of the string the scan is in (its closing quote too).
+    fn take(&mut self, c: char) -> bool {
+        if !self.inside {
+            return false;
+        }
+        if self.escaped {
+            self.escaped = false;
+        } else if c == '\\' {
+            self.escaped = true;
+        } else if c == '"' {
+            self.inside = false;
+        }
+        true
+    }
+}
+
 /// Where `marker` first appears outside the JSON strings of `text` (strings
 /// count only inside brackets, so stray quotes in prose do not hide it).
 fn close_at(text: &str, marker: &str) -> Option<usize> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let (mut depth, mut strings) = (0usize, Strings::default());
     for (i, c) in text.char_indices() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
+        if strings.take(c) {
             continue;
         }
         match c {
-            '"' if depth > 0 => in_string = true,
+            '"' if depth > 0 => strings.inside = true,
             '{' | '[' => depth += 1,
             '}' | ']' => depth = depth.saturating_sub(1),
             _ if text[i..].starts_with(marker) => return Some(i),
@@ -472,22 +489,14 @@ pub fn repair_json(text: &str) -> Option<Value> {
     }
     let mut out = String::with_capacity(text.len() + 8);
     let mut stack = Vec::new();
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = Strings::default();
     for c in text.chars() {
-        if in_string {
+        if strings.take(c) {
             out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
             continue;
         }
         match c {
-            '"' => in_string = true,
+            '"' => strings.inside = true,
             '{' => stack.push('}'),
             '[' => stack.push(']'),
             '}' | ']' => {
@@ -500,8 +509,8 @@ pub fn repair_json(text: &str) -> Option<Value> {
         }
         out.push(c);
     }
-    if in_string {
-        if escaped {
+    if strings.inside {
+        if strings.escaped {
             out.pop();
         }
         out.push('"');
