@@ -114,6 +114,11 @@ fn import(config: &ConfigStore, secrets: &KeyringStore, args: &ImportArgs) -> an
                 };
                 println!("  {}: keyring {} ({how})", note.field, note.secret);
             }
+            // Every environment variable it reads at start (a remote server is sent the value).
+            for read in &entry.environment {
+                let how = if read.set { "set" } else { "not set" };
+                println!("  {}: reads ${} from the environment ({how})", read.field, read.variable);
+            }
         }
         for name in &preview.providers {
             println!("provider {name}: new or replaced");

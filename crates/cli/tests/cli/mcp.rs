@@ -241,6 +241,14 @@ fn an_environment_reference_is_read_at_start_and_a_missing_one_is_named() {
         "command": everything, "args": ["stdio"], "env": {"GREETING": "hello ${env:PB_TEST_GREETING}"}}}});
     std::fs::write(&config, text.to_string()).unwrap();
     let data = tmp.path().join("data");
+    // The dry run says what the server will read from the environment.
+    let dry = command(&data)
+        .args(["config", "import", "--dry-run", config.to_str().unwrap()])
+        .env_remove("PB_TEST_GREETING")
+        .output()
+        .unwrap();
+    let dry = ok(&dry);
+    assert!(dry.contains("env.GREETING: reads $PB_TEST_GREETING from the environment (not set)"), "{dry}");
     ok(&patchbay(&data, &["config", "import", config.to_str().unwrap()]));
 
     let out = command(&data)

@@ -53,7 +53,8 @@ impl App {
                     ("changed" | "conflict", Some(before)) => line_diff(&pretty(before), &pretty(&incoming)),
                     _ => Vec::new(),
                 };
-                Some(ImportEntry { name: e.name, status, incoming, diff, detail, secrets: e.secrets })
+                let (secrets, environment) = (e.secrets, e.environment);
+                Some(ImportEntry { name: e.name, status, incoming, diff, detail, secrets, environment })
             })
             .collect();
         let format = match preview.format {

@@ -409,6 +409,9 @@ pub struct ImportEntry {
     pub detail: Option<String>,
     /// Every env variable and header whose value is a secret, and where it comes from.
     pub secrets: Vec<SecretNote>,
+    /// The environment variables its values read when it starts (a remote server's
+    /// headers too: the value is sent to it).
+    pub environment: Vec<crate::config::import::EnvironmentRead>,
 }
 
 /// What an import would do.

@@ -75,7 +75,8 @@ pub fn render(
     let mut inputs: Vec<(String, String)> = Vec::new();
     let mut value = |server: &str, key: &str, v: &ValueSource, vscode: bool| -> Result<Node, ConfigError> {
         Ok(match v {
-            ValueSource::Plain(text) => s(text.clone()),
+            // Another app reads the reference from its own environment.
+            ValueSource::Plain(text) | ValueSource::Env(text) => s(text.clone()),
             ValueSource::Secret(name) => match options.include_secrets.then(|| secret(name)).transpose()?.flatten() {
                 Some(text) => s(text),
                 None if vscode => {
@@ -199,7 +200,7 @@ pub fn render(
                 let mut fields = vec![
                     ("type".to_owned(), s(kind)),
                     ("url".to_owned(), s(url.clone())),
-                    ("name".to_owned(), s(server.title.clone().unwrap_or_else(|| server.name.clone()))),
+                    ("name".to_owned(), s(shown_name(server))),
                 ];
                 let mut others = Vec::new();
                 for (key, v) in headers {
@@ -223,6 +224,7 @@ pub fn render(
                     fields.push(("disabled".to_owned(), Node::Bool(true)));
                 }
                 let mut kept = kept_fields(server);
+                kept.retain(|(k, _)| k != "name");
                 if !kept.iter().any(|(k, _)| k == "tool_configuration" || k == "tools") {
                     kept.push(("tool_configuration".to_owned(), tool_configuration(&serde_json::Map::new(), server)));
                 }
@@ -260,6 +262,12 @@ pub fn render(
     Ok(text)
 }
 
+/// The name RAGFlow shows: the title, else a `name` an older import kept, else the stored name.
+fn shown_name(server: &McpServerConfig) -> String {
+    let kept = server.extra.get("name").and_then(serde_json::Value::as_str);
+    server.title.as_deref().or(kept).unwrap_or(&server.name).to_owned()
+}
+
 /// The fields kept from an imported file, each as written then, but for the
 /// tools' `enabled` flags in RAGFlow's `tool_configuration` (or `tools`), which
 /// say what the server's settings say now.
@@ -267,6 +275,8 @@ fn kept_fields(server: &McpServerConfig) -> Vec<(String, Node)> {
     server
         .extra
         .iter()
+        // The shown name is written from `title` (an older import kept it here).
+        .filter(|(k, _)| !(k.as_str() == "name" && server.title.is_some()))
         .map(|(k, v)| match v {
             serde_json::Value::Object(tools) if k == "tool_configuration" || k == "tools" => {
                 (k.clone(), tool_configuration(tools, server))

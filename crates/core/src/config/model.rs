@@ -11,9 +11,11 @@ use super::policy::Policy;
 /// `crate::builtin`); reserved, no configured server may take it.
 pub const BUILTIN_SERVER: &str = "builtin";
 
-/// A configured value that is either plain text or the name of a secret.
+/// A configured value: plain text, the name of a secret, or text that reads
+/// Patchbay's environment.
 ///
-/// Serialised as `{"plain": "text"}` or `{"secret": "mcp/github/GITHUB_TOKEN"}`.
+/// Serialised as `{"plain": "text"}`, `{"secret": "mcp/github/GITHUB_TOKEN"}` or
+/// `{"env": "Bearer ${GITHUB_TOKEN}"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ValueSource {
@@ -21,6 +23,10 @@ pub enum ValueSource {
     Plain(String),
     /// The name of an entry in the secret store.
     Secret(String),
+    /// Text whose `${env:NAME}` and `${NAME}` are read from the environment Patchbay
+    /// runs in, when the server starts ([`super::env_refs`]). Only an import makes one,
+    /// and its preview lists the variables: plain text is never expanded.
+    Env(String),
 }
 
 /// How an OpenAI-compatible server is asked to think or not: servers spell it
@@ -437,12 +443,32 @@ impl McpServerConfig {
         if credentials.client_id.trim().is_empty() {
             problems.push(("client_credentials.client_id".to_owned(), "the client id is empty"));
         }
-        if let (field, ValueSource::Plain(text)) = credentials.key.material()
-            && text.is_empty()
-        {
-            problems.push((format!("client_credentials.key.{field}"), "empty"));
+        match credentials.key.material() {
+            (field, ValueSource::Plain(text)) if text.is_empty() => {
+                problems.push((format!("client_credentials.key.{field}"), "empty"))
+            }
+            (field, ValueSource::Env(_)) => problems.push((
+                format!("client_credentials.key.{field}"),
+                "key material is kept in the keyring, never read from the environment",
+            )),
+            _ => {}
         }
         problems
+    }
+
+    /// The environment variables its values read when it starts, each with its
+    /// field (`headers.Authorization`), for the import's preview.
+    pub fn environment_reads(&self) -> Vec<(String, String)> {
+        self.secret_fields()
+            .into_iter()
+            .filter_map(|(field, value)| match value {
+                ValueSource::Env(text) => Some((field, text)),
+                _ => None,
+            })
+            .flat_map(|(field, text)| {
+                super::env_refs::variables(text).into_iter().map(move |v| (field.clone(), v.to_owned()))
+            })
+            .collect()
     }
 
     /// A stdio server with defaults for everything else.

@@ -109,7 +109,7 @@ impl ConfigStore {
 fn server_secrets(server: &McpServerConfig) -> impl Iterator<Item = (String, &str)> {
     server.secret_fields().into_iter().filter_map(|(field, v)| match v {
         ValueSource::Secret(n) => Some((field, n.as_str())),
-        ValueSource::Plain(_) => None,
+        ValueSource::Plain(_) | ValueSource::Env(_) => None,
     })
 }
 

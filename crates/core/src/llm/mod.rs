@@ -89,6 +89,14 @@ pub fn build(profile: &ProviderProfile, settings: HttpSettings) -> Result<Box<dy
     Ok(if profile.native_tools { provider } else { Box::new(PromptTools::new(provider, profile.prompt_tool_format)) })
 }
 
+/// A provider's header may not read the environment (only an imported MCP server's value does).
+pub(crate) fn env_header(provider: &str, header: &str) -> LlmError {
+    LlmError::Request {
+        provider: provider.to_owned(),
+        message: format!("header {header} reads the environment; a provider's header is plain text or a secret"),
+    }
+}
+
 /// The connection settings of a profile, secrets resolved.
 pub fn settings_from_profile(profile: &ProviderProfile, secrets: &dyn SecretStore) -> Result<HttpSettings, LlmError> {
     let secret = |name: &str, what: &str| -> Result<String, LlmError> {
@@ -105,6 +113,7 @@ pub fn settings_from_profile(profile: &ProviderProfile, secrets: &dyn SecretStor
         let value = match value {
             ValueSource::Plain(v) => v.clone(),
             ValueSource::Secret(s) => secret(s, &format!("header {name}"))?,
+            ValueSource::Env(_) => return Err(env_header(&profile.name, name)),
         };
         headers.insert(name.clone(), SecretValue::new(value));
     }

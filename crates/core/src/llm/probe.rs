@@ -79,6 +79,7 @@ pub async fn probe(
             ValueSource::Secret(n) => {
                 secrets.get(n).map_err(|e| LlmError::Request { provider: provider.clone(), message: e.to_string() })?
             }
+            ValueSource::Env(_) => return Err(super::env_header(&provider, name)),
         };
         headers.extend(value.map(|v| (name.clone(), v)));
     }
@@ -130,10 +131,12 @@ async fn list(call: &Call<'_>, http: &reqwest::Client) -> Result<Vec<(String, Op
     };
     let mut request = request;
     for (name, value) in call.headers {
-        let header = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| LlmError::Request {
+        let bad = |e: &dyn std::fmt::Display| LlmError::Request {
             provider: profile.name.clone(),
             message: format!("header {name}: {e}"),
-        })?;
+        };
+        let header = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| bad(&e))?;
+        let value = reqwest::header::HeaderValue::from_str(value).map_err(|e| bad(&e))?;
         request = request.header(header, value);
     }
     let response = request.send().await.map_err(|e| transport_error(call, &e))?;

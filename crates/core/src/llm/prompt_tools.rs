@@ -185,7 +185,8 @@ impl Provider for PromptTools {
                 Ok(StreamEvent::TextDelta { text }) => parser.feed(&text).into_iter().map(Ok).collect(),
                 Ok(StreamEvent::Finish { reason }) if !finished => {
                     finished = true;
-                    let mut out: Vec<_> = parser.finish().into_iter().map(Ok).collect();
+                    let cut_off = reason == FinishReason::Length;
+                    let mut out: Vec<_> = parser.finish(cut_off).into_iter().map(Ok).collect();
                     let reason =
                         if parser.calls > 0 && reason == FinishReason::Stop { FinishReason::ToolCalls } else { reason };
                     out.push(Ok(StreamEvent::Finish { reason }));
@@ -296,13 +297,16 @@ impl CallParser {
         }
     }
 
-    /// The reply ended: flushes held text and an unclosed call.
-    pub fn finish(&mut self) -> Vec<StreamEvent> {
+    /// The reply ended: flushes held text and an unclosed call. A reply `cut_off` at
+    /// the output limit runs no unclosed call (its arguments may be cut short): it is text.
+    pub fn finish(&mut self, cut_off: bool) -> Vec<StreamEvent> {
         let mut out = Vec::new();
         let rest = std::mem::take(&mut self.buffer);
         let state = std::mem::replace(&mut self.state, State::Text);
         match state {
             State::Text | State::Code => push_text(&mut out, &rest),
+            State::Fence if cut_off => push_text(&mut out, &rest),
+            State::Tag if cut_off => push_text(&mut out, &format!("{OPEN_TAG}{rest}")),
             // The model stopped inside a call (often a stop sequence on the closing marker).
             State::Fence => self.emit_fence(&rest, &mut out),
             // A closing tag inside an unterminated string: the string was never meant to run on.
@@ -310,7 +314,7 @@ impl CallParser {
                 Some(end) => {
                     self.emit_call(&rest[..end], &mut out);
                     out.extend(self.feed(&rest[end + CLOSE_TAG.len()..]));
-                    out.extend(self.finish());
+                    out.extend(self.finish(false));
                 }
                 None => self.emit_call(&rest, &mut out),
             },
@@ -560,7 +564,7 @@ mod tests {
         for c in chunks {
             events.extend(parser.feed(c));
         }
-        events.extend(parser.finish());
+        events.extend(parser.finish(false));
         let mut text = String::new();
         let mut calls: Vec<(String, String)> = Vec::new();
         for e in events {
@@ -605,6 +609,30 @@ mod tests {
         assert_eq!(calls, vec![("fetch".to_owned(), r#"{"name": "fetch", "arguments": {url: u}}"#.to_owned())]);
         let (_, calls) = run(&["<function_call>not json at all</function_call>"]);
         assert_eq!(calls[0].0, INVALID_CALL_NAME);
+    }
+
+    #[test]
+    fn a_call_cut_off_at_the_output_limit_runs_not_and_is_text() {
+        for reply in [
+            "ok <function_call>{\"name\": \"files__write\", \"arguments\": {\"content\": \"half a fi",
+            "ok ```json\n{\"type\": \"use_mcp_tool\", \"server_name\": \"files\", \"tool_name\": \"write\", \"arguments\": {\"content\": \"half",
+        ] {
+            let mut parser = CallParser::new(&tools());
+            let mut events = parser.feed(reply);
+            events.extend(parser.finish(true));
+            let text: String =
+                events
+                    .iter()
+                    .map(|e| {
+                        if let StreamEvent::TextDelta { text } = e {
+                            text.as_str()
+                        } else {
+                            panic!("a call ran: {e:?}")
+                        }
+                    })
+                    .collect();
+            assert_eq!(text, reply);
+        }
     }
 
     #[test]
@@ -680,7 +708,7 @@ mod tests {
         assert_eq!(text(parser.feed("``\n```json\n[1")), "```\n```json\n[1");
         // A fence that may still be a call is held.
         assert_eq!(text(parser.feed("]\n```\n```json\n{ \"tool_na")), "]\n```\n");
-        assert_eq!(text(parser.finish()), "```json\n{ \"tool_na");
+        assert_eq!(text(parser.finish(false)), "```json\n{ \"tool_na");
     }
 
     #[test]

@@ -332,8 +332,9 @@ fn bare_map_and_single_server_are_accepted() {
     assert_eq!(p.entries[0].name, "server-memory");
 }
 
-/// VS Code's `${env:NAME}` and Claude-style `${NAME}` are stored as written, never as
-/// values or secrets, even in a field whose name says it holds one.
+/// VS Code's `${env:NAME}` and Claude-style `${NAME}` are kept as references to the
+/// environment (never as values or secrets, even in a field whose name says it holds
+/// one), and the preview lists every variable read, a remote server's header too.
 #[test]
 fn environment_references_are_stored_as_written() {
     let text = r#"{"mcpServers": {
@@ -343,10 +344,28 @@ fn environment_references_are_stored_as_written() {
     let p = cfg.preview_import(&secrets, text, &ImportOptions::default()).unwrap();
     assert!(p.entries.iter().all(|e| e.secrets.is_empty()), "no secret to store: {p:#?}");
     let TransportConfig::Stdio { env, .. } = &server(&p, "github").transport else { panic!() };
-    assert_eq!(env["GITHUB_TOKEN"], ValueSource::Plain("${env:GITHUB_TOKEN}".into()));
-    assert_eq!(env["DATA"], ValueSource::Plain("${HOME}/gh".into()));
+    assert_eq!(env["GITHUB_TOKEN"], ValueSource::Env("${env:GITHUB_TOKEN}".into()));
+    assert_eq!(env["DATA"], ValueSource::Env("${HOME}/gh".into()));
     let TransportConfig::Auto { headers, .. } = &server(&p, "remote").transport else { panic!() };
-    assert_eq!(headers["Authorization"], ValueSource::Plain("Bearer ${API_TOKEN}".into()));
+    assert_eq!(headers["Authorization"], ValueSource::Env("Bearer ${API_TOKEN}".into()));
+    let reads = |name: &str| -> Vec<(String, String, bool)> {
+        let entry = p.entries.iter().find(|e| e.name == name).unwrap();
+        entry.environment.iter().map(|r| (r.field.clone(), r.variable.clone(), r.set)).collect()
+    };
+    let home = std::env::var_os("HOME").is_some();
+    let token = std::env::var_os("GITHUB_TOKEN").is_some();
+    assert_eq!(
+        reads("github"),
+        [("env.DATA".into(), "HOME".into(), home), ("env.GITHUB_TOKEN".into(), "GITHUB_TOKEN".into(), token)]
+    );
+    let api = std::env::var_os("API_TOKEN").is_some();
+    assert_eq!(reads("remote"), [("headers.Authorization".into(), "API_TOKEN".into(), api)]);
+    // Key material is never read from the environment.
+    let refused = issues(
+        r#"{"patchbay": 1, "servers": [{"name": "cc", "transport": {"type": "streamable_http", "url": "https://example.com/mcp"},
+            "client_credentials": {"client_id": "a", "key": {"method": "secret", "secret": {"env": "${CLIENT_SECRET}"}}}}]}"#,
+    );
+    assert!(refused.iter().any(|i| i.contains("never read from the environment")), "{refused:?}");
     let outcome = apply(&cfg, &secrets, text).unwrap();
     assert!(outcome.secrets_stored.is_empty(), "nothing went to the keyring: {outcome:?}");
 }

@@ -33,6 +33,7 @@ const preview: ImportPreview = {
         { field: "env.GITHUB_TOKEN", secret: "mcp/fresh/GITHUB_TOKEN", state: "reference", set: false },
         { field: "env.API_KEY", secret: "mcp/fresh/API_KEY", state: "from_import" },
       ],
+      environment: [{ field: "env.HOME_DIR", variable: "HOME", set: true }, { field: "env.GH", variable: "GH_TOKEN", set: false }],
     },
     {
       name: "files",
@@ -45,9 +46,10 @@ const preview: ImportPreview = {
       ],
       detail: null,
       secrets: [],
+      environment: [],
     },
-    { name: "same", status: "unchanged", incoming: cfg("same"), diff: [], detail: null, secrets: [] },
-    { name: "clash", status: "conflict", incoming: cfg("clash"), diff: [], detail: "A server named clash uses a different transport.", secrets: [] },
+    { name: "same", status: "unchanged", incoming: cfg("same"), diff: [], detail: null, secrets: [], environment: [] },
+    { name: "clash", status: "conflict", incoming: cfg("clash"), diff: [], detail: "A server named clash uses a different transport.", secrets: [], environment: [] },
   ],
   inputs: [],
   removed_on_replace: [],
@@ -76,6 +78,13 @@ describe("ImportExport", () => {
       "env.API_KEY stored in the keyring as mcp/fresh/API_KEY",
     ]);
     expect(within(entries[1] as HTMLElement).queryByTestId("import-secrets")).toBeNull();
+    // What it reads from the environment at each start, and what is not set now.
+    const reads = within(entries[0] as HTMLElement).getByTestId("import-environment");
+    expect([...reads.querySelectorAll("li")].map((li) => li.textContent)).toEqual([
+      "env.HOME_DIR reads the environment variable HOME each time the server starts (its value goes to the server)",
+      "env.GH reads the environment variable GH_TOKEN each time the server starts (its value goes to the server) (not set now: the server will not start until it is)",
+    ]);
+    expect(within(entries[1] as HTMLElement).queryByTestId("import-environment")).toBeNull();
   });
 
   it("previews new, changed with diff, unchanged and conflict entries, then applies the chosen ones", async () => {
@@ -108,7 +117,7 @@ describe("ImportExport", () => {
     const vscode: ImportPreview = {
       format: "vscode",
       warnings: [],
-      entries: [{ name: "github", status: "new", incoming: cfg("github"), diff: [], detail: null, secrets: [] }],
+      entries: [{ name: "github", status: "new", incoming: cfg("github"), diff: [], detail: null, secrets: [], environment: [] }],
       inputs: [
         { id: "gh-token", description: "GitHub token", servers: ["github"], set: false },
         { id: "lint-key", description: null, servers: ["github"], set: true },
@@ -172,9 +181,9 @@ describe("ImportExport", () => {
       Promise.resolve({
         ...preview,
         entries: [
-          { name: "db", status: "new", incoming: db, diff: [], detail: null, secrets: [] },
-          { name: "remote", status: "new", incoming: remote, diff: [], detail: null, secrets: [] },
-          { name: "same", status: "unchanged", incoming: db, diff: [], detail: null, secrets: [] },
+          { name: "db", status: "new", incoming: db, diff: [], detail: null, secrets: [], environment: [] },
+          { name: "remote", status: "new", incoming: remote, diff: [], detail: null, secrets: [], environment: [] },
+          { name: "same", status: "unchanged", incoming: db, diff: [], detail: null, secrets: [], environment: [] },
         ],
       } satisfies ImportPreview),
     );

@@ -176,6 +176,17 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
                     ))}
                   </ul>
                 )}
+                {e.environment.length > 0 && (
+                  // Read from this computer's environment at each start: a remote server is sent the value.
+                  <ul className="import-secrets small" data-testid="import-environment">
+                    {e.environment.map((r) => (
+                      <li key={`${r.field}/${r.variable}`}>
+                        <code>{r.field}</code> {t("import.readsEnvironment", { variable: r.variable })}
+                        {!r.set && <span className="muted"> {t("import.environmentNotSet")}</span>}
+                      </li>
+                    ))}
+                  </ul>
+                )}
                 {e.diff.length > 0 && (
                   <pre className="diff" data-testid="import-diff">
                     {e.diff.map((d, i) => (

@@ -382,6 +382,20 @@ policy: PolicyOutline | null, };
 export type DoneReason = "stop" | "cancelled" | "error" | "length";
 
 /**
+ * An environment variable an imported server reads when it starts (`${env:NAME}`):
+ * its value goes where `field` says, a remote server's header too.
+ */
+export type EnvironmentRead = { 
+/**
+ * The field, e.g. `headers.Authorization`.
+ */
+field: string, variable: string, 
+/**
+ * Whether the environment Patchbay runs in has it now.
+ */
+set: boolean, };
+
+/**
  * What kind of failure an error is, for the UI to choose its action.
  */
 export type ErrorKind = "data_dir" | "database" | "keyring" | "invalid_input" | "not_found" | "internal" | "provider" | "mcp" | "cancelled" | "timeout" | "limit" | "knowledge";
@@ -480,7 +494,12 @@ status: string, incoming: McpServerConfig, diff: Array<DiffLine>, detail: string
 /**
  * Every env variable and header whose value is a secret, and where it comes from.
  */
-secrets: Array<SecretNote>, };
+secrets: Array<SecretNote>, 
+/**
+ * The environment variables its values read when it starts (a remote server's
+ * headers too: the value is sent to it).
+ */
+environment: Array<EnvironmentRead>, };
 
 /**
  * A VS Code `${input:…}` prompt of an import: a secret the user types in.
@@ -1493,8 +1512,10 @@ export type TurnOutcome = { assistant_message_id: string, };
 export type Usage = { input_tokens: number, output_tokens: number, };
 
 /**
- * A configured value that is either plain text or the name of a secret.
+ * A configured value: plain text, the name of a secret, or text that reads
+ * Patchbay's environment.
  *
- * Serialised as `{"plain": "text"}` or `{"secret": "mcp/github/GITHUB_TOKEN"}`.
+ * Serialised as `{"plain": "text"}`, `{"secret": "mcp/github/GITHUB_TOKEN"}` or
+ * `{"env": "Bearer ${GITHUB_TOKEN}"}`.
  */
-export type ValueSource = { "plain": string } | { "secret": string };
+export type ValueSource = { "plain": string } | { "secret": string } | { "env": string };

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::entry::{ImportIssue, SecretSource, SecretUse, issue};
 use super::names::fold;
 use super::preview::{
-    EntryStatus, FieldChange, ImportChoice, ImportMode, ImportOptions, ImportOutcome, ImportPreview, PreviewEntry,
-    SecretNote, SecretState,
+    EntryStatus, EnvironmentRead, FieldChange, ImportChoice, ImportMode, ImportOptions, ImportOutcome, ImportPreview,
+    PreviewEntry, SecretNote, SecretState,
 };
 use super::read_document;
 use super::values::INPUT_PREFIX;
@@ -119,12 +119,25 @@ impl ConfigStore {
                 }
             };
             secret_uses.insert(parsed.name.clone(), parsed.secrets);
+            let environment = server
+                .as_ref()
+                .map(|s| {
+                    s.environment_reads()
+                        .into_iter()
+                        .map(|(field, variable)| {
+                            let set = std::env::var_os(&variable).is_some();
+                            EnvironmentRead { field, variable, set }
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
             entries.push(PreviewEntry {
                 name: parsed.name,
                 source: parsed.source,
                 status,
                 server,
                 secrets: notes,
+                environment,
                 issues: parsed.issues,
             });
         }

@@ -30,8 +30,8 @@ pub use names::{
     oauth_secret_name, secret_name, server_name_problem,
 };
 pub use preview::{
-    EntryStatus, FieldChange, ImportChoice, ImportMode, ImportOptions, ImportOutcome, ImportPreview, PreviewEntry,
-    SecretNote, SecretState,
+    EntryStatus, EnvironmentRead, FieldChange, ImportChoice, ImportMode, ImportOptions, ImportOutcome, ImportPreview,
+    PreviewEntry, SecretNote, SecretState,
 };
 
 mod apply;

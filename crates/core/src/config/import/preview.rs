@@ -79,7 +79,20 @@ pub struct PreviewEntry {
     /// The server as it would be stored; `None` when invalid.
     pub server: Option<McpServerConfig>,
     pub secrets: Vec<SecretNote>,
+    /// The environment variables its values read when it starts.
+    pub environment: Vec<EnvironmentRead>,
     pub issues: Vec<ImportIssue>,
+}
+
+/// An environment variable an imported server reads when it starts (`${env:NAME}`):
+/// its value goes where `field` says, a remote server's header too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct EnvironmentRead {
+    /// The field, e.g. `headers.Authorization`.
+    pub field: String,
+    pub variable: String,
+    /// Whether the environment Patchbay runs in has it now.
+    pub set: bool,
 }
 
 /// What an import would do, for the user to confirm. Holds no secret values.

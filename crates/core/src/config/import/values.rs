@@ -89,6 +89,7 @@ pub(super) fn stored_form(ctx: &FieldCtx<'_>, value: &ValueSource, path: &str, p
     match value {
         ValueSource::Secret(name) => secret_reference(ctx, name.clone(), SecretSource::Reference, path, parsed),
         ValueSource::Plain(text) => secret_field(ctx, text, path, parsed),
+        ValueSource::Env(text) => ValueSource::Env(text.clone()),
     }
 }
 
@@ -115,10 +116,10 @@ pub(super) fn secret_field(ctx: &FieldCtx<'_>, value: &str, path: &str, parsed: 
         let source = SecretSource::Prompt { input: first.clone(), template: value.to_owned() };
         return secret_reference(ctx, secret, source, path, parsed);
     }
-    // A reference to the environment is stored as written and read when the server starts:
-    // the variable's value never reaches the database, so it is no secret to store.
+    // A reference to the environment is read when the server starts, never stored as a
+    // value; the preview lists the variables it reads (`McpServerConfig::environment_reads`).
     if !crate::config::env_refs::variables(value).is_empty() {
-        return ValueSource::Plain(value.to_owned());
+        return ValueSource::Env(value.to_owned());
     }
     let marked = ctx.marked.is_some_and(|m| m.contains(ctx.key));
     if (marked || is_secret_name(ctx.key)) && !value.is_empty() {

@@ -22,7 +22,8 @@ impl Policy {
             let home = dirs::home_dir();
             let plain = env.values().filter_map(|v| match v {
                 ValueSource::Plain(text) => Some(text.as_str()),
-                ValueSource::Secret(_) => None,
+                // Read from the environment at start: no folder the user can see here.
+                ValueSource::Secret(_) | ValueSource::Env(_) => None,
             });
             for text in args.iter().map(String::as_str).chain(plain) {
                 match named_path(text, home.as_deref()) {

@@ -190,8 +190,8 @@ pub(crate) fn resolve_values(
 }
 
 /// Resolves one configured value; `field` names it in errors (`env.TOKEN`).
-/// References to the environment (`${env:NAME}`, `${NAME}`) in plain text are
-/// expanded from Patchbay's own environment (see [`crate::config::env_refs`]).
+/// An [`ValueSource::Env`] value's references are read from Patchbay's own
+/// environment (see [`crate::config::env_refs`]); plain text is used as it is.
 pub(crate) fn resolve_value(
     server: &str,
     field: &str,
@@ -199,7 +199,8 @@ pub(crate) fn resolve_value(
     secrets: &dyn SecretStore,
 ) -> Result<String, McpError> {
     match source {
-        ValueSource::Plain(v) => env_refs::expand(v, |name| std::env::var(name).ok()).map_err(|variable| {
+        ValueSource::Plain(v) => Ok(v.clone()),
+        ValueSource::Env(v) => env_refs::expand(v, |name| std::env::var(name).ok()).map_err(|variable| {
             McpError::MissingEnvVar { server: server.to_owned(), field: field.to_owned(), variable }
         }),
         ValueSource::Secret(name) => secrets.get(name)?.ok_or_else(|| McpError::MissingSecret {
@@ -344,9 +345,13 @@ mod tests {
         }
         // The environment the tests run in has a HOME and no such variable as the second.
         let home = std::env::var("HOME").unwrap();
-        let referring = BTreeMap::from([("DIR".to_owned(), ValueSource::Plain("${env:HOME}/x".into()))]);
-        assert_eq!(resolve_values("gh", "env", &referring, &store).unwrap(), vec![("DIR".into(), format!("{home}/x"))]);
-        let unset = BTreeMap::from([("T".to_owned(), ValueSource::Plain("${PATCHBAY_TEST_NEVER_SET_7Q}".into()))]);
+        let referring = BTreeMap::from([
+            ("DIR".to_owned(), ValueSource::Env("${env:HOME}/x".into())),
+            ("LITERAL".to_owned(), ValueSource::Plain("${HOME}".into())),
+        ]);
+        let got = resolve_values("gh", "env", &referring, &store).unwrap();
+        assert_eq!(got, vec![("DIR".into(), format!("{home}/x")), ("LITERAL".into(), "${HOME}".into())]);
+        let unset = BTreeMap::from([("T".to_owned(), ValueSource::Env("${PATCHBAY_TEST_NEVER_SET_7Q}".into()))]);
         match resolve_values("gh", "headers", &unset, &store) {
             Err(e @ McpError::MissingEnvVar { .. }) => {
                 assert!(

@@ -40,7 +40,8 @@ function Health({ ipc, view }: { ipc: ServerDetailIpc; view: ServerView }) {
   const [checked, setChecked] = useState<HealthCheck | null>(null);
   const [failed, setFailed] = useState<IpcError | null>(null);
   const [busy, setBusy] = useState(false);
-  const health = checked ?? view.health;
+  // The newer of the one checked here and the supervisor's last.
+  const health = checked && (!view.health || checked.at_ms >= view.health.at_ms) ? checked : view.health;
   const check = () => {
     setBusy(true);
     setFailed(null);

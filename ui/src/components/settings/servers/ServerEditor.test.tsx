@@ -48,6 +48,22 @@ describe("ServersSettings", () => {
     expect(JSON.stringify(saved)).not.toContain("s3cret");
   });
 
+  it("keeps an imported value that reads the environment as one, and says so", async () => {
+    const transport = { type: "stdio" as const, command: "gh", args: [], env: { GH: { env: "${env:GH_TOKEN}" }, MODE: { plain: "${HOME}" } }, cwd: null };
+    const f = fake([plainView({ ...config, name: "gh", transport }, { state: "ready", tool_count: 1, error: null })]);
+    renderIn(<ServersSettings ipc={f.ipc} />);
+    fireEvent.click(await screen.findByRole("button", { name: "gh" }));
+    fireEvent.click(screen.getByRole("tab", { name: "Edit" }));
+    const env = within(screen.getByTestId("server-editor")).getByTestId("server-env");
+    expect((within(env).getAllByLabelText("Value")[0] as HTMLInputElement).value).toBe("${env:GH_TOKEN}");
+    expect(within(env).getAllByTestId("env-pair")).toHaveLength(1);
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(f.ipc.saveServer).toHaveBeenCalled());
+    const [saved] = (f.ipc.saveServer as ReturnType<typeof vi.fn>).mock.calls[0] as [McpServerConfig];
+    // Read from the environment still; a plain value that looks like a reference stays plain text.
+    expect(saved.transport).toEqual({ ...transport, env: { GH: { env: "${env:GH_TOKEN}" }, MODE: { plain: "${HOME}" } } });
+  });
+
   it("marks a new header or variable secret when its name looks secret, until the user decides", async () => {
     const f = fake([]);
     renderIn(<ServersSettings ipc={f.ipc} />);

@@ -92,12 +92,18 @@ interface Pair {
   stored: string | null;
   /** A new row whose "secret" box follows its name (the import's rule) until the user ticks it. */
   auto?: boolean;
+  /** Read from the environment at start (an imported `${env:NAME}`): kept so while not a secret. */
+  env?: boolean;
 }
 
 /** A secret named "" (a preset's) is one still to be typed. */
 function toPairs(map: Record<string, ValueSource>): Pair[] {
   return Object.entries(map).map(([key, v]) =>
-    "secret" in v ? { key, value: "", secret: true, stored: v.secret || null } : { key, value: v.plain, secret: false, stored: null },
+    "secret" in v
+      ? { key, value: "", secret: true, stored: v.secret || null }
+      : "env" in v
+        ? { key, value: v.env, secret: false, stored: null, env: true }
+        : { key, value: v.plain, secret: false, stored: null },
   );
 }
 
@@ -120,7 +126,7 @@ export function fromPairs(
       const name = p.stored ?? secretName(server, area, key);
       map[key] = { secret: name };
       if (p.value !== "") secrets[name] = p.value;
-    } else map[key] = { plain: p.value };
+    } else map[key] = p.env ? { env: p.value } : { plain: p.value };
   }
   return { map, secrets };
 }
@@ -146,6 +152,11 @@ function PairsEditor({ label, pairs, onChange, testId }: { label: string; pairs:
             value={p.value}
             onChange={(e) => set(i, { value: e.target.value })}
           />
+          {p.env && !p.secret && (
+            <span className="badge" data-testid="env-pair" title={t("servers.fromEnvironmentHint")}>
+              {t("servers.fromEnvironment")}
+            </span>
+          )}
           <label className="check">
             <input type="checkbox" checked={p.secret} onChange={(e) => set(i, { secret: e.target.checked, auto: false })} /> {t("servers.secret")}
           </label>
