@@ -366,6 +366,14 @@ fn environment_references_are_stored_as_written() {
             "client_credentials": {"client_id": "a", "key": {"method": "secret", "secret": {"env": "${CLIENT_SECRET}"}}}}]}"#,
     );
     assert!(refused.iter().any(|i| i.contains("never read from the environment")), "{refused:?}");
+    // Patchbay's own form says which it means: its plain text stays text, its `env` reads.
+    let own = r#"{"patchbay": 1, "servers": [{"name": "own", "transport": {"type": "stdio", "command": "x", "args": [],
+        "env": {"LITERAL": {"plain": "${HOME}"}, "READ": {"env": "${HOME}"}}}}]}"#;
+    let p = preview(own);
+    let TransportConfig::Stdio { env, .. } = &server(&p, "own").transport else { panic!() };
+    assert_eq!(env["LITERAL"], ValueSource::Plain("${HOME}".into()));
+    assert_eq!(env["READ"], ValueSource::Env("${HOME}".into()));
+    assert_eq!(p.entries[0].environment.iter().map(|r| r.field.as_str()).collect::<Vec<_>>(), ["env.READ"]);
     let outcome = apply(&cfg, &secrets, text).unwrap();
     assert!(outcome.secrets_stored.is_empty(), "nothing went to the keyring: {outcome:?}");
 }

@@ -71,12 +71,7 @@ pub(super) fn read(root: &Node, options: &ImportOptions, doc: &mut Document) {
                         field: format!("client_credentials.{field}"),
                         marked: None,
                     };
-                    let was_env = matches!(value, ValueSource::Env(_));
                     *value = stored_form(&ctx, value, &field_path, &mut parsed);
-                    if matches!(value, ValueSource::Env(_)) && !was_env {
-                        let reason = "key material is kept in the keyring, never read from the environment";
-                        parsed.issues.push(issue(&field_path, reason));
-                    }
                 }
                 if parsed.issues.is_empty() {
                     parsed.server = Some(server);

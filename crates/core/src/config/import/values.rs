@@ -88,7 +88,11 @@ fn secret_reference(
 pub(super) fn stored_form(ctx: &FieldCtx<'_>, value: &ValueSource, path: &str, parsed: &mut Parsed) -> ValueSource {
     match value {
         ValueSource::Secret(name) => secret_reference(ctx, name.clone(), SecretSource::Reference, path, parsed),
-        ValueSource::Plain(text) => secret_field(ctx, text, path, parsed),
+        // Patchbay's own form says `env` where it means it: its plain text stays text.
+        ValueSource::Plain(text) => match secret_field(ctx, text, path, parsed) {
+            ValueSource::Env(_) => ValueSource::Plain(text.clone()),
+            other => other,
+        },
         ValueSource::Env(text) => ValueSource::Env(text.clone()),
     }
 }
