@@ -297,9 +297,17 @@ fn a_model_without_native_tools_calls_them_in_its_text() -> Result<()> {
         send(s, "What are 2 and 3?")?;
         s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("2 and 3 make 5."))?;
         // The answer's own text, after its trace cards (which show what the calls said).
-        let prose =
-            "return [...document.querySelectorAll('[data-testid=message-assistant] .md-block')].pop().textContent";
-        let prose = s.execute(prose, json!([]))?.as_str().unwrap_or_default().to_owned();
+        // Read once the answer is drawn whole (it is drawn anew when the stored turn is loaded).
+        let prose = "const b = [...document.querySelectorAll('[data-testid=message-assistant] .md-block')].pop();
+            return b ? b.textContent : ''";
+        let deadline = Instant::now() + WAIT;
+        let prose = loop {
+            let text = s.execute(prose, json!([]))?.as_str().unwrap_or_default().to_owned();
+            if text.ends_with("2 and 3 make 5.") || Instant::now() > deadline {
+                break text;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
         ensure!(
             prose.starts_with("Let me work it out.")
                 && prose.ends_with("2 and 3 make 5.")
@@ -1035,8 +1043,16 @@ mcp.run()
         // Click once the answer is whole: a link clicked while the answer still
         // streams can be rendered anew under the pointer, and the click is lost.
         s.wait_for("[data-testid=message-assistant] [data-testid=regenerate]", WAIT)?;
-        s.click_when_clear("[data-testid=message-assistant] a[href^='https://example.com']", WAIT)?;
-        let links = browser.opened(2, WAIT);
+        // The answer's citations can arrive just after and draw it anew, losing a click: click
+        // again until the browser was handed the link.
+        let mut links = Vec::new();
+        for _ in 0..5 {
+            s.click_when_clear("[data-testid=message-assistant] a[href^='https://example.com']", WAIT)?;
+            links = browser.opened(2, Duration::from_secs(3));
+            if links.len() >= 2 {
+                break;
+            }
+        }
         ensure!(links.last().map(String::as_str) == Some("https://example.com/guide?page=2"), "{links:?}");
         // A link to a file on this computer is its text only; one the browser
         // may not get is refused, and says why.
