@@ -367,8 +367,8 @@ impl JsonReport {
                 let error = result.is_error.then(|| text.join("\n"));
                 call(
                     call_id,
-                    serde_json::json!({"result": text.join("\n"), "structured_content": result.structured_content,
-                                       "elapsed_ms": duration_ms, "success": !result.is_error, "error": error}),
+                    serde_json::json!({"result": text.join("\n"), "elapsed_ms": duration_ms, "success": !result.is_error,
+                                       "error": error}),
                 )
             }
             TurnEvent::ToolFailed { call_id, error, duration_ms, .. } => call(
