@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use patchbay_core::app::views::{
     AssistantView, CompletionTarget, CompletionView, ConnectionBlocked, ConversationDetail, ConversationRenamed,
     ConversationSettings, ConversationSummary, DoctorReport, GeneralSettings, ImportPreviewView, ImportReport,
-    KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbProgress, KeptPage, MessagePage, MessageView,
-    PolicyPreview, PolicySettings, PromptInfo, ProviderView, RegistryFill, ResourceInfo, ResourceTemplateInfo,
-    ResourceUpdated, RootsView, ServerLogLine, ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord,
-    TurnEvent,
+    KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbModelProgress, KbModels, KbProgress, KeptPage,
+    MessagePage, MessageView, PolicyPreview, PolicySettings, PromptInfo, ProviderView, RegistryFill, ResourceInfo,
+    ResourceTemplateInfo, ResourceUpdated, RootsView, ServerLogLine, ServerStatusView, ServerView, ToolInfo,
+    ToolResultView, TraceRecord, TurnEvent,
 };
 use patchbay_core::app::{ApprovalAnswer, AttachmentInput, ServerRequestResponse, ServerRequestView};
 use patchbay_core::bundle::BundleInfo;
@@ -51,6 +51,7 @@ fn roots(v: &mut Collect) {
     v.visit::<ServerStatusView>();
     v.visit::<ServerLogLine>();
     v.visit::<KbProgress>();
+    v.visit::<KbModelProgress>();
     v.visit::<ServerRequestView>();
     v.visit::<ConversationRenamed>();
     v.visit::<ResourceUpdated>();
@@ -109,6 +110,7 @@ fn roots(v: &mut Collect) {
     v.visit::<KbDocument>();
     v.visit::<KbHit>();
     v.visit::<KbEmbeddings>();
+    v.visit::<KbModels>();
     v.visit::<KbEmbeddingsChoice>();
     v.visit::<RootsView>();
 }

@@ -45,6 +45,7 @@ pub fn forward_events(handle: AppHandle, mut events: AppEventStream) {
                 AppEvent::ServerStatus(status) => emit(&handle, "server_status", status),
                 AppEvent::ServerLog(line) => emit(&handle, "server_log", line),
                 AppEvent::KbProgress(progress) => emit(&handle, "kb_progress", progress),
+                AppEvent::KbModelProgress(progress) => emit(&handle, "kb_model_progress", progress),
                 AppEvent::ServerRequest(request) => emit(&handle, "server_request", request),
                 AppEvent::ConversationRenamed(renamed) => emit(&handle, "conversation_renamed", renamed),
                 AppEvent::ResourceUpdated(updated) => emit(&handle, "resource_updated", updated),

@@ -25,7 +25,7 @@ use patchbay_core::agent::{
     Agent, ApprovalDecision, ApprovalPolicy, BUILTIN_SERVER, ModelChoice, ProviderSource, Retriever, Sampling,
     ToolEmbedder, ToolHost, ToolSelection, TurnAction, TurnLimits, TurnRequest, resolve_provider,
 };
-use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeMode};
+use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeLimits, KnowledgeMode};
 use patchbay_core::attach;
 use patchbay_core::conversations::{Attachment, ConversationId, ConversationStore};
 use patchbay_core::host::turn::DoneReason;
@@ -147,13 +147,13 @@ pub struct Session {
     host: Arc<Host>,
 }
 
-/// The knowledge base for `mode`; one whose embedder cannot be loaded is reported and left out.
-fn open_knowledge(host: &Host, mode: KnowledgeMode) -> ChatKnowledge {
+/// The knowledge base for `mode` within `limits`; one whose embedder cannot be loaded is reported and left out.
+fn open_knowledge(host: &Host, mode: KnowledgeMode, limits: KnowledgeLimits) -> ChatKnowledge {
     if mode == KnowledgeMode::Off {
         return ChatKnowledge::default();
     }
     match host.load_embedder() {
-        Ok(kb) => kb.for_chat(mode),
+        Ok(kb) => kb.for_chat(mode, limits),
         Err(e) => {
             eprintln!("note: the knowledge base is not available: {e}");
             ChatKnowledge::default()
@@ -243,7 +243,7 @@ impl Session {
             })?;
         let provider = provider_for(&resolved, secrets)?;
         let knowledge = args.kb.map_or(assistant.knowledge, KnowledgeMode::from);
-        let ChatKnowledge { retriever, tool: kb_tool } = open_knowledge(&host, knowledge);
+        let ChatKnowledge { retriever, tool: kb_tool } = open_knowledge(&host, knowledge, assistant.knowledge_limits);
         let offer_kb = kb_tool.is_some();
         // `--no-tools` starts no configured server; the built-in one is in process and cheap.
         let only = if args.no_tools { Some(&[][..]) } else { args.servers.as_deref() };

@@ -1,6 +1,6 @@
 //! `patchbay kb`: the knowledge base from the terminal.
 //!
-//! `add | list | index | status | remove | search | embeddings | serve`. Each
+//! `add | list | index | status | remove | search | embeddings | model | serve`. Each
 //! subcommand makes one core call on [`KnowledgeBase`] and prints the result;
 //! `index` draws a progress bar when stderr is a terminal.
 
@@ -12,8 +12,9 @@ use std::sync::Arc;
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use patchbay_core::paths::DataDir;
+use patchbay_core::rag::chat::within_limits;
 use patchbay_core::rag::serve::{self, Hit};
-use patchbay_core::rag::{EmbeddingConfig, IndexProgress, KnowledgeBase, SearchMode};
+use patchbay_core::rag::{EmbeddingConfig, IndexProgress, KnowledgeBase, SearchMode, models};
 use patchbay_core::secrets::{KeyringStore, SecretStore};
 
 /// Name of the keyring entry holding the HTTP server's bearer token.
@@ -69,13 +70,22 @@ enum KbCommand {
         mode: Option<Mode>,
         #[arg(long, default_value_t = 5)]
         top_k: usize,
-        /// Print a JSON list of {path, score, text, heading, lines}.
+        /// Leave out passages less relevant than this (0 to 1; an assistant's floor is 0.4 by default).
+        #[arg(long, default_value_t = 0.0, value_parser = relevance_floor)]
+        min_relevance: f64,
+        /// Keep passages within about this many tokens, as an assistant's context budget does.
+        #[arg(long)]
+        max_tokens: Option<u32>,
+        /// Print a JSON list of {path, score, relevance, text, heading, lines}.
         #[arg(long)]
         json: bool,
     },
     /// Configure embeddings (re-run `kb index` afterwards).
     #[command(subcommand)]
     Embeddings(EmbeddingsCommand),
+    /// Local embedding models to download and use: list, get NAME, use NAME, hub [URL].
+    #[command(subcommand)]
+    Model(ModelCommand),
     /// Serve the knowledge base as an MCP server.
     Serve {
         /// Over stdin/stdout.
@@ -114,6 +124,28 @@ enum EmbeddingsCommand {
     Off,
 }
 
+#[derive(Debug, Subcommand)]
+enum ModelCommand {
+    /// The models offered: languages, size, whether downloaded, in use or suggested.
+    List,
+    /// Download a model into the data folder (a stopped download resumes).
+    Get {
+        name: String,
+        /// Download from this hub this time (else the saved hub, HF_ENDPOINT, or huggingface.co).
+        #[arg(long)]
+        hub: Option<String>,
+    },
+    /// Use a downloaded model for the knowledge base's embeddings (run `kb index` afterwards).
+    Use { name: String },
+    /// Print the hub models come from, or save another (a mirror such as https://hf-mirror.com).
+    Hub {
+        url: Option<String>,
+        /// Forget the saved hub (back to HF_ENDPOINT or huggingface.co).
+        #[arg(long, conflicts_with = "url")]
+        default: bool,
+    },
+}
+
 /// An `--http` address: HOST:PORT, or a port alone on 127.0.0.1.
 fn serve_address(text: &str) -> Result<SocketAddr, String> {
     match text.parse::<u16>() {
@@ -122,6 +154,14 @@ fn serve_address(text: &str) -> Result<SocketAddr, String> {
             .parse()
             .map_err(|_| format!("{text:?} is neither a port (8765) nor an IP address with a port (127.0.0.1:8765)")),
     }
+}
+
+/// A `--min-relevance`: a number from 0 to 1.
+fn relevance_floor(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|v| (0.0..=1.0).contains(v))
+        .ok_or_else(|| format!("{text:?} is not a relevance between 0 and 1 (for example 0.4)"))
 }
 
 pub fn run(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
@@ -205,15 +245,30 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        KbCommand::Search { query, mode, top_k, json } => {
+        KbCommand::Search { query, mode, top_k, min_relevance, max_tokens, json } => {
             let kb = KnowledgeBase::open_configured(dir, store, &secrets)?;
             let mode = mode.map_or_else(|| kb.default_mode(), SearchMode::from);
-            let hits: Vec<Hit> = kb.search(&query, mode, top_k).await?.into_iter().map(Hit::from).collect();
+            // Over-fetch when a floor may drop passages, as the chat's context does.
+            let fetch = if min_relevance > 0.0 { top_k * 2 } else { top_k };
+            let found = kb.search(&query, mode, fetch).await?;
+            let kept = within_limits(found, top_k, min_relevance, max_tokens.unwrap_or(u32::MAX));
+            let hits: Vec<Hit> = kept.into_iter().map(Hit::from).collect();
             if json {
                 println!("{}", serde_json::to_string_pretty(&hits)?);
+            } else if hits.is_empty() {
+                println!("no passage matches (at least {min_relevance} relevant)");
             } else {
                 for (i, h) in hits.iter().enumerate() {
-                    println!("[{}] {}:{}-{}  {:.3}  {}", i + 1, h.path, h.lines[0], h.lines[1], h.score, h.heading);
+                    println!(
+                        "[{}] {}:{}-{}  score {:.3}  relevance {:.2}  {}",
+                        i + 1,
+                        h.path,
+                        h.lines[0],
+                        h.lines[1],
+                        h.score,
+                        h.relevance,
+                        h.heading
+                    );
                     for line in h.text.lines().take(4) {
                         println!("    {line}");
                     }
@@ -238,6 +293,7 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
                 println!("note: {note}");
             }
         }
+        KbCommand::Model(command) => model(dir, &KnowledgeBase::open(dir, store)?, command).await?,
         KbCommand::Serve { stdio, http, allow_remote } => {
             if let Some(addr) = http.filter(|addr| !addr.ip().to_canonical().is_loopback()) {
                 if !allow_remote {
@@ -276,4 +332,69 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+async fn model(dir: &DataDir, kb: &KnowledgeBase, command: ModelCommand) -> anyhow::Result<()> {
+    let root = models::models_dir(dir);
+    match command {
+        ModelCommand::List => {
+            let in_use = match kb.settings()?.embeddings {
+                Some(EmbeddingConfig::Local { model_dir }) => Some(model_dir),
+                _ => None,
+            };
+            let suggested = models::suggested(false, kb.has_han_documents()?);
+            for m in models::CATALOGUE {
+                let state = match models::state(&root, m) {
+                    models::ModelState::Ready if in_use.as_deref() == Some(root.join(m.name).as_path()) => "in use",
+                    models::ModelState::Ready => "downloaded",
+                    models::ModelState::Partial => "partly downloaded",
+                    models::ModelState::Absent => "not downloaded",
+                };
+                let mark = if m.name == suggested.name { "  (suggested)" } else { "" };
+                println!("{:<40} {:<32} {:>4} MB  {state}{mark}", m.name, m.languages, m.megabytes);
+            }
+            println!("hub: {}", kb.model_hub()?);
+        }
+        ModelCommand::Get { name, hub } => {
+            let wanted = models::find(&name)?;
+            let hub = match hub {
+                Some(url) => models::check_hub(&url)?,
+                None => kb.model_hub()?,
+            };
+            let bar = ProgressBar::new(0);
+            bar.set_style(ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {wide_msg}")?);
+            let shown = bar.clone();
+            let progress = move |p: &models::DownloadProgress| {
+                shown.set_length(p.total_bytes);
+                shown.set_position(p.done_bytes);
+                shown.set_message(p.file.clone());
+            };
+            let cancel = crate::cancelled_by_ctrl_c();
+            let got = models::download(&root, &hub, wanted, models::STALL_TIMEOUT, &progress, &cancel).await;
+            bar.finish_and_clear();
+            let folder = got?;
+            println!(
+                "{} is in {}; `patchbay kb model use {}` puts it to work",
+                wanted.name,
+                folder.display(),
+                wanted.name
+            );
+        }
+        ModelCommand::Use { name } => {
+            let wanted = models::find(&name)?;
+            if models::state(&root, wanted) != models::ModelState::Ready {
+                anyhow::bail!("{} is not downloaded; run `patchbay kb model get {}` first", wanted.name, wanted.name);
+            }
+            kb.set_embeddings(Some(EmbeddingConfig::Local { model_dir: root.join(wanted.name) }))?;
+            println!(
+                "embeddings: {} ({}); run `patchbay kb index` to embed the documents",
+                wanted.name, wanted.languages
+            );
+        }
+        ModelCommand::Hub { url, default } => {
+            let hub = if default || url.is_some() { kb.set_model_hub(url.as_deref())? } else { kb.model_hub()? };
+            println!("hub: {hub}");
+        }
+    }
+    Ok(())
 }

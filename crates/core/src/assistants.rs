@@ -60,6 +60,32 @@ pub enum KnowledgeMode {
     Both,
 }
 
+/// How much knowledge-base context an assistant adds to a message (see `rag::chat`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(default)]
+pub struct KnowledgeLimits {
+    /// Passages at most.
+    pub top_k: u32,
+    /// The least relevance (0 to 1) a passage needs to be added and cited: the share of what
+    /// was asked its words cover, or its embedding's similarity (`rag::relevance`).
+    pub min_relevance: f64,
+    /// Estimated tokens of passage text at most.
+    pub max_tokens: u32,
+}
+
+impl KnowledgeLimits {
+    /// The most passages an assistant may add.
+    pub const MAX_TOP_K: u32 = 50;
+    /// The smallest and largest context budget, in tokens.
+    pub const TOKENS: std::ops::RangeInclusive<u32> = 100..=100_000;
+}
+
+impl Default for KnowledgeLimits {
+    fn default() -> Self {
+        Self { top_k: 5, min_relevance: 0.4, max_tokens: 2_000 }
+    }
+}
+
 /// An assistant preset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Assistant {
@@ -78,6 +104,8 @@ pub struct Assistant {
     pub tools: ToolSelection,
     #[serde(default)]
     pub knowledge: KnowledgeMode,
+    #[serde(default)]
+    pub knowledge_limits: KnowledgeLimits,
 }
 
 const DEFAULT_PROMPT: &str = "\
@@ -109,6 +137,7 @@ impl Assistant {
             sampling: Sampling::default(),
             tools: ToolSelection::All,
             knowledge: KnowledgeMode::Context,
+            knowledge_limits: KnowledgeLimits::default(),
         }
     }
 
@@ -121,6 +150,30 @@ impl Assistant {
         }
         if let Some(p) = self.sampling.top_p.filter(|p| !(0.0..=1.0).contains(p)) {
             return Err(AssistantError::Invalid { field: "top_p", reason: format!("{p} is outside 0 to 1") });
+        }
+        let limits = &self.knowledge_limits;
+        if !(1..=KnowledgeLimits::MAX_TOP_K).contains(&limits.top_k) {
+            return Err(AssistantError::Invalid {
+                field: "knowledge passages",
+                reason: format!("{} is outside 1 to {}", limits.top_k, KnowledgeLimits::MAX_TOP_K),
+            });
+        }
+        if !(0.0..=1.0).contains(&limits.min_relevance) {
+            return Err(AssistantError::Invalid {
+                field: "knowledge minimum relevance",
+                reason: format!("{} is outside 0 to 1", limits.min_relevance),
+            });
+        }
+        if !KnowledgeLimits::TOKENS.contains(&limits.max_tokens) {
+            return Err(AssistantError::Invalid {
+                field: "knowledge context budget",
+                reason: format!(
+                    "{} tokens is outside {} to {}",
+                    limits.max_tokens,
+                    KnowledgeLimits::TOKENS.start(),
+                    KnowledgeLimits::TOKENS.end()
+                ),
+            });
         }
         Ok(())
     }
@@ -234,6 +287,7 @@ mod tests {
             sampling: Sampling { temperature: Some(0.1), top_p: None, max_tokens: Some(2048), reasoning: None },
             tools: ToolSelection::Only { servers: ["filesystem".to_owned()].into(), tools: Default::default() },
             knowledge: KnowledgeMode::Context,
+            knowledge_limits: KnowledgeLimits { top_k: 8, min_relevance: 0.5, max_tokens: 4_000 },
         };
         s.save(&coder).unwrap();
         assert_eq!(s.get("Coder").unwrap(), coder);
@@ -243,6 +297,29 @@ mod tests {
         let err = s.save(&hot).unwrap_err();
         assert!(matches!(err, AssistantError::Invalid { field: "temperature", .. }), "{err}");
         assert!(matches!(s.get("nobody"), Err(AssistantError::NotFound { .. })));
+        for (limits, field) in [
+            (KnowledgeLimits { top_k: 0, ..KnowledgeLimits::default() }, "knowledge passages"),
+            (KnowledgeLimits { min_relevance: 1.5, ..KnowledgeLimits::default() }, "knowledge minimum relevance"),
+            (KnowledgeLimits { max_tokens: 10, ..KnowledgeLimits::default() }, "knowledge context budget"),
+        ] {
+            let err = s.save(&Assistant { knowledge_limits: limits, ..coder.clone() }).unwrap_err();
+            assert!(matches!(err, AssistantError::Invalid { field: f, .. } if f == field), "{err}");
+        }
+        assert_eq!(s.get("Coder").unwrap(), coder, "a refused change keeps what was saved");
+    }
+
+    #[test]
+    fn presets_saved_before_knowledge_limits_get_the_defaults() {
+        let s = store();
+        let doc = r#"{"name": "Old", "system_prompt": "", "knowledge": "context"}"#;
+        s.store
+            .write(|tx| {
+                tx.execute("INSERT INTO assistants(name, position, doc, updated_at) VALUES ('Old', 0, ?1, 0)", [doc])
+                    .map(drop)
+                    .map_err(|e| AssistantError::from(s.store.error(e)))
+            })
+            .unwrap();
+        assert_eq!(s.get("Old").unwrap().knowledge_limits, KnowledgeLimits::default());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod discover;
 pub mod hostile;
+pub mod hub;
 pub mod peers;
 pub mod processes;
 pub mod proxy;

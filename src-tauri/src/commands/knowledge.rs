@@ -1,6 +1,6 @@
 //! The knowledge-base page, and the folders shared with MCP servers as roots.
 
-use patchbay_core::app::views::{KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, RootsView};
+use patchbay_core::app::views::{KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbModels, RootsView};
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 
@@ -67,6 +67,30 @@ pub async fn kb_set_embeddings(
 ) -> Result<KbEmbeddings, IpcError> {
     let app = state.app()?;
     blocking(move || Ok(app.kb_set_embeddings(choice)?)).await
+}
+
+/// The local models offered for embeddings, and the hub they come from (it reads the
+/// knowledge base's text to suggest one: off the IPC thread).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn kb_models(state: State<'_, AppState>) -> Result<KbModels, IpcError> {
+    let app = state.app()?;
+    blocking(move || Ok(app.kb_models()?)).await
+}
+
+/// Starts a model's download; progress comes as `kb_model_progress` events.
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_get_model(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
+    Ok(state.app()?.kb_get_model(&name)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_cancel_model(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
+    Ok(state.app()?.kb_cancel_model(&name)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_set_model_hub(state: State<'_, AppState>, url: Option<String>) -> Result<KbModels, IpcError> {
+    Ok(state.app()?.kb_set_model_hub(url.as_deref())?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

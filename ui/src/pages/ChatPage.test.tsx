@@ -62,13 +62,13 @@ function fakeIpc() {
     completeArgument: vi.fn(() => Promise.resolve({ values: [], total: null, has_more: false })),
     listProviders: vi.fn(() => Promise.resolve([])),
     getSettings: vi.fn(() =>
-      Promise.resolve({ theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" as const }, tool_share_percent: 10, knowledge_context_tokens: 2000 }),
+      Promise.resolve({ theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" as const }, tool_share_percent: 10 }),
     ),
     listTools: vi.fn(() => Promise.resolve([])),
     listServers: vi.fn(() => Promise.resolve([])),
     listAssistants: vi.fn(() =>
       Promise.resolve([
-        { id: "as1", name: "Coder", system_prompt: "", provider: null, model: null, temperature: null, top_p: null, max_tokens: null, reasoning: null, servers: null, disabled_tools: [], kb_mode: "off" as const },
+        { id: "as1", name: "Coder", system_prompt: "", provider: null, model: null, temperature: null, top_p: null, max_tokens: null, reasoning: null, servers: null, disabled_tools: [], kb_mode: "off" as const, knowledge: { top_k: 5, min_relevance: 0.4, max_tokens: 2000 } },
       ]),
     ),
     onServerStatus: vi.fn((h: (s: ServerStatus) => void) => {

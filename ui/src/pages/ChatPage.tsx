@@ -70,7 +70,6 @@ export type ChatIpc = Pick<
 /** What the composer's budget needs beyond the model: see `ConversationView`'s `limits`. */
 interface Limits {
   toolShare: number;
-  knowledgeTokens: number;
 }
 
 /** The core's default assistant (`assistants::DEFAULT_ASSISTANT`), which a conversation without a choice uses. */
@@ -151,7 +150,7 @@ function ConversationView({
   onForked: (c: ConversationSummary) => void;
   /** Which servers are starting or failed, shown above the composer. */
   health?: ReactNode;
-  /** The tools' share of a window past which they are found through search (percent), and the knowledge-base context a turn adds (tokens). */
+  /** The tools' share of a window past which they are found through search (percent). */
   limits: Limits;
 }) {
   const { t } = useI18n();
@@ -171,7 +170,7 @@ function ConversationView({
     // Room the core keeps for the answer (`agent::turn`): the output limit, else a quarter of the window up to 4,096.
     reserve: contextWindow === null ? 0 : (assistant?.max_tokens ?? Math.min(Math.floor(contextWindow / 4), 4096)),
     toolShare: limits.toolShare,
-    knowledgeTokens: cites ? limits.knowledgeTokens : 0,
+    knowledgeTokens: cites ? (assistant?.knowledge.max_tokens ?? 0) : 0,
   };
   const [inspected, setInspected] = useState<ToolTrace | null>(null);
   const readKept = useCallback((result: number, offset: number, length: number) => ipc.readKeptResult(id, result, offset, length), [ipc, id]);
@@ -544,7 +543,7 @@ export function ChatPage({
   const [templates, setTemplates] = useState<ResourceTemplateInfo[]>([]);
   const [assistants, setAssistants] = useState<Assistant[]>([]);
   const [assistantId, setAssistantId] = useState<string | null>(null);
-  const [limits, setLimits] = useState<Limits>({ toolShare: 10, knowledgeTokens: 0 });
+  const [limits, setLimits] = useState<Limits>({ toolShare: 10 });
 
   // Search as the user types, but not on every keystroke.
   const [search, setSearch] = useState("");
@@ -580,7 +579,7 @@ export function ChatPage({
       .catch(fail);
     ipc
       .getSettings()
-      .then((s) => setLimits({ toolShare: s.tool_share_percent, knowledgeTokens: s.knowledge_context_tokens }))
+      .then((s) => setLimits({ toolShare: s.tool_share_percent }))
       .catch(fail);
     // Tools, prompts and resources change as servers start, stop and restart.
     const loadCatalogue = () => {

@@ -65,6 +65,44 @@ async fn auto_mode_gives_the_model_numbered_cited_passages() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_the_documents_do_not_answer_gets_no_context_and_kb_search_shows_why() {
+    let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Echo."])]).await.unwrap();
+    let (_tmp, data, birds) = setup(&model.url());
+    // The shipped FAQ says "use" and "tool" often; that is not what was asked.
+    let query = "[use-tool] please echo something";
+    let out = patchbay(&data, &["ask", "--no-tools", query]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("[1]"), "nothing is cited: {stderr}");
+    assert!(!system_text(&model.requests()[0].body).contains("# Knowledge base"));
+
+    // kb search shows each passage's relevance; with the assistants' floor nothing is left.
+    let all = ok(&patchbay(&data, &["kb", "search", query]));
+    assert!(all.contains("patchbay-faq.md") && all.contains("relevance 0."), "{all}");
+    let floored = ok(&patchbay(&data, &["kb", "search", query, "--min-relevance", "0.4"]));
+    assert!(floored.contains("no passage matches (at least 0.4 relevant)"), "{floored}");
+    let hits: Vec<Value> = serde_json::from_str(&ok(&patchbay(
+        &data,
+        &[
+            "kb",
+            "search",
+            "How long do kakapo parrots live?",
+            "--min-relevance",
+            "0.4",
+            "--max-tokens",
+            "100",
+            "--json",
+        ],
+    )))
+    .unwrap();
+    assert_eq!(hits[0]["path"], birds.to_str().unwrap());
+    assert!(hits.iter().all(|h| h["relevance"].as_f64().unwrap() >= 0.4), "{hits:?}");
+    let bad = patchbay(&data, &["kb", "search", query, "--min-relevance", "2"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("\"2\" is not a relevance between 0 and 1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_default_assistant_uses_auto_and_off_turns_it_off() {
     let model = ScriptedServer::start(
         Format::OpenAi,

@@ -279,7 +279,14 @@ impl App {
             .map(|p| {
                 let path = p.path.display().to_string();
                 let marks = crate::text::analyze::marks(&p.text, query);
-                KbHit { document: document_title(&path), path, score: p.score, text: p.text, marks }
+                KbHit {
+                    document: document_title(&path),
+                    path,
+                    score: p.score,
+                    relevance: p.relevance(),
+                    text: p.text,
+                    marks,
+                }
             })
             .collect())
     }

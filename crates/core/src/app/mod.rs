@@ -15,6 +15,7 @@
 mod bundles;
 mod chat;
 mod diff;
+mod embedding_models;
 mod icons;
 mod import_export;
 mod knowledge;
@@ -236,6 +237,8 @@ pub enum AppEvent {
     ServerLog(views::ServerLogLine),
     /// Indexing made progress (`done == total` when finished).
     KbProgress(views::KbProgress),
+    /// A model download made progress, finished or failed.
+    KbModelProgress(views::KbModelProgress),
     /// A server asks for sampling or elicitation: show the dialog, answer
     /// with [`App::respond_server_request`].
     ServerRequest(ServerRequestView),
@@ -287,6 +290,8 @@ struct Inner {
     events: AppEvents,
     turns: Mutex<HashMap<ConversationId, TurnAnswers>>,
     indexing: Mutex<HashMap<std::path::PathBuf, knowledge::Indexing>>,
+    /// Model downloads running (or failed), by model name (see [`embedding_models`]).
+    model_downloads: Mutex<HashMap<String, embedding_models::Download>>,
     /// The runtime [`App::start`] ran on: background work (indexing) is
     /// spawned there, also when a front end calls from a plain thread.
     runtime: std::sync::OnceLock<tokio::runtime::Handle>,
@@ -351,6 +356,7 @@ impl App {
             events,
             turns: Mutex::default(),
             indexing: Mutex::default(),
+            model_downloads: Mutex::default(),
             runtime: std::sync::OnceLock::new(),
             watcher: Mutex::default(),
             server_requests: Mutex::default(),

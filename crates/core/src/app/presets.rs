@@ -42,6 +42,7 @@ impl From<&Assistant> for AssistantView {
                 KnowledgeMode::Context => KbMode::Always,
                 KnowledgeMode::Both => KbMode::Both,
             },
+            knowledge: a.knowledge_limits,
         }
     }
 }
@@ -66,6 +67,7 @@ impl AssistantView {
                 KbMode::Always => KnowledgeMode::Context,
                 KbMode::Both => KnowledgeMode::Both,
             },
+            knowledge_limits: self.knowledge,
         }
     }
 }
@@ -105,18 +107,22 @@ impl App {
         Ok(self.inner.store.setting::<bool>(AUTO_TITLE_KEY)?.unwrap_or(true))
     }
 
+    /// The window's language: `en` or `zh`.
+    pub(crate) fn ui_language(&self) -> Result<String, AppError> {
+        Ok(self.inner.store.setting::<String>(LANGUAGE_KEY)?.unwrap_or_else(|| "en".into()))
+    }
+
     /// Theme, language, the data folder and whether the model names conversations.
     pub fn get_settings(&self) -> Result<GeneralSettings, AppError> {
         let store = &self.inner.store;
         Ok(GeneralSettings {
             theme: store.setting::<String>(THEME_KEY)?.unwrap_or_else(|| "system".into()),
-            language: store.setting::<String>(LANGUAGE_KEY)?.unwrap_or_else(|| "en".into()),
+            language: self.ui_language()?,
             data_dir: self.inner.dir.path().display().to_string(),
             auto_title: self.auto_title()?,
             restore_pending: restore_staged(&self.inner.dir),
             proxy: saved_proxy(store, self.inner.secrets.as_ref())?,
             tool_share_percent: self.inner.host.turn_limits()?.tool_budget.share_percent,
-            knowledge_context_tokens: crate::rag::ContextOptions::default().max_tokens,
         })
     }
 

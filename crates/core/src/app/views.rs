@@ -502,9 +502,58 @@ pub struct KbHit {
     pub document: String,
     pub path: String,
     pub score: f64,
+    /// How well it answers the search, 0 to 1 (`rag::Excerpt::relevance`).
+    pub relevance: f64,
     pub text: String,
     /// Where the query's words are in `text`, to mark: `[start, end)` in UTF-16 code units.
     pub marks: Vec<[usize; 2]>,
+}
+
+/// The local embedding models the knowledge-base page offers, and where they come from.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+pub struct KbModels {
+    /// The hub (or mirror) downloads come from.
+    pub hub: String,
+    /// The saved hub setting, when there is one (else `HF_ENDPOINT` or huggingface.co is used).
+    pub hub_setting: Option<String>,
+    pub models: Vec<KbModelView>,
+}
+
+/// A model of the catalogue (`rag::models::CATALOGUE`).
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+pub struct KbModelView {
+    pub name: String,
+    pub languages: String,
+    /// It understands Chinese and other languages besides English.
+    pub multilingual: bool,
+    /// About how much is downloaded.
+    pub megabytes: u32,
+    /// `absent`, `partial` (a download stopped; getting it resumes) or `ready`.
+    pub state: String,
+    /// The knowledge base embeds with it now.
+    pub in_use: bool,
+    /// The one to pick: multilingual when the window speaks Chinese or the documents hold Han text.
+    pub suggested: bool,
+    /// Where it is kept once downloaded.
+    pub folder: String,
+    /// Its download, while one runs or after it failed.
+    pub download: Option<KbModelProgress>,
+}
+
+/// A model download's progress, also sent as the `kb_model_progress` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct KbModelProgress {
+    pub model: String,
+    /// The file being fetched.
+    pub file: String,
+    #[ts(type = "number")]
+    pub done_bytes: u64,
+    #[ts(type = "number")]
+    pub total_bytes: u64,
+    /// The download ended (see `error`).
+    pub finished: bool,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
 }
 
 /// Where the knowledge base's embeddings come from, as the settings page chooses it.
@@ -562,6 +611,8 @@ pub struct AssistantView {
     pub servers: Option<Vec<String>>,
     pub disabled_tools: Vec<String>,
     pub kb_mode: KbMode,
+    /// How much knowledge-base context it adds: passages, relevance floor, token budget.
+    pub knowledge: crate::assistants::KnowledgeLimits,
 }
 
 /// App-wide preferences.
@@ -586,10 +637,6 @@ pub struct GeneralSettings {
     /// definitions may take; past it a turn finds its tools through search.
     #[serde(default = "tool_share")]
     pub tool_share_percent: u8,
-    /// The most tokens of knowledge-base context an assistant that cites it
-    /// adds to a request (read only: the composer counts it in the budget).
-    #[serde(default)]
-    pub knowledge_context_tokens: u32,
 }
 
 fn tool_share() -> u8 {

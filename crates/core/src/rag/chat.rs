@@ -1,9 +1,10 @@
 //! The knowledge base in chat, in the two ways an assistant can use it.
 //!
 //! - [`ContextRetriever`] ("auto": `KnowledgeMode::Context`): before the first
-//!   round, the user's message is searched and the best passages (top 5, above
-//!   a minimum score, about 2,000 tokens at most) go to the model as numbered
-//!   context it cites as `[1]`, `[2]` (the agent's [`Retriever`] seam).
+//!   round, the user's message is searched and the best passages (within the
+//!   assistant's [`KnowledgeLimits`]: top k, a relevance floor, a token budget)
+//!   go to the model as numbered context it cites as `[1]`, `[2]` (the agent's
+//!   [`Retriever`] seam). A passage that matches nothing asked is never added.
 //! - the built-in `knowledge_search` tool ("tool": `KnowledgeMode::Tool`) the
 //!   model may call; Patchbay's in-process MCP server ([`crate::builtin`])
 //!   serves it with the same JSON passages as `patchbay kb serve`, and
@@ -19,34 +20,70 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::kb::KnowledgeBase;
-use super::search::{Excerpt, SearchMode};
+use super::search::Excerpt;
 use crate::agent::budget::estimate_text;
 use crate::agent::{BUILTIN_SERVER, RetrievalError, Retriever, ToolSelection};
-use crate::assistants::KnowledgeMode;
+use crate::assistants::{KnowledgeLimits, KnowledgeMode};
 use crate::conversations;
 
 /// The name of the built-in tool (also the MCP server's tool).
 pub const TOOL_NAME: &str = "knowledge_search";
 
-/// How much context "auto" adds.
+/// How much context "auto" adds: an assistant's [`KnowledgeLimits`] and a time limit.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContextOptions {
     /// Passages at most.
     pub top_k: usize,
     /// Estimated tokens of passage text at most (the first passage is always kept, cut to fit).
     pub max_tokens: u32,
-    /// Lowest BM25 score kept (BM25 and hybrid modes; BM25 scores are positive when a term matches).
-    pub min_bm25: f64,
-    /// Lowest cosine similarity kept (vector mode).
-    pub min_cosine: f64,
+    /// The least [`Excerpt::relevance`] a passage needs.
+    pub min_relevance: f64,
     /// How long the search may take before the turn goes on without context.
     pub timeout: Duration,
 }
 
+impl From<KnowledgeLimits> for ContextOptions {
+    fn from(limits: KnowledgeLimits) -> Self {
+        Self {
+            top_k: limits.top_k as usize,
+            max_tokens: limits.max_tokens,
+            min_relevance: limits.min_relevance,
+            timeout: Duration::from_secs(20),
+        }
+    }
+}
+
 impl Default for ContextOptions {
     fn default() -> Self {
-        Self { top_k: 5, max_tokens: 2_000, min_bm25: 0.0, min_cosine: 0.3, timeout: Duration::from_secs(20) }
+        KnowledgeLimits::default().into()
     }
+}
+
+/// The passages of `found` (best first) that pass the relevance floor (and are relevant at all),
+/// at most `top_k` of them within `max_tokens`; the first is cut to fit rather than dropped.
+pub fn within_limits(found: Vec<Excerpt>, top_k: usize, min_relevance: f64, max_tokens: u32) -> Vec<Excerpt> {
+    let mut out = Vec::new();
+    let mut used = 0u32;
+    for mut p in found {
+        // Nothing that matches nothing that was asked, whatever the floor.
+        if p.relevance() < min_relevance || p.relevance() <= 0.0 {
+            continue;
+        }
+        if out.len() == top_k {
+            break;
+        }
+        let cost = estimate_text(&p.text);
+        if used + cost > max_tokens {
+            if !out.is_empty() {
+                break;
+            }
+            // One long passage: keep its beginning rather than nothing.
+            p.text = cut_to_tokens(&p.text, max_tokens);
+        }
+        used += estimate_text(&p.text);
+        out.push(p);
+    }
+    out
 }
 
 impl KnowledgeMode {
@@ -81,10 +118,10 @@ impl std::fmt::Debug for ChatKnowledge {
 }
 
 impl KnowledgeBase {
-    /// The retriever and tool for `mode`, with the default context options.
-    pub fn for_chat(&self, mode: KnowledgeMode) -> ChatKnowledge {
+    /// The retriever and tool for `mode`, the retriever within `limits`.
+    pub fn for_chat(&self, mode: KnowledgeMode, limits: KnowledgeLimits) -> ChatKnowledge {
         ChatKnowledge {
-            retriever: mode.retrieves().then(|| Arc::new(self.chat_retriever(ContextOptions::default())) as _),
+            retriever: mode.retrieves().then(|| Arc::new(self.chat_retriever(limits.into())) as _),
             tool: mode.offers_tool().then(|| self.clone()),
         }
     }
@@ -103,41 +140,20 @@ pub struct ContextRetriever {
 }
 
 impl ContextRetriever {
-    /// Keeps passages above the mode's minimum score, within the token budget.
-    fn select(&self, query: &str, mode: SearchMode, found: Vec<Excerpt>) -> Vec<conversations::Passage> {
+    /// The passages within the options, as the turn cites them.
+    fn select(&self, query: &str, found: Vec<Excerpt>) -> Vec<conversations::Passage> {
         let o = &self.options;
-        let mut out = Vec::new();
-        let mut used = 0u32;
-        for p in found {
-            let keep = match mode {
-                // Fused scores are ranks, not relevance: both rankings already matched the query.
-                SearchMode::Hybrid => true,
-                SearchMode::Bm25 => p.score > o.min_bm25,
-                SearchMode::Vector => p.score >= o.min_cosine,
-            };
-            if !keep || out.len() == o.top_k {
-                continue;
-            }
-            let cost = estimate_text(&p.text);
-            let text = if used + cost <= o.max_tokens {
-                p.text
-            } else if out.is_empty() {
-                // One long passage: keep its beginning rather than nothing.
-                cut_to_tokens(&p.text, o.max_tokens)
-            } else {
-                break;
-            };
-            used += estimate_text(&text);
-            out.push(conversations::Passage {
-                marks: crate::text::analyze::marks(&text, query),
-                text,
+        within_limits(found, o.top_k, o.min_relevance, o.max_tokens)
+            .into_iter()
+            .map(|p| conversations::Passage {
+                marks: crate::text::analyze::marks(&p.text, query),
                 source: p.path.display().to_string(),
                 heading: Some(p.heading).filter(|h| !h.is_empty()),
                 lines: Some((to_u32(p.line_start), to_u32(p.line_end))),
                 score: p.score as f32,
-            });
-        }
-        out
+                text: p.text,
+            })
+            .collect()
     }
 }
 
@@ -174,7 +190,7 @@ impl Retriever for ContextRetriever {
         let found = found
             .map_err(|_| RetrievalError { message: format!("no answer within {:?}", self.options.timeout) })?
             .map_err(|e| RetrievalError { message: e.to_string() })?;
-        Ok(self.select(query, mode, found))
+        Ok(self.select(query, found))
     }
 }
 

@@ -51,18 +51,24 @@ impl EmbeddingConfig {
     /// Whether the model is known to understand English only (the all-MiniLM
     /// family, judged by its name; multilingual MiniLM variants are not).
     pub fn english_only(&self) -> bool {
-        let name = match self {
-            Self::Endpoint { model, .. } => model.to_ascii_lowercase(),
-            Self::Local { model_dir } => model_dir.to_string_lossy().to_ascii_lowercase(),
-        };
-        name.contains("minilm") && !name.contains("multilingual")
+        match self {
+            Self::Endpoint { model, .. } => english_only(model),
+            Self::Local { model_dir } => english_only(&model_dir.to_string_lossy()),
+        }
     }
 
     /// A note for the UI about the languages the model handles, when known.
     pub fn language_note(&self) -> Option<&'static str> {
         self.english_only()
-            .then_some("all-MiniLM-L6-v2 understands English only; for Chinese pick a multilingual model (e.g. bge-m3)")
+            .then_some("all-MiniLM-L6-v2 understands English only; for Chinese pick a multilingual model (bge-small-zh-v1.5: `patchbay kb model get bge-small-zh-v1.5`, or an endpoint's bge-m3)")
     }
+}
+
+/// Whether the model `name` (a model id, folder or [`Embedder::model_id`]) is known to
+/// understand English only: the all-MiniLM family, but not its multilingual variants.
+pub fn english_only(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name.contains("minilm") && !name.contains("multilingual")
 }
 
 /// Runs `work` with the embeddings timeout and the caller's cancellation.

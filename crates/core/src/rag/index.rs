@@ -5,8 +5,8 @@
 //! each file (on a helper thread, a few files ahead of the writer): reads it
 //! (refusing FIFOs and files above the size limit), hashes it, and only when
 //! the fingerprint (content hash + chunking settings + embeddings model)
-//! changed extracts, chunks,
-//! analyses, embeds and writes it in one transaction. Files that vanished are
+//! changed extracts, chunks, analyses, embeds (the chunks of several files in
+//! one call, [`EMBED_GROUP`]) and writes it in one transaction. Files that vanished are
 //! dropped from the index. Every problem with one file becomes a
 //! [`SkippedFile`] and the run goes on; only database and embeddings failures
 //! stop it. Cancellation is checked between files.
@@ -78,6 +78,9 @@ pub struct KbSettings {
     /// Embeddings, when the user turned them on.
     #[serde(default)]
     pub embeddings: Option<EmbeddingConfig>,
+    /// Where models are downloaded from (a Hugging Face mirror); see `models::hub_url`.
+    #[serde(default)]
+    pub model_hub: Option<String>,
 }
 
 fn default_max_file_bytes() -> u64 {
@@ -86,7 +89,12 @@ fn default_max_file_bytes() -> u64 {
 
 impl Default for KbSettings {
     fn default() -> Self {
-        Self { chunking: ChunkParams::default(), max_file_bytes: default_max_file_bytes(), embeddings: None }
+        Self {
+            chunking: ChunkParams::default(),
+            max_file_bytes: default_max_file_bytes(),
+            embeddings: None,
+            model_hub: None,
+        }
     }
 }
 
@@ -114,6 +122,16 @@ enum Prepared {
 /// Files prepared ahead of the writer: enough to keep both threads busy,
 /// few enough that memory stays small.
 const PIPELINE_DEPTH: usize = 8;
+
+/// Chunks embedded together, across files: a model computes a batch of many texts of similar
+/// length far faster than the same texts a file (often one or two chunks) at a time.
+const EMBED_GROUP: usize = 128;
+
+/// Files held for one embedding call at most, however few chunks they have: their progress shows.
+const EMBED_FILES: usize = 32;
+
+/// Prepared files waiting for their chunks' vectors.
+type Waiting = Vec<(PathBuf, Result<Prepared, FileError>)>;
 
 impl Job {
     fn settings_fingerprint(&self) -> String {
@@ -150,15 +168,35 @@ impl Job {
                 let (tx, rx) = std::sync::mpsc::sync_channel(PIPELINE_DEPTH);
                 let (folder, settings_fp, known) = (&folder, &settings_fp, &known);
                 scope.spawn(move || {
+                    let mut waiting: Waiting = Vec::new();
+                    let mut chunks = 0;
                     for path in files {
                         if self.cancel.is_cancelled() {
                             return;
                         }
                         let prepared = self.prepare(folder, &path, settings_fp, known.get(&path));
-                        if tx.send((path, prepared)).is_err() {
-                            return;
+                        let new = match &prepared {
+                            Ok(Prepared::Write(_, records)) => records.len(),
+                            _ => 0,
+                        };
+                        // Nothing to embed and nothing waiting: on to the writer at once (an
+                        // unchanged folder is checked at the writer's pace, its progress shown).
+                        if new == 0 && waiting.is_empty() {
+                            if tx.send((path, prepared)).is_err() {
+                                return;
+                            }
+                            continue;
+                        }
+                        chunks += new;
+                        waiting.push((path, prepared));
+                        if chunks >= EMBED_GROUP || waiting.len() >= EMBED_FILES || self.embedder.is_none() {
+                            chunks = 0;
+                            if !self.embed_and_send(&mut waiting, &tx) {
+                                return;
+                            }
                         }
                     }
+                    self.embed_and_send(&mut waiting, &tx);
                 });
                 for (path, prepared) in rx {
                     if self.cancel.is_cancelled() {
@@ -198,8 +236,57 @@ impl Job {
         Ok(report)
     }
 
-    /// Everything for one file but the write: read, hash and, when the
-    /// fingerprint differs from the `stored` one, extract, chunk, analyse and embed.
+    /// Embeds the chunks of every file in `waiting` in one call, then hands the files to the
+    /// writer in order; `false` when the writer is gone. A failed embedding fails the first file
+    /// (it stops the run).
+    fn embed_and_send(
+        &self,
+        waiting: &mut Waiting,
+        tx: &std::sync::mpsc::SyncSender<(PathBuf, Result<Prepared, FileError>)>,
+    ) -> bool {
+        let mut files = std::mem::take(waiting);
+        if let Some(embedder) = &self.embedder {
+            let texts: Vec<String> = files
+                .iter()
+                .filter_map(|(_, p)| match p {
+                    Ok(Prepared::Write(_, records)) => Some(records),
+                    _ => None,
+                })
+                .flatten()
+                .map(|r| embedding_text(&r.chunk))
+                .collect();
+            if !texts.is_empty() {
+                let vectors = self.runtime.block_on(embedder.embed(&texts, &self.cancel)).and_then(|v| {
+                    if v.len() == texts.len() {
+                        Ok(v)
+                    } else {
+                        Err(RagError::Embedding { detail: format!("{} vectors for {} chunks", v.len(), texts.len()) })
+                    }
+                });
+                match vectors {
+                    Ok(vectors) => {
+                        let mut vectors = vectors.into_iter();
+                        for (_, prepared) in &mut files {
+                            if let Ok(Prepared::Write(_, records)) = prepared {
+                                for record in records {
+                                    record.vector = vectors.next();
+                                }
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        let (path, _) = files.swap_remove(0);
+                        let _ = tx.send((path, Err(FileError::Fatal(e))));
+                        return false;
+                    }
+                }
+            }
+        }
+        files.into_iter().all(|file| tx.send(file).is_ok())
+    }
+
+    /// Everything for one file but the embedding and the write: read, hash and, when the
+    /// fingerprint differs from the `stored` one, extract, chunk and analyse.
     fn prepare(
         &self,
         folder: &Path,
@@ -215,27 +302,13 @@ impl Job {
         }
         let loaded = loader::extract(kind, &bytes)?;
         let chunks = chunk(&loaded.text, kind.is_markdown_like(), self.settings.chunking);
-        let vectors = match &self.embedder {
-            Some(embedder) if !chunks.is_empty() => {
-                let texts: Vec<String> = chunks.iter().map(embedding_text).collect();
-                let vectors = self.runtime.block_on(embedder.embed(&texts, &self.cancel))?;
-                if vectors.len() != texts.len() {
-                    return Err(FileError::Fatal(RagError::Embedding {
-                        detail: format!("{} vectors for {} chunks", vectors.len(), texts.len()),
-                    }));
-                }
-                vectors.into_iter().map(Some).collect()
-            }
-            _ => vec![None; chunks.len()],
-        };
         let records: Vec<ChunkRecord> = chunks
             .into_iter()
-            .zip(vectors)
-            .map(|(chunk, vector)| {
+            .map(|chunk| {
                 let mut terms = String::with_capacity(chunk.text.len());
                 analyze::push_terms(&chunk.heading, analyze::Purpose::Document, &mut terms);
                 analyze::push_terms(&chunk.text, analyze::Purpose::Document, &mut terms);
-                ChunkRecord { chunk, terms, vector }
+                ChunkRecord { chunk, terms, vector: None }
             })
             .collect();
         let doc = DocumentRecord {

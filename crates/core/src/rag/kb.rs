@@ -12,9 +12,11 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::RagError;
-use super::embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
+use super::embed::{self, Embedder, EmbeddingConfig, EndpointEmbedder};
 use super::index::{self, IndexProgress, IndexReport, KbSettings, SkippedFile};
 use super::local::LocalEmbedder;
+use super::models;
+use super::relevance;
 use super::search::{Excerpt, SearchMode, reciprocal_rank_fusion};
 use super::store::{ChunkIndex, IndexTotals, SqliteIndex, path_str};
 use crate::paths::DataDir;
@@ -64,6 +66,8 @@ pub struct KnowledgeBase {
     index: Arc<dyn ChunkIndex>,
     embedder: Option<Arc<dyn Embedder>>,
     run_lock: Arc<tokio::sync::Mutex<()>>,
+    /// Where the shipped samples were put, when opened on a data directory.
+    samples: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for KnowledgeBase {
@@ -78,8 +82,10 @@ impl std::fmt::Debug for KnowledgeBase {
 impl KnowledgeBase {
     /// Opens the knowledge base of `dir`, seeding the samples on first use. No embedder.
     pub fn open(dir: &DataDir, store: Store) -> Result<Self, RagError> {
-        let kb = Self::with_index(store.clone(), Arc::new(SqliteIndex::new(store)));
-        kb.seed_samples(&dir.path().join(SAMPLES_DIR))?;
+        let samples = dir.path().join(SAMPLES_DIR);
+        let mut kb = Self::with_index(store.clone(), Arc::new(SqliteIndex::new(store)));
+        kb.seed_samples(&samples)?;
+        kb.samples = Some(samples);
         Ok(kb)
     }
 
@@ -92,7 +98,7 @@ impl KnowledgeBase {
 
     /// A knowledge base over any [`ChunkIndex`] (folders and settings stay in `store`).
     pub fn with_index(store: Store, index: Arc<dyn ChunkIndex>) -> Self {
-        Self { store, index, embedder: None, run_lock: Arc::new(tokio::sync::Mutex::new(())) }
+        Self { store, index, embedder: None, run_lock: Arc::new(tokio::sync::Mutex::new(())), samples: None }
     }
 
     /// Uses `embedder` for indexing and vector search.
@@ -199,6 +205,34 @@ impl KnowledgeBase {
     /// Builds the embedder the settings name, if any.
     pub fn configured_embedder(&self, secrets: &dyn SecretStore) -> Result<Option<Arc<dyn Embedder>>, RagError> {
         self.settings()?.embeddings.map(|config| embedder_for(&config, secrets)).transpose()
+    }
+
+    /// The hub models are downloaded from (the setting, else `HF_ENDPOINT`, else huggingface.co).
+    pub fn model_hub(&self) -> Result<String, RagError> {
+        Ok(models::hub_url(self.settings()?.model_hub.as_deref()))
+    }
+
+    /// Sets the hub models are downloaded from (`None`: back to the default); returns the hub now used.
+    pub fn set_model_hub(&self, url: Option<&str>) -> Result<String, RagError> {
+        let url = url.map(models::check_hub).transpose()?;
+        let mut settings = self.settings()?;
+        settings.model_hub = url;
+        self.save_settings(&settings)?;
+        self.model_hub()
+    }
+
+    /// Whether the user's documents (the shipped samples aside) hold Han text: then a
+    /// multilingual model is the one to suggest.
+    pub fn has_han_documents(&self) -> Result<bool, RagError> {
+        let samples = self.samples.as_deref().map(path_str).unwrap_or_default();
+        let texts: Vec<String> = self.store.read(|c| {
+            let mut stmt = c.prepare(
+                "SELECT c.text FROM kb_chunks c JOIN kb_documents d ON d.id = c.doc_id \
+                 WHERE d.folder != ?1 LIMIT 500",
+            )?;
+            stmt.query_map([samples], |r| r.get(0))?.collect()
+        })?;
+        Ok(texts.iter().any(|t| analyze::has_han(t)))
     }
 
     /// Registered folders, in the order they were added.
@@ -374,7 +408,12 @@ impl KnowledgeBase {
         let embedder = self.embedder.as_ref().ok_or(RagError::NoEmbeddings)?;
         let vectors = embedder.embed(&[query.to_owned()], &CancellationToken::new()).await?;
         let vector = vectors.first().ok_or_else(|| RagError::Embedding { detail: "no vector for the query".into() })?;
-        self.index.nearest(vector, embedder.model_id(), top_k)
+        let terms = analyze::terms(query, analyze::Purpose::Query);
+        let mut found = self.index.nearest(vector, embedder.model_id(), &terms, top_k)?;
+        for p in &mut found {
+            p.similarity = Some(p.score);
+        }
+        Ok(found)
     }
 }
 
@@ -415,18 +454,25 @@ fn fusion_depth(top_k: usize) -> usize {
 }
 
 impl KnowledgeBase {
-    /// The best `top_k` excerpts for `query`, best first.
+    /// The best `top_k` excerpts for `query`, best first, each with its relevance. Hybrid search
+    /// with a model that reads English only is keyword search for a query in Chinese: the model's
+    /// vectors of text it cannot read are alike, and would find anything.
     pub async fn search(&self, query: &str, mode: SearchMode, top_k: usize) -> Result<Vec<Excerpt>, RagError> {
-        let bm25 = || self.index.bm25(&analyze::terms(query, analyze::Purpose::Query), top_k);
-        match mode {
-            SearchMode::Bm25 => bm25(),
-            SearchMode::Vector => self.vector_search(query, top_k).await,
+        // Ranked by what is asked: polite filler ("please", "请问") neither finds nor ranks.
+        let terms = analyze::terms(query, analyze::Purpose::Query);
+        let content: Vec<String> = relevance::content_terms(&terms).into_iter().map(str::to_owned).collect();
+        let bm25 = |k| self.index.bm25(&content, k);
+        let unreadable =
+            self.embedder.as_ref().is_some_and(|e| embed::english_only(e.model_id())) && analyze::has_han(query);
+        let mode = if mode == SearchMode::Hybrid && unreadable { SearchMode::Bm25 } else { mode };
+        Ok(match mode {
+            SearchMode::Bm25 => bm25(top_k)?,
+            SearchMode::Vector => self.vector_search(query, top_k).await?,
             SearchMode::Hybrid => {
                 let depth = fusion_depth(top_k);
                 let vector = self.vector_search(query, depth).await?;
-                let keyword = self.index.bm25(&analyze::terms(query, analyze::Purpose::Query), depth)?;
-                Ok(reciprocal_rank_fusion(&[keyword, vector], top_k))
+                reciprocal_rank_fusion(&[bm25(depth)?, vector], top_k)
             }
-        }
+        })
     }
 }

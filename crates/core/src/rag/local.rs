@@ -1,14 +1,14 @@
 //! A local embedding model run in-process with candle (CPU).
 //!
 //! [`LocalEmbedder`] loads a BERT-family sentence-embedding model from a folder in the Hugging Face
-//! layout: `config.json`, `tokenizer.json`, `model.safetensors`, and optionally `1_Pooling/config.json`
+//! layout: `config.json`, `tokenizer.json`, `model.safetensors` (or `pytorch_model.bin`), and optionally `1_Pooling/config.json`
 //! (mean pooling unless it asks for the CLS token) and `sentence_bert_config.json`
 //! (`max_seq_length`). all-MiniLM-L6-v2 (English only) is the test model; multilingual BERT models
-//! load the same way. No weights ship: the user names a folder. candle and tokenizers (pure-Rust
+//! load the same way. No weights ship: the user names a folder or downloads one ([`super::models`]). candle and tokenizers (pure-Rust
 //! regex) build clean in 2 min 49 s on 2 cores (debug), under three minutes, so no feature gates them.
 //!
-//! Inference runs on a blocking thread, in batches of [`EMBED_BATCH`] texts; cancellation is checked
-//! between batches.
+//! Inference runs on a blocking thread, in batches of [`EMBED_BATCH`] texts of about the same length
+//! (a batch is padded to its longest); cancellation is checked between batches.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -95,15 +95,19 @@ impl LocalEmbedder {
         tokenizer.with_padding(Some(PaddingParams::default()));
 
         let weights_path = dir.join("model.safetensors");
-        let weights = match std::fs::read(&weights_path) {
-            Ok(w) => w,
+        let pytorch_path = dir.join("pytorch_model.bin");
+        let vb = match std::fs::read(&weights_path) {
+            Ok(weights) => VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu),
+            // Repositories without safetensors (some on the hub) publish PyTorch's pickled weights.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && pytorch_path.is_file() => {
+                VarBuilder::from_pth(&pytorch_path, DType::F32, &Device::Cpu)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(bad_model(&dir, "model.safetensors is missing (only safetensors weights are supported)"));
+                return Err(bad_model(&dir, "model.safetensors is missing (and there is no pytorch_model.bin)"));
             }
             Err(source) => return Err(RagError::Io { path: weights_path, source }),
-        };
-        let vb =
-            VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu).map_err(|e| bad_model(&dir, e))?;
+        }
+        .map_err(|e| bad_model(&dir, e))?;
         let bert = BertModel::load(vb, &config).map_err(|e| bad_model(&dir, e))?;
         let id = format!("local:{}", dir.display());
         Ok(Self { model: Arc::new(Model { bert, tokenizer, cls_pooling: pooling.pooling_mode_cls_token }), id, dir })
@@ -148,21 +152,31 @@ impl Embedder for LocalEmbedder {
     }
 
     async fn embed(&self, texts: &[String], cancel: &CancellationToken) -> Result<Vec<Vec<f32>>, RagError> {
-        let mut out = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(EMBED_BATCH) {
+        // Batches of texts of about the same length: a batch is padded to its longest text.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let mut out = vec![Vec::new(); texts.len()];
+        for batch in order.chunks(EMBED_BATCH) {
             if cancel.is_cancelled() {
                 return Err(RagError::Cancelled);
             }
             let model = Arc::clone(&self.model);
-            let batch = batch.to_vec();
+            let inputs: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
             let vectors = super::embed::bounded(cancel, async move {
-                tokio::task::spawn_blocking(move || model.embed_batch(&batch))
+                tokio::task::spawn_blocking(move || model.embed_batch(&inputs))
                     .await
                     .map_err(|e| RagError::Embedding { detail: e.to_string() })?
                     .map_err(|e| RagError::Embedding { detail: format!("local model: {e}") })
             })
             .await?;
-            out.extend(vectors);
+            if vectors.len() != batch.len() {
+                return Err(RagError::Embedding {
+                    detail: format!("local model: {} vectors for {} texts", vectors.len(), batch.len()),
+                });
+            }
+            for (&i, vector) in batch.iter().zip(vectors) {
+                out[i] = vector;
+            }
         }
         Ok(out)
     }

@@ -6,8 +6,8 @@
 //! and code blocks) and [`crate::text::analyze`] (BM25 terms: English stemming, Chinese segmentation) into
 //! [`store`] (the [`ChunkIndex`] trait; SQLite, BM25 over in-memory postings) with vectors from
 //! [`embed`] (an endpoint) or [`local`] (candle). [`index`] walks folders incrementally and [`watch`]
-//! re-indexes on change; [`search`] fuses the rankings; [`kb`] ties it all together as
-//! [`KnowledgeBase`]; [`chat`] brings it into chat.
+//! re-indexes on change; [`search`] fuses the rankings and [`relevance`] says how well each passage
+//! matches; [`kb`] ties it all together as [`KnowledgeBase`]; [`chat`] brings it into chat.
 
 pub mod chat;
 pub mod chunk;
@@ -16,6 +16,8 @@ pub mod index;
 pub mod kb;
 pub mod loader;
 pub mod local;
+pub mod models;
+pub mod relevance;
 pub mod search;
 pub mod serve;
 pub mod store;
@@ -92,6 +94,15 @@ pub enum RagError {
     /// The MCP server failed.
     #[error("knowledge-base server: {detail}")]
     Serve { detail: String },
+    /// No model of that name is offered.
+    #[error("no model named {name:?} is offered; the models are: {known}")]
+    UnknownModel { name: String, known: String },
+    /// The hub address is not usable.
+    #[error("the model hub address {url:?} is not usable: {why}")]
+    BadHub { url: String, why: String },
+    /// A model download failed.
+    #[error("downloading {url}: {detail}")]
+    Download { url: String, detail: String },
 }
 
 #[cfg(test)]

@@ -24,6 +24,20 @@ pub struct Excerpt {
     pub line_start: usize,
     /// Last line (1-based, inclusive).
     pub line_end: usize,
+    /// How much of the query the passage's words cover, 0 to 1 (see [`super::relevance`]).
+    #[serde(default)]
+    pub term_match: f64,
+    /// Cosine similarity to the query, when it was found by its embedding.
+    #[serde(default)]
+    pub similarity: Option<f64>,
+}
+
+impl Excerpt {
+    /// How well the passage answers the query, 0 to 1, whatever the mode and collection:
+    /// the better of its words' cover of the query and its embedding's similarity.
+    pub fn relevance(&self) -> f64 {
+        self.similarity.map_or(self.term_match, |s| s.max(self.term_match))
+    }
 }
 
 /// How to search.
@@ -61,7 +75,11 @@ pub fn reciprocal_rank_fusion(lists: &[Vec<Excerpt>], top_k: usize) -> Vec<Excer
             let add = 1.0 / (RRF_K + rank as f64 + 1.0);
             fused
                 .entry(passage.chunk_id)
-                .and_modify(|p| p.score += add)
+                .and_modify(|p| {
+                    p.score += add;
+                    p.similarity = p.similarity.or(passage.similarity);
+                    p.term_match = p.term_match.max(passage.term_match);
+                })
                 .or_insert_with(|| Excerpt { score: add, ..passage.clone() });
         }
     }
@@ -84,6 +102,8 @@ mod tests {
             heading: String::new(),
             line_start: 1,
             line_end: 1,
+            term_match: 0.0,
+            similarity: None,
         }
     }
 
@@ -96,6 +116,15 @@ mod tests {
         assert_eq!(ids.len(), 4);
         assert!((fused[1].score - (2.0 / 62.0)).abs() < 1e-12);
         assert!((fused[0].score - (1.0 / 61.0 + 1.0 / 63.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn fusion_keeps_the_similarity_the_vector_ranking_found() {
+        let keyword = Excerpt { term_match: 0.2, ..p(3) };
+        let vector = Excerpt { similarity: Some(0.7), ..p(3) };
+        let fused = reciprocal_rank_fusion(&[vec![keyword], vec![vector]], 10);
+        assert_eq!((fused[0].term_match, fused[0].similarity), (0.2, Some(0.7)));
+        assert_eq!(fused[0].relevance(), 0.7);
     }
 
     #[test]

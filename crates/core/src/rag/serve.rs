@@ -56,6 +56,10 @@ pub struct Hit {
     /// The document's path (lossy for paths that are not UTF-8).
     pub path: String,
     pub score: f64,
+    /// How well it answers the query, 0 to 1 ([`Excerpt::relevance`]); comparable across
+    /// queries and collections, unlike `score`.
+    #[serde(default)]
+    pub relevance: f64,
     pub text: String,
     pub heading: String,
     /// `[first, last]` line, 1-based.
@@ -67,6 +71,7 @@ impl From<Excerpt> for Hit {
         Self {
             path: p.path.to_string_lossy().into_owned(),
             score: p.score,
+            relevance: p.relevance(),
             text: p.text,
             heading: p.heading,
             lines: [p.line_start, p.line_end],
@@ -119,7 +124,8 @@ pub async fn search_result(kb: &KnowledgeBase, args: SearchArgs) -> Result<CallT
 
 /// What the model and MCP clients read about `knowledge_search`.
 pub const TOOL_DESCRIPTION: &str = "Search the user's local knowledge base (documents in registered folders). \
-                                    Returns passages with their file path, heading, line range and score; cite \
+                                    Returns passages with their file path, heading, line range, score and relevance \
+                                    (0 to 1: how much of the query they answer); cite \
                                     them as path:lines.";
 
 /// Runs `knowledge_search` and returns its answer: a JSON list of [`Hit`]s.

@@ -2,8 +2,8 @@
 //!
 //! [`SqliteIndex`] keeps documents and chunks in the app's database, each chunk with its analysed
 //! terms ([`super::analyze`]), and embeddings as little-endian `f32` blobs. Both are searched in
-//! memory: BM25 over postings ([`super::bm25`]) built from the stored terms on the first query and
-//! then updated by every write, vectors exactly (cosine) over a copy reloaded after writes (sqlite-vec
+//! memory: BM25 over postings of chunks and of whole documents ([`crate::text::bm25`]) built from the
+//! stored terms on the first query and then updated by every write, vectors exactly (cosine) over a copy reloaded after writes (sqlite-vec
 //! 0.1 also scans every vector, and needs `unsafe` extension loading). Each document is written in
 //! one transaction, so a crash never leaves half a file in the index.
 //!
@@ -21,9 +21,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::RagError;
 use super::chunk::Chunk;
+use super::relevance;
 use super::search::Excerpt;
 use crate::store::Store;
-use crate::text::bm25::Bm25Index;
+use rustc_hash::FxHashMap;
+
+use crate::text::bm25::{self, Bm25Index};
 
 /// A document as the index records it.
 #[derive(Debug, Clone)]
@@ -65,15 +68,17 @@ pub trait ChunkIndex: Send + Sync {
     fn remove_document(&self, path: &Path) -> Result<bool, RagError>;
     /// Indexed documents under a registered folder.
     fn documents(&self, folder: &Path) -> Result<Vec<PathBuf>, RagError>;
-    /// Best chunks for analysed query terms, by BM25.
+    /// Best chunks for analysed query terms, by BM25 (a chunk's own plus its document's), each with
+    /// its [`Excerpt::term_match`].
     fn bm25(&self, terms: &[String], top_k: usize) -> Result<Vec<Excerpt>, RagError>;
     /// Loads what BM25 searches need into memory now, so that the first query
     /// does not wait for it; stops early (loading nothing) when `cancel` fires.
     fn warm_up(&self, cancel: &CancellationToken) -> Result<(), RagError>;
     /// Whether the BM25 search structures are in memory.
     fn is_warm(&self) -> bool;
-    /// Nearest chunks to `vector` among those embedded with `model` (cosine similarity).
-    fn nearest(&self, vector: &[f32], model: &str, top_k: usize) -> Result<Vec<Excerpt>, RagError>;
+    /// Nearest chunks to `vector` among those embedded with `model` (cosine similarity), each with
+    /// its [`Excerpt::term_match`] for the analysed query `terms`.
+    fn nearest(&self, vector: &[f32], model: &str, terms: &[String], top_k: usize) -> Result<Vec<Excerpt>, RagError>;
     /// The chunks of one document, in order.
     fn document_passages(&self, path: &Path) -> Result<Vec<Excerpt>, RagError>;
     /// Counts for the status page.
@@ -82,6 +87,58 @@ pub trait ChunkIndex: Send + Sync {
 
 /// Chunks read per database access while the postings are built.
 const POSTINGS_BATCH: i64 = 4096;
+
+/// BM25 over chunks and over whole documents. A chunk scores its own BM25 plus its document's, so
+/// that a document's evidence spread over several chunks counts (and its title, which its later
+/// chunks lack), while a citation still points to its best chunk (docs/BENCHMARKS.md: Cranfield
+/// cut into 64-token chunks ranks as well as whole-document BM25).
+#[derive(Default)]
+struct Postings {
+    /// Chunks, each in its document's group.
+    chunks: Bm25Index,
+    /// Each document as the concatenation of its chunks' terms.
+    docs: Bm25Index,
+}
+
+impl Postings {
+    /// Adds a document (not live in the index) with its chunks' ids and stored terms.
+    fn add_document<'a>(&mut self, doc: i64, chunks: impl IntoIterator<Item = (i64, &'a str)>) {
+        let mut all = String::new();
+        let mut any = false;
+        for (id, terms) in chunks {
+            self.chunks.add_in(id, doc, terms);
+            all.push(' ');
+            all.push_str(terms);
+            any = true;
+        }
+        // As when the postings are built from the database, which has no row for an empty document.
+        if any {
+            self.docs.add(doc, &all);
+        }
+    }
+
+    /// Removes a document whose chunks had these ids and stored terms.
+    fn remove_document(&mut self, doc: i64, chunks: &[(i64, String)]) {
+        let mut all = String::new();
+        for (id, terms) in chunks {
+            self.chunks.remove(*id, terms);
+            all.push(' ');
+            all.push_str(terms);
+        }
+        self.docs.remove(doc, &all);
+    }
+
+    fn search(&self, terms: &[String], top_k: usize) -> Vec<(i64, f64)> {
+        let docs: FxHashMap<i64, f64> = self.docs.scores(terms).into_iter().collect();
+        let hits = self.chunks.scores_plus(terms, |doc| docs.get(&doc).copied().unwrap_or(0.0));
+        bm25::best(hits, top_k)
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.chunks.shrink_to_fit();
+        self.docs.shrink_to_fit();
+    }
+}
 
 /// Embeddings of one model held in memory for exact search.
 struct VectorCache {
@@ -99,7 +156,7 @@ pub struct SqliteIndex {
     vectors: Arc<RwLock<Option<VectorCache>>>,
     /// BM25 postings, `None` until the first query. Writers hold the write
     /// lock across their transaction, so the postings never miss a commit.
-    postings: Arc<RwLock<Option<Bm25Index>>>,
+    postings: Arc<RwLock<Option<Postings>>>,
 }
 
 impl std::fmt::Debug for SqliteIndex {
@@ -112,10 +169,23 @@ pub(super) fn path_str(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-const PASSAGE_SELECT: &str = "SELECT c.id, d.path, c.heading, c.line_start, c.line_end, c.text \
+const PASSAGE_SELECT: &str = "SELECT c.id, d.path, c.heading, c.line_start, c.line_end, c.text, c.terms \
      FROM kb_chunks c JOIN kb_documents d ON d.id = c.doc_id";
 
-fn passage_from_row(row: &rusqlite::Row<'_>, score: f64) -> rusqlite::Result<Excerpt> {
+/// A query's content terms and their weights, to judge passages by ([`relevance::term_match`]).
+struct Matcher<'a> {
+    terms: Vec<&'a str>,
+    weights: Vec<f64>,
+}
+
+fn passage_from_row(row: &rusqlite::Row<'_>, score: f64, matcher: Option<&Matcher<'_>>) -> rusqlite::Result<Excerpt> {
+    let term_match = match matcher {
+        Some(m) => {
+            let words: std::collections::HashSet<&str> = row.get_ref(6)?.as_str()?.split(' ').collect();
+            relevance::term_match(&m.terms, &m.weights, &words)
+        }
+        None => 0.0,
+    };
     Ok(Excerpt {
         chunk_id: row.get(0)?,
         path: PathBuf::from(row.get::<_, String>(1)?),
@@ -124,6 +194,8 @@ fn passage_from_row(row: &rusqlite::Row<'_>, score: f64) -> rusqlite::Result<Exc
         line_end: row.get(4)?,
         text: row.get(5)?,
         score,
+        term_match,
+        similarity: None,
     })
 }
 
@@ -151,28 +223,37 @@ impl SqliteIndex {
         if guard.is_some() {
             return Ok(());
         }
-        let mut index = Bm25Index::default();
-        let mut after = i64::MIN;
+        let mut index = Postings::default();
+        // Read in document order, so that a document's chunks come together (across batches too).
+        let mut after = (i64::MIN, i64::MIN);
+        let mut doc: Option<(i64, Vec<(i64, String)>)> = None;
         loop {
             if cancel.is_cancelled() {
                 return Ok(());
             }
-            let last = self.store.read(|c| {
-                let mut stmt =
-                    c.prepare_cached("SELECT id, terms FROM kb_chunks WHERE id > ?1 ORDER BY id LIMIT ?2")?;
-                let mut rows = stmt.query(params![after, POSTINGS_BATCH])?;
-                let mut last = None;
-                while let Some(row) = rows.next()? {
-                    let id = row.get(0)?;
-                    index.add(id, row.get_ref(1)?.as_str()?);
-                    last = Some(id);
-                }
-                Ok(last)
+            let rows: Vec<(i64, i64, String)> = self.store.read(|c| {
+                let mut stmt = c.prepare_cached(
+                    "SELECT doc_id, id, terms FROM kb_chunks WHERE (doc_id, id) > (?1, ?2) \
+                     ORDER BY doc_id, id LIMIT ?3",
+                )?;
+                stmt.query_map(params![after.0, after.1, POSTINGS_BATCH], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect()
             })?;
-            match last {
-                Some(id) => after = id,
-                None => break,
+            let Some(&(doc_id, id, _)) = rows.last() else { break };
+            after = (doc_id, id);
+            for (doc_id, id, terms) in rows {
+                match &mut doc {
+                    Some((current, chunks)) if *current == doc_id => chunks.push((id, terms)),
+                    _ => {
+                        if let Some((done, chunks)) = doc.replace((doc_id, vec![(id, terms)])) {
+                            index.add_document(done, chunks.iter().map(|(id, t)| (*id, t.as_str())));
+                        }
+                    }
+                }
             }
+        }
+        if let Some((done, chunks)) = doc {
+            index.add_document(done, chunks.iter().map(|(id, t)| (*id, t.as_str())));
         }
         index.shrink_to_fit();
         *guard = Some(index);
@@ -212,12 +293,24 @@ impl SqliteIndex {
         Ok(())
     }
 
-    fn passages_by_id(&self, scored: &[(i64, f64)]) -> Result<Vec<Excerpt>, RagError> {
+    /// The query's content terms, weighted by how rare they are here.
+    fn matcher<'a>(&self, terms: &'a [String]) -> Result<Matcher<'a>, RagError> {
+        self.load_postings(&CancellationToken::new())?;
+        let content = relevance::content_terms(terms);
+        let guard = self.postings.read().unwrap_or_else(|p| p.into_inner());
+        let weights = guard.as_ref().map_or_else(
+            || vec![1.0; content.len()],
+            |index| content.iter().map(|t| index.chunks.term_weight(t)).collect(),
+        );
+        Ok(Matcher { terms: content, weights })
+    }
+
+    fn passages_by_id(&self, scored: &[(i64, f64)], matcher: Option<&Matcher<'_>>) -> Result<Vec<Excerpt>, RagError> {
         let passages = self.store.read(|c| {
             let mut stmt = c.prepare_cached(&format!("{PASSAGE_SELECT} WHERE c.id = ?1"))?;
             let mut out = Vec::with_capacity(scored.len());
             for &(id, score) in scored {
-                if let Some(p) = stmt.query_row([id], |r| passage_from_row(r, score)).optional()? {
+                if let Some(p) = stmt.query_row([id], |r| passage_from_row(r, score, matcher)).optional()? {
                     out.push(p);
                 }
             }
@@ -241,7 +334,7 @@ impl ChunkIndex for SqliteIndex {
         let mut postings = self.postings.write().unwrap_or_else(|p| p.into_inner());
         let (removed, added) = self.store.write(|tx| -> Result<_, RagError> {
             let map = |e| RagError::from(self.store.error(e));
-            let removed = delete_document(tx, &path).map_err(map)?.unwrap_or_default();
+            let removed = delete_document(tx, &path).map_err(map)?;
             tx.prepare_cached(
                 "INSERT INTO kb_documents (folder, path, fingerprint, kind, bytes, indexed_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5, unixepoch())",
@@ -281,18 +374,17 @@ impl ChunkIndex for SqliteIndex {
                     vec_stmt.execute(params![chunk_id, model, blob]).map_err(map)?;
                 }
             }
-            Ok((removed, added))
+            Ok((removed, (doc_id, added)))
         })?;
         if let Some(index) = postings.as_mut() {
-            for (id, terms) in &removed {
-                index.remove(*id, terms);
+            if let Some((doc, chunks)) = &removed {
+                index.remove_document(*doc, chunks);
             }
-            for (id, record) in added.iter().zip(chunks) {
-                index.add(*id, &record.terms);
-            }
+            let (doc, ids) = added;
+            index.add_document(doc, ids.into_iter().zip(chunks.iter().map(|r| r.terms.as_str())));
         }
         drop(postings);
-        if model.is_some() || !removed.is_empty() {
+        if model.is_some() || removed.is_some() {
             self.invalidate_vectors();
         }
         Ok(())
@@ -303,11 +395,9 @@ impl ChunkIndex for SqliteIndex {
         let removed = self.store.write(|tx| -> Result<_, RagError> {
             delete_document(tx, &path_str(path)).map_err(|e| RagError::from(self.store.error(e)))
         })?;
-        let Some(removed) = removed else { return Ok(false) };
+        let Some((doc, chunks)) = removed else { return Ok(false) };
         if let Some(index) = postings.as_mut() {
-            for (id, terms) in &removed {
-                index.remove(*id, terms);
-            }
+            index.remove_document(doc, &chunks);
         }
         drop(postings);
         self.invalidate_vectors();
@@ -328,7 +418,7 @@ impl ChunkIndex for SqliteIndex {
         self.load_postings(&CancellationToken::new())?;
         let scored =
             self.postings.read().unwrap_or_else(|p| p.into_inner()).as_ref().map(|index| index.search(terms, top_k));
-        self.passages_by_id(&scored.unwrap_or_default())
+        self.passages_by_id(&scored.unwrap_or_default(), Some(&self.matcher(terms)?))
     }
 
     fn warm_up(&self, cancel: &CancellationToken) -> Result<(), RagError> {
@@ -339,7 +429,7 @@ impl ChunkIndex for SqliteIndex {
         self.postings.read().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
-    fn nearest(&self, vector: &[f32], model: &str, top_k: usize) -> Result<Vec<Excerpt>, RagError> {
+    fn nearest(&self, vector: &[f32], model: &str, terms: &[String], top_k: usize) -> Result<Vec<Excerpt>, RagError> {
         self.load_vectors(model)?;
         let query = unit(vector);
         let scored: Vec<(i64, f64)> = {
@@ -371,13 +461,13 @@ impl ChunkIndex for SqliteIndex {
             scored.sort_by(|a, b| b.1.total_cmp(&a.1));
             scored
         };
-        self.passages_by_id(&scored)
+        self.passages_by_id(&scored, Some(&self.matcher(terms)?))
     }
 
     fn document_passages(&self, path: &Path) -> Result<Vec<Excerpt>, RagError> {
         Ok(self.store.read(|c| {
             let mut stmt = c.prepare(&format!("{PASSAGE_SELECT} WHERE d.path = ?1 ORDER BY c.ord"))?;
-            stmt.query_map([path_str(path)], |r| passage_from_row(r, 0.0))?.collect()
+            stmt.query_map([path_str(path)], |r| passage_from_row(r, 0.0, None))?.collect()
         })?)
     }
 
@@ -393,9 +483,12 @@ impl ChunkIndex for SqliteIndex {
     }
 }
 
-/// Deletes a document with its chunks and vectors; the deleted chunks' ids
-/// and terms, or `None` if there was no such document.
-fn delete_document(tx: &rusqlite::Transaction<'_>, path: &str) -> rusqlite::Result<Option<Vec<(i64, String)>>> {
+/// A document's id, and its chunks' ids and terms.
+type DeletedDocument = (i64, Vec<(i64, String)>);
+
+/// Deletes a document with its chunks and vectors; the deleted document, or
+/// `None` if there was no such document.
+fn delete_document(tx: &rusqlite::Transaction<'_>, path: &str) -> rusqlite::Result<Option<DeletedDocument>> {
     let Some(doc_id) = tx
         .prepare_cached("SELECT id FROM kb_documents WHERE path = ?1")?
         .query_row([path], |r| r.get::<_, i64>(0))
@@ -408,5 +501,5 @@ fn delete_document(tx: &rusqlite::Transaction<'_>, path: &str) -> rusqlite::Resu
         .query_map([doc_id], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     tx.prepare_cached("DELETE FROM kb_documents WHERE id = ?1")?.execute([doc_id])?;
-    Ok(Some(chunks))
+    Ok(Some((doc_id, chunks)))
 }

@@ -419,6 +419,92 @@ async fn auto_context_keeps_matching_passages_within_the_token_budget() {
     assert_eq!(none.unwrap(), Vec::new());
 }
 
+/// The sources "auto" would cite for `query` with an assistant's default limits.
+async fn cited(kb: &KnowledgeBase, query: &str) -> Vec<String> {
+    use crate::agent::Retriever as _;
+    let passages = kb.chat_retriever(ContextOptions::default()).retrieve(query, CancellationToken::new()).await;
+    passages.unwrap().into_iter().map(|p| p.source.rsplit('/').next().unwrap_or_default().to_owned()).collect()
+}
+
+#[tokio::test]
+async fn auto_context_cites_nothing_for_what_the_documents_do_not_answer_in_any_collection() {
+    let f = fixture();
+    index(&f.kb).await;
+    // The shipped samples: a FAQ and notes about Patchbay, in English and Chinese.
+    for unrelated in [
+        "[use-tool] please echo something",
+        "What is the capital of France?",
+        "Please write a haiku about autumn leaves",
+        "Tell me a joke",
+        "今天天气怎么样？",
+        "请帮我写一首关于大海的诗",
+    ] {
+        assert_eq!(cited(&f.kb, unrelated).await, Vec::<String>::new(), "{unrelated}");
+    }
+    for (related, source) in [
+        ("How do I add a folder?", "patchbay-faq.md"),
+        ("Please tell me where my data is stored on Linux", "patchbay-faq.md"),
+        ("Which model providers work with Patchbay?", "patchbay-faq.md"),
+        ("Why is a scanned PDF not found?", "patchbay-faq.md"),
+        ("请问数据保存在哪里？", "patchbay-faq.zh.md"),
+        ("如何添加文件夹", "patchbay-faq.zh.md"),
+    ] {
+        let sources = cited(&f.kb, related).await;
+        assert_eq!(sources.first().map(String::as_str), Some(source), "{related}: {sources:?}");
+    }
+
+    // Another collection, of another size and subject: the same floor holds.
+    f.kb.remove_folder(&f.data.path().join("knowledge_base")).unwrap();
+    for (name, text) in [
+        (
+            "kakapo.md",
+            "# Kakapo\n\nThe kakapo is a flightless, nocturnal parrot of New Zealand. It is the heaviest \
+                       parrot in the world and may live for ninety years.\n",
+        ),
+        (
+            "kiwi.md",
+            "# Kiwi\n\nThe kiwi is a flightless bird of New Zealand that lays a very large egg for its size.\n",
+        ),
+        (
+            "tui.md",
+            "# Tui\n\nThe tui is a songbird that sings loudly; it can imitate other birds and even human speech.\n",
+        ),
+    ] {
+        std::fs::write(f.docs.join(name), text).unwrap();
+    }
+    f.kb.add_folder(&f.docs).unwrap();
+    index(&f.kb).await;
+    for unrelated in ["[use-tool] please echo something", "How do I add a folder?", "What is the capital of France?"] {
+        assert_eq!(cited(&f.kb, unrelated).await, Vec::<String>::new(), "{unrelated}");
+    }
+    assert_eq!(cited(&f.kb, "Which parrot is the heaviest?").await.first().map(String::as_str), Some("kakapo.md"));
+    assert_eq!(cited(&f.kb, "Can a tui imitate speech?").await.first().map(String::as_str), Some("tui.md"));
+}
+
+#[tokio::test]
+async fn an_assistants_limits_bound_the_passages_and_a_stricter_floor_drops_partial_matches() {
+    let f = fixture();
+    index(&f.kb).await;
+    let query = "How do I add a folder to the knowledge base?";
+    let found = f.kb.search(query, SearchMode::Bm25, 10).await.unwrap();
+    assert!(found.len() >= 3, "{found:?}");
+    assert!(found.iter().all(|p| (0.0..=1.0).contains(&p.term_match)), "{found:?}");
+    let best = found.iter().map(Excerpt::relevance).fold(0.0, f64::max);
+    assert_eq!(best, 1.0, "the FAQ's answer has every word asked: {found:?}");
+    // top k
+    assert_eq!(chat::within_limits(found.clone(), 2, 0.0, u32::MAX).len(), 2);
+    // The floor keeps the full match and drops the partial ones, in their order.
+    let kept = chat::within_limits(found.clone(), 10, 0.9, u32::MAX);
+    assert!(!kept.is_empty() && kept.len() < found.len(), "{kept:?}");
+    assert!(kept.iter().all(|p| p.relevance() >= 0.9));
+    assert_eq!(kept[0].heading, "Patchbay FAQ > Knowledge base > How do I add a folder?");
+    // The budget: the first passage is cut to fit, never dropped.
+    assert!(crate::agent::budget::estimate_text(&found[0].text) > 20);
+    let tight = chat::within_limits(found, 10, 0.0, 20);
+    assert_eq!(tight.len(), 1);
+    assert!(crate::agent::budget::estimate_text(&tight[0].text) <= 20);
+}
+
 #[test]
 fn tool_mode_widens_any_tool_selection_to_the_knowledge_tool() {
     use crate::agent::ToolSelection;
@@ -517,8 +603,8 @@ const QUERIES: &[&str] = &[
     "nothing matches zyzzyva",
 ];
 
-/// FTS5's own `bm25()` over the same stored terms, as the previous index ranked:
-/// (chunk id, score) best first, ties by id.
+/// The ranking FTS5's own `bm25()` gives over the same stored terms: each chunk's score over the
+/// chunks plus its document's over the documents (their chunks' terms joined), best first, ties by id.
 fn fts5_ranking(store: &Store, q: &str, k: usize) -> Vec<(i64, f64)> {
     let mut unique: Vec<String> = Vec::new();
     for t in analyze::terms(q, analyze::Purpose::Query) {
@@ -530,23 +616,39 @@ fn fts5_ranking(store: &Store, q: &str, k: usize) -> Vec<(i64, f64)> {
         return Vec::new();
     }
     let expr = unique.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(" OR ");
-    store
+    let scores = |table: &str| -> std::collections::HashMap<i64, f64> {
+        store
+            .read(|c| {
+                let mut stmt =
+                    c.prepare(&format!("SELECT rowid, -bm25({table}) FROM {table} WHERE {table} MATCH ?1"))?;
+                stmt.query_map([&expr], |r| Ok((r.get(0)?, r.get(1)?)))?.collect()
+            })
+            .unwrap()
+    };
+    let (chunks, docs) = (scores("fts"), scores("fts_docs"));
+    let doc_of: std::collections::HashMap<i64, i64> = store
         .read(|c| {
-            let mut stmt = c.prepare(
-                "SELECT rowid, -bm25(fts) AS score FROM fts WHERE fts MATCH ?1 ORDER BY bm25(fts), rowid LIMIT ?2",
-            )?;
-            stmt.query_map(rusqlite::params![expr, k as i64], |r| Ok((r.get(0)?, r.get(1)?)))?.collect()
+            let mut stmt = c.prepare("SELECT id, doc_id FROM kb_chunks")?;
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect()
         })
-        .unwrap()
+        .unwrap();
+    let mut ranked: Vec<(i64, f64)> = chunks.into_iter().map(|(id, s)| (id, s + docs[&doc_of[&id]])).collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.truncate(k);
+    ranked
 }
 
 fn fill_fts5(store: &Store) {
     store
         .write(|tx| -> Result<(), crate::store::StoreError> {
             tx.execute_batch(
-                "DROP TABLE IF EXISTS temp.fts; \
+                "DROP TABLE IF EXISTS temp.fts; DROP TABLE IF EXISTS temp.fts_docs; \
                  CREATE VIRTUAL TABLE temp.fts USING fts5(terms, content='', tokenize='unicode61 remove_diacritics 0'); \
-                 INSERT INTO temp.fts (rowid, terms) SELECT id, terms FROM kb_chunks;",
+                 INSERT INTO temp.fts (rowid, terms) SELECT id, terms FROM kb_chunks; \
+                 CREATE VIRTUAL TABLE temp.fts_docs USING fts5(terms, content='', tokenize='unicode61 remove_diacritics 0'); \
+                 INSERT INTO temp.fts_docs (rowid, terms) \
+                 SELECT doc_id, group_concat(terms, ' ') FROM (SELECT doc_id, terms FROM kb_chunks ORDER BY doc_id, id) \
+                 GROUP BY doc_id;",
             )
             .map_err(|e| store.error(e))
         })
@@ -561,7 +663,7 @@ fn assert_same_ranking(ours: &[(i64, f64)], fts: &[(i64, f64)], q: &str) {
 }
 
 #[test]
-fn bm25_matches_fts5() {
+fn bm25_of_chunks_and_documents_matches_fts5() {
     let (_tmp, store, index) = bare_index();
     for (name, texts) in CORPUS {
         put(&index, name, texts);
@@ -585,6 +687,24 @@ fn bm25_matches_fts5() {
     fill_fts5(&store);
     for q in QUERIES.iter().chain(&["flutter transonic", "buckling"]) {
         assert_same_ranking(&query(&index, q, 100), &fts5_ranking(&store, q, 100), q);
+    }
+
+    // Enough documents come and go for both indexes to compact their dead slots, and one
+    // document is longer than a batch of the load from the database.
+    let long: Vec<String> = (0..4_500).map(|i| format!("panel {i} flutter boundary")).collect();
+    put(&index, "long.md", &long.iter().map(String::as_str).collect::<Vec<_>>());
+    for i in 0..600 {
+        put(&index, &format!("tmp{i}.md"), &["supersonic cone boundary layer", "heat flux"]);
+    }
+    for i in 0..600 {
+        assert!(index.remove_document(Path::new(&format!("/kb/tmp{i}.md"))).unwrap());
+    }
+    fill_fts5(&store);
+    let reloaded = SqliteIndex::new(store.clone());
+    for q in QUERIES.iter().chain(&["flutter transonic", "panel 4321 flutter"]) {
+        let fts = fts5_ranking(&store, q, 100);
+        assert_same_ranking(&query(&index, q, 100), &fts, q);
+        assert_same_ranking(&query(&reloaded, q, 100), &fts, q);
     }
 }
 

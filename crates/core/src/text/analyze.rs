@@ -229,6 +229,11 @@ fn is_han(c: char) -> bool {
     matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
 }
 
+/// Whether `text` holds a Han character (Chinese, or Japanese kanji).
+pub fn has_han(text: &str) -> bool {
+    text.chars().any(is_han)
+}
+
 /// Turns `text` into BM25 terms.
 pub fn terms(text: &str, purpose: Purpose) -> Vec<String> {
     let mut out = Vec::new();

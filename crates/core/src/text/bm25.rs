@@ -77,6 +77,8 @@ pub(crate) struct Bm25Index {
     ids: Vec<i64>,
     /// Terms per slot.
     lens: Vec<u32>,
+    /// The group of each slot (the knowledge base's document of a chunk; 0 when not grouped).
+    groups: Vec<i64>,
     /// Slot of each live chunk id.
     slot_of: FxHashMap<i64, u32>,
     /// Sum of the live chunks' lengths.
@@ -107,6 +109,11 @@ impl Bm25Index {
     /// Adds chunk `id` (not live in the index) with its stored `terms`, in a
     /// new slot after all others, so that posting lists stay in slot order.
     pub(crate) fn add(&mut self, id: i64, terms: &str) {
+        self.add_in(id, 0, terms);
+    }
+
+    /// [`Bm25Index::add`], the chunk belonging to `group` (see [`Bm25Index::scores_plus`]).
+    pub(crate) fn add_in(&mut self, id: i64, group: i64, terms: &str) {
         let slot = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
         let mut tids: Vec<u32> = split(terms).map(|t| self.term_id(t)).collect();
         let len = u32::try_from(tids.len()).unwrap_or(u32::MAX);
@@ -122,6 +129,7 @@ impl Bm25Index {
         }
         self.ids.push(id);
         self.lens.push(len);
+        self.groups.push(group);
         self.slot_of.insert(id, slot);
         self.total_len += u64::from(len);
     }
@@ -156,6 +164,7 @@ impl Bm25Index {
         }
         self.ids.shrink_to_fit();
         self.lens.shrink_to_fit();
+        self.groups.shrink_to_fit();
     }
 
     /// Drops dead slots and renumbers the live ones (order kept).
@@ -182,16 +191,41 @@ impl Bm25Index {
         let live: Vec<usize> = (0..self.ids.len()).filter(|&s| self.ids[s] != 0).collect();
         self.ids = live.iter().map(|&s| self.ids[s]).collect();
         self.lens = live.iter().map(|&s| self.lens[s]).collect();
+        self.groups = live.iter().map(|&s| self.groups[s]).collect();
         for (slot, &id) in self.ids.iter().enumerate() {
             self.slot_of.insert(id, slot as u32);
         }
     }
 
+    /// How much finding `term` in a chunk says, for judging relevance across collections:
+    /// Lucene's smoothed idf, `ln(1 + (N − n + 0.5) / (n + 0.5))`, always above 0. A term no chunk
+    /// has counts as if one chunk had it: it cannot tell more than the rarest term that exists
+    /// (a query's filler words are often in no chunk at all).
+    pub(crate) fn term_weight(&self, term: &str) -> f64 {
+        let n = self.len() as f64;
+        let hits = self.term_ids.get(term).map_or(0, |&tid| self.postings[tid as usize].live).max(1);
+        let hits = f64::from(hits).min(n);
+        (1.0 + (n - hits + 0.5) / (hits + 0.5)).ln()
+    }
+
     /// The best `top_k` chunks for `terms` (duplicates count once), best
     /// first, as (chunk id, score); equal scores by chunk id.
     pub(crate) fn search(&self, terms: &[String], top_k: usize) -> Vec<(i64, f64)> {
+        if top_k == 0 {
+            return Vec::new();
+        }
+        best(self.scores(terms), top_k)
+    }
+
+    /// Every chunk that has one of `terms` (duplicates count once), with its score, in no order.
+    pub(crate) fn scores(&self, terms: &[String]) -> Vec<(i64, f64)> {
+        self.scores_plus(terms, |_| 0.0)
+    }
+
+    /// [`Bm25Index::scores`], each chunk's score plus `bonus` of its group.
+    pub(crate) fn scores_plus(&self, terms: &[String], bonus: impl Fn(i64) -> f64) -> Vec<(i64, f64)> {
         let n = self.len();
-        if n == 0 || top_k == 0 {
+        if n == 0 {
             return Vec::new();
         }
         let avgdl = self.total_len as f64 / n as f64;
@@ -219,18 +253,26 @@ impl Bm25Index {
             });
         }
         // Every match scores above 0 (idf ≥ 1e-6, tf ≥ 1).
-        let mut hits: Vec<(i64, f64)> =
-            scores.iter().enumerate().filter(|(_, s)| **s > 0.0).map(|(slot, &s)| (self.ids[slot], s)).collect();
-        let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        let k = top_k.min(hits.len());
-        if k == 0 {
-            return Vec::new();
-        }
-        if k < hits.len() {
-            hits.select_nth_unstable_by(k - 1, order);
-            hits.truncate(k);
-        }
-        hits.sort_by(order);
-        hits
+        scores
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s > 0.0)
+            .map(|(slot, &s)| (self.ids[slot], s + bonus(self.groups[slot])))
+            .collect()
     }
+}
+
+/// The best `top_k` of `hits`, best first; equal scores by id.
+pub(crate) fn best(mut hits: Vec<(i64, f64)>, top_k: usize) -> Vec<(i64, f64)> {
+    let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    let k = top_k.min(hits.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    if k < hits.len() {
+        hits.select_nth_unstable_by(k - 1, order);
+        hits.truncate(k);
+    }
+    hits.sort_by(order);
+    hits
 }

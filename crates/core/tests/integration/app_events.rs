@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use patchbay_core::app::views::{
-    ConnectionBlocked, ConversationRenamed, KbProgress, ResourceUpdated, ServerLogLine, ServerStatusView,
+    ConnectionBlocked, ConversationRenamed, KbModelProgress, KbProgress, ResourceUpdated, ServerLogLine,
+    ServerStatusView,
 };
 use patchbay_core::app::{AppEvent, AppEvents, ServerRequestView};
 
@@ -15,6 +16,7 @@ pub struct Seen {
     pub statuses: Vec<ServerStatusView>,
     pub logs: Vec<ServerLogLine>,
     pub progress: Vec<KbProgress>,
+    pub model_progress: Vec<KbModelProgress>,
     pub requests: Vec<ServerRequestView>,
     pub renamed: Vec<ConversationRenamed>,
     pub updated: Vec<ResourceUpdated>,
@@ -47,6 +49,7 @@ impl Recorder {
             AppEvent::ServerStatus(s) => seen.statuses.push(s),
             AppEvent::ServerLog(l) => seen.logs.push(l),
             AppEvent::KbProgress(p) => seen.progress.push(p),
+            AppEvent::KbModelProgress(p) => seen.model_progress.push(p),
             AppEvent::ServerRequest(r) => seen.requests.push(r),
             AppEvent::ConversationRenamed(r) => seen.renamed.push(r),
             AppEvent::ResourceUpdated(u) => seen.updated.push(u),

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use patchbay_core::app::views::{AssistantView, GeneralSettings, KbEmbeddingsChoice, KbMode};
 use patchbay_core::app::{App, ErrorKind};
+use patchbay_core::assistants::KnowledgeLimits;
 use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ProviderKind, ProviderProfile};
 use patchbay_core::llm::{ReasoningEffort, Sampling};
 use patchbay_core::mcp::{LogLevel, TransportKind};
@@ -536,8 +537,10 @@ async fn assistants_and_general_settings_round_trip() {
         servers: Some(vec!["fetch".into()]),
         disabled_tools: vec![],
         kb_mode: KbMode::Always,
+        knowledge: KnowledgeLimits { top_k: 3, min_relevance: 0.6, max_tokens: 800 },
     };
     let saved = f.app.save_assistant(&view).unwrap();
+    assert_eq!(saved.knowledge, view.knowledge);
     assert_eq!(saved.id, "Researcher");
     assert_eq!((saved.kb_mode, saved.servers.clone()), (KbMode::Always, Some(vec!["fetch".to_owned()])));
     assert_eq!(saved.sampling.reasoning, Some(ReasoningEffort::High));
@@ -548,6 +551,10 @@ async fn assistants_and_general_settings_round_trip() {
     f.app.save_assistant(&view).unwrap();
     let names: Vec<String> = f.app.list_assistants().unwrap().into_iter().map(|a| a.name).collect();
     assert!(names.contains(&"Scholar".to_owned()) && !names.contains(&"Researcher".to_owned()), "{names:?}");
+    let no_passages = AssistantView { knowledge: KnowledgeLimits { top_k: 0, ..view.knowledge }, ..view.clone() };
+    let refused = f.app.save_assistant(&no_passages).unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::InvalidInput);
+    assert!(refused.to_string().contains("knowledge passages: 0 is outside 1 to 50"), "{refused}");
     view.sampling.temperature = Some(9.0);
     assert_eq!(f.app.save_assistant(&view).unwrap_err().kind(), ErrorKind::InvalidInput);
     let c = f.app.create_conversation(Some("Scholar")).unwrap();
@@ -901,4 +908,48 @@ async fn testing_a_provider_keeps_the_context_windows_its_model_list_states() {
     own.context_window = Some(16_000);
     f.app.save_provider(own, None).unwrap();
     assert_eq!(f.app.list_providers().unwrap()[0].windows.get("m1"), Some(&16_000));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_knowledge_base_page_downloads_a_model_with_progress_and_puts_it_to_use() {
+    use patchbay_test_support::hub::{Fault, TestHub};
+    let hub = TestHub::serve("sentence-transformers/all-MiniLM-L6-v2", &peers::minilm_dir()).await;
+    let f = open();
+    let listed = f.app.kb_models().unwrap();
+    assert_eq!(listed.models.len(), 3);
+    assert!(listed.models.iter().all(|m| m.state == "absent" && !m.in_use && m.download.is_none()));
+    // The window in Chinese suggests the multilingual model.
+    let zh = GeneralSettings { language: "zh".into(), ..f.app.get_settings().unwrap() };
+    f.app.save_settings(&zh).unwrap();
+    let suggested: Vec<_> = f.app.kb_models().unwrap().models.into_iter().filter(|m| m.suggested).collect();
+    assert_eq!((suggested.len(), suggested[0].multilingual), (1, true));
+
+    assert_eq!(f.app.kb_set_model_hub(Some("not a url")).unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert_eq!(f.app.kb_set_model_hub(Some(&hub.url)).unwrap().hub, hub.url);
+    assert_eq!(f.app.kb_get_model("gpt-embed").unwrap_err().kind(), ErrorKind::InvalidInput);
+
+    // A download that stops says why on the page, and what arrived is kept.
+    hub.set_fault(Fault::Truncate(3_000_000));
+    f.app.kb_get_model("all-MiniLM-L6-v2").unwrap();
+    f.events.until("the failed download", |s| s.model_progress.iter().any(|p| p.finished)).await;
+    let minilm =
+        |app: &App| app.kb_models().unwrap().models.into_iter().find(|m| m.name == "all-MiniLM-L6-v2").unwrap();
+    let failed = minilm(&f.app);
+    assert_eq!(failed.state, "partial");
+    assert!(failed.download.unwrap().error.unwrap().contains("the server ended the file early"));
+
+    hub.set_fault(Fault::None);
+    f.app.kb_get_model("all-MiniLM-L6-v2").unwrap();
+    f.events.until("the download", |s| s.model_progress.iter().filter(|p| p.finished).count() == 2).await;
+    let events = f.events.seen().model_progress.clone();
+    let last = events.last().unwrap();
+    assert!(last.error.is_none() && last.done_bytes == last.total_bytes, "{last:?}");
+    assert!(events.len() < 400, "progress is reported a megabyte at a time, not a chunk: {}", events.len());
+    let ready = minilm(&f.app);
+    assert_eq!((ready.state.as_str(), ready.download.is_none()), ("ready", true));
+
+    let embeddings = f.app.kb_set_embeddings(KbEmbeddingsChoice::Local { model_dir: ready.folder.clone() }).unwrap();
+    assert_eq!(embeddings.model_dir.as_deref(), Some(ready.folder.as_str()));
+    assert!(minilm(&f.app).in_use);
+    f.app.shutdown().await;
 }

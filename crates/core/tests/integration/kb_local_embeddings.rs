@@ -97,3 +97,42 @@ fn a_folder_that_is_not_a_model_is_refused_clearly() {
     assert!(err.to_string().contains("is not a folder"), "{err}");
     assert_eq!(kb.settings().unwrap().embeddings, None, "a refused model changes nothing");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hybrid_context_cites_what_means_the_same_and_nothing_for_unrelated_questions() {
+    use patchbay_core::agent::Retriever as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let data = DataDir::new(tmp.path().join("data"));
+    // The shipped samples, and a folder of the user's.
+    let kb = KnowledgeBase::open(&data, Store::open(&data).unwrap()).unwrap();
+    kb.set_embeddings(Some(EmbeddingConfig::Local { model_dir: peers::minilm_dir() })).unwrap();
+    let embedder = kb.configured_embedder(&patchbay_core::secrets::MemoryStore::new()).unwrap();
+    let kb = kb.with_embedder(embedder);
+    let docs = tmp.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("cars.md"), "# Vehicles\n\nRegular oil changes keep an automobile engine healthy.\n")
+        .unwrap();
+    kb.add_folder(&docs).unwrap();
+    kb.index(Arc::new(|_: &IndexProgress| {}), &CancellationToken::new()).await.unwrap();
+    assert_eq!(kb.default_mode(), SearchMode::Hybrid);
+
+    let retriever = kb.chat_retriever(patchbay_core::rag::ContextOptions::default());
+    let cited = |query: &'static str| {
+        let retriever = retriever.clone();
+        async move {
+            let passages = retriever.retrieve(query, CancellationToken::new()).await.unwrap();
+            passages.into_iter().map(|p| p.source.rsplit('/').next().unwrap().to_owned()).collect::<Vec<_>>()
+        }
+    };
+    // No word in common, the same meaning: cited.
+    assert_eq!(cited("car maintenance").await.first().map(String::as_str), Some("cars.md"));
+    assert_eq!(cited("How do I add a folder?").await.first().map(String::as_str), Some("patchbay-faq.md"));
+    for unrelated in [
+        "[use-tool] please echo something",
+        "What is the capital of France?",
+        "Please write a haiku about autumn leaves",
+        "今天天气怎么样？",
+    ] {
+        assert_eq!(cited(unrelated).await, Vec::<String>::new(), "{unrelated}");
+    }
+}

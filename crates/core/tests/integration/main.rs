@@ -27,6 +27,7 @@ mod config_roundtrip;
 mod floors;
 mod kb_endpoint_embeddings;
 mod kb_local_embeddings;
+mod kb_models;
 mod llm_anthropic;
 mod llm_gemini;
 mod llm_openai;

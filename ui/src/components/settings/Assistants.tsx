@@ -1,5 +1,5 @@
 // Assistant presets: system prompt, provider and model, sampling settings,
-// enabled servers, knowledge-base mode.
+// enabled servers, knowledge-base mode and how much context it adds.
 import { useCallback, useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import type { Assistant, Ipc, KbMode } from "../../lib/ipc";
@@ -24,6 +24,8 @@ function blank(): Assistant {
     servers: null,
     disabled_tools: [],
     kb_mode: "off",
+    // The core's `assistants::KnowledgeLimits::default()`.
+    knowledge: { top_k: 5, min_relevance: 0.4, max_tokens: 2000 },
   };
 }
 
@@ -98,6 +100,49 @@ function AssistantForm({ initial, onSave, onCancel }: { initial: Assistant; onSa
           <option value="both">{t("assistants.kbBoth")}</option>
         </select>
       </label>
+      {(a.kb_mode === "always" || a.kb_mode === "both") && (
+        <fieldset className="row" data-testid="assistant-knowledge-limits">
+          <legend className="muted">{t("assistants.kbLimits")}</legend>
+          <label className="field">
+            <span>{t("assistants.kbTopK")}</span>
+            <input
+              id="assistant-kb-top-k"
+              type="number"
+              required
+              min="1"
+              max="50"
+              value={a.knowledge.top_k}
+              onChange={(e) => setA({ ...a, knowledge: { ...a.knowledge, top_k: Number(e.target.value) } })}
+            />
+          </label>
+          <label className="field">
+            <span>{t("assistants.kbMinRelevance")}</span>
+            <input
+              id="assistant-kb-min-relevance"
+              type="number"
+              required
+              step="0.05"
+              min="0"
+              max="1"
+              value={a.knowledge.min_relevance}
+              onChange={(e) => setA({ ...a, knowledge: { ...a.knowledge, min_relevance: Number(e.target.value) } })}
+            />
+          </label>
+          <label className="field">
+            <span>{t("assistants.kbMaxTokens")}</span>
+            <input
+              id="assistant-kb-max-tokens"
+              type="number"
+              required
+              min="100"
+              max="100000"
+              value={a.knowledge.max_tokens}
+              onChange={(e) => setA({ ...a, knowledge: { ...a.knowledge, max_tokens: Number(e.target.value) } })}
+            />
+          </label>
+          <p className="muted">{t("assistants.kbLimitsHelp")}</p>
+        </fieldset>
+      )}
       <FormFooter saveId="assistant-save" primary onCancel={onCancel} />
     </form>
   );

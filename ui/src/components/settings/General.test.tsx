@@ -10,7 +10,7 @@ afterEach(cleanup);
 
 const info = { version: "1.0.0", data_dir: "/d", database: "/d/p.db", schema_version: 2, keyring: { available: true, detail: "mock" }, log_file: "/d/logs/patchbay.log" };
 
-const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" }, tool_share_percent: 10, knowledge_context_tokens: 2000 };
+const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" }, tool_share_percent: 10 };
 
 /** A backend for the General page; `over` replaces some of its calls. */
 function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
@@ -200,12 +200,16 @@ describe("Assistants", () => {
     fireEvent.change(screen.getByLabelText("System prompt"), { target: { value: "You write Rust." } });
     fireEvent.change(screen.getByLabelText("Temperature"), { target: { value: "0.2" } });
     fireEvent.change(screen.getByLabelText("MCP servers (comma-separated)"), { target: { value: "files, git" } });
+    expect(screen.queryByTestId("assistant-knowledge-limits")).toBeNull();
     fireEvent.change(screen.getByLabelText("Knowledge base"), { target: { value: "always" } });
+    // Citing assistants say how much context they add.
+    fireEvent.change(screen.getByLabelText("Passages at most"), { target: { value: "3" } });
+    fireEvent.change(screen.getByLabelText("Minimum relevance (0–1)"), { target: { value: "0.5" } });
     fireEvent.change(screen.getByLabelText("Reasoning effort (thinking models)"), { target: { value: "high" } });
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() =>
       expect(ipc.saveAssistant).toHaveBeenCalledWith(
-        expect.objectContaining({ name: "Coder", system_prompt: "You write Rust.", temperature: 0.2, servers: ["files", "git"], kb_mode: "always", top_p: null, reasoning: "high" }),
+        expect.objectContaining({ name: "Coder", system_prompt: "You write Rust.", temperature: 0.2, servers: ["files", "git"], kb_mode: "always", top_p: null, reasoning: "high", knowledge: { top_k: 3, min_relevance: 0.5, max_tokens: 2000 } }),
       ),
     );
   });

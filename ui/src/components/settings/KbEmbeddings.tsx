@@ -1,13 +1,14 @@
 // Knowledge-base embeddings: off, a provider's OpenAI-compatible endpoint
-// with an embeddings model, or a local model folder. The small local model
+// with an embeddings model, or a local model (downloaded here, see KbModels, or a folder). The small local model
 // (all-MiniLM-L6-v2) understands English only; the section says so and points
 // to multilingual models.
 import { useEffect, useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import { toIpcError, type Ipc, type IpcError, type KbEmbeddings as Current, type KbEmbeddingsChoice, type ProviderView } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
+import { KbModels, type KbModelsIpc } from "./KbModels";
 
-export type KbEmbeddingsIpc = Pick<Ipc, "kbEmbeddings" | "kbSetEmbeddings" | "kbPickFolder" | "listProviders">;
+export type KbEmbeddingsIpc = Pick<Ipc, "kbEmbeddings" | "kbSetEmbeddings" | "kbPickFolder" | "listProviders"> & KbModelsIpc;
 
 type Kind = KbEmbeddingsChoice["kind"];
 
@@ -42,10 +43,10 @@ export function KbEmbeddings({ ipc, onSaved }: { ipc: KbEmbeddingsIpc; onSaved?:
   const choice = (): KbEmbeddingsChoice =>
     kind === "provider" ? { kind, provider, model: model.trim() } : kind === "local" ? { kind, model_dir: modelDir.trim() } : { kind };
 
-  const save = () => {
+  const save = (chosen: KbEmbeddingsChoice = choice()) => {
     setBusy(true);
     setSaved(false);
-    ipc.kbSetEmbeddings(choice()).then(
+    return ipc.kbSetEmbeddings(chosen).then(
       (c) => {
         setCurrent(c);
         setError(null);
@@ -104,6 +105,16 @@ export function KbEmbeddings({ ipc, onSaved }: { ipc: KbEmbeddingsIpc; onSaved?:
         </div>
       )}
       {kind === "local" && (
+        <KbModels
+          ipc={ipc}
+          busy={busy}
+          onUse={(folder) => {
+            setModelDir(folder);
+            return save({ kind: "local", model_dir: folder });
+          }}
+        />
+      )}
+      {kind === "local" && (
         <div className="row">
           <input aria-label={t("kb.emb.modelDir")} placeholder={t("kb.emb.modelDir")} value={modelDir} onChange={(e) => setModelDir(e.target.value)} />
           <button type="button" onClick={() => ipc.kbPickFolder().then((p) => p && setModelDir(p), (e: unknown) => setError(toIpcError(e)))}>
@@ -115,7 +126,7 @@ export function KbEmbeddings({ ipc, onSaved }: { ipc: KbEmbeddingsIpc; onSaved?:
         {t("kb.emb.englishNote")}
       </p>
       <div className="row">
-        <button type="button" className="primary" disabled={busy || (kind === "provider" && (!provider || !model.trim()))} onClick={save}>
+        <button type="button" className="primary" disabled={busy || (kind === "provider" && (!provider || !model.trim()))} onClick={() => save()}>
           {t("kb.emb.save")}
         </button>
         {saved && <span className="muted">{t("kb.emb.saved")}</span>}

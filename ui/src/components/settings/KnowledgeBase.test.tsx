@@ -17,10 +17,15 @@ function fake() {
     kbRemoveFolder: vi.fn(() => Promise.resolve()),
     kbReindex: vi.fn(() => Promise.resolve()),
     kbDocuments: vi.fn(() => Promise.resolve([{ path: "/docs/a.md", title: "a.md", chunks: 7 }])),
-    kbSearch: vi.fn(() => Promise.resolve([{ document: "a.md", path: "/docs/a.md", score: 0.9123, text: "Patchbay hosts MCP servers.", marks: [[0, 8] as [number, number]] }])),
+    kbSearch: vi.fn(() => Promise.resolve([{ document: "a.md", path: "/docs/a.md", score: 0.9123, relevance: 0.8, text: "Patchbay hosts MCP servers.", marks: [[0, 8] as [number, number]] }])),
     kbEmbeddings: vi.fn(() => Promise.resolve(OFF)),
     kbSetEmbeddings: vi.fn(() => Promise.resolve(OFF)),
     listProviders: vi.fn(() => Promise.resolve([])),
+    kbModels: vi.fn(() => Promise.resolve({ hub: "https://huggingface.co", hub_setting: null, models: [] })),
+    kbGetModel: vi.fn(() => Promise.resolve()),
+    kbCancelModel: vi.fn(() => Promise.resolve()),
+    kbSetModelHub: vi.fn(() => Promise.resolve({ hub: "https://huggingface.co", hub_setting: null, models: [] })),
+    onKbModelProgress: vi.fn(() => Promise.resolve(() => undefined)),
     onKbProgress: vi.fn((h: (p: KbProgress) => void) => {
       progress = h;
       return Promise.resolve(() => undefined);
@@ -42,6 +47,19 @@ describe("KnowledgeBase", () => {
     expect(screen.getByRole("button", { name: "Re-index" })).toHaveProperty("disabled", true);
     f.progress({ folder: "/docs", done: 10, total: 10 });
     expect(screen.queryByTestId("kb-progress")).toBeNull();
+
+    // The time left, from the run's pace so far.
+    const now = vi.spyOn(Date, "now").mockReturnValue(1_000_000);
+    f.progress({ folder: "/docs", done: 0, total: 10 });
+    expect(screen.queryByTestId("kb-time-left")).toBeNull();
+    now.mockReturnValue(1_004_000);
+    f.progress({ folder: "/docs", done: 2, total: 10 });
+    expect(screen.getByTestId("kb-time-left").textContent).toBe("about 16 s left");
+    now.mockReturnValue(1_600_000);
+    f.progress({ folder: "/docs", done: 4, total: 1000 });
+    expect(screen.getByTestId("kb-time-left").textContent).toBe("about 2490 min left");
+    now.mockRestore();
+    f.progress({ folder: "/docs", done: 1000, total: 1000 });
     fireEvent.click(screen.getByRole("button", { name: "Documents" }));
     expect(await screen.findByText("a.md")).toBeTruthy();
     expect(screen.getByText("7 chunks")).toBeTruthy();
@@ -68,5 +86,6 @@ describe("KnowledgeBase", () => {
     expect([...passage.querySelectorAll("mark")].map((m) => m.textContent), "the matched word is marked").toEqual(["Patchbay"]);
     expect(f.ipc.kbSearch).toHaveBeenCalledWith("what is patchbay", 10);
     expect(screen.getByText("score 0.912")).toBeTruthy();
+    expect(screen.getByText("relevance 80%")).toBeTruthy();
   });
 });

@@ -1,6 +1,6 @@
 // Knowledge base: folders, index progress, documents and chunk counts,
 // re-index, embeddings (KbEmbeddings) and a search box that shows scored passages.
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import { toIpcError, type Ipc, type IpcError, type KbDocument, type KbFolder, type KbHit } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
@@ -42,9 +42,20 @@ export function KnowledgeBase({ ipc }: { ipc: KbIpc }) {
   const [open, setOpen] = useState<string | null>(null);
   const [query, setQuery] = useState("");
   const [hits, setHits] = useState<KbHit[] | null>(null);
+  // When each folder's run was first seen, to estimate the time left from its pace.
+  const started = useRef(new Map<string, { at: number; done: number }>());
+  const [left, setLeft] = useState<Record<string, number>>({});
 
   useEffect(() => {
-    const un = ipc.onKbProgress((p) =>
+    const un = ipc.onKbProgress((p) => {
+      const now = Date.now();
+      const start = started.current.get(p.folder);
+      if (!start || p.done < start.done || p.done >= p.total) {
+        started.current.set(p.folder, { at: now, done: p.done });
+      }
+      const from = started.current.get(p.folder)!;
+      const seconds = p.done > from.done && now - from.at >= 2000 ? ((now - from.at) / 1000 / (p.done - from.done)) * (p.total - p.done) : NaN;
+      setLeft((l) => ({ ...l, [p.folder]: seconds }));
       setData(
         (fs) =>
           fs?.map((f) =>
@@ -52,8 +63,8 @@ export function KnowledgeBase({ ipc }: { ipc: KbIpc }) {
               ? { ...f, state: p.done < p.total ? "indexing" : "idle", progress: p.done < p.total ? { done: p.done, total: p.total } : null }
               : f,
           ) ?? fs,
-      ),
-    );
+      );
+    });
     return () => {
       void un.then((f) => f());
     };
@@ -90,6 +101,13 @@ export function KnowledgeBase({ ipc }: { ipc: KbIpc }) {
                 {f.progress && (
                   <small>
                     {f.progress.done}/{f.progress.total}
+                  </small>
+                )}
+                {f.progress && Number.isFinite(left[f.path]) && (
+                  <small className="muted" data-testid="kb-time-left">
+                    {left[f.path]! < 90
+                      ? t("kb.leftSeconds", { n: Math.max(1, Math.round(left[f.path]!)) })
+                      : t("kb.leftMinutes", { n: Math.round(left[f.path]! / 60) })}
                   </small>
                 )}
               </div>
@@ -136,6 +154,7 @@ export function KnowledgeBase({ ipc }: { ipc: KbIpc }) {
             <div className="row">
               <strong>{h.document}</strong>
               <span className="badge">{t("kb.score", { score: h.score.toFixed(3) })}</span>
+              <span className="badge">{t("kb.relevance", { percent: Math.round(h.relevance * 100) })}</span>
             </div>
             <p className="kb-hit-text">
               <Marked text={h.text} marks={h.marks} />

@@ -92,6 +92,10 @@ export type ApprovalMode = "ask" | "allow" | "deny";
  */
 export type AssistantView = { id: string, name: string, system_prompt: string, provider: string | null, model: string | null, servers: Array<string> | null, disabled_tools: Array<string>, kb_mode: KbMode, 
 /**
+ * How much knowledge-base context it adds: passages, relevance floor, token budget.
+ */
+knowledge: KnowledgeLimits, 
+/**
  * Sampling temperature.
  */
 temperature: number | null, 
@@ -446,12 +450,7 @@ proxy: ProxyChoice,
  * The share of a model's context window, in percent (1–100), the tools'
  * definitions may take; past it a turn finds its tools through search.
  */
-tool_share_percent: number, 
-/**
- * The most tokens of knowledge-base context an assistant that cites it
- * adds to a request (read only: the composer counts it in the budget).
- */
-knowledge_context_tokens: number, };
+tool_share_percent: number, };
 
 /**
  * The last time a server's health was checked (a ping), and how it went.
@@ -607,7 +606,11 @@ state: string, progress: KbProgressCount | null, error: string | null, };
 /**
  * A search hit.
  */
-export type KbHit = { document: string, path: string, score: number, text: string, 
+export type KbHit = { document: string, path: string, score: number, 
+/**
+ * How well it answers the search, 0 to 1 (`rag::Excerpt::relevance`).
+ */
+relevance: number, text: string, 
 /**
  * Where the query's words are in `text`, to mark: `[start, end)` in UTF-16 code units.
  */
@@ -617,6 +620,69 @@ marks: Array<[number, number]>, };
  * How an assistant uses the knowledge base, as the UI names it.
  */
 export type KbMode = "off" | "auto" | "always" | "both";
+
+/**
+ * A model download's progress, also sent as the `kb_model_progress` event.
+ */
+export type KbModelProgress = { model: string, 
+/**
+ * The file being fetched.
+ */
+file: string, done_bytes: number, total_bytes: number, 
+/**
+ * The download ended (see `error`).
+ */
+finished: boolean, 
+/**
+ * Why it failed, when it did.
+ */
+error: string | null, };
+
+/**
+ * A model of the catalogue (`rag::models::CATALOGUE`).
+ */
+export type KbModelView = { name: string, languages: string, 
+/**
+ * It understands Chinese and other languages besides English.
+ */
+multilingual: boolean, 
+/**
+ * About how much is downloaded.
+ */
+megabytes: number, 
+/**
+ * `absent`, `partial` (a download stopped; getting it resumes) or `ready`.
+ */
+state: string, 
+/**
+ * The knowledge base embeds with it now.
+ */
+in_use: boolean, 
+/**
+ * The one to pick: multilingual when the window speaks Chinese or the documents hold Han text.
+ */
+suggested: boolean, 
+/**
+ * Where it is kept once downloaded.
+ */
+folder: string, 
+/**
+ * Its download, while one runs or after it failed.
+ */
+download: KbModelProgress | null, };
+
+/**
+ * The local embedding models the knowledge-base page offers, and where they come from.
+ */
+export type KbModels = { 
+/**
+ * The hub (or mirror) downloads come from.
+ */
+hub: string, 
+/**
+ * The saved hub setting, when there is one (else `HF_ENDPOINT` or huggingface.co is used).
+ */
+hub_setting: string | null, models: Array<KbModelView>, };
 
 /**
  * Indexing progress of a folder.
@@ -674,6 +740,24 @@ available: boolean,
  * The backend's name, or why it is unavailable.
  */
 detail: string, };
+
+/**
+ * How much knowledge-base context an assistant adds to a message (see `rag::chat`).
+ */
+export type KnowledgeLimits = { 
+/**
+ * Passages at most.
+ */
+top_k: number, 
+/**
+ * The least relevance (0 to 1) a passage needs to be added and cited: the share of what
+ * was asked its words cover, or its embedding's similarity (`rag::relevance`).
+ */
+min_relevance: number, 
+/**
+ * Estimated tokens of passage text at most.
+ */
+max_tokens: number, };
 
 /**
  * A `logging/setLevel` level: the server sends messages at this level and above.

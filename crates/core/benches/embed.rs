@@ -1,0 +1,162 @@
+//! Local embedding throughput: Patchbay's in-process model (`LocalEmbedder`, candle) against
+//! sentence-transformers on PyTorch (CPU), the same all-MiniLM-L6-v2 weights and the same texts in
+//! the same run: chunks of about 200 words and short ones (Cranfield's titles), chunks per
+//! second, peak memory, and how close each vector is to the reference's.
+//!
+//! ```text
+//! python3 -m venv ~/.cache/patchbay/st-venv
+//! ~/.cache/patchbay/st-venv/bin/pip install sentence-transformers
+//! cargo bench -p patchbay-core --bench embed -- [--cranfield DIR] [--python PATH] [--long N] [--short N]
+//! ```
+//!
+//! Patchbay runs in this process (peak memory: this process's), sentence-transformers in a child
+//! process of its own.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use patchbay_core::rag::{Embedder, LocalEmbedder};
+use tokio_util::sync::CancellationToken;
+
+struct Options {
+    cranfield: PathBuf,
+    python: PathBuf,
+    long: usize,
+    short: usize,
+}
+
+fn options() -> Result<Options> {
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
+    let mut o = Options {
+        cranfield: ["../../../shared/data/cranfield", "../../../../shared/data/cranfield"]
+            .iter()
+            .map(|rel| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel))
+            .find(|p| p.is_dir())
+            .unwrap_or_else(|| PathBuf::from("../shared/data/cranfield")),
+        python: home.join(".cache/patchbay/st-venv/bin/python"),
+        long: 320,
+        short: 1_000,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--cranfield" => o.cranfield = args.next().context("--cranfield DIR")?.into(),
+            "--python" => o.python = args.next().context("--python PATH")?.into(),
+            "--long" => o.long = args.next().context("--long N")?.parse()?,
+            "--short" => o.short = args.next().context("--short N")?.parse()?,
+            "--bench" => {}
+            other => bail!("unknown argument {other}"),
+        }
+    }
+    Ok(o)
+}
+
+/// Cranfield's abstracts run together and cut every 200 words, and its titles.
+fn texts(dir: &Path, long: usize, short: usize) -> Result<(Vec<String>, Vec<String>)> {
+    let all = std::fs::read_to_string(dir.join("cran.all.1400")).context("cran.all.1400")?;
+    let (mut titles, mut words) = (Vec::new(), Vec::new());
+    let mut field = ' ';
+    let mut title = String::new();
+    for line in all.lines() {
+        if line.starts_with(".I ") || (line.len() == 2 && line.starts_with('.')) {
+            if field == 'T' && !title.trim().is_empty() {
+                titles.push(title.split_whitespace().collect::<Vec<_>>().join(" "));
+            }
+            title.clear();
+            field = line.chars().nth(1).unwrap_or(' ');
+            continue;
+        }
+        match field {
+            'T' => {
+                title.push_str(line);
+                title.push(' ');
+            }
+            'W' => words.extend(line.split_whitespace().map(str::to_owned)),
+            _ => {}
+        }
+    }
+    let chunks: Vec<String> = words.chunks(200).filter(|c| c.len() == 200).map(|c| c.join(" ")).take(long).collect();
+    titles.truncate(short);
+    Ok((chunks, titles))
+}
+
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_owned))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+struct Theirs {
+    seconds: f64,
+    threads: u64,
+    max_rss_mb: f64,
+    vectors: Vec<Vec<f32>>,
+}
+
+fn sentence_transformers(python: &Path, model: &Path, texts: &[String]) -> Result<Theirs> {
+    let work = tempfile::tempdir()?;
+    let input = work.path().join("texts.jsonl");
+    let out = work.path().join("out.json");
+    let lines: String = texts.iter().map(|t| format!("{}\n", serde_json::json!({ "text": t }))).collect();
+    std::fs::write(&input, lines)?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/embed_st.py");
+    let status = std::process::Command::new(python)
+        .arg(script)
+        .arg(model)
+        .arg(&input)
+        .arg(&out)
+        .status()
+        .with_context(|| format!("run {} (see the install command in benches/embed.rs)", python.display()))?;
+    if !status.success() {
+        bail!("sentence-transformers failed");
+    }
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out)?)?;
+    Ok(Theirs {
+        seconds: v["seconds"].as_f64().unwrap_or(f64::NAN),
+        threads: v["threads"].as_u64().unwrap_or(0),
+        max_rss_mb: v["max_rss_mb"].as_f64().unwrap_or(f64::NAN),
+        vectors: serde_json::from_value(v["vectors"].clone())?,
+    })
+}
+
+fn main() -> Result<()> {
+    let o = options()?;
+    let model_dir = patchbay_test_support::peers::minilm_dir();
+    let (long, short) = texts(&o.cranfield, o.long, o.short)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let model = LocalEmbedder::load(&model_dir)?;
+    let embed = |texts: &[String]| runtime.block_on(model.embed(texts, &CancellationToken::new()));
+    embed(&long[..8])?;
+    println!("| texts | engine | chunks/s | seconds | peak RSS MB | lowest cosine to the reference |");
+    println!("|---|---|---:|---:|---:|---:|");
+    for (name, texts) in [("about 200 words", &long), ("short (titles)", &short)] {
+        let start = Instant::now();
+        let ours = embed(texts)?;
+        let seconds = start.elapsed().as_secs_f64();
+        let ours_rss = peak_rss_mb();
+        let theirs = sentence_transformers(&o.python, &model_dir, texts)?;
+        let lowest = ours
+            .iter()
+            .zip(&theirs.vectors)
+            .map(|(a, b)| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>())
+            .fold(f32::INFINITY, f32::min);
+        let n = texts.len() as f64;
+        println!(
+            "| {name} ({}) | Patchbay (candle) | {:.1} | {seconds:.2} | {ours_rss:.0} | {lowest:.5} |",
+            texts.len(),
+            n / seconds
+        );
+        println!(
+            "| {name} ({}) | sentence-transformers ({} torch threads) | {:.1} | {:.2} | {:.0} | 1 |",
+            texts.len(),
+            theirs.threads,
+            n / theirs.seconds,
+            theirs.seconds,
+            theirs.max_rss_mb
+        );
+    }
+    Ok(())
+}
