@@ -137,18 +137,20 @@ fn main() -> Result<()> {
         let ours = embed(texts)?;
         let seconds = start.elapsed().as_secs_f64();
         let ours_rss = peak_rss_mb();
+        let n = texts.len() as f64;
+        // Printed before the reference runs, which may be missing (`--python /bin/false`).
+        println!(
+            "| {name} ({}) | Patchbay (candle) | {:.1} | {seconds:.2} | {ours_rss:.0} | (next row) |",
+            texts.len(),
+            n / seconds
+        );
         let theirs = sentence_transformers(&o.python, &model_dir, texts)?;
         let lowest = ours
             .iter()
             .zip(&theirs.vectors)
             .map(|(a, b)| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>())
             .fold(f32::INFINITY, f32::min);
-        let n = texts.len() as f64;
-        println!(
-            "| {name} ({}) | Patchbay (candle) | {:.1} | {seconds:.2} | {ours_rss:.0} | {lowest:.5} |",
-            texts.len(),
-            n / seconds
-        );
+        println!("| {name} ({}) | Patchbay's vectors against the reference's | | | | {lowest:.5} |", texts.len());
         println!(
             "| {name} ({}) | sentence-transformers ({} torch threads) | {:.1} | {:.2} | {:.0} | 1 |",
             texts.len(),

@@ -128,7 +128,7 @@ const PIPELINE_DEPTH: usize = 8;
 const EMBED_GROUP: usize = 128;
 
 /// Files held for one embedding call at most, however few chunks they have: their progress shows.
-const EMBED_FILES: usize = 32;
+const EMBED_FILES: usize = 256;
 
 /// Prepared files waiting for their chunks' vectors.
 type Waiting = Vec<(PathBuf, Result<Prepared, FileError>)>;
