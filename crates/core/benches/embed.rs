@@ -15,6 +15,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod corpus;
+
 use anyhow::{Context, Result, bail};
 use patchbay_core::rag::{Embedder, LocalEmbedder};
 use tokio_util::sync::CancellationToken;
@@ -27,17 +29,8 @@ struct Options {
 }
 
 fn options() -> Result<Options> {
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
-    let mut o = Options {
-        cranfield: ["../../../shared/data/cranfield", "../../../../shared/data/cranfield"]
-            .iter()
-            .map(|rel| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel))
-            .find(|p| p.is_dir())
-            .unwrap_or_else(|| PathBuf::from("../shared/data/cranfield")),
-        python: home.join(".cache/patchbay/st-venv/bin/python"),
-        long: 320,
-        short: 1_000,
-    };
+    let mut o =
+        Options { cranfield: corpus::cranfield_dir(), python: corpus::python("st-venv"), long: 320, short: 1_000 };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -79,14 +72,6 @@ fn texts(dir: &Path, long: usize, short: usize) -> Result<(Vec<String>, Vec<Stri
     let chunks: Vec<String> = words.chunks(200).filter(|c| c.len() == 200).map(|c| c.join(" ")).take(long).collect();
     titles.truncate(short);
     Ok((chunks, titles))
-}
-
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_owned))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
-        .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
 struct Theirs {
@@ -136,7 +121,7 @@ fn main() -> Result<()> {
         let start = Instant::now();
         let ours = embed(texts)?;
         let seconds = start.elapsed().as_secs_f64();
-        let ours_rss = peak_rss_mb();
+        let ours_rss = corpus::peak_rss_mb();
         let n = texts.len() as f64;
         // Printed before the reference runs, which may be missing (`--python /bin/false`).
         println!(

@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+mod corpus;
+
 use anyhow::{Context, Result, bail};
 use patchbay_core::paths::DataDir;
 use patchbay_core::rag::{ChunkParams, IndexProgress, KbSettings, KnowledgeBase, LocalEmbedder, SearchMode};
@@ -34,15 +36,9 @@ struct Options {
 }
 
 fn options() -> Result<Options> {
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
     let mut o = Options {
-        // `../shared/data/cranfield` next to the checkout (or next to the folder of worktrees).
-        cranfield: ["../../../shared/data/cranfield", "../../../../shared/data/cranfield"]
-            .iter()
-            .map(|rel| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel))
-            .find(|p| p.is_dir())
-            .unwrap_or_else(|| PathBuf::from("../shared/data/cranfield")),
-        python: home.join(".cache/patchbay/bench-venv/bin/python"),
+        cranfield: corpus::cranfield_dir(),
+        python: corpus::python("bench-venv"),
         chunks: 100_000,
         hybrid: true,
     };
@@ -156,19 +152,6 @@ fn percentile(latencies: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-/// A memory figure of this process from `/proc/self/status` (`VmHWM:` peak, `VmRSS:` now), in MB (Linux).
-fn status_mb(field: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with(field)).map(str::to_owned))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-fn peak_rss_mb() -> f64 {
-    status_mb("VmHWM:")
-}
-
 struct Run {
     index_seconds: f64,
     latencies_ms: Vec<f64>,
@@ -251,7 +234,7 @@ async fn patchbay(
     let checkpoint_seconds = start.elapsed().as_secs_f64() - index_seconds;
     let mut latencies_ms = Vec::new();
     let mut rankings = Vec::new();
-    let rss_before = status_mb("VmRSS:");
+    let rss_before = corpus::status_mb("VmRSS:");
     for q in queries {
         let t = Instant::now();
         // Over-fetch passages so that `top_k` distinct documents remain.
@@ -266,12 +249,12 @@ async fn patchbay(
             .collect();
         rankings.push(ranking);
     }
-    let query_rss_growth_mb = status_mb("VmRSS:") - rss_before;
+    let query_rss_growth_mb = corpus::status_mb("VmRSS:") - rss_before;
     Ok(Run {
         index_seconds,
         latencies_ms,
         rankings,
-        peak_rss_mb: peak_rss_mb(),
+        peak_rss_mb: corpus::peak_rss_mb(),
         query_rss_growth_mb,
         checkpoint_seconds,
     })

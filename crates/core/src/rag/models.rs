@@ -242,27 +242,17 @@ pub async fn download(
     tokio::fs::create_dir_all(root).await.map_err(io(root))?;
     let lock_path = root.join(format!("{}.lock", model.name));
     let lock = std::fs::File::create(&lock_path).map_err(io(&lock_path))?;
+    // Held until the download returns, released when `lock` is dropped (or the process ends).
     if lock.try_lock().is_err() {
         return Err(download_error(
             &format!("{hub}/{}", model.repo),
             format!("{} is being downloaded already (by this or another Patchbay)", model.name),
         ));
     }
-    let fetched = fetch_all(root, hub, model, stall, progress, cancel).await;
-    drop(lock);
-    fetched
-}
-
-/// [`download`] once its lock is held.
-async fn fetch_all(
-    root: &Path,
-    hub: &str,
-    model: &CatalogueModel,
-    stall: Duration,
-    progress: &(dyn Fn(&DownloadProgress) + Send + Sync),
-    cancel: &CancellationToken,
-) -> Result<PathBuf, RagError> {
-    let target = root.join(model.name);
+    // Another download may have finished while this one waited to start.
+    if state(root, model) == ModelState::Ready {
+        return Ok(target);
+    }
     let client = crate::net::public_client();
     let mut files = Vec::new();
     // Every file from the commit the hub named first, so that none comes from a newer one.

@@ -32,6 +32,25 @@ function blank(): Assistant {
 const num = (s: string): number | null => (s.trim() === "" || Number.isNaN(Number(s)) ? null : Number(s));
 const str = (s: string): string | null => (s.trim() === "" ? null : s.trim());
 
+/** A required number within a range, as the core's `KnowledgeLimits` checks it. */
+function LimitField(props: { id: string; label: string; min: number; max: number; step?: number; value: number; onChange: (v: number) => void }) {
+  return (
+    <label className="field">
+      <span>{props.label}</span>
+      <input
+        id={props.id}
+        type="number"
+        required
+        min={props.min}
+        max={props.max}
+        step={props.step}
+        value={props.value}
+        onChange={(e) => props.onChange(Number(e.target.value))}
+      />
+    </label>
+  );
+}
+
 function AssistantForm({ initial, onSave, onCancel }: { initial: Assistant; onSave: (a: Assistant) => void; onCancel: () => void }) {
   const { t } = useI18n();
   const [a, setA] = useState(initial);
@@ -103,43 +122,24 @@ function AssistantForm({ initial, onSave, onCancel }: { initial: Assistant; onSa
       {(a.kb_mode === "always" || a.kb_mode === "both") && (
         <fieldset className="row" data-testid="assistant-knowledge-limits">
           <legend className="muted">{t("assistants.kbLimits")}</legend>
-          <label className="field">
-            <span>{t("assistants.kbTopK")}</span>
-            <input
-              id="assistant-kb-top-k"
-              type="number"
-              required
-              min="1"
-              max="50"
-              value={a.knowledge.top_k}
-              onChange={(e) => setA({ ...a, knowledge: { ...a.knowledge, top_k: Number(e.target.value) } })}
-            />
-          </label>
-          <label className="field">
-            <span>{t("assistants.kbMinRelevance")}</span>
-            <input
-              id="assistant-kb-min-relevance"
-              type="number"
-              required
-              step="0.05"
-              min="0"
-              max="1"
-              value={a.knowledge.min_relevance}
-              onChange={(e) => setA({ ...a, knowledge: { ...a.knowledge, min_relevance: Number(e.target.value) } })}
-            />
-          </label>
-          <label className="field">
-            <span>{t("assistants.kbMaxTokens")}</span>
-            <input
-              id="assistant-kb-max-tokens"
-              type="number"
-              required
-              min="100"
-              max="100000"
-              value={a.knowledge.max_tokens}
-              onChange={(e) => setA({ ...a, knowledge: { ...a.knowledge, max_tokens: Number(e.target.value) } })}
-            />
-          </label>
+          <LimitField id="assistant-kb-top-k" label={t("assistants.kbTopK")} min={1} max={50} value={a.knowledge.top_k} onChange={(top_k) => setA({ ...a, knowledge: { ...a.knowledge, top_k } })} />
+          <LimitField
+            id="assistant-kb-min-relevance"
+            label={t("assistants.kbMinRelevance")}
+            min={0}
+            max={1}
+            step={0.05}
+            value={a.knowledge.min_relevance}
+            onChange={(min_relevance) => setA({ ...a, knowledge: { ...a.knowledge, min_relevance } })}
+          />
+          <LimitField
+            id="assistant-kb-max-tokens"
+            label={t("assistants.kbMaxTokens")}
+            min={100}
+            max={100000}
+            value={a.knowledge.max_tokens}
+            onChange={(max_tokens) => setA({ ...a, knowledge: { ...a.knowledge, max_tokens } })}
+          />
           <p className="muted">{t("assistants.kbLimitsHelp")}</p>
         </fieldset>
       )}
