@@ -73,14 +73,14 @@ pub fn within_limits(found: Vec<Excerpt>, top_k: usize, min_relevance: f64, max_
             break;
         }
         let cost = estimate_text(&p.text);
-        if used + cost > max_tokens {
+        if used.saturating_add(cost) > max_tokens {
             if !out.is_empty() {
                 break;
             }
             // One long passage: keep its beginning rather than nothing.
             p.text = cut_to_tokens(&p.text, max_tokens);
         }
-        used += estimate_text(&p.text);
+        used = used.saturating_add(estimate_text(&p.text));
         out.push(p);
     }
     out
