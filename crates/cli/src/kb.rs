@@ -338,19 +338,15 @@ async fn model(dir: &DataDir, kb: &KnowledgeBase, command: ModelCommand) -> anyh
     let root = models::models_dir(dir);
     match command {
         ModelCommand::List => {
-            let in_use = match kb.settings()?.embeddings {
-                Some(EmbeddingConfig::Local { model_dir }) => Some(model_dir),
-                _ => None,
-            };
-            let suggested = models::suggested(false, kb.has_han_documents()?);
-            for m in models::CATALOGUE {
-                let state = match models::state(&root, m) {
-                    models::ModelState::Ready if in_use.as_deref() == Some(root.join(m.name).as_path()) => "in use",
+            for listed in kb.models(&root, false)? {
+                let state = match listed.state {
+                    _ if listed.in_use => "in use",
                     models::ModelState::Ready => "downloaded",
                     models::ModelState::Partial => "partly downloaded",
                     models::ModelState::Absent => "not downloaded",
                 };
-                let mark = if m.name == suggested.name { "  (suggested)" } else { "" };
+                let mark = if listed.suggested { "  (suggested)" } else { "" };
+                let m = listed.model;
                 println!("{:<40} {:<32} {:>4} MB  {state}{mark}", m.name, m.languages, m.megabytes);
             }
             println!("hub: {}", kb.model_hub()?);

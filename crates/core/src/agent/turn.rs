@@ -784,7 +784,9 @@ impl Runner {
     /// reads the query's script); the first search embeds the tools too. `None`: by words alone.
     async fn query_vector(&self, arguments: &str, tools: &[HostedTool], offer: &Mutex<Offer>) -> Option<Vec<f32>> {
         let embedder = self.tool_embedder.as_ref()?;
-        let query = lock(offer).search_query(arguments).filter(|q| !embedder.english_only() || is_latin(q))?;
+        let query = lock(offer)
+            .search_query(arguments)
+            .filter(|q| !embedder.english_only() || crate::text::analyze::is_latin(q))?;
         let with_tools = lock(offer).lacks_vectors();
         let mut texts: Vec<String> =
             if with_tools { tools.iter().map(tool_search::embedding_text).collect() } else { Vec::new() };
@@ -947,12 +949,6 @@ fn parse_arguments(text: &str) -> Result<serde_json::Map<String, serde_json::Val
         )),
         Err(e) => Err(format!("The arguments are not valid JSON ({e}). Call the tool again with a valid JSON object.")),
     }
-}
-
-/// Whether `text` is in the Latin script (what an English-only model can embed): ASCII, the
-/// Latin supplements and extensions, and general punctuation.
-fn is_latin(text: &str) -> bool {
-    text.chars().all(|c| matches!(u32::from(c), 0..=0x024F | 0x1E00..=0x1EFF | 0x2000..=0x206F))
 }
 
 /// Runs `work` on a blocking thread; a panic there is a panic here (the task is cancelled

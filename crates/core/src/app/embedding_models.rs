@@ -4,8 +4,8 @@
 
 use super::views::{KbModelProgress, KbModelView, KbModels};
 use super::{App, AppError, AppEvent, lock};
-use crate::rag::models::{self, DownloadProgress, ModelState};
-use crate::rag::{EmbeddingConfig, RagError};
+use crate::rag::RagError;
+use crate::rag::models::{self, DownloadProgress};
 
 /// A download's last progress, and how to stop it.
 pub(crate) struct Download {
@@ -17,38 +17,24 @@ impl App {
     /// The models offered, and the hub they come from.
     pub fn kb_models(&self) -> Result<KbModels, AppError> {
         let kb = self.kb();
-        let settings = kb.settings()?;
         let root = models::models_dir(&self.inner.dir);
-        let in_use = match &settings.embeddings {
-            Some(EmbeddingConfig::Local { model_dir }) => Some(model_dir.clone()),
-            _ => None,
-        };
-        let chinese = self.ui_language()? == "zh";
-        let suggested = models::suggested(chinese, kb.has_han_documents()?);
+        let listed = kb.models(&root, self.ui_language()? == "zh")?;
         let downloads = lock(&self.inner.model_downloads);
-        let list = models::CATALOGUE
-            .iter()
-            .map(|m| {
-                let folder = root.join(m.name);
-                KbModelView {
-                    name: m.name.to_owned(),
-                    languages: m.languages.to_owned(),
-                    multilingual: m.multilingual,
-                    megabytes: m.megabytes,
-                    state: match models::state(&root, m) {
-                        ModelState::Absent => "absent",
-                        ModelState::Partial => "partial",
-                        ModelState::Ready => "ready",
-                    }
-                    .to_owned(),
-                    in_use: in_use.as_deref() == Some(folder.as_path()),
-                    suggested: m.name == suggested.name,
-                    folder: folder.display().to_string(),
-                    download: downloads.get(m.name).map(|d| d.progress.clone()),
-                }
+        let list = listed
+            .into_iter()
+            .map(|l| KbModelView {
+                name: l.model.name.to_owned(),
+                languages: l.model.languages.to_owned(),
+                multilingual: l.model.multilingual,
+                megabytes: l.model.megabytes,
+                state: l.state,
+                in_use: l.in_use,
+                suggested: l.suggested,
+                folder: l.folder.display().to_string(),
+                download: downloads.get(l.model.name).map(|d| d.progress.clone()),
             })
             .collect();
-        Ok(KbModels { hub: kb.model_hub()?, hub_setting: settings.model_hub, models: list })
+        Ok(KbModels { hub: kb.model_hub()?, hub_setting: kb.settings()?.model_hub, models: list })
     }
 
     /// Starts downloading a model in the background (a running download of it is left alone).

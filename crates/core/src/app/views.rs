@@ -529,7 +529,7 @@ pub struct KbModelView {
     /// About how much is downloaded.
     pub megabytes: u32,
     /// `absent`, `partial` (a download stopped; getting it resumes) or `ready`.
-    pub state: String,
+    pub state: crate::rag::models::ModelState,
     /// The knowledge base embeds with it now.
     pub in_use: bool,
     /// The one to pick: multilingual when the window speaks Chinese or the documents hold Han text.

@@ -221,9 +221,35 @@ impl KnowledgeBase {
         self.model_hub()
     }
 
+    /// The catalogue's models as found in `root` ([`models::models_dir`]): what each front end
+    /// lists. The suggestion is multilingual when the window speaks Chinese (`chinese_ui`) or the
+    /// user's documents hold Han text.
+    pub fn models(&self, root: &Path, chinese_ui: bool) -> Result<Vec<ModelListing>, RagError> {
+        let in_use = match self.settings()?.embeddings {
+            Some(EmbeddingConfig::Local { model_dir }) => Some(model_dir),
+            _ => None,
+        };
+        let suggested = models::suggested(chinese_ui, self.has_han_documents()?);
+        Ok(models::CATALOGUE
+            .iter()
+            .map(|model| {
+                let folder = root.join(model.name);
+                // The setting holds the folder's canonical path.
+                let here = std::fs::canonicalize(&folder).unwrap_or_else(|_| folder.clone());
+                ModelListing {
+                    model,
+                    state: models::state(root, model),
+                    in_use: in_use.as_ref().is_some_and(|dir| *dir == here || *dir == folder),
+                    suggested: model.name == suggested.name,
+                    folder,
+                }
+            })
+            .collect())
+    }
+
     /// Whether the user's documents (the shipped samples aside) hold Han text: then a
     /// multilingual model is the one to suggest.
-    pub fn has_han_documents(&self) -> Result<bool, RagError> {
+    fn has_han_documents(&self) -> Result<bool, RagError> {
         let samples = self.samples.as_deref().map(path_str).unwrap_or_default();
         let texts: Vec<String> = self.store.read(|c| {
             let mut stmt = c.prepare(
@@ -404,17 +430,30 @@ impl KnowledgeBase {
         Ok(out)
     }
 
-    async fn vector_search(&self, query: &str, top_k: usize) -> Result<Vec<Excerpt>, RagError> {
+    /// Nearest passages to `query` by meaning; `terms` are its analysed terms.
+    async fn vector_search(&self, query: &str, terms: &[String], top_k: usize) -> Result<Vec<Excerpt>, RagError> {
         let embedder = self.embedder.as_ref().ok_or(RagError::NoEmbeddings)?;
         let vectors = embedder.embed(&[query.to_owned()], &CancellationToken::new()).await?;
         let vector = vectors.first().ok_or_else(|| RagError::Embedding { detail: "no vector for the query".into() })?;
-        let terms = analyze::terms(query, analyze::Purpose::Query);
-        let mut found = self.index.nearest(vector, embedder.model_id(), &terms, top_k)?;
+        let mut found = self.index.nearest(vector, embedder.model_id(), terms, top_k)?;
         for p in &mut found {
             p.similarity = Some(p.score);
         }
         Ok(found)
     }
+}
+
+/// A model of the catalogue as [`KnowledgeBase::models`] finds it.
+#[derive(Debug, Clone)]
+pub struct ModelListing {
+    pub model: &'static models::CatalogueModel,
+    pub state: models::ModelState,
+    /// The knowledge base embeds with it now.
+    pub in_use: bool,
+    /// The one to pick.
+    pub suggested: bool,
+    /// Where it is, or will be, kept.
+    pub folder: PathBuf,
 }
 
 /// What [`KnowledgeBase::switch_embeddings`] saved, and the embedder for it.
@@ -455,22 +494,23 @@ fn fusion_depth(top_k: usize) -> usize {
 
 impl KnowledgeBase {
     /// The best `top_k` excerpts for `query`, best first, each with its relevance. Hybrid search
-    /// with a model that reads English only is keyword search for a query in Chinese: the model's
-    /// vectors of text it cannot read are alike, and would find anything.
+    /// with a model that reads English only is keyword search for a query not in the Latin script
+    /// (as tool search does): the model's vectors of text it cannot read are alike, and would find
+    /// anything.
     pub async fn search(&self, query: &str, mode: SearchMode, top_k: usize) -> Result<Vec<Excerpt>, RagError> {
         // Ranked by what is asked: polite filler ("please", "请问") neither finds nor ranks.
         let terms = analyze::terms(query, analyze::Purpose::Query);
         let content: Vec<String> = relevance::content_terms(&terms).into_iter().map(str::to_owned).collect();
         let bm25 = |k| self.index.bm25(&content, k);
         let unreadable =
-            self.embedder.as_ref().is_some_and(|e| embed::english_only(e.model_id())) && analyze::has_han(query);
+            self.embedder.as_ref().is_some_and(|e| embed::english_only(e.model_id())) && !analyze::is_latin(query);
         let mode = if mode == SearchMode::Hybrid && unreadable { SearchMode::Bm25 } else { mode };
         Ok(match mode {
             SearchMode::Bm25 => bm25(top_k)?,
-            SearchMode::Vector => self.vector_search(query, top_k).await?,
+            SearchMode::Vector => self.vector_search(query, &terms, top_k).await?,
             SearchMode::Hybrid => {
                 let depth = fusion_depth(top_k);
-                let vector = self.vector_search(query, depth).await?;
+                let vector = self.vector_search(query, &terms, depth).await?;
                 reciprocal_rank_fusion(&[bm25(depth)?, vector], top_k)
             }
         })

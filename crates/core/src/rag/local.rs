@@ -1,11 +1,12 @@
 //! A local embedding model run in-process with candle (CPU).
 //!
 //! [`LocalEmbedder`] loads a BERT-family sentence-embedding model from a folder in the Hugging Face
-//! layout: `config.json`, `tokenizer.json`, `model.safetensors` (or `pytorch_model.bin`), and optionally `1_Pooling/config.json`
-//! (mean pooling unless it asks for the CLS token) and `sentence_bert_config.json`
-//! (`max_seq_length`). all-MiniLM-L6-v2 (English only) is the test model; multilingual BERT models
-//! load the same way. No weights ship: the user names a folder or downloads one ([`super::models`]). candle and tokenizers (pure-Rust
-//! regex) build clean in 2 min 49 s on 2 cores (debug), under three minutes, so no feature gates them.
+//! layout: `config.json`, `tokenizer.json`, `model.safetensors` (or `pytorch_model.bin`), and
+//! optionally `1_Pooling/config.json` (mean pooling unless it asks for the CLS token) and
+//! `sentence_bert_config.json` (`max_seq_length`). all-MiniLM-L6-v2 (English only) is the test
+//! model; multilingual BERT models load the same way. No weights ship: the user names a folder or
+//! downloads one ([`super::models`]). candle and tokenizers (pure-Rust regex) build clean in under
+//! three minutes on 2 cores (debug), so no feature gates them.
 //!
 //! Inference runs on a blocking thread, in batches of [`EMBED_BATCH`] texts of about the same length
 //! (a batch is padded to its longest); cancellation is checked between batches.

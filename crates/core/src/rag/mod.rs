@@ -30,7 +30,7 @@ pub use chat::{ChatKnowledge, ContextOptions, ContextRetriever};
 pub use chunk::{Chunk, ChunkParams};
 pub use embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
 pub use index::{IndexProgress, IndexReport, KbSettings, SkippedFile};
-pub use kb::{FolderStatus, KbStatus, KnowledgeBase};
+pub use kb::{FolderStatus, KbStatus, KnowledgeBase, ModelListing};
 pub use loader::{DocKind, Skip};
 pub use local::LocalEmbedder;
 pub use search::{Excerpt, SearchMode};

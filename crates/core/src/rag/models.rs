@@ -19,7 +19,7 @@ use super::RagError;
 use crate::paths::DataDir;
 
 /// A model Patchbay offers to download.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CatalogueModel {
     /// The name users type (`patchbay kb model get NAME`) and the folder's.
     pub name: &'static str,
@@ -107,7 +107,7 @@ pub fn models_dir(data: &DataDir) -> PathBuf {
 }
 
 /// Whether a catalogue model is here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ModelState {
     /// Not downloaded.
@@ -210,8 +210,9 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RagError + '_ {
     move |source| RagError::Io { path: path.to_path_buf(), source }
 }
 
+/// A download's error; the URL without any user name or password (`HF_ENDPOINT` may hold one).
 fn download_error(url: &str, detail: impl Into<String>) -> RagError {
-    RagError::Download { url: url.to_owned(), detail: detail.into() }
+    RagError::Download { url: crate::net::redacted(url), detail: detail.into() }
 }
 
 /// Downloads `model` from `hub` into `root` ([`models_dir`]) and returns its folder; a model

@@ -3,7 +3,7 @@
 //! BM25 scores grow with a collection's size and a query's length, and RRF scores are ranks, so
 //! neither can say "this passage matches nothing the user asked". [`term_match`] can: the share of
 //! the query's weight a passage's words cover, each query term weighted by how rare it is in the
-//! collection ([`super::ChunkIndex::term_weights`]), so that "[use-tool] please echo something"
+//! collection (`Bm25Index::term_weight` in `text::bm25`), so that "[use-tool] please echo something"
 //! matched by a FAQ's "use" and "tool" alone scores low while "how do I add a server" matched by
 //! "add" and "server" scores high. Words that only make a request polite ([`FILLER`]) carry no
 //! weight: no collection has "please", which would otherwise count as the rarest word of all.

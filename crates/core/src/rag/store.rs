@@ -2,10 +2,11 @@
 //!
 //! [`SqliteIndex`] keeps documents and chunks in the app's database, each chunk with its analysed
 //! terms ([`super::analyze`]), and embeddings as little-endian `f32` blobs. Both are searched in
-//! memory: BM25 over postings of chunks and of whole documents ([`crate::text::bm25`]) built from the
-//! stored terms on the first query and then updated by every write, vectors exactly (cosine) over a copy reloaded after writes (sqlite-vec
-//! 0.1 also scans every vector, and needs `unsafe` extension loading). Each document is written in
-//! one transaction, so a crash never leaves half a file in the index.
+//! memory: BM25 over postings of chunks and of whole documents ([`crate::text::bm25`]) built from
+//! the stored terms on the first query and then updated by every write, vectors exactly (cosine)
+//! over a copy reloaded after writes (sqlite-vec 0.1 also scans every vector, and needs `unsafe`
+//! extension loading). Each document is written in one transaction, so a crash never leaves half a
+//! file in the index.
 //!
 //! A server-side engine (Qdrant, a RAGFlow knowledge base over MCP) would be another implementation,
 //! given to `KnowledgeBase::with_index`: documents upserted and deleted by path, its own searches for
@@ -19,13 +20,13 @@ use std::sync::{Arc, RwLock};
 use rusqlite::{OptionalExtension, params};
 use tokio_util::sync::CancellationToken;
 
+use rustc_hash::FxHashMap;
+
 use super::RagError;
 use super::chunk::Chunk;
 use super::relevance;
 use super::search::Excerpt;
 use crate::store::Store;
-use rustc_hash::FxHashMap;
-
 use crate::text::bm25::{self, Bm25Index};
 
 /// A document as the index records it.
@@ -93,14 +94,14 @@ const POSTINGS_BATCH: i64 = 4096;
 /// chunks lack), while a citation still points to its best chunk (docs/BENCHMARKS.md: Cranfield
 /// cut into 64-token chunks ranks as well as whole-document BM25).
 #[derive(Default)]
-struct Postings {
+struct ChunkAndDocBm25 {
     /// Chunks, each in its document's group.
     chunks: Bm25Index,
     /// Each document as the concatenation of its chunks' terms.
     docs: Bm25Index,
 }
 
-impl Postings {
+impl ChunkAndDocBm25 {
     /// Adds a document (not live in the index) with its chunks' ids and stored terms.
     fn add_document<'a>(&mut self, doc: i64, chunks: impl IntoIterator<Item = (i64, &'a str)>) {
         let mut all = String::new();
@@ -156,7 +157,7 @@ pub struct SqliteIndex {
     vectors: Arc<RwLock<Option<VectorCache>>>,
     /// BM25 postings, `None` until the first query. Writers hold the write
     /// lock across their transaction, so the postings never miss a commit.
-    postings: Arc<RwLock<Option<Postings>>>,
+    postings: Arc<RwLock<Option<ChunkAndDocBm25>>>,
 }
 
 impl std::fmt::Debug for SqliteIndex {
@@ -223,7 +224,7 @@ impl SqliteIndex {
         if guard.is_some() {
             return Ok(());
         }
-        let mut index = Postings::default();
+        let mut index = ChunkAndDocBm25::default();
         // Read in document order, so that a document's chunks come together (across batches too).
         let mut after = (i64::MIN, i64::MIN);
         let mut doc: Option<(i64, Vec<(i64, String)>)> = None;

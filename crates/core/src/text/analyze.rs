@@ -229,6 +229,12 @@ fn is_han(c: char) -> bool {
     matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
 }
 
+/// Whether `text` is in the Latin script (what an English-only embedding model can read): ASCII,
+/// the Latin supplements and extensions, and general punctuation.
+pub fn is_latin(text: &str) -> bool {
+    text.chars().all(|c| matches!(u32::from(c), 0..=0x024F | 0x1E00..=0x1EFF | 0x2000..=0x206F))
+}
+
 /// Whether `text` holds a Han character (Chinese, or Japanese kanji).
 pub fn has_han(text: &str) -> bool {
     text.chars().any(is_han)

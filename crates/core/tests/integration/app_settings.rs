@@ -912,12 +912,13 @@ async fn testing_a_provider_keeps_the_context_windows_its_model_list_states() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_knowledge_base_page_downloads_a_model_with_progress_and_puts_it_to_use() {
+    use patchbay_core::rag::models::ModelState;
     use patchbay_test_support::hub::{Fault, TestHub};
     let hub = TestHub::serve("sentence-transformers/all-MiniLM-L6-v2", &peers::minilm_dir()).await;
     let f = open();
     let listed = f.app.kb_models().unwrap();
     assert_eq!(listed.models.len(), 3);
-    assert!(listed.models.iter().all(|m| m.state == "absent" && !m.in_use && m.download.is_none()));
+    assert!(listed.models.iter().all(|m| m.state == ModelState::Absent && !m.in_use && m.download.is_none()));
     // The window in Chinese suggests the multilingual model.
     let zh = GeneralSettings { language: "zh".into(), ..f.app.get_settings().unwrap() };
     f.app.save_settings(&zh).unwrap();
@@ -935,7 +936,7 @@ async fn the_knowledge_base_page_downloads_a_model_with_progress_and_puts_it_to_
     let minilm =
         |app: &App| app.kb_models().unwrap().models.into_iter().find(|m| m.name == "all-MiniLM-L6-v2").unwrap();
     let failed = minilm(&f.app);
-    assert_eq!(failed.state, "partial");
+    assert_eq!(failed.state, ModelState::Partial);
     assert!(failed.download.unwrap().error.unwrap().contains("the server ended the file early"));
 
     hub.set_fault(Fault::None);
@@ -946,7 +947,7 @@ async fn the_knowledge_base_page_downloads_a_model_with_progress_and_puts_it_to_
     assert!(last.error.is_none() && last.done_bytes == last.total_bytes, "{last:?}");
     assert!(events.len() < 400, "progress is reported a megabyte at a time, not a chunk: {}", events.len());
     let ready = minilm(&f.app);
-    assert_eq!((ready.state.as_str(), ready.download.is_none()), ("ready", true));
+    assert_eq!((ready.state, ready.download.is_none()), (ModelState::Ready, true));
 
     let embeddings = f.app.kb_set_embeddings(KbEmbeddingsChoice::Local { model_dir: ready.folder.clone() }).unwrap();
     assert_eq!(embeddings.model_dir.as_deref(), Some(ready.folder.as_str()));

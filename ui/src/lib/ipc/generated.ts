@@ -653,7 +653,7 @@ megabytes: number,
 /**
  * `absent`, `partial` (a download stopped; getting it resumes) or `ready`.
  */
-state: string, 
+state: ModelState, 
 /**
  * The knowledge base embeds with it now.
  */
@@ -864,6 +864,11 @@ parts: Array<ContentPart>, tool_calls: Array<ToolTrace>, citations: Array<Citati
  * Ids of this message and its siblings, oldest first.
  */
 siblings: Array<string>, error: ErrorView | null, };
+
+/**
+ * Whether a catalogue model is here.
+ */
+export type ModelState = "absent" | "partial" | "ready";
 
 /**
  * What a server may reach on the network. Serialised as `"off"`, `"any"` or
