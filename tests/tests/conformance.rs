@@ -41,8 +41,7 @@ const PASSING: &[&str] = &[
 #[test]
 fn the_client_passes_the_conformance_scenarios() -> Result<()> {
     let suite = peers::node_module("@modelcontextprotocol/conformance/dist/index.js");
-    let mut failures = Vec::new();
-    for scenario in PASSING {
+    let run = |scenario: &str| -> Result<(String, String)> {
         let output = Command::new(peers::node22())
             .arg(&suite)
             .args(["client", "--command", env!("CARGO_BIN_EXE_conformance-client"), "--scenario", scenario])
@@ -50,9 +49,22 @@ fn the_client_passes_the_conformance_scenarios() -> Result<()> {
             .output()?;
         let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
         let summary = text.lines().find(|l| l.starts_with("Passed:")).unwrap_or("no summary").to_owned();
+        Ok((summary, text))
+    };
+    let mut failures = Vec::new();
+    for scenario in PASSING {
         // Warnings are advice (basic-cimd: the client registers dynamically instead of by metadata document).
+        let (mut summary, mut text) = run(scenario)?;
         if !summary.contains(" 0 failed") {
-            failures.push(format!("{scenario}: {summary}"));
+            // Once more, said aloud: on a loaded machine (the window's tests run beside these) a
+            // scenario has failed whole within its 30 s; every check must still pass.
+            eprintln!("{scenario} failed ({summary}), run again; its output:\n{text}");
+            (summary, text) = run(scenario)?;
+        }
+        if !summary.contains(" 0 failed") {
+            let tail: Vec<&str> = text.lines().rev().take(40).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            failures.push(format!("{scenario}: {summary}\n{}", tail.join("\n")));
         }
     }
     ensure!(failures.is_empty(), "conformance scenarios failed:\n{}", failures.join("\n"));

@@ -64,11 +64,10 @@ impl App {
             downloads.insert(model.name.to_owned(), Download { progress, cancel: cancel.clone() });
         }
         let root = models::models_dir(&self.inner.dir);
-        let weak = std::sync::Arc::downgrade(&self.inner);
         let app = self.clone();
         let spawned = self.spawn(async move {
+            let inner = &app.inner;
             let report = move |p: &DownloadProgress| {
-                let Some(inner) = weak.upgrade() else { return };
                 let progress = KbModelProgress {
                     model: p.model.clone(),
                     file: p.file.clone(),

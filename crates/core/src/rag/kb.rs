@@ -209,7 +209,7 @@ impl KnowledgeBase {
 
     /// The hub models are downloaded from (the setting, else `HF_ENDPOINT`, else huggingface.co).
     pub fn model_hub(&self) -> Result<String, RagError> {
-        Ok(models::hub_url(self.settings()?.model_hub.as_deref()))
+        models::hub_url(self.settings()?.model_hub.as_deref())
     }
 
     /// Sets the hub models are downloaded from (`None`: back to the default); returns the hub now used.

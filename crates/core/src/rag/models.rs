@@ -81,11 +81,19 @@ pub fn suggested(chinese_ui: bool, han_documents: bool) -> &'static CatalogueMod
     CATALOGUE.iter().find(|m| m.multilingual == multilingual).unwrap_or(&CATALOGUE[0])
 }
 
-/// The hub to download from: `setting`, else the `HF_ENDPOINT` environment variable, else huggingface.co.
-pub fn hub_url(setting: Option<&str>) -> String {
-    let from_env = std::env::var("HF_ENDPOINT").ok();
-    let hub = setting.or(from_env.as_deref()).map(str::trim).filter(|h| !h.is_empty()).unwrap_or(DEFAULT_HUB);
-    hub.trim_end_matches('/').to_owned()
+/// The hub to download from: `setting` (checked when it was saved), else the `HF_ENDPOINT`
+/// environment variable (checked here, and named when it is not usable), else huggingface.co.
+pub fn hub_url(setting: Option<&str>) -> Result<String, RagError> {
+    if let Some(hub) = setting.map(str::trim).filter(|h| !h.is_empty()) {
+        return Ok(hub.trim_end_matches('/').to_owned());
+    }
+    match std::env::var("HF_ENDPOINT") {
+        Ok(hub) if !hub.trim().is_empty() => check_hub(&hub).map_err(|e| match e {
+            RagError::BadHub { url, why } => RagError::BadHub { url: format!("{url} (from HF_ENDPOINT)"), why },
+            other => other,
+        }),
+        _ => Ok(DEFAULT_HUB.to_owned()),
+    }
 }
 
 /// Checks a hub address the user typed: an http or https URL.
@@ -592,6 +600,6 @@ mod tests {
         assert_eq!(check_hub(" https://hf-mirror.com/ ").unwrap(), "https://hf-mirror.com");
         assert!(check_hub("hf-mirror.com").is_err());
         assert!(check_hub("ftp://mirror").unwrap_err().to_string().contains("not an http or https address"));
-        assert_eq!(hub_url(Some("http://127.0.0.1:9/")), "http://127.0.0.1:9");
+        assert_eq!(hub_url(Some("http://127.0.0.1:9/")).unwrap(), "http://127.0.0.1:9");
     }
 }
