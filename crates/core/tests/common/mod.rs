@@ -67,6 +67,37 @@ pub fn fetch_tool() -> ToolSpec {
     }
 }
 
+/// A tool whose schema uses JSON Schema 2020-12 as MCP servers send it (SEP-1613, SEP-2106):
+/// `$schema`, `$defs` with an `$anchor`, `$ref`, `additionalProperties`, composition and
+/// conditionals. Providers that take JSON Schema must get it unchanged.
+pub fn schema_2020_12_tool() -> ToolSpec {
+    ToolSpec {
+        name: "crm__create_contact".into(),
+        description: "Creates a contact.".into(),
+        input_schema: json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {"$anchor": "addr", "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}, "required": ["city"]}
+            },
+            "properties": {
+                "name": {"type": "string"},
+                "home": {"$ref": "#/$defs/address"},
+                "contact": {"anyOf": [{"type": "string", "format": "email"}, {"type": "string", "pattern": "^\\+"}]},
+                "kind": {"enum": ["person", "company"]},
+                "vat": {"type": "string"}
+            },
+            "allOf": [{"required": ["name"]}],
+            "if": {"properties": {"kind": {"const": "company"}}},
+            "then": {"required": ["vat"]},
+            "else": {"not": {"required": ["vat"]}},
+            "additionalProperties": false
+        }),
+        origin: None,
+    }
+}
+
 /// A conversation with every message kind, an image from the user and an
 /// image in a tool result.
 pub fn sample_request(model: &str) -> ChatRequest {

@@ -5,7 +5,7 @@ use crate::common;
 
 use std::sync::Arc;
 
-use common::{builtin_turn, hello, run, sample_request, settings};
+use common::{builtin_turn, hello, run, sample_request, schema_2020_12_tool, settings};
 use futures::StreamExt;
 use patchbay_core::agent::{Agent, AgentEvent, Sampling};
 use patchbay_core::conversations::ConversationStore;
@@ -162,4 +162,16 @@ async fn thinking_goes_back_signed_while_the_turn_calls_tools() {
         json!({"type": "thinking", "thinking": "I should check the time", "signature": "sig"})
     );
     assert_eq!(assistant["content"][1]["type"], "tool_use");
+}
+
+#[tokio::test]
+async fn a_json_schema_2020_12_tool_schema_is_sent_unchanged() {
+    let (server, provider) = server(vec![anthropic::text_reply(&["ok"])]).await;
+    let mut request = sample_request("claude-test");
+    request.tools = vec![schema_2020_12_tool()];
+    let (_, e) = run(&provider, request).await;
+    assert!(e.is_none(), "{e:?}");
+    let req = &server.requests()[0];
+    assert_eq!(req.invalid, None);
+    assert_eq!(req.body["tools"][0]["input_schema"], schema_2020_12_tool().input_schema);
 }

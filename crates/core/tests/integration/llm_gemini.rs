@@ -6,7 +6,7 @@ use crate::common;
 
 use std::sync::Arc;
 
-use common::{builtin_turn, fetch_tool, hello, run, sample_request, settings};
+use common::{builtin_turn, fetch_tool, hello, run, sample_request, schema_2020_12_tool, settings};
 use futures::StreamExt;
 use patchbay_core::agent::{Agent, AgentEvent, Sampling, TurnRequest};
 use patchbay_core::conversations::{ConversationStore, Part};
@@ -164,6 +164,19 @@ fn schema_conversion_strips_what_gemini_rejects() {
     assert_eq!(converted["properties"]["headers"]["properties"]["accept"]["type"], "STRING");
     assert_eq!(converted["required"], json!(["url"]));
     insta::assert_json_snapshot!("gemini_tool_schema", converted);
+}
+
+#[test]
+fn a_json_schema_2020_12_schema_is_converted_with_its_references_resolved() {
+    let converted = gemini_schema(&schema_2020_12_tool().input_schema);
+    let text = converted.to_string();
+    for rejected in ["$schema", "$defs", "$ref", "$anchor", "additionalProperties", "\"if\"", "\"then\""] {
+        assert!(!text.contains(rejected), "{rejected} left in {text}");
+    }
+    // The reference is inlined, so the model still sees what an address is.
+    assert_eq!(converted["properties"]["home"]["properties"]["city"]["type"], "STRING");
+    assert_eq!(converted["properties"]["home"]["required"], json!(["city"]));
+    assert_eq!(converted["required"], json!(["name"]), "allOf's requirements are merged");
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{hello, run, sample_request, settings};
+use common::{hello, run, sample_request, schema_2020_12_tool, settings};
 use patchbay_core::llm::{FinishReason, LlmError, OpenAiProvider, ReasoningEffort, ThinkingParam, Usage};
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
 use serde_json::{Value, json};
@@ -245,4 +245,16 @@ async fn a_tool_schema_without_a_type_is_sent_as_an_object() {
     assert_eq!(tools[0]["function"]["parameters"], typed.input_schema, "a typed schema is sent as it is");
     assert_eq!(tools[1]["function"]["parameters"], json!({"type": "object"}));
     assert_eq!(tools[2]["function"]["parameters"], json!({"type": "object", "properties": {"q": {"type": "string"}}}));
+}
+
+#[tokio::test]
+async fn a_json_schema_2020_12_tool_schema_is_sent_unchanged() {
+    let (server, provider) = server(vec![openai::text_reply(&["ok"])]).await;
+    let mut request = sample_request("gpt-test");
+    request.tools = vec![schema_2020_12_tool()];
+    let (_, e) = run(&provider, request).await;
+    assert!(e.is_none(), "{e:?}");
+    let sent = &server.requests()[0].body["tools"][0]["function"];
+    assert_eq!(sent["parameters"], schema_2020_12_tool().input_schema);
+    assert!(sent.get("strict").is_none_or(Value::is_null), "strict mode would reject $ref and if/then: {sent}");
 }
