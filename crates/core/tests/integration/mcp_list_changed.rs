@@ -2,7 +2,8 @@
 //! refresh the registry's inventory (and say so with
 //! `McpEvent::InventoryChanged`), over stdio and streamable HTTP: a Python
 //! `MCPServer` whose `grow` tool adds a tool, a resource and a prompt,
-//! removes a tool, and announces each list change.
+//! removes a tool, and announces each list change: unasked over stdio
+//! (2025-11-25), on the `subscriptions/listen` stream over HTTP (2026-07-28).
 
 use crate::mcp_common as common;
 
@@ -44,9 +45,13 @@ async def grow(ctx: Context) -> str:
         """Added at run time."""
         return f"Welcome {name}."
     mcp.prompt()(welcome)
+    # Unasked to a client before 2026-07-28; on its subscriptions/listen stream after.
     await ctx.session.send_tool_list_changed()
     await ctx.session.send_resource_list_changed()
     await ctx.session.send_prompt_list_changed()
+    await ctx.notify_tools_changed()
+    await ctx.notify_resources_changed()
+    await ctx.notify_prompts_changed()
     return "grown"
 
 if sys.argv[1] == "stdio":
@@ -69,8 +74,9 @@ async fn list_changed_notifications_refresh_tools_resources_and_prompts() {
         ),
     ]);
     registry.start_all().await;
-    for server in ["stdio", "http"] {
+    for (server, revision) in [("stdio", "2025-11-25"), ("http", "2026-07-28")] {
         start_ready(&registry, server).await;
+        assert_eq!(registry.about(server).unwrap().unwrap().protocol_version, revision);
         grows(&registry, server).await;
     }
     registry.shutdown().await;

@@ -2,7 +2,8 @@
 //! transport a user meets: stdio, legacy SSE, stateful streamable HTTP and
 //! stateless streamable HTTP (no session id: each POST stands alone). Through
 //! the registry, each one lists and calls tools, routes a call's progress and
-//! log messages to that call, and serves a prompt and a resource.
+//! log messages to that call, and serves a prompt and a resource. Over HTTP it
+//! speaks 2026-07-28 (`server/discover`, the log level in each request's `_meta`).
 
 use crate::mcp_common as common;
 
@@ -81,6 +82,10 @@ async fn a_python_server_works_over_stdio_sse_and_stateful_and_stateless_http() 
 
     for mode in MODES {
         start_ready(&registry, mode).await;
+        // Streamable HTTP negotiates the newest revision the SDK speaks; the others stay on the handshake.
+        let revision =
+            if mode.ends_with("stateful") || mode.ends_with("stateless") { "2026-07-28" } else { "2025-11-25" };
+        assert_eq!(registry.about(mode).unwrap().unwrap().protocol_version, revision, "{mode}");
         let mut tools: Vec<String> = registry.tools(mode).unwrap().into_iter().map(|t| t.name.to_string()).collect();
         tools.sort();
         assert_eq!(tools, ["add", "count"], "{mode}");

@@ -419,6 +419,24 @@ fn deliver(tx: Option<mpsc::Sender<CallEvent>>, event: CallEvent) {
 }
 
 impl HostHandler {
+    /// What a `subscriptions/listen` stream (2026-07-28) brought: the same as the
+    /// notifications a server sends unasked to an older connection.
+    pub(crate) fn heard(&self, notification: ServerNotification) {
+        let list = match notification {
+            ServerNotification::ToolListChangedNotification(_) => ListChanged::Tools,
+            ServerNotification::ResourceListChangedNotification(_) => ListChanged::Resources,
+            ServerNotification::PromptListChangedNotification(_) => ListChanged::Prompts,
+            ServerNotification::ResourceUpdatedNotification(updated) => {
+                let _ = self
+                    .events
+                    .send(McpEvent::ResourceUpdated { server: self.server.clone(), uri: updated.params.uri });
+                return;
+            }
+            _ => return,
+        };
+        let _ = self.changed.send(list);
+    }
+
     /// Answers a sampling request through the hook (the user's review, then the model).
     async fn sample(
         &self,
@@ -616,7 +634,10 @@ impl ClientHandler for HostHandler {
     }
 
     fn get_info(&self) -> ClientInfo {
-        ClientInfo::new(capabilities(self.hooks.supports()), Implementation::new("patchbay", env!("CARGO_PKG_VERSION")))
+        let implementation = Implementation::new("patchbay", env!("CARGO_PKG_VERSION"));
+        // The version `initialize` offers; discovery offers its own (`revision::PREFERRED`).
+        ClientInfo::new(capabilities(self.hooks.supports()), implementation)
+            .with_protocol_version(super::revision::LEGACY)
     }
 }
 

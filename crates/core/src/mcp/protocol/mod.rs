@@ -11,6 +11,7 @@
 //! - [`naming`] maps (server, tool) to model-facing names; [`approval`] decides
 //!   whether a call may run; [`content`] converts and caps results;
 //!   [`uri_template`] expands resource templates.
+//! - [`revision`] chooses the protocol revision a connection negotiates.
 
 pub mod about;
 pub mod approval;
@@ -23,5 +24,6 @@ pub mod icons;
 pub mod inventory;
 pub mod naming;
 pub mod requests;
+pub mod revision;
 pub mod tasks;
 pub mod uri_template;

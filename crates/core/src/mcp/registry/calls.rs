@@ -16,13 +16,13 @@ use rmcp::model::{
     CancelledNotificationParam, ClientNotification, ClientRequest, CompleteRequest, CompleteRequestParams,
     CompletionContext, CompletionInfo, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject,
     ProgressToken, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Reference, RequestId,
-    ServerResult,
+    RequestMetaObject, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::{CallOptions, Live, McpRegistry, WireIds, lock, read};
+use super::{CallOptions, Live, LogLevel, McpRegistry, WireIds, lock, logging_level, read};
 use crate::mcp::error::McpError;
 use crate::mcp::protocol::client::RouteGuard;
 use crate::mcp::protocol::tasks;
@@ -94,7 +94,7 @@ impl McpRegistry {
         watch.seen(task);
         let _watching = live.routes.watch_task(id.clone(), watch.clone());
         let result =
-            live.send(tasks::about("tasks/result", &id)).await.map_err(|e| McpError::from_service(server, e))?;
+            live.send(tasks::about("tasks/result", &id), None).await.map_err(|e| McpError::from_service(server, e))?;
         let status = poll_status(live.clone(), server, id, watch);
         let deadline = Deadline { timeout, progress: route.progress.clone(), hooks: live.routes.hooks_pending() };
         let answer = tokio::select! {
@@ -206,7 +206,9 @@ impl McpRegistry {
         ct: &CancellationToken,
     ) -> Result<(ServerResult, RouteGuard), McpError> {
         // The deadline is kept here, not by rmcp: it must stand still while the user answers.
-        let sent = live.send(request).await.map_err(|e| McpError::from_service(server, e))?;
+        let level = if live.modern { self.slot(server).ok().and_then(|s| *lock(&s.log_level)) } else { None };
+        let level = level.or(self.shared().options.log_level).filter(|_| live.modern);
+        let sent = live.send(request, level).await.map_err(|e| McpError::from_service(server, e))?;
         let (token, id) = sent.ids();
         if let Some(cell) = &options.sent_as {
             let _ = cell.set(WireIds { id: id.clone(), progress_token: token.clone() });
@@ -244,12 +246,19 @@ impl McpRegistry {
 }
 
 impl Live {
-    /// Sends `request` through the lane when the connection has one, else through rmcp.
-    async fn send(&self, request: ClientRequest) -> Result<Sent, ServiceError> {
-        match &self.lane {
-            Some(lane) => lane.request(request).map(Sent::Lane),
-            None => self.peer.send_request_with_option(request, PeerRequestOptions::no_options()).await.map(Sent::Rmcp),
+    /// Sends `request` through the lane when the connection has one, else through rmcp,
+    /// with the log level in its `_meta` when given (2026-07-28 has no `logging/setLevel`).
+    async fn send(&self, request: ClientRequest, level: Option<LogLevel>) -> Result<Sent, ServiceError> {
+        if let Some(lane) = &self.lane {
+            return lane.request(request).map(Sent::Lane);
         }
+        let mut options = PeerRequestOptions::no_options();
+        if let Some(level) = level {
+            let mut meta = RequestMetaObject::new();
+            meta.set_log_level(logging_level(level));
+            options.meta = Some(meta);
+        }
+        self.peer.send_request_with_option(request, options).await.map(Sent::Rmcp)
     }
 }
 
@@ -324,7 +333,11 @@ impl Drop for CancelTask {
             let (server, id) = (std::mem::take(&mut self.server), std::mem::take(&mut self.id));
             runtime.spawn(async move {
                 let cancelled = tokio::time::timeout(CANCEL_WAIT, async {
-                    live.send(request).await.map_err(|e| McpError::from_service(&server, e))?.answer(&server).await
+                    live.send(request, None)
+                        .await
+                        .map_err(|e| McpError::from_service(&server, e))?
+                        .answer(&server)
+                        .await
                 })
                 .await;
                 if let Ok(Err(error)) = cancelled {
@@ -341,7 +354,7 @@ async fn poll_status(live: Live, server: &str, id: String, watch: Arc<tasks::Tas
     loop {
         let Some(wait) = watch.next_poll() else { return std::future::pending().await };
         tokio::time::sleep(wait).await;
-        let answer = match live.send(tasks::about("tasks/get", &id)).await {
+        let answer = match live.send(tasks::about("tasks/get", &id), None).await {
             Ok(sent) => sent.answer(server).await.map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
         };

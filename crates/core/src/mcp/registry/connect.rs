@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHttpClientTransportConfig};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
@@ -25,6 +24,7 @@ use crate::mcp::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
 use crate::mcp::oauth;
 use crate::mcp::protocol::client::HostHandler;
 use crate::mcp::protocol::inventory::{Inventory, Listing};
+use crate::mcp::protocol::revision::{self, Start};
 use crate::mcp::wire::TransportKind;
 use crate::mcp::wire::frame::{BoundedLines, MAX_MESSAGE_BYTES};
 use crate::mcp::wire::http::{BoundedHttp, Lossless};
@@ -143,7 +143,9 @@ pub(crate) async fn connect(
             let bounded = BoundedLines::new(stdout, MAX_MESSAGE_BYTES);
             let (transport, end) = pipe::open(bounded, stdin, MAX_MESSAGE_BYTES + 1, Arc::new(cx.handler.clone()));
             let lane = Lane::pipe(end);
-            match handshake(config, cx.handler, &cx.ct, transport, Listing::Lane(lane), startup, call).await {
+            match handshake(config, Start::Handshake, cx.handler, &cx.ct, transport, Listing::Lane(lane), startup, call)
+                .await
+            {
                 Ok((service, inventory, lane)) => {
                     let kind = TransportKind::Stdio;
                     let conn = Connection { service, ct: cx.ct, child: Some(child), kind, inventory, lane, egress };
@@ -214,19 +216,23 @@ pub(crate) async fn connect(
             let in_order = Arc::new(cx.handler.clone());
             let (transport, lane) = in_process::open(server.as_ref(), in_order, cx.ct.child_token());
             let (service, inventory, lane) =
-                handshake(config, cx.handler, &cx.ct, transport, Listing::Lane(lane), startup, call).await?;
+                handshake(config, Start::Handshake, cx.handler, &cx.ct, transport, Listing::Lane(lane), startup, call)
+                    .await?;
             let kind = TransportKind::InProcess;
             Ok((Connection { service, ct: cx.ct, child: None, kind, inventory, lane, egress: None }, None))
         }
     }
 }
 
-/// The MCP handshake and first inventory over `transport`, within `startup`,
+/// The MCP handshake and first inventory over `transport`, within `startup`
+/// (starting as `start` says; a discovery gets [`revision::DISCOVER_WAIT`] for its answer),
 /// and the connection's lane if `listing` has one and the protocol allows it
 /// ([`Lane::usable`]; else rmcp's own `tools/list` is used).
 /// On failure the connection's token is cancelled, which closes the transport.
+#[allow(clippy::too_many_arguments)]
 async fn handshake<T, E, A>(
     config: &McpServerConfig,
+    start: Start,
     handler: HostHandler,
     ct: &CancellationToken,
     transport: T,
@@ -239,11 +245,23 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let started = tokio::time::timeout(startup, async {
-        let service = handler.serve_with_ct(transport, ct.clone()).await.map_err(|e| {
-            if e.is_authorization_required() || e.auth_challenge().is_some() {
-                McpError::SignInRequired { server: config.name.clone() }
-            } else {
+        let serving =
+            rmcp::service::serve_client_with_lifecycle_and_ct(handler, transport, start.lifecycle(), ct.clone());
+        let service = match start {
+            Start::Handshake => serving.await,
+            Start::Discover => match tokio::time::timeout(revision::DISCOVER_WAIT, serving).await {
+                Ok(service) => service,
+                Err(_) => {
+                    let reason = format!("no answer to server/discover within {} s", revision::DISCOVER_WAIT.as_secs());
+                    return Err(McpError::Initialize { server: config.name.clone(), reason });
+                }
+            },
+        };
+        let service = service.map_err(|e| {
+            if revision::falls_back(&e) {
                 McpError::Initialize { server: config.name.clone(), reason: e.to_string() }
+            } else {
+                McpError::SignInRequired { server: config.name.clone() }
             }
         })?;
         let listing = match listing {
@@ -321,16 +339,41 @@ struct HttpServe<'a> {
 }
 
 impl HttpServe<'_> {
-    /// Shakes hands through `client` (bounded, [`BoundedHttp`]) and opens the lane beside rmcp.
+    /// Starts through `client` (bounded, [`BoundedHttp`]) with the lane beside rmcp: first by
+    /// discovery on a connection of its own, then, for an older server, with the handshake
+    /// on a fresh one ([`revision`]).
     async fn run<C: StreamableHttpClient + Sync>(
         self,
         client: C,
     ) -> Result<(RunningService<RoleClient, HostHandler>, Inventory, Option<Lane>), McpError> {
         let client = BoundedHttp::new(client);
-        let transport = StreamableHttpClientTransport::with_client(client.clone(), self.transport_config);
+        let (probe, began) = (self.ct.child_token(), std::time::Instant::now());
+        match self.attempt(&client, Start::Discover, &probe, self.startup).await {
+            Err(McpError::Initialize { reason, .. }) => {
+                tracing::debug!(server = %self.config.name, %reason, "not 2026-07-28; starting with the handshake");
+            }
+            done => return done,
+        }
+        // Both starts share the start timeout.
+        let left = self.startup.saturating_sub(began.elapsed());
+        self.attempt(&client, Start::Handshake, self.ct, left).await.map_err(|e| match e {
+            McpError::StartTimeout { server, .. } => McpError::StartTimeout { server, after: self.startup },
+            other => other,
+        })
+    }
+
+    async fn attempt<C: StreamableHttpClient + Sync>(
+        &self,
+        client: &BoundedHttp<C>,
+        start: Start,
+        ct: &CancellationToken,
+        startup: Duration,
+    ) -> Result<(RunningService<RoleClient, HostHandler>, Inventory, Option<Lane>), McpError> {
+        let transport = StreamableHttpClientTransport::with_client(client.clone(), self.transport_config.clone());
         let in_order = Arc::new(self.handler.clone());
-        let (transport, lane) = lane::open_http(transport, client, self.ct.clone(), in_order);
-        handshake(self.config, self.handler, self.ct, transport, Listing::Lane(lane), self.startup, self.call).await
+        let (transport, lane) = lane::open_http(transport, client.clone(), ct.clone(), in_order);
+        let (config, listing, handler) = (self.config, Listing::Lane(lane), self.handler.clone());
+        handshake(config, start, handler, ct, transport, listing, startup, self.call).await
     }
 }
 
@@ -354,7 +397,8 @@ async fn connect_sse(
         .await
         .map_err(|source| McpError::Sse { server: config.name.clone(), source })?;
     let transport = lane::ordered(transport, Arc::new(handler.clone()));
-    let (service, inventory, _) = handshake(config, handler, ct, transport, Listing::Custom, startup, call).await?;
+    let (service, inventory, _) =
+        handshake(config, Start::Handshake, handler, ct, transport, Listing::Custom, startup, call).await?;
     Ok((service, inventory))
 }
 

@@ -185,6 +185,8 @@ struct Live {
     pid: Option<u32>,
     /// The connection's `share_roots` (a changed config applies from the next start).
     share_roots: bool,
+    /// It speaks 2026-07-28 or later ([`crate::mcp::protocol::revision::is_modern`]).
+    modern: bool,
 }
 
 struct Supervisor {
@@ -205,6 +207,8 @@ struct Slot {
     log_level: Mutex<Option<LogLevel>>,
     /// Resource URIs subscribed to, renewed at each start.
     subscriptions: Mutex<BTreeSet<String>>,
+    /// Wakes the supervisor to listen again with the changed subscriptions (2026-07-28).
+    relisten: tokio::sync::Notify,
     /// Its calls of the last minute, for its rate limits.
     calls: Mutex<CallWindow>,
     /// Its last health check (the supervisor's every `health_interval`, or one asked for).
@@ -438,6 +442,7 @@ impl McpRegistry {
                         supervisor: tokio::sync::Mutex::default(),
                         log_level: Mutex::default(),
                         subscriptions: Mutex::default(),
+                        relisten: tokio::sync::Notify::new(),
                         calls: Mutex::default(),
                         health: Mutex::default(),
                     };
@@ -667,8 +672,12 @@ impl McpRegistry {
 
     /// Asks a server to send log messages at `level` and above
     /// (`logging/setLevel`), now if it is ready and at each later start.
+    /// A 2026-07-28 server gets the level with each request instead.
     pub async fn set_log_level(&self, server: &str, level: LogLevel, ct: CancellationToken) -> Result<(), McpError> {
         *lock(&self.slot(server)?.log_level) = Some(level);
+        if self.live(server)?.0.modern {
+            return Ok(());
+        }
         match self.request(server, set_level_request(level), CallOptions::default(), ct).await? {
             ServerResult::EmptyResult(_) => Ok(()),
             other => Err(unexpected(server, &other)),
@@ -688,7 +697,14 @@ impl McpRegistry {
 
     /// Subscribes to changes of the resource `uri` (`resources/subscribe`);
     /// they arrive as [`McpEvent::ResourceUpdated`]. Renewed after a restart.
+    /// A 2026-07-28 server is asked again to listen, for the new set.
     pub async fn subscribe_resource(&self, server: &str, uri: &str, ct: CancellationToken) -> Result<(), McpError> {
+        if self.live(server)?.0.modern {
+            let slot = self.slot(server)?;
+            lock(&slot.subscriptions).insert(uri.to_owned());
+            slot.relisten.notify_one();
+            return Ok(());
+        }
         let request = subscription_request(uri, true);
         match self.request(server, request, CallOptions::default(), ct).await? {
             ServerResult::EmptyResult(_) => {
@@ -708,7 +724,12 @@ impl McpRegistry {
 
     /// Ends a subscription (`resources/unsubscribe`).
     pub async fn unsubscribe_resource(&self, server: &str, uri: &str, ct: CancellationToken) -> Result<(), McpError> {
-        lock(&self.slot(server)?.subscriptions).remove(uri);
+        let slot = self.slot(server)?;
+        lock(&slot.subscriptions).remove(uri);
+        if self.live(server)?.0.modern {
+            slot.relisten.notify_one();
+            return Ok(());
+        }
         match self.request(server, subscription_request(uri, false), CallOptions::default(), ct).await? {
             ServerResult::EmptyResult(_) => Ok(()),
             other => Err(unexpected(server, &other)),
@@ -744,8 +765,15 @@ impl McpRegistry {
 
 #[expect(deprecated, reason = "rmcp marks logging deprecated (SEP-2577); servers still offer it")]
 fn set_level_request(level: LogLevel) -> ClientRequest {
-    use rmcp::model::{LoggingLevel, SetLevelRequest, SetLevelRequestParams};
-    let level = match level {
+    use rmcp::model::{SetLevelRequest, SetLevelRequestParams};
+    ClientRequest::SetLevelRequest(SetLevelRequest::new(SetLevelRequestParams::new(logging_level(level))))
+}
+
+/// The protocol's name for `level`.
+#[expect(deprecated, reason = "rmcp marks logging deprecated (SEP-2577); 2026-07-28 servers still offer it")]
+fn logging_level(level: LogLevel) -> rmcp::model::LoggingLevel {
+    use rmcp::model::LoggingLevel;
+    match level {
         LogLevel::Debug => LoggingLevel::Debug,
         LogLevel::Info => LoggingLevel::Info,
         LogLevel::Notice => LoggingLevel::Notice,
@@ -754,8 +782,7 @@ fn set_level_request(level: LogLevel) -> ClientRequest {
         LogLevel::Critical => LoggingLevel::Critical,
         LogLevel::Alert => LoggingLevel::Alert,
         LogLevel::Emergency => LoggingLevel::Emergency,
-    };
-    ClientRequest::SetLevelRequest(SetLevelRequest::new(SetLevelRequestParams::new(level)))
+    }
 }
 
 #[expect(deprecated, reason = "resources/subscribe is what servers before 2026-07-28 speak")]

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::ClientRequest;
-use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+use rmcp::model::ServerNotification;
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, Subscription};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -20,11 +20,16 @@ use crate::mcp::protocol::client::{CallRoutes, HostHandler};
 use crate::mcp::protocol::client_tasks::ClientTasks;
 use crate::mcp::protocol::events::McpEvent;
 use crate::mcp::protocol::inventory::Listing;
+use crate::mcp::protocol::revision;
 use crate::mcp::status::ServerStatus;
 
-/// After a (re)start: the log level and the subscriptions the server had.
+/// After a (re)start: the log level and the subscriptions the server had
+/// (a 2026-07-28 server gets both another way: [`listen`], [`revision`]).
 /// Failures are logged, not fatal: the server still works without them.
 async fn restore(shared: &Shared, slot: &Slot, peer: &Peer<RoleClient>, timeout: Duration) {
+    if revision::is_modern(peer) {
+        return;
+    }
     let info = peer.peer_info();
     let caps = info.as_ref().map(|i| &i.capabilities);
     let level = lock(&slot.log_level).or(shared.options.log_level);
@@ -53,7 +58,7 @@ pub(super) async fn check_health(
     timeout: Duration,
 ) -> Result<HealthCheck, McpError> {
     let (at_ms, started) = (crate::clock::now_ms(), std::time::Instant::now());
-    let request = ClientRequest::PingRequest(Default::default());
+    let request = revision::liveness_request(revision::is_modern(peer));
     let outcome = match tokio::time::timeout(timeout, peer.send_request(request)).await {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) => Err(McpError::from_service(&slot.name, e)),
@@ -63,6 +68,34 @@ pub(super) async fn check_health(
     let check = HealthCheck { at_ms, round_trip_ms, error: outcome.as_ref().err().map(ToString::to_string) };
     *lock(&slot.health) = Some(check.clone());
     outcome.map(|()| check)
+}
+
+/// Opens the `subscriptions/listen` stream of a 2026-07-28 connection for what the server
+/// announces and the resources subscribed to; `None` when there is nothing to hear or the
+/// server refused (logged: the server still works, its lists are then read at each start).
+async fn listen(slot: &Slot, peer: &Peer<RoleClient>, timeout: Duration) -> Option<Subscription> {
+    let capabilities = peer.peer_info()?.capabilities.clone();
+    let resources: Vec<String> = lock(&slot.subscriptions).iter().cloned().collect();
+    let filter = revision::listen_filter(&capabilities, &resources)?;
+    match tokio::time::timeout(timeout, peer.listen(filter)).await {
+        Ok(Ok(subscription)) => Some(subscription),
+        Ok(Err(e)) => {
+            tracing::warn!(server = %slot.name, error = %e, "the server refused to send its changes");
+            None
+        }
+        Err(_) => {
+            tracing::warn!(server = %slot.name, "the server did not acknowledge the listen request");
+            None
+        }
+    }
+}
+
+/// The next notification of the listen stream; pending for ever without one, `None` when it ended.
+async fn heard(subscription: &mut Option<Subscription>) -> Option<ServerNotification> {
+    match subscription {
+        Some(subscription) => subscription.next().await.ok().flatten(),
+        None => std::future::pending().await,
+    }
 }
 
 fn backoff(options: &RegistryOptions, attempt: u32) -> Duration {
@@ -136,6 +169,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
         share_roots: config.share_roots,
         tasks,
     };
+    let hears = handler.clone();
     let env = shared.env().await;
     let in_process = read(&shared.in_process).get(&slot.name).cloned();
     let on_block: BlockListener = {
@@ -183,7 +217,10 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
         // Stopped meanwhile: the loop below ends at once and shuts the server down.
         () = stop.cancelled() => {}
     }
-    *write(&slot.live) = Some(Live { peer: peer.clone(), lane, routes, kind, pid, share_roots: config.share_roots });
+    let modern = revision::is_modern(&peer);
+    let mut listening = if modern { listen(slot, &peer, call_timeout).await } else { None };
+    let share_roots = config.share_roots;
+    *write(&slot.live) = Some(Live { peer: peer.clone(), lane, routes, kind, pid, share_roots, modern });
     let _ = shared.events.send(McpEvent::InventoryChanged { server: slot.name.clone() });
     shared.set_status(slot, ServerStatus::Ready);
 
@@ -200,6 +237,17 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
             _ = &mut waiting => {
                 closed = true;
                 break Ended::Crashed("the connection closed".to_owned());
+            }
+            notification = heard(&mut listening) => match notification {
+                Some(notification) => hears.heard(notification),
+                None => {
+                    tracing::warn!(server = %slot.name, "the server's stream of changes ended");
+                    listening = None;
+                }
+            },
+            () = slot.relisten.notified(), if modern => {
+                // The old stream ends when dropped, after the new one is acknowledged.
+                listening = listen(slot, &peer, call_timeout).await;
             }
             Some(list) = changed_rx.recv() => {
                 let mut fresh = read(&slot.inventory).clone();

@@ -1,0 +1,127 @@
+//! Which MCP revision a connection speaks, chosen with the server and never by the user.
+//!
+//! A server that speaks 2026-07-28 gets it (`server/discover`, no `initialize`, the
+//! `MCP-Protocol-Version` and `Mcp-Method` headers and `_meta` on every request, request
+//! state): rmcp's client does all of that once the discover probe succeeds. A server that
+//! answers the probe with an error, or not within [`DISCOVER_WAIT`], gets a fresh connection
+//! and the `initialize` handshake at 2025-11-25, then whatever it answers (a fresh one:
+//! a server that never answers would hold rmcp's own fallback on the same connection).
+//! Only streamable HTTP negotiates: stdio servers that ignore an unknown request would cost
+//! the wait at every start, legacy SSE is a 2024-11-05 transport, and the in-process
+//! servers are Patchbay's own.
+//!
+//! What 2026-07-28 removed is done its way on such a connection: no `ping` (a liveness
+//! check is a `server/discover`), no `logging/setLevel` (the level goes in each request's
+//! `_meta`), and list changes and resource updates come only on a `subscriptions/listen`
+//! stream ([`listen_filter`]), never unasked.
+
+use std::time::Duration;
+
+use rmcp::ClientLifecycleMode;
+use rmcp::model::{
+    ClientRequest, DiscoverRequest, DiscoverRequestParams, PingRequest, ProtocolVersion, ServerCapabilities,
+    SubscriptionFilter,
+};
+use rmcp::service::{ClientInitializeError, Peer, RoleClient};
+
+/// The revisions offered by `server/discover`, newest first.
+pub const PREFERRED: &[ProtocolVersion] = &[ProtocolVersion::V_2026_07_28];
+
+/// The revision offered by `initialize` to a server that has no `server/discover`.
+pub const LEGACY: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
+
+/// How long a server has to answer `server/discover` before it is taken for an older one.
+pub const DISCOVER_WAIT: Duration = Duration::from_secs(5);
+
+/// How a connection starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// `server/discover` with [`PREFERRED`]; no fallback on this connection.
+    Discover,
+    /// The `initialize` handshake with [`LEGACY`].
+    Handshake,
+}
+
+impl Start {
+    /// rmcp's lifecycle for this start.
+    pub fn lifecycle(self) -> ClientLifecycleMode {
+        match self {
+            Start::Discover => ClientLifecycleMode::Discover { preferred_versions: PREFERRED.to_vec() },
+            Start::Handshake => ClientLifecycleMode::Initialize,
+        }
+    }
+}
+
+/// Whether a failed discover start should be tried again with the handshake: anything but
+/// a refusal for want of authorization, which the handshake would meet again.
+pub fn falls_back(error: &ClientInitializeError) -> bool {
+    !(error.is_authorization_required() || error.auth_challenge().is_some())
+}
+
+/// Whether the connection speaks a revision without `initialize` (2026-07-28 or later).
+pub fn is_modern(peer: &Peer<RoleClient>) -> bool {
+    peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize())
+}
+
+/// The request that checks a server is alive: `ping`, which 2026-07-28 removed, or a
+/// `server/discover` there.
+pub fn liveness_request(modern: bool) -> ClientRequest {
+    if modern {
+        ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams {}))
+    } else {
+        ClientRequest::PingRequest(PingRequest::default())
+    }
+}
+
+/// The notifications to listen for on a 2026-07-28 connection: each list the server says
+/// changes, and the resources subscribed to. `None` when there is nothing to hear.
+pub fn listen_filter(capabilities: &ServerCapabilities, resources: &[String]) -> Option<SubscriptionFilter> {
+    let mut filter = SubscriptionFilter::builder();
+    let mut any = false;
+    if capabilities.tools.as_ref().and_then(|t| t.list_changed) == Some(true) {
+        (filter, any) = (filter.tools_list_changed(), true);
+    }
+    if capabilities.prompts.as_ref().and_then(|p| p.list_changed) == Some(true) {
+        (filter, any) = (filter.prompts_list_changed(), true);
+    }
+    let resource_caps = capabilities.resources.as_ref();
+    if resource_caps.and_then(|r| r.list_changed) == Some(true) {
+        (filter, any) = (filter.resources_list_changed(), true);
+    }
+    if !resources.is_empty() && resource_caps.and_then(|r| r.subscribe) == Some(true) {
+        (filter, any) = (filter.resource_subscriptions(resources.iter().cloned()), true);
+    }
+    any.then(|| filter.build())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovery_offers_the_newest_revision_and_the_handshake_one_that_has_it() {
+        let ClientLifecycleMode::Discover { preferred_versions } = Start::Discover.lifecycle() else {
+            panic!("discovery probes with server/discover");
+        };
+        assert_eq!(preferred_versions.first(), Some(&ProtocolVersion::LATEST));
+        assert!(!preferred_versions[0].has_initialize());
+        assert!(LEGACY.has_initialize());
+        assert_eq!(Start::Handshake.lifecycle(), ClientLifecycleMode::Initialize);
+    }
+
+    #[test]
+    fn a_listen_asks_for_what_the_server_offers_and_nothing_else() {
+        let caps: ServerCapabilities = serde_json::from_value(serde_json::json!({
+            "tools": {"listChanged": true}, "prompts": {}, "resources": {"subscribe": true}
+        }))
+        .unwrap();
+        let filter = listen_filter(&caps, &["note://a".to_owned()]).unwrap();
+        assert_eq!(filter.tools_list_changed, Some(true));
+        assert_eq!(filter.prompts_list_changed, None);
+        assert_eq!(filter.resources_list_changed, None);
+        assert_eq!(filter.resource_subscriptions, Some(vec!["note://a".to_owned()]));
+        assert!(listen_filter(&caps, &[]).is_some());
+        let quiet: ServerCapabilities = serde_json::from_value(serde_json::json!({"tools": {}})).unwrap();
+        assert!(listen_filter(&quiet, &["note://a".to_owned()]).is_none());
+    }
+}
