@@ -27,17 +27,18 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use patchbay_core::config::{ClientCredentials, ClientKey, McpServerConfig, TransportConfig, ValueSource};
-use patchbay_core::mcp::oauth::{self, AuthorizationUi, AuthorizeOptions, EnterpriseGrant, Interactive, StepUpClient};
+use patchbay_core::mcp::oauth::{self, AuthorizationUi, EnterpriseGrant, Interactive, StepUpClient};
+use patchbay_core::mcp::protocol::revision::{self, Start};
 use patchbay_core::mcp::{CallOptions, McpRegistry, RegistryOptions, ServerStatus};
 use patchbay_core::secrets::{MemoryStore, SecretStore, SecretValue};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, ErrorData, Implementation, JsonObject, ProtocolVersion,
+    ElicitationCapability, ErrorData, Implementation, JsonObject, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{AuthorizationManager, StreamableHttpClientTransport};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -67,13 +68,32 @@ impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         capabilities.elicitation = Some(ElicitationCapability::new());
-        // The newest released version that still has `initialize` (rmcp's LATEST is a draft).
+        // What `initialize` offers; discovery offers the newest (`revision::PREFERRED`).
         ClientConfig::new(capabilities, Implementation::new("patchbay-conformance-client", env!("CARGO_PKG_VERSION")))
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+            .with_protocol_version(revision::LEGACY)
     }
 }
 
-/// Arguments for a tool: a plausible value for every declared property.
+/// The arguments a model would choose for `tool`: those the suite's context names for it
+/// (`toolCalls`), the schema another tool received for an echo tool that asks for one
+/// (json-schema-2020-12-preservation: the core keeps a schema as rmcp read it; the
+/// providers' requests are tested in the core's llm tests), else a
+/// plausible value for every declared property.
+fn arguments(tool: &Tool, tools: &[Tool]) -> JsonObject {
+    let context = context();
+    let named = context["toolCalls"].as_array().into_iter().flatten().find(|c| c["name"] == tool.name.as_ref());
+    if let Some(Value::Object(arguments)) = named.map(|c| c["arguments"].clone()) {
+        return arguments;
+    }
+    if tool.name.ends_with("_echo")
+        && let Some(focal) = tools.iter().find(|t| t.name != tool.name)
+    {
+        return JsonObject::from_iter([("schema".to_owned(), Value::Object((*focal.input_schema).clone()))]);
+    }
+    arguments_for(&tool.input_schema)
+}
+
+/// A plausible value for every declared property.
 fn arguments_for(schema: &JsonObject) -> JsonObject {
     let Some(props) = schema.get("properties").and_then(Value::as_object) else { return JsonObject::new() };
     props
@@ -106,24 +126,6 @@ impl AuthorizationUi for FollowRedirect {
         }
         Ok(())
     }
-}
-
-/// The 401 challenge of `url`, if it asks for authorization.
-async fn challenge(url: &str) -> Result<Option<String>> {
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "patchbay-conformance-client", "version": env!("CARGO_PKG_VERSION")}}});
-    let response = reqwest::Client::new()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .json(&initialize)
-        .send()
-        .await?;
-    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
-        return Ok(None);
-    }
-    let header = response.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).unwrap_or_default();
-    Ok(Some(header.to_owned()))
 }
 
 /// The suite's context for the scenario (empty when it gives none).
@@ -197,17 +199,25 @@ async fn with_enterprise_token(url: &str) -> Result<()> {
     };
     let token = oauth::enterprise_token("conformance", url, &grant, &CancellationToken::new()).await?;
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token);
-    run(StreamableHttpClientTransport::with_client(reqwest::Client::new(), config)).await
+    run(|| StreamableHttpClientTransport::with_client(reqwest::Client::new(), config.clone())).await
 }
 
-async fn run<T, E, A>(transport: T) -> Result<()>
+/// Connects as the core does ([`revision`]): `server/discover` first, then, for an older
+/// server, the handshake on a fresh transport from `open`; then lists and calls every tool.
+async fn run<T, E, A>(open: impl Fn() -> T) -> Result<()>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let client = Client.serve(transport).await?;
-    for tool in client.list_all_tools().await? {
-        let params = CallToolRequestParams::new(tool.name.clone()).with_arguments(arguments_for(&tool.input_schema));
+    let discover = rmcp::serve_client_with_lifecycle(Client, open(), Start::Discover.lifecycle());
+    let client = match tokio::time::timeout(revision::DISCOVER_WAIT, discover).await {
+        Ok(Ok(client)) => client,
+        Ok(Err(e)) if !revision::falls_back(&e) => return Err(e.into()),
+        _ => rmcp::serve_client_with_lifecycle(Client, open(), Start::Handshake.lifecycle()).await?,
+    };
+    let tools = client.list_all_tools().await?;
+    for tool in &tools {
+        let params = CallToolRequestParams::new(tool.name.clone()).with_arguments(arguments(tool, &tools));
         let result = client.call_tool(params).await?;
         eprintln!("called {}: error={:?}", tool.name, result.is_error);
     }
@@ -222,7 +232,10 @@ async fn main() -> Result<()> {
     eprintln!("conformance-client: scenario {scenario:?} against {url}");
     match scenario.as_str() {
         "auth/client-credentials-basic" | "auth/client-credentials-jwt" => return with_client_credentials(&url).await,
-        "auth/cross-app-access-complete-flow" => return with_enterprise_token(&url).await,
+        // Named cross-app-access-complete-flow up to suite 0.1.
+        "auth/enterprise-managed-authorization" | "auth/cross-app-access-complete-flow" => {
+            return with_enterprise_token(&url).await;
+        }
         _ => {}
     }
     let secrets: Arc<dyn SecretStore> = Arc::new(MemoryStore::new());
@@ -235,16 +248,10 @@ async fn main() -> Result<()> {
         client: preregistered(),
         cancel: cancel.clone(),
     };
-    // Authorize up front when the server refuses `initialize`; otherwise start
-    // unauthorized and let a later 401/403 drive the (step-up) authorization.
-    let manager = match challenge(&url).await? {
-        Some(challenge) => {
-            let options =
-                AuthorizeOptions { challenge: Some(challenge), client: preregistered(), ..AuthorizeOptions::default() };
-            oauth::authorize("conformance", &url, secrets, &FollowRedirect, options, &cancel).await?
-        }
-        None => AuthorizationManager::new_allowing_private_addresses(url.as_str()).await?,
-    };
+    // Unauthorized at first: a 401 or 403 at any request (the first included) is answered
+    // by the core's step-up client through the flow above, then the request is sent again.
+    let manager = AuthorizationManager::new_allowing_private_addresses(url.as_str()).await?;
     let client = StepUpClient::new(manager, Some(Arc::new(reauthorize)));
-    run(StreamableHttpClientTransport::with_client(client, StreamableHttpClientTransportConfig::with_uri(url))).await
+    let config = StreamableHttpClientTransportConfig::with_uri(url);
+    run(|| StreamableHttpClientTransport::with_client(client.clone(), config.clone())).await
 }
