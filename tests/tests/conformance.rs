@@ -5,17 +5,27 @@
 //! authorizes with the core's OAuth flow. Three runs, each failing on any failed
 //! check or warning not listed in tests/conformance-expected.yaml, and on any
 //! listed one that now passes (the suite's own baseline rules): every scenario
-//! 2026-07-28 requires (`--requirements`, extensions included), every
-//! 2025-11-25 scenario (`--spec-version`), and the 2025-03-26 authorization
-//! fallbacks. docs/CONFORMANCE.md lists every scenario and why one is expected to fail.
+//! 2026-07-28 requires (`--requirements`), every 2025-11-25 scenario
+//! (`--spec-version`), and one by one the 2025-03-26 authorization fallbacks
+//! and the extensions. docs/CONFORMANCE.md lists every scenario and why one is expected to fail.
 
 use std::process::Command;
 
 use anyhow::{Result, ensure};
 use patchbay_test_support::peers;
 
-/// The 2025-03-26 scenarios (removed from later revisions, still met by servers in use).
-const BACK_COMPAT: &[&str] = &["auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"];
+/// Run one by one: the 2025-03-26 scenarios (removed from later revisions, still met by
+/// servers in use), and the extensions, which a `--requirements` run does not judge.
+const ONE_BY_ONE: &[&str] = &[
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+    "auth/enterprise-managed-authorization",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/wif-jwt-bearer",
+];
 
 #[test]
 fn the_client_passes_the_conformance_suite() -> Result<()> {
@@ -33,7 +43,7 @@ fn the_client_passes_the_conformance_suite() -> Result<()> {
     };
     let mut selections: Vec<Vec<&str>> =
         vec![vec!["--requirements", "2026-07-28"], vec!["--suite", "all", "--spec-version", "2025-11-25"]];
-    selections.extend(BACK_COMPAT.iter().map(|s| vec!["--scenario", *s]));
+    selections.extend(ONE_BY_ONE.iter().map(|s| vec!["--scenario", *s]));
     let mut failures = Vec::new();
     for selection in &selections {
         let (mut passed, mut text) = run(selection)?;

@@ -45,13 +45,14 @@ async def grow(ctx: Context) -> str:
         """Added at run time."""
         return f"Welcome {name}."
     mcp.prompt()(welcome)
-    # Unasked to a client before 2026-07-28; on its subscriptions/listen stream after.
-    await ctx.session.send_tool_list_changed()
-    await ctx.session.send_resource_list_changed()
-    await ctx.session.send_prompt_list_changed()
-    await ctx.notify_tools_changed()
-    await ctx.notify_resources_changed()
-    await ctx.notify_prompts_changed()
+    if sys.argv[1] == "stdio":  # unasked, as before 2026-07-28
+        await ctx.session.send_tool_list_changed()
+        await ctx.session.send_resource_list_changed()
+        await ctx.session.send_prompt_list_changed()
+    else:  # on the subscriptions/listen stream only (2026-07-28)
+        await ctx.notify_tools_changed()
+        await ctx.notify_resources_changed()
+        await ctx.notify_prompts_changed()
     return "grown"
 
 if sys.argv[1] == "stdio":

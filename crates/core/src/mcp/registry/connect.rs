@@ -225,7 +225,8 @@ pub(crate) async fn connect(
 }
 
 /// The MCP handshake and first inventory over `transport`, within `startup`
-/// (starting as `start` says; a discovery gets [`revision::DISCOVER_WAIT`] for its answer),
+/// (starting as `start` says; a discovery gets [`revision::DISCOVER_WAIT`], at most half of
+/// `startup`, for its answer),
 /// and the connection's lane if `listing` has one and the protocol allows it
 /// ([`Lane::usable`]; else rmcp's own `tools/list` is used).
 /// On failure the connection's token is cancelled, which closes the transport.
@@ -249,10 +250,11 @@ where
             rmcp::service::serve_client_with_lifecycle_and_ct(handler, transport, start.lifecycle(), ct.clone());
         let service = match start {
             Start::Handshake => serving.await,
-            Start::Discover => match tokio::time::timeout(revision::DISCOVER_WAIT, serving).await {
+            // At most half the start timeout: the handshake must still fit in the rest.
+            Start::Discover => match tokio::time::timeout(revision::DISCOVER_WAIT.min(startup / 2), serving).await {
                 Ok(service) => service,
                 Err(_) => {
-                    let reason = format!("no answer to server/discover within {} s", revision::DISCOVER_WAIT.as_secs());
+                    let reason = "no answer to server/discover".to_owned();
                     return Err(McpError::Initialize { server: config.name.clone(), reason });
                 }
             },

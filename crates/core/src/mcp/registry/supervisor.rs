@@ -72,7 +72,8 @@ pub(super) async fn check_health(
 
 /// Opens the `subscriptions/listen` stream of a 2026-07-28 connection for what the server
 /// announces and the resources subscribed to; `None` when there is nothing to hear or the
-/// server refused (logged: the server still works, its lists are then read at each start).
+/// server refused or did not acknowledge within `timeout` (logged: the server still works,
+/// its lists are read again only when it restarts).
 async fn listen(slot: &Slot, peer: &Peer<RoleClient>, timeout: Duration) -> Option<Subscription> {
     let capabilities = peer.peer_info()?.capabilities.clone();
     let resources: Vec<String> = lock(&slot.subscriptions).iter().cloned().collect();
@@ -218,7 +219,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
         () = stop.cancelled() => {}
     }
     let modern = revision::is_modern(&peer);
-    let mut listening = if modern { listen(slot, &peer, call_timeout).await } else { None };
+    let mut listening = if modern { listen(slot, &peer, revision::DISCOVER_WAIT).await } else { None };
     let share_roots = config.share_roots;
     *write(&slot.live) = Some(Live { peer: peer.clone(), lane, routes, kind, pid, share_roots, modern });
     let _ = shared.events.send(McpEvent::InventoryChanged { server: slot.name.clone() });
@@ -246,8 +247,11 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
                 }
             },
             () = slot.relisten.notified(), if modern => {
-                // The old stream ends when dropped, after the new one is acknowledged.
-                listening = listen(slot, &peer, call_timeout).await;
+                // The old stream ends when dropped, once the new one is acknowledged; a refused
+                // new one leaves the old one running.
+                if let Some(new) = listen(slot, &peer, revision::DISCOVER_WAIT).await {
+                    listening = Some(new);
+                }
             }
             Some(list) = changed_rx.recv() => {
                 let mut fresh = read(&slot.inventory).clone();
