@@ -3,7 +3,8 @@
 //! `McpEvent::InventoryChanged`), over stdio and streamable HTTP: a Python
 //! `MCPServer` whose `grow` tool adds a tool, a resource and a prompt,
 //! removes a tool, and announces each list change: unasked over stdio
-//! (2025-11-25), on the `subscriptions/listen` stream over HTTP (2026-07-28).
+//! (2025-11-25), on the `subscriptions/listen` stream over HTTP (2026-07-28),
+//! where a resource subscribed to later has its updates on that stream too.
 
 use crate::mcp_common as common;
 
@@ -55,6 +56,12 @@ async def grow(ctx: Context) -> str:
         await ctx.notify_prompts_changed()
     return "grown"
 
+@mcp.tool()
+async def touch(ctx: Context) -> str:
+    """Says the grown note changed (to listeners of 2026-07-28)."""
+    await ctx.notify_resource_updated("note://grown")
+    return "touched"
+
 if sys.argv[1] == "stdio":
     mcp.run("stdio")
 else:
@@ -80,11 +87,12 @@ async fn list_changed_notifications_refresh_tools_resources_and_prompts() {
         assert_eq!(registry.about(server).unwrap().unwrap().protocol_version, revision);
         grows(&registry, server).await;
     }
+    updates_come_on_the_listen_stream(&registry).await;
     registry.shutdown().await;
 }
 
 async fn grows(registry: &McpRegistry, server: &str) {
-    assert_eq!(tools(registry, server), ["grow", "shrinking"]);
+    assert_eq!(tools(registry, server), ["grow", "shrinking", "touch"]);
     assert!(registry.resources(server).unwrap().is_empty());
     assert!(registry.prompts(server).unwrap().is_empty());
 
@@ -100,7 +108,10 @@ async fn grows(registry: &McpRegistry, server: &str) {
                 Ok(McpEvent::InventoryChanged { server: s }) if s == server => {
                     let resources = registry.resources(server).unwrap();
                     let prompts = registry.prompts(server).unwrap();
-                    if tools(registry, server) == ["added", "grow"] && resources.len() == 1 && prompts.len() == 1 {
+                    if tools(registry, server) == ["added", "grow", "touch"]
+                        && resources.len() == 1
+                        && prompts.len() == 1
+                    {
                         return (resources, prompts);
                     }
                 }
@@ -134,6 +145,36 @@ async fn grows(registry: &McpRegistry, server: &str) {
         .await
         .unwrap();
     assert!(serde_json::to_string(&prompt).unwrap().contains("Welcome Ada."));
+}
+
+/// A resource subscribed to on a 2026-07-28 connection: the stream is opened again with it
+/// (in the background), and its updates arrive as events.
+async fn updates_come_on_the_listen_stream(registry: &McpRegistry) {
+    let uri = "note://grown";
+    registry.subscribe_resource("http", uri, CancellationToken::new()).await.unwrap();
+    let mut events = registry.subscribe();
+    let updated = async {
+        loop {
+            let touched =
+                registry.call_tool("http", "touch", None, CallOptions::default(), CancellationToken::new()).await;
+            assert_eq!(text(&touched.unwrap()), "touched");
+            let heard = tokio::time::timeout(Duration::from_millis(500), async {
+                loop {
+                    if let Ok(McpEvent::ResourceUpdated { server, uri: u }) = events.recv().await
+                        && server == "http"
+                    {
+                        return u;
+                    }
+                }
+            });
+            if let Ok(u) = heard.await {
+                return u;
+            }
+        }
+    };
+    let heard = tokio::time::timeout(Duration::from_secs(20), updated).await.expect("no update on the listen stream");
+    assert_eq!(heard, uri);
+    assert_eq!(registry.subscriptions("http").unwrap(), [uri], "acknowledged, so kept");
 }
 
 fn tools(registry: &McpRegistry, server: &str) -> Vec<String> {

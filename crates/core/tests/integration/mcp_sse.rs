@@ -158,7 +158,34 @@ async fn detection_prefers_streamable_http_falls_back_to_sse_and_reports_auth() 
     }
     // With the header the POST gets 405 and the GET an event stream.
     assert_eq!(detect(&http, &url(port, "/sse"), &token_headers(), limit, &cancel).await?, DetectedTransport::Sse);
+
+    // A server of 2026-07-28 only: `server/discover` answered, `initialize` refused, no GET stream.
+    let modern = modern_only_server().await?;
+    assert_eq!(detect(&http, &modern, &none, limit, &cancel).await?, DetectedTransport::StreamableHttp);
     Ok(())
+}
+
+/// A streamable HTTP server that answers `server/discover` and refuses everything else as a
+/// protocol version it does not speak (as a 2026-07-28-only server refuses `initialize`).
+async fn modern_only_server() -> Result<Url> {
+    let post = |axum::Json(message): axum::Json<serde_json::Value>| async move {
+        use axum::response::IntoResponse;
+        if message["method"] == "server/discover" {
+            let result = json!({"supportedVersions": ["2026-07-28"], "capabilities": {}, "resultType": "complete",
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern", "version": "1"}}});
+            return axum::Json(json!({"jsonrpc": "2.0", "id": message["id"], "result": result})).into_response();
+        }
+        let error =
+            json!({"code": -32022, "message": "Unsupported protocol version", "data": {"supported": ["2026-07-28"]}});
+        let body = json!({"jsonrpc": "2.0", "id": message["id"], "error": error});
+        (axum::http::StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+    };
+    let app = axum::Router::new()
+        .route("/mcp", axum::routing::post(post).get(|| async { axum::http::StatusCode::METHOD_NOT_ALLOWED }));
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let address = listener.local_addr()?;
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok(Url::parse(&format!("http://{address}/mcp"))?)
 }
 
 /// A one-connection HTTP server answering the first request with `head` then `body`, then idling.

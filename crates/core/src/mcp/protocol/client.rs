@@ -437,6 +437,14 @@ impl HostHandler {
         let _ = self.changed.send(list);
     }
 
+    /// After a `subscriptions/listen` stream ended and was opened again: every list may have
+    /// changed meanwhile, so each is read again.
+    pub(crate) fn missed(&self) {
+        for list in [ListChanged::Tools, ListChanged::Resources, ListChanged::Prompts] {
+            let _ = self.changed.send(list);
+        }
+    }
+
     /// Answers a sampling request through the hook (the user's review, then the model).
     async fn sample(
         &self,

@@ -93,8 +93,9 @@ impl McpRegistry {
         let id = task.task_id.clone();
         watch.seen(task);
         let _watching = live.routes.watch_task(id.clone(), watch.clone());
-        let result =
-            live.send(tasks::about("tasks/result", &id), None).await.map_err(|e| McpError::from_service(server, e))?;
+        let level = self.request_level(server, &live);
+        let result = live.send(tasks::about("tasks/result", &id), level).await;
+        let result = result.map_err(|e| McpError::from_service(server, e))?;
         let status = poll_status(live.clone(), server, id, watch);
         let deadline = Deadline { timeout, progress: route.progress.clone(), hooks: live.routes.hooks_pending() };
         let answer = tokio::select! {
@@ -206,9 +207,10 @@ impl McpRegistry {
         ct: &CancellationToken,
     ) -> Result<(ServerResult, RouteGuard), McpError> {
         // The deadline is kept here, not by rmcp: it must stand still while the user answers.
-        let level = if live.modern { self.slot(server).ok().and_then(|s| *lock(&s.log_level)) } else { None };
-        let level = level.or(self.shared().options.log_level).filter(|_| live.modern);
-        let sent = live.send(request, level).await.map_err(|e| McpError::from_service(server, e))?;
+        let sent = live
+            .send(request, self.request_level(server, live))
+            .await
+            .map_err(|e| McpError::from_service(server, e))?;
         let (token, id) = sent.ids();
         if let Some(cell) = &options.sent_as {
             let _ = cell.set(WireIds { id: id.clone(), progress_token: token.clone() });
@@ -230,6 +232,15 @@ impl McpRegistry {
             self.sign_in_needed(server, error.to_string()).await;
         }
         outcome.map(|answer| (answer, route))
+    }
+
+    /// The log level a request to a 2026-07-28 server carries in its `_meta` (the server's,
+    /// else the registry's default); `None` for an older one, which was told with `logging/setLevel`.
+    fn request_level(&self, server: &str, live: &Live) -> Option<LogLevel> {
+        if !live.modern {
+            return None;
+        }
+        self.slot(server).ok().and_then(|slot| *lock(&slot.log_level)).or(self.shared().options.log_level)
     }
 
     /// A remote server that refused a request for want of authorization stops

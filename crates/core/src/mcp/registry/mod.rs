@@ -9,11 +9,13 @@
 //! ([`McpEvent::ResourceUpdated`]), sends servers' requests to the [`ServerRequests`] hook and
 //! answers `roots/list` from [`McpRegistry::set_roots`].
 //!
-//! This file is the facade; [`supervisor`] starts, pings and restarts each server over [`connect`];
+//! This file is the facade; [`supervisor`] starts, pings and restarts each server over [`connect`]
+//! (and [`listen`]s to a 2026-07-28 one);
 //! [`calls`] runs calls with their deadlines and cancellation; [`rate`] holds the rate limits.
 
 mod calls;
 pub mod connect;
+mod listen;
 pub mod rate;
 mod supervisor;
 
@@ -697,9 +699,14 @@ impl McpRegistry {
 
     /// Subscribes to changes of the resource `uri` (`resources/subscribe`);
     /// they arrive as [`McpEvent::ResourceUpdated`]. Renewed after a restart.
-    /// A 2026-07-28 server is asked again to listen, for the new set.
+    /// A 2026-07-28 server is asked again to listen, for the new set (a resource it does not
+    /// acknowledge is dropped from the set, said in the log).
     pub async fn subscribe_resource(&self, server: &str, uri: &str, ct: CancellationToken) -> Result<(), McpError> {
         if self.live(server)?.0.modern {
+            if !self.can_subscribe(server) {
+                let reason = "the server does not offer resource subscriptions".to_owned();
+                return Err(McpError::Protocol { server: server.to_owned(), reason });
+            }
             let slot = self.slot(server)?;
             lock(&slot.subscriptions).insert(uri.to_owned());
             slot.relisten.notify_one();

@@ -5,12 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::ServerNotification;
-use rmcp::service::{Peer, PeerRequestOptions, RoleClient, Subscription};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::connect::{self, Connection, Context, StartFailure};
+use super::listen::{Heard, Listener};
 use super::{
     HealthCheck, Live, RegistryOptions, Shared, Slot, lock, read, set_level_request, subscription_request, write,
 };
@@ -68,35 +68,6 @@ pub(super) async fn check_health(
     let check = HealthCheck { at_ms, round_trip_ms, error: outcome.as_ref().err().map(ToString::to_string) };
     *lock(&slot.health) = Some(check.clone());
     outcome.map(|()| check)
-}
-
-/// Opens the `subscriptions/listen` stream of a 2026-07-28 connection for what the server
-/// announces and the resources subscribed to; `None` when there is nothing to hear or the
-/// server refused or did not acknowledge within `timeout` (logged: the server still works,
-/// its lists are read again only when it restarts).
-async fn listen(slot: &Slot, peer: &Peer<RoleClient>, timeout: Duration) -> Option<Subscription> {
-    let capabilities = peer.peer_info()?.capabilities.clone();
-    let resources: Vec<String> = lock(&slot.subscriptions).iter().cloned().collect();
-    let filter = revision::listen_filter(&capabilities, &resources)?;
-    match tokio::time::timeout(timeout, peer.listen(filter)).await {
-        Ok(Ok(subscription)) => Some(subscription),
-        Ok(Err(e)) => {
-            tracing::warn!(server = %slot.name, error = %e, "the server refused to send its changes");
-            None
-        }
-        Err(_) => {
-            tracing::warn!(server = %slot.name, "the server did not acknowledge the listen request");
-            None
-        }
-    }
-}
-
-/// The next notification of the listen stream; pending for ever without one, `None` when it ended.
-async fn heard(subscription: &mut Option<Subscription>) -> Option<ServerNotification> {
-    match subscription {
-        Some(subscription) => subscription.next().await.ok().flatten(),
-        None => std::future::pending().await,
-    }
 }
 
 fn backoff(options: &RegistryOptions, attempt: u32) -> Duration {
@@ -219,7 +190,11 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
         () = stop.cancelled() => {}
     }
     let modern = revision::is_modern(&peer);
-    let mut listening = if modern { listen(slot, &peer, revision::DISCOVER_WAIT).await } else { None };
+    let mut listener = Listener::new(&slot.name, &peer);
+    let subscribed = || lock(&slot.subscriptions).iter().cloned().collect::<Vec<String>>();
+    if modern {
+        listener.open(subscribed());
+    }
     let share_roots = config.share_roots;
     *write(&slot.live) = Some(Live { peer: peer.clone(), lane, routes, kind, pid, share_roots, modern });
     let _ = shared.events.send(McpEvent::InventoryChanged { server: slot.name.clone() });
@@ -239,20 +214,19 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
                 closed = true;
                 break Ended::Crashed("the connection closed".to_owned());
             }
-            notification = heard(&mut listening) => match notification {
-                Some(notification) => hears.heard(notification),
-                None => {
-                    tracing::warn!(server = %slot.name, "the server's stream of changes ended");
-                    listening = None;
+            heard = listener.next(subscribed), if modern => match heard {
+                Heard::Notification(notification) => hears.heard(notification),
+                Heard::Opened { missed, refused } => {
+                    if !refused.is_empty() {
+                        tracing::warn!(server = %slot.name, ?refused, "the server does not send updates of these resources");
+                        lock(&slot.subscriptions).retain(|uri| !refused.contains(uri));
+                    }
+                    if missed {
+                        hears.missed();
+                    }
                 }
             },
-            () = slot.relisten.notified(), if modern => {
-                // The old stream ends when dropped, once the new one is acknowledged; a refused
-                // new one leaves the old one running.
-                if let Some(new) = listen(slot, &peer, revision::DISCOVER_WAIT).await {
-                    listening = Some(new);
-                }
-            }
+            () = slot.relisten.notified(), if modern => listener.open(subscribed()),
             Some(list) = changed_rx.recv() => {
                 let mut fresh = read(&slot.inventory).clone();
                 match fresh.refresh(&slot.name, &peer, &listing, list, call_timeout).await {

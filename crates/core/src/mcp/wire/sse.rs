@@ -458,8 +458,25 @@ fn probe_body() -> serde_json::Value {
     })
 }
 
+/// The `server/discover` request that a server of 2026-07-28 or later answers; an older one
+/// refuses it (it has no session yet), so the `initialize` probe follows.
+fn discover_body() -> serde_json::Value {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "server/discover",
+        "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": rmcp::model::ProtocolVersion::V_2026_07_28,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "patchbay-probe", "version": env!("CARGO_PKG_VERSION")},
+        }},
+    })
+}
+
 /// Finds out whether `url` speaks streamable HTTP or legacy SSE, sending
-/// `headers` on every request. Each request is bounded by `timeout`.
+/// `headers` on every request. Each request is bounded by `timeout`. A server
+/// that answers `server/discover` speaks streamable HTTP (2026-07-28 has no
+/// `initialize`, so the older probe alone would send such a server to SSE).
 pub async fn detect(
     client: &Client,
     url: &Url,
@@ -468,6 +485,23 @@ pub async fn detect(
     cancel: &CancellationToken,
 ) -> Result<DetectedTransport, SseError> {
     let url_text = url.to_string();
+    let discover = client
+        .post(url.clone())
+        .headers(headers.clone())
+        .header(header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"))
+        .header("mcp-protocol-version", HeaderValue::from_static("2026-07-28"))
+        .header("mcp-method", HeaderValue::from_static("server/discover"))
+        .timeout(timeout)
+        .json(&discover_body())
+        .send();
+    let discovered = tokio::select! {
+        _ = cancel.cancelled() => return Err(SseError::Cancelled),
+        r = discover => r.map_err(|source| SseError::Request { method: "POST", url: url_text.clone(), source })?,
+    };
+    if discovered.status().is_success() {
+        return Ok(DetectedTransport::StreamableHttp);
+    }
+    drop(discovered);
     let probe = client
         .post(url.clone())
         .headers(headers.clone())
