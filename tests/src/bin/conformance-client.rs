@@ -42,6 +42,9 @@ use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+/// The client ID metadata document conformance-client names itself by.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
 /// Accepts every form elicitation with the defaults its schema declares.
 struct Client;
 
@@ -246,6 +249,9 @@ async fn main() -> Result<()> {
         secrets: secrets.clone(),
         ui: Arc::new(FollowRedirect),
         client: preregistered(),
+        // The document the suite's authorization server expects (auth/basic-cimd), as a user
+        // would set it in Settings; servers that do not support such documents ignore it.
+        client_metadata_url: Some(CLIENT_METADATA_URL.to_owned()),
         cancel: cancel.clone(),
     };
     // Unauthorized at first: a 401 or 403 at any request (the first included) is answered

@@ -19,6 +19,25 @@ const THEME_KEY: &str = "ui.theme";
 const LANGUAGE_KEY: &str = "ui.language";
 /// Whether the model names new conversations (on unless turned off).
 const AUTO_TITLE_KEY: &str = "chat.auto_title";
+/// The client ID metadata document remote servers' sign-ins name Patchbay by (empty: none).
+const CLIENT_METADATA_KEY: &str = "oauth.client_metadata_url";
+
+/// A client ID metadata document is named by an https URL with a path (its URL is the
+/// client id; an authorization server fetches it): empty, or such a URL.
+fn check_client_metadata_url(url: &str) -> Result<(), AppError> {
+    if url.is_empty() {
+        return Ok(());
+    }
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| AppError::Invalid(format!("client ID metadata document {url:?} is not a URL: {e}")))?;
+    if parsed.scheme() != "https" || parsed.path().trim_matches('/').is_empty() || parsed.fragment().is_some() {
+        return Err(AppError::Invalid(format!(
+            "client ID metadata document {url:?} must be an https URL with a path and no fragment \
+             (for example https://example.com/patchbay/client.json)"
+        )));
+    }
+    Ok(())
+}
 
 impl From<&Assistant> for AssistantView {
     fn from(a: &Assistant) -> Self {
@@ -107,6 +126,12 @@ impl App {
         Ok(self.inner.store.setting::<bool>(AUTO_TITLE_KEY)?.unwrap_or(true))
     }
 
+    /// The client ID metadata document's URL sign-ins offer, if one is set.
+    pub(crate) fn client_metadata_url(&self) -> Result<Option<String>, AppError> {
+        let url = self.inner.store.setting::<String>(CLIENT_METADATA_KEY)?.unwrap_or_default();
+        Ok(Some(url).filter(|u| !u.is_empty()))
+    }
+
     /// The window's language: `en` or `zh`.
     pub(crate) fn ui_language(&self) -> Result<String, AppError> {
         Ok(self.inner.store.setting::<String>(LANGUAGE_KEY)?.unwrap_or_else(|| "en".into()))
@@ -123,6 +148,7 @@ impl App {
             restore_pending: restore_staged(&self.inner.dir),
             proxy: saved_proxy(store, self.inner.secrets.as_ref())?,
             tool_share_percent: self.inner.host.turn_limits()?.tool_budget.share_percent,
+            client_metadata_url: self.client_metadata_url()?.unwrap_or_default(),
         })
     }
 
@@ -143,7 +169,10 @@ impl App {
                 settings.tool_share_percent
             )));
         }
+        let metadata_url = settings.client_metadata_url.trim();
+        check_client_metadata_url(metadata_url)?;
         let store = &self.inner.store;
+        store.set_setting(CLIENT_METADATA_KEY, &metadata_url)?;
         store.set_setting(THEME_KEY, &settings.theme)?;
         store.set_setting(LANGUAGE_KEY, &settings.language)?;
         store.set_setting(AUTO_TITLE_KEY, &settings.auto_title)?;

@@ -261,7 +261,9 @@ impl App {
             }
         };
         let secrets = self.inner.secrets.clone();
-        oauth::authorize(name, url, secrets, ui, AuthorizeOptions::default(), &cancel).await?;
+        let options =
+            AuthorizeOptions { client_metadata_url: self.client_metadata_url()?, ..AuthorizeOptions::default() };
+        oauth::authorize(name, url, secrets, ui, options, &cancel).await?;
         if config.enabled {
             self.inner.registry.restart(name).await?;
         }

@@ -637,6 +637,11 @@ pub struct GeneralSettings {
     /// definitions may take; past it a turn finds its tools through search.
     #[serde(default = "tool_share")]
     pub tool_share_percent: u8,
+    /// The https URL of a client ID metadata document describing Patchbay, which remote
+    /// servers' sign-ins use as the client id where the authorization server supports it
+    /// (empty: dynamic registration).
+    #[serde(default)]
+    pub client_metadata_url: String,
 }
 
 fn tool_share() -> u8 {

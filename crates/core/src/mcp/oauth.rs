@@ -259,6 +259,10 @@ pub struct AuthorizeOptions {
     /// else the server's `scopes_supported`). A step-up sets the union
     /// ([`scope_union`]).
     pub scopes: Vec<String>,
+    /// The https URL of a client ID metadata document describing Patchbay, used as the
+    /// client id where the authorization server supports such documents (else dynamic
+    /// registration); a pre-registered client comes first.
+    pub client_metadata_url: Option<String>,
 }
 
 /// Runs the authorization-code flow with PKCE and a loopback redirect; the
@@ -283,6 +287,9 @@ pub async fn authorize(
     let mut request = AuthorizationRequest::new(&redirect_uri).with_client_name("Patchbay");
     if !options.scopes.is_empty() {
         request = request.with_scopes(options.scopes);
+    }
+    if let Some(url) = options.client_metadata_url {
+        request = request.with_client_metadata_url(url);
     }
     if let Some((id, secret)) = options.client {
         request = request.with_preregistered_client(id);
@@ -643,14 +650,21 @@ pub struct Interactive {
     pub ui: Arc<dyn AuthorizationUi>,
     /// A client registered beforehand (id, optional secret).
     pub client: Option<(String, Option<SecretValue>)>,
+    /// See [`AuthorizeOptions::client_metadata_url`].
+    pub client_metadata_url: Option<String>,
     pub cancel: CancellationToken,
 }
 
 #[async_trait::async_trait]
 impl Reauthorize for Interactive {
     async fn reauthorize(&self, challenge: &str, scopes: Vec<String>) -> Result<AuthorizationManager, OAuthError> {
-        let options =
-            AuthorizeOptions { challenge: Some(challenge.to_owned()), client: self.client.clone(), wait: None, scopes };
+        let options = AuthorizeOptions {
+            challenge: Some(challenge.to_owned()),
+            client: self.client.clone(),
+            wait: None,
+            scopes,
+            client_metadata_url: self.client_metadata_url.clone(),
+        };
         authorize(&self.server, &self.url, self.secrets.clone(), self.ui.as_ref(), options, &self.cancel).await
     }
 }

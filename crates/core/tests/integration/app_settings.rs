@@ -567,8 +567,22 @@ async fn assistants_and_general_settings_round_trip() {
     let chosen = GeneralSettings { theme: "dark".into(), language: "zh".into(), ..settings.clone() };
     f.app.save_settings(&chosen).unwrap();
     assert_eq!(f.app.get_settings().unwrap(), chosen);
-    let bad = GeneralSettings { language: "fr".into(), ..settings };
+    let bad = GeneralSettings { language: "fr".into(), ..settings.clone() };
     assert_eq!(f.app.save_settings(&bad).unwrap_err().kind(), ErrorKind::InvalidInput);
+    // A client ID metadata document is an https URL with a path, kept trimmed; anything else is refused.
+    let url = "https://example.com/patchbay/client.json";
+    let with_document = GeneralSettings { client_metadata_url: format!(" {url} "), ..chosen.clone() };
+    f.app.save_settings(&with_document).unwrap();
+    assert_eq!(f.app.get_settings().unwrap().client_metadata_url, url);
+    for wrong in
+        ["http://example.com/client.json", "https://example.com/", "https://example.com/c.json#x", "client.json"]
+    {
+        let refused = GeneralSettings { client_metadata_url: wrong.into(), ..chosen.clone() };
+        let error = f.app.save_settings(&refused).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{wrong}");
+        assert!(error.to_string().contains("client ID metadata document"), "{error}");
+        assert_eq!(f.app.get_settings().unwrap().client_metadata_url, url, "nothing saved from a refused form");
+    }
 
     // A backup, and a restore staged for the next start; what cannot be restored is refused.
     let backup = f.dir.path().join("backup.db");

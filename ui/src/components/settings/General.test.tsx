@@ -10,7 +10,7 @@ afterEach(cleanup);
 
 const info = { version: "1.0.0", data_dir: "/d", database: "/d/p.db", schema_version: 2, keyring: { available: true, detail: "mock" }, log_file: "/d/logs/patchbay.log" };
 
-const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" }, tool_share_percent: 10 };
+const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" }, tool_share_percent: 10, client_metadata_url: "" };
 
 /** A backend for the General page; `over` replaces some of its calls. */
 function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
@@ -126,6 +126,25 @@ describe("General", () => {
     fireEvent.click(box);
     await waitFor(() => expect(box.checked).toBe(false));
     expect(ipc.saveSettings).toHaveBeenCalledWith({ ...stored, auto_title: false });
+  });
+
+  it("saves a client ID metadata document's address trimmed, and shows the stored one again when the core refuses it", async () => {
+    const ipc = fake();
+    ipc.saveSettings = vi
+      .fn<GeneralIpc["saveSettings"]>()
+      .mockResolvedValueOnce(undefined)
+      .mockRejectedValueOnce({ kind: "invalid_input", message: 'client ID metadata document "http://x/c.json" must be an https URL' });
+    renderIn(<General ipc={ipc} />);
+    const field = () => screen.getByLabelText("Client ID metadata document (sign-in to remote servers)") as HTMLInputElement;
+    await waitFor(() => expect(field().disabled).toBe(false));
+    fireEvent.change(field(), { target: { value: " https://example.com/patchbay/client.json " } });
+    fireEvent.blur(field());
+    const url = "https://example.com/patchbay/client.json";
+    await waitFor(() => expect(ipc.saveSettings).toHaveBeenCalledWith({ ...stored, client_metadata_url: url }));
+    fireEvent.change(field(), { target: { value: "http://x/c.json" } });
+    fireEvent.blur(field());
+    expect((await screen.findByRole("alert")).textContent).toContain("must be an https URL");
+    await waitFor(() => expect(field().value).toBe(url));
   });
 
   it("saves the tools' share of the context, and shows the stored one again when the core refuses it", async () => {

@@ -352,6 +352,25 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
       </small>
       <h2>{t("settings.network")}</h2>
       {settings && <Proxy initial={settings.proxy} onSave={saveProxy} />}
+      <label className="field">
+        <span>{t("settings.clientMetadata")}</span>
+        <input
+          id="client-metadata"
+          type="url"
+          disabled={!settings}
+          key={`${fieldsKey}/${settings?.client_metadata_url}`}
+          defaultValue={settings?.client_metadata_url ?? ""}
+          placeholder="https://example.com/patchbay/client.json"
+          onBlur={(e) => {
+            const url = e.target.value.trim();
+            if (url !== settings?.client_metadata_url) save({ client_metadata_url: url });
+          }}
+          aria-describedby="client-metadata-hint"
+        />
+      </label>
+      <small className="muted" id="client-metadata-hint">
+        {t("settings.clientMetadataHint")}
+      </small>
       <h2>{t("policy.defaults")}</h2>
       {security && <SecurityDefaults initial={security} onSave={saveSecurity} />}
       <label className="field">

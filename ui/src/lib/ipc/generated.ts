@@ -450,7 +450,13 @@ proxy: ProxyChoice,
  * The share of a model's context window, in percent (1–100), the tools'
  * definitions may take; past it a turn finds its tools through search.
  */
-tool_share_percent: number, };
+tool_share_percent: number, 
+/**
+ * The https URL of a client ID metadata document describing Patchbay, which remote
+ * servers' sign-ins use as the client id where the authorization server supports it
+ * (empty: dynamic registration).
+ */
+client_metadata_url: string, };
 
 /**
  * The last time a server's health was checked (a ping), and how it went.
