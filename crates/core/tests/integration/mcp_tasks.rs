@@ -32,6 +32,20 @@ const STEPS: usize = 10;
 #[derive(Clone, Default)]
 struct Scripted {
     got: Arc<Mutex<Vec<Value>>>,
+    /// Requests whose POST is still open, waiting for an answer that never comes.
+    waiting: Arc<Mutex<Vec<String>>>,
+}
+
+/// Keeps a request's method in [`Scripted::waiting`] while its POST is open.
+struct Waiting(Arc<Mutex<Vec<String>>>, String);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let mut waiting = self.0.lock().unwrap();
+        if let Some(at) = waiting.iter().position(|m| *m == self.1) {
+            waiting.remove(at);
+        }
+    }
 }
 
 impl Scripted {
@@ -93,11 +107,16 @@ impl Scripted {
             let (server, polls) = (server.clone(), polls.clone());
             async move {
                 let request = message.get("id").is_some();
+                let method = message["method"].as_str().unwrap_or_default().to_owned();
                 let reply = server.reply(message, &mut polls.lock().unwrap());
                 match reply {
                     Some(reply) => ([("mcp-session-id", "s1")], axum::Json(reply)).into_response(),
-                    // A request the script never answers: its POST stays open.
-                    None if request => std::future::pending().await,
+                    // A request the script never answers: its POST stays open until the client goes.
+                    None if request => {
+                        server.waiting.lock().unwrap().push(method.clone());
+                        let _open = Waiting(server.waiting.clone(), method);
+                        std::future::pending().await
+                    }
                     None => StatusCode::ACCEPTED.into_response(),
                 }
             }
@@ -135,7 +154,7 @@ impl InProcessServer for Scripted {
 }
 
 /// How the tests reach the scripted server.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Over {
     /// The in-process pipe, a message per line.
     Pipe,
@@ -160,6 +179,17 @@ async fn scripted(over: Over) -> (McpRegistry, Scripted) {
         }
     }
     start_ready(&registry, "scripted").await;
+    // The server never answered `server/discover` (it predates 2026-07-28): the start went on
+    // with the handshake and gave up the probe's POST instead of leaving it open.
+    if over == Over::JsonHttp {
+        assert_eq!(server.got("server/discover").len(), 1);
+        let closed = async {
+            while server.waiting.lock().unwrap().iter().any(|m| m == "server/discover") {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(5), closed).await.expect("the probe's POST is given up");
+    }
     (registry, server)
 }
 

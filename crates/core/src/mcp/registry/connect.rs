@@ -344,13 +344,13 @@ impl HttpServe<'_> {
     /// Starts through `client` (bounded, [`BoundedHttp`]) with the lane beside rmcp: first by
     /// discovery on a connection of its own, then, for an older server, with the handshake
     /// on a fresh one ([`revision`]).
-    async fn run<C: StreamableHttpClient + Sync>(
+    async fn run<C: StreamableHttpClient + Sync + Clone>(
         self,
         client: C,
     ) -> Result<(RunningService<RoleClient, HostHandler>, Inventory, Option<Lane>), McpError> {
-        let client = BoundedHttp::new(client);
         let (probe, began) = (self.ct.child_token(), std::time::Instant::now());
-        match self.attempt(&client, Start::Discover, &probe, self.startup).await {
+        let probing = BoundedHttp::new(client.clone(), probe.clone());
+        match self.attempt(probing, Start::Discover, &probe, self.startup).await {
             Err(McpError::Initialize { reason, .. }) => {
                 tracing::debug!(server = %self.config.name, %reason, "not 2026-07-28; starting with the handshake");
             }
@@ -358,7 +358,8 @@ impl HttpServe<'_> {
         }
         // Both starts share the start timeout.
         let left = self.startup.saturating_sub(began.elapsed());
-        self.attempt(&client, Start::Handshake, self.ct, left).await.map_err(|e| match e {
+        let client = BoundedHttp::new(client, self.ct.clone());
+        self.attempt(client, Start::Handshake, self.ct, left).await.map_err(|e| match e {
             McpError::StartTimeout { server, .. } => McpError::StartTimeout { server, after: self.startup },
             other => other,
         })
@@ -366,14 +367,14 @@ impl HttpServe<'_> {
 
     async fn attempt<C: StreamableHttpClient + Sync>(
         &self,
-        client: &BoundedHttp<C>,
+        client: BoundedHttp<C>,
         start: Start,
         ct: &CancellationToken,
         startup: Duration,
     ) -> Result<(RunningService<RoleClient, HostHandler>, Inventory, Option<Lane>), McpError> {
         let transport = StreamableHttpClientTransport::with_client(client.clone(), self.transport_config.clone());
         let in_order = Arc::new(self.handler.clone());
-        let (transport, lane) = lane::open_http(transport, client.clone(), ct.clone(), in_order);
+        let (transport, lane) = lane::open_http(transport, client, ct.clone(), in_order);
         let (config, listing, handler) = (self.config, Listing::Lane(lane), self.handler.clone());
         handshake(config, start, handler, ct, transport, listing, startup, self.call).await
     }

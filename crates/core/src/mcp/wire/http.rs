@@ -29,6 +29,7 @@ use rmcp::transport::streamable_http_client::{
 use rmcp::transport::{DynamicTransportError, WWWAuthenticateParams};
 use serde_json::Value;
 use sse_stream::Sse;
+use tokio_util::sync::CancellationToken;
 
 use super::answer::{Reads, typed_answer};
 use super::event_stream::{self, EventStream};
@@ -140,11 +141,14 @@ pub(crate) enum PostFailure {
 /// A [`StreamableHttpClient`] whose oversized answers become errors for the
 /// requests they answered; everything else passes through unchanged. It also
 /// notes how rmcp posts in its session, so that the [`Lane`](super::lane::Lane)
-/// can post the same way ([`HttpPost`]).
+/// can post the same way ([`HttpPost`]). Its POSTs are given up when `ends` is cancelled (a
+/// failed start's token, or the connection's): rmcp's worker waits for its first POST
+/// without watching its own, so a server that never answers would hold it.
 #[derive(Clone)]
 pub(crate) struct BoundedHttp<C> {
     client: C,
     posted: Arc<Mutex<Option<Posted>>>,
+    ends: CancellationToken,
 }
 
 /// What rmcp's last POST in the session carried besides its message.
@@ -157,8 +161,8 @@ struct Posted {
 }
 
 impl<C> BoundedHttp<C> {
-    pub(crate) fn new(client: C) -> Self {
-        Self { client, posted: Arc::default() }
+    pub(crate) fn new(client: C, ends: CancellationToken) -> Self {
+        Self { client, posted: Arc::default(), ends }
     }
 }
 
@@ -216,10 +220,19 @@ impl<C: StreamableHttpClient + Sync> BoundedHttp<C> {
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
         let id = request_id(&message);
         let Posted { uri, session_id, auth_header, headers } = posted;
-        let response = self
-            .client
-            .post_message_with_max_sse_event_size(uri, message, session_id, auth_header, headers, max_sse_event_size)
-            .await;
+        let post = self.client.post_message_with_max_sse_event_size(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            headers,
+            max_sse_event_size,
+        );
+        let response = tokio::select! {
+            biased;
+            () = self.ends.cancelled() => return Err(StreamableHttpError::TransportChannelClosed),
+            response = post => response,
+        };
         let Some(id) = id else { return response };
         match response {
             Ok(StreamableHttpPostResponse::Sse(stream, session)) => {
