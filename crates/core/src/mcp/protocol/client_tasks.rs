@@ -4,7 +4,7 @@
 //! background, and answers the server's `tasks/get`, `tasks/result`,
 //! `tasks/cancel` and `tasks/list` about it.
 //!
-//! rmcp 3.9 holds neither the client's `tasks` capability nor a request's
+//! rmcp 3.11 holds neither the client's `tasks` capability nor a request's
 //! `task` field, so the wire renames such a request
 //! ([`task_shapes`](crate::mcp::wire::task_shapes)) and the handler's custom
 //! requests ([`super::client`]) create the task in the connection's [`ClientTasks`].

@@ -2,7 +2,7 @@
 //! `"required"` is called with a `task` field, the server answers at once with a task, and the result
 //! comes from `tasks/result` once the task ends.
 //!
-//! rmcp 3.9 speaks a later draft (SEP-2663) and its types hold neither `execution` nor these tasks, so
+//! rmcp 3.11 speaks a later draft (SEP-2663) and its types hold neither `execution` nor these tasks, so
 //! the requests are custom requests on the [`Lane`](crate::mcp::wire::lane::Lane), their answers read
 //! as the server's own JSON ([`Reads::Raw`](crate::mcp::wire::answer::Reads)). The task's status comes
 //! from `notifications/tasks/status` ([`super::client`]) and from `tasks/get` polled at the server's

@@ -1,4 +1,4 @@
-//! **rmcp seam (the 2025-11-25 task shapes).** rmcp 3.9 holds neither the
+//! **rmcp seam (the 2025-11-25 task shapes).** rmcp 3.11 holds neither the
 //! client's `tasks` capability nor a request's `task` field (its tasks are a
 //! later draft's), so both are handled here, on the wire, where each transport
 //! ([`super::pipe`], [`super::http`], [`super::sse`]) reads and writes messages:
