@@ -6,7 +6,7 @@ use crate::common;
 
 use std::collections::BTreeMap;
 
-use common::{run, sample_request};
+use common::{run, sample_request, schema_2020_12_tool};
 use patchbay_core::config::{ProviderKind, ProviderProfile, ValueSource};
 use patchbay_core::llm::{self, FinishReason, LlmError};
 use patchbay_core::secrets::{MemoryStore, SecretStore};
@@ -60,6 +60,19 @@ async fn calls_in_text_become_tool_call_events() {
     let system = req.body["messages"][0]["content"].as_str().unwrap();
     assert!(system.contains("<function_call>") && system.contains("fetch__fetch"));
     insta::assert_json_snapshot!("prompt_tools_request_body", req.body);
+}
+
+#[tokio::test]
+async fn a_json_schema_2020_12_tool_schema_is_written_into_the_prompt_unchanged() {
+    let server = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["ok"])]).await.unwrap();
+    let provider = llm::from_profile(&profile(format!("{}/v1", server.url()), false), &secrets()).unwrap();
+    let mut request = sample_request("m");
+    request.tools = vec![schema_2020_12_tool()];
+    let (_, e) = run(provider.as_ref(), request).await;
+    assert!(e.is_none(), "{e:?}");
+    let system = server.requests()[0].body["messages"][0]["content"].as_str().unwrap().to_owned();
+    let schema = schema_2020_12_tool().input_schema.to_string();
+    assert!(system.contains(&format!("Parameters (JSON Schema): {schema}")), "{system}");
 }
 
 #[test]
