@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use common::*;
 use patchbay_core::config::{McpServerConfig, TransportConfig};
-use patchbay_core::mcp::{CallEvent, CallOptions};
+use patchbay_core::mcp::{CallEvent, CallOptions, LogLevel};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -139,6 +139,23 @@ async fn a_python_server_works_over_stdio_sse_and_stateful_and_stateless_http() 
         assert_eq!(note.contents.len(), 1, "{mode}: {note:?}");
         let body = serde_json::to_value(&note.contents[0]).unwrap();
         assert_eq!(body["text"], "tiny server notes", "{mode}: {body}");
+    }
+
+    // A level set by the user reaches a 2026-07-28 server in each request's `_meta` (this SDK
+    // no longer offers `logging/setLevel`): above `info`, the count's steps are not logged.
+    for mode in ["stateful", "stateless"] {
+        registry.set_log_level(mode, LogLevel::Warning, ct()).await.unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+        let options = CallOptions { timeout: None, events: Some(tx), ..CallOptions::default() };
+        let counted =
+            registry.call_tool(mode, "count", json!({"n": 2}).as_object().cloned(), options, ct()).await.unwrap();
+        assert_eq!(text(&counted), "counted to 2", "{mode}");
+        let mut events = Vec::new();
+        while let Ok(Some(event)) = tokio::time::timeout(std::time::Duration::from_secs(1), rx.recv()).await {
+            events.push(event);
+        }
+        assert!(events.iter().any(|e| matches!(e, CallEvent::Progress { .. })), "{mode}: {events:?}");
+        assert!(!events.iter().any(|e| matches!(e, CallEvent::Log(_))), "{mode}: {events:?}");
     }
     registry.shutdown().await;
     drop(running);

@@ -363,6 +363,7 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
           placeholder="https://example.com/patchbay/client.json"
           onBlur={(e) => {
             const url = e.target.value.trim();
+            e.target.value = url;
             if (url !== settings?.client_metadata_url) save({ client_metadata_url: url });
           }}
           aria-describedby="client-metadata-hint"

@@ -3,7 +3,8 @@
 //! A server that speaks 2026-07-28 gets it (`server/discover`, no `initialize`, the
 //! `MCP-Protocol-Version` and `Mcp-Method` headers and `_meta` on every request, request
 //! state): rmcp's client does all of that once the discover probe succeeds. A server that
-//! answers the probe with an error, or not within [`DISCOVER_WAIT`], gets a fresh connection
+//! answers the probe with an error, or not within [`DISCOVER_WAIT`] (at most half the start
+//! timeout), gets a fresh connection
 //! and the `initialize` handshake at 2025-11-25, then whatever it answers (a fresh one:
 //! a server that never answers would hold rmcp's own fallback on the same connection).
 //! Only streamable HTTP negotiates: stdio servers that ignore an unknown request would cost
@@ -14,8 +15,6 @@
 //! check is a `server/discover`), no `logging/setLevel` (the level goes in each request's
 //! `_meta`), and list changes and resource updates come only on a `subscriptions/listen`
 //! stream ([`listen_filter`]), never unasked.
-
-use std::time::Duration;
 
 use rmcp::ClientLifecycleMode;
 use rmcp::model::{
@@ -30,8 +29,7 @@ pub const PREFERRED: &[ProtocolVersion] = &[ProtocolVersion::V_2026_07_28];
 /// The revision offered by `initialize` to a server that has no `server/discover`.
 pub const LEGACY: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
 
-/// How long a server has to answer `server/discover` before it is taken for an older one.
-pub const DISCOVER_WAIT: Duration = Duration::from_secs(5);
+pub use crate::mcp::wire::DISCOVER_WAIT;
 
 /// How a connection starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

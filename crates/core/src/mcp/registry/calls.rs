@@ -240,7 +240,7 @@ impl McpRegistry {
         if !live.modern {
             return None;
         }
-        self.slot(server).ok().and_then(|slot| *lock(&slot.log_level)).or(self.shared().options.log_level)
+        self.shared().log_level(self.slot(server).ok()?.as_ref())
     }
 
     /// A remote server that refused a request for want of authorization stops

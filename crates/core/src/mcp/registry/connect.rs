@@ -350,17 +350,22 @@ impl HttpServe<'_> {
     ) -> Result<(RunningService<RoleClient, HostHandler>, Inventory, Option<Lane>), McpError> {
         let (probe, began) = (self.ct.child_token(), std::time::Instant::now());
         let probing = BoundedHttp::new(client.clone(), probe.clone());
-        match self.attempt(probing, Start::Discover, &probe, self.startup).await {
+        let discovery = match self.attempt(probing, Start::Discover, &probe, self.startup).await {
             Err(McpError::Initialize { reason, .. }) => {
                 tracing::debug!(server = %self.config.name, %reason, "not 2026-07-28; starting with the handshake");
+                reason
             }
             done => return done,
-        }
+        };
         // Both starts share the start timeout.
         let left = self.startup.saturating_sub(began.elapsed());
         let client = BoundedHttp::new(client, self.ct.clone());
         self.attempt(client, Start::Handshake, self.ct, left).await.map_err(|e| match e {
             McpError::StartTimeout { server, .. } => McpError::StartTimeout { server, after: self.startup },
+            // Both ways failed: say both.
+            McpError::Initialize { server, reason } => {
+                McpError::Initialize { server, reason: format!("{reason} (and server/discover: {discovery})") }
+            }
             other => other,
         })
     }

@@ -1,12 +1,14 @@
 //! The `subscriptions/listen` stream of a 2026-07-28 connection, which brings what an older
 //! server sends unasked: list changes and updates of the resources subscribed to.
 //!
-//! A stream is opened in a task of its own, so the supervisor never waits for a server's
-//! acknowledgment; the new stream replaces the old one only once acknowledged (the old one's
-//! queued notifications are read first, none is lost), and a refused one leaves the old one
-//! running. A stream that ends is opened again after a pause, at most [`REOPENS`] times in a
-//! row, and what it may have missed is read again. Resources the server did not acknowledge
-//! are given up, said in the log.
+//! A stream is opened in a task of its own (ended with the listener), so the supervisor never
+//! waits for a server's acknowledgment. Each opening is numbered: a new stream replaces the
+//! current one only if it was asked for later (the old one's queued notifications are read
+//! first), and a refused one leaves the current one running. With nothing left to hear, the
+//! stream is closed. A stream that ends, or a reopening that fails, is tried again after a
+//! pause with the resources subscribed to then, at most [`REOPENS`] times until a stream
+//! brings a notification again; the supervisor then reads again what it may have missed.
+//! Resources the server did not acknowledge are reported as refused.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -15,12 +17,14 @@ use futures::FutureExt;
 use rmcp::model::ServerNotification;
 use rmcp::service::{Peer, RoleClient, Subscription};
 use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
 
 use crate::mcp::protocol::revision;
 
-/// How many times in a row an ended stream is opened again.
+/// How many times in a row a lost stream is opened again.
 const REOPENS: u32 = 3;
-/// The pause before opening an ended stream again.
+/// The pause before the first reopening (doubled for each further one).
 const REOPEN_AFTER: Duration = Duration::from_secs(2);
 
 /// What the supervisor acts on.
@@ -28,9 +32,9 @@ pub(super) enum Heard {
     /// A notification of the stream.
     Notification(ServerNotification),
     /// A new stream was acknowledged and replaced the old one; `missed` when it follows one
-    /// that ended (the lists must be read again). `refused` are the resources asked for that
-    /// the server did not acknowledge.
-    Opened { missed: bool, refused: Vec<String> },
+    /// that was lost (what it may have missed must be read again). Of the resources asked
+    /// for, the server `acknowledged` some and `refused` the others.
+    Opened { missed: bool, acknowledged: Vec<String>, refused: Vec<String> },
 }
 
 /// One connection's listen stream, and the streams being opened for it.
@@ -38,19 +42,29 @@ pub(super) struct Listener {
     server: String,
     peer: Peer<RoleClient>,
     stream: Option<Subscription>,
+    /// The number of the opening `stream` came from.
+    current: u64,
+    /// The number the next opening gets.
+    next_number: u64,
     /// Read from a replaced stream, not yet handed on.
     held: VecDeque<ServerNotification>,
     opened: mpsc::Sender<Attempt>,
     arrivals: mpsc::Receiver<Attempt>,
-    /// Ends in a row since the last acknowledged stream.
-    ends: u32,
+    /// The openings under way; aborted with the listener.
+    tasks: JoinSet<()>,
+    /// Streams lost in a row since one last brought a notification.
+    lost: u32,
+    /// When to open a lost stream again.
+    reopen_at: Option<Instant>,
+    /// A stream was lost and no new one has been acknowledged since.
+    missed: bool,
 }
 
-/// The outcome of one attempt to open a stream.
+/// The outcome of one opening.
 struct Attempt {
+    number: u64,
     subscription: Option<Subscription>,
     asked: Vec<String>,
-    missed: bool,
 }
 
 impl Listener {
@@ -60,24 +74,31 @@ impl Listener {
             server: server.to_owned(),
             peer: peer.clone(),
             stream: None,
+            current: 0,
+            next_number: 1,
             held: VecDeque::new(),
             opened,
             arrivals,
-            ends: 0,
+            tasks: JoinSet::new(),
+            lost: 0,
+            reopen_at: None,
+            missed: false,
         }
     }
 
-    /// Asks the server for a stream of what it announces and of `resources`, in a task.
-    pub(super) fn open(&self, resources: Vec<String>) {
-        self.spawn(resources, Duration::ZERO, false);
-    }
-
-    fn spawn(&self, resources: Vec<String>, after: Duration, missed: bool) {
+    /// Asks the server, in a task, for a stream of what it announces and of `resources`;
+    /// closes the current stream when there is nothing to hear.
+    pub(super) fn open(&mut self, resources: Vec<String>) {
         let Some(info) = self.peer.peer_info() else { return };
-        let Some(filter) = revision::listen_filter(&info.capabilities, &resources) else { return };
+        let Some(filter) = revision::listen_filter(&info.capabilities, &resources) else {
+            self.stream = None;
+            return;
+        };
+        let number = self.next_number;
+        self.next_number += 1;
         let (peer, opened, server) = (self.peer.clone(), self.opened.clone(), self.server.clone());
-        tokio::spawn(async move {
-            tokio::time::sleep(after).await;
+        while self.tasks.try_join_next().is_some() {}
+        self.tasks.spawn(async move {
             let subscription = match tokio::time::timeout(revision::DISCOVER_WAIT, peer.listen(filter)).await {
                 Ok(Ok(subscription)) => Some(subscription),
                 Ok(Err(e)) => {
@@ -89,8 +110,21 @@ impl Listener {
                     None
                 }
             };
-            let _ = opened.send(Attempt { subscription, asked: resources, missed }).await;
+            let _ = opened.send(Attempt { number, subscription, asked: resources }).await;
         });
+    }
+
+    /// A stream was lost (it ended, or opening it again failed): open it again after a pause.
+    fn lose(&mut self) {
+        self.stream = None;
+        self.missed = true;
+        self.lost += 1;
+        if self.lost <= REOPENS {
+            tracing::warn!(server = %self.server, "the server's stream of changes was lost; opening it again");
+            self.reopen_at = Some(Instant::now() + REOPEN_AFTER * 2u32.pow(self.lost - 1));
+        } else {
+            tracing::warn!(server = %self.server, "the server's stream of changes keeps being lost; given up");
+        }
     }
 
     /// The next thing to act on; `resources` are those subscribed to now (for a reopening).
@@ -99,33 +133,45 @@ impl Listener {
             return Heard::Notification(notification);
         }
         loop {
+            let reopen_at = self.reopen_at;
+            let reopen = async move {
+                match reopen_at {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
+                () = reopen => {
+                    self.reopen_at = None;
+                    self.open(resources());
+                }
                 Some(attempt) = self.arrivals.recv() => {
-                    let Some(new) = attempt.subscription else { continue };
-                    let acknowledged = new.acknowledged().resource_subscriptions.clone().unwrap_or_default();
-                    let refused = attempt.asked.into_iter().filter(|uri| !acknowledged.contains(uri)).collect();
-                    let old = self.stream.replace(new);
-                    self.ends = 0;
-                    if let Some(mut old) = old {
+                    if attempt.number < self.current {
+                        continue; // Asked for before the stream in use.
+                    }
+                    let Some(new) = attempt.subscription else {
+                        if self.stream.is_none() && self.missed {
+                            self.lose();
+                        }
+                        continue;
+                    };
+                    let taken = new.acknowledged().resource_subscriptions.clone().unwrap_or_default();
+                    let (acknowledged, refused) = attempt.asked.into_iter().partition(|uri| taken.contains(uri));
+                    self.current = attempt.number;
+                    if let Some(mut old) = self.stream.replace(new) {
                         // Read what the old stream still holds before it ends.
                         while let Some(Ok(Some(notification))) = old.next().now_or_never() {
                             self.held.push_back(notification);
                         }
                     }
-                    return Heard::Opened { missed: attempt.missed, refused };
+                    return Heard::Opened { missed: std::mem::take(&mut self.missed), acknowledged, refused };
                 }
                 heard = next(&mut self.stream) => match heard {
-                    Some(notification) => return Heard::Notification(notification),
-                    None => {
-                        self.stream = None;
-                        self.ends += 1;
-                        if self.ends <= REOPENS {
-                            tracing::warn!(server = %self.server, "the server's stream of changes ended; opening it again");
-                            self.spawn(resources(), REOPEN_AFTER * self.ends, true);
-                        } else {
-                            tracing::warn!(server = %self.server, "the server's stream of changes keeps ending; given up");
-                        }
+                    Some(notification) => {
+                        self.lost = 0;
+                        return Heard::Notification(notification);
                     }
+                    None => self.lose(),
                 },
             }
         }

@@ -211,10 +211,19 @@ struct Slot {
     subscriptions: Mutex<BTreeSet<String>>,
     /// Wakes the supervisor to listen again with the changed subscriptions (2026-07-28).
     relisten: tokio::sync::Notify,
+    /// What the server's last acknowledged listen stream took and refused (2026-07-28).
+    listened: watch::Sender<Listened>,
     /// Its calls of the last minute, for its rate limits.
     calls: Mutex<CallWindow>,
     /// Its last health check (the supervisor's every `health_interval`, or one asked for).
     health: Mutex<Option<HealthCheck>>,
+}
+
+/// What a 2026-07-28 server's listen stream took of the resources asked for.
+#[derive(Debug, Default)]
+struct Listened {
+    acknowledged: Vec<String>,
+    refused: Vec<String>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -243,6 +252,11 @@ struct Shared {
 }
 
 impl Shared {
+    /// The level `slot`'s server sends log messages at: its own, else the registry's default.
+    fn log_level(&self, slot: &Slot) -> Option<LogLevel> {
+        lock(&slot.log_level).or(self.options.log_level)
+    }
+
     fn set_status(&self, slot: &Slot, status: ServerStatus) {
         let changed = slot.status.send_if_modified(|current| {
             let changed = *current != status;
@@ -445,6 +459,7 @@ impl McpRegistry {
                         log_level: Mutex::default(),
                         subscriptions: Mutex::default(),
                         relisten: tokio::sync::Notify::new(),
+                        listened: watch::Sender::new(Listened::default()),
                         calls: Mutex::default(),
                         health: Mutex::default(),
                     };
@@ -694,23 +709,16 @@ impl McpRegistry {
         if live.peer.peer_info().is_none_or(|i| i.capabilities.logging.is_none()) {
             return None;
         }
-        lock(&self.slot(server).ok()?.log_level).or(self.shared().options.log_level)
+        self.shared().log_level(self.slot(server).ok()?.as_ref())
     }
 
     /// Subscribes to changes of the resource `uri` (`resources/subscribe`);
     /// they arrive as [`McpEvent::ResourceUpdated`]. Renewed after a restart.
-    /// A 2026-07-28 server is asked again to listen, for the new set (a resource it does not
-    /// acknowledge is dropped from the set, said in the log).
+    /// A 2026-07-28 server is asked to listen again, for the new set, and answers by
+    /// acknowledging the resource or not (then it is dropped from the set and refused here).
     pub async fn subscribe_resource(&self, server: &str, uri: &str, ct: CancellationToken) -> Result<(), McpError> {
         if self.live(server)?.0.modern {
-            if !self.can_subscribe(server) {
-                let reason = "the server does not offer resource subscriptions".to_owned();
-                return Err(McpError::Protocol { server: server.to_owned(), reason });
-            }
-            let slot = self.slot(server)?;
-            lock(&slot.subscriptions).insert(uri.to_owned());
-            slot.relisten.notify_one();
-            return Ok(());
+            return self.listen_to(server, uri, ct).await;
         }
         let request = subscription_request(uri, true);
         match self.request(server, request, CallOptions::default(), ct).await? {
@@ -719,6 +727,37 @@ impl McpRegistry {
                 Ok(())
             }
             other => Err(unexpected(server, &other)),
+        }
+    }
+
+    /// Adds `uri` to a 2026-07-28 server's listen stream and waits for the server's answer.
+    async fn listen_to(&self, server: &str, uri: &str, ct: CancellationToken) -> Result<(), McpError> {
+        let slot = self.slot(server)?;
+        let mut listened = slot.listened.subscribe();
+        lock(&slot.subscriptions).insert(uri.to_owned());
+        slot.relisten.notify_one();
+        let asked = |list: &[String]| list.iter().any(|u| u == uri);
+        let answered = listened.wait_for(|l| asked(&l.acknowledged) || asked(&l.refused));
+        // The stream opens within DISCOVER_WAIT; a moment more for the supervisor to take it.
+        let within = crate::mcp::wire::DISCOVER_WAIT + Duration::from_secs(1);
+        let refused = tokio::select! {
+            () = ct.cancelled() => Err(McpError::Cancelled { server: server.to_owned() }),
+            answer = tokio::time::timeout(within, answered) => match answer {
+                Ok(Ok(listened)) => Ok(asked(&listened.refused)),
+                Ok(Err(_)) => Err(McpError::NotReady { server: server.to_owned(), status: slot.status.borrow().clone() }),
+                Err(_) => Err(McpError::Timeout { server: server.to_owned(), after: within }),
+            },
+        };
+        match refused {
+            Ok(false) => Ok(()),
+            Ok(true) => Err(McpError::Protocol {
+                server: server.to_owned(),
+                reason: format!("the server does not send updates of {uri}"),
+            }),
+            Err(error) => {
+                lock(&slot.subscriptions).remove(uri);
+                Err(error)
+            }
         }
     }
 

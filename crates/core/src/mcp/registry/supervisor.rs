@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::model::ServerNotification;
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -12,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 use super::connect::{self, Connection, Context, StartFailure};
 use super::listen::{Heard, Listener};
 use super::{
-    HealthCheck, Live, RegistryOptions, Shared, Slot, lock, read, set_level_request, subscription_request, write,
+    HealthCheck, Listened, Live, RegistryOptions, Shared, Slot, lock, read, set_level_request, subscription_request,
+    write,
 };
 use crate::mcp::error::McpError;
 use crate::mcp::launch::egress::BlockListener;
@@ -32,7 +34,7 @@ async fn restore(shared: &Shared, slot: &Slot, peer: &Peer<RoleClient>, timeout:
     }
     let info = peer.peer_info();
     let caps = info.as_ref().map(|i| &i.capabilities);
-    let level = lock(&slot.log_level).or(shared.options.log_level);
+    let level = shared.log_level(slot);
     let mut requests = Vec::new();
     if let Some(level) = level.filter(|_| caps.is_some_and(|c| c.logging.is_some())) {
         requests.push(set_level_request(level));
@@ -215,14 +217,21 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
                 break Ended::Crashed("the connection closed".to_owned());
             }
             heard = listener.next(subscribed), if modern => match heard {
+                Heard::Notification(ServerNotification::ResourceUpdatedNotification(updated))
+                    if !lock(&slot.subscriptions).contains(&updated.params.uri) => {}
                 Heard::Notification(notification) => hears.heard(notification),
-                Heard::Opened { missed, refused } => {
+                Heard::Opened { missed, acknowledged, refused } => {
                     if !refused.is_empty() {
                         tracing::warn!(server = %slot.name, ?refused, "the server does not send updates of these resources");
                         lock(&slot.subscriptions).retain(|uri| !refused.contains(uri));
                     }
+                    slot.listened.send_replace(Listened { acknowledged, refused });
                     if missed {
+                        // Whatever changed while no stream was open: the lists, and (perhaps) each resource.
                         hears.missed();
+                        for uri in subscribed() {
+                            let _ = shared.events.send(McpEvent::ResourceUpdated { server: slot.name.clone(), uri });
+                        }
                     }
                 }
             },

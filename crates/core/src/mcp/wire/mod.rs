@@ -10,6 +10,12 @@
 //!   the legacy HTTP+SSE transport; [`in_process`] serves a server inside Patchbay.
 //! - [`task_shapes`] is the seam for the task shapes rmcp does not speak.
 
+use std::time::Duration;
+
+/// How long a server has to answer `server/discover` before it is taken for one older than
+/// 2026-07-28 (the transport detection's probe, and the start of a streamable HTTP connection).
+pub const DISCOVER_WAIT: Duration = Duration::from_secs(5);
+
 pub mod answer;
 pub mod event_stream;
 pub mod frame;

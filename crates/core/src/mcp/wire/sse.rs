@@ -19,7 +19,7 @@ use futures::StreamExt;
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Client, StatusCode, Url};
 use rmcp::RoleClient;
-use rmcp::model::{JsonRpcMessage, RequestId};
+use rmcp::model::{JsonRpcMessage, ProtocolVersion, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::{mpsc, oneshot};
@@ -451,7 +451,7 @@ fn probe_body() -> serde_json::Value {
         "id": 0,
         "method": "initialize",
         "params": {
-            "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
+            "protocolVersion": ProtocolVersion::LATEST_WITH_INITIALIZE,
             "capabilities": {},
             "clientInfo": {"name": "patchbay-probe", "version": env!("CARGO_PKG_VERSION")},
         },
@@ -466,7 +466,7 @@ fn discover_body() -> serde_json::Value {
         "id": 0,
         "method": "server/discover",
         "params": {"_meta": {
-            "io.modelcontextprotocol/protocolVersion": rmcp::model::ProtocolVersion::V_2026_07_28,
+            "io.modelcontextprotocol/protocolVersion": ProtocolVersion::V_2026_07_28,
             "io.modelcontextprotocol/clientCapabilities": {},
             "io.modelcontextprotocol/clientInfo": {"name": "patchbay-probe", "version": env!("CARGO_PKG_VERSION")},
         }},
@@ -485,35 +485,32 @@ pub async fn detect(
     cancel: &CancellationToken,
 ) -> Result<DetectedTransport, SseError> {
     let url_text = url.to_string();
-    let discover = client
-        .post(url.clone())
-        .headers(headers.clone())
-        .header(header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"))
-        .header("mcp-protocol-version", HeaderValue::from_static("2026-07-28"))
-        .header("mcp-method", HeaderValue::from_static("server/discover"))
-        .timeout(timeout)
-        .json(&discover_body())
-        .send();
-    let discovered = tokio::select! {
-        _ = cancel.cancelled() => return Err(SseError::Cancelled),
-        r = discover => r.map_err(|source| SseError::Request { method: "POST", url: url_text.clone(), source })?,
+    let post = |body: serde_json::Value, extra: HeaderMap, within: Duration| {
+        let request = client
+            .post(url.clone())
+            .headers(headers.clone())
+            .headers(extra)
+            .header(header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"))
+            .timeout(within)
+            .json(&body)
+            .send();
+        async {
+            tokio::select! {
+                _ = cancel.cancelled() => Err(SseError::Cancelled),
+                r = request => r.map_err(|source| SseError::Request { method: "POST", url: url_text.clone(), source }),
+            }
+        }
     };
-    if discovered.status().is_success() {
-        return Ok(DetectedTransport::StreamableHttp);
+    let mut modern = HeaderMap::new();
+    modern.insert("mcp-protocol-version", HeaderValue::from_static("2026-07-28"));
+    modern.insert("mcp-method", HeaderValue::from_static("server/discover"));
+    // An error or no answer in time is an older server's way too: the `initialize` probe follows.
+    match post(discover_body(), modern, super::DISCOVER_WAIT.min(timeout / 2)).await {
+        Ok(answer) if answer.status().is_success() => return Ok(DetectedTransport::StreamableHttp),
+        Err(SseError::Cancelled) => return Err(SseError::Cancelled),
+        _ => {}
     }
-    drop(discovered);
-    let probe = client
-        .post(url.clone())
-        .headers(headers.clone())
-        .header(header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"))
-        .header(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))
-        .timeout(timeout)
-        .json(&probe_body())
-        .send();
-    let response = tokio::select! {
-        _ = cancel.cancelled() => return Err(SseError::Cancelled),
-        r = probe => r.map_err(|source| SseError::Request { method: "POST", url: url_text.clone(), source })?,
-    };
+    let response = post(probe_body(), HeaderMap::new(), timeout).await?;
     match classify_probe(response.status()) {
         ProbeOutcome::StreamableHttp => {
             end_probe_session(client, url, headers, &response, timeout).await;
