@@ -35,6 +35,9 @@ pub(super) enum Heard {
     /// that was lost (what it may have missed must be read again). Of the resources asked
     /// for, the server `acknowledged` some and `refused` the others.
     Opened { missed: bool, acknowledged: Vec<String>, refused: Vec<String> },
+    /// An opening asking for these resources was refused or not acknowledged in time; the
+    /// stream in use, if any, goes on.
+    Refused { asked: Vec<String> },
 }
 
 /// One connection's listen stream, and the streams being opened for it.
@@ -91,7 +94,10 @@ impl Listener {
     pub(super) fn open(&mut self, resources: Vec<String>) {
         let Some(info) = self.peer.peer_info() else { return };
         let Some(filter) = revision::listen_filter(&info.capabilities, &resources) else {
+            // Nothing to hear: no stream, and none of the openings under way is wanted.
             self.stream = None;
+            self.current = self.next_number;
+            self.next_number += 1;
             return;
         };
         let number = self.next_number;
@@ -153,7 +159,7 @@ impl Listener {
                         if self.stream.is_none() && self.missed {
                             self.lose();
                         }
-                        continue;
+                        return Heard::Refused { asked: attempt.asked };
                     };
                     let taken = new.acknowledged().resource_subscriptions.clone().unwrap_or_default();
                     let (acknowledged, refused) = attempt.asked.into_iter().partition(|uri| taken.contains(uri));

@@ -730,33 +730,49 @@ impl McpRegistry {
         }
     }
 
-    /// Adds `uri` to a 2026-07-28 server's listen stream and waits for the server's answer.
+    /// Adds `uri` to a 2026-07-28 server's listen stream and waits for the server's answer
+    /// (an answer given before this call does not count).
     async fn listen_to(&self, server: &str, uri: &str, ct: CancellationToken) -> Result<(), McpError> {
+        if !self.can_subscribe(server) {
+            let reason = "the server does not offer resource subscriptions".to_owned();
+            return Err(McpError::Protocol { server: server.to_owned(), reason });
+        }
         let slot = self.slot(server)?;
         let mut listened = slot.listened.subscribe();
-        lock(&slot.subscriptions).insert(uri.to_owned());
+        let added = lock(&slot.subscriptions).insert(uri.to_owned());
         slot.relisten.notify_one();
         let asked = |list: &[String]| list.iter().any(|u| u == uri);
-        let answered = listened.wait_for(|l| asked(&l.acknowledged) || asked(&l.refused));
+        let answered = async {
+            loop {
+                listened.changed().await?;
+                let now = listened.borrow_and_update();
+                if asked(&now.acknowledged) || asked(&now.refused) {
+                    return Ok::<bool, watch::error::RecvError>(asked(&now.refused));
+                }
+            }
+        };
         // The stream opens within DISCOVER_WAIT; a moment more for the supervisor to take it.
         let within = crate::mcp::wire::DISCOVER_WAIT + Duration::from_secs(1);
         let refused = tokio::select! {
             () = ct.cancelled() => Err(McpError::Cancelled { server: server.to_owned() }),
             answer = tokio::time::timeout(within, answered) => match answer {
-                Ok(Ok(listened)) => Ok(asked(&listened.refused)),
+                Ok(Ok(refused)) => Ok(refused),
                 Ok(Err(_)) => Err(McpError::NotReady { server: server.to_owned(), status: slot.status.borrow().clone() }),
                 Err(_) => Err(McpError::Timeout { server: server.to_owned(), after: within }),
             },
         };
         match refused {
             Ok(false) => Ok(()),
-            Ok(true) => Err(McpError::Protocol {
-                server: server.to_owned(),
-                reason: format!("the server does not send updates of {uri}"),
-            }),
-            Err(error) => {
-                lock(&slot.subscriptions).remove(uri);
-                Err(error)
+            refused => {
+                // Not taken: a resource this call added is not kept.
+                if added {
+                    lock(&slot.subscriptions).remove(uri);
+                    slot.relisten.notify_one();
+                }
+                Err(refused.err().unwrap_or_else(|| McpError::Protocol {
+                    server: server.to_owned(),
+                    reason: format!("the server does not send updates of {uri}"),
+                }))
             }
         }
     }

@@ -234,6 +234,10 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
                         }
                     }
                 }
+                Heard::Refused { asked } => {
+                    // Answers those waiting for a resource in it; the set is theirs to change.
+                    slot.listened.send_replace(Listened { acknowledged: Vec::new(), refused: asked });
+                }
             },
             () = slot.relisten.notified(), if modern => listener.open(subscribed()),
             Some(list) = changed_rx.recv() => {
