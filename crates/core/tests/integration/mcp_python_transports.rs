@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use common::*;
 use patchbay_core::config::{McpServerConfig, TransportConfig};
-use patchbay_core::mcp::{CallEvent, CallOptions, LogLevel};
+use patchbay_core::mcp::{CallEvent, CallOptions, LogLevel, McpRegistry};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -96,19 +96,7 @@ async fn a_python_server_works_over_stdio_sse_and_stateful_and_stateless_http() 
             .unwrap();
         assert_eq!(text(&sum), "5", "{mode}");
 
-        let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-        let options = CallOptions { timeout: None, events: Some(tx), ..CallOptions::default() };
-        let counted =
-            registry.call_tool(mode, "count", json!({"n": 3}).as_object().cloned(), options, ct()).await.unwrap();
-        assert_eq!(text(&counted), "counted to 3", "{mode}");
-        // Over HTTP the last notifications may race the result: wait briefly for them.
-        let mut events = Vec::new();
-        while events.len() < 6 {
-            match tokio::time::timeout(std::time::Duration::from_secs(2), rx.recv()).await {
-                Ok(Some(event)) => events.push(event),
-                _ => break,
-            }
-        }
+        let events = count(&registry, mode, 3).await;
         let progress: Vec<(f64, Option<f64>, Option<String>)> = events
             .iter()
             .filter_map(|e| match e {
@@ -145,20 +133,29 @@ async fn a_python_server_works_over_stdio_sse_and_stateful_and_stateless_http() 
     // no longer offers `logging/setLevel`): above `info`, the count's steps are not logged.
     for mode in ["stateful", "stateless"] {
         registry.set_log_level(mode, LogLevel::Warning, ct()).await.unwrap();
-        let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-        let options = CallOptions { timeout: None, events: Some(tx), ..CallOptions::default() };
-        let counted =
-            registry.call_tool(mode, "count", json!({"n": 2}).as_object().cloned(), options, ct()).await.unwrap();
-        assert_eq!(text(&counted), "counted to 2", "{mode}");
-        let mut events = Vec::new();
-        while let Ok(Some(event)) = tokio::time::timeout(std::time::Duration::from_secs(1), rx.recv()).await {
-            events.push(event);
-        }
+        let events = count(&registry, mode, 2).await;
         assert!(events.iter().any(|e| matches!(e, CallEvent::Progress { .. })), "{mode}: {events:?}");
         assert!(!events.iter().any(|e| matches!(e, CallEvent::Log(_))), "{mode}: {events:?}");
     }
     registry.shutdown().await;
     drop(running);
+}
+
+/// Calls `count` to `n` on `mode` and returns the call's events: each step's progress and
+/// log message (over HTTP the last ones may race the result, so they are waited for briefly).
+async fn count(registry: &McpRegistry, mode: &str, n: u32) -> Vec<CallEvent> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let options = CallOptions { timeout: None, events: Some(tx), ..CallOptions::default() };
+    let counted = registry.call_tool(mode, "count", json!({"n": n}).as_object().cloned(), options, ct()).await.unwrap();
+    assert_eq!(text(&counted), format!("counted to {n}"), "{mode}");
+    let mut events = Vec::new();
+    while let Ok(Some(event)) = tokio::time::timeout(std::time::Duration::from_secs(2), rx.recv()).await {
+        events.push(event);
+        if events.len() == 2 * n as usize {
+            break;
+        }
+    }
+    events
 }
 
 fn ct() -> CancellationToken {
