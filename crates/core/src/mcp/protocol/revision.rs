@@ -1,20 +1,15 @@
-//! Which MCP revision a connection speaks, chosen with the server and never by the user.
+//! Which MCP revision a connection speaks: chosen with the server, never by the user.
 //!
-//! A server that speaks 2026-07-28 gets it (`server/discover`, no `initialize`, the
-//! `MCP-Protocol-Version` and `Mcp-Method` headers and `_meta` on every request, request
-//! state): rmcp's client does all of that once the discover probe succeeds. A server that
-//! answers the probe with an error, or not within [`DISCOVER_WAIT`] (at most half the start
-//! timeout), gets a fresh connection
-//! and the `initialize` handshake at 2025-11-25, then whatever it answers (a fresh one:
-//! a server that never answers would hold rmcp's own fallback on the same connection).
-//! Only streamable HTTP negotiates: stdio servers that ignore an unknown request would cost
-//! the wait at every start, legacy SSE is a 2024-11-05 transport, and the in-process
-//! servers are Patchbay's own.
+//! A streamable HTTP server is asked `server/discover` first; one that speaks 2026-07-28 gets
+//! it (rmcp then sends the headers and per-request `_meta` it needs). One that answers with an
+//! error, or not within [`DISCOVER_WAIT`] (at most half the start timeout), gets the 2025-11-25
+//! handshake on a fresh connection: rmcp's own fallback would reuse the one a silent server
+//! holds. stdio (a server that ignores unknown requests would cost the wait at every start),
+//! legacy SSE and in-process servers go straight to the handshake.
 //!
-//! What 2026-07-28 removed is done its way on such a connection: no `ping` (a liveness
-//! check is a `server/discover`), no `logging/setLevel` (the level goes in each request's
-//! `_meta`), and list changes and resource updates come only on a `subscriptions/listen`
-//! stream ([`listen_filter`]), never unasked.
+//! What 2026-07-28 removed is done its way: liveness is a `server/discover` (no `ping`), the log
+//! level rides each request's `_meta` (no `logging/setLevel`), and list changes and resource
+//! updates come only on a `subscriptions/listen` stream ([`listen_filter`]).
 
 use rmcp::ClientLifecycleMode;
 use rmcp::model::{
