@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use patchbay_core::paths::DataDir;
-use tauri::{AppHandle, Emitter, Manager, Runtime, Window, WindowEvent, plugin::TauriPlugin};
+use tauri::{AppHandle, Manager, Runtime, Window, WindowEvent, plugin::TauriPlugin};
 use tauri_plugin_window_state::{AppHandleExt, StateFlags};
 
 /// The file, inside the data directory, that keeps the window's geometry.
@@ -37,17 +37,14 @@ pub fn instance_id(identifier: &str, dir: Option<&DataDir>) -> String {
 }
 
 /// The single-instance plugin: a second launch on the same data dir focuses the
-/// first window, handing over the bundle it was given to install.
+/// first window, handing over the bundle or install link it was given.
 pub fn single_instance<R: Runtime>(identifier: &str, dir: Option<&DataDir>) -> TauriPlugin<R> {
     tauri_plugin_single_instance::Builder::new()
         .dbus_id(instance_id(identifier, dir))
         .callback(|app, args, cwd| {
-            // A bundle opened while Patchbay runs: this window shows its installer.
-            if let Some(path) = crate::bundle_arg(args.into_iter().skip(1), std::path::Path::new(&cwd)) {
-                app.state::<crate::state::AppState>().open_bundle(path);
-                if let Err(e) = app.emit("bundle_opened", ()) {
-                    tracing::warn!("could not tell the window about the opened bundle: {e}");
-                }
+            // A bundle or link opened while Patchbay runs: this window shows what it installs.
+            if let Some(opened) = crate::opened::from_args(args.into_iter().skip(1), std::path::Path::new(&cwd)) {
+                crate::opened::offer(app, &app.state::<crate::state::AppState>().opened, opened);
             }
             focus_main_window(app)
         })

@@ -34,6 +34,7 @@ use ts_rs::{Config, TS, TypeVisitor};
 use crate::commands::chat::TurnOutcome;
 use crate::error::IpcError;
 use crate::mcp_apps::AppViewInfo;
+use crate::opened::Opened;
 
 /// The generated file, from the repository's root.
 const FILE: &str = "ui/src/lib/ipc/generated.ts";
@@ -97,6 +98,7 @@ fn roots(v: &mut Collect) {
     v.visit::<RegistryFill>();
     v.visit::<BundleSource>();
     v.visit::<BundleInfo>();
+    v.visit::<Opened>();
     // Providers, import, assistants, settings.
     v.visit::<ProviderView>();
     v.visit::<ProviderProfile>();

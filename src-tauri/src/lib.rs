@@ -15,13 +15,14 @@ mod instance;
 mod ipc_types;
 mod mcp_apps;
 mod navigation;
+mod opened;
 mod startup;
 mod state;
 mod webview;
 
 pub use error::{IpcError, IpcErrorKind};
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use tauri::Manager;
 
@@ -39,21 +40,17 @@ fn data_dir_arg(args: impl IntoIterator<Item = String>) -> Option<PathBuf> {
     None
 }
 
-/// The first argument naming an MCP bundle (`.mcpb`, or `.dxt` from before
-/// the rename), as a file manager's "Open with" passes it; relative to `cwd`.
-fn bundle_arg(args: impl IntoIterator<Item = String>, cwd: &Path) -> Option<PathBuf> {
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        if arg == "--data-dir" {
-            args.next();
-            continue;
+/// macOS hands a clicked link to the running app as an event, not an argument.
+#[cfg(target_os = "macos")]
+fn on_open_url(app: &tauri::AppHandle) {
+    use tauri_plugin_deep_link::DeepLinkExt;
+    let handle = app.clone();
+    app.deep_link().on_open_url(move |event| {
+        if let Some(url) = event.urls().into_iter().next() {
+            let pending = &handle.state::<state::AppState>().opened;
+            opened::offer(&handle, pending, opened::Opened::Link { link: url.to_string() });
         }
-        let lower = arg.to_ascii_lowercase();
-        if !arg.starts_with('-') && (lower.ends_with(".mcpb") || lower.ends_with(".dxt")) {
-            return Some(cwd.join(arg));
-        }
-    }
-    None
+    });
 }
 
 /// SIGTERM (a session logging out, `kill`) and SIGINT (Ctrl+C in a terminal)
@@ -117,7 +114,7 @@ pub fn run() {
         return;
     }
     let cwd = std::env::current_dir().unwrap_or_default();
-    let state = state::AppState::open(data_dir_asked, bundle_arg(std::env::args().skip(1), &cwd));
+    let state = state::AppState::open(data_dir_asked, opened::from_args(std::env::args().skip(1), &cwd));
     // The instance lock belongs to the data dir asked for, so that windows on
     // different data dirs never meet, even when the core could not open there;
     // the window geometry is kept in the data dir that opened.
@@ -137,6 +134,9 @@ pub fn run() {
         // click handler would need the window to call the plugin directly.
         .plugin(tauri_plugin_opener::Builder::new().open_js_links_on_click(false).build())
         .plugin(tauri_plugin_clipboard_manager::init())
+        // The `patchbay` scheme (tauri.conf.json): the bundles register it; on macOS
+        // a link arrives as an event, elsewhere as an argument (`opened::from_args`).
+        .plugin(tauri_plugin_deep_link::init())
         // The window loads only Patchbay's pages and tools' views.
         .plugin(navigation::guard())
         .on_window_event(|window, event| {
@@ -162,6 +162,8 @@ pub fn run() {
             }
             #[cfg(unix)]
             exit_on_terminate(app.handle().clone());
+            #[cfg(target_os = "macos")]
+            on_open_url(app.handle());
             if let Some(services) = &services
                 && let Err(e) = tauri::async_runtime::block_on(async { services.start() })
             {
@@ -205,7 +207,7 @@ pub fn run() {
             commands::servers::install_bundle,
             commands::servers::bundle_settings,
             commands::servers::configure_bundle,
-            commands::servers::take_opened_bundle,
+            commands::servers::take_opened,
             commands::servers::delete_server,
             commands::servers::set_server_enabled,
             commands::servers::restart_server,
@@ -300,7 +302,7 @@ pub fn run() {
 
 #[cfg(test)]
 mod tests {
-    use super::{bundle_arg, data_dir_arg};
+    use super::data_dir_arg;
     use std::path::PathBuf;
 
     fn args(list: &[&str]) -> Vec<String> {
@@ -312,17 +314,5 @@ mod tests {
         assert_eq!(data_dir_arg(args(&["--data-dir", "/x"])), Some(PathBuf::from("/x")));
         assert_eq!(data_dir_arg(args(&["-v", "--data-dir=/y"])), Some(PathBuf::from("/y")));
         assert_eq!(data_dir_arg(args(&["--other"])), None);
-    }
-
-    #[test]
-    fn a_bundle_argument_is_found_and_made_absolute() {
-        let cwd = std::path::Path::new("/home/ada/Downloads");
-        assert_eq!(bundle_arg(args(&["notes.mcpb"]), cwd), Some(PathBuf::from("/home/ada/Downloads/notes.mcpb")));
-        assert_eq!(
-            bundle_arg(args(&["--data-dir", "/d.mcpb", "/tmp/Old.DXT"]), cwd),
-            Some(PathBuf::from("/tmp/Old.DXT")),
-            "the data dir is not a bundle"
-        );
-        assert_eq!(bundle_arg(args(&["--data-dir=/x", "notes.zip"]), cwd), None);
     }
 }

@@ -10,6 +10,7 @@ use patchbay_core::store::Store;
 use tauri::{AppHandle, Emitter};
 
 use crate::error::IpcError;
+use crate::opened::{Opened, Pending};
 
 /// The core services, once opened.
 pub struct Core {
@@ -27,9 +28,8 @@ pub struct AppState {
     pub requested_dir: Option<DataDir>,
     /// The core's own events, until the window exists to take them ([`forward_events`]).
     pub events: Mutex<Option<AppEventStream>>,
-    /// An MCP bundle the app was launched with (or a later launch handed
-    /// over), until the window takes it to show its installer.
-    pub opened_bundle: Mutex<Option<PathBuf>>,
+    /// A bundle or install link the app was opened with, until the window takes it.
+    pub opened: Pending,
 }
 
 /// Emits the core's own events to the window as they come (`server_status`,
@@ -62,9 +62,9 @@ fn emit<T: serde::Serialize + Clone>(handle: &AppHandle, event: &str, payload: T
 }
 
 impl AppState {
-    /// Opens the core in the chosen (or default) data directory; `bundle` is
-    /// a bundle file to offer to install.
-    pub fn open(data_dir: Option<PathBuf>, bundle: Option<PathBuf>) -> Self {
+    /// Opens the core in the chosen (or default) data directory; `opened` is
+    /// a bundle or link to offer to install.
+    pub fn open(data_dir: Option<PathBuf>, opened: Option<Opened>) -> Self {
         let (events, stream) = AppEvents::channel();
         let resolved = DataDir::resolve(data_dir);
         let requested_dir = resolved.as_ref().ok().cloned();
@@ -74,22 +74,12 @@ impl AppState {
             let app = App::open(dir.clone(), store.clone(), secrets.clone(), events)?;
             Ok(Core { dir, store, secrets, app })
         });
-        Self { core, requested_dir, events: Mutex::new(Some(stream)), opened_bundle: Mutex::new(bundle) }
+        Self { core, requested_dir, events: Mutex::new(Some(stream)), opened: Pending::new(opened) }
     }
 
     /// The opened core, or the start-up error.
     pub fn core(&self) -> Result<&Core, IpcError> {
         self.core.as_ref().map_err(Clone::clone)
-    }
-
-    /// Hands over the bundle to install, once.
-    pub fn take_opened_bundle(&self) -> Option<PathBuf> {
-        self.opened_bundle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
-    }
-
-    /// Remembers a bundle a later launch was given, for the window to take.
-    pub fn open_bundle(&self, path: PathBuf) {
-        *self.opened_bundle.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(path);
     }
 
     /// The app services, or the start-up error.

@@ -6,7 +6,8 @@
 //! streaming answer, restart the app and find the conversation intact; drop a
 //! picture on the composer and find it in the model's request; install an MCP
 //! bundle the app was opened with, update it from a second launch and change
-//! its settings; find servers in an MCP Registry and add one, and install
+//! its settings; confirm the install links the app is opened with, also while
+//! it runs, and see bad ones refused; find servers in an MCP Registry and add one, and install
 //! another's bundle; fill
 //! in a prompt and a resource template with the server's suggestions; answer
 //! a server's form with titled choices, also one it asked to run as a task; see who a server says it is, and open
@@ -880,6 +881,108 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
     ensure!(manifest.contains("\"version\":\"2.0.0\""), "{manifest}");
     let TransportConfig::Stdio { args, .. } = &server.transport else { unreachable!() };
     ensure!(args == &["huge-result:3"], "the changed setting: {args:?}");
+    Ok(())
+}
+
+/// Every byte but letters and digits as `%XX`, as a link's query needs.
+fn escape(text: &str) -> String {
+    text.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+/// A launch on `data_dir` with `link`, which hands it to the running window and exits.
+fn hand_over_link(data_dir: &Path, link: &str) -> Result<()> {
+    let mut launch = Spawned::spawn(
+        Command::new(app_binary()?)
+            .arg("--data-dir")
+            .arg(data_dir)
+            .arg(link)
+            .env_remove("DISPLAY")
+            .stdout(Stdio::null()),
+    )?;
+    let status = launch.wait_timeout(WAIT).context("the launch with a link did not hand over and exit")?;
+    ensure!(status.success(), "the launch with a link exited with {status}");
+    Ok(())
+}
+
+/// An install link starts the closed app on its confirmation, which shows what
+/// runs and asks for the empty secret; nothing is added before the user
+/// confirms. Links given to later launches reach the running window: a
+/// Cursor link adds a second server, one carrying a secret value and one of an
+/// unknown scheme are refused there, saying why.
+#[test]
+fn an_install_link_opens_its_confirmation_whether_the_app_runs_or_not() -> Result<()> {
+    use base64::Engine;
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    let everything = peers::npm_bin("mcp-server-everything");
+    let server = json!({"command": everything, "args": ["stdio"], "env": {"EVERYTHING_API_KEY": ""}});
+    let config = escape(&base64::engine::general_purpose::STANDARD.encode(server.to_string()));
+    let link = format!("patchbay://mcp/install?name=linked&config={config}");
+    let options = AppOptions { data_dir: Some(data_dir.clone()), args: vec![link], ..Default::default() };
+    let app = App::start("an_install_link_opens_its_confirmation_whether_the_app_runs_or_not", options)?;
+    let typed = "link-e2e-typed-key-2718";
+    let stored = || -> Result<Vec<String>> {
+        let servers = ConfigStore::new(Store::open(&DataDir::new(&data_dir))?).servers()?;
+        Ok(servers.into_iter().map(|s| s.name).collect())
+    };
+    app.check(|s| {
+        let title = s.wait_for_text("[data-testid=install-link] h2", WAIT, |t| !t.is_empty())?;
+        ensure!(title == "Add the MCP server linked?", "{title}");
+        let command = s.wait_for_text("[data-testid=link-command]", WAIT, |t| !t.is_empty())?;
+        ensure!(command == format!("{} stdio", everything.display()), "{command}");
+        let policy = s.wait_for_text("[data-testid=link-policy]", WAIT, |t| !t.is_empty())?;
+        ensure!(policy.starts_with("Security policy: "), "{policy}");
+        ensure!(stored()?.is_empty(), "nothing is added before the user confirms");
+        s.set_value("#link-input-linked-EVERYTHING_API_KEY", typed)?;
+        s.click(&s.find("#link-confirm")?)?;
+        s.wait_for("[data-testid=link-installed]", WAIT)?;
+        s.click(&s.find("#link-close")?)?;
+        s.wait_for_none("[data-testid=install-link]", WAIT)?;
+
+        // While it runs: a Cursor link from a second launch.
+        let second = json!({"command": everything, "args": ["stdio"]});
+        let config = escape(&base64::engine::general_purpose::STANDARD.encode(second.to_string()));
+        hand_over_link(
+            &data_dir,
+            &format!("cursor://anysphere.cursor-deeplink/mcp/install?name=cursed&config={config}"),
+        )?;
+        let title = s.wait_for_text("[data-testid=install-link] h2", WAIT, |t| t.contains("cursed"))?;
+        ensure!(title == "Add the MCP server cursed?", "{title}");
+        s.click(&s.find("#link-confirm")?)?;
+        s.wait_for("[data-testid=link-installed]", WAIT)?;
+        s.click(&s.find("#link-close")?)?;
+
+        // Refused: a secret value in the link, and a link that installs nothing.
+        let leaky = json!({"command": "npx", "env": {"GITHUB_TOKEN": "ghp_inline_4242"}});
+        let config = escape(&base64::engine::general_purpose::STANDARD.encode(leaky.to_string()));
+        for (link, said) in [
+            (
+                format!("patchbay://mcp/install?name=leaky&config={config}"),
+                "(link).env.GITHUB_TOKEN: an install link may not carry a secret value",
+            ),
+            ("zoommtg://zoom.us/join?confno=1".to_owned(), "(link): a zoommtg: link is not an install link"),
+        ] {
+            hand_over_link(&data_dir, &link)?;
+            let refused = s.wait_for_text("[data-testid=link-refused]", WAIT, |t| t.contains(said))?;
+            ensure!(refused.starts_with("Patchbay did not install this link:"), "{refused}");
+            ensure!(!refused.contains("ghp_inline_4242"), "the refusal does not show the secret: {refused}");
+            ensure!(s.count("#link-confirm")? == 0, "a refused link offers nothing to add");
+            s.click(&s.find("#link-close")?)?;
+            s.wait_for_none("[data-testid=install-link]", WAIT)?;
+        }
+
+        s.click(&s.find("#nav-settings")?)?;
+        s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
+        s.wait_for(&ready_dot("linked"), SERVER_WAIT)?;
+        s.wait_for(&ready_dot("cursed"), SERVER_WAIT)?;
+        Ok(())
+    })?;
+    app.close()?;
+    ensure!(stored()? == ["linked", "cursed"], "{:?}", stored()?);
+    let keyring = KeyringStore::for_data_dir(&DataDir::new(&data_dir));
+    ensure!(keyring.get("mcp/linked/EVERYTHING_API_KEY")?.as_deref() == Some(typed), "the typed key is in the keyring");
     Ok(())
 }
 

@@ -106,7 +106,7 @@ describe("Closing the window", () => {
 
 describe("A server's request", () => {
   it("is asked on the settings page too, where a tool is being tested", async () => {
-    renderApp({ list_providers: [], list_tools: [], list_conversations: [], take_opened_bundle: null });
+    renderApp({ list_providers: [], list_tools: [], list_conversations: [], take_opened: null });
     fireEvent.click(screen.getByRole("button", { name: "Settings" }));
     await screen.findByRole("heading", { level: 1, name: "Settings" });
     const request = { kind: "elicitation", id: "e1", server: "everything", message: "What is your name?", requested_schema: { type: "object", properties: {} } };
@@ -119,7 +119,7 @@ describe("A server's request", () => {
 
 describe("The welcome", () => {
   it("sends a new user to the providers settings, and Settings in the menu opens on General", async () => {
-    renderApp({ list_providers: [], list_tools: [], list_conversations: [], take_opened_bundle: null });
+    renderApp({ list_providers: [], list_tools: [], list_conversations: [], take_opened: null });
     fireEvent.click(await screen.findByRole("button", { name: "Add a provider" }));
     await screen.findByRole("heading", { level: 1, name: "Settings" });
     expect(screen.getByRole("tab", { name: "Providers" }).getAttribute("aria-selected")).toBe("true");
@@ -132,7 +132,7 @@ describe("The welcome", () => {
 
   it("opens the page of a server that failed", async () => {
     const servers = [serverView("fs", "ready"), serverView("fetch", "failed", "not found on PATH")];
-    renderApp({ list_providers: [], list_tools: [], list_conversations: [], take_opened_bundle: null, list_servers: servers, server_presets: [] });
+    renderApp({ list_providers: [], list_tools: [], list_conversations: [], take_opened: null, list_servers: servers, server_presets: [] });
     fireEvent.click(await screen.findByRole("button", { name: "fetch failed: see why" }));
     await screen.findByRole("heading", { level: 1, name: "Settings" });
     expect(screen.getByRole("tab", { name: "MCP servers" }).getAttribute("aria-selected")).toBe("true");
@@ -146,7 +146,7 @@ describe("The welcome", () => {
 describe("Opening a bundle file", () => {
   it("shows its installer on the servers page when Patchbay was launched with it", async () => {
     const info = bundleInfo();
-    renderApp({ take_opened_bundle: "/home/ada/notes.mcpb", bundle_preview: info });
+    renderApp({ take_opened: { kind: "bundle", path: "/home/ada/notes.mcpb" }, bundle_preview: info });
     const dialog = await screen.findByTestId("bundle-install");
     expect(screen.getByRole("heading", { level: 1, name: "Settings" })).toBeTruthy();
     expect(screen.getByRole("tab", { name: "MCP servers" }).getAttribute("aria-selected")).toBe("true");
@@ -219,7 +219,7 @@ describe("Settings tabs", () => {
 
 describe("Links", () => {
   it("go to the backend to open in the browser; one it refuses says why over the page until dismissed", async () => {
-    renderApp({ list_providers: [], list_tools: [], list_conversations: [], take_opened_bundle: null });
+    renderApp({ list_providers: [], list_tools: [], list_conversations: [], take_opened: null });
     invoke.mockImplementation((command: string, args?: unknown) => {
       if (command !== "open_link") return new Promise(() => {});
       const url = (args as { url: string }).url;

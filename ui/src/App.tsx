@@ -5,6 +5,7 @@ import { ipc, toIpcError, type IpcError } from "./lib/ipc";
 import { openLinksWith } from "./lib/links";
 import { LiveViewsContext } from "./lib/mcpApps";
 import { ServerRequests } from "./components/ServerRequests";
+import { InstallLink } from "./components/settings/InstallLink";
 import { ChatPage } from "./pages/ChatPage";
 import type { SettingsSection } from "./pages/SettingsPage";
 
@@ -43,8 +44,10 @@ export function App() {
   const [server, setServer] = useState<string | null>(null);
   // Conversation stores live as long as the app, not the chat page.
   const [stores] = useState(() => new ChatStores());
-  // A bundle file Patchbay was opened with goes to its installer on the servers page.
+  // A bundle file Patchbay was opened with goes to its installer on the servers page;
+  // an install link opens its confirmation over the page.
   const [bundle, setBundle] = useState<string | null>(null);
+  const [link, setLink] = useState<string | null>(null);
   // Links open in the user's browser; why one did not (or why an answer to a server's
   // request did not arrive), until dismissed.
   const [problem, setProblem] = useState<IpcError | null>(null);
@@ -58,17 +61,19 @@ export function App() {
   }, [views]);
   useEffect(() => {
     const take = () =>
-      void ipc.takeOpenedBundle().then(
-        (path) => {
-          if (path) {
-            setBundle(path);
+      void ipc.takeOpened().then(
+        (opened) => {
+          if (opened?.kind === "bundle") {
+            setBundle(opened.path);
             setPage("settings");
+          } else if (opened?.kind === "link") {
+            setLink(opened.link);
           }
         },
         () => undefined,
       );
     take();
-    const un = ipc.onBundleOpened(take);
+    const un = ipc.onOpened(take);
     return () => {
       void un.then((f) => f());
     };
@@ -110,6 +115,7 @@ export function App() {
         )}
       </main>
       <ServerRequests onError={setProblem} />
+      {link !== null && <InstallLink key={link} link={link} ipc={ipc} onClose={() => setLink(null)} />}
       {problem && (
         // Over the page, not above it: the page keeps its place and its composer.
         <div className="toast" role="alert" data-testid="link-error">

@@ -13,6 +13,7 @@ mod conversation;
 mod info;
 mod install;
 mod kb;
+mod link;
 mod mcp;
 mod model;
 mod policy;

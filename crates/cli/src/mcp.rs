@@ -1,5 +1,5 @@
 //! `patchbay mcp`: list, start and call the configured MCP servers, install
-//! bundles (`install.rs`), search the MCP Registry (`search`) and add the
+//! bundles (`install.rs`) and install links (`link.rs`), search the MCP Registry (`search`) and add the
 //! servers it lists (`add.rs`).
 //!
 //! `status`, `tools`, `call`, `prompts`, `prompt`, `resources`, `read`,
@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::add::AddArgs;
 use crate::install::{ConfigureArgs, InstallArgs};
+use crate::link::InstallLinkArgs;
 use crate::policy::PolicyArgs;
 use crate::requests::{SamplingModel, TerminalRequests};
 
@@ -109,6 +110,8 @@ enum McpCommand {
     },
     /// Install an MCP bundle (.mcpb) as a server, or update the one it installed before.
     Install(InstallArgs),
+    /// Add the server an install link carries (patchbay://, Cursor's or VS Code's "Add to" links).
+    InstallLink(InstallLinkArgs),
     /// Change the settings of an installed bundle (the others keep their value), or `--show` them.
     Configure(ConfigureArgs),
     /// Add a server the MCP Registry lists (by its registry name), and start it once.
@@ -174,6 +177,9 @@ pub fn run(dir: &DataDir, args: McpArgs) -> anyhow::Result<ExitCode> {
     if let McpCommand::Install(install) = &args.command {
         return crate::install::run(dir, install);
     }
+    if let McpCommand::InstallLink(link) = &args.command {
+        return crate::link::run(dir, link);
+    }
     if let McpCommand::Configure(configure) = &args.command {
         return crate::install::configure(dir, configure);
     }
@@ -218,6 +224,7 @@ async fn command(
     match command {
         McpCommand::List
         | McpCommand::Install(_)
+        | McpCommand::InstallLink(_)
         | McpCommand::Configure(_)
         | McpCommand::Add(_)
         | McpCommand::Policy(_)

@@ -26,6 +26,7 @@ use super::knowledge::pick_folder;
 use crate::cancellable::Request;
 use crate::error::{IpcError, IpcErrorKind};
 use crate::mcp_apps::{AppViewInfo, ViewPages};
+use crate::opened::Opened;
 use crate::state::AppState;
 
 /// Opens the authorization page in the user's browser.
@@ -173,10 +174,10 @@ pub async fn configure_bundle(state: State<'_, AppState>, name: String, values: 
     Ok(state.app()?.configure_bundle(&name, &values).await?)
 }
 
-/// The bundle Patchbay was opened with, once (then `None`).
+/// The bundle or install link Patchbay was opened with, once (then `None`).
 #[tauri::command(rename_all = "snake_case")]
-pub fn take_opened_bundle(state: State<'_, AppState>) -> Option<String> {
-    state.take_opened_bundle().map(|p| p.display().to_string())
+pub fn take_opened(state: State<'_, AppState>) -> Option<Opened> {
+    state.opened.take()
 }
 
 #[tauri::command(rename_all = "snake_case")]

@@ -24,6 +24,7 @@ mod kill_mid_stream;
 mod mcp;
 mod mcp_host_killed;
 mod mcp_install;
+mod mcp_install_link;
 mod mcp_policy;
 mod mcp_registry;
 mod mcp_server_requests;

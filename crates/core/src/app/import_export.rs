@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::diff::line_diff;
 use super::views::{ImportEntry, ImportInput, ImportPreviewView, ImportReport};
 use super::{App, AppError};
-use crate::config::import::{EntryStatus, ImportChoice, ImportMode, ImportOptions, SecretState, SourceFormat};
+use crate::config::import::{
+    EntryStatus, ImportChoice, ImportMode, ImportOptions, LinkKind, SecretState, SourceFormat,
+};
 use crate::config::{ExportFormat, ExportOptions, McpServerConfig};
 use crate::secrets::SecretValue;
 
@@ -54,7 +56,8 @@ impl App {
                     _ => Vec::new(),
                 };
                 let (secrets, environment) = (e.secrets, e.environment);
-                Some(ImportEntry { name: e.name, status, incoming, diff, detail, secrets, environment })
+                let policy = self.inner.registry.policy_outline(&incoming);
+                Some(ImportEntry { name: e.name, status, incoming, diff, detail, secrets, environment, policy })
             })
             .collect();
         let format = match preview.format {
@@ -66,6 +69,9 @@ impl App {
             Some(SourceFormat::Patchbay) => "patchbay",
             Some(SourceFormat::BareMap) => "server_map",
             Some(SourceFormat::SingleServer) => "single_server",
+            Some(SourceFormat::Link(LinkKind::Patchbay)) => "patchbay_link",
+            Some(SourceFormat::Link(LinkKind::Cursor)) => "cursor_link",
+            Some(SourceFormat::Link(LinkKind::VsCode)) => "vscode_link",
             None => "unknown",
         };
         Ok(ImportPreviewView {

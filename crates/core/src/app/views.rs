@@ -412,6 +412,8 @@ pub struct ImportEntry {
     /// The environment variables its values read when it starts (a remote server's
     /// headers too: the value is sent to it).
     pub environment: Vec<crate::config::import::EnvironmentRead>,
+    /// The security policy it would run under.
+    pub policy: crate::config::PolicyOutline,
 }
 
 /// What an import would do.

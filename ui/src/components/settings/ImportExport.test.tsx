@@ -1,8 +1,9 @@
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ImportPreview, McpServerConfig } from "../../lib/ipc";
+import { POLICY } from "../../test/fakeServers";
 import { renderIn } from "../../test/render";
-import { ImportExport, type ImportIpc } from "./ImportExport";
+import { ImportExport, isLink, type ImportIpc } from "./ImportExport";
 
 afterEach(cleanup);
 
@@ -34,6 +35,7 @@ const preview: ImportPreview = {
         { field: "env.API_KEY", secret: "mcp/fresh/API_KEY", state: "from_import" },
       ],
       environment: [{ field: "env.HOME_DIR", variable: "HOME", set: true }, { field: "env.GH", variable: "GH_TOKEN", set: false }],
+      policy: POLICY,
     },
     {
       name: "files",
@@ -47,9 +49,10 @@ const preview: ImportPreview = {
       detail: null,
       secrets: [],
       environment: [],
+      policy: POLICY,
     },
-    { name: "same", status: "unchanged", incoming: cfg("same"), diff: [], detail: null, secrets: [], environment: [] },
-    { name: "clash", status: "conflict", incoming: cfg("clash"), diff: [], detail: "A server named clash uses a different transport.", secrets: [], environment: [] },
+    { name: "same", status: "unchanged", incoming: cfg("same"), diff: [], detail: null, secrets: [], environment: [], policy: POLICY },
+    { name: "clash", status: "conflict", incoming: cfg("clash"), diff: [], detail: "A server named clash uses a different transport.", secrets: [], environment: [], policy: POLICY },
   ],
   inputs: [],
   removed_on_replace: [],
@@ -117,7 +120,7 @@ describe("ImportExport", () => {
     const vscode: ImportPreview = {
       format: "vscode",
       warnings: [],
-      entries: [{ name: "github", status: "new", incoming: cfg("github"), diff: [], detail: null, secrets: [], environment: [] }],
+      entries: [{ name: "github", status: "new", incoming: cfg("github"), diff: [], detail: null, secrets: [], environment: [], policy: POLICY }],
       inputs: [
         { id: "gh-token", description: "GitHub token", servers: ["github"], set: false },
         { id: "lint-key", description: null, servers: ["github"], set: true },
@@ -163,6 +166,19 @@ describe("ImportExport", () => {
     expect(alert.textContent).toContain("Correct the highlighted value");
   });
 
+  it("opens the install confirmation for a pasted install link", async () => {
+    const ipc = fake();
+    ipc.importPreview = vi.fn(() => Promise.resolve({ ...preview, warnings: [] }));
+    renderIn(<ImportExport ipc={ipc} />);
+    const link = "vscode:mcp/install?%7B%22name%22%3A%22fresh%22%7D";
+    fireEvent.change(screen.getByLabelText("Paste a config (Claude Desktop, VS Code, Cursor…)"), { target: { value: ` ${link}\n` } });
+    fireEvent.click(screen.getByRole("button", { name: "Preview" }));
+    expect(await screen.findByRole("dialog", { name: "Add the MCP server fresh?" })).toBeTruthy();
+    expect(ipc.importPreview).toHaveBeenCalledWith(link);
+    expect(screen.queryByTestId("import-preview")).toBeNull();
+    expect(isLink('{"mcpServers": {}}') || isLink("[mcp_servers.a]") || isLink("c:\\x y")).toBe(false);
+  });
+
   it("reads a picked file and previews it", async () => {
     const ipc = fake();
     renderIn(<ImportExport ipc={ipc} />);
@@ -181,9 +197,9 @@ describe("ImportExport", () => {
       Promise.resolve({
         ...preview,
         entries: [
-          { name: "db", status: "new", incoming: db, diff: [], detail: null, secrets: [], environment: [] },
-          { name: "remote", status: "new", incoming: remote, diff: [], detail: null, secrets: [], environment: [] },
-          { name: "same", status: "unchanged", incoming: db, diff: [], detail: null, secrets: [], environment: [] },
+          { name: "db", status: "new", incoming: db, diff: [], detail: null, secrets: [], environment: [], policy: POLICY },
+          { name: "remote", status: "new", incoming: remote, diff: [], detail: null, secrets: [], environment: [], policy: POLICY },
+          { name: "same", status: "unchanged", incoming: db, diff: [], detail: null, secrets: [], environment: [], policy: POLICY },
         ],
       } satisfies ImportPreview),
     );

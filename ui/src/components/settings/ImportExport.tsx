@@ -19,6 +19,7 @@ import {
   type McpServerConfig,
 } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
+import { InstallLink } from "./InstallLink";
 
 export type ImportIpc = Pick<Ipc, "importPreview" | "importApply" | "exportConfig">;
 
@@ -35,6 +36,11 @@ const SECRET_STATE: Record<ImportSecret["state"], MessageKey> = {
   reference: "import.secretReference",
   prompt: "import.secretPrompt",
 };
+
+/** Whether the pasted text is one link (`patchbay://…`, `vscode:…`): it opens the install confirmation. */
+export function isLink(text: string): boolean {
+  return /^[a-z][a-z0-9+.-]+:\S*$/i.test(text.trim());
+}
 
 /** The env or header names whose values the import would store as plain text. */
 export function plainFields(config: McpServerConfig): string[] {
@@ -57,10 +63,16 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
   const [format, setFormat] = useState<ExportFormat>("claude_desktop");
   const [exported, setExported] = useState<string | null>(null);
   const [includeSecrets, setIncludeSecrets] = useState(false);
+  const [link, setLink] = useState<string | null>(null);
 
   const runPreview = (source: string) => {
     setReport(null);
     setError(null);
+    if (isLink(source)) {
+      setPreview(null);
+      setLink(source.trim());
+      return;
+    }
     ipc
       .importPreview(source)
       .then((p) => {
@@ -119,6 +131,7 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
         </button>
       </div>
       {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+      {link !== null && <InstallLink key={link} link={link} ipc={ipc} onClose={() => setLink(null)} />}
       {preview && (
         <div className="import-preview" data-testid="import-preview">
           <p className="muted">{t("import.format", { format: preview.format })}</p>

@@ -1,12 +1,13 @@
 // MCP bundles (.mcpb): previewing one with its signature, installing it with
 // its settings, and changing an installed bundle's settings.
 import { call, on } from "./client";
-import type { BundleInfo } from "./generated";
+import type { BundleInfo, Opened } from "./generated";
 
 export type {
   BundleInfo,
   BundleSetting,
   Declared,
+  Opened,
   Distrust as BundleDistrust,
   OptionKind,
   ServerKind,
@@ -29,8 +30,8 @@ export const bundlesIpc = {
   bundleSettings: (name: string, locale: string) => call<BundleInfo>("bundle_settings", { name, locale }),
   /** Changes an installed bundle's settings; its server restarts. */
   configureBundle: (name: string, values: Record<string, BundleValue>) => call<void>("configure_bundle", { name, values }),
-  /** The bundle file Patchbay was launched with (or a later launch handed over), once. */
-  takeOpenedBundle: () => call<string | null>("take_opened_bundle"),
-  /** A launch handed over a bundle file: take it with `takeOpenedBundle`. */
-  onBundleOpened: (h: () => void) => on<null>("bundle_opened", () => h()),
+  /** The bundle file or install link Patchbay was launched with (or a later launch handed over), once. */
+  takeOpened: () => call<Opened | null>("take_opened"),
+  /** Something was opened with Patchbay while it ran: take it with `takeOpened`. */
+  onOpened: (h: () => void) => on<null>("opened", () => h()),
 };

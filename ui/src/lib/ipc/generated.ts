@@ -504,7 +504,11 @@ secrets: Array<SecretNote>,
  * The environment variables its values read when it starts (a remote server's
  * headers too: the value is sent to it).
  */
-environment: Array<EnvironmentRead>, };
+environment: Array<EnvironmentRead>, 
+/**
+ * The security policy it would run under.
+ */
+policy: PolicyOutline, };
 
 /**
  * A VS Code `${input:…}` prompt of an import: a secret the user types in.
@@ -881,6 +885,11 @@ export type ModelState = "absent" | "partial" | "ready";
  * `{"domains": ["api.github.com", "*.example.org"]}`.
  */
 export type Network = "off" | { "domains": Array<string> } | "any";
+
+/**
+ * A thing to install, as the window receives it.
+ */
+export type Opened = { "kind": "bundle", path: string, } | { "kind": "link", link: string, };
 
 /**
  * What kind of value a setting takes.

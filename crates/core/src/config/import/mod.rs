@@ -1,7 +1,8 @@
 //! Importing MCP servers from pasted text or a file, in every common shape: Claude Desktop and
 //! Cursor's `mcpServers` (remote variants and Gemini CLI's `httpUrl` included), VS Code's `servers`
 //! and `inputs`, Zed's `context_servers`, opencode's `mcp`, Codex's `config.toml`, RAGFlow's fields,
-//! Patchbay's own export, a bare map of servers or one server; comments and trailing commas allowed.
+//! Patchbay's own export, a bare map of servers or one server; comments and trailing commas allowed;
+//! and the install links of Patchbay, Cursor and VS Code (`link`).
 //!
 //! [`ConfigStore::preview_import`](super::ConfigStore::preview_import) compares the text with what is
 //! stored, writing nothing; [`ConfigStore::apply_import`](super::ConfigStore::apply_import) applies the
@@ -24,6 +25,7 @@ use super::model::ProviderProfile;
 pub use crate::secrets::SecretValue;
 pub use entry::ImportIssue;
 use entry::{Parsed, check_collisions, issue};
+pub use link::{LinkKind, is_link};
 pub(crate) use names::placeholder_name;
 pub use names::{
     SECRET_NAMES, SecretNameRule, TOOL_NAME_SEPARATOR, is_reserved_name, is_secret_name, normalize_name,
@@ -38,6 +40,7 @@ mod apply;
 mod claude;
 mod codex;
 mod entry;
+mod link;
 mod names;
 mod opencode;
 mod patchbay;
@@ -68,6 +71,8 @@ pub enum SourceFormat {
     BareMap,
     /// One server object.
     SingleServer,
+    /// An install link (`patchbay://mcp/install?…`, Cursor's, VS Code's).
+    Link(LinkKind),
 }
 
 /// What the text holds, read by the dialect's reader.
@@ -87,6 +92,17 @@ struct Document {
 
 /// Reads `text` into servers and issues. Pure: touches no store.
 fn read_document(text: &str, options: &ImportOptions) -> Document {
+    if link::is_link(text) {
+        return match link::read(text) {
+            Ok(decoded) => {
+                let mut doc = read_document(&decoded.text, options);
+                doc.format = Some(SourceFormat::Link(decoded.kind));
+                doc.issues.extend(decoded.refused);
+                doc
+            }
+            Err(refused) => Document { issues: vec![refused], ..Document::default() },
+        };
+    }
     let mut doc = Document::default();
     let root = match jsonc::parse(text) {
         Ok(root) => root,

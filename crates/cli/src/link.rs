@@ -1,0 +1,121 @@
+//! `patchbay mcp install-link URL`: adds the server an install link carries
+//! (`patchbay://mcp/install?…`, Cursor's or VS Code's "Add to …" links), as the
+//! window's confirmation does: it prints what would run, where it connects and
+//! the security policy it gets, asks for the secrets it needs (from stdin, or a
+//! prompt that does not echo; empty leaves one to set later), then adds and
+//! starts it once. `--dry-run` prints and writes nothing. A bad link, or one
+//! carrying a secret value, is refused and nothing is written.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+use patchbay_core::app::views::ImportEntry;
+use patchbay_core::app::{App, AppEvents};
+use patchbay_core::config::{TransportConfig, ValueSource};
+use patchbay_core::paths::DataDir;
+use patchbay_core::secrets::KeyringStore;
+
+use crate::secret::read_value;
+
+#[derive(Debug, Args)]
+pub struct InstallLinkArgs {
+    /// The link, quoted (a shell reads `&` and `?`).
+    link: String,
+    /// Print what the link would add and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+pub fn run(dir: &DataDir, args: &InstallLinkArgs) -> anyhow::Result<ExitCode> {
+    let store = crate::open_store(dir)?;
+    let app = App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), AppEvents::unwatched())?;
+    let preview = app.import_preview(&args.link)?;
+    if !preview.warnings.is_empty() {
+        for warning in &preview.warnings {
+            eprintln!("error: {warning}");
+        }
+        eprintln!("the link was refused; nothing was written");
+        return Ok(ExitCode::FAILURE);
+    }
+    let entry = preview.entries.first().context("the link names no server; nothing was written")?;
+    describe(entry, &preview.format);
+    if args.dry_run {
+        println!("dry run: nothing was written");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut answers = BTreeMap::new();
+    for input in &preview.inputs {
+        let typed = read_value(&format!("{}: ", input.description.as_deref().unwrap_or(&input.id)))?;
+        answers.insert(input.id.clone(), typed);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let added = async {
+            let report = app
+                .import_apply(&args.link, std::slice::from_ref(&entry.name), false, answers, BTreeMap::new())
+                .await?;
+            println!("added {}", entry.name);
+            for name in &report.secrets_not_set {
+                println!("not set: {name} (run `patchbay secret set {name}`)");
+            }
+            crate::install::report_start(&app, &entry.name).await
+        }
+        .await;
+        app.shutdown().await;
+        added
+    })
+}
+
+/// What the entry runs or reaches, and under which policy.
+fn describe(entry: &ImportEntry, format: &str) {
+    let status = match entry.status {
+        "new" => "new",
+        "unchanged" => "already added, unchanged",
+        _ => "replaces the server of that name",
+    };
+    let source = match format {
+        "patchbay_link" => "a Patchbay install link",
+        "cursor_link" => "a Cursor install link",
+        "vscode_link" => "a VS Code install link",
+        other => other,
+    };
+    println!("{} ({status}), from {source}", entry.name);
+    let names = |values: &BTreeMap<String, ValueSource>| values.keys().cloned().collect::<Vec<_>>().join(", ");
+    match &entry.incoming.transport {
+        TransportConfig::Stdio { command, args, env, cwd } => {
+            let line: Vec<String> = std::iter::once(command).chain(args).map(|a| quote(a)).collect();
+            println!("  runs:     {}", line.join(" "));
+            if let Some(cwd) = cwd {
+                println!("  in:       {}", cwd.display());
+            }
+            if !env.is_empty() {
+                println!("  env:      {}", names(env));
+            }
+        }
+        TransportConfig::StreamableHttp { url, headers }
+        | TransportConfig::Sse { url, headers }
+        | TransportConfig::Auto { url, headers } => {
+            println!("  connects: {url}");
+            if !headers.is_empty() {
+                println!("  headers:  {}", names(headers));
+            }
+        }
+        _ => {}
+    }
+    println!("  policy:   {}", entry.policy);
+    for note in &entry.secrets {
+        println!("  secret:   {} in the keyring as {}", note.field, note.secret);
+    }
+}
+
+/// An argument as a shell would need it.
+fn quote(arg: &str) -> String {
+    if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || "\"'$`\\".contains(c)) {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    } else {
+        arg.to_owned()
+    }
+}
