@@ -2,10 +2,13 @@
 # Builds Patchbay's .deb package, checks it, and tests it installed on this machine:
 #   1. builds the UI and the release app with the Tauri CLI (prebuilt, from npm);
 #   2. checks the .deb: size, version, desktop entry, icon, declared dependencies, the
-#      .mcpb file type;
-#   3. install test: dpkg -i, check that a .mcpb file is known as an MCP bundle that
-#      Patchbay opens, start the installed binary under Xvfb with a temporary HOME, check
-#      the window and the app_info round trip over IPC, then dpkg -r.
+#      .mcpb file type and the patchbay: link scheme, the CLI beside the app;
+#   3. install test: dpkg -i, check that a .mcpb file is known as an MCP bundle and a
+#      patchbay: link as a link that Patchbay opens, start the installed binary under Xvfb
+#      with a temporary HOME, check the window and the app_info round trip over IPC, open
+#      an install link through the desktop (gio open) and add its server, then check that
+#      the installed CLI (`patchbay info`, `patchbay mcp list`) sees it in the same default
+#      data dir, then dpkg -r.
 # The package lands in $CARGO_TARGET_DIR/release/bundle/deb/ (default target dir:
 # ~/.cache/patchbay/target, see common.sh). Not part of the test command.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -32,9 +35,11 @@ arch="$(dpkg --print-architecture)"
 deb_dir="$CARGO_TARGET_DIR/release/bundle/deb"
 deb="$deb_dir/Patchbay_${version}_${arch}.deb"
 
-say "Building patchbay-sandbox-init, which the .deb installs beside the app (tauri.conf.json, deb files)"
-(cd "$ROOT" && cargo build --release -p patchbay-sandbox-init)
-install -D -m755 "$CARGO_TARGET_DIR/release/patchbay-sandbox-init" "$ROOT/src-tauri/binaries/patchbay-sandbox-init"
+say "Building patchbay-sandbox-init and the CLI, which the .deb installs beside the app (tauri.conf.json, deb files)"
+(cd "$ROOT" && cargo build --release -p patchbay-sandbox-init -p patchbay-cli)
+for bin in patchbay-sandbox-init patchbay; do
+  install -D -m755 "$CARGO_TARGET_DIR/release/$bin" "$ROOT/src-tauri/binaries/$bin"
+done
 say "Building the release app and the .deb with $TAURI_CLI (the first release build takes 15+ minutes)"
 rm -f "$deb"
 # Run from src-tauri: the CLI takes the package (name, version) from the Cargo.toml next to
@@ -61,7 +66,7 @@ for dep in libwebkit2gtk-4.1-0 libgtk-3-0 bubblewrap; do
   grep -q "\b$dep\b" <<<"$depends" || die "the .deb does not declare $dep (Depends: $depends)"
 done
 contents="$(dpkg-deb --contents "$deb")"
-for f in ./usr/bin/patchbay-desktop ./usr/bin/patchbay-sandbox-init ./usr/share/applications/Patchbay.desktop \
+for f in ./usr/bin/patchbay-desktop ./usr/bin/patchbay-sandbox-init ./usr/bin/patchbay ./usr/share/applications/Patchbay.desktop \
   ./usr/share/icons/hicolor/128x128/apps/patchbay-desktop.png ./usr/share/mime/packages/patchbay-mcpb.xml; do
   # dpkg-deb lists paths with or without a leading "./", depending on how the archive was made.
   grep -qE " (\./)?${f#./}\$" <<<"$contents" || die "the .deb has no $f"
@@ -70,8 +75,8 @@ unpacked="$(mktemp -d)"
 trap 'rm -rf "$unpacked"' EXIT
 dpkg-deb --extract "$deb" "$unpacked"
 entry="$unpacked/usr/share/applications/Patchbay.desktop"
-for line in "Name=Patchbay" "Exec=patchbay-desktop %f" "Icon=patchbay-desktop" "Type=Application" "Categories=Office;" \
-  "MimeType=application/x-mcpb;"; do
+for line in "Name=Patchbay" "Exec=patchbay-desktop %u" "Icon=patchbay-desktop" "Type=Application" "Categories=Office;" \
+  "MimeType=application/x-mcpb;x-scheme-handler/patchbay;"; do
   grep -qx "$line" "$entry" || die "the desktop entry lacks '$line':"$'\n'"$(cat "$entry")"
 done
 if command -v desktop-file-validate >/dev/null; then desktop-file-validate "$entry"; fi
@@ -101,10 +106,24 @@ type="$(gio info -a standard::content-type "$home/notes.mcpb" | sed -n 's/^ *sta
 [ "$type" = application/x-mcpb ] || die "an installed Patchbay leaves .mcpb files typed '$type', not application/x-mcpb"
 handlers="$(gio mime application/x-mcpb)"
 grep -q "Patchbay.desktop" <<<"$handlers" || die "Patchbay is not an application for application/x-mcpb: $handlers"
+# A patchbay: link opens Patchbay (dpkg's trigger ran update-desktop-database).
+handlers="$(gio mime x-scheme-handler/patchbay)"
+grep -q "Patchbay.desktop" <<<"$handlers" || die "Patchbay does not open patchbay: links: $handlers"
+# The CLI came with the app, at its version.
+cli=/usr/bin/patchbay
+[ -x "$cli" ] || die "dpkg -i installed no $cli"
 HOME="$home" PATCHBAY_APP="$installed" xvfb-run -a -s "-screen 0 1280x800x24" \
   bash -c "$(declare -f with_session_bus); with_session_bus \"\$@\"" bash "$check"
+# The installed CLI works on the app's default data dir: it lists the server the link added there.
+info="$(HOME="$home" "$cli" info)" || die "patchbay info failed: $info"
+grep -q "$version" <<<"$info" || die "patchbay info does not show version $version:"$'\n'"$info"
+grep -q "$home/.local/share/patchbay" <<<"$info" || die "patchbay info does not use the app's data dir:"$'\n'"$info"
+listed="$(HOME="$home" "$cli" mcp list)" || die "patchbay mcp list failed: $listed"
+grep -q "^linked " <<<"$listed" || die "the installed CLI does not list the server the install link added:"$'\n'"$listed"
+say "The installed CLI: $("$cli" --version), on the app's data dir; patchbay mcp list: $(tr '\n' ' ' <<<"$listed")"
 say "Removing the package (dpkg -r)"
 $sudo dpkg -r "$PACKAGE" >/dev/null
 [ ! -e "$installed" ] || die "dpkg -r left $installed behind"
+[ ! -e "$cli" ] || die "dpkg -r left $cli behind"
 [ ! -e /usr/share/mime/packages/patchbay-mcpb.xml ] || die "dpkg -r left the .mcpb file type behind"
 say "Packaged and tested: $deb ($size bytes)"

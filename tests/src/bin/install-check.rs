@@ -2,10 +2,16 @@
 //!
 //! Starts the installed binary (`PATCHBAY_APP`, e.g. `/usr/bin/patchbay-desktop`) through
 //! tauri-driver, with its data in the default place under `$HOME` (the script gives a
-//! temporary HOME), and checks the window and the `app_info` round trip over IPC.
+//! temporary HOME), and checks the window and the `app_info` round trip over IPC. Then it
+//! opens a `patchbay:` install link the way a browser does (`gio open`, which starts the
+//! desktop entry's `patchbay-desktop %u`): the launch hands the link to the running window,
+//! whose confirmation adds the server `linked` (the script then finds it with the installed CLI).
 
 use std::path::PathBuf;
+use std::process::Command;
 use std::time::Duration;
+
+use base64::Engine;
 
 use anyhow::{Context, Result, ensure};
 use patchbay_e2e::{App, AppOptions};
@@ -30,13 +36,29 @@ fn main() -> Result<()> {
         ensure!(version == env!("CARGO_PKG_VERSION"), "version over IPC: {version}");
         let shown = s.text(&s.find("#app-data-dir")?)?;
         ensure!(shown == data_dir.display().to_string(), "data dir over IPC: {shown}");
+
+        // The knowledge base served by the installed CLI, as a link would add it.
+        let server = json!({"command": "patchbay", "args": ["kb", "serve", "--stdio"]}).to_string();
+        let config = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(server);
+        let opened = Command::new("gio")
+            .arg("open")
+            .arg(format!("patchbay://mcp/install?name=linked&config={config}"))
+            .status()?;
+        ensure!(opened.success(), "gio open of a patchbay: link failed: {opened}");
+        let title = s.wait_for_text("[data-testid=install-link] h2", WAIT, |t| !t.is_empty())?;
+        ensure!(title == "Add the MCP server linked?", "{title}");
+        let command = s.wait_for_text("[data-testid=link-command]", WAIT, |t| !t.is_empty())?;
+        ensure!(command == "patchbay kb serve --stdio", "{command}");
+        s.click(&s.find("#link-confirm")?)?;
+        s.wait_for("[data-testid=link-installed]", WAIT)?;
         Ok(())
     })?;
     let shot = app.screenshot("window")?;
     drop(app);
     ensure!(data_dir.join("patchbay.db").is_file(), "the installed app created no database in {}", data_dir.display());
     println!(
-        "install check passed: {} opened its window, answered app_info (version {}); screenshot {}",
+        "install check passed: {} opened its window, answered app_info (version {}), took an install link from \
+         the desktop; screenshot {}",
         PathBuf::from(installed).display(),
         env!("CARGO_PKG_VERSION"),
         shot.display()
