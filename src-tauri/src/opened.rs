@@ -38,13 +38,14 @@ pub fn from_args(args: impl IntoIterator<Item = String>, cwd: &Path) -> Option<O
             continue;
         }
         // A desktop entry's `%u` may give a file as a file: URL.
-        let file = arg.strip_prefix("file://").map(url_path).unwrap_or_else(|| arg.clone());
+        let file = match arg.strip_prefix("file://") {
+            Some(path) => url_path(path),
+            None if patchbay_core::config::import::is_link(&arg) => return Some(Opened::Link { link: arg }),
+            None => arg,
+        };
         let lower = file.to_ascii_lowercase();
         if lower.ends_with(".mcpb") || lower.ends_with(".dxt") {
             return Some(Opened::Bundle { path: cwd.join(file).display().to_string() });
-        }
-        if patchbay_core::config::import::is_link(&arg) {
-            return Some(Opened::Link { link: arg });
         }
     }
     None
@@ -105,7 +106,12 @@ mod tests {
     fn a_link_argument_is_kept_as_given() {
         let cwd = std::path::Path::new("/");
         let link = |l: &str| Some(Opened::Link { link: l.to_owned() });
-        for given in ["patchbay://mcp/install?name=a&config=e30", "vscode:mcp/install?%7B%7D", "slack://open"] {
+        for given in [
+            "patchbay://mcp/install?name=a&config=e30",
+            "vscode:mcp/install?%7B%7D",
+            "slack://open",
+            "https://x/a.mcpb",
+        ] {
             assert_eq!(from_args(args(&["--data-dir", "/d", given]), cwd), link(given));
         }
         assert_eq!(from_args(args(&["--data-dir", "patchbay://x"]), cwd), None, "the data dir is not a link");

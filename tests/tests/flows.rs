@@ -936,7 +936,7 @@ fn an_install_link_opens_its_confirmation_whether_the_app_runs_or_not() -> Resul
         ensure!(policy.starts_with("Security policy: "), "{policy}");
         ensure!(stored()?.is_empty(), "nothing is added before the user confirms");
         s.set_value("#link-input-linked-EVERYTHING_API_KEY", typed)?;
-        s.click(&s.find("#link-confirm")?)?;
+        s.click(&s.wait_for("#link-confirm:not([disabled])", WAIT)?)?;
         s.wait_for("[data-testid=link-installed]", WAIT)?;
         s.click(&s.find("#link-close")?)?;
         s.wait_for_none("[data-testid=install-link]", WAIT)?;
@@ -950,7 +950,7 @@ fn an_install_link_opens_its_confirmation_whether_the_app_runs_or_not() -> Resul
         )?;
         let title = s.wait_for_text("[data-testid=install-link] h2", WAIT, |t| t.contains("cursed"))?;
         ensure!(title == "Add the MCP server cursed?", "{title}");
-        s.click(&s.find("#link-confirm")?)?;
+        s.click(&s.wait_for("#link-confirm:not([disabled])", WAIT)?)?;
         s.wait_for("[data-testid=link-installed]", WAIT)?;
         s.click(&s.find("#link-close")?)?;
 

@@ -156,6 +156,48 @@ describe("Opening a bundle file", () => {
   });
 });
 
+describe("Opening an install link", () => {
+  it("shows its confirmation over the page, and a link that comes meanwhile waits its turn", async () => {
+    const entry = (name: string) => ({
+      name,
+      status: "new",
+      incoming: { name, transport: { type: "streamable_http", url: `https://${name}.example/mcp`, headers: {} }, enabled: true },
+      diff: [],
+      detail: null,
+      secrets: [],
+      environment: [],
+      policy: { kind: "remote", rate: {} },
+    });
+    const previews: Record<string, unknown> = {
+      "patchbay://first": { format: "patchbay_link", warnings: [], entries: [entry("first")], inputs: [], removed_on_replace: [], providers: [] },
+      "patchbay://second": { format: "patchbay_link", warnings: [], entries: [entry("second")], inputs: [], removed_on_replace: [], providers: [] },
+    };
+    invoke.mockImplementation((command: string, args?: unknown) => {
+      if (command === "take_opened") return Promise.resolve({ kind: "link", link: "patchbay://first" });
+      if (command === "import_preview") return Promise.resolve(previews[(args as { text: string }).text]);
+      return new Promise(() => {});
+    });
+    render(
+      <I18nProvider lang="en">
+        <App />
+      </I18nProvider>,
+    );
+    expect(await screen.findByRole("dialog", { name: "Add the MCP server first?" })).toBeTruthy();
+    expect(screen.getByTestId("link-url").textContent).toBe("https://first.example/mcp");
+    invoke.mockImplementation((command: string, args?: unknown) => {
+      if (command === "take_opened") return Promise.resolve({ kind: "link", link: "patchbay://second" });
+      if (command === "import_preview") return Promise.resolve(previews[(args as { text: string }).text]);
+      return new Promise(() => {});
+    });
+    act(() => listeners.get("opened")?.({ payload: null }));
+    await waitFor(() => expect(invoke).toHaveBeenCalledWith("take_opened", undefined));
+    expect(screen.getByRole("dialog", { name: "Add the MCP server first?" })).toBeTruthy();
+    fireEvent.click(document.querySelector("#link-close")!);
+    expect(await screen.findByRole("dialog", { name: "Add the MCP server second?" })).toBeTruthy();
+    invoke.mockImplementation(() => new Promise(() => {}));
+  });
+});
+
 describe("SettingsPage", () => {
   it("shows app info from the backend", async () => {
     render(

@@ -47,7 +47,8 @@ export function App() {
   // A bundle file Patchbay was opened with goes to its installer on the servers page;
   // an install link opens its confirmation over the page.
   const [bundle, setBundle] = useState<string | null>(null);
-  const [link, setLink] = useState<string | null>(null);
+  // Links that come while one is shown wait their turn: a new one never replaces the one being read.
+  const [links, setLinks] = useState<string[]>([]);
   // Links open in the user's browser; why one did not (or why an answer to a server's
   // request did not arrive), until dismissed.
   const [problem, setProblem] = useState<IpcError | null>(null);
@@ -67,7 +68,8 @@ export function App() {
             setBundle(opened.path);
             setPage("settings");
           } else if (opened?.kind === "link") {
-            setLink(opened.link);
+            const link = opened.link;
+            setLinks((waiting) => (waiting.includes(link) ? waiting : [...waiting, link]));
           }
         },
         () => undefined,
@@ -115,7 +117,7 @@ export function App() {
         )}
       </main>
       <ServerRequests onError={setProblem} />
-      {link !== null && <InstallLink key={link} link={link} ipc={ipc} onClose={() => setLink(null)} />}
+      {links[0] !== undefined && <InstallLink key={links[0]} link={links[0]} ipc={ipc} onClose={() => setLinks((waiting) => waiting.slice(1))} />}
       {problem && (
         // Over the page, not above it: the page keeps its place and its composer.
         <div className="toast" role="alert" data-testid="link-error">

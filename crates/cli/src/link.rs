@@ -42,6 +42,10 @@ pub fn run(dir: &DataDir, args: &InstallLinkArgs) -> anyhow::Result<ExitCode> {
     }
     let entry = preview.entries.first().context("the link names no server; nothing was written")?;
     describe(entry, &preview.format);
+    if entry.status == "unchanged" {
+        println!("{} is already added with these settings; nothing to do", entry.name);
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.dry_run {
         println!("dry run: nothing was written");
         return Ok(ExitCode::SUCCESS);
@@ -83,39 +87,53 @@ fn describe(entry: &ImportEntry, format: &str) {
         other => other,
     };
     println!("{} ({status}), from {source}", entry.name);
-    let names = |values: &BTreeMap<String, ValueSource>| values.keys().cloned().collect::<Vec<_>>().join(", ");
+    let values = |label: &str, values: &BTreeMap<String, ValueSource>| {
+        for (name, value) in values {
+            let shown = match value {
+                ValueSource::Plain(text) => format!("= {text:?}"),
+                ValueSource::Secret(_) => "(a secret, asked for below)".to_owned(),
+                ValueSource::Env(text) => format!("= {text:?} (read from your environment at each start)"),
+            };
+            println!("  {label:<9} {} {shown}", visible(name));
+        }
+    };
     match &entry.incoming.transport {
         TransportConfig::Stdio { command, args, env, cwd } => {
             let line: Vec<String> = std::iter::once(command).chain(args).map(|a| quote(a)).collect();
             println!("  runs:     {}", line.join(" "));
             if let Some(cwd) = cwd {
-                println!("  in:       {}", cwd.display());
+                println!("  in:       {}", visible(&cwd.display().to_string()));
             }
-            if !env.is_empty() {
-                println!("  env:      {}", names(env));
-            }
+            values("env:", env);
         }
         TransportConfig::StreamableHttp { url, headers }
         | TransportConfig::Sse { url, headers }
         | TransportConfig::Auto { url, headers } => {
-            println!("  connects: {url}");
-            if !headers.is_empty() {
-                println!("  headers:  {}", names(headers));
-            }
+            println!("  connects: {}", visible(url));
+            values("header:", headers);
         }
         _ => {}
     }
-    println!("  policy:   {}", entry.policy);
-    for note in &entry.secrets {
-        println!("  secret:   {} in the keyring as {}", note.field, note.secret);
+    for read in &entry.environment {
+        println!("  reads:    your ${} into {} (its value goes to the server)", read.variable, read.field);
     }
+    if !entry.incoming.enabled {
+        println!("  added switched off");
+    }
+    println!("  policy:   {}", entry.policy);
+}
+
+/// `text` with its control characters escaped (a link can hold none; this is the last guard).
+fn visible(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// An argument as a shell would need it.
 fn quote(arg: &str) -> String {
+    let arg = visible(arg);
     if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || "\"'$`\\".contains(c)) {
         format!("'{}'", arg.replace('\'', r"'\''"))
     } else {
-        arg.to_owned()
+        arg
     }
 }

@@ -49,7 +49,7 @@ fn main() -> Result<()> {
         ensure!(title == "Add the MCP server linked?", "{title}");
         let command = s.wait_for_text("[data-testid=link-command]", WAIT, |t| !t.is_empty())?;
         ensure!(command == "patchbay kb serve --stdio", "{command}");
-        s.click(&s.find("#link-confirm")?)?;
+        s.click(&s.wait_for("#link-confirm:not([disabled])", WAIT)?)?;
         s.wait_for("[data-testid=link-installed]", WAIT)?;
         Ok(())
     })?;

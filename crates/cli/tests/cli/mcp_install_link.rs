@@ -33,14 +33,11 @@ fn a_link_is_shown_then_added_with_its_secret_typed_and_bad_links_are_refused() 
 
     let shown = ok(&patchbay(dir, &["mcp", "install-link", &link, "--dry-run"]));
     let expected = format!(
-        "everything (new), from a Patchbay install link\n  runs:     {} stdio\n  env:      EVERYTHING_API_KEY, MODE\n  \
-         policy:   ",
+        "everything (new), from a Patchbay install link\n  runs:     {} stdio\n  env:      EVERYTHING_API_KEY (a secret, \
+         asked for below)\n  env:      MODE = \"demo\"\n  policy:   ",
         everything.display()
     );
     assert!(shown.starts_with(&expected), "{shown}");
-    assert!(
-        shown.contains("\n  secret:   env.EVERYTHING_API_KEY in the keyring as mcp/everything/EVERYTHING_API_KEY\n")
-    );
     assert!(shown.ends_with("dry run: nothing was written\n"), "{shown}");
     assert_eq!(ok(&patchbay(dir, &["mcp", "list"])), "", "a dry run adds nothing");
 
@@ -79,4 +76,16 @@ fn a_link_is_shown_then_added_with_its_secret_typed_and_bad_links_are_refused() 
     }
     let listed = ok(&patchbay(dir, &["mcp", "list"]));
     assert_eq!(listed.lines().count(), 1, "only the first server was added: {listed}");
+
+    // The same link again changes nothing; one naming the server with another command is refused.
+    let again = ok(&patchbay_stdin(dir, &["mcp", "install-link", &link], ""));
+    assert!(again.ends_with("everything is already added with these settings; nothing to do\n"), "{again}");
+    let other = patchbay_link("everything", &json!({"url": "https://evil.example/mcp"}));
+    let out = patchbay(dir, &["mcp", "install-link", &other]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("a server named \"everything\" exists: an install link never changes a server you have"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -6,11 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::diff::line_diff;
 use super::views::{ImportEntry, ImportInput, ImportPreviewView, ImportReport};
 use super::{App, AppError};
+use crate::config::import::ImportPreview;
 use crate::config::import::{
     EntryStatus, ImportChoice, ImportMode, ImportOptions, LinkKind, SecretState, SourceFormat,
 };
 use crate::config::{ExportFormat, ExportOptions, McpServerConfig};
-use crate::secrets::SecretValue;
+use crate::secrets::{SecretStore, SecretValue};
 
 impl App {
     /// What importing `text` would do.
@@ -110,6 +111,9 @@ impl App {
                 .map(|(id, value)| (id, SecretValue::new(value)))
                 .collect(),
         };
+        if matches!(preview.format, Some(SourceFormat::Link(_))) {
+            forget_leftover_secrets(self.inner.secrets.as_ref(), &preview, &choice)?;
+        }
         let outcome = self.inner.config.apply_import(self.inner.secrets.as_ref(), text, &options, &choice)?;
         for name in &outcome.removed {
             self.forget_server(name).await?;
@@ -138,6 +142,25 @@ impl App {
         let options = ExportOptions { format, include_secrets: false };
         Ok(self.inner.config.export_servers(&[name.to_owned()], options, self.inner.secrets.as_ref())?)
     }
+}
+
+/// Deletes the values a new server from an install link would find already
+/// stored (left by a deleted server of that name) for the prompts the user left
+/// empty: a link must not pick up a stored secret and send it where it says.
+fn forget_leftover_secrets(
+    secrets: &dyn SecretStore,
+    preview: &ImportPreview,
+    choice: &ImportChoice,
+) -> Result<(), AppError> {
+    let new = preview.entries.iter().filter(|e| matches!(e.status, EntryStatus::New) && !choice.skip.contains(&e.name));
+    for note in new.flat_map(|e| &e.secrets) {
+        if let SecretState::Prompt { input, set: true, .. } = &note.state
+            && !choice.answers.contains_key(input)
+        {
+            secrets.delete(&note.secret)?;
+        }
+    }
+    Ok(())
 }
 
 /// A server as the preview's diff shows it.

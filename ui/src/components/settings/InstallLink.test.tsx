@@ -14,7 +14,7 @@ const server: McpServerConfig = {
     type: "stdio",
     command: "npx",
     args: ["-y", "@modelcontextprotocol/server-github", "--label", "my repos"],
-    env: { GITHUB_TOKEN: { secret: "mcp/gh/GITHUB_TOKEN" }, REGION: { plain: "eu" } },
+    env: { GITHUB_TOKEN: { secret: "mcp/gh/GITHUB_TOKEN" }, REGION: { plain: "eu" }, NODE_OPTIONS: { plain: "--require x" } },
     cwd: null,
   },
   enabled: true,
@@ -61,7 +61,8 @@ describe("InstallLink", () => {
     renderIn(<InstallLink link={LINK} ipc={ipc} onClose={onClose} />);
     expect(await screen.findByRole("heading", { name: "Add the MCP server gh?" })).toBeTruthy();
     expect(screen.getByTestId("link-command").textContent).toBe('npx -y @modelcontextprotocol/server-github --label "my repos"');
-    expect(screen.getByTestId("link-env").textContent).toBe("Environment variables set: GITHUB_TOKEN, REGION");
+    const values = [...screen.getByTestId("link-values").querySelectorAll("li")].map((li) => li.textContent);
+    expect(values).toEqual(["GITHUB_TOKEN (a secret: you type it below, kept in the keyring)", 'REGION = "eu"', 'NODE_OPTIONS = "--require x" changes which program runs or where its packages come from']);
     expect(screen.getByTestId("link-policy").textContent).toBe(
       "Security policy: normal: reads home (not its secrets) · writes ~/Projects · network: api.github.com",
     );
@@ -69,7 +70,12 @@ describe("InstallLink", () => {
     expect(ipc.importApply).not.toHaveBeenCalled();
 
     fireEvent.change(screen.getByLabelText("GITHUB_TOKEN for gh"), { target: { value: "ghp_typed" } });
-    fireEvent.click(screen.getByRole("button", { name: "Add server" }));
+    const add = screen.getByRole<HTMLButtonElement>("button", { name: "Add server" });
+    expect(add.disabled).toBe(true);
+    fireEvent.click(add);
+    expect(ipc.importApply).not.toHaveBeenCalled();
+    await waitFor(() => expect(add.disabled).toBe(false), { timeout: 3000 });
+    fireEvent.click(add);
     await screen.findByText("Added gh. It starts now; see Settings → MCP servers.");
     expect(ipc.importApply).toHaveBeenCalledWith(LINK, ["gh"], false, { "gh-GITHUB_TOKEN": "ghp_typed" }, {});
     fireEvent.click(document.querySelector("#link-close")!);

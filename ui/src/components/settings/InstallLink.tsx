@@ -1,17 +1,44 @@
 // The confirmation an install link opens (patchbay://mcp/install, Cursor's or
 // VS Code's "Add to …" links): exactly what would run (command, arguments,
-// environment names) or where it connects, the security policy it gets, and a
-// field for each secret it needs (to the keyring). The core reads the link and
-// refuses a bad one, or one that carries a secret value; nothing is written or
-// started before the user confirms.
+// every environment variable with its value, or the variable of yours it
+// reads) or where it connects, the security policy it gets, and a field for
+// each secret it needs (to the keyring). The core reads the link and refuses a
+// bad one, one that carries a secret value, or one that would change a server
+// the user has; nothing is written or started before the user confirms, and the
+// button arms only after a moment, so a click meant for something else (a page
+// opening a link under the pointer) does not confirm.
 import { useEffect, useState } from "react";
 import { useI18n } from "../../lib/i18n";
-import { toIpcError, type ImportEntry, type ImportPreview, type Ipc, type IpcError } from "../../lib/ipc";
+import { toIpcError, type ImportEntry, type ImportPreview, type Ipc, type IpcError, type ValueSource } from "../../lib/ipc";
 import { policyLine } from "../../lib/policyLine";
 import { Dialog } from "../common/Dialog";
 import { ErrorBanner } from "../ErrorBanner";
 
 export type InstallLinkIpc = Pick<Ipc, "importPreview" | "importApply">;
+
+/** How long the confirm button waits before it can be clicked. */
+export const ARM_MS = 800;
+
+/** Variables that change which program runs, what it loads or where its packages come from. */
+const RISKY = /^(LD_|DYLD_|NODE_OPTIONS$|NODE_PATH$|PATH$|PYTHON(PATH|STARTUP|HOME)$|PERL5?LIB$|RUBYOPT$|NPM_CONFIG_|PIP_|UV_|BUN_)/i;
+
+/** One env variable or header as the confirmation lists it: its value, or where the value comes from. */
+function Value({ name, value }: { name: string; value: ValueSource }) {
+  const { t } = useI18n();
+  return (
+    <li>
+      <code>{name}</code>{" "}
+      {"plain" in value ? (
+        <code>= {JSON.stringify(value.plain)}</code>
+      ) : "secret" in value ? (
+        <span className="muted">{t("installLink.secretValue")}</span>
+      ) : (
+        <span className="muted">{t("installLink.fromEnvironment", { value: value.env })}</span>
+      )}
+      {RISKY.test(name) && <strong className="warning-text"> {t("installLink.risky")}</strong>}
+    </li>
+  );
+}
 
 /** The command line, quoted where an argument holds a space. */
 function commandLine(command: string, args: string[]): string {
@@ -21,29 +48,33 @@ function commandLine(command: string, args: string[]): string {
 function What({ entry }: { entry: ImportEntry }) {
   const { t } = useI18n();
   const transport = entry.incoming.transport;
-  if (transport.type === "stdio") {
-    const env = Object.keys(transport.env);
-    return (
-      <>
-        <p>{t("installLink.runs")}</p>
-        <pre className="code-line" data-testid="link-command">
-          {commandLine(transport.command, transport.args)}
-        </pre>
-        {transport.cwd && <p className="small">{t("installLink.cwd", { dir: transport.cwd })}</p>}
-        <p className="small" data-testid="link-env">
-          {env.length ? t("installLink.env", { names: env.join(", ") }) : t("installLink.noEnv")}
-        </p>
-      </>
-    );
-  }
-  const headers = Object.keys(transport.headers);
+  const local = transport.type === "stdio";
+  const values = local ? transport.env : transport.headers;
+  const names = Object.keys(values);
   return (
     <>
-      <p>{t("installLink.connects")}</p>
-      <pre className="code-line" data-testid="link-url">
-        {transport.url}
+      <p>{local ? t("installLink.runs") : t("installLink.connects")}</p>
+      <pre className="code-line" data-testid={local ? "link-command" : "link-url"}>
+        {local ? commandLine(transport.command, transport.args) : transport.url}
       </pre>
-      {headers.length > 0 && <p className="small">{t("installLink.headers", { names: headers.join(", ") })}</p>}
+      {local && transport.cwd && <p className="small">{t("installLink.cwd", { dir: transport.cwd })}</p>}
+      <p className="small">{names.length ? t(local ? "installLink.env" : "installLink.headers") : t(local ? "installLink.noEnv" : "installLink.noHeaders")}</p>
+      {names.length > 0 && (
+        <ul className="small" data-testid="link-values">
+          {Object.entries(values).map(([name, value]) => (
+            <Value key={name} name={name} value={value} />
+          ))}
+        </ul>
+      )}
+      {entry.environment.length > 0 && (
+        <ul className="small warning-text" data-testid="link-environment">
+          {entry.environment.map((r) => (
+            <li key={`${r.field}/${r.variable}`}>{t("installLink.readsEnvironment", { variable: r.variable, field: r.field })}</li>
+          ))}
+        </ul>
+      )}
+      {entry.incoming.title && <p className="small">{t("installLink.shownAs", { title: entry.incoming.title })}</p>}
+      {!entry.incoming.enabled && <p className="small">{t("installLink.disabled")}</p>}
     </>
   );
 }
@@ -55,6 +86,11 @@ export function InstallLink({ link, ipc, onClose }: { link: string; ipc: Install
   const [answers, setAnswers] = useState<Record<string, string>>({});
   const [added, setAdded] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [armed, setArmed] = useState(false);
+  useEffect(() => {
+    const timer = setTimeout(() => setArmed(true), ARM_MS);
+    return () => clearTimeout(timer);
+  }, []);
   useEffect(() => {
     // A newer link mounts a new dialog (keyed by the link), with its own state.
     let live = true;
@@ -121,12 +157,12 @@ export function InstallLink({ link, ipc, onClose }: { link: string; ipc: Install
       )}
       {added !== null && (
         <p role="status" data-testid="link-installed">
-          {t("installLink.added", { name: added })}
+          {t(entry?.incoming.enabled === false ? "installLink.addedOff" : "installLink.added", { name: added })}
         </p>
       )}
       <div className="row dialog-actions">
         {entry && !refused && added === null && entry.status !== "unchanged" && (
-          <button type="button" id="link-confirm" className="primary" disabled={busy} onClick={confirm}>
+          <button type="button" id="link-confirm" className="primary" disabled={busy || !armed} onClick={confirm}>
             {t("installLink.confirm")}
           </button>
         )}

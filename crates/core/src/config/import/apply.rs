@@ -10,8 +10,8 @@ use super::preview::{
     EntryStatus, EnvironmentRead, FieldChange, ImportChoice, ImportMode, ImportOptions, ImportOutcome, ImportPreview,
     PreviewEntry, SecretNote, SecretState,
 };
-use super::read_document;
 use super::values::INPUT_PREFIX;
+use super::{SourceFormat, read_document};
 use crate::config::model::{McpServerConfig, ProviderProfile};
 use crate::config::{ConfigError, ConfigStore};
 use crate::secrets::{SecretStore, SecretValue};
@@ -131,6 +131,12 @@ impl ConfigStore {
                         .collect()
                 })
                 .unwrap_or_default();
+            let mut issues = parsed.issues;
+            if let (Some(SourceFormat::Link(_)), Some(stored)) = (doc.format, stored)
+                && matches!(status, EntryStatus::Changed { .. } | EntryStatus::Conflict { .. })
+            {
+                issues.push(super::link::replaces(&stored.name));
+            }
             entries.push(PreviewEntry {
                 name: parsed.name,
                 source: parsed.source,
@@ -138,7 +144,7 @@ impl ConfigStore {
                 server,
                 secrets: notes,
                 environment,
-                issues: parsed.issues,
+                issues,
             });
         }
         let removed_on_replace =

@@ -80,11 +80,29 @@ pub(super) fn check_name(raw: &str, path: &str, issues: &mut Vec<ImportIssue>) {
 }
 
 pub(super) fn check_url(url: &str, path: &str, issues: &mut Vec<ImportIssue>) {
+    let shown = redacted(url);
     match reqwest::Url::parse(url) {
         Ok(u) if matches!(u.scheme(), "http" | "https") => {}
-        Ok(u) => issues.push(issue(path, format!("{url:?} is not an http(s) URL (scheme {:?})", u.scheme()))),
-        Err(e) => issues.push(issue(path, format!("{url:?} is not a valid URL ({e})"))),
+        Ok(u) => issues.push(issue(path, format!("{shown:?} is not an http(s) URL (scheme {:?})", u.scheme()))),
+        Err(e) => issues.push(issue(path, format!("{shown:?} is not a valid URL ({e})"))),
     }
+}
+
+/// `url` as a message may repeat it: without the user and password before
+/// `@` or the query after `?`, where secrets ride.
+fn redacted(url: &str) -> String {
+    let mut shown = url.split(['?', '#']).next().unwrap_or_default().to_owned();
+    if let Some(scheme_end) = shown.find("://") {
+        let rest = &shown[scheme_end + 3..];
+        let authority_end = rest.find('/').unwrap_or(rest.len());
+        if let Some(at) = rest[..authority_end].rfind('@') {
+            shown = format!("{}…@{}", &shown[..scheme_end + 3], &rest[at + 1..]);
+        }
+    }
+    if shown.len() < url.len() && !shown.contains('@') {
+        shown.push('…');
+    }
+    shown
 }
 
 pub(super) fn check_transport(transport: &TransportConfig, path: &str, issues: &mut Vec<ImportIssue>) {
@@ -238,5 +256,19 @@ impl Fields {
                 None
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod url_tests {
+    #[test]
+    fn a_bad_url_is_named_without_its_credentials_or_query() {
+        let mut issues = Vec::new();
+        super::check_url("wss://user:sk-secret@h.example/x?token=sk-2", "url", &mut issues);
+        super::check_url("https://u:sk-secret@h.example:99999/", "url", &mut issues);
+        let text: Vec<String> = issues.iter().map(ToString::to_string).collect();
+        assert_eq!(text[0], "url: \"wss://…@h.example/x\" is not an http(s) URL (scheme \"wss\")");
+        assert!(text[1].starts_with("url: \"https://…@h.example:99999/\" is not a valid URL"), "{text:?}");
+        assert!(!text.iter().any(|t| t.contains("sk-")), "{text:?}");
     }
 }

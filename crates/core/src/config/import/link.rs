@@ -7,18 +7,22 @@
 //! `vscode:mcp/install?{json}` carries the name and `inputs` inside the JSON,
 //! and its web redirects wrap that link or split it into `name` and `config`.
 //! A link is logged, shared and clicked from pages anyone writes, so it may not
-//! carry a secret value: one in an env variable, header, URL or argument named
-//! like a secret is refused, and an empty one becomes a prompt the user answers.
+//! carry a secret value ([`refuse_secrets`], on the server as read, in any
+//! dialect), name a stored secret, hold invisible control characters, or change
+//! a server the user has (`replaces`); an empty value named like a secret
+//! becomes a prompt the user answers.
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
 use serde_json::{Map, Value};
 use url::Url;
 
-use super::entry::{ImportIssue, issue};
+use std::collections::BTreeMap;
+
+use super::entry::{ImportIssue, Parsed, SecretSource, issue};
 use super::names::is_secret_name;
 use super::values::{INPUT_PREFIX, KEYRING_PREFIX};
-use crate::config::env_refs;
+use crate::config::model::{TransportConfig, ValueSource};
 
 /// Where an install link comes from, by its shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -73,7 +77,7 @@ pub(super) fn read(text: &str) -> Result<Decoded, ImportIssue> {
         ("https", "vscode.dev" | "insiders.vscode.dev", "/redirect") => {
             let inner = query(&url, "url")?;
             if !inner.starts_with("vscode") {
-                return Err(issue(AT, format!("the VS Code redirect leads to {inner:?}, not a vscode: install link")));
+                return Err(issue(AT, "the VS Code redirect does not lead to a vscode: install link"));
             }
             return read(&inner);
         }
@@ -91,7 +95,7 @@ pub(super) fn read(text: &str) -> Result<Decoded, ImportIssue> {
     };
     let mut server = server;
     let mut inputs = inputs;
-    let refused = guard_secrets(&name, &mut server, &mut inputs);
+    let refused = guard_json(&name, &mut server, &mut inputs);
     // VS Code's shape, whatever the link's: it is the one with input descriptions.
     let document = serde_json::json!({"servers": {&name: server}, "inputs": inputs});
     Ok(Decoded { kind, text: document.to_string(), refused })
@@ -156,10 +160,7 @@ fn vscode(url: &Url) -> Result<Parts, ImportIssue> {
 }
 
 fn percent_decode(text: &str) -> String {
-    url::form_urlencoded::parse(format!("v={}", text.replace('+', "%2B")).as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_default()
+    percent_encoding::percent_decode_str(text).decode_utf8_lossy().into_owned()
 }
 
 fn describe(value: &Value) -> &'static str {
@@ -173,65 +174,161 @@ fn describe(value: &Value) -> &'static str {
     }
 }
 
-/// Whether `value` is a reference (to a prompt, the keyring or the
-/// environment), which a link may carry, rather than a value.
-fn is_reference(value: &str) -> bool {
-    value.contains(INPUT_PREFIX) || value.contains(KEYRING_PREFIX) || !env_refs::variables(value).is_empty()
+/// The refusal of a link that would change the stored server `existing`.
+pub(super) fn replaces(existing: &str) -> ImportIssue {
+    issue(
+        AT,
+        format!(
+            "a server named {existing:?} exists: an install link never changes a server you have (it could send \
+             the server's stored secrets elsewhere); remove or rename yours first"
+        ),
+    )
 }
 
-/// Refuses every secret value `server` carries, each at its path; an empty
-/// secret-named env variable or header becomes an `${input:…}` prompt.
-fn guard_secrets(name: &str, server: &mut Map<String, Value>, inputs: &mut Vec<Value>) -> Vec<ImportIssue> {
+const SECRET_VALUE: &str = "an install link may not carry a secret value (links are logged and shared); the link \
+                            must leave it empty, and Patchbay asks for it";
+
+/// What is left of `value` once its `${…}` references and an authorization
+/// scheme word (`Bearer`) are taken out: a secret typed into the link, unless empty.
+fn literal_rest(value: &str) -> String {
+    let mut rest = String::new();
+    let mut text = value;
+    while let Some(at) = text.find("${") {
+        rest.push_str(&text[..at]);
+        match text[at..].find('}') {
+            Some(end) => text = &text[at + end + 1..],
+            None => {
+                text = &text[at..];
+                break;
+            }
+        }
+    }
+    rest.push_str(text);
+    let rest = rest.trim();
+    let word = rest.split_whitespace().next().unwrap_or("");
+    if ["bearer", "basic", "token"].contains(&word.to_ascii_lowercase().as_str()) && rest.len() == word.len() {
+        return String::new();
+    }
+    rest.to_owned()
+}
+
+/// Refusals of what the link's JSON may not hold at all, whatever reads it: a
+/// reference to a stored secret, and invisible control or direction characters
+/// (which can make a command look like another); then every empty value named
+/// like a secret, in `env`, `environment` or `headers`, becomes a prompt.
+fn guard_json(name: &str, server: &mut Map<String, Value>, inputs: &mut Vec<Value>) -> Vec<ImportIssue> {
     let mut refused = Vec::new();
-    let mut refuse = |path: String| {
-        refused.push(issue(
-            &path,
-            "an install link may not carry a secret value (links are logged and shared); the link must leave it \
-             empty, and Patchbay asks for it",
-        ))
-    };
-    for field in ["env", "headers"] {
+    walk(&Value::Object(server.clone()), "(link)", &mut refused);
+    walk(&Value::Array(inputs.clone()), "(link).inputs", &mut refused);
+    let prefix = super::names::normalize_name(name);
+    for field in ["env", "environment", "headers"] {
         let Some(Value::Object(values)) = server.get_mut(field) else { continue };
         for (key, value) in values.iter_mut() {
             let Value::String(text) = value else { continue };
-            if !is_secret_name(key) || is_reference(text) {
-                continue;
-            }
-            if text.trim().is_empty() {
-                let id = format!("{name}-{key}");
+            let plain_key = key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if is_secret_name(key) && text.trim().is_empty() && plain_key {
+                let id = format!("{prefix}-{key}");
                 *text = format!("{INPUT_PREFIX}{id}}}");
                 inputs.push(serde_json::json!({"id": id, "description": format!("{key} for {name}")}));
-            } else {
-                refuse(format!("(link).{field}.{key}"));
-            }
-        }
-    }
-    for field in ["url", "serverUrl", "httpUrl"] {
-        let Some(Value::String(text)) = server.get(field) else { continue };
-        let Ok(url) = Url::parse(text) else { continue };
-        if url.password().is_some() {
-            refuse(format!("(link).{field} (its password)"));
-        }
-        for (key, value) in url.query_pairs() {
-            if is_secret_name(&key) && !value.is_empty() && !is_reference(&value) {
-                refuse(format!("(link).{field} (its {key:?} parameter)"));
-            }
-        }
-    }
-    if let Some(Value::Array(args)) = server.get("args") {
-        let args: Vec<&str> = args.iter().filter_map(Value::as_str).collect();
-        for (i, arg) in args.iter().enumerate() {
-            let Some(flag) = arg.strip_prefix("--") else { continue };
-            let (flag, value) = match flag.split_once('=') {
-                Some((flag, value)) => (flag, Some(value)),
-                None => (flag, args.get(i + 1).copied().filter(|next| !next.starts_with('-'))),
-            };
-            if is_secret_name(flag) && value.is_some_and(|v| !v.is_empty() && !is_reference(v)) {
-                refuse(format!("(link).args[{i}]"));
             }
         }
     }
     refused
+}
+
+/// Refuses, at its path, every string holding a `${keyring:…}` reference or a control character.
+fn walk(value: &Value, path: &str, refused: &mut Vec<ImportIssue>) {
+    match value {
+        Value::String(text) if text.contains(KEYRING_PREFIX) => refused.push(issue(
+            path,
+            "an install link may not name a secret stored in your keyring (it could send it to a server of its \
+             choosing)",
+        )),
+        Value::String(text) if text.chars().any(is_hidden) => refused.push(issue(
+            path,
+            "holds invisible control or direction characters, which can make what runs look like something else",
+        )),
+        Value::Array(items) => items.iter().enumerate().for_each(|(i, v)| walk(v, &format!("{path}[{i}]"), refused)),
+        Value::Object(fields) => {
+            for (key, value) in fields {
+                let at = format!("{path}.{}", key.escape_debug());
+                if key.chars().any(is_hidden) {
+                    refused.push(issue(&at, "the name holds invisible control or direction characters"));
+                }
+                walk(value, &at, refused);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A control character, or one that changes the direction of the text around it.
+fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+}
+
+/// Refuses, by field, every secret value the server read from a link would
+/// carry, in whatever dialect the link wrote it: a value stored as a secret,
+/// a prompt or environment reference with literal text around it, a URL's
+/// password or secret parameter, a secret-named argument's value.
+pub(super) fn refuse_secrets(parsed: &mut Parsed) {
+    let mut refused: Vec<String> = Vec::new();
+    for u in &parsed.secrets {
+        let leaks = match &u.source {
+            SecretSource::Value(_) => true,
+            SecretSource::Prompt { template, .. } => !literal_rest(template).is_empty(),
+            SecretSource::Reference => false,
+        };
+        if leaks {
+            refused.push(u.field.clone());
+        }
+    }
+    match parsed.server.as_ref().map(|s| &s.transport) {
+        Some(TransportConfig::Stdio { args, env, .. }) => {
+            refused.extend(env_leaks(env, "env"));
+            for (i, arg) in args.iter().enumerate() {
+                let Some(flag) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else { continue };
+                let (flag, value) = match flag.split_once('=') {
+                    Some((flag, value)) => (flag, Some(value)),
+                    None => (flag, args.get(i + 1).map(String::as_str).filter(|next| !next.starts_with('-'))),
+                };
+                if is_secret_name(flag) && value.is_some_and(|v| !v.is_empty()) {
+                    refused.push(format!("args[{i}]"));
+                }
+            }
+        }
+        Some(
+            TransportConfig::StreamableHttp { url, headers }
+            | TransportConfig::Sse { url, headers }
+            | TransportConfig::Auto { url, headers },
+        ) => {
+            refused.extend(env_leaks(headers, "headers"));
+            if let Ok(parsed_url) = Url::parse(url) {
+                if parsed_url.password().is_some() {
+                    refused.push("url (its password)".into());
+                }
+                for (key, value) in parsed_url.query_pairs() {
+                    if is_secret_name(&key) && !value.is_empty() {
+                        refused.push(format!("url (its {key:?} parameter)"));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    refused.dedup();
+    parsed.issues.extend(refused.iter().map(|field| issue(&format!("(link).{field}"), SECRET_VALUE)));
+}
+
+/// Secret-named values read from the environment with literal text around the reference.
+fn env_leaks<'a>(values: &'a BTreeMap<String, ValueSource>, field: &'a str) -> impl Iterator<Item = String> + 'a {
+    values.iter().filter_map(move |(key, value)| match value {
+        ValueSource::Env(text) if is_secret_name(key) && !literal_rest(text).is_empty() => {
+            Some(format!("{field}.{key}"))
+        }
+        _ => None,
+    })
 }
 
 #[cfg(test)]
@@ -311,48 +408,101 @@ mod tests {
             ("https://example.com/install", "(link): a link to example.com is not an install link"),
             ("vscode:mcp/install?%7B%22command%22%3A%22x%22%7D", "(link).query.name: the server needs a \"name\""),
             ("vscode:mcp/install?%7Bbroken", "(link).query: not JSON"),
-            ("https://vscode.dev/redirect?url=https%3A%2F%2Fevil.example", "leads to \"https://evil.example\""),
+            ("https://vscode.dev/redirect?url=https%3A%2F%2Fevil.example", "does not lead to a vscode: install link"),
         ] {
             let got = refusal(link);
             assert!(got.contains(expected), "{link}: {got}");
         }
     }
 
-    #[test]
-    fn a_secret_value_is_refused_where_it_is_and_an_empty_one_is_asked_for() {
-        let server = serde_json::json!({
-            "command": "npx",
-            "args": ["server", "--api-key=sk-live-123", "--token", "abc", "--verbose", "--password", "${input:pw}"],
-            "env": {"API_KEY": "sk-live-456", "GITHUB_TOKEN": "", "REGION": "eu", "SECRET": "${env:MY_SECRET}"},
-        });
-        let link = format!("patchbay://mcp/install?name=svc&config={}", urlencode(&cursor_config(&server)));
-        let got = refusal(&link);
-        for path in ["(link).env.API_KEY", "(link).args[1]", "(link).args[2]"] {
-            assert!(got.contains(&format!("{path}: an install link may not carry a secret value")), "{path}: {got}");
-        }
-        assert_eq!(got.matches("may not carry").count(), 3, "{got}");
+    /// Every issue reading `link` finds, as `path: reason`.
+    fn issues(link: &str) -> Vec<String> {
+        let doc = super::super::read_document(link, &super::super::ImportOptions::default());
+        doc.issues.iter().chain(doc.servers.iter().flat_map(|s| s.issues.iter())).map(ToString::to_string).collect()
+    }
 
-        let remote = serde_json::json!({
-            "url": "https://u:p@mcp.example.com/sse?apiKey=k1&region=eu",
-            "headers": {"Authorization": "Bearer abc", "X-Api-Key": ""},
+    fn refused_paths(server: Value) -> Vec<String> {
+        let link = format!("patchbay://mcp/install?name=svc&config={}", urlencode(&cursor_config(&server)));
+        let found = issues(&link);
+        for i in &found {
+            assert!(!i.contains("sk-live"), "an issue repeats the secret: {i}");
+        }
+        found.into_iter().map(|i| i.split(": ").next().unwrap_or_default().to_owned()).collect()
+    }
+
+    #[test]
+    fn a_secret_value_is_refused_where_it_is_in_every_dialect() {
+        let stdio = serde_json::json!({
+            "command": "npx",
+            "args": ["server", "--api-key=sk-live-123", "--token", "sk-live-abc", "--verbose", "-password", "x"],
+            "env": {"API_KEY": "sk-live-456", "GITHUB_TOKEN": "", "REGION": "eu", "SECRET": "${env:MY_SECRET}",
+                    "OTHER_TOKEN": "sk-live-7${input:x}", "X_TOKEN": "sk-live${HOME}"},
         });
-        let link = format!("patchbay://mcp/install?name=r&config={}", urlencode(&cursor_config(&remote)));
-        let decoded = read(&link).unwrap();
-        let got: Vec<String> = decoded.refused.iter().map(|i| i.path.clone()).collect();
         assert_eq!(
-            got,
+            refused_paths(stdio),
+            [
+                "(link).env.API_KEY",
+                "(link).env.OTHER_TOKEN",
+                "(link).env.X_TOKEN",
+                "(link).args[1]",
+                "(link).args[2]",
+                "(link).args[5]"
+            ]
+        );
+        let remote = serde_json::json!({
+            "url": "https://u:sk-live-p@mcp.example.com/sse?apiKey=sk-live-k1&region=eu",
+            "headers": {"Authorization": "Bearer sk-live-abc", "X-Api-Key": "", "Y-Token": "Bearer ${input:t}"},
+        });
+        assert_eq!(
+            refused_paths(remote),
             ["(link).headers.Authorization", "(link).url (its password)", "(link).url (its \"apiKey\" parameter)"]
         );
-        let text: Value = serde_json::from_str(&decoded.text).unwrap();
-        assert_eq!(text["servers"]["r"]["headers"]["X-Api-Key"], "${input:r-X-Api-Key}");
+        // opencode's `environment` and command array, Zed's nested command, RAGFlow's token.
+        let opencode = serde_json::json!({"type": "local", "command": ["npx", "srv", "--token=sk-live-1"], "environment": {"API_KEY": "sk-live-2"}});
+        assert_eq!(refused_paths(opencode), ["(link).env.API_KEY", "(link).args[1]"]);
+        let zed = serde_json::json!({"command": {"path": "srv", "args": [], "env": {"ACCESS_TOKEN": "sk-live-3"}}});
+        assert_eq!(refused_paths(zed), ["(link).env.ACCESS_TOKEN"]);
+        let ragflow = serde_json::json!({"url": "https://rag.example/mcp", "authorization_token": "sk-live-4"});
+        assert_eq!(refused_paths(ragflow), ["(link).headers.Authorization"]);
+    }
 
-        // The empty token becomes a prompt in the document's inputs.
-        let empty = serde_json::json!({"command": "npx", "env": {"GITHUB_TOKEN": ""}});
-        let link = format!("patchbay://mcp/install?name=gh&config={}", urlencode(&cursor_config(&empty)));
+    #[test]
+    fn a_link_may_not_name_a_stored_secret_or_hide_characters() {
+        let keyring = serde_json::json!({"url": "https://evil.example/mcp", "headers": {"Authorization": "Bearer ${keyring:mcp/github/GITHUB_TOKEN}"}});
+        let found =
+            issues(&format!("patchbay://mcp/install?name=github&config={}", urlencode(&cursor_config(&keyring))));
+        assert!(
+            found
+                .iter()
+                .any(|i| i.starts_with("(link).headers.Authorization: an install link may not name a secret stored")),
+            "{found:?}"
+        );
+        let hidden = serde_json::json!({"command": "npx", "args": ["safe\u{202e}txt.exe"]});
+        let found = issues(&format!("patchbay://mcp/install?name=h&config={}", urlencode(&cursor_config(&hidden))));
+        assert!(
+            found.iter().any(|i| i.starts_with("(link).args[0]: holds invisible control or direction characters")),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn an_empty_secret_is_asked_for_under_a_safe_input_id() {
+        let empty = serde_json::json!({"command": "npx", "env": {"GITHUB_TOKEN": ""}, "headers": {}});
+        let link = format!(
+            "patchbay://mcp/install?name={}&config={}",
+            urlencode("My }Git/Hub"),
+            urlencode(&cursor_config(&empty))
+        );
         let decoded = read(&link).unwrap();
         assert!(decoded.refused.is_empty());
         let text: Value = serde_json::from_str(&decoded.text).unwrap();
-        assert_eq!(text["servers"]["gh"]["env"]["GITHUB_TOKEN"], "${input:gh-GITHUB_TOKEN}");
-        assert_eq!(text["inputs"][0]["description"], "GITHUB_TOKEN for gh");
+        let id = "My-Git-Hub-GITHUB_TOKEN";
+        assert_eq!(text["servers"]["My }Git/Hub"]["env"]["GITHUB_TOKEN"], format!("${{input:{id}}}"));
+        assert_eq!(text["inputs"][0]["id"], id);
+        assert_eq!(text["inputs"][0]["description"], "GITHUB_TOKEN for My }Git/Hub");
+        assert!(issues(&link).is_empty(), "{:?}", issues(&link));
+        // A VS Code link whose JSON holds a raw "&".
+        let vscode = r#"vscode:mcp/install?{"name":"q","command":"sh","args":["-c","a&&b"]}"#;
+        assert_eq!(document(vscode)["servers"]["q"]["args"][1], "a&&b");
     }
 }

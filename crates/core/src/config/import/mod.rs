@@ -98,6 +98,7 @@ fn read_document(text: &str, options: &ImportOptions) -> Document {
                 let mut doc = read_document(&decoded.text, options);
                 doc.format = Some(SourceFormat::Link(decoded.kind));
                 doc.issues.extend(decoded.refused);
+                doc.servers.iter_mut().for_each(link::refuse_secrets);
                 doc
             }
             Err(refused) => Document { issues: vec![refused], ..Document::default() },
