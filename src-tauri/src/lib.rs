@@ -16,6 +16,7 @@ mod ipc_types;
 mod mcp_apps;
 mod navigation;
 mod opened;
+mod schedules;
 mod startup;
 mod state;
 mod webview;
@@ -168,6 +169,9 @@ pub fn run() {
                 && let Err(e) = tauri::async_runtime::block_on(async { services.start() })
             {
                 tracing::error!("MCP servers were not started: {e}");
+            }
+            if let Ok(core) = app.state::<state::AppState>().core() {
+                schedules::run_due_while_open(core.dir.clone(), core.store.clone());
             }
             Ok(())
         })

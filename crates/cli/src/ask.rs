@@ -36,7 +36,7 @@ use patchbay_core::paths::DataDir;
 use patchbay_core::rag::{ChatKnowledge, chat};
 
 use crate::model::provider_for;
-use crate::requests::{SamplingModel, TerminalRequests};
+use crate::requests::{Refusals, SamplingModel, TerminalRequests};
 
 /// Options shared by `ask` and `chat`.
 #[derive(Debug, Args)]
@@ -170,7 +170,7 @@ async fn start_tools(
     host: &Arc<Host>,
     only: Option<&[String]>,
     knowledge_tool: bool,
-    sampling: SamplingModel,
+    requests: TerminalRequests,
 ) -> anyhow::Result<Arc<dyn ToolHost>> {
     let configured = host.config().servers()?;
     let servers: Vec<_> = match only {
@@ -189,7 +189,7 @@ async fn start_tools(
             configured.into_iter().filter(|s| names.contains(&s.name)).collect()
         }
     };
-    host.configure(servers.clone(), Arc::new(TerminalRequests::new(Ok(sampling))));
+    host.configure(servers.clone(), Arc::new(requests));
     host.share_roots().await?;
     host.attach_builtin();
     let registry = host.registry();
@@ -204,9 +204,38 @@ async fn start_tools(
     Ok(Arc::new(host.tools(servers, knowledge_tool)?))
 }
 
+/// A scheduled run: nobody to ask (`ApprovalPolicy::Unattended`), servers' requests refused and noted.
+pub struct Unattended {
+    /// The tools (`server/tool`) that run although they ask for approval.
+    pub allowed: std::collections::BTreeSet<String>,
+    pub refused: Refusals,
+}
+
+impl TurnArgs {
+    /// What a scheduled run uses: `assistant`'s provider, model, tools and knowledge.
+    pub fn for_assistant(assistant: &str) -> Self {
+        Self {
+            provider: None,
+            model: None,
+            assistant: assistant.to_owned(),
+            conversation: None,
+            servers: None,
+            no_tools: false,
+            auto_approve: false,
+            kb: None,
+            reasoning: None,
+        }
+    }
+}
+
 impl Session {
     /// Opens the data directory and resolves assistant, provider and model.
     pub async fn open(dir: &DataDir, args: &TurnArgs) -> anyhow::Result<Self> {
+        Self::open_as(dir, args, None).await
+    }
+
+    /// [`Session::open`], for a scheduled run when `unattended` is given.
+    pub async fn open_as(dir: &DataDir, args: &TurnArgs, unattended: Option<Unattended>) -> anyhow::Result<Self> {
         let (host, opened) = crate::open_host(dir)?;
         if opened.interrupted > 0 {
             eprintln!(
@@ -252,7 +281,11 @@ impl Session {
             provider_name: resolved.profile.name.clone(),
             model: model.clone(),
         };
-        let tools = start_tools(&host, only, offer_kb, sampling).await?;
+        let requests = match &unattended {
+            Some(u) => TerminalRequests::unattended(u.refused.clone()),
+            None => TerminalRequests::new(Ok(sampling)),
+        };
+        let tools = start_tools(&host, only, offer_kb, requests).await?;
         let mut selection = match &args.servers {
             _ if args.no_tools => ToolSelection::None,
             Some(names) => ToolSelection::Only {
@@ -268,7 +301,9 @@ impl Session {
         if let Some(id) = args.conversation {
             conversations.get(id)?;
         }
-        let approval = if args.auto_approve {
+        let approval = if let Some(u) = unattended {
+            ApprovalPolicy::Unattended { allowed: u.allowed }
+        } else if args.auto_approve {
             ApprovalPolicy::AutoApprove
         } else if std::io::stdin().is_terminal() {
             ApprovalPolicy::Ask
@@ -300,8 +335,12 @@ impl Session {
         })
     }
 
-    /// Sends one message with its attachments and prints the turn; returns how it ended.
-    pub async fn turn(&mut self, message: &str, attachments: Vec<Attachment>) -> anyhow::Result<DoneReason> {
+    /// Sends one message with its attachments and prints the turn; returns how it ended and what it did.
+    pub async fn turn(
+        &mut self,
+        message: &str,
+        attachments: Vec<Attachment>,
+    ) -> anyhow::Result<(DoneReason, TurnReport)> {
         let conversations = self.agent.conversations();
         let conversation = match self.conversation {
             Some(id) => id,
@@ -320,25 +359,35 @@ impl Session {
             tool_embedder: self.tool_embedder.clone(),
             limits: self.limits,
         })?;
-        let mut report = self.json.then(|| JsonReport { conversation: conversation.to_string(), ..Default::default() });
-        let reason = print_turn(self.host.watch(turn), report.as_mut()).await;
-        if let Some(report) = report {
+        let mut report = TurnReport { conversation: conversation.to_string(), ..Default::default() };
+        let reason = print_turn(self.host.watch(turn), &mut report, self.json).await;
+        if self.json {
             println!("{}", report.answer(reason));
         }
-        Ok(reason)
+        Ok((reason, report))
     }
 }
 
-/// What `--json` prints last: the answer and every call the turn made.
+/// What a turn did: the answer and every call it made (what `--json` prints last).
 #[derive(Default)]
-struct JsonReport {
+pub struct TurnReport {
     conversation: String,
     text: String,
     /// By call id, in the order the calls were made.
     calls: Vec<(String, serde_json::Value)>,
 }
 
-impl JsonReport {
+impl TurnReport {
+    /// The calls that were not approved, as `server/tool`.
+    pub fn denied(&self) -> Vec<String> {
+        let field = |c: &serde_json::Value, k: &str| c.get(k).and_then(|v| v.as_str()).unwrap_or("").to_owned();
+        self.calls
+            .iter()
+            .filter(|(_, c)| field(c, "error") == "denied")
+            .map(|(_, c)| format!("{}/{}", field(c, "server"), field(c, "tool")))
+            .collect()
+    }
+
     fn note(&mut self, event: &TurnEvent) {
         let mut call = |id: &str, fields: serde_json::Value| {
             let at = match self.calls.iter().position(|(c, _)| c == id) {
@@ -385,20 +434,20 @@ impl JsonReport {
         }
     }
 
-    fn answer(self, reason: DoneReason) -> serde_json::Value {
+    fn answer(&self, reason: DoneReason) -> serde_json::Value {
         serde_json::json!({
             "type": "answer",
             "conversation": self.conversation,
             "text": self.text,
             "reason": reason,
-            "calls": self.calls.into_iter().map(|(_, c)| c).collect::<Vec<_>>(),
+            "calls": self.calls.iter().map(|(_, c)| c).collect::<Vec<_>>(),
         })
     }
 }
 
-/// Prints a turn's events until it is done (as JSON Lines into `json`'s report when
-/// given); Ctrl-C stops it.
-async fn print_turn(mut turn: HostTurn, mut json: Option<&mut JsonReport>) -> DoneReason {
+/// Prints a turn's events until it is done (as JSON Lines with `json`), noting
+/// them in `report`; Ctrl-C stops it.
+async fn print_turn(mut turn: HostTurn, report: &mut TurnReport, json: bool) -> DoneReason {
     let answers = turn.answers();
     let stopper = answers.clone();
     let ctrl_c = tokio::spawn(async move {
@@ -409,8 +458,8 @@ async fn print_turn(mut turn: HostTurn, mut json: Option<&mut JsonReport>) -> Do
     let mut reason = DoneReason::Error;
     let mut out = std::io::stdout();
     while let Some(event) = turn.next().await {
-        if let Some(report) = json.as_deref_mut() {
-            report.note(&event);
+        report.note(&event);
+        if json {
             match serde_json::to_string(&event) {
                 Ok(line) => println!("{line}"),
                 Err(e) => eprintln!("note: an event could not be written as JSON: {e}"),
@@ -550,7 +599,7 @@ pub fn run(dir: &DataDir, args: &AskArgs) -> anyhow::Result<ExitCode> {
         let attachments = args.attach.iter().map(|p| attach::file(p)).collect::<Result<Vec<_>, _>>()?;
         let mut session = Session::open(dir, &args.turn).await?;
         session.json = args.json;
-        let status = session.turn(&args.message, attachments).await?;
+        let (status, _) = session.turn(&args.message, attachments).await?;
         if let Some(id) = session.conversation {
             eprintln!("conversation {id}");
         }

@@ -20,6 +20,7 @@ mod policy;
 mod provider;
 mod requests;
 mod roots;
+mod schedule;
 mod secret;
 
 use std::path::PathBuf;
@@ -75,6 +76,9 @@ enum Command {
     Backup(backup::BackupArgs),
     /// Restore a backup; the replaced database is kept.
     Restore(backup::RestoreArgs),
+    /// Run an assistant's prompt on a schedule: add, list, remove, run-now, run-due, runs.
+    #[command(subcommand)]
+    Schedule(schedule::ScheduleCommand),
 }
 
 /// Splits a `KEY=VALUE` given to `flag` (`--set`, `--arg`), or says how to write it.
@@ -160,5 +164,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Roots(command) => roots::run(&dir, &command),
         Command::Backup(args) => backup::backup(&dir, &args),
         Command::Restore(args) => backup::restore(&dir, &args),
+        Command::Schedule(command) => schedule::run(&dir, &command),
     }
 }

@@ -6,7 +6,9 @@
 //! answer is shown and sent only after a second yes. A form elicitation is
 //! asked field by field from its flat schema; a URL elicitation prints the URL
 //! and waits for Enter. Prompts go to stderr, answers come from stdin. Without
-//! a terminal every request is refused with the reason, which the server gets.
+//! a terminal every request is refused with the reason, which the server gets;
+//! in a scheduled run ([`TerminalRequests::unattended`]) too, and each refusal
+//! is kept for the run's record.
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -81,15 +83,37 @@ pub struct TerminalRequests {
     model: Result<SamplingModel, String>,
     /// One request on the terminal at a time; held while one is asked.
     asking: Arc<tokio::sync::Mutex<()>>,
+    /// A scheduled run's record of what it refused, when this is one.
+    refused: Option<Refusals>,
 }
+
+/// What an unattended run refused, a line each.
+pub type Refusals = Arc<std::sync::Mutex<Vec<String>>>;
 
 /// Why a request was refused without a terminal.
 const NO_TERMINAL: &str = "there is no terminal to ask the user (stdin is not a terminal)";
+/// Why a request was refused in a scheduled run.
+const UNATTENDED: &str = "this is a scheduled run, with nobody to answer";
 
 impl TerminalRequests {
     /// Asks on the terminal when stdin is one; `model` answers sampling.
     pub fn new(model: Result<SamplingModel, String>) -> Self {
-        Self { terminal: std::io::stdin().is_terminal(), model, asking: Arc::default() }
+        Self { terminal: std::io::stdin().is_terminal(), model, asking: Arc::default(), refused: None }
+    }
+
+    /// Refuses every request, noting each in `refused`: a scheduled run never waits for a human.
+    pub fn unattended(refused: Refusals) -> Self {
+        Self { terminal: false, model: Err(UNATTENDED.into()), asking: Arc::default(), refused: Some(refused) }
+    }
+
+    /// Why a request is refused here without asking, noting it in a scheduled run's record.
+    fn refuse(&self, what: &str) -> &'static str {
+        let reason = if self.refused.is_some() { UNATTENDED } else { NO_TERMINAL };
+        eprintln!("note: refused {what}: {reason}");
+        if let Some(refused) = &self.refused {
+            refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(format!("refused {what}: {reason}"));
+        }
+        reason
     }
 
     /// Held while a request is asked on the terminal: what else would print
@@ -165,8 +189,7 @@ impl ServerRequests for TerminalRequests {
 
     async fn sample(&self, request: SamplingRequest, ct: CancellationToken) -> Result<SamplingReply, Refusal> {
         if !self.terminal {
-            eprintln!("note: refused {}'s sampling request: {NO_TERMINAL}", request.server);
-            return Err(Refusal::new(NO_TERMINAL));
+            return Err(Refusal::new(self.refuse(&format!("{}'s sampling request", request.server))));
         }
         let _terminal = self.asking.lock().await;
         tokio::select! {
@@ -177,7 +200,7 @@ impl ServerRequests for TerminalRequests {
 
     async fn elicit(&self, request: ElicitationRequest, ct: CancellationToken) -> ElicitationAnswer {
         if !self.terminal {
-            eprintln!("note: declined {}'s request for input: {NO_TERMINAL}", request.server);
+            self.refuse(&format!("{}'s request for input", request.server));
             return ElicitationAnswer::Decline;
         }
         let _terminal = self.asking.lock().await;

@@ -26,6 +26,7 @@ pub mod net;
 pub mod paths;
 pub mod rag;
 pub mod roots;
+pub mod schedules;
 pub mod secrets;
 pub mod store;
 pub mod text;

@@ -30,3 +30,4 @@ mod mcp_registry;
 mod mcp_server_requests;
 mod provider;
 mod roots;
+mod schedule;

@@ -123,4 +123,8 @@ pub enum ApprovalPolicy {
     AutoApprove,
     /// Nobody can answer (no terminal): deny, telling the model `reason`.
     Deny { reason: String },
+    /// A scheduled run, with nobody to ask: the tools in `allowed`
+    /// (`server/tool`) run, every other call that would be asked is denied,
+    /// and so is every call of a strict server.
+    Unattended { allowed: std::collections::BTreeSet<String> },
 }

@@ -583,6 +583,36 @@ async fn without_anyone_to_ask_calls_are_denied_with_the_reason() {
 }
 
 #[tokio::test]
+async fn an_unattended_run_makes_only_the_calls_its_schedule_allows() {
+    let f = fixture();
+    let unattended =
+        |allowed: &[&str]| ApprovalPolicy::Unattended { allowed: allowed.iter().map(|s| (*s).to_owned()).collect() };
+    let run = |tools: Arc<TestTools>, policy: ApprovalPolicy| {
+        let provider = Scripted::new(vec![ask_round(), vec![text("ok"), finish(FinishReason::Stop)]]);
+        let mut request = f.send(provider, tools, "go");
+        request.approval = policy;
+        let turn = f.agent.start(request).unwrap();
+        async move { collect(turn).await }
+    };
+    let tools = Arc::new(TestTools { ask: true, ..TestTools::default() });
+    let events = run(tools.clone(), unattended(&["test/other"])).await;
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::ApprovalNeeded { .. })), "nobody is asked");
+    let results = tool_results(&events);
+    assert!(results[0].2 && results[0].1.contains("scheduled run with nobody to approve test/echo"), "{results:?}");
+    assert!(results[0].1.contains("the schedule does not allow it"), "{results:?}");
+    assert_eq!(tools.calls.load(Ordering::SeqCst), 0);
+
+    let events = run(tools.clone(), unattended(&["test/echo"])).await;
+    assert!(!tool_results(&events)[0].2, "an allowed tool runs");
+    assert_eq!(tools.calls.load(Ordering::SeqCst), 1);
+
+    let strict = Arc::new(TestTools { ask: true, strict: true, ..TestTools::default() });
+    let events = run(strict.clone(), unattended(&["test/echo"])).await;
+    assert!(tool_results(&events)[0].1.contains("its server is strict"), "{:?}", tool_results(&events));
+    assert_eq!(strict.calls.load(Ordering::SeqCst), 0, "a strict server's calls are never unattended");
+}
+
+#[tokio::test]
 async fn approving_everything_still_asks_before_a_strict_servers_calls() {
     let f = fixture();
     let tools = Arc::new(TestTools { ask: true, strict: true, ..TestTools::default() });

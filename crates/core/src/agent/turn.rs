@@ -848,6 +848,18 @@ impl Runner {
                 let text = format!("The call was not approved: {reason}");
                 return Ok(Err((ToolOutcome::Declined, ToolOutput::error(text))));
             }
+            (ApprovalMode::Ask, ApprovalPolicy::Unattended { allowed }) => {
+                let name = format!("{}/{}", tool.server, tool.tool);
+                if tool.strict || !allowed.contains(&name) {
+                    let why = if tool.strict { "its server is strict" } else { "the schedule does not allow it" };
+                    let text = format!(
+                        "The call was not approved: this is a scheduled run with nobody to approve {name}, which \
+                         needs approval, and {why}."
+                    );
+                    return Ok(Err((ToolOutcome::Declined, ToolOutput::error(text))));
+                }
+                true
+            }
             // At strict every call is asked, even where a grant is stored
             // (made before the server's level became strict) and even when
             // the run approves everything else.

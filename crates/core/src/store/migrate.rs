@@ -40,6 +40,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 12, name: "pinned grants", sql: include_str!("migrations/0012_pinned_grants.sql") },
     Migration { version: 13, name: "message error kind", sql: include_str!("migrations/0013_message_error_kind.sql") },
     Migration { version: 14, name: "kept results", sql: include_str!("migrations/0014_kept_results.sql") },
+    Migration { version: 15, name: "schedules", sql: include_str!("migrations/0015_schedules.sql") },
 ];
 
 /// The schema version this build writes.

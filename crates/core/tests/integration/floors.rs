@@ -17,7 +17,7 @@ use std::path::Path;
 const FLOORS: &[&[&str]] = &[
     &["clock", "file_name", "folder", "logfile", "paths", "text"],
     &["downloads", "secrets", "store"],
-    &["config", "info", "net"],
+    &["config", "info", "net", "schedules"],
     &["bundle", "discover", "llm"],
     &["conversations"],
     &["agent"],

@@ -1,0 +1,282 @@
+//! `patchbay schedule`: an assistant's prompt run at set times, each run in a
+//! conversation of its own (`patchbay_core::schedules` keeps them and says what
+//! is due).
+//!
+//! `run-due` is what runs them: the operating system's timer calls it (on
+//! Linux a systemd user timer, written and enabled by `add`, which runs it
+//! every five minutes and once at start-up for what was missed), on the same
+//! data directory. A run never waits for a human: tools that ask for approval
+//! are denied unless the schedule allows them, and servers' sampling and form
+//! requests are refused; each denial and refusal is recorded with the run
+//! (`runs NAME`). A run missed while the computer was off runs once, marked
+//! late; two runs of a schedule never overlap (the claim is in the database).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::Arc;
+
+use anyhow::Context;
+use chrono::{Local, TimeZone};
+use clap::{ArgGroup, Args, Subcommand};
+use patchbay_core::assistants::DEFAULT_ASSISTANT;
+use patchbay_core::conversations::ConversationStore;
+use patchbay_core::host::turn::DoneReason;
+use patchbay_core::paths::DataDir;
+use patchbay_core::schedules::{Claim, NewSchedule, RunStatus, ScheduleStore, When};
+
+use crate::ask::{Session, TurnArgs, Unattended};
+
+#[derive(Debug, Subcommand)]
+pub enum ScheduleCommand {
+    /// Add a schedule: a prompt sent to an assistant at set times, each run in its own conversation.
+    Add(AddArgs),
+    /// Every schedule: when it runs, when next, and how its last run ended.
+    List,
+    /// Remove a schedule (its runs' conversations stay).
+    Remove { name: String },
+    /// Run a schedule now (its times are unchanged).
+    RunNow { name: String },
+    /// Run every schedule that is due, each once (what the timer calls).
+    RunDue,
+    /// A schedule's last runs: when, whether late, how they ended, what was denied or refused.
+    Runs {
+        name: String,
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+    },
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("when").required(true).args(["daily", "weekdays", "every_hours", "cron"])))]
+pub struct AddArgs {
+    name: String,
+    /// The message sent at each run.
+    #[arg(long)]
+    prompt: String,
+    /// The assistant whose model, tools and knowledge the run uses.
+    #[arg(long, default_value = DEFAULT_ASSISTANT)]
+    assistant: String,
+    /// Every day at HH:MM (local time).
+    #[arg(long, value_name = "HH:MM")]
+    daily: Option<String>,
+    /// Monday to Friday at HH:MM.
+    #[arg(long, value_name = "HH:MM")]
+    weekdays: Option<String>,
+    /// Every N hours (at minute 0, counted from midnight).
+    #[arg(long, value_name = "N")]
+    every_hours: Option<u32>,
+    /// A cron line: minute hour day-of-month month day-of-week.
+    #[arg(long, value_name = "LINE")]
+    cron: Option<String>,
+    /// A tool that may run although it asks for approval (nobody is there to ask), as SERVER/TOOL; repeatable.
+    #[arg(long = "allow", value_name = "SERVER/TOOL")]
+    allow: Vec<String>,
+}
+
+pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode> {
+    let schedules = ScheduleStore::new(crate::open_store(dir)?);
+    match command {
+        ScheduleCommand::Add(args) => add(dir, &schedules, args),
+        ScheduleCommand::List => list(&schedules),
+        ScheduleCommand::Remove { name } => {
+            schedules.remove(name)?;
+            println!("removed {name}");
+            Ok(ExitCode::SUCCESS)
+        }
+        ScheduleCommand::RunNow { name } => {
+            let claim = schedules.claim_now(name)?;
+            let ok = tokio::runtime::Runtime::new()?.block_on(run_claim(dir, &schedules, &claim))?;
+            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        ScheduleCommand::RunDue => {
+            let claims = schedules.claim_due(Local::now())?;
+            if claims.is_empty() {
+                println!("nothing is due");
+            }
+            let runtime = tokio::runtime::Runtime::new()?;
+            let mut all_ok = true;
+            for claim in &claims {
+                all_ok &= runtime.block_on(run_claim(dir, &schedules, claim))?;
+            }
+            Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        ScheduleCommand::Runs { name, limit } => runs(&schedules, name, *limit),
+    }
+}
+
+fn add(dir: &DataDir, schedules: &ScheduleStore, args: &AddArgs) -> anyhow::Result<ExitCode> {
+    let when = match (&args.daily, &args.weekdays, args.every_hours, &args.cron) {
+        (Some(at), ..) => When::Daily { at: at.clone() },
+        (_, Some(at), ..) => When::Weekdays { at: at.clone() },
+        (_, _, Some(hours), _) => When::EveryHours { hours },
+        (.., Some(line)) => When::Cron { line: line.clone() },
+        _ => anyhow::bail!("say when: --daily, --weekdays, --every-hours or --cron"),
+    };
+    let new = NewSchedule {
+        name: args.name.clone(),
+        assistant: args.assistant.clone(),
+        prompt: args.prompt.clone(),
+        when,
+        allowed_tools: args.allow.clone(),
+    };
+    patchbay_core::assistants::AssistantStore::new(crate::open_store(dir)?).get(&new.assistant)?;
+    let schedule = schedules.add(&new)?;
+    let next = schedule.next_due(Local::now()).map_or("never".to_owned(), |t| t.format("%Y-%m-%d %H:%M").to_string());
+    println!("added {} ({}); next run {next}", schedule.name, schedule.when);
+    match install_timer(dir) {
+        Ok(how) => println!("{how}"),
+        Err(e) => eprintln!(
+            "note: the system timer that runs schedules while Patchbay is closed is not set up ({e:#}); they run \
+             while the app runs, or with `patchbay schedule run-due`"
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(schedules: &ScheduleStore) -> anyhow::Result<ExitCode> {
+    let now = Local::now();
+    for schedule in schedules.list()? {
+        let next = schedule.next_due(now).map_or("never".to_owned(), |t| t.format("%Y-%m-%d %H:%M").to_string());
+        let last = schedules.runs(&schedule.name, 1)?.into_iter().next();
+        let last = last.map_or("never run".to_owned(), |r| format!("last run {}", r.status));
+        println!("{}  {}  next {next}  {last}  {}", schedule.name, schedule.when, schedule.assistant);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn runs(schedules: &ScheduleStore, name: &str, limit: usize) -> anyhow::Result<ExitCode> {
+    let time = |secs: i64| Local.timestamp_opt(secs, 0).single().map(|t| t.format("%Y-%m-%d %H:%M").to_string());
+    for run in schedules.runs(name, limit)? {
+        let due = run.due_at.and_then(time).map_or("run now".to_owned(), |t| format!("due {t}"));
+        let late = if run.late { ", late" } else { "" };
+        let started = time(run.started_at).unwrap_or_default();
+        let conversation = run.conversation.map(|c| format!("  conversation {c}")).unwrap_or_default();
+        println!("{}  {due}{late}  started {started}{conversation}", run.status);
+        for note in run.notes.lines() {
+            println!("  {note}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs a claimed schedule's turn, records how it went, and says it on the
+/// desktop; whether it went well.
+async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> anyhow::Result<bool> {
+    let schedule = &claim.schedule;
+    let late = if claim.late { " (late: it was due while the computer was off or Patchbay did not run)" } else { "" };
+    eprintln!("running schedule {}{late}", schedule.name);
+    let refused = Arc::default();
+    let unattended = Unattended { allowed: schedule.allowed_tools.iter().cloned().collect::<BTreeSet<_>>(), refused };
+    let refused = unattended.refused.clone();
+    let outcome = async {
+        let mut session =
+            Session::open_as(dir, &TurnArgs::for_assistant(&schedule.assistant), Some(unattended)).await?;
+        let turn = session.turn(&schedule.prompt, Vec::new()).await;
+        anyhow::Ok((session.conversation, turn))
+    }
+    .await;
+    let mut notes: Vec<String> = Vec::new();
+    let (conversation, status) = match outcome {
+        Ok((conversation, Ok((reason, report)))) => {
+            for call in report.denied() {
+                notes.push(format!("denied {call}: it needs approval, and nobody can give it in a scheduled run"));
+            }
+            let status = match reason {
+                DoneReason::Stop => RunStatus::Done,
+                other => {
+                    notes.push(format!("the turn ended: {other:?}"));
+                    RunStatus::Failed
+                }
+            };
+            (conversation, status)
+        }
+        Ok((conversation, Err(e))) => {
+            notes.push(format!("failed: {e:#}"));
+            (conversation, RunStatus::Failed)
+        }
+        Err(e) => {
+            notes.push(format!("failed: {e:#}"));
+            (None, RunStatus::Failed)
+        }
+    };
+    notes.extend(refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drain(..));
+    if let Some(id) = conversation {
+        let title = format!(
+            "{} · {}{}",
+            schedule.name,
+            Local::now().format("%Y-%m-%d %H:%M"),
+            if claim.late { " (late)" } else { "" }
+        );
+        if let Err(e) = ConversationStore::new(crate::open_store(dir)?).rename(id, &title) {
+            eprintln!("note: the run's conversation keeps its first title: {e}");
+        }
+    }
+    schedules.finish(claim, status, conversation, &notes.join("\n"))?;
+    let ok = status == RunStatus::Done;
+    let summary = match (ok, conversation) {
+        (true, Some(id)) => format!("{} ran{late}; its answer is in conversation {id}", schedule.name),
+        (true, None) => format!("{} ran{late}", schedule.name),
+        (false, _) => format!("{} failed: {}", schedule.name, notes.last().map_or("", String::as_str)),
+    };
+    println!("{summary}");
+    notify(&schedule.name, &summary);
+    Ok(ok)
+}
+
+/// A desktop notification through `notify-send`, where there is one.
+fn notify(name: &str, body: &str) {
+    let shown =
+        Command::new("notify-send").arg("--app-name=Patchbay").arg(format!("Patchbay: {name}")).arg(body).status();
+    if let Err(e) =
+        shown.as_ref().map_err(ToString::to_string).and_then(|s| s.success().then_some(()).ok_or(s.to_string()))
+    {
+        eprintln!("note: no desktop notification ({e})");
+    }
+}
+
+/// The systemd user units that run `run-due` on this data dir: every five
+/// minutes, and once after start-up (`Persistent`) for runs missed while off.
+fn units(exe: &Path, dir: &DataDir) -> (String, String) {
+    let service = format!(
+        "[Unit]\nDescription=Patchbay scheduled runs ({dir})\n\n[Service]\nType=oneshot\nExecStart=\"{exe}\" --data-dir \"{dir}\" schedule run-due\n",
+        exe = exe.display(),
+        dir = dir.path().display()
+    );
+    let timer = format!(
+        "[Unit]\nDescription=Patchbay scheduled runs ({dir})\n\n[Timer]\nOnCalendar=*:0/5\nOnStartupSec=2min\nPersistent=true\n\n[Install]\nWantedBy=timers.target\n",
+        dir = dir.path().display()
+    );
+    (service, timer)
+}
+
+/// Writes the data dir's units into the user's systemd folder and enables the timer; what was done.
+fn install_timer(dir: &DataDir) -> anyhow::Result<String> {
+    if !cfg!(target_os = "linux") {
+        anyhow::bail!("only Linux's systemd timer is supported so far");
+    }
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .context("neither XDG_CONFIG_HOME nor HOME is set")?;
+    let folder = config.join("systemd/user");
+    std::fs::create_dir_all(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
+    let unit = format!("patchbay-schedules-{}", dir.fingerprint());
+    let exe = std::env::current_exe().context("cannot find this program's path")?;
+    let (service, timer) = units(&exe, dir);
+    std::fs::write(folder.join(format!("{unit}.service")), service)?;
+    std::fs::write(folder.join(format!("{unit}.timer")), timer)?;
+    let enabled = Command::new("systemctl").args(["--user", "daemon-reload"]).status().and_then(|reload| {
+        if !reload.success() {
+            return Ok(reload);
+        }
+        Command::new("systemctl").args(["--user", "enable", "--now", &format!("{unit}.timer")]).status()
+    });
+    match enabled {
+        Ok(status) if status.success() => {
+            Ok(format!("the systemd user timer {unit}.timer runs due schedules while Patchbay is closed"))
+        }
+        Ok(status) => anyhow::bail!("wrote {}/{unit}.timer, but systemctl --user failed ({status})", folder.display()),
+        Err(e) => anyhow::bail!("wrote {}/{unit}.timer, but systemctl could not run ({e})", folder.display()),
+    }
+}

@@ -1,0 +1,153 @@
+//! `patchbay schedule`: a schedule runs through the CLI with the scripted model
+//! and the real server-everything, in a conversation of its own. Nobody is
+//! asked: a tool the schedule allows runs, one it does not is denied, and the
+//! server's request for input is refused, each recorded with the run. A run
+//! missed while "the computer was off" (its last run three days ago) runs once,
+//! late; a second `run-now` while a run is under way is refused (two runs never
+//! overlap). `add` writes the systemd user timer that calls `run-due`.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use chrono::{Local, TimeDelta};
+use patchbay_core::mcp::protocol::naming::ToolNames;
+use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
+
+use crate::common::{command, ok, patchbay, seed_servers, stderr, stdout, store};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    seed_servers(&data, &[crate::common::everything("everything")]);
+    let tools = [("everything", "echo"), ("everything", "get-sum"), ("everything", "trigger-elicitation-request")];
+    let names = ToolNames::build(tools);
+    let name = |tool: &str| names.model_name("everything", tool).unwrap().to_owned();
+    let (echo, sum, elicit) = (name("echo"), name("get-sum"), name("trigger-elicitation-request"));
+    // The late run answers slowly, so that a second run can try to start meanwhile.
+    let Reply::Stream { frames, end, .. } = openai::text_reply(&["The ", "late ", "digest", "."]) else {
+        unreachable!()
+    };
+    let slow = Reply::Stream { frames, gap: Duration::from_millis(700), end };
+    let model = ScriptedServer::start(
+        Format::OpenAi,
+        vec![
+            openai::tool_calls_reply(&[
+                ("call_echo", &echo, &["{\"message\": \"morning\"}"]),
+                ("call_sum", &sum, &["{\"a\": 2, \"b\": 3}"]),
+                ("call_form", &elicit, &["{}"]),
+            ]),
+            openai::text_reply(&["Digest done."]),
+            slow,
+        ],
+    )
+    .await
+    .unwrap();
+    crate::common::seed_scripted_provider(&data, &model.url());
+
+    // Due two hours ago, daily: added now, it is not due until tomorrow.
+    let at = (Local::now() - TimeDelta::hours(2)).format("%H:%M").to_string();
+    let config = tmp.path().join("config");
+    let mut add = command(&data);
+    add.env("XDG_CONFIG_HOME", &config).args([
+        "schedule",
+        "add",
+        "digest",
+        "--daily",
+        &at,
+        "--prompt",
+        "Write my digest",
+    ]);
+    add.args(["--allow", "everything/echo", "--allow", "everything/trigger-elicitation-request"]);
+    let out = add.stdin(Stdio::null()).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with(&format!("added digest (daily at {at}); next run ")), "{}", stdout(&out));
+    let units = std::fs::read_dir(config.join("systemd/user")).unwrap().count();
+    assert_eq!(units, 2, "a service and a timer");
+    let timer = std::fs::read_dir(config.join("systemd/user"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "timer"))
+        .unwrap();
+    assert!(std::fs::read_to_string(&timer).unwrap().contains("Persistent=true"));
+    let service = std::fs::read_to_string(timer.with_extension("service")).unwrap();
+    assert!(service.contains(&format!("--data-dir \"{}\" schedule run-due", data.display())), "{service}");
+    assert_eq!(ok(&patchbay(&data, &["schedule", "run-due"])), "nothing is due\n");
+
+    // Run now: the allowed tools run, get-sum is denied, the form is refused; all recorded.
+    let out = patchbay(&data, &["schedule", "run-now", "digest"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("digest ran; its answer is in conversation "), "{}", stdout(&out));
+    let second = &model.requests()[1].body;
+    let results: Vec<String> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert!(results[0].contains("Echo: morning"), "{results:?}");
+    assert!(results[1].contains("scheduled run with nobody to approve everything/get-sum"), "{results:?}");
+    let runs = ok(&patchbay(&data, &["schedule", "runs", "digest"]));
+    assert!(runs.starts_with("done  run now  started "), "{runs}");
+    assert!(
+        runs.contains("\n  denied everything/get-sum: it needs approval, and nobody can give it in a scheduled run\n"),
+        "{runs}"
+    );
+    assert!(
+        runs.contains("\n  refused everything's request for input: this is a scheduled run, with nobody to answer"),
+        "{runs}"
+    );
+
+    // The computer was off for three days: the run is due once, late.
+    let three_days_ago = (Local::now() - TimeDelta::days(3)).timestamp();
+    store(&data)
+        .write(|tx| {
+            tx.execute("UPDATE schedules SET last_due = ?1", [three_days_ago]).map_err(|e| store(&data).error(e))
+        })
+        .unwrap();
+    let late = command(&data)
+        .args(["schedule", "run-due"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While it runs (once it has claimed the schedule), a second run is refused.
+    let started = std::time::Instant::now();
+    let claimed = || {
+        store(&data)
+            .read(|c| c.query_row("SELECT running_session IS NOT NULL FROM schedules", [], |r| r.get::<_, bool>(0)))
+            .unwrap()
+    };
+    while !claimed() {
+        assert!(started.elapsed() < Duration::from_secs(60), "the late run never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let clash = patchbay(&data, &["schedule", "run-now", "digest"]);
+    assert!(!clash.status.success(), "{}", stdout(&clash));
+    assert!(
+        stderr(&clash).contains("schedule \"digest\" is running now; two runs of a schedule never overlap"),
+        "{}",
+        stderr(&clash)
+    );
+    let late = late.wait_with_output().unwrap();
+    assert!(late.status.success(), "{}", stderr(&late));
+    assert!(stdout(&late).contains("digest ran (late: it was due while the computer was off"), "{}", stdout(&late));
+    assert_eq!(ok(&patchbay(&data, &["schedule", "run-due"])), "nothing is due\n", "it caught up once");
+    let runs = ok(&patchbay(&data, &["schedule", "runs", "digest"]));
+    let latest = runs.lines().next().unwrap();
+    assert!(
+        latest.starts_with(&format!(
+            "done  due {} {at}, late  started ",
+            (Local::now() - TimeDelta::hours(2)).format("%Y-%m-%d")
+        )),
+        "{runs}"
+    );
+    assert_eq!(runs.lines().filter(|l| l.starts_with("done")).count(), 2, "{runs}");
+    assert_eq!(model.requests().len(), 3, "one model request per turn step: no run was doubled");
+
+    let listed = ok(&patchbay(&data, &["conversation", "list"]));
+    assert_eq!(listed.matches("digest · ").count(), 2, "{listed}");
+    assert!(listed.contains("(late)"), "{listed}");
+}
