@@ -1,6 +1,7 @@
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ImportPreview, McpServerConfig } from "../../lib/ipc";
+import { config } from "../../test/fakeServers";
 import { renderIn } from "../../test/render";
 import { InstallLink, type InstallLinkIpc } from "./InstallLink";
 
@@ -9,6 +10,7 @@ afterEach(cleanup);
 const LINK = "patchbay://mcp/install?name=gh&config=e30";
 
 const server: McpServerConfig = {
+  ...config,
   name: "gh",
   transport: {
     type: "stdio",
@@ -17,14 +19,6 @@ const server: McpServerConfig = {
     env: { GITHUB_TOKEN: { secret: "mcp/gh/GITHUB_TOKEN" }, REGION: { plain: "eu" }, NODE_OPTIONS: { plain: "--require x" } },
     cwd: null,
   },
-  enabled: true,
-  timeouts: { startup_secs: 30, call_secs: 60 },
-  approval: "ask",
-  tool_approval: {},
-  disabled_tools: [],
-  share_roots: true,
-  read_only_auto_allow: false,
-  extra: {},
 };
 
 const preview: ImportPreview = {
