@@ -928,7 +928,8 @@ fn an_install_link_opens_its_confirmation_whether_the_app_runs_or_not() -> Resul
         Ok(servers.into_iter().map(|s| s.name).collect())
     };
     app.check(|s| {
-        let title = s.wait_for_text("[data-testid=install-link] h2", WAIT, |t| !t.is_empty())?;
+        // The dialog opens titled "Install link" and names the server once the link is read.
+        let title = s.wait_for_text("[data-testid=install-link] h2", WAIT, |t| t.contains("linked"))?;
         ensure!(title == "Add the MCP server linked?", "{title}");
         let command = s.wait_for_text("[data-testid=link-command]", WAIT, |t| !t.is_empty())?;
         ensure!(command == format!("{} stdio", everything.display()), "{command}");

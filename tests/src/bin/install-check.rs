@@ -45,7 +45,7 @@ fn main() -> Result<()> {
             .arg(format!("patchbay://mcp/install?name=linked&config={config}"))
             .status()?;
         ensure!(opened.success(), "gio open of a patchbay: link failed: {opened}");
-        let title = s.wait_for_text("[data-testid=install-link] h2", WAIT, |t| !t.is_empty())?;
+        let title = s.wait_for_text("[data-testid=install-link] h2", WAIT, |t| t.contains("linked"))?;
         ensure!(title == "Add the MCP server linked?", "{title}");
         let command = s.wait_for_text("[data-testid=link-command]", WAIT, |t| !t.is_empty())?;
         ensure!(command == "patchbay kb serve --stdio", "{command}");

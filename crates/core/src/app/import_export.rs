@@ -111,10 +111,10 @@ impl App {
                 .map(|(id, value)| (id, SecretValue::new(value)))
                 .collect(),
         };
+        let outcome = self.inner.config.apply_import(self.inner.secrets.as_ref(), text, &options, &choice)?;
         if matches!(preview.format, Some(SourceFormat::Link(_))) {
             forget_leftover_secrets(self.inner.secrets.as_ref(), &preview, &choice)?;
         }
-        let outcome = self.inner.config.apply_import(self.inner.secrets.as_ref(), text, &options, &choice)?;
         for name in &outcome.removed {
             self.forget_server(name).await?;
         }
@@ -144,20 +144,28 @@ impl App {
     }
 }
 
-/// Deletes the values a new server from an install link would find already
-/// stored (left by a deleted server of that name) for the prompts the user left
-/// empty: a link must not pick up a stored secret and send it where it says.
+/// Deletes what a new server added from an install link would find already
+/// stored under its name (left by a deleted server of that name, before
+/// deleting took them): the values of the prompts the user left empty, and the
+/// sign-in. A link must not pick up a stored secret and send it where it says.
 fn forget_leftover_secrets(
     secrets: &dyn SecretStore,
     preview: &ImportPreview,
     choice: &ImportChoice,
 ) -> Result<(), AppError> {
     let new = preview.entries.iter().filter(|e| matches!(e.status, EntryStatus::New) && !choice.skip.contains(&e.name));
-    for note in new.flat_map(|e| &e.secrets) {
-        if let SecretState::Prompt { input, set: true, .. } = &note.state
-            && !choice.answers.contains_key(input)
-        {
-            secrets.delete(&note.secret)?;
+    for entry in new {
+        let own = crate::config::import::secret_name(&entry.name, "");
+        let unanswered = entry.secrets.iter().filter_map(|note| match &note.state {
+            SecretState::Prompt { input, set: true, .. }
+                if !choice.answers.contains_key(input) && note.secret.starts_with(&own) =>
+            {
+                Some(note.secret.clone())
+            }
+            _ => None,
+        });
+        for secret in unanswered.chain([crate::config::import::oauth_secret_name(&entry.name)]).collect::<Vec<_>>() {
+            secrets.delete(&secret)?;
         }
     }
     Ok(())

@@ -195,8 +195,18 @@ impl App {
         self.inner.store.set_setting(&watched_key(name), &BTreeSet::<String>::new())?;
         self.clear_blocked(name);
         self.forget_server(name).await?;
-        if let Some(config) = config {
-            self.remove_bundle_files(&config);
+        if let Some(config) = &config {
+            self.remove_bundle_files(config);
+        }
+        // Its secrets go with it: a server added later under this name (an
+        // install link's, say) must not find its keys or its sign-in.
+        let own = crate::config::import::secret_name(name, "");
+        let named = config.iter().flat_map(|c| c.secret_fields()).filter_map(|(_, value)| match value {
+            crate::config::ValueSource::Secret(secret) if secret.starts_with(&own) => Some(secret.clone()),
+            _ => None,
+        });
+        for secret in named.chain([crate::config::import::oauth_secret_name(name)]).collect::<Vec<_>>() {
+            self.inner.secrets.delete(&secret)?;
         }
         Ok(())
     }

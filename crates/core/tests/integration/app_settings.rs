@@ -14,7 +14,9 @@ use std::time::Duration;
 use patchbay_core::app::views::{AssistantView, GeneralSettings, KbEmbeddingsChoice, KbMode};
 use patchbay_core::app::{App, ErrorKind};
 use patchbay_core::assistants::KnowledgeLimits;
-use patchbay_core::config::{ApprovalMode, ExportFormat, McpServerConfig, ProviderKind, ProviderProfile};
+use patchbay_core::config::{
+    ApprovalMode, ExportFormat, McpServerConfig, ProviderKind, ProviderProfile, TransportConfig, ValueSource,
+};
 use patchbay_core::llm::{ReasoningEffort, Sampling};
 use patchbay_core::mcp::{LogLevel, TransportKind};
 use patchbay_core::paths::DataDir;
@@ -967,4 +969,39 @@ async fn the_knowledge_base_page_downloads_a_model_with_progress_and_puts_it_to_
     assert_eq!(embeddings.model_dir.as_deref(), Some(ready.folder.as_str()));
     assert!(minilm(&f.app).in_use);
     f.app.shutdown().await;
+}
+
+/// A deleted server takes its secrets and sign-in with it; a link that adds a
+/// server of that name later finds none of them, also when they were left by
+/// an older Patchbay (the prompt it leaves empty is not filled from the keyring).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_never_picks_up_a_deleted_servers_secrets_or_sign_in() {
+    use base64::Engine;
+    let f = open();
+    let mut gh = McpServerConfig::with_transport(
+        "gh",
+        TransportConfig::StreamableHttp {
+            url: "https://api.example.com/mcp".into(),
+            headers: [("Authorization".to_owned(), ValueSource::Secret("mcp/gh/Authorization".into()))].into(),
+        },
+    );
+    gh.enabled = false;
+    f.app.save_server(gh, &[("mcp/gh/Authorization".to_owned(), "Bearer real".to_owned())].into()).await.unwrap();
+    f.secrets.set("mcp/gh/oauth", "{\"access_token\": \"real\"}").unwrap();
+    f.app.delete_server("gh").await.unwrap();
+    assert_eq!(f.secrets.get("mcp/gh/Authorization").unwrap(), None, "the key went with the server");
+    assert_eq!(f.secrets.get("mcp/gh/oauth").unwrap(), None, "the sign-in went with the server");
+
+    // Left behind by an older Patchbay, then a link for a server of that name, pointing elsewhere.
+    f.secrets.set("mcp/gh/GITHUB_TOKEN", "left-over").unwrap();
+    f.secrets.set("mcp/gh/oauth", "{\"access_token\": \"left-over\"}").unwrap();
+    let server =
+        serde_json::json!({"url": "https://evil.example/mcp", "headers": {"GITHUB_TOKEN": ""}, "enabled": false});
+    let config = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(server.to_string());
+    let link = format!("patchbay://mcp/install?name=gh&config={config}");
+    let preview = f.app.import_preview(&link).unwrap();
+    assert!(preview.warnings.is_empty(), "{:?}", preview.warnings);
+    f.app.import_apply(&link, &["gh".to_owned()], false, Default::default(), Default::default()).await.unwrap();
+    assert_eq!(f.secrets.get("mcp/gh/GITHUB_TOKEN").unwrap(), None, "an empty prompt is not filled from the keyring");
+    assert_eq!(f.secrets.get("mcp/gh/oauth").unwrap(), None, "nor is the sign-in kept");
 }

@@ -20,7 +20,8 @@ export type InstallLinkIpc = Pick<Ipc, "importPreview" | "importApply">;
 export const ARM_MS = 800;
 
 /** Variables that change which program runs, what it loads or where its packages come from. */
-const RISKY = /^(LD_|DYLD_|NODE_OPTIONS$|NODE_PATH$|PATH$|PYTHON(PATH|STARTUP|HOME)$|PERL5?LIB$|RUBYOPT$|NPM_CONFIG_|PIP_|UV_|BUN_)/i;
+const RISKY =
+  /^(LD_|DYLD_|NODE_OPTIONS$|NODE_PATH$|PATH$|PYTHON(PATH|STARTUP|HOME)$|PERL5?LIB$|RUBYOPT$|NPM_CONFIG_|PIP_|UV_|BUN_|(HTTPS?|ALL)_PROXY$|JAVA_TOOL_OPTIONS$|BASH_ENV$|ENV$|GIT_SSH_COMMAND$|GIT_CONFIG)/i;
 
 /** One env variable or header as the confirmation lists it: its value, or where the value comes from. */
 function Value({ name, value }: { name: string; value: ValueSource }) {
@@ -87,10 +88,14 @@ export function InstallLink({ link, ipc, onClose }: { link: string; ipc: Install
   const [added, setAdded] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [armed, setArmed] = useState(false);
+  const entry = preview?.entries[0];
+  const shown = entry !== undefined;
+  // The button arms a moment after it appears, however long the preview took.
   useEffect(() => {
+    if (!shown) return;
     const timer = setTimeout(() => setArmed(true), ARM_MS);
     return () => clearTimeout(timer);
-  }, []);
+  }, [shown]);
   useEffect(() => {
     // A newer link mounts a new dialog (keyed by the link), with its own state.
     let live = true;
@@ -102,7 +107,6 @@ export function InstallLink({ link, ipc, onClose }: { link: string; ipc: Install
       live = false;
     };
   }, [link, ipc]);
-  const entry = preview?.entries[0];
   const refused = preview !== null && (preview.warnings.length > 0 || entry === undefined);
   const confirm = () => {
     if (!entry) return;
@@ -147,7 +151,6 @@ export function InstallLink({ link, ipc, onClose }: { link: string; ipc: Install
                 type="password"
                 autoComplete="off"
                 value={answers[input.id] ?? ""}
-                placeholder={input.set ? t("import.inputSet") : ""}
                 onChange={(ev) => setAnswers({ ...answers, [input.id]: ev.target.value })}
               />
               <small className="muted">{t("installLink.secretHint")}</small>

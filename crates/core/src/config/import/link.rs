@@ -188,18 +188,27 @@ pub(super) fn replaces(existing: &str) -> ImportIssue {
 const SECRET_VALUE: &str = "an install link may not carry a secret value (links are logged and shared); the link \
                             must leave it empty, and Patchbay asks for it";
 
-/// What is left of `value` once its `${…}` references and an authorization
-/// scheme word (`Bearer`) are taken out: a secret typed into the link, unless empty.
+/// What is left of `value` once its references (`${input:…}`, `${env:…}`,
+/// `${NAME}`) and an authorization scheme word (`Bearer`) are taken out: a
+/// secret typed into the link, unless empty. Any other `${…}` is literal text.
 fn literal_rest(value: &str) -> String {
+    let is_reference = |inner: &str| {
+        inner.starts_with("input:")
+            || inner.starts_with("env:")
+            || (inner.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    };
     let mut rest = String::new();
     let mut text = value;
     while let Some(at) = text.find("${") {
-        rest.push_str(&text[..at]);
         match text[at..].find('}') {
-            Some(end) => text = &text[at + end + 1..],
-            None => {
-                text = &text[at..];
-                break;
+            Some(end) if is_reference(&text[at + 2..at + end]) => {
+                rest.push_str(&text[..at]);
+                text = &text[at + end + 1..];
+            }
+            _ => {
+                rest.push_str(&text[..at + 2]);
+                text = &text[at + 2..];
             }
         }
     }
@@ -288,12 +297,7 @@ pub(super) fn refuse_secrets(parsed: &mut Parsed) {
         Some(TransportConfig::Stdio { args, env, .. }) => {
             refused.extend(env_leaks(env, "env"));
             for (i, arg) in args.iter().enumerate() {
-                let Some(flag) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else { continue };
-                let (flag, value) = match flag.split_once('=') {
-                    Some((flag, value)) => (flag, Some(value)),
-                    None => (flag, args.get(i + 1).map(String::as_str).filter(|next| !next.starts_with('-'))),
-                };
-                if is_secret_name(flag) && value.is_some_and(|v| !v.is_empty()) {
+                if arg_leaks(arg, args.get(i + 1).map(String::as_str)) {
                     refused.push(format!("args[{i}]"));
                 }
             }
@@ -305,8 +309,8 @@ pub(super) fn refuse_secrets(parsed: &mut Parsed) {
         ) => {
             refused.extend(env_leaks(headers, "headers"));
             if let Ok(parsed_url) = Url::parse(url) {
-                if parsed_url.password().is_some() {
-                    refused.push("url (its password)".into());
+                if parsed_url.password().is_some() || !parsed_url.username().is_empty() {
+                    refused.push("url (its user and password)".into());
                 }
                 for (key, value) in parsed_url.query_pairs() {
                     if is_secret_name(&key) && !value.is_empty() {
@@ -319,6 +323,19 @@ pub(super) fn refuse_secrets(parsed: &mut Parsed) {
     }
     refused.dedup();
     parsed.issues.extend(refused.iter().map(|field| issue(&format!("(link).{field}"), SECRET_VALUE)));
+}
+
+/// Whether argument `arg` (with the one after it, `next`) carries a secret:
+/// `--api-key=VALUE`, `--token VALUE`, `-e TOKEN=VALUE`, `--header
+/// "Authorization: Bearer VALUE"` (the name before `=` or `:` names a secret
+/// and a value follows that is more than references).
+fn arg_leaks(arg: &str, next: Option<&str>) -> bool {
+    if let Some((name, value)) = arg.split_once(['=', ':']) {
+        let name = name.trim().trim_start_matches('-');
+        return is_secret_name(name) && !literal_rest(value).is_empty();
+    }
+    let Some(flag) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else { return false };
+    is_secret_name(flag) && next.is_some_and(|v| !v.starts_with('-') && !literal_rest(v).is_empty())
 }
 
 /// Secret-named values read from the environment with literal text around the reference.
@@ -455,8 +472,21 @@ mod tests {
         });
         assert_eq!(
             refused_paths(remote),
-            ["(link).headers.Authorization", "(link).url (its password)", "(link).url (its \"apiKey\" parameter)"]
+            [
+                "(link).headers.Authorization",
+                "(link).url (its user and password)",
+                "(link).url (its \"apiKey\" parameter)"
+            ]
         );
+        let token_as_user = serde_json::json!({"url": "https://ghp_sk-live-x@mcp.example.com/mcp"});
+        assert_eq!(refused_paths(token_as_user), ["(link).url (its user and password)"]);
+        // mcp-remote's header argument, docker's -e, and a `${…}` that is not a reference.
+        let args = serde_json::json!({
+            "command": "npx",
+            "args": ["mcp-remote", "https://x.example/mcp", "--header", "Authorization: Bearer sk-live-h", "-e",
+                     "API_TOKEN=sk-live-e", "--header", "X-Trace: on", "--token", "${sk-live-z}"],
+        });
+        assert_eq!(refused_paths(args), ["(link).args[3]", "(link).args[5]", "(link).args[8]"]);
         // opencode's `environment` and command array, Zed's nested command, RAGFlow's token.
         let opencode = serde_json::json!({"type": "local", "command": ["npx", "srv", "--token=sk-live-1"], "environment": {"API_KEY": "sk-live-2"}});
         assert_eq!(refused_paths(opencode), ["(link).env.API_KEY", "(link).args[1]"]);
@@ -477,7 +507,7 @@ mod tests {
                 .any(|i| i.starts_with("(link).headers.Authorization: an install link may not name a secret stored")),
             "{found:?}"
         );
-        let hidden = serde_json::json!({"command": "npx", "args": ["safe\u{202e}txt.exe"]});
+        let hidden = serde_json::json!({"command": "npx", "args": ["safe\u{202e}txt.exe", "tag\u{e0041}"]});
         let found = issues(&format!("patchbay://mcp/install?name=h&config={}", urlencode(&cursor_config(&hidden))));
         assert!(
             found.iter().any(|i| i.starts_with("(link).args[0]: holds invisible control or direction characters")),
