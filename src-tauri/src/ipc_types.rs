@@ -16,8 +16,8 @@ use patchbay_core::app::views::{
     ConversationSettings, ConversationSummary, DoctorReport, GeneralSettings, ImportPreviewView, ImportReport,
     KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbModelProgress, KbModels, KbProgress, KeptPage,
     MessagePage, MessageView, PolicyPreview, PolicySettings, PromptInfo, ProviderView, RegistryFill, ResourceInfo,
-    ResourceTemplateInfo, ResourceUpdated, RootsView, ServerLogLine, ServerStatusView, ServerView, ToolInfo,
-    ToolResultView, TraceRecord, TurnEvent,
+    ResourceTemplateInfo, ResourceUpdated, RootsView, ScheduleAdded, ScheduleInput, ScheduleView, ServerLogLine,
+    ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord, TurnEvent,
 };
 use patchbay_core::app::{ApprovalAnswer, AttachmentInput, ServerRequestResponse, ServerRequestView};
 use patchbay_core::bundle::BundleInfo;
@@ -99,6 +99,9 @@ fn roots(v: &mut Collect) {
     v.visit::<BundleSource>();
     v.visit::<BundleInfo>();
     v.visit::<Opened>();
+    v.visit::<ScheduleView>();
+    v.visit::<ScheduleInput>();
+    v.visit::<ScheduleAdded>();
     // Providers, import, assistants, settings.
     v.visit::<ProviderView>();
     v.visit::<ProviderProfile>();

@@ -16,7 +16,7 @@ const EVERY: Duration = Duration::from_secs(60);
 
 /// The CLI beside this executable (the `.deb` installs both in `/usr/bin`, a
 /// build puts both in its target folder), else the one on the `PATH`.
-fn cli() -> PathBuf {
+pub fn cli() -> PathBuf {
     let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|dir| dir.join("patchbay")));
     beside.filter(|p| p.is_file()).unwrap_or_else(|| PathBuf::from("patchbay"))
 }
@@ -25,26 +25,35 @@ fn cli() -> PathBuf {
 pub fn run_due_while_open(dir: DataDir, store: Store) {
     tauri::async_runtime::spawn(async move {
         let schedules = ScheduleStore::new(store);
-        let cli = cli();
         loop {
             tokio::time::sleep(EVERY).await;
             match schedules.list() {
                 Ok(list) if list.is_empty() => continue,
-                Ok(_) => run_due(&cli, dir.path()).await,
+                Ok(_) => run_due(dir.path()).await,
                 Err(e) => tracing::warn!("could not read the schedules: {e}"),
             }
         }
     });
 }
 
-async fn run_due(cli: &Path, dir: &Path) {
-    let ran = tokio::process::Command::new(cli)
+/// Runs the CLI on `dir` with `args`, stdin closed (a scheduled run asks
+/// nobody), stopped after the time limit the system timer gives it too.
+pub async fn run_cli(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
+    let run = tokio::process::Command::new(cli())
         .arg("--data-dir")
         .arg(dir)
-        .args(["schedule", "run-due"])
+        .args(args)
         .stdin(std::process::Stdio::null())
-        .output()
-        .await;
+        .kill_on_drop(true)
+        .output();
+    let limit = Duration::from_secs(patchbay_core::schedules::timer::RUN_LIMIT_SECS);
+    tokio::time::timeout(limit, run)
+        .await
+        .unwrap_or_else(|_| Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "the run took over its time limit")))
+}
+
+async fn run_due(dir: &Path) {
+    let ran = run_cli(dir, &["schedule", "run-due"]).await;
     match ran {
         Ok(out) if out.status.success() => {}
         Ok(out) => tracing::warn!(
@@ -52,6 +61,6 @@ async fn run_due(cli: &Path, dir: &Path) {
             out.status,
             String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default()
         ),
-        Err(e) => tracing::warn!("could not run {} for the scheduled runs: {e}", cli.display()),
+        Err(e) => tracing::warn!("could not run {} for the scheduled runs: {e}", cli().display()),
     }
 }

@@ -232,7 +232,7 @@ describe("Chinese UI", () => {
     fireEvent.click(screen.getByRole("button", { name: "设置" }));
     expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("设置");
     const tabs = screen.getAllByRole("tab").map((t) => t.textContent);
-    expect(tabs).toEqual(["通用", "模型服务商", "MCP 服务器", "共享文件夹", "导入与导出", "知识库", "助手"]);
+    expect(tabs).toEqual(["通用", "模型服务商", "MCP 服务器", "共享文件夹", "导入与导出", "知识库", "助手", "定时任务"]);
     expect(document.getElementById("language")).toBeTruthy();
     expect(document.documentElement.lang).toBe("zh-CN");
   });
@@ -253,7 +253,7 @@ describe("Settings tabs", () => {
     expect(providers.getAttribute("aria-selected")).toBe("true");
     expect(document.activeElement).toBe(providers);
     fireEvent.keyDown(providers, { key: "End" });
-    expect(screen.getByRole("tab", { name: "Assistants" }).getAttribute("aria-selected")).toBe("true");
+    expect(screen.getByRole("tab", { name: "Schedules" }).getAttribute("aria-selected")).toBe("true");
     fireEvent.keyDown(document.activeElement as Element, { key: "ArrowRight" });
     expect(screen.getByRole("tab", { name: "General" }).getAttribute("aria-selected")).toBe("true");
   });

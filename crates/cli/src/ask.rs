@@ -373,6 +373,8 @@ impl Session {
 pub struct TurnReport {
     conversation: String,
     text: String,
+    /// Why the turn failed, when it did.
+    pub error: Option<String>,
     /// By call id, in the order the calls were made.
     calls: Vec<(String, serde_json::Value)>,
 }
@@ -404,6 +406,7 @@ impl TurnReport {
         };
         match event {
             TurnEvent::TextDelta { text } => self.text.push_str(text),
+            TurnEvent::Error { error } => self.error = Some(error.message.clone()),
             TurnEvent::ToolCallStarted { call_id, server, tool, arguments, .. } => {
                 call(call_id, serde_json::json!({"server": server, "tool": tool, "arguments": arguments}))
             }

@@ -12,18 +12,16 @@
 //! late; two runs of a schedule never overlap (the claim is in the database).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
 
-use anyhow::Context;
 use chrono::{Local, TimeZone};
 use clap::{ArgGroup, Args, Subcommand};
 use patchbay_core::assistants::DEFAULT_ASSISTANT;
 use patchbay_core::conversations::ConversationStore;
 use patchbay_core::host::turn::DoneReason;
 use patchbay_core::paths::DataDir;
-use patchbay_core::schedules::{Claim, NewSchedule, RunStatus, ScheduleStore, When};
+use patchbay_core::schedules::{Claim, NewSchedule, RunStatus, ScheduleStore, When, timer};
 
 use crate::ask::{Session, TurnArgs, Unattended};
 
@@ -90,14 +88,18 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
             Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         ScheduleCommand::RunDue => {
-            let claims = schedules.claim_due(Local::now())?;
-            if claims.is_empty() {
+            let due = schedules.due(Local::now())?;
+            if due.is_empty() {
                 println!("nothing is due");
             }
             let runtime = tokio::runtime::Runtime::new()?;
             let mut all_ok = true;
-            for claim in &claims {
-                all_ok &= runtime.block_on(run_claim(dir, &schedules, claim))?;
+            // Each is claimed just before it runs: one that fails or is cut off leaves the others due.
+            for (schedule, at) in &due {
+                match schedules.claim_due(schedule, *at, Local::now())? {
+                    Some(claim) => all_ok &= runtime.block_on(run_claim(dir, &schedules, &claim))?,
+                    None => println!("{} is running elsewhere", schedule.name),
+                }
             }
             Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
@@ -124,10 +126,13 @@ fn add(dir: &DataDir, schedules: &ScheduleStore, args: &AddArgs) -> anyhow::Resu
     let schedule = schedules.add(&new)?;
     let next = schedule.next_due(Local::now()).map_or("never".to_owned(), |t| t.format("%Y-%m-%d %H:%M").to_string());
     println!("added {} ({}); next run {next}", schedule.name, schedule.when);
-    match install_timer(dir) {
+    let timer = std::env::current_exe()
+        .map_err(|e| e.to_string())
+        .and_then(|exe| timer::install(&exe, dir).map_err(|e| e.to_string()));
+    match timer {
         Ok(how) => println!("{how}"),
         Err(e) => eprintln!(
-            "note: the system timer that runs schedules while Patchbay is closed is not set up ({e:#}); they run \
+            "note: the system timer that runs schedules while Patchbay is closed is not set up ({e}); they run \
              while the app runs, or with `patchbay schedule run-due`"
         ),
     }
@@ -176,40 +181,44 @@ async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> a
         anyhow::Ok((session.conversation, turn))
     }
     .await;
+    // What it could not do first, then why it failed (the summary names the last line).
     let mut notes: Vec<String> = Vec::new();
+    let mut failure = None;
     let (conversation, status) = match outcome {
         Ok((conversation, Ok((reason, report)))) => {
             for call in report.denied() {
                 notes.push(format!("denied {call}: it needs approval, and nobody can give it in a scheduled run"));
             }
-            let status = match reason {
-                DoneReason::Stop => RunStatus::Done,
-                other => {
-                    notes.push(format!("the turn ended: {other:?}"));
+            let status = match (reason, report.error) {
+                (DoneReason::Stop, _) => RunStatus::Done,
+                (_, Some(error)) => {
+                    failure = Some(format!("failed: {error}"));
+                    RunStatus::Failed
+                }
+                (other, None) => {
+                    failure = Some(format!("failed: the turn ended ({other:?})"));
                     RunStatus::Failed
                 }
             };
             (conversation, status)
         }
         Ok((conversation, Err(e))) => {
-            notes.push(format!("failed: {e:#}"));
+            failure = Some(format!("failed: {e:#}"));
             (conversation, RunStatus::Failed)
         }
         Err(e) => {
-            notes.push(format!("failed: {e:#}"));
+            failure = Some(format!("failed: {e:#}"));
             (None, RunStatus::Failed)
         }
     };
     notes.extend(refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drain(..));
+    notes.extend(failure);
     if let Some(id) = conversation {
-        let title = format!(
-            "{} · {}{}",
-            schedule.name,
-            Local::now().format("%Y-%m-%d %H:%M"),
-            if claim.late { " (late)" } else { "" }
-        );
-        if let Err(e) = ConversationStore::new(crate::open_store(dir)?).rename(id, &title) {
-            eprintln!("note: the run's conversation keeps its first title: {e}");
+        let late_mark = if claim.late { " (late)" } else { "" };
+        let title = format!("{} · {}{late_mark}", schedule.name, Local::now().format("%Y-%m-%d %H:%M"));
+        let renamed = crate::open_store(dir).and_then(|store| Ok(ConversationStore::new(store).rename(id, &title)?));
+        if let Err(e) = renamed {
+            eprintln!("note: the run's conversation keeps its first title: {e:#}");
         }
     }
     schedules.finish(claim, status, conversation, &notes.join("\n"))?;
@@ -232,51 +241,5 @@ fn notify(name: &str, body: &str) {
         shown.as_ref().map_err(ToString::to_string).and_then(|s| s.success().then_some(()).ok_or(s.to_string()))
     {
         eprintln!("note: no desktop notification ({e})");
-    }
-}
-
-/// The systemd user units that run `run-due` on this data dir: every five
-/// minutes, and once after start-up (`Persistent`) for runs missed while off.
-fn units(exe: &Path, dir: &DataDir) -> (String, String) {
-    let service = format!(
-        "[Unit]\nDescription=Patchbay scheduled runs ({dir})\n\n[Service]\nType=oneshot\nExecStart=\"{exe}\" --data-dir \"{dir}\" schedule run-due\n",
-        exe = exe.display(),
-        dir = dir.path().display()
-    );
-    let timer = format!(
-        "[Unit]\nDescription=Patchbay scheduled runs ({dir})\n\n[Timer]\nOnCalendar=*:0/5\nOnStartupSec=2min\nPersistent=true\n\n[Install]\nWantedBy=timers.target\n",
-        dir = dir.path().display()
-    );
-    (service, timer)
-}
-
-/// Writes the data dir's units into the user's systemd folder and enables the timer; what was done.
-fn install_timer(dir: &DataDir) -> anyhow::Result<String> {
-    if !cfg!(target_os = "linux") {
-        anyhow::bail!("only Linux's systemd timer is supported so far");
-    }
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-        .context("neither XDG_CONFIG_HOME nor HOME is set")?;
-    let folder = config.join("systemd/user");
-    std::fs::create_dir_all(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
-    let unit = format!("patchbay-schedules-{}", dir.fingerprint());
-    let exe = std::env::current_exe().context("cannot find this program's path")?;
-    let (service, timer) = units(&exe, dir);
-    std::fs::write(folder.join(format!("{unit}.service")), service)?;
-    std::fs::write(folder.join(format!("{unit}.timer")), timer)?;
-    let enabled = Command::new("systemctl").args(["--user", "daemon-reload"]).status().and_then(|reload| {
-        if !reload.success() {
-            return Ok(reload);
-        }
-        Command::new("systemctl").args(["--user", "enable", "--now", &format!("{unit}.timer")]).status()
-    });
-    match enabled {
-        Ok(status) if status.success() => {
-            Ok(format!("the systemd user timer {unit}.timer runs due schedules while Patchbay is closed"))
-        }
-        Ok(status) => anyhow::bail!("wrote {}/{unit}.timer, but systemctl --user failed ({status})", folder.display()),
-        Err(e) => anyhow::bail!("wrote {}/{unit}.timer, but systemctl could not run ({e})", folder.display()),
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod chat;
 pub mod knowledge;
+pub mod schedules;
 pub mod servers;
 pub mod settings;
 

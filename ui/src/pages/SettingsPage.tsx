@@ -6,11 +6,12 @@ import { ImportExport } from "../components/settings/ImportExport";
 import { KnowledgeBase } from "../components/settings/KnowledgeBase";
 import { ProvidersSettings } from "../components/settings/ProvidersSettings";
 import { ServersSettings } from "../components/settings/servers/ServersSettings";
+import { Schedules } from "../components/settings/Schedules";
 import { SharedFolders } from "../components/settings/SharedFolders";
 import { useI18n, type MessageKey } from "../lib/i18n";
 import { ipc as defaultIpc, type Ipc } from "../lib/ipc";
 
-export type SettingsSection = "general" | "providers" | "servers" | "roots" | "import" | "kb" | "assistants";
+export type SettingsSection = "general" | "providers" | "servers" | "roots" | "import" | "kb" | "assistants" | "schedules";
 
 const SECTIONS: [SettingsSection, MessageKey][] = [
   ["general", "settings.general"],
@@ -20,6 +21,7 @@ const SECTIONS: [SettingsSection, MessageKey][] = [
   ["import", "settings.import"],
   ["kb", "settings.kb"],
   ["assistants", "settings.assistants"],
+  ["schedules", "settings.schedules"],
 ];
 
 export function SettingsPage({
@@ -65,6 +67,7 @@ export function SettingsPage({
         {section === "import" && <ImportExport ipc={full} />}
         {section === "kb" && <KnowledgeBase ipc={full} />}
         {section === "assistants" && <Assistants ipc={full} />}
+        {section === "schedules" && <Schedules ipc={full} />}
       </div>
     </section>
   );

@@ -49,7 +49,7 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     let at = (Local::now() - TimeDelta::hours(2)).format("%H:%M").to_string();
     let config = tmp.path().join("config");
     let mut add = command(&data);
-    add.env("XDG_CONFIG_HOME", &config).args([
+    add.env("XDG_CONFIG_HOME", &config).env("PATCHBAY_NO_SYSTEMCTL", "1").args([
         "schedule",
         "add",
         "digest",
@@ -73,6 +73,16 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     let service = std::fs::read_to_string(timer.with_extension("service")).unwrap();
     assert!(service.contains(&format!("--data-dir \"{}\" schedule run-due", data.display())), "{service}");
     assert_eq!(ok(&patchbay(&data, &["schedule", "run-due"])), "nothing is due\n");
+    for (args, said) in [
+        (["--daily", "9am"], "when: \"9am\" is not a time of day: write HH:MM"),
+        (["--cron", "0 9 * *"], "when: cron \"0 9 * *\": expected five fields"),
+    ] {
+        let out = patchbay(&data, &[&["schedule", "add", "bad", "--prompt", "x"][..], &args[..]].concat());
+        assert!(!out.status.success() && stderr(&out).contains(said), "{}", stderr(&out));
+    }
+    let out = patchbay(&data, &["schedule", "add", "other", "--daily", "08:00", "--prompt", "x", "--allow", "echo"]);
+    assert!(stderr(&out).contains("allowed tools: \"echo\" is not SERVER/TOOL"), "{}", stderr(&out));
+    assert_eq!(ok(&patchbay(&data, &["schedule", "list"])).lines().count(), 1, "nothing bad was added");
 
     // Run now: the allowed tools run, get-sum is denied, the form is refused; all recorded.
     let out = patchbay(&data, &["schedule", "run-now", "digest"]);

@@ -25,6 +25,7 @@ mod prompts_resources;
 mod providers;
 mod requests;
 mod roots;
+mod schedules;
 mod servers;
 mod titles;
 mod tools;
@@ -49,6 +50,7 @@ use crate::mcp::{McpError, McpEvent, McpRegistry};
 use crate::paths::{DataDir, PathsError};
 use crate::rag::RagError;
 use crate::roots::RootsError;
+use crate::schedules::ScheduleError;
 use crate::secrets::{SecretError, SecretStore};
 use crate::store::{Store, StoreError};
 
@@ -95,6 +97,8 @@ pub enum AppError {
     /// Boxed: it may carry a knowledge-base error, and every result carries this enum.
     #[error(transparent)]
     Roots(Box<RootsError>),
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
     /// An id or name that does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -159,6 +163,11 @@ impl AppError {
                 OAuthError::Cancelled { .. } => ErrorKind::Cancelled,
                 OAuthError::Timeout { .. } => ErrorKind::Timeout,
                 _ => ErrorKind::Mcp,
+            },
+            Self::Schedule(e) => match e {
+                ScheduleError::Store(_) | ScheduleError::Decode { .. } => ErrorKind::Database,
+                ScheduleError::NotFound(_) => ErrorKind::NotFound,
+                _ => ErrorKind::InvalidInput,
             },
             Self::NotFound(_) | Self::NotWaiting(_) => ErrorKind::NotFound,
             Self::Invalid(_) => ErrorKind::InvalidInput,

@@ -681,3 +681,37 @@ mod tests {
         assert!(shown.contains("server/s/env/TOKEN") && !shown.contains("ghp-live-token"), "{shown}");
     }
 }
+
+/// A schedule as the window lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+pub struct ScheduleView {
+    pub name: String,
+    pub assistant: String,
+    pub prompt: String,
+    pub when: crate::schedules::When,
+    /// Tools (`server/tool`) that run although they ask for approval.
+    pub allowed_tools: Vec<String>,
+    /// When it runs next (Unix seconds), if ever.
+    pub next_due: Option<i64>,
+    pub last_run: Option<crate::schedules::RunRecord>,
+}
+
+/// A schedule as the window adds it.
+#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
+pub struct ScheduleInput {
+    pub name: String,
+    pub assistant: String,
+    pub prompt: String,
+    pub when: crate::schedules::When,
+    #[serde(default)]
+    pub allowed_tools: Vec<String>,
+}
+
+/// A schedule added, and how it runs while Patchbay is closed.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+pub struct ScheduleAdded {
+    pub schedule: ScheduleView,
+    /// The timer that runs it while Patchbay is closed, or why there is none.
+    pub timer: String,
+    pub timer_ok: bool,
+}

@@ -11,6 +11,7 @@
 //! [`Cron::last_due`] from the last run's due time: it is made once, marked
 //! late.
 
+pub mod timer;
 mod when;
 
 use chrono::{DateTime, Local, TimeZone};
@@ -48,6 +49,9 @@ pub enum ScheduleError {
     /// Another process runs it now.
     #[error("schedule {0:?} is running now; two runs of a schedule never overlap")]
     Running(String),
+    /// The operating system's timer could not be set up.
+    #[error("{0}")]
+    Timer(String),
 }
 
 /// A schedule as the user gives it.
@@ -107,7 +111,7 @@ impl RunStatus {
 }
 
 /// A run, as recorded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct RunRecord {
     pub id: i64,
     /// When it was due (Unix seconds); `None` for "run now".
@@ -240,19 +244,29 @@ impl ScheduleStore {
         Ok(())
     }
 
-    /// Claims every schedule due at `now` that no live process runs; each is
-    /// due once, at the latest time it was due since its last run.
-    pub fn claim_due(&self, now: DateTime<Local>) -> Result<Vec<Claim>, ScheduleError> {
-        let mut claims = Vec::new();
+    /// The schedules due at `now`, each once, at the latest time it was due
+    /// since its last run; [`claim`](Self::claim) each just before running it.
+    pub fn due(&self, now: DateTime<Local>) -> Result<Vec<(Schedule, i64)>, ScheduleError> {
+        let mut due = Vec::new();
         for schedule in self.list()? {
             let (Ok(cron), Some(after)) = (schedule.when.cron(), local(schedule.last_due)) else { continue };
-            let Some(due) = cron.last_due(after, now) else { continue };
-            let late = now.timestamp() - due.timestamp() > LATE_AFTER_SECS;
-            if let Some(claim) = self.claim(&schedule, Some(due.timestamp()), late)? {
-                claims.push(claim);
+            if let Some(at) = cron.last_due(after, now) {
+                due.push((schedule, at.timestamp()));
             }
         }
-        Ok(claims)
+        Ok(due)
+    }
+
+    /// Claims `schedule`'s run due at `due_at` (read by [`due`](Self::due)),
+    /// unless a live process runs it or it changed since; late when `now` is
+    /// well past the due time.
+    pub fn claim_due(
+        &self,
+        schedule: &Schedule,
+        due_at: i64,
+        now: DateTime<Local>,
+    ) -> Result<Option<Claim>, ScheduleError> {
+        self.claim(schedule, Some(due_at), now.timestamp() - due_at > LATE_AFTER_SECS)
     }
 
     /// Claims a run of `name` now, whatever its times; an error if it runs.
@@ -281,6 +295,16 @@ impl ScheduleStore {
                 .map_err(|e| self.store.error(e))?;
             if taken == 0 {
                 return Ok::<_, ScheduleError>(None);
+            }
+            if schedule.running_session.is_some() {
+                // Its process ended without finishing the run.
+                tx.execute(
+                    "UPDATE schedule_runs SET status = 'failed', finished_at = ?1,
+                         notes = 'the process running it ended before it finished'
+                     WHERE schedule_id = ?2 AND status = 'running'",
+                    params![now_secs(), schedule.id],
+                )
+                .map_err(|e| self.store.error(e))?;
             }
             tx.execute(
                 "INSERT INTO schedule_runs (schedule_id, due_at, started_at, status, late) VALUES (?1, ?2, ?3, 'running', ?4)",
@@ -375,12 +399,13 @@ mod tests {
                 tx.execute("UPDATE schedules SET last_due = ?1", [last.timestamp()]).map_err(|e| store.error(e))
             })
             .unwrap();
-        let claims = schedules.claim_due(now).unwrap();
-        assert_eq!(claims.len(), 1);
-        let claim = &claims[0];
-        assert_eq!(claim.due_at, Some(Local.with_ymd_and_hms(2026, 11, 26, 9, 0, 0).unwrap().timestamp()));
+        let due = schedules.due(now).unwrap();
+        assert_eq!(due.len(), 1);
+        let (schedule, at) = &due[0];
+        assert_eq!(*at, Local.with_ymd_and_hms(2026, 11, 26, 9, 0, 0).unwrap().timestamp());
+        let claim = &schedules.claim_due(schedule, *at, now).unwrap().unwrap();
         assert!(claim.late);
-        assert!(schedules.claim_due(now).unwrap().is_empty(), "claimed: not due again");
+        assert!(schedules.due(now).unwrap().is_empty(), "claimed: not due again");
         assert!(matches!(schedules.claim_now("morning"), Err(ScheduleError::Running(_))), "it runs now");
         schedules.finish(claim, RunStatus::Done, None, "denied github/create_issue").unwrap();
         let runs = schedules.runs("morning", 5).unwrap();
@@ -392,11 +417,38 @@ mod tests {
         let now_run = schedules.claim_now("morning").unwrap();
         assert_eq!(now_run.due_at, None);
         schedules.finish(&now_run, RunStatus::Failed, None, "the provider failed").unwrap();
-        assert!(schedules.claim_due(now).unwrap().is_empty());
+        assert!(schedules.due(now).unwrap().is_empty());
         let next = schedules.get("morning").unwrap().next_due(now).unwrap();
         assert_eq!(next, Local.with_ymd_and_hms(2026, 11, 27, 9, 0, 0).unwrap());
         schedules.remove("morning").unwrap();
         assert!(matches!(schedules.get("morning"), Err(ScheduleError::NotFound(_))));
+    }
+
+    #[test]
+    fn of_two_processes_that_read_a_due_schedule_only_one_claims_it_and_a_dead_claim_is_taken_over() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = crate::paths::DataDir::new(tmp.path());
+        let (a, b) = (Store::open(&dir).unwrap(), Store::open(&dir).unwrap());
+        let (first, second) = (ScheduleStore::new(a.clone()), ScheduleStore::new(b.clone()));
+        first.add(&daily("morning", "09:00")).unwrap();
+        let last = Local.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap();
+        a.write(|tx| tx.execute("UPDATE schedules SET last_due = ?1", [last.timestamp()]).map_err(|e| a.error(e)))
+            .unwrap();
+        let now = Local.with_ymd_and_hms(2026, 11, 24, 10, 0, 0).unwrap();
+        // Both read it as due before either claims: the conditional UPDATE lets one through.
+        let (seen_a, seen_b) = (first.due(now).unwrap().remove(0), second.due(now).unwrap().remove(0));
+        let claim = first.claim_due(&seen_a.0, seen_a.1, now).unwrap();
+        assert!(claim.is_some());
+        assert!(second.claim_due(&seen_b.0, seen_b.1, now).unwrap().is_none(), "claimed already");
+        // The first process dies mid-run: its claim is taken over, its run marked failed.
+        drop((claim, first, a));
+        let later = Local.with_ymd_and_hms(2026, 11, 25, 10, 0, 0).unwrap();
+        let (schedule, at) = second.due(later).unwrap().remove(0);
+        let taken = second.claim_due(&schedule, at, later).unwrap().unwrap();
+        second.finish(&taken, RunStatus::Done, None, "").unwrap();
+        let runs = second.runs("morning", 5).unwrap();
+        assert_eq!(runs.iter().map(|r| r.status.as_str()).collect::<Vec<_>>(), ["done", "failed"]);
+        assert_eq!(runs[1].notes, "the process running it ended before it finished");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 const HORIZON: TimeDelta = TimeDelta::days(400);
 
 /// When a schedule runs, as the user gave it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum When {
     /// Every day at `at` (`HH:MM`, local time).
@@ -114,7 +114,8 @@ impl Cron {
         let days = sets.pop().unwrap_or_default();
         let hours = sets.pop().unwrap_or_default();
         let minutes = sets.pop().unwrap_or_default();
-        let either_day = parts[2] != "*" && parts[4] != "*";
+        // Cron's rule: a field starting with `*` (`*/2` too) leaves the days unrestricted.
+        let either_day = !parts[2].starts_with('*') && !parts[4].starts_with('*');
         Ok(Self { minutes, hours, days, months, weekdays, either_day })
     }
 
@@ -131,7 +132,7 @@ impl Cron {
         let mut t = minute_of(now.naive_local());
         while t >= stop {
             if self.matches(&t)
-                && let Some(at) = Local.from_local_datetime(&t).earliest()
+                && let Some(at) = instant(&t)
                 && at > after
                 && at <= now
             {
@@ -148,7 +149,7 @@ impl Cron {
         let mut t = minute_of(after.naive_local());
         while t <= stop {
             if self.matches(&t)
-                && let Some(at) = Local.from_local_datetime(&t).earliest()
+                && let Some(at) = instant(&t)
                 && at > after
             {
                 return Some(at);
@@ -157,6 +158,16 @@ impl Cron {
         }
         None
     }
+}
+
+/// The instant of local time `t`; one skipped by a clock change (02:30 when
+/// clocks go from 02:00 to 03:00) is the first instant after the jump, as cron
+/// runs it.
+fn instant(t: &NaiveDateTime) -> Option<DateTime<Local>> {
+    Local
+        .from_local_datetime(t)
+        .earliest()
+        .or_else(|| (1..=180).find_map(|m| Local.from_local_datetime(&(*t + TimeDelta::minutes(m))).earliest()))
 }
 
 /// `t` with its seconds dropped.
@@ -190,6 +201,8 @@ fn field(text: &str, low: u32, high: u32, names: &[&str]) -> Result<Vec<bool>, S
         let (from, to) = match range {
             "*" => (low, high),
             _ => match range.split_once('-') {
+                // `sat-sun`: Sunday ends a weekday range as 7.
+                Some((a, b)) if names.len() == 7 && value(b)? == 0 => (value(a)?, 7),
                 Some((a, b)) => (value(a)?, value(b)?),
                 None if step > 1 => (value(range)?, high),
                 None => (value(range)?, value(range)?),
@@ -228,6 +241,12 @@ mod tests {
         // The 1st of the month or a Monday (cron's rule when both are given).
         assert_eq!(cron.next_due(at("2026-11-27 00:00")), Some(at("2026-11-30 10:15")));
         assert_eq!(cron.next_due(at("2026-11-30 10:15")), Some(at("2026-12-01 10:15")));
+        let weekend = Cron::parse("0 10 * * sat-sun").unwrap();
+        assert_eq!(weekend.next_due(at("2026-11-27 12:00")), Some(at("2026-11-28 10:00")));
+        assert_eq!(weekend.next_due(at("2026-11-28 10:00")), Some(at("2026-11-29 10:00")));
+        // A stepped day of month leaves the weekday deciding alone, as `*` does.
+        let stepped = Cron::parse("0 8 */1 * mon").unwrap();
+        assert_eq!(stepped.next_due(at("2026-11-27 12:00")), Some(at("2026-11-30 08:00")));
         let steps = Cron::parse("*/20 9-17/4 * JAN-mar,12 7").unwrap();
         assert_eq!(steps.next_due(at("2026-11-27 00:00")), Some(at("2026-12-06 09:00")), "a Sunday in December");
     }

@@ -1281,9 +1281,53 @@ shared: Array<string>,
 knowledge: Array<string>, };
 
 /**
+ * A run, as recorded.
+ */
+export type RunRecord = { id: number, 
+/**
+ * When it was due (Unix seconds); `None` for "run now".
+ */
+due_at: number | null, started_at: number, finished_at: number | null, 
+/**
+ * `running`, `done` or `failed` (a run whose process died stays `running`).
+ */
+status: string, late: boolean, conversation: number | null, 
+/**
+ * What the run could not do (tools denied, servers' requests refused) and why it failed, a line each.
+ */
+notes: string, };
+
+/**
  * A file that was saved.
  */
 export type SavedFile = { name: string, path: string, bytes: number, };
+
+/**
+ * A schedule added, and how it runs while Patchbay is closed.
+ */
+export type ScheduleAdded = { schedule: ScheduleView, 
+/**
+ * The timer that runs it while Patchbay is closed, or why there is none.
+ */
+timer: string, timer_ok: boolean, };
+
+/**
+ * A schedule as the window adds it.
+ */
+export type ScheduleInput = { name: string, assistant: string, prompt: string, when: When, allowed_tools: Array<string>, };
+
+/**
+ * A schedule as the window lists it.
+ */
+export type ScheduleView = { name: string, assistant: string, prompt: string, when: When, 
+/**
+ * Tools (`server/tool`) that run although they ask for approval.
+ */
+allowed_tools: Array<string>, 
+/**
+ * When it runs next (Unix seconds), if ever.
+ */
+next_due: number | null, last_run: RunRecord | null, };
 
 /**
  * A secret an imported server uses.
@@ -1623,3 +1667,8 @@ export type Usage = { input_tokens: number, output_tokens: number, };
  * `{"env": "Bearer ${GITHUB_TOKEN}"}`.
  */
 export type ValueSource = { "plain": string } | { "secret": string } | { "env": string };
+
+/**
+ * When a schedule runs, as the user gave it.
+ */
+export type When = { "kind": "daily", at: string, } | { "kind": "weekdays", at: string, } | { "kind": "every_hours", hours: number, } | { "kind": "cron", line: string, };

@@ -18,6 +18,7 @@ import { knowledgeIpc } from "./knowledge";
 import { policyIpc } from "./policy";
 import { providersIpc } from "./providers";
 import { registryIpc } from "./registry";
+import { schedulesIpc } from "./schedules";
 import { serversIpc } from "./servers";
 import { settingsIpc } from "./settings";
 import { viewsIpc } from "./views";
@@ -36,6 +37,7 @@ export type * from "./knowledge";
 export type * from "./policy";
 export type * from "./providers";
 export type * from "./registry";
+export type * from "./schedules";
 export type * from "./servers";
 export type * from "./settings";
 export type * from "./views";
@@ -54,6 +56,7 @@ export const ipc = {
   ...knowledgeIpc,
   ...assistantsIpc,
   ...settingsIpc,
+  ...schedulesIpc,
 };
 
 export type Ipc = typeof ipc;

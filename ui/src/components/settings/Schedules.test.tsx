@@ -1,0 +1,99 @@
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Assistant, ScheduleView } from "../../lib/ipc";
+import { renderIn } from "../../test/render";
+import { Schedules, type SchedulesIpc } from "./Schedules";
+
+afterEach(cleanup);
+
+const assistant = (name: string): Assistant => ({
+  id: name,
+  name,
+  system_prompt: "",
+  provider: null,
+  model: null,
+  temperature: null,
+  top_p: null,
+  max_tokens: null,
+  reasoning: null,
+  servers: null,
+  disabled_tools: [],
+  kb_mode: "off",
+  knowledge: { top_k: 5, min_relevance: 0.4, max_tokens: 2000 },
+});
+
+const digest: ScheduleView = {
+  name: "digest",
+  assistant: "Default",
+  prompt: "Summarise my unread issues",
+  when: { kind: "weekdays", at: "08:30" },
+  allowed_tools: ["github/list_issues"],
+  next_due: 1_800_000_000,
+  last_run: {
+    id: 3,
+    due_at: 1_799_900_000,
+    started_at: 1_799_990_000,
+    finished_at: 1_799_990_030,
+    status: "done",
+    late: true,
+    conversation: 12,
+    notes: "denied github/create_issue: it needs approval, and nobody can give it in a scheduled run",
+  },
+};
+
+function fake(schedules: ScheduleView[]) {
+  return {
+    listSchedules: vi.fn(() => Promise.resolve(schedules)),
+    listAssistants: vi.fn(() => Promise.resolve([assistant("Default"), assistant("Coder")])),
+    addSchedule: vi.fn(() => Promise.resolve({ schedule: digest, timer: "systemctl --user could not run", timer_ok: false })),
+    removeSchedule: vi.fn(() => Promise.resolve()),
+    scheduleRuns: vi.fn(() => Promise.resolve([])),
+    runScheduleNow: vi.fn(() => Promise.resolve("digest ran; its answer is in conversation 13")),
+  } satisfies SchedulesIpc;
+}
+
+describe("Schedules", () => {
+  it("lists each schedule with when it runs, its last run and what that run could not do", async () => {
+    const ipc = fake([digest]);
+    renderIn(<Schedules ipc={ipc} />);
+    const row = await screen.findByTestId("schedule");
+    expect(row.textContent).toContain("weekdays at 08:30");
+    expect(row.textContent).toContain("Runs without asking: github/list_issues");
+    expect(within(row).getByTestId("schedule-next").textContent).toMatch(/^Next run: /);
+    const run = within(row).getByTestId("schedule-run");
+    expect(run.dataset.status).toBe("done");
+    expect(run.textContent).toContain("ran late");
+    expect(within(run).getByTestId("schedule-run-notes").textContent).toContain("denied github/create_issue");
+
+    fireEvent.click(within(row).getByRole("button", { name: "Run now" }));
+    expect(await within(row).findByRole("status")).toHaveProperty("textContent", "digest ran; its answer is in conversation 13");
+    expect(ipc.runScheduleNow).toHaveBeenCalledWith("digest");
+  });
+
+  it("adds a schedule from the form, and says when the system timer could not be set up", async () => {
+    const ipc = fake([]);
+    renderIn(<Schedules ipc={ipc} />);
+    expect(await screen.findByText(/No schedules yet/)).toBeTruthy();
+    await waitFor(() => expect(screen.getByLabelText<HTMLSelectElement>("Assistant").value).toBe("Default"));
+    fireEvent.change(screen.getByLabelText("Name"), { target: { value: "hourly" } });
+    fireEvent.change(screen.getByLabelText("Message sent at each run"), { target: { value: "Check the build" } });
+    fireEvent.change(screen.getByLabelText("When"), { target: { value: "every_hours" } });
+    fireEvent.change(screen.getByLabelText("Hours (1 to 24)"), { target: { value: "3" } });
+    fireEvent.change(screen.getByLabelText("Tools that may run without asking (SERVER/TOOL, comma-separated)"), {
+      target: { value: "ci/status, ci/logs" },
+    });
+    fireEvent.click(screen.getByRole("button", { name: "Add schedule" }));
+    await waitFor(() =>
+      expect(ipc.addSchedule).toHaveBeenCalledWith({
+        name: "hourly",
+        assistant: "Default",
+        prompt: "Check the build",
+        when: { kind: "every_hours", hours: 3 },
+        allowed_tools: ["ci/status", "ci/logs"],
+      }),
+    );
+    expect((await screen.findByTestId("schedule-timer")).textContent).toBe(
+      "Added, but it runs only while Patchbay is open: systemctl --user could not run",
+    );
+  });
+});
