@@ -10,7 +10,7 @@ import { FormFooter } from "./FormFooter";
 
 export type AssistantsIpc = Pick<Ipc, "listAssistants" | "saveAssistant" | "deleteAssistant">;
 
-function blank(): Assistant {
+export function blank(): Assistant {
   return {
     id: "",
     name: "",

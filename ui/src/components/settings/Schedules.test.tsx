@@ -2,25 +2,12 @@ import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/re
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Assistant, ScheduleView } from "../../lib/ipc";
 import { renderIn } from "../../test/render";
+import { blank } from "./Assistants";
 import { Schedules, type SchedulesIpc } from "./Schedules";
 
 afterEach(cleanup);
 
-const assistant = (name: string): Assistant => ({
-  id: name,
-  name,
-  system_prompt: "",
-  provider: null,
-  model: null,
-  temperature: null,
-  top_p: null,
-  max_tokens: null,
-  reasoning: null,
-  servers: null,
-  disabled_tools: [],
-  kb_mode: "off",
-  knowledge: { top_k: 5, min_relevance: 0.4, max_tokens: 2000 },
-});
+const assistant = (name: string): Assistant => ({ ...blank(), id: name, name });
 
 const digest: ScheduleView = {
   name: "digest",
