@@ -6,6 +6,7 @@
 //! sent before the page listens reaches nobody. Nothing is installed here: the
 //! window shows what would run and the user confirms.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -57,22 +58,23 @@ fn url_path(path: &str) -> String {
     decoded.map_or_else(|| path.to_owned(), |p: PathBuf| p.display().to_string())
 }
 
-/// The thing waiting for the window; a newer one replaces it.
+/// What waits for the window, oldest first: each is taken once (one `opened`
+/// event each), so a second launch before the window took the first loses nothing.
 #[derive(Debug, Default)]
-pub struct Pending(Mutex<Option<Opened>>);
+pub struct Pending(Mutex<VecDeque<Opened>>);
 
 impl Pending {
     pub fn new(opened: Option<Opened>) -> Self {
-        Self(Mutex::new(opened))
+        Self(Mutex::new(opened.into_iter().collect()))
     }
 
-    /// Hands it over, once.
+    /// Hands over the oldest, once.
     pub fn take(&self) -> Option<Opened> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop_front()
     }
 
     fn put(&self, opened: Opened) {
-        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(opened);
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push_back(opened);
     }
 }
 
@@ -86,7 +88,15 @@ pub fn offer<R: Runtime>(app: &AppHandle<R>, pending: &Pending, opened: Opened) 
 
 #[cfg(test)]
 mod tests {
-    use super::{Opened, from_args};
+    use super::{Opened, Pending, from_args};
+
+    #[test]
+    fn what_waits_is_taken_oldest_first_and_once() {
+        let link = |l: &str| Opened::Link { link: l.to_owned() };
+        let pending = Pending::new(Some(link("a")));
+        pending.put(link("b"));
+        assert_eq!((pending.take(), pending.take(), pending.take()), (Some(link("a")), Some(link("b")), None));
+    }
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| (*s).to_owned()).collect()

@@ -46,7 +46,7 @@ pub async fn run_cli(dir: &Path, args: &[&str]) -> std::io::Result<std::process:
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true)
         .output();
-    let limit = Duration::from_secs(patchbay_core::schedules::timer::RUN_LIMIT_SECS);
+    let limit = Duration::from_secs(patchbay_core::schedules::timer::BATCH_LIMIT_SECS);
     tokio::time::timeout(limit, run)
         .await
         .unwrap_or_else(|_| Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "the run took over its time limit")))

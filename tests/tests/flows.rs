@@ -32,6 +32,7 @@ use patchbay_e2e::app::app_binary;
 use patchbay_e2e::{App, AppOptions, RecordingOpener, Session, Spawned};
 use patchbay_test_support::discover;
 use patchbay_test_support::hostile::{hostile_mcp, poker_bundle};
+use patchbay_test_support::links::{escape, patchbay_link};
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
 use patchbay_test_support::signing::mcpb;
@@ -884,13 +885,6 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
     Ok(())
 }
 
-/// Every byte but letters and digits as `%XX`, as a link's query needs.
-fn escape(text: &str) -> String {
-    text.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
-        .collect()
-}
-
 /// A launch on `data_dir` with `link`, which hands it to the running window and exits.
 fn hand_over_link(data_dir: &Path, link: &str) -> Result<()> {
     let mut launch = Spawned::spawn(
@@ -918,8 +912,7 @@ fn an_install_link_opens_its_confirmation_whether_the_app_runs_or_not() -> Resul
     let data_dir = tmp.path().join("data");
     let everything = peers::npm_bin("mcp-server-everything");
     let server = json!({"command": everything, "args": ["stdio"], "env": {"EVERYTHING_API_KEY": ""}});
-    let config = escape(&base64::engine::general_purpose::STANDARD.encode(server.to_string()));
-    let link = format!("patchbay://mcp/install?name=linked&config={config}");
+    let link = patchbay_link("linked", &server);
     let options = AppOptions { data_dir: Some(data_dir.clone()), args: vec![link], ..Default::default() };
     let app = App::start("an_install_link_opens_its_confirmation_whether_the_app_runs_or_not", options)?;
     let typed = "link-e2e-typed-key-2718";
@@ -957,12 +950,8 @@ fn an_install_link_opens_its_confirmation_whether_the_app_runs_or_not() -> Resul
 
         // Refused: a secret value in the link, and a link that installs nothing.
         let leaky = json!({"command": "npx", "env": {"GITHUB_TOKEN": "ghp_inline_4242"}});
-        let config = escape(&base64::engine::general_purpose::STANDARD.encode(leaky.to_string()));
         for (link, said) in [
-            (
-                format!("patchbay://mcp/install?name=leaky&config={config}"),
-                "(link).env.GITHUB_TOKEN: an install link may not carry a secret value",
-            ),
+            (patchbay_link("leaky", &leaky), "(link).env.GITHUB_TOKEN: an install link may not carry a secret value"),
             ("zoommtg://zoom.us/join?confno=1".to_owned(), "(link): a zoommtg: link is not an install link"),
         ] {
             hand_over_link(&data_dir, &link)?;

@@ -1,12 +1,14 @@
 //! `patchbay mcp install-link URL`: adds the server an install link carries
 //! (`patchbay://mcp/install?…`, Cursor's or VS Code's "Add to …" links), as the
 //! window's confirmation does: it prints what would run, where it connects and
-//! the security policy it gets, asks for the secrets it needs (from stdin, or a
-//! prompt that does not echo; empty leaves one to set later), then adds and
+//! the security policy it gets, asks to confirm (`--yes` confirms beforehand;
+//! without a terminal it is needed), asks for the secrets it needs (from stdin,
+//! or a prompt that does not echo; empty leaves one to set later), then adds and
 //! starts it once. `--dry-run` prints and writes nothing. A bad link, or one
 //! carrying a secret value, is refused and nothing is written.
 
 use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -27,6 +29,9 @@ pub struct InstallLinkArgs {
     /// Print what the link would add and write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Add it without asking (what was printed is what is added); needed without a terminal.
+    #[arg(long, conflicts_with = "dry_run")]
+    yes: bool,
 }
 
 pub fn run(dir: &DataDir, args: &InstallLinkArgs) -> anyhow::Result<ExitCode> {
@@ -49,6 +54,10 @@ pub fn run(dir: &DataDir, args: &InstallLinkArgs) -> anyhow::Result<ExitCode> {
     if args.dry_run {
         println!("dry run: nothing was written");
         return Ok(ExitCode::SUCCESS);
+    }
+    if !args.yes && !confirmed(&entry.name)? {
+        eprintln!("not added; nothing was written");
+        return Ok(ExitCode::FAILURE);
     }
     let mut answers = BTreeMap::new();
     for input in &preview.inputs {
@@ -73,13 +82,23 @@ pub fn run(dir: &DataDir, args: &InstallLinkArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Whether the user, on the terminal, says to add `name`; without a terminal, no (`--yes` says yes).
+fn confirmed(name: &str) -> anyhow::Result<bool> {
+    if !std::io::stdin().is_terminal() {
+        eprintln!("there is no terminal to confirm on: pass --yes to add {name} as printed above");
+        return Ok(false);
+    }
+    eprint!("Add {name}? [y/N]: ");
+    std::io::stderr().flush()?;
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line)?;
+    Ok(matches!(line.trim(), "y" | "Y" | "yes"))
+}
+
 /// What the entry runs or reaches, and under which policy.
 fn describe(entry: &ImportEntry, format: &str) {
-    let status = match entry.status {
-        "new" => "new",
-        "unchanged" => "already added, unchanged",
-        _ => "replaces the server of that name",
-    };
+    // A link never changes a server you have: it is new, or the same again.
+    let status = if entry.status == "unchanged" { "already added, unchanged" } else { "new" };
     let source = match format {
         "patchbay_link" => "a Patchbay install link",
         "cursor_link" => "a Cursor install link",

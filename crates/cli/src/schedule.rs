@@ -21,9 +21,12 @@ use patchbay_core::assistants::DEFAULT_ASSISTANT;
 use patchbay_core::conversations::ConversationStore;
 use patchbay_core::host::turn::DoneReason;
 use patchbay_core::paths::DataDir;
-use patchbay_core::schedules::{Claim, NewSchedule, RunStatus, ScheduleStore, When, timer};
+use patchbay_core::schedules::{Claim, NewSchedule, RunStatus, ScheduleError, ScheduleStore, When, timer};
 
 use crate::ask::{Session, TurnArgs, Unattended};
+
+/// `run-now`'s exit status when the schedule is running already (the window tells it apart).
+pub const RUNNING_EXIT: u8 = 3;
 
 #[derive(Debug, Subcommand)]
 pub enum ScheduleCommand {
@@ -73,6 +76,11 @@ pub struct AddArgs {
 }
 
 pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode> {
+    // The timer of a data directory that was deleted must not make it again.
+    if matches!(command, ScheduleCommand::RunDue) && !dir.database().exists() {
+        println!("no Patchbay data in {}: nothing to run", dir.path().display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let schedules = ScheduleStore::new(crate::open_store(dir)?);
     match command {
         ScheduleCommand::Add(args) => add(dir, &schedules, args),
@@ -80,11 +88,20 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
         ScheduleCommand::Remove { name } => {
             schedules.remove(name)?;
             println!("removed {name}");
+            if schedules.list()?.is_empty() {
+                println!("{}", timer::uninstall(dir)?);
+            }
             Ok(ExitCode::SUCCESS)
         }
         ScheduleCommand::RunNow { name } => {
-            let claim = schedules.claim_now(name)?;
-            let ok = tokio::runtime::Runtime::new()?.block_on(run_claim(dir, &schedules, &claim))?;
+            let claim = match schedules.claim_now(name) {
+                Err(e @ ScheduleError::Running(_)) => {
+                    eprintln!("error: {e}");
+                    return Ok(ExitCode::from(RUNNING_EXIT));
+                }
+                claim => claim?,
+            };
+            let ok = tokio::runtime::Runtime::new()?.block_on(run_limited(dir, &schedules, &claim))?;
             Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         ScheduleCommand::RunDue => {
@@ -97,7 +114,7 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
             // Each is claimed just before it runs: one that fails or is cut off leaves the others due.
             for (schedule, at) in &due {
                 match schedules.claim_due(schedule, *at, Local::now())? {
-                    Some(claim) => all_ok &= runtime.block_on(run_claim(dir, &schedules, &claim))?,
+                    Some(claim) => all_ok &= runtime.block_on(run_limited(dir, &schedules, &claim))?,
                     None => println!("{} is running elsewhere", schedule.name),
                 }
             }
@@ -163,6 +180,22 @@ fn runs(schedules: &ScheduleStore, name: &str, limit: usize) -> anyhow::Result<E
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// [`run_claim`] within [`timer::RUN_LIMIT_SECS`]: a run over it is stopped
+/// (its turn dropped, which stops the model and the tools) and recorded as failed.
+async fn run_limited(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> anyhow::Result<bool> {
+    let limit = std::time::Duration::from_secs(timer::RUN_LIMIT_SECS);
+    match tokio::time::timeout(limit, run_claim(dir, schedules, claim)).await {
+        Ok(ran) => ran,
+        Err(_) => {
+            let why = format!("failed: stopped after {} minutes, its time limit", limit.as_secs() / 60);
+            schedules.finish(claim, RunStatus::Failed, None, &why)?;
+            println!("{} {why}", claim.schedule.name);
+            notify(&claim.schedule.name, &why);
+            Ok(false)
+        }
+    }
 }
 
 /// Runs a claimed schedule's turn, records how it went, and says it on the

@@ -12,6 +12,11 @@ pub fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// The local date and time, in the computer's time zone (scheduled runs' times are local).
+pub fn now_local() -> chrono::DateTime<chrono::Local> {
+    chrono::Local::now()
+}
+
 /// Seconds since the Unix epoch (0 if the clock is before it).
 pub fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())

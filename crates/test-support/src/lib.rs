@@ -5,6 +5,7 @@
 pub mod discover;
 pub mod hostile;
 pub mod hub;
+pub mod links;
 pub mod peers;
 pub mod processes;
 pub mod proxy;

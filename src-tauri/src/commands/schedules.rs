@@ -31,7 +31,10 @@ pub fn schedule_runs(state: State<'_, AppState>, name: String) -> Result<Vec<Run
     Ok(state.app()?.schedule_runs(&name)?)
 }
 
-/// Runs the schedule now, in the CLI as the timer does; what it said when done.
+/// Runs the schedule now, in the CLI as the timer does; what it said when
+/// done. The CLI's summary line is the message either way; its exit status 3
+/// means the schedule was running already (`invalid_input`), any other failure
+/// is the run's (`internal`: its kind stays in the CLI, the run's record says why).
 #[tauri::command(rename_all = "snake_case")]
 pub async fn run_schedule_now(state: State<'_, AppState>, name: String) -> Result<String, IpcError> {
     let dir = state.core()?.dir.path().to_owned();
@@ -39,11 +42,14 @@ pub async fn run_schedule_now(state: State<'_, AppState>, name: String) -> Resul
         .await
         .map_err(|e| IpcError::new(IpcErrorKind::Internal, e))?;
     let last = |bytes: &[u8]| String::from_utf8_lossy(bytes).lines().last().unwrap_or_default().to_owned();
-    if out.status.success() {
-        Ok(last(&out.stdout))
-    } else {
-        let said = last(&out.stderr);
-        let said = said.strip_prefix("error: ").unwrap_or(&said).to_owned();
-        Err(IpcError::new(IpcErrorKind::InvalidInput, if said.is_empty() { last(&out.stdout) } else { said }))
+    let said = last(&out.stdout);
+    match out.status.code() {
+        Some(0) => Ok(said),
+        Some(3) => {
+            let error = last(&out.stderr);
+            Err(IpcError::new(IpcErrorKind::InvalidInput, error.strip_prefix("error: ").unwrap_or(&error)))
+        }
+        _ if said.is_empty() => Err(IpcError::new(IpcErrorKind::Internal, last(&out.stderr))),
+        _ => Err(IpcError::new(IpcErrorKind::Internal, said)),
     }
 }

@@ -5,23 +5,11 @@
 //! link with a secret value, a malformed one and one of another scheme are
 //! refused, each saying where and why, and leave the servers as they were.
 
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
+use patchbay_test_support::links::{escape, patchbay_link};
 use patchbay_test_support::peers;
 use serde_json::json;
 
 use crate::common::{ok, patchbay, patchbay_stdin, stderr, stdout};
-
-/// Every byte but letters and digits as `%XX`, as a link's query needs.
-fn escape(text: &str) -> String {
-    text.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
-        .collect()
-}
-
-fn patchbay_link(name: &str, server: &serde_json::Value) -> String {
-    format!("patchbay://mcp/install?name={name}&config={}", escape(&STANDARD.encode(server.to_string())))
-}
 
 #[test]
 fn a_link_is_shown_then_added_with_its_secret_typed_and_bad_links_are_refused() {
@@ -41,7 +29,11 @@ fn a_link_is_shown_then_added_with_its_secret_typed_and_bad_links_are_refused() 
     assert!(shown.ends_with("dry run: nothing was written\n"), "{shown}");
     assert_eq!(ok(&patchbay(dir, &["mcp", "list"])), "", "a dry run adds nothing");
 
+    // Without a terminal nothing is added unless --yes says so.
     let out = patchbay_stdin(dir, &["mcp", "install-link", &link], "typed-key-93\n");
+    assert!(!out.status.success() && stderr(&out).contains("pass --yes to add everything"), "{}", stderr(&out));
+    assert_eq!(ok(&patchbay(dir, &["mcp", "list"])), "", "not confirmed: nothing added");
+    let out = patchbay_stdin(dir, &["mcp", "install-link", &link, "--yes"], "typed-key-93\n");
     let added = stdout(&out);
     assert!(out.status.success(), "{added}{}", stderr(&out));
     assert!(added.contains("added everything\n"), "{added}");

@@ -157,6 +157,13 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     assert_eq!(runs.lines().filter(|l| l.starts_with("done")).count(), 2, "{runs}");
     assert_eq!(model.requests().len(), 3, "one model request per turn step: no run was doubled");
 
+    // Removing the last schedule removes the timer.
+    let mut remove = command(&data);
+    remove.env("XDG_CONFIG_HOME", &config).env("PATCHBAY_NO_SYSTEMCTL", "1").args(["schedule", "remove", "digest"]);
+    let out = remove.stdin(Stdio::null()).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(config.join("systemd/user")).unwrap().count(), 0, "the units are gone");
+
     let listed = ok(&patchbay(&data, &["conversation", "list"]));
     assert_eq!(listed.matches("digest · ").count(), 2, "{listed}");
     assert!(listed.contains("(late)"), "{listed}");

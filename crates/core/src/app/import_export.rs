@@ -111,10 +111,11 @@ impl App {
                 .map(|(id, value)| (id, SecretValue::new(value)))
                 .collect(),
         };
-        let outcome = self.inner.config.apply_import(self.inner.secrets.as_ref(), text, &options, &choice)?;
-        if matches!(preview.format, Some(SourceFormat::Link(_))) {
+        // Before applying, so the report counts them as not set; only when nothing stops the apply.
+        if matches!(preview.format, Some(SourceFormat::Link(_))) && preview.all_issues().is_empty() {
             forget_leftover_secrets(self.inner.secrets.as_ref(), &preview, &choice)?;
         }
+        let outcome = self.inner.config.apply_import(self.inner.secrets.as_ref(), text, &options, &choice)?;
         for name in &outcome.removed {
             self.forget_server(name).await?;
         }
@@ -148,6 +149,7 @@ impl App {
 /// stored under its name (left by a deleted server of that name, before
 /// deleting took them): the values of the prompts the user left empty, and the
 /// sign-in. A link must not pick up a stored secret and send it where it says.
+/// Runs only for a link that applies (no issue in its preview).
 fn forget_leftover_secrets(
     secrets: &dyn SecretStore,
     preview: &ImportPreview,

@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use chrono::Local;
-
 use super::views::{ScheduleAdded, ScheduleInput, ScheduleView};
 use super::{App, AppError};
 use crate::schedules::{NewSchedule, RunRecord, Schedule, ScheduleStore, timer};
@@ -17,7 +15,7 @@ impl App {
     fn schedule_view(&self, schedule: Schedule) -> Result<ScheduleView, AppError> {
         let last_run = self.schedule_store().runs(&schedule.name, 1)?.into_iter().next();
         Ok(ScheduleView {
-            next_due: schedule.next_due(Local::now()).map(|t| t.timestamp()),
+            next_due: schedule.next_due(crate::clock::now_local()).map(|t| t.timestamp()),
             name: schedule.name,
             assistant: schedule.assistant,
             prompt: schedule.prompt,
@@ -51,9 +49,14 @@ impl App {
         Ok(ScheduleAdded { schedule: self.schedule_view(schedule)?, timer, timer_ok })
     }
 
-    /// Removes a schedule; its runs' conversations stay.
+    /// Removes a schedule (its runs' conversations stay); with the last one,
+    /// the system timer goes too.
     pub fn remove_schedule(&self, name: &str) -> Result<(), AppError> {
-        Ok(self.schedule_store().remove(name)?)
+        self.schedule_store().remove(name)?;
+        if self.schedule_store().list()?.is_empty() {
+            timer::uninstall(&self.inner.dir)?;
+        }
+        Ok(())
     }
 
     /// A schedule's last runs, newest first.

@@ -205,8 +205,11 @@ impl App {
             crate::config::ValueSource::Secret(secret) if secret.starts_with(&own) => Some(secret.clone()),
             _ => None,
         });
+        // The server is gone already: a keyring that fails leaves a secret behind, said in the log.
         for secret in named.chain([crate::config::import::oauth_secret_name(name)]).collect::<Vec<_>>() {
-            self.inner.secrets.delete(&secret)?;
+            if let Err(e) = self.inner.secrets.delete(&secret) {
+                tracing::warn!(server = name, secret, "could not delete the server's secret: {e}");
+            }
         }
         Ok(())
     }

@@ -95,7 +95,6 @@ impl Schedule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
-    Running,
     Done,
     Failed,
 }
@@ -103,7 +102,6 @@ pub enum RunStatus {
 impl RunStatus {
     fn as_str(self) -> &'static str {
         match self {
-            Self::Running => "running",
             Self::Done => "done",
             Self::Failed => "failed",
         }
@@ -118,7 +116,7 @@ pub struct RunRecord {
     pub due_at: Option<i64>,
     pub started_at: i64,
     pub finished_at: Option<i64>,
-    /// `running`, `done` or `failed` (a run whose process died stays `running`).
+    /// `running` (while it runs), `done` or `failed` (also a run whose process died, once the next run takes over).
     pub status: String,
     pub late: bool,
     pub conversation: Option<i64>,

@@ -14,9 +14,13 @@ use crate::paths::DataDir;
 /// machine's real systemd never gets a timer for a test's data directory.
 pub const NO_SYSTEMCTL: &str = "PATCHBAY_NO_SYSTEMCTL";
 
-/// How long one `run-due` may take before systemd stops it (a stuck server or
-/// model must not hold every later run); the desktop's loop uses it too.
+/// How long one scheduled run may take before it is stopped (a stuck server
+/// or model must not hold every later run).
 pub const RUN_LIMIT_SECS: u64 = 3600;
+
+/// How long one `run-due`, which may make several runs, may take before
+/// systemd (or the app) stops it.
+pub const BATCH_LIMIT_SECS: u64 = 6 * RUN_LIMIT_SECS;
 
 /// The unit name for `dir`'s timer and service.
 pub fn unit_name(dir: &DataDir) -> String {
@@ -36,7 +40,7 @@ pub fn units(cli: &Path, dir: &DataDir) -> (String, String) {
     let description =
         format!("Patchbay scheduled runs ({})", dir.path().display()).replace('%', "%%").replace('\n', " ");
     let service = format!(
-        "[Unit]\nDescription={description}\n\n[Service]\nType=oneshot\nTimeoutStartSec={RUN_LIMIT_SECS}\n\
+        "[Unit]\nDescription={description}\n\n[Service]\nType=oneshot\nTimeoutStartSec={BATCH_LIMIT_SECS}\n\
          ExecStart={} --data-dir {} schedule run-due\n",
         quoted(cli),
         quoted(dir.path())
@@ -102,6 +106,27 @@ pub fn install(cli: &Path, dir: &DataDir) -> Result<String, ScheduleError> {
     }
 }
 
+/// Disables `dir`'s timer and deletes its units (when its last schedule is
+/// removed), so that nothing runs for it any more; what was done.
+pub fn uninstall(dir: &DataDir) -> Result<String, ScheduleError> {
+    let folder = unit_folder()?;
+    let unit = unit_name(dir);
+    let timer = folder.join(format!("{unit}.timer"));
+    if !timer.exists() {
+        return Ok("no system timer was set up".into());
+    }
+    if std::env::var_os(NO_SYSTEMCTL).is_none() {
+        // A timer that was never enabled (no user systemd) is fine to remove as it is.
+        let _ = Command::new("systemctl").args(["--user", "disable", "--now", &format!("{unit}.timer")]).output();
+    }
+    for file in [timer, folder.join(format!("{unit}.service"))] {
+        std::fs::remove_file(&file)
+            .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
+            .map_err(|e| ScheduleError::Timer(format!("cannot remove {}: {e}", file.display())))?;
+    }
+    Ok(format!("the system timer {unit}.timer is removed"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,7 +142,7 @@ mod tests {
             "{service}"
         );
         assert!(timer.contains("OnCalendar=*:0/5\n") && timer.contains("Persistent=true\n"), "{timer}");
-        assert!(service.contains("TimeoutStartSec=3600\n"), "{service}");
+        assert!(service.contains("TimeoutStartSec=21600\n"), "{service}");
         assert!(unit_name(&dir).starts_with("patchbay-schedules-"));
     }
 }

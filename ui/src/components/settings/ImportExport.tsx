@@ -37,11 +37,6 @@ const SECRET_STATE: Record<ImportSecret["state"], MessageKey> = {
   prompt: "import.secretPrompt",
 };
 
-/** Whether the pasted text is one link (`patchbay://…`, `vscode:…`): it opens the install confirmation. */
-export function isLink(text: string): boolean {
-  return /^[a-z][a-z0-9+.-]+:\S*$/i.test(text.trim());
-}
-
 /** The env or header names whose values the import would store as plain text. */
 export function plainFields(config: McpServerConfig): string[] {
   const values = config.transport.type === "stdio" ? config.transport.env : config.transport.headers;
@@ -68,14 +63,15 @@ export function ImportExport({ ipc }: { ipc: ImportIpc }) {
   const runPreview = (source: string) => {
     setReport(null);
     setError(null);
-    if (isLink(source)) {
-      setPreview(null);
-      setLink(source.trim());
-      return;
-    }
     ipc
       .importPreview(source)
       .then((p) => {
+        // An install link (the core knows one) opens its confirmation instead.
+        if (p.format.endsWith("_link")) {
+          setPreview(null);
+          setLink(source.trim());
+          return;
+        }
         setPreview(p);
         setReplace(false);
         setAnswers({});

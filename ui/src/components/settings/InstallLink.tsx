@@ -140,8 +140,6 @@ export function InstallLink({ link, ipc, onClose }: { link: string; ipc: Install
           <p data-testid="link-policy">
             {t("installLink.policy")} <strong>{policyLine(t, entry.policy)}</strong>
           </p>
-          {entry.detail && <p className="warning-text">{entry.detail}</p>}
-          {entry.status === "changed" && <p className="warning-text">{t("installLink.replaces", { name: entry.name })}</p>}
           {entry.status === "unchanged" && <p className="muted">{t("installLink.unchanged", { name: entry.name })}</p>}
           {preview.inputs.map((input) => (
             <div key={input.id} className="field">

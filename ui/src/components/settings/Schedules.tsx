@@ -5,7 +5,7 @@
 // the system timer that runs it while Patchbay is closed, and says if it could not.
 import { useCallback, useState } from "react";
 import { useI18n } from "../../lib/i18n";
-import { type Ipc, type RunRecord, type ScheduleAdded, type ScheduleView, type When } from "../../lib/ipc";
+import { toIpcError, type Ipc, type IpcError, type RunRecord, type ScheduleAdded, type ScheduleView, type When } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 import { useLoad } from "./useLoad";
 
@@ -19,7 +19,8 @@ function localTime(secs: number): string {
 }
 
 function whenOf(kind: Kind, value: string): When {
-  if (kind === "every_hours") return { kind, hours: Number(value) };
+  // Not a whole number: 0, which the core refuses saying which field and why.
+  if (kind === "every_hours") return { kind, hours: /^\d+$/.test(value) ? Number(value) : 0 };
   if (kind === "cron") return { kind, line: value };
   return { kind, at: value };
 }
@@ -33,8 +34,8 @@ function RunLine({ run }: { run: RunRecord }) {
       {run.late && <strong className="warning-text"> {t("schedules.late")}</strong>}
       {run.notes && (
         <ul className="muted" data-testid="schedule-run-notes">
-          {run.notes.split("\n").map((note: string) => (
-            <li key={note}>{note}</li>
+          {run.notes.split("\n").map((note: string, i) => (
+            <li key={i}>{note}</li>
           ))}
         </ul>
       )}
@@ -42,7 +43,17 @@ function RunLine({ run }: { run: RunRecord }) {
   );
 }
 
-function Row({ schedule, ipc, onChanged }: { schedule: ScheduleView; ipc: SchedulesIpc; onChanged: (act: () => Promise<unknown>) => Promise<boolean> }) {
+function Row({
+  schedule,
+  ipc,
+  onChanged,
+  onError,
+}: {
+  schedule: ScheduleView;
+  ipc: SchedulesIpc;
+  onChanged: (act: () => Promise<unknown>) => Promise<boolean>;
+  onError: (e: IpcError) => void;
+}) {
   const { t } = useI18n();
   const [running, setRunning] = useState(false);
   const [said, setSaid] = useState<string | null>(null);
@@ -74,7 +85,7 @@ function Row({ schedule, ipc, onChanged }: { schedule: ScheduleView; ipc: Schedu
         >
           {running ? t("common.running") : t("schedules.runNow")}
         </button>
-        <button type="button" onClick={() => void ipc.scheduleRuns(schedule.name).then(setRuns, () => undefined)}>
+        <button type="button" onClick={() => void ipc.scheduleRuns(schedule.name).then(setRuns, (e: unknown) => onError(toIpcError(e)))}>
           {t("schedules.history")}
         </button>
         <button type="button" className="danger" onClick={() => void onChanged(() => ipc.removeSchedule(schedule.name))}>
@@ -117,7 +128,7 @@ export function Schedules({ ipc }: { ipc: SchedulesIpc }) {
       {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
       <ul className="list">
         {schedules.map((s) => (
-          <Row key={s.name} schedule={s} ipc={ipc} onChanged={act} />
+          <Row key={s.name} schedule={s} ipc={ipc} onChanged={act} onError={setError} />
         ))}
       </ul>
       {data && schedules.length === 0 && <p className="muted">{t("schedules.empty")}</p>}

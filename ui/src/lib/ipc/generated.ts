@@ -1289,7 +1289,7 @@ export type RunRecord = { id: number,
  */
 due_at: number | null, started_at: number, finished_at: number | null, 
 /**
- * `running`, `done` or `failed` (a run whose process died stays `running`).
+ * `running` (while it runs), `done` or `failed` (also a run whose process died, once the next run takes over).
  */
 status: string, late: boolean, conversation: number | null, 
 /**
