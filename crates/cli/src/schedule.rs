@@ -17,11 +17,14 @@ use std::sync::Arc;
 
 use chrono::{Local, TimeZone};
 use clap::{ArgGroup, Args, Subcommand};
+use patchbay_core::app::views::ScheduleInput;
+use patchbay_core::app::{App, AppEvents};
 use patchbay_core::assistants::DEFAULT_ASSISTANT;
 use patchbay_core::conversations::ConversationStore;
 use patchbay_core::host::turn::DoneReason;
 use patchbay_core::paths::DataDir;
-use patchbay_core::schedules::{Claim, NewSchedule, RunStatus, ScheduleError, ScheduleStore, When, timer};
+use patchbay_core::schedules::{Claim, RunStatus, ScheduleError, ScheduleStore, When, timer};
+use patchbay_core::secrets::KeyringStore;
 
 use crate::ask::{Session, TurnArgs, Unattended};
 
@@ -83,14 +86,11 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
     }
     let schedules = ScheduleStore::new(crate::open_store(dir)?);
     match command {
-        ScheduleCommand::Add(args) => add(dir, &schedules, args),
+        ScheduleCommand::Add(args) => add(dir, args),
         ScheduleCommand::List => list(&schedules),
         ScheduleCommand::Remove { name } => {
-            schedules.remove(name)?;
+            app(dir)?.remove_schedule(name)?;
             println!("removed {name}");
-            if schedules.list()?.is_empty() {
-                println!("{}", timer::uninstall(dir)?);
-            }
             Ok(ExitCode::SUCCESS)
         }
         ScheduleCommand::RunNow { name } => {
@@ -124,7 +124,13 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
     }
 }
 
-fn add(dir: &DataDir, schedules: &ScheduleStore, args: &AddArgs) -> anyhow::Result<ExitCode> {
+/// The app's services on `dir`, for what the window does too (adding and removing a schedule).
+fn app(dir: &DataDir) -> anyhow::Result<App> {
+    let store = crate::open_store(dir)?;
+    Ok(App::open(dir.clone(), store, Arc::new(KeyringStore::for_data_dir(dir)), AppEvents::unwatched())?)
+}
+
+fn add(dir: &DataDir, args: &AddArgs) -> anyhow::Result<ExitCode> {
     let when = match (&args.daily, &args.weekdays, args.every_hours, &args.cron) {
         (Some(at), ..) => When::Daily { at: at.clone() },
         (_, Some(at), ..) => When::Weekdays { at: at.clone() },
@@ -132,26 +138,25 @@ fn add(dir: &DataDir, schedules: &ScheduleStore, args: &AddArgs) -> anyhow::Resu
         (.., Some(line)) => When::Cron { line: line.clone() },
         _ => anyhow::bail!("say when: --daily, --weekdays, --every-hours or --cron"),
     };
-    let new = NewSchedule {
+    let input = ScheduleInput {
         name: args.name.clone(),
         assistant: args.assistant.clone(),
         prompt: args.prompt.clone(),
         when,
         allowed_tools: args.allow.clone(),
     };
-    patchbay_core::assistants::AssistantStore::new(crate::open_store(dir)?).get(&new.assistant)?;
-    let schedule = schedules.add(&new)?;
-    let next = schedule.next_due(Local::now()).map_or("never".to_owned(), |t| t.format("%Y-%m-%d %H:%M").to_string());
-    println!("added {} ({}); next run {next}", schedule.name, schedule.when);
-    let timer = std::env::current_exe()
-        .map_err(|e| e.to_string())
-        .and_then(|exe| timer::install(&exe, dir).map_err(|e| e.to_string()));
-    match timer {
-        Ok(how) => println!("{how}"),
-        Err(e) => eprintln!(
-            "note: the system timer that runs schedules while Patchbay is closed is not set up ({e}); they run \
-             while the app runs, or with `patchbay schedule run-due`"
-        ),
+    let added = app(dir)?.add_schedule(input, &std::env::current_exe()?)?;
+    let next = added.schedule.next_due.and_then(|secs| Local.timestamp_opt(secs, 0).single());
+    let next = next.map_or("never".to_owned(), |t| t.format("%Y-%m-%d %H:%M").to_string());
+    println!("added {} ({}); next run {next}", added.schedule.name, added.schedule.when);
+    if added.timer_ok {
+        println!("{}", added.timer);
+    } else {
+        eprintln!(
+            "note: the system timer that runs schedules while Patchbay is closed is not set up ({}); they run \
+             while the app runs, or with `patchbay schedule run-due`",
+            added.timer
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -268,11 +273,14 @@ async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> a
 
 /// A desktop notification through `notify-send`, where there is one.
 fn notify(name: &str, body: &str) {
-    let shown =
-        Command::new("notify-send").arg("--app-name=Patchbay").arg(format!("Patchbay: {name}")).arg(body).status();
-    if let Err(e) =
-        shown.as_ref().map_err(ToString::to_string).and_then(|s| s.success().then_some(()).ok_or(s.to_string()))
-    {
-        eprintln!("note: no desktop notification ({e})");
+    let shown = Command::new("notify-send")
+        .args(["--app-name=Patchbay", "--"])
+        .arg(format!("Patchbay: {name}"))
+        .arg(body)
+        .status();
+    match shown {
+        Ok(status) if status.success() => {}
+        Ok(status) => eprintln!("note: no desktop notification (notify-send: {status})"),
+        Err(e) => eprintln!("note: no desktop notification (notify-send: {e})"),
     }
 }
