@@ -35,11 +35,10 @@ arch="$(dpkg --print-architecture)"
 deb_dir="$CARGO_TARGET_DIR/release/bundle/deb"
 deb="$deb_dir/Patchbay_${version}_${arch}.deb"
 
-say "Building patchbay-sandbox-init and the CLI, which the .deb installs beside the app (tauri.conf.json, deb files)"
-(cd "$ROOT" && cargo build --release -p patchbay-sandbox-init -p patchbay-cli)
-for bin in patchbay-sandbox-init patchbay; do
-  install -D -m755 "$CARGO_TARGET_DIR/release/$bin" "$ROOT/src-tauri/binaries/$bin"
-done
+# The CLI is the app's own binary called by its name (src-tauri/linux/patchbay, a script).
+say "Building patchbay-sandbox-init, which the .deb installs beside the app (tauri.conf.json, deb files)"
+(cd "$ROOT" && cargo build --release -p patchbay-sandbox-init)
+install -D -m755 "$CARGO_TARGET_DIR/release/patchbay-sandbox-init" "$ROOT/src-tauri/binaries/patchbay-sandbox-init"
 say "Building the release app and the .deb with $TAURI_CLI (the first release build takes 15+ minutes)"
 rm -f "$deb"
 # Run from src-tauri: the CLI takes the package (name, version) from the Cargo.toml next to

@@ -41,6 +41,12 @@ fn data_dir_arg(args: impl IntoIterator<Item = String>) -> Option<PathBuf> {
     None
 }
 
+/// Whether the process was started under the command-line app's name
+/// (`patchbay`, `/usr/bin/patchbay`, `patchbay.exe`).
+pub fn is_cli_name(argv0: &std::ffi::OsStr) -> bool {
+    std::path::Path::new(argv0).file_stem().is_some_and(|stem| stem == "patchbay")
+}
+
 /// macOS hands a clicked link to the running app as an event, not an argument.
 #[cfg(target_os = "macos")]
 fn on_open_url(app: &tauri::AppHandle) {
@@ -311,7 +317,8 @@ pub fn run() {
 
 #[cfg(test)]
 mod tests {
-    use super::data_dir_arg;
+    use super::{data_dir_arg, is_cli_name};
+    use std::ffi::OsStr;
     use std::path::PathBuf;
 
     fn args(list: &[&str]) -> Vec<String> {
@@ -323,5 +330,15 @@ mod tests {
         assert_eq!(data_dir_arg(args(&["--data-dir", "/x"])), Some(PathBuf::from("/x")));
         assert_eq!(data_dir_arg(args(&["-v", "--data-dir=/y"])), Some(PathBuf::from("/y")));
         assert_eq!(data_dir_arg(args(&["--other"])), None);
+    }
+
+    #[test]
+    fn only_the_cli_name_runs_the_cli() {
+        for name in ["patchbay", "/usr/bin/patchbay", "./patchbay", "patchbay.exe"] {
+            assert!(is_cli_name(OsStr::new(name)), "{name}");
+        }
+        for name in ["patchbay-desktop", "/usr/bin/patchbay-desktop", "patchbay-desktop.exe", "/opt/patchbay/x", ""] {
+            assert!(!is_cli_name(OsStr::new(name)), "{name}");
+        }
     }
 }

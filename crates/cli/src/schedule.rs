@@ -145,7 +145,7 @@ fn add(dir: &DataDir, args: &AddArgs) -> anyhow::Result<ExitCode> {
         when,
         allowed_tools: args.allow.clone(),
     };
-    let added = app(dir)?.add_schedule(input, &std::env::current_exe()?)?;
+    let added = app(dir)?.add_schedule(input, &crate::own_path()?)?;
     let next = added.schedule.next_due.and_then(|secs| Local.timestamp_opt(secs, 0).single());
     let next = next.map_or("never".to_owned(), |t| t.format("%Y-%m-%d %H:%M").to_string());
     println!("added {} ({}); next run {next}", added.schedule.name, added.schedule.when);
