@@ -16,9 +16,11 @@ export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=f
 APP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libsoup-3.0-dev libjavascriptcoregtk-4.1-dev
   libayatana-appindicator3-dev libssl-dev pkg-config build-essential dbus-x11 gnome-keyring
   bubblewrap)
+
 # What the tests add: a virtual display, the WebKit WebDriver, a venv for Python peers,
-# and the openssl command that makes certificates for the bundle-signature tests.
-TEST_PACKAGES=(xvfb webkit2gtk-driver python3-venv openssl)
+# the openssl command that makes certificates for the bundle-signature tests, and
+# xdotool, which presses the quick-ask shortcut and types in that window.
+TEST_PACKAGES=(xvfb webkit2gtk-driver python3-venv openssl xdotool)
 
 # Each step says when it started (seconds since the script did), to see where the time goes.
 say() { printf '\033[1m==> [%ss] %s\033[0m\n' "$SECONDS" "$*" >&2; }

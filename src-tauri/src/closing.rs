@@ -14,6 +14,7 @@ use std::time::Duration;
 use tauri::{Emitter, Manager, Runtime, Window, WindowEvent};
 
 use crate::error::IpcError;
+use crate::tray::KeepInTray;
 
 /// The event the window hears when it is asked to close.
 pub const EVENT: &str = "window_closing";
@@ -33,12 +34,47 @@ impl Closing {
     }
 }
 
-/// Holds the window's first close request until its views are torn down.
+/// What a close request does to a window.
+#[derive(Debug, PartialEq, Eq)]
+enum OnClose {
+    /// Hidden, the app runs on: the quick-ask window, or the main window kept in the tray.
+    Hide,
+    /// Held until the window's views are torn down (the main window's first request).
+    Hold,
+    /// Closed at once (a second request).
+    Close,
+}
+
+fn on_close(label: &str, kept_in_tray: bool, closing: &Closing) -> OnClose {
+    if label == crate::quick_ask::LABEL || kept_in_tray {
+        OnClose::Hide
+    } else if closing.hold() {
+        OnClose::Hold
+    } else {
+        OnClose::Close
+    }
+}
+
+/// Holds the main window's first close request until its views are torn
+/// down; hides it instead when Patchbay stays in the tray. The quick-ask
+/// window only hides. The main window gone, Patchbay ends (the hidden
+/// quick-ask window does not keep it running).
 pub fn on_window_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
+    if let WindowEvent::Destroyed = event
+        && window.label() != crate::quick_ask::LABEL
+    {
+        return window.app_handle().exit(0);
+    }
     let WindowEvent::CloseRequested { api, .. } = event else { return };
     let Some(closing) = window.try_state::<Closing>() else { return };
-    if !closing.hold() {
-        return;
+    let kept = window.try_state::<KeepInTray>().is_some_and(|keep| keep.hides(window.app_handle()));
+    match on_close(window.label(), kept, &closing) {
+        OnClose::Hide => {
+            api.prevent_close();
+            return hide(window);
+        }
+        OnClose::Close => return,
+        OnClose::Hold => {}
     }
     if let Err(e) = window.emit(EVENT, ()) {
         tracing::warn!("the window could not be told it closes, so it closes now: {e}");
@@ -55,6 +91,12 @@ pub fn on_window_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
     });
 }
 
+fn hide<R: Runtime>(window: &Window<R>) {
+    if let Err(e) = window.hide() {
+        tracing::warn!("could not hide the {} window: {e}", window.label());
+    }
+}
+
 /// Closes the window: called by the window once its views are torn down.
 #[tauri::command]
 pub fn close_window(window: Window) -> Result<(), IpcError> {
@@ -64,12 +106,21 @@ pub fn close_window(window: Window) -> Result<(), IpcError> {
 
 #[cfg(test)]
 mod tests {
-    use super::Closing;
+    use super::{Closing, OnClose, on_close};
 
     #[test]
     fn only_the_first_close_request_is_held() {
         let closing = Closing::default();
-        assert!(closing.hold());
-        assert!(!closing.hold(), "a second request closes at once");
+        assert_eq!(on_close("main", false, &closing), OnClose::Hold);
+        assert_eq!(on_close("main", false, &closing), OnClose::Close, "a second request closes at once");
+    }
+
+    #[test]
+    fn quick_ask_and_a_window_kept_in_the_tray_only_hide() {
+        let closing = Closing::default();
+        assert_eq!(on_close("quick-ask", false, &closing), OnClose::Hide);
+        assert_eq!(on_close("main", true, &closing), OnClose::Hide);
+        assert_eq!(on_close("main", true, &closing), OnClose::Hide, "every time");
+        assert_eq!(on_close("main", false, &closing), OnClose::Hold, "hiding held nothing");
     }
 }

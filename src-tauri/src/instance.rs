@@ -43,6 +43,10 @@ pub fn single_instance<R: Runtime>(identifier: &str, dir: Option<&DataDir>) -> T
         .dbus_id(instance_id(identifier, dir))
         .callback(|app, args, cwd| {
             // A bundle or link opened while Patchbay runs: this window shows what it installs.
+            // `--quick-ask` (a desktop's own shortcut runs it) opens only the quick-ask window.
+            if args.iter().any(|a| a == crate::quick_ask::ARG) {
+                return crate::quick_ask::show(app);
+            }
             if let Some(opened) = crate::opened::from_args(args.into_iter().skip(1), std::path::Path::new(&cwd)) {
                 crate::opened::offer(app, &app.state::<crate::state::AppState>().opened, opened);
             }
@@ -98,7 +102,7 @@ pub fn release<R: Runtime>(app: &AppHandle<R>) {
 }
 
 /// Brings the main window back from minimised or hidden, to the front.
-fn focus_main_window<R: Runtime>(app: &AppHandle<R>) {
+pub fn focus_main_window<R: Runtime>(app: &AppHandle<R>) {
     let Some(window) = app.get_webview_window("main") else { return };
     for step in [window.unminimize(), window.show(), window.set_focus()] {
         if let Err(e) = step {

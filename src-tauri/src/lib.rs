@@ -16,9 +16,11 @@ mod ipc_types;
 mod mcp_apps;
 mod navigation;
 mod opened;
+mod quick_ask;
 mod schedules;
 mod startup;
 mod state;
+mod tray;
 mod webview;
 
 pub use error::{IpcError, IpcErrorKind};
@@ -58,6 +60,24 @@ fn on_open_url(app: &tauri::AppHandle) {
             opened::offer(&handle, pending, opened::Opened::Link { link: url.to_string() });
         }
     });
+}
+
+/// The tray icon, the quick-ask shortcut and "keep in the tray", as the
+/// settings say; launched with `--quick-ask`, the quick-ask window too. What
+/// the desktop does not offer is logged, and the window works without it.
+fn desktop_extras(app: &tauri::AppHandle) {
+    if let Err(e) = tray::install(app) {
+        tracing::warn!("no tray icon: {e}");
+    }
+    if let Ok(settings) = app.state::<state::AppState>().app().and_then(|a| a.get_settings().map_err(Into::into)) {
+        app.state::<tray::KeepInTray>().set(settings.keep_in_tray);
+        if let Err(e) = quick_ask::register(app, &settings.quick_ask_shortcut) {
+            tracing::warn!("{e}");
+        }
+    }
+    if std::env::args().any(|a| a == quick_ask::ARG) {
+        quick_ask::show(app);
+    }
 }
 
 /// SIGTERM (a session logging out, `kill`) and SIGINT (Ctrl+C in a terminal)
@@ -137,6 +157,7 @@ pub fn run() {
         .plugin(instance::single_instance(&context.config().identifier, requested_dir.as_ref()))
         .plugin(instance::window_state(data_dir.as_ref()))
         .plugin(tauri_plugin_dialog::init())
+        .plugin(quick_ask::plugin())
         // Links are opened by `open_link`, which checks them; the plugin's own
         // click handler would need the window to call the plugin directly.
         .plugin(tauri_plugin_opener::Builder::new().open_js_links_on_click(false).build())
@@ -155,6 +176,7 @@ pub fn run() {
         .manage(mcp_apps::ViewPages::default())
         .manage(cancellable::Requests::default())
         .manage(closing::Closing::default())
+        .manage(tray::KeepInTray::default())
         // Tools' views (MCP Apps), each in a sandboxed frame of this scheme.
         .register_uri_scheme_protocol(mcp_apps::SCHEME, |ctx, request| {
             ctx.app_handle().state::<mcp_apps::ViewPages>().serve(&request)
@@ -179,11 +201,14 @@ pub fn run() {
             if let Ok(core) = app.state::<state::AppState>().core() {
                 schedules::run_due_while_open(core.dir.clone(), core.store.clone());
             }
+            desktop_extras(app.handle());
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
             commands::ping,
             closing::close_window,
+            quick_ask::hide_quick_ask,
+            quick_ask::open_in_main,
             commands::cancel_request,
             commands::app_info,
             commands::chat::list_conversations,

@@ -42,7 +42,10 @@ pub fn forward_events(handle: AppHandle, mut events: AppEventStream) {
     tauri::async_runtime::spawn(async move {
         while let Some(event) = events.recv().await {
             match event {
-                AppEvent::ServerStatus(status) => emit(&handle, "server_status", status),
+                AppEvent::ServerStatus(status) => {
+                    emit(&handle, "server_status", status);
+                    crate::tray::refresh(&handle);
+                }
                 AppEvent::ServerLog(line) => emit(&handle, "server_log", line),
                 AppEvent::KbProgress(progress) => emit(&handle, "kb_progress", progress),
                 AppEvent::KbModelProgress(progress) => emit(&handle, "kb_model_progress", progress),

@@ -1507,3 +1507,150 @@ fn a_tools_view_runs_in_its_own_sandbox_and_talks_to_its_server_and_the_chat() -
     ensure!(!tools.iter().any(|t| t.contains("bump")), "the model saw the view's tool: {tools:?}");
     Ok(())
 }
+
+/// Runs xdotool on the test's display (`args`), and returns what it printed.
+fn xdotool(args: &[&str]) -> Result<String> {
+    let out = Command::new("xdotool").args(args).output().context("xdotool (Debian package xdotool) did not run")?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// The visible quick-ask window's X id, waiting up to `WAIT` for it (or for none, when `shown` is false).
+fn quick_ask_window(shown: bool) -> Result<String> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let id = xdotool(&["search", "--onlyvisible", "--name", "Quick ask"])?;
+        if id.is_empty() != shown {
+            return Ok(id.lines().next().unwrap_or_default().to_owned());
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "the quick-ask window was {}",
+            if shown { "never shown" } else { "not hidden" }
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The main window's conversations through the app's own command: `[(id, assistant texts)]`.
+fn conversations(s: &Session) -> Result<Vec<(String, Vec<String>)>> {
+    let script = "const done = arguments[arguments.length - 1];
+        const invoke = window.__TAURI_INTERNALS__.invoke;
+        invoke('list_conversations', { query: null })
+          .then((list) => Promise.all(list.map((c) => invoke('get_conversation', { id: c.id, tail: null })
+            .then((d) => [c.id, d.messages.filter((m) => m.role === 'assistant').map((m) => m.text)]))))
+          .then(done, (e) => done(String(e.message ?? e)));";
+    let value = s.execute_async(script, json!([]))?;
+    serde_json::from_value(value.clone()).with_context(|| format!("the conversations came back as {value}"))
+}
+
+/// The quick-ask window: the shortcut chosen in Settings opens it over the app,
+/// a question typed there goes to the default assistant, the tool call's
+/// approval is given from the keyboard, and the answer comes from the scripted
+/// model; "Open in Patchbay" (Ctrl+O) shows that conversation in the main
+/// window. Escape hides it, and `patchbay-desktop --quick-ask` (what a Wayland
+/// user binds) brings it back from a second launch. A shortcut that cannot be
+/// read is refused, saying why.
+#[test]
+fn the_quick_ask_shortcut_opens_a_window_that_answers_and_hands_over_to_patchbay() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let sum = ToolNames::build([("everything", "get-sum")]).model_name("everything", "get-sum").unwrap().to_owned();
+    let model = runtime.block_on(ScriptedServer::start(
+        Format::OpenAi,
+        vec![
+            openai::tool_calls_reply(&[("call_quick", &sum, &["{\"a\": 2, \"b\": 3}"])]),
+            openai::text_reply(&["The sum ", "is 5."]),
+            openai::text_reply(&["Adding two and three"]),
+        ],
+    ))?;
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    let mut everything =
+        McpServerConfig::stdio("everything", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
+    everything.tool_approval.insert("get-sum".into(), ApprovalMode::Ask);
+    seed_with(&data_dir, &model.url(), &[everything])?;
+    let options = AppOptions { data_dir: Some(data_dir.clone()), ..Default::default() };
+    let app = App::start("the_quick_ask_shortcut_opens_a_window_that_answers_and_hands_over_to_patchbay", options)?;
+    app.check(|s| {
+        // Settings → General: a shortcut without a modifier is refused; Ctrl+Alt+K is taken.
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        for (typed, said) in [("Space", "has no Ctrl, Alt, Shift or Super"), ("Ctrl+Alt+K", "")] {
+            s.wait_for("#quick-ask-shortcut:not([disabled])", WAIT)?;
+            s.execute("document.querySelector('#quick-ask-shortcut').focus()", json!([]))?;
+            s.set_value("#quick-ask-shortcut", typed)?;
+            s.execute("document.querySelector('#quick-ask-shortcut').blur()", json!([]))?;
+            if said.is_empty() {
+                s.wait_for_text("#quick-ask-shortcut-hint", WAIT, |_| true)?;
+                std::thread::sleep(Duration::from_millis(500));
+                ensure!(s.count("[data-testid=general-settings] [role=alert]")? == 0, "Ctrl+Alt+K was refused");
+            } else {
+                let error =
+                    s.wait_for_text("[data-testid=general-settings] [role=alert]", WAIT, |t| t.contains(said))?;
+                ensure!(error.contains("\"Space\""), "{error}");
+                s.click(&s.find("#nav-chat")?)?;
+                s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+            }
+        }
+        let stored = s.execute("return document.querySelector('#quick-ask-shortcut').value", json!([]))?;
+        ensure!(stored == json!("Ctrl+Alt+K"), "the field shows {stored}");
+        s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
+        s.wait_for(&ready_dot("everything"), SERVER_WAIT)?;
+        s.click(&s.find("#nav-chat")?)?;
+
+        // The shortcut opens the window, which takes the keyboard.
+        xdotool(&["key", "ctrl+alt+k"])?;
+        let window = quick_ask_window(true)?;
+        xdotool(&["windowfocus", "--sync", &window])?;
+        std::thread::sleep(Duration::from_millis(500));
+        xdotool(&["type", "--delay", "30", "What is 2+3?"])?;
+        xdotool(&["key", "Return"])?;
+        // The call waits for approval: Tab reaches "Allow once", Return presses it.
+        let deadline = Instant::now() + WAIT;
+        while model.remaining() == 3 {
+            ensure!(Instant::now() < deadline, "the question never reached the model");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        xdotool(&["key", "Tab", "Return"])?;
+        let deadline = Instant::now() + WAIT;
+        let id = loop {
+            let listed = conversations(s)?;
+            if let [(id, answers)] = listed.as_slice()
+                && answers.iter().any(|a| a == "The sum is 5.")
+            {
+                break id.clone();
+            }
+            ensure!(Instant::now() < deadline, "quick ask's conversation holds {listed:?}");
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        ensure!(quick_ask_window(true)? == window, "the window stays while it answers");
+
+        // Ctrl+O: the main window shows the conversation, the quick-ask window hides.
+        xdotool(&["key", "ctrl+o"])?;
+        quick_ask_window(false)?;
+        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("The sum is 5."))?;
+        s.wait_for("[data-testid=trace-card][data-status=done]", WAIT)?;
+        let user = s.wait_for_text("[data-testid=message-user]", WAIT, |t| !t.is_empty())?;
+        ensure!(user.contains("What is 2+3?"), "the main window shows {user}");
+        let active = s.execute(
+            "return document.querySelector('[data-testid=conversation-list] [aria-current]')?.textContent ?? ''",
+            json!([]),
+        )?;
+        ensure!(active.as_str().is_some_and(|t| !t.is_empty()), "no conversation is marked open in the sidebar ({id})");
+
+        // Shown again by the shortcut, Escape hides it; a second launch with --quick-ask shows it.
+        xdotool(&["key", "ctrl+alt+k"])?;
+        let window = quick_ask_window(true)?;
+        xdotool(&["windowfocus", "--sync", &window])?;
+        xdotool(&["key", "Escape"])?;
+        quick_ask_window(false)?;
+        let mut launch = Spawned::spawn(
+            Command::new(app_binary()?).arg("--data-dir").arg(&data_dir).arg("--quick-ask").stdout(Stdio::null()),
+        )?;
+        let status = launch.wait_timeout(WAIT).context("the launch with --quick-ask did not hand over and exit")?;
+        ensure!(status.success(), "the launch with --quick-ask exited with {status}");
+        quick_ask_window(true)?;
+        Ok(())
+    })?;
+    ensure!(model.remaining() == 0, "the model was not asked three times (the call, the answer, the title)");
+    Ok(())
+}

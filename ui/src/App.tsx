@@ -6,7 +6,7 @@ import { openLinksWith } from "./lib/links";
 import { LiveViewsContext } from "./lib/mcpApps";
 import { ServerRequests } from "./components/ServerRequests";
 import { InstallLink } from "./components/settings/InstallLink";
-import { ChatPage } from "./pages/ChatPage";
+import { ChatPage, type ChatRequest } from "./pages/ChatPage";
 import type { SettingsSection } from "./pages/SettingsPage";
 
 // Settings are loaded when first opened: the window starts on the chat page, with less code
@@ -80,6 +80,24 @@ export function App() {
       void un.then((f) => f());
     };
   }, [setPage]);
+  // The tray's New chat and quick ask's "Open in Patchbay": the chat page does them.
+  const [request, setRequest] = useState<ChatRequest | null>(null);
+  useEffect(() => {
+    let n = 0;
+    const open = (id: string) => {
+      setPage("chat");
+      setRequest({ n: ++n, open: id });
+    };
+    const unOpen = ipc.onOpenConversation(open);
+    const unNew = ipc.onNewChat(() => {
+      setPage("chat");
+      setRequest({ n: ++n, open: null });
+    });
+    return () => {
+      void unOpen.then((f) => f());
+      void unNew.then((f) => f());
+    };
+  }, [setPage]);
   return (
     <div className="app">
       <nav className="app-nav" aria-label={t("nav.label")}>
@@ -104,6 +122,7 @@ export function App() {
         {page === "chat" ? (
           <ChatPage
             stores={stores}
+            request={request}
             onOpenSettings={(to, name) => {
               setSection(to);
               setServer(name ?? null);

@@ -1,8 +1,9 @@
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
+import { QuickAsk } from "./quick/QuickAsk";
 import { I18nProvider } from "./lib/i18n";
-import { ipc } from "./lib/ipc";
+import { ipc, windowLabel } from "./lib/ipc";
 import { applyTheme, storedTheme } from "./lib/theme";
 import { setZoom, stepZoom, storedZoom, zoomDirection } from "./lib/zoom";
 import "./styles.css";
@@ -24,10 +25,11 @@ window.addEventListener("keydown", (e) => {
   void setZoom(stepZoom(storedZoom(), direction), ipc.setZoom).catch(() => undefined);
 });
 
+// The quick-ask window loads this page too, under its own label (src-tauri/src/quick_ask.rs).
+const quickAsk = windowLabel() === "quick-ask";
+
 createRoot(root).render(
   <StrictMode>
-    <I18nProvider>
-      <App />
-    </I18nProvider>
+    <I18nProvider>{quickAsk ? <QuickAsk ipc={ipc} /> : <App />}</I18nProvider>
   </StrictMode>,
 );

@@ -7,7 +7,7 @@ use patchbay_core::app::views::{
     AssistantView, GeneralSettings, ImportPreviewView, ImportReport, PolicySettings, ProviderView,
 };
 use patchbay_core::config::{ExportFormat, PolicyDefaults, ProviderPreset, ProviderProfile};
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, Manager, State};
 use tauri_plugin_dialog::DialogExt;
 
 use super::blocking;
@@ -158,9 +158,15 @@ pub fn get_settings(state: State<'_, AppState>) -> Result<GeneralSettings, IpcEr
     Ok(state.app()?.get_settings()?)
 }
 
+/// Saves the settings, then applies the desktop's own: "keep in the tray" and
+/// the quick-ask shortcut (a shortcut that cannot be read is refused before
+/// anything is saved; one the desktop refuses is saved, and the error says so).
 #[tauri::command(rename_all = "snake_case")]
-pub fn save_settings(state: State<'_, AppState>, settings: GeneralSettings) -> Result<(), IpcError> {
-    Ok(state.app()?.save_settings(&settings)?)
+pub fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: GeneralSettings) -> Result<(), IpcError> {
+    crate::quick_ask::parse_shortcut(&settings.quick_ask_shortcut)?;
+    state.app()?.save_settings(&settings)?;
+    app.state::<crate::tray::KeepInTray>().set(settings.keep_in_tray);
+    crate::quick_ask::register(&app, &settings.quick_ask_shortcut)
 }
 
 /// The default security level and tool calls per turn, and the levels this system offers.

@@ -62,7 +62,7 @@ function fakeIpc() {
     completeArgument: vi.fn(() => Promise.resolve({ values: [], total: null, has_more: false })),
     listProviders: vi.fn(() => Promise.resolve([])),
     getSettings: vi.fn(() =>
-      Promise.resolve({ theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" as const }, tool_share_percent: 10, client_metadata_url: "" }),
+      Promise.resolve({ theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" as const }, tool_share_percent: 10, client_metadata_url: "", keep_in_tray: false, quick_ask_shortcut: "" }),
     ),
     listTools: vi.fn(() => Promise.resolve([])),
     listServers: vi.fn(() => Promise.resolve([])),
@@ -107,6 +107,22 @@ describe("ChatPage", () => {
     fireEvent.click(within(screen.getByTestId("confirm-delete")).getByRole("button", { name: "Delete" }));
     await waitFor(() => expect(screen.queryByText("earlier answer")).toBeNull());
     expect(f.ipc.deleteMessage).toHaveBeenCalledWith("c1", "a0");
+  });
+
+  it("opens the conversation quick ask hands over, reloaded, and starts one for the tray's New chat", async () => {
+    const f = fakeIpc();
+    const { rerender } = renderIn(<ChatPage ipc={f.ipc} request={null} />);
+    await waitFor(() => expect(f.ipc.listConversations).toHaveBeenCalledTimes(1));
+    rerender(<ChatPage ipc={f.ipc} request={{ n: 1, open: "c1" }} />);
+    expect(await screen.findByText("earlier answer")).toBeTruthy();
+    expect(f.ipc.getConversation).toHaveBeenLastCalledWith("c1", expect.anything());
+    await waitFor(() => expect(f.ipc.listConversations).toHaveBeenCalledTimes(2));
+    // The same request again (a re-render) does nothing; a new one is done.
+    rerender(<ChatPage ipc={f.ipc} request={{ n: 1, open: "c1" }} />);
+    expect(f.ipc.createConversation).not.toHaveBeenCalled();
+    rerender(<ChatPage ipc={f.ipc} request={{ n: 2, open: null }} />);
+    await waitFor(() => expect(f.ipc.createConversation).toHaveBeenCalledTimes(1));
+    await waitFor(() => expect(f.ipc.getConversation).toHaveBeenLastCalledWith("c2", expect.anything()));
   });
 
   it("lets the views on screen tear down before their conversation or their messages go", async () => {

@@ -500,13 +500,21 @@ function Welcome({
   );
 }
 
+/** Asked from outside the page (numbered, so the same twice is done twice): show a conversation, or start one (`null`). */
+export interface ChatRequest {
+  n: number;
+  open: string | null;
+}
+
 export function ChatPage({
   ipc = defaultIpc,
   stores: given,
+  request,
   onOpenSettings,
 }: {
   ipc?: ChatIpc;
   stores?: ChatStores;
+  request?: ChatRequest | null;
   /** Opens a section of the settings (from the welcome's buttons), or a server's page. */
   onOpenSettings?: (section: SettingsSection, server?: string) => void;
 }) {
@@ -618,6 +626,17 @@ export function ChatPage({
       })
       .catch((e: unknown) => setError(toIpcError(e)));
   }, [ipc, assistantId, setActiveId]);
+
+  // The tray's New chat, or a conversation quick ask hands over (reloaded: its turn ran in another window).
+  const done = useRef(0);
+  useEffect(() => {
+    if (!request || request.n === done.current) return;
+    done.current = request.n;
+    if (request.open === null) return newConversation();
+    stores.drop(request.open);
+    refresh();
+    setActiveId(request.open);
+  }, [request, newConversation, refresh, stores, setActiveId]);
 
   const onError = useCallback((e: IpcError) => setError(e), []);
   const catalogue = useMemo(() => toolMap(tools), [tools]);

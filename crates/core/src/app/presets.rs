@@ -21,6 +21,8 @@ const LANGUAGE_KEY: &str = "ui.language";
 const AUTO_TITLE_KEY: &str = "chat.auto_title";
 /// The client ID metadata document remote servers' sign-ins name Patchbay by (empty: none).
 const CLIENT_METADATA_KEY: &str = "oauth.client_metadata_url";
+const KEEP_IN_TRAY_KEY: &str = "ui.keep_in_tray";
+const QUICK_ASK_SHORTCUT_KEY: &str = "ui.quick_ask_shortcut";
 
 /// A client ID metadata document is named by an https URL with a path (its URL is the
 /// client id; an authorization server fetches it): empty, or such a URL.
@@ -149,6 +151,10 @@ impl App {
             proxy: saved_proxy(store, self.inner.secrets.as_ref())?,
             tool_share_percent: self.inner.host.turn_limits()?.tool_budget.share_percent,
             client_metadata_url: self.client_metadata_url()?.unwrap_or_default(),
+            keep_in_tray: store.setting::<bool>(KEEP_IN_TRAY_KEY)?.unwrap_or(false),
+            quick_ask_shortcut: store
+                .setting::<String>(QUICK_ASK_SHORTCUT_KEY)?
+                .unwrap_or_else(|| super::views::DEFAULT_QUICK_ASK_SHORTCUT.to_owned()),
         })
     }
 
@@ -177,6 +183,8 @@ impl App {
         store.set_setting(LANGUAGE_KEY, &settings.language)?;
         store.set_setting(AUTO_TITLE_KEY, &settings.auto_title)?;
         store.set_setting(TOOL_SHARE_SETTING, &settings.tool_share_percent)?;
+        store.set_setting(KEEP_IN_TRAY_KEY, &settings.keep_in_tray)?;
+        store.set_setting(QUICK_ASK_SHORTCUT_KEY, &settings.quick_ask_shortcut.trim())?;
         if settings.proxy != net::proxy() {
             save_proxy(store, self.inner.secrets.as_ref(), &settings.proxy)?;
             net::set_proxy(settings.proxy.clone()).map_err(|e| AppError::Invalid(e.to_string()))?;

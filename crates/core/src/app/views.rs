@@ -644,6 +644,20 @@ pub struct GeneralSettings {
     /// (empty: dynamic registration).
     #[serde(default)]
     pub client_metadata_url: String,
+    /// Whether closing the window keeps Patchbay running in the tray.
+    #[serde(default)]
+    pub keep_in_tray: bool,
+    /// The global shortcut that opens the quick-ask window (`Ctrl+Alt+Space`);
+    /// empty for none.
+    #[serde(default = "quick_ask_shortcut")]
+    pub quick_ask_shortcut: String,
+}
+
+/// The quick-ask shortcut until the user picks another.
+pub const DEFAULT_QUICK_ASK_SHORTCUT: &str = "Ctrl+Alt+Space";
+
+fn quick_ask_shortcut() -> String {
+    DEFAULT_QUICK_ASK_SHORTCUT.to_owned()
 }
 
 fn tool_share() -> u8 {

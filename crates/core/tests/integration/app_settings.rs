@@ -566,9 +566,21 @@ async fn assistants_and_general_settings_round_trip() {
     let settings = f.app.get_settings().unwrap();
     assert_eq!((settings.theme.as_str(), settings.language.as_str()), ("system", "en"));
     assert_eq!(settings.data_dir, f.dir.path().join("data").display().to_string());
-    let chosen = GeneralSettings { theme: "dark".into(), language: "zh".into(), ..settings.clone() };
+    assert!(!settings.keep_in_tray);
+    assert_eq!(settings.quick_ask_shortcut, "Ctrl+Alt+Space");
+    let chosen = GeneralSettings {
+        theme: "dark".into(),
+        language: "zh".into(),
+        keep_in_tray: true,
+        quick_ask_shortcut: "Super+Shift+K".into(),
+        ..settings.clone()
+    };
     f.app.save_settings(&chosen).unwrap();
     assert_eq!(f.app.get_settings().unwrap(), chosen);
+    // No shortcut is a choice too, kept as such (not the default again).
+    f.app.save_settings(&GeneralSettings { quick_ask_shortcut: " ".into(), ..chosen.clone() }).unwrap();
+    assert_eq!(f.app.get_settings().unwrap().quick_ask_shortcut, "");
+    f.app.save_settings(&chosen).unwrap();
     let bad = GeneralSettings { language: "fr".into(), ..settings.clone() };
     assert_eq!(f.app.save_settings(&bad).unwrap_err().kind(), ErrorKind::InvalidInput);
     // A client ID metadata document is an https URL with a path, kept trimmed; anything else is refused.

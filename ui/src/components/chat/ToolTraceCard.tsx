@@ -10,7 +10,8 @@ import { ApprovalCard } from "./ApprovalCard";
 import { AppView } from "./AppView";
 import { pretty, resultText, ToolResultView } from "./ToolResultView";
 
-const STATUS: Record<ToolTrace["status"], MessageKey> = {
+/** Each status's words. */
+export const STATUS: Record<ToolTrace["status"], MessageKey> = {
   writing: "trace.writing",
   pending_approval: "trace.pending",
   running: "trace.running",

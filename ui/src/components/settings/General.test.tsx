@@ -10,7 +10,7 @@ afterEach(cleanup);
 
 const info = { version: "1.0.0", data_dir: "/d", database: "/d/p.db", schema_version: 2, keyring: { available: true, detail: "mock" }, log_file: "/d/logs/patchbay.log" };
 
-const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" }, tool_share_percent: 10, client_metadata_url: "" };
+const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" }, tool_share_percent: 10, client_metadata_url: "", keep_in_tray: false, quick_ask_shortcut: "Ctrl+Alt+Space" };
 
 /** A backend for the General page; `over` replaces some of its calls. */
 function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
@@ -134,6 +134,8 @@ describe("General", () => {
       .fn<GeneralIpc["saveSettings"]>()
       .mockResolvedValueOnce(undefined)
       .mockRejectedValueOnce({ kind: "invalid_input", message: 'client ID metadata document "http://x/c.json" must be an https URL' });
+    // What the backend holds: the first save's address, after it.
+    ipc.getSettings = vi.fn<GeneralIpc["getSettings"]>().mockResolvedValueOnce(stored).mockResolvedValue({ ...stored, client_metadata_url: "https://example.com/patchbay/client.json" });
     renderIn(<General ipc={ipc} />);
     const field = () => screen.getByLabelText("Client ID metadata document (sign-in to remote servers)") as HTMLInputElement;
     await waitFor(() => expect(field().disabled).toBe(false));
@@ -153,6 +155,7 @@ describe("General", () => {
       .fn<GeneralIpc["saveSettings"]>()
       .mockResolvedValueOnce(undefined)
       .mockRejectedValueOnce({ kind: "invalid_input", message: "the tools' share of the context window is 0%: it must be between 1% and 100%" });
+    ipc.getSettings = vi.fn<GeneralIpc["getSettings"]>().mockResolvedValueOnce(stored).mockResolvedValue({ ...stored, tool_share_percent: 25 });
     renderIn(<General ipc={ipc} />);
     // Looked up each time: the field is made anew when the stored value changes.
     const share = () => screen.getByLabelText("Tools may take up to this share of the model's context (%)") as HTMLInputElement;
@@ -165,6 +168,34 @@ describe("General", () => {
     fireEvent.blur(share());
     expect((await screen.findByRole("alert")).textContent).toContain("must be between 1% and 100%");
     await waitFor(() => expect(share().value).toBe("25"));
+  });
+
+  it("keeps Patchbay in the tray when asked, and saves the quick-ask shortcut, showing what the desktop said of it", async () => {
+    const ipc = fake();
+    const refused = "the quick-ask shortcut Super+K is saved, but on Wayland only the desktop can set global shortcuts. Bind the command `patchbay-desktop --quick-ask` to a key in your desktop's keyboard settings instead";
+    ipc.saveSettings = vi
+      .fn<GeneralIpc["saveSettings"]>()
+      .mockResolvedValueOnce(undefined)
+      .mockRejectedValueOnce({ kind: "invalid_input", message: refused });
+    ipc.getSettings = vi
+      .fn<GeneralIpc["getSettings"]>()
+      .mockResolvedValueOnce(stored)
+      .mockResolvedValue({ ...stored, keep_in_tray: true, quick_ask_shortcut: "Super+K" });
+    renderIn(<General ipc={ipc} />);
+    const keep = () => screen.getByLabelText(/^Closing the window keeps Patchbay in the tray/) as HTMLInputElement;
+    await waitFor(() => expect(keep().disabled).toBe(false));
+    expect(keep().checked).toBe(false);
+    fireEvent.click(keep());
+    await waitFor(() => expect(ipc.saveSettings).toHaveBeenCalledWith({ ...stored, keep_in_tray: true }));
+    const shortcut = () => screen.getByLabelText("Quick-ask shortcut") as HTMLInputElement;
+    expect(shortcut().value).toBe("Ctrl+Alt+Space");
+    fireEvent.change(shortcut(), { target: { value: " Super+K " } });
+    fireEvent.blur(shortcut());
+    await waitFor(() => expect(ipc.saveSettings).toHaveBeenCalledWith({ ...stored, keep_in_tray: true, quick_ask_shortcut: "Super+K" }));
+    expect((await screen.findByRole("alert")).textContent).toContain("patchbay-desktop --quick-ask");
+    // Saved all the same: the field shows what the backend holds.
+    await waitFor(() => expect(shortcut().value).toBe("Super+K"));
+    expect(keep().checked).toBe(true);
   });
 
   it("saves a custom proxy, and shows the core's reason when it refuses one", async () => {

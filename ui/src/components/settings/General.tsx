@@ -198,8 +198,8 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
       .then(() => setSettings(next))
       .catch((e: unknown) => {
         setError(toIpcError(e));
-        // Refused: the field shows what is stored again.
-        setSettings({ ...settings });
+        // Refused (or saved with a warning, as a shortcut the desktop refuses): the fields show what is stored.
+        ipc.getSettings().then(setSettings, () => setSettings({ ...settings }));
         setFieldsKey((k) => k + 1);
       });
   };
@@ -349,6 +349,35 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
       </label>
       <small className="muted" id="tool-share-hint">
         {t("settings.toolShareHint")}
+      </small>
+      <h2>{t("settings.desktop")}</h2>
+      <label className="check">
+        <input
+          id="keep-in-tray"
+          type="checkbox"
+          disabled={!settings}
+          checked={settings?.keep_in_tray ?? false}
+          onChange={(e) => save({ keep_in_tray: e.target.checked })}
+        />{" "}
+        {t("settings.keepInTray")}
+      </label>
+      <label className="field">
+        <span>{t("settings.quickAskShortcut")}</span>
+        <input
+          id="quick-ask-shortcut"
+          disabled={!settings}
+          key={`${fieldsKey}/${settings?.quick_ask_shortcut}`}
+          defaultValue={settings?.quick_ask_shortcut ?? ""}
+          placeholder="Ctrl+Alt+Space"
+          onBlur={(e) => {
+            const shortcut = e.target.value.trim();
+            if (shortcut !== settings?.quick_ask_shortcut) save({ quick_ask_shortcut: shortcut });
+          }}
+          aria-describedby="quick-ask-shortcut-hint"
+        />
+      </label>
+      <small className="muted" id="quick-ask-shortcut-hint">
+        {t("settings.quickAskShortcutHint")}
       </small>
       <h2>{t("settings.network")}</h2>
       {settings && <Proxy initial={settings.proxy} onSave={saveProxy} />}

@@ -23,4 +23,14 @@ export const appIpc = {
   showInFolder: (path: string) => call<void>("show_in_folder", { path }),
   /** The user asked to close the window: tear the views down, then `closeWindow`. */
   onWindowClosing: (h: () => void) => on<null>("window_closing", () => h()),
+  /** Hides the quick-ask window (the one calling). */
+  hideQuickAsk: () => call<void>("hide_quick_ask"),
+  /** Shows a conversation in the main window, and hides the quick-ask window. */
+  openInMain: (conversationId: string) => call<void>("open_in_main", { conversation_id: conversationId }),
+  /** The quick-ask window was shown (by its shortcut, the tray or `--quick-ask`). */
+  onQuickAskShown: (h: () => void) => on<null>("quick_ask_shown", () => h()),
+  /** The main window should show this conversation ("Open in Patchbay" in quick ask). */
+  onOpenConversation: (h: (id: string) => void) => on<string>("open_conversation", h),
+  /** The tray asked for a new chat. */
+  onNewChat: (h: () => void) => on<null>("new_chat", () => h()),
 };

@@ -74,3 +74,9 @@ export function channel<T>(onEvent: (e: T) => void): Channel<T> {
 export async function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {
   return listen<T>(event, (e) => handler(e.payload));
 }
+
+/** This window's label (`main`, `quick-ask`); `null` outside the app (tests, a browser). */
+export function windowLabel(): string | null {
+  const internals = (window as { __TAURI_INTERNALS__?: { metadata?: { currentWindow?: { label?: string } } } }).__TAURI_INTERNALS__;
+  return internals?.metadata?.currentWindow?.label ?? null;
+}

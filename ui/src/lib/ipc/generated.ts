@@ -456,7 +456,16 @@ tool_share_percent: number,
  * servers' sign-ins use as the client id where the authorization server supports it
  * (empty: dynamic registration).
  */
-client_metadata_url: string, };
+client_metadata_url: string, 
+/**
+ * Whether closing the window keeps Patchbay running in the tray.
+ */
+keep_in_tray: boolean, 
+/**
+ * The global shortcut that opens the quick-ask window (`Ctrl+Alt+Space`);
+ * empty for none.
+ */
+quick_ask_shortcut: string, };
 
 /**
  * The last time a server's health was checked (a ping), and how it went.

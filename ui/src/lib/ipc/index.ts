@@ -23,7 +23,7 @@ import { serversIpc } from "./servers";
 import { settingsIpc } from "./settings";
 import { viewsIpc } from "./views";
 
-export { isIpcError, toIpcError, type IpcError, type IpcErrorKind } from "./client";
+export { isIpcError, toIpcError, windowLabel, type IpcError, type IpcErrorKind } from "./client";
 export { LOG_LEVELS } from "./mcp";
 export type * from "./mcp";
 export type * from "./config";

@@ -1,0 +1,155 @@
+//! Quick ask: a small window over other apps for one question to the default
+//! assistant, opened by a global shortcut, the tray, or
+//! `patchbay-desktop --quick-ask` (what to bind where the desktop keeps global
+//! shortcuts to itself, as Wayland's do). "Open in Patchbay" hands its
+//! conversation to the main window.
+//!
+//! The window is made on first use and hidden, not closed, afterwards, so it
+//! opens at once the next time.
+
+use std::str::FromStr;
+
+use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindow, WebviewWindowBuilder, Window};
+use tauri_plugin_global_shortcut::{GlobalShortcutExt, Shortcut, ShortcutState};
+
+use crate::error::{IpcError, IpcErrorKind};
+use crate::state::AppState;
+
+/// The quick-ask window's label; the page renders the quick ask under it.
+pub const LABEL: &str = "quick-ask";
+
+/// The event the main window hears when it should show a conversation.
+const OPEN_CONVERSATION_EVENT: &str = "open_conversation";
+
+/// The event the quick-ask window hears each time it is shown.
+const SHOWN_EVENT: &str = "quick_ask_shown";
+
+/// The command-line flag that opens the quick-ask window.
+pub const ARG: &str = "--quick-ask";
+
+/// Shows the quick-ask window over other apps, making it the first time.
+pub fn show<R: Runtime>(app: &AppHandle<R>) {
+    let window = match app.get_webview_window(LABEL) {
+        Some(window) => window,
+        None => match create(app) {
+            Ok(window) => window,
+            Err(e) => return tracing::warn!("could not open the quick-ask window: {e}"),
+        },
+    };
+    for step in [window.show(), window.unminimize(), window.set_focus()] {
+        if let Err(e) = step {
+            tracing::warn!("could not bring the quick-ask window to the front: {e}");
+        }
+    }
+    if let Err(e) = app.emit_to(LABEL, SHOWN_EVENT, ()) {
+        tracing::warn!("could not tell the quick-ask window it shows: {e}");
+    }
+}
+
+fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
+    let window = WebviewWindowBuilder::new(app, LABEL, WebviewUrl::App("index.html".into()))
+        .title("Patchbay · Quick ask")
+        .inner_size(640.0, 440.0)
+        .min_inner_size(420.0, 240.0)
+        .always_on_top(true)
+        .skip_taskbar(true)
+        .center()
+        .visible(false)
+        .build()?;
+    crate::webview::configure(&window)?;
+    Ok(window)
+}
+
+/// A shortcut as the settings write it (`Ctrl+Alt+Space`); empty is none. A
+/// global shortcut needs a modifier: a bare key would be taken from every app.
+pub fn parse_shortcut(text: &str) -> Result<Option<Shortcut>, IpcError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let invalid = |why: String| {
+        IpcError::new(
+            IpcErrorKind::InvalidInput,
+            format!("the quick-ask shortcut {text:?} {why}; write it like Ctrl+Alt+Space"),
+        )
+    };
+    let shortcut = Shortcut::from_str(text).map_err(|e| invalid(format!("is not a shortcut ({e})")))?;
+    if shortcut.mods.is_empty() {
+        return Err(invalid("has no Ctrl, Alt, Shift or Super".to_owned()));
+    }
+    Ok(Some(shortcut))
+}
+
+/// Whether the session is Wayland's, where an app cannot take a global shortcut itself.
+fn wayland() -> bool {
+    std::env::var("XDG_SESSION_TYPE").is_ok_and(|t| t == "wayland")
+}
+
+/// Makes `text` the quick-ask shortcut (none when empty), replacing the one before.
+pub fn register<R: Runtime>(app: &AppHandle<R>, text: &str) -> Result<(), IpcError> {
+    let shortcut = parse_shortcut(text)?;
+    let shortcuts = app.global_shortcut();
+    shortcuts.unregister_all().map_err(|e| IpcError::new(IpcErrorKind::Internal, e))?;
+    let Some(shortcut) = shortcut else { return Ok(()) };
+    let unavailable = |why: String| {
+        IpcError::new(
+            IpcErrorKind::InvalidInput,
+            format!(
+                "the quick-ask shortcut {} is saved, but {why}. Bind the command `patchbay-desktop {ARG}` to a key in your desktop's keyboard settings instead",
+                text.trim()
+            ),
+        )
+    };
+    if wayland() {
+        return Err(unavailable("on Wayland only the desktop can set global shortcuts".to_owned()));
+    }
+    shortcuts.register(shortcut).map_err(|e| unavailable(format!("the desktop refused it ({e})")))
+}
+
+/// The global-shortcut plugin: its shortcut opens the quick-ask window.
+pub fn plugin<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
+    tauri_plugin_global_shortcut::Builder::new()
+        .with_handler(|app, _shortcut, event| {
+            if event.state == ShortcutState::Pressed {
+                show(app);
+            }
+        })
+        .build()
+}
+
+/// Hides the quick-ask window (Escape, or after "Open in Patchbay").
+#[tauri::command]
+pub fn hide_quick_ask(window: Window) -> Result<(), IpcError> {
+    window.hide().map_err(|e| IpcError::new(IpcErrorKind::Internal, e))
+}
+
+/// Shows a conversation in the main window and hides the quick-ask window.
+#[tauri::command(rename_all = "snake_case")]
+pub fn open_in_main(app: AppHandle, conversation_id: String) -> Result<(), IpcError> {
+    app.state::<AppState>().app()?.get_conversation(&conversation_id, Some(0))?;
+    crate::instance::focus_main_window(&app);
+    app.emit_to("main", OPEN_CONVERSATION_EVENT, conversation_id)
+        .map_err(|e| IpcError::new(IpcErrorKind::Internal, e))?;
+    if let Some(window) = app.get_webview_window(LABEL) {
+        window.hide().map_err(|e| IpcError::new(IpcErrorKind::Internal, e))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_shortcut;
+    use crate::error::IpcErrorKind;
+
+    #[test]
+    fn a_shortcut_needs_a_modifier_and_a_key() {
+        assert!(parse_shortcut("").unwrap().is_none(), "empty is none");
+        assert!(parse_shortcut("Ctrl+Alt+Space").unwrap().is_some());
+        assert!(parse_shortcut(" Super+Shift+K ").unwrap().is_some());
+        let bare = parse_shortcut("Space").unwrap_err();
+        assert_eq!(bare.kind, IpcErrorKind::InvalidInput);
+        assert!(bare.message.contains("no Ctrl, Alt, Shift or Super"), "{}", bare.message);
+        let bad = parse_shortcut("Ctrl+Banana").unwrap_err();
+        assert!(bad.message.contains("\"Ctrl+Banana\" is not a shortcut"), "{}", bad.message);
+    }
+}

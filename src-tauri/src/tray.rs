@@ -1,0 +1,151 @@
+//! The tray icon, where the desktop shows one: the servers' state at a
+//! glance, New chat, Quick ask and Quit. With "keep in the tray" on, closing
+//! the window hides it and Patchbay runs on here (its servers, its schedules)
+//! until Quit.
+//!
+//! The menu speaks the window's language; the state line is rewritten on each
+//! server status event.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
+use tauri::tray::TrayIconBuilder;
+use tauri::{AppHandle, Emitter, Manager, Runtime};
+
+use crate::state::AppState;
+
+/// The tray's id (one icon).
+const TRAY: &str = "patchbay";
+
+/// The event the main window hears when the tray asks for a new chat.
+pub const NEW_CHAT_EVENT: &str = "new_chat";
+
+/// Whether closing the main window keeps Patchbay running in the tray.
+#[derive(Debug, Default)]
+pub struct KeepInTray(AtomicBool);
+
+impl KeepInTray {
+    pub fn set(&self, keep: bool) {
+        self.0.store(keep, Ordering::SeqCst);
+    }
+
+    /// Whether a close of the main window only hides it: asked for, and a tray holds the app.
+    pub fn hides<R: Runtime>(&self, app: &AppHandle<R>) -> bool {
+        self.0.load(Ordering::SeqCst) && app.tray_by_id(TRAY).is_some()
+    }
+}
+
+/// The tray's texts in `language` (`en` or `zh`).
+struct Labels {
+    new_chat: &'static str,
+    quick_ask: &'static str,
+    show: &'static str,
+    quit: &'static str,
+}
+
+fn labels(language: &str) -> Labels {
+    match language {
+        "zh" => Labels { new_chat: "新对话", quick_ask: "快速提问", show: "打开 Patchbay", quit: "退出" },
+        _ => Labels { new_chat: "New chat", quick_ask: "Quick ask", show: "Open Patchbay", quit: "Quit" },
+    }
+}
+
+/// One line for the servers' states (`ready`, `failed`, `starting`, …; disabled
+/// servers are `stopped` and not counted).
+pub fn summary(states: &[&str], language: &str) -> String {
+    let running: Vec<&&str> = states.iter().filter(|s| **s != "stopped").collect();
+    let failed = running.iter().filter(|s| ***s == "failed").count();
+    let ready = running.iter().filter(|s| ***s == "ready").count();
+    let total = running.len();
+    let zh = language == "zh";
+    match (total, failed) {
+        (0, _) if zh => "没有运行的服务器".to_owned(),
+        (0, _) => "No servers running".to_owned(),
+        (_, 0) if ready == total && zh => format!("{total} 个服务器全部就绪"),
+        (_, 0) if ready == total => format!("All {total} servers ready"),
+        (_, 0) if zh => format!("{ready}/{total} 个服务器就绪，其余正在启动"),
+        (_, 0) => format!("{ready} of {total} servers ready, the rest starting"),
+        (_, failed) if zh => format!("{failed}/{total} 个服务器失败"),
+        (_, failed) => format!("{failed} of {total} servers failed"),
+    }
+}
+
+/// The servers' state line now, or why it cannot be read.
+fn state_line(state: &AppState, language: &str) -> String {
+    match state.app().and_then(|app| app.list_servers().map_err(Into::into)) {
+        Ok(servers) => summary(&servers.iter().map(|s| s.status.state).collect::<Vec<_>>(), language),
+        Err(e) => e.message,
+    }
+}
+
+/// The window's language, English when it cannot be read.
+fn language(state: &AppState) -> String {
+    state.app().ok().and_then(|app| app.get_settings().ok()).map_or_else(|| "en".to_owned(), |s| s.language)
+}
+
+/// The state item, kept to be rewritten.
+pub struct StateItem<R: Runtime>(MenuItem<R>);
+
+/// Adds the tray icon. A desktop without a tray (or without the library it
+/// needs) gets none, and closing the window then ends Patchbay as before.
+pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
+    let state = app.state::<AppState>();
+    let language = language(&state);
+    let text = labels(&language);
+    let status = MenuItem::with_id(app, "status", state_line(&state, &language), false, None::<&str>)?;
+    let menu = Menu::with_items(
+        app,
+        &[
+            &status,
+            &PredefinedMenuItem::separator(app)?,
+            &MenuItem::with_id(app, "show", text.show, true, None::<&str>)?,
+            &MenuItem::with_id(app, "new_chat", text.new_chat, true, None::<&str>)?,
+            &MenuItem::with_id(app, "quick_ask", text.quick_ask, true, None::<&str>)?,
+            &PredefinedMenuItem::separator(app)?,
+            &MenuItem::with_id(app, "quit", text.quit, true, None::<&str>)?,
+        ],
+    )?;
+    let mut tray = TrayIconBuilder::with_id(TRAY).menu(&menu).tooltip("Patchbay").show_menu_on_left_click(true);
+    if let Some(icon) = app.default_window_icon() {
+        tray = tray.icon(icon.clone());
+    }
+    tray.on_menu_event(|app, event| match event.id().as_ref() {
+        "show" => crate::instance::focus_main_window(app),
+        "new_chat" => {
+            crate::instance::focus_main_window(app);
+            if let Err(e) = app.emit_to("main", NEW_CHAT_EVENT, ()) {
+                tracing::warn!("could not ask the window for a new chat: {e}");
+            }
+        }
+        "quick_ask" => crate::quick_ask::show(app),
+        "quit" => app.exit(0),
+        _ => {}
+    })
+    .build(app)?;
+    app.manage(StateItem(status));
+    Ok(())
+}
+
+/// Rewrites the servers' state line (after a status event).
+pub fn refresh<R: Runtime>(app: &AppHandle<R>) {
+    let Some(item) = app.try_state::<StateItem<R>>() else { return };
+    let state = app.state::<AppState>();
+    if let Err(e) = item.0.set_text(state_line(&state, &language(&state))) {
+        tracing::warn!("could not update the tray's server line: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summary;
+
+    #[test]
+    fn the_state_line_counts_what_runs() {
+        assert_eq!(summary(&[], "en"), "No servers running");
+        assert_eq!(summary(&["stopped", "stopped"], "en"), "No servers running");
+        assert_eq!(summary(&["ready", "ready", "stopped"], "en"), "All 2 servers ready");
+        assert_eq!(summary(&["ready", "starting"], "en"), "1 of 2 servers ready, the rest starting");
+        assert_eq!(summary(&["ready", "failed", "restarting"], "en"), "1 of 3 servers failed");
+        assert_eq!(summary(&["ready", "failed"], "zh"), "1/2 个服务器失败");
+    }
+}

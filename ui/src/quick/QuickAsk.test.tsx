@@ -1,0 +1,120 @@
+import { act, cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { MessageView, TurnEvent } from "../lib/ipc";
+import { renderIn } from "../test/render";
+import { QuickAsk, type QuickAskIpc } from "./QuickAsk";
+
+afterEach(cleanup);
+
+const question = (text: string): MessageView => ({
+  id: "u1",
+  parent_id: null,
+  role: "user",
+  created_at: 0,
+  text,
+  reasoning: null,
+  parts: [],
+  tool_calls: [],
+  citations: [],
+  model: null,
+  siblings: ["u1"],
+  error: null,
+});
+
+/** A fake backend whose turn streams the events the test pushes through `emit`. */
+function fake() {
+  let emit: (e: TurnEvent) => void = () => undefined;
+  let finish: () => void = () => undefined;
+  let shown: () => void = () => undefined;
+  const ipc = {
+    createConversation: vi.fn(() => Promise.resolve({ id: "c7", title: "New conversation", created_at: 0, updated_at: 0, snippet: null, pinned: false })),
+    sendMessage: vi.fn((_id: string, _text: string, _a: unknown, onEvent: (e: TurnEvent) => void) => {
+      emit = onEvent;
+      return new Promise<{ assistant_message_id: string }>((resolve) => {
+        finish = () => resolve({ assistant_message_id: "a1" });
+      });
+    }),
+    cancelTurn: vi.fn(() => Promise.resolve()),
+    respondApproval: vi.fn(() => Promise.resolve()),
+    hideQuickAsk: vi.fn(() => Promise.resolve()),
+    openInMain: vi.fn(() => Promise.resolve()),
+    onQuickAskShown: vi.fn((h: () => void) => {
+      shown = h;
+      return Promise.resolve(() => undefined);
+    }),
+  } satisfies QuickAskIpc;
+  return { ipc, emit: (e: TurnEvent) => act(() => emit(e)), finish: () => act(() => finish()), show: () => shown() };
+}
+
+describe("QuickAsk", () => {
+  it("sends the question with Enter in a new conversation, streams the answer and its tool calls, and asks for approval", async () => {
+    const f = fake();
+    renderIn(<QuickAsk ipc={f.ipc} />);
+    const field = screen.getByRole("textbox", { name: "Quick ask" });
+    expect(document.activeElement).toBe(field);
+    fireEvent.change(field, { target: { value: "What is 2+3?" } });
+    fireEvent.keyDown(field, { key: "Enter" });
+    await waitFor(() => expect(f.ipc.sendMessage).toHaveBeenCalled());
+    expect(f.ipc.createConversation).toHaveBeenCalledWith(null);
+    expect(f.ipc.sendMessage.mock.calls[0]!.slice(0, 2)).toEqual(["c7", "What is 2+3?"]);
+    expect((field as HTMLTextAreaElement).value).toBe("");
+
+    f.emit({ type: "turn_started", user_message: question("What is 2+3?"), assistant_message_id: "a1", model: "m" });
+    f.emit({ type: "tool_call_started", call_id: "k1", server: "everything", tool: "get-sum", arguments: { a: 2, b: 3 }, status: "pending_approval" });
+    f.emit({ type: "approval_needed", call_id: "k1", server: "everything", tool: "get-sum", arguments: { a: 2, b: 3 }, strict: false });
+    const approval = screen.getByRole("group", { name: "everything · get-sum asks to run" });
+    fireEvent.click(approval.querySelector("button")!);
+    expect(f.ipc.respondApproval).toHaveBeenCalledWith("k1", "allow_once");
+    f.emit({ type: "tool_result", call_id: "k1", result: { content: [{ type: "text", text: "5" }], structured_content: null, is_error: false }, duration_ms: 12 });
+    f.emit({ type: "text_delta", text: "The sum is 5." });
+    const answer = screen.getByTestId("quick-ask-answer");
+    expect(answer.textContent).toContain("What is 2+3?");
+    expect(answer.textContent).toContain("everything · get-sum");
+    expect(answer.textContent).toContain("The sum is 5.");
+    expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
+    f.emit({ type: "done", reason: "stop" });
+    f.finish();
+    await waitFor(() => expect(screen.getByText("Answer complete")).toBeTruthy());
+
+    // A follow-up stays in the same conversation.
+    fireEvent.change(field, { target: { value: "And times 2?" } });
+    fireEvent.click(screen.getByRole("button", { name: "Send" }));
+    await waitFor(() => expect(f.ipc.sendMessage).toHaveBeenCalledTimes(2));
+    expect(f.ipc.createConversation).toHaveBeenCalledTimes(1);
+    expect(f.ipc.sendMessage.mock.calls[1]![0]).toBe("c7");
+  });
+
+  it("opens the conversation in the main window (button or Ctrl+O), hides on Escape, and focuses the field when shown", async () => {
+    const f = fake();
+    renderIn(<QuickAsk ipc={f.ipc} />);
+    const open = screen.getByRole("button", { name: "Open in Patchbay" });
+    expect((open as HTMLButtonElement).disabled).toBe(true);
+    const field = screen.getByRole("textbox", { name: "Quick ask" });
+    fireEvent.change(field, { target: { value: "Hello" } });
+    fireEvent.keyDown(field, { key: "Enter" });
+    await waitFor(() => expect((open as HTMLButtonElement).disabled).toBe(false));
+    fireEvent.click(open);
+    expect(f.ipc.openInMain).toHaveBeenCalledWith("c7");
+    fireEvent.keyDown(field, { key: "o", ctrlKey: true });
+    expect(f.ipc.openInMain).toHaveBeenCalledTimes(2);
+    // Also when nothing has the focus (a pressed approval button is gone).
+    fireEvent.keyDown(document.body, { key: "O", ctrlKey: true });
+    expect(f.ipc.openInMain).toHaveBeenCalledTimes(3);
+    fireEvent.keyDown(document.body, { key: "Escape" });
+    expect(f.ipc.hideQuickAsk).toHaveBeenCalled();
+    open.focus();
+    f.show();
+    expect(document.activeElement).toBe(field);
+  });
+
+  it("keeps the question and says why when the turn cannot start", async () => {
+    const f = fake();
+    f.ipc.sendMessage.mockImplementationOnce(() => Promise.reject({ kind: "provider", message: "no provider is configured: add one in Settings → Providers" }));
+    renderIn(<QuickAsk ipc={f.ipc} />);
+    const field = screen.getByRole("textbox", { name: "Quick ask" });
+    fireEvent.change(field, { target: { value: "Hello?" } });
+    fireEvent.keyDown(field, { key: "Enter" });
+    expect((await screen.findByRole("alert")).textContent).toContain("no provider is configured");
+    expect((field as HTMLTextAreaElement).value).toBe("Hello?");
+  });
+});
