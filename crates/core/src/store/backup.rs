@@ -11,6 +11,10 @@
 //! process using the data directory moves the current database aside to
 //! `patchbay.db.before-restore-<ms>` (nothing is deleted) and puts the backup
 //! in its place.
+//!
+//! A version of Patchbay that opens a database another version used last
+//! (after an update) first copies it to `backups/` beside it, so an update
+//! that goes wrong, or a return to the older version, never costs data.
 
 use std::path::{Path, PathBuf};
 
@@ -45,17 +49,81 @@ impl Store {
         let source =
             Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
                 .map_err(|e| classify(path, e))?;
-        // Written under a temporary name and renamed, so `to` is never a half-written copy.
-        let part = with_suffix(to, ".part");
-        let _ = std::fs::remove_file(&part);
-        if let Err(e) = source.execute("VACUUM INTO ?1", [part.to_string_lossy()]) {
-            let _ = std::fs::remove_file(&part);
-            return Err(classify(to, e));
-        }
-        std::fs::rename(&part, to).map_err(|e| StoreError::Backup { path: to.to_path_buf(), reason: e.to_string() })?;
+        copy(&source, to)?;
         let bytes = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
         Ok(Backup { path: to.to_path_buf(), bytes })
     }
+}
+
+/// The setting that names the version of Patchbay that opened the database last.
+const OPENED_BY: &str = "app.version";
+
+/// This build's version.
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The folder, beside the database, of the copies taken before a new version opened it.
+pub const UPGRADE_BACKUPS: &str = "backups";
+
+/// Before this version first opens a database another version (or one from
+/// before versions were recorded) used: a copy in [`UPGRADE_BACKUPS`], named
+/// after both versions. `schema` is the database's schema version (0: new).
+/// A copy that cannot be written stops the open when the schema would change.
+pub(super) fn before_new_version(conn: &Connection, path: &Path, schema: i64) -> Result<(), StoreError> {
+    if schema == 0 {
+        return Ok(());
+    }
+    let last: Option<String> = conn
+        .query_row("SELECT value FROM settings WHERE key = ?1", [OPENED_BY], |r| r.get(0))
+        .ok()
+        .and_then(|v: String| serde_json::from_str(&v).ok());
+    if last.as_deref() == Some(VERSION) {
+        return Ok(());
+    }
+    // Only a version's characters in a file name, whatever the database holds.
+    let from: String = last
+        .unwrap_or_else(|| format!("schema{schema}"))
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+        .collect();
+    let dir = path.parent().unwrap_or(Path::new(".")).join(UPGRADE_BACKUPS);
+    let to = dir.join(format!("patchbay-{from}-before-{VERSION}.db"));
+    let copied = std::fs::create_dir_all(&dir)
+        .map_err(|e| StoreError::Backup { path: dir.clone(), reason: e.to_string() })
+        .and_then(|()| copy(conn, &to));
+    match copied {
+        Ok(()) => {
+            tracing::info!(from, to = VERSION, backup = %to.display(), "a new version opens the database: copied it first");
+            Ok(())
+        }
+        Err(e) if schema < latest_version() => Err(e),
+        Err(e) => {
+            tracing::warn!("could not copy the database before this version opened it: {e}");
+            Ok(())
+        }
+    }
+}
+
+/// Records that this version opened the database.
+pub(super) fn record_version(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let value = serde_json::to_string(VERSION).unwrap_or_default();
+    conn.execute(
+        "INSERT INTO settings(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (OPENED_BY, value),
+    )
+    .map_err(|e| classify(path, e))
+    .map(drop)
+}
+
+/// A consistent copy of the open database at `to`, written under a temporary
+/// name and renamed, so `to` is never half written.
+fn copy(conn: &Connection, to: &Path) -> Result<(), StoreError> {
+    let part = with_suffix(to, ".part");
+    let _ = std::fs::remove_file(&part);
+    if let Err(e) = conn.execute("VACUUM INTO ?1", [part.to_string_lossy()]) {
+        let _ = std::fs::remove_file(&part);
+        return Err(classify(to, e));
+    }
+    std::fs::rename(&part, to).map_err(|e| StoreError::Backup { path: to.to_path_buf(), reason: e.to_string() })
 }
 
 /// Checks that `file` is a Patchbay backup this build can open and stages it
@@ -174,6 +242,36 @@ mod tests {
         let copy = Connection::open(&to).unwrap();
         let n: i64 = copy.query_row("SELECT count(*) FROM conversations", [], |r| r.get(0)).unwrap();
         assert_eq!(n, 2, "replaced, when asked to, by the newer copy");
+    }
+
+    #[test]
+    fn a_new_version_copies_the_database_before_it_first_opens_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::new(tmp.path().join("data"));
+        let backups = || -> Vec<String> {
+            let mut names: Vec<String> = std::fs::read_dir(dir.path().join(UPGRADE_BACKUPS))
+                .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+                .unwrap_or_default();
+            names.sort();
+            names
+        };
+        {
+            let store = Store::open(&dir).unwrap();
+            add_conversation(&store, "made by 0.0.9");
+            assert!(backups().is_empty(), "a new database has nothing to keep");
+            // As if version 0.0.9 (and a hostile name) had opened it last.
+            store.set_setting(OPENED_BY, &"0.0.9/../x").unwrap();
+        }
+        let store = Store::open(&dir).unwrap();
+        let expected = format!("patchbay-0.0.9..x-before-{VERSION}.db");
+        assert_eq!(backups(), std::slice::from_ref(&expected));
+        let copy = Connection::open(dir.path().join(UPGRADE_BACKUPS).join(&expected)).unwrap();
+        let title: String = copy.query_row("SELECT title FROM conversations", [], |r| r.get(0)).unwrap();
+        assert_eq!(title, "made by 0.0.9");
+        assert_eq!(store.setting::<String>(OPENED_BY).unwrap().as_deref(), Some(VERSION));
+        drop(store);
+        Store::open(&dir).unwrap();
+        assert_eq!(backups().len(), 1, "the same version again copies nothing");
     }
 
     #[test]

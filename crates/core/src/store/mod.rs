@@ -184,7 +184,13 @@ impl Store {
         // Up to 32 MiB of page cache (the default is 2 MiB): knowledge-base
         // indexing writes many chunk rows per transaction.
         conn.pragma_update(None, "cache_size", -32_768).map_err(|e| classify(&path, e))?;
+        if path != Path::new(":memory:") {
+            backup::before_new_version(&conn, &path, version)?;
+        }
         migrate::run(&mut conn, &path, MIGRATIONS)?;
+        if path != Path::new(":memory:") {
+            backup::record_version(&conn, &path)?;
+        }
         Ok(Self { inner: Arc::new(Inner { path, conn: Mutex::new(conn), session, bulk: AtomicUsize::new(0) }) })
     }
 
