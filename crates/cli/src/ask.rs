@@ -28,7 +28,7 @@ use patchbay_core::agent::{
 use patchbay_core::assistants::{Assistant, AssistantStore, DEFAULT_ASSISTANT, KnowledgeLimits, KnowledgeMode};
 use patchbay_core::attach;
 use patchbay_core::conversations::{Attachment, ConversationId, ConversationStore};
-use patchbay_core::host::turn::DoneReason;
+use patchbay_core::host::turn::{DoneReason, ErrorView};
 use patchbay_core::host::{Host, HostTurn, TurnAnswers, TurnEvent};
 use patchbay_core::llm::{ContentPart, ReasoningEffort};
 use patchbay_core::mcp::ServerStatus;
@@ -374,7 +374,7 @@ pub struct TurnReport {
     conversation: String,
     text: String,
     /// Why the turn failed, when it did.
-    pub error: Option<String>,
+    pub error: Option<ErrorView>,
     /// By call id, in the order the calls were made.
     calls: Vec<(String, serde_json::Value)>,
 }
@@ -406,7 +406,7 @@ impl TurnReport {
         };
         match event {
             TurnEvent::TextDelta { text } => self.text.push_str(text),
-            TurnEvent::Error { error } => self.error = Some(error.message.clone()),
+            TurnEvent::Error { error } => self.error = Some(error.clone()),
             TurnEvent::ToolCallStarted { call_id, server, tool, arguments, .. } => {
                 call(call_id, serde_json::json!({"server": server, "tool": tool, "arguments": arguments}))
             }

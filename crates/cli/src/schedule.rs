@@ -18,10 +18,10 @@ use std::sync::Arc;
 use chrono::{Local, TimeZone};
 use clap::{ArgGroup, Args, Subcommand};
 use patchbay_core::app::views::ScheduleInput;
-use patchbay_core::app::{App, AppEvents};
+use patchbay_core::app::{App, AppError, AppEvents};
 use patchbay_core::assistants::DEFAULT_ASSISTANT;
 use patchbay_core::conversations::ConversationStore;
-use patchbay_core::host::turn::DoneReason;
+use patchbay_core::host::turn::{DoneReason, ErrorKind};
 use patchbay_core::paths::DataDir;
 use patchbay_core::schedules::{Claim, RunStatus, ScheduleError, ScheduleStore, When, timer};
 use patchbay_core::secrets::KeyringStore;
@@ -40,7 +40,12 @@ pub enum ScheduleCommand {
     /// Remove a schedule (its runs' conversations stay).
     Remove { name: String },
     /// Run a schedule now (its times are unchanged).
-    RunNow { name: String },
+    RunNow {
+        name: String,
+        /// Say how it went as one JSON line, `{"ok", "summary", "kind"}` (what the window reads).
+        #[arg(long)]
+        json: bool,
+    },
     /// Run every schedule that is due, each once (what the timer calls).
     RunDue,
     /// A schedule's last runs: when, whether late, how they ended, what was denied or refused.
@@ -93,16 +98,18 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
             println!("removed {name}");
             Ok(ExitCode::SUCCESS)
         }
-        ScheduleCommand::RunNow { name } => {
+        ScheduleCommand::RunNow { name, json } => {
             let claim = match schedules.claim_now(name) {
                 Err(e @ ScheduleError::Running(_)) => {
-                    eprintln!("error: {e}");
+                    let ran = Ran { ok: false, summary: e.to_string(), kind: Some(ErrorKind::InvalidInput) };
+                    ran.say(*json, true);
                     return Ok(ExitCode::from(RUNNING_EXIT));
                 }
                 claim => claim?,
             };
-            let ok = tokio::runtime::Runtime::new()?.block_on(run_limited(dir, &schedules, &claim))?;
-            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            let ran = tokio::runtime::Runtime::new()?.block_on(run_limited(dir, &schedules, &claim))?;
+            ran.say(*json, false);
+            Ok(if ran.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         ScheduleCommand::RunDue => {
             let due = schedules.due(Local::now())?;
@@ -114,7 +121,11 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
             // Each is claimed just before it runs: one that fails or is cut off leaves the others due.
             for (schedule, at) in &due {
                 match schedules.claim_due(schedule, *at, Local::now())? {
-                    Some(claim) => all_ok &= runtime.block_on(run_limited(dir, &schedules, &claim))?,
+                    Some(claim) => {
+                        let ran = runtime.block_on(run_limited(dir, &schedules, &claim))?;
+                        ran.say(false, false);
+                        all_ok &= ran.ok;
+                    }
                     None => println!("{} is running elsewhere", schedule.name),
                 }
             }
@@ -187,25 +198,49 @@ fn runs(schedules: &ScheduleStore, name: &str, limit: usize) -> anyhow::Result<E
     Ok(ExitCode::SUCCESS)
 }
 
+/// How a run went: its summary line, and the kind of its failure.
+#[derive(Debug)]
+struct Ran {
+    ok: bool,
+    summary: String,
+    kind: Option<ErrorKind>,
+}
+
+impl Ran {
+    /// Prints the summary: a line of text, or of JSON; `error` puts the text on stderr.
+    fn say(&self, json: bool, error: bool) {
+        match (json, error) {
+            (true, _) => println!("{}", serde_json::json!({"ok": self.ok, "summary": self.summary, "kind": self.kind})),
+            (false, true) => eprintln!("error: {}", self.summary),
+            (false, false) => println!("{}", self.summary),
+        }
+    }
+}
+
+/// The kind of a failure that is not a turn's error: the core's, else `internal`.
+fn kind_of(e: &anyhow::Error) -> ErrorKind {
+    e.chain().find_map(|cause| cause.downcast_ref::<AppError>()).map_or(ErrorKind::Internal, AppError::kind)
+}
+
 /// [`run_claim`] within [`timer::RUN_LIMIT_SECS`]: a run over it is stopped
 /// (its turn dropped, which stops the model and the tools) and recorded as failed.
-async fn run_limited(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> anyhow::Result<bool> {
+async fn run_limited(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> anyhow::Result<Ran> {
     let limit = std::time::Duration::from_secs(timer::RUN_LIMIT_SECS);
     match tokio::time::timeout(limit, run_claim(dir, schedules, claim)).await {
         Ok(ran) => ran,
         Err(_) => {
             let why = format!("failed: stopped after {} minutes, its time limit", limit.as_secs() / 60);
             schedules.finish(claim, RunStatus::Failed, None, &why)?;
-            println!("{} {why}", claim.schedule.name);
-            notify(&claim.schedule.name, &why);
-            Ok(false)
+            let summary = format!("{} {why}", claim.schedule.name);
+            notify(&claim.schedule.name, &summary);
+            Ok(Ran { ok: false, summary, kind: Some(ErrorKind::Timeout) })
         }
     }
 }
 
 /// Runs a claimed schedule's turn, records how it went, and says it on the
-/// desktop; whether it went well.
-async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> anyhow::Result<bool> {
+/// desktop; how it went.
+async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> anyhow::Result<Ran> {
     let schedule = &claim.schedule;
     let late = if claim.late { " (late: it was due while the computer was off or Patchbay did not run)" } else { "" };
     eprintln!("running schedule {}{late}", schedule.name);
@@ -222,6 +257,7 @@ async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> a
     // What it could not do first, then why it failed (the summary names the last line).
     let mut notes: Vec<String> = Vec::new();
     let mut failure = None;
+    let mut kind = None;
     let (conversation, status) = match outcome {
         Ok((conversation, Ok((reason, report)))) => {
             for call in report.denied() {
@@ -230,11 +266,13 @@ async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> a
             let status = match (reason, report.error) {
                 (DoneReason::Stop, _) => RunStatus::Done,
                 (_, Some(error)) => {
-                    failure = Some(format!("failed: {error}"));
+                    failure = Some(format!("failed: {}", error.message));
+                    kind = Some(error.kind);
                     RunStatus::Failed
                 }
                 (other, None) => {
                     failure = Some(format!("failed: the turn ended ({other:?})"));
+                    kind = Some(ErrorKind::Internal);
                     RunStatus::Failed
                 }
             };
@@ -242,10 +280,12 @@ async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> a
         }
         Ok((conversation, Err(e))) => {
             failure = Some(format!("failed: {e:#}"));
+            kind = Some(kind_of(&e));
             (conversation, RunStatus::Failed)
         }
         Err(e) => {
             failure = Some(format!("failed: {e:#}"));
+            kind = Some(kind_of(&e));
             (None, RunStatus::Failed)
         }
     };
@@ -266,9 +306,8 @@ async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> a
         (true, None) => format!("{} ran{late}", schedule.name),
         (false, _) => format!("{} failed: {}", schedule.name, notes.last().map_or("", String::as_str)),
     };
-    println!("{summary}");
     notify(&schedule.name, &summary);
-    Ok(ok)
+    Ok(Ran { ok, summary, kind })
 }
 
 /// A desktop notification through `notify-send`, where there is one.

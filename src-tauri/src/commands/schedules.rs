@@ -32,24 +32,33 @@ pub fn schedule_runs(state: State<'_, AppState>, name: String) -> Result<Vec<Run
 }
 
 /// Runs the schedule now, in the CLI as the timer does; what it said when
-/// done. The CLI's summary line is the message either way; its exit status 3
-/// means the schedule was running already (`invalid_input`), any other failure
-/// is the run's (`internal`: its kind stays in the CLI, the run's record says why).
+/// done. The CLI says how it went as JSON (`run-now --json`): its summary is
+/// the message either way, and a failure keeps its kind (a schedule running
+/// already is `invalid_input`).
 #[tauri::command(rename_all = "snake_case")]
 pub async fn run_schedule_now(state: State<'_, AppState>, name: String) -> Result<String, IpcError> {
     let dir = state.core()?.dir.path().to_owned();
-    let out = crate::schedules::run_cli(&dir, &["schedule", "run-now", &name])
+    let out = crate::schedules::run_cli(&dir, &["schedule", "run-now", "--json", &name])
         .await
         .map_err(|e| IpcError::new(IpcErrorKind::Internal, e))?;
-    let last = |bytes: &[u8]| String::from_utf8_lossy(bytes).lines().last().unwrap_or_default().to_owned();
-    let said = last(&out.stdout);
-    match out.status.code() {
-        Some(0) => Ok(said),
-        Some(3) => {
-            let error = last(&out.stderr);
-            Err(IpcError::new(IpcErrorKind::InvalidInput, error.strip_prefix("error: ").unwrap_or(&error)))
+    let said = String::from_utf8_lossy(&out.stdout);
+    let ran = said.lines().last().and_then(|line| serde_json::from_str::<Ran>(line).ok());
+    match ran {
+        Some(Ran { ok: true, summary, .. }) => Ok(summary),
+        Some(Ran { summary, kind, .. }) => Err(IpcError::new(kind.unwrap_or(IpcErrorKind::Internal), summary)),
+        // No summary: the CLI itself failed (its data dir, its database); stderr says why.
+        None => {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let error = stderr.lines().last().unwrap_or("the run ended without a word");
+            Err(IpcError::new(IpcErrorKind::Internal, error.strip_prefix("error: ").unwrap_or(error)))
         }
-        _ if said.is_empty() => Err(IpcError::new(IpcErrorKind::Internal, last(&out.stderr))),
-        _ => Err(IpcError::new(IpcErrorKind::Internal, said)),
     }
+}
+
+/// What `patchbay schedule run-now --json` prints last.
+#[derive(serde::Deserialize)]
+struct Ran {
+    ok: bool,
+    summary: String,
+    kind: Option<IpcErrorKind>,
 }

@@ -12,6 +12,7 @@ use std::time::Duration;
 use chrono::{Local, TimeDelta};
 use patchbay_core::mcp::protocol::naming::ToolNames;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
+use serde_json::json;
 
 use crate::common::{command, ok, patchbay, seed_servers, stderr, stdout, store};
 
@@ -141,6 +142,12 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
         "{}",
         stderr(&clash)
     );
+    // As the window asks: one JSON line, the failure's kind kept.
+    let clash = patchbay(&data, &["schedule", "run-now", "--json", "digest"]);
+    assert_eq!(clash.status.code(), Some(3));
+    let said: serde_json::Value = serde_json::from_str(stdout(&clash).trim()).unwrap();
+    assert_eq!((said["ok"].clone(), said["kind"].clone()), (json!(false), json!("invalid_input")), "{said}");
+    assert!(said["summary"].as_str().unwrap().contains("is running now"), "{said}");
     let late = late.wait_with_output().unwrap();
     assert!(late.status.success(), "{}", stderr(&late));
     assert!(stdout(&late).contains("digest ran (late: it was due while the computer was off"), "{}", stdout(&late));
@@ -157,6 +164,13 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     assert_eq!(runs.lines().filter(|l| l.starts_with("done")).count(), 2, "{runs}");
     assert_eq!(model.requests().len(), 3, "one model request per turn step: no run was doubled");
 
+    // A run the model fails: the window hears the provider's failure as such.
+    let failed = patchbay(&data, &["schedule", "run-now", "--json", "digest"]);
+    assert!(!failed.status.success());
+    let said: serde_json::Value = serde_json::from_str(stdout(&failed).trim().lines().last().unwrap()).unwrap();
+    assert_eq!((said["ok"].clone(), said["kind"].clone()), (json!(false), json!("provider")), "{said}");
+    assert!(said["summary"].as_str().unwrap().starts_with("digest failed: "), "{said}");
+
     // Removing the last schedule removes the timer.
     let mut remove = command(&data);
     remove.env("XDG_CONFIG_HOME", &config).env("PATCHBAY_NO_SYSTEMCTL", "1").args(["schedule", "remove", "digest"]);
@@ -165,6 +179,6 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     assert_eq!(std::fs::read_dir(config.join("systemd/user")).unwrap().count(), 0, "the units are gone");
 
     let listed = ok(&patchbay(&data, &["conversation", "list"]));
-    assert_eq!(listed.matches("digest · ").count(), 2, "{listed}");
+    assert_eq!(listed.matches("digest · ").count(), 3, "{listed}");
     assert!(listed.contains("(late)"), "{listed}");
 }
