@@ -35,6 +35,7 @@ use crate::commands::chat::TurnOutcome;
 use crate::error::IpcError;
 use crate::mcp_apps::AppViewInfo;
 use crate::opened::Opened;
+use crate::updates::{UpdateProgress, UpdateView};
 
 /// The generated file, from the repository's root.
 const FILE: &str = "ui/src/lib/ipc/generated.ts";
@@ -99,6 +100,8 @@ fn roots(v: &mut Collect) {
     v.visit::<BundleSource>();
     v.visit::<BundleInfo>();
     v.visit::<Opened>();
+    v.visit::<UpdateView>();
+    v.visit::<UpdateProgress>();
     v.visit::<ScheduleView>();
     v.visit::<ScheduleInput>();
     v.visit::<ScheduleAdded>();

@@ -21,6 +21,7 @@ mod schedules;
 mod startup;
 mod state;
 mod tray;
+mod updates;
 mod webview;
 
 pub use error::{IpcError, IpcErrorKind};
@@ -63,7 +64,8 @@ fn on_open_url(app: &tauri::AppHandle) {
 }
 
 /// The tray icon, the quick-ask shortcut and "keep in the tray", as the
-/// settings say; launched with `--quick-ask`, the quick-ask window too. What
+/// settings say; launched with `--quick-ask`, the quick-ask window too; the
+/// look for updates. What
 /// the desktop does not offer is logged, and the window works without it.
 fn desktop_extras(app: &tauri::AppHandle) {
     if let Err(e) = tray::install(app) {
@@ -78,6 +80,7 @@ fn desktop_extras(app: &tauri::AppHandle) {
     if std::env::args().any(|a| a == quick_ask::ARG) {
         quick_ask::show(app);
     }
+    updates::check_daily(app.clone());
 }
 
 /// SIGTERM (a session logging out, `kill`) and SIGINT (Ctrl+C in a terminal)
@@ -158,6 +161,7 @@ pub fn run() {
         .plugin(instance::window_state(data_dir.as_ref()))
         .plugin(tauri_plugin_dialog::init())
         .plugin(quick_ask::plugin())
+        .plugin(tauri_plugin_updater::Builder::new().build())
         // Links are opened by `open_link`, which checks them; the plugin's own
         // click handler would need the window to call the plugin directly.
         .plugin(tauri_plugin_opener::Builder::new().open_js_links_on_click(false).build())
@@ -177,6 +181,7 @@ pub fn run() {
         .manage(cancellable::Requests::default())
         .manage(closing::Closing::default())
         .manage(tray::KeepInTray::default())
+        .manage(updates::Found::default())
         // Tools' views (MCP Apps), each in a sandboxed frame of this scheme.
         .register_uri_scheme_protocol(mcp_apps::SCHEME, |ctx, request| {
             ctx.app_handle().state::<mcp_apps::ViewPages>().serve(&request)
@@ -208,6 +213,10 @@ pub fn run() {
             commands::ping,
             closing::close_window,
             quick_ask::hide_quick_ask,
+            updates::check_update,
+            updates::found_update,
+            updates::install_update,
+            updates::restart_app,
             quick_ask::open_in_main,
             commands::cancel_request,
             commands::app_info,

@@ -1654,3 +1654,83 @@ fn the_quick_ask_shortcut_opens_a_window_that_answers_and_hands_over_to_patchbay
     ensure!(model.remaining() == 0, "the model was not asked three times (the call, the answer, the title)");
     Ok(())
 }
+
+/// A release feed on localhost: answers every request with `manifest`, and counts them.
+fn update_feed(manifest: serde_json::Value) -> Result<(String, std::sync::Arc<std::sync::atomic::AtomicUsize>)> {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let url = format!("http://{}/latest.json", listener.local_addr()?);
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = asked.clone();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let body = manifest.to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    Ok((url, asked))
+}
+
+/// Updates: at start the app finds the newer version the feed announces and
+/// shows what is new; this build (not installed from a package) says it
+/// cannot update itself and opens the release page instead. Switched off in
+/// Settings, the next start does not look; "Check now" still does.
+#[test]
+fn a_newer_version_is_announced_at_start_unless_switched_off() -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let manifest = json!({
+        "version": "9.9.9",
+        "notes": "Faster search\nA tray icon",
+        "pub_date": "2026-12-01T10:00:00Z",
+        "platforms": {"linux-x86_64": {"signature": "unused: nothing is downloaded here", "url": "http://127.0.0.1:9/patchbay.deb"}}
+    });
+    let (url, asked) = update_feed(manifest)?;
+    let browser = RecordingOpener::new(tmp.path())?;
+    let mut env = browser.env.clone();
+    env.push(("PATCHBAY_UPDATE_URL".to_owned(), url));
+    let options = AppOptions { data_dir: Some(tmp.path().join("data")), env, ..Default::default() };
+    let app = App::start("a_newer_version_is_announced_at_start_unless_switched_off", options.clone())?;
+    app.check(|s| {
+        let title = s.wait_for_text(".update-banner [data-testid=update] h2", WAIT, |t| !t.is_empty())?;
+        ensure!(title == format!("Patchbay 9.9.9 is available (you have {})", env!("CARGO_PKG_VERSION")), "{title}");
+        let notes = s.execute("return document.querySelector('[data-testid=update-notes]').textContent", json!([]))?;
+        ensure!(notes == json!("Faster search\nA tray icon"), "{notes}");
+        let why = s.text(&s.find("[data-testid=update-elsewhere]")?)?;
+        ensure!(why.contains("not installed from a package Patchbay can update"), "{why}");
+        ensure!(s.count("#update-install")? == 0, "nothing to install here");
+        press(s, ".update-banner", "Open the release page")?;
+        let opened = browser.opened(1, WAIT);
+        ensure!(opened == ["https://github.com/patchbay-app/patchbay/releases/latest"], "{opened:?}");
+        press(s, ".update-banner", "Later")?;
+        s.wait_for_none(".update-banner", WAIT)?;
+
+        s.click(&s.find("#nav-settings")?)?;
+        s.click(&s.wait_for("#check-updates:not([disabled])", WAIT)?)?;
+        s.wait_for("#check-updates:not(:checked)", WAIT)?;
+        Ok(())
+    })?;
+    let looked = asked.load(std::sync::atomic::Ordering::SeqCst);
+    ensure!(looked >= 1, "the app never asked the feed");
+    drop(app);
+
+    let app = App::start("a_newer_version_is_announced_at_start_unless_switched_off-2", options)?;
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        s.wait_for("#check-updates:not(:checked)", WAIT)?;
+        std::thread::sleep(Duration::from_secs(2));
+        ensure!(s.count(".update-banner")? == 0, "switched off, the start did not look");
+        ensure!(asked.load(std::sync::atomic::Ordering::SeqCst) == looked, "switched off, the feed was asked");
+        s.click(&s.find("#check-update-now")?)?;
+        let title = s.wait_for_text("[data-testid=general-settings] [data-testid=update] h2", WAIT, |t| !t.is_empty())?;
+        ensure!(title.starts_with("Patchbay 9.9.9 is available"), "{title}");
+        Ok(())
+    })?;
+    Ok(())
+}

@@ -88,6 +88,25 @@ describe("App shell", () => {
   });
 });
 
+describe("A newer version", () => {
+  const found = { version: "1.1.0", current_version: "1.0.0", notes: "Faster", date: null, install: { kind: "here" } };
+
+  it("found before the window loaded is shown, and Later puts it away", async () => {
+    renderApp({ found_update: found });
+    expect((await screen.findByTestId("update")).textContent).toContain("Patchbay 1.1.0 is available (you have 1.0.0)");
+    fireEvent.click(screen.getByRole("button", { name: "Later" }));
+    await waitFor(() => expect(screen.queryByTestId("update")).toBeNull());
+  });
+
+  it("found later is shown when the backend says so", async () => {
+    renderApp({ found_update: null });
+    await waitFor(() => expect(listeners.get("update_available")).toBeDefined());
+    expect(screen.queryByTestId("update")).toBeNull();
+    act(() => listeners.get("update_available")!({ payload: { ...found, version: "1.2.0" } }));
+    expect((await screen.findByTestId("update")).textContent).toContain("Patchbay 1.2.0 is available");
+  });
+});
+
 describe("Closing the window", () => {
   it("tears the views down first, then closes; with none on screen it closes at once", async () => {
     invoke.mockImplementation(() => new Promise(() => {}));

@@ -1,11 +1,12 @@
 import { lazy, Suspense, useCallback, useContext, useEffect, useRef, useState } from "react";
 import { ChatStores } from "./lib/chatStore";
 import { useI18n, type MessageKey } from "./lib/i18n";
-import { ipc, toIpcError, type IpcError } from "./lib/ipc";
+import { ipc, toIpcError, type IpcError, type UpdateView } from "./lib/ipc";
 import { openLinksWith } from "./lib/links";
 import { LiveViewsContext } from "./lib/mcpApps";
 import { ServerRequests } from "./components/ServerRequests";
 import { InstallLink } from "./components/settings/InstallLink";
+import { UpdateCard } from "./components/Update";
 import { ChatPage, type ChatRequest } from "./pages/ChatPage";
 import type { SettingsSection } from "./pages/SettingsPage";
 
@@ -80,6 +81,15 @@ export function App() {
       void un.then((f) => f());
     };
   }, [setPage]);
+  // A newer version the start-up or daily look found, until installed or put off.
+  const [update, setUpdate] = useState<UpdateView | null>(null);
+  useEffect(() => {
+    void ipc.foundUpdate().then((found) => found && setUpdate(found), () => undefined);
+    const un = ipc.onUpdateAvailable(setUpdate);
+    return () => {
+      void un.then((f) => f());
+    };
+  }, []);
   // The tray's New chat and quick ask's "Open in Patchbay": the chat page does them.
   const [request, setRequest] = useState<ChatRequest | null>(null);
   useEffect(() => {
@@ -135,6 +145,11 @@ export function App() {
           </Suspense>
         )}
       </main>
+      {update && (
+        <div className="update-banner">
+          <UpdateCard update={update} ipc={ipc} onLater={() => setUpdate(null)} />
+        </div>
+      )}
       <ServerRequests onError={setProblem} />
       {links[0] !== undefined && <InstallLink key={links[0]} link={links[0]} ipc={ipc} onClose={() => setLinks((waiting) => waiting.slice(1))} />}
       {problem && (

@@ -62,7 +62,7 @@ function fakeIpc() {
     completeArgument: vi.fn(() => Promise.resolve({ values: [], total: null, has_more: false })),
     listProviders: vi.fn(() => Promise.resolve([])),
     getSettings: vi.fn(() =>
-      Promise.resolve({ theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" as const }, tool_share_percent: 10, client_metadata_url: "", keep_in_tray: false, quick_ask_shortcut: "" }),
+      Promise.resolve({ theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" as const }, tool_share_percent: 10, client_metadata_url: "", keep_in_tray: false, quick_ask_shortcut: "", check_updates: true }),
     ),
     listTools: vi.fn(() => Promise.resolve([])),
     listServers: vi.fn(() => Promise.resolve([])),

@@ -23,6 +23,7 @@ const AUTO_TITLE_KEY: &str = "chat.auto_title";
 const CLIENT_METADATA_KEY: &str = "oauth.client_metadata_url";
 const KEEP_IN_TRAY_KEY: &str = "ui.keep_in_tray";
 const QUICK_ASK_SHORTCUT_KEY: &str = "ui.quick_ask_shortcut";
+const CHECK_UPDATES_KEY: &str = "app.check_updates";
 
 /// A client ID metadata document is named by an https URL with a path (its URL is the
 /// client id; an authorization server fetches it): empty, or such a URL.
@@ -155,6 +156,7 @@ impl App {
             quick_ask_shortcut: store
                 .setting::<String>(QUICK_ASK_SHORTCUT_KEY)?
                 .unwrap_or_else(|| super::views::DEFAULT_QUICK_ASK_SHORTCUT.to_owned()),
+            check_updates: store.setting::<bool>(CHECK_UPDATES_KEY)?.unwrap_or(true),
         })
     }
 
@@ -185,6 +187,7 @@ impl App {
         store.set_setting(TOOL_SHARE_SETTING, &settings.tool_share_percent)?;
         store.set_setting(KEEP_IN_TRAY_KEY, &settings.keep_in_tray)?;
         store.set_setting(QUICK_ASK_SHORTCUT_KEY, &settings.quick_ask_shortcut.trim())?;
+        store.set_setting(CHECK_UPDATES_KEY, &settings.check_updates)?;
         if settings.proxy != net::proxy() {
             save_proxy(store, self.inner.secrets.as_ref(), &settings.proxy)?;
             net::set_proxy(settings.proxy.clone()).map_err(|e| AppError::Invalid(e.to_string()))?;

@@ -651,6 +651,9 @@ pub struct GeneralSettings {
     /// empty for none.
     #[serde(default = "quick_ask_shortcut")]
     pub quick_ask_shortcut: String,
+    /// Whether the app looks for a newer version at start and daily.
+    #[serde(default = "yes")]
+    pub check_updates: bool,
 }
 
 /// The quick-ask shortcut until the user picks another.

@@ -568,7 +568,9 @@ async fn assistants_and_general_settings_round_trip() {
     assert_eq!(settings.data_dir, f.dir.path().join("data").display().to_string());
     assert!(!settings.keep_in_tray);
     assert_eq!(settings.quick_ask_shortcut, "Ctrl+Alt+Space");
+    assert!(settings.check_updates, "updates are looked for unless switched off");
     let chosen = GeneralSettings {
+        check_updates: false,
         theme: "dark".into(),
         language: "zh".into(),
         keep_in_tray: true,

@@ -10,7 +10,7 @@ afterEach(cleanup);
 
 const info = { version: "1.0.0", data_dir: "/d", database: "/d/p.db", schema_version: 2, keyring: { available: true, detail: "mock" }, log_file: "/d/logs/patchbay.log" };
 
-const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" }, tool_share_percent: 10, client_metadata_url: "", keep_in_tray: false, quick_ask_shortcut: "Ctrl+Alt+Space" };
+const stored: GeneralSettings = { theme: "system", language: "en", data_dir: "/d", auto_title: true, restore_pending: false, proxy: { mode: "environment" }, tool_share_percent: 10, client_metadata_url: "", keep_in_tray: false, quick_ask_shortcut: "Ctrl+Alt+Space", check_updates: true };
 
 /** A backend for the General page; `over` replaces some of its calls. */
 function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
@@ -25,6 +25,10 @@ function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
     restoreData: vi.fn(() => Promise.resolve("/backups/old.db")),
     policySettings: vi.fn(() => Promise.resolve({ defaults: { level: "normal" as const, turn_tool_calls: 50 }, offered: ["strict" as const, "normal" as const, "permissive" as const] })),
     setPolicyDefaults: vi.fn(() => Promise.resolve()),
+    checkUpdate: vi.fn(() => Promise.resolve(null)),
+    installUpdate: vi.fn(() => Promise.resolve()),
+    restartApp: vi.fn(() => Promise.resolve()),
+    openLink: vi.fn(() => Promise.resolve()),
     ...over,
   };
 }
@@ -196,6 +200,22 @@ describe("General", () => {
     // Saved all the same: the field shows what the backend holds.
     await waitFor(() => expect(shortcut().value).toBe("Super+K"));
     expect(keep().checked).toBe(true);
+  });
+
+  it("switches the look for updates off, and looks now: up to date, then a newer version to install", async () => {
+    const ipc = fake();
+    renderIn(<General ipc={ipc} />);
+    const on = (await screen.findByLabelText("Look for a newer version at start and once a day")) as HTMLInputElement;
+    await waitFor(() => expect(on.disabled).toBe(false));
+    expect(on.checked).toBe(true);
+    fireEvent.click(on);
+    await waitFor(() => expect(ipc.saveSettings).toHaveBeenCalledWith({ ...stored, check_updates: false }));
+    fireEvent.click(screen.getByRole("button", { name: "Check now" }));
+    expect((await screen.findByTestId("up-to-date")).textContent).toBe("Patchbay is up to date.");
+    ipc.checkUpdate = vi.fn(() => Promise.resolve({ version: "1.1.0", current_version: "1.0.0", notes: "Faster search", date: null, install: { kind: "here" as const } }));
+    fireEvent.click(screen.getByRole("button", { name: "Check now" }));
+    expect((await screen.findByTestId("update")).textContent).toContain("Patchbay 1.1.0 is available (you have 1.0.0)");
+    expect(screen.getByRole("button", { name: "Install" })).toBeTruthy();
   });
 
   it("saves a custom proxy, and shows the core's reason when it refuses one", async () => {

@@ -16,14 +16,54 @@ import {
   type ProxyChoice,
   type SecurityLevel,
   type Theme,
+  type UpdateView,
 } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
+import { UpdateCard, type UpdateIpc } from "../Update";
 import { FormFooter } from "./FormFooter";
 
 export type GeneralIpc = Pick<
   Ipc,
   "appInfo" | "openLogFolder" | "pickDataDir" | "getSettings" | "saveSettings" | "setZoom" | "backupData" | "restoreData" | "policySettings" | "setPolicyDefaults"
->;
+> &
+  UpdateIpc & Pick<Ipc, "checkUpdate">;
+
+/** Updates: the automatic look on or off, and a look now, which shows what it found. */
+function Updates({ ipc, on, onToggle }: { ipc: GeneralIpc; on: boolean | null; onToggle: (on: boolean) => void }) {
+  const { t } = useI18n();
+  const [found, setFound] = useState<UpdateView | "none" | null>(null);
+  const [checking, setChecking] = useState(false);
+  const [error, setError] = useState<IpcError | null>(null);
+  const check = () => {
+    setChecking(true);
+    setError(null);
+    ipc
+      .checkUpdate()
+      .then((u) => setFound(u ?? "none"), (e: unknown) => setError(toIpcError(e)))
+      .finally(() => setChecking(false));
+  };
+  return (
+    <>
+      <h2>{t("settings.updates")}</h2>
+      <label className="check">
+        <input id="check-updates" type="checkbox" disabled={on === null} checked={on ?? true} onChange={(e) => onToggle(e.target.checked)} />{" "}
+        {t("settings.checkUpdates")}
+      </label>
+      <div className="row">
+        <button type="button" id="check-update-now" disabled={checking} onClick={check}>
+          {t("settings.checkNow")}
+        </button>
+        {found === "none" && (
+          <span role="status" data-testid="up-to-date">
+            {t("settings.upToDate")}
+          </span>
+        )}
+      </div>
+      {error && <ErrorBanner error={error} />}
+      {found && found !== "none" && <UpdateCard update={found} ipc={ipc} />}
+    </>
+  );
+}
 
 /** The security defaults: the level of servers that set none (of those offered here), and tool calls per turn. */
 function SecurityDefaults({ initial, onSave }: { initial: PolicySettings; onSave: (d: PolicyDefaults) => Promise<void> }) {
@@ -379,6 +419,7 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
       <small className="muted" id="quick-ask-shortcut-hint">
         {t("settings.quickAskShortcutHint")}
       </small>
+      <Updates ipc={ipc} on={settings ? settings.check_updates : null} onToggle={(on) => save({ check_updates: on })} />
       <h2>{t("settings.network")}</h2>
       {settings && <Proxy initial={settings.proxy} onSave={saveProxy} />}
       <label className="field">

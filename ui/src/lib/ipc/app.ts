@@ -1,9 +1,9 @@
 // The app itself: what it is and where its data lives, its window, backups,
 // the clipboard, links and the file manager.
-import { call, on } from "./client";
-import type { AppInfo } from "./generated";
+import { call, channel, on } from "./client";
+import type { AppInfo, UpdateProgress, UpdateView } from "./generated";
 
-export type { AppInfo, KeyringStatus } from "./generated";
+export type { AppInfo, Installable, KeyringStatus, UpdateProgress, UpdateView } from "./generated";
 
 export const appIpc = {
   ping: () => call<string>("ping"),
@@ -33,4 +33,14 @@ export const appIpc = {
   onOpenConversation: (h: (id: string) => void) => on<string>("open_conversation", h),
   /** The tray asked for a new chat. */
   onNewChat: (h: () => void) => on<null>("new_chat", () => h()),
+  /** Looks for a newer version now: `null` when this one is the newest. */
+  checkUpdate: () => call<UpdateView | null>("check_update"),
+  /** Downloads, verifies and installs the newer version, with its progress. */
+  installUpdate: (onEvent: (p: UpdateProgress) => void) => call<void>("install_update", { on_event: channel(onEvent) }),
+  /** Restarts Patchbay (after an update). */
+  restartApp: () => call<void>("restart_app"),
+  /** The newer version the start-up or daily look found (it may have come before the window listened). */
+  foundUpdate: () => call<UpdateView | null>("found_update"),
+  /** The start-up or daily look found a newer version. */
+  onUpdateAvailable: (h: (u: UpdateView) => void) => on<UpdateView>("update_available", h),
 };

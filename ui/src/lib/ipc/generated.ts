@@ -465,7 +465,11 @@ keep_in_tray: boolean,
  * The global shortcut that opens the quick-ask window (`Ctrl+Alt+Space`);
  * empty for none.
  */
-quick_ask_shortcut: string, };
+quick_ask_shortcut: string, 
+/**
+ * Whether the app looks for a newer version at start and daily.
+ */
+check_updates: boolean, };
 
 /**
  * The last time a server's health was checked (a ping), and how it went.
@@ -565,6 +569,11 @@ removed: Array<string>,
  * Secrets the imported servers need that are still not set.
  */
 secrets_not_set: Array<string>, };
+
+/**
+ * Whether Patchbay can install an update here.
+ */
+export type Installable = { "kind": "here" } | { "kind": "elsewhere", why: string, release_url: string, };
 
 /**
  * A serialisable error: `{ "kind": "...", "message": "..." }`.
@@ -1662,6 +1671,28 @@ context_window: number, } | { "type": "usage", usage: Usage, } | { "type": "erro
  * What `send_message`, `regenerate` and `edit_message` answer.
  */
 export type TurnOutcome = { assistant_message_id: string, };
+
+/**
+ * A step of an install, for its progress bar.
+ */
+export type UpdateProgress = { "kind": "downloading", done: number, total: number | null, } | { "kind": "installing" };
+
+/**
+ * A newer version, as the window shows it.
+ */
+export type UpdateView = { version: string, current_version: string, 
+/**
+ * What is new (the release's notes).
+ */
+notes: string | null, 
+/**
+ * When it was released (RFC 3339).
+ */
+date: string | null, 
+/**
+ * Whether this install can replace itself, or where to get it instead.
+ */
+install: Installable, };
 
 /**
  * Token counts reported by the provider.

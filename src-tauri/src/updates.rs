@@ -1,0 +1,251 @@
+//! Updates: the app looks for a newer release at start and daily (unless
+//! switched off in Settings), and says what is new; the user installs it.
+//! The package is verified against the public key built in (tauri.conf.json,
+//! `plugins.updater.pubkey`) before anything runs it. An install that cannot
+//! replace itself says so and links the release, instead of failing.
+//!
+//! The database is copied before a new version first opens it (the core's
+//! `store::backup`), so an update never costs data.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, Emitter, Manager, Runtime};
+use tauri_plugin_updater::{Update, UpdaterExt};
+
+use crate::error::{IpcError, IpcErrorKind};
+use crate::state::AppState;
+
+/// Where to look instead of the release feed (a test server); also turns the
+/// automatic check on in a debug build.
+pub const URL_ENV: &str = "PATCHBAY_UPDATE_URL";
+
+/// A debug build's public key instead of the one built in (tests sign with their own).
+#[cfg(debug_assertions)]
+const KEY_ENV: &str = "PATCHBAY_UPDATE_PUBKEY";
+
+/// Where a user who cannot update in place gets the new version.
+const RELEASES: &str = "https://github.com/patchbay-app/patchbay/releases/latest";
+
+/// How often the running app looks again.
+const DAILY: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The event the main window hears when a newer version is found.
+const EVENT: &str = "update_available";
+
+/// The newer version the automatic look found, for a window that loads after it.
+#[derive(Debug, Default)]
+pub struct Found(std::sync::Mutex<Option<UpdateView>>);
+
+/// The newer version the look at start (or the daily one) found, if any: a
+/// window that loaded after it asks here, as the event came before it listened.
+#[tauri::command]
+pub fn found_update(found: tauri::State<'_, Found>) -> Option<UpdateView> {
+    found.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+}
+
+/// A newer version, as the window shows it.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct UpdateView {
+    pub version: String,
+    pub current_version: String,
+    /// What is new (the release's notes).
+    pub notes: Option<String>,
+    /// When it was released (RFC 3339).
+    pub date: Option<String>,
+    /// Whether this install can replace itself, or where to get it instead.
+    pub install: Installable,
+}
+
+/// Whether Patchbay can install an update here.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Installable {
+    Here,
+    /// It cannot: why, and the release page to get it from.
+    Elsewhere { why: String, release_url: String },
+}
+
+/// A step of an install, for its progress bar.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum UpdateProgress {
+    /// Bytes downloaded so far, of `total` when the server said.
+    Downloading { done: u64, total: Option<u64> },
+    /// Downloaded and verified: installing.
+    Installing,
+}
+
+fn internal(e: impl std::fmt::Display) -> IpcError {
+    IpcError::new(IpcErrorKind::Internal, e)
+}
+
+/// The updater, at the test server when one is named.
+fn updater<R: Runtime>(app: &AppHandle<R>) -> Result<tauri_plugin_updater::Updater, IpcError> {
+    let mut builder = app.updater_builder();
+    if let Ok(url) = std::env::var(URL_ENV) {
+        let url = url.parse().map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, format!("{URL_ENV} {url:?}: {e}")))?;
+        builder = builder.endpoints(vec![url]).map_err(internal)?;
+    }
+    #[cfg(debug_assertions)]
+    if let Ok(key) = std::env::var(KEY_ENV) {
+        builder = builder.pubkey(key);
+    }
+    builder.build().map_err(internal)
+}
+
+/// Whether this install can replace itself: a package the updater installs,
+/// with the rights to do it.
+fn installable() -> Installable {
+    use tauri::utils::{config::BundleType, platform::bundle_type};
+    let elsewhere = |why: &str| Installable::Elsewhere { why: why.to_owned(), release_url: RELEASES.to_owned() };
+    match bundle_type() {
+        Some(BundleType::Deb) if is_root() || on_path("pkexec") => Installable::Here,
+        Some(BundleType::Deb) => elsewhere(
+            "Patchbay was installed system-wide from a .deb, and this system has no pkexec to ask for the rights to replace it",
+        ),
+        Some(BundleType::AppImage | BundleType::Msi | BundleType::Nsis | BundleType::App) => Installable::Here,
+        _ => elsewhere("this copy of Patchbay was not installed from a package Patchbay can update (a build from source?)"),
+    }
+}
+
+fn is_root() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    }
+    #[cfg(not(unix))]
+    false
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+fn view(update: &Update) -> UpdateView {
+    UpdateView {
+        version: update.version.clone(),
+        current_version: update.current_version.clone(),
+        notes: update.body.clone().filter(|n| !n.trim().is_empty()),
+        date: update.raw_json.get("pub_date").and_then(|d| d.as_str()).map(str::to_owned),
+        install: installable(),
+    }
+}
+
+/// Looks for a newer version now.
+#[tauri::command]
+pub async fn check_update(app: AppHandle) -> Result<Option<UpdateView>, IpcError> {
+    let update = updater(&app)?.check().await.map_err(|e| {
+        IpcError::new(IpcErrorKind::Provider, format!("could not look for updates: {e}"))
+    })?;
+    Ok(update.as_ref().map(view))
+}
+
+/// Downloads the newer version, verifies it and installs it; the window then
+/// offers to restart. Nothing is installed from a package whose signature
+/// does not match.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn install_update(app: AppHandle, on_event: Channel<UpdateProgress>) -> Result<(), IpcError> {
+    let update = updater(&app)?
+        .check()
+        .await
+        .map_err(|e| IpcError::new(IpcErrorKind::Provider, format!("could not look for updates: {e}")))?
+        .ok_or_else(|| IpcError::new(IpcErrorKind::NotFound, "there is no newer version to install"))?;
+    if let Installable::Elsewhere { why, release_url } = installable() {
+        return Err(IpcError::new(IpcErrorKind::InvalidInput, format!("{why}: get it from {release_url}")));
+    }
+    let mut done = 0u64;
+    let bytes = update
+        .download(
+            |chunk, total| {
+                done += chunk as u64;
+                let _ = on_event.send(UpdateProgress::Downloading { done, total });
+            },
+            || {},
+        )
+        .await
+        .map_err(|e| {
+            IpcError::new(
+                IpcErrorKind::InvalidInput,
+                format!("Patchbay {} was not installed: {e} (nothing was changed)", update.version),
+            )
+        })?;
+    let _ = on_event.send(UpdateProgress::Installing);
+    tracing::info!(version = update.version, "installing the update");
+    crate::commands::blocking(move || install(&update, &bytes)).await
+}
+
+/// Installs a verified package: a .deb with dpkg (as root, or through pkexec),
+/// anything else the updater's way.
+fn install(update: &Update, bytes: &[u8]) -> Result<(), IpcError> {
+    use tauri::utils::{config::BundleType, platform::bundle_type};
+    if bundle_type() != Some(BundleType::Deb) {
+        return update.install(bytes).map_err(internal);
+    }
+    let dir = tempfile::tempdir().map_err(internal)?;
+    let package = dir.path().join(format!("patchbay_{}.deb", update.version));
+    std::fs::write(&package, bytes).map_err(internal)?;
+    dpkg_install(&package)
+}
+
+fn dpkg_install(package: &Path) -> Result<(), IpcError> {
+    let mut command = if is_root() {
+        std::process::Command::new("dpkg")
+    } else {
+        let mut pkexec = std::process::Command::new("pkexec");
+        pkexec.arg("dpkg");
+        pkexec
+    };
+    let out = command.arg("-i").arg(package).output().map_err(internal)?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    let last = said.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no reason given");
+    Err(IpcError::new(
+        IpcErrorKind::Internal,
+        format!("the package manager did not install the update ({}): {last}; this version stays", out.status),
+    ))
+}
+
+/// Restarts Patchbay (after an update).
+#[tauri::command]
+pub fn restart_app(app: AppHandle) {
+    app.restart();
+}
+
+/// Whether the automatic check runs: asked for in the settings, and in a
+/// release build (a debug build only when pointed at a test server).
+fn wanted<R: Runtime>(app: &AppHandle<R>) -> bool {
+    let on = app.state::<AppState>().app().ok().and_then(|a| a.get_settings().ok()).is_some_and(|s| s.check_updates);
+    on && (cfg!(not(debug_assertions)) || std::env::var_os(URL_ENV).is_some())
+}
+
+/// Looks for an update now and then daily, telling the window what it finds.
+pub fn check_daily<R: Runtime>(app: AppHandle<R>) {
+    tauri::async_runtime::spawn(async move {
+        loop {
+            if wanted(&app) {
+                match updater(&app).map(|u| async move { u.check().await }) {
+                    Ok(check) => match check.await {
+                        Ok(Some(update)) => {
+                            let found = view(&update);
+                            *app.state::<Found>().0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                                Some(found.clone());
+                            if let Err(e) = app.emit_to("main", EVENT, found) {
+                                tracing::warn!("could not tell the window about the update: {e}");
+                            }
+                        }
+                        Ok(None) => tracing::info!("Patchbay is up to date"),
+                        Err(e) => tracing::warn!("could not look for updates: {e}"),
+                    },
+                    Err(e) => tracing::warn!("could not look for updates: {e}"),
+                }
+            }
+            tokio::time::sleep(DAILY).await;
+        }
+    });
+}
