@@ -8,7 +8,10 @@
 #      with a temporary HOME, check the window and the app_info round trip over IPC, open
 #      an install link through the desktop (gio open) and add its server, then check that
 #      the installed CLI (`patchbay info`, `patchbay mcp list`) sees it in the same default
-#      data dir, then dpkg -r.
+#      data dir; the app finds an update served over https (this package as the next patch
+#      version, signed with the updater's key), refuses a tampered copy and installs the
+#      signed one; then dpkg -r.
+# The updater's private key comes from TAURI_SIGNING_PRIVATE_KEY or ~/.patchbay-signing/patchbay.key.
 # The package lands in $CARGO_TARGET_DIR/release/bundle/deb/ (default target dir:
 # ~/.cache/patchbay/target, see common.sh). Not part of the test command.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -39,6 +42,14 @@ deb="$deb_dir/Patchbay_${version}_${arch}.deb"
 say "Building patchbay-sandbox-init, which the .deb installs beside the app (tauri.conf.json, deb files)"
 (cd "$ROOT" && cargo build --release -p patchbay-sandbox-init)
 install -D -m755 "$CARGO_TARGET_DIR/release/patchbay-sandbox-init" "$ROOT/src-tauri/binaries/patchbay-sandbox-init"
+# The updater's signing key (tauri.conf.json has its public half): from the environment, as the
+# release workflow gives it, else from the maintainer's file outside the repository.
+if [ -z "${TAURI_SIGNING_PRIVATE_KEY:-}" ]; then
+  key_file="${PATCHBAY_SIGNING_KEY:-$HOME/.patchbay-signing/patchbay.key}"
+  [ -f "$key_file" ] || die "no updater signing key: set TAURI_SIGNING_PRIVATE_KEY or put it in $key_file (docs/PACKAGING.md, Updates)"
+  TAURI_SIGNING_PRIVATE_KEY="$(cat "$key_file")"
+  export TAURI_SIGNING_PRIVATE_KEY TAURI_SIGNING_PRIVATE_KEY_PASSWORD="${TAURI_SIGNING_PRIVATE_KEY_PASSWORD:-}"
+fi
 say "Building the release app and the .deb with $TAURI_CLI (the first release build takes 15+ minutes)"
 rm -f "$deb"
 # Run from src-tauri: the CLI takes the package (name, version) from the Cargo.toml next to
@@ -91,10 +102,53 @@ say "Building the install check (tests/src/bin/install-check.rs)"
 (cd "$ROOT" && cargo build --quiet -p patchbay-e2e --bin install-check)
 check="$CARGO_TARGET_DIR/debug/install-check"
 
+# An update to offer the installed app: this package as the next patch version, signed with the
+# updater's key, and a copy with one byte changed (its signature no longer matches), served over
+# https by a local server whose certificate the app trusts through SSL_CERT_FILE.
+feed="$(mktemp -d)"
+newer="$(awk -F. '{ printf "%s.%s.%d", $1, $2, $3 + 1 }' <<<"${version%%[-+]*}")"
+repack="$(mktemp -d)"
+dpkg-deb --raw-extract "$deb" "$repack/root"
+sed -i "s/^Version: .*/Version: $newer/" "$repack/root/DEBIAN/control"
+dpkg-deb -Zxz --root-owner-group --build "$repack/root" "$feed/patchbay-$newer.deb" >/dev/null
+rm -rf "$repack"
+(cd "$ROOT/src-tauri" && npx --yes "$TAURI_CLI" signer sign --private-key "$TAURI_SIGNING_PRIVATE_KEY" \
+  --password "${TAURI_SIGNING_PRIVATE_KEY_PASSWORD:-}" "$feed/patchbay-$newer.deb" >/dev/null)
+cp "$feed/patchbay-$newer.deb" "$feed/tampered.deb"
+printf 'X' | dd of="$feed/tampered.deb" bs=1 seek=$(($(stat -c %s "$feed/tampered.deb") / 2)) conv=notrunc status=none
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=Patchbay test CA" -keyout "$feed/ca.key" -out "$feed/ca.pem" \
+  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$feed/server.key" -out "$feed/server.csr" 2>/dev/null
+openssl x509 -req -in "$feed/server.csr" -CA "$feed/ca.pem" -CAkey "$feed/ca.key" -CAcreateserial -days 1 \
+  -extfile <(printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n') \
+  -out "$feed/server.pem" 2>/dev/null
+python3 - "$feed" <<'PY' >"$feed/port" &
+import http.server, ssl, sys, functools
+root = sys.argv[1]
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(http.server.SimpleHTTPRequestHandler, directory=root))
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(f"{root}/server.pem", f"{root}/server.key")
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+PY
+feed_server=$!
+trap 'kill $feed_server 2>/dev/null; rm -rf "$unpacked" "$feed"' EXIT
+for _ in $(seq 50); do [ -s "$feed/port" ] && break; sleep 0.1; done
+port="$(cat "$feed/port")"
+[ -n "$port" ] || die "the update feed's server did not start"
+manifest() { # the feed naming $1
+  printf '{"version":"%s","notes":"The next patch of Patchbay (made by scripts/package.sh)","pub_date":"%s",
+    "platforms":{"linux-x86_64-deb":{"signature":"%s","url":"https://127.0.0.1:%s/%s"}}}\n' \
+    "$newer" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(cat "$feed/patchbay-$newer.deb.sig")" "$port" "$1"
+}
+manifest "patchbay-$newer.deb" >"$feed/good.json"
+manifest tampered.deb >"$feed/latest.json"
+
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 home="$(mktemp -d)"
-trap 'rm -rf "$unpacked" "$home"; $sudo dpkg -r "$PACKAGE" >/dev/null 2>&1 || true' EXIT
+trap 'kill $feed_server 2>/dev/null; rm -rf "$unpacked" "$home" "$feed"; $sudo dpkg -r "$PACKAGE" >/dev/null 2>&1 || true' EXIT
 say "Install test: dpkg -i, start /usr/bin/patchbay-desktop under Xvfb with HOME=$home"
 $sudo dpkg -i "$deb" >/dev/null
 installed=/usr/bin/patchbay-desktop
@@ -111,7 +165,10 @@ grep -q "Patchbay.desktop" <<<"$handlers" || die "Patchbay does not open patchba
 # The CLI came with the app, at its version.
 cli=/usr/bin/patchbay
 [ -x "$cli" ] || die "dpkg -i installed no $cli"
-HOME="$home" PATCHBAY_APP="$installed" xvfb-run -a -s "-screen 0 1280x800x24" \
+say "Install test: the app finds the update at https://127.0.0.1:$port, refuses its tampered package, installs $newer"
+HOME="$home" PATCHBAY_APP="$installed" PATCHBAY_UPDATE_DIR="$feed" PATCHBAY_UPDATE_VERSION="$newer" \
+  PATCHBAY_UPDATE_URL="https://127.0.0.1:$port/latest.json" SSL_CERT_FILE="$feed/ca.pem" \
+  xvfb-run -a -s "-screen 0 1280x800x24" \
   bash -c "$(declare -f with_session_bus); with_session_bus \"\$@\"" bash "$check"
 # The installed CLI works on the app's default data dir: it lists the server the link added there.
 info="$(HOME="$home" "$cli" info)" || die "patchbay info failed: $info"

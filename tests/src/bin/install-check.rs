@@ -6,6 +6,10 @@
 //! opens a `patchbay:` install link the way a browser does (`gio open`, which starts the
 //! desktop entry's `patchbay-desktop %u`): the launch hands the link to the running window,
 //! whose confirmation adds the server `linked` (the script then finds it with the installed CLI).
+//! Last, the update the script serves (`PATCHBAY_UPDATE_DIR`, over https at
+//! `PATCHBAY_UPDATE_URL`): announced at start, refused while its package is tampered with
+//! (nothing installed), installed once the feed names the signed package
+//! (`PATCHBAY_UPDATE_VERSION` is then the installed version).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -19,8 +23,16 @@ use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
 
+/// The version of the installed package, as dpkg knows it.
+fn installed_version() -> Result<String> {
+    let out = Command::new("dpkg-query").args(["-W", "-f=${Version}", "patchbay"]).output()?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 fn main() -> Result<()> {
     let installed = std::env::var_os("PATCHBAY_APP").context("set PATCHBAY_APP to the installed binary")?;
+    let feed = PathBuf::from(std::env::var_os("PATCHBAY_UPDATE_DIR").context("set PATCHBAY_UPDATE_DIR")?);
+    let newer = std::env::var("PATCHBAY_UPDATE_VERSION").context("set PATCHBAY_UPDATE_VERSION")?;
     let home = PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?);
     // Where the app puts its data by default on Linux.
     let data_dir = home.join(".local/share/patchbay");
@@ -51,6 +63,22 @@ fn main() -> Result<()> {
         ensure!(command == "patchbay kb serve --stdio", "{command}");
         s.click(&s.wait_for("#link-confirm:not([disabled])", WAIT)?)?;
         s.wait_for("[data-testid=link-installed]", WAIT)?;
+        s.click(&s.find("#link-close")?)?;
+
+        // The update: announced at start; its tampered package is refused, nothing installed.
+        let title = s.wait_for_text(".update-banner [data-testid=update] h2", WAIT, |t| !t.is_empty())?;
+        ensure!(title.starts_with(&format!("Patchbay {newer} is available")), "{title}");
+        let before = installed_version()?;
+        s.click(&s.wait_for("#update-install:not([disabled])", WAIT)?)?;
+        let refused = s.wait_for_text("[data-testid=update-error]", WAIT, |t| !t.is_empty())?;
+        ensure!(refused.contains("was not installed") && refused.contains("nothing was changed"), "{refused}");
+        ensure!(installed_version()? == before, "a tampered package changed the install");
+        // The feed now names the signed package: installed, with dpkg.
+        std::fs::copy(feed.join("good.json"), feed.join("latest.json"))?;
+        s.click(&s.wait_for("#update-install:not([disabled])", WAIT)?)?;
+        s.wait_for("[data-testid=update-installed]", Duration::from_secs(180))?;
+        let after = installed_version()?;
+        ensure!(after == newer, "dpkg has {after} installed after the update, not {newer}");
         Ok(())
     })?;
     let shot = app.screenshot("window")?;
@@ -58,7 +86,7 @@ fn main() -> Result<()> {
     ensure!(data_dir.join("patchbay.db").is_file(), "the installed app created no database in {}", data_dir.display());
     println!(
         "install check passed: {} opened its window, answered app_info (version {}), took an install link from \
-         the desktop; screenshot {}",
+         the desktop, refused a tampered update and installed the signed one; screenshot {}",
         PathBuf::from(installed).display(),
         env!("CARGO_PKG_VERSION"),
         shot.display()
