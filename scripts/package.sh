@@ -71,8 +71,9 @@ field() { dpkg-deb --field "$deb" "$1"; }
 [ "$(field Package)" = "$PACKAGE" ] || die "package name is $(field Package), expected $PACKAGE"
 [ "$(field Version)" = "$version" ] || die "package version is $(field Version), the workspace says $version"
 depends="$(field Depends)"
-# bubblewrap: the sandbox of local MCP servers (ARCHITECTURE.md, "Tool security policy").
-for dep in libwebkit2gtk-4.1-0 libgtk-3-0 bubblewrap; do
+# bubblewrap: the sandbox of local MCP servers (ARCHITECTURE.md, "Tool security policy");
+# libayatana-appindicator3-1: the tray icon (Tauri adds it).
+for dep in libwebkit2gtk-4.1-0 libgtk-3-0 bubblewrap libayatana-appindicator3-1; do
   grep -q "\b$dep\b" <<<"$depends" || die "the .deb does not declare $dep (Depends: $depends)"
 done
 contents="$(dpkg-deb --contents "$deb")"

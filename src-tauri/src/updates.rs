@@ -65,7 +65,10 @@ pub struct UpdateView {
 pub enum Installable {
     Here,
     /// It cannot: why, and the release page to get it from.
-    Elsewhere { why: String, release_url: String },
+    Elsewhere {
+        why: String,
+        release_url: String,
+    },
 }
 
 /// A step of an install, for its progress bar.
@@ -86,7 +89,8 @@ fn internal(e: impl std::fmt::Display) -> IpcError {
 fn updater<R: Runtime>(app: &AppHandle<R>) -> Result<tauri_plugin_updater::Updater, IpcError> {
     let mut builder = app.updater_builder();
     if let Ok(url) = std::env::var(URL_ENV) {
-        let url = url.parse().map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, format!("{URL_ENV} {url:?}: {e}")))?;
+        let url =
+            url.parse().map_err(|e| IpcError::new(IpcErrorKind::InvalidInput, format!("{URL_ENV} {url:?}: {e}")))?;
         builder = builder.endpoints(vec![url]).map_err(internal)?;
     }
     #[cfg(debug_assertions)]
@@ -107,7 +111,9 @@ fn installable() -> Installable {
             "Patchbay was installed system-wide from a .deb, and this system has no pkexec to ask for the rights to replace it",
         ),
         Some(BundleType::AppImage | BundleType::Msi | BundleType::Nsis | BundleType::App) => Installable::Here,
-        _ => elsewhere("this copy of Patchbay was not installed from a package Patchbay can update (a build from source?)"),
+        _ => elsewhere(
+            "this copy of Patchbay was not installed from a package Patchbay can update (a build from source?)",
+        ),
     }
 }
 
@@ -138,9 +144,10 @@ fn view(update: &Update) -> UpdateView {
 /// Looks for a newer version now.
 #[tauri::command]
 pub async fn check_update(app: AppHandle) -> Result<Option<UpdateView>, IpcError> {
-    let update = updater(&app)?.check().await.map_err(|e| {
-        IpcError::new(IpcErrorKind::Provider, format!("could not look for updates: {e}"))
-    })?;
+    let update = updater(&app)?
+        .check()
+        .await
+        .map_err(|e| IpcError::new(IpcErrorKind::Provider, format!("could not look for updates: {e}")))?;
     Ok(update.as_ref().map(view))
 }
 

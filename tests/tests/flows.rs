@@ -1728,7 +1728,8 @@ fn a_newer_version_is_announced_at_start_unless_switched_off() -> Result<()> {
         ensure!(s.count(".update-banner")? == 0, "switched off, the start did not look");
         ensure!(asked.load(std::sync::atomic::Ordering::SeqCst) == looked, "switched off, the feed was asked");
         s.click(&s.find("#check-update-now")?)?;
-        let title = s.wait_for_text("[data-testid=general-settings] [data-testid=update] h2", WAIT, |t| !t.is_empty())?;
+        let title =
+            s.wait_for_text("[data-testid=general-settings] [data-testid=update] h2", WAIT, |t| !t.is_empty())?;
         ensure!(title.starts_with("Patchbay 9.9.9 is available"), "{title}");
         Ok(())
     })?;

@@ -185,6 +185,7 @@ describe("Opening an install link", () => {
       detail: null,
       secrets: [],
       environment: [],
+      steering: [],
       policy: { kind: "remote", rate: {} },
     });
     const previews: Record<string, unknown> = {

@@ -113,7 +113,12 @@ fn describe(entry: &ImportEntry, format: &str) {
                 ValueSource::Secret(_) => "(a secret, asked for below)".to_owned(),
                 ValueSource::Env(text) => format!("= {text:?} (read from your environment at each start)"),
             };
-            println!("  {label:<9} {} {shown}", visible(name));
+            let steers = if entry.steering.contains(name) {
+                "  <- changes what the program runs or loads: check it"
+            } else {
+                ""
+            };
+            println!("  {label:<9} {} {shown}{steers}", visible(name));
         }
     };
     match &entry.incoming.transport {

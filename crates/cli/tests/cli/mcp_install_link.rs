@@ -28,6 +28,16 @@ fn a_link_is_shown_then_added_with_its_secret_typed_and_bad_links_are_refused() 
     assert!(shown.starts_with(&expected), "{shown}");
     assert!(shown.ends_with("dry run: nothing was written\n"), "{shown}");
     assert_eq!(ok(&patchbay(dir, &["mcp", "list"])), "", "a dry run adds nothing");
+    // A variable that changes what the program loads is pointed out.
+    let steered =
+        json!({"command": "npx", "args": ["-y", "some-server"], "env": {"NODE_OPTIONS": "--require /tmp/x.js"}});
+    let shown = ok(&patchbay(dir, &["mcp", "install-link", &patchbay_link("steered", &steered), "--dry-run"]));
+    assert!(
+        shown.contains(
+            "  env:      NODE_OPTIONS = \"--require /tmp/x.js\"  <- changes what the program runs or loads: check it\n"
+        ),
+        "{shown}"
+    );
 
     // Without a terminal nothing is added unless --yes says so.
     let out = patchbay_stdin(dir, &["mcp", "install-link", &link], "typed-key-93\n");

@@ -8,9 +8,9 @@ use super::views::{ImportEntry, ImportInput, ImportPreviewView, ImportReport};
 use super::{App, AppError};
 use crate::config::import::ImportPreview;
 use crate::config::import::{
-    EntryStatus, ImportChoice, ImportMode, ImportOptions, LinkKind, SecretState, SourceFormat,
+    EntryStatus, ImportChoice, ImportMode, ImportOptions, LinkKind, SecretState, SourceFormat, steers_program,
 };
-use crate::config::{ExportFormat, ExportOptions, McpServerConfig};
+use crate::config::{ExportFormat, ExportOptions, McpServerConfig, TransportConfig};
 use crate::secrets::{SecretStore, SecretValue};
 
 impl App {
@@ -58,7 +58,23 @@ impl App {
                 };
                 let (secrets, environment) = (e.secrets, e.environment);
                 let policy = self.inner.registry.policy_outline(&incoming);
-                Some(ImportEntry { name: e.name, status, incoming, diff, detail, secrets, environment, policy })
+                let steering = match &incoming.transport {
+                    TransportConfig::Stdio { env, .. } => {
+                        env.keys().filter(|name| steers_program(name)).cloned().collect()
+                    }
+                    _ => Vec::new(),
+                };
+                Some(ImportEntry {
+                    name: e.name,
+                    status,
+                    incoming,
+                    diff,
+                    detail,
+                    secrets,
+                    environment,
+                    steering,
+                    policy,
+                })
             })
             .collect();
         let format = match preview.format {

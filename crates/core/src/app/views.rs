@@ -412,6 +412,9 @@ pub struct ImportEntry {
     /// The environment variables its values read when it starts (a remote server's
     /// headers too: the value is sent to it).
     pub environment: Vec<crate::config::import::EnvironmentRead>,
+    /// Its environment variables that change which program runs, what it
+    /// loads or where its packages come from (`NODE_OPTIONS`, `LD_PRELOAD`, …).
+    pub steering: Vec<String>,
     /// The security policy it would run under.
     pub policy: crate::config::PolicyOutline,
 }

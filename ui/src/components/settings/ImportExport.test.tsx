@@ -35,6 +35,7 @@ const preview: ImportPreview = {
         { field: "env.API_KEY", secret: "mcp/fresh/API_KEY", state: "from_import" },
       ],
       environment: [{ field: "env.HOME_DIR", variable: "HOME", set: true }, { field: "env.GH", variable: "GH_TOKEN", set: false }],
+      steering: [],
       policy: POLICY,
     },
     {
@@ -49,10 +50,11 @@ const preview: ImportPreview = {
       detail: null,
       secrets: [],
       environment: [],
+      steering: [],
       policy: POLICY,
     },
-    { name: "same", status: "unchanged", incoming: cfg("same"), diff: [], detail: null, secrets: [], environment: [], policy: POLICY },
-    { name: "clash", status: "conflict", incoming: cfg("clash"), diff: [], detail: "A server named clash uses a different transport.", secrets: [], environment: [], policy: POLICY },
+    { name: "same", status: "unchanged", incoming: cfg("same"), diff: [], detail: null, secrets: [], environment: [], steering: [], policy: POLICY },
+    { name: "clash", status: "conflict", incoming: cfg("clash"), diff: [], detail: "A server named clash uses a different transport.", secrets: [], environment: [], steering: [], policy: POLICY },
   ],
   inputs: [],
   removed_on_replace: [],
@@ -120,7 +122,7 @@ describe("ImportExport", () => {
     const vscode: ImportPreview = {
       format: "vscode",
       warnings: [],
-      entries: [{ name: "github", status: "new", incoming: cfg("github"), diff: [], detail: null, secrets: [], environment: [], policy: POLICY }],
+      entries: [{ name: "github", status: "new", incoming: cfg("github"), diff: [], detail: null, secrets: [], environment: [], steering: [], policy: POLICY }],
       inputs: [
         { id: "gh-token", description: "GitHub token", servers: ["github"], set: false },
         { id: "lint-key", description: null, servers: ["github"], set: true },
@@ -196,9 +198,9 @@ describe("ImportExport", () => {
       Promise.resolve({
         ...preview,
         entries: [
-          { name: "db", status: "new", incoming: db, diff: [], detail: null, secrets: [], environment: [], policy: POLICY },
-          { name: "remote", status: "new", incoming: remote, diff: [], detail: null, secrets: [], environment: [], policy: POLICY },
-          { name: "same", status: "unchanged", incoming: db, diff: [], detail: null, secrets: [], environment: [], policy: POLICY },
+          { name: "db", status: "new", incoming: db, diff: [], detail: null, secrets: [], environment: [], steering: [], policy: POLICY },
+          { name: "remote", status: "new", incoming: remote, diff: [], detail: null, secrets: [], environment: [], steering: [], policy: POLICY },
+          { name: "same", status: "unchanged", incoming: db, diff: [], detail: null, secrets: [], environment: [], steering: [], policy: POLICY },
         ],
       } satisfies ImportPreview),
     );

@@ -33,6 +33,7 @@ const preview: ImportPreview = {
       detail: null,
       secrets: [{ field: "env.GITHUB_TOKEN", secret: "mcp/gh/GITHUB_TOKEN", state: "prompt", input: "gh-GITHUB_TOKEN", description: "GITHUB_TOKEN for gh", set: false }],
       environment: [],
+      steering: ["NODE_OPTIONS"],
       policy: { kind: "local", level: "normal", read: [], write: ["~/Projects"], network: { domains: ["api.github.com"] }, rate: {} },
     },
   ],

@@ -19,12 +19,9 @@ export type InstallLinkIpc = Pick<Ipc, "importPreview" | "importApply">;
 /** How long the confirm button waits before it can be clicked. */
 export const ARM_MS = 800;
 
-/** Variables that change which program runs, what it loads or where its packages come from. */
-const RISKY =
-  /^(LD_|DYLD_|NODE_OPTIONS$|NODE_PATH$|PATH$|PYTHON(PATH|STARTUP|HOME)$|PERL5?LIB$|RUBYOPT$|NPM_CONFIG_|PIP_|UV_|BUN_|(HTTPS?|ALL)_PROXY$|JAVA_TOOL_OPTIONS$|BASH_ENV$|ENV$|GIT_SSH_COMMAND$|GIT_CONFIG)/i;
-
 /** One env variable or header as the confirmation lists it: its value, or where the value comes from. */
-function Value({ name, value }: { name: string; value: ValueSource }) {
+/** `steers`: the core says the variable changes which program runs, what it loads or where its packages come from. */
+function Value({ name, value, steers = false }: { name: string; value: ValueSource; steers?: boolean }) {
   const { t } = useI18n();
   return (
     <li>
@@ -36,7 +33,7 @@ function Value({ name, value }: { name: string; value: ValueSource }) {
       ) : (
         <span className="muted">{t("installLink.fromEnvironment", { value: value.env })}</span>
       )}
-      {RISKY.test(name) && <strong className="warning-text"> {t("installLink.risky")}</strong>}
+      {steers && <strong className="warning-text"> {t("installLink.risky")}</strong>}
     </li>
   );
 }
@@ -63,7 +60,7 @@ function What({ entry }: { entry: ImportEntry }) {
       {names.length > 0 && (
         <ul className="small" data-testid="link-values">
           {Object.entries(values).map(([name, value]) => (
-            <Value key={name} name={name} value={value} />
+            <Value key={name} name={name} value={value} steers={entry.steering.includes(name)} />
           ))}
         </ul>
       )}

@@ -519,6 +519,11 @@ secrets: Array<SecretNote>,
  */
 environment: Array<EnvironmentRead>, 
 /**
+ * Its environment variables that change which program runs, what it
+ * loads or where its packages come from (`NODE_OPTIONS`, `LD_PRELOAD`, …).
+ */
+steering: Array<string>, 
+/**
  * The security policy it would run under.
  */
 policy: PolicyOutline, };

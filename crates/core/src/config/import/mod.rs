@@ -29,7 +29,7 @@ pub use link::{LinkKind, is_link};
 pub(crate) use names::placeholder_name;
 pub use names::{
     SECRET_NAMES, SecretNameRule, TOOL_NAME_SEPARATOR, is_reserved_name, is_secret_name, normalize_name,
-    oauth_secret_name, secret_name, server_name_problem,
+    oauth_secret_name, secret_name, server_name_problem, steers_program,
 };
 pub use preview::{
     EntryStatus, EnvironmentRead, FieldChange, ImportChoice, ImportMode, ImportOptions, ImportOutcome, ImportPreview,

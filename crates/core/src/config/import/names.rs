@@ -48,6 +48,33 @@ pub const SECRET_NAMES: SecretNameRule = SecretNameRule {
     contains: &["PASSWORD", "PASSWD"],
 };
 
+/// Whether an environment variable changes which program runs, what it loads or
+/// where its packages come from (`LD_PRELOAD`, `NODE_OPTIONS`, `PATH`, proxies…):
+/// an install's confirmation points these out.
+pub fn steers_program(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    const PREFIXES: &[&str] = &["LD_", "DYLD_", "NPM_CONFIG_", "PIP_", "UV_", "BUN_", "GIT_CONFIG"];
+    const EXACT: &[&str] = &[
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "PATH",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "PYTHONHOME",
+        "PERLLIB",
+        "PERL5LIB",
+        "RUBYOPT",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "JAVA_TOOL_OPTIONS",
+        "BASH_ENV",
+        "ENV",
+        "GIT_SSH_COMMAND",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p)) || EXACT.contains(&name.as_str())
+}
+
 /// Whether an env or header name holds a secret (see [`SECRET_NAMES`]).
 pub fn is_secret_name(key: &str) -> bool {
     let k = key.to_ascii_uppercase().replace('-', "_");
@@ -173,5 +200,24 @@ mod tests {
         }
         let found = std::fs::read_to_string(path).unwrap_or_default();
         assert!(found == expected, "{path} differs from the core's rule; run this test with PATCHBAY_WRITE_UI=1");
+    }
+
+    #[test]
+    fn variables_that_steer_the_program_are_told_apart() {
+        for name in [
+            "LD_PRELOAD",
+            "dyld_insert_libraries",
+            "NODE_OPTIONS",
+            "PATH",
+            "PYTHONPATH",
+            "https_proxy",
+            "NPM_CONFIG_REGISTRY",
+            "GIT_CONFIG_GLOBAL",
+        ] {
+            assert!(super::steers_program(name), "{name}");
+        }
+        for name in ["GITHUB_TOKEN", "DEBUG", "PATHS", "NODE_ENV", "HOME", "LOG_LEVEL"] {
+            assert!(!super::steers_program(name), "{name}");
+        }
     }
 }
