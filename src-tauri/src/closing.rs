@@ -6,7 +6,8 @@
 //! views to tear down (each answers within a second) and then calls
 //! [`close_window`]. A window that does not call it within [`CLOSE_WAIT`]
 //! (its page failed, or hangs) is closed anyway, and a second request (the
-//! user clicks again) closes at once.
+//! user clicks again) closes at once. Kept in the tray, closing only hides the
+//! window; the tray's Quit then ends the app without this round.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

@@ -69,15 +69,20 @@ fn on_open_url(app: &tauri::AppHandle) {
 /// the desktop does not offer is logged, and the window works without it.
 fn desktop_extras(app: &tauri::AppHandle) {
     if let Err(e) = tray::install(app) {
-        tracing::warn!("no tray icon: {e}");
+        tracing::info!("no tray icon: {e}");
     }
-    if let Ok(settings) = app.state::<state::AppState>().app().and_then(|a| a.get_settings().map_err(Into::into)) {
-        app.state::<tray::KeepInTray>().set(settings.keep_in_tray);
-        if let Err(e) = quick_ask::register(app, &settings.quick_ask_shortcut) {
-            tracing::warn!("{e}");
+    match app.state::<state::AppState>().app().and_then(|a| a.get_settings().map_err(Into::into)) {
+        Ok(settings) => {
+            app.state::<tray::KeepInTray>().set(settings.keep_in_tray);
+            if let Err(e) = quick_ask::register(app, &settings.quick_ask_shortcut) {
+                tracing::warn!("{e}");
+            }
+        }
+        Err(e) => {
+            tracing::warn!(kind = ?e.kind, "the tray and quick-ask settings could not be read, so both are off: {e}")
         }
     }
-    if std::env::args().any(|a| a == quick_ask::ARG) {
+    if std::env::args_os().any(|a| a == quick_ask::ARG) {
         quick_ask::show(app);
     }
     updates::check_daily(app.clone());
@@ -129,7 +134,7 @@ fn init_logging(dir: Option<&patchbay_core::paths::DataDir>) {
     }
 }
 
-/// Builds and runs the app until the last window closes.
+/// Builds and runs the app until its main window closes (or the tray's Quit).
 pub fn run() {
     let data_dir_asked = data_dir_arg(std::env::args().skip(1));
     let resolved = patchbay_core::paths::DataDir::resolve(data_dir_asked.clone()).ok();

@@ -120,6 +120,9 @@ pub fn plugin<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
 /// Hides the quick-ask window (Escape, or after "Open in Patchbay").
 #[tauri::command]
 pub fn hide_quick_ask(window: Window) -> Result<(), IpcError> {
+    if window.label() != LABEL {
+        return Err(IpcError::new(IpcErrorKind::InvalidInput, "only the quick-ask window hides itself this way"));
+    }
     window.hide().map_err(|e| IpcError::new(IpcErrorKind::Internal, e))
 }
 

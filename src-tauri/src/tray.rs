@@ -83,12 +83,39 @@ fn language(state: &AppState) -> String {
     state.app().ok().and_then(|app| app.get_settings().ok()).map_or_else(|| "en".to_owned(), |s| s.language)
 }
 
-/// The state item, kept to be rewritten.
-pub struct StateItem<R: Runtime>(MenuItem<R>);
+/// The state item, kept to be rewritten, and the language the menu was made in.
+pub struct StateItem<R: Runtime>(MenuItem<R>, String);
 
-/// Adds the tray icon. A desktop without a tray (or without the library it
-/// needs) gets none, and closing the window then ends Patchbay as before.
-pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
+/// Whether the desktop shows tray icons: on Linux, a StatusNotifier host on
+/// the session bus (stock GNOME has none without its extension; Xvfb none).
+#[cfg(target_os = "linux")]
+fn desktop_has_tray() -> bool {
+    let Ok(bus) = zbus::blocking::Connection::session() else { return false };
+    let Ok(watcher) = zbus::names::BusName::try_from("org.kde.StatusNotifierWatcher") else { return false };
+    let proxy = zbus::blocking::fdo::DBusProxy::new(&bus).ok();
+    proxy.and_then(|proxy| proxy.name_has_owner(watcher).ok()).unwrap_or(false)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn desktop_has_tray() -> bool {
+    true
+}
+
+/// Adds the tray icon where the desktop shows one. Elsewhere (or where the
+/// library it loads is missing, which panics in it) there is none, and closing
+/// the window then ends Patchbay as before.
+pub fn install<R: Runtime>(app: &AppHandle<R>) -> Result<(), String> {
+    if !desktop_has_tray() {
+        return Err("the desktop shows no tray icons (no StatusNotifier host)".to_owned());
+    }
+    let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| build(app)));
+    match built {
+        Ok(result) => result.map_err(|e| e.to_string()),
+        Err(_) => Err("the tray library (libayatana-appindicator3) could not be loaded".to_owned()),
+    }
+}
+
+fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let state = app.state::<AppState>();
     let language = language(&state);
     let text = labels(&language);
@@ -122,15 +149,14 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         _ => {}
     })
     .build(app)?;
-    app.manage(StateItem(status));
+    app.manage(StateItem(status, language));
     Ok(())
 }
 
 /// Rewrites the servers' state line (after a status event).
 pub fn refresh<R: Runtime>(app: &AppHandle<R>) {
     let Some(item) = app.try_state::<StateItem<R>>() else { return };
-    let state = app.state::<AppState>();
-    if let Err(e) = item.0.set_text(state_line(&state, &language(&state))) {
+    if let Err(e) = item.0.set_text(state_line(&app.state::<AppState>(), &item.1)) {
         tracing::warn!("could not update the tray's server line: {e}");
     }
 }

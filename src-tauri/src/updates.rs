@@ -35,15 +35,19 @@ const DAILY: Duration = Duration::from_secs(24 * 60 * 60);
 /// The event the main window hears when a newer version is found.
 const EVENT: &str = "update_available";
 
-/// The newer version the automatic look found, for a window that loads after it.
+/// The newer version the automatic look found, for a window that loads after
+/// it; whether an install runs.
 #[derive(Debug, Default)]
-pub struct Found(std::sync::Mutex<Option<UpdateView>>);
+pub struct Found {
+    update: std::sync::Mutex<Option<UpdateView>>,
+    installing: std::sync::atomic::AtomicBool,
+}
 
 /// The newer version the look at start (or the daily one) found, if any: a
 /// window that loaded after it asks here, as the event came before it listened.
 #[tauri::command]
 pub fn found_update(found: tauri::State<'_, Found>) -> Option<UpdateView> {
-    found.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    found.update.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
 }
 
 /// A newer version, as the window shows it.
@@ -151,16 +155,42 @@ pub async fn check_update(app: AppHandle) -> Result<Option<UpdateView>, IpcError
     Ok(update.as_ref().map(view))
 }
 
-/// Downloads the newer version, verifies it and installs it; the window then
-/// offers to restart. Nothing is installed from a package whose signature
-/// does not match.
+/// Downloads `version` (the one the user was shown), verifies it and
+/// installs it; the window then offers to restart. Nothing is installed from
+/// a package whose signature does not match, and one install runs at a time.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn install_update(app: AppHandle, on_event: Channel<UpdateProgress>) -> Result<(), IpcError> {
-    let update = updater(&app)?
+pub async fn install_update(
+    app: AppHandle,
+    found: tauri::State<'_, Found>,
+    version: String,
+    on_event: Channel<UpdateProgress>,
+) -> Result<(), IpcError> {
+    if found.installing.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        return Err(IpcError::new(IpcErrorKind::InvalidInput, "an update is being installed already"));
+    }
+    let installed = install_version(&app, &version, on_event).await;
+    found.installing.store(false, std::sync::atomic::Ordering::SeqCst);
+    if installed.is_ok() {
+        *found.update.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+    installed
+}
+
+async fn install_version(app: &AppHandle, version: &str, on_event: Channel<UpdateProgress>) -> Result<(), IpcError> {
+    let update = updater(app)?
         .check()
         .await
         .map_err(|e| IpcError::new(IpcErrorKind::Provider, format!("could not look for updates: {e}")))?
         .ok_or_else(|| IpcError::new(IpcErrorKind::NotFound, "there is no newer version to install"))?;
+    if update.version != version {
+        return Err(IpcError::new(
+            IpcErrorKind::InvalidInput,
+            format!(
+                "the release feed now offers {} instead of {version}: look again before installing",
+                update.version
+            ),
+        ));
+    }
     if let Installable::Elsewhere { why, release_url } = installable() {
         return Err(IpcError::new(IpcErrorKind::InvalidInput, format!("{why}: get it from {release_url}")));
     }
@@ -175,10 +205,16 @@ pub async fn install_update(app: AppHandle, on_event: Channel<UpdateProgress>) -
         )
         .await
         .map_err(|e| {
-            IpcError::new(
-                IpcErrorKind::InvalidInput,
-                format!("Patchbay {} was not installed: {e} (nothing was changed)", update.version),
-            )
+            // A package that does not match its signature is the feed's fault; a lost download is not.
+            let kind = match e {
+                tauri_plugin_updater::Error::Minisign(_)
+                | tauri_plugin_updater::Error::SignedVersionMismatch { .. }
+                | tauri_plugin_updater::Error::MissingSignedVersion
+                | tauri_plugin_updater::Error::Base64(_)
+                | tauri_plugin_updater::Error::SignatureUtf8(_) => IpcErrorKind::InvalidInput,
+                _ => IpcErrorKind::Internal,
+            };
+            IpcError::new(kind, format!("Patchbay {} was not installed: {e} (nothing was changed)", update.version))
         })?;
     let _ = on_event.send(UpdateProgress::Installing);
     tracing::info!(version = update.version, "installing the update");
@@ -210,18 +246,28 @@ fn dpkg_install(package: &Path) -> Result<(), IpcError> {
     if out.status.success() {
         return Ok(());
     }
+    // pkexec's 126: the user dismissed the password prompt; nothing ran.
+    if !is_root() && out.status.code() == Some(126) {
+        return Err(IpcError::new(
+            IpcErrorKind::Cancelled,
+            "the update was not installed: the password prompt was closed",
+        ));
+    }
     let said = String::from_utf8_lossy(&out.stderr);
     let last = said.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no reason given");
     Err(IpcError::new(
         IpcErrorKind::Internal,
-        format!("the package manager did not install the update ({}): {last}; this version stays", out.status),
+        format!(
+            "dpkg did not finish installing the update ({}): {last}. Patchbay keeps running; `sudo dpkg --configure -a` or the package from {RELEASES} finishes it",
+            out.status
+        ),
     ))
 }
 
-/// Restarts Patchbay (after an update).
+/// Restarts Patchbay (after an update), through the exit path: servers stopped, lock released.
 #[tauri::command]
 pub fn restart_app(app: AppHandle) {
-    app.restart();
+    app.request_restart();
 }
 
 /// Whether the automatic check runs: asked for in the settings, and in a
@@ -240,7 +286,7 @@ pub fn check_daily<R: Runtime>(app: AppHandle<R>) {
                     Ok(check) => match check.await {
                         Ok(Some(update)) => {
                             let found = view(&update);
-                            *app.state::<Found>().0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                            *app.state::<Found>().update.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
                                 Some(found.clone());
                             if let Err(e) = app.emit_to("main", EVENT, found) {
                                 tracing::warn!("could not tell the window about the update: {e}");

@@ -1624,7 +1624,14 @@ fn the_quick_ask_shortcut_opens_a_window_that_answers_and_hands_over_to_patchbay
         };
         ensure!(quick_ask_window(true)? == window, "the window stays while it answers");
 
-        // Ctrl+O: the main window shows the conversation, the quick-ask window hides.
+        // Ctrl+O once the turn (and the title after it) is over: not while it answers, as the
+        // answer streams to this window only. The main window shows the conversation, quick ask hides.
+        let deadline = Instant::now() + WAIT;
+        while model.remaining() > 0 {
+            ensure!(Instant::now() < deadline, "the title was never asked for");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_secs(1));
         xdotool(&["key", "ctrl+o"])?;
         quick_ask_window(false)?;
         s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("The sum is 5."))?;

@@ -92,6 +92,7 @@ export function App() {
   }, []);
   // The tray's New chat and quick ask's "Open in Patchbay": the chat page does them.
   const [request, setRequest] = useState<ChatRequest | null>(null);
+  const clearRequest = useCallback(() => setRequest(null), []);
   useEffect(() => {
     let n = 0;
     const open = (id: string) => {
@@ -133,6 +134,7 @@ export function App() {
           <ChatPage
             stores={stores}
             request={request}
+            onRequestDone={clearRequest}
             onOpenSettings={(to, name) => {
               setSection(to);
               setServer(name ?? null);

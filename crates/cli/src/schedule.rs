@@ -100,12 +100,13 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
         }
         ScheduleCommand::RunNow { name, json } => {
             let claim = match schedules.claim_now(name) {
-                Err(e @ ScheduleError::Running(_)) => {
-                    let ran = Ran { ok: false, summary: e.to_string(), kind: Some(ErrorKind::InvalidInput) };
-                    ran.say(*json, true);
-                    return Ok(ExitCode::from(RUNNING_EXIT));
+                Ok(claim) => claim,
+                Err(e) => {
+                    let code = if matches!(e, ScheduleError::Running(_)) { RUNNING_EXIT } else { 1 };
+                    let kind = AppError::from(e);
+                    Ran { ok: false, summary: kind.to_string(), kind: Some(kind.kind()) }.say(*json, true);
+                    return Ok(ExitCode::from(code));
                 }
-                claim => claim?,
             };
             let ran = tokio::runtime::Runtime::new()?.block_on(run_limited(dir, &schedules, &claim))?;
             ran.say(*json, false);
@@ -217,9 +218,27 @@ impl Ran {
     }
 }
 
-/// The kind of a failure that is not a turn's error: the core's, else `internal`.
-fn kind_of(e: &anyhow::Error) -> ErrorKind {
-    e.chain().find_map(|cause| cause.downcast_ref::<AppError>()).map_or(ErrorKind::Internal, AppError::kind)
+/// The kind of a failure that is not a turn's error: its core error's (each
+/// classified as the window's are), else `internal`.
+fn kind_of(e: anyhow::Error) -> ErrorKind {
+    macro_rules! core_errors {
+        ($e:ident: $($t:ty),*) => {
+            $(let $e = match $e.downcast::<$t>() {
+                Ok(core) => return AppError::from(core).kind(),
+                Err(other) => other,
+            };)*
+        };
+    }
+    let e = match e.downcast::<AppError>() {
+        Ok(core) => return core.kind(),
+        Err(other) => other,
+    };
+    core_errors!(e: patchbay_core::store::StoreError, patchbay_core::secrets::SecretError,
+        patchbay_core::config::ConfigError, patchbay_core::assistants::AssistantError,
+        patchbay_core::host::HostError, patchbay_core::llm::LlmError, patchbay_core::mcp::McpError,
+        patchbay_core::paths::PathsError, ScheduleError);
+    drop(e);
+    ErrorKind::Internal
 }
 
 /// [`run_claim`] within [`timer::RUN_LIMIT_SECS`]: a run over it is stopped
@@ -280,12 +299,12 @@ async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> a
         }
         Ok((conversation, Err(e))) => {
             failure = Some(format!("failed: {e:#}"));
-            kind = Some(kind_of(&e));
+            kind = Some(kind_of(e));
             (conversation, RunStatus::Failed)
         }
         Err(e) => {
             failure = Some(format!("failed: {e:#}"));
-            kind = Some(kind_of(&e));
+            kind = Some(kind_of(e));
             (None, RunStatus::Failed)
         }
     };

@@ -164,8 +164,14 @@ pub fn get_settings(state: State<'_, AppState>) -> Result<GeneralSettings, IpcEr
 #[tauri::command(rename_all = "snake_case")]
 pub fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: GeneralSettings) -> Result<(), IpcError> {
     crate::quick_ask::parse_shortcut(&settings.quick_ask_shortcut)?;
-    state.app()?.save_settings(&settings)?;
+    let core = state.app()?;
+    let before = core.get_settings()?.quick_ask_shortcut;
+    core.save_settings(&settings)?;
     app.state::<crate::tray::KeepInTray>().set(settings.keep_in_tray);
+    // Only a changed shortcut is taken again (and can be refused): other changes save quietly.
+    if settings.quick_ask_shortcut.trim() == before {
+        return Ok(());
+    }
     crate::quick_ask::register(&app, &settings.quick_ask_shortcut)
 }
 

@@ -12,7 +12,7 @@ function fake() {
   let progress: (p: UpdateProgress) => void = () => undefined;
   let finish: (failure?: unknown) => void = () => undefined;
   const ipc = {
-    installUpdate: vi.fn((onEvent: (p: UpdateProgress) => void) => {
+    installUpdate: vi.fn((_version: string, onEvent: (p: UpdateProgress) => void) => {
       progress = onEvent;
       return new Promise<void>((resolve, reject) => {
         finish = (failure) => (failure === undefined ? resolve() : reject(failure));
@@ -34,6 +34,7 @@ describe("UpdateCard", () => {
     expect(screen.getByText("Released 2026-12-01")).toBeTruthy();
     expect(f.ipc.installUpdate).not.toHaveBeenCalled();
     fireEvent.click(screen.getByRole("button", { name: "Install" }));
+    expect(f.ipc.installUpdate.mock.calls[0]![0]).toBe("1.1.0");
     expect((screen.getByRole("button", { name: "Install" }) as HTMLButtonElement).disabled).toBe(true);
     f.progress({ kind: "downloading", done: 512, total: 2048 });
     expect(screen.getByTestId("update-progress").textContent).toBe("Downloading… 25%");

@@ -16,7 +16,7 @@ export function UpdateCard({ update, ipc, onLater }: { update: UpdateView; ipc: 
   const install = () => {
     setError(null);
     setStep({ kind: "busy", progress: null });
-    ipc.installUpdate((progress) => setStep({ kind: "busy", progress })).then(
+    ipc.installUpdate(update.version, (progress) => setStep({ kind: "busy", progress })).then(
       () => setStep({ kind: "installed" }),
       (e: unknown) => {
         setError(toIpcError(e));

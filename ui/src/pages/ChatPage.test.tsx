@@ -120,8 +120,10 @@ describe("ChatPage", () => {
     // The same request again (a re-render) does nothing; a new one is done.
     rerender(<ChatPage ipc={f.ipc} request={{ n: 1, open: "c1" }} />);
     expect(f.ipc.createConversation).not.toHaveBeenCalled();
-    rerender(<ChatPage ipc={f.ipc} request={{ n: 2, open: null }} />);
+    const done = vi.fn();
+    rerender(<ChatPage ipc={f.ipc} request={{ n: 2, open: null }} onRequestDone={done} />);
     await waitFor(() => expect(f.ipc.createConversation).toHaveBeenCalledTimes(1));
+    expect(done).toHaveBeenCalledTimes(1);
     await waitFor(() => expect(f.ipc.getConversation).toHaveBeenLastCalledWith("c2", expect.anything()));
   });
 

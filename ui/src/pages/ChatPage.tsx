@@ -510,11 +510,14 @@ export function ChatPage({
   ipc = defaultIpc,
   stores: given,
   request,
+  onRequestDone,
   onOpenSettings,
 }: {
   ipc?: ChatIpc;
   stores?: ChatStores;
   request?: ChatRequest | null;
+  /** The request was done (so a page shown again later does not do it again). */
+  onRequestDone?: () => void;
   /** Opens a section of the settings (from the welcome's buttons), or a server's page. */
   onOpenSettings?: (section: SettingsSection, server?: string) => void;
 }) {
@@ -632,11 +635,12 @@ export function ChatPage({
   useEffect(() => {
     if (!request || request.n === done.current) return;
     done.current = request.n;
+    onRequestDone?.();
     if (request.open === null) return newConversation();
     stores.drop(request.open);
     refresh();
     setActiveId(request.open);
-  }, [request, newConversation, refresh, stores, setActiveId]);
+  }, [request, onRequestDone, newConversation, refresh, stores, setActiveId]);
 
   const onError = useCallback((e: IpcError) => setError(e), []);
   const catalogue = useMemo(() => toolMap(tools), [tools]);

@@ -37,6 +37,7 @@ function fake() {
     cancelTurn: vi.fn(() => Promise.resolve()),
     respondApproval: vi.fn(() => Promise.resolve()),
     hideQuickAsk: vi.fn(() => Promise.resolve()),
+    openLink: vi.fn(() => Promise.resolve()),
     openInMain: vi.fn(() => Promise.resolve()),
     onQuickAskShown: vi.fn((h: () => void) => {
       shown = h;
@@ -63,6 +64,9 @@ describe("QuickAsk", () => {
     f.emit({ type: "tool_call_started", call_id: "k1", server: "everything", tool: "get-sum", arguments: { a: 2, b: 3 }, status: "pending_approval" });
     f.emit({ type: "approval_needed", call_id: "k1", server: "everything", tool: "get-sum", arguments: { a: 2, b: 3 }, strict: false });
     const approval = screen.getByRole("group", { name: "everything · get-sum asks to run" });
+    expect(screen.getByTestId("quick-ask-arguments").textContent).toBe(JSON.stringify({ a: 2, b: 3 }, null, 2));
+    // Not handed over while it answers (the answer streams here).
+    expect((screen.getByRole("button", { name: "Open in Patchbay" }) as HTMLButtonElement).disabled).toBe(true);
     fireEvent.click(approval.querySelector("button")!);
     expect(f.ipc.respondApproval).toHaveBeenCalledWith("k1", "allow_once");
     f.emit({ type: "tool_result", call_id: "k1", result: { content: [{ type: "text", text: "5" }], structured_content: null, is_error: false }, duration_ms: 12 });
@@ -92,6 +96,8 @@ describe("QuickAsk", () => {
     const field = screen.getByRole("textbox", { name: "Quick ask" });
     fireEvent.change(field, { target: { value: "Hello" } });
     fireEvent.keyDown(field, { key: "Enter" });
+    await waitFor(() => expect(f.ipc.sendMessage).toHaveBeenCalled());
+    f.finish();
     await waitFor(() => expect((open as HTMLButtonElement).disabled).toBe(false));
     fireEvent.click(open);
     expect(f.ipc.openInMain).toHaveBeenCalledWith("c7");

@@ -7,11 +7,12 @@ import { Markdown } from "../components/chat/LazyMarkdown";
 import { STATUS } from "../components/chat/ToolTraceCard";
 import { ConversationStore, useConversation } from "../lib/chatStore";
 import { useI18n } from "../lib/i18n";
+import { openLinksWith } from "../lib/links";
 import { toIpcError, type ApprovalDecision, type Ipc, type IpcError } from "../lib/ipc";
 
 export type QuickAskIpc = Pick<
   Ipc,
-  "createConversation" | "sendMessage" | "cancelTurn" | "respondApproval" | "hideQuickAsk" | "openInMain" | "onQuickAskShown"
+  "createConversation" | "sendMessage" | "cancelTurn" | "respondApproval" | "hideQuickAsk" | "openInMain" | "onQuickAskShown" | "openLink"
 >;
 
 export function QuickAsk({ ipc }: { ipc: QuickAskIpc }) {
@@ -25,6 +26,8 @@ export function QuickAsk({ ipc }: { ipc: QuickAskIpc }) {
   const field = useRef<HTMLTextAreaElement>(null);
   const busy = sending || streamingId !== null;
 
+  // Links in an answer open in the browser, as in the main window.
+  useEffect(() => openLinksWith(window, ipc.openLink, (e) => setError(toIpcError(e))), [ipc]);
   useEffect(() => {
     field.current?.focus();
     const un = ipc.onQuickAskShown(() => field.current?.focus());
@@ -57,8 +60,9 @@ export function QuickAsk({ ipc }: { ipc: QuickAskIpc }) {
   const fail = (e: unknown) => setError(toIpcError(e));
   const answer = (callId: string, decision: ApprovalDecision) => void ipc.respondApproval(callId, decision).catch(fail);
   const hide = () => void ipc.hideQuickAsk().catch(fail);
+  // Not while it answers: the answer streams to this window only.
   const openInMain = () => {
-    if (conversation) void ipc.openInMain(conversation).catch(fail);
+    if (conversation && !busy) void ipc.openInMain(conversation).catch(fail);
   };
   const startOver = () => {
     setStore(new ConversationStore());
@@ -118,14 +122,21 @@ export function QuickAsk({ ipc }: { ipc: QuickAskIpc }) {
                     {call.server} · {call.tool}: {t(STATUS[call.status])}
                   </span>
                   {call.status === "pending_approval" && (
-                    <span className="row" role="group" aria-label={t("quickAsk.approval", { server: call.server, tool: call.tool })}>
-                      <button type="button" onClick={() => answer(call.call_id, "allow_once")}>
-                        {t("quickAsk.allow")}
-                      </button>
-                      <button type="button" onClick={() => answer(call.call_id, "deny")}>
-                        {t("quickAsk.deny")}
-                      </button>
-                    </span>
+                    <div className="quick-ask-approval" role="group" aria-label={t("quickAsk.approval", { server: call.server, tool: call.tool })}>
+                      <p>{t("approval.question", { server: call.server, tool: call.tool })}</p>
+                      <pre className="code-line" data-testid="quick-ask-arguments">
+                        {JSON.stringify(call.arguments, null, 2)}
+                      </pre>
+                      {call.strict && <p className="muted small">{t("approval.strict", { server: call.server })}</p>}
+                      <span className="row">
+                        <button type="button" onClick={() => answer(call.call_id, "allow_once")}>
+                          {t("quickAsk.allow")}
+                        </button>
+                        <button type="button" onClick={() => answer(call.call_id, "deny")}>
+                          {t("quickAsk.deny")}
+                        </button>
+                      </span>
+                    </div>
                   )}
                 </div>
               ))}
@@ -153,7 +164,7 @@ export function QuickAsk({ ipc }: { ipc: QuickAskIpc }) {
             {t("quickAsk.send")}
           </button>
         )}
-        <button type="button" id="quick-ask-open" disabled={!conversation} onClick={openInMain} title="Ctrl+O">
+        <button type="button" id="quick-ask-open" disabled={!conversation || busy} onClick={openInMain} title="Ctrl+O">
           {t("quickAsk.open")}
         </button>
         <button type="button" disabled={busy || !conversation} onClick={startOver}>

@@ -164,6 +164,12 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     assert_eq!(runs.lines().filter(|l| l.starts_with("done")).count(), 2, "{runs}");
     assert_eq!(model.requests().len(), 3, "one model request per turn step: no run was doubled");
 
+    // No such schedule: said as JSON too, as not found.
+    let unknown = patchbay(&data, &["schedule", "run-now", "--json", "nightly"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    let said: serde_json::Value = serde_json::from_str(stdout(&unknown).trim()).unwrap();
+    assert_eq!(said["kind"], json!("not_found"), "{said}");
+
     // A run the model fails: the window hears the provider's failure as such.
     let failed = patchbay(&data, &["schedule", "run-now", "--json", "digest"]);
     assert!(!failed.status.success());

@@ -95,7 +95,12 @@ pub(super) fn before_new_version(conn: &Connection, path: &Path, schema: i64) ->
             tracing::info!(from, to = VERSION, backup = %to.display(), "a new version opens the database: copied it first");
             Ok(())
         }
-        Err(e) if schema < latest_version() => Err(e),
+        Err(e) if schema < latest_version() => Err(StoreError::Backup {
+            path: to,
+            reason: format!(
+                "Patchbay {VERSION} keeps a copy of the database before it updates the database's layout, and could not: {e}. Free some space or fix the folder's permissions, then start it again"
+            ),
+        }),
         Err(e) => {
             tracing::warn!("could not copy the database before this version opened it: {e}");
             Ok(())
@@ -103,11 +108,12 @@ pub(super) fn before_new_version(conn: &Connection, path: &Path, schema: i64) ->
     }
 }
 
-/// Records that this version opened the database.
+/// Records that this version opened the database (written only when it changed).
 pub(super) fn record_version(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     let value = serde_json::to_string(VERSION).unwrap_or_default();
     conn.execute(
-        "INSERT INTO settings(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        "INSERT INTO settings(key, value) VALUES (?1, ?2) \
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value WHERE value IS NOT excluded.value",
         (OPENED_BY, value),
     )
     .map_err(|e| classify(path, e))

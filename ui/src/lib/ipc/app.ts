@@ -35,8 +35,8 @@ export const appIpc = {
   onNewChat: (h: () => void) => on<null>("new_chat", () => h()),
   /** Looks for a newer version now: `null` when this one is the newest. */
   checkUpdate: () => call<UpdateView | null>("check_update"),
-  /** Downloads, verifies and installs the newer version, with its progress. */
-  installUpdate: (onEvent: (p: UpdateProgress) => void) => call<void>("install_update", { on_event: channel(onEvent) }),
+  /** Downloads, verifies and installs `version` (the one shown), with its progress. */
+  installUpdate: (version: string, onEvent: (p: UpdateProgress) => void) => call<void>("install_update", { version, on_event: channel(onEvent) }),
   /** Restarts Patchbay (after an update). */
   restartApp: () => call<void>("restart_app"),
   /** The newer version the start-up or daily look found (it may have come before the window listened). */
