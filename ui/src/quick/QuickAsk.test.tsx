@@ -1,25 +1,10 @@
 import { act, cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { MessageView, TurnEvent } from "../lib/ipc";
-import { renderIn } from "../test/render";
+import type { TurnEvent } from "../lib/ipc";
+import { message, renderIn } from "../test/render";
 import { QuickAsk, type QuickAskIpc } from "./QuickAsk";
 
 afterEach(cleanup);
-
-const question = (text: string): MessageView => ({
-  id: "u1",
-  parent_id: null,
-  role: "user",
-  created_at: 0,
-  text,
-  reasoning: null,
-  parts: [],
-  tool_calls: [],
-  citations: [],
-  model: null,
-  siblings: ["u1"],
-  error: null,
-});
 
 /** A fake backend whose turn streams the events the test pushes through `emit`. */
 function fake() {
@@ -60,7 +45,7 @@ describe("QuickAsk", () => {
     expect(f.ipc.sendMessage.mock.calls[0]!.slice(0, 2)).toEqual(["c7", "What is 2+3?"]);
     expect((field as HTMLTextAreaElement).value).toBe("");
 
-    f.emit({ type: "turn_started", user_message: question("What is 2+3?"), assistant_message_id: "a1", model: "m" });
+    f.emit({ type: "turn_started", user_message: message("u1", "user", "What is 2+3?"), assistant_message_id: "a1", model: "m" });
     f.emit({ type: "tool_call_started", call_id: "k1", server: "everything", tool: "get-sum", arguments: { a: 2, b: 3 }, status: "pending_approval" });
     f.emit({ type: "approval_needed", call_id: "k1", server: "everything", tool: "get-sum", arguments: { a: 2, b: 3 }, strict: false });
     const approval = screen.getByRole("group", { name: "everything · get-sum asks to run" });
