@@ -281,6 +281,25 @@ mod tests {
     }
 
     #[test]
+    fn a_layout_change_waits_while_an_older_patchbay_has_the_database_open() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::new(tmp.path().join("data"));
+        let running = Store::open(&dir).unwrap();
+        add_conversation(&running, "kept");
+        // As if this database were one step behind this build, open in the older app.
+        let older = latest_version() - 1;
+        Connection::open(dir.database()).unwrap().pragma_update(None, "user_version", older).unwrap();
+        let Err(refused) = Store::open(&dir) else { panic!("the layout was changed under a running Patchbay") };
+        assert!(matches!(refused, StoreError::OpenInOlder { .. }), "{refused}");
+        assert!(refused.to_string().contains("close that one"), "{refused}");
+        let version: i64 =
+            Connection::open(dir.database()).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, older, "nothing was migrated");
+        assert!(!dir.path().join(UPGRADE_BACKUPS).exists(), "nor copied");
+        assert_eq!(conversations(&running), 1);
+    }
+
+    #[test]
     fn a_staged_restore_replaces_the_database_at_the_next_open_and_keeps_the_old_one() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = DataDir::new(tmp.path().join("data"));

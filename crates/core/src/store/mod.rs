@@ -59,6 +59,12 @@ pub enum StoreError {
     /// Another process holds a lock for too long.
     #[error("{path} is locked by another process")]
     Busy { path: PathBuf },
+    /// An older Patchbay, still running, has the database open, and this
+    /// version must change its layout first.
+    #[error(
+        "{path} is open in another Patchbay (an older version, still running), and this version must update the database's layout first: close that one (or restart it after an update), then try again"
+    )]
+    OpenInOlder { path: PathBuf },
     /// A stored value could not be decoded.
     #[error("stored value {what} is invalid: {source}")]
     Decode {
@@ -185,6 +191,10 @@ impl Store {
         // indexing writes many chunk rows per transaction.
         conn.pragma_update(None, "cache_size", -32_768).map_err(|e| classify(&path, e))?;
         if path != Path::new(":memory:") {
+            // A layout change under a running older Patchbay would leave it on tables it does not know.
+            if version > 0 && version < latest_version() && session.others_alive() {
+                return Err(StoreError::OpenInOlder { path });
+            }
             backup::before_new_version(&conn, &path, version)?;
         }
         migrate::run(&mut conn, &path, MIGRATIONS)?;

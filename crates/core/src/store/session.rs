@@ -68,6 +68,21 @@ impl Session {
     }
 }
 
+impl Session {
+    /// Whether another open store (in this process or another) holds a session
+    /// beside this one.
+    pub(super) fn others_alive(&self) -> bool {
+        let Some((own, _)) = &self.file else { return false };
+        let Some(dir) = own.parent() else { return false };
+        let Ok(entries) = std::fs::read_dir(dir) else { return false };
+        entries.filter_map(Result::ok).any(|entry| {
+            let name = entry.file_name();
+            let id = Path::new(&name).file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
+            entry.path() != *own && is_session_id(&id) && self.is_alive(&id)
+        })
+    }
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         if let Some((path, _file)) = &self.file {
