@@ -148,11 +148,12 @@ fn view(update: &Update) -> UpdateView {
 /// Looks for a newer version now.
 #[tauri::command]
 pub async fn check_update(app: AppHandle) -> Result<Option<UpdateView>, IpcError> {
-    let update = updater(&app)?
-        .check()
-        .await
-        .map_err(|e| IpcError::new(IpcErrorKind::Provider, format!("could not look for updates: {e}")))?;
-    Ok(update.as_ref().map(view))
+    Ok(look(&app).await?.as_ref().map(view))
+}
+
+/// Reads the release feed: the newer version, if there is one.
+async fn look<R: Runtime>(app: &AppHandle<R>) -> Result<Option<Update>, IpcError> {
+    updater(app)?.check().await.map_err(|e| internal(format!("could not look for updates: {e}")))
 }
 
 /// Downloads `version` (the one the user was shown), verifies it and
@@ -177,10 +178,8 @@ pub async fn install_update(
 }
 
 async fn install_version(app: &AppHandle, version: &str, on_event: Channel<UpdateProgress>) -> Result<(), IpcError> {
-    let update = updater(app)?
-        .check()
-        .await
-        .map_err(|e| IpcError::new(IpcErrorKind::Provider, format!("could not look for updates: {e}")))?
+    let update = look(app)
+        .await?
         .ok_or_else(|| IpcError::new(IpcErrorKind::NotFound, "there is no newer version to install"))?;
     if update.version != version {
         return Err(IpcError::new(
@@ -282,20 +281,17 @@ pub fn check_daily<R: Runtime>(app: AppHandle<R>) {
     tauri::async_runtime::spawn(async move {
         loop {
             if wanted(&app) {
-                match updater(&app).map(|u| async move { u.check().await }) {
-                    Ok(check) => match check.await {
-                        Ok(Some(update)) => {
-                            let found = view(&update);
-                            *app.state::<Found>().update.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
-                                Some(found.clone());
-                            if let Err(e) = app.emit_to("main", EVENT, found) {
-                                tracing::warn!("could not tell the window about the update: {e}");
-                            }
+                match look(&app).await {
+                    Ok(Some(update)) => {
+                        let found = view(&update);
+                        *app.state::<Found>().update.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                            Some(found.clone());
+                        if let Err(e) = app.emit_to("main", EVENT, found) {
+                            tracing::warn!("could not tell the window about the update: {e}");
                         }
-                        Ok(None) => tracing::info!("Patchbay is up to date"),
-                        Err(e) => tracing::warn!("could not look for updates: {e}"),
-                    },
-                    Err(e) => tracing::warn!("could not look for updates: {e}"),
+                    }
+                    Ok(None) => tracing::info!("Patchbay is up to date"),
+                    Err(e) => tracing::warn!("{e}"),
                 }
             }
             tokio::time::sleep(DAILY).await;

@@ -28,6 +28,15 @@ export type GeneralIpc = Pick<
 > &
   UpdateIpc & Pick<Ipc, "checkUpdate">;
 
+/** A setting that is on or off, saved as it changes; `null` until the settings are loaded. */
+function Toggle({ id, label, on, onChange }: { id: string; label: string; on: boolean | null; onChange: (on: boolean) => void }) {
+  return (
+    <label className="check">
+      <input id={id} type="checkbox" disabled={on === null} checked={on ?? false} onChange={(e) => onChange(e.target.checked)} /> {label}
+    </label>
+  );
+}
+
 /** Updates: the automatic look on or off, and a look now, which shows what it found. */
 function Updates({ ipc, on, onToggle }: { ipc: GeneralIpc; on: boolean | null; onToggle: (on: boolean) => void }) {
   const { t } = useI18n();
@@ -45,10 +54,7 @@ function Updates({ ipc, on, onToggle }: { ipc: GeneralIpc; on: boolean | null; o
   return (
     <>
       <h2>{t("settings.updates")}</h2>
-      <label className="check">
-        <input id="check-updates" type="checkbox" disabled={on === null} checked={on ?? true} onChange={(e) => onToggle(e.target.checked)} />{" "}
-        {t("settings.checkUpdates")}
-      </label>
+      <Toggle id="check-updates" label={t("settings.checkUpdates")} on={on} onChange={onToggle} />
       <div className="row">
         <button type="button" id="check-update-now" disabled={checking} onClick={check}>
           {t("settings.checkNow")}
@@ -360,16 +366,7 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
           <option value="dark">{t("settings.themeDark")}</option>
         </select>
       </label>
-      <label className="check">
-        <input
-          id="auto-title"
-          type="checkbox"
-          disabled={!settings}
-          checked={settings?.auto_title ?? true}
-          onChange={(e) => save({ auto_title: e.target.checked })}
-        />{" "}
-        {t("settings.autoTitle")}
-      </label>
+      <Toggle id="auto-title" label={t("settings.autoTitle")} on={settings?.auto_title ?? null} onChange={(on) => save({ auto_title: on })} />
       <label className="field">
         <span>{t("settings.toolShare")}</span>
         <input
@@ -391,16 +388,7 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
         {t("settings.toolShareHint")}
       </small>
       <h2>{t("settings.desktop")}</h2>
-      <label className="check">
-        <input
-          id="keep-in-tray"
-          type="checkbox"
-          disabled={!settings}
-          checked={settings?.keep_in_tray ?? false}
-          onChange={(e) => save({ keep_in_tray: e.target.checked })}
-        />{" "}
-        {t("settings.keepInTray")}
-      </label>
+      <Toggle id="keep-in-tray" label={t("settings.keepInTray")} on={settings?.keep_in_tray ?? null} onChange={(on) => save({ keep_in_tray: on })} />
       <label className="field">
         <span>{t("settings.quickAskShortcut")}</span>
         <input
