@@ -35,10 +35,28 @@ function ownPrototypeMethods(): Plugin {
   };
 }
 
+/**
+ * KaTeX's stylesheet offers each font as woff2, woff and ttf; the window (WebKitGTK, WebView2,
+ * WKWebView) reads woff2, so the other two (900 kB) are left out of the bundle and the package.
+ */
+function katexWoff2Only(): Plugin {
+  const fallbacks = /,url\(fonts\/[\w-]+\.woff\) format\("woff"\),url\(fonts\/[\w-]+\.ttf\) format\("truetype"\)/g;
+  return {
+    name: "patchbay-katex-woff2-only",
+    enforce: "pre",
+    transform(code, id) {
+      if (!/[\\/]katex[\\/]dist[\\/]katex(\.min)?\.css$/.test(id)) return null;
+      const changed = code.replace(fallbacks, "");
+      if (changed === code) this.error("KaTeX's @font-face rules changed: katexWoff2Only no longer matches them");
+      return changed;
+    },
+  };
+}
+
 // The app is always served from the embedded bundle (no dev server in the shipped
 // window), so the build is what every test and the packaged app load.
 export default defineConfig({
-  plugins: [react(), ownPrototypeMethods()],
+  plugins: [react(), ownPrototypeMethods(), katexWoff2Only()],
   clearScreen: false,
   resolve: {
     // Day.js's ES module build (readable, so `ownPrototypeMethods` can change it).
