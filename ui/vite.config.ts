@@ -78,6 +78,8 @@ export default defineConfig({
     // One jsdom per worker, each test file still in a context of its own: 43 s instead of 85 s
     // for the whole suite on 2 cores (jsdom was built once per file, a third of the time).
     pool: "vmThreads",
+    // tokens.test.ts reads the tokens as text (`?raw`), which Vitest gives only to CSS it processes.
+    css: { include: [/tokens\.css/] },
     include: ["src/**/*.test.{ts,tsx}"],
   },
 });

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ConversationSettings } from "../../lib/ipc";
 import { renderIn, signalOf, toolInfo, untilCancelled } from "../../test/render";
 import { Composer, type ComposerProps } from "./Composer";
+import { expectAccessible } from "../../test/axe";
 
 afterEach(cleanup);
 
@@ -57,10 +58,11 @@ describe("Composer", () => {
     expect(props.onCancel).toHaveBeenCalledTimes(3);
   });
 
-  it("shows the tool count and schema tokens, and toggles servers and tools", () => {
+  it("shows the tool count and schema tokens, and toggles servers and tools", async () => {
     const { props, rerender } = setup();
     const button = screen.getByRole("button", { name: "Tools: 3 (~180 tokens)" });
     fireEvent.click(button);
+    await expectAccessible();
     fireEvent.click(screen.getByRole("checkbox", { name: /write/ }));
     expect(props.onSettings).toHaveBeenLastCalledWith({ ...settings, disabled_tools: ["fs/write"] });
     fireEvent.click(screen.getByRole("checkbox", { name: "web" }));

@@ -6,6 +6,7 @@ import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
 import { message, renderIn, toolInfo, trace } from "../../test/render";
 import { estimateHeight, LIVE_VIEW_ROWS, MessageList } from "./MessageList";
 import type { MessageActions } from "./MessageView";
+import { expectAccessible } from "../../test/axe";
 
 afterEach(cleanup);
 
@@ -181,10 +182,12 @@ describe("MessageList", () => {
     expect(today!.getAttribute("datetime")).toBe(new Date(now).toISOString());
     expect(older!.textContent).toContain("2020");
     expect(older!.getAttribute("title")).toContain("January 2020");
+    await expectAccessible();
     const copy = within(screen.getAllByTestId("message-assistant")[0]!).getByTestId("copy-message");
     fireEvent.click(copy);
     expect(writeText).toHaveBeenCalledWith("hi there");
-    expect(await within(screen.getAllByTestId("message-assistant")[0]!).findByText("Copied")).toBeTruthy();
+    // The icon button's name (and tooltip) says so.
+    expect(await within(screen.getAllByTestId("message-assistant")[0]!).findByRole("button", { name: "Copied" })).toBe(copy);
     Object.defineProperty(navigator, "clipboard", { value: undefined, configurable: true });
   });
 

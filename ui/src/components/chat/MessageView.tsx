@@ -3,6 +3,7 @@
 // regenerate, a new chat from here, delete with the replies after it once
 // confirmed, branch switcher).
 import { memo, useState } from "react";
+import { Bot, GitBranch, Pencil, RefreshCw, Trash2, User } from "lucide-react";
 import { useI18n } from "../../lib/i18n";
 import { messageTime } from "../../lib/time";
 import type { ApprovalDecision, Citation, ContentPart, Message, ToolTrace } from "../../lib/ipc";
@@ -10,6 +11,7 @@ import { Markdown } from "./LazyMarkdown";
 import { PartView } from "./ToolResultView";
 import { ToolTraceGroup } from "./ToolTraceCard";
 import { CopyButton } from "../common/CopyButton";
+import { IconButton } from "../common/IconButton";
 import { Marked } from "../common/Marked";
 
 export interface MessageActions {
@@ -136,7 +138,10 @@ export const MessageView = memo(function MessageView({
   return (
     <div className={`message ${message.role}`} data-testid={`message-${message.role}`} data-message-id={message.id}>
       <div className="message-meta muted">
-        {isUser ? t("chat.you") : (message.model ?? t("chat.assistant"))}
+        <span className="avatar" aria-hidden="true">
+          {isUser ? <User size={14} /> : <Bot size={14} />}
+        </span>
+        <span className={isUser ? "sender" : "sender model-badge"}>{isUser ? t("chat.you") : (message.model ?? t("chat.assistant"))}</span>
         <time dateTime={new Date(message.created_at).toISOString()} title={written.full} data-testid="message-time">
           {written.short}
         </time>
@@ -183,20 +188,14 @@ export const MessageView = memo(function MessageView({
         </div>
       )}
       {!streaming && (
-        <div className="message-actions">
-          <CopyButton text={() => message.text} testId="copy-message" />
+        <div className="message-actions" role="group" aria-label={t("chat.messageActions")}>
+          <CopyButton icon text={() => message.text} testId="copy-message" />
           {isUser ? (
-            <button type="button" className="link" data-testid="edit-message" onClick={() => setEditing(message.text)}>
-              {t("chat.edit")}
-            </button>
+            <IconButton icon={Pencil} label={t("chat.edit")} testId="edit-message" onClick={() => setEditing(message.text)} />
           ) : (
-            <button type="button" className="link" data-testid="regenerate" onClick={() => actions.onRegenerate(message)}>
-              {t("chat.regenerate")}
-            </button>
+            <IconButton icon={RefreshCw} label={t("chat.regenerate")} testId="regenerate" onClick={() => actions.onRegenerate(message)} />
           )}
-          <button type="button" className="link" data-testid="fork-message" onClick={() => actions.onFork(message)}>
-            {t("chat.fork")}
-          </button>
+          <IconButton icon={GitBranch} label={t("chat.fork")} testId="fork-message" onClick={() => actions.onFork(message)} />
           {confirming ? (
             <span className="confirm" data-testid="confirm-delete">
               {t("chat.deleteConfirm")}{" "}
@@ -215,9 +214,7 @@ export const MessageView = memo(function MessageView({
               </button>
             </span>
           ) : (
-            <button type="button" className="link" data-testid="delete-message" onClick={() => setConfirming(true)}>
-              {t("common.delete")}
-            </button>
+            <IconButton icon={Trash2} label={t("common.delete")} tone="danger" testId="delete-message" onClick={() => setConfirming(true)} />
           )}
         </div>
       )}

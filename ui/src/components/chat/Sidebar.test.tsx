@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ConversationSummary } from "../../lib/ipc";
 import { renderIn } from "../../test/render";
 import { Sidebar, type SidebarProps } from "./Sidebar";
+import { expectAccessible } from "../../test/axe";
 
 afterEach(cleanup);
 
@@ -76,10 +77,11 @@ describe("Sidebar", () => {
     expect(screen.getByRole("button", { name: "Middle" }).getAttribute("aria-current")).toBe("true");
   });
 
-  it("pins and unpins a conversation", () => {
+  it("pins and unpins a conversation", async () => {
     const p = setup({ conversations: [conv("a", "Old", 1, true), conv("b", "Newest", 3)] });
     const unpin = screen.getByRole("button", { name: "Unpin Old" });
     expect(unpin.getAttribute("aria-pressed")).toBe("true");
+    await expectAccessible();
     fireEvent.click(unpin);
     expect(p.onPin).toHaveBeenCalledWith("a", false);
     fireEvent.click(screen.getByRole("button", { name: "Pin Newest" }));

@@ -5,7 +5,8 @@
 import { useEffect, useRef, useState } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
 import type { Assistant, ConversationSummary } from "../../lib/ipc";
-import { Icon } from "../common/Icon";
+import { Pencil, Pin, Trash2 } from "lucide-react";
+import { IconButton } from "../common/IconButton";
 
 export interface SidebarProps {
   conversations: ConversationSummary[];
@@ -95,7 +96,7 @@ export function Sidebar(props: SidebarProps) {
       <ul className="conversation-list" data-testid="conversation-list">
         {sorted.map((c, i) => [
           (i === 0 || heading(sorted[i - 1] ?? c) !== heading(c)) && (
-            <li key={heading(c)} role="presentation" className="conversation-group">
+            <li key={heading(c)} className="conversation-group">
               {t(heading(c))}
             </li>
           ),
@@ -144,21 +145,14 @@ export function Sidebar(props: SidebarProps) {
               </span>
             ) : (
               <span className="conversation-actions">
-                <button
-                  type="button"
-                  className="icon"
-                  aria-label={t(c.pinned ? "sidebar.unpin" : "sidebar.pin", { title: c.title })}
+                <IconButton
+                  icon={Pin}
+                  label={t(c.pinned ? "sidebar.unpin" : "sidebar.pin", { title: c.title })}
                   aria-pressed={c.pinned}
                   onClick={() => onPin(c.id, !c.pinned)}
-                >
-                  <Icon name="pin" />
-                </button>
-                <button type="button" className="icon" aria-label={t("sidebar.rename", { title: c.title })} onClick={() => setRenaming({ id: c.id, title: c.title })}>
-                  <Icon name="edit" />
-                </button>
-                <button type="button" className="icon" aria-label={t("sidebar.delete", { title: c.title })} onClick={() => setConfirming(c.id)}>
-                  <Icon name="close" />
-                </button>
+                />
+                <IconButton icon={Pencil} label={t("sidebar.rename", { title: c.title })} onClick={() => setRenaming({ id: c.id, title: c.title })} />
+                <IconButton icon={Trash2} tone="danger" label={t("sidebar.delete", { title: c.title })} onClick={() => setConfirming(c.id)} />
               </span>
             )}
           </li>,

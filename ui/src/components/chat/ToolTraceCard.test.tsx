@@ -5,6 +5,7 @@ import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
 import { renderIn, toolInfo, trace } from "../../test/render";
 import { ToolTraceCard, ToolTraceGroup, WRITING_TAIL, formatDuration } from "./ToolTraceCard";
 import { resultText } from "./ToolResultView";
+import { expectAccessible } from "../../test/axe";
 
 afterEach(cleanup);
 
@@ -148,10 +149,11 @@ describe("ToolTraceCard", () => {
     expect(screen.getByTestId("tool-result").className).toContain("is-error");
   });
 
-  it("asks for approval with the full arguments and reports the decision", () => {
+  it("asks for approval with the full arguments and reports the decision", async () => {
     const onDecide = vi.fn();
     renderIn(<ToolTraceCard trace={trace({ status: "pending_approval", arguments: { path: "/etc/hosts", lines: [1, 2] } })} onDecide={onDecide} />);
     const card = screen.getByTestId("approval-card");
+    await expectAccessible();
     expect(within(card).getByTestId("approval-args").textContent).toContain('"/etc/hosts"');
     expect(within(card).queryByTestId("approval-strict")).toBeNull();
     fireEvent.click(within(card).getByRole("button", { name: "Allow for this conversation" }));

@@ -1,12 +1,15 @@
 // A button that puts text on the clipboard and says "Copied" for a moment.
 import { useEffect, useState } from "react";
+import { Check, Copy } from "lucide-react";
 import { copyText } from "../../lib/clipboard";
 import { useI18n } from "../../lib/i18n";
+import { IconButton } from "./IconButton";
 
 /** How long "Copied" shows. */
 const SHOWN_MS = 1500;
 
-export function CopyButton({ text, className = "link", testId }: { text: () => string; className?: string; testId?: string }) {
+/** `icon`: an icon button (its tooltip and name say "Copy", then "Copied"); otherwise a text button. */
+export function CopyButton({ text, className, testId, icon }: { text: () => string; className?: string; testId?: string; icon?: boolean }) {
   const { t } = useI18n();
   const [copied, setCopied] = useState(false);
   useEffect(() => {
@@ -14,8 +17,10 @@ export function CopyButton({ text, className = "link", testId }: { text: () => s
     const timer = setTimeout(() => setCopied(false), SHOWN_MS);
     return () => clearTimeout(timer);
   }, [copied]);
+  const copy = () => void copyText(text()).then(() => setCopied(true), () => undefined);
+  if (icon) return <IconButton icon={copied ? Check : Copy} label={copied ? t("chat.copied") : t("chat.copy")} className={className} testId={testId} onClick={copy} />;
   return (
-    <button type="button" className={className} data-testid={testId} onClick={() => void copyText(text()).then(() => setCopied(true), () => undefined)}>
+    <button type="button" className={className ?? "link"} data-testid={testId} onClick={copy}>
       {copied ? t("chat.copied") : t("chat.copy")}
     </button>
   );

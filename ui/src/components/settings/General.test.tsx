@@ -5,6 +5,7 @@ import { setZoom } from "../../lib/zoom";
 import { renderIn } from "../../test/render";
 import { Assistants, type AssistantsIpc } from "./Assistants";
 import { General, type GeneralIpc } from "./General";
+import { expectAccessible } from "../../test/axe";
 
 afterEach(cleanup);
 
@@ -50,6 +51,7 @@ describe("General", () => {
     const ipc = fake();
     renderIn(<General ipc={ipc} />);
     expect(await screen.findByText("available (mock)")).toBeTruthy();
+    await expectAccessible();
     fireEvent.change(screen.getByLabelText("Theme"), { target: { value: "dark" } });
     expect(document.documentElement.dataset.theme).toBe("dark");
     expect(localStorage.getItem("patchbay.theme")).toBe("dark");

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ProviderPreset, ProviderProfile, ProviderView } from "../../lib/ipc";
 import { renderIn, signalOf, untilCancelled } from "../../test/render";
 import { ProvidersSettings, type ProvidersIpc } from "./ProvidersSettings";
+import { expectAccessible } from "../../test/axe";
 
 afterEach(cleanup);
 
@@ -42,6 +43,7 @@ describe("ProvidersSettings", () => {
     fireEvent.change(screen.getByLabelText("Default model"), { target: { value: "deepseek-chat" } });
     fireEvent.change(screen.getByLabelText("Other models (comma-separated)"), { target: { value: "deepseek-reasoner, " } });
     fireEvent.change(screen.getByLabelText(/API key/), { target: { value: "sk-secret" } });
+    await expectAccessible();
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() => expect(ipc.saveProvider).toHaveBeenCalled());
     const [saved, key] = (ipc.saveProvider as ReturnType<typeof vi.fn>).mock.calls[0] as [ProviderProfile, string | null];

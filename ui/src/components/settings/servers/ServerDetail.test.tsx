@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { renderIn } from "../../../test/render";
 import { tool, fake, view } from "../../../test/fakeServers";
 import { ServersSettings } from "./ServersSettings";
+import { expectAccessible } from "../../../test/axe";
 
 afterEach(cleanup);
 
@@ -40,6 +41,7 @@ describe("ServersSettings", () => {
     expect(shown.textContent).toContain("files-server");
     expect(shown.textContent).toContain("version 1.4.2");
     expect(shown.textContent).toContain("Reads and writes your files.");
+    await expectAccessible();
     const website = within(shown).getByTestId("server-website");
     expect([website.getAttribute("href"), website.getAttribute("target")]).toEqual(["https://files.example.com/", "_blank"]);
     expect(within(shown).getByTestId("server-reached").textContent).toBe("MCP 2025-06-18 over stdio · process 4711 · /usr/local/bin/files-server");
