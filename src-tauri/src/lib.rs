@@ -210,6 +210,12 @@ pub fn run() {
             }
             if let Ok(core) = app.state::<state::AppState>().core() {
                 schedules::run_due_while_open(core.dir.clone(), core.store.clone());
+                // New chats the window was closed on before anything was sent in them.
+                match core.app.discard_unused_conversations() {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!("{n} unused new conversations discarded"),
+                    Err(e) => tracing::warn!("unused new conversations were not discarded: {e}"),
+                }
             }
             desktop_extras(app.handle());
             Ok(())
@@ -230,6 +236,7 @@ pub fn run() {
             commands::chat::rename_conversation,
             commands::chat::pin_conversation,
             commands::chat::delete_conversation,
+            commands::chat::discard_conversation_if_unused,
             commands::chat::get_conversation,
             commands::chat::earlier_messages,
             commands::chat::update_conversation_settings,

@@ -52,6 +52,11 @@ pub fn delete_conversation(state: State<'_, AppState>, id: String) -> Result<(),
     Ok(state.app()?.delete_conversation(&id)?)
 }
 
+#[tauri::command(rename_all = "snake_case")]
+pub fn discard_conversation_if_unused(state: State<'_, AppState>, id: String) -> Result<bool, IpcError> {
+    Ok(state.app()?.discard_conversation_if_unused(&id)?)
+}
+
 /// The end of a conversation's active branch. Async and on a blocking thread, like every
 /// command that reads messages: a sync command runs on the main thread, which also presents
 /// the window's frames, so a long read there would hold up the page's next paint.

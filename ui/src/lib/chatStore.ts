@@ -213,6 +213,8 @@ export class ConversationStore {
 export class ChatStores {
   private stores = new Map<string, ConversationStore>();
   private active: string | null = null;
+  /** Conversations made by "New chat" in this window: discarded when left before anything was sent. */
+  private fresh = new Set<string>();
 
   /** The conversation last open, so the chat page reopens it after a visit to Settings. */
   activeId(): string | null {
@@ -234,7 +236,20 @@ export class ChatStores {
 
   drop(id: string) {
     this.stores.delete(id);
+    this.fresh.delete(id);
     if (this.active === id) this.active = null;
+  }
+
+  markFresh(id: string) {
+    this.fresh.add(id);
+  }
+
+  /** A new chat with nothing in it: no message, none streaming, nothing typed or attached. */
+  unused(id: string | null): id is string {
+    if (id === null || !this.fresh.has(id)) return false;
+    const s = this.get(id);
+    const { messages, streamingId } = s.getState();
+    return messages.length === 0 && streamingId === null && s.draft.text.trim() === "" && s.draft.attachments.length === 0;
   }
 }
 

@@ -20,6 +20,7 @@ function fakeIpc() {
     renameConversation: vi.fn(() => Promise.resolve()),
     pinConversation: vi.fn(() => Promise.resolve()),
     deleteConversation: vi.fn(() => Promise.resolve()),
+    discardConversationIfUnused: vi.fn(() => Promise.resolve(true)),
     getConversation: vi.fn((id: string) =>
       Promise.resolve({
         conversation: { ...conv, id },
@@ -413,6 +414,24 @@ describe("ChatPage", () => {
     await waitFor(() => expect(f.ipc.sendMessage).toHaveBeenCalled());
     expect(stores.get("c1").draft.text).toBe("");
     expect(stores.get("c2").draft.text).toBe("the new chat's draft");
+    expect(f.ipc.discardConversationIfUnused).not.toHaveBeenCalled();
+  });
+
+  it("drops a new chat left before anything was sent or typed in it, and keeps one that was used", async () => {
+    const f = fakeIpc();
+    renderIn(<ChatPage ipc={f.ipc} />);
+    const rows = () => screen.getByTestId("conversation-list").querySelectorAll("li:not(.conversation-group)").length;
+    await screen.findByRole("button", { name: "First" });
+    fireEvent.keyDown(window, { key: "n", ctrlKey: true });
+    await screen.findByText("Ask anything. Type / for MCP prompts.");
+    expect(rows()).toBe(2);
+    fireEvent.click(screen.getByRole("button", { name: "First" }));
+    await waitFor(() => expect(f.ipc.discardConversationIfUnused).toHaveBeenCalledWith("c2"));
+    await waitFor(() => expect(rows()).toBe(1));
+    // An old conversation is never offered to be discarded.
+    fireEvent.keyDown(window, { key: "n", ctrlKey: true });
+    await screen.findByText("Ask anything. Type / for MCP prompts.");
+    expect(f.ipc.discardConversationIfUnused).toHaveBeenCalledTimes(1);
   });
 
   it("gives a conversation instructions of its own, and takes them away again", async () => {

@@ -41,6 +41,7 @@ export type ChatIpc = Pick<
   | "renameConversation"
   | "pinConversation"
   | "deleteConversation"
+  | "discardConversationIfUnused"
   | "getConversation"
   | "earlierMessages"
   | "updateConversationSettings"
@@ -536,11 +537,23 @@ export function ChatPage({
       if (id === stores.activeId()) return;
       views.before(() => {
         if (n !== chosen.current) return;
+        const left = stores.activeId();
         stores.setActive(id);
         setActive(id);
+        // A new chat left before anything was sent in it does not stay behind in the list.
+        if (stores.unused(left)) {
+          ipc.discardConversationIfUnused(left).then(
+            (gone) => {
+              if (!gone) return;
+              stores.drop(left);
+              setConversations((cs) => cs.filter((c) => c.id !== left));
+            },
+            () => undefined,
+          );
+        }
       });
     },
-    [stores, views],
+    [stores, views, ipc],
   );
   const [query, setQuery] = useState("");
   const [error, setError] = useState<IpcError | null>(null);
@@ -624,11 +637,12 @@ export function ChatPage({
     ipc
       .createConversation(assistantId)
       .then((c) => {
+        stores.markFresh(c.id);
         setConversations((cs) => [c, ...cs]);
         setActiveId(c.id);
       })
       .catch((e: unknown) => setError(toIpcError(e)));
-  }, [ipc, assistantId, setActiveId]);
+  }, [ipc, assistantId, setActiveId, stores]);
 
   // The tray's New chat, or a conversation quick ask hands over (reloaded: its turn ran in another window).
   const done = useRef(0);

@@ -140,6 +140,28 @@ impl App {
         Ok(ConversationSummary::from(&conversation))
     }
 
+    /// Deletes the conversation, and its settings, if nothing was ever done in it: a new chat
+    /// the user left before sending. Says whether it did; one in use is left as it is.
+    pub fn discard_conversation_if_unused(&self, id: &str) -> Result<bool, AppError> {
+        let id = parse_id("conversation", id)?;
+        let discarded = self.inner.conversations.discard_if_unused(id)?;
+        if discarded {
+            // Ids are reused: a later conversation must not find these choices.
+            self.inner.store.remove_setting(&settings_key(id))?;
+        }
+        Ok(discarded)
+    }
+
+    /// Deletes the unused conversations made more than a minute ago: those the window closed on.
+    pub fn discard_unused_conversations(&self) -> Result<usize, AppError> {
+        let unused = self.inner.conversations.unused_before(crate::clock::now_ms() - 60_000)?;
+        let mut n = 0;
+        for id in unused {
+            n += usize::from(self.discard_conversation_if_unused(&id.to_string())?);
+        }
+        Ok(n)
+    }
+
     /// Up to `length` characters (at most [`KEPT_PAGE_CHARS`]) of result number `result` kept
     /// with `conversation`, from character `offset`: the inspector's whole result.
     pub fn read_kept_result(

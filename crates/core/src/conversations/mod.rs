@@ -75,6 +75,11 @@ pub struct ConversationStore {
     store: Store,
 }
 
+/// A conversation nothing was ever done in: no message, no instructions, never renamed (either
+/// would have moved `updated_at`), not pinned.
+const UNUSED: &str = "updated_at = created_at AND pinned = 0 AND system_prompt IS NULL
+     AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.conversation_id = conversations.id)";
+
 const CONVERSATION_COLUMNS: &str = "id, title, assistant, system_prompt, active_leaf, created_at, updated_at, pinned";
 const MESSAGE_COLUMNS: &str = "id, conversation_id, parent_id, role, status, text, attachments, citations, provider, \
                                model, input_tokens, output_tokens, error, created_at, updated_at, error_kind";
@@ -181,6 +186,27 @@ impl ConversationStore {
             return Err(ConversationError::NotFound { id });
         }
         Ok(())
+    }
+
+    /// Deletes the conversation if nothing was ever done in it (see [`UNUSED`]); says whether it
+    /// did. A new chat the user left without sending does not stay behind.
+    pub fn discard_if_unused(&self, id: ConversationId) -> Result<bool, ConversationError> {
+        let n = self.store.write(|tx| {
+            tx.execute(&format!("DELETE FROM conversations WHERE id = ?1 AND {UNUSED}"), [id])
+                .map_err(|e| ConversationError::from(self.store.error(e)))
+        })?;
+        Ok(n == 1)
+    }
+
+    /// The conversations made before `made_before` (ms) that nothing was ever done in: those a
+    /// window closed on before its first message. Younger ones may be another process's, about
+    /// to get their first message.
+    pub fn unused_before(&self, made_before: i64) -> Result<Vec<ConversationId>, ConversationError> {
+        Ok(self.store.read(|c| {
+            let mut stmt = c.prepare(&format!("SELECT id FROM conversations WHERE created_at < ?1 AND {UNUSED}"))?;
+            let rows = stmt.query_map([made_before], |r| r.get(0))?;
+            rows.collect()
+        })?)
     }
 
     /// One message with its parts.

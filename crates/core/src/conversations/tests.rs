@@ -414,3 +414,20 @@ fn kept_results_are_numbered_per_conversation_loaded_with_their_call_and_copied_
     assert!(conv.kept_result(c, 1).is_err());
     assert_eq!(conv.kept_result(fork.id, 1).unwrap().kept, one);
 }
+
+#[test]
+fn unused_conversations_are_those_made_before_the_time_with_nothing_done_in_them() {
+    let conv = store();
+    let empty = conv.create("New conversation", Some("Default"), None).unwrap();
+    let used = conv.create("Asked", None, None).unwrap();
+    conv.add_user_message(used.id, None, "hello", &[]).unwrap();
+    let instructed = conv.create("Instructed", None, Some("Be brief.")).unwrap();
+    let later = crate::clock::now_ms() + 1;
+    assert_eq!(conv.unused_before(later).unwrap(), [empty.id]);
+    assert!(conv.unused_before(empty.created_at).unwrap().is_empty(), "a younger one is left");
+    assert!(conv.discard_if_unused(empty.id).unwrap());
+    assert!(!conv.discard_if_unused(used.id).unwrap());
+    assert!(!conv.discard_if_unused(instructed.id).unwrap());
+    assert!(matches!(conv.get(empty.id), Err(ConversationError::NotFound { .. })));
+    assert_eq!(conv.list().unwrap().len(), 2);
+}

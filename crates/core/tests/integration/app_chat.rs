@@ -1008,3 +1008,42 @@ async fn a_result_cut_for_the_model_is_kept_whole_for_the_inspector() {
     let other = f.app.create_conversation(None).unwrap();
     assert_eq!(f.app.read_kept_result(&other.id, 1, 0, 10).unwrap_err().kind(), ErrorKind::NotFound);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_chat_left_unused_is_discarded_and_one_in_use_is_kept() {
+    let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Hi."])]).await.unwrap();
+    let f = open(&model.url(), &[]);
+    let ids = |f: &Fixture| f.app.list_conversations(None).unwrap().into_iter().map(|c| c.id).collect::<Vec<_>>();
+
+    // A model chosen in the composer is not use; its choice goes with the conversation.
+    let left = f.app.create_conversation(None).unwrap();
+    let settings = f.app.get_conversation(&left.id, None).unwrap().settings;
+    let chosen = ConversationSettings { model: Some("other-model".into()), ..settings };
+    f.app.update_conversation_settings(&left.id, &chosen).unwrap();
+    assert!(f.app.discard_conversation_if_unused(&left.id).unwrap());
+    assert!(ids(&f).is_empty());
+    let next = f.app.create_conversation(None).unwrap();
+    assert_eq!(next.id, left.id, "SQLite gives the id again");
+    assert_eq!(f.app.get_conversation(&next.id, None).unwrap().settings.model, None, "the old choice is gone");
+
+    // Sent to, renamed, pinned or given instructions: kept.
+    send(&f.app, &next.id, "hello").await;
+    let renamed = f.app.create_conversation(None).unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    f.app.rename_conversation(&renamed.id, "Mine").unwrap();
+    let pinned = f.app.create_conversation(None).unwrap();
+    f.app.pin_conversation(&pinned.id, true).unwrap();
+    let instructed = f.app.create_conversation(None).unwrap();
+    let own = ConversationSettings { system_prompt: Some("Be brief.".into()), ..chosen };
+    f.app.update_conversation_settings(&instructed.id, &own).unwrap();
+    for c in [&next, &renamed, &pinned, &instructed] {
+        assert!(!f.app.discard_conversation_if_unused(&c.id).unwrap(), "{} was discarded", c.id);
+    }
+    assert_eq!(ids(&f).len(), 4);
+    assert!(!f.app.discard_conversation_if_unused("999").unwrap());
+    assert_eq!(f.app.discard_conversation_if_unused("x").unwrap_err().kind(), ErrorKind::InvalidInput);
+    // The sweep at start takes only those older than a minute: none here.
+    let fresh = f.app.create_conversation(None).unwrap();
+    assert_eq!(f.app.discard_unused_conversations().unwrap(), 0);
+    assert!(ids(&f).contains(&fresh.id));
+}

@@ -63,6 +63,7 @@ export const chatIpc = {
   renameConversation: (id: string, title: string) => call<void>("rename_conversation", { id, title }),
   pinConversation: (id: string, pinned: boolean) => call<void>("pin_conversation", { id, pinned }),
   deleteConversation: (id: string) => call<void>("delete_conversation", { id }),
+  discardConversationIfUnused: (id: string) => call<boolean>("discard_conversation_if_unused", { id }),
   getConversation: (id: string, tail: number | null = null) => call<ConversationDetail>("get_conversation", { id, tail }),
   earlierMessages: (conversationId: string, before: string, limit: number) =>
     call<MessagePage>("earlier_messages", { conversation_id: conversationId, before, limit }),
