@@ -20,7 +20,8 @@ APP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libsoup-3.0-dev li
 # What the tests add: a virtual display, the WebKit WebDriver, a venv for Python peers,
 # the openssl command that makes certificates for the bundle-signature tests, and
 # xdotool, which presses the quick-ask shortcut and types in that window.
-TEST_PACKAGES=(xvfb webkit2gtk-driver python3-venv openssl xdotool)
+# fonts-wqy-microhei: Chinese glyphs in the window's screenshots (tests/tests/look.rs).
+TEST_PACKAGES=(xvfb webkit2gtk-driver python3-venv openssl xdotool fonts-wqy-microhei)
 
 # Each step says when it started (seconds since the script did), to see where the time goes.
 say() { printf '\033[1m==> [%ss] %s\033[0m\n' "$SECONDS" "$*" >&2; }

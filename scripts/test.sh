@@ -55,7 +55,7 @@ say "cargo test --workspace, in two lanes side by side (each under Xvfb and a pr
 # They run at once, the window's lane printed when both are done. Every other test target of
 # the workspace is in the second lane (read from cargo metadata, so a new one is never left out).
 rm -rf tests/artifacts
-window_tests=(flows window instance)
+window_tests=(flows window instance look)
 other_tests=$(cargo metadata --no-deps --format-version 1 | python3 -c '
 import json, sys
 window = set(sys.argv[1:])

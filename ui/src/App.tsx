@@ -7,6 +7,7 @@ import { LiveViewsContext } from "./lib/mcpApps";
 import { ServerRequests } from "./components/ServerRequests";
 import { InstallLink } from "./components/settings/InstallLink";
 import { UpdateCard } from "./components/Update";
+import { Shortcuts } from "./components/Shortcuts";
 import { ChatPage, type ChatRequest } from "./pages/ChatPage";
 import type { SettingsSection } from "./pages/SettingsPage";
 
@@ -90,6 +91,11 @@ export function App() {
       void un.then((f) => f());
     };
   }, []);
+  const openSettings = useCallback(() => {
+    setSection("general");
+    setServer(null);
+    setPage("settings");
+  }, [setPage]);
   // The tray's New chat and quick ask's "Open in Patchbay": the chat page does them.
   const [request, setRequest] = useState<ChatRequest | null>(null);
   const clearRequest = useCallback(() => setRequest(null), []);
@@ -128,6 +134,8 @@ export function App() {
             {t(p.label)}
           </button>
         ))}
+        <div className="spacer" />
+        <Shortcuts onSettings={openSettings} />
       </nav>
       <main className="app-main">
         {page === "chat" ? (

@@ -14,7 +14,7 @@ export function CodeBlock({ code, language }: { code: string; language: string |
     <div className="code-block">
       <div className="code-head">
         <span className="code-lang">{language ?? t("chat.code")}</span>
-        <CopyButton text={() => code} className="code-copy" testId="code-copy" />
+        <CopyButton icon text={() => code} className="code-copy" testId="code-copy" />
       </div>
       <pre>
         {html !== null ? (

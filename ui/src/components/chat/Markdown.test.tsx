@@ -79,7 +79,7 @@ describe("Markdown", () => {
     expect(container.querySelector("code .hljs-keyword")?.textContent).toBe("fn");
     fireEvent.click(screen.getByTestId("code-copy"));
     expect(writeText).toHaveBeenCalledWith("fn main() { let x = 1; }");
-    expect(await screen.findByText("Copied")).toBeTruthy();
+    expect(await screen.findByRole("button", { name: "Copied" })).toBeTruthy();
   });
 
   it("streams without replacing blocks that are already complete", () => {

@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, screen, within } from "@testing-library/react";
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ResourceReader } from "../../lib/resources";
 import { ToolCatalogue, toolMap } from "../../lib/toolCatalogue";
@@ -82,7 +82,7 @@ describe("ToolTraceCard", () => {
     Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
     fireEvent.click(screen.getByTestId("trace-copy"));
     expect(writeText).toHaveBeenCalledWith("**bold** result\n\na.txt <file:///tmp/a.txt>");
-    expect((await screen.findByTestId("trace-copy")).textContent).toBe("Copied");
+    await waitFor(() => expect(screen.getByTestId("trace-copy").getAttribute("aria-label")).toBe("Copied"));
     Object.defineProperty(navigator, "clipboard", { value: undefined, configurable: true });
   });
 

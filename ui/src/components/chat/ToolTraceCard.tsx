@@ -5,6 +5,8 @@ import { useI18n, type MessageKey } from "../../lib/i18n";
 import type { ApprovalDecision, ToolProgress, ToolTrace } from "../../lib/ipc";
 import { ToolCatalogue, toolOf, viewOf } from "../../lib/toolCatalogue";
 import { CopyButton } from "../common/CopyButton";
+import { IconButton } from "../common/IconButton";
+import { ScanSearch } from "lucide-react";
 import { McpIcons } from "../common/McpIcons";
 import { ApprovalCard } from "./ApprovalCard";
 import { AppView } from "./AppView";
@@ -85,12 +87,10 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
             {formatDuration(trace.duration_ms)}
           </span>
         )}
-        {trace.result && <CopyButton text={() => resultText(trace.result!)} testId="trace-copy" />}
-        {onInspect && (
-          <button type="button" className="link" data-testid="trace-inspect" onClick={() => onInspect(trace)}>
-            {t("trace.inspect")}
-          </button>
-        )}
+        <span className="trace-actions">
+          {trace.result && <CopyButton icon text={() => resultText(trace.result!)} testId="trace-copy" />}
+          {onInspect && <IconButton icon={ScanSearch} label={t("trace.inspect")} testId="trace-inspect" onClick={() => onInspect(trace)} />}
+        </span>
       </header>
       {trace.status === "running" && p && <CallProgress progress={p} />}
       {trace.status === "writing" ? (

@@ -25,7 +25,7 @@ export function IconButton({ icon: Glyph, label, shortcut, tone, testId, classNa
             ref={ref}
             aria-label={label}
             data-testid={testId}
-            className={["icon-button", tone, className].filter(Boolean).join(" ")}
+            className={["icon-button", tone && `tone-${tone}`, className].filter(Boolean).join(" ")}
           >
             <Glyph size={16} strokeWidth={2} aria-hidden="true" focusable="false" />
           </button>

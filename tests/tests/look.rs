@@ -1,0 +1,184 @@
+//! How the real window looks and reads: axe-core (the copy in ui/node_modules) runs on every
+//! page and dialog in both themes and both languages and may find no serious or critical
+//! violation, colour contrast included (the window lays pages out, jsdom does not); each page is
+//! screenshotted as it was checked. The screenshots go to tests/artifacts/screenshots, or to
+//! docs/screenshots with PATCHBAY_SCREENSHOTS=docs (how the docs' copies are made).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, ensure};
+use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderProfile};
+use patchbay_core::mcp::protocol::naming::ToolNames;
+use patchbay_core::paths::DataDir;
+use patchbay_core::store::Store;
+use patchbay_e2e::{App, AppOptions, Session};
+use patchbay_test_support::peers;
+use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(20);
+const SERVER_WAIT: Duration = Duration::from_secs(90);
+
+/// Runs axe-core on the document and answers with its serious and critical violations.
+const AXE_RUN: &str = r#"
+const done = arguments[arguments.length - 1];
+axe.run(document, { resultTypes: ["violations"] }).then(
+  (r) => done(r.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.slice(0, 5).map((n) => n.target.join(" ")).join(", ")}`)),
+  (e) => done([`axe failed: ${e}`]));
+"#;
+
+fn axe_source() -> Result<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/node_modules/axe-core/axe.min.js");
+    std::fs::read_to_string(&path).with_context(|| format!("axe-core is not at {} (npm ci in ui/)", path.display()))
+}
+
+fn shots_dir() -> Result<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = match std::env::var("PATCHBAY_SCREENSHOTS").as_deref() {
+        Ok("docs") => root.join("../docs/screenshots"),
+        _ => root.join("artifacts/screenshots"),
+    };
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+struct Look<'a> {
+    s: &'a Session,
+    axe: String,
+    dir: PathBuf,
+    found: Vec<String>,
+}
+
+impl Look<'_> {
+    /// Checks what the window shows now, named `page`, and keeps its picture.
+    fn check(&mut self, page: &str, theme: &str, lang: &str) -> Result<()> {
+        // Let fetches answer and transitions end before reading the page.
+        std::thread::sleep(Duration::from_millis(600));
+        let found = self.s.execute_async(&format!("{}\n{AXE_RUN}", self.axe), json!([]))?;
+        let found: Vec<String> = serde_json::from_value(found)?;
+        self.found.extend(found.into_iter().map(|v| format!("{page} ({theme}, {lang}): {v}")));
+        std::fs::write(self.dir.join(format!("{page}-{theme}-{lang}.png")), self.s.screenshot()?)?;
+        Ok(())
+    }
+}
+
+fn settings_tab(s: &Session, tab: &str) -> Result<()> {
+    s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+    s.click(&s.wait_for(&format!("#settings-tab-{tab}"), WAIT)?)?;
+    s.wait_for(&format!("#settings-panel-{tab}"), WAIT)?;
+    Ok(())
+}
+
+/// The theme and language the window starts with, then reloaded to take them.
+fn choose(s: &Session, theme: &str, lang: &str) -> Result<()> {
+    s.execute(
+        "localStorage.setItem('patchbay.theme', arguments[0]); localStorage.setItem('patchbay.lang', arguments[1]); location.reload();",
+        json!([theme, lang]),
+    )?;
+    std::thread::sleep(Duration::from_millis(500));
+    s.wait_for("#page-chat", WAIT)?;
+    let shown: Value =
+        s.execute("return [document.documentElement.dataset.theme, document.documentElement.lang]", json!([]))?;
+    let want = json!([theme, if lang == "zh" { "zh-CN" } else { "en" }]);
+    ensure!(shown == want, "the window shows {shown} after choosing {theme}, {lang}");
+    Ok(())
+}
+
+#[test]
+fn every_page_and_dialog_reads_well_in_both_themes_and_languages() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let echo = ToolNames::build([("everything", "echo")]).model_name("everything", "echo").unwrap().to_owned();
+    let model = runtime.block_on(ScriptedServer::start(
+        Format::OpenAi,
+        vec![
+            openai::tool_calls_reply(&[("call_look", &echo, &["{\"message\": \"hello\"}"])]),
+            openai::text_reply(&["The echo came back:\n\n```rust\nfn main() {\n    println!(\"hello\");\n}\n```"]),
+            openai::text_reply(&["Echoing a greeting"]),
+        ],
+    ))?;
+    let tmp = tempfile::tempdir()?;
+    let data_dir = tmp.path().join("data");
+    let config = ConfigStore::new(Store::open(&DataDir::new(&data_dir))?);
+    config.save_provider(&ProviderProfile::openai_compatible(
+        "scripted",
+        format!("{}/v1", model.url()),
+        "scripted-model",
+    ))?;
+    let mut everything =
+        McpServerConfig::stdio("everything", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
+    everything.tool_approval.insert("echo".into(), ApprovalMode::Ask);
+    config.replace_servers(&[everything])?;
+    drop(config);
+
+    let app = App::start(
+        "every_page_and_dialog_reads_well_in_both_themes_and_languages",
+        AppOptions { data_dir: Some(data_dir), ..Default::default() },
+    )?;
+    app.check(|s| {
+        s.set_window_size(1200, 800)?;
+        let mut look = Look { s, axe: axe_source()?, dir: shots_dir()?, found: Vec::new() };
+        choose(s, "light", "en")?;
+        // The check can fail: a nameless button and grey-on-grey text are found.
+        s.execute(
+            "document.body.insertAdjacentHTML('beforeend', '<div id=bad><button></button><p style=\"color:#aaa;background:#bbb\">faint</p></div>')",
+            json!([]),
+        )?;
+        look.check("bad", "light", "en")?;
+        s.execute("document.getElementById('bad').remove()", json!([]))?;
+        let bad = std::mem::take(&mut look.found);
+        ensure!(
+            bad.iter().any(|v| v.contains("button-name")) && bad.iter().any(|v| v.contains("color-contrast")),
+            "axe did not find the planted violations: {bad:?}"
+        );
+        std::fs::remove_file(look.dir.join("bad-light-en.png"))?;
+        // The first run: no conversation yet.
+        look.check("welcome", "light", "en")?;
+        settings_tab(s, "servers")?;
+        s.wait_for("[data-testid=server-row][data-server=everything] [data-testid=status-dot][data-state=ready]", SERVER_WAIT)?;
+        s.click(&s.find("#nav-chat")?)?;
+        s.click(&s.wait_for("#new-conversation", WAIT)?)?;
+        s.wait_for("#composer-input", WAIT)?;
+        s.set_value("#composer-input", "Please echo a greeting")?;
+        s.click(&s.find("#send-button")?)?;
+        s.wait_for("[data-testid=approval-card]", WAIT)?;
+        look.check("chat-approval", "light", "en")?;
+        s.click(&s.find("[data-testid=approve-once]")?)?;
+        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("The echo came back"))?;
+
+        for (theme, lang) in [("light", "en"), ("dark", "en"), ("light", "zh"), ("dark", "zh")] {
+            choose(s, theme, lang)?;
+            s.click(&s.wait_for("[data-testid=conversation-list] button.conversation", WAIT)?)?;
+            s.wait_for("[data-testid=trace-card][data-status=done]", WAIT)?;
+            look.check("chat", theme, lang)?;
+            // The call's inspector, a dialog.
+            s.click(&s.find("[data-testid=trace-card] [data-testid=trace-inspect]")?)?;
+            s.wait_for("[role=dialog]", WAIT)?;
+            look.check("dialog-inspector", theme, lang)?;
+            s.execute("document.activeElement.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }))", json!([]))?;
+            s.wait_for_none("[role=dialog]", WAIT)?;
+            // The shortcut sheet, from the keyboard.
+            s.execute(
+                "window.dispatchEvent(new KeyboardEvent('keydown', { key: '/', ctrlKey: true, bubbles: true, cancelable: true }))",
+                json!([]),
+            )?;
+            s.wait_for("[data-testid=shortcuts]", WAIT)?;
+            look.check("dialog-shortcuts", theme, lang)?;
+            s.execute("document.activeElement.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }))", json!([]))?;
+            s.wait_for_none("[data-testid=shortcuts]", WAIT)?;
+            for tab in ["general", "providers", "servers", "roots", "import", "kb", "assistants", "schedules"] {
+                settings_tab(s, tab)?;
+                look.check(&format!("settings-{tab}"), theme, lang)?;
+            }
+            settings_tab(s, "servers")?;
+            s.click(&s.wait_for("[data-testid=server-row][data-server=everything] button.link", WAIT)?)?;
+            s.wait_for("[data-testid=tools-table]", WAIT)?;
+            look.check("settings-server", theme, lang)?;
+            s.click(&s.find("#nav-chat")?)?;
+        }
+        ensure!(look.found.is_empty(), "axe found:\n{}", look.found.join("\n"));
+        Ok(())
+    })?;
+    Ok(())
+}
