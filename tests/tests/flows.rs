@@ -1011,6 +1011,8 @@ fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -
         s.click(&s.find(&format!("{form} input[name=titledMultipleSelectEnum][value=fish-2]"))?)?;
         press(s, form, "Submit")?;
         s.wait_for_none(form, WAIT)?;
+        // A finished call is one line until opened.
+        s.click_when_clear("[data-testid=trace-card][data-status=done] [data-testid=trace-toggle]", WAIT)?;
         let result =
             s.wait_for_text("[data-testid=trace-card][data-status=done]", WAIT, |t| t.contains("Raw result"))?;
         for sent in ["Ada Lovelace", "\"hero-3\"", "\"pet-2\"", "\"fish-1\"", "\"fish-2\""] {
@@ -1167,6 +1169,11 @@ mcp.run()
         // Once the turn has settled (the list is read again then), the card stays put for the click.
         s.wait_for_text("[data-testid=message-list]", WAIT, |t| t.contains("Your notes are linked above."))?;
         s.wait_for_none("#stop-button", WAIT)?;
+        s.execute(
+            "[...document.querySelectorAll('[data-testid=trace-card][data-status=done]')].pop()\
+             .querySelector('[data-testid=trace-toggle]').click()",
+            json!([]),
+        )?;
         s.click_when_clear("[data-testid=trace-card][data-status=done] [data-testid=resource-link] button", WAIT)?;
         let shown = s.wait_for_text("[data-testid=resource-preview]", WAIT, |t| t.contains("Buy milk"))?;
         ensure!(shown.contains("notes://today"), "{shown}");

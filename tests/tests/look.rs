@@ -147,7 +147,7 @@ fn every_page_and_dialog_reads_well_in_both_themes_and_languages() -> Result<()>
         s.click(&s.find("[data-testid=approve-once]")?)?;
         s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("The echo came back"))?;
 
-        for (theme, lang) in [("light", "en"), ("dark", "en"), ("light", "zh"), ("dark", "zh")] {
+        for (theme, lang) in LOOKS {
             choose(s, theme, lang)?;
             s.click(&s.wait_for("[data-testid=conversation-list] button.conversation", WAIT)?)?;
             s.wait_for("[data-testid=trace-card][data-status=done]", WAIT)?;
@@ -181,4 +181,143 @@ fn every_page_and_dialog_reads_well_in_both_themes_and_languages() -> Result<()>
         Ok(())
     })?;
     Ok(())
+}
+
+/// The themes and languages, each pair checked.
+const LOOKS: [(&str, &str); 4] = [("light", "en"), ("dark", "en"), ("light", "zh"), ("dark", "zh")];
+
+/// Checks the chat page as it is in every theme and language, and goes back to light English.
+fn in_every_look(look: &mut Look, page: &str) -> Result<()> {
+    for (theme, lang) in LOOKS {
+        choose(look.s, theme, lang)?;
+        look.s.wait_for("[data-testid=welcome]", WAIT)?;
+        look.check(page, theme, lang)?;
+    }
+    choose(look.s, "light", "en")
+}
+
+/// Waits for the approval (an imported server's tools ask first) and clicks its "Allow once"
+/// while the card waits (it can move as the tool's description arrives, and a click beside it
+/// is lost).
+fn approve_while_asked(s: &Session) -> Result<()> {
+    s.wait_for("[data-testid=approve-once]", WAIT)?;
+    for _ in 0..10 {
+        match s.find("[data-testid=approve-once]") {
+            Ok(button) => {
+                let _ = s.click(&button);
+            }
+            Err(_) => return Ok(()),
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    anyhow::bail!("the approval card never took the click")
+}
+
+/// A new user's first run, as the welcome guides it: a provider (the scripted model), servers
+/// imported from an mcpServers config (the real server-everything), a first message whose
+/// answer used a tool. Each step is checked with axe and screenshotted.
+#[test]
+fn the_first_run_guides_a_new_user_to_a_chat_that_used_a_tool() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let echo = ToolNames::build([("everything", "echo")]).model_name("everything", "echo").unwrap().to_owned();
+    let model = runtime.block_on(ScriptedServer::start(
+        Format::OpenAi,
+        vec![
+            openai::tool_calls_reply(&[("call_first", &echo, &["{\"message\": \"my first tool call\"}"])]),
+            openai::text_reply(&["The tool answered: my first tool call."]),
+            openai::text_reply(&["A first tool call"]),
+        ],
+    ))?;
+    let tmp = tempfile::tempdir()?;
+    let app = App::start(
+        "the_first_run_guides_a_new_user_to_a_chat_that_used_a_tool",
+        AppOptions { data_dir: Some(tmp.path().join("data")), ..Default::default() },
+    )?;
+    app.check(|s| {
+        s.set_window_size(1200, 800)?;
+        let mut look = Look { s, axe: axe_source()?, dir: shots_dir()?, found: Vec::new() };
+        choose(s, "light", "en")?;
+        let state = |step: &str| -> Result<String> {
+            s.wait_for(&format!("[data-testid=step-{step}]"), WAIT)?;
+            Ok(s.execute(STEP_STATE, json!([step]))?.as_str().unwrap_or_default().to_owned())
+        };
+        ensure!(
+            state("provider")? == "current" && state("servers")? == "todo" && state("chat")? == "todo",
+            "a new user's steps"
+        );
+        in_every_look(&mut look, "first-run-1")?;
+
+        // 1. The provider.
+        s.click(&s.find("[data-testid=welcome-add-provider]")?)?;
+        s.wait_for("#settings-tab-providers[aria-selected=true]", WAIT)?;
+        let deadline = std::time::Instant::now() + WAIT;
+        while s.wait_for("#provider-name", Duration::from_secs(2)).is_err() {
+            ensure!(std::time::Instant::now() < deadline, "the provider form never opened");
+            s.click(&s.wait_for("#provider-add", WAIT)?)?;
+        }
+        s.set_value("#provider-name", "scripted")?;
+        s.set_value("#provider-base-url", &format!("{}/v1", model.url()))?;
+        s.set_value("#provider-model", "scripted-model")?;
+        look.check("first-run-2-provider", "light", "en")?;
+        s.click(&s.find("#provider-save")?)?;
+        s.wait_for_text("[data-testid=provider-row]", WAIT, |t| t.contains("scripted"))?;
+        s.click(&s.find("#nav-chat")?)?;
+        ensure!(state("provider")? == "done", "the provider step is not done");
+        wait_state(s, "servers", "current")?;
+
+        // 2. Servers, from a config the user already has.
+        s.click(&s.find("[data-testid=welcome-import]")?)?;
+        s.wait_for("#settings-tab-import[aria-selected=true]", WAIT)?;
+        let config = json!({"mcpServers": {
+            "everything": {"command": peers::npm_bin("mcp-server-everything"), "args": ["stdio"]},
+        }});
+        s.set_value("#import-text", &config.to_string())?;
+        s.click(&s.find("#import-preview")?)?;
+        s.wait_for_count("[data-testid=import-entry][data-status=new]", 1, WAIT)?;
+        look.check("first-run-3-import", "light", "en")?;
+        s.click(&s.find("#import-apply")?)?;
+        s.wait_for("[data-testid=import-report]", WAIT)?;
+        s.click(&s.find("#settings-tab-servers")?)?;
+        s.wait_for(
+            "[data-testid=server-row][data-server=everything] [data-testid=status-dot][data-state=ready]",
+            SERVER_WAIT,
+        )?;
+        s.click(&s.find("#nav-chat")?)?;
+        wait_state(s, "servers", "done")?;
+        wait_state(s, "chat", "current")?;
+        in_every_look(&mut look, "first-run-4-ready")?;
+
+        // 3. The first message, and the tool it used.
+        s.click(&s.find("[data-testid=welcome-new]")?)?;
+        s.wait_for("#composer-input", WAIT)?;
+        s.set_value("#composer-input", "Please echo my first tool call")?;
+        s.click(&s.find("#send-button")?)?;
+        approve_while_asked(s)?;
+        s.wait_for("[data-testid=trace-card][data-status=done]", WAIT)?;
+        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("The tool answered"))?;
+        s.click(&s.find("[data-testid=trace-toggle]")?)?;
+        s.wait_for_text("[data-testid=trace-body]", WAIT, |t| t.contains("Echo: my first tool call"))?;
+        look.check("first-run-5-chat", "light", "en")?;
+        ensure!(look.found.is_empty(), "axe found:\n{}", look.found.join("\n"));
+        Ok(())
+    })?;
+    ensure!(model.remaining() <= 1, "the model was not asked for the call and the answer");
+    Ok(())
+}
+
+/// The state of the welcome's step named by the script's argument: done, current or todo.
+const STEP_STATE: &str = "return document.querySelector(`[data-testid=step-${arguments[0]}]`)?.dataset.state";
+
+/// Waits until the welcome's `step` is in `want`.
+fn wait_state(s: &Session, step: &str, want: &str) -> Result<()> {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        s.wait_for(&format!("[data-testid=step-{step}]"), WAIT)?;
+        let now = s.execute(STEP_STATE, json!([step]))?;
+        if now == json!(want) {
+            return Ok(());
+        }
+        ensure!(std::time::Instant::now() < deadline, "the {step} step stays {now}, not {want}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }

@@ -2,6 +2,7 @@ import { act, cleanup, fireEvent, screen, waitFor, within } from "@testing-libra
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { TurnEvent, ConversationRenamed, ConversationSummary, ServerStatus } from "../lib/ipc";
 import { message, providerView, renderIn, serverView, toolInfo, trace } from "../test/render";
+import { expectAccessible } from "../test/axe";
 import { LiveViews, LiveViewsContext } from "../lib/mcpApps";
 import { ChatStores } from "../lib/chatStore";
 import { ChatPage, type ChatIpc } from "./ChatPage";
@@ -205,6 +206,7 @@ describe("ChatPage", () => {
     const card = screen.getByTestId("trace-card");
     expect(within(card).getByTestId("trace-status").textContent).toBe("Done");
     expect(within(card).getByTestId("trace-duration").textContent).toBe("250 ms");
+    fireEvent.click(within(card).getByTestId("trace-toggle"));
     expect(within(card).getByText("file body")).toBeTruthy();
     // A result cut for the model: both sizes, and its whole text in the inspector.
     expect(within(card).getByTestId("trace-sizes").textContent).toContain("Sent to the model: 9 of 12 characters");
@@ -273,15 +275,35 @@ describe("ChatPage", () => {
     expect(screen.queryByTestId("load-earlier")).toBeNull();
   });
 
-  it("welcomes a user without a provider with the way to add one", async () => {
+  it("guides a new user in three steps, each marked done as it is, and opens the settings each needs", async () => {
     const f = fakeIpc();
+    f.ipc.listConversations = vi.fn(() => Promise.resolve([]));
     const onOpenSettings = vi.fn();
-    renderIn(<ChatPage ipc={f.ipc} onOpenSettings={onOpenSettings} />);
+    const { unmount } = renderIn(<ChatPage ipc={f.ipc} onOpenSettings={onOpenSettings} />);
     fireEvent.click(await screen.findByRole("button", { name: "Add a provider" }));
     expect(onOpenSettings).toHaveBeenCalledWith("providers");
+    const states = () => ["provider", "servers", "chat"].map((step) => screen.getByTestId(`step-${step}`).dataset.state);
+    expect(states()).toEqual(["current", "todo", "todo"]);
+    expect(screen.getByRole("listitem", { current: "step" }).textContent).toContain("Add a model provider");
     expect(screen.getByTestId("welcome-tools").textContent).toContain("No MCP tools are ready yet");
-    fireEvent.click(screen.getByRole("button", { name: "Manage MCP servers" }));
+    expect((screen.getByTestId("welcome-new") as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.click(screen.getByRole("button", { name: "Import a config" }));
+    expect(onOpenSettings).toHaveBeenLastCalledWith("import");
+    fireEvent.click(screen.getByRole("button", { name: "Add servers" }));
     expect(onOpenSettings).toHaveBeenLastCalledWith("servers");
+    await expectAccessible();
+    unmount();
+
+    // A provider: the servers are next; a server on: the first message is.
+    f.ipc.listProviders = vi.fn(() => Promise.resolve([providerView("deepseek")]));
+    renderIn(<ChatPage ipc={f.ipc} onOpenSettings={onOpenSettings} />);
+    await waitFor(() => expect(states()).toEqual(["done", "current", "todo"]));
+    f.serverStatus({ server: "builtin", state: "ready", tool_count: 2, error: null });
+    expect(states()).toEqual(["done", "current", "todo"]);
+    f.serverStatus({ server: "fs", state: "starting", tool_count: 0, error: null });
+    expect(states()).toEqual(["done", "done", "current"]);
+    fireEvent.click(screen.getByTestId("welcome-new"));
+    await waitFor(() => expect(f.ipc.createConversation).toHaveBeenCalled());
   });
 
   it("welcomes a user with a provider with a new chat and the tools the model can use", async () => {
@@ -297,8 +319,7 @@ describe("ChatPage", () => {
     await waitFor(() => expect(f.ipc.createConversation).toHaveBeenCalledWith(null));
     expect(await screen.findByText("Ask anything. Type / for MCP prompts.")).toBeTruthy();
     // The composer says which model "Default" is.
-    const picker = screen.getByLabelText("Model") as HTMLSelectElement;
-    expect(picker.options[0]!.textContent).toBe("Default: deepseek / deepseek-chat");
+    expect(screen.getByRole("button", { name: "Model: Default: deepseek / deepseek-chat" }).textContent).toBe("Default: deepseek / deepseek-chat");
   });
 
   it("shows the tools' share of the model's context, and warns before a message that would not fit", async () => {

@@ -1,4 +1,5 @@
 import { useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
+import { Circle, CircleCheck, CircleDot } from "lucide-react";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { Composer, type ModelChoice } from "../components/chat/Composer";
 import { MessageList } from "../components/chat/MessageList";
@@ -8,7 +9,7 @@ import { Sidebar } from "../components/chat/Sidebar";
 import { TraceInspector } from "../components/chat/TraceInspector";
 import { Dialog } from "../components/common/Dialog";
 import { ChatStores, useConversation, type ConversationStore, type Draft } from "../lib/chatStore";
-import { useI18n } from "../lib/i18n";
+import { useI18n, type MessageKey } from "../lib/i18n";
 import { defaultModel } from "../lib/models";
 import { ResourceReader } from "../lib/resources";
 import { LiveViewsContext, ViewChat } from "../lib/mcpApps";
@@ -442,13 +443,16 @@ function ConversationView({
  * its store while the user is in Settings, and the open conversation is kept.
  */
 /**
- * What the page shows with no conversation open: the first step for a new user
- * (a provider to add), else how to start and what the model can reach.
+ * What the page shows with no conversation open. A new user (no conversation yet) gets the
+ * three steps to a first chat that uses a tool, each marked done as it is: a provider, MCP
+ * servers (imported, or from the presets and the registry), a first message. Later it says
+ * how to start and what the model can reach.
  */
 function Welcome({
   providers,
   tools,
   configured,
+  firstRun,
   health,
   onNew,
   onOpenSettings,
@@ -458,6 +462,8 @@ function Welcome({
   tools: ToolInfo[];
   /** Some server is on (starting, ready or failed): no need to suggest adding one. */
   configured: boolean;
+  /** No conversation exists yet. */
+  firstRun: boolean;
   health: ReactNode;
   onNew: () => void;
   onOpenSettings?: (section: SettingsSection, server?: string) => void;
@@ -466,37 +472,98 @@ function Welcome({
   // The tools a new chat offers: switched-off ones are not the model's.
   const offered = tools.filter((tool) => tool.enabled);
   const servers = new Set(offered.map((tool) => tool.server)).size;
+  const hasProvider = (providers ?? 0) > 0;
+  const toolsLine = (
+    <p className="muted" data-testid="welcome-tools">
+      {offered.length > 0 ? t("welcome.tools", { tools: offered.length, servers }) : t(configured ? "welcome.noToolsYet" : "welcome.noTools")}
+    </p>
+  );
+  const newChat = (primary: boolean) => (
+    <button type="button" className={primary ? "primary" : undefined} data-testid="welcome-new" onClick={onNew} disabled={!hasProvider}>
+      {t("sidebar.new")}
+    </button>
+  );
+  if (!firstRun && hasProvider) {
+    return (
+      <div className="welcome" data-testid="welcome">
+        <h2>{t("welcome.title")}</h2>
+        <p>{t("welcome.start")}</p>
+        {newChat(true)}
+        {toolsLine}
+        {health}
+        {onOpenSettings && (
+          <button type="button" className="link" data-testid="welcome-servers" onClick={() => onOpenSettings("servers")}>
+            {t("welcome.servers")}
+          </button>
+        )}
+      </div>
+    );
+  }
+  const state = (done: boolean, current: boolean) => (done ? "done" : current ? "current" : "todo");
+  const steps: { id: string; state: string; title: string; body: ReactNode; actions: ReactNode }[] = [
+    {
+      id: "provider",
+      state: state(hasProvider, providers === 0),
+      title: t("welcome.step1"),
+      body: t("welcome.noProvider"),
+      actions: onOpenSettings && (
+        <button type="button" className={hasProvider ? undefined : "primary"} data-testid="welcome-add-provider" onClick={() => onOpenSettings("providers")}>
+          {t(hasProvider ? "welcome.providers" : "welcome.addProvider")}
+        </button>
+      ),
+    },
+    {
+      id: "servers",
+      state: state(configured, hasProvider),
+      title: t("welcome.step2"),
+      body: (
+        <>
+          {t("welcome.serversHow")} {toolsLine}
+        </>
+      ),
+      actions: onOpenSettings && (
+        <>
+          <button type="button" className={hasProvider && !configured ? "primary" : undefined} data-testid="welcome-import" onClick={() => onOpenSettings("import")}>
+            {t("welcome.import")}
+          </button>
+          <button type="button" data-testid="welcome-servers" onClick={() => onOpenSettings("servers")}>
+            {t("welcome.addServers")}
+          </button>
+        </>
+      ),
+    },
+    {
+      id: "chat",
+      state: state(false, hasProvider && configured),
+      title: t("welcome.step3"),
+      body: t("welcome.firstMessage"),
+      actions: newChat(hasProvider && configured),
+    },
+  ];
+  const StepIcon = { done: CircleCheck, current: CircleDot, todo: Circle } as const;
   return (
     <div className="welcome" data-testid="welcome">
       <h2>{t("welcome.title")}</h2>
-      {providers === 0 ? (
-        <>
-          <p>{t("welcome.noProvider")}</p>
-          {onOpenSettings && (
-            <button type="button" className="primary" data-testid="welcome-add-provider" onClick={() => onOpenSettings("providers")}>
-              {t("welcome.addProvider")}
-            </button>
-          )}
-        </>
-      ) : (
-        <>
-          <p>{t("welcome.start")}</p>
-          <button type="button" className="primary" data-testid="welcome-new" onClick={onNew}>
-            {t("sidebar.new")}
-          </button>
-        </>
-      )}
-      <p className="muted" data-testid="welcome-tools">
-        {offered.length > 0
-          ? t("welcome.tools", { tools: offered.length, servers })
-          : t(configured ? "welcome.noToolsYet" : "welcome.noTools")}
-      </p>
+      <p>{t("welcome.intro")}</p>
+      <ol className="steps" aria-label={t("welcome.stepsLabel")}>
+        {steps.map((step, i) => {
+          const Glyph = StepIcon[step.state as keyof typeof StepIcon];
+          return (
+            <li key={step.id} className={`step ${step.state}`} data-testid={`step-${step.id}`} data-state={step.state} aria-current={step.state === "current" ? "step" : undefined}>
+              <Glyph size={20} aria-hidden="true" className="step-icon" />
+              <div className="step-text">
+                <h3>
+                  <span className="sr-only">{t(`welcome.state.${step.state}` as MessageKey)} </span>
+                  {i + 1}. {step.title}
+                </h3>
+                <div className="step-body muted">{step.body}</div>
+                <div className="row">{step.actions}</div>
+              </div>
+            </li>
+          );
+        })}
+      </ol>
       {health}
-      {onOpenSettings && (
-        <button type="button" className="link" data-testid="welcome-servers" onClick={() => onOpenSettings("servers")}>
-          {t("welcome.servers")}
-        </button>
-      )}
     </div>
   );
 }
@@ -727,7 +794,9 @@ export function ChatPage({
             <Welcome
               providers={providerCount}
               tools={tools}
-              configured={servers.some((s) => s.state !== "stopped")}
+              // Patchbay's own server ("builtin") is no server the user added.
+              configured={servers.some((s) => s.server !== "builtin" && s.state !== "stopped")}
+              firstRun={conversations.length === 0 && search === ""}
               health={health}
               onNew={newConversation}
               onOpenSettings={onOpenSettings}

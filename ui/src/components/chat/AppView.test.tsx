@@ -164,7 +164,11 @@ describe("AppView", { timeout: 20_000 }, () => {
     // A message from anywhere but the frame is not the view's.
     window.dispatchEvent(new MessageEvent("message", { data: { jsonrpc: "2.0", id: 7, method: "ping" }, source: window }));
     expect(posted).toHaveLength(3);
+    // The view shows the result; its text is one click away, in the call's details.
+    expect(screen.queryByTestId("tool-result")).toBeNull();
+    fireEvent.click(screen.getByTestId("trace-toggle"));
     expect(screen.getByText("Result")).toBeTruthy();
+    expect(screen.getByTestId("tool-result").textContent).toContain("2");
   });
 
   it("asks before the view runs a tool whose approval is ask, and runs it only once allowed", async () => {

@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ConversationSettings } from "../../lib/ipc";
 import { renderIn, signalOf, toolInfo, untilCancelled } from "../../test/render";
@@ -71,10 +71,30 @@ describe("Composer", () => {
     expect(screen.getByRole("button", { name: "Tools: 1 (~100 tokens)" })).toBeTruthy();
   });
 
-  it("picks a model", () => {
+  it("picks a model from a menu searched by typing, with the mouse or the keyboard", async () => {
     const { props } = setup();
-    fireEvent.change(screen.getByLabelText("Model"), { target: { value: "openai\u0000gpt-4o" } });
-    expect(props.onSettings).toHaveBeenCalledWith({ ...settings, provider: "openai", model: "gpt-4o" });
+    fireEvent.click(screen.getByRole("button", { name: "Model: Default model" }));
+    const search = screen.getByRole("combobox", { name: "Search models" });
+    const listed = () => within(screen.getByRole("listbox", { name: "Model" })).getAllByRole("option");
+    expect(listed().map((o) => o.textContent)).toEqual(["Default model", "openai / gpt-4o"]);
+    await expectAccessible();
+    fireEvent.change(search, { target: { value: "gpt 4o" } });
+    expect(listed().map((o) => o.textContent)).toEqual(["openai / gpt-4o"]);
+    fireEvent.click(screen.getByRole("option", { name: "openai / gpt-4o" }));
+    expect(props.onSettings).toHaveBeenLastCalledWith({ ...settings, provider: "openai", model: "gpt-4o" });
+    expect(screen.queryByRole("listbox")).toBeNull();
+    // The keyboard: the first match is active; arrows move; Enter chooses.
+    fireEvent.click(screen.getByRole("button", { name: /^Model: / }));
+    const box = screen.getByRole("combobox", { name: "Search models" });
+    fireEvent.change(box, { target: { value: "zzz" } });
+    expect(screen.getByText("No model matches.")).toBeTruthy();
+    fireEvent.change(box, { target: { value: "" } });
+    fireEvent.keyDown(box, { key: "ArrowUp" });
+    const options = listed();
+    expect(box.getAttribute("aria-activedescendant")).toBe(options[options.length - 1]!.id);
+    fireEvent.keyDown(box, { key: "ArrowDown" });
+    fireEvent.keyDown(box, { key: "Enter" });
+    expect(props.onSettings).toHaveBeenLastCalledWith({ ...settings, provider: null, model: null });
   });
 
   it("picks this conversation's reasoning effort, off, and back to the assistant's", () => {

@@ -25,6 +25,9 @@ import { Dialog } from "../common/Dialog";
 import { SchemaForm, argumentsSchema, type Suggest } from "../common/SchemaForm";
 import { McpIcons } from "../common/McpIcons";
 import { estimateTokens, type ModelChoice } from "../../lib/models";
+import { IconButton } from "../common/IconButton";
+import { ModelPicker } from "./ModelPicker";
+import { ArrowUp, Paperclip, Square, Wrench } from "lucide-react";
 
 export type { ModelChoice } from "../../lib/models";
 
@@ -233,7 +236,6 @@ export function Composer(props: ComposerProps) {
     window.addEventListener("keydown", onEsc);
     return () => window.removeEventListener("keydown", onEsc);
   }, [streaming, onCancel]);
-  const modelValue = settings.provider && settings.model ? `${settings.provider}\u0000${settings.model}` : "";
 
   return (
     <div
@@ -308,25 +310,13 @@ export function Composer(props: ComposerProps) {
         }}
       />
       <div className="composer-bar">
-        <label className="inline">
-          <span className="sr-only">{t("composer.model")}</span>
-          <select
-            id="model-picker"
-            aria-label={t("composer.model")}
-            value={modelValue}
-            onChange={(e) => {
-              const [provider, model] = e.target.value.split("\u0000");
-              onSettings({ ...settings, provider: provider || null, model: model || null });
-            }}
-          >
-            <option value="">{fallback ? t("composer.defaultModelIs", { model: `${fallback.provider} / ${fallback.model}` }) : t("composer.defaultModel")}</option>
-            {models.map((m) => (
-              <option key={`${m.provider}/${m.model}`} value={`${m.provider}\u0000${m.model}`}>
-                {m.provider} / {m.model}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ModelPicker
+          models={models}
+          provider={settings.provider}
+          model={settings.model}
+          fallback={fallback ?? null}
+          onPick={(provider, model) => onSettings({ ...settings, provider, model })}
+        />
         <label className="inline">
           <span className="sr-only">{t("composer.reasoning")}</span>
           <ReasoningSelect
@@ -337,9 +327,7 @@ export function Composer(props: ComposerProps) {
             scope="composer"
           />
         </label>
-        <button type="button" id="attach-file" onClick={() => filePicker.current?.click()}>
-          {t("composer.attachFile")}
-        </button>
+        <IconButton icon={Paperclip} id="attach-file" label={t("composer.attachFile")} onClick={() => filePicker.current?.click()} />
         <input
           ref={filePicker}
           type="file"
@@ -351,7 +339,8 @@ export function Composer(props: ComposerProps) {
             e.target.value = "";
           }}
         />
-        <button type="button" id="tools-button" aria-expanded={showTools} onClick={() => setShowTools(!showTools)}>
+        <button type="button" id="tools-button" className="pill" aria-expanded={showTools} onClick={() => setShowTools(!showTools)}>
+          <Wrench size={14} aria-hidden="true" />
           {searching
             ? t(share === null ? "composer.toolsSearchedOnly" : "composer.toolsSearched", { count: active.length, tokens, share: share ?? 0 })
             : share === null
@@ -360,7 +349,7 @@ export function Composer(props: ComposerProps) {
         </button>
         {resources.length + templates.length > 0 && (
           <select
-            className="attach-resource"
+            className="attach-resource pill"
             aria-label={t("composer.attach")}
             value=""
             onChange={(e) => {
@@ -385,13 +374,17 @@ export function Composer(props: ComposerProps) {
         )}
         <span className="spacer" />
         {streaming ? (
-          <button type="button" id="stop-button" className="danger" onClick={onCancel}>
-            {t("composer.stop")}
-          </button>
+          <IconButton icon={Square} id="stop-button" className="round stop" label={t("composer.stop")} shortcut="Esc" onClick={onCancel} />
         ) : (
-          <button type="button" id="send-button" className="primary" onClick={send} disabled={text.trim() === "" && attachments.length === 0}>
-            {t("composer.send")}
-          </button>
+          <IconButton
+            icon={ArrowUp}
+            id="send-button"
+            className="round send"
+            label={t("composer.send")}
+            shortcut="Enter"
+            onClick={send}
+            disabled={text.trim() === "" && attachments.length === 0}
+          />
         )}
       </div>
       {showTools && <ToolPicker tools={tools.filter((x) => x.view.for_model)} settings={settings} onSettings={onSettings} />}

@@ -28,7 +28,7 @@ describe("ToolTraceCard", () => {
     const long = `{"text": "${"a".repeat(3000)}b`;
     const { container } = renderIn(<ToolTraceCard trace={trace({ status: "writing", arguments: null, arguments_text: long })} />);
     expect(screen.getByTestId("trace-status").textContent).toBe("Writing…");
-    expect(container.querySelector(".spinner")).toBeTruthy();
+    expect(container.querySelector(".spin")).toBeTruthy();
     const shown = screen.getByTestId("trace-args-writing").textContent ?? "";
     expect(shown).toBe(`…${long.slice(-WRITING_TAIL)}`);
     expect(shown.endsWith("aab")).toBe(true);
@@ -40,7 +40,7 @@ describe("ToolTraceCard", () => {
       <ToolTraceCard trace={trace({ status: "running", progress: { progress: 3, total: 4, message: "indexing" } })} />,
     );
     expect(screen.getByTestId("trace-status").textContent).toBe("Running");
-    expect(container.querySelector(".spinner")).toBeTruthy();
+    expect(container.querySelector(".spin")).toBeTruthy();
     const bar = screen.getByTestId("trace-progress") as HTMLProgressElement;
     expect(bar.value).toBe(3);
     expect(bar.max).toBe(4);
@@ -69,6 +69,12 @@ describe("ToolTraceCard", () => {
     );
     expect(screen.getByTestId("trace-status").textContent).toBe("Done");
     expect(screen.getByTestId("trace-duration").textContent).toBe("1.53 s");
+    // One line until opened.
+    const toggle = screen.getByRole("button", { name: /files · read_file/ });
+    expect([toggle.getAttribute("aria-expanded"), screen.queryByTestId("trace-args")]).toEqual(["false", null]);
+    expect(screen.getByTestId("trace-body").hidden).toBe(true);
+    fireEvent.click(toggle);
+    expect(toggle.getAttribute("aria-expanded")).toBe("true");
     expect(screen.getByTestId("trace-args").textContent).toBe('{\n  "path": "/tmp/a.txt"\n}');
     expect((await screen.findByText("bold", {}, { timeout: 15_000 })).tagName).toBe("STRONG");
     expect((screen.getByRole("img", { name: "Image returned by the tool" }) as HTMLImageElement).src).toBe("data:image/png;base64,AAAA");
@@ -118,6 +124,7 @@ describe("ToolTraceCard", () => {
         />
       </ResourceReader.Provider>,
     );
+    fireEvent.click(screen.getByTestId("trace-toggle"));
     expect(screen.getByRole("link", { name: "The doc" }).getAttribute("href")).toBe("https://example.com/doc");
     const today = screen.getByRole("button", { name: "Today" });
     fireEvent.click(today);
@@ -145,6 +152,7 @@ describe("ToolTraceCard", () => {
     renderIn(
       <ToolTraceCard trace={trace({ status: "error", result: { content: [{ type: "text", text: "no such file" }], structured_content: null, is_error: true } })} />,
     );
+    // Open from the start: what went wrong is in view.
     expect(screen.getByText("The tool reported an error.")).toBeTruthy();
     expect(screen.getByTestId("tool-result").className).toContain("is-error");
   });
@@ -202,10 +210,14 @@ describe("ToolTraceCard", () => {
     expect(screen.getAllByTestId("trace-status").map((e) => e.textContent)).toEqual(["Cancelled", "Denied"]);
   });
 
-  it("lays parallel calls side by side in call order", () => {
-    renderIn(<ToolTraceGroup traces={[trace({ call_id: "1", tool: "first" }), trace({ call_id: "2", tool: "second" })]} />);
+  it("groups the calls of one step in call order, saying how many and how long the step took", () => {
+    const { rerender } = renderIn(
+      <ToolTraceGroup traces={[trace({ call_id: "1", tool: "first", duration_ms: 1200 }), trace({ call_id: "2", tool: "second", status: "running", duration_ms: null })]} />,
+    );
     const group = screen.getByTestId("trace-group");
-    expect(group.className).toContain("parallel");
+    expect(screen.getByTestId("trace-group-head").textContent).toBe("2 tool calls");
+    rerender(<ToolTraceGroup traces={[trace({ call_id: "1", tool: "first", duration_ms: 1200 }), trace({ call_id: "2", tool: "second", duration_ms: 300 })]} />);
+    expect(screen.getByTestId("trace-group-head").textContent).toBe("2 tool calls · 1.20 s");
     expect(within(group).getAllByTestId("trace-card").map((c) => c.querySelector("strong")?.textContent)).toEqual(["first", "second"]);
   });
 
@@ -225,6 +237,7 @@ describe("ToolTraceCard", () => {
       },
     });
     renderIn(<ToolTraceCard trace={cut} onInspect={onInspect} />);
+    fireEvent.click(screen.getByTestId("trace-toggle"));
     const sizes = screen.getByTestId("trace-sizes").textContent ?? "";
     expect(sizes).toContain((13_500).toLocaleString());
     expect(sizes).toContain((2_000_000).toLocaleString());
@@ -234,6 +247,7 @@ describe("ToolTraceCard", () => {
 
   it("shows no sizes for a result sent whole", () => {
     renderIn(<ToolTraceCard trace={trace({ status: "done", result: { content: [{ type: "text", text: "ok" }], structured_content: null, is_error: false } })} />);
+    fireEvent.click(screen.getByTestId("trace-toggle"));
     expect(screen.queryByTestId("trace-sizes")).toBeNull();
   });
 });

@@ -1,12 +1,14 @@
-// One tool call in the message flow: server/tool, status, duration, collapsible
-// arguments, the result, error and stderr tail, and the call's log messages.
-import { useContext } from "react";
+// One tool call in the message flow: a one-line summary (icon, server · tool, status,
+// duration) that opens to the arguments, the result and the call's log messages. What needs
+// the user stays in view without opening: the approval, the arguments being written, the
+// progress, an error with the stderr tail, and the tool's own view.
+import { useContext, useId, useState } from "react";
 import { useI18n, type MessageKey } from "../../lib/i18n";
 import type { ApprovalDecision, ToolProgress, ToolTrace } from "../../lib/ipc";
 import { ToolCatalogue, toolOf, viewOf } from "../../lib/toolCatalogue";
 import { CopyButton } from "../common/CopyButton";
 import { IconButton } from "../common/IconButton";
-import { ScanSearch } from "lucide-react";
+import { Ban, ChevronRight, CircleCheck, CircleX, LoaderCircle, ScanSearch, ShieldQuestion, Wrench, type LucideIcon } from "lucide-react";
 import { McpIcons } from "../common/McpIcons";
 import { ApprovalCard } from "./ApprovalCard";
 import { AppView } from "./AppView";
@@ -21,6 +23,17 @@ export const STATUS: Record<ToolTrace["status"], MessageKey> = {
   error: "trace.error",
   cancelled: "trace.cancelled",
   denied: "trace.denied",
+};
+
+/** Each status's icon. */
+const STATUS_ICON: Record<ToolTrace["status"], LucideIcon> = {
+  writing: LoaderCircle,
+  pending_approval: ShieldQuestion,
+  running: LoaderCircle,
+  done: CircleCheck,
+  error: CircleX,
+  cancelled: Ban,
+  denied: Ban,
 };
 
 /** The most of a call's arguments shown while the model writes them: their end. */
@@ -63,9 +76,15 @@ export function CallProgress({ progress: p }: { progress: ToolProgress }) {
 export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps) {
   const { t } = useI18n();
   const catalogue = useContext(ToolCatalogue);
+  // Opened or closed by the user; until then a failed call's details are open, others closed.
+  const [opened, setOpened] = useState<boolean | null>(null);
+  const open = opened ?? trace.status === "error";
+  const bodyId = useId();
   const info = toolOf(catalogue, trace.server, trace.tool);
   const view = viewOf(catalogue, trace);
   const p = trace.progress;
+  const StatusIcon = STATUS_ICON[trace.status];
+  const busy = trace.status === "running" || trace.status === "writing";
   return (
     <article
       className={`trace-card status-${trace.status}`}
@@ -74,12 +93,15 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
       aria-label={t("trace.label", { server: trace.server, tool: trace.tool })}
     >
       <header className="trace-head">
-        <span className="trace-name">
-          <McpIcons icons={info?.icons ?? []} /> <span className="muted">{trace.server}</span> ·{" "}
-          <strong title={info?.title ? trace.tool : undefined}>{info?.title ?? trace.tool}</strong>
-        </span>
+        <button type="button" className="trace-toggle" aria-expanded={open} aria-controls={bodyId} data-testid="trace-toggle" onClick={() => setOpened(!open)}>
+          <ChevronRight size={14} aria-hidden="true" className="trace-chevron" />
+          {info?.icons.length ? <McpIcons icons={info.icons} /> : <Wrench size={14} aria-hidden="true" />}
+          <span className="trace-name">
+            <span className="muted">{trace.server}</span> · <strong title={info?.title ? trace.tool : undefined}>{info?.title ?? trace.tool}</strong>
+          </span>
+        </button>
         <span className="trace-status" data-testid="trace-status">
-          {(trace.status === "running" || trace.status === "writing") && <span className="spinner" aria-hidden="true" />}
+          <StatusIcon size={14} aria-hidden="true" className={busy ? "spin" : undefined} />
           {t(STATUS[trace.status])}
         </span>
         {trace.duration_ms !== null && (
@@ -93,42 +115,13 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
         </span>
       </header>
       {trace.status === "running" && p && <CallProgress progress={p} />}
-      {trace.status === "writing" ? (
-        trace.arguments_text && (
-          <pre className="json trace-writing" data-testid="trace-args-writing">
-            {tail(trace.arguments_text)}
-          </pre>
-        )
-      ) : trace.status === "pending_approval" && onDecide ? (
-        <ApprovalCard trace={trace} tool={info} onDecide={(d) => onDecide(trace.call_id, d)} />
-      ) : (
-        <details className="trace-args">
-          <summary>{t("trace.arguments")}</summary>
-          <pre className="json" data-testid="trace-args">
-            {pretty(trace.arguments)}
-          </pre>
-        </details>
+      {trace.status === "writing" && trace.arguments_text && (
+        <pre className="json trace-writing" data-testid="trace-args-writing">
+          {tail(trace.arguments_text)}
+        </pre>
       )}
+      {trace.status === "pending_approval" && onDecide && <ApprovalCard trace={trace} tool={info} onDecide={(d) => onDecide(trace.call_id, d)} />}
       {view && info && <AppView trace={trace} tool={info} uri={view} />}
-      {trace.result?.kept && (
-        <p className="trace-sizes muted small" data-testid="trace-sizes">
-          {t("trace.sizes", { sent: trace.result.kept.sent_chars.toLocaleString(), kept: trace.result.kept.chars.toLocaleString() })}{" "}
-          {onInspect && (
-            <button type="button" className="link" data-testid="trace-whole" onClick={() => onInspect(trace)}>
-              {t("trace.whole")}
-            </button>
-          )}
-        </p>
-      )}
-      {trace.result &&
-        (view ? (
-          <details className="trace-result-text">
-            <summary>{t("trace.result")}</summary>
-            <ToolResultView result={trace.result} server={trace.server} />
-          </details>
-        ) : (
-          <ToolResultView result={trace.result} server={trace.server} />
-        ))}
       {trace.error && (
         <div className="trace-error" role="alert">
           <p>{trace.error}</p>
@@ -142,27 +135,68 @@ export function ToolTraceCard({ trace, onDecide, onInspect }: ToolTraceCardProps
           )}
         </div>
       )}
-      {trace.logs.length > 0 && (
-        <details className="trace-logs">
-          <summary>{t("trace.logs", { count: trace.logs.length })}</summary>
-          <ul>
-            {trace.logs.map((l, i) => (
-              <li key={i}>
-                <code>{l.level}</code> {l.message}
-              </li>
-            ))}
-          </ul>
-        </details>
-      )}
+      <div id={bodyId} className="trace-body" hidden={!open} data-testid="trace-body">
+        {open && (
+          <>
+            {trace.status !== "writing" && (
+              <section className="trace-args">
+                <h4>{t("trace.arguments")}</h4>
+                <pre className="json" data-testid="trace-args">
+                  {pretty(trace.arguments)}
+                </pre>
+              </section>
+            )}
+            {trace.result?.kept && (
+              <p className="trace-sizes muted small" data-testid="trace-sizes">
+                {t("trace.sizes", { sent: trace.result.kept.sent_chars.toLocaleString(), kept: trace.result.kept.chars.toLocaleString() })}{" "}
+                {onInspect && (
+                  <button type="button" className="link" data-testid="trace-whole" onClick={() => onInspect(trace)}>
+                    {t("trace.whole")}
+                  </button>
+                )}
+              </p>
+            )}
+            {trace.result && (
+              <section className="trace-result-text">
+                <h4>{t("trace.result")}</h4>
+                <ToolResultView result={trace.result} server={trace.server} />
+              </section>
+            )}
+            {trace.logs.length > 0 && (
+              <section className="trace-logs">
+                <h4>{t("trace.logs", { count: trace.logs.length })}</h4>
+                <ul>
+                  {trace.logs.map((l, i) => (
+                    <li key={i}>
+                      <code>{l.level}</code> {l.message}
+                    </li>
+                  ))}
+                </ul>
+              </section>
+            )}
+          </>
+        )}
+      </div>
     </article>
   );
 }
 
-/** Parallel calls of one assistant step, side by side in call order. */
+/**
+ * The calls of one assistant step. Several make one block headed by how many and how long the
+ * step took (they run side by side: the longest one).
+ */
 export function ToolTraceGroup({ traces, onDecide, onInspect }: { traces: ToolTrace[] } & Omit<ToolTraceCardProps, "trace">) {
+  const { t } = useI18n();
   if (traces.length === 0) return null;
+  const durations = traces.map((tr) => tr.duration_ms);
+  const took = durations.every((d) => d !== null) ? Math.max(...(durations as number[])) : null;
   return (
-    <div className={traces.length > 1 ? "trace-group parallel" : "trace-group"} data-testid="trace-group">
+    <div className={traces.length > 1 ? "trace-group several" : "trace-group"} data-testid="trace-group">
+      {traces.length > 1 && (
+        <p className="trace-group-head muted small" data-testid="trace-group-head">
+          {took === null ? t("trace.groupRunning", { count: traces.length }) : t("trace.group", { count: traces.length, duration: formatDuration(took) })}
+        </p>
+      )}
       {traces.map((tr) => (
         <ToolTraceCard key={tr.call_id} trace={tr} onDecide={onDecide} onInspect={onInspect} />
       ))}
