@@ -224,6 +224,7 @@ pub fn run() {
             commands::ping,
             closing::close_window,
             quick_ask::hide_quick_ask,
+            quick_ask::quick_ask_ready,
             updates::check_update,
             updates::found_update,
             updates::install_update,

@@ -27,15 +27,33 @@ const SHOWN_EVENT: &str = "quick_ask_shown";
 /// The command-line flag that opens the quick-ask window.
 pub const ARG: &str = "--quick-ask";
 
-/// Shows the quick-ask window over other apps, making it the first time.
+/// Shows the quick-ask window over other apps. The first time it is made hidden and shows
+/// once its page says it is ready ([`quick_ask_ready`]): shown before, it would take the
+/// keyboard while nothing in it can read the first keys typed.
 pub fn show<R: Runtime>(app: &AppHandle<R>) {
-    let window = match app.get_webview_window(LABEL) {
-        Some(window) => window,
-        None => match create(app) {
-            Ok(window) => window,
-            Err(e) => return tracing::warn!("could not open the quick-ask window: {e}"),
-        },
-    };
+    match app.get_webview_window(LABEL) {
+        Some(window) => reveal(app, &window),
+        None => {
+            if let Err(e) = create(app) {
+                tracing::warn!("could not open the quick-ask window: {e}");
+            }
+        }
+    }
+}
+
+/// The quick-ask page is ready for the keyboard: the window it was made for shows.
+#[tauri::command]
+pub fn quick_ask_ready<R: Runtime>(app: AppHandle<R>, window: Window<R>) -> Result<(), IpcError> {
+    if window.label() != LABEL {
+        return Err(IpcError::new(IpcErrorKind::InvalidInput, "only the quick-ask window says it is ready"));
+    }
+    if let Some(window) = app.get_webview_window(LABEL) {
+        reveal(&app, &window);
+    }
+    Ok(())
+}
+
+fn reveal<R: Runtime>(app: &AppHandle<R>, window: &WebviewWindow<R>) {
     for step in [window.show(), window.unminimize(), window.set_focus()] {
         if let Err(e) = step {
             tracing::warn!("could not bring the quick-ask window to the front: {e}");

@@ -1726,8 +1726,13 @@ fn a_newer_version_is_announced_at_start_unless_switched_off() -> Result<()> {
         s.wait_for_none(".update-banner", WAIT)?;
 
         s.click(&s.find("#nav-settings")?)?;
-        s.click(&s.wait_for("#check-updates:not([disabled])", WAIT)?)?;
-        s.wait_for("#check-updates:not(:checked)", WAIT)?;
+        // The page's sections arrive one by one and move it: click until the switch took it.
+        let deadline = Instant::now() + WAIT;
+        while s.count("#check-updates:not(:checked)")? == 0 {
+            ensure!(Instant::now() < deadline, "the update switch never took the click");
+            s.click(&s.wait_for("#check-updates:not([disabled])", WAIT)?)?;
+            std::thread::sleep(Duration::from_millis(300));
+        }
         Ok(())
     })?;
     let looked = asked.load(std::sync::atomic::Ordering::SeqCst);

@@ -167,8 +167,10 @@ describe("Opening a bundle file", () => {
     const info = bundleInfo();
     renderApp({ take_opened: { kind: "bundle", path: "/home/ada/notes.mcpb" }, bundle_preview: info });
     const dialog = await screen.findByTestId("bundle-install");
-    expect(screen.getByRole("heading", { level: 1, name: "Settings" })).toBeTruthy();
-    expect(screen.getByRole("tab", { name: "MCP servers" }).getAttribute("aria-selected")).toBe("true");
+    // Behind the dialog, hidden from screen readers while it is open.
+    expect(screen.queryByRole("heading", { level: 1, name: "Settings" })).toBeNull();
+    expect(screen.getByRole("heading", { level: 1, name: "Settings", hidden: true })).toBeTruthy();
+    expect(screen.getByRole("tab", { name: "MCP servers", hidden: true }).getAttribute("aria-selected")).toBe("true");
     expect(dialog.textContent).toContain("Notes 1.0.0 · by Ada");
     expect(invoke).toHaveBeenCalledWith("bundle_preview", { path: "/home/ada/notes.mcpb", locale: "en-US" });
     invoke.mockImplementation(() => new Promise(() => {}));

@@ -185,6 +185,8 @@ describe("ChatPage", () => {
     f.emit({ type: "tool_call_started", call_id: "t1", server: "fs", tool: "read", arguments: { path: "/a" }, status: "running" });
     f.emit({ type: "approval_needed", call_id: "t1", server: "fs", tool: "read", arguments: { path: "/a" }, strict: false });
     expect(screen.getByText("Let me look.")).toBeTruthy();
+    // A screen reader hears the request without moving the focus, and the answer's end later.
+    expect(screen.getByTestId("announcer").textContent).toBe("Approval needed: fs · read");
     f.emit({ type: "tool_search", searchable: 48, sent: 3 });
     expect(screen.getByTestId("tool-search").textContent).toBe(
       "48 tools available through search (3 sent with each request)",
@@ -220,6 +222,7 @@ describe("ChatPage", () => {
     f.emit({ type: "done", reason: "cancelled" });
     f.finish();
     await waitFor(() => expect(screen.getByRole("button", { name: "Send" })).toBeTruthy());
+    expect(screen.getByTestId("announcer").textContent).toBe("The answer is complete.");
     // Once the turn is over the stored branch is reloaded.
     await waitFor(() => expect(f.ipc.getConversation).toHaveBeenCalledTimes(2));
   });

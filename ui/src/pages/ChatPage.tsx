@@ -6,6 +6,7 @@ import { MessageList } from "../components/chat/MessageList";
 import { ServerHealth, withStatus } from "../components/chat/ServerHealth";
 import type { MessageActions } from "../components/chat/MessageView";
 import { Sidebar } from "../components/chat/Sidebar";
+import { Announcer } from "../components/chat/Announcer";
 import { TraceInspector } from "../components/chat/TraceInspector";
 import { Dialog } from "../components/common/Dialog";
 import { ChatStores, useConversation, type ConversationStore, type Draft } from "../lib/chatStore";
@@ -366,6 +367,7 @@ function ConversationView({
           </small>
         )}
       </div>
+      <Announcer state={state} />
       {state.messages.length === 0 ? (
         <p className="muted empty-chat">{t("chat.startHint")}</p>
       ) : (

@@ -22,6 +22,7 @@ function fake() {
     cancelTurn: vi.fn(() => Promise.resolve()),
     respondApproval: vi.fn(() => Promise.resolve()),
     hideQuickAsk: vi.fn(() => Promise.resolve()),
+    quickAskReady: vi.fn(() => Promise.resolve()),
     openLink: vi.fn(() => Promise.resolve()),
     openInMain: vi.fn(() => Promise.resolve()),
     onQuickAskShown: vi.fn((h: () => void) => {
@@ -38,6 +39,8 @@ describe("QuickAsk", () => {
     renderIn(<QuickAsk ipc={f.ipc} />);
     const field = screen.getByRole("textbox", { name: "Quick ask" });
     expect(document.activeElement).toBe(field);
+    // The window shows once the field can take the first key.
+    expect(f.ipc.quickAskReady).toHaveBeenCalledTimes(1);
     fireEvent.change(field, { target: { value: "What is 2+3?" } });
     fireEvent.keyDown(field, { key: "Enter" });
     await waitFor(() => expect(f.ipc.sendMessage).toHaveBeenCalled());

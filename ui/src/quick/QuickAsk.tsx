@@ -12,7 +12,7 @@ import { toIpcError, type ApprovalDecision, type Ipc, type IpcError } from "../l
 
 export type QuickAskIpc = Pick<
   Ipc,
-  "createConversation" | "sendMessage" | "cancelTurn" | "respondApproval" | "hideQuickAsk" | "openInMain" | "onQuickAskShown" | "openLink"
+  "createConversation" | "sendMessage" | "cancelTurn" | "respondApproval" | "hideQuickAsk" | "quickAskReady" | "openInMain" | "onQuickAskShown" | "openLink"
 >;
 
 export function QuickAsk({ ipc }: { ipc: QuickAskIpc }) {
@@ -31,6 +31,8 @@ export function QuickAsk({ ipc }: { ipc: QuickAskIpc }) {
   useEffect(() => {
     field.current?.focus();
     const un = ipc.onQuickAskShown(() => field.current?.focus());
+    // The window shows only now, with the field ready for the first key.
+    void ipc.quickAskReady().catch((e: unknown) => setError(toIpcError(e)));
     return () => {
       void un.then((f) => f());
     };

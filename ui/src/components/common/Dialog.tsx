@@ -1,42 +1,44 @@
-// A modal dialog: labelled, focus moves in on open, Escape closes.
-import { useEffect, useId, useRef, type ReactNode } from "react";
+// A modal dialog on Radix Dialog: labelled by its title, focus kept inside it while open and
+// given back when it closes, the page behind hidden from screen readers. Only Escape and the
+// close button close it (a click beside it would lose a half-filled form). Escape in a field
+// that closes its own list first (`data-owns-escape`) stays the field's; an Escape that closes
+// the dialog is marked taken, so the page's Esc (stop the answer) does not also act on it.
+import * as RadixDialog from "@radix-ui/react-dialog";
+import { X } from "lucide-react";
+import { useRef, type ReactNode } from "react";
 import { useI18n } from "../../lib/i18n";
+import { IconButton } from "./IconButton";
 
 export function Dialog({ title, onClose, children, testId }: { title: string; onClose: () => void; children: ReactNode; testId?: string }) {
   const { t } = useI18n();
-  const id = useId();
-  const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    // Focus moves into the dialog and back to where it was when it closes.
-    const before = document.activeElement as HTMLElement | null;
-    ref.current?.focus();
-    return () => before?.focus?.();
-  }, []);
+  const content = useRef<HTMLDivElement>(null);
   return (
-    <div className="dialog-backdrop">
-      <div
-        className="dialog"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby={id}
-        tabIndex={-1}
-        ref={ref}
-        data-testid={testId}
-        onKeyDown={(e) => {
-          if (e.key === "Escape") {
-            e.stopPropagation();
-            onClose();
-          }
-        }}
-      >
-        <header className="dialog-head">
-          <h2 id={id}>{title}</h2>
-          <button type="button" className="icon" aria-label={t("common.close")} onClick={onClose}>
-            ×
-          </button>
-        </header>
-        <div className="dialog-body">{children}</div>
-      </div>
-    </div>
+    <RadixDialog.Root open onOpenChange={(open) => !open && onClose()}>
+      <RadixDialog.Portal>
+        <RadixDialog.Overlay className="dialog-backdrop" />
+        <RadixDialog.Content
+          ref={content}
+          className="dialog"
+          data-testid={testId}
+          aria-describedby={undefined}
+          // The dialog itself takes the focus, so that its title is read first.
+          onOpenAutoFocus={(e) => {
+            e.preventDefault();
+            content.current?.focus();
+          }}
+          onEscapeKeyDown={(e) => {
+            e.preventDefault();
+            if (!(e.target instanceof Element && e.target.closest("[data-owns-escape]"))) onClose();
+          }}
+          onInteractOutside={(e) => e.preventDefault()}
+        >
+          <header className="dialog-head">
+            <RadixDialog.Title>{title}</RadixDialog.Title>
+            <IconButton icon={X} label={t("common.close")} onClick={onClose} />
+          </header>
+          <div className="dialog-body">{children}</div>
+        </RadixDialog.Content>
+      </RadixDialog.Portal>
+    </RadixDialog.Root>
   );
 }

@@ -287,6 +287,8 @@ function Fields({ schema, values, errors, prefix, onChange, suggest }: FieldsPro
                 value={text}
                 autoComplete={suggest ? "off" : undefined}
                 aria-controls={listed.length > 0 ? `${id}-suggestions` : undefined}
+                // The dialog around it leaves this Escape to the field (common/Dialog.tsx).
+                data-owns-escape={listed.length > 0 || undefined}
                 onFocus={() => suggestions.ask(name, text, values)}
                 onKeyDown={(e) => {
                   // Escape closes the suggestions first, the dialog only after.

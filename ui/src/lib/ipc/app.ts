@@ -25,6 +25,7 @@ export const appIpc = {
   onWindowClosing: (h: () => void) => on<null>("window_closing", () => h()),
   /** Hides the quick-ask window (the one calling). */
   hideQuickAsk: () => call<void>("hide_quick_ask"),
+  quickAskReady: () => call<void>("quick_ask_ready"),
   /** Shows a conversation in the main window, and hides the quick-ask window. */
   openInMain: (conversationId: string) => call<void>("open_in_main", { conversation_id: conversationId }),
   /** The quick-ask window was shown (by its shortcut, the tray or `--quick-ask`). */

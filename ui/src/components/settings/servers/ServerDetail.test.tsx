@@ -36,6 +36,9 @@ describe("ServersSettings", () => {
     fireEvent.click(await screen.findByRole("button", { name: "files" }));
     // The row says who the server is too.
     expect(screen.getByTestId("server-identity").textContent).toBe("Files 1.4.2");
+    // And its security level, the whole policy in its tooltip.
+    const level = screen.getByTestId("server-level");
+    expect([level.textContent, level.getAttribute("title")]).toEqual(["normal", "normal: reads home (not its secrets) · writes nothing · network: any"]);
     const shown = screen.getByTestId("server-about");
     expect(shown.querySelector("strong")?.textContent).toBe("Files");
     expect(shown.textContent).toContain("files-server");

@@ -2,6 +2,7 @@
 // is, its tool count and its enable switch; a failed one with its error, and a
 // failed remote one with OAuth sign-in in the browser (which only the user calls off).
 import { useState } from "react";
+import { policyLine } from "../../../lib/policyLine";
 import { useI18n } from "../../../lib/i18n";
 import { toIpcError, type Ipc, type ServerView } from "../../../lib/ipc";
 import { useAborts } from "../../../lib/aborts";
@@ -63,6 +64,11 @@ export function ServerList({
             <span className="muted" data-testid="tool-count">
               {t("servers.toolCount", { count: v.status.tool_count })}
             </span>
+            {v.policy && v.policy.kind !== "in_process" && (
+              <span className={`badge level ${v.policy.kind === "local" ? v.policy.level : "remote"}`} data-testid="server-level" title={policyLine(t, v.policy)}>
+                {v.policy.kind === "local" ? t(`policyLine.level.${v.policy.level}`) : t("servers.remote")}
+              </span>
+            )}
             <span className="spacer" />
             <label className="switch">
               <input

@@ -113,9 +113,18 @@ export function ServersSettings({
           {t("servers.installed", { server: installed })}
         </p>
       )}
-      <ServerList ipc={ipc} servers={data ?? []} selected={selected} onSelect={setSelected} act={act} />
-      {data && data.length === 0 && <p className="muted">{t("servers.empty")}</p>}
-      {view && <ServerDetail key={view.config.name} ipc={ipc} view={view} act={act} onSaved={() => undefined} />}
+      {/* The list, and the open server's page beside it. */}
+      <div className={view ? "master-detail open" : "master-detail"}>
+        <div className="master">
+          <ServerList ipc={ipc} servers={data ?? []} selected={selected} onSelect={setSelected} act={act} />
+          {data && data.length === 0 && <p className="muted empty-state">{t("servers.empty")}</p>}
+        </div>
+        {view && (
+          <div className="detail">
+            <ServerDetail key={view.config.name} ipc={ipc} view={view} act={act} onSaved={() => undefined} />
+          </div>
+        )}
+      </div>
       {adding ? (
         <>
           {template && <RegistryTemplate template={template} />}

@@ -1,0 +1,31 @@
+// What a screen reader hears without moving the focus: an answer that finished (or failed),
+// and a tool call that waits for the user's approval. A polite live region, its text set
+// once per event.
+import { useEffect, useRef, useState } from "react";
+import { useI18n } from "../../lib/i18n";
+import type { ConversationState } from "../../lib/chatStore";
+
+export function Announcer({ state }: { state: ConversationState }) {
+  const { t } = useI18n();
+  const [said, setSaid] = useState("");
+  const streaming = useRef(state.streamingId);
+  const asked = useRef(new Set<string>());
+  useEffect(() => {
+    const was = streaming.current;
+    streaming.current = state.streamingId;
+    const waiting = state.messages.flatMap((m) => m.tool_calls).filter((c) => c.status === "pending_approval" && !asked.current.has(c.call_id));
+    for (const c of waiting) asked.current.add(c.call_id);
+    const first = waiting[0];
+    if (first) {
+      setSaid(t("announce.approval", { server: first.server, tool: first.tool }));
+    } else if (was !== null && state.streamingId === null) {
+      const answer = state.messages.find((m) => m.id === was);
+      setSaid(t(answer?.error ? "announce.failed" : "announce.done"));
+    }
+  }, [state, t]);
+  return (
+    <div className="sr-only" aria-live="polite" aria-atomic="true" data-testid="announcer">
+      {said}
+    </div>
+  );
+}
