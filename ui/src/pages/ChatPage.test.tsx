@@ -216,6 +216,9 @@ describe("ChatPage", () => {
     expect((await screen.findByTestId("inspector-kept-text")).textContent).toBe("file body!!!");
     expect(f.ipc.readKeptResult).toHaveBeenCalledWith("c1", 1, 0, 262144);
     fireEvent.keyDown(screen.getByTestId("trace-inspector"), { key: "Escape" });
+    // The Escape that closed the dialog does not also stop the answer.
+    await waitFor(() => expect(screen.queryByTestId("trace-inspector")).toBeNull());
+    expect(f.ipc.cancelTurn).not.toHaveBeenCalled();
 
     fireEvent.click(screen.getByRole("button", { name: "Stop" }));
     expect(f.ipc.cancelTurn).toHaveBeenCalledWith("c1");

@@ -2,7 +2,7 @@
 // given back when it closes, the page behind hidden from screen readers. Only Escape and the
 // close button close it (a click beside it would lose a half-filled form). Escape in a field
 // that closes its own list first (`data-owns-escape`) stays the field's; an Escape that closes
-// the dialog is marked taken, so the page's Esc (stop the answer) does not also act on it.
+// the dialog is marked taken (Radix does), so the page's Esc (stop the answer) does not also act.
 import * as RadixDialog from "@radix-ui/react-dialog";
 import { X } from "lucide-react";
 import { useRef, type ReactNode } from "react";
@@ -26,9 +26,9 @@ export function Dialog({ title, onClose, children, testId }: { title: string; on
             e.preventDefault();
             content.current?.focus();
           }}
+          // Radix closes on Escape and marks the key taken; a field that owns it keeps the dialog open.
           onEscapeKeyDown={(e) => {
-            e.preventDefault();
-            if (!(e.target instanceof Element && e.target.closest("[data-owns-escape]"))) onClose();
+            if (e.target instanceof Element && e.target.closest("[data-owns-escape]")) e.preventDefault();
           }}
           onInteractOutside={(e) => e.preventDefault()}
         >
