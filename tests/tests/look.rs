@@ -73,12 +73,18 @@ fn settings_tab(s: &Session, tab: &str) -> Result<()> {
 
 /// The theme and language the window starts with, then reloaded to take them.
 fn choose(s: &Session, theme: &str, lang: &str) -> Result<()> {
+    // A mark on the old page tells it from the new one, which has none.
     s.execute(
-        "localStorage.setItem('patchbay.theme', arguments[0]); localStorage.setItem('patchbay.lang', arguments[1]); location.reload();",
+        "window.__beforeReload = true; localStorage.setItem('patchbay.theme', arguments[0]); \
+         localStorage.setItem('patchbay.lang', arguments[1]); location.reload();",
         json!([theme, lang]),
     )?;
-    std::thread::sleep(Duration::from_millis(500));
-    s.wait_for("#page-chat", WAIT)?;
+    let deadline = std::time::Instant::now() + WAIT;
+    let reloaded = "return window.__beforeReload === undefined && document.querySelector('#page-chat') !== null";
+    while s.execute(reloaded, json!([])).ok() != Some(json!(true)) {
+        ensure!(std::time::Instant::now() < deadline, "the window did not reload");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let shown: Value =
         s.execute("return [document.documentElement.dataset.theme, document.documentElement.lang]", json!([]))?;
     let want = json!([theme, if lang == "zh" { "zh-CN" } else { "en" }]);

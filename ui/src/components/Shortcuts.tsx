@@ -1,5 +1,5 @@
 // The keyboard shortcuts, listed in a dialog that Ctrl+/ (Cmd+/) or the nav's keyboard button
-// opens and Ctrl+/ closes again; Ctrl+,
+// opens and Ctrl+/ closes; Ctrl+,
 // opens Settings. The list is the one place that names them: a shortcut added elsewhere is
 // added here.
 import { useEffect, useState } from "react";
@@ -22,6 +22,11 @@ const SHORTCUTS: [string[], MessageKey][] = [
   [["Ctrl", "/"], "shortcuts.sheet"],
 ];
 
+/** A modal dialog is open: the page's shortcuts do not act behind it. */
+export function modalOpen(): boolean {
+  return document.querySelector('[role="dialog"][aria-modal="true"]') !== null;
+}
+
 /** Ctrl on Linux and Windows, Cmd on macOS. */
 const MOD = typeof navigator !== "undefined" && /Mac/.test(navigator.platform) ? "Cmd" : "Ctrl";
 
@@ -30,7 +35,9 @@ export function Shortcuts({ onSettings }: { onSettings: () => void }) {
   const [open, setOpen] = useState(false);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (!(e.ctrlKey || e.metaKey) || e.altKey) return;
+      if (!(e.ctrlKey || e.metaKey) || e.altKey || e.repeat) return;
+      // Behind another dialog the page's shortcuts wait; this sheet's own key closes it.
+      if (!open && modalOpen()) return;
       if (e.key === "/") {
         e.preventDefault();
         setOpen((o) => !o);
@@ -41,7 +48,7 @@ export function Shortcuts({ onSettings }: { onSettings: () => void }) {
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [onSettings]);
+  }, [onSettings, open]);
   return (
     <>
       <IconButton icon={Keyboard} label={t("shortcuts.title")} shortcut={`${MOD}+/`} className="nav-shortcuts" onClick={() => setOpen(true)} />

@@ -59,6 +59,13 @@ export class ConversationStore {
 
   getState = (): ConversationState => this.state;
 
+  /** A message was sent here (its turn may not have started yet). */
+  sent = false;
+
+  markSent() {
+    this.sent = true;
+  }
+
   /** The composer's unsent message: kept while the user opens another conversation or Settings. */
   get draft(): Draft {
     return this.unsent;
@@ -249,7 +256,7 @@ export class ChatStores {
     if (id === null || !this.fresh.has(id)) return false;
     const s = this.get(id);
     const { messages, streamingId } = s.getState();
-    return messages.length === 0 && streamingId === null && s.draft.text.trim() === "" && s.draft.attachments.length === 0;
+    return !s.sent && messages.length === 0 && streamingId === null && s.draft.text.trim() === "" && s.draft.attachments.length === 0;
   }
 }
 

@@ -459,6 +459,14 @@ describe("ChatPage", () => {
     fireEvent.keyDown(window, { key: "n", ctrlKey: true });
     await screen.findByText("Ask anything. Type / for MCP prompts.");
     expect(f.ipc.discardConversationIfUnused).toHaveBeenCalledTimes(1);
+    // Nor a new one whose first message is on its way (its turn has not started yet).
+    const box = screen.getByLabelText("Message (Enter to send, Shift+Enter for a new line)");
+    fireEvent.change(box, { target: { value: "a first question" } });
+    fireEvent.keyDown(box, { key: "Enter" });
+    expect(f.ipc.sendMessage).toHaveBeenCalled();
+    fireEvent.click(screen.getByRole("button", { name: "First" }));
+    await screen.findByText("earlier answer");
+    expect(f.ipc.discardConversationIfUnused).toHaveBeenCalledTimes(1);
   });
 
   it("gives a conversation instructions of its own, and takes them away again", async () => {

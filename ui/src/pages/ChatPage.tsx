@@ -205,6 +205,8 @@ function ConversationView({
   const run = useCallback(
     (start: (onEvent: Parameters<ChatIpc["sendMessage"]>[3]) => Promise<unknown>): Promise<boolean> => {
       setPending(true);
+      // Sent to: no longer a new chat to discard, even before the turn starts.
+      store.markSent();
       let started = false;
       return (
         start((e) => {
@@ -614,6 +616,8 @@ export function ChatPage({
           ipc.discardConversationIfUnused(left).then(
             (gone) => {
               if (!gone) return;
+              // Gone, even if the user went back to it meanwhile: then nothing is open.
+              if (stores.activeId() === left) setActive(null);
               stores.drop(left);
               setConversations((cs) => cs.filter((c) => c.id !== left));
             },
@@ -761,8 +765,9 @@ export function ChatPage({
             ipc
               .deleteConversation(id)
               .then(() => {
+                // The deleted one's view goes, whether or not its store was the active one.
+                if (stores.activeId() === id) setActive(null);
                 stores.drop(id);
-                if (activeId === id) setActiveId(null);
                 refresh();
               })
               .catch((e: unknown) => setError(toIpcError(e)))

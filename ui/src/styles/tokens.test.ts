@@ -61,7 +61,7 @@ describe("design tokens", () => {
       expect(below).toEqual([]);
     });
 
-    it(`draws the focus ring and strong borders at 3:1 against the ${name} surfaces`, () => {
+    it(`draws the focus ring (the accent) at 3:1 against the ${name} surfaces`, () => {
       for (const bg of ["bg", "panel"]) expect(contrast(theme.get("accent")!, theme.get(bg)!)).toBeGreaterThanOrEqual(3);
     });
   }

@@ -6,7 +6,7 @@
 //! the view. [`App::respond_approval`] answers a card through the running
 //! turn that waits for it (the host's `TurnAnswers`, by the call's id).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::views::{
@@ -101,6 +101,31 @@ const NEW_TITLE: &str = "New conversation";
 /// The most characters of a kept result one read for the window returns.
 pub const KEPT_PAGE_CHARS: u64 = 256 * 1024;
 
+/// A turn being sent to a conversation, in [`Inner::sending`] until dropped.
+struct Sending<'a> {
+    set: &'a std::sync::Mutex<HashMap<ConversationId, usize>>,
+    id: ConversationId,
+}
+
+impl<'a> Sending<'a> {
+    fn claim(set: &'a std::sync::Mutex<HashMap<ConversationId, usize>>, id: ConversationId) -> Self {
+        *lock(set).entry(id).or_default() += 1;
+        Self { set, id }
+    }
+}
+
+impl Drop for Sending<'_> {
+    fn drop(&mut self) {
+        let mut set = lock(self.set);
+        if let Some(n) = set.get_mut(&self.id) {
+            *n -= 1;
+            if *n == 0 {
+                set.remove(&self.id);
+            }
+        }
+    }
+}
+
 fn settings_key(id: ConversationId) -> String {
     format!("conversation.{id}.settings")
 }
@@ -144,6 +169,11 @@ impl App {
     /// the user left before sending. Says whether it did; one in use is left as it is.
     pub fn discard_conversation_if_unused(&self, id: &str) -> Result<bool, AppError> {
         let id = parse_id("conversation", id)?;
+        // Held while deleting, so that a turn cannot start sending to it meanwhile.
+        let sending = lock(&self.inner.sending);
+        if sending.contains_key(&id) {
+            return Ok(false);
+        }
         let discarded = self.inner.conversations.discard_if_unused(id)?;
         if discarded {
             // Ids are reused: a later conversation must not find these choices.
@@ -333,6 +363,7 @@ impl App {
         mut on_event: impl FnMut(TurnEvent) + Send,
     ) -> Result<String, AppError> {
         let id = parse_id("conversation", conversation)?;
+        let _sending = Sending::claim(&self.inner.sending, id);
         let stored = self.inner.conversations.get(id)?;
         let settings = self.conversation_settings(id)?;
         let assistant_name = settings.assistant_id.clone().or(stored.assistant).unwrap_or(DEFAULT_ASSISTANT.into());

@@ -298,6 +298,11 @@ struct Inner {
     agent: Agent,
     events: AppEvents,
     turns: Mutex<HashMap<ConversationId, TurnAnswers>>,
+    /// Conversations a turn is being sent to, from the call's first line: a new chat whose
+    /// first message is still on its way (reading attachments, starting the built-in server)
+    /// is not unused.
+    /// Counted: two sends may overlap until one of them is refused.
+    sending: Mutex<HashMap<ConversationId, usize>>,
     indexing: Mutex<HashMap<std::path::PathBuf, knowledge::Indexing>>,
     /// Model downloads running (or failed), by model name (see [`embedding_models`]).
     model_downloads: Mutex<HashMap<String, embedding_models::Download>>,
@@ -364,6 +369,7 @@ impl App {
             host,
             events,
             turns: Mutex::default(),
+            sending: Mutex::default(),
             indexing: Mutex::default(),
             model_downloads: Mutex::default(),
             runtime: std::sync::OnceLock::new(),

@@ -7,7 +7,8 @@ import type { ConversationState } from "../../lib/chatStore";
 
 export function Announcer({ state }: { state: ConversationState }) {
   const { t } = useI18n();
-  const [said, setSaid] = useState("");
+  // Numbered, so the same words twice (two answers in a row) are a new node, heard again.
+  const [said, setSaid] = useState({ n: 0, text: "" });
   const streaming = useRef(state.streamingId);
   const asked = useRef(new Set<string>());
   useEffect(() => {
@@ -17,15 +18,16 @@ export function Announcer({ state }: { state: ConversationState }) {
     for (const c of waiting) asked.current.add(c.call_id);
     const first = waiting[0];
     if (first) {
-      setSaid(t("announce.approval", { server: first.server, tool: first.tool }));
+      setSaid((s) => ({ n: s.n + 1, text: t("announce.approval", { server: first.server, tool: first.tool }) }));
     } else if (was !== null && state.streamingId === null) {
       const answer = state.messages.find((m) => m.id === was);
-      setSaid(t(answer?.error ? "announce.failed" : "announce.done"));
+      const text = t(answer?.error ? "announce.failed" : "announce.done");
+      setSaid((s) => ({ n: s.n + 1, text }));
     }
   }, [state, t]);
   return (
     <div className="sr-only" aria-live="polite" aria-atomic="true" data-testid="announcer">
-      {said}
+      <span key={said.n}>{said.text}</span>
     </div>
   );
 }

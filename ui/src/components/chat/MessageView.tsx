@@ -209,7 +209,8 @@ export const MessageView = memo(function MessageView({
               >
                 {t("common.delete")}
               </button>{" "}
-              <button type="button" className="link" onClick={() => setConfirming(false)}>
+              {/* The focus was on Delete, which is gone: it lands on Cancel, the safe answer. */}
+              <button type="button" className="link" autoFocus onClick={() => setConfirming(false)}>
                 {t("common.cancel")}
               </button>
             </span>

@@ -7,6 +7,7 @@ import { useI18n, type MessageKey } from "../../lib/i18n";
 import type { Assistant, ConversationSummary } from "../../lib/ipc";
 import { Pencil, Pin, Trash2 } from "lucide-react";
 import { IconButton } from "../common/IconButton";
+import { modalOpen } from "../Shortcuts";
 
 export interface SidebarProps {
   conversations: ConversationSummary[];
@@ -47,7 +48,7 @@ export function Sidebar(props: SidebarProps) {
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (!(e.ctrlKey || e.metaKey) || e.altKey || e.shiftKey) return;
+      if (!(e.ctrlKey || e.metaKey) || e.altKey || e.shiftKey || e.repeat || modalOpen()) return;
       const k = e.key.toLowerCase();
       if (k === "n") {
         e.preventDefault();

@@ -4,6 +4,12 @@ import * as Tooltip from "@radix-ui/react-tooltip";
 import type { LucideIcon } from "lucide-react";
 import type { ButtonHTMLAttributes, Ref } from "react";
 
+/**
+ * Escapes that only closed a tooltip. Radix marks them taken (`defaultPrevented`); the page's
+ * own Esc (the composer's stop) still acts on them.
+ */
+export const tooltipEscapes = new WeakSet<Event>();
+
 export interface IconButtonProps extends Omit<ButtonHTMLAttributes<HTMLButtonElement>, "children" | "aria-label"> {
   icon: LucideIcon;
   label: string;
@@ -24,6 +30,7 @@ export function IconButton({ icon: Glyph, label, shortcut, tone, testId, classNa
             {...button}
             ref={ref}
             aria-label={label}
+            aria-keyshortcuts={shortcut}
             data-testid={testId}
             className={["icon-button", tone && `tone-${tone}`, className].filter(Boolean).join(" ")}
           >
@@ -31,8 +38,10 @@ export function IconButton({ icon: Glyph, label, shortcut, tone, testId, classNa
           </button>
         </Tooltip.Trigger>
         <Tooltip.Portal>
-          {/* Screen readers hear the label as the name; the tooltip adds only the shortcut. */}
-          <Tooltip.Content className="tooltip" sideOffset={4} aria-label={shortcut ?? ""}>
+          {/* Screen readers hear the label as the name and the shortcut as a description; the
+              tooltip's own text would repeat the name (a blank label, not an empty one, which
+              Radix would ignore). */}
+          <Tooltip.Content className="tooltip" sideOffset={4} aria-label={shortcut ?? " "} onEscapeKeyDown={(e) => tooltipEscapes.add(e)}>
             {label}
             {shortcut && <kbd>{shortcut}</kbd>}
           </Tooltip.Content>
