@@ -2,7 +2,7 @@
 // shortcut, the tray, `patchbay-desktop --quick-ask`). The answer streams here with its
 // tool calls and their approvals; "Open in Patchbay" carries the conversation on in the
 // main window. Escape hides the window; the conversation stays until "New question".
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { Markdown } from "../components/chat/LazyMarkdown";
 import { STATUS } from "../components/chat/ToolTraceCard";
 import { ConversationStore, useConversation } from "../lib/chatStore";
@@ -74,8 +74,10 @@ export function QuickAsk({ ipc }: { ipc: QuickAskIpc }) {
   };
   const last = messages[messages.length - 1];
   // The window's keys, wherever the focus is (a pressed approval button is gone, and the focus with it).
+  // Updated as the render commits (not after, as a passive effect would be), so that a key
+  // pressed just after the answer ends already finds it ended.
   const keys = useRef({ hide, openInMain });
-  useEffect(() => {
+  useLayoutEffect(() => {
     keys.current = { hide, openInMain };
   });
   useEffect(() => {
