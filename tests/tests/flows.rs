@@ -15,6 +15,8 @@
 //! resource a tool's result links to; see a server that failed named on the
 //! chat page, and open its settings from there.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -37,6 +39,8 @@ use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, Reply, ScriptedServer, openai};
 use patchbay_test_support::signing::mcpb;
 use serde_json::json;
+
+use common::{seed, seed_with};
 
 const WAIT: Duration = Duration::from_secs(20);
 /// Servers start with npx-free absolute paths, but node still needs a moment on 2 busy cores.
@@ -157,25 +161,6 @@ fn add_a_provider_import_two_servers_replace_them_and_switch_to_chinese() -> Res
         }
     }
     Ok(())
-}
-
-/// A data folder whose provider is the scripted model and whose servers are `servers`.
-fn seed_with(dir: &Path, model_url: &str, servers: &[McpServerConfig]) -> Result<()> {
-    let config = ConfigStore::new(Store::open(&DataDir::new(dir))?);
-    config.save_provider(&ProviderProfile::openai_compatible(
-        "scripted",
-        format!("{model_url}/v1"),
-        "scripted-model",
-    ))?;
-    config.replace_servers(servers)?;
-    Ok(())
-}
-
-fn seed(dir: &Path, model_url: &str) -> Result<()> {
-    let mut everything =
-        McpServerConfig::stdio("everything", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
-    everything.tool_approval.insert("echo".into(), ApprovalMode::Ask);
-    seed_with(dir, model_url, &[everything])
 }
 
 /// Waits for server-everything (its tools must exist before the model calls

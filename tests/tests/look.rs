@@ -4,18 +4,19 @@
 //! screenshotted as it was checked. The screenshots go to tests/artifacts/screenshots, or to
 //! docs/screenshots with PATCHBAY_SCREENSHOTS=docs (how the docs' copies are made).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use patchbay_core::config::{ApprovalMode, ConfigStore, McpServerConfig, ProviderProfile};
 use patchbay_core::mcp::protocol::naming::ToolNames;
-use patchbay_core::paths::DataDir;
-use patchbay_core::store::Store;
 use patchbay_e2e::{App, AppOptions, Session};
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
 use serde_json::{Value, json};
+
+use common::seed;
 
 const WAIT: Duration = Duration::from_secs(20);
 const SERVER_WAIT: Duration = Duration::from_secs(90);
@@ -51,7 +52,14 @@ struct Look<'a> {
     found: Vec<String>,
 }
 
-impl Look<'_> {
+impl<'a> Look<'a> {
+    /// The window at 1200×800 in light English, and axe read from ui/node_modules.
+    fn open(s: &'a Session) -> Result<Self> {
+        s.set_window_size(1200, 800)?;
+        choose(s, "light", "en")?;
+        Ok(Look { s, axe: axe_source()?, dir: shots_dir()?, found: Vec::new() })
+    }
+
     /// Checks what the window shows now, named `page`, and keeps its picture.
     fn check(&mut self, page: &str, theme: &str, lang: &str) -> Result<()> {
         // Let fetches answer and transitions end before reading the page.
@@ -95,37 +103,18 @@ fn choose(s: &Session, theme: &str, lang: &str) -> Result<()> {
 #[test]
 fn every_page_and_dialog_reads_well_in_both_themes_and_languages() -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
-    let echo = ToolNames::build([("everything", "echo")]).model_name("everything", "echo").unwrap().to_owned();
-    let model = runtime.block_on(ScriptedServer::start(
-        Format::OpenAi,
-        vec![
-            openai::tool_calls_reply(&[("call_look", &echo, &["{\"message\": \"hello\"}"])]),
-            openai::text_reply(&["The echo came back:\n\n```rust\nfn main() {\n    println!(\"hello\");\n}\n```"]),
-            openai::text_reply(&["Echoing a greeting"]),
-        ],
-    ))?;
+    let answer = "The echo came back:\n\n```rust\nfn main() {\n    println!(\"hello\");\n}\n```";
+    let model = echo_model(&runtime, "hello", answer, "Echoing a greeting")?;
     let tmp = tempfile::tempdir()?;
     let data_dir = tmp.path().join("data");
-    let config = ConfigStore::new(Store::open(&DataDir::new(&data_dir))?);
-    config.save_provider(&ProviderProfile::openai_compatible(
-        "scripted",
-        format!("{}/v1", model.url()),
-        "scripted-model",
-    ))?;
-    let mut everything =
-        McpServerConfig::stdio("everything", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
-    everything.tool_approval.insert("echo".into(), ApprovalMode::Ask);
-    config.replace_servers(&[everything])?;
-    drop(config);
+    seed(&data_dir, &model.url())?;
 
     let app = App::start(
         "every_page_and_dialog_reads_well_in_both_themes_and_languages",
         AppOptions { data_dir: Some(data_dir), ..Default::default() },
     )?;
     app.check(|s| {
-        s.set_window_size(1200, 800)?;
-        let mut look = Look { s, axe: axe_source()?, dir: shots_dir()?, found: Vec::new() };
-        choose(s, "light", "en")?;
+        let mut look = Look::open(s)?;
         // The check can fail: a nameless button and grey-on-grey text are found.
         s.execute(
             "document.body.insertAdjacentHTML('beforeend', '<div id=bad><button></button><p style=\"color:#aaa;background:#bbb\">faint</p></div>')",
@@ -189,6 +178,21 @@ fn every_page_and_dialog_reads_well_in_both_themes_and_languages() -> Result<()>
     Ok(())
 }
 
+/// A scripted model that calls server-everything's echo with `message`, then answers `answer`
+/// and names the conversation `title`.
+fn echo_model(runtime: &tokio::runtime::Runtime, message: &str, answer: &str, title: &str) -> Result<ScriptedServer> {
+    let echo = ToolNames::build([("everything", "echo")]).model_name("everything", "echo").unwrap().to_owned();
+    let arguments = json!({ "message": message }).to_string();
+    runtime.block_on(ScriptedServer::start(
+        Format::OpenAi,
+        vec![
+            openai::tool_calls_reply(&[("call_echo", &echo, &[arguments.as_str()])]),
+            openai::text_reply(&[answer]),
+            openai::text_reply(&[title]),
+        ],
+    ))
+}
+
 /// The themes and languages, each pair checked.
 const LOOKS: [(&str, &str); 4] = [("light", "en"), ("dark", "en"), ("light", "zh"), ("dark", "zh")];
 
@@ -225,32 +229,18 @@ fn approve_while_asked(s: &Session) -> Result<()> {
 #[test]
 fn the_first_run_guides_a_new_user_to_a_chat_that_used_a_tool() -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
-    let echo = ToolNames::build([("everything", "echo")]).model_name("everything", "echo").unwrap().to_owned();
-    let model = runtime.block_on(ScriptedServer::start(
-        Format::OpenAi,
-        vec![
-            openai::tool_calls_reply(&[("call_first", &echo, &["{\"message\": \"my first tool call\"}"])]),
-            openai::text_reply(&["The tool answered: my first tool call."]),
-            openai::text_reply(&["A first tool call"]),
-        ],
-    ))?;
+    let model =
+        echo_model(&runtime, "my first tool call", "The tool answered: my first tool call.", "A first tool call")?;
     let tmp = tempfile::tempdir()?;
     let app = App::start(
         "the_first_run_guides_a_new_user_to_a_chat_that_used_a_tool",
         AppOptions { data_dir: Some(tmp.path().join("data")), ..Default::default() },
     )?;
     app.check(|s| {
-        s.set_window_size(1200, 800)?;
-        let mut look = Look { s, axe: axe_source()?, dir: shots_dir()?, found: Vec::new() };
-        choose(s, "light", "en")?;
-        let state = |step: &str| -> Result<String> {
-            s.wait_for(&format!("[data-testid=step-{step}]"), WAIT)?;
-            Ok(s.execute(STEP_STATE, json!([step]))?.as_str().unwrap_or_default().to_owned())
-        };
-        ensure!(
-            state("provider")? == "current" && state("servers")? == "todo" && state("chat")? == "todo",
-            "a new user's steps"
-        );
+        let mut look = Look::open(s)?;
+        for (step, want) in [("provider", "current"), ("servers", "todo"), ("chat", "todo")] {
+            wait_state(s, step, want)?;
+        }
         in_every_look(&mut look, "first-run-1")?;
 
         // 1. The provider.
@@ -268,7 +258,7 @@ fn the_first_run_guides_a_new_user_to_a_chat_that_used_a_tool() -> Result<()> {
         s.click(&s.find("#provider-save")?)?;
         s.wait_for_text("[data-testid=provider-row]", WAIT, |t| t.contains("scripted"))?;
         s.click(&s.find("#nav-chat")?)?;
-        ensure!(state("provider")? == "done", "the provider step is not done");
+        wait_state(s, "provider", "done")?;
         wait_state(s, "servers", "current")?;
 
         // 2. Servers, from a config the user already has.

@@ -101,6 +101,10 @@ const NEW_TITLE: &str = "New conversation";
 /// The most characters of a kept result one read for the window returns.
 pub const KEPT_PAGE_CHARS: u64 = 256 * 1024;
 
+/// How old an unused conversation must be before the start-up sweep takes it: a younger one may
+/// be another process's (the CLI's), about to get its first message.
+const UNUSED_GRACE_MS: i64 = 60_000;
+
 /// A turn being sent to a conversation, in [`Inner::sending`] until dropped.
 struct Sending<'a> {
     set: &'a std::sync::Mutex<HashMap<ConversationId, usize>>,
@@ -182,9 +186,10 @@ impl App {
         Ok(discarded)
     }
 
-    /// Deletes the unused conversations made more than a minute ago: those the window closed on.
+    /// Deletes the unused conversations made more than [`UNUSED_GRACE_MS`] ago: those the
+    /// window closed on.
     pub fn discard_unused_conversations(&self) -> Result<usize, AppError> {
-        let unused = self.inner.conversations.unused_before(crate::clock::now_ms() - 60_000)?;
+        let unused = self.inner.conversations.unused_before(crate::clock::now_ms() - UNUSED_GRACE_MS)?;
         let mut n = 0;
         for id in unused {
             n += usize::from(self.discard_conversation_if_unused(&id.to_string())?);

@@ -298,10 +298,9 @@ struct Inner {
     agent: Agent,
     events: AppEvents,
     turns: Mutex<HashMap<ConversationId, TurnAnswers>>,
-    /// Conversations a turn is being sent to, from the call's first line: a new chat whose
-    /// first message is still on its way (reading attachments, starting the built-in server)
-    /// is not unused.
-    /// Counted: two sends may overlap until one of them is refused.
+    /// Conversations a turn is being sent to, from the call's first line, counted (two sends
+    /// may overlap until one is refused): a new chat whose first message is still on its way
+    /// (reading attachments, starting the built-in server) is not unused.
     sending: Mutex<HashMap<ConversationId, usize>>,
     indexing: Mutex<HashMap<std::path::PathBuf, knowledge::Indexing>>,
     /// Model downloads running (or failed), by model name (see [`embedding_models`]).
