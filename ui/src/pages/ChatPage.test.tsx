@@ -97,15 +97,14 @@ describe("ChatPage", () => {
     renderIn(<ChatPage ipc={f.ipc} />);
     fireEvent.click(await screen.findByRole("button", { name: "First" }));
     expect(await screen.findByText("earlier answer")).toBeTruthy();
-    const [, answer] = screen.getAllByTestId("fork-message");
-    fireEvent.click(answer!);
+    fireEvent.click(screen.getByTestId("fork-message"));
     await waitFor(() => expect(f.ipc.getConversation).toHaveBeenLastCalledWith("c3", expect.anything()));
     expect(f.ipc.forkConversation).toHaveBeenCalledWith("c1", "a0");
     expect(screen.getAllByRole("button", { name: "First" })).toHaveLength(2);
 
     fireEvent.click(screen.getAllByRole("button", { name: "First" })[1]!);
     expect(await screen.findByText("earlier answer")).toBeTruthy();
-    fireEvent.click(screen.getAllByTestId("delete-message")[1]!);
+    fireEvent.click(screen.getByTestId("delete-message"));
     fireEvent.click(within(screen.getByTestId("confirm-delete")).getByRole("button", { name: "Delete" }));
     await waitFor(() => expect(screen.queryByText("earlier answer")).toBeNull());
     expect(f.ipc.deleteMessage).toHaveBeenCalledWith("c1", "a0");
@@ -159,7 +158,7 @@ describe("ChatPage", () => {
     let releaseA0 = () => undefined as void;
     views.add("t-a0", () => new Promise<void>((r) => (releaseA0 = r)));
     views.add("t-elsewhere", () => new Promise<void>(() => undefined));
-    fireEvent.click(screen.getAllByTestId("delete-message")[1]!);
+    fireEvent.click(screen.getByTestId("delete-message"));
     fireEvent.click(within(screen.getByTestId("confirm-delete")).getByRole("button", { name: "Delete" }));
     await act(() => Promise.resolve());
     expect(f.ipc.deleteMessage).not.toHaveBeenCalled();

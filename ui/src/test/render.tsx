@@ -1,13 +1,20 @@
-// Test helpers: render inside the English catalogue, and fixtures.
+// Test helpers: render inside the English catalogue and the tooltips' provider, and fixtures.
 import { render } from "@testing-library/react";
 import type { ReactElement } from "react";
+import { TooltipProvider } from "../components/common/IconButton";
 import { blankServer } from "../components/settings/servers/ServerEditor";
 import { I18nProvider, type Lang } from "../lib/i18n";
 import type { BundleInfo, Message, MessageView, ProviderView, ServerState, ServerView, ToolInfo, ToolTrace } from "../lib/ipc";
 
 export function renderIn(ui: ReactElement, lang: Lang = "en") {
-  // A wrapper (not an enclosing element) so that `rerender` keeps the provider mounted.
-  return render(ui, { wrapper: ({ children }) => <I18nProvider lang={lang}>{children}</I18nProvider> });
+  // A wrapper (not an enclosing element) so that `rerender` keeps the providers mounted.
+  return render(ui, {
+    wrapper: ({ children }) => (
+      <I18nProvider lang={lang}>
+        <TooltipProvider>{children}</TooltipProvider>
+      </I18nProvider>
+    ),
+  });
 }
 
 export function message(id: string, role: "user" | "assistant", text: string, extra: Partial<Message> = {}): Message & MessageView {

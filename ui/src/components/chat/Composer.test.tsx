@@ -56,6 +56,8 @@ describe("Composer", () => {
     fireEvent.keyDown(document.body, { key: "Escape" });
     fireEvent.click(screen.getByRole("button", { name: "Stop" }));
     expect(props.onCancel).toHaveBeenCalledTimes(3);
+    // Named for assistive technology as the UI Events spec names the key, not as drawn ("Esc").
+    expect(screen.getByRole("button", { name: "Stop" }).getAttribute("aria-keyshortcuts")).toBe("Escape");
   });
 
   it("shows the tool count and schema tokens, and toggles servers and tools", async () => {

@@ -136,17 +136,44 @@ describe("MessageList", () => {
     const a = actions();
     const msgs = [message("u1", "user", "question"), message("a1", "assistant", "answer", { parent_id: "u1" })];
     const { rerender } = renderIn(<MessageList messages={msgs} streamingId={null} actions={a} />);
-    const [, answerDelete] = screen.getAllByTestId("delete-message");
-    fireEvent.click(answerDelete!);
+    fireEvent.click(screen.getByTestId("delete-message"));
     expect(screen.getByTestId("confirm-delete").textContent).toContain("Delete this message and every reply after it?");
     fireEvent.click(screen.getByRole("button", { name: "Cancel" }));
     expect(screen.queryByTestId("confirm-delete")).toBeNull();
     expect(a.onDelete).not.toHaveBeenCalled();
-    fireEvent.click(screen.getAllByTestId("delete-message")[1]!);
+    fireEvent.click(screen.getByTestId("delete-message"));
     fireEvent.click(within(screen.getByTestId("confirm-delete")).getByRole("button", { name: "Delete" }));
     expect(a.onDelete).toHaveBeenCalledWith(msgs[1]);
     rerender(<MessageList messages={msgs} streamingId="a1" actions={a} />);
-    expect(screen.getAllByTestId("delete-message")).toHaveLength(1);
+    fireEvent.pointerEnter(screen.getByTestId("message-user"));
+    // The question's actions, not the streaming answer's.
+    expect(within(screen.getByTestId("message-user")).getByTestId("delete-message")).toBeTruthy();
+    expect(within(screen.getByTestId("message-assistant")).queryByTestId("delete-message")).toBeNull();
+  });
+
+  it("draws a message's actions on the newest one and on the one pointed at or focused, keeping their room", () => {
+    const msgs = [message("u1", "user", "question"), message("a1", "assistant", "answer", { parent_id: "u1" })];
+    renderIn(<MessageList messages={msgs} streamingId={null} actions={actions()} />);
+    const question = screen.getByTestId("message-user");
+    const drawn = () => screen.getAllByRole("group", { name: "Message actions" }).length;
+    expect(within(screen.getByTestId("message-assistant")).getByTestId("copy-message")).toBeTruthy();
+    expect(within(question).queryByRole("button")).toBeNull();
+    expect(question.querySelector(".message-actions")).not.toBeNull();
+    fireEvent.pointerEnter(question);
+    expect(drawn()).toBe(2);
+    fireEvent.pointerLeave(question);
+    expect(drawn()).toBe(1);
+    // The keyboard reaches them: the message is a named, focusable article.
+    expect(question.getAttribute("role")).toBe("article");
+    expect(question.tabIndex).toBe(0);
+    expect(question.getAttribute("aria-label")).toMatch(/^You, /);
+    fireEvent.focus(question);
+    expect(within(question).getByTestId("edit-message")).toBeTruthy();
+    // Focus moving within the message keeps them; leaving it takes them away.
+    fireEvent.blur(question, { relatedTarget: within(question).getByTestId("edit-message") });
+    expect(drawn()).toBe(2);
+    fireEvent.blur(question, { relatedTarget: document.body });
+    expect(drawn()).toBe(1);
   });
 
   it("switches between sibling branches and offers regenerate and edit", () => {
@@ -163,8 +190,9 @@ describe("MessageList", () => {
     expect(a.onSwitchBranch).toHaveBeenNthCalledWith(2, "u0");
     fireEvent.click(screen.getByTestId("regenerate"));
     expect(a.onRegenerate).toHaveBeenCalledWith(msgs[1]);
-    fireEvent.click(screen.getAllByRole("button", { name: "New chat from here" })[1]!);
+    fireEvent.click(screen.getByRole("button", { name: "New chat from here" }));
     expect(a.onFork).toHaveBeenCalledWith(msgs[1]);
+    fireEvent.focus(screen.getByTestId("message-user"));
     fireEvent.click(screen.getByTestId("edit-message"));
     fireEvent.change(screen.getByLabelText("Edit message"), { target: { value: "better question" } });
     fireEvent.click(screen.getByRole("button", { name: "Save and resend" }));

@@ -185,7 +185,7 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
               // --row-start places a row by its offset when a view in it cannot have a transform above it.
               style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${row.start}px)`, ["--row-start" as string]: `${row.start}px` }}
             >
-              <MessageView message={m} streaming={m.id === streamingId} actions={actions} />
+              <MessageView message={m} streaming={m.id === streamingId} latest={row.index === messages.length - 1} actions={actions} />
             </div>
           );
         })}

@@ -1,7 +1,10 @@
 // One message: who wrote it and when, markdown text, collapsible reasoning,
 // tool traces, citation chips, and the actions (copy, edit & resend,
 // regenerate, a new chat from here, delete with the replies after it once
-// confirmed, branch switcher).
+// confirmed, branch switcher). The actions are drawn only for the newest message
+// and the one under the pointer or holding the focus (a message is a focusable
+// article, so the keyboard reaches them): drawn on every message they took a
+// long conversation's memory up by a tenth (docs/BENCHMARKS.md).
 import { memo, useState } from "react";
 import { Bot, GitBranch, Pencil, RefreshCw, Trash2, User } from "lucide-react";
 import { useI18n } from "../../lib/i18n";
@@ -120,28 +123,48 @@ function BranchSwitcher({ message, onSwitch }: { message: Message; onSwitch: (id
 export const MessageView = memo(function MessageView({
   message,
   streaming,
+  latest,
   actions,
 }: {
   message: Message;
   streaming: boolean;
+  /** The conversation's newest message, whose actions are always drawn. */
+  latest: boolean;
   actions: MessageActions;
 }) {
   const { t, lang } = useI18n();
   const [editing, setEditing] = useState<string | null>(null);
   const [citation, setCitation] = useState<number | null>(null);
   const [confirming, setConfirming] = useState(false);
+  const [pointed, setPointed] = useState(false);
+  const [focused, setFocused] = useState(false);
   // "Today" is the day the message was first shown.
   const [shownAt] = useState(() => Date.now());
   const written = messageTime(message.created_at, shownAt, lang);
   const hasCitations = message.citations.length > 0;
   const isUser = message.role === "user";
+  const sender = isUser ? t("chat.you") : (message.model ?? t("chat.assistant"));
+  const showActions = latest || pointed || focused || confirming;
   return (
-    <div className={`message ${message.role}`} data-testid={`message-${message.role}`} data-message-id={message.id}>
+    <div
+      className={`message ${message.role}`}
+      data-testid={`message-${message.role}`}
+      data-message-id={message.id}
+      role="article"
+      tabIndex={0}
+      aria-label={t("chat.messageLabel", { sender, time: written.full })}
+      onPointerEnter={() => setPointed(true)}
+      onPointerLeave={() => setPointed(false)}
+      onFocus={() => setFocused(true)}
+      onBlur={(e) => {
+        if (!e.currentTarget.contains(e.relatedTarget)) setFocused(false);
+      }}
+    >
       <div className="message-meta muted">
         <span className="avatar" aria-hidden="true">
           {isUser ? <User size={14} /> : <Bot size={14} />}
         </span>
-        <span className={isUser ? "sender" : "sender model-badge"}>{isUser ? t("chat.you") : (message.model ?? t("chat.assistant"))}</span>
+        <span className={isUser ? "sender" : "sender model-badge"}>{sender}</span>
         <time dateTime={new Date(message.created_at).toISOString()} title={written.full} data-testid="message-time">
           {written.short}
         </time>
@@ -187,7 +210,9 @@ export const MessageView = memo(function MessageView({
           <p className="muted small">{t(`error.action.${message.error.kind}`)}</p>
         </div>
       )}
-      {!streaming && (
+      {/* Without its actions a message keeps their room, so nothing moves when they appear. */}
+      {!streaming && !showActions && <div className="message-actions" />}
+      {!streaming && showActions && (
         <div className="message-actions" role="group" aria-label={t("chat.messageActions")}>
           <CopyButton icon text={() => message.text} testId="copy-message" />
           {isUser ? (
