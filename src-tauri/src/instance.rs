@@ -103,7 +103,7 @@ pub fn release<R: Runtime>(app: &AppHandle<R>) {
 
 /// Brings the main window back from minimised or hidden, to the front.
 pub fn focus_main_window<R: Runtime>(app: &AppHandle<R>) {
-    let Some(window) = app.get_webview_window("main") else { return };
+    let Some(window) = app.get_webview_window(crate::MAIN_WINDOW) else { return };
     for step in [window.unminimize(), window.show(), window.set_focus()] {
         if let Err(e) = step {
             tracing::warn!("could not bring the window to the front: {e}");

@@ -44,6 +44,9 @@ fn data_dir_arg(args: impl IntoIterator<Item = String>) -> Option<PathBuf> {
     None
 }
 
+/// The main window's label (tauri.conf.json).
+pub const MAIN_WINDOW: &str = "main";
+
 /// Whether the process was started under the command-line app's name
 /// (`patchbay`, `/usr/bin/patchbay`, `patchbay.exe`).
 pub fn is_cli_name(argv0: &std::ffi::OsStr) -> bool {
@@ -74,9 +77,7 @@ fn desktop_extras(app: &tauri::AppHandle) {
     match app.state::<state::AppState>().app().and_then(|a| a.get_settings().map_err(Into::into)) {
         Ok(settings) => {
             app.state::<tray::KeepInTray>().set(settings.keep_in_tray);
-            if let Err(e) = quick_ask::register(app, &settings.quick_ask_shortcut) {
-                tracing::warn!("{e}");
-            }
+            app.state::<quick_ask::AtStart>().wait(settings.quick_ask_shortcut);
         }
         Err(e) => {
             tracing::warn!(kind = ?e.kind, "the tray and quick-ask settings could not be read, so both are off: {e}")
@@ -180,12 +181,16 @@ pub fn run() {
             instance::save_geometry_when_settled(window, event);
             closing::on_window_event(window, event);
         })
-        .on_page_load(startup::on_page_load)
+        .on_page_load(|webview, payload| {
+            startup::on_page_load(webview, payload);
+            quick_ask::on_page_load(webview, payload);
+        })
         .manage(state)
         .manage(mcp_apps::ViewPages::default())
         .manage(cancellable::Requests::default())
         .manage(closing::Closing::default())
         .manage(tray::KeepInTray::default())
+        .manage(quick_ask::AtStart::default())
         .manage(updates::Found::default())
         // Tools' views (MCP Apps), each in a sandboxed frame of this scheme.
         .register_uri_scheme_protocol(mcp_apps::SCHEME, |ctx, request| {

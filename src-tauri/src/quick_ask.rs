@@ -8,8 +8,10 @@
 //! opens at once the next time.
 
 use std::str::FromStr;
+use std::sync::{Mutex, PoisonError};
 
-use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindow, WebviewWindowBuilder, Window};
+use tauri::webview::{PageLoadEvent, PageLoadPayload};
+use tauri::{AppHandle, Emitter, Manager, Runtime, Webview, WebviewUrl, WebviewWindow, WebviewWindowBuilder, Window};
 use tauri_plugin_global_shortcut::{GlobalShortcutExt, Shortcut, ShortcutState};
 
 use crate::error::{IpcError, IpcErrorKind};
@@ -124,6 +126,41 @@ pub fn register<R: Runtime>(app: &AppHandle<R>, text: &str) -> Result<(), IpcErr
     shortcuts.register(shortcut).map_err(|e| unavailable(format!("the desktop refused it ({e})")))
 }
 
+/// The shortcut the settings held at start, taken once the main window's page has loaded:
+/// grabbed while WebKit started the page, it held the window's first answer back by half a
+/// second (X11; docs/BENCHMARKS.md, 2026-11-28).
+#[derive(Default)]
+pub struct AtStart(Mutex<Option<String>>);
+
+impl AtStart {
+    /// `text` is registered when the main window's page has loaded.
+    pub fn wait(&self, text: String) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(text);
+    }
+
+    /// The shortcut still waiting, if any; none waits afterwards (a shortcut saved in
+    /// Settings replaces it).
+    pub fn take(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+}
+
+/// On the main window's first finished page load, registers the shortcut read at start,
+/// from a thread of its own (the plugin takes it on the main thread, between the page's
+/// first calls).
+pub fn on_page_load<R: Runtime>(webview: &Webview<R>, payload: &PageLoadPayload<'_>) {
+    if webview.label() != crate::MAIN_WINDOW || payload.event() != PageLoadEvent::Finished {
+        return;
+    }
+    let Some(text) = webview.state::<AtStart>().take() else { return };
+    let app = webview.app_handle().clone();
+    std::thread::spawn(move || {
+        if let Err(e) = register(&app, &text) {
+            tracing::warn!("{e}");
+        }
+    });
+}
+
 /// The global-shortcut plugin: its shortcut opens the quick-ask window.
 pub fn plugin<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
     tauri_plugin_global_shortcut::Builder::new()
@@ -149,7 +186,7 @@ pub fn hide_quick_ask(window: Window) -> Result<(), IpcError> {
 pub fn open_in_main(app: AppHandle, conversation_id: String) -> Result<(), IpcError> {
     app.state::<AppState>().app()?.get_conversation(&conversation_id, Some(0))?;
     crate::instance::focus_main_window(&app);
-    app.emit_to("main", OPEN_CONVERSATION_EVENT, conversation_id)
+    app.emit_to(crate::MAIN_WINDOW, OPEN_CONVERSATION_EVENT, conversation_id)
         .map_err(|e| IpcError::new(IpcErrorKind::Internal, e))?;
     if let Some(window) = app.get_webview_window(LABEL) {
         window.hide().map_err(|e| IpcError::new(IpcErrorKind::Internal, e))?;

@@ -140,7 +140,7 @@ fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         "show" => crate::instance::focus_main_window(app),
         "new_chat" => {
             crate::instance::focus_main_window(app);
-            if let Err(e) = app.emit_to("main", NEW_CHAT_EVENT, ()) {
+            if let Err(e) = app.emit_to(crate::MAIN_WINDOW, NEW_CHAT_EVENT, ()) {
                 tracing::warn!("could not ask the window for a new chat: {e}");
             }
         }

@@ -286,7 +286,7 @@ pub fn check_daily<R: Runtime>(app: AppHandle<R>) {
                         let found = view(&update);
                         *app.state::<Found>().update.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
                             Some(found.clone());
-                        if let Err(e) = app.emit_to("main", EVENT, found) {
+                        if let Err(e) = app.emit_to(crate::MAIN_WINDOW, EVENT, found) {
                             tracing::warn!("could not tell the window about the update: {e}");
                         }
                     }

@@ -1541,7 +1541,7 @@ fn conversations(s: &Session) -> Result<Vec<(String, Vec<String>)>> {
 /// model; "Open in Patchbay" (Ctrl+O) shows that conversation in the main
 /// window. Escape hides it, and `patchbay-desktop --quick-ask` (what a Wayland
 /// user binds) brings it back from a second launch. A shortcut that cannot be
-/// read is refused, saying why.
+/// read is refused, saying why. After a restart the saved shortcut works again.
 #[test]
 fn the_quick_ask_shortcut_opens_a_window_that_answers_and_hands_over_to_patchbay() -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
@@ -1651,7 +1651,27 @@ fn the_quick_ask_shortcut_opens_a_window_that_answers_and_hands_over_to_patchbay
         Ok(())
     })?;
     ensure!(model.remaining() == 0, "the model was not asked three times (the call, the answer, the title)");
-    Ok(())
+    drop(app);
+
+    // Started again, the saved shortcut is taken once the window's page has loaded (not
+    // before: grabbed while WebKit started the page, it held the window back).
+    let options = AppOptions { data_dir: Some(data_dir), ..Default::default() };
+    let app = App::start("the_quick_ask_shortcut_opens_a_window_again_after_a_restart", options)?;
+    app.check(|s| {
+        s.wait_for("#page-chat", WAIT)?;
+        let deadline = Instant::now() + WAIT;
+        loop {
+            xdotool(&["key", "ctrl+alt+k"])?;
+            let shown = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < shown {
+                if !xdotool(&["search", "--onlyvisible", "--name", "Quick ask"])?.is_empty() {
+                    return Ok(());
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            ensure!(Instant::now() < deadline, "after a restart, the saved shortcut never opened quick ask");
+        }
+    })
 }
 
 /// A release feed on localhost: answers every request with `manifest`, and counts them.

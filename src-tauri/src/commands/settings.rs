@@ -168,8 +168,10 @@ pub fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: Gener
     let before = core.get_settings()?.quick_ask_shortcut;
     core.save_settings(&settings)?;
     app.state::<crate::tray::KeepInTray>().set(settings.keep_in_tray);
+    // One saved now replaces one still waiting from the start.
+    let waiting = app.state::<crate::quick_ask::AtStart>().take();
     // Only a changed shortcut is taken again (and can be refused): other changes save quietly.
-    if settings.quick_ask_shortcut.trim() == before {
+    if settings.quick_ask_shortcut.trim() == before && waiting.is_none() {
         return Ok(());
     }
     crate::quick_ask::register(&app, &settings.quick_ask_shortcut)
