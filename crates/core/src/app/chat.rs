@@ -178,12 +178,8 @@ impl App {
         if sending.contains_key(&id) {
             return Ok(false);
         }
-        let discarded = self.inner.conversations.discard_if_unused(id)?;
-        if discarded {
-            // Ids are reused: a later conversation must not find these choices.
-            self.inner.store.remove_setting(&settings_key(id))?;
-        }
-        Ok(discarded)
+        // Its settings go with it (a trigger of the store's, in the same transaction).
+        Ok(self.inner.conversations.discard_if_unused(id)?)
     }
 
     /// Deletes the unused conversations made more than [`UNUSED_GRACE_MS`] ago: those the
@@ -234,7 +230,7 @@ impl App {
         Ok(self.inner.conversations.rename(parse_id("conversation", id)?, title)?)
     }
 
-    /// Deletes a conversation and everything in it.
+    /// Deletes a conversation and everything in it, its settings too.
     pub fn delete_conversation(&self, id: &str) -> Result<(), AppError> {
         let id = parse_id("conversation", id)?;
         if let Some(control) = lock(&self.inner.turns).remove(&id) {

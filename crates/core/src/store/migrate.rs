@@ -41,6 +41,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 13, name: "message error kind", sql: include_str!("migrations/0013_message_error_kind.sql") },
     Migration { version: 14, name: "kept results", sql: include_str!("migrations/0014_kept_results.sql") },
     Migration { version: 15, name: "schedules", sql: include_str!("migrations/0015_schedules.sql") },
+    Migration { version: 16, name: "conversation ids", sql: include_str!("migrations/0016_conversation_ids.sql") },
 ];
 
 /// The schema version this build writes.
@@ -119,6 +120,47 @@ mod tests {
             let store = Store::open(&dir).unwrap();
             assert_eq!(store.schema_version().unwrap(), latest_version(), "upgrading from {}", step.name);
         }
+    }
+
+    /// Version 16 rebuilds `conversations`: rows and the references to them survive, the
+    /// settings of conversations deleted before go, and an id is never given twice.
+    #[test]
+    fn conversation_ids_are_not_reused_after_the_upgrade() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::new(tmp.path());
+        let before = MIGRATIONS.iter().position(|m| m.version == 16).unwrap();
+        {
+            let mut conn = Connection::open(dir.database()).unwrap();
+            run(&mut conn, &dir.database(), &MIGRATIONS[..before]).unwrap();
+            conn.execute_batch(
+                "INSERT INTO conversations (id, title, created_at, updated_at, pinned) VALUES (1, 'Kept', 1, 1, 1), (2, 'Last', 2, 2, 0);
+                 INSERT INTO messages (id, conversation_id, role, status, text, created_at, updated_at)
+                     VALUES (10, 1, 'user', 'complete', 'hello', 1, 1);
+                 INSERT INTO settings (key, value) VALUES ('conversation.1.settings', '{}'), ('conversation.7.settings', '{}'),
+                     ('conversation.2.settings', '{}'), ('theme', '\"dark\"');",
+            )
+            .unwrap();
+        }
+        let store = Store::open(&dir).unwrap();
+        let rows = |sql: &str| -> Vec<String> {
+            store
+                .read(|c| c.prepare(sql)?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>())
+                .unwrap()
+        };
+        assert_eq!(rows("SELECT title || ':' || pinned FROM conversations ORDER BY id"), ["Kept:1", "Last:0"]);
+        assert_eq!(
+            rows("SELECT key FROM settings WHERE key != 'app.version' ORDER BY key"),
+            ["conversation.1.settings", "conversation.2.settings", "theme"],
+            "the orphan's settings went"
+        );
+        let run = |sql: &str| store.write(|tx| tx.execute_batch(sql).map_err(|e| store.error(e))).unwrap();
+        run("DELETE FROM conversations WHERE id = 2;
+             INSERT INTO conversations (title, created_at, updated_at) VALUES ('New', 3, 3);");
+        assert_eq!(rows("SELECT id || ':' || title FROM conversations ORDER BY id"), ["1:Kept", "3:New"]);
+        assert_eq!(rows("SELECT key FROM settings WHERE key != 'app.version' ORDER BY key"), ["conversation.1.settings", "theme"]);
+        // The message still belongs to its conversation, and deleting it cascades.
+        run("DELETE FROM conversations WHERE id = 1");
+        assert!(rows("SELECT text FROM messages").is_empty());
     }
 
     #[test]

@@ -33,11 +33,6 @@ impl Store {
         self.write(|tx| tx.execute(UPSERT, (key, &text)).map_err(|e| self.error(e))).map(drop)
     }
 
-    /// Forgets a setting (nothing happens when it was never set).
-    pub fn remove_setting(&self, key: &str) -> Result<(), StoreError> {
-        self.write(|tx| tx.execute("DELETE FROM settings WHERE key = ?1", [key]).map_err(|e| self.error(e))).map(drop)
-    }
-
     /// Reads a setting, lets `change` edit it and writes the result, in one
     /// transaction (so concurrent changes do not overwrite each other). When
     /// `change` fails, nothing is written.
