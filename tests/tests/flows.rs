@@ -438,8 +438,16 @@ fn a_prompt_and_a_resource_template_are_filled_in_with_the_servers_suggestions()
         let typed = s.execute("return document.querySelector('#composer-input').value", json!([]))?;
         ensure!(typed == "Please promote Eve to the head of the Sales team.", "the composer holds {typed}");
 
-        let template = "template\u{0}everything\u{0}demo://resource/dynamic/text/{resourceId}";
-        s.set_value("select[aria-label='Attach a resource']", template)?;
+        // The composer's resource menu: the template is an item of it.
+        s.click(&s.wait_for("#attach-resource", WAIT)?)?;
+        s.wait_for("[role=menu] [role=menuitem]", WAIT)?;
+        let picked = s.execute(
+            "const item = [...document.querySelectorAll('[role=menu] [role=menuitem]')]\
+               .find((i) => i.textContent.startsWith(arguments[0]));\
+             if (item) item.click(); return !!item;",
+            json!(["everything: Dynamic Text Resource (from a template"]),
+        )?;
+        ensure!(picked == json!(true), "the resource menu offers no Dynamic Text Resource template");
         s.wait_for("[data-testid=template-dialog]", WAIT)?;
         s.set_value("[data-testid=template-dialog] input[name=resourceId]", "7")?;
         s.click(&s.find("[data-testid=template-dialog] button[type=submit]")?)?;

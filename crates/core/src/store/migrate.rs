@@ -157,7 +157,10 @@ mod tests {
         run("DELETE FROM conversations WHERE id = 2;
              INSERT INTO conversations (title, created_at, updated_at) VALUES ('New', 3, 3);");
         assert_eq!(rows("SELECT id || ':' || title FROM conversations ORDER BY id"), ["1:Kept", "3:New"]);
-        assert_eq!(rows("SELECT key FROM settings WHERE key != 'app.version' ORDER BY key"), ["conversation.1.settings", "theme"]);
+        assert_eq!(
+            rows("SELECT key FROM settings WHERE key != 'app.version' ORDER BY key"),
+            ["conversation.1.settings", "theme"]
+        );
         // The message still belongs to its conversation, and deleting it cascades.
         run("DELETE FROM conversations WHERE id = 1");
         assert!(rows("SELECT text FROM messages").is_empty());

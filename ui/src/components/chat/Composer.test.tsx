@@ -35,6 +35,12 @@ function setup(extra: Partial<ComposerProps> = {}) {
 
 const input = () => screen.getByLabelText("Message (Enter to send, Shift+Enter for a new line)");
 
+/** Opens the composer menu named `menu` from the keyboard and chooses `item` in it. */
+function pick(menu: string, item: string, role: "menuitem" | "menuitemradio" = "menuitem") {
+  fireEvent.keyDown(screen.getByRole("button", { name: menu }), { key: "Enter" });
+  fireEvent.click(screen.getByRole(role, { name: item }));
+}
+
 describe("Composer", () => {
   it("sends on Enter, not on Shift+Enter", () => {
     const { props } = setup();
@@ -99,17 +105,23 @@ describe("Composer", () => {
     expect(props.onSettings).toHaveBeenLastCalledWith({ ...settings, provider: null, model: null });
   });
 
-  it("picks this conversation's reasoning effort, off, and back to the assistant's", () => {
+  it("picks this conversation's reasoning effort, off, and back to the assistant's", async () => {
     const { props, rerender } = setup();
-    const options = [...(screen.getByLabelText("Reasoning effort") as HTMLSelectElement).options].map((o) => o.textContent);
-    expect(options).toEqual(["Thinking: assistant's", "Thinking: off", "Thinking: low", "Thinking: medium", "Thinking: high"]);
-    fireEvent.change(screen.getByLabelText("Reasoning effort"), { target: { value: "off" } });
+    const trigger = () => screen.getByRole("button", { name: /^Reasoning effort: / });
+    expect(trigger().textContent).toBe("Thinking: assistant's");
+    fireEvent.keyDown(trigger(), { key: "Enter" });
+    const options = screen.getAllByRole("menuitemradio");
+    expect(options.map((o) => o.textContent)).toEqual(["Thinking: assistant's", "Thinking: off", "Thinking: low", "Thinking: medium", "Thinking: high"]);
+    expect(options[0]!.getAttribute("aria-checked")).toBe("true");
+    await expectAccessible();
+    fireEvent.click(screen.getByRole("menuitemradio", { name: "Thinking: off" }));
     expect(props.onSettings).toHaveBeenLastCalledWith({ ...settings, reasoning: "off" });
-    fireEvent.change(screen.getByLabelText("Reasoning effort"), { target: { value: "high" } });
+    expect(screen.queryByRole("menu")).toBeNull();
+    pick("Reasoning effort: Thinking: assistant's", "Thinking: high", "menuitemradio");
     expect(props.onSettings).toHaveBeenLastCalledWith({ ...settings, reasoning: "high" });
     rerender(<Composer {...props} settings={{ ...settings, reasoning: "high" }} />);
-    expect((screen.getByLabelText("Reasoning effort") as HTMLSelectElement).value).toBe("high");
-    fireEvent.change(screen.getByLabelText("Reasoning effort"), { target: { value: "" } });
+    expect(trigger().textContent).toBe("Thinking: high");
+    pick("Reasoning effort: Thinking: high", "Thinking: assistant's", "menuitemradio");
     expect(props.onSettings).toHaveBeenLastCalledWith({ ...settings, reasoning: null });
   });
 
@@ -195,7 +207,7 @@ describe("Composer", () => {
     const template = { server: "db", uri_template: "db://rows/{id}", name: "Row", description: "One row", mime_type: "text/plain", variables: ["id"], icons: [] };
     const complete = vi.fn(() => Promise.resolve(["42", "420"]));
     const { props } = setup({ templates: [template], complete });
-    fireEvent.change(screen.getByLabelText("Attach a resource"), { target: { value: "template\u0000db\u0000db://rows/{id}" } });
+    pick("Attach a resource", "db: Row (from a template…)");
     const dialog = screen.getByTestId("template-dialog");
     expect(dialog.textContent).toContain("db://rows/{id} — One row");
     fireEvent.change(screen.getByLabelText("id *"), { target: { value: "42" } });
@@ -216,7 +228,7 @@ describe("Composer", () => {
     const template = { server: "db", uri_template: "db://{broken", name: "Row", description: null, mime_type: null, variables: ["id"], icons: [] };
     const expandTemplate = vi.fn(() => Promise.reject({ kind: "invalid_input", message: "URI template is not valid" }));
     setup({ templates: [template], expandTemplate });
-    fireEvent.change(screen.getByLabelText("Attach a resource"), { target: { value: "template\u0000db\u0000db://{broken" } });
+    pick("Attach a resource", "db: Row (from a template…)");
     fireEvent.change(screen.getByLabelText("id *"), { target: { value: "1" } });
     fireEvent.click(screen.getByRole("button", { name: "Attach resource" }));
     expect((await screen.findByRole("alert")).textContent).toBe("URI template is not valid");
@@ -273,7 +285,7 @@ describe("Composer", () => {
 
   it("attaches an MCP resource", () => {
     const { props } = setup({ resources: [{ server: "fs", uri: "file:///a.md", name: "a.md", title: null, mime_type: "text/markdown", watchable: false, watched: false, icons: [] }] });
-    fireEvent.change(screen.getByLabelText("Attach a resource"), { target: { value: "fs\u0000file:///a.md" } });
+    pick("Attach a resource", "fs: a.md");
     fireEvent.click(screen.getByRole("button", { name: "Send" }));
     expect(props.onSend).toHaveBeenCalledWith("", [{ type: "resource_link", uri: "file:///a.md", name: "a.md", server: null }]);
   });

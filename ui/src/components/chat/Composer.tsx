@@ -20,7 +20,8 @@ import type {
   ResourceTemplateInfo,
   ToolInfo,
 } from "../../lib/ipc";
-import { ReasoningSelect } from "../common/ReasoningSelect";
+import { ResourceMenu, ThinkingMenu } from "./ComposerMenus";
+import * as Popover from "@radix-ui/react-popover";
 import { Dialog } from "../common/Dialog";
 import { SchemaForm, argumentsSchema, type Suggest } from "../common/SchemaForm";
 import { McpIcons } from "../common/McpIcons";
@@ -317,16 +318,7 @@ export function Composer(props: ComposerProps) {
           fallback={fallback ?? null}
           onPick={(provider, model) => onSettings({ ...settings, provider, model })}
         />
-        <label className="inline">
-          <span className="sr-only">{t("composer.reasoning")}</span>
-          <ReasoningSelect
-            id="reasoning-picker"
-            ariaLabel={t("composer.reasoning")}
-            value={settings.reasoning}
-            onChange={(reasoning) => onSettings({ ...settings, reasoning })}
-            scope="composer"
-          />
-        </label>
+        <ThinkingMenu value={settings.reasoning} onChange={(reasoning) => onSettings({ ...settings, reasoning })} />
         <IconButton icon={Paperclip} id="attach-file" label={t("composer.attachFile")} onClick={() => filePicker.current?.click()} />
         <input
           ref={filePicker}
@@ -339,38 +331,32 @@ export function Composer(props: ComposerProps) {
             e.target.value = "";
           }}
         />
-        <button type="button" id="tools-button" className="pill" aria-expanded={showTools} onClick={() => setShowTools(!showTools)}>
-          <Wrench size={14} aria-hidden="true" />
-          {searching
-            ? t(share === null ? "composer.toolsSearchedOnly" : "composer.toolsSearched", { count: active.length, tokens, share: share ?? 0 })
-            : share === null
-              ? t("composer.tools", { count: active.length, tokens })
-              : t("composer.toolsShare", { count: active.length, tokens, share })}
-        </button>
+        <Popover.Root open={showTools} onOpenChange={setShowTools}>
+          <Popover.Trigger asChild>
+            <button type="button" id="tools-button" className="pill">
+              <Wrench size={14} aria-hidden="true" />
+              <span className="pill-text">
+                {searching
+                  ? t(share === null ? "composer.toolsSearchedOnly" : "composer.toolsSearched", { count: active.length, tokens, share: share ?? 0 })
+                  : share === null
+                    ? t("composer.tools", { count: active.length, tokens })
+                    : t("composer.toolsShare", { count: active.length, tokens, share })}
+              </span>
+            </button>
+          </Popover.Trigger>
+          <Popover.Portal>
+            <Popover.Content className="menu tool-menu" align="start" sideOffset={4} aria-label={t("composer.toolsTitle")}>
+              <ToolPicker tools={tools.filter((x) => x.view.for_model)} settings={settings} onSettings={onSettings} />
+            </Popover.Content>
+          </Popover.Portal>
+        </Popover.Root>
         {resources.length + templates.length > 0 && (
-          <select
-            className="attach-resource pill"
-            aria-label={t("composer.attach")}
-            value=""
-            onChange={(e) => {
-              const r = resources.find((x) => `${x.server}\u0000${x.uri}` === e.target.value);
-              if (r) setAttachments([...attachments, { type: "resource_link", uri: r.uri, name: r.name, server: null }]);
-              const tpl = templates.find((x) => `template\u0000${x.server}\u0000${x.uri_template}` === e.target.value);
-              if (tpl) setTemplate(tpl);
-            }}
-          >
-            <option value="">{t("composer.attach")}</option>
-            {resources.map((r) => (
-              <option key={`${r.server}/${r.uri}`} value={`${r.server}\u0000${r.uri}`}>
-                {r.server}: {r.title ?? r.name}
-              </option>
-            ))}
-            {templates.map((x) => (
-              <option key={`template/${x.server}/${x.uri_template}`} value={`template\u0000${x.server}\u0000${x.uri_template}`}>
-                {t("composer.fromTemplate", { server: x.server, name: x.name })}
-              </option>
-            ))}
-          </select>
+          <ResourceMenu
+            resources={resources}
+            templates={templates}
+            onResource={(r) => setAttachments([...attachments, { type: "resource_link", uri: r.uri, name: r.name, server: null }])}
+            onTemplate={setTemplate}
+          />
         )}
         <span className="spacer" />
         {streaming ? (
@@ -387,7 +373,6 @@ export function Composer(props: ComposerProps) {
           />
         )}
       </div>
-      {showTools && <ToolPicker tools={tools.filter((x) => x.view.for_model)} settings={settings} onSettings={onSettings} />}
       {prompt && (
         <ArgumentsDialog
           title={prompt.title ? `${prompt.title} (/${prompt.name})` : `/${prompt.name}`}

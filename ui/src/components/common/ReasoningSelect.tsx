@@ -1,11 +1,10 @@
-// The reasoning-effort menu of the composer and the assistant editor: the
-// model's (or assistant's) default, off, or low / medium / high. Each place
-// words its choices in its own catalogue keys (`composer.reasoning…`,
-// `assistants.reasoning…`).
+// The assistant editor's reasoning effort: the model's default, off, or low / medium / high.
+// The composer words the same choices its own way, in a menu (chat/ComposerMenus.tsx).
 import { useI18n } from "../../lib/i18n";
 import type { ReasoningEffort } from "../../lib/ipc";
 
-const CHOICES = [
+/** Each effort (the default is "") and the word its catalogue keys end in. */
+export const REASONING_CHOICES = [
   ["", "Default"],
   ["off", "Off"],
   ["low", "Low"],
@@ -17,14 +16,11 @@ export function ReasoningSelect({
   id,
   value,
   onChange,
-  scope,
   ariaLabel,
 }: {
   id: string;
   value: ReasoningEffort | null;
   onChange: (effort: ReasoningEffort | null) => void;
-  /** Whose words the choices take. */
-  scope: "composer" | "assistants";
   ariaLabel?: string;
 }) {
   const { t } = useI18n();
@@ -35,9 +31,9 @@ export function ReasoningSelect({
       value={value ?? ""}
       onChange={(e) => onChange(e.target.value === "" ? null : (e.target.value as ReasoningEffort))}
     >
-      {CHOICES.map(([effort, word]) => (
+      {REASONING_CHOICES.map(([effort, word]) => (
         <option key={effort} value={effort}>
-          {t(`${scope}.reasoning${word}`)}
+          {t(`assistants.reasoning${word}`)}
         </option>
       ))}
     </select>

@@ -102,7 +102,6 @@ function AssistantForm({ initial, onSave, onCancel }: { initial: Assistant; onSa
             id="assistant-reasoning"
             value={a.reasoning}
             onChange={(reasoning) => setA({ ...a, reasoning })}
-            scope="assistants"
           />
         </label>
       </div>
