@@ -7,6 +7,7 @@ import { ReasoningSelect } from "../common/ReasoningSelect";
 import { ErrorBanner } from "../ErrorBanner";
 import { useLoad } from "./useLoad";
 import { FormFooter } from "./FormFooter";
+import { ListDetail } from "./ListDetail";
 
 export type AssistantsIpc = Pick<Ipc, "listAssistants" | "saveAssistant" | "deleteAssistant">;
 
@@ -71,18 +72,30 @@ function AssistantForm({ initial, onSave, onCancel }: { initial: Assistant; onSa
       </label>
       <label className="field">
         <span>{t("assistants.systemPrompt")}</span>
-        <textarea id="assistant-prompt" rows={5} value={a.system_prompt} onChange={(e) => setA({ ...a, system_prompt: e.target.value })} />
+        <textarea
+          id="assistant-prompt"
+          rows={5}
+          value={a.system_prompt}
+          onChange={(e) => setA({ ...a, system_prompt: e.target.value })}
+          aria-describedby="assistant-prompt-hint"
+        />
       </label>
+      <small className="muted" id="assistant-prompt-hint">
+        {t("assistants.systemPromptHint")}
+      </small>
       <div className="row">
         <label className="field">
           <span>{t("assistants.provider")}</span>
-          <input value={a.provider ?? ""} onChange={(e) => setA({ ...a, provider: str(e.target.value) })} />
+          <input value={a.provider ?? ""} onChange={(e) => setA({ ...a, provider: str(e.target.value) })} aria-describedby="assistant-model-hint" />
         </label>
         <label className="field">
           <span>{t("assistants.model")}</span>
-          <input value={a.model ?? ""} onChange={(e) => setA({ ...a, model: str(e.target.value) })} />
+          <input value={a.model ?? ""} onChange={(e) => setA({ ...a, model: str(e.target.value) })} aria-describedby="assistant-model-hint" />
         </label>
       </div>
+      <small className="muted" id="assistant-model-hint">
+        {t("assistants.modelHint")}
+      </small>
       <div className="row">
         <label className="field">
           <span>{t("assistants.temperature")}</span>
@@ -107,17 +120,23 @@ function AssistantForm({ initial, onSave, onCancel }: { initial: Assistant; onSa
       </div>
       <label className="field">
         <span>{t("assistants.servers")}</span>
-        <input value={servers} placeholder={t("assistants.allServers")} onChange={(e) => setServers(e.target.value)} />
+        <input value={servers} placeholder={t("assistants.allServers")} onChange={(e) => setServers(e.target.value)} aria-describedby="assistant-servers-hint" />
       </label>
+      <small className="muted" id="assistant-servers-hint">
+        {t("assistants.serversHint")}
+      </small>
       <label className="field">
         <span>{t("assistants.kbMode")}</span>
-        <select value={a.kb_mode} onChange={(e) => setA({ ...a, kb_mode: e.target.value as KbMode })}>
+        <select value={a.kb_mode} onChange={(e) => setA({ ...a, kb_mode: e.target.value as KbMode })} aria-describedby="assistant-kb-hint">
           <option value="off">{t("assistants.kbOff")}</option>
           <option value="auto">{t("assistants.kbAuto")}</option>
           <option value="always">{t("assistants.kbAlways")}</option>
           <option value="both">{t("assistants.kbBoth")}</option>
         </select>
       </label>
+      <small className="muted" id="assistant-kb-hint">
+        {t("assistants.kbModeHint")}
+      </small>
       {(a.kb_mode === "always" || a.kb_mode === "both") && (
         <fieldset className="row" data-testid="assistant-knowledge-limits">
           <legend className="muted">{t("assistants.kbLimits")}</legend>
@@ -155,34 +174,40 @@ export function Assistants({ ipc }: { ipc: AssistantsIpc }) {
   return (
     <div data-testid="assistants-settings">
       {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
-      <ul className="list">
-        {(data ?? []).map((a) => (
-          <li key={a.id} className="card row">
-            <strong>{a.name}</strong>
-            <span className="muted">{a.model ?? t("composer.defaultModel")}</span>
-            <span className="spacer" />
-            <button type="button" onClick={() => setEditing(a)}>
-              {t("common.edit")}
-            </button>
-            <button type="button" className="danger" onClick={() => void act(() => ipc.deleteAssistant(a.id))}>
-              {t("common.delete")}
-            </button>
-          </li>
-        ))}
-      </ul>
-      {data && data.length === 0 && <p className="muted">{t("assistants.empty")}</p>}
-      {editing ? (
-        <AssistantForm
-          key={editing.id || "new"}
-          initial={editing}
-          onCancel={() => setEditing(null)}
-          onSave={(a) => void act(() => ipc.saveAssistant(a)).then((ok) => ok && setEditing(null))}
-        />
-      ) : (
-        <button type="button" className="primary" id="assistant-add" onClick={() => setEditing(blank())}>
-          {t("assistants.add")}
-        </button>
-      )}
+      <ListDetail
+        detail={
+          editing && (
+            <AssistantForm
+              key={editing.id || "new"}
+              initial={editing}
+              onCancel={() => setEditing(null)}
+              onSave={(a) => void act(() => ipc.saveAssistant(a)).then((ok) => ok && setEditing(null))}
+            />
+          )
+        }
+      >
+        <ul className="list">
+          {(data ?? []).map((a) => (
+            <li key={a.id} className={editing?.id === a.id ? "card row active" : "card row"} aria-current={editing?.id === a.id || undefined}>
+              <strong>{a.name}</strong>
+              <span className="muted">{a.model ?? t("composer.defaultModel")}</span>
+              <span className="spacer" />
+              <button type="button" onClick={() => setEditing(a)}>
+                {t("common.edit")}
+              </button>
+              <button type="button" className="danger" onClick={() => void act(() => ipc.deleteAssistant(a.id))}>
+                {t("common.delete")}
+              </button>
+            </li>
+          ))}
+        </ul>
+        {data && data.length === 0 && <p className="muted">{t("assistants.empty")}</p>}
+        {!editing && (
+          <button type="button" className="primary" id="assistant-add" onClick={() => setEditing(blank())}>
+            {t("assistants.add")}
+          </button>
+        )}
+      </ListDetail>
     </div>
   );
 }

@@ -63,6 +63,10 @@ describe("ProvidersSettings", () => {
     expect(keyField.value).toBe("");
     expect(keyField.type).toBe("password");
     expect(screen.getByTestId("api-key-state").textContent).toBe("key set");
+    // The form opens beside the list, whose row for it is marked; each field says what it is for.
+    expect(screen.getByTestId("provider-row").getAttribute("aria-current")).toBe("true");
+    const hint = document.getElementById(keyField.getAttribute("aria-describedby") ?? "");
+    expect(hint?.textContent).toContain("system keyring");
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() => expect(ipc.saveProvider).toHaveBeenCalledWith({ ...profile }, null));
   });

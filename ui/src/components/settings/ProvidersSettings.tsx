@@ -21,6 +21,7 @@ import { PresetSelect } from "../common/PresetSelect";
 import { useLoad } from "./useLoad";
 import { useAborts } from "../../lib/aborts";
 import { FormFooter } from "./FormFooter";
+import { ListDetail } from "./ListDetail";
 
 export type ProvidersIpc = Pick<Ipc, "listProviders" | "saveProvider" | "deleteProvider" | "testProvider" | "providerPresets">;
 
@@ -130,8 +131,18 @@ function ProviderForm({
       </label>
       <label className="field">
         <span>{t("providers.baseUrl")}</span>
-        <input id="provider-base-url" type="url" required value={p.base_url} onChange={(e) => setP({ ...p, base_url: e.target.value })} />
+        <input
+          id="provider-base-url"
+          type="url"
+          required
+          value={p.base_url}
+          onChange={(e) => setP({ ...p, base_url: e.target.value })}
+          aria-describedby="provider-base-url-hint"
+        />
       </label>
+      <small className="muted" id="provider-base-url-hint">
+        {t("providers.baseUrlHint")}
+      </small>
       <label className="field">
         <span>{t("providers.defaultModel")}</span>
         <input
@@ -140,8 +151,12 @@ function ProviderForm({
           value={p.default_model}
           placeholder={preset ? t("providers.modelHint") : ""}
           onChange={(e) => setP({ ...p, default_model: e.target.value })}
+          aria-describedby="provider-model-hint"
         />
       </label>
+      <small className="muted" id="provider-model-hint">
+        {t("providers.defaultModelHint")}
+      </small>
       <label className="field">
         <span>{t("providers.models")}</span>
         <input id="provider-models" value={models} onChange={(e) => setModels(e.target.value)} placeholder="gpt-4o, gpt-4o-mini" />
@@ -166,12 +181,24 @@ function ProviderForm({
           value={key}
           placeholder={keySet ? t("providers.keyReplace") : ""}
           onChange={(e) => setKey(e.target.value)}
+          aria-describedby="provider-api-key-hint"
         />
       </label>
+      <small className="muted" id="provider-api-key-hint">
+        {t("providers.apiKeyHint")}
+      </small>
       <label className="check">
-        <input type="checkbox" checked={p.native_tools} onChange={(e) => setP({ ...p, native_tools: e.target.checked })} />{" "}
+        <input
+          type="checkbox"
+          checked={p.native_tools}
+          onChange={(e) => setP({ ...p, native_tools: e.target.checked })}
+          aria-describedby="provider-native-tools-hint"
+        />{" "}
         {t("providers.nativeTools")}
       </label>
+      <small className="muted" id="provider-native-tools-hint">
+        {t("providers.nativeToolsHint")}
+      </small>
       {!p.native_tools && (
         <label className="field">
           <span>{t("providers.promptToolFormat")}</span>
@@ -196,8 +223,12 @@ function ProviderForm({
           }
           value={p.context_window ?? ""}
           onChange={(e) => setP({ ...p, context_window: e.target.value === "" ? null : Math.max(1, Math.round(Number(e.target.value))) })}
+          aria-describedby="provider-context-window-hint"
         />
       </label>
+      <small className="muted" id="provider-context-window-hint">
+        {t("providers.contextWindowHint")}
+      </small>
       {p.kind === "openai" && (
         <label className="field">
           <span>{t("providers.thinking")}</span>
@@ -289,71 +320,83 @@ export function ProvidersSettings({ ipc }: { ipc: ProvidersIpc }) {
   return (
     <div data-testid="providers-settings">
       {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
-      <ul className="list">
-        {(data ?? []).map((v) => {
-          const r = tests[v.profile.name];
-          return (
-            <li key={v.profile.name} className="card" data-testid="provider-row">
-              <div className="row">
-                <strong>{v.profile.name}</strong>
-                <span className="muted">
-                  {v.profile.kind} · {v.profile.default_model}
-                </span>
-                <span className={v.api_key_set ? "badge ok" : "badge"}>{v.api_key_set ? t("providers.keySet") : t("providers.keyNotSet")}</span>
-                <span className="spacer" />
-                {r === "busy" ? (
-                  <button type="button" onClick={() => aborts.cancel(v.profile.name)} data-testid="provider-test-cancel">
-                    {t("providers.cancelTest")}
-                  </button>
-                ) : (
-                  <button type="button" onClick={() => test(v.profile.name)} data-testid="provider-test">
-                    {t("providers.test")}
-                  </button>
-                )}
-                <button type="button" onClick={() => setEditing({ view: v, isNew: false })}>
-                  {t("common.edit")}
-                </button>
-                <button type="button" className="danger" onClick={() => void act(() => ipc.deleteProvider(v.profile.name))}>
-                  {t("common.delete")}
-                </button>
-              </div>
-              {r && r !== "busy" && r.ok && (
-                <>
-                  <p className="ok-text" role="status">
-                    {t("providers.testOk", { count: r.models.length })}
-                  </p>
-                  {r.models.length > 0 && (
-                    <ModelPicker
-                      profile={v.profile}
-                      available={r.models}
-                      onSave={(models) => void act(() => ipc.saveProvider({ ...v.profile, models }, null))}
-                    />
+      {/* The list beside the provider being added or edited, as on the servers page. */}
+      <ListDetail
+        detail={
+          editing && (
+            <ProviderForm
+              key={editing.view.profile.name}
+              initial={editing.view.profile}
+              keySet={editing.view.api_key_set}
+              isNew={editing.isNew}
+              presets={presets}
+              onCancel={() => setEditing(null)}
+              onSave={(p, key) => {
+                void act(() => ipc.saveProvider(p, key)).then((ok) => ok && setEditing(null));
+              }}
+            />
+          )
+        }
+      >
+        <ul className="list">
+          {(data ?? []).map((v) => {
+            const r = tests[v.profile.name];
+            return (
+              <li
+                key={v.profile.name}
+                className={editing?.view.profile.name === v.profile.name ? "card active" : "card"}
+                aria-current={editing?.view.profile.name === v.profile.name || undefined}
+                data-testid="provider-row"
+              >
+                <div className="row">
+                  <strong>{v.profile.name}</strong>
+                  <span className="muted">
+                    {v.profile.kind} · {v.profile.default_model}
+                  </span>
+                  <span className={v.api_key_set ? "badge ok" : "badge"}>{v.api_key_set ? t("providers.keySet") : t("providers.keyNotSet")}</span>
+                  <span className="spacer" />
+                  {r === "busy" ? (
+                    <button type="button" onClick={() => aborts.cancel(v.profile.name)} data-testid="provider-test-cancel">
+                      {t("providers.cancelTest")}
+                    </button>
+                  ) : (
+                    <button type="button" onClick={() => test(v.profile.name)} data-testid="provider-test">
+                      {t("providers.test")}
+                    </button>
                   )}
-                </>
-              )}
-              {r && r !== "busy" && !r.ok && <ErrorBanner error={r.error} />}
-            </li>
-          );
-        })}
-      </ul>
-      {data && data.length === 0 && <p className="muted">{t("providers.empty")}</p>}
-      {editing ? (
-        <ProviderForm
-          key={editing.view.profile.name}
-          initial={editing.view.profile}
-          keySet={editing.view.api_key_set}
-          isNew={editing.isNew}
-          presets={presets}
-          onCancel={() => setEditing(null)}
-          onSave={(p, key) => {
-            void act(() => ipc.saveProvider(p, key)).then((ok) => ok && setEditing(null));
-          }}
-        />
-      ) : (
-        <button type="button" id="provider-add" className="primary" onClick={() => setEditing({ view: { profile: blank(), api_key_set: false, windows: {}, max_tools: null }, isNew: true })}>
-          {t("providers.add")}
-        </button>
-      )}
+                  <button type="button" onClick={() => setEditing({ view: v, isNew: false })}>
+                    {t("common.edit")}
+                  </button>
+                  <button type="button" className="danger" onClick={() => void act(() => ipc.deleteProvider(v.profile.name))}>
+                    {t("common.delete")}
+                  </button>
+                </div>
+                {r && r !== "busy" && r.ok && (
+                  <>
+                    <p className="ok-text" role="status">
+                      {t("providers.testOk", { count: r.models.length })}
+                    </p>
+                    {r.models.length > 0 && (
+                      <ModelPicker
+                        profile={v.profile}
+                        available={r.models}
+                        onSave={(models) => void act(() => ipc.saveProvider({ ...v.profile, models }, null))}
+                      />
+                    )}
+                  </>
+                )}
+                {r && r !== "busy" && !r.ok && <ErrorBanner error={r.error} />}
+              </li>
+            );
+          })}
+        </ul>
+        {data && data.length === 0 && <p className="muted">{t("providers.empty")}</p>}
+        {!editing && (
+          <button type="button" id="provider-add" className="primary" onClick={() => setEditing({ view: { profile: blank(), api_key_set: false, windows: {}, max_tools: null }, isNew: true })}>
+            {t("providers.add")}
+          </button>
+        )}
+      </ListDetail>
     </div>
   );
 }

@@ -4,6 +4,7 @@
 // (`RegistryBrowser`, `RegistrySetup`), or installing an MCP bundle (.mcpb) from
 // a file or the registry (`BundleInstall`). Server statuses and refused hosts
 // are heard here, for the list and the page alike.
+import { ListDetail } from "../ListDetail";
 import { useCallback, useEffect, useState } from "react";
 import { useI18n } from "../../../lib/i18n";
 import { useAborts } from "../../../lib/aborts";
@@ -114,17 +115,10 @@ export function ServersSettings({
         </p>
       )}
       {/* The list, and the open server's page beside it. */}
-      <div className={view ? "master-detail open" : "master-detail"}>
-        <div className="master">
-          <ServerList ipc={ipc} servers={data ?? []} selected={selected} onSelect={setSelected} act={act} />
-          {data && data.length === 0 && <p className="muted empty-state">{t("servers.empty")}</p>}
-        </div>
-        {view && (
-          <div className="detail">
-            <ServerDetail key={view.config.name} ipc={ipc} view={view} act={act} onSaved={() => undefined} />
-          </div>
-        )}
-      </div>
+      <ListDetail detail={view && <ServerDetail key={view.config.name} ipc={ipc} view={view} act={act} onSaved={() => undefined} />}>
+        <ServerList ipc={ipc} servers={data ?? []} selected={selected} onSelect={setSelected} act={act} />
+        {data && data.length === 0 && <p className="muted empty-state">{t("servers.empty")}</p>}
+      </ListDetail>
       {adding ? (
         <>
           {template && <RegistryTemplate template={template} />}
