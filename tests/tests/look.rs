@@ -147,6 +147,20 @@ fn every_page_and_dialog_reads_well_in_both_themes_and_languages() -> Result<()>
             s.click(&s.wait_for("[data-testid=conversation-list] button.conversation", WAIT)?)?;
             s.wait_for("[data-testid=trace-card][data-status=done]", WAIT)?;
             look.check("chat", theme, lang)?;
+            // What only the pointer or the focus shows: an older message's actions (drawn for
+            // the focus) with a tooltip, and the composer's thinking menu, open.
+            s.execute("document.querySelector('[data-testid=message-user]').focus()", json!([]))?;
+            s.wait_for("[data-testid=message-user] [data-testid=copy-message]", WAIT)?;
+            s.execute("document.querySelector('[data-testid=message-user] [data-testid=copy-message]').focus()", json!([]))?;
+            s.wait_for(".tooltip", WAIT)?;
+            look.check("chat-actions", theme, lang)?;
+            s.execute("document.activeElement.blur()", json!([]))?;
+            s.wait_for_none("[data-testid=message-user] [data-testid=copy-message]", WAIT)?;
+            s.click(&s.find("#reasoning-picker")?)?;
+            s.wait_for("[role=menu] [role=menuitemradio]", WAIT)?;
+            look.check("chat-menu", theme, lang)?;
+            s.execute("document.activeElement.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }))", json!([]))?;
+            s.wait_for_none("[role=menu]", WAIT)?;
             // The call's inspector, a dialog.
             s.click(&s.find("[data-testid=trace-card] [data-testid=trace-inspect]")?)?;
             s.wait_for("[role=dialog]", WAIT)?;
