@@ -1,5 +1,7 @@
 // The composer's menus (Radix DropdownMenu: arrows, typeahead, Enter, Esc, focus given back):
-// how hard the model thinks, and a server's resource or resource template to attach.
+// how hard the model thinks, and a server's resource or resource template to attach. Not modal:
+// a modal menu hides the page from screen readers while its controls stay focusable (axe's
+// aria-hidden-focus), and a click outside closes it either way.
 import * as Menu from "@radix-ui/react-dropdown-menu";
 import { Brain, Check, ChevronDown, FileText } from "lucide-react";
 import { useI18n } from "../../lib/i18n";
@@ -25,7 +27,7 @@ export function ThinkingMenu({ value, onChange }: { value: ReasoningEffort | nul
   const word = (REASONING_CHOICES.find(([effort]) => effort === (value ?? "")) ?? REASONING_CHOICES[0])[1];
   const text = t(`composer.reasoning${word}`);
   return (
-    <Menu.Root>
+    <Menu.Root modal={false}>
       <Trigger icon={Brain} id="reasoning-picker" label={`${t("composer.reasoning")}: ${text}`} text={text} />
       <Menu.Portal>
         <Menu.Content className="menu" align="start" sideOffset={4} aria-label={t("composer.reasoning")}>
@@ -59,7 +61,7 @@ export function ResourceMenu({
 }) {
   const { t } = useI18n();
   return (
-    <Menu.Root>
+    <Menu.Root modal={false}>
       <Trigger icon={FileText} id="attach-resource" label={t("composer.attach")} text={t("composer.attach")} />
       <Menu.Portal>
         <Menu.Content className="menu menu-list" align="start" sideOffset={4} aria-label={t("composer.attach")}>

@@ -199,6 +199,16 @@ describe("MessageList", () => {
     expect(a.onEdit).toHaveBeenCalledWith(msgs[0], "better question");
   });
 
+  it("names an icon button's open tooltip", async () => {
+    renderIn(<MessageList messages={[message("a1", "assistant", "hi")]} streamingId={null} actions={actions()} />);
+    const copy = screen.getByTestId("copy-message");
+    fireEvent.focus(copy);
+    const tip = await screen.findByRole("tooltip");
+    expect(tip.textContent).toBe("Copy");
+    // axe's aria-tooltip-name: a tooltip must have a name (the real window found one without).
+    await expectAccessible();
+  });
+
   it("says when each message was written, and that its text was copied", async () => {
     const writeText = vi.fn(() => Promise.resolve());
     Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });

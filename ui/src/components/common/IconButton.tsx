@@ -56,10 +56,10 @@ export function IconButton({ icon: Glyph, label, shortcut, tone, testId, classNa
         </button>
       </Tooltip.Trigger>
       <Tooltip.Portal>
-        {/* Screen readers hear the label as the name and the shortcut as a description; the
-            tooltip's own text would repeat the name (a blank label, not an empty one, which
-            Radix would ignore). */}
-        <Tooltip.Content className="tooltip" sideOffset={4} aria-label={shortcut ?? " "} onEscapeKeyDown={(e) => tooltipEscapes.add(e)}>
+        {/* The label is the button's name; the open tooltip (a role every assistive technology
+            must find named) describes the button by its shortcut, or else by the label again
+            (Radix ties it as a description, which a blank name would leave unnamed). */}
+        <Tooltip.Content className="tooltip" sideOffset={4} aria-label={shortcut ?? label} onEscapeKeyDown={(e) => tooltipEscapes.add(e)}>
           {label}
           {shortcut && <kbd>{shortcut}</kbd>}
         </Tooltip.Content>
