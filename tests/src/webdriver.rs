@@ -211,5 +211,8 @@ impl Session {
 /// Whether a click failed because the page was still moving under it.
 fn is_moving(error: &anyhow::Error) -> bool {
     let text = error.to_string();
-    text.contains("element click intercepted") || text.contains("stale element reference")
+    // WebKitWebDriver says "not interactable" of an element a closing dialog's backdrop still covers.
+    text.contains("element click intercepted")
+        || text.contains("stale element reference")
+        || text.contains("element not interactable")
 }

@@ -850,8 +850,10 @@ fn a_bundle_the_app_is_opened_with_installs_and_a_second_launch_updates_it() -> 
         ensure!(placeholder == json!("stored in keyring"), "{placeholder}");
         install_shown_bundle(s)?;
 
-        // Its settings later, in its form filled in with the values it has.
-        // The server's details grow as it becomes ready: the button may move.
+        // Its settings later, in its form filled in with the values it has, once the install
+        // dialog's backdrop is gone. The server's details grow as it becomes ready: the button
+        // may move.
+        s.wait_for_none(".dialog-backdrop", WAIT)?;
         s.click_when_clear("[data-testid=server-bundle-settings]", WAIT)?;
         let title = s.wait_for_text("[data-testid=bundle-install] h2", WAIT, |t| !t.is_empty())?;
         ensure!(title == "Poker: settings", "{title}");
