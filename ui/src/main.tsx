@@ -3,6 +3,7 @@ import { createRoot } from "react-dom/client";
 import { App } from "./App";
 import { QuickAsk } from "./quick/QuickAsk";
 import { I18nProvider } from "./lib/i18n";
+import { TooltipProvider } from "./components/common/IconButton";
 import { ipc, windowLabel } from "./lib/ipc";
 import { applyTheme, storedTheme } from "./lib/theme";
 import { setZoom, stepZoom, storedZoom, zoomDirection } from "./lib/zoom";
@@ -30,6 +31,15 @@ const quickAsk = windowLabel() === "quick-ask";
 
 createRoot(root).render(
   <StrictMode>
-    <I18nProvider>{quickAsk ? <QuickAsk ipc={ipc} /> : <App />}</I18nProvider>
+    <I18nProvider>
+      {/* App holds the main window's tooltip provider; quick ask's answers have icon buttons too (code blocks' copy). */}
+      {quickAsk ? (
+        <TooltipProvider>
+          <QuickAsk ipc={ipc} />
+        </TooltipProvider>
+      ) : (
+        <App />
+      )}
+    </I18nProvider>
   </StrictMode>,
 );
