@@ -145,20 +145,25 @@ impl AtStart {
     }
 }
 
-/// On the main window's first finished page load, registers the shortcut read at start,
-/// from a thread of its own (the plugin takes it on the main thread, between the page's
-/// first calls).
+/// On the main window's first finished page load, registers the shortcut read at start, on
+/// the main thread's queue: there it is ordered with a Settings save (also on the main
+/// thread), which takes a shortcut still waiting, and cannot wait on the plugin's lock
+/// against it.
 pub fn on_page_load<R: Runtime>(webview: &Webview<R>, payload: &PageLoadPayload<'_>) {
     if webview.label() != crate::MAIN_WINDOW || payload.event() != PageLoadEvent::Finished {
         return;
     }
-    let Some(text) = webview.state::<AtStart>().take() else { return };
     let app = webview.app_handle().clone();
-    std::thread::spawn(move || {
-        if let Err(e) = register(&app, &text) {
+    let queued = webview.app_handle().run_on_main_thread(move || {
+        if let Some(text) = app.state::<AtStart>().take()
+            && let Err(e) = register(&app, &text)
+        {
             tracing::warn!("{e}");
         }
     });
+    if let Err(e) = queued {
+        tracing::warn!("the quick-ask shortcut was not registered: {e}");
+    }
 }
 
 /// The global-shortcut plugin: its shortcut opens the quick-ask window.

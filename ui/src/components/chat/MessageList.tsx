@@ -180,7 +180,6 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
             <div
               key={row.key}
               data-index={row.index}
-              data-latest={row.index === messages.length - 1 || undefined}
               ref={virtualizer.measureElement}
               // --row-start places a row by its offset when a view in it cannot have a transform above it.
               style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${row.start}px)`, ["--row-start" as string]: `${row.start}px` }}

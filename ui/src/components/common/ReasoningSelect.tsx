@@ -16,18 +16,15 @@ export function ReasoningSelect({
   id,
   value,
   onChange,
-  ariaLabel,
 }: {
   id: string;
   value: ReasoningEffort | null;
   onChange: (effort: ReasoningEffort | null) => void;
-  ariaLabel?: string;
 }) {
   const { t } = useI18n();
   return (
     <select
       id={id}
-      aria-label={ariaLabel}
       value={value ?? ""}
       onChange={(e) => onChange(e.target.value === "" ? null : (e.target.value as ReasoningEffort))}
     >
