@@ -1006,6 +1006,8 @@ fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -
         s.click(&s.find(&format!("{form} input[name=titledMultipleSelectEnum][value=fish-2]"))?)?;
         press(s, form, "Submit")?;
         s.wait_for_none(form, WAIT)?;
+        // The answer first: while it streams in, the list scrolls and a click can miss its target.
+        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("Thanks for the details."))?;
         // A finished call is one line until opened.
         s.click_when_clear("[data-testid=trace-card][data-status=done] [data-testid=trace-toggle]", WAIT)?;
         let result =
@@ -1013,7 +1015,6 @@ fn an_elicitation_form_shows_titled_choices_and_the_server_gets_their_values() -
         for sent in ["Ada Lovelace", "\"hero-3\"", "\"pet-2\"", "\"fish-1\"", "\"fish-2\""] {
             ensure!(result.contains(sent), "the server did not get {sent}: {result}");
         }
-        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("Thanks for the details."))?;
 
         // Tested on the servers page, the tool's form is asked there too.
         s.click(&s.find("#nav-settings")?)?;
