@@ -123,7 +123,8 @@ mod tests {
     }
 
     /// Version 16 rebuilds `conversations`: rows and the references to them survive, the
-    /// settings of conversations deleted before go, and an id is never given twice.
+    /// settings of conversations deleted before go, and an id is never given twice: neither
+    /// one deleted after the upgrade nor one deleted before it (known by its settings row).
     #[test]
     fn conversation_ids_are_not_reused_after_the_upgrade() {
         let tmp = tempfile::tempdir().unwrap();
@@ -156,7 +157,7 @@ mod tests {
         let run = |sql: &str| store.write(|tx| tx.execute_batch(sql).map_err(|e| store.error(e))).unwrap();
         run("DELETE FROM conversations WHERE id = 2;
              INSERT INTO conversations (title, created_at, updated_at) VALUES ('New', 3, 3);");
-        assert_eq!(rows("SELECT id || ':' || title FROM conversations ORDER BY id"), ["1:Kept", "3:New"]);
+        assert_eq!(rows("SELECT id || ':' || title FROM conversations ORDER BY id"), ["1:Kept", "8:New"]);
         assert_eq!(
             rows("SELECT key FROM settings WHERE key != 'app.version' ORDER BY key"),
             ["conversation.1.settings", "theme"]

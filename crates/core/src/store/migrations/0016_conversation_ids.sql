@@ -28,6 +28,15 @@ CREATE TRIGGER conversations_settings_delete AFTER DELETE ON conversations BEGIN
     DELETE FROM settings WHERE key = 'conversation.' || old.id || '.settings';
 END;
 
+-- Conversations deleted before left their settings rows behind, the only record of their ids:
+-- the counter starts above those too, so none of them is given again.
+INSERT INTO sqlite_sequence (name, seq)
+SELECT 'conversations', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'conversations');
+UPDATE sqlite_sequence
+SET seq = max(seq, (SELECT coalesce(max(CAST(substr(key, 14, length(key) - 22) AS INTEGER)), 0)
+                    FROM settings WHERE key GLOB 'conversation.*.settings'))
+WHERE name = 'conversations';
+
 DELETE FROM settings
 WHERE key GLOB 'conversation.*.settings'
   AND CAST(substr(key, 14, length(key) - 22) AS INTEGER) NOT IN (SELECT id FROM conversations);
