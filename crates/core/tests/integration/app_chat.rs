@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 struct Fixture {
     app: App,
     events: Arc<Recorder>,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 fn provider(url: &str) -> ProviderProfile {
@@ -53,7 +53,7 @@ fn open_titled(url: &str, servers: &[McpServerConfig]) -> Fixture {
     let (sender, events) = Recorder::new();
     let app = App::open(data, store, Arc::new(MemoryStore::default()), sender).unwrap().with_env(|_| None);
     app.start().unwrap();
-    Fixture { app, events, _dir: dir }
+    Fixture { app, events, dir }
 }
 
 async fn wait_ready(app: &App, name: &str) {
@@ -543,7 +543,7 @@ async fn images_and_files_attached_by_the_user_reach_the_model() {
 async fn the_default_assistant_cites_the_knowledge_base() {
     let model = ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Two bulges [1]."])]).await.unwrap();
     let f = open(&model.url(), &[]);
-    let notes = f._dir.path().join("notes");
+    let notes = f.dir.path().join("notes");
     std::fs::create_dir_all(&notes).unwrap();
     std::fs::write(notes.join("tides.md"), "# Tides\n\nThe moon's gravity raises two tidal bulges.\n").unwrap();
     f.app.kb_add_folder(notes.to_str().unwrap()).unwrap();
@@ -1020,11 +1020,17 @@ async fn a_new_chat_left_unused_is_discarded_and_one_in_use_is_kept() {
     let settings = f.app.get_conversation(&left.id, None).unwrap().settings;
     let chosen = ConversationSettings { model: Some("other-model".into()), ..settings };
     f.app.update_conversation_settings(&left.id, &chosen).unwrap();
+    let db = rusqlite::Connection::open(DataDir::new(f.dir.path()).database()).unwrap();
+    let settings_rows = |id: &str| -> i64 {
+        let key = format!("conversation.{id}.settings");
+        db.query_row("SELECT count(*) FROM settings WHERE key = ?1", [key], |r| r.get(0)).unwrap()
+    };
+    assert_eq!(settings_rows(&left.id), 1);
     assert!(f.app.discard_conversation_if_unused(&left.id).unwrap());
     assert!(ids(&f).is_empty());
+    assert_eq!(settings_rows(&left.id), 0, "the discarded chat's settings stayed behind");
     let next = f.app.create_conversation(None).unwrap();
     assert_ne!(next.id, left.id, "an id is never given twice");
-    assert_eq!(f.app.get_conversation(&next.id, None).unwrap().settings.model, None);
 
     // Sent to, renamed, pinned or given instructions: kept.
     send(&f.app, &next.id, "hello").await;
