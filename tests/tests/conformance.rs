@@ -41,34 +41,44 @@ fn the_client_passes_the_conformance_suite() -> Result<()> {
         let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
         Ok((output.status.success(), text))
     };
-    // Each selection with the revision a scenario of it is judged at when run again alone.
-    let mut selections: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["--requirements", "2026-07-28"], "2026-07-28"),
-        (vec!["--suite", "all", "--spec-version", "2025-11-25"], "2025-11-25"),
+    // Each selection with the revision its scenarios are judged at when run again alone;
+    // a one-scenario selection runs again as it is.
+    let mut selections: Vec<(Vec<&str>, Option<&str>)> = vec![
+        (vec!["--requirements", "2026-07-28"], Some("2026-07-28")),
+        (vec!["--suite", "all", "--spec-version", "2025-11-25"], Some("2025-11-25")),
     ];
-    selections.extend(ONE_BY_ONE.iter().map(|s| (vec!["--scenario", *s], "2026-07-28")));
+    selections.extend(ONE_BY_ONE.iter().map(|s| (vec!["--scenario", *s], None)));
     let mut failures = Vec::new();
+    let mut fail = |selection: &[&str], text: &str| {
+        let tail: Vec<&str> = text.lines().rev().take(60).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        failures.push(format!("{selection:?}:\n{}", tail.join("\n")));
+    };
     for (selection, revision) in &selections {
         let (passed, text) = run(selection)?;
         if passed {
             continue;
         }
-        // Once more, said aloud, each failed scenario alone: under load (the window's tests
-        // run beside these, and a suite runs its scenarios in parallel) a scenario's server
-        // has raced the client's standalone GET stream; every check must still pass alone.
-        eprintln!("{selection:?} failed, its failed scenarios run again alone; its output:\n{text}");
-        let failed = failed_scenarios(&text);
-        let again: Vec<Vec<&str>> = if failed.is_empty() {
-            vec![selection.clone()]
-        } else {
-            failed.iter().map(|name| vec!["--scenario", name, "--spec-version", *revision]).collect()
+        // A stale baseline entry (a listed failure that passes now) is final.
+        if text.contains(STALE) {
+            fail(selection, &text);
+            continue;
+        }
+        // Once more, said aloud, each unexpectedly failed scenario alone: under load (the
+        // window's tests run beside these, and a suite runs its scenarios in parallel) a
+        // scenario's server has raced the client's standalone GET stream; every check must
+        // still pass alone. A run that failed without naming one (a crash) runs again whole.
+        eprintln!("{selection:?} failed, its unexpected failures run again alone; its output:\n{text}");
+        let again: Vec<Vec<&str>> = match (unexpected_failures(&text), revision) {
+            (names, Some(revision)) if !names.is_empty() => {
+                names.iter().map(|name| vec!["--scenario", name, "--spec-version", revision]).collect()
+            }
+            _ => vec![selection.clone()],
         };
         for selection in &again {
             let (passed, text) = run(selection)?;
             if !passed {
-                let tail: Vec<&str> = text.lines().rev().take(60).collect();
-                let tail: Vec<&str> = tail.into_iter().rev().collect();
-                failures.push(format!("{selection:?}:\n{}", tail.join("\n")));
+                fail(selection, &text);
             }
         }
     }
@@ -76,21 +86,32 @@ fn the_client_passes_the_conformance_suite() -> Result<()> {
     Ok(())
 }
 
-/// The scenarios a run's summary marks failed (`✗ name: 1 passed, 1 failed`); empty when
-/// the run failed otherwise (a listed failure that passes, a crash), so it runs again whole.
-fn failed_scenarios(text: &str) -> Vec<&str> {
+/// The heading of the suite's list of baseline entries that pass now.
+const STALE: &str = "Stale baseline entries";
+
+/// The scenarios the suite's baseline check lists as failed unexpectedly (`  ✗ name`, or
+/// `  ✗ name:check-id` for one check), each once; scenarios expected to fail are not in it.
+fn unexpected_failures(text: &str) -> Vec<&str> {
     let mut names: Vec<&str> = text
         .lines()
-        .filter_map(|line| line.trim().strip_prefix("✗ ")?.split_once(": ").map(|(name, _)| name))
+        .skip_while(|line| !line.contains("Unexpected failures (not in baseline):"))
+        .skip(1)
+        .map_while(|line| line.trim().strip_prefix("✗ "))
+        .map(|entry| entry.split_once(':').map_or(entry, |(scenario, _)| scenario))
         .collect();
+    names.sort_unstable();
     names.dedup();
     names
 }
 
 #[test]
-fn a_failed_runs_scenarios_are_read_from_its_summary() {
+fn a_failed_runs_unexpected_failures_are_read_from_its_baseline_check() {
     let text = "=== SUITE SUMMARY ===\n\n✓ initialize: 1 passed, 0 failed\n✗ sse-retry: 1 passed, 1 failed, 1 warnings\n\
-                ✗ auth/dpop: 0 passed, 2 failed\nUnexpected failures (not in baseline):\n  ✗ sse-retry\n";
-    assert_eq!(failed_scenarios(text), ["sse-retry", "auth/dpop"]);
-    assert!(failed_scenarios("✓ initialize: 1 passed, 0 failed\nUnexpected passes").is_empty());
+                ✗ auth/dpop: 0 passed, 2 failed\n\nExpected failures (in baseline):\n  ~ auth/dpop\n\n\
+                \u{1b}[31mUnexpected failures (not in baseline):\u{1b}[0m\n  ✗ sse-retry:sse-retry-last-event-id\n  ✗ sse-retry\n  \
+                ✗ tools_call\n\nUnexpected failures detected: these are not in your expected-failures baseline.\n";
+    assert_eq!(unexpected_failures(text), ["sse-retry", "tools_call"]);
+    let stale = "✓ auth/dpop: 2 passed, 0 failed\n\nStale baseline entries (now passing - remove from baseline):\n  ✓ auth/dpop\n";
+    assert!(unexpected_failures(stale).is_empty());
+    assert!(stale.contains(STALE));
 }
