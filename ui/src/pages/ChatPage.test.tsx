@@ -224,7 +224,7 @@ describe("ChatPage", () => {
     f.emit({ type: "done", reason: "cancelled" });
     f.finish();
     await waitFor(() => expect(screen.getByRole("button", { name: "Send" })).toBeTruthy());
-    expect(screen.getByTestId("announcer").textContent).toBe("The answer is complete.");
+    expect(screen.getByTestId("announcer").textContent).toBe("The answer is complete: Let me look.");
     // Once the turn is over the stored branch is reloaded.
     await waitFor(() => expect(f.ipc.getConversation).toHaveBeenCalledTimes(2));
   });
@@ -414,6 +414,11 @@ describe("ChatPage", () => {
     renderIn(<ChatPage ipc={f.ipc} stores={stores} />);
     expect(await screen.findByText("written while away")).toBeTruthy();
     expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
+    // The list is not a live region (it would read every token): the finished answer is said once.
+    expect(screen.getByRole("log").getAttribute("aria-live")).toBe("off");
+    f.emit({ type: "done", reason: "stop" });
+    f.finish();
+    await waitFor(() => expect(screen.getByTestId("announcer").textContent).toBe("The answer is complete: written while away"));
   });
 
   it("keeps each conversation's unsent message while another conversation or the page is open", async () => {

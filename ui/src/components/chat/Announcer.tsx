@@ -1,5 +1,6 @@
-// What a screen reader hears without moving the focus: an answer that finished (or failed),
-// and a tool call that waits for the user's approval. A polite live region, its text set
+// What a screen reader hears without moving the focus: an answer that finished (with its
+// text, as the message list is not live) or failed, and a tool call that waits for the
+// user's approval. A polite live region, its text set
 // once per event.
 import { useEffect, useRef, useState } from "react";
 import { useI18n } from "../../lib/i18n";
@@ -21,7 +22,7 @@ export function Announcer({ state }: { state: ConversationState }) {
       setSaid((s) => ({ n: s.n + 1, text: t("announce.approval", { server: first.server, tool: first.tool }) }));
     } else if (was !== null && state.streamingId === null) {
       const answer = state.messages.find((m) => m.id === was);
-      const text = t(answer?.error ? "announce.failed" : "announce.done");
+      const text = answer?.error ? t("announce.failed") : answer?.text ? t("announce.answer", { text: answer.text }) : t("announce.done");
       setSaid((s) => ({ n: s.n + 1, text }));
     }
   }, [state, t]);

@@ -174,6 +174,16 @@ describe("MessageList", () => {
     expect(drawn()).toBe(2);
     fireEvent.blur(question, { relatedTarget: document.body });
     expect(drawn()).toBe(1);
+    // The window losing the focus (no related target, the document's focus kept) keeps them,
+    // so the focus has somewhere to come back to.
+    fireEvent.focus(question);
+    within(question).getByTestId("edit-message").focus();
+    fireEvent.blur(question, { relatedTarget: null });
+    expect(drawn()).toBe(2);
+    // Delete's confirmation answered Cancel gives the focus back to Delete.
+    fireEvent.click(within(question).getByTestId("delete-message"));
+    fireEvent.click(within(question).getByRole("button", { name: "Cancel" }));
+    expect(document.activeElement).toBe(within(question).getByTestId("delete-message"));
   });
 
   it("switches between sibling branches and offers regenerate and edit", () => {

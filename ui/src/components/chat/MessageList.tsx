@@ -158,7 +158,9 @@ export function MessageList({ messages, earlier = 0, onLoadEarlier, streamingId,
       ref={scrollRef}
       data-testid="message-list"
       role="log"
-      aria-live="polite"
+      // Not live: it would read an answer token by token, and a message's actions each time the
+      // pointer draws them. The Announcer says when an answer is done, and what it says.
+      aria-live="off"
       aria-label={t("chat.messages")}
       onScroll={(e) => {
         const el = e.currentTarget;

@@ -5,7 +5,7 @@
 // and the one under the pointer or holding the focus (a message is a focusable
 // article, so the keyboard reaches them): drawn on every message they took a
 // long conversation's memory up by a tenth (docs/BENCHMARKS.md).
-import { memo, useState } from "react";
+import { memo, useEffect, useRef, useState } from "react";
 import { Bot, GitBranch, Pencil, RefreshCw, Trash2, User } from "lucide-react";
 import { useI18n } from "../../lib/i18n";
 import { messageTime } from "../../lib/time";
@@ -138,6 +138,14 @@ export const MessageView = memo(function MessageView({
   const [confirming, setConfirming] = useState(false);
   const [pointed, setPointed] = useState(false);
   const [focused, setFocused] = useState(false);
+  // Delete's confirmation answered Cancel: the focus goes back to Delete, not to the page.
+  const deleteButton = useRef<HTMLButtonElement>(null);
+  const refocusDelete = useRef(false);
+  useEffect(() => {
+    if (confirming || !refocusDelete.current) return;
+    refocusDelete.current = false;
+    deleteButton.current?.focus();
+  }, [confirming]);
   // "Today" is the day the message was first shown.
   const [shownAt] = useState(() => Date.now());
   const written = messageTime(message.created_at, shownAt, lang);
@@ -157,7 +165,8 @@ export const MessageView = memo(function MessageView({
       onPointerLeave={() => setPointed(false)}
       onFocus={() => setFocused(true)}
       onBlur={(e) => {
-        if (!e.currentTarget.contains(e.relatedTarget)) setFocused(false);
+        // The window losing the focus keeps the document's (the actions stay, to come back to).
+        if (!e.currentTarget.contains(e.relatedTarget) && !e.currentTarget.contains(document.activeElement)) setFocused(false);
       }}
     >
       <div className="message-meta muted">
@@ -235,12 +244,20 @@ export const MessageView = memo(function MessageView({
                 {t("common.delete")}
               </button>{" "}
               {/* The focus was on Delete, which is gone: it lands on Cancel, the safe answer. */}
-              <button type="button" className="link" autoFocus onClick={() => setConfirming(false)}>
+              <button
+                type="button"
+                className="link"
+                autoFocus
+                onClick={() => {
+                  refocusDelete.current = true;
+                  setConfirming(false);
+                }}
+              >
                 {t("common.cancel")}
               </button>
             </span>
           ) : (
-            <IconButton icon={Trash2} label={t("common.delete")} tone="danger" testId="delete-message" onClick={() => setConfirming(true)} />
+            <IconButton icon={Trash2} label={t("common.delete")} tone="danger" testId="delete-message" ref={deleteButton} onClick={() => setConfirming(true)} />
           )}
         </div>
       )}
