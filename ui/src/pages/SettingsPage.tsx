@@ -58,8 +58,7 @@ export function SettingsPage({
         onSelect={setSection}
         label={t("settings.sections")}
         idPrefix="settings"
-      />
-      <div role="tabpanel" id={`settings-panel-${section}`} aria-labelledby={`settings-tab-${section}`}>
+      >
         {section === "general" && <General ipc={full} />}
         {section === "providers" && <ProvidersSettings ipc={full} />}
         {section === "servers" && <ServersSettings ipc={full} opened={openedBundle} onOpened={onBundleShown} initialSelected={initialServer} />}
@@ -68,7 +67,7 @@ export function SettingsPage({
         {section === "kb" && <KnowledgeBase ipc={full} />}
         {section === "assistants" && <Assistants ipc={full} />}
         {section === "schedules" && <Schedules ipc={full} />}
-      </div>
+      </Tabs>
     </section>
   );
 }

@@ -1,47 +1,39 @@
-// An accessible tab list: one tab in the Tab order (the selected one), arrow
-// keys, Home and End move between tabs and select them.
-import type { KeyboardEvent } from "react";
+// Tabs and their panel, on Radix Tabs: one tab in the Tab order (the selected one); arrow
+// keys, Home and End move between tabs and select them. Only the selected tab's panel is
+// drawn (the callers' pages load their data when shown).
+import type { ReactNode } from "react";
+import * as Radix from "@radix-ui/react-tabs";
 
 export interface TabsProps<T extends string> {
   tabs: { id: T; label: string }[];
   selected: T;
   onSelect: (id: T) => void;
   label: string;
+  /** Gives the tabs and the panel stable ids (`<prefix>-tab-<id>`, `<prefix>-panel-<id>`). */
   idPrefix?: string;
+  /** The selected tab's panel. */
+  children: ReactNode;
 }
 
-export function Tabs<T extends string>({ tabs, selected, onSelect, label, idPrefix }: TabsProps<T>) {
-  const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
-    const at = tabs.findIndex((t) => t.id === selected);
-    const next =
-      e.key === "ArrowRight" ? (at + 1) % tabs.length
-      : e.key === "ArrowLeft" ? (at - 1 + tabs.length) % tabs.length
-      : e.key === "Home" ? 0
-      : e.key === "End" ? tabs.length - 1
-      : null;
-    const tab = next === null ? undefined : tabs[next];
-    if (!tab) return;
-    e.preventDefault();
-    onSelect(tab.id);
-    const el = e.currentTarget.querySelectorAll<HTMLButtonElement>('[role="tab"]')[next as number];
-    el?.focus();
-  };
+export function Tabs<T extends string>({ tabs, selected, onSelect, label, idPrefix, children }: TabsProps<T>) {
+  const ids = (id: T) => (idPrefix ? { tab: `${idPrefix}-tab-${id}`, panel: `${idPrefix}-panel-${id}` } : null);
+  const shown = ids(selected);
   return (
-    <div role="tablist" aria-label={label} className="tabs" onKeyDown={onKeyDown}>
-      {tabs.map((t) => (
-        <button
-          key={t.id}
-          type="button"
-          role="tab"
-          id={idPrefix ? `${idPrefix}-tab-${t.id}` : undefined}
-          aria-controls={idPrefix ? `${idPrefix}-panel-${t.id}` : undefined}
-          aria-selected={t.id === selected}
-          tabIndex={t.id === selected ? 0 : -1}
-          onClick={() => onSelect(t.id)}
-        >
-          {t.label}
-        </button>
-      ))}
-    </div>
+    <Radix.Root value={selected} onValueChange={(v) => onSelect(v as T)}>
+      <Radix.List aria-label={label} className="tabs">
+        {tabs.map((t) => {
+          const own = ids(t.id);
+          return (
+            // Radix selects on mouse down; a click alone (a screen reader's, a script's) selects too.
+            <Radix.Trigger key={t.id} value={t.id} onClick={() => onSelect(t.id)} {...(own ? { id: own.tab, "aria-controls": own.panel } : {})}>
+              {t.label}
+            </Radix.Trigger>
+          );
+        })}
+      </Radix.List>
+      <Radix.Content value={selected} className="tab-panel" {...(shown ? { id: shown.panel, "aria-labelledby": shown.tab } : {})}>
+        {children}
+      </Radix.Content>
+    </Radix.Root>
   );
 }

@@ -205,17 +205,27 @@ export function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServerDetailIpc
           <pre className="server-instructions">{view.instructions}</pre>
         </details>
       )}
-      <Tabs tabs={tabs.map(([id, label]) => ({ id, label: t(label) }))} selected={tab} onSelect={setTab} label={view.config.name} />
-      {tab === "tools" && (
-        // Listed again when the server becomes ready or its tools change (a server
-        // selected while it starts has none yet).
-        <Tools key={`${view.status.state}-${view.status.tool_count}`} ipc={ipc} server={view.config.name} />
-      )}
-      {tab === "content" && <ServerContent key={`${view.status.state}`} ipc={ipc} server={view.config.name} />}
-      {tab === "logs" && (
-        <Logs ipc={ipc} server={view.config.name} level={view.log_level} onLevel={(l) => void act(() => ipc.setServerLogLevel(view.config.name, l))} />
-      )}
-      {tab === "doctor" && (doctorError ? <ErrorBanner error={doctorError} /> : doctor ? <Doctor report={doctor} /> : <p>{t("common.loading")}</p>)}
+      <Tabs tabs={tabs.map(([id, label]) => ({ id, label: t(label) }))} selected={tab} onSelect={setTab} label={view.config.name}>
+        {tab === "tools" && (
+          // Listed again when the server becomes ready or its tools change (a server
+          // selected while it starts has none yet).
+          <Tools key={`${view.status.state}-${view.status.tool_count}`} ipc={ipc} server={view.config.name} />
+        )}
+        {tab === "content" && <ServerContent key={`${view.status.state}`} ipc={ipc} server={view.config.name} />}
+        {tab === "logs" && (
+          <Logs ipc={ipc} server={view.config.name} level={view.log_level} onLevel={(l) => void act(() => ipc.setServerLogLevel(view.config.name, l))} />
+        )}
+        {tab === "doctor" && (doctorError ? <ErrorBanner error={doctorError} /> : doctor ? <Doctor report={doctor} /> : <p>{t("common.loading")}</p>)}
+        {tab === "edit" && (
+          <ServerEditor
+            ipc={ipc}
+            initial={view.config}
+            isNew={false}
+            onCancel={() => setTab("tools")}
+            onSave={(c, s) => void act(() => ipc.saveServer(c, s)).then((ok) => ok && onSaved())}
+          />
+        )}
+      </Tabs>
       {bundleSettings && (
         <BundleInstall
           ipc={ipc}
@@ -226,15 +236,6 @@ export function ServerDetail({ ipc, view, onSaved, act }: { ipc: ServerDetailIpc
             setBundleSettings(null);
             onSaved();
           }}
-        />
-      )}
-      {tab === "edit" && (
-        <ServerEditor
-          ipc={ipc}
-          initial={view.config}
-          isNew={false}
-          onCancel={() => setTab("tools")}
-          onSave={(c, s) => void act(() => ipc.saveServer(c, s)).then((ok) => ok && onSaved())}
         />
       )}
     </div>
