@@ -28,7 +28,7 @@ export function ThinkingMenu({ value, onChange }: { value: ReasoningEffort | nul
   const text = t(`composer.reasoning${word}`);
   return (
     <Menu.Root modal={false}>
-      <Trigger icon={Brain} id="reasoning-picker" label={`${t("composer.reasoning")}: ${text}`} text={text} />
+      <Trigger icon={Brain} id="reasoning-picker" label={t("composer.reasoningNow", { choice: text })} text={text} />
       <Menu.Portal>
         <Menu.Content className="menu" align="start" sideOffset={4} aria-label={t("composer.reasoning")}>
           <Menu.RadioGroup value={value ?? ""} onValueChange={(v) => onChange(v === "" ? null : (v as ReasoningEffort))}>

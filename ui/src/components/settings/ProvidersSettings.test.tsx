@@ -42,7 +42,10 @@ describe("ProvidersSettings", () => {
     fireEvent.change(screen.getByLabelText("Base URL"), { target: { value: "https://api.deepseek.com/v1" } });
     fireEvent.change(screen.getByLabelText("Default model"), { target: { value: "deepseek-chat" } });
     fireEvent.change(screen.getByLabelText("Other models (comma-separated)"), { target: { value: "deepseek-reasoner, " } });
-    fireEvent.change(screen.getByLabelText(/API key/), { target: { value: "sk-secret" } });
+    const keyField = screen.getByLabelText(/API key/);
+    // No key is set yet: the hint does not speak of keeping one.
+    expect(document.getElementById(keyField.getAttribute("aria-describedby") ?? "")?.textContent).not.toContain("keep the key");
+    fireEvent.change(keyField, { target: { value: "sk-secret" } });
     await expectAccessible();
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() => expect(ipc.saveProvider).toHaveBeenCalled());
@@ -67,6 +70,7 @@ describe("ProvidersSettings", () => {
     expect(screen.getByTestId("provider-row").getAttribute("aria-current")).toBe("true");
     const hint = document.getElementById(keyField.getAttribute("aria-describedby") ?? "");
     expect(hint?.textContent).toContain("system keyring");
+    expect(hint?.textContent).toContain("Leave empty to keep the key that is set.");
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() => expect(ipc.saveProvider).toHaveBeenCalledWith({ ...profile }, null));
   });

@@ -185,7 +185,7 @@ function ProviderForm({
         />
       </label>
       <small className="muted" id="provider-api-key-hint">
-        {t("providers.apiKeyHint")}
+        {t(keySet ? "providers.apiKeyHint" : "providers.apiKeyHintNew")}
       </small>
       <label className="check">
         <input
