@@ -1,6 +1,7 @@
 import { act, cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { TurnEvent } from "../lib/ipc";
+import { expectAccessible } from "../test/axe";
 import { message, renderIn } from "../test/render";
 import { QuickAsk, type QuickAskIpc } from "./QuickAsk";
 
@@ -55,6 +56,7 @@ describe("QuickAsk", () => {
     expect(screen.getByTestId("quick-ask-arguments").textContent).toBe(JSON.stringify({ a: 2, b: 3 }, null, 2));
     // Not handed over while it answers (the answer streams here).
     expect((screen.getByRole("button", { name: "Open in Patchbay" }) as HTMLButtonElement).disabled).toBe(true);
+    await expectAccessible();
     fireEvent.click(approval.querySelector("button")!);
     expect(f.ipc.respondApproval).toHaveBeenCalledWith("k1", "allow_once");
     f.emit({ type: "tool_result", call_id: "k1", result: { content: [{ type: "text", text: "5" }], structured_content: null, is_error: false }, duration_ms: 12 });
@@ -67,6 +69,7 @@ describe("QuickAsk", () => {
     f.emit({ type: "done", reason: "stop" });
     f.finish();
     await waitFor(() => expect(screen.getByText("Answer complete")).toBeTruthy());
+    await expectAccessible();
 
     // A follow-up stays in the same conversation.
     fireEvent.change(field, { target: { value: "And times 2?" } });
