@@ -26,6 +26,15 @@ describe("Shortcuts", () => {
     expect(screen.queryByRole("dialog")).toBeNull();
   });
 
+  it("describes its button by the shortcut in the open tooltip", async () => {
+    renderIn(<Shortcuts onSettings={() => undefined} />);
+    const button = screen.getByRole("button", { name: "Keyboard shortcuts" });
+    expect(button.getAttribute("aria-keyshortcuts")).toBe("Control+/");
+    fireEvent.focus(button);
+    await screen.findByRole("tooltip");
+    expect(document.getElementById(button.getAttribute("aria-describedby") ?? "")?.textContent).toBe("Ctrl+/");
+  });
+
   it("opens Settings on Ctrl+, and ignores the keys without Ctrl or with Alt", () => {
     const onSettings = vi.fn();
     renderIn(<Shortcuts onSettings={onSettings} />);
