@@ -15,6 +15,7 @@ const SHORTCUTS: [string[], MessageKey][] = [
   [["Shift", "Enter"], "shortcuts.newLine"],
   [["/"], "shortcuts.prompts"],
   [["Esc"], "shortcuts.stop"],
+  [["F8"], "shortcuts.notifications"],
   [["Ctrl", ","], "shortcuts.settings"],
   [["Ctrl", "="], "shortcuts.zoomIn"],
   [["Ctrl", "-"], "shortcuts.zoomOut"],
