@@ -183,6 +183,23 @@ impl Session {
         self.post("/frame", json!({ "id": null })).map(drop)
     }
 
+    /// The handles of the app's windows the driver controls (the main one, and quick ask once made).
+    pub fn window_handles(&self) -> Result<Vec<String>> {
+        let handles = self.get("/window/handles")?;
+        serde_json::from_value(handles.clone()).with_context(|| format!("window handles came back as {handles}"))
+    }
+
+    /// The handle of the window the commands act in.
+    pub fn window_handle(&self) -> Result<String> {
+        let handle = self.get("/window")?;
+        handle.as_str().map(str::to_owned).with_context(|| format!("the window handle came back as {handle}"))
+    }
+
+    /// Makes the commands that follow act in the window `handle`.
+    pub fn switch_window(&self, handle: &str) -> Result<()> {
+        self.post("/window", json!({ "handle": handle })).map(drop)
+    }
+
     /// The window's outer size: `(width, height)`.
     pub fn window_size(&self) -> Result<(u64, u64)> {
         let rect = self.get("/window/rect")?;

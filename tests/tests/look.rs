@@ -1,17 +1,19 @@
 //! How the real window looks and reads: axe-core (the copy in ui/node_modules) runs on every
-//! page and dialog in both themes and both languages and may find no serious or critical
-//! violation, colour contrast included (the window lays pages out, jsdom does not); each page is
-//! screenshotted as it was checked. The screenshots go to tests/artifacts/screenshots, or to
+//! page and dialog, the error toast and the quick-ask window, in both themes and both languages,
+//! and may find no serious or critical violation, colour contrast included (the window lays
+//! pages out, jsdom does not); each page is screenshotted as it was checked. The screenshots go to tests/artifacts/screenshots, or to
 //! docs/screenshots with PATCHBAY_SCREENSHOTS=docs (how the docs' copies are made).
 
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use patchbay_core::mcp::protocol::naming::ToolNames;
-use patchbay_e2e::{App, AppOptions, Session};
+use patchbay_e2e::app::app_binary;
+use patchbay_e2e::{App, AppOptions, Session, Spawned};
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
 use serde_json::{Value, json};
@@ -72,6 +74,38 @@ impl<'a> Look<'a> {
     }
 }
 
+/// The quick-ask window, opened as a launch with `--quick-ask` opens it, reloaded to take the
+/// theme and language chosen, checked, and hidden again (Esc); the commands then act in the
+/// main window again.
+fn check_quick_ask(look: &mut Look, data_dir: &Path, theme: &str, lang: &str) -> Result<()> {
+    let s = look.s;
+    let main = s.window_handle()?;
+    let mut launch = Spawned::spawn(
+        Command::new(app_binary()?).arg("--data-dir").arg(data_dir).arg("--quick-ask").stdout(Stdio::null()),
+    )?;
+    let status = launch.wait_timeout(WAIT).context("the launch with --quick-ask did not hand over and exit")?;
+    ensure!(status.success(), "the launch with --quick-ask exited with {status}");
+    let deadline = Instant::now() + WAIT;
+    let quick = loop {
+        if let Some(handle) = s.window_handles()?.into_iter().find(|h| *h != main) {
+            break handle;
+        }
+        ensure!(Instant::now() < deadline, "the quick-ask window never came");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    s.switch_window(&quick)?;
+    s.execute("window.__beforeReload = true; location.reload();", json!([]))?;
+    let reloaded = "return window.__beforeReload === undefined && document.querySelector('#quick-ask-input') !== null \
+                    && document.documentElement.dataset.theme === arguments[0]";
+    while s.execute(reloaded, json!([theme])).ok() != Some(json!(true)) {
+        ensure!(Instant::now() < deadline, "the quick-ask window did not reload in the {theme} theme");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    look.check("quick-ask", theme, lang)?;
+    s.execute("window.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }))", json!([]))?;
+    s.switch_window(&main)
+}
+
 fn settings_tab(s: &Session, tab: &str) -> Result<()> {
     s.click(&s.wait_for("#nav-settings", WAIT)?)?;
     s.click(&s.wait_for(&format!("#settings-tab-{tab}"), WAIT)?)?;
@@ -111,7 +145,7 @@ fn every_page_and_dialog_reads_well_in_both_themes_and_languages() -> Result<()>
 
     let app = App::start(
         "every_page_and_dialog_reads_well_in_both_themes_and_languages",
-        AppOptions { data_dir: Some(data_dir), ..Default::default() },
+        AppOptions { data_dir: Some(data_dir.clone()), ..Default::default() },
     )?;
     app.check(|s| {
         let mut look = Look::open(s)?;
@@ -176,6 +210,17 @@ fn every_page_and_dialog_reads_well_in_both_themes_and_languages() -> Result<()>
             look.check("dialog-shortcuts", theme, lang)?;
             s.execute("document.activeElement.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }))", json!([]))?;
             s.wait_for_none("[data-testid=shortcuts]", WAIT)?;
+            // An error over the page, in its toast: a link the app does not open.
+            s.execute(
+                "document.body.insertAdjacentHTML('beforeend', '<a id=refused href=\"xmpp:x@example.com\" target=_blank>x</a>'); \
+                 const a = document.getElementById('refused'); a.click(); a.remove();",
+                json!([]),
+            )?;
+            s.wait_for_text("[data-testid=link-error]", WAIT, |t| t.contains("xmpp:x@example.com"))?;
+            look.check("toast", theme, lang)?;
+            s.click(&s.find("[data-testid=link-error] button")?)?;
+            s.wait_for_none("[data-testid=link-error]", WAIT)?;
+            check_quick_ask(&mut look, &data_dir, theme, lang)?;
             for tab in ["general", "providers", "servers", "roots", "import", "kb", "assistants", "schedules"] {
                 settings_tab(s, tab)?;
                 look.check(&format!("settings-{tab}"), theme, lang)?;
