@@ -9,6 +9,7 @@
 
 use std::str::FromStr;
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use tauri::webview::{PageLoadEvent, PageLoadPayload};
 use tauri::{AppHandle, Emitter, Manager, Runtime, Webview, WebviewUrl, WebviewWindow, WebviewWindowBuilder, Window};
@@ -145,25 +146,36 @@ impl AtStart {
     }
 }
 
-/// On the main window's first finished page load, registers the shortcut read at start, on
-/// the main thread's queue: there it is ordered with a Settings save (also on the main
-/// thread), which takes a shortcut still waiting, and cannot wait on the plugin's lock
-/// against it.
+/// How long after the main window's page has loaded the shortcut read at start is registered.
+/// The registration holds the main thread for 50–90 ms (the plugin waits there for its X11
+/// thread); queued at once, it came before the page's first requests, whose answers the main
+/// thread also gives, and held the first one back by about 150 ms (docs/BENCHMARKS.md,
+/// 2026-11-29).
+const AFTER_PAGE: Duration = Duration::from_secs(1);
+
+/// On the main window's first finished page load, registers the shortcut read at start
+/// [`AFTER_PAGE`] later, on the main thread's queue: there it is ordered with a Settings save
+/// (also on the main thread), which takes a shortcut still waiting, and cannot wait on the
+/// plugin's lock against it.
 pub fn on_page_load<R: Runtime>(webview: &Webview<R>, payload: &PageLoadPayload<'_>) {
     if webview.label() != crate::MAIN_WINDOW || payload.event() != PageLoadEvent::Finished {
         return;
     }
     let app = webview.app_handle().clone();
-    let queued = webview.app_handle().run_on_main_thread(move || {
-        if let Some(text) = app.state::<AtStart>().take()
-            && let Err(e) = register(&app, &text)
-        {
-            tracing::warn!("{e}");
+    std::thread::spawn(move || {
+        std::thread::sleep(AFTER_PAGE);
+        let handle = app.clone();
+        let queued = app.run_on_main_thread(move || {
+            if let Some(text) = handle.state::<AtStart>().take()
+                && let Err(e) = register(&handle, &text)
+            {
+                tracing::warn!("{e}");
+            }
+        });
+        if let Err(e) = queued {
+            tracing::warn!("the quick-ask shortcut was not registered: {e}");
         }
     });
-    if let Err(e) = queued {
-        tracing::warn!("the quick-ask shortcut was not registered: {e}");
-    }
 }
 
 /// The global-shortcut plugin: its shortcut opens the quick-ask window.
