@@ -2,7 +2,7 @@
 // folds the TurnEvents of a running turn into them. Components subscribe with
 // `useConversation`; nothing here knows about Tauri.
 import { useSyncExternalStore } from "react";
-import type { TurnEvent, AttachmentInput, IpcError, JsonValue, Message, ToolTrace, Usage } from "./ipc";
+import type { TurnEvent, AttachmentInput, DoneReason, IpcError, JsonValue, Message, ToolTrace, Usage } from "./ipc";
 
 export interface ConversationState {
   messages: Message[];
@@ -16,6 +16,8 @@ export interface ConversationState {
   /** This turn finds its tools through search (they would not all fit the model's context). */
   toolSearch: Omit<Extract<TurnEvent, { type: "tool_search" }>, "type"> | null;
   error: IpcError | null;
+  /** How the last turn ended (stopped by the user, or not), once it has. */
+  ended: DoneReason | null;
 }
 
 type Listener = () => void;
@@ -54,7 +56,7 @@ export class ConversationStore {
   private unsent: Draft = { text: "", attachments: [] };
 
   constructor(messages: Message[] = []) {
-    this.state = { messages, earlier: 0, streamingId: null, usage: null, trimmed: null, toolSearch: null, error: null };
+    this.state = { messages, earlier: 0, streamingId: null, usage: null, trimmed: null, toolSearch: null, error: null, ended: null };
   }
 
   getState = (): ConversationState => this.state;
@@ -141,7 +143,7 @@ export class ConversationStore {
         if (event.user_message) messages.push(event.user_message);
         const parent = messages[messages.length - 1]?.id ?? null;
         messages.push(emptyAssistant(event.assistant_message_id, parent, event.model));
-        this.set({ messages, streamingId: event.assistant_message_id, trimmed: null, toolSearch: null, error: null });
+        this.set({ messages, streamingId: event.assistant_message_id, trimmed: null, toolSearch: null, error: null, ended: null });
         return;
       }
       case "text_delta":
@@ -211,7 +213,7 @@ export class ConversationStore {
             t.status === "running" || t.status === "pending_approval" ? { ...t, status: "cancelled" } : t,
           ),
         }));
-        return this.set({ streamingId: null });
+        return this.set({ streamingId: null, ended: event.reason });
     }
   }
 }

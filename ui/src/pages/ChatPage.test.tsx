@@ -224,7 +224,8 @@ describe("ChatPage", () => {
     f.emit({ type: "done", reason: "cancelled" });
     f.finish();
     await waitFor(() => expect(screen.getByRole("button", { name: "Send" })).toBeTruthy());
-    expect(screen.getByTestId("announcer").textContent).toBe("The answer is complete: Let me look.");
+    // Stopped by the user: said so, not "complete".
+    expect(screen.getByTestId("announcer").textContent).toBe("The answer was stopped.");
     // Once the turn is over the stored branch is reloaded.
     await waitFor(() => expect(f.ipc.getConversation).toHaveBeenCalledTimes(2));
   });

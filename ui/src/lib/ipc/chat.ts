@@ -27,6 +27,7 @@ export type {
   ConversationRenamed,
   ConversationSettings,
   ConversationSummary,
+  DoneReason,
   KeptPage,
   KeptResult,
   MessagePage,
