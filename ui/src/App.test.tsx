@@ -302,14 +302,28 @@ describe("Links", () => {
     expect(screen.queryByTestId("link-error")).toBeNull();
     fireEvent.click(page.querySelectorAll("a")[1]!);
     expect((await screen.findByTestId("link-error")).textContent).toContain('the link "xmpp:x@example.com" is not opened');
-    // A Radix toast in its labelled region; an Esc on the page is the page's, one in the toast closes it.
+    // A Radix toast in its labelled region, the top layer: Esc closes it and only it (the event is
+    // marked taken, so the composer does not also stop an answer).
     expect(screen.getByRole("region", { name: "Notifications (F8)" })).toBeTruthy();
-    fireEvent.keyDown(document.body, { key: "Escape" });
-    expect(screen.getByTestId("link-error")).toBeTruthy();
-    fireEvent.keyDown(screen.getByTestId("link-error"), { key: "Escape" });
+    const esc = new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true });
+    document.body.dispatchEvent(esc);
+    expect(esc.defaultPrevented).toBe(true);
     await waitFor(() => expect(screen.queryByTestId("link-error")).toBeNull());
+    // F8 takes the focus to it; Esc closes it and gives the focus back.
+    const back = screen.getByRole("button", { name: "Settings" });
+    back.focus();
     fireEvent.click(page.querySelectorAll("a")[1]!);
     await screen.findByTestId("link-error");
+    fireEvent.keyDown(document.activeElement!, { key: "F8", code: "F8" });
+    expect(document.activeElement).toBe(screen.getByRole("region", { name: "Notifications (F8)" }).querySelector("ol"));
+    fireEvent.keyDown(document.activeElement!, { key: "Escape" });
+    await waitFor(() => expect(screen.queryByTestId("link-error")).toBeNull());
+    expect(document.activeElement).toBe(back);
+    // A second error while one is shown is a new toast, announced again; Dismiss closes it.
+    fireEvent.click(page.querySelectorAll("a")[1]!);
+    const first = await screen.findByTestId("link-error");
+    fireEvent.click(page.querySelectorAll("a")[1]!);
+    await waitFor(() => expect(screen.getByTestId("link-error")).not.toBe(first));
     fireEvent.click(screen.getByRole("button", { name: "Dismiss" }));
     await waitFor(() => expect(screen.queryByTestId("link-error")).toBeNull());
     page.remove();

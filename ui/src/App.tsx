@@ -8,8 +8,8 @@ import { ServerRequests } from "./components/ServerRequests";
 import { InstallLink } from "./components/settings/InstallLink";
 import { UpdateCard } from "./components/Update";
 import { Shortcuts } from "./components/Shortcuts";
-import { passedEscapes, TooltipProvider } from "./components/common/IconButton";
-import * as Toast from "@radix-ui/react-toast";
+import { TooltipProvider } from "./components/common/IconButton";
+import { ErrorToast, type Problem } from "./components/ErrorToast";
 import { ChatPage, type ChatRequest } from "./pages/ChatPage";
 import type { SettingsSection } from "./pages/SettingsPage";
 
@@ -55,8 +55,9 @@ export function App() {
   const [links, setLinks] = useState<string[]>([]);
   // Links open in the user's browser; why one did not (or why an answer to a server's
   // request did not arrive), until dismissed.
-  const [problem, setProblem] = useState<IpcError | null>(null);
-  useEffect(() => openLinksWith(window, ipc.openLink, (e) => setProblem(toIpcError(e))), []);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const showProblem = useCallback((error: IpcError) => setProblem((p) => ({ n: (p?.n ?? 0) + 1, error })), []);
+  useEffect(() => openLinksWith(window, ipc.openLink, (e) => showProblem(toIpcError(e))), [showProblem]);
   // Closing the window tears its tools' views down first, as any other change that takes them away.
   useEffect(() => {
     const un = ipc.onWindowClosing(() => views.before(() => void ipc.closeWindow().catch(() => undefined)));
@@ -120,76 +121,55 @@ export function App() {
   return (
     // One provider for every tooltip in the window (a long conversation has thousands).
     <TooltipProvider>
-      <Toast.Provider label={t("toast.label")}>
-        <div className="app">
-          <nav className="app-nav" aria-label={t("nav.label")}>
-            <div className="app-brand">{t("app.name")}</div>
-            {PAGES.map((p) => (
-              <button
-                key={p.id}
-                id={`nav-${p.id}`}
-                className={page === p.id ? "nav-item active" : "nav-item"}
-                aria-current={page === p.id ? "page" : undefined}
-                onClick={() => {
-                  setSection("general");
-                  setServer(null);
-                  setPage(p.id);
-                }}
-              >
-                {t(p.label)}
-              </button>
-            ))}
-            <div className="spacer" />
-            <Shortcuts onSettings={openSettings} />
-          </nav>
-          <main className="app-main">
-            {page === "chat" ? (
-              <ChatPage
-                stores={stores}
-                request={request}
-                onRequestDone={clearRequest}
-                onOpenSettings={(to, name) => {
-                  setSection(to);
-                  setServer(name ?? null);
-                  setPage("settings");
-                }}
-              />
-            ) : (
-              <Suspense fallback={<p className="muted">{t("common.loading")}</p>}>
-                <SettingsPage openedBundle={bundle} onBundleShown={() => setBundle(null)} initialSection={section} initialServer={server} />
-              </Suspense>
-            )}
-          </main>
-          {update && (
-            <div className="update-banner">
-              <UpdateCard update={update} ipc={ipc} onLater={() => setUpdate(null)} />
-            </div>
+      <div className="app">
+        <nav className="app-nav" aria-label={t("nav.label")}>
+          <div className="app-brand">{t("app.name")}</div>
+          {PAGES.map((p) => (
+            <button
+              key={p.id}
+              id={`nav-${p.id}`}
+              className={page === p.id ? "nav-item active" : "nav-item"}
+              aria-current={page === p.id ? "page" : undefined}
+              onClick={() => {
+                setSection("general");
+                setServer(null);
+                setPage(p.id);
+              }}
+            >
+              {t(p.label)}
+            </button>
+          ))}
+          <div className="spacer" />
+          <Shortcuts onSettings={openSettings} />
+        </nav>
+        <main className="app-main">
+          {page === "chat" ? (
+            <ChatPage
+              stores={stores}
+              request={request}
+              onRequestDone={clearRequest}
+              onOpenSettings={(to, name) => {
+                setSection(to);
+                setServer(name ?? null);
+                setPage("settings");
+              }}
+            />
+          ) : (
+            <Suspense fallback={<p className="muted">{t("common.loading")}</p>}>
+              <SettingsPage openedBundle={bundle} onBundleShown={() => setBundle(null)} initialSection={section} initialServer={server} />
+            </Suspense>
           )}
-          <ServerRequests onError={setProblem} />
-          {links[0] !== undefined && <InstallLink key={links[0]} link={links[0]} ipc={ipc} onClose={() => setLinks((waiting) => waiting.slice(1))} />}
-          {/* Over the page, not above it: the page keeps its place and its composer. An error
-              stays until dismissed: its button, or Esc once F8 has moved the focus to it (an Esc
-              elsewhere is the page's: it stops an answer). Its text can be selected and copied. */}
-          <Toast.Root
-            className="toast"
-            data-testid="link-error"
-            type="foreground"
-            duration={Infinity}
-            open={problem !== null}
-            onOpenChange={(open) => !open && setProblem(null)}
-            onEscapeKeyDown={(e) => {
-              if (e.target instanceof Element && e.target.closest(".toast")) return;
-              passedEscapes.add(e);
-              e.preventDefault();
-            }}
-            style={{ userSelect: "text" }}
-          >
-            <Toast.Description>{problem?.message}</Toast.Description>
-            <Toast.Close className="link">{t("common.dismiss")}</Toast.Close>
-          </Toast.Root>
-          <Toast.Viewport className="toast-viewport" label={t("toast.region")} />
-        </div>
-      </Toast.Provider>
+        </main>
+        {update && (
+          <div className="update-banner">
+            <UpdateCard update={update} ipc={ipc} onLater={() => setUpdate(null)} />
+          </div>
+        )}
+        <ServerRequests onError={showProblem} />
+        {links[0] !== undefined && <InstallLink key={links[0]} link={links[0]} ipc={ipc} onClose={() => setLinks((waiting) => waiting.slice(1))} />}
+        {/* Over the page, not above it: the page keeps its place and its composer. */}
+        <ErrorToast problem={problem} onClose={() => setProblem(null)} />
+      </div>
     </TooltipProvider>
   );
 }

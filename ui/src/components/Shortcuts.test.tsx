@@ -18,7 +18,7 @@ describe("Shortcuts", () => {
     expect(rows).toContain("Ctrl+NNew chat");
     expect(rows).toContain("Ctrl+KSearch conversations");
     expect(rows).toContain("Shift+EnterNew line in the message");
-    expect(rows).toContain("F8Go to an error shown over the page (then Esc closes it)");
+    expect(rows).toContain("F8Go to an error shown over the page");
     await expectAccessible();
     press("/");
     expect(screen.queryByRole("dialog")).toBeNull();

@@ -26,7 +26,7 @@ import { Dialog } from "../common/Dialog";
 import { SchemaForm, argumentsSchema, type Suggest } from "../common/SchemaForm";
 import { McpIcons } from "../common/McpIcons";
 import { estimateTokens, type ModelChoice } from "../../lib/models";
-import { IconButton, passedEscapes } from "../common/IconButton";
+import { IconButton, tooltipEscapes } from "../common/IconButton";
 import { ModelPicker } from "./ModelPicker";
 import { ArrowUp, Paperclip, Square, Wrench } from "lucide-react";
 
@@ -229,7 +229,7 @@ export function Composer(props: ComposerProps) {
   useEffect(() => {
     if (!streaming) return;
     const onEsc = (e: globalThis.KeyboardEvent) => {
-      if (e.key === "Escape" && (!e.defaultPrevented || passedEscapes.has(e))) {
+      if (e.key === "Escape" && (!e.defaultPrevented || tooltipEscapes.has(e))) {
         e.preventDefault();
         onCancel();
       }

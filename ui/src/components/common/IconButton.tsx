@@ -6,11 +6,10 @@ import type { LucideIcon } from "lucide-react";
 import type { ButtonHTMLAttributes, ReactNode, Ref } from "react";
 
 /**
- * Escapes an overlay let through: one that only closed a tooltip, or one the error toast
- * ignored (it closes on Esc only while it holds the focus). Radix marks them taken
- * (`defaultPrevented`); the page's own Esc (the composer's stop) still acts on them.
+ * Escapes that only closed a tooltip. Radix marks them taken (`defaultPrevented`); the page's
+ * own Esc (the composer's stop) still acts on them.
  */
-export const passedEscapes = new WeakSet<Event>();
+export const tooltipEscapes = new WeakSet<Event>();
 
 export interface IconButtonProps extends Omit<ButtonHTMLAttributes<HTMLButtonElement>, "children" | "aria-label"> {
   icon: LucideIcon;
@@ -60,7 +59,7 @@ export function IconButton({ icon: Glyph, label, shortcut, tone, testId, classNa
         {/* The label is the button's name; the open tooltip (a role every assistive technology
             must find named) describes the button by its shortcut, or else by the label again
             (Radix ties it as a description, which a blank name would leave unnamed). */}
-        <Tooltip.Content className="tooltip" sideOffset={4} aria-label={shortcut ?? label} onEscapeKeyDown={(e) => passedEscapes.add(e)}>
+        <Tooltip.Content className="tooltip" sideOffset={4} aria-label={shortcut ?? label} onEscapeKeyDown={(e) => tooltipEscapes.add(e)}>
           {label}
           {shortcut && <kbd>{shortcut}</kbd>}
         </Tooltip.Content>
