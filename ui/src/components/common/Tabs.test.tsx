@@ -52,6 +52,7 @@ describe("Tabs", () => {
     expect(panel.textContent).toBe("panel three");
     expect(panel.id).toBe("parts-panel-three");
     expect(panel.getAttribute("aria-labelledby")).toBe("parts-tab-three");
+    expect(panel.tabIndex).toBe(-1);
     expect(tab("Three").id).toBe("parts-tab-three");
     expect(tab("Three").getAttribute("aria-controls")).toBe("parts-panel-three");
     await expectAccessible();

@@ -31,7 +31,8 @@ export function Tabs<T extends string>({ tabs, selected, onSelect, label, idPref
           );
         })}
       </Radix.List>
-      <Radix.Content value={selected} className="tab-panel" {...(shown ? { id: shown.panel, "aria-labelledby": shown.tab } : {})}>
+      {/* Not a Tab stop of its own (Radix makes it one): every panel holds controls. */}
+      <Radix.Content value={selected} className="tab-panel" tabIndex={-1} {...(shown ? { id: shown.panel, "aria-labelledby": shown.tab } : {})}>
         {children}
       </Radix.Content>
     </Radix.Root>
