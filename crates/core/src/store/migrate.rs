@@ -138,7 +138,8 @@ mod tests {
                  INSERT INTO messages (id, conversation_id, role, status, text, created_at, updated_at)
                      VALUES (10, 1, 'user', 'complete', 'hello', 1, 1);
                  INSERT INTO settings (key, value) VALUES ('conversation.1.settings', '{}'), ('conversation.7.settings', '{}'),
-                     ('conversation.2.settings', '{}'), ('theme', '\"dark\"');",
+                     ('conversation.2.settings', '{}'), ('theme', '\"dark\"'),
+                     ('conversation.99999999999999999999.settings', '{}'), ('conversation.9x.settings', '{}');",
             )
             .unwrap();
         }

@@ -28,13 +28,19 @@ CREATE TRIGGER conversations_settings_delete AFTER DELETE ON conversations BEGIN
     DELETE FROM settings WHERE key = 'conversation.' || old.id || '.settings';
 END;
 
--- Conversations deleted before left their settings rows behind, the only record of their ids:
--- the counter starts above those too, so none of them is given again.
+-- Conversations deleted before that had settings (a model or tools chosen in the window) left
+-- those rows behind, the only record of their ids: the counter starts above those too, so none
+-- of them is given again. (One deleted before with no settings row left no trace.)
 INSERT INTO sqlite_sequence (name, seq)
 SELECT 'conversations', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'conversations');
+-- Only keys whose id is all digits (at most 18: an i64) count, so no key can push the counter
+-- to its end.
 UPDATE sqlite_sequence
 SET seq = max(seq, (SELECT coalesce(max(CAST(substr(key, 14, length(key) - 22) AS INTEGER)), 0)
-                    FROM settings WHERE key GLOB 'conversation.*.settings'))
+                    FROM settings
+                    WHERE key GLOB 'conversation.[0-9]*.settings'
+                      AND substr(key, 14, length(key) - 22) NOT GLOB '*[^0-9]*'
+                      AND length(key) - 22 <= 18))
 WHERE name = 'conversations';
 
 DELETE FROM settings
