@@ -305,9 +305,14 @@ describe("Links", () => {
     // A Radix toast in its labelled region, the top layer: Esc closes it and only it (the event is
     // marked taken, so the composer does not also stop an answer).
     expect(screen.getByRole("region", { name: "Notifications (F8)" })).toBeTruthy();
+    const elsewhere = vi.fn();
+    window.addEventListener("keydown", elsewhere);
     const esc = new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true });
     document.body.dispatchEvent(esc);
     expect(esc.defaultPrevented).toBe(true);
+    // No other handler (the composer's stop, full screen's exit, a tooltip's or a dialog's) sees it.
+    expect(elsewhere).not.toHaveBeenCalled();
+    window.removeEventListener("keydown", elsewhere);
     await waitFor(() => expect(screen.queryByTestId("link-error")).toBeNull());
     // F8 takes the focus to it; Esc closes it and gives the focus back.
     const back = screen.getByRole("button", { name: "Settings" });

@@ -56,7 +56,9 @@ export function App() {
   // Links open in the user's browser; why one did not (or why an answer to a server's
   // request did not arrive), until dismissed.
   const [problem, setProblem] = useState<Problem | null>(null);
-  const showProblem = useCallback((error: IpcError) => setProblem((p) => ({ n: (p?.n ?? 0) + 1, error })), []);
+  // Never reset: each error is a toast of its own, even one shown as the last one closes.
+  const problems = useRef(0);
+  const showProblem = useCallback((error: IpcError) => setProblem({ n: ++problems.current, error }), []);
   useEffect(() => openLinksWith(window, ipc.openLink, (e) => showProblem(toIpcError(e))), [showProblem]);
   // Closing the window tears its tools' views down first, as any other change that takes them away.
   useEffect(() => {

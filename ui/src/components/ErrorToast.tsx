@@ -1,9 +1,10 @@
 // An error shown over the page (a link refused, a server's request that could not be answered),
-// until dismissed: a Radix toast in the labelled notifications region. While shown it is the
-// top layer: Esc closes it first (and only it, not the answer or a dialog under it), wherever
-// the focus is; F8 moves the focus to it, and closing it gives the focus back. A new error is a
-// new toast, so each one is announced. Its text can be selected (no swipe to dismiss).
-import { useEffect, useRef } from "react";
+// until dismissed: a Radix toast in the labelled notifications region. While it is shown, Esc
+// closes it and does nothing else (not an answer, a dialog, a tooltip or full screen): it is
+// taken before any other handler sees it. F8 moves the focus to it; when it closes, the focus
+// goes back to where it came from. A new error is a new toast, so each one is announced. Its
+// text can be selected (no swipe to dismiss).
+import { useEffect, useLayoutEffect, useRef } from "react";
 import * as Toast from "@radix-ui/react-toast";
 import { useI18n } from "../lib/i18n";
 import type { IpcError } from "../lib/ipc";
@@ -14,48 +15,66 @@ export interface Problem {
   error: IpcError;
 }
 
+/** The toast, its region and Radix's focus guards. */
+const AREA = ".toast-area";
+
 export function ErrorToast({ problem, onClose }: { problem: Problem | null; onClose: () => void }) {
   const { t } = useI18n();
-  // Where the focus was when F8 took it to the toast.
+  // Where the focus was before it came into the toast (by F8, Tab or a click).
   const before = useRef<HTMLElement | null>(null);
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
+  const close = useRef(() => {});
+  useLayoutEffect(() => {
+    close.current = () => {
+      const back = before.current;
+      before.current = null;
       const at = document.activeElement;
-      if (e.key === "F8" && at instanceof HTMLElement && !at.closest(".toast-viewport")) before.current = at;
+      if (back?.isConnected && (at === null || at === document.body || at.closest(AREA))) back.focus();
+      onClose();
     };
-    // Before Radix's own F8, which moves the focus.
+  });
+  useEffect(() => {
+    const onFocusIn = (e: FocusEvent) => {
+      const from = e.relatedTarget;
+      if (e.target instanceof Element && e.target.closest(AREA) && from instanceof HTMLElement && !from.closest(AREA)) before.current = from;
+    };
+    document.addEventListener("focusin", onFocusIn);
+    return () => document.removeEventListener("focusin", onFocusIn);
+  }, []);
+  const shown = problem !== null;
+  useEffect(() => {
+    if (!shown) return;
+    // First of all (the window, capturing): no other Esc handler runs while an error is shown.
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Escape" || e.isComposing) return;
+      e.preventDefault();
+      e.stopImmediatePropagation();
+      close.current();
+    };
     window.addEventListener("keydown", onKey, true);
     return () => window.removeEventListener("keydown", onKey, true);
-  }, []);
-  const close = () => {
-    const back = before.current;
-    before.current = null;
-    const at = document.activeElement;
-    if (back?.isConnected && (at === document.body || at?.closest(".toast-viewport"))) back.focus();
-    onClose();
-  };
+  }, [shown]);
   return (
-    <Toast.Provider label={t("toast.label")}>
-      <Toast.Root
-        key={problem?.n}
-        className="toast"
-        data-testid="link-error"
-        type="foreground"
-        duration={Infinity}
-        open={problem !== null}
-        onOpenChange={(open) => !open && close()}
-        onEscapeKeyDown={(e) => {
-          e.preventDefault();
-          close();
-        }}
-        onSwipeEnd={(e) => e.preventDefault()}
-        style={{ userSelect: "text" }}
-      >
-        {/* A drag over the text selects it: Radix does not see it start a swipe. */}
-        <Toast.Description onPointerDown={(e) => e.stopPropagation()}>{problem?.error.message}</Toast.Description>
-        <Toast.Close className="link">{t("common.dismiss")}</Toast.Close>
-      </Toast.Root>
-      <Toast.Viewport className="toast-viewport" label={t("toast.region")} />
-    </Toast.Provider>
+    <div className="toast-area">
+      <Toast.Provider label={t("toast.label")}>
+        <Toast.Root
+          key={problem?.n}
+          className="toast"
+          data-testid="link-error"
+          type="foreground"
+          duration={Infinity}
+          open={shown}
+          onOpenChange={(open) => !open && close.current()}
+          onSwipeEnd={(e) => e.preventDefault()}
+          style={{ userSelect: "text" }}
+        >
+          {/* A press here is not the start of a swipe: a drag selects the text, a click dismisses. */}
+          <div className="toast-body" onPointerDown={(e) => e.stopPropagation()}>
+            <Toast.Description>{problem?.error.message}</Toast.Description>
+            <Toast.Close className="link">{t("common.dismiss")}</Toast.Close>
+          </div>
+        </Toast.Root>
+        <Toast.Viewport className="toast-viewport" label={t("toast.region")} />
+      </Toast.Provider>
+    </div>
   );
 }
