@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { spoken } from "./Announcer";
 
 describe("spoken", () => {
-  it("reads an answer's Markdown as words, without marks, fences, pipes or link targets", () => {
+  it("reads an answer's Markdown as words, without marks, fences, rules, pipes or link targets", () => {
     const answer = [
       "## Result",
       "",
@@ -11,22 +11,30 @@ describe("spoken", () => {
       "```rust",
       "let x = 5;",
       "```",
-      "",
+      "---",
       "| a | b |",
       "|---|:-:|",
       "| 1 | 2 |",
       "",
       "- first",
       "1. second",
-      "> quoted",
+      "> > quoted",
     ].join("\n");
-    expect(spoken(answer)).toBe("Result The sum is 5 ; see the docs and a chart. let x = 5; a b 1 2 first second quoted");
+    expect(spoken(answer)).toBe("Result The sum is 5; see the docs and a chart. let x = 5; a b 1 2 first second quoted");
   });
 
-  it("cuts a long answer short", () => {
+  it("keeps what only looks like a mark: arithmetic, identifiers, a tilde, a link with parentheses", () => {
+    expect(spoken("3 * 4 = 12, *really*, via get_sum, ~5 ms: [wiki](https://e.org/A_(b)).")).toBe(
+      "3 * 4 = 12, really, via get_sum, ~5 ms: wiki.",
+    );
+  });
+
+  it("cuts a long answer short, between whole characters", () => {
     const said = spoken("word ".repeat(200));
-    expect(said.length).toBeLessThanOrEqual(401);
+    expect(Array.from(said).length).toBeLessThanOrEqual(401);
     expect(said.endsWith("…")).toBe(true);
+    const emoji = Array.from(spoken("😀".repeat(500)));
+    expect(emoji.slice(0, -1).every((c) => c === "😀")).toBe(true);
     expect(spoken("short")).toBe("short");
   });
 });

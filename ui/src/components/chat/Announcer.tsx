@@ -9,18 +9,29 @@ import type { ConversationState } from "../../lib/chatStore";
 /** How many characters of an answer are read out; the rest is in the conversation. */
 const SPOKEN_CHARS = 400;
 
-/** An answer's Markdown as words: no code fences, emphasis marks, heading marks, table pipes
- * or link targets; cut short after [`SPOKEN_CHARS`]. */
+/** An answer's Markdown as words: no code fences, rules, emphasis marks, heading or quote
+ * marks, table pipes or link targets; cut short after [`SPOKEN_CHARS`] characters (whole
+ * ones: an emoji is not cut in two). Only the answer's start is read, so only it is looked at. */
 export function spoken(markdown: string): string {
   const words = markdown
-    .replace(/^\s*(```|~~~).*$/gm, "")
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/^\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+/gm, "")
-    .replace(/^\s*\|?[\s:|-]+\|[\s:|-]*$/gm, "")
-    .replace(/[|`*_~]+/g, " ")
+    .slice(0, SPOKEN_CHARS * 8)
+    .split("\n")
+    .filter((line) => !/^ {0,3}(```|~~~)/.test(line) && !/^ {0,3}([-*_=] *){3,}$/.test(line) && !/^ *\|?( *:?-+:? *\|)+ *:?-*:? *$/.test(line))
+    .map((line) =>
+      line
+        .replace(/^ {0,3}((>|#{1,6}) *)+/, "")
+        .replace(/^ *([-*+]|\d+[.)]) +/, "")
+        .replace(/^ *\|/, "")
+        .replace(/ *\| */g, " "),
+    )
+    .join(" ")
+    .replace(/!?\[([^\]]*)\]\(([^()]|\([^()]*\))*\)/g, "$1")
+    .replace(/`+|\*\*|__|~~/g, "")
+    .replace(/(^|\s)[*_](?=\S)|(?<=\S)[*_](?=\s|$|[.,;:!?])/g, "$1")
     .replace(/\s+/g, " ")
     .trim();
-  return words.length > SPOKEN_CHARS ? `${words.slice(0, SPOKEN_CHARS).trimEnd()}…` : words;
+  const chars = Array.from(words);
+  return chars.length > SPOKEN_CHARS ? `${chars.slice(0, SPOKEN_CHARS).join("").trimEnd()}…` : words;
 }
 
 export function Announcer({ state }: { state: ConversationState }) {
@@ -40,7 +51,7 @@ export function Announcer({ state }: { state: ConversationState }) {
     } else if (was !== null && state.streamingId === null) {
       const answer = state.messages.find((m) => m.id === was);
       const text =
-        answer?.error ? t("announce.failed")
+        answer?.error || state.error || state.ended === "error" ? t("announce.failed")
         : state.ended === "cancelled" ? t("announce.stopped")
         : answer?.text ? t("announce.answer", { text: spoken(answer.text) })
         : t("announce.done");
