@@ -8,7 +8,7 @@
 // after a click inside it, under a bar of Patchbay's it cannot draw over.
 // Whatever removes the card (LiveViews) first asks the view to tear down; a view
 // may ask to be closed, and the user can open it again.
-import { useContext, useEffect, useLayoutEffect, useRef, useState } from "react";
+import { useCallback, useContext, useEffect, useLayoutEffect, useRef, useState } from "react";
 import pkg from "../../../package.json";
 import { isMessageKey, useI18n } from "../../lib/i18n";
 import { toIpcError, type AppViewInfo, type SavedFile, type ToolInfo, type ToolTrace } from "../../lib/ipc";
@@ -122,10 +122,16 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
   });
 
   // Everything the view asks goes through here; the latest catalogue and chat are read at call time.
+  // Kept from the commit on (a layout effect: the view's next message, a task of its own, never
+  // reads the state before it), and a trust given or taken back is written at once.
   const latest = useRef({ catalogue, chat, lang, trusted, mode });
-  useEffect(() => {
+  useLayoutEffect(() => {
     latest.current = { catalogue, chat, lang, trusted, mode };
   });
+  const trust = useCallback((kind: keyof Trusted, on: boolean) => {
+    latest.current.trusted = { ...latest.current.trusted, [kind]: on };
+    setTrusted((now) => ({ ...now, [kind]: on }));
+  }, []);
 
   useEffect(() => {
     const el = frame.current;
@@ -148,7 +154,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
       const given = await new Promise<Consent>((answer) =>
         ask(kind === "message" ? { kind, text: what, answer } : { kind, url: what, answer }),
       );
-      if (given === "view") setTrusted((now) => ({ ...now, [kind]: true }));
+      if (given === "view") trust(kind, true);
       return given !== null;
     };
     const clicks = new FrameClicks(el);
@@ -339,7 +345,7 @@ export function AppView({ trace, tool, uri }: { trace: ToolTrace; tool: ToolInfo
         .map((kind) => (
           <p key={kind} className="muted small" data-testid={`app-view-trusted-${kind}`}>
             {t(kind === "message" ? "view.trustedMessage" : "view.trustedLink")}{" "}
-            <button type="button" className="link" onClick={() => setTrusted((now) => ({ ...now, [kind]: false }))}>
+            <button type="button" className="link" onClick={() => trust(kind, false)}>
               {t("view.askAgain")}
             </button>
           </p>
