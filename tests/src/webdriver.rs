@@ -109,6 +109,31 @@ impl Session {
         }
     }
 
+    /// The element `css` once it has stayed in place for three polls 100 ms apart: a layout still
+    /// settling (a diagram drawn above it) moves it after its place is read and before the click
+    /// lands, which then lands on whatever came there instead.
+    pub fn wait_still(&self, css: &str, timeout: Duration) -> Result<Element> {
+        let deadline = Instant::now() + timeout;
+        let rect = "const r = document.querySelector(arguments[0])?.getBoundingClientRect(); \
+                    return r ? [r.x, r.y, r.width, r.height] : null;";
+        let (mut last, mut same) = (Value::Null, 0);
+        loop {
+            let now = self.execute(rect, json!([css]))?;
+            if !now.is_null() && now == last {
+                same += 1;
+                if same == 2 {
+                    return self.find(css);
+                }
+            } else {
+                (last, same) = (now, 0);
+            }
+            if Instant::now() >= deadline {
+                bail!("{css} did not stay in place within {timeout:?} (last at {last})");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// The rendered text of an element.
     pub fn text(&self, el: &Element) -> Result<String> {
         Ok(self.get(&format!("/element/{}/text", el.0))?.as_str().unwrap_or_default().to_owned())

@@ -553,7 +553,9 @@ fn a_picture_dropped_on_the_composer_reaches_the_model() -> Result<()> {
         ensure!(s.count("[data-testid=mermaid-error]")? == 0, "a diagram was not drawn");
         // "New chat from here" opens a copy; there the answer is deleted (once confirmed) and
         // the question stays, while the first conversation keeps both.
-        s.click(&s.find("[data-testid=message-assistant] [data-testid=fork-message]")?)?;
+        // Once the diagrams and the citation under them are laid out (a click while they still
+        // moved the actions once opened the citation instead).
+        s.click(&s.wait_still("[data-testid=message-assistant] [data-testid=fork-message]", WAIT)?)?;
         s.wait_for_count("[data-testid=conversation-list] button.conversation", 2, WAIT)?;
         // The copy draws its diagrams too; the buttons under them stay put once they are drawn.
         s.wait_for_count("[data-testid=mermaid] svg", 2, WAIT)?;
