@@ -9,6 +9,18 @@ import type { ConversationState } from "../../lib/chatStore";
 /** How many characters of an answer are read out; the rest is in the conversation. */
 const SPOKEN_CHARS = 400;
 
+/** What may stand beside an emphasis mark: space, punctuation, or a script written without spaces. */
+const EDGE = String.raw`\s\p{P}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}`;
+const EMPHASIS_OPEN = new RegExp(String.raw`(^|[${EDGE}])[*_](?=[^\s*_])`, "gu");
+const EMPHASIS_CLOSE = new RegExp(String.raw`(?<=[^\s*_])[*_](?=$|[${EDGE}])`, "gu");
+
+/** `text`'s first `n` characters as the reader sees them (an emoji with a skin tone is one). */
+function firstChars(text: string, n: number): { head: string; cut: boolean } {
+  const chars =
+    typeof Intl.Segmenter === "function" ? Array.from(new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text), (s) => s.segment) : Array.from(text);
+  return { head: chars.slice(0, n).join(""), cut: chars.length > n };
+}
+
 /** An answer's Markdown as words: no code fences, rules, emphasis marks, heading or quote
  * marks, table pipes or link targets; cut short after [`SPOKEN_CHARS`] characters (whole
  * ones: an emoji is not cut in two). Only the answer's start is read, so only it is looked at. */
@@ -16,22 +28,24 @@ export function spoken(markdown: string): string {
   const words = markdown
     .slice(0, SPOKEN_CHARS * 8)
     .split("\n")
-    .filter((line) => !/^ {0,3}(```|~~~)/.test(line) && !/^ {0,3}([-*_=] *){3,}$/.test(line) && !/^ *\|?( *:?-+:? *\|)+ *:?-*:? *$/.test(line))
+    .filter((line) => !/^\s*(```|~~~)/.test(line) && !/^ {0,3}([-*_=] *){3,}$/.test(line) && !/^ *\|?( *:?-+:? *\|)+ *:?-*:? *$/.test(line))
     .map((line) =>
       line
-        .replace(/^ {0,3}((>|#{1,6}) *)+/, "")
+        .replace(/^ {0,3}((>|#{1,6}(?= |$)) *)+/, "")
         .replace(/^ *([-*+]|\d+[.)]) +/, "")
         .replace(/^ *\|/, "")
         .replace(/ *\| */g, " "),
     )
     .join(" ")
     .replace(/!?\[([^\]]*)\]\(([^()]|\([^()]*\))*\)/g, "$1")
-    .replace(/`+|\*\*|__|~~/g, "")
-    .replace(/(^|\s)[*_](?=\S)|(?<=\S)[*_](?=\s|$|[.,;:!?])/g, "$1")
+    .replace(/`+/g, "")
+    .replace(/(\*\*|__|~~)(?=\S)(.+?)(?<=\S)\1/g, "$2")
+    .replace(EMPHASIS_OPEN, "$1")
+    .replace(EMPHASIS_CLOSE, "")
     .replace(/\s+/g, " ")
     .trim();
-  const chars = Array.from(words);
-  return chars.length > SPOKEN_CHARS ? `${chars.slice(0, SPOKEN_CHARS).join("").trimEnd()}…` : words;
+  const { head, cut } = firstChars(words, SPOKEN_CHARS);
+  return cut ? `${head.trimEnd()}…` : words;
 }
 
 export function Announcer({ state }: { state: ConversationState }) {
