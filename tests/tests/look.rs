@@ -94,13 +94,7 @@ fn check_quick_ask(look: &mut Look, data_dir: &Path, theme: &str, lang: &str) ->
         std::thread::sleep(Duration::from_millis(200));
     };
     s.switch_window(&quick)?;
-    s.execute("window.__beforeReload = true; location.reload();", json!([]))?;
-    let reloaded = "return window.__beforeReload === undefined && document.querySelector('#quick-ask-input') !== null \
-                    && document.documentElement.dataset.theme === arguments[0]";
-    while s.execute(reloaded, json!([theme])).ok() != Some(json!(true)) {
-        ensure!(Instant::now() < deadline, "the quick-ask window did not reload in the {theme} theme");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    reload(s, "", "#quick-ask-input", theme, lang)?;
     look.check("quick-ask", theme, lang)?;
     s.execute("window.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }))", json!([]))?;
     s.switch_window(&main)
@@ -115,16 +109,20 @@ fn settings_tab(s: &Session, tab: &str) -> Result<()> {
 
 /// The theme and language the window starts with, then reloaded to take them.
 fn choose(s: &Session, theme: &str, lang: &str) -> Result<()> {
+    let store =
+        "localStorage.setItem('patchbay.theme', arguments[0]); localStorage.setItem('patchbay.lang', arguments[1]);";
+    reload(s, store, "#page-chat", theme, lang)
+}
+
+/// Runs `before` (with the theme and language as arguments), reloads the page, waits for
+/// `ready` on the new one, and checks it shows `theme` and `lang`.
+fn reload(s: &Session, before: &str, ready: &str, theme: &str, lang: &str) -> Result<()> {
     // A mark on the old page tells it from the new one, which has none.
-    s.execute(
-        "window.__beforeReload = true; localStorage.setItem('patchbay.theme', arguments[0]); \
-         localStorage.setItem('patchbay.lang', arguments[1]); location.reload();",
-        json!([theme, lang]),
-    )?;
-    let deadline = std::time::Instant::now() + WAIT;
-    let reloaded = "return window.__beforeReload === undefined && document.querySelector('#page-chat') !== null";
-    while s.execute(reloaded, json!([])).ok() != Some(json!(true)) {
-        ensure!(std::time::Instant::now() < deadline, "the window did not reload");
+    s.execute(&format!("window.__beforeReload = true; {before} location.reload();"), json!([theme, lang]))?;
+    let deadline = Instant::now() + WAIT;
+    let reloaded = "return window.__beforeReload === undefined && document.querySelector(arguments[0]) !== null";
+    while s.execute(reloaded, json!([ready])).ok() != Some(json!(true)) {
+        ensure!(Instant::now() < deadline, "the window did not reload (no {ready})");
         std::thread::sleep(Duration::from_millis(100));
     }
     let shown: Value =
