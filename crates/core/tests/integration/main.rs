@@ -42,6 +42,7 @@ mod mcp_logging_subscriptions;
 mod mcp_pagination;
 mod mcp_python_peers;
 mod mcp_python_transports;
+mod mcp_revision_stdio;
 mod mcp_sandbox;
 mod mcp_sandbox_peers;
 mod mcp_server_requests;

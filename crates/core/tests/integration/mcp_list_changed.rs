@@ -1,10 +1,12 @@
 //! `notifications/{tools,resources,prompts}/list_changed` from a real server
 //! refresh the registry's inventory (and say so with
-//! `McpEvent::InventoryChanged`), over stdio and streamable HTTP: a Python
-//! `MCPServer` whose `grow` tool adds a tool, a resource and a prompt,
-//! removes a tool, and announces each list change: unasked over stdio
-//! (2025-11-25), on the `subscriptions/listen` stream over HTTP (2026-07-28),
-//! where a resource subscribed to later has its updates on that stream too.
+//! `McpEvent::InventoryChanged`), over legacy SSE, stdio and streamable HTTP: a
+//! Python `MCPServer` whose `grow` tool adds a tool, a resource and a prompt,
+//! removes a tool, and announces each list change: unasked over SSE
+//! (2025-11-25), on the `subscriptions/listen` stream over stdio and HTTP
+//! (2026-07-28), where a resource subscribed to later has its updates on that
+//! stream too. A tool added after the first listing, before a stream could say
+//! so, is found when the first stream opens.
 
 use crate::mcp_common as common;
 
@@ -17,13 +19,26 @@ use patchbay_core::mcp::{CallOptions, McpEvent, McpRegistry};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-/// `python server.py stdio` or `python server.py http PORT`.
+/// `python server.py stdio [late]`, or `python server.py sse|http PORT`.
 const SERVER: &str = r#"
 import sys
 from mcp.server.mcpserver import MCPServer, Context
 import uvicorn
 
-mcp = MCPServer("growing")
+class Growing(MCPServer):
+    listed = 0
+
+    async def list_tools(self):
+        tools = await super().list_tools()
+        Growing.listed += 1
+        if Growing.listed == 1 and "late" in sys.argv:
+            def late() -> str:
+                """Added just after the first listing, unannounced."""
+                return "late"
+            self.add_tool(late)
+        return tools
+
+mcp = Growing("growing")
 
 @mcp.tool()
 def shrinking() -> str:
@@ -46,7 +61,7 @@ async def grow(ctx: Context) -> str:
         """Added at run time."""
         return f"Welcome {name}."
     mcp.prompt()(welcome)
-    if sys.argv[1] == "stdio":  # unasked, as before 2026-07-28
+    if sys.argv[1] == "sse":  # unasked, as before 2026-07-28
         await ctx.session.send_tool_list_changed()
         await ctx.session.send_resource_list_changed()
         await ctx.session.send_prompt_list_changed()
@@ -65,16 +80,22 @@ async def touch(ctx: Context) -> str:
 if sys.argv[1] == "stdio":
     mcp.run("stdio")
 else:
-    uvicorn.run(mcp.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    app = mcp.sse_app() if sys.argv[1] == "sse" else mcp.streamable_http_app()
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changed_notifications_refresh_tools_resources_and_prompts() {
     let server = PyServer::new(SERVER);
     let (_http_server, port) = server.serve(&["http"]).await;
+    let (_sse_server, sse_port) = server.serve(&["sse"]).await;
 
     let registry = registry();
     registry.configure([
+        McpServerConfig::with_transport(
+            "sse",
+            TransportConfig::Sse { url: format!("http://127.0.0.1:{sse_port}/sse"), headers: BTreeMap::new() },
+        ),
         server.stdio("stdio", &["stdio"]),
         McpServerConfig::with_transport(
             "http",
@@ -82,12 +103,36 @@ async fn list_changed_notifications_refresh_tools_resources_and_prompts() {
         ),
     ]);
     registry.start_all().await;
-    for (server, revision) in [("stdio", "2025-11-25"), ("http", "2026-07-28")] {
+    for (server, revision) in [("sse", "2025-11-25"), ("stdio", "2026-07-28"), ("http", "2026-07-28")] {
         start_ready(&registry, server).await;
         assert_eq!(registry.about(server).unwrap().unwrap().protocol_version, revision);
         grows(&registry, server).await;
     }
     updates_come_on_the_listen_stream(&registry).await;
+    registry.shutdown().await;
+}
+
+/// On a 2026-07-28 connection nothing is announced before the first listen stream opens: the
+/// lists are read again then, and find the tool added after the first listing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_before_the_first_listen_stream_is_found_when_it_opens() {
+    let server = PyServer::new(SERVER);
+    let registry = registry();
+    registry.configure([server.stdio("late", &["stdio", "late"])]);
+    let mut events = registry.subscribe();
+    start_ready(&registry, "late").await;
+    assert_eq!(registry.about("late").unwrap().unwrap().protocol_version, "2026-07-28");
+    let found = async {
+        while !tools(&registry, "late").contains(&"late".to_owned()) {
+            match events.recv().await {
+                Ok(_) => {}
+                Err(e) => panic!("event stream ended: {e}"),
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), found)
+        .await
+        .unwrap_or_else(|_| panic!("the late tool was never listed: {:?}", tools(&registry, "late")));
     registry.shutdown().await;
 }
 

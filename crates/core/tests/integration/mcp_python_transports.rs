@@ -2,8 +2,9 @@
 //! transport a user meets: stdio, legacy SSE, stateful streamable HTTP and
 //! stateless streamable HTTP (no session id: each POST stands alone). Through
 //! the registry, each one lists and calls tools, routes a call's progress and
-//! log messages to that call, and serves a prompt and a resource. Over HTTP it
-//! speaks 2026-07-28 (`server/discover`, the log level in each request's `_meta`).
+//! log messages to that call, and serves a prompt and a resource. Over stdio and
+//! HTTP it speaks 2026-07-28 (`server/discover`, the log level in each request's
+//! `_meta`); over legacy SSE, 2025-11-25.
 
 use crate::mcp_common as common;
 
@@ -82,9 +83,8 @@ async fn a_python_server_works_over_stdio_sse_and_stateful_and_stateless_http() 
 
     for mode in MODES {
         start_ready(&registry, mode).await;
-        // Streamable HTTP negotiates the newest revision the SDK speaks; the others stay on the handshake.
-        let revision =
-            if mode.ends_with("stateful") || mode.ends_with("stateless") { "2026-07-28" } else { "2025-11-25" };
+        // The newest revision the SDK speaks; legacy SSE stays on the handshake.
+        let revision = if mode == "sse" { "2025-11-25" } else { "2026-07-28" };
         assert_eq!(registry.about(mode).unwrap().unwrap().protocol_version, revision, "{mode}");
         let mut tools: Vec<String> = registry.tools(mode).unwrap().into_iter().map(|t| t.name.to_string()).collect();
         tools.sort();
@@ -131,7 +131,7 @@ async fn a_python_server_works_over_stdio_sse_and_stateful_and_stateless_http() 
 
     // A level set by the user reaches a 2026-07-28 server in each request's `_meta` (this SDK
     // no longer offers `logging/setLevel`): above `info`, the count's steps are not logged.
-    for mode in ["stateful", "stateless"] {
+    for mode in ["stdio", "stateful", "stateless"] {
         registry.set_log_level(mode, LogLevel::Warning, ct()).await.unwrap();
         let events = count(&registry, mode, 2).await;
         assert!(events.iter().any(|e| matches!(e, CallEvent::Progress { .. })), "{mode}: {events:?}");

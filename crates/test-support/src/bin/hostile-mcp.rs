@@ -8,7 +8,9 @@
 //! what `poke` says it does after its first answer and announces it), `escape` (a tool that tries
 //! to get out of its sandbox, here and in a forked child: see [`escape`]), `fetch` (a tool that
 //! GETs a URL through `HTTP_PROXY`, for the sandbox bench) and `tools:AREA` (100 more tools, more
-//! than a small model's context holds: [`many`]).
+//! than a small model's context holds: [`many`]), `modern` (speaks only 2026-07-28: answers
+//! `server/discover`, refuses `initialize`) and `quiet-before-init` (ignores every request before
+//! `initialize`, as the Python SDK's older releases do, saying each on stderr).
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -29,6 +31,8 @@ enum Mode {
     Escape,
     Fetch,
     Many(&'static str),
+    Modern,
+    QuietBeforeInit,
 }
 
 fn parse_mode(arg: &str) -> Option<Mode> {
@@ -46,6 +50,8 @@ fn parse_mode(arg: &str) -> Option<Mode> {
         "rug-pull" => Mode::RugPull,
         "escape" => Mode::Escape,
         "fetch" => Mode::Fetch,
+        "modern" => Mode::Modern,
+        "quiet-before-init" => Mode::QuietBeforeInit,
         // Leaked once: the mode lives as long as the process.
         "tools" => Mode::Many(Box::leak(value?.to_owned().into_boxed_str())),
         _ => return None,
@@ -72,7 +78,7 @@ fn main() {
     }
     let Some(mode) = parse_mode(&arg) else {
         eprintln!(
-            "usage: hostile-mcp garbage|exit-during-init|crash-mid-call|never-answer|huge-result[:MB]|slow-start[:S]|flood[:N]|ignore-stdin-close|rug-pull|escape|fetch|tools:AREA"
+            "usage: hostile-mcp garbage|exit-during-init|crash-mid-call|never-answer|huge-result[:MB]|slow-start[:S]|flood[:N]|ignore-stdin-close|rug-pull|escape|fetch|tools:AREA|modern|quiet-before-init"
         );
         std::process::exit(2);
     };
@@ -81,13 +87,31 @@ fn main() {
     let mut out = std::io::stdout().lock();
     // What `poke` says it does; `rug-pull` changes it after the first call.
     let mut poke = "Pokes the server.";
+    let mut initialized = false;
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let Ok(message) = serde_json::from_str::<Value>(&line) else { continue };
         let id = message.get("id").cloned();
         let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+        initialized |= method == "initialize";
+        if mode == Mode::QuietBeforeInit && !initialized {
+            eprintln!("hostile-mcp: ignored {method} before initialize");
+            continue;
+        }
         match (method, id) {
-            ("initialize", Some(id)) => match mode {
+            ("server/discover", Some(id)) if mode == Mode::Modern => reply(
+                &mut out,
+                &id,
+                json!({
+                    "resultType": "complete",
+                    "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}},
+                    "ttlMs": 0,
+                    "cacheScope": "private",
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "hostile-mcp", "version": "0.0.0"}},
+                }),
+            ),
+            ("initialize", Some(id)) if mode != Mode::Modern => match mode {
                 Mode::Garbage => {
                     for n in 0..20 {
                         let _ = writeln!(out, "this is not JSON-RPC, line {n} \u{1b}[31m{{[");

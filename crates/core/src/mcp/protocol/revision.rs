@@ -4,19 +4,27 @@
 //! it (rmcp then sends the headers and per-request `_meta` it needs). One that answers with an
 //! error, or not within [`DISCOVER_WAIT`] (at most half the start timeout), gets the 2025-11-25
 //! handshake on a fresh connection: rmcp's own fallback would reuse the one a silent server
-//! holds. stdio (a server that ignores unknown requests would cost the wait at every start),
-//! legacy SSE and in-process servers go straight to the handshake.
+//! holds. A stdio server is [`probe`]d the same way on its pipe, and an older one gets the
+//! handshake on the same pipe (the probe's late answer dropped unread); one found older is not
+//! probed again while its command stays the same ([`Probed`]): the Python SDK's older servers
+//! ignore a request before `initialize` (mcp 1.3 and 1.9 measured), which would cost the wait at
+//! each start. Legacy SSE and in-process servers go straight to the handshake.
 //!
 //! What 2026-07-28 removed is done its way: liveness is a `server/discover` (no `ping`), the log
 //! level rides each request's `_meta` (no `logging/setLevel`), and list changes and resource
 //! updates come only on a `subscriptions/listen` stream ([`listen_filter`]).
 
 use rmcp::ClientLifecycleMode;
+use rmcp::model::{ClientConfig, RequestMetaObject};
 use rmcp::model::{
     ClientRequest, DiscoverRequest, DiscoverRequestParams, PingRequest, ProtocolVersion, ServerCapabilities,
     SubscriptionFilter,
 };
 use rmcp::service::{ClientInitializeError, Peer, RoleClient};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use crate::mcp::wire::lane::Lane;
 
 /// The revisions offered by `server/discover`, newest first.
 pub const PREFERRED: &[ProtocolVersion] = &[ProtocolVersion::V_2026_07_28];
@@ -49,6 +57,46 @@ impl Start {
 /// a refusal for want of authorization, which the handshake would meet again.
 pub fn falls_back(error: &ClientInitializeError) -> bool {
     !(error.is_authorization_required() || error.auth_challenge().is_some())
+}
+
+/// How a stdio server should start: asks it `server/discover` with `client`'s context over
+/// its `lane` and waits at most `wait` for the answer. [`Start::Discover`] when it names a
+/// revision of [`PREFERRED`]; else (an error, no answer in time, or a pipe that closed, which
+/// the handshake then reports) [`Start::Handshake`].
+pub(crate) async fn probe(lane: &Lane, client: &ClientConfig, wait: Duration) -> Start {
+    let mut discover = DiscoverRequest::new(DiscoverRequestParams {});
+    discover.extensions.insert(RequestMetaObject::with_client_context(
+        PREFERRED[0].clone(),
+        client.client_info.clone(),
+        client.capabilities.clone(),
+    ));
+    let Ok(asked) = lane.request(ClientRequest::DiscoverRequest(discover)) else { return Start::Handshake };
+    let answer = asked.answer_within(wait).await;
+    let offered = |result| serde_json::to_value(result).ok()?.get("supportedVersions").cloned();
+    let versions: Vec<ProtocolVersion> = match answer {
+        Some(Ok(result)) => offered(result).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    if PREFERRED.iter().any(|v| versions.contains(v)) { Start::Discover } else { Start::Handshake }
+}
+
+/// The command line of a stdio server last found older than 2026-07-28, so that its next start
+/// skips the [`probe`]. Forgotten when a start fails: a server that changed is asked again.
+#[derive(Debug, Default)]
+pub struct Probed(Mutex<Option<String>>);
+
+impl Probed {
+    /// How a server launched as `command` should start, if known.
+    pub fn known(&self, command: &str) -> Option<Start> {
+        let older = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        (older.as_deref() == Some(command)).then_some(Start::Handshake)
+    }
+
+    /// Remembers how the server launched as `command` started; `None` forgets (its start failed).
+    pub fn learn(&self, command: &str, start: Option<Start>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) =
+            (start == Some(Start::Handshake)).then(|| command.to_owned());
+    }
 }
 
 /// Whether the connection speaks a revision without `initialize` (2026-07-28 or later).

@@ -24,7 +24,7 @@ use crate::mcp::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
 use crate::mcp::oauth;
 use crate::mcp::protocol::client::HostHandler;
 use crate::mcp::protocol::inventory::{Inventory, Listing};
-use crate::mcp::protocol::revision::{self, Start};
+use crate::mcp::protocol::revision::{self, Probed, Start};
 use crate::mcp::wire::TransportKind;
 use crate::mcp::wire::frame::{BoundedLines, MAX_MESSAGE_BYTES};
 use crate::mcp::wire::http::{BoundedHttp, Lossless};
@@ -81,6 +81,8 @@ pub(crate) struct Context<'a> {
     pub(crate) protected: &'a [PathBuf],
     /// Told each host the server's filtering proxy refused.
     pub(crate) on_block: BlockListener,
+    /// Whether a stdio server was found older than 2026-07-28 ([`revision::probe`]).
+    pub(crate) probed: &'a Probed,
 }
 
 /// Plans a stdio launch: the resolved program and its environment.
@@ -132,6 +134,7 @@ pub(crate) async fn connect(
     match &config.transport {
         TransportConfig::Stdio { .. } => {
             let (launch, mut report) = plan_stdio(config, cx.env, cx.secrets.as_ref(), &cx.policy)?;
+            let command = format!("{} {:?}", launch.program.display(), launch.args);
             let configured: Vec<String> = report.env_added.clone();
             let sandbox = SandboxContext { env: cx.env, protected: cx.protected, on_block: cx.on_block.clone() };
             let Confined { launch, egress } = sandbox::confine(&config.name, launch, &configured, &cx.policy, sandbox)
@@ -143,9 +146,28 @@ pub(crate) async fn connect(
             let bounded = BoundedLines::new(stdout, MAX_MESSAGE_BYTES);
             let (transport, end) = pipe::open(bounded, stdin, MAX_MESSAGE_BYTES + 1, Arc::new(cx.handler.clone()));
             let lane = Lane::pipe(end);
-            match handshake(config, Start::Handshake, cx.handler, &cx.ct, transport, Listing::Lane(lane), startup, call)
+            let began = std::time::Instant::now();
+            let start = match cx.probed.known(&command) {
+                Some(start) => start,
+                // At most half the start timeout: the handshake must still fit in the rest.
+                None => {
+                    revision::probe(
+                        &lane,
+                        &rmcp::ClientHandler::get_info(&cx.handler),
+                        revision::DISCOVER_WAIT.min(startup / 2),
+                    )
+                    .await
+                }
+            };
+            let left = startup.saturating_sub(began.elapsed());
+            let started = handshake(config, start, cx.handler, &cx.ct, transport, Listing::Lane(lane), left, call)
                 .await
-            {
+                .map_err(|e| match e {
+                    McpError::StartTimeout { server, .. } => McpError::StartTimeout { server, after: startup },
+                    other => other,
+                });
+            cx.probed.learn(&command, started.is_ok().then_some(start));
+            match started {
                 Ok((service, inventory, lane)) => {
                     let kind = TransportKind::Stdio;
                     let conn = Connection { service, ct: cx.ct, child: Some(child), kind, inventory, lane, egress };

@@ -7,7 +7,9 @@
 //! first), and a refused one leaves the current one running. With nothing left to hear, the
 //! stream is closed. A stream that ends, or a reopening that fails, is tried again after a
 //! pause with the resources subscribed to then, at most [`REOPENS`] times until a stream
-//! brings a notification again; the supervisor then reads again what it may have missed.
+//! brings a notification or lasts [`LASTED`] (a quiet server, or a proxy that cuts idle
+//! streams, is not given up); the supervisor then reads again what it may have missed. So it
+//! does at the first stream: the lists were read before it, and may have changed since.
 //! Resources the server did not acknowledge are reported as refused.
 
 use std::collections::VecDeque;
@@ -26,6 +28,8 @@ use crate::mcp::protocol::revision;
 const REOPENS: u32 = 3;
 /// The pause before the first reopening (doubled for each further one).
 const REOPEN_AFTER: Duration = Duration::from_secs(2);
+/// A stream lost after this long counts as the first loss in a row.
+const LASTED: Duration = Duration::from_secs(60);
 
 /// What the supervisor acts on.
 pub(super) enum Heard {
@@ -55,12 +59,16 @@ pub(super) struct Listener {
     arrivals: mpsc::Receiver<Attempt>,
     /// The openings under way; aborted with the listener.
     tasks: JoinSet<()>,
-    /// Streams lost in a row since one last brought a notification.
+    /// Streams lost in a row since one last brought a notification or lasted [`LASTED`].
     lost: u32,
+    /// When the stream in use was acknowledged.
+    since: Instant,
     /// When to open a lost stream again.
     reopen_at: Option<Instant>,
-    /// A stream was lost and no new one has been acknowledged since.
+    /// No stream has been acknowledged since the first inventory, or since one was lost.
     missed: bool,
+    /// Opening failures are losses only after a stream was lost (not before the first one).
+    was_lost: bool,
 }
 
 /// The outcome of one opening.
@@ -84,8 +92,10 @@ impl Listener {
             arrivals,
             tasks: JoinSet::new(),
             lost: 0,
+            since: Instant::now(),
             reopen_at: None,
-            missed: false,
+            missed: true,
+            was_lost: false,
         }
     }
 
@@ -122,9 +132,9 @@ impl Listener {
 
     /// A stream was lost (it ended, or opening it again failed): open it again after a pause.
     fn lose(&mut self) {
-        self.stream = None;
-        self.missed = true;
-        self.lost += 1;
+        let lasted = self.stream.take().map(|_| self.since.elapsed());
+        (self.missed, self.was_lost) = (true, true);
+        self.lost = in_a_row(self.lost, lasted);
         if self.lost <= REOPENS {
             tracing::warn!(server = %self.server, "the server's stream of changes was lost; opening it again");
             self.reopen_at = Some(Instant::now() + REOPEN_AFTER * 2u32.pow(self.lost - 1));
@@ -156,14 +166,14 @@ impl Listener {
                         continue; // Asked for before the stream in use.
                     }
                     let Some(new) = attempt.subscription else {
-                        if self.stream.is_none() && self.missed {
+                        if self.stream.is_none() && self.was_lost {
                             self.lose();
                         }
                         return Heard::Refused { asked: attempt.asked };
                     };
                     let taken = new.acknowledged().resource_subscriptions.clone().unwrap_or_default();
                     let (acknowledged, refused) = attempt.asked.into_iter().partition(|uri| taken.contains(uri));
-                    self.current = attempt.number;
+                    (self.current, self.since, self.was_lost) = (attempt.number, Instant::now(), false);
                     if let Some(mut old) = self.stream.replace(new) {
                         // Read what the old stream still holds before it ends.
                         while let Some(Ok(Some(notification))) = old.next().now_or_never() {
@@ -184,10 +194,36 @@ impl Listener {
     }
 }
 
+/// Streams lost in a row once one more is lost, after `lost`; `lasted` is how long the stream
+/// that ended had been open (`None`: an opening failed). One that lasted [`LASTED`] starts the
+/// count again.
+fn in_a_row(lost: u32, lasted: Option<Duration>) -> u32 {
+    if lasted.is_some_and(|lasted| lasted >= LASTED) { 1 } else { lost + 1 }
+}
+
 /// The next notification of `stream`; pending for ever without one, `None` when it ended.
 async fn next(stream: &mut Option<Subscription>) -> Option<ServerNotification> {
     match stream {
         Some(stream) => stream.next().await.ok().flatten(),
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_that_lasted_starts_the_count_of_losses_again() {
+        // A quiet server whose streams a proxy cuts every few minutes is never given up.
+        let mut lost = 0;
+        for _ in 0..10 {
+            lost = in_a_row(lost, Some(LASTED * 3));
+        }
+        assert_eq!(lost, 1);
+        // Streams that end at once, and failed openings, count up to the limit.
+        let quick = in_a_row(in_a_row(lost, Some(Duration::from_secs(1))), None);
+        assert_eq!(quick, 3);
+        assert!(in_a_row(quick, Some(LASTED - Duration::from_millis(1))) > REOPENS);
     }
 }

@@ -48,6 +48,7 @@ use crate::mcp::protocol::client::{CallRoutes, SharedRoots};
 use crate::mcp::protocol::events::{CallEvent, McpEvent};
 use crate::mcp::protocol::inventory::Inventory;
 use crate::mcp::protocol::requests::{DenyAll, McpRoot, ServerRequests};
+use crate::mcp::protocol::revision::Probed;
 use crate::mcp::status::ServerStatus;
 use crate::mcp::wire::TransportKind;
 use crate::mcp::wire::in_process::InProcessServer;
@@ -217,6 +218,9 @@ struct Slot {
     calls: Mutex<CallWindow>,
     /// Its last health check (the supervisor's every `health_interval`, or one asked for).
     health: Mutex<Option<HealthCheck>>,
+    /// Whether it was found older than 2026-07-28 (a stdio server; see
+    /// [`crate::mcp::protocol::revision::probe`]).
+    probed: Probed,
 }
 
 /// What a 2026-07-28 server's listen stream took of the resources asked for.
@@ -462,6 +466,7 @@ impl McpRegistry {
                         listened: watch::Sender::new(Listened::default()),
                         calls: Mutex::default(),
                         health: Mutex::default(),
+                        probed: Probed::default(),
                     };
                     servers.insert(config.name, Arc::new(slot));
                 }

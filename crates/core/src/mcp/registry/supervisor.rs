@@ -164,6 +164,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
         policy: shared.policy(&config),
         protected: &shared.options.protected,
         on_block,
+        probed: &slot.probed,
     };
     let connected = tokio::select! {
         // Stopped while starting: dropping the attempt kills what it spawned.

@@ -79,6 +79,16 @@ impl LaneRequest {
             Pending::Http(exchange) => exchange.await,
         }
     }
+
+    /// The answer if it comes within `wait`. A later one is dropped unread: over a pipe the
+    /// reader drops it ([`PipeAnswer::drop_late`]), over HTTP it would come on the POST's own
+    /// response, dropped with the exchange.
+    pub(crate) async fn answer_within(mut self, wait: Duration) -> Option<Answer> {
+        if let Pending::Pipe(answer) = &mut self.answer {
+            answer.drop_late();
+        }
+        tokio::time::timeout(wait, self.answer()).await.ok()
+    }
 }
 
 impl Lane {

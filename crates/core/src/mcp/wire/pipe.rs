@@ -274,6 +274,8 @@ enum Slot {
         reads: Reads,
     },
     Answered(Box<Answer>),
+    /// Given up by its caller, who wants no late answer to reach rmcp ([`PipeAnswer::drop_late`]).
+    Forgotten,
 }
 
 /// What the reader read.
@@ -384,6 +386,17 @@ impl Reading {
         }
         .filter(|id| matches!(self.calls.get(*id), Some(Slot::Waiting { .. })))
         .cloned();
+        let forgotten = match &message {
+            JsonRpcMessage::Response(response) => Some(&response.id),
+            JsonRpcMessage::Error(error) => error.id.as_ref(),
+            _ => None,
+        }
+        .filter(|id| matches!(self.calls.get(*id), Some(Slot::Forgotten)))
+        .cloned();
+        if let Some(id) = forgotten {
+            self.calls.remove(&id);
+            return;
+        }
         match (answered, message) {
             (Some(id), JsonRpcMessage::Response(response)) => self.answer(id, Ok(response.result), by),
             (Some(id), JsonRpcMessage::Error(error)) => {
@@ -539,7 +552,7 @@ impl PipeEnd {
             reading.calls.insert(id.clone(), Slot::Waiting { waker: None, reads: Reads::of(message) });
         }
         // Dropped on failure, it waits for nothing.
-        let answer = PipeAnswer { reader: self.reader.clone(), id };
+        let answer = PipeAnswer { reader: self.reader.clone(), id, drop_late: false };
         match self.outbox.upgrade().map(|outbox| outbox.push(&line)) {
             Some(Ok(())) => Ok(answer),
             _ => Err(ServiceError::TransportClosed),
@@ -548,13 +561,20 @@ impl PipeEnd {
 }
 
 /// The answer to a request sent through a [`PipeEnd`], read by its caller.
-/// Dropping it abandons the request: a late answer goes to rmcp.
+/// Dropping it abandons the request: a late answer goes to rmcp, unless [`Self::drop_late`].
 pub(crate) struct PipeAnswer {
     reader: Arc<Reader>,
     id: RequestId,
+    drop_late: bool,
 }
 
 impl PipeAnswer {
+    /// A late answer, after this is dropped unanswered, is dropped too: rmcp would take it for
+    /// the answer to its handshake.
+    pub(crate) fn drop_late(&mut self) {
+        self.drop_late = true;
+    }
+
     /// The server's answer, or [`ServiceError::TransportClosed`] when the pipe ended first.
     pub(crate) async fn answer(&self) -> Answer {
         std::future::poll_fn(|cx| self.reader.lock().poll_answer(&self.id, cx)).await
@@ -564,7 +584,13 @@ impl PipeAnswer {
 impl Drop for PipeAnswer {
     fn drop(&mut self) {
         let mut reading = self.reader.lock();
-        if reading.calls.remove(&self.id).is_some() {
+        let forget = self.drop_late && matches!(reading.calls.get(&self.id), Some(Slot::Waiting { .. }));
+        let left = if forget {
+            reading.calls.insert(self.id.clone(), Slot::Forgotten)
+        } else {
+            reading.calls.remove(&self.id)
+        };
+        if left.is_some() {
             reading.leave(&Waiter::Call(self.id.clone()));
         }
     }
@@ -731,6 +757,21 @@ mod tests {
             Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::String("pb-1".into())),
             other => panic!("the late answer should pass through, got {other:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn a_request_given_up_in_time_drops_its_late_answer() {
+        let (mut transport, lane, mut lines, mut server) = pipe(4096);
+        let asked = lane.request(ping()).unwrap();
+        assert!(asked.answer_within(std::time::Duration::from_millis(10)).await.is_none());
+        lines.next_line().await.unwrap().unwrap();
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {}})).await;
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": 0, "result": {}})).await;
+        match transport.receive().await {
+            Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::Number(0)),
+            other => panic!("rmcp should get only its own answer, got {other:?}"),
+        }
+        assert!(transport.reader.lock().calls.is_empty());
     }
 
     #[tokio::test]
