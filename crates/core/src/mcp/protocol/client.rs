@@ -437,8 +437,8 @@ impl HostHandler {
         let _ = self.changed.send(list);
     }
 
-    /// After a `subscriptions/listen` stream ended and was opened again: every list may have
-    /// changed meanwhile, so each is read again.
+    /// When the first `subscriptions/listen` stream opens, or one that ended is opened again:
+    /// every list may have changed since it was read, so each is read again.
     pub(crate) fn missed(&self) {
         for list in [ListChanged::Tools, ListChanged::Resources, ListChanged::Prompts] {
             let _ = self.changed.send(list);

@@ -15,7 +15,7 @@
 //! updates come only on a `subscriptions/listen` stream ([`listen_filter`]).
 
 use rmcp::ClientLifecycleMode;
-use rmcp::model::{ClientConfig, RequestMetaObject};
+use rmcp::model::{ClientConfig, RequestId, RequestMetaObject};
 use rmcp::model::{
     ClientRequest, DiscoverRequest, DiscoverRequestParams, PingRequest, ProtocolVersion, ServerCapabilities,
     SubscriptionFilter,
@@ -59,43 +59,70 @@ pub fn falls_back(error: &ClientInitializeError) -> bool {
     !(error.is_authorization_required() || error.auth_challenge().is_some())
 }
 
-/// How a stdio server should start: asks it `server/discover` with `client`'s context over
-/// its `lane` and waits at most `wait` for the answer. [`Start::Discover`] when it names a
-/// revision of [`PREFERRED`]; else (an error, no answer in time, or a pipe that closed, which
-/// the handshake then reports) [`Start::Handshake`].
-pub(crate) async fn probe(lane: &Lane, client: &ClientConfig, wait: Duration) -> Start {
+/// What a stdio server's [`probe`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Probe {
+    /// It speaks a revision of [`PREFERRED`].
+    Modern,
+    /// It answered with an error or without a revision of ours, or its pipe closed (a server
+    /// that exits on a request it does not know).
+    Older,
+    /// No answer in time: a server that ignores requests before `initialize`, or a slow start.
+    Unanswered(RequestId),
+}
+
+impl Probe {
+    /// How the server should start.
+    pub(crate) fn start(&self) -> Start {
+        if *self == Probe::Modern { Start::Discover } else { Start::Handshake }
+    }
+
+    /// Whether the server is older than 2026-07-28, as far as `lane` has heard by the end of
+    /// its start. A server answers in order, so a slow one's late answer to the probe came
+    /// before its answer to the handshake: only one that never answered counts as older.
+    pub(crate) fn older(&self, lane: &Lane) -> bool {
+        match self {
+            Probe::Modern => false,
+            Probe::Older => true,
+            Probe::Unanswered(id) => lane.unanswered(id),
+        }
+    }
+}
+
+/// Asks a stdio server `server/discover` with `client`'s context over its `lane` (before
+/// rmcp's start on that pipe) and waits at most `wait` for the answer.
+pub(crate) async fn probe(lane: &Lane, client: &ClientConfig, wait: Duration) -> Probe {
     let mut discover = DiscoverRequest::new(DiscoverRequestParams {});
     discover.extensions.insert(RequestMetaObject::with_client_context(
         PREFERRED[0].clone(),
         client.client_info.clone(),
         client.capabilities.clone(),
     ));
-    let Ok(asked) = lane.request(ClientRequest::DiscoverRequest(discover)) else { return Start::Handshake };
-    let answer = asked.answer_within(wait).await;
+    let Ok(asked) = lane.request(ClientRequest::DiscoverRequest(discover)) else { return Probe::Older };
+    let id = asked.id.clone();
     let offered = |result| serde_json::to_value(result).ok()?.get("supportedVersions").cloned();
-    let versions: Vec<ProtocolVersion> = match answer {
+    let versions: Vec<ProtocolVersion> = match asked.answer_within(wait).await {
+        None => return Probe::Unanswered(id),
         Some(Ok(result)) => offered(result).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default(),
-        _ => Vec::new(),
+        Some(Err(_)) => Vec::new(),
     };
-    if PREFERRED.iter().any(|v| versions.contains(v)) { Start::Discover } else { Start::Handshake }
+    if PREFERRED.iter().any(|v| versions.contains(v)) { Probe::Modern } else { Probe::Older }
 }
 
-/// The command line of a stdio server last found older than 2026-07-28, so that its next start
-/// skips the [`probe`]. Forgotten when a start fails: a server that changed is asked again.
+/// The command line of a stdio server found older than 2026-07-28, so that its next starts
+/// skip the [`probe`]; forgotten when such a start fails (a server that changed is asked again).
 #[derive(Debug, Default)]
 pub struct Probed(Mutex<Option<String>>);
 
 impl Probed {
-    /// How a server launched as `command` should start, if known.
-    pub fn known(&self, command: &str) -> Option<Start> {
-        let older = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        (older.as_deref() == Some(command)).then_some(Start::Handshake)
+    /// Whether the server launched as `command` is known to be older.
+    pub fn older(&self, command: &str) -> bool {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).as_deref() == Some(command)
     }
 
-    /// Remembers how the server launched as `command` started; `None` forgets (its start failed).
-    pub fn learn(&self, command: &str, start: Option<Start>) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) =
-            (start == Some(Start::Handshake)).then(|| command.to_owned());
+    /// Remembers whether the server launched as `command` is older.
+    pub fn learn(&self, command: &str, older: bool) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = older.then(|| command.to_owned());
     }
 }
 

@@ -147,18 +147,15 @@ pub(crate) async fn connect(
             let (transport, end) = pipe::open(bounded, stdin, MAX_MESSAGE_BYTES + 1, Arc::new(cx.handler.clone()));
             let lane = Lane::pipe(end);
             let began = std::time::Instant::now();
-            let start = match cx.probed.known(&command) {
-                Some(start) => start,
+            let heard = lane.clone();
+            let probe = if cx.probed.older(&command) {
+                None
+            } else {
                 // At most half the start timeout: the handshake must still fit in the rest.
-                None => {
-                    revision::probe(
-                        &lane,
-                        &rmcp::ClientHandler::get_info(&cx.handler),
-                        revision::DISCOVER_WAIT.min(startup / 2),
-                    )
-                    .await
-                }
+                let wait = revision::DISCOVER_WAIT.min(startup / 2);
+                Some(revision::probe(&lane, &rmcp::ClientHandler::get_info(&cx.handler), wait).await)
             };
+            let start = probe.as_ref().map_or(Start::Handshake, revision::Probe::start);
             let left = startup.saturating_sub(began.elapsed());
             let started = handshake(config, start, cx.handler, &cx.ct, transport, Listing::Lane(lane), left, call)
                 .await
@@ -166,7 +163,13 @@ pub(crate) async fn connect(
                     McpError::StartTimeout { server, .. } => McpError::StartTimeout { server, after: startup },
                     other => other,
                 });
-            cx.probed.learn(&command, started.is_ok().then_some(start));
+            // Found older, even if the start failed (the next one has the whole start timeout
+            // for the handshake); a start as known older that failed is asked again next time.
+            match &probe {
+                Some(probe) => cx.probed.learn(&command, probe.older(&heard)),
+                None if started.is_err() => cx.probed.learn(&command, false),
+                None => {}
+            }
             match started {
                 Ok((service, inventory, lane)) => {
                     let kind = TransportKind::Stdio;

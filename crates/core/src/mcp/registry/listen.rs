@@ -29,14 +29,15 @@ const REOPENS: u32 = 3;
 /// The pause before the first reopening (doubled for each further one).
 const REOPEN_AFTER: Duration = Duration::from_secs(2);
 /// A stream lost after this long counts as the first loss in a row.
-const LASTED: Duration = Duration::from_secs(60);
+/// Well under the idle timeouts of common proxies (nginx's and AWS's 60 s).
+const LASTED: Duration = Duration::from_secs(30);
 
 /// What the supervisor acts on.
 pub(super) enum Heard {
     /// A notification of the stream.
     Notification(ServerNotification),
-    /// A new stream was acknowledged and replaced the old one; `missed` when it follows one
-    /// that was lost (what it may have missed must be read again). Of the resources asked
+    /// A new stream was acknowledged and replaced the old one; `missed` when it is the first or
+    /// follows one that was lost (what may have changed must be read again). Of the resources asked
     /// for, the server `acknowledged` some and `refused` the others.
     Opened { missed: bool, acknowledged: Vec<String>, refused: Vec<String> },
     /// An opening asking for these resources was refused or not acknowledged in time; the

@@ -11,7 +11,8 @@
 //!   ([`typed_answer`], [`Reads`]); when the connection ends, waiting requests fail as rmcp's would
 //!   ([`ServiceError::TransportClosed`]).
 //!
-//! Used only with a protocol that has the `initialize` handshake: from 2026-07-28 rmcp checks that a
+//! Used only with a protocol that has the `initialize` handshake (and for a stdio server's probe,
+//! before any: [`LaneRequest::answer_within`]): from 2026-07-28 rmcp checks that a
 //! server's request belongs to one of its own requests, which the lane's are not.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -80,11 +81,12 @@ impl LaneRequest {
         }
     }
 
-    /// The answer if it comes within `wait`. A later one is dropped unread: over a pipe the
-    /// reader drops it ([`PipeAnswer::drop_late`]), over HTTP it would come on the POST's own
-    /// response, dropped with the exchange.
-    pub(crate) async fn answer_within(mut self, wait: Duration) -> Option<Answer> {
-        if let Pending::Pipe(answer) = &mut self.answer {
+    /// The answer if it comes within `wait`, for a probe sent before the handshake. A later
+    /// one is dropped unread: over a pipe the reader drops it ([`PipeAnswer::drop_late`]; see
+    /// [`Lane::unanswered`]), over HTTP it would come on the POST's own response, dropped with
+    /// the exchange.
+    pub(crate) async fn answer_within(self, wait: Duration) -> Option<Answer> {
+        if let Pending::Pipe(answer) = &self.answer {
             answer.drop_late();
         }
         tokio::time::timeout(wait, self.answer()).await.ok()
@@ -106,6 +108,14 @@ impl Lane {
             let _ = http.peer.set(peer.clone());
         }
         Some(self)
+    }
+
+    /// Whether the probe `id`, given up ([`LaneRequest::answer_within`]), is still unanswered.
+    pub(crate) fn unanswered(&self, id: &RequestId) -> bool {
+        match &self.route {
+            Route::Pipe(pipe) => pipe.unanswered(id),
+            Route::Http(_) => false,
+        }
     }
 
     /// Sends `request` with a fresh id and progress token.

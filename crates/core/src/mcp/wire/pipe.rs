@@ -75,6 +75,7 @@ pub(crate) fn open(
         for_rmcp: VecDeque::new(),
         rmcp: None,
         calls: HashMap::new(),
+        probe: None,
         holder: None,
         in_order,
         outbox: Arc::downgrade(&outbox),
@@ -252,6 +253,8 @@ struct Reading {
     rmcp: Option<Waker>,
     /// The lane's calls by request id.
     calls: HashMap<RequestId, Slot>,
+    /// The probe's request ([`PipeAnswer::drop_late`]), once it was sent.
+    probe: Option<RequestId>,
     /// Whose waker the pipe holds: the last waiter that found it empty.
     holder: Option<Waiter>,
     in_order: Arc<dyn InOrder>,
@@ -274,7 +277,7 @@ enum Slot {
         reads: Reads,
     },
     Answered(Box<Answer>),
-    /// Given up by its caller, who wants no late answer to reach rmcp ([`PipeAnswer::drop_late`]).
+    /// The probe's, given up by its caller: a late answer is dropped ([`PipeAnswer::drop_late`]).
     Forgotten,
 }
 
@@ -381,20 +384,16 @@ impl Reading {
         };
         let answered = match &message {
             JsonRpcMessage::Response(response) => Some(&response.id),
-            JsonRpcMessage::Error(error) => error.id.as_ref(),
+            // A server that could not read a request answers without its id: the probe's.
+            JsonRpcMessage::Error(error) => error.id.as_ref().or(self.probe.as_ref()),
             _ => None,
         }
-        .filter(|id| matches!(self.calls.get(*id), Some(Slot::Waiting { .. })))
+        .filter(|id| matches!(self.calls.get(*id), Some(Slot::Waiting { .. } | Slot::Forgotten)))
         .cloned();
-        let forgotten = match &message {
-            JsonRpcMessage::Response(response) => Some(&response.id),
-            JsonRpcMessage::Error(error) => error.id.as_ref(),
-            _ => None,
-        }
-        .filter(|id| matches!(self.calls.get(*id), Some(Slot::Forgotten)))
-        .cloned();
-        if let Some(id) = forgotten {
-            self.calls.remove(&id);
+        if let Some(id) = &answered
+            && matches!(self.calls.get(id), Some(Slot::Forgotten))
+        {
+            self.calls.remove(id);
             return;
         }
         match (answered, message) {
@@ -532,6 +531,11 @@ pub(crate) struct PipeEnd {
 }
 
 impl PipeEnd {
+    /// Whether the probe `id` was given up and its answer has not come since.
+    pub(crate) fn unanswered(&self, id: &RequestId) -> bool {
+        matches!(self.reader.lock().calls.get(id), Some(Slot::Forgotten))
+    }
+
     /// Writes `message`, a request whose answer is awaited under `id`.
     pub(crate) fn send(&self, id: RequestId, message: &ClientJsonRpcMessage) -> Result<PipeAnswer, ServiceError> {
         let line = line(message).map_err(|e| {
@@ -552,7 +556,7 @@ impl PipeEnd {
             reading.calls.insert(id.clone(), Slot::Waiting { waker: None, reads: Reads::of(message) });
         }
         // Dropped on failure, it waits for nothing.
-        let answer = PipeAnswer { reader: self.reader.clone(), id, drop_late: false };
+        let answer = PipeAnswer { reader: self.reader.clone(), id };
         match self.outbox.upgrade().map(|outbox| outbox.push(&line)) {
             Some(Ok(())) => Ok(answer),
             _ => Err(ServiceError::TransportClosed),
@@ -565,14 +569,14 @@ impl PipeEnd {
 pub(crate) struct PipeAnswer {
     reader: Arc<Reader>,
     id: RequestId,
-    drop_late: bool,
 }
 
 impl PipeAnswer {
-    /// A late answer, after this is dropped unanswered, is dropped too: rmcp would take it for
-    /// the answer to its handshake.
-    pub(crate) fn drop_late(&mut self) {
-        self.drop_late = true;
+    /// Makes this the probe sent before the handshake: an error without an id answers it (a
+    /// server that could not read it), and an answer after this is dropped unanswered is
+    /// dropped too (rmcp would take it for the answer to its handshake).
+    pub(crate) fn drop_late(&self) {
+        self.reader.lock().probe = Some(self.id.clone());
     }
 
     /// The server's answer, or [`ServiceError::TransportClosed`] when the pipe ended first.
@@ -584,7 +588,8 @@ impl PipeAnswer {
 impl Drop for PipeAnswer {
     fn drop(&mut self) {
         let mut reading = self.reader.lock();
-        let forget = self.drop_late && matches!(reading.calls.get(&self.id), Some(Slot::Waiting { .. }));
+        let forget = reading.probe.as_ref() == Some(&self.id)
+            && matches!(reading.calls.get(&self.id), Some(Slot::Waiting { .. }));
         let left = if forget {
             reading.calls.insert(self.id.clone(), Slot::Forgotten)
         } else {
@@ -772,6 +777,32 @@ mod tests {
             other => panic!("rmcp should get only its own answer, got {other:?}"),
         }
         assert!(transport.reader.lock().calls.is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_error_without_an_id_answers_the_probe_given_up_or_not() {
+        let (mut transport, lane, mut lines, mut server) = pipe(4096);
+        let unnamed = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}});
+        let asked = lane.request(ping()).unwrap();
+        lines.next_line().await.unwrap().unwrap();
+        reply(&mut server, unnamed.clone()).await;
+        let answer = asked.answer_within(std::time::Duration::from_secs(5)).await;
+        assert!(matches!(answer, Some(Err(LaneError::Service(ServiceError::McpError(_))))), "{answer:?}");
+
+        let asked = lane.request(ping()).unwrap();
+        let id = asked.id.clone();
+        assert!(asked.answer_within(std::time::Duration::from_millis(10)).await.is_none());
+        assert!(lane.unanswered(&id));
+        reply(&mut server, unnamed.clone()).await;
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": 0, "result": {}})).await;
+        match transport.receive().await {
+            Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::Number(0)),
+            other => panic!("rmcp should get only its own answer, got {other:?}"),
+        }
+        assert!(!lane.unanswered(&id), "answered late");
+        // Once the probe is answered, an error without an id is rmcp's again.
+        reply(&mut server, unnamed).await;
+        assert!(matches!(transport.receive().await, Some(JsonRpcMessage::Error(_))));
     }
 
     #[tokio::test]
