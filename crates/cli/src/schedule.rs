@@ -108,7 +108,7 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
                     return Ok(ExitCode::from(code));
                 }
             };
-            let ran = tokio::runtime::Runtime::new()?.block_on(run_limited(dir, &schedules, &claim))?;
+            let ran = tokio::runtime::Runtime::new()?.block_on(run_limited(dir, &schedules, &claim, &NotifySend))?;
             ran.say(*json, false);
             Ok(if ran.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
@@ -123,7 +123,7 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
             for (schedule, at) in &due {
                 match schedules.claim_due(schedule, *at, Local::now())? {
                     Some(claim) => {
-                        let ran = runtime.block_on(run_limited(dir, &schedules, &claim))?;
+                        let ran = runtime.block_on(run_limited(dir, &schedules, &claim, &NotifySend))?;
                         ran.say(false, false);
                         all_ok &= ran.ok;
                     }
@@ -161,14 +161,13 @@ fn add(dir: &DataDir, args: &AddArgs) -> anyhow::Result<ExitCode> {
     let next = added.schedule.next_due.and_then(|secs| Local.timestamp_opt(secs, 0).single());
     let next = next.map_or("never".to_owned(), |t| t.format("%Y-%m-%d %H:%M").to_string());
     println!("added {} ({}); next run {next}", added.schedule.name, added.schedule.when);
-    if added.timer_ok {
-        println!("{}", added.timer);
-    } else {
-        eprintln!(
+    match (added.timer, added.no_timer) {
+        (Some(unit), _) => println!("the systemd user timer {unit} runs due schedules while Patchbay is closed"),
+        (None, why) => eprintln!(
             "note: the system timer that runs schedules while Patchbay is closed is not set up ({}); they run \
              while the app runs, or with `patchbay schedule run-due`",
-            added.timer
-        );
+            why.map_or_else(String::new, |why| why.to_string())
+        ),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -243,22 +242,28 @@ fn kind_of(e: anyhow::Error) -> ErrorKind {
 
 /// [`run_claim`] within [`timer::RUN_LIMIT_SECS`]: a run over it is stopped
 /// (its turn dropped, which stops the model and the tools) and recorded as failed.
-async fn run_limited(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> anyhow::Result<Ran> {
+/// How it went is told to `notifier`.
+async fn run_limited(
+    dir: &DataDir,
+    schedules: &ScheduleStore,
+    claim: &Claim,
+    notifier: &dyn Notifier,
+) -> anyhow::Result<Ran> {
     let limit = std::time::Duration::from_secs(timer::RUN_LIMIT_SECS);
-    match tokio::time::timeout(limit, run_claim(dir, schedules, claim)).await {
-        Ok(ran) => ran,
+    let ran = match tokio::time::timeout(limit, run_claim(dir, schedules, claim)).await {
+        Ok(ran) => ran?,
         Err(_) => {
             let why = format!("failed: stopped after {} minutes, its time limit", limit.as_secs() / 60);
             schedules.finish(claim, RunStatus::Failed, None, &why)?;
             let summary = format!("{} {why}", claim.schedule.name);
-            notify(&claim.schedule.name, &summary);
-            Ok(Ran { ok: false, summary, kind: Some(ErrorKind::Timeout) })
+            Ran { ok: false, summary, kind: Some(ErrorKind::Timeout) }
         }
-    }
+    };
+    notifier.notify(&format!("Patchbay: {}", claim.schedule.name), &ran.summary);
+    Ok(ran)
 }
 
-/// Runs a claimed schedule's turn, records how it went, and says it on the
-/// desktop; how it went.
+/// Runs a claimed schedule's turn and records how it went; how it went.
 async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> anyhow::Result<Ran> {
     let schedule = &claim.schedule;
     let late = if claim.late { " (late: it was due while the computer was off or Patchbay did not run)" } else { "" };
@@ -325,20 +330,25 @@ async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> a
         (true, None) => format!("{} ran{late}", schedule.name),
         (false, _) => format!("{} failed: {}", schedule.name, notes.last().map_or("", String::as_str)),
     };
-    notify(&schedule.name, &summary);
     Ok(Ran { ok, summary, kind })
 }
 
-/// A desktop notification through `notify-send`, where there is one.
-fn notify(name: &str, body: &str) {
-    let shown = Command::new("notify-send")
-        .args(["--app-name=Patchbay", "--"])
-        .arg(format!("Patchbay: {name}"))
-        .arg(body)
-        .status();
-    match shown {
-        Ok(status) if status.success() => {}
-        Ok(status) => eprintln!("note: no desktop notification (notify-send: {status})"),
-        Err(e) => eprintln!("note: no desktop notification (notify-send: {e})"),
+/// Where a run's outcome is told while nobody watches: the desktop's notifications.
+trait Notifier {
+    /// Shows `title` and `body`, or says on stderr why it could not.
+    fn notify(&self, title: &str, body: &str);
+}
+
+/// libnotify's `notify-send`, shown by the notification server the desktop runs (where there is one).
+struct NotifySend;
+
+impl Notifier for NotifySend {
+    fn notify(&self, title: &str, body: &str) {
+        let shown = Command::new("notify-send").args(["--app-name=Patchbay", "--", title, body]).status();
+        match shown {
+            Ok(status) if status.success() => {}
+            Ok(status) => eprintln!("note: no desktop notification (notify-send: {status})"),
+            Err(e) => eprintln!("note: no desktop notification (notify-send: {e})"),
+        }
     }
 }

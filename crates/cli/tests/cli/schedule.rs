@@ -4,7 +4,9 @@
 //! server's request for input is refused, each recorded with the run. A run
 //! missed while "the computer was off" (its last run three days ago) runs once,
 //! late; a second `run-now` while a run is under way is refused (two runs never
-//! overlap). `add` writes the systemd user timer that calls `run-due`.
+//! overlap). `add` writes the systemd user timer that calls `run-due`. Each run
+//! ends with a desktop notification, read back from a real notification server
+//! (dunst, started by D-Bus in the test session).
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -89,6 +91,7 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     let out = patchbay(&data, &["schedule", "run-now", "digest"]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     assert!(stdout(&out).contains("digest ran; its answer is in conversation "), "{}", stdout(&out));
+    shown("digest ran; its answer is in conversation ");
     let second = &model.requests()[1].body;
     let results: Vec<String> = second["messages"]
         .as_array()
@@ -176,6 +179,7 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     let said: serde_json::Value = serde_json::from_str(stdout(&failed).trim().lines().last().unwrap()).unwrap();
     assert_eq!((said["ok"].clone(), said["kind"].clone()), (json!(false), json!("provider")), "{said}");
     assert!(said["summary"].as_str().unwrap().starts_with("digest failed: "), "{said}");
+    shown("digest failed: ");
 
     // Removing the last schedule removes the timer.
     let mut remove = command(&data);
@@ -187,4 +191,27 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     let listed = ok(&patchbay(&data, &["conversation", "list"]));
     assert_eq!(listed.matches("digest · ").count(), 3, "{listed}");
     assert!(listed.contains("(late)"), "{listed}");
+}
+
+/// Waits until the desktop has shown a notification "Patchbay: digest" whose body starts with
+/// `body`: closes what is on screen, so that dunst's history has it.
+fn shown(body: &str) {
+    let dunstctl = |arg: &str| std::process::Command::new("dunstctl").arg(arg).output().expect("dunstctl runs");
+    let mut bodies = Vec::new();
+    for _ in 0..50 {
+        dunstctl("close-all");
+        let history: serde_json::Value = serde_json::from_slice(&dunstctl("history").stdout).unwrap_or_default();
+        bodies = history["data"][0]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|n| n["summary"]["data"] == "Patchbay: digest" && n["appname"]["data"] == "Patchbay")
+            .filter_map(|n| n["body"]["data"].as_str().map(str::to_owned))
+            .collect();
+        if bodies.iter().any(|b| b.starts_with(body)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("no notification {body:?} was shown; shown: {bodies:?}");
 }

@@ -320,6 +320,8 @@ struct Inner {
     env: Box<EnvLookup>,
     /// Hosts each server's filtering proxy refused, until allowed (see [`policy`]).
     blocked: Mutex<HashMap<String, std::collections::BTreeSet<String>>>,
+    /// The system's scheduler, which runs schedules while Patchbay is closed.
+    timer: Box<dyn crate::schedules::timer::SystemTimer>,
     /// Fired by [`App::shutdown`]: background indexing and loading stop.
     shutdown: tokio_util::sync::CancellationToken,
 }
@@ -378,6 +380,7 @@ impl App {
             previews: Mutex::default(),
             env: Box::new(|k| std::env::var(k).ok()),
             blocked: Mutex::default(),
+            timer: Box::new(crate::schedules::timer::SystemdUser),
             shutdown: tokio_util::sync::CancellationToken::new(),
         };
         Ok(Self { inner: Arc::new(inner) })
@@ -387,6 +390,13 @@ impl App {
     pub fn with_env(self, env: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Self {
         let mut inner = Arc::try_unwrap(self.inner).unwrap_or_else(|_| panic!("with_env before the app is shared"));
         inner.env = Box::new(env);
+        Self { inner: Arc::new(inner) }
+    }
+
+    /// Replaces the system's scheduler (tests record what it is asked).
+    pub fn with_timer(self, timer: impl crate::schedules::timer::SystemTimer + 'static) -> Self {
+        let mut inner = Arc::try_unwrap(self.inner).unwrap_or_else(|_| panic!("with_timer before the app is shared"));
+        inner.timer = Box::new(timer);
         Self { inner: Arc::new(inner) }
     }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::views::{ScheduleAdded, ScheduleInput, ScheduleView};
 use super::{App, AppError};
-use crate::schedules::{NewSchedule, RunRecord, Schedule, ScheduleStore, timer};
+use crate::schedules::{NewSchedule, RunRecord, Schedule, ScheduleError, ScheduleStore};
 
 impl App {
     fn schedule_store(&self) -> ScheduleStore {
@@ -42,11 +42,11 @@ impl App {
             allowed_tools: input.allowed_tools,
         };
         let schedule = self.schedule_store().add(&new)?;
-        let (timer, timer_ok) = match timer::install(cli, &self.inner.dir) {
-            Ok(how) => (how, true),
-            Err(e) => (e.to_string(), false),
+        let (timer, no_timer) = match self.inner.timer.install(cli, &self.inner.dir) {
+            Ok(unit) => (Some(unit), None),
+            Err(why) => (None, Some(why)),
         };
-        Ok(ScheduleAdded { schedule: self.schedule_view(schedule)?, timer, timer_ok })
+        Ok(ScheduleAdded { schedule: self.schedule_view(schedule)?, timer, no_timer })
     }
 
     /// Removes a schedule (its runs' conversations stay); with the last one,
@@ -54,7 +54,7 @@ impl App {
     pub fn remove_schedule(&self, name: &str) -> Result<(), AppError> {
         self.schedule_store().remove(name)?;
         if self.schedule_store().list()?.is_empty() {
-            timer::uninstall(&self.inner.dir)?;
+            self.inner.timer.uninstall(&self.inner.dir).map_err(ScheduleError::from)?;
         }
         Ok(())
     }

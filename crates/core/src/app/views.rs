@@ -731,7 +731,8 @@ pub struct ScheduleInput {
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ScheduleAdded {
     pub schedule: ScheduleView,
-    /// The timer that runs it while Patchbay is closed, or why there is none.
-    pub timer: String,
-    pub timer_ok: bool,
+    /// The system timer that runs it while Patchbay is closed…
+    pub timer: Option<String>,
+    /// …or why there is none.
+    pub no_timer: Option<crate::schedules::timer::TimerError>,
 }

@@ -49,9 +49,9 @@ pub enum ScheduleError {
     /// Another process runs it now.
     #[error("schedule {0:?} is running now; two runs of a schedule never overlap")]
     Running(String),
-    /// The operating system's timer could not be set up.
-    #[error("{0}")]
-    Timer(String),
+    /// The operating system's timer could not be set up or removed.
+    #[error(transparent)]
+    Timer(#[from] timer::TimerError),
 }
 
 /// A schedule as the user gives it.

@@ -2,13 +2,51 @@
 //! Linux) that runs `patchbay --data-dir DIR schedule run-due` every five
 //! minutes, and once shortly after start-up (`Persistent`) for what was missed
 //! while the computer was off. One timer per data directory, named after its
-//! fingerprint; `install` writes it and enables it with `systemctl --user`.
+//! fingerprint; [`SystemdUser::install`] writes it and enables it with `systemctl --user`.
+//! Behind [`SystemTimer`]: launchd and Task Scheduler would be others.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::ScheduleError;
+use serde::Serialize;
+
 use crate::paths::DataDir;
+
+/// Why there is no system timer for the schedules; the window words each kind.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TimerError {
+    #[error("only Linux's systemd user timer is supported so far")]
+    Unsupported,
+    #[error("{path} cannot be written into a systemd unit (not UTF-8, or a control character)")]
+    UnusablePath { path: String },
+    #[error("neither XDG_CONFIG_HOME nor HOME is set")]
+    NoHome,
+    #[error("cannot write {path}: {error}")]
+    Unwritable { path: String, error: String },
+    #[error("cannot remove {path}: {error}")]
+    Unremovable { path: String, error: String },
+    /// Tests set [`NO_SYSTEMCTL`].
+    #[error("wrote {path}; not enabled ({NO_SYSTEMCTL} is set)")]
+    NotEnabled { path: String },
+    /// `systemctl --user` refused (no user session manager, say): its words.
+    #[error("wrote {path}, but systemctl --user could not enable it: {error}")]
+    Refused { path: String, error: String },
+    #[error("wrote {path}, but systemctl could not run: {error}")]
+    NoSystemctl { path: String, error: String },
+}
+
+/// The operating system's scheduler, which runs due schedules while Patchbay is closed.
+pub trait SystemTimer: Send + Sync {
+    /// Sets up the timer that runs `cli` on `dir` (again, if it is there); the unit that runs.
+    fn install(&self, cli: &Path, dir: &DataDir) -> Result<String, TimerError>;
+    /// Stops and removes `dir`'s timer, if there is one (with its last schedule).
+    fn uninstall(&self, dir: &DataDir) -> Result<(), TimerError>;
+}
+
+/// A systemd user timer, the Linux desktop's scheduler.
+#[derive(Debug, Default)]
+pub struct SystemdUser;
 
 /// Set, the units are written but not enabled: tests use it, so that a
 /// machine's real systemd never gets a timer for a test's data directory.
@@ -53,78 +91,70 @@ pub fn units(cli: &Path, dir: &DataDir) -> (String, String) {
 }
 
 /// The user's systemd unit folder (`$XDG_CONFIG_HOME/systemd/user`).
-fn unit_folder() -> Result<PathBuf, ScheduleError> {
+fn unit_folder() -> Result<PathBuf, TimerError> {
     std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
         .map(|config| config.join("systemd/user"))
-        .ok_or_else(|| ScheduleError::Timer("neither XDG_CONFIG_HOME nor HOME is set".into()))
+        .ok_or(TimerError::NoHome)
 }
 
-/// Writes `dir`'s units for `cli` and enables the timer; says what was done,
-/// or why the timer does not run (the units stay written for a later login).
-pub fn install(cli: &Path, dir: &DataDir) -> Result<String, ScheduleError> {
-    if !cfg!(target_os = "linux") {
-        return Err(ScheduleError::Timer("only Linux's systemd user timer is supported so far".into()));
-    }
-    for path in [cli, dir.path()] {
-        if path.to_str().is_none_or(|p| p.chars().any(char::is_control)) {
-            return Err(ScheduleError::Timer(format!(
-                "{} cannot be written into a systemd unit (not UTF-8, or a control character)",
-                path.display()
-            )));
+impl SystemTimer for SystemdUser {
+    /// Writes `dir`'s units for `cli` and enables the timer; or says why it does not run
+    /// (the units stay written for a later login).
+    fn install(&self, cli: &Path, dir: &DataDir) -> Result<String, TimerError> {
+        if !cfg!(target_os = "linux") {
+            return Err(TimerError::Unsupported);
+        }
+        for path in [cli, dir.path()] {
+            if path.to_str().is_none_or(|p| p.chars().any(char::is_control)) {
+                return Err(TimerError::UnusablePath { path: path.display().to_string() });
+            }
+        }
+        let folder = unit_folder()?;
+        let write = |name: String, text: String| {
+            std::fs::create_dir_all(&folder).and_then(|()| std::fs::write(folder.join(&name), text)).map_err(|e| {
+                TimerError::Unwritable { path: folder.join(name).display().to_string(), error: e.to_string() }
+            })
+        };
+        let unit = unit_name(dir);
+        let (service, timer) = units(cli, dir);
+        write(format!("{unit}.service"), service)?;
+        write(format!("{unit}.timer"), timer)?;
+        let path = folder.join(format!("{unit}.timer")).display().to_string();
+        if std::env::var_os(NO_SYSTEMCTL).is_some() {
+            return Err(TimerError::NotEnabled { path });
+        }
+        let systemctl = |args: &[&str]| Command::new("systemctl").arg("--user").args(args).output();
+        let enabled = systemctl(&["daemon-reload"]).and_then(|reload| {
+            if reload.status.success() { systemctl(&["enable", "--now", &format!("{unit}.timer")]) } else { Ok(reload) }
+        });
+        match enabled {
+            Ok(out) if out.status.success() => Ok(format!("{unit}.timer")),
+            Ok(out) => Err(TimerError::Refused { path, error: String::from_utf8_lossy(&out.stderr).trim().to_owned() }),
+            Err(e) => Err(TimerError::NoSystemctl { path, error: e.to_string() }),
         }
     }
-    let folder = unit_folder()?;
-    let write = |name: String, text: String| {
-        std::fs::create_dir_all(&folder)
-            .and_then(|()| std::fs::write(folder.join(&name), text))
-            .map_err(|e| ScheduleError::Timer(format!("cannot write {}: {e}", folder.join(name).display())))
-    };
-    let unit = unit_name(dir);
-    let (service, timer) = units(cli, dir);
-    write(format!("{unit}.service"), service)?;
-    write(format!("{unit}.timer"), timer)?;
-    let at = folder.join(format!("{unit}.timer"));
-    if std::env::var_os(NO_SYSTEMCTL).is_some() {
-        return Err(ScheduleError::Timer(format!("wrote {}; not enabled ({NO_SYSTEMCTL} is set)", at.display())));
-    }
-    let systemctl = |args: &[&str]| Command::new("systemctl").arg("--user").args(args).output();
-    let enabled = systemctl(&["daemon-reload"]).and_then(|reload| {
-        if reload.status.success() { systemctl(&["enable", "--now", &format!("{unit}.timer")]) } else { Ok(reload) }
-    });
-    match enabled {
-        Ok(out) if out.status.success() => {
-            Ok(format!("the systemd user timer {unit}.timer runs due schedules while Patchbay is closed"))
-        }
-        Ok(out) => Err(ScheduleError::Timer(format!(
-            "wrote {}, but systemctl --user could not enable it: {}",
-            at.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))),
-        Err(e) => Err(ScheduleError::Timer(format!("wrote {}, but systemctl could not run: {e}", at.display()))),
-    }
-}
 
-/// Disables `dir`'s timer and deletes its units (when its last schedule is
-/// removed), so that nothing runs for it any more; what was done.
-pub fn uninstall(dir: &DataDir) -> Result<String, ScheduleError> {
-    let folder = unit_folder()?;
-    let unit = unit_name(dir);
-    let timer = folder.join(format!("{unit}.timer"));
-    if !timer.exists() {
-        return Ok("no system timer was set up".into());
+    /// Disables `dir`'s timer and deletes its units, so that nothing runs for it any more.
+    fn uninstall(&self, dir: &DataDir) -> Result<(), TimerError> {
+        let folder = unit_folder()?;
+        let unit = unit_name(dir);
+        let timer = folder.join(format!("{unit}.timer"));
+        if !timer.exists() {
+            return Ok(());
+        }
+        if std::env::var_os(NO_SYSTEMCTL).is_none() {
+            // A timer that was never enabled (no user systemd) is fine to remove as it is.
+            let _ = Command::new("systemctl").args(["--user", "disable", "--now", &format!("{unit}.timer")]).output();
+        }
+        for file in [timer, folder.join(format!("{unit}.service"))] {
+            std::fs::remove_file(&file)
+                .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
+                .map_err(|e| TimerError::Unremovable { path: file.display().to_string(), error: e.to_string() })?;
+        }
+        Ok(())
     }
-    if std::env::var_os(NO_SYSTEMCTL).is_none() {
-        // A timer that was never enabled (no user systemd) is fine to remove as it is.
-        let _ = Command::new("systemctl").args(["--user", "disable", "--now", &format!("{unit}.timer")]).output();
-    }
-    for file in [timer, folder.join(format!("{unit}.service"))] {
-        std::fs::remove_file(&file)
-            .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
-            .map_err(|e| ScheduleError::Timer(format!("cannot remove {}: {e}", file.display())))?;
-    }
-    Ok(format!("the system timer {unit}.timer is removed"))
 }
 
 #[cfg(test)]

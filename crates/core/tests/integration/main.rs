@@ -20,6 +20,7 @@ mod app_chat;
 mod app_events;
 mod app_policy;
 mod app_roots;
+mod app_schedules;
 mod app_settings;
 mod app_views;
 mod config_import;

@@ -1,6 +1,6 @@
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Assistant, ScheduleView } from "../../lib/ipc";
+import type { Assistant, ScheduleAdded, ScheduleView } from "../../lib/ipc";
 import { renderIn } from "../../test/render";
 import { blank } from "./Assistants";
 import { Schedules, type SchedulesIpc } from "./Schedules";
@@ -32,7 +32,13 @@ function fake(schedules: ScheduleView[]) {
   return {
     listSchedules: vi.fn(() => Promise.resolve(schedules)),
     listAssistants: vi.fn(() => Promise.resolve([assistant("Default"), assistant("Coder")])),
-    addSchedule: vi.fn(() => Promise.resolve({ schedule: digest, timer: "systemctl --user could not run", timer_ok: false })),
+    addSchedule: vi.fn(() =>
+      Promise.resolve<ScheduleAdded>({
+        schedule: digest,
+        timer: null,
+        no_timer: { kind: "refused", path: "/home/ada/.config/systemd/user/p.timer", error: "Failed to connect to bus" },
+      }),
+    ),
     removeSchedule: vi.fn(() => Promise.resolve()),
     scheduleRuns: vi.fn(() => Promise.resolve([])),
     runScheduleNow: vi.fn(() => Promise.resolve("digest ran; its answer is in conversation 13")),
@@ -80,7 +86,33 @@ describe("Schedules", () => {
       }),
     );
     expect((await screen.findByTestId("schedule-timer")).textContent).toBe(
-      "Added, but it runs only while Patchbay is open: systemctl --user could not run",
+      "Added, but it runs only while Patchbay is open: the timer /home/ada/.config/systemd/user/p.timer is written, " +
+        "but systemctl --user could not enable it: Failed to connect to bus",
+    );
+  });
+
+  it("says in Chinese which timer runs the schedules, and why there is none", async () => {
+    const ipc = fake([]);
+    ipc.addSchedule.mockResolvedValueOnce({ schedule: digest, timer: "patchbay-schedules-1.timer", no_timer: null });
+    renderIn(<Schedules ipc={ipc} />, "zh");
+    await waitFor(() => expect(screen.getByLabelText<HTMLSelectElement>("助手").value).toBe("Default"));
+    const add = async () => {
+      fireEvent.change(screen.getByLabelText("名称"), { target: { value: "daily" } });
+      fireEvent.change(screen.getByLabelText("每次运行发送的消息"), { target: { value: "Hi" } });
+      fireEvent.click(screen.getByRole("button", { name: "添加" }));
+    };
+    await add();
+    await waitFor(() =>
+      expect(screen.getByTestId("schedule-timer").textContent).toBe(
+        "已添加。Patchbay 关闭时，由 systemd 用户定时器 patchbay-schedules-1.timer 运行它。",
+      ),
+    );
+    ipc.addSchedule.mockResolvedValueOnce({ schedule: digest, timer: null, no_timer: { kind: "unsupported" } });
+    await add();
+    await waitFor(() =>
+      expect(screen.getByTestId("schedule-timer").textContent).toBe(
+        "已添加，但只在 Patchbay 打开时运行：此系统还没有 Patchbay 能用的定时器（目前只支持 Linux 的 systemd）",
+      ),
     );
   });
 });

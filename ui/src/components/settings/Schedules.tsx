@@ -5,7 +5,16 @@
 // the system timer that runs it while Patchbay is closed, and says if it could not.
 import { useCallback, useState } from "react";
 import { useI18n } from "../../lib/i18n";
-import { toIpcError, type Ipc, type IpcError, type RunRecord, type ScheduleAdded, type ScheduleView, type When } from "../../lib/ipc";
+import {
+  toIpcError,
+  type Ipc,
+  type IpcError,
+  type RunRecord,
+  type ScheduleAdded,
+  type ScheduleView,
+  type TimerError,
+  type When,
+} from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 import { useLoad } from "./useLoad";
 
@@ -23,6 +32,14 @@ function whenOf(kind: Kind, value: string): When {
   if (kind === "every_hours") return { kind, hours: /^\d+$/.test(value) ? Number(value) : 0 };
   if (kind === "cron") return { kind, line: value };
   return { kind, at: value };
+}
+
+/** Why no system timer runs the schedules while Patchbay is closed, in the window's language. */
+function timerWhy(t: ReturnType<typeof useI18n>["t"], why: TimerError): string {
+  return t(`schedules.timer.${why.kind}`, {
+    path: "path" in why ? why.path : "",
+    error: "error" in why ? why.error : "",
+  });
 }
 
 function RunLine({ run }: { run: RunRecord }) {
@@ -211,8 +228,10 @@ export function Schedules({ ipc }: { ipc: SchedulesIpc }) {
         </button>
       </form>
       {added && (
-        <p className={added.timer_ok ? "small" : "small warning-text"} role="status" data-testid="schedule-timer">
-          {added.timer_ok ? t("schedules.timerOk", { how: added.timer }) : t("schedules.timerMissing", { why: added.timer })}
+        <p className={added.timer ? "small" : "small warning-text"} role="status" data-testid="schedule-timer">
+          {added.timer
+            ? t("schedules.timerOk", { unit: added.timer })
+            : t("schedules.timerMissing", { why: added.no_timer ? timerWhy(t, added.no_timer) : "" })}
         </p>
       )}
     </div>

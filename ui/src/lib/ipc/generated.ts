@@ -1330,9 +1330,13 @@ export type SavedFile = { name: string, path: string, bytes: number, };
  */
 export type ScheduleAdded = { schedule: ScheduleView, 
 /**
- * The timer that runs it while Patchbay is closed, or why there is none.
+ * The system timer that runs it while Patchbay is closed…
  */
-timer: string, timer_ok: boolean, };
+timer: string | null, 
+/**
+ * …or why there is none.
+ */
+no_timer: TimerError | null, };
 
 /**
  * A schedule as the window adds it.
@@ -1557,6 +1561,11 @@ startup_secs: number,
  * Seconds a tool call may go without a response or progress.
  */
 call_secs: number, };
+
+/**
+ * Why there is no system timer for the schedules; the window words each kind.
+ */
+export type TimerError = { "kind": "unsupported" } | { "kind": "unusable_path", path: string, } | { "kind": "no_home" } | { "kind": "unwritable", path: string, error: string, } | { "kind": "unremovable", path: string, error: string, } | { "kind": "not_enabled", path: string, } | { "kind": "refused", path: string, error: string, } | { "kind": "no_systemctl", path: string, error: string, };
 
 /**
  * One tool of a server for the settings page and the composer.
