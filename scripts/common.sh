@@ -21,8 +21,9 @@ APP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libsoup-3.0-dev li
 # the openssl command that makes certificates for the bundle-signature tests, and
 # xdotool, which presses the quick-ask shortcut and types in that window.
 # fonts-wqy-microhei: Chinese glyphs in the window's screenshots (tests/tests/look.rs).
-# dunst and libnotify-bin: a notification server and notify-send, for a scheduled run's notification.
-TEST_PACKAGES=(xvfb webkit2gtk-driver python3-venv openssl xdotool fonts-wqy-microhei dunst libnotify-bin)
+# dunst and libnotify-bin: a notification server and notify-send, for a scheduled run's notification
+# (systemd: the busctl that dunstctl reads it back with).
+TEST_PACKAGES=(xvfb webkit2gtk-driver python3-venv openssl xdotool fonts-wqy-microhei dunst libnotify-bin systemd)
 
 # Each step says when it started (seconds since the script did), to see where the time goes.
 say() { printf '\033[1m==> [%ss] %s\033[0m\n' "$SECONDS" "$*" >&2; }

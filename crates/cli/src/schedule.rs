@@ -162,7 +162,7 @@ fn add(dir: &DataDir, args: &AddArgs) -> anyhow::Result<ExitCode> {
     let next = next.map_or("never".to_owned(), |t| t.format("%Y-%m-%d %H:%M").to_string());
     println!("added {} ({}); next run {next}", added.schedule.name, added.schedule.when);
     match (added.timer, added.no_timer) {
-        (Some(unit), _) => println!("the systemd user timer {unit} runs due schedules while Patchbay is closed"),
+        (Some(unit), _) => println!("the system timer {unit} runs due schedules while Patchbay is closed"),
         (None, why) => eprintln!(
             "note: the system timer that runs schedules while Patchbay is closed is not set up ({}); they run \
              while the app runs, or with `patchbay schedule run-due`",

@@ -6,7 +6,7 @@
 //! late; a second `run-now` while a run is under way is refused (two runs never
 //! overlap). `add` writes the systemd user timer that calls `run-due`. Each run
 //! ends with a desktop notification, read back from a real notification server
-//! (dunst, started by D-Bus in the test session).
+//! (dunst, started by D-Bus on a session bus of the test's own).
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -88,10 +88,11 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     assert_eq!(ok(&patchbay(&data, &["schedule", "list"])).lines().count(), 1, "nothing bad was added");
 
     // Run now: the allowed tools run, get-sum is denied, the form is refused; all recorded.
-    let out = patchbay(&data, &["schedule", "run-now", "digest"]);
+    let desktop = Desktop::start();
+    let out = desktop.patchbay(&data, &["schedule", "run-now", "digest"]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     assert!(stdout(&out).contains("digest ran; its answer is in conversation "), "{}", stdout(&out));
-    shown("digest ran; its answer is in conversation ");
+    desktop.shown("digest ran; its answer is in conversation ");
     let second = &model.requests()[1].body;
     let results: Vec<String> = second["messages"]
         .as_array()
@@ -174,12 +175,12 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     assert_eq!(said["kind"], json!("not_found"), "{said}");
 
     // A run the model fails: the window hears the provider's failure as such.
-    let failed = patchbay(&data, &["schedule", "run-now", "--json", "digest"]);
+    let failed = desktop.patchbay(&data, &["schedule", "run-now", "--json", "digest"]);
     assert!(!failed.status.success());
     let said: serde_json::Value = serde_json::from_str(stdout(&failed).trim().lines().last().unwrap()).unwrap();
     assert_eq!((said["ok"].clone(), said["kind"].clone()), (json!(false), json!("provider")), "{said}");
     assert!(said["summary"].as_str().unwrap().starts_with("digest failed: "), "{said}");
-    shown("digest failed: ");
+    desktop.shown("digest failed: ");
 
     // Removing the last schedule removes the timer.
     let mut remove = command(&data);
@@ -193,25 +194,65 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     assert!(listed.contains("(late)"), "{listed}");
 }
 
-/// Waits until the desktop has shown a notification "Patchbay: digest" whose body starts with
-/// `body`: closes what is on screen, so that dunst's history has it.
-fn shown(body: &str) {
-    let dunstctl = |arg: &str| std::process::Command::new("dunstctl").arg(arg).output().expect("dunstctl runs");
-    let mut bodies = Vec::new();
-    for _ in 0..50 {
-        dunstctl("close-all");
-        let history: serde_json::Value = serde_json::from_slice(&dunstctl("history").stdout).unwrap_or_default();
-        bodies = history["data"][0]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|n| n["summary"]["data"] == "Patchbay: digest" && n["appname"]["data"] == "Patchbay")
-            .filter_map(|n| n["body"]["data"].as_str().map(str::to_owned))
-            .collect();
-        if bodies.iter().any(|b| b.starts_with(body)) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(100));
+/// A D-Bus session bus of the test's own, where `notify-send` starts dunst (a real notification
+/// server, on the test's display): no other notifications reach it, and none of the user's are
+/// touched.
+struct Desktop {
+    bus: std::process::Child,
+    address: String,
+}
+
+impl Desktop {
+    fn start() -> Self {
+        use std::io::BufRead;
+        let mut bus = std::process::Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("dbus-daemon runs");
+        let mut address = String::new();
+        std::io::BufReader::new(bus.stdout.take().unwrap()).read_line(&mut address).unwrap();
+        Desktop { bus, address: address.trim().to_owned() }
     }
-    panic!("no notification {body:?} was shown; shown: {bodies:?}");
+
+    /// `patchbay ARGS…` on this bus.
+    fn patchbay(&self, data: &std::path::Path, args: &[&str]) -> std::process::Output {
+        command(data).env("DBUS_SESSION_BUS_ADDRESS", &self.address).args(args).output().unwrap()
+    }
+
+    /// Waits until a notification "Patchbay: digest" whose body starts with `body` was shown
+    /// (closing what is on screen, so that dunst's history has it).
+    fn shown(&self, body: &str) {
+        let dunstctl = |arg: &str| {
+            let mut dunstctl = std::process::Command::new("dunstctl");
+            dunstctl.env("DBUS_SESSION_BUS_ADDRESS", &self.address).arg(arg).output().expect("dunstctl runs")
+        };
+        let mut seen = String::new();
+        for _ in 0..50 {
+            dunstctl("close-all");
+            let history = dunstctl("history");
+            let parsed: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap_or_default();
+            let bodies: Vec<&str> = parsed["data"][0]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|n| n["summary"]["data"] == "Patchbay: digest" && n["appname"]["data"] == "Patchbay")
+                .filter_map(|n| n["body"]["data"].as_str())
+                .collect();
+            if bodies.iter().any(|b| b.starts_with(body)) {
+                return;
+            }
+            seen = format!("{bodies:?} ({}{})", history.status, String::from_utf8_lossy(&history.stderr).trim());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("no notification {body:?} was shown; dunst showed {seen}");
+    }
+}
+
+impl Drop for Desktop {
+    fn drop(&mut self) {
+        // dunst leaves with its bus.
+        let _ = self.bus.kill();
+        let _ = self.bus.wait();
+    }
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::paths::DataDir;
 
-/// Why there is no system timer for the schedules; the window words each kind.
+/// Why the system timer could not be set up (the window words each kind) or removed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TimerError {

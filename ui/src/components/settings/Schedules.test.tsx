@@ -104,7 +104,7 @@ describe("Schedules", () => {
     await add();
     await waitFor(() =>
       expect(screen.getByTestId("schedule-timer").textContent).toBe(
-        "已添加。Patchbay 关闭时，由 systemd 用户定时器 patchbay-schedules-1.timer 运行它。",
+        "已添加。Patchbay 关闭时，由系统定时器 patchbay-schedules-1.timer 运行它。",
       ),
     );
     ipc.addSchedule.mockResolvedValueOnce({ schedule: digest, timer: null, no_timer: { kind: "unsupported" } });
