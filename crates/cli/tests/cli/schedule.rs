@@ -122,6 +122,7 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
         })
         .unwrap();
     let late = command(&data)
+        .env("DBUS_SESSION_BUS_ADDRESS", &desktop.address)
         .args(["schedule", "run-due"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -155,6 +156,7 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     let late = late.wait_with_output().unwrap();
     assert!(late.status.success(), "{}", stderr(&late));
     assert!(stdout(&late).contains("digest ran (late: it was due while the computer was off"), "{}", stdout(&late));
+    desktop.shown("digest ran (late: ");
     assert_eq!(ok(&patchbay(&data, &["schedule", "run-due"])), "nothing is due\n", "it caught up once");
     let runs = ok(&patchbay(&data, &["schedule", "runs", "digest"]));
     let latest = runs.lines().next().unwrap();
@@ -195,24 +197,27 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
 }
 
 /// A D-Bus session bus of the test's own, where `notify-send` starts dunst (a real notification
-/// server, on the test's display): no other notifications reach it, and none of the user's are
-/// touched.
+/// server, on the test's display, with no settings of the user's): no other notifications reach
+/// it, and none of the user's are touched.
 struct Desktop {
     bus: std::process::Child,
     address: String,
+    _config: tempfile::TempDir,
 }
 
 impl Desktop {
     fn start() -> Self {
         use std::io::BufRead;
+        let config = tempfile::tempdir().unwrap();
         let mut bus = std::process::Command::new("dbus-daemon")
+            .env("XDG_CONFIG_HOME", config.path())
             .args(["--session", "--nofork", "--print-address=1"])
             .stdout(Stdio::piped())
             .spawn()
             .expect("dbus-daemon runs");
         let mut address = String::new();
         std::io::BufReader::new(bus.stdout.take().unwrap()).read_line(&mut address).unwrap();
-        Desktop { bus, address: address.trim().to_owned() }
+        Desktop { bus, address: address.trim().to_owned(), _config: config }
     }
 
     /// `patchbay ARGS…` on this bus.

@@ -1563,7 +1563,7 @@ startup_secs: number,
 call_secs: number, };
 
 /**
- * Why there is no system timer for the schedules; the window words each kind.
+ * Why the system timer could not be set up (the window words each kind) or removed.
  */
 export type TimerError = { "kind": "unsupported" } | { "kind": "unusable_path", path: string, } | { "kind": "no_home" } | { "kind": "unwritable", path: string, error: string, } | { "kind": "unremovable", path: string, error: string, } | { "kind": "not_enabled", path: string, } | { "kind": "refused", path: string, error: string, } | { "kind": "no_systemctl", path: string, error: string, };
 
