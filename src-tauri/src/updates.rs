@@ -1,7 +1,8 @@
 //! Updates: the app looks for a newer release at start and daily (unless
 //! switched off in Settings), and says what is new; the user installs it.
 //! The package is verified against the public key built in (tauri.conf.json,
-//! `plugins.updater.pubkey`) before anything runs it. An install that cannot
+//! `plugins.updater.pubkey`) before anything runs it, and a .deb must be the
+//! version announced (a signed older one is a downgrade). An install that cannot
 //! replace itself says so and links the release, instead of failing.
 //!
 //! The database is copied before a new version first opens it (the core's
@@ -230,7 +231,27 @@ fn install(update: &Update, bytes: &[u8]) -> Result<(), IpcError> {
     let dir = tempfile::tempdir().map_err(internal)?;
     let package = dir.path().join(format!("patchbay_{}.deb", update.version));
     std::fs::write(&package, bytes).map_err(internal)?;
+    is_version(&package, &update.version)?;
     dpkg_install(&package)
+}
+
+/// Refuses a package that is not the version announced. Its own version is inside the signed
+/// bytes, so a feed that announces a newer version but serves an older signed package (a
+/// downgrade to one with known holes) is caught before dpkg runs.
+fn is_version(package: &Path, announced: &str) -> Result<(), IpcError> {
+    let out =
+        std::process::Command::new("dpkg-deb").arg("-f").arg(package).arg("Version").output().map_err(internal)?;
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if out.status.success() && version == announced {
+        return Ok(());
+    }
+    Err(IpcError::new(
+        IpcErrorKind::InvalidInput,
+        format!(
+            "Patchbay {announced} was not installed: the package the release feed served is version {version:?}, \
+             not the one it announced (nothing was changed)"
+        ),
+    ))
 }
 
 fn dpkg_install(package: &Path) -> Result<(), IpcError> {
@@ -297,4 +318,37 @@ pub fn check_daily<R: Runtime>(app: AppHandle<R>) {
             tokio::time::sleep(DAILY).await;
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A package with only a control file, of `version`, built by the real dpkg-deb.
+    fn package(dir: &Path, version: &str) -> std::path::PathBuf {
+        let root = dir.join(version);
+        std::fs::create_dir_all(root.join("DEBIAN")).unwrap();
+        let control = format!(
+            "Package: patchbay\nVersion: {version}\nArchitecture: all\nMaintainer: Patchbay <dev@patchbay.invalid>\n\
+             Description: test\n"
+        );
+        std::fs::write(root.join("DEBIAN/control"), control).unwrap();
+        let deb = dir.join(format!("{version}.deb"));
+        let built = std::process::Command::new("dpkg-deb").arg("--build").arg(&root).arg(&deb).output().unwrap();
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        deb
+    }
+
+    #[test]
+    fn an_older_signed_package_served_as_a_newer_version_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let older = package(dir.path(), "0.1.0");
+        assert!(is_version(&older, "0.1.0").is_ok());
+        let refused = is_version(&older, "0.1.1").unwrap_err();
+        assert_eq!(refused.kind, IpcErrorKind::InvalidInput);
+        assert!(refused.message.contains("is version \"0.1.0\", not the one it announced"), "{}", refused.message);
+        let broken = dir.path().join("broken.deb");
+        std::fs::write(&broken, b"not a package").unwrap();
+        assert!(is_version(&broken, "0.1.1").is_err());
+    }
 }
