@@ -162,8 +162,8 @@ pub fn on_page_load<R: Runtime>(webview: &Webview<R>, payload: &PageLoadPayload<
         return;
     }
     let app = webview.app_handle().clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(AFTER_PAGE);
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(AFTER_PAGE).await;
         let handle = app.clone();
         let queued = app.run_on_main_thread(move || {
             if let Some(text) = handle.state::<AtStart>().take()

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use chrono::{Local, TimeZone};
 use clap::{ArgGroup, Args, Subcommand};
-use patchbay_core::app::views::ScheduleInput;
+use patchbay_core::app::views::{ScheduleInput, WhileClosed};
 use patchbay_core::app::{App, AppError, AppEvents};
 use patchbay_core::assistants::DEFAULT_ASSISTANT;
 use patchbay_core::conversations::ConversationStore;
@@ -161,12 +161,12 @@ fn add(dir: &DataDir, args: &AddArgs) -> anyhow::Result<ExitCode> {
     let next = added.schedule.next_due.and_then(|secs| Local.timestamp_opt(secs, 0).single());
     let next = next.map_or("never".to_owned(), |t| t.format("%Y-%m-%d %H:%M").to_string());
     println!("added {} ({}); next run {next}", added.schedule.name, added.schedule.when);
-    match (added.timer, added.no_timer) {
-        (Some(unit), _) => println!("the system timer {unit} runs due schedules while Patchbay is closed"),
-        (None, why) => eprintln!(
+    match added.while_closed {
+        WhileClosed::Timer { unit } => println!("the system timer {unit} runs due schedules while Patchbay is closed"),
+        WhileClosed::NoTimer { why } => eprintln!(
             "note: the system timer that runs schedules while Patchbay is closed is not set up ({}); they run \
              while the app runs, or with `patchbay schedule run-due`",
-            why.map_or_else(String::new, |why| why.to_string())
+            why
         ),
     }
     Ok(ExitCode::SUCCESS)

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::views::{ScheduleAdded, ScheduleInput, ScheduleView};
+use super::views::{ScheduleAdded, ScheduleInput, ScheduleView, WhileClosed};
 use super::{App, AppError};
 use crate::schedules::{NewSchedule, RunRecord, Schedule, ScheduleError, ScheduleStore};
 
@@ -42,11 +42,11 @@ impl App {
             allowed_tools: input.allowed_tools,
         };
         let schedule = self.schedule_store().add(&new)?;
-        let (timer, no_timer) = match self.inner.timer.install(cli, &self.inner.dir) {
-            Ok(unit) => (Some(unit), None),
-            Err(why) => (None, Some(why)),
+        let while_closed = match self.inner.timer.install(cli, &self.inner.dir) {
+            Ok(unit) => WhileClosed::Timer { unit },
+            Err(why) => WhileClosed::NoTimer { why },
         };
-        Ok(ScheduleAdded { schedule: self.schedule_view(schedule)?, timer, no_timer })
+        Ok(ScheduleAdded { schedule: self.schedule_view(schedule)?, while_closed })
     }
 
     /// Removes a schedule (its runs' conversations stay); with the last one,

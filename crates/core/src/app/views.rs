@@ -731,8 +731,15 @@ pub struct ScheduleInput {
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ScheduleAdded {
     pub schedule: ScheduleView,
-    /// The system timer that runs it while Patchbay is closed…
-    pub timer: Option<String>,
-    /// …or why there is none.
-    pub no_timer: Option<crate::schedules::timer::TimerError>,
+    pub while_closed: WhileClosed,
+}
+
+/// How schedules run while Patchbay is closed.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WhileClosed {
+    /// The system timer `unit` runs them.
+    Timer { unit: String },
+    /// Nothing does (they run while Patchbay runs), for this reason.
+    NoTimer { why: crate::schedules::timer::TimerError },
 }

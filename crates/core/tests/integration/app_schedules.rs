@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use patchbay_core::app::App;
-use patchbay_core::app::views::ScheduleInput;
+use patchbay_core::app::views::{ScheduleInput, WhileClosed};
 use patchbay_core::paths::DataDir;
 use patchbay_core::schedules::When;
 use patchbay_core::schedules::timer::{SystemTimer, TimerError};
@@ -62,7 +62,7 @@ fn schedules_set_the_system_timer_up_and_the_last_one_takes_it_away() {
     let app = open(dir.path(), timer.clone());
     let cli = PathBuf::from("/usr/bin/patchbay");
     let added = app.add_schedule(input("evening"), &cli).unwrap();
-    assert_eq!((added.timer.as_deref(), added.no_timer), (Some("p.timer"), None));
+    assert_eq!(added.while_closed, WhileClosed::Timer { unit: "p.timer".into() });
     app.add_schedule(input("late"), &cli).unwrap();
     app.remove_schedule("evening").unwrap();
     assert_eq!(*timer.asked.lock().unwrap(), ["install /usr/bin/patchbay", "install /usr/bin/patchbay"]);
@@ -75,11 +75,11 @@ fn why_there_is_no_timer_reaches_the_window_typed_and_the_schedule_is_kept() {
     let dir = tempfile::tempdir().unwrap();
     let app = open(dir.path(), Recording { refuse: true, ..Recording::default() });
     let added = app.add_schedule(input("evening"), Path::new("/usr/bin/patchbay")).unwrap();
-    assert_eq!(added.timer, None);
-    let why = serde_json::to_value(added.no_timer.unwrap()).unwrap();
+    let why = serde_json::to_value(added.while_closed).unwrap();
     assert_eq!(
         why,
-        serde_json::json!({"kind": "refused", "path": "/u/p.timer", "error": "Failed to connect to bus"}),
+        serde_json::json!({"kind": "no_timer", "why":
+            {"kind": "refused", "path": "/u/p.timer", "error": "Failed to connect to bus"}}),
         "the window words it from the kind"
     );
     assert_eq!(app.schedules().unwrap().len(), 1);

@@ -35,8 +35,10 @@ function fake(schedules: ScheduleView[]) {
     addSchedule: vi.fn(() =>
       Promise.resolve<ScheduleAdded>({
         schedule: digest,
-        timer: null,
-        no_timer: { kind: "refused", path: "/home/ada/.config/systemd/user/p.timer", error: "Failed to connect to bus" },
+        while_closed: {
+          kind: "no_timer",
+          why: { kind: "refused", path: "/home/ada/.config/systemd/user/p.timer", error: "Failed to connect to bus" },
+        },
       }),
     ),
     removeSchedule: vi.fn(() => Promise.resolve()),
@@ -93,7 +95,7 @@ describe("Schedules", () => {
 
   it("says in Chinese which timer runs the schedules, and why there is none", async () => {
     const ipc = fake([]);
-    ipc.addSchedule.mockResolvedValueOnce({ schedule: digest, timer: "patchbay-schedules-1.timer", no_timer: null });
+    ipc.addSchedule.mockResolvedValueOnce({ schedule: digest, while_closed: { kind: "timer", unit: "patchbay-schedules-1.timer" } });
     renderIn(<Schedules ipc={ipc} />, "zh");
     await waitFor(() => expect(screen.getByLabelText<HTMLSelectElement>("助手").value).toBe("Default"));
     const add = async () => {
@@ -107,7 +109,7 @@ describe("Schedules", () => {
         "已添加。Patchbay 关闭时，由系统定时器 patchbay-schedules-1.timer 运行它。",
       ),
     );
-    ipc.addSchedule.mockResolvedValueOnce({ schedule: digest, timer: null, no_timer: { kind: "unsupported" } });
+    ipc.addSchedule.mockResolvedValueOnce({ schedule: digest, while_closed: { kind: "no_timer", why: { kind: "unsupported" } } });
     await add();
     await waitFor(() =>
       expect(screen.getByTestId("schedule-timer").textContent).toBe(

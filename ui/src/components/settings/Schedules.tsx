@@ -228,10 +228,14 @@ export function Schedules({ ipc }: { ipc: SchedulesIpc }) {
         </button>
       </form>
       {added && (
-        <p className={added.timer ? "small" : "small warning-text"} role="status" data-testid="schedule-timer">
-          {added.timer
-            ? t("schedules.timerOk", { unit: added.timer })
-            : t("schedules.timerMissing", { why: added.no_timer ? timerWhy(t, added.no_timer) : "" })}
+        <p
+          className={added.while_closed.kind === "timer" ? "small" : "small warning-text"}
+          role="status"
+          data-testid="schedule-timer"
+        >
+          {added.while_closed.kind === "timer"
+            ? t("schedules.timerOk", { unit: added.while_closed.unit })
+            : t("schedules.timerMissing", { why: timerWhy(t, added.while_closed.why) })}
         </p>
       )}
     </div>

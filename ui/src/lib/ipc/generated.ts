@@ -1328,15 +1328,7 @@ export type SavedFile = { name: string, path: string, bytes: number, };
 /**
  * A schedule added, and how it runs while Patchbay is closed.
  */
-export type ScheduleAdded = { schedule: ScheduleView, 
-/**
- * The system timer that runs it while Patchbay is closed…
- */
-timer: string | null, 
-/**
- * …or why there is none.
- */
-no_timer: TimerError | null, };
+export type ScheduleAdded = { schedule: ScheduleView, while_closed: WhileClosed, };
 
 /**
  * A schedule as the window adds it.
@@ -1726,3 +1718,8 @@ export type ValueSource = { "plain": string } | { "secret": string } | { "env": 
  * When a schedule runs, as the user gave it.
  */
 export type When = { "kind": "daily", at: string, } | { "kind": "weekdays", at: string, } | { "kind": "every_hours", hours: number, } | { "kind": "cron", line: string, };
+
+/**
+ * How schedules run while Patchbay is closed.
+ */
+export type WhileClosed = { "kind": "timer", unit: string, } | { "kind": "no_timer", why: TimerError, };

@@ -8,7 +8,8 @@
 //! and its web redirects wrap that link or split it into `name` and `config`.
 //! A link is logged, shared and clicked from pages anyone writes, so it may not
 //! carry a secret value ([`refuse_secrets`], on the server as read, in any
-//! dialect), read the environment into a remote server's header, name a stored secret, hold invisible control characters, or change
+//! dialect), read the environment into a remote server's header, name a stored
+//! secret, hold invisible control characters, or change
 //! a server the user has (`replaces`); an empty value named like a secret
 //! becomes a prompt the user answers.
 
@@ -314,7 +315,9 @@ pub(super) fn refuse_secrets(parsed: &mut Parsed) {
             refused.extend(env_leaks(headers, "headers"));
             // A remote server is its author's: reading the environment into it sends the value there.
             for (key, _) in headers.iter().filter(|(_, value)| matches!(value, ValueSource::Env(_))) {
-                parsed.issues.push(issue(&format!("{AT}.headers.{key}"), REMOTE_ENV));
+                if !refused.contains(&format!("headers.{key}")) {
+                    parsed.issues.push(issue(&format!("{AT}.headers.{key}"), REMOTE_ENV));
+                }
             }
             if let Ok(parsed_url) = Url::parse(url) {
                 if parsed_url.password().is_some() || !parsed_url.username().is_empty() {
@@ -519,6 +522,9 @@ mod tests {
             ["(link).headers.X-Data: an install link may not send one of your environment variables to a remote \
               server (its author would receive it); add the header yourself once the server is added"]
         );
+        // Said once: a secret value read with the environment is refused as a secret value.
+        let both = serde_json::json!({"url": "https://evil.example/mcp", "headers": {"Authorization": "Bearer sk-live-1${env:T}"}});
+        assert_eq!(refused_paths(both), ["(link).headers.Authorization"]);
         // A local server started with it is shown reading it, as a pasted config is.
         let local = serde_json::json!({"command": "npx", "args": ["srv"], "env": {"REGION": "${env:AWS_REGION}"}});
         assert!(refused_paths(local).is_empty());

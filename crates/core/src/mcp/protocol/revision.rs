@@ -79,7 +79,8 @@ impl Probe {
 
     /// Whether the server is older than 2026-07-28, as far as `lane` has heard by the end of
     /// its start. A server answers in order, so a slow one's late answer to the probe came
-    /// before its answer to the handshake: only one that never answered counts as older.
+    /// before its answer to the handshake: of those that did not answer in time, only one
+    /// that never answered counts as older.
     pub(crate) fn older(&self, lane: &Lane) -> bool {
         match self {
             Probe::Modern => false,
@@ -112,16 +113,16 @@ pub(crate) async fn probe(lane: &Lane, client: &ClientConfig, wait: Duration) ->
 /// The command line of a stdio server found older than 2026-07-28, so that its next starts
 /// skip the [`probe`]; forgotten when such a start fails (a server that changed is asked again).
 #[derive(Debug, Default)]
-pub struct Probed(Mutex<Option<String>>);
+pub(crate) struct Probed(Mutex<Option<String>>);
 
 impl Probed {
     /// Whether the server launched as `command` is known to be older.
-    pub fn older(&self, command: &str) -> bool {
+    pub(crate) fn older(&self, command: &str) -> bool {
         self.0.lock().unwrap_or_else(PoisonError::into_inner).as_deref() == Some(command)
     }
 
     /// Remembers whether the server launched as `command` is older.
-    pub fn learn(&self, command: &str, older: bool) {
+    pub(crate) fn learn(&self, command: &str, older: bool) {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner) = older.then(|| command.to_owned());
     }
 }

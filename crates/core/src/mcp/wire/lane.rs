@@ -82,12 +82,12 @@ impl LaneRequest {
     }
 
     /// The answer if it comes within `wait`, for a probe sent before the handshake. A later
-    /// one is dropped unread: over a pipe the reader drops it ([`PipeAnswer::drop_late`]; see
+    /// one is dropped unread: over a pipe the reader drops it ([`PipeAnswer::mark_probe`]; see
     /// [`Lane::unanswered`]), over HTTP it would come on the POST's own response, dropped with
     /// the exchange.
     pub(crate) async fn answer_within(self, wait: Duration) -> Option<Answer> {
         if let Pending::Pipe(answer) = &self.answer {
-            answer.drop_late();
+            answer.mark_probe();
         }
         tokio::time::timeout(wait, self.answer()).await.ok()
     }

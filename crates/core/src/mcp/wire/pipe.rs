@@ -253,7 +253,7 @@ struct Reading {
     rmcp: Option<Waker>,
     /// The lane's calls by request id.
     calls: HashMap<RequestId, Slot>,
-    /// The probe's request ([`PipeAnswer::drop_late`]), once it was sent.
+    /// The probe's request ([`PipeAnswer::mark_probe`]), once it was sent.
     probe: Option<RequestId>,
     /// Whose waker the pipe holds: the last waiter that found it empty.
     holder: Option<Waiter>,
@@ -277,7 +277,7 @@ enum Slot {
         reads: Reads,
     },
     Answered(Box<Answer>),
-    /// The probe's, given up by its caller: a late answer is dropped ([`PipeAnswer::drop_late`]).
+    /// The probe's, given up by its caller: a late answer is dropped ([`PipeAnswer::mark_probe`]).
     Forgotten,
 }
 
@@ -565,7 +565,7 @@ impl PipeEnd {
 }
 
 /// The answer to a request sent through a [`PipeEnd`], read by its caller.
-/// Dropping it abandons the request: a late answer goes to rmcp, unless [`Self::drop_late`].
+/// Dropping it abandons the request: a late answer goes to rmcp, unless [`Self::mark_probe`].
 pub(crate) struct PipeAnswer {
     reader: Arc<Reader>,
     id: RequestId,
@@ -575,7 +575,7 @@ impl PipeAnswer {
     /// Makes this the probe sent before the handshake: an error without an id answers it (a
     /// server that could not read it), and an answer after this is dropped unanswered is
     /// dropped too (rmcp would take it for the answer to its handshake).
-    pub(crate) fn drop_late(&self) {
+    pub(crate) fn mark_probe(&self) {
         self.reader.lock().probe = Some(self.id.clone());
     }
 
