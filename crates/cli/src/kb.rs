@@ -91,8 +91,8 @@ enum KbCommand {
         /// Over stdin/stdout.
         #[arg(long, conflicts_with = "http", required_unless_present = "http")]
         stdio: bool,
-        /// Over Streamable HTTP at this address, path /mcp, bearer token required: a port (on 127.0.0.1)
-        /// or HOST:PORT (e.g. 127.0.0.1:8765).
+        /// Over HTTP at this address, bearer token required: Streamable HTTP at /mcp and legacy SSE at /sse;
+        /// a port (on 127.0.0.1) or HOST:PORT (e.g. 127.0.0.1:8765).
         #[arg(long, value_name = "ADDR", value_parser = serve_address)]
         http: Option<SocketAddr>,
         /// Let --http listen on an address other than this computer's own (127.0.0.1, ::1). The server speaks
@@ -326,7 +326,10 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
                     }
                 };
                 let server = serve::HttpServer::bind(kb, addr, &token).await?;
-                eprintln!("serving the knowledge base at http://{}/mcp", server.local_addr()?);
+                let at = server.local_addr()?;
+                eprintln!(
+                    "serving the knowledge base at http://{at}/mcp (Streamable HTTP) and http://{at}/sse (legacy SSE)"
+                );
                 server.run(cancel).await?;
             }
         }

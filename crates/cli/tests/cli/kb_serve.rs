@@ -42,7 +42,10 @@ fn indexed() -> (tempfile::TempDir, PathBuf, PathBuf) {
 /// `patchbay kb serve --http 127.0.0.1:0`, killed on drop.
 struct HttpServe {
     child: Child,
+    /// The Streamable HTTP endpoint (`…/mcp`).
     url: String,
+    /// The legacy SSE endpoint (`…/sse`).
+    sse: String,
     /// The token printed by a first start (empty when the stored one was reused).
     token: String,
     /// The token line, as printed.
@@ -83,33 +86,43 @@ fn serve_http_with(data: &Path, args: &[&str]) -> HttpServe {
             token_line = line.clone();
         }
         if let Some(rest) = line.strip_prefix("serving the knowledge base at ") {
-            url = Some(rest.to_owned());
+            url =
+                Some(rest.split(' ').filter(|word| word.starts_with("http://")).map(str::to_owned).collect::<Vec<_>>());
             break;
         }
     }
     // Keep draining stderr so the server never blocks on a full pipe.
     std::thread::spawn(move || lines.for_each(drop));
-    let url = url.unwrap_or_else(|| panic!("the server did not start; it said: {said:?}"));
+    let urls = url.unwrap_or_else(|| panic!("the server did not start; it said: {said:?}"));
+    let [url, sse] = <[String; 2]>::try_from(urls).unwrap_or_else(|urls| panic!("two endpoints, not {urls:?}"));
+    assert!(url.ends_with("/mcp") && sse.ends_with("/sse"), "{url} {sse}");
     let token = if token_line.contains("shown once") {
         token_line.rsplit(' ').next().unwrap().to_owned()
     } else {
         String::new()
     };
-    HttpServe { child, url, token, token_line, said }
+    HttpServe { child, url, sse, token, token_line, said }
 }
 
 fn python_client(args: &[&str]) -> Value {
-    let out = Command::new(peers::python())
-        .arg(fixture("kb_mcp_client.py"))
-        .args(args)
-        .output()
-        .expect("run the Python MCP client");
-    assert!(out.status.success(), "python client failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    sdk_client(Command::new(peers::python()).arg(fixture("kb_mcp_client.py")), args)
+}
+
+fn typescript_client(args: &[&str]) -> Value {
+    let sdk = peers::node_module("@modelcontextprotocol/sdk");
+    sdk_client(Command::new(peers::node22()).arg(fixture("kb_mcp_client.mjs")).arg(sdk), args)
+}
+
+fn sdk_client(command: &mut Command, args: &[&str]) -> Value {
+    let out = command.args(args).output().expect("run the SDK's MCP client");
+    assert!(out.status.success(), "the SDK client failed:\n{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn check_python_answer(answer: &Value, birds: &Path) {
-    assert_eq!(answer["tools"], json!(["knowledge_search"]));
+/// What an SDK client found: the tools, a search, the resources read back, and
+/// the RAGFlow-compatible tools with each argument form.
+fn check_sdk_answer(answer: &Value, birds: &Path) {
+    assert_eq!(answer["tools"], json!(["knowledge_search", "ragflow_list_datasets", "ragflow_retrieval"]));
     assert_eq!(answer["is_error"], false);
     let top = &answer["hits"][0];
     assert_eq!(top["path"], birds.to_str().unwrap(), "{answer}");
@@ -126,22 +139,137 @@ fn check_python_answer(answer: &Value, birds: &Path) {
     for read in reads {
         assert_eq!(read["text"], std::fs::read_to_string(read["path"].as_str().unwrap()).unwrap(), "{read}");
     }
+    check_ragflow(answer, birds);
+}
+
+/// The RAGFlow-compatible tools: folders as datasets, RAGFlow's chunk fields, each argument form.
+fn check_ragflow(answer: &Value, birds: &Path) {
+    let rf = &answer["ragflow"];
+    let docs = birds.parent().unwrap();
+    // Two datasets: the test's folder and the shipped samples; the description lists both, as RAGFlow's does.
+    let datasets = rf["datasets"].as_array().unwrap();
+    assert_eq!(datasets.len(), 2, "{rf}");
+    let ours = datasets.iter().find(|d| d["description"] == docs.to_str().unwrap()).expect("our folder is a dataset");
+    assert_eq!(ours["name"], "docs");
+    let description = answer["retrieval_description"].as_str().unwrap();
+    assert!(datasets.iter().all(|d| description.contains(d["id"].as_str().unwrap())), "{description}");
+
+    let top = &rf["all"]["chunks"][0];
+    assert_eq!(top["path"], birds.to_str().unwrap(), "{rf}");
+    assert_eq!(top["document_keyword"], "birds.md");
+    assert_eq!(top["dataset_id"], ours["id"]);
+    assert_eq!(top["kb_id"], ours["id"]);
+    assert_eq!(top["dataset_name"], "docs");
+    assert_eq!(top["lines"], json!([3, 5]));
+    assert!(top["content"].as_str().unwrap().contains("kakapo"));
+    assert!(top["similarity"].as_f64().unwrap() >= 0.2 && top["term_similarity"].as_f64().unwrap() > 0.0);
+    assert_eq!(rf["all"]["pagination"]["page"], 1);
+    assert_eq!(rf["all"]["pagination"]["page_size"], 10);
+    assert_eq!(rf["all"]["query_info"]["dataset_count"], 2);
+    let total = rf["all"]["pagination"]["total_chunks"].as_u64().unwrap() as usize;
+    assert_eq!(rf["all"]["chunks"].as_array().unwrap().len(), total.min(10));
+
+    // One dataset at a time (a question with a word from each): only its folder's chunks.
+    for (id, found) in rf["per_dataset"].as_object().unwrap() {
+        let folder = datasets.iter().find(|d| d["id"] == id.as_str()).unwrap()["description"].as_str().unwrap();
+        let chunks = found["chunks"].as_array().unwrap();
+        assert!(!chunks.is_empty(), "{id}: {found}");
+        assert!(
+            chunks.iter().all(|c| c["path"].as_str().unwrap().starts_with(folder) && c["dataset_id"] == id.as_str())
+        );
+        assert_eq!(found["query_info"]["dataset_count"], 1);
+    }
+    // One document: only its chunks.
+    let document = rf["document"]["chunks"].as_array().unwrap();
+    assert!(!document.is_empty() && document.iter().all(|c| c["document_id"] == top["document_id"]), "{rf}");
+    // Pages: the second page of one holds the second passage of the whole list.
+    let all_unfloored = rf["per_dataset"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|f| f["pagination"]["total_chunks"].as_u64().unwrap())
+        .sum::<u64>();
+    assert_eq!(
+        rf["page_two"]["pagination"],
+        json!({"page": 2, "page_size": 1, "total_chunks": all_unfloored, "total_pages": all_unfloored})
+    );
+    assert_eq!(rf["page_two"]["chunks"].as_array().unwrap().len(), 1);
+    // A floor of 0.99 keeps only passages that match the whole question.
+    let strict = rf["strict"]["chunks"].as_array().unwrap();
+    assert!(strict.iter().all(|c| c["similarity"].as_f64().unwrap() >= 0.99), "{rf}");
+    assert!(strict.len() < all_unfloored as usize);
+    // RAGFlow's clients send null for what they leave out.
+    assert_eq!(rf["nulls"]["chunks"], rf["all"]["chunks"]);
+    // Arguments the knowledge base cannot honour are tool errors that say which and why.
+    assert_eq!(rf["unknown_dataset"]["is_error"], true);
+    assert!(rf["unknown_dataset"]["text"].as_str().unwrap().contains("\"nope\""), "{rf}");
+    assert_eq!(rf["bad_threshold"]["is_error"], true);
+    assert!(
+        rf["bad_threshold"]["text"].as_str().unwrap().contains("similarity_threshold must be between 0 and 1, not 1.5")
+    );
+}
+
+/// An SDK client that only connects and lists tools with extra headers: `None` when it got in,
+/// else its error.
+fn sdk_refused(client: fn(&[&str]) -> Value, kind: &str, url: &str, headers: &[&str]) -> Option<String> {
+    let args: Vec<&str> = [kind, url, "unused", "x"].into_iter().chain(headers.iter().copied()).collect();
+    let probe = client(&args);
+    (!probe["connected"].as_bool().unwrap()).then(|| probe["error"].as_str().unwrap().to_owned())
+}
+
+/// Both SDK clients over both HTTP transports: the right token gets in, a wrong one or a
+/// browser's `Origin` is refused, and the client's error says which (the Python SDK's streamable
+/// HTTP client reports only that the server answered with an error).
+fn check_http_guards(server: &HttpServe) {
+    let bearer = format!("Authorization=Bearer {}", server.token);
+    let clients = [("python", python_client as fn(&[&str]) -> Value), ("typescript", typescript_client)];
+    for (sdk, client) in clients {
+        for (kind, url) in [("http", &server.url), ("sse", &server.sse)] {
+            let says = |error: &str, status: &str, words: &str| {
+                let opaque = sdk == "python" && kind == "http" && error.contains("Server returned an error response");
+                error.contains(status) || error.contains(words) || opaque
+            };
+            assert_eq!(sdk_refused(client, kind, url, &[&bearer]), None, "{sdk} {kind}: the right token");
+            let wrong = sdk_refused(client, kind, url, &["Authorization=Bearer wrong"]).expect("a wrong token");
+            assert!(says(&wrong, "401", "bearer token"), "{sdk} {kind}: {wrong}");
+            let browser = sdk_refused(client, kind, url, &["Origin=https://evil.example", &bearer]).expect("a browser");
+            assert!(says(&browser, "403", "cross-origin"), "{sdk} {kind}: {browser}");
+        }
+    }
 }
 
 #[test]
 fn python_sdk_client_over_stdio() {
     let (_tmp, data, birds) = indexed();
     let answer = python_client(&["stdio", BIN, data.to_str().unwrap(), "flightless parrot"]);
-    check_python_answer(&answer, &birds);
+    check_sdk_answer(&answer, &birds);
 }
 
 #[test]
-fn python_sdk_client_over_http_with_the_bearer_token() {
+fn typescript_sdk_client_over_stdio() {
+    let (_tmp, data, birds) = indexed();
+    let answer = typescript_client(&["stdio", BIN, data.to_str().unwrap(), "flightless parrot"]);
+    check_sdk_answer(&answer, &birds);
+}
+
+#[test]
+fn sdk_clients_over_http_and_legacy_sse_with_the_bearer_token() {
     let (_tmp, data, birds) = indexed();
     let server = serve_http(&data);
+    for client in [python_client as fn(&[&str]) -> Value, typescript_client] {
+        for url in [&server.url, &server.sse] {
+            let kind = if url.ends_with("/sse") { "sse" } else { "http" };
+            check_sdk_answer(&client(&[kind, url, &server.token, "flightless parrot"]), &birds);
+        }
+    }
+    check_http_guards(&server);
+}
+
+#[test]
+fn the_bearer_token_is_kept_in_the_keyring() {
+    let (_tmp, data, _birds) = indexed();
+    let server = serve_http(&data);
     assert!(server.token_line.contains("shown once"), "{}", server.token_line);
-    let answer = python_client(&["http", &server.url, &server.token, "flightless parrot"]);
-    check_python_answer(&answer, &birds);
     let first = server.token.clone();
     drop(server);
 
@@ -156,32 +284,15 @@ fn python_sdk_client_over_http_with_the_bearer_token() {
 /// POSTs an `initialize` request with extra headers (a `Host` among them
 /// replaces the URL's); returns the HTTP status.
 fn post_initialize(url: &str, headers: &[(&str, &str)]) -> u16 {
-    let rest = url.strip_prefix("http://").unwrap();
-    let (host, path) = rest.split_once('/').unwrap();
+    let path = &url[url.strip_prefix("http://").unwrap().find('/').unwrap() + "http://".len()..];
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
     })
     .to_string();
-    let mut request = format!(
-        "POST /{path} HTTP/1.1\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
-        request.push_str(&format!("Host: {host}\r\n"));
-    }
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(&body);
-    let mut stream = TcpStream::connect(host).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut head = [0u8; 12];
-    stream.read_exact(&mut head).unwrap();
-    std::str::from_utf8(&head[9..12]).unwrap().parse().unwrap()
+    let mut all = vec![("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    all.extend_from_slice(headers);
+    raw(url, "POST", path, &all, &body).0
 }
 
 #[test]
@@ -202,6 +313,68 @@ fn http_requires_the_token_and_refuses_browsers() {
 
 /// `patchbay kb serve ARGS…` run to its end, killed if it is still running
 /// after 30 s (then it serves: the test fails).
+/// Sends a raw HTTP/1.1 request to the server at `url`'s host; returns the status and the
+/// connection (to read the rest of an event stream from).
+fn raw(url: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, BufReader<TcpStream>) {
+    let host = url.strip_prefix("http://").unwrap().split('/').next().unwrap();
+    let mut request = format!("{method} {path} HTTP/1.1\r\nContent-Length: {}\r\n", body.len());
+    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: {host}\r\n"));
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    let mut stream = TcpStream::connect(host).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    (status[9..12].parse().unwrap(), reader)
+}
+
+#[test]
+fn legacy_sse_requires_the_token_refuses_browsers_and_checks_each_message() {
+    let (_tmp, data, _birds) = indexed();
+    let server = serve_http(&data);
+    let bearer = format!("Bearer {}", server.token);
+    let get = |headers: &[(&str, &str)]| raw(&server.sse, "GET", "/sse", headers, "").0;
+    assert_eq!(get(&[]), 401, "no token");
+    assert_eq!(get(&[("Authorization", "Bearer wrong")]), 401, "wrong token");
+    assert_eq!(get(&[("Authorization", &bearer), ("Origin", "https://evil.example")]), 403, "a browser");
+    assert_eq!(get(&[("Authorization", &bearer), ("Host", "rebound.example:80")]), 403, "DNS rebinding");
+
+    // A session: the stream names where to post, each post is checked and answered on the stream.
+    let (status, mut events) = raw(&server.sse, "GET", "/sse", &[("Authorization", &bearer)], "");
+    assert_eq!(status, 200);
+    let endpoint = events
+        .by_ref()
+        .lines()
+        .map(Result::unwrap)
+        .find_map(|line| line.strip_prefix("data: ").map(str::to_owned))
+        .unwrap();
+    assert!(endpoint.starts_with("/messages/?session_id="), "{endpoint}");
+    let post = |path: &str, headers: &[(&str, &str)], body: &str| raw(&server.sse, "POST", path, headers, body).0;
+    let json = [("Authorization", bearer.as_str()), ("Content-Type", "application/json")];
+    assert_eq!(post(&endpoint, &json, "{not json"), 400);
+    assert_eq!(post("/messages/?session_id=0000", &json, "{}"), 404, "an unknown session");
+    assert_eq!(post(&endpoint, &[("Content-Type", "application/json")], "{}"), 401, "a post without the token");
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "initialize",
+        "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    });
+    assert_eq!(post(&endpoint, &json, &initialize.to_string()), 202);
+    let answer: Value = events
+        .lines()
+        .map(Result::unwrap)
+        .find_map(|line| line.strip_prefix("data: ").and_then(|data| serde_json::from_str(data).ok()))
+        .unwrap();
+    assert_eq!(answer["id"], 7, "{answer}");
+    assert_eq!(answer["result"]["protocolVersion"], "2024-11-05", "{answer}");
+}
+
 fn serve_to_the_end(data: &Path, args: &[&str]) -> Output {
     let mut child = command(data)
         .args(["kb", "serve"])
@@ -276,8 +449,11 @@ async fn start_ready(registry: &McpRegistry, name: &str) {
 async fn check_with_patchbay_client(registry: &McpRegistry, name: &str, birds: &Path) {
     start_ready(registry, name).await;
     let tools = registry.tools(name).unwrap();
-    assert_eq!(tools.iter().map(|t| t.name.as_ref()).collect::<Vec<_>>(), ["knowledge_search"]);
-    let schema = serde_json::to_value(&tools[0].input_schema).unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["knowledge_search", "ragflow_list_datasets", "ragflow_retrieval"]);
+    let search = tools.iter().find(|t| t.name == "knowledge_search").unwrap();
+    let schema = serde_json::to_value(&search.input_schema).unwrap();
     assert!(schema["properties"]["query"].is_object(), "{schema}");
 
     let args = json!({"query": "kakapo", "top_k": 2}).as_object().unwrap().clone();
@@ -320,6 +496,18 @@ async fn patchbay_client_over_stdio() {
     // Sandboxed at normal, it reads home and its data folder; its documents here are in /tmp.
     kb.policy.read = vec![birds.parent().unwrap().canonicalize().unwrap()];
     registry.configure([kb]);
+    check_with_patchbay_client(&registry, "kb", &birds).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patchbay_client_over_legacy_sse() {
+    let (_tmp, data, birds) = indexed();
+    let server = tokio::task::spawn_blocking(move || serve_http(&data)).await.unwrap();
+    let registry = registry();
+    let headers =
+        BTreeMap::from([("Authorization".to_owned(), ValueSource::Plain(format!("Bearer {}", server.token)))]);
+    let transport = TransportConfig::Sse { url: server.sse.clone(), headers };
+    registry.configure([McpServerConfig::with_transport("kb", transport)]);
     check_with_patchbay_client(&registry, "kb", &birds).await;
 }
 

@@ -17,6 +17,7 @@ pub mod kb;
 pub mod loader;
 pub mod local;
 pub mod models;
+pub mod ragflow;
 pub mod relevance;
 pub mod search;
 pub mod serve;
@@ -91,6 +92,9 @@ pub enum RagError {
     /// The file watcher could not be started.
     #[error("watching {path} failed: {detail}")]
     Watch { path: PathBuf, detail: String },
+    /// A client's request cannot be honoured (an argument out of range, an unknown id).
+    #[error("{why}")]
+    BadRequest { why: String },
     /// The MCP server failed.
     #[error("knowledge-base server: {detail}")]
     Serve { detail: String },

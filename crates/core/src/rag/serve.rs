@@ -1,14 +1,19 @@
 //! The knowledge base as an MCP server, for Claude Desktop or any MCP client.
 //!
-//! It exposes one tool, `knowledge_search` (query, top_k, mode), and every
+//! It exposes the tool `knowledge_search` (query, top_k, mode), and every
 //! indexed document as a `file://` resource (read back as extracted text; only
 //! indexed documents can be read). Two transports:
 //!
 //! - stdio ([`serve_stdio`]), for clients that start `patchbay kb serve --stdio`;
-//! - Streamable HTTP ([`HttpServer`]), bound to 127.0.0.1 unless told
-//!   otherwise, requiring `Authorization: Bearer <token>` on every request
-//!   and rejecting any request with an `Origin` header, so a web page in the
-//!   user's browser cannot read local documents.
+//! - HTTP ([`HttpServer`]): Streamable HTTP at `/mcp` and legacy SSE at `/sse`
+//!   (RAGFlow's default transport), bound to 127.0.0.1 unless told otherwise,
+//!   requiring `Authorization: Bearer <token>` on every request and rejecting
+//!   any request with an `Origin` header, so a web page in the user's browser
+//!   cannot read local documents.
+//!
+//! Beside `knowledge_search`, RAGFlow's `ragflow_retrieval` and
+//! `ragflow_list_datasets` ([`ragflow`]) answer from the same index, folders as
+//! datasets, so a client set up for RAGFlow can use a Patchbay instead.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,8 +25,9 @@ use axum::response::{IntoResponse, Response};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ContentBlock, ErrorData, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    CallToolResult, ContentBlock, ErrorData, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -32,7 +38,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::kb::KnowledgeBase;
 use super::search::{Excerpt, SearchMode};
-use super::{RagError, loader};
+use super::{RagError, loader, ragflow};
+use crate::mcp::wire::sse_server;
 
 /// Largest `top_k` a client may ask for.
 pub const MAX_TOP_K: usize = 50;
@@ -107,15 +114,38 @@ impl KbServer {
     async fn knowledge_search(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
         search_result(&self.kb, args).await
     }
+
+    #[tool(description = ragflow::RETRIEVAL_DESCRIPTION)]
+    async fn ragflow_retrieval(
+        &self,
+        Parameters(args): Parameters<ragflow::RetrievalArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        tool_answer(ragflow::retrieve(&self.kb, args).await)
+    }
+
+    #[tool(description = "List the datasets (the knowledge base's folders) with their ids, one JSON object per line \
+                          (RAGFlow-compatible).")]
+    async fn ragflow_list_datasets(
+        &self,
+        Parameters(args): Parameters<ragflow::DatasetsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        tool_answer(ragflow::datasets(&self.kb, &args))
+    }
 }
 
 /// `knowledge_search` as an MCP tool answers: the passages, a tool error for
 /// a mode the knowledge base cannot serve (the caller's to fix), else an
 /// internal error.
 pub async fn search_result(kb: &KnowledgeBase, args: SearchArgs) -> Result<CallToolResult, ErrorData> {
-    match search_json(kb, args).await {
+    tool_answer(search_json(kb, args).await)
+}
+
+/// A search's JSON as a tool's answer; what the caller can fix (a mode without embeddings, a
+/// failing embedder, an argument out of range) is a tool error the model reads, else an internal error.
+fn tool_answer(answer: Result<String, RagError>) -> Result<CallToolResult, ErrorData> {
+    match answer {
         Ok(json) => Ok(CallToolResult::success(vec![ContentBlock::text(json)])),
-        Err(e @ (RagError::NoEmbeddings | RagError::Embedding { .. })) => {
+        Err(e @ (RagError::NoEmbeddings | RagError::Embedding { .. } | RagError::BadRequest { .. })) => {
             Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]))
         }
         Err(e) => Err(internal(&e)),
@@ -151,6 +181,20 @@ impl ServerHandler for KbServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_instructions("Patchbay knowledge base: call knowledge_search, read documents as resources.")
+    }
+
+    /// The tools, `ragflow_retrieval` listing the datasets in its description as RAGFlow's does.
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let described = ragflow::retrieval_description(&self.kb).map_err(|e| internal(&e))?;
+        let mut tools = self.tool_router.list_all();
+        for tool in tools.iter_mut().filter(|t| t.name == ragflow::RETRIEVAL_TOOL) {
+            tool.description = Some(described.clone().into());
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn list_resources(
@@ -224,12 +268,29 @@ impl std::fmt::Debug for HttpServer {
 #[derive(Clone)]
 struct Guard {
     expected: String,
+    /// Serve only requests whose `Host` names this computer (a loopback bind).
+    loopback: bool,
 }
 
-/// Rejects requests from browsers (any `Origin`) and requests without the bearer token.
+/// Whether a `Host` header names this computer: localhost, 127.0.0.1 or [::1], any port.
+fn names_this_computer(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _port)| name),
+    };
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Rejects requests from browsers (any `Origin`), on a loopback bind requests naming another
+/// host (DNS rebinding), and requests without the bearer token.
 async fn guard(State(guard): State<Guard>, headers: HeaderMap, request: Request, next: Next) -> Response {
     if headers.contains_key(header::ORIGIN) {
         return (StatusCode::FORBIDDEN, "cross-origin requests are not allowed").into_response();
+    }
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if guard.loopback && !names_this_computer(host) {
+        return (StatusCode::FORBIDDEN, format!("this server answers only for this computer, not Host {host:?}"))
+            .into_response();
     }
     let presented = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or_default();
     if !constant_time_eq(presented.as_bytes(), guard.expected.as_bytes()) {
@@ -244,7 +305,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 impl HttpServer {
-    /// Binds `addr` and prepares the `/mcp` endpoint guarded by `token`.
+    /// Binds `addr` and prepares the Streamable HTTP endpoint `/mcp` and the legacy SSE
+    /// endpoints `/sse` and `/messages/`, guarded by `token`.
     /// On a loopback address only requests naming this computer as their
     /// `Host` are served (against DNS rebinding); elsewhere (which the CLI
     /// allows only when asked) clients name the machine as they reach it, and
@@ -254,17 +316,23 @@ impl HttpServer {
             .await
             .map_err(|source| RagError::Io { path: PathBuf::from(addr.to_string()), source })?;
         let cancel = CancellationToken::new();
+        let loopback = addr.ip().to_canonical().is_loopback();
         let mut config = StreamableHttpServerConfig::default()
             .with_cancellation_token(cancel.child_token())
             .enforce_origin_validation();
-        if !addr.ip().to_canonical().is_loopback() {
+        if !loopback {
             config = config.disable_allowed_hosts();
         }
+        let streamable = kb.clone();
         let service: StreamableHttpService<KbServer, LocalSessionManager> =
-            StreamableHttpService::new(move || Ok(KbServer::new(kb.clone())), Default::default(), config);
+            StreamableHttpService::new(move || Ok(KbServer::new(streamable.clone())), Default::default(), config);
         let router = axum::Router::new()
             .nest_service("/mcp", service)
-            .layer(axum::middleware::from_fn_with_state(Guard { expected: format!("Bearer {token}") }, guard));
+            .merge(sse_server::router(move || KbServer::new(kb.clone()), cancel.child_token()))
+            .layer(axum::middleware::from_fn_with_state(
+                Guard { expected: format!("Bearer {token}"), loopback },
+                guard,
+            ));
         Ok(Self { listener, router, cancel })
     }
 
@@ -290,4 +358,21 @@ impl HttpServer {
 /// A fresh random bearer token: two v4 UUIDs from the OS random source (244 random bits), hex.
 pub fn generate_token() -> String {
     format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_this_computer;
+
+    #[test]
+    fn only_hosts_naming_this_computer_pass_on_loopback() {
+        for host in ["localhost", "LOCALHOST:8765", "127.0.0.1", "127.0.0.1:8765", "[::1]:8765", "[::1]"] {
+            assert!(names_this_computer(host), "{host}");
+        }
+        for host in
+            ["", "evil.example", "127.0.0.1.evil.example:80", "localhost.evil.example", "192.0.2.7:8765", "[::2]:1"]
+        {
+            assert!(!names_this_computer(host), "{host}");
+        }
+    }
 }

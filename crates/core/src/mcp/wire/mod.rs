@@ -7,7 +7,8 @@
 //! - [`pipe`] is the transport of stdio and in-process servers; [`lane`] sends
 //!   the registry's requests past rmcp's service loop; [`answer`] reads their answers.
 //! - [`http`] bounds streamable HTTP answers and posts losslessly; [`sse`] is
-//!   the legacy HTTP+SSE transport; [`in_process`] serves a server inside Patchbay.
+//!   the legacy HTTP+SSE transport, [`sse_server`] its server side (for `kb serve`);
+//!   [`in_process`] serves a server inside Patchbay.
 //! - [`task_shapes`] is the seam for the task shapes rmcp does not speak.
 
 use std::time::Duration;
@@ -24,6 +25,7 @@ pub mod in_process;
 pub mod lane;
 pub mod pipe;
 pub mod sse;
+pub mod sse_server;
 pub mod task_shapes;
 
 use serde::Serialize;
