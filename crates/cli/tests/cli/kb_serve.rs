@@ -499,28 +499,33 @@ async fn patchbay_client_over_stdio() {
     check_with_patchbay_client(&registry, "kb", &birds).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn patchbay_client_over_legacy_sse() {
-    let (_tmp, data, birds) = indexed();
+/// Patchbay's client against `kb serve --http`, over one of its transports; returns the server
+/// (and the folder it serves from).
+async fn check_patchbay_client_over(
+    transport: fn(&HttpServe, BTreeMap<String, ValueSource>) -> TransportConfig,
+) -> (tempfile::TempDir, HttpServe) {
+    let (tmp, data, birds) = indexed();
     let server = tokio::task::spawn_blocking(move || serve_http(&data)).await.unwrap();
     let registry = registry();
     let headers =
         BTreeMap::from([("Authorization".to_owned(), ValueSource::Plain(format!("Bearer {}", server.token)))]);
-    let transport = TransportConfig::Sse { url: server.sse.clone(), headers };
-    registry.configure([McpServerConfig::with_transport("kb", transport)]);
+    registry.configure([McpServerConfig::with_transport("kb", transport(&server, headers))]);
     check_with_patchbay_client(&registry, "kb", &birds).await;
+    (tmp, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patchbay_client_over_legacy_sse() {
+    check_patchbay_client_over(|server, headers| TransportConfig::Sse { url: server.sse.clone(), headers }).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn patchbay_client_over_http() {
-    let (_tmp, data, birds) = indexed();
-    let server = tokio::task::spawn_blocking(move || serve_http(&data)).await.unwrap();
-    let registry = registry();
-    let headers =
-        BTreeMap::from([("Authorization".to_owned(), ValueSource::Plain(format!("Bearer {}", server.token)))]);
-    let transport = TransportConfig::StreamableHttp { url: server.url.clone(), headers };
-    registry.configure([McpServerConfig::with_transport("kb", transport)]);
-    check_with_patchbay_client(&registry, "kb", &birds).await;
+    let (_tmp, server) = check_patchbay_client_over(|server, headers| TransportConfig::StreamableHttp {
+        url: server.url.clone(),
+        headers,
+    })
+    .await;
 
     // Without the token Patchbay's client reports the server as failed, not ready.
     let registry = self::registry();
