@@ -14,10 +14,11 @@ use std::path::{Path, PathBuf};
 use patchbay_core::app::views::{
     AssistantView, CompletionTarget, CompletionView, ConnectionBlocked, ConversationDetail, ConversationRenamed,
     ConversationSettings, ConversationSummary, DoctorReport, GeneralSettings, ImportPreviewView, ImportReport,
-    KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbModelProgress, KbModels, KbProgress, KeptPage,
-    MessagePage, MessageView, PolicyPreview, PolicySettings, PromptInfo, ProviderView, RegistryFill, ResourceInfo,
-    ResourceTemplateInfo, ResourceUpdated, RootsView, ScheduleAdded, ScheduleInput, ScheduleView, ServerLogLine,
-    ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord, TurnEvent,
+    KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbModelProgress, KbModels, KbProgress, KbShare,
+    KbShareClient, KbShareSettings, KeptPage, MessagePage, MessageView, PolicyPreview, PolicySettings, PromptInfo,
+    ProviderView, RegistryFill, ResourceInfo, ResourceTemplateInfo, ResourceUpdated, RootsView, ScheduleAdded,
+    ScheduleInput, ScheduleView, ServerLogLine, ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord,
+    TurnEvent,
 };
 use patchbay_core::app::{ApprovalAnswer, AttachmentInput, ServerRequestResponse, ServerRequestView};
 use patchbay_core::bundle::BundleInfo;
@@ -120,6 +121,9 @@ fn roots(v: &mut Collect) {
     v.visit::<KbEmbeddings>();
     v.visit::<KbModels>();
     v.visit::<KbEmbeddingsChoice>();
+    v.visit::<KbShare>();
+    v.visit::<KbShareSettings>();
+    v.visit::<KbShareClient>();
     v.visit::<RootsView>();
 }
 

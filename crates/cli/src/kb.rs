@@ -15,10 +15,7 @@ use patchbay_core::paths::DataDir;
 use patchbay_core::rag::chat::within_limits;
 use patchbay_core::rag::serve::{self, Hit};
 use patchbay_core::rag::{EmbeddingConfig, IndexProgress, KnowledgeBase, SearchMode, models};
-use patchbay_core::secrets::{KeyringStore, SecretStore};
-
-/// Name of the keyring entry holding the HTTP server's bearer token.
-const SERVE_TOKEN: &str = "kb/serve-token";
+use patchbay_core::secrets::KeyringStore;
 
 #[derive(Debug, Args)]
 pub struct KbArgs {
@@ -148,12 +145,7 @@ enum ModelCommand {
 
 /// An `--http` address: HOST:PORT, or a port alone on 127.0.0.1.
 fn serve_address(text: &str) -> Result<SocketAddr, String> {
-    match text.parse::<u16>() {
-        Ok(port) => Ok(SocketAddr::from(([127, 0, 0, 1], port))),
-        Err(_) => text
-            .parse()
-            .map_err(|_| format!("{text:?} is neither a port (8765) nor an IP address with a port (127.0.0.1:8765)")),
-    }
+    serve::parse_address(text).map_err(|e| e.to_string())
 }
 
 /// A `--min-relevance`: a number from 0 to 1.
@@ -313,19 +305,14 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
             if stdio {
                 serve::serve_stdio(kb, cancel).await?;
             } else if let Some(addr) = http {
-                let token = match secrets.get(SERVE_TOKEN)? {
-                    Some(token) => {
-                        eprintln!("using the bearer token stored in the keyring as {SERVE_TOKEN}");
-                        token
-                    }
-                    None => {
-                        let token = serve::generate_token();
-                        secrets.set(SERVE_TOKEN, &token)?;
-                        eprintln!("new bearer token (shown once, kept in the keyring as {SERVE_TOKEN}): {token}");
-                        token
-                    }
-                };
-                let server = serve::HttpServer::bind(kb, addr, &token).await?;
+                let (token, new) = serve::token(&secrets)?;
+                let name = serve::TOKEN_SECRET;
+                if new {
+                    eprintln!("new bearer token (shown once, kept in the keyring as {name}): {token}");
+                } else {
+                    eprintln!("using the bearer token stored in the keyring as {name}");
+                }
+                let server = serve::HttpServer::bind(serve::KbServer::new(kb), addr, &token).await?;
                 let at = server.local_addr()?;
                 eprintln!(
                     "serving the knowledge base at http://{at}/mcp (Streamable HTTP) and http://{at}/sse (legacy SSE)"

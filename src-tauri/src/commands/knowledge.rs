@@ -1,6 +1,9 @@
 //! The knowledge-base page, and the folders shared with MCP servers as roots.
 
-use patchbay_core::app::views::{KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbModels, RootsView};
+use patchbay_core::app::views::{
+    KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbModels, KbShare, KbShareClient, KbShareSettings,
+    RootsView,
+};
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 
@@ -91,6 +94,27 @@ pub fn kb_cancel_model(state: State<'_, AppState>, name: String) -> Result<(), I
 #[tauri::command(rename_all = "snake_case")]
 pub fn kb_set_model_hub(state: State<'_, AppState>, url: Option<String>) -> Result<KbModels, IpcError> {
     Ok(state.app()?.kb_set_model_hub(url.as_deref())?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_share(state: State<'_, AppState>) -> Result<KbShare, IpcError> {
+    Ok(state.app()?.kb_share()?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn kb_set_share(state: State<'_, AppState>, settings: KbShareSettings) -> Result<KbShare, IpcError> {
+    Ok(state.app()?.kb_set_share(settings).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn kb_share_new_token(state: State<'_, AppState>) -> Result<KbShare, IpcError> {
+    Ok(state.app()?.kb_share_new_token().await?)
+}
+
+/// The `mcpServers` entry for `client`, with the token: the window copies it.
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_share_config(state: State<'_, AppState>, client: KbShareClient) -> Result<String, IpcError> {
+    Ok(state.app()?.kb_share_config(client)?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

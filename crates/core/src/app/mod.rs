@@ -27,6 +27,7 @@ mod requests;
 mod roots;
 mod schedules;
 mod servers;
+mod share;
 mod titles;
 mod tools;
 pub mod views;
@@ -322,6 +323,8 @@ struct Inner {
     blocked: Mutex<HashMap<String, std::collections::BTreeSet<String>>>,
     /// The system's scheduler, which runs schedules while Patchbay is closed.
     timer: Box<dyn crate::schedules::timer::SystemTimer>,
+    /// The knowledge base shared over HTTP (see [`share`]).
+    sharing: Mutex<share::Sharing>,
     /// Fired by [`App::shutdown`]: background indexing and loading stop.
     shutdown: tokio_util::sync::CancellationToken,
 }
@@ -381,6 +384,7 @@ impl App {
             env: Box::new(|k| std::env::var(k).ok()),
             blocked: Mutex::default(),
             timer: Box::new(crate::schedules::timer::SystemdUser),
+            sharing: Mutex::default(),
             shutdown: tokio_util::sync::CancellationToken::new(),
         };
         Ok(Self { inner: Arc::new(inner) })
@@ -464,6 +468,12 @@ impl App {
                 tracing::warn!("the servers' log levels and watched resources were not restored: {e}");
             }
             app.inner.registry.start_all().await;
+        });
+        let app = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = app.restart_share().await {
+                tracing::warn!("the knowledge base is not shared: {e}");
+            }
         });
         self.catch_up_and_watch()
     }

@@ -588,6 +588,39 @@ pub struct KbEmbeddings {
     pub english_only: bool,
 }
 
+/// How the knowledge base is shared with other apps (Settings → Knowledge base → Share).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct KbShareSettings {
+    pub enabled: bool,
+    /// A port (on 127.0.0.1) or HOST:PORT.
+    pub address: String,
+    /// Other computers may connect (an address other than this computer's own).
+    pub allow_remote: bool,
+}
+
+/// The share page: its settings, where it serves or why not, and the requests it answered.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+pub struct KbShare {
+    pub settings: KbShareSettings,
+    /// The Streamable HTTP endpoint while serving.
+    pub url: Option<String>,
+    /// The legacy SSE endpoint while serving.
+    pub sse_url: Option<String>,
+    /// Why it is not serving although it should.
+    pub error: Option<String>,
+    /// Requests answered or refused, newest first (the last 200).
+    pub log: Vec<crate::rag::serve::Served>,
+}
+
+/// The app a copied share configuration is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum KbShareClient {
+    ClaudeDesktop,
+    Cursor,
+    Patchbay,
+}
+
 /// How an assistant uses the knowledge base, as the UI names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]

@@ -17,8 +17,9 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -39,7 +40,9 @@ use tokio_util::sync::CancellationToken;
 use super::kb::KnowledgeBase;
 use super::search::{Excerpt, SearchMode};
 use super::{RagError, loader, ragflow};
+use crate::clock::now_ms;
 use crate::mcp::wire::sse_server;
+use crate::secrets::SecretStore;
 
 /// Largest `top_k` a client may ask for.
 pub const MAX_TOP_K: usize = 50;
@@ -86,16 +89,41 @@ impl From<Excerpt> for Hit {
     }
 }
 
+/// The knowledge base a request is answered from, read at each request (the app swaps its
+/// knowledge base when the embedding settings change).
+pub type CurrentKb = Arc<dyn Fn() -> KnowledgeBase + Send + Sync>;
+
+/// One request a served knowledge base answered or refused, so the user sees who uses it.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+pub struct Served {
+    /// When, in Unix milliseconds.
+    #[ts(type = "number")]
+    pub at_ms: i64,
+    /// The client's name from its handshake (`claude-ai`, `cursor-vscode`), or for a refused
+    /// request the address it came from.
+    pub client: String,
+    /// The tool called, `read` for a document read, or `refused`.
+    pub what: String,
+    /// The question, the document's URI, or why the request was refused.
+    pub detail: String,
+}
+
+/// Where a served knowledge base records its requests.
+pub trait RequestLog: Send + Sync {
+    fn served(&self, request: Served);
+}
+
 /// The MCP server over one knowledge base.
 #[derive(Clone)]
 pub struct KbServer {
-    kb: KnowledgeBase,
+    current: CurrentKb,
+    log: Option<Arc<dyn RequestLog>>,
     tool_router: ToolRouter<Self>,
 }
 
 impl std::fmt::Debug for KbServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KbServer").field("kb", &self.kb).finish_non_exhaustive()
+        f.debug_struct("KbServer").field("kb", &(self.current)()).finish_non_exhaustive()
     }
 }
 
@@ -103,33 +131,61 @@ fn internal(e: &RagError) -> ErrorData {
     ErrorData::internal_error(e.to_string(), None)
 }
 
+/// The name a client gives: with each request (MCP 2026-07-28), else in its handshake.
+fn client_name(context: &RequestContext<RoleServer>) -> String {
+    context.client_info().map_or_else(|| "unnamed client".to_owned(), |info| info.name)
+}
+
 #[tool_router]
 impl KbServer {
     /// A server answering from `kb`.
     pub fn new(kb: KnowledgeBase) -> Self {
-        Self { kb, tool_router: Self::tool_router() }
+        Self::live(Arc::new(move || kb.clone()), None)
+    }
+
+    /// A server answering from the knowledge base `current` gives at each request, recording
+    /// each request in `log`.
+    pub fn live(current: CurrentKb, log: Option<Arc<dyn RequestLog>>) -> Self {
+        Self { current, log, tool_router: Self::tool_router() }
+    }
+
+    fn record(&self, context: &RequestContext<RoleServer>, what: &str, detail: &str) {
+        if let Some(log) = &self.log {
+            let request =
+                Served { at_ms: now_ms(), client: client_name(context), what: what.into(), detail: detail.into() };
+            log.served(request);
+        }
     }
 
     #[tool(description = TOOL_DESCRIPTION)]
-    async fn knowledge_search(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
-        search_result(&self.kb, args).await
+    async fn knowledge_search(
+        &self,
+        context: RequestContext<RoleServer>,
+        Parameters(args): Parameters<SearchArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.record(&context, "knowledge_search", &args.query);
+        search_result(&(self.current)(), args).await
     }
 
     #[tool(description = ragflow::RETRIEVAL_DESCRIPTION)]
     async fn ragflow_retrieval(
         &self,
+        context: RequestContext<RoleServer>,
         Parameters(args): Parameters<ragflow::RetrievalArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        tool_answer(ragflow::retrieve(&self.kb, args).await)
+        self.record(&context, ragflow::RETRIEVAL_TOOL, &args.question);
+        tool_answer(ragflow::retrieve(&(self.current)(), args).await)
     }
 
     #[tool(description = "List the datasets (the knowledge base's folders) with their ids, one JSON object per line \
                           (RAGFlow-compatible).")]
     async fn ragflow_list_datasets(
         &self,
+        context: RequestContext<RoleServer>,
         Parameters(args): Parameters<ragflow::DatasetsArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        tool_answer(ragflow::datasets(&self.kb, &args))
+        self.record(&context, ragflow::DATASETS_TOOL, "");
+        tool_answer(ragflow::datasets(&(self.current)(), &args))
     }
 }
 
@@ -189,7 +245,7 @@ impl ServerHandler for KbServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let described = ragflow::retrieval_description(&self.kb).map_err(|e| internal(&e))?;
+        let described = ragflow::retrieval_description(&(self.current)()).map_err(|e| internal(&e))?;
         let mut tools = self.tool_router.list_all();
         for tool in tools.iter_mut().filter(|t| t.name == ragflow::RETRIEVAL_TOOL) {
             tool.description = Some(described.clone().into());
@@ -202,7 +258,7 @@ impl ServerHandler for KbServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let docs = self.kb.documents().map_err(|e| internal(&e))?;
+        let docs = (self.current)().documents().map_err(|e| internal(&e))?;
         let resources: Vec<Resource> = docs
             .iter()
             .map(|path| {
@@ -218,16 +274,18 @@ impl ServerHandler for KbServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        self.record(&context, "read", &request.uri);
+        let kb = (self.current)();
         let not_found = || ErrorData::resource_not_found(format!("{} is not in the knowledge base", request.uri), None);
         let path = uri_path(&request.uri).ok_or_else(not_found)?;
         // Only indexed documents are readable: the server never becomes a general file reader.
-        if !self.kb.documents().map_err(|e| internal(&e))?.contains(&path) {
+        if !kb.documents().map_err(|e| internal(&e))?.contains(&path) {
             return Err(not_found());
         }
         let kind = loader::DocKind::for_path(&path).ok_or_else(not_found)?;
-        let max_bytes = self.kb.settings().map_err(|e| internal(&e))?.max_file_bytes;
+        let max_bytes = kb.settings().map_err(|e| internal(&e))?.max_file_bytes;
         let read = path.clone();
         let text = tokio::task::spawn_blocking(move || {
             loader::read_bytes(&read, max_bytes).and_then(|bytes| loader::extract(kind, &bytes))
@@ -270,6 +328,7 @@ struct Guard {
     expected: String,
     /// Serve only requests whose `Host` names this computer (a loopback bind).
     loopback: bool,
+    log: Option<Arc<dyn RequestLog>>,
 }
 
 /// Whether a `Host` header names this computer: localhost, 127.0.0.1 or [::1], any port.
@@ -284,18 +343,31 @@ fn names_this_computer(host: &str) -> bool {
 /// Rejects requests from browsers (any `Origin`), on a loopback bind requests naming another
 /// host (DNS rebinding), and requests without the bearer token.
 async fn guard(State(guard): State<Guard>, headers: HeaderMap, request: Request, next: Next) -> Response {
+    let refused = |status: StatusCode, why: String| {
+        if let Some(log) = &guard.log {
+            let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(peer)| peer.to_string());
+            let client = peer.unwrap_or_else(|| "unknown address".into());
+            log.served(Served { at_ms: now_ms(), client, what: "refused".into(), detail: why.clone() });
+        }
+        let mut response = (status, why).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        }
+        response
+    };
     if headers.contains_key(header::ORIGIN) {
-        return (StatusCode::FORBIDDEN, "cross-origin requests are not allowed").into_response();
+        return refused(StatusCode::FORBIDDEN, "cross-origin requests are not allowed".into());
     }
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
     if guard.loopback && !names_this_computer(host) {
-        return (StatusCode::FORBIDDEN, format!("this server answers only for this computer, not Host {host:?}"))
-            .into_response();
+        return refused(
+            StatusCode::FORBIDDEN,
+            format!("this server answers only for this computer, not Host {host:?}"),
+        );
     }
     let presented = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or_default();
     if !constant_time_eq(presented.as_bytes(), guard.expected.as_bytes()) {
-        return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], "missing or wrong bearer token")
-            .into_response();
+        return refused(StatusCode::UNAUTHORIZED, "missing or wrong bearer token".into());
     }
     next.run(request).await
 }
@@ -311,7 +383,7 @@ impl HttpServer {
     /// `Host` are served (against DNS rebinding); elsewhere (which the CLI
     /// allows only when asked) clients name the machine as they reach it, and
     /// the token and the `Origin` refusal guard it.
-    pub async fn bind(kb: KnowledgeBase, addr: SocketAddr, token: &str) -> Result<Self, RagError> {
+    pub async fn bind(server: KbServer, addr: SocketAddr, token: &str) -> Result<Self, RagError> {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|source| RagError::Io { path: PathBuf::from(addr.to_string()), source })?;
@@ -323,14 +395,15 @@ impl HttpServer {
         if !loopback {
             config = config.disable_allowed_hosts();
         }
-        let streamable = kb.clone();
+        let log = server.log.clone();
+        let streamable = server.clone();
         let service: StreamableHttpService<KbServer, LocalSessionManager> =
-            StreamableHttpService::new(move || Ok(KbServer::new(streamable.clone())), Default::default(), config);
+            StreamableHttpService::new(move || Ok(streamable.clone()), Default::default(), config);
         let router = axum::Router::new()
             .nest_service("/mcp", service)
-            .merge(sse_server::router(move || KbServer::new(kb.clone()), cancel.child_token()))
+            .merge(sse_server::router(move || server.clone(), cancel.child_token()))
             .layer(axum::middleware::from_fn_with_state(
-                Guard { expected: format!("Bearer {token}"), loopback },
+                Guard { expected: format!("Bearer {token}"), loopback, log },
                 guard,
             ));
         Ok(Self { listener, router, cancel })
@@ -344,7 +417,7 @@ impl HttpServer {
     /// Serves until `cancel` fires, then closes every session.
     pub async fn run(self, cancel: CancellationToken) -> Result<(), RagError> {
         let sessions = self.cancel.clone();
-        let result = axum::serve(self.listener, self.router)
+        let result = axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(async move {
                 cancel.cancelled().await;
                 sessions.cancel();
@@ -358,6 +431,30 @@ impl HttpServer {
 /// A fresh random bearer token: two v4 UUIDs from the OS random source (244 random bits), hex.
 pub fn generate_token() -> String {
     format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
+}
+
+/// The keyring entry holding the HTTP server's bearer token (the CLI's and the desktop's).
+pub const TOKEN_SECRET: &str = "kb/serve-token";
+
+/// The stored bearer token, or a new one stored now; `true` when it is new.
+pub fn token(secrets: &dyn SecretStore) -> Result<(String, bool), RagError> {
+    if let Some(token) = secrets.get(TOKEN_SECRET)? {
+        return Ok((token, false));
+    }
+    let token = generate_token();
+    secrets.set(TOKEN_SECRET, &token)?;
+    Ok((token, true))
+}
+
+/// An address to serve at: HOST:PORT, or a port alone on 127.0.0.1.
+pub fn parse_address(text: &str) -> Result<SocketAddr, RagError> {
+    let text = text.trim();
+    match text.parse::<u16>() {
+        Ok(port) => Ok(SocketAddr::from(([127, 0, 0, 1], port))),
+        Err(_) => text.parse().map_err(|_| RagError::BadRequest {
+            why: format!("{text:?} is neither a port (8765) nor an IP address with a port (127.0.0.1:8765)"),
+        }),
+    }
 }
 
 #[cfg(test)]

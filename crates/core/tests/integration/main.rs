@@ -18,6 +18,7 @@ mod app_approvals;
 mod app_bundles;
 mod app_chat;
 mod app_events;
+mod app_kb_share;
 mod app_policy;
 mod app_roots;
 mod app_schedules;

@@ -1,11 +1,12 @@
 import { act, cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { KbEmbeddings, KbProgress } from "../../lib/ipc";
+import type { KbEmbeddings, KbProgress, KbShare } from "../../lib/ipc";
 import { renderIn } from "../../test/render";
 import { KnowledgeBase, type KbIpc } from "./KnowledgeBase";
 
 afterEach(cleanup);
 
+const NOT_SHARED: KbShare = { settings: { enabled: false, address: "127.0.0.1:8765", allow_remote: false }, url: null, sse_url: null, error: null, log: [] };
 const OFF: KbEmbeddings = { kind: "off", provider: null, base_url: null, model: null, model_dir: null, english_only: false };
 
 function fake() {
@@ -26,6 +27,10 @@ function fake() {
     kbCancelModel: vi.fn(() => Promise.resolve()),
     kbSetModelHub: vi.fn(() => Promise.resolve({ hub: "https://huggingface.co", hub_setting: null, models: [] })),
     onKbModelProgress: vi.fn(() => Promise.resolve(() => undefined)),
+    kbShare: vi.fn(() => Promise.resolve(NOT_SHARED)),
+    kbSetShare: vi.fn(() => Promise.resolve(NOT_SHARED)),
+    kbShareNewToken: vi.fn(() => Promise.resolve(NOT_SHARED)),
+    kbShareConfig: vi.fn(() => Promise.resolve("{}")),
     onKbProgress: vi.fn((h: (p: KbProgress) => void) => {
       progress = h;
       return Promise.resolve(() => undefined);

@@ -1,10 +1,12 @@
 // Knowledge base: folders, index progress, documents and chunk counts,
-// re-index, embeddings (KbEmbeddings) and a search box that shows scored passages.
+// re-index, embeddings (KbEmbeddings), sharing with other apps (KbShare) and a search box that
+// shows scored passages.
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import { toIpcError, type Ipc, type IpcError, type KbDocument, type KbFolder, type KbHit } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 import { KbEmbeddings, type KbEmbeddingsIpc } from "./KbEmbeddings";
+import { KbShare, type KbShareIpc } from "./KbShare";
 import { useLoad } from "./useLoad";
 import { Marked } from "../common/Marked";
 
@@ -12,7 +14,8 @@ export type KbIpc = Pick<
   Ipc,
   "kbStatus" | "kbPickFolder" | "kbAddFolder" | "kbRemoveFolder" | "kbReindex" | "kbDocuments" | "kbSearch" | "onKbProgress"
 > &
-  KbEmbeddingsIpc;
+  KbEmbeddingsIpc &
+  KbShareIpc;
 
 function Documents({ ipc, folder }: { ipc: KbIpc; folder: string }) {
   const { t } = useI18n();
@@ -134,6 +137,7 @@ export function KnowledgeBase({ ipc }: { ipc: KbIpc }) {
         </button>
       </form>
       <KbEmbeddings ipc={ipc} onSaved={reload} />
+      <KbShare ipc={ipc} />
       <h2>{t("kb.search")}</h2>
       <form
         className="row"

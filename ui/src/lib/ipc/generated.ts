@@ -728,6 +728,45 @@ export type KbProgress = { folder: string, done: number, total: number, };
 export type KbProgressCount = { done: number, total: number, };
 
 /**
+ * The share page: its settings, where it serves or why not, and the requests it answered.
+ */
+export type KbShare = { settings: KbShareSettings, 
+/**
+ * The Streamable HTTP endpoint while serving.
+ */
+url: string | null, 
+/**
+ * The legacy SSE endpoint while serving.
+ */
+sse_url: string | null, 
+/**
+ * Why it is not serving although it should.
+ */
+error: string | null, 
+/**
+ * Requests answered or refused, newest first (the last 200).
+ */
+log: Array<Served>, };
+
+/**
+ * The app a copied share configuration is for.
+ */
+export type KbShareClient = "claude_desktop" | "cursor" | "patchbay";
+
+/**
+ * How the knowledge base is shared with other apps (Settings → Knowledge base → Share).
+ */
+export type KbShareSettings = { enabled: boolean, 
+/**
+ * A port (on 127.0.0.1) or HOST:PORT.
+ */
+address: string, 
+/**
+ * Other computers may connect (an address other than this computer's own).
+ */
+allow_remote: boolean, };
+
+/**
  * A stretch of a tool result kept whole with its conversation, for the inspector.
  */
 export type KeptPage = { 
@@ -1365,6 +1404,28 @@ secret: string, } & ({ "state": "from_import" } | { "state": "reference", set: b
  * How much a server is trusted; the presets of a [`Policy`].
  */
 export type SecurityLevel = "strict" | "normal" | "permissive";
+
+/**
+ * One request a served knowledge base answered or refused, so the user sees who uses it.
+ */
+export type Served = { 
+/**
+ * When, in Unix milliseconds.
+ */
+at_ms: number, 
+/**
+ * The client's name from its handshake (`claude-ai`, `cursor-vscode`), or for a refused
+ * request the address it came from.
+ */
+client: string, 
+/**
+ * The tool called, `read` for a document read, or `refused`.
+ */
+what: string, 
+/**
+ * The question, the document's URI, or why the request was refused.
+ */
+detail: string, };
 
 /**
  * Who a ready server is, as the settings page and `patchbay mcp info` show it.

@@ -10,6 +10,9 @@ import type {
   KbModelProgress,
   KbModels,
   KbProgress,
+  KbShare,
+  KbShareClient,
+  KbShareSettings,
   RootsView,
 } from "./generated";
 
@@ -24,7 +27,11 @@ export type {
   KbModels,
   KbProgress,
   KbProgressCount,
+  KbShare,
+  KbShareClient,
+  KbShareSettings,
   RootsView,
+  Served,
 } from "./generated";
 
 export const knowledgeIpc = {
@@ -41,6 +48,10 @@ export const knowledgeIpc = {
   kbGetModel: (name: string) => call<void>("kb_get_model", { name }),
   kbCancelModel: (name: string) => call<void>("kb_cancel_model", { name }),
   kbSetModelHub: (url: string | null) => call<KbModels>("kb_set_model_hub", { url }),
+  kbShare: () => call<KbShare>("kb_share"),
+  kbSetShare: (settings: KbShareSettings) => call<KbShare>("kb_set_share", { settings }),
+  kbShareNewToken: () => call<KbShare>("kb_share_new_token"),
+  kbShareConfig: (client: KbShareClient) => call<string>("kb_share_config", { client }),
   listRoots: () => call<RootsView>("list_roots"),
   addSharedFolder: (path: string) => call<RootsView>("add_shared_folder", { path }),
   removeSharedFolder: (path: string) => call<RootsView>("remove_shared_folder", { path }),

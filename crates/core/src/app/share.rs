@@ -1,0 +1,194 @@
+//! Settings → Knowledge base → Share: the knowledge base served to other apps and computers over
+//! HTTP (Streamable HTTP at `/mcp`, legacy SSE at `/sse`), as `patchbay kb serve --http` serves it.
+//!
+//! The server answers from the knowledge base as it is at each request, with the bearer token kept
+//! in the keyring (the CLI's too), and records each request for the page's log. Its settings are
+//! kept, so sharing resumes when Patchbay starts; a failure to listen is shown on the page, never
+//! lost. Another computer may reach it only when the user allows it: the server speaks plain HTTP.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::views::{KbShare, KbShareClient, KbShareSettings};
+use super::{App, AppError, lock};
+use crate::rag::serve::{self, HttpServer, KbServer, RequestLog, Served};
+
+/// Where the share settings are kept.
+const SETTING: &str = "kb.share";
+/// Requests the log keeps, newest last.
+const LOG_LENGTH: usize = 200;
+/// The name the copied configurations give the server.
+const SERVER_NAME: &str = "patchbay-knowledge";
+
+/// The share settings as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Stored {
+    enabled: bool,
+    address: String,
+    allow_remote: bool,
+}
+
+impl Default for Stored {
+    fn default() -> Self {
+        Self { enabled: false, address: "127.0.0.1:8765".into(), allow_remote: false }
+    }
+}
+
+/// The requests a shared knowledge base answered or refused, newest last.
+#[derive(Debug, Default)]
+pub(crate) struct ShareLog(Mutex<VecDeque<Served>>);
+
+impl RequestLog for ShareLog {
+    fn served(&self, request: Served) {
+        let mut log = lock(&self.0);
+        if log.len() == LOG_LENGTH {
+            log.pop_front();
+        }
+        log.push_back(request);
+    }
+}
+
+/// How long a restart waits for the server it replaces to let go of its address.
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
+/// A share server serving.
+#[derive(Debug)]
+struct Running {
+    at: SocketAddr,
+    cancel: CancellationToken,
+    /// Fires when the server has stopped (its address is free again).
+    stopped: oneshot::Receiver<()>,
+}
+
+/// The share server's state while Patchbay runs.
+#[derive(Debug, Default)]
+pub(crate) struct Sharing {
+    running: Option<Running>,
+    /// Why it is not serving although it should.
+    error: Option<String>,
+    log: Arc<ShareLog>,
+}
+
+impl App {
+    fn stored_share(&self) -> Result<Stored, AppError> {
+        Ok(self.inner.store.setting::<Stored>(SETTING)?.unwrap_or_default())
+    }
+
+    /// The share settings, where it serves, why not, and the requests it answered.
+    pub fn kb_share(&self) -> Result<KbShare, AppError> {
+        let stored = self.stored_share()?;
+        let sharing = lock(&self.inner.sharing);
+        let serving = sharing.running.as_ref().map(|r| r.at);
+        Ok(KbShare {
+            settings: KbShareSettings {
+                enabled: stored.enabled,
+                address: stored.address,
+                allow_remote: stored.allow_remote,
+            },
+            url: serving.map(|at| format!("http://{at}/mcp")),
+            sse_url: serving.map(|at| format!("http://{at}/sse")),
+            error: sharing.error.clone(),
+            log: lock(&sharing.log.0).iter().rev().cloned().collect(),
+        })
+    }
+
+    /// Saves the share settings and starts, moves or stops the server to match. An address
+    /// the server cannot use is refused before anything is saved; one it cannot listen on is
+    /// saved, and the page says why it is not serving.
+    pub async fn kb_set_share(&self, settings: KbShareSettings) -> Result<KbShare, AppError> {
+        let addr = serve::parse_address(&settings.address)?;
+        if !addr.ip().to_canonical().is_loopback() && !settings.allow_remote {
+            return Err(AppError::Invalid(format!(
+                "{addr} can be reached from other computers, and the server speaks plain HTTP: the token and the \
+                 documents would cross the network unencrypted; use 127.0.0.1, or allow other computers"
+            )));
+        }
+        let stored =
+            Stored { enabled: settings.enabled, address: addr.to_string(), allow_remote: settings.allow_remote };
+        self.inner.store.set_setting(SETTING, &stored)?;
+        self.restart_share().await?;
+        self.kb_share()
+    }
+
+    /// A new bearer token; clients configured with the old one are refused from now on.
+    pub async fn kb_share_new_token(&self) -> Result<KbShare, AppError> {
+        self.inner.secrets.set(serve::TOKEN_SECRET, &serve::generate_token())?;
+        self.restart_share().await?;
+        self.kb_share()
+    }
+
+    /// Stops the share server, and starts it again when sharing is on (at start-up too).
+    pub(crate) async fn restart_share(&self) -> Result<(), AppError> {
+        let (before, log) = {
+            let mut sharing = lock(&self.inner.sharing);
+            sharing.error = None;
+            (sharing.running.take(), sharing.log.clone())
+        };
+        if let Some(before) = before {
+            before.cancel.cancel();
+            let _ = tokio::time::timeout(STOP_WAIT, before.stopped).await;
+        }
+        let stored = self.stored_share()?;
+        if !stored.enabled {
+            return Ok(());
+        }
+        let addr = serve::parse_address(&stored.address)?;
+        let (token, _) = serve::token(self.inner.secrets.as_ref())?;
+        let host = self.inner.host.clone();
+        let server = KbServer::live(Arc::new(move || host.kb()), Some(log));
+        let bound = HttpServer::bind(server, addr, &token).await.and_then(|s| Ok((s.local_addr()?, s)));
+        let (at, server) = match bound {
+            Ok(bound) => bound,
+            Err(e) => {
+                lock(&self.inner.sharing).error = Some(format!("not sharing: could not listen on {addr}: {e}"));
+                return Ok(());
+            }
+        };
+        let cancel = self.inner.shutdown.child_token();
+        let (done, stopped) = oneshot::channel();
+        lock(&self.inner.sharing).running = Some(Running { at, cancel: cancel.clone(), stopped });
+        self.spawn(async move {
+            if let Err(e) = server.run(cancel).await {
+                tracing::warn!("sharing the knowledge base stopped: {e}");
+            }
+            let _ = done.send(());
+        })
+    }
+
+    /// The `mcpServers` entry that connects `client` to the shared knowledge base, with the token.
+    pub fn kb_share_config(&self, client: KbShareClient) -> Result<String, AppError> {
+        let at = lock(&self.inner.sharing).running.as_ref().map(|r| r.at);
+        let mut at = at.ok_or_else(|| AppError::Invalid("the knowledge base is not shared: turn sharing on".into()))?;
+        // A server listening on every address is reached here at this computer's own.
+        if at.ip().is_unspecified() {
+            at.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        let (token, _) = serve::token(self.inner.secrets.as_ref())?;
+        let url = format!("http://{at}/mcp");
+        let entry = match client {
+            KbShareClient::ClaudeDesktop => {
+                // Claude Desktop's file starts local programs only: mcp-remote bridges to HTTP. The header
+                // is passed through the environment, as mcp-remote advises (its value has a space).
+                let mut args = vec!["-y".to_owned(), "mcp-remote".into(), url, "--header".into()];
+                args.push("Authorization:${PATCHBAY_KB_AUTH}".into());
+                if !at.ip().is_loopback() {
+                    args.push("--allow-http".into());
+                }
+                json!({"command": "npx", "args": args, "env": {"PATCHBAY_KB_AUTH": format!("Bearer {token}")}})
+            }
+            KbShareClient::Cursor => json!({"url": url, "headers": {"Authorization": format!("Bearer {token}")}}),
+            KbShareClient::Patchbay => {
+                json!({"type": "http", "url": url, "headers": {"Authorization": format!("Bearer {token}")}})
+            }
+        };
+        let config = json!({"mcpServers": {SERVER_NAME: entry}});
+        serde_json::to_string_pretty(&config).map_err(|e| AppError::Invalid(e.to_string()))
+    }
+}
