@@ -153,7 +153,7 @@ fn open_knowledge(host: &Host, mode: KnowledgeMode, limits: KnowledgeLimits) -> 
         return ChatKnowledge::default();
     }
     match host.load_embedder() {
-        Ok(kb) => kb.for_chat(mode, limits),
+        Ok(kb) => kb.for_chat(mode, limits, host.registry()),
         Err(e) => {
             eprintln!("note: the knowledge base is not available: {e}");
             ChatKnowledge::default()
@@ -518,11 +518,15 @@ async fn print_turn(mut turn: HostTurn, report: &mut TurnReport, json: bool) -> 
             TurnEvent::ApprovalNeeded { call_id, server, tool, arguments, strict } => {
                 approve(&answers, &call_id, &server, &tool, &arguments, strict).await
             }
-            TurnEvent::Citations { citations } => {
+            TurnEvent::Citations { citations, unavailable } => {
                 for c in citations {
                     let lines = c.lines.map(|[a, b]| format!(":{a}-{b}")).unwrap_or_default();
                     let heading = c.heading.as_deref().map(|h| format!(" › {h}")).unwrap_or_default();
-                    eprintln!("[{}] {}{lines}{heading}", c.index, c.path);
+                    let origin = c.origin.as_deref().map(|o| format!("{o}: ")).unwrap_or_default();
+                    eprintln!("[{}] {origin}{}{lines}{heading}", c.index, c.path);
+                }
+                for u in unavailable {
+                    eprintln!("note: the knowledge source {} gave nothing: {}", u.name, u.why);
                 }
             }
             TurnEvent::ContextTrimmed { elided_tool_results, dropped_messages, context_window } => eprintln!(

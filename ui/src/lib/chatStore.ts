@@ -38,6 +38,7 @@ function emptyAssistant(id: string, parentId: string | null, model: string): Mes
     parts: [],
     tool_calls: [],
     citations: [],
+    unavailable: [],
     model,
     siblings: [id],
     error: null,
@@ -193,7 +194,7 @@ export class ConversationStore {
       case "tool_denied":
         return this.updateCall(event.call_id, (t) => ({ ...t, status: "denied" }));
       case "citations":
-        return this.updateStreaming((m) => ({ ...m, citations: event.citations }));
+        return this.updateStreaming((m) => ({ ...m, citations: event.citations, unavailable: event.unavailable }));
       case "usage":
         return this.set({ usage: event.usage });
       case "tool_search":

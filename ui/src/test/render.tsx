@@ -29,6 +29,7 @@ export function message(id: string, role: "user" | "assistant", text: string, ex
     parts: [],
     tool_calls: [],
     citations: [],
+    unavailable: [],
     model: role === "assistant" ? "gpt-test" : null,
     siblings: [id],
     error: null,

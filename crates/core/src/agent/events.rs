@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::conversations::{ConversationId, FailureKind, KeptResult, MessageId, MessageStatus, Passage};
+use crate::conversations::{ConversationId, FailureKind, KeptResult, MessageId, MessageStatus, Passage, Unavailable};
 use crate::llm::{ContentPart, Usage};
 
 /// Identifies one pending approval within a turn.
@@ -19,8 +19,9 @@ pub type ApprovalId = u64;
 pub enum AgentEvent {
     /// The turn began: the user message and the (empty) assistant message exist.
     Started { conversation_id: ConversationId, user_message_id: MessageId, assistant_message_id: MessageId },
-    /// Knowledge-base passages given to the model as context, numbered from 1 in order.
-    Citations { passages: Vec<Passage> },
+    /// Knowledge-base passages given to the model as context, numbered from 1 in order, and the
+    /// knowledge sources that gave none.
+    Citations { passages: Vec<Passage>, unavailable: Vec<Unavailable> },
     /// Older history was shortened to fit the model's context window.
     ContextTrimmed {
         /// Tool results replaced by a short note.

@@ -23,7 +23,7 @@ pub use crate::llm::Sampling;
 pub use events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy, ToolOutcome};
 pub use profile::{ProviderSource, ResolvedProvider, resolve_provider};
 pub use results::{READ_TOOL, UNKNOWN_WINDOW_CHARS};
-pub use retrieve::{RetrievalError, Retriever};
+pub use retrieve::{RetrievalError, Retrieved, Retriever};
 pub use tool_search::{SEARCH_TOOL, ToolBudget, ToolEmbedder, ToolIndex};
 pub use tools::{BUILTIN_SERVER, HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
 pub use turn::{Agent, ModelChoice, Turn, TurnAction, TurnControl, TurnLimits, TurnRequest};

@@ -4,7 +4,7 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::conversations::Passage;
+use crate::conversations::{Passage, Unavailable};
 
 /// A retrieval failed; the turn goes on without context and says so.
 #[derive(Debug, thiserror::Error)]
@@ -13,11 +13,19 @@ pub struct RetrievalError {
     pub message: String,
 }
 
+/// What a retrieval found: passages, best first, and the sources that gave none (failed or out
+/// of time) while others answered.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Retrieved {
+    pub passages: Vec<Passage>,
+    pub unavailable: Vec<Unavailable>,
+}
+
 /// Finds passages relevant to a query.
 #[async_trait::async_trait]
 pub trait Retriever: Send + Sync {
     /// The best passages for `query`, best first.
-    async fn retrieve(&self, query: &str, cancel: CancellationToken) -> Result<Vec<Passage>, RetrievalError>;
+    async fn retrieve(&self, query: &str, cancel: CancellationToken) -> Result<Retrieved, RetrievalError>;
 }
 
 /// The system-prompt section that presents passages to the model.
@@ -28,6 +36,9 @@ pub(crate) fn context_block(passages: &[Passage]) -> String {
     );
     for (i, p) in passages.iter().enumerate() {
         let mut source = p.source.clone();
+        if let Some(origin) = &p.origin {
+            source = format!("{origin}: {source}");
+        }
         if let Some(h) = &p.heading {
             source.push_str(&format!(" › {h}"));
         }

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::*;
 use crate::config::ApprovalMode;
 use crate::conversations::{
-    ConversationStore, FailureKind, MessageId, MessageStatus, Part, Passage, ToolCallStatus, ToolPin,
+    ConversationStore, FailureKind, MessageId, MessageStatus, Part, Passage, ToolCallStatus, ToolPin, Unavailable,
 };
 use crate::llm::{ChatMessage, ChatRequest, ContentPart, FinishReason, Provider, StreamEvent, ToolSpec, Usage};
 use crate::store::Store;
@@ -805,15 +805,27 @@ struct FixedRetriever;
 
 #[async_trait::async_trait]
 impl Retriever for FixedRetriever {
-    async fn retrieve(&self, query: &str, _cancel: CancellationToken) -> Result<Vec<Passage>, RetrievalError> {
-        Ok(vec![Passage {
+    async fn retrieve(&self, query: &str, _cancel: CancellationToken) -> Result<Retrieved, RetrievalError> {
+        let local = Passage {
             text: format!("Patchbay answers {query}."),
             source: "docs/guide.md".into(),
             heading: Some("Intro".into()),
             lines: Some((3, 5)),
             score: 0.9,
             marks: Vec::new(),
-        }])
+            origin: None,
+        };
+        let remote = Passage {
+            text: "The team's wiki agrees.".into(),
+            source: "wiki.pdf".into(),
+            heading: None,
+            lines: None,
+            score: 0.5,
+            marks: Vec::new(),
+            origin: Some("Team".into()),
+        };
+        let unavailable = vec![Unavailable { name: "Archive".into(), why: "no answer within 8s".into() }];
+        Ok(Retrieved { passages: vec![local, remote], unavailable })
     }
 }
 
@@ -821,7 +833,7 @@ struct BrokenRetriever;
 
 #[async_trait::async_trait]
 impl Retriever for BrokenRetriever {
-    async fn retrieve(&self, _query: &str, _cancel: CancellationToken) -> Result<Vec<Passage>, RetrievalError> {
+    async fn retrieve(&self, _query: &str, _cancel: CancellationToken) -> Result<Retrieved, RetrievalError> {
         Err(RetrievalError { message: "the index is locked".into() })
     }
 }
@@ -849,11 +861,17 @@ async fn retrieved_passages_become_cited_context() {
     let turn = f.agent.start(request).unwrap();
     let answer = turn.assistant_message_id();
     let events = collect(turn).await;
-    assert!(matches!(&events[1], AgentEvent::Citations { passages } if passages[0].source == "docs/guide.md"));
+    assert!(matches!(&events[1], AgentEvent::Citations { passages, unavailable }
+        if passages[0].source == "docs/guide.md" && unavailable[0].name == "Archive"));
     let ChatMessage::System { text } = &provider.requests()[0].messages[0] else { panic!() };
     assert!(text.starts_with("You are a test."), "{text}");
     assert!(text.contains("[1] docs/guide.md › Intro (lines 3-5)\nPatchbay answers what is it."), "{text}");
-    assert_eq!(f.conversations().message(answer).unwrap().citations[0].heading.as_deref(), Some("Intro"));
+    // A remote source's passage is named with its source.
+    assert!(text.contains("[2] Team: wiki.pdf\nThe team's wiki agrees."), "{text}");
+    let stored = f.conversations().message(answer).unwrap();
+    assert_eq!(stored.citations[0].heading.as_deref(), Some("Intro"));
+    assert_eq!(stored.citations[1].origin.as_deref(), Some("Team"));
+    assert_eq!(stored.unavailable, [Unavailable { name: "Archive".into(), why: "no answer within 8s".into() }]);
 }
 
 #[tokio::test]

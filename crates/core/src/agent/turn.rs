@@ -27,7 +27,7 @@ use super::AgentError;
 use super::budget;
 use super::events::{AgentEvent, ApprovalDecision, ApprovalId, ApprovalPolicy, ToolOutcome};
 use super::results::{self, Cut, Left, READ_TOOL, ResultRoom};
-use super::retrieve::{Retriever, context_block};
+use super::retrieve::{Retrieved, Retriever, context_block};
 use super::tool_search::{self, Offer, SEARCH_TOOL, ToolBudget, ToolEmbedder};
 use super::tools::{HostedTool, ToolEvents, ToolHost, ToolInvocation, ToolOutput, ToolSelection};
 use crate::config::ApprovalMode;
@@ -388,10 +388,12 @@ impl Runner {
                 found = retriever.retrieve(&self.query, self.cancel.child_token()) => found,
             };
             match found {
-                Ok(passages) if !passages.is_empty() => {
-                    self.writer.set_citations(&passages)?;
-                    system.push_str(&context_block(&passages));
-                    self.emit(AgentEvent::Citations { passages });
+                Ok(Retrieved { passages, unavailable }) if !passages.is_empty() || !unavailable.is_empty() => {
+                    self.writer.set_citations(&passages, &unavailable)?;
+                    if !passages.is_empty() {
+                        system.push_str(&context_block(&passages));
+                    }
+                    self.emit(AgentEvent::Citations { passages, unavailable });
                 }
                 Ok(_) => {}
                 Err(e) => {

@@ -397,7 +397,7 @@ impl App {
         let regenerate = matches!(action, TurnAction::Regenerate { .. });
         let model_name = model.model.clone();
         let ChatKnowledge { retriever, tool: kb_tool } =
-            self.kb().for_chat(assistant.knowledge, assistant.knowledge_limits);
+            self.kb().for_chat(assistant.knowledge, assistant.knowledge_limits, &self.inner.registry);
         // A turn right after start-up still gets the built-in tools (they start in
         // milliseconds): start-up starts them after the roots are read, so a turn
         // that comes first starts them itself. An app that was never started has none.

@@ -34,7 +34,7 @@ pub use export::{ExportFile, ExportFormat};
 pub use kept::{KeptResult, KeptText, line_count};
 pub use model::{
     Attachment, BranchMessage, BranchPage, Conversation, ConversationId, FailureKind, INTERRUPTED_NOTE, Media, Message,
-    MessageId, MessageStatus, Part, Passage, Role, SearchHit, ToolCallRecord, ToolCallStatus, ToolPin,
+    MessageId, MessageStatus, Part, Passage, Role, SearchHit, ToolCallRecord, ToolCallStatus, ToolPin, Unavailable,
 };
 pub use writer::{AssistantWriter, PendingFlush};
 
@@ -82,7 +82,8 @@ const UNUSED: &str = "updated_at = created_at AND pinned = 0 AND system_prompt I
 
 const CONVERSATION_COLUMNS: &str = "id, title, assistant, system_prompt, active_leaf, created_at, updated_at, pinned";
 const MESSAGE_COLUMNS: &str = "id, conversation_id, parent_id, role, status, text, attachments, citations, provider, \
-                               model, input_tokens, output_tokens, error, created_at, updated_at, error_kind";
+                               model, input_tokens, output_tokens, error, created_at, updated_at, error_kind, \
+                               unavailable";
 
 impl ConversationStore {
     /// Conversations kept in `store`.
@@ -459,7 +460,7 @@ fn load_messages(
     let mut stmt = c.prepare(&format!(
         "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id"
     ))?;
-    type RawMessage = (Message, String, String);
+    type RawMessage = (Message, String, String, String);
     let raw: Vec<RawMessage> = stmt
         .query_map((id, lo, hi), |r| {
             let input: Option<u32> = r.get(10)?;
@@ -473,6 +474,7 @@ fn load_messages(
                 text: r.get(5)?,
                 attachments: Vec::new(),
                 citations: Vec::new(),
+                unavailable: Vec::new(),
                 parts: Vec::new(),
                 provider: r.get(8)?,
                 model: r.get(9)?,
@@ -482,7 +484,7 @@ fn load_messages(
                 updated_at: r.get(14)?,
                 error_kind: FailureKind::parse(r.get::<_, Option<String>>(15)?.as_deref()),
             };
-            Ok((message, r.get(6)?, r.get(7)?))
+            Ok((message, r.get(6)?, r.get(7)?, r.get(16)?))
         })?
         .collect::<rusqlite::Result<_>>()?;
 
@@ -557,9 +559,10 @@ fn load_messages(
 
     Ok(raw
         .into_iter()
-        .map(|(mut m, attachments, citations)| {
+        .map(|(mut m, attachments, citations, unavailable)| {
             m.attachments = decode(&format!("attachments of message {}", m.id), &attachments)?;
             m.citations = decode(&format!("citations of message {}", m.id), &citations)?;
+            m.unavailable = decode(&format!("unavailable sources of message {}", m.id), &unavailable)?;
             m.parts = parts.remove(&m.id).unwrap_or_default().into_iter().collect::<Result<_, _>>()?;
             Ok(m)
         })

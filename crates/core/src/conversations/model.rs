@@ -195,6 +195,18 @@ pub struct Passage {
     /// in UTF-16 code units (see [`crate::text::analyze::marks`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub marks: Vec<[usize; 2]>,
+    /// The knowledge source it came from, when not the local knowledge base.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+}
+
+/// A knowledge source that gave no passages for an answer, and why: the citations name it
+/// rather than leave it out silently.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct Unavailable {
+    /// The source's name.
+    pub name: String,
+    pub why: String,
 }
 
 /// One conversation.
@@ -300,6 +312,8 @@ pub struct Message {
     pub text: String,
     pub attachments: Vec<Attachment>,
     pub citations: Vec<Passage>,
+    /// Knowledge sources that failed or ran out of time for this answer.
+    pub unavailable: Vec<Unavailable>,
     /// Assistant messages: text, reasoning and tool calls in order.
     pub parts: Vec<Part>,
     pub provider: Option<String>,

@@ -130,10 +130,11 @@ impl ConversationStore {
             for old in path {
                 tx.execute(
                     "INSERT INTO messages(conversation_id, parent_id, role, status, text, attachments, citations,
-                                          provider, model, input_tokens, output_tokens, error, created_at, updated_at)
+                                          unavailable, provider, model, input_tokens, output_tokens, error,
+                                          created_at, updated_at)
                      SELECT ?2, ?3, role, CASE status WHEN 'streaming' THEN 'interrupted' ELSE status END, text,
-                            attachments, citations, provider, model, input_tokens, output_tokens, error, created_at,
-                            updated_at
+                            attachments, citations, unavailable, provider, model, input_tokens, output_tokens, error,
+                            created_at, updated_at
                      FROM messages WHERE id = ?1",
                     (old, copy, parent),
                 )

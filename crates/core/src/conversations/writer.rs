@@ -11,6 +11,7 @@
 
 use super::{
     ConversationError, ConversationId, ConversationStore, FailureKind, MessageId, MessageStatus, Passage, Role,
+    Unavailable,
     ToolCallStatus, encode,
 };
 use crate::clock::now_ms;
@@ -180,10 +181,11 @@ impl AssistantWriter {
         Some(PendingFlush { store: self.store.clone(), message: self.message, parts, text })
     }
 
-    /// Records the knowledge-base passages the answer was given.
-    pub fn set_citations(&self, passages: &[Passage]) -> Result<(), ConversationError> {
+    /// Records the knowledge-base passages the answer was given, and the sources that gave none.
+    pub fn set_citations(&self, passages: &[Passage], unavailable: &[Unavailable]) -> Result<(), ConversationError> {
         let json = encode("citations", passages)?;
-        self.exec("UPDATE messages SET citations = ?2 WHERE id = ?1", (self.message, json))
+        let failed = encode("unavailable sources", unavailable)?;
+        self.exec("UPDATE messages SET citations = ?2, unavailable = ?3 WHERE id = ?1", (self.message, json, failed))
     }
 
     /// Records a tool call the model started; returns its row id.

@@ -18,6 +18,7 @@ use super::Host;
 use crate::agent::{AgentError, AgentEvent, ApprovalDecision, ApprovalId, ToolOutcome, Turn, TurnControl};
 use crate::conversations::{
     FailureKind, KeptResult, Message, MessageId, MessageStatus, Part, Passage, Role, ToolCallRecord, ToolCallStatus,
+    Unavailable,
 };
 use crate::llm::{ContentPart, Usage};
 use crate::mcp::{McpRegistry, ServerStatus};
@@ -188,6 +189,8 @@ impl From<&ToolCallRecord> for ToolTrace {
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct Citation {
     pub index: usize,
+    /// The knowledge source it came from, when not the local knowledge base.
+    pub origin: Option<String>,
     pub document: String,
     pub path: String,
     pub score: f64,
@@ -207,6 +210,7 @@ pub(crate) fn citations(passages: &[Passage]) -> Vec<Citation> {
         .enumerate()
         .map(|(i, p)| Citation {
             index: i + 1,
+            origin: p.origin.clone(),
             document: document_title(&p.source),
             path: p.source.clone(),
             score: f64::from(p.score),
@@ -236,6 +240,8 @@ pub struct MessageView {
     pub parts: Vec<ContentPart>,
     pub tool_calls: Vec<ToolTrace>,
     pub citations: Vec<Citation>,
+    /// Knowledge sources that gave this answer no passages, and why.
+    pub unavailable: Vec<Unavailable>,
     pub model: Option<String>,
     /// Ids of this message and its siblings, oldest first.
     pub siblings: Vec<String>,
@@ -292,6 +298,7 @@ impl MessageView {
             parts,
             tool_calls: tool_calls.collect(),
             citations: citations(&m.citations),
+            unavailable: m.unavailable.clone(),
             model: m.model.clone(),
             siblings: siblings.iter().map(ToString::to_string).collect(),
             error,
@@ -395,6 +402,8 @@ pub enum TurnEvent {
     },
     Citations {
         citations: Vec<Citation>,
+        /// Knowledge sources that gave no passages, and why.
+        unavailable: Vec<Unavailable>,
     },
     /// Not every tool fits the model's context: `sent` go with each request,
     /// the other `searchable` are found through tool search.
@@ -604,7 +613,9 @@ impl EventMapper {
                 });
                 out
             }
-            AgentEvent::Citations { passages } => vec![TurnEvent::Citations { citations: citations(&passages) }],
+            AgentEvent::Citations { passages, unavailable } => {
+                vec![TurnEvent::Citations { citations: citations(&passages), unavailable }]
+            }
             AgentEvent::Usage { usage } => vec![TurnEvent::Usage { usage }],
             AgentEvent::Error { kind, message, .. } => {
                 vec![TurnEvent::Error { error: ErrorView { kind: kind.into(), message } }]

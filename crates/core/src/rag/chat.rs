@@ -11,7 +11,9 @@
 //!   [`offer_tool`] widens a turn's tool selection to include it.
 //!
 //! [`KnowledgeMode::Both`] uses both. Front ends get them from
-//! [`KnowledgeBase::for_chat`].
+//! [`KnowledgeBase::for_chat`]. In "auto", the knowledge sources ([`super::sources`]) are asked
+//! in parallel with the local index, each within a time limit; their passages are fused with the
+//! local ones by reciprocal rank, and a source that fails is named in the answer's citations.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -20,11 +22,13 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::kb::KnowledgeBase;
-use super::search::Excerpt;
+use super::search::{Excerpt, reciprocal_rank_fusion};
+use super::sources::{self, KnowledgeSource};
 use crate::agent::budget::estimate_text;
-use crate::agent::{BUILTIN_SERVER, RetrievalError, Retriever, ToolSelection};
+use crate::agent::{BUILTIN_SERVER, RetrievalError, Retrieved, Retriever, ToolSelection};
 use crate::assistants::{KnowledgeLimits, KnowledgeMode};
-use crate::conversations;
+use crate::conversations::{self, Unavailable};
+use crate::mcp::McpRegistry;
 
 /// The name of the built-in tool (also the MCP server's tool).
 pub const TOOL_NAME: &str = "knowledge_search";
@@ -40,6 +44,8 @@ pub struct ContextOptions {
     pub min_relevance: f64,
     /// How long the search may take before the turn goes on without context.
     pub timeout: Duration,
+    /// How long each remote knowledge source may take before the turn goes on without it.
+    pub source_timeout: Duration,
 }
 
 impl From<KnowledgeLimits> for ContextOptions {
@@ -49,6 +55,7 @@ impl From<KnowledgeLimits> for ContextOptions {
             max_tokens: limits.max_tokens,
             min_relevance: limits.min_relevance,
             timeout: Duration::from_secs(20),
+            source_timeout: Duration::from_secs(8),
         }
     }
 }
@@ -98,6 +105,20 @@ impl KnowledgeMode {
     }
 }
 
+/// The remote knowledge sources a retriever asks beside the local index, through `registry`.
+#[derive(Clone)]
+pub struct Remote {
+    pub registry: McpRegistry,
+    pub sources: Vec<KnowledgeSource>,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.sources.iter().map(|s| s.name.as_str()).collect();
+        f.debug_struct("Remote").field("sources", &names).finish_non_exhaustive()
+    }
+}
+
 /// What a turn gets from the knowledge base in one [`KnowledgeMode`].
 #[derive(Clone, Default)]
 pub struct ChatKnowledge {
@@ -118,17 +139,31 @@ impl std::fmt::Debug for ChatKnowledge {
 }
 
 impl KnowledgeBase {
-    /// The retriever and tool for `mode`, the retriever within `limits`.
-    pub fn for_chat(&self, mode: KnowledgeMode, limits: KnowledgeLimits) -> ChatKnowledge {
+    /// The retriever and tool for `mode`, the retriever within `limits`, asking the knowledge
+    /// sources through `registry` beside the local index.
+    pub fn for_chat(&self, mode: KnowledgeMode, limits: KnowledgeLimits, registry: &McpRegistry) -> ChatKnowledge {
+        let retriever = mode.retrieves().then(|| {
+            let retriever = self.chat_retriever(limits.into());
+            match self.sources() {
+                Ok(sources) if !sources.is_empty() => {
+                    retriever.with_remote(Remote { registry: registry.clone(), sources })
+                }
+                Ok(_) => retriever,
+                Err(e) => {
+                    tracing::warn!("the knowledge sources are not asked: {e}");
+                    retriever
+                }
+            }
+        });
         ChatKnowledge {
-            retriever: mode.retrieves().then(|| Arc::new(self.chat_retriever(limits.into())) as _),
+            retriever: retriever.map(|r| Arc::new(r) as _),
             tool: mode.offers_tool().then(|| self.clone()),
         }
     }
 
     /// The "auto" retriever over this knowledge base, in its default search mode.
     pub fn chat_retriever(&self, options: ContextOptions) -> ContextRetriever {
-        ContextRetriever { kb: self.clone(), options }
+        ContextRetriever { kb: self.clone(), options, remote: None }
     }
 }
 
@@ -137,9 +172,16 @@ impl KnowledgeBase {
 pub struct ContextRetriever {
     kb: KnowledgeBase,
     options: ContextOptions,
+    remote: Option<Remote>,
 }
 
 impl ContextRetriever {
+    /// This retriever, also asking `remote`'s sources, in parallel, each within the options'
+    /// `source_timeout`; their passages are fused with the local ones by reciprocal rank.
+    pub fn with_remote(self, remote: Remote) -> Self {
+        Self { remote: Some(remote), ..self }
+    }
+
     /// The passages within the options, as the turn cites them.
     fn select(&self, query: &str, found: Vec<Excerpt>) -> Vec<conversations::Passage> {
         let o = &self.options;
@@ -151,6 +193,7 @@ impl ContextRetriever {
                 heading: Some(p.heading).filter(|h| !h.is_empty()),
                 lines: Some((to_u32(p.line_start), to_u32(p.line_end))),
                 score: p.score as f32,
+                origin: p.origin,
                 text: p.text,
             })
             .collect()
@@ -175,22 +218,43 @@ fn cut_to_tokens(text: &str, max_tokens: u32) -> String {
 
 #[async_trait::async_trait]
 impl Retriever for ContextRetriever {
-    async fn retrieve(
-        &self,
-        query: &str,
-        cancel: CancellationToken,
-    ) -> Result<Vec<conversations::Passage>, RetrievalError> {
+    async fn retrieve(&self, query: &str, cancel: CancellationToken) -> Result<Retrieved, RetrievalError> {
+        let o = &self.options;
         let mode = self.kb.default_mode();
         // Over-fetch so that dropping weak passages can still fill `top_k`.
-        let search = self.kb.search(query, mode, self.options.top_k * 2);
-        let found = tokio::select! {
-            () = cancel.cancelled() => return Ok(Vec::new()),
-            found = tokio::time::timeout(self.options.timeout, search) => found,
+        let depth = o.top_k * 2;
+        let local = tokio::time::timeout(o.timeout, self.kb.search(query, mode, depth));
+        let sources = self.remote.as_ref().map_or(&[][..], |r| r.sources.as_slice());
+        let asked = futures::future::join_all(self.remote.iter().flat_map(|r| {
+            r.sources.iter().map(|source| {
+                sources::ask(&r.registry, source, query, depth, o.source_timeout, cancel.child_token())
+            })
+        }));
+        let (found, answers) = tokio::select! {
+            () = cancel.cancelled() => return Ok(Retrieved::default()),
+            both = futures::future::join(local, asked) => both,
         };
         let found = found
-            .map_err(|_| RetrievalError { message: format!("no answer within {:?}", self.options.timeout) })?
+            .map_err(|_| RetrievalError { message: format!("no answer within {:?}", o.timeout) })?
             .map_err(|e| RetrievalError { message: e.to_string() })?;
-        Ok(self.select(query, found))
+        if sources.is_empty() {
+            return Ok(Retrieved { passages: self.select(query, found), unavailable: Vec::new() });
+        }
+        // Each list keeps only what passes the floor, so weak passages take no rank from others.
+        let relevant = |list: Vec<Excerpt>| -> Vec<Excerpt> {
+            list.into_iter().filter(|p| p.relevance() >= o.min_relevance && p.relevance() > 0.0).collect()
+        };
+        let mut lists = vec![relevant(found)];
+        let mut unavailable = Vec::new();
+        for (source, answer) in sources.iter().zip(answers) {
+            match answer {
+                Ok(list) => lists.push(relevant(list)),
+                Err(e) => unavailable.push(Unavailable { name: source.name.clone(), why: e.to_string() }),
+            }
+        }
+        let all = lists.iter().map(Vec::len).sum();
+        let fused = reciprocal_rank_fusion(&lists, all);
+        Ok(Retrieved { passages: self.select(query, fused), unavailable })
     }
 }
 

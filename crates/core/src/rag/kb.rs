@@ -62,7 +62,7 @@ pub struct KbStatus {
 /// The knowledge base of one data directory.
 #[derive(Clone)]
 pub struct KnowledgeBase {
-    store: Store,
+    pub(super) store: Store,
     index: Arc<dyn ChunkIndex>,
     embedder: Option<Arc<dyn Embedder>>,
     run_lock: Arc<tokio::sync::Mutex<()>>,

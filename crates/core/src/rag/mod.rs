@@ -21,13 +21,14 @@ pub mod ragflow;
 pub mod relevance;
 pub mod search;
 pub mod serve;
+pub mod sources;
 pub mod store;
 pub mod watch;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use chat::{ChatKnowledge, ContextOptions, ContextRetriever};
+pub use chat::{ChatKnowledge, ContextOptions, ContextRetriever, Remote};
 pub use chunk::{Chunk, ChunkParams};
 pub use embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
 pub use index::{IndexProgress, IndexReport, KbSettings, SkippedFile};

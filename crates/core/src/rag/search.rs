@@ -27,9 +27,13 @@ pub struct Excerpt {
     /// How much of the query the passage's words cover, 0 to 1 (see [`super::relevance`]).
     #[serde(default)]
     pub term_match: f64,
-    /// Cosine similarity to the query, when it was found by its embedding.
+    /// Cosine similarity to the query, when it was found by its embedding (for a remote source's
+    /// passage, the source's own score).
     #[serde(default)]
     pub similarity: Option<f64>,
+    /// The knowledge source that found it, when not the local index (see [`super::sources`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 impl Excerpt {
@@ -68,13 +72,14 @@ impl std::str::FromStr for SearchMode {
 pub const RRF_K: f64 = 60.0;
 
 /// Fuses ranked lists: each passage scores the sum of `1 / (RRF_K + rank)`.
+/// A passage is the same in two lists when it has the same chunk of the same source.
 pub fn reciprocal_rank_fusion(lists: &[Vec<Excerpt>], top_k: usize) -> Vec<Excerpt> {
-    let mut fused: HashMap<i64, Excerpt> = HashMap::new();
+    let mut fused: HashMap<(Option<String>, i64), Excerpt> = HashMap::new();
     for list in lists {
         for (rank, passage) in list.iter().enumerate() {
             let add = 1.0 / (RRF_K + rank as f64 + 1.0);
             fused
-                .entry(passage.chunk_id)
+                .entry((passage.origin.clone(), passage.chunk_id))
                 .and_modify(|p| {
                     p.score += add;
                     p.similarity = p.similarity.or(passage.similarity);
@@ -84,7 +89,7 @@ pub fn reciprocal_rank_fusion(lists: &[Vec<Excerpt>], top_k: usize) -> Vec<Excer
         }
     }
     let mut out: Vec<Excerpt> = fused.into_values().collect();
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk_id.cmp(&b.chunk_id)));
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.origin.cmp(&b.origin)).then(a.chunk_id.cmp(&b.chunk_id)));
     out.truncate(top_k);
     out
 }
@@ -104,6 +109,7 @@ mod tests {
             line_end: 1,
             term_match: 0.0,
             similarity: None,
+            origin: None,
         }
     }
 

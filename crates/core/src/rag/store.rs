@@ -197,6 +197,7 @@ fn passage_from_row(row: &rusqlite::Row<'_>, score: f64, matcher: Option<&Matche
         score,
         term_match,
         similarity: None,
+        origin: None,
     })
 }
 

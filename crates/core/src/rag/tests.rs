@@ -406,7 +406,7 @@ async fn auto_context_keeps_matching_passages_within_the_token_budget() {
     index(&f.kb).await;
 
     let options = ContextOptions { max_tokens: 300, ..ContextOptions::default() };
-    let passages = f.kb.chat_retriever(options).retrieve("kakapo", CancellationToken::new()).await.unwrap();
+    let passages = f.kb.chat_retriever(options).retrieve("kakapo", CancellationToken::new()).await.unwrap().passages;
     // Only matching passages; the budget holds (the first passage is cut to fit, never dropped).
     assert!(!passages.is_empty());
     assert!(passages.iter().all(|p| p.text.contains("kakapo")), "{passages:?}");
@@ -416,14 +416,14 @@ async fn auto_context_keeps_matching_passages_within_the_token_budget() {
 
     // A query nothing matches gives no context at all.
     let none = f.kb.chat_retriever(ContextOptions::default()).retrieve("zebra", CancellationToken::new()).await;
-    assert_eq!(none.unwrap(), Vec::new());
+    assert_eq!(none.unwrap(), crate::agent::Retrieved::default());
 }
 
 /// The sources "auto" would cite for `query` with an assistant's default limits.
 async fn cited(kb: &KnowledgeBase, query: &str) -> Vec<String> {
     use crate::agent::Retriever as _;
     let passages = kb.chat_retriever(ContextOptions::default()).retrieve(query, CancellationToken::new()).await;
-    passages.unwrap().into_iter().map(|p| p.source.rsplit('/').next().unwrap_or_default().to_owned()).collect()
+    passages.unwrap().passages.into_iter().map(|p| p.source.rsplit('/').next().unwrap_or_default().to_owned()).collect()
 }
 
 #[tokio::test]

@@ -42,6 +42,11 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 14, name: "kept results", sql: include_str!("migrations/0014_kept_results.sql") },
     Migration { version: 15, name: "schedules", sql: include_str!("migrations/0015_schedules.sql") },
     Migration { version: 16, name: "conversation ids", sql: include_str!("migrations/0016_conversation_ids.sql") },
+    Migration {
+        version: 17,
+        name: "unavailable knowledge sources",
+        sql: include_str!("migrations/0017_unavailable_sources.sql"),
+    },
 ];
 
 /// The schema version this build writes.

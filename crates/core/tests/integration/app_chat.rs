@@ -559,7 +559,7 @@ async fn the_default_assistant_cites_the_knowledge_base() {
     let input = TurnInput::Send { text: "What do tidal bulges come from?".into(), attachments: vec![] };
     f.app.run_turn(&c.id, input, |e| events.push(e)).await.unwrap();
     let cited =
-        events.iter().find_map(|e| if let TurnEvent::Citations { citations } = e { Some(citations) } else { None });
+        events.iter().find_map(|e| if let TurnEvent::Citations { citations, .. } = e { Some(citations) } else { None });
     let cited = cited.expect("a citations event");
     assert_eq!((cited[0].index, cited[0].document.as_str()), (1, "tides.md"));
     assert_eq!((cited[0].heading.as_deref(), cited[0].lines), (Some("Tides"), Some([1, 3])), "where in the document");

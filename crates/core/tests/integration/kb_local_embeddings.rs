@@ -120,7 +120,7 @@ async fn hybrid_context_cites_what_means_the_same_and_nothing_for_unrelated_ques
     let cited = |query: &'static str| {
         let retriever = retriever.clone();
         async move {
-            let passages = retriever.retrieve(query, CancellationToken::new()).await.unwrap();
+            let passages = retriever.retrieve(query, CancellationToken::new()).await.unwrap().passages;
             passages.into_iter().map(|p| p.source.rsplit('/').next().unwrap().to_owned()).collect::<Vec<_>>()
         }
     };

@@ -287,7 +287,7 @@ describe("MessageList", () => {
 
   it("shows citations as numbered chips that open the passage", async () => {
     const m = message("a1", "assistant", "See [1].", {
-      citations: [{ index: 1, document: "guide.md", path: "/kb/guide.md", score: 0.82, text: "The passage text.", marks: [[4, 11]], heading: "Guide > Setup", lines: [3, 9] }],
+      citations: [{ index: 1, origin: null, document: "guide.md", path: "/kb/guide.md", score: 0.82, text: "The passage text.", marks: [[4, 11]], heading: "Guide > Setup", lines: [3, 9] }],
     });
     renderIn(<MessageList messages={[m]} streamingId={null} actions={actions()} />);
     const chip = screen.getByTestId("citation-chip");
@@ -306,5 +306,26 @@ describe("MessageList", () => {
     expect(marker.textContent).toBe("[1]");
     fireEvent.click(marker);
     expect(screen.getByTestId("citation-passage").textContent).toContain("The passage text.");
+  });
+
+  it("names a remote source's passages by their source, and a source that gave nothing", () => {
+    const remote = { index: 1, origin: "Team RAGFlow", document: "handbook.pdf", path: "handbook.pdf", score: 0.03, text: "Remote text.", marks: [], heading: null, lines: null };
+    const m = message("a1", "assistant", "See [1].", {
+      citations: [remote],
+      unavailable: [{ name: "Archive", why: "the knowledge source timed out after 8s" }],
+    });
+    renderIn(<MessageList messages={[m]} streamingId={null} actions={actions()} />, "zh");
+    const chip = screen.getByTestId("citation-chip");
+    expect(chip.textContent).toBe("[1] Team RAGFlow · handbook.pdf");
+    fireEvent.click(chip);
+    expect(screen.getByTestId("citation-passage").querySelector("footer")?.textContent).toContain("Team RAGFlow · handbook.pdf");
+    expect(screen.getByTestId("citation-unavailable").textContent).toBe("Archive：没有结果（the knowledge source timed out after 8s）");
+  });
+
+  it("shows the citations row for a source that failed when no passage was found", () => {
+    const m = message("a1", "assistant", "I found nothing.", { unavailable: [{ name: "Archive", why: "HTTP 502" }] });
+    renderIn(<MessageList messages={[m]} streamingId={null} actions={actions()} />);
+    expect(screen.queryByTestId("citation-chip")).toBeNull();
+    expect(screen.getByTestId("citation-unavailable").textContent).toBe("Archive: no passages (HTTP 502)");
   });
 });

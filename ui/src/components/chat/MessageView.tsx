@@ -9,7 +9,7 @@ import { memo, useEffect, useRef, useState } from "react";
 import { Bot, GitBranch, Pencil, RefreshCw, Trash2, User } from "lucide-react";
 import { useI18n } from "../../lib/i18n";
 import { messageTime } from "../../lib/time";
-import type { ApprovalDecision, Citation, ContentPart, Message, ToolTrace } from "../../lib/ipc";
+import type { ApprovalDecision, Citation, ContentPart, Message, ToolTrace, Unavailable } from "../../lib/ipc";
 import { Markdown } from "./LazyMarkdown";
 import { PartView } from "./ToolResultView";
 import { ToolTraceGroup } from "./ToolTraceCard";
@@ -30,31 +30,42 @@ export interface MessageActions {
 
 export function CitationChips({
   citations,
+  unavailable,
   open,
   setOpen,
 }: {
   citations: Citation[];
+  /** Knowledge sources that gave the answer nothing, named rather than left out. */
+  unavailable: Unavailable[];
   open: number | null;
   setOpen: (n: number | null) => void;
 }) {
   const { t } = useI18n();
-  if (citations.length === 0) return null;
+  if (citations.length === 0 && unavailable.length === 0) return null;
   const shown = citations.find((c) => c.index === open);
   return (
     <div className="citations" aria-label={t("chat.citations")}>
-      {citations.map((c) => (
-        <button
-          key={c.index}
-          type="button"
-          className={open === c.index ? "chip active" : "chip"}
-          aria-expanded={open === c.index}
-          data-testid="citation-chip"
-          title={c.heading ? `${c.document} › ${c.heading}` : c.document}
-          onClick={() => setOpen(open === c.index ? null : c.index)}
-        >
-          [{c.index}] {c.document}
-          {c.heading && <span className="chip-heading"> › {c.heading.split(" > ").pop()}</span>}
-        </button>
+      {citations.map((c) => {
+        const document = c.origin ? `${c.origin} · ${c.document}` : c.document;
+        return (
+          <button
+            key={c.index}
+            type="button"
+            className={open === c.index ? "chip active" : "chip"}
+            aria-expanded={open === c.index}
+            data-testid="citation-chip"
+            title={c.heading ? `${document} › ${c.heading}` : document}
+            onClick={() => setOpen(open === c.index ? null : c.index)}
+          >
+            [{c.index}] {document}
+            {c.heading && <span className="chip-heading"> › {c.heading.split(" > ").pop()}</span>}
+          </button>
+        );
+      })}
+      {unavailable.map((u) => (
+        <span key={u.name} className="chip chip-unavailable" data-testid="citation-unavailable" title={u.why}>
+          {t("chat.sourceUnavailable", { name: u.name, why: u.why })}
+        </span>
       ))}
       {shown && (
         <blockquote className="citation-passage" data-testid="citation-passage">
@@ -62,6 +73,7 @@ export function CitationChips({
             <Marked text={shown.text} marks={shown.marks} />
           </p>
           <footer className="muted">
+            {shown.origin && <>{shown.origin} · </>}
             {shown.heading && <>{shown.heading} · </>}
             {shown.path}
             {shown.lines && <> · {t("chat.citationLines", { first: shown.lines[0], last: shown.lines[1] })}</>} ·{" "}
@@ -209,7 +221,7 @@ export const MessageView = memo(function MessageView({
       {message.parts.map((p, i) => (
         <AttachedPart key={i} part={p} />
       ))}
-      <CitationChips citations={message.citations} open={citation} setOpen={setCitation} />
+      <CitationChips citations={message.citations} unavailable={message.unavailable} open={citation} setOpen={setCitation} />
       {streaming && message.text === "" && message.tool_calls.length === 0 && !message.reasoning && (
         <span className="typing" aria-label={t("chat.generating")} />
       )}

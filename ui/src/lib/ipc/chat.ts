@@ -23,6 +23,7 @@ export type {
   ApprovalAnswer as ApprovalDecision,
   AttachmentInput,
   Citation,
+  Unavailable,
   ConversationDetail,
   ConversationRenamed,
   ConversationSettings,

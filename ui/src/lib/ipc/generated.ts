@@ -227,7 +227,11 @@ success_rate: number, median_ms: number, };
 /**
  * A knowledge-base passage the answer cites as `[index]`.
  */
-export type Citation = { index: number, document: string, path: string, score: number, text: string, 
+export type Citation = { index: number, 
+/**
+ * The knowledge source it came from, when not the local knowledge base.
+ */
+origin: string | null, document: string, path: string, score: number, text: string, 
 /**
  * Where the question's words are in `text`: `[start, end)` in UTF-16 code units.
  */
@@ -931,7 +935,11 @@ export type MessageView = { id: string, parent_id: string | null, role: Role, cr
 /**
  * Attachments of a user message.
  */
-parts: Array<ContentPart>, tool_calls: Array<ToolTrace>, citations: Array<Citation>, model: string | null, 
+parts: Array<ContentPart>, tool_calls: Array<ToolTrace>, citations: Array<Citation>, 
+/**
+ * Knowledge sources that gave this answer no passages, and why.
+ */
+unavailable: Array<Unavailable>, model: string | null, 
 /**
  * Ids of this message and its siblings, oldest first.
  */
@@ -1720,7 +1728,11 @@ export type TurnEvent = { "type": "turn_started", user_message: MessageView | nu
 /**
  * The server runs at strict: only "allow once" and "deny" are offered.
  */
-strict: boolean, } | { "type": "tool_running", call_id: string, } | { "type": "tool_progress", call_id: string, progress: ProgressView, } | { "type": "tool_log", call_id: string, log: LogView, } | { "type": "tool_result", call_id: string, result: ToolResultView, duration_ms: number, } | { "type": "tool_failed", call_id: string, error: string, stderr_tail: string | null, duration_ms: number, } | { "type": "tool_cancelled", call_id: string, } | { "type": "tool_denied", call_id: string, } | { "type": "citations", citations: Array<Citation>, } | { "type": "tool_search", searchable: number, sent: number, } | { "type": "context_trimmed", 
+strict: boolean, } | { "type": "tool_running", call_id: string, } | { "type": "tool_progress", call_id: string, progress: ProgressView, } | { "type": "tool_log", call_id: string, log: LogView, } | { "type": "tool_result", call_id: string, result: ToolResultView, duration_ms: number, } | { "type": "tool_failed", call_id: string, error: string, stderr_tail: string | null, duration_ms: number, } | { "type": "tool_cancelled", call_id: string, } | { "type": "tool_denied", call_id: string, } | { "type": "citations", citations: Array<Citation>, 
+/**
+ * Knowledge sources that gave no passages, and why.
+ */
+unavailable: Array<Unavailable>, } | { "type": "tool_search", searchable: number, sent: number, } | { "type": "context_trimmed", 
 /**
  * Tool results replaced by a short note.
  */
@@ -1738,6 +1750,16 @@ context_window: number, } | { "type": "usage", usage: Usage, } | { "type": "erro
  * What `send_message`, `regenerate` and `edit_message` answer.
  */
 export type TurnOutcome = { assistant_message_id: string, };
+
+/**
+ * A knowledge source that gave no passages for an answer, and why: the citations name it
+ * rather than leave it out silently.
+ */
+export type Unavailable = { 
+/**
+ * The source's name.
+ */
+name: string, why: string, };
 
 /**
  * A step of an install, for its progress bar.

@@ -1,0 +1,391 @@
+//! Knowledge from other machines: a retrieval tool of an MCP server as a knowledge source.
+//!
+//! A team's documents often live in a shared engine: RAGFlow (its `ragflow_retrieval` tool),
+//! another Patchbay (`knowledge_search`, from `kb serve` or Share), or any server with a search
+//! tool. A [`KnowledgeSource`] names the server, the tool and how to read its answer
+//! ([`SourceShape`]): RAGFlow's and Patchbay's are recognised by [`recognise`]; any other is read
+//! through a mapping of its results' text, title and source fields the user confirms on a preview.
+//! [`ask`] calls the tool through the registry (so its policy, rate limits and time limit hold)
+//! and turns each result into an [`Excerpt`] naming its source, which the chat retriever fuses
+//! with the local ones. A passage's relevance is the source's own score where it gives one, and
+//! how much of the question its words cover in any case, so the relevance floor holds for every
+//! source.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rmcp::model::{CallToolResult, Tool};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::RagError;
+use super::search::Excerpt;
+use super::{kb::KnowledgeBase, relevance};
+use crate::mcp::{CallOptions, McpRegistry};
+use crate::text::analyze::{self, Purpose};
+
+/// Where the sources are kept.
+const SETTING: &str = "kb.sources";
+
+/// How a source's tool is asked and its answer read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SourceShape {
+    /// RAGFlow's `ragflow_retrieval`: `question` in, `{chunks: [{content, document_name, similarity}]}` out.
+    Ragflow,
+    /// Patchbay's `knowledge_search`: `query` in, `[{path, text, heading, lines, relevance}]` out.
+    Patchbay,
+    /// Any other tool: the argument the question goes in, and the fields of each result (a dotted
+    /// path such as `metadata.title`) in the answer's JSON list (or its first list of objects).
+    Mapped { query_arg: String, text: String, title: Option<String>, source: Option<String> },
+}
+
+/// A remote retrieval tool the chat searches beside the local knowledge base.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+pub struct KnowledgeSource {
+    /// What citations call it.
+    pub name: String,
+    pub server: String,
+    pub tool: String,
+    pub shape: SourceShape,
+}
+
+/// The shape of a tool Patchbay knows, by its name and its arguments.
+pub fn recognise(tool: &Tool) -> Option<SourceShape> {
+    let has = |arg: &str| tool.input_schema.get("properties").and_then(|p| p.get(arg)).is_some();
+    match tool.name.as_ref() {
+        "ragflow_retrieval" if has("question") => Some(SourceShape::Ragflow),
+        "knowledge_search" if has("query") => Some(SourceShape::Patchbay),
+        _ => None,
+    }
+}
+
+fn bad(why: String) -> RagError {
+    RagError::BadRequest { why }
+}
+
+impl KnowledgeBase {
+    /// The knowledge sources, in the order they were added.
+    pub fn sources(&self) -> Result<Vec<KnowledgeSource>, RagError> {
+        Ok(self.store.setting(SETTING)?.unwrap_or_default())
+    }
+
+    /// Adds a source, or replaces the one of the same name.
+    pub fn put_source(&self, source: KnowledgeSource) -> Result<Vec<KnowledgeSource>, RagError> {
+        let name = source.name.trim();
+        if name.is_empty() || source.server.trim().is_empty() || source.tool.trim().is_empty() {
+            return Err(bad("a knowledge source needs a name, a server and a tool".into()));
+        }
+        if let SourceShape::Mapped { query_arg, text, .. } = &source.shape
+            && (query_arg.trim().is_empty() || text.trim().is_empty())
+        {
+            return Err(bad(format!(
+                "{name}: say which argument takes the question and which field holds each result's text"
+            )));
+        }
+        let source = KnowledgeSource { name: name.to_owned(), ..source };
+        let mut sources = self.sources()?;
+        match sources.iter_mut().find(|s| s.name == source.name) {
+            Some(old) => *old = source,
+            None => sources.push(source),
+        }
+        self.store.set_setting(SETTING, &sources)?;
+        Ok(sources)
+    }
+
+    /// Removes the source named `name`.
+    pub fn remove_source(&self, name: &str) -> Result<Vec<KnowledgeSource>, RagError> {
+        let mut sources = self.sources()?;
+        let before = sources.len();
+        sources.retain(|s| s.name != name);
+        if sources.len() == before {
+            return Err(bad(format!("there is no knowledge source named {name:?}")));
+        }
+        self.store.set_setting(SETTING, &sources)?;
+        Ok(sources)
+    }
+}
+
+/// Asks `source` for `query`'s best `top_k` passages within `limit`, best first, each naming the
+/// source; a failure says which source and why.
+pub async fn ask(
+    registry: &McpRegistry,
+    source: &KnowledgeSource,
+    query: &str,
+    top_k: usize,
+    limit: Duration,
+    cancel: CancellationToken,
+) -> Result<Vec<Excerpt>, RagError> {
+    let arguments = match &source.shape {
+        SourceShape::Ragflow => json!({"question": query, "page_size": top_k}),
+        SourceShape::Patchbay => json!({"query": query, "top_k": top_k}),
+        SourceShape::Mapped { query_arg, .. } => json!({ query_arg: query }),
+    };
+    let options = CallOptions { timeout: Some(limit), ..CallOptions::default() };
+    let call = registry.call_tool(&source.server, &source.tool, arguments.as_object().cloned(), options, cancel);
+    let result = tokio::time::timeout(limit, call)
+        .await
+        .map_err(|_| RagError::Timeout { what: "the knowledge source", after: limit })?
+        .map_err(|e| bad(e.to_string()))?;
+    let found = read_answer(&source.shape, &result)?;
+    Ok(excerpts(source, query, found, top_k))
+}
+
+/// One result as a source gives it.
+#[derive(Debug, Default, PartialEq)]
+struct Found {
+    text: String,
+    /// The document: its path, URI or title.
+    document: String,
+    heading: String,
+    lines: Option<(usize, usize)>,
+    /// The source's own score, 0 to 1, when it gives one.
+    score: Option<f64>,
+}
+
+/// The results in a tool's answer, read by `shape`.
+fn read_answer(shape: &SourceShape, result: &CallToolResult) -> Result<Vec<Found>, RagError> {
+    let text: String = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.as_str())).collect();
+    if result.is_error == Some(true) {
+        return Err(bad(format!("the tool answered with an error: {}", excerpt_of(&text))));
+    }
+    let answer: Value = match &result.structured_content {
+        Some(structured) => structured.clone(),
+        None => serde_json::from_str(&text)
+            .map_err(|e| bad(format!("the answer is not JSON ({e}): {}", excerpt_of(&text))))?,
+    };
+    let str_at = |item: &Value, path: &str| at(item, path).map(plain).unwrap_or_default();
+    let found = match shape {
+        SourceShape::Ragflow => items(&answer, Some("chunks"))?
+            .iter()
+            .map(|c| Found {
+                text: str_at(c, "content"),
+                document: ["path", "document_name", "document_keyword"]
+                    .iter()
+                    .map(|f| str_at(c, f))
+                    .find(|d| !d.is_empty())
+                    .unwrap_or_default(),
+                heading: str_at(c, "heading"),
+                lines: lines(c),
+                score: c.get("similarity").and_then(Value::as_f64),
+            })
+            .collect(),
+        SourceShape::Patchbay => items(&answer, None)?
+            .iter()
+            .map(|h| Found {
+                text: str_at(h, "text"),
+                document: str_at(h, "path"),
+                heading: str_at(h, "heading"),
+                lines: lines(h),
+                score: h.get("relevance").and_then(Value::as_f64),
+            })
+            .collect(),
+        SourceShape::Mapped { text, title, source, .. } => items(&answer, None)?
+            .iter()
+            .map(|item| Found {
+                text: str_at(item, text),
+                document: [source, title]
+                    .into_iter()
+                    .flatten()
+                    .map(|f| str_at(item, f))
+                    .find(|d| !d.is_empty())
+                    .unwrap_or_default(),
+                ..Found::default()
+            })
+            .collect(),
+    };
+    Ok(found)
+}
+
+/// The list of results: at `field`, else the answer itself when a list, else its first field
+/// holding a list of objects.
+fn items<'a>(answer: &'a Value, field: Option<&str>) -> Result<&'a Vec<Value>, RagError> {
+    let list = match field {
+        Some(f) => answer.get(f).and_then(Value::as_array),
+        None => answer.as_array().or_else(|| {
+            answer.as_object().and_then(|o| {
+                o.values().filter_map(Value::as_array).find(|a| a.first().is_some_and(Value::is_object))
+            })
+        }),
+    };
+    list.ok_or_else(|| {
+        let wanted = field.map_or_else(|| "list of results".to_owned(), |f| format!("list at \"{f}\""));
+        bad(format!("the answer holds no {wanted}: {}", excerpt_of(&answer.to_string())))
+    })
+}
+
+/// The value at a dotted path.
+fn at<'a>(item: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(item, |v, key| v.get(key))
+}
+
+/// A value as text: a string as is, anything else as JSON.
+fn plain(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+}
+
+fn lines(item: &Value) -> Option<(usize, usize)> {
+    let pair = item.get("lines")?.as_array()?;
+    let n = |i: usize| pair.get(i)?.as_u64().and_then(|n| usize::try_from(n).ok());
+    Some((n(0)?, n(1)?))
+}
+
+/// The start of a long text, for an error message.
+fn excerpt_of(text: &str) -> String {
+    const SHOWN: usize = 200;
+    match text.char_indices().nth(SHOWN) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+/// Results as excerpts naming `source`, ranked as given, each with how much of the question its
+/// words cover (filler words left out, every word weighing the same).
+fn excerpts(source: &KnowledgeSource, query: &str, found: Vec<Found>, top_k: usize) -> Vec<Excerpt> {
+    let terms = analyze::terms(query, Purpose::Query);
+    let asked = relevance::content_terms(&terms);
+    let weights = vec![1.0; asked.len()];
+    found
+        .into_iter()
+        .filter(|f| !f.text.trim().is_empty())
+        .take(top_k)
+        .enumerate()
+        .map(|(rank, f)| {
+            let mut words = String::new();
+            analyze::push_terms(&format!("{} {}", f.heading, f.text), Purpose::Document, &mut words);
+            let words: HashSet<&str> = words.split(' ').collect();
+            let (first, last) = f.lines.unwrap_or((0, 0));
+            Excerpt {
+                chunk_id: i64::try_from(rank).unwrap_or(i64::MAX),
+                term_match: relevance::term_match(&asked, &weights, &words),
+                similarity: f.score.map(|s| s.clamp(0.0, 1.0)),
+                score: 0.0,
+                path: PathBuf::from(if f.document.is_empty() { source.name.clone() } else { f.document }),
+                heading: f.heading,
+                line_start: first,
+                line_end: last,
+                text: f.text,
+                origin: Some(source.name.clone()),
+            }
+        })
+        .collect()
+}
+
+/// A source's answer with results as JSON, for the page's preview of a mapping: the fields the
+/// first result has (dotted paths), and the answer itself.
+pub async fn preview(
+    registry: &McpRegistry,
+    server: &str,
+    tool: &str,
+    query_arg: &str,
+    query: &str,
+    limit: Duration,
+    cancel: CancellationToken,
+) -> Result<(Vec<String>, Value), RagError> {
+    let mut arguments = Map::new();
+    arguments.insert(query_arg.to_owned(), Value::String(query.to_owned()));
+    let options = CallOptions { timeout: Some(limit), ..CallOptions::default() };
+    let result = registry.call_tool(server, tool, Some(arguments), options, cancel).await.map_err(|e| bad(e.to_string()))?;
+    let text: String = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.as_str())).collect();
+    let answer: Value = match result.structured_content {
+        Some(structured) => structured,
+        None => serde_json::from_str(&text)
+            .map_err(|e| bad(format!("the answer is not JSON ({e}), so it cannot be mapped: {}", excerpt_of(&text))))?,
+    };
+    let first = items(&answer, None)?.first().cloned().unwrap_or(Value::Null);
+    let mut fields = Vec::new();
+    field_paths(&first, "", &mut fields);
+    Ok((fields, answer))
+}
+
+/// The dotted paths of an object's text and number fields.
+fn field_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
+    if let Value::Object(o) = v {
+        for (key, value) in o {
+            let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+            match value {
+                Value::Object(_) => field_paths(value, &path, out),
+                Value::String(_) | Value::Number(_) => out.push(path),
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::ContentBlock;
+
+    fn answer(json: Value) -> CallToolResult {
+        CallToolResult::success(vec![ContentBlock::text(json.to_string())])
+    }
+
+    fn source(shape: SourceShape) -> KnowledgeSource {
+        KnowledgeSource { name: "Team".into(), server: "s".into(), tool: "t".into(), shape }
+    }
+
+    #[test]
+    fn ragflow_chunks_are_read_with_their_document_and_score() {
+        let result = answer(json!({"chunks": [
+            {"content": "The kakapo is a flightless parrot.", "document_keyword": "birds.pdf", "similarity": 0.83},
+            {"content": "", "document_name": "empty.pdf"},
+            {"content": "Kea live in the Alps of New Zealand.", "document_name": "kea.md", "path": "/srv/kea.md",
+             "heading": "Kea", "lines": [4, 9]}
+        ], "pagination": {}}));
+        let found = read_answer(&SourceShape::Ragflow, &result).unwrap();
+        assert_eq!(found[0].document, "birds.pdf");
+        assert_eq!(found[0].score, Some(0.83));
+        assert_eq!((found[2].document.as_str(), found[2].lines), ("/srv/kea.md", Some((4, 9))));
+        let excerpts = excerpts(&source(SourceShape::Ragflow), "flightless parrot", found, 10);
+        // The empty chunk is left out; ranks are kept.
+        assert_eq!(excerpts.len(), 2);
+        assert_eq!(excerpts[0].origin.as_deref(), Some("Team"));
+        assert_eq!(excerpts[0].term_match, 1.0);
+        assert_eq!(excerpts[0].relevance(), 1.0);
+        assert_eq!(excerpts[1].term_match, 0.0, "kea matches nothing asked");
+        assert_eq!(excerpts[1].relevance(), 0.0);
+    }
+
+    #[test]
+    fn a_mapping_reads_dotted_fields_of_the_first_list() {
+        let result = answer(json!({"total": 1, "hits": [{"body": "Tui sing.", "meta": {"title": "Tui", "url": "https://w/tui"}}]}));
+        let shape = SourceShape::Mapped {
+            query_arg: "q".into(),
+            text: "body".into(),
+            title: Some("meta.title".into()),
+            source: Some("meta.url".into()),
+        };
+        let found = read_answer(&shape, &result).unwrap();
+        assert_eq!(found, [Found { text: "Tui sing.".into(), document: "https://w/tui".into(), ..Found::default() }]);
+        let mut fields = Vec::new();
+        field_paths(&json!({"body": "x", "meta": {"title": "t", "n": 1, "tags": []}}), "", &mut fields);
+        assert_eq!(fields, ["body", "meta.n", "meta.title"]);
+    }
+
+    #[test]
+    fn answers_that_cannot_be_read_say_why() {
+        let not_json = CallToolResult::success(vec![ContentBlock::text("Found 3 things")]);
+        let e = read_answer(&SourceShape::Patchbay, &not_json).unwrap_err().to_string();
+        assert!(e.starts_with("the answer is not JSON") && e.contains("Found 3 things"), "{e}");
+        let e = read_answer(&SourceShape::Ragflow, &answer(json!({"data": []}))).unwrap_err().to_string();
+        assert!(e.starts_with("the answer holds no list at \"chunks\": {\"data\":[]}"), "{e}");
+        let failed = CallToolResult::error(vec![ContentBlock::text("dataset gone")]);
+        let e = read_answer(&SourceShape::Ragflow, &failed).unwrap_err().to_string();
+        assert!(e.contains("the tool answered with an error: dataset gone"), "{e}");
+    }
+
+    #[test]
+    fn known_tools_are_recognised_by_name_and_argument() {
+        let tool = |name: &str, arg: &str| {
+            let schema = json!({"type": "object", "properties": {arg: {"type": "string"}}});
+            Tool::new(name.to_owned(), "d", std::sync::Arc::new(schema.as_object().unwrap().clone()))
+        };
+        assert_eq!(recognise(&tool("ragflow_retrieval", "question")), Some(SourceShape::Ragflow));
+        assert_eq!(recognise(&tool("knowledge_search", "query")), Some(SourceShape::Patchbay));
+        assert_eq!(recognise(&tool("knowledge_search", "q")), None);
+        assert_eq!(recognise(&tool("search", "query")), None);
+    }
+}
