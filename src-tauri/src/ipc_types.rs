@@ -15,10 +15,10 @@ use patchbay_core::app::views::{
     AssistantView, CompletionTarget, CompletionView, ConnectionBlocked, ConversationDetail, ConversationRenamed,
     ConversationSettings, ConversationSummary, DoctorReport, GeneralSettings, ImportPreviewView, ImportReport,
     KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbModelProgress, KbModels, KbProgress, KbShare,
-    KbShareClient, KbShareSettings, KeptPage, MessagePage, MessageView, PolicyPreview, PolicySettings, PromptInfo,
-    ProviderView, RegistryFill, ResourceInfo, ResourceTemplateInfo, ResourceUpdated, RootsView, ScheduleAdded,
-    ScheduleInput, ScheduleView, ServerLogLine, ServerStatusView, ServerView, ToolInfo, ToolResultView, TraceRecord,
-    TurnEvent,
+    KbShareClient, KbShareSettings, KbSourceCandidate, KbSourcePreview, KeptPage, MessagePage, MessageView,
+    PolicyPreview, PolicySettings, PromptInfo, ProviderView, RegistryFill, ResourceInfo, ResourceTemplateInfo,
+    ResourceUpdated, RootsView, ScheduleAdded, ScheduleInput, ScheduleView, ServerLogLine, ServerStatusView,
+    ServerView, ToolInfo, ToolResultView, TraceRecord, TurnEvent,
 };
 use patchbay_core::app::{ApprovalAnswer, AttachmentInput, ServerRequestResponse, ServerRequestView};
 use patchbay_core::bundle::BundleInfo;
@@ -30,6 +30,7 @@ use patchbay_core::downloads::SavedFile;
 use patchbay_core::info::AppInfo;
 use patchbay_core::mcp::protocol::content::ResourcePreview;
 use patchbay_core::mcp::{CallEvent, LogLevel};
+use patchbay_core::rag::sources::KnowledgeSource;
 use ts_rs::{Config, TS, TypeVisitor};
 
 use crate::commands::chat::TurnOutcome;
@@ -124,6 +125,9 @@ fn roots(v: &mut Collect) {
     v.visit::<KbShare>();
     v.visit::<KbShareSettings>();
     v.visit::<KbShareClient>();
+    v.visit::<KnowledgeSource>();
+    v.visit::<KbSourceCandidate>();
+    v.visit::<KbSourcePreview>();
     v.visit::<RootsView>();
 }
 

@@ -165,16 +165,18 @@ fn open_knowledge(host: &Host, mode: KnowledgeMode, limits: KnowledgeLimits) -> 
 /// in parallel, each within its start timeout) next to Patchbay's built-in
 /// server (the model sees `knowledge_search` when `knowledge_tool`). Servers
 /// that fail are reported on stderr and left out; they never block the turn.
-/// A name in `only` that is not configured is an error.
+/// A name in `only` that is not configured is an error. The servers in `sources` (the knowledge
+/// sources' servers) are started too, whether or not their tools are offered.
 async fn start_tools(
     host: &Arc<Host>,
     only: Option<&[String]>,
+    sources: &[String],
     knowledge_tool: bool,
     requests: TerminalRequests,
 ) -> anyhow::Result<Arc<dyn ToolHost>> {
     let configured = host.config().servers()?;
     let servers: Vec<_> = match only {
-        None => configured.into_iter().filter(|s| s.enabled).collect(),
+        None => configured.iter().filter(|s| s.enabled).cloned().collect(),
         Some(names) => {
             let unknown: Vec<&str> =
                 names.iter().filter(|n| !configured.iter().any(|s| &s.name == *n)).map(String::as_str).collect();
@@ -186,15 +188,19 @@ async fn start_tools(
                     if known.is_empty() { "none".to_owned() } else { known.join(", ") }
                 );
             }
-            configured.into_iter().filter(|s| names.contains(&s.name)).collect()
+            configured.iter().filter(|s| names.contains(&s.name)).cloned().collect()
         }
     };
-    host.configure(servers.clone(), Arc::new(requests));
+    let started: Vec<_> = configured
+        .into_iter()
+        .filter(|s| servers.iter().any(|t| t.name == s.name) || (s.enabled && sources.contains(&s.name)))
+        .collect();
+    host.configure(started.clone(), Arc::new(requests));
     host.share_roots().await?;
     host.attach_builtin();
     let registry = host.registry();
     registry.start_all().await;
-    let longest = servers.iter().map(|s| s.timeouts.startup_secs).max().unwrap_or(10);
+    let longest = started.iter().map(|s| s.timeouts.startup_secs).max().unwrap_or(10);
     registry.wait_settled(Duration::from_secs(longest + 5)).await;
     for server in registry.snapshot() {
         if let ServerStatus::Failed { reason } = &server.status {
@@ -285,7 +291,13 @@ impl Session {
             Some(u) => TerminalRequests::unattended(u.refused.clone()),
             None => TerminalRequests::new(Ok(sampling)),
         };
-        let tools = start_tools(&host, only, offer_kb, requests).await?;
+        // The knowledge sources' servers run whether or not their tools are offered.
+        let sources: Vec<String> = if knowledge.retrieves() {
+            host.kb().sources().map(|s| s.into_iter().map(|s| s.server).collect()).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let tools = start_tools(&host, only, &sources, offer_kb, requests).await?;
         let mut selection = match &args.servers {
             _ if args.no_tools => ToolSelection::None,
             Some(names) => ToolSelection::Only {

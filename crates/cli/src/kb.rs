@@ -1,6 +1,6 @@
 //! `patchbay kb`: the knowledge base from the terminal.
 //!
-//! `add | list | index | status | remove | search | embeddings | model | serve`. Each
+//! `add | list | index | status | remove | search | embeddings | model | source | serve`. Each
 //! subcommand makes one core call on [`KnowledgeBase`] and prints the result;
 //! `index` draws a progress bar when stderr is a terminal.
 
@@ -83,6 +83,9 @@ enum KbCommand {
     /// Local embedding models to download and use: list, get NAME, use NAME, hub [URL].
     #[command(subcommand)]
     Model(ModelCommand),
+    /// Remote retrieval tools the chat searches beside the knowledge base: list, add, remove, try.
+    #[command(subcommand)]
+    Source(crate::kb_sources::SourceCommand),
     /// Serve the knowledge base as an MCP server.
     Serve {
         /// Over stdin/stdout.
@@ -286,6 +289,7 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
             }
         }
         KbCommand::Model(command) => model(dir, &KnowledgeBase::open(dir, store)?, command).await?,
+        KbCommand::Source(command) => crate::kb_sources::run(dir, store, command).await?,
         KbCommand::Serve { stdio, http, allow_remote } => {
             if let Some(addr) = http.filter(|addr| !addr.ip().to_canonical().is_loopback()) {
                 if !allow_remote {

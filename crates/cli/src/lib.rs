@@ -15,6 +15,7 @@ mod conversation;
 mod info;
 mod install;
 mod kb;
+mod kb_sources;
 mod link;
 mod mcp;
 mod model;

@@ -449,7 +449,7 @@ fn health_line(health: &HealthCheck) -> String {
     }
 }
 
-async fn ready(registry: &McpRegistry, server: &str, settle: Duration) -> anyhow::Result<()> {
+pub(crate) async fn ready(registry: &McpRegistry, server: &str, settle: Duration) -> anyhow::Result<()> {
     registry.start(server).await?;
     registry.wait_settled(settle).await;
     match registry.status(server)? {

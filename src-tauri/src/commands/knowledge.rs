@@ -2,12 +2,14 @@
 
 use patchbay_core::app::views::{
     KbDocument, KbEmbeddings, KbEmbeddingsChoice, KbFolder, KbHit, KbModels, KbShare, KbShareClient, KbShareSettings,
-    RootsView,
+    KbSourceCandidate, KbSourcePreview, RootsView,
 };
+use patchbay_core::rag::sources::KnowledgeSource;
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 
 use super::blocking;
+use crate::cancellable::Request;
 use crate::error::IpcError;
 use crate::state::AppState;
 
@@ -115,6 +117,48 @@ pub async fn kb_share_new_token(state: State<'_, AppState>) -> Result<KbShare, I
 #[tauri::command(rename_all = "snake_case")]
 pub fn kb_share_config(state: State<'_, AppState>, client: KbShareClient) -> Result<String, IpcError> {
     Ok(state.app()?.kb_share_config(client)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_sources(state: State<'_, AppState>) -> Result<Vec<KnowledgeSource>, IpcError> {
+    Ok(state.app()?.kb_sources()?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_source_candidates(state: State<'_, AppState>) -> Result<Vec<KbSourceCandidate>, IpcError> {
+    Ok(state.app()?.kb_source_candidates())
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_put_source(state: State<'_, AppState>, source: KnowledgeSource) -> Result<Vec<KnowledgeSource>, IpcError> {
+    Ok(state.app()?.kb_put_source(source)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn kb_remove_source(state: State<'_, AppState>, name: String) -> Result<Vec<KnowledgeSource>, IpcError> {
+    Ok(state.app()?.kb_remove_source(&name)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn kb_preview_source(
+    state: State<'_, AppState>,
+    server: String,
+    tool: String,
+    query_arg: String,
+    query: String,
+    request: Request,
+) -> Result<KbSourcePreview, IpcError> {
+    Ok(state.app()?.kb_preview_source(&server, &tool, &query_arg, &query, request.token()).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn kb_try_source(
+    state: State<'_, AppState>,
+    source: KnowledgeSource,
+    query: String,
+    request: Request,
+) -> Result<Vec<KbHit>, IpcError> {
+    Ok(state.app()?.kb_try_source(source, &query, request.token()).await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

@@ -40,14 +40,14 @@ fn indexed() -> (tempfile::TempDir, PathBuf, PathBuf) {
 }
 
 /// `patchbay kb serve --http 127.0.0.1:0`, killed on drop.
-struct HttpServe {
+pub struct HttpServe {
     child: Child,
     /// The Streamable HTTP endpoint (`…/mcp`).
-    url: String,
+    pub url: String,
     /// The legacy SSE endpoint (`…/sse`).
-    sse: String,
+    pub sse: String,
     /// The token printed by a first start (empty when the stored one was reused).
-    token: String,
+    pub token: String,
     /// The token line, as printed.
     token_line: String,
     /// Every line printed before the server said where it serves.
@@ -61,7 +61,7 @@ impl Drop for HttpServe {
     }
 }
 
-fn serve_http(data: &Path) -> HttpServe {
+pub fn serve_http(data: &Path) -> HttpServe {
     serve_http_with(data, &["127.0.0.1:0"])
 }
 

@@ -20,6 +20,7 @@ mod info;
 mod kb;
 mod kb_chat;
 mod kb_serve;
+mod kb_sources;
 mod kill_mid_stream;
 mod mcp;
 mod mcp_host_killed;

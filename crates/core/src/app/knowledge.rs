@@ -274,20 +274,13 @@ impl App {
         }
         let kb = self.kb();
         let passages = kb.search(query, kb.default_mode(), limit.clamp(1, 100)).await?;
-        Ok(passages
-            .into_iter()
-            .map(|p| {
-                let path = p.path.display().to_string();
-                let marks = crate::text::analyze::marks(&p.text, query);
-                KbHit {
-                    document: document_title(&path),
-                    path,
-                    score: p.score,
-                    relevance: p.relevance(),
-                    text: p.text,
-                    marks,
-                }
-            })
-            .collect())
+        Ok(passages.into_iter().map(|p| hit(p, query)).collect())
     }
+}
+
+/// A passage found for `query` as the page shows it.
+pub(super) fn hit(p: crate::rag::Excerpt, query: &str) -> KbHit {
+    let path = p.path.display().to_string();
+    let marks = crate::text::analyze::marks(&p.text, query);
+    KbHit { document: document_title(&path), path, score: p.score, relevance: p.relevance(), text: p.text, marks }
 }

@@ -28,6 +28,7 @@ mod roots;
 mod schedules;
 mod servers;
 mod share;
+mod sources;
 mod titles;
 mod tools;
 pub mod views;

@@ -514,6 +514,27 @@ pub struct KbHit {
     pub marks: Vec<[usize; 2]>,
 }
 
+/// A tool of a running server that could be a knowledge source.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+pub struct KbSourceCandidate {
+    pub server: String,
+    pub tool: String,
+    pub description: Option<String>,
+    /// How Patchbay reads it, when it knows the tool (RAGFlow's, Patchbay's); else it needs a mapping.
+    pub shape: Option<crate::rag::sources::SourceShape>,
+    /// Its text arguments, the required ones first: where a mapping may put the question.
+    pub text_args: Vec<String>,
+}
+
+/// A tool's real answer, for confirming a mapping.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+pub struct KbSourcePreview {
+    /// The first result's text and number fields, as dotted paths.
+    pub fields: Vec<String>,
+    /// The answer, as pretty JSON (its first 4,000 characters).
+    pub answer: String,
+}
+
 /// The local embedding models the knowledge-base page offers, and where they come from.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct KbModels {

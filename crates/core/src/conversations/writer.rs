@@ -11,8 +11,7 @@
 
 use super::{
     ConversationError, ConversationId, ConversationStore, FailureKind, MessageId, MessageStatus, Passage, Role,
-    Unavailable,
-    ToolCallStatus, encode,
+    ToolCallStatus, Unavailable, encode,
 };
 use crate::clock::now_ms;
 use crate::llm::{ContentPart, Usage};

@@ -155,10 +155,7 @@ impl KnowledgeBase {
                 }
             }
         });
-        ChatKnowledge {
-            retriever: retriever.map(|r| Arc::new(r) as _),
-            tool: mode.offers_tool().then(|| self.clone()),
-        }
+        ChatKnowledge { retriever: retriever.map(|r| Arc::new(r) as _), tool: mode.offers_tool().then(|| self.clone()) }
     }
 
     /// The "auto" retriever over this knowledge base, in its default search mode.
@@ -226,9 +223,9 @@ impl Retriever for ContextRetriever {
         let local = tokio::time::timeout(o.timeout, self.kb.search(query, mode, depth));
         let sources = self.remote.as_ref().map_or(&[][..], |r| r.sources.as_slice());
         let asked = futures::future::join_all(self.remote.iter().flat_map(|r| {
-            r.sources.iter().map(|source| {
-                sources::ask(&r.registry, source, query, depth, o.source_timeout, cancel.child_token())
-            })
+            r.sources
+                .iter()
+                .map(|source| sources::ask(&r.registry, source, query, depth, o.source_timeout, cancel.child_token()))
         }));
         let (found, answers) = tokio::select! {
             () = cancel.cancelled() => return Ok(Retrieved::default()),

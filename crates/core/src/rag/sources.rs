@@ -151,11 +151,7 @@ fn read_answer(shape: &SourceShape, result: &CallToolResult) -> Result<Vec<Found
     if result.is_error == Some(true) {
         return Err(bad(format!("the tool answered with an error: {}", excerpt_of(&text))));
     }
-    let answer: Value = match &result.structured_content {
-        Some(structured) => structured.clone(),
-        None => serde_json::from_str(&text)
-            .map_err(|e| bad(format!("the answer is not JSON ({e}): {}", excerpt_of(&text))))?,
-    };
+    let answer = answer_json(result, &text, "")?;
     let str_at = |item: &Value, path: &str| at(item, path).map(plain).unwrap_or_default();
     let found = match shape {
         SourceShape::Ragflow => items(&answer, Some("chunks"))?
@@ -199,15 +195,25 @@ fn read_answer(shape: &SourceShape, result: &CallToolResult) -> Result<Vec<Found
     Ok(found)
 }
 
+/// A tool's answer as JSON: its text (what RAGFlow and Patchbay send), else its structured
+/// content (which SDKs may also send, wrapping the text).
+fn answer_json(result: &CallToolResult, text: &str, consequence: &str) -> Result<Value, RagError> {
+    match (serde_json::from_str(text), &result.structured_content) {
+        (Ok(answer), _) => Ok(answer),
+        (Err(_), Some(structured)) => Ok(structured.clone()),
+        (Err(e), None) => Err(bad(format!("the answer is not JSON ({e}){consequence}: {}", excerpt_of(text)))),
+    }
+}
+
 /// The list of results: at `field`, else the answer itself when a list, else its first field
 /// holding a list of objects.
 fn items<'a>(answer: &'a Value, field: Option<&str>) -> Result<&'a Vec<Value>, RagError> {
     let list = match field {
         Some(f) => answer.get(f).and_then(Value::as_array),
         None => answer.as_array().or_else(|| {
-            answer.as_object().and_then(|o| {
-                o.values().filter_map(Value::as_array).find(|a| a.first().is_some_and(Value::is_object))
-            })
+            answer
+                .as_object()
+                .and_then(|o| o.values().filter_map(Value::as_array).find(|a| a.first().is_some_and(Value::is_object)))
         }),
     };
     list.ok_or_else(|| {
@@ -287,13 +293,10 @@ pub async fn preview(
     let mut arguments = Map::new();
     arguments.insert(query_arg.to_owned(), Value::String(query.to_owned()));
     let options = CallOptions { timeout: Some(limit), ..CallOptions::default() };
-    let result = registry.call_tool(server, tool, Some(arguments), options, cancel).await.map_err(|e| bad(e.to_string()))?;
+    let result =
+        registry.call_tool(server, tool, Some(arguments), options, cancel).await.map_err(|e| bad(e.to_string()))?;
     let text: String = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.as_str())).collect();
-    let answer: Value = match result.structured_content {
-        Some(structured) => structured,
-        None => serde_json::from_str(&text)
-            .map_err(|e| bad(format!("the answer is not JSON ({e}), so it cannot be mapped: {}", excerpt_of(&text))))?,
-    };
+    let answer = answer_json(&result, &text, ", so it cannot be mapped")?;
     let first = items(&answer, None)?.first().cloned().unwrap_or(Value::Null);
     let mut fields = Vec::new();
     field_paths(&first, "", &mut fields);
@@ -351,7 +354,9 @@ mod tests {
 
     #[test]
     fn a_mapping_reads_dotted_fields_of_the_first_list() {
-        let result = answer(json!({"total": 1, "hits": [{"body": "Tui sing.", "meta": {"title": "Tui", "url": "https://w/tui"}}]}));
+        let result = answer(
+            json!({"total": 1, "hits": [{"body": "Tui sing.", "meta": {"title": "Tui", "url": "https://w/tui"}}]}),
+        );
         let shape = SourceShape::Mapped {
             query_arg: "q".into(),
             text: "body".into(),

@@ -771,6 +771,32 @@ address: string,
 allow_remote: boolean, };
 
 /**
+ * A tool of a running server that could be a knowledge source.
+ */
+export type KbSourceCandidate = { server: string, tool: string, description: string | null, 
+/**
+ * How Patchbay reads it, when it knows the tool (RAGFlow's, Patchbay's); else it needs a mapping.
+ */
+shape: SourceShape | null, 
+/**
+ * Its text arguments, the required ones first: where a mapping may put the question.
+ */
+text_args: Array<string>, };
+
+/**
+ * A tool's real answer, for confirming a mapping.
+ */
+export type KbSourcePreview = { 
+/**
+ * The first result's text and number fields, as dotted paths.
+ */
+fields: Array<string>, 
+/**
+ * The answer, as pretty JSON (its first 4,000 characters).
+ */
+answer: string, };
+
+/**
  * A stretch of a tool result kept whole with its conversation, for the inspector.
  */
 export type KeptPage = { 
@@ -834,6 +860,15 @@ min_relevance: number,
  * Estimated tokens of passage text at most.
  */
 max_tokens: number, };
+
+/**
+ * A remote retrieval tool the chat searches beside the local knowledge base.
+ */
+export type KnowledgeSource = { 
+/**
+ * What citations call it.
+ */
+name: string, server: string, tool: string, shape: SourceShape, };
 
 /**
  * A `logging/setLevel` level: the server sends messages at this level and above.
@@ -1594,6 +1629,11 @@ valid_from: string, valid_to: string,
  * The SHA-256 of the certificate, lowercase hex.
  */
 fingerprint: string, };
+
+/**
+ * How a source's tool is asked and its answer read.
+ */
+export type SourceShape = { "kind": "ragflow" } | { "kind": "patchbay" } | { "kind": "mapped", query_arg: string, text: string, title: string | null, source: string | null, };
 
 /**
  * A message of a sampling request as the dialog shows (and edits) it.

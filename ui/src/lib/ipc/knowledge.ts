@@ -1,6 +1,6 @@
 // The knowledge base (its folders, index, search and embeddings) and the
 // folders shared with servers as roots.
-import { call, on } from "./client";
+import { call, cancellable, on } from "./client";
 import type {
   KbDocument,
   KbEmbeddings,
@@ -13,6 +13,9 @@ import type {
   KbShare,
   KbShareClient,
   KbShareSettings,
+  KbSourceCandidate,
+  KbSourcePreview,
+  KnowledgeSource,
   RootsView,
 } from "./generated";
 
@@ -30,8 +33,12 @@ export type {
   KbShare,
   KbShareClient,
   KbShareSettings,
+  KbSourceCandidate,
+  KbSourcePreview,
+  KnowledgeSource,
   RootsView,
   Served,
+  SourceShape,
 } from "./generated";
 
 export const knowledgeIpc = {
@@ -52,6 +59,14 @@ export const knowledgeIpc = {
   kbSetShare: (settings: KbShareSettings) => call<KbShare>("kb_set_share", { settings }),
   kbShareNewToken: () => call<KbShare>("kb_share_new_token"),
   kbShareConfig: (client: KbShareClient) => call<string>("kb_share_config", { client }),
+  kbSources: () => call<KnowledgeSource[]>("kb_sources"),
+  kbSourceCandidates: () => call<KbSourceCandidate[]>("kb_source_candidates"),
+  kbPutSource: (source: KnowledgeSource) => call<KnowledgeSource[]>("kb_put_source", { source }),
+  kbRemoveSource: (name: string) => call<KnowledgeSource[]>("kb_remove_source", { name }),
+  kbPreviewSource: (server: string, tool: string, queryArg: string, query: string, signal?: AbortSignal) =>
+    cancellable<KbSourcePreview>("kb_preview_source", { server, tool, query_arg: queryArg, query }, signal),
+  kbTrySource: (source: KnowledgeSource, query: string, signal?: AbortSignal) =>
+    cancellable<KbHit[]>("kb_try_source", { source, query }, signal),
   listRoots: () => call<RootsView>("list_roots"),
   addSharedFolder: (path: string) => call<RootsView>("add_shared_folder", { path }),
   removeSharedFolder: (path: string) => call<RootsView>("remove_shared_folder", { path }),
