@@ -31,6 +31,12 @@ function fake() {
     kbSetShare: vi.fn(() => Promise.resolve(NOT_SHARED)),
     kbShareNewToken: vi.fn(() => Promise.resolve(NOT_SHARED)),
     kbShareConfig: vi.fn(() => Promise.resolve("{}")),
+    kbSources: vi.fn(() => Promise.resolve([])),
+    kbSourceCandidates: vi.fn(() => Promise.resolve([])),
+    kbPutSource: vi.fn(() => Promise.resolve([])),
+    kbRemoveSource: vi.fn(() => Promise.resolve([])),
+    kbPreviewSource: vi.fn(() => Promise.resolve({ fields: [], answer: "" })),
+    kbTrySource: vi.fn(() => Promise.resolve([])),
     onKbProgress: vi.fn((h: (p: KbProgress) => void) => {
       progress = h;
       return Promise.resolve(() => undefined);

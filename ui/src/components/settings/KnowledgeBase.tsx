@@ -1,12 +1,13 @@
 // Knowledge base: folders, index progress, documents and chunk counts,
-// re-index, embeddings (KbEmbeddings), sharing with other apps (KbShare) and a search box that
-// shows scored passages.
+// re-index, embeddings (KbEmbeddings), other machines' knowledge (KbSources), sharing with
+// other apps (KbShare) and a search box that shows scored passages.
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import { toIpcError, type Ipc, type IpcError, type KbDocument, type KbFolder, type KbHit } from "../../lib/ipc";
 import { ErrorBanner } from "../ErrorBanner";
 import { KbEmbeddings, type KbEmbeddingsIpc } from "./KbEmbeddings";
 import { KbShare, type KbShareIpc } from "./KbShare";
+import { KbSources, type KbSourcesIpc } from "./KbSources";
 import { useLoad } from "./useLoad";
 import { Marked } from "../common/Marked";
 
@@ -15,6 +16,7 @@ export type KbIpc = Pick<
   "kbStatus" | "kbPickFolder" | "kbAddFolder" | "kbRemoveFolder" | "kbReindex" | "kbDocuments" | "kbSearch" | "onKbProgress"
 > &
   KbEmbeddingsIpc &
+  KbSourcesIpc &
   KbShareIpc;
 
 function Documents({ ipc, folder }: { ipc: KbIpc; folder: string }) {
@@ -137,6 +139,7 @@ export function KnowledgeBase({ ipc }: { ipc: KbIpc }) {
         </button>
       </form>
       <KbEmbeddings ipc={ipc} onSaved={reload} />
+      <KbSources ipc={ipc} />
       <KbShare ipc={ipc} />
       <h2>{t("kb.search")}</h2>
       <form
