@@ -1772,3 +1772,86 @@ fn a_newer_version_is_announced_at_start_unless_switched_off() -> Result<()> {
     })?;
     Ok(())
 }
+
+/// Knowledge from other machines: a server answering in RAGFlow's `ragflow_retrieval` shape
+/// (tests/peers/ragflow_retrieval.py) and a second Patchbay's knowledge base served over HTTP
+/// (`kb serve`'s and Share's server) are sources of one answer; its citations name both and open
+/// their passages, and a source that failed is named under the answer.
+#[test]
+fn an_answer_cites_a_ragflow_server_and_another_patchbay_and_names_a_source_that_failed() -> Result<()> {
+    use patchbay_core::rag::KnowledgeBase;
+    use patchbay_core::rag::serve::{HttpServer, KbServer};
+    use patchbay_core::rag::sources::{KnowledgeSource, SourceShape};
+
+    let runtime = tokio::runtime::Runtime::new()?;
+    let tmp = tempfile::tempdir()?;
+    // The second Patchbay: its knowledge base holds birds.md, served with a bearer token.
+    let other = DataDir::new(tmp.path().join("other"));
+    let docs = tmp.path().join("other-docs");
+    std::fs::create_dir_all(&docs)?;
+    std::fs::write(docs.join("birds.md"), "# Birds\n\nThe kakapo is a flightless nocturnal parrot.\n")?;
+    let kb = KnowledgeBase::open(&other, Store::open(&other)?)?;
+    kb.add_folder(&docs)?;
+    runtime.block_on(kb.index(std::sync::Arc::new(|_| {}), &tokio_util::sync::CancellationToken::new()))?;
+    let served = runtime.block_on(HttpServer::bind(KbServer::new(kb), "127.0.0.1:0".parse()?, "team-token"))?;
+    let team_url = format!("http://{}/mcp", served.local_addr()?);
+    let stop = tokio_util::sync::CancellationToken::new();
+    runtime.spawn(served.run(stop.clone()));
+
+    let answer = openai::text_reply(&["Brakes are checked at Oakridge [1]; the kakapo is flightless [2]."]);
+    let model = runtime.block_on(ScriptedServer::start(Format::OpenAi, vec![answer, openai::text_reply(&["Brakes"])]))?;
+    let data_dir = tmp.path().join("data");
+    let python = peers::python().display().to_string();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/ragflow_retrieval.py").display().to_string();
+    let ragflow = McpServerConfig::stdio("ragflow", &python, &[&script]);
+    let broken = McpServerConfig::stdio("ragflow-down", &python, &[&script, "--broken"]);
+    let headers = [("Authorization".to_owned(), ValueSource::Plain("Bearer team-token".into()))].into();
+    let team = McpServerConfig::with_transport("team-kb", TransportConfig::StreamableHttp { url: team_url, headers });
+    seed_with(&data_dir, &model.url(), &[ragflow, broken, team])?;
+    let kb = KnowledgeBase::open(&DataDir::new(&data_dir), Store::open(&DataDir::new(&data_dir))?)?;
+    for (name, server, tool, shape) in [
+        ("Fleet", "ragflow", "ragflow_retrieval", SourceShape::Ragflow),
+        ("Archive", "ragflow-down", "ragflow_retrieval", SourceShape::Ragflow),
+        ("Team", "team-kb", "knowledge_search", SourceShape::Patchbay),
+    ] {
+        kb.put_source(KnowledgeSource { name: name.into(), server: server.into(), tool: tool.into(), shape })?;
+    }
+    let name = "an_answer_cites_a_ragflow_server_and_another_patchbay_and_names_a_source_that_failed";
+    let app = App::start(name, AppOptions { data_dir: Some(data_dir), ..Default::default() })?;
+    app.check(|s| {
+        // The sources are listed on the knowledge-base page once their servers are ready.
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        s.click(&s.wait_for("#settings-tab-servers", WAIT)?)?;
+        for server in ["ragflow", "team-kb"] {
+            s.wait_for(&ready_dot(server), SERVER_WAIT)?;
+        }
+        s.click(&s.wait_for("#settings-tab-kb", WAIT)?)?;
+        s.wait_for_count("[data-testid=kb-source]", 3, WAIT)?;
+        s.click(&s.find("#nav-chat")?)?;
+        s.click(&s.wait_for("#new-conversation", WAIT)?)?;
+        send(s, "When are the delivery van brakes checked, and is the kakapo a flightless parrot?")?;
+        s.wait_for_text("[data-testid=message-assistant]", WAIT, |t| t.contains("checked at Oakridge"))?;
+        s.wait_for_count("[data-testid=citation-chip]", 2, WAIT)?;
+        let chips: Vec<String> = (0..2)
+            .map(|i| {
+                let text = "return document.querySelectorAll('[data-testid=citation-chip]')[arguments[0]].textContent";
+                s.execute(text, json!([i])).map(|v| v.as_str().unwrap_or_default().to_owned())
+            })
+            .collect::<Result<_>>()?;
+        ensure!(chips.iter().any(|c| c.contains("Fleet · fleet-maintenance.pdf")), "no RAGFlow citation: {chips:?}");
+        ensure!(chips.iter().any(|c| c.contains("Team · birds.md")), "no citation of the other Patchbay: {chips:?}");
+        let failed = s.wait_for_text("[data-testid=citation-unavailable]", WAIT, |t| t.contains("Archive"))?;
+        ensure!(failed.contains("Cannot process this operation."), "the failed source does not say why: {failed}");
+        // A remote passage opens with its source named.
+        let fleet = chips.iter().position(|c| c.contains("Fleet")).unwrap_or(0);
+        s.execute("document.querySelectorAll('[data-testid=citation-chip]')[arguments[0]].click()", json!([fleet]))?;
+        let passage = s.wait_for_text("[data-testid=citation-passage]", WAIT, |t| t.contains("Oakridge depot"))?;
+        ensure!(passage.contains("Fleet · "), "the passage does not name its source: {passage}");
+        Ok(())
+    })?;
+    app.screenshot("cited-sources")?;
+    stop.cancel();
+    let system = model.requests()[0].body["messages"][0]["content"].to_string();
+    ensure!(system.contains("Fleet: fleet-maintenance.pdf") && system.contains("Team: "), "{system}");
+    Ok(())
+}
