@@ -1799,7 +1799,8 @@ fn an_answer_cites_a_ragflow_server_and_another_patchbay_and_names_a_source_that
     runtime.spawn(served.run(stop.clone()));
 
     let answer = openai::text_reply(&["Brakes are checked at Oakridge [1]; the kakapo is flightless [2]."]);
-    let model = runtime.block_on(ScriptedServer::start(Format::OpenAi, vec![answer, openai::text_reply(&["Brakes"])]))?;
+    let model =
+        runtime.block_on(ScriptedServer::start(Format::OpenAi, vec![answer, openai::text_reply(&["Brakes"])]))?;
     let data_dir = tmp.path().join("data");
     let python = peers::python().display().to_string();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/ragflow_retrieval.py").display().to_string();

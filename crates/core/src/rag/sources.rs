@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::RagError;
 use super::search::Excerpt;
 use super::{kb::KnowledgeBase, relevance};
+use crate::mcp::protocol::approval::{AskReason, Decision};
 use crate::mcp::{CallOptions, McpRegistry};
 use crate::text::analyze::{self, Purpose};
 
@@ -108,8 +109,28 @@ impl KnowledgeBase {
     }
 }
 
+/// Whether `source`'s tool may be called for a chat: it must be offered and switched on, and its
+/// approval not "deny". Adding a source is the user's word to call it with each question, as
+/// "allow" is; a server at the strict level, where every call is asked, cannot answer unasked.
+fn permitted(registry: &McpRegistry, server: &str, name: &str) -> Result<(), RagError> {
+    let config = registry.server_config(server).map_err(|e| bad(e.to_string()))?;
+    if config.disabled_tools.contains(name) {
+        return Err(bad(format!("{server}'s tool {name} is switched off on the server's page")));
+    }
+    let tools = registry.tools(server).map_err(|e| bad(e.to_string()))?;
+    let tool = tools.iter().find(|t| t.name == *name).ok_or_else(|| bad(format!("{server} offers no tool {name}")))?;
+    match registry.approval_policy(&config).decide(tool) {
+        Decision::Deny(_) => Err(bad(format!("{server}'s tool {name} is set to deny on the server's page"))),
+        Decision::Ask(AskReason::StrictLevel) => Err(bad(format!(
+            "{server} runs at the strict level, where every call is asked, so it cannot answer unasked; choose the \
+             normal level on its page to use it as a knowledge source"
+        ))),
+        Decision::Ask(_) | Decision::Allow(_) => Ok(()),
+    }
+}
+
 /// Asks `source` for `query`'s best `top_k` passages within `limit`, best first, each naming the
-/// source; a failure says which source and why.
+/// source; a failure (or a tool the user switched off or denied) says which source and why.
 pub async fn ask(
     registry: &McpRegistry,
     source: &KnowledgeSource,
@@ -123,6 +144,7 @@ pub async fn ask(
         SourceShape::Patchbay => json!({"query": query, "top_k": top_k}),
         SourceShape::Mapped { query_arg, .. } => json!({ query_arg: query }),
     };
+    permitted(registry, &source.server, &source.tool)?;
     let options = CallOptions { timeout: Some(limit), ..CallOptions::default() };
     let call = registry.call_tool(&source.server, &source.tool, arguments.as_object().cloned(), options, cancel);
     let result = tokio::time::timeout(limit, call)
@@ -290,6 +312,7 @@ pub async fn preview(
     limit: Duration,
     cancel: CancellationToken,
 ) -> Result<(Vec<String>, Value), RagError> {
+    permitted(registry, server, tool)?;
     let mut arguments = Map::new();
     arguments.insert(query_arg.to_owned(), Value::String(query.to_owned()));
     let options = CallOptions { timeout: Some(limit), ..CallOptions::default() };

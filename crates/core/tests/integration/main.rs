@@ -30,6 +30,7 @@ mod floors;
 mod kb_endpoint_embeddings;
 mod kb_local_embeddings;
 mod kb_models;
+mod kb_sources;
 mod llm_anthropic;
 mod llm_gemini;
 mod llm_openai;

@@ -368,6 +368,11 @@ impl McpRegistry {
         ApprovalPolicy::from_config(config).at_level(self.shared().policy(config).level)
     }
 
+    /// The settings `name` runs with.
+    pub fn server_config(&self, name: &str) -> Result<McpServerConfig, McpError> {
+        Ok(lock(&self.slot(name)?.config).clone())
+    }
+
     /// The security policy `name` runs under (from its next start, when it changed).
     pub fn policy(&self, name: &str) -> Result<Resolved, McpError> {
         let slot = self.slot(name)?;

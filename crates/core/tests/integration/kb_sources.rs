@@ -1,0 +1,83 @@
+//! A knowledge source is asked through the registry as the user set its server up: a tool switched
+//! off, set to deny, or on a server at the strict level (where every call is asked) is not called
+//! for a chat, and says why; otherwise its RAGFlow-shaped answer (tests/peers/ragflow_retrieval.py)
+//! becomes passages naming the source.
+
+use std::time::Duration;
+
+use patchbay_core::config::{ApprovalMode, McpServerConfig, SecurityLevel};
+use patchbay_core::mcp::{McpRegistry, RegistryOptions, ServerStatus};
+use patchbay_core::rag::sources::{self, KnowledgeSource, SourceShape};
+use patchbay_core::secrets::MemoryStore;
+use patchbay_test_support::peers;
+use tokio_util::sync::CancellationToken;
+
+const RAGFLOW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/peers/ragflow_retrieval.py");
+const LIMIT: Duration = Duration::from_secs(20);
+
+async fn ready(config: McpServerConfig) -> McpRegistry {
+    let registry = McpRegistry::new(std::sync::Arc::new(MemoryStore::default()), RegistryOptions::default());
+    let name = config.name.clone();
+    registry.configure([config]);
+    registry.start_all().await;
+    registry.wait_settled(LIMIT).await;
+    assert_eq!(registry.status(&name).unwrap(), ServerStatus::Ready, "{:?}", registry.stderr_tail(&name, 20));
+    registry
+}
+
+async fn ask(registry: &McpRegistry) -> Result<Vec<patchbay_core::rag::Excerpt>, String> {
+    let source = KnowledgeSource {
+        name: "Fleet".into(),
+        server: "ragflow".into(),
+        tool: "ragflow_retrieval".into(),
+        shape: SourceShape::Ragflow,
+    };
+    sources::ask(registry, &source, "delivery van brakes", 5, LIMIT, CancellationToken::new())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+fn ragflow() -> McpServerConfig {
+    McpServerConfig::stdio("ragflow", peers::python().to_str().unwrap(), &[RAGFLOW])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_is_asked_only_as_its_server_is_set_up() {
+    // "ask" (the default of an imported server): adding the source is the user's word.
+    let mut asks = ragflow();
+    asks.approval = ApprovalMode::Ask;
+    let registry = ready(asks).await;
+    let found = ask(&registry).await.unwrap();
+    assert_eq!(found[0].path.to_str(), Some("fleet-maintenance.pdf"));
+    assert_eq!(found[0].origin.as_deref(), Some("Fleet"));
+    assert!(found[0].text.contains("Oakridge depot"));
+    assert_eq!(found[0].similarity, Some(1.0), "RAGFlow's similarity: the peer's share of the words asked");
+    registry.shutdown().await;
+
+    let mut off = ragflow();
+    off.disabled_tools.insert("ragflow_retrieval".into());
+    let registry = ready(off).await;
+    assert_eq!(
+        ask(&registry).await.unwrap_err(),
+        "ragflow's tool ragflow_retrieval is switched off on the server's page"
+    );
+    registry.shutdown().await;
+
+    let mut denied = ragflow();
+    denied.tool_approval.insert("ragflow_retrieval".into(), ApprovalMode::Deny);
+    let registry = ready(denied).await;
+    assert_eq!(
+        ask(&registry).await.unwrap_err(),
+        "ragflow's tool ragflow_retrieval is set to deny on the server's page"
+    );
+    registry.shutdown().await;
+
+    let mut strict = ragflow();
+    strict.approval = ApprovalMode::Allow;
+    strict.policy.level = Some(SecurityLevel::Strict);
+    strict.policy.read = vec![std::path::PathBuf::from(RAGFLOW).parent().unwrap().canonicalize().unwrap()];
+    let registry = ready(strict).await;
+    let refused = ask(&registry).await.unwrap_err();
+    assert!(refused.starts_with("ragflow runs at the strict level"), "{refused}");
+    registry.shutdown().await;
+}
