@@ -40,12 +40,7 @@ impl App {
                     .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
                     .unwrap_or_default();
                 let mut text_args: Vec<String> = properties
-                    .map(|p| {
-                        p.iter()
-                            .filter(|(_, s)| s.get("type").and_then(|t| t.as_str()) == Some("string"))
-                            .map(|(k, _)| k.clone())
-                            .collect()
-                    })
+                    .map(|p| p.iter().filter(|(_, schema)| takes_text(schema)).map(|(k, _)| k.clone()).collect())
                     .unwrap_or_default();
                 text_args.sort_by_key(|a| !required.contains(&a.as_str()));
                 out.push(KbSourceCandidate {
@@ -107,4 +102,13 @@ impl App {
         let found = sources::ask(&self.inner.registry, &source, query, 5, TRY_LIMIT, cancel).await?;
         Ok(found.into_iter().map(|p| hit(p, query)).collect())
     }
+}
+
+/// Whether an argument's schema takes text: `"type": "string"`, a list of types with it, or one
+/// of its `anyOf` choices (`str | None` in Python's SDK).
+fn takes_text(schema: &serde_json::Value) -> bool {
+    let string =
+        |t: &serde_json::Value| t == "string" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "string"));
+    schema.get("type").is_some_and(string)
+        || schema.get("anyOf").and_then(|a| a.as_array()).is_some_and(|choices| choices.iter().any(takes_text))
 }

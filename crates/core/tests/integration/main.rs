@@ -19,6 +19,7 @@ mod app_bundles;
 mod app_chat;
 mod app_events;
 mod app_kb_share;
+mod app_kb_sources;
 mod app_policy;
 mod app_roots;
 mod app_schedules;
