@@ -291,12 +291,11 @@ async fn run_async(dir: &DataDir, args: KbArgs) -> anyhow::Result<ExitCode> {
         KbCommand::Model(command) => model(dir, &KnowledgeBase::open(dir, store)?, command).await?,
         KbCommand::Source(command) => crate::kb_sources::run(dir, store, command).await?,
         KbCommand::Serve { stdio, http, allow_remote } => {
-            if let Some(addr) = http.filter(|addr| !addr.ip().to_canonical().is_loopback()) {
+            if let Some((addr, why)) = http.and_then(|addr| serve::remote_refusal(addr).map(|why| (addr, why))) {
                 if !allow_remote {
                     anyhow::bail!(
-                        "not serving on {addr}: it is reachable from other computers, and the server speaks plain \
-                         HTTP, so the token and the documents would cross the network unencrypted; use \
-                         127.0.0.1 (or a port alone), or pass --allow-remote to serve there anyway"
+                        "not serving on {addr}: {why}; use 127.0.0.1 (or a port alone), or pass --allow-remote to \
+                         serve there anyway"
                     );
                 }
                 eprintln!(

@@ -1,6 +1,7 @@
-//! `patchbay kb serve` as a real MCP server, driven by the official Python SDK
-//! client and by Patchbay's own client (`McpRegistry`), over stdio and
-//! Streamable HTTP; the HTTP guard (bearer token, Origin) on raw requests;
+//! `patchbay kb serve` as a real MCP server, driven by the official Python and
+//! TypeScript SDK clients and by Patchbay's own client (`McpRegistry`), over
+//! stdio, Streamable HTTP and legacy SSE, with `knowledge_search` and RAGFlow's
+//! tools; the HTTP guard (bearer token, Origin, Host) on raw requests, SSE's too;
 //! an address other computers reach only with `--allow-remote`, and a warning.
 //!
 //! The HTTP server keeps its token in the OS keyring: the test command runs
@@ -179,16 +180,20 @@ fn check_ragflow(answer: &Value, birds: &Path) {
         );
         assert_eq!(found["query_info"]["dataset_count"], 1);
     }
-    // One document: only its chunks.
-    let document = rf["document"]["chunks"].as_array().unwrap();
-    assert!(!document.is_empty() && document.iter().all(|c| c["document_id"] == top["document_id"]), "{rf}");
-    // Pages: the second page of one holds the second passage of the whole list.
+    // Everything the question finds, in every dataset, with no floor.
     let all_unfloored = rf["per_dataset"]
         .as_object()
         .unwrap()
         .values()
         .map(|f| f["pagination"]["total_chunks"].as_u64().unwrap())
         .sum::<u64>();
+    // One document: only its chunks, where the question finds others too.
+    let document = rf["document"]["chunks"].as_array().unwrap();
+    assert!(!document.is_empty() && document.iter().all(|c| c["document_id"] == top["document_id"]), "{rf}");
+    assert!(rf["document"]["pagination"]["total_chunks"].as_u64().unwrap() < all_unfloored, "{rf}");
+    assert_eq!(rf["unknown_document"]["is_error"], true);
+    assert!(rf["unknown_document"]["text"].as_str().unwrap().contains("no document has the id \"0000\""), "{rf}");
+    // Pages: the second page of one holds the second passage of the whole list.
     assert_eq!(
         rf["page_two"]["pagination"],
         json!({"page": 2, "page_size": 1, "total_chunks": all_unfloored, "total_pages": all_unfloored})
@@ -196,6 +201,7 @@ fn check_ragflow(answer: &Value, birds: &Path) {
     assert_eq!(rf["page_two"]["chunks"].as_array().unwrap().len(), 1);
     // A floor of 0.99 keeps only passages that match the whole question.
     let strict = rf["strict"]["chunks"].as_array().unwrap();
+    assert!(!strict.is_empty(), "birds.md holds both words asked: {rf}");
     assert!(strict.iter().all(|c| c["similarity"].as_f64().unwrap() >= 0.99), "{rf}");
     assert!(strict.len() < all_unfloored as usize);
     // RAGFlow's clients send null for what they leave out.
@@ -311,8 +317,6 @@ fn http_requires_the_token_and_refuses_browsers() {
     assert_eq!(post_initialize(&server.url, &[("Authorization", &bearer)]), 200, "the right token");
 }
 
-/// `patchbay kb serve ARGS…` run to its end, killed if it is still running
-/// after 30 s (then it serves: the test fails).
 /// Sends a raw HTTP/1.1 request to the server at `url`'s host; returns the status and the
 /// connection (to read the rest of an event stream from).
 fn raw(url: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, BufReader<TcpStream>) {
@@ -367,14 +371,27 @@ fn legacy_sse_requires_the_token_refuses_browsers_and_checks_each_message() {
     });
     assert_eq!(post(&endpoint, &json, &initialize.to_string()), 202);
     let answer: Value = events
+        .by_ref()
         .lines()
         .map(Result::unwrap)
         .find_map(|line| line.strip_prefix("data: ").and_then(|data| serde_json::from_str(data).ok()))
         .unwrap();
     assert_eq!(answer["id"], 7, "{answer}");
     assert_eq!(answer["result"]["protocolVersion"], "2024-11-05", "{answer}");
+
+    // A client that closes its stream ends its session: its posts are then refused.
+    drop(events);
+    let ping = json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}).to_string();
+    let started = std::time::Instant::now();
+    while post(&endpoint, &json, &ping) != 404 {
+        assert!(started.elapsed() < Duration::from_secs(30), "the session outlived its stream");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    eprintln!("session ended {:?} after its stream closed", started.elapsed());
 }
 
+/// `patchbay kb serve ARGS…` run to its end, killed if it is still running
+/// after 30 s (then it serves: the test fails).
 fn serve_to_the_end(data: &Path, args: &[&str]) -> Output {
     let mut child = command(data)
         .args(["kb", "serve"])
@@ -426,7 +443,7 @@ fn http_with_a_port_alone_serves_on_loopback_without_a_warning() {
     let bearer = format!("Bearer {}", server.token);
     assert_eq!(post_initialize(&server.url, &[("Authorization", &bearer)]), 200);
     // A loopback server keeps refusing requests that name another host (DNS rebinding).
-    assert_ne!(post_initialize(&server.url, &[("Authorization", &bearer), ("Host", "192.0.2.7:8765")]), 200);
+    assert_eq!(post_initialize(&server.url, &[("Authorization", &bearer), ("Host", "192.0.2.7:8765")]), 403);
 }
 
 fn registry() -> McpRegistry {

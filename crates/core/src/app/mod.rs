@@ -471,11 +471,7 @@ impl App {
             app.inner.registry.start_all().await;
         });
         let app = self.clone();
-        tokio::spawn(async move {
-            if let Err(e) = app.restart_share().await {
-                tracing::warn!("the knowledge base is not shared: {e}");
-            }
-        });
+        tokio::spawn(async move { app.restart_share().await });
         self.catch_up_and_watch()
     }
 

@@ -59,21 +59,25 @@ impl RequestLog for ShareLog {
 const STOP_WAIT: Duration = Duration::from_secs(5);
 
 /// A share server serving.
-#[derive(Debug)]
 struct Running {
     at: SocketAddr,
+    /// The token it was started with (the copied configurations carry this one).
+    token: String,
     cancel: CancellationToken,
     /// Fires when the server has stopped (its address is free again).
     stopped: oneshot::Receiver<()>,
 }
 
 /// The share server's state while Patchbay runs.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Sharing {
     running: Option<Running>,
     /// Why it is not serving although it should.
     error: Option<String>,
     log: Arc<ShareLog>,
+    /// Held across a whole restart: two at once (start-up and a save, a save and a new token)
+    /// would each start a server, and one would be left running unseen.
+    restarting: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl App {
@@ -104,37 +108,47 @@ impl App {
     /// saved, and the page says why it is not serving.
     pub async fn kb_set_share(&self, settings: KbShareSettings) -> Result<KbShare, AppError> {
         let addr = serve::parse_address(&settings.address)?;
-        if !addr.ip().to_canonical().is_loopback() && !settings.allow_remote {
-            return Err(AppError::Invalid(format!(
-                "{addr} can be reached from other computers, and the server speaks plain HTTP: the token and the \
-                 documents would cross the network unencrypted; use 127.0.0.1, or allow other computers"
-            )));
+        if let Some(why) = serve::remote_refusal(addr).filter(|_| !settings.allow_remote) {
+            return Err(AppError::Invalid(format!("{why}; use 127.0.0.1, or allow other computers")));
         }
         let stored =
             Stored { enabled: settings.enabled, address: addr.to_string(), allow_remote: settings.allow_remote };
         self.inner.store.set_setting(SETTING, &stored)?;
-        self.restart_share().await?;
+        self.restart_share().await;
         self.kb_share()
     }
 
     /// A new bearer token; clients configured with the old one are refused from now on.
     pub async fn kb_share_new_token(&self) -> Result<KbShare, AppError> {
         self.inner.secrets.set(serve::TOKEN_SECRET, &serve::generate_token())?;
-        self.restart_share().await?;
+        self.restart_share().await;
         self.kb_share()
     }
 
-    /// Stops the share server, and starts it again when sharing is on (at start-up too).
-    pub(crate) async fn restart_share(&self) -> Result<(), AppError> {
-        let (before, log) = {
+    /// Stops the share server, and starts it again when sharing is on (at start-up too). Why it
+    /// does not serve although it should is kept for the page ([`KbShare::error`]).
+    pub(crate) async fn restart_share(&self) {
+        let restarting = lock(&self.inner.sharing).restarting.clone();
+        let _one_at_a_time = restarting.lock().await;
+        let before = {
             let mut sharing = lock(&self.inner.sharing);
             sharing.error = None;
-            (sharing.running.take(), sharing.log.clone())
+            sharing.running.take()
         };
         if let Some(before) = before {
             before.cancel.cancel();
-            let _ = tokio::time::timeout(STOP_WAIT, before.stopped).await;
+            if tokio::time::timeout(STOP_WAIT, before.stopped).await.is_err() {
+                tracing::warn!("the knowledge base's previous share server did not stop within {STOP_WAIT:?}");
+            }
         }
+        if let Err(e) = self.start_share().await {
+            tracing::warn!("the knowledge base is not shared: {e}");
+            lock(&self.inner.sharing).error = Some(format!("not sharing: {e}"));
+        }
+    }
+
+    /// Starts the share server when sharing is on.
+    async fn start_share(&self) -> Result<(), AppError> {
         let stored = self.stored_share()?;
         if !stored.enabled {
             return Ok(());
@@ -142,18 +156,13 @@ impl App {
         let addr = serve::parse_address(&stored.address)?;
         let (token, _) = serve::token(self.inner.secrets.as_ref())?;
         let host = self.inner.host.clone();
+        let log = lock(&self.inner.sharing).log.clone();
         let server = KbServer::live(Arc::new(move || host.kb()), Some(log));
-        let bound = HttpServer::bind(server, addr, &token).await.and_then(|s| Ok((s.local_addr()?, s)));
-        let (at, server) = match bound {
-            Ok(bound) => bound,
-            Err(e) => {
-                lock(&self.inner.sharing).error = Some(format!("not sharing: could not listen on {addr}: {e}"));
-                return Ok(());
-            }
-        };
+        let server = HttpServer::bind(server, addr, &token).await?;
+        let at = server.local_addr()?;
         let cancel = self.inner.shutdown.child_token();
         let (done, stopped) = oneshot::channel();
-        lock(&self.inner.sharing).running = Some(Running { at, cancel: cancel.clone(), stopped });
+        lock(&self.inner.sharing).running = Some(Running { at, token, cancel: cancel.clone(), stopped });
         self.spawn(async move {
             if let Err(e) = server.run(cancel).await {
                 tracing::warn!("sharing the knowledge base stopped: {e}");
@@ -164,13 +173,14 @@ impl App {
 
     /// The `mcpServers` entry that connects `client` to the shared knowledge base, with the token.
     pub fn kb_share_config(&self, client: KbShareClient) -> Result<String, AppError> {
-        let at = lock(&self.inner.sharing).running.as_ref().map(|r| r.at);
-        let mut at = at.ok_or_else(|| AppError::Invalid("the knowledge base is not shared: turn sharing on".into()))?;
-        // A server listening on every address is reached here at this computer's own.
+        let serving = lock(&self.inner.sharing).running.as_ref().map(|r| (r.at, r.token.clone()));
+        let (mut at, token) =
+            serving.ok_or_else(|| AppError::Invalid("the knowledge base is not shared: turn sharing on".into()))?;
+        // A server listening on every address is reached here at this computer's own; the page
+        // says other computers use this computer's network address instead.
         if at.ip().is_unspecified() {
             at.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
         }
-        let (token, _) = serve::token(self.inner.secrets.as_ref())?;
         let url = format!("http://{at}/mcp");
         let entry = match client {
             KbShareClient::ClaudeDesktop => {

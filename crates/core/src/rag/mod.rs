@@ -93,6 +93,13 @@ pub enum RagError {
     /// The file watcher could not be started.
     #[error("watching {path} failed: {detail}")]
     Watch { path: PathBuf, detail: String },
+    /// The server could not listen at the address.
+    #[error("could not listen on {addr}: {source}")]
+    Bind {
+        addr: std::net::SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
     /// A client's request cannot be honoured (an argument out of range, an unknown id).
     #[error("{why}")]
     BadRequest { why: String },

@@ -8,6 +8,8 @@
 //! `{chunks, pagination, query_info}` with RAGFlow's chunk fields plus Patchbay's `path`,
 //! `heading` and `lines` for citations. A dataset is a registered folder and a document a file;
 //! their ids are the first 32 hex digits of the SHA-256 of their path, stable across restarts.
+//! As in RAGFlow, `top_k` bounds the candidates ranked; the dataset, document and similarity
+//! filters then apply to those.
 
 use std::path::{Path, PathBuf};
 
@@ -135,6 +137,14 @@ pub async fn retrieve(kb: &KnowledgeBase, args: RetrievalArgs) -> Result<String,
     let searched: Vec<&PathBuf> =
         folders.iter().filter(|f| wanted.is_empty() || wanted.contains(&path_id(f))).collect();
     let documents = args.document_ids.unwrap_or_default();
+    if !documents.is_empty() {
+        let known: Vec<String> = kb.documents()?.iter().map(|d| path_id(d)).collect();
+        if let Some(unknown) = documents.iter().find(|id| !known.contains(id)) {
+            return Err(refused(format!(
+                "no document has the id {unknown:?}; a chunk's document_id names its document"
+            )));
+        }
+    }
     let mode = if weight <= 0.0 {
         SearchMode::Bm25
     } else if weight >= 1.0 {
@@ -156,7 +166,7 @@ pub async fn retrieve(kb: &KnowledgeBase, args: RetrievalArgs) -> Result<String,
         .iter()
         .skip((page - 1).saturating_mul(page_size))
         .take(page_size)
-        .map(|e| chunk(e, searched.iter().find(|f| e.path.starts_with(f))))
+        .map(|e| chunk(e, searched.iter().filter(|f| e.path.starts_with(f)).max_by_key(|f| f.as_os_str().len())))
         .collect();
     let answer = json!({
         "chunks": chunks,

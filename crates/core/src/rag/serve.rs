@@ -310,7 +310,10 @@ pub async fn serve_stdio(kb: KnowledgeBase, cancel: CancellationToken) -> Result
     }
 }
 
-/// A bound Streamable HTTP server; [`HttpServer::run`] serves until cancelled.
+/// How long a stopping server waits for its connections to end before it lets them go.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// A bound HTTP server (Streamable HTTP and legacy SSE); [`HttpServer::run`] serves until cancelled.
 pub struct HttpServer {
     listener: tokio::net::TcpListener,
     router: axum::Router,
@@ -331,13 +334,20 @@ struct Guard {
     log: Option<Arc<dyn RequestLog>>,
 }
 
-/// Whether a `Host` header names this computer: localhost, 127.0.0.1 or [::1], any port.
+/// Whether a `Host` header names this computer: localhost, 127.0.0.1 or [::1], with a port or
+/// none, and nothing else.
 fn names_this_computer(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or_default(),
-        None => host.rsplit_once(':').map_or(host, |(name, _port)| name),
+    let (name, port) = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((name, "")) => (name, None),
+            Some((name, after)) => (name, Some(after.strip_prefix(':').unwrap_or("not a port"))),
+            None => return false,
+        },
+        None => host.rsplit_once(':').map_or((host, None), |(name, port)| (name, Some(port))),
     };
-    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    let port_ok = port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    port_ok
+        && (name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()))
 }
 
 /// Rejects requests from browsers (any `Origin`), on a loopback bind requests naming another
@@ -384,9 +394,7 @@ impl HttpServer {
     /// allows only when asked) clients name the machine as they reach it, and
     /// the token and the `Origin` refusal guard it.
     pub async fn bind(server: KbServer, addr: SocketAddr, token: &str) -> Result<Self, RagError> {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|source| RagError::Io { path: PathBuf::from(addr.to_string()), source })?;
+        let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| RagError::Bind { addr, source })?;
         let cancel = CancellationToken::new();
         let loopback = addr.ip().to_canonical().is_loopback();
         let mut config = StreamableHttpServerConfig::default()
@@ -414,15 +422,27 @@ impl HttpServer {
         self.listener.local_addr().map_err(|source| RagError::Io { path: PathBuf::from("listener"), source })
     }
 
-    /// Serves until `cancel` fires, then closes every session.
+    /// Serves until `cancel` fires, then closes every session and stops listening; connections
+    /// still open [`SHUTDOWN_GRACE`] later (a client that stopped reading, a request never
+    /// finished) are let go rather than waited for.
     pub async fn run(self, cancel: CancellationToken) -> Result<(), RagError> {
         let sessions = self.cancel.clone();
-        let result = axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
+        let stopped = cancel.clone();
+        let serve = axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(async move {
-                cancel.cancelled().await;
+                stopped.cancelled().await;
                 sessions.cancel();
-            })
-            .await;
+            });
+        let result = tokio::select! {
+            result = serve => result,
+            () = async {
+                cancel.cancelled().await;
+                tokio::time::sleep(SHUTDOWN_GRACE).await;
+            } => {
+                tracing::debug!("the knowledge-base server let go of connections still open");
+                Ok(())
+            }
+        };
         self.cancel.cancel();
         result.map_err(|source| RagError::Io { path: PathBuf::from("http server"), source })
     }
@@ -446,6 +466,17 @@ pub fn token(secrets: &dyn SecretStore) -> Result<(String, bool), RagError> {
     Ok((token, true))
 }
 
+/// Why serving at `addr` needs the user's word: it is reachable from other computers and the server
+/// speaks plain HTTP. `None` on this computer's own addresses.
+pub fn remote_refusal(addr: SocketAddr) -> Option<String> {
+    (!addr.ip().to_canonical().is_loopback()).then(|| {
+        format!(
+            "{addr} can be reached from other computers, and the server speaks plain HTTP: the token and the \
+             documents would cross the network unencrypted"
+        )
+    })
+}
+
 /// An address to serve at: HOST:PORT, or a port alone on 127.0.0.1.
 pub fn parse_address(text: &str) -> Result<SocketAddr, RagError> {
     let text = text.trim();
@@ -466,9 +497,21 @@ mod tests {
         for host in ["localhost", "LOCALHOST:8765", "127.0.0.1", "127.0.0.1:8765", "[::1]:8765", "[::1]"] {
             assert!(names_this_computer(host), "{host}");
         }
-        for host in
-            ["", "evil.example", "127.0.0.1.evil.example:80", "localhost.evil.example", "192.0.2.7:8765", "[::2]:1"]
-        {
+        let refused = [
+            "",
+            "evil.example",
+            "127.0.0.1.evil.example:80",
+            "localhost.evil.example",
+            "192.0.2.7:8765",
+            "[::2]:1",
+            "[::1]evil",
+            "[::1].evil.example",
+            "[::1]:",
+            "[::1]:80x",
+            "localhost:http",
+            "[::1",
+        ];
+        for host in refused {
             assert!(!names_this_computer(host), "{host}");
         }
     }

@@ -175,3 +175,44 @@ async fn a_shared_knowledge_base_is_searched_by_a_second_patchbay_and_logged() {
     again.shutdown().await;
     other.shutdown().await;
 }
+
+/// Whether something accepts connections at `addr`.
+fn listening(addr: &str) -> bool {
+    std::net::TcpStream::connect_timeout(&addr.parse().unwrap(), Duration::from_secs(2)).is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharing_moves_and_stops_with_a_client_connected_and_never_runs_twice() {
+    let temp = tempfile::tempdir().unwrap();
+    let data = indexed(temp.path()).await;
+    let secrets = Arc::new(MemoryStore::default());
+    let app = open(&data, secrets.clone());
+    let free = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let (first, second) = (free(), free());
+
+    // A legacy SSE client holds its stream open; turning sharing off still stops it at once, and
+    // the port is free again for the next start.
+    let on = app.kb_set_share(settings(true, &first, false)).await.unwrap();
+    let token = secrets.get("kb/serve-token").unwrap().unwrap();
+    let stream = reqwest::Client::new().get(on.sse_url.unwrap()).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(stream.status(), 200);
+    let started = std::time::Instant::now();
+    let off = app.kb_set_share(settings(false, &first, false)).await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5), "stopping waited on the open stream: {:?}", started.elapsed());
+    assert_eq!(off.url, None);
+    assert!(!listening(&first));
+    let again = app.kb_set_share(settings(true, &first, false)).await.unwrap();
+    assert_eq!((again.url.as_deref(), again.error), (Some(format!("http://{first}/mcp").as_str()), None));
+    drop(stream);
+
+    // Two changes at once: one server is left, where the settings say, serving the last token.
+    let moved = app.clone();
+    let (a, b) = tokio::join!(moved.kb_set_share(settings(true, &second, false)), app.kb_share_new_token());
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(app.kb_share().unwrap().url, Some(format!("http://{second}/mcp")), "{a:?} {b:?}");
+    assert!(!listening(&first), "the first server was left running");
+    let token = bearer(&app.kb_share_config(KbShareClient::Cursor).unwrap());
+    assert_eq!(token, secrets.get("kb/serve-token").unwrap().unwrap());
+    assert_eq!(initialize_status(&format!("http://{second}/mcp"), &token).await, 200);
+    app.shutdown().await;
+}

@@ -8,8 +8,21 @@ import { IconButton } from "./IconButton";
 /** How long "Copied" shows. */
 const SHOWN_MS = 1500;
 
-/** `icon`: an icon button (its tooltip and name say "Copy", then "Copied"); otherwise a text button. */
-export function CopyButton({ text, className, testId, icon }: { text: () => string; className?: string; testId?: string; icon?: boolean }) {
+/** `icon`: an icon button (its tooltip and name say "Copy", then "Copied"); otherwise a text button.
+ * `text` is read at the click (it may be fetched then); `onError` hears why it could not be. */
+export function CopyButton({
+  text,
+  className,
+  testId,
+  icon,
+  onError,
+}: {
+  text: () => string | Promise<string>;
+  className?: string;
+  testId?: string;
+  icon?: boolean;
+  onError?: (e: unknown) => void;
+}) {
   const { t } = useI18n();
   const [copied, setCopied] = useState(false);
   useEffect(() => {
@@ -17,7 +30,11 @@ export function CopyButton({ text, className, testId, icon }: { text: () => stri
     const timer = setTimeout(() => setCopied(false), SHOWN_MS);
     return () => clearTimeout(timer);
   }, [copied]);
-  const copy = () => void copyText(text()).then(() => setCopied(true), () => undefined);
+  const copy = () =>
+    void Promise.resolve()
+      .then(text)
+      .then(copyText)
+      .then(() => setCopied(true), onError ?? (() => undefined));
   if (icon) return <IconButton icon={copied ? Check : Copy} label={copied ? t("chat.copied") : t("chat.copy")} className={className} testId={testId} onClick={copy} />;
   return (
     <button type="button" className={className ?? "link"} data-testid={testId} onClick={copy}>

@@ -21,6 +21,7 @@ const ON: Share = {
 };
 
 function fake(start: Share) {
+  let token = 1;
   const ipc: KbShareIpc = {
     kbShare: vi.fn(() => Promise.resolve(start)),
     kbSetShare: vi.fn((s: KbShareSettings) =>
@@ -28,8 +29,8 @@ function fake(start: Share) {
         ? Promise.reject({ kind: "invalid_input", message: "0.0.0.0:8765 can be reached from other computers" })
         : Promise.resolve(s.enabled ? { ...ON, settings: s } : { ...OFF, settings: s }),
     ),
-    kbShareNewToken: vi.fn(() => Promise.resolve(ON)),
-    kbShareConfig: vi.fn((client) => Promise.resolve(`{"mcpServers": {"patchbay-knowledge": {"for": "${client}"}}}`)),
+    kbShareNewToken: vi.fn(() => Promise.resolve(((token += 1), ON))),
+    kbShareConfig: vi.fn((client) => Promise.resolve(`{"mcpServers": {"patchbay-knowledge": {"for": "${client}", "token": ${token}}}}`)),
   };
   return ipc;
 }
@@ -48,11 +49,14 @@ describe("KbShare", () => {
     expect(screen.getByTestId("kb-share-state").textContent).toContain("http://127.0.0.1:8765/sse");
     expect(ipc.kbSetShare).toHaveBeenCalledWith({ enabled: true, address: "127.0.0.1:8765", allow_remote: false });
 
-    await waitFor(() => expect(ipc.kbShareConfig).toHaveBeenCalledWith("claude_desktop"));
-    fireEvent.change(screen.getByTestId("kb-share-client"), { target: { value: "cursor" } });
-    await waitFor(() => expect(ipc.kbShareConfig).toHaveBeenCalledWith("cursor"));
+    fireEvent.change(await screen.findByTestId("kb-share-client"), { target: { value: "cursor" } });
     fireEvent.click(screen.getByTestId("kb-share-copy"));
-    await waitFor(() => expect(copied).toHaveBeenCalledWith('{"mcpServers": {"patchbay-knowledge": {"for": "cursor"}}}'));
+    await waitFor(() => expect(copied).toHaveBeenCalledWith('{"mcpServers": {"patchbay-knowledge": {"for": "cursor", "token": 1}}}'));
+    // After a new token, the copy carries the new one: the configuration is read at the click.
+    fireEvent.click(screen.getByTestId("kb-share-new-token"));
+    await waitFor(() => expect(ipc.kbShareNewToken).toHaveBeenCalled());
+    fireEvent.click(screen.getByTestId("kb-share-copy"));
+    await waitFor(() => expect(copied).toHaveBeenLastCalledWith('{"mcpServers": {"patchbay-knowledge": {"for": "cursor", "token": 2}}}'));
   });
 
   it("warns before other computers may connect and shows the refusal of an address without it", async () => {

@@ -25,7 +25,6 @@ export function KbShare({ ipc }: { ipc: KbShareIpc }) {
   const [address, setAddress] = useState("");
   const [allowRemote, setAllowRemote] = useState(false);
   const [client, setClient] = useState<KbShareClient>("claude_desktop");
-  const [config, setConfig] = useState("");
   const [error, setError] = useState<IpcError | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -49,12 +48,6 @@ export function KbShare({ ipc }: { ipc: KbShareIpc }) {
     }, LOG_EVERY_MS);
     return () => clearInterval(timer);
   }, [ipc, serving]);
-
-  // The configuration for the chosen app, with the current token and address.
-  useEffect(() => {
-    if (!serving) return;
-    ipc.kbShareConfig(client).then(setConfig, (e: unknown) => setError(toIpcError(e)));
-  }, [ipc, client, serving, share?.url]);
 
   const run = (action: () => Promise<Share>) => {
     setBusy(true);
@@ -119,13 +112,19 @@ export function KbShare({ ipc }: { ipc: KbShareIpc }) {
               ))}
             </select>
           </label>
-          <CopyButton text={() => config} className="" testId="kb-share-copy" />
+          {/* Read at the click: the token and address as they are now. */}
+          <CopyButton text={() => ipc.kbShareConfig(client)} onError={(e) => setError(toIpcError(e))} className="" testId="kb-share-copy" />
           <button type="button" disabled={busy} onClick={() => void run(() => ipc.kbShareNewToken())} data-testid="kb-share-new-token">
             {t("kb.share.newToken")}
           </button>
         </div>
       )}
       {serving && <small className="muted">{t("kb.share.tokenNote")}</small>}
+      {serving && /^http:\/\/(0\.0\.0\.0|\[::\]):/.test(share?.url ?? "") && (
+        <p className="muted" data-testid="kb-share-everywhere">
+          {t("kb.share.everywhere")}
+        </p>
+      )}
       <h3>{t("kb.share.log")}</h3>
       {share && share.log.length === 0 && <p className="muted">{t("kb.share.logEmpty")}</p>}
       {share && share.log.length > 0 && (

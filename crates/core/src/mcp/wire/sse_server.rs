@@ -5,7 +5,10 @@
 //! `/messages/?session_id=…`), then carries each server message as a `message` event, with a
 //! keep-alive comment every 15 s. Each POST carries one client message and is answered 202; the
 //! answer travels on the stream. A session ends when its stream closes or the server stops; its
-//! POSTs then get 404. Whatever guards the router (token, `Origin`, `Host`) is the caller's layer.
+//! POSTs then get 404. At most [`MAX_SESSIONS`] are open at once, and a POST that cannot be handed
+//! to its session within [`HAND_OVER`] (a client that stopped reading its stream) gets 503, so
+//! nothing grows without bound. Whatever guards the router (token, `Origin`, `Host`) is the
+//! caller's layer.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -29,6 +32,10 @@ use tokio_util::sync::{CancellationToken, PollSender};
 pub const MESSAGES_PATH: &str = "/messages/";
 /// Messages a session buffers each way before the sender waits.
 const BUFFER: usize = 64;
+/// Sessions open at once, at most.
+pub const MAX_SESSIONS: usize = 64;
+/// How long a POST waits for its session to take the message.
+pub const HAND_OVER: std::time::Duration = std::time::Duration::from_secs(10);
 
 type Sessions = Arc<Mutex<HashMap<String, mpsc::Sender<RxJsonRpcMessage<RoleServer>>>>>;
 
@@ -52,13 +59,21 @@ async fn open<S: ServerHandler>(State(shared): State<Arc<Shared<S>>>) -> Respons
     let id = uuid::Uuid::new_v4().simple().to_string();
     let (to_server, from_client) = mpsc::channel(BUFFER);
     let (to_client, from_server) = mpsc::channel(BUFFER);
-    shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), to_server);
+    {
+        let mut sessions = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        if sessions.len() >= MAX_SESSIONS {
+            let why = format!("{MAX_SESSIONS} sessions are open already; close one and try again");
+            return (StatusCode::SERVICE_UNAVAILABLE, why).into_response();
+        }
+        sessions.insert(id.clone(), to_server);
+    }
     let session = shared.cancel.child_token();
     let (server, sessions, ended, ct) = ((shared.new_server)(), shared.sessions.clone(), id.clone(), session.clone());
     tokio::spawn(async move {
         let transport = (PollSender::new(to_client), ReceiverStream::new(from_client));
-        if let Ok(running) = server.serve_with_ct(transport, ct).await {
-            let _ = running.waiting().await;
+        match server.serve_with_ct(transport, ct).await {
+            Ok(running) => drop(running.waiting().await),
+            Err(e) => tracing::debug!("a legacy SSE session ended before it began: {e}"),
         }
         sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&ended);
     });
@@ -90,8 +105,9 @@ async fn receive<S>(State(shared): State<Arc<Shared<S>>>, Query(query): Query<Se
         Ok(message) => message,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("not a JSON-RPC message: {e}")).into_response(),
     };
-    match sender.send(message).await {
-        Ok(()) => (StatusCode::ACCEPTED, "Accepted").into_response(),
-        Err(_) => (StatusCode::NOT_FOUND, "the session has ended").into_response(),
+    match tokio::time::timeout(HAND_OVER, sender.send(message)).await {
+        Ok(Ok(())) => (StatusCode::ACCEPTED, "Accepted").into_response(),
+        Ok(Err(_)) => (StatusCode::NOT_FOUND, "the session has ended").into_response(),
+        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "the session is not reading its stream").into_response(),
     }
 }
