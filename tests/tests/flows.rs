@@ -1815,7 +1815,9 @@ fn an_answer_cites_a_ragflow_server_and_another_patchbay_and_names_a_source_that
         ("Archive", "ragflow-down", "ragflow_retrieval", SourceShape::Ragflow),
         ("Team", "team-kb", "knowledge_search", SourceShape::Patchbay),
     ] {
-        kb.put_source(KnowledgeSource { name: name.into(), server: server.into(), tool: tool.into(), shape })?;
+        let source =
+            KnowledgeSource { name: name.into(), server: server.into(), tool: tool.into(), shape, server_id: None };
+        kb.put_source(source)?;
     }
     let name = "an_answer_cites_a_ragflow_server_and_another_patchbay_and_names_a_source_that_failed";
     let app = App::start(name, AppOptions { data_dir: Some(data_dir), ..Default::default() })?;

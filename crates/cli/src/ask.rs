@@ -57,7 +57,7 @@ pub struct TurnArgs {
     /// Built-in tools stay offered.
     #[arg(long, value_delimiter = ',', value_name = "NAMES", conflicts_with = "no_tools")]
     servers: Option<Vec<String>>,
-    /// Offer no tools to the model (and start no MCP server).
+    /// Offer no tools to the model (and start no MCP server but those of the knowledge sources).
     #[arg(long)]
     no_tools: bool,
     /// Run tool calls without asking (a strict server's calls are still asked).
@@ -280,7 +280,8 @@ impl Session {
         let knowledge = args.kb.map_or(assistant.knowledge, KnowledgeMode::from);
         let ChatKnowledge { retriever, tool: kb_tool } = open_knowledge(&host, knowledge, assistant.knowledge_limits);
         let offer_kb = kb_tool.is_some();
-        // `--no-tools` starts no configured server; the built-in one is in process and cheap.
+        // `--no-tools` starts no configured server but the knowledge sources'; the built-in one is in
+        // process and cheap.
         let only = if args.no_tools { Some(&[][..]) } else { args.servers.as_deref() };
         let sampling = SamplingModel {
             provider: provider.clone(),

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
-use patchbay_core::config::ConfigStore;
 use patchbay_core::paths::DataDir;
 use patchbay_core::rag::KnowledgeBase;
 use patchbay_core::rag::sources::{self, KnowledgeSource, SourceShape};
@@ -60,7 +59,6 @@ pub async fn run(dir: &DataDir, store: Store, command: SourceCommand) -> anyhow:
             }
         }
         SourceCommand::Add { name, server, tool, query_arg, text, title, source_field } => {
-            ConfigStore::new(store).server(&server).with_context(|| format!("no MCP server named {server:?}"))?;
             let shape = match (query_arg, text) {
                 (Some(query_arg), Some(text)) => SourceShape::Mapped { query_arg, text, title, source: source_field },
                 _ => match tool.as_str() {
@@ -73,7 +71,7 @@ pub async fn run(dir: &DataDir, store: Store, command: SourceCommand) -> anyhow:
                 },
             };
             let shown = shape_name(&shape);
-            kb.put_source(KnowledgeSource { name: name.clone(), server, tool, shape })?;
+            kb.put_source(KnowledgeSource { name: name.clone(), server, tool, shape, server_id: None })?;
             println!("added {name} ({shown}); `patchbay kb source try {name} QUESTION` shows what it finds");
         }
         SourceCommand::Remove { name } => {
@@ -81,9 +79,12 @@ pub async fn run(dir: &DataDir, store: Store, command: SourceCommand) -> anyhow:
             println!("removed {name}");
         }
         SourceCommand::Try { name, query } => {
-            let source = kb.sources()?.into_iter().find(|s| s.name == name);
+            let source = kb.sources()?.into_iter().find(|s| s.name == name.trim());
             let source = source.with_context(|| format!("there is no knowledge source named {name:?}"))?;
             let (host, _) = crate::open_host(dir)?;
+            if !host.config().server(&source.server)?.enabled {
+                bail!("{} is switched off (Settings → MCP servers switches it on)", source.server);
+            }
             let servers = host.config().servers()?;
             let hooks = TerminalRequests::new(SamplingModel::default_for(host.store(), host.secrets().as_ref()));
             host.configure(servers, Arc::new(hooks));

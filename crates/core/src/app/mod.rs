@@ -144,7 +144,9 @@ impl AppError {
                 RagError::Secret(_) => ErrorKind::Keyring,
                 RagError::Cancelled => ErrorKind::Cancelled,
                 RagError::Timeout { .. } => ErrorKind::Timeout,
-                RagError::Folder(FolderError::NotFound { .. }) | RagError::NotRegistered { .. } => ErrorKind::NotFound,
+                RagError::Folder(FolderError::NotFound { .. })
+                | RagError::NotRegistered { .. }
+                | RagError::UnknownServer { .. } => ErrorKind::NotFound,
                 _ => ErrorKind::InvalidInput,
             },
             Self::Llm(e) => llm_kind(e),

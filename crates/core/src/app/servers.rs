@@ -194,6 +194,7 @@ impl App {
         self.inner.store.set_setting(&log_level_key(name), &None::<LogLevel>)?;
         self.inner.store.set_setting(&watched_key(name), &BTreeSet::<String>::new())?;
         self.clear_blocked(name);
+        self.kb().forget_sources_of(name)?;
         self.forget_server(name).await?;
         if let Some(config) = &config {
             self.remove_bundle_files(config);

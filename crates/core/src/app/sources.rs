@@ -58,9 +58,6 @@ impl App {
 
     /// Adds a source (or replaces the one of its name); its server must be configured.
     pub fn kb_put_source(&self, source: KnowledgeSource) -> Result<Vec<KnowledgeSource>, AppError> {
-        if self.inner.config.server(&source.server).is_err() {
-            return Err(AppError::NotFound(format!("there is no MCP server named {:?}", source.server)));
-        }
         Ok(self.kb().put_source(source)?)
     }
 
@@ -82,10 +79,7 @@ impl App {
         let (fields, answer) =
             sources::preview(&self.inner.registry, server, tool, query_arg, query, TRY_LIMIT, cancel).await?;
         let pretty = serde_json::to_string_pretty(&answer).unwrap_or_else(|_| answer.to_string());
-        let answer = match pretty.char_indices().nth(PREVIEW_CHARS) {
-            Some((end, _)) => format!("{}…", &pretty[..end]),
-            None => pretty,
-        };
+        let answer = sources::cut(&pretty, PREVIEW_CHARS);
         Ok(KbSourcePreview { fields, answer })
     }
 

@@ -313,6 +313,7 @@ pub struct Message {
     pub attachments: Vec<Attachment>,
     pub citations: Vec<Passage>,
     /// Knowledge sources that failed or ran out of time for this answer.
+    #[serde(default)]
     pub unavailable: Vec<Unavailable>,
     /// Assistant messages: text, reasoning and tool calls in order.
     pub parts: Vec<Part>,

@@ -15,7 +15,7 @@
 //! in parallel with the local index, each within a time limit; their passages are fused with the
 //! local ones by reciprocal rank, and a source that fails is named in the answer's citations.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,6 +29,9 @@ use crate::agent::{BUILTIN_SERVER, RetrievalError, Retrieved, Retriever, ToolSel
 use crate::assistants::{KnowledgeLimits, KnowledgeMode};
 use crate::conversations::{self, Unavailable};
 use crate::mcp::McpRegistry;
+
+/// What the answer's citations call the local knowledge base when it fails beside sources.
+pub const LOCAL: &str = "this computer's knowledge base";
 
 /// The name of the built-in tool (also the MCP server's tool).
 pub const TOOL_NAME: &str = "knowledge_search";
@@ -72,8 +75,7 @@ pub fn within_limits(found: Vec<Excerpt>, top_k: usize, min_relevance: f64, max_
     let mut out = Vec::new();
     let mut used = 0u32;
     for mut p in found {
-        // Nothing that matches nothing that was asked, whatever the floor.
-        if p.relevance() < min_relevance || p.relevance() <= 0.0 {
+        if !relevant(&p, min_relevance) {
             continue;
         }
         if out.len() == top_k {
@@ -93,6 +95,11 @@ pub fn within_limits(found: Vec<Excerpt>, top_k: usize, min_relevance: f64, max_
     out
 }
 
+/// Whether a passage passes the floor; nothing that matches nothing that was asked, whatever the floor.
+fn relevant(p: &Excerpt, floor: f64) -> bool {
+    p.relevance() >= floor && p.relevance() > 0.0
+}
+
 impl KnowledgeMode {
     /// Whether passages are retrieved before the first round.
     pub fn retrieves(self) -> bool {
@@ -105,11 +112,19 @@ impl KnowledgeMode {
     }
 }
 
-/// The remote knowledge sources a retriever asks beside the local index, through `registry`.
+/// The remote knowledge sources a retriever asks beside the local index, through `registry`;
+/// `ids` are the configured servers' identities, each source's server checked against its own.
 #[derive(Clone)]
-pub struct Remote {
-    pub registry: McpRegistry,
-    pub sources: Vec<KnowledgeSource>,
+pub(crate) struct Remote {
+    registry: McpRegistry,
+    sources: Vec<KnowledgeSource>,
+    ids: BTreeMap<String, String>,
+}
+
+impl Remote {
+    pub(crate) fn new(registry: McpRegistry, sources: Vec<KnowledgeSource>, ids: BTreeMap<String, String>) -> Self {
+        Self { registry, sources, ids }
+    }
 }
 
 impl std::fmt::Debug for Remote {
@@ -144,9 +159,9 @@ impl KnowledgeBase {
     pub fn for_chat(&self, mode: KnowledgeMode, limits: KnowledgeLimits, registry: &McpRegistry) -> ChatKnowledge {
         let retriever = mode.retrieves().then(|| {
             let retriever = self.chat_retriever(limits.into());
-            match self.sources() {
-                Ok(sources) if !sources.is_empty() => {
-                    retriever.with_remote(Remote { registry: registry.clone(), sources })
+            match self.sources().and_then(|sources| Ok((self.server_ids()?, sources))) {
+                Ok((ids, sources)) if !sources.is_empty() => {
+                    retriever.with_remote(Remote::new(registry.clone(), sources, ids))
                 }
                 Ok(_) => retriever,
                 Err(e) => {
@@ -175,7 +190,7 @@ pub struct ContextRetriever {
 impl ContextRetriever {
     /// This retriever, also asking `remote`'s sources, in parallel, each within the options'
     /// `source_timeout`; their passages are fused with the local ones by reciprocal rank.
-    pub fn with_remote(self, remote: Remote) -> Self {
+    pub(crate) fn with_remote(self, remote: Remote) -> Self {
         Self { remote: Some(remote), ..self }
     }
 
@@ -223,31 +238,40 @@ impl Retriever for ContextRetriever {
         let local = tokio::time::timeout(o.timeout, self.kb.search(query, mode, depth));
         let sources = self.remote.as_ref().map_or(&[][..], |r| r.sources.as_slice());
         let asked = futures::future::join_all(self.remote.iter().flat_map(|r| {
-            r.sources
-                .iter()
-                .map(|source| sources::ask(&r.registry, source, query, depth, o.source_timeout, cancel.child_token()))
+            r.sources.iter().map(|source| async {
+                sources::same_server(source, &r.ids)?;
+                sources::ask(&r.registry, source, query, depth, o.source_timeout, cancel.child_token()).await
+            })
         }));
         let (found, answers) = tokio::select! {
             () = cancel.cancelled() => return Ok(Retrieved::default()),
             both = futures::future::join(local, asked) => both,
         };
         let found = found
-            .map_err(|_| RetrievalError { message: format!("no answer within {:?}", o.timeout) })?
-            .map_err(|e| RetrievalError { message: e.to_string() })?;
+            .map_err(|_| RetrievalError { message: format!("no answer within {:?}", o.timeout) })
+            .and_then(|found| found.map_err(|e| RetrievalError { message: e.to_string() }));
         if sources.is_empty() {
-            return Ok(Retrieved { passages: self.select(query, found), unavailable: Vec::new() });
+            return Ok(Retrieved { passages: self.select(query, found?), unavailable: Vec::new() });
         }
         // Each list keeps only what passes the floor, so weak passages take no rank from others.
         let relevant = |list: Vec<Excerpt>| -> Vec<Excerpt> {
-            list.into_iter().filter(|p| p.relevance() >= o.min_relevance && p.relevance() > 0.0).collect()
+            list.into_iter().filter(|p| relevant(p, o.min_relevance)).collect()
         };
-        let mut lists = vec![relevant(found)];
+        let mut lists = Vec::new();
         let mut unavailable = Vec::new();
+        // With sources, the local index failing is one source failing: the others still answer.
+        match found {
+            Ok(found) => lists.push(relevant(found)),
+            Err(e) => unavailable.push(Unavailable { name: LOCAL.into(), why: e.message }),
+        }
         for (source, answer) in sources.iter().zip(answers) {
             match answer {
                 Ok(list) => lists.push(relevant(list)),
                 Err(e) => unavailable.push(Unavailable { name: source.name.clone(), why: e.to_string() }),
             }
+        }
+        if lists.is_empty() {
+            return Err(RetrievalError { message: format!("no knowledge source answered: {unavailable:?}") });
         }
         let all = lists.iter().map(Vec::len).sum();
         let fused = reciprocal_rank_fusion(&lists, all);

@@ -28,7 +28,7 @@ pub mod watch;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use chat::{ChatKnowledge, ContextOptions, ContextRetriever, Remote};
+pub use chat::{ChatKnowledge, ContextOptions, ContextRetriever};
 pub use chunk::{Chunk, ChunkParams};
 pub use embed::{Embedder, EmbeddingConfig, EndpointEmbedder};
 pub use index::{IndexProgress, IndexReport, KbSettings, SkippedFile};
@@ -100,6 +100,9 @@ pub enum RagError {
         #[source]
         source: std::io::Error,
     },
+    /// No MCP server has this name.
+    #[error("there is no MCP server named {name:?}")]
+    UnknownServer { name: String },
     /// A client's request cannot be honoured (an argument out of range, an unknown id).
     #[error("{why}")]
     BadRequest { why: String },

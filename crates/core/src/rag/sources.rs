@@ -11,7 +11,7 @@
 //! how much of the question its words cover in any case, so the relevance floor holds for every
 //! source.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -23,8 +23,9 @@ use tokio_util::sync::CancellationToken;
 use super::RagError;
 use super::search::Excerpt;
 use super::{kb::KnowledgeBase, relevance};
-use crate::mcp::protocol::approval::{AskReason, Decision};
-use crate::mcp::{CallOptions, McpRegistry};
+use crate::config::{ApprovalMode, ConfigStore};
+use crate::mcp::protocol::approval::Decision;
+use crate::mcp::{CallOptions, McpRegistry, ServerStatus};
 use crate::text::analyze::{self, Purpose};
 
 /// Where the sources are kept.
@@ -51,6 +52,11 @@ pub struct KnowledgeSource {
     pub server: String,
     pub tool: String,
     pub shape: SourceShape,
+    /// The identity of the server it was added for (`ConfigStore::server_ids`), filled in when
+    /// it is saved: a server added later under the same name is not sent the user's questions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub server_id: Option<String>,
 }
 
 /// The shape of a tool Patchbay knows, by its name and its arguments.
@@ -73,8 +79,13 @@ impl KnowledgeBase {
         Ok(self.store.setting(SETTING)?.unwrap_or_default())
     }
 
-    /// Adds a source, or replaces the one of the same name.
+    /// Adds a source for a configured server, or replaces the one of the same name.
     pub fn put_source(&self, source: KnowledgeSource) -> Result<Vec<KnowledgeSource>, RagError> {
+        let ids = ConfigStore::new(self.store.clone()).server_ids().map_err(|e| bad(e.to_string()))?;
+        let server_id = ids.get(&source.server).cloned();
+        if server_id.is_none() {
+            return Err(RagError::UnknownServer { name: source.server });
+        }
         let name = source.name.trim();
         if name.is_empty() || source.server.trim().is_empty() || source.tool.trim().is_empty() {
             return Err(bad("a knowledge source needs a name, a server and a tool".into()));
@@ -86,7 +97,7 @@ impl KnowledgeBase {
                 "{name}: say which argument takes the question and which field holds each result's text"
             )));
         }
-        let source = KnowledgeSource { name: name.to_owned(), ..source };
+        let source = KnowledgeSource { name: name.to_owned(), server_id, ..source };
         let mut sources = self.sources()?;
         match sources.iter_mut().find(|s| s.name == source.name) {
             Some(old) => *old = source,
@@ -98,6 +109,7 @@ impl KnowledgeBase {
 
     /// Removes the source named `name`.
     pub fn remove_source(&self, name: &str) -> Result<Vec<KnowledgeSource>, RagError> {
+        let name = name.trim();
         let mut sources = self.sources()?;
         let before = sources.len();
         sources.retain(|s| s.name != name);
@@ -107,23 +119,67 @@ impl KnowledgeBase {
         self.store.set_setting(SETTING, &sources)?;
         Ok(sources)
     }
+
+    /// Drops the sources of a server being deleted.
+    pub fn forget_sources_of(&self, server: &str) -> Result<(), RagError> {
+        let mut sources = self.sources()?;
+        let before = sources.len();
+        sources.retain(|s| s.server != server);
+        if sources.len() != before {
+            self.store.set_setting(SETTING, &sources)?;
+        }
+        Ok(())
+    }
+
+    /// The identities of the configured servers, by name, to tell a source's server from one
+    /// added later under its name.
+    pub(crate) fn server_ids(&self) -> Result<BTreeMap<String, String>, RagError> {
+        ConfigStore::new(self.store.clone()).server_ids().map_err(|e| bad(e.to_string()))
+    }
 }
 
-/// Whether `source`'s tool may be called for a chat: it must be offered and switched on, and its
-/// approval not "deny". Adding a source is the user's word to call it with each question, as
-/// "allow" is; a server at the strict level, where every call is asked, cannot answer unasked.
+/// Whether `source`'s server is still the one it was added for.
+pub(crate) fn same_server(source: &KnowledgeSource, ids: &BTreeMap<String, String>) -> Result<(), RagError> {
+    match (&source.server_id, ids.get(&source.server)) {
+        (Some(added), Some(now)) if added == now => Ok(()),
+        (_, None) => Err(RagError::UnknownServer { name: source.server.clone() }),
+        _ => Err(bad(format!(
+            "the server named {} was replaced since this source was added; add the source again to use the new one",
+            source.server
+        ))),
+    }
+}
+
+/// Whether a source's tool may be called without asking: its server switched on and running, the
+/// tool offered and switched on, and its approval neither "deny" nor an explicit "ask". Adding a
+/// source is the user's word to call it with each question, as a server's default "ask" allows;
+/// a server at the strict level, where every call is asked, cannot answer unasked.
 fn permitted(registry: &McpRegistry, server: &str, name: &str) -> Result<(), RagError> {
-    let config = registry.server_config(server).map_err(|e| bad(e.to_string()))?;
+    let config = registry.server_config(server).map_err(|_| RagError::UnknownServer { name: server.to_owned() })?;
+    if !config.enabled {
+        return Err(bad(format!("{server} is switched off on its page")));
+    }
+    let status = registry.status(server).map_err(|e| bad(e.to_string()))?;
+    if status != ServerStatus::Ready {
+        return Err(bad(format!("{server} is not running ({status})")));
+    }
     if config.disabled_tools.contains(name) {
         return Err(bad(format!("{server}'s tool {name} is switched off on the server's page")));
     }
-    let tools = registry.tools(server).map_err(|e| bad(e.to_string()))?;
-    let tool = tools.iter().find(|t| t.name == *name).ok_or_else(|| bad(format!("{server} offers no tool {name}")))?;
-    match registry.approval_policy(&config).decide(tool) {
-        Decision::Deny(_) => Err(bad(format!("{server}'s tool {name} is set to deny on the server's page"))),
-        Decision::Ask(AskReason::StrictLevel) => Err(bad(format!(
+    let policy = registry.approval_policy(&config);
+    if policy.strict {
+        return Err(bad(format!(
             "{server} runs at the strict level, where every call is asked, so it cannot answer unasked; choose the \
              normal level on its page to use it as a knowledge source"
+        )));
+    }
+    let tools = registry.tools(server).map_err(|e| bad(e.to_string()))?;
+    let tool = tools.iter().find(|t| t.name == *name).ok_or_else(|| bad(format!("{server} offers no tool {name}")))?;
+    match policy.decide(tool) {
+        Decision::Deny(_) => Err(bad(format!("{server}'s tool {name} is set to deny on the server's page"))),
+        Decision::Ask(_) if policy.overrides.get(name) == Some(&ApprovalMode::Ask) => Err(bad(format!(
+            "{server}'s tool {name} is set to ask before each call; set it to allow on the server's page to use it \
+             as a knowledge source"
         ))),
         Decision::Ask(_) | Decision::Allow(_) => Ok(()),
     }
@@ -169,7 +225,7 @@ struct Found {
 
 /// The results in a tool's answer, read by `shape`.
 fn read_answer(shape: &SourceShape, result: &CallToolResult) -> Result<Vec<Found>, RagError> {
-    let text: String = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.as_str())).collect();
+    let text = result_text(result);
     if result.is_error == Some(true) {
         return Err(bad(format!("the tool answered with an error: {}", excerpt_of(&text))));
     }
@@ -200,21 +256,36 @@ fn read_answer(shape: &SourceShape, result: &CallToolResult) -> Result<Vec<Found
                 score: h.get("relevance").and_then(Value::as_f64),
             })
             .collect(),
-        SourceShape::Mapped { text, title, source, .. } => items(&answer, None)?
-            .iter()
-            .map(|item| Found {
-                text: str_at(item, text),
-                document: [source, title]
-                    .into_iter()
-                    .flatten()
-                    .map(|f| str_at(item, f))
-                    .find(|d| !d.is_empty())
-                    .unwrap_or_default(),
-                ..Found::default()
-            })
-            .collect(),
+        SourceShape::Mapped { text, title, source, .. } => {
+            let list = items(&answer, None)?;
+            if !list.is_empty() && list.iter().all(|item| at(item, text).is_none()) {
+                let mut fields = Vec::new();
+                field_paths(&list[0], "", &mut fields);
+                return Err(bad(format!(
+                    "no result has the field {text:?}; the first result's fields are: {}",
+                    fields.join(", ")
+                )));
+            }
+            list.iter()
+                .map(|item| Found {
+                    text: str_at(item, text),
+                    document: [source, title]
+                        .into_iter()
+                        .flatten()
+                        .map(|f| str_at(item, f))
+                        .find(|d| !d.is_empty())
+                        .unwrap_or_default(),
+                    ..Found::default()
+                })
+                .collect()
+        }
     };
     Ok(found)
+}
+
+/// A tool's answer's text blocks, joined.
+fn result_text(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.as_str())).collect()
 }
 
 /// A tool's answer as JSON: its text (what RAGFlow and Patchbay send), else its structured
@@ -227,8 +298,8 @@ fn answer_json(result: &CallToolResult, text: &str, consequence: &str) -> Result
     }
 }
 
-/// The list of results: at `field`, else the answer itself when a list, else its first field
-/// holding a list of objects.
+/// The list of results: at `field`, else the answer itself when a list, else its first field (by
+/// name) holding a list of objects.
 fn items<'a>(answer: &'a Value, field: Option<&str>) -> Result<&'a Vec<Value>, RagError> {
     let list = match field {
         Some(f) => answer.get(f).and_then(Value::as_array),
@@ -262,8 +333,12 @@ fn lines(item: &Value) -> Option<(usize, usize)> {
 
 /// The start of a long text, for an error message.
 fn excerpt_of(text: &str) -> String {
-    const SHOWN: usize = 200;
-    match text.char_indices().nth(SHOWN) {
+    cut(text, 200)
+}
+
+/// `text`'s first `chars` characters, with "…" when it was longer.
+pub fn cut(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_owned(),
     }
@@ -312,13 +387,22 @@ pub async fn preview(
     limit: Duration,
     cancel: CancellationToken,
 ) -> Result<(Vec<String>, Value), RagError> {
+    if query.trim().is_empty() || query_arg.trim().is_empty() {
+        return Err(bad("say which argument takes the question, and a question to ask".into()));
+    }
     permitted(registry, server, tool)?;
     let mut arguments = Map::new();
     arguments.insert(query_arg.to_owned(), Value::String(query.to_owned()));
     let options = CallOptions { timeout: Some(limit), ..CallOptions::default() };
-    let result =
-        registry.call_tool(server, tool, Some(arguments), options, cancel).await.map_err(|e| bad(e.to_string()))?;
-    let text: String = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.as_str())).collect();
+    let call = registry.call_tool(server, tool, Some(arguments), options, cancel);
+    let result = tokio::time::timeout(limit, call)
+        .await
+        .map_err(|_| RagError::Timeout { what: "the knowledge source", after: limit })?
+        .map_err(|e| bad(e.to_string()))?;
+    let text = result_text(&result);
+    if result.is_error == Some(true) {
+        return Err(bad(format!("the tool answered with an error: {}", excerpt_of(&text))));
+    }
     let answer = answer_json(&result, &text, ", so it cannot be mapped")?;
     let first = items(&answer, None)?.first().cloned().unwrap_or(Value::Null);
     let mut fields = Vec::new();
@@ -350,7 +434,7 @@ mod tests {
     }
 
     fn source(shape: SourceShape) -> KnowledgeSource {
-        KnowledgeSource { name: "Team".into(), server: "s".into(), tool: "t".into(), shape }
+        KnowledgeSource { name: "Team".into(), server: "s".into(), tool: "t".into(), shape, server_id: None }
     }
 
     #[test]
@@ -388,6 +472,10 @@ mod tests {
         };
         let found = read_answer(&shape, &result).unwrap();
         assert_eq!(found, [Found { text: "Tui sing.".into(), document: "https://w/tui".into(), ..Found::default() }]);
+        // A text field no result has is named, with the fields there are.
+        let wrong = SourceShape::Mapped { query_arg: "q".into(), text: "content".into(), title: None, source: None };
+        let e = read_answer(&wrong, &result).unwrap_err().to_string();
+        assert_eq!(e, "no result has the field \"content\"; the first result's fields are: body, meta.title, meta.url");
         let mut fields = Vec::new();
         field_paths(&json!({"body": "x", "meta": {"title": "t", "n": 1, "tags": []}}), "", &mut fields);
         assert_eq!(fields, ["body", "meta.n", "meta.title"]);

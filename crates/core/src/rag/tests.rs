@@ -756,3 +756,93 @@ async fn removing_a_folder_drops_its_passages_from_search() {
     f.kb.remove_folder(&f.docs).unwrap();
     assert!(bm25(&f.kb, "okapi").await.is_empty());
 }
+
+/// An embedder whose endpoint is down: hybrid search fails.
+struct DownEmbedder;
+
+#[async_trait::async_trait]
+impl Embedder for DownEmbedder {
+    fn model_id(&self) -> &str {
+        "test:down"
+    }
+
+    async fn embed(&self, _texts: &[String], _cancel: &CancellationToken) -> Result<Vec<Vec<f32>>, RagError> {
+        Err(RagError::Embedding { detail: "connection refused".into() })
+    }
+}
+
+/// Knowledge sources in "auto", against the RAGFlow-shaped peer (tests/peers/ragflow_retrieval.py):
+/// their passages are fused with the local ones and held to the same floor; a source too slow, one
+/// whose server was replaced since it was added, and the local index failing are each named,
+/// while the others still answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sources_are_fused_with_the_local_index_and_each_failure_is_named() {
+    use crate::agent::Retriever as _;
+    use crate::config::McpServerConfig;
+    use crate::mcp::{McpRegistry, RegistryOptions};
+    use sources::{KnowledgeSource, SourceShape};
+
+    let f = fixture();
+    f.kb.remove_folder(&f.data.path().join("knowledge_base")).unwrap();
+    std::fs::write(f.docs.join("birds.md"), "# Birds\n\nThe kakapo is a flightless nocturnal parrot.\n").unwrap();
+    f.kb.add_folder(&f.docs).unwrap();
+    index(&f.kb).await;
+
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/peers/ragflow_retrieval.py");
+    let python = patchbay_test_support::peers::python().display().to_string();
+    let registry = McpRegistry::new(Arc::new(crate::secrets::MemoryStore::default()), RegistryOptions::default());
+    registry.configure([
+        McpServerConfig::stdio("fleet", &python, &[script]),
+        McpServerConfig::stdio("slow", &python, &[script, "--slow", "5"]),
+    ]);
+    registry.start_all().await;
+    registry.wait_settled(Duration::from_secs(30)).await;
+    let source = |name: &str, server: &str, id: &str| KnowledgeSource {
+        name: name.into(),
+        server: server.into(),
+        tool: "ragflow_retrieval".into(),
+        shape: SourceShape::Ragflow,
+        server_id: Some(id.into()),
+    };
+    let sources =
+        vec![source("Fleet", "fleet", "id-1"), source("Slow", "slow", "id-2"), source("Old", "fleet", "id-0")];
+    let ids = [("fleet".to_owned(), "id-1".to_owned()), ("slow".to_owned(), "id-2".to_owned())].into();
+    let remote = chat::Remote::new(registry.clone(), sources, ids);
+    // A low floor: the local index weighs the question's words it lacks (brakes, van) as rare.
+    let options =
+        ContextOptions { source_timeout: Duration::from_secs(1), min_relevance: 0.05, ..ContextOptions::default() };
+    let question = "When are the delivery van brakes checked, and is the kakapo a parrot?";
+
+    let found =
+        f.kb.chat_retriever(options)
+            .with_remote(remote.clone())
+            .retrieve(question, CancellationToken::new())
+            .await
+            .unwrap();
+    let cited: Vec<(Option<&str>, &str)> =
+        found.passages.iter().map(|p| (p.origin.as_deref(), p.source.rsplit('/').next().unwrap())).collect();
+    assert!(cited.contains(&(Some("Fleet"), "fleet-maintenance.pdf")), "{cited:?}");
+    assert!(cited.contains(&(None, "birds.md")), "{cited:?}");
+    // The roses chunk matches nothing that was asked, by the source's score or by its words.
+    assert!(!cited.iter().any(|(_, doc)| *doc == "garden-roses.docx"), "{cited:?}");
+    let why: Vec<(&str, &str)> = found.unavailable.iter().map(|u| (u.name.as_str(), u.why.as_str())).collect();
+    assert_eq!(why.len(), 2, "{why:?}");
+    assert!(why.iter().any(|(name, w)| *name == "Slow" && w.contains("did not answer within 1s")), "{why:?}");
+    assert!(
+        why.iter().any(|(name, w)| *name == "Old" && w.contains("was replaced since this source was added")),
+        "{why:?}"
+    );
+
+    // The local index failing is one more source failing: the others still answer.
+    let down = f.kb.clone().with_embedder(Some(Arc::new(DownEmbedder)));
+    assert_eq!(down.default_mode(), SearchMode::Hybrid);
+    let found =
+        down.chat_retriever(options).with_remote(remote).retrieve(question, CancellationToken::new()).await.unwrap();
+    assert!(found.passages.iter().all(|p| p.origin.as_deref() == Some("Fleet")) && !found.passages.is_empty());
+    assert!(
+        found.unavailable.iter().any(|u| u.name == chat::LOCAL && u.why.contains("connection refused")),
+        "{:?}",
+        found.unavailable
+    );
+    registry.shutdown().await;
+}

@@ -8,7 +8,7 @@ use crate::app_events::Recorder;
 use std::sync::Arc;
 use std::time::Duration;
 
-use patchbay_core::app::{App, AppError};
+use patchbay_core::app::App;
 use patchbay_core::config::{ConfigStore, McpServerConfig};
 use patchbay_core::mcp::ServerStatus;
 use patchbay_core::paths::DataDir;
@@ -67,16 +67,23 @@ async fn a_tool_is_offered_previewed_mapped_tried_and_saved_as_a_source() {
             title: Some("document_name".into()),
             source: None,
         },
+        server_id: None,
     };
     let hits = app.kb_try_source(mapped.clone(), "prune the roses", CancellationToken::new()).await.unwrap();
     assert_eq!(hits[0].document, "garden-roses.docx");
     assert!(hits[0].relevance > 0.5, "{hits:?}");
-    assert_eq!(app.kb_put_source(mapped.clone()).unwrap(), std::slice::from_ref(&mapped));
-    assert_eq!(app.kb_sources().unwrap(), std::slice::from_ref(&mapped));
+    // Saved with the identity of the server it was added for.
+    let saved = app.kb_put_source(mapped.clone()).unwrap();
+    assert_eq!(saved.len(), 1);
+    assert!(saved[0].server_id.as_ref().is_some_and(|id| !id.is_empty()), "{saved:?}");
+    assert_eq!(KnowledgeSource { server_id: None, ..saved[0].clone() }, mapped);
+    assert_eq!(app.kb_sources().unwrap(), saved);
 
     // A source needs a configured server, a name, and for a mapping the text field.
     let nowhere = KnowledgeSource { server: "nope".into(), ..mapped.clone() };
-    assert!(matches!(app.kb_put_source(nowhere), Err(AppError::NotFound(m)) if m.contains("\"nope\"")));
+    let nowhere = app.kb_put_source(nowhere).unwrap_err();
+    assert_eq!(nowhere.kind(), patchbay_core::app::ErrorKind::NotFound);
+    assert_eq!(nowhere.to_string(), "there is no MCP server named \"nope\"");
     let unmapped = KnowledgeSource {
         shape: SourceShape::Mapped { query_arg: "question".into(), text: " ".into(), title: None, source: None },
         ..mapped.clone()
@@ -86,6 +93,8 @@ async fn a_tool_is_offered_previewed_mapped_tried_and_saved_as_a_source() {
     // A preview of a tool the server does not offer says so.
     let bad = app.kb_preview_source("ragflow", "no_such_tool", "q", "x", CancellationToken::new()).await.unwrap_err();
     assert!(bad.to_string().contains("ragflow offers no tool no_such_tool"), "{bad}");
-    assert!(app.kb_remove_source("Garden").unwrap().is_empty());
+    // Deleting its server drops the source: a server added later under the name gets no questions.
+    app.delete_server("ragflow").await.unwrap();
+    assert!(app.kb_sources().unwrap().is_empty());
     app.shutdown().await;
 }

@@ -31,6 +31,7 @@ async fn ask(registry: &McpRegistry) -> Result<Vec<patchbay_core::rag::Excerpt>,
         server: "ragflow".into(),
         tool: "ragflow_retrieval".into(),
         shape: SourceShape::Ragflow,
+        server_id: None,
     };
     sources::ask(registry, &source, "delivery van brakes", 5, LIMIT, CancellationToken::new())
         .await
@@ -72,8 +73,16 @@ async fn a_source_is_asked_only_as_its_server_is_set_up() {
     );
     registry.shutdown().await;
 
+    // A tool the user set to ask before each call is not called unasked.
+    let mut asked = ragflow();
+    asked.approval = ApprovalMode::Allow;
+    asked.tool_approval.insert("ragflow_retrieval".into(), ApprovalMode::Ask);
+    let registry = ready(asked).await;
+    assert!(ask(&registry).await.unwrap_err().contains("is set to ask before each call"));
+    registry.shutdown().await;
+
+    // At strict, with the server's default "ask" as with "allow".
     let mut strict = ragflow();
-    strict.approval = ApprovalMode::Allow;
     strict.policy.level = Some(SecurityLevel::Strict);
     strict.policy.read = vec![std::path::PathBuf::from(RAGFLOW).parent().unwrap().canonicalize().unwrap()];
     let registry = ready(strict).await;

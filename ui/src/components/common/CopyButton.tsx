@@ -30,11 +30,12 @@ export function CopyButton({
     const timer = setTimeout(() => setCopied(false), SHOWN_MS);
     return () => clearTimeout(timer);
   }, [copied]);
-  const copy = () =>
-    void Promise.resolve()
-      .then(text)
-      .then(copyText)
-      .then(() => setCopied(true), onError ?? (() => undefined));
+  const copy = () => {
+    // A text at hand is copied at once (within the click, as clipboards like); one to fetch, when it comes.
+    const value = text();
+    const copied = typeof value === "string" ? copyText(value) : value.then(copyText);
+    void copied.then(() => setCopied(true), onError ?? (() => undefined));
+  };
   if (icon) return <IconButton icon={copied ? Check : Copy} label={copied ? t("chat.copied") : t("chat.copy")} className={className} testId={testId} onClick={copy} />;
   return (
     <button type="button" className={className ?? "link"} data-testid={testId} onClick={copy}>

@@ -55,7 +55,9 @@ export function KbSources({ ipc }: { ipc: KbSourcesIpc }) {
   const choose = (k: string) => {
     const c = candidates.find((x) => key(x) === k) ?? null;
     setChosen(k);
-    setName(c?.server ?? "");
+    // The server's name, unless a source has it already (saving would replace that source).
+    const taken = sources.some((s) => s.name === c?.server);
+    setName(c ? (taken ? `${c.server} ${c.tool}` : c.server) : "");
     setQueryArg(c?.text_args[0] ?? "");
     setPreview(null);
     setHits(null);

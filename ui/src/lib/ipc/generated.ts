@@ -868,7 +868,12 @@ export type KnowledgeSource = {
 /**
  * What citations call it.
  */
-name: string, server: string, tool: string, shape: SourceShape, };
+name: string, server: string, tool: string, shape: SourceShape, 
+/**
+ * The identity of the server it was added for (`ConfigStore::server_ids`), filled in when
+ * it is saved: a server added later under the same name is not sent the user's questions.
+ */
+server_id?: string, };
 
 /**
  * A `logging/setLevel` level: the server sends messages at this level and above.
