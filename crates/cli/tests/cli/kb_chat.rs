@@ -25,7 +25,8 @@ fn setup(model_url: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
     (tmp, data, birds)
 }
 
-fn system_text(request: &Value) -> String {
+/// The system messages' text of a request the scripted model received.
+pub fn system_text(request: &Value) -> String {
     request["messages"]
         .as_array()
         .unwrap()

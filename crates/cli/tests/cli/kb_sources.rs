@@ -11,6 +11,7 @@ use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
 use serde_json::json;
 
 use crate::common::{ok, patchbay};
+use crate::kb_chat::system_text;
 use crate::kb_serve::serve_http;
 
 const RAGFLOW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/peers/ragflow_retrieval.py");
@@ -24,16 +25,6 @@ fn other_patchbay(root: &Path) -> PathBuf {
     ok(&patchbay(&data, &["kb", "add", docs.to_str().unwrap()]));
     ok(&patchbay(&data, &["kb", "index"]));
     data
-}
-
-fn system_text(body: &serde_json::Value) -> String {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "system")
-        .map(|m| m["content"].to_string())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -353,6 +353,11 @@ pub fn is_supported(path: &Path) -> bool {
     DocKind::for_path(path).is_some()
 }
 
+/// The `file://` URI of a document (percent-encoded, as clients expect).
+pub fn file_uri(path: &std::path::Path) -> String {
+    url::Url::from_file_path(path).map_or_else(|()| format!("file://{}", path.display()), String::from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

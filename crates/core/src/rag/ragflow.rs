@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use super::kb::KnowledgeBase;
 use super::search::{Excerpt, SearchMode};
-use super::{RagError, serve};
+use super::{RagError, loader};
 
 /// The retrieval tool's name, as RAGFlow names it.
 pub const RETRIEVAL_TOOL: &str = "ragflow_retrieval";
@@ -209,7 +209,7 @@ fn chunk(e: &Excerpt, folder: Option<&&PathBuf>) -> Value {
         "image_id": "",
         "positions": [],
         "path": e.path.to_string_lossy(),
-        "uri": serve::file_uri(&e.path),
+        "uri": loader::file_uri(&e.path),
         "heading": e.heading,
         "lines": [e.line_start, e.line_end],
     })

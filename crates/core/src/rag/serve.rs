@@ -222,11 +222,6 @@ pub async fn search_json(kb: &KnowledgeBase, args: SearchArgs) -> Result<String,
     serde_json::to_string_pretty(&hits).map_err(|e| RagError::Serve { detail: e.to_string() })
 }
 
-/// The `file://` URI of a document (percent-encoded, as clients expect).
-pub fn file_uri(path: &std::path::Path) -> String {
-    url::Url::from_file_path(path).map_or_else(|()| format!("file://{}", path.display()), String::from)
-}
-
 /// The path a `file://` URI names (percent-encoded or not).
 fn uri_path(uri: &str) -> Option<PathBuf> {
     url::Url::parse(uri).ok().filter(|u| u.scheme() == "file").and_then(|u| u.to_file_path().ok())
@@ -263,7 +258,7 @@ impl ServerHandler for KbServer {
             .iter()
             .map(|path| {
                 let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
-                let mut resource = Resource::new(file_uri(path), name);
+                let mut resource = Resource::new(loader::file_uri(path), name);
                 resource.mime_type = Some("text/plain".into());
                 resource
             })
