@@ -61,10 +61,9 @@ pub async fn run(dir: &DataDir, store: Store, command: SourceCommand) -> anyhow:
         SourceCommand::Add { name, server, tool, query_arg, text, title, source_field } => {
             let shape = match (query_arg, text) {
                 (Some(query_arg), Some(text)) => SourceShape::Mapped { query_arg, text, title, source: source_field },
-                _ => match tool.as_str() {
-                    "ragflow_retrieval" => SourceShape::Ragflow,
-                    "knowledge_search" => SourceShape::Patchbay,
-                    _ => bail!(
+                _ => match sources::known(&tool) {
+                    Some(shape) => shape,
+                    None => bail!(
                         "Patchbay does not know how {tool} answers: give --query-arg (the argument the question \
                          goes in) and --text (the field of each result holding its text), and --title or --source"
                     ),
@@ -81,6 +80,7 @@ pub async fn run(dir: &DataDir, store: Store, command: SourceCommand) -> anyhow:
         SourceCommand::Try { name, query } => {
             let source = kb.sources()?.into_iter().find(|s| s.name == name.trim());
             let source = source.with_context(|| format!("there is no knowledge source named {name:?}"))?;
+            kb.check_source(&source)?;
             let (host, _) = crate::open_host(dir)?;
             if !host.config().server(&source.server)?.enabled {
                 bail!("{} is switched off (Settings → MCP servers switches it on)", source.server);

@@ -83,7 +83,6 @@ async fn a_ragflow_server_and_another_patchbay_answer_beside_the_local_knowledge
             && stderr.contains("Cannot process this operation."),
         "{stderr}"
     );
-    assert!(!stderr.contains("garden-roses"), "the roses match nothing asked: {stderr}");
     // The sources' servers ran for the knowledge, but --no-tools offered the model none of their tools.
     assert!(crate::common::offered(&model.requests()[0].body).is_empty(), "{:?}", model.requests()[0].body["tools"]);
     let system = system_text(&model.requests()[0].body);

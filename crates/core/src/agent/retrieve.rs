@@ -63,10 +63,7 @@ pub(crate) fn context_block(passages: &[Passage]) -> String {
 /// characters.
 fn one_line(label: &str) -> String {
     let flat: String = label.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    match flat.char_indices().nth(200) {
-        Some((end, _)) => format!("{}…", &flat[..end]),
-        None => flat,
-    }
+    crate::text::cut(&flat, 200)
 }
 
 #[cfg(test)]

@@ -134,11 +134,9 @@ impl AppError {
             Self::Assistant(AssistantError::NotFound { .. }) => ErrorKind::NotFound,
             Self::Assistant(AssistantError::Invalid { .. }) => ErrorKind::InvalidInput,
             Self::Assistant(_) => ErrorKind::Database,
-            Self::Mcp(McpError::Timeout { .. } | McpError::StartTimeout { .. }) => ErrorKind::Timeout,
-            Self::Mcp(McpError::Cancelled { .. }) => ErrorKind::Cancelled,
-            Self::Mcp(McpError::UnknownServer { .. }) => ErrorKind::NotFound,
-            Self::Mcp(McpError::UriTemplate { .. }) => ErrorKind::InvalidInput,
-            Self::Mcp(_) => ErrorKind::Mcp,
+            Self::Mcp(e) => mcp_kind(e),
+            Self::Rag(RagError::Mcp(e)) => mcp_kind(e),
+            Self::Rag(RagError::Config(e)) => config_kind(e),
             Self::Rag(e) => match e {
                 RagError::Store(_) => ErrorKind::Database,
                 RagError::Secret(_) => ErrorKind::Keyring,
@@ -218,6 +216,16 @@ fn conversation_kind(e: &ConversationError) -> ErrorKind {
         | ConversationError::MessageNotFound { .. }
         | ConversationError::NoKeptResult { .. } => ErrorKind::NotFound,
         _ => ErrorKind::InvalidInput,
+    }
+}
+
+fn mcp_kind(e: &McpError) -> ErrorKind {
+    match e {
+        McpError::Timeout { .. } | McpError::StartTimeout { .. } => ErrorKind::Timeout,
+        McpError::Cancelled { .. } => ErrorKind::Cancelled,
+        McpError::UnknownServer { .. } => ErrorKind::NotFound,
+        McpError::UriTemplate { .. } => ErrorKind::InvalidInput,
+        _ => ErrorKind::Mcp,
     }
 }
 

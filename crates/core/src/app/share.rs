@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::views::{KbShare, KbShareClient, KbShareSettings};
 use super::{App, AppError, lock};
 use crate::rag::serve::{self, HttpServer, KbServer, RequestLog, Served};
+use crate::secrets::SecretValue;
 
 /// Where the share settings are kept.
 const SETTING: &str = "kb.share";
@@ -62,7 +63,7 @@ const STOP_WAIT: Duration = Duration::from_secs(5);
 struct Running {
     at: SocketAddr,
     /// The token it was started with (the copied configurations carry this one).
-    token: String,
+    token: SecretValue,
     cancel: CancellationToken,
     /// Fires when the server has stopped (its address is free again).
     stopped: oneshot::Receiver<()>,
@@ -108,7 +109,8 @@ impl App {
     /// saved, and the page says why it is not serving.
     pub async fn kb_set_share(&self, settings: KbShareSettings) -> Result<KbShare, AppError> {
         let addr = serve::parse_address(&settings.address)?;
-        if let Some(why) = serve::remote_refusal(addr).filter(|_| !settings.allow_remote) {
+        // Turning sharing off never needs the user's word.
+        if let Some(why) = serve::remote_refusal(addr).filter(|_| settings.enabled && !settings.allow_remote) {
             return Err(AppError::Invalid(format!("{why}; use 127.0.0.1, or allow other computers")));
         }
         let stored =
@@ -162,10 +164,18 @@ impl App {
         let at = server.local_addr()?;
         let cancel = self.inner.shutdown.child_token();
         let (done, stopped) = oneshot::channel();
+        let token = SecretValue::new(token);
         lock(&self.inner.sharing).running = Some(Running { at, token, cancel: cancel.clone(), stopped });
+        let app = self.clone();
         self.spawn(async move {
-            if let Err(e) = server.run(cancel).await {
-                tracing::warn!("sharing the knowledge base stopped: {e}");
+            let ended = server.run(cancel.clone()).await;
+            // Ended on its own (not stopped): the page says so rather than "serving".
+            if !cancel.is_cancelled() {
+                let why = ended.err().map_or_else(|| "the server stopped".to_owned(), |e| e.to_string());
+                tracing::warn!("sharing the knowledge base stopped: {why}");
+                let mut sharing = lock(&app.inner.sharing);
+                sharing.running = None;
+                sharing.error = Some(format!("not sharing: {why}"));
             }
             let _ = done.send(());
         })
@@ -173,7 +183,7 @@ impl App {
 
     /// The `mcpServers` entry that connects `client` to the shared knowledge base, with the token.
     pub fn kb_share_config(&self, client: KbShareClient) -> Result<String, AppError> {
-        let serving = lock(&self.inner.sharing).running.as_ref().map(|r| (r.at, r.token.clone()));
+        let serving = lock(&self.inner.sharing).running.as_ref().map(|r| (r.at, r.token.expose().to_owned()));
         let (mut at, token) =
             serving.ok_or_else(|| AppError::Invalid("the knowledge base is not shared: turn sharing on".into()))?;
         // A server listening on every address is reached here at this computer's own; the page

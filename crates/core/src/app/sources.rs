@@ -79,7 +79,7 @@ impl App {
         let (fields, answer) =
             sources::preview(&self.inner.registry, server, tool, query_arg, query, TRY_LIMIT, cancel).await?;
         let pretty = serde_json::to_string_pretty(&answer).unwrap_or_else(|_| answer.to_string());
-        let answer = sources::cut(&pretty, PREVIEW_CHARS);
+        let answer = crate::text::cut(&pretty, PREVIEW_CHARS);
         Ok(KbSourcePreview { fields, answer })
     }
 

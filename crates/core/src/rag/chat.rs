@@ -34,7 +34,7 @@ use crate::mcp::McpRegistry;
 pub const LOCAL: &str = "this computer's knowledge base";
 
 /// The name of the built-in tool (also the MCP server's tool).
-pub const TOOL_NAME: &str = "knowledge_search";
+pub use super::search::KNOWLEDGE_TOOL as TOOL_NAME;
 
 /// How much context "auto" adds: an assistant's [`KnowledgeLimits`] and a time limit.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -271,7 +271,8 @@ impl Retriever for ContextRetriever {
             }
         }
         if lists.is_empty() {
-            return Err(RetrievalError { message: format!("no knowledge source answered: {unavailable:?}") });
+            let why: Vec<String> = unavailable.iter().map(|u| format!("{}: {}", u.name, u.why)).collect();
+            return Err(RetrievalError { message: format!("no knowledge source answered ({})", why.join("; ")) });
         }
         let all = lists.iter().map(Vec::len).sum();
         let fused = reciprocal_rank_fusion(&lists, all);

@@ -100,6 +100,13 @@ pub enum RagError {
         #[source]
         source: std::io::Error,
     },
+    /// An MCP server (a knowledge source's) failed or refused. Boxed: MCP's errors are large,
+    /// and every result carries this enum.
+    #[error(transparent)]
+    Mcp(Box<crate::mcp::McpError>),
+    /// The configuration (the servers a source names) could not be read. Boxed, as `Mcp`.
+    #[error(transparent)]
+    Config(Box<crate::config::ConfigError>),
     /// No MCP server has this name.
     #[error("there is no MCP server named {name:?}")]
     UnknownServer { name: String },
@@ -118,6 +125,18 @@ pub enum RagError {
     /// A model download failed.
     #[error("downloading {url}: {detail}")]
     Download { url: String, detail: String },
+}
+
+impl From<crate::config::ConfigError> for RagError {
+    fn from(e: crate::config::ConfigError) -> Self {
+        Self::Config(Box::new(e))
+    }
+}
+
+impl From<crate::mcp::McpError> for RagError {
+    fn from(e: crate::mcp::McpError) -> Self {
+        Self::Mcp(Box::new(e))
+    }
 }
 
 #[cfg(test)]

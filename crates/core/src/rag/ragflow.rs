@@ -84,7 +84,7 @@ pub struct DatasetsArgs {
 }
 
 /// A path's id: the first 32 hex digits of its SHA-256 (RAGFlow's ids are 32 hex digits).
-pub fn path_id(path: &Path) -> String {
+fn path_id(path: &Path) -> String {
     let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
     hex::encode(&digest[..16])
 }

@@ -44,6 +44,9 @@ impl Excerpt {
     }
 }
 
+/// The knowledge base's search tool: the built-in one, `kb serve`'s, and another Patchbay's.
+pub const KNOWLEDGE_TOOL: &str = "knowledge_search";
+
 /// How to search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -22,7 +22,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::RagError;
 use super::search::Excerpt;
-use super::{kb::KnowledgeBase, relevance};
+use super::search::KNOWLEDGE_TOOL;
+use super::{kb::KnowledgeBase, ragflow, relevance};
 use crate::config::{ApprovalMode, ConfigStore};
 use crate::mcp::protocol::approval::Decision;
 use crate::mcp::{CallOptions, McpRegistry, ServerStatus};
@@ -62,9 +63,14 @@ pub struct KnowledgeSource {
 /// The shape of a tool Patchbay knows, by its name and its arguments.
 pub fn recognise(tool: &Tool) -> Option<SourceShape> {
     let has = |arg: &str| tool.input_schema.get("properties").and_then(|p| p.get(arg)).is_some();
-    match tool.name.as_ref() {
-        "ragflow_retrieval" if has("question") => Some(SourceShape::Ragflow),
-        "knowledge_search" if has("query") => Some(SourceShape::Patchbay),
+    known(&tool.name).filter(|shape| has(if *shape == SourceShape::Ragflow { "question" } else { "query" }))
+}
+
+/// The shape of a tool Patchbay knows, by its name alone (the CLI adds a source by name).
+pub fn known(tool_name: &str) -> Option<SourceShape> {
+    match tool_name {
+        ragflow::RETRIEVAL_TOOL => Some(SourceShape::Ragflow),
+        KNOWLEDGE_TOOL => Some(SourceShape::Patchbay),
         _ => None,
     }
 }
@@ -81,14 +87,13 @@ impl KnowledgeBase {
 
     /// Adds a source for a configured server, or replaces the one of the same name.
     pub fn put_source(&self, source: KnowledgeSource) -> Result<Vec<KnowledgeSource>, RagError> {
-        let ids = ConfigStore::new(self.store.clone()).server_ids().map_err(|e| bad(e.to_string()))?;
-        let server_id = ids.get(&source.server).cloned();
-        if server_id.is_none() {
-            return Err(RagError::UnknownServer { name: source.server });
-        }
         let name = source.name.trim();
         if name.is_empty() || source.server.trim().is_empty() || source.tool.trim().is_empty() {
             return Err(bad("a knowledge source needs a name, a server and a tool".into()));
+        }
+        let server_id = self.server_ids()?.get(&source.server).cloned();
+        if server_id.is_none() {
+            return Err(RagError::UnknownServer { name: source.server });
         }
         if let SourceShape::Mapped { query_arg, text, .. } = &source.shape
             && (query_arg.trim().is_empty() || text.trim().is_empty())
@@ -134,7 +139,12 @@ impl KnowledgeBase {
     /// The identities of the configured servers, by name, to tell a source's server from one
     /// added later under its name.
     pub(crate) fn server_ids(&self) -> Result<BTreeMap<String, String>, RagError> {
-        ConfigStore::new(self.store.clone()).server_ids().map_err(|e| bad(e.to_string()))
+        Ok(ConfigStore::new(self.store.clone()).server_ids()?)
+    }
+
+    /// Whether a saved source's server is still the one it was added for (`try` checks it too).
+    pub fn check_source(&self, source: &KnowledgeSource) -> Result<(), RagError> {
+        same_server(source, &self.server_ids()?)
     }
 }
 
@@ -155,11 +165,11 @@ pub(crate) fn same_server(source: &KnowledgeSource, ids: &BTreeMap<String, Strin
 /// source is the user's word to call it with each question, as a server's default "ask" allows;
 /// a server at the strict level, where every call is asked, cannot answer unasked.
 fn permitted(registry: &McpRegistry, server: &str, name: &str) -> Result<(), RagError> {
-    let config = registry.server_config(server).map_err(|_| RagError::UnknownServer { name: server.to_owned() })?;
+    let config = registry.server_config(server)?;
     if !config.enabled {
         return Err(bad(format!("{server} is switched off on its page")));
     }
-    let status = registry.status(server).map_err(|e| bad(e.to_string()))?;
+    let status = registry.status(server)?;
     if status != ServerStatus::Ready {
         return Err(bad(format!("{server} is not running ({status})")));
     }
@@ -173,7 +183,7 @@ fn permitted(registry: &McpRegistry, server: &str, name: &str) -> Result<(), Rag
              normal level on its page to use it as a knowledge source"
         )));
     }
-    let tools = registry.tools(server).map_err(|e| bad(e.to_string()))?;
+    let tools = registry.tools(server)?;
     let tool = tools.iter().find(|t| t.name == *name).ok_or_else(|| bad(format!("{server} offers no tool {name}")))?;
     match policy.decide(tool) {
         Decision::Deny(_) => Err(bad(format!("{server}'s tool {name} is set to deny on the server's page"))),
@@ -200,15 +210,33 @@ pub async fn ask(
         SourceShape::Patchbay => json!({"query": query, "top_k": top_k}),
         SourceShape::Mapped { query_arg, .. } => json!({ query_arg: query }),
     };
-    permitted(registry, &source.server, &source.tool)?;
-    let options = CallOptions { timeout: Some(limit), ..CallOptions::default() };
-    let call = registry.call_tool(&source.server, &source.tool, arguments.as_object().cloned(), options, cancel);
-    let result = tokio::time::timeout(limit, call)
-        .await
-        .map_err(|_| RagError::Timeout { what: "the knowledge source", after: limit })?
-        .map_err(|e| bad(e.to_string()))?;
-    let found = read_answer(&source.shape, &result)?;
+    let (result, text) = call(registry, &source.server, &source.tool, arguments, limit, cancel).await?;
+    let found = read_answer(&source.shape, &result, &text)?;
     Ok(excerpts(source, query, found, top_k))
+}
+
+/// Calls a source's tool, if [`permitted`], within `limit` (the registry's own limit, and a
+/// second past it in case the call hangs past the registry); its answer and its text, or the
+/// tool's error as an error.
+async fn call(
+    registry: &McpRegistry,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+    limit: Duration,
+    cancel: CancellationToken,
+) -> Result<(CallToolResult, String), RagError> {
+    permitted(registry, server, tool)?;
+    let options = CallOptions { timeout: Some(limit), ..CallOptions::default() };
+    let call = registry.call_tool(server, tool, arguments.as_object().cloned(), options, cancel);
+    let result = tokio::time::timeout(limit + Duration::from_secs(1), call)
+        .await
+        .map_err(|_| RagError::Timeout { what: "the knowledge source", after: limit })??;
+    let text: String = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.as_str())).collect();
+    if result.is_error == Some(true) {
+        return Err(bad(format!("the tool answered with an error: {}", excerpt_of(&text))));
+    }
+    Ok((result, text))
 }
 
 /// One result as a source gives it.
@@ -223,13 +251,9 @@ struct Found {
     score: Option<f64>,
 }
 
-/// The results in a tool's answer, read by `shape`.
-fn read_answer(shape: &SourceShape, result: &CallToolResult) -> Result<Vec<Found>, RagError> {
-    let text = result_text(result);
-    if result.is_error == Some(true) {
-        return Err(bad(format!("the tool answered with an error: {}", excerpt_of(&text))));
-    }
-    let answer = answer_json(result, &text, "")?;
+/// The results in a tool's answer (its text `text`), read by `shape`.
+fn read_answer(shape: &SourceShape, result: &CallToolResult, text: &str) -> Result<Vec<Found>, RagError> {
+    let answer = answer_json(result, text, "")?;
     let str_at = |item: &Value, path: &str| at(item, path).map(plain).unwrap_or_default();
     let found = match shape {
         SourceShape::Ragflow => items(&answer, Some("chunks"))?
@@ -283,11 +307,6 @@ fn read_answer(shape: &SourceShape, result: &CallToolResult) -> Result<Vec<Found
     Ok(found)
 }
 
-/// A tool's answer's text blocks, joined.
-fn result_text(result: &CallToolResult) -> String {
-    result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.as_str())).collect()
-}
-
 /// A tool's answer as JSON: its text (what RAGFlow and Patchbay send), else its structured
 /// content (which SDKs may also send, wrapping the text).
 fn answer_json(result: &CallToolResult, text: &str, consequence: &str) -> Result<Value, RagError> {
@@ -333,15 +352,7 @@ fn lines(item: &Value) -> Option<(usize, usize)> {
 
 /// The start of a long text, for an error message.
 fn excerpt_of(text: &str) -> String {
-    cut(text, 200)
-}
-
-/// `text`'s first `chars` characters, with "…" when it was longer.
-pub fn cut(text: &str, chars: usize) -> String {
-    match text.char_indices().nth(chars) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
-    }
+    crate::text::cut(text, 200)
 }
 
 /// Results as excerpts naming `source`, ranked as given, each with how much of the question its
@@ -390,19 +401,9 @@ pub async fn preview(
     if query.trim().is_empty() || query_arg.trim().is_empty() {
         return Err(bad("say which argument takes the question, and a question to ask".into()));
     }
-    permitted(registry, server, tool)?;
     let mut arguments = Map::new();
     arguments.insert(query_arg.to_owned(), Value::String(query.to_owned()));
-    let options = CallOptions { timeout: Some(limit), ..CallOptions::default() };
-    let call = registry.call_tool(server, tool, Some(arguments), options, cancel);
-    let result = tokio::time::timeout(limit, call)
-        .await
-        .map_err(|_| RagError::Timeout { what: "the knowledge source", after: limit })?
-        .map_err(|e| bad(e.to_string()))?;
-    let text = result_text(&result);
-    if result.is_error == Some(true) {
-        return Err(bad(format!("the tool answered with an error: {}", excerpt_of(&text))));
-    }
+    let (result, text) = call(registry, server, tool, Value::Object(arguments), limit, cancel).await?;
     let answer = answer_json(&result, &text, ", so it cannot be mapped")?;
     let first = items(&answer, None)?.first().cloned().unwrap_or(Value::Null);
     let mut fields = Vec::new();
@@ -429,6 +430,10 @@ mod tests {
     use super::*;
     use rmcp::model::ContentBlock;
 
+    fn text_of(result: &CallToolResult) -> String {
+        result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect()
+    }
+
     fn answer(json: Value) -> CallToolResult {
         CallToolResult::success(vec![ContentBlock::text(json.to_string())])
     }
@@ -445,7 +450,7 @@ mod tests {
             {"content": "Kea live in the Alps of New Zealand.", "document_name": "kea.md", "path": "/srv/kea.md",
              "heading": "Kea", "lines": [4, 9]}
         ], "pagination": {}}));
-        let found = read_answer(&SourceShape::Ragflow, &result).unwrap();
+        let found = read_answer(&SourceShape::Ragflow, &result, &text_of(&result)).unwrap();
         assert_eq!(found[0].document, "birds.pdf");
         assert_eq!(found[0].score, Some(0.83));
         assert_eq!((found[2].document.as_str(), found[2].lines), ("/srv/kea.md", Some((4, 9))));
@@ -470,11 +475,11 @@ mod tests {
             title: Some("meta.title".into()),
             source: Some("meta.url".into()),
         };
-        let found = read_answer(&shape, &result).unwrap();
+        let found = read_answer(&shape, &result, &text_of(&result)).unwrap();
         assert_eq!(found, [Found { text: "Tui sing.".into(), document: "https://w/tui".into(), ..Found::default() }]);
         // A text field no result has is named, with the fields there are.
         let wrong = SourceShape::Mapped { query_arg: "q".into(), text: "content".into(), title: None, source: None };
-        let e = read_answer(&wrong, &result).unwrap_err().to_string();
+        let e = read_answer(&wrong, &result, &text_of(&result)).unwrap_err().to_string();
         assert_eq!(e, "no result has the field \"content\"; the first result's fields are: body, meta.title, meta.url");
         let mut fields = Vec::new();
         field_paths(&json!({"body": "x", "meta": {"title": "t", "n": 1, "tags": []}}), "", &mut fields);
@@ -484,13 +489,11 @@ mod tests {
     #[test]
     fn answers_that_cannot_be_read_say_why() {
         let not_json = CallToolResult::success(vec![ContentBlock::text("Found 3 things")]);
-        let e = read_answer(&SourceShape::Patchbay, &not_json).unwrap_err().to_string();
+        let e = read_answer(&SourceShape::Patchbay, &not_json, "Found 3 things").unwrap_err().to_string();
         assert!(e.starts_with("the answer is not JSON") && e.contains("Found 3 things"), "{e}");
-        let e = read_answer(&SourceShape::Ragflow, &answer(json!({"data": []}))).unwrap_err().to_string();
+        let e =
+            read_answer(&SourceShape::Ragflow, &answer(json!({"data": []})), "{\"data\": []}").unwrap_err().to_string();
         assert!(e.starts_with("the answer holds no list at \"chunks\": {\"data\":[]}"), "{e}");
-        let failed = CallToolResult::error(vec![ContentBlock::text("dataset gone")]);
-        let e = read_answer(&SourceShape::Ragflow, &failed).unwrap_err().to_string();
-        assert!(e.contains("the tool answered with an error: dataset gone"), "{e}");
     }
 
     #[test]

@@ -13,6 +13,14 @@ pub fn byte_index_of_char(text: &str, chars: usize) -> usize {
     text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i)
 }
 
+/// `text`'s first `chars` characters, with "…" when it was longer.
+pub fn cut(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
 /// The largest character boundary of `text` at or below byte `max`.
 pub fn floor_char_boundary(text: &str, max: usize) -> usize {
     if max >= text.len() {
@@ -27,6 +35,8 @@ mod tests {
     fn cuts_fall_between_characters() {
         assert_eq!(super::byte_index_of_char("aé北x", 2), 3);
         assert_eq!(super::byte_index_of_char("ab", 5), 2);
+        assert_eq!(super::cut("aé北x", 3), "aé北…");
+        assert_eq!(super::cut("aé北", 3), "aé北");
         assert_eq!(super::floor_char_boundary("aé北", 4), 3);
         assert_eq!(super::floor_char_boundary("ab", 9), 2);
     }

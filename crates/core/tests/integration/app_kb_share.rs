@@ -198,7 +198,8 @@ async fn sharing_moves_and_stops_with_a_client_connected_and_never_runs_twice() 
     assert_eq!(stream.status(), 200);
     let started = std::time::Instant::now();
     let off = app.kb_set_share(settings(false, &first, false)).await.unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5), "stopping waited on the open stream: {:?}", started.elapsed());
+    // Under the 3 s a stopping server gives connections before it lets them go: the session ended.
+    assert!(started.elapsed() < Duration::from_secs(2), "stopping waited on the open stream: {:?}", started.elapsed());
     assert_eq!(off.url, None);
     assert!(!listening(&first));
     let again = app.kb_set_share(settings(true, &first, false)).await.unwrap();

@@ -44,6 +44,20 @@ fn ragflow() -> McpServerConfig {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_source_is_asked_only_as_its_server_is_set_up() {
+    // A server switched off, or one that is not running, is not asked.
+    let mut off = ragflow();
+    off.enabled = false;
+    let registry = McpRegistry::new(std::sync::Arc::new(MemoryStore::default()), RegistryOptions::default());
+    registry.configure([off]);
+    assert_eq!(ask(&registry).await.unwrap_err(), "ragflow is switched off on its page");
+    let broken = McpServerConfig::stdio("ragflow", "patchbay-no-such-command", &[]);
+    registry.configure([broken]);
+    registry.start_all().await;
+    registry.wait_settled(LIMIT).await;
+    let refused = ask(&registry).await.unwrap_err();
+    assert!(refused.starts_with("ragflow is not running"), "{refused}");
+    registry.shutdown().await;
+
     // "ask" (the default of an imported server): adding the source is the user's word.
     let mut asks = ragflow();
     asks.approval = ApprovalMode::Ask;

@@ -33,8 +33,8 @@ export function CopyButton({
   const copy = () => {
     // A text at hand is copied at once (within the click, as clipboards like); one to fetch, when it comes.
     const value = text();
-    const copied = typeof value === "string" ? copyText(value) : value.then(copyText);
-    void copied.then(() => setCopied(true), onError ?? (() => undefined));
+    const done = typeof value === "string" ? copyText(value) : value.then(copyText);
+    void done.then(() => setCopied(true), onError ?? (() => undefined));
   };
   if (icon) return <IconButton icon={copied ? Check : Copy} label={copied ? t("chat.copied") : t("chat.copy")} className={className} testId={testId} onClick={copy} />;
   return (

@@ -128,7 +128,7 @@ export function KbShare({ ipc }: { ipc: KbShareIpc }) {
       <h3>{t("kb.share.log")}</h3>
       {share && share.log.length === 0 && <p className="muted">{t("kb.share.logEmpty")}</p>}
       {share && share.log.length > 0 && (
-        <table className="kb-share-log" data-testid="kb-share-log">
+        <table className="tools-table" data-testid="kb-share-log">
           <thead>
             <tr>
               <th scope="col">{t("kb.share.when")}</th>

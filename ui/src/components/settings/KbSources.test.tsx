@@ -42,13 +42,13 @@ describe("KbSources", () => {
     fireEvent.click(screen.getByTestId("kb-source-try"));
     expect((await screen.findByTestId("kb-source-hits")).textContent).toContain("Brakes every 20,000 km.");
     const source = { name: "Fleet", server: "ragflow", tool: "ragflow_retrieval", shape: { kind: "ragflow" } };
-    expect(ipc.kbTrySource).toHaveBeenCalledWith(source, "brakes");
+    expect(ipc.kbTrySource).toHaveBeenCalledWith(source, "brakes", expect.any(AbortSignal));
     fireEvent.click(screen.getByTestId("kb-source-save"));
     await waitFor(() => expect(ipc.kbPutSource).toHaveBeenCalledWith(source));
     const row = await screen.findByTestId("kb-source");
     expect(row.textContent).toContain("Fleet");
     expect(row.textContent).toContain("ragflow › ragflow_retrieval · RAGFlow");
-    fireEvent.click(within(row).getByRole("button", { name: "Remove" }));
+    fireEvent.click(within(row).getByRole("button", { name: "Remove the source Fleet" }));
     await waitFor(() => expect(screen.queryByTestId("kb-source")).toBeNull());
   });
 
@@ -59,7 +59,7 @@ describe("KbSources", () => {
     expect(screen.getByTestId("kb-source-save")).toHaveProperty("disabled", true);
     fireEvent.change(screen.getByTestId("kb-source-question"), { target: { value: "tui" } });
     fireEvent.click(screen.getByTestId("kb-source-preview"));
-    await waitFor(() => expect(ipc.kbPreviewSource).toHaveBeenCalledWith("wiki", "search", "q", "tui"));
+    await waitFor(() => expect(ipc.kbPreviewSource).toHaveBeenCalledWith("wiki", "search", "q", "tui", expect.any(AbortSignal)));
     fireEvent.change(await screen.findByTestId("kb-source-text"), { target: { value: "body" } });
     fireEvent.change(screen.getByTestId("kb-source-title"), { target: { value: "meta.title" } });
     expect(screen.getByText("The answer as it came")).toBeTruthy();

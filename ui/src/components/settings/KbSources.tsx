@@ -2,7 +2,7 @@
 // any search tool) that "auto" asks beside the local knowledge base. A known tool is added as it
 // is; any other is read through a mapping of its answer's fields, chosen on a preview of a real
 // answer. "Try" shows what a source finds, as a chat would read it, before it is saved.
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { useI18n } from "../../lib/i18n";
 import {
   toIpcError,
@@ -38,6 +38,14 @@ export function KbSources({ ipc }: { ipc: KbSourcesIpc }) {
   const [hits, setHits] = useState<KbHit[] | null>(null);
   const [error, setError] = useState<IpcError | null>(null);
   const [busy, setBusy] = useState(false);
+
+  // Preview and Try stop when the page closes.
+  const calls = useRef(new AbortController());
+  useEffect(() => {
+    const controller = new AbortController();
+    calls.current = controller;
+    return () => controller.abort();
+  }, []);
 
   const fail = useCallback((e: unknown) => {
     setError(toIpcError(e));
@@ -99,7 +107,12 @@ export function KbSources({ ipc }: { ipc: KbSourcesIpc }) {
               {s.server} › {s.tool} · {shapeLabel(s.shape)}
             </span>
             <span className="spacer" />
-            <button type="button" className="danger" onClick={() => void run(() => ipc.kbRemoveSource(s.name), setSources)}>
+            <button
+              type="button"
+              className="danger"
+              aria-label={t("kb.sources.remove", { name: s.name })}
+              onClick={() => void run(() => ipc.kbRemoveSource(s.name), setSources)}
+            >
               {t("common.remove")}
             </button>
           </li>
@@ -126,7 +139,6 @@ export function KbSources({ ipc }: { ipc: KbSourcesIpc }) {
             <select
               value={chosen}
               onChange={(e) => choose(e.target.value)}
-              onFocus={() => void ipc.kbSourceCandidates().then(setCandidates, fail)}
               data-testid="kb-source-tool"
             >
               <option value="">{t("kb.sources.pick")}</option>
@@ -165,7 +177,7 @@ export function KbSources({ ipc }: { ipc: KbSourcesIpc }) {
                     type="button"
                     disabled={busy || !question.trim() || !queryArg}
                     data-testid="kb-source-preview"
-                    onClick={() => void run(() => ipc.kbPreviewSource(candidate.server, candidate.tool, queryArg, question.trim()), setPreview)}
+                    onClick={() => void run(() => ipc.kbPreviewSource(candidate.server, candidate.tool, queryArg, question.trim(), calls.current.signal), setPreview)}
                   >
                     {t("kb.sources.preview")}
                   </button>
@@ -192,7 +204,7 @@ export function KbSources({ ipc }: { ipc: KbSourcesIpc }) {
                       ))}
                       <details>
                         <summary>{t("kb.sources.answer")}</summary>
-                        <pre className="kb-source-answer">{preview.answer}</pre>
+                        <pre className="json">{preview.answer}</pre>
                       </details>
                     </>
                   )}
@@ -205,7 +217,7 @@ export function KbSources({ ipc }: { ipc: KbSourcesIpc }) {
                   data-testid="kb-source-try"
                   onClick={() => {
                     const s = source();
-                    if (s) void run(() => ipc.kbTrySource(s, question.trim()), setHits);
+                    if (s) void run(() => ipc.kbTrySource(s, question.trim(), calls.current.signal), setHits);
                   }}
                 >
                   {t("kb.sources.try")}

@@ -61,10 +61,7 @@ impl ServerAbout {
 }
 
 fn cut(text: &str) -> String {
-    match text.char_indices().nth(MAX_TEXT) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
-    }
+    crate::text::cut(text, MAX_TEXT)
 }
 
 /// What `caps` declares, by name: `tools`, `tools.list_changed`, `prompts`,

@@ -29,13 +29,13 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::{CancellationToken, PollSender};
 
 /// Where a session's client POSTs its messages.
-pub const MESSAGES_PATH: &str = "/messages/";
+const MESSAGES_PATH: &str = "/messages/";
 /// Messages a session buffers each way before the sender waits.
 const BUFFER: usize = 64;
 /// Sessions open at once, at most.
-pub const MAX_SESSIONS: usize = 64;
+const MAX_SESSIONS: usize = 64;
 /// How long a POST waits for its session to take the message.
-pub const HAND_OVER: std::time::Duration = std::time::Duration::from_secs(10);
+const HAND_OVER: std::time::Duration = std::time::Duration::from_secs(10);
 
 type Sessions = Arc<Mutex<HashMap<String, mpsc::Sender<RxJsonRpcMessage<RoleServer>>>>>;
 
