@@ -74,6 +74,18 @@ describe("KbShare", () => {
     expect(screen.getByRole("note").textContent).toContain("plain HTTP");
   });
 
+  it("reads its state again while sharing: a server that stopped is said, and the address typed stays", async () => {
+    const ipc = fake(ON);
+    const stopped = { ...ON, url: null, sse_url: null, error: "not sharing: the server stopped" };
+    ipc.kbShare = vi.fn().mockResolvedValueOnce(ON).mockResolvedValue(stopped);
+    renderIn(<KbShare ipc={ipc} />);
+    await waitFor(() => expect(screen.getByTestId("kb-share-state").textContent).toContain("http://127.0.0.1:8765/mcp"));
+    fireEvent.change(screen.getByTestId("kb-share-address"), { target: { value: "127.0.0.1:9000" } });
+    expect(await screen.findByText("not sharing: the server stopped", {}, { timeout: 5000 })).toBeTruthy();
+    expect(screen.getByTestId("kb-share-state").textContent).toBe("");
+    expect((screen.getByTestId("kb-share-address") as HTMLInputElement).value).toBe("127.0.0.1:9000");
+  });
+
   it("lists who asked what, refusals included, and is accessible in Chinese", async () => {
     const ipc = fake(ON);
     renderIn(<KbShare ipc={ipc} />, "zh");

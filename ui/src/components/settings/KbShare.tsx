@@ -10,7 +10,7 @@ import { CopyButton } from "../common/CopyButton";
 
 export type KbShareIpc = Pick<Ipc, "kbShare" | "kbSetShare" | "kbShareNewToken" | "kbShareConfig">;
 
-/** How often the log is read again while sharing. */
+/** How often the state and the log are read again while sharing. */
 const LOG_EVERY_MS = 3000;
 const CLIENTS: Record<KbShareClient, MessageKey> = {
   claude_desktop: "kb.share.client.claude_desktop",
@@ -40,11 +40,12 @@ export function KbShare({ ipc }: { ipc: KbShareIpc }) {
   }, [ipc, shown]);
 
   const serving = share?.url != null;
-  // The log, read again while serving (only the log: the form keeps what is being typed).
+  // The state and the log, read again while serving (the form's fields are state of their own:
+  // what is being typed stays).
   useEffect(() => {
     if (!serving) return;
     const timer = setInterval(() => {
-      ipc.kbShare().then((s) => setShare((old) => (old ? { ...old, log: s.log } : s)), () => undefined);
+      ipc.kbShare().then(setShare, () => undefined);
     }, LOG_EVERY_MS);
     return () => clearInterval(timer);
   }, [ipc, serving]);
