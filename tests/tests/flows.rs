@@ -1815,8 +1815,14 @@ fn an_answer_cites_a_ragflow_server_and_another_patchbay_and_names_a_source_that
         ("Archive", "ragflow-down", "ragflow_retrieval", SourceShape::Ragflow),
         ("Team", "team-kb", "knowledge_search", SourceShape::Patchbay),
     ] {
-        let source =
-            KnowledgeSource { name: name.into(), server: server.into(), tool: tool.into(), shape, server_id: None };
+        let source = KnowledgeSource {
+            name: name.into(),
+            server: server.into(),
+            tool: tool.into(),
+            shape,
+            server_id: None,
+            tool_fingerprint: None,
+        };
         kb.put_source(source)?;
     }
     let name = "an_answer_cites_a_ragflow_server_and_another_patchbay_and_names_a_source_that_failed";

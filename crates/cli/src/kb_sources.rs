@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
+use patchbay_core::host::Host;
 use patchbay_core::paths::DataDir;
 use patchbay_core::rag::KnowledgeBase;
 use patchbay_core::rag::sources::{self, KnowledgeSource, SourceShape};
@@ -69,8 +70,15 @@ pub async fn run(dir: &DataDir, store: Store, command: SourceCommand) -> anyhow:
                     ),
                 },
             };
+            kb.check_known_server(&server)?;
             let shown = shape_name(&shape);
-            kb.put_source(KnowledgeSource { name: name.clone(), server, tool, shape, server_id: None })?;
+            let source =
+                KnowledgeSource { name: name.clone(), server, tool, shape, server_id: None, tool_fingerprint: None };
+            // Pinned to the tool's definition as its server offers it now.
+            let host = started(dir, &source.server).await?;
+            let pinned = sources::pin(host.registry(), source);
+            host.registry().shutdown().await;
+            kb.put_source(pinned?)?;
             println!("added {name} ({shown}); `patchbay kb source try {name} QUESTION` shows what it finds");
         }
         SourceCommand::Remove { name } => {
@@ -81,15 +89,8 @@ pub async fn run(dir: &DataDir, store: Store, command: SourceCommand) -> anyhow:
             let source = kb.sources()?.into_iter().find(|s| s.name == name.trim());
             let source = source.with_context(|| format!("there is no knowledge source named {name:?}"))?;
             kb.check_source(&source)?;
-            let (host, _) = crate::open_host(dir)?;
-            if !host.config().server(&source.server)?.enabled {
-                bail!("{} is switched off (Settings → MCP servers switches it on)", source.server);
-            }
-            let servers = host.config().servers()?;
-            let hooks = TerminalRequests::new(SamplingModel::default_for(host.store(), host.secrets().as_ref()));
-            host.configure(servers, Arc::new(hooks));
+            let host = started(dir, &source.server).await?;
             let registry = host.registry();
-            crate::mcp::ready(registry, &source.server, TRY_LIMIT).await?;
             let found = sources::ask(registry, &source, &query, 5, TRY_LIMIT, crate::cancelled_by_ctrl_c()).await;
             registry.shutdown().await;
             let found = found?;
@@ -104,6 +105,19 @@ pub async fn run(dir: &DataDir, store: Store, command: SourceCommand) -> anyhow:
         }
     }
     Ok(())
+}
+
+/// The host with `server` started and ready (shut its registry down afterwards).
+async fn started(dir: &DataDir, server: &str) -> anyhow::Result<Arc<Host>> {
+    let (host, _) = crate::open_host(dir)?;
+    if !host.config().server(server)?.enabled {
+        bail!("{server} is switched off (Settings → MCP servers switches it on)");
+    }
+    let servers = host.config().servers()?;
+    let hooks = TerminalRequests::new(SamplingModel::default_for(host.store(), host.secrets().as_ref()));
+    host.configure(servers, Arc::new(hooks));
+    crate::mcp::ready(host.registry(), server, TRY_LIMIT).await?;
+    Ok(host)
 }
 
 fn shape_name(shape: &SourceShape) -> String {

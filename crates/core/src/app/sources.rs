@@ -56,9 +56,12 @@ impl App {
         out
     }
 
-    /// Adds a source (or replaces the one of its name); its server must be configured.
+    /// Adds a source (or replaces the one of its name), pinned to its tool's definition; its
+    /// server must be configured and running.
     pub fn kb_put_source(&self, source: KnowledgeSource) -> Result<Vec<KnowledgeSource>, AppError> {
-        Ok(self.kb().put_source(source)?)
+        let kb = self.kb();
+        kb.check_known_server(&source.server)?;
+        Ok(kb.put_source(sources::pin(&self.inner.registry, source)?)?)
     }
 
     /// Removes the source named `name`.

@@ -25,7 +25,7 @@ use super::search::Excerpt;
 use super::search::KNOWLEDGE_TOOL;
 use super::{kb::KnowledgeBase, ragflow, relevance};
 use crate::config::{ApprovalMode, ConfigStore};
-use crate::mcp::protocol::approval::Decision;
+use crate::mcp::protocol::approval::{Decision, ToolFingerprint};
 use crate::mcp::{CallOptions, McpRegistry, ServerStatus};
 use crate::text::analyze::{self, Purpose};
 
@@ -58,6 +58,21 @@ pub struct KnowledgeSource {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub server_id: Option<String>,
+    /// The tool's definition when it was added ([`pin`]): a tool that changed since is not
+    /// called until the source is added again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tool_fingerprint: Option<String>,
+}
+
+/// `source` pinned to its tool's definition as the running server offers it now.
+pub fn pin(registry: &McpRegistry, source: KnowledgeSource) -> Result<KnowledgeSource, RagError> {
+    let tools = registry.tools(&source.server)?;
+    let tool = tools
+        .iter()
+        .find(|t| t.name == source.tool)
+        .ok_or_else(|| bad(format!("{} offers no tool {} (is it running?)", source.server, source.tool)))?;
+    Ok(KnowledgeSource { tool_fingerprint: Some(ToolFingerprint::of(tool).as_str().to_owned()), ..source })
 }
 
 /// The shape of a tool Patchbay knows, by its name and its arguments.
@@ -142,6 +157,14 @@ impl KnowledgeBase {
         Ok(ConfigStore::new(self.store.clone()).server_ids()?)
     }
 
+    /// Whether `server` is configured.
+    pub fn check_known_server(&self, server: &str) -> Result<(), RagError> {
+        match self.server_ids()?.contains_key(server) {
+            true => Ok(()),
+            false => Err(RagError::UnknownServer { name: server.to_owned() }),
+        }
+    }
+
     /// Whether a saved source's server is still the one it was added for (`try` checks it too).
     pub fn check_source(&self, source: &KnowledgeSource) -> Result<(), RagError> {
         same_server(source, &self.server_ids()?)
@@ -164,7 +187,7 @@ pub(crate) fn same_server(source: &KnowledgeSource, ids: &BTreeMap<String, Strin
 /// tool offered and switched on, and its approval neither "deny" nor an explicit "ask". Adding a
 /// source is the user's word to call it with each question, as a server's default "ask" allows;
 /// a server at the strict level, where every call is asked, cannot answer unasked.
-fn permitted(registry: &McpRegistry, server: &str, name: &str) -> Result<(), RagError> {
+fn permitted(registry: &McpRegistry, server: &str, name: &str, pinned: Option<&str>) -> Result<(), RagError> {
     let config = registry.server_config(server)?;
     if !config.enabled {
         return Err(bad(format!("{server} is switched off on its page")));
@@ -185,6 +208,12 @@ fn permitted(registry: &McpRegistry, server: &str, name: &str) -> Result<(), Rag
     }
     let tools = registry.tools(server)?;
     let tool = tools.iter().find(|t| t.name == *name).ok_or_else(|| bad(format!("{server} offers no tool {name}")))?;
+    if pinned.is_some_and(|pinned| ToolFingerprint::of(tool).as_str() != pinned) {
+        return Err(bad(format!(
+            "{server}'s tool {name} changed (its description or arguments) since this source was added; add the \
+             source again to use it as it is now"
+        )));
+    }
     match policy.decide(tool) {
         Decision::Deny(_) => Err(bad(format!("{server}'s tool {name} is set to deny on the server's page"))),
         Decision::Ask(_) if policy.overrides.get(name) == Some(&ApprovalMode::Ask) => Err(bad(format!(
@@ -210,7 +239,8 @@ pub async fn ask(
         SourceShape::Patchbay => json!({"query": query, "top_k": top_k}),
         SourceShape::Mapped { query_arg, .. } => json!({ query_arg: query }),
     };
-    let (result, text) = call(registry, &source.server, &source.tool, arguments, limit, cancel).await?;
+    let pinned = source.tool_fingerprint.as_deref();
+    let (result, text) = call(registry, &source.server, &source.tool, pinned, arguments, limit, cancel).await?;
     let found = read_answer(&source.shape, &result, &text)?;
     Ok(excerpts(source, query, found, top_k))
 }
@@ -222,11 +252,12 @@ async fn call(
     registry: &McpRegistry,
     server: &str,
     tool: &str,
+    pinned: Option<&str>,
     arguments: Value,
     limit: Duration,
     cancel: CancellationToken,
 ) -> Result<(CallToolResult, String), RagError> {
-    permitted(registry, server, tool)?;
+    permitted(registry, server, tool, pinned)?;
     let options = CallOptions { timeout: Some(limit), ..CallOptions::default() };
     let call = registry.call_tool(server, tool, arguments.as_object().cloned(), options, cancel);
     let result = tokio::time::timeout(limit + Duration::from_secs(1), call)
@@ -403,7 +434,7 @@ pub async fn preview(
     }
     let mut arguments = Map::new();
     arguments.insert(query_arg.to_owned(), Value::String(query.to_owned()));
-    let (result, text) = call(registry, server, tool, Value::Object(arguments), limit, cancel).await?;
+    let (result, text) = call(registry, server, tool, None, Value::Object(arguments), limit, cancel).await?;
     let answer = answer_json(&result, &text, ", so it cannot be mapped")?;
     let first = items(&answer, None)?.first().cloned().unwrap_or(Value::Null);
     let mut fields = Vec::new();
@@ -439,7 +470,14 @@ mod tests {
     }
 
     fn source(shape: SourceShape) -> KnowledgeSource {
-        KnowledgeSource { name: "Team".into(), server: "s".into(), tool: "t".into(), shape, server_id: None }
+        KnowledgeSource {
+            name: "Team".into(),
+            server: "s".into(),
+            tool: "t".into(),
+            shape,
+            server_id: None,
+            tool_fingerprint: None,
+        }
     }
 
     #[test]

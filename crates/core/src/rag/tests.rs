@@ -803,6 +803,7 @@ async fn sources_are_fused_with_the_local_index_and_each_failure_is_named() {
         tool: "ragflow_retrieval".into(),
         shape: SourceShape::Ragflow,
         server_id: Some(id.into()),
+        tool_fingerprint: None,
     };
     let sources =
         vec![source("Fleet", "fleet", "id-1"), source("Slow", "slow", "id-2"), source("Old", "fleet", "id-0")];

@@ -68,6 +68,7 @@ async fn a_tool_is_offered_previewed_mapped_tried_and_saved_as_a_source() {
             source: None,
         },
         server_id: None,
+        tool_fingerprint: None,
     };
     let hits = app.kb_try_source(mapped.clone(), "prune the roses", CancellationToken::new()).await.unwrap();
     assert_eq!(hits[0].document, "garden-roses.docx");
@@ -76,7 +77,9 @@ async fn a_tool_is_offered_previewed_mapped_tried_and_saved_as_a_source() {
     let saved = app.kb_put_source(mapped.clone()).unwrap();
     assert_eq!(saved.len(), 1);
     assert!(saved[0].server_id.as_ref().is_some_and(|id| !id.is_empty()), "{saved:?}");
-    assert_eq!(KnowledgeSource { server_id: None, ..saved[0].clone() }, mapped);
+    // And pinned to its tool's definition.
+    assert!(saved[0].tool_fingerprint.as_ref().is_some_and(|f| !f.is_empty()), "{saved:?}");
+    assert_eq!(KnowledgeSource { server_id: None, tool_fingerprint: None, ..saved[0].clone() }, mapped);
     assert_eq!(app.kb_sources().unwrap(), saved);
 
     // A source needs a configured server, a name, and for a mapping the text field.

@@ -26,13 +26,24 @@ async fn ready(config: McpServerConfig) -> McpRegistry {
 }
 
 async fn ask(registry: &McpRegistry) -> Result<Vec<patchbay_core::rag::Excerpt>, String> {
+    ask_pinned(registry, None).await
+}
+
+/// [`ask`] with the source pinned to a tool definition's fingerprint.
+async fn ask_pinned(
+    registry: &McpRegistry,
+    pinned: Option<String>,
+) -> Result<Vec<patchbay_core::rag::Excerpt>, String> {
     let source = KnowledgeSource {
         name: "Fleet".into(),
         server: "ragflow".into(),
         tool: "ragflow_retrieval".into(),
         shape: SourceShape::Ragflow,
         server_id: None,
+        tool_fingerprint: None,
     };
+    let source =
+        pinned.map_or(source.clone(), |fingerprint| KnowledgeSource { tool_fingerprint: Some(fingerprint), ..source });
     sources::ask(registry, &source, "delivery van brakes", 5, LIMIT, CancellationToken::new())
         .await
         .map_err(|e| e.to_string())
@@ -67,6 +78,19 @@ async fn a_source_is_asked_only_as_its_server_is_set_up() {
     assert_eq!(found[0].origin.as_deref(), Some("Fleet"));
     assert!(found[0].text.contains("Oakridge depot"));
     assert_eq!(found[0].similarity, Some(1.0), "RAGFlow's similarity: the peer's share of the words asked");
+    // Pinned to the tool as it is, it is asked; pinned to another definition, it is not.
+    let source = KnowledgeSource {
+        name: "Fleet".into(),
+        server: "ragflow".into(),
+        tool: "ragflow_retrieval".into(),
+        shape: SourceShape::Ragflow,
+        server_id: None,
+        tool_fingerprint: None,
+    };
+    let pinned = sources::pin(&registry, source).unwrap().tool_fingerprint;
+    assert!(ask_pinned(&registry, pinned).await.is_ok());
+    let changed = ask_pinned(&registry, Some("an older definition".into())).await.unwrap_err();
+    assert!(changed.contains("changed (its description or arguments) since this source was added"), "{changed}");
     registry.shutdown().await;
 
     let mut off = ragflow();

@@ -873,7 +873,12 @@ name: string, server: string, tool: string, shape: SourceShape,
  * The identity of the server it was added for (`ConfigStore::server_ids`), filled in when
  * it is saved: a server added later under the same name is not sent the user's questions.
  */
-server_id?: string, };
+server_id?: string, 
+/**
+ * The tool's definition when it was added ([`pin`]): a tool that changed since is not
+ * called until the source is added again.
+ */
+tool_fingerprint?: string, };
 
 /**
  * A `logging/setLevel` level: the server sends messages at this level and above.
