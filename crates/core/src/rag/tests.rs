@@ -814,12 +814,12 @@ async fn sources_are_fused_with_the_local_index_and_each_failure_is_named() {
         ContextOptions { source_timeout: Duration::from_secs(1), min_relevance: 0.05, ..ContextOptions::default() };
     let question = "When are the delivery van brakes checked, and is the kakapo a parrot?";
 
-    let found =
-        f.kb.chat_retriever(options)
-            .with_remote(remote.clone())
-            .retrieve(question, CancellationToken::new())
-            .await
-            .unwrap();
+    let retrieve = |kb: &KnowledgeBase, options: ContextOptions| {
+        let retriever = kb.chat_retriever(options).with_remote(remote.clone());
+        async move { retriever.retrieve(question, CancellationToken::new()).await.unwrap() }
+    };
+
+    let found = retrieve(&f.kb, options).await;
     let cited: Vec<(Option<&str>, &str)> =
         found.passages.iter().map(|p| (p.origin.as_deref(), p.source.rsplit('/').next().unwrap())).collect();
     assert!(cited.contains(&(Some("Fleet"), "fleet-maintenance.pdf")), "{cited:?}");
@@ -836,21 +836,14 @@ async fn sources_are_fused_with_the_local_index_and_each_failure_is_named() {
 
     // Each list is held to the floor before they are fused: at 0.5, the maintenance chunk (two
     // thirds of the words asked) stays; the fuel chunk (0.33) and the local passage (0.1) do not.
-    let strict = ContextOptions { min_relevance: 0.5, ..options };
-    let found =
-        f.kb.chat_retriever(strict)
-            .with_remote(remote.clone())
-            .retrieve(question, CancellationToken::new())
-            .await
-            .unwrap();
+    let found = retrieve(&f.kb, ContextOptions { min_relevance: 0.5, ..options }).await;
     let cited: Vec<&str> = found.passages.iter().map(|p| p.source.rsplit('/').next().unwrap()).collect();
     assert_eq!(cited, ["fleet-maintenance.pdf"]);
 
     // The local index failing is one more source failing: the others still answer.
     let down = f.kb.clone().with_embedder(Some(Arc::new(DownEmbedder)));
     assert_eq!(down.default_mode(), SearchMode::Hybrid);
-    let found =
-        down.chat_retriever(options).with_remote(remote).retrieve(question, CancellationToken::new()).await.unwrap();
+    let found = retrieve(&down, options).await;
     assert!(found.passages.iter().all(|p| p.origin.as_deref() == Some("Fleet")) && !found.passages.is_empty());
     assert!(
         found.unavailable.iter().any(|u| u.name == chat::LOCAL && u.why.contains("connection refused")),

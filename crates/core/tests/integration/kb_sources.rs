@@ -25,6 +25,18 @@ async fn ready(config: McpServerConfig) -> McpRegistry {
     registry
 }
 
+/// The source the tests ask: the peer's RAGFlow tool, unpinned.
+fn fleet() -> KnowledgeSource {
+    KnowledgeSource {
+        name: "Fleet".into(),
+        server: "ragflow".into(),
+        tool: "ragflow_retrieval".into(),
+        shape: SourceShape::Ragflow,
+        server_id: None,
+        tool_fingerprint: None,
+    }
+}
+
 async fn ask(registry: &McpRegistry) -> Result<Vec<patchbay_core::rag::Excerpt>, String> {
     ask_pinned(registry, None).await
 }
@@ -34,16 +46,7 @@ async fn ask_pinned(
     registry: &McpRegistry,
     pinned: Option<String>,
 ) -> Result<Vec<patchbay_core::rag::Excerpt>, String> {
-    let source = KnowledgeSource {
-        name: "Fleet".into(),
-        server: "ragflow".into(),
-        tool: "ragflow_retrieval".into(),
-        shape: SourceShape::Ragflow,
-        server_id: None,
-        tool_fingerprint: None,
-    };
-    let source =
-        pinned.map_or(source.clone(), |fingerprint| KnowledgeSource { tool_fingerprint: Some(fingerprint), ..source });
+    let source = KnowledgeSource { tool_fingerprint: pinned, ..fleet() };
     sources::ask(registry, &source, "delivery van brakes", 5, LIMIT, CancellationToken::new())
         .await
         .map_err(|e| e.to_string())
@@ -79,15 +82,7 @@ async fn a_source_is_asked_only_as_its_server_is_set_up() {
     assert!(found[0].text.contains("Oakridge depot"));
     assert_eq!(found[0].similarity, Some(1.0), "RAGFlow's similarity: the peer's share of the words asked");
     // Pinned to the tool as it is, it is asked; pinned to another definition, it is not.
-    let source = KnowledgeSource {
-        name: "Fleet".into(),
-        server: "ragflow".into(),
-        tool: "ragflow_retrieval".into(),
-        shape: SourceShape::Ragflow,
-        server_id: None,
-        tool_fingerprint: None,
-    };
-    let pinned = sources::pin(&registry, source).unwrap().tool_fingerprint;
+    let pinned = sources::pin(&registry, fleet()).unwrap().tool_fingerprint;
     assert!(ask_pinned(&registry, pinned).await.is_ok());
     let changed = ask_pinned(&registry, Some("an older definition".into())).await.unwrap_err();
     assert!(changed.contains("changed (its description or arguments) since this source was added"), "{changed}");
