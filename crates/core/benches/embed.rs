@@ -1,4 +1,4 @@
-//! Local embedding throughput: Patchbay's in-process model (`LocalEmbedder`, candle) against
+//! Local embedding throughput: Patchbay's in-process model (`LocalEmbedder`, `rag::bert`) against
 //! sentence-transformers on PyTorch (CPU), the same all-MiniLM-L6-v2 weights and the same texts in
 //! the same run: chunks of about 200 words and short ones (Cranfield's titles), chunks per
 //! second, peak memory, and how close each vector is to the reference's.
@@ -125,7 +125,7 @@ fn main() -> Result<()> {
         let n = texts.len() as f64;
         // Printed before the reference runs, which may be missing (`--python /bin/false`).
         println!(
-            "| {name} ({}) | Patchbay (candle) | {:.1} | {seconds:.2} | {ours_rss:.0} | (next row) |",
+            "| {name} ({}) | Patchbay | {:.1} | {seconds:.2} | {ours_rss:.0} | (next row) |",
             texts.len(),
             n / seconds
         );

@@ -3,7 +3,7 @@
 //! - [`EndpointEmbedder`]: any OpenAI-compatible `/v1/embeddings` endpoint
 //!   (OpenAI, Ollama, vLLM, llama.cpp server).
 //! - [`LocalEmbedder`](super::local::LocalEmbedder): a BERT-family model
-//!   folder run in-process with candle.
+//!   folder run in-process.
 //!
 //! all-MiniLM-L6-v2 is English-only: for Chinese pick a multilingual model
 //! (a local folder, or an endpoint model such as Ollama's bge-m3).

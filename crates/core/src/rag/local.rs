@@ -1,28 +1,36 @@
-//! A local embedding model run in-process with candle (CPU).
+//! A local embedding model run in-process on the CPU ([`super::bert`]).
 //!
 //! [`LocalEmbedder`] loads a BERT-family sentence-embedding model from a folder in the Hugging Face
 //! layout: `config.json`, `tokenizer.json`, `model.safetensors` (or `pytorch_model.bin`), and
 //! optionally `1_Pooling/config.json` (mean pooling unless it asks for the CLS token) and
 //! `sentence_bert_config.json` (`max_seq_length`). all-MiniLM-L6-v2 (English only) is the test
 //! model; multilingual BERT models load the same way. No weights ship: the user names a folder or
-//! downloads one ([`super::models`]). candle and tokenizers (pure-Rust regex) build clean in under
-//! three minutes on 2 cores (debug), so no feature gates them.
+//! downloads one ([`super::models`]). candle reads the weights (safetensors or PyTorch's pickle);
+//! [`super::bert`] runs them.
 //!
-//! Inference runs on a blocking thread, in batches of [`EMBED_BATCH`] texts of about the same length
-//! (a batch is padded to its longest); cancellation is checked between batches.
+//! Inference runs on a blocking thread, a pass at a time over texts of about the same length (at
+//! most [`PASS_TEXTS`] texts or [`PASS_BYTES`] bytes); cancellation is checked between passes. A
+//! pass runs the model on at most [`FORWARD_TOKENS`] tokens at once, which bounds its memory
+//! (about 15 KB a token for MiniLM: some 60 MB).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use serde::Deserialize;
-use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 use tokio_util::sync::CancellationToken;
 
 use super::RagError;
-use super::embed::{EMBED_BATCH, Embedder};
+use super::bert::{Bert, BertConfig, Scratch, Tokens, Weight};
+use super::embed::Embedder;
+
+/// Texts in one pass at most: short texts (titles, queries) fill the products' rows.
+const PASS_TEXTS: usize = 256;
+/// Bytes of text in one pass at most (about 16k tokens of English).
+const PASS_BYTES: usize = 64 * 1024;
+/// Tokens the model runs on at once.
+const FORWARD_TOKENS: usize = 4096;
 
 /// Tokens per text when the model folder does not say.
 const DEFAULT_MAX_TOKENS: usize = 256;
@@ -39,7 +47,7 @@ struct SentenceBertConfig {
 }
 
 struct Model {
-    bert: BertModel,
+    bert: Bert,
     tokenizer: Tokenizer,
     cls_pooling: bool,
 }
@@ -78,7 +86,7 @@ impl LocalEmbedder {
             return Err(bad_model(dir, "is not a folder"));
         }
         let dir = std::fs::canonicalize(dir).map_err(|source| RagError::Io { path: dir.to_path_buf(), source })?;
-        let config: Config =
+        let config: BertConfig =
             read_json(&dir, "config.json")?.ok_or_else(|| bad_model(&dir, "config.json is missing"))?;
         let pooling: PoolingConfig = read_json(&dir, "1_Pooling/config.json")?.unwrap_or_default();
         let max_tokens = read_json::<SentenceBertConfig>(&dir, "sentence_bert_config.json")?
@@ -89,19 +97,15 @@ impl LocalEmbedder {
         if !tokenizer_path.is_file() {
             return Err(bad_model(&dir, "tokenizer.json is missing"));
         }
-        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| bad_model(&dir, e))?;
-        tokenizer
-            .with_truncation(Some(TruncationParams { max_length: max_tokens, ..TruncationParams::default() }))
-            .map_err(|e| bad_model(&dir, e))?;
-        tokenizer.with_padding(Some(PaddingParams::default()));
-
         let weights_path = dir.join("model.safetensors");
         let pytorch_path = dir.join("pytorch_model.bin");
-        let vb = match std::fs::read(&weights_path) {
-            Ok(weights) => VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu),
+        let tensors: Vec<(String, Tensor)> = match std::fs::read(&weights_path) {
+            Ok(weights) => {
+                candle_core::safetensors::load_buffer(&weights, &Device::Cpu).map(|t| t.into_iter().collect())
+            }
             // Repositories without safetensors (some on the hub) publish PyTorch's pickled weights.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && pytorch_path.is_file() => {
-                VarBuilder::from_pth(&pytorch_path, DType::F32, &Device::Cpu)
+                candle_core::pickle::read_all(&pytorch_path)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(bad_model(&dir, "model.safetensors is missing (and there is no pytorch_model.bin)"));
@@ -109,7 +113,22 @@ impl LocalEmbedder {
             Err(source) => return Err(RagError::Io { path: weights_path, source }),
         }
         .map_err(|e| bad_model(&dir, e))?;
-        let bert = BertModel::load(vb, &config).map_err(|e| bad_model(&dir, e))?;
+        let weights = tensors
+            .into_iter()
+            .map(|(name, t)| {
+                let shape = t.dims().to_vec();
+                let values = t.to_dtype(DType::F32).and_then(|t| t.flatten_all()).and_then(|t| t.to_vec1::<f32>());
+                values.map(|values| (name, Weight { shape, values }))
+            })
+            .collect::<Result<_, _>>()
+            .map_err(|e| bad_model(&dir, e))?;
+        let bert = Bert::load(&config, weights).map_err(|e| bad_model(&dir, e))?;
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| bad_model(&dir, e))?;
+        let max_length = max_tokens.min(bert.max_positions());
+        tokenizer
+            .with_truncation(Some(TruncationParams { max_length, ..TruncationParams::default() }))
+            .map_err(|e| bad_model(&dir, e))?;
+        tokenizer.with_padding(None);
         let id = format!("local:{}", dir.display());
         Ok(Self { model: Arc::new(Model { bert, tokenizer, cls_pooling: pooling.pooling_mode_cls_token }), id, dir })
     }
@@ -121,29 +140,48 @@ impl LocalEmbedder {
 }
 
 impl Model {
-    /// One batch: tokenise, run BERT, pool, normalise.
-    fn embed_batch(&self, texts: &[String]) -> candle_core::Result<Vec<Vec<f32>>> {
-        let encodings = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(candle_core::Error::wrap)?;
-        let rows = |f: &dyn Fn(&tokenizers::Encoding) -> Vec<u32>| -> candle_core::Result<Tensor> {
-            let rows =
-                encodings.iter().map(|e| Tensor::new(f(e).as_slice(), &Device::Cpu)).collect::<Result<Vec<_>, _>>()?;
-            Tensor::stack(&rows, 0)
-        };
-        let ids = rows(&|e| e.get_ids().to_vec())?;
-        let types = rows(&|e| e.get_type_ids().to_vec())?;
-        let mask = rows(&|e| e.get_attention_mask().to_vec())?;
-        let hidden = self.bert.forward(&ids, &types, Some(&mask))?; // (batch, tokens, dim)
-        let pooled = if self.cls_pooling {
-            hidden.narrow(1, 0, 1)?.squeeze(1)?
-        } else {
-            let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (batch, tokens, 1)
-            let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-            let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?;
-            summed.broadcast_div(&counts)?
-        };
-        let norms = pooled.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
-        pooled.broadcast_div(&norms)?.to_vec2()
+    /// One pass: tokenise, run BERT, pool, normalise.
+    fn embed_pass(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, String> {
+        let encodings = self.tokenizer.encode_batch(texts, true).map_err(|e| e.to_string())?;
+        let tokens: Vec<Tokens<'_>> =
+            encodings.iter().map(|e| Tokens { ids: e.get_ids(), types: e.get_type_ids() }).collect();
+        let mut out = Vec::with_capacity(tokens.len());
+        let mut rest = tokens.as_slice();
+        let mut scratch = Scratch::default();
+        while !rest.is_empty() {
+            let (now, later) = rest.split_at(fitting(rest, usize::MAX, FORWARD_TOKENS, |t| t.ids.len()));
+            out.extend(self.bert.embed(now, self.cls_pooling, &mut scratch)?);
+            rest = later;
+        }
+        Ok(out)
     }
+}
+
+/// How many of `items` fit in `budget` of `cost`, at most `max` and at least one (when there is one).
+fn fitting<T>(items: &[T], max: usize, budget: usize, cost: impl Fn(&T) -> usize) -> usize {
+    let mut sum = 0;
+    let n = items
+        .iter()
+        .take(max)
+        .take_while(|item| {
+            sum += cost(item);
+            sum <= budget
+        })
+        .count();
+    n.max(1).min(items.len())
+}
+
+/// `order` (indices of texts sorted by length) cut into passes.
+fn passes<'a>(texts: &'a [String], order: &'a [usize]) -> impl Iterator<Item = &'a [usize]> + 'a {
+    let mut rest = order;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (pass, tail) = rest.split_at(fitting(rest, PASS_TEXTS, PASS_BYTES, |&i| texts[i].len()));
+        rest = tail;
+        Some(pass)
+    })
 }
 
 #[async_trait::async_trait]
@@ -153,18 +191,18 @@ impl Embedder for LocalEmbedder {
     }
 
     async fn embed(&self, texts: &[String], cancel: &CancellationToken) -> Result<Vec<Vec<f32>>, RagError> {
-        // Batches of texts of about the same length: a batch is padded to its longest text.
+        // Short texts together: many fit in a pass.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| texts[i].len());
         let mut out = vec![Vec::new(); texts.len()];
-        for batch in order.chunks(EMBED_BATCH) {
+        for batch in passes(texts, &order) {
             if cancel.is_cancelled() {
                 return Err(RagError::Cancelled);
             }
             let model = Arc::clone(&self.model);
             let inputs: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
             let vectors = super::embed::bounded(cancel, async move {
-                tokio::task::spawn_blocking(move || model.embed_batch(&inputs))
+                tokio::task::spawn_blocking(move || model.embed_pass(inputs))
                     .await
                     .map_err(|e| RagError::Embedding { detail: e.to_string() })?
                     .map_err(|e| RagError::Embedding { detail: format!("local model: {e}") })

@@ -5,10 +5,11 @@
 //! A file goes through [`loader`] (text, or a [`Skip`] that says why not), [`chunk`] (along headings
 //! and code blocks) and [`crate::text::analyze`] (BM25 terms: English stemming, Chinese segmentation) into
 //! [`store`] (the [`ChunkIndex`] trait; SQLite, BM25 over in-memory postings) with vectors from
-//! [`embed`] (an endpoint) or [`local`] (candle). [`index`] walks folders incrementally and [`watch`]
+//! [`embed`] (an endpoint) or [`local`] (a BERT forward pass of our own, [`bert`]). [`index`] walks folders incrementally and [`watch`]
 //! re-indexes on change; [`search`] fuses the rankings and [`relevance`] says how well each passage
 //! matches; [`kb`] ties it all together as [`KnowledgeBase`]; [`chat`] brings it into chat.
 
+mod bert;
 pub mod chat;
 pub mod chunk;
 pub mod embed;

@@ -47,6 +47,32 @@ async fn similar_sentences_are_closer_than_unrelated_ones() {
     assert!(model.model_id().starts_with("local:"));
 }
 
+/// Patchbay's forward pass gives sentence-transformers' vectors (on PyTorch, made by
+/// `fixtures/minilm_reference.py`): short texts, an empty one, Chinese, and one longer than the
+/// model's 256 tokens, all in one call (packed together) and each alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vectors_are_sentence_transformers_own() {
+    let reference: serde_json::Value = serde_json::from_str(include_str!("../fixtures/minilm_reference.json")).unwrap();
+    let rows = reference["texts"].as_array().unwrap();
+    let texts: Vec<String> = rows.iter().map(|r| r["text"].as_str().unwrap().to_owned()).collect();
+    let model = LocalEmbedder::load(&peers::minilm_dir()).unwrap();
+    let together = model.embed(&texts, &CancellationToken::new()).await.unwrap();
+    for ((row, text), ours) in rows.iter().zip(&texts).zip(&together) {
+        let theirs: Vec<f32> = row["vector"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
+        let alone = embed(&model, &[text]).await.remove(0);
+        for (how, v) in [("together", ours), ("alone", &alone)] {
+            let c = cosine(v, &theirs);
+            assert!(c >= 0.9999, "{text:?} ({how}): cosine {c} to sentence-transformers' vector");
+        }
+    }
+    // More tokens than the model runs on at once (20 × 256): the pass is split, the vectors stay.
+    let (longest, theirs) =
+        rows.iter().map(|r| (r["text"].as_str().unwrap(), &r["vector"])).max_by_key(|(t, _)| t.len()).unwrap();
+    let theirs: Vec<f32> = theirs.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
+    let many = model.embed(&vec![longest.to_owned(); 20], &CancellationToken::new()).await.unwrap();
+    assert!(many.iter().all(|v| cosine(v, &theirs) >= 0.9999));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hybrid_search_with_the_local_model_finds_paraphrases() {
     let tmp = tempfile::tempdir().unwrap();
