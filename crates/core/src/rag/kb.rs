@@ -344,9 +344,17 @@ impl KnowledgeBase {
             cancel: cancel.clone(),
         };
         let folders = folders.to_vec();
-        tokio::task::spawn_blocking(move || job.run(&folders, progress.as_ref()))
-            .await
-            .map_err(|e| RagError::Io { path: PathBuf::new(), source: std::io::Error::other(e.to_string()) })?
+        let index = Arc::clone(&self.index);
+        tokio::task::spawn_blocking(move || {
+            let report = job.run(&folders, progress.as_ref())?;
+            // The next start then reads the postings instead of building them.
+            if let Err(e) = index.save() {
+                tracing::warn!("keeping the search index beside the database failed: {e}");
+            }
+            Ok(report)
+        })
+        .await
+        .map_err(|e| RagError::Io { path: PathBuf::new(), source: std::io::Error::other(e.to_string()) })?
     }
 
     /// Loads the BM25 search structures in the background thread pool, so the

@@ -20,6 +20,7 @@ pub mod local;
 pub mod models;
 pub mod ragflow;
 pub mod relevance;
+mod saved;
 pub mod search;
 pub mod serve;
 pub mod sources;

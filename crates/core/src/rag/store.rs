@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use rusqlite::{OptionalExtension, params};
 use tokio_util::sync::CancellationToken;
@@ -25,6 +25,7 @@ use rustc_hash::FxHashMap;
 use super::RagError;
 use super::chunk::Chunk;
 use super::relevance;
+use super::saved;
 use super::search::Excerpt;
 use crate::store::Store;
 use crate::text::bm25::{self, Bm25Index};
@@ -77,6 +78,10 @@ pub trait ChunkIndex: Send + Sync {
     fn warm_up(&self, cancel: &CancellationToken) -> Result<(), RagError>;
     /// Whether the BM25 search structures are in memory.
     fn is_warm(&self) -> bool;
+    /// Keeps the BM25 search structures beside the index, so that the next start reads them
+    /// instead of building them; does nothing when they are not in memory, kept already, or no
+    /// longer match the stored chunks.
+    fn save(&self) -> Result<(), RagError>;
     /// Nearest chunks to `vector` among those embedded with `model` (cosine similarity), each with
     /// its [`Excerpt::term_match`] for the analysed query `terms`.
     fn nearest(&self, vector: &[f32], model: &str, terms: &[String], top_k: usize) -> Result<Vec<Excerpt>, RagError>;
@@ -99,6 +104,9 @@ struct ChunkAndDocBm25 {
     chunks: Bm25Index,
     /// Each document as the concatenation of its chunks' terms.
     docs: Bm25Index,
+    /// The generation of the stored chunks these postings match ([`saved::generation`]);
+    /// `None` when unknown (another process wrote while they were built or changed).
+    generation: Option<i64>,
 }
 
 impl ChunkAndDocBm25 {
@@ -127,6 +135,12 @@ impl ChunkAndDocBm25 {
             all.push_str(terms);
         }
         self.docs.remove(doc, &all);
+    }
+
+    /// After a write of this process moved the chunks' generation from `before` to `after`: the
+    /// postings still match the stored chunks if they matched `before`.
+    fn followed(&mut self, (before, after): (i64, i64)) {
+        self.generation = self.generation.filter(|g| *g == before).map(|_| after);
     }
 
     fn search(&self, terms: &[String], top_k: usize) -> Vec<(i64, f64)> {
@@ -158,6 +172,8 @@ pub struct SqliteIndex {
     /// BM25 postings, `None` until the first query. Writers hold the write
     /// lock across their transaction, so the postings never miss a commit.
     postings: Arc<RwLock<Option<ChunkAndDocBm25>>>,
+    /// The generation of the postings file beside the database, as this process last read or wrote it.
+    saved: Arc<Mutex<Option<i64>>>,
 }
 
 impl std::fmt::Debug for SqliteIndex {
@@ -209,7 +225,34 @@ fn unit(v: &[f32]) -> Vec<f32> {
 impl SqliteIndex {
     /// The index in `store` (its tables come with the schema).
     pub fn new(store: Store) -> Self {
-        Self { store, vectors: Arc::new(RwLock::new(None)), postings: Arc::new(RwLock::new(None)) }
+        Self {
+            store,
+            vectors: Arc::new(RwLock::new(None)),
+            postings: Arc::new(RwLock::new(None)),
+            saved: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// The postings saved beside the database, if they match the stored chunks. A file that cannot
+    /// be read is logged and left to be replaced.
+    fn read_saved(&self) -> Option<ChunkAndDocBm25> {
+        let path = saved::path(self.store.path())?;
+        let generation = self.store.read(saved::generation).ok()?;
+        if !self.store.read(saved::tracked).unwrap_or(false) {
+            tracing::warn!("the database no longer tracks changes to its chunks; the saved search index is not used");
+            return None;
+        }
+        match saved::load::<2>(&path, generation) {
+            Ok(Some([chunks, docs])) => {
+                *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = Some(generation);
+                Some(ChunkAndDocBm25 { chunks, docs, generation: Some(generation) })
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!("the saved search index {} is not usable ({e}); building it again", path.display());
+                None
+            }
+        }
     }
 
     /// Builds the BM25 postings from the stored terms unless they are built.
@@ -225,6 +268,11 @@ impl SqliteIndex {
         if guard.is_some() {
             return Ok(());
         }
+        if let Some(index) = self.read_saved() {
+            *guard = Some(index);
+            return Ok(());
+        }
+        let before = self.store.read(saved::generation)?;
         let mut index = ChunkAndDocBm25::default();
         // Read in document order, so that a document's chunks come together (across batches too).
         let mut after = (i64::MIN, i64::MIN);
@@ -258,6 +306,9 @@ impl SqliteIndex {
             index.add_document(done, chunks.iter().map(|(id, t)| (*id, t.as_str())));
         }
         index.shrink_to_fit();
+        // Writers here wait for the lock; one in another process moves the generation on.
+        let after = self.store.read(saved::generation)?;
+        index.generation = (before == after).then_some(after);
         *guard = Some(index);
         Ok(())
     }
@@ -334,8 +385,9 @@ impl ChunkIndex for SqliteIndex {
     fn put_document(&self, doc: &DocumentRecord, chunks: &[ChunkRecord], model: Option<&str>) -> Result<(), RagError> {
         let path = path_str(&doc.path);
         let mut postings = self.postings.write().unwrap_or_else(|p| p.into_inner());
-        let (removed, added) = self.store.write(|tx| -> Result<_, RagError> {
+        let (removed, added, generations) = self.store.write(|tx| -> Result<_, RagError> {
             let map = |e| RagError::from(self.store.error(e));
+            let before = saved::generation(tx).map_err(map)?;
             let removed = delete_document(tx, &path).map_err(map)?;
             tx.prepare_cached(
                 "INSERT INTO kb_documents (folder, path, fingerprint, kind, bytes, indexed_at) \
@@ -376,7 +428,8 @@ impl ChunkIndex for SqliteIndex {
                     vec_stmt.execute(params![chunk_id, model, blob]).map_err(map)?;
                 }
             }
-            Ok((removed, (doc_id, added)))
+            let after = saved::generation(tx).map_err(map)?;
+            Ok((removed, (doc_id, added), (before, after)))
         })?;
         if let Some(index) = postings.as_mut() {
             if let Some((doc, chunks)) = &removed {
@@ -384,6 +437,7 @@ impl ChunkIndex for SqliteIndex {
             }
             let (doc, ids) = added;
             index.add_document(doc, ids.into_iter().zip(chunks.iter().map(|r| r.terms.as_str())));
+            index.followed(generations);
         }
         drop(postings);
         if model.is_some() || removed.is_some() {
@@ -394,12 +448,16 @@ impl ChunkIndex for SqliteIndex {
 
     fn remove_document(&self, path: &Path) -> Result<bool, RagError> {
         let mut postings = self.postings.write().unwrap_or_else(|p| p.into_inner());
-        let removed = self.store.write(|tx| -> Result<_, RagError> {
-            delete_document(tx, &path_str(path)).map_err(|e| RagError::from(self.store.error(e)))
+        let (removed, generations) = self.store.write(|tx| -> Result<_, RagError> {
+            let map = |e| RagError::from(self.store.error(e));
+            let before = saved::generation(tx).map_err(map)?;
+            let removed = delete_document(tx, &path_str(path)).map_err(map)?;
+            Ok((removed, (before, saved::generation(tx).map_err(map)?)))
         })?;
         let Some((doc, chunks)) = removed else { return Ok(false) };
         if let Some(index) = postings.as_mut() {
             index.remove_document(doc, &chunks);
+            index.followed(generations);
         }
         drop(postings);
         self.invalidate_vectors();
@@ -424,7 +482,28 @@ impl ChunkIndex for SqliteIndex {
     }
 
     fn warm_up(&self, cancel: &CancellationToken) -> Result<(), RagError> {
-        self.load_postings(cancel)
+        self.load_postings(cancel)?;
+        if let Err(e) = self.save() {
+            tracing::warn!("keeping the search index beside the database failed: {e}");
+        }
+        Ok(())
+    }
+
+    fn save(&self) -> Result<(), RagError> {
+        let Some(path) = saved::path(self.store.path()) else { return Ok(()) };
+        // Writers wait while the postings are written (about a second at a million chunks).
+        // Locks in the order `load_postings` takes them: postings, then saved.
+        let guard = self.postings.read().unwrap_or_else(|p| p.into_inner());
+        let mut on_disk = self.saved.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(index) = guard.as_ref() else { return Ok(()) };
+        let Some(generation) = index.generation.filter(|g| *on_disk != Some(*g)) else { return Ok(()) };
+        if self.store.read(saved::generation)? != generation {
+            return Ok(()); // another process changed the chunks: these postings do not show it
+        }
+        saved::save(&path, generation, &[&index.chunks, &index.docs])
+            .map_err(|source| RagError::Io { path: path.clone(), source })?;
+        *on_disk = Some(generation);
+        Ok(())
     }
 
     fn is_warm(&self) -> bool {

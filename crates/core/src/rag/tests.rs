@@ -852,3 +852,62 @@ async fn sources_are_fused_with_the_local_index_and_each_failure_is_named() {
     );
     registry.shutdown().await;
 }
+
+/// The postings are kept beside the database once built and after each indexing run, and the next
+/// start reads them instead of building them (shown by stored terms changed behind the triggers'
+/// back: the kept file still answers), until the chunks change in another process or the
+/// triggers that track changes are gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postings_are_kept_for_the_next_start_while_the_chunks_match() {
+    let f = fixture();
+    f.kb.remove_folder(&f.data.path().join("knowledge_base")).unwrap();
+    std::fs::write(f.docs.join("birds.md"), "# Birds\n\nThe kakapo is a flightless nocturnal parrot.\n").unwrap();
+    f.kb.add_folder(&f.docs).unwrap();
+    index(&f.kb).await;
+    let kept = f.data.path().join("kb-postings.bin");
+    assert!(!kept.exists(), "nothing is kept before the postings are built");
+    f.kb.warm_up(&CancellationToken::new()).await.unwrap();
+    let db = rusqlite::Connection::open(Store::open(&f.data).unwrap().path()).unwrap();
+    let generation =
+        |db: &rusqlite::Connection| -> i64 { db.query_row("SELECT n FROM kb_postings_gen", [], |r| r.get(0)).unwrap() };
+    let mut last = (std::fs::read(&kept).unwrap(), generation(&db));
+    // Each run that changes the chunks (a file added, a file deleted) moves the generation and keeps them again.
+    for change in ["add", "delete"] {
+        match change {
+            "add" => std::fs::write(f.docs.join("cats.md"), "# Cats\n\nThe margay climbs trees head first.\n").unwrap(),
+            _ => std::fs::remove_file(f.docs.join("cats.md")).unwrap(),
+        }
+        index(&f.kb).await;
+        let now = (std::fs::read(&kept).unwrap(), generation(&db));
+        assert_ne!(now.1, last.1, "{change}: the generation moved");
+        assert_ne!(now.0, last.0, "{change}: kept again");
+        last = now;
+    }
+
+    // Behind the triggers' back: the stored terms change, the generation is put back.
+    db.execute("UPDATE kb_chunks SET terms = 'zzz' WHERE terms LIKE '%kakapo%'", []).unwrap();
+    assert_ne!(generation(&db), last.1);
+    db.execute("UPDATE kb_postings_gen SET n = ?1", [last.1]).unwrap();
+    let reopen = || KnowledgeBase::open(&f.data, Store::open(&f.data).unwrap()).unwrap();
+    assert_eq!(bm25(&reopen(), "kakapo").await.len(), 1, "the kept postings, not the stored terms");
+
+    // Another process changed the chunks (the generation moved): built from the stored terms.
+    db.execute("UPDATE kb_postings_gen SET n = n + 1", []).unwrap();
+    let kb = reopen();
+    assert!(bm25(&kb, "kakapo").await.is_empty());
+    assert_eq!(bm25(&kb, "zzz").await.len(), 1);
+
+    // The same when a trigger is gone, though the file's generation is the database's.
+    db.execute("UPDATE kb_postings_gen SET n = ?1", [last.1]).unwrap();
+    assert_eq!(bm25(&reopen(), "kakapo").await.len(), 1);
+    db.execute_batch("DROP TRIGGER kb_chunks_delete_moves").unwrap();
+    assert_eq!(bm25(&reopen(), "zzz").await.len(), 1);
+    db.execute_batch("CREATE TRIGGER kb_chunks_delete_moves AFTER DELETE ON kb_chunks BEGIN SELECT 1; END").unwrap();
+
+    // And when the file is damaged.
+    let mut bytes = std::fs::read(&kept).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&kept, bytes).unwrap();
+    assert_eq!(bm25(&reopen(), "zzz").await.len(), 1);
+}

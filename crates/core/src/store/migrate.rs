@@ -47,6 +47,7 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "unavailable knowledge sources",
         sql: include_str!("migrations/0017_unavailable_sources.sql"),
     },
+    Migration { version: 18, name: "postings generation", sql: include_str!("migrations/0018_kb_postings_gen.sql") },
 ];
 
 /// The schema version this build writes.

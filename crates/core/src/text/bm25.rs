@@ -10,6 +10,8 @@
 //! [`Bm25Index::add`] appends, [`Bm25Index::remove`] marks a slot dead, [`Bm25Index::compact`]
 //! squeezes dead slots out once they are a quarter of the live ones.
 
+use std::io::{self, Read, Write};
+
 use rustc_hash::FxHashMap;
 
 const K1: f64 = 1.2;
@@ -34,18 +36,20 @@ fn push_varint(out: &mut Vec<u8>, mut v: u32) {
     out.push(v as u8);
 }
 
+/// The varint at `data[*at..]`. Never panics: a list read back from a file ([`Bm25Index::load`])
+/// that ends inside a varint or runs one past 32 bits reads as ending there.
 fn read_varint(data: &[u8], at: &mut usize) -> u32 {
     let mut v = 0u32;
     let mut shift = 0;
-    loop {
-        let byte = data[*at];
+    while let Some(&byte) = data.get(*at) {
         *at += 1;
-        v |= u32::from(byte & 0x7f) << shift;
+        v |= u32::from(byte & 0x7f).checked_shl(shift).unwrap_or(0);
         if byte < 0x80 {
             return v;
         }
         shift += 7;
     }
+    v
 }
 
 impl Postings {
@@ -60,7 +64,7 @@ impl Postings {
         let mut at = 0;
         let mut slot = 0;
         while at < self.data.len() {
-            slot += read_varint(&self.data, &mut at);
+            slot = read_varint(&self.data, &mut at).wrapping_add(slot);
             let tf = read_varint(&self.data, &mut at);
             f(slot, tf);
         }
@@ -142,7 +146,7 @@ impl Bm25Index {
         tids.dedup();
         for tid in tids {
             let p = &mut self.postings[tid as usize];
-            p.live -= 1;
+            p.live = p.live.saturating_sub(1);
             if p.live == 0 {
                 *p = Postings::default();
             }
@@ -180,7 +184,7 @@ impl Bm25Index {
         for p in &mut self.postings {
             let mut fresh = Postings { live: p.live, ..Postings::default() };
             p.for_each(|slot, tf| {
-                let to = remap[slot as usize];
+                let to = remap.get(slot as usize).copied().unwrap_or(u32::MAX);
                 if to != u32::MAX {
                     fresh.push(to, tf);
                 }
@@ -245,7 +249,8 @@ impl Bm25Index {
             }
             p.for_each(|slot, tf| {
                 let s = slot as usize;
-                if self.ids[s] != 0 {
+                // `get`: a slot past the end can only come from a damaged saved file.
+                if self.ids.get(s).is_some_and(|&id| id != 0) {
                     let f = f64::from(tf);
                     let d = f64::from(self.lens[s]);
                     scores[s] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
@@ -259,6 +264,102 @@ impl Bm25Index {
             .filter(|(_, s)| **s > 0.0)
             .map(|(slot, &s)| (self.ids[slot], s + bonus(self.groups[slot])))
             .collect()
+    }
+}
+
+fn put_u32(out: &mut impl Write, v: u32) -> io::Result<()> {
+    out.write_all(&v.to_le_bytes())
+}
+
+/// A count as stored: every count here fits in a u32 (slots and terms are u32).
+fn put_len(out: &mut impl Write, n: usize) -> io::Result<()> {
+    put_u32(out, u32::try_from(n).map_err(|_| io::Error::other("more than 2^32 entries"))?)
+}
+
+fn get_u32(r: &mut impl Read) -> io::Result<u32> {
+    let mut b = [0; 4];
+    r.read_exact(&mut b)?;
+    Ok(u32::from_le_bytes(b))
+}
+
+/// `n` bytes; a length that lies ends in `UnexpectedEof`, having grown the buffer only as far
+/// as the bytes went.
+fn get_bytes(r: &mut impl Read, n: usize) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    r.take(n as u64).read_to_end(&mut out)?;
+    if out.len() != n {
+        return Err(io::ErrorKind::UnexpectedEof.into());
+    }
+    Ok(out)
+}
+
+fn words<const N: usize, T>(bytes: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
+    bytes.chunks_exact(N).map(|b| f(b.try_into().unwrap_or([0; N]))).collect()
+}
+
+impl Bm25Index {
+    /// Writes the index, to be read back by [`Bm25Index::load`] without analysing any chunk again
+    /// (the knowledge base keeps its postings beside the database, `rag::saved`).
+    pub(crate) fn save(&self, out: &mut impl Write) -> io::Result<()> {
+        let mut terms: Vec<(&str, u32)> = self.term_ids.iter().map(|(t, &id)| (&**t, id)).collect();
+        terms.sort_unstable_by_key(|&(_, id)| id);
+        put_len(out, terms.len())?;
+        for ((term, _), p) in terms.iter().zip(&self.postings) {
+            put_len(out, term.len())?;
+            out.write_all(term.as_bytes())?;
+            put_u32(out, p.last)?;
+            put_u32(out, p.live)?;
+            put_len(out, p.data.len())?;
+            out.write_all(&p.data)?;
+        }
+        put_len(out, self.ids.len())?;
+        let ids: Vec<u8> = self.ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+        out.write_all(&ids)?;
+        let lens: Vec<u8> = self.lens.iter().flat_map(|l| l.to_le_bytes()).collect();
+        out.write_all(&lens)?;
+        let groups: Vec<u8> = self.groups.iter().flat_map(|g| g.to_le_bytes()).collect();
+        out.write_all(&groups)?;
+        out.write_all(&self.total_len.to_le_bytes())
+    }
+
+    /// The index [`Bm25Index::save`] wrote. Counts that do not fit are `InvalidData`; the postings'
+    /// bytes are taken as written (the caller checks the file's hash).
+    pub(crate) fn load(r: &mut impl Read) -> io::Result<Self> {
+        let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_owned());
+        let n_terms = get_u32(r)?;
+        let mut index = Self::default();
+        for id in 0..n_terms {
+            let len = get_u32(r)? as usize;
+            let term = String::from_utf8(get_bytes(r, len)?).map_err(|_| bad("a term is not UTF-8"))?;
+            let (last, live) = (get_u32(r)?, get_u32(r)?);
+            let len = get_u32(r)? as usize;
+            index.postings.push(Postings { data: get_bytes(r, len)?, last, live });
+            index.term_ids.insert(term.into_boxed_str(), id);
+        }
+        let slots = get_u32(r)? as usize;
+        index.ids = words(&get_bytes(r, slots * 8)?, i64::from_le_bytes);
+        index.lens = words(&get_bytes(r, slots * 4)?, u32::from_le_bytes);
+        index.groups = words(&get_bytes(r, slots * 8)?, i64::from_le_bytes);
+        let mut total = [0; 8];
+        r.read_exact(&mut total)?;
+        index.total_len = u64::from_le_bytes(total);
+        if index.postings.iter().any(|p| p.last as usize >= slots.max(1))
+            || index.term_ids.len() != index.postings.len()
+        {
+            return Err(bad("postings name slots the index does not have"));
+        }
+        if index.lens.iter().map(|&l| u64::from(l)).sum::<u64>() != index.total_len {
+            return Err(bad("the chunks' lengths do not add up"));
+        }
+        index.slot_of.reserve(slots);
+        for (slot, &id) in index.ids.iter().enumerate().filter(|(_, id)| **id != 0) {
+            if index.slot_of.insert(id, slot as u32).is_some() {
+                return Err(bad("a chunk is in two slots"));
+            }
+        }
+        // The lists' bytes are not decoded here (hundreds of MB at a million chunks): reading
+        // them never panics (`read_varint`, `scores_plus`), and the file's hash finds damage.
+        Ok(index)
     }
 }
 
