@@ -8,8 +8,8 @@
 //! `{chunks, pagination, query_info}` with RAGFlow's chunk fields plus Patchbay's `path`,
 //! `heading` and `lines` for citations. A dataset is a registered folder and a document a file;
 //! their ids are the first 32 hex digits of the SHA-256 of their path, stable across restarts.
-//! As in RAGFlow, `top_k` bounds the candidates ranked; the dataset, document and similarity
-//! filters then apply to those.
+//! As in RAGFlow, the dataset and document filters narrow the search itself, `top_k` then bounds
+//! the candidates ranked, and the similarity threshold applies to those.
 
 use std::path::{Path, PathBuf};
 
@@ -84,7 +84,7 @@ pub struct DatasetsArgs {
 }
 
 /// A path's id: the first 32 hex digits of its SHA-256 (RAGFlow's ids are 32 hex digits).
-fn path_id(path: &Path) -> String {
+pub(super) fn path_id(path: &Path) -> String {
     let digest = Sha256::digest(path.as_os_str().as_encoded_bytes());
     hex::encode(&digest[..16])
 }
@@ -152,12 +152,16 @@ pub async fn retrieve(kb: &KnowledgeBase, args: RetrievalArgs) -> Result<String,
     } else {
         kb.default_mode()
     };
-    let candidates = args.top_k.unwrap_or(MAX_CANDIDATES).clamp(1, MAX_CANDIDATES);
-    let found = kb.search(question, mode, candidates).await?;
+    let top_k = args.top_k.unwrap_or(MAX_CANDIDATES).clamp(1, MAX_CANDIDATES);
+    // A filter that narrows the search needs more candidates than it keeps: a dataset's best
+    // chunks may rank below another's.
+    let narrowed = !documents.is_empty() || searched.len() < folders.len();
+    let found = kb.search(question, mode, if narrowed { MAX_CANDIDATES } else { top_k }).await?;
     let kept: Vec<&Excerpt> = found
         .iter()
         .filter(|e| searched.iter().any(|f| e.path.starts_with(f)))
         .filter(|e| documents.is_empty() || documents.contains(&path_id(&e.path)))
+        .take(top_k)
         .filter(|e| e.relevance() >= threshold)
         .collect();
     let page = args.page.unwrap_or(1).max(1);

@@ -911,3 +911,44 @@ async fn postings_are_kept_for_the_next_start_while_the_chunks_match() {
     std::fs::write(&kept, bytes).unwrap();
     assert_eq!(bm25(&reopen(), "zzz").await.len(), 1);
 }
+
+/// `ragflow_retrieval` narrows to the datasets asked for before `top_k` counts, as RAGFlow's
+/// search does: a dataset whose chunks rank below another's still answers.
+#[tokio::test]
+async fn a_ragflow_dataset_filter_applies_before_top_k() {
+    let f = fixture();
+    f.kb.remove_folder(&f.data.path().join("knowledge_base")).unwrap();
+    let other = f.docs.parent().unwrap().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(f.docs.join("kakapo.md"), "# Kakapo\n\nThe kakapo, kakapo, kakapo: a parrot.\n").unwrap();
+    std::fs::write(other.join("birds.md"), "# Birds\n\nOne of them is the kakapo, among many other birds.\n").unwrap();
+    f.kb.add_folder(&f.docs).unwrap();
+    let other = f.kb.add_folder(&other).unwrap();
+    index(&f.kb).await;
+
+    let ask = |dataset_ids: Option<Vec<String>>| ragflow::RetrievalArgs {
+        question: "kakapo".into(),
+        dataset_ids,
+        document_ids: None,
+        page: None,
+        page_size: None,
+        similarity_threshold: Some(0.0),
+        vector_similarity_weight: Some(0.0),
+        keyword: None,
+        top_k: Some(1),
+        rerank_id: None,
+        force_refresh: None,
+    };
+    let files = |answer: String| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        v["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["path"].as_str().unwrap().rsplit('/').next().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(files(ragflow::retrieve(&f.kb, ask(None)).await.unwrap()), ["kakapo.md"], "the best chunk of all");
+    let only_other = ask(Some(vec![ragflow::path_id(&other)]));
+    assert_eq!(files(ragflow::retrieve(&f.kb, only_other).await.unwrap()), ["birds.md"]);
+}
