@@ -6,8 +6,13 @@
 //! ```text
 //! python3 -m venv ~/.cache/patchbay/bench-venv
 //! ~/.cache/patchbay/bench-venv/bin/pip install -r crates/core/benches/requirements.txt
-//! cargo bench -p patchbay-core --bench kb -- [--cranfield DIR] [--python PATH] [--chunks N] [--no-hybrid]
+//! cargo bench -p patchbay-core --bench kb -- [--cranfield DIR] [--python PATH] [--chunks N] [--no-hybrid] [--zh-model DIR]
 //! ```
+//!
+//! Chinese: `benches/data/zh_help.json` (60 help articles and 50 judged questions written for
+//! Patchbay, many of them paraphrases) by BM25 alone, hybrid with all-MiniLM-L6-v2 (English
+//! only), and hybrid with the multilingual model in `--zh-model DIR` where one is at hand (for
+//! example `patchbay kb model get bge-small-zh-v1.5`; no test or bench here downloads it).
 //!
 //! Patchbay indexes real files through `KnowledgeBase::index` (hashing,
 //! chunking, analysis, one SQLite transaction per file) and ranks documents
@@ -33,6 +38,8 @@ struct Options {
     python: PathBuf,
     chunks: usize,
     hybrid: bool,
+    /// A multilingual model folder for the Chinese set.
+    zh_model: Option<PathBuf>,
 }
 
 fn options() -> Result<Options> {
@@ -41,6 +48,7 @@ fn options() -> Result<Options> {
         python: corpus::python("bench-venv"),
         chunks: 100_000,
         hybrid: true,
+        zh_model: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -49,6 +57,7 @@ fn options() -> Result<Options> {
             "--python" => o.python = args.next().context("--python PATH")?.into(),
             "--chunks" => o.chunks = args.next().context("--chunks N")?.parse()?,
             "--no-hybrid" => o.hybrid = false,
+            "--zh-model" => o.zh_model = Some(args.next().context("--zh-model DIR")?.into()),
             // cargo bench passes --bench.
             "--bench" => {}
             other => bail!("unknown argument {other}"),
@@ -85,14 +94,15 @@ fn smart_records(text: &str) -> Vec<(String, HashMap<char, String>)> {
     records
 }
 
-struct Cranfield {
+/// A test collection: documents, queries, and which documents answer which query.
+struct Collection {
     docs: Vec<Doc>,
     queries: Vec<String>,
     /// Query number (1-based, file order) → document id → grade.
     qrels: HashMap<usize, HashMap<String, u32>>,
 }
 
-fn cranfield(dir: &Path) -> Result<Cranfield> {
+fn cranfield(dir: &Path) -> Result<Collection> {
     let read =
         |name: &str| std::fs::read_to_string(dir.join(name)).with_context(|| format!("{}", dir.join(name).display()));
     let docs = smart_records(&read("cran.all.1400")?)
@@ -111,7 +121,28 @@ fn cranfield(dir: &Path) -> Result<Cranfield> {
             qrels.entry(q.parse()?).or_default().insert(doc.to_owned(), grade.parse()?);
         }
     }
-    Ok(Cranfield { docs, queries, qrels })
+    Ok(Collection { docs, queries, qrels })
+}
+
+/// The Chinese set: `{docs: [{id, title, text}], queries: [{id, text, relevant: {doc: grade}}]}`.
+fn chinese(path: &Path) -> Result<Collection> {
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path).with_context(|| format!("{}", path.display()))?)?;
+    let field = |x: &serde_json::Value, name: &str| x[name].as_str().map(str::to_owned).context("a string field");
+    let docs = v["docs"]
+        .as_array()
+        .context("docs")?
+        .iter()
+        .map(|d| Ok(Doc { id: field(d, "id")?, text: format!("# {}\n\n{}\n", field(d, "title")?, field(d, "text")?) }))
+        .collect::<Result<Vec<_>>>()?;
+    let (mut queries, mut qrels) = (Vec::new(), HashMap::new());
+    for (i, q) in v["queries"].as_array().context("queries")?.iter().enumerate() {
+        queries.push(field(q, "text")?);
+        let judged = q["relevant"].as_object().context("relevant")?;
+        let grades = judged.iter().map(|(d, g)| Ok((d.clone(), g.as_u64().context("a grade")? as u32)));
+        qrels.insert(i + 1, grades.collect::<Result<HashMap<_, _>>>()?);
+    }
+    Ok(Collection { docs, queries, qrels })
 }
 
 /// nDCG@10 (gain 2^grade − 1), Recall@100, MAP@100, averaged over queries with judgements.
@@ -364,6 +395,37 @@ async fn main() -> Result<()> {
         println!("{}", speed_row(name, run, mb));
     }
     println!("\nPatchbay's WAL checkpoint after its BM25 run (background thread): {:.2} s.", ours.checkpoint_seconds);
+
+    // Chinese.
+    let zh = chinese(&Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/zh_help.json"))?;
+    let folder = work.path().join("zh");
+    write_docs(&folder, &zh.docs.iter().map(|d| (format!("{}.md", d.id), d.text.clone())).collect::<Vec<_>>())?;
+    let kb = open_kb(&work.path().join("zh-bm25"), &folder, ChunkParams::default())?;
+    let mut zh_rows =
+        vec![("Patchbay BM25".to_owned(), patchbay(&kb, &zh.queries, SearchMode::Bm25, 100, &stem_of).await?)];
+    let models = [
+        Some(("all-MiniLM-L6-v2, English only".to_owned(), patchbay_test_support::peers::minilm_dir())),
+        o.zh_model
+            .as_ref()
+            .map(|dir| (dir.file_name().unwrap_or_default().to_string_lossy().into_owned(), dir.clone())),
+    ];
+    for (i, (name, dir)) in models.into_iter().flatten().enumerate().filter(|_| o.hybrid) {
+        let (kb, wal) = open_kb(&work.path().join(format!("zh-hy{i}")), &folder, ChunkParams::default())?;
+        let kb = (kb.with_embedder(Some(Arc::new(LocalEmbedder::load(&dir)?))), wal);
+        zh_rows.push((
+            format!("Patchbay hybrid ({name})"),
+            patchbay(&kb, &zh.queries, SearchMode::Hybrid, 100, &stem_of).await?,
+        ));
+    }
+    println!("\n## Chinese help articles ({} documents, {} judged questions)\n", zh.docs.len(), zh.queries.len());
+    println!("| engine | nDCG@10 | Recall@100 | MAP@100 |\n|---|---|---|---|");
+    for (name, run) in &zh_rows {
+        let (n, r, m) = quality(&run.rankings, &zh.qrels);
+        println!("| {name} | {n:.3} | {r:.3} | {m:.3} |");
+    }
+    if o.zh_model.is_none() {
+        println!("\n(No multilingual model: `--zh-model DIR` adds its hybrid row.)");
+    }
 
     // Synthetic corpus.
     let (files, docs, queries) = synthetic(o.chunks);
