@@ -186,10 +186,10 @@ impl App {
         let serving = lock(&self.inner.sharing).running.as_ref().map(|r| (r.at, r.token.expose().to_owned()));
         let (mut at, token) =
             serving.ok_or_else(|| AppError::Invalid("the knowledge base is not shared: turn sharing on".into()))?;
-        // A server listening on every address is reached here at this computer's own; the page
-        // says other computers use this computer's network address instead.
+        // A server listening on every address is for other computers: they reach it at this
+        // computer's network address (127.0.0.1 when it has none; the page says so).
         if at.ip().is_unspecified() {
-            at.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+            at.set_ip(network_address().unwrap_or(std::net::Ipv4Addr::LOCALHOST.into()));
         }
         let url = format!("http://{at}/mcp");
         let entry = match client {
@@ -211,4 +211,14 @@ impl App {
         let config = json!({"mcpServers": {SERVER_NAME: entry}});
         serde_json::to_string_pretty(&config).map_err(|e| AppError::Invalid(e.to_string()))
     }
+}
+
+/// The address other computers reach this one at: the source address of its route towards
+/// 192.0.2.1 (TEST-NET-1, reserved for documentation), found by pointing a UDP socket at it (a
+/// UDP `connect` sends nothing). `None` without such a route.
+fn network_address() -> Option<std::net::IpAddr> {
+    let socket = std::net::UdpSocket::bind((std::net::Ipv4Addr::UNSPECIFIED, 0)).ok()?;
+    socket.connect((std::net::Ipv4Addr::new(192, 0, 2, 1), 9)).ok()?;
+    let ip = socket.local_addr().ok()?.ip();
+    (!ip.is_unspecified() && !ip.is_loopback()).then_some(ip)
 }

@@ -177,6 +177,30 @@ async fn a_shared_knowledge_base_is_searched_by_a_second_patchbay_and_logged() {
 }
 
 /// Whether something accepts connections at `addr`.
+/// Listening on every address (other computers allowed), the copied configuration names this
+/// computer's network address, one of its own (`hostname -I`), and answers there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listening_on_every_address_hands_out_this_computers_network_address() {
+    let temp = tempfile::tempdir().unwrap();
+    let app = open(&indexed(temp.path()).await, Arc::new(MemoryStore::default()));
+    app.kb_set_share(settings(true, "0.0.0.0:0", true)).await.unwrap();
+    let config: Value = serde_json::from_str(&app.kb_share_config(KbShareClient::Cursor).unwrap()).unwrap();
+    let url = config["mcpServers"]["patchbay-knowledge"]["url"].as_str().unwrap().to_owned();
+    let host = url.trim_start_matches("http://").rsplit_once(':').unwrap().0.to_owned();
+    let output = std::process::Command::new("hostname").arg("-I").output().unwrap();
+    let own: Vec<String> = String::from_utf8_lossy(&output.stdout).split_whitespace().map(str::to_owned).collect();
+    if own.iter().any(|a| !a.contains(':')) {
+        assert!(own.contains(&host), "{url} names none of this computer's addresses {own:?}");
+    } else {
+        assert_eq!(host, "127.0.0.1", "no network address: the loopback");
+    }
+    let token = bearer(&app.kb_share_config(KbShareClient::Cursor).unwrap());
+    assert_eq!(initialize_status(&url, &token).await, 200, "{url} answers");
+    let claude = app.kb_share_config(KbShareClient::ClaudeDesktop).unwrap();
+    assert_eq!(claude.contains("--allow-http"), host != "127.0.0.1", "mcp-remote needs --allow-http off the loopback");
+    app.kb_set_share(settings(false, "0.0.0.0:0", true)).await.unwrap();
+}
+
 fn listening(addr: &str) -> bool {
     std::net::TcpStream::connect_timeout(&addr.parse().unwrap(), Duration::from_secs(2)).is_ok()
 }
