@@ -32,6 +32,8 @@ use crate::mcp::McpRegistry;
 
 /// What the answer's citations call the local knowledge base when it fails beside sources.
 pub const LOCAL: &str = "this computer's knowledge base";
+/// What they call the list of knowledge sources when it cannot be read.
+pub const SOURCES: &str = "the knowledge sources";
 
 /// The name of the built-in tool (also the MCP server's tool).
 pub use super::search::KNOWLEDGE_TOOL as TOOL_NAME;
@@ -166,7 +168,8 @@ impl KnowledgeBase {
                 Ok(_) => retriever,
                 Err(e) => {
                     tracing::warn!("the knowledge sources are not asked: {e}");
-                    retriever
+                    // Said with the answer too: sources the user chose are missing from it.
+                    ContextRetriever { unreadable_sources: Some(e.to_string()), ..retriever }
                 }
             }
         });
@@ -175,7 +178,7 @@ impl KnowledgeBase {
 
     /// The "auto" retriever over this knowledge base, in its default search mode.
     pub fn chat_retriever(&self, options: ContextOptions) -> ContextRetriever {
-        ContextRetriever { kb: self.clone(), options, remote: None }
+        ContextRetriever { kb: self.clone(), options, remote: None, unreadable_sources: None }
     }
 }
 
@@ -185,6 +188,8 @@ pub struct ContextRetriever {
     kb: KnowledgeBase,
     options: ContextOptions,
     remote: Option<Remote>,
+    /// Why the list of knowledge sources could not be read, when it could not.
+    unreadable_sources: Option<String>,
 }
 
 impl ContextRetriever {
@@ -250,15 +255,16 @@ impl Retriever for ContextRetriever {
         let found = found
             .map_err(|_| RetrievalError { message: format!("no answer within {:?}", o.timeout) })
             .and_then(|found| found.map_err(|e| RetrievalError { message: e.to_string() }));
+        let mut unavailable: Vec<Unavailable> =
+            self.unreadable_sources.iter().map(|why| Unavailable { name: SOURCES.into(), why: why.clone() }).collect();
         if sources.is_empty() {
-            return Ok(Retrieved { passages: self.select(query, found?), unavailable: Vec::new() });
+            return Ok(Retrieved { passages: self.select(query, found?), unavailable });
         }
         // Each list keeps only what passes the floor, so weak passages take no rank from others.
         let relevant = |list: Vec<Excerpt>| -> Vec<Excerpt> {
             list.into_iter().filter(|p| relevant(p, o.min_relevance)).collect()
         };
         let mut lists = Vec::new();
-        let mut unavailable = Vec::new();
         // With sources, the local index failing is one source failing: the others still answer.
         match found {
             Ok(found) => lists.push(relevant(found)),

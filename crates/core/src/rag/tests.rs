@@ -952,3 +952,24 @@ async fn a_ragflow_dataset_filter_applies_before_top_k() {
     let only_other = ask(Some(vec![ragflow::path_id(&other)]));
     assert_eq!(files(ragflow::retrieve(&f.kb, only_other).await.unwrap()), ["birds.md"]);
 }
+
+/// A list of knowledge sources that cannot be read is named with the answer (not only logged),
+/// and the local knowledge base still answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreadable_knowledge_sources_are_named_with_the_answer() {
+    use crate::assistants::{KnowledgeLimits, KnowledgeMode};
+    use crate::mcp::{McpRegistry, RegistryOptions};
+
+    let f = fixture();
+    index(&f.kb).await;
+    Store::open(&f.data).unwrap().set_setting("kb.sources", &serde_json::json!("not a list")).unwrap();
+    let registry = McpRegistry::new(Arc::new(crate::secrets::MemoryStore::default()), RegistryOptions::default());
+    let knowledge = f.kb.for_chat(KnowledgeMode::Context, KnowledgeLimits::default(), &registry);
+    let found =
+        knowledge.retriever.unwrap().retrieve("How do I add a folder?", CancellationToken::new()).await.unwrap();
+    assert!(!found.passages.is_empty(), "the local knowledge base still answers");
+    let named: Vec<(&str, &str)> = found.unavailable.iter().map(|u| (u.name.as_str(), u.why.as_str())).collect();
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(named[0].0, chat::SOURCES);
+    assert!(named[0].1.contains("kb.sources"), "says which setting: {named:?}");
+}
