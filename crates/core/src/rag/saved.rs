@@ -45,7 +45,11 @@ pub(super) fn tracked(conn: &Connection) -> rusqlite::Result<bool> {
 /// Writes `parts` for chunks at `generation`.
 pub(super) fn save(path: &Path, generation: i64, parts: &[&Bm25Index]) -> io::Result<()> {
     // A temporary file of its own (removed if this fails): another process may be saving too.
-    let tmp = tempfile::NamedTempFile::new_in(path.parent().unwrap_or(Path::new(".")))?;
+    // Named after the file, so that one a crash leaves behind says what it is.
+    let tmp = tempfile::Builder::new()
+        .prefix("kb-postings.")
+        .suffix(".tmp")
+        .tempfile_in(path.parent().unwrap_or(Path::new(".")))?;
     let (file, tmp) = tmp.into_parts();
     let mut out = Hashing { inner: BufWriter::with_capacity(1 << 20, file), hash: Hasher::default() };
     out.write_all(MAGIC)?;

@@ -32,6 +32,16 @@ fn fixture() -> Fixture {
     Fixture { _tmp: tmp, data, docs, kb }
 }
 
+/// A knowledge base of one indexed file, `birds.md` (no samples).
+async fn birds() -> Fixture {
+    let f = fixture();
+    f.kb.remove_folder(&f.data.path().join("knowledge_base")).unwrap();
+    std::fs::write(f.docs.join("birds.md"), "# Birds\n\nThe kakapo is a flightless nocturnal parrot.\n").unwrap();
+    f.kb.add_folder(&f.docs).unwrap();
+    index(&f.kb).await;
+    f
+}
+
 fn quiet() -> Arc<dyn Fn(&IndexProgress) + Send + Sync> {
     Arc::new(|_: &IndexProgress| {})
 }
@@ -782,11 +792,7 @@ async fn sources_are_fused_with_the_local_index_and_each_failure_is_named() {
     use crate::mcp::{McpRegistry, RegistryOptions};
     use sources::{KnowledgeSource, SourceShape};
 
-    let f = fixture();
-    f.kb.remove_folder(&f.data.path().join("knowledge_base")).unwrap();
-    std::fs::write(f.docs.join("birds.md"), "# Birds\n\nThe kakapo is a flightless nocturnal parrot.\n").unwrap();
-    f.kb.add_folder(&f.docs).unwrap();
-    index(&f.kb).await;
+    let f = birds().await;
 
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/peers/ragflow_retrieval.py");
     let python = patchbay_test_support::peers::python().display().to_string();
@@ -859,11 +865,7 @@ async fn sources_are_fused_with_the_local_index_and_each_failure_is_named() {
 /// triggers that track changes are gone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postings_are_kept_for_the_next_start_while_the_chunks_match() {
-    let f = fixture();
-    f.kb.remove_folder(&f.data.path().join("knowledge_base")).unwrap();
-    std::fs::write(f.docs.join("birds.md"), "# Birds\n\nThe kakapo is a flightless nocturnal parrot.\n").unwrap();
-    f.kb.add_folder(&f.docs).unwrap();
-    index(&f.kb).await;
+    let f = birds().await;
     let kept = f.data.path().join("kb-postings.bin");
     assert!(!kept.exists(), "nothing is kept before the postings are built");
     f.kb.warm_up(&CancellationToken::new()).await.unwrap();
