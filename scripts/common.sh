@@ -23,7 +23,10 @@ APP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libsoup-3.0-dev li
 # fonts-wqy-microhei: Chinese glyphs in the window's screenshots (tests/tests/look.rs).
 # dunst and libnotify-bin: a notification server and notify-send, for a scheduled run's notification
 # (systemd: the busctl that dunstctl reads it back with).
-TEST_PACKAGES=(xvfb webkit2gtk-driver python3-venv openssl xdotool fonts-wqy-microhei dunst libnotify-bin systemd)
+# xdg-desktop-portal and xdg-desktop-portal-kde: the desktop's GlobalShortcuts portal (KDE's, with
+# kglobalaccel) that holds the quick-ask shortcut in a Wayland session.
+TEST_PACKAGES=(xvfb webkit2gtk-driver python3-venv openssl xdotool fonts-wqy-microhei dunst libnotify-bin systemd
+  xdg-desktop-portal xdg-desktop-portal-kde)
 
 # Each step says when it started (seconds since the script did), to see where the time goes.
 say() { printf '\033[1m==> [%ss] %s\033[0m\n' "$SECONDS" "$*" >&2; }

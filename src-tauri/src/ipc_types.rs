@@ -37,6 +37,7 @@ use crate::commands::chat::TurnOutcome;
 use crate::error::IpcError;
 use crate::mcp_apps::AppViewInfo;
 use crate::opened::Opened;
+use crate::quick_ask::ShortcutStatus;
 use crate::updates::{UpdateProgress, UpdateView};
 
 /// The generated file, from the repository's root.
@@ -115,6 +116,7 @@ fn roots(v: &mut Collect) {
     v.visit::<ImportReport>();
     v.visit::<AssistantView>();
     v.visit::<GeneralSettings>();
+    v.visit::<ShortcutStatus>();
     // The knowledge base and roots.
     v.visit::<KbFolder>();
     v.visit::<KbDocument>();

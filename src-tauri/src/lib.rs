@@ -18,6 +18,8 @@ mod navigation;
 mod opened;
 mod quick_ask;
 mod schedules;
+#[cfg(target_os = "linux")]
+mod shortcut_portal;
 mod startup;
 mod state;
 mod tray;
@@ -191,6 +193,7 @@ pub fn run() {
         .manage(closing::Closing::default())
         .manage(tray::KeepInTray::default())
         .manage(quick_ask::AtStart::default())
+        .manage(quick_ask::Holding::default())
         .manage(updates::Found::default())
         // Tools' views (MCP Apps), each in a sandboxed frame of this scheme.
         .register_uri_scheme_protocol(mcp_apps::SCHEME, |ctx, request| {
@@ -230,6 +233,7 @@ pub fn run() {
             closing::close_window,
             quick_ask::hide_quick_ask,
             quick_ask::quick_ask_ready,
+            quick_ask::quick_ask_shortcut_status,
             updates::check_update,
             updates::found_update,
             updates::install_update,

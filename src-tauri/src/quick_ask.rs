@@ -1,8 +1,12 @@
 //! Quick ask: a small window over other apps for one question to the default
 //! assistant, opened by a global shortcut, the tray, or
 //! `patchbay-desktop --quick-ask` (what to bind where the desktop keeps global
-//! shortcuts to itself, as Wayland's do). "Open in Patchbay" hands its
-//! conversation to the main window.
+//! shortcuts to itself and offers no GlobalShortcuts portal). "Open in
+//! Patchbay" hands its conversation to the main window.
+//!
+//! The shortcut is taken by Patchbay itself where it can (X11, macOS, Windows);
+//! on Wayland it is asked of the desktop's portal ([`crate::shortcut_portal`]),
+//! which answers later, so Settings shows how it is held ([`ShortcutStatus`]).
 //!
 //! The window is made on first use and hidden, not closed, afterwards, so it
 //! opens at once the next time.
@@ -11,9 +15,11 @@ use std::str::FromStr;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use serde::Serialize;
 use tauri::webview::{PageLoadEvent, PageLoadPayload};
 use tauri::{AppHandle, Emitter, Manager, Runtime, Webview, WebviewUrl, WebviewWindow, WebviewWindowBuilder, Window};
 use tauri_plugin_global_shortcut::{GlobalShortcutExt, Shortcut, ShortcutState};
+use tokio_util::sync::CancellationToken;
 
 use crate::error::{IpcError, IpcErrorKind};
 use crate::state::AppState;
@@ -29,6 +35,64 @@ const SHOWN_EVENT: &str = "quick_ask_shown";
 
 /// The command-line flag that opens the quick-ask window.
 pub const ARG: &str = "--quick-ask";
+
+/// The event the main window hears when the shortcut is held another way.
+const STATUS_EVENT: &str = "quick_ask_shortcut";
+
+/// How the quick-ask shortcut is held now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ShortcutStatus {
+    /// No shortcut is set.
+    None,
+    /// Patchbay takes the key itself, in every app.
+    Held,
+    /// Asked of the desktop's GlobalShortcuts portal, which has not answered (it may be asking the user).
+    Waiting,
+    /// The desktop holds it; `trigger` is the key as the desktop names it, when it says.
+    Desktop { trigger: Option<String> },
+    /// Not held: why, and what to do instead.
+    Unbound { why: String },
+}
+
+/// The shortcut's status, and the portal session that holds it (cancelled when replaced).
+pub struct Holding {
+    status: Mutex<ShortcutStatus>,
+    portal: Mutex<CancellationToken>,
+    /// The task holding the portal's session: a new session waits until it has closed, as
+    /// both name the same shortcut to the desktop.
+    #[cfg(target_os = "linux")]
+    task: Mutex<Option<tauri::async_runtime::JoinHandle<()>>>,
+}
+
+impl Default for Holding {
+    fn default() -> Self {
+        Self {
+            status: Mutex::new(ShortcutStatus::None),
+            portal: Mutex::new(CancellationToken::new()),
+            #[cfg(target_os = "linux")]
+            task: Mutex::new(None),
+        }
+    }
+}
+
+/// How the quick-ask shortcut is held now (Settings → General shows it).
+#[tauri::command]
+pub fn quick_ask_shortcut_status(holding: tauri::State<'_, Holding>) -> ShortcutStatus {
+    holding.status.lock().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+/// Records `status` and tells the main window, unless `held_by` (the portal session it
+/// comes from) was replaced since.
+fn set_status<R: Runtime>(app: &AppHandle<R>, status: ShortcutStatus, held_by: Option<&CancellationToken>) {
+    if held_by.is_some_and(CancellationToken::is_cancelled) {
+        return;
+    }
+    *app.state::<Holding>().status.lock().unwrap_or_else(PoisonError::into_inner) = status.clone();
+    if let Err(e) = app.emit_to(crate::MAIN_WINDOW, STATUS_EVENT, status) {
+        tracing::warn!("could not tell the main window how the quick-ask shortcut is held: {e}");
+    }
+}
 
 /// Shows the quick-ask window over other apps. The first time it is made hidden and shows
 /// once its page says it is ready ([`quick_ask_ready`]): shown before, it would take the
@@ -106,25 +170,78 @@ fn wayland() -> bool {
     std::env::var("XDG_SESSION_TYPE").is_ok_and(|t| t == "wayland")
 }
 
-/// Makes `text` the quick-ask shortcut (none when empty), replacing the one before.
+/// What to do where the shortcut cannot be held, after why.
+fn instead(text: &str, why: impl std::fmt::Display) -> String {
+    format!(
+        "the quick-ask shortcut {} is saved, but {why}. Bind the command `patchbay-desktop {ARG}` to a key in your desktop's keyboard settings instead",
+        text.trim()
+    )
+}
+
+/// Makes `text` the quick-ask shortcut (none when empty), replacing the one before. On
+/// Wayland it is asked of the desktop's portal, which answers later ([`ShortcutStatus`]).
 pub fn register<R: Runtime>(app: &AppHandle<R>, text: &str) -> Result<(), IpcError> {
     let shortcut = parse_shortcut(text)?;
     let shortcuts = app.global_shortcut();
+    app.state::<Holding>().portal.lock().unwrap_or_else(PoisonError::into_inner).cancel();
     shortcuts.unregister_all().map_err(|e| IpcError::new(IpcErrorKind::Internal, e))?;
-    let Some(shortcut) = shortcut else { return Ok(()) };
-    let unavailable = |why: String| {
-        IpcError::new(
-            IpcErrorKind::InvalidInput,
-            format!(
-                "the quick-ask shortcut {} is saved, but {why}. Bind the command `patchbay-desktop {ARG}` to a key in your desktop's keyboard settings instead",
-                text.trim()
-            ),
-        )
+    let Some(shortcut) = shortcut else {
+        set_status(app, ShortcutStatus::None, None);
+        return Ok(());
     };
     if wayland() {
-        return Err(unavailable("on Wayland only the desktop can set global shortcuts".to_owned()));
+        return ask_the_desktop(app, text, &shortcut);
     }
-    shortcuts.register(shortcut).map_err(|e| unavailable(format!("the desktop refused it ({e})")))
+    match shortcuts.register(shortcut) {
+        Ok(()) => {
+            set_status(app, ShortcutStatus::Held, None);
+            Ok(())
+        }
+        Err(e) => {
+            let why = instead(text, format_args!("the desktop refused it ({e})"));
+            set_status(app, ShortcutStatus::Unbound { why: why.clone() }, None);
+            Err(IpcError::new(IpcErrorKind::InvalidInput, why))
+        }
+    }
+}
+
+/// Asks the desktop's GlobalShortcuts portal to hold `shortcut`, in the background: the
+/// status says when it has (or why not); its presses show the quick-ask window.
+#[cfg(target_os = "linux")]
+fn ask_the_desktop<R: Runtime>(app: &AppHandle<R>, text: &str, shortcut: &Shortcut) -> Result<(), IpcError> {
+    let session = CancellationToken::new();
+    let holding = app.state::<Holding>();
+    *holding.portal.lock().unwrap_or_else(PoisonError::into_inner) = session.clone();
+    set_status(app, ShortcutStatus::Waiting, None);
+    let trigger = crate::shortcut_portal::xdg_trigger(shortcut);
+    let mut task = holding.task.lock().unwrap_or_else(PoisonError::into_inner);
+    let before = task.take();
+    let (app, text) = (app.clone(), text.to_owned());
+    *task = Some(tauri::async_runtime::spawn(async move {
+        if let Some(before) = before {
+            let _ = before.await;
+        }
+        let bound = |b: crate::shortcut_portal::Bound| {
+            set_status(&app, ShortcutStatus::Desktop { trigger: b.trigger }, Some(&session));
+        };
+        let held = crate::shortcut_portal::hold(trigger, bound, || show(&app), session.clone()).await;
+        let why = match held {
+            Ok(()) => "the desktop's GlobalShortcuts portal went away".to_owned(),
+            Err(e) => e.to_string(),
+        };
+        if !session.is_cancelled() {
+            tracing::warn!("the quick-ask shortcut is not held: {why}");
+        }
+        set_status(&app, ShortcutStatus::Unbound { why: instead(&text, why) }, Some(&session));
+    }));
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn ask_the_desktop<R: Runtime>(app: &AppHandle<R>, text: &str, _shortcut: &Shortcut) -> Result<(), IpcError> {
+    let why = instead(text, "on Wayland only the desktop can set global shortcuts");
+    set_status(app, ShortcutStatus::Unbound { why: why.clone() }, None);
+    Err(IpcError::new(IpcErrorKind::InvalidInput, why))
 }
 
 /// The shortcut the settings held at start, taken once the main window's page has loaded:

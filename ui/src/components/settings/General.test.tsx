@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { GeneralSettings } from "../../lib/ipc";
+import type { GeneralSettings, ShortcutStatus } from "../../lib/ipc";
 import { setZoom } from "../../lib/zoom";
 import { renderIn } from "../../test/render";
 import { Assistants, type AssistantsIpc } from "./Assistants";
@@ -30,6 +30,8 @@ function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
     installUpdate: vi.fn(() => Promise.resolve()),
     restartApp: vi.fn(() => Promise.resolve()),
     openLink: vi.fn(() => Promise.resolve()),
+    quickAskShortcutStatus: vi.fn(() => Promise.resolve({ state: "held" as const })),
+    onQuickAskShortcut: vi.fn(() => Promise.resolve(() => undefined)),
     ...over,
   };
 }
@@ -178,7 +180,7 @@ describe("General", () => {
 
   it("keeps Patchbay in the tray when asked, and saves the quick-ask shortcut, showing what the desktop said of it", async () => {
     const ipc = fake();
-    const refused = "the quick-ask shortcut Super+K is saved, but on Wayland only the desktop can set global shortcuts. Bind the command `patchbay-desktop --quick-ask` to a key in your desktop's keyboard settings instead";
+    const refused = "the quick-ask shortcut Super+K is saved, but the desktop refused it (HotKey already registered). Bind the command `patchbay-desktop --quick-ask` to a key in your desktop's keyboard settings instead";
     ipc.saveSettings = vi
       .fn<GeneralIpc["saveSettings"]>()
       .mockResolvedValueOnce(undefined)
@@ -202,6 +204,30 @@ describe("General", () => {
     // Saved all the same: the field shows what the backend holds.
     await waitFor(() => expect(shortcut().value).toBe("Super+K"));
     expect(keep().checked).toBe(true);
+  });
+
+  it("shows how the desktop's portal holds the quick-ask shortcut as it answers", async () => {
+    let tell: (s: ShortcutStatus) => void = () => undefined;
+    const ipc = fake({
+      quickAskShortcutStatus: vi.fn(() => Promise.resolve({ state: "waiting" as const })),
+      onQuickAskShortcut: vi.fn((h: (s: ShortcutStatus) => void) => {
+        tell = h;
+        return Promise.resolve(() => undefined);
+      }),
+    });
+    renderIn(<General ipc={ipc} />);
+    const status = () => document.getElementById("quick-ask-shortcut-status");
+    await waitFor(() => expect(status()?.textContent).toContain("Waiting for the desktop"));
+    act(() => tell({ state: "desktop", trigger: "Ctrl+Alt+J" }));
+    await waitFor(() => expect(status()?.textContent).toContain("Your desktop holds this shortcut as Ctrl+Alt+J"));
+    act(() => tell({ state: "desktop", trigger: null }));
+    await waitFor(() => expect(status()?.textContent).toContain("with no key yet"));
+    act(() => tell({ state: "unbound", why: "the desktop offers no GlobalShortcuts portal" }));
+    await waitFor(() => expect(status()?.dataset.state).toBe("unbound"));
+    expect(status()?.textContent).toBe("the desktop offers no GlobalShortcuts portal");
+    // Held by Patchbay itself, or none: nothing to say beyond the hint.
+    act(() => tell({ state: "held" }));
+    await waitFor(() => expect(status()).toBeNull());
   });
 
   it("switches the look for updates off, and looks now: up to date, then a newer version to install", async () => {

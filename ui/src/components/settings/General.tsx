@@ -15,6 +15,7 @@ import {
   type PolicySettings,
   type ProxyChoice,
   type SecurityLevel,
+  type ShortcutStatus,
   type Theme,
   type UpdateView,
 } from "../../lib/ipc";
@@ -24,7 +25,18 @@ import { FormFooter } from "./FormFooter";
 
 export type GeneralIpc = Pick<
   Ipc,
-  "appInfo" | "openLogFolder" | "pickDataDir" | "getSettings" | "saveSettings" | "setZoom" | "backupData" | "restoreData" | "policySettings" | "setPolicyDefaults"
+  | "appInfo"
+  | "openLogFolder"
+  | "pickDataDir"
+  | "getSettings"
+  | "saveSettings"
+  | "setZoom"
+  | "backupData"
+  | "restoreData"
+  | "policySettings"
+  | "setPolicyDefaults"
+  | "quickAskShortcutStatus"
+  | "onQuickAskShortcut"
 > &
   UpdateIpc & Pick<Ipc, "checkUpdate">;
 
@@ -34,6 +46,35 @@ function Toggle({ id, label, on, onChange }: { id: string; label: string; on: bo
     <label className="check">
       <input id={id} type="checkbox" disabled={on === null} checked={on ?? false} onChange={(e) => onChange(e.target.checked)} /> {label}
     </label>
+  );
+}
+
+/** How the quick-ask shortcut is held now, as the backend says (the desktop's portal answers later). */
+function ShortcutHeld({ ipc }: { ipc: Pick<Ipc, "quickAskShortcutStatus" | "onQuickAskShortcut"> }) {
+  const { t } = useI18n();
+  const [status, setStatus] = useState<ShortcutStatus | null>(null);
+  useEffect(() => {
+    let live = true;
+    const un = ipc.onQuickAskShortcut((s) => live && setStatus(s));
+    ipc.quickAskShortcutStatus().then((s) => live && setStatus(s), () => undefined);
+    return () => {
+      live = false;
+      void un.then((f) => f());
+    };
+  }, [ipc]);
+  if (!status || status.state === "none" || status.state === "held") return null;
+  const text =
+    status.state === "waiting"
+      ? t("settings.shortcutWaiting")
+      : status.state === "desktop"
+        ? status.trigger
+          ? t("settings.shortcutDesktop", { trigger: status.trigger })
+          : t("settings.shortcutDesktopNoKey")
+        : status.why;
+  return (
+    <small className={status.state === "unbound" ? "warning-text" : "muted"} id="quick-ask-shortcut-status" data-state={status.state} role="status">
+      {text}
+    </small>
   );
 }
 
@@ -407,6 +448,7 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
       <small className="muted" id="quick-ask-shortcut-hint">
         {t("settings.quickAskShortcutHint")}
       </small>
+      <ShortcutHeld ipc={ipc} />
       <Updates ipc={ipc} on={settings ? settings.check_updates : null} onToggle={(on) => save({ check_updates: on })} />
       <h2>{t("settings.network")}</h2>
       {settings && <Proxy initial={settings.proxy} onSave={saveProxy} />}

@@ -1,9 +1,9 @@
 // The app itself: what it is and where its data lives, its window, backups,
 // the clipboard, links and the file manager.
 import { call, channel, on } from "./client";
-import type { AppInfo, UpdateProgress, UpdateView } from "./generated";
+import type { AppInfo, ShortcutStatus, UpdateProgress, UpdateView } from "./generated";
 
-export type { AppInfo, Installable, KeyringStatus, UpdateProgress, UpdateView } from "./generated";
+export type { AppInfo, Installable, KeyringStatus, ShortcutStatus, UpdateProgress, UpdateView } from "./generated";
 
 export const appIpc = {
   ping: () => call<string>("ping"),
@@ -26,6 +26,10 @@ export const appIpc = {
   /** Hides the quick-ask window (the one calling). */
   hideQuickAsk: () => call<void>("hide_quick_ask"),
   quickAskReady: () => call<void>("quick_ask_ready"),
+  /** How the quick-ask shortcut is held: by Patchbay, by the desktop's portal, or not (and why). */
+  quickAskShortcutStatus: () => call<ShortcutStatus>("quick_ask_shortcut_status"),
+  /** The quick-ask shortcut is now held another way (the desktop's portal answered, or let it go). */
+  onQuickAskShortcut: (h: (s: ShortcutStatus) => void) => on<ShortcutStatus>("quick_ask_shortcut", h),
   /** Shows a conversation in the main window, and hides the quick-ask window. */
   openInMain: (conversationId: string) => call<void>("open_in_main", { conversation_id: conversationId }),
   /** The quick-ask window was shown (by its shortcut, the tray or `--quick-ask`). */

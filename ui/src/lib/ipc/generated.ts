@@ -1615,6 +1615,11 @@ blocked: Array<string>,
 health: HealthCheck | null, };
 
 /**
+ * How the quick-ask shortcut is held now.
+ */
+export type ShortcutStatus = { "state": "none" } | { "state": "held" } | { "state": "waiting" } | { "state": "desktop", trigger: string | null, } | { "state": "unbound", why: string, };
+
+/**
  * Who signed a bundle, and whether they are trusted.
  */
 export type Signature = { "status": "unsigned" } | { "status": "signed", signer: Signer, } | { "status": "self_signed", signer: Signer, } | { "status": "untrusted", signer: Signer, reason: Distrust, };
