@@ -234,6 +234,7 @@ pub fn run() {
             quick_ask::hide_quick_ask,
             quick_ask::quick_ask_ready,
             quick_ask::quick_ask_shortcut_status,
+            quick_ask::retry_quick_ask_shortcut,
             updates::check_update,
             updates::found_update,
             updates::install_update,

@@ -41,6 +41,8 @@ const STATUS_EVENT: &str = "quick_ask_shortcut";
 
 /// How the quick-ask shortcut is held now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+// Only Linux asks a desktop's portal (the waiting and the desktop's states).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum ShortcutStatus {
     /// No shortcut is set.
@@ -55,10 +57,10 @@ pub enum ShortcutStatus {
     Unbound { why: String },
 }
 
-/// The shortcut's status, and the portal session that holds it (cancelled when replaced).
+/// The shortcut's status and the portal session it comes from, under one lock: a session
+/// replaced (its token cancelled under the lock) can no longer write the status.
 pub struct Holding {
-    status: Mutex<ShortcutStatus>,
-    portal: Mutex<CancellationToken>,
+    now: Mutex<(ShortcutStatus, CancellationToken)>,
     /// The task holding the portal's session: a new session waits until it has closed, as
     /// both name the same shortcut to the desktop.
     #[cfg(target_os = "linux")]
@@ -68,8 +70,7 @@ pub struct Holding {
 impl Default for Holding {
     fn default() -> Self {
         Self {
-            status: Mutex::new(ShortcutStatus::None),
-            portal: Mutex::new(CancellationToken::new()),
+            now: Mutex::new((ShortcutStatus::None, CancellationToken::new())),
             #[cfg(target_os = "linux")]
             task: Mutex::new(None),
         }
@@ -79,16 +80,40 @@ impl Default for Holding {
 /// How the quick-ask shortcut is held now (Settings → General shows it).
 #[tauri::command]
 pub fn quick_ask_shortcut_status(holding: tauri::State<'_, Holding>) -> ShortcutStatus {
-    holding.status.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    holding.now.lock().unwrap_or_else(PoisonError::into_inner).0.clone()
 }
 
-/// Records `status` and tells the main window, unless `held_by` (the portal session it
-/// comes from) was replaced since.
-fn set_status<R: Runtime>(app: &AppHandle<R>, status: ShortcutStatus, held_by: Option<&CancellationToken>) {
-    if held_by.is_some_and(CancellationToken::is_cancelled) {
-        return;
+/// Asks for the saved shortcut again: after the desktop's dialog was cancelled, or the key
+/// was taken by another app, say ("Try again" beside the status).
+#[tauri::command]
+pub fn retry_quick_ask_shortcut(app: AppHandle, state: tauri::State<'_, AppState>) -> Result<(), IpcError> {
+    let text = state.app()?.get_settings()?.quick_ask_shortcut;
+    register(&app, &text)
+}
+
+/// Whose word a status is: Patchbay's own (it ends the portal's session, if any), a new
+/// portal session's (it replaces the one before), or that session's later.
+enum From<'a> {
+    Patchbay,
+    NewSession(CancellationToken),
+    Session(&'a CancellationToken),
+}
+
+/// Records `status` and tells the main window, in the order they happen (under the lock),
+/// unless it comes from a session replaced since.
+fn set_status<R: Runtime>(app: &AppHandle<R>, status: ShortcutStatus, from: From<'_>) {
+    let holding = app.state::<Holding>();
+    let mut now = holding.now.lock().unwrap_or_else(PoisonError::into_inner);
+    match from {
+        From::Session(session) if session.is_cancelled() => return,
+        From::Session(_) => {}
+        From::Patchbay => now.1.cancel(),
+        From::NewSession(session) => {
+            now.1.cancel();
+            now.1 = session;
+        }
     }
-    *app.state::<Holding>().status.lock().unwrap_or_else(PoisonError::into_inner) = status.clone();
+    now.0 = status.clone();
     if let Err(e) = app.emit_to(crate::MAIN_WINDOW, STATUS_EVENT, status) {
         tracing::warn!("could not tell the main window how the quick-ask shortcut is held: {e}");
     }
@@ -183,10 +208,9 @@ fn instead(text: &str, why: impl std::fmt::Display) -> String {
 pub fn register<R: Runtime>(app: &AppHandle<R>, text: &str) -> Result<(), IpcError> {
     let shortcut = parse_shortcut(text)?;
     let shortcuts = app.global_shortcut();
-    app.state::<Holding>().portal.lock().unwrap_or_else(PoisonError::into_inner).cancel();
     shortcuts.unregister_all().map_err(|e| IpcError::new(IpcErrorKind::Internal, e))?;
     let Some(shortcut) = shortcut else {
-        set_status(app, ShortcutStatus::None, None);
+        set_status(app, ShortcutStatus::None, From::Patchbay);
         return Ok(());
     };
     if wayland() {
@@ -194,12 +218,12 @@ pub fn register<R: Runtime>(app: &AppHandle<R>, text: &str) -> Result<(), IpcErr
     }
     match shortcuts.register(shortcut) {
         Ok(()) => {
-            set_status(app, ShortcutStatus::Held, None);
+            set_status(app, ShortcutStatus::Held, From::Patchbay);
             Ok(())
         }
         Err(e) => {
             let why = instead(text, format_args!("the desktop refused it ({e})"));
-            set_status(app, ShortcutStatus::Unbound { why: why.clone() }, None);
+            set_status(app, ShortcutStatus::Unbound { why: why.clone() }, From::Patchbay);
             Err(IpcError::new(IpcErrorKind::InvalidInput, why))
         }
     }
@@ -210,29 +234,22 @@ pub fn register<R: Runtime>(app: &AppHandle<R>, text: &str) -> Result<(), IpcErr
 #[cfg(target_os = "linux")]
 fn ask_the_desktop<R: Runtime>(app: &AppHandle<R>, text: &str, shortcut: &Shortcut) -> Result<(), IpcError> {
     let session = CancellationToken::new();
-    let holding = app.state::<Holding>();
-    *holding.portal.lock().unwrap_or_else(PoisonError::into_inner) = session.clone();
-    set_status(app, ShortcutStatus::Waiting, None);
+    set_status(app, ShortcutStatus::Waiting, From::NewSession(session.clone()));
     let trigger = crate::shortcut_portal::xdg_trigger(shortcut);
+    let holding = app.state::<Holding>();
     let mut task = holding.task.lock().unwrap_or_else(PoisonError::into_inner);
     let before = task.take();
     let (app, text) = (app.clone(), text.to_owned());
     *task = Some(tauri::async_runtime::spawn(async move {
+        // The session before ends first (it was cancelled; closing it is bounded).
         if let Some(before) = before {
             let _ = before.await;
         }
-        let bound = |b: crate::shortcut_portal::Bound| {
-            set_status(&app, ShortcutStatus::Desktop { trigger: b.trigger }, Some(&session));
-        };
-        let held = crate::shortcut_portal::hold(trigger, bound, || show(&app), session.clone()).await;
-        let why = match held {
-            Ok(()) => "the desktop's GlobalShortcuts portal went away".to_owned(),
-            Err(e) => e.to_string(),
-        };
-        if !session.is_cancelled() {
-            tracing::warn!("the quick-ask shortcut is not held: {why}");
+        let held = |trigger| set_status(&app, ShortcutStatus::Desktop { trigger }, From::Session(&session));
+        if let Err(e) = crate::shortcut_portal::hold(trigger, held, || show(&app), session.clone()).await {
+            tracing::warn!("the quick-ask shortcut is not held: {e}");
+            set_status(&app, ShortcutStatus::Unbound { why: instead(&text, e) }, From::Session(&session));
         }
-        set_status(&app, ShortcutStatus::Unbound { why: instead(&text, why) }, Some(&session));
     }));
     Ok(())
 }
@@ -240,7 +257,7 @@ fn ask_the_desktop<R: Runtime>(app: &AppHandle<R>, text: &str, shortcut: &Shortc
 #[cfg(not(target_os = "linux"))]
 fn ask_the_desktop<R: Runtime>(app: &AppHandle<R>, text: &str, _shortcut: &Shortcut) -> Result<(), IpcError> {
     let why = instead(text, "on Wayland only the desktop can set global shortcuts");
-    set_status(app, ShortcutStatus::Unbound { why: why.clone() }, None);
+    set_status(app, ShortcutStatus::Unbound { why: why.clone() }, From::Patchbay);
     Err(IpcError::new(IpcErrorKind::InvalidInput, why))
 }
 

@@ -1687,17 +1687,87 @@ fn the_quick_ask_shortcut_opens_a_window_that_answers_and_hands_over_to_patchbay
     })
 }
 
-/// A session bus of the test's own on which the desktop's GlobalShortcuts portal answers as
-/// in a KDE Plasma session: the bus starts xdg-desktop-portal, its KDE backend and
-/// kglobalaccel (which takes the keys on the test's display) when first asked. Dropping it
-/// stops the bus and them.
-fn kde_portal_bus(config: &Path) -> Result<(Spawned, String)> {
+/// A server's form asked while quick ask answers shows in the quick-ask window (the main
+/// window may be hidden behind other apps), and in the main window too; declined in quick
+/// ask, it goes from both, and the server and the model get the answer.
+#[test]
+fn a_servers_form_asked_during_quick_ask_is_answered_there_and_goes_from_both_windows() -> Result<()> {
+    let tool = "trigger-elicitation-request";
+    let elicit = ToolNames::build([("everything", tool)]).model_name("everything", tool).unwrap().to_owned();
+    let replies = vec![
+        openai::tool_calls_reply(&[("call_form", &elicit, &["{}"])]),
+        openai::text_reply(&["Understood, no details."]),
+        openai::text_reply(&["A form"]),
+    ];
+    let (_runtime, model, tmp, app) =
+        seeded_app("a_servers_form_asked_during_quick_ask_is_answered_there_and_goes_from_both_windows", replies)?;
+    app.check(|s| {
+        new_chat(s)?;
+        let main = s.window_handle()?;
+        let mut launch = Spawned::spawn(
+            Command::new(app_binary()?)
+                .arg("--data-dir")
+                .arg(tmp.path().join("data"))
+                .arg("--quick-ask")
+                .stdout(Stdio::null()),
+        )?;
+        let status = launch.wait_timeout(WAIT).context("the launch with --quick-ask did not hand over and exit")?;
+        ensure!(status.success(), "the launch with --quick-ask exited with {status}");
+        let deadline = Instant::now() + WAIT;
+        let quick = loop {
+            if let Some(handle) = s.window_handles()?.into_iter().find(|h| *h != main) {
+                break handle;
+            }
+            ensure!(Instant::now() < deadline, "the quick-ask window never came");
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        s.switch_window(&quick)?;
+        s.wait_for("#quick-ask-input", WAIT)?;
+        s.set_value("#quick-ask-input", "Ask me for my details")?;
+        s.click(&s.wait_for("#quick-ask-send:not([disabled])", WAIT)?)?;
+        let form = "[data-testid=elicitation-dialog]";
+        let deadline = Instant::now() + WAIT;
+        while s.count(form)? == 0 {
+            // The call may first ask to run (the tool's approval), in this window too.
+            if s.count(".quick-ask-approval button")? > 0 {
+                s.click(&s.find(".quick-ask-approval button")?)?;
+            }
+            ensure!(Instant::now() < deadline, "the server's form never showed in quick ask");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        // The main window shows the same form.
+        s.switch_window(&main)?;
+        s.wait_for(form, WAIT)?;
+        s.switch_window(&quick)?;
+        press(s, form, "Decline")?;
+        s.wait_for_none(form, WAIT)?;
+        s.wait_for_text("[data-testid=quick-ask-answer]", WAIT, |t| t.contains("Understood, no details."))?;
+        s.switch_window(&main)?;
+        s.wait_for_none(form, WAIT)?;
+        Ok(())
+    })?;
+    let told = model.requests().get(1).context("the model was not asked after the tool")?.body["messages"].to_string();
+    ensure!(told.contains("decline"), "the tool's result did not carry the decline: {told}");
+    Ok(())
+}
+
+/// A session bus of the test's own (`dbus-daemon` with `config`, the session bus's own
+/// when `None`). On the session bus's, the desktop's GlobalShortcuts portal answers as in a
+/// KDE Plasma session: the bus starts xdg-desktop-portal, its KDE backend and kglobalaccel
+/// (which takes the keys on the test's display) when first asked. Dropping it stops the bus
+/// and them.
+fn private_bus(dir: &Path, config: Option<&Path>) -> Result<(Spawned, String)> {
     use std::io::BufRead;
+    let mut daemon = Command::new("dbus-daemon");
+    match config {
+        Some(config) => daemon.arg(format!("--config-file={}", config.display())),
+        None => daemon.arg("--session"),
+    };
     let mut bus = Spawned::spawn(
-        Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address=1"])
+        daemon
+            .args(["--nofork", "--print-address=1"])
             .env("XDG_CURRENT_DESKTOP", "KDE")
-            .env("XDG_CONFIG_HOME", config)
+            .env("XDG_CONFIG_HOME", dir)
             .stdout(Stdio::piped()),
     )?;
     let out = bus.child.stdout.take().context("dbus-daemon's output")?;
@@ -1707,66 +1777,117 @@ fn kde_portal_bus(config: &Path) -> Result<(Spawned, String)> {
     Ok((bus, address.trim().to_owned()))
 }
 
+/// The app on `bus`, in a session that says it is Wayland's (the window itself runs on the
+/// test's X display: only the session type says Wayland, which is what chooses the portal).
+fn on_wayland(name: &str, bus: String) -> Result<App> {
+    let env = vec![("DBUS_SESSION_BUS_ADDRESS".into(), bus), ("XDG_SESSION_TYPE".into(), "wayland".into())];
+    App::start(name, AppOptions { env, ..Default::default() })
+}
+
+/// Types `typed` as the quick-ask shortcut in Settings → General.
+fn set_shortcut(s: &Session, typed: &str) -> Result<()> {
+    s.wait_for("#quick-ask-shortcut:not([disabled])", WAIT)?;
+    s.execute("document.querySelector('#quick-ask-shortcut').focus()", json!([]))?;
+    s.set_value("#quick-ask-shortcut", typed)?;
+    s.execute("document.querySelector('#quick-ask-shortcut').blur()", json!([]))?;
+    Ok(())
+}
+
 /// On Wayland the quick-ask shortcut is asked of the desktop's GlobalShortcuts portal (KDE's
-/// here, the real xdg-desktop-portal and kglobalaccel): Settings says the desktop holds it,
-/// under the key the desktop names; the key pressed opens quick ask, also after the shortcut
-/// was asked for again; cleared, the desktop lets the key go. (The window itself runs on the
-/// test's X display: only the session type says Wayland, which is what chooses the portal.)
+/// here: the real xdg-desktop-portal and kglobalaccel). Settings says the desktop holds it,
+/// under the key the desktop names; the key opens quick ask and never reaches the window
+/// underneath, also after the shortcut was asked for again (a new session); cleared, the
+/// desktop lets the key go, and it reaches the window again. Where no portal answers,
+/// Settings says so, with what to bind instead.
 #[test]
 fn on_wayland_the_quick_ask_shortcut_is_held_by_the_desktops_portal() -> Result<()> {
     let tmp = tempfile::tempdir()?;
-    let (_bus, address) = kde_portal_bus(tmp.path())?;
-    let options = AppOptions {
-        env: vec![("DBUS_SESSION_BUS_ADDRESS".into(), address), ("XDG_SESSION_TYPE".into(), "wayland".into())],
-        ..Default::default()
-    };
-    let app = App::start("on_wayland_the_quick_ask_shortcut_is_held_by_the_desktops_portal", options)?;
+    let (bus, address) = private_bus(tmp.path(), None)?;
+    let app = on_wayland("on_wayland_the_quick_ask_shortcut_is_held_by_the_desktops_portal", address)?;
     app.check(|s| {
-        let opens = |shown: bool| -> Result<()> {
+        // Presses Ctrl+Alt+Space over the main window; whether quick ask opened (it is
+        // hidden again) and whether the window's page got the key.
+        let press = || -> Result<(bool, bool)> {
+            s.execute("window.__keys = []; window.addEventListener('keydown', (e) => window.__keys.push(e.key))", json!([]))?;
+            let main = xdotool(&["search", "--onlyvisible", "--name", "^Patchbay$"])?;
+            xdotool(&["windowfocus", "--sync", main.lines().next().context("no main window")?])?;
+            std::thread::sleep(Duration::from_millis(300));
             xdotool(&["key", "ctrl+alt+space"])?;
-            if shown {
+            let deadline = Instant::now() + Duration::from_secs(3);
+            let mut opened = false;
+            while !opened && Instant::now() < deadline {
+                opened = !xdotool(&["search", "--onlyvisible", "--name", "Quick ask"])?.is_empty();
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            if opened {
                 let window = quick_ask_window(true)?;
                 xdotool(&["windowfocus", "--sync", &window])?;
                 xdotool(&["key", "Escape"])?;
                 quick_ask_window(false)?;
-            } else {
-                std::thread::sleep(Duration::from_secs(3));
-                let id = xdotool(&["search", "--onlyvisible", "--name", "Quick ask"])?;
-                ensure!(id.is_empty(), "a cleared shortcut still opened quick ask");
             }
-            Ok(())
-        };
-        let set = |typed: &str| -> Result<()> {
-            s.wait_for("#quick-ask-shortcut:not([disabled])", WAIT)?;
-            s.execute("document.querySelector('#quick-ask-shortcut').focus()", json!([]))?;
-            s.set_value("#quick-ask-shortcut", typed)?;
-            s.execute("document.querySelector('#quick-ask-shortcut').blur()", json!([]))?;
-            Ok(())
+            let got = s.execute("return window.__keys.includes(' ')", json!([]))? == json!(true);
+            Ok((opened, got))
         };
         s.click(&s.wait_for("#nav-settings", WAIT)?)?;
         // A new install's shortcut went to the portal at start; the desktop names its key.
-        let said =
-            s.wait_for_text("#quick-ask-shortcut-status[data-state=desktop]", WAIT, |t| t.contains("Ctrl+Alt+Space"))?;
+        let status = "#quick-ask-shortcut-status";
+        let said = s.wait_for_text(&format!("{status}[data-state=desktop]"), WAIT, |t| t.contains("Ctrl+Alt+Space"))?;
         ensure!(said.contains("desktop's keyboard settings"), "{said}");
-        opens(true)?;
+        ensure!(press()? == (true, false), "held by the desktop, the key should open quick ask, not reach the window");
 
-        // Asked for another key, the desktop keeps the one the user has (Plasma 5.27 does:
-        // the key is the desktop's to change); it still opens quick ask, and nothing is refused.
-        // (The old session closes before the new one opens: the key working is the new one's.)
-        set("Ctrl+Alt+J")?;
-        let said = s.wait_for_text("#quick-ask-shortcut-status[data-state=desktop]", WAIT, |t| !t.is_empty())?;
-        ensure!(said.contains("Ctrl+Alt+Space"), "{said}");
-        ensure!(s.count("[data-testid=general-settings] [role=alert]")? == 0, "the portal's shortcut was refused");
-        opens(true)?;
-
-        // Cleared: the session closes, the key opens nothing, and Settings says nothing more.
-        set("")?;
+        // Asked for another key: a new session (the status waits on it, then says what the
+        // desktop holds: Plasma keeps the key the user has), and its key works.
+        s.execute(
+            "window.__states = []; new MutationObserver(() => window.__states.push(document.querySelector(arguments[0])?.dataset.state))\
+             .observe(document.querySelector(arguments[0]), { attributes: true })",
+            json!([status]),
+        )?;
+        set_shortcut(s, "Ctrl+Alt+J")?;
         let deadline = Instant::now() + WAIT;
-        while s.count("#quick-ask-shortcut-status")? > 0 {
-            ensure!(Instant::now() < deadline, "the status still shows after the shortcut was cleared");
+        loop {
+            let states = s.execute("return window.__states", json!([]))?;
+            if states.as_array().is_some_and(|a| a.ends_with(&[json!("waiting"), json!("desktop")])) {
+                break;
+            }
+            ensure!(Instant::now() < deadline, "the new session's status went {states}");
             std::thread::sleep(Duration::from_millis(200));
         }
-        opens(false)
+        ensure!(s.text(&s.find(status)?)?.contains("Ctrl+Alt+Space"), "the desktop's key is not named");
+        ensure!(s.count("[data-testid=general-settings] [role=alert]")? == 0, "the portal's shortcut was refused");
+        ensure!(press()? == (true, false), "after the new session, the key should still open quick ask");
+
+        // Cleared: the session closes, the desktop lets the key go to the window again.
+        set_shortcut(s, "")?;
+        s.wait_for(&format!("{status}[data-state=none]"), WAIT)?;
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let pressed = press()?;
+            if pressed == (false, true) {
+                break;
+            }
+            ensure!(Instant::now() < deadline, "cleared, the key still went {pressed:?} (opened, reached the window)");
+        }
+        Ok(())
+    })?;
+    drop((app, bus));
+
+    // A bus where no portal can start: Settings says so, and what to bind instead.
+    let config = tmp.path().join("bare-bus.conf");
+    std::fs::write(
+        &config,
+        "<busconfig><type>session</type><listen>unix:tmpdir=/tmp</listen>\
+         <policy context=\"default\"><allow send_destination=\"*\" eavesdrop=\"true\"/>\
+         <allow eavesdrop=\"true\"/><allow own=\"*\"/></policy></busconfig>",
+    )?;
+    let (_bus, address) = private_bus(tmp.path(), Some(&config))?;
+    let app = on_wayland("on_wayland_without_a_portal_the_quick_ask_shortcut_says_what_to_bind", address)?;
+    app.check(|s| {
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        let said = s.wait_for_text("#quick-ask-shortcut-status[data-state=unbound]", WAIT, |t| !t.is_empty())?;
+        ensure!(said.contains("the desktop offers no GlobalShortcuts portal"), "{said}");
+        ensure!(said.contains("patchbay-desktop --quick-ask"), "{said}");
+        ensure!(s.count("#quick-ask-shortcut-retry")? == 1, "no way to ask again");
+        Ok(())
     })
 }
 

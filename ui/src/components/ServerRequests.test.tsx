@@ -8,15 +8,20 @@ afterEach(cleanup);
 
 function fake(waiting: ServerRequest[] = []) {
   let emit: (r: ServerRequest) => void = () => undefined;
+  let answered: (id: string) => void = () => undefined;
   const ipc: ServerRequestsIpc = {
     onServerRequest: vi.fn((h: (r: ServerRequest) => void) => {
       emit = h;
       return Promise.resolve(() => undefined);
     }),
+    onServerRequestAnswered: vi.fn((h: (id: string) => void) => {
+      answered = h;
+      return Promise.resolve(() => undefined);
+    }),
     waitingServerRequests: vi.fn(() => Promise.resolve(waiting)),
     respondServerRequest: vi.fn(() => Promise.resolve()),
   };
-  return { ipc, request: (r: ServerRequest) => act(() => emit(r)) };
+  return { ipc, request: (r: ServerRequest) => act(() => emit(r)), answeredElsewhere: (id: string) => act(() => answered(id)) };
 }
 
 const scope: ServerRequest = { kind: "elicitation", id: "e1", server: "gh", message: "Token scope?", requested_schema: { type: "object", properties: { scope: { type: "string" } } } };
@@ -66,6 +71,23 @@ describe("ServerRequests", () => {
     // The list was read before the answer reached the core: it still names the request.
     await act(async () => list([confirm]));
     expect(screen.queryByRole("dialog")).toBeNull();
+  });
+
+  it("drops a request answered in another window (quick ask), and does not bring it back", async () => {
+    let list: (rs: ServerRequest[]) => void = () => undefined;
+    const f = fake();
+    f.ipc.waitingServerRequests = vi.fn(() => new Promise<ServerRequest[]>((r) => (list = r)));
+    renderIn(<ServerRequests ipc={f.ipc} onError={vi.fn()} />);
+    f.request(scope);
+    f.request(confirm);
+    expect(screen.getByRole("dialog").textContent).toContain("Token scope?");
+    f.answeredElsewhere("e1");
+    expect(screen.getByRole("dialog").textContent).toContain("Really?");
+    await act(async () => list([scope, confirm]));
+    expect(screen.getByRole("dialog").textContent).toContain("Really?");
+    f.answeredElsewhere("e2");
+    expect(screen.queryByRole("dialog")).toBeNull();
+    expect(f.ipc.respondServerRequest).not.toHaveBeenCalled();
   });
 
   it("says when an answer did not arrive (the server gave up meanwhile)", async () => {

@@ -1,12 +1,13 @@
 // Sampling and elicitation requests from MCP servers, answered by the user
 // wherever the window is: a request made while the settings page is open (a
-// tool tested there, a server starting) is shown there too. Requests wait in
-// arrival order, one dialog at a time.
+// tool tested there, a server starting) is shown there too, and one made while
+// quick ask answers shows in both windows, going from both once answered in
+// either. Requests wait in arrival order, one dialog at a time.
 import { useEffect, useRef, useState } from "react";
 import { ipc as defaultIpc, toIpcError, type Ipc, type IpcError, type ServerRequest } from "../lib/ipc";
 import { ServerRequestDialog } from "./chat/ServerRequestDialog";
 
-export type ServerRequestsIpc = Pick<Ipc, "onServerRequest" | "waitingServerRequests" | "respondServerRequest">;
+export type ServerRequestsIpc = Pick<Ipc, "onServerRequest" | "onServerRequestAnswered" | "waitingServerRequests" | "respondServerRequest">;
 
 export function ServerRequests({ ipc = defaultIpc, onError }: { ipc?: ServerRequestsIpc; onError: (e: IpcError) => void }) {
   const [requests, setRequests] = useState<ServerRequest[]>([]);
@@ -19,6 +20,10 @@ export function ServerRequests({ ipc = defaultIpc, onError }: { ipc?: ServerRequ
     const add = (more: ServerRequest[]) =>
       setRequests((rs) => [...rs, ...more.filter((r) => !answered.current.has(r.id) && !rs.some((x) => x.id === r.id))]);
     const un = ipc.onServerRequest((r) => add([r]));
+    const unAnswered = ipc.onServerRequestAnswered((id) => {
+      answered.current.add(id);
+      setRequests((rs) => rs.filter((x) => x.id !== id));
+    });
     let live = true;
     void un
       .then(() => ipc.waitingServerRequests())
@@ -31,6 +36,7 @@ export function ServerRequests({ ipc = defaultIpc, onError }: { ipc?: ServerRequ
     return () => {
       live = false;
       void un.then((f) => f());
+      void unAnswered.then((f) => f());
     };
   }, [ipc, onError]);
   const request = requests[0];

@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { TurnEvent } from "../lib/ipc";
+import type { ServerRequest, TurnEvent } from "../lib/ipc";
 import { expectAccessible } from "../test/axe";
 import { message, renderIn } from "../test/render";
 import { QuickAsk, type QuickAskIpc } from "./QuickAsk";
@@ -12,6 +12,7 @@ function fake() {
   let emit: (e: TurnEvent) => void = () => undefined;
   let finish: () => void = () => undefined;
   let shown: () => void = () => undefined;
+  let request: (r: ServerRequest) => void = () => undefined;
   const ipc = {
     createConversation: vi.fn(() => Promise.resolve({ id: "c7", title: "New conversation", created_at: 0, updated_at: 0, snippet: null, pinned: false })),
     sendMessage: vi.fn((_id: string, _text: string, _a: unknown, onEvent: (e: TurnEvent) => void) => {
@@ -30,8 +31,21 @@ function fake() {
       shown = h;
       return Promise.resolve(() => undefined);
     }),
+    onServerRequest: vi.fn((h: (r: ServerRequest) => void) => {
+      request = h;
+      return Promise.resolve(() => undefined);
+    }),
+    onServerRequestAnswered: vi.fn(() => Promise.resolve(() => undefined)),
+    waitingServerRequests: vi.fn(() => Promise.resolve([])),
+    respondServerRequest: vi.fn(() => Promise.resolve()),
   } satisfies QuickAskIpc;
-  return { ipc, emit: (e: TurnEvent) => act(() => emit(e)), finish: () => act(() => finish()), show: () => shown() };
+  return {
+    ipc,
+    emit: (e: TurnEvent) => act(() => emit(e)),
+    finish: () => act(() => finish()),
+    show: () => shown(),
+    request: (r: ServerRequest) => act(() => request(r)),
+  };
 }
 
 describe("QuickAsk", () => {
@@ -113,5 +127,20 @@ describe("QuickAsk", () => {
     fireEvent.keyDown(field, { key: "Enter" });
     expect((await screen.findByRole("alert")).textContent).toContain("no provider is configured");
     expect((field as HTMLTextAreaElement).value).toBe("Hello?");
+  });
+  it("shows a server's form asked while it answers; Escape there closes the form, not the window", async () => {
+    const f = fake();
+    renderIn(<QuickAsk ipc={f.ipc} />);
+    await waitFor(() => expect(f.ipc.onServerRequest).toHaveBeenCalled());
+    f.request({ kind: "elicitation", id: "e9", server: "everything", message: "Your name?", requested_schema: { type: "object", properties: { name: { type: "string" } } } });
+    const form = screen.getByRole("dialog");
+    expect(form.textContent).toContain("Your name?");
+    fireEvent.keyDown(form, { key: "Escape" });
+    await waitFor(() => expect(f.ipc.respondServerRequest).toHaveBeenCalledWith("e9", { action: "cancel" }));
+    expect(screen.queryByRole("dialog")).toBeNull();
+    expect(f.ipc.hideQuickAsk).not.toHaveBeenCalled();
+    // With no dialog, Escape hides the window as before.
+    fireEvent.keyDown(window, { key: "Escape" });
+    expect(f.ipc.hideQuickAsk).toHaveBeenCalledTimes(1);
   });
 });

@@ -1,19 +1,23 @@
 // The quick-ask window: one question to the default assistant, from anywhere (a global
 // shortcut, the tray, `patchbay-desktop --quick-ask`). The answer streams here with its
 // tool calls and their approvals; "Open in Patchbay" carries the conversation on in the
-// main window. Escape hides the window; the conversation stays until "New question".
+// main window. A server's form or sampling request shows here too (and in the main window,
+// going from both once answered). Escape hides the window; the conversation stays until
+// "New question".
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { Markdown } from "../components/chat/LazyMarkdown";
 import { STATUS } from "../components/chat/ToolTraceCard";
 import { ConversationStore, useConversation } from "../lib/chatStore";
 import { useI18n } from "../lib/i18n";
 import { openLinksWith } from "../lib/links";
+import { ServerRequests, type ServerRequestsIpc } from "../components/ServerRequests";
 import { toIpcError, type ApprovalDecision, type Ipc, type IpcError } from "../lib/ipc";
 
 export type QuickAskIpc = Pick<
   Ipc,
   "createConversation" | "sendMessage" | "cancelTurn" | "respondApproval" | "hideQuickAsk" | "quickAskReady" | "openInMain" | "onQuickAskShown" | "openLink"
->;
+> &
+  ServerRequestsIpc;
 
 export function QuickAsk({ ipc }: { ipc: QuickAskIpc }) {
   const { t } = useI18n();
@@ -82,7 +86,8 @@ export function QuickAsk({ ipc }: { ipc: QuickAskIpc }) {
   });
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape") {
+      // An Escape a dialog took (closing a server's form) is not the window's.
+      if (e.key === "Escape" && !e.defaultPrevented) {
         e.preventDefault();
         keys.current.hide();
       } else if (e.key.toLowerCase() === "o" && (e.ctrlKey || e.metaKey)) {
@@ -175,6 +180,7 @@ export function QuickAsk({ ipc }: { ipc: QuickAskIpc }) {
           {t("quickAsk.new")}
         </button>
       </div>
+      <ServerRequests ipc={ipc} onError={setError} />
     </main>
   );
 }

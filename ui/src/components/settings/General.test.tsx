@@ -32,6 +32,7 @@ function fake(over: Partial<GeneralIpc> = {}): GeneralIpc {
     openLink: vi.fn(() => Promise.resolve()),
     quickAskShortcutStatus: vi.fn(() => Promise.resolve({ state: "held" as const })),
     onQuickAskShortcut: vi.fn(() => Promise.resolve(() => undefined)),
+    retryQuickAskShortcut: vi.fn(() => Promise.resolve()),
     ...over,
   };
 }
@@ -222,12 +223,16 @@ describe("General", () => {
     await waitFor(() => expect(status()?.textContent).toContain("Your desktop holds this shortcut as Ctrl+Alt+J"));
     act(() => tell({ state: "desktop", trigger: null }));
     await waitFor(() => expect(status()?.textContent).toContain("with no key yet"));
-    act(() => tell({ state: "unbound", why: "the desktop offers no GlobalShortcuts portal" }));
+    act(() => tell({ state: "unbound", why: "the desktop's shortcut dialog was cancelled" }));
     await waitFor(() => expect(status()?.dataset.state).toBe("unbound"));
-    expect(status()?.textContent).toBe("the desktop offers no GlobalShortcuts portal");
-    // Held by Patchbay itself, or none: nothing to say beyond the hint.
+    expect(status()?.textContent).toContain("the desktop's shortcut dialog was cancelled");
+    // Asked again on the user's word.
+    fireEvent.click(screen.getByRole("button", { name: "Try again" }));
+    expect(ipc.retryQuickAskShortcut).toHaveBeenCalledTimes(1);
+    // Held by Patchbay itself, or none: nothing to say beyond the hint (the live region stays, empty).
     act(() => tell({ state: "held" }));
-    await waitFor(() => expect(status()).toBeNull());
+    await waitFor(() => expect(status()?.textContent).toBe(""));
+    expect(screen.getByLabelText("Quick-ask shortcut").getAttribute("aria-describedby")).toContain("quick-ask-shortcut-status");
   });
 
   it("switches the look for updates off, and looks now: up to date, then a newer version to install", async () => {

@@ -37,6 +37,7 @@ export type GeneralIpc = Pick<
   | "setPolicyDefaults"
   | "quickAskShortcutStatus"
   | "onQuickAskShortcut"
+  | "retryQuickAskShortcut"
 > &
   UpdateIpc & Pick<Ipc, "checkUpdate">;
 
@@ -49,31 +50,51 @@ function Toggle({ id, label, on, onChange }: { id: string; label: string; on: bo
   );
 }
 
-/** How the quick-ask shortcut is held now, as the backend says (the desktop's portal answers later). */
-function ShortcutHeld({ ipc }: { ipc: Pick<Ipc, "quickAskShortcutStatus" | "onQuickAskShortcut"> }) {
+/**
+ * How the quick-ask shortcut is held now, as the backend says (the desktop's portal answers
+ * later), with "Try again" when it is not held. A live region, there from the start, so that
+ * what the desktop answers is read out. `shown`: an error the page shows already.
+ */
+function ShortcutHeld({ ipc, shown, onError }: { ipc: Pick<Ipc, "quickAskShortcutStatus" | "onQuickAskShortcut" | "retryQuickAskShortcut">; shown: string | undefined; onError: (e: IpcError) => void }) {
   const { t } = useI18n();
   const [status, setStatus] = useState<ShortcutStatus | null>(null);
   useEffect(() => {
     let live = true;
-    const un = ipc.onQuickAskShortcut((s) => live && setStatus(s));
-    ipc.quickAskShortcutStatus().then((s) => live && setStatus(s), () => undefined);
+    // An event heard first is newer than the status asked for.
+    let heard = false;
+    const un = ipc.onQuickAskShortcut((s) => {
+      heard = true;
+      if (live) setStatus(s);
+    });
+    ipc.quickAskShortcutStatus().then((s) => live && !heard && setStatus(s), () => undefined);
     return () => {
       live = false;
       void un.then((f) => f());
     };
   }, [ipc]);
-  if (!status || status.state === "none" || status.state === "held") return null;
   const text =
-    status.state === "waiting"
-      ? t("settings.shortcutWaiting")
-      : status.state === "desktop"
-        ? status.trigger
-          ? t("settings.shortcutDesktop", { trigger: status.trigger })
-          : t("settings.shortcutDesktopNoKey")
-        : status.why;
+    !status || status.state === "none" || status.state === "held"
+      ? ""
+      : status.state === "waiting"
+        ? t("settings.shortcutWaiting")
+        : status.state === "desktop"
+          ? status.trigger
+            ? t("settings.shortcutDesktop", { trigger: status.trigger })
+            : t("settings.shortcutDesktopNoKey")
+          : status.why === shown
+            ? ""
+            : status.why;
   return (
-    <small className={status.state === "unbound" ? "warning-text" : "muted"} id="quick-ask-shortcut-status" data-state={status.state} role="status">
+    <small className={status?.state === "unbound" ? "warning-text" : "muted"} id="quick-ask-shortcut-status" data-state={status?.state ?? "none"} role="status">
       {text}
+      {status?.state === "unbound" && (
+        <>
+          {" "}
+          <button type="button" className="link" id="quick-ask-shortcut-retry" onClick={() => void ipc.retryQuickAskShortcut().catch((e: unknown) => onError(toIpcError(e)))}>
+            {t("settings.shortcutRetry")}
+          </button>
+        </>
+      )}
     </small>
   );
 }
@@ -442,13 +463,13 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
             const shortcut = e.target.value.trim();
             if (shortcut !== settings?.quick_ask_shortcut) save({ quick_ask_shortcut: shortcut });
           }}
-          aria-describedby="quick-ask-shortcut-hint"
+          aria-describedby="quick-ask-shortcut-hint quick-ask-shortcut-status"
         />
       </label>
       <small className="muted" id="quick-ask-shortcut-hint">
         {t("settings.quickAskShortcutHint")}
       </small>
-      <ShortcutHeld ipc={ipc} />
+      <ShortcutHeld ipc={ipc} shown={error?.message} onError={setError} />
       <Updates ipc={ipc} on={settings ? settings.check_updates : null} onToggle={(on) => save({ check_updates: on })} />
       <h2>{t("settings.network")}</h2>
       {settings && <Proxy initial={settings.proxy} onSave={saveProxy} />}

@@ -28,6 +28,8 @@ export const appIpc = {
   quickAskReady: () => call<void>("quick_ask_ready"),
   /** How the quick-ask shortcut is held: by Patchbay, by the desktop's portal, or not (and why). */
   quickAskShortcutStatus: () => call<ShortcutStatus>("quick_ask_shortcut_status"),
+  /** Asks for the saved quick-ask shortcut again (after the desktop's dialog was cancelled, say). */
+  retryQuickAskShortcut: () => call<void>("retry_quick_ask_shortcut"),
   /** The quick-ask shortcut is now held another way (the desktop's portal answered, or let it go). */
   onQuickAskShortcut: (h: (s: ShortcutStatus) => void) => on<ShortcutStatus>("quick_ask_shortcut", h),
   /** Shows a conversation in the main window, and hides the quick-ask window. */
