@@ -203,6 +203,26 @@ impl Drop for App {
     }
 }
 
+/// Opens the quick-ask window as a second launch with `--quick-ask` does (the launch hands
+/// over to the running app on `data_dir` and exits), and returns its WebDriver handle; the
+/// session stays on the window it was on.
+pub fn quick_ask_by_launch(s: &Session, data_dir: &Path, wait: Duration) -> Result<String> {
+    let main = s.window_handle()?;
+    let mut launch = Spawned::spawn(
+        Command::new(app_binary()?).arg("--data-dir").arg(data_dir).arg("--quick-ask").stdout(Stdio::null()),
+    )?;
+    let status = launch.wait_timeout(wait).context("the launch with --quick-ask did not hand over and exit")?;
+    anyhow::ensure!(status.success(), "the launch with --quick-ask exited with {status}");
+    let deadline = Instant::now() + wait;
+    loop {
+        if let Some(handle) = s.window_handles()?.into_iter().find(|h| *h != main) {
+            return Ok(handle);
+        }
+        anyhow::ensure!(Instant::now() < deadline, "the quick-ask window never came");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// A process started directly, not through tauri-driver (e.g. a second app instance),
 /// in its own process group. Dropping it stops the process and everything it started.
 pub struct Spawned {

@@ -30,7 +30,7 @@ use patchbay_core::mcp::protocol::naming::ToolNames;
 use patchbay_core::paths::DataDir;
 use patchbay_core::secrets::{KeyringStore, SecretStore};
 use patchbay_core::store::Store;
-use patchbay_e2e::app::app_binary;
+use patchbay_e2e::app::{app_binary, quick_ask_by_launch};
 use patchbay_e2e::{App, AppOptions, RecordingOpener, Session, Spawned};
 use patchbay_test_support::discover;
 use patchbay_test_support::hostile::{hostile_mcp, poker_bundle};
@@ -1704,23 +1704,7 @@ fn a_servers_form_asked_during_quick_ask_is_answered_there_and_goes_from_both_wi
     app.check(|s| {
         new_chat(s)?;
         let main = s.window_handle()?;
-        let mut launch = Spawned::spawn(
-            Command::new(app_binary()?)
-                .arg("--data-dir")
-                .arg(tmp.path().join("data"))
-                .arg("--quick-ask")
-                .stdout(Stdio::null()),
-        )?;
-        let status = launch.wait_timeout(WAIT).context("the launch with --quick-ask did not hand over and exit")?;
-        ensure!(status.success(), "the launch with --quick-ask exited with {status}");
-        let deadline = Instant::now() + WAIT;
-        let quick = loop {
-            if let Some(handle) = s.window_handles()?.into_iter().find(|h| *h != main) {
-                break handle;
-            }
-            ensure!(Instant::now() < deadline, "the quick-ask window never came");
-            std::thread::sleep(Duration::from_millis(200));
-        };
+        let quick = quick_ask_by_launch(s, &tmp.path().join("data"), WAIT)?;
         s.switch_window(&quick)?;
         s.wait_for("#quick-ask-input", WAIT)?;
         s.set_value("#quick-ask-input", "Ask me for my details")?;

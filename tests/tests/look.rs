@@ -7,13 +7,12 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use patchbay_core::mcp::protocol::naming::ToolNames;
-use patchbay_e2e::app::app_binary;
-use patchbay_e2e::{App, AppOptions, Session, Spawned};
+use patchbay_e2e::app::quick_ask_by_launch;
+use patchbay_e2e::{App, AppOptions, Session};
 use patchbay_test_support::peers;
 use patchbay_test_support::scripted::{Format, ScriptedServer, openai};
 use serde_json::{Value, json};
@@ -80,19 +79,7 @@ impl<'a> Look<'a> {
 fn check_quick_ask(look: &mut Look, data_dir: &Path, theme: &str, lang: &str) -> Result<()> {
     let s = look.s;
     let main = s.window_handle()?;
-    let mut launch = Spawned::spawn(
-        Command::new(app_binary()?).arg("--data-dir").arg(data_dir).arg("--quick-ask").stdout(Stdio::null()),
-    )?;
-    let status = launch.wait_timeout(WAIT).context("the launch with --quick-ask did not hand over and exit")?;
-    ensure!(status.success(), "the launch with --quick-ask exited with {status}");
-    let deadline = Instant::now() + WAIT;
-    let quick = loop {
-        if let Some(handle) = s.window_handles()?.into_iter().find(|h| *h != main) {
-            break handle;
-        }
-        ensure!(Instant::now() < deadline, "the quick-ask window never came");
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let quick = quick_ask_by_launch(s, data_dir, WAIT)?;
     s.switch_window(&quick)?;
     reload(s, "", "#quick-ask-input", theme, lang)?;
     look.check("quick-ask", theme, lang)?;
