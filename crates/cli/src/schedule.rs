@@ -99,6 +99,8 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
             Ok(ExitCode::SUCCESS)
         }
         ScheduleCommand::RunNow { name, json } => {
+            // Read before anything is claimed: a bad limit leaves the schedule as it was.
+            let limit = run_limit()?;
             let claim = match schedules.claim_now(name) {
                 Ok(claim) => claim,
                 Err(e) => {
@@ -108,11 +110,13 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
                     return Ok(ExitCode::from(code));
                 }
             };
-            let ran = tokio::runtime::Runtime::new()?.block_on(run_limited(dir, &schedules, &claim, &NotifySend))?;
+            let ran =
+                tokio::runtime::Runtime::new()?.block_on(run_limited(dir, &schedules, &claim, limit, &NotifySend))?;
             ran.say(*json, false);
             Ok(if ran.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         ScheduleCommand::RunDue => {
+            let limit = run_limit()?;
             let due = schedules.due(Local::now())?;
             if due.is_empty() {
                 println!("nothing is due");
@@ -123,7 +127,7 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
             for (schedule, at) in &due {
                 match schedules.claim_due(schedule, *at, Local::now())? {
                     Some(claim) => {
-                        let ran = runtime.block_on(run_limited(dir, &schedules, &claim, &NotifySend))?;
+                        let ran = runtime.block_on(run_limited(dir, &schedules, &claim, limit, &NotifySend))?;
                         ran.say(false, false);
                         all_ok &= ran.ok;
                     }
@@ -240,20 +244,47 @@ fn kind_of(e: anyhow::Error) -> ErrorKind {
     ErrorKind::Internal
 }
 
-/// [`run_claim`] within [`timer::RUN_LIMIT_SECS`]: a run over it is stopped
-/// (its turn dropped, which stops the model and the tools) and recorded as failed.
-/// How it went is told to `notifier`.
+/// The variable that sets how long one scheduled run may take, in seconds.
+const RUN_LIMIT_VAR: &str = "PATCHBAY_RUN_LIMIT_SECS";
+
+/// How long one run may take: [`timer::RUN_LIMIT_SECS`], or [`RUN_LIMIT_VAR`] when set (up
+/// to [`timer::BATCH_LIMIT_SECS`], after which systemd stops the whole `run-due`).
+fn run_limit() -> anyhow::Result<std::time::Duration> {
+    let Ok(text) = std::env::var(RUN_LIMIT_VAR) else {
+        return Ok(std::time::Duration::from_secs(timer::RUN_LIMIT_SECS));
+    };
+    match text.trim().parse::<u64>() {
+        Ok(secs) if (1..=timer::BATCH_LIMIT_SECS).contains(&secs) => Ok(std::time::Duration::from_secs(secs)),
+        _ => anyhow::bail!("{RUN_LIMIT_VAR}={text:?} is not a number of seconds from 1 to {}", timer::BATCH_LIMIT_SECS),
+    }
+}
+
+/// A time limit as a person says it: "60 minutes", "1 minute", "90 seconds".
+fn said(limit: std::time::Duration) -> String {
+    match limit.as_secs() {
+        60 => "1 minute".to_owned(),
+        secs if secs % 60 == 0 => format!("{} minutes", secs / 60),
+        secs => format!("{secs} seconds"),
+    }
+}
+
+/// [`run_claim`] within [`run_limit`]: a run over it is stopped (its turn dropped,
+/// which stops the model and the tools) and recorded as failed. How it went is
+/// told to `notifier`.
 async fn run_limited(
     dir: &DataDir,
     schedules: &ScheduleStore,
     claim: &Claim,
+    limit: std::time::Duration,
     notifier: &dyn Notifier,
 ) -> anyhow::Result<Ran> {
-    let limit = std::time::Duration::from_secs(timer::RUN_LIMIT_SECS);
     let ran = match tokio::time::timeout(limit, run_claim(dir, schedules, claim)).await {
         Ok(ran) => ran?,
         Err(_) => {
-            let why = format!("failed: stopped after {} minutes, its time limit", limit.as_secs() / 60);
+            // The answer so far was cut off mid-line: what follows starts on a line of its own
+            // (`--json`'s last line is read as JSON).
+            println!();
+            let why = format!("failed: stopped after {}, its time limit", said(limit));
             schedules.finish(claim, RunStatus::Failed, None, &why)?;
             let summary = format!("{} {why}", claim.schedule.name);
             Ran { ok: false, summary, kind: Some(ErrorKind::Timeout) }

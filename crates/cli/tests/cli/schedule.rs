@@ -196,6 +196,59 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
     assert!(listed.contains("(late)"), "{listed}");
 }
 
+/// A run over its time limit (`PATCHBAY_RUN_LIMIT_SECS`, an hour unless set) is stopped, with
+/// the model still answering: recorded as failed, said as a timeout, and told in a notification.
+/// A limit that is not a number of seconds is refused before anything is claimed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_over_its_time_limit_is_stopped_recorded_and_told() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    // The model starts its answer, then says nothing more.
+    let Reply::Stream { frames, .. } = openai::text_reply(&["Thinking"]) else { unreachable!() };
+    let model = ScriptedServer::start(Format::OpenAi, vec![Reply::hanging(frames[..2].to_vec())]).await.unwrap();
+    crate::common::seed_scripted_provider(&data, &model.url());
+    let mut add = command(&data);
+    add.env("XDG_CONFIG_HOME", tmp.path().join("config")).env("PATCHBAY_NO_SYSTEMCTL", "1");
+    let out =
+        add.args(["schedule", "add", "digest", "--daily", "08:00", "--prompt", "Write my digest"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let refused =
+        command(&data).env("PATCHBAY_RUN_LIMIT_SECS", "soon").args(["schedule", "run-now", "digest"]).output().unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("PATCHBAY_RUN_LIMIT_SECS=\"soon\" is not a number of seconds from 1 to"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(ok(&patchbay(&data, &["schedule", "runs", "digest"])), "", "nothing ran");
+
+    let desktop = Desktop::start();
+    let started = std::time::Instant::now();
+    let out = command(&data)
+        .env("DBUS_SESSION_BUS_ADDRESS", &desktop.address)
+        .env("PATCHBAY_RUN_LIMIT_SECS", "2")
+        .args(["schedule", "run-now", "--json", "digest"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(started.elapsed() < Duration::from_secs(30), "the run was not stopped at its limit");
+    let said: serde_json::Value = serde_json::from_str(stdout(&out).trim().lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    assert_eq!((said["ok"].clone(), said["kind"].clone()), (json!(false), json!("timeout")), "{said}");
+    assert_eq!(said["summary"], json!("digest failed: stopped after 2 seconds, its time limit"), "{said}");
+    assert_eq!(model.requests().len(), 1, "the model was asked once");
+    desktop.shown("digest failed: stopped after 2 seconds, its time limit");
+    let runs = ok(&patchbay(&data, &["schedule", "runs", "digest"]));
+    assert!(runs.starts_with("failed  run now  started "), "{runs}");
+    assert!(runs.contains("stopped after 2 seconds, its time limit"), "{runs}");
+    // Not left running: the next run may start.
+    let running = store(&data)
+        .read(|c| c.query_row("SELECT running_session IS NOT NULL FROM schedules", [], |r| r.get::<_, bool>(0)))
+        .unwrap();
+    assert!(!running, "the stopped run still holds the schedule");
+}
+
 /// A D-Bus session bus of the test's own, where `notify-send` starts dunst (a real notification
 /// server, on the test's display, with no settings of the user's): no other notifications reach
 /// it, and none of the user's are touched.
