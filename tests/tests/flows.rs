@@ -17,6 +17,7 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -1761,6 +1762,19 @@ fn private_bus(dir: &Path, config: Option<&Path>) -> Result<(Spawned, String)> {
     Ok((bus, address.trim().to_owned()))
 }
 
+/// A session bus of the test's own on which nothing starts by itself (no service files): only
+/// the app, and what the test serves there.
+fn bare_bus(dir: &Path) -> Result<(Spawned, String)> {
+    let config = dir.join("bare-bus.conf");
+    std::fs::write(
+        &config,
+        "<busconfig><type>session</type><listen>unix:tmpdir=/tmp</listen>\
+         <policy context=\"default\"><allow send_destination=\"*\" eavesdrop=\"true\"/>\
+         <allow eavesdrop=\"true\"/><allow own=\"*\"/></policy></busconfig>",
+    )?;
+    private_bus(dir, Some(&config))
+}
+
 /// The app on `bus`, in a session that says it is Wayland's (the window itself runs on the
 /// test's X display: only the session type says Wayland, which is what chooses the portal).
 fn on_wayland(name: &str, bus: String) -> Result<App> {
@@ -1856,14 +1870,7 @@ fn on_wayland_the_quick_ask_shortcut_is_held_by_the_desktops_portal() -> Result<
     drop((app, bus));
 
     // A bus where no portal can start: Settings says so, and what to bind instead.
-    let config = tmp.path().join("bare-bus.conf");
-    std::fs::write(
-        &config,
-        "<busconfig><type>session</type><listen>unix:tmpdir=/tmp</listen>\
-         <policy context=\"default\"><allow send_destination=\"*\" eavesdrop=\"true\"/>\
-         <allow eavesdrop=\"true\"/><allow own=\"*\"/></policy></busconfig>",
-    )?;
-    let (_bus, address) = private_bus(tmp.path(), Some(&config))?;
+    let (_bus, address) = bare_bus(tmp.path())?;
     let app = on_wayland("on_wayland_without_a_portal_the_quick_ask_shortcut_says_what_to_bind", address)?;
     app.check(|s| {
         s.click(&s.wait_for("#nav-settings", WAIT)?)?;
@@ -1871,6 +1878,136 @@ fn on_wayland_the_quick_ask_shortcut_is_held_by_the_desktops_portal() -> Result<
         ensure!(said.contains("the desktop offers no GlobalShortcuts portal"), "{said}");
         ensure!(said.contains("patchbay-desktop --quick-ask"), "{said}");
         ensure!(s.count("#quick-ask-shortcut-retry")? == 1, "no way to ask again");
+        Ok(())
+    })
+}
+
+/// A desktop panel's side of the tray protocol: the StatusNotifierWatcher that
+/// libayatana-appindicator registers the app's icon with. It records who registered what.
+#[derive(Clone, Default)]
+struct Panel(std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>);
+
+#[zbus::interface(name = "org.kde.StatusNotifierWatcher")]
+impl Panel {
+    fn register_status_notifier_item(&self, service: &str, #[zbus(header)] header: zbus::message::Header<'_>) {
+        let sender = header.sender().map(ToString::to_string).unwrap_or_default();
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((sender, service.to_owned()));
+    }
+
+    fn register_status_notifier_host(&self, _service: &str) {}
+
+    #[zbus(property)]
+    fn registered_status_notifier_items(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .map(|(s, p)| format!("{s}{p}"))
+            .collect()
+    }
+
+    #[zbus(property)]
+    fn is_status_notifier_host_registered(&self) -> bool {
+        true
+    }
+
+    #[zbus(property)]
+    fn protocol_version(&self) -> i32 {
+        0
+    }
+}
+
+/// The menu of the tray icon `item` (who registered it, and what it named) registered, as
+/// a panel reaches it: the icon's `Menu`, served as com.canonical.dbusmenu.
+fn tray_menu(bus: &zbus::blocking::Connection, item: &(String, String)) -> Result<zbus::blocking::Proxy<'static>> {
+    let (owner, path) = match item.1.starts_with('/') {
+        true => (item.0.clone(), item.1.clone()),
+        false => (item.1.clone(), "/StatusNotifierItem".to_owned()),
+    };
+    let icon = zbus::blocking::Proxy::new(bus, owner.clone(), path, "org.kde.StatusNotifierItem")?;
+    let menu: zbus::zvariant::OwnedObjectPath = icon.get_property("Menu")?;
+    Ok(zbus::blocking::Proxy::new(bus, owner, menu, "com.canonical.dbusmenu")?)
+}
+
+/// A dbusmenu item as `GetLayout` gives it: its id, properties and children.
+type MenuNode = (i32, HashMap<String, zbus::zvariant::OwnedValue>, Vec<zbus::zvariant::OwnedValue>);
+
+/// A dbusmenu's top items: `(id, label)`, in order (a separator's label is empty).
+fn menu_items(menu: &zbus::blocking::Proxy<'_>) -> Result<Vec<(i32, String)>> {
+    use zbus::zvariant::Value;
+    let reply = menu.call_method("GetLayout", &(0i32, -1i32, Vec::<String>::new()))?;
+    let (_revision, (_root, _props, children)): (u32, MenuNode) = reply.body().deserialize()?;
+    let mut items = Vec::new();
+    for child in children {
+        let Value::Structure(fields) = &*child else { continue };
+        if let [Value::I32(id), Value::Dict(props), ..] = fields.fields() {
+            let label: Option<String> = props.get::<&str, String>(&"label").ok().flatten();
+            items.push((*id, label.unwrap_or_default().replace('_', "")));
+        }
+    }
+    Ok(items)
+}
+
+/// The tray, as a desktop panel meets it (a StatusNotifierWatcher on the app's session bus;
+/// the menu read and clicked through com.canonical.dbusmenu, as panels do): its first line
+/// counts the servers that failed, and its items open quick ask and quit Patchbay.
+#[test]
+fn the_tray_says_how_the_servers_are_and_its_menu_opens_quick_ask_and_quits() -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let (_bus, address) = bare_bus(tmp.path())?;
+    let panel = Panel::default();
+    let bus = zbus::blocking::connection::Builder::address(address.as_str())?
+        .name("org.kde.StatusNotifierWatcher")?
+        .serve_at("/StatusNotifierWatcher", panel.clone())?
+        .build()?;
+    let data_dir = tmp.path().join("data");
+    let everything =
+        McpServerConfig::stdio("everything", peers::npm_bin("mcp-server-everything").to_str().unwrap(), &["stdio"]);
+    let broken = McpServerConfig::stdio("broken", "/nonexistent/patchbay-e2e-server", &[]);
+    seed_with(&data_dir, "http://127.0.0.1:9", &[everything, broken])?;
+    let options = AppOptions {
+        data_dir: Some(data_dir),
+        env: vec![("DBUS_SESSION_BUS_ADDRESS".into(), address)],
+        ..Default::default()
+    };
+    let app = App::start("the_tray_says_how_the_servers_are_and_its_menu_opens_quick_ask_and_quits", options)?;
+    app.check(|s| {
+        s.wait_for("#page-chat", WAIT)?;
+        let deadline = Instant::now() + WAIT;
+        let item = loop {
+            if let Some(item) = panel.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).first() {
+                break item.clone();
+            }
+            ensure!(Instant::now() < deadline, "the app never registered a tray icon with the panel");
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        // The first line follows the servers: once everything is ready, one of them failed.
+        let menu = tray_menu(&bus, &item)?;
+        let deadline = Instant::now() + SERVER_WAIT;
+        let items = loop {
+            let items = menu_items(&menu)?;
+            if items.first().is_some_and(|(_, label)| label.contains("servers failed") && label.starts_with("1 of ")) {
+                break items;
+            }
+            ensure!(Instant::now() < deadline, "the tray's first line never said one server failed: {items:?}");
+            std::thread::sleep(Duration::from_millis(300));
+        };
+        let labels: Vec<&str> = items.iter().map(|(_, l)| l.as_str()).filter(|l| !l.is_empty()).collect();
+        ensure!(labels[1..] == ["Open Patchbay", "New chat", "Quick ask", "Quit"], "the tray offers {labels:?}");
+        let id = |label: &str| items.iter().find(|(_, l)| l == label).map(|(id, _)| *id).context("no such item");
+        let click = |label: &str| -> Result<()> {
+            let event = (id(label)?, "clicked", zbus::zvariant::Value::from(0i32), 0u32);
+            menu.call_method("Event", &event)?;
+            Ok(())
+        };
+        click("Quick ask")?;
+        quick_ask_window(true)?;
+        click("Quit")?;
+        let deadline = Instant::now() + WAIT;
+        while !xdotool(&["search", "--onlyvisible", "--name", "^Patchbay$"])?.is_empty() {
+            ensure!(Instant::now() < deadline, "Quit in the tray did not end Patchbay");
+            std::thread::sleep(Duration::from_millis(200));
+        }
         Ok(())
     })
 }
