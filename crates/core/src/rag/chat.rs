@@ -199,17 +199,19 @@ impl ContextRetriever {
         Self { remote: Some(remote), ..self }
     }
 
-    /// The passages within the options, as the turn cites them.
+    /// The passages within the options, as the turn cites them. Each is scored by its
+    /// relevance (0 to 1, what the assistant's floor holds it to), not by the BM25 or fusion
+    /// score it was ranked by, which says nothing to the reader.
     fn select(&self, query: &str, found: Vec<Excerpt>) -> Vec<conversations::Passage> {
         let o = &self.options;
         within_limits(found, o.top_k, o.min_relevance, o.max_tokens)
             .into_iter()
             .map(|p| conversations::Passage {
+                score: p.relevance() as f32,
                 marks: crate::text::analyze::marks(&p.text, query),
                 source: p.path.display().to_string(),
                 heading: Some(p.heading).filter(|h| !h.is_empty()),
                 lines: Some((to_u32(p.line_start), to_u32(p.line_end))),
-                score: p.score as f32,
                 origin: p.origin,
                 text: p.text,
             })

@@ -845,6 +845,8 @@ async fn sources_are_fused_with_the_local_index_and_each_failure_is_named() {
     let found = retrieve(&f.kb, ContextOptions { min_relevance: 0.5, ..options }).await;
     let cited: Vec<&str> = found.passages.iter().map(|p| p.source.rsplit('/').next().unwrap()).collect();
     assert_eq!(cited, ["fleet-maintenance.pdf"]);
+    // Cited with its relevance, the scale the floor is on (not the fusion's 1/(60 + rank)).
+    assert!((0.5..=1.0).contains(&found.passages[0].score), "{}", found.passages[0].score);
 
     // The local index failing is one more source failing: the others still answer.
     let down = f.kb.clone().with_embedder(Some(Arc::new(DownEmbedder)));

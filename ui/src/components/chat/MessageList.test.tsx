@@ -297,7 +297,7 @@ describe("MessageList", () => {
     fireEvent.click(chip);
     expect(screen.getByTestId("citation-passage").textContent).toContain("The passage text.");
     expect(screen.getByTestId("citation-passage").querySelector("mark")?.textContent, "the question's word is marked").toBe("passage");
-    expect(screen.getByTestId("citation-passage").querySelector("footer")?.textContent).toBe("Guide > Setup · /kb/guide.md · lines 3–9 · score 0.820");
+    expect(screen.getByTestId("citation-passage").querySelector("footer")?.textContent).toBe("Guide > Setup · /kb/guide.md · lines 3–9 · relevance 0.82");
     expect(chip.getAttribute("aria-expanded")).toBe("true");
     fireEvent.click(chip);
     expect(screen.queryByTestId("citation-passage")).toBeNull();

@@ -77,7 +77,7 @@ export function CitationChips({
             {shown.heading && <>{shown.heading} · </>}
             {shown.path}
             {shown.lines && <> · {t("chat.citationLines", { first: shown.lines[0], last: shown.lines[1] })}</>} ·{" "}
-            {t("kb.score", { score: shown.score.toFixed(3) })}
+            {t("chat.citationRelevance", { score: shown.score.toFixed(2) })}
           </footer>
         </blockquote>
       )}
