@@ -2177,8 +2177,19 @@ fn an_answer_cites_a_ragflow_server_and_another_patchbay_and_names_a_source_that
     let broken = McpServerConfig::stdio("ragflow-down", &python, &[&script, "--broken"]);
     let headers = [("Authorization".to_owned(), ValueSource::Plain("Bearer team-token".into()))].into();
     let team = McpServerConfig::with_transport("team-kb", TransportConfig::StreamableHttp { url: team_url, headers });
-    seed_with(&data_dir, &model.url(), &[ragflow, broken, team])?;
+    let servers = [ragflow, broken, team];
+    seed_with(&data_dir, &model.url(), &servers)?;
     let kb = KnowledgeBase::open(&DataDir::new(&data_dir), Store::open(&DataDir::new(&data_dir))?)?;
+    // Sources are pinned to their tools as the running servers offer them, as the app pins them.
+    let registry = patchbay_core::mcp::McpRegistry::new(
+        std::sync::Arc::new(patchbay_core::secrets::MemoryStore::default()),
+        patchbay_core::mcp::RegistryOptions::default(),
+    );
+    runtime.block_on(async {
+        registry.configure(servers);
+        registry.start_all().await;
+        registry.wait_settled(SERVER_WAIT).await;
+    });
     for (name, server, tool, shape) in [
         ("Fleet", "ragflow", "ragflow_retrieval", SourceShape::Ragflow),
         ("Archive", "ragflow-down", "ragflow_retrieval", SourceShape::Ragflow),
@@ -2192,8 +2203,9 @@ fn an_answer_cites_a_ragflow_server_and_another_patchbay_and_names_a_source_that
             server_id: None,
             tool_fingerprint: None,
         };
-        kb.put_source(source)?;
+        kb.put_source(&registry, source)?;
     }
+    runtime.block_on(registry.shutdown());
     let name = "an_answer_cites_a_ragflow_server_and_another_patchbay_and_names_a_source_that_failed";
     let app = App::start(name, AppOptions { data_dir: Some(data_dir), ..Default::default() })?;
     app.check(|s| {

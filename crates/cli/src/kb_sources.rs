@@ -76,9 +76,9 @@ pub async fn run(dir: &DataDir, store: Store, command: SourceCommand) -> anyhow:
                 KnowledgeSource { name: name.clone(), server, tool, shape, server_id: None, tool_fingerprint: None };
             // Pinned to the tool's definition as its server offers it now.
             let host = started(dir, &source.server).await?;
-            let pinned = sources::pin(host.registry(), source);
+            let put = kb.put_source(host.registry(), source);
             host.registry().shutdown().await;
-            kb.put_source(pinned?)?;
+            put?;
             println!("added {name} ({shown}); `patchbay kb source try {name} QUESTION` shows what it finds");
         }
         SourceCommand::Remove { name } => {

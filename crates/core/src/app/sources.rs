@@ -61,7 +61,7 @@ impl App {
     pub fn kb_put_source(&self, source: KnowledgeSource) -> Result<Vec<KnowledgeSource>, AppError> {
         let kb = self.kb();
         kb.check_known_server(&source.server)?;
-        Ok(kb.put_source(sources::pin(&self.inner.registry, source)?)?)
+        Ok(kb.put_source(&self.inner.registry, source)?)
     }
 
     /// Removes the source named `name`.
@@ -86,7 +86,9 @@ impl App {
         Ok(KbSourcePreview { fields, answer })
     }
 
-    /// What `source` finds for `query`, read as it would be in a chat, best first.
+    /// What `source` finds for `query`, read as it would be in a chat, best first. A source
+    /// not yet saved (no pin) is tried with its tool as the server offers it now; a saved one
+    /// as it was pinned.
     pub async fn kb_try_source(
         &self,
         source: KnowledgeSource,
@@ -96,6 +98,10 @@ impl App {
         if query.trim().is_empty() {
             return Err(AppError::Invalid("the search text is empty".into()));
         }
+        let source = match source.tool_fingerprint {
+            Some(_) => source,
+            None => sources::pin(&self.inner.registry, source)?,
+        };
         let found = sources::ask(&self.inner.registry, &source, query, 5, TRY_LIMIT, cancel).await?;
         Ok(found.into_iter().map(|p| hit(p, query)).collect())
     }

@@ -100,8 +100,14 @@ impl KnowledgeBase {
         Ok(self.store.setting(SETTING)?.unwrap_or_default())
     }
 
-    /// Adds a source for a configured server, or replaces the one of the same name.
-    pub fn put_source(&self, source: KnowledgeSource) -> Result<Vec<KnowledgeSource>, RagError> {
+    /// Adds a source for a configured server, or replaces the one of the same name, pinned to
+    /// its server (as configured now) and to its tool's definition (as `registry`'s running
+    /// server offers it now): a source is never stored unpinned.
+    pub fn put_source(
+        &self,
+        registry: &McpRegistry,
+        source: KnowledgeSource,
+    ) -> Result<Vec<KnowledgeSource>, RagError> {
         let name = source.name.trim();
         if name.is_empty() || source.server.trim().is_empty() || source.tool.trim().is_empty() {
             return Err(bad("a knowledge source needs a name, a server and a tool".into()));
@@ -117,7 +123,7 @@ impl KnowledgeBase {
                 "{name}: say which argument takes the question and which field holds each result's text"
             )));
         }
-        let source = KnowledgeSource { name: name.to_owned(), server_id, ..source };
+        let source = pin(registry, KnowledgeSource { name: name.to_owned(), server_id, ..source })?;
         let mut sources = self.sources()?;
         match sources.iter_mut().find(|s| s.name == source.name) {
             Some(old) => *old = source,
@@ -239,8 +245,16 @@ pub async fn ask(
         SourceShape::Patchbay => json!({"query": query, "top_k": top_k}),
         SourceShape::Mapped { query_arg, .. } => json!({ query_arg: query }),
     };
-    let pinned = source.tool_fingerprint.as_deref();
-    let (result, text) = call(registry, &source.server, &source.tool, pinned, arguments, limit, cancel).await?;
+    // A stored source is asked only as pinned: one stored without a pin (by an older Patchbay)
+    // could not tell a changed tool.
+    let pinned = source.tool_fingerprint.as_deref().ok_or_else(|| {
+        bad(format!(
+            "this source was stored without {}'s tool {} as it was when added, so a changed tool cannot be \
+             told; add the source again",
+            source.server, source.tool
+        ))
+    })?;
+    let (result, text) = call(registry, &source.server, &source.tool, Some(pinned), arguments, limit, cancel).await?;
     let found = read_answer(&source.shape, &result, &text)?;
     Ok(excerpts(source, query, found, top_k))
 }

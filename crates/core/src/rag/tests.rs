@@ -811,8 +811,13 @@ async fn sources_are_fused_with_the_local_index_and_each_failure_is_named() {
         server_id: Some(id.into()),
         tool_fingerprint: None,
     };
-    let sources =
-        vec![source("Fleet", "fleet", "id-1"), source("Slow", "slow", "id-2"), source("Old", "fleet", "id-0")];
+    let pinned = |s: KnowledgeSource| sources::pin(&registry, s).unwrap();
+    let sources = vec![
+        pinned(source("Fleet", "fleet", "id-1")),
+        pinned(source("Slow", "slow", "id-2")),
+        pinned(source("Old", "fleet", "id-0")),
+        source("Unpinned", "fleet", "id-1"),
+    ];
     let ids = [("fleet".to_owned(), "id-1".to_owned()), ("slow".to_owned(), "id-2".to_owned())].into();
     let remote = chat::Remote::new(registry.clone(), sources, ids);
     // A low floor: the local index weighs the question's words it lacks (brakes, van) as rare.
@@ -833,7 +838,9 @@ async fn sources_are_fused_with_the_local_index_and_each_failure_is_named() {
     // The fuel chunk comes back (its stop words give it the peer's similarity 0.33) and passes 0.05.
     assert!(cited.contains(&(Some("Fleet"), "fleet-fuel.pdf")), "{cited:?}");
     let why: Vec<(&str, &str)> = found.unavailable.iter().map(|u| (u.name.as_str(), u.why.as_str())).collect();
-    assert_eq!(why.len(), 2, "{why:?}");
+    assert_eq!(why.len(), 3, "{why:?}");
+    // A source stored without its tool's definition (by an older Patchbay) is not called.
+    assert!(why.iter().any(|(name, w)| *name == "Unpinned" && w.contains("add the source again")), "{why:?}");
     assert!(why.iter().any(|(name, w)| *name == "Slow" && w.contains("1s")), "{why:?}");
     assert!(
         why.iter().any(|(name, w)| *name == "Old" && w.contains("was replaced since this source was added")),

@@ -25,7 +25,7 @@ async fn ready(config: McpServerConfig) -> McpRegistry {
     registry
 }
 
-/// The source the tests ask: the peer's RAGFlow tool, unpinned.
+/// The source the tests ask: the peer's RAGFlow tool, not yet pinned.
 fn fleet() -> KnowledgeSource {
     KnowledgeSource {
         name: "Fleet".into(),
@@ -37,8 +37,11 @@ fn fleet() -> KnowledgeSource {
     }
 }
 
+/// [`ask_pinned`] with the source pinned to the tool as the server offers it now (where it
+/// offers none, the call is refused before any pin is compared).
 async fn ask(registry: &McpRegistry) -> Result<Vec<patchbay_core::rag::Excerpt>, String> {
-    ask_pinned(registry, None).await
+    let now = sources::pin(registry, fleet()).ok().and_then(|s| s.tool_fingerprint);
+    ask_pinned(registry, Some(now.unwrap_or_else(|| "none offered".into()))).await
 }
 
 /// [`ask`] with the source pinned to a tool definition's fingerprint.
@@ -86,6 +89,9 @@ async fn a_source_is_asked_only_as_its_server_is_set_up() {
     assert!(ask_pinned(&registry, pinned).await.is_ok());
     let changed = ask_pinned(&registry, Some("an older definition".into())).await.unwrap_err();
     assert!(changed.contains("changed (its description or arguments) since this source was added"), "{changed}");
+    // Stored without a pin (by an older Patchbay): not asked, and the user is told to add it again.
+    let unpinned = ask_pinned(&registry, None).await.unwrap_err();
+    assert!(unpinned.contains("add the source again"), "{unpinned}");
     registry.shutdown().await;
 
     let mut off = ragflow();
