@@ -93,7 +93,9 @@ pub fn retry_quick_ask_shortcut(app: AppHandle, state: tauri::State<'_, AppState
 
 /// Whose word a status is: Patchbay's own (it ends the portal's session, if any), a new
 /// portal session's (it replaces the one before), or that session's later.
-enum From<'a> {
+// Only Linux has portal sessions.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+enum Said<'a> {
     Patchbay,
     NewSession(CancellationToken),
     Session(&'a CancellationToken),
@@ -101,14 +103,14 @@ enum From<'a> {
 
 /// Records `status` and tells the main window, in the order they happen (under the lock),
 /// unless it comes from a session replaced since.
-fn set_status<R: Runtime>(app: &AppHandle<R>, status: ShortcutStatus, from: From<'_>) {
+fn set_status<R: Runtime>(app: &AppHandle<R>, status: ShortcutStatus, said: Said<'_>) {
     let holding = app.state::<Holding>();
     let mut now = holding.now.lock().unwrap_or_else(PoisonError::into_inner);
-    match from {
-        From::Session(session) if session.is_cancelled() => return,
-        From::Session(_) => {}
-        From::Patchbay => now.1.cancel(),
-        From::NewSession(session) => {
+    match said {
+        Said::Session(session) if session.is_cancelled() => return,
+        Said::Session(_) => {}
+        Said::Patchbay => now.1.cancel(),
+        Said::NewSession(session) => {
             now.1.cancel();
             now.1 = session;
         }
@@ -210,7 +212,7 @@ pub fn register<R: Runtime>(app: &AppHandle<R>, text: &str) -> Result<(), IpcErr
     let shortcuts = app.global_shortcut();
     shortcuts.unregister_all().map_err(|e| IpcError::new(IpcErrorKind::Internal, e))?;
     let Some(shortcut) = shortcut else {
-        set_status(app, ShortcutStatus::None, From::Patchbay);
+        set_status(app, ShortcutStatus::None, Said::Patchbay);
         return Ok(());
     };
     if wayland() {
@@ -218,12 +220,12 @@ pub fn register<R: Runtime>(app: &AppHandle<R>, text: &str) -> Result<(), IpcErr
     }
     match shortcuts.register(shortcut) {
         Ok(()) => {
-            set_status(app, ShortcutStatus::Held, From::Patchbay);
+            set_status(app, ShortcutStatus::Held, Said::Patchbay);
             Ok(())
         }
         Err(e) => {
             let why = instead(text, format_args!("the desktop refused it ({e})"));
-            set_status(app, ShortcutStatus::Unbound { why: why.clone() }, From::Patchbay);
+            set_status(app, ShortcutStatus::Unbound { why: why.clone() }, Said::Patchbay);
             Err(IpcError::new(IpcErrorKind::InvalidInput, why))
         }
     }
@@ -234,7 +236,7 @@ pub fn register<R: Runtime>(app: &AppHandle<R>, text: &str) -> Result<(), IpcErr
 #[cfg(target_os = "linux")]
 fn ask_the_desktop<R: Runtime>(app: &AppHandle<R>, text: &str, shortcut: &Shortcut) -> Result<(), IpcError> {
     let session = CancellationToken::new();
-    set_status(app, ShortcutStatus::Waiting, From::NewSession(session.clone()));
+    set_status(app, ShortcutStatus::Waiting, Said::NewSession(session.clone()));
     let trigger = crate::shortcut_portal::xdg_trigger(shortcut);
     let holding = app.state::<Holding>();
     let mut task = holding.task.lock().unwrap_or_else(PoisonError::into_inner);
@@ -245,10 +247,10 @@ fn ask_the_desktop<R: Runtime>(app: &AppHandle<R>, text: &str, shortcut: &Shortc
         if let Some(before) = before {
             let _ = before.await;
         }
-        let held = |trigger| set_status(&app, ShortcutStatus::Desktop { trigger }, From::Session(&session));
+        let held = |trigger| set_status(&app, ShortcutStatus::Desktop { trigger }, Said::Session(&session));
         if let Err(e) = crate::shortcut_portal::hold(trigger, held, || show(&app), session.clone()).await {
             tracing::warn!("the quick-ask shortcut is not held: {e}");
-            set_status(&app, ShortcutStatus::Unbound { why: instead(&text, e) }, From::Session(&session));
+            set_status(&app, ShortcutStatus::Unbound { why: instead(&text, e) }, Said::Session(&session));
         }
     }));
     Ok(())
@@ -257,7 +259,7 @@ fn ask_the_desktop<R: Runtime>(app: &AppHandle<R>, text: &str, shortcut: &Shortc
 #[cfg(not(target_os = "linux"))]
 fn ask_the_desktop<R: Runtime>(app: &AppHandle<R>, text: &str, _shortcut: &Shortcut) -> Result<(), IpcError> {
     let why = instead(text, "on Wayland only the desktop can set global shortcuts");
-    set_status(app, ShortcutStatus::Unbound { why: why.clone() }, From::Patchbay);
+    set_status(app, ShortcutStatus::Unbound { why: why.clone() }, Said::Patchbay);
     Err(IpcError::new(IpcErrorKind::InvalidInput, why))
 }
 

@@ -2047,11 +2047,13 @@ fn the_tray_says_how_the_servers_are_keeps_patchbay_when_the_window_closes_and_q
         }
         s.wait_for("#page-settings", WAIT)?;
         click("Quit")?;
+        // Ended, not hidden: its tray menu no longer answers on the bus.
         let deadline = Instant::now() + WAIT;
-        while !xdotool(&["search", "--onlyvisible", "--name", "^Patchbay$"])?.is_empty() {
+        while menu_items(&menu).is_ok() {
             ensure!(Instant::now() < deadline, "Quit in the tray did not end Patchbay");
             std::thread::sleep(Duration::from_millis(200));
         }
+        ensure!(xdotool(&["search", "--onlyvisible", "--name", "^Patchbay$"])?.is_empty(), "a window stayed");
         Ok(())
     })
 }

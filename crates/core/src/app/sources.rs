@@ -99,7 +99,11 @@ impl App {
             return Err(AppError::Invalid("the search text is empty".into()));
         }
         let source = match source.tool_fingerprint {
-            Some(_) => source,
+            // A saved source: asked only while its server is the one it was added for.
+            Some(_) => {
+                self.kb().check_source(&source)?;
+                source
+            }
             None => sources::pin(&self.inner.registry, source)?,
         };
         let found = sources::ask(&self.inner.registry, &source, query, 5, TRY_LIMIT, cancel).await?;
