@@ -50,6 +50,7 @@ pub fn forward_events(handle: AppHandle, mut events: AppEventStream) {
                 AppEvent::KbProgress(progress) => emit(&handle, "kb_progress", progress),
                 AppEvent::KbModelProgress(progress) => emit(&handle, "kb_model_progress", progress),
                 AppEvent::ServerRequest(request) => emit(&handle, "server_request", request),
+                AppEvent::ServerRequestEnded(id) => emit(&handle, "server_request_ended", id),
                 AppEvent::ConversationRenamed(renamed) => emit(&handle, "conversation_renamed", renamed),
                 AppEvent::ResourceUpdated(updated) => emit(&handle, "resource_updated", updated),
                 AppEvent::ConnectionBlocked(blocked) => emit(&handle, "connection_blocked", blocked),

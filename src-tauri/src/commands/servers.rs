@@ -17,7 +17,7 @@ use patchbay_core::mcp::oauth::AuthorizationUi;
 use patchbay_core::mcp::protocol::content::ResourcePreview;
 use patchbay_core::mcp::{CallEvent, LogLevel};
 use tauri::ipc::Channel;
-use tauri::{AppHandle, Emitter, State};
+use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
 
@@ -376,20 +376,13 @@ pub fn waiting_server_requests(state: State<'_, AppState>) -> Vec<ServerRequestV
     state.app().map(|app| app.waiting_server_requests()).unwrap_or_default()
 }
 
-/// Answers a server's request; every window then drops it (it shows in the main window and
-/// in quick ask alike, and is answered in one of them).
 #[tauri::command(rename_all = "snake_case")]
 pub fn respond_server_request(
-    app: AppHandle,
     state: State<'_, AppState>,
     id: String,
     response: ServerRequestResponse,
 ) -> Result<(), IpcError> {
-    state.app()?.respond_server_request(&id, response)?;
-    if let Err(e) = app.emit("server_request_answered", &id) {
-        tracing::warn!("could not tell the windows that request {id} was answered: {e}");
-    }
-    Ok(())
+    Ok(state.app()?.respond_server_request(&id, response)?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

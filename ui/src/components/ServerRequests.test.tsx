@@ -14,7 +14,7 @@ function fake(waiting: ServerRequest[] = []) {
       emit = h;
       return Promise.resolve(() => undefined);
     }),
-    onServerRequestAnswered: vi.fn((h: (id: string) => void) => {
+    onServerRequestEnded: vi.fn((h: (id: string) => void) => {
       answered = h;
       return Promise.resolve(() => undefined);
     }),
@@ -73,7 +73,7 @@ describe("ServerRequests", () => {
     expect(screen.queryByRole("dialog")).toBeNull();
   });
 
-  it("drops a request answered in another window (quick ask), and does not bring it back", async () => {
+  it("drops a request answered in another window (quick ask) or given up, and does not bring it back", async () => {
     let list: (rs: ServerRequest[]) => void = () => undefined;
     const f = fake();
     f.ipc.waitingServerRequests = vi.fn(() => new Promise<ServerRequest[]>((r) => (list = r)));

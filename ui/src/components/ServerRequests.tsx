@@ -2,12 +2,13 @@
 // wherever the window is: a request made while the settings page is open (a
 // tool tested there, a server starting) is shown there too, and one made while
 // quick ask answers shows in both windows, going from both once answered in
-// either. Requests wait in arrival order, one dialog at a time.
+// either (or given up by the server). Requests wait in arrival order, one
+// dialog at a time.
 import { useEffect, useRef, useState } from "react";
 import { ipc as defaultIpc, toIpcError, type Ipc, type IpcError, type ServerRequest } from "../lib/ipc";
 import { ServerRequestDialog } from "./chat/ServerRequestDialog";
 
-export type ServerRequestsIpc = Pick<Ipc, "onServerRequest" | "onServerRequestAnswered" | "waitingServerRequests" | "respondServerRequest">;
+export type ServerRequestsIpc = Pick<Ipc, "onServerRequest" | "onServerRequestEnded" | "waitingServerRequests" | "respondServerRequest">;
 
 export function ServerRequests({ ipc = defaultIpc, onError }: { ipc?: ServerRequestsIpc; onError: (e: IpcError) => void }) {
   const [requests, setRequests] = useState<ServerRequest[]>([]);
@@ -20,7 +21,7 @@ export function ServerRequests({ ipc = defaultIpc, onError }: { ipc?: ServerRequ
     const add = (more: ServerRequest[]) =>
       setRequests((rs) => [...rs, ...more.filter((r) => !answered.current.has(r.id) && !rs.some((x) => x.id === r.id))]);
     const un = ipc.onServerRequest((r) => add([r]));
-    const unAnswered = ipc.onServerRequestAnswered((id) => {
+    const unAnswered = ipc.onServerRequestEnded((id) => {
       answered.current.add(id);
       setRequests((rs) => rs.filter((x) => x.id !== id));
     });

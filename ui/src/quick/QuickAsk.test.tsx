@@ -35,7 +35,7 @@ function fake() {
       request = h;
       return Promise.resolve(() => undefined);
     }),
-    onServerRequestAnswered: vi.fn(() => Promise.resolve(() => undefined)),
+    onServerRequestEnded: vi.fn(() => Promise.resolve(() => undefined)),
     waitingServerRequests: vi.fn(() => Promise.resolve([])),
     respondServerRequest: vi.fn(() => Promise.resolve()),
   } satisfies QuickAskIpc;

@@ -263,6 +263,9 @@ pub enum AppEvent {
     /// A server asks for sampling or elicitation: show the dialog, answer
     /// with [`App::respond_server_request`].
     ServerRequest(ServerRequestView),
+    /// A server's request (by its id) waits no more: answered, in this window or another, or
+    /// given up (the turn stopped, the server's own time limit): its dialogs go.
+    ServerRequestEnded(String),
     /// The model named a conversation after its first answer.
     ConversationRenamed(views::ConversationRenamed),
     /// A resource the user watches changed (`notifications/resources/updated`).

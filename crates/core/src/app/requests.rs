@@ -125,6 +125,7 @@ impl Drop for Forget {
     fn drop(&mut self) {
         if let Some(inner) = self.inner.upgrade() {
             lock(&inner.server_requests).retain(|w| w.view.id() != self.id);
+            inner.events.report(AppEvent::ServerRequestEnded(std::mem::take(&mut self.id)));
         }
     }
 }

@@ -669,7 +669,24 @@ async fn a_views_request_to_ask_the_model_is_reviewed_as_a_servers_is() {
     assert_eq!(answer["content"]["text"], "Four.");
     assert_eq!(answer["model"], "scripted-model");
     assert!(f.app.waiting_server_requests().is_empty(), "an answered request waits no more");
+    f.events.until("the windows are told the request ended", |seen| seen.ended.contains(&id)).await;
     assert!(model.requests()[0].body.to_string().contains("What is 2 + 2?"));
+
+    // Given up (the view's call stopped) before anyone answered: it waits no more, and the
+    // windows are told, so that no dialog is left for a request nobody listens to.
+    let app = f.app.clone();
+    let stop = CancellationToken::new();
+    let params = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "later"}}], "maxTokens": 5});
+    let stopping = stop.clone();
+    let asked = tokio::spawn(async move { app.sample_for_view("counter", params, stopping).await });
+    let ServerRequestView::Sampling { id, .. } = next_request(&f.events).await else {
+        panic!("not a sampling request")
+    };
+    assert!(!f.events.seen().ended.contains(&id));
+    stop.cancel();
+    let _ = asked.await.unwrap();
+    f.events.until("the windows are told a request given up ended", |seen| seen.ended.contains(&id)).await;
+    assert!(f.app.waiting_server_requests().is_empty(), "a request given up waits no more");
 
     // Declined: the view hears why; unusable parameters are refused before anyone is asked.
     let app = f.app.clone();

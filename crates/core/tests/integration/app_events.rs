@@ -18,6 +18,8 @@ pub struct Seen {
     pub progress: Vec<KbProgress>,
     pub model_progress: Vec<KbModelProgress>,
     pub requests: Vec<ServerRequestView>,
+    /// The ids of server requests that wait no more.
+    pub ended: Vec<String>,
     pub renamed: Vec<ConversationRenamed>,
     pub updated: Vec<ResourceUpdated>,
     pub blocked: Vec<ConnectionBlocked>,
@@ -51,6 +53,7 @@ impl Recorder {
             AppEvent::KbProgress(p) => seen.progress.push(p),
             AppEvent::KbModelProgress(p) => seen.model_progress.push(p),
             AppEvent::ServerRequest(r) => seen.requests.push(r),
+            AppEvent::ServerRequestEnded(id) => seen.ended.push(id),
             AppEvent::ConversationRenamed(r) => seen.renamed.push(r),
             AppEvent::ResourceUpdated(u) => seen.updated.push(u),
             AppEvent::ConnectionBlocked(b) => seen.blocked.push(b),

@@ -77,6 +77,6 @@ export const serversIpc = {
   onServerStatus: (h: (s: ServerStatusView) => void) => on<ServerStatusView>("server_status", h),
   onServerLog: (h: (l: ServerLogLine) => void) => on<ServerLogLine>("server_log", h),
   onServerRequest: (h: (r: ServerRequestView) => void) => on<ServerRequestView>("server_request", h),
-  /** A server's request was answered (here or in another window): its dialog goes. */
-  onServerRequestAnswered: (h: (id: string) => void) => on<string>("server_request_answered", h),
+  /** A server's request waits no more (answered here or in another window, or given up): its dialog goes. */
+  onServerRequestEnded: (h: (id: string) => void) => on<string>("server_request_ended", h),
 };
