@@ -169,6 +169,20 @@ impl App {
         self.driver.id()
     }
 
+    /// The app's own process id (its windows carry it as `_NET_WM_PID`, which tells them from
+    /// the windows of any other Patchbay on the display).
+    #[cfg(unix)]
+    pub fn pid(&self) -> Result<u32> {
+        let out = Command::new("pgrep")
+            .args(["-g", &self.driver.id().to_string(), "-f", "--"])
+            .arg(&self.binary)
+            .output()
+            .context("running pgrep")?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let pid = text.lines().next().with_context(|| format!("{} is not running", self.binary.display()))?;
+        pid.parse().with_context(|| format!("pgrep gave {pid:?}"))
+    }
+
     /// Saves a screenshot under `tests/artifacts/<test>-<label>.png` and returns its path.
     pub fn screenshot(&self, label: &str) -> Result<PathBuf> {
         let dir = artifacts_dir();

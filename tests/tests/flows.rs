@@ -1173,7 +1173,11 @@ mcp.run()
              .querySelector('[data-testid=trace-toggle]').click()",
             json!([]),
         )?;
-        s.click_when_clear("[data-testid=trace-card][data-status=done] [data-testid=resource-link] button", WAIT)?;
+        // The card has just opened: the list below it grows and scrolls, so the link is
+        // clicked once it has stayed in place (a click on where it was lands on nothing).
+        let link = "[data-testid=trace-card][data-status=done] [data-testid=resource-link] button";
+        s.wait_still(link, WAIT)?;
+        s.click_when_clear(link, WAIT)?;
         let shown = s.wait_for_text("[data-testid=resource-preview]", WAIT, |t| t.contains("Buy milk"))?;
         ensure!(shown.contains("notes://today"), "{shown}");
         // It can be saved as a file, read whole from its server.
@@ -1520,6 +1524,29 @@ fn xdotool(args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
+/// The X id of `app`'s visible main window, if it shows one (found by its process, so the
+/// window of any other Patchbay on the display is never taken for it).
+fn main_window(app: &App) -> Result<Option<String>> {
+    let pid = app.pid()?.to_string();
+    let found = xdotool(&["search", "--all", "--onlyvisible", "--pid", &pid, "--name", "^Patchbay$"])?;
+    Ok(found.lines().next().map(str::to_owned))
+}
+
+/// Asks the X window `id` to close as a window manager's close button does (a
+/// `WM_DELETE_WINDOW` message; Xvfb runs no window manager).
+fn close_as_the_window_manager_does(id: &str) -> Result<()> {
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::{ClientMessageEvent, ConnectionExt, EventMask};
+    let window: u32 = id.parse().with_context(|| format!("{id:?} is not an X window id"))?;
+    let (x, _) = x11rb::connect(None)?;
+    let protocols = x.intern_atom(false, b"WM_PROTOCOLS")?.reply()?.atom;
+    let delete = x.intern_atom(false, b"WM_DELETE_WINDOW")?.reply()?.atom;
+    let message = ClientMessageEvent::new(32, window, protocols, [delete, x11rb::CURRENT_TIME, 0, 0, 0]);
+    x.send_event(false, window, EventMask::NO_EVENT, message)?;
+    x.flush()?;
+    Ok(())
+}
+
 /// The visible quick-ask window's X id, waiting up to `WAIT` for it (or for none, when `shown` is false).
 fn quick_ask_window(shown: bool) -> Result<String> {
     let deadline = Instant::now() + WAIT;
@@ -1807,8 +1834,7 @@ fn on_wayland_the_quick_ask_shortcut_is_held_by_the_desktops_portal() -> Result<
         // hidden again) and whether the window's page got the key.
         let press = || -> Result<(bool, bool)> {
             s.execute("window.__keys = []; window.addEventListener('keydown', (e) => window.__keys.push(e.key))", json!([]))?;
-            let main = xdotool(&["search", "--onlyvisible", "--name", "^Patchbay$"])?;
-            xdotool(&["windowfocus", "--sync", main.lines().next().context("no main window")?])?;
+            xdotool(&["windowfocus", "--sync", &main_window(&app)?.context("no main window")?])?;
             std::thread::sleep(Duration::from_millis(300));
             xdotool(&["key", "ctrl+alt+space"])?;
             let deadline = Instant::now() + Duration::from_secs(3);
@@ -1835,9 +1861,12 @@ fn on_wayland_the_quick_ask_shortcut_is_held_by_the_desktops_portal() -> Result<
 
         // Asked for another key: a new session (the status waits on it, then says what the
         // desktop holds: Plasma keeps the key the user has), and its key works.
+        // Watched on the whole page: the status may be drawn anew (the page re-reads its settings).
         s.execute(
-            "window.__states = []; new MutationObserver(() => window.__states.push(document.querySelector(arguments[0])?.dataset.state))\
-             .observe(document.querySelector(arguments[0]), { attributes: true })",
+            "window.__states = []; new MutationObserver(() => {\
+               const state = document.querySelector(arguments[0])?.dataset.state;\
+               if (state && window.__states.at(-1) !== state) window.__states.push(state);\
+             }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-state'] })",
             json!([status]),
         )?;
         set_shortcut(s, "Ctrl+Alt+J")?;
@@ -1950,9 +1979,11 @@ fn menu_items(menu: &zbus::blocking::Proxy<'_>) -> Result<Vec<(i32, String)>> {
 
 /// The tray, as a desktop panel meets it (a StatusNotifierWatcher on the app's session bus;
 /// the menu read and clicked through com.canonical.dbusmenu, as panels do): its first line
-/// counts the servers that failed, and its items open quick ask and quit Patchbay.
+/// counts the servers that failed, and its items open quick ask and quit Patchbay. With "keep
+/// in the tray" on, closing the window (as a window manager asks) hides it, Patchbay runs on,
+/// and "Open Patchbay" brings it back.
 #[test]
-fn the_tray_says_how_the_servers_are_and_its_menu_opens_quick_ask_and_quits() -> Result<()> {
+fn the_tray_says_how_the_servers_are_keeps_patchbay_when_the_window_closes_and_quits() -> Result<()> {
     let tmp = tempfile::tempdir()?;
     let (_bus, address) = bare_bus(tmp.path())?;
     let panel = Panel::default();
@@ -1970,7 +2001,7 @@ fn the_tray_says_how_the_servers_are_and_its_menu_opens_quick_ask_and_quits() ->
         env: vec![("DBUS_SESSION_BUS_ADDRESS".into(), address)],
         ..Default::default()
     };
-    let app = App::start("the_tray_says_how_the_servers_are_and_its_menu_opens_quick_ask_and_quits", options)?;
+    let app = App::start("the_tray_says_how_the_servers_are_keeps_patchbay_when_the_window_closes_and_quits", options)?;
     app.check(|s| {
         s.wait_for("#page-chat", WAIT)?;
         let deadline = Instant::now() + WAIT;
@@ -2003,6 +2034,32 @@ fn the_tray_says_how_the_servers_are_and_its_menu_opens_quick_ask_and_quits() ->
         click("Quick ask")?;
         quick_ask_window(true)?;
 
+        // With "keep in the tray" on, closing the window hides it and Patchbay runs on;
+        // "Open Patchbay" brings it back.
+        s.click(&s.wait_for("#nav-settings", WAIT)?)?;
+        s.click(&s.wait_for("#keep-in-tray:not([disabled])", WAIT)?)?;
+        let deadline = Instant::now() + WAIT;
+        while s.execute("return document.querySelector('#keep-in-tray').checked", json!([]))? != json!(true) {
+            ensure!(Instant::now() < deadline, "keep in the tray was not switched on");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let pid = app.pid()?;
+        close_as_the_window_manager_does(&main_window(&app)?.context("no main window")?)?;
+        let deadline = Instant::now() + WAIT;
+        while main_window(&app)?.is_some() {
+            ensure!(Instant::now() < deadline, "closed with keep in the tray on, the window stayed");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        ensure!(app.pid()? == pid && menu_items(&menu)?.len() == items.len(), "Patchbay did not run on in the tray");
+        click("Open Patchbay")?;
+        let deadline = Instant::now() + WAIT;
+        while main_window(&app)?.is_none() {
+            ensure!(Instant::now() < deadline, "Open Patchbay in the tray did not show the window");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        s.wait_for("#page-settings", WAIT)?;
         click("Quit")?;
         // Ended, not hidden: its tray menu no longer answers on the bus.
         let deadline = Instant::now() + WAIT;
@@ -2010,7 +2067,6 @@ fn the_tray_says_how_the_servers_are_and_its_menu_opens_quick_ask_and_quits() ->
             ensure!(Instant::now() < deadline, "Quit in the tray did not end Patchbay");
             std::thread::sleep(Duration::from_millis(200));
         }
-        ensure!(xdotool(&["search", "--onlyvisible", "--name", "^Patchbay$"])?.is_empty(), "a window stayed");
         Ok(())
     })
 }

@@ -20,6 +20,7 @@ use patchbay_core::mcp::{
     ElicitationAnswer, ElicitationKind, ElicitationRequest, HookSupport, Refusal, SamplingReply, SamplingRequest,
     SamplingRole, ServerRequests, sample_with,
 };
+use patchbay_core::schedules::RunNote;
 use patchbay_core::secrets::SecretStore;
 use patchbay_core::store::Store;
 use serde_json::{Map, Value};
@@ -87,8 +88,8 @@ pub struct TerminalRequests {
     refused: Option<Refusals>,
 }
 
-/// What an unattended run refused, a line each.
-pub type Refusals = Arc<std::sync::Mutex<Vec<String>>>;
+/// What an unattended run refused.
+pub type Refusals = Arc<std::sync::Mutex<Vec<RunNote>>>;
 
 /// Why a request was refused without a terminal.
 const NO_TERMINAL: &str = "there is no terminal to ask the user (stdin is not a terminal)";
@@ -106,12 +107,13 @@ impl TerminalRequests {
         Self { terminal: false, model: Err(UNATTENDED.into()), asking: Arc::default(), refused: Some(refused) }
     }
 
-    /// Why a request is refused here without asking, noting it in a scheduled run's record.
-    fn refuse(&self, what: &str) -> &'static str {
+    /// Why a request (`what`) is refused here without asking, noting it in a scheduled run's
+    /// record as `note`.
+    fn refuse(&self, what: &str, note: RunNote) -> &'static str {
         let reason = if self.refused.is_some() { UNATTENDED } else { NO_TERMINAL };
         eprintln!("note: refused {what}: {reason}");
         if let Some(refused) = &self.refused {
-            refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(format!("refused {what}: {reason}"));
+            refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(note);
         }
         reason
     }
@@ -189,7 +191,8 @@ impl ServerRequests for TerminalRequests {
 
     async fn sample(&self, request: SamplingRequest, ct: CancellationToken) -> Result<SamplingReply, Refusal> {
         if !self.terminal {
-            return Err(Refusal::new(self.refuse(&format!("{}'s sampling request", request.server))));
+            let note = RunNote::RefusedSampling { server: request.server.clone() };
+            return Err(Refusal::new(self.refuse(&format!("{}'s sampling request", request.server), note)));
         }
         let _terminal = self.asking.lock().await;
         tokio::select! {
@@ -200,7 +203,8 @@ impl ServerRequests for TerminalRequests {
 
     async fn elicit(&self, request: ElicitationRequest, ct: CancellationToken) -> ElicitationAnswer {
         if !self.terminal {
-            self.refuse(&format!("{}'s request for input", request.server));
+            let note = RunNote::RefusedInput { server: request.server.clone() };
+            self.refuse(&format!("{}'s request for input", request.server), note);
             return ElicitationAnswer::Decline;
         }
         let _terminal = self.asking.lock().await;

@@ -23,7 +23,7 @@ use patchbay_core::assistants::DEFAULT_ASSISTANT;
 use patchbay_core::conversations::ConversationStore;
 use patchbay_core::host::turn::{DoneReason, ErrorKind};
 use patchbay_core::paths::DataDir;
-use patchbay_core::schedules::{Claim, RunStatus, ScheduleError, ScheduleStore, When, timer};
+use patchbay_core::schedules::{Claim, RunNote, RunStatus, ScheduleError, ScheduleStore, When, timer};
 use patchbay_core::secrets::KeyringStore;
 
 use crate::ask::{Session, TurnArgs, Unattended};
@@ -195,7 +195,7 @@ fn runs(schedules: &ScheduleStore, name: &str, limit: usize) -> anyhow::Result<E
         let started = time(run.started_at).unwrap_or_default();
         let conversation = run.conversation.map(|c| format!("  conversation {c}")).unwrap_or_default();
         println!("{}  {due}{late}  started {started}{conversation}", run.status);
-        for note in run.notes.lines() {
+        for note in &run.notes {
             println!("  {note}");
         }
     }
@@ -259,15 +259,6 @@ fn run_limit() -> anyhow::Result<std::time::Duration> {
     }
 }
 
-/// A time limit as a person says it: "60 minutes", "1 minute", "90 seconds".
-fn said(limit: std::time::Duration) -> String {
-    match limit.as_secs() {
-        60 => "1 minute".to_owned(),
-        secs if secs % 60 == 0 => format!("{} minutes", secs / 60),
-        secs => format!("{secs} seconds"),
-    }
-}
-
 /// [`run_claim`] within [`run_limit`]: a run over it is stopped (its turn dropped,
 /// which stops the model and the tools) and recorded as failed. How it went is
 /// told to `notifier`.
@@ -284,9 +275,9 @@ async fn run_limited(
             // The answer so far was cut off mid-line: what follows starts on a line of its own
             // (`--json`'s last line is read as JSON).
             println!();
-            let why = format!("failed: stopped after {}, its time limit", said(limit));
-            schedules.finish(claim, RunStatus::Failed, None, &why)?;
-            let summary = format!("{} {why}", claim.schedule.name);
+            let why = RunNote::TimedOut { limit_secs: limit.as_secs() };
+            schedules.finish(claim, RunStatus::Failed, None, std::slice::from_ref(&why))?;
+            let summary = Words::of(dir).failed(&claim.schedule.name, &why);
             Ran { ok: false, summary, kind: Some(ErrorKind::Timeout) }
         }
     };
@@ -297,8 +288,7 @@ async fn run_limited(
 /// Runs a claimed schedule's turn and records how it went; how it went.
 async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> anyhow::Result<Ran> {
     let schedule = &claim.schedule;
-    let late = if claim.late { " (late: it was due while the computer was off or Patchbay did not run)" } else { "" };
-    eprintln!("running schedule {}{late}", schedule.name);
+    eprintln!("running schedule {}{}", schedule.name, if claim.late { LATE } else { "" });
     let refused = Arc::default();
     let unattended = Unattended { allowed: schedule.allowed_tools.iter().cloned().collect::<BTreeSet<_>>(), refused };
     let refused = unattended.refused.clone();
@@ -309,24 +299,24 @@ async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> a
         anyhow::Ok((session.conversation, turn))
     }
     .await;
-    // What it could not do first, then why it failed (the summary names the last line).
-    let mut notes: Vec<String> = Vec::new();
+    // What it could not do first, then why it failed (the summary names the last note).
+    let mut notes: Vec<RunNote> = Vec::new();
     let mut failure = None;
     let mut kind = None;
     let (conversation, status) = match outcome {
         Ok((conversation, Ok((reason, report)))) => {
             for call in report.denied() {
-                notes.push(format!("denied {call}: it needs approval, and nobody can give it in a scheduled run"));
+                notes.push(RunNote::Denied { call });
             }
             let status = match (reason, report.error) {
                 (DoneReason::Stop, _) => RunStatus::Done,
                 (_, Some(error)) => {
-                    failure = Some(format!("failed: {}", error.message));
+                    failure = Some(RunNote::Failed { message: error.message });
                     kind = Some(error.kind);
                     RunStatus::Failed
                 }
                 (other, None) => {
-                    failure = Some(format!("failed: the turn ended ({other:?})"));
+                    failure = Some(RunNote::Failed { message: format!("the turn ended ({other:?})") });
                     kind = Some(ErrorKind::Internal);
                     RunStatus::Failed
                 }
@@ -334,34 +324,86 @@ async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> a
             (conversation, status)
         }
         Ok((conversation, Err(e))) => {
-            failure = Some(format!("failed: {e:#}"));
+            failure = Some(RunNote::Failed { message: format!("{e:#}") });
             kind = Some(kind_of(e));
             (conversation, RunStatus::Failed)
         }
         Err(e) => {
-            failure = Some(format!("failed: {e:#}"));
+            failure = Some(RunNote::Failed { message: format!("{e:#}") });
             kind = Some(kind_of(e));
             (None, RunStatus::Failed)
         }
     };
     notes.extend(refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drain(..));
     notes.extend(failure);
+    let words = Words::of(dir);
     if let Some(id) = conversation {
-        let late_mark = if claim.late { " (late)" } else { "" };
+        let late_mark = if claim.late { words.late_mark } else { "" };
         let title = format!("{} · {}{late_mark}", schedule.name, Local::now().format("%Y-%m-%d %H:%M"));
         let renamed = crate::open_store(dir).and_then(|store| Ok(ConversationStore::new(store).rename(id, &title)?));
         if let Err(e) = renamed {
             eprintln!("note: the run's conversation keeps its first title: {e:#}");
         }
     }
-    schedules.finish(claim, status, conversation, &notes.join("\n"))?;
+    schedules.finish(claim, status, conversation, &notes)?;
     let ok = status == RunStatus::Done;
-    let summary = match (ok, conversation) {
-        (true, Some(id)) => format!("{} ran{late}; its answer is in conversation {id}", schedule.name),
-        (true, None) => format!("{} ran{late}", schedule.name),
-        (false, _) => format!("{} failed: {}", schedule.name, notes.last().map_or("", String::as_str)),
+    let summary = match (ok, notes.last()) {
+        (false, Some(why)) => words.failed(&schedule.name, why),
+        _ => words.ran(&schedule.name, claim.late, conversation),
     };
     Ok(Ran { ok, summary, kind })
+}
+
+/// Why a run is late, in English.
+const LATE: &str = " (late: it was due while the computer was off or Patchbay did not run)";
+
+/// What a run tells the desktop (its notification, the window's "Run now"), in the window's
+/// language: English, or Chinese when the window is in Chinese. Its record keeps the notes
+/// as data, which the window says in its own language and `runs` in English.
+struct Words {
+    chinese: bool,
+    /// Added to a late run's conversation title.
+    late_mark: &'static str,
+}
+
+impl Words {
+    /// The words of the window's language in `dir` (English when it cannot be read).
+    fn of(dir: &DataDir) -> Self {
+        let language = crate::open_store(dir).ok().and_then(|store| patchbay_core::app::window_language(&store).ok());
+        let chinese = language.as_deref() == Some("zh");
+        Self { chinese, late_mark: if chinese { "（延迟）" } else { " (late)" } }
+    }
+
+    fn ran(&self, name: &str, late: bool, conversation: Option<i64>) -> String {
+        if self.chinese {
+            let late = if late { "（延迟运行：电脑关机或 Patchbay 未运行）" } else { "" };
+            let answer = conversation.map(|id| format!("；回答在对话 {id} 中")).unwrap_or_default();
+            return format!("{name} 已运行{late}{answer}");
+        }
+        let late = if late { LATE } else { "" };
+        let answer = conversation.map(|id| format!("; its answer is in conversation {id}")).unwrap_or_default();
+        format!("{name} ran{late}{answer}")
+    }
+
+    fn failed(&self, name: &str, why: &RunNote) -> String {
+        if !self.chinese {
+            return format!("{name} failed: {why}");
+        }
+        let why = match why {
+            RunNote::Denied { call } => format!("拒绝了 {call}：它需要批准，而定时运行时无人批准"),
+            RunNote::RefusedSampling { server } => format!("拒绝了 {server} 的采样请求：定时运行时无人回答"),
+            RunNote::RefusedInput { server } => format!("拒绝了 {server} 的输入请求：定时运行时无人回答"),
+            RunNote::TimedOut { limit_secs } if limit_secs % 60 == 0 => {
+                format!("达到时间限制（{} 分钟），已停止", limit_secs / 60)
+            }
+            RunNote::TimedOut { limit_secs } => format!("达到时间限制（{limit_secs} 秒），已停止"),
+            RunNote::Interrupted => "运行它的进程在完成前就结束了".to_owned(),
+            // The error's own words, which are English.
+            RunNote::Failed { message } => message.clone(),
+            RunNote::Text { text } => text.clone(),
+        };
+        format!("{name} 失败：{why}")
+    }
 }
 
 /// Where a run's outcome is told while nobody watches: the desktop's notifications.

@@ -198,14 +198,16 @@ async fn a_schedule_runs_unattended_catches_up_once_and_never_overlaps() {
 
 /// A run over its time limit (`PATCHBAY_RUN_LIMIT_SECS`, an hour unless set) is stopped, with
 /// the model still answering: recorded as failed, said as a timeout, and told in a notification.
-/// A limit that is not a number of seconds is refused before anything is claimed.
+/// A limit that is not a number of seconds is refused before anything is claimed. With the
+/// window in Chinese, the desktop is told in Chinese; the CLI's record stays in English.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_over_its_time_limit_is_stopped_recorded_and_told() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     // The model starts its answer, then says nothing more.
     let Reply::Stream { frames, .. } = openai::text_reply(&["Thinking"]) else { unreachable!() };
-    let model = ScriptedServer::start(Format::OpenAi, vec![Reply::hanging(frames[..2].to_vec())]).await.unwrap();
+    let hanging = || Reply::hanging(frames[..2].to_vec());
+    let model = ScriptedServer::start(Format::OpenAi, vec![hanging(), hanging()]).await.unwrap();
     crate::common::seed_scripted_provider(&data, &model.url());
     let mut add = command(&data);
     add.env("XDG_CONFIG_HOME", tmp.path().join("config")).env("PATCHBAY_NO_SYSTEMCTL", "1");
@@ -224,13 +226,16 @@ async fn a_run_over_its_time_limit_is_stopped_recorded_and_told() {
     assert_eq!(ok(&patchbay(&data, &["schedule", "runs", "digest"])), "", "nothing ran");
 
     let desktop = Desktop::start();
+    let run_now = || {
+        command(&data)
+            .env("DBUS_SESSION_BUS_ADDRESS", &desktop.address)
+            .env("PATCHBAY_RUN_LIMIT_SECS", "2")
+            .args(["schedule", "run-now", "--json", "digest"])
+            .output()
+            .unwrap()
+    };
     let started = std::time::Instant::now();
-    let out = command(&data)
-        .env("DBUS_SESSION_BUS_ADDRESS", &desktop.address)
-        .env("PATCHBAY_RUN_LIMIT_SECS", "2")
-        .args(["schedule", "run-now", "--json", "digest"])
-        .output()
-        .unwrap();
+    let out = run_now();
     assert!(!out.status.success());
     assert!(started.elapsed() < Duration::from_secs(30), "the run was not stopped at its limit");
     let said: serde_json::Value = serde_json::from_str(stdout(&out).trim().lines().last().unwrap_or_default())
@@ -247,6 +252,16 @@ async fn a_run_over_its_time_limit_is_stopped_recorded_and_told() {
         .read(|c| c.query_row("SELECT running_session IS NOT NULL FROM schedules", [], |r| r.get::<_, bool>(0)))
         .unwrap();
     assert!(!running, "the stopped run still holds the schedule");
+
+    // The window is in Chinese: so is what the desktop is told.
+    store(&data).set_setting("ui.language", &"zh").unwrap();
+    let out = run_now();
+    let said: serde_json::Value = serde_json::from_str(stdout(&out).trim().lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    assert_eq!(said["summary"], json!("digest 失败：达到时间限制（2 秒），已停止"), "{said}");
+    desktop.shown("digest 失败：达到时间限制（2 秒），已停止");
+    let runs = ok(&patchbay(&data, &["schedule", "runs", "digest"]));
+    assert_eq!(runs.matches("stopped after 2 seconds, its time limit").count(), 2, "{runs}");
 }
 
 /// A D-Bus session bus of the test's own, where `notify-send` starts dunst (a real notification

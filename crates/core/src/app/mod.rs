@@ -57,7 +57,7 @@ use crate::secrets::{SecretError, SecretStore};
 use crate::store::{Store, StoreError};
 
 pub use chat::{ApprovalAnswer, AttachmentInput, TurnInput};
-pub use presets::restore_backup;
+pub use presets::{restore_backup, window_language};
 pub use requests::{ServerRequestResponse, ServerRequestView, TextMessage};
 pub use views::{ErrorKind, ErrorView};
 

@@ -25,6 +25,11 @@ const KEEP_IN_TRAY_KEY: &str = "ui.keep_in_tray";
 const QUICK_ASK_SHORTCUT_KEY: &str = "ui.quick_ask_shortcut";
 const CHECK_UPDATES_KEY: &str = "app.check_updates";
 
+/// The window's language, `en` or `zh`: also what the CLI's scheduled runs tell the desktop in.
+pub fn window_language(store: &crate::store::Store) -> Result<String, StoreError> {
+    Ok(store.setting::<String>(LANGUAGE_KEY)?.unwrap_or_else(|| "en".into()))
+}
+
 /// A client ID metadata document is named by an https URL with a path (its URL is the
 /// client id; an authorization server fetches it): empty, or such a URL.
 fn check_client_metadata_url(url: &str) -> Result<(), AppError> {
@@ -137,7 +142,7 @@ impl App {
 
     /// The window's language: `en` or `zh`.
     pub(crate) fn ui_language(&self) -> Result<String, AppError> {
-        Ok(self.inner.store.setting::<String>(LANGUAGE_KEY)?.unwrap_or_else(|| "en".into()))
+        Ok(window_language(&self.inner.store)?)
     }
 
     /// Theme, language, the data folder and whether the model names conversations.

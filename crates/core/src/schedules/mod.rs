@@ -16,7 +16,7 @@ mod when;
 
 use chrono::{DateTime, Local, TimeZone};
 use rusqlite::{OptionalExtension, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use when::{Cron, When};
 
@@ -120,8 +120,65 @@ pub struct RunRecord {
     pub status: String,
     pub late: bool,
     pub conversation: Option<i64>,
-    /// What the run could not do (tools denied, servers' requests refused) and why it failed, a line each.
-    pub notes: String,
+    /// What the run could not do (tools denied, servers' requests refused) and why it failed.
+    pub notes: Vec<RunNote>,
+}
+
+/// One thing a run could not do, or why it failed: kept as data, so that each reader says it
+/// in its own language (the window in the user's, the CLI in English).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RunNote {
+    /// A tool set to "ask" was called (`server/tool`): nobody can approve it in a scheduled run.
+    Denied { call: String },
+    /// A server's sampling request was refused: nobody can review it.
+    RefusedSampling { server: String },
+    /// A server's request for input (a form) was refused: nobody can answer it.
+    RefusedInput { server: String },
+    /// The turn failed; `message` says why (in English, as errors are).
+    Failed { message: String },
+    /// Stopped at its time limit, `limit_secs` seconds.
+    TimedOut { limit_secs: u64 },
+    /// The process running it ended before it finished.
+    Interrupted,
+    /// A note as an older Patchbay wrote it (a line of English).
+    Text { text: String },
+}
+
+impl std::fmt::Display for RunNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const NOBODY: &str = "this is a scheduled run, with nobody to answer";
+        match self {
+            Self::Denied { call } => {
+                write!(f, "denied {call}: it needs approval, and nobody can give it in a scheduled run")
+            }
+            Self::RefusedSampling { server } => write!(f, "refused {server}'s sampling request: {NOBODY}"),
+            Self::RefusedInput { server } => write!(f, "refused {server}'s request for input: {NOBODY}"),
+            Self::Failed { message } => f.write_str(message),
+            Self::TimedOut { limit_secs } => {
+                let limit = match limit_secs {
+                    60 => "1 minute".to_owned(),
+                    secs if secs % 60 == 0 => format!("{} minutes", secs / 60),
+                    secs => format!("{secs} seconds"),
+                };
+                write!(f, "stopped after {limit}, its time limit")
+            }
+            Self::Interrupted => f.write_str("the process running it ended before it finished"),
+            Self::Text { text } => f.write_str(text),
+        }
+    }
+}
+
+/// A run's notes as stored: a JSON array, or (written before notes were data) lines of text.
+fn read_notes(stored: &str) -> Vec<RunNote> {
+    if let Ok(notes) = serde_json::from_str(stored) {
+        return notes;
+    }
+    stored.lines().filter(|l| !l.is_empty()).map(|text| RunNote::Text { text: text.to_owned() }).collect()
+}
+
+fn write_notes(notes: &[RunNote]) -> String {
+    serde_json::to_string(notes).expect("run notes are plain data")
 }
 
 /// A run this process has claimed and must [`finish`](ScheduleStore::finish).
@@ -297,10 +354,9 @@ impl ScheduleStore {
             if schedule.running_session.is_some() {
                 // Its process ended without finishing the run.
                 tx.execute(
-                    "UPDATE schedule_runs SET status = 'failed', finished_at = ?1,
-                         notes = 'the process running it ended before it finished'
-                     WHERE schedule_id = ?2 AND status = 'running'",
-                    params![now_secs(), schedule.id],
+                    "UPDATE schedule_runs SET status = 'failed', finished_at = ?1, notes = ?2
+                     WHERE schedule_id = ?3 AND status = 'running'",
+                    params![now_secs(), write_notes(&[RunNote::Interrupted]), schedule.id],
                 )
                 .map_err(|e| self.store.error(e))?;
             }
@@ -325,12 +381,12 @@ impl ScheduleStore {
         claim: &Claim,
         status: RunStatus,
         conversation: Option<i64>,
-        notes: &str,
+        notes: &[RunNote],
     ) -> Result<(), ScheduleError> {
         self.store.write(|tx| {
             tx.execute(
                 "UPDATE schedule_runs SET status = ?1, finished_at = ?2, conversation_id = ?3, notes = ?4 WHERE id = ?5",
-                params![status.as_str(), now_secs(), conversation, notes, claim.run],
+                params![status.as_str(), now_secs(), conversation, write_notes(notes), claim.run],
             )
             .map_err(|e| self.store.error(e))?;
             tx.execute(
@@ -360,7 +416,7 @@ impl ScheduleStore {
                     status: r.get(4)?,
                     late: r.get(5)?,
                     conversation: r.get(6)?,
-                    notes: r.get(7)?,
+                    notes: read_notes(&r.get::<_, String>(7)?),
                 })
             })?
             .collect::<Result<Vec<_>, _>>()
@@ -405,16 +461,15 @@ mod tests {
         assert!(claim.late);
         assert!(schedules.due(now).unwrap().is_empty(), "claimed: not due again");
         assert!(matches!(schedules.claim_now("morning"), Err(ScheduleError::Running(_))), "it runs now");
-        schedules.finish(claim, RunStatus::Done, None, "denied github/create_issue").unwrap();
+        let denied = RunNote::Denied { call: "github/create_issue".into() };
+        schedules.finish(claim, RunStatus::Done, None, std::slice::from_ref(&denied)).unwrap();
         let runs = schedules.runs("morning", 5).unwrap();
-        assert_eq!(
-            (runs[0].status.as_str(), runs[0].late, runs[0].notes.as_str()),
-            ("done", true, "denied github/create_issue")
-        );
+        assert_eq!((runs[0].status.as_str(), runs[0].late, &runs[0].notes[..]), ("done", true, &[denied][..]));
         // Run now, then nothing is due before tomorrow 09:00.
         let now_run = schedules.claim_now("morning").unwrap();
         assert_eq!(now_run.due_at, None);
-        schedules.finish(&now_run, RunStatus::Failed, None, "the provider failed").unwrap();
+        let failed = RunNote::Failed { message: "the provider failed".into() };
+        schedules.finish(&now_run, RunStatus::Failed, None, &[failed]).unwrap();
         assert!(schedules.due(now).unwrap().is_empty());
         let next = schedules.get("morning").unwrap().next_due(now).unwrap();
         assert_eq!(next, Local.with_ymd_and_hms(2026, 11, 27, 9, 0, 0).unwrap());
@@ -443,10 +498,45 @@ mod tests {
         let later = Local.with_ymd_and_hms(2026, 11, 25, 10, 0, 0).unwrap();
         let (schedule, at) = second.due(later).unwrap().remove(0);
         let taken = second.claim_due(&schedule, at, later).unwrap().unwrap();
-        second.finish(&taken, RunStatus::Done, None, "").unwrap();
+        second.finish(&taken, RunStatus::Done, None, &[]).unwrap();
         let runs = second.runs("morning", 5).unwrap();
         assert_eq!(runs.iter().map(|r| r.status.as_str()).collect::<Vec<_>>(), ["done", "failed"]);
-        assert_eq!(runs[1].notes, "the process running it ended before it finished");
+        assert_eq!((&runs[0].notes[..], &runs[1].notes[..]), (&[][..], &[RunNote::Interrupted][..]));
+    }
+
+    #[test]
+    fn notes_are_data_that_the_cli_says_in_english_and_older_notes_stay_readable() {
+        let notes = [
+            RunNote::Denied { call: "github/create_issue".into() },
+            RunNote::RefusedSampling { server: "everything".into() },
+            RunNote::RefusedInput { server: "everything".into() },
+            RunNote::TimedOut { limit_secs: 120 },
+            RunNote::TimedOut { limit_secs: 90 },
+        ];
+        let stored = write_notes(&notes);
+        assert!(stored.starts_with(r#"[{"kind":"denied","call":"github/create_issue"}"#), "{stored}");
+        assert_eq!(read_notes(&stored), notes);
+        let said: Vec<String> = notes.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            said,
+            [
+                "denied github/create_issue: it needs approval, and nobody can give it in a scheduled run",
+                "refused everything's sampling request: this is a scheduled run, with nobody to answer",
+                "refused everything's request for input: this is a scheduled run, with nobody to answer",
+                "stopped after 2 minutes, its time limit",
+                "stopped after 90 seconds, its time limit",
+            ]
+        );
+        // Written by an older Patchbay: its lines, as they were.
+        let old = "denied github/create_issue: it needs approval\nfailed: the provider failed";
+        assert_eq!(
+            read_notes(old),
+            [
+                RunNote::Text { text: "denied github/create_issue: it needs approval".into() },
+                RunNote::Text { text: "failed: the provider failed".into() }
+            ]
+        );
+        assert_eq!(read_notes(""), []);
     }
 
     #[test]

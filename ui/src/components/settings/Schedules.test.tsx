@@ -1,6 +1,6 @@
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Assistant, ScheduleAdded, ScheduleView } from "../../lib/ipc";
+import type { Assistant, RunNote, ScheduleAdded, ScheduleView } from "../../lib/ipc";
 import { renderIn } from "../../test/render";
 import { blank } from "./Assistants";
 import { Schedules, type SchedulesIpc } from "./Schedules";
@@ -24,7 +24,10 @@ const digest: ScheduleView = {
     status: "done",
     late: true,
     conversation: 12,
-    notes: "denied github/create_issue: it needs approval, and nobody can give it in a scheduled run",
+    notes: [
+      { kind: "denied", call: "github/create_issue" },
+      { kind: "refused_input", server: "github" },
+    ],
   },
 };
 
@@ -58,11 +61,51 @@ describe("Schedules", () => {
     const run = within(row).getByTestId("schedule-run");
     expect(run.dataset.status).toBe("done");
     expect(run.textContent).toContain("ran late");
-    expect(within(run).getByTestId("schedule-run-notes").textContent).toContain("denied github/create_issue");
+    const notes = within(run).getAllByRole("listitem").map((li) => li.textContent);
+    expect(notes).toEqual([
+      "denied github/create_issue: it needs approval, and nobody can give it in a scheduled run",
+      "refused github's request for input: nobody is there to answer in a scheduled run",
+    ]);
 
     fireEvent.click(within(row).getByRole("button", { name: "Run now" }));
     expect(await within(row).findByRole("status")).toHaveProperty("textContent", "digest ran; its answer is in conversation 13");
     expect(ipc.runScheduleNow).toHaveBeenCalledWith("digest");
+  });
+
+  it("says a run's notes in the window's language, and an older Patchbay's as they were written", async () => {
+    const run = (notes: RunNote[]): ScheduleView => ({ ...digest, last_run: { ...digest.last_run!, status: "failed", notes } });
+    renderIn(
+      <Schedules
+        ipc={fake([
+          run([
+            { kind: "refused_sampling", server: "everything" },
+            { kind: "timed_out", limit_secs: 3600 },
+          ]),
+        ])}
+      />,
+      "zh",
+    );
+    const items = (await screen.findAllByRole("listitem")).map((li) => li.textContent);
+    expect(items).toContain("拒绝了 everything 的采样请求：定时运行时无人回答");
+    expect(items).toContain("达到时间限制（60 分钟），已停止");
+    cleanup();
+    renderIn(
+      <Schedules
+        ipc={fake([
+          run([
+            { kind: "timed_out", limit_secs: 90 },
+            { kind: "interrupted" },
+            { kind: "text", text: "failed: the provider failed" },
+          ]),
+        ])}
+      />,
+    );
+    const notes = within(await screen.findByTestId("schedule-run-notes")).getAllByRole("listitem");
+    expect(notes.map((li) => li.textContent)).toEqual([
+      "stopped after 90 s, its time limit",
+      "the process running it ended before it finished",
+      "failed: the provider failed",
+    ]);
   });
 
   it("adds a schedule from the form, and says when the system timer could not be set up", async () => {

@@ -9,6 +9,7 @@ import {
   toIpcError,
   type Ipc,
   type IpcError,
+  type RunNote,
   type RunRecord,
   type ScheduleAdded,
   type ScheduleView,
@@ -42,6 +43,28 @@ function timerWhy(t: ReturnType<typeof useI18n>["t"], why: TimerError): string {
   });
 }
 
+/** What a run could not do, or why it failed, in the window's language. */
+function noteText(t: ReturnType<typeof useI18n>["t"], note: RunNote): string {
+  switch (note.kind) {
+    case "timed_out":
+      return note.limit_secs % 60 === 0
+        ? t("schedules.note.timedOutMinutes", { n: note.limit_secs / 60 })
+        : t("schedules.note.timedOutSeconds", { n: note.limit_secs });
+    case "text":
+      // Written by an older Patchbay, in English.
+      return note.text;
+    case "denied":
+      return t("schedules.note.denied", { call: note.call });
+    case "refused_sampling":
+    case "refused_input":
+      return t(`schedules.note.${note.kind}`, { server: note.server });
+    case "failed":
+      return t("schedules.note.failed", { message: note.message });
+    case "interrupted":
+      return t("schedules.note.interrupted");
+  }
+}
+
 function RunLine({ run }: { run: RunRecord }) {
   const { t } = useI18n();
   return (
@@ -49,10 +72,10 @@ function RunLine({ run }: { run: RunRecord }) {
       <span className={`badge ${run.status === "done" ? "new" : run.status === "failed" ? "conflict" : ""}`}>{t(`schedules.status.${run.status}` as "schedules.status.done")}</span>{" "}
       {run.due_at === null ? t("schedules.ranNow", { at: localTime(run.started_at) }) : t("schedules.ranDue", { at: localTime(run.due_at) })}
       {run.late && <strong className="warning-text"> {t("schedules.late")}</strong>}
-      {run.notes && (
+      {run.notes.length > 0 && (
         <ul className="muted" data-testid="schedule-run-notes">
-          {run.notes.split("\n").map((note: string, i) => (
-            <li key={i}>{note}</li>
+          {run.notes.map((note, i) => (
+            <li key={i}>{noteText(t, note)}</li>
           ))}
         </ul>
       )}

@@ -1396,6 +1396,12 @@ shared: Array<string>,
 knowledge: Array<string>, };
 
 /**
+ * One thing a run could not do, or why it failed: kept as data, so that each reader says it
+ * in its own language (the window in the user's, the CLI in English).
+ */
+export type RunNote = { "kind": "denied", call: string, } | { "kind": "refused_sampling", server: string, } | { "kind": "refused_input", server: string, } | { "kind": "failed", message: string, } | { "kind": "timed_out", limit_secs: number, } | { "kind": "interrupted" } | { "kind": "text", text: string, };
+
+/**
  * A run, as recorded.
  */
 export type RunRecord = { id: number, 
@@ -1408,9 +1414,9 @@ due_at: number | null, started_at: number, finished_at: number | null,
  */
 status: string, late: boolean, conversation: number | null, 
 /**
- * What the run could not do (tools denied, servers' requests refused) and why it failed, a line each.
+ * What the run could not do (tools denied, servers' requests refused) and why it failed.
  */
-notes: string, };
+notes: Array<RunNote>, };
 
 /**
  * A file that was saved.

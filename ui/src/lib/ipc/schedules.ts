@@ -2,7 +2,7 @@
 import { call } from "./client";
 import type { RunRecord, ScheduleAdded, ScheduleInput, ScheduleView } from "./generated";
 
-export type { RunRecord, ScheduleAdded, ScheduleInput, ScheduleView, TimerError, When, WhileClosed } from "./generated";
+export type { RunNote, RunRecord, ScheduleAdded, ScheduleInput, ScheduleView, TimerError, When, WhileClosed } from "./generated";
 
 export const schedulesIpc = {
   listSchedules: () => call<ScheduleView[]>("list_schedules"),
