@@ -54,6 +54,7 @@ pub fn forward_events(handle: AppHandle, mut events: AppEventStream) {
                 AppEvent::ConversationRenamed(renamed) => emit(&handle, "conversation_renamed", renamed),
                 AppEvent::ResourceUpdated(updated) => emit(&handle, "resource_updated", updated),
                 AppEvent::ConnectionBlocked(blocked) => emit(&handle, "connection_blocked", blocked),
+                AppEvent::KbShareChanged => emit(&handle, "kb_share_changed", ()),
             }
         }
     });

@@ -273,6 +273,10 @@ pub enum AppEvent {
     /// A sandboxed server's filtering proxy refused a host: show it with
     /// "allow this domain" ([`App::allow_domain`]).
     ConnectionBlocked(views::ConnectionBlocked),
+    /// The shared knowledge base changed: it answered or refused a request (Settings →
+    /// Knowledge base → Share's log), or its server stopped on its own. [`App::kb_share`] says
+    /// how it is now.
+    KbShareChanged,
 }
 
 /// The receiving end of an app's events.
@@ -385,6 +389,7 @@ impl App {
             agent: Agent::new(conversations.clone()),
             conversations,
             host,
+            sharing: Mutex::new(share::Sharing::new(events.clone())),
             events,
             turns: Mutex::default(),
             sending: Mutex::default(),
@@ -398,7 +403,6 @@ impl App {
             env: Box::new(|k| std::env::var(k).ok()),
             blocked: Mutex::default(),
             timer: Box::new(crate::schedules::timer::SystemdUser),
-            sharing: Mutex::default(),
             shutdown: tokio_util::sync::CancellationToken::new(),
         };
         Ok(Self { inner: Arc::new(inner) })

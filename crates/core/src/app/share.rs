@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::views::{KbShare, KbShareClient, KbShareSettings};
-use super::{App, AppError, lock};
+use super::{App, AppError, AppEvent, AppEvents, lock};
 use crate::rag::serve::{self, HttpServer, KbServer, RequestLog, Served};
 use crate::secrets::SecretValue;
 
@@ -42,17 +42,22 @@ impl Default for Stored {
     }
 }
 
-/// The requests a shared knowledge base answered or refused, newest last.
-#[derive(Debug, Default)]
-pub(crate) struct ShareLog(Mutex<VecDeque<Served>>);
+/// The requests a shared knowledge base answered or refused, newest last; each is also told to
+/// the window as it comes ([`AppEvent::KbShareChanged`]).
+pub(crate) struct ShareLog {
+    requests: Mutex<VecDeque<Served>>,
+    events: AppEvents,
+}
 
 impl RequestLog for ShareLog {
     fn served(&self, request: Served) {
-        let mut log = lock(&self.0);
+        let mut log = lock(&self.requests);
         if log.len() == LOG_LENGTH {
             log.pop_front();
         }
         log.push_back(request);
+        drop(log);
+        self.events.report(AppEvent::KbShareChanged);
     }
 }
 
@@ -70,7 +75,6 @@ struct Running {
 }
 
 /// The share server's state while Patchbay runs.
-#[derive(Default)]
 pub(crate) struct Sharing {
     running: Option<Running>,
     /// Why it is not serving although it should.
@@ -79,6 +83,18 @@ pub(crate) struct Sharing {
     /// Held across a whole restart: two at once (start-up and a save, a save and a new token)
     /// would each start a server, and one would be left running unseen.
     restarting: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Sharing {
+    /// Not serving yet; its requests are told to `events`.
+    pub(crate) fn new(events: AppEvents) -> Self {
+        Self {
+            running: None,
+            error: None,
+            log: Arc::new(ShareLog { requests: Mutex::default(), events }),
+            restarting: Arc::default(),
+        }
+    }
 }
 
 impl App {
@@ -100,7 +116,7 @@ impl App {
             url: serving.map(|at| format!("http://{at}/mcp")),
             sse_url: serving.map(|at| format!("http://{at}/sse")),
             error: sharing.error.clone(),
-            log: lock(&sharing.log.0).iter().rev().cloned().collect(),
+            log: lock(&sharing.log.requests).iter().rev().cloned().collect(),
         })
     }
 
@@ -176,6 +192,8 @@ impl App {
                 let mut sharing = lock(&app.inner.sharing);
                 sharing.running = None;
                 sharing.error = Some(format!("not sharing: {why}"));
+                drop(sharing);
+                app.inner.events.report(AppEvent::KbShareChanged);
             }
             let _ = done.send(());
         })

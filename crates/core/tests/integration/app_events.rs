@@ -23,6 +23,8 @@ pub struct Seen {
     pub renamed: Vec<ConversationRenamed>,
     pub updated: Vec<ResourceUpdated>,
     pub blocked: Vec<ConnectionBlocked>,
+    /// How many times the shared knowledge base changed (a request answered or refused).
+    pub share_changes: usize,
 }
 
 /// Records an app's events.
@@ -57,6 +59,7 @@ impl Recorder {
             AppEvent::ConversationRenamed(r) => seen.renamed.push(r),
             AppEvent::ResourceUpdated(u) => seen.updated.push(u),
             AppEvent::ConnectionBlocked(b) => seen.blocked.push(b),
+            AppEvent::KbShareChanged => seen.share_changes += 1,
         }
     }
 

@@ -22,8 +22,13 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 fn open(data: &DataDir, secrets: Arc<MemoryStore>) -> App {
-    let (sender, _events) = Recorder::new();
-    App::open(data.clone(), Store::open(data).unwrap(), secrets, sender).unwrap()
+    open_watched(data, secrets).0
+}
+
+/// The app, and what it reports.
+fn open_watched(data: &DataDir, secrets: Arc<MemoryStore>) -> (App, Arc<Recorder>) {
+    let (sender, events) = Recorder::new();
+    (App::open(data.clone(), Store::open(data).unwrap(), secrets, sender).unwrap(), events)
 }
 
 /// A data dir whose knowledge base holds `birds.md`, indexed.
@@ -71,7 +76,7 @@ async fn a_shared_knowledge_base_is_searched_by_a_second_patchbay_and_logged() {
     let temp = tempfile::tempdir().unwrap();
     let data = indexed(temp.path()).await;
     let secrets = Arc::new(MemoryStore::default());
-    let app = open(&data, secrets.clone());
+    let (app, events) = open_watched(&data, secrets.clone());
 
     let off = app.kb_share().unwrap();
     assert_eq!(off.settings, settings(false, "127.0.0.1:8765", false));
@@ -134,6 +139,8 @@ async fn a_shared_knowledge_base_is_searched_by_a_second_patchbay_and_logged() {
     let search = &log[1];
     assert_eq!((search.what.as_str(), search.detail.as_str()), ("knowledge_search", "flightless parrot"));
     assert!(search.client.contains("patchbay"), "the client's name from its handshake: {search:?}");
+    // Each was told to the window as it came (the page reads the log again then, not on a timer).
+    events.until("a change told for each request", |seen| seen.share_changes == log.len()).await;
 
     // A new token shuts the old one out; the configuration copied now carries the new one.
     let renewed = app.kb_share_new_token().await.unwrap();

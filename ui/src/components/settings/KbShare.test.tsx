@@ -20,9 +20,18 @@ const ON: Share = {
   ],
 };
 
+/** The page's listener for `kb_share_changed`, once it has subscribed. */
+let changed: (() => void) | null = null;
+
 function fake(start: Share) {
   let token = 1;
   const ipc: KbShareIpc = {
+    onKbShareChanged: vi.fn((h: () => void) => {
+      changed = h;
+      return Promise.resolve(() => {
+        changed = null;
+      });
+    }),
     kbShare: vi.fn(() => Promise.resolve(start)),
     kbSetShare: vi.fn((s: KbShareSettings) =>
       s.address === "0.0.0.0:8765" && !s.allow_remote
@@ -74,16 +83,25 @@ describe("KbShare", () => {
     expect(screen.getByRole("note").textContent).toContain("plain HTTP");
   });
 
-  it("reads its state again while sharing: a server that stopped is said, and the address typed stays", async () => {
+  it("reads its state again when it changes: a new request is listed, a server that stopped is said, and the address typed stays", async () => {
     const ipc = fake(ON);
-    const stopped = { ...ON, url: null, sse_url: null, error: "not sharing: the server stopped" };
-    ipc.kbShare = vi.fn().mockResolvedValueOnce(ON).mockResolvedValue(stopped);
-    renderIn(<KbShare ipc={ipc} />);
+    const asked = { ...ON, log: [{ at_ms: Date.now(), client: "cursor-vscode", what: "knowledge_search", detail: "kea" }, ...ON.log] };
+    const stopped = { ...asked, url: null, sse_url: null, error: "not sharing: the server stopped" };
+    ipc.kbShare = vi.fn().mockResolvedValueOnce(ON).mockResolvedValueOnce(asked).mockResolvedValue(stopped);
+    const { unmount } = renderIn(<KbShare ipc={ipc} />);
     await waitFor(() => expect(screen.getByTestId("kb-share-state").textContent).toContain("http://127.0.0.1:8765/mcp"));
+    expect(ipc.kbShare).toHaveBeenCalledTimes(1);
     fireEvent.change(screen.getByTestId("kb-share-address"), { target: { value: "127.0.0.1:9000" } });
-    expect(await screen.findByText("not sharing: the server stopped", {}, { timeout: 5000 })).toBeTruthy();
+    await waitFor(() => expect(changed).not.toBeNull());
+    changed!();
+    await waitFor(() => expect(screen.getByTestId("kb-share-log").querySelectorAll("tbody tr")).toHaveLength(4));
+    expect(screen.getByTestId("kb-share-log").querySelector("tbody tr")!.textContent).toContain("knowledge_search: kea");
+    changed!();
+    expect(await screen.findByText("not sharing: the server stopped")).toBeTruthy();
     expect(screen.getByTestId("kb-share-state").textContent).toBe("");
     expect((screen.getByTestId("kb-share-address") as HTMLInputElement).value).toBe("127.0.0.1:9000");
+    unmount();
+    await waitFor(() => expect(changed).toBeNull());
   });
 
   it("lists who asked what, refusals included, and is accessible in Chinese", async () => {

@@ -8,10 +8,7 @@ import { toIpcError, type Ipc, type IpcError, type KbShare as Share, type KbShar
 import { ErrorBanner } from "../ErrorBanner";
 import { CopyButton } from "../common/CopyButton";
 
-export type KbShareIpc = Pick<Ipc, "kbShare" | "kbSetShare" | "kbShareNewToken" | "kbShareConfig">;
-
-/** How often the state and the log are read again while sharing. */
-const LOG_EVERY_MS = 3000;
+export type KbShareIpc = Pick<Ipc, "kbShare" | "kbSetShare" | "kbShareNewToken" | "kbShareConfig" | "onKbShareChanged">;
 const CLIENTS: Record<KbShareClient, MessageKey> = {
   claude_desktop: "kb.share.client.claude_desktop",
   cursor: "kb.share.client.cursor",
@@ -40,15 +37,20 @@ export function KbShare({ ipc }: { ipc: KbShareIpc }) {
   }, [ipc, shown]);
 
   const serving = share?.url != null;
-  // The state and the log, read again while serving (the form's fields are state of their own:
-  // what is being typed stays).
+  // The state and the log, read again each time they change (a request answered or refused,
+  // the server stopped); the latest read wins. The form's fields are state of their own: what
+  // is being typed stays.
   useEffect(() => {
-    if (!serving) return;
-    const timer = setInterval(() => {
-      ipc.kbShare().then(setShare, () => undefined);
-    }, LOG_EVERY_MS);
-    return () => clearInterval(timer);
-  }, [ipc, serving]);
+    let latest = 0;
+    const un = ipc.onKbShareChanged(() => {
+      const mine = (latest += 1);
+      ipc.kbShare().then(
+        (s) => mine === latest && setShare(s),
+        () => undefined,
+      );
+    });
+    return () => void un.then((f) => f());
+  }, [ipc]);
 
   const run = (action: () => Promise<Share>) => {
     setBusy(true);

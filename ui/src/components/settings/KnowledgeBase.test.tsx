@@ -31,6 +31,7 @@ function fake() {
     kbSetShare: vi.fn(() => Promise.resolve(NOT_SHARED)),
     kbShareNewToken: vi.fn(() => Promise.resolve(NOT_SHARED)),
     kbShareConfig: vi.fn(() => Promise.resolve("{}")),
+    onKbShareChanged: vi.fn(() => Promise.resolve(() => undefined)),
     kbSources: vi.fn(() => Promise.resolve([])),
     kbSourceCandidates: vi.fn(() => Promise.resolve([])),
     kbPutSource: vi.fn(() => Promise.resolve([])),

@@ -68,7 +68,7 @@ describe("IPC contract", () => {
     for (const [name, fn] of Object.entries(ipc)) {
       if (name.startsWith("on")) await (fn as (h: () => void) => Promise<unknown>)(() => undefined);
     }
-    expect(listened.length).toBe(16);
+    expect(listened.length).toBe(17);
     expect([...listened].sort()).toEqual([...documented().events].sort());
   });
 

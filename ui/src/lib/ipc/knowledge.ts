@@ -72,4 +72,5 @@ export const knowledgeIpc = {
   removeSharedFolder: (path: string) => call<RootsView>("remove_shared_folder", { path }),
   onKbProgress: (h: (p: KbProgress) => void) => on<KbProgress>("kb_progress", h),
   onKbModelProgress: (h: (p: KbModelProgress) => void) => on<KbModelProgress>("kb_model_progress", h),
+  onKbShareChanged: (h: () => void) => on<null>("kb_share_changed", () => h()),
 };
