@@ -332,6 +332,7 @@ pub fn run() {
             commands::settings::policy_settings,
             commands::settings::set_policy_defaults,
             commands::settings::save_settings,
+            commands::settings::set_language,
             commands::settings::pick_data_dir,
             commands::settings::set_zoom,
             commands::settings::backup_data,

@@ -3,9 +3,11 @@
 //! the window hides it and Patchbay runs on here (its servers, its schedules)
 //! until Quit.
 //!
-//! The menu speaks the window's language; the state line is rewritten on each
+//! The menu speaks the window's language (made again when the window changes
+//! it: `set_language`); the state line is rewritten on each
 //! server status event.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
@@ -84,7 +86,7 @@ fn language(state: &AppState) -> String {
 }
 
 /// The state item, kept to be rewritten, and the language the menu was made in.
-pub struct StateItem<R: Runtime>(MenuItem<R>, String);
+pub struct StateItem<R: Runtime>(Mutex<(MenuItem<R>, String)>);
 
 /// Whether the desktop shows tray icons: on Linux, a StatusNotifier host on
 /// the session bus (stock GNOME has none without its extension; Xvfb none).
@@ -115,11 +117,10 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> Result<(), String> {
     }
 }
 
-fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
-    let state = app.state::<AppState>();
-    let language = language(&state);
-    let text = labels(&language);
-    let status = MenuItem::with_id(app, "status", state_line(&state, &language), false, None::<&str>)?;
+/// The menu in `language`, and its state line.
+fn menu<R: Runtime>(app: &AppHandle<R>, language: &str) -> tauri::Result<(Menu<R>, MenuItem<R>)> {
+    let text = labels(language);
+    let status = MenuItem::with_id(app, "status", state_line(&app.state::<AppState>(), language), false, None::<&str>)?;
     let menu = Menu::with_items(
         app,
         &[
@@ -132,6 +133,12 @@ fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
             &MenuItem::with_id(app, "quit", text.quit, true, None::<&str>)?,
         ],
     )?;
+    Ok((menu, status))
+}
+
+fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
+    let language = language(&app.state::<AppState>());
+    let (menu, status) = menu(app, &language)?;
     let mut tray = TrayIconBuilder::with_id(TRAY).menu(&menu).tooltip("Patchbay").show_menu_on_left_click(true);
     if let Some(icon) = app.default_window_icon() {
         tray = tray.icon(icon.clone());
@@ -149,14 +156,30 @@ fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         _ => {}
     })
     .build(app)?;
-    app.manage(StateItem(status, language));
+    app.manage(StateItem(Mutex::new((status, language))));
     Ok(())
+}
+
+/// Makes the menu again in the window's language, if it changed.
+pub fn relabel<R: Runtime>(app: &AppHandle<R>) {
+    let (Some(tray), Some(item)) = (app.tray_by_id(TRAY), app.try_state::<StateItem<R>>()) else { return };
+    let language = language(&app.state::<AppState>());
+    let mut item = item.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if item.1 == language {
+        return;
+    }
+    match menu(app, &language).and_then(|(menu, status)| tray.set_menu(Some(menu)).map(|()| status)) {
+        Ok(status) => *item = (status, language),
+        Err(e) => tracing::warn!("could not make the tray's menu in {language}: {e}"),
+    }
 }
 
 /// Rewrites the servers' state line (after a status event).
 pub fn refresh<R: Runtime>(app: &AppHandle<R>) {
     let Some(item) = app.try_state::<StateItem<R>>() else { return };
-    if let Err(e) = item.0.set_text(state_line(&app.state::<AppState>(), &item.1)) {
+    // Not held while the text is set: that waits on the main thread, which may be relabelling.
+    let (status, language) = item.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    if let Err(e) = status.set_text(state_line(&app.state::<AppState>(), &language)) {
         tracing::warn!("could not update the tray's server line: {e}");
     }
 }

@@ -146,6 +146,9 @@ fn add_a_provider_import_two_servers_replace_them_and_switch_to_chinese() -> Res
     })?;
     let data_dir = app.data_dir.clone();
     drop(app);
+    // The language is kept for what speaks while the window is closed (the tray, schedules).
+    let language = Store::open(&DataDir::new(&data_dir))?.setting::<String>("ui.language")?;
+    ensure!(language.as_deref() == Some("zh"), "the window's language was not kept: {language:?}");
     // The key is in the keyring, scoped to this data dir, and nowhere in the database.
     let secrets = KeyringStore::for_data_dir(&DataDir::new(&data_dir));
     let stored = ConfigStore::new(Store::open(&DataDir::new(&data_dir))?).provider("deepseek")?;
@@ -1981,7 +1984,7 @@ fn menu_items(menu: &zbus::blocking::Proxy<'_>) -> Result<Vec<(i32, String)>> {
 /// the menu read and clicked through com.canonical.dbusmenu, as panels do): its first line
 /// counts the servers that failed, and its items open quick ask and quit Patchbay. With "keep
 /// in the tray" on, closing the window (as a window manager asks) hides it, Patchbay runs on,
-/// and "Open Patchbay" brings it back.
+/// and "Open Patchbay" brings it back. The window turned to Chinese, the menu speaks Chinese.
 #[test]
 fn the_tray_says_how_the_servers_are_keeps_patchbay_when_the_window_closes_and_quits() -> Result<()> {
     let tmp = tempfile::tempdir()?;
@@ -2060,7 +2063,24 @@ fn the_tray_says_how_the_servers_are_keeps_patchbay_when_the_window_closes_and_q
             std::thread::sleep(Duration::from_millis(200));
         }
         s.wait_for("#page-settings", WAIT)?;
-        click("Quit")?;
+
+        // The window turned to Chinese: the menu is made again in Chinese.
+        s.click(&s.wait_for("#language option[value=zh]", WAIT)?)?;
+        let deadline = Instant::now() + WAIT;
+        let (menu, items) = loop {
+            // (Made again, the menu may be served at another path.)
+            let menu = tray_menu(&bus, &item)?;
+            let items = menu_items(&menu)?;
+            let labels: Vec<&str> = items.iter().map(|(_, l)| l.as_str()).filter(|l| !l.is_empty()).collect();
+            if labels.get(1..) == Some(&["打开 Patchbay", "新对话", "快速提问", "退出"][..]) {
+                ensure!(labels[0].contains("个服务器失败"), "the first line is not in Chinese: {labels:?}");
+                break (menu, items);
+            }
+            ensure!(Instant::now() < deadline, "the tray did not turn to Chinese: {labels:?}");
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        let quit = items.iter().find(|(_, l)| l == "退出").map(|(id, _)| *id).context("no 退出")?;
+        menu.call_method("Event", &(quit, "clicked", zbus::zvariant::Value::from(0i32), 0u32))?;
         // Ended, not hidden: its tray menu no longer answers on the bus.
         let deadline = Instant::now() + WAIT;
         while menu_items(&menu).is_ok() {

@@ -25,7 +25,9 @@ const PAGES: { id: Page; label: MessageKey }[] = [
 ];
 
 export function App() {
-  const { t } = useI18n();
+  const { t, lang } = useI18n();
+  // What speaks while the window is closed (the tray, a scheduled run's notification) speaks its language.
+  useEffect(() => void ipc.setLanguage(lang).catch(() => undefined), [lang]);
   const [page, showPage] = useState<Page>("chat");
   // Tools' views on the chat page are told they go before the page goes; the latest choice wins.
   const views = useContext(LiveViewsContext);

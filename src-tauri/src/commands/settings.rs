@@ -177,6 +177,14 @@ pub fn save_settings(app: AppHandle, state: State<'_, AppState>, settings: Gener
     crate::quick_ask::register(&app, &settings.quick_ask_shortcut)
 }
 
+/// Keeps the window's language, and speaks it in the tray from now on.
+#[tauri::command(rename_all = "snake_case")]
+pub fn set_language(app: AppHandle, state: State<'_, AppState>, language: String) -> Result<(), IpcError> {
+    state.app()?.set_ui_language(&language)?;
+    crate::tray::relabel(&app);
+    Ok(())
+}
+
 /// The default security level and tool calls per turn, and the levels this system offers.
 #[tauri::command(rename_all = "snake_case")]
 pub fn policy_settings(state: State<'_, AppState>) -> Result<PolicySettings, IpcError> {

@@ -25,6 +25,13 @@ const KEEP_IN_TRAY_KEY: &str = "ui.keep_in_tray";
 const QUICK_ASK_SHORTCUT_KEY: &str = "ui.quick_ask_shortcut";
 const CHECK_UPDATES_KEY: &str = "app.check_updates";
 
+fn check_language(language: &str) -> Result<(), AppError> {
+    match language {
+        "en" | "zh" => Ok(()),
+        _ => Err(AppError::Invalid(format!("language {language:?} is not en or zh"))),
+    }
+}
+
 /// The window's language, `en` or `zh`: also what the CLI's scheduled runs tell the desktop in.
 pub fn window_language(store: &crate::store::Store) -> Result<String, StoreError> {
     Ok(store.setting::<String>(LANGUAGE_KEY)?.unwrap_or_else(|| "en".into()))
@@ -145,6 +152,13 @@ impl App {
         Ok(window_language(&self.inner.store)?)
     }
 
+    /// Keeps the window's language (`en` or `zh`), as the window chose it, for what speaks
+    /// while it is not open: the tray, a scheduled run's notification.
+    pub fn set_ui_language(&self, language: &str) -> Result<(), AppError> {
+        check_language(language)?;
+        Ok(self.inner.store.set_setting(LANGUAGE_KEY, &language)?)
+    }
+
     /// Theme, language, the data folder and whether the model names conversations.
     pub fn get_settings(&self) -> Result<GeneralSettings, AppError> {
         let store = &self.inner.store;
@@ -172,9 +186,7 @@ impl App {
         if !["light", "dark", "system"].contains(&settings.theme.as_str()) {
             return Err(AppError::Invalid(format!("theme {:?} is not light, dark or system", settings.theme)));
         }
-        if !["en", "zh"].contains(&settings.language.as_str()) {
-            return Err(AppError::Invalid(format!("language {:?} is not en or zh", settings.language)));
-        }
+        check_language(&settings.language)?;
         settings.proxy.check().map_err(|e| AppError::Invalid(e.to_string()))?;
         if !(1..=100).contains(&settings.tool_share_percent) {
             return Err(AppError::Invalid(format!(

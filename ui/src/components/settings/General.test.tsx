@@ -137,6 +137,15 @@ describe("General", () => {
     expect(ipc.saveSettings).toHaveBeenCalledWith({ ...stored, auto_title: false });
   });
 
+  it("saves the window's language with the other settings, never the one it loaded", async () => {
+    const ipc = fake();
+    renderIn(<General ipc={ipc} />, "zh");
+    const box = screen.getByRole("checkbox", { name: /由模型为新对话命名/ }) as HTMLInputElement;
+    await waitFor(() => expect(box.disabled).toBe(false));
+    fireEvent.click(box);
+    await waitFor(() => expect(ipc.saveSettings).toHaveBeenCalledWith({ ...stored, auto_title: false, language: "zh" }));
+  });
+
   it("saves a client ID metadata document's address trimmed, and shows the stored one again when the core refuses it", async () => {
     const ipc = fake();
     ipc.saveSettings = vi

@@ -300,7 +300,8 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
 
   const save = (change: Partial<GeneralSettings>) => {
     if (!settings) return;
-    const next = { ...settings, ...change };
+    // The language is the window's (kept by `setLanguage` as it changes), never the one loaded.
+    const next = { ...settings, ...change, language: lang };
     ipc
       .saveSettings(next)
       .then(() => setSettings(next))
@@ -314,7 +315,7 @@ export function General({ ipc }: { ipc: GeneralIpc }) {
 
   const saveProxy = (proxy: ProxyChoice) => {
     if (!settings) return Promise.reject(new Error("settings are not loaded"));
-    const next = { ...settings, proxy };
+    const next = { ...settings, proxy, language: lang };
     return ipc.saveSettings(next).then(
       () => {
         setSettings(next);

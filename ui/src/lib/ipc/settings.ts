@@ -10,5 +10,6 @@ export type Theme = "light" | "dark" | "system";
 export const settingsIpc = {
   getSettings: () => call<GeneralSettings>("get_settings"),
   saveSettings: (settings: GeneralSettings) => call<void>("save_settings", { settings }),
+  setLanguage: (language: "en" | "zh") => call<void>("set_language", { language }),
   pickDataDir: () => call<string | null>("pick_data_dir"),
 };
