@@ -64,7 +64,7 @@ describe("Schedules", () => {
     const notes = within(run).getAllByRole("listitem").map((li) => li.textContent);
     expect(notes).toEqual([
       "denied github/create_issue: it needs approval, and nobody can give it in a scheduled run",
-      "refused github's request for input: nobody is there to answer in a scheduled run",
+      "refused github's request for input: this is a scheduled run, with nobody to answer",
     ]);
 
     fireEvent.click(within(row).getByRole("button", { name: "Run now" }));
@@ -95,6 +95,7 @@ describe("Schedules", () => {
           run([
             { kind: "timed_out", limit_secs: 90 },
             { kind: "interrupted" },
+            { kind: "failed", message: "the provider said no (HTTP 401)" },
             { kind: "text", text: "failed: the provider failed" },
           ]),
         ])}
@@ -104,6 +105,7 @@ describe("Schedules", () => {
     expect(notes.map((li) => li.textContent)).toEqual([
       "stopped after 90 s, its time limit",
       "the process running it ended before it finished",
+      "the provider said no (HTTP 401)",
       "failed: the provider failed",
     ]);
   });

@@ -53,13 +53,14 @@ function noteText(t: ReturnType<typeof useI18n>["t"], note: RunNote): string {
     case "text":
       // Written by an older Patchbay, in English.
       return note.text;
+    case "failed":
+      // The error's own words (in English, as errors are); the run is marked failed beside.
+      return note.message;
     case "denied":
       return t("schedules.note.denied", { call: note.call });
     case "refused_sampling":
     case "refused_input":
       return t(`schedules.note.${note.kind}`, { server: note.server });
-    case "failed":
-      return t("schedules.note.failed", { message: note.message });
     case "interrupted":
       return t("schedules.note.interrupted");
   }

@@ -233,6 +233,13 @@ fn replace_references(value: &str, mut replace: impl FnMut(&str) -> Option<Strin
     out
 }
 
+const UNSET_ARG: &str = "an install link may not pass the program a variable of your environment that the link \
+                         does not set (a program such as mcp-remote reads it and sends it on); set it in the \
+                         link's env, where Patchbay asks you for it";
+
+const LOCAL_ENV: &str = "an install link may not read one of your environment variables (a program may send it \
+                         anywhere); leave the value empty, and Patchbay asks for it";
+
 /// What is left of `value` once its references (`${input:…}`, `${env:…}`,
 /// `${NAME}`) and an authorization scheme word (`Bearer`) are taken out: a
 /// secret typed into the link, unless empty. Any other `${…}` is literal text.
@@ -259,41 +266,78 @@ fn guard_json(name: &str, server: &mut Map<String, Value>, inputs: &mut Vec<Valu
     let mut refused = Vec::new();
     walk(&Value::Object(server.clone()), "(link)", &mut refused);
     walk(&Value::Array(inputs.clone()), "(link).inputs", &mut refused);
-    let prefix = super::names::normalize_name(name);
-    let mut ask = |id: String, description: String| {
-        if !inputs.iter().any(|i| i["id"] == id.as_str()) {
-            inputs.push(serde_json::json!({"id": id, "description": description}));
+    if name.chars().any(is_hidden) {
+        refused.push(issue(&format!("{AT}.name"), "holds invisible control or direction characters"));
+    }
+    let mut asker = Asker::new(name, inputs);
+    for field in ["env", "environment", "headers"] {
+        if let Some(Value::Object(values)) = server.get_mut(field) {
+            asker.guard(values, field == "headers");
+        }
+    }
+    // Zed's nested command carries its own environment.
+    if let Some(Value::Object(values)) = server.get_mut("command").and_then(|c| c.get_mut("env")) {
+        asker.guard(values, false);
+    }
+    refused
+}
+
+/// Turns what a link would read from the user into questions (VS Code's `inputs`).
+struct Asker<'a> {
+    name: &'a str,
+    prefix: String,
+    inputs: &'a mut Vec<Value>,
+    /// The ids of the link's own inputs: a question of Patchbay's never takes one over.
+    theirs: Vec<String>,
+}
+
+impl<'a> Asker<'a> {
+    fn new(name: &'a str, inputs: &'a mut Vec<Value>) -> Self {
+        let theirs = inputs.iter().filter_map(|i| i["id"].as_str().map(str::to_owned)).collect();
+        Self { name, prefix: super::names::normalize_name(name), inputs, theirs }
+    }
+
+    /// A question about `what`, said as `description` (asked once, however often it is named).
+    fn ask(&mut self, what: &str, description: String) -> String {
+        let base = format!("{}-{what}", self.prefix);
+        let mut id = base.clone();
+        let mut n = 1;
+        while self.theirs.contains(&id) {
+            n += 1;
+            id = format!("{base}-{n}");
+        }
+        if !self.inputs.iter().any(|i| i["id"] == id.as_str()) {
+            self.inputs.push(serde_json::json!({"id": id, "description": description}));
         }
         format!("{INPUT_PREFIX}{id}}}")
-    };
-    for field in ["env", "environment", "headers"] {
-        let Some(Value::Object(values)) = server.get_mut(field) else { continue };
+    }
+
+    /// Every empty value named like a secret in `values` becomes a question; so does, unless
+    /// they are `headers`, every value that would read the user's environment.
+    fn guard(&mut self, values: &mut Map<String, Value>, headers: bool) {
+        let name = self.name;
         for (key, value) in values.iter_mut() {
             let Value::String(text) = value else { continue };
             let plain_key = key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
             if is_secret_name(key) && text.trim().is_empty() && plain_key {
-                *text = ask(format!("{prefix}-{key}"), format!("{key} for {name}"));
-            } else if field != "headers"
-                && reads_environment(text)
-                && (!is_secret_name(key) || literal_rest(text).is_empty())
-            {
+                *text = self.ask(key, format!("{key} for {name}"));
+            } else if !headers && reads_environment(text) && (!is_secret_name(key) || literal_rest(text).is_empty()) {
                 // One variable is asked for by its name; a value made of more is asked for whole
                 // (a secret typed around a reference is refused as any secret value is).
                 let whole = text.strip_prefix("${").and_then(|t| t.strip_suffix('}')).and_then(env_variable);
                 *text = match whole {
-                    Some(variable) => ask(
-                        format!("{prefix}-{variable}"),
+                    Some(variable) => self.ask(
+                        variable,
                         format!("{variable} for {name} (the link asked to read it from your environment)"),
                     ),
-                    None => ask(
-                        format!("{prefix}-{}", super::names::normalize_name(key)),
+                    None => self.ask(
+                        &super::names::normalize_name(key),
                         format!("{key} for {name} (the link asked to read it from your environment as {text})"),
                     ),
                 };
             }
         }
     }
-    refused
 }
 
 /// Refuses, at its path, every string holding a `${keyring:…}` reference or a control character.
@@ -322,10 +366,12 @@ fn walk(value: &Value, path: &str, refused: &mut Vec<ImportIssue>) {
     }
 }
 
-/// A control character, or one that changes the direction of the text around it.
+/// A control character, a line or paragraph separator, an invisible format character (one
+/// that changes the direction of the text around it, say), or a tag character.
 fn is_hidden(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+        || crate::file_name::is_format_control(c)
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{e0000}'..='\u{e007f}')
 }
 
 /// Refuses, by field, every secret value the server read from a link would
@@ -351,6 +397,22 @@ pub(super) fn refuse_secrets(parsed: &mut Parsed) {
             for (i, arg) in args.iter().enumerate() {
                 if arg_leaks(arg, args.get(i + 1).map(String::as_str)) {
                     refused.push(format!("args[{i}]"));
+                }
+                // mcp-remote, for one, fills `${VAR}` in from its environment, and sends it.
+                let mut unset = Vec::new();
+                replace_references(arg, |inner| {
+                    unset.extend(env_variable(inner).filter(|v| !env.contains_key(*v)).map(str::to_owned));
+                    None
+                });
+                if let Some(variable) = unset.first() {
+                    parsed.issues.push(issue(&format!("{AT}.args[{i}]"), format!("{UNSET_ARG} (${{{variable}}})")));
+                }
+            }
+            // Whatever the dialect, nothing a link adds reads the environment (`guard_json` made
+            // questions of what would); this holds for a shape it did not foresee.
+            for (key, _) in env.iter().filter(|(_, value)| matches!(value, ValueSource::Env(_))) {
+                if !refused.contains(&format!("env.{key}")) {
+                    parsed.issues.push(issue(&format!("{AT}.env.{key}"), LOCAL_ENV));
                 }
             }
         }
@@ -622,6 +684,41 @@ mod tests {
             panic!("{:?}", doc.servers[0].server)
         };
         assert!(!env.values().any(|v| matches!(v, ValueSource::Env(_))), "{env:?}");
+    }
+
+    #[test]
+    fn no_dialect_and_no_argument_of_a_link_reads_the_environment() {
+        let link =
+            |server: &Value| format!("patchbay://mcp/install?name=z&config={}", urlencode(&cursor_config(server)));
+        // Zed's nested command carries its own env: asked for too.
+        let zed = serde_json::json!({"command": {"path": "npx", "args": ["mcp-remote", "https://e.example", "--header", "A:${X}"],
+                                                 "env": {"X": "${env:GITHUB_TOKEN}"}}});
+        assert_eq!(document(&link(&zed))["servers"]["z"]["command"]["env"]["X"], "${input:z-GITHUB_TOKEN}");
+        assert!(issues(&link(&zed)).is_empty(), "{:?}", issues(&link(&zed)));
+        // An argument that names a variable the link does not set: the program would read it.
+        let unset = serde_json::json!({"command": "npx", "args": ["mcp-remote", "https://e.example", "--header", "A:${GITHUB_TOKEN}"]});
+        let found = issues(&link(&unset));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with("(link).args[3]: an install link may not pass the program a variable"),
+            "{found:?}"
+        );
+        assert!(found[0].ends_with("(${GITHUB_TOKEN})"), "{found:?}");
+        // The link's own question never takes the place of Patchbay's, nor hides what it asks.
+        let taken = "vscode:mcp/install?".to_owned()
+            + &urlencode(
+                r#"{"name":"v","command":"npx","env":{"T":"${env:TOKEN}"},"inputs":[{"id":"v-TOKEN","description":"Leave empty"}]}"#,
+            );
+        let text = document(&taken);
+        assert_eq!(text["servers"]["v"]["env"]["T"], "${input:v-TOKEN-2}");
+        assert_eq!(text["inputs"][1]["description"], "TOKEN for v (the link asked to read it from your environment)");
+        // A name with a hidden character is refused: it is shown in every question.
+        let hidden = format!(
+            "patchbay://mcp/install?name={}&config={}",
+            urlencode("ok\u{2028}fine"),
+            urlencode(&cursor_config(&zed))
+        );
+        assert!(issues(&hidden).iter().any(|i| i.starts_with("(link).name: holds invisible")), "{:?}", issues(&hidden));
     }
 
     #[test]
