@@ -72,6 +72,9 @@ pub fn on_window_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
     match on_close(window.label(), kept, &closing) {
         OnClose::Hide => {
             api.prevent_close();
+            if window.label() != crate::quick_ask::LABEL {
+                tracing::info!("the window is hidden: Patchbay stays in the tray");
+            }
             return hide(window);
         }
         OnClose::Close => return,

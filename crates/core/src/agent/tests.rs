@@ -811,7 +811,7 @@ impl Retriever for FixedRetriever {
             source: "docs/guide.md".into(),
             heading: Some("Intro".into()),
             lines: Some((3, 5)),
-            score: 0.9,
+            relevance: Some(0.9),
             marks: Vec::new(),
             origin: None,
         };
@@ -820,7 +820,7 @@ impl Retriever for FixedRetriever {
             source: "wiki.pdf".into(),
             heading: None,
             lines: None,
-            score: 0.5,
+            relevance: Some(0.5),
             marks: Vec::new(),
             origin: Some("Team".into()),
         };
@@ -866,8 +866,8 @@ async fn retrieved_passages_become_cited_context() {
     let ChatMessage::System { text } = &provider.requests()[0].messages[0] else { panic!() };
     assert!(text.starts_with("You are a test."), "{text}");
     assert!(text.contains("[1] docs/guide.md › Intro (lines 3-5)\nPatchbay answers what is it."), "{text}");
-    // A remote source's passage is named with its source.
-    assert!(text.contains("[2] Team: wiki.pdf\nThe team's wiki agrees."), "{text}");
+    // A remote source's passage is named with its source, and quoted.
+    assert!(text.contains("[2] Team: wiki.pdf\n> The team's wiki agrees."), "{text}");
     let stored = f.conversations().message(answer).unwrap();
     assert_eq!(stored.citations[0].heading.as_deref(), Some("Intro"));
     assert_eq!(stored.citations[1].origin.as_deref(), Some("Team"));
