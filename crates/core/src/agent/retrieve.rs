@@ -107,7 +107,7 @@ mod tests {
             source: source.into(),
             heading: heading.map(Into::into),
             lines: None,
-            score: 1.0,
+            relevance: Some(1.0),
             marks: Vec::new(),
             origin: origin.map(Into::into),
         }

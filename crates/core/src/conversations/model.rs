@@ -189,8 +189,11 @@ pub struct Passage {
     /// First and last line in the source, 1-based.
     #[serde(default)]
     pub lines: Option<(u32, u32)>,
-    /// Relevance score (higher is better).
-    pub score: f32,
+    /// How relevant it is to what was asked, 0 to 1 (the scale of an assistant's minimum
+    /// relevance). `None` for a passage cited by an older Patchbay, which kept a ranking score
+    /// under another name (`score`, BM25 or fusion) that means nothing to a reader: it is not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relevance: Option<f32>,
     /// Where the question's words are in `text`, to mark them: `[start, end)`
     /// in UTF-16 code units (see [`crate::text::analyze::marks`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

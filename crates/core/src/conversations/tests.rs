@@ -431,3 +431,22 @@ fn unused_conversations_are_those_made_before_the_time_with_nothing_done_in_them
     assert!(matches!(conv.get(empty.id), Err(ConversationError::NotFound { .. })));
     assert_eq!(conv.list().unwrap().len(), 2);
 }
+
+#[test]
+fn a_passage_keeps_its_relevance_and_an_older_patchbays_ranking_score_is_not_taken_for_one() {
+    let new = Passage {
+        text: "The kakapo is a parrot.".into(),
+        source: "birds.md".into(),
+        heading: None,
+        lines: Some((1, 2)),
+        relevance: Some(0.82),
+        marks: Vec::new(),
+        origin: None,
+    };
+    let stored = serde_json::to_string(&new).unwrap();
+    assert!(stored.contains(r#""relevance":0.82"#), "{stored}");
+    assert_eq!(serde_json::from_str::<Passage>(&stored).unwrap(), new);
+    // Written before: a BM25 or fusion score under `score`, which says nothing to a reader.
+    let older: Passage = serde_json::from_str(r#"{"text":"t","source":"a.md","score":7.4}"#).unwrap();
+    assert_eq!(older.relevance, None);
+}

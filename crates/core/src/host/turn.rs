@@ -193,7 +193,8 @@ pub struct Citation {
     pub origin: Option<String>,
     pub document: String,
     pub path: String,
-    pub score: f64,
+    /// How relevant the passage is, 0 to 1; `None` when an older Patchbay cited it.
+    pub relevance: Option<f64>,
     pub text: String,
     /// Where the question's words are in `text`: `[start, end)` in UTF-16 code units.
     pub marks: Vec<[usize; 2]>,
@@ -213,7 +214,7 @@ pub(crate) fn citations(passages: &[Passage]) -> Vec<Citation> {
             origin: p.origin.clone(),
             document: document_title(&p.source),
             path: p.source.clone(),
-            score: f64::from(p.score),
+            relevance: p.relevance.map(f64::from),
             text: p.text.clone(),
             marks: p.marks.clone(),
             heading: p.heading.clone(),

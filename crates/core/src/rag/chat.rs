@@ -207,7 +207,7 @@ impl ContextRetriever {
         within_limits(found, o.top_k, o.min_relevance, o.max_tokens)
             .into_iter()
             .map(|p| conversations::Passage {
-                score: p.relevance() as f32,
+                relevance: Some(p.relevance() as f32),
                 marks: crate::text::analyze::marks(&p.text, query),
                 source: p.path.display().to_string(),
                 heading: Some(p.heading).filter(|h| !h.is_empty()),

@@ -853,7 +853,8 @@ async fn sources_are_fused_with_the_local_index_and_each_failure_is_named() {
     let cited: Vec<&str> = found.passages.iter().map(|p| p.source.rsplit('/').next().unwrap()).collect();
     assert_eq!(cited, ["fleet-maintenance.pdf"]);
     // Cited with its relevance, the scale the floor is on (not the fusion's 1/(60 + rank)).
-    assert!((0.5..=1.0).contains(&found.passages[0].score), "{}", found.passages[0].score);
+    let relevance = found.passages[0].relevance.expect("a relevance");
+    assert!((0.5..=1.0).contains(&relevance), "{relevance}");
 
     // The local index failing is one more source failing: the others still answer.
     let down = f.kb.clone().with_embedder(Some(Arc::new(DownEmbedder)));

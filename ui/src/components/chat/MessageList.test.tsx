@@ -287,7 +287,7 @@ describe("MessageList", () => {
 
   it("shows citations as numbered chips that open the passage", async () => {
     const m = message("a1", "assistant", "See [1].", {
-      citations: [{ index: 1, origin: null, document: "guide.md", path: "/kb/guide.md", score: 0.82, text: "The passage text.", marks: [[4, 11]], heading: "Guide > Setup", lines: [3, 9] }],
+      citations: [{ index: 1, origin: null, document: "guide.md", path: "/kb/guide.md", relevance: 0.82, text: "The passage text.", marks: [[4, 11]], heading: "Guide > Setup", lines: [3, 9] }],
     });
     renderIn(<MessageList messages={[m]} streamingId={null} actions={actions()} />);
     const chip = screen.getByTestId("citation-chip");
@@ -309,7 +309,7 @@ describe("MessageList", () => {
   });
 
   it("names a remote source's passages by their source, and a source that gave nothing", () => {
-    const remote = { index: 1, origin: "Team RAGFlow", document: "handbook.pdf", path: "handbook.pdf", score: 0.03, text: "Remote text.", marks: [], heading: null, lines: null };
+    const remote = { index: 1, origin: "Team RAGFlow", document: "handbook.pdf", path: "handbook.pdf", relevance: null, text: "Remote text.", marks: [], heading: null, lines: null };
     const m = message("a1", "assistant", "See [1].", {
       citations: [remote],
       unavailable: [{ name: "Archive", why: "the knowledge source timed out after 8s" }],
@@ -318,7 +318,8 @@ describe("MessageList", () => {
     const chip = screen.getByTestId("citation-chip");
     expect(chip.textContent).toBe("[1] Team RAGFlow · handbook.pdf");
     fireEvent.click(chip);
-    expect(screen.getByTestId("citation-passage").querySelector("footer")?.textContent).toContain("Team RAGFlow · handbook.pdf");
+    // Cited by an older Patchbay: no relevance is claimed.
+    expect(screen.getByTestId("citation-passage").querySelector("footer")?.textContent).toBe("Team RAGFlow · handbook.pdf");
     expect(screen.getByTestId("citation-unavailable").textContent).toBe("Archive：没有结果（the knowledge source timed out after 8s）");
   });
 

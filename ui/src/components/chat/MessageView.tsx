@@ -76,8 +76,9 @@ export function CitationChips({
             {shown.origin && <>{shown.origin} · </>}
             {shown.heading && <>{shown.heading} · </>}
             {shown.path}
-            {shown.lines && <> · {t("chat.citationLines", { first: shown.lines[0], last: shown.lines[1] })}</>} ·{" "}
-            {t("chat.citationRelevance", { score: shown.score.toFixed(2) })}
+            {shown.lines && <> · {t("chat.citationLines", { first: shown.lines[0], last: shown.lines[1] })}</>}
+            {/* An older Patchbay's citation kept no relevance. */}
+            {shown.relevance !== null && <> · {t("chat.citationRelevance", { score: shown.relevance.toFixed(2) })}</>}
           </footer>
         </blockquote>
       )}

@@ -231,7 +231,11 @@ export type Citation = { index: number,
 /**
  * The knowledge source it came from, when not the local knowledge base.
  */
-origin: string | null, document: string, path: string, score: number, text: string, 
+origin: string | null, document: string, path: string, 
+/**
+ * How relevant the passage is, 0 to 1; `None` when an older Patchbay cited it.
+ */
+relevance: number | null, text: string, 
 /**
  * Where the question's words are in `text`: `[start, end)` in UTF-16 code units.
  */
