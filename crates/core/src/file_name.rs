@@ -14,8 +14,9 @@ const NOT_IN_FILE_NAMES: &str = "/\\:*?\"<>|";
 const DEVICE_NAMES: [&str; 4] = ["CON", "PRN", "AUX", "NUL"];
 
 /// Whether `c` is an invisible character that changes how the text around it
-/// is shown: bidirectional embeddings, overrides, isolates and marks, zero-width
-/// characters, the byte-order mark and the soft hyphen.
+/// is shown, or hides text a program still reads: bidirectional embeddings,
+/// overrides, isolates and marks, zero-width characters, the byte-order mark,
+/// the soft hyphen, and tag characters (invisible copies of ASCII).
 pub fn is_format_control(c: char) -> bool {
     matches!(
         c,
@@ -27,6 +28,7 @@ pub fn is_format_control(c: char) -> bool {
             | '\u{2060}'..='\u{2064}'
             | '\u{2066}'..='\u{2069}'
             | '\u{FEFF}'
+            | '\u{E0000}'..='\u{E007F}'
     )
 }
 

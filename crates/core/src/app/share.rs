@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -42,11 +43,23 @@ impl Default for Stored {
     }
 }
 
-/// The requests a shared knowledge base answered or refused, newest last; each is also told to
-/// the window as it comes ([`AppEvent::KbShareChanged`]).
+/// The requests a shared knowledge base answered or refused, newest last. A change is told to
+/// the window ([`AppEvent::KbShareChanged`]) once until the window reads the log again: a
+/// burst of requests (anyone who reaches the port can send them) is one event, not a flood.
 pub(crate) struct ShareLog {
     requests: Mutex<VecDeque<Served>>,
     events: AppEvents,
+    /// A change was told and the log not read since.
+    told: AtomicBool,
+}
+
+impl ShareLog {
+    /// Tells the window the share changed, unless it was told and has not read since.
+    fn changed(&self) {
+        if !self.told.swap(true, Ordering::SeqCst) {
+            self.events.report(AppEvent::KbShareChanged);
+        }
+    }
 }
 
 impl RequestLog for ShareLog {
@@ -57,7 +70,7 @@ impl RequestLog for ShareLog {
         }
         log.push_back(request);
         drop(log);
-        self.events.report(AppEvent::KbShareChanged);
+        self.changed();
     }
 }
 
@@ -91,7 +104,7 @@ impl Sharing {
         Self {
             running: None,
             error: None,
-            log: Arc::new(ShareLog { requests: Mutex::default(), events }),
+            log: Arc::new(ShareLog { requests: Mutex::default(), events, told: AtomicBool::new(false) }),
             restarting: Arc::default(),
         }
     }
@@ -106,6 +119,8 @@ impl App {
     pub fn kb_share(&self) -> Result<KbShare, AppError> {
         let stored = self.stored_share()?;
         let sharing = lock(&self.inner.sharing);
+        // Read now: the next change is told again.
+        sharing.log.told.store(false, Ordering::SeqCst);
         let serving = sharing.running.as_ref().map(|r| r.at);
         Ok(KbShare {
             settings: KbShareSettings {
@@ -163,6 +178,9 @@ impl App {
             tracing::warn!("the knowledge base is not shared: {e}");
             lock(&self.inner.sharing).error = Some(format!("not sharing: {e}"));
         }
+        // Serving or not, and why (at start-up the page may have read before).
+        let log = lock(&self.inner.sharing).log.clone();
+        log.changed();
     }
 
     /// Starts the share server when sharing is on.
@@ -192,8 +210,9 @@ impl App {
                 let mut sharing = lock(&app.inner.sharing);
                 sharing.running = None;
                 sharing.error = Some(format!("not sharing: {why}"));
+                let log = sharing.log.clone();
                 drop(sharing);
-                app.inner.events.report(AppEvent::KbShareChanged);
+                log.changed();
             }
             let _ = done.send(());
         })

@@ -25,32 +25,51 @@ export function KbShare({ ipc }: { ipc: KbShareIpc }) {
   const [error, setError] = useState<IpcError | null>(null);
   const [busy, setBusy] = useState(false);
 
-  const shown = useCallback((s: Share) => {
-    setShare(s);
+  // The form's fields are state of their own: what is being typed stays while the state is read again.
+  const fields = useCallback((s: Share) => {
     setEnabled(s.settings.enabled);
     setAddress(s.settings.address);
     setAllowRemote(s.settings.allow_remote);
   }, []);
+  const shown = useCallback(
+    (s: Share) => {
+      setShare(s);
+      fields(s);
+    },
+    [fields],
+  );
 
-  useEffect(() => {
-    ipc.kbShare().then(shown, (e: unknown) => setError(toIpcError(e)));
-  }, [ipc, shown]);
-
-  const serving = share?.url != null;
-  // The state and the log, read again each time they change (a request answered or refused,
-  // the server stopped); the latest read wins. The form's fields are state of their own: what
-  // is being typed stays.
+  // The state and the log: read once the page listens for their changes (so none falls
+  // between), the form's fields from that first read; then read again at each change (a
+  // request answered or refused, the server started or stopped). The latest read wins.
   useEffect(() => {
     let latest = 0;
+    let live = true;
     const un = ipc.onKbShareChanged(() => {
       const mine = (latest += 1);
       ipc.kbShare().then(
-        (s) => mine === latest && setShare(s),
+        (s) => live && mine === latest && setShare(s),
         () => undefined,
       );
     });
-    return () => void un.then((f) => f());
-  }, [ipc]);
+    void un.then(() => {
+      const mine = (latest += 1);
+      ipc.kbShare().then(
+        (s) => {
+          if (!live) return;
+          fields(s);
+          if (mine === latest) setShare(s);
+        },
+        (e: unknown) => live && setError(toIpcError(e)),
+      );
+    });
+    return () => {
+      live = false;
+      void un.then((f) => f());
+    };
+  }, [ipc, fields]);
+
+  const serving = share?.url != null;
 
   const run = (action: () => Promise<Share>) => {
     setBusy(true);

@@ -237,6 +237,19 @@ const UNSET_ARG: &str = "an install link may not pass the program a variable of 
                          does not set (a program such as mcp-remote reads it and sends it on); set it in the \
                          link's env, where Patchbay asks you for it";
 
+/// VS Code's own variables, which its links may name in arguments: they are VS Code's to fill in.
+const VSCODE_VARIABLES: [&str; 9] = [
+    "workspaceFolder",
+    "workspaceFolderBasename",
+    "workspaceRoot",
+    "userHome",
+    "cwd",
+    "file",
+    "fileDirname",
+    "execPath",
+    "pathSeparator",
+];
+
 const LOCAL_ENV: &str = "an install link may not read one of your environment variables (a program may send it \
                          anywhere); leave the value empty, and Patchbay asks for it";
 
@@ -366,12 +379,10 @@ fn walk(value: &Value, path: &str, refused: &mut Vec<ImportIssue>) {
     }
 }
 
-/// A control character, a line or paragraph separator, an invisible format character (one
-/// that changes the direction of the text around it, say), or a tag character.
+/// A control character, a line or paragraph separator, or an invisible format character (one
+/// that changes the direction of the text around it, say, or a tag character).
 fn is_hidden(c: char) -> bool {
-    c.is_control()
-        || crate::file_name::is_format_control(c)
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{e0000}'..='\u{e007f}')
+    c.is_control() || crate::file_name::is_format_control(c) || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 /// Refuses, by field, every secret value the server read from a link would
@@ -405,7 +416,14 @@ pub(super) fn refuse_secrets(parsed: &mut Parsed) {
                     None
                 });
                 if let Some(variable) = unset.first() {
-                    parsed.issues.push(issue(&format!("{AT}.args[{i}]"), format!("{UNSET_ARG} (${{{variable}}})")));
+                    let why = if VSCODE_VARIABLES.contains(&variable.as_str()) {
+                        format!(
+                            "names VS Code's ${{{variable}}}, which Patchbay does not fill in (it opens no workspace); write the path itself"
+                        )
+                    } else {
+                        format!("{UNSET_ARG} (${{{variable}}})")
+                    };
+                    parsed.issues.push(issue(&format!("{AT}.args[{i}]"), why));
                 }
             }
             // Whatever the dialect, nothing a link adds reads the environment (`guard_json` made
@@ -704,6 +722,13 @@ mod tests {
             "{found:?}"
         );
         assert!(found[0].ends_with("(${GITHUB_TOKEN})"), "{found:?}");
+        // VS Code's own variables are VS Code's: said so.
+        let vscode = serde_json::json!({"command": "npx", "args": ["srv", "${workspaceFolder}"]});
+        assert_eq!(
+            issues(&link(&vscode)),
+            ["(link).args[1]: names VS Code's ${workspaceFolder}, which Patchbay does not fill in (it opens no \
+              workspace); write the path itself"]
+        );
         // The link's own question never takes the place of Patchbay's, nor hides what it asks.
         let taken = "vscode:mcp/install?".to_owned()
             + &urlencode(
