@@ -1825,7 +1825,7 @@ fn on_wayland_the_quick_ask_shortcut_is_held_by_the_desktops_portal() -> Result<
             xdotool(&["windowfocus", "--sync", &main_window(&app)?.context("no main window")?])?;
             std::thread::sleep(Duration::from_millis(300));
             xdotool(&["key", "ctrl+alt+space"])?;
-            let deadline = Instant::now() + Duration::from_secs(3);
+            let deadline = Instant::now() + Duration::from_secs(5);
             let mut opened = false;
             while !opened && Instant::now() < deadline {
                 opened = !xdotool(&["search", "--onlyvisible", "--name", "Quick ask"])?.is_empty();
@@ -1845,7 +1845,20 @@ fn on_wayland_the_quick_ask_shortcut_is_held_by_the_desktops_portal() -> Result<
         let status = "#quick-ask-shortcut-status";
         let said = s.wait_for_text(&format!("{status}[data-state=desktop]"), WAIT, |t| t.contains("Ctrl+Alt+Space"))?;
         ensure!(said.contains("desktop's keyboard settings"), "{said}");
-        ensure!(press()? == (true, false), "held by the desktop, the key should open quick ask, not reach the window");
+        // Held by the desktop, the key opens quick ask and never reaches the window. (Under load the
+        // desktop's answer can come after a press's wait: pressed again, as a user would.)
+        let held = |when: &str| -> Result<()> {
+            let deadline = Instant::now() + WAIT;
+            loop {
+                let pressed = press()?;
+                if pressed == (true, false) {
+                    return Ok(());
+                }
+                ensure!(!pressed.1, "{when}, the key reached the window: {pressed:?} (opened, reached the window)");
+                ensure!(Instant::now() < deadline, "{when}, the key never opened quick ask");
+            }
+        };
+        held("held by the desktop")?;
 
         // Asked for another key: a new session (the status waits on it, then says what the
         // desktop holds: Plasma keeps the key the user has), and its key works.
@@ -1869,7 +1882,7 @@ fn on_wayland_the_quick_ask_shortcut_is_held_by_the_desktops_portal() -> Result<
         }
         ensure!(s.text(&s.find(status)?)?.contains("Ctrl+Alt+Space"), "the desktop's key is not named");
         ensure!(s.count("[data-testid=general-settings] [role=alert]")? == 0, "the portal's shortcut was refused");
-        ensure!(press()? == (true, false), "after the new session, the key should still open quick ask");
+        held("after the new session")?;
 
         // Cleared: the session closes, the desktop lets the key go to the window again.
         set_shortcut(s, "")?;

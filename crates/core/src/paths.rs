@@ -121,8 +121,12 @@ impl DataDir {
             return Err(PathsError::NotADirectory { path: path.clone() });
         }
         std::fs::create_dir_all(path).map_err(|source| PathsError::Io { path: path.clone(), source })?;
-        // A probe write catches read-only mounts, which `metadata` cannot tell us about.
-        let probe = path.join(".write-probe");
+        // A probe write catches read-only mounts, which `metadata` cannot tell us about. Its name
+        // is this call's own: another process (the CLI beside the window) or thread probing at
+        // the same moment would otherwise remove it first, and the folder would be said unusable.
+        static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let probe = path.join(format!(".write-probe-{}-{n}", std::process::id()));
         std::fs::write(&probe, b"ok")
             .and_then(|()| std::fs::remove_file(&probe))
             .map_err(|source| PathsError::Io { path: path.clone(), source })
@@ -132,6 +136,23 @@ impl DataDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn many_processes_and_threads_may_prepare_one_folder_at_once() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = DataDir::new(root.path().join("data"));
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..200 {
+                        dir.prepare().unwrap();
+                    }
+                });
+            }
+        });
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "no probe is left behind: {left:?}");
+    }
 
     #[test]
     fn a_folder_chosen_in_settings_is_used_until_the_default_is_chosen_again() {
