@@ -11,7 +11,7 @@
 //! (`runs NAME`). A run missed while the computer was off runs once, marked
 //! late; two runs of a schedule never overlap (the claim is in the database).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
 
@@ -25,6 +25,7 @@ use patchbay_core::host::turn::{DoneReason, ErrorKind};
 use patchbay_core::paths::DataDir;
 use patchbay_core::schedules::{Claim, RunNote, RunStatus, ScheduleError, ScheduleStore, When, timer};
 use patchbay_core::secrets::KeyringStore;
+use patchbay_core::store::Store;
 
 use crate::ask::{Session, TurnArgs, Unattended};
 
@@ -277,7 +278,7 @@ async fn run_limited(
             println!();
             let why = RunNote::TimedOut { limit_secs: limit.as_secs() };
             schedules.finish(claim, RunStatus::Failed, None, std::slice::from_ref(&why))?;
-            let summary = Words::of(dir).failed(&claim.schedule.name, &why);
+            let summary = Words::of(crate::open_store(dir).ok().as_ref()).failed(&claim.schedule.name, &why);
             Ran { ok: false, summary, kind: Some(ErrorKind::Timeout) }
         }
     };
@@ -288,7 +289,8 @@ async fn run_limited(
 /// Runs a claimed schedule's turn and records how it went; how it went.
 async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> anyhow::Result<Ran> {
     let schedule = &claim.schedule;
-    eprintln!("running schedule {}{}", schedule.name, if claim.late { LATE } else { "" });
+    let late = if claim.late { Words::new(None).say("schedules.notify.late", &[]) } else { String::new() };
+    eprintln!("running schedule {}{late}", schedule.name);
     let refused = Arc::default();
     let unattended = Unattended { allowed: schedule.allowed_tools.iter().cloned().collect::<BTreeSet<_>>(), refused };
     let refused = unattended.refused.clone();
@@ -336,11 +338,12 @@ async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> a
     };
     notes.extend(refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drain(..));
     notes.extend(failure);
-    let words = Words::of(dir);
+    let store = crate::open_store(dir);
+    let words = Words::of(store.as_ref().ok());
     if let Some(id) = conversation {
-        let late_mark = if claim.late { words.late_mark } else { "" };
+        let late_mark = if claim.late { words.late_mark() } else { String::new() };
         let title = format!("{} · {}{late_mark}", schedule.name, Local::now().format("%Y-%m-%d %H:%M"));
-        let renamed = crate::open_store(dir).and_then(|store| Ok(ConversationStore::new(store).rename(id, &title)?));
+        let renamed = store.and_then(|store| Ok(ConversationStore::new(store).rename(id, &title)?));
         if let Err(e) = renamed {
             eprintln!("note: the run's conversation keeps its first title: {e:#}");
         }
@@ -354,55 +357,95 @@ async fn run_claim(dir: &DataDir, schedules: &ScheduleStore, claim: &Claim) -> a
     Ok(Ran { ok, summary, kind })
 }
 
-/// Why a run is late, in English.
-const LATE: &str = " (late: it was due while the computer was off or Patchbay did not run)";
+/// The window's catalogues (`ui/src/locales`, keys `schedules.notify.*` and `schedules.note.*`):
+/// what a run tells the desktop is said in the window's words, kept in one place.
+const CATALOGUES: [(&str, &str); 2] =
+    [("en", include_str!("../../../ui/src/locales/en.json")), ("zh", include_str!("../../../ui/src/locales/zh.json"))];
 
 /// What a run tells the desktop (its notification, the window's "Run now"), in the window's
-/// language: English, or Chinese when the window is in Chinese. Its record keeps the notes
-/// as data, which the window says in its own language and `runs` in English.
+/// language. Its record keeps the notes as data, which the window says in its own language
+/// and `runs` in English.
 struct Words {
-    chinese: bool,
-    /// Added to a late run's conversation title.
-    late_mark: &'static str,
+    english: bool,
+    table: HashMap<String, String>,
 }
 
 impl Words {
-    /// The words of the window's language in `dir` (English when it cannot be read).
-    fn of(dir: &DataDir) -> Self {
-        let language = crate::open_store(dir).ok().and_then(|store| patchbay_core::app::window_language(&store).ok());
-        let chinese = language.as_deref() == Some("zh");
-        Self { chinese, late_mark: if chinese { "（延迟）" } else { " (late)" } }
+    /// The words of `language`; English for any other.
+    fn new(language: Option<&str>) -> Self {
+        let (lang, text) = CATALOGUES.iter().find(|(l, _)| Some(*l) == language).unwrap_or(&CATALOGUES[0]);
+        // Both parse: `every_language_has_every_word` reads them.
+        Self { english: *lang == "en", table: serde_json::from_str(text).unwrap_or_default() }
+    }
+
+    /// The words of the window's language in `store` (English when it cannot be read).
+    fn of(store: Option<&Store>) -> Self {
+        Self::new(store.and_then(|store| patchbay_core::app::window_language(store).ok()).as_deref())
+    }
+
+    /// The text of `key` with each `{name}` in it replaced by its value, in one pass (a value's
+    /// own braces stay as they are).
+    fn say(&self, key: &str, values: &[(&str, &str)]) -> String {
+        let text = self.table.get(key).map_or(key, String::as_str);
+        let mut said = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            said.push_str(&rest[..open]);
+            let after = &rest[open + 1..];
+            let value = after.find('}').and_then(|close| {
+                values.iter().find(|(name, _)| *name == &after[..close]).map(|(_, value)| (close, *value))
+            });
+            match value {
+                Some((close, value)) => {
+                    said.push_str(value);
+                    rest = &after[close + 1..];
+                }
+                None => {
+                    said.push('{');
+                    rest = after;
+                }
+            }
+        }
+        said.push_str(rest);
+        said
+    }
+
+    /// Added to a late run's conversation title.
+    fn late_mark(&self) -> String {
+        self.say("schedules.notify.lateMark", &[])
     }
 
     fn ran(&self, name: &str, late: bool, conversation: Option<i64>) -> String {
-        if self.chinese {
-            let late = if late { "（延迟运行：电脑关机或 Patchbay 未运行）" } else { "" };
-            let answer = conversation.map(|id| format!("；回答在对话 {id} 中")).unwrap_or_default();
-            return format!("{name} 已运行{late}{answer}");
-        }
-        let late = if late { LATE } else { "" };
-        let answer = conversation.map(|id| format!("; its answer is in conversation {id}")).unwrap_or_default();
-        format!("{name} ran{late}{answer}")
+        let late = if late { self.say("schedules.notify.late", &[]) } else { String::new() };
+        let answer =
+            conversation.map(|id| self.say("schedules.notify.answer", &[("id", &id.to_string())])).unwrap_or_default();
+        self.say("schedules.notify.ran", &[("name", name), ("late", &late), ("answer", &answer)])
     }
 
     fn failed(&self, name: &str, why: &RunNote) -> String {
-        if !self.chinese {
-            return format!("{name} failed: {why}");
+        self.say("schedules.notify.failed", &[("name", name), ("why", &self.note(why))])
+    }
+
+    /// A note as `runs` says it in English, else in the window's words.
+    fn note(&self, note: &RunNote) -> String {
+        if self.english {
+            return note.to_string();
         }
-        let why = match why {
-            RunNote::Denied { call } => format!("拒绝了 {call}：它需要批准，而定时运行时无人批准"),
-            RunNote::RefusedSampling { server } => format!("拒绝了 {server} 的采样请求：定时运行时无人回答"),
-            RunNote::RefusedInput { server } => format!("拒绝了 {server} 的输入请求：定时运行时无人回答"),
+        match note {
+            RunNote::Denied { call } => self.say("schedules.note.denied", &[("call", call)]),
+            RunNote::RefusedSampling { server } => self.say("schedules.note.refused_sampling", &[("server", server)]),
+            RunNote::RefusedInput { server } => self.say("schedules.note.refused_input", &[("server", server)]),
             RunNote::TimedOut { limit_secs } if limit_secs % 60 == 0 => {
-                format!("达到时间限制（{} 分钟），已停止", limit_secs / 60)
+                self.say("schedules.note.timedOutMinutes", &[("n", &(limit_secs / 60).to_string())])
             }
-            RunNote::TimedOut { limit_secs } => format!("达到时间限制（{limit_secs} 秒），已停止"),
-            RunNote::Interrupted => "运行它的进程在完成前就结束了".to_owned(),
+            RunNote::TimedOut { limit_secs } => {
+                self.say("schedules.note.timedOutSeconds", &[("n", &limit_secs.to_string())])
+            }
+            RunNote::Interrupted => self.say("schedules.note.interrupted", &[]),
             // The error's own words, which are English.
             RunNote::Failed { message } => message.clone(),
             RunNote::Text { text } => text.clone(),
-        };
-        format!("{name} 失败：{why}")
+        }
     }
 }
 
@@ -423,5 +466,68 @@ impl Notifier for NotifySend {
             Ok(status) => eprintln!("note: no desktop notification (notify-send: {status})"),
             Err(e) => eprintln!("note: no desktop notification (notify-send: {e})"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every note a run can end with.
+    fn notes() -> Vec<RunNote> {
+        vec![
+            RunNote::Denied { call: "files.write_file".into() },
+            RunNote::RefusedSampling { server: "everything".into() },
+            RunNote::RefusedInput { server: "everything".into() },
+            RunNote::TimedOut { limit_secs: 120 },
+            RunNote::TimedOut { limit_secs: 90 },
+            RunNote::Interrupted,
+        ]
+    }
+
+    #[test]
+    fn every_language_has_every_word() {
+        for (language, _) in CATALOGUES {
+            let words = Words::new(Some(language));
+            assert!(!words.table.is_empty(), "{language}'s catalogue does not parse");
+            let mut said =
+                vec![words.ran("digest", true, Some(7)), words.ran("digest", false, None), words.late_mark()];
+            said.extend(notes().iter().map(|note| words.failed("digest", note)));
+            for text in said {
+                assert!(!text.contains("schedules.") && !text.contains('{'), "{language}: {text}");
+                if language == "zh" {
+                    assert!(text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "not Chinese: {text}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn english_says_notes_as_runs_does_and_chinese_in_the_windows_words() {
+        let (english, chinese) = (Words::new(None), Words::new(Some("zh")));
+        for note in notes() {
+            assert_eq!(english.failed("digest", &note), format!("digest failed: {note}"));
+        }
+        assert_eq!(
+            english.ran("digest", true, Some(7)),
+            "digest ran (late: it was due while the computer was off or Patchbay did not run); its answer is in \
+             conversation 7"
+        );
+        assert_eq!(Words::new(Some("fr")).ran("digest", false, None), "digest ran");
+        assert_eq!(
+            chinese.failed("digest", &RunNote::TimedOut { limit_secs: 120 }),
+            "digest 失败：达到时间限制（2 分钟），已停止"
+        );
+        assert_eq!(chinese.ran("digest", false, Some(7)), "digest 已运行；回答在对话 7 中");
+    }
+
+    #[test]
+    fn a_names_own_braces_are_kept() {
+        let words = Words::new(None);
+        assert_eq!(
+            words.ran("{answer} {late}", false, Some(1)),
+            "{answer} {late} ran; its answer is in conversation 1"
+        );
+        assert_eq!(words.say("schedules.notify.failed", &[("name", "a{b")]), "a{b failed: {why}");
     }
 }
