@@ -9,9 +9,11 @@
 #      an install link through the desktop (gio open) and add its server, then check that
 #      the installed CLI (`patchbay info`, `patchbay mcp list`) sees it in the same default
 #      data dir; the app finds an update served over https (this package as the next patch
-#      version, signed with the updater's key), refuses a tampered copy and installs the
-#      signed one; then dpkg -r.
+#      version, signed with the updater's key), refuses a tampered copy and a signed package
+#      that is not the version announced (a downgrade), and installs the signed one; then dpkg -r.
 # The updater's private key comes from TAURI_SIGNING_PRIVATE_KEY or ~/.patchbay-signing/patchbay.key.
+# `--test-key` (for testing without the project's key): a throwaway key pair is made, and the
+# package is built to trust its public half instead of tauri.conf.json's. Never publish that one.
 # The package lands in $CARGO_TARGET_DIR/release/bundle/deb/ (default target dir:
 # ~/.cache/patchbay/target, see common.sh). Not part of the test command.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -24,6 +26,13 @@ MAX_DEB_BYTES=20000000
 PACKAGE=patchbay
 # What the file-type checks use: the MIME database and its tools, GIO's `gio`.
 CHECK_PACKAGES=(shared-mime-info libglib2.0-bin desktop-file-utils)
+
+test_key=""
+case "${1:-}" in
+  "") ;;
+  --test-key) test_key=1 ;;
+  *) die "unknown option '$1' (scripts/package.sh [--test-key])" ;;
+esac
 
 require_toolchains
 ensure_packages "${APP_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${CHECK_PACKAGES[@]}"
@@ -44,9 +53,18 @@ say "Building patchbay-sandbox-init, which the .deb installs beside the app (tau
 install -D -m755 "$CARGO_TARGET_DIR/release/patchbay-sandbox-init" "$ROOT/src-tauri/binaries/patchbay-sandbox-init"
 # The updater's signing key (tauri.conf.json has its public half): from the environment, as the
 # release workflow gives it, else from the maintainer's file outside the repository.
-if [ -z "${TAURI_SIGNING_PRIVATE_KEY:-}" ]; then
+build_config=()
+if [ -n "$test_key" ]; then
+  keys="$(mktemp -d)"
+  (cd "$ROOT/src-tauri" && npx --yes "$TAURI_CLI" signer generate --ci --password "" -w "$keys/test.key" >/dev/null)
+  TAURI_SIGNING_PRIVATE_KEY="$(cat "$keys/test.key")"
+  export TAURI_SIGNING_PRIVATE_KEY TAURI_SIGNING_PRIVATE_KEY_PASSWORD=""
+  printf '{"plugins":{"updater":{"pubkey":"%s"}}}\n' "$(cat "$keys/test.key.pub")" >"$keys/config.json"
+  build_config=(--config "$keys/config.json")
+  say "--test-key: this package trusts a throwaway key (made in $keys), not the project's: test it, never publish it"
+elif [ -z "${TAURI_SIGNING_PRIVATE_KEY:-}" ]; then
   key_file="${PATCHBAY_SIGNING_KEY:-$HOME/.patchbay-signing/patchbay.key}"
-  [ -f "$key_file" ] || die "no updater signing key: set TAURI_SIGNING_PRIVATE_KEY or put it in $key_file (docs/PACKAGING.md, Updates)"
+  [ -f "$key_file" ] || die "no updater signing key: set TAURI_SIGNING_PRIVATE_KEY or put it in $key_file (docs/PACKAGING.md, Updates), or pass --test-key to test with a throwaway one"
   TAURI_SIGNING_PRIVATE_KEY="$(cat "$key_file")"
   export TAURI_SIGNING_PRIVATE_KEY TAURI_SIGNING_PRIVATE_KEY_PASSWORD="${TAURI_SIGNING_PRIVATE_KEY_PASSWORD:-}"
 fi
@@ -54,7 +72,7 @@ say "Building the release app and the .deb with $TAURI_CLI (the first release bu
 rm -f "$deb"
 # Run from src-tauri: the CLI takes the package (name, version) from the Cargo.toml next to
 # the tauri.conf.json it finds first, and the top-level Cargo.toml is a virtual workspace.
-(cd "$ROOT/src-tauri" && npx --yes "$TAURI_CLI" build --ci --bundles deb)
+(cd "$ROOT/src-tauri" && npx --yes "$TAURI_CLI" build --ci --bundles deb "${build_config[@]}")
 [ -f "$deb" ] || die "the Tauri CLI produced no $deb"
 # Tauri compresses the package with gzip; xz (which every dpkg reads) makes it about a third
 # smaller. Repacked from the unpacked tree, so contents and control fields stay as Tauri made them.
@@ -104,7 +122,8 @@ say "Building the install check (tests/src/bin/install-check.rs)"
 check="$CARGO_TARGET_DIR/debug/install-check"
 
 # An update to offer the installed app: this package as the next patch version, signed with the
-# updater's key, and a copy with one byte changed (its signature no longer matches), served over
+# updater's key; a copy with one byte changed (its signature no longer matches); and this very
+# package, signed, announced as the next version (a feed replaying an older package). Served over
 # https by a local server whose certificate the app trusts through SSL_CERT_FILE.
 feed="$(mktemp -d)"
 newer="$(awk -F. '{ printf "%s.%s.%d", $1, $2, $3 + 1 }' <<<"${version%%[-+]*}")"
@@ -113,8 +132,11 @@ dpkg-deb --raw-extract "$deb" "$repack/root"
 sed -i "s/^Version: .*/Version: $newer/" "$repack/root/DEBIAN/control"
 dpkg-deb -Zxz --root-owner-group --build "$repack/root" "$feed/patchbay-$newer.deb" >/dev/null
 rm -rf "$repack"
-(cd "$ROOT/src-tauri" && npx --yes "$TAURI_CLI" signer sign --private-key "$TAURI_SIGNING_PRIVATE_KEY" \
-  --password "${TAURI_SIGNING_PRIVATE_KEY_PASSWORD:-}" "$feed/patchbay-$newer.deb" >/dev/null)
+cp "$deb" "$feed/patchbay-$version.deb"
+for signed in "patchbay-$newer.deb" "patchbay-$version.deb"; do
+  (cd "$ROOT/src-tauri" && npx --yes "$TAURI_CLI" signer sign --private-key "$TAURI_SIGNING_PRIVATE_KEY" \
+    --password "${TAURI_SIGNING_PRIVATE_KEY_PASSWORD:-}" "$feed/$signed" >/dev/null)
+done
 cp "$feed/patchbay-$newer.deb" "$feed/tampered.deb"
 printf 'X' | dd of="$feed/tampered.deb" bs=1 seek=$(($(stat -c %s "$feed/tampered.deb") / 2)) conv=notrunc status=none
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=Patchbay test CA" -keyout "$feed/ca.key" -out "$feed/ca.pem" \
@@ -138,13 +160,14 @@ trap 'kill $feed_server 2>/dev/null; rm -rf "$unpacked" "$feed"' EXIT
 for _ in $(seq 50); do [ -s "$feed/port" ] && break; sleep 0.1; done
 port="$(cat "$feed/port")"
 [ -n "$port" ] || die "the update feed's server did not start"
-manifest() { # the feed naming $1
+manifest() { # the feed announcing $newer, serving $1 with the signature of $2
   printf '{"version":"%s","notes":"The next patch of Patchbay (made by scripts/package.sh)","pub_date":"%s",
     "platforms":{"linux-x86_64-deb":{"signature":"%s","url":"https://127.0.0.1:%s/%s"}}}\n' \
-    "$newer" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(cat "$feed/patchbay-$newer.deb.sig")" "$port" "$1"
+    "$newer" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(cat "$feed/$2.sig")" "$port" "$1"
 }
-manifest "patchbay-$newer.deb" >"$feed/good.json"
-manifest tampered.deb >"$feed/latest.json"
+manifest "patchbay-$newer.deb" "patchbay-$newer.deb" >"$feed/good.json"
+manifest "patchbay-$version.deb" "patchbay-$version.deb" >"$feed/older.json"
+manifest tampered.deb "patchbay-$newer.deb" >"$feed/latest.json"
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -166,7 +189,7 @@ grep -q "Patchbay.desktop" <<<"$handlers" || die "Patchbay does not open patchba
 # The CLI came with the app, at its version.
 cli=/usr/bin/patchbay
 [ -x "$cli" ] || die "dpkg -i installed no $cli"
-say "Install test: the app finds the update at https://127.0.0.1:$port, refuses its tampered package, installs $newer"
+say "Install test: the app finds the update at https://127.0.0.1:$port, refuses a tampered package and an older one, installs $newer"
 HOME="$home" PATCHBAY_APP="$installed" PATCHBAY_UPDATE_DIR="$feed" PATCHBAY_UPDATE_VERSION="$newer" \
   PATCHBAY_UPDATE_URL="https://127.0.0.1:$port/latest.json" SSL_CERT_FILE="$feed/ca.pem" \
   xvfb-run -a -s "-screen 0 1280x800x24" \

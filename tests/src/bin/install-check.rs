@@ -8,7 +8,8 @@
 //! whose confirmation adds the server `linked` (the script then finds it with the installed CLI).
 //! Last, the update the script serves (`PATCHBAY_UPDATE_DIR`, over https at
 //! `PATCHBAY_UPDATE_URL`): announced at start, refused while its package is tampered with
-//! (nothing installed), installed once the feed names the signed package
+//! and while the feed serves the installed version's signed package as the newer one
+//! (nothing installed either time), installed once the feed names the signed package
 //! (`PATCHBAY_UPDATE_VERSION` is then the installed version).
 
 use std::path::PathBuf;
@@ -73,6 +74,13 @@ fn main() -> Result<()> {
         let refused = s.wait_for_text("[data-testid=update-error]", WAIT, |t| !t.is_empty())?;
         ensure!(refused.contains("was not installed") && refused.contains("nothing was changed"), "{refused}");
         ensure!(installed_version()? == before, "a tampered package changed the install");
+        // A signed package, but an older one announced as the update: refused by its own version.
+        std::fs::copy(feed.join("older.json"), feed.join("latest.json"))?;
+        s.click(&s.wait_for("#update-install:not([disabled])", WAIT)?)?;
+        let refused =
+            s.wait_for_text("[data-testid=update-error]", WAIT, |t| t.contains("not the one it announced"))?;
+        ensure!(refused.contains(&format!("version \"{before}\"")), "{refused}");
+        ensure!(installed_version()? == before, "an older signed package changed the install");
         // The feed now names the signed package: installed, with dpkg.
         std::fs::copy(feed.join("good.json"), feed.join("latest.json"))?;
         s.click(&s.wait_for("#update-install:not([disabled])", WAIT)?)?;
@@ -86,7 +94,7 @@ fn main() -> Result<()> {
     ensure!(data_dir.join("patchbay.db").is_file(), "the installed app created no database in {}", data_dir.display());
     println!(
         "install check passed: {} opened its window, answered app_info (version {}), took an install link from \
-         the desktop, refused a tampered update and installed the signed one; screenshot {}",
+         the desktop, refused a tampered update and an older signed one, and installed the signed one; screenshot {}",
         PathBuf::from(installed).display(),
         env!("CARGO_PKG_VERSION"),
         shot.display()
