@@ -9,6 +9,7 @@
 mod cancellable;
 mod closing;
 mod commands;
+mod ending;
 mod error;
 mod instance;
 #[cfg(test)]
@@ -191,6 +192,7 @@ pub fn run() {
         .manage(mcp_apps::ViewPages::default())
         .manage(cancellable::Requests::default())
         .manage(closing::Closing::default())
+        .manage(ending::Ending::default())
         .manage(tray::KeepInTray::default())
         .manage(quick_ask::AtStart::default())
         .manage(quick_ask::Holding::default())
@@ -372,14 +374,11 @@ pub fn run() {
             std::process::exit(1);
         }
     };
-    app.run(|handle, event| {
-        if let tauri::RunEvent::Exit = event {
-            instance::release(handle);
-            if let Ok(services) = handle.state::<state::AppState>().app() {
-                // Stop every server (and its process group) before the process ends.
-                tauri::async_runtime::block_on(services.shutdown());
-            }
-        }
+    // Every server (and its process group) is stopped before the process ends.
+    app.run(|handle, event| match event {
+        tauri::RunEvent::ExitRequested { code, api, .. } => ending::on_exit_requested(handle, code, &api),
+        tauri::RunEvent::Exit => ending::on_exit(handle),
+        _ => {}
     });
 }
 

@@ -287,7 +287,7 @@ fn dpkg_install(package: &Path) -> Result<(), IpcError> {
 /// Restarts Patchbay (after an update), through the exit path: servers stopped, lock released.
 #[tauri::command]
 pub fn restart_app(app: AppHandle) {
-    app.request_restart();
+    crate::ending::restart(&app);
 }
 
 /// Whether the automatic check runs: asked for in the settings, and in a
