@@ -60,6 +60,7 @@ if [ -n "$test_key" ]; then
   TAURI_SIGNING_PRIVATE_KEY="$(cat "$keys/test.key")"
   export TAURI_SIGNING_PRIVATE_KEY TAURI_SIGNING_PRIVATE_KEY_PASSWORD=""
   printf '{"plugins":{"updater":{"pubkey":"%s"}}}\n' "$(cat "$keys/test.key.pub")" >"$keys/config.json"
+  rm -f "$keys/test.key" # the script keeps it in its environment only
   build_config=(--config "$keys/config.json")
   say "--test-key: this package trusts a throwaway key (made in $keys), not the project's: test it, never publish it"
 elif [ -z "${TAURI_SIGNING_PRIVATE_KEY:-}" ]; then

@@ -371,11 +371,17 @@ struct Words {
 }
 
 impl Words {
-    /// The words of `language`; English for any other.
+    /// The words of `language`, English where it has none (as the window does); English for
+    /// any other language.
     fn new(language: Option<&str>) -> Self {
-        let (lang, text) = CATALOGUES.iter().find(|(l, _)| Some(*l) == language).unwrap_or(&CATALOGUES[0]);
         // Both parse: `every_language_has_every_word` reads them.
-        Self { english: *lang == "en", table: serde_json::from_str(text).unwrap_or_default() }
+        let read = |text: &str| serde_json::from_str::<HashMap<String, String>>(text).unwrap_or_default();
+        let mut table = read(CATALOGUES[0].1);
+        let chosen = CATALOGUES.iter().find(|(l, _)| Some(*l) == language).filter(|(l, _)| *l != "en");
+        if let Some((_, text)) = chosen {
+            table.extend(read(text));
+        }
+        Self { english: chosen.is_none(), table }
     }
 
     /// The words of the window's language in `store` (English when it cannot be read).
