@@ -15,10 +15,18 @@ use patchbay_core::store::Store;
 const EVERY: Duration = Duration::from_secs(60);
 
 /// The CLI beside this executable (the `.deb` installs both in `/usr/bin`, a
-/// build puts both in its target folder), else the one on the `PATH`.
+/// build puts both in its target folder); on macOS, whose bundle has no
+/// `patchbay` command, this executable itself (run under the name `patchbay`,
+/// it is the CLI: [`run_cli`] and the launchd agent name it so); else the one
+/// on the `PATH`.
 pub fn cli() -> PathBuf {
-    let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|dir| dir.join("patchbay")));
-    beside.filter(|p| p.is_file()).unwrap_or_else(|| PathBuf::from("patchbay"))
+    let exe = std::env::current_exe().ok();
+    let beside = exe.as_ref().and_then(|exe| exe.parent().map(|dir| dir.join("patchbay")));
+    match beside.filter(|p| p.is_file()) {
+        Some(beside) => beside,
+        None if cfg!(target_os = "macos") => exe.unwrap_or_else(|| PathBuf::from("patchbay")),
+        None => PathBuf::from("patchbay"),
+    }
 }
 
 /// Looks for due schedules every minute while the app runs.
@@ -39,13 +47,12 @@ pub fn run_due_while_open(dir: DataDir, store: Store) {
 /// Runs the CLI on `dir` with `args`, stdin closed (a scheduled run asks
 /// nobody), stopped after the time limit the system timer gives it too.
 pub async fn run_cli(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
-    let run = tokio::process::Command::new(cli())
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
+    let mut command = tokio::process::Command::new(cli());
+    // Named so, this app's own binary is the CLI (macOS, see `cli`).
+    #[cfg(unix)]
+    command.arg0("patchbay");
+    let run =
+        command.arg("--data-dir").arg(dir).args(args).stdin(std::process::Stdio::null()).kill_on_drop(true).output();
     let limit = Duration::from_secs(patchbay_core::schedules::timer::BATCH_LIMIT_SECS);
     tokio::time::timeout(limit, run)
         .await

@@ -402,7 +402,7 @@ impl App {
             previews: Mutex::default(),
             env: Box::new(|k| std::env::var(k).ok()),
             blocked: Mutex::default(),
-            timer: Box::new(crate::schedules::timer::SystemdUser),
+            timer: crate::schedules::timer::for_this_system(),
             shutdown: tokio_util::sync::CancellationToken::new(),
         };
         Ok(Self { inner: Arc::new(inner) })

@@ -1,9 +1,15 @@
-//! The operating system's side of scheduled runs: a systemd user timer (on
-//! Linux) that runs `patchbay --data-dir DIR schedule run-due` every five
-//! minutes, and once shortly after start-up (`Persistent`) for what was missed
-//! while the computer was off. One timer per data directory, named after its
-//! fingerprint; [`SystemdUser::install`] writes it and enables it with `systemctl --user`.
-//! Behind [`SystemTimer`]: launchd and Task Scheduler would be others.
+//! The operating system's side of scheduled runs: the system's scheduler runs
+//! `patchbay --data-dir DIR schedule run-due` every five minutes, and once
+//! shortly after start-up or log-in for what was missed while the computer was
+//! off (`run-due` itself finds what is late). One job per data directory, named
+//! after its fingerprint, behind [`SystemTimer`]:
+//! - Linux: a systemd user timer ([`SystemdUser`], enabled with `systemctl --user`);
+//! - macOS: a launchd agent ([`LaunchAgent`], loaded with `launchctl`);
+//! - Windows: a Task Scheduler task ([`ScheduledTask`], made with `schtasks`).
+//!
+//! Each compiles everywhere (what it writes is tested here), and acts only on
+//! its own system; [`for_this_system`] picks it. Only the first has run here:
+//! the macOS and Windows ones are untested on those systems.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,9 +22,9 @@ use crate::paths::DataDir;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TimerError {
-    #[error("only Linux's systemd user timer is supported so far")]
+    #[error("this system has no scheduler Patchbay can use (systemd, launchd or Task Scheduler)")]
     Unsupported,
-    #[error("{path} cannot be written into a systemd unit (not UTF-8, or a control character)")]
+    #[error("{path} cannot be written into the scheduler's job (not UTF-8, or a control character)")]
     UnusablePath { path: String },
     #[error("neither XDG_CONFIG_HOME nor HOME is set")]
     NoHome,
@@ -29,11 +35,11 @@ pub enum TimerError {
     /// Tests set [`NO_SYSTEMCTL`].
     #[error("wrote {path}; not enabled ({NO_SYSTEMCTL} is set)")]
     NotEnabled { path: String },
-    /// `systemctl --user` refused (no user session manager, say): its words.
-    #[error("wrote {path}, but systemctl --user could not enable it: {error}")]
-    Refused { path: String, error: String },
-    #[error("wrote {path}, but systemctl could not run: {error}")]
-    NoSystemctl { path: String, error: String },
+    /// The scheduler's `tool` refused (no user session manager, say): its words.
+    #[error("wrote {path}, but {tool} could not enable it: {error}")]
+    Refused { path: String, tool: String, error: String },
+    #[error("wrote {path}, but {tool} could not run: {error}")]
+    NoTool { path: String, tool: String, error: String },
 }
 
 /// The operating system's scheduler, which runs due schedules while Patchbay is closed.
@@ -44,12 +50,31 @@ pub trait SystemTimer: Send + Sync {
     fn uninstall(&self, dir: &DataDir) -> Result<(), TimerError>;
 }
 
+/// The scheduler of the system Patchbay runs on.
+pub fn for_this_system() -> Box<dyn SystemTimer> {
+    if cfg!(target_os = "macos") {
+        Box::new(LaunchAgent)
+    } else if cfg!(windows) {
+        Box::new(ScheduledTask)
+    } else {
+        Box::new(SystemdUser)
+    }
+}
+
 /// A systemd user timer, the Linux desktop's scheduler.
 #[derive(Debug, Default)]
 pub struct SystemdUser;
 
-/// Set, the units are written but not enabled: tests use it, so that a
-/// machine's real systemd never gets a timer for a test's data directory.
+/// A launchd agent in `~/Library/LaunchAgents`, macOS's scheduler.
+#[derive(Debug, Default)]
+pub struct LaunchAgent;
+
+/// A task in Task Scheduler's `\Patchbay\` folder, Windows' scheduler.
+#[derive(Debug, Default)]
+pub struct ScheduledTask;
+
+/// Set, the jobs are written but not enabled: tests use it, so that a
+/// machine's real scheduler never gets a job for a test's data directory.
 pub const NO_SYSTEMCTL: &str = "PATCHBAY_NO_SYSTEMCTL";
 
 /// How long one scheduled run may take before it is stopped (a stuck server
@@ -106,11 +131,7 @@ impl SystemTimer for SystemdUser {
         if !cfg!(target_os = "linux") {
             return Err(TimerError::Unsupported);
         }
-        for path in [cli, dir.path()] {
-            if path.to_str().is_none_or(|p| p.chars().any(char::is_control)) {
-                return Err(TimerError::UnusablePath { path: path.display().to_string() });
-            }
-        }
+        usable(&[cli, dir.path()])?;
         let folder = unit_folder()?;
         let write = |name: String, text: String| {
             std::fs::create_dir_all(&folder).and_then(|()| std::fs::write(folder.join(&name), text)).map_err(|e| {
@@ -129,11 +150,7 @@ impl SystemTimer for SystemdUser {
         let enabled = systemctl(&["daemon-reload"]).and_then(|reload| {
             if reload.status.success() { systemctl(&["enable", "--now", &format!("{unit}.timer")]) } else { Ok(reload) }
         });
-        match enabled {
-            Ok(out) if out.status.success() => Ok(format!("{unit}.timer")),
-            Ok(out) => Err(TimerError::Refused { path, error: String::from_utf8_lossy(&out.stderr).trim().to_owned() }),
-            Err(e) => Err(TimerError::NoSystemctl { path, error: e.to_string() }),
-        }
+        told(enabled, path, "systemctl --user").map(|()| format!("{unit}.timer"))
     }
 
     /// Disables `dir`'s timer and deletes its units, so that nothing runs for it any more.
@@ -149,16 +166,200 @@ impl SystemTimer for SystemdUser {
             let _ = Command::new("systemctl").args(["--user", "disable", "--now", &format!("{unit}.timer")]).output();
         }
         for file in [timer, folder.join(format!("{unit}.service"))] {
-            std::fs::remove_file(&file)
-                .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
-                .map_err(|e| TimerError::Unremovable { path: file.display().to_string(), error: e.to_string() })?;
+            remove(&file)?;
         }
         Ok(())
     }
 }
 
+/// Refuses a path no scheduler's job can hold: not UTF-8, or with a control character.
+fn usable(paths: &[&Path]) -> Result<(), TimerError> {
+    for path in paths {
+        if path.to_str().is_none_or(|p| p.chars().any(char::is_control)) {
+            return Err(TimerError::UnusablePath { path: path.display().to_string() });
+        }
+    }
+    Ok(())
+}
+
+/// How the scheduler's `tool` took the job written at `path`.
+fn told(ran: std::io::Result<std::process::Output>, path: String, tool: &str) -> Result<(), TimerError> {
+    let tool = tool.to_owned();
+    match ran {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => {
+            let said = if out.stderr.is_empty() { &out.stdout } else { &out.stderr };
+            Err(TimerError::Refused { path, tool, error: String::from_utf8_lossy(said).trim().to_owned() })
+        }
+        Err(e) => Err(TimerError::NoTool { path, tool, error: e.to_string() }),
+    }
+}
+
+/// Removes `file`; one already gone is fine.
+fn remove(file: &Path) -> Result<(), TimerError> {
+    std::fs::remove_file(file)
+        .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
+        .map_err(|e| TimerError::Unremovable { path: file.display().to_string(), error: e.to_string() })
+}
+
+/// `text` for XML character data and attribute values.
+fn xml(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&apos;")
+}
+
+/// The launchd agent that runs `cli` on `dir`: at log-in (what was missed while the computer
+/// was off), and at every fifth minute of the clock (a time missed asleep runs on waking,
+/// once: launchd's calendar intervals, unlike `StartInterval`, are not lost in sleep). Its
+/// process is named `patchbay` (`Program` runs, `ProgramArguments` starts with the name), so
+/// the app's own binary, which the macOS bundle has instead of a `patchbay` command, runs as
+/// the command-line app.
+pub fn launch_agent(cli: &Path, dir: &DataDir) -> String {
+    let (cli, data) = (cli.display().to_string(), dir.path().display().to_string());
+    let arguments: String = ["patchbay", "--data-dir", data.as_str(), "schedule", "run-due"]
+        .iter()
+        .map(|a| format!("    <string>{}</string>\n", xml(a)))
+        .collect();
+    let minutes: String =
+        (0..60).step_by(5).map(|m| format!("    <dict><key>Minute</key><integer>{m}</integer></dict>\n")).collect();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n\
+         <plist version=\"1.0\">\n<dict>\n  <key>Label</key>\n  <string>{}</string>\n\
+         \x20 <key>Program</key>\n  <string>{}</string>\n\
+         \x20 <key>ProgramArguments</key>\n  <array>\n{arguments}  </array>\n\
+         \x20 <key>StartCalendarInterval</key>\n  <array>\n{minutes}  </array>\n\
+         \x20 <key>RunAtLoad</key>\n  <true/>\n  <key>ProcessType</key>\n  <string>Background</string>\n\
+         </dict>\n</plist>\n",
+        xml(&unit_name(dir)),
+        xml(&cli)
+    )
+}
+
+/// `~/Library/LaunchAgents`.
+fn agents_folder() -> Result<PathBuf, TimerError> {
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join("Library/LaunchAgents")).ok_or(TimerError::NoHome)
+}
+
+impl SystemTimer for LaunchAgent {
+    /// Writes `dir`'s agent for `cli` and loads it (again, if it was loaded).
+    fn install(&self, cli: &Path, dir: &DataDir) -> Result<String, TimerError> {
+        if !cfg!(target_os = "macos") {
+            return Err(TimerError::Unsupported);
+        }
+        usable(&[cli, dir.path()])?;
+        let folder = agents_folder()?;
+        let file = folder.join(format!("{}.plist", unit_name(dir)));
+        let path = file.display().to_string();
+        std::fs::create_dir_all(&folder)
+            .and_then(|()| std::fs::write(&file, launch_agent(cli, dir)))
+            .map_err(|e| TimerError::Unwritable { path: path.clone(), error: e.to_string() })?;
+        if std::env::var_os(NO_SYSTEMCTL).is_some() {
+            return Err(TimerError::NotEnabled { path });
+        }
+        // Loaded before (an older Patchbay's binary, say): unloaded first, or load keeps the old one.
+        let _ = Command::new("launchctl").arg("unload").arg(&file).output();
+        told(Command::new("launchctl").args(["load", "-w"]).arg(&file).output(), path, "launchctl")
+            .map(|()| unit_name(dir))
+    }
+
+    /// Unloads `dir`'s agent and deletes it.
+    fn uninstall(&self, dir: &DataDir) -> Result<(), TimerError> {
+        let file = agents_folder()?.join(format!("{}.plist", unit_name(dir)));
+        if !file.exists() {
+            return Ok(());
+        }
+        if std::env::var_os(NO_SYSTEMCTL).is_none() {
+            let _ = Command::new("launchctl").args(["unload", "-w"]).arg(&file).output();
+        }
+        remove(&file)
+    }
+}
+
+/// The task's name in Task Scheduler.
+fn task_name(dir: &DataDir) -> String {
+    format!("\\Patchbay\\{}", unit_name(dir))
+}
+
+/// The Task Scheduler task that runs `cli` on `dir` every five minutes while the user is logged
+/// on; a run missed while the computer was off starts as soon as it can (`StartWhenAvailable`),
+/// one at a time, and none runs longer than `run-due`'s limit. (No log-on trigger: one for any
+/// user needs an administrator, and the missed run starts anyway.)
+/// `None` when a path holds a double quote, which a Windows command line cannot quote.
+pub fn scheduled_task(cli: &Path, dir: &DataDir) -> Option<String> {
+    let (cli, data) = (cli.display().to_string(), dir.path().display().to_string());
+    if cli.contains('"') || data.contains('"') {
+        return None;
+    }
+    let hours = BATCH_LIMIT_SECS / 3600;
+    Some(format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n\
+         <Task version=\"1.2\" xmlns=\"http://schemas.microsoft.com/windows/2004/02/mit/task\">\n\
+         \x20 <RegistrationInfo><Description>{}</Description></RegistrationInfo>\n\
+         \x20 <Triggers>\n\
+         \x20   <TimeTrigger><Repetition><Interval>PT5M</Interval></Repetition>\
+         <StartBoundary>2026-01-01T00:00:00</StartBoundary><Enabled>true</Enabled></TimeTrigger>\n\
+         \x20 </Triggers>\n\
+         \x20 <Principals><Principal id=\"Author\"><LogonType>InteractiveToken</LogonType>\
+         <RunLevel>LeastPrivilege</RunLevel></Principal></Principals>\n\
+         \x20 <Settings>\n\
+         \x20   <MultipleInstancesPolicy>IgnoreNew</MultipleInstancesPolicy>\n\
+         \x20   <DisallowStartIfOnBatteries>false</DisallowStartIfOnBatteries>\n\
+         \x20   <StopIfGoingOnBatteries>false</StopIfGoingOnBatteries>\n\
+         \x20   <StartWhenAvailable>true</StartWhenAvailable>\n\
+         \x20   <ExecutionTimeLimit>PT{hours}H</ExecutionTimeLimit>\n\
+         \x20   <Hidden>true</Hidden>\n\
+         \x20 </Settings>\n\
+         \x20 <Actions Context=\"Author\"><Exec><Command>{}</Command>\
+         <Arguments>--data-dir \"{}\" schedule run-due</Arguments></Exec></Actions>\n\
+         </Task>\n",
+        xml(&format!("Patchbay scheduled runs ({data})")),
+        xml(&cli),
+        xml(&data)
+    ))
+}
+
+impl SystemTimer for ScheduledTask {
+    /// Makes (or replaces) `dir`'s task for `cli`, from its XML (UTF-16, as `schtasks` reads it).
+    fn install(&self, cli: &Path, dir: &DataDir) -> Result<String, TimerError> {
+        if !cfg!(windows) {
+            return Err(TimerError::Unsupported);
+        }
+        usable(&[cli, dir.path()])?;
+        let unusable = |path: &Path| TimerError::UnusablePath { path: path.display().to_string() };
+        let task = scheduled_task(cli, dir)
+            .ok_or_else(|| unusable(if cli.to_string_lossy().contains('"') { cli } else { dir.path() }))?;
+        let file = std::env::temp_dir().join(format!("{}.xml", unit_name(dir)));
+        let path = file.display().to_string();
+        let utf16: Vec<u8> = [0xFEFF_u16].into_iter().chain(task.encode_utf16()).flat_map(u16::to_le_bytes).collect();
+        std::fs::write(&file, utf16)
+            .map_err(|e| TimerError::Unwritable { path: path.clone(), error: e.to_string() })?;
+        if std::env::var_os(NO_SYSTEMCTL).is_some() {
+            return Err(TimerError::NotEnabled { path });
+        }
+        let made = Command::new("schtasks").args(["/Create", "/F", "/TN", &task_name(dir), "/XML"]).arg(&file).output();
+        let _ = std::fs::remove_file(&file);
+        told(made, task_name(dir), "schtasks").map(|()| task_name(dir))
+    }
+
+    /// Deletes `dir`'s task; one that is not there is fine.
+    fn uninstall(&self, dir: &DataDir) -> Result<(), TimerError> {
+        if !cfg!(windows) || std::env::var_os(NO_SYSTEMCTL).is_some() {
+            return Ok(());
+        }
+        let name = task_name(dir);
+        let listed = Command::new("schtasks").args(["/Query", "/TN", &name]).output();
+        if !listed.is_ok_and(|out| out.status.success()) {
+            return Ok(());
+        }
+        told(Command::new("schtasks").args(["/Delete", "/F", "/TN", &name]).output(), name.clone(), "schtasks")
+            .map_err(|e| TimerError::Unremovable { path: name, error: e.to_string() })
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     #[test]
@@ -174,5 +375,94 @@ mod tests {
         assert!(timer.contains("OnCalendar=*:0/5\n") && timer.contains("Persistent=true\n"), "{timer}");
         assert!(service.contains("TimeoutStartSec=21600\n"), "{service}");
         assert!(unit_name(&dir).starts_with("patchbay-schedules-"));
+    }
+
+    /// A data folder and a program whose names XML must escape.
+    fn awkward() -> (PathBuf, DataDir) {
+        (PathBuf::from("/Applications/Patch & Bay.app/patchbay"), DataDir::new("/Users/ada/<My> 'data' & more"))
+    }
+
+    #[test]
+    fn the_launch_agent_runs_the_cli_on_the_data_dir_at_log_in_and_every_fifth_minute() {
+        let (cli, dir) = awkward();
+        let agent: plist::Dictionary = plist::from_bytes(launch_agent(&cli, &dir).as_bytes()).expect("a plist");
+        assert_eq!(agent.get("Label").and_then(|v| v.as_string()), Some(unit_name(&dir).as_str()));
+        let arguments: Vec<_> = agent["ProgramArguments"].as_array().unwrap().iter().map(|a| a.as_string()).collect();
+        assert_eq!(agent.get("Program").and_then(|v| v.as_string()), cli.to_str());
+        assert_eq!(
+            arguments,
+            [Some("patchbay"), Some("--data-dir"), dir.path().to_str(), Some("schedule"), Some("run-due")],
+            "named patchbay, each argument whole, as written"
+        );
+        let minutes: Vec<_> = agent["StartCalendarInterval"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_dictionary().and_then(|d| d.get("Minute")).and_then(plist::Value::as_unsigned_integer))
+            .collect();
+        assert_eq!(minutes, (0..60).step_by(5).map(Some).collect::<Vec<_>>());
+        assert_eq!(agent.get("RunAtLoad").and_then(plist::Value::as_boolean), Some(true));
+    }
+
+    #[test]
+    fn the_windows_task_runs_the_cli_every_five_minutes_and_catches_up() {
+        use quick_xml::events::Event;
+        let (cli, dir) = awkward();
+        let task = scheduled_task(&cli, &dir).expect("no double quote in the paths");
+        let mut reader = quick_xml::Reader::from_str(&task);
+        let (mut path, mut found) = (Vec::<String>::new(), HashMap::<String, String>::new());
+        loop {
+            match reader.read_event().expect("well-formed XML") {
+                Event::Start(e) => path.push(e.name().as_ref().to_owned()),
+                Event::End(_) => {
+                    path.pop();
+                }
+                Event::Text(t) => found.entry(path.join("/")).or_default().push_str(&t.xml10_content()),
+                Event::GeneralRef(r) => {
+                    let name = r.into_inner();
+                    let text = quick_xml::escape::resolve_predefined_entity(&name).expect("an XML entity");
+                    found.entry(path.join("/")).or_default().push_str(text);
+                }
+                Event::Eof => break,
+                _ => {}
+            }
+        }
+        let at = |p: &str| found.get(p).map(String::as_str);
+        assert_eq!(at("Task/Actions/Exec/Command"), cli.to_str());
+        assert_eq!(
+            at("Task/Actions/Exec/Arguments").map(str::to_owned),
+            Some(format!("--data-dir \"{}\" schedule run-due", dir.path().display()))
+        );
+        assert_eq!(at("Task/Triggers/TimeTrigger/Repetition/Interval"), Some("PT5M"));
+        assert_eq!(at("Task/Triggers/TimeTrigger/Enabled"), Some("true"));
+        assert_eq!(at("Task/Settings/StartWhenAvailable"), Some("true"));
+        assert_eq!(at("Task/Settings/MultipleInstancesPolicy"), Some("IgnoreNew"));
+        assert_eq!(at("Task/Settings/ExecutionTimeLimit"), Some("PT6H"));
+        assert!(scheduled_task(Path::new("C:\\x\"y\\patchbay.exe"), &dir).is_none(), "a quote cannot be quoted");
+    }
+
+    #[test]
+    fn each_system_gets_its_own_scheduler_and_the_others_refuse() {
+        let dir = DataDir::new("/tmp/patchbay-timer-test");
+        let cli = Path::new("/usr/bin/patchbay");
+        let others: Vec<Box<dyn SystemTimer>> = if cfg!(target_os = "linux") {
+            vec![Box::new(LaunchAgent), Box::new(ScheduledTask)]
+        } else {
+            vec![Box::new(SystemdUser)]
+        };
+        for other in others {
+            assert_eq!(other.install(cli, &dir), Err(TimerError::Unsupported));
+        }
+    }
+
+    #[test]
+    fn a_scheduler_that_refuses_or_is_missing_is_named() {
+        let missing = told(Command::new("/nonexistent/launchctl").output(), "p.plist".into(), "launchctl");
+        assert!(matches!(&missing, Err(TimerError::NoTool { tool, .. }) if tool == "launchctl"), "{missing:?}");
+        let refused = Command::new("sh").args(["-c", "echo no session >&2; exit 3"]).output();
+        assert_eq!(
+            told(refused, "p.timer".into(), "systemctl --user").unwrap_err().to_string(),
+            "wrote p.timer, but systemctl --user could not enable it: no session"
+        );
     }
 }

@@ -26,7 +26,11 @@ impl SystemTimer for Recording {
     fn install(&self, cli: &Path, _dir: &DataDir) -> Result<String, TimerError> {
         self.asked.lock().unwrap().push(format!("install {}", cli.display()));
         if self.refuse {
-            return Err(TimerError::Refused { path: "/u/p.timer".into(), error: "Failed to connect to bus".into() });
+            return Err(TimerError::Refused {
+                path: "/u/p.timer".into(),
+                tool: "systemctl --user".into(),
+                error: "Failed to connect to bus".into(),
+            });
         }
         Ok("p.timer".into())
     }
@@ -79,7 +83,7 @@ fn why_there_is_no_timer_reaches_the_window_typed_and_the_schedule_is_kept() {
     assert_eq!(
         why,
         serde_json::json!({"kind": "no_timer", "why":
-            {"kind": "refused", "path": "/u/p.timer", "error": "Failed to connect to bus"}}),
+            {"kind": "refused", "path": "/u/p.timer", "tool": "systemctl --user", "error": "Failed to connect to bus"}}),
         "the window words it from the kind"
     );
     assert_eq!(app.schedules().unwrap().len(), 1);

@@ -40,7 +40,12 @@ function fake(schedules: ScheduleView[]) {
         schedule: digest,
         while_closed: {
           kind: "no_timer",
-          why: { kind: "refused", path: "/home/ada/.config/systemd/user/p.timer", error: "Failed to connect to bus" },
+          why: {
+            kind: "refused",
+            path: "/home/ada/.config/systemd/user/p.timer",
+            tool: "systemctl --user",
+            error: "Failed to connect to bus",
+          },
         },
       }),
     ),
@@ -158,7 +163,7 @@ describe("Schedules", () => {
     await add();
     await waitFor(() =>
       expect(screen.getByTestId("schedule-timer").textContent).toBe(
-        "已添加，但只在 Patchbay 打开时运行：此系统还没有 Patchbay 能用的定时器（目前只支持 Linux 的 systemd）",
+        "已添加，但只在 Patchbay 打开时运行：此系统没有 Patchbay 能用的定时器（systemd、launchd 或任务计划程序）",
       ),
     );
   });

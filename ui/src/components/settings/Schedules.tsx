@@ -40,6 +40,7 @@ function timerWhy(t: ReturnType<typeof useI18n>["t"], why: TimerError): string {
   return t(`schedules.timer.${why.kind}`, {
     path: "path" in why ? why.path : "",
     error: "error" in why ? why.error : "",
+    tool: "tool" in why ? why.tool : "",
   });
 }
 

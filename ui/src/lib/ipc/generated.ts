@@ -1691,7 +1691,7 @@ call_secs: number, };
 /**
  * Why the system timer could not be set up (the window words each kind) or removed.
  */
-export type TimerError = { "kind": "unsupported" } | { "kind": "unusable_path", path: string, } | { "kind": "no_home" } | { "kind": "unwritable", path: string, error: string, } | { "kind": "unremovable", path: string, error: string, } | { "kind": "not_enabled", path: string, } | { "kind": "refused", path: string, error: string, } | { "kind": "no_systemctl", path: string, error: string, };
+export type TimerError = { "kind": "unsupported" } | { "kind": "unusable_path", path: string, } | { "kind": "no_home" } | { "kind": "unwritable", path: string, error: string, } | { "kind": "unremovable", path: string, error: string, } | { "kind": "not_enabled", path: string, } | { "kind": "refused", path: string, tool: string, error: string, } | { "kind": "no_tool", path: string, tool: string, error: string, };
 
 /**
  * One tool of a server for the settings page and the composer.
