@@ -21,7 +21,8 @@ const EVERY: Duration = Duration::from_secs(60);
 /// on the `PATH`.
 pub fn cli() -> PathBuf {
     let exe = std::env::current_exe().ok();
-    let beside = exe.as_ref().and_then(|exe| exe.parent().map(|dir| dir.join("patchbay")));
+    let name = format!("patchbay{}", std::env::consts::EXE_SUFFIX);
+    let beside = exe.as_ref().and_then(|exe| exe.parent().map(|dir| dir.join(&name)));
     match beside.filter(|p| p.is_file()) {
         Some(beside) => beside,
         None if cfg!(target_os = "macos") => exe.unwrap_or_else(|| PathBuf::from("patchbay")),

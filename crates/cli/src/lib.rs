@@ -119,13 +119,17 @@ pub(crate) fn open_host(dir: &DataDir) -> anyhow::Result<(Arc<Host>, Opened)> {
 
 /// The path that runs this CLI, for the system timer to call: this executable,
 /// or, when it is the desktop binary called by the CLI's name (the .deb's
-/// `/usr/bin/patchbay` script), the `patchbay` beside it.
+/// `/usr/bin/patchbay` script), the `patchbay` beside it; on macOS, which has
+/// none, the desktop binary itself (the launchd agent runs it by the CLI's name).
 pub(crate) fn own_path() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()?;
     if exe.file_stem().is_some_and(|stem| stem == "patchbay") {
         return Ok(exe);
     }
     let beside = exe.with_file_name(format!("patchbay{}", std::env::consts::EXE_SUFFIX));
+    if !beside.is_file() && cfg!(target_os = "macos") {
+        return Ok(exe);
+    }
     anyhow::ensure!(beside.is_file(), "the command-line app is not installed beside {}", exe.display());
     Ok(beside)
 }

@@ -250,11 +250,18 @@ impl SystemTimer for LaunchAgent {
         let folder = agents_folder()?;
         let file = folder.join(format!("{}.plist", unit_name(dir)));
         let path = file.display().to_string();
+        let agent = launch_agent(cli, dir);
+        let unchanged = std::fs::read_to_string(&file).is_ok_and(|was| was == agent);
         std::fs::create_dir_all(&folder)
-            .and_then(|()| std::fs::write(&file, launch_agent(cli, dir)))
+            .and_then(|()| std::fs::write(&file, &agent))
             .map_err(|e| TimerError::Unwritable { path: path.clone(), error: e.to_string() })?;
         if std::env::var_os(NO_SYSTEMCTL).is_some() {
             return Err(TimerError::NotEnabled { path });
+        }
+        // Loaded as it is: unloading it again would stop a run in progress.
+        let listed = Command::new("launchctl").args(["list", &unit_name(dir)]).output();
+        if unchanged && listed.is_ok_and(|out| out.status.success()) {
+            return Ok(unit_name(dir));
         }
         // Loaded before (an older Patchbay's binary, say): unloaded first, or load keeps the old one.
         let _ = Command::new("launchctl").arg("unload").arg(&file).output();
@@ -284,12 +291,17 @@ fn task_name(dir: &DataDir) -> String {
 /// on; a run missed while the computer was off starts as soon as it can (`StartWhenAvailable`),
 /// one at a time, and none runs longer than `run-due`'s limit. (No log-on trigger: one for any
 /// user needs an administrator, and the missed run starts anyway.)
-/// `None` when a path holds a double quote, which a Windows command line cannot quote.
+/// `None` when a path holds a double quote, which a Windows command line cannot quote, or a
+/// `%`, which Task Scheduler would read as a variable.
 pub fn scheduled_task(cli: &Path, dir: &DataDir) -> Option<String> {
     let (cli, data) = (cli.display().to_string(), dir.path().display().to_string());
-    if cli.contains('"') || data.contains('"') {
+    if [&cli, &data].iter().any(|p| p.contains(['"', '%'])) {
         return None;
     }
+    // Backslashes before the closing quote are doubled, or the quote would be taken as
+    // part of the folder (`"D:\"`).
+    let trailing = data.len() - data.trim_end_matches('\\').len();
+    let argument = format!("{data}{}", "\\".repeat(trailing));
     let hours = BATCH_LIMIT_SECS / 3600;
     Some(format!(
         "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n\
@@ -314,7 +326,7 @@ pub fn scheduled_task(cli: &Path, dir: &DataDir) -> Option<String> {
          </Task>\n",
         xml(&format!("Patchbay scheduled runs ({data})")),
         xml(&cli),
-        xml(&data)
+        xml(&argument)
     ))
 }
 
@@ -326,8 +338,8 @@ impl SystemTimer for ScheduledTask {
         }
         usable(&[cli, dir.path()])?;
         let unusable = |path: &Path| TimerError::UnusablePath { path: path.display().to_string() };
-        let task = scheduled_task(cli, dir)
-            .ok_or_else(|| unusable(if cli.to_string_lossy().contains('"') { cli } else { dir.path() }))?;
+        let quoting = |path: &Path| path.to_string_lossy().contains(['"', '%']);
+        let task = scheduled_task(cli, dir).ok_or_else(|| unusable(if quoting(cli) { cli } else { dir.path() }))?;
         let file = std::env::temp_dir().join(format!("{}.xml", unit_name(dir)));
         let path = file.display().to_string();
         let utf16: Vec<u8> = [0xFEFF_u16].into_iter().chain(task.encode_utf16()).flat_map(u16::to_le_bytes).collect();
@@ -351,8 +363,12 @@ impl SystemTimer for ScheduledTask {
         if !listed.is_ok_and(|out| out.status.success()) {
             return Ok(());
         }
-        told(Command::new("schtasks").args(["/Delete", "/F", "/TN", &name]).output(), name.clone(), "schtasks")
-            .map_err(|e| TimerError::Unremovable { path: name, error: e.to_string() })
+        let unremovable = |error: String| TimerError::Unremovable { path: name.clone(), error };
+        match Command::new("schtasks").args(["/Delete", "/F", "/TN", &name]).output() {
+            Ok(out) if out.status.success() => Ok(()),
+            Ok(out) => Err(unremovable(String::from_utf8_lossy(&out.stderr).trim().to_owned())),
+            Err(e) => Err(unremovable(e.to_string())),
+        }
     }
 }
 
@@ -439,6 +455,9 @@ mod tests {
         assert_eq!(at("Task/Settings/MultipleInstancesPolicy"), Some("IgnoreNew"));
         assert_eq!(at("Task/Settings/ExecutionTimeLimit"), Some("PT6H"));
         assert!(scheduled_task(Path::new("C:\\x\"y\\patchbay.exe"), &dir).is_none(), "a quote cannot be quoted");
+        assert!(scheduled_task(&cli, &DataDir::new("C:\\%APPDATA%\\p")).is_none(), "a variable would be expanded");
+        let root = scheduled_task(Path::new("C:\\patchbay.exe"), &DataDir::new("D:\\")).unwrap();
+        assert!(root.contains("D:\\\\\" schedule run-due</Arguments>"), "{root}");
     }
 
     #[test]
