@@ -4,9 +4,10 @@
 //!
 //! `run-due` is what runs them: the operating system's scheduler calls it
 //! (a systemd user timer on Linux, a launchd agent on macOS, a Task Scheduler
-//! task on Windows, set up by `add`), every five minutes and once at start-up
-//! or log-in for what was missed, on the same data directory. A run never waits for a human: tools that ask for approval
-//! are denied unless the schedule allows them, and servers' sampling and form
+//! task on Windows, set up by `add`) every five minutes, and soon after the
+//! computer is back for what was missed, on the same data directory. A run
+//! never waits for a human: tools that ask for approval are denied unless the
+//! schedule allows them, and servers' sampling and form
 //! requests are refused; each denial and refusal is recorded with the run
 //! (`runs NAME`). A run missed while the computer was off runs once, marked
 //! late; two runs of a schedule never overlap (the claim is in the database).

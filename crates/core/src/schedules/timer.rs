@@ -1,7 +1,7 @@
 //! The operating system's side of scheduled runs: the system's scheduler runs
-//! `patchbay --data-dir DIR schedule run-due` every five minutes, and once
-//! shortly after start-up or log-in for what was missed while the computer was
-//! off (`run-due` itself finds what is late). One job per data directory, named
+//! `patchbay --data-dir DIR schedule run-due` every five minutes, and soon
+//! after the computer is back for what was missed while it was off (`run-due`
+//! itself finds what is late). One job per data directory, named
 //! after its fingerprint, behind [`SystemTimer`]:
 //! - Linux: a systemd user timer ([`SystemdUser`], enabled with `systemctl --user`);
 //! - macOS: a launchd agent ([`LaunchAgent`], loaded with `launchctl`);
@@ -24,7 +24,9 @@ use crate::paths::DataDir;
 pub enum TimerError {
     #[error("this system has no scheduler Patchbay can use (systemd, launchd or Task Scheduler)")]
     Unsupported,
-    #[error("{path} cannot be written into the scheduler's job (not UTF-8, or a control character)")]
+    #[error(
+        "{path} cannot be written into the scheduler's job (not UTF-8, a control character, or on Windows a quote or %)"
+    )]
     UnusablePath { path: String },
     #[error("neither XDG_CONFIG_HOME nor HOME is set")]
     NoHome,
@@ -128,10 +130,7 @@ impl SystemTimer for SystemdUser {
     /// Writes `dir`'s units for `cli` and enables the timer; or says why it does not run
     /// (the units stay written for a later login).
     fn install(&self, cli: &Path, dir: &DataDir) -> Result<String, TimerError> {
-        if !cfg!(target_os = "linux") {
-            return Err(TimerError::Unsupported);
-        }
-        usable(&[cli, dir.path()])?;
+        writable(cfg!(target_os = "linux"), cli, dir)?;
         let folder = unit_folder()?;
         let write = |name: String, text: String| {
             std::fs::create_dir_all(&folder).and_then(|()| std::fs::write(folder.join(&name), text)).map_err(|e| {
@@ -172,9 +171,13 @@ impl SystemTimer for SystemdUser {
     }
 }
 
-/// Refuses a path no scheduler's job can hold: not UTF-8, or with a control character.
-fn usable(paths: &[&Path]) -> Result<(), TimerError> {
-    for path in paths {
+/// Refuses a scheduler that is not this system's (`here` false), and paths no scheduler's job
+/// can hold: not UTF-8, or with a control character.
+fn writable(here: bool, cli: &Path, dir: &DataDir) -> Result<(), TimerError> {
+    if !here {
+        return Err(TimerError::Unsupported);
+    }
+    for path in [cli, dir.path()] {
         if path.to_str().is_none_or(|p| p.chars().any(char::is_control)) {
             return Err(TimerError::UnusablePath { path: path.display().to_string() });
         }
@@ -243,10 +246,7 @@ fn agents_folder() -> Result<PathBuf, TimerError> {
 impl SystemTimer for LaunchAgent {
     /// Writes `dir`'s agent for `cli` and loads it (again, if it was loaded).
     fn install(&self, cli: &Path, dir: &DataDir) -> Result<String, TimerError> {
-        if !cfg!(target_os = "macos") {
-            return Err(TimerError::Unsupported);
-        }
-        usable(&[cli, dir.path()])?;
+        writable(cfg!(target_os = "macos"), cli, dir)?;
         let folder = agents_folder()?;
         let file = folder.join(format!("{}.plist", unit_name(dir)));
         let path = file.display().to_string();
@@ -259,8 +259,8 @@ impl SystemTimer for LaunchAgent {
             return Err(TimerError::NotEnabled { path });
         }
         // Loaded as it is: unloading it again would stop a run in progress.
-        let listed = Command::new("launchctl").args(["list", &unit_name(dir)]).output();
-        if unchanged && listed.is_ok_and(|out| out.status.success()) {
+        let loaded = || Command::new("launchctl").args(["list", &unit_name(dir)]).output();
+        if unchanged && loaded().is_ok_and(|out| out.status.success()) {
             return Ok(unit_name(dir));
         }
         // Loaded before (an older Patchbay's binary, say): unloaded first, or load keeps the old one.
@@ -291,19 +291,19 @@ fn task_name(dir: &DataDir) -> String {
 /// on; a run missed while the computer was off starts as soon as it can (`StartWhenAvailable`),
 /// one at a time, and none runs longer than `run-due`'s limit. (No log-on trigger: one for any
 /// user needs an administrator, and the missed run starts anyway.)
-/// `None` when a path holds a double quote, which a Windows command line cannot quote, or a
-/// `%`, which Task Scheduler would read as a variable.
-pub fn scheduled_task(cli: &Path, dir: &DataDir) -> Option<String> {
+/// A path with a double quote, which a Windows command line cannot quote, or a `%`, which
+/// Task Scheduler would read as a variable, is refused.
+pub fn scheduled_task(cli: &Path, dir: &DataDir) -> Result<String, TimerError> {
     let (cli, data) = (cli.display().to_string(), dir.path().display().to_string());
-    if [&cli, &data].iter().any(|p| p.contains(['"', '%'])) {
-        return None;
+    if let Some(path) = [&cli, &data].into_iter().find(|p| p.contains(['"', '%'])) {
+        return Err(TimerError::UnusablePath { path: path.clone() });
     }
     // Backslashes before the closing quote are doubled, or the quote would be taken as
     // part of the folder (`"D:\"`).
     let trailing = data.len() - data.trim_end_matches('\\').len();
     let argument = format!("{data}{}", "\\".repeat(trailing));
     let hours = BATCH_LIMIT_SECS / 3600;
-    Some(format!(
+    Ok(format!(
         "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n\
          <Task version=\"1.2\" xmlns=\"http://schemas.microsoft.com/windows/2004/02/mit/task\">\n\
          \x20 <RegistrationInfo><Description>{}</Description></RegistrationInfo>\n\
@@ -333,13 +333,8 @@ pub fn scheduled_task(cli: &Path, dir: &DataDir) -> Option<String> {
 impl SystemTimer for ScheduledTask {
     /// Makes (or replaces) `dir`'s task for `cli`, from its XML (UTF-16, as `schtasks` reads it).
     fn install(&self, cli: &Path, dir: &DataDir) -> Result<String, TimerError> {
-        if !cfg!(windows) {
-            return Err(TimerError::Unsupported);
-        }
-        usable(&[cli, dir.path()])?;
-        let unusable = |path: &Path| TimerError::UnusablePath { path: path.display().to_string() };
-        let quoting = |path: &Path| path.to_string_lossy().contains(['"', '%']);
-        let task = scheduled_task(cli, dir).ok_or_else(|| unusable(if quoting(cli) { cli } else { dir.path() }))?;
+        writable(cfg!(windows), cli, dir)?;
+        let task = scheduled_task(cli, dir)?;
         let file = std::env::temp_dir().join(format!("{}.xml", unit_name(dir)));
         let path = file.display().to_string();
         let utf16: Vec<u8> = [0xFEFF_u16].into_iter().chain(task.encode_utf16()).flat_map(u16::to_le_bytes).collect();
@@ -454,8 +449,18 @@ mod tests {
         assert_eq!(at("Task/Settings/StartWhenAvailable"), Some("true"));
         assert_eq!(at("Task/Settings/MultipleInstancesPolicy"), Some("IgnoreNew"));
         assert_eq!(at("Task/Settings/ExecutionTimeLimit"), Some("PT6H"));
-        assert!(scheduled_task(Path::new("C:\\x\"y\\patchbay.exe"), &dir).is_none(), "a quote cannot be quoted");
-        assert!(scheduled_task(&cli, &DataDir::new("C:\\%APPDATA%\\p")).is_none(), "a variable would be expanded");
+        let quoted = Path::new("C:\\x\"y\\patchbay.exe");
+        assert_eq!(
+            scheduled_task(quoted, &dir),
+            Err(TimerError::UnusablePath { path: quoted.display().to_string() }),
+            "a quote cannot be quoted"
+        );
+        let variable = DataDir::new("C:\\%APPDATA%\\p");
+        assert_eq!(
+            scheduled_task(&cli, &variable),
+            Err(TimerError::UnusablePath { path: variable.path().display().to_string() }),
+            "a variable would be expanded"
+        );
         let root = scheduled_task(Path::new("C:\\patchbay.exe"), &DataDir::new("D:\\")).unwrap();
         assert!(root.contains("D:\\\\\" schedule run-due</Arguments>"), "{root}");
     }
