@@ -109,6 +109,20 @@ impl Session {
         }
     }
 
+    /// Clicks `css` (as [`Self::click_when_clear`]) until `taken` says the click did what it
+    /// should, at most five times: a layout that moves just as the click lands (a list that
+    /// scrolls, a row that grows) sends it beside the element, and nothing says so but the
+    /// missing effect. `taken` must not be true of a second click undoing the first.
+    pub fn click_until(&self, css: &str, timeout: Duration, taken: impl Fn(&Self) -> bool) -> Result<()> {
+        for _ in 0..5 {
+            self.click_when_clear(css, timeout)?;
+            if taken(self) {
+                return Ok(());
+            }
+        }
+        bail!("five clicks on {css} were not taken")
+    }
+
     /// The element `css` once it has stayed in place for three polls 100 ms apart: a layout still
     /// settling (a diagram drawn above it) moves it after its place is read and before the click
     /// lands, which then lands on whatever came there instead.

@@ -795,13 +795,7 @@ fn servers_found_in_the_mcp_registry_are_added_and_start_a_remote_one_and_a_bund
 /// the buttons ("No MCP server yet…") moves them down, so a click aimed just
 /// before lands beside the button: click until the browser opens.
 fn open_registry(s: &Session) -> Result<()> {
-    for _ in 0..5 {
-        s.click(&s.wait_for("#registry-open", WAIT)?)?;
-        if s.wait_for("#registry-query", Duration::from_secs(2)).is_ok() {
-            return Ok(());
-        }
-    }
-    anyhow::bail!("the registry browser did not open")
+    s.click_until("#registry-open", WAIT, |s| s.wait_for("#registry-query", Duration::from_secs(2)).is_ok())
 }
 
 fn install_shown_bundle(s: &Session) -> Result<()> {
@@ -1142,14 +1136,10 @@ mcp.run()
         s.wait_for("[data-testid=message-assistant] [data-testid=regenerate]", WAIT)?;
         // The answer's citations can arrive just after and draw it anew, losing a click: click
         // again until the browser was handed the link.
-        let mut links = Vec::new();
-        for _ in 0..5 {
-            s.click_when_clear("[data-testid=message-assistant] a[href^='https://example.com']", WAIT)?;
-            links = browser.opened(2, Duration::from_secs(3));
-            if links.len() >= 2 {
-                break;
-            }
-        }
+        s.click_until("[data-testid=message-assistant] a[href^='https://example.com']", WAIT, |_| {
+            browser.opened(2, Duration::from_secs(3)).len() >= 2
+        })?;
+        let links = browser.opened(2, WAIT);
         ensure!(links.last().map(String::as_str) == Some("https://example.com/guide?page=2"), "{links:?}");
         // A link to a file on this computer is its text only; one the browser
         // may not get is refused, and says why.
@@ -1180,7 +1170,11 @@ mcp.run()
         // clicked once it has stayed in place (a click on where it was lands on nothing).
         let link = "[data-testid=trace-card][data-status=done] [data-testid=resource-link] button";
         s.wait_still(link, WAIT)?;
-        s.click_when_clear(link, WAIT)?;
+        // The list can still scroll as the answer's sources arrive below it, taking the
+        // card from under the click: click until the link says it is open.
+        s.click_until(link, WAIT, |s| {
+            s.wait_for(&format!("{link}[aria-expanded=true]"), Duration::from_secs(3)).is_ok()
+        })?;
         let shown = s.wait_for_text("[data-testid=resource-preview]", WAIT, |t| t.contains("Buy milk"))?;
         ensure!(shown.contains("notes://today"), "{shown}");
         // It can be saved as a file, read whole from its server.
