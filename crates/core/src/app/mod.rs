@@ -222,7 +222,7 @@ fn conversation_kind(e: &ConversationError) -> ErrorKind {
 fn mcp_kind(e: &McpError) -> ErrorKind {
     match e {
         McpError::Timeout { .. } | McpError::StartTimeout { .. } => ErrorKind::Timeout,
-        McpError::Cancelled { .. } => ErrorKind::Cancelled,
+        McpError::Cancelled { .. } | McpError::ShuttingDown { .. } => ErrorKind::Cancelled,
         McpError::UnknownServer { .. } => ErrorKind::NotFound,
         McpError::UriTemplate { .. } => ErrorKind::InvalidInput,
         _ => ErrorKind::Mcp,

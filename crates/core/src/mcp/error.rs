@@ -93,6 +93,10 @@ pub enum McpError {
     /// The caller cancelled the request.
     #[error("request to MCP server {server:?} was cancelled")]
     Cancelled { server: String },
+    /// A start asked for once the registry had begun to shut down: a server started then
+    /// would outlive the stop.
+    #[error("MCP server {server:?} was not started: Patchbay is quitting")]
+    ShuttingDown { server: String },
     /// The connection closed before the answer arrived.
     #[error("connection to MCP server {server:?} closed")]
     ConnectionClosed { server: String },

@@ -92,7 +92,7 @@ async fn until<T>(get: impl Fn() -> Option<T>) -> T {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shutdown_leaves_no_process_of_the_group_even_when_stdin_is_ignored() {
+async fn shutdown_leaves_no_process_of_the_group_even_when_stdin_is_ignored_and_starts_nothing_after() {
     // A wrapper that keeps a grandchild and ignores SIGTERM and stdin closing:
     // only killing the whole group ends it.
     let everything = patchbay_test_support::peers::npm_bin("mcp-server-everything");
@@ -108,6 +108,12 @@ async fn shutdown_leaves_no_process_of_the_group_even_when_stdin_is_ignored() {
     registry.shutdown().await;
     assert_eq!(registry.status("wrapped").unwrap(), ServerStatus::Stopped);
     assert_group_gone(pid).await;
+    // For good: a start asked for now (a click while Patchbay quits) would outlive the stop.
+    let refused = registry.start("wrapped").await.unwrap_err();
+    assert_eq!(refused.to_string(), "MCP server \"wrapped\" was not started: Patchbay is quitting");
+    registry.start_all().await;
+    let after = &registry.snapshot()[0];
+    assert_eq!((&after.status, after.pid), (&ServerStatus::Stopped, None));
 }
 
 /// In the sandbox the server runs in its own session (no terminal to type into), so it is

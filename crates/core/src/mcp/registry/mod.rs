@@ -511,27 +511,34 @@ impl McpRegistry {
         let slots: Vec<Arc<Slot>> = read(&self.shared().servers).values().cloned().collect();
         for slot in slots {
             if lock(&slot.config).enabled {
-                self.start_slot(&slot).await;
+                // Only a shutdown refuses, and then every start is refused alike.
+                let _ = self.start_slot(&slot).await;
             }
         }
     }
 
-    /// Starts one server (enabled or not) unless it is already running.
+    /// Starts one server (enabled or not) unless it is already running; refused once
+    /// [`Self::shutdown`] has begun.
     pub async fn start(&self, name: &str) -> Result<(), McpError> {
         let slot = self.slot(name)?;
-        self.start_slot(&slot).await;
-        Ok(())
+        self.start_slot(&slot).await
     }
 
-    async fn start_slot(&self, slot: &Arc<Slot>) {
+    async fn start_slot(&self, slot: &Arc<Slot>) -> Result<(), McpError> {
         let mut supervisor = slot.supervisor.lock().await;
+        // Checked under the slot's lock, which the shutdown's stop takes after cancelling
+        // the root: a start either sees the shutdown or is there for the stop to find.
+        if self.inner.root.is_cancelled() {
+            return Err(McpError::ShuttingDown { server: slot.name.clone() });
+        }
         if supervisor.as_ref().is_some_and(|s| !s.handle.is_finished()) {
-            return;
+            return Ok(());
         }
         let stop = self.inner.root.child_token();
         self.shared().set_status(slot, ServerStatus::Starting);
         let handle = tokio::spawn(supervise(self.shared().clone(), slot.clone(), stop.clone()));
         *supervisor = Some(Supervisor { stop, handle });
+        Ok(())
     }
 
     /// Stops a server and waits until its process is gone.
@@ -553,8 +560,10 @@ impl McpRegistry {
     }
 
     /// Stops every server, side by side (each may take its grace period), and
-    /// waits until their processes are gone.
+    /// waits until their processes are gone. For good: no server starts after it
+    /// (a restart after a crash, a start asked for meanwhile).
     pub async fn shutdown(&self) {
+        self.inner.root.cancel();
         let names = self.names();
         futures::future::join_all(names.iter().map(|name| self.stop(name))).await;
     }
