@@ -264,6 +264,163 @@ async fn a_run_over_its_time_limit_is_stopped_recorded_and_told() {
     assert_eq!(runs.matches("stopped after 2 seconds, its time limit").count(), 2, "{runs}");
 }
 
+/// `schedule add` enables its timer in a real systemd user manager, which then runs the due
+/// schedule through the service's own command line (the quoting of the CLI's and the data
+/// folder's paths, as systemd reads them), late and once; `remove` disables the timer and its
+/// units are gone from the manager.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_systemd_user_manager_enables_the_timer_runs_the_schedule_and_forgets_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A space and a quote in the data folder's path: systemd must hand it over whole.
+    let data = tmp.path().join("my \"data\"");
+    let model =
+        ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Digest from systemd."])]).await.unwrap();
+    crate::common::seed_scripted_provider(&data, &model.url());
+    let systemd = UserSystemd::start();
+
+    let at = (Local::now() - TimeDelta::hours(2)).format("%H:%M").to_string();
+    let mut add = command(&data);
+    add.args(["schedule", "add", "digest", "--daily", &at, "--prompt", "Write my digest"]);
+    let out = systemd.inside(&add).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    let unit = said
+        .lines()
+        .find_map(|l| l.strip_prefix("the system timer ")?.split_once(' ').map(|(unit, _)| unit.to_owned()))
+        .unwrap_or_else(|| panic!("no timer was enabled: {said}{}", stderr(&out)));
+    assert_eq!(systemd.systemctl(&["is-enabled", &unit]), "enabled");
+    assert_eq!(systemd.systemctl(&["is-active", &unit]), "active");
+    // Next at the coming fifth minute of the clock.
+    let mut show = std::process::Command::new("systemctl");
+    show.args(["--user", "show", &unit, "--property=NextElapseUSecRealtime", "--value"]).env("TZ", "UTC");
+    let next = stdout(&systemd.inside(&show).output().unwrap());
+    let next = chrono::NaiveDateTime::parse_from_str(next.trim(), "%a %Y-%m-%d %H:%M:%S UTC")
+        .unwrap_or_else(|e| panic!("next elapse {next:?}: {e}"))
+        .and_utc()
+        .timestamp();
+    let now = Local::now().timestamp();
+    assert!(next > now && next <= now + 300 && next % 300 == 0, "next run at {next}, now {now}");
+
+    // The computer was off for three days: what the timer starts runs it once, late.
+    let three_days_ago = (Local::now() - TimeDelta::days(3)).timestamp();
+    store(&data)
+        .write(|tx| {
+            tx.execute("UPDATE schedules SET last_due = ?1", [three_days_ago]).map_err(|e| store(&data).error(e))
+        })
+        .unwrap();
+    let service = unit.replace(".timer", ".service");
+    // A oneshot service: `start` returns once the run has ended.
+    systemd.systemctl(&["start", &service]);
+    let runs = ok(&patchbay(&data, &["schedule", "runs", "digest"]));
+    assert!(runs.starts_with("done  due "), "{runs}\n{}", systemd.journal(&service));
+    assert!(runs.lines().next().unwrap().contains(", late  started "), "{runs}");
+    assert_eq!(model.requests().len(), 1, "one run");
+    systemd.systemctl(&["start", &service]);
+    assert_eq!(
+        ok(&patchbay(&data, &["schedule", "runs", "digest"])).lines().count(),
+        runs.lines().count(),
+        "it caught up once"
+    );
+    let listed = ok(&patchbay(&data, &["conversation", "list"]));
+    assert!(listed.contains("digest · ") && listed.contains("(late)"), "{listed}");
+
+    let out = systemd.inside(command(&data).args(["schedule", "remove", "digest"])).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ne!(systemd.systemctl(&["is-enabled", &unit]), "enabled");
+    let files = systemd.systemctl(&["list-unit-files", "--no-legend", "patchbay-*"]);
+    assert!(!files.contains(&unit), "{files}");
+    let timers = systemd.systemctl(&["list-timers", "--all", "--no-legend"]);
+    assert!(!timers.contains(&unit), "{timers}");
+}
+
+/// A systemd user manager of the test's own, with its own runtime and unit folders, so that
+/// none of the user's units is read or touched. A container's first process is not systemd, and
+/// the user manager will not start unless the machine booted with it: it runs in a mount
+/// namespace of its own (root's, as CI's) where `/run/systemd/system` says so.
+struct UserSystemd {
+    manager: std::process::Child,
+    runtime: std::path::PathBuf,
+    config: std::path::PathBuf,
+    log: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl UserSystemd {
+    fn start() -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (runtime, config, log) =
+            (dir.path().join("run"), dir.path().join("config"), dir.path().join("manager.log"));
+        std::fs::create_dir(&runtime).unwrap();
+        std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let booted = "mkdir -p /run/systemd && mount -t tmpfs tmpfs /run/systemd && mkdir /run/systemd/system \
+                      && exec /lib/systemd/systemd --user --log-target=console";
+        let manager = std::process::Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c", booted])
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("XDG_CONFIG_HOME", &config)
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("unshare runs");
+        let systemd = UserSystemd { manager, runtime, config, log, _dir: dir };
+        let started = std::time::Instant::now();
+        loop {
+            let state = systemd.systemctl(&["is-system-running"]);
+            if state == "running" || state == "degraded" {
+                return systemd;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the user manager did not start ({state}): {}",
+                std::fs::read_to_string(&systemd.log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// `cmd` as the user's session would run it: in the manager's mount namespace (where
+    /// `systemctl` finds the machine booted with systemd), with its folders.
+    fn inside(&self, cmd: &std::process::Command) -> std::process::Command {
+        let mut inside = std::process::Command::new("nsenter");
+        inside.arg(format!("--target={}", self.manager.id())).args(["--mount", "--"]);
+        inside.arg(cmd.get_program()).args(cmd.get_args());
+        for (name, value) in cmd.get_envs() {
+            match value {
+                Some(value) => inside.env(name, value),
+                None => inside.env_remove(name),
+            };
+        }
+        inside.env("XDG_RUNTIME_DIR", &self.runtime).env("XDG_CONFIG_HOME", &self.config);
+        inside.env_remove("PATCHBAY_NO_SYSTEMCTL").stdin(Stdio::null());
+        inside
+    }
+
+    /// What `systemctl --user ARGS…` printed, trimmed.
+    fn systemctl(&self, args: &[&str]) -> String {
+        let mut systemctl = std::process::Command::new("systemctl");
+        systemctl.arg("--user").args(args);
+        let out = self.inside(&systemctl).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// What the manager logged about `unit` (its journal is the manager's output here).
+    fn journal(&self, unit: &str) -> String {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        format!("{}\n{log}", self.systemctl(&["status", "--no-pager", unit]))
+    }
+}
+
+impl Drop for UserSystemd {
+    fn drop(&mut self) {
+        // SIGTERM: the manager stops its units and leaves; its namespace goes with it.
+        let _ = std::process::Command::new("kill").arg(self.manager.id().to_string()).status();
+        let _ = self.manager.wait();
+    }
+}
+
 /// A D-Bus session bus of the test's own, where `notify-send` starts dunst (a real notification
 /// server, on the test's display, with no settings of the user's): no other notifications reach
 /// it, and none of the user's are touched.
