@@ -265,8 +265,16 @@ impl SystemTimer for LaunchAgent {
         }
         // Loaded before (an older Patchbay's binary, say): unloaded first, or load keeps the old one.
         let _ = Command::new("launchctl").arg("unload").arg(&file).output();
-        told(Command::new("launchctl").args(["load", "-w"]).arg(&file).output(), path, "launchctl")
-            .map(|()| unit_name(dir))
+        let load = Command::new("launchctl").args(["load", "-w"]).arg(&file).output();
+        // `load` can exit 0 having loaded nothing (a plist it refused, say), its reason on
+        // stderr: loaded is what `list` then knows.
+        let said = load.as_ref().map(|out| String::from_utf8_lossy(&out.stderr).trim().to_owned()).unwrap_or_default();
+        told(load, path.clone(), "launchctl")?;
+        if loaded().is_ok_and(|out| out.status.success()) {
+            return Ok(unit_name(dir));
+        }
+        let error = if said.is_empty() { "the agent is not loaded".to_owned() } else { said };
+        Err(TimerError::Refused { path, tool: "launchctl".into(), error })
     }
 
     /// Unloads `dir`'s agent and deletes it.
