@@ -115,10 +115,12 @@ impl Session {
     /// missing effect. `taken` must not be true of a second click undoing the first.
     pub fn click_until(&self, css: &str, timeout: Duration, taken: impl Fn(&Self) -> bool) -> Result<()> {
         for _ in 0..5 {
-            self.click_when_clear(css, timeout)?;
+            // A click that errs (the element gone, covered) may have been taken just before.
+            let clicked = self.click_when_clear(css, timeout);
             if taken(self) {
                 return Ok(());
             }
+            clicked?;
         }
         bail!("five clicks on {css} were not taken")
     }

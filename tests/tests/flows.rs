@@ -1139,8 +1139,9 @@ mcp.run()
         s.click_until("[data-testid=message-assistant] a[href^='https://example.com']", WAIT, |_| {
             browser.opened(2, Duration::from_secs(3)).len() >= 2
         })?;
+        // A click taken late may have handed the link on twice: what comes after is counted from here.
         let links = browser.opened(2, WAIT);
-        ensure!(links.last().map(String::as_str) == Some("https://example.com/guide?page=2"), "{links:?}");
+        ensure!(links[1..].iter().all(|l| l == "https://example.com/guide?page=2"), "{links:?}");
         // A link to a file on this computer is its text only; one the browser
         // may not get is refused, and says why.
         let file = s.find("[data-testid=message-assistant] [data-testid=unopened-link]")?;
@@ -1149,7 +1150,7 @@ mcp.run()
         s.click_when_clear("[data-testid=message-assistant] a[href^='xmpp:']", WAIT)?;
         let banner = s.wait_for_text("[data-testid=link-error]", WAIT, |t| t.contains("xmpp:"))?;
         ensure!(banner.contains("only http, https and mailto links are opened"), "{banner}");
-        ensure!(browser.opened(3, Duration::from_secs(2)).len() == 2, "another link was handed on");
+        ensure!(browser.opened(links.len() + 1, Duration::from_secs(2)) == links, "another link was handed on");
         // The window stayed where it was throughout.
         let here = s.execute("return location.href", json!([]))?;
         ensure!(here.as_str().is_some_and(|h| !h.contains("example.com")), "the window went to {here}");
@@ -1187,7 +1188,7 @@ mcp.run()
         ensure!(saved.contains("today.txt") && saved.contains(&downloads.display().to_string()), "{saved}");
         let file = std::fs::read_to_string(downloads.join("today.txt"))?;
         ensure!(file == "Buy milk at noon.", "{file}");
-        ensure!(browser.opened(3, Duration::from_secs(2)).len() == 2, "the resource went to the browser");
+        ensure!(browser.opened(links.len() + 1, Duration::from_secs(2)) == links, "the resource went to the browser");
         Ok(())
     })?;
     // The app's log in its data folder tells the server's story.

@@ -266,8 +266,8 @@ async fn a_run_over_its_time_limit_is_stopped_recorded_and_told() {
 
 /// `schedule add` enables its timer in a real systemd user manager, which then runs the due
 /// schedule through the service's own command line (the quoting of the CLI's and the data
-/// folder's paths, as systemd reads them), late and once; `remove` disables the timer and its
-/// units are gone from the manager.
+/// folder's paths, as systemd reads them), late and once; `remove` disables the timer, and its
+/// units and its stamp are gone. The machine's processes stay in their cgroups.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_systemd_user_manager_enables_the_timer_runs_the_schedule_and_forgets_it() {
     let tmp = tempfile::tempdir().unwrap();
@@ -276,7 +276,9 @@ async fn a_real_systemd_user_manager_enables_the_timer_runs_the_schedule_and_for
     let model =
         ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Digest from systemd."])]).await.unwrap();
     crate::common::seed_scripted_provider(&data, &model.url());
+    let machine = std::fs::read_to_string("/proc/1/cgroup").unwrap();
     let systemd = UserSystemd::start();
+    assert_eq!(std::fs::read_to_string("/proc/1/cgroup").unwrap(), machine, "the manager took the machine's processes");
 
     let at = (Local::now() - TimeDelta::hours(2)).format("%H:%M").to_string();
     let mut add = command(&data);
@@ -288,18 +290,20 @@ async fn a_real_systemd_user_manager_enables_the_timer_runs_the_schedule_and_for
         .lines()
         .find_map(|l| l.strip_prefix("the system timer ")?.split_once(' ').map(|(unit, _)| unit.to_owned()))
         .unwrap_or_else(|| panic!("no timer was enabled: {said}{}", stderr(&out)));
-    assert_eq!(systemd.systemctl(&["is-enabled", &unit]), "enabled");
-    assert_eq!(systemd.systemctl(&["is-active", &unit]), "active");
+    assert!(systemd.home.join(".config/systemd/user").join(&unit).is_file());
+    assert_eq!(systemd.ok(&["is-enabled", &unit]), "enabled");
+    assert_eq!(systemd.ok(&["is-active", &unit]), "active");
     // Next at the coming fifth minute of the clock.
-    let mut show = std::process::Command::new("systemctl");
-    show.args(["--user", "show", &unit, "--property=NextElapseUSecRealtime", "--value"]).env("TZ", "UTC");
-    let next = stdout(&systemd.inside(&show).output().unwrap());
-    let next = chrono::NaiveDateTime::parse_from_str(next.trim(), "%a %Y-%m-%d %H:%M:%S UTC")
+    let next = systemd.ok(&["show", &unit, "--property=NextElapseUSecRealtime", "--value"]);
+    let next = chrono::NaiveDateTime::parse_from_str(&next, "%a %Y-%m-%d %H:%M:%S UTC")
         .unwrap_or_else(|e| panic!("next elapse {next:?}: {e}"))
         .and_utc()
         .timestamp();
     let now = Local::now().timestamp();
     assert!(next > now && next <= now + 300 && next % 300 == 0, "next run at {next}, now {now}");
+    // Where the timer notes its last run (`Persistent=true`), so that one missed runs on start.
+    let stamp = systemd.home.join(".local/share/systemd/timers").join(format!("stamp-{unit}"));
+    assert!(stamp.is_file(), "{} is missing", stamp.display());
 
     // The computer was off for three days: what the timer starts runs it once, late.
     let three_days_ago = (Local::now() - TimeDelta::days(3)).timestamp();
@@ -310,12 +314,12 @@ async fn a_real_systemd_user_manager_enables_the_timer_runs_the_schedule_and_for
         .unwrap();
     let service = unit.replace(".timer", ".service");
     // A oneshot service: `start` returns once the run has ended.
-    systemd.systemctl(&["start", &service]);
+    let (started, _) = systemd.systemctl(&["start", &service]);
     let runs = ok(&patchbay(&data, &["schedule", "runs", "digest"]));
-    assert!(runs.starts_with("done  due "), "{runs}\n{}", systemd.journal(&service));
+    assert!(started && runs.starts_with("done  due "), "{runs}\n{}", systemd.journal(&service));
     assert!(runs.lines().next().unwrap().contains(", late  started "), "{runs}");
     assert_eq!(model.requests().len(), 1, "one run");
-    systemd.systemctl(&["start", &service]);
+    systemd.ok(&["start", &service]);
     assert_eq!(
         ok(&patchbay(&data, &["schedule", "runs", "digest"])).lines().count(),
         runs.lines().count(),
@@ -326,49 +330,93 @@ async fn a_real_systemd_user_manager_enables_the_timer_runs_the_schedule_and_for
 
     let out = systemd.inside(command(&data).args(["schedule", "remove", "digest"])).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_ne!(systemd.systemctl(&["is-enabled", &unit]), "enabled");
-    let files = systemd.systemctl(&["list-unit-files", "--no-legend", "patchbay-*"]);
-    assert!(!files.contains(&unit), "{files}");
-    let timers = systemd.systemctl(&["list-timers", "--all", "--no-legend"]);
+    // The manager still answers: what it says of the unit is not silence.
+    let (_, state) = systemd.systemctl(&["is-system-running"]);
+    assert!(state == "running" || state == "degraded", "the manager is {state}");
+    let (enabled, state) = systemd.systemctl(&["is-enabled", &unit]);
+    assert!(!enabled, "{unit} is still {state}");
+    let timers = systemd.ok(&["list-timers", "--all", "--no-legend"]);
     assert!(!timers.contains(&unit), "{timers}");
+    assert!(!stamp.exists(), "the timer's stamp was left behind");
+    assert!(!systemd.home.join(".config/systemd/user").join(&unit).exists());
 }
 
-/// A systemd user manager of the test's own, with its own runtime and unit folders, so that
-/// none of the user's units is read or touched. A container's first process is not systemd, and
+/// A systemd user manager of the test's own. A container's first process is not systemd, and
 /// the user manager will not start unless the machine booted with it: it runs in a mount
-/// namespace of its own (root's, as CI's) where `/run/systemd/system` says so.
+/// namespace of its own (root's, as CI's) where `/run/systemd/system` says so. Everything it
+/// writes is the test's: runtime, unit, data and state folders (the timers' stamps), and a
+/// cgroup of its own in each hierarchy, since a manager takes every process of the cgroup it
+/// starts in into its `init.scope` (it would take the whole machine's from `/`). The user's
+/// units it may read, and start (sockets in the runtime folder), are left as they were.
 struct UserSystemd {
     manager: std::process::Child,
-    runtime: std::path::PathBuf,
-    config: std::path::PathBuf,
+    /// The manager's cgroup's name, the same in each hierarchy.
+    cgroup: String,
+    home: std::path::PathBuf,
     log: std::path::PathBuf,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl UserSystemd {
     fn start() -> Self {
-        use std::os::unix::fs::PermissionsExt;
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        assert_eq!(
+            std::fs::metadata("/proc/self").unwrap().uid(),
+            0,
+            "a user manager of the test's own needs root (a mount namespace, cgroups); scripts/test.sh runs as root"
+        );
         let dir = tempfile::tempdir().unwrap();
-        let (runtime, config, log) =
-            (dir.path().join("run"), dir.path().join("config"), dir.path().join("manager.log"));
-        std::fs::create_dir(&runtime).unwrap();
+        let (home, log) = (dir.path().join("home"), dir.path().join("manager.log"));
+        let runtime = dir.path().join("run");
+        for folder in [&home, &runtime] {
+            std::fs::create_dir(folder).unwrap();
+        }
         std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
-        let booted = "mkdir -p /run/systemd && mount -t tmpfs tmpfs /run/systemd && mkdir /run/systemd/system \
-                      && exec /lib/systemd/systemd --user --log-target=console";
-        let manager = std::process::Command::new("unshare")
-            .args(["--mount", "--propagation", "private", "sh", "-c", booted])
-            .env("XDG_RUNTIME_DIR", &runtime)
-            .env("XDG_CONFIG_HOME", &config)
-            .env_remove("DBUS_SESSION_BUS_ADDRESS")
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("unshare runs");
-        let systemd = UserSystemd { manager, runtime, config, log, _dir: dir };
+        let cgroup =
+            format!("patchbay-test-{}", dir.path().file_name().unwrap().to_string_lossy().trim_start_matches('.'));
+        let cgroups = own_cgroups(&cgroup);
+        // In its new cgroups, then a /run of its own, then the manager (the same process: it
+        // gets SIGTERM if the test dies first). Its services' output goes to its log.
+        let booted = "for cgroup; do echo $$ > \"$cgroup/cgroup.procs\"; done \
+                      && mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/system \
+                      && exec /lib/systemd/systemd --user --log-target=console \
+                         --default-standard-output=inherit --default-standard-error=inherit";
+        let out = std::fs::File::create(&log).unwrap();
+        let mut manager = std::process::Command::new("setpriv");
+        manager.args([
+            "--pdeathsig",
+            "TERM",
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            booted,
+            "sh",
+        ]);
+        let systemd = UserSystemd {
+            manager: manager
+                .args(&cgroups)
+                .env("HOME", &home)
+                .env("XDG_RUNTIME_DIR", &runtime)
+                .env_remove("DBUS_SESSION_BUS_ADDRESS")
+                .env_remove("XDG_CONFIG_HOME")
+                .env_remove("XDG_DATA_HOME")
+                .env_remove("XDG_STATE_HOME")
+                .stdin(Stdio::null())
+                .stdout(out.try_clone().unwrap())
+                .stderr(out)
+                .spawn()
+                .expect("setpriv runs"),
+            cgroup,
+            home,
+            log,
+            dir,
+        };
         let started = std::time::Instant::now();
         loop {
-            let state = systemd.systemctl(&["is-system-running"]);
+            let (_, state) = systemd.systemctl(&["is-system-running"]);
             if state == "running" || state == "degraded" {
                 return systemd;
             }
@@ -382,7 +430,7 @@ impl UserSystemd {
     }
 
     /// `cmd` as the user's session would run it: in the manager's mount namespace (where
-    /// `systemctl` finds the machine booted with systemd), with its folders.
+    /// `systemctl` finds the machine booted with systemd), with its home and runtime folder.
     fn inside(&self, cmd: &std::process::Command) -> std::process::Command {
         let mut inside = std::process::Command::new("nsenter");
         inside.arg(format!("--target={}", self.manager.id())).args(["--mount", "--"]);
@@ -393,31 +441,104 @@ impl UserSystemd {
                 None => inside.env_remove(name),
             };
         }
-        inside.env("XDG_RUNTIME_DIR", &self.runtime).env("XDG_CONFIG_HOME", &self.config);
-        inside.env_remove("PATCHBAY_NO_SYSTEMCTL").stdin(Stdio::null());
+        // The session's bus is the manager's (`clean` needs it), as in a systemd session.
+        let runtime = self.dir.path().join("run");
+        inside.env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", runtime.join("bus").display()));
+        inside.env("HOME", &self.home).env("XDG_RUNTIME_DIR", runtime);
+        for unset in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "PATCHBAY_NO_SYSTEMCTL"] {
+            inside.env_remove(unset);
+        }
+        inside.stdin(Stdio::null());
         inside
     }
 
-    /// What `systemctl --user ARGS…` printed, trimmed.
-    fn systemctl(&self, args: &[&str]) -> String {
+    /// Whether `systemctl --user ARGS…` succeeded, and what it printed, trimmed.
+    fn systemctl(&self, args: &[&str]) -> (bool, String) {
         let mut systemctl = std::process::Command::new("systemctl");
-        systemctl.arg("--user").args(args);
+        systemctl.arg("--user").args(args).env("TZ", "UTC");
         let out = self.inside(&systemctl).output().unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).trim().to_owned())
     }
 
-    /// What the manager logged about `unit` (its journal is the manager's output here).
+    /// What `systemctl --user ARGS…` printed; it must succeed.
+    fn ok(&self, args: &[&str]) -> String {
+        let (ok, said) = self.systemctl(args);
+        assert!(
+            ok,
+            "systemctl --user {args:?} failed: {said}\n{}",
+            std::fs::read_to_string(&self.log).unwrap_or_default()
+        );
+        said
+    }
+
+    /// The manager's log (its services' output too) and `unit`'s status.
     fn journal(&self, unit: &str) -> String {
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        format!("{}\n{log}", self.systemctl(&["status", "--no-pager", unit]))
+        format!("{}\n{log}", self.systemctl(&["status", "--no-pager", unit]).1)
     }
+}
+
+/// A new cgroup named `name` under the test's own, where the manager will run: in the
+/// hierarchy that tracks processes for systemd (`name=systemd` on a hybrid machine like this
+/// one) and in the unified one, each as `/proc/self/cgroup` places this process.
+fn own_cgroups(name: &str) -> Vec<std::path::PathBuf> {
+    let placed = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    let path = |hierarchy: &str| {
+        placed.lines().find_map(|l| l.split_once(':').and_then(|(_, rest)| rest.strip_prefix(hierarchy)))
+    };
+    let unified = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"].into_iter().find(|m| {
+        std::path::Path::new(m).join("cgroup.procs").exists()
+            && std::path::Path::new(m).join("cgroup.controllers").exists()
+    });
+    let mut mounts = Vec::new();
+    if std::path::Path::new("/sys/fs/cgroup/systemd/cgroup.procs").exists() {
+        mounts.push(("/sys/fs/cgroup/systemd", path("name=systemd:").expect("a name=systemd line")));
+    }
+    if let Some(unified) = unified {
+        mounts.push((unified, path(":").expect("a unified line")));
+    }
+    mounts
+        .into_iter()
+        .map(|(mount, path)| {
+            let cgroup = std::path::Path::new(mount).join(path.trim_start_matches('/')).join(name);
+            std::fs::create_dir(&cgroup).unwrap_or_else(|e| panic!("{}: {e}", cgroup.display()));
+            cgroup
+        })
+        .collect()
+}
+
+/// Removes every cgroup called `name` (and those under it) in every hierarchy.
+fn remove_cgroups(name: &str) {
+    fn remove(dir: &std::path::Path) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                remove(&entry.path());
+            }
+        }
+        let _ = std::fs::remove_dir(dir);
+    }
+    fn find(dir: &std::path::Path, name: &str, depth: usize) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if entry.file_name() == name {
+                remove(&entry.path());
+            } else if depth > 0 {
+                find(&entry.path(), name, depth - 1);
+            }
+        }
+    }
+    find(std::path::Path::new("/sys/fs/cgroup"), name, 8);
 }
 
 impl Drop for UserSystemd {
     fn drop(&mut self) {
-        // SIGTERM: the manager stops its units and leaves; its namespace goes with it.
+        // SIGTERM: the manager stops its units and leaves; its namespace goes with it, and
+        // then its cgroups, empty.
         let _ = std::process::Command::new("kill").arg(self.manager.id().to_string()).status();
         let _ = self.manager.wait();
+        remove_cgroups(&self.cgroup);
     }
 }
 

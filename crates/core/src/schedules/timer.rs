@@ -126,6 +126,11 @@ fn unit_folder() -> Result<PathBuf, TimerError> {
         .ok_or(TimerError::NoHome)
 }
 
+/// `systemctl --user ARGS…`, run to its end.
+fn systemctl(args: &[&str]) -> std::io::Result<std::process::Output> {
+    Command::new("systemctl").arg("--user").args(args).output()
+}
+
 impl SystemTimer for SystemdUser {
     /// Writes `dir`'s units for `cli` and enables the timer; or says why it does not run
     /// (the units stay written for a later login).
@@ -145,7 +150,6 @@ impl SystemTimer for SystemdUser {
         if std::env::var_os(NO_SYSTEMCTL).is_some() {
             return Err(TimerError::NotEnabled { path });
         }
-        let systemctl = |args: &[&str]| Command::new("systemctl").arg("--user").args(args).output();
         let enabled = systemctl(&["daemon-reload"]).and_then(|reload| {
             if reload.status.success() { systemctl(&["enable", "--now", &format!("{unit}.timer")]) } else { Ok(reload) }
         });
@@ -162,7 +166,9 @@ impl SystemTimer for SystemdUser {
         }
         if std::env::var_os(NO_SYSTEMCTL).is_none() {
             // A timer that was never enabled (no user systemd) is fine to remove as it is.
-            let _ = Command::new("systemctl").args(["--user", "disable", "--now", &format!("{unit}.timer")]).output();
+            let _ = systemctl(&["disable", "--now", &format!("{unit}.timer")]);
+            // Its `Persistent=` stamp (in ~/.local/share/systemd/timers) goes too.
+            let _ = systemctl(&["clean", "--what=state", &format!("{unit}.timer")]);
         }
         for file in [timer, folder.join(format!("{unit}.service"))] {
             remove(&file)?;

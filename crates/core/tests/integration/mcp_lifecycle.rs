@@ -105,12 +105,20 @@ async fn shutdown_leaves_no_process_of_the_group_even_when_stdin_is_ignored_and_
     start_ready(&registry, "wrapped").await;
     let pid = registry.snapshot()[0].pid.unwrap();
     assert!(group_members(pid).len() >= 3, "{:?}", group_members(pid));
-    registry.shutdown().await;
-    assert_eq!(registry.status("wrapped").unwrap(), ServerStatus::Stopped);
-    assert_group_gone(pid).await;
-    // For good: a start asked for now (a click while Patchbay quits) would outlive the stop.
+    let stopping = tokio::spawn({
+        let registry = registry.clone();
+        async move { registry.shutdown().await }
+    });
+    // While the stop waits out the grace period (the wrapper ignores it), a start asked for (a
+    // click while Patchbay quits) is refused: a server started now would outlive the stop.
+    tokio::time::sleep(options().shutdown_grace / 5).await;
+    assert!(!stopping.is_finished(), "the stop did not wait for the grace period");
     let refused = registry.start("wrapped").await.unwrap_err();
     assert_eq!(refused.to_string(), "MCP server \"wrapped\" was not started: Patchbay is quitting");
+    stopping.await.unwrap();
+    assert_eq!(registry.status("wrapped").unwrap(), ServerStatus::Stopped);
+    assert_group_gone(pid).await;
+    // And for good.
     registry.start_all().await;
     let after = &registry.snapshot()[0];
     assert_eq!((&after.status, after.pid), (&ServerStatus::Stopped, None));
