@@ -112,8 +112,13 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
                     return Ok(ExitCode::from(code));
                 }
             };
-            let ran =
-                tokio::runtime::Runtime::new()?.block_on(run_limited(dir, &schedules, &claim, limit, &NotifySend))?;
+            let ran = tokio::runtime::Runtime::new()?.block_on(run_limited(
+                dir,
+                &schedules,
+                &claim,
+                limit,
+                &NotifySend::new(),
+            ))?;
             ran.say(*json, false);
             Ok(if ran.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
@@ -129,7 +134,7 @@ pub fn run(dir: &DataDir, command: &ScheduleCommand) -> anyhow::Result<ExitCode>
             for (schedule, at) in &due {
                 match schedules.claim_due(schedule, *at, Local::now())? {
                     Some(claim) => {
-                        let ran = runtime.block_on(run_limited(dir, &schedules, &claim, limit, &NotifySend))?;
+                        let ran = runtime.block_on(run_limited(dir, &schedules, &claim, limit, &NotifySend::new()))?;
                         ran.say(false, false);
                         all_ok &= ran.ok;
                     }
@@ -462,16 +467,46 @@ trait Notifier {
     fn notify(&self, title: &str, body: &str);
 }
 
-/// libnotify's `notify-send`, shown by the notification server the desktop runs (where there is one).
-struct NotifySend;
+/// libnotify's `notify-send` (`program`), shown by the notification server the desktop runs
+/// (where there is one), within `limit`: a session bus that cannot start its notification
+/// server (no display) holds `notify-send` for D-Bus's activation time-out, and the run with it.
+struct NotifySend {
+    program: std::path::PathBuf,
+    limit: std::time::Duration,
+}
+
+impl NotifySend {
+    fn new() -> Self {
+        Self { program: "notify-send".into(), limit: std::time::Duration::from_secs(5) }
+    }
+}
 
 impl Notifier for NotifySend {
     fn notify(&self, title: &str, body: &str) {
-        let shown = Command::new("notify-send").args(["--app-name=Patchbay", "--", title, body]).status();
-        match shown {
-            Ok(status) if status.success() => {}
-            Ok(status) => eprintln!("note: no desktop notification (notify-send: {status})"),
-            Err(e) => eprintln!("note: no desktop notification (notify-send: {e})"),
+        let mut shown = match Command::new(&self.program)
+            .args(["--app-name=Patchbay", "--", title, body])
+            .stdin(std::process::Stdio::null())
+            .spawn()
+        {
+            Ok(shown) => shown,
+            Err(e) => return eprintln!("note: no desktop notification (notify-send: {e})"),
+        };
+        let deadline = std::time::Instant::now() + self.limit;
+        loop {
+            match shown.try_wait() {
+                Ok(Some(status)) if status.success() => return,
+                Ok(Some(status)) => return eprintln!("note: no desktop notification (notify-send: {status})"),
+                Ok(None) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Ok(None) => {
+                    let _ = shown.kill();
+                    let _ = shown.wait();
+                    let secs = self.limit.as_secs_f32();
+                    return eprintln!("note: no desktop notification (notify-send did not finish within {secs} s)");
+                }
+                Err(e) => return eprintln!("note: no desktop notification (notify-send: {e})"),
+            }
         }
     }
 }
@@ -536,5 +571,21 @@ mod tests {
             "{answer} {late} ran; its answer is in conversation 1"
         );
         assert_eq!(words.say("schedules.notify.failed", &[("name", "a{b")]), "a{b failed: {why}");
+    }
+
+    /// A notification server that never answers does not hold the run: `notify-send` is
+    /// stopped at its limit.
+    #[cfg(unix)]
+    #[test]
+    fn a_notification_that_never_shows_is_given_up_at_its_limit() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let stuck = tmp.path().join("notify-send");
+        std::fs::write(&stuck, "#!/bin/sh\nexec sleep 60\n").unwrap();
+        std::fs::set_permissions(&stuck, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let notifier = NotifySend { program: stuck, limit: std::time::Duration::from_millis(300) };
+        let started = std::time::Instant::now();
+        notifier.notify("Patchbay: digest", "digest ran");
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "waited {:?}", started.elapsed());
     }
 }

@@ -22,8 +22,10 @@ pub async fn add_schedule(state: State<'_, AppState>, schedule: ScheduleInput) -
 }
 
 #[tauri::command(rename_all = "snake_case")]
-pub fn remove_schedule(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
-    Ok(state.app()?.remove_schedule(&name)?)
+pub async fn remove_schedule(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
+    let app = state.app()?;
+    // Removing the last one disables the timer with systemctl: off the async threads.
+    super::blocking(move || Ok(app.remove_schedule(&name)?)).await
 }
 
 #[tauri::command(rename_all = "snake_case")]

@@ -167,7 +167,8 @@ impl SystemTimer for SystemdUser {
         if std::env::var_os(NO_SYSTEMCTL).is_none() {
             // A timer that was never enabled (no user systemd) is fine to remove as it is.
             let _ = systemctl(&["disable", "--now", &format!("{unit}.timer")]);
-            // Its `Persistent=` stamp (in ~/.local/share/systemd/timers) goes too.
+            // Its `Persistent=` stamp (in ~/.local/share/systemd/timers) goes too, where the
+            // session's bus is systemd's (`clean` needs it); best effort.
             let _ = systemctl(&["clean", "--what=state", &format!("{unit}.timer")]);
         }
         for file in [timer, folder.join(format!("{unit}.service"))] {
