@@ -276,11 +276,14 @@ async fn a_real_systemd_user_manager_enables_the_timer_runs_the_schedule_and_for
     let model =
         ScriptedServer::start(Format::OpenAi, vec![openai::text_reply(&["Digest from systemd."])]).await.unwrap();
     crate::common::seed_scripted_provider(&data, &model.url());
-    let machine = std::fs::read_to_string("/proc/1/cgroup").unwrap();
+    // The machine's first process and this one (in the cgroup the manager starts from).
+    let placed = || ["/proc/1/cgroup", "/proc/self/cgroup"].map(|p| std::fs::read_to_string(p).unwrap());
+    let machine = placed();
     let systemd = UserSystemd::start();
-    assert_eq!(std::fs::read_to_string("/proc/1/cgroup").unwrap(), machine, "the manager took the machine's processes");
+    assert_eq!(placed(), machine, "the manager took the machine's processes");
 
     let at = (Local::now() - TimeDelta::hours(2)).format("%H:%M").to_string();
+    let before = Local::now().timestamp();
     let mut add = command(&data);
     add.args(["schedule", "add", "digest", "--daily", &at, "--prompt", "Write my digest"]);
     let out = systemd.inside(&add).output().unwrap();
@@ -293,14 +296,18 @@ async fn a_real_systemd_user_manager_enables_the_timer_runs_the_schedule_and_for
     assert!(systemd.home.join(".config/systemd/user").join(&unit).is_file());
     assert_eq!(systemd.ok(&["is-enabled", &unit]), "enabled");
     assert_eq!(systemd.ok(&["is-active", &unit]), "active");
-    // Next at the coming fifth minute of the clock.
-    let now = Local::now().timestamp();
+    // Next at a fifth minute of the clock: the coming one (or the one after, had it come
+    // meanwhile).
     let next = systemd.ok(&["show", &unit, "--property=NextElapseUSecRealtime", "--value"]);
     let next = chrono::NaiveDateTime::parse_from_str(&next, "%a %Y-%m-%d %H:%M:%S UTC")
         .unwrap_or_else(|e| panic!("next elapse {next:?}: {e}"))
         .and_utc()
         .timestamp();
-    assert!(next >= now && next <= now + 300 && next % 300 == 0, "next run at {next}, now {now}");
+    let after = Local::now().timestamp();
+    assert!(
+        next > before && next <= after + 300 && next % 300 == 0,
+        "next run at {next}, between {before} and {after}"
+    );
     // Where the timer notes its last run (`Persistent=true`), so that one missed runs on start.
     let stamp = systemd.home.join(".local/share/systemd/timers").join(format!("stamp-{unit}"));
     assert!(stamp.is_file(), "{} is missing", stamp.display());
@@ -328,6 +335,7 @@ async fn a_real_systemd_user_manager_enables_the_timer_runs_the_schedule_and_for
     let listed = ok(&patchbay(&data, &["conversation", "list"]));
     assert!(listed.contains("digest · ") && listed.contains("(late)"), "{listed}");
 
+    assert!(systemd.ok(&["list-timers", "--all", "--no-legend"]).contains(&unit));
     let out = systemd.inside(command(&data).args(["schedule", "remove", "digest"])).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     // The manager still answers: what it says of the unit is not silence.
@@ -376,8 +384,9 @@ impl UserSystemd {
             format!("patchbay-test-{}", dir.path().file_name().unwrap().to_string_lossy().trim_start_matches('.'));
         let cgroups = own_cgroups(&cgroup);
         // In its new cgroups, then a /run of its own, then the manager (the same process: it
-        // gets SIGTERM if the test dies first). Its services' output goes to its log.
-        let booted = "for cgroup; do echo $$ > \"$cgroup/cgroup.procs\"; done \
+        // gets SIGTERM when the thread that started it ends, so this runs on the test's own
+        // thread, never a blocking pool's). Its services' output goes to its log.
+        let booted = "for cgroup; do echo $$ > \"$cgroup/cgroup.procs\" || exit 1; done \
                       && mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/system \
                       && exec /lib/systemd/systemd --user --log-target=console \
                          --default-standard-output=inherit --default-standard-error=inherit";
@@ -404,6 +413,8 @@ impl UserSystemd {
                 .env_remove("XDG_CONFIG_HOME")
                 .env_remove("XDG_DATA_HOME")
                 .env_remove("XDG_STATE_HOME")
+                .env_remove("XDG_CACHE_HOME")
+                .env_remove("GNUPGHOME")
                 .stdin(Stdio::null())
                 .stdout(out.try_clone().unwrap())
                 .stderr(out)
@@ -445,7 +456,7 @@ impl UserSystemd {
         let runtime = self.dir.path().join("run");
         inside.env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", runtime.join("bus").display()));
         inside.env("HOME", &self.home).env("XDG_RUNTIME_DIR", runtime);
-        for unset in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "PATCHBAY_NO_SYSTEMCTL"] {
+        for unset in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "PATCHBAY_NO_SYSTEMCTL"] {
             inside.env_remove(unset);
         }
         inside.stdin(Stdio::null());
@@ -478,9 +489,9 @@ impl UserSystemd {
     }
 }
 
-/// A new cgroup named `name` under the test's own, where the manager will run: in the
-/// hierarchy that tracks processes for systemd (`name=systemd` on a hybrid machine like this
-/// one) and in the unified one, each as `/proc/self/cgroup` places this process.
+/// A new cgroup named `name` under the test's own, where the manager will run: in the unified
+/// hierarchy, and in `name=systemd` where there is one (a hybrid machine like this one, where
+/// systemd mirrors its cgroups there), each as `/proc/self/cgroup` places this process.
 fn own_cgroups(name: &str) -> Vec<std::path::PathBuf> {
     let placed = std::fs::read_to_string("/proc/self/cgroup").unwrap();
     let path = |hierarchy: &str| {
@@ -515,7 +526,9 @@ fn remove_cgroups(name: &str) {
                 remove(&entry.path());
             }
         }
-        let _ = std::fs::remove_dir(dir);
+        if let Err(e) = std::fs::remove_dir(dir) {
+            eprintln!("the test's cgroup {} stays: {e}", dir.display());
+        }
     }
     fn find(dir: &std::path::Path, name: &str, depth: usize) {
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -535,8 +548,13 @@ fn remove_cgroups(name: &str) {
 impl Drop for UserSystemd {
     fn drop(&mut self) {
         // SIGTERM: the manager stops its units and leaves; its namespace goes with it, and
-        // then its cgroups, empty.
+        // then its cgroups, empty. One that has not left in 30 s is killed.
         let _ = std::process::Command::new("kill").arg(self.manager.id().to_string()).status();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while self.manager.try_wait().is_ok_and(|done| done.is_none()) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.manager.kill();
         let _ = self.manager.wait();
         remove_cgroups(&self.cgroup);
     }

@@ -6,11 +6,13 @@
 
 use crate::mcp_common as common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
 use patchbay_core::config::{McpServerConfig, SecurityLevel, TransportConfig, ValueSource};
-use patchbay_core::mcp::{McpEvent, ServerStatus};
+use patchbay_core::mcp::{McpEvent, McpRegistry, RegistryOptions, ServerStatus};
+use patchbay_core::secrets::MemoryStore;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_events_come_in_order_and_a_killed_server_is_restarted() {
@@ -97,7 +99,10 @@ async fn shutdown_leaves_no_process_of_the_group_even_when_stdin_is_ignored_and_
     // only killing the whole group ends it.
     let everything = patchbay_test_support::peers::npm_bin("mcp-server-everything");
     let script = format!("trap '' TERM; sleep 300 & {} stdio; wait", everything.display());
-    let registry = registry();
+    // A grace period long enough to ask for a start while the stop waits it out, on a slow machine.
+    let grace = Duration::from_secs(3);
+    let registry =
+        McpRegistry::new(Arc::new(MemoryStore::new()), RegistryOptions { shutdown_grace: grace, ..options() });
     // Unsandboxed (permissive): the wrapper, sleep and node share the server's process group.
     let mut wrapped = McpServerConfig::stdio("wrapped", "sh", &["-c", &script]);
     wrapped.policy.level = Some(SecurityLevel::Permissive);
@@ -111,9 +116,9 @@ async fn shutdown_leaves_no_process_of_the_group_even_when_stdin_is_ignored_and_
     });
     // While the stop waits out the grace period (the wrapper ignores it), a start asked for (a
     // click while Patchbay quits) is refused: a server started now would outlive the stop.
-    tokio::time::sleep(options().shutdown_grace / 5).await;
-    assert!(!stopping.is_finished(), "the stop did not wait for the grace period");
+    tokio::time::sleep(grace / 10).await;
     let refused = registry.start("wrapped").await.unwrap_err();
+    assert!(!stopping.is_finished(), "the start was asked for only after the stop");
     assert_eq!(refused.to_string(), "MCP server \"wrapped\" was not started: Patchbay is quitting");
     stopping.await.unwrap();
     assert_eq!(registry.status("wrapped").unwrap(), ServerStatus::Stopped);
