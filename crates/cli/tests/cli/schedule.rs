@@ -349,6 +349,9 @@ async fn a_real_systemd_user_manager_enables_the_timer_runs_the_schedule_and_for
     assert!(!systemd.home.join(".config/systemd/user").join(&unit).exists());
 }
 
+/// A cgroup of a test's user manager is this, then the name of the test's temporary folder.
+const CGROUP_PREFIX: &str = "patchbay-test-";
+
 /// A systemd user manager of the test's own. A container's first process is not systemd, and
 /// the user manager will not start unless the machine booted with it: it runs in a mount
 /// namespace of its own (root's, as CI's) where `/run/systemd/system` says so. Everything it
@@ -380,8 +383,12 @@ impl UserSystemd {
             std::fs::create_dir(folder).unwrap();
         }
         std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
-        let cgroup =
-            format!("patchbay-test-{}", dir.path().file_name().unwrap().to_string_lossy().trim_start_matches('.'));
+        // Those of a test killed before it could remove them: their folder is gone.
+        remove_cgroups(|name| {
+            name.strip_prefix(CGROUP_PREFIX).is_some_and(|t| !std::env::temp_dir().join(format!(".{t}")).exists())
+        });
+        let folder = dir.path().file_name().unwrap().to_string_lossy();
+        let cgroup = format!("{CGROUP_PREFIX}{}", folder.trim_start_matches('.'));
         let cgroups = own_cgroups(&cgroup);
         // In its new cgroups, then a /run of its own, then the manager (the same process: it
         // gets SIGTERM when the thread that started it ends, so this runs on the test's own
@@ -518,8 +525,8 @@ fn own_cgroups(name: &str) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// Removes every cgroup called `name` (and those under it) in every hierarchy.
-fn remove_cgroups(name: &str) {
+/// Removes every cgroup whose name is `doomed` (and those under it) in every hierarchy.
+fn remove_cgroups(doomed: impl Fn(&str) -> bool) {
     fn remove(dir: &std::path::Path) {
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
@@ -530,19 +537,19 @@ fn remove_cgroups(name: &str) {
             eprintln!("the test's cgroup {} stays: {e}", dir.display());
         }
     }
-    fn find(dir: &std::path::Path, name: &str, depth: usize) {
+    fn find(dir: &std::path::Path, doomed: &dyn Fn(&str) -> bool, depth: usize) {
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             if !entry.file_type().is_ok_and(|t| t.is_dir()) {
                 continue;
             }
-            if entry.file_name() == name {
+            if entry.file_name().to_str().is_some_and(doomed) {
                 remove(&entry.path());
             } else if depth > 0 {
-                find(&entry.path(), name, depth - 1);
+                find(&entry.path(), doomed, depth - 1);
             }
         }
     }
-    find(std::path::Path::new("/sys/fs/cgroup"), name, 8);
+    find(std::path::Path::new("/sys/fs/cgroup"), &doomed, 8);
 }
 
 impl Drop for UserSystemd {
@@ -556,7 +563,7 @@ impl Drop for UserSystemd {
         }
         let _ = self.manager.kill();
         let _ = self.manager.wait();
-        remove_cgroups(&self.cgroup);
+        remove_cgroups(|name| name == self.cgroup);
     }
 }
 
