@@ -14,20 +14,13 @@ use patchbay_core::store::Store;
 /// How often due schedules are looked for.
 const EVERY: Duration = Duration::from_secs(60);
 
-/// The CLI beside this executable (the `.deb` installs both in `/usr/bin`, a
-/// build puts both in its target folder); on macOS, whose bundle has no
-/// `patchbay` command, this executable itself (run under the name `patchbay`,
-/// it is the CLI: [`run_cli`] and the launchd agent name it so); else the one
-/// on the `PATH`.
+/// The CLI that belongs with this executable ([`timer::cli_beside`]: the one beside it, or on
+/// macOS itself, run by [`run_cli`] under the name `patchbay`), else the one on the `PATH`.
+///
+/// [`timer::cli_beside`]: patchbay_core::schedules::timer::cli_beside
 pub fn cli() -> PathBuf {
     let exe = std::env::current_exe().ok();
-    let name = format!("patchbay{}", std::env::consts::EXE_SUFFIX);
-    let beside = exe.as_ref().and_then(|exe| exe.parent().map(|dir| dir.join(&name)));
-    match beside.filter(|p| p.is_file()) {
-        Some(beside) => beside,
-        None if cfg!(target_os = "macos") => exe.unwrap_or_else(|| PathBuf::from("patchbay")),
-        None => PathBuf::from("patchbay"),
-    }
+    exe.and_then(|exe| patchbay_core::schedules::timer::cli_beside(&exe)).unwrap_or_else(|| PathBuf::from("patchbay"))
 }
 
 /// Looks for due schedules every minute while the app runs.

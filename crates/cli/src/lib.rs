@@ -117,21 +117,12 @@ pub(crate) fn open_host(dir: &DataDir) -> anyhow::Result<(Arc<Host>, Opened)> {
     Ok((host, opened))
 }
 
-/// The path that runs this CLI, for the system timer to call: this executable,
-/// or, when it is the desktop binary called by the CLI's name (the .deb's
-/// `/usr/bin/patchbay` script), the `patchbay` beside it; on macOS, which has
-/// none, the desktop binary itself (the launchd agent runs it by the CLI's name).
+/// The path that runs this CLI, for the system timer to call
+/// ([`timer::cli_beside`](patchbay_core::schedules::timer::cli_beside) this executable).
 pub(crate) fn own_path() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()?;
-    if exe.file_stem().is_some_and(|stem| stem == "patchbay") {
-        return Ok(exe);
-    }
-    let beside = exe.with_file_name(format!("patchbay{}", std::env::consts::EXE_SUFFIX));
-    if !beside.is_file() && cfg!(target_os = "macos") {
-        return Ok(exe);
-    }
-    anyhow::ensure!(beside.is_file(), "the command-line app is not installed beside {}", exe.display());
-    Ok(beside)
+    patchbay_core::schedules::timer::cli_beside(&exe)
+        .ok_or_else(|| anyhow::anyhow!("the command-line app is not installed beside {}", exe.display()))
 }
 
 /// A token cancelled when the user presses Ctrl-C.

@@ -87,6 +87,19 @@ pub const RUN_LIMIT_SECS: u64 = 3600;
 /// systemd (or the app) stops it.
 pub const BATCH_LIMIT_SECS: u64 = 6 * RUN_LIMIT_SECS;
 
+/// The command-line app that belongs with the executable `exe`: itself when it is the CLI
+/// (named `patchbay`), else the `patchbay` beside it (the .deb installs both in `/usr/bin`, a
+/// build puts both in its target folder); on macOS, whose bundle has none, the desktop binary
+/// itself, which is the CLI when run under the name `patchbay` (the launchd agent and the
+/// window's own runs name it so). `None` where there is none.
+pub fn cli_beside(exe: &Path) -> Option<PathBuf> {
+    if exe.file_stem().is_some_and(|stem| stem == "patchbay") {
+        return Some(exe.to_path_buf());
+    }
+    let beside = exe.with_file_name(format!("patchbay{}", std::env::consts::EXE_SUFFIX));
+    if beside.is_file() { Some(beside) } else { cfg!(target_os = "macos").then(|| exe.to_path_buf()) }
+}
+
 /// The unit name for `dir`'s timer and service.
 pub fn unit_name(dir: &DataDir) -> String {
     format!("patchbay-schedules-{}", dir.fingerprint())
