@@ -141,6 +141,45 @@ async fn a_python_server_works_over_stdio_sse_and_stateful_and_stateless_http() 
     drop(running);
 }
 
+/// A server of 2026-07-28 slower to start than Patchbay waits for its answer to
+/// `server/discover` (as Python is on a loaded machine): it reads the probe only after the
+/// handshake was sent, answers it, then refuses the handshake. Patchbay starts it again and waits
+/// for discovery, within the start timeout.
+const SLOW: &str = r#"
+import sys, time
+print("starting", file=sys.stderr, flush=True)
+time.sleep(7)
+from mcp.server.mcpserver import MCPServer
+
+mcp = MCPServer("slow")
+
+@mcp.tool()
+def add(a: int, b: int) -> int:
+    """Adds two numbers."""
+    return a + b
+
+mcp.run("stdio")
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_answers_discovery_after_the_handshake_was_sent_starts_again_by_it() {
+    let server = PyServer::new(SLOW);
+    let registry = registry();
+    let mut config = server.stdio("slow", &[]);
+    config.timeouts.startup_secs = 60;
+    registry.configure(vec![config]);
+    start_ready(&registry, "slow").await;
+    let stderr = registry.stderr_tail("slow", 20).unwrap();
+    assert_eq!(stderr.iter().filter(|l| l.contains("starting")).count(), 2, "launched twice: {stderr:?}");
+    assert_eq!(registry.about("slow").unwrap().unwrap().protocol_version, "2026-07-28");
+    let sum = registry
+        .call_tool("slow", "add", json!({"a": 2, "b": 3}).as_object().cloned(), CallOptions::default(), ct())
+        .await
+        .unwrap();
+    assert_eq!(text(&sum), "5");
+    registry.shutdown().await;
+}
+
 /// Calls `count` to `n` on `mode` and returns the call's events: each step's progress and
 /// log message (over HTTP the last ones may race the result, so they are waited for briefly).
 async fn count(registry: &McpRegistry, mode: &str, n: u32) -> Vec<CallEvent> {

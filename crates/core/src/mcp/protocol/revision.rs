@@ -5,7 +5,9 @@
 //! error, or not within [`DISCOVER_WAIT`] (at most half the start timeout), gets the 2025-11-25
 //! handshake on a fresh connection: rmcp's own fallback would reuse the one a silent server
 //! holds. A stdio server is [`probe`]d the same way on its pipe, and an older one gets the
-//! handshake on the same pipe (the probe's late answer dropped unread); one found older is not
+//! handshake on the same pipe (a late answer to the probe kept from rmcp; if it shows a server
+//! of 2026-07-28, slow to start, that refused the handshake, it is launched again and its
+//! discovery waited for within the start timeout); one found older is not
 //! probed again while its command stays the same ([`Probed`]): the Python SDK's older servers
 //! ignore a request before `initialize` (mcp 1.3 and 1.9 measured), which would cost the wait at
 //! each start. Legacy SSE and in-process servers go straight to the handshake.
@@ -24,6 +26,7 @@ use rmcp::service::{ClientInitializeError, Peer, RoleClient};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use crate::mcp::wire::answer::Answer;
 use crate::mcp::wire::lane::Lane;
 
 /// The revisions offered by `server/discover`, newest first.
@@ -77,15 +80,13 @@ impl Probe {
         if *self == Probe::Modern { Start::Discover } else { Start::Handshake }
     }
 
-    /// Whether the server is older than 2026-07-28, as far as `lane` has heard by the end of
-    /// its start. A server answers in order, so a slow one's late answer to the probe came
-    /// before its answer to the handshake: of those that did not answer in time, only one
-    /// that never answered counts as older.
-    pub(crate) fn older(&self, lane: &Lane) -> bool {
+    /// What the probe found, as far as `lane` has heard by the end of the start. A server
+    /// answers in order, so a slow one's late answer came before its answer to the handshake;
+    /// one that never answered counts as older.
+    pub(crate) fn settled(self, lane: &Lane) -> Probe {
         match self {
-            Probe::Modern => false,
-            Probe::Older => true,
-            Probe::Unanswered(id) => lane.unanswered(id),
+            Probe::Unanswered(id) => lane.late(&id).map_or(Probe::Older, read),
+            found => found,
         }
     }
 }
@@ -101,11 +102,15 @@ pub(crate) async fn probe(lane: &Lane, client: &ClientConfig, wait: Duration) ->
     ));
     let Ok(asked) = lane.request(ClientRequest::DiscoverRequest(discover)) else { return Probe::Older };
     let id = asked.id.clone();
+    asked.answer_within(wait).await.map_or(Probe::Unanswered(id), read)
+}
+
+/// Modern if `answer` offers a revision of [`PREFERRED`].
+fn read(answer: Answer) -> Probe {
     let offered = |result| serde_json::to_value(result).ok()?.get("supportedVersions").cloned();
-    let versions: Vec<ProtocolVersion> = match asked.answer_within(wait).await {
-        None => return Probe::Unanswered(id),
-        Some(Ok(result)) => offered(result).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default(),
-        Some(Err(_)) => Vec::new(),
+    let versions: Vec<ProtocolVersion> = match answer {
+        Ok(result) => offered(result).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default(),
+        Err(_) => Vec::new(),
     };
     if PREFERRED.iter().any(|v| versions.contains(v)) { Probe::Modern } else { Probe::Older }
 }

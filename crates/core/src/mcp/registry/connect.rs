@@ -24,7 +24,7 @@ use crate::mcp::launch::{LaunchReport, LoginEnv, resolve_value, resolve_values};
 use crate::mcp::oauth;
 use crate::mcp::protocol::client::HostHandler;
 use crate::mcp::protocol::inventory::{Inventory, Listing};
-use crate::mcp::protocol::revision::{self, Probed, Start};
+use crate::mcp::protocol::revision::{self, Probe, Probed, Start};
 use crate::mcp::wire::TransportKind;
 use crate::mcp::wire::frame::{BoundedLines, MAX_MESSAGE_BYTES};
 use crate::mcp::wire::http::{BoundedHttp, Lossless};
@@ -133,72 +133,19 @@ pub(crate) async fn connect(
     let call = Duration::from_secs(config.timeouts.call_secs);
     match &config.transport {
         TransportConfig::Stdio { .. } => {
-            let (launch, mut report) = plan_stdio(config, cx.env, cx.secrets.as_ref(), &cx.policy)?;
-            let command = format!("{} {:?}", launch.program.display(), launch.args);
-            let configured: Vec<String> = report.env_added.clone();
-            let sandbox = SandboxContext { env: cx.env, protected: cx.protected, on_block: cx.on_block.clone() };
-            let Confined { launch, egress } = sandbox::confine(&config.name, launch, &configured, &cx.policy, sandbox)
-                .await
-                .map_err(|error| StartFailure { report: Some(Box::new(failed(report.clone(), &error))), error })?;
-            let (mut child, stdout, stdin) = stdio::spawn(&launch, cx.stderr)
-                .map_err(|error| StartFailure { report: Some(Box::new(failed(report.clone(), &error))), error })?;
-            // BoundedLines enforces the limit (and answers the call); the codec's would drop silently.
-            let bounded = BoundedLines::new(stdout, MAX_MESSAGE_BYTES);
-            let (transport, end) = pipe::open(bounded, stdin, MAX_MESSAGE_BYTES + 1, Arc::new(cx.handler.clone()));
-            let lane = Lane::pipe(end);
             let began = std::time::Instant::now();
-            let heard = lane.clone();
-            let probe = if cx.probed.older(&command) {
-                None
-            } else {
-                // At most half the start timeout: the handshake must still fit in the rest.
-                let wait = revision::DISCOVER_WAIT.min(startup / 2);
-                Some(revision::probe(&lane, &rmcp::ClientHandler::get_info(&cx.handler), wait).await)
-            };
-            let start = probe.as_ref().map_or(Start::Handshake, revision::Probe::start);
-            let left = startup.saturating_sub(began.elapsed());
-            let started = handshake(config, start, cx.handler, &cx.ct, transport, Listing::Lane(lane), left, call)
-                .await
-                .map_err(|e| match e {
-                    McpError::StartTimeout { server, .. } => McpError::StartTimeout { server, after: startup },
-                    other => other,
-                });
-            // Found older, even if the start failed (the next one has the whole start timeout
-            // for the handshake); a start as known older that failed is asked again next time.
-            match &probe {
-                Some(probe) => cx.probed.learn(&command, probe.older(&heard)),
-                None if started.is_err() => cx.probed.learn(&command, false),
-                None => {}
-            }
-            match started {
-                Ok((service, inventory, lane)) => {
-                    let kind = TransportKind::Stdio;
-                    let conn = Connection { service, ct: cx.ct, child: Some(child), kind, inventory, lane, egress };
+            match start_stdio(config, &cx, began, false).await {
+                Ok((conn, report)) => Ok((conn, Some(report))),
+                // A slow server of 2026-07-28 answered the probe only after the handshake was
+                // sent, and refused it: it starts again, by discovery, in the time left.
+                Err(StdioFailure { refused_late: true, failure })
+                    if !startup.saturating_sub(began.elapsed()).is_zero() =>
+                {
+                    tracing::info!(server = %config.name, error = %failure.error, "server/discover answered late; starting again with it");
+                    let (conn, report) = start_stdio(config, &cx, began, true).await.map_err(|f| f.failure)?;
                     Ok((conn, Some(report)))
                 }
-                Err(error) => {
-                    let status = child.wait_exit(EXIT_WAIT).await;
-                    (report.exit_code, report.signal) = stdio::describe(status);
-                    child.shutdown(Duration::ZERO).await;
-                    // The stderr reader may still hold the last lines: give it a moment.
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    report.stderr_tail = cx.stderr.tail(REPORT_LINES);
-                    report.error = Some(error.to_string());
-                    let error = match error {
-                        McpError::Initialize { server, reason }
-                            if report.exit_code.is_some() || report.signal.is_some() =>
-                        {
-                            McpError::ServerExited {
-                                server,
-                                reason,
-                                code: report.exit_code,
-                                stderr_tail: report.stderr_tail.last().cloned().unwrap_or_default(),
-                            }
-                        }
-                        other => other,
-                    };
-                    Err(StartFailure { error, report: Some(Box::new(report)) })
-                }
+                Err(StdioFailure { failure, .. }) => Err(failure),
             }
         }
         TransportConfig::StreamableHttp { url, headers } => {
@@ -245,6 +192,100 @@ pub(crate) async fn connect(
                     .await?;
             let kind = TransportKind::InProcess;
             Ok((Connection { service, ct: cx.ct, child: None, kind, inventory, lane, egress: None }, None))
+        }
+    }
+}
+
+/// A stdio start that did not reach ready.
+struct StdioFailure {
+    failure: StartFailure,
+    /// The handshake was refused by a server whose answer to the probe came too late.
+    refused_late: bool,
+}
+
+impl From<StartFailure> for StdioFailure {
+    fn from(failure: StartFailure) -> Self {
+        Self { failure, refused_late: false }
+    }
+}
+
+/// Launches a stdio server and starts it as its [`revision::probe`] finds, within what is left
+/// of its start timeout since `began`. The probe waits at most half of that, or all of it when
+/// `patient` (the server was heard to speak 2026-07-28, too late).
+async fn start_stdio(
+    config: &McpServerConfig,
+    cx: &Context<'_>,
+    began: std::time::Instant,
+    patient: bool,
+) -> Result<(Connection, LaunchReport), StdioFailure> {
+    let startup = Duration::from_secs(config.timeouts.startup_secs);
+    let call = Duration::from_secs(config.timeouts.call_secs);
+    // Cancelled when this start fails, which ends its transport; a later start gets another.
+    let ct = cx.ct.child_token();
+    let (launch, mut report) = plan_stdio(config, cx.env, cx.secrets.as_ref(), &cx.policy)?;
+    let command = format!("{} {:?}", launch.program.display(), launch.args);
+    let configured: Vec<String> = report.env_added.clone();
+    let sandbox = SandboxContext { env: cx.env, protected: cx.protected, on_block: cx.on_block.clone() };
+    let Confined { launch, egress } = sandbox::confine(&config.name, launch, &configured, &cx.policy, sandbox)
+        .await
+        .map_err(|error| StartFailure { report: Some(Box::new(failed(report.clone(), &error))), error })?;
+    let (mut child, stdout, stdin) = stdio::spawn(&launch, cx.stderr)
+        .map_err(|error| StartFailure { report: Some(Box::new(failed(report.clone(), &error))), error })?;
+    // BoundedLines enforces the limit (and answers the call); the codec's would drop silently.
+    let bounded = BoundedLines::new(stdout, MAX_MESSAGE_BYTES);
+    let (transport, end) = pipe::open(bounded, stdin, MAX_MESSAGE_BYTES + 1, Arc::new(cx.handler.clone()));
+    let lane = Lane::pipe(end);
+    let heard = lane.clone();
+    let probe = if cx.probed.older(&command) && !patient {
+        None
+    } else {
+        // At most half the start timeout: the handshake must still fit in the rest.
+        let left = startup.saturating_sub(began.elapsed());
+        let wait = if patient { left } else { revision::DISCOVER_WAIT.min(startup / 2) };
+        Some(revision::probe(&lane, &rmcp::ClientHandler::get_info(&cx.handler), wait).await)
+    };
+    let start = probe.as_ref().map_or(Start::Handshake, revision::Probe::start);
+    let left = startup.saturating_sub(began.elapsed());
+    let handler = cx.handler.clone();
+    let started =
+        handshake(config, start, handler, &ct, transport, Listing::Lane(lane), left, call).await.map_err(|e| match e {
+            McpError::StartTimeout { server, .. } => McpError::StartTimeout { server, after: startup },
+            other => other,
+        });
+    // Found older, even if the start failed (the next one has the whole start timeout
+    // for the handshake); a start as known older that failed is asked again next time.
+    let found = probe.map(|probe| probe.settled(&heard));
+    match &found {
+        Some(found) => cx.probed.learn(&command, *found == Probe::Older),
+        None if started.is_err() => cx.probed.learn(&command, false),
+        None => {}
+    }
+    match started {
+        Ok((service, inventory, lane)) => {
+            let kind = TransportKind::Stdio;
+            Ok((Connection { service, ct, child: Some(child), kind, inventory, lane, egress }, report))
+        }
+        Err(error) => {
+            let status = child.wait_exit(EXIT_WAIT).await;
+            (report.exit_code, report.signal) = stdio::describe(status);
+            child.shutdown(Duration::ZERO).await;
+            // The stderr reader may still hold the last lines: give it a moment.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            report.stderr_tail = cx.stderr.tail(REPORT_LINES);
+            report.error = Some(error.to_string());
+            let error = match error {
+                McpError::Initialize { server, reason } if report.exit_code.is_some() || report.signal.is_some() => {
+                    McpError::ServerExited {
+                        server,
+                        reason,
+                        code: report.exit_code,
+                        stderr_tail: report.stderr_tail.last().cloned().unwrap_or_default(),
+                    }
+                }
+                other => other,
+            };
+            let refused_late = start == Start::Handshake && found == Some(Probe::Modern);
+            Err(StdioFailure { failure: StartFailure { error, report: Some(Box::new(report)) }, refused_late })
         }
     }
 }

@@ -82,9 +82,9 @@ impl LaneRequest {
     }
 
     /// The answer if it comes within `wait`, for a probe sent before the handshake. A later
-    /// one is dropped unread: over a pipe the reader drops it ([`PipeAnswer::mark_probe`]; see
-    /// [`Lane::unanswered`]), over HTTP it would come on the POST's own response, dropped with
-    /// the exchange.
+    /// one never reaches rmcp: over a pipe the reader keeps it for [`Lane::late`]
+    /// ([`PipeAnswer::mark_probe`]), over HTTP it would come on the POST's own response,
+    /// dropped with the exchange.
     pub(crate) async fn answer_within(self, wait: Duration) -> Option<Answer> {
         if let Pending::Pipe(answer) = &self.answer {
             answer.mark_probe();
@@ -110,11 +110,12 @@ impl Lane {
         Some(self)
     }
 
-    /// Whether the probe `id`, given up ([`LaneRequest::answer_within`]), is still unanswered.
-    pub(crate) fn unanswered(&self, id: &RequestId) -> bool {
+    /// The late answer to the probe `id`, given up ([`LaneRequest::answer_within`]), if it has
+    /// come since.
+    pub(crate) fn late(&self, id: &RequestId) -> Option<Answer> {
         match &self.route {
-            Route::Pipe(pipe) => pipe.unanswered(id),
-            Route::Http(_) => false,
+            Route::Pipe(pipe) => pipe.late(id),
+            Route::Http(_) => None,
         }
     }
 

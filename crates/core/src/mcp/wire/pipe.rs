@@ -276,8 +276,10 @@ enum Slot {
         /// How its answer is read ([`typed_answer`]).
         reads: Reads,
     },
+    /// An answer not yet read: its call's, or the probe's late one, kept for [`PipeEnd::late`].
     Answered(Box<Answer>),
-    /// The probe's, given up by its caller: a late answer is dropped ([`PipeAnswer::mark_probe`]).
+    /// The probe's, given up by its caller: a late answer is kept, never given to rmcp
+    /// ([`PipeAnswer::mark_probe`]).
     Forgotten,
 }
 
@@ -390,12 +392,6 @@ impl Reading {
         }
         .filter(|id| matches!(self.calls.get(*id), Some(Slot::Waiting { .. } | Slot::Forgotten)))
         .cloned();
-        if let Some(id) = &answered
-            && matches!(self.calls.get(id), Some(Slot::Forgotten))
-        {
-            self.calls.remove(id);
-            return;
-        }
         match (answered, message) {
             (Some(id), JsonRpcMessage::Response(response)) => self.answer(id, Ok(response.result), by),
             (Some(id), JsonRpcMessage::Error(error)) => {
@@ -531,9 +527,16 @@ pub(crate) struct PipeEnd {
 }
 
 impl PipeEnd {
-    /// Whether the probe `id` was given up and its answer has not come since.
-    pub(crate) fn unanswered(&self, id: &RequestId) -> bool {
-        matches!(self.reader.lock().calls.get(id), Some(Slot::Forgotten))
+    /// The late answer to the probe `id`, given up by its caller, if it has come since.
+    pub(crate) fn late(&self, id: &RequestId) -> Option<Answer> {
+        let mut reading = self.reader.lock();
+        if !matches!(reading.calls.get(id), Some(Slot::Answered(_))) {
+            return None;
+        }
+        match reading.calls.remove(id) {
+            Some(Slot::Answered(answer)) => Some(*answer),
+            _ => None,
+        }
     }
 
     /// Writes `message`, a request whose answer is awaited under `id`.
@@ -573,8 +576,8 @@ pub(crate) struct PipeAnswer {
 
 impl PipeAnswer {
     /// Makes this the probe sent before the handshake: an error without an id answers it (a
-    /// server that could not read it), and an answer after this is dropped unanswered is
-    /// dropped too (rmcp would take it for the answer to its handshake).
+    /// server that could not read it), and an answer after this is dropped unanswered is kept
+    /// for [`PipeEnd::late`], not given to rmcp (which would take it for its handshake's).
     pub(crate) fn mark_probe(&self) {
         self.reader.lock().probe = Some(self.id.clone());
     }
@@ -588,16 +591,19 @@ impl PipeAnswer {
 impl Drop for PipeAnswer {
     fn drop(&mut self) {
         let mut reading = self.reader.lock();
-        let forget = reading.probe.as_ref() == Some(&self.id)
-            && matches!(reading.calls.get(&self.id), Some(Slot::Waiting { .. }));
-        let left = if forget {
-            reading.calls.insert(self.id.clone(), Slot::Forgotten)
-        } else {
-            reading.calls.remove(&self.id)
-        };
-        if left.is_some() {
-            reading.leave(&Waiter::Call(self.id.clone()));
+        let probe = reading.probe.as_ref() == Some(&self.id);
+        match reading.calls.get(&self.id) {
+            None => return,
+            Some(Slot::Waiting { .. }) if probe => {
+                reading.calls.insert(self.id.clone(), Slot::Forgotten);
+            }
+            // The probe's answer, come as it was given up, is kept for [`PipeEnd::late`].
+            Some(Slot::Answered(_)) if probe => {}
+            Some(_) => {
+                reading.calls.remove(&self.id);
+            }
         }
+        reading.leave(&Waiter::Call(self.id.clone()));
     }
 }
 
@@ -765,17 +771,22 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_request_given_up_in_time_drops_its_late_answer() {
+    async fn a_request_given_up_in_time_keeps_its_late_answer_from_rmcp() {
         let (mut transport, lane, mut lines, mut server) = pipe(4096);
         let asked = lane.request(ping()).unwrap();
+        let id = asked.id.clone();
         assert!(asked.answer_within(std::time::Duration::from_millis(10)).await.is_none());
+        assert!(lane.late(&id).is_none(), "not answered yet");
         lines.next_line().await.unwrap().unwrap();
-        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {}})).await;
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {"late": true}})).await;
         reply(&mut server, json!({"jsonrpc": "2.0", "id": 0, "result": {}})).await;
         match transport.receive().await {
             Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::Number(0)),
             other => panic!("rmcp should get only its own answer, got {other:?}"),
         }
+        let late = serde_json::to_value(lane.late(&id).unwrap().unwrap()).unwrap();
+        assert_eq!(late["late"], true);
+        assert!(lane.late(&id).is_none(), "taken once");
         assert!(transport.reader.lock().calls.is_empty());
     }
 
@@ -792,14 +803,14 @@ mod tests {
         let asked = lane.request(ping()).unwrap();
         let id = asked.id.clone();
         assert!(asked.answer_within(std::time::Duration::from_millis(10)).await.is_none());
-        assert!(lane.unanswered(&id));
+        assert!(lane.late(&id).is_none());
         reply(&mut server, unnamed.clone()).await;
         reply(&mut server, json!({"jsonrpc": "2.0", "id": 0, "result": {}})).await;
         match transport.receive().await {
             Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::Number(0)),
             other => panic!("rmcp should get only its own answer, got {other:?}"),
         }
-        assert!(!lane.unanswered(&id), "answered late");
+        assert!(matches!(lane.late(&id), Some(Err(LaneError::Service(ServiceError::McpError(_))))), "answered late");
         // Once the probe is answered, an error without an id is rmcp's again.
         reply(&mut server, unnamed).await;
         assert!(matches!(transport.receive().await, Some(JsonRpcMessage::Error(_))));
