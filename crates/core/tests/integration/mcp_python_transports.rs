@@ -169,7 +169,7 @@ async fn a_server_that_answers_discovery_after_the_handshake_was_sent_starts_aga
     config.timeouts.startup_secs = 60;
     registry.configure(vec![config]);
     start_ready(&registry, "slow").await;
-    let stderr = registry.stderr_tail("slow", 20).unwrap();
+    let stderr = registry.stderr_tail("slow", 500).unwrap();
     assert_eq!(stderr.iter().filter(|l| l.contains("starting")).count(), 2, "launched twice: {stderr:?}");
     assert_eq!(registry.about("slow").unwrap().unwrap().protocol_version, "2026-07-28");
     let sum = registry
@@ -177,6 +177,12 @@ async fn a_server_that_answers_discovery_after_the_handshake_was_sent_starts_aga
         .await
         .unwrap();
     assert_eq!(text(&sum), "5");
+    // Known to speak 2026-07-28 now: its next start waits for its answer, launching it once.
+    registry.restart("slow").await.unwrap();
+    start_ready(&registry, "slow").await;
+    let stderr = registry.stderr_tail("slow", 500).unwrap();
+    assert_eq!(stderr.iter().filter(|l| l.contains("starting")).count(), 3, "launched once more: {stderr:?}");
+    assert_eq!(registry.about("slow").unwrap().unwrap().protocol_version, "2026-07-28");
     registry.shutdown().await;
 }
 

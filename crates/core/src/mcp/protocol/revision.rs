@@ -10,7 +10,7 @@
 //! discovery waited for within the start timeout); one found older is not
 //! probed again while its command stays the same ([`Probed`]): the Python SDK's older servers
 //! ignore a request before `initialize` (mcp 1.3 and 1.9 measured), which would cost the wait at
-//! each start. Legacy SSE and in-process servers go straight to the handshake.
+//! each start. One found to speak 2026-07-28 gets half the start timeout for its answer next time. Legacy SSE and in-process servers go straight to the handshake.
 //!
 //! What 2026-07-28 removed is done its way: liveness is a `server/discover` (no `ping`), the log
 //! level rides each request's `_meta` (no `logging/setLevel`), and list changes and resource
@@ -115,20 +115,23 @@ fn read(answer: Answer) -> Probe {
     if PREFERRED.iter().any(|v| versions.contains(v)) { Probe::Modern } else { Probe::Older }
 }
 
-/// The command line of a stdio server found older than 2026-07-28, so that its next starts
-/// skip the [`probe`]; forgotten when such a start fails (a server that changed is asked again).
+/// What the last [`probe`] of a stdio server found, with its command line: an older server's
+/// next starts skip the probe, a 2026-07-28 one's wait for its answer (a slow start is not
+/// taken for an older server). Forgotten when a start without a probe fails (a server that
+/// changed is asked again).
 #[derive(Debug, Default)]
-pub(crate) struct Probed(Mutex<Option<String>>);
+pub(crate) struct Probed(Mutex<Option<(String, Probe)>>);
 
 impl Probed {
-    /// Whether the server launched as `command` is known to be older.
-    pub(crate) fn older(&self, command: &str) -> bool {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).as_deref() == Some(command)
+    /// What the server launched as `command` was found to be, if known.
+    pub(crate) fn known(&self, command: &str) -> Option<Probe> {
+        let known = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        known.as_ref().filter(|(c, _)| c == command).map(|(_, found)| found.clone())
     }
 
-    /// Remembers whether the server launched as `command` is older.
-    pub(crate) fn learn(&self, command: &str, older: bool) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = older.then(|| command.to_owned());
+    /// Remembers what the server launched as `command` was found to be, or forgets it.
+    pub(crate) fn learn(&self, command: &str, found: Option<Probe>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = found.map(|found| (command.to_owned(), found));
     }
 }
 

@@ -210,8 +210,9 @@ impl From<StartFailure> for StdioFailure {
 }
 
 /// Launches a stdio server and starts it as its [`revision::probe`] finds, within what is left
-/// of its start timeout since `began`. The probe waits at most half of that, or all of it when
-/// `patient` (the server was heard to speak 2026-07-28, too late).
+/// of its start timeout since `began`. The probe waits [`revision::DISCOVER_WAIT`], half the
+/// start timeout for a server known to speak 2026-07-28, or all that is left when `patient`
+/// (the server was just heard to speak it, too late); a server known older is not probed.
 async fn start_stdio(
     config: &McpServerConfig,
     cx: &Context<'_>,
@@ -236,12 +237,16 @@ async fn start_stdio(
     let (transport, end) = pipe::open(bounded, stdin, MAX_MESSAGE_BYTES + 1, Arc::new(cx.handler.clone()));
     let lane = Lane::pipe(end);
     let heard = lane.clone();
-    let probe = if cx.probed.older(&command) && !patient {
+    let known = cx.probed.known(&command);
+    let probe = if known == Some(Probe::Older) && !patient {
         None
     } else {
-        // At most half the start timeout: the handshake must still fit in the rest.
-        let left = startup.saturating_sub(began.elapsed());
-        let wait = if patient { left } else { revision::DISCOVER_WAIT.min(startup / 2) };
+        // At most half the start timeout, so that the handshake still fits in the rest.
+        let wait = match known {
+            _ if patient => startup.saturating_sub(began.elapsed()),
+            Some(Probe::Modern) => startup / 2,
+            _ => revision::DISCOVER_WAIT.min(startup / 2),
+        };
         Some(revision::probe(&lane, &rmcp::ClientHandler::get_info(&cx.handler), wait).await)
     };
     let start = probe.as_ref().map_or(Start::Handshake, revision::Probe::start);
@@ -252,13 +257,11 @@ async fn start_stdio(
             McpError::StartTimeout { server, .. } => McpError::StartTimeout { server, after: startup },
             other => other,
         });
-    // Found older, even if the start failed (the next one has the whole start timeout
-    // for the handshake); a start as known older that failed is asked again next time.
+    // Remembered even if the start failed (an older server's next start has the whole start
+    // timeout for the handshake); after a failed start without a probe, it is asked again.
     let found = probe.map(|probe| probe.settled(&heard));
-    match &found {
-        Some(found) => cx.probed.learn(&command, *found == Probe::Older),
-        None if started.is_err() => cx.probed.learn(&command, false),
-        None => {}
+    if found.is_some() || started.is_err() {
+        cx.probed.learn(&command, found.clone());
     }
     match started {
         Ok((service, inventory, lane)) => {
