@@ -9,7 +9,7 @@ use crate::mcp_common as common;
 
 use common::*;
 use patchbay_core::config::McpServerConfig;
-use patchbay_core::mcp::{CallOptions, McpRegistry};
+use patchbay_core::mcp::{CallOptions, McpRegistry, ServerStatus};
 use patchbay_test_support::hostile::hostile_mcp;
 use tokio_util::sync::CancellationToken;
 
@@ -39,16 +39,51 @@ async fn each_stdio_server_gets_the_newest_revision_it_speaks() {
     let health = registry.ping("modern").await.unwrap();
     assert!(health.error.is_none(), "{health:?}");
 
-    assert_eq!(probes_ignored(&registry), 1);
+    assert_eq!(probes_ignored(&registry, "quiet"), 1);
     registry.restart("quiet").await.unwrap();
     start_ready(&registry, "quiet").await;
     assert_eq!(registry.about("quiet").unwrap().unwrap().protocol_version, "2025-11-25");
-    assert_eq!(probes_ignored(&registry), 1, "known to be older: not probed again");
+    assert_eq!(probes_ignored(&registry, "quiet"), 1, "known to be older: not probed again");
     registry.shutdown().await;
 }
 
-/// The `server/discover` requests the quiet server ignored, as its stderr says.
-fn probes_ignored(registry: &McpRegistry) -> usize {
-    let lines = registry.stderr_tail("quiet", 200).unwrap();
+/// The `server/discover` requests `server` ignored, as its stderr says.
+fn probes_ignored(registry: &McpRegistry, server: &str) -> usize {
+    let lines = registry.stderr_tail(server, 200).unwrap();
     lines.iter().filter(|line| line.contains("ignored server/discover")).count()
+}
+
+/// A server known to speak 2026-07-28 that went back to an older release, one that ignores
+/// requests before `initialize`: its next start waits the whole start timeout for the answer
+/// and fails; the start after that asks afresh and gets the handshake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_known_to_speak_the_newest_revision_that_went_back_is_asked_afresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let mode = dir.path().join("mode");
+    std::fs::write(&mode, "modern").unwrap();
+    let wrapper = dir.path().join("server.sh");
+    // The mode file is an argument, so that the sandbox shows it to the server.
+    std::fs::write(&wrapper, format!("exec '{}' \"$(cat \"$1\")\"\n", hostile_mcp().display())).unwrap();
+    let mut config = McpServerConfig::stdio("changing", "sh", &[wrapper.to_str().unwrap(), mode.to_str().unwrap()]);
+    config.timeouts.startup_secs = 4;
+    let registry = registry();
+    registry.configure([config]);
+    start_ready(&registry, "changing").await;
+    assert_eq!(registry.about("changing").unwrap().unwrap().protocol_version, "2026-07-28");
+
+    std::fs::write(&mode, "quiet-before-init").unwrap();
+    registry.restart("changing").await.unwrap();
+    wait_for(&registry, "changing", |s| matches!(s, ServerStatus::Failed { .. })).await;
+    let status = registry.status("changing").unwrap();
+    assert!(
+        format!("{status:?}").contains("did not start within 4s"),
+        "the whole start timeout went to the probe: {status:?}"
+    );
+
+    assert_eq!(probes_ignored(&registry, "changing"), 1);
+
+    start_ready(&registry, "changing").await;
+    assert_eq!(registry.about("changing").unwrap().unwrap().protocol_version, "2025-11-25");
+    assert_eq!(probes_ignored(&registry, "changing"), 2, "asked afresh");
+    registry.shutdown().await;
 }

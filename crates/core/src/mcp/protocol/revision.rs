@@ -7,10 +7,12 @@
 //! holds. A stdio server is [`probe`]d the same way on its pipe, and an older one gets the
 //! handshake on the same pipe (a late answer to the probe kept from rmcp; if it shows a server
 //! of 2026-07-28, slow to start, that refused the handshake, it is launched again and its
-//! discovery waited for within the start timeout); one found older is not
-//! probed again while its command stays the same ([`Probed`]): the Python SDK's older servers
-//! ignore a request before `initialize` (mcp 1.3 and 1.9 measured), which would cost the wait at
-//! each start. One found to speak 2026-07-28 gets half the start timeout for its answer next time. Legacy SSE and in-process servers go straight to the handshake.
+//! discovery waited for within the start timeout); one found older is not probed again while
+//! its command stays the same ([`Probed`]): the Python SDK's older servers ignore a request
+//! before `initialize` (mcp 1.3 and 1.9 measured), which would cost the wait at
+//! each start. One found to speak 2026-07-28 gets the whole start timeout for its answer next
+//! time (one that went back to an older release fails that start once, and is asked afresh).
+//! Legacy SSE and in-process servers go straight to the handshake.
 //!
 //! What 2026-07-28 removed is done its way: liveness is a `server/discover` (no `ping`), the log
 //! level rides each request's `_meta` (no `logging/setLevel`), and list changes and resource
@@ -80,12 +82,12 @@ impl Probe {
         if *self == Probe::Modern { Start::Discover } else { Start::Handshake }
     }
 
-    /// What the probe found, as far as `lane` has heard by the end of the start. A server
-    /// answers in order, so a slow one's late answer came before its answer to the handshake;
-    /// one that never answered counts as older.
+    /// What the probe found, as far as `lane` has heard by the end of the start (a server
+    /// answers in order, so a slow one's late answer came before its answer to the handshake);
+    /// still [`Probe::Unanswered`] if no answer came.
     pub(crate) fn settled(self, lane: &Lane) -> Probe {
         match self {
-            Probe::Unanswered(id) => lane.late(&id).map_or(Probe::Older, read),
+            Probe::Unanswered(id) => lane.late(&id).map_or(Probe::Unanswered(id), read),
             found => found,
         }
     }
@@ -117,8 +119,8 @@ fn read(answer: Answer) -> Probe {
 
 /// What the last [`probe`] of a stdio server found, with its command line: an older server's
 /// next starts skip the probe, a 2026-07-28 one's wait for its answer (a slow start is not
-/// taken for an older server). Forgotten when a start without a probe fails (a server that
-/// changed is asked again).
+/// taken for an older server). Forgotten when a start fails that the knowledge shaped (a
+/// server that changed is asked afresh).
 #[derive(Debug, Default)]
 pub(crate) struct Probed(Mutex<Option<(String, Probe)>>);
 

@@ -81,7 +81,7 @@ pub(crate) struct Context<'a> {
     pub(crate) protected: &'a [PathBuf],
     /// Told each host the server's filtering proxy refused.
     pub(crate) on_block: BlockListener,
-    /// Whether a stdio server was found older than 2026-07-28 ([`revision::probe`]).
+    /// Whether a stdio server was found older than 2026-07-28, or to speak it ([`revision::probe`]).
     pub(crate) probed: &'a Probed,
 }
 
@@ -137,9 +137,10 @@ pub(crate) async fn connect(
             match start_stdio(config, &cx, began, false).await {
                 Ok((conn, report)) => Ok((conn, Some(report))),
                 // A slow server of 2026-07-28 answered the probe only after the handshake was
-                // sent, and refused it: it starts again, by discovery, in the time left.
+                // sent, and refused it: it starts again, by discovery, if the time left is as
+                // long as that took (else the next start waits for it: `Probed`).
                 Err(StdioFailure { refused_late: true, failure })
-                    if !startup.saturating_sub(began.elapsed()).is_zero() =>
+                    if startup.saturating_sub(began.elapsed()) >= began.elapsed() =>
                 {
                     tracing::info!(server = %config.name, error = %failure.error, "server/discover answered late; starting again with it");
                     let (conn, report) = start_stdio(config, &cx, began, true).await.map_err(|f| f.failure)?;
@@ -210,9 +211,10 @@ impl From<StartFailure> for StdioFailure {
 }
 
 /// Launches a stdio server and starts it as its [`revision::probe`] finds, within what is left
-/// of its start timeout since `began`. The probe waits [`revision::DISCOVER_WAIT`], half the
-/// start timeout for a server known to speak 2026-07-28, or all that is left when `patient`
-/// (the server was just heard to speak it, too late); a server known older is not probed.
+/// of its start timeout since `began`. The probe waits [`revision::DISCOVER_WAIT`] (at most half
+/// the start timeout, so that the handshake fits in the rest), or all that is left for a server
+/// known to speak 2026-07-28 or when `patient` (it was just heard to speak it, too late); a
+/// server known older is not probed.
 async fn start_stdio(
     config: &McpServerConfig,
     cx: &Context<'_>,
@@ -241,11 +243,10 @@ async fn start_stdio(
     let probe = if known == Some(Probe::Older) && !patient {
         None
     } else {
-        // At most half the start timeout, so that the handshake still fits in the rest.
-        let wait = match known {
-            _ if patient => startup.saturating_sub(began.elapsed()),
-            Some(Probe::Modern) => startup / 2,
-            _ => revision::DISCOVER_WAIT.min(startup / 2),
+        let wait = if patient || known == Some(Probe::Modern) {
+            startup.saturating_sub(began.elapsed())
+        } else {
+            revision::DISCOVER_WAIT.min(startup / 2)
         };
         Some(revision::probe(&lane, &rmcp::ClientHandler::get_info(&cx.handler), wait).await)
     };
@@ -258,11 +259,17 @@ async fn start_stdio(
             other => other,
         });
     // Remembered even if the start failed (an older server's next start has the whole start
-    // timeout for the handshake); after a failed start without a probe, it is asked again.
+    // timeout for the handshake). A server silent where it was known or just heard to speak
+    // 2026-07-28, or known older and failing, is asked afresh next time.
     let found = probe.map(|probe| probe.settled(&heard));
-    if found.is_some() || started.is_err() {
-        cx.probed.learn(&command, found.clone());
-    }
+    let learned = match found.clone() {
+        None if started.is_ok() => known,
+        None => None,
+        Some(Probe::Unanswered(_)) if started.is_err() && (patient || known == Some(Probe::Modern)) => None,
+        Some(Probe::Unanswered(_)) => Some(Probe::Older),
+        Some(found) => Some(found),
+    };
+    cx.probed.learn(&command, learned);
     match started {
         Ok((service, inventory, lane)) => {
             let kind = TransportKind::Stdio;

@@ -218,7 +218,7 @@ struct Slot {
     calls: Mutex<CallWindow>,
     /// Its last health check (the supervisor's every `health_interval`, or one asked for).
     health: Mutex<Option<HealthCheck>>,
-    /// Whether it was found older than 2026-07-28 (a stdio server; see
+    /// Whether it was found older than 2026-07-28, or to speak it (a stdio server; see
     /// [`crate::mcp::protocol::revision::probe`]).
     probed: Probed,
 }

@@ -210,7 +210,7 @@ async fn start_once(shared: &Shared, slot: &Slot, stop: &CancellationToken) -> R
     let mut closed = false;
     let ended = loop {
         tokio::select! {
-            // A stop also closes the connection (its token is the stop's child): it wins.
+            // A stop also closes the connection (its token descends from the stop): it wins.
             biased;
             () = stop.cancelled() => break Ended::Stopped,
             _ = &mut waiting => {

@@ -281,6 +281,9 @@ enum Slot {
     /// The probe's, given up by its caller: a late answer is kept, never given to rmcp
     /// ([`PipeAnswer::mark_probe`]).
     Forgotten,
+    /// The probe's, asked for its late answer before it came ([`PipeEnd::late`]): an answer
+    /// now is dropped.
+    Settled,
 }
 
 /// What the reader read.
@@ -390,8 +393,14 @@ impl Reading {
             JsonRpcMessage::Error(error) => error.id.as_ref().or(self.probe.as_ref()),
             _ => None,
         }
-        .filter(|id| matches!(self.calls.get(*id), Some(Slot::Waiting { .. } | Slot::Forgotten)))
+        .filter(|id| matches!(self.calls.get(*id), Some(Slot::Waiting { .. } | Slot::Forgotten | Slot::Settled)))
         .cloned();
+        if let Some(id) = &answered
+            && matches!(self.calls.get(id), Some(Slot::Settled))
+        {
+            self.calls.remove(id);
+            return;
+        }
         match (answered, message) {
             (Some(id), JsonRpcMessage::Response(response)) => self.answer(id, Ok(response.result), by),
             (Some(id), JsonRpcMessage::Error(error)) => {
@@ -527,14 +536,19 @@ pub(crate) struct PipeEnd {
 }
 
 impl PipeEnd {
-    /// The late answer to the probe `id`, given up by its caller, if it has come since.
+    /// The late answer to the probe `id`, given up by its caller, if it has come since; one
+    /// that comes after this is dropped.
     pub(crate) fn late(&self, id: &RequestId) -> Option<Answer> {
         let mut reading = self.reader.lock();
-        if !matches!(reading.calls.get(id), Some(Slot::Answered(_))) {
-            return None;
-        }
-        match reading.calls.remove(id) {
-            Some(Slot::Answered(answer)) => Some(*answer),
+        match reading.calls.get(id) {
+            Some(Slot::Answered(_)) => match reading.calls.remove(id) {
+                Some(Slot::Answered(answer)) => Some(*answer),
+                _ => None,
+            },
+            Some(Slot::Forgotten) => {
+                reading.calls.insert(id.clone(), Slot::Settled);
+                None
+            }
             _ => None,
         }
     }
@@ -776,7 +790,6 @@ mod tests {
         let asked = lane.request(ping()).unwrap();
         let id = asked.id.clone();
         assert!(asked.answer_within(std::time::Duration::from_millis(10)).await.is_none());
-        assert!(lane.late(&id).is_none(), "not answered yet");
         lines.next_line().await.unwrap().unwrap();
         reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {"late": true}})).await;
         reply(&mut server, json!({"jsonrpc": "2.0", "id": 0, "result": {}})).await;
@@ -788,6 +801,24 @@ mod tests {
         assert_eq!(late["late"], true);
         assert!(lane.late(&id).is_none(), "taken once");
         assert!(transport.reader.lock().calls.is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_answer_after_the_probe_was_settled_is_dropped() {
+        let (mut transport, lane, mut lines, mut server) = pipe(4096);
+        let asked = lane.request(ping()).unwrap();
+        let id = asked.id.clone();
+        assert!(asked.answer_within(std::time::Duration::from_millis(10)).await.is_none());
+        lines.next_line().await.unwrap().unwrap();
+        assert!(lane.late(&id).is_none(), "no answer by the end of the start");
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {}})).await;
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": 0, "result": {}})).await;
+        match transport.receive().await {
+            Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::Number(0)),
+            other => panic!("rmcp should get only its own answer, got {other:?}"),
+        }
+        assert!(lane.late(&id).is_none());
+        assert!(transport.reader.lock().calls.is_empty(), "nothing kept");
     }
 
     #[tokio::test]
@@ -803,7 +834,6 @@ mod tests {
         let asked = lane.request(ping()).unwrap();
         let id = asked.id.clone();
         assert!(asked.answer_within(std::time::Duration::from_millis(10)).await.is_none());
-        assert!(lane.late(&id).is_none());
         reply(&mut server, unnamed.clone()).await;
         reply(&mut server, json!({"jsonrpc": "2.0", "id": 0, "result": {}})).await;
         match transport.receive().await {
