@@ -784,19 +784,30 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_request_given_up_in_time_keeps_its_late_answer_from_rmcp() {
-        let (mut transport, lane, mut lines, mut server) = pipe(4096);
+    /// A probe sent and given up before any answer.
+    async fn given_up(lane: &Lane, lines: &mut Lines) -> RequestId {
         let asked = lane.request(ping()).unwrap();
         let id = asked.id.clone();
         assert!(asked.answer_within(std::time::Duration::from_millis(10)).await.is_none());
         lines.next_line().await.unwrap().unwrap();
-        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {"late": true}})).await;
-        reply(&mut server, json!({"jsonrpc": "2.0", "id": 0, "result": {}})).await;
+        id
+    }
+
+    /// Asserts that rmcp's next message is its own answer (id 0), not the probe's.
+    async fn rmcp_gets_only_its_own(transport: &mut PipeTransport) {
         match transport.receive().await {
             Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::Number(0)),
             other => panic!("rmcp should get only its own answer, got {other:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn a_request_given_up_in_time_keeps_its_late_answer_from_rmcp() {
+        let (mut transport, lane, mut lines, mut server) = pipe(4096);
+        let id = given_up(&lane, &mut lines).await;
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {"late": true}})).await;
+        reply(&mut server, json!({"jsonrpc": "2.0", "id": 0, "result": {}})).await;
+        rmcp_gets_only_its_own(&mut transport).await;
         let late = serde_json::to_value(lane.late(&id).unwrap().unwrap()).unwrap();
         assert_eq!(late["late"], true);
         assert!(lane.late(&id).is_none(), "taken once");
@@ -806,17 +817,11 @@ mod tests {
     #[tokio::test]
     async fn an_answer_after_the_probe_was_settled_is_dropped() {
         let (mut transport, lane, mut lines, mut server) = pipe(4096);
-        let asked = lane.request(ping()).unwrap();
-        let id = asked.id.clone();
-        assert!(asked.answer_within(std::time::Duration::from_millis(10)).await.is_none());
-        lines.next_line().await.unwrap().unwrap();
+        let id = given_up(&lane, &mut lines).await;
         assert!(lane.late(&id).is_none(), "no answer by the end of the start");
         reply(&mut server, json!({"jsonrpc": "2.0", "id": "pb-1", "result": {}})).await;
         reply(&mut server, json!({"jsonrpc": "2.0", "id": 0, "result": {}})).await;
-        match transport.receive().await {
-            Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::Number(0)),
-            other => panic!("rmcp should get only its own answer, got {other:?}"),
-        }
+        rmcp_gets_only_its_own(&mut transport).await;
         assert!(lane.late(&id).is_none());
         assert!(transport.reader.lock().calls.is_empty(), "nothing kept");
     }
@@ -836,10 +841,7 @@ mod tests {
         assert!(asked.answer_within(std::time::Duration::from_millis(10)).await.is_none());
         reply(&mut server, unnamed.clone()).await;
         reply(&mut server, json!({"jsonrpc": "2.0", "id": 0, "result": {}})).await;
-        match transport.receive().await {
-            Some(JsonRpcMessage::Response(response)) => assert_eq!(response.id, NumberOrString::Number(0)),
-            other => panic!("rmcp should get only its own answer, got {other:?}"),
-        }
+        rmcp_gets_only_its_own(&mut transport).await;
         assert!(matches!(lane.late(&id), Some(Err(LaneError::Service(ServiceError::McpError(_))))), "answered late");
         // Once the probe is answered, an error without an id is rmcp's again.
         reply(&mut server, unnamed).await;
