@@ -578,11 +578,9 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_notification_that_never_shows_is_given_up_at_its_limit() {
-        use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
         let stuck = tmp.path().join("notify-send");
-        std::fs::write(&stuck, "#!/bin/sh\nexec sleep 60\n").unwrap();
-        std::fs::set_permissions(&stuck, std::fs::Permissions::from_mode(0o755)).unwrap();
+        patchbay_test_support::processes::write_program(&stuck, "#!/bin/sh\nexec sleep 60\n").unwrap();
         let notifier = NotifySend { program: stuck, limit: std::time::Duration::from_millis(300) };
         let started = std::time::Instant::now();
         notifier.notify("Patchbay: digest", "digest ran");

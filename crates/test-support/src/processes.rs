@@ -1,5 +1,5 @@
 //! Which processes are alive, for tests that check no server outlives its host
-//! (Linux `/proc`).
+//! (Linux `/proc`), and programs written in place of real ones.
 
 /// Live (not zombie) processes as (pid, parent, process group).
 fn live() -> Vec<(u32, u32, u32)> {
@@ -44,4 +44,12 @@ pub fn process_tree(pid: u32) -> Vec<u32> {
 /// Those of `pids` still alive.
 pub fn still_alive(pids: &[u32]) -> Vec<u32> {
     live().into_iter().map(|(pid, _, _)| pid).filter(|pid| pids.contains(pid)).collect()
+}
+
+/// Writes `body`, a shell script, to `path` as a program (mode 0755): a stand-in for a real one.
+#[cfg(unix)]
+pub fn write_program(path: &std::path::Path, body: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, body)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
 }

@@ -279,9 +279,7 @@ mod tests {
 
     #[cfg(unix)]
     fn make_executable(path: &Path) {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::write(path, "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        patchbay_test_support::processes::write_program(path, "#!/bin/sh\n").unwrap();
     }
 
     #[cfg(unix)]

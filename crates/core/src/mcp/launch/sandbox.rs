@@ -697,8 +697,7 @@ mod tests {
         use std::os::unix::fs::{PermissionsExt, chown};
         let dir = tempfile::tempdir().unwrap();
         let fake = dir.path().join("docker");
-        std::fs::write(&fake, "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        patchbay_test_support::processes::write_program(&fake, "#!/bin/sh\n").unwrap();
         // A program named docker in a bundle's folder is no container, whoever owns it.
         assert!(!is_container(&fake, &["run".to_owned(), "img".to_owned()]));
         if nix_is_root() {

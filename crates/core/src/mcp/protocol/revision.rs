@@ -9,9 +9,9 @@
 //! of 2026-07-28, slow to start, that refused the handshake, it is launched again and its
 //! discovery waited for within the start timeout); one found older is not probed again while
 //! its command stays the same ([`Probed`]): the Python SDK's older servers ignore a request
-//! before `initialize` (mcp 1.3 and 1.9 measured), which would cost the wait at
-//! each start. One found to speak 2026-07-28 gets the whole start timeout for its answer next
-//! time (one that went back to an older release fails that start once, and is asked afresh).
+//! before `initialize` (mcp 1.3 and 1.9 measured), which would cost the wait at each start.
+//! One found to speak 2026-07-28 gets the whole start timeout for its answer next time (one
+//! that went back to an older release fails that start once, and is asked afresh).
 //! Legacy SSE and in-process servers go straight to the handshake.
 //!
 //! What 2026-07-28 removed is done its way: liveness is a `server/discover` (no `ping`), the log
@@ -131,7 +131,8 @@ impl Probed {
         known.as_ref().filter(|(c, _)| c == command).map(|(_, found)| found.clone())
     }
 
-    /// Remembers what the server launched as `command` was found to be, or forgets it.
+    /// Remembers what the server launched as `command` was found to be ([`Probe::Modern`] or
+    /// [`Probe::Older`]), or forgets it.
     pub(crate) fn learn(&self, command: &str, found: Option<Probe>) {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner) = found.map(|found| (command.to_owned(), found));
     }
