@@ -378,7 +378,12 @@ async fn respond(client: &mut (impl AsyncRead + AsyncWrite + Unpin), status: &st
 }
 
 /// Reads a request head: `CONNECT host:port`, or `METHOD http://host[:port]/path`
-/// (rewritten to `METHOD /path`, without `Proxy-*` headers).
+/// (rewritten to `METHOD /path`, without `Proxy-*` headers). A plain request
+/// goes with `Connection: close`: the host ends the connection after its
+/// answer, so the server's next request, for whatever host, comes on a new
+/// connection and is checked afresh (`urllib3` and curl keep one connection to
+/// a proxy for every host). An upgrade (a WebSocket over `ws://`) keeps its
+/// `Connection` header: that connection is this host's for good.
 fn parse(head: &[u8]) -> Option<Target> {
     let text = std::str::from_utf8(head).ok()?;
     let (line, headers) = text.split_once("\r\n")?;
@@ -394,11 +399,19 @@ fn parse(head: &[u8]) -> Option<Target> {
         None => (rest, "/"),
     };
     let (host, port) = split_port(authority, Some(80))?;
+    let name = |header: &str| header.split_once(':').map_or(header, |(name, _)| name).trim().to_ascii_lowercase();
+    let upgrade = headers.split("\r\n").any(|h| name(h) == "upgrade");
     let mut forward = format!("{method} {path} {version}\r\n");
-    let kept = headers.split("\r\n").filter(|h| !h.is_empty() && !h.to_ascii_lowercase().starts_with("proxy-"));
-    for header in kept {
-        forward.push_str(header);
-        forward.push_str("\r\n");
+    for header in headers.split("\r\n").filter(|h| !h.is_empty()) {
+        let name = name(header);
+        let hop = name.starts_with("proxy-") || (!upgrade && (name == "connection" || name == "keep-alive"));
+        if !hop {
+            forward.push_str(header);
+            forward.push_str("\r\n");
+        }
+    }
+    if !upgrade {
+        forward.push_str("Connection: close\r\n");
     }
     forward.push_str("\r\n");
     Some(Target { host, port, forward: Some(forward.into_bytes()) })
@@ -465,6 +478,77 @@ mod tests {
         assert!(own.starts_with(&format!("egress-{}-", std::process::id())), "{own}");
     }
 
+    /// A host that keeps each connection alive unless asked to close it, and
+    /// answers every request with its name; returns its port.
+    #[cfg(target_os = "linux")]
+    async fn named_host(name: &'static str) -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let (mut seen, mut buf) = (Vec::new(), [0u8; 1024]);
+                    loop {
+                        let Some(end) = memchr::memmem::find(&seen, b"\r\n\r\n") else {
+                            match stream.read(&mut buf).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => seen.extend_from_slice(&buf[..n]),
+                            }
+                            continue;
+                        };
+                        let close =
+                            String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase().contains("connection: close");
+                        seen.drain(..end + 4);
+                        let how = if close { "Connection: close\r\n" } else { "" };
+                        let answer = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n{how}\r\n{name}", name.len());
+                        if stream.write_all(answer.as_bytes()).await.is_err() || close {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        port
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_connection_kept_alive_never_takes_a_request_for_another_host_to_the_first() {
+        let (first, second) = (named_host("first").await, named_host("second").await);
+        let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let proxy_port = proxy.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let network = Arc::new(Network::Domains(vec!["localhost".into()]));
+            let on_block: BlockListener = Arc::new(|_: &str| {});
+            while let Ok((stream, _)) = proxy.accept().await {
+                let (network, on_block) = (network.clone(), on_block.clone());
+                tokio::spawn(async move { handle(stream, &network, &on_block).await });
+            }
+        });
+        let request = |port: u16| format!("GET http://localhost:{port}/ HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n");
+        let wait = std::time::Duration::from_secs(5);
+        let mut client = TcpStream::connect(("127.0.0.1", proxy_port)).await.unwrap();
+        client.write_all(request(first).as_bytes()).await.unwrap();
+        let (mut answer, mut buf) = (Vec::new(), [0u8; 1024]);
+        while !answer.ends_with(b"first") {
+            let n = tokio::time::timeout(wait, client.read(&mut buf)).await.unwrap().unwrap();
+            assert!(n > 0, "closed before the answer: {}", String::from_utf8_lossy(&answer));
+            answer.extend_from_slice(&buf[..n]);
+        }
+        assert!(String::from_utf8_lossy(&answer).contains("Connection: close"), "the answer says the connection ends");
+        // As a client that keeps the connection: the next request, for another host, on it.
+        let _ = client.write_all(request(second).as_bytes()).await;
+        let mut rest = Vec::new();
+        let ended = tokio::time::timeout(wait, client.read_to_end(&mut rest)).await;
+        assert!(ended.is_ok(), "the connection stayed open after its one answer");
+        assert!(!String::from_utf8_lossy(&rest).contains("first"), "the first host answered the second's request");
+        let mut again = TcpStream::connect(("127.0.0.1", proxy_port)).await.unwrap();
+        again.write_all(request(second).as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        tokio::time::timeout(wait, again.read_to_end(&mut answer)).await.unwrap().unwrap();
+        assert!(answer.ends_with(b"second"), "{}", String::from_utf8_lossy(&answer));
+    }
+
     #[test]
     fn a_looked_up_name_never_leads_to_this_computers_own_or_link_local_addresses() {
         let found: Vec<std::net::SocketAddr> =
@@ -493,7 +577,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!((get.host.as_str(), get.port), ("example.org", 8080));
-        assert_eq!(get.forward.unwrap(), b"GET /a?b HTTP/1.1\r\nHost: example.org\r\n\r\n");
+        assert_eq!(get.forward.unwrap(), b"GET /a?b HTTP/1.1\r\nHost: example.org\r\nConnection: close\r\n\r\n");
+        let kept_alive = parse(
+            b"POST http://example.org/ HTTP/1.1\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 0\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!(
+            kept_alive.forward.unwrap(),
+            b"POST / HTTP/1.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            "one request a connection"
+        );
+        let socket =
+            parse(b"GET http://example.org/chat HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
+        let socket = socket.unwrap();
+        assert_eq!(socket.forward.unwrap(), b"GET /chat HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
         let bare = parse(b"GET http://[::1]/ HTTP/1.1\r\n\r\n").unwrap();
         assert_eq!((bare.host.as_str(), bare.port), ("[::1]", 80));
         assert!(parse(b"GET /relative HTTP/1.1\r\n\r\n").is_none());
