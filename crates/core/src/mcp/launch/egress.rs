@@ -5,12 +5,12 @@
 //! reach anything by itself. Before the server starts, `patchbay-sandbox-init`
 //! listens on a loopback port there and hands the listening socket over to
 //! Patchbay through a Unix socket in a private folder that is bind-mounted into
-//! the sandbox (`mcp::launch::sandbox`); `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY`
-//! name that port. So Patchbay accepts the server's connections itself, no
+//! the sandbox (`mcp::launch::sandbox`); `HTTP_PROXY` and `HTTPS_PROXY` name
+//! that port. So Patchbay accepts the server's connections itself, no
 //! process in between, and only the first hand-over counts (it comes before
-//! the server runs). This proxy reads each connection's first
-//! request: a `CONNECT host:port` (HTTPS, any TLS) or a plain HTTP request in
-//! absolute form. A host the policy allows is connected to and the bytes are
+//! the server runs). This proxy reads each connection's request: a
+//! `CONNECT host:port` (HTTPS, any TLS), or a plain HTTP request in absolute
+//! form, sent on as the connection's only one ([`parse`]). A host the policy allows is connected to and the bytes are
 //! copied both ways; any other host gets `403 Forbidden` and is reported
 //! (`blocked a connection to HOST: not in the allowed domains`).
 

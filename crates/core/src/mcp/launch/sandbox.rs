@@ -118,7 +118,15 @@ const KEPT_ENV: &[&str] = &[
     "UV_INDEX_URL",
 ];
 
-const PROXY_VARS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"];
+/// The environment's proxy variables: none is kept where the network is off
+/// or a list of domains ...
+const PROXY_VARS: &[&str] =
+    &["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"];
+/// ... and these name the filtering proxy for a list. Not `ALL_PROXY`: every
+/// HTTP client that reads it reads these too, and httpx builds a transport,
+/// each with its own TLS context, per variable it finds (a quarter of
+/// mcp-server-fetch's time a call through the proxy, docs/BENCHMARKS.md).
+const SET_PROXY_VARS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"];
 
 /// The loopback port inside the sandbox that `patchbay-sandbox-init` listens
 /// on and hands over to the proxy.
@@ -212,7 +220,7 @@ pub(crate) async fn confine(
         Network::Any => {}
         Network::Off => {
             args.push("--unshare-net".into());
-            launch.env.retain(|(k, _)| !PROXY_VARS.iter().any(|p| k == p) && k != "NO_PROXY" && k != "no_proxy");
+            launch.env.retain(|(k, _)| !PROXY_VARS.iter().any(|p| k == p));
         }
         Network::Domains(_) => {
             // Under Patchbay's data folder, which every sandbox masks.
@@ -409,11 +417,9 @@ fn lookup<'e>(env: &'e [(OsString, OsString)], name: &str) -> Option<&'e OsStrin
 
 /// Every proxy variable names the proxy's port; nothing is exempt from it.
 fn set_proxy_env(env: &mut Vec<(OsString, OsString)>) {
-    env.retain(|(k, _)| {
-        !PROXY_VARS.iter().any(|p| k == p) && k != "NO_PROXY" && k != "no_proxy" && k != "NODE_USE_ENV_PROXY"
-    });
+    env.retain(|(k, _)| !PROXY_VARS.iter().any(|p| k == p) && k != "NODE_USE_ENV_PROXY");
     let url = format!("http://127.0.0.1:{PROXY_PORT}");
-    env.extend(PROXY_VARS.iter().map(|k| (OsString::from(k), OsString::from(&url))));
+    env.extend(SET_PROXY_VARS.iter().map(|k| (OsString::from(k), OsString::from(&url))));
     // Node's own fetch reads the proxy variables only when asked to (Node 24+).
     env.push(("NODE_USE_ENV_PROXY".into(), "1".into()));
 }
@@ -670,6 +676,32 @@ mod tests {
         let kept = filtered_env(env, &["API".into()], &["X".into()]);
         let names: Vec<String> = kept.iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["PATH", "API", "LC_ALL", "X", "TMPDIR"]);
+    }
+
+    #[test]
+    fn behind_the_proxy_only_the_http_and_https_variables_name_it() {
+        let mut env: Vec<(OsString, OsString)> = [
+            ("HTTP_PROXY", "http://corp:8080"),
+            ("ALL_PROXY", "socks5://corp:1080"),
+            ("no_proxy", "localhost"),
+            ("NODE_USE_ENV_PROXY", "0"),
+            ("PATH", "/bin"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect();
+        set_proxy_env(&mut env);
+        let set: Vec<String> = env.iter().map(|(k, v)| format!("{}={}", k.display(), v.display())).collect();
+        let proxy = "http://127.0.0.1:3128";
+        let expected = [
+            "PATH=/bin".to_owned(),
+            format!("HTTP_PROXY={proxy}"),
+            format!("HTTPS_PROXY={proxy}"),
+            format!("http_proxy={proxy}"),
+            format!("https_proxy={proxy}"),
+            "NODE_USE_ENV_PROXY=1".to_owned(),
+        ];
+        assert_eq!(set, expected);
     }
 
     #[test]
