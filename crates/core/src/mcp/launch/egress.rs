@@ -8,9 +8,10 @@
 //! the sandbox (`mcp::launch::sandbox`); `HTTP_PROXY` and `HTTPS_PROXY` name
 //! that port. So Patchbay accepts the server's connections itself, no
 //! process in between, and only the first hand-over counts (it comes before
-//! the server runs). This proxy reads each connection's request: a
+//! the server runs). This proxy reads each connection's first request: a
 //! `CONNECT host:port` (HTTPS, any TLS), or a plain HTTP request in absolute
-//! form, sent on as the connection's only one ([`parse`]). A host the policy allows is connected to and the bytes are
+//! form, which gets the connection to its host alone ([`parse`], [`answer`]).
+//! A host the policy allows is connected to and the bytes are
 //! copied both ways; any other host gets `403 Forbidden` and is reported
 //! (`blocked a connection to HOST: not in the allowed domains`).
 
@@ -301,6 +302,7 @@ async fn handle(mut client: TcpStream, network: &Network, on_block: &BlockListen
             return;
         }
     };
+    let tunnel = target.forward.is_none();
     // What the server sent after the head goes with it, in one write.
     let (onward, told) = match target.forward {
         None => (rest, client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await),
@@ -312,8 +314,93 @@ async fn handle(mut client: TcpStream, network: &Network, on_block: &BlockListen
     if told.is_err() || (!onward.is_empty() && upstream.write_all(&onward).await.is_err()) {
         return;
     }
-    // A 16 KiB page in one read and one write a hop.
-    let _ = tokio::io::copy_bidirectional_with_sizes(&mut client, &mut upstream, 32 * 1024, 32 * 1024).await;
+    if tunnel {
+        let _ = tokio::io::copy_bidirectional_with_sizes(&mut client, &mut upstream, COPY, COPY).await;
+    } else {
+        relay(client, upstream).await;
+    }
+}
+
+/// Bytes a copy moves at once: a 16 KiB page in one read and one write a hop.
+const COPY: usize = 32 * 1024;
+
+/// Relays a plain request's body to its host, and the host's answer back
+/// ([`answer`]), until the host ends its side.
+#[cfg(target_os = "linux")]
+async fn relay(mut client: TcpStream, mut upstream: TcpStream) {
+    let (mut client_in, mut client_out) = client.split();
+    let (mut upstream_in, mut upstream_out) = upstream.split();
+    let onward = async {
+        let mut body = tokio::io::BufReader::with_capacity(COPY, &mut client_in);
+        if tokio::io::copy_buf(&mut body, &mut upstream_out).await.is_ok() {
+            let _ = upstream_out.shutdown().await;
+        }
+        std::future::pending::<()>().await;
+    };
+    tokio::select! {
+        _ = answer(&mut upstream_in, &mut client_out) => {}
+        () = onward => {}
+    }
+}
+
+/// Passes a host's answer on: informational heads as they are, the final
+/// head with `Connection: close` in place of its own hop-by-hop headers
+/// (unless it switches protocols, 101: then the connection is a tunnel to
+/// this host), then the rest as it comes. So a client never sends its next
+/// request, for whatever host, on this connection, even when the host kept
+/// it open against the request's `Connection: close` or declined an upgrade.
+#[cfg(target_os = "linux")]
+async fn answer(
+    upstream: &mut (impl AsyncRead + Unpin),
+    client: &mut (impl AsyncWrite + Unpin),
+) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(COPY);
+    loop {
+        let end = loop {
+            if let Some(end) = memchr::memmem::find(&buf, b"\r\n\r\n") {
+                break end + 4;
+            }
+            let why = if buf.len() > MAX_HEAD {
+                "the host's answer head is too large\n"
+            } else if upstream.read_buf(&mut buf).await? == 0 {
+                "the host closed the connection without an answer\n"
+            } else {
+                continue;
+            };
+            client.write_all(refusal("502 Bad Gateway", why).as_bytes()).await?;
+            return client.shutdown().await;
+        };
+        let status = std::str::from_utf8(&buf[..end])
+            .ok()
+            .and_then(|head| head.strip_prefix("HTTP/1."))
+            .and_then(|head| head.get(2..5))
+            .and_then(|code| code.parse::<u16>().ok());
+        match status {
+            Some(101) => break,
+            Some(100..=199) => {
+                client.write_all(&buf[..end]).await?;
+                buf.drain(..end);
+            }
+            Some(_) => {
+                let Some(mut head) = rewritten(&buf[..end], &[]) else {
+                    client
+                        .write_all(refusal("502 Bad Gateway", "the host's answer head is folded\n").as_bytes())
+                        .await?;
+                    return client.shutdown().await;
+                };
+                head.extend_from_slice(&buf[end..]);
+                buf = head;
+                break;
+            }
+            None => {
+                client.write_all(refusal("502 Bad Gateway", "the host's answer is not HTTP/1\n").as_bytes()).await?;
+                return client.shutdown().await;
+            }
+        }
+    }
+    client.write_all(&buf).await?;
+    tokio::io::copy_buf(&mut tokio::io::BufReader::with_capacity(COPY, upstream), client).await?;
+    client.shutdown().await
 }
 
 /// Connects to `host`: an IP literal as it is, `localhost` and its subdomains
@@ -369,24 +456,29 @@ fn is_localhost(host: &str) -> bool {
 
 #[cfg(target_os = "linux")]
 async fn respond(client: &mut (impl AsyncRead + AsyncWrite + Unpin), status: &str, body: &str) -> std::io::Result<()> {
-    let text = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    client.write_all(text.as_bytes()).await?;
+    client.write_all(refusal(status, body).as_bytes()).await?;
     client.shutdown().await
 }
 
-/// Reads a request head: `CONNECT host:port`, or `METHOD http://host[:port]/path`
-/// (rewritten to `METHOD /path`, without `Proxy-*` headers). A plain request
-/// goes with `Connection: close`: the host ends the connection after its
-/// answer, so the server's next request, for whatever host, comes on a new
-/// connection and is checked afresh (`urllib3` and curl keep one connection to
-/// a proxy for every host). An upgrade (a WebSocket over `ws://`) keeps its
-/// `Connection` header: that connection is this host's for good.
+/// The proxy's own answer: `status` and a line of text that says why.
+fn refusal(status: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Reads a request head: `CONNECT host:port`, or `METHOD http://host[:port]/path`,
+/// rewritten to `METHOD /path` with `Host` the checked authority (RFC 9112
+/// §3.2.2: a `Host` header naming another site goes nowhere) and, unless it
+/// asks to upgrade (a WebSocket over `ws://`), `Connection: close` in place of
+/// its hop-by-hop headers ([`rewritten`]): the host ends the connection after
+/// its answer, and [`answer`] tells the client so (`urllib3` and curl keep one
+/// connection to a proxy for every host), so the next request comes on a new
+/// connection, checked afresh.
 fn parse(head: &[u8]) -> Option<Target> {
     let text = std::str::from_utf8(head).ok()?;
-    let (line, headers) = text.split_once("\r\n")?;
+    let (line, _) = text.split_once("\r\n")?;
     let mut parts = line.split(' ');
     let (method, target, version) = (parts.next()?, parts.next()?, parts.next()?);
     if method.eq_ignore_ascii_case("CONNECT") {
@@ -399,22 +491,56 @@ fn parse(head: &[u8]) -> Option<Target> {
         None => (rest, "/"),
     };
     let (host, port) = split_port(authority, Some(80))?;
-    let name = |header: &str| header.split_once(':').map_or(header, |(name, _)| name).trim().to_ascii_lowercase();
-    let upgrade = headers.split("\r\n").any(|h| name(h) == "upgrade");
-    let mut forward = format!("{method} {path} {version}\r\n");
-    for header in headers.split("\r\n").filter(|h| !h.is_empty()) {
-        let name = name(header);
-        let hop = name.starts_with("proxy-") || (!upgrade && (name == "connection" || name == "keep-alive"));
-        if !hop {
-            forward.push_str(header);
-            forward.push_str("\r\n");
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    let start = format!("{method} {path} {version}\r\nHost: {authority}");
+    let forward = rewritten(head, start.as_bytes())?;
+    Some(Target { host, port, forward: Some(forward) })
+}
+
+/// `head` (a request's or an answer's) with its first line replaced by
+/// `start` when one is given (and then without its `Host`), without `Proxy-*`
+/// headers, and with `Connection: close` in place of `Connection`,
+/// `Keep-Alive` and the headers `Connection` names, unless it is a request to
+/// upgrade (`Connection` names `upgrade` and an `Upgrade` header is there),
+/// which keeps them. `None` for a folded line (RFC 9112 §5.2: refused, not
+/// guessed at).
+fn rewritten(head: &[u8], start: &[u8]) -> Option<Vec<u8>> {
+    let mut lines = head.split(|&b| b == b'\n').map(|line| line.strip_suffix(b"\r").unwrap_or(line));
+    let first = lines.next()?;
+    let fields: Vec<&[u8]> = lines.filter(|line| !line.is_empty()).collect();
+    if fields.iter().any(|line| line.starts_with(b" ") || line.starts_with(b"\t")) {
+        return None;
+    }
+    let name = |line: &[u8]| {
+        let name = line.split(|&b| b == b':').next().unwrap_or_default();
+        String::from_utf8_lossy(name).trim().to_ascii_lowercase()
+    };
+    let value =
+        |line: &[u8]| String::from_utf8_lossy(line.splitn(2, |&b| b == b':').nth(1).unwrap_or_default()).into_owned();
+    let options: Vec<String> = fields
+        .iter()
+        .filter(|line| name(line) == "connection")
+        .flat_map(|line| value(line).split(',').map(|o| o.trim().to_ascii_lowercase()).collect::<Vec<_>>())
+        .collect();
+    let upgrade = !start.is_empty()
+        && options.iter().any(|o| o == "upgrade")
+        && fields.iter().any(|line| name(line) == "upgrade");
+    let mut out = if start.is_empty() { first.to_vec() } else { start.to_vec() };
+    out.extend_from_slice(b"\r\n");
+    for line in fields {
+        let name = name(line);
+        let hop = name == "connection" || name == "keep-alive" || options.contains(&name);
+        let dropped = (!start.is_empty() && name == "host") || name.starts_with("proxy-") || (hop && !upgrade);
+        if !dropped {
+            out.extend_from_slice(line);
+            out.extend_from_slice(b"\r\n");
         }
     }
     if !upgrade {
-        forward.push_str("Connection: close\r\n");
+        out.extend_from_slice(b"Connection: close\r\n");
     }
-    forward.push_str("\r\n");
-    Some(Target { host, port, forward: Some(forward.into_bytes()) })
+    out.extend_from_slice(b"\r\n");
+    Some(out)
 }
 
 /// `host:port`, `[v6]:port`, or a bare host when `default` gives the port.
@@ -478,10 +604,10 @@ mod tests {
         assert!(own.starts_with(&format!("egress-{}-", std::process::id())), "{own}");
     }
 
-    /// A host that keeps each connection alive unless asked to close it, and
-    /// answers every request with its name; returns its port.
+    /// A host that answers every request with its name and keeps each
+    /// connection alive, unless asked to close it and `heeds_close`; returns its port.
     #[cfg(target_os = "linux")]
-    async fn named_host(name: &'static str) -> u16 {
+    async fn named_host(name: &'static str, heeds_close: bool) -> u16 {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         tokio::spawn(async move {
@@ -496,8 +622,8 @@ mod tests {
                             }
                             continue;
                         };
-                        let close =
-                            String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase().contains("connection: close");
+                        let close = heeds_close
+                            && String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase().contains("connection: close");
                         seen.drain(..end + 4);
                         let how = if close { "Connection: close\r\n" } else { "" };
                         let answer = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n{how}\r\n{name}", name.len());
@@ -511,10 +637,9 @@ mod tests {
         port
     }
 
+    /// A proxy for `localhost` on a port of its own.
     #[cfg(target_os = "linux")]
-    #[tokio::test]
-    async fn a_connection_kept_alive_never_takes_a_request_for_another_host_to_the_first() {
-        let (first, second) = (named_host("first").await, named_host("second").await);
+    async fn local_proxy() -> u16 {
         let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let proxy_port = proxy.local_addr().unwrap().port();
         tokio::spawn(async move {
@@ -525,6 +650,29 @@ mod tests {
                 tokio::spawn(async move { handle(stream, &network, &on_block).await });
             }
         });
+        proxy_port
+    }
+
+    /// What `head` (a request to `port`) gets through the proxy on a new connection.
+    #[cfg(target_os = "linux")]
+    async fn first_answer(proxy: u16, head: String, ends: &[u8]) -> String {
+        let mut client = TcpStream::connect(("127.0.0.1", proxy)).await.unwrap();
+        client.write_all(head.as_bytes()).await.unwrap();
+        let (mut answer, mut buf) = (Vec::new(), [0u8; 1024]);
+        while !answer.ends_with(ends) {
+            let n =
+                tokio::time::timeout(std::time::Duration::from_secs(5), client.read(&mut buf)).await.unwrap().unwrap();
+            assert!(n > 0, "closed before the answer: {}", String::from_utf8_lossy(&answer));
+            answer.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8(answer).unwrap()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_connection_kept_alive_never_takes_a_request_for_another_host_to_the_first() {
+        let (first, second) = (named_host("first", true).await, named_host("second", true).await);
+        let proxy_port = local_proxy().await;
         let request = |port: u16| format!("GET http://localhost:{port}/ HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n");
         let wait = std::time::Duration::from_secs(5);
         let mut client = TcpStream::connect(("127.0.0.1", proxy_port)).await.unwrap();
@@ -547,6 +695,44 @@ mod tests {
         let mut answer = Vec::new();
         tokio::time::timeout(wait, again.read_to_end(&mut answer)).await.unwrap().unwrap();
         assert!(answer.ends_with(b"second"), "{}", String::from_utf8_lossy(&answer));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_host_that_keeps_the_connection_or_declines_an_upgrade_is_answered_for_with_close() {
+        let stubborn = named_host("stubborn", false).await;
+        let proxy = local_proxy().await;
+        let kept = format!("GET http://localhost:{stubborn}/ HTTP/1.1\r\nConnection: keep-alive\r\n\r\n");
+        let upgrade = format!(
+            "GET http://localhost:{stubborn}/chat HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+        );
+        for head in [kept, upgrade] {
+            let answer = first_answer(proxy, head, b"stubborn").await;
+            assert!(answer.contains("\r\nConnection: close\r\n"), "{answer}");
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn answers_keep_informational_heads_and_switches_and_refuse_what_is_not_http() {
+        let through = |host: &'static [u8]| async move {
+            let mut client = Vec::new();
+            answer(&mut &host[..], &mut client).await.unwrap();
+            String::from_utf8(client).unwrap()
+        };
+        let continued = through(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\nConnection: keep-alive, X-Trace\r\nX-Trace: 1\r\nContent-Length: 2\r\n\r\nok",
+        )
+        .await;
+        let closing =
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+        assert_eq!(continued, closing);
+        let switched = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nframes";
+        assert_eq!(through(switched.as_bytes()).await, switched);
+        let garbage = through(b"SSH-2.0-OpenSSH_9.2\r\n\r\n").await;
+        assert!(garbage.starts_with("HTTP/1.1 502 Bad Gateway\r\n") && garbage.ends_with("not HTTP/1\n"), "{garbage}");
+        let cut = through(b"HTTP/1.1 200 OK\r\nContent-").await;
+        assert!(cut.ends_with("the host closed the connection without an answer\n"), "{cut}");
     }
 
     #[test]
@@ -577,22 +763,38 @@ mod tests {
         )
         .unwrap();
         assert_eq!((get.host.as_str(), get.port), ("example.org", 8080));
-        assert_eq!(get.forward.unwrap(), b"GET /a?b HTTP/1.1\r\nHost: example.org\r\nConnection: close\r\n\r\n");
+        assert_eq!(get.forward.unwrap(), b"GET /a?b HTTP/1.1\r\nHost: Example.org:8080\r\nConnection: close\r\n\r\n");
+        let fronted = parse(b"GET http://user@allowed.example/ HTTP/1.1\r\nHost: other.example\r\n\r\n").unwrap();
+        assert_eq!(
+            fronted.forward.unwrap(),
+            b"GET / HTTP/1.1\r\nHost: allowed.example\r\nConnection: close\r\n\r\n",
+            "the host header names the checked host"
+        );
+        let folded = b"GET http://example.org/ HTTP/1.1\r\nX-A: 1\r\n Host: other.example\r\n\r\n";
+        assert!(parse(folded).is_none());
+        let h2c = parse(b"GET http://example.org/ HTTP/1.1\r\nConnection: keep-alive, X-Trace\r\nX-Trace: 1\r\nUpgrade: h2c\r\n\r\n");
+        assert_eq!(
+            h2c.unwrap().forward.unwrap(),
+            b"GET / HTTP/1.1\r\nHost: example.org\r\nUpgrade: h2c\r\nConnection: close\r\n\r\n",
+            "an Upgrade that Connection does not name is no upgrade; what Connection names goes"
+        );
         let kept_alive = parse(
             b"POST http://example.org/ HTTP/1.1\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 0\r\n\r\n",
         )
         .unwrap();
         assert_eq!(
             kept_alive.forward.unwrap(),
-            b"POST / HTTP/1.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: example.org\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
             "one request a connection"
         );
         let socket =
             parse(b"GET http://example.org/chat HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
         let socket = socket.unwrap();
-        assert_eq!(socket.forward.unwrap(), b"GET /chat HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
+        let kept = b"GET /chat HTTP/1.1\r\nHost: example.org\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
+        assert_eq!(socket.forward.unwrap(), kept);
         let bare = parse(b"GET http://[::1]/ HTTP/1.1\r\n\r\n").unwrap();
         assert_eq!((bare.host.as_str(), bare.port), ("[::1]", 80));
+        assert_eq!(bare.forward.unwrap(), b"GET / HTTP/1.1\r\nHost: [::1]\r\nConnection: close\r\n\r\n");
         assert!(parse(b"GET /relative HTTP/1.1\r\n\r\n").is_none());
     }
 }

@@ -124,8 +124,8 @@ const PROXY_VARS: &[&str] =
     &["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"];
 /// ... and these name the filtering proxy for a list. Not `ALL_PROXY`: every
 /// HTTP client that reads it reads these too, and httpx builds a transport,
-/// each with its own TLS context, per variable it finds (a quarter of
-/// mcp-server-fetch's time a call through the proxy, docs/BENCHMARKS.md).
+/// each with its own TLS context, per variable it finds (three contexts a
+/// client instead of four for mcp-server-fetch, docs/BENCHMARKS.md).
 const SET_PROXY_VARS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"];
 
 /// The loopback port inside the sandbox that `patchbay-sandbox-init` listens
@@ -415,7 +415,7 @@ fn lookup<'e>(env: &'e [(OsString, OsString)], name: &str) -> Option<&'e OsStrin
     env.iter().find(|(k, _)| k == name).map(|(_, v)| v)
 }
 
-/// Every proxy variable names the proxy's port; nothing is exempt from it.
+/// The HTTP and HTTPS proxy variables name the proxy's port; nothing is exempt from it.
 fn set_proxy_env(env: &mut Vec<(OsString, OsString)>) {
     env.retain(|(k, _)| !PROXY_VARS.iter().any(|p| k == p) && k != "NODE_USE_ENV_PROXY");
     let url = format!("http://127.0.0.1:{PROXY_PORT}");
