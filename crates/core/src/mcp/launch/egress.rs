@@ -29,7 +29,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::config::Network;
 
-/// Longest request head read before the request is refused.
+/// Longest request or answer head read before it is refused.
 const MAX_HEAD: usize = 16 * 1024;
 /// How long a connection may take to send its request head.
 const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -263,6 +263,8 @@ struct Target {
     port: u16,
     /// `None` for `CONNECT`; else the request head rewritten to origin form.
     forward: Option<Vec<u8>>,
+    /// A plain request that asks to switch protocols (a WebSocket over `ws://`).
+    upgrade: bool,
 }
 
 #[cfg(target_os = "linux")]
@@ -317,90 +319,88 @@ async fn handle(mut client: TcpStream, network: &Network, on_block: &BlockListen
     if tunnel {
         let _ = tokio::io::copy_bidirectional_with_sizes(&mut client, &mut upstream, COPY, COPY).await;
     } else {
-        relay(client, upstream).await;
+        relay(client, upstream, target.upgrade).await;
     }
 }
 
-/// Bytes a copy moves at once: a 16 KiB page in one read and one write a hop.
+/// Bytes a copy moves at once (a 16 KiB page in one read and one write a hop).
 const COPY: usize = 32 * 1024;
 
 /// Relays a plain request's body to its host, and the host's answer back
 /// ([`answer`]), until the host ends its side.
 #[cfg(target_os = "linux")]
-async fn relay(mut client: TcpStream, mut upstream: TcpStream) {
+async fn relay(mut client: TcpStream, mut upstream: TcpStream, upgrade: bool) {
     let (mut client_in, mut client_out) = client.split();
     let (mut upstream_in, mut upstream_out) = upstream.split();
     let onward = async {
         let mut body = tokio::io::BufReader::with_capacity(COPY, &mut client_in);
+        // A client gone mid-body ends the relay; one done sending waits for the answer.
         if tokio::io::copy_buf(&mut body, &mut upstream_out).await.is_ok() {
             let _ = upstream_out.shutdown().await;
+            std::future::pending::<()>().await;
         }
-        std::future::pending::<()>().await;
     };
     tokio::select! {
-        _ = answer(&mut upstream_in, &mut client_out) => {}
+        _ = answer(&mut upstream_in, &mut client_out, upgrade) => {}
         () = onward => {}
     }
 }
 
-/// Passes a host's answer on: informational heads as they are, the final
-/// head with `Connection: close` in place of its own hop-by-hop headers
-/// (unless it switches protocols, 101: then the connection is a tunnel to
-/// this host), then the rest as it comes. So a client never sends its next
-/// request, for whatever host, on this connection, even when the host kept
-/// it open against the request's `Connection: close` or declined an upgrade.
+/// Passes a host's answer on: every head with `Connection: close` in place
+/// of its own hop-by-hop headers (informational ones too: a client may take a
+/// 103 for the answer), then the rest as it comes; a switch of protocols (101)
+/// as it is, when `upgrade` asked for one (then the connection is a tunnel to
+/// this host), else `502`. So a client never sends its next request, for
+/// whatever host, on this connection, even when the host kept it open against
+/// the request's `Connection: close` or declined an upgrade.
 #[cfg(target_os = "linux")]
 async fn answer(
     upstream: &mut (impl AsyncRead + Unpin),
     client: &mut (impl AsyncWrite + Unpin),
+    upgrade: bool,
 ) -> std::io::Result<()> {
+    let bad = "502 Bad Gateway";
     let mut buf = Vec::with_capacity(COPY);
     loop {
         let end = loop {
-            if let Some(end) = memchr::memmem::find(&buf, b"\r\n\r\n") {
+            let found = memchr::memmem::find(&buf, b"\r\n\r\n");
+            if found.unwrap_or(buf.len()) > MAX_HEAD {
+                return respond(client, bad, "the host's answer head is too large\n").await;
+            }
+            if let Some(end) = found {
                 break end + 4;
             }
-            let why = if buf.len() > MAX_HEAD {
-                "the host's answer head is too large\n"
-            } else if upstream.read_buf(&mut buf).await? == 0 {
-                "the host closed the connection without an answer\n"
-            } else {
-                continue;
-            };
-            client.write_all(refusal("502 Bad Gateway", why).as_bytes()).await?;
-            return client.shutdown().await;
+            if upstream.read_buf(&mut buf).await? == 0 {
+                return respond(client, bad, "the host closed the connection without an answer\n").await;
+            }
         };
-        let status = std::str::from_utf8(&buf[..end])
-            .ok()
-            .and_then(|head| head.strip_prefix("HTTP/1."))
-            .and_then(|head| head.get(2..5))
-            .and_then(|code| code.parse::<u16>().ok());
-        match status {
-            Some(101) => break,
-            Some(100..=199) => {
-                client.write_all(&buf[..end]).await?;
-                buf.drain(..end);
-            }
-            Some(_) => {
-                let Some(mut head) = rewritten(&buf[..end], &[]) else {
-                    client
-                        .write_all(refusal("502 Bad Gateway", "the host's answer head is folded\n").as_bytes())
-                        .await?;
-                    return client.shutdown().await;
-                };
-                head.extend_from_slice(&buf[end..]);
-                buf = head;
-                break;
-            }
-            None => {
-                client.write_all(refusal("502 Bad Gateway", "the host's answer is not HTTP/1\n").as_bytes()).await?;
-                return client.shutdown().await;
-            }
+        let Some(code) = status(&buf[..end]) else {
+            return respond(client, bad, "the host's answer is not HTTP/1\n").await;
+        };
+        match code {
+            101 if upgrade => break,
+            101 => return respond(client, bad, "the host switched protocols unasked\n").await,
+            _ => {}
+        }
+        let Some((head, _)) = rewritten(&buf[..end], &[]) else {
+            return respond(client, bad, "the host's answer head is folded\n").await;
+        };
+        client.write_all(&head).await?;
+        buf.drain(..end);
+        if code >= 200 {
+            break;
         }
     }
     client.write_all(&buf).await?;
     tokio::io::copy_buf(&mut tokio::io::BufReader::with_capacity(COPY, upstream), client).await?;
     client.shutdown().await
+}
+
+/// The status code of an answer head: `HTTP/1.x NNN` then a space or the line's end.
+fn status(head: &[u8]) -> Option<u16> {
+    let [minor, b' ', code @ .., after] = head.strip_prefix(b"HTTP/1.")?.get(..6)? else { return None };
+    let digits = minor.is_ascii_digit() && code.iter().all(u8::is_ascii_digit);
+    (digits && matches!(after, b' ' | b'\r')).then(|| code.iter().fold(0, |n, d| n * 10 + u16::from(d - b'0')))
 }
 
 /// Connects to `host`: an IP literal as it is, `localhost` and its subdomains
@@ -455,17 +455,13 @@ fn is_localhost(host: &str) -> bool {
 }
 
 #[cfg(target_os = "linux")]
-async fn respond(client: &mut (impl AsyncRead + AsyncWrite + Unpin), status: &str, body: &str) -> std::io::Result<()> {
-    client.write_all(refusal(status, body).as_bytes()).await?;
-    client.shutdown().await
-}
-
-/// The proxy's own answer: `status` and a line of text that says why.
-fn refusal(status: &str, body: &str) -> String {
-    format!(
+async fn respond(client: &mut (impl AsyncWrite + Unpin), status: &str, body: &str) -> std::io::Result<()> {
+    let text = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
-    )
+    );
+    client.write_all(text.as_bytes()).await?;
+    client.shutdown().await
 }
 
 /// Reads a request head: `CONNECT host:port`, or `METHOD http://host[:port]/path`,
@@ -479,11 +475,14 @@ fn refusal(status: &str, body: &str) -> String {
 fn parse(head: &[u8]) -> Option<Target> {
     let text = std::str::from_utf8(head).ok()?;
     let (line, _) = text.split_once("\r\n")?;
-    let mut parts = line.split(' ');
-    let (method, target, version) = (parts.next()?, parts.next()?, parts.next()?);
+    let parts: Vec<&str> = line.split(' ').collect();
+    let [method, target, version] = parts[..] else { return None };
+    if line.bytes().any(|b| b.is_ascii_control()) || !matches!(version, "HTTP/1.0" | "HTTP/1.1") {
+        return None;
+    }
     if method.eq_ignore_ascii_case("CONNECT") {
         let (host, port) = split_port(target, None)?;
-        return Some(Target { host, port, forward: None });
+        return Some(Target { host, port, forward: None, upgrade: false });
     }
     let rest = target.strip_prefix("http://").or_else(|| target.strip_prefix("HTTP://"))?;
     let (authority, path) = match rest.find('/') {
@@ -493,8 +492,8 @@ fn parse(head: &[u8]) -> Option<Target> {
     let (host, port) = split_port(authority, Some(80))?;
     let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
     let start = format!("{method} {path} {version}\r\nHost: {authority}");
-    let forward = rewritten(head, start.as_bytes())?;
-    Some(Target { host, port, forward: Some(forward) })
+    let (forward, upgrade) = rewritten(head, start.as_bytes())?;
+    Some(Target { host, port, forward: Some(forward), upgrade })
 }
 
 /// `head` (a request's or an answer's) with its first line replaced by
@@ -502,13 +501,22 @@ fn parse(head: &[u8]) -> Option<Target> {
 /// headers, and with `Connection: close` in place of `Connection`,
 /// `Keep-Alive` and the headers `Connection` names, unless it is a request to
 /// upgrade (`Connection` names `upgrade` and an `Upgrade` header is there),
-/// which keeps them. `None` for a folded line (RFC 9112 §5.2: refused, not
-/// guessed at).
-fn rewritten(head: &[u8], start: &[u8]) -> Option<Vec<u8>> {
+/// which keeps them, as said by the `bool`. A message's framing
+/// (`Content-Length`, `Transfer-Encoding`) stays whatever `Connection` names.
+/// `None` for a folded line, and in a request for a bare CR or a name with
+/// spaces (RFC 9112 §5.1, §5.2: refused, not guessed at).
+fn rewritten(head: &[u8], start: &[u8]) -> Option<(Vec<u8>, bool)> {
     let mut lines = head.split(|&b| b == b'\n').map(|line| line.strip_suffix(b"\r").unwrap_or(line));
     let first = lines.next()?;
     let fields: Vec<&[u8]> = lines.filter(|line| !line.is_empty()).collect();
     if fields.iter().any(|line| line.starts_with(b" ") || line.starts_with(b"\t")) {
+        return None;
+    }
+    let sloppy = |line: &&[u8]| {
+        let name = line.split(|&b| b == b':').next().unwrap_or_default();
+        line.contains(&b'\r') || !line.contains(&b':') || name.is_empty() || name.iter().any(u8::is_ascii_whitespace)
+    };
+    if !start.is_empty() && fields.iter().any(sloppy) {
         return None;
     }
     let name = |line: &[u8]| {
@@ -529,7 +537,8 @@ fn rewritten(head: &[u8], start: &[u8]) -> Option<Vec<u8>> {
     out.extend_from_slice(b"\r\n");
     for line in fields {
         let name = name(line);
-        let hop = name == "connection" || name == "keep-alive" || options.contains(&name);
+        let framing = matches!(name.as_str(), "content-length" | "transfer-encoding" | "host");
+        let hop = name == "connection" || name == "keep-alive" || (options.contains(&name) && !framing);
         let dropped = (!start.is_empty() && name == "host") || name.starts_with("proxy-") || (hop && !upgrade);
         if !dropped {
             out.extend_from_slice(line);
@@ -540,7 +549,7 @@ fn rewritten(head: &[u8], start: &[u8]) -> Option<Vec<u8>> {
         out.extend_from_slice(b"Connection: close\r\n");
     }
     out.extend_from_slice(b"\r\n");
-    Some(out)
+    Some((out, upgrade))
 }
 
 /// `host:port`, `[v6]:port`, or a bare host when `default` gives the port.
@@ -712,27 +721,53 @@ mod tests {
         }
     }
 
+    /// What a client gets of `host`'s answer, written in pieces of `piece` bytes.
+    #[cfg(target_os = "linux")]
+    async fn through(host: &'static [u8], piece: usize, upgrade: bool) -> Vec<u8> {
+        let (mut writer, mut reader) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(async move {
+            for chunk in host.chunks(piece) {
+                writer.write_all(chunk).await.unwrap();
+                tokio::task::yield_now().await;
+            }
+        });
+        let mut client = Vec::new();
+        answer(&mut reader, &mut client, upgrade).await.unwrap();
+        client
+    }
+
     #[cfg(target_os = "linux")]
     #[tokio::test]
-    async fn answers_keep_informational_heads_and_switches_and_refuse_what_is_not_http() {
-        let through = |host: &'static [u8]| async move {
-            let mut client = Vec::new();
-            answer(&mut &host[..], &mut client).await.unwrap();
-            String::from_utf8(client).unwrap()
+    async fn every_answer_head_says_close_but_an_asked_switch_and_what_is_not_http_is_refused() {
+        let continued: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\nConnection: keep-alive, X-Trace, Content-Length\r\nX-Trace: 1\r\nContent-Length: 2\r\n\r\nok";
+        let closing: &[u8] = b"HTTP/1.1 100 Continue\r\nConnection: close\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+        for piece in [continued.len(), 7] {
+            assert_eq!(through(continued, piece, false).await, closing, "in pieces of {piece}");
+        }
+        let hints =
+            through(b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.0 204 No Content\r\n\r\n", 5, false);
+        let hinted: &[u8] = b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\nConnection: close\r\n\r\nHTTP/1.0 204 No Content\r\nConnection: close\r\n\r\n";
+        assert_eq!(hints.await, hinted);
+        let latin: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Disposition: caf\xe9\r\n\r\n";
+        assert_eq!(
+            through(latin, 64, false).await,
+            b"HTTP/1.1 200 OK\r\nContent-Disposition: caf\xe9\r\nConnection: close\r\n\r\n"
+        );
+        let switched: &[u8] =
+            b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nframes";
+        assert_eq!(through(switched, 64, true).await, switched);
+        let refused = |answer: Vec<u8>, why: &str| {
+            let answer = String::from_utf8(answer).unwrap();
+            assert!(answer.starts_with("HTTP/1.1 502 Bad Gateway\r\n") && answer.ends_with(why), "{answer}");
         };
-        let continued = through(
-            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\nConnection: keep-alive, X-Trace\r\nX-Trace: 1\r\nContent-Length: 2\r\n\r\nok",
-        )
-        .await;
-        let closing =
-            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
-        assert_eq!(continued, closing);
-        let switched = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nframes";
-        assert_eq!(through(switched.as_bytes()).await, switched);
-        let garbage = through(b"SSH-2.0-OpenSSH_9.2\r\n\r\n").await;
-        assert!(garbage.starts_with("HTTP/1.1 502 Bad Gateway\r\n") && garbage.ends_with("not HTTP/1\n"), "{garbage}");
-        let cut = through(b"HTTP/1.1 200 OK\r\nContent-").await;
-        assert!(cut.ends_with("the host closed the connection without an answer\n"), "{cut}");
+        refused(through(switched, 64, false).await, "the host switched protocols unasked\n");
+        refused(through(b"SSH-2.0-OpenSSH_9.2\r\n\r\n", 64, false).await, "not HTTP/1\n");
+        refused(through(b"HTTP/1.1 +20 OK\r\n\r\n", 64, false).await, "not HTTP/1\n");
+        refused(through(b"HTTP/1.1 200 OK\r\nX-A: 1\r\n continued\r\n\r\n", 64, false).await, "is folded\n");
+        refused(through(b"HTTP/1.1 200 OK\r\nContent-", 64, false).await, "without an answer\n");
+        let huge: &'static [u8] =
+            Box::leak(format!("HTTP/1.1 200 OK\r\nX: {}\r\n\r\n", "a".repeat(MAX_HEAD)).into_bytes().into());
+        refused(through(huge, 4096, false).await, "the host's answer head is too large\n");
     }
 
     #[test]
@@ -770,8 +805,20 @@ mod tests {
             b"GET / HTTP/1.1\r\nHost: allowed.example\r\nConnection: close\r\n\r\n",
             "the host header names the checked host"
         );
-        let folded = b"GET http://example.org/ HTTP/1.1\r\nX-A: 1\r\n Host: other.example\r\n\r\n";
-        assert!(parse(folded).is_none());
+        let refused: [&[u8]; 5] = [
+            b"GET http://example.org/ HTTP/1.1\r\nX-A: 1\r\n Host: other.example\r\n\r\n",
+            b"GET http://example.org/ HTTP/1.1\nHost:other.example\r\n\r\n",
+            b"GET http://example.org/ HTTP/1.1\r\nHost : other.example\r\n\r\n",
+            b"GET http://example.org/ HTTP/1.1\r\nX-A: 1\rHost: other.example\r\n\r\n",
+            b"GET http://example.org/ HTTP/2\r\n\r\n",
+        ];
+        for head in refused {
+            assert!(parse(head).is_none(), "{}", String::from_utf8_lossy(head));
+        }
+        let framed =
+            parse(b"POST http://example.org/ HTTP/1.1\r\nConnection: content-length\r\nContent-Length: 2\r\n\r\n");
+        let kept = b"POST / HTTP/1.1\r\nHost: example.org\r\nContent-Length: 2\r\nConnection: close\r\n\r\n";
+        assert_eq!(framed.unwrap().forward.unwrap(), kept, "Connection never takes a message's framing");
         let h2c = parse(b"GET http://example.org/ HTTP/1.1\r\nConnection: keep-alive, X-Trace\r\nX-Trace: 1\r\nUpgrade: h2c\r\n\r\n");
         assert_eq!(
             h2c.unwrap().forward.unwrap(),
@@ -790,6 +837,7 @@ mod tests {
         let socket =
             parse(b"GET http://example.org/chat HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
         let socket = socket.unwrap();
+        assert!(socket.upgrade);
         let kept = b"GET /chat HTTP/1.1\r\nHost: example.org\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
         assert_eq!(socket.forward.unwrap(), kept);
         let bare = parse(b"GET http://[::1]/ HTTP/1.1\r\n\r\n").unwrap();
