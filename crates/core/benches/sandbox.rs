@@ -249,6 +249,17 @@ async fn run() -> Result<()> {
         .kill_on_drop(true)
         .spawn()
         .with_context(|| format!("{} (cargo build --release -p patchbay-sandbox-init)", init.display()))?;
+    // The proxy removes its hand-over socket once it holds the listener.
+    let handed = proxy.dir().join(proxy.socket_name());
+    for _ in 0..500 {
+        if !handed.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    if handed.exists() {
+        bail!("patchbay-sandbox-init handed the proxy no listener in 5 s");
+    }
     let clients: Vec<Client> = vec![
         ("the bench's GET: direct TCP", Box::new(move || fetch_page(port, None, fetches).boxed())),
         ("the bench's GET: the proxy", Box::new(move || fetch_page(port, Some(proxy_port), fetches).boxed())),
