@@ -333,12 +333,21 @@ async fn relay(mut client: TcpStream, mut upstream: TcpStream, upgrade: bool) {
     let (mut client_in, mut client_out) = client.split();
     let (mut upstream_in, mut upstream_out) = upstream.split();
     let onward = async {
-        let mut body = tokio::io::BufReader::with_capacity(COPY, &mut client_in);
-        // A client gone mid-body ends the relay; one done sending waits for the answer.
-        if tokio::io::copy_buf(&mut body, &mut upstream_out).await.is_ok() {
-            let _ = upstream_out.shutdown().await;
-            std::future::pending::<()>().await;
+        let mut body = vec![0; COPY];
+        loop {
+            match client_in.read(&mut body).await {
+                // A client gone mid-body ends the relay.
+                Err(_) => return,
+                Ok(0) => {
+                    let _ = upstream_out.shutdown().await;
+                    break;
+                }
+                // A host that stopped reading may still be answering (a 413, say).
+                Ok(n) if upstream_out.write_all(&body[..n]).await.is_err() => break,
+                Ok(_) => {}
+            }
         }
+        std::future::pending::<()>().await
     };
     tokio::select! {
         _ = answer(&mut upstream_in, &mut client_out, upgrade) => {}
@@ -396,10 +405,10 @@ async fn answer(
     client.shutdown().await
 }
 
-/// The status code of an answer head: `HTTP/1.x NNN` then a space or the line's end.
+/// The status code of an answer head: `HTTP/1.x NNN` (100–599) then a space or the line's end.
 fn status(head: &[u8]) -> Option<u16> {
     let [minor, b' ', code @ .., after] = head.strip_prefix(b"HTTP/1.")?.get(..6)? else { return None };
-    let digits = minor.is_ascii_digit() && code.iter().all(u8::is_ascii_digit);
+    let digits = minor.is_ascii_digit() && (b'1'..=b'5').contains(&code[0]) && code.iter().all(u8::is_ascii_digit);
     (digits && matches!(after, b' ' | b'\r')).then(|| code.iter().fold(0, |n, d| n * 10 + u16::from(d - b'0')))
 }
 
@@ -763,6 +772,7 @@ mod tests {
         refused(through(switched, 64, false).await, "the host switched protocols unasked\n");
         refused(through(b"SSH-2.0-OpenSSH_9.2\r\n\r\n", 64, false).await, "not HTTP/1\n");
         refused(through(b"HTTP/1.1 +20 OK\r\n\r\n", 64, false).await, "not HTTP/1\n");
+        refused(through(b"HTTP/1.1 099 Odd\r\n\r\n", 64, false).await, "not HTTP/1\n");
         refused(through(b"HTTP/1.1 200 OK\r\nX-A: 1\r\n continued\r\n\r\n", 64, false).await, "is folded\n");
         refused(through(b"HTTP/1.1 200 OK\r\nContent-", 64, false).await, "without an answer\n");
         let huge: &'static [u8] =
@@ -805,7 +815,9 @@ mod tests {
             b"GET / HTTP/1.1\r\nHost: allowed.example\r\nConnection: close\r\n\r\n",
             "the host header names the checked host"
         );
-        let refused: [&[u8]; 5] = [
+        let refused: [&[u8]; 7] = [
+            b"GET http://example.org/\tx HTTP/1.1\r\n\r\n",
+            b"GET http://example.org/ x HTTP/1.1\r\n\r\n",
             b"GET http://example.org/ HTTP/1.1\r\nX-A: 1\r\n Host: other.example\r\n\r\n",
             b"GET http://example.org/ HTTP/1.1\nHost:other.example\r\n\r\n",
             b"GET http://example.org/ HTTP/1.1\r\nHost : other.example\r\n\r\n",
@@ -819,6 +831,9 @@ mod tests {
             parse(b"POST http://example.org/ HTTP/1.1\r\nConnection: content-length\r\nContent-Length: 2\r\n\r\n");
         let kept = b"POST / HTTP/1.1\r\nHost: example.org\r\nContent-Length: 2\r\nConnection: close\r\n\r\n";
         assert_eq!(framed.unwrap().forward.unwrap(), kept, "Connection never takes a message's framing");
+        let chunked = b"HTTP/1.1 200 OK\r\nConnection: transfer-encoding\r\nTransfer-Encoding: chunked\r\n\r\n";
+        let (answer, _) = rewritten(chunked, &[]).unwrap();
+        assert_eq!(answer, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
         let h2c = parse(b"GET http://example.org/ HTTP/1.1\r\nConnection: keep-alive, X-Trace\r\nX-Trace: 1\r\nUpgrade: h2c\r\n\r\n");
         assert_eq!(
             h2c.unwrap().forward.unwrap(),
