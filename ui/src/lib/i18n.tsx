@@ -1,7 +1,7 @@
 // Minimal i18n: flat JSON catalogues under src/locales, one per language, and
 // a hook that looks keys up with {name} interpolation. A Vitest test keeps the
 // catalogues complete.
-import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
+import { createContext, useCallback, useContext, useLayoutEffect, useMemo, useState, type ReactNode } from "react";
 import en from "../locales/en.json";
 import zh from "../locales/zh.json";
 
@@ -47,7 +47,9 @@ export function I18nProvider({ children, lang: fixed }: { children: ReactNode; l
     localStorage.setItem(STORAGE_KEY, next);
     setLangState(next);
   }, []);
-  useEffect(() => {
+  // Before the first paint, in the same task as the render: no frame shows a page whose
+  // language is not yet the document's.
+  useLayoutEffect(() => {
     // Screen readers and CJK font selection follow the document language.
     document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
   }, [lang]);
