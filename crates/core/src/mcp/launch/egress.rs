@@ -286,9 +286,13 @@ async fn handle(mut client: TcpStream, network: &Network, on_block: &BlockListen
         }
     };
     let rest = head.split_off(end);
-    let Some(target) = parse(&head) else {
-        let _ = respond(&mut client, "400 Bad Request", "not a proxy request\n").await;
-        return;
+    let target = match parse(&head) {
+        Ok(target) => target,
+        Err(why) => {
+            let _ =
+                respond(&mut client, "400 Bad Request", &format!("not a proxy request Patchbay takes: {why}\n")).await;
+            return;
+        }
     };
     if !network.allows(&target.host) {
         on_block(&target.host);
@@ -391,7 +395,7 @@ async fn answer(
             101 => return respond(client, bad, "the host switched protocols unasked\n").await,
             _ => {}
         }
-        let Some((head, _)) = rewritten(&buf[..end], &[]) else {
+        let Some((head, _)) = rewritten(&buf[..end], None) else {
             return respond(client, bad, "the host's answer head is folded\n").await;
         };
         client.write_all(&head).await?;
@@ -481,32 +485,39 @@ async fn respond(client: &mut (impl AsyncWrite + Unpin), status: &str, body: &st
 /// its answer, and [`answer`] tells the client so (`urllib3` and curl keep one
 /// connection to a proxy for every host), so the next request comes on a new
 /// connection, checked afresh.
-fn parse(head: &[u8]) -> Option<Target> {
-    let text = std::str::from_utf8(head).ok()?;
-    let (line, _) = text.split_once("\r\n")?;
+/// `Err` says what is wrong, for the `400` answer.
+fn parse(head: &[u8]) -> Result<Target, &'static str> {
+    let line_is_bad = "the request line is not `METHOD TARGET HTTP/1.x`";
+    let text = std::str::from_utf8(head).map_err(|_| "the request head is not UTF-8")?;
+    let (line, _) = text.split_once("\r\n").ok_or(line_is_bad)?;
     let parts: Vec<&str> = line.split(' ').collect();
-    let [method, target, version] = parts[..] else { return None };
+    let [method, target, version] = parts[..] else { return Err(line_is_bad) };
     if line.bytes().any(|b| b.is_ascii_control()) || !matches!(version, "HTTP/1.0" | "HTTP/1.1") {
-        return None;
+        return Err(line_is_bad);
     }
+    let bad_host = "the target's host or port is not valid";
     if method.eq_ignore_ascii_case("CONNECT") {
-        let (host, port) = split_port(target, None)?;
-        return Some(Target { host, port, forward: None, upgrade: false });
+        let (host, port) = split_port(target, None).ok_or(bad_host)?;
+        return Ok(Target { host, port, forward: None, upgrade: false });
     }
-    let rest = target.strip_prefix("http://").or_else(|| target.strip_prefix("HTTP://"))?;
+    let rest = target
+        .strip_prefix("http://")
+        .or_else(|| target.strip_prefix("HTTP://"))
+        .ok_or("the target is not a whole http:// URL (or CONNECT host:port)")?;
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
-    let (host, port) = split_port(authority, Some(80))?;
+    let (host, port) = split_port(authority, Some(80)).ok_or(bad_host)?;
     let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
     let start = format!("{method} {path} {version}\r\nHost: {authority}");
-    let (forward, upgrade) = rewritten(head, start.as_bytes())?;
-    Some(Target { host, port, forward: Some(forward), upgrade })
+    let (forward, upgrade) =
+        rewritten(head, Some(start.as_bytes())).ok_or("a header line is folded or malformed (RFC 9112 §5)")?;
+    Ok(Target { host, port, forward: Some(forward), upgrade })
 }
 
 /// `head` (a request's or an answer's) with its first line replaced by
-/// `start` when one is given (and then without its `Host`), without `Proxy-*`
+/// `start` for a request (and then without its `Host`), without `Proxy-*`
 /// headers, and with `Connection: close` in place of `Connection`,
 /// `Keep-Alive` and the headers `Connection` names, unless it is a request to
 /// upgrade (`Connection` names `upgrade` and an `Upgrade` header is there),
@@ -514,24 +525,25 @@ fn parse(head: &[u8]) -> Option<Target> {
 /// (`Content-Length`, `Transfer-Encoding`) stays whatever `Connection` names.
 /// `None` for a folded line, and in a request for a bare CR or a name with
 /// spaces (RFC 9112 §5.1, §5.2: refused, not guessed at).
-fn rewritten(head: &[u8], start: &[u8]) -> Option<(Vec<u8>, bool)> {
+fn rewritten(head: &[u8], start: Option<&[u8]>) -> Option<(Vec<u8>, bool)> {
+    let request = start.is_some();
     let mut lines = head.split(|&b| b == b'\n').map(|line| line.strip_suffix(b"\r").unwrap_or(line));
     let first = lines.next()?;
     let fields: Vec<&[u8]> = lines.filter(|line| !line.is_empty()).collect();
     if fields.iter().any(|line| line.starts_with(b" ") || line.starts_with(b"\t")) {
         return None;
     }
+    fn raw_name(line: &[u8]) -> &[u8] {
+        line.split(|&b| b == b':').next().unwrap_or_default()
+    }
     let sloppy = |line: &&[u8]| {
-        let name = line.split(|&b| b == b':').next().unwrap_or_default();
+        let name = raw_name(line);
         line.contains(&b'\r') || !line.contains(&b':') || name.is_empty() || name.iter().any(u8::is_ascii_whitespace)
     };
-    if !start.is_empty() && fields.iter().any(sloppy) {
+    if request && fields.iter().any(sloppy) {
         return None;
     }
-    let name = |line: &[u8]| {
-        let name = line.split(|&b| b == b':').next().unwrap_or_default();
-        String::from_utf8_lossy(name).trim().to_ascii_lowercase()
-    };
+    let name = |line: &[u8]| String::from_utf8_lossy(raw_name(line)).trim().to_ascii_lowercase();
     let value =
         |line: &[u8]| String::from_utf8_lossy(line.splitn(2, |&b| b == b':').nth(1).unwrap_or_default()).into_owned();
     let options: Vec<String> = fields
@@ -539,16 +551,15 @@ fn rewritten(head: &[u8], start: &[u8]) -> Option<(Vec<u8>, bool)> {
         .filter(|line| name(line) == "connection")
         .flat_map(|line| value(line).split(',').map(|o| o.trim().to_ascii_lowercase()).collect::<Vec<_>>())
         .collect();
-    let upgrade = !start.is_empty()
-        && options.iter().any(|o| o == "upgrade")
-        && fields.iter().any(|line| name(line) == "upgrade");
-    let mut out = if start.is_empty() { first.to_vec() } else { start.to_vec() };
+    let upgrade =
+        request && options.iter().any(|o| o == "upgrade") && fields.iter().any(|line| name(line) == "upgrade");
+    let mut out = start.unwrap_or(first).to_vec();
     out.extend_from_slice(b"\r\n");
     for line in fields {
         let name = name(line);
         let framing = matches!(name.as_str(), "content-length" | "transfer-encoding" | "host");
         let hop = name == "connection" || name == "keep-alive" || (options.contains(&name) && !framing);
-        let dropped = (!start.is_empty() && name == "host") || name.starts_with("proxy-") || (hop && !upgrade);
+        let dropped = (request && name == "host") || name.starts_with("proxy-") || (hop && !upgrade);
         if !dropped {
             out.extend_from_slice(line);
             out.extend_from_slice(b"\r\n");
@@ -825,14 +836,14 @@ mod tests {
             b"GET http://example.org/ HTTP/2\r\n\r\n",
         ];
         for head in refused {
-            assert!(parse(head).is_none(), "{}", String::from_utf8_lossy(head));
+            assert!(parse(head).is_err(), "{}", String::from_utf8_lossy(head));
         }
         let framed =
             parse(b"POST http://example.org/ HTTP/1.1\r\nConnection: content-length\r\nContent-Length: 2\r\n\r\n");
         let kept = b"POST / HTTP/1.1\r\nHost: example.org\r\nContent-Length: 2\r\nConnection: close\r\n\r\n";
         assert_eq!(framed.unwrap().forward.unwrap(), kept, "Connection never takes a message's framing");
         let chunked = b"HTTP/1.1 200 OK\r\nConnection: transfer-encoding\r\nTransfer-Encoding: chunked\r\n\r\n";
-        let (answer, _) = rewritten(chunked, &[]).unwrap();
+        let (answer, _) = rewritten(chunked, None).unwrap();
         assert_eq!(answer, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
         let h2c = parse(b"GET http://example.org/ HTTP/1.1\r\nConnection: keep-alive, X-Trace\r\nX-Trace: 1\r\nUpgrade: h2c\r\n\r\n");
         assert_eq!(
@@ -858,6 +869,13 @@ mod tests {
         let bare = parse(b"GET http://[::1]/ HTTP/1.1\r\n\r\n").unwrap();
         assert_eq!((bare.host.as_str(), bare.port), ("[::1]", 80));
         assert_eq!(bare.forward.unwrap(), b"GET / HTTP/1.1\r\nHost: [::1]\r\nConnection: close\r\n\r\n");
-        assert!(parse(b"GET /relative HTTP/1.1\r\n\r\n").is_none());
+        let relative = parse(b"GET /relative HTTP/1.1\r\n\r\n").unwrap_err();
+        assert_eq!(relative, "the target is not a whole http:// URL (or CONNECT host:port)");
+        let folded = parse(b"GET http://example.org/ HTTP/1.1\r\nX-A: 1\r\n Host: other.example\r\n\r\n");
+        assert_eq!(folded.unwrap_err(), "a header line is folded or malformed (RFC 9112 §5)");
+        assert_eq!(
+            parse(b"GET http://example.org/ HTTP/2\r\n\r\n").unwrap_err(),
+            "the request line is not `METHOD TARGET HTTP/1.x`"
+        );
     }
 }
