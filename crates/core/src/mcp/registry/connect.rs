@@ -253,11 +253,17 @@ async fn start_stdio(
     let start = probe.as_ref().map_or(Start::Handshake, revision::Probe::start);
     let left = startup.saturating_sub(began.elapsed());
     let handler = cx.handler.clone();
-    let started =
+    // A probe that took the whole start timeout ends the start: a handshake given no time could
+    // still finish before a busy runtime fires its timer, and a start would then depend on load.
+    let started = if left.is_zero() {
+        ct.cancel();
+        Err(McpError::StartTimeout { server: config.name.clone(), after: startup })
+    } else {
         handshake(config, start, handler, &ct, transport, Listing::Lane(lane), left, call).await.map_err(|e| match e {
             McpError::StartTimeout { server, .. } => McpError::StartTimeout { server, after: startup },
             other => other,
-        });
+        })
+    };
     // Remembered even if the start failed (an older server's next start has the whole start
     // timeout for the handshake). A server silent where it was known or just heard to speak
     // 2026-07-28, or known older and failing, is asked afresh next time.
