@@ -523,8 +523,9 @@ fn parse(head: &[u8]) -> Result<Target, &'static str> {
 /// upgrade (`Connection` names `upgrade` and an `Upgrade` header is there),
 /// which keeps them, as said by the `bool`. A message's framing
 /// (`Content-Length`, `Transfer-Encoding`) stays whatever `Connection` names.
-/// `None` for a folded line, and in a request for a bare CR or a name with
-/// spaces (RFC 9112 §5.1, §5.2: refused, not guessed at).
+/// `None` for a folded line, and in a request for a control byte but a tab
+/// (a bare CR, a NUL) or a name with spaces (RFC 9112 §5.1, §5.2; RFC 9110
+/// §5.5: refused, not guessed at).
 fn rewritten(head: &[u8], start: Option<&[u8]>) -> Option<(Vec<u8>, bool)> {
     let request = start.is_some();
     let mut lines = head.split(|&b| b == b'\n').map(|line| line.strip_suffix(b"\r").unwrap_or(line));
@@ -538,7 +539,8 @@ fn rewritten(head: &[u8], start: Option<&[u8]>) -> Option<(Vec<u8>, bool)> {
     }
     let sloppy = |line: &&[u8]| {
         let name = raw_name(line);
-        line.contains(&b'\r') || !line.contains(&b':') || name.is_empty() || name.iter().any(u8::is_ascii_whitespace)
+        let control = line.iter().any(|&b| b.is_ascii_control() && b != b'\t');
+        control || !line.contains(&b':') || name.is_empty() || name.iter().any(u8::is_ascii_whitespace)
     };
     if request && fields.iter().any(sloppy) {
         return None;
@@ -741,6 +743,51 @@ mod tests {
         }
     }
 
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_host_that_answers_before_reading_the_whole_body_is_heard() {
+        // It reads the head, refuses the body unread and keeps the connection: the client's
+        // upload stalls once the buffers fill, and the answer must still come through.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let host = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let (mut seen, mut buf) = (Vec::new(), [0u8; 1024]);
+            while memchr::memmem::find(&seen, b"\r\n\r\n").is_none() {
+                let n = stream.read(&mut buf).await.unwrap();
+                seen.extend_from_slice(&buf[..n]);
+            }
+            let refusal = "HTTP/1.1 413 Content Too Large\r\nContent-Length: 8\r\n\r\ntoo long";
+            stream.write_all(refusal.as_bytes()).await.unwrap();
+            stream.shutdown().await.unwrap();
+            tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        });
+        let proxy = local_proxy().await;
+        let size = 64 * 1024 * 1024;
+        let head = format!("POST http://localhost:{host}/ HTTP/1.1\r\nContent-Length: {size}\r\n\r\n");
+        let mut client = TcpStream::connect(("127.0.0.1", proxy)).await.unwrap();
+        client.write_all(head.as_bytes()).await.unwrap();
+        let (mut reading, mut writing) = client.into_split();
+        tokio::spawn(async move {
+            let body = vec![b'x'; 1024 * 1024];
+            for _ in 0..64 {
+                if writing.write_all(&body).await.is_err() {
+                    return;
+                }
+            }
+        });
+        // Read to the answer's end only: the proxy then drops the connection with the upload
+        // unread, which resets it.
+        let (mut answer, mut buf) = (Vec::new(), [0u8; 1024]);
+        while !answer.ends_with(b"too long") {
+            let read = tokio::time::timeout(std::time::Duration::from_secs(10), reading.read(&mut buf));
+            let n = read.await.expect("the answer came").unwrap();
+            assert!(n > 0, "closed before the answer: {}", String::from_utf8_lossy(&answer));
+            answer.extend_from_slice(&buf[..n]);
+        }
+        assert!(answer.starts_with(b"HTTP/1.1 413 "), "{}", String::from_utf8_lossy(&answer));
+    }
+
     /// What a client gets of `host`'s answer, written in pieces of `piece` bytes.
     #[cfg(target_os = "linux")]
     async fn through(host: &'static [u8], piece: usize, upgrade: bool) -> Vec<u8> {
@@ -826,7 +873,9 @@ mod tests {
             b"GET / HTTP/1.1\r\nHost: allowed.example\r\nConnection: close\r\n\r\n",
             "the host header names the checked host"
         );
-        let refused: [&[u8]; 7] = [
+        let refused: [&[u8]; 9] = [
+            b"GET http://example.org/ HTTP/1.1\r\nX-A: 1\0Host: other.example\r\n\r\n",
+            b"GET http://example.org/ HTTP/1.1\r\nX-A: a\x7fb\r\n\r\n",
             b"GET http://example.org/\tx HTTP/1.1\r\n\r\n",
             b"GET http://example.org/ x HTTP/1.1\r\n\r\n",
             b"GET http://example.org/ HTTP/1.1\r\nX-A: 1\r\n Host: other.example\r\n\r\n",
@@ -866,6 +915,9 @@ mod tests {
         assert!(socket.upgrade);
         let kept = b"GET /chat HTTP/1.1\r\nHost: example.org\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
         assert_eq!(socket.forward.unwrap(), kept);
+        let tabbed = parse(b"GET http://example.org/ HTTP/1.1\r\nX-A:\ta\tb\r\n\r\n").unwrap();
+        let kept = b"GET / HTTP/1.1\r\nHost: example.org\r\nX-A:\ta\tb\r\nConnection: close\r\n\r\n";
+        assert_eq!(tabbed.forward.unwrap(), kept, "a tab is white space in a field");
         let bare = parse(b"GET http://[::1]/ HTTP/1.1\r\n\r\n").unwrap();
         assert_eq!((bare.host.as_str(), bare.port), ("[::1]", 80));
         assert_eq!(bare.forward.unwrap(), b"GET / HTTP/1.1\r\nHost: [::1]\r\nConnection: close\r\n\r\n");
