@@ -3,7 +3,8 @@
 //! called; server-everything (the TypeScript SDK, which refuses the probe at once) gets the
 //! handshake on the same pipe; one that ignores requests before `initialize` (as the Python
 //! SDK's older releases do) gets it after the probe's wait, and is not probed again when it
-//! starts again.
+//! starts again. One that refuses `initialize` naming 2026-07-28 before it answers the probe
+//! starts again by discovery.
 
 use crate::mcp_common as common;
 
@@ -44,6 +45,32 @@ async fn each_stdio_server_gets_the_newest_revision_it_speaks() {
     start_ready(&registry, "quiet").await;
     assert_eq!(registry.about("quiet").unwrap().unwrap().protocol_version, "2025-11-25");
     assert_eq!(probes_ignored(&registry, "quiet"), 1, "known to be older: not probed again");
+    registry.shutdown().await;
+}
+
+/// A server of 2026-07-28 that answers the probe late and refuses the handshake at once, before
+/// that answer (as one that handles requests side by side does): the refusal names the revision
+/// it speaks, so it is launched again and started by discovery, and known for its next start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_that_names_the_newest_revision_starts_the_server_again_by_discovery() {
+    let mut config = McpServerConfig::stdio("late", hostile_mcp().to_str().unwrap(), &["modern:6"]);
+    // The probe waits 5 s, the server answers it after 6; the second launch has the rest.
+    config.timeouts.startup_secs = 20;
+    let registry = registry();
+    registry.configure([config]);
+    start_ready(&registry, "late").await;
+    assert_eq!(registry.about("late").unwrap().unwrap().protocol_version, "2026-07-28");
+    let launches = || {
+        let lines = registry.stderr_tail("late", 200).unwrap();
+        lines.iter().filter(|line| line.contains("hostile-mcp modern:6 started")).count()
+    };
+    assert_eq!(launches(), 2, "launched again after the refusal");
+    let called =
+        registry.call_tool("late", "poke", None, CallOptions::default(), CancellationToken::new()).await.unwrap();
+    assert_eq!(text(&called), "poked");
+    registry.restart("late").await.unwrap();
+    start_ready(&registry, "late").await;
+    assert_eq!(launches(), 3, "known to speak it: its answer is waited for");
     registry.shutdown().await;
 }
 

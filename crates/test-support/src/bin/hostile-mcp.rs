@@ -8,8 +8,10 @@
 //! what `poke` says it does after its first answer and announces it), `escape` (a tool that tries
 //! to get out of its sandbox, here and in a forked child: see [`escape`]), `fetch` (a tool that
 //! GETs a URL through `HTTP_PROXY`, for the sandbox bench) and `tools:AREA` (100 more tools, more
-//! than a small model's context holds: [`many`]), `modern` (speaks only 2026-07-28: answers
-//! `server/discover`, refuses `initialize`) and `quiet-before-init` (ignores every request before
+//! than a small model's context holds: [`many`]), `modern[:SECONDS]` (speaks only 2026-07-28:
+//! answers `server/discover`, the first one SECONDS late (default 0) and after what came since,
+//! as a server that handles requests side by side would; refuses `initialize` as the SDKs do:
+//! `-32022` naming the revisions it speaks) and `quiet-before-init` (ignores every request before
 //! `initialize`, as the Python SDK's older releases do, saying each on stderr).
 
 use std::io::{BufRead, Write};
@@ -31,7 +33,8 @@ enum Mode {
     Escape,
     Fetch,
     Many(&'static str),
-    Modern,
+    /// How many seconds late the first `server/discover` is answered.
+    Modern(u64),
     QuietBeforeInit,
 }
 
@@ -50,7 +53,7 @@ fn parse_mode(arg: &str) -> Option<Mode> {
         "rug-pull" => Mode::RugPull,
         "escape" => Mode::Escape,
         "fetch" => Mode::Fetch,
-        "modern" => Mode::Modern,
+        "modern" => Mode::Modern(number(0)?),
         "quiet-before-init" => Mode::QuietBeforeInit,
         // Leaked once: the mode lives as long as the process.
         "tools" => Mode::Many(Box::leak(value?.to_owned().into_boxed_str())),
@@ -59,9 +62,11 @@ fn parse_mode(arg: &str) -> Option<Mode> {
 }
 
 fn send(out: &mut impl Write, message: &Value) {
+    // One write a line: `modern`'s late answer comes from another thread.
+    let mut line = serde_json::to_vec(message).expect("a JSON value serializes");
+    line.push(b'\n');
     // A closed stdout just means the client left; the mode decides what happens next.
-    let _ = serde_json::to_writer(&mut *out, message);
-    let _ = out.write_all(b"\n");
+    let _ = out.write_all(&line);
     let _ = out.flush();
 }
 
@@ -78,16 +83,17 @@ fn main() {
     }
     let Some(mode) = parse_mode(&arg) else {
         eprintln!(
-            "usage: hostile-mcp garbage|exit-during-init|crash-mid-call|never-answer|huge-result[:MB]|slow-start[:S]|flood[:N]|ignore-stdin-close|rug-pull|escape|fetch|tools:AREA|modern|quiet-before-init"
+            "usage: hostile-mcp garbage|exit-during-init|crash-mid-call|never-answer|huge-result[:MB]|slow-start[:S]|flood[:N]|ignore-stdin-close|rug-pull|escape|fetch|tools:AREA|modern[:S]|quiet-before-init"
         );
         std::process::exit(2);
     };
     eprintln!("hostile-mcp {arg} started, pid {}", std::process::id());
     let stdin = std::io::stdin();
-    let mut out = std::io::stdout().lock();
+    let mut out = std::io::stdout();
     // What `poke` says it does; `rug-pull` changes it after the first call.
     let mut poke = "Pokes the server.";
     let mut initialized = false;
+    let mut discovered = false;
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let Ok(message) = serde_json::from_str::<Value>(&line) else { continue };
@@ -99,19 +105,31 @@ fn main() {
             continue;
         }
         match (method, id) {
-            ("server/discover", Some(id)) if mode == Mode::Modern => reply(
-                &mut out,
-                &id,
-                json!({
+            ("server/discover", Some(id)) if let Mode::Modern(late) = mode => {
+                let answer = json!({
                     "resultType": "complete",
                     "supportedVersions": ["2026-07-28"],
                     "capabilities": {"tools": {}},
                     "ttlMs": 0,
                     "cacheScope": "private",
                     "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "hostile-mcp", "version": "0.0.0"}},
-                }),
-            ),
-            ("initialize", Some(id)) if mode != Mode::Modern => match mode {
+                });
+                if std::mem::replace(&mut discovered, true) || late == 0 {
+                    reply(&mut out, &id, answer);
+                } else {
+                    std::thread::spawn(move || {
+                        std::thread::sleep(Duration::from_secs(late));
+                        reply(&mut std::io::stdout(), &id, answer);
+                    });
+                }
+            }
+            ("initialize", Some(id)) if matches!(mode, Mode::Modern(_)) => {
+                let requested = message.pointer("/params/protocolVersion").cloned().unwrap_or_default();
+                let data = json!({"requested": requested, "supported": ["2026-07-28"]});
+                let error = json!({"code": -32022, "message": "Unsupported protocol version", "data": data});
+                send(&mut out, &json!({"jsonrpc": "2.0", "id": id, "error": error}));
+            }
+            ("initialize", Some(id)) => match mode {
                 Mode::Garbage => {
                     for n in 0..20 {
                         let _ = writeln!(out, "this is not JSON-RPC, line {n} \u{1b}[31m{{[");

@@ -5,9 +5,10 @@
 //! error, or not within [`DISCOVER_WAIT`] (at most half the start timeout), gets the 2025-11-25
 //! handshake on a fresh connection: rmcp's own fallback would reuse the one a silent server
 //! holds. A stdio server is [`probe`]d the same way on its pipe, and an older one gets the
-//! handshake on the same pipe (a late answer to the probe kept from rmcp; if it shows a server
-//! of 2026-07-28, slow to start, that refused the handshake, it is launched again and its
-//! discovery waited for within the start timeout); one found older is not probed again while
+//! handshake on the same pipe (a late answer to the probe kept from rmcp; if it, or the refusal
+//! itself ([`refused_for_newer`]), shows a server of 2026-07-28, slow to start, that refused the
+//! handshake, it is launched again and its discovery waited for within the start timeout); one
+//! found older is not probed again while
 //! its command stays the same ([`Probed`]): the Python SDK's older servers ignore a request
 //! before `initialize` (mcp 1.3 and 1.9 measured), which would cost the wait at each start.
 //! One found to speak 2026-07-28 gets the whole start timeout for its answer next time (one
@@ -19,7 +20,7 @@
 //! updates come only on a `subscriptions/listen` stream ([`listen_filter`]).
 
 use rmcp::ClientLifecycleMode;
-use rmcp::model::{ClientConfig, RequestId, RequestMetaObject};
+use rmcp::model::{ClientConfig, ErrorCode, RequestId, RequestMetaObject};
 use rmcp::model::{
     ClientRequest, DiscoverRequest, DiscoverRequestParams, PingRequest, ProtocolVersion, ServerCapabilities,
     SubscriptionFilter,
@@ -62,6 +63,20 @@ impl Start {
 /// a refusal for want of authorization, which the handshake would meet again.
 pub fn falls_back(error: &ClientInitializeError) -> bool {
     !(error.is_authorization_required() || error.auth_challenge().is_some())
+}
+
+/// The revisions of [`PREFERRED`] that a refused handshake says the server speaks: `-32022`
+/// (unsupported protocol version) with `data.supported`, as the SDKs refuse `initialize` from
+/// 2026-07-28 on. Proof of such a server whatever the order of its answers (one that handles
+/// requests side by side may refuse the handshake before it answers the probe).
+pub fn refused_for_newer(error: &ClientInitializeError) -> Vec<ProtocolVersion> {
+    let ClientInitializeError::JsonRpcError(error) = error else { return Vec::new() };
+    if error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
+        return Vec::new();
+    }
+    let supported = error.data.as_ref().and_then(|data| data.get("supported")).cloned();
+    let supported: Vec<ProtocolVersion> = supported.and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
+    PREFERRED.iter().filter(|v| supported.contains(v)).cloned().collect()
 }
 
 /// What a stdio server's [`probe`] found.
@@ -187,6 +202,19 @@ mod tests {
         assert!(!preferred_versions[0].has_initialize());
         assert!(LEGACY.has_initialize());
         assert_eq!(Start::Handshake.lifecycle(), ClientLifecycleMode::Initialize);
+    }
+
+    #[test]
+    fn only_an_unsupported_version_refusal_naming_a_preferred_revision_shows_a_newer_server() {
+        let refusal = |code: i32, supported: serde_json::Value| {
+            let data = serde_json::json!({"requested": "2025-11-25", "supported": supported});
+            ClientInitializeError::JsonRpcError(rmcp::ErrorData::new(ErrorCode(code), "refused", Some(data)))
+        };
+        assert_eq!(refused_for_newer(&refusal(-32022, serde_json::json!(["2026-07-28", "2099-01-01"]))), PREFERRED);
+        assert!(refused_for_newer(&refusal(-32022, serde_json::json!(["2024-11-05"]))).is_empty());
+        assert!(refused_for_newer(&refusal(-32022, serde_json::json!("2026-07-28"))).is_empty());
+        assert!(refused_for_newer(&refusal(-32601, serde_json::json!(["2026-07-28"]))).is_empty());
+        assert!(refused_for_newer(&ClientInitializeError::ConnectionClosed("gone".into())).is_empty());
     }
 
     #[test]

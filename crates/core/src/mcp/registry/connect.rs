@@ -137,8 +137,8 @@ pub(crate) async fn connect(
             match start_stdio(config, &cx, began, false).await {
                 Ok((conn, report)) => Ok((conn, Some(report))),
                 // A slow server of 2026-07-28 answered the probe only after the handshake was
-                // sent, and refused it: it starts again, by discovery, if the time left is as
-                // long as that took (else the next start waits for it: `Probed`).
+                // sent (or not yet), and refused it: it starts again, by discovery, if the time
+                // left is as long as that took (else the next start waits for it: `Probed`).
                 Err(StdioFailure { refused_late: true, failure })
                     if startup.saturating_sub(began.elapsed()) >= began.elapsed() =>
                 {
@@ -200,7 +200,8 @@ pub(crate) async fn connect(
 /// A stdio start that did not reach ready.
 struct StdioFailure {
     failure: StartFailure,
-    /// The handshake was refused by a server whose answer to the probe came too late.
+    /// The handshake was refused by a server of 2026-07-28 (its answer to the probe came too
+    /// late, or its refusal named that revision).
     refused_late: bool,
 }
 
@@ -267,7 +268,11 @@ async fn start_stdio(
     // Remembered even if the start failed (an older server's next start has the whole start
     // timeout for the handshake). A server silent where it was known or just heard to speak
     // 2026-07-28, or known older and failing, is asked afresh next time.
-    let found = probe.map(|probe| probe.settled(&heard));
+    let found = match &started {
+        // Said by the refusal itself, whether or not the probe's answer came first.
+        Err(McpError::NewerRevisionOnly { .. }) => Some(Probe::Modern),
+        _ => probe.map(|probe| probe.settled(&heard)),
+    };
     let learned = match found.clone() {
         None if started.is_ok() => known,
         None => None,
@@ -342,10 +347,14 @@ where
             },
         };
         let service = service.map_err(|e| {
-            if revision::falls_back(&e) {
-                McpError::Initialize { server: config.name.clone(), reason: e.to_string() }
+            let server = config.name.clone();
+            let newer = revision::refused_for_newer(&e);
+            if !newer.is_empty() {
+                McpError::NewerRevisionOnly { server, supported: newer.iter().map(ToString::to_string).collect() }
+            } else if revision::falls_back(&e) {
+                McpError::Initialize { server, reason: e.to_string() }
             } else {
-                McpError::SignInRequired { server: config.name.clone() }
+                McpError::SignInRequired { server }
             }
         })?;
         let listing = match listing {
