@@ -84,9 +84,9 @@ pub enum McpError {
     /// The MCP handshake failed.
     #[error("MCP server {server:?} failed to initialise: {reason}")]
     Initialize { server: String, reason: String },
-    /// The server refused the handshake for speaking only `supported`, revisions without it,
-    /// and its answer to `server/discover` came too late to start by it.
-    #[error("MCP server {server:?} speaks only MCP {}, and its answer to server/discover came too late", supported.join(", "))]
+    /// The server refused the handshake for speaking only `supported`, revisions that start by
+    /// `server/discover` (which it did not answer in time, if it was asked).
+    #[error("MCP server {server:?} refused the initialize handshake: it speaks only MCP {}, which starts by server/discover", supported.join(", "))]
     NewerRevisionOnly { server: String, supported: Vec<String> },
     /// The server process exited while starting.
     #[error("MCP server {server:?} exited{} during start-up: {stderr_tail}", code.map(|c| format!(" with code {c}")).unwrap_or_default())]

@@ -8,10 +8,9 @@
 //! handshake on the same pipe (a late answer to the probe kept from rmcp; if it, or the refusal
 //! itself ([`refused_for_newer`]), shows a server of 2026-07-28, slow to start, that refused the
 //! handshake, it is launched again and its discovery waited for within the start timeout); one
-//! found older is not probed again while
-//! its command stays the same ([`Probed`]): the Python SDK's older servers ignore a request
-//! before `initialize` (mcp 1.3 and 1.9 measured), which would cost the wait at each start.
-//! One found to speak 2026-07-28 gets the whole start timeout for its answer next time (one
+//! found older is not probed again while its command stays the same ([`Probed`]): the Python
+//! SDK's older servers ignore a request before `initialize` (mcp 1.3 and 1.9 measured), which
+//! would cost the wait at each start. One found to speak 2026-07-28 gets the whole start timeout for its answer next time (one
 //! that went back to an older release fails that start once, and is asked afresh).
 //! Legacy SSE and in-process servers go straight to the handshake.
 //!
@@ -97,9 +96,10 @@ impl Probe {
         if *self == Probe::Modern { Start::Discover } else { Start::Handshake }
     }
 
-    /// What the probe found, as far as `lane` has heard by the end of the start (a server
-    /// answers in order, so a slow one's late answer came before its answer to the handshake);
-    /// still [`Probe::Unanswered`] if no answer came.
+    /// What the probe found, as far as `lane` has heard by the end of the start (a slow server
+    /// that answers in order sent its late answer before its answer to the handshake; one that
+    /// does not is known by its refusal, [`refused_for_newer`]); still [`Probe::Unanswered`] if
+    /// no answer came.
     pub(crate) fn settled(self, lane: &Lane) -> Probe {
         match self {
             Probe::Unanswered(id) => lane.late(&id).map_or(Probe::Unanswered(id), read),

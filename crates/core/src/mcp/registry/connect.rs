@@ -139,10 +139,10 @@ pub(crate) async fn connect(
                 // A slow server of 2026-07-28 answered the probe only after the handshake was
                 // sent (or not yet), and refused it: it starts again, by discovery, if the time
                 // left is as long as that took (else the next start waits for it: `Probed`).
-                Err(StdioFailure { refused_late: true, failure })
+                Err(StdioFailure { refused_by_newer: true, failure })
                     if startup.saturating_sub(began.elapsed()) >= began.elapsed() =>
                 {
-                    tracing::info!(server = %config.name, error = %failure.error, "server/discover answered late; starting again with it");
+                    tracing::info!(server = %config.name, error = %failure.error, "a 2026-07-28 server refused the handshake; starting again by discovery");
                     let (conn, report) = start_stdio(config, &cx, began, true).await.map_err(|f| f.failure)?;
                     Ok((conn, Some(report)))
                 }
@@ -202,19 +202,19 @@ struct StdioFailure {
     failure: StartFailure,
     /// The handshake was refused by a server of 2026-07-28 (its answer to the probe came too
     /// late, or its refusal named that revision).
-    refused_late: bool,
+    refused_by_newer: bool,
 }
 
 impl From<StartFailure> for StdioFailure {
     fn from(failure: StartFailure) -> Self {
-        Self { failure, refused_late: false }
+        Self { failure, refused_by_newer: false }
     }
 }
 
 /// Launches a stdio server and starts it as its [`revision::probe`] finds, within what is left
 /// of its start timeout since `began`. The probe waits [`revision::DISCOVER_WAIT`] (at most half
 /// the start timeout, so that the handshake fits in the rest), or all that is left for a server
-/// known to speak 2026-07-28 or when `patient` (it was just heard to speak it, too late); a
+/// known to speak 2026-07-28 or when `patient` (it just refused the handshake as one); a
 /// server known older is not probed.
 async fn start_stdio(
     config: &McpServerConfig,
@@ -257,6 +257,8 @@ async fn start_stdio(
     // A probe that took the whole start timeout ends the start: a handshake given no time could
     // still finish before a busy runtime fires its timer, and a start would then depend on load.
     let started = if left.is_zero() {
+        // Closes the server's stdin, as a failed handshake would.
+        drop(transport);
         ct.cancel();
         Err(McpError::StartTimeout { server: config.name.clone(), after: startup })
     } else {
@@ -268,10 +270,11 @@ async fn start_stdio(
     // Remembered even if the start failed (an older server's next start has the whole start
     // timeout for the handshake). A server silent where it was known or just heard to speak
     // 2026-07-28, or known older and failing, is asked afresh next time.
-    let found = match &started {
-        // Said by the refusal itself, whether or not the probe's answer came first.
-        Err(McpError::NewerRevisionOnly { .. }) => Some(Probe::Modern),
-        _ => probe.map(|probe| probe.settled(&heard)),
+    let found = match (&started, probe.map(|probe| probe.settled(&heard))) {
+        // Said by the refusal itself, whether or not the probe's answer came first (a probe
+        // answered with an error is believed over it).
+        (Err(McpError::NewerRevisionOnly { .. }), None | Some(Probe::Unanswered(_))) => Some(Probe::Modern),
+        (_, found) => found,
     };
     let learned = match found.clone() {
         None if started.is_ok() => known,
@@ -305,8 +308,8 @@ async fn start_stdio(
                 }
                 other => other,
             };
-            let refused_late = start == Start::Handshake && found == Some(Probe::Modern);
-            Err(StdioFailure { failure: StartFailure { error, report: Some(Box::new(report)) }, refused_late })
+            let refused_by_newer = start == Start::Handshake && found == Some(Probe::Modern);
+            Err(StdioFailure { failure: StartFailure { error, report: Some(Box::new(report)) }, refused_by_newer })
         }
     }
 }
@@ -348,7 +351,7 @@ where
         };
         let service = service.map_err(|e| {
             let server = config.name.clone();
-            let newer = revision::refused_for_newer(&e);
+            let newer = if start == Start::Handshake { revision::refused_for_newer(&e) } else { Vec::new() };
             if !newer.is_empty() {
                 McpError::NewerRevisionOnly { server, supported: newer.iter().map(ToString::to_string).collect() }
             } else if revision::falls_back(&e) {
@@ -456,6 +459,13 @@ impl HttpServe<'_> {
             // Both ways failed: say both.
             McpError::Initialize { server, reason } => {
                 McpError::Initialize { server, reason: format!("{reason} (and server/discover: {discovery})") }
+            }
+            McpError::NewerRevisionOnly { server, supported } => {
+                let speaks = supported.join(", ");
+                let reason = format!(
+                    "the handshake was refused: it speaks only MCP {speaks} (and server/discover: {discovery})"
+                );
+                McpError::Initialize { server, reason }
             }
             other => other,
         })
