@@ -93,7 +93,8 @@ fn main() {
     // What `poke` says it does; `rug-pull` changes it after the first call.
     let mut poke = "Pokes the server.";
     let mut initialized = false;
-    let mut discovered = false;
+    // `modern:S`: how late the next `server/discover` is answered (only the first is late).
+    let mut next_late = if let Mode::Modern(seconds) = mode { seconds } else { 0 };
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let Ok(message) = serde_json::from_str::<Value>(&line) else { continue };
@@ -106,7 +107,6 @@ fn main() {
         }
         match (method, id) {
             ("server/discover", Some(id)) if matches!(mode, Mode::Modern(_)) => {
-                let late = if let Mode::Modern(late) = mode { late } else { 0 };
                 let answer = json!({
                     "resultType": "complete",
                     "supportedVersions": ["2026-07-28"],
@@ -115,7 +115,8 @@ fn main() {
                     "cacheScope": "private",
                     "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "hostile-mcp", "version": "0.0.0"}},
                 });
-                if std::mem::replace(&mut discovered, true) || late == 0 {
+                let late = std::mem::take(&mut next_late);
+                if late == 0 {
                     reply(&id, answer);
                 } else {
                     std::thread::spawn(move || {

@@ -689,10 +689,17 @@ mod tests {
     async fn first_answer(proxy: u16, head: String, ends: &[u8]) -> String {
         let mut client = TcpStream::connect(("127.0.0.1", proxy)).await.unwrap();
         client.write_all(head.as_bytes()).await.unwrap();
+        read_until(&mut client, ends).await
+    }
+
+    /// What `from` sends, read until it ends with `ends` (and no further: the connection may
+    /// be reset after), each read within 10 s.
+    #[cfg(target_os = "linux")]
+    async fn read_until(from: &mut (impl AsyncRead + Unpin), ends: &[u8]) -> String {
         let (mut answer, mut buf) = (Vec::new(), [0u8; 1024]);
         while !answer.ends_with(ends) {
-            let n =
-                tokio::time::timeout(std::time::Duration::from_secs(5), client.read(&mut buf)).await.unwrap().unwrap();
+            let read = tokio::time::timeout(std::time::Duration::from_secs(10), from.read(&mut buf));
+            let n = read.await.expect("the answer came in time").unwrap();
             assert!(n > 0, "closed before the answer: {}", String::from_utf8_lossy(&answer));
             answer.extend_from_slice(&buf[..n]);
         }
@@ -708,13 +715,8 @@ mod tests {
         let wait = std::time::Duration::from_secs(5);
         let mut client = TcpStream::connect(("127.0.0.1", proxy_port)).await.unwrap();
         client.write_all(request(first).as_bytes()).await.unwrap();
-        let (mut answer, mut buf) = (Vec::new(), [0u8; 1024]);
-        while !answer.ends_with(b"first") {
-            let n = tokio::time::timeout(wait, client.read(&mut buf)).await.unwrap().unwrap();
-            assert!(n > 0, "closed before the answer: {}", String::from_utf8_lossy(&answer));
-            answer.extend_from_slice(&buf[..n]);
-        }
-        assert!(String::from_utf8_lossy(&answer).contains("Connection: close"), "the answer says the connection ends");
+        let answer = read_until(&mut client, b"first").await;
+        assert!(answer.contains("Connection: close"), "the answer says the connection ends");
         // As a client that keeps the connection: the next request, for another host, on it.
         let _ = client.write_all(request(second).as_bytes()).await;
         let mut rest = Vec::new();
@@ -776,16 +778,9 @@ mod tests {
                 }
             }
         });
-        // Read to the answer's end only: the proxy then drops the connection with the upload
-        // unread, which resets it.
-        let (mut answer, mut buf) = (Vec::new(), [0u8; 1024]);
-        while !answer.ends_with(b"too long") {
-            let read = tokio::time::timeout(std::time::Duration::from_secs(10), reading.read(&mut buf));
-            let n = read.await.expect("the answer came").unwrap();
-            assert!(n > 0, "closed before the answer: {}", String::from_utf8_lossy(&answer));
-            answer.extend_from_slice(&buf[..n]);
-        }
-        assert!(answer.starts_with(b"HTTP/1.1 413 "), "{}", String::from_utf8_lossy(&answer));
+        // The proxy then drops the connection with the upload unread, which resets it.
+        let answer = read_until(&mut reading, b"too long").await;
+        assert!(answer.starts_with("HTTP/1.1 413 "), "{answer}");
     }
 
     /// What a client gets of `host`'s answer, written in pieces of `piece` bytes.

@@ -10,8 +10,9 @@
 //! handshake, it is launched again and its discovery waited for within the start timeout); one
 //! found older is not probed again while its command stays the same ([`Probed`]): the Python
 //! SDK's older servers ignore a request before `initialize` (mcp 1.3 and 1.9 measured), which
-//! would cost the wait at each start. One found to speak 2026-07-28 gets the whole start timeout for its answer next time (one
-//! that went back to an older release fails that start once, and is asked afresh).
+//! would cost the wait at each start. One found to speak 2026-07-28 gets the whole start
+//! timeout for its answer next time (one that went back to an older release fails that start
+//! once, and is asked afresh).
 //! Legacy SSE and in-process servers go straight to the handshake.
 //!
 //! What 2026-07-28 removed is done its way: liveness is a `server/discover` (no `ping`), the log
@@ -68,7 +69,7 @@ pub fn falls_back(error: &ClientInitializeError) -> bool {
 /// (unsupported protocol version) with `data.supported`, as the SDKs refuse `initialize` from
 /// 2026-07-28 on. Proof of such a server whatever the order of its answers (one that handles
 /// requests side by side may refuse the handshake before it answers the probe).
-pub fn refused_for_newer(error: &ClientInitializeError) -> Vec<ProtocolVersion> {
+pub(crate) fn refused_for_newer(error: &ClientInitializeError) -> Vec<ProtocolVersion> {
     let ClientInitializeError::JsonRpcError(error) = error else { return Vec::new() };
     if error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
         return Vec::new();
